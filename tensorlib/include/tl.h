@@ -1,0 +1,254 @@
+/*
+ * tl.h - tensorlib: candle-style tensors in C.
+ *
+ * A tensor is a reference-counted handle: a storage reference plus a layout (shape, strides in
+ * elements, start offset). Clones and views (narrow, squeeze, reshape of a contiguous tensor,
+ * transpose, permute, broadcast_as, detach, ...) share the storage, and every storage sits
+ * under one pthread_rwlock_t. Ordinary ops take read locks on all their inputs, in argument
+ * order, and return new storage; in-place ops take the write lock on their target first, then
+ * read locks on the other operands - candle's contract, kept on purpose (see the in-place
+ * section).
+ *
+ * Errors are values. A call that returns a tensor returns NULL on failure; a call that returns
+ * tl_status returns nonzero. Either way tl_last_status() and tl_last_error() (thread-local,
+ * valid until this thread's next failing call) say what went wrong, naming the op and the
+ * shapes/dtypes involved. The library never prints and never aborts.
+ *
+ * Ownership: every tl_tensor * a function returns is owned by the caller and released with
+ * tl_release. Arguments are borrowed.
+ */
+#ifndef TL_H
+#define TL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TL_MAX_DIMS 8
+
+typedef struct tl_tensor tl_tensor;
+
+/* ------------------------------------------------------------------------------------------
+ * Errors
+ * ---------------------------------------------------------------------------------------- */
+typedef enum tl_status {
+    TL_OK = 0,
+    TL_ERR_ARG,            /* NULL or otherwise invalid argument */
+    TL_ERR_SHAPE,          /* shapes do not fit the op */
+    TL_ERR_DTYPE,          /* dtype not supported by the op, or operands disagree */
+    TL_ERR_DEVICE,         /* operands on different devices, or device unavailable */
+    TL_ERR_RANGE,          /* dim, index or size out of range */
+    TL_ERR_NOMEM,          /* allocation failed */
+    TL_ERR_LOCK,           /* pthread refused a storage lock (e.g. EDEADLK) */
+    TL_ERR_SHARED_STORAGE, /* a guarded in-place op got operands that share storage */
+    TL_ERR_UNSUPPORTED,    /* no implementation for this backend ("no metal implementation") */
+    TL_ERR_BACKEND,        /* the device reported a failure */
+} tl_status;
+
+/* Status and message of this thread's last failing call. */
+tl_status tl_last_status(void);
+const char *tl_last_error(void);
+
+/* Records a failure from user code (custom op forwards), printf-style; returns status. */
+tl_status tl_fail(tl_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ------------------------------------------------------------------------------------------
+ * Types, devices
+ * ---------------------------------------------------------------------------------------- */
+typedef enum tl_dtype { TL_U8, TL_U32, TL_I64, TL_F16, TL_BF16, TL_F32, TL_F64, TL_DTYPE_COUNT } tl_dtype;
+typedef enum tl_device { TL_CPU, TL_METAL } tl_device;
+
+const char *tl_dtype_name(tl_dtype dtype); /* "f32" */
+size_t tl_dtype_size(tl_dtype dtype);      /* bytes per element */
+const char *tl_device_name(tl_device device);
+bool tl_device_available(tl_device device); /* TL_METAL: only on macOS with a Metal GPU */
+
+/* ------------------------------------------------------------------------------------------
+ * Creation. shape has ndim entries (ndim 0 is a scalar).
+ * ---------------------------------------------------------------------------------------- */
+tl_tensor *tl_zeros(const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
+tl_tensor *tl_ones(const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
+tl_tensor *tl_full(double value, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
+/* start, start+step, ... while < end (> end for a negative step); 1-D. */
+tl_tensor *tl_arange(double start, double end, double step, tl_dtype dtype, tl_device device);
+/* Copies elem_count(shape) elements of dtype from data. */
+tl_tensor *tl_from_data(const void *data, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
+/* Uniform in [lo, hi) / normal(mean, std); float dtypes; same seed, same values on a device. */
+tl_tensor *tl_rand(double lo, double hi, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device, uint64_t seed);
+tl_tensor *tl_randn(double mean, double std, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device, uint64_t seed);
+
+/* ------------------------------------------------------------------------------------------
+ * Handles and queries
+ * ---------------------------------------------------------------------------------------- */
+tl_tensor *tl_retain(tl_tensor *t);          /* returns t */
+void tl_release(tl_tensor *t);               /* NULL is fine */
+/* candle's clone: the same tensor, one more reference (so x and tl_clone(x) share storage). */
+tl_tensor *tl_clone(tl_tensor *t);
+
+size_t tl_ndim(const tl_tensor *t);
+const size_t *tl_shape(const tl_tensor *t);
+const size_t *tl_strides(const tl_tensor *t); /* in elements */
+size_t tl_offset(const tl_tensor *t);         /* start offset in elements */
+size_t tl_elem_count(const tl_tensor *t);
+tl_dtype tl_dtype_of(const tl_tensor *t);
+tl_device tl_device_of(const tl_tensor *t);
+bool tl_is_contiguous(const tl_tensor *t);
+/* True when a and b are views of one storage (and so share one lock). */
+bool tl_shares_storage(const tl_tensor *a, const tl_tensor *b);
+
+/* ------------------------------------------------------------------------------------------
+ * Views (share storage, take no lock) and copies
+ * ---------------------------------------------------------------------------------------- */
+#define TL_INFER ((size_t)-1) /* one reshape dim may be TL_INFER */
+tl_tensor *tl_narrow(const tl_tensor *t, size_t dim, size_t start, size_t len);
+tl_tensor *tl_squeeze(const tl_tensor *t, size_t dim);
+tl_tensor *tl_unsqueeze(const tl_tensor *t, size_t dim);
+tl_tensor *tl_reshape(const tl_tensor *t, const size_t *shape, size_t ndim); /* copies if not contiguous */
+tl_tensor *tl_transpose(const tl_tensor *t, size_t dim1, size_t dim2);
+tl_tensor *tl_permute(const tl_tensor *t, const size_t *dims, size_t ndim);
+tl_tensor *tl_broadcast_as(const tl_tensor *t, const size_t *shape, size_t ndim);
+tl_tensor *tl_detach(const tl_tensor *t);
+tl_tensor *tl_flatten(const tl_tensor *t, size_t start_dim, size_t end_dim); /* inclusive */
+tl_tensor *tl_flatten_all(const tl_tensor *t);
+/* Splits dim into n chunks (the last may be smaller); out has room for n; *count gets how many. */
+tl_status tl_chunk(const tl_tensor *t, size_t n, size_t dim, tl_tensor **out, size_t *count);
+tl_tensor *tl_get(const tl_tensor *t, size_t index); /* narrow(0, index, 1).squeeze(0) */
+tl_tensor *tl_contiguous(const tl_tensor *t);        /* t itself (retained) when already contiguous */
+tl_tensor *tl_copy(const tl_tensor *t);              /* new storage, always */
+tl_tensor *tl_to_dtype(const tl_tensor *t, tl_dtype dtype);
+tl_tensor *tl_to_device(const tl_tensor *t, tl_device device);
+
+/* ------------------------------------------------------------------------------------------
+ * Elementwise
+ * ---------------------------------------------------------------------------------------- */
+typedef enum tl_unary_op {
+    TL_EXP, TL_LOG, TL_SIN, TL_COS, TL_TANH, TL_ABS, TL_NEG, TL_RECIP, TL_SQR, TL_SQRT,
+    TL_RELU, TL_GELU /* tanh approximation */, TL_GELU_ERF, TL_SILU, TL_FLOOR, TL_CEIL,
+    TL_ROUND, TL_SIGN, TL_UNARY_COUNT
+} tl_unary_op;
+tl_tensor *tl_unary(tl_unary_op op, const tl_tensor *t);
+const char *tl_unary_name(tl_unary_op op);
+
+tl_tensor *tl_affine(const tl_tensor *t, double mul, double add); /* t*mul + add */
+tl_tensor *tl_powf(const tl_tensor *t, double exponent);
+tl_tensor *tl_clamp(const tl_tensor *t, double lo, double hi);
+tl_tensor *tl_elu(const tl_tensor *t, double alpha);
+
+/* Binary ops broadcast numpy-style; both operands have one dtype and one device. */
+typedef enum tl_binary_op { TL_ADD, TL_SUB, TL_MUL, TL_DIV, TL_MAXIMUM, TL_MINIMUM, TL_BINARY_COUNT } tl_binary_op;
+tl_tensor *tl_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b);
+static inline tl_tensor *tl_add(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_ADD, a, b); }
+static inline tl_tensor *tl_sub(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_SUB, a, b); }
+static inline tl_tensor *tl_mul(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_MUL, a, b); }
+static inline tl_tensor *tl_div(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_DIV, a, b); }
+
+/* Comparisons broadcast like binary ops and return u8 (1 true, 0 false). */
+typedef enum tl_cmp_op { TL_EQ, TL_NE, TL_LT, TL_LE, TL_GT, TL_GE, TL_CMP_COUNT } tl_cmp_op;
+tl_tensor *tl_cmp(tl_cmp_op op, const tl_tensor *a, const tl_tensor *b);
+/* cond (u8/u32/i64, nonzero = true) picks from on_true or on_false; all three broadcast. */
+tl_tensor *tl_where_cond(const tl_tensor *cond, const tl_tensor *on_true, const tl_tensor *on_false);
+
+/* ------------------------------------------------------------------------------------------
+ * Reductions over dims; argmax/argmin take exactly one dim and return u32.
+ * ---------------------------------------------------------------------------------------- */
+typedef enum tl_reduce_op { TL_SUM, TL_MEAN, TL_MAX, TL_MIN, TL_ARGMAX, TL_ARGMIN, TL_REDUCE_COUNT } tl_reduce_op;
+tl_tensor *tl_reduce(tl_reduce_op op, const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim);
+tl_tensor *tl_softmax(const tl_tensor *t, size_t dim);
+tl_tensor *tl_log_softmax(const tl_tensor *t, size_t dim);
+
+/* ------------------------------------------------------------------------------------------
+ * Linear algebra, convolution
+ * ---------------------------------------------------------------------------------------- */
+/* [..., m, k] @ [..., k, n] -> [..., m, n]; leading dims must be equal. */
+tl_tensor *tl_matmul(const tl_tensor *a, const tl_tensor *b);
+/* x [b, c_in, l], kernel [c_out, c_in/groups, k] -> [b, c_out, l_out]. */
+tl_tensor *tl_conv1d(const tl_tensor *x, const tl_tensor *kernel, size_t padding, size_t stride,
+                     size_t dilation, size_t groups);
+/* x [b, c_in, h, w], kernel [c_out, c_in/groups, kh, kw]; padding/stride/dilation on both axes. */
+tl_tensor *tl_conv2d(const tl_tensor *x, const tl_tensor *kernel, size_t padding, size_t stride,
+                     size_t dilation, size_t groups);
+
+/* ------------------------------------------------------------------------------------------
+ * Indexing and combining. Index tensors are u8, u32 or i64.
+ * ---------------------------------------------------------------------------------------- */
+tl_tensor *tl_index_select(const tl_tensor *t, const tl_tensor *ids, size_t dim);
+tl_tensor *tl_gather(const tl_tensor *t, const tl_tensor *ids, size_t dim);
+tl_tensor *tl_scatter_add(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
+tl_tensor *tl_index_add(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
+tl_tensor *tl_cat(const tl_tensor *const *ts, size_t n, size_t dim);
+tl_tensor *tl_stack(const tl_tensor *const *ts, size_t n, size_t dim);
+
+/* ------------------------------------------------------------------------------------------
+ * In place. These take the WRITE lock on their target.
+ *
+ * tl_inplace_op2/3 follow candle exactly: write lock on t, then read locks on the others, and
+ * no check that they share storage. When they do (x with tl_clone(x), two rows of one matrix)
+ * the thread waits for itself: glibc returns EDEADLK (reported as TL_ERR_LOCK), other
+ * platforms hang. This is deliberate - it is the bug class locktrace exists to catch. The
+ * _safe variants copy an operand that shares storage with t first.
+ *
+ * slice_set, scatter_set, scatter_add_set and var_set keep candle's guards and return
+ * TL_ERR_SHARED_STORAGE (scatter_*: the guard checks src only, as candle does).
+ * ---------------------------------------------------------------------------------------- */
+tl_status tl_const_set(tl_tensor *t, double value);
+tl_status tl_slice_set(tl_tensor *t, const tl_tensor *src, size_t dim, size_t offset);
+tl_status tl_scatter_set(tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
+tl_status tl_scatter_add_set(tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
+tl_status tl_var_set(tl_tensor *t, const tl_tensor *src); /* candle's Var::set */
+
+/* ------------------------------------------------------------------------------------------
+ * Custom ops. A forward sees each operand as a tl_view of its storage, under the locks.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct tl_view {
+    void *data;             /* cpu: base of the storage's host memory; metal: the MTLBuffer */
+    tl_dtype dtype;
+    size_t ndim;
+    const size_t *shape;
+    const size_t *strides;  /* in elements */
+    size_t offset;          /* in elements, from data */
+} tl_view;
+
+/* New-tensor ops: the forward returns a new tensor (or NULL after tl_fail). NULL forward: the
+ * op fails with "no <device> implementation for <name>". */
+typedef struct tl_custom_op {
+    const char *name;
+    tl_tensor *(*cpu_fwd)(void *ctx, const tl_view *args, size_t nargs);
+    tl_tensor *(*metal_fwd)(void *ctx, const tl_view *args, size_t nargs);
+    void *ctx;
+} tl_custom_op;
+
+/* In-place ops: the forward writes into dst; args are read-only operands. */
+typedef struct tl_inplace_op {
+    const char *name;
+    tl_status (*cpu_fwd)(void *ctx, const tl_view *dst, const tl_view *args, size_t nargs);
+    tl_status (*metal_fwd)(void *ctx, const tl_view *dst, const tl_view *args, size_t nargs);
+    void *ctx;
+} tl_inplace_op;
+
+tl_tensor *tl_custom_op1(const tl_tensor *a, const tl_custom_op *op);
+tl_tensor *tl_custom_op2(const tl_tensor *a, const tl_tensor *b, const tl_custom_op *op);
+tl_tensor *tl_custom_op3(const tl_tensor *a, const tl_tensor *b, const tl_tensor *c, const tl_custom_op *op);
+tl_status tl_inplace_op1(tl_tensor *t, const tl_inplace_op *op);
+tl_status tl_inplace_op2(tl_tensor *t, const tl_tensor *a, const tl_inplace_op *op);
+tl_status tl_inplace_op3(tl_tensor *t, const tl_tensor *a, const tl_tensor *b, const tl_inplace_op *op);
+tl_status tl_inplace_op2_safe(tl_tensor *t, const tl_tensor *a, const tl_inplace_op *op);
+tl_status tl_inplace_op3_safe(tl_tensor *t, const tl_tensor *a, const tl_tensor *b, const tl_inplace_op *op);
+
+/* ------------------------------------------------------------------------------------------
+ * Read-out
+ * ---------------------------------------------------------------------------------------- */
+/* Copies the elements in logical row-major order, as dtype of t, into dst (capacity bytes). */
+tl_status tl_to_vec(const tl_tensor *t, void *dst, size_t capacity);
+/* Formats like candle: [[4.0, 6.0], [3.0, 4.0]]. Returns the length it needs (snprintf
+ * semantics), or -1 on failure. */
+int tl_format(const tl_tensor *t, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
