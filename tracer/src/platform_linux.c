@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <libunwind.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -142,6 +143,28 @@ static Dwfl *symbolizer(void)
     return dwfl;
 }
 
+/* C++ names read better demangled; libstdc++'s demangler is used when the program has it. */
+static const char *demangle(const char *name)
+{
+    typedef char *(*demangler)(const char *, char *, size_t *, int *);
+    static char buf[512];
+    static demangler fn;
+    int status = -1;
+    if (!name || name[0] != '_' || name[1] != 'Z')
+        return name;
+    if (!fn)
+        fn = (demangler)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    char *d = fn ? fn(name, NULL, NULL, &status) : NULL;
+    if (!d || status != 0)
+        return name;
+    size_t i = 0;
+    for (; d[i] && i + 1 < sizeof buf; i++)
+        buf[i] = d[i];
+    buf[i] = 0;
+    free(d);
+    return buf;
+}
+
 void lt_platform_symbolize(uintptr_t ip, lt_symbol *out)
 {
     Dl_info info;
@@ -162,7 +185,7 @@ void lt_platform_symbolize(uintptr_t ip, lt_symbol *out)
     GElf_Sym sym;
     const char *name = dwfl_module_addrinfo(mod, ip, &off, &sym, NULL, NULL, NULL);
     if (name) {
-        out->function = name;
+        out->function = demangle(name);
         out->function_offset = off;
     }
     Dwfl_Line *line = dwfl_module_getsrc(mod, ip);
