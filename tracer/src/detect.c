@@ -262,12 +262,13 @@ void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn desc
     }
 }
 
-/* Marks what t holds as held for good by `owner`, which can no longer release it. */
+/* Marks what t holds as held for good by `owner`, which can no longer release it. In a fork
+ * child t may have stopped half-way through filling an entry: those have no lock yet. */
 void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner)
 {
     for (uint32_t i = 0; i < t->nheld; i++) {
         lt_held *h = &t->held[i];
-        if (!held_valid(t, h))
+        if (!h->lock || !held_valid(t, h))
             continue;
         h->lock->orphan_mode = h->mode;
         h->lock->orphan_of = owner;

@@ -31,7 +31,8 @@ static const char *const lt_reason_text[LT_WHY_COUNT] = {
     [LT_WHY_ERRORCHECK_RELOCK] = "it holds it already (error-checking mutex: the call "
                                  "returns EDEADLK)",
     [LT_WHY_SPIN_RELOCK] = "it holds it already (a spinlock spins forever)",
-    [LT_WHY_ORPHANED] = "a thread that has exited holds it (it can never be granted)",
+    [LT_WHY_ORPHANED] = "a thread that is gone (exited, or left behind by fork) holds it "
+                        "(it can never be granted)",
     [LT_WHY_NOT_HELD] = "it does not hold it",
     [LT_WHY_DESTROY] = "it is held",
     [LT_WHY_EXIT] = "",
@@ -118,9 +119,12 @@ static void put_thread(out *o, const lt_thread_info *t)
     put_dec(o, t->seq);
     put(o, " (tid ");
     put_dec(o, t->tid);
-    put(o, ") \"");
-    put(o, t->name);
-    put(o, "\"");
+    put(o, ")");
+    if (t->name[0]) {
+        put(o, " \"");
+        put(o, t->name);
+        put(o, "\"");
+    }
 }
 
 static void put_summary(out *o, const lt_finding *f)
@@ -190,9 +194,9 @@ static void put_object(out *o, const lt_finding *f)
 static void put_held_stack(out *o, const lt_finding *f)
 {
     if (f->other) {
-        put(o, "  held by exited thread ");
+        put(o, "  held by ");
         put_thread(o, f->other);
-        put(o, " (its exit-held report shows where it took the lock)\n");
+        put(o, ", which is gone (an exit-held report shows where it took the lock)\n");
         return;
     }
     if (!f->held_stack)
