@@ -150,16 +150,17 @@ void lt_after_lock(lt_event *ev, int rc)
     lt_held *h = lt_held_push(t);
     if (!h)
         return;
-    h->addr = ev->addr;
-    h->lock = ev->lock;
-    h->gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
-    h->kind = (uint8_t)ev->kind;
-    h->mode = (uint8_t)ev->mode;
-    h->depth = 1;
-    h->ra = ev->ra;
-    h->cfa = ev->cfa;
-    if (lt_cfg.stacks == LT_STACKS_FULL)
-        h->stack = lt_stack_here(ev->ra);
+    *h = (lt_held){
+        .addr = ev->addr,
+        .lock = ev->lock,
+        .gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed),
+        .kind = (uint8_t)ev->kind,
+        .mode = (uint8_t)ev->mode,
+        .depth = 1,
+        .stack = lt_cfg.stacks == LT_STACKS_FULL ? lt_stack_here(ev->ra) : 0,
+        .ra = ev->ra,
+        .cfa = ev->cfa,
+    };
     if (ev->mode == LT_MODE_WRITE)
         atomic_store_explicit(&ev->lock->writer, t->info.seq + 1, memory_order_relaxed);
 }

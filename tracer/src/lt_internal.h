@@ -94,7 +94,8 @@ typedef struct lt_cache_slot {
     uint32_t gen;
 } lt_cache_slot;
 
-#define LT_CACHE_SLOTS 128 /* power of two */
+#define LT_CACHE_BITS 8
+#define LT_CACHE_SLOTS (1 << LT_CACHE_BITS)
 #define LT_HELD_INLINE 8   /* held entries before the set moves to mapped memory */
 
 typedef struct lt_thread {

@@ -13,7 +13,8 @@
 #include "lt_internal.h"
 #include "platform.h"
 
-#define SHARDS 64
+#define SHARD_BITS 6
+#define SHARDS (1 << SHARD_BITS)
 #define SLAB_BYTES (64 * 1024)
 
 typedef struct shard {
@@ -27,14 +28,15 @@ typedef struct shard {
 
 static shard shards[SHARDS];
 
-static size_t addr_hash(const void *addr)
+/* Fibonacci hashing, top bits: locks at a regular stride (arrays of structs) spread evenly. */
+static size_t addr_hash(const void *addr, unsigned bits)
 {
-    return (size_t)(((uintptr_t)addr >> 3) * 0x9E3779B97F4A7C15ull >> 40);
+    return (size_t)(((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - bits));
 }
 
 static shard *shard_of(const void *addr)
 {
-    return &shards[addr_hash(addr) % SHARDS];
+    return &shards[addr_hash(addr, SHARD_BITS)];
 }
 
 /* New entries start at gen 1 so a zeroed cache slot or held entry never matches. */
@@ -89,7 +91,7 @@ static lt_lock *find_or_create(const void *addr, int *created)
 
 lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t ra)
 {
-    lt_cache_slot *slot = &t->cache[addr_hash(addr) % LT_CACHE_SLOTS];
+    lt_cache_slot *slot = &t->cache[addr_hash(addr, LT_CACHE_BITS)];
     if (lt_likely(slot->addr == addr) &&
         atomic_load_explicit(&slot->lock->gen, memory_order_relaxed) == slot->gen)
         return slot->lock;

@@ -166,7 +166,7 @@ lt_held *lt_held_find(lt_thread *t, const void *addr)
     return NULL;
 }
 
-/* Returns NULL only when memory is exhausted: the lock is then simply not tracked. */
+/* Fails only when memory is exhausted: the lock is then simply not tracked. */
 static int held_grow(lt_thread *t)
 {
     uint32_t cap = t->cap * 2;
@@ -185,16 +185,15 @@ lt_held *lt_held_push(lt_thread *t)
 {
     if (lt_unlikely(t->nheld == t->cap) && !held_grow(t))
         return NULL;
-    lt_held *h = &t->held[t->nheld++];
-    memset(h, 0, sizeof *h);
-    return h;
+    return &t->held[t->nheld++];
 }
 
+/* Keeps acquisition order; locks are mostly released last-in first-out, which moves nothing. */
 void lt_held_remove(lt_thread *t, lt_held *h)
 {
-    size_t i = (size_t)(h - t->held);
-    memmove(h, h + 1, (t->nheld - i - 1) * sizeof *h);
-    t->nheld--;
+    lt_held *end = &t->held[--t->nheld];
+    for (; h < end; h++)
+        h[0] = h[1];
 }
 
 /* ---------------------------------------------------------------------------------------- */
