@@ -190,17 +190,23 @@ static inline void hook(lt_hook fn, const void *lock, lt_kind kind, uintptr_t ra
 
 #define HOOK(fn, lock, kind) hook((fn), (const void *)(lock), (kind), CALLER)
 
+/* init: a new identity for the address once libc has initialised the lock. */
+static inline int inited(int rc, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
+{
+    if (rc == 0)
+        hook(lt_on_init, lock, kind, ra, cfa);
+    return rc;
+}
+
+#define INIT(real_call, lock, kind) \
+    inited(ready() ? (real_call) : 0, (const void *)(lock), (kind), CALLER)
+
 /* ------------------------------------------------------------------------------------------
  * Reader-writer locks.
  * ---------------------------------------------------------------------------------------- */
 LT_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *attr)
 {
-    if (!ready())
-        return 0;
-    int rc = real.pthread_rwlock_init(l, attr);
-    if (rc == 0)
-        HOOK(lt_on_init, l, LT_RWLOCK);
-    return rc;
+    return INIT(real.pthread_rwlock_init(l, attr), l, LT_RWLOCK);
 }
 
 LT_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *l)
@@ -262,12 +268,7 @@ LT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
  * ---------------------------------------------------------------------------------------- */
 LT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 {
-    if (!ready())
-        return 0;
-    int rc = real.pthread_mutex_init(m, attr);
-    if (rc == 0)
-        HOOK(lt_on_init, m, LT_MUTEX);
-    return rc;
+    return INIT(real.pthread_mutex_init(m, attr), m, LT_MUTEX);
 }
 
 LT_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
@@ -307,12 +308,7 @@ LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
  * ---------------------------------------------------------------------------------------- */
 LT_EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 {
-    if (!ready())
-        return 0;
-    int rc = real.pthread_spin_init(s, pshared);
-    if (rc == 0)
-        HOOK(lt_on_init, s, LT_SPIN);
-    return rc;
+    return INIT(real.pthread_spin_init(s, pshared), s, LT_SPIN);
 }
 
 LT_EXPORT int pthread_spin_destroy(pthread_spinlock_t *s)
