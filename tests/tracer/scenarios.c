@@ -245,6 +245,29 @@ NOINLINE void request_orphan(pthread_rwlock_t *l)
     result("rdlock", pthread_rwlock_rdlock(l));
 }
 
+static void *exit_holding_robust(void *m)
+{
+    pthread_mutex_lock(m);
+    return NULL;
+}
+
+/* A robust mutex whose owner died is handed over with EOWNERDEAD: no hang, no abort. */
+static void orphaned_robust(void)
+{
+    pthread_t th;
+    pthread_mutexattr_t a;
+    static pthread_mutex_t m;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&m, &a);
+    pthread_create(&th, NULL, exit_holding_robust, &m);
+    pthread_join(th, NULL);
+    int rc = pthread_mutex_lock(&m);
+    result("lock", rc == EOWNERDEAD ? 0 : rc);
+    pthread_mutex_consistent(&m);
+    pthread_mutex_unlock(&m);
+}
+
 static void orphaned(void)
 {
     pthread_t th;
@@ -324,6 +347,8 @@ int main(int argc, char **argv)
         destroy_while_held();
     else if (!strcmp(s, "exit-held"))
         orphaned();
+    else if (!strcmp(s, "exit-held-robust"))
+        orphaned_robust();
     else if (!strcmp(s, "annotated"))
         annotated_inplace();
     else {

@@ -105,6 +105,16 @@ static lt_held *find_valid(lt_thread *t, const void *addr)
     return h;
 }
 
+/* A lock held by a gone thread blocks a conflicting request for good; robust mutexes are the
+ * exception (they hand the next locker EOWNERDEAD). */
+static int orphan_blocks(const lt_event *ev)
+{
+    const lt_lock *l = ev->lock;
+    if (ev->wait == LT_WAIT_TRY || (l->orphan_mode != LT_MODE_WRITE && ev->mode != LT_MODE_WRITE))
+        return 0;
+    return ev->kind != LT_MUTEX || !lt_platform_mutex_robust(ev->addr);
+}
+
 int lt_before_lock(lt_event *ev)
 {
     lt_thread *t = ev->self;
@@ -118,9 +128,7 @@ int lt_before_lock(lt_event *ev)
             return report_self(ev, ev->held, why);
         return 0;
     }
-    const lt_lock *l = ev->lock;
-    if (lt_unlikely(l->orphan_of != NULL) && ev->wait != LT_WAIT_TRY &&
-        (l->orphan_mode == LT_MODE_WRITE || ev->mode == LT_MODE_WRITE))
+    if (lt_unlikely(ev->lock->orphan_of != NULL) && orphan_blocks(ev))
         return report_self(ev, NULL, LT_WHY_ORPHANED);
     return 0;
 }
@@ -138,11 +146,14 @@ void lt_wait_end(lt_event *ev)
         atomic_fetch_sub(&ev->lock->waiting_writers, 1);
 }
 
+/* rc is libc's result; EOWNERDEAD (robust mutex) also means the lock was taken. */
 void lt_after_lock(lt_event *ev, int rc)
 {
     lt_thread *t = ev->self;
-    if (rc != 0 || !ev->lock)
+    if ((rc != 0 && rc != EOWNERDEAD) || !ev->lock)
         return;
+    if (rc == EOWNERDEAD)
+        ev->lock->orphan_of = NULL;
     if (ev->held && ev->held->mode == ev->mode) {
         ev->held->depth++; /* recursive mutex, recursive read */
         return;
