@@ -11,7 +11,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "lt_internal.h"
 #include "platform.h"
@@ -191,9 +190,12 @@ static void report_bad_unlock(lt_event *ev)
     }
 }
 
+/* The entry leaves the held set; its shadow entry is touched only if it is still that lock
+ * (a recycled entry now belongs to another address). */
 static void release(lt_thread *t, lt_held *h)
 {
-    if (h->mode == LT_MODE_WRITE)
+    if (h->mode == LT_MODE_WRITE &&
+        atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen)
         atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
     lt_held_remove(t, h);
 }
@@ -261,7 +263,7 @@ void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
     if (!h)
         return;
     *h = *saved;
-    if (h->mode == LT_MODE_WRITE)
+    if (h->mode == LT_MODE_WRITE && atomic_load(&h->lock->gen) == h->gen)
         atomic_store(&h->lock->writer, ev->self->info.seq + 1);
 }
 
