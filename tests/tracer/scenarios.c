@@ -217,6 +217,34 @@ NOINLINE void cond_wait_then_relock_other(void)
     pthread_join(th, NULL);
 }
 
+static void unlock_plain(void *arg)
+{
+    pthread_mutex_unlock(arg);
+}
+
+static void *wait_forever(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&plain);
+    pthread_cleanup_push(unlock_plain, &plain);
+    for (;;)
+        pthread_cond_wait(&cv, &plain);
+    pthread_cleanup_pop(1);
+    return NULL;
+}
+
+/* A cancelled condition wait retakes the mutex; the cancellation handler releases it. */
+NOINLINE void cond_wait_cancelled(void)
+{
+    pthread_t th;
+    pthread_create(&th, NULL, wait_forever, NULL);
+    usleep(50 * 1000);
+    pthread_cancel(th);
+    pthread_join(th, NULL);
+    result("lock after cancel", pthread_mutex_lock(&plain));
+    pthread_mutex_unlock(&plain);
+}
+
 /* ------------------------------------------------------------------------------------------
  * misuse
  * ---------------------------------------------------------------------------------------- */
@@ -341,6 +369,8 @@ int main(int argc, char **argv)
         trylock_backoff();
     else if (!strcmp(s, "cond"))
         cond_wait_then_relock_other();
+    else if (!strcmp(s, "cond-cancel"))
+        cond_wait_cancelled();
     else if (!strcmp(s, "bad-unlock"))
         unlock_not_held(&plain);
     else if (!strcmp(s, "destroy-held"))

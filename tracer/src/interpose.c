@@ -336,27 +336,46 @@ LT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 /* ------------------------------------------------------------------------------------------
  * Condition variables: the mutex leaves the held set for the wait and comes back after.
  * ---------------------------------------------------------------------------------------- */
+typedef struct cond_state {
+    call *c;
+    lt_held saved;
+    int released;
+} cond_state;
+
+/* The mutex is back in the held set after the wait, also when the wait is cancelled: libc
+ * retakes the mutex before the program's cancellation handlers run (and unlock it). */
+static void cond_return(void *arg)
+{
+    cond_state *st = arg;
+    if (st->released && enter(&st->c->ev)) {
+        lt_cond_reacquire(&st->c->ev, &st->saved);
+        lt_leave(&lt_tls);
+    }
+}
+
+static int real_cond_wait(const call *c, pthread_cond_t *cv)
+{
+    pthread_mutex_t *m = (pthread_mutex_t *)c->ev.addr;
+    if (c->ev.wait == LT_WAIT_BLOCK)
+        return real.pthread_cond_wait(cv, m);
+    if (c->has_clock)
+        return real.pthread_cond_clockwait(cv, m, c->clock, c->abstime);
+    return real.pthread_cond_timedwait(cv, m, c->abstime);
+}
+
 static int cond_wait(call *c, pthread_cond_t *cv)
 {
-    lt_held saved;
-    int released = 0, rc;
-    pthread_mutex_t *m = (pthread_mutex_t *)c->ev.addr;
+    cond_state st = {.c = c};
+    int rc;
     if (!ready())
         return 0;
     if (enter(&c->ev)) {
-        released = lt_cond_release(&c->ev, &saved);
+        st.released = lt_cond_release(&c->ev, &st.saved);
         lt_leave(&lt_tls);
     }
-    if (c->ev.wait == LT_WAIT_BLOCK)
-        rc = real.pthread_cond_wait(cv, m);
-    else if (c->has_clock)
-        rc = real.pthread_cond_clockwait(cv, m, c->clock, c->abstime);
-    else
-        rc = real.pthread_cond_timedwait(cv, m, c->abstime);
-    if (released && enter(&c->ev)) {
-        lt_cond_reacquire(&c->ev, &saved);
-        lt_leave(&lt_tls);
-    }
+    pthread_cleanup_push(cond_return, &st);
+    rc = real_cond_wait(c, cv);
+    pthread_cleanup_pop(1);
     return rc;
 }
 
