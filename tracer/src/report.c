@@ -151,7 +151,7 @@ static void put_summary(out *o, const lt_finding *f)
     put(o, kind_name(f));
     put(o, " ");
     put_hex(o, (uintptr_t)f->lock);
-    put(o, f->kind == LT_FIND_SELF_DEADLOCK ? " but " : " and ");
+    put(o, f->kind == LT_FIND_DESTROY_HELD ? " while " : " but ");
     put(o, lt_reason_text[f->why]);
     put(o, "\n");
 }
@@ -163,8 +163,12 @@ static void put_lock(out *o, const lt_finding *f)
     put_hex(o, (uintptr_t)f->lock);
     put(o, " ");
     put(o, kind_name(f));
-    put(o, ", held for ");
-    put(o, mode_name(f->lock_kind, f->held_mode));
+    if (f->held_mode == LT_MODE_NONE) {
+        put(o, ", not held by this thread");
+    } else {
+        put(o, ", held for ");
+        put(o, mode_name(f->lock_kind, f->held_mode));
+    }
     if (f->req_mode != LT_MODE_NONE) {
         put(o, ", requested for ");
         put(o, mode_name(f->lock_kind, f->req_mode));
