@@ -300,7 +300,6 @@ void lt_on_thread_exit(lt_thread *t)
     lt_thread_info_now(t, &f.thread);
     f.held = t->held;
     f.nheld = t->nheld;
-    f.request_stack = lt_stack_here(0);
     lt_report(&f);
     lt_thread_info *gone = malloc(sizeof *gone);
     if (gone) {
