@@ -273,6 +273,21 @@ NOINLINE void request_orphan(pthread_rwlock_t *l)
     result("rdlock", pthread_rwlock_rdlock(l));
 }
 
+NOINLINE void *pthread_exit_holding(void *m)
+{
+    pthread_mutex_lock(m);
+    pthread_exit(NULL);
+}
+
+/* pthread_exit is an exit too; the orphan is never requested, so the program just ends. */
+static void exit_via_pthread_exit(void)
+{
+    pthread_t th;
+    pthread_create(&th, NULL, pthread_exit_holding, &plain);
+    pthread_join(th, NULL);
+    result("trylock", pthread_mutex_trylock(&plain));
+}
+
 static void *exit_holding_robust(void *m)
 {
     pthread_mutex_lock(m);
@@ -377,6 +392,8 @@ int main(int argc, char **argv)
         destroy_while_held();
     else if (!strcmp(s, "exit-held"))
         orphaned();
+    else if (!strcmp(s, "exit-held-pthread-exit"))
+        exit_via_pthread_exit();
     else if (!strcmp(s, "exit-held-robust"))
         orphaned_robust();
     else if (!strcmp(s, "annotated"))
