@@ -26,10 +26,11 @@ static void result(const char *what, int rc)
     fflush(stdout);
 }
 
-static struct timespec soon(void)
+/* A deadline 5 s ahead on the given clock. */
+static struct timespec soon(clockid_t clock)
 {
     struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
+    clock_gettime(clock, &t);
     t.tv_sec += 5;
     return t;
 }
@@ -59,16 +60,14 @@ NOINLINE void read_then_upgrade(pthread_rwlock_t *l)
 
 NOINLINE void write_then_timed_read(pthread_rwlock_t *l)
 {
-    struct timespec t = soon();
+    struct timespec t = soon(CLOCK_REALTIME);
     pthread_rwlock_wrlock(l);
     result("timedrdlock", pthread_rwlock_timedrdlock(l, &t));
 }
 
 NOINLINE void read_then_clock_write(pthread_rwlock_t *l)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += 5;
+    struct timespec t = soon(CLOCK_MONOTONIC);
     pthread_rwlock_rdlock(l);
     result("clockwrlock", pthread_rwlock_clockwrlock(l, CLOCK_MONOTONIC, &t));
 }
@@ -131,16 +130,14 @@ NOINLINE void mutex_relock(pthread_mutex_t *m)
 
 NOINLINE void mutex_timed_relock(pthread_mutex_t *m)
 {
-    struct timespec t = soon();
+    struct timespec t = soon(CLOCK_REALTIME);
     pthread_mutex_lock(m);
     result("timedlock", pthread_mutex_timedlock(m, &t));
 }
 
 NOINLINE void mutex_clock_relock(pthread_mutex_t *m)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += 5;
+    struct timespec t = soon(CLOCK_MONOTONIC);
     pthread_mutex_lock(m);
     result("clocklock", pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &t));
 }
