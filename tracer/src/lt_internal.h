@@ -289,6 +289,7 @@ void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner);
 
 /* report.c ------------------------------------------------------------------------------- */
 void lt_report(lt_finding *f);
+void lt_report_degraded(const char *what);
 void lt_report_fork(lt_fork_phase phase);
 size_t lt_fmt_str(char *buf, size_t size, size_t at, const char *s);
 size_t lt_fmt_hex(char *buf, size_t size, size_t at, uintptr_t v);

@@ -99,8 +99,10 @@ lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
 {
     int created;
     lt_lock *l = find_or_create(addr, &created);
-    if (!l)
+    if (!l) {
+        lt_report_degraded("out of memory for lock shadow state");
         return NULL;
+    }
     if (created)
         l->first_stack = lt_stack_here(ra);
     lt_cache_slot *slot = &t->cache[lt_addr_hash(addr, LT_CACHE_BITS)];

@@ -176,8 +176,10 @@ static int held_grow(lt_thread *t)
 
 lt_held *lt_held_push(lt_thread *t)
 {
-    if (lt_unlikely(t->nheld == t->cap) && !held_grow(t))
+    if (lt_unlikely(t->nheld == t->cap) && !held_grow(t)) {
+        lt_report_degraded("out of memory for a held set");
         return NULL;
+    }
     return &t->held[t->nheld++];
 }
 
