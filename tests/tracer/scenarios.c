@@ -383,7 +383,9 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "mutex-errorcheck")) {
         mutex_of_type(PTHREAD_MUTEX_ERRORCHECK, &m);
         mutex_relock(&m);
-    } else if (!strcmp(s, "mutex-recursive"))
+    } else if (!strcmp(s, "mutex-reinit"))
+        reinit_then_lock();
+    else if (!strcmp(s, "mutex-recursive"))
         recursive_relock();
     else if (!strcmp(s, "spin-relock")) {
         pthread_spin_init(&spin, 0);
