@@ -103,7 +103,10 @@ NOINLINE void read_again_with_writer_queued(pthread_rwlock_t *l)
     pthread_t th;
     pthread_rwlock_rdlock(l);
     pthread_create(&th, NULL, queue_writer, l);
-    usleep(200 * 1000); /* let the writer queue */
+    while (pthread_rwlock_tryrdlock(l) == 0) { /* fails once the writer is queued */
+        pthread_rwlock_unlock(l);
+        usleep(1000);
+    }
     result("rdlock", pthread_rwlock_rdlock(l));
 }
 
