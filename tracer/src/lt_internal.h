@@ -16,7 +16,6 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 #include <uthash.h>
 
 #include "locktrace.h"
@@ -34,7 +33,7 @@ typedef enum { LT_MUTEX_NORMAL, LT_MUTEX_RECURSIVE, LT_MUTEX_ERRORCHECK } lt_mut
 
 /* A thread as reports name it: T<seq> (tid <tid>) "name". */
 typedef struct lt_thread_info {
-    int seq;       /* 0 = main thread, then creation order; -1 = unknown */
+    int seq;       /* 0 = the first thread seen (main), then creation order */
     int tid;       /* kernel thread id */
     char name[16]; /* kernel comm name, NUL-terminated */
 } lt_thread_info;
