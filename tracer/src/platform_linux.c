@@ -1,0 +1,311 @@
+/*
+ * platform_linux.c - platform.h for Linux and glibc: dlsym/dlvsym, gettid, prctl names,
+ * glibc lock internals (mutex kind, rwlock preference), libunwind for stacks and libdw for
+ * function names and file:line at report time.
+ *
+ * libunwind and libdw are loaded privately (dlopen RTLD_LOCAL) on first use, never linked:
+ * linked into a preloaded library they would join the program's global symbol scope, and
+ * libunwind.so.8 exports _Unwind_* and backtrace, which would then replace libgcc's and
+ * glibc's for the whole program (C++ exceptions included).
+ */
+#define _GNU_SOURCE
+#define UNW_LOCAL_ONLY
+#include "platform.h"
+
+#include <dlfcn.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <libunwind.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "lt_internal.h"
+
+void *lt_platform_real(const char *name, const char *version)
+{
+    return version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Private libraries. Symbol names come from the headers' own macros (unw_step is
+ * _ULx86_64_step), so the function-pointer fields carry the same names as the functions.
+ * ---------------------------------------------------------------------------------------- */
+#define LT_STR(x) LT_STR_(x)
+#define LT_STR_(x) #x
+
+#define UNWIND_FUNCS(X)                                                                     \
+    X(unw_tdep_getcontext) X(unw_init_local) X(unw_step) X(unw_get_reg) X(unw_backtrace)   \
+    X(unw_get_proc_info_by_ip)
+
+#define DW_FUNCS(X)                                                                         \
+    X(dwfl_begin) X(dwfl_end) X(dwfl_linux_proc_report) X(dwfl_report_end)                  \
+    X(dwfl_linux_proc_find_elf) X(dwfl_standard_find_debuginfo) X(dwfl_addrmodule)          \
+    X(dwfl_module_addrinfo) X(dwfl_module_getsrc) X(dwfl_lineinfo) X(dwfl_module_getdwarf)  \
+    X(dwarf_nextcu) X(dwarf_offdie) X(dwarf_haspc) X(dwarf_getsrc_die) X(dwarf_lineno)      \
+    X(dwarf_linesrc)
+
+#define FIELD(f) __typeof__(&f) f;
+static struct {
+    UNWIND_FUNCS(FIELD)
+    unw_addr_space_t *local_as; /* &unw_local_addr_space */
+} unw;
+static struct {
+    DW_FUNCS(FIELD)
+} dw;
+#undef FIELD
+
+#define BIND(table, f) ok &= (table.f = (__typeof__(&f))dlsym(h, LT_STR(f))) != NULL;
+#define BIND_UNW(f) BIND(unw, f)
+#define BIND_DW(f) BIND(dw, f)
+
+static int bind_unwind(void *h)
+{
+    int ok = 1;
+    UNWIND_FUNCS(BIND_UNW)
+    ok &= (unw.local_as = dlsym(h, LT_STR(unw_local_addr_space))) != NULL;
+    return ok;
+}
+
+static int bind_dw(void *h)
+{
+    int ok = 1;
+    DW_FUNCS(BIND_DW)
+    return ok;
+}
+
+enum { UNLOADED, LOADING, LOADED, MISSING };
+
+/* Loads soname privately and binds its symbols, once; 1 when it is usable. A thread that
+ * arrives while another one loads waits for it. */
+static int load_once(_Atomic int *state, const char *soname, int (*bind)(void *))
+{
+    int s = atomic_load_explicit(state, memory_order_acquire);
+    if (lt_likely(s == LOADED))
+        return 1;
+    if (s == UNLOADED && atomic_compare_exchange_strong(state, &s, LOADING)) {
+        void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+        s = h && bind(h) ? LOADED : MISSING;
+        atomic_store_explicit(state, s, memory_order_release);
+        if (s == MISSING)
+            lt_report_degraded(soname[3] == 'u' ? "cannot load libunwind.so.8: no stacks"
+                                                : "cannot load libdw.so.1: no function names");
+    }
+    while ((s = atomic_load_explicit(state, memory_order_acquire)) == LOADING)
+        sched_yield();
+    return s == LOADED;
+}
+
+static int have_unwind(void)
+{
+    static _Atomic int state;
+    return load_once(&state, "libunwind.so.8", bind_unwind);
+}
+
+static int have_dw(void)
+{
+    static _Atomic int state;
+    return load_once(&state, "libdw.so.1", bind_dw);
+}
+
+int lt_platform_tid(void)
+{
+    return gettid();
+}
+
+void lt_platform_write(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        buf += n;
+        len -= (size_t)n;
+    }
+}
+
+void lt_platform_thread_name(char *buf, size_t size)
+{
+    char name[16] = {0}; /* PR_GET_NAME writes up to 16 bytes */
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    size_t i = 0;
+    for (; i + 1 < size && name[i]; i++)
+        buf[i] = name[i];
+    if (size)
+        buf[i] = 0;
+}
+
+/* glibc keeps the type in the low bits of __kind; adaptive behaves like a normal mutex. */
+int lt_platform_mutex_type(const void *mutex)
+{
+    switch (((const pthread_mutex_t *)mutex)->__data.__kind & 3) {
+    case PTHREAD_MUTEX_RECURSIVE_NP: return LT_MUTEX_RECURSIVE;
+    case PTHREAD_MUTEX_ERRORCHECK_NP: return LT_MUTEX_ERRORCHECK;
+    default: return LT_MUTEX_NORMAL;
+    }
+}
+
+/* glibc's private PTHREAD_MUTEX_ROBUST_NORMAL_NP bit in __kind (nptl/pthreadP.h). */
+enum { GLIBC_MUTEX_ROBUST_BIT = 16 };
+
+int lt_platform_mutex_robust(const void *mutex)
+{
+    return (((const pthread_mutex_t *)mutex)->__data.__kind & GLIBC_MUTEX_ROBUST_BIT) != 0;
+}
+
+/* glibc honours writer preference only for the non-recursive kind. */
+int lt_platform_rwlock_prefers_writer(const void *rwlock)
+{
+    return ((const pthread_rwlock_t *)rwlock)->__data.__flags ==
+           PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+}
+
+void *lt_platform_map(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void lt_platform_unmap(void *p, size_t size)
+{
+    munmap(p, size);
+}
+
+size_t lt_platform_unwind(lt_frame *frames, size_t max)
+{
+    unw_context_t ctx;
+    unw_cursor_t cur;
+    size_t n = 0;
+    if (!have_unwind() || unw.unw_tdep_getcontext(&ctx) != 0 ||
+        unw.unw_init_local(&cur, &ctx) != 0)
+        return 0;
+    while (n < max) {
+        unw_word_t ip, sp;
+        unw.unw_get_reg(&cur, UNW_REG_IP, &ip);
+        unw.unw_get_reg(&cur, UNW_REG_SP, &sp);
+        frames[n].ip = ip;
+        frames[n].sp = sp;
+        n++;
+        if (unw.unw_step(&cur) <= 0)
+            break;
+    }
+    return n;
+}
+
+size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
+{
+    int n = have_unwind() ? unw.unw_backtrace((void **)ips, (int)max) : 0;
+    return n > 0 ? (size_t)n : 0;
+}
+
+uintptr_t lt_platform_proc_start(uintptr_t ip)
+{
+    unw_proc_info_t pi;
+    if (!have_unwind() || unw.unw_get_proc_info_by_ip(*unw.local_as, ip, &pi, NULL) != 0)
+        return 0;
+    return pi.start_ip;
+}
+
+int lt_platform_in_tracer(uintptr_t ip)
+{
+    static void *self_base;
+    Dl_info me, it;
+    if (!self_base && dladdr((void *)lt_platform_in_tracer, &me))
+        self_base = me.dli_fbase;
+    return dladdr((void *)ip, &it) && it.dli_fbase == self_base;
+}
+
+/* One libdw session per process, opened at the first report (reports are serialised). */
+static Dwfl *symbolizer(void)
+{
+    static Dwfl_Callbacks callbacks;
+    static Dwfl *dwfl;
+    if (dwfl || !have_dw())
+        return dwfl;
+    callbacks.find_elf = dw.dwfl_linux_proc_find_elf;
+    callbacks.find_debuginfo = dw.dwfl_standard_find_debuginfo;
+    dwfl = dw.dwfl_begin(&callbacks);
+    if (dwfl && (dw.dwfl_linux_proc_report(dwfl, getpid()) != 0 ||
+                 dw.dwfl_report_end(dwfl, NULL, NULL) != 0)) {
+        dw.dwfl_end(dwfl);
+        dwfl = NULL;
+    }
+    return dwfl;
+}
+
+/* C++ names read better demangled; libstdc++'s demangler is used when the program has it. */
+static const char *demangle(const char *name)
+{
+    typedef char *(*demangler)(const char *, char *, size_t *, int *);
+    static char buf[512];
+    static demangler fn;
+    int status = -1;
+    if (!name || name[0] != '_' || name[1] != 'Z')
+        return name;
+    if (!fn)
+        fn = (demangler)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    char *d = fn ? fn(name, NULL, NULL, &status) : NULL;
+    if (!d || status != 0)
+        return name;
+    size_t i = 0;
+    for (; d[i] && i + 1 < sizeof buf; i++)
+        buf[i] = d[i];
+    buf[i] = 0;
+    free(d);
+    return buf;
+}
+
+/* dwfl_module_getsrc finds the compile unit through .debug_aranges, which clang does not
+ * emit by default: then ask each unit whether it covers the address. */
+static const char *line_by_scan(Dwfl_Module *mod, uintptr_t ip, int *line)
+{
+    Dwarf_Addr bias;
+    Dwarf *dbg = dw.dwfl_module_getdwarf(mod, &bias);
+    Dwarf_Off off = 0, next;
+    size_t header;
+    while (dbg && dw.dwarf_nextcu(dbg, off, &next, &header, NULL, NULL, NULL) == 0) {
+        Dwarf_Die cu;
+        Dwarf_Line *l;
+        if (dw.dwarf_offdie(dbg, off + header, &cu) && dw.dwarf_haspc(&cu, ip - bias) == 1 &&
+            (l = dw.dwarf_getsrc_die(&cu, ip - bias)) != NULL && dw.dwarf_lineno(l, line) == 0)
+            return dw.dwarf_linesrc(l, NULL, NULL);
+        off = next;
+    }
+    return NULL;
+}
+
+void lt_platform_symbolize(uintptr_t ip, lt_symbol *out)
+{
+    Dl_info info;
+    *out = (lt_symbol){0};
+    if (dladdr((void *)ip, &info)) {
+        out->module = info.dli_fname;
+        out->module_offset = ip - (uintptr_t)info.dli_fbase;
+        if (info.dli_sname) {
+            out->function = info.dli_sname;
+            out->function_offset = ip - (uintptr_t)info.dli_saddr;
+        }
+    }
+    Dwfl *dwfl = symbolizer();
+    Dwfl_Module *mod = dwfl ? dw.dwfl_addrmodule(dwfl, ip) : NULL;
+    if (!mod)
+        return;
+    GElf_Off off;
+    GElf_Sym sym;
+    const char *name = dw.dwfl_module_addrinfo(mod, ip, &off, &sym, NULL, NULL, NULL);
+    if (name) {
+        out->function = demangle(name);
+        out->function_offset = off;
+    }
+    Dwfl_Line *line = dw.dwfl_module_getsrc(mod, ip);
+    if (line)
+        out->file = dw.dwfl_lineinfo(line, NULL, &out->line, NULL, NULL, NULL);
+    else
+        out->file = line_by_scan(mod, ip, &out->line);
+}
