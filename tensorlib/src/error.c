@@ -11,6 +11,7 @@
 
 static _Thread_local tl_status last_status;
 static _Thread_local char last_msg[TL_ERR_MSG_MAX];
+static _Thread_local unsigned fail_count;
 
 tl_status tl_last_status(void)
 {
@@ -32,7 +33,13 @@ tl_status tl_fail(tl_status status, const char *fmt, ...)
     va_end(ap);
     snprintf(last_msg, sizeof last_msg, "%s", msg);
     last_status = status == TL_OK ? TL_ERR_ARG : status;
+    fail_count++;
     return last_status;
+}
+
+unsigned tl_fail_count(void)
+{
+    return fail_count;
 }
 
 tl_status tl_fail_unsupported(const char *op, tl_device device)

@@ -59,6 +59,11 @@ bool tl_layout_is_contiguous(const tl_layout *l)
     return true;
 }
 
+bool tl_same_shape(const tl_layout *a, const tl_layout *b)
+{
+    return a->ndim == b->ndim && memcmp(a->shape, b->shape, a->ndim * sizeof a->shape[0]) == 0;
+}
+
 size_t tl_layout_elems(const tl_layout *l)
 {
     return tl_shape_elems(l->shape, l->ndim);

@@ -80,6 +80,9 @@ typedef struct tl_operand {
 /* Fails with TL_ERR_UNSUPPORTED: "no <device> implementation for <op>". */
 tl_status tl_fail_unsupported(const char *op, tl_device device);
 tl_status tl_fail_nomem(const char *op, size_t nbytes);
+/* How many failures this thread has recorded: tells whether user code (a custom forward)
+ * called tl_fail before returning an error. */
+unsigned tl_fail_count(void);
 
 /* ------------------------------------------------------------------------------------------
  * dtype.c: conversions and element access on host memory (cpu kernels, read-out)
@@ -108,6 +111,7 @@ tl_status tl_shape_check(const char *op, const size_t *shape, size_t ndim, size_
 void tl_layout_contiguous(tl_layout *l, const size_t *shape, size_t ndim, size_t offset);
 bool tl_layout_is_contiguous(const tl_layout *l);
 size_t tl_layout_elems(const tl_layout *l);
+bool tl_same_shape(const tl_layout *a, const tl_layout *b);
 /* numpy broadcasting of two shapes into out (out_ndim = max ndim). */
 tl_status tl_broadcast_shape(const char *op, const tl_layout *a, const tl_layout *b,
                              size_t *out, size_t *out_ndim);
