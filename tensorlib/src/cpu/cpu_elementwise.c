@@ -5,8 +5,10 @@
  * f32 and f64 as a plain loop over contiguous arrays, which the compiler vectorizes. One
  * driver (ew_run) walks the operands' layouts run by run: a run that is contiguous in every
  * operand with one f32/f64 dtype goes straight to the typed loop; anything else (strided,
- * broadcast, other dtypes) is packed into double chunks, computed by the f64 loop and stored
- * back converted. <tgmath.h> makes exp(x) expf for floats and exp for doubles.
+ * broadcast, f16/bf16, mixed dtypes) is packed into chunks, computed by the f64 loop and
+ * stored back converted. When every operand is an integer the chunks are int64 and integer
+ * kernels compute exactly (wrapping in int64, saturating when stored into u8/u32).
+ * <tgmath.h> makes exp(x) expf for floats and exp for doubles.
  */
 #include <stdint.h>
 #include <string.h>
@@ -175,72 +177,160 @@ _Static_assert(sizeof binary_f32 / sizeof binary_f32[0] == TL_BINARY_COUNT, "bin
 _Static_assert(sizeof binary_f64 / sizeof binary_f64[0] == TL_BINARY_COUNT, "binary f64 table");
 
 /* ------------------------------------------------------------------------------------------
- * The driver. A chunk function computes n elements from contiguous typed inputs: as float
- * when t is TL_F32, as double otherwise.
+ * Integer kernels (int64, wrapping; the generic layer only sends ops that make sense on ints)
  * ---------------------------------------------------------------------------------------- */
-typedef void (*chunk_fn)(const void *ctx, tl_dtype t, void *dst, const void *const *src, size_t n);
-
-/* One run of the iterator through double buffers: load, compute in f64, store converted. */
-static void packed_run(const tl_operand *dst, const tl_operand *const *src, size_t nsrc,
-                       const tl_iter *it, chunk_fn fn, const void *ctx)
+static inline int64_t wrap_neg(int64_t x)
 {
-    double in[TL_ITER_MAX - 1][CHUNK], out[CHUNK];
+    return (int64_t)(0 - (uint64_t)x);
+}
+
+static inline int64_t wrap_mul(int64_t x, int64_t y)
+{
+    return (int64_t)((uint64_t)x * (uint64_t)y);
+}
+
+#define UNARY_INT_OPS(X)                                                                          \
+    X(TL_ABS, ui_abs, x < 0 ? wrap_neg(x) : x)                                                    \
+    X(TL_NEG, ui_neg, wrap_neg(x))                                                                \
+    X(TL_SQR, ui_sqr, wrap_mul(x, x))                                                             \
+    X(TL_RELU, ui_relu, x > 0 ? x : 0)                                                            \
+    X(TL_SIGN, ui_sign, (x > 0) - (x < 0))                                                        \
+    X(TL_FLOOR, ui_floor, x)                                                                      \
+    X(TL_CEIL, ui_ceil, x)                                                                        \
+    X(TL_ROUND, ui_round, x)
+
+#define DEFINE_UNARY_INT(OP, NAME, EXPR)                                                          \
+    static void NAME(int64_t *restrict d, const int64_t *restrict s, size_t n)                    \
+    {                                                                                             \
+        for (size_t i = 0; i < n; i++) {                                                          \
+            int64_t x = s[i];                                                                     \
+            d[i] = (EXPR);                                                                        \
+        }                                                                                         \
+    }
+UNARY_INT_OPS(DEFINE_UNARY_INT)
+
+typedef void (*unary_i64_fn)(int64_t *restrict, const int64_t *restrict, size_t);
+#define UNARY_ENTRY_I64(OP, NAME, EXPR) [OP] = NAME,
+/* NULL for the float-only ops */
+static const unary_i64_fn unary_i64[TL_UNARY_COUNT] = {UNARY_INT_OPS(UNARY_ENTRY_I64)};
+
+static tl_status binary_i64(tl_binary_op op, int64_t *d, const int64_t *a, const int64_t *b,
+                            size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = a[i], y = b[i];
+        switch (op) {
+        case TL_ADD: d[i] = (int64_t)((uint64_t)x + (uint64_t)y); break;
+        case TL_SUB: d[i] = (int64_t)((uint64_t)x - (uint64_t)y); break;
+        case TL_MUL: d[i] = wrap_mul(x, y); break;
+        case TL_DIV:
+            if (y == 0)
+                return tl_fail(TL_ERR_RANGE, "div: integer division by zero");
+            d[i] = y == -1 ? wrap_neg(x) : x / y; /* INT64_MIN / -1 overflows */
+            break;
+        case TL_MAXIMUM: d[i] = x < y ? y : x; break;
+        case TL_MINIMUM: d[i] = y < x ? y : x; break;
+        case TL_BINARY_COUNT: break;
+        }
+    }
+    return TL_OK;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The driver. A chunk function computes n elements from contiguous inputs of type t: float
+ * (TL_F32), double (TL_F64) or int64_t (TL_I64).
+ * ---------------------------------------------------------------------------------------- */
+typedef tl_status (*chunk_fn)(const void *ctx, tl_dtype t, void *dst, const void *const *src,
+                              size_t n);
+
+typedef union chunk {
+    double f[CHUNK];
+    int64_t i[CHUNK];
+} chunk;
+
+/* One run of the iterator through chunk buffers: load, compute, store converted. */
+static tl_status packed_run(const tl_operand *dst, const tl_operand *const *src, size_t nsrc,
+                            const tl_iter *it, bool ints, chunk_fn fn, const void *ctx)
+{
+    chunk in[TL_ITER_MAX - 1], out;
     const void *ins[TL_ITER_MAX - 1];
     for (size_t done = 0; done < it->inner; done += CHUNK) {
         size_t m = it->inner - done < CHUNK ? it->inner - done : CHUNK;
         for (size_t k = 0; k < nsrc; k++) {
-            for (size_t i = 0; i < m; i++)
-                in[k][i] = tl_load(src[k]->dtype, src[k]->buf,
-                                   it->off[k + 1] + (done + i) * it->step[k + 1]);
-            ins[k] = in[k];
+            for (size_t i = 0; i < m; i++) {
+                size_t at = it->off[k + 1] + (done + i) * it->step[k + 1];
+                if (ints)
+                    in[k].i[i] = tl_load_i64(src[k]->dtype, src[k]->buf, at);
+                else
+                    in[k].f[i] = tl_load(src[k]->dtype, src[k]->buf, at);
+            }
+            ins[k] = &in[k];
         }
-        fn(ctx, TL_F64, out, ins, m);
-        for (size_t i = 0; i < m; i++)
-            tl_store(dst->dtype, dst->buf, it->off[0] + (done + i) * it->step[0], out[i]);
+        tl_status st = fn(ctx, ints ? TL_I64 : TL_F64, &out, ins, m);
+        if (st != TL_OK)
+            return st;
+        for (size_t i = 0; i < m; i++) {
+            size_t at = it->off[0] + (done + i) * it->step[0];
+            if (ints)
+                tl_store_i64(dst->dtype, dst->buf, at, out.i[i]);
+            else
+                tl_store(dst->dtype, dst->buf, at, out.f[i]);
+        }
     }
+    return TL_OK;
 }
 
+/* int_kernels: the op has integer kernels, used when every operand is an integer dtype. */
 static tl_status ew_run(const tl_operand *dst, const tl_operand *const *src, size_t nsrc,
-                        chunk_fn fn, const void *ctx)
+                        bool int_kernels, chunk_fn fn, const void *ctx)
 {
     const tl_layout *ls[TL_ITER_MAX] = {dst->layout};
     bool typed = dst->dtype == TL_F32 || dst->dtype == TL_F64;
+    bool ints = int_kernels && !tl_dtype_is_float(dst->dtype);
     for (size_t k = 0; k < nsrc; k++) {
         ls[k + 1] = src[k]->layout;
         typed = typed && src[k]->dtype == dst->dtype;
+        ints = ints && !tl_dtype_is_float(src[k]->dtype);
     }
     tl_iter it;
     if (!tl_iter_init(&it, dst->layout->shape, dst->layout->ndim, ls, nsrc + 1))
         return TL_OK;
+    tl_status st = TL_OK;
     do {
         bool unit = typed;
         for (size_t k = 0; k <= nsrc; k++)
             unit = unit && (it.step[k] == 1 || it.inner == 1);
         if (!unit) {
-            packed_run(dst, src, nsrc, &it, fn, ctx);
+            st = packed_run(dst, src, nsrc, &it, ints, fn, ctx);
             continue;
         }
         const void *ins[TL_ITER_MAX - 1];
         for (size_t k = 0; k < nsrc; k++)
             ins[k] = tl_cpu_at(src[k]->buf, src[k]->dtype, it.off[k + 1]);
-        fn(ctx, dst->dtype, tl_cpu_at(dst->buf, dst->dtype, it.off[0]), ins, it.inner);
-    } while (tl_iter_next(&it));
-    return TL_OK;
+        st = fn(ctx, dst->dtype, tl_cpu_at(dst->buf, dst->dtype, it.off[0]), ins, it.inner);
+    } while (st == TL_OK && tl_iter_next(&it));
+    return st;
 }
 
-static void unary_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src, size_t n)
+static tl_status unary_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src,
+                             size_t n)
 {
     tl_unary_op op = *(const tl_unary_op *)ctx;
     if (t == TL_F32)
         unary_f32[op](dst, src[0], n);
-    else
+    else if (t == TL_F64)
         unary_f64[op](dst, src[0], n);
+    else
+        unary_i64[op](dst, src[0], n);
+    return TL_OK;
 }
 
 tl_status tl_cpu_unary(tl_unary_op op, const tl_operand *dst, const tl_operand *src)
 {
     const tl_operand *srcs[1] = {src};
-    return ew_run(dst, srcs, 1, unary_chunk, &op);
+    if (!tl_dtype_is_float(src->dtype) && !unary_i64[op])
+        return tl_fail(TL_ERR_DTYPE, "%s: no integer kernel", tl_unary_name(op));
+    return ew_run(dst, srcs, 1, true, unary_chunk, &op);
 }
 
 typedef struct scalar_ctx {
@@ -248,78 +338,104 @@ typedef struct scalar_ctx {
     double p0, p1;
 } scalar_ctx;
 
-static void scalar_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src, size_t n)
+static tl_status scalar_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src,
+                              size_t n)
 {
     const scalar_ctx *c = ctx;
     if (t == TL_F32)
         scalar_f32[c->op](dst, src[0], n, (float)c->p0, (float)c->p1);
     else
         scalar_f64[c->op](dst, src[0], n, c->p0, c->p1);
+    return TL_OK;
 }
 
+/* Parameters are doubles, so integers go through the f64 kernels too. */
 tl_status tl_cpu_scalar(tl_scalar_op op, const tl_operand *dst, const tl_operand *src, double p0,
                         double p1)
 {
     const tl_operand *srcs[1] = {src};
     scalar_ctx c = {op, p0, p1};
-    return ew_run(dst, srcs, 1, scalar_chunk, &c);
+    return ew_run(dst, srcs, 1, false, scalar_chunk, &c);
 }
 
-static void binary_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src, size_t n)
+static tl_status binary_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src,
+                              size_t n)
 {
     tl_binary_op op = *(const tl_binary_op *)ctx;
     if (t == TL_F32)
         binary_f32[op](dst, src[0], src[1], n);
-    else
+    else if (t == TL_F64)
         binary_f64[op](dst, src[0], src[1], n);
+    else
+        return binary_i64(op, dst, src[0], src[1], n);
+    return TL_OK;
 }
 
 tl_status tl_cpu_binary(tl_binary_op op, const tl_operand *dst, const tl_operand *a,
                         const tl_operand *b)
 {
     const tl_operand *srcs[2] = {a, b};
-    return ew_run(dst, srcs, 2, binary_chunk, &op);
+    return ew_run(dst, srcs, 2, true, binary_chunk, &op);
 }
 
-/* Comparisons and where always take the packed path: their dtypes differ from dst's. */
-static void cmp_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src, size_t n)
+/* Comparisons and where take the packed path (their dtypes differ from dst's), as double or
+ * as int64; the same loop serves both. */
+#define CMP_LOOP(T)                                                                               \
+    do {                                                                                          \
+        const T *a = src[0], *b = src[1];                                                         \
+        T *d = dst;                                                                               \
+        for (size_t i = 0; i < n; i++) {                                                          \
+            switch (op) {                                                                         \
+            case TL_EQ: d[i] = a[i] == b[i]; break;                                               \
+            case TL_NE: d[i] = a[i] != b[i]; break;                                               \
+            case TL_LT: d[i] = a[i] < b[i]; break;                                                \
+            case TL_LE: d[i] = a[i] <= b[i]; break;                                               \
+            case TL_GT: d[i] = a[i] > b[i]; break;                                                \
+            case TL_GE: d[i] = a[i] >= b[i]; break;                                               \
+            case TL_CMP_COUNT: d[i] = 0; break;                                                   \
+            }                                                                                     \
+        }                                                                                         \
+    } while (0)
+
+static tl_status cmp_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src,
+                           size_t n)
 {
     tl_cmp_op op = *(const tl_cmp_op *)ctx;
-    const double *a = src[0], *b = src[1];
-    double *d = dst;
-    (void)t;
-    for (size_t i = 0; i < n; i++) {
-        switch (op) {
-        case TL_EQ: d[i] = a[i] == b[i]; break;
-        case TL_NE: d[i] = a[i] != b[i]; break;
-        case TL_LT: d[i] = a[i] < b[i]; break;
-        case TL_LE: d[i] = a[i] <= b[i]; break;
-        case TL_GT: d[i] = a[i] > b[i]; break;
-        case TL_GE: d[i] = a[i] >= b[i]; break;
-        case TL_CMP_COUNT: d[i] = 0; break;
-        }
-    }
+    if (t == TL_I64)
+        CMP_LOOP(int64_t);
+    else
+        CMP_LOOP(double);
+    return TL_OK;
 }
 
 tl_status tl_cpu_cmp(tl_cmp_op op, const tl_operand *dst, const tl_operand *a, const tl_operand *b)
 {
     const tl_operand *srcs[2] = {a, b};
-    return ew_run(dst, srcs, 2, cmp_chunk, &op);
+    return ew_run(dst, srcs, 2, true, cmp_chunk, &op);
 }
 
-static void where_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src, size_t n)
+#define WHERE_LOOP(T)                                                                             \
+    do {                                                                                          \
+        const T *c = src[0], *on_true = src[1], *on_false = src[2];                               \
+        T *d = dst;                                                                               \
+        for (size_t i = 0; i < n; i++)                                                            \
+            d[i] = c[i] != 0 ? on_true[i] : on_false[i];                                          \
+    } while (0)
+
+static tl_status where_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src,
+                             size_t n)
 {
-    const double *c = src[0], *on_true = src[1], *on_false = src[2];
-    double *d = dst;
     (void)ctx;
-    (void)t;
-    for (size_t i = 0; i < n; i++)
-        d[i] = c[i] != 0 ? on_true[i] : on_false[i];
+    if (t == TL_I64)
+        WHERE_LOOP(int64_t);
+    else
+        WHERE_LOOP(double);
+    return TL_OK;
 }
 
 tl_status tl_cpu_where(const tl_operand *dst, const tl_operand *cond, const tl_operand *t,
                        const tl_operand *f)
 {
     const tl_operand *srcs[3] = {cond, t, f};
-    return ew_run(dst, srcs, 3, where_chunk, NULL);
+    return ew_run(dst, srcs, 3, true, where_chunk, NULL);
 }
