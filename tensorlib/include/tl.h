@@ -254,6 +254,14 @@ TL_API tl_status tl_to_vec(const tl_tensor *t, void *dst, size_t capacity);
  * semantics), or -1 on failure. */
 TL_API int tl_format(const tl_tensor *t, char *buf, size_t size);
 
+/* ------------------------------------------------------------------------------------------
+ * Testing
+ * ---------------------------------------------------------------------------------------- */
+/* Makes the nth allocation tensorlib attempts from now fail (once); 0 disarms. Returns how
+ * many allocations were still to go (0 when the failure happened or none was armed). For
+ * fault-injection tests; process-wide. */
+TL_API long tl_debug_fail_alloc(long nth);
+
 #ifdef __cplusplus
 }
 #endif

@@ -85,6 +85,13 @@ tl_status tl_fail_nomem(const char *op, size_t nbytes);
 unsigned tl_fail_count(void);
 
 /* ------------------------------------------------------------------------------------------
+ * alloc.c: all host allocations (tl_backend_alloc in backend.h for device buffers), so the
+ * test hook tl_debug_fail_alloc reaches every allocation point. Free with free().
+ * ---------------------------------------------------------------------------------------- */
+void *tl_malloc(size_t nbytes);          /* nbytes may be 0 */
+void *tl_calloc(size_t n, size_t size);
+
+/* ------------------------------------------------------------------------------------------
  * dtype.c: conversions and element access on host memory (cpu kernels, read-out)
  * ---------------------------------------------------------------------------------------- */
 bool tl_dtype_is_float(tl_dtype dtype);

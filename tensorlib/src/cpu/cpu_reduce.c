@@ -55,7 +55,7 @@ tl_status tl_cpu_reduce(tl_reduce_op op, const tl_operand *dst, const tl_operand
     const tl_layout *sl = src->layout;
     bool ints = !tl_dtype_is_float(src->dtype);
     size_t nout = tl_layout_elems(dst->layout), count = 1;
-    acc *accs = calloc(nout ? nout : 1, sizeof *accs);
+    acc *accs = tl_calloc(nout, sizeof *accs);
     if (!accs)
         return tl_fail_nomem("reduce", nout * sizeof *accs);
 
