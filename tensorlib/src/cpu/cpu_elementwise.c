@@ -61,6 +61,40 @@ static inline float exp_f32(float x)
 #define EXP(x) _Generic((x), float: exp_f32(x), default: exp(x))
 
 /* ------------------------------------------------------------------------------------------
+ * Typed loops. Every op, whatever its arity, gets one signature: x comes from a, y from b,
+ * p0 and p1 are parameters; an op uses what it needs (one-input ops are called with b = a).
+ * DEFINE_KERNEL instantiates an op list entry for f32 and f64; KERNEL_TABLES indexes the
+ * instances by the op enum, checked against its count.
+ * ---------------------------------------------------------------------------------------- */
+#define DEFINE_KERNEL_T(NAME, SUFFIX, TYPE, EXPR)                                                 \
+    SIMD_CLONES                                                                                   \
+    static void NAME##SUFFIX(TYPE *restrict d, const TYPE *restrict a, const TYPE *restrict b,    \
+                             size_t n, TYPE p0, TYPE p1)                                          \
+    {                                                                                             \
+        typedef TYPE T;                                                                           \
+        (void)p0, (void)p1;                                                                       \
+        for (size_t i = 0; i < n; i++) {                                                          \
+            T x = a[i], y = b[i];                                                                 \
+            (void)y;                                                                              \
+            d[i] = (EXPR);                                                                        \
+        }                                                                                         \
+    }
+#define DEFINE_KERNEL(OP, NAME, EXPR)                                                             \
+    DEFINE_KERNEL_T(NAME, _f32, float, EXPR) DEFINE_KERNEL_T(NAME, _f64, double, EXPR)
+
+typedef void (*kernel_f32_fn)(float *restrict, const float *restrict, const float *restrict,
+                              size_t, float, float);
+typedef void (*kernel_f64_fn)(double *restrict, const double *restrict, const double *restrict,
+                              size_t, double, double);
+#define KERNEL_ENTRY_F32(OP, NAME, EXPR) [OP] = NAME##_f32,
+#define KERNEL_ENTRY_F64(OP, NAME, EXPR) [OP] = NAME##_f64,
+#define KERNEL_TABLES(OPS, TABLE, COUNT)                                                          \
+    static const kernel_f32_fn TABLE##_f32[] = {OPS(KERNEL_ENTRY_F32)};                           \
+    static const kernel_f64_fn TABLE##_f64[] = {OPS(KERNEL_ENTRY_F64)};                           \
+    _Static_assert(sizeof TABLE##_f32 / sizeof TABLE##_f32[0] == COUNT, #TABLE " f32 table");     \
+    _Static_assert(sizeof TABLE##_f64 / sizeof TABLE##_f64[0] == COUNT, #TABLE " f64 table")
+
+/* ------------------------------------------------------------------------------------------
  * Unary ops: (enum, kernel name, expression in x of type T)
  * ---------------------------------------------------------------------------------------- */
 #define UNARY_OPS(X)                                                                              \
@@ -84,28 +118,8 @@ static inline float exp_f32(float x)
     X(TL_ROUND, u_round, round(x))                                                                \
     X(TL_SIGN, u_sign, (T)((x > 0) - (x < 0)))
 
-#define DEFINE_UNARY_T(NAME, SUFFIX, TYPE, EXPR)                                                  \
-    SIMD_CLONES                                                                                   \
-    static void NAME##SUFFIX(TYPE *restrict d, const TYPE *restrict s, size_t n)                  \
-    {                                                                                             \
-        typedef TYPE T;                                                                           \
-        for (size_t i = 0; i < n; i++) {                                                          \
-            T x = s[i];                                                                           \
-            d[i] = (EXPR);                                                                        \
-        }                                                                                         \
-    }
-#define DEFINE_UNARY(OP, NAME, EXPR)                                                              \
-    DEFINE_UNARY_T(NAME, _f32, float, EXPR) DEFINE_UNARY_T(NAME, _f64, double, EXPR)
-UNARY_OPS(DEFINE_UNARY)
-
-typedef void (*unary_f32_fn)(float *restrict, const float *restrict, size_t);
-typedef void (*unary_f64_fn)(double *restrict, const double *restrict, size_t);
-#define UNARY_ENTRY_F32(OP, NAME, EXPR) [OP] = NAME##_f32,
-#define UNARY_ENTRY_F64(OP, NAME, EXPR) [OP] = NAME##_f64,
-static const unary_f32_fn unary_f32[] = {UNARY_OPS(UNARY_ENTRY_F32)};
-static const unary_f64_fn unary_f64[] = {UNARY_OPS(UNARY_ENTRY_F64)};
-_Static_assert(sizeof unary_f32 / sizeof unary_f32[0] == TL_UNARY_COUNT, "unary f32 table");
-_Static_assert(sizeof unary_f64 / sizeof unary_f64[0] == TL_UNARY_COUNT, "unary f64 table");
+UNARY_OPS(DEFINE_KERNEL)
+KERNEL_TABLES(UNARY_OPS, unary, TL_UNARY_COUNT);
 
 /* ------------------------------------------------------------------------------------------
  * Parameterised ops: expression in x, p0, p1
@@ -116,30 +130,8 @@ _Static_assert(sizeof unary_f64 / sizeof unary_f64[0] == TL_UNARY_COUNT, "unary 
     X(TL_SCALAR_CLAMP, s_clamp, x < p0 ? p0 : x > p1 ? p1 : x)                                    \
     X(TL_SCALAR_ELU, s_elu, x >= 0 ? x : p0 * (EXP(x) - (T)1))
 
-#define DEFINE_SCALAR_T(NAME, SUFFIX, TYPE, EXPR)                                                 \
-    SIMD_CLONES                                                                                   \
-    static void NAME##SUFFIX(TYPE *restrict d, const TYPE *restrict s, size_t n, TYPE p0,         \
-                             TYPE p1)                                                             \
-    {                                                                                             \
-        typedef TYPE T;                                                                           \
-        (void)p1;                                                                                 \
-        for (size_t i = 0; i < n; i++) {                                                          \
-            T x = s[i];                                                                           \
-            d[i] = (EXPR);                                                                        \
-        }                                                                                         \
-    }
-#define DEFINE_SCALAR(OP, NAME, EXPR)                                                             \
-    DEFINE_SCALAR_T(NAME, _f32, float, EXPR) DEFINE_SCALAR_T(NAME, _f64, double, EXPR)
-SCALAR_OPS(DEFINE_SCALAR)
-
-typedef void (*scalar_f32_fn)(float *restrict, const float *restrict, size_t, float, float);
-typedef void (*scalar_f64_fn)(double *restrict, const double *restrict, size_t, double, double);
-#define SCALAR_ENTRY_F32(OP, NAME, EXPR) [OP] = NAME##_f32,
-#define SCALAR_ENTRY_F64(OP, NAME, EXPR) [OP] = NAME##_f64,
-static const scalar_f32_fn scalar_f32[] = {SCALAR_OPS(SCALAR_ENTRY_F32)};
-static const scalar_f64_fn scalar_f64[] = {SCALAR_OPS(SCALAR_ENTRY_F64)};
-_Static_assert(sizeof scalar_f32 / sizeof scalar_f32[0] == TL_SCALAR_COUNT, "scalar f32 table");
-_Static_assert(sizeof scalar_f64 / sizeof scalar_f64[0] == TL_SCALAR_COUNT, "scalar f64 table");
+SCALAR_OPS(DEFINE_KERNEL)
+KERNEL_TABLES(SCALAR_OPS, scalar, TL_SCALAR_COUNT);
 
 /* ------------------------------------------------------------------------------------------
  * Binary ops: expression in x, y
@@ -152,29 +144,8 @@ _Static_assert(sizeof scalar_f64 / sizeof scalar_f64[0] == TL_SCALAR_COUNT, "sca
     X(TL_MAXIMUM, b_maximum, x < y ? y : x)                                                       \
     X(TL_MINIMUM, b_minimum, y < x ? y : x)
 
-#define DEFINE_BINARY_T(NAME, SUFFIX, TYPE, EXPR)                                                 \
-    SIMD_CLONES                                                                                   \
-    static void NAME##SUFFIX(TYPE *restrict d, const TYPE *restrict a, const TYPE *restrict b,    \
-                             size_t n)                                                            \
-    {                                                                                             \
-        for (size_t i = 0; i < n; i++) {                                                          \
-            TYPE x = a[i], y = b[i];                                                              \
-            d[i] = (EXPR);                                                                        \
-        }                                                                                         \
-    }
-#define DEFINE_BINARY(OP, NAME, EXPR)                                                             \
-    DEFINE_BINARY_T(NAME, _f32, float, EXPR) DEFINE_BINARY_T(NAME, _f64, double, EXPR)
-BINARY_OPS(DEFINE_BINARY)
-
-typedef void (*binary_f32_fn)(float *restrict, const float *restrict, const float *restrict, size_t);
-typedef void (*binary_f64_fn)(double *restrict, const double *restrict, const double *restrict,
-                              size_t);
-#define BINARY_ENTRY_F32(OP, NAME, EXPR) [OP] = NAME##_f32,
-#define BINARY_ENTRY_F64(OP, NAME, EXPR) [OP] = NAME##_f64,
-static const binary_f32_fn binary_f32[] = {BINARY_OPS(BINARY_ENTRY_F32)};
-static const binary_f64_fn binary_f64[] = {BINARY_OPS(BINARY_ENTRY_F64)};
-_Static_assert(sizeof binary_f32 / sizeof binary_f32[0] == TL_BINARY_COUNT, "binary f32 table");
-_Static_assert(sizeof binary_f64 / sizeof binary_f64[0] == TL_BINARY_COUNT, "binary f64 table");
+BINARY_OPS(DEFINE_KERNEL)
+KERNEL_TABLES(BINARY_OPS, binary, TL_BINARY_COUNT);
 
 /* ------------------------------------------------------------------------------------------
  * Integer kernels (int64, wrapping; the generic layer only sends ops that make sense on ints)
@@ -317,9 +288,9 @@ static tl_status unary_chunk(const void *ctx, tl_dtype t, void *dst, const void 
 {
     tl_unary_op op = *(const tl_unary_op *)ctx;
     if (t == TL_F32)
-        unary_f32[op](dst, src[0], n);
+        unary_f32[op](dst, src[0], src[0], n, 0, 0);
     else if (t == TL_F64)
-        unary_f64[op](dst, src[0], n);
+        unary_f64[op](dst, src[0], src[0], n, 0, 0);
     else
         unary_i64[op](dst, src[0], n);
     return TL_OK;
@@ -343,9 +314,9 @@ static tl_status scalar_chunk(const void *ctx, tl_dtype t, void *dst, const void
 {
     const scalar_ctx *c = ctx;
     if (t == TL_F32)
-        scalar_f32[c->op](dst, src[0], n, (float)c->p0, (float)c->p1);
+        scalar_f32[c->op](dst, src[0], src[0], n, (float)c->p0, (float)c->p1);
     else
-        scalar_f64[c->op](dst, src[0], n, c->p0, c->p1);
+        scalar_f64[c->op](dst, src[0], src[0], n, c->p0, c->p1);
     return TL_OK;
 }
 
@@ -363,9 +334,9 @@ static tl_status binary_chunk(const void *ctx, tl_dtype t, void *dst, const void
 {
     tl_binary_op op = *(const tl_binary_op *)ctx;
     if (t == TL_F32)
-        binary_f32[op](dst, src[0], src[1], n);
+        binary_f32[op](dst, src[0], src[1], n, 0, 0);
     else if (t == TL_F64)
-        binary_f64[op](dst, src[0], src[1], n);
+        binary_f64[op](dst, src[0], src[1], n, 0, 0);
     else
         return binary_i64(op, dst, src[0], src[1], n);
     return TL_OK;
