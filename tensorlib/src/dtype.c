@@ -163,7 +163,11 @@ int64_t tl_load_i64(tl_dtype dtype, const void *base, size_t i)
     case TL_U8: return ((const uint8_t *)base)[i];
     case TL_U32: return ((const uint32_t *)base)[i];
     case TL_I64: return ((const int64_t *)base)[i];
-    default: return (int64_t)tl_load(dtype, base, i);
+    default: { /* a float: truncated and saturated like every float -> integer conversion */
+        int64_t v;
+        tl_store(TL_I64, &v, 0, tl_load(dtype, base, i));
+        return v;
+    }
     }
 }
 
