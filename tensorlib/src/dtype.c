@@ -88,20 +88,6 @@ uint16_t tl_f32_to_f16(float f)
     return sign | (uint16_t)h;
 }
 
-float tl_bf16_to_f32(uint16_t h)
-{
-    return bits_f32((uint32_t)h << 16);
-}
-
-uint16_t tl_f32_to_bf16(float f)
-{
-    uint32_t u = f32_bits(f);
-    if (isnan(f))
-        return (uint16_t)((u >> 16) | 0x40u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-
 /* v as f32 rounded to odd: when inexact, the neighbour toward zero with its lowest bit set.
  * Rounding that on to f16/bf16 (13 or 16 bits fewer) then equals rounding v directly, where
  * plain double -> float -> half rounding can land on a false tie. */

@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tl.h"
 
@@ -102,8 +103,23 @@ bool tl_dtype_is_float(tl_dtype dtype);
 bool tl_dtype_valid(tl_dtype dtype);
 float tl_f16_to_f32(uint16_t h);
 uint16_t tl_f32_to_f16(float f);   /* round to nearest even */
-float tl_bf16_to_f32(uint16_t h);
-uint16_t tl_f32_to_bf16(float f);  /* round to nearest even, NaN stays NaN */
+/* bf16 is the top half of an f32; inline so conversion loops vectorize. */
+static inline float tl_bf16_to_f32(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Round to nearest even; a NaN stays NaN (quieted), never rounding into infinity. */
+static inline uint16_t tl_f32_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    return (uint16_t)(f != f ? (u >> 16) | 0x40u : rounded);
+}
 /* Element i of a host array of dtype, as a double. */
 double tl_load(tl_dtype dtype, const void *base, size_t i);
 /* Stores v into element i. Integer dtypes truncate toward zero and saturate (NaN -> 0), like

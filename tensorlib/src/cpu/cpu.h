@@ -12,6 +12,7 @@
  * Not under ThreadSanitizer: its instrumented ifunc resolvers run before it is initialised. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&      \
     !defined(__SANITIZE_THREAD__)
+#define TL_X86_CLONES 1
 #define SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define SIMD_CLONES
