@@ -190,7 +190,7 @@ DEMO_FN void demo_scatter(void)
     tl_tensor *src = must(tl_from_data(values, shape2, 1, TL_U32, TL_CPU), "from_data");
     tl_tensor *ids = must(tl_narrow(t, 0, 2, 2), "narrow");
     step("t.scatter_set(ids = t.narrow(0, 2, 2), src, 0)   <- the guard checks src only");
-    must_ok(tl_scatter_set(t, ids, src, 0), "scatter_set");
+    must_ok(tl_scatter_set(t, ids, src, 0), "t.scatter_set(ids, src)");
     print_tensor("t = ", t);
     tl_release(ids);
     tl_release(src);
