@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "cpu_heavy.h"
 
 static void *cpu_alloc(size_t nbytes)
 {
@@ -44,12 +45,12 @@ const tl_backend_i tl_cpu_backend = {
     .cmp = tl_cpu_cmp,
     .where = tl_cpu_where,
     .reduce = tl_cpu_reduce,
-    .matmul = NULL,               /* ops engineer */
-    .conv1d = NULL,               /* ops engineer */
-    .conv2d = NULL,               /* ops engineer */
-    .index_select = NULL,         /* ops engineer */
-    .gather = NULL,               /* ops engineer */
-    .scatter = NULL,              /* ops engineer */
-    .index_add = NULL,            /* ops engineer */
-    .softmax = NULL,              /* ops engineer */
+    .matmul = tl_cpu_matmul,
+    .conv1d = tl_cpu_conv1d,
+    .conv2d = tl_cpu_conv2d,
+    .index_select = tl_cpu_index_select,
+    .gather = tl_cpu_gather,
+    .scatter = tl_cpu_scatter,
+    .index_add = tl_cpu_index_add,
+    .softmax = tl_cpu_softmax,
 };
