@@ -226,3 +226,28 @@ bool fx_expect(const tl_tensor *got, const fx_tensor *want, tl_dtype dtype, cons
     free(vals);
     return ok;
 }
+
+bool fx_failed_with(tl_status got, tl_status want, const char *part)
+{
+    if (got == want && tl_last_status() == want && strstr(tl_last_error(), part))
+        return true;
+    printf("    want status %d with '%s', got status %d: %s\n", (int)want, part, (int)got,
+           got == TL_OK ? "(success)" : tl_last_error());
+    return false;
+}
+
+tl_status fx_status(tl_tensor *t)
+{
+    if (!t)
+        return tl_last_status();
+    tl_release(t);
+    return TL_OK;
+}
+
+const char *fx_dir(int argc, char **argv)
+{
+    if (argc == 2)
+        return argv[1];
+    printf("usage: %s FIXTURE_DIR\n", argv[0]);
+    return NULL;
+}

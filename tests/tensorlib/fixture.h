@@ -66,6 +66,15 @@ double fx_rtol(tl_dtype dtype);
  * with label. Returns whether it matched. */
 bool fx_expect(const tl_tensor *got, const fx_tensor *want, tl_dtype dtype, const char *label);
 
+/* Whether a call failed with status `want` and a message holding `part`; prints what it got
+ * otherwise. `got` is the call's status: fx_status() turns a tensor result into one. */
+bool fx_failed_with(tl_status got, tl_status want, const char *part);
+/* TL_OK for a tensor (which it releases), tl_last_status() for NULL. */
+tl_status fx_status(tl_tensor *t);
+
+/* The fixture directory, the test's one argument; NULL after printing usage. */
+const char *fx_dir(int argc, char **argv);
+
 /* The float dtypes every fixture case runs on. */
 extern const tl_dtype fx_float_dtypes[4];
 

@@ -65,6 +65,25 @@ static void test_stability(tl_dtype dtype)
     tl_release(lsm64);
 }
 
+/* A broadcast input (stride 0 along dim 0): every row gets the same answer. */
+static void test_broadcast(void)
+{
+    const float row[] = {1, 2, 3};
+    size_t s13[] = {1, 3}, s43[] = {4, 3};
+    tl_tensor *r = tl_from_data(row, s13, 2, TL_F32, TL_CPU);
+    tl_tensor *x = tl_broadcast_as(r, s43, 2);
+    tl_tensor *sm = x ? tl_softmax(x, 1) : NULL, *down = x ? tl_softmax(x, 0) : NULL;
+    float got[12] = {0}, col[12] = {0};
+    CHECK(sm && tl_to_vec(sm, got, sizeof got) == TL_OK);
+    CHECK(down && tl_to_vec(down, col, sizeof col) == TL_OK);
+    CHECK(fabsf(got[0] - 0.09003057f) < 1e-6f && got[9] == got[0] && got[11] == got[2]);
+    CHECK(col[0] == 0.25f && col[11] == 0.25f); /* four equal entries down each column */
+    tl_release(r);
+    tl_release(x);
+    tl_release(sm);
+    tl_release(down);
+}
+
 static void test_errors(void)
 {
     size_t shape[] = {2, 3};
@@ -84,13 +103,13 @@ static void test_errors(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        printf("usage: %s FIXTURE_DIR\n", argv[0]);
+    const char *dir = fx_dir(argc, argv);
+    if (!dir)
         return 2;
-    }
-    test_fixtures(argv[1]);
+    test_fixtures(dir);
     test_stability(TL_F32);
     test_stability(TL_F64);
+    test_broadcast();
     test_errors();
     return check_summary();
 }
