@@ -16,6 +16,14 @@
 
 #define CHUNK 256 /* elements per packed chunk */
 
+/* The typed loops are built once per vector width and picked at load time (an ifunc), so a
+ * machine with AVX2 or AVX-512 uses it without a -march that would shut out older ones. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SIMD_CLONES
+#endif
+
 /* ------------------------------------------------------------------------------------------
  * exp for f32 in a form the compiler vectorizes (libm's expf is a call per element):
  * x = n ln2 + r with |r| <= ln2/2, exp(r) by a degree-7 polynomial (Cephes' coefficients),
@@ -74,16 +82,9 @@ static inline float exp_f32(float x)
     X(TL_ROUND, u_round, round(x))                                                                \
     X(TL_SIGN, u_sign, (T)((x > 0) - (x < 0)))
 
-/* The unary loops are compute bound (exp, tanh, ...): gcc also builds an AVX2 copy of each,
- * picked at load time on CPUs that have it (target_clones: an ifunc, so ELF x86-64 only). */
-#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__)
-#define UNARY_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define UNARY_CLONES
-#endif
-
 #define DEFINE_UNARY_T(NAME, SUFFIX, TYPE, EXPR)                                                  \
-    UNARY_CLONES static void NAME##SUFFIX(TYPE *restrict d, const TYPE *restrict s, size_t n)                  \
+    SIMD_CLONES                                                                                   \
+    static void NAME##SUFFIX(TYPE *restrict d, const TYPE *restrict s, size_t n)                  \
     {                                                                                             \
         typedef TYPE T;                                                                           \
         for (size_t i = 0; i < n; i++) {                                                          \
@@ -114,6 +115,7 @@ _Static_assert(sizeof unary_f64 / sizeof unary_f64[0] == TL_UNARY_COUNT, "unary 
     X(TL_SCALAR_ELU, s_elu, x >= 0 ? x : p0 * (EXP(x) - (T)1))
 
 #define DEFINE_SCALAR_T(NAME, SUFFIX, TYPE, EXPR)                                                 \
+    SIMD_CLONES                                                                                   \
     static void NAME##SUFFIX(TYPE *restrict d, const TYPE *restrict s, size_t n, TYPE p0,         \
                              TYPE p1)                                                             \
     {                                                                                             \
@@ -149,6 +151,7 @@ _Static_assert(sizeof scalar_f64 / sizeof scalar_f64[0] == TL_SCALAR_COUNT, "sca
     X(TL_MINIMUM, b_minimum, y < x ? y : x)
 
 #define DEFINE_BINARY_T(NAME, SUFFIX, TYPE, EXPR)                                                 \
+    SIMD_CLONES                                                                                   \
     static void NAME##SUFFIX(TYPE *restrict d, const TYPE *restrict a, const TYPE *restrict b,    \
                              size_t n)                                                            \
     {                                                                                             \
