@@ -79,7 +79,8 @@ static tl_status conv_run(const tl_operand *dst, const tl_operand *x, const tl_o
     tl_dtype ct = tl_cpu_compute_dtype(dst->dtype);
     size_t es = tl_dtype_size(ct);
     bool direct = dst->dtype == ct; /* dst is fresh and contiguous: write into it */
-    size_t out_bytes = g->batch * g->c_out * ohw * es, cols_bytes = g->c_in * g->kh * g->kw * ohw * es;
+    size_t out_bytes = g->batch * g->c_out * ohw * es;
+    size_t cols_bytes = g->c_in * g->kh * g->kw * ohw * es;
     const void *xd, *kd;
     void *xo = NULL, *ko = NULL;
     void *cols = malloc(cols_bytes ? cols_bytes : 1);
