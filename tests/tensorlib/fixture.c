@@ -251,3 +251,9 @@ const char *fx_dir(int argc, char **argv)
     printf("usage: %s FIXTURE_DIR\n", argv[0]);
     return NULL;
 }
+
+void fx_release(tl_tensor *const *ts, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        tl_release(ts[i]);
+}

@@ -72,6 +72,12 @@ bool fx_failed_with(tl_status got, tl_status want, const char *part);
 /* TL_OK for a tensor (which it releases), tl_last_status() for NULL. */
 tl_status fx_status(tl_tensor *t);
 
+/* Releases every tensor named (NULL is fine): FX_RELEASE(a, b, out). */
+#define FX_RELEASE(...)                                                                          \
+    fx_release((tl_tensor *[]){__VA_ARGS__},                                                     \
+               sizeof((tl_tensor *[]){__VA_ARGS__}) / sizeof(tl_tensor *))
+void fx_release(tl_tensor *const *ts, size_t n);
+
 /* The fixture directory, the test's one argument; NULL after printing usage. */
 const char *fx_dir(int argc, char **argv);
 

@@ -39,7 +39,8 @@ static void run_unary(const fx_case *c, tl_dtype dtype, fx_variant v)
     for (size_t i = 0; i < sizeof unary_cases / sizeof unary_cases[0]; i++)
         if (strcmp(c->name, unary_cases[i].name) == 0) {
             tl_tensor *x = fx_make(fx_get(c, "x"), dtype, v);
-            check_result(x ? tl_unary(unary_cases[i].op, x) : NULL, fx_get(c, "out"), dtype, c->name);
+            tl_tensor *out = x ? tl_unary(unary_cases[i].op, x) : NULL;
+            check_result(out, fx_get(c, "out"), dtype, c->name);
             tl_release(x);
         }
 }

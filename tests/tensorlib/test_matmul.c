@@ -19,9 +19,7 @@ static void run_case(const fx_case *c, tl_dtype dtype, fx_variant va, fx_variant
     tl_tensor *out = a && b ? tl_matmul(a, b) : NULL;
     CHECKF(fx_expect(out, fx_get(c, "out"), dtype, label), "%s on %s", label,
            tl_dtype_name(dtype));
-    tl_release(a);
-    tl_release(b);
-    tl_release(out);
+    FX_RELEASE(a, b, out);
 }
 
 static void test_fixtures(const char *dir)
@@ -66,13 +64,7 @@ static void test_by_hand(void)
     float batch[12] = {0};
     CHECK(bab && tl_to_vec(bab, batch, sizeof batch) == TL_OK);
     CHECK(batch[8] == 19 && batch[11] == 50);
-    tl_release(a);
-    tl_release(b);
-    tl_release(ab);
-    tl_release(aa);
-    tl_release(ba);
-    tl_release(bb);
-    tl_release(bab);
+    FX_RELEASE(a, b, ab, aa, ba, bb, bab);
 }
 
 static void test_empty(void)
@@ -86,12 +78,7 @@ static void test_empty(void)
     tl_tensor *c = tl_ones(s04, 2, TL_F64, TL_CPU), *d = tl_ones(s42, 2, TL_F64, TL_CPU);
     tl_tensor *cd = tl_matmul(c, d); /* m = 0 */
     CHECK(cd && tl_elem_count(cd) == 0 && tl_shape(cd)[1] == 2);
-    tl_release(a);
-    tl_release(b);
-    tl_release(ab);
-    tl_release(c);
-    tl_release(d);
-    tl_release(cd);
+    FX_RELEASE(a, b, ab, c, d, cd);
 }
 
 static void expect_error(tl_tensor *got, tl_status status, const char *part)
@@ -105,17 +92,16 @@ static void test_errors(void)
     tl_tensor *v = tl_zeros(s3, 1, TL_F32, TL_CPU), *m23 = tl_zeros(s23, 2, TL_F32, TL_CPU);
     tl_tensor *m43 = tl_zeros(s43, 2, TL_F32, TL_CPU), *d43 = tl_zeros(s43, 2, TL_F64, TL_CPU);
     tl_tensor *b223 = tl_zeros(s223, 3, TL_F32, TL_CPU), *b334 = tl_zeros(s334, 3, TL_F32, TL_CPU);
-    expect_error(tl_matmul(v, m23), TL_ERR_SHAPE, "matmul: needs two operands of one rank >= 2, got f32[3] @ f32[2, 3]");
-    expect_error(tl_matmul(m23, m43), TL_ERR_SHAPE, "matmul: inner dims differ (3 vs 4) in f32[2, 3] @ f32[4, 3]");
-    expect_error(tl_matmul(b223, b334), TL_ERR_SHAPE, "matmul: batch dims differ in f32[2, 2, 3] @ f32[3, 3, 4]");
-    expect_error(tl_matmul(m23, d43), TL_ERR_DTYPE, "matmul: dtype mismatch (f32[2, 3] and f64[4, 3])");
+    expect_error(tl_matmul(v, m23), TL_ERR_SHAPE,
+                 "matmul: needs two operands of one rank >= 2, got f32[3] @ f32[2, 3]");
+    expect_error(tl_matmul(m23, m43), TL_ERR_SHAPE,
+                 "matmul: inner dims differ (3 vs 4) in f32[2, 3] @ f32[4, 3]");
+    expect_error(tl_matmul(b223, b334), TL_ERR_SHAPE,
+                 "matmul: batch dims differ in f32[2, 2, 3] @ f32[3, 3, 4]");
+    expect_error(tl_matmul(m23, d43), TL_ERR_DTYPE,
+                 "matmul: dtype mismatch (f32[2, 3] and f64[4, 3])");
     expect_error(tl_matmul(NULL, m23), TL_ERR_ARG, "matmul: tensor argument is NULL");
-    tl_release(v);
-    tl_release(m23);
-    tl_release(m43);
-    tl_release(d43);
-    tl_release(b223);
-    tl_release(b334);
+    FX_RELEASE(v, m23, m43, d43, b223, b334);
 }
 
 int main(int argc, char **argv)

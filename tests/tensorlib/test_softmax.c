@@ -21,9 +21,7 @@ static void run_case(const fx_case *c, tl_dtype dtype, fx_variant vx)
            tl_dtype_name(dtype));
     CHECKF(fx_expect(lsm, fx_get(c, "log_softmax"), dtype, label), "log_softmax %s on %s", label,
            tl_dtype_name(dtype));
-    tl_release(x);
-    tl_release(sm);
-    tl_release(lsm);
+    FX_RELEASE(x, sm, lsm);
 }
 
 static void test_fixtures(const char *dir)
@@ -53,16 +51,14 @@ static void test_stability(tl_dtype dtype)
     CHECK(sm64 && tl_to_vec(sm64, got_sm, sizeof got_sm) == TL_OK);
     CHECK(lsm64 && tl_to_vec(lsm64, got_lsm, sizeof got_lsm) == TL_OK);
     for (int i = 0; i < 3; i++) {
-        CHECKF(fabs(got_sm[i] - want_sm[i]) < 1e-6, "%s softmax[%d] = %g", tl_dtype_name(dtype), i, got_sm[i]);
-        CHECKF(fabs(got_sm[5 - i] - want_sm[i]) < 1e-6, "%s softmax[%d] = %g", tl_dtype_name(dtype), 5 - i, got_sm[5 - i]);
-        CHECKF(fabs(got_lsm[i] - want_lsm[i]) < 1e-5, "%s log_softmax[%d] = %g", tl_dtype_name(dtype), i, got_lsm[i]);
+        const char *dt = tl_dtype_name(dtype);
+        CHECKF(fabs(got_sm[i] - want_sm[i]) < 1e-6, "%s softmax[%d] = %g", dt, i, got_sm[i]);
+        CHECKF(fabs(got_sm[5 - i] - want_sm[i]) < 1e-6, "%s softmax[%d] = %g", dt, 5 - i,
+               got_sm[5 - i]);
+        CHECKF(fabs(got_lsm[i] - want_lsm[i]) < 1e-5, "%s log_softmax[%d] = %g", dt, i,
+               got_lsm[i]);
     }
-    tl_release(x64);
-    tl_release(x);
-    tl_release(sm);
-    tl_release(lsm);
-    tl_release(sm64);
-    tl_release(lsm64);
+    FX_RELEASE(x64, x, sm, lsm, sm64, lsm64);
 }
 
 /* A broadcast input (stride 0 along dim 0): every row gets the same answer. */
@@ -78,10 +74,7 @@ static void test_broadcast(void)
     CHECK(down && tl_to_vec(down, col, sizeof col) == TL_OK);
     CHECK(fabsf(got[0] - 0.09003057f) < 1e-6f && got[9] == got[0] && got[11] == got[2]);
     CHECK(col[0] == 0.25f && col[11] == 0.25f); /* four equal entries down each column */
-    tl_release(r);
-    tl_release(x);
-    tl_release(sm);
-    tl_release(down);
+    FX_RELEASE(r, x, sm, down);
 }
 
 static void test_errors(void)
@@ -97,8 +90,7 @@ static void test_errors(void)
     CHECKF(strstr(tl_last_error(), "log_softmax") && strstr(tl_last_error(), "f32[2, 3]"), "%s",
            tl_last_error());
     CHECK(!tl_softmax(NULL, 0) && tl_last_status() == TL_ERR_ARG);
-    tl_release(xi);
-    tl_release(x);
+    FX_RELEASE(xi, x);
 }
 
 int main(int argc, char **argv)
