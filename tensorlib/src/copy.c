@@ -57,7 +57,7 @@ tl_tensor *tl_to_device(const tl_tensor *t, tl_device device)
     if (device == t->device)
         return tl_copy_as(op, t, t->dtype);
     size_t nbytes = tl_elem_count(t) * tl_dtype_size(t->dtype);
-    void *host = malloc(nbytes ? nbytes : 1);
+    void *host = tl_malloc(nbytes);
     if (!host)
         return tl_fail_nomem(op, nbytes), NULL;
     tl_tensor *out = NULL;

@@ -85,6 +85,13 @@ tl_status tl_fail_nomem(const char *op, size_t nbytes);
 unsigned tl_fail_count(void);
 
 /* ------------------------------------------------------------------------------------------
+ * alloc.c: all host allocations (tl_backend_alloc in backend.h for device buffers), so the
+ * test hook tl_debug_fail_alloc reaches every allocation point. Free with free().
+ * ---------------------------------------------------------------------------------------- */
+void *tl_malloc(size_t nbytes);          /* nbytes may be 0 */
+void *tl_calloc(size_t n, size_t size);
+
+/* ------------------------------------------------------------------------------------------
  * dtype.c: conversions and element access on host memory (cpu kernels, read-out)
  * ---------------------------------------------------------------------------------------- */
 bool tl_dtype_is_float(tl_dtype dtype);
@@ -98,6 +105,9 @@ double tl_load(tl_dtype dtype, const void *base, size_t i);
 /* Stores v into element i. Integer dtypes truncate toward zero and saturate (NaN -> 0), like
  * Rust's `as`; f16/bf16 round to nearest even. */
 void tl_store(tl_dtype dtype, void *base, size_t i, double v);
+/* Exact integer access for u8/u32/i64 (the integer kernels); stores saturate. */
+int64_t tl_load_i64(tl_dtype dtype, const void *base, size_t i);
+void tl_store_i64(tl_dtype dtype, void *base, size_t i, int64_t v);
 /* v rounded to what dtype can hold (tl_load of tl_store). */
 double tl_round_to_dtype(tl_dtype dtype, double v);
 

@@ -180,6 +180,21 @@ static void test_binary_ints_and_errors(void)
     EXPECT_FMT(tl_add(a, b), "[-5, 5, 9000000002]");
     EXPECT_FMT(tl_div(a, b), "[-3, -2, 4500000000]"); /* truncates toward zero */
     EXPECT_FMT(tl_binary(TL_MAXIMUM, a, b), "[2, 8, 9000000000]");
+    /* integers are computed exactly, beyond the 2^53 a double holds */
+    const int64_t big[] = {INT64_MAX - 1, (1LL << 53) + 1}, one[] = {1, 1};
+    tl_tensor *bi = tl_from_data(big, SHAPE(2), TL_I64, TL_CPU);
+    tl_tensor *on = tl_from_data(one, SHAPE(2), TL_I64, TL_CPU);
+    EXPECT_FMT(tl_add(bi, on), "[9223372036854775807, 9007199254740994]");
+    tl_tensor *less = tl_sub(bi, on), *zero = tl_sub(on, on);
+    EXPECT_FMT(tl_retain(less), "[9223372036854775805, 9007199254740992]");
+    EXPECT_FMT(tl_cmp(TL_GT, bi, less), "[1, 1]");
+    EXPECT_FMT(tl_where_cond(on, less, bi), "[9223372036854775805, 9007199254740992]");
+    EXPECT_FMT(tl_reduce(TL_SUM, less, NULL, 0, false), "-9214364837600034819"); /* wraps */
+    EXPECT_FAIL(tl_div(on, zero), TL_ERR_RANGE, "div: integer division by zero");
+    tl_release(less);
+    tl_release(zero);
+    tl_release(bi);
+    tl_release(on);
     tl_tensor *u = MAKE(TL_U8, SHAPE(2), 250, 3), *v = MAKE(TL_U8, SHAPE(2), 10, 5);
     EXPECT_FMT(tl_add(u, v), "[255, 8]");
     EXPECT_FMT(tl_sub(u, v), "[240, 0]");
