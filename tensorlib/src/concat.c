@@ -83,7 +83,7 @@ tl_tensor *tl_stack(const tl_tensor *const *ts, size_t n, size_t dim)
         tl_fail(TL_ERR_RANGE, "stack: dim %zu out of range for %s", dim, tl_describe(ts[0], d));
         return NULL;
     }
-    tl_tensor **views = calloc(n, sizeof *views);
+    tl_tensor **views = tl_calloc(n, sizeof *views);
     if (!views) {
         tl_fail_nomem("stack", n * sizeof *views);
         return NULL;

@@ -86,8 +86,8 @@ static tl_status conv_run(const tl_operand *dst, const tl_operand *x, const tl_o
                        g->op, g->c_in * g->kh * g->kw, ohw);
     const void *xd, *kd;
     void *xo = NULL, *ko = NULL;
-    void *cols = malloc(cols_bytes ? cols_bytes : 1);
-    void *out = direct ? (char *)dst->buf + dst->layout->offset * es : malloc(out_bytes);
+    void *cols = tl_malloc(cols_bytes);
+    void *out = direct ? (char *)dst->buf + dst->layout->offset * es : tl_malloc(out_bytes);
     tl_status st = cols && out ? TL_OK : tl_fail_nomem(g->op, cols_bytes + out_bytes);
     if (st == TL_OK)
         st = tl_cpu_contiguous(g->op, x, ct, &xd, &xo);

@@ -47,7 +47,7 @@ tl_status tl_cpu_softmax(const tl_operand *dst, const tl_operand *src, size_t di
     tl_dtype ct = tl_cpu_compute_dtype(dst->dtype);
     size_t es = tl_dtype_size(ct), nbytes = outer * n * inner * es;
     bool direct = dst->dtype == ct; /* dst is fresh and contiguous: write into it */
-    void *y = direct ? (char *)dst->buf + dst->layout->offset * es : malloc(nbytes);
+    void *y = direct ? (char *)dst->buf + dst->layout->offset * es : tl_malloc(nbytes);
     if (!y)
         return tl_fail_nomem(op, nbytes);
     const void *x;
