@@ -257,3 +257,16 @@ void fx_release(tl_tensor *const *ts, size_t n)
     for (size_t i = 0; i < n; i++)
         tl_release(ts[i]);
 }
+
+bool fx_each_case(const char *dir, const char *name, fx_run_fn run)
+{
+    fx_file f;
+    if (!fx_load(dir, name, &f))
+        return false;
+    for (size_t i = 0; i < f.ncases; i++)
+        for (size_t d = 0; d < sizeof fx_float_dtypes / sizeof fx_float_dtypes[0]; d++)
+            for (int v = 0; v < FX_VARIANT_COUNT; v++)
+                run(&f.cases[i], fx_float_dtypes[d], v);
+    fx_free(&f);
+    return true;
+}

@@ -84,4 +84,9 @@ const char *fx_dir(int argc, char **argv);
 /* The float dtypes every fixture case runs on. */
 extern const tl_dtype fx_float_dtypes[4];
 
+/* Calls run(c, dtype, v) for every case of dir/name.txt, float dtype and layout variant;
+ * false (message printed) when the file does not load. */
+typedef void (*fx_run_fn)(const fx_case *c, tl_dtype dtype, fx_variant v);
+bool fx_each_case(const char *dir, const char *name, fx_run_fn run);
+
 #endif

@@ -10,7 +10,7 @@
 #include "check.h"
 #include "fixture.h"
 
-static void run_case(const fx_case *c, tl_dtype dtype, int rotate)
+static void run_case(const fx_case *c, tl_dtype dtype, fx_variant rotate)
 {
     char label[192];
     snprintf(label, sizeof label, "%s layouts from %s", c->name, fx_variant_name(rotate));
@@ -28,18 +28,6 @@ static void run_case(const fx_case *c, tl_dtype dtype, int rotate)
     CHECKF(fx_expect(out, fx_get(c, "out"), dtype, label), "%s on %s", label,
            tl_dtype_name(dtype));
     FX_RELEASE(parts[0], parts[1], parts[2], out);
-}
-
-static void test_fixtures(const char *dir)
-{
-    fx_file f;
-    if (!CHECK(fx_load(dir, "concat", &f)))
-        return;
-    for (size_t i = 0; i < f.ncases; i++)
-        for (size_t d = 0; d < 4; d++)
-            for (int r = 0; r < FX_VARIANT_COUNT; r++)
-                run_case(&f.cases[i], fx_float_dtypes[d], r);
-    fx_free(&f);
 }
 
 static void test_self_cat(void)
@@ -106,7 +94,7 @@ int main(int argc, char **argv)
     const char *dir = fx_dir(argc, argv);
     if (!dir)
         return 2;
-    test_fixtures(dir);
+    CHECK(fx_each_case(dir, "concat", run_case));
     test_self_cat();
     test_broadcast_part();
     test_errors();

@@ -9,7 +9,7 @@
 #include "check.h"
 #include "fixture.h"
 
-static void run_case(const fx_case *c, tl_dtype dtype, fx_variant vx, fx_variant vk)
+static void run_variant(const fx_case *c, tl_dtype dtype, fx_variant vx, fx_variant vk)
 {
     char label[192];
     snprintf(label, sizeof label, "%s x=%s kernel=%s", c->name, fx_variant_name(vx),
@@ -26,17 +26,11 @@ static void run_case(const fx_case *c, tl_dtype dtype, fx_variant vx, fx_variant
     FX_RELEASE(x, k, out);
 }
 
-static void test_fixtures(const char *dir)
+/* The input in layout vx with the kernel in every layout. */
+static void run_case(const fx_case *c, tl_dtype dtype, fx_variant vx)
 {
-    fx_file f;
-    if (!CHECK(fx_load(dir, "conv", &f)))
-        return;
-    for (size_t i = 0; i < f.ncases; i++)
-        for (size_t d = 0; d < 4; d++)
-            for (int vx = 0; vx < FX_VARIANT_COUNT; vx++)
-                for (int vk = 0; vk < FX_VARIANT_COUNT; vk++)
-                    run_case(&f.cases[i], fx_float_dtypes[d], vx, vk);
-    fx_free(&f);
+    for (int vk = 0; vk < FX_VARIANT_COUNT; vk++)
+        run_variant(c, dtype, vx, vk);
 }
 
 /* A 1x1 kernel that swaps two channels returns the input with its channels swapped. */
@@ -105,7 +99,7 @@ int main(int argc, char **argv)
     const char *dir = fx_dir(argc, argv);
     if (!dir)
         return 2;
-    test_fixtures(dir);
+    CHECK(fx_each_case(dir, "conv", run_case));
     test_identity();
     test_broadcast_batch();
     test_errors();

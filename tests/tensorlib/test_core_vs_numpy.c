@@ -74,19 +74,18 @@ static void run_reduce(const fx_case *c, tl_dtype dtype, fx_variant v)
     tl_release(x);
 }
 
+static void run_case(const fx_case *c, tl_dtype dtype, fx_variant v)
+{
+    run_unary(c, dtype, v);
+    run_binary(c, dtype, v);
+    run_reduce(c, dtype, v);
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = fx_dir(argc, argv);
-    fx_file f;
-    if (!dir || !CHECK(fx_load(dir, "core", &f)))
+    if (!dir)
         return 2;
-    for (size_t i = 0; i < f.ncases; i++)
-        for (size_t d = 0; d < 4; d++)
-            for (int v = 0; v < FX_VARIANT_COUNT; v++) {
-                run_unary(&f.cases[i], fx_float_dtypes[d], v);
-                run_binary(&f.cases[i], fx_float_dtypes[d], v);
-                run_reduce(&f.cases[i], fx_float_dtypes[d], v);
-            }
-    fx_free(&f);
+    CHECK(fx_each_case(dir, "core", run_case));
     return check_summary();
 }

@@ -24,18 +24,6 @@ static void run_case(const fx_case *c, tl_dtype dtype, fx_variant vx)
     FX_RELEASE(x, sm, lsm);
 }
 
-static void test_fixtures(const char *dir)
-{
-    fx_file f;
-    if (!CHECK(fx_load(dir, "softmax", &f)))
-        return;
-    for (size_t i = 0; i < f.ncases; i++)
-        for (size_t d = 0; d < 4; d++)
-            for (int v = 0; v < FX_VARIANT_COUNT; v++)
-                run_case(&f.cases[i], fx_float_dtypes[d], v);
-    fx_free(&f);
-}
-
 /* exp(1000) overflows f32 and f64: a naive softmax returns NaN here. */
 static void test_stability(tl_dtype dtype)
 {
@@ -98,7 +86,7 @@ int main(int argc, char **argv)
     const char *dir = fx_dir(argc, argv);
     if (!dir)
         return 2;
-    test_fixtures(dir);
+    CHECK(fx_each_case(dir, "softmax", run_case));
     test_stability(TL_F32);
     test_stability(TL_F64);
     test_broadcast();
