@@ -5,11 +5,16 @@
  */
 #include "backend.h"
 
+typedef struct softmax_call {
+    size_t dim;
+    bool log;
+} softmax_call;
+
 static tl_status softmax_kernel(const tl_backend_i *be, const tl_operand *dst,
                                 const tl_operand *args, const void *ctx)
 {
-    const size_t *dim_log = ctx; /* {dim, log} */
-    return be->softmax(dst, &args[0], dim_log[0], dim_log[1] != 0);
+    const softmax_call *c = ctx;
+    return be->softmax(dst, &args[0], c->dim, c->log);
 }
 
 static tl_tensor *softmax_op(const char *op, const tl_tensor *t, size_t dim, bool log)
@@ -19,9 +24,9 @@ static tl_tensor *softmax_op(const char *op, const tl_tensor *t, size_t dim, boo
         return NULL;
     if (!tl_backend_of(t->device)->softmax)
         return tl_fail_unsupported(op, t->device), NULL;
-    const size_t dim_log[] = {dim, log};
+    softmax_call c = {dim, log};
     return tl_run_op(op, &t, NULL, 1, t->layout.shape, t->layout.ndim, t->dtype, softmax_kernel,
-                     dim_log);
+                     &c);
 }
 
 tl_tensor *tl_softmax(const tl_tensor *t, size_t dim)
