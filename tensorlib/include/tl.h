@@ -130,6 +130,7 @@ TL_API tl_status tl_chunk(const tl_tensor *t, size_t n, size_t dim, tl_tensor **
 TL_API tl_tensor *tl_get(const tl_tensor *t, size_t index); /* narrow(0, index, 1).squeeze(0) */
 TL_API tl_tensor *tl_contiguous(const tl_tensor *t);        /* t itself (retained) when already contiguous */
 TL_API tl_tensor *tl_copy(const tl_tensor *t);              /* new storage, always */
+/* Both always return new storage, even for the tensor's own dtype or device. */
 TL_API tl_tensor *tl_to_dtype(const tl_tensor *t, tl_dtype dtype);
 TL_API tl_tensor *tl_to_device(const tl_tensor *t, tl_device device);
 

@@ -72,6 +72,25 @@ static void test_exp_edges(void)
     tl_release(big);
 }
 
+static void test_unary_layouts(tl_dtype dt, double tol)
+{
+    tl_tensor *m = MAKE(dt, SHAPE(2, 3), 0, 1, 2, 3, 4, 5);
+    tl_tensor *t = tl_transpose(m, 0, 1);          /* strided */
+    tl_tensor *n = tl_narrow(m, 1, 1, 2);          /* offset 1, rows of 2 in rows of 3 */
+    tl_tensor *col = tl_narrow(m, 1, 2, 1);
+    tl_tensor *b = tl_broadcast_as(col, SHAPE(2, 3)); /* stride 0 */
+    EXPECT_VALS(tl_unary(TL_SQR, t), tol, 0, 9, 1, 16, 4, 25);
+    EXPECT_VALS(tl_unary(TL_EXP, n), tol, 2.718281828459045, 7.38905609893065,
+                54.598150033144236, 148.4131591025766);
+    EXPECT_VALS(tl_unary(TL_NEG, b), tol, -2, -2, -2, -5, -5, -5);
+    EXPECT_VALS(tl_affine(b, 2, 1), tol, 5, 5, 5, 11, 11, 11);
+    tl_release(b);
+    tl_release(col);
+    tl_release(n);
+    tl_release(t);
+    tl_release(m);
+}
+
 static void test_unary_ints(void)
 {
     tl_tensor *x = MAKE(TL_I64, SHAPE(3), -3, 0, 5);
@@ -272,6 +291,9 @@ int main(void)
     test_unary_float(TL_F64, F64_TOL);
     test_unary_float(TL_F16, HALF_TOL);
     test_unary_float(TL_BF16, HALF_TOL);
+    test_unary_layouts(TL_F32, F32_TOL);
+    test_unary_layouts(TL_F64, F64_TOL);
+    test_unary_layouts(TL_F16, HALF_TOL);
     test_exp_edges();
     test_unary_ints();
     test_scalar_ops();
