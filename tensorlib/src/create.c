@@ -15,7 +15,7 @@ static tl_tensor *filled(const char *op, double value, const size_t *shape, size
     if (!t)
         return NULL;
     tl_operand dst = tl_operand_of(t);
-    if (t->storage->backend->fill(&dst, value) != TL_OK) {
+    if (TL_NEED(op, t, fill) != TL_OK || t->storage->backend->fill(&dst, value) != TL_OK) {
         tl_release(t);
         return NULL;
     }
@@ -152,7 +152,8 @@ static double uniform_gen(void *state, size_t i)
 
 #define TWO_PI 6.283185307179586476925286766559
 
-/* Box-Muller, one value per call (the cosine branch only: simpler, still exact). */
+/* Box-Muller, one value per call from two uniforms (only the cosine branch: the sine one
+ * would need state between calls). */
 static double normal_gen(void *state, size_t i)
 {
     rng *r = state;

@@ -14,7 +14,8 @@ static const char *const dtype_names[] = {
 _Static_assert(sizeof dtype_names / sizeof dtype_names[0] == TL_DTYPE_COUNT, "dtype name table");
 
 static const size_t dtype_sizes[] = {
-    [TL_U8] = 1, [TL_U32] = 4, [TL_I64] = 8, [TL_F16] = 2, [TL_BF16] = 2, [TL_F32] = 4, [TL_F64] = 8,
+    [TL_U8] = 1, [TL_U32] = 4, [TL_I64] = 8, [TL_F16] = 2,
+    [TL_BF16] = 2, [TL_F32] = 4, [TL_F64] = 8,
 };
 _Static_assert(sizeof dtype_sizes / sizeof dtype_sizes[0] == TL_DTYPE_COUNT, "dtype size table");
 
@@ -87,18 +88,18 @@ uint16_t tl_f32_to_f16(float f)
     return sign | (uint16_t)h;
 }
 
-float tl_bf16_to_f32(uint16_t h)
+/* v as f32 rounded to odd: when inexact, the neighbour toward zero with its lowest bit set.
+ * Rounding that on to f16/bf16 (13 or 16 bits fewer) then equals rounding v directly, where
+ * plain double -> float -> half rounding can land on a false tie. */
+static float f32_round_odd(double v)
 {
-    return bits_f32((uint32_t)h << 16);
-}
-
-uint16_t tl_f32_to_bf16(float f)
-{
+    float f = (float)v;
+    if ((double)f == v || isnan(v) || isinf(f))
+        return f;
     uint32_t u = f32_bits(f);
-    if (isnan(f))
-        return (uint16_t)((u >> 16) | 0x40u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
+    if (fabs((double)f) > fabs(v))
+        u--; /* the magnitude just below, same sign */
+    return bits_f32(u | 1u);
 }
 
 double tl_load(tl_dtype dtype, const void *base, size_t i)
@@ -134,8 +135,8 @@ void tl_store(tl_dtype dtype, void *base, size_t i, double v)
         /* 2^63 itself is out of range for int64_t: stop one double below it. */
         ((int64_t *)base)[i] = (int64_t)saturate(v, -0x1p63, 0x1.fffffffffffffp62);
         break;
-    case TL_F16: ((uint16_t *)base)[i] = tl_f32_to_f16((float)v); break;
-    case TL_BF16: ((uint16_t *)base)[i] = tl_f32_to_bf16((float)v); break;
+    case TL_F16: ((uint16_t *)base)[i] = tl_f32_to_f16(f32_round_odd(v)); break;
+    case TL_BF16: ((uint16_t *)base)[i] = tl_f32_to_bf16(f32_round_odd(v)); break;
     case TL_F32: ((float *)base)[i] = (float)v; break;
     case TL_F64: ((double *)base)[i] = v; break;
     case TL_DTYPE_COUNT: break;
@@ -148,7 +149,11 @@ int64_t tl_load_i64(tl_dtype dtype, const void *base, size_t i)
     case TL_U8: return ((const uint8_t *)base)[i];
     case TL_U32: return ((const uint32_t *)base)[i];
     case TL_I64: return ((const int64_t *)base)[i];
-    default: return (int64_t)tl_load(dtype, base, i);
+    default: { /* a float: truncated and saturated like every float -> integer conversion */
+        int64_t v;
+        tl_store(TL_I64, &v, 0, tl_load(dtype, base, i));
+        return v;
+    }
     }
 }
 

@@ -6,8 +6,7 @@
 
 #include "cpu.h"
 
-/* Moves n cells of size bytes from src (step sstep) to dst (step dstep), steps in cells. */
-static void move_cells(void *dst, size_t dstep, const void *src, size_t sstep, size_t n,
+void tl_cpu_move_cells(void *dst, size_t dstep, const void *src, size_t sstep, size_t n,
                        size_t size)
 {
 #define MOVE(T)                                                                                   \
@@ -24,6 +23,78 @@ static void move_cells(void *dst, size_t dstep, const void *src, size_t sstep, s
 #undef MOVE
 }
 
+/* f32 <-> f16 runs. On x86-64 with gcc and a CPU with F16C, _Float16 conversions compile to
+ * vcvtps2ph/vcvtph2ps; elsewhere the portable converters in dtype.c. Both round to nearest
+ * even. (F16C cannot be a target_clones choice, so this dispatches at run time.) */
+#ifdef TL_X86_CLONES
+__attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(uint16_t *restrict d,
+                                                                const float *restrict s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        _Float16 h = (_Float16)s[i];
+        memcpy(&d[i], &h, sizeof h);
+    }
+}
+
+__attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(float *restrict d,
+                                                                const uint16_t *restrict s,
+                                                                size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        _Float16 h;
+        memcpy(&h, &s[i], sizeof h);
+        d[i] = (float)h;
+    }
+}
+#endif
+
+static void f32_to_f16_run(uint16_t *restrict d, const float *restrict s, size_t n)
+{
+#ifdef TL_X86_CLONES
+    if (__builtin_cpu_supports("f16c")) {
+        f32_to_f16_f16c(d, s, n);
+        return;
+    }
+#endif
+    for (size_t i = 0; i < n; i++)
+        d[i] = tl_f32_to_f16(s[i]);
+}
+
+static void f16_to_f32_run(float *restrict d, const uint16_t *restrict s, size_t n)
+{
+#ifdef TL_X86_CLONES
+    if (__builtin_cpu_supports("f16c")) {
+        f16_to_f32_f16c(d, s, n);
+        return;
+    }
+#endif
+    for (size_t i = 0; i < n; i++)
+        d[i] = tl_f16_to_f32(s[i]);
+}
+
+/* A contiguous run between f32 and f16/bf16, converted directly (one rounding, no double
+ * in between); false for other pairs. */
+static bool convert_half_run(void *d, tl_dtype dd, const void *s, tl_dtype sd, size_t n)
+{
+    uint16_t *h = d;
+    const uint16_t *hs = s;
+    float *f = d;
+    const float *fs = s;
+    if (sd == TL_F32 && dd == TL_F16)
+        f32_to_f16_run(h, fs, n);
+    else if (sd == TL_F16 && dd == TL_F32)
+        f16_to_f32_run(f, hs, n);
+    else if (sd == TL_F32 && dd == TL_BF16)
+        for (size_t i = 0; i < n; i++)
+            h[i] = tl_f32_to_bf16(fs[i]);
+    else if (sd == TL_BF16 && dd == TL_F32)
+        for (size_t i = 0; i < n; i++)
+            f[i] = tl_bf16_to_f32(hs[i]);
+    else
+        return false;
+    return true;
+}
+
 tl_status tl_cpu_copy(const tl_operand *dst, const tl_operand *src)
 {
     const tl_layout *ls[2] = {dst->layout, src->layout};
@@ -34,13 +105,16 @@ tl_status tl_cpu_copy(const tl_operand *dst, const tl_operand *src)
     do {
         void *d = tl_cpu_at(dst->buf, dst->dtype, it.off[0]);
         const void *s = tl_cpu_at(src->buf, src->dtype, it.off[1]);
+        bool unit = it.step[0] == 1 && it.step[1] == 1;
         if (dst->dtype != src->dtype) {
+            if (unit && convert_half_run(d, dst->dtype, s, src->dtype, it.inner))
+                continue;
             for (size_t i = 0; i < it.inner; i++)
                 tl_store(dst->dtype, d, i * it.step[0], tl_load(src->dtype, s, i * it.step[1]));
-        } else if (it.step[0] == 1 && it.step[1] == 1) {
+        } else if (unit) {
             memcpy(d, s, it.inner * size);
         } else {
-            move_cells(d, it.step[0], s, it.step[1], it.inner, size);
+            tl_cpu_move_cells(d, it.step[0], s, it.step[1], it.inner, size);
         }
     } while (tl_iter_next(&it));
     return TL_OK;
@@ -56,7 +130,7 @@ tl_status tl_cpu_fill(const tl_operand *dst, double value)
         return TL_OK;
     do {
         /* a source step of 0 repeats the one converted cell */
-        move_cells(tl_cpu_at(dst->buf, dst->dtype, it.off[0]), it.step[0], cell, 0, it.inner,
+        tl_cpu_move_cells(tl_cpu_at(dst->buf, dst->dtype, it.off[0]), it.step[0], cell, 0, it.inner,
                    tl_dtype_size(dst->dtype));
     } while (tl_iter_next(&it));
     return TL_OK;
