@@ -83,6 +83,32 @@ static void in_place(run *r)
     tl_release(x), tl_release(row), tl_release(y);
 }
 
+/* The heavy ops on f16 and strided operands, so their scratch copies allocate too. */
+static void heavy_ops(run *r)
+{
+    tl_tensor *a = step(r, tl_rand(-1, 1, SHAPE(2, 3, 4), TL_F16, TL_CPU, 5));
+    tl_tensor *at = step(r, tl_transpose(a, 1, 2));
+    tl_tensor *mm = step(r, tl_matmul(a, at));
+    tl_tensor *x = step(r, tl_rand(-1, 1, SHAPE(1, 2, 5, 5), TL_F16, TL_CPU, 6));
+    tl_tensor *k = step(r, tl_rand(-1, 1, SHAPE(2, 1, 3, 3), TL_F16, TL_CPU, 7));
+    tl_tensor *cv = step(r, tl_conv2d(x, k, 1, 1, 1, 2));
+    tl_tensor *sm = step(r, tl_log_softmax(at, 1));
+    tl_tensor *ids = step(r, tl_arange(0, 2, 1, TL_U32, TL_CPU));
+    tl_tensor *sel = step(r, tl_index_select(at, ids, 2));
+    tl_tensor *sum = step(r, tl_index_add(at, ids, sel, 2));
+    tl_tensor *gids = step(r, tl_zeros(SHAPE(2, 3, 2), TL_I64, TL_CPU));
+    tl_tensor *g = step(r, tl_gather(a, gids, 2));
+    tl_tensor *sa = step(r, tl_scatter_add(a, gids, g, 2));
+    if (sa && gids && g)
+        step_status(r, tl_scatter_set(sa, gids, g, 2));
+    const tl_tensor *parts[] = {a, a};
+    tl_tensor *c = step(r, a ? tl_cat(parts, 2, 1) : NULL);
+    tl_tensor *st = step(r, a ? tl_stack(parts, 2, 0) : NULL);
+    tl_release(a), tl_release(at), tl_release(mm), tl_release(x), tl_release(k);
+    tl_release(cv), tl_release(sm), tl_release(ids), tl_release(sel), tl_release(sum);
+    tl_release(gids), tl_release(g), tl_release(sa), tl_release(c), tl_release(st);
+}
+
 /* Runs scenario with failure points 1, 2, ... until it completes untouched. */
 static void fault_sweep(const char *name, void (*scenario)(run *))
 {
@@ -108,5 +134,6 @@ int main(void)
     fault_sweep("elementwise", elementwise);
     fault_sweep("reductions_and_copies", reductions_and_copies);
     fault_sweep("in_place", in_place);
+    fault_sweep("heavy_ops", heavy_ops);
     return check_summary();
 }
