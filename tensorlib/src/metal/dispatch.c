@@ -9,7 +9,7 @@
 
 static void set_grid(tlm_grid *g, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t tx, uint32_t ty)
 {
-    *g = (tlm_grid){{gx, gy, gz}, {tx, ty, 1}, 0};
+    *g = (tlm_grid){{gx, gy, gz}, {tx, ty, 1}};
 }
 
 static uint32_t floor_pow2(uint32_t x)
@@ -39,17 +39,15 @@ bool tlm_grid_elementwise(size_t n, tlm_limits lim, tlm_grid *g)
     return true;
 }
 
-bool tlm_grid_rows(size_t rows, size_t row_len, uint32_t bytes_per_thread, tlm_limits lim, tlm_grid *g)
+bool tlm_grid_rows(size_t rows, size_t row_len, tlm_limits lim, tlm_grid *g)
 {
     if (!limits_ok(lim) || rows > UINT32_MAX || row_len > UINT32_MAX)
         return false;
-    uint32_t cap = floor_pow2(lim.max_threads);
+    uint32_t cap = floor_pow2(lim.max_threads < TLK_ROW_THREADS_MAX ? lim.max_threads : TLK_ROW_THREADS_MAX);
     uint32_t threads = 1;
     while (threads < row_len && threads < cap)
         threads *= 2;
     set_grid(g, (uint32_t)rows, 1, 1, threads, 1);
-    /* setThreadgroupMemoryLength: takes multiples of 16 bytes. */
-    g->shared_bytes = (threads * bytes_per_thread + 15u) / 16u * 16u;
     return true;
 }
 

@@ -19,16 +19,15 @@ typedef struct tlm_limits {
 typedef struct tlm_grid {
     uint32_t groups[3];    /* threadgroups in the grid (x, y, z) */
     uint32_t threads[3];   /* threads per threadgroup (x, y, z) */
-    uint32_t shared_bytes; /* threadgroup memory at index 0; 0 when unused */
 } tlm_grid;
 
 /* One thread per element, x only. n == 0 gives zero groups: nothing to dispatch. */
 bool tlm_grid_elementwise(size_t n, tlm_limits lim, tlm_grid *g);
 
 /* One threadgroup per row for reductions and softmax: a power-of-two thread count (the tree
- * reduction halves it) no larger than the row needs, with bytes_per_thread of threadgroup
- * memory each. */
-bool tlm_grid_rows(size_t rows, size_t row_len, uint32_t bytes_per_thread, tlm_limits lim, tlm_grid *g);
+ * reduction halves it) no larger than the row needs, the pipeline allows, or the kernels'
+ * threadgroup arrays hold (TLK_ROW_THREADS_MAX). */
+bool tlm_grid_rows(size_t rows, size_t row_len, tlm_limits lim, tlm_grid *g);
 
 /* TLK_MATMUL_TILE x TLK_MATMUL_TILE threads per group, one group per output tile and batch. */
 bool tlm_grid_matmul(uint32_t batch, uint32_t m, uint32_t n, tlm_limits lim, tlm_grid *g);

@@ -12,12 +12,15 @@
 #ifndef TLK_KERNELS_H
 #define TLK_KERNELS_H
 
-#ifndef __METAL_VERSION__
+#ifdef __METAL_VERSION__
+#include <metal_stdlib>
+#else
 #include <stdint.h>
 #endif
 
 #define TLK_MAX_DIMS 8
-#define TLK_MATMUL_TILE 16 /* matmul threadgroups are TILE x TILE threads */
+#define TLK_MATMUL_TILE 16       /* matmul threadgroups are TILE x TILE threads */
+#define TLK_ROW_THREADS_MAX 1024 /* threads per row in reduce and softmax (threadgroup arrays) */
 
 /* Function-constant slots. Every pipeline is specialised with all three; a kernel reads the
  * ones it needs (Metal ignores values for constants a function does not declare). */

@@ -47,6 +47,17 @@ static inline uint at(constant tlk_layout &l, uint i)
     return FC_CONTIGUOUS ? l.offset + i : strided_index(l, i);
 }
 
+// Buffers are bound untyped, so that every instantiation of a kernel template has one
+// function type (the instantiation list below names it once per family); these type them.
+template <typename T> static inline device const T *in(device const uchar *p)
+{
+    return (device const T *)p;
+}
+template <typename T> static inline device T *out(device uchar *p)
+{
+    return (device T *)p;
+}
+
 // The type arithmetic runs in: float for the float dtypes, the type itself for integers.
 template <typename T> struct acc_of { typedef T type; };
 template <> struct acc_of<half> { typedef float type; };
@@ -98,21 +109,21 @@ template <> inline bfloat fill_value<bfloat>(constant tlk_fill_args &a) { return
 
 template <typename T>
 kernel void fill_kernel(constant tlk_fill_args &args [[buffer(0)]],
-                        device T *dst [[buffer(1)]],
+                        device uchar *dst_ [[buffer(1)]],
                         uint i [[thread_position_in_grid]])
 {
     if (i < args.n)
-        dst[at(args.dst, i)] = fill_value<T>(args);
+        out<T>(dst_)[at(args.dst, i)] = fill_value<T>(args);
 }
 
 template <typename T>
 kernel void copy_kernel(constant tlk_copy_args &args [[buffer(0)]],
-                        device const T *src [[buffer(1)]],
-                        device T *dst [[buffer(2)]],
+                        device const uchar *src_ [[buffer(1)]],
+                        device uchar *dst_ [[buffer(2)]],
                         uint i [[thread_position_in_grid]])
 {
     if (i < args.n)
-        dst[at(args.dst, i)] = src[at(args.src, i)];
+        out<T>(dst_)[at(args.dst, i)] = in<T>(src_)[at(args.src, i)];
 }
 
 // ---------------------------------------------------------------------------------------
@@ -156,12 +167,12 @@ static inline float unary_op(float x)
 
 template <typename T>
 kernel void unary_kernel(constant tlk_map_args &args [[buffer(0)]],
-                         device const T *src [[buffer(1)]],
-                         device T *dst [[buffer(2)]],
+                         device const uchar *src_ [[buffer(1)]],
+                         device uchar *dst_ [[buffer(2)]],
                          uint i [[thread_position_in_grid]])
 {
     if (i < args.n)
-        dst[i] = T(unary_op(float(src[at(args.src, i)])));
+        out<T>(dst_)[i] = T(unary_op(float(in<T>(src_)[at(args.src, i)])));
 }
 
 static inline float scalar_op(float x, float p0, float p1)
@@ -176,22 +187,22 @@ static inline float scalar_op(float x, float p0, float p1)
 
 template <typename T>
 kernel void scalar_kernel(constant tlk_map_args &args [[buffer(0)]],
-                          device const T *src [[buffer(1)]],
-                          device T *dst [[buffer(2)]],
+                          device const uchar *src_ [[buffer(1)]],
+                          device uchar *dst_ [[buffer(2)]],
                           uint i [[thread_position_in_grid]])
 {
     if (i < args.n)
-        dst[i] = T(scalar_op(float(src[at(args.src, i)]), args.p0, args.p1));
+        out<T>(dst_)[i] = T(scalar_op(float(in<T>(src_)[at(args.src, i)]), args.p0, args.p1));
 }
 
 template <typename S, typename D>
 kernel void cast_kernel(constant tlk_map_args &args [[buffer(0)]],
-                        device const S *src [[buffer(1)]],
-                        device D *dst [[buffer(2)]],
+                        device const uchar *src_ [[buffer(1)]],
+                        device uchar *dst_ [[buffer(2)]],
                         uint i [[thread_position_in_grid]])
 {
     if (i < args.n)
-        dst[i] = narrow<D>(widen(src[at(args.src, i)]));
+        out<D>(dst_)[i] = narrow<D>(widen(in<S>(src_)[at(args.src, i)]));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -224,40 +235,40 @@ template <typename A> static inline bool cmp_op(A x, A y)
 
 template <typename T>
 kernel void binary_kernel(constant tlk_binary_args &args [[buffer(0)]],
-                          device const T *a [[buffer(1)]],
-                          device const T *b [[buffer(2)]],
-                          device T *dst [[buffer(3)]],
+                          device const uchar *a_ [[buffer(1)]],
+                          device const uchar *b_ [[buffer(2)]],
+                          device uchar *dst_ [[buffer(3)]],
                           uint i [[thread_position_in_grid]])
 {
     typedef typename acc_of<T>::type A;
     if (i < args.n)
-        dst[i] = T(binary_op<A>(A(a[at(args.a, i)]), A(b[at(args.b, i)])));
+        out<T>(dst_)[i] = T(binary_op<A>(A(in<T>(a_)[at(args.a, i)]), A(in<T>(b_)[at(args.b, i)])));
 }
 
 template <typename T>
 kernel void cmp_kernel(constant tlk_binary_args &args [[buffer(0)]],
-                       device const T *a [[buffer(1)]],
-                       device const T *b [[buffer(2)]],
-                       device uchar *dst [[buffer(3)]],
+                       device const uchar *a_ [[buffer(1)]],
+                       device const uchar *b_ [[buffer(2)]],
+                       device uchar *dst_ [[buffer(3)]],
                        uint i [[thread_position_in_grid]])
 {
     typedef typename acc_of<T>::type A;
     if (i < args.n)
-        dst[i] = cmp_op<A>(A(a[at(args.a, i)]), A(b[at(args.b, i)])) ? 1 : 0;
+        dst_[i] = cmp_op<A>(A(in<T>(a_)[at(args.a, i)]), A(in<T>(b_)[at(args.b, i)])) ? 1 : 0;
 }
 
 template <typename T>
 kernel void where_kernel(constant tlk_where_args &args [[buffer(0)]],
                          device const uchar *cond [[buffer(1)]],
-                         device const T *on_true [[buffer(2)]],
-                         device const T *on_false [[buffer(3)]],
-                         device T *dst [[buffer(4)]],
+                         device const uchar *on_true_ [[buffer(2)]],
+                         device const uchar *on_false_ [[buffer(3)]],
+                         device uchar *dst_ [[buffer(4)]],
                          uint i [[thread_position_in_grid]])
 {
     if (i >= args.n)
         return;
     bool c = read_aux(cond, at(args.cond, i)) != 0;
-    dst[i] = c ? on_true[at(args.on_true, i)] : on_false[at(args.on_false, i)];
+    out<T>(dst_)[i] = c ? in<T>(on_true_)[at(args.on_true, i)] : in<T>(on_false_)[at(args.on_false, i)];
 }
 
 // ---------------------------------------------------------------------------------------
@@ -313,20 +324,19 @@ template <typename A> static inline A reduce_init()
     }
 }
 
-// Threadgroup memory: threads values of type A, then threads uint indices.
 template <typename T>
 kernel void reduce_kernel(constant tlk_reduce_args &args [[buffer(0)]],
-                          device const T *src [[buffer(1)]],
-                          device uchar *dst [[buffer(2)]],
-                          threadgroup uchar *shared [[threadgroup(0)]],
-                          uint out [[threadgroup_position_in_grid]],
+                          device const uchar *src_ [[buffer(1)]],
+                          device uchar *dst_ [[buffer(2)]],
+                          uint row [[threadgroup_position_in_grid]],
                           uint tid [[thread_position_in_threadgroup]],
                           uint threads [[threads_per_threadgroup]])
 {
     typedef typename acc_of<T>::type A;
-    threadgroup A *vals = (threadgroup A *)shared;
-    threadgroup uint *idx = (threadgroup uint *)(shared + threads * sizeof(A));
-    uint base = strided_index(args.kept, out);
+    threadgroup A vals[TLK_ROW_THREADS_MAX];
+    threadgroup uint idx[TLK_ROW_THREADS_MAX];
+    device const T *src = in<T>(src_);
+    uint base = strided_index(args.kept, row);
     A best = reduce_init<A>();
     uint bi = 0xffffffffu;
     for (uint j = tid; j < args.reduced_n; j += threads)
@@ -347,11 +357,11 @@ kernel void reduce_kernel(constant tlk_reduce_args &args [[buffer(0)]],
     if (tid != 0)
         return;
     if (FC_OP == TLK_REDUCE_ARGMAX || FC_OP == TLK_REDUCE_ARGMIN)
-        ((device uint *)dst)[out] = idx[0];
+        out<uint>(dst_)[row] = idx[0];
     else if (FC_OP == TLK_REDUCE_MEAN)
-        ((device T *)dst)[out] = T(vals[0] / A(args.reduced_n));
+        out<T>(dst_)[row] = T(vals[0] / A(args.reduced_n));
     else
-        ((device T *)dst)[out] = T(vals[0]);
+        out<T>(dst_)[row] = T(vals[0]);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -375,25 +385,26 @@ static inline float row_combine(float v, bool take_max, threadgroup float *share
 
 template <typename T>
 kernel void softmax_kernel(constant tlk_softmax_args &args [[buffer(0)]],
-                           device const T *src [[buffer(1)]],
-                           device T *dst [[buffer(2)]],
-                           threadgroup float *shared [[threadgroup(0)]],
+                           device const uchar *src_ [[buffer(1)]],
+                           device uchar *dst_ [[buffer(2)]],
                            uint row [[threadgroup_position_in_grid]],
                            uint tid [[thread_position_in_threadgroup]],
                            uint threads [[threads_per_threadgroup]])
 {
-    uint s0 = strided_index(args.kept_src, row), d0 = strided_index(args.kept_dst, row);
+    threadgroup float shared[TLK_ROW_THREADS_MAX];
+    device const T *src = in<T>(src_) + strided_index(args.kept_src, row);
+    device T *dst = out<T>(dst_) + strided_index(args.kept_dst, row);
     float m = -INFINITY;
     for (uint j = tid; j < args.len; j += threads)
-        m = max(m, float(src[s0 + j * args.src_stride]));
+        m = max(m, float(src[j * args.src_stride]));
     m = row_combine(m, true, shared, tid, threads);
     float sum = 0.0f;
     for (uint j = tid; j < args.len; j += threads)
-        sum += exp(float(src[s0 + j * args.src_stride]) - m);
+        sum += exp(float(src[j * args.src_stride]) - m);
     sum = row_combine(sum, false, shared, tid, threads);
     for (uint j = tid; j < args.len; j += threads) {
-        float x = float(src[s0 + j * args.src_stride]) - m;
-        dst[d0 + j * args.dst_stride] = T(FC_OP == TLK_LOG_SOFTMAX ? x - log(sum) : exp(x) / sum);
+        float x = float(src[j * args.src_stride]) - m;
+        dst[j * args.dst_stride] = T(FC_OP == TLK_LOG_SOFTMAX ? x - log(sum) : exp(x) / sum);
     }
 }
 
@@ -404,30 +415,31 @@ kernel void softmax_kernel(constant tlk_softmax_args &args [[buffer(0)]],
 
 template <typename T>
 kernel void matmul_kernel(constant tlk_matmul_args &args [[buffer(0)]],
-                          device const T *a [[buffer(1)]],
-                          device const T *b [[buffer(2)]],
-                          device T *dst [[buffer(3)]],
+                          device const uchar *a_ [[buffer(1)]],
+                          device const uchar *b_ [[buffer(2)]],
+                          device uchar *dst_ [[buffer(3)]],
                           uint3 group [[threadgroup_position_in_grid]],
                           uint3 local [[thread_position_in_threadgroup]])
 {
     threadgroup float ta[TLK_MATMUL_TILE][TLK_MATMUL_TILE];
     threadgroup float tb[TLK_MATMUL_TILE][TLK_MATMUL_TILE];
+    device const T *a = in<T>(a_) + strided_index(args.a_batch, group.z);
+    device const T *b = in<T>(b_) + strided_index(args.b_batch, group.z);
     uint row = group.y * TLK_MATMUL_TILE + local.y, col = group.x * TLK_MATMUL_TILE + local.x;
-    uint a0 = strided_index(args.a_batch, group.z), b0 = strided_index(args.b_batch, group.z);
     float acc = 0.0f;
     for (uint t = 0; t < args.k; t += TLK_MATMUL_TILE) {
         uint ka = t + local.x, kb = t + local.y;
         ta[local.y][local.x] = row < args.m && ka < args.k
-            ? float(a[a0 + row * args.a_row_stride + ka * args.a_col_stride]) : 0.0f;
+            ? float(a[row * args.a_row_stride + ka * args.a_col_stride]) : 0.0f;
         tb[local.y][local.x] = kb < args.k && col < args.n
-            ? float(b[b0 + kb * args.b_row_stride + col * args.b_col_stride]) : 0.0f;
+            ? float(b[kb * args.b_row_stride + col * args.b_col_stride]) : 0.0f;
         threadgroup_barrier(mem_flags::mem_threadgroup);
         for (uint j = 0; j < TLK_MATMUL_TILE; j++)
             acc += ta[local.y][j] * tb[j][local.x];
         threadgroup_barrier(mem_flags::mem_threadgroup);
     }
     if (row < args.m && col < args.n)
-        dst[(group.z * args.m + row) * args.n + col] = T(acc);
+        out<T>(dst_)[(group.z * args.m + row) * args.n + col] = T(acc);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -446,34 +458,35 @@ static inline uint index_src(constant tlk_index_args &a, uint i, uint id)
     return off;
 }
 
-template <typename T> static inline void index_store(constant tlk_index_args &a, device const T *src,
-                                                     device T *dst, uint i, long id)
+template <typename T>
+static inline void index_store(constant tlk_index_args &a, device const uchar *src_, device uchar *dst_,
+                               uint i, long id)
 {
-    dst[i] = id >= 0 && id < long(a.dim_size) ? src[index_src(a, i, uint(id))] : T(0);
+    out<T>(dst_)[i] = id >= 0 && id < long(a.dim_size) ? in<T>(src_)[index_src(a, i, uint(id))] : T(0);
 }
 
 template <typename T>
 kernel void index_select_kernel(constant tlk_index_args &args [[buffer(0)]],
-                                device const T *src [[buffer(1)]],
+                                device const uchar *src_ [[buffer(1)]],
                                 device const uchar *ids [[buffer(2)]],
-                                device T *dst [[buffer(3)]],
+                                device uchar *dst_ [[buffer(3)]],
                                 uint i [[thread_position_in_grid]])
 {
     if (i >= args.n)
         return;
     uint along = (i / args.out.stride[args.dim]) % args.out.shape[args.dim];
-    index_store<T>(args, src, dst, i, read_aux(ids, strided_index(args.ids, along)));
+    index_store<T>(args, src_, dst_, i, read_aux(ids, strided_index(args.ids, along)));
 }
 
 template <typename T>
 kernel void gather_kernel(constant tlk_index_args &args [[buffer(0)]],
-                          device const T *src [[buffer(1)]],
+                          device const uchar *src_ [[buffer(1)]],
                           device const uchar *ids [[buffer(2)]],
-                          device T *dst [[buffer(3)]],
+                          device uchar *dst_ [[buffer(3)]],
                           uint i [[thread_position_in_grid]])
 {
     if (i < args.n)
-        index_store<T>(args, src, dst, i, read_aux(ids, strided_index(args.ids, i)));
+        index_store<T>(args, src_, dst_, i, read_aux(ids, strided_index(args.ids, i)));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -25,14 +25,14 @@ static void test_elementwise(void)
 static void test_rows(void)
 {
     tlm_grid g;
-    CHECK(tlm_grid_rows(7, 5, 8, m2, &g) && g.groups[0] == 7 && g.threads[0] == 8);
-    CHECK(g.shared_bytes == 64);
-    CHECK(tlm_grid_rows(3, 100000, 12, m2, &g) && g.threads[0] == 1024 && g.shared_bytes == 12288);
+    CHECK(tlm_grid_rows(7, 5, m2, &g) && g.groups[0] == 7 && g.threads[0] == 8);
+    CHECK(tlm_grid_rows(3, 100000, m2, &g) && g.threads[0] == 1024);
     /* A pipeline limited to 600 threads gets the power of two below it. */
-    CHECK(tlm_grid_rows(1, 100000, 4, (tlm_limits){600, 32}, &g) && g.threads[0] == 512);
-    /* Threadgroup memory comes in multiples of 16 bytes. */
-    CHECK(tlm_grid_rows(1, 1, 12, m2, &g) && g.threads[0] == 1 && g.shared_bytes == 16);
-    CHECK(tlm_grid_rows(0, 4, 4, m2, &g) && tlm_grid_empty(&g));
+    CHECK(tlm_grid_rows(1, 100000, (tlm_limits){600, 32}, &g) && g.threads[0] == 512);
+    /* A pipeline allowing more than the kernels' threadgroup arrays hold is capped. */
+    CHECK(tlm_grid_rows(1, 100000, (tlm_limits){4096, 32}, &g) && g.threads[0] == TLK_ROW_THREADS_MAX);
+    CHECK(tlm_grid_rows(1, 1, m2, &g) && g.threads[0] == 1);
+    CHECK(tlm_grid_rows(0, 4, m2, &g) && tlm_grid_empty(&g));
 }
 
 static void test_matmul(void)
