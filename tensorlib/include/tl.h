@@ -28,6 +28,13 @@
 extern "C" {
 #endif
 
+/* Marks the exported API; the library is built with hidden visibility for everything else. */
+#if defined(__GNUC__) || defined(__clang__)
+#define TL_API __attribute__((visibility("default")))
+#else
+#define TL_API
+#endif
+
 #define TL_MAX_DIMS 8
 
 typedef struct tl_tensor tl_tensor;
@@ -50,11 +57,11 @@ typedef enum tl_status {
 } tl_status;
 
 /* Status and message of this thread's last failing call. */
-tl_status tl_last_status(void);
-const char *tl_last_error(void);
+TL_API tl_status tl_last_status(void);
+TL_API const char *tl_last_error(void);
 
 /* Records a failure from user code (custom op forwards), printf-style; returns status. */
-tl_status tl_fail(tl_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+TL_API tl_status tl_fail(tl_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ------------------------------------------------------------------------------------------
  * Types, devices
@@ -62,65 +69,65 @@ tl_status tl_fail(tl_status status, const char *fmt, ...) __attribute__((format(
 typedef enum tl_dtype { TL_U8, TL_U32, TL_I64, TL_F16, TL_BF16, TL_F32, TL_F64, TL_DTYPE_COUNT } tl_dtype;
 typedef enum tl_device { TL_CPU, TL_METAL } tl_device;
 
-const char *tl_dtype_name(tl_dtype dtype); /* "f32" */
-size_t tl_dtype_size(tl_dtype dtype);      /* bytes per element */
-const char *tl_device_name(tl_device device);
-bool tl_device_available(tl_device device); /* TL_METAL: only on macOS with a Metal GPU */
+TL_API const char *tl_dtype_name(tl_dtype dtype); /* "f32" */
+TL_API size_t tl_dtype_size(tl_dtype dtype);      /* bytes per element */
+TL_API const char *tl_device_name(tl_device device);
+TL_API bool tl_device_available(tl_device device); /* TL_METAL: only on macOS with a Metal GPU */
 
 /* ------------------------------------------------------------------------------------------
  * Creation. shape has ndim entries (ndim 0 is a scalar).
  * ---------------------------------------------------------------------------------------- */
-tl_tensor *tl_zeros(const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
-tl_tensor *tl_ones(const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
-tl_tensor *tl_full(double value, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
+TL_API tl_tensor *tl_zeros(const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
+TL_API tl_tensor *tl_ones(const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
+TL_API tl_tensor *tl_full(double value, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
 /* start, start+step, ... while < end (> end for a negative step); 1-D. */
-tl_tensor *tl_arange(double start, double end, double step, tl_dtype dtype, tl_device device);
+TL_API tl_tensor *tl_arange(double start, double end, double step, tl_dtype dtype, tl_device device);
 /* Copies elem_count(shape) elements of dtype from data. */
-tl_tensor *tl_from_data(const void *data, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
+TL_API tl_tensor *tl_from_data(const void *data, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
 /* Uniform in [lo, hi) / normal(mean, std); float dtypes; same seed, same values on a device. */
-tl_tensor *tl_rand(double lo, double hi, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device, uint64_t seed);
-tl_tensor *tl_randn(double mean, double std, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device, uint64_t seed);
+TL_API tl_tensor *tl_rand(double lo, double hi, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device, uint64_t seed);
+TL_API tl_tensor *tl_randn(double mean, double std, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device, uint64_t seed);
 
 /* ------------------------------------------------------------------------------------------
  * Handles and queries
  * ---------------------------------------------------------------------------------------- */
-tl_tensor *tl_retain(tl_tensor *t);          /* returns t */
-void tl_release(tl_tensor *t);               /* NULL is fine */
+TL_API tl_tensor *tl_retain(tl_tensor *t);          /* returns t */
+TL_API void tl_release(tl_tensor *t);               /* NULL is fine */
 /* candle's clone: the same tensor, one more reference (so x and tl_clone(x) share storage). */
-tl_tensor *tl_clone(tl_tensor *t);
+TL_API tl_tensor *tl_clone(tl_tensor *t);
 
-size_t tl_ndim(const tl_tensor *t);
-const size_t *tl_shape(const tl_tensor *t);
-const size_t *tl_strides(const tl_tensor *t); /* in elements */
-size_t tl_offset(const tl_tensor *t);         /* start offset in elements */
-size_t tl_elem_count(const tl_tensor *t);
-tl_dtype tl_dtype_of(const tl_tensor *t);
-tl_device tl_device_of(const tl_tensor *t);
-bool tl_is_contiguous(const tl_tensor *t);
+TL_API size_t tl_ndim(const tl_tensor *t);
+TL_API const size_t *tl_shape(const tl_tensor *t);
+TL_API const size_t *tl_strides(const tl_tensor *t); /* in elements */
+TL_API size_t tl_offset(const tl_tensor *t);         /* start offset in elements */
+TL_API size_t tl_elem_count(const tl_tensor *t);
+TL_API tl_dtype tl_dtype_of(const tl_tensor *t);
+TL_API tl_device tl_device_of(const tl_tensor *t);
+TL_API bool tl_is_contiguous(const tl_tensor *t);
 /* True when a and b are views of one storage (and so share one lock). */
-bool tl_shares_storage(const tl_tensor *a, const tl_tensor *b);
+TL_API bool tl_shares_storage(const tl_tensor *a, const tl_tensor *b);
 
 /* ------------------------------------------------------------------------------------------
  * Views (share storage, take no lock) and copies
  * ---------------------------------------------------------------------------------------- */
 #define TL_INFER ((size_t)-1) /* one reshape dim may be TL_INFER */
-tl_tensor *tl_narrow(const tl_tensor *t, size_t dim, size_t start, size_t len);
-tl_tensor *tl_squeeze(const tl_tensor *t, size_t dim);
-tl_tensor *tl_unsqueeze(const tl_tensor *t, size_t dim);
-tl_tensor *tl_reshape(const tl_tensor *t, const size_t *shape, size_t ndim); /* copies if not contiguous */
-tl_tensor *tl_transpose(const tl_tensor *t, size_t dim1, size_t dim2);
-tl_tensor *tl_permute(const tl_tensor *t, const size_t *dims, size_t ndim);
-tl_tensor *tl_broadcast_as(const tl_tensor *t, const size_t *shape, size_t ndim);
-tl_tensor *tl_detach(const tl_tensor *t);
-tl_tensor *tl_flatten(const tl_tensor *t, size_t start_dim, size_t end_dim); /* inclusive */
-tl_tensor *tl_flatten_all(const tl_tensor *t);
+TL_API tl_tensor *tl_narrow(const tl_tensor *t, size_t dim, size_t start, size_t len);
+TL_API tl_tensor *tl_squeeze(const tl_tensor *t, size_t dim);
+TL_API tl_tensor *tl_unsqueeze(const tl_tensor *t, size_t dim);
+TL_API tl_tensor *tl_reshape(const tl_tensor *t, const size_t *shape, size_t ndim); /* copies if not contiguous */
+TL_API tl_tensor *tl_transpose(const tl_tensor *t, size_t dim1, size_t dim2);
+TL_API tl_tensor *tl_permute(const tl_tensor *t, const size_t *dims, size_t ndim);
+TL_API tl_tensor *tl_broadcast_as(const tl_tensor *t, const size_t *shape, size_t ndim);
+TL_API tl_tensor *tl_detach(const tl_tensor *t);
+TL_API tl_tensor *tl_flatten(const tl_tensor *t, size_t start_dim, size_t end_dim); /* inclusive */
+TL_API tl_tensor *tl_flatten_all(const tl_tensor *t);
 /* Splits dim into n chunks (the last may be smaller); out has room for n; *count gets how many. */
-tl_status tl_chunk(const tl_tensor *t, size_t n, size_t dim, tl_tensor **out, size_t *count);
-tl_tensor *tl_get(const tl_tensor *t, size_t index); /* narrow(0, index, 1).squeeze(0) */
-tl_tensor *tl_contiguous(const tl_tensor *t);        /* t itself (retained) when already contiguous */
-tl_tensor *tl_copy(const tl_tensor *t);              /* new storage, always */
-tl_tensor *tl_to_dtype(const tl_tensor *t, tl_dtype dtype);
-tl_tensor *tl_to_device(const tl_tensor *t, tl_device device);
+TL_API tl_status tl_chunk(const tl_tensor *t, size_t n, size_t dim, tl_tensor **out, size_t *count);
+TL_API tl_tensor *tl_get(const tl_tensor *t, size_t index); /* narrow(0, index, 1).squeeze(0) */
+TL_API tl_tensor *tl_contiguous(const tl_tensor *t);        /* t itself (retained) when already contiguous */
+TL_API tl_tensor *tl_copy(const tl_tensor *t);              /* new storage, always */
+TL_API tl_tensor *tl_to_dtype(const tl_tensor *t, tl_dtype dtype);
+TL_API tl_tensor *tl_to_device(const tl_tensor *t, tl_device device);
 
 /* ------------------------------------------------------------------------------------------
  * Elementwise
@@ -130,17 +137,17 @@ typedef enum tl_unary_op {
     TL_RELU, TL_GELU /* tanh approximation */, TL_GELU_ERF, TL_SILU, TL_FLOOR, TL_CEIL,
     TL_ROUND, TL_SIGN, TL_UNARY_COUNT
 } tl_unary_op;
-tl_tensor *tl_unary(tl_unary_op op, const tl_tensor *t);
-const char *tl_unary_name(tl_unary_op op);
+TL_API tl_tensor *tl_unary(tl_unary_op op, const tl_tensor *t);
+TL_API const char *tl_unary_name(tl_unary_op op);
 
-tl_tensor *tl_affine(const tl_tensor *t, double mul, double add); /* t*mul + add */
-tl_tensor *tl_powf(const tl_tensor *t, double exponent);
-tl_tensor *tl_clamp(const tl_tensor *t, double lo, double hi);
-tl_tensor *tl_elu(const tl_tensor *t, double alpha);
+TL_API tl_tensor *tl_affine(const tl_tensor *t, double mul, double add); /* t*mul + add */
+TL_API tl_tensor *tl_powf(const tl_tensor *t, double exponent);
+TL_API tl_tensor *tl_clamp(const tl_tensor *t, double lo, double hi);
+TL_API tl_tensor *tl_elu(const tl_tensor *t, double alpha);
 
 /* Binary ops broadcast numpy-style; both operands have one dtype and one device. */
 typedef enum tl_binary_op { TL_ADD, TL_SUB, TL_MUL, TL_DIV, TL_MAXIMUM, TL_MINIMUM, TL_BINARY_COUNT } tl_binary_op;
-tl_tensor *tl_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b);
+TL_API tl_tensor *tl_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b);
 static inline tl_tensor *tl_add(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_ADD, a, b); }
 static inline tl_tensor *tl_sub(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_SUB, a, b); }
 static inline tl_tensor *tl_mul(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_MUL, a, b); }
@@ -148,39 +155,39 @@ static inline tl_tensor *tl_div(const tl_tensor *a, const tl_tensor *b) { return
 
 /* Comparisons broadcast like binary ops and return u8 (1 true, 0 false). */
 typedef enum tl_cmp_op { TL_EQ, TL_NE, TL_LT, TL_LE, TL_GT, TL_GE, TL_CMP_COUNT } tl_cmp_op;
-tl_tensor *tl_cmp(tl_cmp_op op, const tl_tensor *a, const tl_tensor *b);
+TL_API tl_tensor *tl_cmp(tl_cmp_op op, const tl_tensor *a, const tl_tensor *b);
 /* cond (u8/u32/i64, nonzero = true) picks from on_true or on_false; all three broadcast. */
-tl_tensor *tl_where_cond(const tl_tensor *cond, const tl_tensor *on_true, const tl_tensor *on_false);
+TL_API tl_tensor *tl_where_cond(const tl_tensor *cond, const tl_tensor *on_true, const tl_tensor *on_false);
 
 /* ------------------------------------------------------------------------------------------
  * Reductions over dims; argmax/argmin take exactly one dim and return u32.
  * ---------------------------------------------------------------------------------------- */
 typedef enum tl_reduce_op { TL_SUM, TL_MEAN, TL_MAX, TL_MIN, TL_ARGMAX, TL_ARGMIN, TL_REDUCE_COUNT } tl_reduce_op;
-tl_tensor *tl_reduce(tl_reduce_op op, const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim);
-tl_tensor *tl_softmax(const tl_tensor *t, size_t dim);
-tl_tensor *tl_log_softmax(const tl_tensor *t, size_t dim);
+TL_API tl_tensor *tl_reduce(tl_reduce_op op, const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim);
+TL_API tl_tensor *tl_softmax(const tl_tensor *t, size_t dim);
+TL_API tl_tensor *tl_log_softmax(const tl_tensor *t, size_t dim);
 
 /* ------------------------------------------------------------------------------------------
  * Linear algebra, convolution
  * ---------------------------------------------------------------------------------------- */
 /* [..., m, k] @ [..., k, n] -> [..., m, n]; leading dims must be equal. */
-tl_tensor *tl_matmul(const tl_tensor *a, const tl_tensor *b);
+TL_API tl_tensor *tl_matmul(const tl_tensor *a, const tl_tensor *b);
 /* x [b, c_in, l], kernel [c_out, c_in/groups, k] -> [b, c_out, l_out]. */
-tl_tensor *tl_conv1d(const tl_tensor *x, const tl_tensor *kernel, size_t padding, size_t stride,
+TL_API tl_tensor *tl_conv1d(const tl_tensor *x, const tl_tensor *kernel, size_t padding, size_t stride,
                      size_t dilation, size_t groups);
 /* x [b, c_in, h, w], kernel [c_out, c_in/groups, kh, kw]; padding/stride/dilation on both axes. */
-tl_tensor *tl_conv2d(const tl_tensor *x, const tl_tensor *kernel, size_t padding, size_t stride,
+TL_API tl_tensor *tl_conv2d(const tl_tensor *x, const tl_tensor *kernel, size_t padding, size_t stride,
                      size_t dilation, size_t groups);
 
 /* ------------------------------------------------------------------------------------------
  * Indexing and combining. Index tensors are u8, u32 or i64.
  * ---------------------------------------------------------------------------------------- */
-tl_tensor *tl_index_select(const tl_tensor *t, const tl_tensor *ids, size_t dim);
-tl_tensor *tl_gather(const tl_tensor *t, const tl_tensor *ids, size_t dim);
-tl_tensor *tl_scatter_add(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
-tl_tensor *tl_index_add(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
-tl_tensor *tl_cat(const tl_tensor *const *ts, size_t n, size_t dim);
-tl_tensor *tl_stack(const tl_tensor *const *ts, size_t n, size_t dim);
+TL_API tl_tensor *tl_index_select(const tl_tensor *t, const tl_tensor *ids, size_t dim);
+TL_API tl_tensor *tl_gather(const tl_tensor *t, const tl_tensor *ids, size_t dim);
+TL_API tl_tensor *tl_scatter_add(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
+TL_API tl_tensor *tl_index_add(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
+TL_API tl_tensor *tl_cat(const tl_tensor *const *ts, size_t n, size_t dim);
+TL_API tl_tensor *tl_stack(const tl_tensor *const *ts, size_t n, size_t dim);
 
 /* ------------------------------------------------------------------------------------------
  * In place. These take the WRITE lock on their target.
@@ -194,11 +201,11 @@ tl_tensor *tl_stack(const tl_tensor *const *ts, size_t n, size_t dim);
  * slice_set, scatter_set, scatter_add_set and var_set keep candle's guards and return
  * TL_ERR_SHARED_STORAGE (scatter_*: the guard checks src only, as candle does).
  * ---------------------------------------------------------------------------------------- */
-tl_status tl_const_set(tl_tensor *t, double value);
-tl_status tl_slice_set(tl_tensor *t, const tl_tensor *src, size_t dim, size_t offset);
-tl_status tl_scatter_set(tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
-tl_status tl_scatter_add_set(tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
-tl_status tl_var_set(tl_tensor *t, const tl_tensor *src); /* candle's Var::set */
+TL_API tl_status tl_const_set(tl_tensor *t, double value);
+TL_API tl_status tl_slice_set(tl_tensor *t, const tl_tensor *src, size_t dim, size_t offset);
+TL_API tl_status tl_scatter_set(tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
+TL_API tl_status tl_scatter_add_set(tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
+TL_API tl_status tl_var_set(tl_tensor *t, const tl_tensor *src); /* candle's Var::set */
 
 /* ------------------------------------------------------------------------------------------
  * Custom ops. A forward sees each operand as a tl_view of its storage, under the locks.
@@ -229,23 +236,23 @@ typedef struct tl_inplace_op {
     void *ctx;
 } tl_inplace_op;
 
-tl_tensor *tl_custom_op1(const tl_tensor *a, const tl_custom_op *op);
-tl_tensor *tl_custom_op2(const tl_tensor *a, const tl_tensor *b, const tl_custom_op *op);
-tl_tensor *tl_custom_op3(const tl_tensor *a, const tl_tensor *b, const tl_tensor *c, const tl_custom_op *op);
-tl_status tl_inplace_op1(tl_tensor *t, const tl_inplace_op *op);
-tl_status tl_inplace_op2(tl_tensor *t, const tl_tensor *a, const tl_inplace_op *op);
-tl_status tl_inplace_op3(tl_tensor *t, const tl_tensor *a, const tl_tensor *b, const tl_inplace_op *op);
-tl_status tl_inplace_op2_safe(tl_tensor *t, const tl_tensor *a, const tl_inplace_op *op);
-tl_status tl_inplace_op3_safe(tl_tensor *t, const tl_tensor *a, const tl_tensor *b, const tl_inplace_op *op);
+TL_API tl_tensor *tl_custom_op1(const tl_tensor *a, const tl_custom_op *op);
+TL_API tl_tensor *tl_custom_op2(const tl_tensor *a, const tl_tensor *b, const tl_custom_op *op);
+TL_API tl_tensor *tl_custom_op3(const tl_tensor *a, const tl_tensor *b, const tl_tensor *c, const tl_custom_op *op);
+TL_API tl_status tl_inplace_op1(tl_tensor *t, const tl_inplace_op *op);
+TL_API tl_status tl_inplace_op2(tl_tensor *t, const tl_tensor *a, const tl_inplace_op *op);
+TL_API tl_status tl_inplace_op3(tl_tensor *t, const tl_tensor *a, const tl_tensor *b, const tl_inplace_op *op);
+TL_API tl_status tl_inplace_op2_safe(tl_tensor *t, const tl_tensor *a, const tl_inplace_op *op);
+TL_API tl_status tl_inplace_op3_safe(tl_tensor *t, const tl_tensor *a, const tl_tensor *b, const tl_inplace_op *op);
 
 /* ------------------------------------------------------------------------------------------
  * Read-out
  * ---------------------------------------------------------------------------------------- */
 /* Copies the elements in logical row-major order, as dtype of t, into dst (capacity bytes). */
-tl_status tl_to_vec(const tl_tensor *t, void *dst, size_t capacity);
+TL_API tl_status tl_to_vec(const tl_tensor *t, void *dst, size_t capacity);
 /* Formats like candle: [[4.0, 6.0], [3.0, 4.0]]. Returns the length it needs (snprintf
  * semantics), or -1 on failure. */
-int tl_format(const tl_tensor *t, char *buf, size_t size);
+TL_API int tl_format(const tl_tensor *t, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include "backend.h"
 #include "kernels.h"
 
 typedef enum dtype_rule { ANY_DTYPE, FLOAT_DTYPE } dtype_rule;
@@ -46,9 +47,13 @@ _Static_assert(TL_EXP == TLK_UNARY_EXP && TL_LOG == TLK_UNARY_LOG && TL_SIN == T
                "kernels.h unary codes follow tl_unary_op");
 
 static const char *const scalar_names[] = {
-    [TLK_SCALAR_AFFINE] = "affine", [TLK_SCALAR_POWF] = "powf",
-    [TLK_SCALAR_CLAMP] = "clamp", [TLK_SCALAR_ELU] = "elu",
+    [TL_SCALAR_AFFINE] = "affine", [TL_SCALAR_POWF] = "powf",
+    [TL_SCALAR_CLAMP] = "clamp", [TL_SCALAR_ELU] = "elu",
 };
+_Static_assert(sizeof scalar_names / sizeof *scalar_names == TL_SCALAR_COUNT, "scalar names");
+_Static_assert(TL_SCALAR_AFFINE == TLK_SCALAR_AFFINE && TL_SCALAR_POWF == TLK_SCALAR_POWF &&
+                   TL_SCALAR_CLAMP == TLK_SCALAR_CLAMP && TL_SCALAR_ELU == TLK_SCALAR_ELU,
+               "kernels.h scalar codes follow tl_scalar_op (backend.h)");
 
 static const char *const binary_names[] = {
     [TL_ADD] = "add", [TL_SUB] = "sub", [TL_MUL] = "mul", [TL_DIV] = "div",

@@ -16,7 +16,7 @@ typedef enum tlm_family {
     TLM_FILL,
     TLM_COPY,
     TLM_UNARY,        /* op: tl_unary_op */
-    TLM_SCALAR,       /* op: TLK_SCALAR_* (affine, powf, clamp, elu) */
+    TLM_SCALAR,       /* op: tl_scalar_op (affine, powf, clamp, elu) */
     TLM_BINARY,       /* op: tl_binary_op */
     TLM_CMP,          /* op: tl_cmp_op */
     TLM_WHERE,        /* aux: dtype of the condition */

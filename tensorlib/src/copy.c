@@ -1,0 +1,68 @@
+/*
+ * copy.c - operations that produce new storage holding a tensor's elements: copy,
+ * contiguous, to_dtype, to_device.
+ */
+#include <stdlib.h>
+
+#include "backend.h"
+
+tl_tensor *tl_copy_as(const char *op, const tl_tensor *t, tl_dtype dtype)
+{
+    if (tl_check_tensor(op, t) != TL_OK)
+        return NULL;
+    if (!tl_dtype_valid(dtype))
+        return tl_fail(TL_ERR_DTYPE, "%s: invalid dtype %d", op, (int)dtype), NULL;
+    tl_tensor *out = tl_tensor_empty(op, t->layout.shape, t->layout.ndim, dtype, t->device);
+    if (!out)
+        return NULL;
+    if (tl_lock_read(t, op) != TL_OK) {
+        tl_release(out);
+        return NULL;
+    }
+    tl_operand dst = tl_operand_of(out), src = tl_operand_of(t);
+    tl_status st = t->storage->backend->copy(&dst, &src);
+    tl_unlock(t);
+    if (st != TL_OK) {
+        tl_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+tl_tensor *tl_copy(const tl_tensor *t)
+{
+    return tl_copy_as("copy", t, t ? t->dtype : TL_F32);
+}
+
+tl_tensor *tl_contiguous(const tl_tensor *t)
+{
+    if (tl_check_tensor("contiguous", t) != TL_OK)
+        return NULL;
+    if (tl_is_contiguous(t))
+        return tl_retain((tl_tensor *)t); /* a new reference to the same handle */
+    return tl_copy_as("contiguous", t, t->dtype);
+}
+
+tl_tensor *tl_to_dtype(const tl_tensor *t, tl_dtype dtype)
+{
+    return tl_copy_as("to_dtype", t, dtype);
+}
+
+/* Moves the elements through host memory: read under t's read lock, write to new storage. */
+tl_tensor *tl_to_device(const tl_tensor *t, tl_device device)
+{
+    const char *op = "to_device";
+    if (tl_check_tensor(op, t) != TL_OK)
+        return NULL;
+    if (device == t->device)
+        return tl_copy_as(op, t, t->dtype);
+    size_t nbytes = tl_elem_count(t) * tl_dtype_size(t->dtype);
+    void *host = malloc(nbytes ? nbytes : 1);
+    if (!host)
+        return tl_fail_nomem(op, nbytes), NULL;
+    tl_tensor *out = NULL;
+    if (tl_to_vec(t, host, nbytes) == TL_OK)
+        out = tl_from_data(host, t->layout.shape, t->layout.ndim, t->dtype, device);
+    free(host);
+    return out;
+}

@@ -1,0 +1,190 @@
+/*
+ * create.c - tensors with fresh storage: constants, ranges, host data, seeded random values.
+ * Values are produced on the host and written through the backend, so every device gets the
+ * same numbers for the same seed.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "backend.h"
+
+static tl_tensor *filled(const char *op, double value, const size_t *shape, size_t ndim,
+                         tl_dtype dtype, tl_device device)
+{
+    tl_tensor *t = tl_tensor_empty(op, shape, ndim, dtype, device);
+    if (!t)
+        return NULL;
+    tl_operand dst = tl_operand_of(t);
+    if (t->storage->backend->fill(&dst, value) != TL_OK) {
+        tl_release(t);
+        return NULL;
+    }
+    return t;
+}
+
+tl_tensor *tl_zeros(const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device)
+{
+    return filled("zeros", 0.0, shape, ndim, dtype, device);
+}
+
+tl_tensor *tl_ones(const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device)
+{
+    return filled("ones", 1.0, shape, ndim, dtype, device);
+}
+
+tl_tensor *tl_full(double value, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device)
+{
+    return filled("full", value, shape, ndim, dtype, device);
+}
+
+static tl_tensor *from_host(const char *op, const void *data, const size_t *shape, size_t ndim,
+                            tl_dtype dtype, tl_device device)
+{
+    tl_tensor *t = tl_tensor_empty(op, shape, ndim, dtype, device);
+    if (!t)
+        return NULL;
+    tl_storage *s = t->storage;
+    if (s->nbytes && s->backend->write(s->buf, 0, data, s->nbytes) != TL_OK) {
+        tl_release(t);
+        return NULL;
+    }
+    return t;
+}
+
+tl_tensor *tl_from_data(const void *data, const size_t *shape, size_t ndim, tl_dtype dtype,
+                        tl_device device)
+{
+    if (!data)
+        return tl_fail(TL_ERR_ARG, "from_data: data is NULL"), NULL;
+    return from_host("from_data", data, shape, ndim, dtype, device);
+}
+
+/* A host array of n elements of dtype, each gen(state, i); written to a new tensor. */
+typedef double (*gen_fn)(void *state, size_t i);
+
+static tl_tensor *generated(const char *op, gen_fn gen, void *state, const size_t *shape,
+                            size_t ndim, tl_dtype dtype, tl_device device)
+{
+    size_t nbytes;
+    if (!tl_dtype_valid(dtype))
+        return tl_fail(TL_ERR_DTYPE, "%s: invalid dtype %d", op, (int)dtype), NULL;
+    if (tl_shape_check(op, shape, ndim, tl_dtype_size(dtype), &nbytes) != TL_OK)
+        return NULL;
+    void *host = malloc(nbytes ? nbytes : 1);
+    if (!host)
+        return tl_fail_nomem(op, nbytes), NULL;
+    size_t n = tl_shape_elems(shape, ndim);
+    for (size_t i = 0; i < n; i++)
+        tl_store(dtype, host, i, gen(state, i));
+    tl_tensor *t = from_host(op, host, shape, ndim, dtype, device);
+    free(host);
+    return t;
+}
+
+struct arange_state { double start, step; };
+
+static double arange_gen(void *state, size_t i)
+{
+    const struct arange_state *a = state;
+    return a->start + (double)i * a->step;
+}
+
+tl_tensor *tl_arange(double start, double end, double step, tl_dtype dtype, tl_device device)
+{
+    if (step == 0.0 || !isfinite(step) || !isfinite(start) || !isfinite(end))
+        return tl_fail(TL_ERR_ARG, "arange: start %g, end %g, step %g do not make a range",
+                       start, end, step), NULL;
+    double count = ceil((end - start) / step);
+    if (count > (double)(SIZE_MAX / 8))
+        return tl_fail(TL_ERR_RANGE, "arange: %g elements is too many", count), NULL;
+    size_t n = count > 0 ? (size_t)count : 0;
+    struct arange_state a = {start, step};
+    return generated("arange", arange_gen, &a, &n, 1, dtype, device);
+}
+
+/* xoshiro256** seeded through splitmix64: small, fast, reproducible across platforms. */
+typedef struct rng {
+    uint64_t s[4];
+    double a, b;  /* the distribution's two parameters */
+} rng;
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void rng_seed(rng *r, uint64_t seed, double a, double b)
+{
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&seed);
+    r->a = a;
+    r->b = b;
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+/* Uniform in [0, 1) with 53 random bits. */
+static double rng_unit(rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return (double)(out >> 11) * 0x1p-53;
+}
+
+static double uniform_gen(void *state, size_t i)
+{
+    rng *r = state;
+    (void)i;
+    return r->a + (r->b - r->a) * rng_unit(r);
+}
+
+#define TWO_PI 6.283185307179586476925286766559
+
+/* Box-Muller, one value per call (the cosine branch only: simpler, still exact). */
+static double normal_gen(void *state, size_t i)
+{
+    rng *r = state;
+    (void)i;
+    double u1 = 1.0 - rng_unit(r), u2 = rng_unit(r);
+    return r->a + r->b * sqrt(-2.0 * log(u1)) * cos(TWO_PI * u2);
+}
+
+static tl_tensor *random_tensor(const char *op, gen_fn gen, double a, double b,
+                                const size_t *shape, size_t ndim, tl_dtype dtype,
+                                tl_device device, uint64_t seed)
+{
+    if (!tl_dtype_is_float(dtype))
+        return tl_fail(TL_ERR_DTYPE, "%s: needs a float dtype, got %s", op, tl_dtype_name(dtype)),
+               NULL;
+    rng r;
+    rng_seed(&r, seed, a, b);
+    return generated(op, gen, &r, shape, ndim, dtype, device);
+}
+
+tl_tensor *tl_rand(double lo, double hi, const size_t *shape, size_t ndim, tl_dtype dtype,
+                   tl_device device, uint64_t seed)
+{
+    if (!(lo < hi))
+        return tl_fail(TL_ERR_ARG, "rand: empty range [%g, %g)", lo, hi), NULL;
+    return random_tensor("rand", uniform_gen, lo, hi, shape, ndim, dtype, device, seed);
+}
+
+tl_tensor *tl_randn(double mean, double std, const size_t *shape, size_t ndim, tl_dtype dtype,
+                    tl_device device, uint64_t seed)
+{
+    if (!(std >= 0.0))
+        return tl_fail(TL_ERR_ARG, "randn: std %g is negative", std), NULL;
+    return random_tensor("randn", normal_gen, mean, std, shape, ndim, dtype, device, seed);
+}

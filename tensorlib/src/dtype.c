@@ -1,0 +1,150 @@
+/*
+ * dtype.c - element types: names, sizes, f16/bf16 conversions, and loading/storing one
+ * element of any dtype as a double (the generic path of the cpu kernels and of read-out).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "tl_internal.h"
+
+static const char *const dtype_names[] = {
+    [TL_U8] = "u8", [TL_U32] = "u32", [TL_I64] = "i64", [TL_F16] = "f16",
+    [TL_BF16] = "bf16", [TL_F32] = "f32", [TL_F64] = "f64",
+};
+_Static_assert(sizeof dtype_names / sizeof dtype_names[0] == TL_DTYPE_COUNT, "dtype name table");
+
+static const size_t dtype_sizes[] = {
+    [TL_U8] = 1, [TL_U32] = 4, [TL_I64] = 8, [TL_F16] = 2, [TL_BF16] = 2, [TL_F32] = 4, [TL_F64] = 8,
+};
+_Static_assert(sizeof dtype_sizes / sizeof dtype_sizes[0] == TL_DTYPE_COUNT, "dtype size table");
+
+bool tl_dtype_valid(tl_dtype dtype)
+{
+    return (unsigned)dtype < TL_DTYPE_COUNT;
+}
+
+const char *tl_dtype_name(tl_dtype dtype)
+{
+    return tl_dtype_valid(dtype) ? dtype_names[dtype] : "invalid-dtype";
+}
+
+size_t tl_dtype_size(tl_dtype dtype)
+{
+    return tl_dtype_valid(dtype) ? dtype_sizes[dtype] : 0;
+}
+
+bool tl_dtype_is_float(tl_dtype dtype)
+{
+    return dtype == TL_F16 || dtype == TL_BF16 || dtype == TL_F32 || dtype == TL_F64;
+}
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+float tl_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t man = h & 0x3ffu;
+    if (exp == 0x1f) /* inf or NaN */
+        return bits_f32(sign | 0x7f800000u | (man << 13));
+    if (exp == 0) { /* zero or subnormal: man * 2^-24 */
+        float v = (float)man * 0x1p-24f;
+        return sign ? -v : v;
+    }
+    return bits_f32(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+uint16_t tl_f32_to_f16(float f)
+{
+    uint32_t u = f32_bits(f);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    float a = fabsf(f);
+    if (isnan(f))
+        return sign | 0x7e00u;
+    if (a >= 65520.0f) /* rounds to infinity */
+        return sign | 0x7c00u;
+    if (a < 0x1p-14f) /* subnormal range: multiples of 2^-24, rounded to nearest even */
+        return sign | (uint16_t)nearbyintf(a * 0x1p24f);
+    uint32_t ua = f32_bits(a);
+    uint32_t exp = (ua >> 23) - 112;
+    uint32_t man = ua & 0x7fffffu;
+    uint32_t h = (exp << 10) | (man >> 13);
+    uint32_t rest = man & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
+        h++; /* a carry into the exponent is the correct rounding */
+    return sign | (uint16_t)h;
+}
+
+float tl_bf16_to_f32(uint16_t h)
+{
+    return bits_f32((uint32_t)h << 16);
+}
+
+uint16_t tl_f32_to_bf16(float f)
+{
+    uint32_t u = f32_bits(f);
+    if (isnan(f))
+        return (uint16_t)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+double tl_load(tl_dtype dtype, const void *base, size_t i)
+{
+    switch (dtype) {
+    case TL_U8: return ((const uint8_t *)base)[i];
+    case TL_U32: return ((const uint32_t *)base)[i];
+    case TL_I64: return (double)((const int64_t *)base)[i];
+    case TL_F16: return tl_f16_to_f32(((const uint16_t *)base)[i]);
+    case TL_BF16: return tl_bf16_to_f32(((const uint16_t *)base)[i]);
+    case TL_F32: return ((const float *)base)[i];
+    case TL_F64: return ((const double *)base)[i];
+    case TL_DTYPE_COUNT: break;
+    }
+    return 0.0;
+}
+
+/* Truncates toward zero into [lo, hi]; NaN gives 0 (Rust's `as`). */
+static double saturate(double v, double lo, double hi)
+{
+    if (isnan(v))
+        return 0.0;
+    v = trunc(v);
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+void tl_store(tl_dtype dtype, void *base, size_t i, double v)
+{
+    switch (dtype) {
+    case TL_U8: ((uint8_t *)base)[i] = (uint8_t)saturate(v, 0, UINT8_MAX); break;
+    case TL_U32: ((uint32_t *)base)[i] = (uint32_t)saturate(v, 0, UINT32_MAX); break;
+    case TL_I64:
+        /* 2^63 itself is out of range for int64_t: stop one double below it. */
+        ((int64_t *)base)[i] = (int64_t)saturate(v, -0x1p63, 0x1.fffffffffffffp62);
+        break;
+    case TL_F16: ((uint16_t *)base)[i] = tl_f32_to_f16((float)v); break;
+    case TL_BF16: ((uint16_t *)base)[i] = tl_f32_to_bf16((float)v); break;
+    case TL_F32: ((float *)base)[i] = (float)v; break;
+    case TL_F64: ((double *)base)[i] = v; break;
+    case TL_DTYPE_COUNT: break;
+    }
+}
+
+double tl_round_to_dtype(tl_dtype dtype, double v)
+{
+    _Alignas(8) unsigned char cell[8];
+    tl_store(dtype, cell, 0, v);
+    return tl_load(dtype, cell, 0);
+}

@@ -1,0 +1,93 @@
+/*
+ * ops_unary.c - one-input elementwise ops: the unary table, affine, powf, clamp, elu.
+ * Each reads its input under the read lock and returns new storage of the same dtype.
+ */
+#include "backend.h"
+
+static const char *const unary_names[] = {
+    [TL_EXP] = "exp", [TL_LOG] = "log", [TL_SIN] = "sin", [TL_COS] = "cos",
+    [TL_TANH] = "tanh", [TL_ABS] = "abs", [TL_NEG] = "neg", [TL_RECIP] = "recip",
+    [TL_SQR] = "sqr", [TL_SQRT] = "sqrt", [TL_RELU] = "relu", [TL_GELU] = "gelu",
+    [TL_GELU_ERF] = "gelu_erf", [TL_SILU] = "silu", [TL_FLOOR] = "floor", [TL_CEIL] = "ceil",
+    [TL_ROUND] = "round", [TL_SIGN] = "sign",
+};
+_Static_assert(sizeof unary_names / sizeof unary_names[0] == TL_UNARY_COUNT, "unary name table");
+
+const char *tl_unary_name(tl_unary_op op)
+{
+    return (unsigned)op < TL_UNARY_COUNT ? unary_names[op] : "invalid-unary-op";
+}
+
+/* Ops that make sense on integers too (computed exactly through doubles). */
+static bool unary_takes_ints(tl_unary_op op)
+{
+    switch (op) {
+    case TL_ABS: case TL_NEG: case TL_SQR: case TL_RELU: case TL_SIGN:
+    case TL_FLOOR: case TL_CEIL: case TL_ROUND:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static tl_status unary_kernel(const tl_backend_i *b, const tl_operand *dst, const tl_operand *in,
+                              const void *ctx)
+{
+    return b->unary(*(const tl_unary_op *)ctx, dst, &in[0]);
+}
+
+tl_tensor *tl_unary(tl_unary_op op, const tl_tensor *t)
+{
+    if ((unsigned)op >= TL_UNARY_COUNT)
+        return tl_fail(TL_ERR_ARG, "unary: invalid op %d", (int)op), NULL;
+    const char *name = unary_names[op];
+    if (tl_check_tensor(name, t) != TL_OK ||
+        (!unary_takes_ints(op) && tl_check_float(name, t) != TL_OK))
+        return NULL;
+    return tl_run_op(name, &t, NULL, 1, t->layout.shape, t->layout.ndim, t->dtype, unary_kernel,
+                     &op);
+}
+
+typedef struct scalar_args {
+    tl_scalar_op op;
+    double p0, p1;
+} scalar_args;
+
+static tl_status scalar_kernel(const tl_backend_i *b, const tl_operand *dst, const tl_operand *in,
+                               const void *ctx)
+{
+    const scalar_args *a = ctx;
+    return b->scalar(a->op, dst, &in[0], a->p0, a->p1);
+}
+
+static tl_tensor *scalar_op(const char *name, tl_scalar_op op, const tl_tensor *t, double p0,
+                            double p1, bool float_only)
+{
+    if (tl_check_tensor(name, t) != TL_OK || (float_only && tl_check_float(name, t) != TL_OK))
+        return NULL;
+    scalar_args a = {op, p0, p1};
+    return tl_run_op(name, &t, NULL, 1, t->layout.shape, t->layout.ndim, t->dtype, scalar_kernel,
+                     &a);
+}
+
+tl_tensor *tl_affine(const tl_tensor *t, double mul, double add)
+{
+    return scalar_op("affine", TL_SCALAR_AFFINE, t, mul, add, false);
+}
+
+tl_tensor *tl_powf(const tl_tensor *t, double exponent)
+{
+    return scalar_op("powf", TL_SCALAR_POWF, t, exponent, 0.0, true);
+}
+
+tl_tensor *tl_clamp(const tl_tensor *t, double lo, double hi)
+{
+    if (!(lo <= hi))
+        return tl_fail(TL_ERR_ARG, "clamp: lo %g is above hi %g", lo, hi), NULL;
+    return scalar_op("clamp", TL_SCALAR_CLAMP, t, lo, hi, false);
+}
+
+tl_tensor *tl_elu(const tl_tensor *t, double alpha)
+{
+    return scalar_op("elu", TL_SCALAR_ELU, t, alpha, 0.0, true);
+}

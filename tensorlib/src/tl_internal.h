@@ -1,0 +1,195 @@
+/*
+ * tl_internal.h - the types and helpers every tensorlib source file shares.
+ *
+ * How to add an op (the ops engineer's checklist):
+ *   1. The public entry point goes in a file named for the op family (ops_unary.c,
+ *      ops_binary.c, reduce.c, ...; a new family gets a new file listed in tensorlib/meson.build).
+ *      It validates its arguments (tl_check_tensor, tl_check_same, tl_check_dim), creates the
+ *      result with tl_tensor_empty, takes the storage locks through lock.c (tl_lock_read_all
+ *      for inputs, in argument order, held together; tl_lock_write for an in-place target),
+ *      calls the backend member through tl_backend_of(device), unlocks, and returns.
+ *      It never touches a storage's memory directly: only backends do.
+ *   2. The kernel is a member of tl_backend_i (backend.h). Add the member with a comment,
+ *      implement it in cpu/ and list it in the static const table in cpu/cpu_backend.c.
+ *      Members a backend lacks stay NULL; the entry point then fails with
+ *      tl_fail_unsupported(op, device) ("no metal implementation for <op>").
+ *   3. CPU kernels walk strided, offset and broadcast layouts with tl_iter (below) and read and
+ *      write elements of any dtype with tl_load/tl_store; a contiguous same-dtype f32/f64
+ *      fast path is a plain typed loop (see cpu/cpu_elementwise.c).
+ *   4. Errors: return tl_fail(status, "<op>: what is wrong (shapes %s, dtype %s)", ...).
+ *      Never print, never abort.
+ */
+#ifndef TL_INTERNAL_H
+#define TL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tl.h"
+
+/* ------------------------------------------------------------------------------------------
+ * Layout: which elements of a storage a tensor sees. Strides and offset count elements.
+ * A broadcast dim has stride 0. Contiguous means row-major over the shape (size-1 dims may
+ * carry any stride); it does not imply offset 0 or that the view covers the whole storage.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct tl_layout {
+    size_t ndim;
+    size_t shape[TL_MAX_DIMS];
+    size_t stride[TL_MAX_DIMS]; /* elements */
+    size_t offset;              /* elements from the start of the storage */
+} tl_layout;
+
+/* ------------------------------------------------------------------------------------------
+ * Storage: one backend buffer under one rwlock, shared by every view and clone.
+ * ---------------------------------------------------------------------------------------- */
+struct tl_backend_i;
+
+typedef struct tl_storage {
+    atomic_size_t refcount;
+    pthread_rwlock_t lock;              /* default attributes; annotated for locktrace */
+    const struct tl_backend_i *backend; /* owns buf */
+    tl_device device;
+    tl_dtype dtype;
+    size_t nbytes;
+    void *buf;                          /* backend buffer (cpu: host memory) */
+    size_t desc_ndim;                   /* shape of the tensor the storage was made for, */
+    size_t desc_shape[TL_MAX_DIMS];     /* printed by the locktrace description */
+} tl_storage;
+
+struct tl_tensor {
+    atomic_size_t refcount;
+    tl_storage *storage; /* one reference held */
+    tl_layout layout;
+    tl_dtype dtype;      /* cached from the storage */
+    tl_device device;
+};
+
+/* What a backend kernel sees of one operand: the buffer, the layout, the element type. */
+typedef struct tl_operand {
+    void *buf;
+    const tl_layout *layout;
+    tl_dtype dtype;
+} tl_operand;
+
+/* ------------------------------------------------------------------------------------------
+ * error.c
+ * ---------------------------------------------------------------------------------------- */
+/* Fails with TL_ERR_UNSUPPORTED: "no <device> implementation for <op>". */
+tl_status tl_fail_unsupported(const char *op, tl_device device);
+tl_status tl_fail_nomem(const char *op, size_t nbytes);
+/* How many failures this thread has recorded: tells whether user code (a custom forward)
+ * called tl_fail before returning an error. */
+unsigned tl_fail_count(void);
+
+/* ------------------------------------------------------------------------------------------
+ * dtype.c: conversions and element access on host memory (cpu kernels, read-out)
+ * ---------------------------------------------------------------------------------------- */
+bool tl_dtype_is_float(tl_dtype dtype);
+bool tl_dtype_valid(tl_dtype dtype);
+float tl_f16_to_f32(uint16_t h);
+uint16_t tl_f32_to_f16(float f);   /* round to nearest even */
+float tl_bf16_to_f32(uint16_t h);
+uint16_t tl_f32_to_bf16(float f);  /* round to nearest even, NaN stays NaN */
+/* Element i of a host array of dtype, as a double. */
+double tl_load(tl_dtype dtype, const void *base, size_t i);
+/* Stores v into element i. Integer dtypes truncate toward zero and saturate (NaN -> 0), like
+ * Rust's `as`; f16/bf16 round to nearest even. */
+void tl_store(tl_dtype dtype, void *base, size_t i, double v);
+/* v rounded to what dtype can hold (tl_load of tl_store). */
+double tl_round_to_dtype(tl_dtype dtype, double v);
+
+/* ------------------------------------------------------------------------------------------
+ * layout.c
+ * ---------------------------------------------------------------------------------------- */
+size_t tl_shape_elems(const size_t *shape, size_t ndim);
+/* Checks ndim <= TL_MAX_DIMS and that elems * elem_size fits in size_t; *nbytes gets it. */
+tl_status tl_shape_check(const char *op, const size_t *shape, size_t ndim, size_t elem_size,
+                         size_t *nbytes);
+void tl_layout_contiguous(tl_layout *l, const size_t *shape, size_t ndim, size_t offset);
+bool tl_layout_is_contiguous(const tl_layout *l);
+size_t tl_layout_elems(const tl_layout *l);
+bool tl_same_shape(const tl_layout *a, const tl_layout *b);
+/* numpy broadcasting of two shapes into out (out_ndim = max ndim). */
+tl_status tl_broadcast_shape(const char *op, const tl_layout *a, const tl_layout *b,
+                             size_t *out, size_t *out_ndim);
+/* src seen with shape (right-aligned; size-1 or missing dims get stride 0). */
+tl_status tl_layout_broadcast(const char *op, const tl_layout *src, const size_t *shape,
+                              size_t ndim, tl_layout *out);
+/* "[2, 3]" into buf; returns buf. TL_SHAPE_STR bytes hold any shape. */
+#define TL_SHAPE_STR (TL_MAX_DIMS * 22 + 4)
+const char *tl_shape_str(const size_t *shape, size_t ndim, char *buf);
+
+/* Walks the elements of n layouts that share one shape in row-major order, one run at a
+ * time. Dims that are contiguous for every operand are merged, so a contiguous tensor is a
+ * single run.
+ *     tl_iter it;
+ *     if (tl_iter_init(&it, shape, ndim, layouts, n))
+ *         do { for (size_t i = 0; i < it.inner; i++) use(it.off[k] + i * it.step[k]); }
+ *         while (tl_iter_next(&it));
+ */
+#define TL_ITER_MAX 4
+typedef struct tl_iter {
+    size_t n;                                 /* operands */
+    size_t outer;                             /* dims outside the run */
+    size_t shape[TL_MAX_DIMS];
+    size_t stride[TL_ITER_MAX][TL_MAX_DIMS];
+    size_t idx[TL_MAX_DIMS];
+    size_t inner;                             /* elements in the current run */
+    size_t off[TL_ITER_MAX];                  /* element offset where the run starts */
+    size_t step[TL_ITER_MAX];                 /* stride along the run */
+} tl_iter;
+/* False when there is nothing to visit (an empty shape). */
+bool tl_iter_init(tl_iter *it, const size_t *shape, size_t ndim, const tl_layout *const *layouts,
+                  size_t n);
+bool tl_iter_next(tl_iter *it);
+
+/* ------------------------------------------------------------------------------------------
+ * storage.c
+ * ---------------------------------------------------------------------------------------- */
+/* New storage with uninitialised contents for a tensor of shape/dtype on device. */
+tl_storage *tl_storage_new(const char *op, tl_device device, tl_dtype dtype, const size_t *shape,
+                           size_t ndim);
+void tl_storage_retain(tl_storage *s);
+void tl_storage_release(tl_storage *s);
+/* The locktrace description: "tensorlib storage f32[2,2] cpu 16 B". */
+void tl_storage_describe(const void *storage, char *buf, size_t size);
+
+/* ------------------------------------------------------------------------------------------
+ * tensor.c
+ * ---------------------------------------------------------------------------------------- */
+/* A new handle on s (retained) with layout l. */
+tl_tensor *tl_tensor_wrap(const char *op, tl_storage *s, const tl_layout *l);
+/* A new contiguous tensor with fresh, uninitialised storage. */
+tl_tensor *tl_tensor_empty(const char *op, const size_t *shape, size_t ndim, tl_dtype dtype,
+                           tl_device device);
+tl_operand tl_operand_of(const tl_tensor *t);
+/* "f32[2, 3]" into buf (TL_DESC_STR bytes); returns buf. */
+#define TL_DESC_STR (TL_SHAPE_STR + 8)
+const char *tl_describe(const tl_tensor *t, char *buf);
+/* Argument checks that fail with a message naming op. */
+tl_status tl_check_tensor(const char *op, const tl_tensor *t);
+tl_status tl_check_same(const char *op, const tl_tensor *a, const tl_tensor *b);
+tl_status tl_check_dim(const char *op, const tl_tensor *t, size_t dim);
+tl_status tl_check_float(const char *op, const tl_tensor *t);
+
+/* ------------------------------------------------------------------------------------------
+ * lock.c: the only place that takes storage locks. Each fails with TL_ERR_LOCK naming op and
+ * the pthread error; on failure nothing stays locked.
+ * ---------------------------------------------------------------------------------------- */
+tl_status tl_lock_read(const tl_tensor *t, const char *op);
+tl_status tl_lock_write(const tl_tensor *t, const char *op);
+void tl_unlock(const tl_tensor *t);
+/* Read-locks ts[0..n) in order (a storage appearing twice is locked twice, as candle does). */
+tl_status tl_lock_read_all(const tl_tensor *const *ts, size_t n, const char *op);
+void tl_unlock_all(const tl_tensor *const *ts, size_t n);
+
+/* ------------------------------------------------------------------------------------------
+ * copy.c: copies between layouts of one shape, under the caller's locks
+ * ---------------------------------------------------------------------------------------- */
+/* A new contiguous tensor of dtype holding t's elements. Takes the read lock on t. */
+tl_tensor *tl_copy_as(const char *op, const tl_tensor *t, tl_dtype dtype);
+
+#endif
