@@ -74,8 +74,16 @@ static inline float exp_f32(float x)
     X(TL_ROUND, u_round, round(x))                                                                \
     X(TL_SIGN, u_sign, (T)((x > 0) - (x < 0)))
 
+/* The unary loops are compute bound (exp, tanh, ...): gcc also builds an AVX2 copy of each,
+ * picked at load time on CPUs that have it (target_clones: an ifunc, so ELF x86-64 only). */
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__)
+#define UNARY_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define UNARY_CLONES
+#endif
+
 #define DEFINE_UNARY_T(NAME, SUFFIX, TYPE, EXPR)                                                  \
-    static void NAME##SUFFIX(TYPE *restrict d, const TYPE *restrict s, size_t n)                  \
+    UNARY_CLONES static void NAME##SUFFIX(TYPE *restrict d, const TYPE *restrict s, size_t n)                  \
     {                                                                                             \
         typedef TYPE T;                                                                           \
         for (size_t i = 0; i < n; i++) {                                                          \

@@ -1,0 +1,161 @@
+/*
+ * cpu_indexing.c - index_select, gather, scatter (set and add) and index_add on the cpu.
+ * Sources and index tensors are first made contiguous (cpu_scratch.c), so the kernels are
+ * row-major walks. Every index is range-checked before anything is written: an in-place
+ * scatter that fails leaves its target untouched. The writing kernels address the target
+ * through its own layout, so a strided or offset target is updated in place.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_heavy.h"
+
+/* The elements before dim (outer) and after it (inner) of a shape. */
+static void split_at(const tl_layout *l, size_t dim, size_t *outer, size_t *inner)
+{
+    *outer = tl_shape_elems(l->shape, dim);
+    *inner = tl_shape_elems(l->shape + dim + 1, l->ndim - dim - 1);
+}
+
+static tl_status check_ids(const char *op, const tl_operand *ids, const void *data, size_t dim,
+                           size_t limit)
+{
+    size_t count = tl_layout_elems(ids->layout);
+    for (size_t i = 0; i < count; i++) {
+        uint64_t v = tl_cpu_load_uint(ids->dtype, data, i);
+        if (v >= limit)
+            return tl_fail(TL_ERR_RANGE, "%s: index %lld out of range for dim %zu of size %zu",
+                           op, (long long)(int64_t)v, dim, limit);
+    }
+    return TL_OK;
+}
+
+/* Contiguous copies of a source (in its own dtype) and of checked indexes. */
+typedef struct index_args {
+    const void *src, *ids;
+    void *owned_src, *owned_ids;
+} index_args;
+
+static tl_status index_args_get(const char *op, const tl_operand *src, const tl_operand *ids,
+                                size_t dim, size_t limit, index_args *a)
+{
+    a->owned_src = a->owned_ids = NULL;
+    tl_status st = tl_cpu_contiguous(op, ids, ids->dtype, &a->ids, &a->owned_ids);
+    if (st == TL_OK)
+        st = check_ids(op, ids, a->ids, dim, limit);
+    if (st == TL_OK)
+        st = tl_cpu_contiguous(op, src, src->dtype, &a->src, &a->owned_src);
+    return st;
+}
+
+static void index_args_free(index_args *a)
+{
+    free(a->owned_src);
+    free(a->owned_ids);
+}
+
+tl_status tl_cpu_index_select(const tl_operand *dst, const tl_operand *src, const tl_operand *ids,
+                              size_t dim)
+{
+    size_t n = src->layout->shape[dim], m = tl_layout_elems(ids->layout), outer, inner;
+    index_args a;
+    tl_status st = index_args_get("index_select", src, ids, dim, n, &a);
+    if (st == TL_OK) {
+        split_at(src->layout, dim, &outer, &inner);
+        size_t block = inner * tl_dtype_size(src->dtype);
+        char *d = (char *)dst->buf + dst->layout->offset * tl_dtype_size(dst->dtype);
+        for (size_t o = 0; o < outer; o++)
+            for (size_t j = 0; j < m; j++, d += block)
+                memcpy(d, (const char *)a.src +
+                              (o * n + tl_cpu_load_uint(ids->dtype, a.ids, j)) * block, block);
+    }
+    index_args_free(&a);
+    return st;
+}
+
+tl_status tl_cpu_gather(const tl_operand *dst, const tl_operand *src, const tl_operand *ids,
+                        size_t dim)
+{
+    size_t n = src->layout->shape[dim], m = ids->layout->shape[dim], outer, inner;
+    index_args a;
+    tl_status st = index_args_get("gather", src, ids, dim, n, &a);
+    if (st == TL_OK) {
+        split_at(ids->layout, dim, &outer, &inner);
+        size_t es = tl_dtype_size(src->dtype), e = 0;
+        char *d = (char *)dst->buf + dst->layout->offset * es;
+        for (size_t o = 0; o < outer; o++)
+            for (size_t j = 0; j < m; j++)
+                for (size_t i = 0; i < inner; i++, e++) {
+                    size_t from = (o * n + tl_cpu_load_uint(ids->dtype, a.ids, e)) * inner + i;
+                    memcpy(d + e * es, (const char *)a.src + from * es, es);
+                }
+    }
+    index_args_free(&a);
+    return st;
+}
+
+/* dst[di] += src[si], in dst's dtype; integers wrap. */
+static void add_elem(tl_dtype dtype, void *dst, size_t di, const void *src, size_t si)
+{
+    switch (dtype) {
+    case TL_U8: ((uint8_t *)dst)[di] += ((const uint8_t *)src)[si]; break;
+    case TL_U32: ((uint32_t *)dst)[di] += ((const uint32_t *)src)[si]; break;
+    case TL_I64:
+        ((int64_t *)dst)[di] = (int64_t)((uint64_t)((int64_t *)dst)[di] +
+                                         (uint64_t)((const int64_t *)src)[si]);
+        break;
+    case TL_F32: ((float *)dst)[di] += ((const float *)src)[si]; break;
+    case TL_F64: ((double *)dst)[di] += ((const double *)src)[si]; break;
+    default: tl_store(dtype, dst, di, tl_load(dtype, dst, di) + tl_load(dtype, src, si)); break;
+    }
+}
+
+/* Writes (or adds) every element of the contiguous src, whose shape is shape, into dst at the
+ * same position except along dim, where it goes to ids[e] (scatter: one index per element)
+ * or ids[idx[dim]] (index_add: one index per slice). */
+static void scatter_walk(const tl_operand *dst, const void *src, const size_t *shape,
+                         const tl_operand *ids, const void *id_data, size_t dim,
+                         bool per_element, bool add)
+{
+    const tl_layout *dl = dst->layout;
+    size_t es = tl_dtype_size(dst->dtype), count = tl_shape_elems(shape, dl->ndim);
+    size_t idx[TL_MAX_DIMS] = {0};
+    for (size_t e = 0; e < count; e++) {
+        size_t id = tl_cpu_load_uint(ids->dtype, id_data, per_element ? e : idx[dim]);
+        size_t off = dl->offset + id * dl->stride[dim];
+        for (size_t d = 0; d < dl->ndim; d++)
+            off += d == dim ? 0 : idx[d] * dl->stride[d];
+        if (add)
+            add_elem(dst->dtype, dst->buf, off, src, e);
+        else
+            memcpy((char *)dst->buf + off * es, (const char *)src + e * es, es);
+        for (size_t d = dl->ndim; d-- > 0;) { /* next row-major position */
+            if (++idx[d] < shape[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+}
+
+tl_status tl_cpu_scatter(const tl_operand *dst, const tl_operand *ids, const tl_operand *src,
+                         size_t dim, bool add)
+{
+    const char *op = add ? "scatter_add" : "scatter_set";
+    index_args a;
+    tl_status st = index_args_get(op, src, ids, dim, dst->layout->shape[dim], &a);
+    if (st == TL_OK)
+        scatter_walk(dst, a.src, src->layout->shape, ids, a.ids, dim, true, add);
+    index_args_free(&a);
+    return st;
+}
+
+tl_status tl_cpu_index_add(const tl_operand *dst, const tl_operand *ids, const tl_operand *src,
+                           size_t dim)
+{
+    index_args a;
+    tl_status st = index_args_get("index_add", src, ids, dim, dst->layout->shape[dim], &a);
+    if (st == TL_OK)
+        scatter_walk(dst, a.src, src->layout->shape, ids, a.ids, dim, false, true);
+    index_args_free(&a);
+    return st;
+}

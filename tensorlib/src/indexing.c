@@ -1,0 +1,184 @@
+/*
+ * indexing.c - index_select, gather, scatter_add, index_add (new tensors) and the in-place
+ * scatter_set / scatter_add_set, with candle's locks:
+ *   index_select, gather   R self, R ids
+ *   scatter_add, index_add R self, R ids, R src (self is copied into the result first)
+ *   scatter_*_set          W self, then R ids, R src. Like candle, only src is checked for
+ *                          sharing self's storage (TL_ERR_SHARED_STORAGE); ids that are a view
+ *                          of self are not, so the read lock on them meets the write lock
+ *                          (EDEADLK on glibc -> TL_ERR_LOCK, a hang elsewhere): the tracer
+ *                          demo relies on exactly this.
+ */
+#include "locked_op.h"
+
+typedef struct index_call {
+    const char *op;
+    size_t dim;
+} index_call;
+
+static tl_status check_operands(const char *op, const tl_tensor *t, const tl_tensor *ids,
+                                size_t dim)
+{
+    if (tl_check_tensor(op, t) != TL_OK || tl_check_tensor(op, ids) != TL_OK)
+        return TL_ERR_ARG;
+    if (ids->device != t->device)
+        return tl_fail(TL_ERR_DEVICE, "%s: operands on different devices (%s and %s)", op,
+                       tl_device_name(t->device), tl_device_name(ids->device));
+    tl_status st = tl_check_index_dtype(op, ids);
+    return st == TL_OK ? tl_check_dim(op, t, dim) : st;
+}
+
+static tl_status check_1d(const char *op, const tl_tensor *ids)
+{
+    char d[TL_DESC_STR];
+    if (ids->layout.ndim == 1)
+        return TL_OK;
+    return tl_fail(TL_ERR_SHAPE, "%s: indexes must be 1-D, got %s", op, tl_describe(ids, d));
+}
+
+/* a and b have one rank and the same size on every dim but dim (or on all when `all`). */
+static tl_status check_fits(const char *op, const tl_tensor *a, const tl_tensor *b, size_t dim,
+                            bool all)
+{
+    char da[TL_DESC_STR], db[TL_DESC_STR];
+    bool ok = a->layout.ndim == b->layout.ndim;
+    for (size_t d = 0; ok && d < a->layout.ndim; d++)
+        ok = (d == dim && !all) || a->layout.shape[d] == b->layout.shape[d];
+    if (ok)
+        return TL_OK;
+    return tl_fail(TL_ERR_SHAPE, "%s: shapes %s and %s differ %s", op, tl_describe(a, da),
+                   tl_describe(b, db), all ? "" : "outside dim");
+}
+
+static tl_status index_select_kernel(const void *ctx, const tl_backend_i *be,
+                                     const tl_operand *dst, const tl_operand *args)
+{
+    return be->index_select(dst, &args[0], &args[1], ((const index_call *)ctx)->dim);
+}
+
+tl_tensor *tl_index_select(const tl_tensor *t, const tl_tensor *ids, size_t dim)
+{
+    index_call c = {"index_select", dim};
+    if (check_operands(c.op, t, ids, dim) != TL_OK || check_1d(c.op, ids) != TL_OK ||
+        !TL_BACKEND_WITH(c.op, t, index_select))
+        return NULL;
+    size_t shape[TL_MAX_DIMS];
+    for (size_t d = 0; d < t->layout.ndim; d++)
+        shape[d] = d == dim ? ids->layout.shape[0] : t->layout.shape[d];
+    const tl_tensor *inputs[] = {t, ids};
+    return tl_locked_op(c.op, shape, t->layout.ndim, t->dtype, inputs, 2, index_select_kernel, &c);
+}
+
+static tl_status gather_kernel(const void *ctx, const tl_backend_i *be, const tl_operand *dst,
+                               const tl_operand *args)
+{
+    return be->gather(dst, &args[0], &args[1], ((const index_call *)ctx)->dim);
+}
+
+tl_tensor *tl_gather(const tl_tensor *t, const tl_tensor *ids, size_t dim)
+{
+    index_call c = {"gather", dim};
+    if (check_operands(c.op, t, ids, dim) != TL_OK || check_fits(c.op, t, ids, dim, false) != TL_OK ||
+        !TL_BACKEND_WITH(c.op, t, gather))
+        return NULL;
+    const tl_tensor *inputs[] = {t, ids};
+    return tl_locked_op(c.op, ids->layout.shape, ids->layout.ndim, t->dtype, inputs, 2,
+                        gather_kernel, &c);
+}
+
+/* Checks shared by the scatter family: src has t's dtype and fits t outside dim; ids has
+ * src's shape. */
+static tl_status check_scatter(const char *op, const tl_tensor *t, const tl_tensor *ids,
+                               const tl_tensor *src, size_t dim)
+{
+    tl_status st = check_operands(op, t, ids, dim);
+    if (st == TL_OK)
+        st = tl_check_same(op, t, src);
+    if (st == TL_OK)
+        st = check_fits(op, t, src, dim, false);
+    return st == TL_OK ? check_fits(op, src, ids, dim, true) : st;
+}
+
+/* Copies self (args[0]) into dst, then lets the backend add into it in place. */
+static tl_status scatter_add_kernel(const void *ctx, const tl_backend_i *be,
+                                    const tl_operand *dst, const tl_operand *args)
+{
+    tl_status st = be->copy(dst, &args[0]);
+    return st == TL_OK ? be->scatter(dst, &args[1], &args[2], ((const index_call *)ctx)->dim, true)
+                       : st;
+}
+
+tl_tensor *tl_scatter_add(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src,
+                          size_t dim)
+{
+    index_call c = {"scatter_add", dim};
+    if (check_scatter(c.op, t, ids, src, dim) != TL_OK || !TL_BACKEND_WITH(c.op, t, scatter))
+        return NULL;
+    const tl_tensor *inputs[] = {t, ids, src};
+    return tl_locked_op(c.op, t->layout.shape, t->layout.ndim, t->dtype, inputs, 3,
+                        scatter_add_kernel, &c);
+}
+
+static tl_status index_add_kernel(const void *ctx, const tl_backend_i *be, const tl_operand *dst,
+                                  const tl_operand *args)
+{
+    tl_status st = be->copy(dst, &args[0]);
+    return st == TL_OK ? be->index_add(dst, &args[1], &args[2], ((const index_call *)ctx)->dim)
+                       : st;
+}
+
+tl_tensor *tl_index_add(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src,
+                        size_t dim)
+{
+    index_call c = {"index_add", dim};
+    char di[TL_DESC_STR], ds[TL_DESC_STR];
+    if (check_operands(c.op, t, ids, dim) != TL_OK || check_1d(c.op, ids) != TL_OK ||
+        tl_check_same(c.op, t, src) != TL_OK || check_fits(c.op, t, src, dim, false) != TL_OK ||
+        !TL_BACKEND_WITH(c.op, t, index_add))
+        return NULL;
+    if (src->layout.shape[dim] != ids->layout.shape[0]) {
+        tl_fail(TL_ERR_SHAPE, "%s: source %s has %zu slices along dim %zu but indexes %s has %zu",
+                c.op, tl_describe(src, ds), src->layout.shape[dim], dim, tl_describe(ids, di),
+                ids->layout.shape[0]);
+        return NULL;
+    }
+    const tl_tensor *inputs[] = {t, ids, src};
+    return tl_locked_op(c.op, t->layout.shape, t->layout.ndim, t->dtype, inputs, 3,
+                        index_add_kernel, &c);
+}
+
+/* W t, then R ids, R src (candle's scatter_set order); the backend writes through t's layout. */
+static tl_status scatter_in_place(const char *op, tl_tensor *t, const tl_tensor *ids,
+                                  const tl_tensor *src, size_t dim, bool add)
+{
+    char d[TL_DESC_STR];
+    tl_status st = check_scatter(op, t, ids, src, dim);
+    if (st != TL_OK)
+        return st;
+    if (tl_shares_storage(t, src))
+        return tl_fail(TL_ERR_SHARED_STORAGE, "%s: source shares storage with the target %s",
+                       op, tl_describe(t, d));
+    const tl_backend_i *be = TL_BACKEND_WITH(op, t, scatter);
+    if (!be)
+        return tl_last_status();
+    const tl_tensor *reads[] = {ids, src};
+    if ((st = tl_lock_write(t, op)) != TL_OK)
+        return st;
+    if ((st = tl_lock_read_all(reads, 2, op)) == TL_OK) {
+        tl_operand dst = tl_operand_of(t), oi = tl_operand_of(ids), os = tl_operand_of(src);
+        st = be->scatter(&dst, &oi, &os, dim, add);
+        tl_unlock_all(reads, 2);
+    }
+    tl_unlock(t);
+    return st;
+}
+
+tl_status tl_scatter_set(tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim)
+{
+    return scatter_in_place("scatter_set", t, ids, src, dim, false);
+}
+
+tl_status tl_scatter_add_set(tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim)
+{
+    return scatter_in_place("scatter_add_set", t, ids, src, dim, true);
+}

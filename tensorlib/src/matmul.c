@@ -1,0 +1,46 @@
+/*
+ * matmul.c - tl_matmul: [..., m, k] @ [..., k, n] -> [..., m, n], batched over equal leading
+ * dims (candle's Tensor::matmul). Read locks: a, then b.
+ */
+#include "locked_op.h"
+
+#define OP "matmul"
+
+static tl_status matmul_shape(const tl_tensor *a, const tl_tensor *b, size_t *shape)
+{
+    const tl_layout *la = &a->layout, *lb = &b->layout;
+    char da[TL_DESC_STR], db[TL_DESC_STR];
+    size_t nd = la->ndim;
+    if (nd < 2 || lb->ndim != nd)
+        return tl_fail(TL_ERR_SHAPE, "%s: needs two operands of one rank >= 2, got %s @ %s", OP,
+                       tl_describe(a, da), tl_describe(b, db));
+    for (size_t d = 0; d + 2 < nd; d++)
+        if (la->shape[d] != lb->shape[d])
+            return tl_fail(TL_ERR_SHAPE, "%s: batch dims differ in %s @ %s", OP,
+                           tl_describe(a, da), tl_describe(b, db));
+    if (la->shape[nd - 1] != lb->shape[nd - 2])
+        return tl_fail(TL_ERR_SHAPE, "%s: inner dims differ (%zu vs %zu) in %s @ %s", OP,
+                       la->shape[nd - 1], lb->shape[nd - 2], tl_describe(a, da),
+                       tl_describe(b, db));
+    for (size_t d = 0; d < nd; d++)
+        shape[d] = la->shape[d];
+    shape[nd - 1] = lb->shape[nd - 1];
+    return TL_OK;
+}
+
+static tl_status matmul_kernel(const void *ctx, const tl_backend_i *be, const tl_operand *dst,
+                               const tl_operand *args)
+{
+    (void)ctx;
+    return be->matmul(dst, &args[0], &args[1]);
+}
+
+tl_tensor *tl_matmul(const tl_tensor *a, const tl_tensor *b)
+{
+    size_t shape[TL_MAX_DIMS];
+    if (tl_check_same(OP, a, b) != TL_OK || matmul_shape(a, b, shape) != TL_OK ||
+        !TL_BACKEND_WITH(OP, a, matmul))
+        return NULL;
+    const tl_tensor *inputs[] = {a, b};
+    return tl_locked_op(OP, shape, a->layout.ndim, a->dtype, inputs, 2, matmul_kernel, NULL);
+}

@@ -1,0 +1,72 @@
+/*
+ * fixture.h - loads the numpy reference data written by fixtures/gen.py and compares
+ * tensorlib results with it. A case holds named tensors (values as doubles) and integer
+ * parameters; fx_make turns a fixture tensor into a tl_tensor of any dtype and layout variant,
+ * fx_expect checks a result within the dtype's tolerance and says where it differs.
+ */
+#ifndef FIXTURE_H
+#define FIXTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tl.h"
+
+#define FX_MAX_TENSORS 8
+#define FX_MAX_PARAMS 8
+#define FX_NAME 64
+
+typedef struct fx_tensor {
+    char name[FX_NAME];
+    size_t ndim;
+    size_t shape[TL_MAX_DIMS];
+    size_t count;
+    double *data;
+} fx_tensor;
+
+typedef struct fx_case {
+    char name[FX_NAME];
+    fx_tensor tensors[FX_MAX_TENSORS];
+    size_t ntensors;
+    char param_names[FX_MAX_PARAMS][FX_NAME];
+    long params[FX_MAX_PARAMS];
+    size_t nparams;
+} fx_case;
+
+typedef struct fx_file {
+    fx_case *cases;
+    size_t ncases;
+} fx_file;
+
+/* Reads dir/name.txt; false (with a message on stdout) when it cannot. */
+bool fx_load(const char *dir, const char *name, fx_file *f);
+void fx_free(fx_file *f);
+
+/* The tensor or parameter called name; NULL / -1 when the case has none. */
+const fx_tensor *fx_get(const fx_case *c, const char *name);
+long fx_param(const fx_case *c, const char *name);
+
+/* Layouts a test input can come in; every variant holds the same logical values. */
+typedef enum fx_variant {
+    FX_CONTIGUOUS,  /* fresh row-major storage */
+    FX_TRANSPOSED,  /* last two dims stored column-major (a transposed view); 1-D: contiguous */
+    FX_OFFSET,      /* a narrow of a bigger storage: contiguous, nonzero start offset */
+    FX_VARIANT_COUNT
+} fx_variant;
+const char *fx_variant_name(fx_variant v);
+
+/* A new tensor with t's values in dtype and layout v; NULL on failure (message printed). */
+tl_tensor *fx_make(const fx_tensor *t, tl_dtype dtype, fx_variant v);
+
+/* Tolerance for comparing a dtype's results with an f64 reference: |got - want| <=
+ * atol + rtol * |want|. */
+double fx_rtol(tl_dtype dtype);
+
+/* Checks got against want (shape and values within tolerance); prints the first mismatch
+ * with label. Returns whether it matched. */
+bool fx_expect(const tl_tensor *got, const fx_tensor *want, tl_dtype dtype, const char *label);
+
+/* The float dtypes every fixture case runs on. */
+extern const tl_dtype fx_float_dtypes[4];
+
+#endif

@@ -1,0 +1,211 @@
+/*
+ * test_indexing.c - index_select, gather, index_add, scatter_add and the in-place
+ * scatter_set / scatter_add_set against numpy (fixtures/indexing.txt) on every float dtype,
+ * every index dtype and the layout variants (the in-place ops write through transposed and
+ * offset views); integer data; out-of-range and negative indexes; the candle guards: src
+ * sharing self's storage is refused, ids that are a view of self are not and meet the write
+ * lock (EDEADLK on glibc -> TL_ERR_LOCK); the error paths.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "fixture.h"
+
+static const tl_dtype index_dtypes[] = {TL_U8, TL_U32, TL_I64};
+
+typedef struct run {
+    const fx_case *c;
+    tl_dtype dtype, ids_dtype;
+    fx_variant variant;
+    char label[192];
+} run;
+
+/* The new-tensor ops; the case name's prefix says which. */
+static tl_tensor *apply(const run *r, tl_tensor *x, tl_tensor *ids, tl_tensor *src, size_t dim)
+{
+    const char *n = r->c->name;
+    if (strncmp(n, "is_", 3) == 0)
+        return tl_index_select(x, ids, dim);
+    if (strncmp(n, "ga_", 3) == 0)
+        return tl_gather(x, ids, dim);
+    if (strncmp(n, "ia_", 3) == 0)
+        return tl_index_add(x, ids, src, dim);
+    return tl_scatter_add(x, ids, src, dim);
+}
+
+/* The in-place ops write into x itself (in r's layout variant); the result is x. */
+static tl_tensor *apply_in_place(const run *r, tl_tensor *x, tl_tensor *ids, tl_tensor *src,
+                                 size_t dim)
+{
+    bool set = strncmp(r->c->name, "ss_", 3) == 0;
+    tl_status st = set ? tl_scatter_set(x, ids, src, dim) : tl_scatter_add_set(x, ids, src, dim);
+    return st == TL_OK ? tl_retain(x) : NULL;
+}
+
+static void run_one(const run *r, bool in_place)
+{
+    const fx_tensor *fsrc = fx_get(r->c, "src");
+    size_t dim = (size_t)fx_param(r->c, "dim");
+    tl_tensor *x = fx_make(fx_get(r->c, "x"), r->dtype, r->variant);
+    tl_tensor *ids = fx_make(fx_get(r->c, "ids"), r->ids_dtype, (r->variant + 1) % FX_VARIANT_COUNT);
+    tl_tensor *src = fsrc ? fx_make(fsrc, r->dtype, (r->variant + 2) % FX_VARIANT_COUNT) : NULL;
+    tl_tensor *out = NULL;
+    if (x && ids && (src || !fsrc))
+        out = in_place ? apply_in_place(r, x, ids, src, dim) : apply(r, x, ids, src, dim);
+    CHECKF(fx_expect(out, fx_get(r->c, "out"), r->dtype, r->label), "%s%s on %s ids %s",
+           in_place ? "in place " : "", r->label, tl_dtype_name(r->dtype),
+           tl_dtype_name(r->ids_dtype));
+    tl_release(x);
+    tl_release(ids);
+    tl_release(src);
+    tl_release(out);
+}
+
+static void test_fixtures(const char *dir)
+{
+    fx_file f;
+    if (!CHECK(fx_load(dir, "indexing", &f)))
+        return;
+    for (size_t i = 0; i < f.ncases; i++)
+        for (size_t d = 0; d < 4; d++)
+            for (size_t k = 0; k < 3; k++)
+                for (int v = 0; v < FX_VARIANT_COUNT; v++) {
+                    run r = {&f.cases[i], fx_float_dtypes[d], index_dtypes[k], v, ""};
+                    snprintf(r.label, sizeof r.label, "%s x=%s", r.c->name, fx_variant_name(v));
+                    const char *n = r.c->name;
+                    if (strncmp(n, "ss_", 3) != 0)
+                        run_one(&r, false);
+                    if (strncmp(n, "ss_", 3) == 0 || strncmp(n, "sa_", 3) == 0)
+                        run_one(&r, true);
+                }
+    fx_free(&f);
+}
+
+static tl_tensor *u32_tensor(const uint32_t *v, const size_t *shape, size_t ndim)
+{
+    return tl_from_data(v, shape, ndim, TL_U32, TL_CPU);
+}
+
+static void test_integers(void)
+{
+    const uint32_t xv[] = {10, 11, 12, 13, 14, 15}, idv[] = {2, 0, 2};
+    size_t s23[] = {2, 3}, s3[] = {3};
+    tl_tensor *x = u32_tensor(xv, s23, 2), *ids = u32_tensor(idv, s3, 1);
+    tl_tensor *sel = tl_index_select(x, ids, 1);
+    uint32_t got[6] = {0};
+    CHECK(sel && tl_to_vec(sel, got, sizeof got) == TL_OK);
+    CHECK(got[0] == 12 && got[1] == 10 && got[2] == 12 && got[3] == 15 && got[5] == 15);
+    tl_tensor *sum = tl_index_add(x, ids, sel, 1); /* column 2 gets 12+12, 15+15 added */
+    CHECK(sum && tl_to_vec(sum, got, sizeof got) == TL_OK);
+    CHECK(got[0] == 20 && got[1] == 11 && got[2] == 36 && got[5] == 45);
+    tl_release(x);
+    tl_release(ids);
+    tl_release(sel);
+    tl_release(sum);
+}
+
+static void test_out_of_range(void)
+{
+    const float xv[] = {1, 2, 3, 4, 5, 6};
+    const int64_t bad[] = {1, -1}, far[] = {0, 1, 2, 3};
+    size_t s23[] = {2, 3}, s2[] = {2}, s22[] = {2, 2};
+    tl_tensor *x = tl_from_data(xv, s23, 2, TL_F32, TL_CPU);
+    tl_tensor *neg = tl_from_data(bad, s2, 1, TL_I64, TL_CPU);
+    tl_tensor *big = tl_from_data(far, s22, 2, TL_I64, TL_CPU);
+    tl_tensor *src = tl_ones(s22, 2, TL_F32, TL_CPU);
+    CHECK(!tl_index_select(x, neg, 1) && tl_last_status() == TL_ERR_RANGE);
+    CHECKF(strstr(tl_last_error(), "index_select: index -1 out of range for dim 1 of size 3"),
+           "%s", tl_last_error());
+    CHECK(tl_scatter_set(x, big, src, 1) == TL_ERR_RANGE);
+    CHECKF(strstr(tl_last_error(), "index 3 out of range"), "%s", tl_last_error());
+    float after[6] = {0};
+    CHECK(tl_to_vec(x, after, sizeof after) == TL_OK);
+    CHECK(memcmp(after, xv, sizeof xv) == 0); /* a failed in-place op leaves x alone */
+    tl_release(x);
+    tl_release(neg);
+    tl_release(big);
+    tl_release(src);
+}
+
+static void test_guards(void)
+{
+    const uint32_t xv[] = {0, 1, 2, 3, 4, 5}, idv[] = {1, 0, 1};
+    size_t s23[] = {2, 3}, s13[] = {1, 3};
+    tl_tensor *x = u32_tensor(xv, s23, 2), *fresh_ids = u32_tensor(idv, s13, 2);
+    tl_tensor *row0 = tl_narrow(x, 0, 0, 1); /* a view of x: same storage, same lock */
+    tl_tensor *other = tl_zeros(s13, 2, TL_U32, TL_CPU);
+    /* src sharing x's storage: refused before any lock, like candle */
+    CHECK(tl_scatter_set(x, fresh_ids, row0, 0) == TL_ERR_SHARED_STORAGE);
+    CHECKF(strstr(tl_last_error(), "scatter_set") && strstr(tl_last_error(), "u32[2, 3]"), "%s",
+           tl_last_error());
+    CHECK(tl_scatter_add_set(x, fresh_ids, row0, 0) == TL_ERR_SHARED_STORAGE);
+    CHECK(strstr(tl_last_error(), "scatter_add_set") != NULL);
+    /* ids a view of x: not guarded; W x then R ids on one lock. glibc answers EDEADLK */
+    tl_status st = tl_scatter_set(x, row0, other, 0);
+    CHECKF(st == TL_ERR_LOCK, "status %d: %s", (int)st, tl_last_error());
+    CHECKF(strstr(tl_last_error(), "EDEADLK") && strstr(tl_last_error(), "scatter_set"), "%s",
+           tl_last_error());
+    /* and the write lock was released: the same call with separate ids now works */
+    CHECKF(tl_scatter_set(x, fresh_ids, other, 0) == TL_OK, "%s", tl_last_error());
+    uint32_t got[6] = {9, 9, 9, 9, 9, 9};
+    CHECK(tl_to_vec(x, got, sizeof got) == TL_OK);
+    CHECK(got[0] == 0 && got[1] == 0 && got[2] == 2 && got[3] == 0 && got[4] == 4 && got[5] == 0);
+    tl_release(x);
+    tl_release(fresh_ids);
+    tl_release(row0);
+    tl_release(other);
+}
+
+static void expect_error(tl_status st, tl_status status, const char *part)
+{
+    CHECKF(st == status && tl_last_status() == status, "status %d (%s)", (int)st, tl_last_error());
+    CHECKF(strstr(tl_last_error(), part), "message '%s' lacks '%s'", tl_last_error(), part);
+}
+
+static tl_status status_of(tl_tensor *t)
+{
+    tl_status st = t ? TL_OK : tl_last_status();
+    tl_release(t);
+    return st;
+}
+
+static void test_errors(void)
+{
+    size_t s23[] = {2, 3}, s2[] = {2}, s22[] = {2, 2}, s33[] = {3, 3};
+    tl_tensor *x = tl_zeros(s23, 2, TL_F32, TL_CPU), *fids = tl_zeros(s2, 1, TL_F32, TL_CPU);
+    tl_tensor *ids = tl_zeros(s2, 1, TL_U32, TL_CPU), *ids2 = tl_zeros(s22, 2, TL_U32, TL_CPU);
+    tl_tensor *ids33 = tl_zeros(s33, 2, TL_U32, TL_CPU), *src64 = tl_zeros(s22, 2, TL_F64, TL_CPU);
+    tl_tensor *src22 = tl_zeros(s22, 2, TL_F32, TL_CPU);
+    expect_error(status_of(tl_index_select(x, fids, 0)), TL_ERR_DTYPE, "index_select: indexes must be u8, u32 or i64, got f32[2]");
+    expect_error(status_of(tl_index_select(x, ids2, 0)), TL_ERR_SHAPE, "u32[2, 2]");
+    expect_error(status_of(tl_index_select(x, ids, 2)), TL_ERR_RANGE, "dim 2");
+    expect_error(status_of(tl_gather(x, ids33, 1)), TL_ERR_SHAPE, "gather: shapes f32[2, 3] and u32[3, 3]");
+    expect_error(status_of(tl_scatter_add(x, ids2, src64, 1)), TL_ERR_DTYPE, "f64[2, 2]");
+    expect_error(status_of(tl_index_add(x, ids, src22, 0)), TL_ERR_SHAPE, "index_add");
+    expect_error(tl_scatter_set(x, ids33, src22, 1), TL_ERR_SHAPE, "scatter_set");
+    expect_error(tl_scatter_add_set(x, ids2, src22, 5), TL_ERR_RANGE, "scatter_add_set");
+    CHECK(tl_scatter_add_set(x, ids2, src22, 1) == TL_OK);
+    tl_release(x);
+    tl_release(fids);
+    tl_release(ids);
+    tl_release(ids2);
+    tl_release(ids33);
+    tl_release(src64);
+    tl_release(src22);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        printf("usage: %s FIXTURE_DIR\n", argv[0]);
+        return 2;
+    }
+    test_fixtures(argv[1]);
+    test_integers();
+    test_out_of_range();
+    test_guards();
+    test_errors();
+    return check_summary();
+}

@@ -1,0 +1,137 @@
+/*
+ * test_matmul.c - tl_matmul against numpy (fixtures/matmul.txt) on every float dtype and on
+ * contiguous, transposed (column-major, read by BLAS in place) and offset operands; integer
+ * dtypes; broadcast batch operands; empty and k = 0 products; and the error paths.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "fixture.h"
+
+static void run_case(const fx_case *c, tl_dtype dtype, fx_variant va, fx_variant vb)
+{
+    char label[192];
+    snprintf(label, sizeof label, "%s a=%s b=%s", c->name, fx_variant_name(va),
+             fx_variant_name(vb));
+    tl_tensor *a = fx_make(fx_get(c, "a"), dtype, va);
+    tl_tensor *b = fx_make(fx_get(c, "b"), dtype, vb);
+    tl_tensor *out = a && b ? tl_matmul(a, b) : NULL;
+    CHECKF(fx_expect(out, fx_get(c, "out"), dtype, label), "%s on %s", label,
+           tl_dtype_name(dtype));
+    tl_release(a);
+    tl_release(b);
+    tl_release(out);
+}
+
+static void test_fixtures(const char *dir)
+{
+    static const tl_dtype all[] = {TL_F32, TL_F64, TL_F16, TL_BF16, TL_U8, TL_U32, TL_I64};
+    fx_file f;
+    if (!CHECK(fx_load(dir, "matmul", &f)))
+        return;
+    for (size_t i = 0; i < f.ncases; i++) {
+        const fx_case *c = &f.cases[i];
+        /* integer dtypes only for the case with small non-negative integer inputs */
+        size_t ndtypes = strcmp(c->name, "mm_int") == 0 ? 7 : 4;
+        for (size_t d = 0; d < ndtypes; d++)
+            for (int va = 0; va < FX_VARIANT_COUNT; va++)
+                for (int vb = 0; vb < FX_VARIANT_COUNT; vb++)
+                    run_case(c, all[d], va, vb);
+    }
+    fx_free(&f);
+}
+
+static tl_tensor *from_f32(const float *v, const size_t *shape, size_t ndim)
+{
+    return tl_from_data(v, shape, ndim, TL_F32, TL_CPU);
+}
+
+static void test_by_hand(void)
+{
+    const float av[] = {1, 2, 3, 4}, bv[] = {5, 6, 7, 8};
+    size_t s22[] = {2, 2};
+    tl_tensor *a = from_f32(av, s22, 2), *b = from_f32(bv, s22, 2);
+    tl_tensor *ab = tl_matmul(a, b);
+    float got[4] = {0};
+    CHECK(ab && tl_to_vec(ab, got, sizeof got) == TL_OK);
+    CHECK(got[0] == 19 && got[1] == 22 && got[2] == 43 && got[3] == 50);
+    /* a @ a holds two read locks on one storage: fine */
+    tl_tensor *aa = tl_matmul(a, a);
+    CHECK(aa && tl_to_vec(aa, got, sizeof got) == TL_OK && got[0] == 7 && got[3] == 22);
+    /* a batch of 3 that all reads one broadcast matrix (batch stride 0) */
+    size_t s322[] = {3, 2, 2};
+    tl_tensor *ba = tl_broadcast_as(a, s322, 3), *bb = tl_broadcast_as(b, s322, 3);
+    tl_tensor *bab = ba && bb ? tl_matmul(ba, bb) : NULL;
+    float batch[12] = {0};
+    CHECK(bab && tl_to_vec(bab, batch, sizeof batch) == TL_OK);
+    CHECK(batch[8] == 19 && batch[11] == 50);
+    tl_release(a);
+    tl_release(b);
+    tl_release(ab);
+    tl_release(aa);
+    tl_release(ba);
+    tl_release(bb);
+    tl_release(bab);
+}
+
+static void test_empty(void)
+{
+    size_t s20[] = {2, 0}, s03[] = {0, 3}, s04[] = {0, 4}, s42[] = {4, 2};
+    tl_tensor *a = tl_zeros(s20, 2, TL_F32, TL_CPU), *b = tl_zeros(s03, 2, TL_F32, TL_CPU);
+    tl_tensor *ab = tl_matmul(a, b); /* k = 0: an empty sum, all zeros */
+    float got[6] = {1, 1, 1, 1, 1, 1};
+    CHECK(ab && tl_ndim(ab) == 2 && tl_shape(ab)[0] == 2 && tl_shape(ab)[1] == 3);
+    CHECK(ab && tl_to_vec(ab, got, sizeof got) == TL_OK && got[0] == 0 && got[5] == 0);
+    tl_tensor *c = tl_ones(s04, 2, TL_F64, TL_CPU), *d = tl_ones(s42, 2, TL_F64, TL_CPU);
+    tl_tensor *cd = tl_matmul(c, d); /* m = 0 */
+    CHECK(cd && tl_elem_count(cd) == 0 && tl_shape(cd)[1] == 2);
+    tl_release(a);
+    tl_release(b);
+    tl_release(ab);
+    tl_release(c);
+    tl_release(d);
+    tl_release(cd);
+}
+
+/* The call fails with status and a message naming matmul and containing `part`. */
+static void expect_error(tl_tensor *got, tl_status status, const char *part)
+{
+    CHECKF(!got && tl_last_status() == status, "status %d (%s)", (int)tl_last_status(),
+           tl_last_error());
+    CHECKF(strstr(tl_last_error(), "matmul") && strstr(tl_last_error(), part),
+           "message '%s' lacks '%s'", tl_last_error(), part);
+    tl_release(got);
+}
+
+static void test_errors(void)
+{
+    size_t s3[] = {3}, s23[] = {2, 3}, s43[] = {4, 3}, s223[] = {2, 2, 3}, s334[] = {3, 3, 4};
+    tl_tensor *v = tl_zeros(s3, 1, TL_F32, TL_CPU), *m23 = tl_zeros(s23, 2, TL_F32, TL_CPU);
+    tl_tensor *m43 = tl_zeros(s43, 2, TL_F32, TL_CPU), *d43 = tl_zeros(s43, 2, TL_F64, TL_CPU);
+    tl_tensor *b223 = tl_zeros(s223, 3, TL_F32, TL_CPU), *b334 = tl_zeros(s334, 3, TL_F32, TL_CPU);
+    expect_error(tl_matmul(v, m23), TL_ERR_SHAPE, "f32[3]");
+    expect_error(tl_matmul(m23, m43), TL_ERR_SHAPE, "f32[2, 3] @ f32[4, 3]");
+    expect_error(tl_matmul(b223, b334), TL_ERR_SHAPE, "f32[2, 2, 3] @ f32[3, 3, 4]");
+    expect_error(tl_matmul(m23, d43), TL_ERR_DTYPE, "f64");
+    expect_error(tl_matmul(NULL, m23), TL_ERR_ARG, "NULL");
+    tl_release(v);
+    tl_release(m23);
+    tl_release(m43);
+    tl_release(d43);
+    tl_release(b223);
+    tl_release(b334);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        printf("usage: %s FIXTURE_DIR\n", argv[0]);
+        return 2;
+    }
+    test_fixtures(argv[1]);
+    test_by_hand();
+    test_empty();
+    test_errors();
+    return check_summary();
+}

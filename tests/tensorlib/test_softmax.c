@@ -1,0 +1,96 @@
+/*
+ * test_softmax.c - tl_softmax / tl_log_softmax against numpy over every dim
+ * (fixtures/softmax.txt), on every float dtype and layout variant; stability on inputs whose
+ * exp overflows; the error paths.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "fixture.h"
+
+static void run_case(const fx_case *c, tl_dtype dtype, fx_variant vx)
+{
+    char label[192];
+    snprintf(label, sizeof label, "%s x=%s", c->name, fx_variant_name(vx));
+    size_t dim = (size_t)fx_param(c, "dim");
+    tl_tensor *x = fx_make(fx_get(c, "x"), dtype, vx);
+    tl_tensor *sm = x ? tl_softmax(x, dim) : NULL, *lsm = x ? tl_log_softmax(x, dim) : NULL;
+    CHECKF(fx_expect(sm, fx_get(c, "softmax"), dtype, label), "softmax %s on %s", label,
+           tl_dtype_name(dtype));
+    CHECKF(fx_expect(lsm, fx_get(c, "log_softmax"), dtype, label), "log_softmax %s on %s", label,
+           tl_dtype_name(dtype));
+    tl_release(x);
+    tl_release(sm);
+    tl_release(lsm);
+}
+
+static void test_fixtures(const char *dir)
+{
+    fx_file f;
+    if (!CHECK(fx_load(dir, "softmax", &f)))
+        return;
+    for (size_t i = 0; i < f.ncases; i++)
+        for (size_t d = 0; d < 4; d++)
+            for (int v = 0; v < FX_VARIANT_COUNT; v++)
+                run_case(&f.cases[i], fx_float_dtypes[d], v);
+    fx_free(&f);
+}
+
+/* exp(1000) overflows f32 and f64: a naive softmax returns NaN here. */
+static void test_stability(tl_dtype dtype)
+{
+    const double xv[] = {1000, 1001, 1002, -1000, -1001, -1002};
+    const double want_sm[] = {0.09003057317038046, 0.24472847105479767, 0.6652409557748219};
+    const double want_lsm[] = {-2.4076059644443806, -1.4076059644443806, -0.4076059644443806};
+    size_t shape[] = {2, 3};
+    tl_tensor *x64 = tl_from_data(xv, shape, 2, TL_F64, TL_CPU);
+    tl_tensor *x = tl_to_dtype(x64, dtype);
+    tl_tensor *sm = tl_softmax(x, 1), *lsm = tl_log_softmax(x, 1);
+    tl_tensor *sm64 = tl_to_dtype(sm, TL_F64), *lsm64 = tl_to_dtype(lsm, TL_F64);
+    double got_sm[6] = {0}, got_lsm[6] = {0};
+    CHECK(sm64 && tl_to_vec(sm64, got_sm, sizeof got_sm) == TL_OK);
+    CHECK(lsm64 && tl_to_vec(lsm64, got_lsm, sizeof got_lsm) == TL_OK);
+    for (int i = 0; i < 3; i++) {
+        CHECKF(fabs(got_sm[i] - want_sm[i]) < 1e-6, "%s softmax[%d] = %g", tl_dtype_name(dtype), i, got_sm[i]);
+        CHECKF(fabs(got_sm[5 - i] - want_sm[i]) < 1e-6, "%s softmax[%d] = %g", tl_dtype_name(dtype), 5 - i, got_sm[5 - i]);
+        CHECKF(fabs(got_lsm[i] - want_lsm[i]) < 1e-5, "%s log_softmax[%d] = %g", tl_dtype_name(dtype), i, got_lsm[i]);
+    }
+    tl_release(x64);
+    tl_release(x);
+    tl_release(sm);
+    tl_release(lsm);
+    tl_release(sm64);
+    tl_release(lsm64);
+}
+
+static void test_errors(void)
+{
+    size_t shape[] = {2, 3};
+    tl_tensor *xi = tl_zeros(shape, 2, TL_I64, TL_CPU), *x = tl_zeros(shape, 2, TL_F32, TL_CPU);
+    tl_tensor *bad = tl_softmax(xi, 0);
+    CHECK(!bad && tl_last_status() == TL_ERR_DTYPE);
+    CHECKF(strstr(tl_last_error(), "softmax") && strstr(tl_last_error(), "i64[2, 3]"), "%s",
+           tl_last_error());
+    bad = tl_log_softmax(x, 2);
+    CHECK(!bad && tl_last_status() == TL_ERR_RANGE);
+    CHECKF(strstr(tl_last_error(), "log_softmax") && strstr(tl_last_error(), "f32[2, 3]"), "%s",
+           tl_last_error());
+    CHECK(!tl_softmax(NULL, 0) && tl_last_status() == TL_ERR_ARG);
+    tl_release(xi);
+    tl_release(x);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        printf("usage: %s FIXTURE_DIR\n", argv[0]);
+        return 2;
+    }
+    test_fixtures(argv[1]);
+    test_stability(TL_F32);
+    test_stability(TL_F64);
+    test_errors();
+    return check_summary();
+}
