@@ -1,0 +1,312 @@
+/*
+ * scenarios.c - one small program per rule and per misuse, chosen by name:
+ *   scenarios NAME
+ * Each scenario ends by printing what its last lock call returned ("rdlock -> EDEADLK"), so
+ * the same program shows what libc alone does, what the tracer reports, and what
+ * LOCKTRACE_ACTION=edeadlk hands back. Functions are global and not inlined so that stacks
+ * name them (the test build links with -rdynamic). meson.build holds the table of expected
+ * outcomes, with the rule each row checks.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "locktrace.h"
+
+#define NOINLINE __attribute__((noinline))
+
+static void result(const char *what, int rc)
+{
+    printf("%s -> %s\n", what, rc == 0 ? "0" : rc == EDEADLK ? "EDEADLK" : rc == EBUSY ? "EBUSY"
+                                                                                         : strerror(rc));
+    fflush(stdout);
+}
+
+static struct timespec soon(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += 5;
+    return t;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * rwlocks: the in-place-op shape (write the target, then read the operands).
+ * ---------------------------------------------------------------------------------------- */
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+
+NOINLINE void inplace_write_read(pthread_rwlock_t *dst, pthread_rwlock_t *src)
+{
+    pthread_rwlock_wrlock(dst);
+    result("rdlock", pthread_rwlock_rdlock(src));
+}
+
+NOINLINE void inplace_write_write(pthread_rwlock_t *a, pthread_rwlock_t *b)
+{
+    pthread_rwlock_wrlock(a);
+    result("wrlock", pthread_rwlock_wrlock(b));
+}
+
+NOINLINE void read_then_upgrade(pthread_rwlock_t *l)
+{
+    pthread_rwlock_rdlock(l);
+    result("wrlock", pthread_rwlock_wrlock(l));
+}
+
+NOINLINE void write_then_timed_read(pthread_rwlock_t *l)
+{
+    struct timespec t = soon();
+    pthread_rwlock_wrlock(l);
+    result("timedrdlock", pthread_rwlock_timedrdlock(l, &t));
+}
+
+NOINLINE void read_twice(pthread_rwlock_t *l)
+{
+    pthread_rwlock_rdlock(l);
+    result("rdlock", pthread_rwlock_rdlock(l));
+    pthread_rwlock_unlock(l);
+    pthread_rwlock_unlock(l);
+}
+
+/* The earlier acquisition's caller has returned: only its call site can be shown. */
+NOINLINE void lock_for_write(pthread_rwlock_t *l)
+{
+    pthread_rwlock_wrlock(l);
+}
+
+NOINLINE void read_after_return(pthread_rwlock_t *l)
+{
+    result("rdlock", pthread_rwlock_rdlock(l));
+}
+
+static void *queue_writer(void *l)
+{
+    pthread_rwlock_wrlock(l);
+    pthread_rwlock_unlock(l);
+    return NULL;
+}
+
+NOINLINE void read_again_with_writer_queued(pthread_rwlock_t *l)
+{
+    pthread_t th;
+    pthread_rwlock_rdlock(l);
+    pthread_create(&th, NULL, queue_writer, l);
+    usleep(200 * 1000); /* let the writer queue */
+    result("rdlock", pthread_rwlock_rdlock(l));
+}
+
+static void writer_preferring(void)
+{
+    pthread_rwlockattr_t a;
+    static pthread_rwlock_t l;
+    pthread_rwlockattr_init(&a);
+    pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&l, &a);
+    read_again_with_writer_queued(&l);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * mutexes and spinlocks
+ * ---------------------------------------------------------------------------------------- */
+static pthread_mutex_t plain = PTHREAD_MUTEX_INITIALIZER;
+
+NOINLINE void mutex_relock(pthread_mutex_t *m)
+{
+    pthread_mutex_lock(m);
+    result("lock", pthread_mutex_lock(m));
+}
+
+NOINLINE void mutex_timed_relock(pthread_mutex_t *m)
+{
+    struct timespec t = soon();
+    pthread_mutex_lock(m);
+    result("timedlock", pthread_mutex_timedlock(m, &t));
+}
+
+static void mutex_of_type(int type, pthread_mutex_t *m)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, type);
+    pthread_mutex_init(m, &a);
+}
+
+NOINLINE void recursive_relock(void)
+{
+    pthread_mutex_t m;
+    mutex_of_type(PTHREAD_MUTEX_RECURSIVE, &m);
+    pthread_mutex_lock(&m);
+    result("lock", pthread_mutex_lock(&m));
+    pthread_mutex_unlock(&m);
+    pthread_mutex_unlock(&m);
+    pthread_mutex_destroy(&m);
+}
+
+NOINLINE void spin_relock(pthread_spinlock_t *s)
+{
+    pthread_spin_lock(s);
+    result("spin_lock", pthread_spin_lock(s));
+}
+
+NOINLINE void trylock_backoff(void)
+{
+    pthread_spinlock_t s;
+    pthread_spin_init(&s, 0);
+    pthread_rwlock_wrlock(&rw);
+    result("tryrdlock", pthread_rwlock_tryrdlock(&rw));
+    result("trywrlock", pthread_rwlock_trywrlock(&rw));
+    pthread_rwlock_unlock(&rw);
+    pthread_mutex_lock(&plain);
+    result("trylock", pthread_mutex_trylock(&plain));
+    pthread_mutex_unlock(&plain);
+    pthread_spin_lock(&s);
+    result("spin_trylock", pthread_spin_trylock(&s));
+    pthread_spin_unlock(&s);
+    pthread_spin_destroy(&s);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * condition variables
+ * ---------------------------------------------------------------------------------------- */
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int ready_flag;
+
+static void *signal_later(void *arg)
+{
+    (void)arg;
+    usleep(50 * 1000);
+    pthread_mutex_lock(&plain);
+    ready_flag = 1;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&plain);
+    return NULL;
+}
+
+NOINLINE void cond_wait_then_relock_other(void)
+{
+    pthread_t th;
+    pthread_mutex_lock(&plain);
+    pthread_create(&th, NULL, signal_later, NULL);
+    while (!ready_flag)
+        pthread_cond_wait(&cv, &plain);
+    int rc = pthread_cond_timedwait(&cv, &plain, &(struct timespec){0, 0});
+    result("cond_timedwait", rc == ETIMEDOUT ? 0 : rc);
+    pthread_mutex_unlock(&plain);
+    pthread_join(th, NULL);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * misuse
+ * ---------------------------------------------------------------------------------------- */
+NOINLINE void unlock_not_held(pthread_mutex_t *m)
+{
+    result("unlock", pthread_mutex_unlock(m));
+}
+
+NOINLINE void destroy_while_held(void)
+{
+    pthread_mutex_t m;
+    pthread_mutex_init(&m, NULL);
+    pthread_mutex_lock(&m);
+    result("destroy", pthread_mutex_destroy(&m));
+}
+
+NOINLINE void *exit_holding(void *l)
+{
+    pthread_setname_np(pthread_self(), "holder");
+    pthread_rwlock_wrlock(l);
+    return NULL;
+}
+
+NOINLINE void request_orphan(pthread_rwlock_t *l)
+{
+    result("rdlock", pthread_rwlock_rdlock(l));
+}
+
+static void orphaned(void)
+{
+    pthread_t th;
+    pthread_create(&th, NULL, exit_holding, &rw);
+    pthread_join(th, NULL);
+    request_orphan(&rw);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * annotations
+ * ---------------------------------------------------------------------------------------- */
+struct storage {
+    pthread_rwlock_t lock;
+    float data[4];
+};
+
+static void describe_storage(const void *object, char *buf, size_t size)
+{
+    snprintf(buf, size, "test storage f32[2,2] cpu %zu B", sizeof ((struct storage *)object)->data);
+}
+
+NOINLINE void annotated_inplace(void)
+{
+    static struct storage s;
+    pthread_rwlock_init(&s.lock, NULL);
+    locktrace_annotate_lock(&s.lock, &s, describe_storage);
+    printf("active %d\n", locktrace_active());
+    fflush(stdout);
+    inplace_write_read(&s.lock, &s.lock);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    pthread_spinlock_t spin;
+    pthread_mutex_t m;
+    const char *s = argc > 1 ? argv[1] : "";
+    if (!strcmp(s, "rw-write-read"))
+        inplace_write_read(&rw, &rw);
+    else if (!strcmp(s, "rw-write-write"))
+        inplace_write_write(&rw, &rw);
+    else if (!strcmp(s, "rw-read-write"))
+        read_then_upgrade(&rw);
+    else if (!strcmp(s, "rw-write-timedread"))
+        write_then_timed_read(&rw);
+    else if (!strcmp(s, "rw-read-read"))
+        read_twice(&rw);
+    else if (!strcmp(s, "rw-after-return")) {
+        lock_for_write(&rw);
+        read_after_return(&rw);
+    } else if (!strcmp(s, "rw-writer-queued"))
+        writer_preferring();
+    else if (!strcmp(s, "mutex-relock"))
+        mutex_relock(&plain);
+    else if (!strcmp(s, "mutex-timed-relock"))
+        mutex_timed_relock(&plain);
+    else if (!strcmp(s, "mutex-errorcheck")) {
+        mutex_of_type(PTHREAD_MUTEX_ERRORCHECK, &m);
+        mutex_relock(&m);
+    } else if (!strcmp(s, "mutex-recursive"))
+        recursive_relock();
+    else if (!strcmp(s, "spin-relock")) {
+        pthread_spin_init(&spin, 0);
+        spin_relock(&spin);
+    } else if (!strcmp(s, "trylock"))
+        trylock_backoff();
+    else if (!strcmp(s, "cond"))
+        cond_wait_then_relock_other();
+    else if (!strcmp(s, "bad-unlock"))
+        unlock_not_held(&plain);
+    else if (!strcmp(s, "destroy-held"))
+        destroy_while_held();
+    else if (!strcmp(s, "exit-held"))
+        orphaned();
+    else if (!strcmp(s, "annotated"))
+        annotated_inplace();
+    else {
+        fprintf(stderr, "unknown scenario '%s'\n", s);
+        return 64;
+    }
+    return 0;
+}

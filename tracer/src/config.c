@@ -1,0 +1,106 @@
+/*
+ * config.c - the LOCKTRACE_* environment variables (config.def), parsed once when the tracer
+ * loads. A bad value is an error, not a warning: the message names the variable and the
+ * accepted values and the process exits with status 2 before main runs.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lt_internal.h"
+#include "platform.h"
+
+enum { CHOICE, UINT, BOOL };
+
+typedef struct option_desc {
+    int kind;
+    size_t offset; /* of the int field in lt_config */
+    const char *name, *def, *accepted, *help;
+} option_desc;
+
+static const option_desc options[] = {
+#define LT_OPTION(kind, field, name, def, accepted, help) \
+    {kind, offsetof(lt_config, field), name, def, accepted, help},
+#include "config.def"
+#undef LT_OPTION
+};
+
+lt_config lt_cfg;
+
+/* Index of value in the '|'-separated list, -1 when absent. */
+static int choice_index(const char *list, const char *value)
+{
+    size_t len = strlen(value);
+    for (int i = 0; *list; i++) {
+        const char *end = strchr(list, '|');
+        size_t n = end ? (size_t)(end - list) : strlen(list);
+        if (n == len && strncasecmp(list, value, n) == 0)
+            return i;
+        if (!end)
+            break;
+        list = end + 1;
+    }
+    return -1;
+}
+
+static int parse_uint(const char *accepted, const char *value)
+{
+    char *end;
+    long min = strtol(accepted, &end, 10);
+    long max = strtol(end + 2, NULL, 10); /* accepted is "min..max" */
+    long v = strtol(value, &end, 10);
+    return (*value && !*end && v >= min && v <= max) ? (int)v : -1;
+}
+
+/* Booleans are listed false, true, false, true...: the parity of the index is the value. */
+static int parse(const option_desc *o, const char *value)
+{
+    switch (o->kind) {
+    case UINT: return parse_uint(o->accepted, value);
+    case BOOL: {
+        int i = choice_index(o->accepted, value);
+        return i < 0 ? -1 : i & 1;
+    }
+    default: return choice_index(o->accepted, value);
+    }
+}
+
+static void say(const char *a, const char *b, const char *c, const char *d)
+{
+    char buf[1024];
+    size_t n = 0;
+    n = lt_fmt_str(buf, sizeof buf, n, a);
+    n = lt_fmt_str(buf, sizeof buf, n, b);
+    n = lt_fmt_str(buf, sizeof buf, n, c);
+    n = lt_fmt_str(buf, sizeof buf, n, d);
+    lt_platform_write(2, buf, n);
+}
+
+static void print_help(void)
+{
+    for (size_t i = 0; i < LT_ARRAY_LEN(options); i++) {
+        const option_desc *o = &options[i];
+        say(o->name, "=", o->accepted, " (default ");
+        say(o->def, ")\n    ", o->help, "\n");
+    }
+}
+
+void lt_config_load(void)
+{
+    for (size_t i = 0; i < LT_ARRAY_LEN(options); i++) {
+        const option_desc *o = &options[i];
+        const char *env = getenv(o->name);
+        int v = parse(o, env ? env : o->def);
+        if (v < 0) {
+            say("locktrace: bad value for ", o->name, ": '", env);
+            say("'; accepted values: ", o->accepted, "\n", "");
+            _exit(2);
+        }
+        *(int *)((char *)&lt_cfg + o->offset) = v;
+    }
+    if (lt_cfg.help) {
+        print_help();
+        _exit(0);
+    }
+}

@@ -1,0 +1,297 @@
+/*
+ * detect.c - the checker behind the event API: the same-thread rules and the misuse checks.
+ *
+ * interpose.c reports every lock call as events: lt_before_lock (before libc is called; may
+ * veto the call), lt_wait_begin/lt_wait_end (around a request that has to block),
+ * lt_after_lock (with libc's result), lt_before_unlock, lt_on_init, lt_on_destroy and the
+ * condition-wait pair. Everything here works from the calling thread's own held set; shadow
+ * state is read only for what the held set cannot know (waiting writers, orphans).
+ * Findings are built as lt_finding data and handed to report.c.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lt_internal.h"
+#include "platform.h"
+
+static void fill_lock(lt_finding *f, const lt_event *ev)
+{
+    lt_thread_info_now(ev->self, &f->thread);
+    f->lock = ev->addr;
+    f->lock_kind = ev->kind;
+    if (ev->kind == LT_MUTEX)
+        f->mutex_type = lt_platform_mutex_type(ev->addr);
+    if (ev->kind == LT_RWLOCK)
+        f->writer_pref = lt_platform_rwlock_prefers_writer(ev->addr);
+    f->req_mode = ev->mode;
+    f->wait = ev->wait;
+    if (ev->lock) {
+        f->object = ev->lock->object;
+        f->describe = ev->lock->describe;
+        f->first_stack = ev->lock->first_stack;
+    }
+}
+
+static void fill_held(lt_finding *f, const lt_held *h)
+{
+    f->held_mode = (lt_mode)h->mode;
+    f->held_stack = h->stack ? h->stack : lt_stack_recover(h->ra, h->cfa, &f->held_partial);
+}
+
+static lt_outcome fatal_outcome(void)
+{
+    return lt_cfg.action == LT_ACTION_EDEADLK ? LT_OUTCOME_EDEADLK : LT_OUTCOME_ABORT;
+}
+
+/* Reports a request that would never return; the result is the call's veto (0 = go on). */
+static int report_self(lt_event *ev, const lt_held *h, lt_reason why)
+{
+    lt_finding f = {.kind = LT_FIND_SELF_DEADLOCK, .why = why};
+    f.outcome = why == LT_WHY_ERRORCHECK_RELOCK ? LT_OUTCOME_CONTINUE : fatal_outcome();
+    fill_lock(&f, ev);
+    f.request_stack = lt_stack_here(ev->ra);
+    if (h) {
+        fill_held(&f, h);
+    } else {
+        f.other = ev->lock->orphan_of;
+        f.held_mode = (lt_mode)ev->lock->orphan_mode;
+    }
+    lt_report(&f);
+    return f.outcome == LT_OUTCOME_EDEADLK ? EDEADLK : 0;
+}
+
+/* The rules table: can a blocking request for a lock this thread holds (entry h) return? */
+static int never_returns(const lt_event *ev, const lt_held *h, lt_reason *why)
+{
+    switch (ev->kind) {
+    case LT_RWLOCK:
+        *why = h->mode == LT_MODE_WRITE  ? LT_WHY_WRITE_HELD
+               : ev->mode == LT_MODE_WRITE ? LT_WHY_UPGRADE
+                                           : LT_WHY_WRITER_QUEUED;
+        return *why != LT_WHY_WRITER_QUEUED ||
+               (lt_platform_rwlock_prefers_writer(ev->addr) &&
+                atomic_load(&ev->lock->waiting_writers) > 0);
+    case LT_MUTEX:
+        switch (lt_platform_mutex_type(ev->addr)) {
+        case LT_MUTEX_RECURSIVE: return 0;
+        case LT_MUTEX_ERRORCHECK: *why = LT_WHY_ERRORCHECK_RELOCK; return 1;
+        default: *why = LT_WHY_MUTEX_RELOCK; return 1;
+        }
+    default:
+        *why = LT_WHY_SPIN_RELOCK;
+        return 1;
+    }
+}
+
+/* A held entry goes stale when its lock got a new identity, or when another thread released
+ * what this one held exclusively (reported then as a bad unlock). */
+static int held_valid(const lt_thread *t, const lt_held *h)
+{
+    if (atomic_load_explicit(&h->lock->gen, memory_order_relaxed) != h->gen)
+        return 0;
+    return h->mode != LT_MODE_WRITE ||
+           atomic_load_explicit(&h->lock->writer, memory_order_relaxed) == t->info.seq + 1;
+}
+
+static lt_held *find_valid(lt_thread *t, const void *addr)
+{
+    lt_held *h = lt_held_find(t, addr);
+    if (h && lt_unlikely(!held_valid(t, h))) {
+        lt_held_remove(t, h);
+        h = NULL;
+    }
+    return h;
+}
+
+int lt_before_lock(lt_event *ev)
+{
+    lt_thread *t = ev->self;
+    ev->lock = lt_shadow_get(t, ev->addr, ev->ra);
+    ev->held = NULL;
+    if (lt_unlikely(!ev->lock))
+        return 0;
+    if (t->nheld && (ev->held = find_valid(t, ev->addr)) != NULL) {
+        lt_reason why;
+        if (ev->wait != LT_WAIT_TRY && never_returns(ev, ev->held, &why))
+            return report_self(ev, ev->held, why);
+        return 0;
+    }
+    const lt_lock *l = ev->lock;
+    if (lt_unlikely(l->orphan_of != NULL) && ev->wait != LT_WAIT_TRY &&
+        (l->orphan_mode == LT_MODE_WRITE || ev->mode == LT_MODE_WRITE))
+        return report_self(ev, NULL, LT_WHY_ORPHANED);
+    return 0;
+}
+
+/* A writer about to block is what makes a recursive read hang on a writer-preferring lock. */
+void lt_wait_begin(lt_event *ev)
+{
+    if (ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE)
+        atomic_fetch_add(&ev->lock->waiting_writers, 1);
+}
+
+void lt_wait_end(lt_event *ev)
+{
+    if (ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE)
+        atomic_fetch_sub(&ev->lock->waiting_writers, 1);
+}
+
+void lt_after_lock(lt_event *ev, int rc)
+{
+    lt_thread *t = ev->self;
+    if (rc != 0 || !ev->lock)
+        return;
+    if (ev->held && ev->held->mode == ev->mode) {
+        ev->held->depth++; /* recursive mutex, recursive read */
+        return;
+    }
+    lt_held *h = lt_held_push(t);
+    if (!h)
+        return;
+    *h = (lt_held){
+        .addr = ev->addr,
+        .lock = ev->lock,
+        .gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed),
+        .kind = (uint8_t)ev->kind,
+        .mode = (uint8_t)ev->mode,
+        .depth = 1,
+        .stack = lt_cfg.stacks == LT_STACKS_FULL ? lt_stack_here(ev->ra) : 0,
+        .ra = ev->ra,
+        .cfa = ev->cfa,
+    };
+    if (ev->mode == LT_MODE_WRITE)
+        atomic_store_explicit(&ev->lock->writer, t->info.seq + 1, memory_order_relaxed);
+}
+
+/* Unlock of a lock this thread does not hold: report, and forget what others held. */
+static void report_bad_unlock(lt_event *ev)
+{
+    lt_lock *l = ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra);
+    lt_finding f = {.kind = LT_FIND_BAD_UNLOCK, .why = LT_WHY_NOT_HELD};
+    fill_lock(&f, ev);
+    f.req_mode = LT_MODE_NONE;
+    f.request_stack = lt_stack_here(ev->ra);
+    lt_report(&f);
+    if (l) {
+        atomic_store(&l->writer, 0);
+        l->orphan_of = NULL;
+    }
+}
+
+static void release(lt_thread *t, lt_held *h)
+{
+    if (h->mode == LT_MODE_WRITE)
+        atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
+    lt_held_remove(t, h);
+}
+
+void lt_before_unlock(lt_event *ev)
+{
+    lt_thread *t = ev->self;
+    lt_held *h = lt_held_find(t, ev->addr);
+    if (lt_unlikely(!h)) {
+        report_bad_unlock(ev);
+        return;
+    }
+    if (--h->depth == 0)
+        release(t, h);
+}
+
+void lt_on_init(lt_event *ev)
+{
+    lt_held *h = lt_held_find(ev->self, ev->addr);
+    if (h)
+        lt_held_remove(ev->self, h);
+    lt_shadow_reset(ev->addr, ev->ra);
+}
+
+void lt_on_destroy(lt_event *ev)
+{
+    lt_thread *t = ev->self;
+    lt_held *h = find_valid(t, ev->addr);
+    ev->lock = lt_shadow_get(t, ev->addr, ev->ra);
+    int other = ev->lock && atomic_load(&ev->lock->writer) != 0;
+    if (h || other) {
+        lt_finding f = {.kind = LT_FIND_DESTROY_HELD, .why = LT_WHY_DESTROY};
+        fill_lock(&f, ev);
+        f.req_mode = LT_MODE_NONE;
+        f.request_stack = lt_stack_here(ev->ra);
+        if (h)
+            fill_held(&f, h);
+        else
+            f.held_mode = LT_MODE_WRITE;
+        f.held_partial = !h;
+        lt_report(&f);
+    }
+    if (h)
+        lt_held_remove(t, h);
+    lt_shadow_forget(ev->addr);
+}
+
+/* pthread_cond_*wait releases the mutex inside libc: it leaves the held set for the wait and
+ * comes back with its original acquisition site. Returns 0 when the mutex was not held. */
+int lt_cond_release(lt_event *ev, lt_held *saved)
+{
+    lt_held *h = lt_held_find(ev->self, ev->addr);
+    if (!h) {
+        report_bad_unlock(ev);
+        return 0;
+    }
+    *saved = *h;
+    release(ev->self, h);
+    return 1;
+}
+
+void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
+{
+    lt_held *h = lt_held_push(ev->self);
+    if (!h)
+        return;
+    *h = *saved;
+    if (h->mode == LT_MODE_WRITE)
+        atomic_store(&h->lock->writer, ev->self->info.seq + 1);
+}
+
+void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn describe)
+{
+    lt_lock *l = lt_shadow_get(ev->self, ev->addr, ev->ra);
+    if (l) {
+        l->object = object;
+        l->describe = describe;
+    }
+}
+
+/* Marks what t holds as held for good by `owner`, which can no longer release it. In a fork
+ * child t may have stopped half-way through filling an entry: those have no lock yet. */
+void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner)
+{
+    for (uint32_t i = 0; i < t->nheld; i++) {
+        lt_held *h = &t->held[i];
+        if (!h->lock || !held_valid(t, h))
+            continue;
+        h->lock->orphan_mode = h->mode;
+        h->lock->orphan_of = owner;
+    }
+}
+
+/* The thread is leaving with locks held: report once, then orphan the locks so a later
+ * request for one is known to be hopeless. The exited thread's record is kept for those
+ * reports. */
+void lt_on_thread_exit(lt_thread *t)
+{
+    if (t->nheld == 0)
+        return;
+    lt_finding f = {.kind = LT_FIND_EXIT_HELD, .why = LT_WHY_EXIT};
+    lt_thread_info_now(t, &f.thread);
+    f.held = t->held;
+    f.nheld = t->nheld;
+    f.request_stack = lt_stack_here(0);
+    lt_report(&f);
+    lt_thread_info *gone = malloc(sizeof *gone);
+    if (gone) {
+        *gone = f.thread;
+        lt_orphan_locks(t, gone);
+    }
+}

@@ -1,0 +1,461 @@
+/*
+ * interpose.c - the exported pthread entry points and the annotation API; nothing else.
+ *
+ * Every lock entry point has the same shape: guard (tracer ready, not re-entered) -> event
+ * before the call (may veto it) -> the real call -> event with the result. One shared path,
+ * acquire(), serves try, timed and blocking forms: it tries first and blocks only when the
+ * lock is busy, which is where waits become visible. Unlocks report before the real unlock;
+ * init reports after it (so the lock's attributes can be read), destroy before.
+ *
+ * Real functions are resolved once, from the load-time constructor or from the first call
+ * that comes earlier. A call made by the resolving thread while resolution is under way
+ * (dlsym may allocate, an allocator may lock) is answered with success without locking:
+ * there is only that one thread then.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "lt_internal.h"
+#include "platform.h"
+
+/* name, symbol version (NULL = default). Condition variables are versioned in glibc. */
+#define LT_REALS(X)                                                                        \
+    X(pthread_rwlock_init, NULL) X(pthread_rwlock_destroy, NULL)                           \
+    X(pthread_rwlock_rdlock, NULL) X(pthread_rwlock_wrlock, NULL)                          \
+    X(pthread_rwlock_tryrdlock, NULL) X(pthread_rwlock_trywrlock, NULL)                    \
+    X(pthread_rwlock_timedrdlock, NULL) X(pthread_rwlock_timedwrlock, NULL)                \
+    X(pthread_rwlock_clockrdlock, NULL) X(pthread_rwlock_clockwrlock, NULL)                \
+    X(pthread_rwlock_unlock, NULL)                                                         \
+    X(pthread_mutex_init, NULL) X(pthread_mutex_destroy, NULL)                             \
+    X(pthread_mutex_lock, NULL) X(pthread_mutex_trylock, NULL)                             \
+    X(pthread_mutex_timedlock, NULL) X(pthread_mutex_clocklock, NULL)                      \
+    X(pthread_mutex_unlock, NULL)                                                          \
+    X(pthread_spin_init, NULL) X(pthread_spin_destroy, NULL) X(pthread_spin_lock, NULL)    \
+    X(pthread_spin_trylock, NULL) X(pthread_spin_unlock, NULL)                             \
+    X(pthread_cond_wait, "GLIBC_2.3.2") X(pthread_cond_timedwait, "GLIBC_2.3.2")           \
+    X(pthread_cond_clockwait, NULL)                                                        \
+    X(pthread_create, NULL) X(fork, NULL)
+
+static struct {
+#define X(name, version) __typeof__(&name) name;
+    LT_REALS(X)
+#undef X
+} real;
+
+/* Resolution state: NONE -> RESOLVING (by resolver_tid) -> READY. */
+enum { NONE, RESOLVING, READY };
+static _Atomic int state;
+static _Atomic int resolver_tid;
+
+static void resolve(void)
+{
+#define X(name, version) real.name = (__typeof__(&name))lt_platform_real(#name, version);
+    LT_REALS(X)
+#undef X
+}
+
+/* Returns 1 when the tracer is ready; 0 inside the resolving thread's own resolution. */
+static __attribute__((noinline)) int init_slow(void)
+{
+    int expected = NONE;
+    if (atomic_compare_exchange_strong(&state, &expected, RESOLVING)) {
+        atomic_store(&resolver_tid, lt_platform_tid());
+        lt_tls.busy = 1;
+        resolve();
+        lt_config_load();
+        lt_self();
+        lt_tls.busy = 0;
+        atomic_store(&state, READY);
+        return 1;
+    }
+    if (atomic_load(&resolver_tid) == lt_platform_tid())
+        return 0;
+    while (atomic_load(&state) != READY)
+        ;
+    return 1;
+}
+
+static inline int ready(void)
+{
+    return lt_likely(atomic_load_explicit(&state, memory_order_acquire) == READY) || init_slow();
+}
+
+__attribute__((constructor)) static void locktrace_load(void)
+{
+    ready();
+}
+
+/* Guard: 1 when this call is to be checked (the thread is then inside the tracer). */
+static inline int enter(lt_event *ev)
+{
+    if (!lt_enter(&lt_tls))
+        return 0;
+    ev->self = lt_self();
+    return 1;
+}
+
+#define CALLER (uintptr_t)__builtin_return_address(0), (uintptr_t)__builtin_dwarf_cfa()
+
+/* ------------------------------------------------------------------------------------------
+ * The shared acquisition path.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct call {
+    lt_event ev;
+    int has_clock;
+    clockid_t clock;
+    const struct timespec *abstime;
+} call;
+
+static int real_try(const call *c)
+{
+    void *l = (void *)c->ev.addr;
+    switch (c->ev.kind) {
+    case LT_RWLOCK:
+        return c->ev.mode == LT_MODE_READ ? real.pthread_rwlock_tryrdlock(l)
+                                          : real.pthread_rwlock_trywrlock(l);
+    case LT_MUTEX: return real.pthread_mutex_trylock(l);
+    default: return real.pthread_spin_trylock(l);
+    }
+}
+
+static int real_rwlock_wait(const call *c, void *l)
+{
+    int rd = c->ev.mode == LT_MODE_READ;
+    if (c->ev.wait == LT_WAIT_BLOCK)
+        return rd ? real.pthread_rwlock_rdlock(l) : real.pthread_rwlock_wrlock(l);
+    if (c->has_clock)
+        return rd ? real.pthread_rwlock_clockrdlock(l, c->clock, c->abstime)
+                  : real.pthread_rwlock_clockwrlock(l, c->clock, c->abstime);
+    return rd ? real.pthread_rwlock_timedrdlock(l, c->abstime)
+              : real.pthread_rwlock_timedwrlock(l, c->abstime);
+}
+
+static int real_mutex_wait(const call *c, void *l)
+{
+    if (c->ev.wait == LT_WAIT_BLOCK)
+        return real.pthread_mutex_lock(l);
+    if (c->has_clock)
+        return real.pthread_mutex_clocklock(l, c->clock, c->abstime);
+    return real.pthread_mutex_timedlock(l, c->abstime);
+}
+
+static int real_wait(const call *c)
+{
+    void *l = (void *)c->ev.addr;
+    switch (c->ev.kind) {
+    case LT_RWLOCK: return real_rwlock_wait(c, l);
+    case LT_MUTEX: return real_mutex_wait(c, l);
+    default: return real.pthread_spin_lock(l);
+    }
+}
+
+static int acquire(call *c)
+{
+    if (!ready())
+        return 0;
+    if (!enter(&c->ev))
+        return c->ev.wait == LT_WAIT_TRY ? real_try(c) : real_wait(c);
+    int rc = lt_before_lock(&c->ev);
+    if (rc == 0)
+        rc = real_try(c);
+    if (rc == EBUSY && c->ev.wait != LT_WAIT_TRY) {
+        lt_wait_begin(&c->ev);
+        lt_leave(&lt_tls);
+        rc = real_wait(c);
+        lt_enter(&lt_tls);
+        lt_wait_end(&c->ev);
+    }
+    lt_after_lock(&c->ev, rc);
+    lt_leave(&lt_tls);
+    return rc;
+}
+
+#define ACQUIRE(lock, kind, mode, wait, ...) \
+    acquire(&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL}, __VA_ARGS__})
+
+/* Unlock, init and destroy: one event around the real call. */
+typedef void (*lt_hook)(lt_event *);
+
+static inline void hook(lt_hook fn, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
+{
+    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL};
+    if (!ready() || !enter(&ev))
+        return;
+    fn(&ev);
+    lt_leave(&lt_tls);
+}
+
+#define HOOK(fn, lock, kind) hook((fn), (const void *)(lock), (kind), CALLER)
+
+/* init: a new identity for the address once libc has initialised the lock. */
+static inline int inited(int rc, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
+{
+    if (rc == 0)
+        hook(lt_on_init, lock, kind, ra, cfa);
+    return rc;
+}
+
+#define INIT(real_call, lock, kind) \
+    inited(ready() ? (real_call) : 0, (const void *)(lock), (kind), CALLER)
+
+/* ------------------------------------------------------------------------------------------
+ * Reader-writer locks.
+ * ---------------------------------------------------------------------------------------- */
+LT_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *attr)
+{
+    return INIT(real.pthread_rwlock_init(l, attr), l, LT_RWLOCK);
+}
+
+LT_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *l)
+{
+    HOOK(lt_on_destroy, l, LT_RWLOCK);
+    return ready() ? real.pthread_rwlock_destroy(l) : 0;
+}
+
+LT_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+    return ACQUIRE(l, LT_RWLOCK, LT_MODE_READ, LT_WAIT_BLOCK, 0, 0, NULL);
+}
+
+LT_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+    return ACQUIRE(l, LT_RWLOCK, LT_MODE_WRITE, LT_WAIT_BLOCK, 0, 0, NULL);
+}
+
+LT_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
+{
+    return ACQUIRE(l, LT_RWLOCK, LT_MODE_READ, LT_WAIT_TRY, 0, 0, NULL);
+}
+
+LT_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
+{
+    return ACQUIRE(l, LT_RWLOCK, LT_MODE_WRITE, LT_WAIT_TRY, 0, 0, NULL);
+}
+
+LT_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *t)
+{
+    return ACQUIRE(l, LT_RWLOCK, LT_MODE_READ, LT_WAIT_TIMED, 0, 0, t);
+}
+
+LT_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *t)
+{
+    return ACQUIRE(l, LT_RWLOCK, LT_MODE_WRITE, LT_WAIT_TIMED, 0, 0, t);
+}
+
+LT_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t c,
+                                         const struct timespec *t)
+{
+    return ACQUIRE(l, LT_RWLOCK, LT_MODE_READ, LT_WAIT_TIMED, 1, c, t);
+}
+
+LT_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t c,
+                                         const struct timespec *t)
+{
+    return ACQUIRE(l, LT_RWLOCK, LT_MODE_WRITE, LT_WAIT_TIMED, 1, c, t);
+}
+
+LT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+    HOOK(lt_before_unlock, l, LT_RWLOCK);
+    return ready() ? real.pthread_rwlock_unlock(l) : 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Mutexes.
+ * ---------------------------------------------------------------------------------------- */
+LT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
+{
+    return INIT(real.pthread_mutex_init(m, attr), m, LT_MUTEX);
+}
+
+LT_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
+{
+    HOOK(lt_on_destroy, m, LT_MUTEX);
+    return ready() ? real.pthread_mutex_destroy(m) : 0;
+}
+
+LT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+    return ACQUIRE(m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_BLOCK, 0, 0, NULL);
+}
+
+LT_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+    return ACQUIRE(m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TRY, 0, 0, NULL);
+}
+
+LT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *t)
+{
+    return ACQUIRE(m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TIMED, 0, 0, t);
+}
+
+LT_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t c, const struct timespec *t)
+{
+    return ACQUIRE(m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TIMED, 1, c, t);
+}
+
+LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+    HOOK(lt_before_unlock, m, LT_MUTEX);
+    return ready() ? real.pthread_mutex_unlock(m) : 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Spinlocks.
+ * ---------------------------------------------------------------------------------------- */
+LT_EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
+{
+    return INIT(real.pthread_spin_init(s, pshared), s, LT_SPIN);
+}
+
+LT_EXPORT int pthread_spin_destroy(pthread_spinlock_t *s)
+{
+    HOOK(lt_on_destroy, s, LT_SPIN);
+    return ready() ? real.pthread_spin_destroy(s) : 0;
+}
+
+LT_EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
+{
+    return ACQUIRE(s, LT_SPIN, LT_MODE_WRITE, LT_WAIT_BLOCK, 0, 0, NULL);
+}
+
+LT_EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
+{
+    return ACQUIRE(s, LT_SPIN, LT_MODE_WRITE, LT_WAIT_TRY, 0, 0, NULL);
+}
+
+LT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
+{
+    HOOK(lt_before_unlock, s, LT_SPIN);
+    return ready() ? real.pthread_spin_unlock(s) : 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Condition variables: the mutex leaves the held set for the wait and comes back after.
+ * ---------------------------------------------------------------------------------------- */
+static int cond_wait(call *c, pthread_cond_t *cv)
+{
+    lt_held saved;
+    int released = 0, rc;
+    pthread_mutex_t *m = (pthread_mutex_t *)c->ev.addr;
+    if (!ready())
+        return 0;
+    if (enter(&c->ev)) {
+        released = lt_cond_release(&c->ev, &saved);
+        lt_leave(&lt_tls);
+    }
+    if (c->ev.wait == LT_WAIT_BLOCK)
+        rc = real.pthread_cond_wait(cv, m);
+    else if (c->has_clock)
+        rc = real.pthread_cond_clockwait(cv, m, c->clock, c->abstime);
+    else
+        rc = real.pthread_cond_timedwait(cv, m, c->abstime);
+    if (released && enter(&c->ev)) {
+        lt_cond_reacquire(&c->ev, &saved);
+        lt_leave(&lt_tls);
+    }
+    return rc;
+}
+
+LT_EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
+{
+    return cond_wait(&(call){{m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_BLOCK, CALLER, NULL, NULL,
+                              NULL}, 0, 0, NULL}, cv);
+}
+
+LT_EXPORT int pthread_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m,
+                                     const struct timespec *t)
+{
+    return cond_wait(&(call){{m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TIMED, CALLER, NULL, NULL,
+                              NULL}, 0, 0, t}, cv);
+}
+
+LT_EXPORT int pthread_cond_clockwait(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t c,
+                                     const struct timespec *t)
+{
+    return cond_wait(&(call){{m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TIMED, CALLER, NULL, NULL,
+                              NULL}, 1, c, t}, cv);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Threads and processes.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct start {
+    void *(*fn)(void *);
+    void *arg;
+    int seq;
+} start;
+
+static void *thread_start(void *p)
+{
+    start s = *(start *)p;
+    lt_tls.busy = 1;
+    free(p);
+    lt_thread_start(s.seq);
+    lt_tls.busy = 0;
+    return s.fn(s.arg);
+}
+
+LT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+                             void *arg)
+{
+    lt_event ev = {0};
+    if (!ready())
+        return EAGAIN;
+    if (!enter(&ev))
+        return real.pthread_create(th, attr, fn, arg);
+    start *s = malloc(sizeof *s);
+    lt_leave(&lt_tls);
+    if (!s)
+        return real.pthread_create(th, attr, fn, arg);
+    *s = (start){fn, arg, lt_thread_next_seq()};
+    int rc = real.pthread_create(th, attr, thread_start, s);
+    if (rc != 0)
+        free(s);
+    return rc;
+}
+
+/* Every tracer lock is held across fork(), so the child gets consistent tables. Our locks
+ * let their holder in again, so the program's atfork handlers may lock as they please. */
+static void fork_phase(lt_fork_phase phase)
+{
+    lt_thread_fork(phase);
+    lt_shadow_fork(phase);
+    lt_stack_fork(phase);
+    lt_report_fork(phase);
+}
+
+LT_EXPORT pid_t fork(void)
+{
+    lt_event ev = {0};
+    if (!ready() || !enter(&ev))
+        return real.fork();
+    fork_phase(LT_FORK_PREPARE);
+    lt_leave(&lt_tls);
+    pid_t pid = real.fork();
+    lt_enter(&lt_tls);
+    fork_phase(pid == 0 ? LT_FORK_CHILD : LT_FORK_PARENT);
+    lt_leave(&lt_tls);
+    return pid;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Annotations (locktrace.h).
+ * ---------------------------------------------------------------------------------------- */
+LT_EXPORT void locktrace_annotate_lock_impl(const void *lock, const void *object,
+                                            locktrace_describe_fn describe)
+{
+    lt_event ev = {lock, LT_MUTEX, LT_MODE_NONE, LT_WAIT_TRY, CALLER, NULL, NULL, NULL};
+    if (!ready() || !enter(&ev))
+        return;
+    lt_on_annotate(&ev, object, describe);
+    lt_leave(&lt_tls);
+}
+
+LT_EXPORT int locktrace_active_impl(void)
+{
+    return 1;
+}

@@ -1,0 +1,252 @@
+/*
+ * lt_internal.h - the types every tracer module shares, and the cross-file prototypes grouped
+ * by the file that defines them.
+ *
+ * Glossary:
+ *   lt_lock     shadow state of one lock address (shadow.c); its generation names the identity
+ *   lt_held     one lock the current thread holds, in its held set (thread.c)
+ *   lt_thread   per-thread state in initial-exec TLS (thread.c)
+ *   lt_event    one lock/unlock request handed from interpose.c to the checker (detect.c)
+ *   lt_finding  one problem found, as plain data; report.c formats it (report.c)
+ *   stack id    32-bit handle of an interned stack in the depot, 0 = none (stack.c)
+ */
+#ifndef LT_INTERNAL_H
+#define LT_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <uthash.h>
+
+#include "locktrace.h"
+
+#define LT_EXPORT __attribute__((visibility("default")))
+#define LT_TLS __attribute__((tls_model("initial-exec")))
+#define lt_likely(x) __builtin_expect(!!(x), 1)
+#define lt_unlikely(x) __builtin_expect(!!(x), 0)
+#define LT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+typedef enum { LT_RWLOCK, LT_MUTEX, LT_SPIN } lt_kind;
+typedef enum { LT_MODE_NONE, LT_MODE_READ, LT_MODE_WRITE } lt_mode; /* mutex, spin: WRITE */
+typedef enum { LT_WAIT_TRY, LT_WAIT_BLOCK, LT_WAIT_TIMED } lt_wait;
+typedef enum { LT_MUTEX_NORMAL, LT_MUTEX_RECURSIVE, LT_MUTEX_ERRORCHECK } lt_mutex_type;
+
+/* A thread as reports name it: T<seq> (tid <tid>) "name". */
+typedef struct lt_thread_info {
+    int seq;       /* 0 = main thread, then creation order; -1 = unknown */
+    int tid;       /* kernel thread id */
+    char name[16]; /* kernel comm name, NUL-terminated */
+} lt_thread_info;
+
+/* Where a fork() is: every module with a lock of its own takes it before, releases it after
+ * in the parent, and resets it in the child. */
+typedef enum { LT_FORK_PREPARE, LT_FORK_PARENT, LT_FORK_CHILD } lt_fork_phase;
+
+/* ------------------------------------------------------------------------------------------
+ * Own locks. A spinlock that the thread owning it may take again: the forking thread holds
+ * every tracer lock across fork() while the program's atfork handlers call back into us.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct lt_spin {
+    _Atomic int owner; /* tid of the holder, 0 = free */
+    int depth;         /* nested acquisitions by the holder */
+} lt_spin;
+
+/* ------------------------------------------------------------------------------------------
+ * Shadow state of one lock address. Entries are type-stable (never unmapped): a pointer to one
+ * stays readable forever, and `gen` says whether it still names the same lock. gen changes
+ * whenever the address gets a new identity (init, destroy, entry reuse), so (entry, gen) pairs
+ * held in thread caches and held sets go stale instead of dangling.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct lt_lock {
+    const void *addr;
+    _Atomic uint32_t gen;
+    _Atomic int writer;               /* seq+1 of the thread holding it exclusively, 0 = none */
+    _Atomic int waiting_writers;      /* threads blocked in a write request right now */
+    uint32_t first_stack;             /* where the lock was first seen */
+    const void *object;               /* annotation: the guarded object */
+    locktrace_describe_fn describe;   /* annotation: how to describe it */
+    const lt_thread_info *orphan_of;  /* exited while holding it, NULL = not orphaned */
+    uint8_t orphan_mode;              /* lt_mode the exited thread held */
+    UT_hash_handle hh;                /* shadow.c's table, keyed by addr */
+    struct lt_lock *next_free;
+} lt_lock;
+
+/* One entry of a held set. The stack of the acquisition is kept cheaply as the call site
+ * (return address) and the caller's frame (CFA); `stack` is a full stack only with
+ * LOCKTRACE_STACKS=full. */
+typedef struct lt_held {
+    const void *addr;
+    lt_lock *lock;
+    uint32_t gen;   /* lock->gen when acquired */
+    uint8_t kind;   /* lt_kind */
+    uint8_t mode;   /* lt_mode */
+    uint32_t depth; /* recursive mutex / recursive read acquisitions */
+    uint32_t stack; /* stack id, 0 unless LOCKTRACE_STACKS=full */
+    uintptr_t ra;   /* return address into the caller of the lock function */
+    uintptr_t cfa;  /* caller's stack pointer at that call */
+} lt_held;
+
+/* Per-thread cache of shadow lookups: addr -> (entry, gen). */
+typedef struct lt_cache_slot {
+    const void *addr;
+    lt_lock *lock;
+    uint32_t gen;
+} lt_cache_slot;
+
+#define LT_CACHE_BITS 8
+#define LT_CACHE_SLOTS (1 << LT_CACHE_BITS)
+#define LT_HELD_INLINE 8   /* held entries before the set moves to mapped memory */
+
+typedef struct lt_thread {
+    int busy;                   /* re-entrancy: inside the tracer, pass calls through */
+    int registered;
+    lt_thread_info info;
+    lt_held *held;              /* points at inline_held or at mapped memory */
+    uint32_t nheld, cap;
+    lt_held inline_held[LT_HELD_INLINE];
+    struct lt_thread *next, *prev; /* registry of live threads */
+    lt_cache_slot cache[LT_CACHE_SLOTS];
+} lt_thread;
+
+extern __thread lt_thread lt_tls LT_TLS;
+
+/* ------------------------------------------------------------------------------------------
+ * Events from interpose.c to the checker.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct lt_event {
+    const void *addr;
+    lt_kind kind;
+    lt_mode mode;
+    lt_wait wait;
+    uintptr_t ra, cfa;  /* call site of the program's lock call */
+    lt_thread *self;    /* filled by the checker */
+    lt_lock *lock;      /* filled by the checker */
+    lt_held *held;      /* filled by lt_before_lock: this thread's entry for the lock */
+} lt_event;
+
+/* ------------------------------------------------------------------------------------------
+ * Findings: plain data, formatted by report.c (text now, other writers later).
+ * To add a kind: extend lt_finding_kind and lt_kind_names in report.c; a new reason: extend
+ * lt_reason and lt_reason_text in report.c.
+ * ---------------------------------------------------------------------------------------- */
+typedef enum {
+    LT_FIND_SELF_DEADLOCK,
+    LT_FIND_BAD_UNLOCK,
+    LT_FIND_DESTROY_HELD,
+    LT_FIND_EXIT_HELD,
+    LT_FIND_KIND_COUNT
+} lt_finding_kind;
+
+typedef enum {
+    LT_WHY_WRITE_HELD,       /* rwlock held for write, any request */
+    LT_WHY_UPGRADE,          /* rwlock held for read, write request */
+    LT_WHY_WRITER_QUEUED,    /* read again on a writer-preferring lock with a writer waiting */
+    LT_WHY_MUTEX_RELOCK,     /* normal/default mutex locked again */
+    LT_WHY_ERRORCHECK_RELOCK,/* error-checking mutex locked again: returns EDEADLK */
+    LT_WHY_SPIN_RELOCK,      /* spinlock locked again */
+    LT_WHY_ORPHANED,         /* held by a thread that has exited */
+    LT_WHY_NOT_HELD,         /* unlock of a lock this thread does not hold */
+    LT_WHY_DESTROY,          /* destroy while held */
+    LT_WHY_EXIT,             /* thread exits holding locks */
+    LT_WHY_COUNT
+} lt_reason;
+
+typedef enum {
+    LT_OUTCOME_CONTINUE, /* the program's call goes on */
+    LT_OUTCOME_ABORT,    /* abort() after the report */
+    LT_OUTCOME_EDEADLK   /* the call returns EDEADLK without calling libc */
+} lt_outcome;
+
+typedef struct lt_finding {
+    lt_finding_kind kind;
+    lt_reason why;
+    lt_outcome outcome;
+    lt_thread_info thread;       /* the thread that triggered the finding */
+    const lt_thread_info *other; /* the exited owner (LT_WHY_ORPHANED), else NULL */
+    const void *lock;
+    lt_kind lock_kind;
+    int mutex_type;              /* lt_mutex_type, mutexes only */
+    int writer_pref;             /* rwlocks: writer-preferring */
+    lt_mode held_mode, req_mode;
+    lt_wait wait;
+    const void *object;
+    locktrace_describe_fn describe;
+    uint32_t request_stack;      /* where the request is made now */
+    uint32_t held_stack;         /* where this thread took the lock before */
+    int held_partial;            /* held_stack is only the call site */
+    uint32_t first_stack;        /* where the lock was first seen */
+    const lt_held *held;         /* exit-held: the locks still held */
+    size_t nheld;
+} lt_finding;
+
+/* config.c ------------------------------------------------------------------------------- */
+typedef enum { LT_ACTION_ABORT, LT_ACTION_EDEADLK } lt_action;
+typedef enum { LT_STACKS_LAZY, LT_STACKS_FULL } lt_stacks_mode;
+typedef struct lt_config {
+#define LT_OPTION(kind, field, name, def, accepted, help) int field;
+#include "config.def"
+#undef LT_OPTION
+} lt_config;
+extern lt_config lt_cfg;
+void lt_config_load(void);
+
+/* thread.c ------------------------------------------------------------------------------- */
+lt_thread *lt_self(void);
+lt_held *lt_held_find(lt_thread *t, const void *addr);
+lt_held *lt_held_push(lt_thread *t);
+void lt_held_remove(lt_thread *t, lt_held *h);
+void lt_thread_start(int seq);
+int lt_thread_next_seq(void);
+void lt_thread_info_now(lt_thread *t, lt_thread_info *out);
+void lt_spin_lock(lt_spin *s);
+void lt_spin_unlock(lt_spin *s);
+void lt_spin_reset(lt_spin *s);
+void lt_spin_fork(lt_spin *s, lt_fork_phase phase);
+void lt_thread_fork(lt_fork_phase phase);
+
+static inline int lt_enter(lt_thread *t)
+{
+    if (t->busy)
+        return 0;
+    t->busy = 1;
+    return 1;
+}
+static inline void lt_leave(lt_thread *t) { t->busy = 0; }
+
+/* shadow.c ------------------------------------------------------------------------------- */
+lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t ra);
+lt_lock *lt_shadow_reset(const void *addr, uintptr_t ra);
+void lt_shadow_forget(const void *addr);
+void lt_shadow_fork(lt_fork_phase phase);
+
+/* stack.c -------------------------------------------------------------------------------- */
+uint32_t lt_stack_here(uintptr_t from_ra);
+uint32_t lt_stack_intern(const uintptr_t *ips, size_t n);
+const uintptr_t *lt_stack_get(uint32_t id, size_t *n);
+uint32_t lt_stack_recover(uintptr_t ra, uintptr_t cfa, int *partial);
+size_t lt_stack_format(uint32_t id, char *buf, size_t size, size_t at);
+void lt_stack_fork(lt_fork_phase phase);
+
+/* detect.c ------------------------------------------------------------------------------- */
+int lt_before_lock(lt_event *ev);
+void lt_wait_begin(lt_event *ev);
+void lt_wait_end(lt_event *ev);
+void lt_after_lock(lt_event *ev, int rc);
+void lt_before_unlock(lt_event *ev);
+void lt_on_init(lt_event *ev);
+void lt_on_destroy(lt_event *ev);
+int lt_cond_release(lt_event *ev, lt_held *saved);
+void lt_cond_reacquire(lt_event *ev, const lt_held *saved);
+void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn describe);
+void lt_on_thread_exit(lt_thread *t);
+void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner);
+
+/* report.c ------------------------------------------------------------------------------- */
+void lt_report(lt_finding *f);
+void lt_report_fork(lt_fork_phase phase);
+size_t lt_fmt_str(char *buf, size_t size, size_t at, const char *s);
+size_t lt_fmt_hex(char *buf, size_t size, size_t at, uintptr_t v);
+size_t lt_fmt_dec(char *buf, size_t size, size_t at, long v);
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * platform.h - the OS primitives the tracer needs, one contract each. platform_linux.c
+ * implements them for Linux/glibc; a platform_macos.c provides the same set. No other file
+ * calls dlsym, unwinds, reads lock internals or writes to a descriptor directly.
+ */
+#ifndef LT_PLATFORM_H
+#define LT_PLATFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The next definition of `name` after the tracer (RTLD_NEXT), of symbol version `version`
+ * when not NULL; NULL when there is none. May allocate: call with the re-entrancy flag set. */
+void *lt_platform_real(const char *name, const char *version);
+
+/* Kernel id of the calling thread. */
+int lt_platform_tid(void);
+
+/* Writes all of buf to fd, retrying on EINTR and short writes. Never allocates. */
+void lt_platform_write(int fd, const char *buf, size_t len);
+
+/* Name of the calling thread (NUL-terminated, truncated to size). */
+void lt_platform_thread_name(char *buf, size_t size);
+
+/* Type of a mutex read from the lock itself, so static initialisers count: lt_mutex_type. */
+int lt_platform_mutex_type(const void *mutex);
+
+/* Nonzero when the rwlock makes readers queue behind waiting writers (glibc:
+ * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), read from the lock itself. */
+int lt_platform_rwlock_prefers_writer(const void *rwlock);
+
+/* Zeroed, page-aligned memory outside malloc; NULL on failure. Freed with lt_platform_unmap. */
+void *lt_platform_map(size_t size);
+void lt_platform_unmap(void *p, size_t size);
+
+/* One frame of the current stack: instruction pointer and stack pointer in that frame. */
+typedef struct lt_frame {
+    uintptr_t ip, sp;
+} lt_frame;
+
+/* Unwinds the calling thread, innermost first, at most max frames; returns the count. */
+size_t lt_platform_unwind(lt_frame *frames, size_t max);
+
+/* Return addresses only, innermost first; faster than lt_platform_unwind. */
+size_t lt_platform_backtrace(uintptr_t *ips, size_t max);
+
+/* Start address of the function containing ip, 0 when unknown. */
+uintptr_t lt_platform_proc_start(uintptr_t ip);
+
+/* Nonzero when ip lies in the tracer's own code. */
+int lt_platform_in_tracer(uintptr_t ip);
+
+/* What is known about a code address. Strings stay valid until the next call. */
+typedef struct lt_symbol {
+    const char *function; /* NULL when unknown */
+    uintptr_t function_offset;
+    const char *module;   /* path of the object file, NULL when unknown */
+    uintptr_t module_offset;
+    const char *file;     /* source file, NULL without debug info */
+    int line;
+} lt_symbol;
+
+/* Describes ip (a return address is looked up as ip - 1 by the caller). Report time only. */
+void lt_platform_symbolize(uintptr_t ip, lt_symbol *out);
+
+#endif

@@ -1,0 +1,194 @@
+/*
+ * platform_linux.c - platform.h for Linux and glibc: dlsym/dlvsym, gettid, prctl names,
+ * glibc lock internals (mutex kind, rwlock preference), libunwind for stacks and libdw for
+ * function names and file:line at report time.
+ */
+#define _GNU_SOURCE
+#define UNW_LOCAL_ONLY
+#include "platform.h"
+
+#include <dlfcn.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <libunwind.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "lt_internal.h"
+
+void *lt_platform_real(const char *name, const char *version)
+{
+    return version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
+}
+
+int lt_platform_tid(void)
+{
+    return gettid();
+}
+
+void lt_platform_write(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        buf += n;
+        len -= (size_t)n;
+    }
+}
+
+void lt_platform_thread_name(char *buf, size_t size)
+{
+    char name[16] = {0}; /* PR_GET_NAME writes up to 16 bytes */
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    size_t i = 0;
+    for (; i + 1 < size && name[i]; i++)
+        buf[i] = name[i];
+    if (size)
+        buf[i] = 0;
+}
+
+/* glibc keeps the type in the low bits of __kind; adaptive behaves like a normal mutex. */
+int lt_platform_mutex_type(const void *mutex)
+{
+    switch (((const pthread_mutex_t *)mutex)->__data.__kind & 3) {
+    case PTHREAD_MUTEX_RECURSIVE_NP: return LT_MUTEX_RECURSIVE;
+    case PTHREAD_MUTEX_ERRORCHECK_NP: return LT_MUTEX_ERRORCHECK;
+    default: return LT_MUTEX_NORMAL;
+    }
+}
+
+/* glibc honours writer preference only for the non-recursive kind. */
+int lt_platform_rwlock_prefers_writer(const void *rwlock)
+{
+    return ((const pthread_rwlock_t *)rwlock)->__data.__flags ==
+           PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+}
+
+void *lt_platform_map(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void lt_platform_unmap(void *p, size_t size)
+{
+    munmap(p, size);
+}
+
+size_t lt_platform_unwind(lt_frame *frames, size_t max)
+{
+    unw_context_t ctx;
+    unw_cursor_t cur;
+    size_t n = 0;
+    if (unw_getcontext(&ctx) != 0 || unw_init_local(&cur, &ctx) != 0)
+        return 0;
+    while (n < max) {
+        unw_word_t ip, sp;
+        unw_get_reg(&cur, UNW_REG_IP, &ip);
+        unw_get_reg(&cur, UNW_REG_SP, &sp);
+        frames[n].ip = ip;
+        frames[n].sp = sp;
+        n++;
+        if (unw_step(&cur) <= 0)
+            break;
+    }
+    return n;
+}
+
+size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
+{
+    int n = unw_backtrace((void **)ips, (int)max);
+    return n > 0 ? (size_t)n : 0;
+}
+
+uintptr_t lt_platform_proc_start(uintptr_t ip)
+{
+    unw_proc_info_t pi;
+    if (unw_get_proc_info_by_ip(unw_local_addr_space, ip, &pi, NULL) != 0)
+        return 0;
+    return pi.start_ip;
+}
+
+int lt_platform_in_tracer(uintptr_t ip)
+{
+    static void *self_base;
+    Dl_info me, it;
+    if (!self_base && dladdr((void *)lt_platform_in_tracer, &me))
+        self_base = me.dli_fbase;
+    return dladdr((void *)ip, &it) && it.dli_fbase == self_base;
+}
+
+/* One libdw session per process, opened at the first report (reports are serialised). */
+static Dwfl *symbolizer(void)
+{
+    static const Dwfl_Callbacks callbacks = {
+        .find_elf = dwfl_linux_proc_find_elf,
+        .find_debuginfo = dwfl_standard_find_debuginfo,
+    };
+    static Dwfl *dwfl;
+    if (dwfl)
+        return dwfl;
+    dwfl = dwfl_begin(&callbacks);
+    if (dwfl && (dwfl_linux_proc_report(dwfl, getpid()) != 0 ||
+                 dwfl_report_end(dwfl, NULL, NULL) != 0)) {
+        dwfl_end(dwfl);
+        dwfl = NULL;
+    }
+    return dwfl;
+}
+
+/* C++ names read better demangled; libstdc++'s demangler is used when the program has it. */
+static const char *demangle(const char *name)
+{
+    typedef char *(*demangler)(const char *, char *, size_t *, int *);
+    static char buf[512];
+    static demangler fn;
+    int status = -1;
+    if (!name || name[0] != '_' || name[1] != 'Z')
+        return name;
+    if (!fn)
+        fn = (demangler)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    char *d = fn ? fn(name, NULL, NULL, &status) : NULL;
+    if (!d || status != 0)
+        return name;
+    size_t i = 0;
+    for (; d[i] && i + 1 < sizeof buf; i++)
+        buf[i] = d[i];
+    buf[i] = 0;
+    free(d);
+    return buf;
+}
+
+void lt_platform_symbolize(uintptr_t ip, lt_symbol *out)
+{
+    Dl_info info;
+    *out = (lt_symbol){0};
+    if (dladdr((void *)ip, &info)) {
+        out->module = info.dli_fname;
+        out->module_offset = ip - (uintptr_t)info.dli_fbase;
+        if (info.dli_sname) {
+            out->function = info.dli_sname;
+            out->function_offset = ip - (uintptr_t)info.dli_saddr;
+        }
+    }
+    Dwfl *dwfl = symbolizer();
+    Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, ip) : NULL;
+    if (!mod)
+        return;
+    GElf_Off off;
+    GElf_Sym sym;
+    const char *name = dwfl_module_addrinfo(mod, ip, &off, &sym, NULL, NULL, NULL);
+    if (name) {
+        out->function = demangle(name);
+        out->function_offset = off;
+    }
+    Dwfl_Line *line = dwfl_module_getsrc(mod, ip);
+    if (line)
+        out->file = dwfl_lineinfo(line, NULL, &out->line, NULL, NULL, NULL);
+}

@@ -1,0 +1,145 @@
+/*
+ * shadow.c - per-lock shadow state, keyed by lock address.
+ *
+ * 64 shards, each a uthash table under one of our own spinlocks, so unrelated locks rarely
+ * meet. Entries come from per-shard slabs of mapped memory and go back to a per-shard free
+ * list on destroy; they are never unmapped, which is what lets threads keep (entry, gen)
+ * pairs in their lookup caches and held sets without references: a changed gen means "not
+ * the lock you knew". The per-thread cache makes a repeated lookup a TLS probe and one load.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "lt_internal.h"
+#include "platform.h"
+
+#define SHARD_BITS 6
+#define SHARDS (1 << SHARD_BITS)
+#define SLAB_BYTES (64 * 1024)
+
+typedef struct shard {
+    lt_spin lock;
+    lt_lock *table;     /* uthash head */
+    lt_lock *free_list;
+    char *slab;         /* bump allocation within the current slab */
+    size_t slab_left;
+    char pad[64];       /* keep shards on separate cache lines */
+} shard;
+
+static shard shards[SHARDS];
+
+/* Fibonacci hashing, top bits: locks at a regular stride (arrays of structs) spread evenly. */
+static size_t addr_hash(const void *addr, unsigned bits)
+{
+    return (size_t)(((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
+static shard *shard_of(const void *addr)
+{
+    return &shards[addr_hash(addr, SHARD_BITS)];
+}
+
+/* New entries start at gen 1 so a zeroed cache slot or held entry never matches. */
+static lt_lock *entry_alloc(shard *s)
+{
+    lt_lock *l = s->free_list;
+    if (l) {
+        s->free_list = l->next_free;
+        return l;
+    }
+    if (s->slab_left < sizeof(lt_lock)) {
+        s->slab = lt_platform_map(SLAB_BYTES);
+        s->slab_left = s->slab ? SLAB_BYTES : 0;
+        if (!s->slab)
+            return NULL;
+    }
+    l = (lt_lock *)s->slab;
+    s->slab += sizeof(lt_lock);
+    s->slab_left -= sizeof(lt_lock);
+    atomic_store(&l->gen, 1);
+    return l;
+}
+
+/* Clears everything an identity owns; the caller bumps or keeps gen. */
+static void entry_clear(lt_lock *l, const void *addr)
+{
+    l->addr = addr;
+    atomic_store(&l->writer, 0);
+    atomic_store(&l->waiting_writers, 0);
+    l->first_stack = 0;
+    l->object = NULL;
+    l->describe = NULL;
+    l->orphan_of = NULL;
+    l->orphan_mode = LT_MODE_NONE;
+}
+
+/* Finds or creates the entry; *created says which. NULL only when out of memory. */
+static lt_lock *find_or_create(const void *addr, int *created)
+{
+    shard *s = shard_of(addr);
+    lt_lock *l;
+    lt_spin_lock(&s->lock);
+    HASH_FIND_PTR(s->table, &addr, l);
+    *created = !l;
+    if (!l && (l = entry_alloc(s)) != NULL) {
+        entry_clear(l, addr);
+        HASH_ADD_PTR(s->table, addr, l);
+    }
+    lt_spin_unlock(&s->lock);
+    return l;
+}
+
+lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t ra)
+{
+    lt_cache_slot *slot = &t->cache[addr_hash(addr, LT_CACHE_BITS)];
+    if (lt_likely(slot->addr == addr) &&
+        atomic_load_explicit(&slot->lock->gen, memory_order_relaxed) == slot->gen)
+        return slot->lock;
+    int created;
+    lt_lock *l = find_or_create(addr, &created);
+    if (!l)
+        return NULL;
+    if (created)
+        l->first_stack = lt_stack_here(ra);
+    slot->addr = addr;
+    slot->lock = l;
+    slot->gen = atomic_load(&l->gen);
+    return l;
+}
+
+/* init: the address becomes a new lock, first seen here. */
+lt_lock *lt_shadow_reset(const void *addr, uintptr_t ra)
+{
+    int created;
+    lt_lock *l = find_or_create(addr, &created);
+    if (!l)
+        return NULL;
+    if (!created) {
+        atomic_fetch_add(&l->gen, 1);
+        entry_clear(l, addr);
+    }
+    l->first_stack = lt_stack_here(ra);
+    return l;
+}
+
+/* destroy: the address stops naming a lock; the entry is recycled under a new gen. */
+void lt_shadow_forget(const void *addr)
+{
+    shard *s = shard_of(addr);
+    lt_lock *l;
+    lt_spin_lock(&s->lock);
+    HASH_FIND_PTR(s->table, &addr, l);
+    if (l) {
+        HASH_DEL(s->table, l);
+        atomic_fetch_add(&l->gen, 1);
+        l->next_free = s->free_list;
+        s->free_list = l;
+    }
+    lt_spin_unlock(&s->lock);
+}
+
+void lt_shadow_fork(lt_fork_phase phase)
+{
+    for (int i = 0; i < SHARDS; i++)
+        lt_spin_fork(&shards[phase == LT_FORK_PREPARE ? i : SHARDS - 1 - i].lock, phase);
+}

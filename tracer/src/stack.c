@@ -1,0 +1,221 @@
+/*
+ * stack.c - stack capture, the stack depot, and stack text for reports.
+ *
+ * The depot interns each distinct stack once and hands out 32-bit ids (0 = no stack), so
+ * shadow entries, held sets and findings carry ids, never arrays. Lookup walks an immutable
+ * bucket chain without locks; an insert takes one stripe lock and appends to an arena that is
+ * never freed. Ids index a two-level table, so reading a stack by id is lock-free as well.
+ * Symbols are resolved only when a report is formatted.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "lt_internal.h"
+#include "platform.h"
+
+#define BUCKETS 16384
+#define STRIPES 256
+#define IDS_PER_CHUNK 4096
+#define ID_CHUNKS 4096 /* up to 16 M distinct stacks */
+#define ARENA_BYTES (1024 * 1024)
+#define MAX_FRAMES 256 /* LOCKTRACE_STACK_DEPTH's upper bound */
+#define SLACK 32       /* tracer frames above the program's call */
+
+typedef struct node {
+    struct node *next;
+    uint32_t hash, id;
+    uint32_t n;
+    uintptr_t ips[];
+} node;
+
+static node *_Atomic buckets[BUCKETS];
+static lt_spin stripes[STRIPES];
+static lt_spin arena_lock;
+static char *arena;
+static size_t arena_left;
+static node **_Atomic ids[ID_CHUNKS];
+static _Atomic uint32_t next_id = 1;
+
+static uint32_t hash_ips(const uintptr_t *ips, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ips[i]) * 1099511628211ull;
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+static node *find(node *head, uint32_t h, const uintptr_t *ips, size_t n)
+{
+    for (node *x = head; x; x = x->next)
+        if (x->hash == h && x->n == n && memcmp(x->ips, ips, n * sizeof *ips) == 0)
+            return x;
+    return NULL;
+}
+
+static void *arena_alloc(size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    lt_spin_lock(&arena_lock);
+    if (arena_left < size) {
+        arena = lt_platform_map(size > ARENA_BYTES ? size : ARENA_BYTES);
+        arena_left = arena ? (size > ARENA_BYTES ? size : ARENA_BYTES) : 0;
+    }
+    void *p = NULL;
+    if (arena_left >= size) {
+        p = arena;
+        arena += size;
+        arena_left -= size;
+    }
+    lt_spin_unlock(&arena_lock);
+    return p;
+}
+
+/* Gives x an id and makes it readable through ids[]. 0 when the id space is full. */
+static uint32_t publish_id(node *x)
+{
+    uint32_t id = atomic_fetch_add(&next_id, 1);
+    size_t chunk = id / IDS_PER_CHUNK;
+    if (chunk >= ID_CHUNKS)
+        return 0;
+    node **c = atomic_load(&ids[chunk]);
+    if (!c) {
+        node **fresh = arena_alloc(IDS_PER_CHUNK * sizeof(node *));
+        if (!fresh)
+            return 0;
+        if (!atomic_compare_exchange_strong(&ids[chunk], &c, fresh))
+            fresh = c; /* another inserter won; its chunk is the one */
+        c = fresh;
+    }
+    c[id % IDS_PER_CHUNK] = x;
+    return id;
+}
+
+uint32_t lt_stack_intern(const uintptr_t *ips, size_t n)
+{
+    if (n == 0)
+        return 0;
+    uint32_t h = hash_ips(ips, n);
+    node *_Atomic *b = &buckets[h % BUCKETS];
+    node *x = find(atomic_load_explicit(b, memory_order_acquire), h, ips, n);
+    if (x)
+        return x->id;
+    lt_spin *stripe = &stripes[h % STRIPES];
+    lt_spin_lock(stripe);
+    x = find(atomic_load_explicit(b, memory_order_acquire), h, ips, n);
+    if (!x && (x = arena_alloc(sizeof *x + n * sizeof *ips)) != NULL) {
+        x->hash = h;
+        x->n = (uint32_t)n;
+        memcpy(x->ips, ips, n * sizeof *ips);
+        x->id = publish_id(x);
+        x->next = atomic_load_explicit(b, memory_order_relaxed);
+        atomic_store_explicit(b, x, memory_order_release);
+    }
+    lt_spin_unlock(stripe);
+    return x ? x->id : 0;
+}
+
+const uintptr_t *lt_stack_get(uint32_t id, size_t *n)
+{
+    node **c = id ? atomic_load(&ids[id / IDS_PER_CHUNK]) : NULL;
+    node *x = c ? c[id % IDS_PER_CHUNK] : NULL;
+    *n = x ? x->n : 0;
+    return x ? x->ips : NULL;
+}
+
+static size_t depth(void)
+{
+    return lt_cfg.stack_depth ? (size_t)lt_cfg.stack_depth : 48;
+}
+
+/* Index of the frame returning to `from_ra` (the program's call site); without one, of the
+ * first frame outside the tracer. */
+static size_t program_start(const uintptr_t *ips, size_t n, uintptr_t from_ra)
+{
+    size_t i;
+    for (i = 0; from_ra && i < n && i < SLACK; i++)
+        if (ips[i] == from_ra)
+            return i;
+    for (i = 0; i < n && lt_platform_in_tracer(ips[i]); i++)
+        ;
+    return i < n ? i : 0;
+}
+
+/* The current stack from the program's call site outwards. */
+uint32_t lt_stack_here(uintptr_t from_ra)
+{
+    uintptr_t ips[MAX_FRAMES + SLACK];
+    size_t n = lt_platform_backtrace(ips, depth() + SLACK);
+    size_t start = program_start(ips, n, from_ra);
+    n -= start;
+    return lt_stack_intern(ips + start, n < depth() ? n : depth());
+}
+
+/*
+ * The stack of an earlier acquisition known only by its call site `ra` and the caller's
+ * stack pointer `cfa`. If that caller's frame is still live it is on the current stack at
+ * the same stack pointer, in the same function: the earlier stack is then ra followed by the
+ * current stack's frames beyond it. Otherwise only ra is known (*partial = 1).
+ */
+uint32_t lt_stack_recover(uintptr_t ra, uintptr_t cfa, int *partial)
+{
+    lt_frame frames[MAX_FRAMES + SLACK];
+    uintptr_t ips[MAX_FRAMES];
+    size_t n = lt_platform_unwind(frames, depth() + SLACK), k = 0;
+    size_t j = 0;
+    while (j < n && frames[j].sp < cfa)
+        j++;
+    *partial = !(j < n && frames[j].sp == cfa &&
+                 lt_platform_proc_start(frames[j].ip - 1) == lt_platform_proc_start(ra - 1));
+    ips[k++] = ra;
+    for (size_t i = j + 1; !*partial && i < n && k < depth(); i++)
+        ips[k++] = frames[i].ip;
+    return lt_stack_intern(ips, k);
+}
+
+static size_t fmt_frame(char *buf, size_t size, size_t at, size_t i, uintptr_t ip)
+{
+    lt_symbol s;
+    lt_platform_symbolize(ip - 1, &s); /* ip is a return address: look up the call */
+    at = lt_fmt_str(buf, size, at, "    #");
+    at = lt_fmt_dec(buf, size, at, (long)i);
+    at = lt_fmt_str(buf, size, at, " ");
+    at = lt_fmt_hex(buf, size, at, ip);
+    at = lt_fmt_str(buf, size, at, " in ");
+    at = lt_fmt_str(buf, size, at, s.function ? s.function : "??");
+    if (s.file) {
+        at = lt_fmt_str(buf, size, at, " ");
+        at = lt_fmt_str(buf, size, at, s.file);
+        at = lt_fmt_str(buf, size, at, ":");
+        at = lt_fmt_dec(buf, size, at, s.line);
+    }
+    if (s.module) {
+        at = lt_fmt_str(buf, size, at, " (");
+        at = lt_fmt_str(buf, size, at, s.module);
+        at = lt_fmt_str(buf, size, at, "+");
+        at = lt_fmt_hex(buf, size, at, s.module_offset + 1);
+        at = lt_fmt_str(buf, size, at, ")");
+    }
+    return lt_fmt_str(buf, size, at, "\n");
+}
+
+/* Appends one line per frame at buf+at; returns the new end. */
+size_t lt_stack_format(uint32_t id, char *buf, size_t size, size_t at)
+{
+    size_t n;
+    const uintptr_t *ips = lt_stack_get(id, &n);
+    if (!ips)
+        return lt_fmt_str(buf, size, at, "    (no stack)\n");
+    for (size_t i = 0; i < n; i++)
+        at = fmt_frame(buf, size, at, i, ips[i]);
+    return at;
+}
+
+void lt_stack_fork(lt_fork_phase phase)
+{
+    if (phase != LT_FORK_PREPARE)
+        lt_spin_fork(&arena_lock, phase);
+    for (int i = 0; i < STRIPES; i++)
+        lt_spin_fork(&stripes[phase == LT_FORK_PREPARE ? i : STRIPES - 1 - i], phase);
+    if (phase == LT_FORK_PREPARE)
+        lt_spin_fork(&arena_lock, phase);
+}

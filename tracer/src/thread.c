@@ -1,0 +1,224 @@
+/*
+ * thread.c - per-thread state and the registry of live threads.
+ *
+ * Each thread's lt_thread lives in initial-exec TLS, zero until first touched, so reaching it
+ * never allocates. A thread registers on its first event (or when our pthread_create
+ * trampoline starts it): it gets a sequence number T<n>, joins the registry, and arms a
+ * pthread key whose destructor is our view of the thread's exit. After that destructor the
+ * thread stays `busy` for good, so late calls from other destructors pass straight through.
+ *
+ * The held set is an array in acquisition order: inline in TLS for the first few entries,
+ * then mapped memory that doubles, never capped.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lt_internal.h"
+#include "platform.h"
+
+__thread lt_thread lt_tls LT_TLS;
+
+static lt_spin registry_lock;
+static lt_thread *registry;
+static _Atomic int next_seq;
+static pthread_key_t exit_key;
+static _Atomic int exit_key_ready;
+
+/* ---------------------------------------------------------------------------------------- */
+
+static int my_tid(void)
+{
+    return lt_tls.info.tid ? lt_tls.info.tid : lt_platform_tid();
+}
+
+void lt_spin_lock(lt_spin *s)
+{
+    int me = my_tid(), free_ = 0;
+    if (atomic_load_explicit(&s->owner, memory_order_relaxed) == me) {
+        s->depth++;
+        return;
+    }
+    while (!atomic_compare_exchange_weak_explicit(&s->owner, &free_, me, memory_order_acquire,
+                                                  memory_order_relaxed)) {
+        free_ = 0;
+        while (atomic_load_explicit(&s->owner, memory_order_relaxed) != 0)
+            sched_yield();
+    }
+    s->depth = 1;
+}
+
+void lt_spin_unlock(lt_spin *s)
+{
+    if (--s->depth == 0)
+        atomic_store_explicit(&s->owner, 0, memory_order_release);
+}
+
+void lt_spin_fork(lt_spin *s, lt_fork_phase phase)
+{
+    if (phase == LT_FORK_PREPARE) {
+        lt_spin_lock(s);
+    } else if (phase == LT_FORK_PARENT) {
+        lt_spin_unlock(s);
+    } else {
+        s->depth = 0;
+        atomic_store_explicit(&s->owner, 0, memory_order_relaxed);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static void thread_exit(void *arg);
+
+static void registry_add(lt_thread *t)
+{
+    lt_spin_lock(&registry_lock);
+    t->prev = NULL;
+    t->next = registry;
+    if (registry)
+        registry->prev = t;
+    registry = t;
+    lt_spin_unlock(&registry_lock);
+}
+
+static void registry_remove(lt_thread *t)
+{
+    lt_spin_lock(&registry_lock);
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        registry = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    lt_spin_unlock(&registry_lock);
+}
+
+/* The exit key is made by the first registration (the main thread, at load time). */
+static void arm_exit_hook(lt_thread *t)
+{
+    if (!atomic_load(&exit_key_ready)) {
+        lt_spin_lock(&registry_lock);
+        if (!atomic_load(&exit_key_ready) && pthread_key_create(&exit_key, thread_exit) == 0)
+            atomic_store(&exit_key_ready, 1);
+        lt_spin_unlock(&registry_lock);
+    }
+    if (atomic_load(&exit_key_ready))
+        pthread_setspecific(exit_key, t);
+}
+
+static void register_thread(lt_thread *t, int seq)
+{
+    t->registered = 1;
+    t->info.tid = lt_platform_tid();
+    t->info.seq = seq >= 0 ? seq : atomic_fetch_add(&next_seq, 1);
+    t->held = t->inline_held;
+    t->cap = LT_HELD_INLINE;
+    registry_add(t);
+    arm_exit_hook(t);
+}
+
+lt_thread *lt_self(void)
+{
+    lt_thread *t = &lt_tls;
+    if (lt_unlikely(!t->registered))
+        register_thread(t, -1);
+    return t;
+}
+
+int lt_thread_next_seq(void)
+{
+    return atomic_fetch_add(&next_seq, 1);
+}
+
+void lt_thread_start(int seq)
+{
+    if (!lt_tls.registered)
+        register_thread(&lt_tls, seq);
+}
+
+void lt_thread_info_now(lt_thread *t, lt_thread_info *out)
+{
+    *out = t->info;
+    lt_platform_thread_name(out->name, sizeof out->name);
+}
+
+static void thread_exit(void *arg)
+{
+    lt_thread *t = arg;
+    t->busy = 1; /* for good: the thread is leaving */
+    lt_on_thread_exit(t);
+    registry_remove(t);
+    if (t->held != t->inline_held)
+        lt_platform_unmap(t->held, t->cap * sizeof(lt_held));
+    t->held = t->inline_held;
+    t->nheld = 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+lt_held *lt_held_find(lt_thread *t, const void *addr)
+{
+    for (uint32_t i = t->nheld; i-- > 0;)
+        if (t->held[i].addr == addr)
+            return &t->held[i];
+    return NULL;
+}
+
+/* Fails only when memory is exhausted: the lock is then simply not tracked. */
+static int held_grow(lt_thread *t)
+{
+    uint32_t cap = t->cap * 2;
+    lt_held *h = lt_platform_map(cap * sizeof(lt_held));
+    if (!h)
+        return 0;
+    memcpy(h, t->held, t->nheld * sizeof(lt_held));
+    if (t->held != t->inline_held)
+        lt_platform_unmap(t->held, t->cap * sizeof(lt_held));
+    t->held = h;
+    t->cap = cap;
+    return 1;
+}
+
+lt_held *lt_held_push(lt_thread *t)
+{
+    if (lt_unlikely(t->nheld == t->cap) && !held_grow(t))
+        return NULL;
+    return &t->held[t->nheld++];
+}
+
+/* Keeps acquisition order; locks are mostly released last-in first-out, which moves nothing. */
+void lt_held_remove(lt_thread *t, lt_held *h)
+{
+    lt_held *end = &t->held[--t->nheld];
+    for (; h < end; h++)
+        h[0] = h[1];
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* Only the forking thread lives on in the child; what the others held stays locked there
+ * for good, so those locks become orphans of their (vanished) holders. */
+static void fork_child(void)
+{
+    lt_tls.info.tid = lt_platform_tid();
+    for (lt_thread *t = registry; t; t = t->next) {
+        if (t == &lt_tls || t->nheld == 0)
+            continue;
+        lt_thread_info *gone = malloc(sizeof *gone);
+        if (gone) {
+            *gone = t->info;
+            lt_orphan_locks(t, gone);
+        }
+    }
+    registry = NULL;
+    registry_add(&lt_tls);
+}
+
+void lt_thread_fork(lt_fork_phase phase)
+{
+    lt_spin_fork(&registry_lock, phase);
+    if (phase == LT_FORK_CHILD)
+        fork_child();
+}
