@@ -64,6 +64,15 @@ NOINLINE void write_then_timed_read(pthread_rwlock_t *l)
     result("timedrdlock", pthread_rwlock_timedrdlock(l, &t));
 }
 
+NOINLINE void read_then_clock_write(pthread_rwlock_t *l)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += 5;
+    pthread_rwlock_rdlock(l);
+    result("clockwrlock", pthread_rwlock_clockwrlock(l, CLOCK_MONOTONIC, &t));
+}
+
 NOINLINE void read_twice(pthread_rwlock_t *l)
 {
     pthread_rwlock_rdlock(l);
@@ -125,6 +134,15 @@ NOINLINE void mutex_timed_relock(pthread_mutex_t *m)
     struct timespec t = soon();
     pthread_mutex_lock(m);
     result("timedlock", pthread_mutex_timedlock(m, &t));
+}
+
+NOINLINE void mutex_clock_relock(pthread_mutex_t *m)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += 5;
+    pthread_mutex_lock(m);
+    result("clocklock", pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &t));
 }
 
 static void mutex_of_type(int type, pthread_mutex_t *m)
@@ -273,6 +291,10 @@ int main(int argc, char **argv)
         read_then_upgrade(&rw);
     else if (!strcmp(s, "rw-write-timedread"))
         write_then_timed_read(&rw);
+    else if (!strcmp(s, "rw-read-clockwrite"))
+        read_then_clock_write(&rw);
+    else if (!strcmp(s, "mutex-clock-relock"))
+        mutex_clock_relock(&plain);
     else if (!strcmp(s, "rw-read-read"))
         read_twice(&rw);
     else if (!strcmp(s, "rw-after-return")) {
