@@ -79,18 +79,13 @@ static tl_status metal_copy(const tl_operand *dst, const tl_operand *src)
     return run(&l, &a, sizeof a, (void *[]){src->buf, dst->buf}, 2, 1);
 }
 
-/* v (already rounded to an integer dtype) as i64 bits; 2^63 itself does not convert. */
-static uint64_t int_bits(double v)
-{
-    return v >= 9223372036854775807.0 ? (uint64_t)INT64_MAX : (uint64_t)(int64_t)v;
-}
-
-/* The value is rounded on the host as the cpu backend stores it (saturating integers), then
- * handed to the kernel as a float and as a 64-bit integer split in two halves. */
+/* The value is rounded on the host as the cpu backend stores it (integers saturate, i64 one
+ * double below 2^63, so the conversion below is always in range), then handed to the kernel
+ * as a float and as a 64-bit integer split in two halves. */
 static tl_status metal_fill(const tl_operand *dst, double value)
 {
     double v = tl_round_to_dtype(dst->dtype, value);
-    uint64_t bits = tl_dtype_is_float(dst->dtype) ? 0 : int_bits(v);
+    uint64_t bits = tl_dtype_is_float(dst->dtype) ? 0 : (uint64_t)(int64_t)v;
     tlk_fill_args a = {.n = (uint32_t)tl_layout_elems(dst->layout), .fvalue = (float)v,
                        .ivalue_lo = (uint32_t)bits, .ivalue_hi = (uint32_t)(bits >> 32)};
     if (!layout_of("fill", dst, &a.dst))
