@@ -68,17 +68,6 @@ bool tlm_layout_contiguous(const size_t *shape, size_t ndim, tlk_layout *out)
     return make_layout(ndim, shape, stride, 0, out);
 }
 
-bool tlm_layout_is_contiguous(const tlk_layout *l)
-{
-    uint64_t s = 1;
-    for (uint32_t d = l->ndim; d-- > 0;) {
-        if (l->shape[d] != 1 && l->stride[d] != s)
-            return false;
-        s *= l->shape[d];
-    }
-    return true;
-}
-
 /* Copies the dims of src where pick[d] == want into out (shape and strides), returning how
  * many and the product of their sizes. */
 static size_t pick_dims(const tlk_layout *src, const bool *pick, bool want, tlk_layout *out, uint32_t *count)

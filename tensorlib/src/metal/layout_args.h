@@ -25,8 +25,6 @@ bool tlm_layout_broadcast(const tl_view *v, const size_t *shape, size_t ndim, tl
 /* A contiguous layout of shape[ndim] at offset 0. */
 bool tlm_layout_contiguous(const size_t *shape, size_t ndim, tlk_layout *out);
 
-bool tlm_layout_is_contiguous(const tlk_layout *l);
-
 /* Reduction of src over the dims with reduce[d] true. */
 bool tlm_reduce_args(const tl_view *src, const bool *reduce, tlk_reduce_args *args);
 

@@ -68,14 +68,14 @@ static tl_status metal_copy(const tl_operand *dst, const tl_operand *src)
         if (!layout_of("to_dtype", src, &a.src))
             return TL_ERR_UNSUPPORTED;
         tlm_launch l = elementwise("to_dtype", TLM_CAST, 0, src->dtype, dst->dtype,
-                                   tlm_layout_is_contiguous(&a.src), n);
+                                   tl_layout_is_contiguous(src->layout), n);
         return run(&l, &a, sizeof a, (void *[]){src->buf, dst->buf}, 2, 1);
     }
     tlk_copy_args a = {.n = (uint32_t)n};
     if (!layout_of("copy", src, &a.src) || !layout_of("copy", dst, &a.dst))
         return TL_ERR_UNSUPPORTED;
     tlm_launch l = elementwise("copy", TLM_COPY, 0, src->dtype, src->dtype,
-                               tlm_layout_is_contiguous(&a.src) && tlm_layout_is_contiguous(&a.dst), n);
+                               tl_layout_is_contiguous(src->layout) && tl_layout_is_contiguous(dst->layout), n);
     return run(&l, &a, sizeof a, (void *[]){src->buf, dst->buf}, 2, 1);
 }
 
@@ -91,7 +91,7 @@ static tl_status metal_fill(const tl_operand *dst, double value)
     if (!layout_of("fill", dst, &a.dst))
         return TL_ERR_UNSUPPORTED;
     tlm_launch l = elementwise("fill", TLM_FILL, 0, dst->dtype, dst->dtype,
-                               tlm_layout_is_contiguous(&a.dst), a.n);
+                               tl_layout_is_contiguous(dst->layout), a.n);
     return run(&l, &a, sizeof a, (void *[]){dst->buf}, 1, 1);
 }
 
@@ -103,7 +103,7 @@ static tl_status map(const char *op, tlm_family fam, uint32_t code, const tl_ope
     if (!layout_of(op, src, &a.src))
         return TL_ERR_UNSUPPORTED;
     tlm_launch l = elementwise(op, fam, code, src->dtype, src->dtype,
-                               tlm_layout_is_contiguous(&a.src), a.n);
+                               tl_layout_is_contiguous(src->layout), a.n);
     return run(&l, &a, sizeof a, (void *[]){src->buf, dst->buf}, 2, 1);
 }
 
@@ -126,7 +126,7 @@ static tl_status two_inputs(tlm_family fam, uint32_t code, const tl_operand *dst
     tlk_binary_args args = {.n = (uint32_t)tl_layout_elems(dst->layout)};
     if (!layout_of(op, a, &args.a) || !layout_of(op, b, &args.b))
         return TL_ERR_UNSUPPORTED;
-    bool contiguous = tlm_layout_is_contiguous(&args.a) && tlm_layout_is_contiguous(&args.b);
+    bool contiguous = tl_layout_is_contiguous(a->layout) && tl_layout_is_contiguous(b->layout);
     tlm_launch l = elementwise(op, fam, code, a->dtype, a->dtype, contiguous, args.n);
     return run(&l, &args, sizeof args, (void *[]){a->buf, b->buf, dst->buf}, 3, 1);
 }
@@ -150,8 +150,8 @@ static tl_status metal_where(const tl_operand *dst, const tl_operand *cond, cons
     if (!layout_of("where_cond", cond, &a.cond) || !layout_of("where_cond", t, &a.on_true) ||
         !layout_of("where_cond", f, &a.on_false))
         return TL_ERR_UNSUPPORTED;
-    bool contiguous = tlm_layout_is_contiguous(&a.cond) && tlm_layout_is_contiguous(&a.on_true) &&
-                      tlm_layout_is_contiguous(&a.on_false);
+    bool contiguous = tl_layout_is_contiguous(cond->layout) && tl_layout_is_contiguous(t->layout) &&
+                      tl_layout_is_contiguous(f->layout);
     tlm_launch l = elementwise("where_cond", TLM_WHERE, 0, t->dtype, cond->dtype, contiguous, a.n);
     return run(&l, &a, sizeof a, (void *[]){cond->buf, t->buf, f->buf, dst->buf}, 4, 1);
 }
