@@ -66,6 +66,9 @@ TL_API tl_status tl_fail(tl_status status, const char *fmt, ...) __attribute__((
 /* ------------------------------------------------------------------------------------------
  * Types, devices
  * ---------------------------------------------------------------------------------------- */
+/* Integers compute exactly in int64 (wrapping there) and saturate when stored into u8/u32;
+ * float -> integer conversions truncate toward zero, saturate, and map NaN to 0 (Rust's `as`).
+ * Integer division by zero fails with TL_ERR_RANGE. */
 typedef enum tl_dtype { TL_U8, TL_U32, TL_I64, TL_F16, TL_BF16, TL_F32, TL_F64, TL_DTYPE_COUNT } tl_dtype;
 typedef enum tl_device { TL_CPU, TL_METAL } tl_device;
 
@@ -112,7 +115,7 @@ TL_API bool tl_shares_storage(const tl_tensor *a, const tl_tensor *b);
  * ---------------------------------------------------------------------------------------- */
 #define TL_INFER ((size_t)-1) /* one reshape dim may be TL_INFER */
 TL_API tl_tensor *tl_narrow(const tl_tensor *t, size_t dim, size_t start, size_t len);
-TL_API tl_tensor *tl_squeeze(const tl_tensor *t, size_t dim);
+TL_API tl_tensor *tl_squeeze(const tl_tensor *t, size_t dim); /* size != 1: unchanged, as candle */
 TL_API tl_tensor *tl_unsqueeze(const tl_tensor *t, size_t dim);
 TL_API tl_tensor *tl_reshape(const tl_tensor *t, const size_t *shape, size_t ndim); /* copies if not contiguous */
 TL_API tl_tensor *tl_transpose(const tl_tensor *t, size_t dim1, size_t dim2);
@@ -121,11 +124,13 @@ TL_API tl_tensor *tl_broadcast_as(const tl_tensor *t, const size_t *shape, size_
 TL_API tl_tensor *tl_detach(const tl_tensor *t);
 TL_API tl_tensor *tl_flatten(const tl_tensor *t, size_t start_dim, size_t end_dim); /* inclusive */
 TL_API tl_tensor *tl_flatten_all(const tl_tensor *t);
-/* Splits dim into n chunks (the last may be smaller); out has room for n; *count gets how many. */
+/* Splits dim into chunks of ceil(size/n) (the last may be smaller, so there may be fewer than
+ * n); out has room for n; *count gets how many. */
 TL_API tl_status tl_chunk(const tl_tensor *t, size_t n, size_t dim, tl_tensor **out, size_t *count);
 TL_API tl_tensor *tl_get(const tl_tensor *t, size_t index); /* narrow(0, index, 1).squeeze(0) */
 TL_API tl_tensor *tl_contiguous(const tl_tensor *t);        /* t itself (retained) when already contiguous */
 TL_API tl_tensor *tl_copy(const tl_tensor *t);              /* new storage, always */
+/* Both always return new storage, even for the tensor's own dtype or device. */
 TL_API tl_tensor *tl_to_dtype(const tl_tensor *t, tl_dtype dtype);
 TL_API tl_tensor *tl_to_device(const tl_tensor *t, tl_device device);
 
@@ -137,6 +142,8 @@ typedef enum tl_unary_op {
     TL_RELU, TL_GELU /* tanh approximation */, TL_GELU_ERF, TL_SILU, TL_FLOOR, TL_CEIL,
     TL_ROUND, TL_SIGN, TL_UNARY_COUNT
 } tl_unary_op;
+/* abs, neg, sqr, relu, sign, floor, ceil, round also take integer tensors; the rest need a
+ * float dtype (TL_ERR_DTYPE otherwise). */
 TL_API tl_tensor *tl_unary(tl_unary_op op, const tl_tensor *t);
 TL_API const char *tl_unary_name(tl_unary_op op);
 
@@ -160,7 +167,9 @@ TL_API tl_tensor *tl_cmp(tl_cmp_op op, const tl_tensor *a, const tl_tensor *b);
 TL_API tl_tensor *tl_where_cond(const tl_tensor *cond, const tl_tensor *on_true, const tl_tensor *on_false);
 
 /* ------------------------------------------------------------------------------------------
- * Reductions over dims; argmax/argmin take exactly one dim and return u32.
+ * Reductions over dims (ndims 0: over all dims); argmax/argmin take exactly one dim and return
+ * u32 (the first index of equal extremes). max/min skip NaN unless all are NaN; an integer
+ * mean truncates; max/min/arg of an empty dim is TL_ERR_SHAPE.
  * ---------------------------------------------------------------------------------------- */
 typedef enum tl_reduce_op { TL_SUM, TL_MEAN, TL_MAX, TL_MIN, TL_ARGMAX, TL_ARGMIN, TL_REDUCE_COUNT } tl_reduce_op;
 TL_API tl_tensor *tl_reduce(tl_reduce_op op, const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim);
@@ -250,9 +259,19 @@ TL_API tl_status tl_inplace_op3_safe(tl_tensor *t, const tl_tensor *a, const tl_
  * ---------------------------------------------------------------------------------------- */
 /* Copies the elements in logical row-major order, as dtype of t, into dst (capacity bytes). */
 TL_API tl_status tl_to_vec(const tl_tensor *t, void *dst, size_t capacity);
-/* Formats like candle: [[4.0, 6.0], [3.0, 4.0]]. Returns the length it needs (snprintf
- * semantics), or -1 on failure. */
+/* Formats like candle: [[4.0, 6.0], [3.0, 4.0]]. Floats print as Rust's {:?}: the shortest
+ * digits that read back to the same value in the tensor's dtype, always with a '.' or an
+ * exponent (1e-7 and 1.5e16 outside [1e-4, 1e16)), NaN, inf; integers plainly ([1, 2]); a
+ * scalar without brackets. Returns the length it needs (snprintf semantics), or -1 on failure. */
 TL_API int tl_format(const tl_tensor *t, char *buf, size_t size);
+
+/* ------------------------------------------------------------------------------------------
+ * Testing
+ * ---------------------------------------------------------------------------------------- */
+/* Makes the nth allocation tensorlib attempts from now fail (once); 0 disarms. Returns how
+ * many allocations were still to go (0 when the failure happened or none was armed). For
+ * fault-injection tests; process-wide. */
+TL_API long tl_debug_fail_alloc(long nth);
 
 #ifdef __cplusplus
 }

@@ -100,6 +100,9 @@ typedef struct tl_backend_i {
 /* The table for device, or NULL when tensorlib was built without it. */
 const tl_backend_i *tl_backend_of(tl_device device);
 
+/* alloc.c: b->alloc unless the test hook injects a failure. */
+void *tl_backend_alloc(const tl_backend_i *b, size_t nbytes);
+
 /* dispatch.c: the shape of most ops. Creates a contiguous result of shape/dtype on the
  * inputs' device, read-locks in[0..n) in argument order (held together, as candle does),
  * calls fn with the operands (layouts[i] replaces in[i]'s layout when layouts is non-NULL,

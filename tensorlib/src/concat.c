@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "locked_op.h"
+#include "backend.h"
 
 typedef struct cat_call {
     size_t n, dim;
@@ -44,8 +44,8 @@ static tl_status cat_shape(const char *op, const tl_tensor *const *ts, size_t n,
 }
 
 /* Copies args[i] into the slice of dst that starts where args[i-1]'s ended along dim. */
-static tl_status cat_kernel(const void *ctx, const tl_backend_i *be, const tl_operand *dst,
-                            const tl_operand *args)
+static tl_status cat_kernel(const tl_backend_i *be, const tl_operand *dst,
+                            const tl_operand *args, const void *ctx)
 {
     const cat_call *c = ctx;
     tl_layout slice = *dst->layout;
@@ -63,10 +63,10 @@ static tl_status cat_kernel(const void *ctx, const tl_backend_i *be, const tl_op
 static tl_tensor *cat_op(const char *op, const tl_tensor *const *ts, size_t n, size_t dim)
 {
     size_t shape[TL_MAX_DIMS];
-    if (cat_shape(op, ts, n, dim, shape) != TL_OK || !TL_BACKEND_WITH(op, ts[0], copy))
+    if (cat_shape(op, ts, n, dim, shape) != TL_OK)
         return NULL;
     cat_call c = {n, dim};
-    return tl_locked_op(op, shape, ts[0]->layout.ndim, ts[0]->dtype, ts, n, cat_kernel, &c);
+    return tl_run_op(op, ts, NULL, n, shape, ts[0]->layout.ndim, ts[0]->dtype, cat_kernel, &c);
 }
 
 tl_tensor *tl_cat(const tl_tensor *const *ts, size_t n, size_t dim)
@@ -83,7 +83,7 @@ tl_tensor *tl_stack(const tl_tensor *const *ts, size_t n, size_t dim)
         tl_fail(TL_ERR_RANGE, "stack: dim %zu out of range for %s", dim, tl_describe(ts[0], d));
         return NULL;
     }
-    tl_tensor **views = calloc(n, sizeof *views);
+    tl_tensor **views = tl_calloc(n, sizeof *views);
     if (!views) {
         tl_fail_nomem("stack", n * sizeof *views);
         return NULL;

@@ -3,7 +3,7 @@
  * stride and dilation the same on every spatial axis, grouped channels. Read locks: x, then
  * the kernel.
  */
-#include "locked_op.h"
+#include "backend.h"
 
 typedef struct conv_call {
     const char *op;
@@ -19,8 +19,8 @@ static tl_status conv_check_params(const conv_call *c, const tl_tensor *x, const
         return tl_fail(TL_ERR_SHAPE, "%s: needs input and kernel of rank %zu, got %s and %s",
                        c->op, c->spatial + 2, tl_describe(x, dx), tl_describe(k, dk));
     if (c->p.groups == 0 || c->p.stride == 0 || c->p.dilation == 0)
-        return tl_fail(TL_ERR_ARG, "%s: groups, stride and dilation must be >= 1 (got %zu, %zu, %zu)",
-                       c->op, c->p.groups, c->p.stride, c->p.dilation);
+        return tl_fail(TL_ERR_ARG,
+                       "%s: groups, stride and dilation must be >= 1 (got %zu, %zu, %zu)", c->op, c->p.groups, c->p.stride, c->p.dilation);
     if (xs[1] == 0 || xs[1] % c->p.groups || ks[0] % c->p.groups || ks[1] * c->p.groups != xs[1])
         return tl_fail(TL_ERR_SHAPE,
                        "%s: kernel %s does not fit input %s with %zu groups (kernel dim 1 times "
@@ -51,8 +51,8 @@ static tl_status conv_shape(const conv_call *c, const tl_tensor *x, const tl_ten
     return TL_OK;
 }
 
-static tl_status conv_kernel(const void *ctx, const tl_backend_i *be, const tl_operand *dst,
-                             const tl_operand *args)
+static tl_status conv_kernel(const tl_backend_i *be, const tl_operand *dst,
+                             const tl_operand *args, const void *ctx)
 {
     const conv_call *c = ctx;
     return c->spatial == 1 ? be->conv1d(dst, &args[0], &args[1], &c->p)
@@ -66,12 +66,10 @@ static tl_tensor *conv_op(const conv_call *c, const tl_tensor *x, const tl_tenso
         conv_shape(c, x, k, shape) != TL_OK)
         return NULL;
     const tl_backend_i *be = tl_backend_of(x->device);
-    if (!(c->spatial == 1 ? be->conv1d : be->conv2d)) {
-        tl_fail_unsupported(c->op, x->device);
-        return NULL;
-    }
-    const tl_tensor *inputs[] = {x, k};
-    return tl_locked_op(c->op, shape, c->spatial + 2, x->dtype, inputs, 2, conv_kernel, c);
+    if (!(c->spatial == 1 ? be->conv1d : be->conv2d))
+        return tl_fail_unsupported(c->op, x->device), NULL;
+    const tl_tensor *in[] = {x, k};
+    return tl_run_op(c->op, in, NULL, 2, shape, c->spatial + 2, x->dtype, conv_kernel, c);
 }
 
 tl_tensor *tl_conv1d(const tl_tensor *x, const tl_tensor *kernel, size_t padding, size_t stride,

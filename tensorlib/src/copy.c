@@ -6,27 +6,20 @@
 
 #include "backend.h"
 
+static tl_status copy_kernel(const tl_backend_i *b, const tl_operand *dst, const tl_operand *in,
+                             const void *ctx)
+{
+    (void)ctx;
+    return b->copy(dst, &in[0]);
+}
+
 tl_tensor *tl_copy_as(const char *op, const tl_tensor *t, tl_dtype dtype)
 {
     if (tl_check_tensor(op, t) != TL_OK)
         return NULL;
     if (!tl_dtype_valid(dtype))
         return tl_fail(TL_ERR_DTYPE, "%s: invalid dtype %d", op, (int)dtype), NULL;
-    tl_tensor *out = tl_tensor_empty(op, t->layout.shape, t->layout.ndim, dtype, t->device);
-    if (!out)
-        return NULL;
-    if (tl_lock_read(t, op) != TL_OK) {
-        tl_release(out);
-        return NULL;
-    }
-    tl_operand dst = tl_operand_of(out), src = tl_operand_of(t);
-    tl_status st = t->storage->backend->copy(&dst, &src);
-    tl_unlock(t);
-    if (st != TL_OK) {
-        tl_release(out);
-        return NULL;
-    }
-    return out;
+    return tl_run_op(op, &t, NULL, 1, t->layout.shape, t->layout.ndim, dtype, copy_kernel, NULL);
 }
 
 tl_tensor *tl_copy(const tl_tensor *t)
@@ -57,7 +50,7 @@ tl_tensor *tl_to_device(const tl_tensor *t, tl_device device)
     if (device == t->device)
         return tl_copy_as(op, t, t->dtype);
     size_t nbytes = tl_elem_count(t) * tl_dtype_size(t->dtype);
-    void *host = malloc(nbytes ? nbytes : 1);
+    void *host = tl_malloc(nbytes);
     if (!host)
         return tl_fail_nomem(op, nbytes), NULL;
     tl_tensor *out = NULL;

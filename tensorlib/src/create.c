@@ -70,7 +70,7 @@ static tl_tensor *generated(const char *op, gen_fn gen, void *state, const size_
         return tl_fail(TL_ERR_DTYPE, "%s: invalid dtype %d", op, (int)dtype), NULL;
     if (tl_shape_check(op, shape, ndim, tl_dtype_size(dtype), &nbytes) != TL_OK)
         return NULL;
-    void *host = malloc(nbytes ? nbytes : 1);
+    void *host = tl_malloc(nbytes);
     if (!host)
         return tl_fail_nomem(op, nbytes), NULL;
     size_t n = tl_shape_elems(shape, ndim);

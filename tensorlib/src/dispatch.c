@@ -20,7 +20,7 @@ tl_tensor *tl_run_op(const char *op, const tl_tensor *const *in, const tl_layout
     }
     tl_device device = n ? in[0]->device : TL_CPU;
     tl_operand stack[STACK_OPERANDS], *ops = stack;
-    if (n > STACK_OPERANDS && !(ops = malloc(n * sizeof *ops)))
+    if (n > STACK_OPERANDS && !(ops = tl_malloc(n * sizeof *ops)))
         return tl_fail_nomem(op, n * sizeof *ops), NULL;
     tl_tensor *out = tl_tensor_empty(op, shape, ndim, dtype, device);
     if (out && tl_lock_read_all(in, n, op) != TL_OK) {

@@ -142,6 +142,28 @@ void tl_store(tl_dtype dtype, void *base, size_t i, double v)
     }
 }
 
+int64_t tl_load_i64(tl_dtype dtype, const void *base, size_t i)
+{
+    switch (dtype) {
+    case TL_U8: return ((const uint8_t *)base)[i];
+    case TL_U32: return ((const uint32_t *)base)[i];
+    case TL_I64: return ((const int64_t *)base)[i];
+    default: return (int64_t)tl_load(dtype, base, i);
+    }
+}
+
+void tl_store_i64(tl_dtype dtype, void *base, size_t i, int64_t v)
+{
+    switch (dtype) {
+    case TL_U8: ((uint8_t *)base)[i] = (uint8_t)(v < 0 ? 0 : v > UINT8_MAX ? UINT8_MAX : v); break;
+    case TL_U32:
+        ((uint32_t *)base)[i] = (uint32_t)(v < 0 ? 0 : v > UINT32_MAX ? UINT32_MAX : v);
+        break;
+    case TL_I64: ((int64_t *)base)[i] = v; break;
+    default: tl_store(dtype, base, i, (double)v); break;
+    }
+}
+
 double tl_round_to_dtype(tl_dtype dtype, double v)
 {
     _Alignas(8) unsigned char cell[8];

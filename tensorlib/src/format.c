@@ -19,7 +19,7 @@ static tl_status read_locked(const tl_tensor *t, void *dst, size_t nbytes)
     size_t size = tl_dtype_size(t->dtype);
     if (tl_is_contiguous(t))
         return b->read(t->storage->buf, t->layout.offset * size, dst, nbytes);
-    void *tmp = b->alloc(nbytes);
+    void *tmp = tl_backend_alloc(b, nbytes);
     if (!tmp)
         return tl_fail_nomem("to_vec", nbytes);
     tl_layout l;
@@ -158,7 +158,7 @@ int tl_format(const tl_tensor *t, char *buf, size_t size)
     if (!buf && size)
         return tl_fail(TL_ERR_ARG, "format: buf is NULL with size %zu", size), -1;
     size_t nbytes = tl_elem_count(t) * tl_dtype_size(t->dtype);
-    void *host = malloc(nbytes ? nbytes : 1);
+    void *host = tl_malloc(nbytes);
     if (!host)
         return tl_fail_nomem("format", nbytes), -1;
     if (tl_to_vec(t, host, nbytes) != TL_OK) {

@@ -9,12 +9,27 @@
  *                          (EDEADLK on glibc -> TL_ERR_LOCK, a hang elsewhere): the tracer
  *                          demo relies on exactly this.
  */
-#include "locked_op.h"
+#include "backend.h"
 
 typedef struct index_call {
     const char *op;
     size_t dim;
 } index_call;
+
+static tl_status check_index_dtype(const char *op, const tl_tensor *ids)
+{
+    char d[TL_DESC_STR];
+    if (ids->dtype == TL_U8 || ids->dtype == TL_U32 || ids->dtype == TL_I64)
+        return TL_OK;
+    return tl_fail(TL_ERR_DTYPE, "%s: indexes must be u8, u32 or i64, got %s", op,
+                   tl_describe(ids, d));
+}
+
+/* Fails as unsupported unless t's backend has the member the op needs. */
+static tl_status check_backend(const char *op, const tl_tensor *t, bool has_member)
+{
+    return has_member ? TL_OK : tl_fail_unsupported(op, t->device);
+}
 
 static tl_status check_operands(const char *op, const tl_tensor *t, const tl_tensor *ids,
                                 size_t dim)
@@ -24,7 +39,7 @@ static tl_status check_operands(const char *op, const tl_tensor *t, const tl_ten
     if (ids->device != t->device)
         return tl_fail(TL_ERR_DEVICE, "%s: operands on different devices (%s and %s)", op,
                        tl_device_name(t->device), tl_device_name(ids->device));
-    tl_status st = tl_check_index_dtype(op, ids);
+    tl_status st = check_index_dtype(op, ids);
     return st == TL_OK ? tl_check_dim(op, t, dim) : st;
 }
 
@@ -50,8 +65,8 @@ static tl_status check_fits(const char *op, const tl_tensor *a, const tl_tensor 
                    tl_describe(b, db), all ? "" : "outside dim");
 }
 
-static tl_status index_select_kernel(const void *ctx, const tl_backend_i *be,
-                                     const tl_operand *dst, const tl_operand *args)
+static tl_status index_select_kernel(const tl_backend_i *be, const tl_operand *dst,
+                                     const tl_operand *args, const void *ctx)
 {
     return be->index_select(dst, &args[0], &args[1], ((const index_call *)ctx)->dim);
 }
@@ -60,17 +75,18 @@ tl_tensor *tl_index_select(const tl_tensor *t, const tl_tensor *ids, size_t dim)
 {
     index_call c = {"index_select", dim};
     if (check_operands(c.op, t, ids, dim) != TL_OK || check_1d(c.op, ids) != TL_OK ||
-        !TL_BACKEND_WITH(c.op, t, index_select))
+        check_backend(c.op, t, tl_backend_of(t->device)->index_select != NULL) != TL_OK)
         return NULL;
     size_t shape[TL_MAX_DIMS];
     for (size_t d = 0; d < t->layout.ndim; d++)
         shape[d] = d == dim ? ids->layout.shape[0] : t->layout.shape[d];
-    const tl_tensor *inputs[] = {t, ids};
-    return tl_locked_op(c.op, shape, t->layout.ndim, t->dtype, inputs, 2, index_select_kernel, &c);
+    const tl_tensor *in[] = {t, ids};
+    return tl_run_op(c.op, in, NULL, 2, shape, t->layout.ndim, t->dtype, index_select_kernel,
+                     &c);
 }
 
-static tl_status gather_kernel(const void *ctx, const tl_backend_i *be, const tl_operand *dst,
-                               const tl_operand *args)
+static tl_status gather_kernel(const tl_backend_i *be, const tl_operand *dst,
+                               const tl_operand *args, const void *ctx)
 {
     return be->gather(dst, &args[0], &args[1], ((const index_call *)ctx)->dim);
 }
@@ -78,12 +94,13 @@ static tl_status gather_kernel(const void *ctx, const tl_backend_i *be, const tl
 tl_tensor *tl_gather(const tl_tensor *t, const tl_tensor *ids, size_t dim)
 {
     index_call c = {"gather", dim};
-    if (check_operands(c.op, t, ids, dim) != TL_OK || check_fits(c.op, t, ids, dim, false) != TL_OK ||
-        !TL_BACKEND_WITH(c.op, t, gather))
+    if (check_operands(c.op, t, ids, dim) != TL_OK ||
+        check_fits(c.op, t, ids, dim, false) != TL_OK ||
+        check_backend(c.op, t, tl_backend_of(t->device)->gather != NULL) != TL_OK)
         return NULL;
-    const tl_tensor *inputs[] = {t, ids};
-    return tl_locked_op(c.op, ids->layout.shape, ids->layout.ndim, t->dtype, inputs, 2,
-                        gather_kernel, &c);
+    const tl_tensor *in[] = {t, ids};
+    return tl_run_op(c.op, in, NULL, 2, ids->layout.shape, ids->layout.ndim, t->dtype,
+                     gather_kernel, &c);
 }
 
 /* Checks shared by the scatter family: src has t's dtype and fits t outside dim; ids has
@@ -100,8 +117,8 @@ static tl_status check_scatter(const char *op, const tl_tensor *t, const tl_tens
 }
 
 /* Copies self (args[0]) into dst, then lets the backend add into it in place. */
-static tl_status scatter_add_kernel(const void *ctx, const tl_backend_i *be,
-                                    const tl_operand *dst, const tl_operand *args)
+static tl_status scatter_add_kernel(const tl_backend_i *be, const tl_operand *dst,
+                                    const tl_operand *args, const void *ctx)
 {
     tl_status st = be->copy(dst, &args[0]);
     return st == TL_OK ? be->scatter(dst, &args[1], &args[2], ((const index_call *)ctx)->dim, true)
@@ -112,15 +129,16 @@ tl_tensor *tl_scatter_add(const tl_tensor *t, const tl_tensor *ids, const tl_ten
                           size_t dim)
 {
     index_call c = {"scatter_add", dim};
-    if (check_scatter(c.op, t, ids, src, dim) != TL_OK || !TL_BACKEND_WITH(c.op, t, scatter))
+    if (check_scatter(c.op, t, ids, src, dim) != TL_OK ||
+        check_backend(c.op, t, tl_backend_of(t->device)->scatter != NULL) != TL_OK)
         return NULL;
-    const tl_tensor *inputs[] = {t, ids, src};
-    return tl_locked_op(c.op, t->layout.shape, t->layout.ndim, t->dtype, inputs, 3,
-                        scatter_add_kernel, &c);
+    const tl_tensor *in[] = {t, ids, src};
+    return tl_run_op(c.op, in, NULL, 3, t->layout.shape, t->layout.ndim, t->dtype,
+                     scatter_add_kernel, &c);
 }
 
-static tl_status index_add_kernel(const void *ctx, const tl_backend_i *be, const tl_operand *dst,
-                                  const tl_operand *args)
+static tl_status index_add_kernel(const tl_backend_i *be, const tl_operand *dst,
+                                  const tl_operand *args, const void *ctx)
 {
     tl_status st = be->copy(dst, &args[0]);
     return st == TL_OK ? be->index_add(dst, &args[1], &args[2], ((const index_call *)ctx)->dim)
@@ -134,7 +152,7 @@ tl_tensor *tl_index_add(const tl_tensor *t, const tl_tensor *ids, const tl_tenso
     char di[TL_DESC_STR], ds[TL_DESC_STR];
     if (check_operands(c.op, t, ids, dim) != TL_OK || check_1d(c.op, ids) != TL_OK ||
         tl_check_same(c.op, t, src) != TL_OK || check_fits(c.op, t, src, dim, false) != TL_OK ||
-        !TL_BACKEND_WITH(c.op, t, index_add))
+        check_backend(c.op, t, tl_backend_of(t->device)->index_add != NULL) != TL_OK)
         return NULL;
     if (src->layout.shape[dim] != ids->layout.shape[0]) {
         tl_fail(TL_ERR_SHAPE, "%s: source %s has %zu slices along dim %zu but indexes %s has %zu",
@@ -142,9 +160,9 @@ tl_tensor *tl_index_add(const tl_tensor *t, const tl_tensor *ids, const tl_tenso
                 ids->layout.shape[0]);
         return NULL;
     }
-    const tl_tensor *inputs[] = {t, ids, src};
-    return tl_locked_op(c.op, t->layout.shape, t->layout.ndim, t->dtype, inputs, 3,
-                        index_add_kernel, &c);
+    const tl_tensor *in[] = {t, ids, src};
+    return tl_run_op(c.op, in, NULL, 3, t->layout.shape, t->layout.ndim, t->dtype,
+                     index_add_kernel, &c);
 }
 
 /* W t, then R ids, R src (candle's scatter_set order); the backend writes through t's layout. */
@@ -158,9 +176,9 @@ static tl_status scatter_in_place(const char *op, tl_tensor *t, const tl_tensor 
     if (tl_shares_storage(t, src))
         return tl_fail(TL_ERR_SHARED_STORAGE, "%s: source shares storage with the target %s",
                        op, tl_describe(t, d));
-    const tl_backend_i *be = TL_BACKEND_WITH(op, t, scatter);
-    if (!be)
-        return tl_last_status();
+    const tl_backend_i *be = tl_backend_of(t->device);
+    if ((st = check_backend(op, t, be->scatter != NULL)) != TL_OK)
+        return st;
     const tl_tensor *reads[] = {ids, src};
     if ((st = tl_lock_write(t, op)) != TL_OK)
         return st;

@@ -2,7 +2,7 @@
  * matmul.c - tl_matmul: [..., m, k] @ [..., k, n] -> [..., m, n], batched over equal leading
  * dims (candle's Tensor::matmul). Read locks: a, then b.
  */
-#include "locked_op.h"
+#include "backend.h"
 
 #define OP "matmul"
 
@@ -28,8 +28,8 @@ static tl_status matmul_shape(const tl_tensor *a, const tl_tensor *b, size_t *sh
     return TL_OK;
 }
 
-static tl_status matmul_kernel(const void *ctx, const tl_backend_i *be, const tl_operand *dst,
-                               const tl_operand *args)
+static tl_status matmul_kernel(const tl_backend_i *be, const tl_operand *dst,
+                               const tl_operand *args, const void *ctx)
 {
     (void)ctx;
     return be->matmul(dst, &args[0], &args[1]);
@@ -38,9 +38,10 @@ static tl_status matmul_kernel(const void *ctx, const tl_backend_i *be, const tl
 tl_tensor *tl_matmul(const tl_tensor *a, const tl_tensor *b)
 {
     size_t shape[TL_MAX_DIMS];
-    if (tl_check_same(OP, a, b) != TL_OK || matmul_shape(a, b, shape) != TL_OK ||
-        !TL_BACKEND_WITH(OP, a, matmul))
+    if (tl_check_same(OP, a, b) != TL_OK || matmul_shape(a, b, shape) != TL_OK)
         return NULL;
-    const tl_tensor *inputs[] = {a, b};
-    return tl_locked_op(OP, shape, a->layout.ndim, a->dtype, inputs, 2, matmul_kernel, NULL);
+    if (!tl_backend_of(a->device)->matmul)
+        return tl_fail_unsupported(OP, a->device), NULL;
+    const tl_tensor *in[] = {a, b};
+    return tl_run_op(OP, in, NULL, 2, shape, a->layout.ndim, a->dtype, matmul_kernel, NULL);
 }

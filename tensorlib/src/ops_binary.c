@@ -35,6 +35,19 @@ static tl_status broadcast_pair(const char *op, const tl_tensor *a, const tl_ten
     return st;
 }
 
+/* a op b over their broadcast shape, into a new tensor of dtype (TL_DTYPE_COUNT: a's). */
+static tl_tensor *broadcast_op(const char *name, const tl_tensor *a, const tl_tensor *b,
+                               tl_dtype dtype, tl_kernel_fn fn, const void *ctx)
+{
+    broadcast2 bc;
+    if (broadcast_pair(name, a, b, &bc) != TL_OK)
+        return NULL;
+    const tl_tensor *in[2] = {a, b};
+    const tl_layout *ls[2] = {&bc.la, &bc.lb};
+    return tl_run_op(name, in, ls, 2, bc.shape, bc.ndim, dtype == TL_DTYPE_COUNT ? a->dtype : dtype,
+                     fn, ctx);
+}
+
 static tl_status binary_kernel(const tl_backend_i *b, const tl_operand *dst, const tl_operand *in,
                                const void *ctx)
 {
@@ -43,15 +56,9 @@ static tl_status binary_kernel(const tl_backend_i *b, const tl_operand *dst, con
 
 tl_tensor *tl_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b)
 {
-    broadcast2 bc;
     if ((unsigned)op >= TL_BINARY_COUNT)
         return tl_fail(TL_ERR_ARG, "binary: invalid op %d", (int)op), NULL;
-    const char *name = binary_names[op];
-    if (broadcast_pair(name, a, b, &bc) != TL_OK)
-        return NULL;
-    const tl_tensor *in[2] = {a, b};
-    const tl_layout *ls[2] = {&bc.la, &bc.lb};
-    return tl_run_op(name, in, ls, 2, bc.shape, bc.ndim, a->dtype, binary_kernel, &op);
+    return broadcast_op(binary_names[op], a, b, TL_DTYPE_COUNT, binary_kernel, &op);
 }
 
 static tl_status cmp_kernel(const tl_backend_i *b, const tl_operand *dst, const tl_operand *in,
@@ -62,15 +69,9 @@ static tl_status cmp_kernel(const tl_backend_i *b, const tl_operand *dst, const 
 
 tl_tensor *tl_cmp(tl_cmp_op op, const tl_tensor *a, const tl_tensor *b)
 {
-    broadcast2 bc;
     if ((unsigned)op >= TL_CMP_COUNT)
         return tl_fail(TL_ERR_ARG, "cmp: invalid op %d", (int)op), NULL;
-    const char *name = cmp_names[op];
-    if (broadcast_pair(name, a, b, &bc) != TL_OK)
-        return NULL;
-    const tl_tensor *in[2] = {a, b};
-    const tl_layout *ls[2] = {&bc.la, &bc.lb};
-    return tl_run_op(name, in, ls, 2, bc.shape, bc.ndim, TL_U8, cmp_kernel, &op);
+    return broadcast_op(cmp_names[op], a, b, TL_U8, cmp_kernel, &op);
 }
 
 static tl_status where_kernel(const tl_backend_i *b, const tl_operand *dst, const tl_operand *in,

@@ -3,24 +3,30 @@
  * ops (five read locks in a row); here one fused, numerically stable kernel runs under a
  * single read lock on the input.
  */
-#include "locked_op.h"
+#include "backend.h"
 
-static tl_status softmax_kernel(const void *ctx, const tl_backend_i *be, const tl_operand *dst,
-                                const tl_operand *args)
+typedef struct softmax_call {
+    size_t dim;
+    bool log;
+} softmax_call;
+
+static tl_status softmax_kernel(const tl_backend_i *be, const tl_operand *dst,
+                                const tl_operand *args, const void *ctx)
 {
-    const size_t *dim_log = ctx; /* {dim, log} */
-    return be->softmax(dst, &args[0], dim_log[0], dim_log[1] != 0);
+    const softmax_call *c = ctx;
+    return be->softmax(dst, &args[0], c->dim, c->log);
 }
 
 static tl_tensor *softmax_op(const char *op, const tl_tensor *t, size_t dim, bool log)
 {
     if (tl_check_tensor(op, t) != TL_OK || tl_check_float(op, t) != TL_OK ||
-        tl_check_dim(op, t, dim) != TL_OK || !TL_BACKEND_WITH(op, t, softmax))
+        tl_check_dim(op, t, dim) != TL_OK)
         return NULL;
-    const size_t dim_log[] = {dim, log};
-    const tl_tensor *inputs[] = {t};
-    return tl_locked_op(op, t->layout.shape, t->layout.ndim, t->dtype, inputs, 1,
-                        softmax_kernel, dim_log);
+    if (!tl_backend_of(t->device)->softmax)
+        return tl_fail_unsupported(op, t->device), NULL;
+    softmax_call c = {dim, log};
+    return tl_run_op(op, &t, NULL, 1, t->layout.shape, t->layout.ndim, t->dtype, softmax_kernel,
+                     &c);
 }
 
 tl_tensor *tl_softmax(const tl_tensor *t, size_t dim)

@@ -36,12 +36,12 @@ tl_storage *tl_storage_new(const char *op, tl_device device, tl_dtype dtype, con
     }
     if (tl_shape_check(op, shape, ndim, tl_dtype_size(dtype), &nbytes) != TL_OK)
         return NULL;
-    tl_storage *s = calloc(1, sizeof *s);
+    tl_storage *s = tl_calloc(1, sizeof *s);
     if (!s) {
         tl_fail_nomem(op, sizeof *s);
         return NULL;
     }
-    s->buf = backend->alloc(nbytes);
+    s->buf = tl_backend_alloc(backend, nbytes);
     if (!s->buf) {
         free(s);
         tl_fail_nomem(op, nbytes);

@@ -9,7 +9,7 @@
 
 tl_tensor *tl_tensor_wrap(const char *op, tl_storage *s, const tl_layout *l)
 {
-    tl_tensor *t = malloc(sizeof *t);
+    tl_tensor *t = tl_malloc(sizeof *t);
     if (!t) {
         tl_fail_nomem(op, sizeof *t);
         return NULL;

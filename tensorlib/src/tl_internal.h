@@ -4,20 +4,24 @@
  * How to add an op (the ops engineer's checklist):
  *   1. The public entry point goes in a file named for the op family (ops_unary.c,
  *      ops_binary.c, reduce.c, ...; a new family gets a new file listed in tensorlib/meson.build).
- *      It validates its arguments (tl_check_tensor, tl_check_same, tl_check_dim), creates the
- *      result with tl_tensor_empty, takes the storage locks through lock.c (tl_lock_read_all
- *      for inputs, in argument order, held together; tl_lock_write for an in-place target),
- *      calls the backend member through tl_backend_of(device), unlocks, and returns.
- *      It never touches a storage's memory directly: only backends do.
+ *      It validates its arguments (tl_check_tensor, tl_check_same, tl_check_dim, ...) and works
+ *      out the result's shape and dtype. An op that makes a new tensor then calls tl_run_op
+ *      (backend.h, dispatch.c): it creates the result, read-locks the inputs in argument order,
+ *      calls a small kernel function with the operands, and unlocks. An in-place op takes
+ *      tl_lock_write on its target first (lock.c is the only place that locks). The generic
+ *      layer never touches a storage's memory: only backends do.
  *   2. The kernel is a member of tl_backend_i (backend.h). Add the member with a comment,
  *      implement it in cpu/ and list it in the static const table in cpu/cpu_backend.c.
  *      Members a backend lacks stay NULL; the entry point then fails with
  *      tl_fail_unsupported(op, device) ("no metal implementation for <op>").
  *   3. CPU kernels walk strided, offset and broadcast layouts with tl_iter (below) and read and
- *      write elements of any dtype with tl_load/tl_store; a contiguous same-dtype f32/f64
- *      fast path is a plain typed loop (see cpu/cpu_elementwise.c).
- *   4. Errors: return tl_fail(status, "<op>: what is wrong (shapes %s, dtype %s)", ...).
- *      Never print, never abort.
+ *      write elements of any dtype with tl_load/tl_store (tl_load_i64/tl_store_i64 for exact
+ *      integers); a contiguous same-dtype f32/f64 fast path is a plain typed loop (see
+ *      cpu/cpu_elementwise.c).
+ *   4. Errors: return tl_fail(status, "<op>: what is wrong (shapes %s, dtype %s)", ...) with
+ *      tl_describe/tl_shape_str for the operands. Never print, never abort.
+ *   5. Allocate with tl_malloc/tl_calloc (alloc.c) and device buffers with tl_backend_alloc,
+ *      so the fault-injection test reaches the new allocation points.
  */
 #ifndef TL_INTERNAL_H
 #define TL_INTERNAL_H
@@ -85,6 +89,13 @@ tl_status tl_fail_nomem(const char *op, size_t nbytes);
 unsigned tl_fail_count(void);
 
 /* ------------------------------------------------------------------------------------------
+ * alloc.c: all host allocations (tl_backend_alloc in backend.h for device buffers), so the
+ * test hook tl_debug_fail_alloc reaches every allocation point. Free with free().
+ * ---------------------------------------------------------------------------------------- */
+void *tl_malloc(size_t nbytes);          /* nbytes may be 0 */
+void *tl_calloc(size_t n, size_t size);
+
+/* ------------------------------------------------------------------------------------------
  * dtype.c: conversions and element access on host memory (cpu kernels, read-out)
  * ---------------------------------------------------------------------------------------- */
 bool tl_dtype_is_float(tl_dtype dtype);
@@ -98,6 +109,9 @@ double tl_load(tl_dtype dtype, const void *base, size_t i);
 /* Stores v into element i. Integer dtypes truncate toward zero and saturate (NaN -> 0), like
  * Rust's `as`; f16/bf16 round to nearest even. */
 void tl_store(tl_dtype dtype, void *base, size_t i, double v);
+/* Exact integer access for u8/u32/i64 (the integer kernels); stores saturate. */
+int64_t tl_load_i64(tl_dtype dtype, const void *base, size_t i);
+void tl_store_i64(tl_dtype dtype, void *base, size_t i, int64_t v);
 /* v rounded to what dtype can hold (tl_load of tl_store). */
 double tl_round_to_dtype(tl_dtype dtype, double v);
 

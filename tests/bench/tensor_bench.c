@@ -2,11 +2,13 @@
  * tensor_bench.c - tensorlib's side of the speed benchmark (tensor_bench.py runs it next to
  * numpy and prints the comparison). Each line is "name seconds", the best of several
  * repetitions: f32 matmul at 512 and 1024, elementwise add/mul/exp on 16M contiguous f32, and
- * a 4-element add whose time is mostly the op's fixed cost (allocation plus the two read locks).
+ * a 4-element add whose time is mostly the op's fixed cost (allocation plus the two read locks),
+ * and one uncontended read lock + unlock of a pthread rwlock, the part of that cost the locks are.
  * Not a test: run on demand ("meson compile -C build bench-tensor").
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -63,6 +65,23 @@ static bool run(const char *name, bench_op op, const size_t *shape, size_t ndim,
     return ok;
 }
 
+/* One uncontended pthread_rwlock_rdlock + unlock, as every input of every op pays it. */
+static void run_rwlock(long calls)
+{
+    pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
+    double best = 1e30;
+    for (int r = 0; r < 7; r++) {
+        double t0 = now();
+        for (long i = 0; i < calls; i++) {
+            pthread_rwlock_rdlock(&lock);
+            pthread_rwlock_unlock(&lock);
+        }
+        double t = now() - t0;
+        best = t < best ? t : best;
+    }
+    printf("rwlock_rd %.9g\n", best / (double)calls);
+}
+
 int main(void)
 {
     size_t m512[] = {512, 512}, m1024[] = {1024, 1024}, big[] = {16u << 20}, tiny[] = {4};
@@ -72,5 +91,6 @@ int main(void)
     ok &= run("mul_16M", op_mul, big, 1, 10, 1);
     ok &= run("exp_16M", op_exp, big, 1, 10, 1);
     ok &= run("add_4", op_add, tiny, 1, 7, 200000);
+    run_rwlock(2000000);
     return ok ? 0 : 1;
 }

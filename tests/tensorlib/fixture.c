@@ -226,3 +226,47 @@ bool fx_expect(const tl_tensor *got, const fx_tensor *want, tl_dtype dtype, cons
     free(vals);
     return ok;
 }
+
+bool fx_failed_with(tl_status got, tl_status want, const char *part)
+{
+    if (got == want && tl_last_status() == want && strstr(tl_last_error(), part))
+        return true;
+    printf("    want status %d with '%s', got status %d: %s\n", (int)want, part, (int)got,
+           got == TL_OK ? "(success)" : tl_last_error());
+    return false;
+}
+
+tl_status fx_status(tl_tensor *t)
+{
+    if (!t)
+        return tl_last_status();
+    tl_release(t);
+    return TL_OK;
+}
+
+const char *fx_dir(int argc, char **argv)
+{
+    if (argc == 2)
+        return argv[1];
+    printf("usage: %s FIXTURE_DIR\n", argv[0]);
+    return NULL;
+}
+
+void fx_release(tl_tensor *const *ts, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        tl_release(ts[i]);
+}
+
+bool fx_each_case(const char *dir, const char *name, fx_run_fn run)
+{
+    fx_file f;
+    if (!fx_load(dir, name, &f))
+        return false;
+    for (size_t i = 0; i < f.ncases; i++)
+        for (size_t d = 0; d < sizeof fx_float_dtypes / sizeof fx_float_dtypes[0]; d++)
+            for (int v = 0; v < FX_VARIANT_COUNT; v++)
+                run(&f.cases[i], fx_float_dtypes[d], v);
+    fx_free(&f);
+    return true;
+}

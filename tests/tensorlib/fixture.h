@@ -66,7 +66,27 @@ double fx_rtol(tl_dtype dtype);
  * with label. Returns whether it matched. */
 bool fx_expect(const tl_tensor *got, const fx_tensor *want, tl_dtype dtype, const char *label);
 
+/* Whether a call failed with status `want` and a message holding `part`; prints what it got
+ * otherwise. `got` is the call's status: fx_status() turns a tensor result into one. */
+bool fx_failed_with(tl_status got, tl_status want, const char *part);
+/* TL_OK for a tensor (which it releases), tl_last_status() for NULL. */
+tl_status fx_status(tl_tensor *t);
+
+/* Releases every tensor named (NULL is fine): FX_RELEASE(a, b, out). */
+#define FX_RELEASE(...)                                                                          \
+    fx_release((tl_tensor *[]){__VA_ARGS__},                                                     \
+               sizeof((tl_tensor *[]){__VA_ARGS__}) / sizeof(tl_tensor *))
+void fx_release(tl_tensor *const *ts, size_t n);
+
+/* The fixture directory, the test's one argument; NULL after printing usage. */
+const char *fx_dir(int argc, char **argv);
+
 /* The float dtypes every fixture case runs on. */
 extern const tl_dtype fx_float_dtypes[4];
+
+/* Calls run(c, dtype, v) for every case of dir/name.txt, float dtype and layout variant;
+ * false (message printed) when the file does not load. */
+typedef void (*fx_run_fn)(const fx_case *c, tl_dtype dtype, fx_variant v);
+bool fx_each_case(const char *dir, const char *name, fx_run_fn run);
 
 #endif

@@ -9,7 +9,7 @@
 #include "check.h"
 #include "fixture.h"
 
-static void run_case(const fx_case *c, tl_dtype dtype, fx_variant vx, fx_variant vk)
+static void run_variant(const fx_case *c, tl_dtype dtype, fx_variant vx, fx_variant vk)
 {
     char label[192];
     snprintf(label, sizeof label, "%s x=%s kernel=%s", c->name, fx_variant_name(vx),
@@ -23,22 +23,14 @@ static void run_case(const fx_case *c, tl_dtype dtype, fx_variant vx, fx_variant
         out = tl_ndim(x) == 3 ? tl_conv1d(x, k, p, s, d, g) : tl_conv2d(x, k, p, s, d, g);
     CHECKF(fx_expect(out, fx_get(c, "out"), dtype, label), "%s on %s", label,
            tl_dtype_name(dtype));
-    tl_release(x);
-    tl_release(k);
-    tl_release(out);
+    FX_RELEASE(x, k, out);
 }
 
-static void test_fixtures(const char *dir)
+/* The input in layout vx with the kernel in every layout. */
+static void run_case(const fx_case *c, tl_dtype dtype, fx_variant vx)
 {
-    fx_file f;
-    if (!CHECK(fx_load(dir, "conv", &f)))
-        return;
-    for (size_t i = 0; i < f.ncases; i++)
-        for (size_t d = 0; d < 4; d++)
-            for (int vx = 0; vx < FX_VARIANT_COUNT; vx++)
-                for (int vk = 0; vk < FX_VARIANT_COUNT; vk++)
-                    run_case(&f.cases[i], fx_float_dtypes[d], vx, vk);
-    fx_free(&f);
+    for (int vk = 0; vk < FX_VARIANT_COUNT; vk++)
+        run_variant(c, dtype, vx, vk);
 }
 
 /* A 1x1 kernel that swaps two channels returns the input with its channels swapped. */
@@ -46,23 +38,35 @@ static void test_identity(void)
 {
     const double xv[] = {1, 2, 3, 4, 5, 6, 7, 8}, kv[] = {0, 1, 1, 0};
     size_t xs[] = {1, 2, 2, 2}, ks[] = {2, 2, 1, 1};
-    tl_tensor *x = tl_from_data(xv, xs, 4, TL_F64, TL_CPU), *k = tl_from_data(kv, ks, 4, TL_F64, TL_CPU);
+    tl_tensor *x = tl_from_data(xv, xs, 4, TL_F64, TL_CPU);
+    tl_tensor *k = tl_from_data(kv, ks, 4, TL_F64, TL_CPU);
     tl_tensor *y = tl_conv2d(x, k, 0, 1, 1, 1);
     double got[8] = {0};
     CHECK(y && tl_to_vec(y, got, sizeof got) == TL_OK);
     CHECK(got[0] == 5 && got[3] == 8 && got[4] == 1 && got[7] == 4);
-    tl_release(x);
-    tl_release(k);
-    tl_release(y);
+    FX_RELEASE(x, k, y);
 }
 
-static void expect_error(tl_tensor *got, tl_status status, const char *op, const char *part)
+/* A batch of two that is one sample broadcast (batch stride 0): both outputs are equal. */
+static void test_broadcast_batch(void)
 {
-    CHECKF(!got && tl_last_status() == status, "status %d (%s)", (int)tl_last_status(),
-           tl_last_error());
-    CHECKF(strstr(tl_last_error(), op) && strstr(tl_last_error(), part),
-           "message '%s' lacks '%s'", tl_last_error(), part);
-    tl_release(got);
+    const float xv[] = {1, 2, 3, 4, 5}, kv[] = {1, 0, -1};
+    size_t xs[] = {1, 1, 5}, xb[] = {2, 1, 5}, ks[] = {1, 1, 3};
+    tl_tensor *x1 = tl_from_data(xv, xs, 3, TL_F32, TL_CPU);
+    tl_tensor *k = tl_from_data(kv, ks, 3, TL_F32, TL_CPU);
+    tl_tensor *x = tl_broadcast_as(x1, xb, 3);
+    tl_tensor *y = x ? tl_conv1d(x, k, 1, 1, 1, 1) : NULL;
+    float got[10] = {0};
+    CHECK(y && tl_shape(y)[0] == 2 && tl_shape(y)[2] == 5);
+    CHECK(y && tl_to_vec(y, got, sizeof got) == TL_OK);
+    /* y[j] = x[j-1] - x[j+1] with zero padding */
+    CHECK(got[0] == -2 && got[1] == -2 && got[4] == 4 && got[5] == -2 && got[9] == 4);
+    FX_RELEASE(x1, k, x, y);
+}
+
+static void expect_error(tl_tensor *got, tl_status status, const char *part)
+{
+    CHECK(fx_failed_with(fx_status(got), status, part));
 }
 
 static void test_errors(void)
@@ -72,32 +76,32 @@ static void test_errors(void)
     tl_tensor *x1 = tl_zeros(x1s, 3, TL_F32, TL_CPU), *k1 = tl_zeros(k1s, 3, TL_F32, TL_CPU);
     tl_tensor *kd = tl_zeros(ks, 4, TL_F64, TL_CPU), *xi = tl_zeros(xs, 4, TL_U32, TL_CPU);
     tl_tensor *ki = tl_zeros(ks, 4, TL_U32, TL_CPU);
-    expect_error(tl_conv2d(x, k, 0, 1, 1, 1), TL_ERR_SHAPE, "conv2d", "f32[2, 2, 3, 3]");
-    expect_error(tl_conv2d(x, k, 0, 0, 1, 2), TL_ERR_ARG, "conv2d", "stride");
-    expect_error(tl_conv2d(x1, k, 0, 1, 1, 2), TL_ERR_SHAPE, "conv2d", "f32[1, 4, 5]");
-    expect_error(tl_conv1d(x1, k1, 0, 1, 1, 1), TL_ERR_SHAPE, "conv1d", "f32[2, 4, 7]");
-    expect_error(tl_conv2d(x, kd, 0, 1, 1, 2), TL_ERR_DTYPE, "conv2d", "f64");
-    expect_error(tl_conv2d(xi, ki, 0, 1, 1, 2), TL_ERR_DTYPE, "conv2d", "u32");
+    expect_error(tl_conv2d(x, k, 0, 1, 1, 1), TL_ERR_SHAPE,
+                 "conv2d: kernel f32[2, 2, 3, 3] does not fit input f32[1, 4, 5, 5] with 1 groups");
+    expect_error(tl_conv2d(x, k, 0, 0, 1, 2), TL_ERR_ARG,
+                 "conv2d: groups, stride and dilation must be >= 1 (got 2, 0, 1)");
+    expect_error(tl_conv2d(x1, k, 0, 1, 1, 2), TL_ERR_SHAPE,
+                 "conv2d: needs input and kernel of rank 4, got f32[1, 4, 5] and f32[2, 2, 3, 3]");
+    expect_error(tl_conv1d(x1, k1, 0, 1, 1, 1), TL_ERR_SHAPE,
+                 "conv1d: kernel f32[2, 4, 7] (dilation 1) does not fit input f32[1, 4, 5] "
+                 "padded by 0");
+    expect_error(tl_conv2d(x, kd, 0, 1, 1, 2), TL_ERR_DTYPE,
+                 "conv2d: dtype mismatch (f32[1, 4, 5, 5] and f64[2, 2, 3, 3])");
+    expect_error(tl_conv2d(xi, ki, 0, 1, 1, 2), TL_ERR_DTYPE,
+                 "conv2d: needs a float dtype, got u32[1, 4, 5, 5]");
     tl_tensor *ok = tl_conv2d(x, k, 1, 2, 2, 2); /* the same operands fit with 2 groups */
     CHECKF(ok && tl_shape(ok)[1] == 2 && tl_shape(ok)[2] == 2, "%s", tl_last_error());
-    tl_release(ok);
-    tl_release(x);
-    tl_release(k);
-    tl_release(x1);
-    tl_release(k1);
-    tl_release(kd);
-    tl_release(xi);
-    tl_release(ki);
+    FX_RELEASE(ok, x, k, x1, k1, kd, xi, ki);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        printf("usage: %s FIXTURE_DIR\n", argv[0]);
+    const char *dir = fx_dir(argc, argv);
+    if (!dir)
         return 2;
-    }
-    test_fixtures(argv[1]);
+    CHECK(fx_each_case(dir, "conv", run_case));
     test_identity();
+    test_broadcast_batch();
     test_errors();
     return check_summary();
 }

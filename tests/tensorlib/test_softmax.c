@@ -21,21 +21,7 @@ static void run_case(const fx_case *c, tl_dtype dtype, fx_variant vx)
            tl_dtype_name(dtype));
     CHECKF(fx_expect(lsm, fx_get(c, "log_softmax"), dtype, label), "log_softmax %s on %s", label,
            tl_dtype_name(dtype));
-    tl_release(x);
-    tl_release(sm);
-    tl_release(lsm);
-}
-
-static void test_fixtures(const char *dir)
-{
-    fx_file f;
-    if (!CHECK(fx_load(dir, "softmax", &f)))
-        return;
-    for (size_t i = 0; i < f.ncases; i++)
-        for (size_t d = 0; d < 4; d++)
-            for (int v = 0; v < FX_VARIANT_COUNT; v++)
-                run_case(&f.cases[i], fx_float_dtypes[d], v);
-    fx_free(&f);
+    FX_RELEASE(x, sm, lsm);
 }
 
 /* exp(1000) overflows f32 and f64: a naive softmax returns NaN here. */
@@ -53,16 +39,30 @@ static void test_stability(tl_dtype dtype)
     CHECK(sm64 && tl_to_vec(sm64, got_sm, sizeof got_sm) == TL_OK);
     CHECK(lsm64 && tl_to_vec(lsm64, got_lsm, sizeof got_lsm) == TL_OK);
     for (int i = 0; i < 3; i++) {
-        CHECKF(fabs(got_sm[i] - want_sm[i]) < 1e-6, "%s softmax[%d] = %g", tl_dtype_name(dtype), i, got_sm[i]);
-        CHECKF(fabs(got_sm[5 - i] - want_sm[i]) < 1e-6, "%s softmax[%d] = %g", tl_dtype_name(dtype), 5 - i, got_sm[5 - i]);
-        CHECKF(fabs(got_lsm[i] - want_lsm[i]) < 1e-5, "%s log_softmax[%d] = %g", tl_dtype_name(dtype), i, got_lsm[i]);
+        const char *dt = tl_dtype_name(dtype);
+        CHECKF(fabs(got_sm[i] - want_sm[i]) < 1e-6, "%s softmax[%d] = %g", dt, i, got_sm[i]);
+        CHECKF(fabs(got_sm[5 - i] - want_sm[i]) < 1e-6, "%s softmax[%d] = %g", dt, 5 - i,
+               got_sm[5 - i]);
+        CHECKF(fabs(got_lsm[i] - want_lsm[i]) < 1e-5, "%s log_softmax[%d] = %g", dt, i,
+               got_lsm[i]);
     }
-    tl_release(x64);
-    tl_release(x);
-    tl_release(sm);
-    tl_release(lsm);
-    tl_release(sm64);
-    tl_release(lsm64);
+    FX_RELEASE(x64, x, sm, lsm, sm64, lsm64);
+}
+
+/* A broadcast input (stride 0 along dim 0): every row gets the same answer. */
+static void test_broadcast(void)
+{
+    const float row[] = {1, 2, 3};
+    size_t s13[] = {1, 3}, s43[] = {4, 3};
+    tl_tensor *r = tl_from_data(row, s13, 2, TL_F32, TL_CPU);
+    tl_tensor *x = tl_broadcast_as(r, s43, 2);
+    tl_tensor *sm = x ? tl_softmax(x, 1) : NULL, *down = x ? tl_softmax(x, 0) : NULL;
+    float got[12] = {0}, col[12] = {0};
+    CHECK(sm && tl_to_vec(sm, got, sizeof got) == TL_OK);
+    CHECK(down && tl_to_vec(down, col, sizeof col) == TL_OK);
+    CHECK(fabsf(got[0] - 0.09003057f) < 1e-6f && got[9] == got[0] && got[11] == got[2]);
+    CHECK(col[0] == 0.25f && col[11] == 0.25f); /* four equal entries down each column */
+    FX_RELEASE(r, x, sm, down);
 }
 
 static void test_errors(void)
@@ -78,19 +78,18 @@ static void test_errors(void)
     CHECKF(strstr(tl_last_error(), "log_softmax") && strstr(tl_last_error(), "f32[2, 3]"), "%s",
            tl_last_error());
     CHECK(!tl_softmax(NULL, 0) && tl_last_status() == TL_ERR_ARG);
-    tl_release(xi);
-    tl_release(x);
+    FX_RELEASE(xi, x);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        printf("usage: %s FIXTURE_DIR\n", argv[0]);
+    const char *dir = fx_dir(argc, argv);
+    if (!dir)
         return 2;
-    }
-    test_fixtures(argv[1]);
+    CHECK(fx_each_case(dir, "softmax", run_case));
     test_stability(TL_F32);
     test_stability(TL_F64);
+    test_broadcast();
     test_errors();
     return check_summary();
 }

@@ -79,11 +79,15 @@ static tl_status conv_run(const tl_operand *dst, const tl_operand *x, const tl_o
     tl_dtype ct = tl_cpu_compute_dtype(dst->dtype);
     size_t es = tl_dtype_size(ct);
     bool direct = dst->dtype == ct; /* dst is fresh and contiguous: write into it */
-    size_t out_bytes = g->batch * g->c_out * ohw * es, cols_bytes = g->c_in * g->kh * g->kw * ohw * es;
+    size_t out_bytes = g->batch * g->c_out * ohw * es; /* at most twice dst's bytes */
+    size_t cols_bytes;                                 /* can outgrow both tensors */
+    if (__builtin_mul_overflow(g->c_in * g->kh * g->kw, ohw * es, &cols_bytes))
+        return tl_fail(TL_ERR_NOMEM, "%s: im2col buffer of %zu x %zu elements is too large",
+                       g->op, g->c_in * g->kh * g->kw, ohw);
     const void *xd, *kd;
     void *xo = NULL, *ko = NULL;
-    void *cols = malloc(cols_bytes ? cols_bytes : 1);
-    void *out = direct ? (char *)dst->buf + dst->layout->offset * es : malloc(out_bytes);
+    void *cols = tl_malloc(cols_bytes);
+    void *out = direct ? (char *)dst->buf + dst->layout->offset * es : tl_malloc(out_bytes);
     tl_status st = cols && out ? TL_OK : tl_fail_nomem(g->op, cols_bytes + out_bytes);
     if (st == TL_OK)
         st = tl_cpu_contiguous(g->op, x, ct, &xd, &xo);

@@ -5,8 +5,10 @@
  * f32 and f64 as a plain loop over contiguous arrays, which the compiler vectorizes. One
  * driver (ew_run) walks the operands' layouts run by run: a run that is contiguous in every
  * operand with one f32/f64 dtype goes straight to the typed loop; anything else (strided,
- * broadcast, other dtypes) is packed into double chunks, computed by the f64 loop and stored
- * back converted. <tgmath.h> makes exp(x) expf for floats and exp for doubles.
+ * broadcast, f16/bf16, mixed dtypes) is packed into chunks, computed by the f64 loop and
+ * stored back converted. When every operand is an integer the chunks are int64 and integer
+ * kernels compute exactly (wrapping in int64, saturating when stored into u8/u32).
+ * <tgmath.h> makes exp(x) expf for floats and exp for doubles.
  */
 #include <stdint.h>
 #include <string.h>
@@ -15,6 +17,14 @@
 #include "cpu.h"
 
 #define CHUNK 256 /* elements per packed chunk */
+
+/* The typed loops are built once per vector width and picked at load time (an ifunc), so a
+ * machine with AVX2 or AVX-512 uses it without a -march that would shut out older ones. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SIMD_CLONES
+#endif
 
 /* ------------------------------------------------------------------------------------------
  * exp for f32 in a form the compiler vectorizes (libm's expf is a call per element):
@@ -51,6 +61,40 @@ static inline float exp_f32(float x)
 #define EXP(x) _Generic((x), float: exp_f32(x), default: exp(x))
 
 /* ------------------------------------------------------------------------------------------
+ * Typed loops. Every op, whatever its arity, gets one signature: x comes from a, y from b,
+ * p0 and p1 are parameters; an op uses what it needs (one-input ops are called with b = a).
+ * DEFINE_KERNEL instantiates an op list entry for f32 and f64; KERNEL_TABLES indexes the
+ * instances by the op enum, checked against its count.
+ * ---------------------------------------------------------------------------------------- */
+#define DEFINE_KERNEL_T(NAME, SUFFIX, TYPE, EXPR)                                                 \
+    SIMD_CLONES                                                                                   \
+    static void NAME##SUFFIX(TYPE *restrict d, const TYPE *restrict a, const TYPE *restrict b,    \
+                             size_t n, TYPE p0, TYPE p1)                                          \
+    {                                                                                             \
+        typedef TYPE T;                                                                           \
+        (void)p0, (void)p1;                                                                       \
+        for (size_t i = 0; i < n; i++) {                                                          \
+            T x = a[i], y = b[i];                                                                 \
+            (void)y;                                                                              \
+            d[i] = (EXPR);                                                                        \
+        }                                                                                         \
+    }
+#define DEFINE_KERNEL(OP, NAME, EXPR)                                                             \
+    DEFINE_KERNEL_T(NAME, _f32, float, EXPR) DEFINE_KERNEL_T(NAME, _f64, double, EXPR)
+
+typedef void (*kernel_f32_fn)(float *restrict, const float *restrict, const float *restrict,
+                              size_t, float, float);
+typedef void (*kernel_f64_fn)(double *restrict, const double *restrict, const double *restrict,
+                              size_t, double, double);
+#define KERNEL_ENTRY_F32(OP, NAME, EXPR) [OP] = NAME##_f32,
+#define KERNEL_ENTRY_F64(OP, NAME, EXPR) [OP] = NAME##_f64,
+#define KERNEL_TABLES(OPS, TABLE, COUNT)                                                          \
+    static const kernel_f32_fn TABLE##_f32[] = {OPS(KERNEL_ENTRY_F32)};                           \
+    static const kernel_f64_fn TABLE##_f64[] = {OPS(KERNEL_ENTRY_F64)};                           \
+    _Static_assert(sizeof TABLE##_f32 / sizeof TABLE##_f32[0] == COUNT, #TABLE " f32 table");     \
+    _Static_assert(sizeof TABLE##_f64 / sizeof TABLE##_f64[0] == COUNT, #TABLE " f64 table")
+
+/* ------------------------------------------------------------------------------------------
  * Unary ops: (enum, kernel name, expression in x of type T)
  * ---------------------------------------------------------------------------------------- */
 #define UNARY_OPS(X)                                                                              \
@@ -74,35 +118,8 @@ static inline float exp_f32(float x)
     X(TL_ROUND, u_round, round(x))                                                                \
     X(TL_SIGN, u_sign, (T)((x > 0) - (x < 0)))
 
-/* The unary loops are compute bound (exp, tanh, ...): gcc also builds an AVX2 copy of each,
- * picked at load time on CPUs that have it (target_clones: an ifunc, so ELF x86-64 only). */
-#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__)
-#define UNARY_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define UNARY_CLONES
-#endif
-
-#define DEFINE_UNARY_T(NAME, SUFFIX, TYPE, EXPR)                                                  \
-    UNARY_CLONES static void NAME##SUFFIX(TYPE *restrict d, const TYPE *restrict s, size_t n)                  \
-    {                                                                                             \
-        typedef TYPE T;                                                                           \
-        for (size_t i = 0; i < n; i++) {                                                          \
-            T x = s[i];                                                                           \
-            d[i] = (EXPR);                                                                        \
-        }                                                                                         \
-    }
-#define DEFINE_UNARY(OP, NAME, EXPR)                                                              \
-    DEFINE_UNARY_T(NAME, _f32, float, EXPR) DEFINE_UNARY_T(NAME, _f64, double, EXPR)
-UNARY_OPS(DEFINE_UNARY)
-
-typedef void (*unary_f32_fn)(float *restrict, const float *restrict, size_t);
-typedef void (*unary_f64_fn)(double *restrict, const double *restrict, size_t);
-#define UNARY_ENTRY_F32(OP, NAME, EXPR) [OP] = NAME##_f32,
-#define UNARY_ENTRY_F64(OP, NAME, EXPR) [OP] = NAME##_f64,
-static const unary_f32_fn unary_f32[] = {UNARY_OPS(UNARY_ENTRY_F32)};
-static const unary_f64_fn unary_f64[] = {UNARY_OPS(UNARY_ENTRY_F64)};
-_Static_assert(sizeof unary_f32 / sizeof unary_f32[0] == TL_UNARY_COUNT, "unary f32 table");
-_Static_assert(sizeof unary_f64 / sizeof unary_f64[0] == TL_UNARY_COUNT, "unary f64 table");
+UNARY_OPS(DEFINE_KERNEL)
+KERNEL_TABLES(UNARY_OPS, unary, TL_UNARY_COUNT);
 
 /* ------------------------------------------------------------------------------------------
  * Parameterised ops: expression in x, p0, p1
@@ -113,29 +130,8 @@ _Static_assert(sizeof unary_f64 / sizeof unary_f64[0] == TL_UNARY_COUNT, "unary 
     X(TL_SCALAR_CLAMP, s_clamp, x < p0 ? p0 : x > p1 ? p1 : x)                                    \
     X(TL_SCALAR_ELU, s_elu, x >= 0 ? x : p0 * (EXP(x) - (T)1))
 
-#define DEFINE_SCALAR_T(NAME, SUFFIX, TYPE, EXPR)                                                 \
-    static void NAME##SUFFIX(TYPE *restrict d, const TYPE *restrict s, size_t n, TYPE p0,         \
-                             TYPE p1)                                                             \
-    {                                                                                             \
-        typedef TYPE T;                                                                           \
-        (void)p1;                                                                                 \
-        for (size_t i = 0; i < n; i++) {                                                          \
-            T x = s[i];                                                                           \
-            d[i] = (EXPR);                                                                        \
-        }                                                                                         \
-    }
-#define DEFINE_SCALAR(OP, NAME, EXPR)                                                             \
-    DEFINE_SCALAR_T(NAME, _f32, float, EXPR) DEFINE_SCALAR_T(NAME, _f64, double, EXPR)
-SCALAR_OPS(DEFINE_SCALAR)
-
-typedef void (*scalar_f32_fn)(float *restrict, const float *restrict, size_t, float, float);
-typedef void (*scalar_f64_fn)(double *restrict, const double *restrict, size_t, double, double);
-#define SCALAR_ENTRY_F32(OP, NAME, EXPR) [OP] = NAME##_f32,
-#define SCALAR_ENTRY_F64(OP, NAME, EXPR) [OP] = NAME##_f64,
-static const scalar_f32_fn scalar_f32[] = {SCALAR_OPS(SCALAR_ENTRY_F32)};
-static const scalar_f64_fn scalar_f64[] = {SCALAR_OPS(SCALAR_ENTRY_F64)};
-_Static_assert(sizeof scalar_f32 / sizeof scalar_f32[0] == TL_SCALAR_COUNT, "scalar f32 table");
-_Static_assert(sizeof scalar_f64 / sizeof scalar_f64[0] == TL_SCALAR_COUNT, "scalar f64 table");
+SCALAR_OPS(DEFINE_KERNEL)
+KERNEL_TABLES(SCALAR_OPS, scalar, TL_SCALAR_COUNT);
 
 /* ------------------------------------------------------------------------------------------
  * Binary ops: expression in x, y
@@ -148,96 +144,164 @@ _Static_assert(sizeof scalar_f64 / sizeof scalar_f64[0] == TL_SCALAR_COUNT, "sca
     X(TL_MAXIMUM, b_maximum, x < y ? y : x)                                                       \
     X(TL_MINIMUM, b_minimum, y < x ? y : x)
 
-#define DEFINE_BINARY_T(NAME, SUFFIX, TYPE, EXPR)                                                 \
-    static void NAME##SUFFIX(TYPE *restrict d, const TYPE *restrict a, const TYPE *restrict b,    \
-                             size_t n)                                                            \
+BINARY_OPS(DEFINE_KERNEL)
+KERNEL_TABLES(BINARY_OPS, binary, TL_BINARY_COUNT);
+
+/* ------------------------------------------------------------------------------------------
+ * Integer kernels (int64, wrapping; the generic layer only sends ops that make sense on ints)
+ * ---------------------------------------------------------------------------------------- */
+static inline int64_t wrap_neg(int64_t x)
+{
+    return (int64_t)(0 - (uint64_t)x);
+}
+
+static inline int64_t wrap_mul(int64_t x, int64_t y)
+{
+    return (int64_t)((uint64_t)x * (uint64_t)y);
+}
+
+#define UNARY_INT_OPS(X)                                                                          \
+    X(TL_ABS, ui_abs, x < 0 ? wrap_neg(x) : x)                                                    \
+    X(TL_NEG, ui_neg, wrap_neg(x))                                                                \
+    X(TL_SQR, ui_sqr, wrap_mul(x, x))                                                             \
+    X(TL_RELU, ui_relu, x > 0 ? x : 0)                                                            \
+    X(TL_SIGN, ui_sign, (x > 0) - (x < 0))                                                        \
+    X(TL_FLOOR, ui_floor, x)                                                                      \
+    X(TL_CEIL, ui_ceil, x)                                                                        \
+    X(TL_ROUND, ui_round, x)
+
+#define DEFINE_UNARY_INT(OP, NAME, EXPR)                                                          \
+    static void NAME(int64_t *restrict d, const int64_t *restrict s, size_t n)                    \
     {                                                                                             \
         for (size_t i = 0; i < n; i++) {                                                          \
-            TYPE x = a[i], y = b[i];                                                              \
+            int64_t x = s[i];                                                                     \
             d[i] = (EXPR);                                                                        \
         }                                                                                         \
     }
-#define DEFINE_BINARY(OP, NAME, EXPR)                                                             \
-    DEFINE_BINARY_T(NAME, _f32, float, EXPR) DEFINE_BINARY_T(NAME, _f64, double, EXPR)
-BINARY_OPS(DEFINE_BINARY)
+UNARY_INT_OPS(DEFINE_UNARY_INT)
 
-typedef void (*binary_f32_fn)(float *restrict, const float *restrict, const float *restrict, size_t);
-typedef void (*binary_f64_fn)(double *restrict, const double *restrict, const double *restrict,
-                              size_t);
-#define BINARY_ENTRY_F32(OP, NAME, EXPR) [OP] = NAME##_f32,
-#define BINARY_ENTRY_F64(OP, NAME, EXPR) [OP] = NAME##_f64,
-static const binary_f32_fn binary_f32[] = {BINARY_OPS(BINARY_ENTRY_F32)};
-static const binary_f64_fn binary_f64[] = {BINARY_OPS(BINARY_ENTRY_F64)};
-_Static_assert(sizeof binary_f32 / sizeof binary_f32[0] == TL_BINARY_COUNT, "binary f32 table");
-_Static_assert(sizeof binary_f64 / sizeof binary_f64[0] == TL_BINARY_COUNT, "binary f64 table");
+typedef void (*unary_i64_fn)(int64_t *restrict, const int64_t *restrict, size_t);
+#define UNARY_ENTRY_I64(OP, NAME, EXPR) [OP] = NAME,
+/* NULL for the float-only ops */
+static const unary_i64_fn unary_i64[TL_UNARY_COUNT] = {UNARY_INT_OPS(UNARY_ENTRY_I64)};
+
+static tl_status binary_i64(tl_binary_op op, int64_t *d, const int64_t *a, const int64_t *b,
+                            size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = a[i], y = b[i];
+        switch (op) {
+        case TL_ADD: d[i] = (int64_t)((uint64_t)x + (uint64_t)y); break;
+        case TL_SUB: d[i] = (int64_t)((uint64_t)x - (uint64_t)y); break;
+        case TL_MUL: d[i] = wrap_mul(x, y); break;
+        case TL_DIV:
+            if (y == 0)
+                return tl_fail(TL_ERR_RANGE, "div: integer division by zero");
+            d[i] = y == -1 ? wrap_neg(x) : x / y; /* INT64_MIN / -1 overflows */
+            break;
+        case TL_MAXIMUM: d[i] = x < y ? y : x; break;
+        case TL_MINIMUM: d[i] = y < x ? y : x; break;
+        case TL_BINARY_COUNT: break;
+        }
+    }
+    return TL_OK;
+}
 
 /* ------------------------------------------------------------------------------------------
- * The driver. A chunk function computes n elements from contiguous typed inputs: as float
- * when t is TL_F32, as double otherwise.
+ * The driver. A chunk function computes n elements from contiguous inputs of type t: float
+ * (TL_F32), double (TL_F64) or int64_t (TL_I64).
  * ---------------------------------------------------------------------------------------- */
-typedef void (*chunk_fn)(const void *ctx, tl_dtype t, void *dst, const void *const *src, size_t n);
+typedef tl_status (*chunk_fn)(const void *ctx, tl_dtype t, void *dst, const void *const *src,
+                              size_t n);
 
-/* One run of the iterator through double buffers: load, compute in f64, store converted. */
-static void packed_run(const tl_operand *dst, const tl_operand *const *src, size_t nsrc,
-                       const tl_iter *it, chunk_fn fn, const void *ctx)
+typedef union chunk {
+    double f[CHUNK];
+    int64_t i[CHUNK];
+} chunk;
+
+/* One run of the iterator through chunk buffers: load, compute, store converted. */
+static tl_status packed_run(const tl_operand *dst, const tl_operand *const *src, size_t nsrc,
+                            const tl_iter *it, bool ints, chunk_fn fn, const void *ctx)
 {
-    double in[TL_ITER_MAX - 1][CHUNK], out[CHUNK];
+    chunk in[TL_ITER_MAX - 1], out;
     const void *ins[TL_ITER_MAX - 1];
     for (size_t done = 0; done < it->inner; done += CHUNK) {
         size_t m = it->inner - done < CHUNK ? it->inner - done : CHUNK;
         for (size_t k = 0; k < nsrc; k++) {
-            for (size_t i = 0; i < m; i++)
-                in[k][i] = tl_load(src[k]->dtype, src[k]->buf,
-                                   it->off[k + 1] + (done + i) * it->step[k + 1]);
-            ins[k] = in[k];
+            for (size_t i = 0; i < m; i++) {
+                size_t at = it->off[k + 1] + (done + i) * it->step[k + 1];
+                if (ints)
+                    in[k].i[i] = tl_load_i64(src[k]->dtype, src[k]->buf, at);
+                else
+                    in[k].f[i] = tl_load(src[k]->dtype, src[k]->buf, at);
+            }
+            ins[k] = &in[k];
         }
-        fn(ctx, TL_F64, out, ins, m);
-        for (size_t i = 0; i < m; i++)
-            tl_store(dst->dtype, dst->buf, it->off[0] + (done + i) * it->step[0], out[i]);
+        tl_status st = fn(ctx, ints ? TL_I64 : TL_F64, &out, ins, m);
+        if (st != TL_OK)
+            return st;
+        for (size_t i = 0; i < m; i++) {
+            size_t at = it->off[0] + (done + i) * it->step[0];
+            if (ints)
+                tl_store_i64(dst->dtype, dst->buf, at, out.i[i]);
+            else
+                tl_store(dst->dtype, dst->buf, at, out.f[i]);
+        }
     }
+    return TL_OK;
 }
 
+/* int_kernels: the op has integer kernels, used when every operand is an integer dtype. */
 static tl_status ew_run(const tl_operand *dst, const tl_operand *const *src, size_t nsrc,
-                        chunk_fn fn, const void *ctx)
+                        bool int_kernels, chunk_fn fn, const void *ctx)
 {
     const tl_layout *ls[TL_ITER_MAX] = {dst->layout};
     bool typed = dst->dtype == TL_F32 || dst->dtype == TL_F64;
+    bool ints = int_kernels && !tl_dtype_is_float(dst->dtype);
     for (size_t k = 0; k < nsrc; k++) {
         ls[k + 1] = src[k]->layout;
         typed = typed && src[k]->dtype == dst->dtype;
+        ints = ints && !tl_dtype_is_float(src[k]->dtype);
     }
     tl_iter it;
     if (!tl_iter_init(&it, dst->layout->shape, dst->layout->ndim, ls, nsrc + 1))
         return TL_OK;
+    tl_status st = TL_OK;
     do {
         bool unit = typed;
         for (size_t k = 0; k <= nsrc; k++)
             unit = unit && (it.step[k] == 1 || it.inner == 1);
         if (!unit) {
-            packed_run(dst, src, nsrc, &it, fn, ctx);
+            st = packed_run(dst, src, nsrc, &it, ints, fn, ctx);
             continue;
         }
         const void *ins[TL_ITER_MAX - 1];
         for (size_t k = 0; k < nsrc; k++)
             ins[k] = tl_cpu_at(src[k]->buf, src[k]->dtype, it.off[k + 1]);
-        fn(ctx, dst->dtype, tl_cpu_at(dst->buf, dst->dtype, it.off[0]), ins, it.inner);
-    } while (tl_iter_next(&it));
-    return TL_OK;
+        st = fn(ctx, dst->dtype, tl_cpu_at(dst->buf, dst->dtype, it.off[0]), ins, it.inner);
+    } while (st == TL_OK && tl_iter_next(&it));
+    return st;
 }
 
-static void unary_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src, size_t n)
+static tl_status unary_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src,
+                             size_t n)
 {
     tl_unary_op op = *(const tl_unary_op *)ctx;
     if (t == TL_F32)
-        unary_f32[op](dst, src[0], n);
+        unary_f32[op](dst, src[0], src[0], n, 0, 0);
+    else if (t == TL_F64)
+        unary_f64[op](dst, src[0], src[0], n, 0, 0);
     else
-        unary_f64[op](dst, src[0], n);
+        unary_i64[op](dst, src[0], n);
+    return TL_OK;
 }
 
 tl_status tl_cpu_unary(tl_unary_op op, const tl_operand *dst, const tl_operand *src)
 {
     const tl_operand *srcs[1] = {src};
-    return ew_run(dst, srcs, 1, unary_chunk, &op);
+    if (!tl_dtype_is_float(src->dtype) && !unary_i64[op])
+        return tl_fail(TL_ERR_DTYPE, "%s: no integer kernel", tl_unary_name(op));
+    return ew_run(dst, srcs, 1, true, unary_chunk, &op);
 }
 
 typedef struct scalar_ctx {
@@ -245,78 +309,104 @@ typedef struct scalar_ctx {
     double p0, p1;
 } scalar_ctx;
 
-static void scalar_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src, size_t n)
+static tl_status scalar_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src,
+                              size_t n)
 {
     const scalar_ctx *c = ctx;
     if (t == TL_F32)
-        scalar_f32[c->op](dst, src[0], n, (float)c->p0, (float)c->p1);
+        scalar_f32[c->op](dst, src[0], src[0], n, (float)c->p0, (float)c->p1);
     else
-        scalar_f64[c->op](dst, src[0], n, c->p0, c->p1);
+        scalar_f64[c->op](dst, src[0], src[0], n, c->p0, c->p1);
+    return TL_OK;
 }
 
+/* Parameters are doubles, so integers go through the f64 kernels too. */
 tl_status tl_cpu_scalar(tl_scalar_op op, const tl_operand *dst, const tl_operand *src, double p0,
                         double p1)
 {
     const tl_operand *srcs[1] = {src};
     scalar_ctx c = {op, p0, p1};
-    return ew_run(dst, srcs, 1, scalar_chunk, &c);
+    return ew_run(dst, srcs, 1, false, scalar_chunk, &c);
 }
 
-static void binary_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src, size_t n)
+static tl_status binary_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src,
+                              size_t n)
 {
     tl_binary_op op = *(const tl_binary_op *)ctx;
     if (t == TL_F32)
-        binary_f32[op](dst, src[0], src[1], n);
+        binary_f32[op](dst, src[0], src[1], n, 0, 0);
+    else if (t == TL_F64)
+        binary_f64[op](dst, src[0], src[1], n, 0, 0);
     else
-        binary_f64[op](dst, src[0], src[1], n);
+        return binary_i64(op, dst, src[0], src[1], n);
+    return TL_OK;
 }
 
 tl_status tl_cpu_binary(tl_binary_op op, const tl_operand *dst, const tl_operand *a,
                         const tl_operand *b)
 {
     const tl_operand *srcs[2] = {a, b};
-    return ew_run(dst, srcs, 2, binary_chunk, &op);
+    return ew_run(dst, srcs, 2, true, binary_chunk, &op);
 }
 
-/* Comparisons and where always take the packed path: their dtypes differ from dst's. */
-static void cmp_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src, size_t n)
+/* Comparisons and where take the packed path (their dtypes differ from dst's), as double or
+ * as int64; the same loop serves both. */
+#define CMP_LOOP(T)                                                                               \
+    do {                                                                                          \
+        const T *a = src[0], *b = src[1];                                                         \
+        T *d = dst;                                                                               \
+        for (size_t i = 0; i < n; i++) {                                                          \
+            switch (op) {                                                                         \
+            case TL_EQ: d[i] = a[i] == b[i]; break;                                               \
+            case TL_NE: d[i] = a[i] != b[i]; break;                                               \
+            case TL_LT: d[i] = a[i] < b[i]; break;                                                \
+            case TL_LE: d[i] = a[i] <= b[i]; break;                                               \
+            case TL_GT: d[i] = a[i] > b[i]; break;                                                \
+            case TL_GE: d[i] = a[i] >= b[i]; break;                                               \
+            case TL_CMP_COUNT: d[i] = 0; break;                                                   \
+            }                                                                                     \
+        }                                                                                         \
+    } while (0)
+
+static tl_status cmp_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src,
+                           size_t n)
 {
     tl_cmp_op op = *(const tl_cmp_op *)ctx;
-    const double *a = src[0], *b = src[1];
-    double *d = dst;
-    (void)t;
-    for (size_t i = 0; i < n; i++) {
-        switch (op) {
-        case TL_EQ: d[i] = a[i] == b[i]; break;
-        case TL_NE: d[i] = a[i] != b[i]; break;
-        case TL_LT: d[i] = a[i] < b[i]; break;
-        case TL_LE: d[i] = a[i] <= b[i]; break;
-        case TL_GT: d[i] = a[i] > b[i]; break;
-        case TL_GE: d[i] = a[i] >= b[i]; break;
-        case TL_CMP_COUNT: d[i] = 0; break;
-        }
-    }
+    if (t == TL_I64)
+        CMP_LOOP(int64_t);
+    else
+        CMP_LOOP(double);
+    return TL_OK;
 }
 
 tl_status tl_cpu_cmp(tl_cmp_op op, const tl_operand *dst, const tl_operand *a, const tl_operand *b)
 {
     const tl_operand *srcs[2] = {a, b};
-    return ew_run(dst, srcs, 2, cmp_chunk, &op);
+    return ew_run(dst, srcs, 2, true, cmp_chunk, &op);
 }
 
-static void where_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src, size_t n)
+#define WHERE_LOOP(T)                                                                             \
+    do {                                                                                          \
+        const T *c = src[0], *on_true = src[1], *on_false = src[2];                               \
+        T *d = dst;                                                                               \
+        for (size_t i = 0; i < n; i++)                                                            \
+            d[i] = c[i] != 0 ? on_true[i] : on_false[i];                                          \
+    } while (0)
+
+static tl_status where_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src,
+                             size_t n)
 {
-    const double *c = src[0], *on_true = src[1], *on_false = src[2];
-    double *d = dst;
     (void)ctx;
-    (void)t;
-    for (size_t i = 0; i < n; i++)
-        d[i] = c[i] != 0 ? on_true[i] : on_false[i];
+    if (t == TL_I64)
+        WHERE_LOOP(int64_t);
+    else
+        WHERE_LOOP(double);
+    return TL_OK;
 }
 
 tl_status tl_cpu_where(const tl_operand *dst, const tl_operand *cond, const tl_operand *t,
                        const tl_operand *f)
 {
     const tl_operand *srcs[3] = {cond, t, f};
-    return ew_run(dst, srcs, 3, where_chunk, NULL);
+    return ew_run(dst, srcs, 3, true, where_chunk, NULL);
 }

@@ -17,15 +17,18 @@ static void split_at(const tl_layout *l, size_t dim, size_t *outer, size_t *inne
     *inner = tl_shape_elems(l->shape + dim + 1, l->ndim - dim - 1);
 }
 
-static tl_status check_ids(const char *op, const tl_operand *ids, const void *data, size_t dim,
-                           size_t limit)
+/* Every index must address a slice of `target` (the indexed tensor's layout) along dim. */
+static tl_status check_ids(const char *op, const tl_operand *ids, const void *data,
+                           const tl_layout *target, size_t dim)
 {
-    size_t count = tl_layout_elems(ids->layout);
+    size_t count = tl_layout_elems(ids->layout), limit = target->shape[dim];
+    char shape[TL_SHAPE_STR];
     for (size_t i = 0; i < count; i++) {
         uint64_t v = tl_cpu_load_uint(ids->dtype, data, i);
         if (v >= limit)
-            return tl_fail(TL_ERR_RANGE, "%s: index %lld out of range for dim %zu of size %zu",
-                           op, (long long)(int64_t)v, dim, limit);
+            return tl_fail(TL_ERR_RANGE, "%s: index %lld out of range for dim %zu of %s", op,
+                           (long long)(int64_t)v, dim,
+                           tl_shape_str(target->shape, target->ndim, shape));
     }
     return TL_OK;
 }
@@ -37,12 +40,12 @@ typedef struct index_args {
 } index_args;
 
 static tl_status index_args_get(const char *op, const tl_operand *src, const tl_operand *ids,
-                                size_t dim, size_t limit, index_args *a)
+                                const tl_layout *target, size_t dim, index_args *a)
 {
     a->owned_src = a->owned_ids = NULL;
     tl_status st = tl_cpu_contiguous(op, ids, ids->dtype, &a->ids, &a->owned_ids);
     if (st == TL_OK)
-        st = check_ids(op, ids, a->ids, dim, limit);
+        st = check_ids(op, ids, a->ids, target, dim);
     if (st == TL_OK)
         st = tl_cpu_contiguous(op, src, src->dtype, &a->src, &a->owned_src);
     return st;
@@ -59,7 +62,7 @@ tl_status tl_cpu_index_select(const tl_operand *dst, const tl_operand *src, cons
 {
     size_t n = src->layout->shape[dim], m = tl_layout_elems(ids->layout), outer, inner;
     index_args a;
-    tl_status st = index_args_get("index_select", src, ids, dim, n, &a);
+    tl_status st = index_args_get("index_select", src, ids, src->layout, dim, &a);
     if (st == TL_OK) {
         split_at(src->layout, dim, &outer, &inner);
         size_t block = inner * tl_dtype_size(src->dtype);
@@ -78,7 +81,7 @@ tl_status tl_cpu_gather(const tl_operand *dst, const tl_operand *src, const tl_o
 {
     size_t n = src->layout->shape[dim], m = ids->layout->shape[dim], outer, inner;
     index_args a;
-    tl_status st = index_args_get("gather", src, ids, dim, n, &a);
+    tl_status st = index_args_get("gather", src, ids, src->layout, dim, &a);
     if (st == TL_OK) {
         split_at(ids->layout, dim, &outer, &inner);
         size_t es = tl_dtype_size(src->dtype), e = 0;
@@ -142,7 +145,7 @@ tl_status tl_cpu_scatter(const tl_operand *dst, const tl_operand *ids, const tl_
 {
     const char *op = add ? "scatter_add" : "scatter_set";
     index_args a;
-    tl_status st = index_args_get(op, src, ids, dim, dst->layout->shape[dim], &a);
+    tl_status st = index_args_get(op, src, ids, dst->layout, dim, &a);
     if (st == TL_OK)
         scatter_walk(dst, a.src, src->layout->shape, ids, a.ids, dim, true, add);
     index_args_free(&a);
@@ -153,7 +156,7 @@ tl_status tl_cpu_index_add(const tl_operand *dst, const tl_operand *ids, const t
                            size_t dim)
 {
     index_args a;
-    tl_status st = index_args_get("index_add", src, ids, dim, dst->layout->shape[dim], &a);
+    tl_status st = index_args_get("index_add", src, ids, dst->layout, dim, &a);
     if (st == TL_OK)
         scatter_walk(dst, a.src, src->layout->shape, ids, a.ids, dim, false, true);
     index_args_free(&a);

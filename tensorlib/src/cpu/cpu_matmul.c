@@ -127,7 +127,7 @@ static tl_status half_matmul(const tl_operand *dst, const tl_operand *a, const t
 {
     const void *da, *db;
     void *owned_a = NULL, *owned_b = NULL;
-    float *c = malloc(d->batch * d->m * d->n * sizeof *c);
+    float *c = tl_malloc(d->batch * d->m * d->n * sizeof *c);
     tl_status st = c ? TL_OK : tl_fail_nomem(OP, d->batch * d->m * d->n * sizeof *c);
     if (st == TL_OK)
         st = tl_cpu_contiguous(OP, a, TL_F32, &da, &owned_a);

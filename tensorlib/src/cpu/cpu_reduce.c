@@ -2,7 +2,8 @@
  * cpu_reduce.c - reductions over a set of dims. One pass over the source with the iterator
  * pairing each source element with its accumulator: the accumulator layout is the output's,
  * with stride 0 on the reduced dims. For argmax/argmin a third, synthetic layout (stride 1 on
- * the reduced dim, 0 elsewhere) yields the element's index along that dim.
+ * the reduced dim, 0 elsewhere) yields the element's index along that dim. Floats accumulate
+ * in double; integers in int64 (exact; sums wrap in int64 and saturate into u8/u32).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -10,49 +11,59 @@
 #include "cpu.h"
 
 typedef struct acc {
-    double value;
-    size_t index; /* argmax/argmin: where value was found */
+    double f;
+    int64_t i;
+    size_t index; /* argmax/argmin: where the extreme was found */
+    bool seen;    /* max/min: f/i hold a value */
 } acc;
 
-static void acc_init(tl_reduce_op op, acc *a, size_t n)
+/* Folds in one value (as double v or int64 iv); the first of equal extremes wins, a NaN never
+ * replaces a number. */
+static void acc_add(tl_reduce_op op, bool ints, acc *a, double v, int64_t iv, size_t index)
 {
-    double start = op == TL_MAX || op == TL_ARGMAX ? -INFINITY
-                   : op == TL_MIN || op == TL_ARGMIN ? INFINITY : 0.0;
-    for (size_t i = 0; i < n; i++)
-        a[i] = (acc){start, 0};
+    if (op == TL_SUM || op == TL_MEAN) {
+        if (ints)
+            a->i = (int64_t)((uint64_t)a->i + (uint64_t)iv);
+        else
+            a->f += v;
+        return;
+    }
+    bool want_max = op == TL_MAX || op == TL_ARGMAX;
+    bool better = !a->seen || (ints ? (want_max ? iv > a->i : iv < a->i)
+                                    : (want_max ? v > a->f : v < a->f) || isnan(a->f));
+    if (better && !(a->seen && isnan(v))) {
+        *a = (acc){.f = v, .i = iv, .index = index, .seen = true};
+    }
 }
 
-/* Folds one value in; the first of equal extremes wins, NaN never does. */
-static void acc_add(tl_reduce_op op, acc *a, double v, size_t index)
+static void store_result(tl_reduce_op op, bool ints, const tl_operand *dst, size_t i,
+                         const acc *a, size_t count)
 {
-    switch (op) {
-    case TL_SUM:
-    case TL_MEAN: a->value += v; break;
-    case TL_MAX: if (v > a->value) a->value = v; break;
-    case TL_MIN: if (v < a->value) a->value = v; break;
-    case TL_ARGMAX: if (v > a->value) *a = (acc){v, index}; break;
-    case TL_ARGMIN: if (v < a->value) *a = (acc){v, index}; break;
-    case TL_REDUCE_COUNT: break;
-    }
+    size_t at = dst->layout->offset + i;
+    if (op == TL_ARGMAX || op == TL_ARGMIN)
+        tl_store_i64(dst->dtype, dst->buf, at, (int64_t)a->index);
+    else if (ints) /* an empty integer mean is 0 rather than a division by zero */
+        tl_store_i64(dst->dtype, dst->buf, at,
+                     op == TL_MEAN ? (count ? a->i / (int64_t)count : 0) : a->i);
+    else
+        tl_store(dst->dtype, dst->buf, at, op == TL_MEAN ? a->f / (double)count : a->f);
 }
 
 tl_status tl_cpu_reduce(tl_reduce_op op, const tl_operand *dst, const tl_operand *src,
                         uint32_t reduced)
 {
     const tl_layout *sl = src->layout;
+    bool ints = !tl_dtype_is_float(src->dtype);
     size_t nout = tl_layout_elems(dst->layout), count = 1;
-    acc *accs = malloc((nout ? nout : 1) * sizeof *accs);
+    acc *accs = tl_calloc(nout, sizeof *accs);
     if (!accs)
         return tl_fail_nomem("reduce", nout * sizeof *accs);
-    acc_init(op, accs, nout);
 
-    tl_layout out = *dst->layout, index = {.ndim = sl->ndim};
+    tl_layout out = {.ndim = sl->ndim}, index = {.ndim = sl->ndim};
     for (size_t d = 0; d < sl->ndim; d++) {
         bool r = reduced & (1u << d);
-        out.shape[d] = sl->shape[d];
+        out.shape[d] = index.shape[d] = sl->shape[d];
         out.stride[d] = r ? 0 : dst->layout->stride[d];
-        out.offset = 0;
-        index.shape[d] = sl->shape[d];
         index.stride[d] = r ? 1 : 0;
         count *= r ? sl->shape[d] : 1;
     }
@@ -60,17 +71,17 @@ tl_status tl_cpu_reduce(tl_reduce_op op, const tl_operand *dst, const tl_operand
     tl_iter it;
     if (tl_iter_init(&it, sl->shape, sl->ndim, ls, 3)) {
         do {
-            for (size_t i = 0; i < it.inner; i++)
-                acc_add(op, &accs[it.off[1] + i * it.step[1]],
-                        tl_load(src->dtype, src->buf, it.off[0] + i * it.step[0]),
-                        it.off[2] + i * it.step[2]);
+            for (size_t k = 0; k < it.inner; k++) {
+                size_t at = it.off[0] + k * it.step[0];
+                double v = ints ? 0 : tl_load(src->dtype, src->buf, at);
+                int64_t iv = ints ? tl_load_i64(src->dtype, src->buf, at) : 0;
+                acc_add(op, ints, &accs[it.off[1] + k * it.step[1]], v, iv,
+                        it.off[2] + k * it.step[2]);
+            }
         } while (tl_iter_next(&it));
     }
-    for (size_t i = 0; i < nout; i++) {
-        double v = op == TL_ARGMAX || op == TL_ARGMIN ? (double)accs[i].index
-                   : op == TL_MEAN ? accs[i].value / (double)count : accs[i].value;
-        tl_store(dst->dtype, dst->buf, dst->layout->offset + i, v);
-    }
+    for (size_t i = 0; i < nout; i++)
+        store_result(op, ints, dst, i, &accs[i], count);
     free(accs);
     return TL_OK;
 }

@@ -19,7 +19,7 @@ tl_status tl_cpu_contiguous(const char *op, const tl_operand *o, tl_dtype dtype,
         return TL_OK;
     }
     size_t nbytes = tl_layout_elems(l) * es;
-    void *buf = malloc(nbytes ? nbytes : 1);
+    void *buf = tl_malloc(nbytes);
     if (!buf)
         return tl_fail_nomem(op, nbytes);
     tl_layout cl;

@@ -9,6 +9,9 @@
 
 #include "cpu_heavy.h"
 
+/* One lane is x[0], x[inner], ..., x[(n-1)*inner]; y gets exp(x - max) first, then is scaled
+ * (softmax) or replaced by (x - max) - log(sum) (log_softmax: x - max is exact, while adding
+ * max and log(sum) first would round away the small differences of large inputs). */
 #define DEFINE_SOFTMAX(NAME, T, EXP)                                                             \
     static void NAME(const T *x, T *y, size_t outer, size_t n, size_t inner, bool take_log)      \
     {                                                                                            \
@@ -25,8 +28,9 @@
                     sum += ys[j * inner];                                                        \
                 }                                                                                \
                 T lse = (T)log(sum), scale = (T)(1.0 / sum);                                     \
-                for (size_t j = 0; j < n; j++) /* x - max is exact; adding lse first is not */   \
-                    ys[j * inner] = take_log ? (xs[j * inner] - max) - lse : ys[j * inner] * scale; \
+                for (size_t j = 0; j < n; j++)                                                   \
+                    ys[j * inner] = take_log ? (xs[j * inner] - max) - lse                       \
+                                             : ys[j * inner] * scale;                            \
             }                                                                                    \
     }
 DEFINE_SOFTMAX(softmax_f32, float, expf)
@@ -43,7 +47,7 @@ tl_status tl_cpu_softmax(const tl_operand *dst, const tl_operand *src, size_t di
     tl_dtype ct = tl_cpu_compute_dtype(dst->dtype);
     size_t es = tl_dtype_size(ct), nbytes = outer * n * inner * es;
     bool direct = dst->dtype == ct; /* dst is fresh and contiguous: write into it */
-    void *y = direct ? (char *)dst->buf + dst->layout->offset * es : malloc(nbytes);
+    void *y = direct ? (char *)dst->buf + dst->layout->offset * es : tl_malloc(nbytes);
     if (!y)
         return tl_fail_nomem(op, nbytes);
     const void *x;

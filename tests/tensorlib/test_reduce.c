@@ -1,0 +1,99 @@
+/*
+ * test_reduce.c - reductions over one, several or all dims, with and without keepdim, on
+ * strided inputs and across dtype classes, plus their error paths.
+ */
+#include "tl_test.h"
+
+#define DIMS(...) (const size_t[]){__VA_ARGS__}, sizeof((size_t[]){__VA_ARGS__}) / sizeof(size_t)
+
+static void test_basic(tl_dtype dt)
+{
+    tl_tensor *m = MAKE(dt, SHAPE(2, 3), 1, 5, 3, 4, 2, 6);
+    EXPECT_VALS(tl_reduce(TL_SUM, m, DIMS(0), false), 0, 5, 7, 9);
+    EXPECT_VALS(tl_reduce(TL_SUM, m, DIMS(1), false), 0, 9, 12);
+    EXPECT_VALS(tl_reduce(TL_SUM, m, NULL, 0, false), 0, 21);
+    EXPECT_VALS(tl_reduce(TL_MEAN, m, DIMS(1), false), 0, 3, 4);
+    EXPECT_VALS(tl_reduce(TL_MAX, m, DIMS(0), false), 0, 4, 5, 6);
+    EXPECT_VALS(tl_reduce(TL_MIN, m, DIMS(1), false), 0, 1, 2);
+    EXPECT_FMT(tl_reduce(TL_ARGMAX, m, DIMS(1), false), "[1, 2]");
+    EXPECT_FMT(tl_reduce(TL_ARGMIN, m, DIMS(0), true), "[[0, 1, 0]]");
+    tl_tensor *t = tl_transpose(m, 0, 1); /* [[1, 4], [5, 2], [3, 6]] */
+    EXPECT_VALS(tl_reduce(TL_SUM, t, DIMS(0), false), 0, 9, 12);
+    EXPECT_FMT(tl_reduce(TL_ARGMAX, t, DIMS(0), false), "[1, 2]");
+    tl_tensor *r = tl_reduce(TL_SUM, m, DIMS(1), true);
+    CHECK(r && tl_ndim(r) == 2 && tl_shape(r)[0] == 2 && tl_shape(r)[1] == 1);
+    EXPECT_VALS(r, 0, 9, 12);
+    tl_release(t);
+    tl_release(m);
+}
+
+static void test_several_dims(void)
+{
+    tl_tensor *a = tl_arange(0, 24, 1, TL_F64, TL_CPU);
+    tl_tensor *t = tl_reshape(a, SHAPE(2, 3, 4));
+    /* sum over i, k of 12i + 4j + k = 60 + 32j */
+    EXPECT_VALS(tl_reduce(TL_SUM, t, DIMS(0, 2), false), 0, 60, 92, 124);
+    EXPECT_FMT(tl_reduce(TL_MAX, t, DIMS(2, 0), true), "[[[15.0], [19.0], [23.0]]]");
+    tl_tensor *p = tl_permute(t, (const size_t[]){2, 0, 1}, 3);
+    EXPECT_VALS(tl_reduce(TL_MEAN, p, DIMS(1, 2), false), 0, 10, 11, 12, 13);
+    tl_tensor *n = tl_narrow(t, 2, 1, 2); /* offset and strided: k in {1, 2} */
+    EXPECT_VALS(tl_reduce(TL_SUM, n, DIMS(2), false), 0, 3, 11, 19, 27, 35, 43);
+    tl_release(n);
+    tl_release(p);
+    tl_release(t);
+    tl_release(a);
+}
+
+static void test_dtypes(void)
+{
+    tl_tensor *u = MAKE(TL_U8, SHAPE(3), 200, 100, 7);
+    EXPECT_FMT(tl_reduce(TL_SUM, u, NULL, 0, false), "255"); /* saturates */
+    EXPECT_FMT(tl_reduce(TL_MEAN, u, NULL, 0, false), "102");
+    EXPECT_FMT(tl_reduce(TL_MAX, u, NULL, 0, false), "200");
+    tl_tensor *i = MAKE(TL_I64, SHAPE(4), -5, 3, 3, -5);
+    EXPECT_FMT(tl_reduce(TL_SUM, i, NULL, 0, false), "-4");
+    EXPECT_FMT(tl_reduce(TL_ARGMAX, i, DIMS(0), false), "1"); /* first of equal maxima */
+    EXPECT_FMT(tl_reduce(TL_ARGMIN, i, DIMS(0), false), "0");
+    tl_tensor *h = MAKE(TL_F16, SHAPE(2, 2), 0.5, 1.5, -2, 4);
+    EXPECT_FMT(tl_reduce(TL_MEAN, h, DIMS(0), false), "[-0.75, 2.75]");
+    tl_tensor *b = MAKE(TL_BF16, SHAPE(3), 1, -1, 0.25);
+    EXPECT_FMT(tl_reduce(TL_SUM, b, NULL, 0, false), "0.25");
+    tl_tensor *e = tl_zeros(SHAPE(2, 0), TL_F32, TL_CPU);
+    EXPECT_FMT(tl_reduce(TL_SUM, e, DIMS(1), false), "[0.0, 0.0]");
+    EXPECT_FMT(tl_reduce(TL_MEAN, e, DIMS(1), false), "[NaN, NaN]");
+    tl_tensor *n = MAKE(TL_F32, SHAPE(3), NAN, 2, 1);
+    EXPECT_FMT(tl_reduce(TL_MAX, n, NULL, 0, false), "2.0"); /* NaN is skipped, like f32::max */
+    EXPECT_FMT(tl_reduce(TL_ARGMIN, n, DIMS(0), false), "2");
+    tl_release(n);
+    EXPECT_FAIL(tl_reduce(TL_MAX, e, DIMS(1), false), TL_ERR_SHAPE, "max: empty dim 1 of f32[2, 0]");
+    tl_release(e);
+    tl_release(b);
+    tl_release(h);
+    tl_release(i);
+    tl_release(u);
+}
+
+static void test_errors(void)
+{
+    tl_tensor *m = tl_zeros(SHAPE(2, 3), TL_F32, TL_CPU);
+    EXPECT_FAIL(tl_reduce(TL_ARGMAX, m, DIMS(0, 1), false), TL_ERR_ARG, "argmax: takes exactly one dim");
+    EXPECT_FAIL(tl_reduce(TL_ARGMIN, m, NULL, 0, false), TL_ERR_ARG, "argmin");
+    EXPECT_FAIL(tl_reduce(TL_SUM, m, DIMS(2), false), TL_ERR_RANGE, "sum: dim 2 out of range for f32[2, 3]");
+    EXPECT_FAIL(tl_reduce(TL_MEAN, m, DIMS(1, 1), false), TL_ERR_ARG, "mean: dim 1 given twice");
+    EXPECT_FAIL(tl_reduce(TL_SUM, m, NULL, 1, false), TL_ERR_ARG, "dims is NULL");
+    EXPECT_FAIL(tl_reduce(TL_REDUCE_COUNT, m, NULL, 0, false), TL_ERR_ARG, "invalid op");
+    EXPECT_FAIL(tl_reduce(TL_SUM, NULL, NULL, 0, false), TL_ERR_ARG, "sum");
+    tl_release(m);
+}
+
+int main(void)
+{
+    test_basic(TL_F32);
+    test_basic(TL_F64);
+    test_basic(TL_BF16);
+    test_basic(TL_U32);
+    test_several_dims();
+    test_dtypes();
+    test_errors();
+    return check_summary();
+}
