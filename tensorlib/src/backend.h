@@ -11,8 +11,9 @@
  *     through an arbitrary layout (copy, fill, the in-place index ops);
  *   - inputs of elementwise members already have dst's shape (the generic layer broadcasts);
  *   - a member returns TL_OK or the status of a tl_fail() it made.
- * A member marked (optional) may be NULL: the generic layer then fails with
- * TL_ERR_UNSUPPORTED "no <device> implementation for <op>".
+ * alloc, free, read and write are required. Any other member may be NULL (the ones marked
+ * (optional) are expected to be, on some devices): the generic layer checks with TL_NEED
+ * before dispatching and fails with TL_ERR_UNSUPPORTED "no <device> implementation for <op>".
  */
 #ifndef TL_BACKEND_H
 #define TL_BACKEND_H
@@ -96,6 +97,11 @@ typedef struct tl_backend_i {
      * may compose it from reduce/binary/unary */
     tl_status (*softmax)(const tl_operand *dst, const tl_operand *src, size_t dim, bool log);
 } tl_backend_i;
+
+/* TL_OK when the backend of tensor t has member; otherwise fails with TL_ERR_UNSUPPORTED
+ * naming op and the device. (A tensor exists only on a device whose backend is built in.) */
+#define TL_NEED(op, t, member)                                                                    \
+    ((t)->storage->backend->member ? TL_OK : tl_fail_unsupported((op), (t)->device))
 
 /* The table for device, or NULL when tensorlib was built without it. */
 const tl_backend_i *tl_backend_of(tl_device device);

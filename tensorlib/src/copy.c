@@ -19,6 +19,8 @@ tl_tensor *tl_copy_as(const char *op, const tl_tensor *t, tl_dtype dtype)
         return NULL;
     if (!tl_dtype_valid(dtype))
         return tl_fail(TL_ERR_DTYPE, "%s: invalid dtype %d", op, (int)dtype), NULL;
+    if (TL_NEED(op, t, copy) != TL_OK)
+        return NULL;
     return tl_run_op(op, &t, NULL, 1, t->layout.shape, t->layout.ndim, dtype, copy_kernel, NULL);
 }
 

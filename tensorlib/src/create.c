@@ -15,7 +15,7 @@ static tl_tensor *filled(const char *op, double value, const size_t *shape, size
     if (!t)
         return NULL;
     tl_operand dst = tl_operand_of(t);
-    if (t->storage->backend->fill(&dst, value) != TL_OK) {
+    if (TL_NEED(op, t, fill) != TL_OK || t->storage->backend->fill(&dst, value) != TL_OK) {
         tl_release(t);
         return NULL;
     }

@@ -19,6 +19,8 @@ static tl_status read_locked(const tl_tensor *t, void *dst, size_t nbytes)
     size_t size = tl_dtype_size(t->dtype);
     if (tl_is_contiguous(t))
         return b->read(t->storage->buf, t->layout.offset * size, dst, nbytes);
+    if (TL_NEED("to_vec", t, copy) != TL_OK)
+        return TL_ERR_UNSUPPORTED;
     void *tmp = tl_backend_alloc(b, nbytes);
     if (!tmp)
         return tl_fail_nomem("to_vec", nbytes);

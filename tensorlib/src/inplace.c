@@ -13,6 +13,8 @@ tl_status tl_const_set(tl_tensor *t, double value)
     const char *op = "const_set";
     if (tl_check_tensor(op, t) != TL_OK)
         return TL_ERR_ARG;
+    if (TL_NEED(op, t, fill) != TL_OK)
+        return TL_ERR_UNSUPPORTED;
     tl_status st = tl_lock_write(t, op);
     if (st != TL_OK)
         return st;
@@ -22,11 +24,13 @@ tl_status tl_const_set(tl_tensor *t, double value)
     return st;
 }
 
-/* Same dtype and device, and not one storage (candle's guard). */
+/* Same dtype and device, a backend that copies, and not one storage (candle's guard). */
 static tl_status check_guarded(const char *op, const tl_tensor *t, const tl_tensor *src)
 {
     char dt[TL_DESC_STR], ds[TL_DESC_STR];
     tl_status st = tl_check_same(op, t, src);
+    if (st == TL_OK)
+        st = TL_NEED(op, t, copy);
     if (st == TL_OK && tl_shares_storage(t, src))
         st = tl_fail(TL_ERR_SHARED_STORAGE,
                      "%s: target %s and source %s share their storage (use a copy of the source)",

@@ -58,6 +58,8 @@ tl_tensor *tl_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b)
 {
     if ((unsigned)op >= TL_BINARY_COUNT)
         return tl_fail(TL_ERR_ARG, "binary: invalid op %d", (int)op), NULL;
+    if (a && TL_NEED(binary_names[op], a, binary) != TL_OK) /* a NULL a fails below */
+        return NULL;
     return broadcast_op(binary_names[op], a, b, TL_DTYPE_COUNT, binary_kernel, &op);
 }
 
@@ -71,6 +73,8 @@ tl_tensor *tl_cmp(tl_cmp_op op, const tl_tensor *a, const tl_tensor *b)
 {
     if ((unsigned)op >= TL_CMP_COUNT)
         return tl_fail(TL_ERR_ARG, "cmp: invalid op %d", (int)op), NULL;
+    if (a && TL_NEED(cmp_names[op], a, cmp) != TL_OK)
+        return NULL;
     return broadcast_op(cmp_names[op], a, b, TL_U8, cmp_kernel, &op);
 }
 
@@ -91,6 +95,8 @@ tl_tensor *tl_where_cond(const tl_tensor *cond, const tl_tensor *on_true, const 
     if (tl_dtype_is_float(cond->dtype))
         return tl_fail(TL_ERR_DTYPE, "%s: condition must be u8, u32 or i64, got %s", op,
                        tl_describe(cond, d)), NULL;
+    if (TL_NEED(op, on_true, where) != TL_OK)
+        return NULL;
     if (cond->device != on_true->device)
         return tl_fail(TL_ERR_DEVICE, "%s: condition on %s, values on %s", op,
                        tl_device_name(cond->device), tl_device_name(on_true->device)), NULL;

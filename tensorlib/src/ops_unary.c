@@ -42,7 +42,8 @@ tl_tensor *tl_unary(tl_unary_op op, const tl_tensor *t)
         return tl_fail(TL_ERR_ARG, "unary: invalid op %d", (int)op), NULL;
     const char *name = unary_names[op];
     if (tl_check_tensor(name, t) != TL_OK ||
-        (!unary_takes_ints(op) && tl_check_float(name, t) != TL_OK))
+        (!unary_takes_ints(op) && tl_check_float(name, t) != TL_OK) ||
+        TL_NEED(name, t, unary) != TL_OK)
         return NULL;
     return tl_run_op(name, &t, NULL, 1, t->layout.shape, t->layout.ndim, t->dtype, unary_kernel,
                      &op);
@@ -63,7 +64,8 @@ static tl_status scalar_kernel(const tl_backend_i *b, const tl_operand *dst, con
 static tl_tensor *scalar_op(const char *name, tl_scalar_op op, const tl_tensor *t, double p0,
                             double p1, bool float_only)
 {
-    if (tl_check_tensor(name, t) != TL_OK || (float_only && tl_check_float(name, t) != TL_OK))
+    if (tl_check_tensor(name, t) != TL_OK || (float_only && tl_check_float(name, t) != TL_OK) ||
+        TL_NEED(name, t, scalar) != TL_OK)
         return NULL;
     scalar_args a = {op, p0, p1};
     return tl_run_op(name, &t, NULL, 1, t->layout.shape, t->layout.ndim, t->dtype, scalar_kernel,

@@ -78,9 +78,8 @@ tl_tensor *tl_reduce(tl_reduce_op op, const tl_tensor *t, const size_t *dims, si
                    NULL;
         shape[i] = r ? 1 : t->layout.shape[i];
     }
-    const tl_backend_i *b = tl_backend_of(t->device);
-    if (b && !b->reduce)
-        return tl_fail_unsupported(name, t->device), NULL;
+    if (TL_NEED(name, t, reduce) != TL_OK)
+        return NULL;
     tl_tensor *r = tl_run_op(name, &t, NULL, 1, shape, t->layout.ndim, arg ? TL_U32 : t->dtype,
                              reduce_kernel, &a);
     return r && !keepdim ? drop_dims(name, r, a.mask) : r;
