@@ -217,6 +217,34 @@ NOINLINE void cond_wait_then_relock_other(void)
     pthread_join(th, NULL);
 }
 
+static void unlock_plain(void *arg)
+{
+    pthread_mutex_unlock(arg);
+}
+
+static void *wait_forever(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&plain);
+    pthread_cleanup_push(unlock_plain, &plain);
+    for (;;)
+        pthread_cond_wait(&cv, &plain);
+    pthread_cleanup_pop(1);
+    return NULL;
+}
+
+/* A cancelled condition wait retakes the mutex; the cancellation handler releases it. */
+NOINLINE void cond_wait_cancelled(void)
+{
+    pthread_t th;
+    pthread_create(&th, NULL, wait_forever, NULL);
+    usleep(50 * 1000);
+    pthread_cancel(th);
+    pthread_join(th, NULL);
+    result("lock after cancel", pthread_mutex_lock(&plain));
+    pthread_mutex_unlock(&plain);
+}
+
 /* ------------------------------------------------------------------------------------------
  * misuse
  * ---------------------------------------------------------------------------------------- */
@@ -243,6 +271,29 @@ NOINLINE void *exit_holding(void *l)
 NOINLINE void request_orphan(pthread_rwlock_t *l)
 {
     result("rdlock", pthread_rwlock_rdlock(l));
+}
+
+static void *exit_holding_robust(void *m)
+{
+    pthread_mutex_lock(m);
+    return NULL;
+}
+
+/* A robust mutex whose owner died is handed over with EOWNERDEAD: no hang, no abort. */
+static void orphaned_robust(void)
+{
+    pthread_t th;
+    pthread_mutexattr_t a;
+    static pthread_mutex_t m;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&m, &a);
+    pthread_create(&th, NULL, exit_holding_robust, &m);
+    pthread_join(th, NULL);
+    int rc = pthread_mutex_lock(&m);
+    result("lock", rc == EOWNERDEAD ? 0 : rc);
+    pthread_mutex_consistent(&m);
+    pthread_mutex_unlock(&m);
 }
 
 static void orphaned(void)
@@ -318,12 +369,16 @@ int main(int argc, char **argv)
         trylock_backoff();
     else if (!strcmp(s, "cond"))
         cond_wait_then_relock_other();
+    else if (!strcmp(s, "cond-cancel"))
+        cond_wait_cancelled();
     else if (!strcmp(s, "bad-unlock"))
         unlock_not_held(&plain);
     else if (!strcmp(s, "destroy-held"))
         destroy_while_held();
     else if (!strcmp(s, "exit-held"))
         orphaned();
+    else if (!strcmp(s, "exit-held-robust"))
+        orphaned_robust();
     else if (!strcmp(s, "annotated"))
         annotated_inplace();
     else {

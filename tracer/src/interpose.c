@@ -280,7 +280,6 @@ LT_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t c,
 {
     return ACQUIRE(l, LT_RWLOCK, LT_MODE_WRITE, LT_WAIT_TIMED, 1, c, t);
 }
-
 #endif
 
 LT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
@@ -323,7 +322,6 @@ LT_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t c, const str
 {
     return ACQUIRE(m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TIMED, 1, c, t);
 }
-
 #endif
 
 LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
@@ -367,29 +365,48 @@ LT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 /* ------------------------------------------------------------------------------------------
  * Condition variables: the mutex leaves the held set for the wait and comes back after.
  * ---------------------------------------------------------------------------------------- */
+typedef struct cond_state {
+    call *c;
+    lt_held saved;
+    int released;
+} cond_state;
+
+/* The mutex is back in the held set after the wait, also when the wait is cancelled: libc
+ * retakes the mutex before the program's cancellation handlers run (and unlock it). */
+static void cond_return(void *arg)
+{
+    cond_state *st = arg;
+    if (st->released && enter(&st->c->ev)) {
+        lt_cond_reacquire(&st->c->ev, &st->saved);
+        lt_leave(&lt_tls);
+    }
+}
+
+static int real_cond_wait(const call *c, pthread_cond_t *cv)
+{
+    pthread_mutex_t *m = (pthread_mutex_t *)c->ev.addr;
+    if (c->ev.wait == LT_WAIT_BLOCK)
+        return real.pthread_cond_wait(cv, m);
+#if LT_TIMED_LOCKS
+    if (c->has_clock)
+        return real.pthread_cond_clockwait(cv, m, c->clock, c->abstime);
+#endif
+    return real.pthread_cond_timedwait(cv, m, c->abstime);
+}
+
 static int cond_wait(call *c, pthread_cond_t *cv)
 {
-    lt_held saved;
-    int released = 0, rc;
-    pthread_mutex_t *m = (pthread_mutex_t *)c->ev.addr;
+    cond_state st = {.c = c};
+    int rc;
     if (!ready())
         return 0;
     if (enter(&c->ev)) {
-        released = lt_cond_release(&c->ev, &saved);
+        st.released = lt_cond_release(&c->ev, &st.saved);
         lt_leave(&lt_tls);
     }
-    if (c->ev.wait == LT_WAIT_BLOCK)
-        rc = real.pthread_cond_wait(cv, m);
-#if LT_TIMED_LOCKS
-    else if (c->has_clock)
-        rc = real.pthread_cond_clockwait(cv, m, c->clock, c->abstime);
-#endif
-    else
-        rc = real.pthread_cond_timedwait(cv, m, c->abstime);
-    if (released && enter(&c->ev)) {
-        lt_cond_reacquire(&c->ev, &saved);
-        lt_leave(&lt_tls);
-    }
+    pthread_cleanup_push(cond_return, &st);
+    rc = real_cond_wait(c, cv);
+    pthread_cleanup_pop(1);
     return rc;
 }
 

@@ -4,15 +4,16 @@
  * dyld applies to every other image, and the lookup of the originals for the tracer.
  *
  * dyld leaves the interposing image itself alone, so in this file `pthread_mutex_lock` is
- * still libsystem's function: the table's second column and lt_macos_real() both use that.
- * The replacements are interpose.c's entry points under the names interpose_macos.h gives
- * them. This file is compiled without that header.
+ * still libsystem's function: the table's second column and lt_platform_real() (platform.h,
+ * defined here rather than in platform_macos.c because the originals are this table's) both
+ * use that. The replacements are interpose.c's entry points under the names
+ * interpose_macos.h gives them. This file is compiled without that header.
  */
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "platform_macos.h"
+#include "platform.h"
 
 /* Every function macOS has that interpose.c replaces. */
 #define LT_MACOS_INTERPOSED(X)                                                              \
@@ -47,8 +48,11 @@ typedef struct real_fn {
 static const real_fn reals[] = {LT_MACOS_INTERPOSED(REAL)};
 #undef REAL
 
-void *lt_macos_real(const char *name)
+/* Symbol versions are a glibc notion; macOS has one definition per name. NULL for a name the
+ * table does not replace (the functions macOS lacks). */
+void *lt_platform_real(const char *name, const char *version)
 {
+    (void)version;
     for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
         if (strcmp(reals[i].name, name) == 0)
             return reals[i].fn;

@@ -1,8 +1,9 @@
 /*
- * platform_macos.c - platform.h for macOS (libsystem): the originals from the interpose
- * table, pthread_threadid_np and pthread_getname_np, backtrace() for stacks, libsystem's
- * libunwind where the stack pointer of each frame is needed, dladdr for names at report time
- * (no file:line: macOS keeps debug info in .dSYM bundles this library does not read).
+ * platform_macos.c - platform.h for macOS (libsystem), but for lt_platform_real, which lives
+ * with the interpose table in interpose_macos.c: pthread_threadid_np and pthread_getname_np,
+ * backtrace() for stacks, libsystem's libunwind where the stack pointer of each frame is
+ * needed, dladdr for names at report time (no file:line: macOS keeps debug info in .dSYM
+ * bundles this library does not read).
  *
  * Calls from this library to pthread functions reach libsystem directly: dyld does not apply
  * the interpose table to the image that carries it.
@@ -18,14 +19,6 @@
 #include <unistd.h>
 
 #include "lt_internal.h"
-#include "platform_macos.h"
-
-/* Symbol versions are a glibc notion; macOS has one definition per name. */
-void *lt_platform_real(const char *name, const char *version)
-{
-    (void)version;
-    return lt_macos_real(name);
-}
 
 /* Thread ids are 64-bit on macOS; reports show them, small values fit an int. */
 int lt_platform_tid(void)

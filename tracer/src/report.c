@@ -151,7 +151,7 @@ static void put_summary(out *o, const lt_finding *f)
     put(o, kind_name(f));
     put(o, " ");
     put_hex(o, (uintptr_t)f->lock);
-    put(o, f->kind == LT_FIND_SELF_DEADLOCK ? " but " : " and ");
+    put(o, f->kind == LT_FIND_DESTROY_HELD ? " while " : " but ");
     put(o, lt_reason_text[f->why]);
     put(o, "\n");
 }
@@ -163,8 +163,12 @@ static void put_lock(out *o, const lt_finding *f)
     put_hex(o, (uintptr_t)f->lock);
     put(o, " ");
     put(o, kind_name(f));
-    put(o, ", held for ");
-    put(o, mode_name(f->lock_kind, f->held_mode));
+    if (f->held_mode == LT_MODE_NONE) {
+        put(o, ", not held by this thread");
+    } else {
+        put(o, ", held for ");
+        put(o, mode_name(f->lock_kind, f->held_mode));
+    }
     if (f->req_mode != LT_MODE_NONE) {
         put(o, ", requested for ");
         put(o, mode_name(f->lock_kind, f->req_mode));
@@ -175,17 +179,18 @@ static void put_lock(out *o, const lt_finding *f)
     put(o, "\n");
 }
 
-static void put_object(out *o, const lt_finding *f)
+static void put_object(out *o, const char *label, const void *object,
+                       locktrace_describe_fn describe)
 {
     char desc[256] = {0};
-    if (!f->object && !f->describe)
+    if (!object && !describe)
         return;
-    if (f->describe) {
-        f->describe(f->object, desc, sizeof desc);
+    if (describe) {
+        describe(object, desc, sizeof desc);
         desc[sizeof desc - 1] = 0;
     }
-    put(o, "  guards:    ");
-    put_hex(o, (uintptr_t)f->object);
+    put(o, label);
+    put_hex(o, (uintptr_t)object);
     put(o, desc[0] ? " " : "");
     put(o, desc);
     put(o, "\n");
@@ -219,7 +224,10 @@ static void put_exit_held(out *o, const lt_finding *f)
         put_hex(o, (uintptr_t)h->addr);
         put(o, h->kind == LT_RWLOCK ? " rwlock for " : h->kind == LT_MUTEX ? " mutex, " : " spinlock, ");
         put(o, mode_name((lt_kind)h->kind, (lt_mode)h->mode));
-        put(o, ", taken at:\n");
+        put(o, "\n");
+        if (h->lock && atomic_load(&h->lock->gen) == h->gen)
+            put_object(o, "    guards: ", h->lock->object, h->lock->describe);
+        put(o, "    taken at:\n");
         put_stack(o, id);
         if (!h->stack)
             put(o, "    (call site only; LOCKTRACE_STACKS=full records whole stacks)\n");
@@ -252,10 +260,12 @@ static size_t format(const lt_finding *f, char *buf, size_t size)
         put_exit_held(&o, f);
     } else {
         put_lock(&o, f);
-        put_object(&o, f);
+        put_object(&o, "  guards:    ", f->object, f->describe);
     }
-    put(&o, f->kind == LT_FIND_EXIT_HELD ? "  exit path:\n" : "  request (this call):\n");
-    put_stack(&o, f->request_stack);
+    if (f->request_stack) {
+        put(&o, "  request (this call):\n");
+        put_stack(&o, f->request_stack);
+    }
     put_held_stack(&o, f);
     if (f->first_stack) {
         put(&o, "  lock first seen:\n");

@@ -10,6 +10,11 @@
 #define _GNU_SOURCE
 #include <string.h>
 
+/* Out of memory while growing a table: leave the lock untracked, never exit the program. */
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(entry) (table_full = 1)
+static int table_full; /* written under the shard lock that saw it */
+
 #include "lt_internal.h"
 #include "platform.h"
 
@@ -83,7 +88,13 @@ static lt_lock *find_or_create(const void *addr, int *created)
     *created = !l;
     if (!l && (l = entry_alloc(s)) != NULL) {
         entry_clear(l, addr);
+        table_full = 0;
         HASH_ADD_PTR(s->table, addr, l);
+        if (table_full) {
+            l->next_free = s->free_list;
+            s->free_list = l;
+            l = NULL;
+        }
     }
     lt_spin_unlock(&s->lock);
     return l;
