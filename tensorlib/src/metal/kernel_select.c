@@ -113,13 +113,10 @@ static bool is_float(tl_dtype d)
     return d == TL_F32 || d == TL_F16 || d == TL_BF16;
 }
 
-static bool dtype_allowed(const family_info *f, uint32_t op, tlm_family family, tl_dtype d)
+static bool dtype_allowed(const family_info *f, tl_dtype d)
 {
     if ((unsigned)d >= TL_DTYPE_COUNT || !dtype_suffix[d])
         return false;
-    /* A mean of integers is not an integer: candle also keeps it to float dtypes. */
-    if (family == TLM_REDUCE && op == TL_MEAN)
-        return is_float(d);
     return f->dtypes == ANY_DTYPE || is_float(d);
 }
 
@@ -150,7 +147,7 @@ bool tlm_select(const tlm_request *req, tlm_kernel *k)
     if ((unsigned)req->family >= TLM_FAMILY_COUNT)
         return false;
     const family_info *f = &families[req->family];
-    if (req->op >= f->op_count || !dtype_allowed(f, req->op, req->family, req->dtype))
+    if (req->op >= f->op_count || !dtype_allowed(f, req->dtype))
         return false;
     k->op = req->op;
     k->contiguous = req->contiguous;
@@ -161,7 +158,7 @@ bool tlm_select(const tlm_request *req, tlm_kernel *k)
             return false;
         k->aux_dtype = (uint32_t)code;
     } else if (f->aux == CAST_AUX) {
-        if (req->aux == req->dtype || !dtype_allowed(f, 0, req->family, req->aux))
+        if (req->aux == req->dtype || !dtype_allowed(f, req->aux))
             return false;
     }
     return name_kernel(f, req, k);

@@ -7,8 +7,9 @@
 // that each appears below as a host_name. The op within a family, contiguous-or-strided and
 // the index/condition dtype are function constants, so the compiler folds the switches away.
 //
-// Half and bfloat values are computed in float; integers in their own type. Indexing is
-// 32-bit: layout_args.c refuses views whose element indices do not fit.
+// Half and bfloat values are computed in float, integers in 64 bits; results are stored the
+// way the cpu backend stores them (integers saturate, NaN becomes 0). Indexing is 32-bit:
+// layout_args.c refuses views whose element indices do not fit.
 
 #ifndef TLK_KERNELS_H
 #include "kernels.h"
@@ -58,14 +59,7 @@ template <typename T> static inline device T *out(device uchar *p)
     return (device T *)p;
 }
 
-// The type arithmetic runs in: float for the float dtypes, the type itself for integers.
-template <typename T> struct acc_of { typedef T type; };
-template <> struct acc_of<half> { typedef float type; };
-#ifdef TLK_HAVE_BFLOAT
-template <> struct acc_of<bfloat> { typedef float type; };
-#endif
-
-// Conversions for casts go through float (float dtypes) or long (integers), then narrow.
+// The type arithmetic runs in (widen's result): float for the float dtypes, long for integers.
 static inline float widen(float x) { return x; }
 static inline float widen(half x) { return float(x); }
 #ifdef TLK_HAVE_BFLOAT
@@ -75,12 +69,39 @@ static inline long widen(uchar x) { return long(x); }
 static inline long widen(uint x) { return long(x); }
 static inline long widen(long x) { return x; }
 
-template <typename D> static inline D narrow(float x) { return D(x); }
-template <typename D> static inline D narrow(long x) { return D(x); }
-template <> inline half narrow<half>(long x) { return half(float(x)); }
+template <typename T> struct acc_of { typedef long type; };
+template <> struct acc_of<float> { typedef float type; };
+template <> struct acc_of<half> { typedef float type; };
 #ifdef TLK_HAVE_BFLOAT
-template <> inline bfloat narrow<bfloat>(long x) { return bfloat(float(x)); }
+template <> struct acc_of<bfloat> { typedef float type; };
 #endif
+
+// Back to a stored dtype as the cpu backend's tl_store does it: integers truncate toward
+// zero and saturate (i64 one float step below 2^63, where the cpu's double stops), NaN -> 0.
+static inline long saturate(long x, long lo, long hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
+template <typename D> static inline D narrow(float x) { return D(x); }
+template <> inline uchar narrow<uchar>(float x)
+{
+    return isnan(x) || x <= 0.0f ? uchar(0) : (x >= 255.0f ? uchar(255) : uchar(x));
+}
+template <> inline uint narrow<uint>(float x)
+{
+    return isnan(x) || x <= 0.0f ? 0u : (x >= 4294967296.0f ? 0xffffffffu : uint(x));
+}
+template <> inline long narrow<long>(float x)
+{
+    if (isnan(x))
+        return 0;
+    if (x >= 9223372036854775808.0f)
+        return 0x7ffffffffffffc00l;
+    return x <= -9223372036854775808.0f ? long(0x8000000000000000ul) : long(x);
+}
+
+template <typename D> static inline D narrow(long x) { return D(float(x)); }
+template <> inline uchar narrow<uchar>(long x) { return uchar(saturate(x, 0, 255)); }
+template <> inline uint narrow<uint>(long x) { return uint(saturate(x, 0, 0xffffffffl)); }
+template <> inline long narrow<long>(long x) { return x; }
 
 // An index or condition operand of dtype FC_AUX, read as a signed 64-bit value.
 static inline long read_aux(device const uchar *p, uint i)
@@ -242,7 +263,7 @@ kernel void binary_kernel(constant tlk_binary_args &args [[buffer(0)]],
 {
     typedef typename acc_of<T>::type A;
     if (i < args.n)
-        out<T>(dst_)[i] = T(binary_op<A>(A(in<T>(a_)[at(args.a, i)]), A(in<T>(b_)[at(args.b, i)])));
+        out<T>(dst_)[i] = narrow<T>(binary_op<A>(widen(in<T>(a_)[at(args.a, i)]), widen(in<T>(b_)[at(args.b, i)])));
 }
 
 template <typename T>
@@ -254,7 +275,7 @@ kernel void cmp_kernel(constant tlk_binary_args &args [[buffer(0)]],
 {
     typedef typename acc_of<T>::type A;
     if (i < args.n)
-        dst_[i] = cmp_op<A>(A(in<T>(a_)[at(args.a, i)]), A(in<T>(b_)[at(args.b, i)])) ? 1 : 0;
+        dst_[i] = cmp_op<A>(widen(in<T>(a_)[at(args.a, i)]), widen(in<T>(b_)[at(args.b, i)])) ? 1 : 0;
 }
 
 template <typename T>
@@ -275,21 +296,10 @@ kernel void where_kernel(constant tlk_where_args &args [[buffer(0)]],
 // reduce: one threadgroup per output element, a tree over threadgroup memory
 // ---------------------------------------------------------------------------------------
 
-template <typename A> struct reduce_limits {
-    static A lowest() { return A(0); }
-    static A highest() { return A(0); }
-};
+template <typename A> struct reduce_limits;
 template <> struct reduce_limits<float> {
     static float lowest() { return -INFINITY; }
     static float highest() { return INFINITY; }
-};
-template <> struct reduce_limits<uchar> {
-    static uchar lowest() { return 0; }
-    static uchar highest() { return 255; }
-};
-template <> struct reduce_limits<uint> {
-    static uint lowest() { return 0; }
-    static uint highest() { return 0xffffffffu; }
 };
 template <> struct reduce_limits<long> {
     static long lowest() { return (long)0x8000000000000000ul; }
@@ -340,7 +350,7 @@ kernel void reduce_kernel(constant tlk_reduce_args &args [[buffer(0)]],
     A best = reduce_init<A>();
     uint bi = 0xffffffffu;
     for (uint j = tid; j < args.reduced_n; j += threads)
-        reduce_step<A>(best, bi, A(src[base + strided_index(args.reduced, j)]), j);
+        reduce_step<A>(best, bi, widen(src[base + strided_index(args.reduced, j)]), j);
     vals[tid] = best;
     idx[tid] = bi;
     threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -358,10 +368,10 @@ kernel void reduce_kernel(constant tlk_reduce_args &args [[buffer(0)]],
         return;
     if (FC_OP == TLK_REDUCE_ARGMAX || FC_OP == TLK_REDUCE_ARGMIN)
         out<uint>(dst_)[row] = idx[0];
-    else if (FC_OP == TLK_REDUCE_MEAN)
-        out<T>(dst_)[row] = T(vals[0] / A(args.reduced_n));
+    else if (FC_OP == TLK_REDUCE_MEAN) // integer means divide as integers, like the cpu's
+        out<T>(dst_)[row] = narrow<T>(args.reduced_n ? vals[0] / A(args.reduced_n) : A(0));
     else
-        out<T>(dst_)[row] = T(vals[0]);
+        out<T>(dst_)[row] = narrow<T>(vals[0]);
 }
 
 // ---------------------------------------------------------------------------------------
