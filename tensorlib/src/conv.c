@@ -20,7 +20,8 @@ static tl_status conv_check_params(const conv_call *c, const tl_tensor *x, const
                        c->op, c->spatial + 2, tl_describe(x, dx), tl_describe(k, dk));
     if (c->p.groups == 0 || c->p.stride == 0 || c->p.dilation == 0)
         return tl_fail(TL_ERR_ARG,
-                       "%s: groups, stride and dilation must be >= 1 (got %zu, %zu, %zu)", c->op, c->p.groups, c->p.stride, c->p.dilation);
+                       "%s: groups, stride and dilation must be >= 1 (got %zu, %zu, %zu)", c->op,
+                       c->p.groups, c->p.stride, c->p.dilation);
     if (xs[1] == 0 || xs[1] % c->p.groups || ks[0] % c->p.groups || ks[1] * c->p.groups != xs[1])
         return tl_fail(TL_ERR_SHAPE,
                        "%s: kernel %s does not fit input %s with %zu groups (kernel dim 1 times "

@@ -27,7 +27,11 @@ static double now(void)
 static tl_tensor *op_matmul(const tl_tensor *a, const tl_tensor *b) { return tl_matmul(a, b); }
 static tl_tensor *op_add(const tl_tensor *a, const tl_tensor *b) { return tl_add(a, b); }
 static tl_tensor *op_mul(const tl_tensor *a, const tl_tensor *b) { return tl_mul(a, b); }
-static tl_tensor *op_exp(const tl_tensor *a, const tl_tensor *b) { (void)b; return tl_unary(TL_EXP, a); }
+static tl_tensor *op_exp(const tl_tensor *a, const tl_tensor *b)
+{
+    (void)b;
+    return tl_unary(TL_EXP, a);
+}
 
 /* Best time of reps runs of `calls` back-to-back calls; false when the op fails. */
 static bool best_of(bench_op op, const tl_tensor *a, const tl_tensor *b, int reps, long calls,

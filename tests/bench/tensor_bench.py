@@ -61,7 +61,9 @@ def show(tl, np_):
         ratio = sec / np_[name]
         target = TARGETS.get(name.split('_')[0]) if name != 'add_4' else None
         unit, scale = ('ns', 1e9) if name == 'add_4' else ('ms', 1e3)
-        verdict = '' if target is None else ('<= %.1fx %s' % (target, 'ok' if ratio <= target else 'MISSED'))
+        verdict = ''
+        if target is not None:
+            verdict = '<= %.1fx %s' % (target, 'ok' if ratio <= target else 'MISSED')
         print('%-12s %11.3f %s %11.3f %s %7.2fx  %s' % (name, sec * scale, unit, np_[name] * scale,
                                                         unit, ratio, verdict))
     print('tiny add: %.0f ns/op in tensorlib (checks, allocation, dispatch, 2 read locks); one '

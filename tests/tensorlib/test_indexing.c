@@ -123,7 +123,8 @@ static void test_out_of_range(void)
     CHECKF(strstr(tl_last_error(), "index_select: index -1 out of range for dim 1 of [2, 3]"),
            "%s", tl_last_error());
     CHECK(tl_scatter_set(x, big, src, 1) == TL_ERR_RANGE);
-    CHECKF(strstr(tl_last_error(), "scatter_set: index 3 out of range for dim 1 of [2, 3]"), "%s", tl_last_error());
+    CHECKF(strstr(tl_last_error(), "scatter_set: index 3 out of range for dim 1 of [2, 3]"), "%s",
+           tl_last_error());
     float after[6] = {0};
     CHECK(tl_to_vec(x, after, sizeof after) == TL_OK);
     CHECK(memcmp(after, xv, sizeof xv) == 0); /* a failed in-place op leaves x alone */

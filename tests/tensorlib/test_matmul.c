@@ -3,6 +3,7 @@
  * contiguous, transposed (column-major, read by BLAS in place) and offset operands; integer
  * dtypes; broadcast batch operands; empty and k = 0 products; and the error paths.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -61,6 +62,19 @@ static void test_by_hand(void)
     FX_RELEASE(a, b, ab, aa, ba, bb, bab);
 }
 
+/* Integer products wrap like numpy's: 16 * 16 + 1 * 1 = 257 is 1 in u8. */
+static void test_integer_wrap(void)
+{
+    const uint8_t av[] = {16, 1}, bv[] = {16, 1};
+    size_t s12[] = {1, 2}, s21[] = {2, 1};
+    tl_tensor *a = tl_from_data(av, s12, 2, TL_U8, TL_CPU);
+    tl_tensor *b = tl_from_data(bv, s21, 2, TL_U8, TL_CPU);
+    tl_tensor *ab = tl_matmul(a, b);
+    uint8_t got = 0;
+    CHECK(ab && tl_to_vec(ab, &got, 1) == TL_OK && got == 1);
+    FX_RELEASE(a, b, ab);
+}
+
 static void test_empty(void)
 {
     size_t s20[] = {2, 0}, s03[] = {0, 3}, s04[] = {0, 4}, s42[] = {4, 2};
@@ -105,6 +119,7 @@ int main(int argc, char **argv)
         return 2;
     CHECK(fx_each_case(dir, "matmul", run_case));
     test_by_hand();
+    test_integer_wrap();
     test_empty();
     test_errors();
     return check_summary();

@@ -24,20 +24,32 @@ static void run_case(const fx_case *c, tl_dtype dtype, fx_variant vx)
     FX_RELEASE(x, sm, lsm);
 }
 
-/* exp(1000) overflows f32 and f64: a naive softmax returns NaN here. */
-static void test_stability(tl_dtype dtype)
+/* r (computed on the [3, 2] transpose when `columns`) as f64 in the [2, 3] order. */
+static tl_tensor *as_rows(tl_tensor *r, bool columns)
+{
+    tl_tensor *v = !r ? NULL : columns ? tl_transpose(r, 0, 1) : tl_retain(r);
+    tl_tensor *f64 = v ? tl_to_dtype(v, TL_F64) : NULL;
+    FX_RELEASE(r, v);
+    return f64;
+}
+
+/* exp(1000) overflows f32 and f64: a naive softmax returns NaN here. The lanes are rows (the
+ * last dim) or, with `columns`, run down dim 0 of the transposed copy. */
+static void test_stability(tl_dtype dtype, bool columns)
 {
     const double xv[] = {1000, 1001, 1002, -1000, -1001, -1002};
     const double want_sm[] = {0.09003057317038046, 0.24472847105479767, 0.6652409557748219};
     const double want_lsm[] = {-2.4076059644443806, -1.4076059644443806, -0.4076059644443806};
-    size_t shape[] = {2, 3};
+    size_t shape[] = {2, 3}, dim = columns ? 0 : 1;
     tl_tensor *x64 = tl_from_data(xv, shape, 2, TL_F64, TL_CPU);
-    tl_tensor *x = tl_to_dtype(x64, dtype);
-    tl_tensor *sm = tl_softmax(x, 1), *lsm = tl_log_softmax(x, 1);
-    tl_tensor *sm64 = tl_to_dtype(sm, TL_F64), *lsm64 = tl_to_dtype(lsm, TL_F64);
+    tl_tensor *rows = tl_to_dtype(x64, dtype);
+    tl_tensor *t = columns && rows ? tl_transpose(rows, 0, 1) : NULL;
+    tl_tensor *x = columns ? (t ? tl_copy(t) : NULL) : tl_retain(rows);
+    tl_tensor *sm = as_rows(x ? tl_softmax(x, dim) : NULL, columns);
+    tl_tensor *lsm = as_rows(x ? tl_log_softmax(x, dim) : NULL, columns);
     double got_sm[6] = {0}, got_lsm[6] = {0};
-    CHECK(sm64 && tl_to_vec(sm64, got_sm, sizeof got_sm) == TL_OK);
-    CHECK(lsm64 && tl_to_vec(lsm64, got_lsm, sizeof got_lsm) == TL_OK);
+    CHECK(sm && tl_to_vec(sm, got_sm, sizeof got_sm) == TL_OK);
+    CHECK(lsm && tl_to_vec(lsm, got_lsm, sizeof got_lsm) == TL_OK);
     for (int i = 0; i < 3; i++) {
         const char *dt = tl_dtype_name(dtype);
         CHECKF(fabs(got_sm[i] - want_sm[i]) < 1e-6, "%s softmax[%d] = %g", dt, i, got_sm[i]);
@@ -46,7 +58,7 @@ static void test_stability(tl_dtype dtype)
         CHECKF(fabs(got_lsm[i] - want_lsm[i]) < 1e-5, "%s log_softmax[%d] = %g", dt, i,
                got_lsm[i]);
     }
-    FX_RELEASE(x64, x, sm, lsm, sm64, lsm64);
+    FX_RELEASE(x64, rows, t, x, sm, lsm);
 }
 
 /* A broadcast input (stride 0 along dim 0): every row gets the same answer. */
@@ -87,8 +99,10 @@ int main(int argc, char **argv)
     if (!dir)
         return 2;
     CHECK(fx_each_case(dir, "softmax", run_case));
-    test_stability(TL_F32);
-    test_stability(TL_F64);
+    for (int columns = 0; columns < 2; columns++) {
+        test_stability(TL_F32, columns);
+        test_stability(TL_F64, columns);
+    }
     test_broadcast();
     test_errors();
     return check_summary();

@@ -21,9 +21,6 @@ tl_dtype tl_cpu_compute_dtype(tl_dtype dtype);
 /* dst (any layout and dtype) = the contiguous elements of src, which have dtype and dst's
  * shape. The last step of kernels that compute in a wider dtype than they return. */
 tl_status tl_cpu_store_contiguous(const tl_operand *dst, const void *src, tl_dtype dtype);
-/* Element i of an integer array (u8, u32 or i64; an i64 is reinterpreted, so a negative
- * index reads as huge and fails any range check). */
-uint64_t tl_cpu_load_uint(tl_dtype dtype, const void *base, size_t i);
 
 /* ------------------------------------------------------------------------------------------
  * cpu_matmul.c

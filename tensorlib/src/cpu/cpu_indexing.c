@@ -10,6 +10,12 @@
 
 #include "cpu_heavy.h"
 
+/* Index i of an index array. A negative i64 reads as huge, so it fails every range check. */
+static uint64_t index_at(const tl_operand *ids, const void *data, size_t i)
+{
+    return (uint64_t)tl_load_i64(ids->dtype, data, i);
+}
+
 /* The elements before dim (outer) and after it (inner) of a shape. */
 static void split_at(const tl_layout *l, size_t dim, size_t *outer, size_t *inner)
 {
@@ -24,7 +30,7 @@ static tl_status check_ids(const char *op, const tl_operand *ids, const void *da
     size_t count = tl_layout_elems(ids->layout), limit = target->shape[dim];
     char shape[TL_SHAPE_STR];
     for (size_t i = 0; i < count; i++) {
-        uint64_t v = tl_cpu_load_uint(ids->dtype, data, i);
+        uint64_t v = index_at(ids, data, i);
         if (v >= limit)
             return tl_fail(TL_ERR_RANGE, "%s: index %lld out of range for dim %zu of %s", op,
                            (long long)(int64_t)v, dim,
@@ -70,7 +76,7 @@ tl_status tl_cpu_index_select(const tl_operand *dst, const tl_operand *src, cons
         for (size_t o = 0; o < outer; o++)
             for (size_t j = 0; j < m; j++, d += block)
                 memcpy(d, (const char *)a.src +
-                              (o * n + tl_cpu_load_uint(ids->dtype, a.ids, j)) * block, block);
+                              (o * n + index_at(ids, a.ids, j)) * block, block);
     }
     index_args_free(&a);
     return st;
@@ -89,7 +95,7 @@ tl_status tl_cpu_gather(const tl_operand *dst, const tl_operand *src, const tl_o
         for (size_t o = 0; o < outer; o++)
             for (size_t j = 0; j < m; j++)
                 for (size_t i = 0; i < inner; i++, e++) {
-                    size_t from = (o * n + tl_cpu_load_uint(ids->dtype, a.ids, e)) * inner + i;
+                    size_t from = (o * n + index_at(ids, a.ids, e)) * inner + i;
                     memcpy(d + e * es, (const char *)a.src + from * es, es);
                 }
     }
@@ -124,7 +130,7 @@ static void scatter_walk(const tl_operand *dst, const void *src, const size_t *s
     size_t es = tl_dtype_size(dst->dtype), count = tl_shape_elems(shape, dl->ndim);
     size_t idx[TL_MAX_DIMS] = {0};
     for (size_t e = 0; e < count; e++) {
-        size_t id = tl_cpu_load_uint(ids->dtype, id_data, per_element ? e : idx[dim]);
+        size_t id = index_at(ids, id_data, per_element ? e : idx[dim]);
         size_t off = dl->offset + id * dl->stride[dim];
         for (size_t d = 0; d < dl->ndim; d++)
             off += d == dim ? 0 : idx[d] * dl->stride[d];

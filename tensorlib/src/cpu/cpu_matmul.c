@@ -175,8 +175,8 @@ static void int_matmul(const tl_operand *dst, const tl_operand *a, const tl_oper
             for (size_t j = 0; j < d->n; j++) {
                 uint64_t acc = 0;
                 for (size_t p = 0; p < d->k; p++)
-                    acc += tl_cpu_load_uint(a->dtype, a->buf, oa + i * ars + p * acs) *
-                           tl_cpu_load_uint(b->dtype, b->buf, ob + p * brs + j * bcs);
+                    acc += (uint64_t)tl_load_i64(a->dtype, a->buf, oa + i * ars + p * acs) *
+                           (uint64_t)tl_load_i64(b->dtype, b->buf, ob + p * brs + j * bcs);
                 store_int(dst->dtype, dst->buf, out++, acc);
             }
     }

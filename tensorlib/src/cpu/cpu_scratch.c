@@ -48,12 +48,3 @@ tl_status tl_cpu_store_contiguous(const tl_operand *dst, const void *src, tl_dty
     tl_operand from = {(void *)src, &cl, dtype};
     return tl_cpu_copy(dst, &from);
 }
-
-uint64_t tl_cpu_load_uint(tl_dtype dtype, const void *base, size_t i)
-{
-    switch (dtype) {
-    case TL_U8: return ((const uint8_t *)base)[i];
-    case TL_U32: return ((const uint32_t *)base)[i];
-    default: return (uint64_t)((const int64_t *)base)[i];
-    }
-}
