@@ -14,7 +14,8 @@ static const char *const dtype_names[] = {
 _Static_assert(sizeof dtype_names / sizeof dtype_names[0] == TL_DTYPE_COUNT, "dtype name table");
 
 static const size_t dtype_sizes[] = {
-    [TL_U8] = 1, [TL_U32] = 4, [TL_I64] = 8, [TL_F16] = 2, [TL_BF16] = 2, [TL_F32] = 4, [TL_F64] = 8,
+    [TL_U8] = 1, [TL_U32] = 4, [TL_I64] = 8, [TL_F16] = 2,
+    [TL_BF16] = 2, [TL_F32] = 4, [TL_F64] = 8,
 };
 _Static_assert(sizeof dtype_sizes / sizeof dtype_sizes[0] == TL_DTYPE_COUNT, "dtype size table");
 

@@ -80,7 +80,8 @@ tl_status tl_broadcast_shape(const char *op, const tl_layout *a, const tl_layout
         if (da != db && da != 1 && db != 1) {
             char sa[TL_SHAPE_STR], sb[TL_SHAPE_STR];
             return tl_fail(TL_ERR_SHAPE, "%s: shapes %s and %s do not broadcast", op,
-                           tl_shape_str(a->shape, a->ndim, sa), tl_shape_str(b->shape, b->ndim, sb));
+                           tl_shape_str(a->shape, a->ndim, sa),
+                           tl_shape_str(b->shape, b->ndim, sb));
         }
         out[i] = da == 1 ? db : da;
     }

@@ -322,6 +322,34 @@ static void test_writer_excludes_readers(void)
     tl_release(x);
 }
 
+/* Views and clones of one shared base made and dropped from several threads at once: the
+ * reference counts are atomic, and the last release (whichever thread) frees the storage. */
+static void *churn_main(void *arg)
+{
+    tl_tensor *base = arg;
+    for (int i = 0; i < 2000; i++) {
+        tl_tensor *row = tl_get(base, (size_t)i % 4), *t = tl_transpose(base, 0, 1);
+        tl_tensor *c = tl_clone(base), *s = tl_reduce(TL_SUM, row, NULL, 0, false);
+        tl_release(row);
+        tl_release(t);
+        tl_release(c);
+        tl_release(s);
+    }
+    tl_release(base); /* each thread owns one reference */
+    return NULL;
+}
+
+static void test_refcount_threads(void)
+{
+    tl_tensor *base = tl_ones(SHAPE(4, 4), TL_F32, TL_CPU);
+    pthread_t th[READERS];
+    for (int i = 0; i < READERS; i++)
+        CHECK(pthread_create(&th[i], NULL, churn_main, tl_retain(base)) == 0);
+    tl_release(base); /* the threads hold the last references */
+    for (int i = 0; i < READERS; i++)
+        pthread_join(th[i], NULL);
+}
+
 int main(void)
 {
     test_inplace_unguarded();
@@ -332,5 +360,6 @@ int main(void)
     test_guards();
     test_concurrent_readers();
     test_writer_excludes_readers();
+    test_refcount_threads();
     return check_summary();
 }

@@ -8,6 +8,9 @@
 #include "../backend.h"
 
 /* cpu_copy.c */
+/* Moves n cells of size bytes (1, 2, 4 or 8) from src to dst; steps count cells. */
+void tl_cpu_move_cells(void *dst, size_t dstep, const void *src, size_t sstep, size_t n,
+                       size_t size);
 tl_status tl_cpu_copy(const tl_operand *dst, const tl_operand *src);
 tl_status tl_cpu_fill(const tl_operand *dst, double value);
 

@@ -6,8 +6,7 @@
 
 #include "cpu.h"
 
-/* Moves n cells of size bytes from src (step sstep) to dst (step dstep), steps in cells. */
-static void move_cells(void *dst, size_t dstep, const void *src, size_t sstep, size_t n,
+void tl_cpu_move_cells(void *dst, size_t dstep, const void *src, size_t sstep, size_t n,
                        size_t size)
 {
 #define MOVE(T)                                                                                   \
@@ -40,7 +39,7 @@ tl_status tl_cpu_copy(const tl_operand *dst, const tl_operand *src)
         } else if (it.step[0] == 1 && it.step[1] == 1) {
             memcpy(d, s, it.inner * size);
         } else {
-            move_cells(d, it.step[0], s, it.step[1], it.inner, size);
+            tl_cpu_move_cells(d, it.step[0], s, it.step[1], it.inner, size);
         }
     } while (tl_iter_next(&it));
     return TL_OK;
@@ -56,7 +55,7 @@ tl_status tl_cpu_fill(const tl_operand *dst, double value)
         return TL_OK;
     do {
         /* a source step of 0 repeats the one converted cell */
-        move_cells(tl_cpu_at(dst->buf, dst->dtype, it.off[0]), it.step[0], cell, 0, it.inner,
+        tl_cpu_move_cells(tl_cpu_at(dst->buf, dst->dtype, it.off[0]), it.step[0], cell, 0, it.inner,
                    tl_dtype_size(dst->dtype));
     } while (tl_iter_next(&it));
     return TL_OK;

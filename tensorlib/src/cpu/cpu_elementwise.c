@@ -19,8 +19,10 @@
 #define CHUNK 256 /* elements per packed chunk */
 
 /* The typed loops are built once per vector width and picked at load time (an ifunc), so a
- * machine with AVX2 or AVX-512 uses it without a -march that would shut out older ones. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+ * machine with AVX2 or AVX-512 uses it without a -march that would shut out older ones.
+ * Not under ThreadSanitizer: its instrumented ifunc resolvers run before it is initialised. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&      \
+    !defined(__SANITIZE_THREAD__)
 #define SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define SIMD_CLONES
@@ -214,39 +216,60 @@ static tl_status binary_i64(tl_binary_op op, int64_t *d, const int64_t *a, const
 typedef tl_status (*chunk_fn)(const void *ctx, tl_dtype t, void *dst, const void *const *src,
                               size_t n);
 
+/* A chunk holds elements of the work type: f32 or f64 when every operand has that dtype
+ * (moved as raw cells), int64 for all-integer operands, double for everything else. */
 typedef union chunk {
     double f[CHUNK];
     int64_t i[CHUNK];
 } chunk;
 
-/* One run of the iterator through chunk buffers: load, compute, store converted. */
+/* m elements of op from element `at` on, `step` apart, into c as the work type. */
+static void gather(const tl_operand *op, size_t at, size_t step, size_t m, tl_dtype work,
+                   chunk *c)
+{
+    if (work == op->dtype && work != TL_I64)
+        tl_cpu_move_cells(c, 1, tl_cpu_at(op->buf, op->dtype, at), step, m,
+                          tl_dtype_size(work));
+    else if (work == TL_I64)
+        for (size_t i = 0; i < m; i++)
+            c->i[i] = tl_load_i64(op->dtype, op->buf, at + i * step);
+    else
+        for (size_t i = 0; i < m; i++)
+            c->f[i] = tl_load(op->dtype, op->buf, at + i * step);
+}
+
+/* The reverse of gather, converting into op's dtype. */
+static void scatter(const tl_operand *op, size_t at, size_t step, size_t m, tl_dtype work,
+                    const chunk *c)
+{
+    if (work == op->dtype && work != TL_I64)
+        tl_cpu_move_cells(tl_cpu_at(op->buf, op->dtype, at), step, c, 1, m,
+                          tl_dtype_size(work));
+    else if (work == TL_I64)
+        for (size_t i = 0; i < m; i++)
+            tl_store_i64(op->dtype, op->buf, at + i * step, c->i[i]);
+    else
+        for (size_t i = 0; i < m; i++)
+            tl_store(op->dtype, op->buf, at + i * step, c->f[i]);
+}
+
+/* One run of the iterator through chunk buffers: gather, compute, scatter. */
 static tl_status packed_run(const tl_operand *dst, const tl_operand *const *src, size_t nsrc,
-                            const tl_iter *it, bool ints, chunk_fn fn, const void *ctx)
+                            const tl_iter *it, tl_dtype work, chunk_fn fn, const void *ctx)
 {
     chunk in[TL_ITER_MAX - 1], out;
     const void *ins[TL_ITER_MAX - 1];
     for (size_t done = 0; done < it->inner; done += CHUNK) {
         size_t m = it->inner - done < CHUNK ? it->inner - done : CHUNK;
         for (size_t k = 0; k < nsrc; k++) {
-            for (size_t i = 0; i < m; i++) {
-                size_t at = it->off[k + 1] + (done + i) * it->step[k + 1];
-                if (ints)
-                    in[k].i[i] = tl_load_i64(src[k]->dtype, src[k]->buf, at);
-                else
-                    in[k].f[i] = tl_load(src[k]->dtype, src[k]->buf, at);
-            }
+            gather(src[k], it->off[k + 1] + done * it->step[k + 1], it->step[k + 1], m, work,
+                   &in[k]);
             ins[k] = &in[k];
         }
-        tl_status st = fn(ctx, ints ? TL_I64 : TL_F64, &out, ins, m);
+        tl_status st = fn(ctx, work, &out, ins, m);
         if (st != TL_OK)
             return st;
-        for (size_t i = 0; i < m; i++) {
-            size_t at = it->off[0] + (done + i) * it->step[0];
-            if (ints)
-                tl_store_i64(dst->dtype, dst->buf, at, out.i[i]);
-            else
-                tl_store(dst->dtype, dst->buf, at, out.f[i]);
-        }
+        scatter(dst, it->off[0] + done * it->step[0], it->step[0], m, work, &out);
     }
     return TL_OK;
 }
@@ -263,6 +286,7 @@ static tl_status ew_run(const tl_operand *dst, const tl_operand *const *src, siz
         typed = typed && src[k]->dtype == dst->dtype;
         ints = ints && !tl_dtype_is_float(src[k]->dtype);
     }
+    tl_dtype work = typed ? dst->dtype : ints ? TL_I64 : TL_F64;
     tl_iter it;
     if (!tl_iter_init(&it, dst->layout->shape, dst->layout->ndim, ls, nsrc + 1))
         return TL_OK;
@@ -272,7 +296,7 @@ static tl_status ew_run(const tl_operand *dst, const tl_operand *const *src, siz
         for (size_t k = 0; k <= nsrc; k++)
             unit = unit && (it.step[k] == 1 || it.inner == 1);
         if (!unit) {
-            st = packed_run(dst, src, nsrc, &it, ints, fn, ctx);
+            st = packed_run(dst, src, nsrc, &it, work, fn, ctx);
             continue;
         }
         const void *ins[TL_ITER_MAX - 1];
