@@ -26,10 +26,11 @@ static void result(const char *what, int rc)
     fflush(stdout);
 }
 
-static struct timespec soon(void)
+/* A deadline 5 s ahead on the given clock. */
+static struct timespec soon(clockid_t clock)
 {
     struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
+    clock_gettime(clock, &t);
     t.tv_sec += 5;
     return t;
 }
@@ -59,16 +60,14 @@ NOINLINE void read_then_upgrade(pthread_rwlock_t *l)
 
 NOINLINE void write_then_timed_read(pthread_rwlock_t *l)
 {
-    struct timespec t = soon();
+    struct timespec t = soon(CLOCK_REALTIME);
     pthread_rwlock_wrlock(l);
     result("timedrdlock", pthread_rwlock_timedrdlock(l, &t));
 }
 
 NOINLINE void read_then_clock_write(pthread_rwlock_t *l)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += 5;
+    struct timespec t = soon(CLOCK_MONOTONIC);
     pthread_rwlock_rdlock(l);
     result("clockwrlock", pthread_rwlock_clockwrlock(l, CLOCK_MONOTONIC, &t));
 }
@@ -131,16 +130,14 @@ NOINLINE void mutex_relock(pthread_mutex_t *m)
 
 NOINLINE void mutex_timed_relock(pthread_mutex_t *m)
 {
-    struct timespec t = soon();
+    struct timespec t = soon(CLOCK_REALTIME);
     pthread_mutex_lock(m);
     result("timedlock", pthread_mutex_timedlock(m, &t));
 }
 
 NOINLINE void mutex_clock_relock(pthread_mutex_t *m)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += 5;
+    struct timespec t = soon(CLOCK_MONOTONIC);
     pthread_mutex_lock(m);
     result("clocklock", pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &t));
 }
@@ -273,6 +270,21 @@ NOINLINE void request_orphan(pthread_rwlock_t *l)
     result("rdlock", pthread_rwlock_rdlock(l));
 }
 
+NOINLINE void *pthread_exit_holding(void *m)
+{
+    pthread_mutex_lock(m);
+    pthread_exit(NULL);
+}
+
+/* pthread_exit is an exit too; the orphan is never requested, so the program just ends. */
+static void exit_via_pthread_exit(void)
+{
+    pthread_t th;
+    pthread_create(&th, NULL, pthread_exit_holding, &plain);
+    pthread_join(th, NULL);
+    result("trylock", pthread_mutex_trylock(&plain));
+}
+
 static void *exit_holding_robust(void *m)
 {
     pthread_mutex_lock(m);
@@ -377,6 +389,8 @@ int main(int argc, char **argv)
         destroy_while_held();
     else if (!strcmp(s, "exit-held"))
         orphaned();
+    else if (!strcmp(s, "exit-held-pthread-exit"))
+        exit_via_pthread_exit();
     else if (!strcmp(s, "exit-held-robust"))
         orphaned_robust();
     else if (!strcmp(s, "annotated"))

@@ -176,7 +176,7 @@ typedef struct lt_finding {
     uint32_t held_stack;         /* where this thread took the lock before */
     int held_partial;            /* held_stack is only the call site */
     uint32_t first_stack;        /* where the lock was first seen */
-    const lt_held *held;         /* exit-held: the locks still held */
+    const lt_held *held;         /* exit-held: the locks still held (valid during lt_report) */
     size_t nheld;
 } lt_finding;
 

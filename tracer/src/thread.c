@@ -153,6 +153,7 @@ static void thread_exit(void *arg)
     if (t->held != t->inline_held)
         lt_platform_unmap(t->held, t->cap * sizeof(lt_held));
     t->held = t->inline_held;
+    t->cap = LT_HELD_INLINE;
     t->nheld = 0;
 }
 
