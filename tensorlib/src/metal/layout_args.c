@@ -7,6 +7,19 @@
 
 #include <stdint.h>
 
+/* kernels.h's promise that C and MSL lay these out alike: 4-byte fields, no padding. */
+#define WORDS(n) ((n) * sizeof(uint32_t))
+_Static_assert(sizeof(tlk_layout) == WORDS(2 + 2 * TLK_MAX_DIMS), "tlk_layout");
+_Static_assert(sizeof(tlk_fill_args) == WORDS(4) + sizeof(tlk_layout), "tlk_fill_args");
+_Static_assert(sizeof(tlk_copy_args) == WORDS(1) + 2 * sizeof(tlk_layout), "tlk_copy_args");
+_Static_assert(sizeof(tlk_map_args) == WORDS(3) + sizeof(tlk_layout), "tlk_map_args");
+_Static_assert(sizeof(tlk_binary_args) == WORDS(1) + 2 * sizeof(tlk_layout), "tlk_binary_args");
+_Static_assert(sizeof(tlk_where_args) == WORDS(1) + 3 * sizeof(tlk_layout), "tlk_where_args");
+_Static_assert(sizeof(tlk_reduce_args) == WORDS(2) + 2 * sizeof(tlk_layout), "tlk_reduce_args");
+_Static_assert(sizeof(tlk_softmax_args) == WORDS(4) + 2 * sizeof(tlk_layout), "tlk_softmax_args");
+_Static_assert(sizeof(tlk_matmul_args) == WORDS(8) + 2 * sizeof(tlk_layout), "tlk_matmul_args");
+_Static_assert(sizeof(tlk_index_args) == WORDS(3) + 3 * sizeof(tlk_layout), "tlk_index_args");
+
 /* Builds out from explicit dims, checking the 32-bit limits. */
 static bool make_layout(size_t ndim, const size_t *shape, const size_t *stride, size_t offset,
                         tlk_layout *out)
