@@ -78,7 +78,8 @@ template <> struct acc_of<bfloat> { typedef float type; };
 
 // Back to a stored dtype as the cpu backend's tl_store does it: integers truncate toward
 // zero and saturate (i64 one float step below 2^63, where the cpu's double stops), NaN -> 0.
-static inline long saturate(long x, long lo, long hi) { return x < lo ? lo : (x > hi ? hi : x); }
+// (Not named saturate: metal::saturate is in scope.)
+static inline long clamp_long(long x, long lo, long hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
 template <typename D> static inline D narrow(float x) { return D(x); }
 template <> inline uchar narrow<uchar>(float x)
@@ -99,8 +100,8 @@ template <> inline long narrow<long>(float x)
 }
 
 template <typename D> static inline D narrow(long x) { return D(float(x)); }
-template <> inline uchar narrow<uchar>(long x) { return uchar(saturate(x, 0, 255)); }
-template <> inline uint narrow<uint>(long x) { return uint(saturate(x, 0, 0xffffffffl)); }
+template <> inline uchar narrow<uchar>(long x) { return uchar(clamp_long(x, 0, 255)); }
+template <> inline uint narrow<uint>(long x) { return uint(clamp_long(x, 0, 0xffffffffl)); }
 template <> inline long narrow<long>(long x) { return x; }
 
 // An index or condition operand of dtype FC_AUX, read as a signed 64-bit value.
