@@ -1,7 +1,8 @@
 /*
  * lock.c - every storage lock tensorlib takes goes through here, so the locking contract
  * (candle's: read locks on inputs in argument order, held together; write lock on an
- * in-place target first) is visible in one file. A pthread error is never ignored: the op
+ * in-place target first) is visible in one place (this file and the inline acquiring
+ * functions in tl_internal.h). A pthread error is never ignored: the op
  * fails with TL_ERR_LOCK, naming the op, the storage and the error, and nothing stays locked.
  */
 #include <errno.h>
@@ -21,7 +22,7 @@ static const char *errno_name(int rc)
     }
 }
 
-static tl_status lock_failed(const tl_tensor *t, const char *op, const char *mode, int rc)
+tl_status tl_lock_failed(const tl_tensor *t, const char *op, const char *mode, int rc)
 {
     char desc[256], why[128];
     tl_storage_describe(t->storage, desc, sizeof desc);
@@ -33,34 +34,10 @@ static tl_status lock_failed(const tl_tensor *t, const char *op, const char *mod
                    rc == EDEADLK ? "; this thread already holds that storage's write lock" : "");
 }
 
-tl_status tl_lock_read(const tl_tensor *t, const char *op)
-{
-    int rc = pthread_rwlock_rdlock(&t->storage->lock);
-    return rc == 0 ? TL_OK : lock_failed(t, op, "read", rc);
-}
-
-tl_status tl_lock_write(const tl_tensor *t, const char *op)
-{
-    int rc = pthread_rwlock_wrlock(&t->storage->lock);
-    return rc == 0 ? TL_OK : lock_failed(t, op, "write", rc);
-}
-
 void tl_unlock(const tl_tensor *t)
 {
     /* Fails only for a lock this thread does not hold, which the callers here never do. */
     pthread_rwlock_unlock(&t->storage->lock);
-}
-
-tl_status tl_lock_read_all(const tl_tensor *const *ts, size_t n, const char *op)
-{
-    for (size_t i = 0; i < n; i++) {
-        tl_status st = tl_lock_read(ts[i], op);
-        if (st != TL_OK) {
-            tl_unlock_all(ts, i);
-            return st;
-        }
-    }
-    return TL_OK;
 }
 
 void tl_unlock_all(const tl_tensor *const *ts, size_t n)

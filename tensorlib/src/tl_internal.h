@@ -192,13 +192,42 @@ tl_status tl_check_float(const char *op, const tl_tensor *t);
 /* ------------------------------------------------------------------------------------------
  * lock.c: the only place that takes storage locks. Each fails with TL_ERR_LOCK naming op and
  * the pthread error; on failure nothing stays locked.
+ *
+ * The acquiring functions are always inlined so the pthread call is made from the op's own
+ * frame, which stays live while the op runs. A tracer that records only the call site of each
+ * acquisition (locktrace's default, cheap stacks) can then recover the whole stack of an
+ * earlier acquisition when the op deadlocks, instead of just a helper that has returned.
  * ---------------------------------------------------------------------------------------- */
-tl_status tl_lock_read(const tl_tensor *t, const char *op);
-tl_status tl_lock_write(const tl_tensor *t, const char *op);
+#define TL_LOCK_INLINE static inline __attribute__((always_inline))
+tl_status tl_lock_failed(const tl_tensor *t, const char *op, const char *mode, int rc);
+
+TL_LOCK_INLINE tl_status tl_lock_read(const tl_tensor *t, const char *op)
+{
+    int rc = pthread_rwlock_rdlock(&t->storage->lock);
+    return rc == 0 ? TL_OK : tl_lock_failed(t, op, "read", rc);
+}
+
+TL_LOCK_INLINE tl_status tl_lock_write(const tl_tensor *t, const char *op)
+{
+    int rc = pthread_rwlock_wrlock(&t->storage->lock);
+    return rc == 0 ? TL_OK : tl_lock_failed(t, op, "write", rc);
+}
+
 void tl_unlock(const tl_tensor *t);
-/* Read-locks ts[0..n) in order (a storage appearing twice is locked twice, as candle does). */
-tl_status tl_lock_read_all(const tl_tensor *const *ts, size_t n, const char *op);
 void tl_unlock_all(const tl_tensor *const *ts, size_t n);
+
+/* Read-locks ts[0..n) in order (a storage appearing twice is locked twice, as candle does). */
+TL_LOCK_INLINE tl_status tl_lock_read_all(const tl_tensor *const *ts, size_t n, const char *op)
+{
+    for (size_t i = 0; i < n; i++) {
+        tl_status st = tl_lock_read(ts[i], op);
+        if (st != TL_OK) {
+            tl_unlock_all(ts, i);
+            return st;
+        }
+    }
+    return TL_OK;
+}
 
 /* ------------------------------------------------------------------------------------------
  * copy.c: copies between layouts of one shape, under the caller's locks

@@ -44,6 +44,43 @@ static void test_several_dims(void)
     tl_release(a);
 }
 
+/* Long runs take the typed f32/f64 loops: folds along a reduced dim (eight partials plus a
+ * remainder) and row updates along a kept dim. */
+static void test_typed_runs(tl_dtype dt)
+{
+    tl_tensor *a = tl_arange(0, 1000, 1, dt, TL_CPU);
+    tl_tensor *m = tl_reshape(a, SHAPE(10, 100)); /* m[i][j] = 100 i + j */
+    EXPECT_VALS(tl_reduce(TL_SUM, m, DIMS(1), false), 0, 4950, 14950, 24950, 34950, 44950, 54950,
+                64950, 74950, 84950, 94950);
+    EXPECT_VALS(tl_reduce(TL_MIN, m, DIMS(1), false), 0, 0, 100, 200, 300, 400, 500, 600, 700,
+                800, 900);
+    tl_tensor *colmax = tl_reduce(TL_MAX, m, DIMS(0), false); /* 900 + j */
+    EXPECT_VALS(tl_reduce(TL_SUM, colmax, NULL, 0, false), 0, 94950);
+    EXPECT_VALS(tl_reduce(TL_MEAN, m, NULL, 0, false), 0, 499.5);
+    tl_tensor *t = tl_transpose(m, 0, 1); /* folds with a stride of 100 */
+    EXPECT_VALS(tl_reduce(TL_MAX, t, DIMS(0), false), 0, 99, 199, 299, 399, 499, 599, 699, 799,
+                899, 999);
+    tl_tensor *r = tl_narrow(m, 1, 3, 13); /* offset, a remainder after 8 */
+    EXPECT_VALS(tl_reduce(TL_SUM, r, DIMS(1), false), 0, 117, 1417, 2717, 4017, 5317, 6617, 7917,
+                9217, 10517, 11817);
+    tl_release(r);
+    tl_release(t);
+    tl_release(colmax);
+    tl_release(m);
+    tl_release(a);
+    /* NaN inside a long run is skipped; a run of NaN stays NaN */
+    double v[20], nan20[20];
+    for (int i = 0; i < 20; i++)
+        v[i] = i == 3 || i == 17 ? NAN : i, nan20[i] = NAN;
+    tl_tensor *x = tt_make(dt, v, SHAPE(20)), *n = tt_make(dt, nan20, SHAPE(20));
+    EXPECT_VALS(tl_reduce(TL_MAX, x, NULL, 0, false), 0, 19);
+    EXPECT_VALS(tl_reduce(TL_MIN, x, NULL, 0, false), 0, 0);
+    EXPECT_VALS(tl_reduce(TL_MAX, n, NULL, 0, false), 0, NAN);
+    EXPECT_VALS(tl_reduce(TL_ARGMAX, x, DIMS(0), false), 0, 19);
+    tl_release(x);
+    tl_release(n);
+}
+
 static void test_dtypes(void)
 {
     tl_tensor *u = MAKE(TL_U8, SHAPE(3), 200, 100, 7);
@@ -93,6 +130,8 @@ int main(void)
     test_basic(TL_BF16);
     test_basic(TL_U32);
     test_several_dims();
+    test_typed_runs(TL_F32);
+    test_typed_runs(TL_F64);
     test_dtypes();
     test_errors();
     return check_summary();

@@ -7,6 +7,16 @@
 
 #include "../backend.h"
 
+/* Marks a typed loop to be built once per vector width and picked at load time (an ifunc),
+ * so a machine with AVX2 or AVX-512 uses it without a -march that would shut out older ones.
+ * Not under ThreadSanitizer: its instrumented ifunc resolvers run before it is initialised. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&      \
+    !defined(__SANITIZE_THREAD__)
+#define SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SIMD_CLONES
+#endif
+
 /* cpu_copy.c */
 /* Moves n cells of size bytes (1, 2, 4 or 8) from src to dst; steps count cells. */
 void tl_cpu_move_cells(void *dst, size_t dstep, const void *src, size_t sstep, size_t n,

@@ -18,16 +18,6 @@
 
 #define CHUNK 256 /* elements per packed chunk */
 
-/* The typed loops are built once per vector width and picked at load time (an ifunc), so a
- * machine with AVX2 or AVX-512 uses it without a -march that would shut out older ones.
- * Not under ThreadSanitizer: its instrumented ifunc resolvers run before it is initialised. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) &&      \
-    !defined(__SANITIZE_THREAD__)
-#define SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define SIMD_CLONES
-#endif
-
 /* ------------------------------------------------------------------------------------------
  * exp for f32 in a form the compiler vectorizes (libm's expf is a call per element):
  * x = n ln2 + r with |r| <= ln2/2, exp(r) by a degree-7 polynomial (Cephes' coefficients),

@@ -2,51 +2,168 @@
  * cpu_reduce.c - reductions over a set of dims. One pass over the source with the iterator
  * pairing each source element with its accumulator: the accumulator layout is the output's,
  * with stride 0 on the reduced dims. For argmax/argmin a third, synthetic layout (stride 1 on
- * the reduced dim, 0 elsewhere) yields the element's index along that dim. Floats accumulate
- * in double; integers in int64 (exact; sums wrap in int64 and saturate into u8/u32).
+ * the reduced dim, 0 elsewhere) yields the element's index along that dim.
+ *
+ * Floats accumulate in double, integers in int64 (exact; sums wrap in int64 and saturate into
+ * u8/u32). max/min skip NaN (a NaN accumulator takes the next number; all-NaN stays NaN).
+ * f32/f64 sum/mean/max/min have typed run loops: a run along a reduced dim folds into one
+ * accumulator with eight partial results (so the compiler can vectorize without reassociating
+ * one long chain), a run along a kept dim updates a row of accumulators.
  */
 #include <math.h>
 #include <stdlib.h>
 
 #include "cpu.h"
 
-typedef struct acc {
-    double f;
-    int64_t i;
-    size_t index; /* argmax/argmin: where the extreme was found */
-    bool seen;    /* max/min: f/i hold a value */
-} acc;
+typedef struct accs {
+    double *f;     /* float accumulators */
+    int64_t *i;    /* integer accumulators */
+    size_t *index; /* argmax/argmin: where the extreme was found */
+} accs;
 
-/* Folds in one value (as double v or int64 iv); the first of equal extremes wins, a NaN never
- * replaces a number. */
-static void acc_add(tl_reduce_op op, bool ints, acc *a, double v, int64_t iv, size_t index)
+#define MAX_OF(m, v) ((v) > (m) || (m) != (m) ? (v) : (m))
+#define MIN_OF(m, v) ((v) < (m) || (m) != (m) ? (v) : (m))
+
+static bool is_arg(tl_reduce_op op)
 {
-    if (op == TL_SUM || op == TL_MEAN) {
-        if (ints)
-            a->i = (int64_t)((uint64_t)a->i + (uint64_t)iv);
-        else
-            a->f += v;
+    return op == TL_ARGMAX || op == TL_ARGMIN;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Typed runs (f32/f64; sum, mean, max, min)
+ * ---------------------------------------------------------------------------------------- */
+#define FOLD_RUN(T, NAME, COMBINE, INIT)                                                          \
+    SIMD_CLONES                                                                                   \
+    static double NAME(const T *s, size_t step, size_t n, double acc)                             \
+    {                                                                                             \
+        double part[8];                                                                           \
+        size_t i = 0;                                                                             \
+        for (int k = 0; k < 8; k++)                                                               \
+            part[k] = INIT;                                                                       \
+        if (step == 1)                                                                            \
+            for (; i + 8 <= n; i += 8)                                                            \
+                for (int k = 0; k < 8; k++)                                                       \
+                    part[k] = COMBINE(part[k], (double)s[i + k]);                                 \
+        for (; i < n; i++)                                                                        \
+            part[0] = COMBINE(part[0], (double)s[i * step]);                                      \
+        for (int k = 1; k < 8; k++)                                                               \
+            part[0] = COMBINE(part[0], part[k]);                                                  \
+        return COMBINE(acc, part[0]);                                                             \
+    }
+
+#define ADD(a, b) ((a) + (b))
+FOLD_RUN(float, fold_sum_f32, ADD, 0.0)
+FOLD_RUN(double, fold_sum_f64, ADD, 0.0)
+FOLD_RUN(float, fold_max_f32, MAX_OF, NAN)
+FOLD_RUN(double, fold_max_f64, MAX_OF, NAN)
+FOLD_RUN(float, fold_min_f32, MIN_OF, NAN)
+FOLD_RUN(double, fold_min_f64, MIN_OF, NAN)
+
+#define ROW_RUN(T, NAME, COMBINE)                                                                 \
+    SIMD_CLONES                                                                                   \
+    static void NAME(double *acc, size_t astep, const T *s, size_t step, size_t n)                \
+    {                                                                                             \
+        if (astep == 1 && step == 1)                                                              \
+            for (size_t i = 0; i < n; i++)                                                        \
+                acc[i] = COMBINE(acc[i], (double)s[i]);                                           \
+        else                                                                                      \
+            for (size_t i = 0; i < n; i++)                                                        \
+                acc[i * astep] = COMBINE(acc[i * astep], (double)s[i * step]);                    \
+    }
+
+ROW_RUN(float, row_sum_f32, ADD)
+ROW_RUN(double, row_sum_f64, ADD)
+ROW_RUN(float, row_max_f32, MAX_OF)
+ROW_RUN(double, row_max_f64, MAX_OF)
+ROW_RUN(float, row_min_f32, MIN_OF)
+ROW_RUN(double, row_min_f64, MIN_OF)
+
+/* One iterator run: src elements from s_off (step s_step) into accumulators from a_off. */
+static void typed_run(tl_reduce_op op, const tl_operand *src, size_t s_off, size_t s_step,
+                      double *acc, size_t a_step, size_t n)
+{
+    bool f32 = src->dtype == TL_F32;
+    const void *s = tl_cpu_at(src->buf, src->dtype, s_off);
+    int kind = op == TL_MAX ? 1 : op == TL_MIN ? 2 : 0; /* sum and mean add */
+    if (a_step == 0) {
+        static double (*const fold_f32[])(const float *, size_t, size_t, double) = {
+            fold_sum_f32, fold_max_f32, fold_min_f32};
+        static double (*const fold_f64[])(const double *, size_t, size_t, double) = {
+            fold_sum_f64, fold_max_f64, fold_min_f64};
+        *acc = f32 ? fold_f32[kind](s, s_step, n, *acc) : fold_f64[kind](s, s_step, n, *acc);
         return;
     }
-    bool want_max = op == TL_MAX || op == TL_ARGMAX;
-    bool better = !a->seen || (ints ? (want_max ? iv > a->i : iv < a->i)
-                                    : (want_max ? v > a->f : v < a->f) || isnan(a->f));
-    if (better && !(a->seen && isnan(v))) {
-        *a = (acc){.f = v, .i = iv, .index = index, .seen = true};
+    static void (*const row_f32[])(double *, size_t, const float *, size_t, size_t) = {
+        row_sum_f32, row_max_f32, row_min_f32};
+    static void (*const row_f64[])(double *, size_t, const double *, size_t, size_t) = {
+        row_sum_f64, row_max_f64, row_min_f64};
+    if (f32)
+        row_f32[kind](acc, a_step, s, s_step, n);
+    else
+        row_f64[kind](acc, a_step, s, s_step, n);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Generic element path (integers, f16/bf16, argmax/argmin)
+ * ---------------------------------------------------------------------------------------- */
+static void add_element(tl_reduce_op op, bool ints, const accs *a, size_t k,
+                        const tl_operand *src, size_t at, size_t index)
+{
+    if (ints) {
+        int64_t v = tl_load_i64(src->dtype, src->buf, at), *m = &a->i[k];
+        bool better = op == TL_MAX || op == TL_ARGMAX ? v > *m : v < *m;
+        if (op == TL_SUM || op == TL_MEAN)
+            *m = (int64_t)((uint64_t)*m + (uint64_t)v);
+        else if (better || (is_arg(op) && a->index[k] == SIZE_MAX)) {
+            *m = v;
+            a->index[k] = index;
+        }
+        return;
+    }
+    double v = tl_load(src->dtype, src->buf, at), m = a->f[k];
+    switch (op) {
+    case TL_SUM:
+    case TL_MEAN: a->f[k] = m + v; break;
+    case TL_MAX: a->f[k] = MAX_OF(m, v); break;
+    case TL_MIN: a->f[k] = MIN_OF(m, v); break;
+    case TL_ARGMAX:
+    case TL_ARGMIN:
+        /* strictly better only, so the first of equal extremes keeps the index */
+        if (a->index[k] == SIZE_MAX || (op == TL_ARGMAX ? MAX_OF(m, v) : MIN_OF(m, v)) != m) {
+            a->f[k] = v;
+            a->index[k] = index;
+        }
+        break;
+    case TL_REDUCE_COUNT: break;
     }
 }
 
-static void store_result(tl_reduce_op op, bool ints, const tl_operand *dst, size_t i,
-                         const acc *a, size_t count)
+/* ------------------------------------------------------------------------------------------ */
+
+static void init_accs(tl_reduce_op op, bool ints, const accs *a, size_t n)
 {
-    size_t at = dst->layout->offset + i;
-    if (op == TL_ARGMAX || op == TL_ARGMIN)
-        tl_store_i64(dst->dtype, dst->buf, at, (int64_t)a->index);
-    else if (ints) /* an empty integer mean is 0 rather than a division by zero */
-        tl_store_i64(dst->dtype, dst->buf, at,
-                     op == TL_MEAN ? (count ? a->i / (int64_t)count : 0) : a->i);
-    else
-        tl_store(dst->dtype, dst->buf, at, op == TL_MEAN ? a->f / (double)count : a->f);
+    bool fold = op == TL_SUM || op == TL_MEAN;
+    for (size_t k = 0; k < n; k++) {
+        a->f[k] = fold ? 0.0 : NAN;
+        a->i[k] = fold ? 0 : op == TL_MAX || op == TL_ARGMAX ? INT64_MIN : INT64_MAX;
+        a->index[k] = SIZE_MAX; /* nothing seen yet */
+    }
+    (void)ints;
+}
+
+static void store_results(tl_reduce_op op, bool ints, const tl_operand *dst, const accs *a,
+                          size_t n, size_t count)
+{
+    for (size_t k = 0; k < n; k++) {
+        size_t at = dst->layout->offset + k;
+        if (is_arg(op))
+            tl_store_i64(dst->dtype, dst->buf, at, (int64_t)(a->index[k] == SIZE_MAX ? 0 : a->index[k]));
+        else if (ints) /* an empty integer mean is 0 rather than a division by zero */
+            tl_store_i64(dst->dtype, dst->buf, at,
+                         op == TL_MEAN ? (count ? a->i[k] / (int64_t)count : 0) : a->i[k]);
+        else
+            tl_store(dst->dtype, dst->buf, at, op == TL_MEAN ? a->f[k] / (double)count : a->f[k]);
+    }
 }
 
 tl_status tl_cpu_reduce(tl_reduce_op op, const tl_operand *dst, const tl_operand *src,
@@ -54,10 +171,14 @@ tl_status tl_cpu_reduce(tl_reduce_op op, const tl_operand *dst, const tl_operand
 {
     const tl_layout *sl = src->layout;
     bool ints = !tl_dtype_is_float(src->dtype);
+    bool typed = (src->dtype == TL_F32 || src->dtype == TL_F64) && !is_arg(op);
     size_t nout = tl_layout_elems(dst->layout), count = 1;
-    acc *accs = tl_calloc(nout, sizeof *accs);
-    if (!accs)
-        return tl_fail_nomem("reduce", nout * sizeof *accs);
+    void *block = tl_calloc(nout, sizeof(double) + sizeof(int64_t) + sizeof(size_t));
+    if (!block)
+        return tl_fail_nomem("reduce", nout * 24);
+    accs a = {block, (int64_t *)((double *)block + nout), NULL};
+    a.index = (size_t *)(a.i + nout);
+    init_accs(op, ints, &a, nout);
 
     tl_layout out = {.ndim = sl->ndim}, index = {.ndim = sl->ndim};
     for (size_t d = 0; d < sl->ndim; d++) {
@@ -69,19 +190,18 @@ tl_status tl_cpu_reduce(tl_reduce_op op, const tl_operand *dst, const tl_operand
     }
     const tl_layout *ls[3] = {sl, &out, &index};
     tl_iter it;
-    if (tl_iter_init(&it, sl->shape, sl->ndim, ls, 3)) {
+    if (tl_iter_init(&it, sl->shape, sl->ndim, ls, is_arg(op) ? 3 : 2)) {
         do {
-            for (size_t k = 0; k < it.inner; k++) {
-                size_t at = it.off[0] + k * it.step[0];
-                double v = ints ? 0 : tl_load(src->dtype, src->buf, at);
-                int64_t iv = ints ? tl_load_i64(src->dtype, src->buf, at) : 0;
-                acc_add(op, ints, &accs[it.off[1] + k * it.step[1]], v, iv,
-                        it.off[2] + k * it.step[2]);
+            if (typed) {
+                typed_run(op, src, it.off[0], it.step[0], &a.f[it.off[1]], it.step[1], it.inner);
+                continue;
             }
+            for (size_t k = 0; k < it.inner; k++)
+                add_element(op, ints, &a, it.off[1] + k * it.step[1], src,
+                            it.off[0] + k * it.step[0], is_arg(op) ? it.off[2] + k * it.step[2] : 0);
         } while (tl_iter_next(&it));
     }
-    for (size_t i = 0; i < nout; i++)
-        store_result(op, ints, dst, i, &accs[i], count);
-    free(accs);
+    store_results(op, ints, dst, &a, nout, count);
+    free(block);
     return TL_OK;
 }
