@@ -150,6 +150,17 @@ static void mutex_of_type(int type, pthread_mutex_t *m)
     pthread_mutex_init(m, &a);
 }
 
+/* init gives the address a new identity: what was held under the old one does not count. */
+NOINLINE void reinit_then_lock(void)
+{
+    static pthread_mutex_t m;
+    pthread_mutex_init(&m, NULL);
+    pthread_mutex_lock(&m);
+    pthread_mutex_init(&m, NULL);
+    result("lock", pthread_mutex_lock(&m));
+    pthread_mutex_unlock(&m);
+}
+
 NOINLINE void recursive_relock(void)
 {
     pthread_mutex_t m;
@@ -372,7 +383,9 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "mutex-errorcheck")) {
         mutex_of_type(PTHREAD_MUTEX_ERRORCHECK, &m);
         mutex_relock(&m);
-    } else if (!strcmp(s, "mutex-recursive"))
+    } else if (!strcmp(s, "mutex-reinit"))
+        reinit_then_lock();
+    else if (!strcmp(s, "mutex-recursive"))
         recursive_relock();
     else if (!strcmp(s, "spin-relock")) {
         pthread_spin_init(&spin, 0);

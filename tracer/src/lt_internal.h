@@ -191,9 +191,30 @@ typedef struct lt_config {
 extern lt_config lt_cfg;
 void lt_config_load(void);
 
+/* Fibonacci hashing, top bits: locks at a regular stride (arrays of structs) spread evenly. */
+static inline size_t lt_addr_hash(const void *addr, unsigned bits)
+{
+    return (size_t)(((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
 /* thread.c ------------------------------------------------------------------------------- */
-lt_thread *lt_self(void);
-lt_held *lt_held_find(lt_thread *t, const void *addr);
+lt_thread *lt_self_register(void);
+
+/* The calling thread's state, registering it on first use. Inline: every event starts here. */
+static inline lt_thread *lt_self(void)
+{
+    return lt_likely(lt_tls.registered) ? &lt_tls : lt_self_register();
+}
+
+/* This thread's entry for addr, newest first; NULL when it does not hold it. */
+static inline lt_held *lt_held_find(lt_thread *t, const void *addr)
+{
+    for (uint32_t i = t->nheld; i-- > 0;)
+        if (t->held[i].addr == addr)
+            return &t->held[i];
+    return NULL;
+}
+
 lt_held *lt_held_push(lt_thread *t);
 void lt_held_remove(lt_thread *t, lt_held *h);
 void lt_thread_start(int seq);
@@ -215,7 +236,18 @@ static inline int lt_enter(lt_thread *t)
 static inline void lt_leave(lt_thread *t) { t->busy = 0; }
 
 /* shadow.c ------------------------------------------------------------------------------- */
-lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t ra);
+lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra);
+
+/* The shadow entry of addr, created (first seen at ra) when new. Inline: the thread's cache
+ * answers almost every call; lt_shadow_lookup is the slow path. NULL only without memory. */
+static inline lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t ra)
+{
+    lt_cache_slot *slot = &t->cache[lt_addr_hash(addr, LT_CACHE_BITS)];
+    if (lt_likely(slot->addr == addr) &&
+        atomic_load_explicit(&slot->lock->gen, memory_order_relaxed) == slot->gen)
+        return slot->lock;
+    return lt_shadow_lookup(t, addr, ra);
+}
 lt_lock *lt_shadow_reset(const void *addr, uintptr_t ra);
 void lt_shadow_forget(const void *addr);
 void lt_shadow_fork(lt_fork_phase phase);
@@ -257,6 +289,7 @@ void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner);
 
 /* report.c ------------------------------------------------------------------------------- */
 void lt_report(lt_finding *f);
+void lt_report_degraded(const char *what);
 void lt_report_fork(lt_fork_phase phase);
 size_t lt_fmt_str(char *buf, size_t size, size_t at, const char *s);
 size_t lt_fmt_hex(char *buf, size_t size, size_t at, uintptr_t v);

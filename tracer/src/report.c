@@ -293,6 +293,19 @@ void lt_report(lt_finding *f)
         abort();
 }
 
+/* The tracer had to stop tracking something (memory exhausted): said once, never fatal. */
+void lt_report_degraded(const char *what)
+{
+    static _Atomic int said;
+    char buf[256];
+    if (atomic_exchange(&said, 1))
+        return;
+    size_t n = lt_fmt_str(buf, sizeof buf, 0, "locktrace: note: ");
+    n = lt_fmt_str(buf, sizeof buf, n, what);
+    n = lt_fmt_str(buf, sizeof buf, n, "; from now on some locks may go unchecked\n");
+    lt_platform_write(2, buf, n);
+}
+
 void lt_report_fork(lt_fork_phase phase)
 {
     lt_spin_fork(&report_lock, phase);

@@ -33,15 +33,9 @@ typedef struct shard {
 
 static shard shards[SHARDS];
 
-/* Fibonacci hashing, top bits: locks at a regular stride (arrays of structs) spread evenly. */
-static size_t addr_hash(const void *addr, unsigned bits)
-{
-    return (size_t)(((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - bits));
-}
-
 static shard *shard_of(const void *addr)
 {
-    return &shards[addr_hash(addr, SHARD_BITS)];
+    return &shards[lt_addr_hash(addr, SHARD_BITS)];
 }
 
 /* New entries start at gen 1 so a zeroed cache slot or held entry never matches. */
@@ -100,18 +94,18 @@ static lt_lock *find_or_create(const void *addr, int *created)
     return l;
 }
 
-lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t ra)
+/* The slow path of lt_shadow_get: the table, then the thread's cache slot. */
+lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
 {
-    lt_cache_slot *slot = &t->cache[addr_hash(addr, LT_CACHE_BITS)];
-    if (lt_likely(slot->addr == addr) &&
-        atomic_load_explicit(&slot->lock->gen, memory_order_relaxed) == slot->gen)
-        return slot->lock;
     int created;
     lt_lock *l = find_or_create(addr, &created);
-    if (!l)
+    if (!l) {
+        lt_report_degraded("out of memory for lock shadow state");
         return NULL;
+    }
     if (created)
         l->first_stack = lt_stack_here(ra);
+    lt_cache_slot *slot = &t->cache[lt_addr_hash(addr, LT_CACHE_BITS)];
     slot->addr = addr;
     slot->lock = l;
     slot->gen = atomic_load(&l->gen);

@@ -119,12 +119,12 @@ static void register_thread(lt_thread *t, int seq)
     arm_exit_hook(t);
 }
 
-lt_thread *lt_self(void)
+/* The slow path of lt_self. */
+lt_thread *lt_self_register(void)
 {
-    lt_thread *t = &lt_tls;
-    if (lt_unlikely(!t->registered))
-        register_thread(t, -1);
-    return t;
+    if (!lt_tls.registered)
+        register_thread(&lt_tls, -1);
+    return &lt_tls;
 }
 
 int lt_thread_next_seq(void)
@@ -159,14 +159,6 @@ static void thread_exit(void *arg)
 
 /* ---------------------------------------------------------------------------------------- */
 
-lt_held *lt_held_find(lt_thread *t, const void *addr)
-{
-    for (uint32_t i = t->nheld; i-- > 0;)
-        if (t->held[i].addr == addr)
-            return &t->held[i];
-    return NULL;
-}
-
 /* Fails only when memory is exhausted: the lock is then simply not tracked. */
 static int held_grow(lt_thread *t)
 {
@@ -184,8 +176,10 @@ static int held_grow(lt_thread *t)
 
 lt_held *lt_held_push(lt_thread *t)
 {
-    if (lt_unlikely(t->nheld == t->cap) && !held_grow(t))
+    if (lt_unlikely(t->nheld == t->cap) && !held_grow(t)) {
+        lt_report_degraded("out of memory for a held set");
         return NULL;
+    }
     return &t->held[t->nheld++];
 }
 
