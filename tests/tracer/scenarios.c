@@ -21,8 +21,8 @@
 
 static void result(const char *what, int rc)
 {
-    printf("%s -> %s\n", what, rc == 0 ? "0" : rc == EDEADLK ? "EDEADLK" : rc == EBUSY ? "EBUSY"
-                                                                                         : strerror(rc));
+    const char *name = rc == 0 ? "0" : rc == EDEADLK ? "EDEADLK" : rc == EBUSY ? "EBUSY" : NULL;
+    printf("%s -> %s\n", what, name ? name : strerror(rc));
     fflush(stdout);
 }
 
@@ -103,7 +103,10 @@ NOINLINE void read_again_with_writer_queued(pthread_rwlock_t *l)
     pthread_t th;
     pthread_rwlock_rdlock(l);
     pthread_create(&th, NULL, queue_writer, l);
-    usleep(200 * 1000); /* let the writer queue */
+    while (pthread_rwlock_tryrdlock(l) == 0) { /* fails once the writer is queued */
+        pthread_rwlock_unlock(l);
+        usleep(1000);
+    }
     result("rdlock", pthread_rwlock_rdlock(l));
 }
 
@@ -261,6 +264,14 @@ NOINLINE void unlock_not_held(pthread_mutex_t *m)
     result("unlock", pthread_mutex_unlock(m));
 }
 
+/* Reports of one kind stop after a cap, saying so once. */
+NOINLINE void unlock_not_held_often(pthread_mutex_t *m)
+{
+    for (int i = 0; i < 150; i++)
+        pthread_mutex_unlock(m);
+    result("unlocks", 0);
+}
+
 NOINLINE void destroy_while_held(void)
 {
     pthread_mutex_t m;
@@ -398,6 +409,8 @@ int main(int argc, char **argv)
         cond_wait_cancelled();
     else if (!strcmp(s, "bad-unlock"))
         unlock_not_held(&plain);
+    else if (!strcmp(s, "bad-unlock-many"))
+        unlock_not_held_often(&plain);
     else if (!strcmp(s, "destroy-held"))
         destroy_while_held();
     else if (!strcmp(s, "exit-held"))

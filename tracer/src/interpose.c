@@ -196,8 +196,9 @@ static int acquire(call *c)
     return rc;
 }
 
-#define ACQUIRE(lock, kind, mode, wait, ...) \
-    acquire(&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL}, __VA_ARGS__})
+#define ACQUIRE(lock, kind, mode, wait, ...)                                                  \
+    acquire(&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL}, \
+                    __VA_ARGS__})
 
 /* Unlock, init and destroy: one event around the real call. */
 typedef void (*lt_hook)(lt_event *);

@@ -98,7 +98,8 @@ static const char *kind_name(const lt_finding *f)
     static const char *const mutex[] = {"mutex (normal)", "mutex (recursive)",
                                         "mutex (error-checking)"};
     switch (f->lock_kind) {
-    case LT_RWLOCK: return f->writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";
+    case LT_RWLOCK:
+        return f->writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";
     case LT_MUTEX: return mutex[f->mutex_type];
     default: return "spinlock";
     }
@@ -222,7 +223,9 @@ static void put_exit_held(out *o, const lt_finding *f)
         uint32_t id = h->stack ? h->stack : lt_stack_intern(&h->ra, 1);
         put(o, "  still held: ");
         put_hex(o, (uintptr_t)h->addr);
-        put(o, h->kind == LT_RWLOCK ? " rwlock for " : h->kind == LT_MUTEX ? " mutex, " : " spinlock, ");
+        put(o, h->kind == LT_RWLOCK  ? " rwlock for "
+               : h->kind == LT_MUTEX ? " mutex, "
+                                     : " spinlock, ");
         put(o, mode_name((lt_kind)h->kind, (lt_mode)h->mode));
         put(o, "\n");
         if (h->lock && atomic_load(&h->lock->gen) == h->gen)
@@ -275,6 +278,15 @@ static size_t format(const lt_finding *f, char *buf, size_t size)
     return o.at;
 }
 
+static size_t format_quiet(const lt_finding *f, char *buf, size_t size)
+{
+    out o = {buf, size, 0};
+    put(&o, "locktrace: further ");
+    put(&o, lt_kind_names[f->kind]);
+    put(&o, " reports are not printed\n");
+    return o.at;
+}
+
 /* Formats and writes f, then applies its outcome (abort; the others are the caller's). */
 void lt_report(lt_finding *f)
 {
@@ -284,8 +296,7 @@ void lt_report(lt_finding *f)
     if (n <= REPORT_CAP)
         len = format(f, report_buf, sizeof report_buf);
     else if (n == REPORT_CAP + 1)
-        len = lt_fmt_str(report_buf, sizeof report_buf, 0,
-                         "locktrace: further reports of this kind are not printed\n");
+        len = format_quiet(f, report_buf, sizeof report_buf);
     if (len)
         lt_platform_write(2, report_buf, len);
     lt_spin_unlock(&report_lock);
