@@ -152,7 +152,8 @@ static double uniform_gen(void *state, size_t i)
 
 #define TWO_PI 6.283185307179586476925286766559
 
-/* Box-Muller, one value per call (the cosine branch only: simpler, still exact). */
+/* Box-Muller, one value per call from two uniforms (only the cosine branch: the sine one
+ * would need state between calls). */
 static double normal_gen(void *state, size_t i)
 {
     rng *r = state;

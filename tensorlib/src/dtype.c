@@ -102,6 +102,20 @@ uint16_t tl_f32_to_bf16(float f)
     return (uint16_t)(u >> 16);
 }
 
+/* v as f32 rounded to odd: when inexact, the neighbour toward zero with its lowest bit set.
+ * Rounding that on to f16/bf16 (13 or 16 bits fewer) then equals rounding v directly, where
+ * plain double -> float -> half rounding can land on a false tie. */
+static float f32_round_odd(double v)
+{
+    float f = (float)v;
+    if ((double)f == v || isnan(v) || isinf(f))
+        return f;
+    uint32_t u = f32_bits(f);
+    if (fabs((double)f) > fabs(v))
+        u--; /* the magnitude just below, same sign */
+    return bits_f32(u | 1u);
+}
+
 double tl_load(tl_dtype dtype, const void *base, size_t i)
 {
     switch (dtype) {
@@ -135,8 +149,8 @@ void tl_store(tl_dtype dtype, void *base, size_t i, double v)
         /* 2^63 itself is out of range for int64_t: stop one double below it. */
         ((int64_t *)base)[i] = (int64_t)saturate(v, -0x1p63, 0x1.fffffffffffffp62);
         break;
-    case TL_F16: ((uint16_t *)base)[i] = tl_f32_to_f16((float)v); break;
-    case TL_BF16: ((uint16_t *)base)[i] = tl_f32_to_bf16((float)v); break;
+    case TL_F16: ((uint16_t *)base)[i] = tl_f32_to_f16(f32_round_odd(v)); break;
+    case TL_BF16: ((uint16_t *)base)[i] = tl_f32_to_bf16(f32_round_odd(v)); break;
     case TL_F32: ((float *)base)[i] = (float)v; break;
     case TL_F64: ((double *)base)[i] = v; break;
     case TL_DTYPE_COUNT: break;
@@ -149,7 +163,11 @@ int64_t tl_load_i64(tl_dtype dtype, const void *base, size_t i)
     case TL_U8: return ((const uint8_t *)base)[i];
     case TL_U32: return ((const uint32_t *)base)[i];
     case TL_I64: return ((const int64_t *)base)[i];
-    default: return (int64_t)tl_load(dtype, base, i);
+    default: { /* a float: truncated and saturated like every float -> integer conversion */
+        int64_t v;
+        tl_store(TL_I64, &v, 0, tl_load(dtype, base, i));
+        return v;
+    }
     }
 }
 

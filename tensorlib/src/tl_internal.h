@@ -230,7 +230,7 @@ TL_LOCK_INLINE tl_status tl_lock_read_all(const tl_tensor *const *ts, size_t n, 
 }
 
 /* ------------------------------------------------------------------------------------------
- * copy.c: copies between layouts of one shape, under the caller's locks
+ * copy.c
  * ---------------------------------------------------------------------------------------- */
 /* A new contiguous tensor of dtype holding t's elements. Takes the read lock on t. */
 tl_tensor *tl_copy_as(const char *op, const tl_tensor *t, tl_dtype dtype);

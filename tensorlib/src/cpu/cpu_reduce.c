@@ -140,7 +140,7 @@ static void add_element(tl_reduce_op op, bool ints, const accs *a, size_t k,
 
 /* ------------------------------------------------------------------------------------------ */
 
-static void init_accs(tl_reduce_op op, bool ints, const accs *a, size_t n)
+static void init_accs(tl_reduce_op op, const accs *a, size_t n)
 {
     bool fold = op == TL_SUM || op == TL_MEAN;
     for (size_t k = 0; k < n; k++) {
@@ -148,7 +148,6 @@ static void init_accs(tl_reduce_op op, bool ints, const accs *a, size_t n)
         a->i[k] = fold ? 0 : op == TL_MAX || op == TL_ARGMAX ? INT64_MIN : INT64_MAX;
         a->index[k] = SIZE_MAX; /* nothing seen yet */
     }
-    (void)ints;
 }
 
 static void store_results(tl_reduce_op op, bool ints, const tl_operand *dst, const accs *a,
@@ -156,8 +155,9 @@ static void store_results(tl_reduce_op op, bool ints, const tl_operand *dst, con
 {
     for (size_t k = 0; k < n; k++) {
         size_t at = dst->layout->offset + k;
-        if (is_arg(op))
-            tl_store_i64(dst->dtype, dst->buf, at, (int64_t)(a->index[k] == SIZE_MAX ? 0 : a->index[k]));
+        if (is_arg(op)) /* SIZE_MAX only for an empty dim, which the generic layer refuses */
+            tl_store_i64(dst->dtype, dst->buf, at,
+                         a->index[k] == SIZE_MAX ? 0 : (int64_t)a->index[k]);
         else if (ints) /* an empty integer mean is 0 rather than a division by zero */
             tl_store_i64(dst->dtype, dst->buf, at,
                          op == TL_MEAN ? (count ? a->i[k] / (int64_t)count : 0) : a->i[k]);
@@ -173,12 +173,13 @@ tl_status tl_cpu_reduce(tl_reduce_op op, const tl_operand *dst, const tl_operand
     bool ints = !tl_dtype_is_float(src->dtype);
     bool typed = (src->dtype == TL_F32 || src->dtype == TL_F64) && !is_arg(op);
     size_t nout = tl_layout_elems(dst->layout), count = 1;
-    void *block = tl_calloc(nout, sizeof(double) + sizeof(int64_t) + sizeof(size_t));
+    size_t per_output = sizeof(double) + sizeof(int64_t) + sizeof(size_t);
+    void *block = tl_calloc(nout, per_output);
     if (!block)
-        return tl_fail_nomem("reduce", nout * 24);
+        return tl_fail_nomem("reduce", nout * per_output);
     accs a = {block, (int64_t *)((double *)block + nout), NULL};
     a.index = (size_t *)(a.i + nout);
-    init_accs(op, ints, &a, nout);
+    init_accs(op, &a, nout);
 
     tl_layout out = {.ndim = sl->ndim}, index = {.ndim = sl->ndim};
     for (size_t d = 0; d < sl->ndim; d++) {
@@ -196,9 +197,11 @@ tl_status tl_cpu_reduce(tl_reduce_op op, const tl_operand *dst, const tl_operand
                 typed_run(op, src, it.off[0], it.step[0], &a.f[it.off[1]], it.step[1], it.inner);
                 continue;
             }
-            for (size_t k = 0; k < it.inner; k++)
+            for (size_t k = 0; k < it.inner; k++) {
+                size_t pos = is_arg(op) ? it.off[2] + k * it.step[2] : 0;
                 add_element(op, ints, &a, it.off[1] + k * it.step[1], src,
-                            it.off[0] + k * it.step[0], is_arg(op) ? it.off[2] + k * it.step[2] : 0);
+                            it.off[0] + k * it.step[0], pos);
+            }
         } while (tl_iter_next(&it));
     }
     store_results(op, ints, dst, &a, nout, count);
