@@ -25,9 +25,9 @@ tl_storage *tl_storage_new(const char *op, tl_device device, tl_dtype dtype, con
 {
     const tl_backend_i *backend = tl_backend_of(device);
     size_t nbytes;
-    if (!backend) {
-        tl_fail(TL_ERR_DEVICE, "%s: device %s is not available in this build", op,
-                tl_device_name(device));
+    if (!backend || (backend->available && !backend->available())) {
+        tl_fail(TL_ERR_DEVICE, "%s: %s: not available on this platform (%s)", op,
+                tl_device_name(device), backend ? "no device found" : "built without Metal");
         return NULL;
     }
     if (!tl_dtype_valid(dtype)) {

@@ -13,6 +13,9 @@
  * there is only that one thread then.
  */
 #define _GNU_SOURCE
+#ifdef __APPLE__
+#include "interpose_macos.h"
+#endif
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -21,23 +24,33 @@
 #include "lt_internal.h"
 #include "platform.h"
 
+/* macOS has no timed, clock or spin lock functions (and no clock condition wait): there
+ * those entry points are compiled out, with the calls that would reach them. */
+#ifdef __APPLE__
+#define LT_TIMED_LOCKS 0
+#define LT_REALS_TIMED(X)
+#else
+#define LT_TIMED_LOCKS 1
+#define LT_REALS_TIMED(X)                                                                  \
+    X(pthread_rwlock_timedrdlock, NULL) X(pthread_rwlock_timedwrlock, NULL)                \
+    X(pthread_rwlock_clockrdlock, NULL) X(pthread_rwlock_clockwrlock, NULL)                \
+    X(pthread_mutex_timedlock, NULL) X(pthread_mutex_clocklock, NULL)                      \
+    X(pthread_spin_init, NULL) X(pthread_spin_destroy, NULL) X(pthread_spin_lock, NULL)    \
+    X(pthread_spin_trylock, NULL) X(pthread_spin_unlock, NULL)                             \
+    X(pthread_cond_clockwait, NULL)
+#endif
+
 /* name, symbol version (NULL = default). Condition variables are versioned in glibc. */
 #define LT_REALS(X)                                                                        \
     X(pthread_rwlock_init, NULL) X(pthread_rwlock_destroy, NULL)                           \
     X(pthread_rwlock_rdlock, NULL) X(pthread_rwlock_wrlock, NULL)                          \
     X(pthread_rwlock_tryrdlock, NULL) X(pthread_rwlock_trywrlock, NULL)                    \
-    X(pthread_rwlock_timedrdlock, NULL) X(pthread_rwlock_timedwrlock, NULL)                \
-    X(pthread_rwlock_clockrdlock, NULL) X(pthread_rwlock_clockwrlock, NULL)                \
     X(pthread_rwlock_unlock, NULL)                                                         \
     X(pthread_mutex_init, NULL) X(pthread_mutex_destroy, NULL)                             \
     X(pthread_mutex_lock, NULL) X(pthread_mutex_trylock, NULL)                             \
-    X(pthread_mutex_timedlock, NULL) X(pthread_mutex_clocklock, NULL)                      \
     X(pthread_mutex_unlock, NULL)                                                          \
-    X(pthread_spin_init, NULL) X(pthread_spin_destroy, NULL) X(pthread_spin_lock, NULL)    \
-    X(pthread_spin_trylock, NULL) X(pthread_spin_unlock, NULL)                             \
     X(pthread_cond_wait, "GLIBC_2.3.2") X(pthread_cond_timedwait, "GLIBC_2.3.2")           \
-    X(pthread_cond_clockwait, NULL)                                                        \
-    X(pthread_create, NULL) X(fork, NULL)
+    X(pthread_create, NULL) X(fork, NULL) LT_REALS_TIMED(X)
 
 static struct {
 #define X(name, version) __typeof__(&name) name;
@@ -116,30 +129,38 @@ static int real_try(const call *c)
     case LT_RWLOCK:
         return c->ev.mode == LT_MODE_READ ? real.pthread_rwlock_tryrdlock(l)
                                           : real.pthread_rwlock_trywrlock(l);
-    case LT_MUTEX: return real.pthread_mutex_trylock(l);
-    default: return real.pthread_spin_trylock(l);
+#if LT_TIMED_LOCKS
+    case LT_SPIN: return real.pthread_spin_trylock(l);
+#endif
+    default: return real.pthread_mutex_trylock(l);
     }
 }
 
 static int real_rwlock_wait(const call *c, void *l)
 {
     int rd = c->ev.mode == LT_MODE_READ;
-    if (c->ev.wait == LT_WAIT_BLOCK)
-        return rd ? real.pthread_rwlock_rdlock(l) : real.pthread_rwlock_wrlock(l);
-    if (c->has_clock)
+#if LT_TIMED_LOCKS
+    if (c->ev.wait != LT_WAIT_BLOCK && c->has_clock)
         return rd ? real.pthread_rwlock_clockrdlock(l, c->clock, c->abstime)
                   : real.pthread_rwlock_clockwrlock(l, c->clock, c->abstime);
-    return rd ? real.pthread_rwlock_timedrdlock(l, c->abstime)
-              : real.pthread_rwlock_timedwrlock(l, c->abstime);
+    if (c->ev.wait != LT_WAIT_BLOCK)
+        return rd ? real.pthread_rwlock_timedrdlock(l, c->abstime)
+                  : real.pthread_rwlock_timedwrlock(l, c->abstime);
+#endif
+    return rd ? real.pthread_rwlock_rdlock(l) : real.pthread_rwlock_wrlock(l);
 }
 
 static int real_mutex_wait(const call *c, void *l)
 {
-    if (c->ev.wait == LT_WAIT_BLOCK)
-        return real.pthread_mutex_lock(l);
-    if (c->has_clock)
+#if LT_TIMED_LOCKS
+    if (c->ev.wait != LT_WAIT_BLOCK && c->has_clock)
         return real.pthread_mutex_clocklock(l, c->clock, c->abstime);
-    return real.pthread_mutex_timedlock(l, c->abstime);
+    if (c->ev.wait != LT_WAIT_BLOCK)
+        return real.pthread_mutex_timedlock(l, c->abstime);
+#else
+    (void)c;
+#endif
+    return real.pthread_mutex_lock(l);
 }
 
 static int real_wait(const call *c)
@@ -147,8 +168,10 @@ static int real_wait(const call *c)
     void *l = (void *)c->ev.addr;
     switch (c->ev.kind) {
     case LT_RWLOCK: return real_rwlock_wait(c, l);
-    case LT_MUTEX: return real_mutex_wait(c, l);
-    default: return real.pthread_spin_lock(l);
+#if LT_TIMED_LOCKS
+    case LT_SPIN: return real.pthread_spin_lock(l);
+#endif
+    default: return real_mutex_wait(c, l);
     }
 }
 
@@ -236,6 +259,7 @@ LT_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
     return ACQUIRE(l, LT_RWLOCK, LT_MODE_WRITE, LT_WAIT_TRY, 0, 0, NULL);
 }
 
+#if LT_TIMED_LOCKS
 LT_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *t)
 {
     return ACQUIRE(l, LT_RWLOCK, LT_MODE_READ, LT_WAIT_TIMED, 0, 0, t);
@@ -257,6 +281,7 @@ LT_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t c,
 {
     return ACQUIRE(l, LT_RWLOCK, LT_MODE_WRITE, LT_WAIT_TIMED, 1, c, t);
 }
+#endif
 
 LT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
@@ -288,6 +313,7 @@ LT_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
     return ACQUIRE(m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TRY, 0, 0, NULL);
 }
 
+#if LT_TIMED_LOCKS
 LT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *t)
 {
     return ACQUIRE(m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TIMED, 0, 0, t);
@@ -297,6 +323,7 @@ LT_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t c, const str
 {
     return ACQUIRE(m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TIMED, 1, c, t);
 }
+#endif
 
 LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
@@ -304,6 +331,7 @@ LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
     return ready() ? real.pthread_mutex_unlock(m) : 0;
 }
 
+#if LT_TIMED_LOCKS
 /* ------------------------------------------------------------------------------------------
  * Spinlocks.
  * ---------------------------------------------------------------------------------------- */
@@ -333,6 +361,7 @@ LT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
     HOOK(lt_before_unlock, s, LT_SPIN);
     return ready() ? real.pthread_spin_unlock(s) : 0;
 }
+#endif
 
 /* ------------------------------------------------------------------------------------------
  * Condition variables: the mutex leaves the held set for the wait and comes back after.
@@ -359,8 +388,10 @@ static int real_cond_wait(const call *c, pthread_cond_t *cv)
     pthread_mutex_t *m = (pthread_mutex_t *)c->ev.addr;
     if (c->ev.wait == LT_WAIT_BLOCK)
         return real.pthread_cond_wait(cv, m);
+#if LT_TIMED_LOCKS
     if (c->has_clock)
         return real.pthread_cond_clockwait(cv, m, c->clock, c->abstime);
+#endif
     return real.pthread_cond_timedwait(cv, m, c->abstime);
 }
 
@@ -393,12 +424,14 @@ LT_EXPORT int pthread_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m,
                               NULL}, 0, 0, t}, cv);
 }
 
+#if LT_TIMED_LOCKS
 LT_EXPORT int pthread_cond_clockwait(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t c,
                                      const struct timespec *t)
 {
     return cond_wait(&(call){{m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TIMED, CALLER, NULL, NULL,
                               NULL}, 1, c, t}, cv);
 }
+#endif
 
 /* ------------------------------------------------------------------------------------------
  * Threads and processes.

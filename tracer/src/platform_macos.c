@@ -1,0 +1,141 @@
+/*
+ * platform_macos.c - platform.h for macOS (libsystem), but for lt_platform_real, which lives
+ * with the interpose table in interpose_macos.c: pthread_threadid_np and pthread_getname_np,
+ * backtrace() for stacks, libsystem's libunwind where the stack pointer of each frame is
+ * needed, dladdr for names at report time (no file:line: macOS keeps debug info in .dSYM
+ * bundles this library does not read).
+ *
+ * Calls from this library to pthread functions reach libsystem directly: dyld does not apply
+ * the interpose table to the image that carries it.
+ */
+#include "platform.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <libunwind.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "lt_internal.h"
+
+/* Thread ids are 64-bit on macOS; reports show them, small values fit an int. */
+int lt_platform_tid(void)
+{
+    uint64_t tid = 0;
+    pthread_threadid_np(NULL, &tid);
+    return (int)tid;
+}
+
+void lt_platform_write(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        buf += n;
+        len -= (size_t)n;
+    }
+}
+
+void lt_platform_thread_name(char *buf, size_t size)
+{
+    if (size == 0)
+        return;
+    if (pthread_getname_np(pthread_self(), buf, size) != 0)
+        buf[0] = 0;
+}
+
+/*
+ * macOS keeps a mutex's type in private fields, so it is found by behaviour: a second
+ * trylock by the thread that already holds the mutex succeeds only on a recursive one.
+ * Errorcheck and normal mutexes cannot be told apart this way; both are reported as normal.
+ * A mutex another thread holds is reported as normal too (the relock check that depends on
+ * the answer only asks about mutexes the calling thread holds).
+ */
+int lt_platform_mutex_type(const void *mutex)
+{
+    pthread_mutex_t *m = (pthread_mutex_t *)mutex;
+    if (pthread_mutex_trylock(m) != 0)
+        return LT_MUTEX_NORMAL;
+    int recursive = pthread_mutex_trylock(m) == 0;
+    if (recursive)
+        pthread_mutex_unlock(m);
+    pthread_mutex_unlock(m);
+    return recursive ? LT_MUTEX_RECURSIVE : LT_MUTEX_NORMAL;
+}
+
+/* macOS rwlocks have no writer-preference attribute. */
+int lt_platform_rwlock_prefers_writer(const void *rwlock)
+{
+    (void)rwlock;
+    return 0;
+}
+
+void *lt_platform_map(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void lt_platform_unmap(void *p, size_t size)
+{
+    munmap(p, size);
+}
+
+size_t lt_platform_unwind(lt_frame *frames, size_t max)
+{
+    unw_context_t ctx;
+    unw_cursor_t cur;
+    size_t n = 0;
+    if (unw_getcontext(&ctx) != 0 || unw_init_local(&cur, &ctx) != 0)
+        return 0;
+    while (n < max) {
+        unw_word_t ip, sp;
+        unw_get_reg(&cur, UNW_REG_IP, &ip);
+        unw_get_reg(&cur, UNW_REG_SP, &sp);
+        frames[n].ip = ip;
+        frames[n].sp = sp;
+        n++;
+        if (unw_step(&cur) <= 0)
+            break;
+    }
+    return n;
+}
+
+size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
+{
+    int n = backtrace((void **)ips, (int)max);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* The nearest exported symbol at or below ip: enough to tell two frames' functions apart. */
+uintptr_t lt_platform_proc_start(uintptr_t ip)
+{
+    Dl_info info;
+    return dladdr((void *)ip, &info) && info.dli_saddr ? (uintptr_t)info.dli_saddr : 0;
+}
+
+int lt_platform_in_tracer(uintptr_t ip)
+{
+    Dl_info me, it;
+    return dladdr((void *)lt_platform_in_tracer, &me) && dladdr((void *)ip, &it) &&
+           it.dli_fbase == me.dli_fbase;
+}
+
+void lt_platform_symbolize(uintptr_t ip, lt_symbol *out)
+{
+    Dl_info info;
+    *out = (lt_symbol){0};
+    if (!dladdr((void *)ip, &info))
+        return;
+    out->module = info.dli_fname;
+    out->module_offset = ip - (uintptr_t)info.dli_fbase;
+    if (info.dli_sname) {
+        out->function = info.dli_sname;
+        out->function_offset = ip - (uintptr_t)info.dli_saddr;
+    }
+}
