@@ -96,6 +96,27 @@ static void test_integers(void)
     FX_RELEASE(x, ids, sel, sum);
 }
 
+/* scatter_add on i64 (negative values) and u8 (wraps like numpy: 200 + 100 + 100 = 144). */
+static void test_integer_adds(void)
+{
+    const int64_t xv[] = {-5, 7}, sv[] = {-3, 4, 10}, idv[] = {1, 0, 1};
+    const uint8_t bv[] = {200, 1}, bs[] = {100, 100}, bid[] = {0, 0};
+    size_t s2[] = {2}, s3[] = {3};
+    tl_tensor *x = tl_from_data(xv, s2, 1, TL_I64, TL_CPU);
+    tl_tensor *src = tl_from_data(sv, s3, 1, TL_I64, TL_CPU);
+    tl_tensor *ids = tl_from_data(idv, s3, 1, TL_I64, TL_CPU);
+    tl_tensor *sum = tl_scatter_add(x, ids, src, 0);
+    int64_t got[2] = {0};
+    CHECK(sum && tl_to_vec(sum, got, sizeof got) == TL_OK && got[0] == -1 && got[1] == 14);
+    tl_tensor *b = tl_from_data(bv, s2, 1, TL_U8, TL_CPU);
+    tl_tensor *bsrc = tl_from_data(bs, s2, 1, TL_U8, TL_CPU);
+    tl_tensor *bids = tl_from_data(bid, s2, 1, TL_U8, TL_CPU);
+    uint8_t bgot[2] = {0};
+    CHECK(tl_scatter_add_set(b, bids, bsrc, 0) == TL_OK);
+    CHECK(tl_to_vec(b, bgot, sizeof bgot) == TL_OK && bgot[0] == 144 && bgot[1] == 1);
+    FX_RELEASE(x, src, ids, sum, b, bsrc, bids);
+}
+
 /* Sources that are broadcast views (stride 0) are read like any other layout. */
 static void test_broadcast_source(void)
 {
@@ -190,6 +211,7 @@ int main(int argc, char **argv)
         return 2;
     CHECK(fx_each_case(dir, "indexing", run_case));
     test_integers();
+    test_integer_adds();
     test_broadcast_source();
     test_out_of_range();
     test_guards();

@@ -11,9 +11,9 @@
 #include "cpu.h"
 #include "cpu_heavy.h"
 
-/* Buffers from this size up are 2 MiB aligned and asked for transparent huge pages, as numpy
- * does: every op returns fresh storage, and with 4 KiB pages the page faults of a 64 MiB
- * result cost more than the elementwise op that fills it. */
+/* Buffers of two huge pages (4 MiB) and more are 2 MiB aligned and asked for transparent huge
+ * pages, as numpy does: every op returns fresh storage, and with 4 KiB pages the page faults
+ * of a 64 MiB result cost more than the elementwise op that fills it. */
 #define CPU_HUGE_PAGE ((size_t)2 << 20)
 
 static void *cpu_alloc(size_t nbytes)
