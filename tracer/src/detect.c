@@ -125,15 +125,19 @@ int lt_before_lock(lt_event *ev)
     return 0;
 }
 
-/* A writer about to block is what makes a recursive read hang on a writer-preferring lock. */
-void lt_wait_begin(lt_event *ev)
+/* A writer about to block is what makes a recursive read hang on a writer-preferring lock.
+ * The wait-for check (waitfor.c) may veto the wait: the result is the call's (0 = block). */
+int lt_wait_begin(lt_event *ev)
 {
     if (ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE)
         atomic_fetch_add(&ev->lock->waiting_writers, 1);
+    return ev->lock ? lt_waitfor_begin(ev) : 0;
 }
 
 void lt_wait_end(lt_event *ev)
 {
+    if (ev->lock)
+        lt_waitfor_end(ev);
     if (ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE)
         atomic_fetch_sub(&ev->lock->waiting_writers, 1);
 }
@@ -147,6 +151,7 @@ void lt_after_lock(lt_event *ev, int rc)
         ev->held->depth++; /* recursive mutex, recursive read */
         return;
     }
+    lt_order_acquired(ev);
     lt_held *h = lt_held_push(t);
     if (!h)
         return;

@@ -66,6 +66,7 @@ static __attribute__((noinline)) int init_slow(void)
         lt_tls.busy = 1;
         resolve();
         lt_config_load();
+        lt_dump_install();
         lt_self();
         lt_tls.busy = 0;
         atomic_store(&state, READY);
@@ -162,10 +163,12 @@ static int acquire(call *c)
     if (rc == 0)
         rc = real_try(c);
     if (rc == EBUSY && c->ev.wait != LT_WAIT_TRY) {
-        lt_wait_begin(&c->ev);
-        lt_leave(&lt_tls);
-        rc = real_wait(c);
-        lt_enter(&lt_tls);
+        rc = lt_wait_begin(&c->ev);
+        if (rc == 0) {
+            lt_leave(&lt_tls);
+            rc = real_wait(c);
+            lt_enter(&lt_tls);
+        }
         lt_wait_end(&c->ev);
     }
     lt_after_lock(&c->ev, rc);
@@ -426,6 +429,8 @@ LT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
  * let their holder in again, so the program's atfork handlers may lock as they please. */
 static void fork_phase(lt_fork_phase phase)
 {
+    lt_waitfor_fork(phase); /* before the stack depot: waitfor interns stacks under its lock */
+    lt_order_fork(phase);
     lt_thread_fork(phase);
     lt_shadow_fork(phase);
     lt_stack_fork(phase);

@@ -9,6 +9,8 @@
  *   lt_event    one lock/unlock request handed from interpose.c to the checker (detect.c)
  *   lt_finding  one problem found, as plain data; report.c formats it (report.c)
  *   stack id    32-bit handle of an interned stack in the depot, 0 = none (stack.c)
+ *   wait slot   what a thread is blocked on right now, for the wait-for check (waitfor.c)
+ *   edge        A -> B in the lock-order graph: B was taken while A was held (order.c)
  */
 #ifndef LT_INTERNAL_H
 #define LT_INTERNAL_H
@@ -94,6 +96,24 @@ typedef struct lt_cache_slot {
     uint32_t gen;
 } lt_cache_slot;
 
+/* What a thread is blocked on (waitfor.c). `seq` is odd while the thread waits; every other
+ * field is written by the thread itself under waitfor.c's lock before seq turns odd, so a
+ * reader holding that lock, or one that sees the same odd seq before and after reading, sees
+ * one consistent wait. */
+typedef struct lt_wait_slot {
+    _Atomic uint32_t seq;
+    lt_lock *lock;
+    uint32_t gen;                 /* lock->gen when the wait began */
+    const void *addr;
+    uint8_t kind, mode, wait;     /* lt_kind, lt_mode, lt_wait */
+    uint8_t long_reported;        /* a long-wait report was made for this wait */
+    uint32_t stack;               /* where it waits */
+    lt_thread_info who;           /* the thread, named when the wait began */
+    struct timespec since;        /* CLOCK_MONOTONIC */
+    struct lt_thread *next_waiter, *prev_waiter; /* waitfor.c's list, under its lock */
+    uint32_t mark;                /* cycle search visit stamp, under waitfor.c's lock */
+} lt_wait_slot;
+
 #define LT_CACHE_SLOTS 128 /* power of two */
 #define LT_HELD_INLINE 8   /* held entries before the set moves to mapped memory */
 
@@ -106,6 +126,7 @@ typedef struct lt_thread {
     lt_held inline_held[LT_HELD_INLINE];
     struct lt_thread *next, *prev; /* registry of live threads */
     lt_cache_slot cache[LT_CACHE_SLOTS];
+    lt_wait_slot waiting;
 } lt_thread;
 
 extern __thread lt_thread lt_tls LT_TLS;
@@ -134,6 +155,9 @@ typedef enum {
     LT_FIND_BAD_UNLOCK,
     LT_FIND_DESTROY_HELD,
     LT_FIND_EXIT_HELD,
+    LT_FIND_DEADLOCK,
+    LT_FIND_INVERSION,
+    LT_FIND_LONG_WAIT,
     LT_FIND_KIND_COUNT
 } lt_finding_kind;
 
@@ -157,6 +181,42 @@ typedef enum {
     LT_OUTCOME_EDEADLK   /* the call returns EDEADLK without calling libc */
 } lt_outcome;
 
+/* A lock as cross-thread reports name it. */
+typedef struct lt_lock_ref {
+    const void *addr;
+    lt_kind kind;
+    int mutex_type;  /* lt_mutex_type, mutexes only */
+    int writer_pref; /* rwlocks: writer-preferring */
+    const void *object;
+    locktrace_describe_fn describe;
+} lt_lock_ref;
+
+/* One thread of a wait-for cycle (deadlock) or a waiter and its holders (long-wait): `thread`
+ * waits for `wants` in `want_mode`; `blocker` holds it in `held_mode` (acquired at
+ * `held_stack`), or held_mode is LT_MODE_NONE when it is only queued for write on a
+ * writer-preferring lock. */
+typedef struct lt_wait_step {
+    lt_thread_info thread;
+    lt_lock_ref wants;
+    lt_mode want_mode;
+    lt_wait wait;
+    uint32_t wait_stack;
+    long waited_ms;
+    lt_thread_info blocker;
+    lt_mode held_mode;
+    uint32_t held_stack;
+    int held_partial; /* held_stack is only the call site */
+} lt_wait_step;
+
+/* One edge of the lock-order graph, immutable once published (order.c). */
+typedef struct lt_edge_info {
+    lt_lock_ref from, to;
+    lt_mode from_mode, to_mode;
+    uint32_t from_stack, to_stack; /* where `from` was taken, where `to` was taken under it */
+    int from_partial;              /* from_stack is only the call site */
+    lt_thread_info thread;         /* the thread that first made the edge */
+} lt_edge_info;
+
 typedef struct lt_finding {
     lt_finding_kind kind;
     lt_reason why;
@@ -177,11 +237,18 @@ typedef struct lt_finding {
     uint32_t first_stack;        /* where the lock was first seen */
     const lt_held *held;         /* exit-held: the locks still held */
     size_t nheld;
+    const lt_wait_step *steps;   /* deadlock: the cycle in order; long-wait: the holders */
+    size_t nsteps;
+    int warning;                 /* deadlock: a timed wait in the cycle will break it */
+    const lt_edge_info *const *edges; /* inversion: the cycle, edges[i]->to == edges[i+1]->from */
+    size_t nedges;
+    int one_thread;              /* inversion: every edge was made by the same thread */
 } lt_finding;
 
 /* config.c ------------------------------------------------------------------------------- */
 typedef enum { LT_ACTION_ABORT, LT_ACTION_EDEADLK } lt_action;
 typedef enum { LT_STACKS_LAZY, LT_STACKS_FULL } lt_stacks_mode;
+typedef enum { LT_INVERSION_REPORT, LT_INVERSION_ABORT, LT_INVERSION_OFF } lt_inversion_mode;
 typedef struct lt_config {
 #define LT_OPTION(kind, field, name, def, accepted, help) int field;
 #include "config.def"
@@ -229,7 +296,7 @@ void lt_stack_fork(lt_fork_phase phase);
 
 /* detect.c ------------------------------------------------------------------------------- */
 int lt_before_lock(lt_event *ev);
-void lt_wait_begin(lt_event *ev);
+int lt_wait_begin(lt_event *ev);
 void lt_wait_end(lt_event *ev);
 void lt_after_lock(lt_event *ev, int rc);
 void lt_before_unlock(lt_event *ev);
@@ -240,6 +307,25 @@ void lt_cond_reacquire(lt_event *ev, const lt_held *saved);
 void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn describe);
 void lt_on_thread_exit(lt_thread *t);
 void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner);
+
+/* order.c -------------------------------------------------------------------------------- */
+void lt_order_acquired(lt_event *ev);
+void lt_order_fork(lt_fork_phase phase);
+
+/* waitfor.c ------------------------------------------------------------------------------ */
+int lt_waitfor_begin(lt_event *ev);
+void lt_waitfor_end(lt_event *ev);
+void lt_waitfor_fork(lt_fork_phase phase);
+void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_lock *l);
+uint32_t lt_held_stack(lt_held *h, int *partial);
+
+/* thread.c, for the readers of other threads' state (waitfor.c, dump.c) */
+void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg);
+lt_thread *lt_thread_first(void);
+
+/* dump.c --------------------------------------------------------------------------------- */
+void lt_dump_install(void);
+void lt_dump_threads(int symbolize);
 
 /* report.c ------------------------------------------------------------------------------- */
 void lt_report(lt_finding *f);
