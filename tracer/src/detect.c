@@ -151,7 +151,8 @@ void lt_after_lock(lt_event *ev, int rc)
         ev->held->depth++; /* recursive mutex, recursive read */
         return;
     }
-    lt_order_acquired(ev);
+    if (t->nheld)
+        lt_order_acquired(ev);
     lt_held *h = lt_held_push(t);
     if (!h)
         return;

@@ -6,12 +6,15 @@
  * outlives its lock. An edge A -> B, labelled with the modes, says B was acquired (not by a
  * trylock) while A was held; it keeps the stacks and the thread of its first occurrence.
  *
- * Cost: after each acquisition the thread looks up (held -> new) for the locks it holds, in a
- * per-thread direct-mapped cache, then in the global edge table without a lock (edges are
- * immutable and published with a release store). Only an edge nobody has made before takes
- * the graph lock; it is inserted and the search for a cycle through it runs there. Edges are
+ * Cost: after each nested acquisition the thread looks up (held -> new) for the locks it
+ * holds by a 64-bit fingerprint of the edge (both identities and modes) in the global set of
+ * known fingerprints, an open-addressing table read without a lock: 8 bytes an edge, so even
+ * thousands of edges stay in cache, and one probe usually answers. (A per-thread cache in
+ * front of it measured slower: with many edges it mostly misses.) Only an edge nobody has
+ * made before takes the graph lock; it is inserted and the search for a cycle through it
+ * runs there. Two edges sharing a fingerprint (odds 2^-64) would hide the second. Edges are
  * made from the ORDER_DIRECT most recently taken locks; older ones reach the new lock through
- * them (A -> B -> C), which finds every cycle of exclusive locks.
+ * them (A -> B -> C).
  *
  * A cycle can deadlock only if every lock on it can block: at each lock the mode one thread
  * holds it in conflicts with the mode the previous thread requests. Read against read
@@ -26,8 +29,7 @@
 #include "platform.h"
 
 #define ORDER_DIRECT 16       /* held locks that get a direct edge to a new lock */
-#define CACHE_SLOTS 256       /* per-thread cache of known edges; power of two */
-#define EDGE_BUCKETS 65536    /* global edge table; power of two */
+#define KNOWN_MIN 4096        /* first size of the known set; it doubles at half full */
 #define NODE_BUCKETS 16384
 
 typedef struct node node;
@@ -35,10 +37,7 @@ typedef struct node node;
 typedef struct edge {
     lt_edge_info info;
     node *from, *to;
-    uintptr_t key_from, key_to;     /* lt_lock pointer | mode, see edge_key */
-    uint32_t gen_from, gen_to;
     struct edge *next_out;          /* from->out, under the graph lock */
-    struct edge *_Atomic next_hash; /* the edge table's chain, read without a lock */
 } edge;
 
 struct node {
@@ -51,16 +50,16 @@ struct node {
     node *next_hash;
 };
 
-/* One known edge in a thread's cache; the modes ride in the pointers' low bits. */
-typedef struct cache_slot {
-    uintptr_t from, to;
-    uint32_t gen_from, gen_to;
-} cache_slot;
+/* The set of known edge fingerprints (never 0, which marks a free slot). Replaced by a copy
+ * twice the size when half full; old copies stay mapped for readers still inside them. */
+typedef struct known_set {
+    size_t mask, count;
+    _Atomic uint64_t slot[];
+} known_set;
 
-static __thread cache_slot cache[CACHE_SLOTS] LT_TLS;
 
 static lt_spin graph_lock;
-static edge *_Atomic edges[EDGE_BUCKETS];
+static known_set *_Atomic known;
 static node *nodes[NODE_BUCKETS];
 static uint32_t stamp;
 static uint64_t *reported;          /* keys of reported cycles */
@@ -68,24 +67,62 @@ static size_t nreported, reported_cap;
 
 /* ---------------------------------------------------------------------------------------- */
 
-static uintptr_t edge_key(const lt_lock *l, lt_mode mode)
+/* Fingerprint of from(gf, mf) -> to(gt, mt); shadow entries are aligned, so the modes fit in
+ * the low bits of their addresses. Three independent multiplies, then one mixing round: this
+ * runs on every nested acquisition. */
+static uint64_t fingerprint(const lt_lock *from, uint32_t gf, lt_mode mf, const lt_lock *to,
+                            uint32_t gt, lt_mode mt)
 {
-    return (uintptr_t)l | (uintptr_t)mode;
+    uint64_t a = ((uintptr_t)from | (uintptr_t)mf) * 0x9E3779B97F4A7C15ull;
+    uint64_t b = ((uintptr_t)to | (uintptr_t)mt) * 0xC2B2AE3D27D4EB4Full;
+    uint64_t g = (((uint64_t)gf << 32) | gt) * 0x165667B19E3779F9ull;
+    uint64_t x = a ^ ((b << 31) | (b >> 33)) ^ g;
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    return (x ^ (x >> 32)) | 1;
 }
 
-static size_t edge_hash(uintptr_t from, uintptr_t to, uint32_t gf, uint32_t gt)
+static int known_has(uint64_t fp)
 {
-    uint64_t h = (from ^ (to << 7) ^ ((uint64_t)gf << 32) ^ gt) * 0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> 40);
+    known_set *k = atomic_load_explicit(&known, memory_order_acquire);
+    for (size_t i = k ? fp & k->mask : 0; k; i = (i + 1) & k->mask) {
+        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
+        if (v == fp)
+            return 1;
+        if (v == 0)
+            return 0;
+    }
+    return 0;
 }
 
-static edge *edge_find(uintptr_t from, uintptr_t to, uint32_t gf, uint32_t gt, size_t hash)
+static void known_put(known_set *k, uint64_t fp)
 {
-    edge *e = atomic_load_explicit(&edges[hash % EDGE_BUCKETS], memory_order_acquire);
-    for (; e; e = atomic_load_explicit(&e->next_hash, memory_order_acquire))
-        if (e->key_from == from && e->key_to == to && e->gen_from == gf && e->gen_to == gt)
-            return e;
-    return NULL;
+    size_t i = fp & k->mask;
+    while (atomic_load_explicit(&k->slot[i], memory_order_relaxed) != 0)
+        i = (i + 1) & k->mask;
+    atomic_store_explicit(&k->slot[i], fp, memory_order_relaxed);
+    k->count++;
+}
+
+/* Under the graph lock. 0 when out of memory (the edge is then still tracked in the graph,
+ * only looked up slowly). */
+static int known_add(uint64_t fp)
+{
+    known_set *k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k || (k->count + 1) * 2 > k->mask + 1) {
+        size_t size = k ? (k->mask + 1) * 2 : KNOWN_MIN;
+        known_set *g = lt_platform_map(sizeof *g + size * sizeof g->slot[0]);
+        if (!g)
+            return 0;
+        g->mask = size - 1;
+        for (size_t i = 0; k && i <= k->mask; i++)
+            if (atomic_load_explicit(&k->slot[i], memory_order_relaxed))
+                known_put(g, atomic_load_explicit(&k->slot[i], memory_order_relaxed));
+        atomic_store_explicit(&known, g, memory_order_release);
+        k = g;
+    }
+    known_put(k, fp);
+    return 1;
 }
 
 static int node_live(const node *n)
@@ -273,25 +310,11 @@ static edge *edge_make(lt_held *h, request *r)
     i->from_stack = lt_held_stack(h, &i->from_partial);
     i->to_stack = r->stack ? r->stack : (r->stack = lt_stack_here(r->ev->ra));
     lt_thread_info_now(r->ev->self, &i->thread);
-    e->key_from = edge_key(h->lock, (lt_mode)h->mode);
-    e->key_to = edge_key(r->ev->lock, r->ev->mode);
-    e->gen_from = h->gen;
-    e->gen_to = r->gen;
     return e;
 }
 
-static void edge_publish(edge *e, size_t hash)
-{
-    e->next_out = e->from->out;
-    e->from->out = e;
-    edge *_Atomic *b = &edges[hash % EDGE_BUCKETS];
-    atomic_store_explicit(&e->next_hash, atomic_load_explicit(b, memory_order_relaxed),
-                          memory_order_relaxed);
-    atomic_store_explicit(b, e, memory_order_release);
-}
-
 /* Inserts the edge unless another thread just did; decides under the lock, reports after. */
-static void edge_add(lt_held *h, request *r, size_t hash)
+static void edge_add(lt_held *h, request *r, uint64_t fp)
 {
     edge *e = edge_make(h, r);
     if (!e)
@@ -299,11 +322,12 @@ static void edge_add(lt_held *h, request *r, size_t hash)
     const lt_edge_info **cycle = NULL;
     size_t n = 0;
     lt_spin_lock(&graph_lock);
-    if (!edge_find(e->key_from, e->key_to, e->gen_from, e->gen_to, hash)) {
+    if (!known_has(fp)) {
         e->from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
         e->to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
-        if (e->from && e->to) {
-            edge_publish(e, hash);
+        if (e->from && e->to && known_add(fp)) {
+            e->next_out = e->from->out;
+            e->from->out = e;
             n = find_cycle(e);
             cycle = n ? take_cycle(n) : NULL;
             e = NULL;
@@ -317,14 +341,9 @@ static void edge_add(lt_held *h, request *r, size_t hash)
 
 static void edge_seen(lt_held *h, request *r)
 {
-    uintptr_t from = edge_key(h->lock, (lt_mode)h->mode), to = edge_key(r->ev->lock, r->ev->mode);
-    size_t hash = edge_hash(from, to, h->gen, r->gen);
-    cache_slot *s = &cache[hash % CACHE_SLOTS];
-    if (lt_likely(s->from == from && s->to == to && s->gen_from == h->gen && s->gen_to == r->gen))
-        return;
-    if (!edge_find(from, to, h->gen, r->gen, hash))
-        edge_add(h, r, hash);
-    *s = (cache_slot){from, to, h->gen, r->gen};
+    uint64_t fp = fingerprint(h->lock, h->gen, (lt_mode)h->mode, r->ev->lock, r->gen, r->ev->mode);
+    if (lt_unlikely(!known_has(fp)))
+        edge_add(h, r, fp);
 }
 
 /* After a successful blocking or timed acquisition of ev->lock, before it joins the held
