@@ -209,6 +209,7 @@ void lt_on_init(lt_event *ev)
     lt_held *h = lt_held_find(ev->self, ev->addr);
     if (h)
         lt_held_remove(ev->self, h);
+    lt_order_forget(ev->addr);
     lt_shadow_reset(ev->addr, ev->ra);
 }
 
@@ -232,6 +233,7 @@ void lt_on_destroy(lt_event *ev)
     }
     if (h)
         lt_held_remove(t, h);
+    lt_order_forget(ev->addr);
     lt_shadow_forget(ev->addr);
 }
 

@@ -310,6 +310,7 @@ void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner);
 
 /* order.c -------------------------------------------------------------------------------- */
 void lt_order_acquired(lt_event *ev);
+void lt_order_forget(const void *addr);
 void lt_order_fork(lt_fork_phase phase);
 
 /* waitfor.c ------------------------------------------------------------------------------ */
@@ -317,7 +318,7 @@ int lt_waitfor_begin(lt_event *ev);
 void lt_waitfor_end(lt_event *ev);
 void lt_waitfor_fork(lt_fork_phase phase);
 void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_lock *l);
-uint32_t lt_held_stack(lt_held *h, int *partial);
+uint32_t lt_held_stack(lt_held *h, uint32_t under, int *partial);
 
 /* thread.c, for the readers of other threads' state (waitfor.c, dump.c) */
 void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg);

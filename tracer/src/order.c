@@ -1,10 +1,11 @@
 /*
  * order.c - the lock-order graph over lock instances, and lock-order inversions.
  *
- * A node is one lock identity, (shadow entry, gen): init, destroy and a reused address give
- * a new node, and a node whose entry has moved on to another gen is skipped, so no edge ever
- * outlives its lock. An edge A -> B, labelled with the modes, says B was acquired (not by a
- * trylock) while A was held; it keeps the stacks and the thread of its first occurrence.
+ * A node is one lock identity, (shadow entry, gen). init and destroy remove every node of the
+ * address with all its edges, so a reused address starts without history and the graph does
+ * not grow with lock churn; a node whose entry has moved on to another gen some other way is
+ * skipped by the search. An edge A -> B, labelled with the modes, says B was acquired (not by
+ * a trylock) while A was held; it keeps the stacks and the thread of its first occurrence.
  *
  * Cost: after each nested acquisition the thread looks up (held -> new) for the locks it
  * holds by a 64-bit fingerprint of the edge (both identities and modes) in the global set of
@@ -29,7 +30,8 @@
 #include "platform.h"
 
 #define ORDER_DIRECT 16       /* held locks that get a direct edge to a new lock */
-#define KNOWN_MIN 4096        /* first size of the known set; it doubles at half full */
+#define KNOWN_MIN 4096        /* smallest size of the known set (slots) */
+#define TOMB 2                /* a removed fingerprint (fingerprints are odd) */
 #define NODE_BUCKETS 16384
 
 typedef struct node node;
@@ -37,30 +39,34 @@ typedef struct node node;
 typedef struct edge {
     lt_edge_info info;
     node *from, *to;
-    struct edge *next_out;          /* from->out, under the graph lock */
+    uint64_t fp;
+    struct edge *next_out, *next_in; /* from->out, to->in; under the graph lock */
 } edge;
 
 struct node {
+    const void *addr;
     lt_lock *lock;
     uint32_t gen;
     int exclusive_only;             /* mutex or spinlock: every request conflicts */
     int writer_pref;
-    edge *out;
+    edge *out, *in;
     uint32_t mark[2];               /* search stamps, by the mode the node is entered with */
     node *next_hash;
 };
 
-/* The set of known edge fingerprints (never 0, which marks a free slot). Replaced by a copy
- * twice the size when half full; old copies stay mapped for readers still inside them. */
+/* The set of known edge fingerprints: 0 marks a free slot, TOMB a removed one. Replaced by a
+ * fresh copy when half the slots are used; old copies stay mapped for readers that may still
+ * be inside them (a copy is made only after as many insertions as it has live entries, so
+ * they add up to a bounded multiple of the live set's size per churned edge). */
 typedef struct known_set {
-    size_t mask, count;
+    size_t mask, used, live;
     _Atomic uint64_t slot[];
 } known_set;
-
 
 static lt_spin graph_lock;
 static known_set *_Atomic known;
 static node *nodes[NODE_BUCKETS];
+static _Atomic size_t nnodes;
 static uint32_t stamp;
 static uint64_t *reported;          /* keys of reported cycles */
 static size_t nreported, reported_cap;
@@ -95,29 +101,44 @@ static int known_has(uint64_t fp)
     return 0;
 }
 
+/* Under the graph lock, fp known to be absent: into the first free or removed slot. */
 static void known_put(known_set *k, uint64_t fp)
 {
     size_t i = fp & k->mask;
-    while (atomic_load_explicit(&k->slot[i], memory_order_relaxed) != 0)
+    uint64_t v;
+    while ((v = atomic_load_explicit(&k->slot[i], memory_order_relaxed)) != 0 && v != TOMB)
         i = (i + 1) & k->mask;
-    atomic_store_explicit(&k->slot[i], fp, memory_order_relaxed);
-    k->count++;
+    atomic_store_explicit(&k->slot[i], fp, memory_order_release);
+    k->used += v == 0;
+    k->live++;
 }
 
-/* Under the graph lock. 0 when out of memory (the edge is then still tracked in the graph,
- * only looked up slowly). */
+/* A copy with room for four times the live entries (at least KNOWN_MIN), tombstones dropped. */
+static known_set *known_copy(const known_set *k)
+{
+    size_t size = KNOWN_MIN;
+    while (k && size < (k->live + 1) * 4)
+        size *= 2;
+    known_set *g = lt_platform_map(sizeof *g + size * sizeof g->slot[0]);
+    if (!g)
+        return NULL;
+    g->mask = size - 1;
+    for (size_t i = 0; k && i <= k->mask; i++) {
+        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
+        if (v != 0 && v != TOMB)
+            known_put(g, v);
+    }
+    return g;
+}
+
+/* Under the graph lock. 0 when out of memory: the edge is then left out of the graph. */
 static int known_add(uint64_t fp)
 {
     known_set *k = atomic_load_explicit(&known, memory_order_relaxed);
-    if (!k || (k->count + 1) * 2 > k->mask + 1) {
-        size_t size = k ? (k->mask + 1) * 2 : KNOWN_MIN;
-        known_set *g = lt_platform_map(sizeof *g + size * sizeof g->slot[0]);
+    if (!k || (k->used + 1) * 2 > k->mask + 1) {
+        known_set *g = known_copy(k);
         if (!g)
             return 0;
-        g->mask = size - 1;
-        for (size_t i = 0; k && i <= k->mask; i++)
-            if (atomic_load_explicit(&k->slot[i], memory_order_relaxed))
-                known_put(g, atomic_load_explicit(&k->slot[i], memory_order_relaxed));
         atomic_store_explicit(&known, g, memory_order_release);
         k = g;
     }
@@ -125,28 +146,105 @@ static int known_add(uint64_t fp)
     return 1;
 }
 
+static void known_remove(uint64_t fp)
+{
+    known_set *k = atomic_load_explicit(&known, memory_order_relaxed);
+    size_t i = fp & k->mask;
+    uint64_t v;
+    while ((v = atomic_load_explicit(&k->slot[i], memory_order_relaxed)) != fp && v != 0)
+        i = (i + 1) & k->mask;
+    if (v == fp) {
+        atomic_store_explicit(&k->slot[i], TOMB, memory_order_relaxed);
+        k->live--;
+    }
+}
+
 static int node_live(const node *n)
 {
     return atomic_load_explicit(&n->lock->gen, memory_order_relaxed) == n->gen;
 }
 
+static size_t node_bucket(const void *addr)
+{
+    return ((uintptr_t)addr >> 4) % NODE_BUCKETS;
+}
+
 /* Finds or makes the node of (l, gen); under the graph lock. */
 static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
 {
-    size_t b = (((uintptr_t)l >> 4) ^ gen) % NODE_BUCKETS;
+    size_t b = node_bucket(addr);
     for (node *n = nodes[b]; n; n = n->next_hash)
         if (n->lock == l && n->gen == gen)
             return n;
     node *n = calloc(1, sizeof *n);
     if (!n)
         return NULL;
+    n->addr = addr;
     n->lock = l;
     n->gen = gen;
     n->exclusive_only = kind != LT_RWLOCK;
     n->writer_pref = kind == LT_RWLOCK && lt_platform_rwlock_prefers_writer(addr);
     n->next_hash = nodes[b];
     nodes[b] = n;
+    atomic_fetch_add(&nnodes, 1);
     return n;
+}
+
+static void unlink_out(node *from, const edge *e)
+{
+    edge **p = &from->out;
+    while (*p != e)
+        p = &(*p)->next_out;
+    *p = e->next_out;
+}
+
+static void unlink_in(node *to, const edge *e)
+{
+    edge **p = &to->in;
+    while (*p != e)
+        p = &(*p)->next_in;
+    *p = e->next_in;
+}
+
+static void edge_free(edge *e)
+{
+    known_remove(e->fp);
+    free(e);
+}
+
+/* Removes n with every edge into and out of it; under the graph lock. */
+static void node_remove(node **link)
+{
+    node *n = *link;
+    edge *e, *next;
+    for (e = n->out; e; e = next) {
+        next = e->next_out;
+        unlink_in(e->to, e);
+        edge_free(e);
+    }
+    for (e = n->in; e; e = next) {
+        next = e->next_in;
+        unlink_out(e->from, e);
+        edge_free(e);
+    }
+    *link = n->next_hash;
+    free(n);
+    atomic_fetch_sub(&nnodes, 1);
+}
+
+/* The lock at addr is initialised or destroyed: whatever the graph knew of it is history. */
+void lt_order_forget(const void *addr)
+{
+    if (atomic_load_explicit(&nnodes, memory_order_relaxed) == 0)
+        return;
+    lt_spin_lock(&graph_lock);
+    for (node **link = &nodes[node_bucket(addr)]; *link;) {
+        if ((*link)->addr == addr)
+            node_remove(link);
+        else
+            link = &(*link)->next_hash;
+    }
+    lt_spin_unlock(&graph_lock);
 }
 
 /* Can a thread holding n in `held` block one requesting it in `req`? */
@@ -263,14 +361,18 @@ static int first_report(uint64_t key)
     return 1;
 }
 
-/* Copies the cycle out of scratch (valid only under the lock); NULL when already reported. */
+/* Copies the cycle out of scratch, by value: once the lock is released its edges may go.
+ * NULL when already reported. One allocation: the pointers, then the edges. */
 static const lt_edge_info **take_cycle(size_t n)
 {
     if (!first_report(cycle_key(n)))
         return NULL;
-    const lt_edge_info **out = malloc(n * sizeof *out);
-    for (size_t i = 0; out && i < n; i++)
-        out[i] = &scratch[i].via->info;
+    const lt_edge_info **out = malloc(n * (sizeof *out + sizeof(lt_edge_info)));
+    lt_edge_info *copy = out ? (lt_edge_info *)(out + n) : NULL;
+    for (size_t i = 0; out && i < n; i++) {
+        copy[i] = scratch[i].via->info;
+        out[i] = &copy[i];
+    }
     return out;
 }
 
@@ -307,8 +409,8 @@ static edge *edge_make(lt_held *h, request *r)
     lt_lock_ref_fill(&i->to, r->ev->addr, r->ev->kind, r->ev->lock);
     i->from_mode = (lt_mode)h->mode;
     i->to_mode = r->ev->mode;
-    i->from_stack = lt_held_stack(h, &i->from_partial);
     i->to_stack = r->stack ? r->stack : (r->stack = lt_stack_here(r->ev->ra));
+    i->from_stack = lt_held_stack(h, i->to_stack, &i->from_partial);
     lt_thread_info_now(r->ev->self, &i->thread);
     return e;
 }
@@ -326,8 +428,11 @@ static void edge_add(lt_held *h, request *r, uint64_t fp)
         e->from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
         e->to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
         if (e->from && e->to && known_add(fp)) {
+            e->fp = fp;
             e->next_out = e->from->out;
             e->from->out = e;
+            e->next_in = e->to->in;
+            e->to->in = e;
             n = find_cycle(e);
             cycle = n ? take_cycle(n) : NULL;
             e = NULL;

@@ -57,17 +57,34 @@ void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_l
     r->describe = l ? l->describe : NULL;
 }
 
-/* The acquisition stack of one of the calling thread's held entries; a recovered whole stack
- * is kept in the entry so other threads can show it later. */
-uint32_t lt_held_stack(lt_held *h, int *partial)
+/*
+ * Where the calling thread took its held lock h, given a stack `under` it has now (of a lock
+ * taken or waited for while h is held). Unwinding with stack pointers (lt_stack_recover)
+ * costs microseconds, too much for every new order edge when locks come and go. But h's
+ * caller is nearly always still on the stack: the function that took h goes on to lock, or
+ * calls what does. Its frame is the first one of `under` in the same function as h's call
+ * site, and h's stack is that call site followed by the frame's callers (under recursion
+ * this may name an inner activation of the function). The result is kept in the entry, so
+ * other threads can show it later; without a match, the call site alone (*partial = 1).
+ */
+uint32_t lt_held_stack(lt_held *h, uint32_t under, int *partial)
 {
+    size_t n;
+    const uintptr_t *ips = lt_stack_get(under, &n);
+    uintptr_t out[256 + 1], fn;
     *partial = 0;
     if (h->stack)
         return h->stack;
-    uint32_t id = lt_stack_recover(h->ra, h->cfa, partial);
-    if (!*partial)
-        h->stack = id;
-    return id;
+    fn = lt_platform_proc_start(h->ra - 1);
+    for (size_t j = 0; fn && ips && j < n && n - j <= 256; j++) {
+        if (lt_platform_proc_start(ips[j] - 1) != fn)
+            continue;
+        out[0] = h->ra;
+        memcpy(out + 1, ips + j + 1, (n - j - 1) * sizeof *ips);
+        return h->stack = lt_stack_intern(out, n - j);
+    }
+    *partial = 1;
+    return lt_stack_intern(&h->ra, 1);
 }
 
 static long ms_since(const struct timespec *t)
@@ -182,14 +199,14 @@ static void unpublish(lt_thread *t)
     atomic_fetch_add(&w->seq, 1);
 }
 
-/* Others may have to show where this thread took its locks: recover those stacks now, while
+/* Others may have to show where this thread took its locks: find those stacks now, while
  * the frames that took them are still on this thread's stack. */
 static void prepare_stacks(lt_thread *t)
 {
     uint32_t low = t->nheld > PREPARE_MAX ? t->nheld - PREPARE_MAX : 0;
     int partial;
     for (uint32_t i = low; i < t->nheld; i++)
-        lt_held_stack(&t->held[i], &partial);
+        lt_held_stack(&t->held[i], t->waiting.stack, &partial);
 }
 
 /* A held entry of another (waiting) thread: its stack, or the call site alone. */
@@ -266,8 +283,8 @@ static void watchdog_start(void);
 int lt_waitfor_begin(lt_event *ev)
 {
     lt_thread *t = ev->self;
-    prepare_stacks(t);
     t->waiting.stack = lt_stack_here(ev->ra);
+    prepare_stacks(t);
     lt_thread_info_now(t, &t->waiting.who);
     clock_gettime(CLOCK_MONOTONIC, &t->waiting.since);
     watchdog_start();
