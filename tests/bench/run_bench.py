@@ -18,7 +18,8 @@ import sys
 def measure(bench, mode, threads, locks, iters, env):
     out = subprocess.run([bench, mode, str(threads), str(locks), str(iters)], env=env,
                          check=True, capture_output=True, text=True).stdout
-    return float(re.search(r'ns_per_lock=([\d.]+)', out).group(1))
+    m = re.search(r'ns_per_lock=([\d.]+) locks_per_s=(\d+)', out)
+    return float(m.group(1)), int(m.group(2))
 
 
 def main(argv):
@@ -34,17 +35,18 @@ def main(argv):
     configs = [('native', {}),
                ('tracer', {'LD_PRELOAD': os.path.abspath(a.lib)}),
                ('tracer full', {'LD_PRELOAD': os.path.abspath(a.lib), 'LOCKTRACE_STACKS': 'full'})]
-    print(f'lockbench: {a.locks} rwlocks, ~90 % reads; ns per lock/unlock pair (ratio to native)')
-    print(f'{"mode":8} {"threads":>7} ' + ' '.join(f'{name:>20}' for name, _ in configs))
+    print(f'lockbench: {a.locks} rwlocks, ~90 % reads; per configuration: ns per lock/unlock '
+          f'pair, million pairs/s (all threads), ratio of ns to native')
+    print(f'{"mode":8} {"threads":>7} ' + ' '.join(f'{name:>28}' for name, _ in configs))
     for mode in ('flat', 'nested'):
         for threads in [int(t) for t in a.threads.split(',')]:
             iters = a.iters // threads
             cells, native = [], None
             for name, extra in configs:
-                ns = measure(a.bench, mode, threads, a.locks, iters, {**base, **extra})
+                ns, rate = measure(a.bench, mode, threads, a.locks, iters, {**base, **extra})
                 native = native or ns
-                cells.append(f'{ns:9.1f} ns ({ns / native:4.2f}x)')
-            print(f'{mode:8} {threads:7} ' + ' '.join(f'{c:>20}' for c in cells))
+                cells.append(f'{ns:6.1f} ns {rate / 1e6:6.1f} M/s ({ns / native:4.2f}x)')
+            print(f'{mode:8} {threads:7} ' + ' '.join(f'{c:>28}' for c in cells))
             sys.stdout.flush()
     return 0
 

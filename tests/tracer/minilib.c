@@ -17,7 +17,8 @@ typedef struct mini_storage {
 
 static void describe(const void *object, char *buf, size_t size)
 {
-    snprintf(buf, size, "mini storage f32[%zu]", sizeof ((const mini_storage *)object)->data / sizeof(float));
+    const mini_storage *s = object;
+    snprintf(buf, size, "mini storage f32[%zu]", sizeof s->data / sizeof s->data[0]);
 }
 
 mini_storage *mini_new(void)

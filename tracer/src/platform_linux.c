@@ -64,6 +64,14 @@ int lt_platform_mutex_type(const void *mutex)
     }
 }
 
+/* glibc's private PTHREAD_MUTEX_ROBUST_NORMAL_NP bit in __kind (nptl/pthreadP.h). */
+enum { GLIBC_MUTEX_ROBUST_BIT = 16 };
+
+int lt_platform_mutex_robust(const void *mutex)
+{
+    return (((const pthread_mutex_t *)mutex)->__data.__kind & GLIBC_MUTEX_ROBUST_BIT) != 0;
+}
+
 /* glibc honours writer preference only for the non-recursive kind. */
 int lt_platform_rwlock_prefers_writer(const void *rwlock)
 {

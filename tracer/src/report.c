@@ -101,7 +101,8 @@ static const char *lock_kind_name(lt_kind kind, int mutex_type, int writer_pref)
     static const char *const mutex[] = {"mutex (normal)", "mutex (recursive)",
                                         "mutex (error-checking)"};
     switch (kind) {
-    case LT_RWLOCK: return writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";
+    case LT_RWLOCK:
+        return writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";
     case LT_MUTEX: return mutex[mutex_type];
     default: return "spinlock";
     }
@@ -159,7 +160,7 @@ static void put_summary(out *o, const lt_finding *f)
     put(o, kind_name(f));
     put(o, " ");
     put_hex(o, (uintptr_t)f->lock);
-    put(o, f->kind == LT_FIND_SELF_DEADLOCK ? " but " : " and ");
+    put(o, f->kind == LT_FIND_DESTROY_HELD ? " while " : " but ");
     put(o, lt_reason_text[f->why]);
     put(o, "\n");
 }
@@ -171,8 +172,12 @@ static void put_lock(out *o, const lt_finding *f)
     put_hex(o, (uintptr_t)f->lock);
     put(o, " ");
     put(o, kind_name(f));
-    put(o, ", held for ");
-    put(o, mode_name(f->lock_kind, f->held_mode));
+    if (f->held_mode == LT_MODE_NONE) {
+        put(o, ", not held by this thread");
+    } else {
+        put(o, ", held for ");
+        put(o, mode_name(f->lock_kind, f->held_mode));
+    }
     if (f->req_mode != LT_MODE_NONE) {
         put(o, ", requested for ");
         put(o, mode_name(f->lock_kind, f->req_mode));
@@ -183,7 +188,7 @@ static void put_lock(out *o, const lt_finding *f)
     put(o, "\n");
 }
 
-static void put_guards(out *o, const char *indent, const void *object,
+static void put_object(out *o, const char *label, const void *object,
                        locktrace_describe_fn describe)
 {
     char desc[256] = {0};
@@ -193,17 +198,11 @@ static void put_guards(out *o, const char *indent, const void *object,
         describe(object, desc, sizeof desc);
         desc[sizeof desc - 1] = 0;
     }
-    put(o, indent);
-    put(o, "guards:    ");
+    put(o, label);
     put_hex(o, (uintptr_t)object);
     put(o, desc[0] ? " " : "");
     put(o, desc);
     put(o, "\n");
-}
-
-static void put_object(out *o, const lt_finding *f)
-{
-    put_guards(o, "  ", f->object, f->describe);
 }
 
 static void put_held_stack(out *o, const lt_finding *f)
@@ -232,9 +231,14 @@ static void put_exit_held(out *o, const lt_finding *f)
         uint32_t id = h->stack ? h->stack : lt_stack_intern(&h->ra, 1);
         put(o, "  still held: ");
         put_hex(o, (uintptr_t)h->addr);
-        put(o, h->kind == LT_RWLOCK ? " rwlock for " : h->kind == LT_MUTEX ? " mutex, " : " spinlock, ");
+        put(o, h->kind == LT_RWLOCK  ? " rwlock for "
+               : h->kind == LT_MUTEX ? " mutex, "
+                                     : " spinlock, ");
         put(o, mode_name((lt_kind)h->kind, (lt_mode)h->mode));
-        put(o, ", taken at:\n");
+        put(o, "\n");
+        if (h->lock && atomic_load(&h->lock->gen) == h->gen)
+            put_object(o, "    guards: ", h->lock->object, h->lock->describe);
+        put(o, "    taken at:\n");
         put_stack(o, id);
         if (!h->stack)
             put(o, "    (call site only; LOCKTRACE_STACKS=full records whole stacks)\n");
@@ -271,16 +275,27 @@ static size_t format(const lt_finding *f, char *buf, size_t size)
         put_exit_held(&o, f);
     } else {
         put_lock(&o, f);
-        put_object(&o, f);
+        put_object(&o, "  guards:    ", f->object, f->describe);
     }
-    put(&o, f->kind == LT_FIND_EXIT_HELD ? "  exit path:\n" : "  request (this call):\n");
-    put_stack(&o, f->request_stack);
+    if (f->request_stack) {
+        put(&o, "  request (this call):\n");
+        put_stack(&o, f->request_stack);
+    }
     put_held_stack(&o, f);
     if (f->first_stack) {
         put(&o, "  lock first seen:\n");
         put_stack(&o, f->first_stack);
     }
     put_outcome(&o, f);
+    return o.at;
+}
+
+static size_t format_quiet(const lt_finding *f, char *buf, size_t size)
+{
+    out o = {buf, size, 0};
+    put(&o, "locktrace: further ");
+    put(&o, lt_kind_names[f->kind]);
+    put(&o, " reports are not printed\n");
     return o.at;
 }
 
@@ -293,8 +308,7 @@ void lt_report(lt_finding *f)
     if (n <= REPORT_CAP)
         len = format(f, report_buf, sizeof report_buf);
     else if (n == REPORT_CAP + 1)
-        len = lt_fmt_str(report_buf, sizeof report_buf, 0,
-                         "locktrace: further reports of this kind are not printed\n");
+        len = format_quiet(f, report_buf, sizeof report_buf);
     if (len)
         lt_platform_write(2, report_buf, len);
     lt_spin_unlock(&report_lock);
@@ -302,6 +316,19 @@ void lt_report(lt_finding *f)
         lt_dump_threads(1);
         abort();
     }
+}
+
+/* The tracer had to stop tracking something (memory exhausted): said once, never fatal. */
+void lt_report_degraded(const char *what)
+{
+    static _Atomic int said;
+    char buf[256];
+    if (atomic_exchange(&said, 1))
+        return;
+    size_t n = lt_fmt_str(buf, sizeof buf, 0, "locktrace: note: ");
+    n = lt_fmt_str(buf, sizeof buf, n, what);
+    n = lt_fmt_str(buf, sizeof buf, n, "; from now on some locks may go unchecked\n");
+    lt_platform_write(2, buf, n);
 }
 
 void lt_report_fork(lt_fork_phase phase)
@@ -353,7 +380,7 @@ static void put_cycle_thread(out *o, const lt_finding *f, size_t i)
     }
     put_tref(o, &s->blocker);
     put(o, s->held_mode == LT_MODE_NONE ? "'s write request (the lock prefers writers)\n" : "\n");
-    put_guards(o, "    ", s->wants.object, s->wants.describe);
+    put_object(o, "    guards:    ", s->wants.object, s->wants.describe);
     put(o, "    waiting at:\n");
     put_stack(o, s->wait_stack);
     if (prev->held_mode == LT_MODE_NONE)
@@ -434,7 +461,7 @@ static void format_inversion(out *o, const lt_finding *f)
         put(o, ", first by thread ");
         put_thread(o, &e->thread);
         put(o, "\n");
-        put_guards(o, "    ", e->from.object, e->from.describe);
+        put_object(o, "    guards:    ", e->from.object, e->from.describe);
         put(o, "    ");
         put_hex(o, (uintptr_t)e->from.addr);
         put(o, " taken at:\n");
@@ -464,7 +491,7 @@ static void format_long_wait(out *o, const lt_finding *f)
     put(o, " (LOCKTRACE_WAIT_TIMEOUT=");
     put_dec(o, lt_cfg.wait_timeout);
     put(o, ")\n");
-    put_guards(o, "  ", w->wants.object, w->wants.describe);
+    put_object(o, "  guards:    ", w->wants.object, w->wants.describe);
     put(o, "  waiting at:\n");
     put_stack(o, w->wait_stack);
     if (f->nsteps == 1)
