@@ -274,8 +274,10 @@ static int scratch_fit(size_t n)
         return 1;
     size_t cap = scratch_cap ? scratch_cap * 2 : 256;
     frame *f = lt_platform_map(cap * sizeof *f);
-    if (!f)
+    if (!f) {
+        lt_report_degraded("out of memory for the lock-order cycle search");
         return 0;
+    }
     if (scratch) {
         memcpy(f, scratch, scratch_cap * sizeof *f);
         lt_platform_unmap(scratch, scratch_cap * sizeof *f);
@@ -415,31 +417,42 @@ static edge *edge_make(lt_held *h, request *r)
     return e;
 }
 
+/* Links e into the graph; under the graph lock. 0 when out of memory. */
+static int edge_link(edge *e, const lt_held *h, const request *r, uint64_t fp)
+{
+    e->from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
+    e->to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
+    if (!e->from || !e->to || !known_add(fp))
+        return 0;
+    e->fp = fp;
+    e->next_out = e->from->out;
+    e->from->out = e;
+    e->next_in = e->to->in;
+    e->to->in = e;
+    return 1;
+}
+
 /* Inserts the edge unless another thread just did; decides under the lock, reports after. */
 static void edge_add(lt_held *h, request *r, uint64_t fp)
 {
     edge *e = edge_make(h, r);
-    if (!e)
-        return;
     const lt_edge_info **cycle = NULL;
     size_t n = 0;
-    lt_spin_lock(&graph_lock);
-    if (!known_has(fp)) {
-        e->from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
-        e->to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
-        if (e->from && e->to && known_add(fp)) {
-            e->fp = fp;
-            e->next_out = e->from->out;
-            e->from->out = e;
-            e->next_in = e->to->in;
-            e->to->in = e;
-            n = find_cycle(e);
+    int linked = 0, failed = !e;
+    if (e) {
+        lt_spin_lock(&graph_lock);
+        if (!known_has(fp)) {
+            linked = edge_link(e, h, r, fp);
+            failed = !linked;
+            n = linked ? find_cycle(e) : 0;
             cycle = n ? take_cycle(n) : NULL;
-            e = NULL;
         }
+        lt_spin_unlock(&graph_lock);
     }
-    lt_spin_unlock(&graph_lock);
-    free(e);
+    if (!linked)
+        free(e);
+    if (failed)
+        lt_report_degraded("out of memory for the lock-order graph");
     if (cycle)
         report_inversion(cycle, n);
 }

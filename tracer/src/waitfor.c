@@ -120,8 +120,10 @@ static int path_fit(size_t n)
         return 1;
     size_t cap = path_cap ? path_cap * 2 : 64;
     frame *p = lt_platform_map(cap * sizeof *p);
-    if (!p)
+    if (!p) {
+        lt_report_degraded("out of memory for the wait-for check");
         return 0;
+    }
     if (path) {
         memcpy(p, path, path_cap * sizeof *p);
         lt_platform_unmap(path, path_cap * sizeof *p);
