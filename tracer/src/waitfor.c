@@ -317,8 +317,9 @@ void lt_waitfor_end(lt_event *ev)
  * LOCKTRACE_WAIT_TIMEOUT is set, that looks at the waiting list a few times per timeout.
  * ---------------------------------------------------------------------------------------- */
 typedef struct holders {
-    const lt_wait_slot *wait; /* copy of the long wait */
-    lt_wait_step *steps;      /* [0] the waiter, then the holders */
+    const lt_lock *lock;      /* the waited-for identity */
+    uint32_t gen;
+    lt_wait_step steps[1 + HOLDERS_SHOWN]; /* [0] the waiter, then the holders */
     size_t n;
 } holders;
 
@@ -329,12 +330,12 @@ static void find_holder(lt_thread *t, void *arg)
     lt_held chunk[32];
     lt_held *base = t->held;
     uint32_t n = t->nheld;
-    for (uint32_t i = 0; i < n && hs->n < 1 + HOLDERS_SHOWN; i += 32) {
+    for (uint32_t i = 0; i < n && hs->n < LT_ARRAY_LEN(hs->steps); i += 32) {
         uint32_t k = n - i < 32 ? n - i : 32;
         if (lt_platform_peek(chunk, base + i, k * sizeof *chunk) != 0)
             return;
         for (uint32_t j = 0; j < k; j++) {
-            if (chunk[j].lock != hs->wait->lock || chunk[j].gen != hs->wait->gen)
+            if (chunk[j].lock != hs->lock || chunk[j].gen != hs->gen)
                 continue;
             lt_wait_step *s = &hs->steps[hs->n++];
             s->thread = atomic_load(&t->waiting.seq) & 1 ? t->waiting.who : t->info;
@@ -345,41 +346,42 @@ static void find_holder(lt_thread *t, void *arg)
     }
 }
 
-static void report_long_wait(const lt_wait_slot *w)
-{
-    lt_wait_step steps[1 + HOLDERS_SHOWN];
-    memset(steps, 0, sizeof steps);
-    holders hs = {w, steps, 1};
-    steps[0].thread = w->who;
-    lt_lock_ref_fill(&steps[0].wants, w->addr, (lt_kind)w->kind, w->lock);
-    steps[0].want_mode = (lt_mode)w->mode;
-    steps[0].wait = (lt_wait)w->wait;
-    steps[0].wait_stack = w->stack;
-    steps[0].waited_ms = ms_since(&w->since);
-    lt_thread_each(find_holder, &hs);
-    lt_finding f = {.kind = LT_FIND_LONG_WAIT, .outcome = LT_OUTCOME_CONTINUE};
-    f.thread = w->who;
-    f.steps = steps;
-    f.nsteps = hs.n;
-    f.request_stack = w->stack;
-    lt_report(&f);
-}
-
-/* Copies out one wait that has gone on too long and is not reported yet; 0 when none. */
-static int next_long_wait(lt_wait_slot *out)
+/* Fills hs->steps[0] with one wait that has gone on too long and is not reported yet, while
+ * the lock it waits for surely exists; 0 when there is none. */
+static int next_long_wait(holders *hs)
 {
     int found = 0;
+    memset(hs, 0, sizeof *hs);
     lt_spin_lock(&wf_lock);
     for (lt_thread *t = waiters; t && !found; t = t->waiting.next_waiter) {
         lt_wait_slot *w = &t->waiting;
         if (w->long_reported || ms_since(&w->since) < (long)lt_cfg.wait_timeout * 1000)
             continue;
-        w->long_reported = 1;
-        *out = *w;
-        found = 1;
+        w->long_reported = found = 1;
+        lt_wait_step *s = &hs->steps[0];
+        hs->lock = w->lock;
+        hs->gen = w->gen;
+        hs->n = 1;
+        s->thread = w->who;
+        lt_lock_ref_fill(&s->wants, w->addr, (lt_kind)w->kind, w->lock);
+        s->want_mode = (lt_mode)w->mode;
+        s->wait = (lt_wait)w->wait;
+        s->wait_stack = w->stack;
+        s->waited_ms = ms_since(&w->since);
     }
     lt_spin_unlock(&wf_lock);
     return found;
+}
+
+static void report_long_wait(holders *hs)
+{
+    lt_thread_each(find_holder, hs);
+    lt_finding f = {.kind = LT_FIND_LONG_WAIT, .outcome = LT_OUTCOME_CONTINUE};
+    f.thread = hs->steps[0].thread;
+    f.steps = hs->steps;
+    f.nsteps = hs->n;
+    f.request_stack = hs->steps[0].wait_stack;
+    lt_report(&f);
 }
 
 static void *watchdog(void *arg)
@@ -388,9 +390,9 @@ static void *watchdog(void *arg)
     lt_tls.busy = 1; /* our thread: its own calls are not the program's */
     struct timespec period = {0, WATCH_NS};
     for (;;) {
-        lt_wait_slot w;
-        while (next_long_wait(&w))
-            report_long_wait(&w);
+        holders hs;
+        while (next_long_wait(&hs))
+            report_long_wait(&hs);
         nanosleep(&period, NULL);
     }
     return NULL;
