@@ -356,8 +356,7 @@ static void put_tref(out *o, const lt_thread_info *t)
 static void put_partial(out *o, int partial)
 {
     if (partial)
-        put(o, "    (call site only: its caller has returned; LOCKTRACE_STACKS=full records "
-               "whole stacks)\n");
+        put(o, "    (call site only; LOCKTRACE_STACKS=full records whole stacks)\n");
 }
 
 /* Thread i of a cycle: what it waits for (step i) and what it holds (step i-1). */
