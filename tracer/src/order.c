@@ -29,7 +29,7 @@
 #include "lt_internal.h"
 #include "platform.h"
 
-#define ORDER_DIRECT 16       /* held locks that get a direct edge to a new lock */
+#define ORDER_DIRECT 8        /* held locks that get a direct edge to a new lock */
 #define KNOWN_MIN 4096        /* smallest size of the known set (slots) */
 #define TOMB 2                /* a removed fingerprint (fingerprints are odd) */
 #define NODE_BUCKETS 16384
