@@ -8,6 +8,7 @@
 #include "platform.h"
 
 #include <dlfcn.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <libunwind.h>
@@ -174,6 +175,25 @@ static const char *demangle(const char *name)
     return buf;
 }
 
+/* dwfl_module_getsrc finds the compile unit through .debug_aranges, which clang does not
+ * emit by default: then ask each unit whether it covers the address. */
+static const char *line_by_scan(Dwfl_Module *mod, uintptr_t ip, int *line)
+{
+    Dwarf_Addr bias;
+    Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+    Dwarf_Off off = 0, next;
+    size_t header;
+    while (dw && dwarf_nextcu(dw, off, &next, &header, NULL, NULL, NULL) == 0) {
+        Dwarf_Die cu;
+        Dwarf_Line *l;
+        if (dwarf_offdie(dw, off + header, &cu) && dwarf_haspc(&cu, ip - bias) == 1 &&
+            (l = dwarf_getsrc_die(&cu, ip - bias)) != NULL && dwarf_lineno(l, line) == 0)
+            return dwarf_linesrc(l, NULL, NULL);
+        off = next;
+    }
+    return NULL;
+}
+
 void lt_platform_symbolize(uintptr_t ip, lt_symbol *out)
 {
     Dl_info info;
@@ -200,6 +220,8 @@ void lt_platform_symbolize(uintptr_t ip, lt_symbol *out)
     Dwfl_Line *line = dwfl_module_getsrc(mod, ip);
     if (line)
         out->file = dwfl_lineinfo(line, NULL, &out->line, NULL, NULL, NULL);
+    else
+        out->file = line_by_scan(mod, ip, &out->line);
 }
 
 /* process_vm_readv on ourselves reports EFAULT instead of raising SIGSEGV. */
