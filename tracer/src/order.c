@@ -270,21 +270,8 @@ static size_t scratch_cap;
 
 static int scratch_fit(size_t n)
 {
-    if (n <= scratch_cap)
-        return 1;
-    size_t cap = scratch_cap ? scratch_cap * 2 : 256;
-    frame *f = lt_platform_map(cap * sizeof *f);
-    if (!f) {
-        lt_report_degraded("out of memory for the lock-order cycle search");
-        return 0;
-    }
-    if (scratch) {
-        memcpy(f, scratch, scratch_cap * sizeof *f);
-        lt_platform_unmap(scratch, scratch_cap * sizeof *f);
-    }
-    scratch = f;
-    scratch_cap = cap;
-    return 1;
+    return lt_scratch_fit((void **)&scratch, &scratch_cap, n, sizeof *scratch,
+                          "out of memory for the lock-order cycle search");
 }
 
 static int enter_node(size_t depth, edge *via)

@@ -114,28 +114,31 @@ static int blocked_by(const lt_thread *u, lt_thread *v, lt_held **by)
            lt_platform_rwlock_prefers_writer(w->addr);
 }
 
-static int path_fit(size_t n)
+/* Makes the mapped array *a of *cap elements of `size` bytes hold at least n, keeping its
+ * contents; for scratch space that lives under one lock. 0 when out of memory (said once). */
+int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size, const char *what)
 {
-    if (n <= path_cap)
+    if (n <= *cap)
         return 1;
-    size_t cap = path_cap ? path_cap * 2 : 64;
-    frame *p = lt_platform_map(cap * sizeof *p);
+    size_t grown = *cap ? *cap * 2 : 64;
+    void *p = lt_platform_map(grown * size);
     if (!p) {
-        lt_report_degraded("out of memory for the wait-for check");
+        lt_report_degraded(what);
         return 0;
     }
-    if (path) {
-        memcpy(p, path, path_cap * sizeof *p);
-        lt_platform_unmap(path, path_cap * sizeof *p);
+    if (*a) {
+        memcpy(p, *a, *cap * size);
+        lt_platform_unmap(*a, *cap * size);
     }
-    path = p;
-    path_cap = cap;
+    *a = p;
+    *cap = grown;
     return 1;
 }
 
 static int push(size_t depth, lt_thread *u)
 {
-    if (!path_fit(depth + 1))
+    if (!lt_scratch_fit((void **)&path, &path_cap, depth + 1, sizeof *path,
+                        "out of memory for the wait-for check"))
         return 0;
     u->waiting.mark = stamp;
     path[depth] = (frame){u, waiters, NULL, atomic_load(&u->waiting.seq)};
@@ -218,15 +221,20 @@ static uint32_t entry_stack(const lt_held *h, int *partial)
     return h->stack ? h->stack : lt_stack_intern(&h->ra, 1);
 }
 
-static void fill_step(lt_wait_step *s, const frame *f, const frame *next)
+/* The waiting side of a step, while the wait (and so its lock) surely exists. */
+static void fill_wait(lt_wait_step *s, const lt_wait_slot *w)
 {
-    const lt_wait_slot *w = &f->u->waiting;
     s->thread = w->who;
     lt_lock_ref_fill(&s->wants, w->addr, (lt_kind)w->kind, w->lock);
     s->want_mode = (lt_mode)w->mode;
     s->wait = (lt_wait)w->wait;
     s->wait_stack = w->stack;
     s->waited_ms = ms_since(&w->since);
+}
+
+static void fill_step(lt_wait_step *s, const frame *f, const frame *next)
+{
+    fill_wait(s, &f->u->waiting);
     s->blocker = next->u->waiting.who;
     s->held_mode = f->by ? (lt_mode)f->by->mode : LT_MODE_NONE;
     s->held_stack = f->by ? entry_stack(f->by, &s->held_partial) : 0;
@@ -358,16 +366,10 @@ static int next_long_wait(holders *hs)
         if (w->long_reported || ms_since(&w->since) < (long)lt_cfg.wait_timeout * 1000)
             continue;
         w->long_reported = found = 1;
-        lt_wait_step *s = &hs->steps[0];
         hs->lock = w->lock;
         hs->gen = w->gen;
         hs->n = 1;
-        s->thread = w->who;
-        lt_lock_ref_fill(&s->wants, w->addr, (lt_kind)w->kind, w->lock);
-        s->want_mode = (lt_mode)w->mode;
-        s->wait = (lt_wait)w->wait;
-        s->wait_stack = w->stack;
-        s->waited_ms = ms_since(&w->since);
+        fill_wait(&hs->steps[0], w);
     }
     lt_spin_unlock(&wf_lock);
     return found;
