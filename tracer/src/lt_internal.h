@@ -121,6 +121,7 @@ typedef struct lt_wait_slot {
 typedef struct lt_thread {
     int busy;                   /* re-entrancy: inside the tracer, pass calls through */
     int registered;
+    int exit_round;             /* key-destructor rounds seen at thread exit */
     lt_thread_info info;
     lt_held *held;              /* points at inline_held or at mapped memory */
     uint32_t nheld, cap;
