@@ -199,6 +199,36 @@ NOINLINE void *writer_queued_cycle(void *arg)
     return NULL;
 }
 
+/* Main holds a mutex and joins a thread that needs it: the join closes the cycle. */
+NOINLINE void *needs_the_mutex(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "needs-mutex");
+    pthread_mutex_lock(&mutexes[0]);
+    pthread_mutex_unlock(&mutexes[0]);
+    return NULL;
+}
+
+NOINLINE void join_while_holding(void)
+{
+    pthread_t th;
+    pthread_mutex_lock(&mutexes[0]);
+    pthread_create(&th, NULL, needs_the_mutex, NULL);
+    pause_ms(150);
+    result("join", pthread_join(th, NULL));
+    pthread_mutex_unlock(&mutexes[0]);
+}
+
+/* A join that is no deadlock: the joined thread takes another lock. */
+NOINLINE void join_legit(void)
+{
+    pthread_t th;
+    pthread_mutex_lock(&mutexes[1]);
+    pthread_create(&th, NULL, needs_the_mutex, NULL);
+    result("join", pthread_join(th, NULL));
+    pthread_mutex_unlock(&mutexes[1]);
+}
+
 static void init_all(void)
 {
     for (int i = 0; i < MAX_THREADS; i++) {
@@ -289,6 +319,10 @@ int main(int argc, char **argv)
         run_threads(2, timed_cycle);
     else if (!strcmp(s, "writer-queued"))
         run_threads(3, writer_queued_cycle);
+    else if (!strcmp(s, "join"))
+        join_while_holding();
+    else if (!strcmp(s, "join-legit"))
+        join_legit();
     else if (!strcmp(s, "long-wait"))
         run_threads(2, long_wait);
     else if (!strcmp(s, "dump"))

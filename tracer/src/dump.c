@@ -96,10 +96,14 @@ static void dump_wait(dump_out *o, const lt_wait_slot *w)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    put(o, "    waits for ");
-    put_hex(o, (uintptr_t)w->addr);
-    put(o, what(w->kind, w->mode));
-    put(o, w->wait == LT_WAIT_TIMED ? " (timed) for " : " for ");
+    if (w->joining) {
+        put(o, "    waits in pthread_join for ");
+    } else {
+        put(o, "    waits for ");
+        put_hex(o, (uintptr_t)w->addr);
+        put(o, what(w->kind, w->mode));
+        put(o, w->wait == LT_WAIT_TIMED ? " (timed) for " : " for ");
+    }
     put_dec(o, (now.tv_sec - w->since.tv_sec) * 1000 + (now.tv_nsec - w->since.tv_nsec) / 1000000);
     put(o, " ms, at:\n");
     put_frames(o, w->stack, 0);

@@ -37,7 +37,7 @@
     X(pthread_spin_trylock, NULL) X(pthread_spin_unlock, NULL)                             \
     X(pthread_cond_wait, "GLIBC_2.3.2") X(pthread_cond_timedwait, "GLIBC_2.3.2")           \
     X(pthread_cond_clockwait, NULL)                                                        \
-    X(pthread_create, NULL) X(fork, NULL)
+    X(pthread_create, NULL) X(pthread_join, NULL) X(fork, NULL)
 
 static struct {
 #define X(name, version) __typeof__(&name) name;
@@ -438,6 +438,26 @@ LT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
     int rc = real.pthread_create(th, attr, thread_start, s);
     if (rc != 0)
         free(s);
+    return rc;
+}
+
+/* A join is a wait like a lock request: it can close a cycle (the joined thread waits for a
+ * lock the joiner holds). */
+LT_EXPORT int pthread_join(pthread_t th, void **ret)
+{
+    lt_event ev = {0};
+    ev.ra = (uintptr_t)__builtin_return_address(0);
+    if (!ready())
+        return EINVAL;
+    if (!enter(&ev))
+        return real.pthread_join(th, ret);
+    int rc = lt_waitfor_join_begin(&ev, (uintptr_t)th);
+    lt_leave(&lt_tls);
+    if (rc == 0)
+        rc = real.pthread_join(th, ret);
+    lt_enter(&lt_tls);
+    lt_waitfor_end(&ev);
+    lt_leave(&lt_tls);
     return rc;
 }
 

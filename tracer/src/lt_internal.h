@@ -107,6 +107,9 @@ typedef struct lt_wait_slot {
     const void *addr;
     uint8_t kind, mode, wait;     /* lt_kind, lt_mode, lt_wait */
     uint8_t long_reported;        /* a long-wait report was made for this wait */
+    uint8_t joining;              /* in pthread_join for join_target: lock fields unused */
+    uintptr_t join_target;        /* pthread_t of the thread being joined */
+    uintptr_t handle;             /* pthread_t of this thread */
     uint32_t stack;               /* where it waits */
     lt_thread_info who;           /* the thread, named when the wait began */
     struct timespec since;        /* CLOCK_MONOTONIC */
@@ -204,6 +207,7 @@ typedef struct lt_wait_step {
     lt_wait wait;
     uint32_t wait_stack;
     long waited_ms;
+    int joins;        /* waits in pthread_join for `blocker` to exit (wants unused) */
     lt_thread_info blocker;
     lt_mode held_mode;
     uint32_t held_stack;
@@ -362,6 +366,7 @@ void lt_order_fork(lt_fork_phase phase);
 
 /* waitfor.c ------------------------------------------------------------------------------ */
 int lt_waitfor_begin(lt_event *ev);
+int lt_waitfor_join_begin(lt_event *ev, uintptr_t target);
 void lt_waitfor_end(lt_event *ev);
 void lt_waitfor_fork(lt_fork_phase phase);
 void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_lock *l);

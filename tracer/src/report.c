@@ -359,13 +359,17 @@ static void put_partial(out *o, int partial)
         put(o, "    (call site only; LOCKTRACE_STACKS=full records whole stacks)\n");
 }
 
-/* Thread i of a cycle: what it waits for (step i) and what it holds (step i-1). */
-static void put_cycle_thread(out *o, const lt_finding *f, size_t i)
+/* What thread s->thread waits for, and who holds it up. */
+static void put_cycle_wait(out *o, const lt_wait_step *s)
 {
-    const lt_wait_step *s = &f->steps[i], *prev = &f->steps[(i + f->nsteps - 1) % f->nsteps];
     static const char *const waits[] = {"try", "blocking", "timed"};
-    put(o, "  thread ");
-    put_thread(o, &s->thread);
+    if (s->joins) {
+        put(o, "\n    waits in pthread_join for ");
+        put_tref(o, &s->blocker);
+        put(o, " to exit\n    waiting at:\n");
+        put_stack(o, s->wait_stack);
+        return;
+    }
     put(o, "\n    waits for ");
     put(o, mode_name(s->wants.kind, s->want_mode));
     put(o, " on ");
@@ -382,6 +386,15 @@ static void put_cycle_thread(out *o, const lt_finding *f, size_t i)
     put_object(o, "    guards:    ", s->wants.object, s->wants.describe);
     put(o, "    waiting at:\n");
     put_stack(o, s->wait_stack);
+}
+
+/* Thread i of a cycle: what it waits for (step i) and what it holds (step i-1). */
+static void put_cycle_thread(out *o, const lt_finding *f, size_t i)
+{
+    const lt_wait_step *s = &f->steps[i], *prev = &f->steps[(i + f->nsteps - 1) % f->nsteps];
+    put(o, "  thread ");
+    put_thread(o, &s->thread);
+    put_cycle_wait(o, s);
     if (prev->held_mode == LT_MODE_NONE)
         return;
     put(o, "    holds ");

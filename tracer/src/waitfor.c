@@ -103,6 +103,8 @@ static int blocked_by(const lt_thread *u, lt_thread *v, lt_held **by)
     *by = NULL;
     if (v == u)
         return 0;
+    if (w->joining)
+        return x->handle == w->join_target;
     lt_held *h = lt_held_find(v, w->addr);
     if (h && h->lock == w->lock && h->gen == w->gen &&
         (w->kind != LT_RWLOCK || h->mode == LT_MODE_WRITE || w->mode == LT_MODE_WRITE)) {
@@ -173,12 +175,16 @@ static size_t find_cycle(lt_thread *self)
 
 /* ---------------------------------------------------------------------------------------- */
 
-static void publish(lt_event *ev)
+/* Joins wait for a thread, not a lock: ev->lock is NULL and join_target names the thread. */
+static void publish(lt_event *ev, int joining, uintptr_t join_target)
 {
     lt_thread *t = ev->self;
     lt_wait_slot *w = &t->waiting;
+    w->joining = (uint8_t)joining;
+    w->join_target = join_target;
+    w->handle = (uintptr_t)pthread_self();
     w->lock = ev->lock;
-    w->gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
+    w->gen = joining ? 0 : atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     w->addr = ev->addr;
     w->kind = (uint8_t)ev->kind;
     w->mode = (uint8_t)ev->mode;
@@ -225,7 +231,9 @@ static uint32_t entry_stack(const lt_held *h, int *partial)
 static void fill_wait(lt_wait_step *s, const lt_wait_slot *w)
 {
     s->thread = w->who;
-    lt_lock_ref_fill(&s->wants, w->addr, (lt_kind)w->kind, w->lock);
+    s->joins = w->joining;
+    if (!w->joining)
+        lt_lock_ref_fill(&s->wants, w->addr, (lt_kind)w->kind, w->lock);
     s->want_mode = (lt_mode)w->mode;
     s->wait = (lt_wait)w->wait;
     s->wait_stack = w->stack;
@@ -288,9 +296,8 @@ static int report_deadlock(lt_wait_step *steps, size_t n)
 
 static void watchdog_start(void);
 
-/* The calling thread is about to block on ev->lock. Returns nonzero (EDEADLK) when the call
- * is to fail instead; lt_waitfor_end follows either way. */
-int lt_waitfor_begin(lt_event *ev)
+/* Publishes the wait and looks for a cycle through it; the result is the call's veto. */
+static int begin(lt_event *ev, int joining, uintptr_t join_target)
 {
     lt_thread *t = ev->self;
     t->waiting.stack = lt_stack_here(ev->ra);
@@ -299,7 +306,7 @@ int lt_waitfor_begin(lt_event *ev)
     clock_gettime(CLOCK_MONOTONIC, &t->waiting.since);
     watchdog_start();
     lt_spin_lock(&wf_lock);
-    publish(ev);
+    publish(ev, joining, join_target);
     size_t n = find_cycle(t);
     frame *first = n ? malloc(n * sizeof *first) : NULL;
     if (first)
@@ -313,8 +320,24 @@ int lt_waitfor_begin(lt_event *ev)
     return steps ? report_deadlock(steps, m) : 0;
 }
 
+/* The calling thread is about to block on ev->lock. Returns nonzero (EDEADLK) when the call
+ * is to fail instead; lt_waitfor_end follows either way. */
+int lt_waitfor_begin(lt_event *ev)
+{
+    return begin(ev, 0, 0);
+}
+
+/* The calling thread is about to wait in pthread_join for `target`. A joiner that holds no
+ * lock can close no cycle (nobody waits for it), so only one that does is published. */
+int lt_waitfor_join_begin(lt_event *ev, uintptr_t target)
+{
+    return ev->self->nheld ? begin(ev, 1, target) : 0;
+}
+
 void lt_waitfor_end(lt_event *ev)
 {
+    if (!(atomic_load_explicit(&ev->self->waiting.seq, memory_order_relaxed) & 1))
+        return;
     lt_spin_lock(&wf_lock);
     unpublish(ev->self);
     lt_spin_unlock(&wf_lock);
@@ -363,7 +386,8 @@ static int next_long_wait(holders *hs)
     lt_spin_lock(&wf_lock);
     for (lt_thread *t = waiters; t && !found; t = t->waiting.next_waiter) {
         lt_wait_slot *w = &t->waiting;
-        if (w->long_reported || ms_since(&w->since) < (long)lt_cfg.wait_timeout * 1000)
+        if (w->joining || w->long_reported ||
+            ms_since(&w->since) < (long)lt_cfg.wait_timeout * 1000)
             continue;
         w->long_reported = found = 1;
         hs->lock = w->lock;
