@@ -30,8 +30,11 @@ static int nthreads;
 
 static void result(const char *what, int rc)
 {
-    printf("%s -> %s\n", what, rc == 0 ? "0" : rc == EDEADLK ? "EDEADLK" : rc == ETIMEDOUT ? "ETIMEDOUT"
-                                                                                              : strerror(rc));
+    const char *name = rc == 0           ? "0"
+                       : rc == EDEADLK   ? "EDEADLK"
+                       : rc == ETIMEDOUT ? "ETIMEDOUT"
+                                         : strerror(rc);
+    printf("%s -> %s\n", what, name);
     fflush(stdout);
 }
 

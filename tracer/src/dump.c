@@ -38,8 +38,15 @@ static void put(dump_out *o, const char *s)
     o->at = lt_fmt_str(o->buf, sizeof o->buf, o->at, s);
 }
 
-static void put_hex(dump_out *o, uintptr_t v) { o->at = lt_fmt_hex(o->buf, sizeof o->buf, o->at, v); }
-static void put_dec(dump_out *o, long v) { o->at = lt_fmt_dec(o->buf, sizeof o->buf, o->at, v); }
+static void put_hex(dump_out *o, uintptr_t v)
+{
+    o->at = lt_fmt_hex(o->buf, sizeof o->buf, o->at, v);
+}
+
+static void put_dec(dump_out *o, long v)
+{
+    o->at = lt_fmt_dec(o->buf, sizeof o->buf, o->at, v);
+}
 
 static void put_frames(dump_out *o, uint32_t id, uintptr_t site)
 {

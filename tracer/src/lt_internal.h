@@ -96,10 +96,10 @@ typedef struct lt_cache_slot {
     uint32_t gen;
 } lt_cache_slot;
 
-/* What a thread is blocked on (waitfor.c). `seq` is odd while the thread waits; every other
- * field is written by the thread itself under waitfor.c's lock before seq turns odd, so a
- * reader holding that lock, or one that sees the same odd seq before and after reading, sees
- * one consistent wait. */
+/* What a thread is blocked on (waitfor.c). `seq` is odd while the thread waits; the thread
+ * writes every other field before seq turns odd, under waitfor.c's lock, and leaves the list
+ * under it too, so a reader holding that lock sees one consistent wait. (The thread dump reads
+ * it without the lock and may show a wait that has just ended.) */
 typedef struct lt_wait_slot {
     _Atomic uint32_t seq;
     lt_lock *lock;

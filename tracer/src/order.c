@@ -324,7 +324,8 @@ static uint64_t cycle_key(size_t n)
     uint64_t sum = 0, x = 0;
     for (size_t i = 0; i < n; i++) {
         const node *k = scratch[i].via->from;
-        uint64_t h = ((uint64_t)(uintptr_t)k->lock ^ ((uint64_t)k->gen << 48)) * 0x9E3779B97F4A7C15ull;
+        uint64_t h = ((uint64_t)(uintptr_t)k->lock ^ ((uint64_t)k->gen << 48)) *
+                     0x9E3779B97F4A7C15ull;
         sum += h;
         x ^= h >> 17;
     }
