@@ -179,10 +179,19 @@ NOINLINE void *timed_cycle(void *arg)
 /*
  * Writer preference: thread 0 holds W for read, thread 1 holds M; thread 2 queues for write
  * on W (blocked by thread 0's read); thread 1 requests read on W and queues behind thread 2;
- * thread 0 requests M. Thread 1 holds nothing thread 0's lock needs but is stuck behind the
- * queued writer, which the wait-for check must count.
+ * thread 0 requests M. No holder stops thread 1, the queued writer does: the wait-for check
+ * must count it.
  */
 static pthread_rwlock_t wp;
+
+/* Only readers hold l: a tryrdlock fails once a writer is queued on it. */
+static void wait_for_queued_writer(pthread_rwlock_t *l)
+{
+    while (pthread_rwlock_tryrdlock(l) == 0) {
+        pthread_rwlock_unlock(l);
+        pause_ms(10);
+    }
+}
 
 NOINLINE void *writer_queued_cycle(void *arg)
 {
@@ -192,13 +201,15 @@ NOINLINE void *writer_queued_cycle(void *arg)
     if (i == 1)
         pthread_mutex_lock(&mutexes[0]);
     pthread_barrier_wait(&barrier);
-    pause_ms(150 * (2 - i)); /* thread 2 first, then 1, then 0 */
-    if (i == 2)
+    if (i == 2) {
         pthread_rwlock_wrlock(&wp);
-    else if (i == 1)
+    } else if (i == 1) {
+        wait_for_queued_writer(&wp);
         pthread_rwlock_rdlock(&wp);
-    else
+    } else {
+        pause_ms(100); /* either order of threads 0 and 1 closes the same cycle */
         pthread_mutex_lock(&mutexes[0]);
+    }
     return NULL;
 }
 
@@ -292,7 +303,7 @@ NOINLINE void dump_on_signal(void)
     pthread_mutex_lock(&mutexes[0]);
     pthread_create(&th, NULL, dump_waiter, NULL);
     pthread_barrier_wait(&barrier);
-    pause_ms(200);
+    pause_ms(300); /* the worker is blocked by then */
     raise(SIGUSR1);
     pthread_mutex_unlock(&mutexes[0]);
     pthread_rwlock_unlock(&rwlocks[0]);
