@@ -175,9 +175,19 @@ NOINLINE void *ordered_worker(void *arg)
     return NULL;
 }
 
-static void stress(void)
+/* writer_pref: the locks queue readers behind waiting writers, so the wait-for check sees
+ * "queued behind a writer" waits all the time; none of them is part of a cycle. */
+static void stress(int writer_pref)
 {
     pthread_t th[STRESS_THREADS];
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    if (writer_pref)
+        pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    for (int i = 0; i < MAX_LOCKS; i++) {
+        pthread_rwlock_destroy(&rwlocks[i]);
+        pthread_rwlock_init(&rwlocks[i], &attr);
+    }
     for (long i = 0; i < STRESS_THREADS; i++)
         pthread_create(&th[i], NULL, ordered_worker, (void *)i);
     for (int i = 0; i < STRESS_THREADS; i++)
@@ -212,7 +222,9 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "reuse"))
         reuse_after_destroy();
     else if (!strcmp(s, "stress"))
-        stress();
+        stress(0);
+    else if (!strcmp(s, "stress-wp"))
+        stress(1);
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;
