@@ -23,7 +23,6 @@
  * Each cycle is reported once, keyed by its set of locks.
  */
 #define _GNU_SOURCE
-#include <stdlib.h>
 #include <string.h>
 
 #include "lt_internal.h"
@@ -68,7 +67,7 @@ static known_set *_Atomic known;
 static node *nodes[NODE_BUCKETS];
 static _Atomic size_t nnodes;
 static uint32_t stamp;
-static uint64_t *reported;          /* keys of reported cycles */
+static void *reported;              /* uint64_t keys of reported cycles, mapped */
 static size_t nreported, reported_cap;
 
 /* ---------------------------------------------------------------------------------------- */
@@ -159,6 +158,49 @@ static void known_remove(uint64_t fp)
     }
 }
 
+/* ------------------------------------------------------------------------------------------
+ * Nodes and edges come from mapped slabs and go back to free lists, under the graph lock.
+ * Nothing under that lock may call malloc: a program's own malloc may take a pthread mutex,
+ * and the thread holding that mutex may be on its way into the graph lock.
+ * ---------------------------------------------------------------------------------------- */
+#define SLAB_BYTES (64 * 1024)
+
+typedef struct pool {
+    size_t size;
+    void *free;
+    char *slab;
+    size_t left;
+} pool;
+
+static pool node_pool = {sizeof(node), NULL, NULL, 0};
+static pool edge_pool = {sizeof(edge), NULL, NULL, 0};
+
+static void *pool_get(pool *p)
+{
+    void *x = p->free;
+    if (x) {
+        p->free = *(void **)x;
+    } else {
+        if (p->left < p->size) {
+            p->slab = lt_platform_map(SLAB_BYTES);
+            p->left = p->slab ? SLAB_BYTES : 0;
+            if (!p->slab)
+                return NULL;
+        }
+        x = p->slab;
+        p->slab += p->size;
+        p->left -= p->size;
+    }
+    memset(x, 0, p->size);
+    return x;
+}
+
+static void pool_put(pool *p, void *x)
+{
+    *(void **)x = p->free;
+    p->free = x;
+}
+
 static int node_live(const node *n)
 {
     return atomic_load_explicit(&n->lock->gen, memory_order_relaxed) == n->gen;
@@ -176,7 +218,7 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
     for (node *n = nodes[b]; n; n = n->next_hash)
         if (n->lock == l && n->gen == gen)
             return n;
-    node *n = calloc(1, sizeof *n);
+    node *n = pool_get(&node_pool);
     if (!n)
         return NULL;
     n->addr = addr;
@@ -209,7 +251,7 @@ static void unlink_in(node *to, const edge *e)
 static void edge_free(edge *e)
 {
     known_remove(e->fp);
-    free(e);
+    pool_put(&edge_pool, e);
 }
 
 /* Removes n with every edge into and out of it; under the graph lock. */
@@ -228,7 +270,7 @@ static void node_remove(node **link)
         edge_free(e);
     }
     *link = n->next_hash;
-    free(n);
+    pool_put(&node_pool, n);
     atomic_fetch_sub(&nnodes, 1);
 }
 
@@ -336,28 +378,29 @@ static uint64_t cycle_key(size_t n)
  * again rather than lost). */
 static int first_report(uint64_t key)
 {
+    uint64_t *keys = reported;
     for (size_t i = 0; i < nreported; i++)
-        if (reported[i] == key)
+        if (keys[i] == key)
             return 0;
-    if (nreported == reported_cap) {
-        size_t cap = reported_cap ? reported_cap * 2 : 64;
-        uint64_t *r = realloc(reported, cap * sizeof *r);
-        if (!r)
-            return 1;
-        reported = r;
-        reported_cap = cap;
-    }
-    reported[nreported++] = key;
+    if (!lt_scratch_fit(&reported, &reported_cap, nreported + 1, sizeof key,
+                        "out of memory for the reported inversions"))
+        return 1;
+    ((uint64_t *)reported)[nreported++] = key;
     return 1;
 }
 
+static size_t cycle_bytes(size_t n)
+{
+    return n * (sizeof(lt_edge_info *) + sizeof(lt_edge_info));
+}
+
 /* Copies the cycle out of scratch, by value: once the lock is released its edges may go.
- * NULL when already reported. One allocation: the pointers, then the edges. */
+ * NULL when already reported. One mapping: the pointers, then the edges. */
 static const lt_edge_info **take_cycle(size_t n)
 {
     if (!first_report(cycle_key(n)))
         return NULL;
-    const lt_edge_info **out = malloc(n * (sizeof *out + sizeof(lt_edge_info)));
+    const lt_edge_info **out = lt_platform_map(cycle_bytes(n));
     lt_edge_info *copy = out ? (lt_edge_info *)(out + n) : NULL;
     for (size_t i = 0; out && i < n; i++) {
         copy[i] = scratch[i].via->info;
@@ -377,7 +420,7 @@ static void report_inversion(const lt_edge_info **cycle, size_t n)
     for (size_t i = 1; i < n; i++)
         f.one_thread &= cycle[i]->thread.tid == cycle[0]->thread.tid;
     lt_report(&f);
-    free(cycle);
+    lt_platform_unmap(cycle, cycle_bytes(n));
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -389,12 +432,9 @@ typedef struct request {
     uint32_t stack;     /* where it was taken: unwound once, for the first new edge */
 } request;
 
-static edge *edge_make(lt_held *h, request *r)
+/* What the edge h -> r will say; made before the graph lock, since it unwinds. */
+static void edge_describe(lt_edge_info *i, lt_held *h, request *r)
 {
-    edge *e = calloc(1, sizeof *e);
-    if (!e)
-        return NULL;
-    lt_edge_info *i = &e->info;
     lt_lock_ref_fill(&i->from, h->addr, (lt_kind)h->kind, h->lock);
     lt_lock_ref_fill(&i->to, r->ev->addr, r->ev->kind, r->ev->lock);
     i->from_mode = (lt_mode)h->mode;
@@ -402,43 +442,49 @@ static edge *edge_make(lt_held *h, request *r)
     i->to_stack = r->stack ? r->stack : (r->stack = lt_stack_here(r->ev->ra));
     i->from_stack = lt_held_stack(h, i->to_stack, &i->from_partial);
     lt_thread_info_now(r->ev->self, &i->thread);
-    return e;
 }
 
-/* Links e into the graph; under the graph lock. 0 when out of memory. */
-static int edge_link(edge *e, const lt_held *h, const request *r, uint64_t fp)
+/* Links a new edge into the graph; under the graph lock. NULL when out of memory. */
+static edge *edge_link(const lt_edge_info *info, const lt_held *h, const request *r,
+                       uint64_t fp)
 {
-    e->from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
-    e->to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
-    if (!e->from || !e->to || !known_add(fp))
-        return 0;
+    node *from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
+    node *to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
+    edge *e = from && to ? pool_get(&edge_pool) : NULL;
+    if (!e)
+        return NULL;
+    if (!known_add(fp)) {
+        pool_put(&edge_pool, e);
+        return NULL;
+    }
+    e->info = *info;
+    e->from = from;
+    e->to = to;
     e->fp = fp;
     e->next_out = e->from->out;
     e->from->out = e;
     e->next_in = e->to->in;
     e->to->in = e;
-    return 1;
+    return e;
 }
 
 /* Inserts the edge unless another thread just did; decides under the lock, reports after. */
 static void edge_add(lt_held *h, request *r, uint64_t fp)
 {
-    edge *e = edge_make(h, r);
+    lt_edge_info info;
     const lt_edge_info **cycle = NULL;
     size_t n = 0;
-    int linked = 0, failed = !e;
-    if (e) {
-        lt_spin_lock(&graph_lock);
-        if (!known_has(fp)) {
-            linked = edge_link(e, h, r, fp);
-            failed = !linked;
-            n = linked ? find_cycle(e) : 0;
-            cycle = n ? take_cycle(n) : NULL;
-        }
-        lt_spin_unlock(&graph_lock);
+    int failed = 0;
+    memset(&info, 0, sizeof info);
+    edge_describe(&info, h, r);
+    lt_spin_lock(&graph_lock);
+    if (!known_has(fp)) {
+        edge *e = edge_link(&info, h, r, fp);
+        failed = !e;
+        n = e ? find_cycle(e) : 0;
+        cycle = n ? take_cycle(n) : NULL;
     }
-    if (!linked)
-        free(e);
+    lt_spin_unlock(&graph_lock);
     if (failed)
         lt_report_degraded("out of memory for the lock-order graph");
     if (cycle)

@@ -20,8 +20,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lt_internal.h"
 #include "platform.h"
@@ -261,8 +261,9 @@ static int same_waits(const frame *before, size_t nbefore, size_t n)
     return 1;
 }
 
-/* The cycle found when the wait began, confirmed after the grace: filled into steps
- * (malloc'd), or NULL when it dissolved. */
+/* The cycle found when the wait began, confirmed after the grace: filled into steps (mapped:
+ * nothing under wf_lock may call malloc, which in some programs takes a pthread mutex whose
+ * holder may be about to wait), or NULL when it dissolved. */
 static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst, size_t *n)
 {
     struct timespec grace = {0, GRACE_NS};
@@ -270,7 +271,8 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
     lt_spin_lock(&wf_lock);
     lt_wait_step *steps = NULL;
     *n = find_cycle(self);
-    if (*n && same_waits(first, nfirst, *n) && (steps = calloc(*n, sizeof *steps)) != NULL)
+    if (*n && same_waits(first, nfirst, *n) &&
+        (steps = lt_platform_map(*n * sizeof *steps)) != NULL)
         for (size_t i = 0; i < *n; i++)
             fill_step(&steps[i], &path[i], &path[(i + 1) % *n]);
     lt_spin_unlock(&wf_lock);
@@ -290,7 +292,7 @@ static int report_deadlock(lt_wait_step *steps, size_t n)
                                                      : LT_OUTCOME_ABORT;
     f.request_stack = steps[0].wait_stack;
     lt_report(&f);
-    free(steps);
+    lt_platform_unmap(steps, n * sizeof *steps);
     return f.outcome == LT_OUTCOME_EDEADLK ? EDEADLK : 0;
 }
 
@@ -308,7 +310,7 @@ static int begin(lt_event *ev, int joining, uintptr_t join_target)
     lt_spin_lock(&wf_lock);
     publish(ev, joining, join_target);
     size_t n = find_cycle(t);
-    frame *first = n ? malloc(n * sizeof *first) : NULL;
+    frame *first = n ? lt_platform_map(n * sizeof *first) : NULL;
     if (first)
         memcpy(first, path, n * sizeof *first);
     lt_spin_unlock(&wf_lock);
@@ -316,7 +318,7 @@ static int begin(lt_event *ev, int joining, uintptr_t join_target)
         return 0;
     size_t m;
     lt_wait_step *steps = confirm(t, first, n, &m);
-    free(first);
+    lt_platform_unmap(first, n * sizeof *first);
     return steps ? report_deadlock(steps, m) : 0;
 }
 
