@@ -243,6 +243,50 @@ NOINLINE void join_legit(void)
     pthread_mutex_unlock(&mutexes[1]);
 }
 
+/*
+ * Thread 0 waits on a condition variable while it holds mutex 1; thread 1, which signalled
+ * that condition variable before, now needs mutex 1 before it signals again. Thread 1's
+ * request has a deadline, so the program ends: then it signals without the mutex.
+ */
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int phase;
+
+NOINLINE void wait_for_phase(int p)
+{
+    pthread_mutex_lock(&mutexes[0]);
+    while (phase < p)
+        pthread_cond_wait(&cv, &mutexes[0]);
+    pthread_mutex_unlock(&mutexes[0]);
+}
+
+NOINLINE void signal_phase(int p)
+{
+    pthread_mutex_lock(&mutexes[0]);
+    phase = p;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mutexes[0]);
+}
+
+NOINLINE void *cond_cycle(void *arg)
+{
+    if ((long)arg == 0) {
+        wait_for_phase(1);
+        pthread_mutex_lock(&mutexes[1]);
+        wait_for_phase(2); /* holding mutex 1 */
+        pthread_mutex_unlock(&mutexes[1]);
+    } else {
+        signal_phase(1);
+        pause_ms(200);
+        struct timespec t = in_ms(1000);
+        int rc = pthread_mutex_timedlock(&mutexes[1], &t);
+        result("timedlock", rc);
+        if (rc == 0)
+            pthread_mutex_unlock(&mutexes[1]);
+        signal_phase(2);
+    }
+    return NULL;
+}
+
 static void init_all(void)
 {
     for (int i = 0; i < MAX_THREADS; i++) {
@@ -333,6 +377,8 @@ int main(int argc, char **argv)
         run_threads(2, timed_cycle);
     else if (!strcmp(s, "writer-queued"))
         run_threads(3, writer_queued_cycle);
+    else if (!strcmp(s, "cond"))
+        run_threads(2, cond_cycle);
     else if (!strcmp(s, "join"))
         join_while_holding();
     else if (!strcmp(s, "join-legit"))

@@ -104,8 +104,12 @@ static void dump_wait(dump_out *o, const lt_wait_slot *w)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    if (w->joining) {
+    if (w->waits_for == LT_FOR_JOIN) {
         put(o, "    waits in pthread_join for ");
+    } else if (w->waits_for == LT_FOR_SIGNAL) {
+        put(o, "    waits on condition variable ");
+        put_hex(o, w->target);
+        put(o, " for ");
     } else {
         put(o, "    waits for ");
         put_hex(o, (uintptr_t)w->addr);

@@ -37,6 +37,7 @@
     X(pthread_spin_trylock, NULL) X(pthread_spin_unlock, NULL)                             \
     X(pthread_cond_wait, "GLIBC_2.3.2") X(pthread_cond_timedwait, "GLIBC_2.3.2")           \
     X(pthread_cond_clockwait, NULL)                                                        \
+    X(pthread_cond_signal, "GLIBC_2.3.2") X(pthread_cond_broadcast, "GLIBC_2.3.2")         \
     X(pthread_create, NULL) X(pthread_join, NULL) X(fork, NULL)
 
 static struct {
@@ -351,8 +352,10 @@ typedef struct cond_state {
 static void cond_return(void *arg)
 {
     cond_state *st = arg;
-    if (st->released && enter(&st->c->ev)) {
-        lt_cond_reacquire(&st->c->ev, &st->saved);
+    if (enter(&st->c->ev)) {
+        lt_waitfor_end(&st->c->ev);
+        if (st->released)
+            lt_cond_reacquire(&st->c->ev, &st->saved);
         lt_leave(&lt_tls);
     }
 }
@@ -375,12 +378,39 @@ static int cond_wait(call *c, pthread_cond_t *cv)
         return 0;
     if (enter(&c->ev)) {
         st.released = lt_cond_release(&c->ev, &st.saved);
+        lt_waitfor_cond_begin(&c->ev, cv);
         lt_leave(&lt_tls);
     }
     pthread_cleanup_push(cond_return, &st);
     rc = real_cond_wait(c, cv);
     pthread_cleanup_pop(1);
     return rc;
+}
+
+/* Signals only leave a hint for the wait-for check: who is likely to wake this condvar. */
+static void signalled(pthread_cond_t *cv)
+{
+    lt_event ev = {0};
+    if (enter(&ev)) {
+        lt_waitfor_signalled(ev.self, cv);
+        lt_leave(&lt_tls);
+    }
+}
+
+LT_EXPORT int pthread_cond_signal(pthread_cond_t *cv)
+{
+    if (!ready())
+        return 0;
+    signalled(cv);
+    return real.pthread_cond_signal(cv);
+}
+
+LT_EXPORT int pthread_cond_broadcast(pthread_cond_t *cv)
+{
+    if (!ready())
+        return 0;
+    signalled(cv);
+    return real.pthread_cond_broadcast(cv);
 }
 
 LT_EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)

@@ -98,6 +98,8 @@ typedef struct lt_cache_slot {
     uint32_t gen;
 } lt_cache_slot;
 
+typedef enum { LT_FOR_LOCK, LT_FOR_JOIN, LT_FOR_SIGNAL } lt_wait_for;
+
 /* What a thread is blocked on (waitfor.c). `seq` is odd while the thread waits; the thread
  * writes every other field before seq turns odd, under waitfor.c's lock, and leaves the list
  * under it too, so a reader holding that lock sees one consistent wait. (The thread dump reads
@@ -109,8 +111,8 @@ typedef struct lt_wait_slot {
     const void *addr;
     uint8_t kind, mode, wait;     /* lt_kind, lt_mode, lt_wait */
     uint8_t long_reported;        /* a long-wait report was made for this wait */
-    uint8_t joining;              /* in pthread_join for join_target: lock fields unused */
-    uintptr_t join_target;        /* pthread_t of the thread being joined */
+    uint8_t waits_for;            /* lt_wait_for; the lock fields serve LT_FOR_LOCK only */
+    uintptr_t target;             /* LT_FOR_JOIN: the pthread_t; LT_FOR_SIGNAL: the condvar */
     uintptr_t handle;             /* pthread_t of this thread */
     uint32_t stack;               /* where it waits */
     lt_thread_info who;           /* the thread, named when the wait began */
@@ -209,7 +211,8 @@ typedef struct lt_wait_step {
     lt_wait wait;
     uint32_t wait_stack;
     long waited_ms;
-    int joins;        /* waits in pthread_join for `blocker` to exit (wants unused) */
+    int waits_for;    /* lt_wait_for: a lock, `blocker` to exit (pthread_join), or a signal on
+                         the condition variable at wants.addr that `blocker` sent last */
     lt_thread_info blocker;
     lt_mode held_mode;
     uint32_t held_stack;
@@ -247,7 +250,8 @@ typedef struct lt_finding {
     size_t nheld;
     const lt_wait_step *steps;   /* deadlock: the cycle in order; long-wait: the holders */
     size_t nsteps;
-    int warning;                 /* deadlock: a timed wait in the cycle will break it */
+    int warning;                 /* deadlock: 1 = a timed wait will break it, 2 = a signal
+                                    from outside the cycle may */
     const lt_edge_info *const *edges; /* inversion: the cycle, edges[i]->to == edges[i+1]->from */
     size_t nedges;
     int one_thread;              /* inversion: every edge was made by the same thread */
@@ -369,6 +373,8 @@ void lt_order_fork(lt_fork_phase phase);
 /* waitfor.c ------------------------------------------------------------------------------ */
 int lt_waitfor_begin(lt_event *ev);
 int lt_waitfor_join_begin(lt_event *ev, uintptr_t target);
+void lt_waitfor_cond_begin(lt_event *ev, const void *cond);
+void lt_waitfor_signalled(lt_thread *t, const void *cond);
 void lt_waitfor_end(lt_event *ev);
 void lt_waitfor_fork(lt_fork_phase phase);
 void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_lock *l);

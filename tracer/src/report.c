@@ -363,10 +363,19 @@ static void put_partial(out *o, int partial)
 static void put_cycle_wait(out *o, const lt_wait_step *s)
 {
     static const char *const waits[] = {"try", "blocking", "timed"};
-    if (s->joins) {
-        put(o, "\n    waits in pthread_join for ");
-        put_tref(o, &s->blocker);
-        put(o, " to exit\n    waiting at:\n");
+    if (s->waits_for != LT_FOR_LOCK) {
+        if (s->waits_for == LT_FOR_JOIN) {
+            put(o, "\n    waits in pthread_join for ");
+            put_tref(o, &s->blocker);
+            put(o, " to exit\n");
+        } else {
+            put(o, "\n    waits on condition variable ");
+            put_hex(o, (uintptr_t)s->wants.addr);
+            put(o, " for a signal; the last one came from ");
+            put_tref(o, &s->blocker);
+            put(o, "\n");
+        }
+        put(o, "    waiting at:\n");
         put_stack(o, s->wait_stack);
         return;
     }
@@ -418,12 +427,15 @@ static void format_deadlock(out *o, const lt_finding *f)
         put(o, " -> ");
     }
     put_tref(o, &f->steps[0].thread);
-    put(o, f->warning ? "); warning: a timed wait is in the cycle, it ends when that times out\n"
-                      : "); none of them can go on\n");
+    put(o, f->warning == 2 ? "); warning: a condition wait is in the cycle, only a signal from "
+                             "another thread ends it\n"
+           : f->warning  ? "); warning: a timed wait is in the cycle, it ends when that times out\n"
+                         : "); none of them can go on\n");
     for (size_t i = 0; i < f->nsteps; i++)
         put_cycle_thread(o, f, i);
     if (f->warning)
-        put(o, "  action: none (the timed wait will fail with ETIMEDOUT)\n");
+        put(o, f->warning == 2 ? "  action: none (another thread may still signal)\n"
+                               : "  action: none (the timed wait will fail with ETIMEDOUT)\n");
 }
 
 /* "lock A (mode)" as the inversion's table says it. */

@@ -14,6 +14,10 @@
  * cycle is therefore searched again after a short grace, and reported only if every thread
  * on it is still in the same wait (same slot seq) - a false deadlock report is worse than none.
  *
+ * A thread in pthread_join waits for the joined thread. A thread in a condition wait that
+ * still holds other locks waits for the thread that last signalled that condition variable
+ * (the likely signaller; another thread may signal instead, so such a cycle is a warning).
+ *
  * Deadlocks follow LOCKTRACE_ACTION (abort, or the closing call returns EDEADLK); a cycle
  * with a timed wait on it is a warning, since that wait will end it.
  */
@@ -30,6 +34,7 @@
 #define PREPARE_MAX 64              /* held entries whose stacks a waiter recovers */
 #define HOLDERS_SHOWN 16            /* holders named by a long-wait report */
 #define WATCH_NS (250 * 1000 * 1000) /* watchdog period; timeouts are whole seconds */
+#define SIGNALLERS 4096             /* condition variables whose last signaller is known */
 
 typedef struct frame {
     lt_thread *u;
@@ -44,6 +49,39 @@ static uint32_t stamp;
 static frame *path;
 static size_t path_cap;
 static _Atomic int watchdog_started;
+
+/* The last thread (seq) to signal each condition variable, direct-mapped by address: a
+ * colliding condvar overwrites, which only loses a hint. Written on every signal, so it
+ * stays lock-free; a torn (cond, seq) pair is only a wrong hint, and a cycle made from it is
+ * only reported after the grace re-check. */
+typedef struct signaller {
+    _Atomic uintptr_t cond;
+    _Atomic int seq;
+} signaller;
+
+static signaller signallers[SIGNALLERS];
+
+static signaller *signaller_of(uintptr_t cond)
+{
+    return &signallers[(cond >> 4) % SIGNALLERS];
+}
+
+void lt_waitfor_signalled(lt_thread *t, const void *cond)
+{
+    signaller *s = signaller_of((uintptr_t)cond);
+    if (atomic_load_explicit(&s->cond, memory_order_relaxed) != (uintptr_t)cond ||
+        atomic_load_explicit(&s->seq, memory_order_relaxed) != t->info.seq) {
+        atomic_store_explicit(&s->cond, (uintptr_t)cond, memory_order_relaxed);
+        atomic_store_explicit(&s->seq, t->info.seq, memory_order_relaxed);
+    }
+}
+
+static int signalled_last(uintptr_t cond, const lt_thread *v)
+{
+    const signaller *s = signaller_of(cond);
+    return atomic_load_explicit(&s->cond, memory_order_relaxed) == cond &&
+           atomic_load_explicit(&s->seq, memory_order_relaxed) == v->info.seq;
+}
 
 /* ---------------------------------------------------------------------------------------- */
 
@@ -103,8 +141,10 @@ static int blocked_by(const lt_thread *u, lt_thread *v, lt_held **by)
     *by = NULL;
     if (v == u)
         return 0;
-    if (w->joining)
-        return x->handle == w->join_target;
+    if (w->waits_for == LT_FOR_JOIN)
+        return x->handle == w->target;
+    if (w->waits_for == LT_FOR_SIGNAL)
+        return signalled_last(w->target, v);
     lt_held *h = lt_held_find(v, w->addr);
     if (h && h->lock == w->lock && h->gen == w->gen &&
         (w->kind != LT_RWLOCK || h->mode == LT_MODE_WRITE || w->mode == LT_MODE_WRITE)) {
@@ -175,16 +215,16 @@ static size_t find_cycle(lt_thread *self)
 
 /* ---------------------------------------------------------------------------------------- */
 
-/* Joins wait for a thread, not a lock: ev->lock is NULL and join_target names the thread. */
-static void publish(lt_event *ev, int joining, uintptr_t join_target)
+/* Joins and condition waits wait for a thread, not a lock: `target` names what they wait on. */
+static void publish(lt_event *ev, lt_wait_for what, uintptr_t target)
 {
     lt_thread *t = ev->self;
     lt_wait_slot *w = &t->waiting;
-    w->joining = (uint8_t)joining;
-    w->join_target = join_target;
+    w->waits_for = (uint8_t)what;
+    w->target = target;
     w->handle = (uintptr_t)pthread_self();
     w->lock = ev->lock;
-    w->gen = joining ? 0 : atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
+    w->gen = what == LT_FOR_LOCK ? atomic_load_explicit(&ev->lock->gen, memory_order_relaxed) : 0;
     w->addr = ev->addr;
     w->kind = (uint8_t)ev->kind;
     w->mode = (uint8_t)ev->mode;
@@ -231,9 +271,11 @@ static uint32_t entry_stack(const lt_held *h, int *partial)
 static void fill_wait(lt_wait_step *s, const lt_wait_slot *w)
 {
     s->thread = w->who;
-    s->joins = w->joining;
-    if (!w->joining)
+    s->waits_for = w->waits_for;
+    if (w->waits_for == LT_FOR_LOCK)
         lt_lock_ref_fill(&s->wants, w->addr, (lt_kind)w->kind, w->lock);
+    else
+        s->wants.addr = (const void *)w->target;
     s->want_mode = (lt_mode)w->mode;
     s->wait = (lt_wait)w->wait;
     s->wait_stack = w->stack;
@@ -285,8 +327,10 @@ static int report_deadlock(lt_wait_step *steps, size_t n)
     f.thread = steps[0].thread;
     f.steps = steps;
     f.nsteps = n;
-    for (size_t i = 0; i < n; i++)
-        f.warning |= steps[i].wait == LT_WAIT_TIMED;
+    for (size_t i = 0; i < n; i++) {
+        int w = steps[i].waits_for == LT_FOR_SIGNAL ? 2 : steps[i].wait == LT_WAIT_TIMED;
+        f.warning = w > f.warning ? w : f.warning;
+    }
     f.outcome = f.warning                            ? LT_OUTCOME_CONTINUE
                 : lt_cfg.action == LT_ACTION_EDEADLK ? LT_OUTCOME_EDEADLK
                                                      : LT_OUTCOME_ABORT;
@@ -299,7 +343,7 @@ static int report_deadlock(lt_wait_step *steps, size_t n)
 static void watchdog_start(void);
 
 /* Publishes the wait and looks for a cycle through it; the result is the call's veto. */
-static int begin(lt_event *ev, int joining, uintptr_t join_target)
+static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
 {
     lt_thread *t = ev->self;
     t->waiting.stack = lt_stack_here(ev->ra);
@@ -308,7 +352,7 @@ static int begin(lt_event *ev, int joining, uintptr_t join_target)
     clock_gettime(CLOCK_MONOTONIC, &t->waiting.since);
     watchdog_start();
     lt_spin_lock(&wf_lock);
-    publish(ev, joining, join_target);
+    publish(ev, what, target);
     size_t n = find_cycle(t);
     frame *first = n ? lt_platform_map(n * sizeof *first) : NULL;
     if (first)
@@ -326,14 +370,23 @@ static int begin(lt_event *ev, int joining, uintptr_t join_target)
  * is to fail instead; lt_waitfor_end follows either way. */
 int lt_waitfor_begin(lt_event *ev)
 {
-    return begin(ev, 0, 0);
+    return begin(ev, LT_FOR_LOCK, 0);
 }
 
 /* The calling thread is about to wait in pthread_join for `target`. A joiner that holds no
  * lock can close no cycle (nobody waits for it), so only one that does is published. */
 int lt_waitfor_join_begin(lt_event *ev, uintptr_t target)
 {
-    return ev->self->nheld ? begin(ev, 1, target) : 0;
+    return ev->self->nheld ? begin(ev, LT_FOR_JOIN, target) : 0;
+}
+
+/* The calling thread is about to wait on `cond`, its mutex already out of the held set. As
+ * for joins, only a thread that still holds locks can close a cycle. Never vetoed: such a
+ * cycle is a warning. */
+void lt_waitfor_cond_begin(lt_event *ev, const void *cond)
+{
+    if (ev->self->nheld)
+        (void)begin(ev, LT_FOR_SIGNAL, (uintptr_t)cond);
 }
 
 void lt_waitfor_end(lt_event *ev)
@@ -388,7 +441,7 @@ static int next_long_wait(holders *hs)
     lt_spin_lock(&wf_lock);
     for (lt_thread *t = waiters; t && !found; t = t->waiting.next_waiter) {
         lt_wait_slot *w = &t->waiting;
-        if (w->joining || w->long_reported ||
+        if (w->waits_for != LT_FOR_LOCK || w->long_reported ||
             ms_since(&w->since) < (long)lt_cfg.wait_timeout * 1000)
             continue;
         w->long_reported = found = 1;
