@@ -303,6 +303,8 @@ void lt_spin_unlock(lt_spin *s);
 void lt_spin_reset(lt_spin *s);
 void lt_spin_fork(lt_spin *s, lt_fork_phase phase);
 void lt_thread_fork(lt_fork_phase phase);
+void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg);
+lt_thread *lt_thread_first(void);
 
 static inline int lt_enter(lt_thread *t)
 {
@@ -345,7 +347,8 @@ void lt_stack_fork(lt_fork_phase phase);
  *   lt_before_lock   before libc, for every lock request; fills ev->lock (shadow entry) and
  *                    ev->held (this thread's entry for the lock, if any). Returns 0 to go on
  *                    or an errno (EDEADLK) that the call returns without calling libc.
- *   lt_wait_begin    the request found the lock busy and is about to block in libc;
+ *   lt_wait_begin    the request found the lock busy and is about to block in libc; returns
+ *                    0 to block or an errno (EDEADLK: the wait would close a deadlock);
  *   lt_wait_end      ... and came back (acquired, timed out or failed).
  *   lt_after_lock    libc's result; on success the lock joins the held set.
  *   lt_before_unlock before libc's unlock; the lock leaves the held set.
@@ -380,10 +383,6 @@ void lt_waitfor_fork(lt_fork_phase phase);
 void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_lock *l);
 uint32_t lt_held_stack(lt_held *h, uint32_t under, int *partial);
 int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size, const char *what);
-
-/* thread.c, for the readers of other threads' state (waitfor.c, dump.c) */
-void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg);
-lt_thread *lt_thread_first(void);
 
 /* dump.c --------------------------------------------------------------------------------- */
 void lt_dump_install(void);
