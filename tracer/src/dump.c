@@ -19,6 +19,13 @@
 
 #define MAX_THREADS 100000 /* ends a walk that a racing list change sent in circles */
 
+#ifndef SIGPWR
+#define SIGPWR 0 /* not on every platform: the setting then does nothing */
+#endif
+
+/* In the order of LOCKTRACE_DUMP_SIGNAL's accepted values (config.def); 0 = none. */
+static const int dump_signals[] = {0, SIGUSR1, SIGUSR2, SIGQUIT, SIGHUP, SIGPWR, SIGWINCH, SIGURG};
+
 typedef struct dump_out {
     char buf[4096];
     size_t at;
@@ -166,13 +173,13 @@ static void on_dump_signal(int sig)
 
 void lt_dump_install(void)
 {
-    static const int signals[] = {0, SIGUSR1, SIGUSR2, SIGQUIT, SIGHUP, SIGPWR, SIGWINCH, SIGURG};
-    if (lt_cfg.dump_signal <= 0 || (size_t)lt_cfg.dump_signal >= LT_ARRAY_LEN(signals))
+    size_t i = (size_t)lt_cfg.dump_signal;
+    if (i >= LT_ARRAY_LEN(dump_signals) || dump_signals[i] == 0)
         return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_dump_signal;
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    sigaction(signals[lt_cfg.dump_signal], &sa, NULL);
+    sigaction(dump_signals[i], &sa, NULL);
 }
