@@ -412,7 +412,9 @@ static void put_cycle_thread(out *o, const lt_finding *f, size_t i)
     put(o, mode_name(prev->wants.kind, prev->held_mode));
     put(o, ", wanted by ");
     put_tref(o, &prev->thread);
-    put(o, "; taken at:\n");
+    put(o, "\n");
+    put_object(o, "    guards:    ", prev->wants.object, prev->wants.describe);
+    put(o, "    taken at:\n");
     put_stack(o, prev->held_stack);
     put_partial(o, prev->held_partial);
 }
