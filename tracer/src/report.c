@@ -449,6 +449,42 @@ static void put_end(out *o, const lt_lock_ref *r, lt_mode m)
     put(o, ")");
 }
 
+/* Row i of "how it deadlocks": thread i holds the edge's source and wants its target. */
+static void put_inversion_row(out *o, size_t i, const lt_edge_info *e)
+{
+    put(o, "    thread ");
+    put_dec(o, (long)i);
+    put(o, " holds ");
+    put_end(o, &e->from, e->from_mode);
+    put(o, " and wants ");
+    put_end(o, &e->to, e->to_mode);
+    put(o, "\n");
+}
+
+/* Edge i with its first occurrence: thread and both stacks. */
+static void put_inversion_edge(out *o, size_t i, const lt_edge_info *e)
+{
+    put(o, "  edge ");
+    put_dec(o, (long)i);
+    put(o, ": ");
+    put_hex(o, (uintptr_t)e->to.addr);
+    put(o, " taken while holding ");
+    put_hex(o, (uintptr_t)e->from.addr);
+    put(o, ", first by thread ");
+    put_thread(o, &e->thread);
+    put(o, "\n");
+    put_object(o, "    guards:    ", e->from.object, e->from.describe);
+    put(o, "    ");
+    put_hex(o, (uintptr_t)e->from.addr);
+    put(o, " taken at:\n");
+    put_stack(o, e->from_stack);
+    put_partial(o, e->from_partial);
+    put(o, "    ");
+    put_hex(o, (uintptr_t)e->to.addr);
+    put(o, " taken at:\n");
+    put_stack(o, e->to_stack);
+}
+
 static void format_inversion(out *o, const lt_finding *f)
 {
     put(o, "locktrace: lock-order-inversion: ");
@@ -466,38 +502,10 @@ static void format_inversion(out *o, const lt_finding *f)
         put(o, " took these locks in both orders; two threads doing so deadlock\n");
     }
     put(o, "  how it deadlocks:\n");
-    for (size_t i = 0; i < f->nedges; i++) {
-        const lt_edge_info *e = f->edges[i];
-        put(o, "    thread ");
-        put_dec(o, (long)i + 1);
-        put(o, " holds ");
-        put_end(o, &e->from, e->from_mode);
-        put(o, " and wants ");
-        put_end(o, &e->to, e->to_mode);
-        put(o, "\n");
-    }
-    for (size_t i = 0; i < f->nedges; i++) {
-        const lt_edge_info *e = f->edges[i];
-        put(o, "  edge ");
-        put_dec(o, (long)i + 1);
-        put(o, ": ");
-        put_hex(o, (uintptr_t)e->to.addr);
-        put(o, " taken while holding ");
-        put_hex(o, (uintptr_t)e->from.addr);
-        put(o, ", first by thread ");
-        put_thread(o, &e->thread);
-        put(o, "\n");
-        put_object(o, "    guards:    ", e->from.object, e->from.describe);
-        put(o, "    ");
-        put_hex(o, (uintptr_t)e->from.addr);
-        put(o, " taken at:\n");
-        put_stack(o, e->from_stack);
-        put_partial(o, e->from_partial);
-        put(o, "    ");
-        put_hex(o, (uintptr_t)e->to.addr);
-        put(o, " taken at:\n");
-        put_stack(o, e->to_stack);
-    }
+    for (size_t i = 0; i < f->nedges; i++)
+        put_inversion_row(o, i + 1, f->edges[i]);
+    for (size_t i = 0; i < f->nedges; i++)
+        put_inversion_edge(o, i + 1, f->edges[i]);
     put(o, f->outcome == LT_OUTCOME_ABORT
                ? "  action: abort (LOCKTRACE_INVERSION=report reports and goes on)\n"
                : "  action: none, reported once (LOCKTRACE_INVERSION=abort aborts)\n");
