@@ -6,7 +6,9 @@
  * lt_after_lock (with libc's result), lt_before_unlock, lt_on_init, lt_on_destroy and the
  * condition-wait pair. Everything here works from the calling thread's own held set; shadow
  * state is read only for what the held set cannot know (waiting writers, orphans).
- * Findings are built as lt_finding data and handed to report.c.
+ * Findings are built as lt_finding data and handed to report.c. The cross-thread checkers
+ * hang off the same events: waitfor.c from lt_wait_begin/lt_wait_end (may veto the wait),
+ * order.c from lt_after_lock (new edges) and lt_on_init/lt_on_destroy (forget the lock).
  */
 #define _GNU_SOURCE
 #include <errno.h>
