@@ -113,6 +113,31 @@ static void rw_inversion(int w1, int w2, int writer_pref)
            writer_pref ? ", writer-preferring" : "");
 }
 
+/* Mutexes and an rwlock in one cycle: M0 -> R0 (write), R0 (read) -> M1, M1 -> M0. */
+NOINLINE void *mixed_pair(void *arg)
+{
+    switch ((long)arg) {
+    case 0:
+        pthread_mutex_lock(&mutexes[0]);
+        pthread_rwlock_wrlock(&rwlocks[0]);
+        pthread_rwlock_unlock(&rwlocks[0]);
+        pthread_mutex_unlock(&mutexes[0]);
+        break;
+    case 1:
+        pthread_rwlock_rdlock(&rwlocks[0]);
+        pthread_mutex_lock(&mutexes[1]);
+        pthread_mutex_unlock(&mutexes[1]);
+        pthread_rwlock_unlock(&rwlocks[0]);
+        break;
+    default:
+        pthread_mutex_lock(&mutexes[1]);
+        pthread_mutex_lock(&mutexes[0]);
+        pthread_mutex_unlock(&mutexes[0]);
+        pthread_mutex_unlock(&mutexes[1]);
+    }
+    return NULL;
+}
+
 /* A then B; both destroyed and initialised again at the same addresses; then B then A:
  * different locks, no inversion. Then the same with locks in freed and reused memory. */
 NOINLINE void reuse_after_destroy(void)
@@ -219,7 +244,10 @@ int main(int argc, char **argv)
         rw_inversion(0, 0, 1);
     else if (!strcmp(s, "write-read"))
         rw_inversion(1, 0, 0);
-    else if (!strcmp(s, "reuse"))
+    else if (!strcmp(s, "mixed")) {
+        one_after_another(3, mixed_pair);
+        puts("mutexes and an rwlock");
+    } else if (!strcmp(s, "reuse"))
         reuse_after_destroy();
     else if (!strcmp(s, "stress"))
         stress(0);
