@@ -6,7 +6,9 @@
  * lt_after_lock (with libc's result), lt_before_unlock, lt_on_init, lt_on_destroy and the
  * condition-wait pair. Everything here works from the calling thread's own held set; shadow
  * state is read only for what the held set cannot know (waiting writers, orphans).
- * Findings are built as lt_finding data and handed to report.c.
+ * Findings are built as lt_finding data and handed to report.c. The cross-thread checkers
+ * hang off the same events: waitfor.c from lt_wait_begin/lt_wait_end (may veto the wait),
+ * order.c from lt_after_lock (new edges) and lt_on_init/lt_on_destroy (forget the lock).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -132,15 +134,19 @@ int lt_before_lock(lt_event *ev)
     return 0;
 }
 
-/* A writer about to block is what makes a recursive read hang on a writer-preferring lock. */
-void lt_wait_begin(lt_event *ev)
+/* A writer about to block is what makes a recursive read hang on a writer-preferring lock.
+ * The wait-for check (waitfor.c) may veto the wait: the result is the call's (0 = block). */
+int lt_wait_begin(lt_event *ev)
 {
     if (ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE)
         atomic_fetch_add(&ev->lock->waiting_writers, 1);
+    return ev->lock ? lt_waitfor_begin(ev) : 0;
 }
 
 void lt_wait_end(lt_event *ev)
 {
+    if (ev->lock)
+        lt_waitfor_end(ev);
     if (ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE)
         atomic_fetch_sub(&ev->lock->waiting_writers, 1);
 }
@@ -157,6 +163,8 @@ void lt_after_lock(lt_event *ev, int rc)
         ev->held->depth++; /* recursive mutex, recursive read */
         return;
     }
+    if (t->nheld)
+        lt_order_acquired(ev);
     lt_held *h = lt_held_push(t);
     if (!h)
         return;
@@ -217,6 +225,7 @@ void lt_on_init(lt_event *ev)
     lt_held *h = lt_held_find(ev->self, ev->addr);
     if (h)
         lt_held_remove(ev->self, h);
+    lt_order_forget(ev->addr);
     lt_shadow_reset(ev->addr, ev->ra);
 }
 
@@ -240,6 +249,7 @@ void lt_on_destroy(lt_event *ev)
     }
     if (h)
         lt_held_remove(t, h);
+    lt_order_forget(ev->addr);
     lt_shadow_forget(ev->addr);
 }
 

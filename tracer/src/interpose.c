@@ -50,7 +50,8 @@
     X(pthread_mutex_lock, NULL) X(pthread_mutex_trylock, NULL)                             \
     X(pthread_mutex_unlock, NULL)                                                          \
     X(pthread_cond_wait, "GLIBC_2.3.2") X(pthread_cond_timedwait, "GLIBC_2.3.2")           \
-    X(pthread_create, NULL) X(fork, NULL) LT_REALS_TIMED(X)
+    X(pthread_cond_signal, "GLIBC_2.3.2") X(pthread_cond_broadcast, "GLIBC_2.3.2")         \
+    X(pthread_create, NULL) X(pthread_join, NULL) X(fork, NULL) LT_REALS_TIMED(X)
 
 static struct {
 #define X(name, version) __typeof__(&name) name;
@@ -79,6 +80,7 @@ static __attribute__((noinline)) int init_slow(void)
         lt_tls.busy = 1;
         resolve();
         lt_config_load();
+        lt_dump_install();
         lt_self();
         lt_tls.busy = 0;
         atomic_store(&state, READY);
@@ -185,10 +187,12 @@ static int acquire(call *c)
     if (rc == 0)
         rc = real_try(c);
     if (rc == EBUSY && c->ev.wait != LT_WAIT_TRY) {
-        lt_wait_begin(&c->ev);
-        lt_leave(&lt_tls);
-        rc = real_wait(c);
-        lt_enter(&lt_tls);
+        rc = lt_wait_begin(&c->ev);
+        if (rc == 0) {
+            lt_leave(&lt_tls);
+            rc = real_wait(c);
+            lt_enter(&lt_tls);
+        }
         lt_wait_end(&c->ev);
     }
     lt_after_lock(&c->ev, rc);
@@ -377,8 +381,10 @@ typedef struct cond_state {
 static void cond_return(void *arg)
 {
     cond_state *st = arg;
-    if (st->released && enter(&st->c->ev)) {
-        lt_cond_reacquire(&st->c->ev, &st->saved);
+    if (enter(&st->c->ev)) {
+        lt_waitfor_end(&st->c->ev);
+        if (st->released)
+            lt_cond_reacquire(&st->c->ev, &st->saved);
         lt_leave(&lt_tls);
     }
 }
@@ -403,12 +409,39 @@ static int cond_wait(call *c, pthread_cond_t *cv)
         return 0;
     if (enter(&c->ev)) {
         st.released = lt_cond_release(&c->ev, &st.saved);
+        lt_waitfor_cond_begin(&c->ev, cv);
         lt_leave(&lt_tls);
     }
     pthread_cleanup_push(cond_return, &st);
     rc = real_cond_wait(c, cv);
     pthread_cleanup_pop(1);
     return rc;
+}
+
+/* Signals only leave a hint for the wait-for check: who is likely to wake this condvar. */
+static void signalled(pthread_cond_t *cv)
+{
+    lt_event ev = {0};
+    if (enter(&ev)) {
+        lt_waitfor_signalled(ev.self, cv);
+        lt_leave(&lt_tls);
+    }
+}
+
+LT_EXPORT int pthread_cond_signal(pthread_cond_t *cv)
+{
+    if (!ready())
+        return 0;
+    signalled(cv);
+    return real.pthread_cond_signal(cv);
+}
+
+LT_EXPORT int pthread_cond_broadcast(pthread_cond_t *cv)
+{
+    if (!ready())
+        return 0;
+    signalled(cv);
+    return real.pthread_cond_broadcast(cv);
 }
 
 LT_EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
@@ -471,10 +504,32 @@ LT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
     return rc;
 }
 
+/* A join is a wait like a lock request: it can close a cycle (the joined thread waits for a
+ * lock the joiner holds). */
+LT_EXPORT int pthread_join(pthread_t th, void **ret)
+{
+    lt_event ev = {0};
+    ev.ra = (uintptr_t)__builtin_return_address(0);
+    if (!ready())
+        return EINVAL;
+    if (!enter(&ev))
+        return real.pthread_join(th, ret);
+    int rc = lt_waitfor_join_begin(&ev, (uintptr_t)th);
+    lt_leave(&lt_tls);
+    if (rc == 0)
+        rc = real.pthread_join(th, ret);
+    lt_enter(&lt_tls);
+    lt_waitfor_end(&ev);
+    lt_leave(&lt_tls);
+    return rc;
+}
+
 /* Every tracer lock is held across fork(), so the child gets consistent tables. Our locks
  * let their holder in again, so the program's atfork handlers may lock as they please. */
 static void fork_phase(lt_fork_phase phase)
 {
+    lt_waitfor_fork(phase); /* before the stack depot: waitfor interns stacks under its lock */
+    lt_order_fork(phase);
     lt_thread_fork(phase);
     lt_shadow_fork(phase);
     lt_stack_fork(phase);

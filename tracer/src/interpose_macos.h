@@ -26,6 +26,9 @@
 #define pthread_mutex_unlock lt_macos_pthread_mutex_unlock
 #define pthread_cond_wait lt_macos_pthread_cond_wait
 #define pthread_cond_timedwait lt_macos_pthread_cond_timedwait
+#define pthread_cond_signal lt_macos_pthread_cond_signal
+#define pthread_cond_broadcast lt_macos_pthread_cond_broadcast
+#define pthread_join lt_macos_pthread_join
 #define pthread_create lt_macos_pthread_create
 #define fork lt_macos_fork
 

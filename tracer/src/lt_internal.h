@@ -9,6 +9,8 @@
  *   lt_event    one lock/unlock request handed from interpose.c to the checker (detect.c)
  *   lt_finding  one problem found, as plain data; report.c formats it (report.c)
  *   stack id    32-bit handle of an interned stack in the depot, 0 = none (stack.c)
+ *   wait slot   what a thread is blocked on right now, for the wait-for check (waitfor.c)
+ *   edge        A -> B in the lock-order graph: B was taken while A was held (order.c)
  */
 #ifndef LT_INTERNAL_H
 #define LT_INTERNAL_H
@@ -16,6 +18,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <uthash.h>
 
 #include "locktrace.h"
@@ -95,6 +98,29 @@ typedef struct lt_cache_slot {
     uint32_t gen;
 } lt_cache_slot;
 
+typedef enum { LT_FOR_LOCK, LT_FOR_JOIN, LT_FOR_SIGNAL } lt_wait_for;
+
+/* What a thread is blocked on (waitfor.c). `seq` is odd while the thread waits; the thread
+ * writes every other field before seq turns odd, under waitfor.c's lock, and leaves the list
+ * under it too, so a reader holding that lock sees one consistent wait. (The thread dump reads
+ * it without the lock and may show a wait that has just ended.) */
+typedef struct lt_wait_slot {
+    _Atomic uint32_t seq;
+    lt_lock *lock;
+    uint32_t gen;                 /* lock->gen when the wait began */
+    const void *addr;
+    uint8_t kind, mode, wait;     /* lt_kind, lt_mode, lt_wait */
+    uint8_t long_reported;        /* a long-wait report was made for this wait */
+    uint8_t waits_for;            /* lt_wait_for; the lock fields serve LT_FOR_LOCK only */
+    uintptr_t target;             /* LT_FOR_JOIN: the pthread_t; LT_FOR_SIGNAL: the condvar */
+    uintptr_t handle;             /* pthread_t of this thread */
+    uint32_t stack;               /* where it waits */
+    lt_thread_info who;           /* the thread, named when the wait began */
+    struct timespec since;        /* CLOCK_MONOTONIC */
+    struct lt_thread *next_waiter, *prev_waiter; /* waitfor.c's list, under its lock */
+    uint32_t mark;                /* cycle search visit stamp, under waitfor.c's lock */
+} lt_wait_slot;
+
 #define LT_CACHE_BITS 8
 #define LT_CACHE_SLOTS (1 << LT_CACHE_BITS)
 #define LT_HELD_INLINE 8   /* held entries before the set moves to mapped memory */
@@ -109,6 +135,7 @@ typedef struct lt_thread {
     lt_held inline_held[LT_HELD_INLINE];
     struct lt_thread *next, *prev; /* registry of live threads */
     lt_cache_slot cache[LT_CACHE_SLOTS];
+    lt_wait_slot waiting;
 } lt_thread;
 
 extern __thread lt_thread lt_tls LT_TLS;
@@ -137,6 +164,9 @@ typedef enum {
     LT_FIND_BAD_UNLOCK,
     LT_FIND_DESTROY_HELD,
     LT_FIND_EXIT_HELD,
+    LT_FIND_DEADLOCK,
+    LT_FIND_INVERSION,
+    LT_FIND_LONG_WAIT,
     LT_FIND_KIND_COUNT
 } lt_finding_kind;
 
@@ -160,6 +190,44 @@ typedef enum {
     LT_OUTCOME_EDEADLK   /* the call returns EDEADLK without calling libc */
 } lt_outcome;
 
+/* A lock as cross-thread reports name it. */
+typedef struct lt_lock_ref {
+    const void *addr;
+    lt_kind kind;
+    int mutex_type;  /* lt_mutex_type, mutexes only */
+    int writer_pref; /* rwlocks: writer-preferring */
+    const void *object;
+    locktrace_describe_fn describe;
+} lt_lock_ref;
+
+/* One thread of a wait-for cycle (deadlock) or a waiter and its holders (long-wait): `thread`
+ * waits for `wants` in `want_mode`; `blocker` holds it in `held_mode` (acquired at
+ * `held_stack`), or held_mode is LT_MODE_NONE when it is only queued for write on a
+ * writer-preferring lock. */
+typedef struct lt_wait_step {
+    lt_thread_info thread;
+    lt_lock_ref wants;
+    lt_mode want_mode;
+    lt_wait wait;
+    uint32_t wait_stack;
+    long waited_ms;
+    int waits_for;    /* lt_wait_for: a lock, `blocker` to exit (pthread_join), or a signal on
+                         the condition variable at wants.addr that `blocker` sent last */
+    lt_thread_info blocker;
+    lt_mode held_mode;
+    uint32_t held_stack;
+    int held_partial; /* held_stack is only the call site */
+} lt_wait_step;
+
+/* One edge of the lock-order graph, immutable once published (order.c). */
+typedef struct lt_edge_info {
+    lt_lock_ref from, to;
+    lt_mode from_mode, to_mode;
+    uint32_t from_stack, to_stack; /* where `from` was taken, where `to` was taken under it */
+    int from_partial;              /* from_stack is only the call site */
+    lt_thread_info thread;         /* the thread that first made the edge */
+} lt_edge_info;
+
 typedef struct lt_finding {
     lt_finding_kind kind;
     lt_reason why;
@@ -180,11 +248,19 @@ typedef struct lt_finding {
     uint32_t first_stack;        /* where the lock was first seen */
     const lt_held *held;         /* exit-held: the locks still held (valid during lt_report) */
     size_t nheld;
+    const lt_wait_step *steps;   /* deadlock: the cycle in order; long-wait: the holders */
+    size_t nsteps;
+    int warning;                 /* deadlock: 1 = a timed wait will break it, 2 = a signal
+                                    from outside the cycle may */
+    const lt_edge_info *const *edges; /* inversion: the cycle, edges[i]->to == edges[i+1]->from */
+    size_t nedges;
+    int one_thread;              /* inversion: every edge was made by the same thread */
 } lt_finding;
 
 /* config.c ------------------------------------------------------------------------------- */
 typedef enum { LT_ACTION_ABORT, LT_ACTION_EDEADLK } lt_action;
 typedef enum { LT_STACKS_LAZY, LT_STACKS_FULL } lt_stacks_mode;
+typedef enum { LT_INVERSION_REPORT, LT_INVERSION_ABORT, LT_INVERSION_OFF } lt_inversion_mode;
 typedef struct lt_config {
 #define LT_OPTION(kind, field, name, def, accepted, help) int field;
 #include "config.def"
@@ -227,6 +303,8 @@ void lt_spin_unlock(lt_spin *s);
 void lt_spin_reset(lt_spin *s);
 void lt_spin_fork(lt_spin *s, lt_fork_phase phase);
 void lt_thread_fork(lt_fork_phase phase);
+void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg);
+lt_thread *lt_thread_first(void);
 
 static inline int lt_enter(lt_thread *t)
 {
@@ -269,7 +347,8 @@ void lt_stack_fork(lt_fork_phase phase);
  *   lt_before_lock   before libc, for every lock request; fills ev->lock (shadow entry) and
  *                    ev->held (this thread's entry for the lock, if any). Returns 0 to go on
  *                    or an errno (EDEADLK) that the call returns without calling libc.
- *   lt_wait_begin    the request found the lock busy and is about to block in libc;
+ *   lt_wait_begin    the request found the lock busy and is about to block in libc; returns
+ *                    0 to block or an errno (EDEADLK: the wait would close a deadlock);
  *   lt_wait_end      ... and came back (acquired, timed out or failed).
  *   lt_after_lock    libc's result; on success the lock joins the held set.
  *   lt_before_unlock before libc's unlock; the lock leaves the held set.
@@ -277,7 +356,7 @@ void lt_stack_fork(lt_fork_phase phase);
  *   condition wait), lt_on_thread_exit, lt_orphan_locks (exit and fork).
  * A finding is an lt_finding handed to lt_report (report.c). */
 int lt_before_lock(lt_event *ev);
-void lt_wait_begin(lt_event *ev);
+int lt_wait_begin(lt_event *ev);
 void lt_wait_end(lt_event *ev);
 void lt_after_lock(lt_event *ev, int rc);
 void lt_before_unlock(lt_event *ev);
@@ -288,6 +367,26 @@ void lt_cond_reacquire(lt_event *ev, const lt_held *saved);
 void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn describe);
 void lt_on_thread_exit(lt_thread *t);
 void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner);
+
+/* order.c -------------------------------------------------------------------------------- */
+void lt_order_acquired(lt_event *ev);
+void lt_order_forget(const void *addr);
+void lt_order_fork(lt_fork_phase phase);
+
+/* waitfor.c ------------------------------------------------------------------------------ */
+int lt_waitfor_begin(lt_event *ev);
+int lt_waitfor_join_begin(lt_event *ev, uintptr_t target);
+void lt_waitfor_cond_begin(lt_event *ev, const void *cond);
+void lt_waitfor_signalled(lt_thread *t, const void *cond);
+void lt_waitfor_end(lt_event *ev);
+void lt_waitfor_fork(lt_fork_phase phase);
+void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_lock *l);
+uint32_t lt_held_stack(lt_held *h, uint32_t under, int *partial);
+int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size, const char *what);
+
+/* dump.c --------------------------------------------------------------------------------- */
+void lt_dump_install(void);
+void lt_dump_threads(int symbolize);
 
 /* report.c ------------------------------------------------------------------------------- */
 void lt_report(lt_finding *f);

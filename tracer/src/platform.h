@@ -66,4 +66,8 @@ typedef struct lt_symbol {
 /* Describes ip (a return address is looked up as ip - 1 by the caller). Report time only. */
 void lt_platform_symbolize(uintptr_t ip, lt_symbol *out);
 
+/* Copies n bytes at src that another thread may unmap meanwhile: 0 on success, -1 when some
+ * of it is not mapped (nothing faults). Async-signal-safe. */
+int lt_platform_peek(void *dst, const void *src, size_t n);
+
 #endif

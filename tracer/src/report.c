@@ -19,6 +19,9 @@ static const char *const lt_kind_names[LT_FIND_KIND_COUNT] = {
     [LT_FIND_BAD_UNLOCK] = "bad-unlock",
     [LT_FIND_DESTROY_HELD] = "destroy-held",
     [LT_FIND_EXIT_HELD] = "exit-held",
+    [LT_FIND_DEADLOCK] = "deadlock",
+    [LT_FIND_INVERSION] = "lock-order-inversion",
+    [LT_FIND_LONG_WAIT] = "long-wait",
 };
 
 /* Why the request can never be granted (or what the misuse is), for the summary line. */
@@ -38,7 +41,7 @@ static const char *const lt_reason_text[LT_WHY_COUNT] = {
     [LT_WHY_EXIT] = "",
 };
 
-_Static_assert(LT_FIND_KIND_COUNT == 4, "name every finding kind in lt_kind_names");
+_Static_assert(LT_FIND_KIND_COUNT == 7, "name every finding kind in lt_kind_names");
 _Static_assert(LT_WHY_COUNT == 10, "explain every reason in lt_reason_text");
 
 static lt_spin report_lock;
@@ -93,16 +96,21 @@ static void put_hex(out *o, uintptr_t v) { o->at = lt_fmt_hex(o->buf, o->size, o
 static void put_dec(out *o, long v) { o->at = lt_fmt_dec(o->buf, o->size, o->at, v); }
 static void put_stack(out *o, uint32_t id) { o->at = lt_stack_format(id, o->buf, o->size, o->at); }
 
-static const char *kind_name(const lt_finding *f)
+static const char *lock_kind_name(lt_kind kind, int mutex_type, int writer_pref)
 {
     static const char *const mutex[] = {"mutex (normal)", "mutex (recursive)",
                                         "mutex (error-checking)"};
-    switch (f->lock_kind) {
+    switch (kind) {
     case LT_RWLOCK:
-        return f->writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";
-    case LT_MUTEX: return mutex[f->mutex_type];
+        return writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";
+    case LT_MUTEX: return mutex[mutex_type];
     default: return "spinlock";
     }
+}
+
+static const char *kind_name(const lt_finding *f)
+{
+    return lock_kind_name(f->lock_kind, f->mutex_type, f->writer_pref);
 }
 
 static const char *mode_name(lt_kind kind, lt_mode mode)
@@ -252,9 +260,13 @@ static void put_outcome(out *o, const lt_finding *f)
     }
 }
 
+static size_t format_cross(const lt_finding *f, char *buf, size_t size);
+
 static size_t format(const lt_finding *f, char *buf, size_t size)
 {
     out o = {buf, size, 0};
+    if (f->kind >= LT_FIND_DEADLOCK)
+        return format_cross(f, buf, size);
     put_summary(&o, f);
     put(&o, "  thread:    ");
     put_thread(&o, &f->thread);
@@ -300,8 +312,10 @@ void lt_report(lt_finding *f)
     if (len)
         lt_platform_write(2, report_buf, len);
     lt_spin_unlock(&report_lock);
-    if (f->outcome == LT_OUTCOME_ABORT)
+    if (f->outcome == LT_OUTCOME_ABORT) {
+        lt_dump_threads(1);
         abort();
+    }
 }
 
 /* The tracer had to stop tracking something (memory exhausted): said once, never fatal. */
@@ -320,4 +334,223 @@ void lt_report_degraded(const char *what)
 void lt_report_fork(lt_fork_phase phase)
 {
     lt_spin_fork(&report_lock, phase);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Cross-thread kinds: deadlock (a wait-for cycle), lock-order-inversion (a cycle in the
+ * lock-order graph), long-wait.
+ * ---------------------------------------------------------------------------------------- */
+static void put_ref(out *o, const lt_lock_ref *r)
+{
+    put(o, lock_kind_name(r->kind, r->mutex_type, r->writer_pref));
+    put(o, " ");
+    put_hex(o, (uintptr_t)r->addr);
+}
+
+static void put_tref(out *o, const lt_thread_info *t)
+{
+    put(o, "T");
+    put_dec(o, t->seq);
+}
+
+static void put_partial(out *o, int partial)
+{
+    if (partial)
+        put(o, "    (call site only; LOCKTRACE_STACKS=full records whole stacks)\n");
+}
+
+/* What thread s->thread waits for, and who holds it up. */
+static void put_cycle_wait(out *o, const lt_wait_step *s)
+{
+    static const char *const waits[] = {"try", "blocking", "timed"};
+    if (s->waits_for != LT_FOR_LOCK) {
+        if (s->waits_for == LT_FOR_JOIN) {
+            put(o, "\n    waits in pthread_join for ");
+            put_tref(o, &s->blocker);
+            put(o, " to exit\n");
+        } else {
+            put(o, "\n    waits on condition variable ");
+            put_hex(o, (uintptr_t)s->wants.addr);
+            put(o, " for a signal; the last one came from ");
+            put_tref(o, &s->blocker);
+            put(o, "\n");
+        }
+        put(o, "    waiting at:\n");
+        put_stack(o, s->wait_stack);
+        return;
+    }
+    put(o, "\n    waits for ");
+    put(o, mode_name(s->wants.kind, s->want_mode));
+    put(o, " on ");
+    put_ref(o, &s->wants);
+    put(o, " (");
+    put(o, waits[s->wait]);
+    put(o, s->held_mode == LT_MODE_NONE ? "), queued behind " : "), held for ");
+    if (s->held_mode != LT_MODE_NONE) {
+        put(o, mode_name(s->wants.kind, s->held_mode));
+        put(o, " by ");
+    }
+    put_tref(o, &s->blocker);
+    put(o, s->held_mode == LT_MODE_NONE ? "'s write request (the lock prefers writers)\n" : "\n");
+    put_object(o, "    guards:    ", s->wants.object, s->wants.describe);
+    put(o, "    waiting at:\n");
+    put_stack(o, s->wait_stack);
+}
+
+/* Thread i of a cycle: what it waits for (step i) and what it holds (step i-1). */
+static void put_cycle_thread(out *o, const lt_finding *f, size_t i)
+{
+    const lt_wait_step *s = &f->steps[i], *prev = &f->steps[(i + f->nsteps - 1) % f->nsteps];
+    put(o, "  thread ");
+    put_thread(o, &s->thread);
+    put_cycle_wait(o, s);
+    if (prev->held_mode == LT_MODE_NONE)
+        return;
+    put(o, "    holds ");
+    put_ref(o, &prev->wants);
+    put(o, " for ");
+    put(o, mode_name(prev->wants.kind, prev->held_mode));
+    put(o, ", wanted by ");
+    put_tref(o, &prev->thread);
+    put(o, "\n");
+    put_object(o, "    guards:    ", prev->wants.object, prev->wants.describe);
+    put(o, "    taken at:\n");
+    put_stack(o, prev->held_stack);
+    put_partial(o, prev->held_partial);
+}
+
+static void format_deadlock(out *o, const lt_finding *f)
+{
+    put(o, "locktrace: deadlock: ");
+    put_dec(o, (long)f->nsteps);
+    put(o, " threads wait for each other (");
+    for (size_t i = 0; i < f->nsteps; i++) {
+        put_tref(o, &f->steps[i].thread);
+        put(o, " -> ");
+    }
+    put_tref(o, &f->steps[0].thread);
+    put(o, f->warning == 2 ? "); warning: a condition wait is in the cycle, only a signal from "
+                             "another thread ends it\n"
+           : f->warning  ? "); warning: a timed wait is in the cycle, it ends when that times out\n"
+                         : "); none of them can go on\n");
+    for (size_t i = 0; i < f->nsteps; i++)
+        put_cycle_thread(o, f, i);
+    if (f->warning)
+        put(o, f->warning == 2 ? "  action: none (another thread may still signal)\n"
+                               : "  action: none (the timed wait will fail with ETIMEDOUT)\n");
+}
+
+/* "lock A (mode)" as the inversion's table says it. */
+static void put_end(out *o, const lt_lock_ref *r, lt_mode m)
+{
+    put_ref(o, r);
+    put(o, " (");
+    put(o, mode_name(r->kind, m));
+    put(o, ")");
+}
+
+/* Row i of "how it deadlocks": thread i holds the edge's source and wants its target. */
+static void put_inversion_row(out *o, size_t i, const lt_edge_info *e)
+{
+    put(o, "    thread ");
+    put_dec(o, (long)i);
+    put(o, " holds ");
+    put_end(o, &e->from, e->from_mode);
+    put(o, " and wants ");
+    put_end(o, &e->to, e->to_mode);
+    put(o, "\n");
+}
+
+/* Edge i with its first occurrence: thread and both stacks. */
+static void put_inversion_edge(out *o, size_t i, const lt_edge_info *e)
+{
+    put(o, "  edge ");
+    put_dec(o, (long)i);
+    put(o, ": ");
+    put_hex(o, (uintptr_t)e->to.addr);
+    put(o, " taken while holding ");
+    put_hex(o, (uintptr_t)e->from.addr);
+    put(o, ", first by thread ");
+    put_thread(o, &e->thread);
+    put(o, "\n");
+    put_object(o, "    guards:    ", e->from.object, e->from.describe);
+    put(o, "    ");
+    put_hex(o, (uintptr_t)e->from.addr);
+    put(o, " taken at:\n");
+    put_stack(o, e->from_stack);
+    put_partial(o, e->from_partial);
+    put(o, "    ");
+    put_hex(o, (uintptr_t)e->to.addr);
+    put(o, " taken at:\n");
+    put_stack(o, e->to_stack);
+}
+
+static void format_inversion(out *o, const lt_finding *f)
+{
+    put(o, "locktrace: lock-order-inversion: ");
+    put_dec(o, (long)f->nedges);
+    put(o, " locks are taken in a cycle (");
+    for (size_t i = 0; i < f->nedges; i++) {
+        put_hex(o, (uintptr_t)f->edges[i]->from.addr);
+        put(o, " -> ");
+    }
+    put_hex(o, (uintptr_t)f->edges[0]->from.addr);
+    put(o, "): a potential deadlock\n");
+    if (f->one_thread) {
+        put(o, "  seen in one thread only: ");
+        put_thread(o, &f->thread);
+        put(o, " took these locks in both orders; two threads doing so deadlock\n");
+    }
+    put(o, "  how it deadlocks:\n");
+    for (size_t i = 0; i < f->nedges; i++)
+        put_inversion_row(o, i + 1, f->edges[i]);
+    for (size_t i = 0; i < f->nedges; i++)
+        put_inversion_edge(o, i + 1, f->edges[i]);
+    put(o, f->outcome == LT_OUTCOME_ABORT
+               ? "  action: abort (LOCKTRACE_INVERSION=report reports and goes on)\n"
+               : "  action: none, reported once (LOCKTRACE_INVERSION=abort aborts)\n");
+}
+
+static void format_long_wait(out *o, const lt_finding *f)
+{
+    const lt_wait_step *w = &f->steps[0];
+    put(o, "locktrace: long-wait: thread ");
+    put_thread(o, &w->thread);
+    put(o, " has waited ");
+    put_dec(o, w->waited_ms);
+    put(o, " ms for ");
+    put(o, mode_name(w->wants.kind, w->want_mode));
+    put(o, " on ");
+    put_ref(o, &w->wants);
+    put(o, " (LOCKTRACE_WAIT_TIMEOUT=");
+    put_dec(o, lt_cfg.wait_timeout);
+    put(o, ")\n");
+    put_object(o, "  guards:    ", w->wants.object, w->wants.describe);
+    put(o, "  waiting at:\n");
+    put_stack(o, w->wait_stack);
+    if (f->nsteps == 1)
+        put(o, "  no holder is on record (the lock may have been taken before the tracer "
+               "loaded, or released just now)\n");
+    for (size_t i = 1; i < f->nsteps; i++) {
+        put(o, "  held for ");
+        put(o, mode_name(w->wants.kind, f->steps[i].held_mode));
+        put(o, " by ");
+        put_thread(o, &f->steps[i].thread);
+        put(o, ", taken at:\n");
+        put_stack(o, f->steps[i].held_stack);
+        put_partial(o, f->steps[i].held_partial);
+    }
+}
+
+static size_t format_cross(const lt_finding *f, char *buf, size_t size)
+{
+    out o = {buf, size, 0};
+    if (f->kind == LT_FIND_DEADLOCK)
+        format_deadlock(&o, f);
+    else if (f->kind == LT_FIND_INVERSION)
+        format_inversion(&o, f);
+    else
+        format_long_wait(&o, f);
+    put_outcome(&o, f);
+    return o.at;
 }

@@ -223,3 +223,21 @@ void lt_thread_fork(lt_fork_phase phase)
     if (phase == LT_FORK_CHILD)
         fork_child();
 }
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* Calls fn for every live thread under the registry lock: none can leave meanwhile, but they
+ * go on running, so fn reads their held sets with lt_platform_peek. */
+void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg)
+{
+    lt_spin_lock(&registry_lock);
+    for (lt_thread *t = registry; t; t = t->next)
+        fn(t, arg);
+    lt_spin_unlock(&registry_lock);
+}
+
+/* The registry's head without the lock, for the thread dump (a signal handler cannot lock). */
+lt_thread *lt_thread_first(void)
+{
+    return registry;
+}

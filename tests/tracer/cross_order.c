@@ -1,0 +1,261 @@
+/*
+ * cross_order.c - lock-order inversions (potential deadlocks) and the orders that are not
+ * one, chosen by name:
+ *   cross_order NAME
+ * The threads of an inversion run one after another (each is joined before the next starts),
+ * so nothing ever blocks: only the lock-order graph can see the risk. Every scenario prints
+ * one line that does not depend on the tracer; meson.build holds the expected reports.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NOINLINE __attribute__((noinline))
+#define MAX_LOCKS 64
+
+static pthread_mutex_t mutexes[MAX_LOCKS];
+static pthread_rwlock_t rwlocks[MAX_LOCKS];
+static int cycle_len;
+
+typedef void *(*thread_fn)(void *);
+
+/* Runs fn(i) for i in [0, n), one thread at a time. */
+static void one_after_another(int n, thread_fn fn)
+{
+    for (long i = 0; i < n; i++) {
+        pthread_t th;
+        pthread_create(&th, NULL, fn, (void *)i);
+        pthread_join(th, NULL);
+    }
+}
+
+/* Thread i takes mutex i, then mutex i+1 (mod n): together a cycle of length n. */
+NOINLINE void *take_pair(void *arg)
+{
+    long i = (long)arg;
+    pthread_mutex_lock(&mutexes[i]);
+    pthread_mutex_lock(&mutexes[(i + 1) % cycle_len]);
+    pthread_mutex_unlock(&mutexes[(i + 1) % cycle_len]);
+    pthread_mutex_unlock(&mutexes[i]);
+    return NULL;
+}
+
+static void inversion(int n, int rounds)
+{
+    cycle_len = n;
+    for (int r = 0; r < rounds; r++)
+        one_after_another(n, take_pair);
+    printf("cycle of %d, %d rounds\n", n, rounds);
+}
+
+/* The same inversion in a single thread, at different times. */
+NOINLINE void ab_then_ba(void)
+{
+    cycle_len = 2;
+    take_pair((void *)0);
+    take_pair((void *)1);
+    puts("one thread, both orders");
+}
+
+/* Thread 0: A then B. Thread 1: B, then a trylock of A that backs off when busy. */
+NOINLINE void *try_back_off(void *arg)
+{
+    long i = (long)arg;
+    if (i == 0) {
+        take_pair((void *)0);
+        return NULL;
+    }
+    pthread_mutex_lock(&mutexes[1]);
+    int rc = pthread_mutex_trylock(&mutexes[0]); /* may not block: no edge into it */
+    if (rc == 0)
+        pthread_mutex_unlock(&mutexes[0]);
+    pthread_mutex_unlock(&mutexes[1]);
+    return NULL;
+}
+
+/* Rwlocks i and i+1 in the given modes; thread i of a cycle of 2. */
+static int first_write, second_write;
+
+NOINLINE void *take_rw_pair(void *arg)
+{
+    long i = (long)arg;
+    pthread_rwlock_t *a = &rwlocks[i], *b = &rwlocks[(i + 1) % 2];
+    if (first_write)
+        pthread_rwlock_wrlock(a);
+    else
+        pthread_rwlock_rdlock(a);
+    if (second_write)
+        pthread_rwlock_wrlock(b);
+    else
+        pthread_rwlock_rdlock(b);
+    pthread_rwlock_unlock(b);
+    pthread_rwlock_unlock(a);
+    return NULL;
+}
+
+static void rw_inversion(int w1, int w2, int writer_pref)
+{
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    if (writer_pref)
+        pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    for (int i = 0; i < 2; i++) {
+        pthread_rwlock_destroy(&rwlocks[i]);
+        pthread_rwlock_init(&rwlocks[i], &attr);
+    }
+    first_write = w1;
+    second_write = w2;
+    one_after_another(2, take_rw_pair);
+    printf("rwlocks %s then %s%s\n", w1 ? "write" : "read", w2 ? "write" : "read",
+           writer_pref ? ", writer-preferring" : "");
+}
+
+/* Mutexes and an rwlock in one cycle: M0 -> R0 (write), R0 (read) -> M1, M1 -> M0. */
+NOINLINE void *mixed_pair(void *arg)
+{
+    switch ((long)arg) {
+    case 0:
+        pthread_mutex_lock(&mutexes[0]);
+        pthread_rwlock_wrlock(&rwlocks[0]);
+        pthread_rwlock_unlock(&rwlocks[0]);
+        pthread_mutex_unlock(&mutexes[0]);
+        break;
+    case 1:
+        pthread_rwlock_rdlock(&rwlocks[0]);
+        pthread_mutex_lock(&mutexes[1]);
+        pthread_mutex_unlock(&mutexes[1]);
+        pthread_rwlock_unlock(&rwlocks[0]);
+        break;
+    default:
+        pthread_mutex_lock(&mutexes[1]);
+        pthread_mutex_lock(&mutexes[0]);
+        pthread_mutex_unlock(&mutexes[0]);
+        pthread_mutex_unlock(&mutexes[1]);
+    }
+    return NULL;
+}
+
+/* A then B; both destroyed and initialised again at the same addresses; then B then A:
+ * different locks, no inversion. Then the same with locks in freed and reused memory. */
+NOINLINE void reuse_after_destroy(void)
+{
+    cycle_len = 2;
+    take_pair((void *)0);
+    for (int i = 0; i < 2; i++) {
+        pthread_mutex_destroy(&mutexes[i]);
+        pthread_mutex_init(&mutexes[i], NULL);
+    }
+    take_pair((void *)1);
+    for (int round = 0; round < 2; round++) {
+        pthread_mutex_t *m = malloc(2 * sizeof *m);
+        pthread_mutex_init(&m[0], NULL);
+        pthread_mutex_init(&m[1], NULL);
+        pthread_mutex_lock(&m[round]);
+        pthread_mutex_lock(&m[1 - round]);
+        pthread_mutex_unlock(&m[1 - round]);
+        pthread_mutex_unlock(&m[round]);
+        pthread_mutex_destroy(&m[0]);
+        pthread_mutex_destroy(&m[1]);
+        free(m);
+    }
+    puts("reused");
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Stress: many threads, many rwlocks, random subsets always taken in index order, in random
+ * modes, with trylocks in any order (which may not block): never an inversion.
+ * ---------------------------------------------------------------------------------------- */
+#define STRESS_THREADS 8
+#define STRESS_ITERS 100000
+
+static long counters[MAX_LOCKS];
+
+static unsigned next_rand(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return *s >> 8;
+}
+
+NOINLINE void *ordered_worker(void *arg)
+{
+    unsigned seed = (unsigned)(long)arg * 7919u + 1;
+    for (int it = 0; it < STRESS_ITERS; it++) {
+        int taken[4], n = 0, start = (int)(next_rand(&seed) % MAX_LOCKS);
+        for (int i = start; i < MAX_LOCKS && n < 4; i += 1 + (int)(next_rand(&seed) % 8)) {
+            int w = next_rand(&seed) % 4 == 0;
+            (w ? pthread_rwlock_wrlock : pthread_rwlock_rdlock)(&rwlocks[i]);
+            if (w)
+                counters[i]++;
+            taken[n++] = i;
+        }
+        int other = (int)(next_rand(&seed) % MAX_LOCKS);
+        if (pthread_rwlock_tryrdlock(&rwlocks[other]) == 0)
+            pthread_rwlock_unlock(&rwlocks[other]);
+        while (n > 0)
+            pthread_rwlock_unlock(&rwlocks[taken[--n]]);
+    }
+    return NULL;
+}
+
+/* writer_pref: the locks queue readers behind waiting writers, so the wait-for check sees
+ * "queued behind a writer" waits all the time; none of them is part of a cycle. */
+static void stress(int writer_pref)
+{
+    pthread_t th[STRESS_THREADS];
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    if (writer_pref)
+        pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    for (int i = 0; i < MAX_LOCKS; i++) {
+        pthread_rwlock_destroy(&rwlocks[i]);
+        pthread_rwlock_init(&rwlocks[i], &attr);
+    }
+    for (long i = 0; i < STRESS_THREADS; i++)
+        pthread_create(&th[i], NULL, ordered_worker, (void *)i);
+    for (int i = 0; i < STRESS_THREADS; i++)
+        pthread_join(th[i], NULL);
+    puts("stress done");
+}
+
+int main(int argc, char **argv)
+{
+    const char *s = argc > 1 ? argv[1] : "";
+    for (int i = 0; i < MAX_LOCKS; i++) {
+        pthread_mutex_init(&mutexes[i], NULL);
+        pthread_rwlock_init(&rwlocks[i], NULL);
+    }
+    if (!strncmp(s, "cycle-", 6))
+        inversion(atoi(s + 6), 1);
+    else if (!strcmp(s, "repeated"))
+        inversion(2, 50);
+    else if (!strcmp(s, "one-thread"))
+        ab_then_ba();
+    else if (!strcmp(s, "trylock")) {
+        cycle_len = 2;
+        one_after_another(2, try_back_off);
+        puts("trylock back-off");
+    }
+    else if (!strcmp(s, "read-read"))
+        rw_inversion(0, 0, 0);
+    else if (!strcmp(s, "read-read-wp"))
+        rw_inversion(0, 0, 1);
+    else if (!strcmp(s, "write-read"))
+        rw_inversion(1, 0, 0);
+    else if (!strcmp(s, "mixed")) {
+        one_after_another(3, mixed_pair);
+        puts("mutexes and an rwlock");
+    } else if (!strcmp(s, "reuse"))
+        reuse_after_destroy();
+    else if (!strcmp(s, "stress"))
+        stress(0);
+    else if (!strcmp(s, "stress-wp"))
+        stress(1);
+    else {
+        fprintf(stderr, "unknown scenario '%s'\n", s);
+        return 64;
+    }
+    return 0;
+}

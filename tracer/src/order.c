@@ -1,0 +1,521 @@
+/*
+ * order.c - the lock-order graph over lock instances, and lock-order inversions.
+ *
+ * A node is one lock identity, (shadow entry, gen). init and destroy remove every node of the
+ * address with all its edges, so a reused address starts without history and the graph does
+ * not grow with lock churn; a node whose entry has moved on to another gen some other way is
+ * skipped by the search. An edge A -> B, labelled with the modes, says B was acquired (not by
+ * a trylock) while A was held; it keeps the stacks and the thread of its first occurrence.
+ *
+ * Cost: after each nested acquisition the thread looks up (held -> new) for the locks it
+ * holds by a 64-bit fingerprint of the edge (both identities and modes) in the global set of
+ * known fingerprints, an open-addressing table read without a lock: 8 bytes an edge, so even
+ * thousands of edges stay in cache, and one probe usually answers. (A per-thread cache in
+ * front of it measured slower: with many edges it mostly misses.) Only an edge nobody has
+ * made before takes the graph lock; it is inserted and the search for a cycle through it
+ * runs there. Two edges sharing a fingerprint (odds 2^-64) would hide the second. Edges are
+ * made from the ORDER_DIRECT most recently taken locks; older ones reach the new lock through
+ * them (A -> B -> C).
+ *
+ * A cycle can deadlock only if every lock on it can block: at each lock the mode one thread
+ * holds it in conflicts with the mode the previous thread requests. Read against read
+ * conflicts only on writer-preferring rwlocks (a queued writer stalls the second reader).
+ * Each cycle is reported once, keyed by its set of locks.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "lt_internal.h"
+#include "platform.h"
+
+#define ORDER_DIRECT 8        /* held locks that get a direct edge to a new lock */
+#define KNOWN_MIN 4096        /* smallest size of the known set (slots) */
+#define TOMB 2                /* a removed fingerprint (fingerprints are odd) */
+#define NODE_BUCKETS 16384
+
+typedef struct node node;
+
+typedef struct edge {
+    lt_edge_info info;
+    node *from, *to;
+    uint64_t fp;
+    struct edge *next_out, *next_in; /* from->out, to->in; under the graph lock */
+} edge;
+
+struct node {
+    const void *addr;
+    lt_lock *lock;
+    uint32_t gen;
+    int exclusive_only;             /* mutex or spinlock: every request conflicts */
+    int writer_pref;
+    edge *out, *in;
+    uint32_t mark[2];               /* search stamps, by the mode the node is entered with */
+    node *next_hash;
+};
+
+/* The set of known edge fingerprints: 0 marks a free slot, TOMB a removed one. Replaced by a
+ * fresh copy when half the slots are used; old copies stay mapped for readers that may still
+ * be inside them (a copy is made only after as many insertions as it has live entries, so
+ * they add up to a bounded multiple of the live set's size per churned edge). */
+typedef struct known_set {
+    size_t mask, used, live;
+    _Atomic uint64_t slot[];
+} known_set;
+
+static lt_spin graph_lock;
+static known_set *_Atomic known;
+static node *nodes[NODE_BUCKETS];
+static _Atomic size_t nnodes;
+static uint32_t stamp;
+static void *reported;              /* uint64_t keys of reported cycles, mapped */
+static size_t nreported, reported_cap;
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* Fingerprint of from(gf, mf) -> to(gt, mt); shadow entries are aligned, so the modes fit in
+ * the low bits of their addresses. Three independent multiplies, then one mixing round: this
+ * runs on every nested acquisition. */
+static uint64_t fingerprint(const lt_lock *from, uint32_t gf, lt_mode mf, const lt_lock *to,
+                            uint32_t gt, lt_mode mt)
+{
+    uint64_t a = ((uintptr_t)from | (uintptr_t)mf) * 0x9E3779B97F4A7C15ull;
+    uint64_t b = ((uintptr_t)to | (uintptr_t)mt) * 0xC2B2AE3D27D4EB4Full;
+    uint64_t g = (((uint64_t)gf << 32) | gt) * 0x165667B19E3779F9ull;
+    uint64_t x = a ^ ((b << 31) | (b >> 33)) ^ g;
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    return (x ^ (x >> 32)) | 1;
+}
+
+static int known_has(uint64_t fp)
+{
+    known_set *k = atomic_load_explicit(&known, memory_order_acquire);
+    for (size_t i = k ? fp & k->mask : 0; k; i = (i + 1) & k->mask) {
+        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
+        if (v == fp)
+            return 1;
+        if (v == 0)
+            return 0;
+    }
+    return 0;
+}
+
+/* Under the graph lock, fp known to be absent: into the first free or removed slot. */
+static void known_put(known_set *k, uint64_t fp)
+{
+    size_t i = fp & k->mask;
+    uint64_t v;
+    while ((v = atomic_load_explicit(&k->slot[i], memory_order_relaxed)) != 0 && v != TOMB)
+        i = (i + 1) & k->mask;
+    atomic_store_explicit(&k->slot[i], fp, memory_order_release);
+    k->used += v == 0;
+    k->live++;
+}
+
+/* A copy with room for four times the live entries (at least KNOWN_MIN), tombstones dropped. */
+static known_set *known_copy(const known_set *k)
+{
+    size_t size = KNOWN_MIN;
+    while (k && size < (k->live + 1) * 4)
+        size *= 2;
+    known_set *g = lt_platform_map(sizeof *g + size * sizeof g->slot[0]);
+    if (!g)
+        return NULL;
+    g->mask = size - 1;
+    for (size_t i = 0; k && i <= k->mask; i++) {
+        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
+        if (v != 0 && v != TOMB)
+            known_put(g, v);
+    }
+    return g;
+}
+
+/* Under the graph lock. 0 when out of memory: the edge is then left out of the graph. */
+static int known_add(uint64_t fp)
+{
+    known_set *k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k || (k->used + 1) * 2 > k->mask + 1) {
+        known_set *g = known_copy(k);
+        if (!g)
+            return 0;
+        atomic_store_explicit(&known, g, memory_order_release);
+        k = g;
+    }
+    known_put(k, fp);
+    return 1;
+}
+
+static void known_remove(uint64_t fp)
+{
+    known_set *k = atomic_load_explicit(&known, memory_order_relaxed);
+    size_t i = fp & k->mask;
+    uint64_t v;
+    while ((v = atomic_load_explicit(&k->slot[i], memory_order_relaxed)) != fp && v != 0)
+        i = (i + 1) & k->mask;
+    if (v == fp) {
+        atomic_store_explicit(&k->slot[i], TOMB, memory_order_relaxed);
+        k->live--;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Nodes and edges come from mapped slabs and go back to free lists, under the graph lock.
+ * Nothing under that lock may call malloc: a program's own malloc may take a pthread mutex,
+ * and the thread holding that mutex may be on its way into the graph lock.
+ * ---------------------------------------------------------------------------------------- */
+#define SLAB_BYTES (64 * 1024)
+
+typedef struct pool {
+    size_t size;
+    void *free;
+    char *slab;
+    size_t left;
+} pool;
+
+static pool node_pool = {sizeof(node), NULL, NULL, 0};
+static pool edge_pool = {sizeof(edge), NULL, NULL, 0};
+
+static void *pool_get(pool *p)
+{
+    void *x = p->free;
+    if (x) {
+        p->free = *(void **)x;
+    } else {
+        if (p->left < p->size) {
+            p->slab = lt_platform_map(SLAB_BYTES);
+            p->left = p->slab ? SLAB_BYTES : 0;
+            if (!p->slab)
+                return NULL;
+        }
+        x = p->slab;
+        p->slab += p->size;
+        p->left -= p->size;
+    }
+    memset(x, 0, p->size);
+    return x;
+}
+
+static void pool_put(pool *p, void *x)
+{
+    *(void **)x = p->free;
+    p->free = x;
+}
+
+static int node_live(const node *n)
+{
+    return atomic_load_explicit(&n->lock->gen, memory_order_relaxed) == n->gen;
+}
+
+static size_t node_bucket(const void *addr)
+{
+    return ((uintptr_t)addr >> 4) % NODE_BUCKETS;
+}
+
+/* Finds or makes the node of (l, gen); under the graph lock. */
+static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
+{
+    size_t b = node_bucket(addr);
+    for (node *n = nodes[b]; n; n = n->next_hash)
+        if (n->lock == l && n->gen == gen)
+            return n;
+    node *n = pool_get(&node_pool);
+    if (!n)
+        return NULL;
+    n->addr = addr;
+    n->lock = l;
+    n->gen = gen;
+    n->exclusive_only = kind != LT_RWLOCK;
+    n->writer_pref = kind == LT_RWLOCK && lt_platform_rwlock_prefers_writer(addr);
+    n->next_hash = nodes[b];
+    nodes[b] = n;
+    atomic_fetch_add(&nnodes, 1);
+    return n;
+}
+
+static void unlink_out(node *from, const edge *e)
+{
+    edge **p = &from->out;
+    while (*p != e)
+        p = &(*p)->next_out;
+    *p = e->next_out;
+}
+
+static void unlink_in(node *to, const edge *e)
+{
+    edge **p = &to->in;
+    while (*p != e)
+        p = &(*p)->next_in;
+    *p = e->next_in;
+}
+
+static void edge_free(edge *e)
+{
+    known_remove(e->fp);
+    pool_put(&edge_pool, e);
+}
+
+/* Removes n with every edge into and out of it; under the graph lock. */
+static void node_remove(node **link)
+{
+    node *n = *link;
+    edge *e, *next;
+    for (e = n->out; e; e = next) {
+        next = e->next_out;
+        unlink_in(e->to, e);
+        edge_free(e);
+    }
+    for (e = n->in; e; e = next) {
+        next = e->next_in;
+        unlink_out(e->from, e);
+        edge_free(e);
+    }
+    *link = n->next_hash;
+    pool_put(&node_pool, n);
+    atomic_fetch_sub(&nnodes, 1);
+}
+
+/* The lock at addr is initialised or destroyed: whatever the graph knew of it is history. */
+void lt_order_forget(const void *addr)
+{
+    if (atomic_load_explicit(&nnodes, memory_order_relaxed) == 0)
+        return;
+    lt_spin_lock(&graph_lock);
+    for (node **link = &nodes[node_bucket(addr)]; *link;) {
+        if ((*link)->addr == addr)
+            node_remove(link);
+        else
+            link = &(*link)->next_hash;
+    }
+    lt_spin_unlock(&graph_lock);
+}
+
+/* Can a thread holding n in `held` block one requesting it in `req`? */
+static int conflicts(const node *n, lt_mode held, lt_mode req)
+{
+    return n->exclusive_only || held == LT_MODE_WRITE || req == LT_MODE_WRITE || n->writer_pref;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Cycle search: depth-first from the new edge's target back to its source, over live nodes,
+ * entering each node with a request mode and leaving it only by an edge whose held mode
+ * conflicts with it. The path is kept in a scratch array that grows (under the graph lock).
+ * ---------------------------------------------------------------------------------------- */
+typedef struct frame {
+    node *at;
+    lt_mode in;    /* the mode the previous edge requests `at` in */
+    edge *via;     /* the edge that entered `at` */
+    edge *next;    /* next outgoing edge to try */
+} frame;
+
+static frame *scratch;
+static size_t scratch_cap;
+
+static int scratch_fit(size_t n)
+{
+    return lt_scratch_fit((void **)&scratch, &scratch_cap, n, sizeof *scratch,
+                          "out of memory for the lock-order cycle search");
+}
+
+static int enter_node(size_t depth, edge *via)
+{
+    node *n = via->to;
+    int m = via->info.to_mode == LT_MODE_WRITE;
+    if (n->mark[m] == stamp || !node_live(n) || !scratch_fit(depth + 1))
+        return 0;
+    n->mark[m] = stamp;
+    scratch[depth] = (frame){n, via->info.to_mode, via, n->out};
+    return 1;
+}
+
+/* Returns the cycle's length (edges, the new one first) and leaves its edges in scratch[].via
+ * from index 0; 0 when the new edge closes no cycle that can deadlock. */
+static size_t find_cycle(edge *added)
+{
+    node *src = added->from;
+    size_t depth = 0;
+    stamp++;
+    if (!enter_node(depth++, added))
+        return 0;
+    while (depth > 0) {
+        frame *f = &scratch[depth - 1];
+        edge *e = f->next;
+        if (!e) {
+            depth--;
+            continue;
+        }
+        f->next = e->next_out;
+        if (!conflicts(f->at, e->info.from_mode, f->in))
+            continue;
+        if (e->to == src) {
+            if (!conflicts(src, added->info.from_mode, e->info.to_mode) || !scratch_fit(depth + 1))
+                continue;
+            scratch[depth].via = e;
+            return depth + 1;
+        }
+        if (enter_node(depth, e))
+            depth++;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* A cycle is one inversion whichever edge closes it: keyed by the set of its locks. */
+static uint64_t cycle_key(size_t n)
+{
+    uint64_t sum = 0, x = 0;
+    for (size_t i = 0; i < n; i++) {
+        const node *k = scratch[i].via->from;
+        uint64_t h = ((uint64_t)(uintptr_t)k->lock ^ ((uint64_t)k->gen << 48)) *
+                     0x9E3779B97F4A7C15ull;
+        sum += h;
+        x ^= h >> 17;
+    }
+    return sum ^ (x * 0xff51afd7ed558ccdull);
+}
+
+/* Records key; 0 when it was there already (or cannot be remembered: then it is reported
+ * again rather than lost). */
+static int first_report(uint64_t key)
+{
+    uint64_t *keys = reported;
+    for (size_t i = 0; i < nreported; i++)
+        if (keys[i] == key)
+            return 0;
+    if (!lt_scratch_fit(&reported, &reported_cap, nreported + 1, sizeof key,
+                        "out of memory for the reported inversions"))
+        return 1;
+    ((uint64_t *)reported)[nreported++] = key;
+    return 1;
+}
+
+static size_t cycle_bytes(size_t n)
+{
+    return n * (sizeof(lt_edge_info *) + sizeof(lt_edge_info));
+}
+
+/* Copies the cycle out of scratch, by value: once the lock is released its edges may go.
+ * NULL when already reported. One mapping: the pointers, then the edges. */
+static const lt_edge_info **take_cycle(size_t n)
+{
+    if (!first_report(cycle_key(n)))
+        return NULL;
+    const lt_edge_info **out = lt_platform_map(cycle_bytes(n));
+    lt_edge_info *copy = out ? (lt_edge_info *)(out + n) : NULL;
+    for (size_t i = 0; out && i < n; i++) {
+        copy[i] = scratch[i].via->info;
+        out[i] = &copy[i];
+    }
+    return out;
+}
+
+static void report_inversion(const lt_edge_info **cycle, size_t n)
+{
+    lt_finding f = {.kind = LT_FIND_INVERSION};
+    f.outcome = lt_cfg.inversion == LT_INVERSION_ABORT ? LT_OUTCOME_ABORT : LT_OUTCOME_CONTINUE;
+    f.thread = cycle[0]->thread;
+    f.edges = cycle;
+    f.nedges = n;
+    f.one_thread = 1;
+    for (size_t i = 1; i < n; i++)
+        f.one_thread &= cycle[i]->thread.tid == cycle[0]->thread.tid;
+    lt_report(&f);
+    lt_platform_unmap(cycle, cycle_bytes(n));
+}
+
+/* ------------------------------------------------------------------------------------------
+ * New edges.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct request {
+    lt_event *ev;
+    uint32_t gen;       /* the new lock's gen */
+    uint32_t stack;     /* where it was taken: unwound once, for the first new edge */
+} request;
+
+/* What the edge h -> r will say; made before the graph lock, since it unwinds. */
+static void edge_describe(lt_edge_info *i, lt_held *h, request *r)
+{
+    lt_lock_ref_fill(&i->from, h->addr, (lt_kind)h->kind, h->lock);
+    lt_lock_ref_fill(&i->to, r->ev->addr, r->ev->kind, r->ev->lock);
+    i->from_mode = (lt_mode)h->mode;
+    i->to_mode = r->ev->mode;
+    i->to_stack = r->stack ? r->stack : (r->stack = lt_stack_here(r->ev->ra));
+    i->from_stack = lt_held_stack(h, i->to_stack, &i->from_partial);
+    lt_thread_info_now(r->ev->self, &i->thread);
+}
+
+/* Links a new edge into the graph; under the graph lock. NULL when out of memory. */
+static edge *edge_link(const lt_edge_info *info, const lt_held *h, const request *r,
+                       uint64_t fp)
+{
+    node *from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
+    node *to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
+    edge *e = from && to ? pool_get(&edge_pool) : NULL;
+    if (!e)
+        return NULL;
+    if (!known_add(fp)) {
+        pool_put(&edge_pool, e);
+        return NULL;
+    }
+    e->info = *info;
+    e->from = from;
+    e->to = to;
+    e->fp = fp;
+    e->next_out = e->from->out;
+    e->from->out = e;
+    e->next_in = e->to->in;
+    e->to->in = e;
+    return e;
+}
+
+/* Inserts the edge unless another thread just did; decides under the lock, reports after. */
+static void edge_add(lt_held *h, request *r, uint64_t fp)
+{
+    lt_edge_info info;
+    const lt_edge_info **cycle = NULL;
+    size_t n = 0;
+    int failed = 0;
+    memset(&info, 0, sizeof info);
+    edge_describe(&info, h, r);
+    lt_spin_lock(&graph_lock);
+    if (!known_has(fp)) {
+        edge *e = edge_link(&info, h, r, fp);
+        failed = !e;
+        n = e ? find_cycle(e) : 0;
+        cycle = n ? take_cycle(n) : NULL;
+    }
+    lt_spin_unlock(&graph_lock);
+    if (failed)
+        lt_report_degraded("out of memory for the lock-order graph");
+    if (cycle)
+        report_inversion(cycle, n);
+}
+
+static void edge_seen(lt_held *h, request *r)
+{
+    uint64_t fp = fingerprint(h->lock, h->gen, (lt_mode)h->mode, r->ev->lock, r->gen, r->ev->mode);
+    if (lt_unlikely(!known_has(fp)))
+        edge_add(h, r, fp);
+}
+
+/* After a successful blocking or timed acquisition of ev->lock, before it joins the held
+ * set: an edge from each of the most recent held locks that still are what they were. */
+void lt_order_acquired(lt_event *ev)
+{
+    lt_thread *t = ev->self;
+    if (t->nheld == 0 || ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
+        return;
+    request r = {ev, atomic_load_explicit(&ev->lock->gen, memory_order_relaxed), 0};
+    uint32_t low = t->nheld > ORDER_DIRECT ? t->nheld - ORDER_DIRECT : 0;
+    for (uint32_t i = t->nheld; i-- > low;) {
+        lt_held *h = &t->held[i];
+        if (h->lock != ev->lock &&
+            atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen)
+            edge_seen(h, &r);
+    }
+}
+
+void lt_order_fork(lt_fork_phase phase)
+{
+    lt_spin_fork(&graph_lock, phase);
+}

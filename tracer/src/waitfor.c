@@ -1,0 +1,500 @@
+/*
+ * waitfor.c - real deadlocks: the wait-for check among blocked threads, and the long-wait
+ * watchdog.
+ *
+ * A thread whose trylock failed publishes its wait slot (lock, mode, stack) and joins the
+ * list of waiting threads under wf_lock, then searches for a cycle through itself: it waits
+ * for L, which U holds in a conflicting mode (or U is queued for write on L and L prefers
+ * writers, so a reader waits behind U), U waits for K, which ... T holds. Only waiting
+ * threads are nodes: a thread that runs can still release. A waiting thread does not touch
+ * its held set, and leaving the list takes wf_lock, so under wf_lock the held sets of the
+ * listed threads are stable. Held sets only ever under-state what a thread holds (entries are
+ * pushed after libc grants a lock and removed before it is released), so every edge found is
+ * real, except "queued behind a writer", which libc may not have registered yet. A found
+ * cycle is therefore searched again after a short grace, and reported only if every thread
+ * on it is still in the same wait (same slot seq) - a false deadlock report is worse than none.
+ *
+ * A thread in pthread_join waits for the joined thread. A thread in a condition wait that
+ * still holds other locks waits for the thread that last signalled that condition variable
+ * (the likely signaller; another thread may signal instead, so such a cycle is a warning).
+ *
+ * Deadlocks follow LOCKTRACE_ACTION (abort, or the closing call returns EDEADLK); a cycle
+ * with a timed wait on it is a warning, since that wait will end it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "lt_internal.h"
+#include "platform.h"
+
+#define GRACE_NS (50 * 1000 * 1000) /* before a found cycle is searched again */
+#define PREPARE_MAX 64              /* held entries whose stacks a waiter recovers */
+#define HOLDERS_SHOWN 16            /* holders named by a long-wait report */
+#define WATCH_NS (250 * 1000 * 1000) /* watchdog period; timeouts are whole seconds */
+#define SIGNALLERS 4096             /* condition variables whose last signaller is known */
+
+typedef struct frame {
+    lt_thread *u;
+    lt_thread *next; /* next waiter to try as the one u waits for */
+    lt_held *by;     /* the next thread's entry for the lock u waits for; NULL = queued writer */
+    uint32_t seq;
+} frame;
+
+static lt_spin wf_lock;
+static lt_thread *waiters;
+static uint32_t stamp;
+static frame *path;
+static size_t path_cap;
+static _Atomic int watchdog_started;
+
+/* The last thread (seq) to signal each condition variable, direct-mapped by address: a
+ * colliding condvar overwrites, which only loses a hint. Written on every signal, so it
+ * stays lock-free; a torn (cond, seq) pair is only a wrong hint, and a cycle made from it is
+ * only reported after the grace re-check. */
+typedef struct signaller {
+    _Atomic uintptr_t cond;
+    _Atomic int seq;
+} signaller;
+
+static signaller signallers[SIGNALLERS];
+
+static signaller *signaller_of(uintptr_t cond)
+{
+    return &signallers[(cond >> 4) % SIGNALLERS];
+}
+
+void lt_waitfor_signalled(lt_thread *t, const void *cond)
+{
+    signaller *s = signaller_of((uintptr_t)cond);
+    if (atomic_load_explicit(&s->cond, memory_order_relaxed) != (uintptr_t)cond ||
+        atomic_load_explicit(&s->seq, memory_order_relaxed) != t->info.seq) {
+        atomic_store_explicit(&s->cond, (uintptr_t)cond, memory_order_relaxed);
+        atomic_store_explicit(&s->seq, t->info.seq, memory_order_relaxed);
+    }
+}
+
+static int signalled_last(uintptr_t cond, const lt_thread *v)
+{
+    const signaller *s = signaller_of(cond);
+    return atomic_load_explicit(&s->cond, memory_order_relaxed) == cond &&
+           atomic_load_explicit(&s->seq, memory_order_relaxed) == v->info.seq;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_lock *l)
+{
+    r->addr = addr;
+    r->kind = kind;
+    r->mutex_type = kind == LT_MUTEX ? lt_platform_mutex_type(addr) : 0;
+    r->writer_pref = kind == LT_RWLOCK && lt_platform_rwlock_prefers_writer(addr);
+    r->object = l ? l->object : NULL;
+    r->describe = l ? l->describe : NULL;
+}
+
+/*
+ * Where the calling thread took its held lock h, given a stack `under` it has now (of a lock
+ * taken or waited for while h is held). Unwinding with stack pointers (lt_stack_recover)
+ * costs microseconds, too much for every new order edge when locks come and go. But h's
+ * caller is nearly always still on the stack: the function that took h goes on to lock, or
+ * calls what does. Its frame is the first one of `under` in the same function as h's call
+ * site, and h's stack is that call site followed by the frame's callers (under recursion
+ * this may name an inner activation of the function). The result is kept in the entry, so
+ * other threads can show it later; without a match, the call site alone (*partial = 1).
+ */
+uint32_t lt_held_stack(lt_held *h, uint32_t under, int *partial)
+{
+    size_t n;
+    const uintptr_t *ips = lt_stack_get(under, &n);
+    uintptr_t out[256 + 1], fn;
+    *partial = 0;
+    if (h->stack)
+        return h->stack;
+    fn = lt_platform_proc_start(h->ra - 1);
+    for (size_t j = 0; fn && ips && j < n && n - j <= 256; j++) {
+        if (lt_platform_proc_start(ips[j] - 1) != fn)
+            continue;
+        out[0] = h->ra;
+        memcpy(out + 1, ips + j + 1, (n - j - 1) * sizeof *ips);
+        return h->stack = lt_stack_intern(out, n - j);
+    }
+    *partial = 1;
+    return lt_stack_intern(&h->ra, 1);
+}
+
+static long ms_since(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* Whether u's wait is held up by v, and by which of v's entries. */
+static int blocked_by(const lt_thread *u, lt_thread *v, lt_held **by)
+{
+    const lt_wait_slot *w = &u->waiting, *x = &v->waiting;
+    *by = NULL;
+    if (v == u)
+        return 0;
+    if (w->waits_for == LT_FOR_JOIN)
+        return x->handle == w->target;
+    if (w->waits_for == LT_FOR_SIGNAL)
+        return signalled_last(w->target, v);
+    lt_held *h = lt_held_find(v, w->addr);
+    if (h && h->lock == w->lock && h->gen == w->gen &&
+        (w->kind != LT_RWLOCK || h->mode == LT_MODE_WRITE || w->mode == LT_MODE_WRITE)) {
+        *by = h;
+        return 1;
+    }
+    return w->kind == LT_RWLOCK && w->mode == LT_MODE_READ && x->lock == w->lock &&
+           x->gen == w->gen && x->mode == LT_MODE_WRITE &&
+           lt_platform_rwlock_prefers_writer(w->addr);
+}
+
+/* Makes the mapped array *a of *cap elements of `size` bytes hold at least n, keeping its
+ * contents; for scratch space that lives under one lock. 0 when out of memory (said once). */
+int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size, const char *what)
+{
+    if (n <= *cap)
+        return 1;
+    size_t grown = *cap ? *cap * 2 : 64;
+    void *p = lt_platform_map(grown * size);
+    if (!p) {
+        lt_report_degraded(what);
+        return 0;
+    }
+    if (*a) {
+        memcpy(p, *a, *cap * size);
+        lt_platform_unmap(*a, *cap * size);
+    }
+    *a = p;
+    *cap = grown;
+    return 1;
+}
+
+static int push(size_t depth, lt_thread *u)
+{
+    if (!lt_scratch_fit((void **)&path, &path_cap, depth + 1, sizeof *path,
+                        "out of memory for the wait-for check"))
+        return 0;
+    u->waiting.mark = stamp;
+    path[depth] = (frame){u, waiters, NULL, atomic_load(&u->waiting.seq)};
+    return 1;
+}
+
+/* Depth-first over waiting threads from self back to self; under wf_lock. Returns the
+ * cycle's length, its threads in path[0..n-1] (path[i] waits for path[i+1]). */
+static size_t find_cycle(lt_thread *self)
+{
+    size_t depth = 0;
+    stamp++;
+    if (!push(depth++, self))
+        return 0;
+    while (depth > 0) {
+        frame *f = &path[depth - 1];
+        lt_thread *v = f->next;
+        if (!v) {
+            depth--;
+            continue;
+        }
+        f->next = v->waiting.next_waiter;
+        if (!blocked_by(f->u, v, &f->by))
+            continue;
+        if (v == self)
+            return depth;
+        if (v->waiting.mark != stamp && push(depth, v))
+            depth++;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* Joins and condition waits wait for a thread, not a lock: `target` names what they wait on. */
+static void publish(lt_event *ev, lt_wait_for what, uintptr_t target)
+{
+    lt_thread *t = ev->self;
+    lt_wait_slot *w = &t->waiting;
+    w->waits_for = (uint8_t)what;
+    w->target = target;
+    w->handle = (uintptr_t)pthread_self();
+    w->lock = ev->lock;
+    w->gen = what == LT_FOR_LOCK ? atomic_load_explicit(&ev->lock->gen, memory_order_relaxed) : 0;
+    w->addr = ev->addr;
+    w->kind = (uint8_t)ev->kind;
+    w->mode = (uint8_t)ev->mode;
+    w->wait = (uint8_t)ev->wait;
+    w->long_reported = 0;
+    w->prev_waiter = NULL;
+    w->next_waiter = waiters;
+    if (waiters)
+        waiters->waiting.prev_waiter = t;
+    waiters = t;
+    atomic_fetch_add(&w->seq, 1);
+}
+
+static void unpublish(lt_thread *t)
+{
+    lt_wait_slot *w = &t->waiting;
+    if (w->prev_waiter)
+        w->prev_waiter->waiting.next_waiter = w->next_waiter;
+    else
+        waiters = w->next_waiter;
+    if (w->next_waiter)
+        w->next_waiter->waiting.prev_waiter = w->prev_waiter;
+    atomic_fetch_add(&w->seq, 1);
+}
+
+/* Others may have to show where this thread took its locks: find those stacks now, while
+ * the frames that took them are still on this thread's stack. */
+static void prepare_stacks(lt_thread *t)
+{
+    uint32_t low = t->nheld > PREPARE_MAX ? t->nheld - PREPARE_MAX : 0;
+    int partial;
+    for (uint32_t i = low; i < t->nheld; i++)
+        lt_held_stack(&t->held[i], t->waiting.stack, &partial);
+}
+
+/* A held entry of another (waiting) thread: its stack, or the call site alone. */
+static uint32_t entry_stack(const lt_held *h, int *partial)
+{
+    *partial = !h->stack;
+    return h->stack ? h->stack : lt_stack_intern(&h->ra, 1);
+}
+
+/* The waiting side of a step, while the wait (and so its lock) surely exists. */
+static void fill_wait(lt_wait_step *s, const lt_wait_slot *w)
+{
+    s->thread = w->who;
+    s->waits_for = w->waits_for;
+    if (w->waits_for == LT_FOR_LOCK)
+        lt_lock_ref_fill(&s->wants, w->addr, (lt_kind)w->kind, w->lock);
+    else
+        s->wants.addr = (const void *)w->target;
+    s->want_mode = (lt_mode)w->mode;
+    s->wait = (lt_wait)w->wait;
+    s->wait_stack = w->stack;
+    s->waited_ms = ms_since(&w->since);
+}
+
+static void fill_step(lt_wait_step *s, const frame *f, const frame *next)
+{
+    fill_wait(s, &f->u->waiting);
+    s->blocker = next->u->waiting.who;
+    s->held_mode = f->by ? (lt_mode)f->by->mode : LT_MODE_NONE;
+    s->held_stack = f->by ? entry_stack(f->by, &s->held_partial) : 0;
+}
+
+/* Whether the cycle now in path[0..n-1] is made of the same waits as `before`. */
+static int same_waits(const frame *before, size_t nbefore, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < nbefore && (before[j].u != path[i].u || before[j].seq != path[i].seq))
+            j++;
+        if (j == nbefore)
+            return 0;
+    }
+    return 1;
+}
+
+/* The cycle found when the wait began, confirmed after the grace: filled into steps (mapped:
+ * nothing under wf_lock may call malloc, which in some programs takes a pthread mutex whose
+ * holder may be about to wait), or NULL when it dissolved. */
+static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst, size_t *n)
+{
+    struct timespec grace = {0, GRACE_NS};
+    nanosleep(&grace, NULL);
+    lt_spin_lock(&wf_lock);
+    lt_wait_step *steps = NULL;
+    *n = find_cycle(self);
+    if (*n && same_waits(first, nfirst, *n) &&
+        (steps = lt_platform_map(*n * sizeof *steps)) != NULL)
+        for (size_t i = 0; i < *n; i++)
+            fill_step(&steps[i], &path[i], &path[(i + 1) % *n]);
+    lt_spin_unlock(&wf_lock);
+    return steps;
+}
+
+static int report_deadlock(lt_wait_step *steps, size_t n)
+{
+    lt_finding f = {.kind = LT_FIND_DEADLOCK};
+    f.thread = steps[0].thread;
+    f.steps = steps;
+    f.nsteps = n;
+    for (size_t i = 0; i < n; i++) {
+        int w = steps[i].waits_for == LT_FOR_SIGNAL ? 2 : steps[i].wait == LT_WAIT_TIMED;
+        f.warning = w > f.warning ? w : f.warning;
+    }
+    f.outcome = f.warning                            ? LT_OUTCOME_CONTINUE
+                : lt_cfg.action == LT_ACTION_EDEADLK ? LT_OUTCOME_EDEADLK
+                                                     : LT_OUTCOME_ABORT;
+    f.request_stack = steps[0].wait_stack;
+    lt_report(&f);
+    lt_platform_unmap(steps, n * sizeof *steps);
+    return f.outcome == LT_OUTCOME_EDEADLK ? EDEADLK : 0;
+}
+
+static void watchdog_start(void);
+
+/* Publishes the wait and looks for a cycle through it; the result is the call's veto. */
+static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
+{
+    lt_thread *t = ev->self;
+    t->waiting.stack = lt_stack_here(ev->ra);
+    prepare_stacks(t);
+    lt_thread_info_now(t, &t->waiting.who);
+    clock_gettime(CLOCK_MONOTONIC, &t->waiting.since);
+    watchdog_start();
+    lt_spin_lock(&wf_lock);
+    publish(ev, what, target);
+    size_t n = find_cycle(t);
+    frame *first = n ? lt_platform_map(n * sizeof *first) : NULL;
+    if (first)
+        memcpy(first, path, n * sizeof *first);
+    lt_spin_unlock(&wf_lock);
+    if (!first)
+        return 0;
+    size_t m;
+    lt_wait_step *steps = confirm(t, first, n, &m);
+    lt_platform_unmap(first, n * sizeof *first);
+    return steps ? report_deadlock(steps, m) : 0;
+}
+
+/* The calling thread is about to block on ev->lock. Returns nonzero (EDEADLK) when the call
+ * is to fail instead; lt_waitfor_end follows either way. */
+int lt_waitfor_begin(lt_event *ev)
+{
+    return begin(ev, LT_FOR_LOCK, 0);
+}
+
+/* The calling thread is about to wait in pthread_join for `target`. A joiner that holds no
+ * lock can close no cycle (nobody waits for it), so only one that does is published. */
+int lt_waitfor_join_begin(lt_event *ev, uintptr_t target)
+{
+    return ev->self->nheld ? begin(ev, LT_FOR_JOIN, target) : 0;
+}
+
+/* The calling thread is about to wait on `cond`, its mutex already out of the held set. As
+ * for joins, only a thread that still holds locks can close a cycle. Never vetoed: such a
+ * cycle is a warning. */
+void lt_waitfor_cond_begin(lt_event *ev, const void *cond)
+{
+    if (ev->self->nheld)
+        (void)begin(ev, LT_FOR_SIGNAL, (uintptr_t)cond);
+}
+
+void lt_waitfor_end(lt_event *ev)
+{
+    if (!(atomic_load_explicit(&ev->self->waiting.seq, memory_order_relaxed) & 1))
+        return;
+    lt_spin_lock(&wf_lock);
+    unpublish(ev->self);
+    lt_spin_unlock(&wf_lock);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The long-wait watchdog: a thread of ours, started with the first wait when
+ * LOCKTRACE_WAIT_TIMEOUT is set, that looks at the waiting list a few times per timeout.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct holders {
+    const lt_lock *lock;      /* the waited-for identity */
+    uint32_t gen;
+    lt_wait_step steps[1 + HOLDERS_SHOWN]; /* [0] the waiter, then the holders */
+    size_t n;
+} holders;
+
+/* Adds t's entry for the waited lock, read with peek since t runs on. */
+static void find_holder(lt_thread *t, void *arg)
+{
+    holders *hs = arg;
+    lt_held chunk[32];
+    lt_held *base = t->held;
+    uint32_t n = t->nheld;
+    for (uint32_t i = 0; i < n && hs->n < LT_ARRAY_LEN(hs->steps); i += 32) {
+        uint32_t k = n - i < 32 ? n - i : 32;
+        if (lt_platform_peek(chunk, base + i, k * sizeof *chunk) != 0)
+            return;
+        for (uint32_t j = 0; j < k; j++) {
+            if (chunk[j].lock != hs->lock || chunk[j].gen != hs->gen)
+                continue;
+            lt_wait_step *s = &hs->steps[hs->n++];
+            s->thread = atomic_load(&t->waiting.seq) & 1 ? t->waiting.who : t->info;
+            s->held_mode = (lt_mode)chunk[j].mode;
+            s->held_stack = entry_stack(&chunk[j], &s->held_partial);
+            return;
+        }
+    }
+}
+
+/* Fills hs->steps[0] with one wait that has gone on too long and is not reported yet, while
+ * the lock it waits for surely exists; 0 when there is none. */
+static int next_long_wait(holders *hs)
+{
+    int found = 0;
+    memset(hs, 0, sizeof *hs);
+    lt_spin_lock(&wf_lock);
+    for (lt_thread *t = waiters; t && !found; t = t->waiting.next_waiter) {
+        lt_wait_slot *w = &t->waiting;
+        if (w->waits_for != LT_FOR_LOCK || w->long_reported ||
+            ms_since(&w->since) < (long)lt_cfg.wait_timeout * 1000)
+            continue;
+        w->long_reported = found = 1;
+        hs->lock = w->lock;
+        hs->gen = w->gen;
+        hs->n = 1;
+        fill_wait(&hs->steps[0], w);
+    }
+    lt_spin_unlock(&wf_lock);
+    return found;
+}
+
+static void report_long_wait(holders *hs)
+{
+    lt_thread_each(find_holder, hs);
+    lt_finding f = {.kind = LT_FIND_LONG_WAIT, .outcome = LT_OUTCOME_CONTINUE};
+    f.thread = hs->steps[0].thread;
+    f.steps = hs->steps;
+    f.nsteps = hs->n;
+    f.request_stack = hs->steps[0].wait_stack;
+    lt_report(&f);
+}
+
+static void *watchdog(void *arg)
+{
+    (void)arg;
+    lt_tls.busy = 1; /* our thread: its own calls are not the program's */
+    struct timespec period = {0, WATCH_NS};
+    for (;;) {
+        holders hs;
+        while (next_long_wait(&hs))
+            report_long_wait(&hs);
+        nanosleep(&period, NULL);
+    }
+    return NULL;
+}
+
+static void watchdog_start(void)
+{
+    pthread_t th;
+    if (lt_cfg.wait_timeout == 0 || atomic_load_explicit(&watchdog_started, memory_order_relaxed) ||
+        atomic_exchange(&watchdog_started, 1))
+        return;
+    if (pthread_create(&th, NULL, watchdog, NULL) == 0)
+        pthread_detach(th);
+}
+
+/* The watchdog does not survive fork(): the child starts its own with its first wait. */
+void lt_waitfor_fork(lt_fork_phase phase)
+{
+    lt_spin_fork(&wf_lock, phase);
+    if (phase == LT_FORK_CHILD) {
+        waiters = NULL;
+        atomic_store(&watchdog_started, 0);
+    }
+}
