@@ -100,7 +100,10 @@ static inline int ready(void)
 
 __attribute__((constructor)) static void locktrace_load(void)
 {
-    ready();
+    if (ready() && lt_enter(&lt_tls)) {
+        lt_platform_thread_init();
+        lt_leave(&lt_tls);
+    }
 }
 
 /* Guard: 1 when this call is to be checked (the thread is then inside the tracer). */
@@ -481,6 +484,7 @@ static void *thread_start(void *p)
     lt_tls.busy = 1;
     free(p);
     lt_thread_start(s.seq);
+    lt_platform_thread_init();
     lt_tls.busy = 0;
     return s.fn(s.arg);
 }

@@ -44,6 +44,10 @@ typedef struct lt_frame {
 /* Unwinds the calling thread, innermost first, at most max frames; returns the count. */
 size_t lt_platform_unwind(lt_frame *frames, size_t max);
 
+/* Prepares the calling thread for later unwinding. Called where the thread holds none of the
+ * program's locks: at load, and when a thread starts. */
+void lt_platform_thread_init(void);
+
 /* Return addresses only, innermost first; faster than lt_platform_unwind. */
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max);
 

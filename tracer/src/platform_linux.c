@@ -199,6 +199,15 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max)
     return n;
 }
 
+/* libunwind is loaded with dlopen, so its thread-local state is allocated by glibc, with
+ * malloc, on each thread's first unwind. Left to happen later, inside a lock that the
+ * program's own malloc takes, that allocation would deadlock; one unwind here does it now. */
+void lt_platform_thread_init(void)
+{
+    uintptr_t ip;
+    lt_platform_backtrace(&ip, 1);
+}
+
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
 {
     int n = have_unwind() ? unw.unw_backtrace((void **)ips, (int)max) : 0;

@@ -106,6 +106,11 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max)
     return n;
 }
 
+/* backtrace() keeps no per-thread state that needs preparing. */
+void lt_platform_thread_init(void)
+{
+}
+
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
 {
     int n = backtrace((void **)ips, (int)max);
