@@ -31,6 +31,7 @@ static void fill_lock(lt_finding *f, const lt_event *ev)
         f->object = ev->lock->object;
         f->describe = ev->lock->describe;
         f->first_stack = ev->lock->first_stack;
+        f->generation = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     }
 }
 

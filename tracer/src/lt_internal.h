@@ -164,6 +164,7 @@ typedef struct lt_finding {
     lt_thread_info thread;       /* the thread that triggered the finding */
     const lt_thread_info *other; /* the exited owner (LT_WHY_ORPHANED), else NULL */
     const void *lock;
+    uint32_t generation;         /* the lock's shadow generation, 0 = unknown */
     lt_kind lock_kind;
     int mutex_type;              /* lt_mutex_type, mutexes only */
     int writer_pref;             /* rwlocks: writer-preferring */
@@ -182,8 +183,12 @@ typedef struct lt_finding {
 /* config.c ------------------------------------------------------------------------------- */
 typedef enum { LT_ACTION_ABORT, LT_ACTION_EDEADLK } lt_action;
 typedef enum { LT_STACKS_LAZY, LT_STACKS_FULL } lt_stacks_mode;
+#define LT_CFG_TYPE_CHOICE int
+#define LT_CFG_TYPE_UINT int
+#define LT_CFG_TYPE_BOOL int
+#define LT_CFG_TYPE_STR const char * /* "" when unset */
 typedef struct lt_config {
-#define LT_OPTION(kind, field, name, def, accepted, help) int field;
+#define LT_OPTION(kind, field, name, def, accepted, help) LT_CFG_TYPE_##kind field;
 #include "config.def"
 #undef LT_OPTION
 } lt_config;
@@ -224,7 +229,6 @@ uint32_t lt_stack_here(uintptr_t from_ra);
 uint32_t lt_stack_intern(const uintptr_t *ips, size_t n);
 const uintptr_t *lt_stack_get(uint32_t id, size_t *n);
 uint32_t lt_stack_recover(uintptr_t ra, uintptr_t cfa, int *partial);
-size_t lt_stack_format(uint32_t id, char *buf, size_t size, size_t at);
 void lt_stack_fork(lt_fork_phase phase);
 
 /* detect.c ------------------------------------------------------------------------------- */
@@ -242,8 +246,22 @@ void lt_on_thread_exit(lt_thread *t);
 void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner);
 
 /* report.c ------------------------------------------------------------------------------- */
+#define LT_REPORT_CAP 100 /* reports printed per kind; later ones are counted */
 void lt_report(lt_finding *f);
 void lt_report_fork(lt_fork_phase phase);
+
+/* report_build.c, report_file.c, suppress.c: see report_data.h for lt_rep -------------------- */
+struct lt_rep;
+const struct lt_rep *lt_report_build(const lt_finding *f);
+void lt_report_setup(void);
+void lt_report_file_write(const struct lt_rep *r);
+void lt_report_file_counted(lt_finding_kind kind);
+void lt_report_file_suppressed(lt_finding_kind kind);
+void lt_report_file_fork_child(void);
+void lt_suppress_load(const char *path);
+int lt_suppressed(const struct lt_rep *r);
+
+/* report_text.c ------------------------------------------------------------------------- */
 size_t lt_fmt_str(char *buf, size_t size, size_t at, const char *s);
 size_t lt_fmt_hex(char *buf, size_t size, size_t at, uintptr_t v);
 size_t lt_fmt_dec(char *buf, size_t size, size_t at, long v);

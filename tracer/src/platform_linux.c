@@ -8,11 +8,14 @@
 #include "platform.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <elfutils/libdwfl.h>
+#include <link.h>
 #include <errno.h>
 #include <libunwind.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -191,4 +194,68 @@ void lt_platform_symbolize(uintptr_t ip, lt_symbol *out)
     Dwfl_Line *line = dwfl_module_getsrc(mod, ip);
     if (line)
         out->file = dwfl_lineinfo(line, NULL, &out->line, NULL, NULL, NULL);
+}
+
+void lt_platform_exe_path(char *buf, size_t size)
+{
+    ssize_t n = size ? readlink("/proc/self/exe", buf, size - 1) : -1;
+    if (size)
+        buf[n > 0 ? n : 0] = 0;
+}
+
+/* The build-id note among a module's PT_NOTE segments, as hex into out (size 129). */
+static void note_build_id(const struct dl_phdr_info *info, char *out)
+{
+    out[0] = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+            const unsigned char *desc = (const unsigned char *)(p + sizeof *n + ((n->n_namesz + 3) & ~3u));
+            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && n->n_descsz <= 64 &&
+                memcmp(p + sizeof *n, "GNU", 4) == 0) {
+                for (size_t k = 0; k < n->n_descsz; k++) {
+                    out[2 * k] = "0123456789abcdef"[desc[k] >> 4];
+                    out[2 * k + 1] = "0123456789abcdef"[desc[k] & 15];
+                }
+                out[2 * n->n_descsz] = 0;
+                return;
+            }
+            p = (const char *)desc + ((n->n_descsz + 3) & ~3u);
+        }
+    }
+}
+
+typedef struct module_query {
+    uintptr_t ip;
+    lt_module *out;
+} module_query;
+
+static int module_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    module_query *q = arg;
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type != PT_LOAD || q->ip < start || q->ip >= start + ph->p_memsz)
+            continue;
+        q->out->base = info->dlpi_addr;
+        if (info->dlpi_name && info->dlpi_name[0])
+            lt_fmt_str(q->out->path, sizeof q->out->path, 0, info->dlpi_name);
+        else
+            lt_platform_exe_path(q->out->path, sizeof q->out->path);
+        note_build_id(info, q->out->build_id);
+        return 1;
+    }
+    return 0;
+}
+
+int lt_platform_module(uintptr_t ip, lt_module *out)
+{
+    module_query q = {ip, out};
+    return dl_iterate_phdr(module_of, &q) == 1;
 }

@@ -1,8 +1,10 @@
 /*
- * report.c - the one place that turns an lt_finding into text, writes it, and applies the
- * outcome. The text is built in one static buffer under the report lock and leaves in one
- * write(2), so reports never interleave with each other; no stdio, no allocation here.
- * Each kind prints at most REPORT_CAP times, then says once that it goes quiet.
+ * report.c - where every finding goes: it becomes plain report data (report_build.c),
+ * unless suppressed it is printed as text (report_text.c) in one write(2) and, with
+ * LOCKTRACE_REPORT_DIR, written as a JSON file (report_file.c); then the outcome is applied.
+ * All of it happens under the report lock, so reports never interleave; no stdio, no
+ * allocation here. Each kind prints at most REPORT_CAP times, then says once that it goes
+ * quiet.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -10,268 +12,33 @@
 
 #include "lt_internal.h"
 #include "platform.h"
+#include "report_data.h"
 
 #define REPORT_BYTES (64 * 1024)
-#define REPORT_CAP 100
-
-static const char *const lt_kind_names[LT_FIND_KIND_COUNT] = {
-    [LT_FIND_SELF_DEADLOCK] = "self-deadlock",
-    [LT_FIND_BAD_UNLOCK] = "bad-unlock",
-    [LT_FIND_DESTROY_HELD] = "destroy-held",
-    [LT_FIND_EXIT_HELD] = "exit-held",
-};
-
-/* Why the request can never be granted (or what the misuse is), for the summary line. */
-static const char *const lt_reason_text[LT_WHY_COUNT] = {
-    [LT_WHY_WRITE_HELD] = "it holds it for write (glibc returns EDEADLK, other libcs hang)",
-    [LT_WHY_UPGRADE] = "it holds it for read (a read-to-write upgrade hangs on every platform)",
-    [LT_WHY_WRITER_QUEUED] = "it holds it for read and the lock prefers a writer that is "
-                             "waiting (hangs)",
-    [LT_WHY_MUTEX_RELOCK] = "it holds it already (a normal mutex hangs)",
-    [LT_WHY_ERRORCHECK_RELOCK] = "it holds it already (error-checking mutex: the call "
-                                 "returns EDEADLK)",
-    [LT_WHY_SPIN_RELOCK] = "it holds it already (a spinlock spins forever)",
-    [LT_WHY_ORPHANED] = "a thread that has exited holds it (it can never be granted)",
-    [LT_WHY_NOT_HELD] = "it does not hold it",
-    [LT_WHY_DESTROY] = "it is held",
-    [LT_WHY_EXIT] = "",
-};
-
-_Static_assert(LT_FIND_KIND_COUNT == 4, "name every finding kind in lt_kind_names");
-_Static_assert(LT_WHY_COUNT == 10, "explain every reason in lt_reason_text");
 
 static lt_spin report_lock;
 static char report_buf[REPORT_BYTES];
 static int reported[LT_FIND_KIND_COUNT];
 
-/* ---------------------------------------------------------------------------------------- */
-
-size_t lt_fmt_str(char *buf, size_t size, size_t at, const char *s)
-{
-    while (s && *s && at + 1 < size)
-        buf[at++] = *s++;
-    if (at < size)
-        buf[at] = 0;
-    return at;
-}
-
-size_t lt_fmt_hex(char *buf, size_t size, size_t at, uintptr_t v)
-{
-    char tmp[2 + 2 * sizeof v + 1], *p = tmp + sizeof tmp - 1;
-    *p = 0;
-    do
-        *--p = "0123456789abcdef"[v & 15];
-    while (v >>= 4);
-    *--p = 'x';
-    *--p = '0';
-    return lt_fmt_str(buf, size, at, p);
-}
-
-size_t lt_fmt_dec(char *buf, size_t size, size_t at, long v)
-{
-    char tmp[24], *p = tmp + sizeof tmp - 1;
-    unsigned long u = v < 0 ? 0ul - (unsigned long)v : (unsigned long)v;
-    *p = 0;
-    do
-        *--p = (char)('0' + u % 10);
-    while (u /= 10);
-    if (v < 0)
-        *--p = '-';
-    return lt_fmt_str(buf, size, at, p);
-}
-
-/* ---------------------------------------------------------------------------------------- */
-
-typedef struct out {
-    char *buf;
-    size_t size, at;
-} out;
-
-static void put(out *o, const char *s) { o->at = lt_fmt_str(o->buf, o->size, o->at, s); }
-static void put_hex(out *o, uintptr_t v) { o->at = lt_fmt_hex(o->buf, o->size, o->at, v); }
-static void put_dec(out *o, long v) { o->at = lt_fmt_dec(o->buf, o->size, o->at, v); }
-static void put_stack(out *o, uint32_t id) { o->at = lt_stack_format(id, o->buf, o->size, o->at); }
-
-static const char *kind_name(const lt_finding *f)
-{
-    static const char *const mutex[] = {"mutex (normal)", "mutex (recursive)",
-                                        "mutex (error-checking)"};
-    switch (f->lock_kind) {
-    case LT_RWLOCK: return f->writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";
-    case LT_MUTEX: return mutex[f->mutex_type];
-    default: return "spinlock";
-    }
-}
-
-static const char *mode_name(lt_kind kind, lt_mode mode)
-{
-    if (mode == LT_MODE_NONE)
-        return "none";
-    if (kind != LT_RWLOCK)
-        return "lock";
-    return mode == LT_MODE_READ ? "read" : "write";
-}
-
-static void put_thread(out *o, const lt_thread_info *t)
-{
-    put(o, "T");
-    put_dec(o, t->seq);
-    put(o, " (tid ");
-    put_dec(o, t->tid);
-    put(o, ") \"");
-    put(o, t->name);
-    put(o, "\"");
-}
-
-static void put_summary(out *o, const lt_finding *f)
-{
-    static const char *const verb[LT_FIND_KIND_COUNT] = {"requests", "unlocks", "destroys", ""};
-    put(o, "locktrace: ");
-    put(o, lt_kind_names[f->kind]);
-    put(o, ": thread ");
-    put_thread(o, &f->thread);
-    if (f->kind == LT_FIND_EXIT_HELD) {
-        put(o, " exits holding ");
-        put_dec(o, (long)f->nheld);
-        put(o, f->nheld == 1 ? " lock\n" : " locks\n");
-        return;
-    }
-    put(o, " ");
-    put(o, verb[f->kind]);
-    if (f->kind == LT_FIND_SELF_DEADLOCK) {
-        put(o, " ");
-        put(o, mode_name(f->lock_kind, f->req_mode));
-        put(o, " on");
-    }
-    put(o, " ");
-    put(o, kind_name(f));
-    put(o, " ");
-    put_hex(o, (uintptr_t)f->lock);
-    put(o, f->kind == LT_FIND_SELF_DEADLOCK ? " but " : " and ");
-    put(o, lt_reason_text[f->why]);
-    put(o, "\n");
-}
-
-static void put_lock(out *o, const lt_finding *f)
-{
-    static const char *const waits[] = {"try", "blocking", "timed"};
-    put(o, "  lock:      ");
-    put_hex(o, (uintptr_t)f->lock);
-    put(o, " ");
-    put(o, kind_name(f));
-    put(o, ", held for ");
-    put(o, mode_name(f->lock_kind, f->held_mode));
-    if (f->req_mode != LT_MODE_NONE) {
-        put(o, ", requested for ");
-        put(o, mode_name(f->lock_kind, f->req_mode));
-        put(o, " (");
-        put(o, waits[f->wait]);
-        put(o, ")");
-    }
-    put(o, "\n");
-}
-
-static void put_object(out *o, const lt_finding *f)
-{
-    char desc[256] = {0};
-    if (!f->object && !f->describe)
-        return;
-    if (f->describe) {
-        f->describe(f->object, desc, sizeof desc);
-        desc[sizeof desc - 1] = 0;
-    }
-    put(o, "  guards:    ");
-    put_hex(o, (uintptr_t)f->object);
-    put(o, desc[0] ? " " : "");
-    put(o, desc);
-    put(o, "\n");
-}
-
-static void put_held_stack(out *o, const lt_finding *f)
-{
-    if (f->other) {
-        put(o, "  held by exited thread ");
-        put_thread(o, f->other);
-        put(o, " (its exit-held report shows where it took the lock)\n");
-        return;
-    }
-    if (!f->held_stack)
-        return;
-    put(o, "  earlier acquisition by this thread (held for ");
-    put(o, mode_name(f->lock_kind, f->held_mode));
-    put(o, "):\n");
-    put_stack(o, f->held_stack);
-    if (f->held_partial)
-        put(o, "    (its caller has returned since: only the call site is known; "
-               "LOCKTRACE_STACKS=full records whole stacks)\n");
-}
-
-static void put_exit_held(out *o, const lt_finding *f)
-{
-    for (size_t i = 0; i < f->nheld; i++) {
-        const lt_held *h = &f->held[i];
-        uint32_t id = h->stack ? h->stack : lt_stack_intern(&h->ra, 1);
-        put(o, "  still held: ");
-        put_hex(o, (uintptr_t)h->addr);
-        put(o, h->kind == LT_RWLOCK ? " rwlock for " : h->kind == LT_MUTEX ? " mutex, " : " spinlock, ");
-        put(o, mode_name((lt_kind)h->kind, (lt_mode)h->mode));
-        put(o, ", taken at:\n");
-        put_stack(o, id);
-        if (!h->stack)
-            put(o, "    (call site only; LOCKTRACE_STACKS=full records whole stacks)\n");
-    }
-}
-
-static void put_outcome(out *o, const lt_finding *f)
-{
-    switch (f->outcome) {
-    case LT_OUTCOME_ABORT:
-        put(o, "  action: abort (LOCKTRACE_ACTION=edeadlk makes the call fail with EDEADLK "
-               "instead)\n");
-        break;
-    case LT_OUTCOME_EDEADLK:
-        put(o, "  action: the call returns EDEADLK without locking (LOCKTRACE_ACTION=edeadlk)\n");
-        break;
-    default:
-        break;
-    }
-}
-
-static size_t format(const lt_finding *f, char *buf, size_t size)
-{
-    out o = {buf, size, 0};
-    put_summary(&o, f);
-    put(&o, "  thread:    ");
-    put_thread(&o, &f->thread);
-    put(&o, "\n");
-    if (f->kind == LT_FIND_EXIT_HELD) {
-        put_exit_held(&o, f);
-    } else {
-        put_lock(&o, f);
-        put_object(&o, f);
-    }
-    put(&o, f->kind == LT_FIND_EXIT_HELD ? "  exit path:\n" : "  request (this call):\n");
-    put_stack(&o, f->request_stack);
-    put_held_stack(&o, f);
-    if (f->first_stack) {
-        put(&o, "  lock first seen:\n");
-        put_stack(&o, f->first_stack);
-    }
-    put_outcome(&o, f);
-    return o.at;
-}
-
 /* Formats and writes f, then applies its outcome (abort; the others are the caller's). */
 void lt_report(lt_finding *f)
 {
     lt_spin_lock(&report_lock);
-    int n = ++reported[f->kind];
+    const lt_rep *r = reported[f->kind] < LT_REPORT_CAP ? lt_report_build(f) : NULL;
     size_t len = 0;
-    if (n <= REPORT_CAP)
-        len = format(f, report_buf, sizeof report_buf);
-    else if (n == REPORT_CAP + 1)
-        len = lt_fmt_str(report_buf, sizeof report_buf, 0,
-                         "locktrace: further reports of this kind are not printed\n");
+    if (r && lt_suppressed(r)) {
+        lt_report_file_suppressed(r->kind);
+    } else {
+        int n = ++reported[f->kind];
+        lt_report_file_counted(f->kind);
+        if (r) {
+            len = lt_rep_format_text(r, report_buf, sizeof report_buf);
+            lt_report_file_write(r);
+        } else if (n == LT_REPORT_CAP + 1) {
+            len = lt_fmt_str(report_buf, sizeof report_buf, 0,
+                             "locktrace: further reports of this kind are not printed\n");
+        }
+    }
     if (len)
         lt_platform_write(2, report_buf, len);
     lt_spin_unlock(&report_lock);
@@ -279,7 +46,12 @@ void lt_report(lt_finding *f)
         abort();
 }
 
+/* A fork child starts with no reports of its own. */
 void lt_report_fork(lt_fork_phase phase)
 {
     lt_spin_fork(&report_lock, phase);
+    if (phase == LT_FORK_CHILD) {
+        memset(reported, 0, sizeof reported);
+        lt_report_file_fork_child();
+    }
 }

@@ -1,0 +1,164 @@
+/*
+ * report_build.c - turns a live lt_finding into a self-contained lt_rep: stack ids become
+ * symbolized frames with module path, build-id and offset, the annotation callback becomes
+ * its text, the lock's shadow becomes numbers. Runs under the report lock, so the storage is
+ * static: fixed pools that a huge report can exhaust, in which case frames are dropped and
+ * the report says how many, rather than allocating.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "platform.h"
+#include "report_data.h"
+
+#define MAX_LOCKS 256    /* exit-held: locks listed; more are left out */
+#define MAX_THREADS 4
+#define MAX_STACKS (MAX_LOCKS + 4)
+#define MAX_FRAMES 4096  /* over every stack of one report */
+#define STRING_BYTES (512 * 1024)
+
+static lt_rep_thread threads[MAX_THREADS];
+static lt_rep_lock locks[MAX_LOCKS];
+static lt_rep_stack stacks[MAX_STACKS];
+static lt_rep_frame frames[MAX_FRAMES];
+static char strings[STRING_BYTES];
+static size_t nframes, string_used;
+static char thread_names[MAX_THREADS][16];
+static lt_module module; /* scratch for one lookup */
+static char exe[4096];
+
+/* A copy of s in the string pool; NULL when s is NULL or the pool is full. */
+static const char *keep(const char *s)
+{
+    size_t n = s ? strlen(s) + 1 : 0;
+    if (!s || n > STRING_BYTES - string_used)
+        return NULL;
+    char *p = memcpy(strings + string_used, s, n);
+    string_used += n;
+    return p;
+}
+
+/* Module paths and build-ids repeat in every frame: reuse the previous frame's copies. */
+static const char *keep_same(const char *s, const char *prev)
+{
+    return prev && s && strcmp(prev, s) == 0 ? prev : keep(s);
+}
+
+static void fill_frame(lt_rep_frame *f, uintptr_t ip, const lt_rep_frame *prev)
+{
+    lt_symbol s;
+    *f = (lt_rep_frame){.ip = ip};
+    if (lt_platform_module(ip, &module)) {
+        f->module = keep_same(module.path, prev ? prev->module : NULL);
+        f->build_id = module.build_id[0] ? keep_same(module.build_id, prev ? prev->build_id : NULL) : NULL;
+        f->module_offset = ip - module.base;
+    }
+    lt_platform_symbolize(ip - 1, &s); /* ip is a return address: look up the call */
+    f->function = keep(s.function);
+    f->function_offset = s.function_offset;
+    f->file = keep(s.file);
+    f->line = s.line;
+    if (!f->module && s.module) {
+        f->module = keep(s.module);
+        f->module_offset = s.module_offset + 1;
+    }
+}
+
+static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int lock, int partial)
+{
+    size_t n;
+    const uintptr_t *ips = lt_stack_get(id, &n);
+    if (r->nstacks == MAX_STACKS || (!ips && strcmp(role, "request") != 0 && strcmp(role, "exit") != 0))
+        return NULL;
+    lt_rep_stack *s = &stacks[r->nstacks++];
+    *s = (lt_rep_stack){.role = role, .thread = 0, .lock = lock, .partial = partial};
+    s->frames = &frames[nframes];
+    for (size_t i = 0; i < n; i++) {
+        if (nframes == MAX_FRAMES) {
+            s->dropped = n - i;
+            break;
+        }
+        fill_frame(&frames[nframes], ips[i], i ? &frames[nframes - 1] : NULL);
+        nframes++;
+        s->nframes++;
+    }
+    return s;
+}
+
+static lt_rep_thread *add_thread(lt_rep *r, const lt_thread_info *t, int gone)
+{
+    lt_rep_thread *out = &threads[r->nthreads];
+    memcpy(thread_names[r->nthreads], t->name, sizeof t->name);
+    thread_names[r->nthreads][sizeof t->name - 1] = 0;
+    *out = (lt_rep_thread){t->seq, t->tid, thread_names[r->nthreads], gone};
+    r->nthreads++;
+    return out;
+}
+
+/* The annotation's text, from the program's describe callback (see locktrace.h). */
+static const char *describe(const lt_finding *f)
+{
+    static char desc[256];
+    if (!f->describe)
+        return NULL;
+    desc[0] = 0;
+    f->describe(f->object, desc, sizeof desc);
+    desc[sizeof desc - 1] = 0;
+    return keep(desc);
+}
+
+static void add_concerned_lock(lt_rep *r, const lt_finding *f)
+{
+    lt_rep_lock *l = &locks[r->nlocks++];
+    *l = (lt_rep_lock){.addr = (uintptr_t)f->lock, .type = f->lock_kind,
+                       .mutex_type = f->mutex_type, .writer_pref = f->writer_pref,
+                       .held_mode = f->held_mode, .req_mode = f->req_mode, .wait = f->wait,
+                       .generation = f->generation, .object = (uintptr_t)f->object};
+    l->annotation = describe(f);
+}
+
+/* Exit-held: every lock still held, each with where it was taken. */
+static void add_held_locks(lt_rep *r, const lt_finding *f)
+{
+    for (size_t i = 0; i < f->nheld && i < MAX_LOCKS; i++) {
+        const lt_held *h = &f->held[i];
+        lt_rep_lock *l = &locks[r->nlocks];
+        *l = (lt_rep_lock){.addr = (uintptr_t)h->addr, .type = (lt_kind)h->kind,
+                           .held_mode = (lt_mode)h->mode, .generation = h->gen};
+        if (h->lock) {
+            l->object = (uintptr_t)h->lock->object;
+            l->mutex_type = h->kind == LT_MUTEX ? lt_platform_mutex_type(h->addr) : 0;
+        }
+        uint32_t id = h->stack ? h->stack : lt_stack_intern(&h->ra, 1);
+        add_stack(r, "taken", id, (int)r->nlocks, !h->stack);
+        r->nlocks++;
+    }
+}
+
+const lt_rep *lt_report_build(const lt_finding *f)
+{
+    static lt_rep r;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    nframes = string_used = 0;
+    if (!exe[0])
+        lt_platform_exe_path(exe, sizeof exe);
+    r = (lt_rep){.version = LT_REPORT_VERSION, .kind = f->kind, .why = f->why,
+                 .outcome = f->outcome, .time_sec = now.tv_sec, .time_nsec = now.tv_nsec,
+                 .pid = getpid(), .program = exe, .threads = threads, .locks = locks,
+                 .stacks = stacks};
+    add_thread(&r, &f->thread, 0);
+    if (f->other)
+        add_thread(&r, f->other, 1);
+    if (f->kind == LT_FIND_EXIT_HELD)
+        add_held_locks(&r, f);
+    else
+        add_concerned_lock(&r, f);
+    add_stack(&r, f->kind == LT_FIND_EXIT_HELD ? "exit" : "request", f->request_stack, -1, 0);
+    if (!f->other)
+        add_stack(&r, "held", f->held_stack, 0, f->held_partial);
+    add_stack(&r, "first-seen", f->first_stack, 0, 0);
+    return &r;
+}
