@@ -20,7 +20,8 @@ static lt_spin report_lock;
 static char report_buf[REPORT_BYTES];
 static int reported[LT_FIND_KIND_COUNT];
 
-/* Formats and writes f, then applies its outcome (abort; the others are the caller's). */
+/* Formats and writes f, then applies its outcome (abort; the others are the caller's). A
+ * suppressed finding's outcome becomes "continue": the program behaves as it would alone. */
 void lt_report(lt_finding *f)
 {
     lt_spin_lock(&report_lock);
@@ -28,6 +29,7 @@ void lt_report(lt_finding *f)
     size_t len = 0;
     if (r && lt_suppressed(r)) {
         lt_report_file_suppressed(r->kind);
+        f->outcome = LT_OUTCOME_CONTINUE; /* as if the tracer were not there */
     } else {
         int n = ++reported[f->kind];
         lt_report_file_counted(f->kind);

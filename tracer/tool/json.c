@@ -161,7 +161,7 @@ static size_t escape(parser *ps, char *out)
 {
     static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
     if (ps->p >= ps->end)
-        return fail(ps, "unterminated string"), 0;
+        return fail(ps, "unexpected end of the text in a string (truncated?)"), 0;
     char c = *ps->p++;
     if (c == 'u')
         return unicode_escape(ps, out);
@@ -197,7 +197,7 @@ static const char *string(parser *ps)
         }
     }
     if (ps->p >= ps->end)
-        return fail(ps, "unterminated string");
+        return fail(ps, "unexpected end of the text in a string (truncated?)");
     ps->p++;
     *o = 0;
     return out;

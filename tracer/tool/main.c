@@ -9,11 +9,12 @@
 #include "tool.h"
 
 const char lt_tool_report_usage[] =
-    "usage: locktrace report [--json] FILE...\n"
+    "usage: locktrace report [--json] [--as-recorded] FILE...\n"
     "Prints each JSON report file as the text the program printed, re-symbolizing its frames\n"
     "(function, file:line, inlined calls) from the binaries on disk when their build-ids match\n"
     "the report; a rebuilt binary is never used, and a note says so. --json prints normalized\n"
-    "JSON instead. Exit status 1 when a file could not be read as a report.\n";
+    "JSON instead. --as-recorded prints the frames as the program symbolized them (no\n"
+    "re-symbolizing). Exit status 1 when a file could not be read as a report.\n";
 
 int main(int argc, char **argv)
 {

@@ -3,7 +3,7 @@
  * program printed (report_text.c), its frames re-symbolized from the binaries on disk when
  * their build-ids still match; with --json, the same data as normalized JSON. A file that
  * cannot be read as a report is an error naming the file and the problem; the others are
- * still printed.
+ * still printed. --as-recorded skips re-symbolizing: the frames exactly as the program saw them.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -70,7 +70,7 @@ static int print(const lt_rep *r, int json)
     }
 }
 
-static int render_file(const char *path, int json)
+static int render_file(const char *path, int json, int as_recorded)
 {
     char err[512];
     size_t len;
@@ -81,7 +81,7 @@ static int render_file(const char *path, int json)
         free(text);
         return 1;
     }
-    lt_symbolizer *sz = lt_symbolizer_new();
+    lt_symbolizer *sz = as_recorded ? NULL : lt_symbolizer_new();
     lt_rep *r = lt_rep_of(f);
     lt_rep out = sz ? resymbolize(r, sz, path) : *r;
     int rc = print(&out, json);
@@ -96,10 +96,14 @@ static int render_file(const char *path, int json)
 
 int lt_tool_report(int argc, char **argv)
 {
-    int json = 0, status = 0, files = 0;
+    int json = 0, as_recorded = 0, status = 0, files = 0;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0 && !files) {
             json = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--as-recorded") == 0 && !files) {
+            as_recorded = 1;
             continue;
         }
         if (strcmp(argv[i], "--help") == 0 && !files) {
@@ -107,7 +111,7 @@ int lt_tool_report(int argc, char **argv)
             return 0;
         }
         files++;
-        status |= render_file(argv[i], json);
+        status |= render_file(argv[i], json, as_recorded);
     }
     if (!files) {
         fputs(lt_tool_report_usage, stderr);
