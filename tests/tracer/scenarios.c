@@ -21,15 +21,16 @@
 
 static void result(const char *what, int rc)
 {
-    printf("%s -> %s\n", what, rc == 0 ? "0" : rc == EDEADLK ? "EDEADLK" : rc == EBUSY ? "EBUSY"
-                                                                                         : strerror(rc));
+    const char *name = rc == 0 ? "0" : rc == EDEADLK ? "EDEADLK" : rc == EBUSY ? "EBUSY" : NULL;
+    printf("%s -> %s\n", what, name ? name : strerror(rc));
     fflush(stdout);
 }
 
-static struct timespec soon(void)
+/* A deadline 5 s ahead on the given clock. */
+static struct timespec soon(clockid_t clock)
 {
     struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
+    clock_gettime(clock, &t);
     t.tv_sec += 5;
     return t;
 }
@@ -59,9 +60,16 @@ NOINLINE void read_then_upgrade(pthread_rwlock_t *l)
 
 NOINLINE void write_then_timed_read(pthread_rwlock_t *l)
 {
-    struct timespec t = soon();
+    struct timespec t = soon(CLOCK_REALTIME);
     pthread_rwlock_wrlock(l);
     result("timedrdlock", pthread_rwlock_timedrdlock(l, &t));
+}
+
+NOINLINE void read_then_clock_write(pthread_rwlock_t *l)
+{
+    struct timespec t = soon(CLOCK_MONOTONIC);
+    pthread_rwlock_rdlock(l);
+    result("clockwrlock", pthread_rwlock_clockwrlock(l, CLOCK_MONOTONIC, &t));
 }
 
 NOINLINE void read_twice(pthread_rwlock_t *l)
@@ -95,7 +103,10 @@ NOINLINE void read_again_with_writer_queued(pthread_rwlock_t *l)
     pthread_t th;
     pthread_rwlock_rdlock(l);
     pthread_create(&th, NULL, queue_writer, l);
-    usleep(200 * 1000); /* let the writer queue */
+    while (pthread_rwlock_tryrdlock(l) == 0) { /* fails once the writer is queued */
+        pthread_rwlock_unlock(l);
+        usleep(1000);
+    }
     result("rdlock", pthread_rwlock_rdlock(l));
 }
 
@@ -122,9 +133,16 @@ NOINLINE void mutex_relock(pthread_mutex_t *m)
 
 NOINLINE void mutex_timed_relock(pthread_mutex_t *m)
 {
-    struct timespec t = soon();
+    struct timespec t = soon(CLOCK_REALTIME);
     pthread_mutex_lock(m);
     result("timedlock", pthread_mutex_timedlock(m, &t));
+}
+
+NOINLINE void mutex_clock_relock(pthread_mutex_t *m)
+{
+    struct timespec t = soon(CLOCK_MONOTONIC);
+    pthread_mutex_lock(m);
+    result("clocklock", pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &t));
 }
 
 static void mutex_of_type(int type, pthread_mutex_t *m)
@@ -133,6 +151,17 @@ static void mutex_of_type(int type, pthread_mutex_t *m)
     pthread_mutexattr_init(&a);
     pthread_mutexattr_settype(&a, type);
     pthread_mutex_init(m, &a);
+}
+
+/* init gives the address a new identity: what was held under the old one does not count. */
+NOINLINE void reinit_then_lock(void)
+{
+    static pthread_mutex_t m;
+    pthread_mutex_init(&m, NULL);
+    pthread_mutex_lock(&m);
+    pthread_mutex_init(&m, NULL);
+    result("lock", pthread_mutex_lock(&m));
+    pthread_mutex_unlock(&m);
 }
 
 NOINLINE void recursive_relock(void)
@@ -199,12 +228,48 @@ NOINLINE void cond_wait_then_relock_other(void)
     pthread_join(th, NULL);
 }
 
+static void unlock_plain(void *arg)
+{
+    pthread_mutex_unlock(arg);
+}
+
+static void *wait_forever(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&plain);
+    pthread_cleanup_push(unlock_plain, &plain);
+    for (;;)
+        pthread_cond_wait(&cv, &plain);
+    pthread_cleanup_pop(1);
+    return NULL;
+}
+
+/* A cancelled condition wait retakes the mutex; the cancellation handler releases it. */
+NOINLINE void cond_wait_cancelled(void)
+{
+    pthread_t th;
+    pthread_create(&th, NULL, wait_forever, NULL);
+    usleep(50 * 1000);
+    pthread_cancel(th);
+    pthread_join(th, NULL);
+    result("lock after cancel", pthread_mutex_lock(&plain));
+    pthread_mutex_unlock(&plain);
+}
+
 /* ------------------------------------------------------------------------------------------
  * misuse
  * ---------------------------------------------------------------------------------------- */
 NOINLINE void unlock_not_held(pthread_mutex_t *m)
 {
     result("unlock", pthread_mutex_unlock(m));
+}
+
+/* Reports of one kind stop after a cap, saying so once. */
+NOINLINE void unlock_not_held_often(pthread_mutex_t *m)
+{
+    for (int i = 0; i < 150; i++)
+        pthread_mutex_unlock(m);
+    result("unlocks", 0);
 }
 
 NOINLINE void destroy_while_held(void)
@@ -225,6 +290,44 @@ NOINLINE void *exit_holding(void *l)
 NOINLINE void request_orphan(pthread_rwlock_t *l)
 {
     result("rdlock", pthread_rwlock_rdlock(l));
+}
+
+NOINLINE void *pthread_exit_holding(void *m)
+{
+    pthread_mutex_lock(m);
+    pthread_exit(NULL);
+}
+
+/* pthread_exit is an exit too; the orphan is never requested, so the program just ends. */
+static void exit_via_pthread_exit(void)
+{
+    pthread_t th;
+    pthread_create(&th, NULL, pthread_exit_holding, &plain);
+    pthread_join(th, NULL);
+    result("trylock", pthread_mutex_trylock(&plain));
+}
+
+static void *exit_holding_robust(void *m)
+{
+    pthread_mutex_lock(m);
+    return NULL;
+}
+
+/* A robust mutex whose owner died is handed over with EOWNERDEAD: no hang, no abort. */
+static void orphaned_robust(void)
+{
+    pthread_t th;
+    pthread_mutexattr_t a;
+    static pthread_mutex_t m;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&m, &a);
+    pthread_create(&th, NULL, exit_holding_robust, &m);
+    pthread_join(th, NULL);
+    int rc = pthread_mutex_lock(&m);
+    result("lock", rc == EOWNERDEAD ? 0 : rc);
+    pthread_mutex_consistent(&m);
+    pthread_mutex_unlock(&m);
 }
 
 static void orphaned(void)
@@ -273,6 +376,10 @@ int main(int argc, char **argv)
         read_then_upgrade(&rw);
     else if (!strcmp(s, "rw-write-timedread"))
         write_then_timed_read(&rw);
+    else if (!strcmp(s, "rw-read-clockwrite"))
+        read_then_clock_write(&rw);
+    else if (!strcmp(s, "mutex-clock-relock"))
+        mutex_clock_relock(&plain);
     else if (!strcmp(s, "rw-read-read"))
         read_twice(&rw);
     else if (!strcmp(s, "rw-after-return")) {
@@ -287,7 +394,9 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "mutex-errorcheck")) {
         mutex_of_type(PTHREAD_MUTEX_ERRORCHECK, &m);
         mutex_relock(&m);
-    } else if (!strcmp(s, "mutex-recursive"))
+    } else if (!strcmp(s, "mutex-reinit"))
+        reinit_then_lock();
+    else if (!strcmp(s, "mutex-recursive"))
         recursive_relock();
     else if (!strcmp(s, "spin-relock")) {
         pthread_spin_init(&spin, 0);
@@ -296,12 +405,20 @@ int main(int argc, char **argv)
         trylock_backoff();
     else if (!strcmp(s, "cond"))
         cond_wait_then_relock_other();
+    else if (!strcmp(s, "cond-cancel"))
+        cond_wait_cancelled();
     else if (!strcmp(s, "bad-unlock"))
         unlock_not_held(&plain);
+    else if (!strcmp(s, "bad-unlock-many"))
+        unlock_not_held_often(&plain);
     else if (!strcmp(s, "destroy-held"))
         destroy_while_held();
     else if (!strcmp(s, "exit-held"))
         orphaned();
+    else if (!strcmp(s, "exit-held-pthread-exit"))
+        exit_via_pthread_exit();
+    else if (!strcmp(s, "exit-held-robust"))
+        orphaned_robust();
     else if (!strcmp(s, "annotated"))
         annotated_inplace();
     else {

@@ -1,7 +1,8 @@
 /*
  * config.c - the LOCKTRACE_* environment variables (config.def), parsed once when the tracer
  * loads. A bad value is an error, not a warning: the message names the variable and the
- * accepted values and the process exits with status 2 before main runs.
+ * accepted values and the process exits with status 2 before main runs. So is an unknown
+ * LOCKTRACE_* variable, which is most likely a misspelt one.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -86,8 +87,35 @@ static void print_help(void)
     }
 }
 
+static int known(const char *entry)
+{
+    for (size_t i = 0; i < LT_ARRAY_LEN(options); i++) {
+        size_t n = strlen(options[i].name);
+        if (strncmp(entry, options[i].name, n) == 0 && entry[n] == '=')
+            return 1;
+    }
+    return 0;
+}
+
+/* A misspelt variable would silently do nothing: refuse it like a bad value. */
+static void reject_unknown(void)
+{
+    extern char **environ;
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "LOCKTRACE_", 10) != 0 || known(*e))
+            continue;
+        size_t n = strcspn(*e, "=");
+        char name[128];
+        memcpy(name, *e, n < sizeof name ? n : sizeof name - 1);
+        name[n < sizeof name ? n : sizeof name - 1] = 0;
+        say("locktrace: unknown variable ", name, "; LOCKTRACE_HELP=1 lists the known ones", "\n");
+        _exit(2);
+    }
+}
+
 void lt_config_load(void)
 {
+    reject_unknown();
     for (size_t i = 0; i < LT_ARRAY_LEN(options); i++) {
         const option_desc *o = &options[i];
         const char *env = getenv(o->name);

@@ -11,7 +11,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "lt_internal.h"
 #include "platform.h"
@@ -106,6 +105,16 @@ static lt_held *find_valid(lt_thread *t, const void *addr)
     return h;
 }
 
+/* A lock held by a gone thread blocks a conflicting request for good; robust mutexes are the
+ * exception (they hand the next locker EOWNERDEAD). */
+static int orphan_blocks(const lt_event *ev)
+{
+    const lt_lock *l = ev->lock;
+    if (ev->wait == LT_WAIT_TRY || (l->orphan_mode != LT_MODE_WRITE && ev->mode != LT_MODE_WRITE))
+        return 0;
+    return ev->kind != LT_MUTEX || !lt_platform_mutex_robust(ev->addr);
+}
+
 int lt_before_lock(lt_event *ev)
 {
     lt_thread *t = ev->self;
@@ -119,9 +128,7 @@ int lt_before_lock(lt_event *ev)
             return report_self(ev, ev->held, why);
         return 0;
     }
-    const lt_lock *l = ev->lock;
-    if (lt_unlikely(l->orphan_of != NULL) && ev->wait != LT_WAIT_TRY &&
-        (l->orphan_mode == LT_MODE_WRITE || ev->mode == LT_MODE_WRITE))
+    if (lt_unlikely(ev->lock->orphan_of != NULL) && orphan_blocks(ev))
         return report_self(ev, NULL, LT_WHY_ORPHANED);
     return 0;
 }
@@ -139,11 +146,14 @@ void lt_wait_end(lt_event *ev)
         atomic_fetch_sub(&ev->lock->waiting_writers, 1);
 }
 
+/* rc is libc's result; EOWNERDEAD (robust mutex) also means the lock was taken. */
 void lt_after_lock(lt_event *ev, int rc)
 {
     lt_thread *t = ev->self;
-    if (rc != 0 || !ev->lock)
+    if ((rc != 0 && rc != EOWNERDEAD) || !ev->lock)
         return;
+    if (rc == EOWNERDEAD)
+        ev->lock->orphan_of = NULL;
     if (ev->held && ev->held->mode == ev->mode) {
         ev->held->depth++; /* recursive mutex, recursive read */
         return;
@@ -151,16 +161,17 @@ void lt_after_lock(lt_event *ev, int rc)
     lt_held *h = lt_held_push(t);
     if (!h)
         return;
-    h->addr = ev->addr;
-    h->lock = ev->lock;
-    h->gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
-    h->kind = (uint8_t)ev->kind;
-    h->mode = (uint8_t)ev->mode;
-    h->depth = 1;
-    h->ra = ev->ra;
-    h->cfa = ev->cfa;
-    if (lt_cfg.stacks == LT_STACKS_FULL)
-        h->stack = lt_stack_here(ev->ra);
+    *h = (lt_held){
+        .addr = ev->addr,
+        .lock = ev->lock,
+        .gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed),
+        .kind = (uint8_t)ev->kind,
+        .mode = (uint8_t)ev->mode,
+        .depth = 1,
+        .stack = lt_cfg.stacks == LT_STACKS_FULL ? lt_stack_here(ev->ra) : 0,
+        .ra = ev->ra,
+        .cfa = ev->cfa,
+    };
     if (ev->mode == LT_MODE_WRITE)
         atomic_store_explicit(&ev->lock->writer, t->info.seq + 1, memory_order_relaxed);
 }
@@ -180,9 +191,12 @@ static void report_bad_unlock(lt_event *ev)
     }
 }
 
+/* The entry leaves the held set; its shadow entry is touched only if it is still that lock
+ * (a recycled entry now belongs to another address). */
 static void release(lt_thread *t, lt_held *h)
 {
-    if (h->mode == LT_MODE_WRITE)
+    if (h->mode == LT_MODE_WRITE &&
+        atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen)
         atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
     lt_held_remove(t, h);
 }
@@ -250,7 +264,7 @@ void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
     if (!h)
         return;
     *h = *saved;
-    if (h->mode == LT_MODE_WRITE)
+    if (h->mode == LT_MODE_WRITE && atomic_load(&h->lock->gen) == h->gen)
         atomic_store(&h->lock->writer, ev->self->info.seq + 1);
 }
 
@@ -263,12 +277,13 @@ void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn desc
     }
 }
 
-/* Marks what t holds as held for good by `owner`, which can no longer release it. */
+/* Marks what t holds as held for good by `owner`, which can no longer release it. In a fork
+ * child t may have stopped half-way through filling an entry: those have no lock yet. */
 void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner)
 {
     for (uint32_t i = 0; i < t->nheld; i++) {
         lt_held *h = &t->held[i];
-        if (!held_valid(t, h))
+        if (!h->lock || !held_valid(t, h))
             continue;
         h->lock->orphan_mode = h->mode;
         h->lock->orphan_of = owner;
@@ -286,7 +301,6 @@ void lt_on_thread_exit(lt_thread *t)
     lt_thread_info_now(t, &f.thread);
     f.held = t->held;
     f.nheld = t->nheld;
-    f.request_stack = lt_stack_here(0);
     lt_report(&f);
     lt_thread_info *gone = malloc(sizeof *gone);
     if (gone) {

@@ -173,8 +173,9 @@ static int acquire(call *c)
     return rc;
 }
 
-#define ACQUIRE(lock, kind, mode, wait, ...) \
-    acquire(&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL}, __VA_ARGS__})
+#define ACQUIRE(lock, kind, mode, wait, ...)                                                  \
+    acquire(&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL}, \
+                    __VA_ARGS__})
 
 /* Unlock, init and destroy: one event around the real call. */
 typedef void (*lt_hook)(lt_event *);
@@ -190,17 +191,23 @@ static inline void hook(lt_hook fn, const void *lock, lt_kind kind, uintptr_t ra
 
 #define HOOK(fn, lock, kind) hook((fn), (const void *)(lock), (kind), CALLER)
 
+/* init: a new identity for the address once libc has initialised the lock. */
+static inline int inited(int rc, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
+{
+    if (rc == 0)
+        hook(lt_on_init, lock, kind, ra, cfa);
+    return rc;
+}
+
+#define INIT(real_call, lock, kind) \
+    inited(ready() ? (real_call) : 0, (const void *)(lock), (kind), CALLER)
+
 /* ------------------------------------------------------------------------------------------
  * Reader-writer locks.
  * ---------------------------------------------------------------------------------------- */
 LT_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *attr)
 {
-    if (!ready())
-        return 0;
-    int rc = real.pthread_rwlock_init(l, attr);
-    if (rc == 0)
-        HOOK(lt_on_init, l, LT_RWLOCK);
-    return rc;
+    return INIT(real.pthread_rwlock_init(l, attr), l, LT_RWLOCK);
 }
 
 LT_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *l)
@@ -262,12 +269,7 @@ LT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
  * ---------------------------------------------------------------------------------------- */
 LT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 {
-    if (!ready())
-        return 0;
-    int rc = real.pthread_mutex_init(m, attr);
-    if (rc == 0)
-        HOOK(lt_on_init, m, LT_MUTEX);
-    return rc;
+    return INIT(real.pthread_mutex_init(m, attr), m, LT_MUTEX);
 }
 
 LT_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
@@ -307,12 +309,7 @@ LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
  * ---------------------------------------------------------------------------------------- */
 LT_EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 {
-    if (!ready())
-        return 0;
-    int rc = real.pthread_spin_init(s, pshared);
-    if (rc == 0)
-        HOOK(lt_on_init, s, LT_SPIN);
-    return rc;
+    return INIT(real.pthread_spin_init(s, pshared), s, LT_SPIN);
 }
 
 LT_EXPORT int pthread_spin_destroy(pthread_spinlock_t *s)
@@ -340,27 +337,46 @@ LT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 /* ------------------------------------------------------------------------------------------
  * Condition variables: the mutex leaves the held set for the wait and comes back after.
  * ---------------------------------------------------------------------------------------- */
+typedef struct cond_state {
+    call *c;
+    lt_held saved;
+    int released;
+} cond_state;
+
+/* The mutex is back in the held set after the wait, also when the wait is cancelled: libc
+ * retakes the mutex before the program's cancellation handlers run (and unlock it). */
+static void cond_return(void *arg)
+{
+    cond_state *st = arg;
+    if (st->released && enter(&st->c->ev)) {
+        lt_cond_reacquire(&st->c->ev, &st->saved);
+        lt_leave(&lt_tls);
+    }
+}
+
+static int real_cond_wait(const call *c, pthread_cond_t *cv)
+{
+    pthread_mutex_t *m = (pthread_mutex_t *)c->ev.addr;
+    if (c->ev.wait == LT_WAIT_BLOCK)
+        return real.pthread_cond_wait(cv, m);
+    if (c->has_clock)
+        return real.pthread_cond_clockwait(cv, m, c->clock, c->abstime);
+    return real.pthread_cond_timedwait(cv, m, c->abstime);
+}
+
 static int cond_wait(call *c, pthread_cond_t *cv)
 {
-    lt_held saved;
-    int released = 0, rc;
-    pthread_mutex_t *m = (pthread_mutex_t *)c->ev.addr;
+    cond_state st = {.c = c};
+    int rc;
     if (!ready())
         return 0;
     if (enter(&c->ev)) {
-        released = lt_cond_release(&c->ev, &saved);
+        st.released = lt_cond_release(&c->ev, &st.saved);
         lt_leave(&lt_tls);
     }
-    if (c->ev.wait == LT_WAIT_BLOCK)
-        rc = real.pthread_cond_wait(cv, m);
-    else if (c->has_clock)
-        rc = real.pthread_cond_clockwait(cv, m, c->clock, c->abstime);
-    else
-        rc = real.pthread_cond_timedwait(cv, m, c->abstime);
-    if (released && enter(&c->ev)) {
-        lt_cond_reacquire(&c->ev, &saved);
-        lt_leave(&lt_tls);
-    }
+    pthread_cleanup_push(cond_return, &st);
+    rc = real_cond_wait(c, cv);
+    pthread_cleanup_pop(1);
     return rc;
 }
 

@@ -94,7 +94,8 @@ typedef struct lt_cache_slot {
     uint32_t gen;
 } lt_cache_slot;
 
-#define LT_CACHE_SLOTS 128 /* power of two */
+#define LT_CACHE_BITS 8
+#define LT_CACHE_SLOTS (1 << LT_CACHE_BITS)
 #define LT_HELD_INLINE 8   /* held entries before the set moves to mapped memory */
 
 typedef struct lt_thread {
@@ -176,7 +177,7 @@ typedef struct lt_finding {
     uint32_t held_stack;         /* where this thread took the lock before */
     int held_partial;            /* held_stack is only the call site */
     uint32_t first_stack;        /* where the lock was first seen */
-    const lt_held *held;         /* exit-held: the locks still held */
+    const lt_held *held;         /* exit-held: the locks still held (valid during lt_report) */
     size_t nheld;
 } lt_finding;
 
@@ -195,9 +196,30 @@ typedef struct lt_config {
 extern lt_config lt_cfg;
 void lt_config_load(void);
 
+/* Fibonacci hashing, top bits: locks at a regular stride (arrays of structs) spread evenly. */
+static inline size_t lt_addr_hash(const void *addr, unsigned bits)
+{
+    return (size_t)(((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
 /* thread.c ------------------------------------------------------------------------------- */
-lt_thread *lt_self(void);
-lt_held *lt_held_find(lt_thread *t, const void *addr);
+lt_thread *lt_self_register(void);
+
+/* The calling thread's state, registering it on first use. Inline: every event starts here. */
+static inline lt_thread *lt_self(void)
+{
+    return lt_likely(lt_tls.registered) ? &lt_tls : lt_self_register();
+}
+
+/* This thread's entry for addr, newest first; NULL when it does not hold it. */
+static inline lt_held *lt_held_find(lt_thread *t, const void *addr)
+{
+    for (uint32_t i = t->nheld; i-- > 0;)
+        if (t->held[i].addr == addr)
+            return &t->held[i];
+    return NULL;
+}
+
 lt_held *lt_held_push(lt_thread *t);
 void lt_held_remove(lt_thread *t, lt_held *h);
 void lt_thread_start(int seq);
@@ -219,7 +241,18 @@ static inline int lt_enter(lt_thread *t)
 static inline void lt_leave(lt_thread *t) { t->busy = 0; }
 
 /* shadow.c ------------------------------------------------------------------------------- */
-lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t ra);
+lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra);
+
+/* The shadow entry of addr, created (first seen at ra) when new. Inline: the thread's cache
+ * answers almost every call; lt_shadow_lookup is the slow path. NULL only without memory. */
+static inline lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t ra)
+{
+    lt_cache_slot *slot = &t->cache[lt_addr_hash(addr, LT_CACHE_BITS)];
+    if (lt_likely(slot->addr == addr) &&
+        atomic_load_explicit(&slot->lock->gen, memory_order_relaxed) == slot->gen)
+        return slot->lock;
+    return lt_shadow_lookup(t, addr, ra);
+}
 lt_lock *lt_shadow_reset(const void *addr, uintptr_t ra);
 void lt_shadow_forget(const void *addr);
 void lt_shadow_fork(lt_fork_phase phase);
@@ -231,7 +264,20 @@ const uintptr_t *lt_stack_get(uint32_t id, size_t *n);
 uint32_t lt_stack_recover(uintptr_t ra, uintptr_t cfa, int *partial);
 void lt_stack_fork(lt_fork_phase phase);
 
-/* detect.c ------------------------------------------------------------------------------- */
+/* detect.c: the event API -----------------------------------------------------------------
+ * interpose.c calls these with the thread inside the tracer (lt_thread.busy set), so hooks may
+ * take tracer locks, allocate and unwind freely. ev->addr/kind/mode/wait/ra/cfa and ev->self
+ * are filled by interpose.c. New checkers (lock order, wait-for) hook in here:
+ *   lt_before_lock   before libc, for every lock request; fills ev->lock (shadow entry) and
+ *                    ev->held (this thread's entry for the lock, if any). Returns 0 to go on
+ *                    or an errno (EDEADLK) that the call returns without calling libc.
+ *   lt_wait_begin    the request found the lock busy and is about to block in libc;
+ *   lt_wait_end      ... and came back (acquired, timed out or failed).
+ *   lt_after_lock    libc's result; on success the lock joins the held set.
+ *   lt_before_unlock before libc's unlock; the lock leaves the held set.
+ *   lt_on_init, lt_on_destroy, lt_on_annotate, lt_cond_release/lt_cond_reacquire (around a
+ *   condition wait), lt_on_thread_exit, lt_orphan_locks (exit and fork).
+ * A finding is an lt_finding handed to lt_report (report.c). */
 int lt_before_lock(lt_event *ev);
 void lt_wait_begin(lt_event *ev);
 void lt_wait_end(lt_event *ev);
@@ -248,6 +294,7 @@ void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner);
 /* report.c ------------------------------------------------------------------------------- */
 #define LT_REPORT_CAP 100 /* reports printed per kind; later ones are counted */
 void lt_report(lt_finding *f);
+void lt_report_degraded(const char *what);
 void lt_report_fork(lt_fork_phase phase);
 
 /* report_build.c, report_file.c, suppress.c: see report_data.h for lt_rep -------------------- */

@@ -25,6 +25,9 @@ void lt_platform_thread_name(char *buf, size_t size);
 /* Type of a mutex read from the lock itself, so static initialisers count: lt_mutex_type. */
 int lt_platform_mutex_type(const void *mutex);
 
+/* Nonzero for a robust mutex: its owner's death makes lock return EOWNERDEAD, not hang. */
+int lt_platform_mutex_robust(const void *mutex);
+
 /* Nonzero when the rwlock makes readers queue behind waiting writers (glibc:
  * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), read from the lock itself. */
 int lt_platform_rwlock_prefers_writer(const void *rwlock);

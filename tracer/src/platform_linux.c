@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <link.h>
 #include <errno.h>
@@ -64,6 +65,14 @@ int lt_platform_mutex_type(const void *mutex)
     case PTHREAD_MUTEX_ERRORCHECK_NP: return LT_MUTEX_ERRORCHECK;
     default: return LT_MUTEX_NORMAL;
     }
+}
+
+/* glibc's private PTHREAD_MUTEX_ROBUST_NORMAL_NP bit in __kind (nptl/pthreadP.h). */
+enum { GLIBC_MUTEX_ROBUST_BIT = 16 };
+
+int lt_platform_mutex_robust(const void *mutex)
+{
+    return (((const pthread_mutex_t *)mutex)->__data.__kind & GLIBC_MUTEX_ROBUST_BIT) != 0;
 }
 
 /* glibc honours writer preference only for the non-recursive kind. */
@@ -168,6 +177,25 @@ static const char *demangle(const char *name)
     return buf;
 }
 
+/* dwfl_module_getsrc finds the compile unit through .debug_aranges, which clang does not
+ * emit by default: then ask each unit whether it covers the address. */
+static const char *line_by_scan(Dwfl_Module *mod, uintptr_t ip, int *line)
+{
+    Dwarf_Addr bias;
+    Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+    Dwarf_Off off = 0, next;
+    size_t header;
+    while (dw && dwarf_nextcu(dw, off, &next, &header, NULL, NULL, NULL) == 0) {
+        Dwarf_Die cu;
+        Dwarf_Line *l;
+        if (dwarf_offdie(dw, off + header, &cu) && dwarf_haspc(&cu, ip - bias) == 1 &&
+            (l = dwarf_getsrc_die(&cu, ip - bias)) != NULL && dwarf_lineno(l, line) == 0)
+            return dwarf_linesrc(l, NULL, NULL);
+        off = next;
+    }
+    return NULL;
+}
+
 void lt_platform_symbolize(uintptr_t ip, lt_symbol *out)
 {
     Dl_info info;
@@ -194,6 +222,8 @@ void lt_platform_symbolize(uintptr_t ip, lt_symbol *out)
     Dwfl_Line *line = dwfl_module_getsrc(mod, ip);
     if (line)
         out->file = dwfl_lineinfo(line, NULL, &out->line, NULL, NULL, NULL);
+    else
+        out->file = line_by_scan(mod, ip, &out->line);
 }
 
 void lt_platform_exe_path(char *buf, size_t size)

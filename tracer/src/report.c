@@ -37,8 +37,9 @@ void lt_report(lt_finding *f)
             len = lt_rep_format_text(r, report_buf, sizeof report_buf);
             lt_report_file_write(r);
         } else if (n == LT_REPORT_CAP + 1) {
-            len = lt_fmt_str(report_buf, sizeof report_buf, 0,
-                             "locktrace: further reports of this kind are not printed\n");
+            len = lt_fmt_str(report_buf, sizeof report_buf, 0, "locktrace: further ");
+            len = lt_fmt_str(report_buf, sizeof report_buf, len, lt_rep_kind_name(f->kind));
+            len = lt_fmt_str(report_buf, sizeof report_buf, len, " reports are not printed\n");
         }
     }
     if (len)
@@ -46,6 +47,19 @@ void lt_report(lt_finding *f)
     lt_spin_unlock(&report_lock);
     if (f->outcome == LT_OUTCOME_ABORT)
         abort();
+}
+
+/* The tracer had to stop tracking something (memory exhausted): said once, never fatal. */
+void lt_report_degraded(const char *what)
+{
+    static _Atomic int said;
+    char buf[256];
+    if (atomic_exchange(&said, 1))
+        return;
+    size_t n = lt_fmt_str(buf, sizeof buf, 0, "locktrace: note: ");
+    n = lt_fmt_str(buf, sizeof buf, n, what);
+    n = lt_fmt_str(buf, sizeof buf, n, "; from now on some locks may go unchecked\n");
+    lt_platform_write(2, buf, n);
 }
 
 /* A fork child starts with no reports of its own. */

@@ -70,7 +70,7 @@ static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int loc
 {
     size_t n;
     const uintptr_t *ips = lt_stack_get(id, &n);
-    if (r->nstacks == MAX_STACKS || (!ips && strcmp(role, "request") != 0 && strcmp(role, "exit") != 0))
+    if (r->nstacks == MAX_STACKS || !ips)
         return NULL;
     lt_rep_stack *s = &stacks[r->nstacks++];
     *s = (lt_rep_stack){.role = role, .thread = 0, .lock = lock, .partial = partial};
@@ -98,13 +98,13 @@ static lt_rep_thread *add_thread(lt_rep *r, const lt_thread_info *t, int gone)
 }
 
 /* The annotation's text, from the program's describe callback (see locktrace.h). */
-static const char *describe(const lt_finding *f)
+static const char *describe(const void *object, locktrace_describe_fn fn)
 {
     static char desc[256];
-    if (!f->describe)
+    if (!fn)
         return NULL;
     desc[0] = 0;
-    f->describe(f->object, desc, sizeof desc);
+    fn(object, desc, sizeof desc);
     desc[sizeof desc - 1] = 0;
     return keep(desc);
 }
@@ -116,7 +116,7 @@ static void add_concerned_lock(lt_rep *r, const lt_finding *f)
                        .mutex_type = f->mutex_type, .writer_pref = f->writer_pref,
                        .held_mode = f->held_mode, .req_mode = f->req_mode, .wait = f->wait,
                        .generation = f->generation, .object = (uintptr_t)f->object};
-    l->annotation = describe(f);
+    l->annotation = describe(f->object, f->describe);
 }
 
 /* Exit-held: every lock still held, each with where it was taken. */
@@ -127,10 +127,11 @@ static void add_held_locks(lt_rep *r, const lt_finding *f)
         lt_rep_lock *l = &locks[r->nlocks];
         *l = (lt_rep_lock){.addr = (uintptr_t)h->addr, .type = (lt_kind)h->kind,
                            .held_mode = (lt_mode)h->mode, .generation = h->gen};
-        if (h->lock) {
+        if (h->lock && atomic_load(&h->lock->gen) == h->gen) {
             l->object = (uintptr_t)h->lock->object;
-            l->mutex_type = h->kind == LT_MUTEX ? lt_platform_mutex_type(h->addr) : 0;
+            l->annotation = describe(h->lock->object, h->lock->describe);
         }
+        l->mutex_type = h->kind == LT_MUTEX ? lt_platform_mutex_type(h->addr) : 0;
         uint32_t id = h->stack ? h->stack : lt_stack_intern(&h->ra, 1);
         add_stack(r, "taken", id, (int)r->nlocks, !h->stack);
         r->nlocks++;
@@ -156,7 +157,7 @@ const lt_rep *lt_report_build(const lt_finding *f)
         add_held_locks(&r, f);
     else
         add_concerned_lock(&r, f);
-    add_stack(&r, f->kind == LT_FIND_EXIT_HELD ? "exit" : "request", f->request_stack, -1, 0);
+    add_stack(&r, "request", f->request_stack, -1, 0);
     if (!f->other)
         add_stack(&r, "held", f->held_stack, 0, f->held_partial);
     add_stack(&r, "first-seen", f->first_stack, 0, 0);

@@ -48,7 +48,8 @@ static const char *const reason_text[LT_WHY_COUNT] = {
     [LT_WHY_ERRORCHECK_RELOCK] = "it holds it already (error-checking mutex: the call "
                                  "returns EDEADLK)",
     [LT_WHY_SPIN_RELOCK] = "it holds it already (a spinlock spins forever)",
-    [LT_WHY_ORPHANED] = "a thread that has exited holds it (it can never be granted)",
+    [LT_WHY_ORPHANED] = "a thread that is gone (exited, or left behind by fork) holds it "
+                        "(it can never be granted)",
     [LT_WHY_NOT_HELD] = "it does not hold it",
     [LT_WHY_DESTROY] = "it is held",
     [LT_WHY_EXIT] = "",
@@ -137,7 +138,8 @@ static const char *lock_name(const lt_rep_lock *l)
     static const char *const mutex[] = {"mutex (normal)", "mutex (recursive)",
                                         "mutex (error-checking)"};
     switch (l->type) {
-    case LT_RWLOCK: return l->writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";
+    case LT_RWLOCK:
+        return l->writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";
     case LT_MUTEX: return NAME_OF(mutex, l->mutex_type) ? mutex[l->mutex_type] : "mutex";
     default: return "spinlock";
     }
@@ -158,9 +160,12 @@ static void put_thread(out *o, const lt_rep_thread *t)
     put_dec(o, t->seq);
     put(o, " (tid ");
     put_dec(o, t->tid);
-    put(o, ") \"");
-    put(o, t->name);
-    put(o, "\"");
+    put(o, ")");
+    if (t->name && t->name[0]) {
+        put(o, " \"");
+        put(o, t->name);
+        put(o, "\"");
+    }
 }
 
 static void put_frame(out *o, size_t i, const lt_rep_frame *f)
@@ -233,8 +238,19 @@ static void put_summary(out *o, const lt_rep *r)
     put(o, lock_name(l));
     put(o, " ");
     put_hex(o, l->addr);
-    put(o, r->kind == LT_FIND_SELF_DEADLOCK ? " but " : " and ");
+    put(o, r->kind == LT_FIND_DESTROY_HELD ? " while " : " but ");
     put(o, reason_text[r->why]);
+    put(o, "\n");
+}
+
+static void put_object(out *o, const char *label, const lt_rep_lock *l)
+{
+    if (!l->object && !l->annotation)
+        return;
+    put(o, label);
+    put_hex(o, l->object);
+    put(o, l->annotation && l->annotation[0] ? " " : "");
+    put(o, l->annotation);
     put(o, "\n");
 }
 
@@ -244,8 +260,12 @@ static void put_lock(out *o, const lt_rep_lock *l)
     put_hex(o, l->addr);
     put(o, " ");
     put(o, lock_name(l));
-    put(o, ", held for ");
-    put(o, mode_word(l->type, l->held_mode));
+    if (l->held_mode == LT_MODE_NONE) {
+        put(o, ", not held by this thread");
+    } else {
+        put(o, ", held for ");
+        put(o, mode_word(l->type, l->held_mode));
+    }
     if (l->req_mode != LT_MODE_NONE) {
         put(o, ", requested for ");
         put(o, mode_word(l->type, l->req_mode));
@@ -254,13 +274,7 @@ static void put_lock(out *o, const lt_rep_lock *l)
         put(o, ")");
     }
     put(o, "\n");
-    if (!l->object && !l->annotation)
-        return;
-    put(o, "  guards:    ");
-    put_hex(o, l->object);
-    put(o, l->annotation && l->annotation[0] ? " " : "");
-    put(o, l->annotation);
-    put(o, "\n");
+    put_object(o, "  guards:    ", l);
 }
 
 /* A lock still held at thread exit, and where it was taken. */
@@ -272,7 +286,9 @@ static void put_taken(out *o, const lt_rep *r, const lt_rep_stack *s)
     put_hex(o, l->addr);
     put(o, held_as[l->type]);
     put(o, mode_word(l->type, l->held_mode));
-    put(o, ", taken at:\n");
+    put(o, "\n");
+    put_object(o, "    guards: ", l);
+    put(o, "    taken at:\n");
     put_frames(o, s);
     if (s->partial)
         put(o, "    (call site only; LOCKTRACE_STACKS=full records whole stacks)\n");
@@ -295,9 +311,9 @@ static void put_others(out *o, const lt_rep *r)
     for (size_t i = 1; i < r->nthreads; i++) {
         if (!r->threads[i].gone)
             continue;
-        put(o, "  held by exited thread ");
+        put(o, "  held by ");
         put_thread(o, &r->threads[i]);
-        put(o, " (its exit-held report shows where it took the lock)\n");
+        put(o, ", which is gone (an exit-held report shows where it took the lock)\n");
     }
 }
 
@@ -305,7 +321,6 @@ static void put_others(out *o, const lt_rep *r)
  * under its own name, so a new kind's stacks show up before it gets a heading here. */
 static const char *const role_heading[][2] = {
     {"request", "  request (this call):\n"},
-    {"exit", "  exit path:\n"},
     {"first-seen", "  lock first seen:\n"},
 };
 
@@ -364,7 +379,7 @@ static void put_role(out *o, const lt_rep *r, const char *role)
 }
 
 /* Order: summary, thread, the locks still held at exit or the lock concerned, the request
- * or exit path (and any other stacks), the gone owner, the earlier acquisition, where the
+ * (and any other stacks), the gone owner, the earlier acquisition, where the
  * lock was first seen, the action. */
 size_t lt_rep_format_text(const lt_rep *r, char *buf, size_t size)
 {

@@ -10,10 +10,16 @@
 #define _GNU_SOURCE
 #include <string.h>
 
+/* Out of memory while growing a table: leave the lock untracked, never exit the program. */
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(entry) (table_full = 1)
+static int table_full; /* written under the shard lock that saw it */
+
 #include "lt_internal.h"
 #include "platform.h"
 
-#define SHARDS 64
+#define SHARD_BITS 6
+#define SHARDS (1 << SHARD_BITS)
 #define SLAB_BYTES (64 * 1024)
 
 typedef struct shard {
@@ -27,14 +33,9 @@ typedef struct shard {
 
 static shard shards[SHARDS];
 
-static size_t addr_hash(const void *addr)
-{
-    return (size_t)(((uintptr_t)addr >> 3) * 0x9E3779B97F4A7C15ull >> 40);
-}
-
 static shard *shard_of(const void *addr)
 {
-    return &shards[addr_hash(addr) % SHARDS];
+    return &shards[lt_addr_hash(addr, SHARD_BITS)];
 }
 
 /* New entries start at gen 1 so a zeroed cache slot or held entry never matches. */
@@ -81,24 +82,30 @@ static lt_lock *find_or_create(const void *addr, int *created)
     *created = !l;
     if (!l && (l = entry_alloc(s)) != NULL) {
         entry_clear(l, addr);
+        table_full = 0;
         HASH_ADD_PTR(s->table, addr, l);
+        if (table_full) {
+            l->next_free = s->free_list;
+            s->free_list = l;
+            l = NULL;
+        }
     }
     lt_spin_unlock(&s->lock);
     return l;
 }
 
-lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t ra)
+/* The slow path of lt_shadow_get: the table, then the thread's cache slot. */
+lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
 {
-    lt_cache_slot *slot = &t->cache[addr_hash(addr) % LT_CACHE_SLOTS];
-    if (lt_likely(slot->addr == addr) &&
-        atomic_load_explicit(&slot->lock->gen, memory_order_relaxed) == slot->gen)
-        return slot->lock;
     int created;
     lt_lock *l = find_or_create(addr, &created);
-    if (!l)
+    if (!l) {
+        lt_report_degraded("out of memory for lock shadow state");
         return NULL;
+    }
     if (created)
         l->first_stack = lt_stack_here(ra);
+    lt_cache_slot *slot = &t->cache[lt_addr_hash(addr, LT_CACHE_BITS)];
     slot->addr = addr;
     slot->lock = l;
     slot->gen = atomic_load(&l->gen);

@@ -119,12 +119,12 @@ static void register_thread(lt_thread *t, int seq)
     arm_exit_hook(t);
 }
 
-lt_thread *lt_self(void)
+/* The slow path of lt_self. */
+lt_thread *lt_self_register(void)
 {
-    lt_thread *t = &lt_tls;
-    if (lt_unlikely(!t->registered))
-        register_thread(t, -1);
-    return t;
+    if (!lt_tls.registered)
+        register_thread(&lt_tls, -1);
+    return &lt_tls;
 }
 
 int lt_thread_next_seq(void)
@@ -153,20 +153,13 @@ static void thread_exit(void *arg)
     if (t->held != t->inline_held)
         lt_platform_unmap(t->held, t->cap * sizeof(lt_held));
     t->held = t->inline_held;
+    t->cap = LT_HELD_INLINE;
     t->nheld = 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
 
-lt_held *lt_held_find(lt_thread *t, const void *addr)
-{
-    for (uint32_t i = t->nheld; i-- > 0;)
-        if (t->held[i].addr == addr)
-            return &t->held[i];
-    return NULL;
-}
-
-/* Returns NULL only when memory is exhausted: the lock is then simply not tracked. */
+/* Fails only when memory is exhausted: the lock is then simply not tracked. */
 static int held_grow(lt_thread *t)
 {
     uint32_t cap = t->cap * 2;
@@ -183,18 +176,19 @@ static int held_grow(lt_thread *t)
 
 lt_held *lt_held_push(lt_thread *t)
 {
-    if (lt_unlikely(t->nheld == t->cap) && !held_grow(t))
+    if (lt_unlikely(t->nheld == t->cap) && !held_grow(t)) {
+        lt_report_degraded("out of memory for a held set");
         return NULL;
-    lt_held *h = &t->held[t->nheld++];
-    memset(h, 0, sizeof *h);
-    return h;
+    }
+    return &t->held[t->nheld++];
 }
 
+/* Keeps acquisition order; locks are mostly released last-in first-out, which moves nothing. */
 void lt_held_remove(lt_thread *t, lt_held *h)
 {
-    size_t i = (size_t)(h - t->held);
-    memmove(h, h + 1, (t->nheld - i - 1) * sizeof *h);
-    t->nheld--;
+    lt_held *end = &t->held[--t->nheld];
+    for (; h < end; h++)
+        h[0] = h[1];
 }
 
 /* ---------------------------------------------------------------------------------------- */

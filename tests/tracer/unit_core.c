@@ -1,0 +1,112 @@
+/*
+ * unit_core.c - unit checks of the tracer's internals, linked without the entry points:
+ * the small formatter, the stack depot, held sets, shadow identities (generations), and the
+ * recovery of an earlier acquisition's stack from its call site and frame.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "check.h"
+#include "lt_internal.h"
+
+static void check_fmt(void)
+{
+    char buf[32];
+    size_t n = lt_fmt_hex(buf, sizeof buf, 0, 0x1f);
+    CHECKF(n == 4 && !strcmp(buf, "0x1f"), "got %s", buf);
+    n = lt_fmt_dec(buf, sizeof buf, lt_fmt_str(buf, sizeof buf, 0, "n="), -42);
+    CHECKF(!strcmp(buf, "n=-42") && n == 5, "got %s", buf);
+    n = lt_fmt_str(buf, 4, 0, "truncated");
+    CHECK(n == 3 && !strcmp(buf, "tru"));
+}
+
+static void check_depot(void)
+{
+    uintptr_t a[] = {1, 2, 3}, b[] = {1, 2, 4};
+    uint32_t ia = lt_stack_intern(a, 3), ib = lt_stack_intern(b, 3);
+    size_t n;
+    CHECK(ia != 0 && ib != 0 && ia != ib);
+    CHECK(lt_stack_intern(a, 3) == ia);
+    const uintptr_t *got = lt_stack_get(ia, &n);
+    CHECK(got && n == 3 && got[2] == 3);
+    CHECK(lt_stack_intern(a, 0) == 0);
+    CHECK(lt_stack_get(0, &n) == NULL && n == 0);
+}
+
+static void check_held_set(void)
+{
+    lt_thread *t = lt_self();
+    enum { N = 10000 };
+    static char locks[N];
+    for (int i = 0; i < N; i++)
+        lt_held_push(t)->addr = &locks[i];
+    CHECK(t->nheld == N);
+    lt_held *h = lt_held_find(t, &locks[5000]);
+    CHECK(h && h->addr == &locks[5000]);
+    lt_held_remove(t, h);
+    CHECK(t->nheld == N - 1 && lt_held_find(t, &locks[5000]) == NULL);
+    CHECK(t->held[5000].addr == &locks[5001]); /* acquisition order kept */
+    while (t->nheld)
+        lt_held_remove(t, &t->held[t->nheld - 1]);
+}
+
+static void check_shadow(void)
+{
+    static int lock_a, lock_b;
+    lt_thread *t = lt_self();
+    lt_lock *l = lt_shadow_get(t, &lock_a, 0);
+    uint32_t gen = atomic_load(&l->gen);
+    CHECK(l && lt_shadow_get(t, &lock_a, 0) == l);
+    CHECK(l->first_stack != 0);
+    CHECK(lt_shadow_get(t, &lock_b, 0) != l);
+    CHECK(lt_shadow_reset(&lock_a, 0) == l && atomic_load(&l->gen) == gen + 1);
+    lt_shadow_forget(&lock_a);
+    lt_lock *again = lt_shadow_get(t, &lock_a, 0);
+    CHECK(atomic_load(&again->gen) != gen + 1); /* destroyed and seen again: a new identity */
+}
+
+/* Records a call site the way interpose.c does, for the caller of this function. */
+static __attribute__((noinline)) void record(lt_held *h)
+{
+    h->ra = (uintptr_t)__builtin_return_address(0);
+    h->cfa = (uintptr_t)__builtin_dwarf_cfa();
+}
+
+static __attribute__((noinline)) uint32_t recover(const lt_held *h, int *partial)
+{
+    uint32_t id = lt_stack_recover(h->ra, h->cfa, partial);
+    __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
+    return id;
+}
+
+static __attribute__((noinline)) uint32_t live_caller(lt_held *h, int *partial)
+{
+    record(h);
+    uint32_t id = recover(h, partial);
+    __asm__ volatile("" ::: "memory");
+    return id;
+}
+
+static void check_recovery(void)
+{
+    lt_held h;
+    int partial = -1;
+    size_t n;
+    uint32_t id = live_caller(&h, &partial);
+    const uintptr_t *ips = lt_stack_get(id, &n);
+    CHECKF(partial == 0 && n >= 2 && ips[0] == h.ra, "partial %d n %zu", partial, n);
+    id = recover(&h, &partial); /* live_caller has returned */
+    ips = lt_stack_get(id, &n);
+    CHECKF(partial == 1 && n == 1 && ips[0] == h.ra, "partial %d n %zu", partial, n);
+}
+
+int main(void)
+{
+    lt_config_load();
+    check_fmt();
+    check_depot();
+    check_held_set();
+    check_shadow();
+    check_recovery();
+    return check_summary();
+}
