@@ -13,6 +13,7 @@ import glob
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -252,9 +253,32 @@ def launcher(c):
     need(re.fullmatch(r'locktrace \d+\.\d+\.\d+ \(report format version 1\)\n', out), out)
 
 
+# --- linking the tracer in -----------------------------------------------------------------
+
+def linked_pkgconfig(c):
+    """'pkg-config --libs locktrace ... puts liblocktrace ahead of libc so it is active
+    without any environment variable' (the uninstalled .pc meson writes beside the build)."""
+    env = dict(os.environ, PKG_CONFIG_PATH=c.a.pc_dir)
+    flags = subprocess.run(['pkg-config', '--cflags', '--libs', 'locktrace-uninstalled'], env=env,
+                           capture_output=True, text=True, check=True).stdout.split()
+    need('-llocktrace' in flags and flags.index('-Wl,--push-state,--no-as-needed') <
+         flags.index('-llocktrace'), f'pkg-config flags {flags}')
+    exe = os.path.join(c.tmp, 'linked')
+    subprocess.run([c.a.cc, '-g', '-O1', '-rdynamic', c.a.source, '-o', exe] + flags + ['-pthread'],
+                   check=True)
+    needed = re.findall(r'\(NEEDED\)\s+Shared library: \[(\S+)\]',
+                        subprocess.run(['readelf', '-d', exe], capture_output=True, text=True).stdout)
+    need(needed and needed[0] == 'liblocktrace.so' and needed.index('liblocktrace.so') <
+         needed.index('libc.so.6'), f'NEEDED order {needed}')
+    libdir = os.path.dirname(c.a.lib)
+    ending, _, err = c.run([exe, 'rw-read-write'], env={'LD_LIBRARY_PATH': libdir}, preload=False)
+    need(ending == 'signal:SIGABRT' and re.search(r'^locktrace: self-deadlock:', err, re.M) and
+         'in read_then_upgrade' in err, f'not traced when linked in: {ending} {err}')
+
+
 CHECKS = {f.__name__: f for f in (json_on_abort, summary_at_exit, exitcode, render_same_text,
                                    resymbolize, build_id_mismatch, bad_files, json_round_trip,
-                                   suppress, suppress_errors, launcher)}
+                                   suppress, suppress_errors, launcher, linked_pkgconfig)}
 
 
 def main():
@@ -263,6 +287,9 @@ def main():
     p.add_argument('--locktrace', required=True)
     p.add_argument('--lib', required=True)
     p.add_argument('--scenarios', required=True)
+    p.add_argument('--pc-dir', help='where meson wrote locktrace-uninstalled.pc')
+    p.add_argument('--cc', help='the C compiler, for linked_pkgconfig')
+    p.add_argument('--source', help='scenarios.c, for linked_pkgconfig')
     args = p.parse_args()
     args.locktrace, args.lib, args.scenarios = map(os.path.abspath, (args.locktrace, args.lib, args.scenarios))
     with tempfile.TemporaryDirectory(prefix='locktrace-test-') as tmp:
