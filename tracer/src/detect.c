@@ -138,12 +138,16 @@ void lt_wait_begin(lt_event *ev)
 {
     if (ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE)
         atomic_fetch_add(&ev->lock->waiting_writers, 1);
+    if (lt_unlikely(lt_cfg.stats))
+        lt_stats_wait_begin(ev);
 }
 
 void lt_wait_end(lt_event *ev)
 {
     if (ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE)
         atomic_fetch_sub(&ev->lock->waiting_writers, 1);
+    if (lt_unlikely(lt_cfg.stats))
+        lt_stats_wait_end(ev);
 }
 
 /* rc is libc's result; EOWNERDEAD (robust mutex) also means the lock was taken. */
@@ -156,6 +160,8 @@ void lt_after_lock(lt_event *ev, int rc)
         ev->lock->orphan_of = NULL;
     if (ev->held && ev->held->mode == ev->mode) {
         ev->held->depth++; /* recursive mutex, recursive read */
+        if (lt_unlikely(lt_cfg.stats))
+            lt_stats_acquired(ev, NULL);
         return;
     }
     lt_held *h = lt_held_push(t);
@@ -174,6 +180,8 @@ void lt_after_lock(lt_event *ev, int rc)
     };
     if (ev->mode == LT_MODE_WRITE)
         atomic_store_explicit(&ev->lock->writer, t->info.seq + 1, memory_order_relaxed);
+    if (lt_unlikely(lt_cfg.stats))
+        lt_stats_acquired(ev, h);
 }
 
 /* Unlock of a lock this thread does not hold: report, and forget what others held. */
@@ -195,6 +203,8 @@ static void report_bad_unlock(lt_event *ev)
  * (a recycled entry now belongs to another address). */
 static void release(lt_thread *t, lt_held *h)
 {
+    if (lt_unlikely(lt_cfg.stats))
+        lt_stats_released(h);
     if (h->mode == LT_MODE_WRITE &&
         atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen)
         atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
@@ -266,6 +276,8 @@ void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
     *h = *saved;
     if (h->mode == LT_MODE_WRITE && atomic_load(&h->lock->gen) == h->gen)
         atomic_store(&h->lock->writer, ev->self->info.seq + 1);
+    if (lt_unlikely(lt_cfg.stats))
+        lt_stats_acquired(ev, h); /* the condition wait's re-acquisition starts a new hold */
 }
 
 void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn describe)

@@ -68,6 +68,7 @@ typedef struct lt_lock {
     locktrace_describe_fn describe;   /* annotation: how to describe it */
     const lt_thread_info *orphan_of;  /* exited while holding it, NULL = not orphaned */
     uint8_t orphan_mode;              /* lt_mode the exited thread held */
+    struct lt_lock_stats *_Atomic stats; /* LOCKTRACE_STATS counters (stats.c), NULL = none */
     UT_hash_handle hh;                /* shadow.c's table, keyed by addr */
     struct lt_lock *next_free;
 } lt_lock;
@@ -85,6 +86,7 @@ typedef struct lt_held {
     uint32_t stack; /* stack id, 0 unless LOCKTRACE_STACKS=full */
     uintptr_t ra;   /* return address into the caller of the lock function */
     uintptr_t cfa;  /* caller's stack pointer at that call */
+    uint64_t since; /* LOCKTRACE_STATS: when it was taken (ns, monotonic) */
 } lt_held;
 
 /* Per-thread cache of shadow lookups: addr -> (entry, gen). */
@@ -106,6 +108,7 @@ typedef struct lt_thread {
     uint32_t nheld, cap;
     lt_held inline_held[LT_HELD_INLINE];
     struct lt_thread *next, *prev; /* registry of live threads */
+    uint64_t wait_start;        /* LOCKTRACE_STATS: when the current blocking wait began (ns) */
     lt_cache_slot cache[LT_CACHE_SLOTS];
 } lt_thread;
 
@@ -307,6 +310,13 @@ void lt_report_file_suppressed(lt_finding_kind kind);
 void lt_report_file_fork_child(void);
 void lt_suppress_load(const char *path);
 int lt_suppressed(const struct lt_rep *r);
+
+/* stats.c: LOCKTRACE_STATS; every hook is behind `if (lt_unlikely(lt_cfg.stats))` ------------ */
+void lt_stats_setup(void);
+void lt_stats_wait_begin(lt_event *ev);
+void lt_stats_wait_end(lt_event *ev);
+void lt_stats_acquired(lt_event *ev, lt_held *h);
+void lt_stats_released(lt_held *h);
 
 /* report_text.c ------------------------------------------------------------------------- */
 size_t lt_fmt_str(char *buf, size_t size, size_t at, const char *s);

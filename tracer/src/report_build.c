@@ -138,6 +138,15 @@ static void add_held_locks(lt_rep *r, const lt_finding *f)
     }
 }
 
+/* Not under the report lock: only for the exit-time statistics table, when no report runs. */
+const lt_rep_stack *lt_report_build_stack(uint32_t id)
+{
+    static lt_rep r;
+    nframes = string_used = 0;
+    r = (lt_rep){.stacks = stacks};
+    return add_stack(&r, "first-seen", id, -1, 0);
+}
+
 const lt_rep *lt_report_build(const lt_finding *f)
 {
     static lt_rep r;

@@ -89,6 +89,11 @@ int lt_rep_lookup(const char *(*names)(int), const char *name, size_t len);
 
 /* report_text.c: the text the program prints on stderr (and `locktrace report` prints). */
 size_t lt_rep_format_text(const lt_rep *r, char *buf, size_t size);
+/* Just the frame lines of one stack, appended at buf+at; returns the new end. */
+size_t lt_rep_format_frames(const lt_rep_stack *s, char *buf, size_t size, size_t at);
+
+/* report_build.c (tracer only): stack id -> symbolized frames, valid until the next build. */
+const lt_rep_stack *lt_report_build_stack(uint32_t id);
 
 /* report_json.c: the report as one JSON document, frames per stack capped at max_frames
  * (the rest are counted as dropped). Returns the length it needs, which may exceed size:

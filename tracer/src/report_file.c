@@ -225,4 +225,6 @@ void lt_report_setup(void)
     if (lt_cfg.suppressions[0])
         lt_suppress_load(lt_cfg.suppressions);
     atexit(at_exit);
+    if (lt_cfg.stats)
+        lt_stats_setup();
 }

@@ -205,6 +205,14 @@ static void put_frames(out *o, const lt_rep_stack *s)
     }
 }
 
+/* One stack's frame lines, for other tables that show stacks (stats.c). */
+size_t lt_rep_format_frames(const lt_rep_stack *s, char *buf, size_t size, size_t at)
+{
+    out o = {buf, size, at};
+    put_frames(&o, s);
+    return o.at;
+}
+
 /* ------------------------------------------------------------------------------------------
  * The sections of a report.
  * ---------------------------------------------------------------------------------------- */
