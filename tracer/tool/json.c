@@ -312,31 +312,10 @@ static int next_item(parser *ps, char close, int *done)
     return 0;
 }
 
-static json_value *array(parser *ps, int depth)
+static int array_item(parser *ps, list *l, int depth)
 {
-    list l = {NULL, 0, 0, sizeof(json_value *)};
-    int done = 0;
-    ps->p++;
-    skip_space(ps);
-    if (ps->p < ps->end && *ps->p == ']') {
-        ps->p++;
-        done = 1;
-    }
-    while (!done) {
-        json_value *item = value(ps, depth + 1);
-        if (!item || !list_add(&l, &item) || !next_item(ps, ']', &done)) {
-            free(l.items);
-            return fail(ps, "out of memory");
-        }
-    }
-    json_value *v = new_value(ps, JSON_ARRAY);
-    if (v) {
-        v->u.array.n = l.n;
-        v->u.array.items = list_finish(ps, &l);
-    } else {
-        free(l.items);
-    }
-    return v;
+    json_value *item = value(ps, depth + 1);
+    return item && (list_add(l, &item) || (fail(ps, "out of memory"), 0));
 }
 
 static int has_key(const list *l, const char *key)
@@ -347,6 +326,7 @@ static int has_key(const list *l, const char *key)
     return 0;
 }
 
+/* One "key": value of an object. */
 static int member(parser *ps, list *l, int depth)
 {
     json_member m;
@@ -368,28 +348,33 @@ static int member(parser *ps, list *l, int depth)
     return list_add(l, &m) || (fail(ps, "out of memory"), 0);
 }
 
-static json_value *object(parser *ps, int depth)
+/* An array or object from its opening bracket: items read by `item` until `close`. */
+static json_value *container(parser *ps, int depth, json_type type, char close, size_t size,
+                             int (*item)(parser *, list *, int))
 {
-    list l = {NULL, 0, 0, sizeof(json_member)};
+    list l = {NULL, 0, 0, size};
     int done = 0;
     ps->p++;
     skip_space(ps);
-    if (ps->p < ps->end && *ps->p == '}') {
+    if (ps->p < ps->end && *ps->p == close) {
         ps->p++;
         done = 1;
     }
     while (!done) {
-        if (!member(ps, &l, depth) || !next_item(ps, '}', &done)) {
+        if (!item(ps, &l, depth) || !next_item(ps, close, &done)) {
             free(l.items);
             return NULL;
         }
     }
-    json_value *v = new_value(ps, JSON_OBJECT);
-    if (v) {
-        v->u.object.n = l.n;
-        v->u.object.members = list_finish(ps, &l);
-    } else {
-        free(l.items);
+    size_t n = l.n;
+    void *items = list_finish(ps, &l);
+    json_value *v = n && !items ? fail(ps, "out of memory") : new_value(ps, type);
+    if (v && type == JSON_ARRAY) {
+        v->u.array.n = n;
+        v->u.array.items = items;
+    } else if (v) {
+        v->u.object.n = n;
+        v->u.object.members = items;
     }
     return v;
 }
@@ -403,8 +388,8 @@ static json_value *value(parser *ps, int depth)
     if (ps->p >= ps->end)
         return fail(ps, "unexpected end of the text (truncated?)");
     switch (*ps->p) {
-    case '{': return object(ps, depth);
-    case '[': return array(ps, depth);
+    case '{': return container(ps, depth, JSON_OBJECT, '}', sizeof(json_member), member);
+    case '[': return container(ps, depth, JSON_ARRAY, ']', sizeof(json_value *), array_item);
     case '"': {
         const char *s = string(ps);
         if (s && (v = new_value(ps, JSON_STRING)))
