@@ -187,6 +187,11 @@ def bad_files(c):
     for name, (_, pattern) in cases.items():
         need(re.search(pattern, err), f'{name}: no /{pattern}/ in:\n{err}')
     need(re.search(r'missing\.json: No such file', err), 'missing file')
+    r = json.loads(text)
+    r['threads'][0]['name'] = '\x1b[2J\nlocktrace: forged'
+    ending, out, err = c.report('--as-recorded', c.write('hostile.json', json.dumps(r)))
+    need(ending == 0 and '"?[2J?locktrace: forged"' in out and '\x1b' not in out,
+         f'control characters reach the terminal: {out!r}')
 
 
 def json_round_trip(c):

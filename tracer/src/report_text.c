@@ -130,6 +130,16 @@ typedef struct out {
 } out;
 
 static void put(out *o, const char *s) { o->at = lt_fmt_str(o->buf, o->size, o->at, s); }
+/* A string from the report's data (a name, a path): a control character would let a file
+ * forge lines or drive the terminal, so each prints as '?'. */
+static void put_data(out *o, const char *s)
+{
+    for (; s && *s && o->at + 1 < o->size; s++)
+        o->buf[o->at++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+    if (o->at < o->size)
+        o->buf[o->at] = 0;
+}
+
 static void put_hex(out *o, uint64_t v) { o->at = lt_fmt_hex(o->buf, o->size, o->at, (uintptr_t)v); }
 static void put_dec(out *o, long v) { o->at = lt_fmt_dec(o->buf, o->size, o->at, v); }
 
@@ -163,7 +173,7 @@ static void put_thread(out *o, const lt_rep_thread *t)
     put(o, ")");
     if (t->name && t->name[0]) {
         put(o, " \"");
-        put(o, t->name);
+        put_data(o, t->name);
         put(o, "\"");
     }
 }
@@ -175,16 +185,16 @@ static void put_frame(out *o, size_t i, const lt_rep_frame *f)
     put(o, " ");
     put_hex(o, f->ip);
     put(o, f->inlined ? " in (inlined) " : " in ");
-    put(o, f->function ? f->function : "??");
+    put_data(o, f->function ? f->function : "??");
     if (f->file) {
         put(o, " ");
-        put(o, f->file);
+        put_data(o, f->file);
         put(o, ":");
         put_dec(o, f->line);
     }
     if (f->module) {
         put(o, " (");
-        put(o, f->module);
+        put_data(o, f->module);
         put(o, "+");
         put_hex(o, f->module_offset);
         put(o, ")");
@@ -258,7 +268,7 @@ static void put_object(out *o, const char *label, const lt_rep_lock *l)
     put(o, label);
     put_hex(o, l->object);
     put(o, l->annotation && l->annotation[0] ? " " : "");
-    put(o, l->annotation);
+    put_data(o, l->annotation);
     put(o, "\n");
 }
 
@@ -350,7 +360,7 @@ static void put_stack(out *o, const lt_rep *r, const lt_rep_stack *s)
         }
     }
     put(o, "  ");
-    put(o, s->role);
+    put_data(o, s->role);
     put(o, ":\n");
     put_frames(o, s);
 }
