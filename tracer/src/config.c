@@ -83,7 +83,7 @@ static void print_help(void)
     for (size_t i = 0; i < LT_ARRAY_LEN(options); i++) {
         const option_desc *o = &options[i];
         say(o->name, "=", o->accepted, " (default ");
-        say(o->def, ")\n    ", o->help, "\n");
+        say(o->def[0] ? o->def : "unset", ")\n    ", o->help, "\n");
     }
 }
 

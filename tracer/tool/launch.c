@@ -57,7 +57,7 @@ void lt_tool_launch_usage(FILE *to)
 {
     char name[64];
     fprintf(to, "usage: locktrace [options] [--] program [args...]\n"
-                "       locktrace report [--json] FILE...\n"
+                "       locktrace report [--json] [--as-recorded] FILE...  (locktrace report --help)\n"
                 "       locktrace --help | --version\n\n"
                 "Runs program with liblocktrace preloaded (" PRELOAD_VAR ", added in front of any\n"
                 "existing value) and exits with the program's status. Reports are printed on\n"
@@ -69,8 +69,11 @@ void lt_tool_launch_usage(FILE *to)
     for (size_t i = 0; i < sizeof options / sizeof *options; i++) {
         if (!option_name(&options[i], name, sizeof name))
             continue;
+        const char *def = options[i].def[0] ? options[i].def : "unset";
+        if (strcmp(options[i].var, "LOCKTRACE_REPORT_DIR") == 0)
+            def = "./" DEFAULT_REPORT_DIR " under this launcher";
         fprintf(to, "  --%s=%s  (%s, default %s)\n      %s\n", name, options[i].accepted,
-                options[i].var, options[i].def[0] ? options[i].def : "unset", options[i].help);
+                options[i].var, def, options[i].help);
     }
 }
 
