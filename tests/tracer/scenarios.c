@@ -307,6 +307,30 @@ static void exit_via_pthread_exit(void)
     result("trylock", pthread_mutex_trylock(&plain));
 }
 
+/* A thread-specific value whose destructor releases the lock: nothing is held at exit. */
+static pthread_key_t unlock_key;
+
+static void unlock_value(void *m)
+{
+    pthread_mutex_unlock(m);
+}
+
+static void *unlock_in_destructor(void *m)
+{
+    pthread_mutex_lock(m);
+    pthread_setspecific(unlock_key, m);
+    return NULL;
+}
+
+static void destructor_releases(void)
+{
+    pthread_t th;
+    pthread_key_create(&unlock_key, unlock_value);
+    pthread_create(&th, NULL, unlock_in_destructor, &plain);
+    pthread_join(th, NULL);
+    result("trylock", pthread_mutex_trylock(&plain));
+}
+
 static void *exit_holding_robust(void *m)
 {
     pthread_mutex_lock(m);
@@ -417,6 +441,8 @@ int main(int argc, char **argv)
         orphaned();
     else if (!strcmp(s, "exit-held-pthread-exit"))
         exit_via_pthread_exit();
+    else if (!strcmp(s, "exit-destructor-unlocks"))
+        destructor_releases();
     else if (!strcmp(s, "exit-held-robust"))
         orphaned_robust();
     else if (!strcmp(s, "annotated"))

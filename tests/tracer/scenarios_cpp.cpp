@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
@@ -61,6 +62,22 @@ NOINLINE void cxx_condvar()
     std::puts("ping-pong done");
 }
 
+// Exceptions unwind through lock guards; the tracer must not change which unwinder runs.
+NOINLINE void cxx_exceptions()
+{
+    int caught = 0;
+    for (int i = 0; i < 1000; i++) {
+        try {
+            std::lock_guard<std::mutex> g(plain);
+            std::shared_lock<std::shared_mutex> r(shared);
+            throw i;
+        } catch (int v) {
+            caught += v == i;
+        }
+    }
+    std::printf("caught %d\n", caught);
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -72,6 +89,8 @@ int main(int argc, char **argv)
         cxx_read_twice();
     else if (!std::strcmp(s, "mutex-relock"))
         cxx_mutex_relock();
+    else if (!std::strcmp(s, "exceptions"))
+        cxx_exceptions();
     else if (!std::strcmp(s, "condvar"))
         cxx_condvar();
     else

@@ -16,7 +16,6 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 #include <uthash.h>
 
 #include "locktrace.h"
@@ -34,7 +33,7 @@ typedef enum { LT_MUTEX_NORMAL, LT_MUTEX_RECURSIVE, LT_MUTEX_ERRORCHECK } lt_mut
 
 /* A thread as reports name it: T<seq> (tid <tid>) "name". */
 typedef struct lt_thread_info {
-    int seq;       /* 0 = main thread, then creation order; -1 = unknown */
+    int seq;       /* 0 = the first thread seen (main), then creation order */
     int tid;       /* kernel thread id */
     char name[16]; /* kernel comm name, NUL-terminated */
 } lt_thread_info;
@@ -59,18 +58,20 @@ typedef struct lt_spin {
  * held in thread caches and held sets go stale instead of dangling.
  * ---------------------------------------------------------------------------------------- */
 typedef struct lt_lock {
-    const void *addr;
+    /* read on every acquisition: one cache line, written only when the identity changes */
+    _Alignas(64) const void *addr;
     _Atomic uint32_t gen;
-    _Atomic int writer;               /* seq+1 of the thread holding it exclusively, 0 = none */
-    _Atomic int waiting_writers;      /* threads blocked in a write request right now */
     uint32_t first_stack;             /* where the lock was first seen */
-    const void *object;               /* annotation: the guarded object */
-    locktrace_describe_fn describe;   /* annotation: how to describe it */
     const lt_thread_info *orphan_of;  /* exited while holding it, NULL = not orphaned */
     uint8_t orphan_mode;              /* lt_mode the exited thread held */
+    const void *object;               /* annotation: the guarded object */
+    locktrace_describe_fn describe;   /* annotation: how to describe it */
     struct lt_lock_stats *_Atomic stats; /* LOCKTRACE_STATS counters (stats.c), NULL = none */
-    UT_hash_handle hh;                /* shadow.c's table, keyed by addr */
     struct lt_lock *next_free;
+    /* written by acquisitions: kept off the line above so other threads' probes stay cheap */
+    _Alignas(64) _Atomic int writer;  /* seq+1 of the thread holding it exclusively, 0 = none */
+    _Atomic int waiting_writers;      /* threads blocked in a write request right now */
+    UT_hash_handle hh;                /* shadow.c's table, keyed by addr */
 } lt_lock;
 
 /* One entry of a held set. The stack of the acquisition is kept cheaply as the call site
@@ -103,6 +104,7 @@ typedef struct lt_cache_slot {
 typedef struct lt_thread {
     int busy;                   /* re-entrancy: inside the tracer, pass calls through */
     int registered;
+    int exit_round;             /* key-destructor rounds seen at thread exit */
     lt_thread_info info;
     lt_held *held;              /* points at inline_held or at mapped memory */
     uint32_t nheld, cap;

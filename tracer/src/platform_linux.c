@@ -2,6 +2,11 @@
  * platform_linux.c - platform.h for Linux and glibc: dlsym/dlvsym, gettid, prctl names,
  * glibc lock internals (mutex kind, rwlock preference), libunwind for stacks and libdw for
  * function names and file:line at report time.
+ *
+ * libunwind and libdw are loaded privately (dlopen RTLD_LOCAL) on first use, never linked:
+ * linked into a preloaded library they would join the program's global symbol scope, and
+ * libunwind.so.8 exports _Unwind_* and backtrace, which would then replace libgcc's and
+ * glibc's for the whole program (C++ exceptions included).
  */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
@@ -15,6 +20,7 @@
 #include <errno.h>
 #include <libunwind.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -26,6 +32,87 @@
 void *lt_platform_real(const char *name, const char *version)
 {
     return version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Private libraries. Symbol names come from the headers' own macros (unw_step is
+ * _ULx86_64_step), so the function-pointer fields carry the same names as the functions.
+ * ---------------------------------------------------------------------------------------- */
+#define LT_STR(x) LT_STR_(x)
+#define LT_STR_(x) #x
+
+#define UNWIND_FUNCS(X)                                                                     \
+    X(unw_tdep_getcontext) X(unw_init_local) X(unw_step) X(unw_get_reg) X(unw_backtrace)   \
+    X(unw_get_proc_info_by_ip)
+
+#define DW_FUNCS(X)                                                                         \
+    X(dwfl_begin) X(dwfl_end) X(dwfl_linux_proc_report) X(dwfl_report_end)                  \
+    X(dwfl_linux_proc_find_elf) X(dwfl_standard_find_debuginfo) X(dwfl_addrmodule)          \
+    X(dwfl_module_addrinfo) X(dwfl_module_getsrc) X(dwfl_lineinfo) X(dwfl_module_getdwarf)  \
+    X(dwarf_nextcu) X(dwarf_offdie) X(dwarf_haspc) X(dwarf_getsrc_die) X(dwarf_lineno)      \
+    X(dwarf_linesrc)
+
+#define FIELD(f) __typeof__(&f) f;
+static struct {
+    UNWIND_FUNCS(FIELD)
+    unw_addr_space_t *local_as; /* &unw_local_addr_space */
+} unw;
+static struct {
+    DW_FUNCS(FIELD)
+} dw;
+#undef FIELD
+
+#define BIND(table, f) ok &= (table.f = (__typeof__(&f))dlsym(h, LT_STR(f))) != NULL;
+#define BIND_UNW(f) BIND(unw, f)
+#define BIND_DW(f) BIND(dw, f)
+
+static int bind_unwind(void *h)
+{
+    int ok = 1;
+    UNWIND_FUNCS(BIND_UNW)
+    ok &= (unw.local_as = dlsym(h, LT_STR(unw_local_addr_space))) != NULL;
+    return ok;
+}
+
+static int bind_dw(void *h)
+{
+    int ok = 1;
+    DW_FUNCS(BIND_DW)
+    return ok;
+}
+
+enum { UNLOADED, LOADING, LOADED, MISSING };
+
+/* Loads soname privately and binds its symbols, once; 1 when it is usable. A thread that
+ * arrives while another one loads waits for it. */
+static int load_once(_Atomic int *state, const char *soname, int (*bind)(void *))
+{
+    int s = atomic_load_explicit(state, memory_order_acquire);
+    if (lt_likely(s == LOADED))
+        return 1;
+    if (s == UNLOADED && atomic_compare_exchange_strong(state, &s, LOADING)) {
+        void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+        s = h && bind(h) ? LOADED : MISSING;
+        atomic_store_explicit(state, s, memory_order_release);
+        if (s == MISSING)
+            lt_report_degraded(soname[3] == 'u' ? "cannot load libunwind.so.8: no stacks"
+                                                : "cannot load libdw.so.1: no function names");
+    }
+    while ((s = atomic_load_explicit(state, memory_order_acquire)) == LOADING)
+        sched_yield();
+    return s == LOADED;
+}
+
+static int have_unwind(void)
+{
+    static _Atomic int state;
+    return load_once(&state, "libunwind.so.8", bind_unwind);
+}
+
+static int have_dw(void)
+{
+    static _Atomic int state;
+    return load_once(&state, "libdw.so.1", bind_dw);
 }
 
 int lt_platform_tid(void)
@@ -98,16 +185,17 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max)
     unw_context_t ctx;
     unw_cursor_t cur;
     size_t n = 0;
-    if (unw_getcontext(&ctx) != 0 || unw_init_local(&cur, &ctx) != 0)
+    if (!have_unwind() || unw.unw_tdep_getcontext(&ctx) != 0 ||
+        unw.unw_init_local(&cur, &ctx) != 0)
         return 0;
     while (n < max) {
         unw_word_t ip, sp;
-        unw_get_reg(&cur, UNW_REG_IP, &ip);
-        unw_get_reg(&cur, UNW_REG_SP, &sp);
+        unw.unw_get_reg(&cur, UNW_REG_IP, &ip);
+        unw.unw_get_reg(&cur, UNW_REG_SP, &sp);
         frames[n].ip = ip;
         frames[n].sp = sp;
         n++;
-        if (unw_step(&cur) <= 0)
+        if (unw.unw_step(&cur) <= 0)
             break;
     }
     return n;
@@ -115,14 +203,14 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max)
 
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
 {
-    int n = unw_backtrace((void **)ips, (int)max);
+    int n = have_unwind() ? unw.unw_backtrace((void **)ips, (int)max) : 0;
     return n > 0 ? (size_t)n : 0;
 }
 
 uintptr_t lt_platform_proc_start(uintptr_t ip)
 {
     unw_proc_info_t pi;
-    if (unw_get_proc_info_by_ip(unw_local_addr_space, ip, &pi, NULL) != 0)
+    if (!have_unwind() || unw.unw_get_proc_info_by_ip(*unw.local_as, ip, &pi, NULL) != 0)
         return 0;
     return pi.start_ip;
 }
@@ -139,17 +227,16 @@ int lt_platform_in_tracer(uintptr_t ip)
 /* One libdw session per process, opened at the first report (reports are serialised). */
 static Dwfl *symbolizer(void)
 {
-    static const Dwfl_Callbacks callbacks = {
-        .find_elf = dwfl_linux_proc_find_elf,
-        .find_debuginfo = dwfl_standard_find_debuginfo,
-    };
+    static Dwfl_Callbacks callbacks;
     static Dwfl *dwfl;
-    if (dwfl)
+    if (dwfl || !have_dw())
         return dwfl;
-    dwfl = dwfl_begin(&callbacks);
-    if (dwfl && (dwfl_linux_proc_report(dwfl, getpid()) != 0 ||
-                 dwfl_report_end(dwfl, NULL, NULL) != 0)) {
-        dwfl_end(dwfl);
+    callbacks.find_elf = dw.dwfl_linux_proc_find_elf;
+    callbacks.find_debuginfo = dw.dwfl_standard_find_debuginfo;
+    dwfl = dw.dwfl_begin(&callbacks);
+    if (dwfl && (dw.dwfl_linux_proc_report(dwfl, getpid()) != 0 ||
+                 dw.dwfl_report_end(dwfl, NULL, NULL) != 0)) {
+        dw.dwfl_end(dwfl);
         dwfl = NULL;
     }
     return dwfl;
@@ -182,15 +269,15 @@ static const char *demangle(const char *name)
 static const char *line_by_scan(Dwfl_Module *mod, uintptr_t ip, int *line)
 {
     Dwarf_Addr bias;
-    Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+    Dwarf *dbg = dw.dwfl_module_getdwarf(mod, &bias);
     Dwarf_Off off = 0, next;
     size_t header;
-    while (dw && dwarf_nextcu(dw, off, &next, &header, NULL, NULL, NULL) == 0) {
+    while (dbg && dw.dwarf_nextcu(dbg, off, &next, &header, NULL, NULL, NULL) == 0) {
         Dwarf_Die cu;
         Dwarf_Line *l;
-        if (dwarf_offdie(dw, off + header, &cu) && dwarf_haspc(&cu, ip - bias) == 1 &&
-            (l = dwarf_getsrc_die(&cu, ip - bias)) != NULL && dwarf_lineno(l, line) == 0)
-            return dwarf_linesrc(l, NULL, NULL);
+        if (dw.dwarf_offdie(dbg, off + header, &cu) && dw.dwarf_haspc(&cu, ip - bias) == 1 &&
+            (l = dw.dwarf_getsrc_die(&cu, ip - bias)) != NULL && dw.dwarf_lineno(l, line) == 0)
+            return dw.dwarf_linesrc(l, NULL, NULL);
         off = next;
     }
     return NULL;
@@ -209,19 +296,19 @@ void lt_platform_symbolize(uintptr_t ip, lt_symbol *out)
         }
     }
     Dwfl *dwfl = symbolizer();
-    Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, ip) : NULL;
+    Dwfl_Module *mod = dwfl ? dw.dwfl_addrmodule(dwfl, ip) : NULL;
     if (!mod)
         return;
     GElf_Off off;
     GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(mod, ip, &off, &sym, NULL, NULL, NULL);
+    const char *name = dw.dwfl_module_addrinfo(mod, ip, &off, &sym, NULL, NULL, NULL);
     if (name) {
         out->function = demangle(name);
         out->function_offset = off;
     }
-    Dwfl_Line *line = dwfl_module_getsrc(mod, ip);
+    Dwfl_Line *line = dw.dwfl_module_getsrc(mod, ip);
     if (line)
-        out->file = dwfl_lineinfo(line, NULL, &out->line, NULL, NULL, NULL);
+        out->file = dw.dwfl_lineinfo(line, NULL, &out->line, NULL, NULL, NULL);
     else
         out->file = line_by_scan(mod, ip, &out->line);
 }

@@ -144,9 +144,15 @@ void lt_thread_info_now(lt_thread *t, lt_thread_info *out)
     lt_platform_thread_name(out->name, sizeof out->name);
 }
 
+/* Key destructors run in rounds. The first time, re-arm and let the program's own
+ * destructors (which may release locks) run; check what is still held in the next round. */
 static void thread_exit(void *arg)
 {
     lt_thread *t = arg;
+    if (t->exit_round++ == 0) {
+        pthread_setspecific(exit_key, t);
+        return;
+    }
     t->busy = 1; /* for good: the thread is leaving */
     lt_on_thread_exit(t);
     registry_remove(t);
