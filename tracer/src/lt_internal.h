@@ -7,7 +7,9 @@
  *   lt_held     one lock the current thread holds, in its held set (thread.c)
  *   lt_thread   per-thread state in initial-exec TLS (thread.c)
  *   lt_event    one lock/unlock request handed from interpose.c to the checker (detect.c)
- *   lt_finding  one problem found, as plain data; report.c formats it (report.c)
+ *   lt_finding  one problem found, as plain data; handed to report.c (defined here)
+ *   lt_rep      a finding as self-contained report data: text and JSON come from it
+ *               (report_data.h; built by report_build.c, read back by tool/report_read.c)
  *   stack id    32-bit handle of an interned stack in the depot, 0 = none (stack.c)
  */
 #ifndef LT_INTERNAL_H
@@ -131,9 +133,11 @@ typedef struct lt_event {
 } lt_event;
 
 /* ------------------------------------------------------------------------------------------
- * Findings: plain data, formatted by report.c (text now, other writers later).
- * To add a kind: extend lt_finding_kind and lt_kind_names in report.c; a new reason: extend
- * lt_reason and lt_reason_text in report.c.
+ * Findings: plain data. report_build.c turns one into an lt_rep (report_data.h), which
+ * report_text.c prints and report_json.c writes. To add a kind: extend lt_finding_kind and
+ * the kind tables of report_text.c, and have report_build.c put its threads, locks and stacks
+ * (each stack with a role) into the lt_rep; a new reason: extend lt_reason and the reason
+ * tables of report_text.c.
  * ---------------------------------------------------------------------------------------- */
 typedef enum {
     LT_FIND_SELF_DEADLOCK,
