@@ -20,30 +20,38 @@ static lt_spin report_lock;
 static char report_buf[REPORT_BYTES];
 static int reported[LT_FIND_KIND_COUNT];
 
-/* Formats and writes f, then applies its outcome (abort; the others are the caller's). A
- * suppressed finding's outcome becomes "continue": the program behaves as it would alone. */
+/* The text for f into report_buf (or the note that its kind goes quiet); its length. */
+static size_t format(const lt_finding *f, const lt_rep *r)
+{
+    size_t len = 0;
+    if (r)
+        return lt_rep_format_text(r, report_buf, sizeof report_buf);
+    if (reported[f->kind] == LT_REPORT_CAP + 1) {
+        len = lt_fmt_str(report_buf, sizeof report_buf, 0, "locktrace: further ");
+        len = lt_fmt_str(report_buf, sizeof report_buf, len, lt_rep_kind_name(f->kind));
+        len = lt_fmt_str(report_buf, sizeof report_buf, len, " reports are not printed\n");
+    }
+    return len;
+}
+
+/* Prints f, writes its file, then applies its outcome (abort; the others are the caller's).
+ * A suppressed finding's outcome becomes "continue": the program behaves as it would alone. */
 void lt_report(lt_finding *f)
 {
     lt_spin_lock(&report_lock);
     const lt_rep *r = reported[f->kind] < LT_REPORT_CAP ? lt_report_build(f) : NULL;
-    size_t len = 0;
     if (r && lt_suppressed(r)) {
         lt_report_file_suppressed(r->kind);
         f->outcome = LT_OUTCOME_CONTINUE; /* as if the tracer were not there */
     } else {
-        int n = ++reported[f->kind];
+        reported[f->kind]++;
         lt_report_file_counted(f->kind);
-        if (r) {
-            len = lt_rep_format_text(r, report_buf, sizeof report_buf);
+        size_t len = format(f, r);
+        if (len)
+            lt_platform_write(2, report_buf, len);
+        if (r)
             lt_report_file_write(r);
-        } else if (n == LT_REPORT_CAP + 1) {
-            len = lt_fmt_str(report_buf, sizeof report_buf, 0, "locktrace: further ");
-            len = lt_fmt_str(report_buf, sizeof report_buf, len, lt_rep_kind_name(f->kind));
-            len = lt_fmt_str(report_buf, sizeof report_buf, len, " reports are not printed\n");
-        }
     }
-    if (len)
-        lt_platform_write(2, report_buf, len);
     lt_spin_unlock(&report_lock);
     if (f->outcome == LT_OUTCOME_ABORT)
         abort();
