@@ -147,6 +147,19 @@ def resymbolize(c):
     need(re.search(r'#0 0x[0-9a-f]+ in read_then_upgrade \S*scenarios\.c:\d+', out), f'not re-symbolized:\n{out}')
 
 
+def inlined_cpp(c):
+    """'with file:line and inlined frames through DWARF ...; C++ names demangled': the
+    std::shared_mutex calls inlined into the program's function each get a frame."""
+    ending, _, _ = c.run([c.a.scenarios_cpp, 'shared-write-read'], {'LOCKTRACE_REPORT_DIR': c.dir})
+    need(ending == 'signal:SIGABRT', f'ending {ending}')
+    ending, out, err = c.report(*glob.glob(os.path.join(c.dir, 'scenarios_cpp.*.1.json')))
+    need(ending == 0, err)
+    need(re.search(r'request \(this call\):\n(    #\d+ .* in \(inlined\) .*\n)*'
+                   r'    #\d+ 0x\w+ in \(inlined\) std::shared_mutex::lock_shared\(\) \S*shared_mutex:\d+ .*\n'
+                   r'    #\d+ 0x\w+ in cxx_write_then_read\(\) \S*scenarios_cpp\.cpp:\d+', out),
+         f'no inlined, demangled frames:\n{out}')
+
+
 def build_id_mismatch(c):
     """'checking build-ids so a rebuilt binary is never used to explain an old report (it
     says so instead)'."""
@@ -283,7 +296,8 @@ def linked_pkgconfig(c):
 
 CHECKS = {f.__name__: f for f in (json_on_abort, summary_at_exit, exitcode, render_same_text,
                                    resymbolize, build_id_mismatch, bad_files, json_round_trip,
-                                   suppress, suppress_errors, launcher, linked_pkgconfig)}
+                                   suppress, suppress_errors, launcher, linked_pkgconfig,
+                                   inlined_cpp)}
 
 
 def main():
@@ -292,11 +306,14 @@ def main():
     p.add_argument('--locktrace', required=True)
     p.add_argument('--lib', required=True)
     p.add_argument('--scenarios', required=True)
+    p.add_argument('--scenarios-cpp', help='scenarios_cpp, for inlined_cpp')
     p.add_argument('--pc-dir', help='where meson wrote locktrace-uninstalled.pc')
     p.add_argument('--cc', help='the C compiler, for linked_pkgconfig')
     p.add_argument('--source', help='scenarios.c, for linked_pkgconfig')
     args = p.parse_args()
     args.locktrace, args.lib, args.scenarios = map(os.path.abspath, (args.locktrace, args.lib, args.scenarios))
+    if args.scenarios_cpp:
+        args.scenarios_cpp = os.path.abspath(args.scenarios_cpp)
     with tempfile.TemporaryDirectory(prefix='locktrace-test-') as tmp:
         try:
             CHECKS[args.check](Ctx(args, tmp))

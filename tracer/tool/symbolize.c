@@ -184,18 +184,20 @@ static size_t frames_at(lt_symbolizer *sz, module *m, Dwarf_Addr addr, const lt_
         f.file = dwfl_lineinfo(line, NULL, &f.line, NULL, NULL, NULL);
     size_t n = 0;
     Dwarf_Addr bias;
-    Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &bias), *scopes = NULL;
-    int nscopes = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
-    for (int i = 0; i < nscopes && n + 1 < max; i++) {
-        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+    Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &bias), *scopes = NULL, *chain = NULL;
+    int nchain = cu && dwarf_getscopes(cu, addr - bias, &scopes) > 0
+                     ? dwarf_getscopes_die(&scopes[0], &chain) : 0;
+    for (int i = 0; i < nchain && n + 1 < max; i++) {
+        if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
             continue;
         lt_rep_frame in = f;
-        in.function = die_name(sz, &scopes[i]);
+        in.function = die_name(sz, &chain[i]);
         in.inlined = 1;
         out[n++] = in;
-        call_site(cu, &scopes[i], &f.file, &f.line);
+        call_site(cu, &chain[i], &f.file, &f.line);
     }
     free(scopes);
+    free(chain);
     out[n++] = f;
     return n;
 }
