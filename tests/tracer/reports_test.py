@@ -201,10 +201,13 @@ def bad_files(c):
         need(re.search(pattern, err), f'{name}: no /{pattern}/ in:\n{err}')
     need(re.search(r'missing\.json: No such file', err), 'missing file')
     r = json.loads(text)
+    os.mkfifo(os.path.join(c.tmp, 'fifo'))
+    r['stacks'][0]['frames'][0]['module'] = os.path.join(c.tmp, 'fifo')
     r['threads'][0]['name'] = '\x1b[2J\nlocktrace: forged'
-    ending, out, err = c.report('--as-recorded', c.write('hostile.json', json.dumps(r)))
+    ending, out, err = c.report(c.write('hostile.json', json.dumps(r)))
     need(ending == 0 and '"?[2J?locktrace: forged"' in out and '\x1b' not in out,
          f'control characters reach the terminal: {out!r}')
+    need(re.search(r'fifo is not a regular file', err), f'a FIFO named as module: {err}')
 
 
 def json_round_trip(c):

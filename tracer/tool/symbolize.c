@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 char *__cxa_demangle(const char *name, char *out, size_t *len, int *status);
@@ -105,8 +106,13 @@ static void open_module(module *m)
     };
     const unsigned char *bits;
     GElf_Addr vaddr;
-    if (access(m->path, R_OK) != 0) {
+    struct stat st;
+    if (access(m->path, R_OK) != 0 || stat(m->path, &st) != 0) {
         m->problem = "is not on this machine any more";
+        return;
+    }
+    if (!S_ISREG(st.st_mode)) { /* a report may name a FIFO or a device: never open those */
+        m->problem = "is not a regular file";
         return;
     }
     m->dwfl = dwfl_begin(&callbacks);
