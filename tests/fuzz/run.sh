@@ -12,7 +12,7 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 \
     tests/fuzz/fuzz_report.c tracer/tool/report_read.c tracer/tool/json.c \
     tracer/src/report_text.c tracer/src/report_json.c -lm -o "$out/fuzz_report"
 if [ "${1-}" = merge ]; then
-    mkdir -p "$out/min"
+    rm -rf "$out/min" && mkdir -p "$out/min"
     "$out/fuzz_report" -merge=1 "$out/min" tests/fuzz/corpus "$out/corpus"
     rm -f tests/fuzz/corpus/* && cp "$out/min"/* tests/fuzz/corpus/
     exit 0
