@@ -39,7 +39,8 @@ static int run_dir(const char *dir, int *count)
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         char path[4096];
         struct stat st;
-        if (e->d_name[0] == '.' || (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path ||
+        if (e->d_name[0] == '.' ||
+            (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path ||
             stat(path, &st) != 0 || !S_ISREG(st.st_mode))
             continue;
         failed |= run_file(path);

@@ -320,28 +320,34 @@ void lt_platform_exe_path(char *buf, size_t size)
         buf[n > 0 ? n : 0] = 0;
 }
 
-/* The build-id note among a module's PT_NOTE segments, as hex into out (size 129). */
+/* n's build-id as lowercase hex into out (129 bytes); 0 when n is not a GNU build-id note. */
+static int build_id_note(const ElfW(Nhdr) *n, char *out)
+{
+    const char *name = (const char *)(n + 1);
+    const unsigned char *desc = (const unsigned char *)name + ((n->n_namesz + 3) & ~3u);
+    if (n->n_type != NT_GNU_BUILD_ID || n->n_namesz != 4 || n->n_descsz > 64 ||
+        memcmp(name, "GNU", 4) != 0)
+        return 0;
+    for (size_t k = 0; k < n->n_descsz; k++) {
+        out[2 * k] = "0123456789abcdef"[desc[k] >> 4];
+        out[2 * k + 1] = "0123456789abcdef"[desc[k] & 15];
+    }
+    out[2 * n->n_descsz] = 0;
+    return 1;
+}
+
+/* The build-id among a module's PT_NOTE segments, as hex into out (129 bytes), "" if none. */
 static void note_build_id(const struct dl_phdr_info *info, char *out)
 {
     out[0] = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE)
-            continue;
         const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
-        while (p + sizeof(ElfW(Nhdr)) <= end) {
+        while (ph->p_type == PT_NOTE && p + sizeof(ElfW(Nhdr)) <= end) {
             const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
-            const unsigned char *desc = (const unsigned char *)(p + sizeof *n + ((n->n_namesz + 3) & ~3u));
-            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && n->n_descsz <= 64 &&
-                memcmp(p + sizeof *n, "GNU", 4) == 0) {
-                for (size_t k = 0; k < n->n_descsz; k++) {
-                    out[2 * k] = "0123456789abcdef"[desc[k] >> 4];
-                    out[2 * k + 1] = "0123456789abcdef"[desc[k] & 15];
-                }
-                out[2 * n->n_descsz] = 0;
+            if (build_id_note(n, out))
                 return;
-            }
-            p = (const char *)desc + ((n->n_descsz + 3) & ~3u);
+            p += sizeof *n + ((n->n_namesz + 3) & ~3u) + ((n->n_descsz + 3) & ~3u);
         }
     }
 }

@@ -52,7 +52,8 @@ static void fill_frame(lt_rep_frame *f, uintptr_t ip, const lt_rep_frame *prev)
     *f = (lt_rep_frame){.ip = ip};
     if (lt_platform_module(ip, &module)) {
         f->module = keep_same(module.path, prev ? prev->module : NULL);
-        f->build_id = module.build_id[0] ? keep_same(module.build_id, prev ? prev->build_id : NULL) : NULL;
+        if (module.build_id[0])
+            f->build_id = keep_same(module.build_id, prev ? prev->build_id : NULL);
         f->module_offset = ip - module.base;
     }
     lt_platform_symbolize(ip - 1, &s); /* ip is a return address: look up the call */
@@ -157,7 +158,8 @@ const lt_rep *lt_report_build(const lt_finding *f)
         lt_platform_exe_path(exe, sizeof exe);
     r = (lt_rep){.version = LT_REPORT_VERSION, .kind = f->kind, .why = f->why,
                  .outcome = f->outcome, .time_sec = now.tv_sec, .time_nsec = now.tv_nsec,
-                 .pid = getpid(), .program = exe, .threads = threads, .locks = locks,
+                 .pid = getpid(), .program = exe, .launcher_pid = lt_cfg.launcher_pid,
+                 .threads = threads, .locks = locks,
                  .stacks = stacks};
     add_thread(&r, &f->thread, 0);
     if (f->other)

@@ -71,6 +71,7 @@ typedef struct lt_rep {
     long time_nsec;
     int pid;
     const char *program;  /* path of the executable */
+    int launcher_pid;     /* pid of the locktrace launcher that ran it, 0 = none */
     size_t nthreads, nlocks, nstacks;
     lt_rep_thread *threads; /* [0]: the thread that triggered the finding */
     lt_rep_lock *locks;     /* [0]: the lock concerned (exit-held: every lock still held) */

@@ -142,8 +142,15 @@ typedef struct sout {
     size_t at;
 } sout;
 
-static void s_put(sout *o, const char *s) { o->at = lt_fmt_str(json_buf, sizeof json_buf, o->at, s); }
-static void s_dec(sout *o, unsigned long v) { o->at = lt_fmt_dec(json_buf, sizeof json_buf, o->at, (long)v); }
+static void s_put(sout *o, const char *s)
+{
+    o->at = lt_fmt_str(json_buf, sizeof json_buf, o->at, s);
+}
+
+static void s_dec(sout *o, unsigned long v)
+{
+    o->at = lt_fmt_dec(json_buf, sizeof json_buf, o->at, (long)v);
+}
 
 /* {"self-deadlock":1,...} of the kinds with a nonzero count. */
 static void s_counts(sout *o, const unsigned long *c)

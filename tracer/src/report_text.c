@@ -140,7 +140,10 @@ static void put_data(out *o, const char *s)
         o->buf[o->at] = 0;
 }
 
-static void put_hex(out *o, uint64_t v) { o->at = lt_fmt_hex(o->buf, o->size, o->at, (uintptr_t)v); }
+static void put_hex(out *o, uint64_t v)
+{
+    o->at = lt_fmt_hex(o->buf, o->size, o->at, (uintptr_t)v);
+}
 static void put_dec(out *o, long v) { o->at = lt_fmt_dec(o->buf, o->size, o->at, v); }
 
 static const char *lock_name(const lt_rep_lock *l)

@@ -234,7 +234,8 @@ static void print_table(void)
     put(&t, "locktrace: statistics (LOCKTRACE_STATS): the most contended of ");
     put_num(&t, nall, 0);
     put(&t, nall == 1 ? " lock\n" : " locks\n");
-    put(&t, "   acquired  contended    wait total      wait max    hold total      hold max  lock\n");
+    put(&t, "   acquired  contended    wait total      wait max    hold total      hold max"
+            "  lock\n");
     for (lt_lock_stats *s; n < TOP && (s = next_row(shown, n)) != NULL; shown[n++] = s)
         put_row(&t, s);
     lt_platform_write(2, t.buf, t.at);

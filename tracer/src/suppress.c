@@ -52,9 +52,9 @@ static char *read_file(const char *path, size_t *len)
         fail(path, 0, "cannot read the file: ", why);
     }
     char *text = lt_platform_map((size_t)st.st_size + 1);
-    size_t got = 0;
+    size_t got = 0, want = (size_t)st.st_size;
     ssize_t n = 1;
-    while (text && got < (size_t)st.st_size && (n = read(fd, text + got, (size_t)st.st_size - got)) > 0)
+    while (text && got < want && (n = read(fd, text + got, want - got)) > 0)
         got += (size_t)n;
     close(fd);
     if (!text || n < 0)

@@ -9,7 +9,9 @@
 
 #include <stddef.h>
 
-typedef enum { JSON_NULL, JSON_BOOL, JSON_INT, JSON_REAL, JSON_STRING, JSON_ARRAY, JSON_OBJECT } json_type;
+typedef enum {
+    JSON_NULL, JSON_BOOL, JSON_INT, JSON_REAL, JSON_STRING, JSON_ARRAY, JSON_OBJECT
+} json_type;
 
 typedef struct json_value json_value;
 typedef struct json_member {

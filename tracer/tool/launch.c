@@ -40,13 +40,13 @@ static const option_desc options[] = {
 #undef LT_OPTION
 };
 
-/* "LOCKTRACE_REPORT_DIR" -> "report-dir"; NULL for LOCKTRACE_HELP (that is --help). */
+/* "LOCKTRACE_REPORT_DIR" -> "report-dir"; NULL for the variables that are no options. */
 static const char *option_name(const option_desc *o, char *buf, size_t size)
 {
     const char *s = o->var + strlen("LOCKTRACE_");
     size_t i = 0;
-    if (strcmp(s, "HELP") == 0)
-        return NULL;
+    if (strcmp(s, "HELP") == 0 || strcmp(s, "LAUNCHER_PID") == 0)
+        return NULL; /* --help is the launcher's own; the pid is the launcher's to set */
     for (; s[i] && i + 1 < size; i++)
         buf[i] = s[i] == '_' ? '-' : (char)tolower((unsigned char)s[i]);
     buf[i] = 0;
@@ -57,7 +57,7 @@ void lt_tool_launch_usage(FILE *to)
 {
     char name[64];
     fprintf(to, "usage: locktrace [options] [--] program [args...]\n"
-                "       locktrace report [--json] [--as-recorded] FILE...  (locktrace report --help)\n"
+                "       locktrace report [--json] [--as-recorded] FILE...\n"
                 "       locktrace --help | --version\n\n"
                 "Runs program with liblocktrace preloaded (" PRELOAD_VAR ", added in front of any\n"
                 "existing value) and exits with the program's status. Reports are printed on\n"
@@ -65,7 +65,8 @@ void lt_tool_launch_usage(FILE *to)
                 "LOCKTRACE_REPORT_DIR or --report-dir says otherwise (--report-dir= turns files\n"
                 "off). When reports were written, one last line on stderr counts them by kind\n"
                 "and names the directory; a clean run prints nothing of its own.\n\n"
-                "Options (each sets the LOCKTRACE_* variable named; --opt=value or --opt value):\n");
+                "Options (each sets the LOCKTRACE_* variable named; --opt=value or\n"
+                "--opt value):\n");
     for (size_t i = 0; i < sizeof options / sizeof *options; i++) {
         if (!option_name(&options[i], name, sizeof name))
             continue;
@@ -89,12 +90,14 @@ static int find_library(char *out, size_t size)
     self[n] = 0;
     char *slash = strrchr(self, '/');
     *slash = 0;
-    const char *cands[] = {"%s/" LIB_NAME, LT_BIN_TO_LIB[0] == '/' ? LT_BIN_TO_LIB "/" LIB_NAME
-                                                                 : "%s/" LT_BIN_TO_LIB "/" LIB_NAME};
+    const char *installed = LT_BIN_TO_LIB[0] == '/' ? LT_BIN_TO_LIB "/" LIB_NAME
+                                                    : "%s/" LT_BIN_TO_LIB "/" LIB_NAME;
+    const char *cands[] = {"%s/" LIB_NAME, installed};
     for (size_t i = 0; i < 2; i++)
         if ((size_t)snprintf(out, size, cands[i], self) < size && access(out, R_OK) == 0)
             return 1;
-    fprintf(stderr, "locktrace: cannot find " LIB_NAME " beside %s or in %s\n", self, LT_BIN_TO_LIB);
+    fprintf(stderr, "locktrace: cannot find " LIB_NAME " beside %s or in %s\n", self,
+            LT_BIN_TO_LIB);
     return 0;
 }
 
@@ -121,7 +124,8 @@ static int parse_options(int argc, char **argv)
         const char *arg = argv[i] + 2, *eq = strchr(arg, '=');
         const option_desc *o = lookup(arg, eq ? (size_t)(eq - arg) : strlen(arg));
         if (!o) {
-            fprintf(stderr, "locktrace: unknown option %s (locktrace --help lists them)\n", argv[i]);
+            fprintf(stderr, "locktrace: unknown option %s (locktrace --help lists them)\n",
+                    argv[i]);
             return -1;
         }
         if (!eq && i + 1 == argc) {
@@ -231,6 +235,9 @@ int lt_tool_launch(int argc, char **argv)
         return 127;
     preload(lib);
     report_dir(dir, sizeof dir);
+    char pid[24];
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    setenv("LOCKTRACE_LAUNCHER_PID", pid, 1);
     char **before = dir[0] ? lt_tool_list_reports(dir) : NULL;
     int status = run(argv + first);
     if (status == -1)

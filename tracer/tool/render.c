@@ -59,7 +59,8 @@ static int print(const lt_rep *r, int json)
         char *buf = malloc(size);
         if (!buf)
             return -1;
-        size_t n = json ? lt_rep_format_json(r, buf, size, (size_t)-1) : lt_rep_format_text(r, buf, size);
+        size_t n = json ? lt_rep_format_json(r, buf, size, (size_t)-1)
+                        : lt_rep_format_text(r, buf, size);
         if (n + 1 < size) {
             fwrite(buf, 1, n, stdout);
             free(buf);

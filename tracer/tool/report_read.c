@@ -114,7 +114,8 @@ static uint64_t address(reader *rd, const json_value *obj, const char *parent, c
     char path[PATH_BYTES];
     const char *s = field(rd, obj, parent, key, JSON_STRING, 0, path)->u.string;
     size_t n = strlen(s);
-    if (n < 3 || n > 18 || s[0] != '0' || s[1] != 'x' || strspn(s + 2, "0123456789abcdefABCDEF") != n - 2)
+    if (n < 3 || n > 18 || s[0] != '0' || s[1] != 'x' ||
+        strspn(s + 2, "0123456789abcdefABCDEF") != n - 2)
         bad(rd, path, "expected an address \"0x...\", got \"%.64s\"", s);
     return strtoull(s + 2, NULL, 16);
 }
@@ -168,7 +169,8 @@ static void read_lock(reader *rd, const json_value *o, const char *at, lt_rep_lo
     const json_value *mt = field(rd, o, at, "mutex_type", JSON_STRING, 1, path);
     if (l->type == LT_MUTEX && mt->type == JSON_NULL)
         bad(rd, path, "a mutex needs its mutex_type");
-    l->mutex_type = mt->type == JSON_NULL ? 0 : name(rd, o, at, "mutex_type", lt_rep_mutex_type_name);
+    if (mt->type != JSON_NULL)
+        l->mutex_type = name(rd, o, at, "mutex_type", lt_rep_mutex_type_name);
     l->writer_pref = boolean(rd, o, at, "writer_preferring");
     l->held_mode = (lt_mode)name(rd, o, at, "held_mode", lt_rep_mode_name);
     l->req_mode = (lt_mode)name(rd, o, at, "requested_mode", lt_rep_mode_name);
@@ -244,6 +246,8 @@ static void read_header(reader *rd, const json_value *root, lt_rep *r)
     r->time_nsec = (long)integer(rd, root, "", "time_nsec", 0, 999999999);
     r->pid = (int)integer(rd, root, "", "pid", 0, 1 << 30);
     r->program = string(rd, root, "", "program", 0);
+    if (json_get(root, "launcher_pid")) /* optional: absent in reports made without it */
+        r->launcher_pid = (int)integer(rd, root, "", "launcher_pid", 0, INT32_MAX);
 }
 
 static void read_report(reader *rd, const json_value *root, lt_rep_file *f)

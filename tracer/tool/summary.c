@@ -1,12 +1,15 @@
 /*
- * summary.c - the launcher's last line: the report files the program wrote (those in the
- * report directory that were not there before it started), counted by kind.
+ * summary.c - the launcher's last line: the report files the program wrote, counted by kind.
+ * Those are the files in the report directory that were not there before it started and
+ * that name this launcher (launcher_pid): tests run in parallel under launchers of their own
+ * share one directory.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json.h"
 #include "report_read.h"
@@ -57,7 +60,8 @@ static int listed(char **names, const char *name)
     return 0;
 }
 
-/* The "kind" of a report file, "unreadable" when it has none. */
+/* The "kind" of a report file of this launcher's program into buf, "unreadable" when it has
+ * none; NULL when the file names another launcher. */
 static const char *kind_of(const char *dir, const char *name, char *buf, size_t size)
 {
     char path[4096], err[256];
@@ -67,11 +71,13 @@ static const char *kind_of(const char *dir, const char *name, char *buf, size_t 
     char *text = lt_read_file(path, 64u << 20, &len, err, sizeof err);
     json_doc *doc = text ? json_parse(text, len, err, sizeof err) : NULL;
     const json_value *k = doc ? json_get(json_root(doc), "kind") : NULL;
+    const json_value *by = doc ? json_get(json_root(doc), "launcher_pid") : NULL;
+    int mine = !by || (by->type == JSON_INT && by->u.integer == (long long)getpid());
     if (k && k->type == JSON_STRING)
         snprintf(buf, size, "%s", k->u.string);
     json_free(doc);
     free(text);
-    return buf;
+    return mine ? buf : NULL;
 }
 
 #define MAX_KINDS 16
@@ -89,9 +95,8 @@ void lt_tool_summarize(const char *dir, char **before)
     int total = 0;
     for (size_t i = 0; now && now[i]; i++) {
         char kind[64];
-        if (listed(before, now[i]))
+        if (listed(before, now[i]) || !kind_of(dir, now[i], kind, sizeof kind))
             continue;
-        kind_of(dir, now[i], kind, sizeof kind);
         size_t k = 0;
         while (k < nkinds && strcmp(kinds[k].kind, kind) != 0)
             k++;

@@ -221,7 +221,8 @@ static module *usable(lt_symbolizer *sz, const lt_rep_frame *f, lt_symbolizer_no
         m->problem = "has no build-id in the report, so it cannot be matched";
     if (!m->problem && strcmp(f->build_id, m->build_id) != 0) {
         snprintf(line, sizeof line, "%s was rebuilt since the report (build-id %s then, %s now): "
-                 "its frames show the names the report recorded", m->path, f->build_id, m->build_id);
+                 "its frames show the names the report recorded",
+                 m->path, f->build_id, m->build_id);
         m->problem = "was rebuilt since the report";
     } else if (m->problem) {
         snprintf(line, sizeof line, "%s %s: its frames show the names the report recorded",
