@@ -22,6 +22,7 @@
 #include "tool.h"
 
 #ifdef __APPLE__
+#include <mach-o/dyld.h>
 #define LIB_NAME "liblocktrace.dylib"
 #define PRELOAD_VAR "DYLD_INSERT_LIBRARIES"
 #else
@@ -81,13 +82,26 @@ void lt_tool_launch_usage(FILE *to)
 /* ------------------------------------------------------------------------------------------
  * Finding the library: beside the launcher (build tree), then in the installed libdir.
  * ---------------------------------------------------------------------------------------- */
-static int find_library(char *out, size_t size)
+/* The launcher's own path into self (PATH_MAX bytes); 0 when unknown. */
+static int own_path(char *self)
 {
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+#ifdef __APPLE__
+    uint32_t size = PATH_MAX;
+    return _NSGetExecutablePath(self, &size) == 0;
+#else
+    ssize_t n = readlink("/proc/self/exe", self, PATH_MAX - 1);
     if (n <= 0)
         return 0;
     self[n] = 0;
+    return 1;
+#endif
+}
+
+static int find_library(char *out, size_t size)
+{
+    char self[PATH_MAX];
+    if (!own_path(self))
+        return 0;
     char *slash = strrchr(self, '/');
     *slash = 0;
     const char *installed = LT_BIN_TO_LIB[0] == '/' ? LT_BIN_TO_LIB "/" LIB_NAME
