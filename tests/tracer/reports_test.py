@@ -93,6 +93,14 @@ def json_on_abort(c):
          and int(f0['ip'], 16) - int(f0['module_offset'], 16) > 0, f'module fields {f0}')
 
 
+def unwritable_dir(c):
+    """A report directory that cannot be written: said once, the report still printed."""
+    ending, _, err = c.scenario('bad-unlock', LOCKTRACE_REPORT_DIR='/proc/locktrace-cannot')
+    need(ending == 0 and err.startswith('locktrace: bad-unlock:') and
+         re.search(r'^locktrace: cannot write the report file /proc/locktrace-cannot/\S+ '
+                   r'\(LOCKTRACE_REPORT_DIR\); reports go to stderr only$', err, re.M), err)
+
+
 def summary_at_exit(c):
     """'At exit in report-and-continue mode, a summary file lists every incident.'"""
     ending, _, _ = c.scenario('bad-unlock')
@@ -271,6 +279,11 @@ def launcher(c):
     ending, _, err = c.run([c.a.locktrace, '--exitcode=4', '--report-dir', c.dir, c.a.scenarios,
                             'bad-unlock'], preload=False)
     need(ending == 4 and os.path.isdir(c.dir) and c.dir in err, f'options: {ending} {err}')
+    off = os.path.join(c.tmp, 'off')
+    os.mkdir(off)
+    ending, _, err = c.run([c.a.locktrace, '--report-dir=', c.a.scenarios, 'bad-unlock'],
+                           preload=False, cwd=off)
+    need(ending == 0 and os.listdir(off) == [] and 'report (' not in err, f'--report-dir=: {err}')
     ending, out, err = c.run([c.a.locktrace, c.a.scenarios, 'rw-read-read'], preload=False)
     need(ending == 0 and err == '' and out == 'rdlock -> 0\n', f'clean run changed: {ending} {out!r} {err!r}')
     ending, _, err = c.run([c.a.locktrace, '--frobnicate', 'x', c.a.scenarios], preload=False)
@@ -305,7 +318,7 @@ def linked_pkgconfig(c):
          'in read_then_upgrade' in err, f'not traced when linked in: {ending} {err}')
 
 
-CHECKS = {f.__name__: f for f in (json_on_abort, summary_at_exit, exitcode, render_same_text,
+CHECKS = {f.__name__: f for f in (json_on_abort, unwritable_dir, summary_at_exit, exitcode, render_same_text,
                                    resymbolize, build_id_mismatch, bad_files, json_round_trip,
                                    suppress, suppress_errors, launcher, linked_pkgconfig,
                                    inlined_cpp)}
