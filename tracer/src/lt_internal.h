@@ -319,6 +319,7 @@ int lt_suppressed(const struct lt_rep *r);
 
 /* stats.c: LOCKTRACE_STATS; every hook is behind `if (lt_unlikely(lt_cfg.stats))` ------------ */
 void lt_stats_setup(void);
+void lt_stats_fork_child(void);
 void lt_stats_wait_begin(lt_event *ev);
 void lt_stats_wait_end(lt_event *ev);
 void lt_stats_acquired(lt_event *ev, lt_held *h);

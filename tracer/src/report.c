@@ -77,5 +77,6 @@ void lt_report_fork(lt_fork_phase phase)
     if (phase == LT_FORK_CHILD) {
         memset(reported, 0, sizeof reported);
         lt_report_file_fork_child();
+        lt_stats_fork_child();
     }
 }

@@ -242,6 +242,20 @@ static void print_table(void)
     lt_tls.busy = 0;
 }
 
+/* A fork child counts its own acquisitions from zero (its parent's table is the parent's). */
+void lt_stats_fork_child(void)
+{
+    lt_spin_fork(&stats_lock, LT_FORK_CHILD); /* its holder, if any, is not in the child */
+    for (lt_lock_stats *s = all; s; s = s->next) {
+        atomic_store(&s->acquired, 0);
+        atomic_store(&s->contended, 0);
+        atomic_store(&s->wait_ns, 0);
+        atomic_store(&s->wait_max_ns, 0);
+        atomic_store(&s->hold_ns, 0);
+        atomic_store(&s->hold_max_ns, 0);
+    }
+}
+
 void lt_stats_setup(void)
 {
     atexit(print_table);
