@@ -233,6 +233,35 @@ def json_round_trip(c):
 
 # --- suppressions --------------------------------------------------------------------------
 
+def cross_kinds(c):
+    """The cross-thread kinds go through the same model: each is written as a JSON file,
+    `locktrace report` prints it back as the text the program printed, a suppression rule
+    hides it and LOCKTRACE_EXITCODE counts it."""
+    runs = [('lock-order-inversion', [c.a.cross_order, 'cycle-2'], {}),
+            ('deadlock', [c.a.cross_deadlock, 'mutex-2'], {'LOCKTRACE_ACTION': 'edeadlk'}),
+            ('deadlock', [c.a.cross_deadlock, 'cond'], {}),
+            ('long-wait', [c.a.cross_deadlock, 'long-wait'], {'LOCKTRACE_WAIT_TIMEOUT': '1'})]
+    for n, (kind, cmd, env) in enumerate(runs):
+        d = os.path.join(c.tmp, f'cross{n}')
+        ending, _, err = c.run(cmd, dict(env, LOCKTRACE_REPORT_DIR=d, LOCKTRACE_EXITCODE='3'))
+        need(ending == 3, f'{cmd}: LOCKTRACE_EXITCODE not applied: {ending}')
+        files = sorted(glob.glob(os.path.join(d, '*.[0-9]*.[0-9]*.json')))
+        need(len(files) == 1, f'{cmd}: report files {files}')
+        r = json.load(open(files[0]))
+        need(r['kind'] == kind and r['steps'], f'{cmd}: kind {r["kind"]}, steps {r.get("steps")}')
+        ending, out, rerr = c.report('--as-recorded', files[0])
+        need(ending == 0 and out == err, f'{cmd}: rendered differently:\n{out}\n---\n{err}{rerr}')
+        ending, out, rerr = c.report(files[0])
+        need(ending == 0 and re.search(f'^locktrace: {kind}: ', out), f'{cmd}: re-symbolized: {rerr}')
+    rules = c.write('supp', 'lock-order-inversion:take_pair\n')
+    d = os.path.join(c.tmp, 'cross-supp')
+    ending, _, err = c.run([c.a.cross_order, 'cycle-2'],
+                           {'LOCKTRACE_SUPPRESSIONS': rules, 'LOCKTRACE_REPORT_DIR': d})
+    need(ending == 0 and 'locktrace:' not in err, f'not suppressed: {err}')
+    s = json.load(open(glob.glob(os.path.join(d, '*.summary.json'))[0]))
+    need(s['suppressed'] == {'lock-order-inversion': 1}, f'summary {s}')
+
+
 def suppress(c):
     """'A suppressed finding is counted, not printed' for function, module and source-file
     patterns with '*'."""
@@ -322,7 +351,7 @@ def linked_pkgconfig(c):
 
 CHECKS = {f.__name__: f for f in (json_on_abort, unwritable_dir, summary_at_exit, exitcode, render_same_text,
                                    resymbolize, build_id_mismatch, bad_files, json_round_trip,
-                                   suppress, suppress_errors, launcher, linked_pkgconfig,
+                                   cross_kinds, suppress, suppress_errors, launcher, linked_pkgconfig,
                                    inlined_cpp)}
 
 
@@ -333,13 +362,16 @@ def main():
     p.add_argument('--lib', required=True)
     p.add_argument('--scenarios', required=True)
     p.add_argument('--scenarios-cpp', help='scenarios_cpp, for inlined_cpp')
+    p.add_argument('--cross-deadlock', help='cross_deadlock, for cross_kinds')
+    p.add_argument('--cross-order', help='cross_order, for cross_kinds')
     p.add_argument('--pc-dir', help='where meson wrote locktrace-uninstalled.pc')
     p.add_argument('--cc', help='the C compiler, for linked_pkgconfig')
     p.add_argument('--source', help='scenarios.c, for linked_pkgconfig')
     args = p.parse_args()
     args.locktrace, args.lib, args.scenarios = map(os.path.abspath, (args.locktrace, args.lib, args.scenarios))
-    if args.scenarios_cpp:
-        args.scenarios_cpp = os.path.abspath(args.scenarios_cpp)
+    for opt in ('scenarios_cpp', 'cross_deadlock', 'cross_order'):
+        if getattr(args, opt):
+            setattr(args, opt, os.path.abspath(getattr(args, opt)))
     with tempfile.TemporaryDirectory(prefix='locktrace-test-') as tmp:
         try:
             CHECKS[args.check](Ctx(args, tmp))
