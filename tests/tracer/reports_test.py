@@ -249,6 +249,9 @@ def cross_kinds(c):
         need(len(files) == 1, f'{cmd}: report files {files}')
         r = json.load(open(files[0]))
         need(r['kind'] == kind and r['steps'], f'{cmd}: kind {r["kind"]}, steps {r.get("steps")}')
+        reason = {'deadlock': 'wait-cycle', 'lock-order-inversion': 'order-cycle',
+                  'long-wait': 'wait-timeout'}[kind]
+        need(r['reason'] == reason, f'{cmd}: reason {r["reason"]}')
         ending, out, rerr = c.report('--as-recorded', files[0])
         need(ending == 0 and out == err, f'{cmd}: rendered differently:\n{out}\n---\n{err}{rerr}')
         ending, out, rerr = c.report(files[0])

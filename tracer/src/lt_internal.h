@@ -164,7 +164,9 @@ typedef struct lt_event {
  * report_text.c prints and report_json.c writes. To add a kind: extend lt_finding_kind and
  * the kind tables of report_text.c, and have report_build.c put its threads, locks and stacks
  * (each stack with a role) into the lt_rep; a new reason: extend lt_reason and the reason
- * tables of report_text.c.
+ * tables of report_text.c. The cross-thread kinds come last (code tests kind >=
+ * LT_FIND_DEADLOCK): they relate several threads and locks through lt_rep.steps and have a
+ * formatter of their own in report_text.c.
  * ---------------------------------------------------------------------------------------- */
 typedef enum {
     LT_FIND_SELF_DEADLOCK,
@@ -188,6 +190,9 @@ typedef enum {
     LT_WHY_NOT_HELD,         /* unlock of a lock this thread does not hold */
     LT_WHY_DESTROY,          /* destroy while held */
     LT_WHY_EXIT,             /* thread exits holding locks */
+    LT_WHY_WAIT_CYCLE,       /* deadlock: blocked threads wait for each other */
+    LT_WHY_ORDER_CYCLE,      /* lock-order-inversion: the lock-order graph has a cycle */
+    LT_WHY_WAIT_TIMEOUT,     /* long-wait: waited past LOCKTRACE_WAIT_TIMEOUT */
     LT_WHY_COUNT
 } lt_reason;
 

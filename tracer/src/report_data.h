@@ -2,7 +2,7 @@
  * report_data.h - a report as plain, self-contained data (lt_rep), and the two writers that
  * turn one into text or JSON. Both the tracer and the `locktrace` tool compile
  * report_text.c and report_json.c: the tracer fills an lt_rep from an lt_finding
- * (report_build.c), the tool fills one from a JSON file (tool/json_report.c), and the same
+ * (report_build.c), the tool fills one from a JSON file (tool/report_read.c), and the same
  * code prints both. Nothing here points into the live process: addresses are numbers,
  * descriptions are strings, stacks are frames.
  *
@@ -10,6 +10,11 @@
  * and stacks. A stack names its role ("request", "held", "first-seen", "taken", ...) and the
  * thread and lock it belongs to by index, so a new finding kind needs only its name in the
  * tables of report_text.c, and its stack roles in role_heading[] to print nicely.
+ *
+ * The cross-thread kinds (deadlock, lock-order-inversion, long-wait) relate several threads
+ * and several locks, each in its own mode, so they add steps (lt_rep_step) that say who waits
+ * for or holds what; their stacks name their step. report_text.c prints them with a formatter
+ * of their own.
  */
 #ifndef LT_REPORT_DATA_H
 #define LT_REPORT_DATA_H

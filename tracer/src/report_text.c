@@ -42,6 +42,9 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_NOT_HELD] = "not-held",
     [LT_WHY_DESTROY] = "destroy",
     [LT_WHY_EXIT] = "exit",
+    [LT_WHY_WAIT_CYCLE] = "wait-cycle",
+    [LT_WHY_ORDER_CYCLE] = "order-cycle",
+    [LT_WHY_WAIT_TIMEOUT] = "wait-timeout",
 };
 
 /* Why the request can never be granted (or what the misuse is), for the summary line. */
@@ -59,6 +62,9 @@ static const char *const reason_text[LT_WHY_COUNT] = {
     [LT_WHY_NOT_HELD] = "it does not hold it",
     [LT_WHY_DESTROY] = "it is held",
     [LT_WHY_EXIT] = "",
+    [LT_WHY_WAIT_CYCLE] = "",   /* the cross-thread kinds have their own text */
+    [LT_WHY_ORDER_CYCLE] = "",
+    [LT_WHY_WAIT_TIMEOUT] = "",
 };
 
 static const char *const outcome_names[] = {"continue", "abort", "edeadlk"};
@@ -70,7 +76,7 @@ static const char *const waits_for_names[] = {"lock", "join", "signal"};
 
 _Static_assert(LT_FIND_KIND_COUNT == 7, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 10, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 13, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 
 #define NAME_OF(table, i) ((i) >= 0 && (size_t)(i) < LT_ARRAY_LEN(table) ? (table)[i] : NULL)
