@@ -12,11 +12,11 @@
 #include "lt_internal.h"
 #include "platform.h"
 
-enum { CHOICE, UINT, BOOL };
+enum { CHOICE, UINT, BOOL, STR };
 
 typedef struct option_desc {
     int kind;
-    size_t offset; /* of the int field in lt_config */
+    size_t offset; /* of the field in lt_config: an int, or a string for STR */
     const char *name, *def, *accepted, *help;
 } option_desc;
 
@@ -83,7 +83,7 @@ static void print_help(void)
     for (size_t i = 0; i < LT_ARRAY_LEN(options); i++) {
         const option_desc *o = &options[i];
         say(o->name, "=", o->accepted, " (default ");
-        say(o->def, ")\n    ", o->help, "\n");
+        say(o->def[0] ? o->def : "unset", ")\n    ", o->help, "\n");
     }
 }
 
@@ -119,6 +119,10 @@ void lt_config_load(void)
     for (size_t i = 0; i < LT_ARRAY_LEN(options); i++) {
         const option_desc *o = &options[i];
         const char *env = getenv(o->name);
+        if (o->kind == STR) {
+            *(const char **)((char *)&lt_cfg + o->offset) = env ? env : o->def;
+            continue;
+        }
         int v = parse(o, env ? env : o->def);
         if (v < 0) {
             say("locktrace: bad value for ", o->name, ": '", env);
@@ -131,4 +135,5 @@ void lt_config_load(void)
         print_help();
         _exit(0);
     }
+    lt_report_setup();
 }

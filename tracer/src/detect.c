@@ -32,6 +32,7 @@ static void fill_lock(lt_finding *f, const lt_event *ev)
         f->object = ev->lock->object;
         f->describe = ev->lock->describe;
         f->first_stack = ev->lock->first_stack;
+        f->generation = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     }
 }
 
@@ -140,6 +141,8 @@ int lt_wait_begin(lt_event *ev)
 {
     if (ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE)
         atomic_fetch_add(&ev->lock->waiting_writers, 1);
+    if (lt_unlikely(lt_cfg.stats))
+        lt_stats_wait_begin(ev);
     return ev->lock ? lt_waitfor_begin(ev) : 0;
 }
 
@@ -149,6 +152,8 @@ void lt_wait_end(lt_event *ev)
         lt_waitfor_end(ev);
     if (ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE)
         atomic_fetch_sub(&ev->lock->waiting_writers, 1);
+    if (lt_unlikely(lt_cfg.stats))
+        lt_stats_wait_end(ev);
 }
 
 /* rc is libc's result; EOWNERDEAD (robust mutex) also means the lock was taken. */
@@ -161,6 +166,8 @@ void lt_after_lock(lt_event *ev, int rc)
         ev->lock->orphan_of = NULL;
     if (ev->held && ev->held->mode == ev->mode) {
         ev->held->depth++; /* recursive mutex, recursive read */
+        if (lt_unlikely(lt_cfg.stats))
+            lt_stats_acquired(ev, NULL);
         return;
     }
     if (t->nheld)
@@ -181,6 +188,8 @@ void lt_after_lock(lt_event *ev, int rc)
     };
     if (ev->mode == LT_MODE_WRITE)
         atomic_store_explicit(&ev->lock->writer, t->info.seq + 1, memory_order_relaxed);
+    if (lt_unlikely(lt_cfg.stats))
+        lt_stats_acquired(ev, h);
 }
 
 /* Unlock of a lock this thread does not hold: report, and forget what others held. */
@@ -202,6 +211,8 @@ static void report_bad_unlock(lt_event *ev)
  * (a recycled entry now belongs to another address). */
 static void release(lt_thread *t, lt_held *h)
 {
+    if (lt_unlikely(lt_cfg.stats))
+        lt_stats_released(h);
     if (h->mode == LT_MODE_WRITE &&
         atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen)
         atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
@@ -275,6 +286,8 @@ void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
     *h = *saved;
     if (h->mode == LT_MODE_WRITE && atomic_load(&h->lock->gen) == h->gen)
         atomic_store(&h->lock->writer, ev->self->info.seq + 1);
+    if (lt_unlikely(lt_cfg.stats))
+        lt_stats_acquired(ev, h); /* the condition wait's re-acquisition starts a new hold */
 }
 
 void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn describe)

@@ -16,6 +16,7 @@
 
 #include "lt_internal.h"
 #include "platform.h"
+#include "report_data.h"
 
 #define MAX_THREADS 100000 /* ends a walk that a racing list change sent in circles */
 
@@ -60,10 +61,11 @@ static void put_frames(dump_out *o, uint32_t id, uintptr_t site)
 {
     size_t n = 0;
     const uintptr_t *ips = id ? lt_stack_get(id, &n) : NULL;
-    if (o->symbolize && id) {
+    const lt_rep_stack *s = o->symbolize && id ? lt_report_build_stack(id) : NULL;
+    if (s) {
         flush(o);
         char text[8192];
-        lt_platform_write(2, text, lt_stack_format(id, text, sizeof text, 0));
+        lt_platform_write(2, text, lt_rep_format_frames(s, text, sizeof text, 0));
         return;
     }
     if (!ips) {

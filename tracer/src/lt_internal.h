@@ -7,7 +7,9 @@
  *   lt_held     one lock the current thread holds, in its held set (thread.c)
  *   lt_thread   per-thread state in initial-exec TLS (thread.c)
  *   lt_event    one lock/unlock request handed from interpose.c to the checker (detect.c)
- *   lt_finding  one problem found, as plain data; report.c formats it (report.c)
+ *   lt_finding  one problem found, as plain data; handed to report.c (defined here)
+ *   lt_rep      a finding as self-contained report data: text and JSON come from it
+ *               (report_data.h; built by report_build.c, read back by tool/report_read.c)
  *   stack id    32-bit handle of an interned stack in the depot, 0 = none (stack.c)
  *   wait slot   what a thread is blocked on right now, for the wait-for check (waitfor.c)
  *   edge        A -> B in the lock-order graph: B was taken while A was held (order.c)
@@ -69,6 +71,7 @@ typedef struct lt_lock {
     uint8_t orphan_mode;              /* lt_mode the exited thread held */
     const void *object;               /* annotation: the guarded object */
     locktrace_describe_fn describe;   /* annotation: how to describe it */
+    struct lt_lock_stats *_Atomic stats; /* LOCKTRACE_STATS counters (stats.c), NULL = none */
     struct lt_lock *next_free;
     /* written by acquisitions: kept off the line above so other threads' probes stay cheap */
     _Alignas(64) _Atomic int writer;  /* seq+1 of the thread holding it exclusively, 0 = none */
@@ -89,6 +92,7 @@ typedef struct lt_held {
     uint32_t stack; /* stack id, 0 unless LOCKTRACE_STACKS=full */
     uintptr_t ra;   /* return address into the caller of the lock function */
     uintptr_t cfa;  /* caller's stack pointer at that call */
+    uint64_t since; /* LOCKTRACE_STATS: when it was taken (ns, monotonic) */
 } lt_held;
 
 /* Per-thread cache of shadow lookups: addr -> (entry, gen). */
@@ -134,6 +138,7 @@ typedef struct lt_thread {
     uint32_t nheld, cap;
     lt_held inline_held[LT_HELD_INLINE];
     struct lt_thread *next, *prev; /* registry of live threads */
+    uint64_t wait_start;        /* LOCKTRACE_STATS: when the current blocking wait began (ns) */
     lt_cache_slot cache[LT_CACHE_SLOTS];
     lt_wait_slot waiting;
 } lt_thread;
@@ -155,9 +160,13 @@ typedef struct lt_event {
 } lt_event;
 
 /* ------------------------------------------------------------------------------------------
- * Findings: plain data, formatted by report.c (text now, other writers later).
- * To add a kind: extend lt_finding_kind and lt_kind_names in report.c; a new reason: extend
- * lt_reason and lt_reason_text in report.c.
+ * Findings: plain data. report_build.c turns one into an lt_rep (report_data.h), which
+ * report_text.c prints and report_json.c writes. To add a kind: extend lt_finding_kind and
+ * the kind tables of report_text.c, and have report_build.c put its threads, locks and stacks
+ * (each stack with a role) into the lt_rep; a new reason: extend lt_reason and the reason
+ * tables of report_text.c. The cross-thread kinds come last (code tests kind >=
+ * LT_FIND_DEADLOCK): they relate several threads and locks through lt_rep.steps and have a
+ * formatter of their own in report_text.c.
  * ---------------------------------------------------------------------------------------- */
 typedef enum {
     LT_FIND_SELF_DEADLOCK,
@@ -181,6 +190,9 @@ typedef enum {
     LT_WHY_NOT_HELD,         /* unlock of a lock this thread does not hold */
     LT_WHY_DESTROY,          /* destroy while held */
     LT_WHY_EXIT,             /* thread exits holding locks */
+    LT_WHY_WAIT_CYCLE,       /* deadlock: blocked threads wait for each other */
+    LT_WHY_ORDER_CYCLE,      /* lock-order-inversion: the lock-order graph has a cycle */
+    LT_WHY_WAIT_TIMEOUT,     /* long-wait: waited past LOCKTRACE_WAIT_TIMEOUT */
     LT_WHY_COUNT
 } lt_reason;
 
@@ -235,6 +247,7 @@ typedef struct lt_finding {
     lt_thread_info thread;       /* the thread that triggered the finding */
     const lt_thread_info *other; /* the exited owner (LT_WHY_ORPHANED), else NULL */
     const void *lock;
+    uint32_t generation;         /* the lock's shadow generation, 0 = unknown */
     lt_kind lock_kind;
     int mutex_type;              /* lt_mutex_type, mutexes only */
     int writer_pref;             /* rwlocks: writer-preferring */
@@ -261,8 +274,12 @@ typedef struct lt_finding {
 typedef enum { LT_ACTION_ABORT, LT_ACTION_EDEADLK } lt_action;
 typedef enum { LT_STACKS_LAZY, LT_STACKS_FULL } lt_stacks_mode;
 typedef enum { LT_INVERSION_REPORT, LT_INVERSION_ABORT, LT_INVERSION_OFF } lt_inversion_mode;
+#define LT_CFG_TYPE_CHOICE int
+#define LT_CFG_TYPE_UINT int
+#define LT_CFG_TYPE_BOOL int
+#define LT_CFG_TYPE_STR const char * /* "" when unset */
 typedef struct lt_config {
-#define LT_OPTION(kind, field, name, def, accepted, help) int field;
+#define LT_OPTION(kind, field, name, def, accepted, help) LT_CFG_TYPE_##kind field;
 #include "config.def"
 #undef LT_OPTION
 } lt_config;
@@ -337,7 +354,6 @@ uint32_t lt_stack_here(uintptr_t from_ra);
 uint32_t lt_stack_intern(const uintptr_t *ips, size_t n);
 const uintptr_t *lt_stack_get(uint32_t id, size_t *n);
 uint32_t lt_stack_recover(uintptr_t ra, uintptr_t cfa, int *partial);
-size_t lt_stack_format(uint32_t id, char *buf, size_t size, size_t at);
 void lt_stack_fork(lt_fork_phase phase);
 
 /* detect.c: the event API -----------------------------------------------------------------
@@ -389,9 +405,31 @@ void lt_dump_install(void);
 void lt_dump_threads(int symbolize);
 
 /* report.c ------------------------------------------------------------------------------- */
+#define LT_REPORT_CAP 100 /* reports printed per kind; later ones are counted */
 void lt_report(lt_finding *f);
 void lt_report_degraded(const char *what);
 void lt_report_fork(lt_fork_phase phase);
+
+/* report_build.c, report_file.c, suppress.c: see report_data.h for lt_rep -------------------- */
+struct lt_rep;
+const struct lt_rep *lt_report_build(const lt_finding *f);
+void lt_report_setup(void);
+void lt_report_file_write(const struct lt_rep *r);
+void lt_report_file_counted(lt_finding_kind kind);
+void lt_report_file_suppressed(lt_finding_kind kind);
+void lt_report_file_fork_child(void);
+void lt_suppress_load(const char *path);
+int lt_suppressed(const struct lt_rep *r);
+
+/* stats.c: LOCKTRACE_STATS; every hook is behind `if (lt_unlikely(lt_cfg.stats))` ------------ */
+void lt_stats_setup(void);
+void lt_stats_fork_child(void);
+void lt_stats_wait_begin(lt_event *ev);
+void lt_stats_wait_end(lt_event *ev);
+void lt_stats_acquired(lt_event *ev, lt_held *h);
+void lt_stats_released(lt_held *h);
+
+/* report_text.c ------------------------------------------------------------------------- */
 size_t lt_fmt_str(char *buf, size_t size, size_t at, const char *s);
 size_t lt_fmt_hex(char *buf, size_t size, size_t at, uintptr_t v);
 size_t lt_fmt_dec(char *buf, size_t size, size_t at, long v);

@@ -411,7 +411,7 @@ static const lt_edge_info **take_cycle(size_t n)
 
 static void report_inversion(const lt_edge_info **cycle, size_t n)
 {
-    lt_finding f = {.kind = LT_FIND_INVERSION};
+    lt_finding f = {.kind = LT_FIND_INVERSION, .why = LT_WHY_ORDER_CYCLE};
     f.outcome = lt_cfg.inversion == LT_INVERSION_ABORT ? LT_OUTCOME_ABORT : LT_OUTCOME_CONTINUE;
     f.thread = cycle[0]->thread;
     f.edges = cycle;

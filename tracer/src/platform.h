@@ -73,5 +73,17 @@ void lt_platform_symbolize(uintptr_t ip, lt_symbol *out);
 /* Copies n bytes at src that another thread may unmap meanwhile: 0 on success, -1 when some
  * of it is not mapped (nothing faults). Async-signal-safe. */
 int lt_platform_peek(void *dst, const void *src, size_t n);
+/* The object file that contains ip: its path (the executable's is absolute), load address and
+ * GNU build-id in lowercase hex ("" when it has none). Never allocates. 0 when ip is in no
+ * loaded object. */
+typedef struct lt_module {
+    char path[4096];
+    uintptr_t base;
+    char build_id[2 * 64 + 1];
+} lt_module;
+int lt_platform_module(uintptr_t ip, lt_module *out);
+
+/* Path of the running executable, NUL-terminated, cut to size. */
+void lt_platform_exe_path(char *buf, size_t size);
 
 #endif

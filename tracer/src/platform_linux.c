@@ -13,13 +13,16 @@
 #include "platform.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <link.h>
 #include <errno.h>
 #include <libunwind.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
@@ -325,4 +328,74 @@ int lt_platform_peek(void *dst, const void *src, size_t n)
 {
     struct iovec local = {dst, n}, remote = {(void *)src, n};
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+void lt_platform_exe_path(char *buf, size_t size)
+{
+    ssize_t n = size ? readlink("/proc/self/exe", buf, size - 1) : -1;
+    if (size)
+        buf[n > 0 ? n : 0] = 0;
+}
+
+/* n's build-id as lowercase hex into out (129 bytes); 0 when n is not a GNU build-id note. */
+static int build_id_note(const ElfW(Nhdr) *n, char *out)
+{
+    const char *name = (const char *)(n + 1);
+    const unsigned char *desc = (const unsigned char *)name + ((n->n_namesz + 3) & ~3u);
+    if (n->n_type != NT_GNU_BUILD_ID || n->n_namesz != 4 || n->n_descsz > 64 ||
+        memcmp(name, "GNU", 4) != 0)
+        return 0;
+    for (size_t k = 0; k < n->n_descsz; k++) {
+        out[2 * k] = "0123456789abcdef"[desc[k] >> 4];
+        out[2 * k + 1] = "0123456789abcdef"[desc[k] & 15];
+    }
+    out[2 * n->n_descsz] = 0;
+    return 1;
+}
+
+/* The build-id among a module's PT_NOTE segments, as hex into out (129 bytes), "" if none. */
+static void note_build_id(const struct dl_phdr_info *info, char *out)
+{
+    out[0] = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+        while (ph->p_type == PT_NOTE && p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+            if (build_id_note(n, out))
+                return;
+            p += sizeof *n + ((n->n_namesz + 3) & ~3u) + ((n->n_descsz + 3) & ~3u);
+        }
+    }
+}
+
+typedef struct module_query {
+    uintptr_t ip;
+    lt_module *out;
+} module_query;
+
+static int module_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    module_query *q = arg;
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type != PT_LOAD || q->ip < start || q->ip >= start + ph->p_memsz)
+            continue;
+        q->out->base = info->dlpi_addr;
+        if (info->dlpi_name && info->dlpi_name[0])
+            lt_fmt_str(q->out->path, sizeof q->out->path, 0, info->dlpi_name);
+        else
+            lt_platform_exe_path(q->out->path, sizeof q->out->path);
+        note_build_id(info, q->out->build_id);
+        return 1;
+    }
+    return 0;
+}
+
+int lt_platform_module(uintptr_t ip, lt_module *out)
+{
+    module_query q = {ip, out};
+    return dl_iterate_phdr(module_of, &q) == 1;
 }

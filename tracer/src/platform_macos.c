@@ -14,6 +14,9 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <libunwind.h>
+#include <mach-o/dyld.h>
+#include <mach/mach.h>
+#include <mach/mach_vm.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -143,4 +146,44 @@ void lt_platform_symbolize(uintptr_t ip, lt_symbol *out)
         out->function = info.dli_sname;
         out->function_offset = ip - (uintptr_t)info.dli_saddr;
     }
+}
+
+/* libsystem has no robust mutexes: an owner's death never turns into EOWNERDEAD. */
+int lt_platform_mutex_robust(const void *mutex)
+{
+    (void)mutex;
+    return 0;
+}
+
+/* The kernel copies the bytes and reports an unmapped page as an error instead of a fault. */
+int lt_platform_peek(void *dst, const void *src, size_t n)
+{
+    mach_vm_size_t got = 0;
+    kern_return_t kr = mach_vm_read_overwrite(mach_task_self(), (mach_vm_address_t)src, n,
+                                              (mach_vm_address_t)dst, &got);
+    return kr == KERN_SUCCESS && got == n ? 0 : -1;
+}
+
+/* A path that does not fit leaves buf empty rather than cut (the call says how much it needs). */
+void lt_platform_exe_path(char *buf, size_t size)
+{
+    uint32_t n = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+    if (size && _NSGetExecutablePath(buf, &n) != 0)
+        buf[0] = 0;
+}
+
+/* dladdr names the image and its load address. Mach-O has no GNU build-id (its LC_UUID is
+ * another kind of identity, which `locktrace report` does not compare), so build_id stays "". */
+int lt_platform_module(uintptr_t ip, lt_module *out)
+{
+    Dl_info info;
+    if (!dladdr((void *)ip, &info) || !info.dli_fbase)
+        return 0;
+    out->base = (uintptr_t)info.dli_fbase;
+    out->build_id[0] = 0;
+    if (info.dli_fname && info.dli_fname[0])
+        lt_fmt_str(out->path, sizeof out->path, 0, info.dli_fname);
+    else
+        lt_platform_exe_path(out->path, sizeof out->path);
+    return 1;
 }

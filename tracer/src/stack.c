@@ -5,7 +5,7 @@
  * shadow entries, held sets and findings carry ids, never arrays. Lookup walks an immutable
  * bucket chain without locks; an insert takes one stripe lock and appends to an arena that is
  * never freed. Ids index a two-level table, so reading a stack by id is lock-free as well.
- * Symbols are resolved only when a report is formatted.
+ * Symbols are resolved only when a report is built (report_build.c).
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -170,44 +170,6 @@ uint32_t lt_stack_recover(uintptr_t ra, uintptr_t cfa, int *partial)
     for (size_t i = j + 1; !*partial && i < n && k < depth(); i++)
         ips[k++] = frames[i].ip;
     return lt_stack_intern(ips, k);
-}
-
-static size_t fmt_frame(char *buf, size_t size, size_t at, size_t i, uintptr_t ip)
-{
-    lt_symbol s;
-    lt_platform_symbolize(ip - 1, &s); /* ip is a return address: look up the call */
-    at = lt_fmt_str(buf, size, at, "    #");
-    at = lt_fmt_dec(buf, size, at, (long)i);
-    at = lt_fmt_str(buf, size, at, " ");
-    at = lt_fmt_hex(buf, size, at, ip);
-    at = lt_fmt_str(buf, size, at, " in ");
-    at = lt_fmt_str(buf, size, at, s.function ? s.function : "??");
-    if (s.file) {
-        at = lt_fmt_str(buf, size, at, " ");
-        at = lt_fmt_str(buf, size, at, s.file);
-        at = lt_fmt_str(buf, size, at, ":");
-        at = lt_fmt_dec(buf, size, at, s.line);
-    }
-    if (s.module) {
-        at = lt_fmt_str(buf, size, at, " (");
-        at = lt_fmt_str(buf, size, at, s.module);
-        at = lt_fmt_str(buf, size, at, "+");
-        at = lt_fmt_hex(buf, size, at, s.module_offset + 1);
-        at = lt_fmt_str(buf, size, at, ")");
-    }
-    return lt_fmt_str(buf, size, at, "\n");
-}
-
-/* Appends one line per frame at buf+at; returns the new end. */
-size_t lt_stack_format(uint32_t id, char *buf, size_t size, size_t at)
-{
-    size_t n;
-    const uintptr_t *ips = lt_stack_get(id, &n);
-    if (!ips)
-        return lt_fmt_str(buf, size, at, "    (no stack)\n");
-    for (size_t i = 0; i < n; i++)
-        at = fmt_frame(buf, size, at, i, ips[i]);
-    return at;
 }
 
 void lt_stack_fork(lt_fork_phase phase)

@@ -323,7 +323,7 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
 
 static int report_deadlock(lt_wait_step *steps, size_t n)
 {
-    lt_finding f = {.kind = LT_FIND_DEADLOCK};
+    lt_finding f = {.kind = LT_FIND_DEADLOCK, .why = LT_WHY_WAIT_CYCLE};
     f.thread = steps[0].thread;
     f.steps = steps;
     f.nsteps = n;
@@ -457,7 +457,8 @@ static int next_long_wait(holders *hs)
 static void report_long_wait(holders *hs)
 {
     lt_thread_each(find_holder, hs);
-    lt_finding f = {.kind = LT_FIND_LONG_WAIT, .outcome = LT_OUTCOME_CONTINUE};
+    lt_finding f = {.kind = LT_FIND_LONG_WAIT, .why = LT_WHY_WAIT_TIMEOUT,
+                    .outcome = LT_OUTCOME_CONTINUE};
     f.thread = hs->steps[0].thread;
     f.steps = hs->steps;
     f.nsteps = hs->n;

@@ -1,0 +1,273 @@
+/*
+ * report_build.c - turns a live lt_finding into a self-contained lt_rep: stack ids become
+ * symbolized frames with module path, build-id and offset, the annotation callback becomes
+ * its text, the lock's shadow becomes numbers. Runs under the report lock, so the storage is
+ * static: fixed pools that a huge report can exhaust, in which case frames are dropped and
+ * the report says how many, rather than allocating.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "platform.h"
+#include "report_data.h"
+
+#define MAX_LOCKS 256    /* exit-held: locks listed; more are left out */
+#define MAX_STEPS 1024   /* cross-thread kinds: links of a cycle listed; more are left out */
+#define MAX_THREADS (MAX_STEPS + 2)
+#define MAX_STACKS (MAX_LOCKS + 2 * MAX_STEPS + 4)
+#define MAX_FRAMES 4096  /* over every stack of one report */
+#define STRING_BYTES (512 * 1024)
+
+static lt_rep_thread threads[MAX_THREADS];
+static lt_rep_lock locks[MAX_LOCKS];
+static lt_rep_stack stacks[MAX_STACKS];
+static lt_rep_frame frames[MAX_FRAMES];
+static lt_rep_step steps[MAX_STEPS];
+static char strings[STRING_BYTES];
+static size_t nframes, string_used;
+static char thread_names[MAX_THREADS][16];
+static lt_module module; /* scratch for one lookup */
+static char exe[4096];
+
+/* A copy of s in the string pool; NULL when s is NULL or the pool is full. */
+static const char *keep(const char *s)
+{
+    size_t n = s ? strlen(s) + 1 : 0;
+    if (!s || n > STRING_BYTES - string_used)
+        return NULL;
+    char *p = memcpy(strings + string_used, s, n);
+    string_used += n;
+    return p;
+}
+
+/* Module paths and build-ids repeat in every frame: reuse the previous frame's copies. */
+static const char *keep_same(const char *s, const char *prev)
+{
+    return prev && s && strcmp(prev, s) == 0 ? prev : keep(s);
+}
+
+static void fill_frame(lt_rep_frame *f, uintptr_t ip, const lt_rep_frame *prev)
+{
+    lt_symbol s;
+    *f = (lt_rep_frame){.ip = ip};
+    if (lt_platform_module(ip, &module)) {
+        f->module = keep_same(module.path, prev ? prev->module : NULL);
+        if (module.build_id[0])
+            f->build_id = keep_same(module.build_id, prev ? prev->build_id : NULL);
+        f->module_offset = ip - module.base;
+    }
+    lt_platform_symbolize(ip - 1, &s); /* ip is a return address: look up the call */
+    f->function = keep(s.function);
+    f->function_offset = s.function_offset;
+    f->file = keep(s.file);
+    f->line = s.line;
+    if (!f->module && s.module) {
+        f->module = keep(s.module);
+        f->module_offset = s.module_offset + 1;
+    }
+}
+
+static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int lock, int partial)
+{
+    size_t n;
+    const uintptr_t *ips = lt_stack_get(id, &n);
+    if (r->nstacks == MAX_STACKS || !ips)
+        return NULL;
+    lt_rep_stack *s = &stacks[r->nstacks++];
+    *s = (lt_rep_stack){.role = role, .thread = 0, .lock = lock, .step = -1, .partial = partial};
+    s->frames = &frames[nframes];
+    for (size_t i = 0; i < n; i++) {
+        if (nframes == MAX_FRAMES) {
+            s->dropped = n - i;
+            break;
+        }
+        fill_frame(&frames[nframes], ips[i], i ? &frames[nframes - 1] : NULL);
+        nframes++;
+        s->nframes++;
+    }
+    return s;
+}
+
+static lt_rep_thread *add_thread(lt_rep *r, const lt_thread_info *t, int gone)
+{
+    lt_rep_thread *out = &threads[r->nthreads];
+    memcpy(thread_names[r->nthreads], t->name, sizeof t->name);
+    thread_names[r->nthreads][sizeof t->name - 1] = 0;
+    *out = (lt_rep_thread){t->seq, t->tid, thread_names[r->nthreads], gone};
+    r->nthreads++;
+    return out;
+}
+
+/* The annotation's text, from the program's describe callback (see locktrace.h). */
+static const char *describe(const void *object, locktrace_describe_fn fn)
+{
+    static char desc[256];
+    if (!fn)
+        return NULL;
+    desc[0] = 0;
+    fn(object, desc, sizeof desc);
+    desc[sizeof desc - 1] = 0;
+    return keep(desc);
+}
+
+static void add_concerned_lock(lt_rep *r, const lt_finding *f)
+{
+    lt_rep_lock *l = &locks[r->nlocks++];
+    *l = (lt_rep_lock){.addr = (uintptr_t)f->lock, .type = f->lock_kind,
+                       .mutex_type = f->mutex_type, .writer_pref = f->writer_pref,
+                       .held_mode = f->held_mode, .req_mode = f->req_mode, .wait = f->wait,
+                       .generation = f->generation, .object = (uintptr_t)f->object};
+    l->annotation = describe(f->object, f->describe);
+}
+
+/* Exit-held: every lock still held, each with where it was taken. */
+static void add_held_locks(lt_rep *r, const lt_finding *f)
+{
+    for (size_t i = 0; i < f->nheld && i < MAX_LOCKS; i++) {
+        const lt_held *h = &f->held[i];
+        lt_rep_lock *l = &locks[r->nlocks];
+        *l = (lt_rep_lock){.addr = (uintptr_t)h->addr, .type = (lt_kind)h->kind,
+                           .held_mode = (lt_mode)h->mode, .generation = h->gen};
+        if (h->lock && atomic_load(&h->lock->gen) == h->gen) {
+            l->object = (uintptr_t)h->lock->object;
+            l->annotation = describe(h->lock->object, h->lock->describe);
+        }
+        l->mutex_type = h->kind == LT_MUTEX ? lt_platform_mutex_type(h->addr) : 0;
+        uint32_t id = h->stack ? h->stack : lt_stack_intern(&h->ra, 1);
+        add_stack(r, "taken", id, (int)r->nlocks, !h->stack);
+        r->nlocks++;
+    }
+}
+
+/* Outside a report: for the exit-time statistics table, when no report runs, and for the
+ * thread dump at abort, which runs under the report lock after the report is out. */
+const lt_rep_stack *lt_report_build_stack(uint32_t id)
+{
+    static lt_rep r;
+    nframes = string_used = 0;
+    r = (lt_rep){.stacks = stacks};
+    return add_stack(&r, "first-seen", id, -1, 0);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Cross-thread kinds: threads and locks are listed once each, steps refer to them by index.
+ * ---------------------------------------------------------------------------------------- */
+static int thread_index(lt_rep *r, const lt_thread_info *t)
+{
+    for (size_t i = 0; i < r->nthreads; i++)
+        if (threads[i].seq == t->seq)
+            return (int)i;
+    if (r->nthreads == MAX_THREADS)
+        return -1;
+    add_thread(r, t, 0);
+    return (int)r->nthreads - 1;
+}
+
+static int lock_index(lt_rep *r, const lt_lock_ref *ref)
+{
+    for (size_t i = 0; i < r->nlocks; i++)
+        if (locks[i].addr == (uintptr_t)ref->addr)
+            return (int)i;
+    if (r->nlocks == MAX_LOCKS)
+        return -1;
+    lt_rep_lock *l = &locks[r->nlocks++];
+    *l = (lt_rep_lock){.addr = (uintptr_t)ref->addr, .type = ref->kind,
+                       .mutex_type = ref->mutex_type, .writer_pref = ref->writer_pref,
+                       .object = (uintptr_t)ref->object};
+    l->annotation = describe(ref->object, ref->describe);
+    return (int)r->nlocks - 1;
+}
+
+static void add_step_stack(lt_rep *r, const char *role, uint32_t id, int step, int thread,
+                           int partial)
+{
+    lt_rep_stack *s = add_stack(r, role, id, steps[step].lock, partial);
+    if (s) {
+        s->thread = thread;
+        s->step = step;
+    }
+}
+
+/* Deadlock and long-wait: the waits of a cycle, or a waiter and the holders of its lock. */
+static void add_wait_steps(lt_rep *r, const lt_finding *f)
+{
+    for (size_t i = 0; i < f->nsteps && i < MAX_STEPS; i++) {
+        const lt_wait_step *w = &f->steps[i];
+        lt_rep_step *st = &steps[r->nsteps++];
+        *st = (lt_rep_step){.thread = thread_index(r, &w->thread), .waits_for = w->waits_for,
+                            .lock = -1, .from = -1, .want_mode = w->want_mode,
+                            .held_mode = w->held_mode, .wait = w->wait, .blocker = -1,
+                            .waited_ms = w->waited_ms};
+        if (f->kind == LT_FIND_DEADLOCK)
+            st->blocker = thread_index(r, &w->blocker);
+        if (w->waits_for == LT_FOR_SIGNAL)
+            st->cond = (uintptr_t)w->wants.addr;
+        else if (w->waits_for == LT_FOR_LOCK && (f->kind == LT_FIND_DEADLOCK || i == 0))
+            st->lock = lock_index(r, &w->wants);
+    }
+    /* A deadlock step's lock is held by its blocker; a long-wait holder step is the holder. */
+    int deadlock = f->kind == LT_FIND_DEADLOCK;
+    for (size_t i = 0; i < r->nsteps; i++) {
+        const lt_wait_step *w = &f->steps[i];
+        const lt_rep_step *st = &steps[i];
+        if (deadlock || i == 0)
+            add_step_stack(r, "waiting", w->wait_stack, (int)i, st->thread, 0);
+        if (deadlock ? w->held_mode != LT_MODE_NONE : i > 0)
+            add_step_stack(r, "holding", w->held_stack, (int)i,
+                           deadlock ? st->blocker : st->thread, w->held_partial);
+    }
+}
+
+/* Lock-order inversion: each edge of the cycle with where both of its locks were taken. */
+static void add_edge_steps(lt_rep *r, const lt_finding *f)
+{
+    for (size_t i = 0; i < f->nedges && i < MAX_STEPS; i++) {
+        const lt_edge_info *e = f->edges[i];
+        lt_rep_step *st = &steps[r->nsteps++];
+        *st = (lt_rep_step){.thread = thread_index(r, &e->thread), .lock = lock_index(r, &e->to),
+                            .from = lock_index(r, &e->from), .want_mode = e->to_mode,
+                            .held_mode = e->from_mode, .blocker = -1};
+    }
+    for (size_t i = 0; i < r->nsteps; i++) {
+        const lt_edge_info *e = f->edges[i];
+        add_step_stack(r, "edge-from", e->from_stack, (int)i, steps[i].thread, e->from_partial);
+        add_step_stack(r, "edge-to", e->to_stack, (int)i, steps[i].thread, 0);
+    }
+}
+
+const lt_rep *lt_report_build(const lt_finding *f)
+{
+    static lt_rep r;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    nframes = string_used = 0;
+    if (!exe[0])
+        lt_platform_exe_path(exe, sizeof exe);
+    r = (lt_rep){.version = LT_REPORT_VERSION, .kind = f->kind, .why = f->why,
+                 .outcome = f->outcome, .time_sec = now.tv_sec, .time_nsec = now.tv_nsec,
+                 .pid = getpid(), .program = exe, .launcher_pid = lt_cfg.launcher_pid,
+                 .warning = f->warning, .one_thread = f->one_thread,
+                 .wait_timeout = f->kind == LT_FIND_LONG_WAIT ? lt_cfg.wait_timeout : 0,
+                 .threads = threads, .locks = locks, .stacks = stacks, .steps = steps};
+    add_thread(&r, &f->thread, 0);
+    if (f->kind >= LT_FIND_DEADLOCK) {
+        if (f->kind == LT_FIND_INVERSION)
+            add_edge_steps(&r, f);
+        else
+            add_wait_steps(&r, f);
+        return &r;
+    }
+    if (f->other)
+        add_thread(&r, f->other, 1);
+    if (f->kind == LT_FIND_EXIT_HELD)
+        add_held_locks(&r, f);
+    else
+        add_concerned_lock(&r, f);
+    add_stack(&r, "request", f->request_stack, -1, 0);
+    if (!f->other)
+        add_stack(&r, "held", f->held_stack, 0, f->held_partial);
+    add_stack(&r, "first-seen", f->first_stack, 0, 0);
+    return &r;
+}

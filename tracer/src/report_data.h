@@ -1,0 +1,135 @@
+/*
+ * report_data.h - a report as plain, self-contained data (lt_rep), and the two writers that
+ * turn one into text or JSON. Both the tracer and the `locktrace` tool compile
+ * report_text.c and report_json.c: the tracer fills an lt_rep from an lt_finding
+ * (report_build.c), the tool fills one from a JSON file (tool/report_read.c), and the same
+ * code prints both. Nothing here points into the live process: addresses are numbers,
+ * descriptions are strings, stacks are frames.
+ *
+ * A report is generic on purpose: a kind, a reason, an outcome, then lists of threads, locks
+ * and stacks. A stack names its role ("request", "held", "first-seen", "taken", ...) and the
+ * thread and lock it belongs to by index, so a new finding kind needs only its name in the
+ * tables of report_text.c, and its stack roles in role_heading[] to print nicely.
+ *
+ * The cross-thread kinds (deadlock, lock-order-inversion, long-wait) relate several threads
+ * and several locks, each in its own mode, so they add steps (lt_rep_step) that say who waits
+ * for or holds what; their stacks name their step. report_text.c prints them with a formatter
+ * of their own.
+ */
+#ifndef LT_REPORT_DATA_H
+#define LT_REPORT_DATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lt_internal.h"
+
+#define LT_REPORT_VERSION 1 /* docs/report-schema.md; bump on any incompatible change */
+
+typedef struct lt_rep_frame {
+    uint64_t ip;              /* the captured address (a return address except in frame #0) */
+    const char *module;       /* path of the object file, NULL when unknown */
+    const char *build_id;     /* lowercase hex of its GNU build-id, NULL when it has none */
+    uint64_t module_offset;   /* ip minus the module's load address */
+    const char *function;     /* NULL when unknown */
+    uint64_t function_offset; /* of ip - 1 from the function's start */
+    const char *file;         /* source file, NULL without debug info */
+    int line;
+    int inlined;              /* 1: a frame inlined at this ip (only the tool finds those) */
+} lt_rep_frame;
+
+typedef struct lt_rep_stack {
+    const char *role;     /* what the stack shows, see role_heading[] in report_text.c */
+    int thread;           /* index into lt_rep.threads, -1 = none */
+    int lock;             /* index into lt_rep.locks, -1 = none */
+    int step;             /* index into lt_rep.steps, -1 = none */
+    int partial;          /* 1: only the call site is known */
+    size_t dropped;       /* frames left out to fit the report */
+    size_t nframes;
+    lt_rep_frame *frames;
+} lt_rep_stack;
+
+typedef struct lt_rep_lock {
+    uint64_t addr;
+    lt_kind type;
+    int mutex_type;           /* lt_mutex_type, mutexes only */
+    int writer_pref;          /* rwlocks: writer-preferring */
+    lt_mode held_mode, req_mode;
+    lt_wait wait;             /* of the request; meaningful when req_mode != NONE */
+    uint32_t generation;      /* of the address's identity; 0 = unknown */
+    uint64_t object;          /* annotation: the guarded object, 0 = none */
+    const char *annotation;   /* annotation: its description, NULL = none */
+} lt_rep_lock;
+
+typedef struct lt_rep_thread {
+    int seq; /* T<seq>; -1 = unknown */
+    int tid;
+    const char *name;
+    int gone; /* has exited (or was left behind by fork) */
+} lt_rep_thread;
+
+/* One link of a cross-thread report (indices into threads and locks, -1 = none).
+ * deadlock: one per thread of the cycle, in order: `thread` waits (waits_for, `lock` in
+ * want_mode, or `cond`) for `blocker`, which holds `lock` in held_mode (none: it is only
+ * queued for write on a writer-preferring lock).
+ * long-wait: steps[0] is the waiter (waited_ms); each further step is a holder `thread` of
+ * steps[0]'s lock in held_mode.
+ * lock-order-inversion: one per edge of the cycle: `lock` (want_mode) was taken while
+ * holding `from` (held_mode), first by `thread`. */
+typedef struct lt_rep_step {
+    int thread;
+    int waits_for;  /* lt_wait_for */
+    int lock;
+    int from;
+    lt_mode want_mode, held_mode;
+    lt_wait wait;
+    int blocker;
+    long waited_ms;
+    uint64_t cond;  /* the condition variable of an LT_FOR_SIGNAL wait */
+} lt_rep_step;
+
+typedef struct lt_rep {
+    int version;
+    lt_finding_kind kind;
+    lt_reason why;
+    lt_outcome outcome;
+    int64_t time_sec;     /* when it was found, Unix time */
+    long time_nsec;
+    int pid;
+    const char *program;  /* path of the executable */
+    int launcher_pid;     /* pid of the locktrace launcher that ran it, 0 = none */
+    int warning;          /* deadlock: 1 = a timed wait ends it, 2 = a signal from outside may */
+    int one_thread;       /* lock-order-inversion: one thread took the locks in both orders */
+    int wait_timeout;     /* long-wait: LOCKTRACE_WAIT_TIMEOUT in seconds */
+    size_t nthreads, nlocks, nstacks, nsteps;
+    lt_rep_thread *threads; /* [0]: the thread that triggered the finding */
+    lt_rep_lock *locks;     /* [0]: the lock concerned (exit-held: every lock still held) */
+    lt_rep_stack *stacks;
+    lt_rep_step *steps;     /* cross-thread kinds only */
+} lt_rep;
+
+/* Name tables (report_text.c): index -> name; the reverse lookups return -1 when absent. */
+const char *lt_rep_kind_name(int kind);
+const char *lt_rep_reason_name(int why);
+const char *lt_rep_outcome_name(int outcome);
+const char *lt_rep_type_name(int type);
+const char *lt_rep_mutex_type_name(int type);
+const char *lt_rep_mode_name(int mode);
+const char *lt_rep_wait_name(int wait);
+const char *lt_rep_waits_for_name(int waits_for);
+int lt_rep_lookup(const char *(*names)(int), const char *name, size_t len);
+
+/* report_text.c: the text the program prints on stderr (and `locktrace report` prints). */
+size_t lt_rep_format_text(const lt_rep *r, char *buf, size_t size);
+/* Just the frame lines of one stack, appended at buf+at; returns the new end. */
+size_t lt_rep_format_frames(const lt_rep_stack *s, char *buf, size_t size, size_t at);
+
+/* report_build.c (tracer only): stack id -> symbolized frames, valid until the next build. */
+const lt_rep_stack *lt_report_build_stack(uint32_t id);
+
+/* report_json.c: the report as one JSON document, frames per stack capped at max_frames
+ * (the rest are counted as dropped). Returns the length it needs, which may exceed size:
+ * then call again with fewer frames. */
+size_t lt_rep_format_json(const lt_rep *r, char *buf, size_t size, size_t max_frames);
+
+#endif

@@ -1,0 +1,674 @@
+/*
+ * report_text.c - the one text formatter: an lt_rep in, the lines a person reads out. The
+ * tracer prints them on stderr when it finds something, and `locktrace report` prints them
+ * again from the JSON file, so both come from here. Also the name tables every writer and
+ * reader of reports shares, and the small allocation-free formatting helpers (the tracer calls
+ * this at moments when malloc and stdio are off limits).
+ */
+#include <string.h>
+
+#include "report_data.h"
+
+static const char *const kind_names[LT_FIND_KIND_COUNT] = {
+    [LT_FIND_SELF_DEADLOCK] = "self-deadlock",
+    [LT_FIND_BAD_UNLOCK] = "bad-unlock",
+    [LT_FIND_DESTROY_HELD] = "destroy-held",
+    [LT_FIND_EXIT_HELD] = "exit-held",
+    [LT_FIND_DEADLOCK] = "deadlock",
+    [LT_FIND_INVERSION] = "lock-order-inversion",
+    [LT_FIND_LONG_WAIT] = "long-wait",
+};
+
+/* What the thread does to the lock, in the summary line; "" = the kind has its own line. */
+static const char *const kind_verbs[LT_FIND_KIND_COUNT] = {
+    [LT_FIND_SELF_DEADLOCK] = "requests",
+    [LT_FIND_BAD_UNLOCK] = "unlocks",
+    [LT_FIND_DESTROY_HELD] = "destroys",
+    [LT_FIND_EXIT_HELD] = "",
+    [LT_FIND_DEADLOCK] = "",
+    [LT_FIND_INVERSION] = "",
+    [LT_FIND_LONG_WAIT] = "",
+};
+
+/* Stable ids of the reasons, for JSON. */
+static const char *const reason_names[LT_WHY_COUNT] = {
+    [LT_WHY_WRITE_HELD] = "write-held",
+    [LT_WHY_UPGRADE] = "upgrade",
+    [LT_WHY_WRITER_QUEUED] = "writer-queued",
+    [LT_WHY_MUTEX_RELOCK] = "mutex-relock",
+    [LT_WHY_ERRORCHECK_RELOCK] = "errorcheck-relock",
+    [LT_WHY_SPIN_RELOCK] = "spin-relock",
+    [LT_WHY_ORPHANED] = "orphaned",
+    [LT_WHY_NOT_HELD] = "not-held",
+    [LT_WHY_DESTROY] = "destroy",
+    [LT_WHY_EXIT] = "exit",
+    [LT_WHY_WAIT_CYCLE] = "wait-cycle",
+    [LT_WHY_ORDER_CYCLE] = "order-cycle",
+    [LT_WHY_WAIT_TIMEOUT] = "wait-timeout",
+};
+
+/* Why the request can never be granted (or what the misuse is), for the summary line. */
+static const char *const reason_text[LT_WHY_COUNT] = {
+    [LT_WHY_WRITE_HELD] = "it holds it for write (glibc returns EDEADLK, other libcs hang)",
+    [LT_WHY_UPGRADE] = "it holds it for read (a read-to-write upgrade hangs on every platform)",
+    [LT_WHY_WRITER_QUEUED] = "it holds it for read and the lock prefers a writer that is "
+                             "waiting (hangs)",
+    [LT_WHY_MUTEX_RELOCK] = "it holds it already (a normal mutex hangs)",
+    [LT_WHY_ERRORCHECK_RELOCK] = "it holds it already (error-checking mutex: the call "
+                                 "returns EDEADLK)",
+    [LT_WHY_SPIN_RELOCK] = "it holds it already (a spinlock spins forever)",
+    [LT_WHY_ORPHANED] = "a thread that is gone (exited, or left behind by fork) holds it "
+                        "(it can never be granted)",
+    [LT_WHY_NOT_HELD] = "it does not hold it",
+    [LT_WHY_DESTROY] = "it is held",
+    [LT_WHY_EXIT] = "",
+    [LT_WHY_WAIT_CYCLE] = "",   /* the cross-thread kinds have their own text */
+    [LT_WHY_ORDER_CYCLE] = "",
+    [LT_WHY_WAIT_TIMEOUT] = "",
+};
+
+static const char *const outcome_names[] = {"continue", "abort", "edeadlk"};
+static const char *const type_names[] = {"rwlock", "mutex", "spinlock"};
+static const char *const mutex_type_names[] = {"normal", "recursive", "errorcheck"};
+static const char *const mode_names[] = {"none", "read", "write"};
+static const char *const wait_names[] = {"try", "blocking", "timed"};
+static const char *const waits_for_names[] = {"lock", "join", "signal"};
+
+_Static_assert(LT_FIND_KIND_COUNT == 7, "name every finding kind in kind_names and kind_verbs");
+_Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
+_Static_assert(LT_WHY_COUNT == 13, "name and explain every reason");
+_Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
+
+#define NAME_OF(table, i) ((i) >= 0 && (size_t)(i) < LT_ARRAY_LEN(table) ? (table)[i] : NULL)
+
+const char *lt_rep_kind_name(int kind) { return NAME_OF(kind_names, kind); }
+const char *lt_rep_reason_name(int why) { return NAME_OF(reason_names, why); }
+const char *lt_rep_outcome_name(int outcome) { return NAME_OF(outcome_names, outcome); }
+const char *lt_rep_type_name(int type) { return NAME_OF(type_names, type); }
+const char *lt_rep_mutex_type_name(int type) { return NAME_OF(mutex_type_names, type); }
+const char *lt_rep_mode_name(int mode) { return NAME_OF(mode_names, mode); }
+const char *lt_rep_wait_name(int wait) { return NAME_OF(wait_names, wait); }
+const char *lt_rep_waits_for_name(int waits_for) { return NAME_OF(waits_for_names, waits_for); }
+
+/* Index whose name is name[0..len), -1 when none: names(i) is NULL past the end. */
+int lt_rep_lookup(const char *(*names)(int), const char *name, size_t len)
+{
+    for (int i = 0; names(i); i++)
+        if (strlen(names(i)) == len && memcmp(names(i), name, len) == 0)
+            return i;
+    return -1;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Allocation-free formatting into a caller's buffer: each returns the new end, and output
+ * that does not fit is cut, never overflowed.
+ * ---------------------------------------------------------------------------------------- */
+size_t lt_fmt_str(char *buf, size_t size, size_t at, const char *s)
+{
+    while (s && *s && at + 1 < size)
+        buf[at++] = *s++;
+    if (at < size)
+        buf[at] = 0;
+    return at;
+}
+
+size_t lt_fmt_hex(char *buf, size_t size, size_t at, uintptr_t v)
+{
+    char tmp[2 + 2 * sizeof v + 1], *p = tmp + sizeof tmp - 1;
+    *p = 0;
+    do
+        *--p = "0123456789abcdef"[v & 15];
+    while (v >>= 4);
+    *--p = 'x';
+    *--p = '0';
+    return lt_fmt_str(buf, size, at, p);
+}
+
+size_t lt_fmt_dec(char *buf, size_t size, size_t at, long v)
+{
+    char tmp[24], *p = tmp + sizeof tmp - 1;
+    unsigned long u = v < 0 ? 0ul - (unsigned long)v : (unsigned long)v;
+    *p = 0;
+    do
+        *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+        *--p = '-';
+    return lt_fmt_str(buf, size, at, p);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct out {
+    char *buf;
+    size_t size, at;
+} out;
+
+static void put(out *o, const char *s) { o->at = lt_fmt_str(o->buf, o->size, o->at, s); }
+/* A string from the report's data (a name, a path): a control character would let a file
+ * forge lines or drive the terminal, so each prints as '?'. */
+static void put_data(out *o, const char *s)
+{
+    for (; s && *s && o->at + 1 < o->size; s++)
+        o->buf[o->at++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+    if (o->at < o->size)
+        o->buf[o->at] = 0;
+}
+
+static void put_hex(out *o, uint64_t v)
+{
+    o->at = lt_fmt_hex(o->buf, o->size, o->at, (uintptr_t)v);
+}
+static void put_dec(out *o, long v) { o->at = lt_fmt_dec(o->buf, o->size, o->at, v); }
+
+static const char *lock_name(const lt_rep_lock *l)
+{
+    static const char *const mutex[] = {"mutex (normal)", "mutex (recursive)",
+                                        "mutex (error-checking)"};
+    switch (l->type) {
+    case LT_RWLOCK:
+        return l->writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";
+    case LT_MUTEX: return NAME_OF(mutex, l->mutex_type) ? mutex[l->mutex_type] : "mutex";
+    default: return "spinlock";
+    }
+}
+
+static const char *mode_word(lt_kind type, lt_mode mode)
+{
+    if (mode == LT_MODE_NONE)
+        return "none";
+    if (type != LT_RWLOCK)
+        return "lock";
+    return mode == LT_MODE_READ ? "read" : "write";
+}
+
+static void put_thread(out *o, const lt_rep_thread *t)
+{
+    put(o, "T");
+    put_dec(o, t->seq);
+    put(o, " (tid ");
+    put_dec(o, t->tid);
+    put(o, ")");
+    if (t->name && t->name[0]) {
+        put(o, " \"");
+        put_data(o, t->name);
+        put(o, "\"");
+    }
+}
+
+static void put_frame(out *o, size_t i, const lt_rep_frame *f)
+{
+    put(o, "    #");
+    put_dec(o, (long)i);
+    put(o, " ");
+    put_hex(o, f->ip);
+    put(o, f->inlined ? " in (inlined) " : " in ");
+    put_data(o, f->function ? f->function : "??");
+    if (f->file) {
+        put(o, " ");
+        put_data(o, f->file);
+        put(o, ":");
+        put_dec(o, f->line);
+    }
+    if (f->module) {
+        put(o, " (");
+        put_data(o, f->module);
+        put(o, "+");
+        put_hex(o, f->module_offset);
+        put(o, ")");
+    }
+    put(o, "\n");
+}
+
+static void put_frames(out *o, const lt_rep_stack *s)
+{
+    if (!s->nframes)
+        put(o, "    (no stack)\n");
+    for (size_t i = 0; i < s->nframes; i++)
+        put_frame(o, i, &s->frames[i]);
+    if (s->dropped) {
+        put(o, "    (");
+        put_dec(o, (long)s->dropped);
+        put(o, " more frames left out of the report)\n");
+    }
+}
+
+/* One stack's frame lines, for other tables that show stacks (stats.c). */
+size_t lt_rep_format_frames(const lt_rep_stack *s, char *buf, size_t size, size_t at)
+{
+    out o = {buf, size, at};
+    put_frames(&o, s);
+    return o.at;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The sections of a report.
+ * ---------------------------------------------------------------------------------------- */
+static const lt_rep_lock *lock0(const lt_rep *r)
+{
+    static const lt_rep_lock none;
+    return r->nlocks ? &r->locks[0] : &none;
+}
+
+static void put_summary(out *o, const lt_rep *r)
+{
+    const lt_rep_lock *l = lock0(r);
+    put(o, "locktrace: ");
+    put(o, lt_rep_kind_name(r->kind));
+    put(o, ": thread ");
+    put_thread(o, &r->threads[0]);
+    if (r->kind == LT_FIND_EXIT_HELD) {
+        put(o, " exits holding ");
+        put_dec(o, (long)r->nlocks);
+        put(o, r->nlocks == 1 ? " lock\n" : " locks\n");
+        return;
+    }
+    put(o, " ");
+    put(o, kind_verbs[r->kind]);
+    if (r->kind == LT_FIND_SELF_DEADLOCK) {
+        put(o, " ");
+        put(o, mode_word(l->type, l->req_mode));
+        put(o, " on");
+    }
+    put(o, " ");
+    put(o, lock_name(l));
+    put(o, " ");
+    put_hex(o, l->addr);
+    put(o, r->kind == LT_FIND_DESTROY_HELD ? " while " : " but ");
+    put(o, reason_text[r->why]);
+    put(o, "\n");
+}
+
+static void put_object(out *o, const char *label, const lt_rep_lock *l)
+{
+    if (!l->object && !l->annotation)
+        return;
+    put(o, label);
+    put_hex(o, l->object);
+    put(o, l->annotation && l->annotation[0] ? " " : "");
+    put_data(o, l->annotation);
+    put(o, "\n");
+}
+
+static void put_lock(out *o, const lt_rep_lock *l)
+{
+    put(o, "  lock:      ");
+    put_hex(o, l->addr);
+    put(o, " ");
+    put(o, lock_name(l));
+    if (l->held_mode == LT_MODE_NONE) {
+        put(o, ", not held by this thread");
+    } else {
+        put(o, ", held for ");
+        put(o, mode_word(l->type, l->held_mode));
+    }
+    if (l->req_mode != LT_MODE_NONE) {
+        put(o, ", requested for ");
+        put(o, mode_word(l->type, l->req_mode));
+        put(o, " (");
+        put(o, lt_rep_wait_name(l->wait));
+        put(o, ")");
+    }
+    put(o, "\n");
+    put_object(o, "  guards:    ", l);
+}
+
+/* A lock still held at thread exit, and where it was taken. */
+static void put_taken(out *o, const lt_rep *r, const lt_rep_stack *s)
+{
+    const lt_rep_lock *l = &r->locks[s->lock];
+    static const char *const held_as[] = {" rwlock for ", " mutex, ", " spinlock, "};
+    put(o, "  still held: ");
+    put_hex(o, l->addr);
+    put(o, held_as[l->type]);
+    put(o, mode_word(l->type, l->held_mode));
+    put(o, "\n");
+    put_object(o, "    guards: ", l);
+    put(o, "    taken at:\n");
+    put_frames(o, s);
+    if (s->partial)
+        put(o, "    (call site only; LOCKTRACE_STACKS=full records whole stacks)\n");
+}
+
+static void put_held(out *o, const lt_rep *r, const lt_rep_stack *s)
+{
+    put(o, "  earlier acquisition by this thread (held for ");
+    put(o, mode_word(lock0(r)->type, lock0(r)->held_mode));
+    put(o, "):\n");
+    put_frames(o, s);
+    if (s->partial)
+        put(o, "    (its caller has returned since: only the call site is known; "
+               "LOCKTRACE_STACKS=full records whole stacks)\n");
+}
+
+/* The other threads a report names: for now the gone owner of an orphaned lock. */
+static void put_others(out *o, const lt_rep *r)
+{
+    for (size_t i = 1; i < r->nthreads; i++) {
+        if (!r->threads[i].gone)
+            continue;
+        put(o, "  held by ");
+        put_thread(o, &r->threads[i]);
+        put(o, ", which is gone (an exit-held report shows where it took the lock)\n");
+    }
+}
+
+/* Headings of the stack roles that have no section of their own; an unknown role prints
+ * under its own name, so a new kind's stacks show up before it gets a heading here. */
+static const char *const role_heading[][2] = {
+    {"request", "  request (this call):\n"},
+    {"first-seen", "  lock first seen:\n"},
+};
+
+static void put_stack(out *o, const lt_rep *r, const lt_rep_stack *s)
+{
+    if (strcmp(s->role, "taken") == 0 && s->lock >= 0) {
+        put_taken(o, r, s);
+        return;
+    }
+    if (strcmp(s->role, "held") == 0) {
+        put_held(o, r, s);
+        return;
+    }
+    for (size_t i = 0; i < LT_ARRAY_LEN(role_heading); i++) {
+        if (strcmp(s->role, role_heading[i][0]) == 0) {
+            put(o, role_heading[i][1]);
+            put_frames(o, s);
+            return;
+        }
+    }
+    put(o, "  ");
+    put_data(o, s->role);
+    put(o, ":\n");
+    put_frames(o, s);
+}
+
+static void put_outcome(out *o, const lt_rep *r)
+{
+    switch (r->outcome) {
+    case LT_OUTCOME_ABORT:
+        put(o, "  action: abort (LOCKTRACE_ACTION=edeadlk makes the call fail with EDEADLK "
+               "instead)\n");
+        break;
+    case LT_OUTCOME_EDEADLK:
+        put(o, "  action: the call returns EDEADLK without locking (LOCKTRACE_ACTION=edeadlk)\n");
+        break;
+    default:
+        break;
+    }
+}
+
+/* Stacks of one role, in the order the report lists them; role NULL = every role that has
+ * no place of its own in the order below. */
+static int placed(const char *role)
+{
+    return !strcmp(role, "taken") || !strcmp(role, "held") || !strcmp(role, "first-seen");
+}
+
+static void put_role(out *o, const lt_rep *r, const char *role)
+{
+    for (size_t i = 0; i < r->nstacks; i++) {
+        const lt_rep_stack *s = &r->stacks[i];
+        if (role ? strcmp(s->role, role) == 0 : !placed(s->role))
+            put_stack(o, r, s);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Cross-thread kinds: deadlock (a wait-for cycle), lock-order-inversion (a cycle in the
+ * lock-order graph), long-wait. Their text is built from the steps; each stack belongs to
+ * one step by role.
+ * ---------------------------------------------------------------------------------------- */
+static const lt_rep_thread unknown_thread = {.seq = -1};
+static const lt_rep_lock unknown_lock;
+
+static const lt_rep_thread *thread_at(const lt_rep *r, int i)
+{
+    return i >= 0 && (size_t)i < r->nthreads ? &r->threads[i] : &unknown_thread;
+}
+
+static const lt_rep_lock *lock_at(const lt_rep *r, int i)
+{
+    return i >= 0 && (size_t)i < r->nlocks ? &r->locks[i] : &unknown_lock;
+}
+
+static void put_ref(out *o, const lt_rep_lock *l)
+{
+    put(o, lock_name(l));
+    put(o, " ");
+    put_hex(o, l->addr);
+}
+
+static void put_tref(out *o, const lt_rep_thread *t)
+{
+    put(o, "T");
+    put_dec(o, t->seq);
+}
+
+/* The frames of step i's stack of this role, "(no stack)" when the report has none. */
+static void put_step_stack(out *o, const lt_rep *r, const char *role, size_t i)
+{
+    static const lt_rep_stack none = {.role = ""};
+    const lt_rep_stack *s = &none;
+    for (size_t k = 0; k < r->nstacks; k++)
+        if (r->stacks[k].step == (int)i && strcmp(r->stacks[k].role, role) == 0)
+            s = &r->stacks[k];
+    put_frames(o, s);
+    if (s->partial)
+        put(o, "    (call site only; LOCKTRACE_STACKS=full records whole stacks)\n");
+}
+
+/* What the thread of step i waits for, and who holds it up. */
+static void put_cycle_wait(out *o, const lt_rep *r, size_t i)
+{
+    const lt_rep_step *s = &r->steps[i];
+    const lt_rep_lock *l = lock_at(r, s->lock);
+    if (s->waits_for != LT_FOR_LOCK) {
+        if (s->waits_for == LT_FOR_JOIN) {
+            put(o, "\n    waits in pthread_join for ");
+            put_tref(o, thread_at(r, s->blocker));
+            put(o, " to exit\n");
+        } else {
+            put(o, "\n    waits on condition variable ");
+            put_hex(o, s->cond);
+            put(o, " for a signal; the last one came from ");
+            put_tref(o, thread_at(r, s->blocker));
+            put(o, "\n");
+        }
+        put(o, "    waiting at:\n");
+        put_step_stack(o, r, "waiting", i);
+        return;
+    }
+    put(o, "\n    waits for ");
+    put(o, mode_word(l->type, s->want_mode));
+    put(o, " on ");
+    put_ref(o, l);
+    put(o, " (");
+    put(o, NAME_OF(wait_names, s->wait) ? wait_names[s->wait] : "?");
+    put(o, s->held_mode == LT_MODE_NONE ? "), queued behind " : "), held for ");
+    if (s->held_mode != LT_MODE_NONE) {
+        put(o, mode_word(l->type, s->held_mode));
+        put(o, " by ");
+    }
+    put_tref(o, thread_at(r, s->blocker));
+    put(o, s->held_mode == LT_MODE_NONE ? "'s write request (the lock prefers writers)\n" : "\n");
+    put_object(o, "    guards:    ", l);
+    put(o, "    waiting at:\n");
+    put_step_stack(o, r, "waiting", i);
+}
+
+/* Thread i of a cycle: what it waits for (step i) and what it holds (step i-1). */
+static void put_cycle_thread(out *o, const lt_rep *r, size_t i)
+{
+    size_t p = (i + r->nsteps - 1) % r->nsteps;
+    const lt_rep_step *prev = &r->steps[p];
+    const lt_rep_lock *l = lock_at(r, prev->lock);
+    put(o, "  thread ");
+    put_thread(o, thread_at(r, r->steps[i].thread));
+    put_cycle_wait(o, r, i);
+    if (prev->held_mode == LT_MODE_NONE)
+        return;
+    put(o, "    holds ");
+    put_ref(o, l);
+    put(o, " for ");
+    put(o, mode_word(l->type, prev->held_mode));
+    put(o, ", wanted by ");
+    put_tref(o, thread_at(r, prev->thread));
+    put(o, "\n");
+    put_object(o, "    guards:    ", l);
+    put(o, "    taken at:\n");
+    put_step_stack(o, r, "holding", p);
+}
+
+static void put_deadlock(out *o, const lt_rep *r)
+{
+    put(o, "locktrace: deadlock: ");
+    put_dec(o, (long)r->nsteps);
+    put(o, " threads wait for each other (");
+    for (size_t i = 0; i < r->nsteps; i++) {
+        put_tref(o, thread_at(r, r->steps[i].thread));
+        put(o, " -> ");
+    }
+    put_tref(o, thread_at(r, r->nsteps ? r->steps[0].thread : -1));
+    put(o, r->warning == 2 ? "); warning: a condition wait is in the cycle, only a signal from "
+                             "another thread ends it\n"
+           : r->warning  ? "); warning: a timed wait is in the cycle, it ends when that times out\n"
+                         : "); none of them can go on\n");
+    for (size_t i = 0; i < r->nsteps; i++)
+        put_cycle_thread(o, r, i);
+    if (r->warning)
+        put(o, r->warning == 2 ? "  action: none (another thread may still signal)\n"
+                               : "  action: none (the timed wait will fail with ETIMEDOUT)\n");
+}
+
+/* "lock A (mode)" as the inversion's table says it. */
+static void put_end(out *o, const lt_rep_lock *l, lt_mode m)
+{
+    put_ref(o, l);
+    put(o, " (");
+    put(o, mode_word(l->type, m));
+    put(o, ")");
+}
+
+static void put_inversion(out *o, const lt_rep *r)
+{
+    put(o, "locktrace: lock-order-inversion: ");
+    put_dec(o, (long)r->nsteps);
+    put(o, " locks are taken in a cycle (");
+    for (size_t i = 0; i < r->nsteps; i++) {
+        put_hex(o, lock_at(r, r->steps[i].from)->addr);
+        put(o, " -> ");
+    }
+    put_hex(o, lock_at(r, r->nsteps ? r->steps[0].from : -1)->addr);
+    put(o, "): a potential deadlock\n");
+    if (r->one_thread) {
+        put(o, "  seen in one thread only: ");
+        put_thread(o, &r->threads[0]);
+        put(o, " took these locks in both orders; two threads doing so deadlock\n");
+    }
+    put(o, "  how it deadlocks:\n");
+    for (size_t i = 0; i < r->nsteps; i++) {
+        put(o, "    thread ");
+        put_dec(o, (long)i + 1);
+        put(o, " holds ");
+        put_end(o, lock_at(r, r->steps[i].from), r->steps[i].held_mode);
+        put(o, " and wants ");
+        put_end(o, lock_at(r, r->steps[i].lock), r->steps[i].want_mode);
+        put(o, "\n");
+    }
+    for (size_t i = 0; i < r->nsteps; i++) {
+        const lt_rep_lock *from = lock_at(r, r->steps[i].from), *to = lock_at(r, r->steps[i].lock);
+        put(o, "  edge ");
+        put_dec(o, (long)i + 1);
+        put(o, ": ");
+        put_hex(o, to->addr);
+        put(o, " taken while holding ");
+        put_hex(o, from->addr);
+        put(o, ", first by thread ");
+        put_thread(o, thread_at(r, r->steps[i].thread));
+        put(o, "\n");
+        put_object(o, "    guards:    ", from);
+        put(o, "    ");
+        put_hex(o, from->addr);
+        put(o, " taken at:\n");
+        put_step_stack(o, r, "edge-from", i);
+        put(o, "    ");
+        put_hex(o, to->addr);
+        put(o, " taken at:\n");
+        put_step_stack(o, r, "edge-to", i);
+    }
+    put(o, r->outcome == LT_OUTCOME_ABORT
+               ? "  action: abort (LOCKTRACE_INVERSION=report reports and goes on)\n"
+               : "  action: none, reported once (LOCKTRACE_INVERSION=abort aborts)\n");
+}
+
+static void put_long_wait(out *o, const lt_rep *r)
+{
+    const lt_rep_step *w = &r->steps[0];
+    const lt_rep_lock *l = lock_at(r, w->lock);
+    put(o, "locktrace: long-wait: thread ");
+    put_thread(o, thread_at(r, w->thread));
+    put(o, " has waited ");
+    put_dec(o, w->waited_ms);
+    put(o, " ms for ");
+    put(o, mode_word(l->type, w->want_mode));
+    put(o, " on ");
+    put_ref(o, l);
+    put(o, " (LOCKTRACE_WAIT_TIMEOUT=");
+    put_dec(o, r->wait_timeout);
+    put(o, ")\n");
+    put_object(o, "  guards:    ", l);
+    put(o, "  waiting at:\n");
+    put_step_stack(o, r, "waiting", 0);
+    if (r->nsteps == 1)
+        put(o, "  no holder is on record (the lock may have been taken before the tracer "
+               "loaded, or released just now)\n");
+    for (size_t i = 1; i < r->nsteps; i++) {
+        put(o, "  held for ");
+        put(o, mode_word(l->type, r->steps[i].held_mode));
+        put(o, " by ");
+        put_thread(o, thread_at(r, r->steps[i].thread));
+        put(o, ", taken at:\n");
+        put_step_stack(o, r, "holding", i);
+    }
+}
+
+static size_t format_cross(const lt_rep *r, char *buf, size_t size)
+{
+    out o = {buf, size, 0};
+    if (!r->nsteps) { /* only a damaged file has none: say so rather than index steps[0] */
+        put(&o, "locktrace: ");
+        put(&o, lt_rep_kind_name(r->kind));
+        put(&o, ": (the report lists no threads or locks)\n");
+    } else if (r->kind == LT_FIND_DEADLOCK)
+        put_deadlock(&o, r);
+    else if (r->kind == LT_FIND_INVERSION)
+        put_inversion(&o, r);
+    else
+        put_long_wait(&o, r);
+    put_outcome(&o, r);
+    return o.at;
+}
+
+/* Order: summary, thread, the locks still held at exit or the lock concerned, the request
+ * (and any other stacks), the gone owner, the earlier acquisition, where the
+ * lock was first seen, the action. */
+size_t lt_rep_format_text(const lt_rep *r, char *buf, size_t size)
+{
+    out o = {buf, size, 0};
+    if (r->kind >= LT_FIND_DEADLOCK)
+        return format_cross(r, buf, size);
+    put_summary(&o, r);
+    put(&o, "  thread:    ");
+    put_thread(&o, &r->threads[0]);
+    put(&o, "\n");
+    put_role(&o, r, "taken");
+    if (r->kind != LT_FIND_EXIT_HELD && r->nlocks)
+        put_lock(&o, &r->locks[0]);
+    put_role(&o, r, NULL);
+    put_others(&o, r);
+    put_role(&o, r, "held");
+    put_role(&o, r, "first-seen");
+    put_outcome(&o, r);
+    return o.at;
+}

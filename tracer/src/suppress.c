@@ -1,0 +1,173 @@
+/*
+ * suppress.c - LOCKTRACE_SUPPRESSIONS: a file of lines "<kind>:<pattern>", '#' comments and
+ * blank lines. A report of that kind is suppressed when the pattern ('*' matches any run of
+ * characters) matches a function name, a module path or base name, or a source file path or
+ * base name in any of its frames. Suppressed reports are counted (summary file), not printed.
+ *
+ * The file is read once at load time, where a problem stops the program with the file and
+ * line named; matching runs at report time on the loaded rules without allocating.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "platform.h"
+#include "report_data.h"
+
+typedef struct rule {
+    int kind;            /* lt_finding_kind */
+    const char *pattern; /* NUL-terminated, inside the loaded file's copy */
+} rule;
+
+static rule *rules;
+static size_t nrules;
+
+static void fail(const char *path, long line, const char *problem, const char *detail)
+{
+    char msg[4200];
+    size_t at = lt_fmt_str(msg, sizeof msg, 0, "locktrace: LOCKTRACE_SUPPRESSIONS: ");
+    at = lt_fmt_str(msg, sizeof msg, at, path);
+    if (line > 0) {
+        at = lt_fmt_str(msg, sizeof msg, at, ":");
+        at = lt_fmt_dec(msg, sizeof msg, at, line);
+    }
+    at = lt_fmt_str(msg, sizeof msg, at, ": ");
+    at = lt_fmt_str(msg, sizeof msg, at, problem);
+    at = lt_fmt_str(msg, sizeof msg, at, detail);
+    at = lt_fmt_str(msg, sizeof msg, at, "\n");
+    lt_platform_write(2, msg, at);
+    _exit(2);
+}
+
+/* The whole file, NUL-terminated, in mapped memory that lives as long as the process. */
+static char *read_file(const char *path, size_t *len)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        const char *why = fd < 0 ? strerror(errno) : "not a regular file";
+        fail(path, 0, "cannot read the file: ", why);
+    }
+    char *text = lt_platform_map((size_t)st.st_size + 1);
+    size_t got = 0, want = (size_t)st.st_size;
+    ssize_t n = 1;
+    while (text && got < want && (n = read(fd, text + got, want - got)) > 0)
+        got += (size_t)n;
+    close(fd);
+    if (!text || n < 0)
+        fail(path, 0, "cannot read the file", "");
+    *len = got;
+    return text;
+}
+
+static char *trim(char *s, char *end)
+{
+    while (s < end && (*s == ' ' || *s == '\t'))
+        s++;
+    while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+        end--;
+    *end = 0;
+    return s;
+}
+
+/* One line (NUL-terminated); adds a rule unless it is blank or a comment. */
+static void parse_line(const char *path, long lineno, char *line, char *end)
+{
+    line = trim(line, end);
+    if (!*line || *line == '#')
+        return;
+    char *colon = strchr(line, ':');
+    if (!colon)
+        fail(path, lineno, "expected <kind>:<pattern>, got: ", line);
+    *colon = 0;
+    char *name = trim(line, colon);
+    char *pattern = trim(colon + 1, colon + 1 + strlen(colon + 1));
+    int kind = lt_rep_lookup(lt_rep_kind_name, name, strlen(name));
+    if (kind < 0)
+        fail(path, lineno, "unknown report kind: ", name);
+    if (!*pattern)
+        fail(path, lineno, "empty pattern after ", name);
+    rules[nrules++] = (rule){kind, pattern};
+}
+
+void lt_suppress_load(const char *path)
+{
+    size_t len, lines = 1;
+    char *text = read_file(path, &len);
+    for (size_t i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    rules = lt_platform_map(lines * sizeof *rules);
+    if (!rules)
+        fail(path, 0, "out of memory", "");
+    char *line = text;
+    for (long lineno = 1; line <= text + len; lineno++) {
+        char *nl = memchr(line, '\n', (size_t)(text + len - line));
+        char *end = nl ? nl : text + len;
+        parse_line(path, lineno, line, end);
+        line = end + 1;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Matching.
+ * ---------------------------------------------------------------------------------------- */
+
+/* Glob with '*' only; iterative, backtracking to the last star. */
+static int wildcard(const char *p, const char *s)
+{
+    const char *star = NULL, *resume = NULL;
+    while (*s) {
+        if (*p == '*') {
+            star = p++;
+            resume = s;
+        } else if (*p == *s) {
+            p++;
+            s++;
+        } else if (star) {
+            p = star + 1;
+            s = ++resume;
+        } else {
+            return 0;
+        }
+    }
+    while (*p == '*')
+        p++;
+    return *p == 0;
+}
+
+/* A path matches by itself or by its base name. */
+static int path_matches(const char *pattern, const char *path)
+{
+    if (!path)
+        return 0;
+    const char *base = strrchr(path, '/');
+    return wildcard(pattern, path) || (base && wildcard(pattern, base + 1));
+}
+
+static int frame_matches(const char *pattern, const lt_rep_frame *f)
+{
+    return (f->function && wildcard(pattern, f->function)) || path_matches(pattern, f->module) ||
+           path_matches(pattern, f->file);
+}
+
+static int rule_matches(const rule *ru, const lt_rep *r)
+{
+    if (ru->kind != (int)r->kind)
+        return 0;
+    for (size_t i = 0; i < r->nstacks; i++)
+        for (size_t k = 0; k < r->stacks[i].nframes; k++)
+            if (frame_matches(ru->pattern, &r->stacks[i].frames[k]))
+                return 1;
+    return 0;
+}
+
+int lt_suppressed(const lt_rep *r)
+{
+    for (size_t i = 0; i < nrules; i++)
+        if (rule_matches(&rules[i], r))
+            return 1;
+    return 0;
+}

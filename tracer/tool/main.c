@@ -1,0 +1,32 @@
+/*
+ * main.c - the `locktrace` command: `locktrace report ...` prints report files, anything else
+ * runs a program under the tracer (launch.c). `--` before a program named "report" runs it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "report_data.h"
+#include "tool.h"
+
+const char lt_tool_report_usage[] =
+    "usage: locktrace report [--json] [--as-recorded] FILE...\n"
+    "Prints each JSON report file as the text the program printed, re-symbolizing its frames\n"
+    "(function, file:line, inlined calls) from the binaries on disk when their build-ids match\n"
+    "the report; a rebuilt binary is never used, and a note says so. --json prints normalized\n"
+    "JSON instead. --as-recorded prints the frames as the program symbolized them (no\n"
+    "re-symbolizing). Exit status 1 when a file could not be read as a report.\n";
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "report") == 0)
+        return lt_tool_report(argc - 2, argv + 2);
+    if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+        lt_tool_launch_usage(stdout);
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--version") == 0) {
+        printf("locktrace %s (report format version %d)\n", LT_VERSION, LT_REPORT_VERSION);
+        return 0;
+    }
+    return lt_tool_launch(argc - 1, argv + 1);
+}

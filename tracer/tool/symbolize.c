@@ -1,0 +1,254 @@
+/*
+ * symbolize.c - re-symbolizes a report's frames from the binaries on disk with libdw:
+ * function (C++ demangled), file:line, and the frames inlined at each address. A module is
+ * used only when its build-id is the one recorded in the report; a rebuilt, missing or
+ * unverifiable module leaves its frames as the report recorded them, and the caller is told
+ * once per module why.
+ */
+#define _GNU_SOURCE
+#include "symbolize.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *__cxa_demangle(const char *name, char *out, size_t *len, int *status);
+
+typedef struct module {
+    char *path;
+    Dwfl *dwfl;
+    Dwfl_Module *mod;
+    const char *problem; /* NULL: usable */
+    int noted;           /* the caller has been told the problem */
+    char build_id[129];
+    struct module *next;
+} module;
+
+struct lt_symbolizer {
+    module *modules;
+    char **strings; /* names made here, freed with the symbolizer */
+    size_t nstrings, cap;
+};
+
+lt_symbolizer *lt_symbolizer_new(void)
+{
+    return calloc(1, sizeof(lt_symbolizer));
+}
+
+void lt_symbolizer_free(lt_symbolizer *sz)
+{
+    if (!sz)
+        return;
+    for (module *m = sz->modules, *next; m; m = next) {
+        next = m->next;
+        if (m->dwfl)
+            dwfl_end(m->dwfl);
+        free(m->path);
+        free(m);
+    }
+    for (size_t i = 0; i < sz->nstrings; i++)
+        free(sz->strings[i]);
+    free(sz->strings);
+    free(sz);
+}
+
+/* Keeps s (malloc'ed) until the symbolizer is freed; returns it. */
+static const char *own(lt_symbolizer *sz, char *s)
+{
+    if (!s)
+        return NULL;
+    if (sz->nstrings == sz->cap) {
+        size_t cap = sz->cap ? sz->cap * 2 : 64;
+        char **p = realloc(sz->strings, cap * sizeof *p);
+        if (!p) {
+            free(s);
+            return NULL;
+        }
+        sz->strings = p;
+        sz->cap = cap;
+    }
+    return sz->strings[sz->nstrings++] = s;
+}
+
+static const char *demangle(lt_symbolizer *sz, const char *name)
+{
+    int status = -1;
+    if (!name || strncmp(name, "_Z", 2) != 0)
+        return name;
+    char *d = __cxa_demangle(name, NULL, NULL, &status);
+    if (status != 0) {
+        free(d);
+        return name;
+    }
+    return own(sz, d);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Modules: opened once each, checked against the build-id the report recorded.
+ * ---------------------------------------------------------------------------------------- */
+static void hex(const unsigned char *bits, int n, char *out)
+{
+    for (int i = 0; i < n && i < 64; i++)
+        sprintf(out + 2 * i, "%02x", bits[i]);
+}
+
+static void open_module(module *m)
+{
+    static const Dwfl_Callbacks callbacks = {
+        .find_elf = dwfl_build_id_find_elf,
+        .find_debuginfo = dwfl_standard_find_debuginfo,
+        .section_address = dwfl_offline_section_address,
+    };
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    struct stat st;
+    if (access(m->path, R_OK) != 0 || stat(m->path, &st) != 0) {
+        m->problem = "is not on this machine any more";
+        return;
+    }
+    if (!S_ISREG(st.st_mode)) { /* a report may name a FIFO or a device: never open those */
+        m->problem = "is not a regular file";
+        return;
+    }
+    m->dwfl = dwfl_begin(&callbacks);
+    m->mod = m->dwfl ? dwfl_report_offline(m->dwfl, m->path, m->path, -1) : NULL;
+    if (!m->mod || dwfl_report_end(m->dwfl, NULL, NULL) != 0) {
+        m->problem = "cannot be read as an ELF file";
+        return;
+    }
+    int n = dwfl_module_build_id(m->mod, &bits, &vaddr);
+    if (n <= 0) {
+        m->problem = "has no build-id, so it cannot be matched to the report";
+        return;
+    }
+    hex(bits, n, m->build_id);
+}
+
+static module *find_module(lt_symbolizer *sz, const char *path)
+{
+    for (module *m = sz->modules; m; m = m->next)
+        if (strcmp(m->path, path) == 0)
+            return m;
+    module *m = calloc(1, sizeof *m);
+    if (!m || !(m->path = strdup(path))) {
+        free(m);
+        return NULL;
+    }
+    open_module(m);
+    m->next = sz->modules;
+    sz->modules = m;
+    return m;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * One address: the chain of inlined calls at it, innermost first, then its function.
+ * ---------------------------------------------------------------------------------------- */
+static const char *die_name(lt_symbolizer *sz, Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+    if (!linkage)
+        linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+    return linkage ? demangle(sz, linkage) : dwarf_diename(die);
+}
+
+/* Where an inlined subroutine was called from: its DW_AT_call_file and DW_AT_call_line. */
+static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, int *line)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Word idx = 0, ln = 0;
+    Dwarf_Files *files;
+    size_t nfiles;
+    *file = NULL;
+    *line = 0;
+    if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &attr), &idx) == 0 &&
+        dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && idx < nfiles)
+        *file = dwarf_filesrc(files, idx, NULL, NULL);
+    if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &attr), &ln) == 0)
+        *line = (int)ln;
+}
+
+/* Appends the frames for addr to out (at most max); returns how many. */
+static size_t frames_at(lt_symbolizer *sz, module *m, Dwarf_Addr addr, const lt_rep_frame *orig,
+                        lt_rep_frame *out, size_t max)
+{
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    const char *fn = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
+    lt_rep_frame f = *orig;
+    f.function = fn ? demangle(sz, fn) : orig->function;
+    f.function_offset = fn ? off : orig->function_offset;
+    f.file = NULL;
+    f.line = 0;
+    Dwfl_Line *line = dwfl_module_getsrc(m->mod, addr);
+    if (line)
+        f.file = dwfl_lineinfo(line, NULL, &f.line, NULL, NULL, NULL);
+    size_t n = 0;
+    Dwarf_Addr bias;
+    Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &bias), *scopes = NULL, *chain = NULL;
+    int nchain = cu && dwarf_getscopes(cu, addr - bias, &scopes) > 0
+                     ? dwarf_getscopes_die(&scopes[0], &chain) : 0;
+    for (int i = 0; i < nchain && n + 1 < max; i++) {
+        if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
+            continue;
+        lt_rep_frame in = f;
+        in.function = die_name(sz, &chain[i]);
+        in.inlined = 1;
+        out[n++] = in;
+        call_site(cu, &chain[i], &f.file, &f.line);
+    }
+    free(scopes);
+    free(chain);
+    out[n++] = f;
+    return n;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* The module for frame f when it may explain f; else NULL (and a note, once per module). */
+static module *usable(lt_symbolizer *sz, const lt_rep_frame *f, lt_symbolizer_notes *notes)
+{
+    char line[2048];
+    module *m = f->module ? find_module(sz, f->module) : NULL;
+    if (!m)
+        return NULL;
+    if (!m->problem && !f->build_id)
+        m->problem = "has no build-id in the report, so it cannot be matched";
+    if (!m->problem && strcmp(f->build_id, m->build_id) != 0) {
+        snprintf(line, sizeof line, "%s was rebuilt since the report (build-id %s then, %s now): "
+                 "its frames show the names the report recorded",
+                 m->path, f->build_id, m->build_id);
+        m->problem = "was rebuilt since the report";
+    } else if (m->problem) {
+        snprintf(line, sizeof line, "%s %s: its frames show the names the report recorded",
+                 m->path, m->problem);
+    }
+    if (m->problem && !m->noted && notes) {
+        m->noted = 1;
+        notes->fn(notes->arg, line);
+    }
+    return m->problem ? NULL : m;
+}
+
+size_t lt_symbolize_stack(lt_symbolizer *sz, const lt_rep_stack *s, lt_rep_frame *out, size_t max,
+                          lt_symbolizer_notes *notes)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->nframes && n < max; i++) {
+        const lt_rep_frame *f = &s->frames[i];
+        module *m = usable(sz, f, notes);
+        if (!m) {
+            out[n++] = *f;
+            continue;
+        }
+        Dwarf_Addr bias;
+        dwfl_module_getelf(m->mod, &bias);
+        n += frames_at(sz, m, bias + f->module_offset - 1, f, out + n, max - n);
+    }
+    return n;
+}

@@ -1,0 +1,27 @@
+/*
+ * tool.h - the parts of the `locktrace` command: main.c dispatches, launch.c runs a program
+ * under the tracer, render.c prints report files.
+ */
+#ifndef LT_TOOL_H
+#define LT_TOOL_H
+
+#include <stdio.h>
+
+extern const char lt_tool_report_usage[];
+
+/* The launcher's --help text, with every option of config.def. */
+void lt_tool_launch_usage(FILE *to);
+
+/* `locktrace [options] [--] program [args...]`; returns the exit status to pass on. */
+int lt_tool_launch(int argc, char **argv);
+
+/* `locktrace report [--json] FILE...` (argv after "report"). */
+int lt_tool_report(int argc, char **argv);
+
+/* Counts the report files in dir that are not listed in `before` (NULL-terminated names, or
+ * NULL), by kind; prints the one-line summary on stderr when there are any. */
+char **lt_tool_list_reports(const char *dir);
+void lt_tool_summarize(const char *dir, char **before);
+void lt_tool_free_list(char **names);
+
+#endif
