@@ -121,19 +121,6 @@ int lt_platform_tid(void)
     return gettid();
 }
 
-void lt_platform_write(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return;
-        buf += n;
-        len -= (size_t)n;
-    }
-}
-
 void lt_platform_thread_name(char *buf, size_t size)
 {
     char name[16] = {0}; /* PR_GET_NAME writes up to 16 bytes */
@@ -168,17 +155,6 @@ int lt_platform_rwlock_prefers_writer(const void *rwlock)
 {
     return ((const pthread_rwlock_t *)rwlock)->__data.__flags ==
            PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
-}
-
-void *lt_platform_map(size_t size)
-{
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
-void lt_platform_unmap(void *p, size_t size)
-{
-    munmap(p, size);
 }
 
 size_t lt_platform_unwind(lt_frame *frames, size_t max)
@@ -223,15 +199,6 @@ uintptr_t lt_platform_proc_start(uintptr_t ip)
     if (!have_unwind() || unw.unw_get_proc_info_by_ip(*unw.local_as, ip, &pi, NULL) != 0)
         return 0;
     return pi.start_ip;
-}
-
-int lt_platform_in_tracer(uintptr_t ip)
-{
-    static void *self_base;
-    Dl_info me, it;
-    if (!self_base && dladdr((void *)lt_platform_in_tracer, &me))
-        self_base = me.dli_fbase;
-    return dladdr((void *)ip, &it) && it.dli_fbase == self_base;
 }
 
 /* One libdw session per process, opened at the first report (reports are serialised). */

@@ -31,19 +31,6 @@ int lt_platform_tid(void)
     return (int)tid;
 }
 
-void lt_platform_write(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return;
-        buf += n;
-        len -= (size_t)n;
-    }
-}
-
 void lt_platform_thread_name(char *buf, size_t size)
 {
     if (size == 0)
@@ -76,17 +63,6 @@ int lt_platform_rwlock_prefers_writer(const void *rwlock)
 {
     (void)rwlock;
     return 0;
-}
-
-void *lt_platform_map(size_t size)
-{
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
-void lt_platform_unmap(void *p, size_t size)
-{
-    munmap(p, size);
 }
 
 size_t lt_platform_unwind(lt_frame *frames, size_t max)
@@ -125,13 +101,6 @@ uintptr_t lt_platform_proc_start(uintptr_t ip)
 {
     Dl_info info;
     return dladdr((void *)ip, &info) && info.dli_saddr ? (uintptr_t)info.dli_saddr : 0;
-}
-
-int lt_platform_in_tracer(uintptr_t ip)
-{
-    Dl_info me, it;
-    return dladdr((void *)lt_platform_in_tracer, &me) && dladdr((void *)ip, &it) &&
-           it.dli_fbase == me.dli_fbase;
 }
 
 void lt_platform_symbolize(uintptr_t ip, lt_symbol *out)

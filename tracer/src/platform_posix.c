@@ -1,0 +1,44 @@
+/*
+ * platform_posix.c - the platform functions (platform.h) that Linux and macOS implement the
+ * same way, with POSIX calls only.
+ */
+#define _GNU_SOURCE /* glibc: dladdr and Dl_info */
+#include <dlfcn.h>
+#include <errno.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "platform.h"
+
+void lt_platform_write(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        buf += n;
+        len -= (size_t)n;
+    }
+}
+
+void *lt_platform_map(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void lt_platform_unmap(void *p, size_t size)
+{
+    munmap(p, size);
+}
+
+int lt_platform_in_tracer(uintptr_t ip)
+{
+    static void *self_base;
+    Dl_info me, it;
+    if (!self_base && dladdr((void *)lt_platform_in_tracer, &me))
+        self_base = me.dli_fbase;
+    return dladdr((void *)ip, &it) && it.dli_fbase == self_base;
+}
