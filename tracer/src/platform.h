@@ -35,6 +35,30 @@ int lt_platform_rwlock_prefers_writer(const void *rwlock);
 /* Zeroed, page-aligned memory outside malloc; NULL on failure. Freed with lt_platform_unmap. */
 void *lt_platform_map(size_t size);
 void lt_platform_unmap(void *p, size_t size);
+/* Like lt_platform_map, but address space only: pages become memory when first written
+ * (MAP_NORESERVE), so a large sparse table costs what it uses. */
+void *lt_platform_reserve(size_t size);
+
+/* The calling thread's stack, [*lo, *hi); 0 when unknown. May allocate: call where the thread
+ * holds none of the program's locks (when it starts). */
+int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi);
+
+/* The allocator behind free() (the next definitions after the tracer), for the entry points
+ * that release memory. usable_size is NULL when the allocator that defines free does not
+ * define it too (a foreign one would misread its blocks); glibc_chunks says blocks carry
+ * glibc's chunk header (the block's size in the word before it). munmap is never NULL. */
+typedef struct lt_allocator {
+    void (*free)(void *);
+    void *(*realloc)(void *, size_t);
+    void *(*reallocarray)(void *, size_t, size_t); /* NULL when libc has none */
+    size_t (*usable_size)(void *);
+    int (*munmap)(void *, size_t);
+    int glibc_chunks;
+} lt_allocator;
+void lt_platform_allocator(lt_allocator *out);
+
+/* munmap without going through any interposed definition (while those are resolved). */
+int lt_platform_munmap_direct(void *p, size_t size);
 
 /* One frame of the current stack: instruction pointer and stack pointer in that frame. */
 typedef struct lt_frame {

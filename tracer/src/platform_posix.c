@@ -34,6 +34,13 @@ void lt_platform_unmap(void *p, size_t size)
     munmap(p, size);
 }
 
+void *lt_platform_reserve(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON | MAP_NORESERVE,
+                   -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
 int lt_platform_in_tracer(uintptr_t ip)
 {
     static void *self_base;

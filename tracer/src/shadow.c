@@ -15,7 +15,7 @@
 #define uthash_nonfatal_oom(entry) (table_full = 1)
 static int table_full; /* written under the shard lock that saw it */
 
-#include "lt_internal.h"
+#include "lifetime.h"
 #include "platform.h"
 
 #define SHARD_BITS 6
@@ -88,6 +88,8 @@ static lt_lock *find_or_create(const void *addr, int *created)
             l->next_free = s->free_list;
             s->free_list = l;
             l = NULL;
+        } else {
+            lt_lockmap_add(addr);
         }
     }
     lt_spin_unlock(&s->lock);
@@ -127,7 +129,19 @@ lt_lock *lt_shadow_reset(const void *addr, uintptr_t ra)
     return l;
 }
 
-/* destroy: the address stops naming a lock; the entry is recycled under a new gen. */
+/* The entry of addr if the address names a known lock; never creates one. */
+lt_lock *lt_shadow_find(const void *addr)
+{
+    shard *s = shard_of(addr);
+    lt_lock *l;
+    lt_spin_lock(&s->lock);
+    HASH_FIND_PTR(s->table, &addr, l);
+    lt_spin_unlock(&s->lock);
+    return l;
+}
+
+/* destroy, or its memory is released: the address stops naming a lock; the entry is
+ * recycled under a new gen (so the annotation and the rest of its state go with it). */
 void lt_shadow_forget(const void *addr)
 {
     shard *s = shard_of(addr);
@@ -139,6 +153,7 @@ void lt_shadow_forget(const void *addr)
         atomic_fetch_add(&l->gen, 1);
         l->next_free = s->free_list;
         s->free_list = l;
+        lt_lockmap_remove(addr);
     }
     lt_spin_unlock(&s->lock);
 }
