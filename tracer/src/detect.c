@@ -317,6 +317,9 @@ void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner)
  * reports. */
 void lt_on_thread_exit(lt_thread *t)
 {
+    for (uint32_t i = t->nheld; i-- > 0;) /* locks whose memory was released meanwhile */
+        if (atomic_load_explicit(&t->held[i].lock->gen, memory_order_relaxed) != t->held[i].gen)
+            lt_held_remove(t, &t->held[i]);
     if (t->nheld == 0)
         return;
     lt_finding f = {.kind = LT_FIND_EXIT_HELD, .why = LT_WHY_EXIT};

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "lt_internal.h"
+#include "lifetime.h"
 #include "platform.h"
 
 /* macOS has no timed, clock or spin lock functions (and no clock condition wait): there
@@ -485,6 +485,7 @@ static void *thread_start(void *p)
     free(p);
     lt_thread_start(s.seq);
     lt_platform_thread_init();
+    lt_platform_stack_bounds(&lt_tls.stack_lo, &lt_tls.stack_hi);
     lt_tls.busy = 0;
     return s.fn(s.arg);
 }
@@ -553,6 +554,130 @@ LT_EXPORT pid_t fork(void)
     lt_leave(&lt_tls);
     return pid;
 }
+
+#ifndef __APPLE__
+/* ------------------------------------------------------------------------------------------
+ * Memory that can hold locks: free, cfree, realloc, reallocarray, munmap (C++'s operator
+ * delete calls free). A lock's identity ends with its memory (lifetime.c), which is told
+ * before the memory goes back. These are called before the tracer is ready, from inside dlsym
+ * and from the tracer itself: the allocator's functions are resolved on first use, a call
+ * the resolving thread makes meanwhile is passed by (free leaks its block, which is rare and
+ * small), and nothing is checked while the thread is inside the tracer. A block is looked at
+ * only when the lock map says it may hold a known lock.
+ * ---------------------------------------------------------------------------------------- */
+static lt_allocator mem;
+static _Atomic int mem_state;
+static _Atomic int mem_resolver;
+
+static __attribute__((noinline)) int mem_resolve(void)
+{
+    int expected = NONE;
+    if (atomic_compare_exchange_strong(&mem_state, &expected, RESOLVING)) {
+        atomic_store(&mem_resolver, lt_platform_tid());
+        lt_platform_allocator(&mem);
+        atomic_store_explicit(&mem_state, READY, memory_order_release);
+        return 1;
+    }
+    if (atomic_load(&mem_resolver) == lt_platform_tid())
+        return 0;
+    while (atomic_load_explicit(&mem_state, memory_order_acquire) != READY)
+        ;
+    return 1;
+}
+
+static inline int mem_ready(void)
+{
+    return lt_likely(atomic_load_explicit(&mem_state, memory_order_acquire) == READY) ||
+           mem_resolve();
+}
+
+/* The end of p's block when it may hold a known lock, else 0. glibc keeps a block's chunk
+ * size in the word before it, a bound read without a call; other allocators are asked. */
+static inline uintptr_t block_with_locks(void *p)
+{
+    uintptr_t bound;
+    if (!p || !mem.usable_size)
+        return 0;
+    bound = mem.glibc_chunks ? (uintptr_t)p + (((const size_t *)p)[-1] & ~(size_t)7)
+                             : (uintptr_t)p + mem.usable_size(p);
+    if (lt_likely(!lt_lockmap_any((uintptr_t)p, bound)))
+        return 0;
+    return (uintptr_t)p + mem.usable_size(p);
+}
+
+static __attribute__((noinline)) void released(uintptr_t lo, uintptr_t hi, lt_release how,
+                                               uintptr_t ra)
+{
+    lt_event ev = {0};
+    if (!enter(&ev))
+        return;
+    lt_memory_released(ev.self, lo, hi, how, ra);
+    lt_leave(&lt_tls);
+}
+
+static inline void free_block(void *p, uintptr_t ra)
+{
+    if (!mem_ready() || !mem.free)
+        return;
+    uintptr_t end = block_with_locks(p);
+    if (lt_unlikely(end))
+        released((uintptr_t)p, end, LT_RELEASE_FREE, ra);
+    mem.free(p);
+}
+
+LT_EXPORT void free(void *p)
+{
+    free_block(p, (uintptr_t)__builtin_return_address(0));
+}
+
+LT_EXPORT void cfree(void *p)
+{
+    free_block(p, (uintptr_t)__builtin_return_address(0));
+}
+
+/* realloc may move the block or release it (size 0): its locks end either way. */
+static inline void realloc_old(void *p, uintptr_t ra)
+{
+    uintptr_t end = block_with_locks(p);
+    if (lt_unlikely(end))
+        released((uintptr_t)p, end, LT_RELEASE_REALLOC, ra);
+}
+
+LT_EXPORT void *realloc(void *p, size_t size)
+{
+    if (!mem_ready() || !mem.realloc) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    realloc_old(p, (uintptr_t)__builtin_return_address(0));
+    return mem.realloc(p, size);
+}
+
+LT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
+{
+    if (!mem_ready() || !mem.realloc) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    size_t bytes;
+    if (__builtin_mul_overflow(n, size, &bytes)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    realloc_old(p, (uintptr_t)__builtin_return_address(0));
+    return mem.reallocarray ? mem.reallocarray(p, n, size) : mem.realloc(p, bytes);
+}
+
+LT_EXPORT int munmap(void *p, size_t size)
+{
+    if (!mem_ready())
+        return lt_platform_munmap_direct(p, size);
+    uintptr_t lo = (uintptr_t)p, hi = lo + size;
+    if (lt_unlikely(hi > lo && lt_lockmap_any(lo, hi)))
+        released(lo, hi, LT_RELEASE_MUNMAP, (uintptr_t)__builtin_return_address(0));
+    return mem.munmap(p, size);
+}
+#endif
 
 /* ------------------------------------------------------------------------------------------
  * Annotations (locktrace.h).

@@ -139,6 +139,7 @@ typedef struct lt_thread {
     lt_held inline_held[LT_HELD_INLINE];
     struct lt_thread *next, *prev; /* registry of live threads */
     uint64_t wait_start;        /* LOCKTRACE_STATS: when the current blocking wait began (ns) */
+    uintptr_t stack_lo, stack_hi; /* the thread's stack, 0 when unknown (lifetime.c) */
     lt_cache_slot cache[LT_CACHE_SLOTS];
     lt_wait_slot waiting;
 } lt_thread;
@@ -173,6 +174,7 @@ typedef enum {
     LT_FIND_BAD_UNLOCK,
     LT_FIND_DESTROY_HELD,
     LT_FIND_EXIT_HELD,
+    LT_FIND_FREE_HELD,
     LT_FIND_DEADLOCK,
     LT_FIND_INVERSION,
     LT_FIND_LONG_WAIT,
@@ -193,6 +195,7 @@ typedef enum {
     LT_WHY_WAIT_CYCLE,       /* deadlock: blocked threads wait for each other */
     LT_WHY_ORDER_CYCLE,      /* lock-order-inversion: the lock-order graph has a cycle */
     LT_WHY_WAIT_TIMEOUT,     /* long-wait: waited past LOCKTRACE_WAIT_TIMEOUT */
+    LT_WHY_FREED,            /* free-held: the memory holding a held lock is released */
     LT_WHY_COUNT
 } lt_reason;
 
@@ -245,7 +248,8 @@ typedef struct lt_finding {
     lt_reason why;
     lt_outcome outcome;
     lt_thread_info thread;       /* the thread that triggered the finding */
-    const lt_thread_info *other; /* the exited owner (LT_WHY_ORPHANED), else NULL */
+    const lt_thread_info *other; /* the exited owner (LT_WHY_ORPHANED), or the holder of a
+                                    freed lock that is another thread (free-held), else NULL */
     const void *lock;
     uint32_t generation;         /* the lock's shadow generation, 0 = unknown */
     lt_kind lock_kind;
@@ -268,12 +272,16 @@ typedef struct lt_finding {
     const lt_edge_info *const *edges; /* inversion: the cycle, edges[i]->to == edges[i+1]->from */
     size_t nedges;
     int one_thread;              /* inversion: every edge was made by the same thread */
+    uintptr_t block;             /* free-held: the memory released, [block, block+block_size) */
+    size_t block_size;
+    int block_how;               /* free-held: lt_release (lifetime.h) */
 } lt_finding;
 
 /* config.c ------------------------------------------------------------------------------- */
 typedef enum { LT_ACTION_ABORT, LT_ACTION_EDEADLK } lt_action;
 typedef enum { LT_STACKS_LAZY, LT_STACKS_FULL } lt_stacks_mode;
 typedef enum { LT_INVERSION_REPORT, LT_INVERSION_ABORT, LT_INVERSION_OFF } lt_inversion_mode;
+typedef enum { LT_FREE_HELD_REPORT, LT_FREE_HELD_ABORT, LT_FREE_HELD_OFF } lt_free_held_mode;
 #define LT_CFG_TYPE_CHOICE int
 #define LT_CFG_TYPE_UINT int
 #define LT_CFG_TYPE_BOOL int
@@ -347,6 +355,7 @@ static inline lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t r
 }
 lt_lock *lt_shadow_reset(const void *addr, uintptr_t ra);
 void lt_shadow_forget(const void *addr);
+lt_lock *lt_shadow_find(const void *addr);
 void lt_shadow_fork(lt_fork_phase phase);
 
 /* stack.c -------------------------------------------------------------------------------- */
@@ -399,6 +408,7 @@ void lt_waitfor_fork(lt_fork_phase phase);
 void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_lock *l);
 uint32_t lt_held_stack(lt_held *h, uint32_t under, int *partial);
 int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size, const char *what);
+size_t lt_holders_find(const lt_lock *lock, uint32_t gen, lt_wait_step *out, size_t max);
 
 /* dump.c --------------------------------------------------------------------------------- */
 void lt_dump_install(void);
@@ -428,6 +438,7 @@ void lt_stats_wait_begin(lt_event *ev);
 void lt_stats_wait_end(lt_event *ev);
 void lt_stats_acquired(lt_event *ev, lt_held *h);
 void lt_stats_released(lt_held *h);
+void lt_stats_forget(lt_lock *l, uint32_t gen);
 
 /* report_text.c ------------------------------------------------------------------------- */
 size_t lt_fmt_str(char *buf, size_t size, size_t at, const char *s);

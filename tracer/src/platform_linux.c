@@ -18,6 +18,7 @@
 #include <elfutils/libdwfl.h>
 #include <link.h>
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <libunwind.h>
 #include <pthread.h>
 #include <sched.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -114,6 +116,48 @@ static int have_dw(void)
 {
     static _Atomic int state;
     return load_once(&state, "libdw.so.1", bind_dw);
+}
+
+int lt_platform_munmap_direct(void *p, size_t size)
+{
+    return (int)syscall(SYS_munmap, p, size);
+}
+
+static int same_module(const void *a, const void *b)
+{
+    Dl_info ia, ib;
+    return a && b && dladdr(a, &ia) && dladdr(b, &ib) && ia.dli_fbase == ib.dli_fbase;
+}
+
+void lt_platform_allocator(lt_allocator *out)
+{
+    *out = (lt_allocator){0};
+    out->free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+    out->realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+    out->reallocarray = (void *(*)(void *, size_t, size_t))dlsym(RTLD_NEXT, "reallocarray");
+    out->usable_size = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+    out->munmap = (int (*)(void *, size_t))dlsym(RTLD_NEXT, "munmap");
+    if (!out->munmap)
+        out->munmap = lt_platform_munmap_direct;
+    if (!same_module((void *)out->free, (void *)out->usable_size))
+        out->usable_size = NULL;
+    out->glibc_chunks = out->usable_size &&
+                        same_module((void *)out->free, (void *)gnu_get_libc_version);
+}
+
+/* Non-main threads only: for the main thread glibc reads /proc/self/maps with stdio. */
+int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return 0;
+    int ok = pthread_attr_getstack(&attr, &addr, &size) == 0;
+    pthread_attr_destroy(&attr);
+    *lo = ok ? (uintptr_t)addr : 0;
+    *hi = ok ? (uintptr_t)addr + size : 0;
+    return ok;
 }
 
 int lt_platform_tid(void)

@@ -24,6 +24,14 @@
 #include "lt_internal.h"
 
 /* Thread ids are 64-bit on macOS; reports show them, small values fit an int. */
+int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+{
+    pthread_t self = pthread_self();
+    *hi = (uintptr_t)pthread_get_stackaddr_np(self);
+    *lo = *hi - pthread_get_stacksize_np(self);
+    return *hi != 0;
+}
+
 int lt_platform_tid(void)
 {
     uint64_t tid = 0;

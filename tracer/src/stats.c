@@ -6,7 +6,8 @@
  * Off, it costs one predictable branch per hook in detect.c. On, a lock's counters are made
  * on its first acquisition (one per lock identity: a re-initialised address starts afresh)
  * and updated with relaxed atomics; they live in mapped memory that is never freed, listed
- * for the exit table.
+ * for the exit table. When a lock's memory is released, counters that saw no contention are
+ * recycled for the next lock, so churning short-lived locks keeps the table bounded.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -28,12 +29,14 @@ typedef struct lt_lock_stats {
     _Atomic uint64_t acquired, contended;
     _Atomic uint64_t wait_ns, wait_max_ns, hold_ns, hold_max_ns;
     struct lt_lock_stats *next;   /* every counter set, for the exit table */
+    struct lt_lock_stats *spare_next; /* on the spare list: recycled, at zero */
 } lt_lock_stats;
 
 static lt_spin stats_lock; /* guards the arena and the list */
 static char *arena;
 static size_t arena_left;
 static lt_lock_stats *all;
+static lt_lock_stats *spare;
 static size_t nall;
 
 static uint64_t now_ns(void)
@@ -55,11 +58,17 @@ static lt_lock_stats *fresh(lt_lock *l, const void *addr, lt_kind kind, uint32_t
 {
     lt_lock_stats *s = NULL;
     lt_spin_lock(&stats_lock);
-    if (arena_left < sizeof *s) {
+    if (spare) {
+        s = spare;
+        spare = s->spare_next;
+        *s = (lt_lock_stats){.lock = l, .addr = addr, .gen = gen, .kind = kind,
+                             .first_stack = l->first_stack, .next = s->next};
+        nall++;
+    } else if (arena_left < sizeof *s) {
         arena = lt_platform_map(ARENA_BYTES);
         arena_left = arena ? ARENA_BYTES : 0;
     }
-    if (arena_left >= sizeof *s) {
+    if (!s && arena_left >= sizeof *s) {
         s = (lt_lock_stats *)arena;
         arena += sizeof *s;
         arena_left -= sizeof *s;
@@ -86,6 +95,23 @@ static lt_lock_stats *stats_of(lt_lock *l, const void *addr, lt_kind kind)
         if (s && s->gen == gen)
             return s; /* another thread made them first; ours stay in the list at zero */
     return mine;
+}
+
+/* l's memory is released (lifetime.c): its counters go back for another lock unless they saw
+ * contention, which the exit table may want to show. */
+void lt_stats_forget(lt_lock *l, uint32_t gen)
+{
+    lt_lock_stats *s = atomic_load_explicit(&l->stats, memory_order_acquire);
+    if (lt_likely(!s) || s->gen != gen || atomic_load(&s->contended) != 0 ||
+        !atomic_compare_exchange_strong(&l->stats, &s, NULL))
+        return;
+    lt_spin_lock(&stats_lock);
+    atomic_store(&s->acquired, 0);
+    atomic_store(&s->hold_ns, 0);
+    atomic_store(&s->hold_max_ns, 0);
+    s->spare_next = spare;
+    spare = s;
+    lt_spin_unlock(&stats_lock);
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lt_internal.h"
+#include "lifetime.h"
 #include "platform.h"
 
 __thread lt_thread lt_tls LT_TLS;
@@ -155,6 +155,7 @@ static void thread_exit(void *arg)
     }
     t->busy = 1; /* for good: the thread is leaving */
     lt_on_thread_exit(t);
+    lt_stack_released(t); /* its frames have returned: the locks in them are gone */
     registry_remove(t);
     if (t->held != t->inline_held)
         lt_platform_unmap(t->held, t->cap * sizeof(lt_held));

@@ -409,27 +409,46 @@ typedef struct holders {
     size_t n;
 } holders;
 
-/* Adds t's entry for the waited lock, read with peek since t runs on. */
+typedef struct holder_query {
+    const lt_lock *lock;
+    uint32_t gen;
+    lt_wait_step *out;
+    size_t n, max;
+} holder_query;
+
+/* Adds t's entry for the lock, read with peek since t runs on. */
 static void find_holder(lt_thread *t, void *arg)
 {
-    holders *hs = arg;
+    holder_query *q = arg;
     lt_held chunk[32];
     lt_held *base = t->held;
     uint32_t n = t->nheld;
-    for (uint32_t i = 0; i < n && hs->n < LT_ARRAY_LEN(hs->steps); i += 32) {
+    for (uint32_t i = 0; i < n && q->n < q->max; i += 32) {
         uint32_t k = n - i < 32 ? n - i : 32;
         if (lt_platform_peek(chunk, base + i, k * sizeof *chunk) != 0)
             return;
         for (uint32_t j = 0; j < k; j++) {
-            if (chunk[j].lock != hs->lock || chunk[j].gen != hs->gen)
+            if (chunk[j].lock != q->lock || chunk[j].gen != q->gen)
                 continue;
-            lt_wait_step *s = &hs->steps[hs->n++];
+            lt_wait_step *s = &q->out[q->n++];
             s->thread = atomic_load(&t->waiting.seq) & 1 ? t->waiting.who : t->info;
+            s->wants.addr = chunk[j].addr;
+            s->wants.kind = (lt_kind)chunk[j].kind;
             s->held_mode = (lt_mode)chunk[j].mode;
             s->held_stack = entry_stack(&chunk[j], &s->held_partial);
             return;
         }
     }
+}
+
+/* The threads that hold (lock, gen) now, at most max, as steps: thread, held_mode, the lock's
+ * address and kind (wants) and where it took the lock (the call site, unless a whole stack is
+ * known). */
+size_t lt_holders_find(const lt_lock *lock, uint32_t gen, lt_wait_step *out, size_t max)
+{
+    holder_query q = {lock, gen, out, 0, max};
+    lt_thread_each(find_holder, &q);
+    return q.n;
 }
 
 /* Fills hs->steps[0] with one wait that has gone on too long and is not reported yet, while
@@ -456,7 +475,7 @@ static int next_long_wait(holders *hs)
 
 static void report_long_wait(holders *hs)
 {
-    lt_thread_each(find_holder, hs);
+    hs->n += lt_holders_find(hs->lock, hs->gen, hs->steps + 1, HOLDERS_SHOWN);
     lt_finding f = {.kind = LT_FIND_LONG_WAIT, .why = LT_WHY_WAIT_TIMEOUT,
                     .outcome = LT_OUTCOME_CONTINUE};
     f.thread = hs->steps[0].thread;

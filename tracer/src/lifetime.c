@@ -1,0 +1,133 @@
+/*
+ * lifetime.c - a lock's identity lives and dies with its memory.
+ *
+ * Most locks are never initialised or destroyed by a call (static initialisers, zeroed
+ * memory, std::mutex): their identity ends when the memory that holds them is released.
+ * interpose.c hands over every free, realloc (the old block) and munmap whose range the lock
+ * map says may hold a known lock, before the memory goes back; thread.c hands over an
+ * exiting thread's stack. Each known lock in the range is forgotten the way destroy forgets
+ * one: its order-graph node and edges, its statistics, its shadow entry (annotation,
+ * first-seen stack, orphan mark; the entry is recycled under a new generation, so cached
+ * (entry, gen) pairs, wait slots and other threads' held entries go stale instead of
+ * naming a new lock at the same address).
+ *
+ * A lock that some thread still holds when its memory is released is a use after free
+ * waiting to happen: the holder will unlock freed memory. That is the free-held finding,
+ * reported (LOCKTRACE_FREE_HELD) with the release's stack, the holder and where it took the
+ * lock, before the lock is forgotten. The releasing thread's own entry leaves its held set;
+ * another holder's entry goes stale and is dropped at its unlock.
+ */
+#define _GNU_SOURCE
+#include "lifetime.h"
+
+#include <string.h>
+
+#include "platform.h"
+
+#define BATCH 64 /* lock addresses listed from the lock map at a time */
+
+typedef struct release {
+    lt_thread *t;
+    uintptr_t lo, hi;
+    lt_release how;
+    uintptr_t ra;
+    int report;     /* report held locks (not for a thread's own stack at exit) */
+} release;
+
+static void report_free_held(const release *rel, const void *addr, const lt_lock *l,
+                             uint32_t gen, const lt_held *mine, const lt_wait_step *other)
+{
+    lt_finding f = {.kind = LT_FIND_FREE_HELD, .why = LT_WHY_FREED};
+    lt_kind kind = mine ? (lt_kind)mine->kind : LT_MUTEX;
+    f.outcome = lt_cfg.free_held == LT_FREE_HELD_ABORT ? LT_OUTCOME_ABORT : LT_OUTCOME_CONTINUE;
+    lt_thread_info_now(rel->t, &f.thread);
+    f.lock = addr;
+    f.generation = gen;
+    if (other)
+        kind = other->wants.kind;
+    f.lock_kind = kind;
+    if (kind == LT_MUTEX)
+        f.mutex_type = lt_platform_mutex_type(addr);
+    if (kind == LT_RWLOCK)
+        f.writer_pref = lt_platform_rwlock_prefers_writer(addr);
+    f.object = l->object;
+    f.describe = l->describe; /* the memory is still the program's: it is freed after this */
+    f.first_stack = l->first_stack;
+    f.request_stack = lt_stack_here(rel->ra);
+    if (mine) {
+        f.held_mode = (lt_mode)mine->mode;
+        f.held_stack = mine->stack ? mine->stack
+                                   : lt_stack_recover(mine->ra, mine->cfa, &f.held_partial);
+    } else {
+        f.other = &other->thread;
+        f.held_mode = other->held_mode;
+        f.held_stack = other->held_stack;
+        f.held_partial = other->held_partial;
+    }
+    f.block = rel->lo;
+    f.block_size = rel->hi - rel->lo;
+    f.block_how = rel->how;
+    lt_report(&f);
+}
+
+/* Who holds (l, gen): the releasing thread (*mine), or another thread (*other); 0 = nobody. */
+static int held_by(const release *rel, const void *addr, const lt_lock *l, uint32_t gen,
+                   lt_held **mine, lt_wait_step *other)
+{
+    lt_held *h = lt_held_find(rel->t, addr);
+    *mine = h && h->lock == l && h->gen == gen ? h : NULL;
+    if (*mine)
+        return 1;
+    return lt_holders_find(l, gen, other, 1) != 0;
+}
+
+/* Forgets the lock at addr (a slot address: a lock may start up to 3 bytes into it). */
+static void forget_slot(const release *rel, uintptr_t slot)
+{
+    for (uintptr_t a = slot; a < slot + 4; a++) {
+        const void *addr = (const void *)a;
+        lt_lock *l = lt_shadow_find(addr);
+        if (!l)
+            continue;
+        uint32_t gen = atomic_load(&l->gen);
+        lt_held *mine = NULL;
+        lt_wait_step other;
+        memset(&other, 0, sizeof other);
+        if (rel->report && held_by(rel, addr, l, gen, &mine, &other) &&
+            lt_cfg.free_held != LT_FREE_HELD_OFF)
+            report_free_held(rel, addr, l, gen, mine, mine ? NULL : &other);
+        if (mine)
+            lt_held_remove(rel->t, mine);
+        lt_order_forget(addr);
+        lt_stats_forget(l, gen);
+        lt_shadow_forget(addr);
+        return;
+    }
+}
+
+static void forget_range(const release *rel)
+{
+    uintptr_t slots[BATCH];
+    uintptr_t from = rel->lo;
+    for (;;) {
+        size_t n = lt_lockmap_list(from, rel->hi, slots, BATCH);
+        for (size_t i = 0; i < n; i++)
+            forget_slot(rel, slots[i]);
+        if (n < BATCH)
+            return;
+        from = slots[n - 1] + 4;
+    }
+}
+
+void lt_memory_released(lt_thread *t, uintptr_t lo, uintptr_t hi, lt_release how, uintptr_t ra)
+{
+    release rel = {t, lo, hi, how, ra, 1};
+    forget_range(&rel);
+}
+
+void lt_stack_released(lt_thread *t)
+{
+    release rel = {t, t->stack_lo, t->stack_hi, LT_RELEASE_MUNMAP, 0, 0};
+    if (t->stack_hi > t->stack_lo)
+        forget_range(&rel);
+}
