@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lifetime.h"
 #include "platform.h"
 #include "report_data.h"
 
@@ -112,6 +113,21 @@ static const char *describe(const void *object, locktrace_describe_fn fn)
     return keep(desc);
 }
 
+/* free-held: the lock's place in the memory being released, "heap block 0x... (N bytes),
+ * offset K" (free, realloc) or "mapping 0x... (N bytes), offset K" (munmap). */
+static const char *block_name(const lt_finding *f)
+{
+    char buf[128];
+    size_t n = lt_fmt_str(buf, sizeof buf, 0, f->block_how == LT_RELEASE_MUNMAP ? "mapping "
+                                                                                : "heap block ");
+    n = lt_fmt_hex(buf, sizeof buf, n, f->block);
+    n = lt_fmt_str(buf, sizeof buf, n, " (");
+    n = lt_fmt_dec(buf, sizeof buf, n, (long)f->block_size);
+    n = lt_fmt_str(buf, sizeof buf, n, " bytes), offset ");
+    lt_fmt_dec(buf, sizeof buf, n, (long)((uintptr_t)f->lock - f->block));
+    return keep(buf);
+}
+
 static void add_concerned_lock(lt_rep *r, const lt_finding *f)
 {
     lt_rep_lock *l = &locks[r->nlocks++];
@@ -120,6 +136,8 @@ static void add_concerned_lock(lt_rep *r, const lt_finding *f)
                        .held_mode = f->held_mode, .req_mode = f->req_mode, .wait = f->wait,
                        .generation = f->generation, .object = (uintptr_t)f->object};
     l->annotation = describe(f->object, f->describe);
+    if (f->kind == LT_FIND_FREE_HELD)
+        l->name = block_name(f);
 }
 
 /* Exit-held: every lock still held, each with where it was taken. */
@@ -260,13 +278,20 @@ const lt_rep *lt_report_build(const lt_finding *f)
         return &r;
     }
     if (f->other)
-        add_thread(&r, f->other, 1);
+        add_thread(&r, f->other, f->why == LT_WHY_ORPHANED);
     if (f->kind == LT_FIND_EXIT_HELD)
         add_held_locks(&r, f);
     else
         add_concerned_lock(&r, f);
-    add_stack(&r, "request", f->request_stack, -1, 0);
-    if (!f->other)
+    if (f->kind == LT_FIND_FREE_HELD) {
+        add_stack(&r, "free", f->request_stack, -1, 0);
+        lt_rep_stack *s = add_stack(&r, "holder", f->held_stack, 0, f->held_partial);
+        if (s)
+            s->thread = f->other ? 1 : 0;
+    } else {
+        add_stack(&r, "request", f->request_stack, -1, 0);
+    }
+    if (!f->other && f->kind != LT_FIND_FREE_HELD)
         add_stack(&r, "held", f->held_stack, 0, f->held_partial);
     add_stack(&r, "first-seen", f->first_stack, 0, 0);
     return &r;

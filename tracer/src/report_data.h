@@ -59,6 +59,8 @@ typedef struct lt_rep_lock {
     uint32_t generation;      /* of the address's identity; 0 = unknown */
     uint64_t object;          /* annotation: the guarded object, 0 = none */
     const char *annotation;   /* annotation: its description, NULL = none */
+    const char *name;         /* where it lives: "config_mu", "registry+0x8", "heap block 0x...
+                                 (N bytes), offset K", a thread's stack frame; NULL = unknown */
 } lt_rep_lock;
 
 typedef struct lt_rep_thread {

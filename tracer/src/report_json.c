@@ -136,6 +136,7 @@ static void lock(jout *j, const void *item, size_t unused)
     kv_dec(j, "generation", l->generation, 0);
     kv_hex(j, "object", l->object, 0);
     kv_str(j, "annotation", l->annotation, 0);
+    kv_str(j, "name", l->name, 0);
 }
 
 static void step(jout *j, const void *item, size_t unused)

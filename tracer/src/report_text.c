@@ -14,6 +14,7 @@ static const char *const kind_names[LT_FIND_KIND_COUNT] = {
     [LT_FIND_BAD_UNLOCK] = "bad-unlock",
     [LT_FIND_DESTROY_HELD] = "destroy-held",
     [LT_FIND_EXIT_HELD] = "exit-held",
+    [LT_FIND_FREE_HELD] = "free-held",
     [LT_FIND_DEADLOCK] = "deadlock",
     [LT_FIND_INVERSION] = "lock-order-inversion",
     [LT_FIND_LONG_WAIT] = "long-wait",
@@ -25,6 +26,7 @@ static const char *const kind_verbs[LT_FIND_KIND_COUNT] = {
     [LT_FIND_BAD_UNLOCK] = "unlocks",
     [LT_FIND_DESTROY_HELD] = "destroys",
     [LT_FIND_EXIT_HELD] = "",
+    [LT_FIND_FREE_HELD] = "frees the memory of",
     [LT_FIND_DEADLOCK] = "",
     [LT_FIND_INVERSION] = "",
     [LT_FIND_LONG_WAIT] = "",
@@ -45,6 +47,7 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_WAIT_CYCLE] = "wait-cycle",
     [LT_WHY_ORDER_CYCLE] = "order-cycle",
     [LT_WHY_WAIT_TIMEOUT] = "wait-timeout",
+    [LT_WHY_FREED] = "freed",
 };
 
 /* Why the request can never be granted (or what the misuse is), for the summary line. */
@@ -65,6 +68,7 @@ static const char *const reason_text[LT_WHY_COUNT] = {
     [LT_WHY_WAIT_CYCLE] = "",   /* the cross-thread kinds have their own text */
     [LT_WHY_ORDER_CYCLE] = "",
     [LT_WHY_WAIT_TIMEOUT] = "",
+    [LT_WHY_FREED] = "it is held (its holder will unlock freed memory: a use after free)",
 };
 
 static const char *const outcome_names[] = {"continue", "abort", "edeadlk"};
@@ -74,9 +78,9 @@ static const char *const mode_names[] = {"none", "read", "write"};
 static const char *const wait_names[] = {"try", "blocking", "timed"};
 static const char *const waits_for_names[] = {"lock", "join", "signal"};
 
-_Static_assert(LT_FIND_KIND_COUNT == 7, "name every finding kind in kind_names and kind_verbs");
+_Static_assert(LT_FIND_KIND_COUNT == 8, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 13, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 14, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 
 #define NAME_OF(table, i) ((i) >= 0 && (size_t)(i) < LT_ARRAY_LEN(table) ? (table)[i] : NULL)
@@ -274,7 +278,7 @@ static void put_summary(out *o, const lt_rep *r)
     put(o, lock_name(l));
     put(o, " ");
     put_hex(o, l->addr);
-    put(o, r->kind == LT_FIND_DESTROY_HELD ? " while " : " but ");
+    put(o, r->kind == LT_FIND_DESTROY_HELD || r->kind == LT_FIND_FREE_HELD ? " while " : " but ");
     put(o, reason_text[r->why]);
     put(o, "\n");
 }
@@ -290,12 +294,23 @@ static void put_object(out *o, const char *label, const lt_rep_lock *l)
     put(o, "\n");
 }
 
+/* ' "name"' of a lock that has one: where it lives (a variable, a heap block, a frame). */
+static void put_name(out *o, const char *name)
+{
+    if (!name)
+        return;
+    put(o, " \"");
+    put_data(o, name);
+    put(o, "\"");
+}
+
 static void put_lock(out *o, const lt_rep_lock *l)
 {
     put(o, "  lock:      ");
     put_hex(o, l->addr);
     put(o, " ");
     put(o, lock_name(l));
+    put_name(o, l->name);
     if (l->held_mode == LT_MODE_NONE) {
         put(o, ", not held by this thread");
     } else {
@@ -320,6 +335,7 @@ static void put_taken(out *o, const lt_rep *r, const lt_rep_stack *s)
     static const char *const held_as[] = {" rwlock for ", " mutex, ", " spinlock, "};
     put(o, "  still held: ");
     put_hex(o, l->addr);
+    put_name(o, l->name);
     put(o, held_as[l->type]);
     put(o, mode_word(l->type, l->held_mode));
     put(o, "\n");
@@ -341,6 +357,21 @@ static void put_held(out *o, const lt_rep *r, const lt_rep_stack *s)
                "LOCKTRACE_STACKS=full records whole stacks)\n");
 }
 
+/* free-held: who holds the lock whose memory is released, and where they took it. */
+static void put_holder(out *o, const lt_rep *r, const lt_rep_stack *s)
+{
+    const lt_rep_lock *l = lock0(r);
+    put(o, "  held for ");
+    put(o, mode_word(l->type, l->held_mode));
+    put(o, " by ");
+    put_thread(o, s->thread >= 0 && (size_t)s->thread < r->nthreads ? &r->threads[s->thread]
+                                                                     : &r->threads[0]);
+    put(o, s->thread == 0 ? " (this thread), taken at:\n" : ", taken at:\n");
+    put_frames(o, s);
+    if (s->partial)
+        put(o, "    (call site only; LOCKTRACE_STACKS=full records whole stacks)\n");
+}
+
 /* The other threads a report names: for now the gone owner of an orphaned lock. */
 static void put_others(out *o, const lt_rep *r)
 {
@@ -358,6 +389,7 @@ static void put_others(out *o, const lt_rep *r)
 static const char *const role_heading[][2] = {
     {"request", "  request (this call):\n"},
     {"first-seen", "  lock first seen:\n"},
+    {"free", "  released (this call):\n"},
 };
 
 static void put_stack(out *o, const lt_rep *r, const lt_rep_stack *s)
@@ -368,6 +400,10 @@ static void put_stack(out *o, const lt_rep *r, const lt_rep_stack *s)
     }
     if (strcmp(s->role, "held") == 0) {
         put_held(o, r, s);
+        return;
+    }
+    if (strcmp(s->role, "holder") == 0) {
+        put_holder(o, r, s);
         return;
     }
     for (size_t i = 0; i < LT_ARRAY_LEN(role_heading); i++) {
@@ -437,6 +473,7 @@ static void put_ref(out *o, const lt_rep_lock *l)
     put(o, lock_name(l));
     put(o, " ");
     put_hex(o, l->addr);
+    put_name(o, l->name);
 }
 
 static void put_tref(out *o, const lt_rep_thread *t)

@@ -178,6 +178,8 @@ static void read_lock(reader *rd, const json_value *o, const char *at, lt_rep_lo
     l->generation = (uint32_t)integer(rd, o, at, "generation", 0, UINT32_MAX);
     l->object = address(rd, o, at, "object");
     l->annotation = string(rd, o, at, "annotation", 1);
+    if (json_get(o, "name")) /* optional: absent in reports made before locks had names */
+        l->name = string(rd, o, at, "name", 1);
 }
 
 static void read_frame(reader *rd, const json_value *o, const char *at, lt_rep_frame *f)
