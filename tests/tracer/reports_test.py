@@ -231,6 +231,32 @@ def json_round_trip(c):
     need(json.loads(out)['locks'][0]['annotation'].startswith('test storage'), 'annotation lost')
 
 
+def free_held(c):
+    """'A new finding, free-held ... Report with the free's stack, the holder and where it took
+    the lock': written as a file with the released block as the lock's name, printed back by
+    `locktrace report` as the program printed it, and stable through --json."""
+    d = os.path.join(c.tmp, 'free-held')
+    ending, _, err = c.run([c.a.lifetime, 'free-held-other'], {'LOCKTRACE_REPORT_DIR': d})
+    need(ending == 0, f'lifetime free-held-other: {ending}')
+    files = sorted(glob.glob(os.path.join(d, '*.[0-9]*.[0-9]*.json')))
+    need(len(files) == 1, f'report files {files}')
+    r = json.load(open(files[0]))
+    need(r['kind'] == 'free-held' and r['reason'] == 'freed' and r['outcome'] == 'continue',
+         f'{r["kind"]} {r["reason"]} {r["outcome"]}')
+    need(re.fullmatch(r'heap block 0x[0-9a-f]+ \(88 bytes\), offset 8', r['locks'][0]['name'] or ''),
+         f'name {r["locks"][0]["name"]}')
+    roles = {s['role']: s for s in r['stacks']}
+    need('free' in roles and 'holder' in roles, f'roles {list(roles)}')
+    need(r['threads'][roles['holder']['thread']]['seq'] == 1 and not r['threads'][1]['gone'],
+         f'holder {r["threads"]}')
+    ending, out, rerr = c.report('--as-recorded', files[0])
+    need(ending == 0 and out == err, f'rendered differently:\n{out}\n---\n{err}{rerr}')
+    ending, out, rerr = c.report('--as-recorded', '--json', files[0])
+    again = c.write('again.json', out)
+    ending2, out2, _ = c.report('--as-recorded', '--json', again)
+    need(ending == 0 and ending2 == 0 and out2 == out, f'normalized JSON is not stable {rerr}')
+
+
 # --- suppressions --------------------------------------------------------------------------
 
 def cross_kinds(c):
@@ -355,7 +381,7 @@ def linked_pkgconfig(c):
 CHECKS = {f.__name__: f for f in (json_on_abort, unwritable_dir, summary_at_exit, exitcode, render_same_text,
                                    resymbolize, build_id_mismatch, bad_files, json_round_trip,
                                    cross_kinds, suppress, suppress_errors, launcher, linked_pkgconfig,
-                                   inlined_cpp)}
+                                   inlined_cpp, free_held)}
 
 
 def main():
@@ -367,12 +393,13 @@ def main():
     p.add_argument('--scenarios-cpp', help='scenarios_cpp, for inlined_cpp')
     p.add_argument('--cross-deadlock', help='cross_deadlock, for cross_kinds')
     p.add_argument('--cross-order', help='cross_order, for cross_kinds')
+    p.add_argument('--lifetime', help='lifetime, for free_held')
     p.add_argument('--pc-dir', help='where meson wrote locktrace-uninstalled.pc')
     p.add_argument('--cc', help='the C compiler, for linked_pkgconfig')
     p.add_argument('--source', help='scenarios.c, for linked_pkgconfig')
     args = p.parse_args()
     args.locktrace, args.lib, args.scenarios = map(os.path.abspath, (args.locktrace, args.lib, args.scenarios))
-    for opt in ('scenarios_cpp', 'cross_deadlock', 'cross_order'):
+    for opt in ('scenarios_cpp', 'cross_deadlock', 'cross_order', 'lifetime'):
         if getattr(args, opt):
             setattr(args, opt, os.path.abspath(getattr(args, opt)))
     with tempfile.TemporaryDirectory(prefix='locktrace-test-') as tmp:
