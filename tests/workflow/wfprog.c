@@ -124,12 +124,15 @@ int main(int argc, char **argv)
         hang();
     else if (!strcmp(mode, "hung-on-lock"))
         hung_on_lock();
-    else if (!strcmp(mode, "bad-unlock")) {
+    else if (!strcmp(mode, "self-deadlock")) {
+        pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+        result("rdlock", known_write_read(&l));
+    } else if (!strcmp(mode, "bad-unlock")) {
         pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
         noisy_unlock(&m);
     } else {
         fprintf(stderr, "usage: wfprog capped-then-suppressed|report-then-exit|hang|"
-                        "hung-on-lock|bad-unlock\n");
+                        "hung-on-lock|self-deadlock|bad-unlock\n");
         return 64;
     }
     return 0;

@@ -125,7 +125,95 @@ def json_del_byte(c):
     need(ending == 0 and out2 == out, f'raw DEL: {ending} {rerr}')
 
 
-CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_del_byte)}
+# --- locktrace report -------------------------------------------------------------------------
+
+def report_dir(c):
+    """'locktrace report takes files and directories and knows summary files': a directory
+    with reports of two programs and their summaries, given as the directory or as the
+    shell's *.json, prints both reports and exits 0."""
+    for _ in range(2):
+        ending, _, _ = c.traced('bad-unlock')
+        need(ending == 0, f'ending {ending}')
+    need(len(glob.glob(os.path.join(c.dir, '*.summary.json'))) == 2, 'expected two summaries')
+    ending, out, err = c.report(c.dir)
+    need(ending == 0 and err == '', f'on the directory: {ending} {err}')
+    need(len(re.findall(r'^locktrace: bad-unlock:', out, re.M)) == 2, f'two reports expected:\n{out}')
+    ending, out2, err = c.report(*sorted(glob.glob(os.path.join(c.dir, '*.json'))))
+    need(ending == 0 and err == '' and sorted(out2.split('\n')) == sorted(out.split('\n')),
+         f'on *.json (summaries included): {ending} {err}')
+    empty = os.path.join(c.tmp, 'empty')
+    os.mkdir(empty)
+    ending, out, err = c.report(empty)
+    need(ending == 0 and out == '' and 'no report files' in err, f'empty directory: {ending} {err}')
+    ending, out, err = c.report(os.path.join(c.tmp, 'missing-dir'))
+    need(ending == 1 and 'No such file' in err, f'a missing path: {ending} {err}')
+
+
+def source_line(path, text):
+    """The 1-based line of path that contains text (found here, not by the code under test)."""
+    for n, line in enumerate(open(path), 1):
+        if text in line:
+            return n
+    raise Failed(f'{text!r} not in {path}')
+
+
+def sarif(c):
+    """'--sarif (SARIF 2.1.0 as GitHub code scanning reads it ...)': every field code scanning
+    requires, the request frame's file:line as the location, the other stacks as related
+    locations, and partialFingerprints that stay the same for the same bug."""
+    for _ in range(2):
+        ending, _, _ = c.traced('self-deadlock')
+        need(ending == 'signal:SIGABRT', f'self-deadlock ending {ending}')
+    inv = os.path.join(c.tmp, 'inversion')
+    ending, _, _ = c.run([c.a.cross_order, 'cycle-2'], {'LOCKTRACE_REPORT_DIR': inv}, preload=True)
+    need(ending == 0, f'cross_order ending {ending}')
+    ending, out, err = c.report('--sarif', '--source-root', c.a.source_root, c.dir, inv)
+    need(ending == 0, f'locktrace report --sarif: {ending} {err}')
+    log = json.loads(out)
+    need(log.get('version') == '2.1.0' and 'sarif' in log.get('$schema', ''), 'version/$schema')
+    need(len(log['runs']) == 1, 'one run')
+    run = log['runs'][0]
+    driver = run['tool']['driver']
+    need(driver['name'] == 'locktrace' and driver.get('version'), f'driver {driver}')
+    rule_ids = [r['id'] for r in driver['rules']]
+    need(sorted(rule_ids) == ['lock-order-inversion', 'self-deadlock'], f'rules {rule_ids}')
+    for r in driver['rules']:
+        need(r['shortDescription']['text'], f'rule {r["id"]} has no description')
+    results = run['results']
+    need(len(results) == 3, f'{len(results)} results, expected 3')
+    root = run['originalUriBaseIds']['%SRCROOT%']['uri']
+    need(root.startswith('file:///') and root.endswith('/'), f'SRCROOT {root}')
+    for res in results:
+        need(res['ruleId'] in rule_ids and rule_ids[res['ruleIndex']] == res['ruleId'], 'ruleId/ruleIndex')
+        need(res['message']['text'], 'empty message')
+        loc = res['locations'][0]['physicalLocation']
+        uri = loc['artifactLocation']['uri']
+        need(not uri.startswith('/') and '://' not in uri and '..' not in uri.split('/'),
+             f'uri not relative: {uri}')
+        need(os.path.isfile(os.path.join(c.a.source_root, uri)), f'{uri} is not under the source root')
+        need(isinstance(loc['region']['startLine'], int) and loc['region']['startLine'] > 0, 'startLine')
+        fp = res['partialFingerprints']
+        need(fp and all(isinstance(v, str) and v for v in fp.values()), f'partialFingerprints {fp}')
+        for rel in res['relatedLocations']:
+            need(isinstance(rel['id'], int) and rel['message']['text'], f'related location {rel}')
+    selfs = [r for r in results if r['ruleId'] == 'self-deadlock']
+    src = os.path.join(c.a.source_root, 'tests', 'workflow', 'wfprog.c')
+    want = source_line(src, 'int rc = pthread_rwlock_rdlock(l);')
+    for r in selfs:
+        loc = r['locations'][0]['physicalLocation']
+        need(loc['artifactLocation']['uri'] == 'tests/workflow/wfprog.c' and
+             loc['region']['startLine'] == want, f'request frame: {loc}, expected wfprog.c:{want}')
+        need(any(rel['physicalLocation']['region']['startLine'] ==
+                 source_line(src, 'pthread_rwlock_wrlock(l);') for rel in r['relatedLocations']),
+             'the held stack is not a related location')
+    need(selfs[0]['partialFingerprints'] == selfs[1]['partialFingerprints'],
+         'two runs of the same bug have different fingerprints')
+    inv_res = [r for r in results if r['ruleId'] == 'lock-order-inversion'][0]
+    need(inv_res['partialFingerprints'] != selfs[0]['partialFingerprints'], 'different bugs share a fingerprint')
+
+
+CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_del_byte, report_dir,
+                                   sarif)}
 
 
 def main():
@@ -134,9 +222,12 @@ def main():
     p.add_argument('--locktrace', required=True)
     p.add_argument('--lib', required=True)
     p.add_argument('--wfprog', required=True)
+    p.add_argument('--cross-order', help='tests/tracer/cross_order')
+    p.add_argument('--source-root', help='the top of the source tree')
     args = p.parse_args()
-    for k in ('locktrace', 'lib', 'wfprog'):
-        setattr(args, k, os.path.abspath(getattr(args, k)))
+    for k in ('locktrace', 'lib', 'wfprog', 'cross_order', 'source_root'):
+        if getattr(args, k):
+            setattr(args, k, os.path.abspath(getattr(args, k)))
     with tempfile.TemporaryDirectory(prefix='locktrace-wf-') as tmp:
         try:
             CHECKS[args.check](Ctx(args, tmp))
