@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "lt_internal.h"
 #include "platform.h"
 #include "report_data.h"
 
