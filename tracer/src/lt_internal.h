@@ -3,7 +3,7 @@
  * events interpose.c hands to the checker, with the functions of thread.c and shadow.c. Each
  * other module declares its functions in a header of its own (included at the end, so a
  * module includes just this file); the vocabulary the `locktrace` command shares is in
- * lt_types.h, formatting in fmt.h.
+ * lt_types.h, allocation in alloc.h, formatting in fmt.h.
  *
  * Glossary:
  *   lt_lock     shadow state of one lock address (shadow.c); its generation names the identity
@@ -219,6 +219,7 @@ void lt_shadow_forget(const void *addr);
 void lt_shadow_fork(lt_fork_phase phase);
 
 /* The modules' own headers: a module includes just this file. */
+#include "alloc.h"
 #include "config.h"
 #include "detect.h"
 #include "dump.h"

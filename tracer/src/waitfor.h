@@ -16,6 +16,5 @@ void lt_waitfor_end(lt_event *ev);
 void lt_waitfor_fork(lt_fork_phase phase);
 void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_lock *l);
 uint32_t lt_held_stack(lt_held *h, uint32_t under, int *partial);
-int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size, const char *what);
 
 #endif
