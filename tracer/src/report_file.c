@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lt_internal.h"
 #include "platform.h"
 #include "report_data.h"
 

@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "fmt.h"
 #include "report_data.h"
 
 typedef struct jout {

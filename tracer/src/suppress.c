@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lt_internal.h"
 #include "platform.h"
 #include "report_data.h"
 
