@@ -110,7 +110,8 @@ static void hung_on_lock(void)
     pthread_create(&t, NULL, waiter, NULL);
     printf("ready %d\n", (int)getpid());
     fflush(stdout);
-    pause();
+    for (;;)
+        pause(); /* a dump signal's handler returns here */
 }
 
 int main(int argc, char **argv)
