@@ -344,9 +344,44 @@ def not_loaded(c):
     need(ending == 0 and 'did not load' not in err, f'a dynamic program: {ending} {err}')
 
 
+# --- sanitizers -------------------------------------------------------------------------------
+
+def asan_program(c):
+    """'a -fsanitize=address program runs under locktrace -- with no extra option and its lock
+    bugs are reported; LeakSanitizer silent about the tracer' (and still finding the
+    program's own leaks)."""
+    if not c.a.wf_address:
+        raise Skipped('the compiler cannot build -fsanitize=address programs here')
+    ending, _, err = c.run([c.a.locktrace, '--', c.a.wf_address, 'self-deadlock'])
+    need(ending == 134 or ending == 'signal:SIGABRT', f'ending {ending}: {err[-3000:]}')
+    need(re.search(r'^locktrace: self-deadlock: .* requests read on rwlock', err, re.M) and
+         re.search(r'#0 .* in known_write_read \S*wfprog\.c:\d+', err), f'no report: {err[-3000:]}')
+    need('does not come first' not in err, err)
+    for mode in ('bad-unlock', 'clean', 'report-then-exit'):
+        ending, _, err = c.run([c.a.locktrace, '--', c.a.wf_address, mode])
+        need(ending == 0 and 'LeakSanitizer' not in err, f'{mode}: {ending} {err[-3000:]}')
+    ending, out, err = c.run([c.a.locktrace, '--', c.a.wf_address, 'leak'])
+    need(ending != 0 and re.search(r'Direct leak of 4242 byte', err) and
+         re.search(r'SUMMARY: AddressSanitizer: 4242 byte\(s\) leaked in 1 allocation', err),
+         f'LeakSanitizer no longer sees the program\'s own leak: {ending} {err[-3000:]}')
+
+
+def tsan_program(c):
+    """'a -fsanitize=thread program gets one clear sentence ... and runs untraced'."""
+    if not c.a.wf_thread:
+        raise Skipped('the compiler cannot build -fsanitize=thread programs here')
+    ending, out, err = c.run([c.a.locktrace, '--', c.a.wf_thread, 'clean'])
+    need(ending == 0 and out.startswith('lock -> 0\n'), f'{ending} {out!r} {err}')
+    need(re.fullmatch(r'locktrace: \S+ is built with ThreadSanitizer, which already intercepts '
+                      r'pthread locks; run one or the other\. Running it untraced\.\n', err), err)
+    ending, _, err = c.run([c.a.locktrace, '--', c.a.wf_thread, 'bad-unlock'])
+    need('locktrace: bad-unlock' not in err and not os.path.exists(os.path.join(c.tmp, 'locktrace-reports')),
+         f'it was traced: {err}')
+
+
 CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_del_byte, report_dir,
                                    sarif, launcher_signals, dump_command, exit_code_tree, space_path,
-                                   not_loaded)}
+                                   not_loaded, asan_program, tsan_program)}
 
 
 def main():
@@ -357,9 +392,12 @@ def main():
     p.add_argument('--wfprog', required=True)
     p.add_argument('--cross-order', help='tests/tracer/cross_order')
     p.add_argument('--wfstatic', help='a statically linked program')
+    p.add_argument('--wf-address', help='wfprog built with -fsanitize=address')
+    p.add_argument('--wf-thread', help='wfprog built with -fsanitize=thread')
     p.add_argument('--source-root', help='the top of the source tree')
     args = p.parse_args()
-    for k in ('locktrace', 'lib', 'wfprog', 'cross_order', 'source_root', 'wfstatic'):
+    for k in ('locktrace', 'lib', 'wfprog', 'cross_order', 'source_root', 'wfstatic', 'wf_address',
+              'wf_thread'):
         if getattr(args, k):
             setattr(args, k, os.path.abspath(getattr(args, k)))
     with tempfile.TemporaryDirectory(prefix='locktrace-wf-') as tmp:
