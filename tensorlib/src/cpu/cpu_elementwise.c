@@ -321,7 +321,19 @@ tl_status tl_cpu_unary(tl_unary_op op, const tl_operand *dst, const tl_operand *
 typedef struct scalar_ctx {
     tl_scalar_op op;
     double p0, p1;
+    int64_t i0, i1; /* the integer kernel's parameters */
 } scalar_ctx;
+
+/* Integer affine and clamp with integral parameters i0, i1, exact in int64. */
+static void scalar_i64(tl_scalar_op op, int64_t *restrict d, const int64_t *restrict s, size_t n,
+                       int64_t i0, int64_t i1)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = s[i];
+        d[i] = op == TL_SCALAR_CLAMP ? (x < i0 ? i0 : x > i1 ? i1 : x)
+                                     : (int64_t)((uint64_t)wrap_mul(x, i0) + (uint64_t)i1);
+    }
+}
 
 static tl_status scalar_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src,
                               size_t n)
@@ -329,18 +341,33 @@ static tl_status scalar_chunk(const void *ctx, tl_dtype t, void *dst, const void
     const scalar_ctx *c = ctx;
     if (t == TL_F32)
         scalar_f32[c->op](dst, src[0], src[0], n, (float)c->p0, (float)c->p1);
-    else
+    else if (t == TL_F64)
         scalar_f64[c->op](dst, src[0], src[0], n, c->p0, c->p1);
+    else
+        scalar_i64(c->op, dst, src[0], n, c->i0, c->i1);
     return TL_OK;
 }
 
-/* Parameters are doubles, so integers go through the f64 kernels too. */
+/* v as an int64 when it is an integer in range. */
+static bool exact_i64(double v, int64_t *out)
+{
+    if (!(v >= -0x1p63 && v < 0x1p63) || v != trunc(v))
+        return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+/* Integers keep the header's rule where the parameters allow it: clamp and affine with
+ * integral parameters compute exactly in int64; other parameters go through the f64 kernels
+ * and truncate when stored (candle's affine on integers does the same). */
 tl_status tl_cpu_scalar(tl_scalar_op op, const tl_operand *dst, const tl_operand *src, double p0,
                         double p1)
 {
     const tl_operand *srcs[1] = {src};
-    scalar_ctx c = {op, p0, p1};
-    return ew_run(dst, srcs, 1, false, scalar_chunk, &c);
+    scalar_ctx c = {op, p0, p1, 0, 0};
+    bool ints = (op == TL_SCALAR_CLAMP || op == TL_SCALAR_AFFINE) && exact_i64(p0, &c.i0) &&
+                exact_i64(p1, &c.i1);
+    return ew_run(dst, srcs, 1, ints, scalar_chunk, &c);
 }
 
 static tl_status binary_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src,
