@@ -111,7 +111,8 @@ static void add_elem(tl_dtype dtype, void *dst, size_t di, const void *src, size
     case TL_U8:
     case TL_U32:
     case TL_I64: {
-        uint64_t a = (uint64_t)tl_load_i64(dtype, dst, di), b = (uint64_t)tl_load_i64(dtype, src, si);
+        uint64_t a = (uint64_t)tl_load_i64(dtype, dst, di);
+        uint64_t b = (uint64_t)tl_load_i64(dtype, src, si);
         tl_store_i64(dtype, dst, di, (int64_t)(a + b));
         break;
     }
