@@ -11,6 +11,7 @@
  * <tgmath.h> makes exp(x) expf for floats and exp for doubles.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <tgmath.h>
 
@@ -213,34 +214,38 @@ typedef union chunk {
     int64_t i[CHUNK];
 } chunk;
 
-/* m elements of op from element `at` on, `step` apart, into c as the work type. */
+/* m elements of op from element `at` on, `step` apart, into cells (work type) `cstep` apart. */
 static void gather(const tl_operand *op, size_t at, size_t step, size_t m, tl_dtype work,
-                   chunk *c)
+                   void *cells, size_t cstep)
 {
+    double *f = cells;
+    int64_t *i64 = cells;
     if (work == op->dtype && work != TL_I64)
-        tl_cpu_move_cells(c, 1, tl_cpu_at(op->buf, op->dtype, at), step, m,
+        tl_cpu_move_cells(cells, cstep, tl_cpu_at(op->buf, op->dtype, at), step, m,
                           tl_dtype_size(work));
     else if (work == TL_I64)
         for (size_t i = 0; i < m; i++)
-            c->i[i] = tl_load_i64(op->dtype, op->buf, at + i * step);
+            i64[i * cstep] = tl_load_i64(op->dtype, op->buf, at + i * step);
     else
         for (size_t i = 0; i < m; i++)
-            c->f[i] = tl_load(op->dtype, op->buf, at + i * step);
+            f[i * cstep] = tl_load(op->dtype, op->buf, at + i * step);
 }
 
 /* The reverse of gather, converting into op's dtype. */
 static void scatter(const tl_operand *op, size_t at, size_t step, size_t m, tl_dtype work,
-                    const chunk *c)
+                    const void *cells, size_t cstep)
 {
+    const double *f = cells;
+    const int64_t *i64 = cells;
     if (work == op->dtype && work != TL_I64)
-        tl_cpu_move_cells(tl_cpu_at(op->buf, op->dtype, at), step, c, 1, m,
+        tl_cpu_move_cells(tl_cpu_at(op->buf, op->dtype, at), step, cells, cstep, m,
                           tl_dtype_size(work));
     else if (work == TL_I64)
         for (size_t i = 0; i < m; i++)
-            tl_store_i64(op->dtype, op->buf, at + i * step, c->i[i]);
+            tl_store_i64(op->dtype, op->buf, at + i * step, i64[i * cstep]);
     else
         for (size_t i = 0; i < m; i++)
-            tl_store(op->dtype, op->buf, at + i * step, c->f[i]);
+            tl_store(op->dtype, op->buf, at + i * step, f[i * cstep]);
 }
 
 /* One run of the iterator through chunk buffers: gather, compute, scatter. */
@@ -253,13 +258,81 @@ static tl_status packed_run(const tl_operand *dst, const tl_operand *const *src,
         size_t m = it->inner - done < CHUNK ? it->inner - done : CHUNK;
         for (size_t k = 0; k < nsrc; k++) {
             gather(src[k], it->off[k + 1] + done * it->step[k + 1], it->step[k + 1], m, work,
-                   &in[k]);
+                   &in[k], 1);
             ins[k] = &in[k];
         }
         tl_status st = fn(ctx, work, &out, ins, m);
         if (st != TL_OK)
             return st;
-        scatter(dst, it->off[0] + done * it->step[0], it->step[0], m, work, &out);
+        scatter(dst, it->off[0] + done * it->step[0], it->step[0], m, work, &out, 1);
+    }
+    return TL_OK;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Tiles. When an operand's run is strided but the dim just outside the run steps through its
+ * memory more finely (a transposed view: the run walks a column), run by run would touch a new
+ * cache line for every element. Instead TILE runs are done together, TILE elements at a time:
+ * each operand's TILE x TILE block is moved along whichever direction is closer in its memory,
+ * then computed as one contiguous chunk.
+ * ---------------------------------------------------------------------------------------- */
+#define TILE_ROWS 64
+#define TILE_COLS 64
+
+typedef struct tiles {
+    _Alignas(64) unsigned char in[TL_ITER_MAX - 1][TILE_ROWS * TILE_COLS * 8];
+    _Alignas(64) unsigned char out[TILE_ROWS * TILE_COLS * 8];
+} tiles;
+
+/* Should the run at `it` go through tiles: some operand is finer across runs than along. */
+static bool wants_tiles(const tl_iter *it)
+{
+    if (it->outer == 0)
+        return false;
+    for (size_t k = 0; k < it->n; k++)
+        if (it->stride[k][it->outer - 1] < it->step[k])
+            return true;
+    return false;
+}
+
+/* Moves a rows x cols block (rows rstep apart, columns cstep apart in op) to or from cells
+ * laid out row-major, in op's memory order. */
+static void move_block(const tl_operand *op, bool to_cells, size_t at, size_t rstep, size_t cstep,
+                       size_t rows, size_t cols, tl_dtype work, unsigned char *cells)
+{
+    size_t es = work == TL_F32 ? 4 : 8;
+    bool by_column = rstep < cstep;
+    size_t lines = by_column ? cols : rows, len = by_column ? rows : cols;
+    size_t line_step = by_column ? cstep : rstep, elem_step = by_column ? rstep : cstep;
+    size_t cell_line = by_column ? 1 : cols, cell_step = by_column ? cols : 1;
+    for (size_t l = 0; l < lines; l++) {
+        unsigned char *c = cells + l * cell_line * es;
+        if (to_cells)
+            gather(op, at + l * line_step, elem_step, len, work, c, cell_step);
+        else
+            scatter(op, at + l * line_step, elem_step, len, work, c, cell_step);
+    }
+}
+
+/* `rows` runs from the iterator's position (rows along dim outer - 1) through tiles. */
+static tl_status tiled_runs(const tl_operand *dst, const tl_operand *const *src, size_t nsrc,
+                            const tl_iter *it, size_t rows, tl_dtype work, chunk_fn fn,
+                            const void *ctx, tiles *t)
+{
+    const void *ins[TL_ITER_MAX - 1];
+    size_t d = it->outer - 1;
+    for (size_t c0 = 0; c0 < it->inner; c0 += TILE_COLS) {
+        size_t cols = it->inner - c0 < TILE_COLS ? it->inner - c0 : TILE_COLS;
+        for (size_t k = 0; k < nsrc; k++) {
+            move_block(src[k], true, it->off[k + 1] + c0 * it->step[k + 1], it->stride[k + 1][d],
+                       it->step[k + 1], rows, cols, work, t->in[k]);
+            ins[k] = t->in[k];
+        }
+        tl_status st = fn(ctx, work, t->out, ins, rows * cols);
+        if (st != TL_OK)
+            return st;
+        move_block(dst, false, it->off[0] + c0 * it->step[0], it->stride[0][d], it->step[0],
+                   rows, cols, work, t->out);
     }
     return TL_OK;
 }
@@ -278,22 +351,34 @@ static tl_status ew_run(const tl_operand *dst, const tl_operand *const *src, siz
     }
     tl_dtype work = typed ? dst->dtype : ints ? TL_I64 : TL_F64;
     tl_iter it;
-    if (!tl_iter_init(&it, dst->layout->shape, dst->layout->ndim, ls, nsrc + 1))
+    if (!tl_iter_init_dst_order(&it, dst->layout->shape, dst->layout->ndim, ls, nsrc + 1))
         return TL_OK;
+    tiles *t = NULL;
     tl_status st = TL_OK;
     do {
         bool unit = typed;
         for (size_t k = 0; k <= nsrc; k++)
             unit = unit && (it.step[k] == 1 || it.inner == 1);
-        if (!unit) {
+        if (unit) {
+            const void *ins[TL_ITER_MAX - 1];
+            for (size_t k = 0; k < nsrc; k++)
+                ins[k] = tl_cpu_at(src[k]->buf, src[k]->dtype, it.off[k + 1]);
+            st = fn(ctx, dst->dtype, tl_cpu_at(dst->buf, dst->dtype, it.off[0]), ins, it.inner);
+        } else if (wants_tiles(&it)) {
+            if (!t && !(t = tl_malloc(sizeof *t))) {
+                st = tl_fail_nomem("elementwise tiles", sizeof *t);
+                break;
+            }
+            size_t d = it.outer - 1, rows = it.shape[d] - it.idx[d];
+            rows = rows < TILE_ROWS ? rows : TILE_ROWS;
+            st = tiled_runs(dst, src, nsrc, &it, rows, work, fn, ctx, t);
+            for (size_t r = 1; r < rows; r++) /* the loop steps past the last one */
+                tl_iter_next(&it);
+        } else {
             st = packed_run(dst, src, nsrc, &it, work, fn, ctx);
-            continue;
         }
-        const void *ins[TL_ITER_MAX - 1];
-        for (size_t k = 0; k < nsrc; k++)
-            ins[k] = tl_cpu_at(src[k]->buf, src[k]->dtype, it.off[k + 1]);
-        st = fn(ctx, dst->dtype, tl_cpu_at(dst->buf, dst->dtype, it.off[0]), ins, it.inner);
     } while (st == TL_OK && tl_iter_next(&it));
+    free(t);
     return st;
 }
 
