@@ -112,6 +112,10 @@ static inline int enter(lt_event *ev)
     if (!lt_enter(&lt_tls))
         return 0;
     ev->self = lt_self();
+    if (lt_unlikely(!ev->self)) {
+        lt_leave(&lt_tls);
+        return 0;
+    }
     return 1;
 }
 
@@ -485,7 +489,8 @@ static void *thread_start(void *p)
     free(p);
     lt_thread_start(s.seq);
     lt_platform_thread_init();
-    lt_platform_stack_bounds(&lt_tls.stack_lo, &lt_tls.stack_hi);
+    if (lt_tls.self)
+        lt_platform_stack_bounds(&lt_tls.self->stack_lo, &lt_tls.self->stack_hi);
     lt_tls.busy = 0;
     return s.fn(s.arg);
 }
