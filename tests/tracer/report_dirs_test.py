@@ -17,22 +17,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import Failed, Skipped, need, run_check  # noqa: E402
 
 TIMEOUT = 20
-
-
-class Failed(Exception):
-    pass
-
-
-class Skipped(Exception):
-    pass
-
-
-def need(cond, what):
-    if not cond:
-        raise Failed(what)
 
 
 def run(cmd, env, before=None):
@@ -229,17 +218,7 @@ def main():
     args.lib, args.program = os.path.abspath(args.lib), os.path.abspath(args.program)
     if args.linked:
         args.linked = os.path.abspath(args.linked)
-    with tempfile.TemporaryDirectory(prefix='locktrace-dirs-') as tmp:
-        try:
-            CHECKS[args.check](Ctx(args, tmp))
-        except Skipped as e:
-            print(f'skipped {args.check}: {e}')
-            return 77
-        except Failed as e:
-            print(f'FAILED {args.check}: {e}')
-            return 1
-    print(f'ok {args.check}')
-    return 0
+    return run_check(CHECKS, args.check, lambda tmp: Ctx(args, tmp), 'locktrace-dirs-')
 
 
 if __name__ == '__main__':
