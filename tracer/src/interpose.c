@@ -51,7 +51,7 @@
     X(pthread_mutex_unlock, NULL)                                                          \
     X(pthread_cond_wait, "GLIBC_2.3.2") X(pthread_cond_timedwait, "GLIBC_2.3.2")           \
     X(pthread_cond_signal, "GLIBC_2.3.2") X(pthread_cond_broadcast, "GLIBC_2.3.2")         \
-    X(pthread_create, NULL) X(pthread_join, NULL) X(fork, NULL) LT_REALS_TIMED(X)
+    X(pthread_create, NULL) X(pthread_join, NULL) LT_REALS_TIMED(X)
 
 static struct {
 #define X(name, version) __typeof__(&name) name;
@@ -71,6 +71,10 @@ static void resolve(void)
 #undef X
 }
 
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+
 /* Returns 1 when the tracer is ready; 0 inside the resolving thread's own resolution. */
 static __attribute__((noinline)) int init_slow(void)
 {
@@ -82,6 +86,7 @@ static __attribute__((noinline)) int init_slow(void)
         lt_config_load();
         lt_dump_install();
         lt_self();
+        pthread_atfork(fork_prepare, fork_parent, fork_child);
         lt_tls.busy = 0;
         atomic_store(&state, READY);
         return 1;
@@ -528,30 +533,48 @@ LT_EXPORT int pthread_join(pthread_t th, void **ret)
     return rc;
 }
 
-/* Every tracer lock is held across fork(), so the child gets consistent tables. Our locks
- * let their holder in again, so the program's atfork handlers may lock as they please. */
+/* Every tracer lock is held across fork(), so the child gets consistent tables. They are
+ * taken in spin.h's rank order by the tracer's own atfork prepare handler, registered when
+ * the tracer starts: handlers registered later (the program's) run before it, while the
+ * tracer still serves other threads, and their parent and child handlers run after the
+ * tracer's have let go. */
 static void fork_phase(lt_fork_phase phase)
 {
-    lt_waitfor_fork(phase); /* before the stack depot: waitfor interns stacks under its lock */
-    lt_order_fork(phase);
-    lt_thread_fork(phase);
-    lt_shadow_fork(phase);
-    lt_stack_fork(phase);
-    lt_report_fork(phase);
+    int busy = lt_tls.busy;
+    lt_tls.busy = 1; /* the child's bookkeeping allocates */
+    if (phase == LT_FORK_PREPARE) {
+        lt_report_fork(phase);
+        lt_waitfor_fork(phase);
+        lt_order_fork(phase);
+        lt_thread_fork(phase);
+        lt_shadow_fork(phase);
+        lt_stats_fork(phase);
+        lt_stack_fork(phase);
+    } else {
+        lt_stack_fork(phase);
+        lt_stats_fork(phase);
+        lt_shadow_fork(phase);
+        lt_thread_fork(phase);
+        lt_order_fork(phase);
+        lt_waitfor_fork(phase);
+        lt_report_fork(phase);
+    }
+    lt_tls.busy = busy;
 }
 
-LT_EXPORT pid_t fork(void)
+static void fork_prepare(void)
 {
-    lt_event ev = {0};
-    if (!ready() || !enter(&ev))
-        return real.fork();
     fork_phase(LT_FORK_PREPARE);
-    lt_leave(&lt_tls);
-    pid_t pid = real.fork();
-    lt_enter(&lt_tls);
-    fork_phase(pid == 0 ? LT_FORK_CHILD : LT_FORK_PARENT);
-    lt_leave(&lt_tls);
-    return pid;
+}
+
+static void fork_parent(void)
+{
+    fork_phase(LT_FORK_PARENT);
+}
+
+static void fork_child(void)
+{
+    fork_phase(LT_FORK_CHILD);
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@
 #include <uthash.h>
 
 #include "locktrace.h"
+#include "spin.h"
 
 #define LT_EXPORT __attribute__((visibility("default")))
 #define LT_TLS __attribute__((tls_model("initial-exec")))
@@ -42,19 +43,6 @@ typedef struct lt_thread_info {
     int tid;       /* kernel thread id */
     char name[16]; /* kernel comm name, NUL-terminated */
 } lt_thread_info;
-
-/* Where a fork() is: every module with a lock of its own takes it before, releases it after
- * in the parent, and resets it in the child. */
-typedef enum { LT_FORK_PREPARE, LT_FORK_PARENT, LT_FORK_CHILD } lt_fork_phase;
-
-/* ------------------------------------------------------------------------------------------
- * Own locks. A spinlock that the thread owning it may take again: the forking thread holds
- * every tracer lock across fork() while the program's atfork handlers call back into us.
- * ---------------------------------------------------------------------------------------- */
-typedef struct lt_spin {
-    _Atomic int owner; /* tid of the holder, 0 = free */
-    int depth;         /* nested acquisitions by the holder */
-} lt_spin;
 
 /* ------------------------------------------------------------------------------------------
  * Shadow state of one lock address. Entries are type-stable (never unmapped): a pointer to one
@@ -315,10 +303,6 @@ void lt_held_remove(lt_thread *t, lt_held *h);
 void lt_thread_start(int seq);
 int lt_thread_next_seq(void);
 void lt_thread_info_now(lt_thread *t, lt_thread_info *out);
-void lt_spin_lock(lt_spin *s);
-void lt_spin_unlock(lt_spin *s);
-void lt_spin_reset(lt_spin *s);
-void lt_spin_fork(lt_spin *s, lt_fork_phase phase);
 void lt_thread_fork(lt_fork_phase phase);
 void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg);
 lt_thread *lt_thread_first(void);
@@ -423,7 +407,7 @@ int lt_suppressed(const struct lt_rep *r);
 
 /* stats.c: LOCKTRACE_STATS; every hook is behind `if (lt_unlikely(lt_cfg.stats))` ------------ */
 void lt_stats_setup(void);
-void lt_stats_fork_child(void);
+void lt_stats_fork(lt_fork_phase phase);
 void lt_stats_wait_begin(lt_event *ev);
 void lt_stats_wait_end(lt_event *ev);
 void lt_stats_acquired(lt_event *ev, lt_held *h);

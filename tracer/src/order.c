@@ -62,7 +62,7 @@ typedef struct known_set {
     _Atomic uint64_t slot[];
 } known_set;
 
-static lt_spin graph_lock;
+static lt_spin graph_lock = LT_SPIN_INIT(LT_RANK_GRAPH);
 static known_set *_Atomic known;
 static node *nodes[NODE_BUCKETS];
 static _Atomic size_t nnodes;

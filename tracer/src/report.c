@@ -16,7 +16,7 @@
 
 #define REPORT_BYTES (64 * 1024)
 
-static lt_spin report_lock;
+static lt_spin report_lock = LT_SPIN_INIT(LT_RANK_REPORT);
 static char report_buf[REPORT_BYTES];
 static int reported[LT_FIND_KIND_COUNT];
 
@@ -80,6 +80,5 @@ void lt_report_fork(lt_fork_phase phase)
     if (phase == LT_FORK_CHILD) {
         memset(reported, 0, sizeof reported);
         lt_report_file_fork_child();
-        lt_stats_fork_child();
     }
 }

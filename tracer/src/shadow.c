@@ -31,7 +31,7 @@ typedef struct shard {
     char pad[64];       /* keep shards on separate cache lines */
 } shard;
 
-static shard shards[SHARDS];
+static shard shards[SHARDS] = {[0 ... SHARDS - 1] = {.lock = LT_SPIN_INIT(LT_RANK_SHADOW)}};
 
 static shard *shard_of(const void *addr)
 {

@@ -12,7 +12,6 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,52 +20,11 @@
 
 __thread lt_thread lt_tls LT_TLS;
 
-static lt_spin registry_lock;
+static lt_spin registry_lock = LT_SPIN_INIT(LT_RANK_REGISTRY);
 static lt_thread *registry;
 static _Atomic int next_seq;
 static pthread_key_t exit_key;
 static _Atomic int exit_key_ready;
-
-/* ---------------------------------------------------------------------------------------- */
-
-static int my_tid(void)
-{
-    return lt_tls.info.tid ? lt_tls.info.tid : lt_platform_tid();
-}
-
-void lt_spin_lock(lt_spin *s)
-{
-    int me = my_tid(), free_ = 0;
-    if (atomic_load_explicit(&s->owner, memory_order_relaxed) == me) {
-        s->depth++;
-        return;
-    }
-    while (!atomic_compare_exchange_weak_explicit(&s->owner, &free_, me, memory_order_acquire,
-                                                  memory_order_relaxed)) {
-        free_ = 0;
-        while (atomic_load_explicit(&s->owner, memory_order_relaxed) != 0)
-            sched_yield();
-    }
-    s->depth = 1;
-}
-
-void lt_spin_unlock(lt_spin *s)
-{
-    if (--s->depth == 0)
-        atomic_store_explicit(&s->owner, 0, memory_order_release);
-}
-
-void lt_spin_fork(lt_spin *s, lt_fork_phase phase)
-{
-    if (phase == LT_FORK_PREPARE) {
-        lt_spin_lock(s);
-    } else if (phase == LT_FORK_PARENT) {
-        lt_spin_unlock(s);
-    } else {
-        s->depth = 0;
-        atomic_store_explicit(&s->owner, 0, memory_order_relaxed);
-    }
-}
 
 /* ---------------------------------------------------------------------------------------- */
 

@@ -43,7 +43,7 @@ typedef struct frame {
     uint32_t seq;
 } frame;
 
-static lt_spin wf_lock;
+static lt_spin wf_lock = LT_SPIN_INIT(LT_RANK_WAITFOR);
 static lt_thread *waiters;
 static uint32_t stamp;
 static frame *path;
