@@ -148,6 +148,8 @@ int lt_wait_begin(lt_event *ev)
 
 void lt_wait_end(lt_event *ev)
 {
+    if (ev->held) /* a signal handler may have moved the held set meanwhile */
+        ev->held = lt_held_find(ev->self, ev->addr);
     if (ev->lock)
         lt_waitfor_end(ev);
     if (ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE)

@@ -185,6 +185,31 @@ static int real_wait(const call *c)
     }
 }
 
+/* A lock wait ended by cancellation (only asynchronous cancellation can end one) takes its
+ * wait record down on the way out. */
+static void lock_wait_cancelled(void *ev)
+{
+    lt_tls.busy = 1;
+    lt_wait_end(ev);
+    lt_leave(&lt_tls);
+}
+
+/* The lock is busy: publish the wait, block in libc, take the wait down. Out of line: the
+ * cleanup handler's setjmp would slow every acquisition down. */
+static __attribute__((noinline)) int wait(call *c)
+{
+    int rc = lt_wait_begin(&c->ev);
+    if (rc == 0) {
+        lt_leave(&lt_tls);
+        pthread_cleanup_push(lock_wait_cancelled, &c->ev);
+        rc = real_wait(c);
+        pthread_cleanup_pop(0);
+        lt_enter(&lt_tls);
+    }
+    lt_wait_end(&c->ev);
+    return rc;
+}
+
 static int acquire(call *c)
 {
     if (!ready())
@@ -194,22 +219,15 @@ static int acquire(call *c)
     int rc = lt_before_lock(&c->ev);
     if (rc == 0)
         rc = real_try(c);
-    if (rc == EBUSY && c->ev.wait != LT_WAIT_TRY) {
-        rc = lt_wait_begin(&c->ev);
-        if (rc == 0) {
-            lt_leave(&lt_tls);
-            rc = real_wait(c);
-            lt_enter(&lt_tls);
-        }
-        lt_wait_end(&c->ev);
-    }
+    if (rc == EBUSY && c->ev.wait != LT_WAIT_TRY)
+        rc = wait(c);
     lt_after_lock(&c->ev, rc);
     lt_leave(&lt_tls);
     return rc;
 }
 
 #define ACQUIRE(lock, kind, mode, wait, ...)                                                  \
-    acquire(&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL}, \
+    acquire(&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL, 0}, \
                     __VA_ARGS__})
 
 /* Unlock, init and destroy: one event around the real call. */
@@ -217,7 +235,7 @@ typedef void (*lt_hook)(lt_event *);
 
 static inline void hook(lt_hook fn, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
 {
-    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL};
+    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0};
     if (!ready() || !enter(&ev))
         return;
     fn(&ev);
@@ -455,14 +473,14 @@ LT_EXPORT int pthread_cond_broadcast(pthread_cond_t *cv)
 LT_EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
 {
     return cond_wait(&(call){{m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_BLOCK, CALLER, NULL, NULL,
-                              NULL}, 0, 0, NULL}, cv);
+                              NULL, 0}, 0, 0, NULL}, cv);
 }
 
 LT_EXPORT int pthread_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m,
                                      const struct timespec *t)
 {
     return cond_wait(&(call){{m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TIMED, CALLER, NULL, NULL,
-                              NULL}, 0, 0, t}, cv);
+                              NULL, 0}, 0, 0, t}, cv);
 }
 
 #if LT_TIMED_LOCKS
@@ -470,7 +488,7 @@ LT_EXPORT int pthread_cond_clockwait(pthread_cond_t *cv, pthread_mutex_t *m, clo
                                      const struct timespec *t)
 {
     return cond_wait(&(call){{m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TIMED, CALLER, NULL, NULL,
-                              NULL}, 1, c, t}, cv);
+                              NULL, 0}, 1, c, t}, cv);
 }
 #endif
 
@@ -513,6 +531,14 @@ LT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
     return rc;
 }
 
+/* A cancelled join (pthread_join is a cancellation point) takes its wait record down. */
+static void join_cancelled(void *ev)
+{
+    lt_tls.busy = 1;
+    lt_waitfor_end(ev);
+    lt_leave(&lt_tls);
+}
+
 /* A join is a wait like a lock request: it can close a cycle (the joined thread waits for a
  * lock the joiner holds). */
 LT_EXPORT int pthread_join(pthread_t th, void **ret)
@@ -525,8 +551,11 @@ LT_EXPORT int pthread_join(pthread_t th, void **ret)
         return real.pthread_join(th, ret);
     int rc = lt_waitfor_join_begin(&ev, (uintptr_t)th);
     lt_leave(&lt_tls);
-    if (rc == 0)
+    if (rc == 0) {
+        pthread_cleanup_push(join_cancelled, &ev);
         rc = real.pthread_join(th, ret);
+        pthread_cleanup_pop(0);
+    }
     lt_enter(&lt_tls);
     lt_waitfor_end(&ev);
     lt_leave(&lt_tls);
@@ -583,7 +612,7 @@ static void fork_child(void)
 LT_EXPORT void locktrace_annotate_lock_impl(const void *lock, const void *object,
                                             locktrace_describe_fn describe)
 {
-    lt_event ev = {lock, LT_MUTEX, LT_MODE_NONE, LT_WAIT_TRY, CALLER, NULL, NULL, NULL};
+    lt_event ev = {lock, LT_MUTEX, LT_MODE_NONE, LT_WAIT_TRY, CALLER, NULL, NULL, NULL, 0};
     if (!ready() || !enter(&ev))
         return;
     lt_on_annotate(&ev, object, describe);

@@ -145,6 +145,7 @@ typedef struct lt_event {
     lt_thread *self;    /* filled by the checker */
     lt_lock *lock;      /* filled by the checker */
     lt_held *held;      /* filled by lt_before_lock: this thread's entry for the lock */
+    int published;      /* waitfor.c: this event's wait is the thread's published one */
 } lt_event;
 
 /* ------------------------------------------------------------------------------------------

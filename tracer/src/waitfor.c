@@ -342,10 +342,15 @@ static int report_deadlock(lt_wait_step *steps, size_t n)
 
 static void watchdog_start(void);
 
-/* Publishes the wait and looks for a cycle through it; the result is the call's veto. */
+/* Publishes the wait and looks for a cycle through it; the result is the call's veto. A
+ * wait that begins while the thread's own wait is published (a signal handler that locks
+ * while its thread is blocked) is deferred: the thread stays shown in its outer wait, which
+ * it returns to, and the nested one is neither published nor checked. */
 static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
 {
     lt_thread *t = ev->self;
+    if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
+        return 0;
     t->waiting.stack = lt_stack_here(ev->ra);
     prepare_stacks(t);
     lt_thread_info_now(t, &t->waiting.who);
@@ -353,6 +358,7 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
     watchdog_start();
     lt_spin_lock(&wf_lock);
     publish(ev, what, target);
+    ev->published = 1;
     size_t n = find_cycle(t);
     frame *first = n ? lt_platform_map(n * sizeof *first) : NULL;
     if (first)
@@ -391,8 +397,9 @@ void lt_waitfor_cond_begin(lt_event *ev, const void *cond)
 
 void lt_waitfor_end(lt_event *ev)
 {
-    if (!(atomic_load_explicit(&ev->self->waiting.seq, memory_order_relaxed) & 1))
+    if (!ev->published)
         return;
+    ev->published = 0;
     lt_spin_lock(&wf_lock);
     unpublish(ev->self);
     lt_spin_unlock(&wf_lock);
