@@ -74,7 +74,8 @@ static int never_returns(const lt_event *ev, const lt_held *h, lt_reason *why)
                                            : LT_WHY_WRITER_QUEUED;
         return *why != LT_WHY_WRITER_QUEUED ||
                (lt_platform_rwlock_prefers_writer(ev->addr) &&
-                atomic_load(&ev->lock->waiting_writers) > 0);
+                atomic_load(&ev->lock->waiting_writers) > 0 &&
+                lt_platform_rwlock_writer_queued(ev->addr));
     case LT_MUTEX:
         switch (lt_platform_mutex_type(ev->addr)) {
         case LT_MUTEX_RECURSIVE: return 0;
@@ -117,6 +118,39 @@ static int orphan_blocks(const lt_event *ev)
     return ev->kind != LT_MUTEX || !lt_platform_mutex_robust(ev->addr);
 }
 
+static void release(lt_thread *t, lt_held *h);
+
+/* The lock word contradicts what the tracer knew of addr: the memory became another lock
+ * without init (freed and reused, a stack frame reused). It gets a new identity, as on init,
+ * silently. */
+static void renew(lt_event *ev)
+{
+    lt_order_forget(ev->addr);
+    ev->lock = lt_shadow_reset(ev->addr, ev->ra);
+}
+
+/* Before a verdict ends the program: does the lock word agree that this thread holds it? An
+ * entry it contradicts is stale and leaves the held set. */
+static int confirmed(lt_event *ev, lt_held *h)
+{
+    if (lt_platform_lock_held(ev->addr, ev->kind, h->mode, ev->self->info.tid))
+        return 1;
+    release(ev->self, h);
+    ev->held = NULL;
+    renew(ev);
+    return 0;
+}
+
+/* ... and that the gone thread still holds it. */
+static int orphan_confirmed(lt_event *ev)
+{
+    lt_lock *l = ev->lock;
+    if (lt_platform_lock_held(ev->addr, ev->kind, l->orphan_mode, l->orphan_of->tid))
+        return 1;
+    renew(ev);
+    return 0;
+}
+
 int lt_before_lock(lt_event *ev)
 {
     lt_thread *t = ev->self;
@@ -126,20 +160,30 @@ int lt_before_lock(lt_event *ev)
         return 0;
     if (t->nheld && (ev->held = find_valid(t, ev->addr)) != NULL) {
         lt_reason why;
-        if (ev->wait != LT_WAIT_TRY && never_returns(ev, ev->held, &why))
+        if (ev->wait == LT_WAIT_TRY || !never_returns(ev, ev->held, &why))
+            return 0;
+        if (confirmed(ev, ev->held))
             return report_self(ev, ev->held, why);
-        return 0;
+        if (!ev->lock)
+            return 0;
     }
-    if (lt_unlikely(ev->lock->orphan_of != NULL) && orphan_blocks(ev))
+    if (lt_unlikely(ev->lock->orphan_of != NULL) && orphan_blocks(ev) && orphan_confirmed(ev))
         return report_self(ev, NULL, LT_WHY_ORPHANED);
     return 0;
 }
 
-/* A writer about to block is what makes a recursive read hang on a writer-preferring lock.
- * The wait-for check (waitfor.c) may veto the wait: the result is the call's (0 = block). */
+static int untimed_writer(const lt_event *ev)
+{
+    return ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE &&
+           ev->wait == LT_WAIT_BLOCK;
+}
+
+/* A writer about to block is what makes a recursive read hang on a writer-preferring lock;
+ * a timed writer gives up, and the read then goes on. The wait-for check (waitfor.c) may veto
+ * the wait: the result is the call's (0 = block). */
 int lt_wait_begin(lt_event *ev)
 {
-    if (ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE)
+    if (untimed_writer(ev))
         atomic_fetch_add(&ev->lock->waiting_writers, 1);
     if (lt_unlikely(lt_cfg.stats))
         lt_stats_wait_begin(ev);
@@ -152,7 +196,7 @@ void lt_wait_end(lt_event *ev)
         ev->held = lt_held_find(ev->self, ev->addr);
     if (ev->lock)
         lt_waitfor_end(ev);
-    if (ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE)
+    if (untimed_writer(ev))
         atomic_fetch_sub(&ev->lock->waiting_writers, 1);
     if (lt_unlikely(lt_cfg.stats))
         lt_stats_wait_end(ev);

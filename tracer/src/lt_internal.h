@@ -63,7 +63,7 @@ typedef struct lt_lock {
     struct lt_lock *next_free;
     /* written by acquisitions: kept off the line above so other threads' probes stay cheap */
     _Alignas(64) _Atomic int writer;  /* seq+1 of the thread holding it exclusively, 0 = none */
-    _Atomic int waiting_writers;      /* threads blocked in a write request right now */
+    _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
     UT_hash_handle hh;                /* shadow.c's table, keyed by addr */
 } lt_lock;
 
