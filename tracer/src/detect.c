@@ -119,6 +119,7 @@ static int orphan_blocks(const lt_event *ev)
 }
 
 static void release(lt_thread *t, lt_held *h);
+static void report_bad_unlock(lt_event *ev, int unlocked);
 
 /* The lock word contradicts what the tracer knew of addr: the memory became another lock
  * without init (freed and reused, a stack frame reused). It gets a new identity, as on init,
@@ -238,8 +239,9 @@ void lt_after_lock(lt_event *ev, int rc)
         lt_stats_acquired(ev, h);
 }
 
-/* Unlock of a lock this thread does not hold: report, and forget what others held. */
-static void report_bad_unlock(lt_event *ev)
+/* Unlock of a lock this thread does not hold: report it; if libc unlocked it all the same,
+ * forget what others held. */
+static void report_bad_unlock(lt_event *ev, int unlocked)
 {
     lt_lock *l = ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra);
     lt_finding f = {.kind = LT_FIND_BAD_UNLOCK, .why = LT_WHY_NOT_HELD};
@@ -247,34 +249,65 @@ static void report_bad_unlock(lt_event *ev)
     f.req_mode = LT_MODE_NONE;
     f.request_stack = lt_stack_here(ev->ra);
     lt_report(&f);
-    if (l) {
+    if (l && unlocked) {
         atomic_store(&l->writer, 0);
         l->orphan_of = NULL;
     }
 }
 
-/* The entry leaves the held set; its shadow entry is touched only if it is still that lock
- * (a recycled entry now belongs to another address). */
-static void release(lt_thread *t, lt_held *h)
+/* The entry leaves the held set. */
+static void drop(lt_thread *t, lt_held *h)
 {
     if (lt_unlikely(lt_cfg.stats))
         lt_stats_released(h);
-    if (h->mode == LT_MODE_WRITE &&
-        atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen)
-        atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
     lt_held_remove(t, h);
 }
 
+/* Whether h holds its lock exclusively and the lock still is the one h was taken as (a
+ * recycled shadow entry belongs to another address now): then h names the lock's writer. */
+static int writer_hold(const lt_held *h)
+{
+    return h->mode == LT_MODE_WRITE &&
+           atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen;
+}
+
+static int last_writer_hold(const lt_held *h)
+{
+    return h->depth == 1 && writer_hold(h);
+}
+
+static void release(lt_thread *t, lt_held *h)
+{
+    if (writer_hold(h))
+        atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
+    drop(t, h);
+}
+
+/* Before libc's unlock: the lock's writer is cleared now, while no other thread can take the
+ * lock and become its writer; lt_after_unlock puts it back if libc refuses. */
 void lt_before_unlock(lt_event *ev)
 {
+    lt_held *h = ev->held = lt_held_find(ev->self, ev->addr);
+    if (h && last_writer_hold(h))
+        atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
+}
+
+/* libc's verdict on the unlock: only an accepted one changes the held set. */
+void lt_after_unlock(lt_event *ev, int rc)
+{
     lt_thread *t = ev->self;
-    lt_held *h = lt_held_find(t, ev->addr);
+    lt_held *h = ev->held;
     if (lt_unlikely(!h)) {
-        report_bad_unlock(ev);
+        report_bad_unlock(ev, rc == 0);
+        return;
+    }
+    if (lt_unlikely(rc != 0)) {
+        if (last_writer_hold(h))
+            atomic_store_explicit(&h->lock->writer, t->info.seq + 1, memory_order_relaxed);
         return;
     }
     if (--h->depth == 0)
-        release(t, h);
+        drop(t, h);
 }
 
 void lt_on_init(lt_event *ev)
@@ -316,7 +349,7 @@ int lt_cond_release(lt_event *ev, lt_held *saved)
 {
     lt_held *h = lt_held_find(ev->self, ev->addr);
     if (!h) {
-        report_bad_unlock(ev);
+        report_bad_unlock(ev, 0);
         return 0;
     }
     *saved = *h;

@@ -4,8 +4,8 @@
  * Every lock entry point has the same shape: guard (tracer ready, not re-entered) -> event
  * before the call (may veto it) -> the real call -> event with the result. One shared path,
  * acquire(), serves try, timed and blocking forms: it tries first and blocks only when the
- * lock is busy, which is where waits become visible. Unlocks report before the real unlock;
- * init reports after it (so the lock's attributes can be read), destroy before.
+ * lock is busy, which is where waits become visible. Unlocks are recorded after the real
+ * unlock, once libc accepted them; init reports after it (so the lock's attributes can be read), destroy before.
  *
  * Real functions are resolved once, from the load-time constructor or from the first call
  * that comes earlier. A call made by the resolving thread while resolution is under way
@@ -244,6 +244,36 @@ static inline void hook(lt_hook fn, const void *lock, lt_kind kind, uintptr_t ra
 
 #define HOOK(fn, lock, kind) hook((fn), (const void *)(lock), (kind), CALLER)
 
+static int real_unlock(const lt_event *ev)
+{
+    void *l = (void *)ev->addr;
+    switch (ev->kind) {
+    case LT_RWLOCK: return real.pthread_rwlock_unlock(l);
+#if LT_TIMED_LOCKS
+    case LT_SPIN: return real.pthread_spin_unlock(l);
+#endif
+    default: return real.pthread_mutex_unlock(l);
+    }
+}
+
+/* Unlock: the held set changes only once libc has accepted the unlock, so a refused one
+ * (EPERM: another thread's error-checking or recursive mutex) changes nothing. */
+static inline int unlock(const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
+{
+    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0};
+    if (!ready())
+        return 0;
+    if (!enter(&ev))
+        return real_unlock(&ev);
+    lt_before_unlock(&ev);
+    int rc = real_unlock(&ev);
+    lt_after_unlock(&ev, rc);
+    lt_leave(&lt_tls);
+    return rc;
+}
+
+#define UNLOCK(lock, kind) unlock((const void *)(lock), (kind), CALLER)
+
 /* init: a new identity for the address once libc has initialised the lock. */
 static inline int inited(int rc, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
 {
@@ -315,8 +345,7 @@ LT_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t c,
 
 LT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
-    HOOK(lt_before_unlock, l, LT_RWLOCK);
-    return ready() ? real.pthread_rwlock_unlock(l) : 0;
+    return UNLOCK(l, LT_RWLOCK);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -357,8 +386,7 @@ LT_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t c, const str
 
 LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-    HOOK(lt_before_unlock, m, LT_MUTEX);
-    return ready() ? real.pthread_mutex_unlock(m) : 0;
+    return UNLOCK(m, LT_MUTEX);
 }
 
 #if LT_TIMED_LOCKS
@@ -388,8 +416,7 @@ LT_EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
 
 LT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 {
-    HOOK(lt_before_unlock, s, LT_SPIN);
-    return ready() ? real.pthread_spin_unlock(s) : 0;
+    return UNLOCK(s, LT_SPIN);
 }
 #endif
 
