@@ -163,43 +163,8 @@ static void known_remove(uint64_t fp)
  * Nothing under that lock may call malloc: a program's own malloc may take a pthread mutex,
  * and the thread holding that mutex may be on its way into the graph lock.
  * ---------------------------------------------------------------------------------------- */
-#define SLAB_BYTES (64 * 1024)
-
-typedef struct pool {
-    size_t size;
-    void *free;
-    char *slab;
-    size_t left;
-} pool;
-
-static pool node_pool = {sizeof(node), NULL, NULL, 0};
-static pool edge_pool = {sizeof(edge), NULL, NULL, 0};
-
-static void *pool_get(pool *p)
-{
-    void *x = p->free;
-    if (x) {
-        p->free = *(void **)x;
-    } else {
-        if (p->left < p->size) {
-            p->slab = lt_platform_map(SLAB_BYTES);
-            p->left = p->slab ? SLAB_BYTES : 0;
-            if (!p->slab)
-                return NULL;
-        }
-        x = p->slab;
-        p->slab += p->size;
-        p->left -= p->size;
-    }
-    memset(x, 0, p->size);
-    return x;
-}
-
-static void pool_put(pool *p, void *x)
-{
-    *(void **)x = p->free;
-    p->free = x;
-}
+static lt_pool node_pool = LT_POOL(node, LT_ARENA_CHUNK);
+static lt_pool edge_pool = LT_POOL(edge, LT_ARENA_CHUNK);
 
 static int node_live(const node *n)
 {
@@ -218,7 +183,7 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
     for (node *n = nodes[b]; n; n = n->next_hash)
         if (n->lock == l && n->gen == gen)
             return n;
-    node *n = pool_get(&node_pool);
+    node *n = lt_pool_get(&node_pool);
     if (!n)
         return NULL;
     n->addr = addr;
@@ -251,7 +216,7 @@ static void unlink_in(node *to, const edge *e)
 static void edge_free(edge *e)
 {
     known_remove(e->fp);
-    pool_put(&edge_pool, e);
+    lt_pool_put(&edge_pool, e);
 }
 
 /* Removes n with every edge into and out of it; under the graph lock. */
@@ -270,7 +235,7 @@ static void node_remove(node **link)
         edge_free(e);
     }
     *link = n->next_hash;
-    pool_put(&node_pool, n);
+    lt_pool_put(&node_pool, n);
     atomic_fetch_sub(&nnodes, 1);
 }
 
@@ -450,11 +415,11 @@ static edge *edge_link(const lt_edge_info *info, const lt_held *h, const request
 {
     node *from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
     node *to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
-    edge *e = from && to ? pool_get(&edge_pool) : NULL;
+    edge *e = from && to ? lt_pool_get(&edge_pool) : NULL;
     if (!e)
         return NULL;
     if (!known_add(fp)) {
-        pool_put(&edge_pool, e);
+        lt_pool_put(&edge_pool, e);
         return NULL;
     }
     e->info = *info;

@@ -20,14 +20,12 @@ static int table_full; /* written under the shard lock that saw it */
 
 #define SHARD_BITS 6
 #define SHARDS (1 << SHARD_BITS)
-#define SLAB_BYTES (64 * 1024)
 
 typedef struct shard {
     lt_spin lock;
     lt_lock *table;     /* uthash head */
-    lt_lock *free_list;
-    char *slab;         /* bump allocation within the current slab */
-    size_t slab_left;
+    lt_lock *free_list; /* through next_free: a reused entry keeps its gen, so no lt_pool */
+    lt_arena slab;      /* zeroed: LT_ARENA_CHUNK at a time */
     char pad[64];       /* keep shards on separate cache lines */
 } shard;
 
@@ -46,15 +44,9 @@ static lt_lock *entry_alloc(shard *s)
         s->free_list = l->next_free;
         return l;
     }
-    if (s->slab_left < sizeof(lt_lock)) {
-        s->slab = lt_platform_map(SLAB_BYTES);
-        s->slab_left = s->slab ? SLAB_BYTES : 0;
-        if (!s->slab)
-            return NULL;
-    }
-    l = (lt_lock *)s->slab;
-    s->slab += sizeof(lt_lock);
-    s->slab_left -= sizeof(lt_lock);
+    l = lt_arena_alloc(&s->slab, sizeof(lt_lock), _Alignof(lt_lock));
+    if (!l)
+        return NULL;
     atomic_store(&l->gen, 1);
     return l;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "lt_internal.h"
 #include "platform.h"
 #include "report_data.h"
 
@@ -31,8 +32,7 @@ typedef struct lt_lock_stats {
 } lt_lock_stats;
 
 static lt_spin stats_lock = LT_SPIN_INIT(LT_RANK_STATS); /* the arena and the list */
-static char *arena;
-static size_t arena_left;
+static lt_arena arena = LT_ARENA(ARENA_BYTES);
 static lt_lock_stats *all;
 static size_t nall;
 
@@ -53,16 +53,9 @@ static void add_max(_Atomic uint64_t *max, uint64_t v)
 
 static lt_lock_stats *fresh(lt_lock *l, const void *addr, lt_kind kind, uint32_t gen)
 {
-    lt_lock_stats *s = NULL;
     lt_spin_lock(&stats_lock);
-    if (arena_left < sizeof *s) {
-        arena = lt_platform_map(ARENA_BYTES);
-        arena_left = arena ? ARENA_BYTES : 0;
-    }
-    if (arena_left >= sizeof *s) {
-        s = (lt_lock_stats *)arena;
-        arena += sizeof *s;
-        arena_left -= sizeof *s;
+    lt_lock_stats *s = lt_arena_alloc(&arena, sizeof *s, _Alignof(lt_lock_stats));
+    if (s) {
         *s = (lt_lock_stats){.lock = l, .addr = addr, .gen = gen, .kind = kind,
                              .first_stack = l->first_stack, .next = all};
         all = s;

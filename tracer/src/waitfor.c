@@ -156,27 +156,6 @@ static int blocked_by(const lt_thread *u, lt_thread *v, lt_held **by)
            lt_platform_rwlock_prefers_writer(w->addr);
 }
 
-/* Makes the mapped array *a of *cap elements of `size` bytes hold at least n, keeping its
- * contents; for scratch space that lives under one lock. 0 when out of memory (said once). */
-int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size, const char *what)
-{
-    if (n <= *cap)
-        return 1;
-    size_t grown = *cap ? *cap * 2 : 64;
-    void *p = lt_platform_map(grown * size);
-    if (!p) {
-        lt_report_degraded(what);
-        return 0;
-    }
-    if (*a) {
-        memcpy(p, *a, *cap * size);
-        lt_platform_unmap(*a, *cap * size);
-    }
-    *a = p;
-    *cap = grown;
-    return 1;
-}
-
 static int push(size_t depth, lt_thread *u)
 {
     if (!lt_scratch_fit((void **)&path, &path_cap, depth + 1, sizeof *path,
