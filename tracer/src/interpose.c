@@ -114,7 +114,8 @@ __attribute__((constructor)) static void locktrace_load(void)
 /* Guard: 1 when this call is to be checked (the thread is then inside the tracer). */
 static inline int enter(lt_event *ev)
 {
-    if (!lt_enter(&lt_tls))
+    if (lt_unlikely(atomic_load_explicit(&lt_untracked, memory_order_relaxed)) ||
+        !lt_enter(&lt_tls))
         return 0;
     ev->self = lt_self();
     return 1;

@@ -92,7 +92,7 @@ lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
     int created;
     lt_lock *l = find_or_create(addr, &created);
     if (!l) {
-        lt_report_degraded("out of memory for lock shadow state");
+        lt_report_out_of_memory(); /* the table could not grow */
         return NULL;
     }
     if (created)

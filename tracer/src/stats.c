@@ -62,8 +62,6 @@ static lt_lock_stats *fresh(lt_lock *l, const void *addr, lt_kind kind, uint32_t
         nall++;
     }
     lt_spin_unlock(&stats_lock);
-    if (!s)
-        lt_report_degraded("out of memory for LOCKTRACE_STATS counters");
     return s;
 }
 

@@ -123,11 +123,11 @@ static void thread_exit(void *arg)
 
 /* ---------------------------------------------------------------------------------------- */
 
-/* Fails only when memory is exhausted: the lock is then simply not tracked. */
+/* Fails only when memory is exhausted, and tracking is then off. */
 static int held_grow(lt_thread *t)
 {
     uint32_t cap = t->cap * 2;
-    lt_held *h = lt_platform_map(cap * sizeof(lt_held));
+    lt_held *h = lt_map(cap * sizeof(lt_held));
     if (!h)
         return 0;
     memcpy(h, t->held, t->nheld * sizeof(lt_held));
@@ -140,10 +140,8 @@ static int held_grow(lt_thread *t)
 
 lt_held *lt_held_push(lt_thread *t)
 {
-    if (lt_unlikely(t->nheld == t->cap) && !held_grow(t)) {
-        lt_report_degraded("out of memory for a held set");
+    if (lt_unlikely(t->nheld == t->cap) && !held_grow(t))
         return NULL;
-    }
     return &t->held[t->nheld++];
 }
 

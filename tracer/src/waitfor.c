@@ -158,8 +158,7 @@ static int blocked_by(const lt_thread *u, lt_thread *v, lt_held **by)
 
 static int push(size_t depth, lt_thread *u)
 {
-    if (!lt_scratch_fit((void **)&path, &path_cap, depth + 1, sizeof *path,
-                        "out of memory for the wait-for check"))
+    if (!lt_scratch_fit((void **)&path, &path_cap, depth + 1, sizeof *path))
         return 0;
     u->waiting.mark = stamp;
     path[depth] = (frame){u, waiters, NULL, atomic_load(&u->waiting.seq)};
@@ -293,7 +292,7 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
     lt_wait_step *steps = NULL;
     *n = find_cycle(self);
     if (*n && same_waits(first, nfirst, *n) &&
-        (steps = lt_platform_map(*n * sizeof *steps)) != NULL)
+        (steps = lt_map(*n * sizeof *steps)) != NULL)
         for (size_t i = 0; i < *n; i++)
             fill_step(&steps[i], &path[i], &path[(i + 1) % *n]);
     lt_spin_unlock(&wf_lock);
@@ -339,7 +338,7 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
     publish(ev, what, target);
     ev->published = 1;
     size_t n = find_cycle(t);
-    frame *first = n ? lt_platform_map(n * sizeof *first) : NULL;
+    frame *first = n ? lt_map(n * sizeof *first) : NULL;
     if (first)
         memcpy(first, path, n * sizeof *first);
     lt_spin_unlock(&wf_lock);
