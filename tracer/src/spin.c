@@ -12,7 +12,7 @@
 
 static int my_tid(void)
 {
-    return lt_tls.info.tid ? lt_tls.info.tid : lt_platform_tid();
+    return lt_tls.self ? lt_tls.self->info.tid : lt_platform_tid();
 }
 
 #if LT_CHECKS

@@ -16,7 +16,8 @@
  *                                                     arena); the thread dump at abort
  *   LT_RANK_WAITFOR   wf_lock (waitfor.c)             stack depot (steps of a cycle)
  *   LT_RANK_GRAPH     graph_lock (order.c)            mapping memory only
- *   LT_RANK_REGISTRY  registry_lock (thread.c)        stack depot (holders of a long wait)
+ *   LT_RANK_REGISTRY  registry_lock (thread.c)        its pool; stack depot (holders of a
+ *                                                     long wait)
  *   LT_RANK_SHADOW    64 shard locks (shadow.c)       mapping memory only
  *   LT_RANK_STATS     stats_lock (stats.c)            mapping memory only
  *   LT_RANK_STACK     256 depot stripes (stack.c)     arena_lock
