@@ -10,12 +10,13 @@
 #include "lt_internal.h"
 
 /* lockmap.c ------------------------------------------------------------------------------ */
-#define LT_LOCKMAP_REGIONS (1u << 15) /* 4 GiB regions of a 47-bit address space */
+#define LT_LOCKMAP_REGION_SHIFT 30
+#define LT_LOCKMAP_REGIONS (1u << (47 - LT_LOCKMAP_REGION_SHIFT)) /* 1 GiB each */
 
 struct region;
 extern struct region *_Atomic lt_lockmap_regions[LT_LOCKMAP_REGIONS];
 
-void lt_lockmap_add(const void *addr);
+int lt_lockmap_add(const void *addr);
 void lt_lockmap_remove(const void *addr);
 int lt_lockmap_any_slow(uintptr_t lo, uintptr_t hi);
 /* Slot addresses (4-byte aligned) in [lo, hi) where known locks start, at most max; a caller
@@ -23,11 +24,12 @@ int lt_lockmap_any_slow(uintptr_t lo, uintptr_t hi);
 size_t lt_lockmap_list(uintptr_t lo, uintptr_t hi, uintptr_t *out, size_t max);
 
 /* Whether [lo, hi) may hold a known lock. Inline: every free() asks. The common answer, "no
- * lock in this 4 GiB region", is one load. */
+ * lock in this 1 GiB region", is one load. */
 static inline int lt_lockmap_any(uintptr_t lo, uintptr_t hi)
 {
-    if (lt_likely(lo >> 32 == (hi - 1) >> 32 && lo >> 32 < LT_LOCKMAP_REGIONS) &&
-        !atomic_load_explicit(&lt_lockmap_regions[lo >> 32], memory_order_relaxed))
+    uintptr_t r = lo >> LT_LOCKMAP_REGION_SHIFT;
+    if (lt_likely(r == (hi - 1) >> LT_LOCKMAP_REGION_SHIFT && r < LT_LOCKMAP_REGIONS) &&
+        !atomic_load_explicit(&lt_lockmap_regions[r], memory_order_relaxed))
         return 0;
     return lt_lockmap_any_slow(lo, hi);
 }

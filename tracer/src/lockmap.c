@@ -2,7 +2,7 @@
  * lockmap.c - where known locks live, by address: the summary that free(), realloc() and
  * munmap() consult before any hash lookup, and the index that lists the locks of a range.
  *
- * The user address space (47 bits) is cut into 4 GiB regions. A region, mapped on the first
+ * The user address space (47 bits) is cut into 1 GiB regions. A region, mapped on the first
  * lock it holds and never unmapped, has one bit per 4-byte slot (a lock starts in that slot)
  * and, per 64 KiB chunk, a count of the bits set there. Asking whether [lo, hi) holds a lock
  * reads one count per chunk: a free() of a block with no lock near it costs two loads.
@@ -19,7 +19,8 @@
 
 #include "platform.h"
 
-#define REGION_SHIFT 32
+#define REGION_SHIFT LT_LOCKMAP_REGION_SHIFT
+#define REGION_MASK ((1ull << REGION_SHIFT) - 1)
 #define CHUNK_SHIFT 16
 #define SLOT_SHIFT 2
 #define CHUNKS (1u << (REGION_SHIFT - CHUNK_SHIFT))
@@ -27,7 +28,8 @@
 
 typedef struct region {
     _Atomic uint32_t count[CHUNKS]; /* bits set per 64 KiB chunk */
-    _Atomic uint64_t bits[WORDS];   /* bit (a >> 2) % 64 of word (a >> 8): a lock starts there */
+    _Atomic uint64_t bits[WORDS];   /* bit (a >> 2) % 64 of word (a >> 8): a lock starts there;
+                                       a = the address within the region */
 } region;
 
 region *_Atomic lt_lockmap_regions[LT_LOCKMAP_REGIONS];
@@ -44,11 +46,8 @@ static region *region_make(uintptr_t a)
     if (r || a >> REGION_SHIFT >= LT_LOCKMAP_REGIONS)
         return r;
     region *fresh = lt_platform_reserve(sizeof *fresh);
-    if (!fresh) {
-        lt_report_degraded("out of address space for the lock map: memory freed from now on "
-                           "may keep its locks' history");
+    if (!fresh)
         return NULL;
-    }
     if (!atomic_compare_exchange_strong(&lt_lockmap_regions[a >> REGION_SHIFT], &r, fresh)) {
         lt_platform_unmap(fresh, sizeof *fresh);
         return r;
@@ -56,16 +55,19 @@ static region *region_make(uintptr_t a)
     return fresh;
 }
 
-static size_t word_of(uintptr_t a) { return (a & 0xffffffffu) >> (SLOT_SHIFT + 6); }
+static size_t word_of(uintptr_t a) { return (a & REGION_MASK) >> (SLOT_SHIFT + 6); }
 static uint64_t bit_of(uintptr_t a) { return 1ull << ((a >> SLOT_SHIFT) & 63); }
-static size_t chunk_of(uintptr_t a) { return (a & 0xffffffffu) >> CHUNK_SHIFT; }
+static size_t chunk_of(uintptr_t a) { return (a & REGION_MASK) >> CHUNK_SHIFT; }
 
-void lt_lockmap_add(const void *addr)
+/* 0 when the map cannot record the lock (no address space, or beyond 47 bits): then its
+ * memory could not be followed, and the caller must not track it either. */
+int lt_lockmap_add(const void *addr)
 {
     uintptr_t a = (uintptr_t)addr;
     region *r = region_make(a);
     if (r && !(atomic_fetch_or(&r->bits[word_of(a)], bit_of(a)) & bit_of(a)))
         atomic_fetch_add(&r->count[chunk_of(a)], 1);
+    return r != NULL;
 }
 
 void lt_lockmap_remove(const void *addr)
@@ -111,7 +113,7 @@ size_t lt_lockmap_list(uintptr_t lo, uintptr_t hi, uintptr_t *out, size_t max)
     size_t n = 0;
     for (uintptr_t c = lo >> CHUNK_SHIFT; hi > lo && c <= (hi - 1) >> CHUNK_SHIFT && n < max;
          c++) {
-        uintptr_t a = c << CHUNK_SHIFT, base = a & ~(uintptr_t)0xffffffffu;
+        uintptr_t a = c << CHUNK_SHIFT, base = a & ~(uintptr_t)REGION_MASK;
         region *r = a >> REGION_SHIFT < LT_LOCKMAP_REGIONS ? region_of(a) : NULL;
         if (!r || !atomic_load_explicit(&r->count[chunk_of(a)], memory_order_relaxed))
             continue;

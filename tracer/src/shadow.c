@@ -33,7 +33,7 @@ typedef struct shard {
     char pad[64];       /* keep shards on separate cache lines */
 } shard;
 
-static shard shards[SHARDS];
+static shard shards[SHARDS] = {[0 ... SHARDS - 1] = {.lock = LT_SPIN_INIT(LT_RANK_SHADOW)}};
 
 static shard *shard_of(const void *addr)
 {
@@ -80,12 +80,15 @@ static lt_lock *find_or_create(const void *addr, int *created)
         entry_clear(l, addr);
         table_full = 0;
         HASH_ADD_PTR(s->table, addr, l);
-        if (table_full) {
+        int lost = table_full;
+        if (!lost && !lt_lockmap_add(addr)) { /* its memory could not be followed */
+            HASH_DEL(s->table, l);
+            lost = 1;
+        }
+        if (lost) {
             l->next_free = s->free_list;
             s->free_list = l;
             l = NULL;
-        } else {
-            lt_lockmap_add(addr);
         }
     }
     lt_spin_unlock(&s->lock);
@@ -98,7 +101,7 @@ lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
     int created;
     lt_lock *l = find_or_create(addr, &created);
     if (!l) {
-        lt_report_degraded("out of memory for lock shadow state");
+        lt_report_out_of_memory(); /* the table could not grow */
         return NULL;
     }
     if (created)
