@@ -28,6 +28,7 @@ static void fill_lock(lt_finding *f, const lt_event *ev)
         f->writer_pref = lt_platform_rwlock_prefers_writer(ev->addr);
     f->req_mode = ev->mode;
     f->wait = ev->wait;
+    f->api = ev->api;
     if (ev->lock) {
         f->object = ev->lock->object;
         f->describe = ev->lock->describe;
@@ -124,6 +125,8 @@ int lt_before_lock(lt_event *ev)
     ev->held = NULL;
     if (lt_unlikely(!ev->lock))
         return 0;
+    if (lt_unlikely(ev->lock->api != ev->api))
+        ev->lock->api = ev->api;
     if (t->nheld && (ev->held = find_valid(t, ev->addr)) != NULL) {
         lt_reason why;
         if (ev->wait != LT_WAIT_TRY && never_returns(ev, ev->held, &why))
@@ -237,7 +240,9 @@ void lt_on_init(lt_event *ev)
     if (h)
         lt_held_remove(ev->self, h);
     lt_order_forget(ev->addr);
-    lt_shadow_reset(ev->addr, ev->ra);
+    lt_lock *l = lt_shadow_reset(ev->addr, ev->ra);
+    if (l)
+        l->api = ev->api;
 }
 
 void lt_on_destroy(lt_event *ev)

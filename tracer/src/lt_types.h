@@ -13,6 +13,10 @@ typedef enum { LT_MODE_NONE, LT_MODE_READ, LT_MODE_WRITE } lt_mode; /* mutex, sp
 typedef enum { LT_WAIT_TRY, LT_WAIT_BLOCK, LT_WAIT_TIMED } lt_wait;
 typedef enum { LT_MUTEX_NORMAL, LT_MUTEX_RECURSIVE, LT_MUTEX_ERRORCHECK } lt_mutex_type;
 
+/* The interface the program locked through, so reports use the names it wrote: a C11 mtx_t
+ * is a pthread mutex underneath (glibc), checked alike but named "mtx_t" in reports. */
+typedef enum { LT_API_PTHREAD, LT_API_C11 } lt_api;
+
 /* What a blocked thread waits for. */
 typedef enum { LT_FOR_LOCK, LT_FOR_JOIN, LT_FOR_SIGNAL } lt_wait_for;
 

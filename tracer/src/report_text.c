@@ -74,11 +74,13 @@ static const char *const mutex_type_names[] = {"normal", "recursive", "errorchec
 static const char *const mode_names[] = {"none", "read", "write"};
 static const char *const wait_names[] = {"try", "blocking", "timed"};
 static const char *const waits_for_names[] = {"lock", "join", "signal"};
+static const char *const api_names[] = {"pthread", "c11"};
 
 _Static_assert(LT_FIND_KIND_COUNT == 7, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
 _Static_assert(LT_WHY_COUNT == 13, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
+_Static_assert(LT_ARRAY_LEN(api_names) == LT_API_C11 + 1, "name every api");
 
 #define NAME_OF(table, i) ((i) >= 0 && (size_t)(i) < LT_ARRAY_LEN(table) ? (table)[i] : NULL)
 
@@ -90,6 +92,7 @@ const char *lt_rep_mutex_type_name(int type) { return NAME_OF(mutex_type_names, 
 const char *lt_rep_mode_name(int mode) { return NAME_OF(mode_names, mode); }
 const char *lt_rep_wait_name(int wait) { return NAME_OF(wait_names, wait); }
 const char *lt_rep_waits_for_name(int waits_for) { return NAME_OF(waits_for_names, waits_for); }
+const char *lt_rep_api_name(int api) { return NAME_OF(api_names, api); }
 
 /* Index whose name is name[0..len), -1 when none: names(i) is NULL past the end. */
 int lt_rep_lookup(const char *(*names)(int), const char *name, size_t len)
@@ -126,6 +129,9 @@ static const char *lock_name(const lt_rep_lock *l)
 {
     static const char *const mutex[] = {"mutex (normal)", "mutex (recursive)",
                                         "mutex (error-checking)"};
+    static const char *const mtx[] = {"mtx_t (plain)", "mtx_t (recursive)", "mtx_t"};
+    if (l->api == LT_API_C11 && l->type == LT_MUTEX)
+        return NAME_OF(mtx, l->mutex_type) ? mtx[l->mutex_type] : "mtx_t";
     switch (l->type) {
     case LT_RWLOCK:
         return l->writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";
@@ -281,7 +287,7 @@ static void put_taken(out *o, const lt_rep *r, const lt_rep_stack *s)
     static const char *const held_as[] = {" rwlock for ", " mutex, ", " spinlock, "};
     put(o, "  still held: ");
     put_hex(o, l->addr);
-    put(o, held_as[l->type]);
+    put(o, l->api == LT_API_C11 && l->type == LT_MUTEX ? " mtx_t, " : held_as[l->type]);
     put(o, mode_word(l->type, l->held_mode));
     put(o, "\n");
     put_object(o, "    guards: ", l);
@@ -426,11 +432,12 @@ static void put_cycle_wait(out *o, const lt_rep *r, size_t i)
     const lt_rep_lock *l = lock_at(r, s->lock);
     if (s->waits_for != LT_FOR_LOCK) {
         if (s->waits_for == LT_FOR_JOIN) {
-            put(o, "\n    waits in pthread_join for ");
+            put(o, s->api == LT_API_C11 ? "\n    waits in thrd_join for " : "\n    waits in pthread_join for ");
             put_tref(o, thread_at(r, s->blocker));
             put(o, " to exit\n");
         } else {
-            put(o, "\n    waits on condition variable ");
+            put(o, s->api == LT_API_C11 ? "\n    waits on condition variable (cnd_t) "
+                                        : "\n    waits on condition variable ");
             put_hex(o, s->cond);
             put(o, " for a signal; the last one came from ");
             put_tref(o, thread_at(r, s->blocker));
