@@ -82,6 +82,9 @@ static int never_returns(const lt_event *ev, const lt_held *h, lt_reason *why)
         case LT_MUTEX_ERRORCHECK: *why = LT_WHY_ERRORCHECK_RELOCK; return 1;
         default: *why = LT_WHY_MUTEX_RELOCK; return 1;
         }
+    case LT_ONCE:
+        *why = LT_WHY_ONCE_RECURSION;
+        return 1;
     default:
         *why = LT_WHY_SPIN_RELOCK;
         return 1;

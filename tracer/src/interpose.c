@@ -70,6 +70,9 @@ static void resolve(void)
 #define X(name, version) real.name = (__typeof__(&name))lt_platform_real(#name, version);
     LT_REALS(X)
 #undef X
+#ifndef __APPLE__
+    lt_interpose_once_resolve();
+#endif
 #if LT_C11_THREADS
     lt_interpose_c11_resolve();
 #endif

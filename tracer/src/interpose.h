@@ -36,8 +36,10 @@ void lt_interpose_hook(void (*fn)(lt_event *), const void *lock, lt_kind kind, l
  * (LOCKTRACE_ACTION=edeadlk). api names the call in reports. */
 int lt_interpose_join(pthread_t th, int (*join)(pthread_t th, void *arg), void *arg, lt_api api,
                       uintptr_t ra);
-/* interpose_c11.c: resolves its real functions, from interpose.c's one resolution. */
+/* interpose_c11.c, interpose_once.c: resolve their real functions, from interpose.c's one
+ * resolution. */
 void lt_interpose_c11_resolve(void);
+void lt_interpose_once_resolve(void);
 /* A thread start through the tracer: lt_interpose_start_new (in the creating thread, NULL when
  * the tracer does not follow it) and lt_interpose_started (first thing in the new thread:
  * registers it, frees the record and returns its copy). */

@@ -137,6 +137,7 @@ typedef struct lt_thread {
     lt_held inline_held[LT_HELD_INLINE];
     struct lt_thread *next, *prev; /* registry of live threads */
     uint64_t wait_start;        /* LOCKTRACE_STATS: when the current blocking wait began (ns) */
+    struct lt_once_run *once_top; /* once init routines running on this thread, innermost first */
     lt_cache_slot cache[LT_CACHE_SLOTS];
     lt_wait_slot waiting;
 } lt_thread;

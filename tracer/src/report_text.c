@@ -46,6 +46,7 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_WAIT_CYCLE] = "wait-cycle",
     [LT_WHY_ORDER_CYCLE] = "order-cycle",
     [LT_WHY_WAIT_TIMEOUT] = "wait-timeout",
+    [LT_WHY_ONCE_RECURSION] = "once-recursion",
 };
 
 /* Why the request can never be granted (or what the misuse is), for the summary line. */
@@ -66,10 +67,12 @@ static const char *const reason_text[LT_WHY_COUNT] = {
     [LT_WHY_WAIT_CYCLE] = "",   /* the cross-thread kinds have their own text */
     [LT_WHY_ORDER_CYCLE] = "",
     [LT_WHY_WAIT_TIMEOUT] = "",
+    [LT_WHY_ONCE_RECURSION] = "this thread is running its init routine (the call waits for "
+                              "itself forever)",
 };
 
 static const char *const outcome_names[] = {"continue", "abort", "edeadlk"};
-static const char *const type_names[] = {"rwlock", "mutex", "spinlock"};
+static const char *const type_names[] = {"rwlock", "mutex", "spinlock", "once"};
 static const char *const mutex_type_names[] = {"normal", "recursive", "errorcheck"};
 static const char *const mode_names[] = {"none", "read", "write"};
 static const char *const wait_names[] = {"try", "blocking", "timed"};
@@ -78,7 +81,8 @@ static const char *const api_names[] = {"pthread", "c11"};
 
 _Static_assert(LT_FIND_KIND_COUNT == 7, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 13, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 14, "name and explain every reason");
+_Static_assert(LT_ARRAY_LEN(type_names) == LT_ONCE + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 _Static_assert(LT_ARRAY_LEN(api_names) == LT_API_C11 + 1, "name every api");
 
@@ -136,6 +140,7 @@ static const char *lock_name(const lt_rep_lock *l)
     case LT_RWLOCK:
         return l->writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";
     case LT_MUTEX: return NAME_OF(mutex, l->mutex_type) ? mutex[l->mutex_type] : "mutex";
+    case LT_ONCE: return l->api == LT_API_C11 ? "once_flag" : "pthread_once_t";
     default: return "spinlock";
     }
 }
@@ -144,6 +149,8 @@ static const char *mode_word(lt_kind type, lt_mode mode)
 {
     if (mode == LT_MODE_NONE)
         return "none";
+    if (type == LT_ONCE)
+        return "init";
     if (type != LT_RWLOCK)
         return "lock";
     return mode == LT_MODE_READ ? "read" : "write";
@@ -284,7 +291,8 @@ static void put_lock(out *o, const lt_rep_lock *l)
 static void put_taken(out *o, const lt_rep *r, const lt_rep_stack *s)
 {
     const lt_rep_lock *l = &r->locks[s->lock];
-    static const char *const held_as[] = {" rwlock for ", " mutex, ", " spinlock, "};
+    static const char *const held_as[] = {" rwlock for ", " mutex, ", " spinlock, ",
+                                          " once-control, running its "};
     put(o, "  still held: ");
     put_hex(o, l->addr);
     put(o, l->api == LT_API_C11 && l->type == LT_MUTEX ? " mtx_t, " : held_as[l->type]);
@@ -299,9 +307,13 @@ static void put_taken(out *o, const lt_rep *r, const lt_rep_stack *s)
 
 static void put_held(out *o, const lt_rep *r, const lt_rep_stack *s)
 {
-    put(o, "  earlier acquisition by this thread (held for ");
-    put(o, mode_word(lock0(r)->type, lock0(r)->held_mode));
-    put(o, "):\n");
+    if (lock0(r)->type == LT_ONCE) {
+        put(o, "  the outer call into the once-control (its init routine is running):\n");
+    } else {
+        put(o, "  earlier acquisition by this thread (held for ");
+        put(o, mode_word(lock0(r)->type, lock0(r)->held_mode));
+        put(o, "):\n");
+    }
     put_frames(o, s);
     if (s->partial)
         put(o, "    (its caller has returned since: only the call site is known; "
