@@ -39,17 +39,20 @@ static size_t format(const lt_finding *f, const lt_rep *r)
 void lt_report(lt_finding *f)
 {
     lt_spin_lock(&report_lock);
-    const lt_rep *r = reported[f->kind] < LT_REPORT_CAP ? lt_report_build(f) : NULL;
+    /* Past the cap a report is still built when a rule may suppress it: a rule applies
+     * whatever the count (its outcome must not apply, it must not count as a report). */
+    int capped = reported[f->kind] >= LT_REPORT_CAP;
+    const lt_rep *r = !capped || lt_suppress_kind(f->kind) ? lt_report_build(f) : NULL;
     if (r && lt_suppressed(r)) {
         lt_report_file_suppressed(r->kind);
         f->outcome = LT_OUTCOME_CONTINUE; /* as if the tracer were not there */
     } else {
         reported[f->kind]++;
         lt_report_file_counted(f->kind);
-        size_t len = format(f, r);
+        size_t len = format(f, capped ? NULL : r);
         if (len)
             lt_platform_write(2, report_buf, len);
-        if (r)
+        if (r && !capped)
             lt_report_file_write(r);
     }
     /* Still under the lock: the dump symbolizes with report_build.c's pools. */

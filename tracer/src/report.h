@@ -94,5 +94,6 @@ void lt_report_file_suppressed(lt_finding_kind kind);
 void lt_report_file_fork_child(void);
 void lt_suppress_load(const char *path);
 int lt_suppressed(const struct lt_rep *r);
+int lt_suppress_kind(int kind); /* 1: some rule names this kind */
 
 #endif

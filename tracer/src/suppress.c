@@ -165,6 +165,14 @@ static int rule_matches(const rule *ru, const lt_rep *r)
     return 0;
 }
 
+int lt_suppress_kind(int kind)
+{
+    for (size_t i = 0; i < nrules; i++)
+        if (rules[i].kind == kind)
+            return 1;
+    return 0;
+}
+
 int lt_suppressed(const lt_rep *r)
 {
     for (size_t i = 0; i < nrules; i++)

@@ -58,7 +58,7 @@ void lt_tool_launch_usage(FILE *to)
 {
     char name[64];
     fprintf(to, "usage: locktrace [options] [--] program [args...]\n"
-                "       locktrace report [--json] [--as-recorded] FILE...\n"
+                "       locktrace report [--json | --sarif] [--as-recorded] FILE|DIR...\n"
                 "       locktrace --help | --version\n\n"
                 "Runs program with liblocktrace preloaded (" PRELOAD_VAR ", added in front of any\n"
                 "existing value) and exits with the program's status. Reports are printed on\n"

@@ -9,12 +9,16 @@
 #include "tool.h"
 
 const char lt_tool_report_usage[] =
-    "usage: locktrace report [--json] [--as-recorded] FILE...\n"
+    "usage: locktrace report [--json | --sarif] [--as-recorded] [--source-root DIR] FILE|DIR...\n"
     "Prints each JSON report file as the text the program printed, re-symbolizing its frames\n"
     "(function, file:line, inlined calls) from the binaries on disk when their build-ids match\n"
-    "the report; a rebuilt binary is never used, and a note says so. --json prints normalized\n"
-    "JSON instead. --as-recorded prints the frames as the program symbolized them (no\n"
-    "re-symbolizing). Exit status 1 when a file could not be read as a report.\n";
+    "the report; a rebuilt binary is never used, and a note says so. A directory stands for\n"
+    "the report files in it; summary files (*.summary.json) are skipped.\n"
+    "  --json          normalized JSON instead of text\n"
+    "  --sarif         one SARIF 2.1.0 log of every report (GitHub code scanning), source\n"
+    "                  paths relative to --source-root (default: the current directory)\n"
+    "  --as-recorded   the frames as the program symbolized them (no re-symbolizing)\n"
+    "Exit status 1 when a file could not be read as a report.\n";
 
 int main(int argc, char **argv)
 {
