@@ -124,6 +124,10 @@ static inline int enter(lt_event *ev)
     if (!lt_enter(&lt_tls))
         return 0;
     ev->self = lt_self();
+    if (lt_unlikely(!ev->self)) {
+        lt_leave(&lt_tls);
+        return 0;
+    }
     return 1;
 }
 

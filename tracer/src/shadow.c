@@ -14,6 +14,10 @@
 #define HASH_NONFATAL_OOM 1
 #define uthash_nonfatal_oom(entry) (table_full = 1)
 static int table_full; /* written under the shard lock that saw it */
+/* Bucket arrays in mapped memory too, never the program's malloc: LeakSanitizer would count
+ * them as the program's leaks (they live until exit). */
+#define uthash_malloc(size) lt_platform_map(size)
+#define uthash_free(ptr, size) lt_platform_unmap(ptr, size)
 
 #include "lt_internal.h"
 #include "platform.h"
