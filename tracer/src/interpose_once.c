@@ -58,7 +58,7 @@ static void run_end(void *arg)
  * then, and another caller runs it again). */
 static void trampoline(void)
 {
-    lt_once_run *r = lt_tls.once_top;
+    lt_once_run *r = lt_tls.self->once_top;
     if (lt_enter(&lt_tls)) {
         if (r->waiting)
             lt_wait_end(&r->ev);
@@ -82,6 +82,10 @@ static int once(pthread_once_t *ctl, void (*fn)(void), lt_api api, uintptr_t ra,
     if (!lt_enter(&lt_tls))
         return real_pthread_once(ctl, fn);
     r.ev.self = lt_self();
+    if (!r.ev.self) {
+        lt_leave(&lt_tls);
+        return real_pthread_once(ctl, fn);
+    }
     int rc = lt_before_lock(&r.ev);
     if (rc == 0 && r.ev.lock) {
         rc = lt_wait_begin(&r.ev);
