@@ -28,7 +28,9 @@ int lt_interpose_ready(void);
 int lt_interpose_acquire(lt_call *c);
 /* The checked condition wait on cv with the mutex of c->ev. */
 int lt_interpose_cond_wait(lt_call *c, pthread_cond_t *cv);
-/* One event around an unlock, init or destroy (fn from detect.h). */
+/* The checked unlock, made with the real pthread unlock of that kind; its errno result. */
+int lt_interpose_unlock(const void *lock, lt_kind kind, lt_api api, uintptr_t ra, uintptr_t cfa);
+/* One event around an init or destroy (fn from detect.h). */
 void lt_interpose_hook(void (*fn)(lt_event *), const void *lock, lt_kind kind, lt_api api,
                        uintptr_t ra, uintptr_t cfa);
 /* A join (pthread_join, thrd_join) as a wait the wait-for check sees: join(th, arg) makes

@@ -6,7 +6,8 @@
  * never sees them. A mtx_t is a pthread_mutex_t and a cnd_t a pthread_cond_t there, so the
  * lock requests and condition waits take interpose.c's pthread paths, with the C11 api in the
  * event so reports say mtx_t, and map errno results to thrd_* codes the way glibc does.
- * init, unlock, destroy and the thread functions call the real C11 function itself.
+ * The same goes for unlocks; init, destroy and the thread functions call the real C11
+ * function itself.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,8 +23,7 @@ _Static_assert(sizeof(cnd_t) == sizeof(pthread_cond_t), "cnd_t is a pthread cond
 _Static_assert(sizeof(thrd_t) == sizeof(pthread_t), "thrd_t is a pthread_t (glibc)");
 
 #define LT_REALS_C11(X)                                                                    \
-    X(mtx_init) X(mtx_unlock) X(mtx_destroy) X(cnd_signal) X(cnd_broadcast)                \
-    X(thrd_create) X(thrd_join)
+    X(mtx_init) X(mtx_destroy) X(thrd_create) X(thrd_join)
 
 static struct {
 #define X(name) __typeof__(&name) name;
@@ -53,7 +53,7 @@ static int thrd_result(int rc)
 }
 
 #define C11_CALL(lock, mode, wait, abstime)                                                   \
-    (&(lt_call){{(const void *)(lock), LT_MUTEX, (mode), (wait), CALLER, NULL, NULL, NULL,    \
+    (&(lt_call){{(const void *)(lock), LT_MUTEX, (mode), (wait), CALLER, NULL, NULL, NULL, 0, \
                  LT_API_C11},                                                                 \
                 0, 0, (abstime)})
 
@@ -95,10 +95,7 @@ LT_EXPORT int mtx_trylock(mtx_t *m)
 
 LT_EXPORT int mtx_unlock(mtx_t *m)
 {
-    if (!lt_interpose_ready())
-        return thrd_success;
-    lt_interpose_hook(lt_before_unlock, m, LT_MUTEX, LT_API_C11, CALLER);
-    return real.mtx_unlock(m);
+    return thrd_result(lt_interpose_unlock(m, LT_MUTEX, LT_API_C11, CALLER));
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ static void run_end(void *arg)
     lt_once_run *r = arg;
     if (lt_enter(&lt_tls)) {
         lt_before_unlock(&r->ev);
+        lt_after_unlock(&r->ev, 0);
         lt_leave(&lt_tls);
     }
 }
@@ -75,7 +76,7 @@ static void trampoline(void)
  * because it could never return. */
 static int once(pthread_once_t *ctl, void (*fn)(void), lt_api api, uintptr_t ra, uintptr_t cfa)
 {
-    lt_once_run r = {{ctl, LT_ONCE, LT_MODE_WRITE, LT_WAIT_BLOCK, ra, cfa, NULL, NULL, NULL, api},
+    lt_once_run r = {{ctl, LT_ONCE, LT_MODE_WRITE, LT_WAIT_BLOCK, ra, cfa, NULL, NULL, NULL, 0, api},
                      fn, 0, NULL};
     if (once_done(ctl))
         return real_pthread_once(ctl, fn);
