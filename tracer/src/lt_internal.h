@@ -29,6 +29,7 @@
 
 #include "locktrace.h"
 #include "lt_types.h"
+#include "spin.h"
 
 #define LT_EXPORT __attribute__((visibility("default")))
 #define LT_TLS __attribute__((tls_model("initial-exec")))
@@ -41,19 +42,6 @@ typedef struct lt_thread_info {
     int tid;       /* kernel thread id */
     char name[16]; /* kernel comm name, NUL-terminated */
 } lt_thread_info;
-
-/* Where a fork() is: every module with a lock of its own takes it before, releases it after
- * in the parent, and resets it in the child. */
-typedef enum { LT_FORK_PREPARE, LT_FORK_PARENT, LT_FORK_CHILD } lt_fork_phase;
-
-/* ------------------------------------------------------------------------------------------
- * Own locks. A spinlock that the thread owning it may take again: the forking thread holds
- * every tracer lock across fork() while the program's atfork handlers call back into us.
- * ---------------------------------------------------------------------------------------- */
-typedef struct lt_spin {
-    _Atomic int owner; /* tid of the holder, 0 = free */
-    int depth;         /* nested acquisitions by the holder */
-} lt_spin;
 
 /* ------------------------------------------------------------------------------------------
  * Shadow state of one lock address. Entries are type-stable (never unmapped): a pointer to one
@@ -74,7 +62,7 @@ typedef struct lt_lock {
     struct lt_lock *next_free;
     /* written by acquisitions: kept off the line above so other threads' probes stay cheap */
     _Alignas(64) _Atomic int writer;  /* seq+1 of the thread holding it exclusively, 0 = none */
-    _Atomic int waiting_writers;      /* threads blocked in a write request right now */
+    _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
     UT_hash_handle hh;                /* shadow.c's table, keyed by addr */
 } lt_lock;
 
@@ -161,6 +149,7 @@ typedef struct lt_event {
     lt_thread *self;    /* filled by the checker */
     lt_lock *lock;      /* filled by the checker */
     lt_held *held;      /* filled by lt_before_lock: this thread's entry for the lock */
+    int published;      /* waitfor.c: this event's wait is the thread's published one */
 } lt_event;
 
 /* Fibonacci hashing, top bits: locks at a regular stride (arrays of structs) spread evenly. */
@@ -194,10 +183,6 @@ void lt_held_remove(lt_thread *t, lt_held *h);
 void lt_thread_start(int seq);
 int lt_thread_next_seq(void);
 void lt_thread_info_now(lt_thread *t, lt_thread_info *out);
-void lt_spin_lock(lt_spin *s);
-void lt_spin_unlock(lt_spin *s);
-void lt_spin_reset(lt_spin *s);
-void lt_spin_fork(lt_spin *s, lt_fork_phase phase);
 void lt_thread_fork(lt_fork_phase phase);
 void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg);
 lt_thread *lt_thread_first(void);

@@ -23,6 +23,7 @@
 #include <libunwind.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -158,6 +159,44 @@ int lt_platform_rwlock_prefers_writer(const void *rwlock)
 {
     return ((const pthread_rwlock_t *)rwlock)->__data.__flags ==
            PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+}
+
+/* glibc's rwlock word (nptl/pthread_rwlock_common.c): __readers holds the reader count above
+ * three flag bits; in a read phase, WRLOCKED means a writer waits to take over. */
+enum { GLIBC_RW_WRPHASE = 1, GLIBC_RW_WRLOCKED = 2, GLIBC_RW_READER_SHIFT = 3 };
+
+/* glibc's x86 spinlocks count down from 1 (free); elsewhere they are 0 when free. */
+static int spin_locked(int word)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return word <= 0;
+#else
+    return word != 0;
+#endif
+}
+
+/* glibc records the owner's tid in every mutex (__owner) and the writer's in every rwlock
+ * (__cur_writer). With lock elision (off unless tuned on) an elided lock records nobody: it
+ * then reads as not held, which can only hide a report. */
+int lt_platform_lock_held(const void *lock, int kind, int mode, int tid)
+{
+    switch (kind) {
+    case LT_MUTEX: return ((const pthread_mutex_t *)lock)->__data.__owner == tid;
+    case LT_SPIN: return spin_locked(*(const volatile int *)lock);
+    default: break;
+    }
+    const pthread_rwlock_t *rw = lock;
+    if (mode == LT_MODE_WRITE)
+        return rw->__data.__cur_writer == tid;
+    return (atomic_load((const _Atomic unsigned *)&rw->__data.__readers) >>
+            GLIBC_RW_READER_SHIFT) != 0;
+}
+
+int lt_platform_rwlock_writer_queued(const void *rwlock)
+{
+    unsigned r = atomic_load((const _Atomic unsigned *)&((const pthread_rwlock_t *)rwlock)
+                                 ->__data.__readers);
+    return !(r & GLIBC_RW_WRPHASE) && (r & GLIBC_RW_WRLOCKED) && (r >> GLIBC_RW_READER_SHIFT);
 }
 
 size_t lt_platform_unwind(lt_frame *frames, size_t max)

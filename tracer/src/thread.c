@@ -14,7 +14,6 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,53 +22,12 @@
 
 __thread lt_tls_block lt_tls LT_TLS;
 
-static lt_spin registry_lock;     /* guards the registry and the pool */
+static lt_spin registry_lock = LT_SPIN_INIT(LT_RANK_REGISTRY); /* the registry, the pool */
 static lt_thread *registry;
 static lt_pool pool = LT_POOL(lt_thread, 256 * 1024);
 static _Atomic int next_seq;
 static pthread_key_t exit_key;
 static _Atomic int exit_key_ready;
-
-/* ---------------------------------------------------------------------------------------- */
-
-static int my_tid(void)
-{
-    return lt_tls.self ? lt_tls.self->info.tid : lt_platform_tid();
-}
-
-void lt_spin_lock(lt_spin *s)
-{
-    int me = my_tid(), free_ = 0;
-    if (atomic_load_explicit(&s->owner, memory_order_relaxed) == me) {
-        s->depth++;
-        return;
-    }
-    while (!atomic_compare_exchange_weak_explicit(&s->owner, &free_, me, memory_order_acquire,
-                                                  memory_order_relaxed)) {
-        free_ = 0;
-        while (atomic_load_explicit(&s->owner, memory_order_relaxed) != 0)
-            sched_yield();
-    }
-    s->depth = 1;
-}
-
-void lt_spin_unlock(lt_spin *s)
-{
-    if (--s->depth == 0)
-        atomic_store_explicit(&s->owner, 0, memory_order_release);
-}
-
-void lt_spin_fork(lt_spin *s, lt_fork_phase phase)
-{
-    if (phase == LT_FORK_PREPARE) {
-        lt_spin_lock(s);
-    } else if (phase == LT_FORK_PARENT) {
-        lt_spin_unlock(s);
-    } else {
-        s->depth = 0;
-        atomic_store_explicit(&s->owner, 0, memory_order_relaxed);
-    }
-}
 
 /* ---------------------------------------------------------------------------------------- */
 
@@ -189,11 +147,11 @@ static void thread_exit(void *arg)
 
 /* ---------------------------------------------------------------------------------------- */
 
-/* Fails only when memory is exhausted: the lock is then simply not tracked. */
+/* Fails only when memory is exhausted, and tracking is then off. */
 static int held_grow(lt_thread *t)
 {
     uint32_t cap = t->cap * 2;
-    lt_held *h = lt_platform_map(cap * sizeof(lt_held));
+    lt_held *h = lt_map(cap * sizeof(lt_held));
     if (!h)
         return 0;
     memcpy(h, t->held, t->nheld * sizeof(lt_held));
@@ -206,10 +164,8 @@ static int held_grow(lt_thread *t)
 
 lt_held *lt_held_push(lt_thread *t)
 {
-    if (lt_unlikely(t->nheld == t->cap) && !held_grow(t)) {
-        lt_report_degraded("out of memory for a held set");
+    if (lt_unlikely(t->nheld == t->cap) && !held_grow(t))
         return NULL;
-    }
     return &t->held[t->nheld++];
 }
 
