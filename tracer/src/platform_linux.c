@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
@@ -123,6 +124,11 @@ static int have_dw(void)
 int lt_platform_tid(void)
 {
     return gettid();
+}
+
+int lt_platform_secure(void)
+{
+    return getauxval(AT_SECURE) != 0;
 }
 
 void lt_platform_thread_name(char *buf, size_t size)
