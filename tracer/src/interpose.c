@@ -102,6 +102,7 @@ __attribute__((constructor)) static void locktrace_load(void)
 {
     if (ready() && lt_enter(&lt_tls)) {
         lt_platform_thread_init();
+        lt_callsite_thread_init();
         lt_leave(&lt_tls);
     }
 }
@@ -485,6 +486,7 @@ static void *thread_start(void *p)
     free(p);
     lt_thread_start(s.seq);
     lt_platform_thread_init();
+    lt_callsite_thread_init();
     lt_tls.busy = 0;
     return s.fn(s.arg);
 }

@@ -80,8 +80,10 @@ typedef struct lt_lock {
 } lt_lock;
 
 /* One entry of a held set. The stack of the acquisition is kept cheaply as the call site
- * (return address) and the caller's frame (CFA); `stack` is a full stack only with
- * LOCKTRACE_STACKS=full. */
+ * (return address), the caller's frame (CFA) and the return addresses of the next few callers
+ * (callsite.c); `stack` is a full stack only with LOCKTRACE_STACKS=full, or once a report
+ * has recovered one (stack.c: lt_stack_lazy). */
+#define LT_CALLERS 4
 typedef struct lt_held {
     const void *addr;
     lt_lock *lock;
@@ -93,6 +95,8 @@ typedef struct lt_held {
     uintptr_t ra;   /* return address into the caller of the lock function */
     uintptr_t cfa;  /* caller's stack pointer at that call */
     uint64_t since; /* LOCKTRACE_STATS: when it was taken (ns, monotonic) */
+    uint32_t ncallers;             /* how many of callers[] were recorded */
+    uintptr_t callers[LT_CALLERS]; /* return addresses beyond ra, innermost first */
 } lt_held;
 
 /* Per-thread cache of shadow lookups: addr -> (entry, gen). */
@@ -125,6 +129,16 @@ typedef struct lt_wait_slot {
     uint32_t mark;                /* cycle search visit stamp, under waitfor.c's lock */
 } lt_wait_slot;
 
+/* A walk over the callers of a lock call site (callsite.c), remembered by its thread. */
+#define LT_WALKS 4
+typedef struct lt_walk {
+    uintptr_t ra, cfa;              /* where the walk started */
+    uint32_t n;                     /* callers found */
+    uintptr_t slot[LT_CALLERS];     /* where caller[i] was read */
+    uintptr_t sp[LT_CALLERS];       /* the stack pointer of the frame that returns to caller[i] */
+    uintptr_t caller[LT_CALLERS];
+} lt_walk;
+
 #define LT_CACHE_BITS 8
 #define LT_CACHE_SLOTS (1 << LT_CACHE_BITS)
 #define LT_HELD_INLINE 8   /* held entries before the set moves to mapped memory */
@@ -141,6 +155,8 @@ typedef struct lt_thread {
     uint64_t wait_start;        /* LOCKTRACE_STATS: when the current blocking wait began (ns) */
     lt_cache_slot cache[LT_CACHE_SLOTS];
     lt_wait_slot waiting;
+    uintptr_t stack_lo, stack_hi; /* this thread's stack, 0 = unknown (callsite.c) */
+    lt_walk walks[LT_WALKS];      /* its last caller walks (callsite.c) */
 } lt_thread;
 
 extern __thread lt_thread lt_tls LT_TLS;
@@ -228,7 +244,7 @@ typedef struct lt_wait_step {
     lt_thread_info blocker;
     lt_mode held_mode;
     uint32_t held_stack;
-    int held_partial; /* held_stack is only the call site */
+    int held_partial; /* held_stack is only the frames recorded with it */
 } lt_wait_step;
 
 /* One edge of the lock-order graph, immutable once published (order.c). */
@@ -236,7 +252,7 @@ typedef struct lt_edge_info {
     lt_lock_ref from, to;
     lt_mode from_mode, to_mode;
     uint32_t from_stack, to_stack; /* where `from` was taken, where `to` was taken under it */
-    int from_partial;              /* from_stack is only the call site */
+    int from_partial;              /* from_stack is only the frames recorded with it */
     lt_thread_info thread;         /* the thread that first made the edge */
 } lt_edge_info;
 
@@ -257,7 +273,7 @@ typedef struct lt_finding {
     locktrace_describe_fn describe;
     uint32_t request_stack;      /* where the request is made now */
     uint32_t held_stack;         /* where this thread took the lock before */
-    int held_partial;            /* held_stack is only the call site */
+    int held_partial;            /* held_stack is only the frames recorded with it */
     uint32_t first_stack;        /* where the lock was first seen */
     const lt_held *held;         /* exit-held: the locks still held (valid during lt_report) */
     size_t nheld;
@@ -353,8 +369,27 @@ void lt_shadow_fork(lt_fork_phase phase);
 uint32_t lt_stack_here(uintptr_t from_ra);
 uint32_t lt_stack_intern(const uintptr_t *ips, size_t n);
 const uintptr_t *lt_stack_get(uint32_t id, size_t *n);
-uint32_t lt_stack_recover(uintptr_t ra, uintptr_t cfa, int *partial);
+uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial);
 void lt_stack_fork(lt_fork_phase phase);
+
+/* callsite.c ----------------------------------------------------------------------------- */
+void lt_callsite_thread_init(void);
+size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uintptr_t cfa,
+                        uintptr_t *out);
+
+/* The return addresses of the callers beyond call site ra (calling frame's stack pointer
+ * cfa), innermost first, at most LT_CALLERS into out; returns the count. Inline: the thread's
+ * last walk from this site nearly always still holds (callsite.c). */
+static inline size_t lt_callsite_callers(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out)
+{
+    lt_walk *w = &t->walks[(ra >> 2) % LT_WALKS];
+    if (lt_unlikely(w->ra != ra || w->cfa != cfa))
+        return lt_callsite_walk(t, w, 0, ra, cfa, out);
+    for (size_t n = 0; n < w->n; n++)
+        if (lt_unlikely((out[n] = *(const uintptr_t *)w->slot[n]) != w->caller[n]))
+            return lt_callsite_walk(t, w, n + 1, ra, cfa, out);
+    return w->n;
+}
 
 /* detect.c: the event API -----------------------------------------------------------------
  * interpose.c calls these with the thread inside the tracer (lt_thread.busy set), so hooks may
