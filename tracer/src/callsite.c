@@ -40,20 +40,19 @@ typedef struct site {
     _Atomic uint32_t flags;
 } site;
 
-static site *table;
-static lt_spin table_lock; /* only for mapping the table */
+static site *_Atomic table;
 static _Atomic int full_said;
 
+/* The table, mapped by the first thread that needs it (a loser of the race unmaps its copy). */
 static site *sites(void)
 {
-    site *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
-    if (t)
+    site *t = atomic_load_explicit(&table, memory_order_acquire), *fresh;
+    if (t || !(fresh = lt_platform_map(SITES * sizeof(site))))
         return t;
-    lt_spin_lock(&table_lock);
-    if (!table)
-        __atomic_store_n(&table, lt_platform_map(SITES * sizeof(site)), __ATOMIC_RELEASE);
-    lt_spin_unlock(&table_lock);
-    return table;
+    if (atomic_compare_exchange_strong(&table, &t, fresh))
+        return fresh;
+    lt_platform_unmap(fresh, SITES * sizeof(site));
+    return t;
 }
 
 static size_t site_hash(uintptr_t pc)
@@ -64,7 +63,7 @@ static size_t site_hash(uintptr_t pc)
 /* The ready entry of pc, NULL when unknown. Lock-free: entries are only ever added. */
 static const site *site_find(uintptr_t pc)
 {
-    site *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
+    site *t = atomic_load_explicit(&table, memory_order_acquire);
     for (size_t i = 0, h = site_hash(pc); t && i < PROBES; i++) {
         site *s = &t[(h + i) & (SITES - 1)];
         uintptr_t at = atomic_load_explicit(&s->pc, memory_order_acquire);
@@ -155,9 +154,10 @@ static void learn_stack(uintptr_t ra, uintptr_t cfa)
 void lt_callsite_thread_init(void)
 {
     uintptr_t lo, hi;
-    if (lt_platform_stack_bounds(&lo, &hi) == 0) {
-        lt_tls.stack_lo = lo;
-        lt_tls.stack_hi = hi;
+    lt_thread *t = lt_tls.self;
+    if (t && lt_platform_stack_bounds(&lo, &hi) == 0) {
+        t->stack_lo = lo;
+        t->stack_hi = hi;
     }
 }
 

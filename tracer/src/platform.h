@@ -32,6 +32,15 @@ int lt_platform_mutex_robust(const void *mutex);
  * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), read from the lock itself. */
 int lt_platform_rwlock_prefers_writer(const void *rwlock);
 
+/* What the lock word says: 0 when it shows that the thread with kernel id `tid` does not hold
+ * the lock (kind lt_kind) in `mode` (lt_mode), 1 when it does or when the word cannot tell.
+ * A spinlock word has no owner: only "unlocked" contradicts. */
+int lt_platform_lock_held(const void *lock, int kind, int mode, int tid);
+
+/* Nonzero when the lock word shows a writer queued on a writer-preferring rwlock that holds
+ * readers, i.e. a read request would block now. 1 where the word cannot tell. */
+int lt_platform_rwlock_writer_queued(const void *rwlock);
+
 /* Zeroed, page-aligned memory outside malloc; NULL on failure. Freed with lt_platform_unmap. */
 void *lt_platform_map(size_t size);
 void lt_platform_unmap(void *p, size_t size);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lt_internal.h"
 #include "platform.h"
 #include "report_data.h"
 

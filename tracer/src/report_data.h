@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lt_internal.h"
+#include "lt_types.h"
 
 #define LT_REPORT_VERSION 1 /* docs/report-schema.md; bump on any incompatible change */
 

@@ -16,8 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lt_internal.h"
 #include "platform.h"
 #include "report_data.h"
+
+int __cxa_atexit(void (*fn)(void *), void *arg, void *dso); /* the C runtime's (Itanium ABI) */
 
 #define JSON_BYTES (1024 * 1024)
 #define MAX_INCIDENTS (LT_FIND_KIND_COUNT * LT_REPORT_CAP)
@@ -212,26 +215,30 @@ static unsigned long total(const unsigned long *c)
     return n;
 }
 
-/* Registered first thing, so it runs after the program's own exit handlers. The status is
- * changed with _exit after flushing the program's stdio, which exit() would have done. */
-static void at_exit(void)
+/* Runs after every other exit handler and after the libraries' destructors: it is
+ * registered with no DSO handle (lt_report_setup), before the C runtime registers the dynamic
+ * linker's destructor pass, so it is the last entry of the exit list. The status is changed
+ * by calling exit() again from here: C leaves that undefined, but glibc and musl define it
+ * (the remaining handlers run, stdio is flushed, the last status given wins). */
+static void at_exit(void *unused)
 {
+    (void)unused;
     unsigned long reports = total(counted);
     lt_tls.busy = 1;
     if (lt_cfg.report_dir[0] && reports + total(suppressed) > 0)
         write_summary();
-    if (lt_cfg.exitcode && reports > 0) {
-        fflush(NULL);
-        _exit(lt_cfg.exitcode);
-    }
     lt_tls.busy = 0;
+    if (lt_cfg.exitcode && reports > 0)
+        exit(lt_cfg.exitcode);
 }
 
 void lt_report_setup(void)
 {
     if (lt_cfg.suppressions[0])
         lt_suppress_load(lt_cfg.suppressions);
-    atexit(at_exit);
+    /* Not atexit(): from a shared library that ties the handler to our DSO, so it would run
+     * inside the destructor pass, and exit() there would skip the libraries after us. */
+    __cxa_atexit(at_exit, NULL, NULL);
     if (lt_cfg.stats)
         lt_stats_setup();
 }

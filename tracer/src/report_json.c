@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "fmt.h"
 #include "report_data.h"
 
 typedef struct jout {
@@ -34,7 +35,7 @@ static void string(jout *j, const char *s)
         char esc[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
         if (c == '"' || c == '\\')
             emit(j, (const char[]){'\\', (char)c}, 2);
-        else if (c < 0x20)
+        else if (c < 0x20 || c == 0x7f) /* DEL too: raw, readers and terminals differ */
             raw(j, esc);
         else
             emit(j, (const char *)&c, 1);

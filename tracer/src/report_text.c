@@ -2,11 +2,12 @@
  * report_text.c - the one text formatter: an lt_rep in, the lines a person reads out. The
  * tracer prints them on stderr when it finds something, and `locktrace report` prints them
  * again from the JSON file, so both come from here. Also the name tables every writer and
- * reader of reports shares, and the small allocation-free formatting helpers (the tracer calls
- * this at moments when malloc and stdio are off limits).
+ * reader of reports shares. No allocation and no stdio (fmt.h): the tracer calls this at
+ * moments when malloc and stdio are off limits.
  */
 #include <string.h>
 
+#include "fmt.h"
 #include "report_data.h"
 
 static const char *const kind_names[LT_FIND_KIND_COUNT] = {
@@ -98,46 +99,6 @@ int lt_rep_lookup(const char *(*names)(int), const char *name, size_t len)
             return i;
     return -1;
 }
-
-/* ------------------------------------------------------------------------------------------
- * Allocation-free formatting into a caller's buffer: each returns the new end, and output
- * that does not fit is cut, never overflowed.
- * ---------------------------------------------------------------------------------------- */
-size_t lt_fmt_str(char *buf, size_t size, size_t at, const char *s)
-{
-    while (s && *s && at + 1 < size)
-        buf[at++] = *s++;
-    if (at < size)
-        buf[at] = 0;
-    return at;
-}
-
-size_t lt_fmt_hex(char *buf, size_t size, size_t at, uintptr_t v)
-{
-    char tmp[2 + 2 * sizeof v + 1], *p = tmp + sizeof tmp - 1;
-    *p = 0;
-    do
-        *--p = "0123456789abcdef"[v & 15];
-    while (v >>= 4);
-    *--p = 'x';
-    *--p = '0';
-    return lt_fmt_str(buf, size, at, p);
-}
-
-size_t lt_fmt_dec(char *buf, size_t size, size_t at, long v)
-{
-    char tmp[24], *p = tmp + sizeof tmp - 1;
-    unsigned long u = v < 0 ? 0ul - (unsigned long)v : (unsigned long)v;
-    *p = 0;
-    do
-        *--p = (char)('0' + u % 10);
-    while (u /= 10);
-    if (v < 0)
-        *--p = '-';
-    return lt_fmt_str(buf, size, at, p);
-}
-
-/* ---------------------------------------------------------------------------------------- */
 
 typedef struct out {
     char *buf;

@@ -1,0 +1,13 @@
+/*
+ * order.h - the lock-order graph (order.c): lock-order inversions.
+ */
+#ifndef LT_ORDER_H
+#define LT_ORDER_H
+
+#include "lt_internal.h"
+
+void lt_order_acquired(lt_event *ev);
+void lt_order_forget(const void *addr);
+void lt_order_fork(lt_fork_phase phase);
+
+#endif
