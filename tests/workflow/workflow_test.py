@@ -379,9 +379,88 @@ def tsan_program(c):
          f'it was traced: {err}')
 
 
+# --- install ----------------------------------------------------------------------------------
+
+def install_prefix(c):
+    """'meson install installs tracer, launcher, header, .pc and a man page locktrace(1);
+    tensorlib only when asked for; after install to a prefix a pkg-config-linked program
+    starts' (no ldconfig), and the installed launcher works from another directory; then
+    `ninja uninstall` removes it all."""
+    src, build, prefix = c.a.source_root, os.path.join(c.tmp, 'build'), os.path.join(c.tmp, 'prefix')
+
+    def sh(*cmd, **kw):
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
+        need(p.returncode == 0, f'{" ".join(cmd)}: {p.returncode}\n{p.stdout[-3000:]}{p.stderr[-3000:]}')
+        return p.stdout
+
+    sh('meson', 'setup', build, src, f'--prefix={prefix}')
+    sh('meson', 'compile', '-C', build, 'tracer/locktrace:executable',
+       'tracer/locktrace:shared_library', 'tracer/locktrace.1:custom')
+    sh('meson', 'install', '-C', build, '--no-rebuild', '--quiet')
+    files = sorted(os.path.relpath(os.path.join(d, f), prefix)
+                   for d, _, fs in os.walk(prefix) for f in fs)
+    libdir = os.path.dirname(next(f for f in files if f.endswith('liblocktrace.so')))
+    want = ['bin/locktrace', 'include/locktrace.h', f'{libdir}/liblocktrace.so',
+            f'{libdir}/pkgconfig/locktrace.pc', 'share/man/man1/locktrace.1']
+    need(all(w in files for w in want), f'installed {files}, expected {want}')
+    need(not any('tensorlib' in f or f.endswith('tl.h') for f in files), f'tensorlib installed: {files}')
+    elsewhere = os.path.join(c.tmp, 'elsewhere')
+    os.mkdir(elsewhere)
+    env = dict(c.env(), PKG_CONFIG_PATH=os.path.join(prefix, libdir, 'pkgconfig'))
+    flags = sh('pkg-config', '--cflags', '--libs', 'locktrace', env=env).split()
+    exe = os.path.join(elsewhere, 'linked')
+    sh(c.a.cc, '-g', '-O1', '-rdynamic', os.path.join(src, 'tests', 'workflow', 'wfprog.c'),
+       os.path.join(src, 'tests', 'workflow', 'wfdtor.c'), '-o', exe, *flags, '-pthread')
+    ending, _, err = c.run([exe, 'self-deadlock'], cwd=elsewhere)
+    need(ending == 'signal:SIGABRT' and re.search(r'^locktrace: self-deadlock:', err, re.M),
+         f'the pkg-config-linked program did not start traced: {ending} {err[-2000:]}')
+    launcher = os.path.join(prefix, 'bin', 'locktrace')
+    ending, _, err = c.run([launcher, '--', c.a.wfprog, 'bad-unlock'], cwd=elsewhere)
+    need(ending == 0 and re.search(r'^locktrace: 1 report \(1 bad-unlock\) in %s/locktrace-reports/'
+                                   % re.escape(elsewhere), err, re.M), f'installed launcher: {ending} {err}')
+    ending, out, _ = c.run([launcher, 'report', os.path.join(elsewhere, 'locktrace-reports')], cwd=elsewhere)
+    need(ending == 0 and out.startswith('locktrace: bad-unlock:'), f'installed report: {ending}')
+    page = open(os.path.join(prefix, 'share', 'man', 'man1', 'locktrace.1')).read().replace('\\-', '-')
+    _, help_text, _ = c.run([launcher, '--help'])
+    for opt in re.findall(r'^  (--[a-z-]+)=', help_text, re.M):
+        need(opt in page, f'the man page lacks {opt}')
+    sh('ninja', '-C', build, 'uninstall')
+    left = [f for _, _, fs in os.walk(prefix) for f in fs]
+    need(left == [], f'left after uninstall: {left}')
+
+
+def ctest_recipe(c):
+    """'a ctest recipe that works on CMake 3.25 first': the README's CMAKE_CROSSCOMPILING_EMULATOR
+    line makes a test with a report fail and leaves a clean test passing."""
+    if not shutil.which('cmake') or not shutil.which('ctest'):
+        raise Skipped('cmake is not installed (CI installs it in .ci/run)')
+    readme = open(os.path.join(c.a.source_root, 'README.md')).read()
+    m = re.search(r'^cmake -B build -DCMAKE_CROSSCOMPILING_EMULATOR="/usr/local/bin/locktrace;'
+                  r'(--exitcode=66;--)" &&$', readme, re.M)
+    need(m, 'the README has no CMAKE_CROSSCOMPILING_EMULATOR recipe')
+    proj = os.path.join(c.tmp, 'proj')
+    os.mkdir(proj)
+    src = os.path.join(c.a.source_root, 'tests', 'workflow')
+    with open(os.path.join(proj, 'CMakeLists.txt'), 'w') as f:
+        f.write('cmake_minimum_required(VERSION 3.13)\nproject(recipe C)\n'
+                f'add_executable(wfprog "{src}/wfprog.c" "{src}/wfdtor.c")\n'
+                'target_link_libraries(wfprog pthread)\nenable_testing()\n'
+                'add_test(NAME with_report COMMAND wfprog bad-unlock)\n'
+                'add_test(NAME clean COMMAND wfprog clean)\n')
+    build = os.path.join(proj, 'build')
+    emulator = f'-DCMAKE_CROSSCOMPILING_EMULATOR={c.a.locktrace};{m.group(1)}'
+    for cmd in (['cmake', '-S', proj, '-B', build, emulator], ['cmake', '--build', build]):
+        ending, out, err = c.run(cmd, timeout=300)
+        need(ending == 0, f'{cmd}: {ending} {out[-2000:]} {err[-2000:]}')
+    ending, out, err = c.run(['ctest', '--test-dir', build], timeout=120)
+    need(ending != 0 and re.search(r'1 - with_report \(Failed\)', out) and
+         re.search(r'50% tests passed, 1 tests failed out of 2', out), f'ctest: {ending} {out}')
+
+
 CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_del_byte, report_dir,
                                    sarif, launcher_signals, dump_command, exit_code_tree, space_path,
-                                   not_loaded, asan_program, tsan_program)}
+                                   not_loaded, asan_program, tsan_program, install_prefix,
+                                   ctest_recipe)}
 
 
 def main():
@@ -392,6 +471,7 @@ def main():
     p.add_argument('--wfprog', required=True)
     p.add_argument('--cross-order', help='tests/tracer/cross_order')
     p.add_argument('--wfstatic', help='a statically linked program')
+    p.add_argument('--cc', help='the C compiler')
     p.add_argument('--wf-address', help='wfprog built with -fsanitize=address')
     p.add_argument('--wf-thread', help='wfprog built with -fsanitize=thread')
     p.add_argument('--source-root', help='the top of the source tree')

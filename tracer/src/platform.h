@@ -16,8 +16,13 @@ void *lt_platform_real(const char *name, const char *version);
 /* Kernel id of the calling thread. */
 int lt_platform_tid(void);
 
-/* Writes all of buf to fd, retrying on EINTR and short writes. Never allocates. */
-void lt_platform_write(int fd, const char *buf, size_t len);
+/* Writes all of buf to fd, retrying on EINTR and short writes. Never allocates. 0 when all
+ * of it was written, else -1 with errno set (ENOSPC...). */
+int lt_platform_write(int fd, const char *buf, size_t len);
+
+/* Nonzero in a setuid/setgid (secure-execution) process: the environment is not to be
+ * trusted with file names. */
+int lt_platform_secure(void);
 
 /* Name of the calling thread (NUL-terminated, truncated to size). */
 void lt_platform_thread_name(char *buf, size_t size);

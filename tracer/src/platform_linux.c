@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
@@ -125,6 +126,11 @@ int lt_platform_tid(void)
     return gettid();
 }
 
+int lt_platform_secure(void)
+{
+    return getauxval(AT_SECURE) != 0;
+}
+
 void lt_platform_thread_name(char *buf, size_t size)
 {
     char name[16] = {0}; /* PR_GET_NAME writes up to 16 bytes */
@@ -183,6 +189,7 @@ int lt_platform_lock_held(const void *lock, int kind, int mode, int tid)
     switch (kind) {
     case LT_MUTEX: return ((const pthread_mutex_t *)lock)->__data.__owner == tid;
     case LT_SPIN: return spin_locked(*(const volatile int *)lock);
+    case LT_ONCE: return (*(const volatile int *)lock & 3) == 1; /* glibc: running, not done */
     default: break;
     }
     const pthread_rwlock_t *rw = lock;

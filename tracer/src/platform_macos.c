@@ -31,6 +31,11 @@ int lt_platform_tid(void)
     return (int)tid;
 }
 
+int lt_platform_secure(void)
+{
+    return issetugid();
+}
+
 void lt_platform_thread_name(char *buf, size_t size)
 {
     if (size == 0)
