@@ -132,6 +132,18 @@ const char *lt_path_mapped(const char *path, char *buf, size_t size)
     return path;
 }
 
+const char *lt_path_in_tree(const char *path)
+{
+    for (;;) {
+        if (strncmp(path, "./", 2) == 0)
+            path += 2;
+        else if (strncmp(path, "../", 3) == 0)
+            path += 3;
+        else
+            return path;
+    }
+}
+
 static FILE *open_regular(const char *path)
 {
     struct stat st;
@@ -150,16 +162,7 @@ FILE *lt_source_open(const char *file, const char *source_root, char *path, size
     FILE *f = open_regular(mapped);
     if (f || file[0] == '/')
         return f;
-    const char *rel = file;
-    for (;;) {
-        if (strncmp(rel, "./", 2) == 0)
-            rel += 2;
-        else if (strncmp(rel, "../", 3) == 0)
-            rel += 3;
-        else
-            break;
-    }
-    if ((size_t)snprintf(path, size, "%s/%s", source_root, rel) >= size)
+    if ((size_t)snprintf(path, size, "%s/%s", source_root, lt_path_in_tree(file)) >= size)
         return NULL;
     return open_regular(path);
 }

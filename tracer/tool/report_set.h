@@ -54,6 +54,10 @@ void lt_rep_signature(const lt_rep *r, char out[17]);
 int lt_path_map_add(const char *spec);
 const char *lt_path_mapped(const char *path, char *buf, size_t size);
 
+/* A source path relative to a build directory ("../src/a.c") as relative to the top of the
+ * tree ("src/a.c"): path past its leading "../" and "./". */
+const char *lt_path_in_tree(const char *path);
+
 /* A frame's source file opened for reading: the recorded path (mapped), or, for a path
  * relative to a build directory ("../src/a.c"), the same path under source_root without its
  * leading "../" and "./". NULL when none is a readable regular file. */
