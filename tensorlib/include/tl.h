@@ -111,6 +111,13 @@ TL_API bool tl_is_contiguous(const tl_tensor *t);
 TL_API bool tl_shares_storage(const tl_tensor *a, const tl_tensor *b);
 
 /* ------------------------------------------------------------------------------------------
+ * Dims. Every argument that names a dim may count from the end, as candle's D::Minus1/Minus2:
+ * TL_DIM(-1) (or just -1 converted to size_t) is the last dim, TL_DIM(-2) the one before.
+ * Ops that insert a dim (unsqueeze, stack) count from the end of the result.
+ * ---------------------------------------------------------------------------------------- */
+#define TL_DIM(n) ((size_t)(ptrdiff_t)(n))
+
+/* ------------------------------------------------------------------------------------------
  * Views (share storage, take no lock) and copies
  * ---------------------------------------------------------------------------------------- */
 #define TL_INFER ((size_t)-1) /* one reshape dim may be TL_INFER */
@@ -119,6 +126,7 @@ TL_API tl_tensor *tl_squeeze(const tl_tensor *t, size_t dim); /* size != 1: unch
 TL_API tl_tensor *tl_unsqueeze(const tl_tensor *t, size_t dim);
 TL_API tl_tensor *tl_reshape(const tl_tensor *t, const size_t *shape, size_t ndim); /* copies if not contiguous */
 TL_API tl_tensor *tl_transpose(const tl_tensor *t, size_t dim1, size_t dim2);
+TL_API tl_tensor *tl_t(const tl_tensor *t); /* transpose of the last two dims (candle's t()) */
 TL_API tl_tensor *tl_permute(const tl_tensor *t, const size_t *dims, size_t ndim);
 TL_API tl_tensor *tl_broadcast_as(const tl_tensor *t, const size_t *shape, size_t ndim);
 TL_API tl_tensor *tl_detach(const tl_tensor *t);
