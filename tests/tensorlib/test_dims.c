@@ -26,7 +26,8 @@ static void views(const tl_tensor *x) /* x: [2, 3, 4] */
     SAME(tl_narrow(x, M1, 1, 2), tl_narrow(x, 2, 1, 2));
     SAME(tl_transpose(x, M1, 0), tl_transpose(x, 2, 0));
     SAME(tl_t(x), tl_transpose(x, 1, 2));
-    SAME(tl_permute(x, (const size_t[]){M1, 0, M2}, 3), tl_permute(x, (const size_t[]){2, 0, 1}, 3));
+    SAME(tl_permute(x, (const size_t[]){M1, 0, M2}, 3),
+         tl_permute(x, (const size_t[]){2, 0, 1}, 3));
     SAME(tl_flatten(x, M2, M1), tl_flatten(x, 1, 2));
     SAME(tl_unsqueeze(x, M1), tl_unsqueeze(x, 3));
     CHECK(tl_ndim(x) == 3);
