@@ -129,6 +129,8 @@ TL_API tl_tensor *tl_transpose(const tl_tensor *t, size_t dim1, size_t dim2);
 TL_API tl_tensor *tl_t(const tl_tensor *t); /* transpose of the last two dims (candle's t()) */
 TL_API tl_tensor *tl_permute(const tl_tensor *t, const size_t *dims, size_t ndim);
 TL_API tl_tensor *tl_broadcast_as(const tl_tensor *t, const size_t *shape, size_t ndim);
+/* t seen with shape left ++ t's shape (candle's broadcast_left). */
+TL_API tl_tensor *tl_broadcast_left(const tl_tensor *t, const size_t *left, size_t nleft);
 TL_API tl_tensor *tl_detach(const tl_tensor *t);
 TL_API tl_tensor *tl_flatten(const tl_tensor *t, size_t start_dim, size_t end_dim); /* inclusive */
 TL_API tl_tensor *tl_flatten_all(const tl_tensor *t);
@@ -160,18 +162,34 @@ TL_API tl_tensor *tl_powf(const tl_tensor *t, double exponent);
 TL_API tl_tensor *tl_clamp(const tl_tensor *t, double lo, double hi);
 TL_API tl_tensor *tl_elu(const tl_tensor *t, double alpha);
 
-/* Binary ops broadcast numpy-style; both operands have one dtype and one device. */
+/* Binary ops follow candle's shape contract: both operands have one shape (TL_ERR_SHAPE names
+ * both otherwise), one dtype and one device. tl_broadcast_binary (broadcast_add, ...)
+ * broadcasts numpy-style instead; tl_binary_scalar takes a scalar as the right operand,
+ * converted to t's dtype first (as candle does). */
 typedef enum tl_binary_op { TL_ADD, TL_SUB, TL_MUL, TL_DIV, TL_MAXIMUM, TL_MINIMUM, TL_BINARY_COUNT } tl_binary_op;
 TL_API tl_tensor *tl_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b);
+TL_API tl_tensor *tl_broadcast_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b);
+TL_API tl_tensor *tl_binary_scalar(tl_binary_op op, const tl_tensor *t, double s);
 static inline tl_tensor *tl_add(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_ADD, a, b); }
 static inline tl_tensor *tl_sub(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_SUB, a, b); }
 static inline tl_tensor *tl_mul(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_MUL, a, b); }
 static inline tl_tensor *tl_div(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_DIV, a, b); }
+static inline tl_tensor *tl_maximum(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_MAXIMUM, a, b); }
+static inline tl_tensor *tl_minimum(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_MINIMUM, a, b); }
+static inline tl_tensor *tl_broadcast_add(const tl_tensor *a, const tl_tensor *b) { return tl_broadcast_binary(TL_ADD, a, b); }
+static inline tl_tensor *tl_broadcast_sub(const tl_tensor *a, const tl_tensor *b) { return tl_broadcast_binary(TL_SUB, a, b); }
+static inline tl_tensor *tl_broadcast_mul(const tl_tensor *a, const tl_tensor *b) { return tl_broadcast_binary(TL_MUL, a, b); }
+static inline tl_tensor *tl_broadcast_div(const tl_tensor *a, const tl_tensor *b) { return tl_broadcast_binary(TL_DIV, a, b); }
+static inline tl_tensor *tl_broadcast_maximum(const tl_tensor *a, const tl_tensor *b) { return tl_broadcast_binary(TL_MAXIMUM, a, b); }
+static inline tl_tensor *tl_broadcast_minimum(const tl_tensor *a, const tl_tensor *b) { return tl_broadcast_binary(TL_MINIMUM, a, b); }
 
-/* Comparisons broadcast like binary ops and return u8 (1 true, 0 false). */
+/* Comparisons return u8 (1 true, 0 false); shapes as for binary ops. */
 typedef enum tl_cmp_op { TL_EQ, TL_NE, TL_LT, TL_LE, TL_GT, TL_GE, TL_CMP_COUNT } tl_cmp_op;
 TL_API tl_tensor *tl_cmp(tl_cmp_op op, const tl_tensor *a, const tl_tensor *b);
-/* cond (u8/u32/i64, nonzero = true) picks from on_true or on_false; all three broadcast. */
+TL_API tl_tensor *tl_broadcast_cmp(tl_cmp_op op, const tl_tensor *a, const tl_tensor *b);
+TL_API tl_tensor *tl_cmp_scalar(tl_cmp_op op, const tl_tensor *t, double s);
+/* cond (an integer dtype, nonzero = true) picks from on_true or on_false; all three of one
+ * shape (broadcast them first with tl_broadcast_as where needed). */
 TL_API tl_tensor *tl_where_cond(const tl_tensor *cond, const tl_tensor *on_true, const tl_tensor *on_false);
 
 /* ------------------------------------------------------------------------------------------
@@ -189,6 +207,8 @@ TL_API tl_tensor *tl_log_softmax(const tl_tensor *t, size_t dim);
  * ---------------------------------------------------------------------------------------- */
 /* [..., m, k] @ [..., k, n] -> [..., m, n]; leading dims must be equal. */
 TL_API tl_tensor *tl_matmul(const tl_tensor *a, const tl_tensor *b);
+/* matmul with the leading dims broadcast numpy-style (candle's broadcast_matmul). */
+TL_API tl_tensor *tl_broadcast_matmul(const tl_tensor *a, const tl_tensor *b);
 /* x [b, c_in, l], kernel [c_out, c_in/groups, k] -> [b, c_out, l_out]. */
 TL_API tl_tensor *tl_conv1d(const tl_tensor *x, const tl_tensor *kernel, size_t padding, size_t stride,
                      size_t dilation, size_t groups);

@@ -167,6 +167,21 @@ tl_tensor *tl_broadcast_as(const tl_tensor *t, const size_t *shape, size_t ndim)
     return view(op, t, &l);
 }
 
+tl_tensor *tl_broadcast_left(const tl_tensor *t, const size_t *left, size_t nleft)
+{
+    const char *op = "broadcast_left";
+    size_t shape[TL_MAX_DIMS];
+    if (tl_check_tensor(op, t) != TL_OK)
+        return NULL;
+    if ((nleft && !left) || nleft > TL_MAX_DIMS - t->layout.ndim)
+        return tl_fail(TL_ERR_SHAPE, "%s: cannot add %zu dims to %zu", op, nleft,
+                       t->layout.ndim), NULL;
+    if (nleft)
+        memcpy(shape, left, nleft * sizeof shape[0]);
+    memcpy(shape + nleft, t->layout.shape, t->layout.ndim * sizeof shape[0]);
+    return tl_broadcast_as(t, shape, nleft + t->layout.ndim);
+}
+
 /* candle's detach: a new handle (no op history here) on the same storage. */
 tl_tensor *tl_detach(const tl_tensor *t)
 {
