@@ -87,6 +87,15 @@ TL_API tl_tensor *tl_full(double value, const size_t *shape, size_t ndim, tl_dty
 TL_API tl_tensor *tl_arange(double start, double end, double step, tl_dtype dtype, tl_device device);
 /* Copies elem_count(shape) elements of dtype from data. */
 TL_API tl_tensor *tl_from_data(const void *data, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
+/* n x n of dtype: ones on and below the diagonal (tril2), on and above it (triu2), on it (eye). */
+TL_API tl_tensor *tl_tril2(size_t n, tl_dtype dtype, tl_device device);
+TL_API tl_tensor *tl_triu2(size_t n, tl_dtype dtype, tl_device device);
+TL_API tl_tensor *tl_eye(size_t n, tl_dtype dtype, tl_device device);
+/* candle's arange_step is tl_arange (it always takes a step). */
+static inline tl_tensor *tl_arange_step(double start, double end, double step, tl_dtype dtype, tl_device device)
+{
+    return tl_arange(start, end, step, dtype, device);
+}
 /* Uniform in [lo, hi) / normal(mean, std); float dtypes; same seed, same values on a device. */
 TL_API tl_tensor *tl_rand(double lo, double hi, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device, uint64_t seed);
 TL_API tl_tensor *tl_randn(double mean, double std, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device, uint64_t seed);
@@ -150,7 +159,7 @@ TL_API tl_tensor *tl_to_device(const tl_tensor *t, tl_device device);
 typedef enum tl_unary_op {
     TL_EXP, TL_LOG, TL_SIN, TL_COS, TL_TANH, TL_ABS, TL_NEG, TL_RECIP, TL_SQR, TL_SQRT,
     TL_RELU, TL_GELU /* tanh approximation */, TL_GELU_ERF, TL_SILU, TL_FLOOR, TL_CEIL,
-    TL_ROUND, TL_SIGN, TL_UNARY_COUNT
+    TL_ROUND, TL_SIGN, TL_SIGMOID, TL_ERF, TL_UNARY_COUNT
 } tl_unary_op;
 /* abs, neg, sqr, relu, sign, floor, ceil, round also take integer tensors; the rest need a
  * float dtype (TL_ERR_DTYPE otherwise). */
@@ -201,6 +210,34 @@ typedef enum tl_reduce_op { TL_SUM, TL_MEAN, TL_MAX, TL_MIN, TL_ARGMAX, TL_ARGMI
 TL_API tl_tensor *tl_reduce(tl_reduce_op op, const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim);
 TL_API tl_tensor *tl_softmax(const tl_tensor *t, size_t dim);
 TL_API tl_tensor *tl_log_softmax(const tl_tensor *t, size_t dim);
+/* Unbiased variance along dim: sum((t - mean)^2) / (n - 1) (candle's var/var_keepdim). */
+TL_API tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim);
+/* log(sum(exp(t))) over dims (ndims 0: all), shifted by the maximum for stability. */
+TL_API tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim);
+/* a^b elementwise as candle computes it, exp(b * log(a)); one shape, float dtypes. */
+TL_API tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b);
+
+/* ------------------------------------------------------------------------------------------
+ * Rearranging (candle's names; built from the ops above, so on every device that has those)
+ * ---------------------------------------------------------------------------------------- */
+TL_API tl_tensor *tl_cumsum(const tl_tensor *t, size_t dim); /* t @ triu2, as candle */
+TL_API tl_tensor *tl_flip(const tl_tensor *t, const size_t *dims, size_t ndims);
+/* rep[d] copies along each dim; t gets leading size-1 dims up to nrep first. */
+TL_API tl_tensor *tl_repeat(const tl_tensor *t, const size_t *rep, size_t nrep);
+/* left and right extra slices along dim: zeros, or copies of the edge slice. */
+TL_API tl_tensor *tl_pad_with_zeros(const tl_tensor *t, size_t dim, size_t left, size_t right);
+TL_API tl_tensor *tl_pad_with_same(const tl_tensor *t, size_t dim, size_t left, size_t right);
+/* Nearest neighbour to [b, c, size] / [b, c, h, w]: index i reads floor(i * in / out). */
+TL_API tl_tensor *tl_upsample_nearest1d(const tl_tensor *t, size_t size);
+TL_API tl_tensor *tl_upsample_nearest2d(const tl_tensor *t, size_t h, size_t w);
+/* Out-of-place scatter_set and slice_set: a copy of t with the change. */
+TL_API tl_tensor *tl_scatter(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
+TL_API tl_tensor *tl_slice_scatter(const tl_tensor *t, const tl_tensor *src, size_t dim, size_t start);
+
+/* Along the last dim, a stable sort of each row (NaN after every number, either direction):
+ * the u32 indexes, or the sorted values (and the indexes through *indices when non-NULL). */
+TL_API tl_tensor *tl_arg_sort_last_dim(const tl_tensor *t, bool ascending);
+TL_API tl_tensor *tl_sort_last_dim(const tl_tensor *t, bool ascending, tl_tensor **indices);
 
 /* ------------------------------------------------------------------------------------------
  * Linear algebra, convolution

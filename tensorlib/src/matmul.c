@@ -57,9 +57,9 @@ tl_tensor *tl_broadcast_matmul(const tl_tensor *a, const tl_tensor *b)
     if (tl_check_same(op, a, b) != TL_OK)
         return NULL;
     const tl_layout *la = &a->layout, *lb = &b->layout;
-    if (la->ndim < 2 || lb->ndim < 2)
-        return tl_fail(TL_ERR_SHAPE, "%s: needs operands of rank >= 2, got %s @ %s", op,
-                       tl_describe(a, da), tl_describe(b, db)), NULL;
+    if (la->ndim < 2 || lb->ndim < 2 || la->shape[la->ndim - 1] != lb->shape[lb->ndim - 2])
+        return tl_fail(TL_ERR_SHAPE, "%s: needs operands of rank >= 2 with matching inner dims, "
+                       "got %s @ %s", op, tl_describe(a, da), tl_describe(b, db)), NULL;
     tl_layout ba = {.ndim = la->ndim - 2}, bb = {.ndim = lb->ndim - 2};
     memcpy(ba.shape, la->shape, ba.ndim * sizeof ba.shape[0]);
     memcpy(bb.shape, lb->shape, bb.ndim * sizeof bb.shape[0]);
