@@ -110,8 +110,11 @@ static void hung_on_lock(void)
     pthread_create(&t, NULL, waiter, NULL);
     printf("ready %d\n", (int)getpid());
     fflush(stdout);
-    pause();
+    for (;;)
+        pause(); /* a dump signal's handler returns here */
 }
+
+static void *volatile leaked;
 
 int main(int argc, char **argv)
 {
@@ -127,12 +130,20 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "self-deadlock")) {
         pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
         result("rdlock", known_write_read(&l));
+    } else if (!strcmp(mode, "clean")) {
+        pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+        result("lock", pthread_mutex_lock(&m));
+        pthread_mutex_unlock(&m);
+    } else if (!strcmp(mode, "leak")) {
+        leaked = malloc(4242); /* dropped below: LeakSanitizer must still see the program's leaks */
+        leaked = NULL;
+        result("leak", 0);
     } else if (!strcmp(mode, "bad-unlock")) {
         pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
         noisy_unlock(&m);
     } else {
         fprintf(stderr, "usage: wfprog capped-then-suppressed|report-then-exit|hang|"
-                        "hung-on-lock|self-deadlock|bad-unlock\n");
+                        "hung-on-lock|self-deadlock|clean|leak|bad-unlock\n");
         return 64;
     }
     return 0;

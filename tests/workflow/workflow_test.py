@@ -13,6 +13,7 @@ import glob
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -212,8 +213,254 @@ def sarif(c):
     need(inv_res['partialFingerprints'] != selfs[0]['partialFingerprints'], 'different bugs share a fingerprint')
 
 
+# --- the launcher ---------------------------------------------------------------------------
+
+class Running:
+    """A command started in its own session, read line by line with a deadline; killed (the
+    whole group) on the way out."""
+
+    def __init__(self, c, cmd, env=None):
+        self.p = subprocess.Popen(cmd, env=c.env(env), cwd=c.tmp, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  start_new_session=True)
+        self.buf = {self.p.stdout: b'', self.p.stderr: b''}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.p.poll() is None:
+            os.killpg(self.p.pid, signal.SIGKILL)
+        self.p.wait()
+
+    def wait_for(self, stream, pattern, timeout=TIMEOUT):
+        """Reads stream until pattern matches what it printed so far; the match."""
+        f = self.p.stdout if stream == 'stdout' else self.p.stderr
+        deadline = time.monotonic() + timeout
+        while True:
+            m = re.search(pattern, self.buf[f].decode('utf-8', 'replace'), re.M)
+            if m:
+                return m
+            left = deadline - time.monotonic()
+            need(left > 0, f'{stream} never matched /{pattern}/: {self.buf[f][-2000:]!r}')
+            ready, _, _ = select.select([f], [], [], left)
+            if ready:
+                chunk = os.read(f.fileno(), 65536)
+                need(chunk, f'{stream} closed before /{pattern}/: {self.buf[f][-2000:]!r}')
+                self.buf[f] += chunk
+
+    def finish(self, timeout=TIMEOUT):
+        out, err = self.p.communicate(timeout=timeout)
+        self.buf[self.p.stdout] += out
+        self.buf[self.p.stderr] += err
+        return self.p.returncode
+
+
+def launcher_signals(c):
+    """'forwards every signal a user sends to a hung test (at least the dump signal, INT,
+    TERM, HUP, QUIT, USR1, USR2) to the program': each one sent to the launcher reaches the
+    program, the launcher stays, and the program's status is passed through."""
+    with Running(c, [c.a.locktrace, '--', c.a.wfprog, 'hang']) as r:
+        r.wait_for('stdout', r'^ready \d+$')
+        for sig in ('SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGTERM'):
+            os.kill(r.p.pid, getattr(signal, sig))
+            r.wait_for('stdout', f'^got {sig[3:]}$')
+        need(r.finish() == 0, f'launcher status {r.p.returncode}')
+    # the dump signal: the program prints its thread dump; then SIGTERM ends it, and the
+    # launcher dies of the same signal
+    with Running(c, [c.a.locktrace, '--dump-signal=SIGUSR1', '--', c.a.wfprog, 'hung-on-lock']) as r:
+        r.wait_for('stdout', r'^ready \d+$')
+        os.kill(r.p.pid, signal.SIGUSR1)
+        r.wait_for('stderr', r'^locktrace: thread-dump:')
+        r.wait_for('stderr', r'holds 1 lock')
+        os.kill(r.p.pid, signal.SIGTERM)
+        need(r.finish() == -signal.SIGTERM, f'launcher status {r.p.returncode}, not death by SIGTERM')
+
+
+def dump_command(c):
+    """'locktrace dump PID asks a running traced program for its thread dump and says what to
+    do when the program was not started with a dump signal', by the launcher's pid or the
+    program's."""
+    with Running(c, [c.a.locktrace, '--dump-signal=SIGUSR2', '--', 'sh', '-c',
+                     f'{c.a.wfprog} hung-on-lock; true']) as r:
+        pid = int(r.wait_for('stdout', r'^ready (\d+)$').group(1))
+        ending, _, err = c.run([c.a.locktrace, 'dump', str(r.p.pid)])
+        need(ending == 0 and re.search(rf'asked {pid} \(wfprog\) for its thread dump with SIGUSR2', err),
+             f'dump by launcher pid: {ending} {err}')
+        r.wait_for('stderr', r'^locktrace: thread-dump:(.*\n)+.*waits for 0x[0-9a-f]+ mutex')
+        ending, _, err = c.run([c.a.locktrace, 'dump', str(pid)])
+        need(ending == 0 and f'asked {pid} (wfprog)' in err, f'dump by program pid: {ending} {err}')
+        r.wait_for('stderr', r'^locktrace: thread-dump:(.*\n)+(.*\n)*locktrace: thread-dump:')
+    with Running(c, [c.a.locktrace, '--', c.a.wfprog, 'hung-on-lock']) as r:
+        pid = int(r.wait_for('stdout', r'^ready (\d+)$').group(1))
+        ending, _, err = c.run([c.a.locktrace, 'dump', str(pid)])
+        need(ending == 1 and 'was not started with a dump signal' in err and
+             '--dump-signal=SIGUSR1' in err, f'no dump signal: {ending} {err}')
+        need(r.p.poll() is None, 'the program did not survive the question')
+    ending, _, err = c.run([c.a.locktrace, 'dump', str(os.getpid())])
+    need(ending == 1 and 'is not running under locktrace' in err, f'untraced pid: {ending} {err}')
+
+
+def exit_code_tree(c):
+    """'the exit code covers the whole process tree it started': --exitcode through sh -c,
+    where the shell's own status is 0."""
+    script = f'{c.a.wfprog} bad-unlock; true'
+    ending, _, err = c.run([c.a.locktrace, '--exitcode=66', '--', 'sh', '-c', script])
+    need(ending == 66 and '1 report (1 bad-unlock)' in err, f'through sh -c: {ending} {err}')
+    ending, _, _ = c.run([c.a.locktrace, '--', 'sh', '-c', script])
+    need(ending == 0, f'without --exitcode: {ending}')
+    ending, _, err = c.run([c.a.locktrace, '--exitcode=66', '--', 'sh', '-c', f'{c.a.wfprog} hang & '
+                            'kill -TERM $!; wait; exit 3'])
+    need(ending == 3 and err == '', f'a clean tree keeps its own status: {ending} {err}')
+
+
+def space_path(c):
+    """'a build path with a space works': the launcher and the library in a directory whose
+    name has a space and a colon still trace the program; the symlink it needs is removed."""
+    d = os.path.join(c.tmp, 'build dir:1')
+    os.mkdir(d)
+    shutil.copy(c.a.locktrace, d)
+    shutil.copy(c.a.lib, d)
+    scratch = os.path.join(c.tmp, 'scratch')
+    os.mkdir(scratch)
+    ending, _, err = c.run([os.path.join(d, 'locktrace'), '--', c.a.wfprog, 'self-deadlock'],
+                           {'TMPDIR': scratch})
+    need(ending == 'signal:SIGABRT' and re.search(r'^locktrace: self-deadlock:', err, re.M),
+         f'not traced from a path with a space: {ending} {err}')
+    need(os.listdir(scratch) == [], f'left behind: {os.listdir(scratch)}')
+
+
+def not_loaded(c):
+    """'it checks that the tracer is really loaded in its child ... and refuses clearly when
+    it cannot be': a statically linked program, named directly or hidden behind a script."""
+    ending, out, err = c.run([c.a.locktrace, '--', c.a.wfstatic])
+    need(ending == 125 and out == '' and 'is statically linked' in err, f'static: {ending} {out} {err}')
+    script = c.write('script', f'#!{c.a.wfstatic}\n')
+    os.chmod(script, 0o755)
+    ending, out, err = c.run([c.a.locktrace, '--', script])
+    need(ending == 125 and re.search(r'^locktrace: the tracer did not load into \S+script .*'
+                                     r'before the program ended', err, re.M), f'script: {ending} {err}')
+    ending, out, err = c.run([c.a.locktrace, '--', c.a.wfprog, 'bad-unlock'])
+    need(ending == 0 and 'did not load' not in err, f'a dynamic program: {ending} {err}')
+
+
+# --- sanitizers -------------------------------------------------------------------------------
+
+def asan_program(c):
+    """'a -fsanitize=address program runs under locktrace -- with no extra option and its lock
+    bugs are reported; LeakSanitizer silent about the tracer' (and still finding the
+    program's own leaks)."""
+    if not c.a.wf_address:
+        raise Skipped('the compiler cannot build -fsanitize=address programs here')
+    ending, _, err = c.run([c.a.locktrace, '--', c.a.wf_address, 'self-deadlock'])
+    need(ending == 134 or ending == 'signal:SIGABRT', f'ending {ending}: {err[-3000:]}')
+    need(re.search(r'^locktrace: self-deadlock: .* requests read on rwlock', err, re.M) and
+         re.search(r'#0 .* in known_write_read \S*wfprog\.c:\d+', err), f'no report: {err[-3000:]}')
+    need('does not come first' not in err, err)
+    for mode in ('bad-unlock', 'clean', 'report-then-exit'):
+        ending, _, err = c.run([c.a.locktrace, '--', c.a.wf_address, mode])
+        need(ending == 0 and 'LeakSanitizer' not in err, f'{mode}: {ending} {err[-3000:]}')
+    ending, out, err = c.run([c.a.locktrace, '--', c.a.wf_address, 'leak'])
+    need(ending != 0 and re.search(r'Direct leak of 4242 byte', err) and
+         re.search(r'SUMMARY: AddressSanitizer: 4242 byte\(s\) leaked in 1 allocation', err),
+         f'LeakSanitizer no longer sees the program\'s own leak: {ending} {err[-3000:]}')
+
+
+def tsan_program(c):
+    """'a -fsanitize=thread program gets one clear sentence ... and runs untraced'."""
+    if not c.a.wf_thread:
+        raise Skipped('the compiler cannot build -fsanitize=thread programs here')
+    ending, out, err = c.run([c.a.locktrace, '--', c.a.wf_thread, 'clean'])
+    need(ending == 0 and out.startswith('lock -> 0\n'), f'{ending} {out!r} {err}')
+    need(re.fullmatch(r'locktrace: \S+ is built with ThreadSanitizer, which already intercepts '
+                      r'pthread locks; run one or the other\. Running it untraced\.\n', err), err)
+    ending, _, err = c.run([c.a.locktrace, '--', c.a.wf_thread, 'bad-unlock'])
+    need('locktrace: bad-unlock' not in err and not os.path.exists(os.path.join(c.tmp, 'locktrace-reports')),
+         f'it was traced: {err}')
+
+
+# --- install ----------------------------------------------------------------------------------
+
+def install_prefix(c):
+    """'meson install installs tracer, launcher, header, .pc and a man page locktrace(1);
+    tensorlib only when asked for; after install to a prefix a pkg-config-linked program
+    starts' (no ldconfig), and the installed launcher works from another directory; then
+    `ninja uninstall` removes it all."""
+    src, build, prefix = c.a.source_root, os.path.join(c.tmp, 'build'), os.path.join(c.tmp, 'prefix')
+
+    def sh(*cmd, **kw):
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
+        need(p.returncode == 0, f'{" ".join(cmd)}: {p.returncode}\n{p.stdout[-3000:]}{p.stderr[-3000:]}')
+        return p.stdout
+
+    sh('meson', 'setup', build, src, f'--prefix={prefix}')
+    sh('meson', 'compile', '-C', build, 'tracer/locktrace:executable',
+       'tracer/locktrace:shared_library', 'tracer/locktrace.1:custom')
+    sh('meson', 'install', '-C', build, '--no-rebuild', '--quiet')
+    files = sorted(os.path.relpath(os.path.join(d, f), prefix)
+                   for d, _, fs in os.walk(prefix) for f in fs)
+    libdir = os.path.dirname(next(f for f in files if f.endswith('liblocktrace.so')))
+    want = ['bin/locktrace', 'include/locktrace.h', f'{libdir}/liblocktrace.so',
+            f'{libdir}/pkgconfig/locktrace.pc', 'share/man/man1/locktrace.1']
+    need(all(w in files for w in want), f'installed {files}, expected {want}')
+    need(not any('tensorlib' in f or f.endswith('tl.h') for f in files), f'tensorlib installed: {files}')
+    elsewhere = os.path.join(c.tmp, 'elsewhere')
+    os.mkdir(elsewhere)
+    env = dict(c.env(), PKG_CONFIG_PATH=os.path.join(prefix, libdir, 'pkgconfig'))
+    flags = sh('pkg-config', '--cflags', '--libs', 'locktrace', env=env).split()
+    exe = os.path.join(elsewhere, 'linked')
+    sh(c.a.cc, '-g', '-O1', '-rdynamic', os.path.join(src, 'tests', 'workflow', 'wfprog.c'),
+       os.path.join(src, 'tests', 'workflow', 'wfdtor.c'), '-o', exe, *flags, '-pthread')
+    ending, _, err = c.run([exe, 'self-deadlock'], cwd=elsewhere)
+    need(ending == 'signal:SIGABRT' and re.search(r'^locktrace: self-deadlock:', err, re.M),
+         f'the pkg-config-linked program did not start traced: {ending} {err[-2000:]}')
+    launcher = os.path.join(prefix, 'bin', 'locktrace')
+    ending, _, err = c.run([launcher, '--', c.a.wfprog, 'bad-unlock'], cwd=elsewhere)
+    need(ending == 0 and re.search(r'^locktrace: 1 report \(1 bad-unlock\) in %s/locktrace-reports/'
+                                   % re.escape(elsewhere), err, re.M), f'installed launcher: {ending} {err}')
+    ending, out, _ = c.run([launcher, 'report', os.path.join(elsewhere, 'locktrace-reports')], cwd=elsewhere)
+    need(ending == 0 and out.startswith('locktrace: bad-unlock:'), f'installed report: {ending}')
+    page = open(os.path.join(prefix, 'share', 'man', 'man1', 'locktrace.1')).read().replace('\\-', '-')
+    _, help_text, _ = c.run([launcher, '--help'])
+    for opt in re.findall(r'^  (--[a-z-]+)=', help_text, re.M):
+        need(opt in page, f'the man page lacks {opt}')
+    sh('ninja', '-C', build, 'uninstall')
+    left = [f for _, _, fs in os.walk(prefix) for f in fs]
+    need(left == [], f'left after uninstall: {left}')
+
+
+def ctest_recipe(c):
+    """'a ctest recipe that works on CMake 3.25 first': the README's CMAKE_CROSSCOMPILING_EMULATOR
+    line makes a test with a report fail and leaves a clean test passing."""
+    if not shutil.which('cmake') or not shutil.which('ctest'):
+        raise Skipped('cmake is not installed (CI installs it in .ci/run)')
+    readme = open(os.path.join(c.a.source_root, 'README.md')).read()
+    m = re.search(r'^cmake -B build -DCMAKE_CROSSCOMPILING_EMULATOR="/usr/local/bin/locktrace;'
+                  r'(--exitcode=66;--)" &&$', readme, re.M)
+    need(m, 'the README has no CMAKE_CROSSCOMPILING_EMULATOR recipe')
+    proj = os.path.join(c.tmp, 'proj')
+    os.mkdir(proj)
+    src = os.path.join(c.a.source_root, 'tests', 'workflow')
+    with open(os.path.join(proj, 'CMakeLists.txt'), 'w') as f:
+        f.write('cmake_minimum_required(VERSION 3.13)\nproject(recipe C)\n'
+                f'add_executable(wfprog "{src}/wfprog.c" "{src}/wfdtor.c")\n'
+                'target_link_libraries(wfprog pthread)\nenable_testing()\n'
+                'add_test(NAME with_report COMMAND wfprog bad-unlock)\n'
+                'add_test(NAME clean COMMAND wfprog clean)\n')
+    build = os.path.join(proj, 'build')
+    emulator = f'-DCMAKE_CROSSCOMPILING_EMULATOR={c.a.locktrace};{m.group(1)}'
+    for cmd in (['cmake', '-S', proj, '-B', build, emulator], ['cmake', '--build', build]):
+        ending, out, err = c.run(cmd, timeout=300)
+        need(ending == 0, f'{cmd}: {ending} {out[-2000:]} {err[-2000:]}')
+    ending, out, err = c.run(['ctest', '--test-dir', build], timeout=120)
+    need(ending != 0 and re.search(r'1 - with_report \(Failed\)', out) and
+         re.search(r'50% tests passed, 1 tests failed out of 2', out), f'ctest: {ending} {out}')
+
+
 CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_del_byte, report_dir,
-                                   sarif)}
+                                   sarif, launcher_signals, dump_command, exit_code_tree, space_path,
+                                   not_loaded, asan_program, tsan_program, install_prefix,
+                                   ctest_recipe)}
 
 
 def main():
@@ -223,9 +470,14 @@ def main():
     p.add_argument('--lib', required=True)
     p.add_argument('--wfprog', required=True)
     p.add_argument('--cross-order', help='tests/tracer/cross_order')
+    p.add_argument('--wfstatic', help='a statically linked program')
+    p.add_argument('--cc', help='the C compiler')
+    p.add_argument('--wf-address', help='wfprog built with -fsanitize=address')
+    p.add_argument('--wf-thread', help='wfprog built with -fsanitize=thread')
     p.add_argument('--source-root', help='the top of the source tree')
     args = p.parse_args()
-    for k in ('locktrace', 'lib', 'wfprog', 'cross_order', 'source_root'):
+    for k in ('locktrace', 'lib', 'wfprog', 'cross_order', 'source_root', 'wfstatic', 'wf_address',
+              'wf_thread'):
         if getattr(args, k):
             setattr(args, k, os.path.abspath(getattr(args, k)))
     with tempfile.TemporaryDirectory(prefix='locktrace-wf-') as tmp:

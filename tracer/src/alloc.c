@@ -8,13 +8,21 @@
 #include "lt_internal.h"
 #include "platform.h"
 
+void *lt_map(size_t size)
+{
+    void *p = lt_platform_map(size);
+    if (!p)
+        lt_report_out_of_memory();
+    return p;
+}
+
 void *lt_arena_alloc(lt_arena *a, size_t size, size_t align)
 {
     size_t pad = (size_t)(-(uintptr_t)a->next & (align - 1));
     if (!a->next || a->left < pad + size) {
         size_t chunk = a->chunk ? a->chunk : LT_ARENA_CHUNK;
         size_t bytes = size > chunk ? size : chunk;
-        char *fresh = lt_platform_map(bytes); /* page-aligned */
+        char *fresh = lt_map(bytes); /* page-aligned */
         if (!fresh)
             return NULL;
         a->next = fresh;
@@ -43,16 +51,14 @@ void lt_pool_put(lt_pool *p, void *x)
     p->free = x;
 }
 
-int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size, const char *what)
+int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size)
 {
     if (n <= *cap)
         return 1;
     size_t grown = *cap ? *cap * 2 : 64;
-    void *p = lt_platform_map(grown * size);
-    if (!p) {
-        lt_report_degraded(what);
+    void *p = lt_map(grown * size);
+    if (!p)
         return 0;
-    }
     if (*a) {
         memcpy(p, *a, *cap * size);
         lt_platform_unmap(*a, *cap * size);

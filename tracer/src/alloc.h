@@ -10,6 +10,11 @@
 
 #include <stddef.h>
 
+/* size bytes of zeroed, page-aligned memory from mmap; NULL when out of memory, which turns
+ * the tracer's checking off (lt_report_out_of_memory): every allocation below comes from
+ * here. Given back with lt_platform_unmap. */
+void *lt_map(size_t size);
+
 /* Bump allocation from mapped chunks of `chunk` bytes (a zeroed lt_arena: LT_ARENA_CHUNK), for
  * memory kept as long as the process (shadow entries, interned stacks, counters): it is never
  * given back. */
@@ -38,8 +43,7 @@ void *lt_pool_get(lt_pool *p); /* zeroed; NULL when out of memory */
 void lt_pool_put(lt_pool *p, void *x);
 
 /* Makes the mapped array *a of *cap elements of `size` bytes hold at least n, keeping its
- * contents; for scratch space that lives under one lock. 0 when out of memory, which is said
- * once as `what` (lt_report_degraded). */
-int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size, const char *what);
+ * contents; for scratch space that lives under one lock. 0 when out of memory. */
+int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size);
 
 #endif

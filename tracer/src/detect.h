@@ -16,7 +16,8 @@
  *                    0 to block or an errno (EDEADLK: the wait would close a deadlock);
  *   lt_wait_end      ... and came back (acquired, timed out or failed).
  *   lt_after_lock    libc's result; on success the lock joins the held set.
- *   lt_before_unlock before libc's unlock; the lock leaves the held set.
+ *   lt_before_unlock, lt_after_unlock around libc's unlock; the lock leaves the held set
+ *                    once libc accepted the unlock.
  *   lt_on_init, lt_on_destroy, lt_on_annotate, lt_cond_release/lt_cond_reacquire (around a
  *   condition wait), lt_on_thread_exit, lt_orphan_locks (exit and fork).
  * A finding is an lt_finding handed to lt_report (report.c). */
@@ -25,6 +26,7 @@ int lt_wait_begin(lt_event *ev);
 void lt_wait_end(lt_event *ev);
 void lt_after_lock(lt_event *ev, int rc);
 void lt_before_unlock(lt_event *ev);
+void lt_after_unlock(lt_event *ev, int rc);
 void lt_on_init(lt_event *ev);
 void lt_on_destroy(lt_event *ev);
 int lt_cond_release(lt_event *ev, lt_held *saved);

@@ -8,7 +8,8 @@
  * Glossary:
  *   lt_lock     shadow state of one lock address (shadow.c); its generation names the identity
  *   lt_held     one lock the current thread holds, in its held set (thread.c)
- *   lt_thread   per-thread state in initial-exec TLS (thread.c)
+ *   lt_thread   per-thread state, allocated when the thread registers (thread.c)
+ *   lt_tls      the little a thread keeps in TLS: its re-entrancy flag and its lt_thread
  *   lt_event    one lock/unlock request handed from interpose.c to the checker (detect.c)
  *   lt_finding  one problem found, as plain data; handed to report.c (report.h)
  *   lt_rep      a finding as self-contained report data: text and JSON come from it
@@ -28,6 +29,7 @@
 
 #include "locktrace.h"
 #include "lt_types.h"
+#include "spin.h"
 
 #define LT_EXPORT __attribute__((visibility("default")))
 #define LT_TLS __attribute__((tls_model("initial-exec")))
@@ -40,19 +42,6 @@ typedef struct lt_thread_info {
     int tid;       /* kernel thread id */
     char name[16]; /* kernel comm name, NUL-terminated */
 } lt_thread_info;
-
-/* Where a fork() is: every module with a lock of its own takes it before, releases it after
- * in the parent, and resets it in the child. */
-typedef enum { LT_FORK_PREPARE, LT_FORK_PARENT, LT_FORK_CHILD } lt_fork_phase;
-
-/* ------------------------------------------------------------------------------------------
- * Own locks. A spinlock that the thread owning it may take again: the forking thread holds
- * every tracer lock across fork() while the program's atfork handlers call back into us.
- * ---------------------------------------------------------------------------------------- */
-typedef struct lt_spin {
-    _Atomic int owner; /* tid of the holder, 0 = free */
-    int depth;         /* nested acquisitions by the holder */
-} lt_spin;
 
 /* ------------------------------------------------------------------------------------------
  * Shadow state of one lock address. Entries are type-stable (never unmapped): a pointer to one
@@ -73,7 +62,7 @@ typedef struct lt_lock {
     struct lt_lock *next_free;
     /* written by acquisitions: kept off the line above so other threads' probes stay cheap */
     _Alignas(64) _Atomic int writer;  /* seq+1 of the thread holding it exclusively, 0 = none */
-    _Atomic int waiting_writers;      /* threads blocked in a write request right now */
+    _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
     UT_hash_handle hh;                /* shadow.c's table, keyed by addr */
 } lt_lock;
 
@@ -126,8 +115,6 @@ typedef struct lt_wait_slot {
 #define LT_HELD_INLINE 8   /* held entries before the set moves to mapped memory */
 
 typedef struct lt_thread {
-    int busy;                   /* re-entrancy: inside the tracer, pass calls through */
-    int registered;
     int exit_round;             /* key-destructor rounds seen at thread exit */
     lt_thread_info info;
     lt_held *held;              /* points at inline_held or at mapped memory */
@@ -139,7 +126,16 @@ typedef struct lt_thread {
     lt_wait_slot waiting;
 } lt_thread;
 
-extern __thread lt_thread lt_tls LT_TLS;
+/* All the tracer keeps in TLS. Initial-exec TLS is fast but comes from glibc's static TLS
+ * block, whose spare room for libraries loaded by dlopen (the tracer itself, or a library
+ * linked with it, loaded from Python) is a few hundred bytes: so TLS holds a flag and a
+ * pointer, and the lt_thread is allocated (alloc.h, never malloc) when the thread registers. */
+typedef struct lt_tls_block {
+    int busy;        /* re-entrancy: inside the tracer, pass calls through */
+    lt_thread *self; /* NULL until the thread registers, and again once it has left */
+} lt_tls_block;
+
+extern __thread lt_tls_block lt_tls LT_TLS;
 
 /* ------------------------------------------------------------------------------------------
  * Events from interpose.c to the checker.
@@ -153,6 +149,7 @@ typedef struct lt_event {
     lt_thread *self;    /* filled by the checker */
     lt_lock *lock;      /* filled by the checker */
     lt_held *held;      /* filled by lt_before_lock: this thread's entry for the lock */
+    int published;      /* waitfor.c: this event's wait is the thread's published one */
 } lt_event;
 
 /* Fibonacci hashing, top bits: locks at a regular stride (arrays of structs) spread evenly. */
@@ -164,10 +161,12 @@ static inline size_t lt_addr_hash(const void *addr, unsigned bits)
 /* thread.c ------------------------------------------------------------------------------- */
 lt_thread *lt_self_register(void);
 
-/* The calling thread's state, registering it on first use. Inline: every event starts here. */
+/* The calling thread's state, registering it on first use. Inline: every event starts here.
+ * NULL only when there is no memory for it: the thread's calls then pass through. */
 static inline lt_thread *lt_self(void)
 {
-    return lt_likely(lt_tls.registered) ? &lt_tls : lt_self_register();
+    lt_thread *t = lt_tls.self;
+    return lt_likely(t != NULL) ? t : lt_self_register();
 }
 
 /* This thread's entry for addr, newest first; NULL when it does not hold it. */
@@ -184,22 +183,18 @@ void lt_held_remove(lt_thread *t, lt_held *h);
 void lt_thread_start(int seq);
 int lt_thread_next_seq(void);
 void lt_thread_info_now(lt_thread *t, lt_thread_info *out);
-void lt_spin_lock(lt_spin *s);
-void lt_spin_unlock(lt_spin *s);
-void lt_spin_reset(lt_spin *s);
-void lt_spin_fork(lt_spin *s, lt_fork_phase phase);
 void lt_thread_fork(lt_fork_phase phase);
 void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg);
 lt_thread *lt_thread_first(void);
 
-static inline int lt_enter(lt_thread *t)
+static inline int lt_enter(lt_tls_block *b)
 {
-    if (t->busy)
+    if (b->busy)
         return 0;
-    t->busy = 1;
+    b->busy = 1;
     return 1;
 }
-static inline void lt_leave(lt_thread *t) { t->busy = 0; }
+static inline void lt_leave(lt_tls_block *b) { b->busy = 0; }
 
 /* shadow.c ------------------------------------------------------------------------------- */
 lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra);

@@ -62,7 +62,7 @@ typedef struct known_set {
     _Atomic uint64_t slot[];
 } known_set;
 
-static lt_spin graph_lock;
+static lt_spin graph_lock = LT_SPIN_INIT(LT_RANK_GRAPH);
 static known_set *_Atomic known;
 static node *nodes[NODE_BUCKETS];
 static _Atomic size_t nnodes;
@@ -118,7 +118,7 @@ static known_set *known_copy(const known_set *k)
     size_t size = KNOWN_MIN;
     while (k && size < (k->live + 1) * 4)
         size *= 2;
-    known_set *g = lt_platform_map(sizeof *g + size * sizeof g->slot[0]);
+    known_set *g = lt_map(sizeof *g + size * sizeof g->slot[0]);
     if (!g)
         return NULL;
     g->mask = size - 1;
@@ -277,8 +277,7 @@ static size_t scratch_cap;
 
 static int scratch_fit(size_t n)
 {
-    return lt_scratch_fit((void **)&scratch, &scratch_cap, n, sizeof *scratch,
-                          "out of memory for the lock-order cycle search");
+    return lt_scratch_fit((void **)&scratch, &scratch_cap, n, sizeof *scratch);
 }
 
 static int enter_node(size_t depth, edge *via)
@@ -347,8 +346,7 @@ static int first_report(uint64_t key)
     for (size_t i = 0; i < nreported; i++)
         if (keys[i] == key)
             return 0;
-    if (!lt_scratch_fit(&reported, &reported_cap, nreported + 1, sizeof key,
-                        "out of memory for the reported inversions"))
+    if (!lt_scratch_fit(&reported, &reported_cap, nreported + 1, sizeof key))
         return 1;
     ((uint64_t *)reported)[nreported++] = key;
     return 1;
@@ -365,7 +363,7 @@ static const lt_edge_info **take_cycle(size_t n)
 {
     if (!first_report(cycle_key(n)))
         return NULL;
-    const lt_edge_info **out = lt_platform_map(cycle_bytes(n));
+    const lt_edge_info **out = lt_map(cycle_bytes(n));
     lt_edge_info *copy = out ? (lt_edge_info *)(out + n) : NULL;
     for (size_t i = 0; out && i < n; i++) {
         copy[i] = scratch[i].via->info;
@@ -451,7 +449,7 @@ static void edge_add(lt_held *h, request *r, uint64_t fp)
     }
     lt_spin_unlock(&graph_lock);
     if (failed)
-        lt_report_degraded("out of memory for the lock-order graph");
+        lt_report_out_of_memory();
     if (cycle)
         report_inversion(cycle, n);
 }

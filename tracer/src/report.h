@@ -80,6 +80,8 @@ typedef struct lt_finding {
 #define LT_REPORT_CAP 100 /* reports printed per kind; later ones are counted */
 void lt_report(lt_finding *f);
 void lt_report_degraded(const char *what);
+void lt_report_out_of_memory(void);
+extern _Atomic int lt_untracked; /* nonzero once out of memory: nothing is checked any more */
 void lt_report_fork(lt_fork_phase phase);
 
 /* report_build.c, report_file.c, suppress.c: see report_data.h for lt_rep -------------------- */

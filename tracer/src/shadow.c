@@ -14,6 +14,10 @@
 #define HASH_NONFATAL_OOM 1
 #define uthash_nonfatal_oom(entry) (table_full = 1)
 static int table_full; /* written under the shard lock that saw it */
+/* Bucket arrays in mapped memory too, never the program's malloc: LeakSanitizer would count
+ * them as the program's leaks (they live until exit). */
+#define uthash_malloc(size) lt_platform_map(size)
+#define uthash_free(ptr, size) lt_platform_unmap(ptr, size)
 
 #include "lt_internal.h"
 #include "platform.h"
@@ -29,7 +33,7 @@ typedef struct shard {
     char pad[64];       /* keep shards on separate cache lines */
 } shard;
 
-static shard shards[SHARDS];
+static shard shards[SHARDS] = {[0 ... SHARDS - 1] = {.lock = LT_SPIN_INIT(LT_RANK_SHADOW)}};
 
 static shard *shard_of(const void *addr)
 {
@@ -92,7 +96,7 @@ lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
     int created;
     lt_lock *l = find_or_create(addr, &created);
     if (!l) {
-        lt_report_degraded("out of memory for lock shadow state");
+        lt_report_out_of_memory(); /* the table could not grow */
         return NULL;
     }
     if (created)

@@ -29,8 +29,8 @@ typedef struct node {
 } node;
 
 static node *_Atomic buckets[BUCKETS];
-static lt_spin stripes[STRIPES];
-static lt_spin arena_lock;
+static lt_spin stripes[STRIPES] = {[0 ... STRIPES - 1] = LT_SPIN_INIT(LT_RANK_STACK)};
+static lt_spin arena_lock = LT_SPIN_INIT(LT_RANK_ARENA);
 static lt_arena arena = LT_ARENA(ARENA_BYTES);
 static node **_Atomic ids[ID_CHUNKS];
 static _Atomic uint32_t next_id = 1;

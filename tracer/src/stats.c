@@ -31,7 +31,7 @@ typedef struct lt_lock_stats {
     struct lt_lock_stats *next;   /* every counter set, for the exit table */
 } lt_lock_stats;
 
-static lt_spin stats_lock; /* guards the arena and the list */
+static lt_spin stats_lock = LT_SPIN_INIT(LT_RANK_STATS); /* the arena and the list */
 static lt_arena arena = LT_ARENA(ARENA_BYTES);
 static lt_lock_stats *all;
 static size_t nall;
@@ -62,8 +62,6 @@ static lt_lock_stats *fresh(lt_lock *l, const void *addr, lt_kind kind, uint32_t
         nall++;
     }
     lt_spin_unlock(&stats_lock);
-    if (!s)
-        lt_report_degraded("out of memory for LOCKTRACE_STATS counters");
     return s;
 }
 
@@ -236,9 +234,11 @@ static void print_table(void)
 }
 
 /* A fork child counts its own acquisitions from zero (its parent's table is the parent's). */
-void lt_stats_fork_child(void)
+void lt_stats_fork(lt_fork_phase phase)
 {
-    lt_spin_fork(&stats_lock, LT_FORK_CHILD); /* its holder, if any, is not in the child */
+    lt_spin_fork(&stats_lock, phase);
+    if (phase != LT_FORK_CHILD)
+        return;
     for (lt_lock_stats *s = all; s; s = s->next) {
         atomic_store(&s->acquired, 0);
         atomic_store(&s->contended, 0);

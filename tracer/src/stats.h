@@ -8,7 +8,7 @@
 #include "lt_internal.h"
 
 void lt_stats_setup(void);
-void lt_stats_fork_child(void);
+void lt_stats_fork(lt_fork_phase phase);
 void lt_stats_wait_begin(lt_event *ev);
 void lt_stats_wait_end(lt_event *ev);
 void lt_stats_acquired(lt_event *ev, lt_held *h);

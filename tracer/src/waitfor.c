@@ -43,7 +43,7 @@ typedef struct frame {
     uint32_t seq;
 } frame;
 
-static lt_spin wf_lock;
+static lt_spin wf_lock = LT_SPIN_INIT(LT_RANK_WAITFOR);
 static lt_thread *waiters;
 static uint32_t stamp;
 static frame *path;
@@ -158,8 +158,7 @@ static int blocked_by(const lt_thread *u, lt_thread *v, lt_held **by)
 
 static int push(size_t depth, lt_thread *u)
 {
-    if (!lt_scratch_fit((void **)&path, &path_cap, depth + 1, sizeof *path,
-                        "out of memory for the wait-for check"))
+    if (!lt_scratch_fit((void **)&path, &path_cap, depth + 1, sizeof *path))
         return 0;
     u->waiting.mark = stamp;
     path[depth] = (frame){u, waiters, NULL, atomic_load(&u->waiting.seq)};
@@ -293,7 +292,7 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
     lt_wait_step *steps = NULL;
     *n = find_cycle(self);
     if (*n && same_waits(first, nfirst, *n) &&
-        (steps = lt_platform_map(*n * sizeof *steps)) != NULL)
+        (steps = lt_map(*n * sizeof *steps)) != NULL)
         for (size_t i = 0; i < *n; i++)
             fill_step(&steps[i], &path[i], &path[(i + 1) % *n]);
     lt_spin_unlock(&wf_lock);
@@ -321,10 +320,15 @@ static int report_deadlock(lt_wait_step *steps, size_t n)
 
 static void watchdog_start(void);
 
-/* Publishes the wait and looks for a cycle through it; the result is the call's veto. */
+/* Publishes the wait and looks for a cycle through it; the result is the call's veto. A
+ * wait that begins while the thread's own wait is published (a signal handler that locks
+ * while its thread is blocked) is deferred: the thread stays shown in its outer wait, which
+ * it returns to, and the nested one is neither published nor checked. */
 static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
 {
     lt_thread *t = ev->self;
+    if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
+        return 0;
     t->waiting.stack = lt_stack_here(ev->ra);
     prepare_stacks(t);
     lt_thread_info_now(t, &t->waiting.who);
@@ -332,8 +336,9 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
     watchdog_start();
     lt_spin_lock(&wf_lock);
     publish(ev, what, target);
+    ev->published = 1;
     size_t n = find_cycle(t);
-    frame *first = n ? lt_platform_map(n * sizeof *first) : NULL;
+    frame *first = n ? lt_map(n * sizeof *first) : NULL;
     if (first)
         memcpy(first, path, n * sizeof *first);
     lt_spin_unlock(&wf_lock);
@@ -370,8 +375,9 @@ void lt_waitfor_cond_begin(lt_event *ev, const void *cond)
 
 void lt_waitfor_end(lt_event *ev)
 {
-    if (!(atomic_load_explicit(&ev->self->waiting.seq, memory_order_relaxed) & 1))
+    if (!ev->published)
         return;
+    ev->published = 0;
     lt_spin_lock(&wf_lock);
     unpublish(ev->self);
     lt_spin_unlock(&wf_lock);
