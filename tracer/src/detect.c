@@ -28,6 +28,7 @@ static void fill_lock(lt_finding *f, const lt_event *ev)
         f->writer_pref = lt_platform_rwlock_prefers_writer(ev->addr);
     f->req_mode = ev->mode;
     f->wait = ev->wait;
+    f->api = ev->api;
     if (ev->lock) {
         f->object = ev->lock->object;
         f->describe = ev->lock->describe;
@@ -82,6 +83,9 @@ static int never_returns(const lt_event *ev, const lt_held *h, lt_reason *why)
         case LT_MUTEX_ERRORCHECK: *why = LT_WHY_ERRORCHECK_RELOCK; return 1;
         default: *why = LT_WHY_MUTEX_RELOCK; return 1;
         }
+    case LT_ONCE:
+        *why = LT_WHY_ONCE_RECURSION;
+        return 1;
     default:
         *why = LT_WHY_SPIN_RELOCK;
         return 1;
@@ -159,6 +163,8 @@ int lt_before_lock(lt_event *ev)
     ev->held = NULL;
     if (lt_unlikely(!ev->lock))
         return 0;
+    if (lt_unlikely(ev->lock->api != ev->api))
+        ev->lock->api = ev->api;
     if (t->nheld && (ev->held = find_valid(t, ev->addr)) != NULL) {
         lt_reason why;
         if (ev->wait == LT_WAIT_TRY || !never_returns(ev, ev->held, &why))
@@ -316,7 +322,9 @@ void lt_on_init(lt_event *ev)
     if (h)
         lt_held_remove(ev->self, h);
     lt_order_forget(ev->addr);
-    lt_shadow_reset(ev->addr, ev->ra);
+    lt_lock *l = lt_shadow_reset(ev->addr, ev->ra);
+    if (l)
+        l->api = ev->api;
 }
 
 void lt_on_destroy(lt_event *ev)

@@ -56,6 +56,7 @@ typedef struct lt_lock {
     uint32_t first_stack;             /* where the lock was first seen */
     const lt_thread_info *orphan_of;  /* exited while holding it, NULL = not orphaned */
     uint8_t orphan_mode;              /* lt_mode the exited thread held */
+    uint8_t api;                      /* lt_api the program last locked it through */
     const void *object;               /* annotation: the guarded object */
     locktrace_describe_fn describe;   /* annotation: how to describe it */
     struct lt_lock_stats *_Atomic stats; /* LOCKTRACE_STATS counters (stats.c), NULL = none */
@@ -101,6 +102,7 @@ typedef struct lt_wait_slot {
     uint8_t kind, mode, wait;     /* lt_kind, lt_mode, lt_wait */
     uint8_t long_reported;        /* a long-wait report was made for this wait */
     uint8_t waits_for;            /* lt_wait_for; the lock fields serve LT_FOR_LOCK only */
+    uint8_t api;                  /* lt_api of the call that waits (pthread_join, thrd_join) */
     uintptr_t target;             /* LT_FOR_JOIN: the pthread_t; LT_FOR_SIGNAL: the condvar */
     uintptr_t handle;             /* pthread_t of this thread */
     uint32_t stack;               /* where it waits */
@@ -122,6 +124,7 @@ typedef struct lt_thread {
     lt_held inline_held[LT_HELD_INLINE];
     struct lt_thread *next, *prev; /* registry of live threads */
     uint64_t wait_start;        /* LOCKTRACE_STATS: when the current blocking wait began (ns) */
+    struct lt_once_run *once_top; /* once init routines running on this thread, innermost first */
     lt_cache_slot cache[LT_CACHE_SLOTS];
     lt_wait_slot waiting;
 } lt_thread;
@@ -150,6 +153,7 @@ typedef struct lt_event {
     lt_lock *lock;      /* filled by the checker */
     lt_held *held;      /* filled by lt_before_lock: this thread's entry for the lock */
     int published;      /* waitfor.c: this event's wait is the thread's published one */
+    uint8_t api;        /* lt_api of the entry point, LT_API_PTHREAD = 0 */
 } lt_event;
 
 /* Fibonacci hashing, top bits: locks at a regular stride (arrays of structs) spread evenly. */

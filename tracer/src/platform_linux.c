@@ -189,6 +189,7 @@ int lt_platform_lock_held(const void *lock, int kind, int mode, int tid)
     switch (kind) {
     case LT_MUTEX: return ((const pthread_mutex_t *)lock)->__data.__owner == tid;
     case LT_SPIN: return spin_locked(*(const volatile int *)lock);
+    case LT_ONCE: return (*(const volatile int *)lock & 3) == 1; /* glibc: running, not done */
     default: break;
     }
     const pthread_rwlock_t *rw = lock;

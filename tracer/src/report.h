@@ -14,6 +14,7 @@ typedef struct lt_lock_ref {
     lt_kind kind;
     int mutex_type;  /* lt_mutex_type, mutexes only */
     int writer_pref; /* rwlocks: writer-preferring */
+    int api;         /* lt_api */
     const void *object;
     locktrace_describe_fn describe;
 } lt_lock_ref;
@@ -57,6 +58,7 @@ typedef struct lt_finding {
     lt_kind lock_kind;
     int mutex_type;              /* lt_mutex_type, mutexes only */
     int writer_pref;             /* rwlocks: writer-preferring */
+    int api;                     /* lt_api the program called */
     lt_mode held_mode, req_mode;
     lt_wait wait;
     const void *object;

@@ -91,6 +91,7 @@ void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_l
     r->kind = kind;
     r->mutex_type = kind == LT_MUTEX ? lt_platform_mutex_type(addr) : 0;
     r->writer_pref = kind == LT_RWLOCK && lt_platform_rwlock_prefers_writer(addr);
+    r->api = l ? l->api : LT_API_PTHREAD;
     r->object = l ? l->object : NULL;
     r->describe = l ? l->describe : NULL;
 }
@@ -207,6 +208,7 @@ static void publish(lt_event *ev, lt_wait_for what, uintptr_t target)
     w->kind = (uint8_t)ev->kind;
     w->mode = (uint8_t)ev->mode;
     w->wait = (uint8_t)ev->wait;
+    w->api = ev->api;
     w->long_reported = 0;
     w->prev_waiter = NULL;
     w->next_waiter = waiters;
@@ -254,6 +256,7 @@ static void fill_wait(lt_wait_step *s, const lt_wait_slot *w)
         lt_lock_ref_fill(&s->wants, w->addr, (lt_kind)w->kind, w->lock);
     else
         s->wants.addr = (const void *)w->target;
+    s->wants.api = w->api;
     s->want_mode = (lt_mode)w->mode;
     s->wait = (lt_wait)w->wait;
     s->wait_stack = w->stack;
