@@ -57,7 +57,7 @@ static void report_free_held(const release *rel, const void *addr, const lt_lock
     if (mine) {
         f.held_mode = (lt_mode)mine->mode;
         f.held_stack = mine->stack ? mine->stack
-                                   : lt_stack_recover(mine->ra, mine->cfa, &f.held_partial);
+                                   : lt_stack_lazy(mine, f.request_stack, &f.held_partial);
     } else {
         f.other = &other->thread;
         f.held_mode = other->held_mode;

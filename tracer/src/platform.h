@@ -53,10 +53,6 @@ void lt_platform_unmap(void *p, size_t size);
  * (MAP_NORESERVE), so a large sparse table costs what it uses. */
 void *lt_platform_reserve(size_t size);
 
-/* The calling thread's stack, [*lo, *hi); 0 when unknown. May allocate: call where the thread
- * holds none of the program's locks (when it starts). */
-int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi);
-
 /* The allocator behind free() (the next definitions after the tracer), for the entry points
  * that release memory. usable_size is NULL when the allocator that defines free does not
  * define it too (a foreign one would misread its blocks); glibc_chunks says blocks carry
@@ -85,6 +81,10 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max);
 /* Prepares the calling thread for later unwinding. Called where the thread holds none of the
  * program's locks: at load, and when a thread starts. */
 void lt_platform_thread_init(void);
+
+/* The calling thread's stack: [*lo, *hi). 0, or -1 when unknown. Called where the thread
+ * holds none of the program's locks (it may allocate). */
+int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi);
 
 /* Return addresses only, innermost first; faster than lt_platform_unwind. */
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max);

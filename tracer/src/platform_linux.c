@@ -150,21 +150,6 @@ void lt_platform_allocator(lt_allocator *out)
                         same_module((void *)out->free, (void *)gnu_get_libc_version);
 }
 
-/* Non-main threads only: for the main thread glibc reads /proc/self/maps with stdio. */
-int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
-{
-    pthread_attr_t attr;
-    void *addr;
-    size_t size;
-    if (pthread_getattr_np(pthread_self(), &attr) != 0)
-        return 0;
-    int ok = pthread_attr_getstack(&attr, &addr, &size) == 0;
-    pthread_attr_destroy(&attr);
-    *lo = ok ? (uintptr_t)addr : 0;
-    *hi = ok ? (uintptr_t)addr + size : 0;
-    return ok;
-}
-
 int lt_platform_tid(void)
 {
     return gettid();
@@ -278,6 +263,22 @@ void lt_platform_thread_init(void)
 {
     uintptr_t ip;
     lt_platform_backtrace(&ip, 1);
+}
+
+int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+{
+    pthread_attr_t a;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &a) != 0)
+        return -1;
+    int rc = pthread_attr_getstack(&a, &addr, &size);
+    pthread_attr_destroy(&a);
+    if (rc != 0)
+        return -1;
+    *lo = (uintptr_t)addr;
+    *hi = (uintptr_t)addr + size;
+    return 0;
 }
 
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)

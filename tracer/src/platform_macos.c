@@ -24,14 +24,6 @@
 #include "lt_internal.h"
 
 /* Thread ids are 64-bit on macOS; reports show them, small values fit an int. */
-int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
-{
-    pthread_t self = pthread_self();
-    *hi = (uintptr_t)pthread_get_stackaddr_np(self);
-    *lo = *hi - pthread_get_stacksize_np(self);
-    return *hi != 0;
-}
-
 int lt_platform_tid(void)
 {
     uint64_t tid = 0;
@@ -114,6 +106,14 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max)
 /* backtrace() keeps no per-thread state that needs preparing. */
 void lt_platform_thread_init(void)
 {
+}
+
+int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+{
+    pthread_t self = pthread_self();
+    *hi = (uintptr_t)pthread_get_stackaddr_np(self); /* the top: stacks grow down */
+    *lo = *hi - pthread_get_stacksize_np(self);
+    return 0;
 }
 
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
