@@ -35,6 +35,9 @@ typedef struct tl_conv_params {
 
 typedef struct tl_backend_i {
     const char *name; /* "cpu", "metal": used in messages */
+    /* the elementwise members (unary, scalar, binary, cmp, where) write any dense dst layout,
+     * so a result can follow its inputs' memory order (tl_run_elementwise) */
+    bool strided_dst;
 
     /* (optional) whether the device can be used in this process; NULL: always */
     bool (*available)(void);
@@ -119,6 +122,14 @@ typedef tl_status (*tl_kernel_fn)(const tl_backend_i *b, const tl_operand *dst,
 tl_tensor *tl_run_op(const char *op, const tl_tensor *const *in, const tl_layout *const *layouts,
                      size_t n, const size_t *shape, size_t ndim, tl_dtype dtype, tl_kernel_fn fn,
                      const void *ctx);
+
+/* tl_run_op for elementwise ops: when every input (seen through layouts) lays its elements out
+ * densely in one memory order, and the backend writes strided results, the result follows
+ * that order too (numpy's order='K'), so a kernel over a transposed view streams through both
+ * buffers instead of transposing. Otherwise the result is row-major. */
+tl_tensor *tl_run_elementwise(const char *op, const tl_tensor *const *in,
+                              const tl_layout *const *layouts, size_t n, const size_t *shape,
+                              size_t ndim, tl_dtype dtype, tl_kernel_fn fn, const void *ctx);
 
 /* Instances (cpu/cpu_backend.c, metal/). */
 extern const tl_backend_i tl_cpu_backend;

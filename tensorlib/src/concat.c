@@ -38,7 +38,9 @@ static tl_status cat_shape(const char *op, const tl_tensor *const *ts, size_t n,
         if (!fits)
             return tl_fail(TL_ERR_SHAPE, "%s: %s and %s differ outside dim %zu (argument %zu)",
                            op, tl_describe(ts[0], d0), tl_describe(ts[i], di), dim, i);
-        shape[dim] += li->shape[dim];
+        if (__builtin_add_overflow(shape[dim], li->shape[dim], &shape[dim]))
+            return tl_fail(TL_ERR_RANGE, "%s: dim %zu of the result overflows (argument %zu)",
+                           op, dim, i);
     }
     return TL_OK;
 }

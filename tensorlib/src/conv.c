@@ -3,6 +3,8 @@
  * stride and dilation the same on every spatial axis, grouped channels. Read locks: x, then
  * the kernel.
  */
+#include <stdint.h>
+
 #include "backend.h"
 
 typedef struct conv_call {
@@ -41,13 +43,17 @@ static tl_status conv_shape(const conv_call *c, const tl_tensor *x, const tl_ten
     shape[0] = x->layout.shape[0];
     shape[1] = k->layout.shape[0];
     for (size_t d = 2; d < c->spatial + 2; d++) {
-        size_t in = x->layout.shape[d] + 2 * c->p.padding, ks = k->layout.shape[d];
-        size_t span = c->p.dilation * (ks - 1) + 1;
-        if (ks == 0 || span > in)
+        size_t in, reach, ks = k->layout.shape[d];
+        /* the cpu kernel indexes the padded input with signed offsets: it must fit ptrdiff_t */
+        if (__builtin_mul_overflow(c->p.padding, 2, &in) ||
+            __builtin_add_overflow(in, x->layout.shape[d], &in) || in > PTRDIFF_MAX)
+            return tl_fail(TL_ERR_RANGE, "%s: padding %zu of input %s is too large", c->op,
+                           c->p.padding, tl_describe(x, dx));
+        if (ks == 0 || __builtin_mul_overflow(c->p.dilation, ks - 1, &reach) || reach >= in)
             return tl_fail(TL_ERR_SHAPE, "%s: kernel %s (dilation %zu) does not fit input %s "
                            "padded by %zu", c->op, tl_describe(k, dk), c->p.dilation,
                            tl_describe(x, dx), c->p.padding);
-        shape[d] = (in - span) / c->p.stride + 1;
+        shape[d] = (in - reach - 1) / c->p.stride + 1; /* the window covers reach + 1 */
     }
     return TL_OK;
 }

@@ -51,7 +51,9 @@ tl_tensor *tl_to_device(const tl_tensor *t, tl_device device)
         return NULL;
     if (device == t->device)
         return tl_copy_as(op, t, t->dtype);
-    size_t nbytes = tl_elem_count(t) * tl_dtype_size(t->dtype);
+    size_t nbytes;
+    if (tl_shape_check(op, t->layout.shape, t->layout.ndim, tl_dtype_size(t->dtype), &nbytes))
+        return NULL;
     void *host = tl_malloc(nbytes);
     if (!host)
         return tl_fail_nomem(op, nbytes), NULL;

@@ -106,6 +106,8 @@ tl_tensor *tl_arange(double start, double end, double step, tl_dtype dtype, tl_d
 typedef struct rng {
     uint64_t s[4];
     double a, b;  /* the distribution's two parameters */
+    tl_dtype dtype;
+    double lo, hi; /* uniform: the least and greatest values of dtype in [a, b) */
 } rng;
 
 static uint64_t splitmix64(uint64_t *x)
@@ -143,11 +145,34 @@ static double rng_unit(rng *r)
     return (double)(out >> 11) * 0x1p-53;
 }
 
+/* A value of the dtype rounded to nearest can leave [a, b) (f16 rounds 0.9999 up to 1.0):
+ * it is clamped to the dtype's own range inside it. */
 static double uniform_gen(void *state, size_t i)
 {
     rng *r = state;
     (void)i;
-    return r->a + (r->b - r->a) * rng_unit(r);
+    double u = rng_unit(r), width = r->b - r->a;
+    double v = isinf(width) ? r->a * (1 - u) + r->b * u : r->a + width * u;
+    v = tl_round_to_dtype(r->dtype, v);
+    return v < r->lo ? r->lo : v > r->hi ? r->hi : v;
+}
+
+/* The neighbour of v (a value of the float dtype) toward +inf (up) or -inf. */
+static double dtype_step(tl_dtype dtype, double v, bool up)
+{
+    if (dtype == TL_F64)
+        return nextafter(v, up ? INFINITY : -INFINITY);
+    if (dtype == TL_F32)
+        return nextafterf((float)v, up ? INFINITY : -INFINITY);
+    uint16_t h; /* f16 and bf16: sign and magnitude, magnitudes ordered like their bits */
+    tl_store(dtype, &h, 0, v);
+    if (v == 0)
+        h = up ? 0x0001 : 0x8001;
+    else if ((v > 0) == up)
+        h++;
+    else
+        h--;
+    return tl_load(dtype, &h, 0);
 }
 
 #define TWO_PI 6.283185307179586476925286766559
@@ -162,14 +187,14 @@ static double normal_gen(void *state, size_t i)
     return r->a + r->b * sqrt(-2.0 * log(u1)) * cos(TWO_PI * u2);
 }
 
-static tl_tensor *random_tensor(const char *op, gen_fn gen, double a, double b,
-                                const size_t *shape, size_t ndim, tl_dtype dtype,
+static tl_tensor *random_tensor(const char *op, gen_fn gen, double a, double b, double lo,
+                                double hi, const size_t *shape, size_t ndim, tl_dtype dtype,
                                 tl_device device, uint64_t seed)
 {
     if (!tl_dtype_is_float(dtype))
         return tl_fail(TL_ERR_DTYPE, "%s: needs a float dtype, got %s", op, tl_dtype_name(dtype)),
                NULL;
-    rng r;
+    rng r = {.dtype = dtype, .lo = lo, .hi = hi};
     rng_seed(&r, seed, a, b);
     return generated(op, gen, &r, shape, ndim, dtype, device);
 }
@@ -177,9 +202,20 @@ static tl_tensor *random_tensor(const char *op, gen_fn gen, double a, double b,
 tl_tensor *tl_rand(double lo, double hi, const size_t *shape, size_t ndim, tl_dtype dtype,
                    tl_device device, uint64_t seed)
 {
-    if (!(lo < hi))
-        return tl_fail(TL_ERR_ARG, "rand: empty range [%g, %g)", lo, hi), NULL;
-    return random_tensor("rand", uniform_gen, lo, hi, shape, ndim, dtype, device, seed);
+    if (!(lo < hi) || !isfinite(lo) || !isfinite(hi))
+        return tl_fail(TL_ERR_ARG, "rand: [%g, %g) is not a finite, nonempty range", lo, hi),
+               NULL;
+    if (!tl_dtype_is_float(dtype))
+        return tl_fail(TL_ERR_DTYPE, "rand: needs a float dtype, got %s", tl_dtype_name(dtype)),
+               NULL;
+    double first = tl_round_to_dtype(dtype, lo), last = tl_round_to_dtype(dtype, hi);
+    first = first < lo ? dtype_step(dtype, first, true) : first;
+    last = last >= hi ? dtype_step(dtype, last, false) : last;
+    if (first > last)
+        return tl_fail(TL_ERR_ARG, "rand: no %s value lies in [%g, %g)", tl_dtype_name(dtype),
+                       lo, hi), NULL;
+    return random_tensor("rand", uniform_gen, lo, hi, first, last, shape, ndim, dtype, device,
+                         seed);
 }
 
 tl_tensor *tl_randn(double mean, double std, const size_t *shape, size_t ndim, tl_dtype dtype,
@@ -187,5 +223,5 @@ tl_tensor *tl_randn(double mean, double std, const size_t *shape, size_t ndim, t
 {
     if (!(std >= 0.0))
         return tl_fail(TL_ERR_ARG, "randn: std %g is negative", std), NULL;
-    return random_tensor("randn", normal_gen, mean, std, shape, ndim, dtype, device, seed);
+    return random_tensor("randn", normal_gen, mean, std, 0, 0, shape, ndim, dtype, device, seed);
 }

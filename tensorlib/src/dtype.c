@@ -126,15 +126,41 @@ static double saturate(double v, double lo, double hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* Rust's `as` into int64: 2^63 and above give INT64_MAX exactly (2^63 itself is no int64,
+ * so the bound cannot be a double). */
+static int64_t f64_to_i64(double v)
+{
+    if (isnan(v))
+        return 0;
+    if (v >= 0x1p63)
+        return INT64_MAX;
+    if (v < -0x1p63)
+        return INT64_MIN;
+    return (int64_t)trunc(v);
+}
+
+/* v as a double rounded to odd (see f32_round_odd): exact up to 2^53, else the 53 leading
+ * bits with the lowest set when any bit below was, so a second rounding to f32, f16 or bf16
+ * equals rounding v directly. */
+static double i64_round_odd(int64_t v)
+{
+    uint64_t mag = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    if (mag < (1ull << 53))
+        return (double)v;
+    int drop = 64 - __builtin_clzll(mag) - 53;
+    uint64_t kept = mag >> drop;
+    if (mag & ((1ull << drop) - 1))
+        kept |= 1;
+    double d = ldexp((double)kept, drop);
+    return v < 0 ? -d : d;
+}
+
 void tl_store(tl_dtype dtype, void *base, size_t i, double v)
 {
     switch (dtype) {
     case TL_U8: ((uint8_t *)base)[i] = (uint8_t)saturate(v, 0, UINT8_MAX); break;
     case TL_U32: ((uint32_t *)base)[i] = (uint32_t)saturate(v, 0, UINT32_MAX); break;
-    case TL_I64:
-        /* 2^63 itself is out of range for int64_t: stop one double below it. */
-        ((int64_t *)base)[i] = (int64_t)saturate(v, -0x1p63, 0x1.fffffffffffffp62);
-        break;
+    case TL_I64: ((int64_t *)base)[i] = f64_to_i64(v); break;
     case TL_F16: ((uint16_t *)base)[i] = tl_f32_to_f16(f32_round_odd(v)); break;
     case TL_BF16: ((uint16_t *)base)[i] = tl_f32_to_bf16(f32_round_odd(v)); break;
     case TL_F32: ((float *)base)[i] = (float)v; break;
@@ -165,7 +191,8 @@ void tl_store_i64(tl_dtype dtype, void *base, size_t i, int64_t v)
         ((uint32_t *)base)[i] = (uint32_t)(v < 0 ? 0 : v > UINT32_MAX ? UINT32_MAX : v);
         break;
     case TL_I64: ((int64_t *)base)[i] = v; break;
-    default: tl_store(dtype, base, i, (double)v); break;
+    case TL_F64: ((double *)base)[i] = (double)v; break;
+    default: tl_store(dtype, base, i, i64_round_odd(v)); break;
     }
 }
 

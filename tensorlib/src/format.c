@@ -40,7 +40,10 @@ tl_status tl_to_vec(const tl_tensor *t, void *dst, size_t capacity)
     char d[TL_DESC_STR];
     if (tl_check_tensor(op, t) != TL_OK)
         return TL_ERR_ARG;
-    size_t nbytes = tl_elem_count(t) * tl_dtype_size(t->dtype);
+    size_t nbytes;
+    if (__builtin_mul_overflow(tl_elem_count(t), tl_dtype_size(t->dtype), &nbytes))
+        return tl_fail(TL_ERR_RANGE, "%s: %s has more bytes than memory can hold", op,
+                       tl_describe(t, d));
     if (!dst && nbytes)
         return tl_fail(TL_ERR_ARG, "%s: destination is NULL", op);
     if (capacity < nbytes)

@@ -59,6 +59,32 @@ bool tl_layout_is_contiguous(const tl_layout *l)
     return true;
 }
 
+bool tl_layout_follow_order(tl_layout *out, const tl_layout *in)
+{
+    size_t order[TL_MAX_DIMS], n = 0;
+    for (size_t d = 0; d < in->ndim; d++) {
+        if (in->shape[d] == 0)
+            return false;
+        if (in->shape[d] == 1)
+            continue;
+        size_t at = n++; /* insertion sort by stride, largest first */
+        while (at > 0 && in->stride[order[at - 1]] < in->stride[d]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = d;
+    }
+    tl_layout_contiguous(out, in->shape, in->ndim, 0);
+    size_t stride = 1;
+    for (size_t i = n; i-- > 0;) {
+        if (in->stride[order[i]] != stride) /* a gap, an overlap or a broadcast */
+            return false;
+        out->stride[order[i]] = stride;
+        stride *= in->shape[order[i]];
+    }
+    return true;
+}
+
 bool tl_same_shape(const tl_layout *a, const tl_layout *b)
 {
     return a->ndim == b->ndim && memcmp(a->shape, b->shape, a->ndim * sizeof a->shape[0]) == 0;
@@ -164,6 +190,32 @@ bool tl_iter_init(tl_iter *it, const size_t *shape, size_t ndim, const tl_layout
     it->inner = nd ? it->shape[nd - 1] : 1;
     it->outer = nd ? nd - 1 : 0;
     return true;
+}
+
+bool tl_iter_init_dst_order(tl_iter *it, const size_t *shape, size_t ndim,
+                            const tl_layout *const *layouts, size_t n)
+{
+    size_t order[TL_MAX_DIMS];
+    for (size_t d = 0; d < ndim; d++) { /* stable insertion sort, largest stride first */
+        size_t at = d;
+        while (at > 0 && layouts[0]->stride[order[at - 1]] < layouts[0]->stride[d]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = d;
+    }
+    tl_layout sorted[TL_ITER_MAX];
+    const tl_layout *ptrs[TL_ITER_MAX];
+    size_t sorted_shape[TL_MAX_DIMS];
+    for (size_t k = 0; k < n; k++) {
+        sorted[k] = *layouts[k];
+        for (size_t d = 0; d < ndim; d++)
+            sorted[k].stride[d] = layouts[k]->stride[order[d]];
+        ptrs[k] = &sorted[k];
+    }
+    for (size_t d = 0; d < ndim; d++)
+        sorted_shape[d] = shape[order[d]];
+    return tl_iter_init(it, sorted_shape, ndim, ptrs, n);
 }
 
 bool tl_iter_next(tl_iter *it)

@@ -44,8 +44,8 @@ static tl_tensor *broadcast_op(const char *name, const tl_tensor *a, const tl_te
         return NULL;
     const tl_tensor *in[2] = {a, b};
     const tl_layout *ls[2] = {&bc.la, &bc.lb};
-    return tl_run_op(name, in, ls, 2, bc.shape, bc.ndim, dtype == TL_DTYPE_COUNT ? a->dtype : dtype,
-                     fn, ctx);
+    return tl_run_elementwise(name, in, ls, 2, bc.shape, bc.ndim,
+                              dtype == TL_DTYPE_COUNT ? a->dtype : dtype, fn, ctx);
 }
 
 static tl_status binary_kernel(const tl_backend_i *b, const tl_operand *dst, const tl_operand *in,
@@ -113,5 +113,5 @@ tl_tensor *tl_where_cond(const tl_tensor *cond, const tl_tensor *on_true, const 
         if (tl_layout_broadcast(op, &in[i]->layout, shape, ndim, &ls3[i]) != TL_OK)
             return NULL;
     const tl_layout *ls[3] = {&ls3[0], &ls3[1], &ls3[2]};
-    return tl_run_op(op, in, ls, 3, shape, ndim, on_true->dtype, where_kernel, NULL);
+    return tl_run_elementwise(op, in, ls, 3, shape, ndim, on_true->dtype, where_kernel, NULL);
 }

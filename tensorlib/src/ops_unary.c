@@ -45,8 +45,8 @@ tl_tensor *tl_unary(tl_unary_op op, const tl_tensor *t)
         (!unary_takes_ints(op) && tl_check_float(name, t) != TL_OK) ||
         TL_NEED(name, t, unary) != TL_OK)
         return NULL;
-    return tl_run_op(name, &t, NULL, 1, t->layout.shape, t->layout.ndim, t->dtype, unary_kernel,
-                     &op);
+    return tl_run_elementwise(name, &t, NULL, 1, t->layout.shape, t->layout.ndim, t->dtype,
+                              unary_kernel, &op);
 }
 
 typedef struct scalar_args {
@@ -68,8 +68,8 @@ static tl_tensor *scalar_op(const char *name, tl_scalar_op op, const tl_tensor *
         TL_NEED(name, t, scalar) != TL_OK)
         return NULL;
     scalar_args a = {op, p0, p1};
-    return tl_run_op(name, &t, NULL, 1, t->layout.shape, t->layout.ndim, t->dtype, scalar_kernel,
-                     &a);
+    return tl_run_elementwise(name, &t, NULL, 1, t->layout.shape, t->layout.ndim, t->dtype,
+                              scalar_kernel, &a);
 }
 
 tl_tensor *tl_affine(const tl_tensor *t, double mul, double add)

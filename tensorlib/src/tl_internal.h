@@ -142,6 +142,10 @@ void tl_layout_contiguous(tl_layout *l, const size_t *shape, size_t ndim, size_t
 bool tl_layout_is_contiguous(const tl_layout *l);
 size_t tl_layout_elems(const tl_layout *l);
 bool tl_same_shape(const tl_layout *a, const tl_layout *b);
+/* When in covers its elements densely in some order of its dims (a transposed or permuted
+ * view of whole storage, say), *out gets offset 0 and strides that lay the same shape out in
+ * that memory order, and the result is true; otherwise *out is plain row-major and false. */
+bool tl_layout_follow_order(tl_layout *out, const tl_layout *in);
 /* numpy broadcasting of two shapes into out (out_ndim = max ndim). */
 tl_status tl_broadcast_shape(const char *op, const tl_layout *a, const tl_layout *b,
                              size_t *out, size_t *out_ndim);
@@ -175,6 +179,11 @@ typedef struct tl_iter {
 bool tl_iter_init(tl_iter *it, const size_t *shape, size_t ndim, const tl_layout *const *layouts,
                   size_t n);
 bool tl_iter_next(tl_iter *it);
+/* tl_iter_init visiting the dims in the memory order of layouts[0] (its largest stride
+ * outermost), for kernels whose result does not depend on the visiting order: a result laid
+ * out in its input's memory order (tl_run_elementwise) is then walked in one run. */
+bool tl_iter_init_dst_order(tl_iter *it, const size_t *shape, size_t ndim,
+                            const tl_layout *const *layouts, size_t n);
 
 /* ------------------------------------------------------------------------------------------
  * storage.c

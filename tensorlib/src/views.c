@@ -77,8 +77,9 @@ static tl_status reshape_target(const char *op, const tl_tensor *t, const size_t
             if (hole != ndim)
                 return tl_fail(TL_ERR_SHAPE, "%s: more than one TL_INFER dim", op);
             hole = i;
-        } else {
-            known *= shape[i];
+        } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+            return tl_fail(TL_ERR_SHAPE, "%s: cannot reshape %s to %s (element count overflows)",
+                           op, tl_describe(t, d), tl_shape_str(shape, ndim, s));
         }
     }
     size_t n = tl_elem_count(t);
@@ -195,7 +196,7 @@ tl_status tl_chunk(const tl_tensor *t, size_t n, size_t dim, tl_tensor **out, si
         return tl_last_status();
     if (n == 0 || !out || !count)
         return tl_fail(TL_ERR_ARG, "%s: needs n > 0 and out/count buffers", op);
-    size_t size = t->layout.shape[dim], step = (size + n - 1) / n;
+    size_t size = t->layout.shape[dim], step = size / n + (size % n != 0);
     *count = 0;
     for (size_t start = 0; start < size; start += step) {
         size_t len = size - start < step ? size - start : step;

@@ -1,9 +1,10 @@
 /*
  * tensor_bench.c - tensorlib's side of the speed benchmark (tensor_bench.py runs it next to
  * numpy and prints the comparison). Each line is "name seconds", the best of several
- * repetitions: f32 matmul at 512 and 1024, elementwise add/mul/exp on 16M contiguous f32, and
- * a 4-element add whose time is mostly the op's fixed cost (allocation plus the two read locks),
- * and one uncontended read lock + unlock of a pthread rwlock, the part of that cost the locks are.
+ * repetitions: f32 matmul at 512 and 1024, elementwise add/mul/exp on 16M contiguous f32, a
+ * 4-element add whose time is mostly the op's fixed cost (allocation plus the two read locks),
+ * one uncontended read lock + unlock of a pthread rwlock, the part of that cost the locks are,
+ * and on 4096x4096 f32: exp of a transposed view, sum over dim 0, softmax over the last dim.
  * Not a test: run on demand ("meson compile -C build bench-tensor").
  */
 #define _POSIX_C_SOURCE 200809L
@@ -31,6 +32,28 @@ static tl_tensor *op_exp(const tl_tensor *a, const tl_tensor *b)
 {
     (void)b;
     return tl_unary(TL_EXP, a);
+}
+
+/* exp of a transposed view: the kernel walks an input whose memory order is not the result's. */
+static tl_tensor *op_exp_t(const tl_tensor *a, const tl_tensor *b)
+{
+    (void)b;
+    tl_tensor *t = tl_transpose(a, 0, 1);
+    tl_tensor *out = t ? tl_unary(TL_EXP, t) : NULL;
+    tl_release(t);
+    return out;
+}
+
+static tl_tensor *op_sum0(const tl_tensor *a, const tl_tensor *b)
+{
+    (void)b;
+    return tl_reduce(TL_SUM, a, (const size_t[]){0}, 1, false);
+}
+
+static tl_tensor *op_softmax(const tl_tensor *a, const tl_tensor *b)
+{
+    (void)b;
+    return tl_softmax(a, 1);
 }
 
 /* Best time of reps runs of `calls` back-to-back calls; false when the op fails. */
@@ -89,12 +112,16 @@ static void run_rwlock(long calls)
 int main(void)
 {
     size_t m512[] = {512, 512}, m1024[] = {1024, 1024}, big[] = {16u << 20}, tiny[] = {4};
+    size_t m4096[] = {4096, 4096};
     bool ok = run("matmul_512", op_matmul, m512, 2, 20, 1);
     ok &= run("matmul_1024", op_matmul, m1024, 2, 10, 1);
     ok &= run("add_16M", op_add, big, 1, 10, 1);
     ok &= run("mul_16M", op_mul, big, 1, 10, 1);
     ok &= run("exp_16M", op_exp, big, 1, 10, 1);
     ok &= run("add_4", op_add, tiny, 1, 7, 200000);
+    ok &= run("expT_4096", op_exp_t, m4096, 2, 7, 1);
+    ok &= run("sum0_4096", op_sum0, m4096, 2, 7, 1);
+    ok &= run("softmax_4096", op_softmax, m4096, 2, 7, 1);
     run_rwlock(2000000);
     return ok ? 0 : 1;
 }

@@ -81,6 +81,24 @@ static void test_typed_runs(tl_dtype dt)
     tl_release(n);
 }
 
+/* A sum over an outer dim adds source rows in groups of eight, then the rest one by one. */
+static void test_row_groups(tl_dtype dt)
+{
+    tl_tensor *a = tl_arange(0, 19 * 5 * 37, 1, dt, TL_CPU);
+    tl_tensor *m = tl_reshape(a, SHAPE(19, 5 * 37)), *c = tl_reshape(a, SHAPE(19, 5, 37));
+    tl_tensor *s = tl_reduce(TL_SUM, m, DIMS(0), false); /* sum_i 185 i + j = 31635 + 19 j */
+    tl_tensor *s3 = tl_reduce(TL_MEAN, c, DIMS(0), true), *s64 = tl_to_dtype(s, TL_F64);
+    tl_tensor *m64 = tl_to_dtype(s3, TL_F64);
+    double got[185], mean[185];
+    CHECK(s64 && m64 && tl_to_vec(s64, got, sizeof got) == TL_OK &&
+          tl_to_vec(m64, mean, sizeof mean) == TL_OK);
+    size_t bad = 0;
+    for (size_t j = 0; j < 185; j++)
+        bad += got[j] != 31635 + 19.0 * (double)j || mean[j] != (31635 + 19.0 * (double)j) / 19;
+    CHECKF(bad == 0, "%zu sums differ", bad);
+    RELEASE(a, m, c, s, s3, s64, m64);
+}
+
 static void test_dtypes(void)
 {
     tl_tensor *u = MAKE(TL_U8, SHAPE(3), 200, 100, 7);
@@ -125,6 +143,8 @@ static void test_errors(void)
 
 int main(void)
 {
+    test_row_groups(TL_F32);
+    test_row_groups(TL_F64);
     test_basic(TL_F32);
     test_basic(TL_F64);
     test_basic(TL_BF16);

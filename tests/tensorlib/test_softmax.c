@@ -77,6 +77,40 @@ static void test_broadcast(void)
     FX_RELEASE(r, x, sm, down);
 }
 
+/* Rows long enough for the vector loops (16 lanes and a remainder) against libm in double. */
+static void test_long_rows(tl_dtype dtype)
+{
+    enum { ROWS = 3, N = 1031 };
+    static double x[ROWS * N], sm[ROWS * N], lsm[ROWS * N];
+    tl_tensor *r = tl_rand(-20, 20, (const size_t[]){ROWS, N}, 2, dtype, TL_CPU, 9);
+    tl_tensor *s = tl_softmax(r, 1), *l = tl_log_softmax(r, 1);
+    tl_tensor *r64 = tl_to_dtype(r, TL_F64), *s64 = tl_to_dtype(s, TL_F64);
+    tl_tensor *l64 = tl_to_dtype(l, TL_F64);
+    if (!CHECK(r64 && s64 && l64 && tl_to_vec(r64, x, sizeof x) == TL_OK &&
+               tl_to_vec(s64, sm, sizeof sm) == TL_OK && tl_to_vec(l64, lsm, sizeof lsm) == TL_OK))
+        goto out;
+    double tol = dtype == TL_F32 ? 4e-6 : 1e-13, worst = 0, worst_log = 0;
+    for (size_t i = 0; i < ROWS; i++) {
+        const double *row = x + i * N;
+        double max = row[0], sum = 0;
+        for (size_t j = 0; j < N; j++)
+            max = row[j] > max ? row[j] : max;
+        for (size_t j = 0; j < N; j++)
+            sum += exp(row[j] - max);
+        for (size_t j = 0; j < N; j++) {
+            double want = exp(row[j] - max) / sum, want_log = row[j] - max - log(sum);
+            double err = fabs(sm[i * N + j] - want) / want;
+            double err_log = fabs(lsm[i * N + j] - want_log) / fmax(1, fabs(want_log));
+            worst = err > worst ? err : worst;
+            worst_log = err_log > worst_log ? err_log : worst_log;
+        }
+    }
+    CHECKF(worst <= tol && worst_log <= tol, "%s: relative error %g (log %g), allowed %g",
+           tl_dtype_name(dtype), worst, worst_log, tol);
+out:
+    FX_RELEASE(r, s, l, r64, s64, l64);
+}
+
 static void test_errors(void)
 {
     size_t shape[] = {2, 3};
@@ -103,6 +137,8 @@ int main(int argc, char **argv)
         test_stability(TL_F32, columns);
         test_stability(TL_F64, columns);
     }
+    test_long_rows(TL_F32);
+    test_long_rows(TL_F64);
     test_broadcast();
     test_errors();
     return check_summary();

@@ -31,6 +31,16 @@ static inline tl_tensor *tt_make(tl_dtype dtype, const double *v, const size_t *
 
 #define MAKE(dtype, shape, ...) tt_make(dtype, (const double[]){__VA_ARGS__}, shape)
 
+static inline void tt_release(tl_tensor *const *ts, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        tl_release(ts[i]);
+}
+/* Releases every tensor named. */
+#define RELEASE(...)                                                                              \
+    tt_release((tl_tensor *[]){__VA_ARGS__},                                                      \
+               sizeof((tl_tensor *[]){__VA_ARGS__}) / sizeof(tl_tensor *))
+
 static inline int tt_expect_fmt(tl_tensor *t, const char *expect, const char *what,
                                 const char *file, int line)
 {

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lt_internal.h"
@@ -97,6 +98,12 @@ static int known(const char *entry)
     return 0;
 }
 
+/* A STR option whose value is a path says so in its accepted values (config.def). */
+static int names_path(const option_desc *o)
+{
+    return strcmp(o->accepted, "FILE") == 0 || strcmp(o->accepted, "DIR") == 0;
+}
+
 /* A misspelt variable would silently do nothing: refuse it like a bad value. */
 static void reject_unknown(void)
 {
@@ -113,6 +120,21 @@ static void reject_unknown(void)
     }
 }
 
+/* The launcher hands down a pipe and waits for a word on it: without one it knows the
+ * program runs untraced. Answered once; the variable goes, so the program's children (a
+ * shell's commands) do not write to a descriptor that may mean something else by then. */
+static void answer_launcher(void)
+{
+    static const char word[] = "locktrace loaded\n";
+    struct stat st;
+    int fd = lt_cfg.launcher_fd;
+    unsetenv("LOCKTRACE_LAUNCHER_FD");
+    if (fd > 2 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+        lt_platform_write(fd, word, sizeof word - 1);
+        close(fd);
+    }
+}
+
 void lt_config_load(void)
 {
     reject_unknown();
@@ -120,6 +142,11 @@ void lt_config_load(void)
         const option_desc *o = &options[i];
         const char *env = getenv(o->name);
         if (o->kind == STR) {
+            if (env && *env && names_path(o) && lt_platform_secure()) {
+                say("locktrace: ", o->name, " ignored: a setuid or setgid program takes no file ",
+                    "names from the environment\n");
+                env = NULL;
+            }
             *(const char **)((char *)&lt_cfg + o->offset) = env ? env : o->def;
             continue;
         }
@@ -135,5 +162,7 @@ void lt_config_load(void)
         print_help();
         _exit(0);
     }
+    if (lt_cfg.launcher_fd)
+        answer_launcher();
     lt_report_setup();
 }

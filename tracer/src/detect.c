@@ -28,6 +28,7 @@ static void fill_lock(lt_finding *f, const lt_event *ev)
         f->writer_pref = lt_platform_rwlock_prefers_writer(ev->addr);
     f->req_mode = ev->mode;
     f->wait = ev->wait;
+    f->api = ev->api;
     if (ev->lock) {
         f->object = ev->lock->object;
         f->describe = ev->lock->describe;
@@ -74,13 +75,17 @@ static int never_returns(const lt_event *ev, const lt_held *h, lt_reason *why)
                                            : LT_WHY_WRITER_QUEUED;
         return *why != LT_WHY_WRITER_QUEUED ||
                (lt_platform_rwlock_prefers_writer(ev->addr) &&
-                atomic_load(&ev->lock->waiting_writers) > 0);
+                atomic_load(&ev->lock->waiting_writers) > 0 &&
+                lt_platform_rwlock_writer_queued(ev->addr));
     case LT_MUTEX:
         switch (lt_platform_mutex_type(ev->addr)) {
         case LT_MUTEX_RECURSIVE: return 0;
         case LT_MUTEX_ERRORCHECK: *why = LT_WHY_ERRORCHECK_RELOCK; return 1;
         default: *why = LT_WHY_MUTEX_RELOCK; return 1;
         }
+    case LT_ONCE:
+        *why = LT_WHY_ONCE_RECURSION;
+        return 1;
     default:
         *why = LT_WHY_SPIN_RELOCK;
         return 1;
@@ -117,6 +122,40 @@ static int orphan_blocks(const lt_event *ev)
     return ev->kind != LT_MUTEX || !lt_platform_mutex_robust(ev->addr);
 }
 
+static void release(lt_thread *t, lt_held *h);
+static void report_bad_unlock(lt_event *ev, int unlocked);
+
+/* The lock word contradicts what the tracer knew of addr: the memory became another lock
+ * without init (freed and reused, a stack frame reused). It gets a new identity, as on init,
+ * silently. */
+static void renew(lt_event *ev)
+{
+    lt_order_forget(ev->addr);
+    ev->lock = lt_shadow_reset(ev->addr, ev->ra);
+}
+
+/* Before a verdict ends the program: does the lock word agree that this thread holds it? An
+ * entry it contradicts is stale and leaves the held set. */
+static int confirmed(lt_event *ev, lt_held *h)
+{
+    if (lt_platform_lock_held(ev->addr, ev->kind, h->mode, ev->self->info.tid))
+        return 1;
+    release(ev->self, h);
+    ev->held = NULL;
+    renew(ev);
+    return 0;
+}
+
+/* ... and that the gone thread still holds it. */
+static int orphan_confirmed(lt_event *ev)
+{
+    lt_lock *l = ev->lock;
+    if (lt_platform_lock_held(ev->addr, ev->kind, l->orphan_mode, l->orphan_of->tid))
+        return 1;
+    renew(ev);
+    return 0;
+}
+
 int lt_before_lock(lt_event *ev)
 {
     lt_thread *t = ev->self;
@@ -124,22 +163,34 @@ int lt_before_lock(lt_event *ev)
     ev->held = NULL;
     if (lt_unlikely(!ev->lock))
         return 0;
+    if (lt_unlikely(ev->lock->api != ev->api))
+        ev->lock->api = ev->api;
     if (t->nheld && (ev->held = find_valid(t, ev->addr)) != NULL) {
         lt_reason why;
-        if (ev->wait != LT_WAIT_TRY && never_returns(ev, ev->held, &why))
+        if (ev->wait == LT_WAIT_TRY || !never_returns(ev, ev->held, &why))
+            return 0;
+        if (confirmed(ev, ev->held))
             return report_self(ev, ev->held, why);
-        return 0;
+        if (!ev->lock)
+            return 0;
     }
-    if (lt_unlikely(ev->lock->orphan_of != NULL) && orphan_blocks(ev))
+    if (lt_unlikely(ev->lock->orphan_of != NULL) && orphan_blocks(ev) && orphan_confirmed(ev))
         return report_self(ev, NULL, LT_WHY_ORPHANED);
     return 0;
 }
 
-/* A writer about to block is what makes a recursive read hang on a writer-preferring lock.
- * The wait-for check (waitfor.c) may veto the wait: the result is the call's (0 = block). */
+static int untimed_writer(const lt_event *ev)
+{
+    return ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE &&
+           ev->wait == LT_WAIT_BLOCK;
+}
+
+/* A writer about to block is what makes a recursive read hang on a writer-preferring lock;
+ * a timed writer gives up, and the read then goes on. The wait-for check (waitfor.c) may veto
+ * the wait: the result is the call's (0 = block). */
 int lt_wait_begin(lt_event *ev)
 {
-    if (ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE)
+    if (untimed_writer(ev))
         atomic_fetch_add(&ev->lock->waiting_writers, 1);
     if (lt_unlikely(lt_cfg.stats))
         lt_stats_wait_begin(ev);
@@ -148,9 +199,11 @@ int lt_wait_begin(lt_event *ev)
 
 void lt_wait_end(lt_event *ev)
 {
+    if (ev->held) /* a signal handler may have moved the held set meanwhile */
+        ev->held = lt_held_find(ev->self, ev->addr);
     if (ev->lock)
         lt_waitfor_end(ev);
-    if (ev->lock && ev->kind == LT_RWLOCK && ev->mode == LT_MODE_WRITE)
+    if (untimed_writer(ev))
         atomic_fetch_sub(&ev->lock->waiting_writers, 1);
     if (lt_unlikely(lt_cfg.stats))
         lt_stats_wait_end(ev);
@@ -192,8 +245,9 @@ void lt_after_lock(lt_event *ev, int rc)
         lt_stats_acquired(ev, h);
 }
 
-/* Unlock of a lock this thread does not hold: report, and forget what others held. */
-static void report_bad_unlock(lt_event *ev)
+/* Unlock of a lock this thread does not hold: report it; if libc unlocked it all the same,
+ * forget what others held. */
+static void report_bad_unlock(lt_event *ev, int unlocked)
 {
     lt_lock *l = ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra);
     lt_finding f = {.kind = LT_FIND_BAD_UNLOCK, .why = LT_WHY_NOT_HELD};
@@ -201,34 +255,65 @@ static void report_bad_unlock(lt_event *ev)
     f.req_mode = LT_MODE_NONE;
     f.request_stack = lt_stack_here(ev->ra);
     lt_report(&f);
-    if (l) {
+    if (l && unlocked) {
         atomic_store(&l->writer, 0);
         l->orphan_of = NULL;
     }
 }
 
-/* The entry leaves the held set; its shadow entry is touched only if it is still that lock
- * (a recycled entry now belongs to another address). */
-static void release(lt_thread *t, lt_held *h)
+/* The entry leaves the held set. */
+static void drop(lt_thread *t, lt_held *h)
 {
     if (lt_unlikely(lt_cfg.stats))
         lt_stats_released(h);
-    if (h->mode == LT_MODE_WRITE &&
-        atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen)
-        atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
     lt_held_remove(t, h);
 }
 
+/* Whether h holds its lock exclusively and the lock still is the one h was taken as (a
+ * recycled shadow entry belongs to another address now): then h names the lock's writer. */
+static int writer_hold(const lt_held *h)
+{
+    return h->mode == LT_MODE_WRITE &&
+           atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen;
+}
+
+static int last_writer_hold(const lt_held *h)
+{
+    return h->depth == 1 && writer_hold(h);
+}
+
+static void release(lt_thread *t, lt_held *h)
+{
+    if (writer_hold(h))
+        atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
+    drop(t, h);
+}
+
+/* Before libc's unlock: the lock's writer is cleared now, while no other thread can take the
+ * lock and become its writer; lt_after_unlock puts it back if libc refuses. */
 void lt_before_unlock(lt_event *ev)
 {
+    lt_held *h = ev->held = lt_held_find(ev->self, ev->addr);
+    if (h && last_writer_hold(h))
+        atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
+}
+
+/* libc's verdict on the unlock: only an accepted one changes the held set. */
+void lt_after_unlock(lt_event *ev, int rc)
+{
     lt_thread *t = ev->self;
-    lt_held *h = lt_held_find(t, ev->addr);
+    lt_held *h = ev->held;
     if (lt_unlikely(!h)) {
-        report_bad_unlock(ev);
+        report_bad_unlock(ev, rc == 0);
+        return;
+    }
+    if (lt_unlikely(rc != 0)) {
+        if (last_writer_hold(h))
+            atomic_store_explicit(&h->lock->writer, t->info.seq + 1, memory_order_relaxed);
         return;
     }
     if (--h->depth == 0)
-        release(t, h);
+        drop(t, h);
 }
 
 void lt_on_init(lt_event *ev)
@@ -237,7 +322,9 @@ void lt_on_init(lt_event *ev)
     if (h)
         lt_held_remove(ev->self, h);
     lt_order_forget(ev->addr);
-    lt_shadow_reset(ev->addr, ev->ra);
+    lt_lock *l = lt_shadow_reset(ev->addr, ev->ra);
+    if (l)
+        l->api = ev->api;
 }
 
 void lt_on_destroy(lt_event *ev)
@@ -270,7 +357,7 @@ int lt_cond_release(lt_event *ev, lt_held *saved)
 {
     lt_held *h = lt_held_find(ev->self, ev->addr);
     if (!h) {
-        report_bad_unlock(ev);
+        report_bad_unlock(ev, 0);
         return 0;
     }
     *saved = *h;

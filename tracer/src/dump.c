@@ -87,6 +87,8 @@ static const char *what(int kind, int mode)
         return " mutex";
     if (kind == LT_SPIN)
         return " spinlock";
+    if (kind == LT_ONCE)
+        return " once-control (running its init routine)";
     return mode == LT_MODE_READ ? " rwlock for read" : " rwlock for write";
 }
 

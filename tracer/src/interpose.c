@@ -4,8 +4,8 @@
  * Every lock entry point has the same shape: guard (tracer ready, not re-entered) -> event
  * before the call (may veto it) -> the real call -> event with the result. One shared path,
  * acquire(), serves try, timed and blocking forms: it tries first and blocks only when the
- * lock is busy, which is where waits become visible. Unlocks report before the real unlock;
- * init reports after it (so the lock's attributes can be read), destroy before.
+ * lock is busy, which is where waits become visible. Unlocks are recorded after the real
+ * unlock, once libc accepted them; init reports after it (so the lock's attributes can be read), destroy before.
  *
  * Real functions are resolved once, from the load-time constructor or from the first call
  * that comes earlier. A call made by the resolving thread while resolution is under way
@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "interpose.h"
 #include "lt_internal.h"
 #include "platform.h"
 
@@ -51,7 +52,7 @@
     X(pthread_mutex_unlock, NULL)                                                          \
     X(pthread_cond_wait, "GLIBC_2.3.2") X(pthread_cond_timedwait, "GLIBC_2.3.2")           \
     X(pthread_cond_signal, "GLIBC_2.3.2") X(pthread_cond_broadcast, "GLIBC_2.3.2")         \
-    X(pthread_create, NULL) X(pthread_join, NULL) X(fork, NULL) LT_REALS_TIMED(X)
+    X(pthread_create, NULL) X(pthread_join, NULL) LT_REALS_TIMED(X)
 
 static struct {
 #define X(name, version) __typeof__(&name) name;
@@ -69,7 +70,17 @@ static void resolve(void)
 #define X(name, version) real.name = (__typeof__(&name))lt_platform_real(#name, version);
     LT_REALS(X)
 #undef X
+#ifndef __APPLE__
+    lt_interpose_once_resolve();
+#endif
+#if LT_C11_THREADS
+    lt_interpose_c11_resolve();
+#endif
 }
+
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
 
 /* Returns 1 when the tracer is ready; 0 inside the resolving thread's own resolution. */
 static __attribute__((noinline)) int init_slow(void)
@@ -82,6 +93,7 @@ static __attribute__((noinline)) int init_slow(void)
         lt_config_load();
         lt_dump_install();
         lt_self();
+        pthread_atfork(fork_prepare, fork_parent, fork_child);
         lt_tls.busy = 0;
         atomic_store(&state, READY);
         return 1;
@@ -98,6 +110,11 @@ static inline int ready(void)
     return lt_likely(atomic_load_explicit(&state, memory_order_acquire) == READY) || init_slow();
 }
 
+int lt_interpose_ready(void)
+{
+    return ready();
+}
+
 __attribute__((constructor)) static void locktrace_load(void)
 {
     if (ready() && lt_enter(&lt_tls)) {
@@ -109,9 +126,14 @@ __attribute__((constructor)) static void locktrace_load(void)
 /* Guard: 1 when this call is to be checked (the thread is then inside the tracer). */
 static inline int enter(lt_event *ev)
 {
-    if (!lt_enter(&lt_tls))
+    if (lt_unlikely(atomic_load_explicit(&lt_untracked, memory_order_relaxed)) ||
+        !lt_enter(&lt_tls))
         return 0;
     ev->self = lt_self();
+    if (lt_unlikely(!ev->self)) {
+        lt_leave(&lt_tls);
+        return 0;
+    }
     return 1;
 }
 
@@ -120,12 +142,7 @@ static inline int enter(lt_event *ev)
 /* ------------------------------------------------------------------------------------------
  * The shared acquisition path.
  * ---------------------------------------------------------------------------------------- */
-typedef struct call {
-    lt_event ev;
-    int has_clock;
-    clockid_t clock;
-    const struct timespec *abstime;
-} call;
+typedef lt_call call;
 
 static int real_try(const call *c)
 {
@@ -180,6 +197,31 @@ static int real_wait(const call *c)
     }
 }
 
+/* A lock wait ended by cancellation (only asynchronous cancellation can end one) takes its
+ * wait record down on the way out. */
+static void lock_wait_cancelled(void *ev)
+{
+    lt_tls.busy = 1;
+    lt_wait_end(ev);
+    lt_leave(&lt_tls);
+}
+
+/* The lock is busy: publish the wait, block in libc, take the wait down. Out of line: the
+ * cleanup handler's setjmp would slow every acquisition down. */
+static __attribute__((noinline)) int wait(call *c)
+{
+    int rc = lt_wait_begin(&c->ev);
+    if (rc == 0) {
+        lt_leave(&lt_tls);
+        pthread_cleanup_push(lock_wait_cancelled, &c->ev);
+        rc = real_wait(c);
+        pthread_cleanup_pop(0);
+        lt_enter(&lt_tls);
+    }
+    lt_wait_end(&c->ev);
+    return rc;
+}
+
 static int acquire(call *c)
 {
     if (!ready())
@@ -189,37 +231,71 @@ static int acquire(call *c)
     int rc = lt_before_lock(&c->ev);
     if (rc == 0)
         rc = real_try(c);
-    if (rc == EBUSY && c->ev.wait != LT_WAIT_TRY) {
-        rc = lt_wait_begin(&c->ev);
-        if (rc == 0) {
-            lt_leave(&lt_tls);
-            rc = real_wait(c);
-            lt_enter(&lt_tls);
-        }
-        lt_wait_end(&c->ev);
-    }
+    if (rc == EBUSY && c->ev.wait != LT_WAIT_TRY)
+        rc = wait(c);
     lt_after_lock(&c->ev, rc);
     lt_leave(&lt_tls);
     return rc;
 }
 
+int lt_interpose_acquire(lt_call *c)
+{
+    return acquire(c);
+}
+
 #define ACQUIRE(lock, kind, mode, wait, ...)                                                  \
-    acquire(&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL}, \
+    acquire(&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL, 0, 0}, \
                     __VA_ARGS__})
 
 /* Unlock, init and destroy: one event around the real call. */
 typedef void (*lt_hook)(lt_event *);
 
-static inline void hook(lt_hook fn, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
+void lt_interpose_hook(lt_hook fn, const void *lock, lt_kind kind, lt_api api, uintptr_t ra,
+                       uintptr_t cfa)
 {
-    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL};
+    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0, api};
     if (!ready() || !enter(&ev))
         return;
     fn(&ev);
     lt_leave(&lt_tls);
 }
 
+static inline void hook(lt_hook fn, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
+{
+    lt_interpose_hook(fn, lock, kind, LT_API_PTHREAD, ra, cfa);
+}
+
 #define HOOK(fn, lock, kind) hook((fn), (const void *)(lock), (kind), CALLER)
+
+static int real_unlock(const lt_event *ev)
+{
+    void *l = (void *)ev->addr;
+    switch (ev->kind) {
+    case LT_RWLOCK: return real.pthread_rwlock_unlock(l);
+#if LT_TIMED_LOCKS
+    case LT_SPIN: return real.pthread_spin_unlock(l);
+#endif
+    default: return real.pthread_mutex_unlock(l);
+    }
+}
+
+/* Unlock: the held set changes only once libc has accepted the unlock, so a refused one
+ * (EPERM: another thread's error-checking or recursive mutex) changes nothing. */
+int lt_interpose_unlock(const void *lock, lt_kind kind, lt_api api, uintptr_t ra, uintptr_t cfa)
+{
+    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0, api};
+    if (!ready())
+        return 0;
+    if (!enter(&ev))
+        return real_unlock(&ev);
+    lt_before_unlock(&ev);
+    int rc = real_unlock(&ev);
+    lt_after_unlock(&ev, rc);
+    lt_leave(&lt_tls);
+    return rc;
+}
+
+#define UNLOCK(lock, kind) lt_interpose_unlock((const void *)(lock), (kind), LT_API_PTHREAD, CALLER)
 
 /* init: a new identity for the address once libc has initialised the lock. */
 static inline int inited(int rc, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
@@ -292,8 +368,7 @@ LT_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t c,
 
 LT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
-    HOOK(lt_before_unlock, l, LT_RWLOCK);
-    return ready() ? real.pthread_rwlock_unlock(l) : 0;
+    return UNLOCK(l, LT_RWLOCK);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -334,8 +409,7 @@ LT_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t c, const str
 
 LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-    HOOK(lt_before_unlock, m, LT_MUTEX);
-    return ready() ? real.pthread_mutex_unlock(m) : 0;
+    return UNLOCK(m, LT_MUTEX);
 }
 
 #if LT_TIMED_LOCKS
@@ -365,8 +439,7 @@ LT_EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
 
 LT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 {
-    HOOK(lt_before_unlock, s, LT_SPIN);
-    return ready() ? real.pthread_spin_unlock(s) : 0;
+    return UNLOCK(s, LT_SPIN);
 }
 #endif
 
@@ -421,6 +494,11 @@ static int cond_wait(call *c, pthread_cond_t *cv)
     return rc;
 }
 
+int lt_interpose_cond_wait(lt_call *c, pthread_cond_t *cv)
+{
+    return cond_wait(c, cv);
+}
+
 /* Signals only leave a hint for the wait-for check: who is likely to wake this condvar. */
 static void signalled(pthread_cond_t *cv)
 {
@@ -450,14 +528,14 @@ LT_EXPORT int pthread_cond_broadcast(pthread_cond_t *cv)
 LT_EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
 {
     return cond_wait(&(call){{m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_BLOCK, CALLER, NULL, NULL,
-                              NULL}, 0, 0, NULL}, cv);
+                              NULL, 0, 0}, 0, 0, NULL}, cv);
 }
 
 LT_EXPORT int pthread_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m,
                                      const struct timespec *t)
 {
     return cond_wait(&(call){{m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TIMED, CALLER, NULL, NULL,
-                              NULL}, 0, 0, t}, cv);
+                              NULL, 0, 0}, 0, 0, t}, cv);
 }
 
 #if LT_TIMED_LOCKS
@@ -465,93 +543,142 @@ LT_EXPORT int pthread_cond_clockwait(pthread_cond_t *cv, pthread_mutex_t *m, clo
                                      const struct timespec *t)
 {
     return cond_wait(&(call){{m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TIMED, CALLER, NULL, NULL,
-                              NULL}, 1, c, t}, cv);
+                              NULL, 0, 0}, 1, c, t}, cv);
 }
 #endif
 
 /* ------------------------------------------------------------------------------------------
  * Threads and processes.
  * ---------------------------------------------------------------------------------------- */
-typedef struct start {
-    void *(*fn)(void *);
-    void *arg;
-    int seq;
-} start;
-
-static void *thread_start(void *p)
+lt_start *lt_interpose_start_new(void *fn, void *arg)
 {
-    start s = *(start *)p;
+    lt_event ev = {0};
+    if (!enter(&ev))
+        return NULL;
+    lt_start *s = malloc(sizeof *s);
+    lt_leave(&lt_tls);
+    if (s)
+        *s = (lt_start){fn, arg, lt_thread_next_seq()};
+    return s;
+}
+
+lt_start lt_interpose_started(lt_start *p)
+{
+    lt_start s = *p;
     lt_tls.busy = 1;
     free(p);
     lt_thread_start(s.seq);
     lt_platform_thread_init();
     lt_tls.busy = 0;
-    return s.fn(s.arg);
+    return s;
+}
+
+static void *thread_start(void *p)
+{
+    lt_start s = lt_interpose_started(p);
+    return ((void *(*)(void *))s.fn)(s.arg);
 }
 
 LT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
                              void *arg)
 {
-    lt_event ev = {0};
     if (!ready())
         return EAGAIN;
-    if (!enter(&ev))
-        return real.pthread_create(th, attr, fn, arg);
-    start *s = malloc(sizeof *s);
-    lt_leave(&lt_tls);
+    lt_start *s = lt_interpose_start_new((void *)fn, arg);
     if (!s)
         return real.pthread_create(th, attr, fn, arg);
-    *s = (start){fn, arg, lt_thread_next_seq()};
     int rc = real.pthread_create(th, attr, thread_start, s);
     if (rc != 0)
         free(s);
     return rc;
 }
 
+/* A cancelled join (pthread_join is a cancellation point) takes its wait record down. */
+static void join_cancelled(void *ev)
+{
+    lt_tls.busy = 1;
+    lt_waitfor_end(ev);
+    lt_leave(&lt_tls);
+}
+
 /* A join is a wait like a lock request: it can close a cycle (the joined thread waits for a
  * lock the joiner holds). */
-LT_EXPORT int pthread_join(pthread_t th, void **ret)
+int lt_interpose_join(pthread_t th, int (*join)(pthread_t th, void *arg), void *arg, lt_api api,
+                      uintptr_t ra)
 {
     lt_event ev = {0};
-    ev.ra = (uintptr_t)__builtin_return_address(0);
-    if (!ready())
-        return EINVAL;
+    ev.ra = ra;
+    ev.api = api;
     if (!enter(&ev))
-        return real.pthread_join(th, ret);
+        return join(th, arg);
     int rc = lt_waitfor_join_begin(&ev, (uintptr_t)th);
     lt_leave(&lt_tls);
-    if (rc == 0)
-        rc = real.pthread_join(th, ret);
+    if (rc == 0) {
+        pthread_cleanup_push(join_cancelled, &ev);
+        rc = join(th, arg);
+        pthread_cleanup_pop(0);
+    }
     lt_enter(&lt_tls);
     lt_waitfor_end(&ev);
     lt_leave(&lt_tls);
     return rc;
 }
 
-/* Every tracer lock is held across fork(), so the child gets consistent tables. Our locks
- * let their holder in again, so the program's atfork handlers may lock as they please. */
-static void fork_phase(lt_fork_phase phase)
+static int real_join(pthread_t th, void *ret)
 {
-    lt_waitfor_fork(phase); /* before the stack depot: waitfor interns stacks under its lock */
-    lt_order_fork(phase);
-    lt_thread_fork(phase);
-    lt_shadow_fork(phase);
-    lt_stack_fork(phase);
-    lt_report_fork(phase);
+    return real.pthread_join(th, ret);
 }
 
-LT_EXPORT pid_t fork(void)
+LT_EXPORT int pthread_join(pthread_t th, void **ret)
 {
-    lt_event ev = {0};
-    if (!ready() || !enter(&ev))
-        return real.fork();
+    if (!ready())
+        return EINVAL;
+    return lt_interpose_join(th, real_join, ret, LT_API_PTHREAD,
+                             (uintptr_t)__builtin_return_address(0));
+}
+
+/* Every tracer lock is held across fork(), so the child gets consistent tables. They are
+ * taken in spin.h's rank order by the tracer's own atfork prepare handler, registered when
+ * the tracer starts: handlers registered later (the program's) run before it, while the
+ * tracer still serves other threads, and their parent and child handlers run after the
+ * tracer's have let go. */
+static void fork_phase(lt_fork_phase phase)
+{
+    int busy = lt_tls.busy;
+    lt_tls.busy = 1; /* the child's bookkeeping allocates */
+    if (phase == LT_FORK_PREPARE) {
+        lt_report_fork(phase);
+        lt_waitfor_fork(phase);
+        lt_order_fork(phase);
+        lt_thread_fork(phase);
+        lt_shadow_fork(phase);
+        lt_stats_fork(phase);
+        lt_stack_fork(phase);
+    } else {
+        lt_stack_fork(phase);
+        lt_stats_fork(phase);
+        lt_shadow_fork(phase);
+        lt_thread_fork(phase);
+        lt_order_fork(phase);
+        lt_waitfor_fork(phase);
+        lt_report_fork(phase);
+    }
+    lt_tls.busy = busy;
+}
+
+static void fork_prepare(void)
+{
     fork_phase(LT_FORK_PREPARE);
-    lt_leave(&lt_tls);
-    pid_t pid = real.fork();
-    lt_enter(&lt_tls);
-    fork_phase(pid == 0 ? LT_FORK_CHILD : LT_FORK_PARENT);
-    lt_leave(&lt_tls);
-    return pid;
+}
+
+static void fork_parent(void)
+{
+    fork_phase(LT_FORK_PARENT);
+}
+
+static void fork_child(void)
+{
+    fork_phase(LT_FORK_CHILD);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -560,7 +687,7 @@ LT_EXPORT pid_t fork(void)
 LT_EXPORT void locktrace_annotate_lock_impl(const void *lock, const void *object,
                                             locktrace_describe_fn describe)
 {
-    lt_event ev = {lock, LT_MUTEX, LT_MODE_NONE, LT_WAIT_TRY, CALLER, NULL, NULL, NULL};
+    lt_event ev = {lock, LT_MUTEX, LT_MODE_NONE, LT_WAIT_TRY, CALLER, NULL, NULL, NULL, 0, 0};
     if (!ready() || !enter(&ev))
         return;
     lt_on_annotate(&ev, object, describe);

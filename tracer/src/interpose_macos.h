@@ -30,6 +30,5 @@
 #define pthread_cond_broadcast lt_macos_pthread_cond_broadcast
 #define pthread_join lt_macos_pthread_join
 #define pthread_create lt_macos_pthread_create
-#define fork lt_macos_fork
 
 #endif

@@ -66,7 +66,7 @@ typedef struct known_set {
     _Atomic uint64_t slot[];
 } known_set;
 
-static lt_spin graph_lock;
+static lt_spin graph_lock = LT_SPIN_INIT(LT_RANK_GRAPH);
 static known_set *_Atomic known;
 static node *nodes[NODE_BUCKETS];
 static _Atomic size_t nnodes;
@@ -122,7 +122,7 @@ static known_set *known_copy(const known_set *k)
     size_t size = KNOWN_MIN;
     while (k && size < (k->live + 1) * 4)
         size *= 2;
-    known_set *g = lt_platform_map(sizeof *g + size * sizeof g->slot[0]);
+    known_set *g = lt_map(sizeof *g + size * sizeof g->slot[0]);
     if (!g)
         return NULL;
     g->mask = size - 1;
@@ -167,43 +167,8 @@ static void known_remove(uint64_t fp)
  * Nothing under that lock may call malloc: a program's own malloc may take a pthread mutex,
  * and the thread holding that mutex may be on its way into the graph lock.
  * ---------------------------------------------------------------------------------------- */
-#define SLAB_BYTES (64 * 1024)
-
-typedef struct pool {
-    size_t size;
-    void *free;
-    char *slab;
-    size_t left;
-} pool;
-
-static pool node_pool = {sizeof(node), NULL, NULL, 0};
-static pool edge_pool = {sizeof(edge), NULL, NULL, 0};
-
-static void *pool_get(pool *p)
-{
-    void *x = p->free;
-    if (x) {
-        p->free = *(void **)x;
-    } else {
-        if (p->left < p->size) {
-            p->slab = lt_platform_map(SLAB_BYTES);
-            p->left = p->slab ? SLAB_BYTES : 0;
-            if (!p->slab)
-                return NULL;
-        }
-        x = p->slab;
-        p->slab += p->size;
-        p->left -= p->size;
-    }
-    memset(x, 0, p->size);
-    return x;
-}
-
-static void pool_put(pool *p, void *x)
-{
-    *(void **)x = p->free;
-    p->free = x;
-}
+static lt_pool node_pool = LT_POOL(node, LT_ARENA_CHUNK);
+static lt_pool edge_pool = LT_POOL(edge, LT_ARENA_CHUNK);
 
 static int node_live(const node *n)
 {
@@ -222,7 +187,7 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
     for (node *n = nodes[b]; n; n = n->next_hash)
         if (n->lock == l && n->gen == gen)
             return n;
-    node *n = pool_get(&node_pool);
+    node *n = lt_pool_get(&node_pool);
     if (!n)
         return NULL;
     n->addr = addr;
@@ -255,7 +220,7 @@ static void unlink_in(node *to, const edge *e)
 static void edge_free(edge *e)
 {
     known_remove(e->fp);
-    pool_put(&edge_pool, e);
+    lt_pool_put(&edge_pool, e);
 }
 
 /* Removes n with every edge into and out of it; under the graph lock. */
@@ -274,7 +239,7 @@ static void node_remove(node **link)
         edge_free(e);
     }
     *link = n->next_hash;
-    pool_put(&node_pool, n);
+    lt_pool_put(&node_pool, n);
     atomic_fetch_sub(&nnodes, 1);
 }
 
@@ -316,8 +281,7 @@ static size_t scratch_cap;
 
 static int scratch_fit(size_t n)
 {
-    return lt_scratch_fit((void **)&scratch, &scratch_cap, n, sizeof *scratch,
-                          "out of memory for the lock-order cycle search");
+    return lt_scratch_fit((void **)&scratch, &scratch_cap, n, sizeof *scratch);
 }
 
 static int enter_node(size_t depth, edge *via)
@@ -386,8 +350,7 @@ static int first_report(uint64_t key)
     for (size_t i = 0; i < nreported; i++)
         if (keys[i] == key)
             return 0;
-    if (!lt_scratch_fit(&reported, &reported_cap, nreported + 1, sizeof key,
-                        "out of memory for the reported inversions"))
+    if (!lt_scratch_fit(&reported, &reported_cap, nreported + 1, sizeof key))
         return 1;
     ((uint64_t *)reported)[nreported++] = key;
     return 1;
@@ -404,7 +367,7 @@ static const lt_edge_info **take_cycle(size_t n)
 {
     if (!first_report(cycle_key(n)))
         return NULL;
-    const lt_edge_info **out = lt_platform_map(cycle_bytes(n));
+    const lt_edge_info **out = lt_map(cycle_bytes(n));
     lt_edge_info *copy = out ? (lt_edge_info *)(out + n) : NULL;
     for (size_t i = 0; out && i < n; i++) {
         copy[i] = scratch[i].via->info;
@@ -454,11 +417,11 @@ static edge *edge_link(const lt_edge_info *info, const lt_held *h, const request
 {
     node *from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
     node *to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
-    edge *e = from && to ? pool_get(&edge_pool) : NULL;
+    edge *e = from && to ? lt_pool_get(&edge_pool) : NULL;
     if (!e)
         return NULL;
     if (!known_add(fp)) {
-        pool_put(&edge_pool, e);
+        lt_pool_put(&edge_pool, e);
         return NULL;
     }
     e->info = *info;
@@ -490,7 +453,7 @@ static void edge_add(lt_held *h, request *r, uint64_t fp)
     }
     lt_spin_unlock(&graph_lock);
     if (failed)
-        lt_report_degraded("out of memory for the lock-order graph");
+        lt_report_out_of_memory();
     if (cycle)
         report_inversion(cycle, n);
 }

@@ -16,8 +16,13 @@ void *lt_platform_real(const char *name, const char *version);
 /* Kernel id of the calling thread. */
 int lt_platform_tid(void);
 
-/* Writes all of buf to fd, retrying on EINTR and short writes. Never allocates. */
-void lt_platform_write(int fd, const char *buf, size_t len);
+/* Writes all of buf to fd, retrying on EINTR and short writes. Never allocates. 0 when all
+ * of it was written, else -1 with errno set (ENOSPC...). */
+int lt_platform_write(int fd, const char *buf, size_t len);
+
+/* Nonzero in a setuid/setgid (secure-execution) process: the environment is not to be
+ * trusted with file names. */
+int lt_platform_secure(void);
 
 /* Name of the calling thread (NUL-terminated, truncated to size). */
 void lt_platform_thread_name(char *buf, size_t size);
@@ -31,6 +36,15 @@ int lt_platform_mutex_robust(const void *mutex);
 /* Nonzero when the rwlock makes readers queue behind waiting writers (glibc:
  * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), read from the lock itself. */
 int lt_platform_rwlock_prefers_writer(const void *rwlock);
+
+/* What the lock word says: 0 when it shows that the thread with kernel id `tid` does not hold
+ * the lock (kind lt_kind) in `mode` (lt_mode), 1 when it does or when the word cannot tell.
+ * A spinlock word has no owner: only "unlocked" contradicts. */
+int lt_platform_lock_held(const void *lock, int kind, int mode, int tid);
+
+/* Nonzero when the lock word shows a writer queued on a writer-preferring rwlock that holds
+ * readers, i.e. a read request would block now. 1 where the word cannot tell. */
+int lt_platform_rwlock_writer_queued(const void *rwlock);
 
 /* Zeroed, page-aligned memory outside malloc; NULL on failure. Freed with lt_platform_unmap. */
 void *lt_platform_map(size_t size);

@@ -1,7 +1,7 @@
 /*
  * platform_linux.c - platform.h for Linux and glibc: dlsym/dlvsym, gettid, prctl names,
  * glibc lock internals (mutex kind, rwlock preference), libunwind for stacks and libdw for
- * function names and file:line at report time.
+ * function names and file:line at report time, from local files only.
  *
  * libunwind and libdw are loaded privately (dlopen RTLD_LOCAL) on first use, never linked:
  * linked into a preloaded library they would join the program's global symbol scope, and
@@ -15,14 +15,18 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <link.h>
 #include <errno.h>
 #include <libunwind.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
@@ -48,10 +52,11 @@ void *lt_platform_real(const char *name, const char *version)
 
 #define DW_FUNCS(X)                                                                         \
     X(dwfl_begin) X(dwfl_end) X(dwfl_linux_proc_report) X(dwfl_report_end)                  \
-    X(dwfl_linux_proc_find_elf) X(dwfl_standard_find_debuginfo) X(dwfl_addrmodule)          \
+    X(dwfl_linux_proc_find_elf) X(dwfl_build_id_find_debuginfo) X(dwfl_addrmodule)          \
     X(dwfl_module_addrinfo) X(dwfl_module_getsrc) X(dwfl_lineinfo) X(dwfl_module_getdwarf)  \
     X(dwarf_nextcu) X(dwarf_offdie) X(dwarf_haspc) X(dwarf_getsrc_die) X(dwarf_lineno)      \
-    X(dwarf_linesrc)
+    X(dwarf_linesrc) X(dwfl_module_build_id) X(dwelf_elf_gnu_build_id) X(elf_version)        \
+    X(elf_begin) X(elf_end)
 
 #define FIELD(f) __typeof__(&f) f;
 static struct {
@@ -121,6 +126,11 @@ int lt_platform_tid(void)
     return gettid();
 }
 
+int lt_platform_secure(void)
+{
+    return getauxval(AT_SECURE) != 0;
+}
+
 void lt_platform_thread_name(char *buf, size_t size)
 {
     char name[16] = {0}; /* PR_GET_NAME writes up to 16 bytes */
@@ -155,6 +165,45 @@ int lt_platform_rwlock_prefers_writer(const void *rwlock)
 {
     return ((const pthread_rwlock_t *)rwlock)->__data.__flags ==
            PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+}
+
+/* glibc's rwlock word (nptl/pthread_rwlock_common.c): __readers holds the reader count above
+ * three flag bits; in a read phase, WRLOCKED means a writer waits to take over. */
+enum { GLIBC_RW_WRPHASE = 1, GLIBC_RW_WRLOCKED = 2, GLIBC_RW_READER_SHIFT = 3 };
+
+/* glibc's x86 spinlocks count down from 1 (free); elsewhere they are 0 when free. */
+static int spin_locked(int word)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return word <= 0;
+#else
+    return word != 0;
+#endif
+}
+
+/* glibc records the owner's tid in every mutex (__owner) and the writer's in every rwlock
+ * (__cur_writer). With lock elision (off unless tuned on) an elided lock records nobody: it
+ * then reads as not held, which can only hide a report. */
+int lt_platform_lock_held(const void *lock, int kind, int mode, int tid)
+{
+    switch (kind) {
+    case LT_MUTEX: return ((const pthread_mutex_t *)lock)->__data.__owner == tid;
+    case LT_SPIN: return spin_locked(*(const volatile int *)lock);
+    case LT_ONCE: return (*(const volatile int *)lock & 3) == 1; /* glibc: running, not done */
+    default: break;
+    }
+    const pthread_rwlock_t *rw = lock;
+    if (mode == LT_MODE_WRITE)
+        return rw->__data.__cur_writer == tid;
+    return (atomic_load((const _Atomic unsigned *)&rw->__data.__readers) >>
+            GLIBC_RW_READER_SHIFT) != 0;
+}
+
+int lt_platform_rwlock_writer_queued(const void *rwlock)
+{
+    unsigned r = atomic_load((const _Atomic unsigned *)&((const pthread_rwlock_t *)rwlock)
+                                 ->__data.__readers);
+    return !(r & GLIBC_RW_WRPHASE) && (r & GLIBC_RW_WRLOCKED) && (r >> GLIBC_RW_READER_SHIFT);
 }
 
 size_t lt_platform_unwind(lt_frame *frames, size_t max)
@@ -201,6 +250,70 @@ uintptr_t lt_platform_proc_start(uintptr_t ip)
     return pi.start_ip;
 }
 
+/* ------------------------------------------------------------------------------------------
+ * Separate debug files, found locally only: by build-id under /usr/lib/debug/.build-id, else
+ * by .gnu_debuglink beside the file, in its .debug/ directory or under /usr/lib/debug.
+ * libdw's dwfl_standard_find_debuginfo asks debuginfod last, which loads libcurl and a TLS
+ * stack into the traced program (running their initialisers, even after the program's own
+ * cleanup at exit) and may block the reporting thread on the network. Network lookups are
+ * for the offline `locktrace report`.
+ * ---------------------------------------------------------------------------------------- */
+
+/* Whether the file at fd is mod's debug file: same build-id, when mod has one to compare. */
+static int debug_file_matches(Dwfl_Module *mod, int fd)
+{
+    const unsigned char *want;
+    const void *got;
+    GElf_Addr vaddr;
+    int n = dw.dwfl_module_build_id(mod, &want, &vaddr);
+    if (n <= 0)
+        return 1;
+    dw.elf_version(EV_CURRENT);
+    Elf *elf = dw.elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    ssize_t m = elf ? dw.dwelf_elf_gnu_build_id(elf, &got) : -1;
+    int same = m == n && memcmp(got, want, (size_t)n) == 0;
+    if (elf)
+        dw.elf_end(elf);
+    return same;
+}
+
+/* prefix + the directory of file + middle + name into path; 0 when it does not fit. */
+static int debuglink_path(char *path, size_t size, const char *prefix, const char *file,
+                          size_t dirlen, const char *middle, const char *name)
+{
+    size_t p = strlen(prefix), m = strlen(middle), n = strlen(name);
+    if (p + dirlen + m + n + 1 > size)
+        return 0;
+    memcpy(path, prefix, p);
+    memcpy(path + p, file, dirlen);
+    memcpy(path + p + dirlen, middle, m);
+    memcpy(path + p + dirlen + m, name, n + 1);
+    return 1;
+}
+
+static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
+                                Dwarf_Addr base, const char *file, const char *debuglink,
+                                GElf_Word crc, char **debuginfo_file_name)
+{
+    static const char *const where[][2] = {{"", "/"}, {"", "/.debug/"}, {"/usr/lib/debug", "/"}};
+    int fd = dw.dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file, debuglink, crc,
+                                             debuginfo_file_name);
+    const char *slash = file ? strrchr(file, '/') : NULL;
+    if (fd >= 0 || !slash || !debuglink || strchr(debuglink, '/'))
+        return fd;
+    for (size_t i = 0; i < LT_ARRAY_LEN(where); i++) {
+        char path[4096];
+        if (!debuglink_path(path, sizeof path, where[i][0], file, (size_t)(slash - file),
+                            where[i][1], debuglink) || strcmp(path, file) == 0 ||
+            (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+            continue;
+        if (debug_file_matches(mod, fd) && (*debuginfo_file_name = strdup(path)) != NULL)
+            return fd;
+        close(fd);
+    }
+    return -1;
+}
+
 /* One libdw session per process, opened at the first report (reports are serialised). */
 static Dwfl *symbolizer(void)
 {
@@ -209,7 +322,7 @@ static Dwfl *symbolizer(void)
     if (dwfl || !have_dw())
         return dwfl;
     callbacks.find_elf = dw.dwfl_linux_proc_find_elf;
-    callbacks.find_debuginfo = dw.dwfl_standard_find_debuginfo;
+    callbacks.find_debuginfo = find_debuginfo_local;
     dwfl = dw.dwfl_begin(&callbacks);
     if (dwfl && (dw.dwfl_linux_proc_report(dwfl, getpid()) != 0 ||
                  dw.dwfl_report_end(dwfl, NULL, NULL) != 0)) {

@@ -31,6 +31,11 @@ int lt_platform_tid(void)
     return (int)tid;
 }
 
+int lt_platform_secure(void)
+{
+    return issetugid();
+}
+
 void lt_platform_thread_name(char *buf, size_t size)
 {
     if (size == 0)
@@ -63,6 +68,19 @@ int lt_platform_rwlock_prefers_writer(const void *rwlock)
 {
     (void)rwlock;
     return 0;
+}
+
+/* libsystem's lock words are private: they cannot contradict the held set. */
+int lt_platform_lock_held(const void *lock, int kind, int mode, int tid)
+{
+    (void)lock, (void)kind, (void)mode, (void)tid;
+    return 1;
+}
+
+int lt_platform_rwlock_writer_queued(const void *rwlock)
+{
+    (void)rwlock;
+    return 1;
 }
 
 size_t lt_platform_unwind(lt_frame *frames, size_t max)

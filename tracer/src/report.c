@@ -16,7 +16,7 @@
 
 #define REPORT_BYTES (64 * 1024)
 
-static lt_spin report_lock;
+static lt_spin report_lock = LT_SPIN_INIT(LT_RANK_REPORT);
 static char report_buf[REPORT_BYTES];
 static int reported[LT_FIND_KIND_COUNT];
 
@@ -38,18 +38,25 @@ static size_t format(const lt_finding *f, const lt_rep *r)
  * A suppressed finding's outcome becomes "continue": the program behaves as it would alone. */
 void lt_report(lt_finding *f)
 {
+    if (atomic_load_explicit(&lt_untracked, memory_order_relaxed)) {
+        f->outcome = LT_OUTCOME_CONTINUE;
+        return;
+    }
     lt_spin_lock(&report_lock);
-    const lt_rep *r = reported[f->kind] < LT_REPORT_CAP ? lt_report_build(f) : NULL;
+    /* Past the cap a report is still built when a rule may suppress it: a rule applies
+     * whatever the count (its outcome must not apply, it must not count as a report). */
+    int capped = reported[f->kind] >= LT_REPORT_CAP;
+    const lt_rep *r = !capped || lt_suppress_kind(f->kind) ? lt_report_build(f) : NULL;
     if (r && lt_suppressed(r)) {
         lt_report_file_suppressed(r->kind);
         f->outcome = LT_OUTCOME_CONTINUE; /* as if the tracer were not there */
     } else {
         reported[f->kind]++;
         lt_report_file_counted(f->kind);
-        size_t len = format(f, r);
+        size_t len = format(f, capped ? NULL : r);
         if (len)
             lt_platform_write(2, report_buf, len);
-        if (r)
+        if (r && !capped)
             lt_report_file_write(r);
     }
     /* Still under the lock: the dump symbolizes with report_build.c's pools. */
@@ -58,6 +65,17 @@ void lt_report(lt_finding *f)
     lt_spin_unlock(&report_lock);
     if (f->outcome == LT_OUTCOME_ABORT)
         abort();
+}
+
+_Atomic int lt_untracked;
+
+/* The tracer lost track of the program's locks (out of memory): from here on it checks and
+ * reports nothing, and says so once. After losing track, any report could be false. */
+void lt_report_out_of_memory(void)
+{
+    static const char msg[] = "locktrace: out of memory: lock tracking is off from here\n";
+    if (!atomic_exchange(&lt_untracked, 1))
+        lt_platform_write(2, msg, sizeof msg - 1);
 }
 
 /* The tracer had to stop tracking something (memory exhausted): said once, never fatal. */
@@ -80,6 +98,5 @@ void lt_report_fork(lt_fork_phase phase)
     if (phase == LT_FORK_CHILD) {
         memset(reported, 0, sizeof reported);
         lt_report_file_fork_child();
-        lt_stats_fork_child();
     }
 }

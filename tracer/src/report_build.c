@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lt_internal.h"
 #include "platform.h"
 #include "report_data.h"
 
@@ -118,7 +119,8 @@ static void add_concerned_lock(lt_rep *r, const lt_finding *f)
     *l = (lt_rep_lock){.addr = (uintptr_t)f->lock, .type = f->lock_kind,
                        .mutex_type = f->mutex_type, .writer_pref = f->writer_pref,
                        .held_mode = f->held_mode, .req_mode = f->req_mode, .wait = f->wait,
-                       .generation = f->generation, .object = (uintptr_t)f->object};
+                       .generation = f->generation, .object = (uintptr_t)f->object,
+                       .api = f->api};
     l->annotation = describe(f->object, f->describe);
 }
 
@@ -132,6 +134,7 @@ static void add_held_locks(lt_rep *r, const lt_finding *f)
                            .held_mode = (lt_mode)h->mode, .generation = h->gen};
         if (h->lock && atomic_load(&h->lock->gen) == h->gen) {
             l->object = (uintptr_t)h->lock->object;
+            l->api = h->lock->api;
             l->annotation = describe(h->lock->object, h->lock->describe);
         }
         l->mutex_type = h->kind == LT_MUTEX ? lt_platform_mutex_type(h->addr) : 0;
@@ -175,7 +178,7 @@ static int lock_index(lt_rep *r, const lt_lock_ref *ref)
     lt_rep_lock *l = &locks[r->nlocks++];
     *l = (lt_rep_lock){.addr = (uintptr_t)ref->addr, .type = ref->kind,
                        .mutex_type = ref->mutex_type, .writer_pref = ref->writer_pref,
-                       .object = (uintptr_t)ref->object};
+                       .object = (uintptr_t)ref->object, .api = ref->api};
     l->annotation = describe(ref->object, ref->describe);
     return (int)r->nlocks - 1;
 }
@@ -202,6 +205,8 @@ static void add_wait_steps(lt_rep *r, const lt_finding *f)
                             .waited_ms = w->waited_ms};
         if (f->kind == LT_FIND_DEADLOCK)
             st->blocker = thread_index(r, &w->blocker);
+        if (w->waits_for != LT_FOR_LOCK)
+            st->api = w->wants.api;
         if (w->waits_for == LT_FOR_SIGNAL)
             st->cond = (uintptr_t)w->wants.addr;
         else if (w->waits_for == LT_FOR_LOCK && (f->kind == LT_FIND_DEADLOCK || i == 0))

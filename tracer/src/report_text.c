@@ -2,11 +2,12 @@
  * report_text.c - the one text formatter: an lt_rep in, the lines a person reads out. The
  * tracer prints them on stderr when it finds something, and `locktrace report` prints them
  * again from the JSON file, so both come from here. Also the name tables every writer and
- * reader of reports shares, and the small allocation-free formatting helpers (the tracer calls
- * this at moments when malloc and stdio are off limits).
+ * reader of reports shares. No allocation and no stdio (fmt.h): the tracer calls this at
+ * moments when malloc and stdio are off limits.
  */
 #include <string.h>
 
+#include "fmt.h"
 #include "report_data.h"
 
 static const char *const kind_names[LT_FIND_KIND_COUNT] = {
@@ -45,6 +46,7 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_WAIT_CYCLE] = "wait-cycle",
     [LT_WHY_ORDER_CYCLE] = "order-cycle",
     [LT_WHY_WAIT_TIMEOUT] = "wait-timeout",
+    [LT_WHY_ONCE_RECURSION] = "once-recursion",
 };
 
 /* Why the request can never be granted (or what the misuse is), for the summary line. */
@@ -65,19 +67,24 @@ static const char *const reason_text[LT_WHY_COUNT] = {
     [LT_WHY_WAIT_CYCLE] = "",   /* the cross-thread kinds have their own text */
     [LT_WHY_ORDER_CYCLE] = "",
     [LT_WHY_WAIT_TIMEOUT] = "",
+    [LT_WHY_ONCE_RECURSION] = "this thread is running its init routine (the call waits for "
+                              "itself forever)",
 };
 
 static const char *const outcome_names[] = {"continue", "abort", "edeadlk"};
-static const char *const type_names[] = {"rwlock", "mutex", "spinlock"};
+static const char *const type_names[] = {"rwlock", "mutex", "spinlock", "once"};
 static const char *const mutex_type_names[] = {"normal", "recursive", "errorcheck"};
 static const char *const mode_names[] = {"none", "read", "write"};
 static const char *const wait_names[] = {"try", "blocking", "timed"};
 static const char *const waits_for_names[] = {"lock", "join", "signal"};
+static const char *const api_names[] = {"pthread", "c11"};
 
 _Static_assert(LT_FIND_KIND_COUNT == 7, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 13, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 14, "name and explain every reason");
+_Static_assert(LT_ARRAY_LEN(type_names) == LT_ONCE + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
+_Static_assert(LT_ARRAY_LEN(api_names) == LT_API_C11 + 1, "name every api");
 
 #define NAME_OF(table, i) ((i) >= 0 && (size_t)(i) < LT_ARRAY_LEN(table) ? (table)[i] : NULL)
 
@@ -89,6 +96,7 @@ const char *lt_rep_mutex_type_name(int type) { return NAME_OF(mutex_type_names, 
 const char *lt_rep_mode_name(int mode) { return NAME_OF(mode_names, mode); }
 const char *lt_rep_wait_name(int wait) { return NAME_OF(wait_names, wait); }
 const char *lt_rep_waits_for_name(int waits_for) { return NAME_OF(waits_for_names, waits_for); }
+const char *lt_rep_api_name(int api) { return NAME_OF(api_names, api); }
 
 /* Index whose name is name[0..len), -1 when none: names(i) is NULL past the end. */
 int lt_rep_lookup(const char *(*names)(int), const char *name, size_t len)
@@ -98,46 +106,6 @@ int lt_rep_lookup(const char *(*names)(int), const char *name, size_t len)
             return i;
     return -1;
 }
-
-/* ------------------------------------------------------------------------------------------
- * Allocation-free formatting into a caller's buffer: each returns the new end, and output
- * that does not fit is cut, never overflowed.
- * ---------------------------------------------------------------------------------------- */
-size_t lt_fmt_str(char *buf, size_t size, size_t at, const char *s)
-{
-    while (s && *s && at + 1 < size)
-        buf[at++] = *s++;
-    if (at < size)
-        buf[at] = 0;
-    return at;
-}
-
-size_t lt_fmt_hex(char *buf, size_t size, size_t at, uintptr_t v)
-{
-    char tmp[2 + 2 * sizeof v + 1], *p = tmp + sizeof tmp - 1;
-    *p = 0;
-    do
-        *--p = "0123456789abcdef"[v & 15];
-    while (v >>= 4);
-    *--p = 'x';
-    *--p = '0';
-    return lt_fmt_str(buf, size, at, p);
-}
-
-size_t lt_fmt_dec(char *buf, size_t size, size_t at, long v)
-{
-    char tmp[24], *p = tmp + sizeof tmp - 1;
-    unsigned long u = v < 0 ? 0ul - (unsigned long)v : (unsigned long)v;
-    *p = 0;
-    do
-        *--p = (char)('0' + u % 10);
-    while (u /= 10);
-    if (v < 0)
-        *--p = '-';
-    return lt_fmt_str(buf, size, at, p);
-}
-
-/* ---------------------------------------------------------------------------------------- */
 
 typedef struct out {
     char *buf;
@@ -165,10 +133,14 @@ static const char *lock_name(const lt_rep_lock *l)
 {
     static const char *const mutex[] = {"mutex (normal)", "mutex (recursive)",
                                         "mutex (error-checking)"};
+    static const char *const mtx[] = {"mtx_t (plain)", "mtx_t (recursive)", "mtx_t"};
+    if (l->api == LT_API_C11 && l->type == LT_MUTEX)
+        return NAME_OF(mtx, l->mutex_type) ? mtx[l->mutex_type] : "mtx_t";
     switch (l->type) {
     case LT_RWLOCK:
         return l->writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";
     case LT_MUTEX: return NAME_OF(mutex, l->mutex_type) ? mutex[l->mutex_type] : "mutex";
+    case LT_ONCE: return l->api == LT_API_C11 ? "once_flag" : "pthread_once_t";
     default: return "spinlock";
     }
 }
@@ -177,6 +149,8 @@ static const char *mode_word(lt_kind type, lt_mode mode)
 {
     if (mode == LT_MODE_NONE)
         return "none";
+    if (type == LT_ONCE)
+        return "init";
     if (type != LT_RWLOCK)
         return "lock";
     return mode == LT_MODE_READ ? "read" : "write";
@@ -317,10 +291,11 @@ static void put_lock(out *o, const lt_rep_lock *l)
 static void put_taken(out *o, const lt_rep *r, const lt_rep_stack *s)
 {
     const lt_rep_lock *l = &r->locks[s->lock];
-    static const char *const held_as[] = {" rwlock for ", " mutex, ", " spinlock, "};
+    static const char *const held_as[] = {" rwlock for ", " mutex, ", " spinlock, ",
+                                          " once-control, running its "};
     put(o, "  still held: ");
     put_hex(o, l->addr);
-    put(o, held_as[l->type]);
+    put(o, l->api == LT_API_C11 && l->type == LT_MUTEX ? " mtx_t, " : held_as[l->type]);
     put(o, mode_word(l->type, l->held_mode));
     put(o, "\n");
     put_object(o, "    guards: ", l);
@@ -332,9 +307,13 @@ static void put_taken(out *o, const lt_rep *r, const lt_rep_stack *s)
 
 static void put_held(out *o, const lt_rep *r, const lt_rep_stack *s)
 {
-    put(o, "  earlier acquisition by this thread (held for ");
-    put(o, mode_word(lock0(r)->type, lock0(r)->held_mode));
-    put(o, "):\n");
+    if (lock0(r)->type == LT_ONCE) {
+        put(o, "  the outer call into the once-control (its init routine is running):\n");
+    } else {
+        put(o, "  earlier acquisition by this thread (held for ");
+        put(o, mode_word(lock0(r)->type, lock0(r)->held_mode));
+        put(o, "):\n");
+    }
     put_frames(o, s);
     if (s->partial)
         put(o, "    (its caller has returned since: only the call site is known; "
@@ -465,11 +444,12 @@ static void put_cycle_wait(out *o, const lt_rep *r, size_t i)
     const lt_rep_lock *l = lock_at(r, s->lock);
     if (s->waits_for != LT_FOR_LOCK) {
         if (s->waits_for == LT_FOR_JOIN) {
-            put(o, "\n    waits in pthread_join for ");
+            put(o, s->api == LT_API_C11 ? "\n    waits in thrd_join for " : "\n    waits in pthread_join for ");
             put_tref(o, thread_at(r, s->blocker));
             put(o, " to exit\n");
         } else {
-            put(o, "\n    waits on condition variable ");
+            put(o, s->api == LT_API_C11 ? "\n    waits on condition variable (cnd_t) "
+                                        : "\n    waits on condition variable ");
             put_hex(o, s->cond);
             put(o, " for a signal; the last one came from ");
             put_tref(o, thread_at(r, s->blocker));

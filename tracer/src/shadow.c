@@ -14,24 +14,26 @@
 #define HASH_NONFATAL_OOM 1
 #define uthash_nonfatal_oom(entry) (table_full = 1)
 static int table_full; /* written under the shard lock that saw it */
+/* Bucket arrays in mapped memory too, never the program's malloc: LeakSanitizer would count
+ * them as the program's leaks (they live until exit). */
+#define uthash_malloc(size) lt_platform_map(size)
+#define uthash_free(ptr, size) lt_platform_unmap(ptr, size)
 
 #include "lt_internal.h"
 #include "platform.h"
 
 #define SHARD_BITS 6
 #define SHARDS (1 << SHARD_BITS)
-#define SLAB_BYTES (64 * 1024)
 
 typedef struct shard {
     lt_spin lock;
     lt_lock *table;     /* uthash head */
-    lt_lock *free_list;
-    char *slab;         /* bump allocation within the current slab */
-    size_t slab_left;
+    lt_lock *free_list; /* through next_free: a reused entry keeps its gen, so no lt_pool */
+    lt_arena slab;      /* zeroed: LT_ARENA_CHUNK at a time */
     char pad[64];       /* keep shards on separate cache lines */
 } shard;
 
-static shard shards[SHARDS];
+static shard shards[SHARDS] = {[0 ... SHARDS - 1] = {.lock = LT_SPIN_INIT(LT_RANK_SHADOW)}};
 
 static shard *shard_of(const void *addr)
 {
@@ -46,15 +48,9 @@ static lt_lock *entry_alloc(shard *s)
         s->free_list = l->next_free;
         return l;
     }
-    if (s->slab_left < sizeof(lt_lock)) {
-        s->slab = lt_platform_map(SLAB_BYTES);
-        s->slab_left = s->slab ? SLAB_BYTES : 0;
-        if (!s->slab)
-            return NULL;
-    }
-    l = (lt_lock *)s->slab;
-    s->slab += sizeof(lt_lock);
-    s->slab_left -= sizeof(lt_lock);
+    l = lt_arena_alloc(&s->slab, sizeof(lt_lock), _Alignof(lt_lock));
+    if (!l)
+        return NULL;
     atomic_store(&l->gen, 1);
     return l;
 }
@@ -70,6 +66,7 @@ static void entry_clear(lt_lock *l, const void *addr)
     l->describe = NULL;
     l->orphan_of = NULL;
     l->orphan_mode = LT_MODE_NONE;
+    l->api = LT_API_PTHREAD;
 }
 
 /* Finds or creates the entry; *created says which. NULL only when out of memory. */
@@ -100,7 +97,7 @@ lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
     int created;
     lt_lock *l = find_or_create(addr, &created);
     if (!l) {
-        lt_report_degraded("out of memory for lock shadow state");
+        lt_report_out_of_memory(); /* the table could not grow */
         return NULL;
     }
     if (created)

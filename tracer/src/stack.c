@@ -29,10 +29,9 @@ typedef struct node {
 } node;
 
 static node *_Atomic buckets[BUCKETS];
-static lt_spin stripes[STRIPES];
-static lt_spin arena_lock;
-static char *arena;
-static size_t arena_left;
+static lt_spin stripes[STRIPES] = {[0 ... STRIPES - 1] = LT_SPIN_INIT(LT_RANK_STACK)};
+static lt_spin arena_lock = LT_SPIN_INIT(LT_RANK_ARENA);
+static lt_arena arena = LT_ARENA(ARENA_BYTES);
 static node **_Atomic ids[ID_CHUNKS];
 static _Atomic uint32_t next_id = 1;
 
@@ -54,18 +53,8 @@ static node *find(node *head, uint32_t h, const uintptr_t *ips, size_t n)
 
 static void *arena_alloc(size_t size)
 {
-    size = (size + 15) & ~(size_t)15;
     lt_spin_lock(&arena_lock);
-    if (arena_left < size) {
-        arena = lt_platform_map(size > ARENA_BYTES ? size : ARENA_BYTES);
-        arena_left = arena ? (size > ARENA_BYTES ? size : ARENA_BYTES) : 0;
-    }
-    void *p = NULL;
-    if (arena_left >= size) {
-        p = arena;
-        arena += size;
-        arena_left -= size;
-    }
+    void *p = lt_arena_alloc(&arena, size, 16);
     lt_spin_unlock(&arena_lock);
     return p;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "lt_internal.h"
 #include "platform.h"
 #include "report_data.h"
 
@@ -30,9 +31,8 @@ typedef struct lt_lock_stats {
     struct lt_lock_stats *next;   /* every counter set, for the exit table */
 } lt_lock_stats;
 
-static lt_spin stats_lock; /* guards the arena and the list */
-static char *arena;
-static size_t arena_left;
+static lt_spin stats_lock = LT_SPIN_INIT(LT_RANK_STATS); /* the arena and the list */
+static lt_arena arena = LT_ARENA(ARENA_BYTES);
 static lt_lock_stats *all;
 static size_t nall;
 
@@ -53,24 +53,15 @@ static void add_max(_Atomic uint64_t *max, uint64_t v)
 
 static lt_lock_stats *fresh(lt_lock *l, const void *addr, lt_kind kind, uint32_t gen)
 {
-    lt_lock_stats *s = NULL;
     lt_spin_lock(&stats_lock);
-    if (arena_left < sizeof *s) {
-        arena = lt_platform_map(ARENA_BYTES);
-        arena_left = arena ? ARENA_BYTES : 0;
-    }
-    if (arena_left >= sizeof *s) {
-        s = (lt_lock_stats *)arena;
-        arena += sizeof *s;
-        arena_left -= sizeof *s;
+    lt_lock_stats *s = lt_arena_alloc(&arena, sizeof *s, _Alignof(lt_lock_stats));
+    if (s) {
         *s = (lt_lock_stats){.lock = l, .addr = addr, .gen = gen, .kind = kind,
                              .first_stack = l->first_stack, .next = all};
         all = s;
         nall++;
     }
     lt_spin_unlock(&stats_lock);
-    if (!s)
-        lt_report_degraded("out of memory for LOCKTRACE_STATS counters");
     return s;
 }
 
@@ -193,7 +184,7 @@ static lt_lock_stats *next_row(const lt_lock_stats **shown, size_t nshown)
 
 static void put_row(tab *t, const lt_lock_stats *s)
 {
-    static const char *const kinds[] = {"rwlock", "mutex", "spinlock"};
+    static const char *const kinds[] = {"rwlock", "mutex", "spinlock", "once"};
     put_num(t, s->acquired, 11);
     put_num(t, s->contended, 11);
     put_ms(t, s->wait_ns, 14);
@@ -243,9 +234,11 @@ static void print_table(void)
 }
 
 /* A fork child counts its own acquisitions from zero (its parent's table is the parent's). */
-void lt_stats_fork_child(void)
+void lt_stats_fork(lt_fork_phase phase)
 {
-    lt_spin_fork(&stats_lock, LT_FORK_CHILD); /* its holder, if any, is not in the child */
+    lt_spin_fork(&stats_lock, phase);
+    if (phase != LT_FORK_CHILD)
+        return;
     for (lt_lock_stats *s = all; s; s = s->next) {
         atomic_store(&s->acquired, 0);
         atomic_store(&s->contended, 0);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lt_internal.h"
 #include "platform.h"
 #include "report_data.h"
 
@@ -161,6 +162,14 @@ static int rule_matches(const rule *ru, const lt_rep *r)
         for (size_t k = 0; k < r->stacks[i].nframes; k++)
             if (frame_matches(ru->pattern, &r->stacks[i].frames[k]))
                 return 1;
+    return 0;
+}
+
+int lt_suppress_kind(int kind)
+{
+    for (size_t i = 0; i < nrules; i++)
+        if (rules[i].kind == kind)
+            return 1;
     return 0;
 }
 

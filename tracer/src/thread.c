@@ -1,90 +1,77 @@
 /*
  * thread.c - per-thread state and the registry of live threads.
  *
- * Each thread's lt_thread lives in initial-exec TLS, zero until first touched, so reaching it
- * never allocates. A thread registers on its first event (or when our pthread_create
- * trampoline starts it): it gets a sequence number T<n>, joins the registry, and arms a
- * pthread key whose destructor is our view of the thread's exit. After that destructor the
- * thread stays `busy` for good, so late calls from other destructors pass straight through.
+ * A thread keeps only lt_tls in TLS (see lt_internal.h for why). It registers on its first
+ * event (or when our pthread_create trampoline starts it): its lt_thread comes from a pool of
+ * mapped memory, it gets a sequence number T<n>, joins the registry, and arms a pthread key
+ * whose destructor is our view of the thread's exit. That destructor gives the lt_thread back
+ * to the pool; the thread stays `busy` for good, so late calls from other destructors pass
+ * straight through. Pooled lt_threads are never unmapped, so a reader racing with an exit
+ * (the thread dump) reads stale data, never unmapped memory.
  *
- * The held set is an array in acquisition order: inline in TLS for the first few entries,
- * then mapped memory that doubles, never capped; indexed by address when large.
+ * The held set is an array in acquisition order: inline in the lt_thread for the first few
+ * entries, then mapped memory that doubles, never capped; indexed by address when large.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lt_internal.h"
 #include "platform.h"
 
-__thread lt_thread lt_tls LT_TLS;
+__thread lt_tls_block lt_tls LT_TLS;
 
-static lt_spin registry_lock;
+static lt_spin registry_lock = LT_SPIN_INIT(LT_RANK_REGISTRY); /* the registry, the pool */
 static lt_thread *registry;
+static lt_pool pool = LT_POOL(lt_thread, 256 * 1024);
 static _Atomic int next_seq;
 static pthread_key_t exit_key;
 static _Atomic int exit_key_ready;
 
 /* ---------------------------------------------------------------------------------------- */
 
-static int my_tid(void)
-{
-    return lt_tls.info.tid ? lt_tls.info.tid : lt_platform_tid();
-}
-
-void lt_spin_lock(lt_spin *s)
-{
-    int me = my_tid(), free_ = 0;
-    if (atomic_load_explicit(&s->owner, memory_order_relaxed) == me) {
-        s->depth++;
-        return;
-    }
-    while (!atomic_compare_exchange_weak_explicit(&s->owner, &free_, me, memory_order_acquire,
-                                                  memory_order_relaxed)) {
-        free_ = 0;
-        while (atomic_load_explicit(&s->owner, memory_order_relaxed) != 0)
-            sched_yield();
-    }
-    s->depth = 1;
-}
-
-void lt_spin_unlock(lt_spin *s)
-{
-    if (--s->depth == 0)
-        atomic_store_explicit(&s->owner, 0, memory_order_release);
-}
-
-void lt_spin_fork(lt_spin *s, lt_fork_phase phase)
-{
-    if (phase == LT_FORK_PREPARE) {
-        lt_spin_lock(s);
-    } else if (phase == LT_FORK_PARENT) {
-        lt_spin_unlock(s);
-    } else {
-        s->depth = 0;
-        atomic_store_explicit(&s->owner, 0, memory_order_relaxed);
-    }
-}
-
-/* ---------------------------------------------------------------------------------------- */
-
 static void thread_exit(void *arg);
 
-static void registry_add(lt_thread *t)
+/* Under the registry lock. */
+static void registry_link(lt_thread *t)
 {
-    lt_spin_lock(&registry_lock);
     t->prev = NULL;
     t->next = registry;
     if (registry)
         registry->prev = t;
     registry = t;
-    lt_spin_unlock(&registry_lock);
 }
 
-static void registry_remove(lt_thread *t)
+/* A fresh lt_thread in the registry; NULL when out of memory. */
+static lt_thread *thread_new(void)
 {
+    lt_spin_lock(&registry_lock);
+    lt_thread *t = lt_pool_get(&pool);
+    if (t)
+        registry_link(t);
+    lt_spin_unlock(&registry_lock);
+    return t;
+}
+
+static void held_release(lt_thread *t)
+{
+    if (t->held != t->inline_held)
+        lt_platform_unmap(t->held, t->cap * sizeof(lt_held));
+    if (t->held_index)
+        lt_platform_unmap(t->held_index, ((size_t)1 << t->held_index_bits) * sizeof(uint32_t));
+    t->held = t->inline_held;
+    t->cap = LT_HELD_INLINE;
+    t->nheld = t->held_end = 0;
+    t->held_index = NULL;
+    t->held_index_bits = 0;
+    t->held_indexed = 0;
+}
+
+/* Out of the registry and back to the pool. */
+static void thread_delete(lt_thread *t)
+{
+    held_release(t);
     lt_spin_lock(&registry_lock);
     if (t->prev)
         t->prev->next = t->next;
@@ -92,6 +79,7 @@ static void registry_remove(lt_thread *t)
         registry = t->next;
     if (t->next)
         t->next->prev = t->prev;
+    lt_pool_put(&pool, t);
     lt_spin_unlock(&registry_lock);
 }
 
@@ -108,23 +96,26 @@ static void arm_exit_hook(lt_thread *t)
         pthread_setspecific(exit_key, t);
 }
 
-static void register_thread(lt_thread *t, int seq)
+static lt_thread *register_thread(int seq)
 {
-    t->registered = 1;
+    lt_thread *t = thread_new();
+    if (!t) {
+        lt_report_degraded("out of memory for a thread's state: its locks are not tracked");
+        return NULL;
+    }
     t->info.tid = lt_platform_tid();
     t->info.seq = seq >= 0 ? seq : atomic_fetch_add(&next_seq, 1);
     t->held = t->inline_held;
     t->cap = LT_HELD_INLINE;
-    registry_add(t);
+    lt_tls.self = t;
     arm_exit_hook(t);
+    return t;
 }
 
 /* The slow path of lt_self. */
 lt_thread *lt_self_register(void)
 {
-    if (!lt_tls.registered)
-        register_thread(&lt_tls, -1);
-    return &lt_tls;
+    return lt_tls.self ? lt_tls.self : register_thread(-1);
 }
 
 int lt_thread_next_seq(void)
@@ -134,8 +125,8 @@ int lt_thread_next_seq(void)
 
 void lt_thread_start(int seq)
 {
-    if (!lt_tls.registered)
-        register_thread(&lt_tls, seq);
+    if (!lt_tls.self)
+        register_thread(seq);
 }
 
 void lt_thread_info_now(lt_thread *t, lt_thread_info *out)
@@ -153,19 +144,10 @@ static void thread_exit(void *arg)
         pthread_setspecific(exit_key, t);
         return;
     }
-    t->busy = 1; /* for good: the thread is leaving */
+    lt_tls.busy = 1; /* for good: the thread is leaving */
     lt_on_thread_exit(t);
-    registry_remove(t);
-    if (t->held != t->inline_held)
-        lt_platform_unmap(t->held, t->cap * sizeof(lt_held));
-    if (t->held_index)
-        lt_platform_unmap(t->held_index, ((size_t)1 << t->held_index_bits) * sizeof(uint32_t));
-    t->held = t->inline_held;
-    t->cap = LT_HELD_INLINE;
-    t->nheld = t->held_end = 0;
-    t->held_index = NULL;
-    t->held_index_bits = 0;
-    t->held_indexed = 0;
+    lt_tls.self = NULL;
+    thread_delete(t);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -232,7 +214,8 @@ static void index_del(lt_thread *t, uint32_t pos)
 }
 
 /* (Re)builds the index with two slots per entry the set has room for (cap). 0 when out of
- * memory: the index is then as it was. */
+ * memory: the index is then as it was (mapped without lt_map: scanning still answers, so
+ * tracking need not stop). */
 static int index_build(lt_thread *t, uint32_t cap)
 {
     uint32_t bits = 7;
@@ -271,13 +254,13 @@ void lt_held_compact(lt_thread *t)
         index_build(t, t->cap); /* the same size as before: cannot fail */
 }
 
-/* Fails only when memory is exhausted: the lock is then simply not tracked. */
+/* Fails only when memory is exhausted, and tracking is then off. */
 static int held_grow(lt_thread *t)
 {
     uint32_t cap = t->cap * 2;
     if (t->held_indexed && !index_build(t, cap))
         return 0;
-    lt_held *h = lt_platform_map(cap * sizeof(lt_held));
+    lt_held *h = lt_map(cap * sizeof(lt_held));
     if (!h)
         return 0;
     memcpy(h, t->held, t->held_end * sizeof(lt_held));
@@ -294,10 +277,8 @@ lt_held *lt_held_push(lt_thread *t, const lt_held *e)
     if (lt_unlikely(t->held_end == t->cap)) {
         if (t->held_end - t->nheld > t->nheld)
             lt_held_compact(t);
-        if (t->held_end == t->cap && !held_grow(t)) {
-            lt_report_degraded("out of memory for a held set");
+        if (t->held_end == t->cap && !held_grow(t))
             return NULL;
-        }
     }
     uint32_t pos = t->held_end;
     t->held[pos] = *e;
@@ -336,9 +317,11 @@ void lt_held_remove(lt_thread *t, lt_held *h)
  * for good, so those locks become orphans of their (vanished) holders. */
 static void fork_child(void)
 {
-    lt_tls.info.tid = lt_platform_tid();
+    lt_thread *self = lt_tls.self;
+    if (self)
+        self->info.tid = lt_platform_tid();
     for (lt_thread *t = registry; t; t = t->next) {
-        if (t == &lt_tls || t->nheld == 0)
+        if (t == self || t->nheld == 0)
             continue;
         lt_thread_info *gone = malloc(sizeof *gone);
         if (gone) {
@@ -347,7 +330,8 @@ static void fork_child(void)
         }
     }
     registry = NULL;
-    registry_add(&lt_tls);
+    if (self)
+        registry_link(self);
 }
 
 void lt_thread_fork(lt_fork_phase phase)

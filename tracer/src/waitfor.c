@@ -43,7 +43,7 @@ typedef struct frame {
     uint32_t seq;
 } frame;
 
-static lt_spin wf_lock;
+static lt_spin wf_lock = LT_SPIN_INIT(LT_RANK_WAITFOR);
 static lt_thread *waiters;
 static uint32_t stamp;
 static frame *path;
@@ -91,6 +91,7 @@ void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_l
     r->kind = kind;
     r->mutex_type = kind == LT_MUTEX ? lt_platform_mutex_type(addr) : 0;
     r->writer_pref = kind == LT_RWLOCK && lt_platform_rwlock_prefers_writer(addr);
+    r->api = l ? l->api : LT_API_PTHREAD;
     r->object = l ? l->object : NULL;
     r->describe = l ? l->describe : NULL;
 }
@@ -156,31 +157,9 @@ static int blocked_by(const lt_thread *u, lt_thread *v, lt_held **by)
            lt_platform_rwlock_prefers_writer(w->addr);
 }
 
-/* Makes the mapped array *a of *cap elements of `size` bytes hold at least n, keeping its
- * contents; for scratch space that lives under one lock. 0 when out of memory (said once). */
-int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size, const char *what)
-{
-    if (n <= *cap)
-        return 1;
-    size_t grown = *cap ? *cap * 2 : 64;
-    void *p = lt_platform_map(grown * size);
-    if (!p) {
-        lt_report_degraded(what);
-        return 0;
-    }
-    if (*a) {
-        memcpy(p, *a, *cap * size);
-        lt_platform_unmap(*a, *cap * size);
-    }
-    *a = p;
-    *cap = grown;
-    return 1;
-}
-
 static int push(size_t depth, lt_thread *u)
 {
-    if (!lt_scratch_fit((void **)&path, &path_cap, depth + 1, sizeof *path,
-                        "out of memory for the wait-for check"))
+    if (!lt_scratch_fit((void **)&path, &path_cap, depth + 1, sizeof *path))
         return 0;
     u->waiting.mark = stamp;
     path[depth] = (frame){u, waiters, NULL, atomic_load(&u->waiting.seq)};
@@ -229,6 +208,7 @@ static void publish(lt_event *ev, lt_wait_for what, uintptr_t target)
     w->kind = (uint8_t)ev->kind;
     w->mode = (uint8_t)ev->mode;
     w->wait = (uint8_t)ev->wait;
+    w->api = ev->api;
     w->long_reported = 0;
     w->prev_waiter = NULL;
     w->next_waiter = waiters;
@@ -277,6 +257,7 @@ static void fill_wait(lt_wait_step *s, const lt_wait_slot *w)
         lt_lock_ref_fill(&s->wants, w->addr, (lt_kind)w->kind, w->lock);
     else
         s->wants.addr = (const void *)w->target;
+    s->wants.api = w->api;
     s->want_mode = (lt_mode)w->mode;
     s->wait = (lt_wait)w->wait;
     s->wait_stack = w->stack;
@@ -315,7 +296,7 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
     lt_wait_step *steps = NULL;
     *n = find_cycle(self);
     if (*n && same_waits(first, nfirst, *n) &&
-        (steps = lt_platform_map(*n * sizeof *steps)) != NULL)
+        (steps = lt_map(*n * sizeof *steps)) != NULL)
         for (size_t i = 0; i < *n; i++)
             fill_step(&steps[i], &path[i], &path[(i + 1) % *n]);
     lt_spin_unlock(&wf_lock);
@@ -343,10 +324,15 @@ static int report_deadlock(lt_wait_step *steps, size_t n)
 
 static void watchdog_start(void);
 
-/* Publishes the wait and looks for a cycle through it; the result is the call's veto. */
+/* Publishes the wait and looks for a cycle through it; the result is the call's veto. A
+ * wait that begins while the thread's own wait is published (a signal handler that locks
+ * while its thread is blocked) is deferred: the thread stays shown in its outer wait, which
+ * it returns to, and the nested one is neither published nor checked. */
 static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
 {
     lt_thread *t = ev->self;
+    if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
+        return 0;
     t->waiting.stack = lt_stack_here(ev->ra);
     prepare_stacks(t);
     lt_thread_info_now(t, &t->waiting.who);
@@ -354,8 +340,9 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
     watchdog_start();
     lt_spin_lock(&wf_lock);
     publish(ev, what, target);
+    ev->published = 1;
     size_t n = find_cycle(t);
-    frame *first = n ? lt_platform_map(n * sizeof *first) : NULL;
+    frame *first = n ? lt_map(n * sizeof *first) : NULL;
     if (first)
         memcpy(first, path, n * sizeof *first);
     lt_spin_unlock(&wf_lock);
@@ -392,8 +379,9 @@ void lt_waitfor_cond_begin(lt_event *ev, const void *cond)
 
 void lt_waitfor_end(lt_event *ev)
 {
-    if (!(atomic_load_explicit(&ev->self->waiting.seq, memory_order_relaxed) & 1))
+    if (!ev->published)
         return;
+    ev->published = 0;
     lt_spin_lock(&wf_lock);
     unpublish(ev->self);
     lt_spin_unlock(&wf_lock);

@@ -183,7 +183,7 @@ static const char *string(parser *ps)
         return fail(ps, "out of memory");
     while (ps->p < ps->end && *ps->p != '"') {
         unsigned char c = (unsigned char)*ps->p;
-        if (c < 0x20 || c == 0x7f)
+        if (c < 0x20) /* JSON's rule; DEL is allowed raw (the writer escapes it) */
             return fail(ps, "control character in a string");
         if (c == '\\') {
             ps->p++;

@@ -10,15 +10,22 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
+#include "elf_probe.h"
 #include "tool.h"
 
 #ifdef __APPLE__
@@ -46,8 +53,8 @@ static const char *option_name(const option_desc *o, char *buf, size_t size)
 {
     const char *s = o->var + strlen("LOCKTRACE_");
     size_t i = 0;
-    if (strcmp(s, "HELP") == 0 || strcmp(s, "LAUNCHER_PID") == 0)
-        return NULL; /* --help is the launcher's own; the pid is the launcher's to set */
+    if (strcmp(s, "HELP") == 0 || strncmp(s, "LAUNCHER_", 9) == 0)
+        return NULL; /* --help is the launcher's own; LAUNCHER_* are the launcher's to set */
     for (; s[i] && i + 1 < size; i++)
         buf[i] = s[i] == '_' ? '-' : (char)tolower((unsigned char)s[i]);
     buf[i] = 0;
@@ -58,7 +65,8 @@ void lt_tool_launch_usage(FILE *to)
 {
     char name[64];
     fprintf(to, "usage: locktrace [options] [--] program [args...]\n"
-                "       locktrace report [--json] [--as-recorded] FILE...\n"
+                "       locktrace report [--json | --sarif] [--as-recorded] FILE|DIR...\n"
+                "       locktrace dump PID\n"
                 "       locktrace --help | --version\n\n"
                 "Runs program with liblocktrace preloaded (" PRELOAD_VAR ", added in front of any\n"
                 "existing value) and exits with the program's status. Reports are printed on\n"
@@ -166,55 +174,237 @@ static const char *report_dir(char *buf, size_t size)
     return buf;
 }
 
-static void preload(const char *lib)
+/* ------------------------------------------------------------------------------------------
+ * The preload list. The dynamic linker splits LD_PRELOAD at spaces and colons with no way to
+ * quote them, so a library whose path has one is preloaded through a symlink in a private
+ * temporary directory, removed when the program ends.
+ * ---------------------------------------------------------------------------------------- */
+static char link_dir[PATH_MAX];
+
+static const char *preloadable(const char *lib, char *buf, size_t size)
 {
+    if (!strpbrk(lib, " :\t"))
+        return lib;
+    const char *tmp = getenv("TMPDIR");
+    const char *base = tmp && tmp[0] == '/' && !strpbrk(tmp, " :\t") ? tmp : "/tmp";
+    snprintf(link_dir, sizeof link_dir, "%s/locktrace-XXXXXX", base);
+    if (!mkdtemp(link_dir) || (size_t)snprintf(buf, size, "%s/" LIB_NAME, link_dir) >= size ||
+        symlink(lib, buf) != 0) {
+        fprintf(stderr, "locktrace: %s has a space or colon in its path, which " PRELOAD_VAR
+                " cannot hold, and no symlink to it could be made in %s: %s\n", lib, base,
+                strerror(errno));
+        if (link_dir[0])
+            rmdir(link_dir);
+        link_dir[0] = 0;
+        return NULL;
+    }
+    return buf;
+}
+
+static void remove_link(void)
+{
+    char path[PATH_MAX];
+    if (!link_dir[0])
+        return;
+    snprintf(path, sizeof path, "%s/" LIB_NAME, link_dir);
+    unlink(path);
+    rmdir(link_dir);
+}
+
+/* PRELOAD_VAR = [asan runtime:]lib[:previous value]. */
+static int preload(const char *lib, const char *first)
+{
+    char linked[PATH_MAX];
+    const char *path = preloadable(lib, linked, sizeof linked);
+    if (!path)
+        return -1;
     const char *prev = getenv(PRELOAD_VAR);
-    size_t n = strlen(lib) + (prev ? strlen(prev) : 0) + 2;
+    size_t n = strlen(first) + strlen(path) + (prev ? strlen(prev) : 0) + 3;
     char *value = malloc(n);
     if (!value)
-        return;
-    snprintf(value, n, "%s%s%s", lib, prev && prev[0] ? ":" : "", prev ? prev : "");
+        return -1;
+    snprintf(value, n, "%s%s%s%s%s", first, first[0] ? ":" : "", path,
+             prev && prev[0] ? ":" : "", prev ? prev : "");
     setenv(PRELOAD_VAR, value, 1);
     free(value);
+    return 0;
 }
 
 /* ------------------------------------------------------------------------------------------
- * Running it.
+ * What the program is: found like execvp finds it, probed before it runs.
  * ---------------------------------------------------------------------------------------- */
+static int find_program(const char *name, char *out, size_t size)
+{
+    if (strchr(name, '/'))
+        return (size_t)snprintf(out, size, "%s", name) < size;
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        if ((size_t)snprintf(out, size, "%.*s%s%s", (int)n, p, n ? "/" : "", name) < size &&
+            access(out, X_OK) == 0)
+            return 1;
+        p += n + (p[n] == ':');
+    }
+    return 0;
+}
+
+enum { RUN_TRACED, RUN_UNTRACED, RUN_REFUSED };
+
+/* Decides how the program can run; fills asan with the runtime to preload first. */
+static int check_program(const char *name, char *asan, size_t size)
+{
+    char path[PATH_MAX];
+    lt_elf_info info;
+    asan[0] = 0;
+    if (!find_program(name, path, sizeof path) || lt_elf_probe(path, &info) != 0)
+        return RUN_TRACED; /* execvp says what is wrong */
+    if (info.tsan) {
+        fprintf(stderr, "locktrace: %s is built with ThreadSanitizer, which already intercepts "
+                        "pthread locks; run one or the other. Running it untraced.\n", name);
+        return RUN_UNTRACED;
+    }
+    if (info.linkage == LT_ELF_STATIC || info.setuid) {
+        fprintf(stderr, "locktrace: %s is %s, so the dynamic linker will not preload the tracer "
+                        "into it; not running it untraced (link it dynamically, or link "
+                        "liblocktrace in: pkg-config --libs locktrace)\n", name,
+                info.setuid ? "set-user-ID or set-group-ID" : "statically linked");
+        return RUN_REFUSED;
+    }
+    /* ASan's shared runtime insists on being first in the library list. */
+    snprintf(asan, size, "%s", info.asan_needed);
+    return RUN_TRACED;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Running it. Signals a user sends to the launcher (kill, timeout, a CI runner) are passed on
+ * to the program; the ones the terminal sends to the whole foreground group (Ctrl-C, Ctrl-\,
+ * window changes) reach the program by themselves and are not sent twice.
+ * ---------------------------------------------------------------------------------------- */
+#define HANDSHAKE_SECONDS 30
+
 static pid_t child;
 
-static void forward(int sig)
+static const int forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGALRM,
+                                SIGWINCH, SIGURG,
+#ifdef SIGPWR
+                                SIGPWR,
+#endif
+};
+
+static void forward(int sig, siginfo_t *si, void *uctx)
 {
-    if (child > 0)
+    (void)uctx;
+    if (child > 0 && si->si_code <= 0) /* SI_USER, SI_QUEUE, SI_TKILL: sent by a process */
         kill(child, sig);
 }
 
-/* Like a shell: the terminal's SIGINT/SIGQUIT reach the program directly, so the launcher
- * waits them out; SIGTERM and SIGHUP sent to the launcher are passed on. */
-static int run(char **argv)
+static void set_forwarding(int on)
 {
-    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward}, oldint, oldquit;
-    sigaction(SIGINT, &ign, &oldint);
-    sigaction(SIGQUIT, &ign, &oldquit);
-    sigaction(SIGTERM, &fwd, NULL);
-    sigaction(SIGHUP, &fwd, NULL);
-    child = fork();
-    if (child == 0) {
-        sigaction(SIGINT, &oldint, NULL);
-        sigaction(SIGQUIT, &oldquit, NULL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
-        execvp(argv[0], argv);
-        fprintf(stderr, "locktrace: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(errno == ENOENT ? 127 : 126);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    if (on) {
+        sa.sa_sigaction = forward;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    } else {
+        sa.sa_handler = SIG_DFL;
     }
-    if (child < 0) {
-        fprintf(stderr, "locktrace: cannot start %s: %s\n", argv[0], strerror(errno));
+    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+        sigaction(forwarded[i], &sa, NULL);
+}
+
+/* In the child: announce fd to the tracer, then become the program. */
+static void exec_program(char **argv, int traced, int fd)
+{
+    char num[16];
+    set_forwarding(0);
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* a launcher killed outright takes its program along */
+#endif
+    if (traced) {
+        fcntl(fd, F_SETFD, 0);
+        snprintf(num, sizeof num, "%d", fd);
+        setenv("LOCKTRACE_LAUNCHER_FD", num, 1);
+    }
+    execvp(argv[0], argv);
+    int err = errno;
+    fprintf(stderr, "locktrace: cannot run %s: %s\n", argv[0], strerror(err));
+    (void)!write(fd, "E", 1); /* not the tracer's word: the launcher must not wait for it */
+    _exit(err == ENOENT ? 127 : 126);
+}
+
+/* 1 when the tracer announced itself on fd, 0 when it did not (the program ended, or did not
+ * announce it in time), -1 when the program could not be started. *ended: 1 when the
+ * program has ended, its status in *status. */
+static int await_handshake(int fd, int *status, int *ended)
+{
+    char word[64];
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (int open = 1;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, open, 50) > 0) {
+            ssize_t n = read(fd, word, sizeof word);
+            if (n > 0)
+                return word[0] == 'E' ? -1 : 1;
+            open = n != 0; /* EOF: every copy closed without a word */
+        }
+        if (waitpid(child, status, WNOHANG) == child) {
+            *ended = 1;
+            ssize_t n = read(fd, word, sizeof word); /* written just before it ended? */
+            return n > 0 ? (word[0] == 'E' ? -1 : 1) : 0;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec >= HANDSHAKE_SECONDS)
+            return 0;
+    }
+}
+
+static void say_not_loaded(const char *name, int ended)
+{
+    fprintf(stderr, "locktrace: the tracer did not load into %s (it never answered on "
+                    "LOCKTRACE_LAUNCHER_FD%s); the program may be statically linked, "
+                    "set-user-ID, or started through something that drops " PRELOAD_VAR
+                    ". Its run was not traced: exit status 125.\n", name,
+            ended ? " before the program ended" : " within 30 s, so it was stopped");
+}
+
+/* Runs argv; returns its wait status, or -1 (with the launcher's own exit status in *own). */
+static int run(char **argv, int traced, int *own)
+{
+    int hs[2], status = 0, ended = 0;
+    if (pipe2(hs, O_CLOEXEC) != 0) {
+        fprintf(stderr, "locktrace: cannot make a pipe: %s\n", strerror(errno));
+        *own = 126;
         return -1;
     }
-    int status;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+    set_forwarding(1);
+    child = fork();
+    if (child == 0) {
+        close(hs[0]);
+        exec_program(argv, traced, hs[1]);
+    }
+    close(hs[1]);
+    if (child < 0) {
+        fprintf(stderr, "locktrace: cannot start %s: %s\n", argv[0], strerror(errno));
+        close(hs[0]);
+        *own = 126;
+        return -1;
+    }
+    int said = traced ? await_handshake(hs[0], &status, &ended) : 1;
+    close(hs[0]);
+    if (said == 0 && !ended) {
+        kill(child, SIGKILL);
+        say_not_loaded(argv[0], 0);
+    }
+    while (!ended && waitpid(child, &status, 0) < 0 && errno == EINTR)
         ;
+    if (said == 0 && ended)
+        say_not_loaded(argv[0], 1);
+    if (said == 0) {
+        *own = 125;
+        return -1;
+    }
     return status;
 }
 
@@ -237,7 +427,7 @@ static int pass_through(int status)
 
 int lt_tool_launch(int argc, char **argv)
 {
-    char lib[PATH_MAX], dir[PATH_MAX];
+    char lib[PATH_MAX], dir[PATH_MAX], asan[64];
     int first = parse_options(argc, argv);
     if (first < 0)
         return 2;
@@ -245,19 +435,33 @@ int lt_tool_launch(int argc, char **argv)
         lt_tool_launch_usage(stderr);
         return 2;
     }
+    int how = check_program(argv[first], asan, sizeof asan);
+    if (how == RUN_REFUSED)
+        return 125;
+    int own = 0;
+    if (how == RUN_UNTRACED) {
+        int status = run(argv + first, 0, &own);
+        return status == -1 ? own : pass_through(status);
+    }
     if (!find_library(lib, sizeof lib))
         return 127;
-    preload(lib);
+    if (preload(lib, asan) != 0)
+        return 125;
     report_dir(dir, sizeof dir);
     char pid[24];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
     setenv("LOCKTRACE_LAUNCHER_PID", pid, 1);
     char **before = dir[0] ? lt_tool_list_reports(dir) : NULL;
-    int status = run(argv + first);
-    if (status == -1)
-        return 126;
-    if (dir[0])
-        lt_tool_summarize(dir, before);
+    int status = run(argv + first, 1, &own);
+    remove_link();
+    int reports = dir[0] ? lt_tool_summarize(dir, before) : 0;
     lt_tool_free_list(before);
+    if (status == -1)
+        return own;
+    /* LOCKTRACE_EXITCODE over the whole tree: a report of any process this launcher started
+     * (a shell's child, say) makes the status N, whatever the first process returned. */
+    const char *code = getenv("LOCKTRACE_EXITCODE");
+    if (reports > 0 && code && atoi(code) > 0 && WIFEXITED(status))
+        return atoi(code);
     return pass_through(status);
 }

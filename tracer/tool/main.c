@@ -1,5 +1,6 @@
 /*
- * main.c - the `locktrace` command: `locktrace report ...` prints report files, anything else
+ * main.c - the `locktrace` command: `locktrace report ...` prints report files (render.c),
+ * `locktrace dump PID` asks a traced program for a thread dump (dump_cmd.c), anything else
  * runs a program under the tracer (launch.c). `--` before a program named "report" runs it.
  */
 #include <stdio.h>
@@ -9,17 +10,29 @@
 #include "tool.h"
 
 const char lt_tool_report_usage[] =
-    "usage: locktrace report [--json] [--as-recorded] FILE...\n"
+    "usage: locktrace report [--json | --sarif] [--as-recorded] [--source-root DIR] FILE|DIR...\n"
     "Prints each JSON report file as the text the program printed, re-symbolizing its frames\n"
     "(function, file:line, inlined calls) from the binaries on disk when their build-ids match\n"
-    "the report; a rebuilt binary is never used, and a note says so. --json prints normalized\n"
-    "JSON instead. --as-recorded prints the frames as the program symbolized them (no\n"
-    "re-symbolizing). Exit status 1 when a file could not be read as a report.\n";
+    "the report; a rebuilt binary is never used, and a note says so. A directory stands for\n"
+    "the report files in it; summary files (*.summary.json) are skipped.\n"
+    "  --json          normalized JSON instead of text\n"
+    "  --sarif         one SARIF 2.1.0 log of every report (GitHub code scanning), source\n"
+    "                  paths relative to --source-root (default: the current directory)\n"
+    "  --as-recorded   the frames as the program symbolized them (no re-symbolizing)\n"
+    "Exit status 1 when a file could not be read as a report.\n";
+
+const char lt_tool_dump_usage[] =
+    "usage: locktrace dump PID\n"
+    "Asks a program running under the tracer (or every program under the launcher PID) for\n"
+    "its thread dump: every thread's held locks and waits, printed on the program's stderr.\n"
+    "The program must have been started with a dump signal (--dump-signal=SIGUSR1).\n";
 
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "report") == 0)
         return lt_tool_report(argc - 2, argv + 2);
+    if (argc > 1 && strcmp(argv[1], "dump") == 0)
+        return lt_tool_dump(argc - 2, argv + 2);
     if (argc > 1 && strcmp(argv[1], "--help") == 0) {
         lt_tool_launch_usage(stdout);
         return 0;

@@ -1,54 +1,40 @@
 /*
- * render.c - `locktrace report [--json] FILE...`: each report file printed as the text the
- * program printed (report_text.c), its frames re-symbolized from the binaries on disk when
- * their build-ids still match; with --json, the same data as normalized JSON. A file that
- * cannot be read as a report is an error naming the file and the problem; the others are
- * still printed. --as-recorded skips re-symbolizing: the frames exactly as the program saw them.
+ * render.c - `locktrace report [options] FILE|DIR...`: each report file printed as the text
+ * the program printed (report_text.c), its frames re-symbolized from the binaries on disk when
+ * their build-ids still match; with --json, the same data as normalized JSON; with --sarif,
+ * all of them as one SARIF log (sarif.c). A directory stands for
+ * the report files in it; summary files are recognised and skipped. A file that cannot be read
+ * as a report is an error naming the file and the problem; the others are still printed.
+ * --as-recorded skips re-symbolizing: the frames exactly as the program saw them.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "json.h"
 #include "report_read.h"
+#include "report_set.h"
 #include "symbolize.h"
 #include "tool.h"
 
 #define MAX_REPORT_BYTES (64u << 20)
-#define INLINE_DEPTH 8 /* frames one address may expand to */
+
+typedef enum { OUT_TEXT, OUT_JSON, OUT_SARIF } out_format;
+
+typedef struct options {
+    out_format format;
+    int as_recorded;
+    char source_root[4096]; /* SARIF uris are relative to it (default: the current directory) */
+} options;
 
 static void say_note(void *file, const char *line)
 {
     fprintf(stderr, "locktrace report: %s: note: %s\n", (const char *)file, line);
-}
-
-/* A copy of r whose stacks have re-symbolized frames; frees with free_resymbolized. */
-static lt_rep resymbolize(const lt_rep *r, lt_symbolizer *sz, const char *file)
-{
-    lt_rep out = *r;
-    lt_symbolizer_notes notes = {say_note, (void *)file};
-    out.stacks = calloc(r->nstacks ? r->nstacks : 1, sizeof *out.stacks);
-    for (size_t i = 0; out.stacks && i < r->nstacks; i++) {
-        const lt_rep_stack *s = &r->stacks[i];
-        size_t max = s->nframes * INLINE_DEPTH;
-        out.stacks[i] = *s;
-        out.stacks[i].frames = max ? malloc(max * sizeof *s->frames) : NULL;
-        if (out.stacks[i].frames)
-            out.stacks[i].nframes = lt_symbolize_stack(sz, s, out.stacks[i].frames, max, &notes);
-    }
-    if (!out.stacks)
-        out.stacks = r->stacks;
-    return out;
-}
-
-static void free_resymbolized(lt_rep *out, const lt_rep *r)
-{
-    if (out->stacks == r->stacks)
-        return;
-    for (size_t i = 0; i < out->nstacks; i++)
-        if (out->stacks[i].frames != r->stacks[i].frames)
-            free(out->stacks[i].frames);
-    free(out->stacks);
 }
 
 /* Text or JSON of r into a buffer grown until it fits; prints it. */
@@ -71,23 +57,45 @@ static int print(const lt_rep *r, int json)
     }
 }
 
-static int render_file(const char *path, int json, int as_recorded)
+/* 1 when text is a summary file (<program>.<pid>.summary.json): not a report, not an error. */
+static int is_summary(const char *text, size_t len)
+{
+    char err[64];
+    json_doc *doc = json_parse(text, len, err, sizeof err);
+    int yes = doc && json_get(json_root(doc), "locktrace_summary") != NULL;
+    json_free(doc);
+    return yes;
+}
+
+/* One report file: printed (text, JSON) or kept in set (SARIF, HTML). 0, or 1 on error. */
+static int load_file(const char *path, const options *o, lt_symbolizer *sz, lt_report_set *set)
 {
     char err[512];
     size_t len;
     char *text = lt_read_file(path, MAX_REPORT_BYTES, &len, err, sizeof err);
     lt_rep_file *f = text ? lt_rep_read(text, len, err, sizeof err) : NULL;
     if (!f) {
+        int summary = text && is_summary(text, len);
+        free(text);
+        if (summary)
+            return 0;
         fprintf(stderr, "locktrace report: %s: %s\n", path, err);
+        return 1;
+    }
+    lt_rep *r = lt_rep_of(f);
+    lt_symbolizer_notes notes = {say_note, (void *)path};
+    lt_rep out = sz ? lt_rep_resymbolize(r, sz, &notes) : *r;
+    if (o->format == OUT_SARIF) {
+        if (lt_report_set_add(set, path, text, f, &out) == 0)
+            return 0; /* the set owns them now */
+        fprintf(stderr, "locktrace report: %s: out of memory\n", path);
+        lt_rep_free_resymbolized(&out, r);
+        lt_rep_file_free(f);
         free(text);
         return 1;
     }
-    lt_symbolizer *sz = as_recorded ? NULL : lt_symbolizer_new();
-    lt_rep *r = lt_rep_of(f);
-    lt_rep out = sz ? resymbolize(r, sz, path) : *r;
-    int rc = print(&out, json);
-    free_resymbolized(&out, r);
-    lt_symbolizer_free(sz);
+    int rc = print(&out, o->format == OUT_JSON);
+    lt_rep_free_resymbolized(&out, r);
     lt_rep_file_free(f);
     free(text);
     if (rc)
@@ -95,28 +103,114 @@ static int render_file(const char *path, int json, int as_recorded)
     return rc ? 1 : 0;
 }
 
+/* Report file names in dir, sorted as versions (prog.9.json before prog.10.json). */
+static int by_version(const void *a, const void *b)
+{
+    return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int load_dir(const char *dir, const options *o, lt_symbolizer *sz, lt_report_set *set)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        perror(dir);
+        return 1;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int status = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || len < 6 || strcmp(e->d_name + len - 5, ".json") != 0 ||
+            strstr(e->d_name, ".summary.json"))
+            continue; /* temporaries, other files, summaries */
+        if (n == cap) {
+            char **p = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof *names);
+            if (!p)
+                break;
+            names = p;
+        }
+        names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    if (n)
+        qsort(names, n, sizeof *names, by_version);
+    for (size_t i = 0; i < n; i++) {
+        char path[4096];
+        if (names[i] && (size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]) < sizeof path)
+            status |= load_file(path, o, sz, set);
+        free(names[i]);
+    }
+    free(names);
+    if (!n)
+        fprintf(stderr, "locktrace report: %s: no report files in this directory\n", dir);
+    return status;
+}
+
+static int load(const char *arg, const options *o, lt_symbolizer *sz, lt_report_set *set)
+{
+    struct stat st;
+    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
+        return load_dir(arg, o, sz, set);
+    return load_file(arg, o, sz, set);
+}
+
+/* Options come before the first file; returns the index of the first file, -1 to stop
+ * (status in *status). */
+static int parse(int argc, char **argv, options *o, int *status)
+{
+    int i = 0;
+    for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0)
+            return i + 1;
+        if (strcmp(a, "--json") == 0)
+            o->format = OUT_JSON;
+        else if (strcmp(a, "--sarif") == 0)
+            o->format = OUT_SARIF;
+        else if (strcmp(a, "--as-recorded") == 0)
+            o->as_recorded = 1;
+        else if (strncmp(a, "--source-root=", 14) == 0 || strcmp(a, "--source-root") == 0) {
+            const char *dir = a[13] == '=' ? a + 14 : i + 1 < argc ? argv[++i] : "";
+            if (!realpath(dir, o->source_root)) {
+                fprintf(stderr, "locktrace report: --source-root: %s: %s\n", dir, strerror(errno));
+                *status = 2;
+                return -1;
+            }
+        }
+        else if (strcmp(a, "--help") == 0) {
+            fputs(lt_tool_report_usage, stdout);
+            *status = 0;
+            return -1;
+        } else {
+            fprintf(stderr, "locktrace report: unknown option %s\n%s", a, lt_tool_report_usage);
+            *status = 2;
+            return -1;
+        }
+    }
+    return i;
+}
+
 int lt_tool_report(int argc, char **argv)
 {
-    int json = 0, as_recorded = 0, status = 0, files = 0;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0 && !files) {
-            json = 1;
-            continue;
-        }
-        if (strcmp(argv[i], "--as-recorded") == 0 && !files) {
-            as_recorded = 1;
-            continue;
-        }
-        if (strcmp(argv[i], "--help") == 0 && !files) {
-            fputs(lt_tool_report_usage, stdout);
-            return 0;
-        }
-        files++;
-        status |= render_file(argv[i], json, as_recorded);
-    }
-    if (!files) {
+    options o = {OUT_TEXT, 0, ""};
+    int status = 0;
+    if (!getcwd(o.source_root, sizeof o.source_root))
+        snprintf(o.source_root, sizeof o.source_root, "/");
+    int first = parse(argc, argv, &o, &status);
+    if (first < 0)
+        return status;
+    if (first == argc) {
         fputs(lt_tool_report_usage, stderr);
         return 2;
     }
+    lt_symbolizer *sz = o.as_recorded ? NULL : lt_symbolizer_new();
+    lt_report_set set = {0};
+    for (int i = first; i < argc; i++)
+        status |= load(argv[i], &o, sz, &set);
+    if (o.format == OUT_SARIF)
+        status |= lt_sarif_write(stdout, &set, o.source_root);
+    lt_report_set_free(&set);
+    lt_symbolizer_free(sz);
     return status;
 }

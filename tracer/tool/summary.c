@@ -87,7 +87,7 @@ typedef struct tally {
     int n;
 } tally;
 
-void lt_tool_summarize(const char *dir, char **before)
+int lt_tool_summarize(const char *dir, char **before)
 {
     char **now = lt_tool_list_reports(dir);
     tally kinds[MAX_KINDS];
@@ -111,9 +111,10 @@ void lt_tool_summarize(const char *dir, char **before)
     }
     lt_tool_free_list(now);
     if (!total)
-        return;
+        return 0;
     fprintf(stderr, "locktrace: %d report%s (", total, total == 1 ? "" : "s");
     for (size_t k = 0; k < nkinds; k++)
         fprintf(stderr, "%s%d %s", k ? ", " : "", kinds[k].n, kinds[k].kind);
     fprintf(stderr, ") in %s/ (read them again with: locktrace report FILE...)\n", dir);
+    return total;
 }

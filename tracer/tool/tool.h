@@ -8,6 +8,10 @@
 #include <stdio.h>
 
 extern const char lt_tool_report_usage[];
+extern const char lt_tool_dump_usage[];
+
+/* `locktrace dump PID` (argv after "dump"): asks a traced program for its thread dump. */
+int lt_tool_dump(int argc, char **argv);
 
 /* The launcher's --help text, with every option of config.def. */
 void lt_tool_launch_usage(FILE *to);
@@ -19,9 +23,10 @@ int lt_tool_launch(int argc, char **argv);
 int lt_tool_report(int argc, char **argv);
 
 /* Counts the report files in dir that are not listed in `before` (NULL-terminated names, or
- * NULL), by kind; prints the one-line summary on stderr when there are any. */
+ * NULL) and name this launcher, by kind; prints the one-line summary on stderr when there are
+ * any. Returns their number. */
 char **lt_tool_list_reports(const char *dir);
-void lt_tool_summarize(const char *dir, char **before);
+int lt_tool_summarize(const char *dir, char **before);
 void lt_tool_free_list(char **names);
 
 #endif

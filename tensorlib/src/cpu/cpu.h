@@ -5,6 +5,8 @@
 #ifndef TL_CPU_H
 #define TL_CPU_H
 
+#include <string.h>
+
 #include "../backend.h"
 
 /* Marks a typed loop to be built once per vector width and picked at load time (an ifunc),
@@ -17,6 +19,38 @@
 #else
 #define SIMD_CLONES
 #endif
+
+/* ------------------------------------------------------------------------------------------
+ * exp for f32 in a form the compiler vectorizes (libm's expf is a call per element):
+ * x = n ln2 + r with |r| <= ln2/2, exp(r) by a degree-7 polynomial (Cephes' coefficients),
+ * 2^n applied in two halves so results that underflow to subnormals or overflow to infinity
+ * come out right. Error about 1 ulp.
+ * ---------------------------------------------------------------------------------------- */
+static inline float tl_pow2i(int32_t e)
+{
+    uint32_t bits = (uint32_t)(e + 127) << 23;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static inline float tl_exp_f32(float x)
+{
+    float xc = x < -104.0f ? -104.0f : x > 89.0f ? 89.0f : x;
+    /* round to nearest integer by adding and removing 1.5 * 2^23 */
+    float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    int32_t e = (int32_t)n, e1 = e >> 1;
+    float y = p * tl_pow2i(e1) * tl_pow2i(e - e1);
+    return x != x ? x : y;
+}
 
 /* cpu_copy.c */
 /* Moves n cells of size bytes (1, 2, 4 or 8) from src to dst; steps count cells. */

@@ -48,6 +48,7 @@ static tl_status cpu_read(const void *buf, size_t offset, void *dst, size_t nbyt
 
 const tl_backend_i tl_cpu_backend = {
     .name = "cpu",
+    .strided_dst = true,
     .available = NULL,            /* always */
     .alloc = cpu_alloc,
     .free = cpu_free,

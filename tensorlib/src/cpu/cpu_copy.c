@@ -109,8 +109,14 @@ tl_status tl_cpu_copy(const tl_operand *dst, const tl_operand *src)
         if (dst->dtype != src->dtype) {
             if (unit && convert_half_run(d, dst->dtype, s, src->dtype, it.inner))
                 continue;
-            for (size_t i = 0; i < it.inner; i++)
-                tl_store(dst->dtype, d, i * it.step[0], tl_load(src->dtype, s, i * it.step[1]));
+            else if (!tl_dtype_is_float(src->dtype)) /* exact, one rounding into a float */
+                for (size_t i = 0; i < it.inner; i++)
+                    tl_store_i64(dst->dtype, d, i * it.step[0],
+                                 tl_load_i64(src->dtype, s, i * it.step[1]));
+            else
+                for (size_t i = 0; i < it.inner; i++)
+                    tl_store(dst->dtype, d, i * it.step[0],
+                             tl_load(src->dtype, s, i * it.step[1]));
         } else if (unit) {
             memcpy(d, s, it.inner * size);
         } else {

@@ -11,6 +11,7 @@
  * <tgmath.h> makes exp(x) expf for floats and exp for doubles.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <tgmath.h>
 
@@ -18,39 +19,7 @@
 
 #define CHUNK 256 /* elements per packed chunk */
 
-/* ------------------------------------------------------------------------------------------
- * exp for f32 in a form the compiler vectorizes (libm's expf is a call per element):
- * x = n ln2 + r with |r| <= ln2/2, exp(r) by a degree-7 polynomial (Cephes' coefficients),
- * 2^n applied in two halves so results that underflow to subnormals or overflow to infinity
- * come out right. Error about 1 ulp.
- * ---------------------------------------------------------------------------------------- */
-static inline float pow2i(int32_t e)
-{
-    uint32_t bits = (uint32_t)(e + 127) << 23;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-static inline float exp_f32(float x)
-{
-    float xc = x < -104.0f ? -104.0f : x > 89.0f ? 89.0f : x;
-    /* round to nearest integer by adding and removing 1.5 * 2^23 */
-    float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    int32_t e = (int32_t)n, e1 = e >> 1;
-    float y = p * pow2i(e1) * pow2i(e - e1);
-    return x != x ? x : y;
-}
-
-#define EXP(x) _Generic((x), float: exp_f32(x), default: exp(x))
+#define EXP(x) _Generic((x), float: tl_exp_f32(x), default: exp(x))
 
 /* ------------------------------------------------------------------------------------------
  * Typed loops. Every op, whatever its arity, gets one signature: x comes from a, y from b,
@@ -213,34 +182,38 @@ typedef union chunk {
     int64_t i[CHUNK];
 } chunk;
 
-/* m elements of op from element `at` on, `step` apart, into c as the work type. */
+/* m elements of op from element `at` on, `step` apart, into cells (work type) `cstep` apart. */
 static void gather(const tl_operand *op, size_t at, size_t step, size_t m, tl_dtype work,
-                   chunk *c)
+                   void *cells, size_t cstep)
 {
+    double *f = cells;
+    int64_t *i64 = cells;
     if (work == op->dtype && work != TL_I64)
-        tl_cpu_move_cells(c, 1, tl_cpu_at(op->buf, op->dtype, at), step, m,
+        tl_cpu_move_cells(cells, cstep, tl_cpu_at(op->buf, op->dtype, at), step, m,
                           tl_dtype_size(work));
     else if (work == TL_I64)
         for (size_t i = 0; i < m; i++)
-            c->i[i] = tl_load_i64(op->dtype, op->buf, at + i * step);
+            i64[i * cstep] = tl_load_i64(op->dtype, op->buf, at + i * step);
     else
         for (size_t i = 0; i < m; i++)
-            c->f[i] = tl_load(op->dtype, op->buf, at + i * step);
+            f[i * cstep] = tl_load(op->dtype, op->buf, at + i * step);
 }
 
 /* The reverse of gather, converting into op's dtype. */
 static void scatter(const tl_operand *op, size_t at, size_t step, size_t m, tl_dtype work,
-                    const chunk *c)
+                    const void *cells, size_t cstep)
 {
+    const double *f = cells;
+    const int64_t *i64 = cells;
     if (work == op->dtype && work != TL_I64)
-        tl_cpu_move_cells(tl_cpu_at(op->buf, op->dtype, at), step, c, 1, m,
+        tl_cpu_move_cells(tl_cpu_at(op->buf, op->dtype, at), step, cells, cstep, m,
                           tl_dtype_size(work));
     else if (work == TL_I64)
         for (size_t i = 0; i < m; i++)
-            tl_store_i64(op->dtype, op->buf, at + i * step, c->i[i]);
+            tl_store_i64(op->dtype, op->buf, at + i * step, i64[i * cstep]);
     else
         for (size_t i = 0; i < m; i++)
-            tl_store(op->dtype, op->buf, at + i * step, c->f[i]);
+            tl_store(op->dtype, op->buf, at + i * step, f[i * cstep]);
 }
 
 /* One run of the iterator through chunk buffers: gather, compute, scatter. */
@@ -253,13 +226,81 @@ static tl_status packed_run(const tl_operand *dst, const tl_operand *const *src,
         size_t m = it->inner - done < CHUNK ? it->inner - done : CHUNK;
         for (size_t k = 0; k < nsrc; k++) {
             gather(src[k], it->off[k + 1] + done * it->step[k + 1], it->step[k + 1], m, work,
-                   &in[k]);
+                   &in[k], 1);
             ins[k] = &in[k];
         }
         tl_status st = fn(ctx, work, &out, ins, m);
         if (st != TL_OK)
             return st;
-        scatter(dst, it->off[0] + done * it->step[0], it->step[0], m, work, &out);
+        scatter(dst, it->off[0] + done * it->step[0], it->step[0], m, work, &out, 1);
+    }
+    return TL_OK;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Tiles. When an operand's run is strided but the dim just outside the run steps through its
+ * memory more finely (a transposed view: the run walks a column), run by run would touch a new
+ * cache line for every element. Instead TILE runs are done together, TILE elements at a time:
+ * each operand's TILE x TILE block is moved along whichever direction is closer in its memory,
+ * then computed as one contiguous chunk.
+ * ---------------------------------------------------------------------------------------- */
+#define TILE_ROWS 64
+#define TILE_COLS 64
+
+typedef struct tiles {
+    _Alignas(64) unsigned char in[TL_ITER_MAX - 1][TILE_ROWS * TILE_COLS * 8];
+    _Alignas(64) unsigned char out[TILE_ROWS * TILE_COLS * 8];
+} tiles;
+
+/* Should the run at `it` go through tiles: some operand is finer across runs than along. */
+static bool wants_tiles(const tl_iter *it)
+{
+    if (it->outer == 0)
+        return false;
+    for (size_t k = 0; k < it->n; k++)
+        if (it->stride[k][it->outer - 1] < it->step[k])
+            return true;
+    return false;
+}
+
+/* Moves a rows x cols block (rows rstep apart, columns cstep apart in op) to or from cells
+ * laid out row-major, in op's memory order. */
+static void move_block(const tl_operand *op, bool to_cells, size_t at, size_t rstep, size_t cstep,
+                       size_t rows, size_t cols, tl_dtype work, unsigned char *cells)
+{
+    size_t es = work == TL_F32 ? 4 : 8;
+    bool by_column = rstep < cstep;
+    size_t lines = by_column ? cols : rows, len = by_column ? rows : cols;
+    size_t line_step = by_column ? cstep : rstep, elem_step = by_column ? rstep : cstep;
+    size_t cell_line = by_column ? 1 : cols, cell_step = by_column ? cols : 1;
+    for (size_t l = 0; l < lines; l++) {
+        unsigned char *c = cells + l * cell_line * es;
+        if (to_cells)
+            gather(op, at + l * line_step, elem_step, len, work, c, cell_step);
+        else
+            scatter(op, at + l * line_step, elem_step, len, work, c, cell_step);
+    }
+}
+
+/* `rows` runs from the iterator's position (rows along dim outer - 1) through tiles. */
+static tl_status tiled_runs(const tl_operand *dst, const tl_operand *const *src, size_t nsrc,
+                            const tl_iter *it, size_t rows, tl_dtype work, chunk_fn fn,
+                            const void *ctx, tiles *t)
+{
+    const void *ins[TL_ITER_MAX - 1];
+    size_t d = it->outer - 1;
+    for (size_t c0 = 0; c0 < it->inner; c0 += TILE_COLS) {
+        size_t cols = it->inner - c0 < TILE_COLS ? it->inner - c0 : TILE_COLS;
+        for (size_t k = 0; k < nsrc; k++) {
+            move_block(src[k], true, it->off[k + 1] + c0 * it->step[k + 1], it->stride[k + 1][d],
+                       it->step[k + 1], rows, cols, work, t->in[k]);
+            ins[k] = t->in[k];
+        }
+        tl_status st = fn(ctx, work, t->out, ins, rows * cols);
+        if (st != TL_OK)
+            return st;
+        move_block(dst, false, it->off[0] + c0 * it->step[0], it->stride[0][d], it->step[0],
+                   rows, cols, work, t->out);
     }
     return TL_OK;
 }
@@ -278,22 +319,34 @@ static tl_status ew_run(const tl_operand *dst, const tl_operand *const *src, siz
     }
     tl_dtype work = typed ? dst->dtype : ints ? TL_I64 : TL_F64;
     tl_iter it;
-    if (!tl_iter_init(&it, dst->layout->shape, dst->layout->ndim, ls, nsrc + 1))
+    if (!tl_iter_init_dst_order(&it, dst->layout->shape, dst->layout->ndim, ls, nsrc + 1))
         return TL_OK;
+    tiles *t = NULL;
     tl_status st = TL_OK;
     do {
         bool unit = typed;
         for (size_t k = 0; k <= nsrc; k++)
             unit = unit && (it.step[k] == 1 || it.inner == 1);
-        if (!unit) {
+        if (unit) {
+            const void *ins[TL_ITER_MAX - 1];
+            for (size_t k = 0; k < nsrc; k++)
+                ins[k] = tl_cpu_at(src[k]->buf, src[k]->dtype, it.off[k + 1]);
+            st = fn(ctx, dst->dtype, tl_cpu_at(dst->buf, dst->dtype, it.off[0]), ins, it.inner);
+        } else if (wants_tiles(&it)) {
+            if (!t && !(t = tl_malloc(sizeof *t))) {
+                st = tl_fail_nomem("elementwise tiles", sizeof *t);
+                break;
+            }
+            size_t d = it.outer - 1, rows = it.shape[d] - it.idx[d];
+            rows = rows < TILE_ROWS ? rows : TILE_ROWS;
+            st = tiled_runs(dst, src, nsrc, &it, rows, work, fn, ctx, t);
+            for (size_t r = 1; r < rows; r++) /* the loop steps past the last one */
+                tl_iter_next(&it);
+        } else {
             st = packed_run(dst, src, nsrc, &it, work, fn, ctx);
-            continue;
         }
-        const void *ins[TL_ITER_MAX - 1];
-        for (size_t k = 0; k < nsrc; k++)
-            ins[k] = tl_cpu_at(src[k]->buf, src[k]->dtype, it.off[k + 1]);
-        st = fn(ctx, dst->dtype, tl_cpu_at(dst->buf, dst->dtype, it.off[0]), ins, it.inner);
     } while (st == TL_OK && tl_iter_next(&it));
+    free(t);
     return st;
 }
 
@@ -321,7 +374,19 @@ tl_status tl_cpu_unary(tl_unary_op op, const tl_operand *dst, const tl_operand *
 typedef struct scalar_ctx {
     tl_scalar_op op;
     double p0, p1;
+    int64_t i0, i1; /* the integer kernel's parameters */
 } scalar_ctx;
+
+/* Integer affine and clamp with integral parameters i0, i1, exact in int64. */
+static void scalar_i64(tl_scalar_op op, int64_t *restrict d, const int64_t *restrict s, size_t n,
+                       int64_t i0, int64_t i1)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = s[i];
+        d[i] = op == TL_SCALAR_CLAMP ? (x < i0 ? i0 : x > i1 ? i1 : x)
+                                     : (int64_t)((uint64_t)wrap_mul(x, i0) + (uint64_t)i1);
+    }
+}
 
 static tl_status scalar_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src,
                               size_t n)
@@ -329,18 +394,33 @@ static tl_status scalar_chunk(const void *ctx, tl_dtype t, void *dst, const void
     const scalar_ctx *c = ctx;
     if (t == TL_F32)
         scalar_f32[c->op](dst, src[0], src[0], n, (float)c->p0, (float)c->p1);
-    else
+    else if (t == TL_F64)
         scalar_f64[c->op](dst, src[0], src[0], n, c->p0, c->p1);
+    else
+        scalar_i64(c->op, dst, src[0], n, c->i0, c->i1);
     return TL_OK;
 }
 
-/* Parameters are doubles, so integers go through the f64 kernels too. */
+/* v as an int64 when it is an integer in range. */
+static bool exact_i64(double v, int64_t *out)
+{
+    if (!(v >= -0x1p63 && v < 0x1p63) || v != trunc(v))
+        return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+/* Integers keep the header's rule where the parameters allow it: clamp and affine with
+ * integral parameters compute exactly in int64; other parameters go through the f64 kernels
+ * and truncate when stored (candle's affine on integers does the same). */
 tl_status tl_cpu_scalar(tl_scalar_op op, const tl_operand *dst, const tl_operand *src, double p0,
                         double p1)
 {
     const tl_operand *srcs[1] = {src};
-    scalar_ctx c = {op, p0, p1};
-    return ew_run(dst, srcs, 1, false, scalar_chunk, &c);
+    scalar_ctx c = {op, p0, p1, 0, 0};
+    bool ints = (op == TL_SCALAR_CLAMP || op == TL_SCALAR_AFFINE) && exact_i64(p0, &c.i0) &&
+                exact_i64(p1, &c.i1);
+    return ew_run(dst, srcs, 1, ints, scalar_chunk, &c);
 }
 
 static tl_status binary_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src,

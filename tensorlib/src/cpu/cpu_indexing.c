@@ -103,16 +103,19 @@ tl_status tl_cpu_gather(const tl_operand *dst, const tl_operand *src, const tl_o
     return st;
 }
 
-/* dst[di] += src[si], in dst's dtype; integers wrap. */
+/* dst[di] += src[si], in dst's dtype; integers add in int64 (wrapping there) and saturate
+ * into u8/u32, the header's integer rule. */
 static void add_elem(tl_dtype dtype, void *dst, size_t di, const void *src, size_t si)
 {
     switch (dtype) {
-    case TL_U8: ((uint8_t *)dst)[di] += ((const uint8_t *)src)[si]; break;
-    case TL_U32: ((uint32_t *)dst)[di] += ((const uint32_t *)src)[si]; break;
-    case TL_I64:
-        ((int64_t *)dst)[di] = (int64_t)((uint64_t)((int64_t *)dst)[di] +
-                                         (uint64_t)((const int64_t *)src)[si]);
+    case TL_U8:
+    case TL_U32:
+    case TL_I64: {
+        uint64_t a = (uint64_t)tl_load_i64(dtype, dst, di);
+        uint64_t b = (uint64_t)tl_load_i64(dtype, src, si);
+        tl_store_i64(dtype, dst, di, (int64_t)(a + b));
         break;
+    }
     case TL_F32: ((float *)dst)[di] += ((const float *)src)[si]; break;
     case TL_F64: ((double *)dst)[di] += ((const double *)src)[si]; break;
     default: tl_store(dtype, dst, di, tl_load(dtype, dst, di) + tl_load(dtype, src, si)); break;

@@ -2,8 +2,8 @@
  * cpu_matmul.c - batched matmul on the cpu. f32 and f64 go to BLAS (OpenBLAS's cblas on
  * Linux, Accelerate on macOS), which reads row-major and transposed (column-major) trailing
  * matrices in place, so a tl_transpose'd operand costs no copy; other strides are packed
- * first. f16/bf16 compute in f32 through the same path. Integer dtypes use a plain loop that
- * wraps on overflow like numpy's integer matmul.
+ * first. f16/bf16 compute in f32 through the same path. Integer dtypes use a plain loop in
+ * int64 that saturates into u8/u32.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -150,17 +150,8 @@ static tl_status half_matmul(const tl_operand *dst, const tl_operand *a, const t
     return st;
 }
 
-/* Integer dtypes: unsigned 64-bit accumulation, then truncation to the dtype, which is the
- * wrap-around of numpy's integer matmul (and well defined in C). */
-static void store_int(tl_dtype dtype, void *base, size_t i, uint64_t v)
-{
-    switch (dtype) {
-    case TL_U8: ((uint8_t *)base)[i] = (uint8_t)v; break;
-    case TL_U32: ((uint32_t *)base)[i] = (uint32_t)v; break;
-    default: ((int64_t *)base)[i] = (int64_t)v; break;
-    }
-}
-
+/* Integer dtypes compute by the header's integer rule: products and sums in int64 (wrapping
+ * there, done in uint64 where it is well defined), saturated when stored into u8/u32. */
 static void int_matmul(const tl_operand *dst, const tl_operand *a, const tl_operand *b,
                        const mm_dims *d)
 {
@@ -177,7 +168,7 @@ static void int_matmul(const tl_operand *dst, const tl_operand *a, const tl_oper
                 for (size_t p = 0; p < d->k; p++)
                     acc += (uint64_t)tl_load_i64(a->dtype, a->buf, oa + i * ars + p * acs) *
                            (uint64_t)tl_load_i64(b->dtype, b->buf, ob + p * brs + j * bcs);
-                store_int(dst->dtype, dst->buf, out++, acc);
+                tl_store_i64(dst->dtype, dst->buf, out++, (int64_t)acc);
             }
     }
 }

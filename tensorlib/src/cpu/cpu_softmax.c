@@ -2,32 +2,68 @@
  * cpu_softmax.c - softmax and log_softmax over any dim, numerically stable: each lane (the
  * elements along dim at one outer/inner position) is shifted by its maximum before exp, so
  * large inputs do not overflow, and log_softmax is (x - max) - log(sum(exp(x - max))) rather than
- * the log of a rounded softmax. f16/bf16 compute in f32; sums accumulate in double.
+ * the log of a rounded softmax. f16/bf16 compute in f32 (exp by the vectorizable polynomial
+ * of cpu.h, about 1 ulp); sums accumulate in double.
  */
 #include <math.h>
 #include <stdlib.h>
 
 #include "cpu_heavy.h"
 
-/* dim is the last one (inner == 1): each lane is a contiguous row. y gets exp(x - max) first,
- * then is scaled (softmax) or replaced by (x - max) - log(sum) (log_softmax: x - max is exact,
- * while adding max and log(sum) first would round away the small differences of large
- * inputs). */
-#define DEFINE_SOFTMAX_ROWS(NAME, T, EXP)                                                        \
-    static void NAME(const T *x, T *y, size_t rows, size_t n, bool take_log)                     \
+/* dim is the last one (inner == 1): each lane is a contiguous row. Every pass over a row is a
+ * loop the compiler vectorizes: the maximum and the sum keep several partial results (the sum
+ * in double, as accurate as one running double sum, without its chain of dependent adds), and
+ * f32 takes the polynomial exp. y gets exp(x - max) first, then is scaled (softmax) or replaced
+ * by (x - max) - log(sum) (log_softmax: x - max is exact, while adding max and log(sum) first
+ * would round away the small differences of large inputs). */
+#define LANES 16
+#define DEFINE_SOFTMAX_ROWS(SUFFIX, T, EXP)                                                      \
+    SIMD_CLONES static T row_max##SUFFIX(const T *x, size_t n)                                   \
+    {                                                                                            \
+        T part[LANES];                                                                           \
+        size_t j = 0;                                                                            \
+        for (int k = 0; k < LANES; k++)                                                          \
+            part[k] = -(T)INFINITY;                                                              \
+        for (; j + LANES <= n; j += LANES)                                                       \
+            for (int k = 0; k < LANES; k++)                                                      \
+                part[k] = x[j + k] > part[k] ? x[j + k] : part[k];                               \
+        for (; j < n; j++)                                                                       \
+            part[0] = x[j] > part[0] ? x[j] : part[0];                                           \
+        for (int k = 1; k < LANES; k++)                                                          \
+            part[0] = part[k] > part[0] ? part[k] : part[0];                                     \
+        return part[0];                                                                          \
+    }                                                                                            \
+    SIMD_CLONES static double row_exp_sum##SUFFIX(const T *x, T *y, size_t n, T max)             \
+    {                                                                                            \
+        double part[LANES / 2] = {0};                                                            \
+        size_t j = 0;                                                                            \
+        for (size_t i = 0; i < n; i++)                                                           \
+            y[i] = EXP(x[i] - max);                                                              \
+        for (; j + LANES / 2 <= n; j += LANES / 2)                                               \
+            for (int k = 0; k < LANES / 2; k++)                                                  \
+                part[k] += (double)y[j + k];                                                     \
+        for (; j < n; j++)                                                                       \
+            part[0] += (double)y[j];                                                             \
+        for (int k = 1; k < LANES / 2; k++)                                                      \
+            part[0] += part[k];                                                                  \
+        return part[0];                                                                          \
+    }                                                                                            \
+    SIMD_CLONES static void row_finish##SUFFIX(const T *x, T *y, size_t n, T max, double sum,    \
+                                               bool take_log)                                    \
+    {                                                                                            \
+        T lse = (T)log(sum), scale = (T)(1.0 / sum);                                             \
+        if (take_log)                                                                            \
+            for (size_t j = 0; j < n; j++)                                                       \
+                y[j] = (x[j] - max) - lse;                                                       \
+        else                                                                                     \
+            for (size_t j = 0; j < n; j++)                                                       \
+                y[j] *= scale;                                                                   \
+    }                                                                                            \
+    static void rows##SUFFIX(const T *x, T *y, size_t rows, size_t n, bool take_log)             \
     {                                                                                            \
         for (size_t r = 0; r < rows; r++, x += n, y += n) {                                      \
-            T max = x[0];                                                                        \
-            for (size_t j = 1; j < n; j++)                                                       \
-                max = x[j] > max ? x[j] : max;                                                   \
-            double sum = 0;                                                                      \
-            for (size_t j = 0; j < n; j++) {                                                     \
-                y[j] = EXP(x[j] - max);                                                          \
-                sum += y[j];                                                                     \
-            }                                                                                    \
-            T lse = (T)log(sum), scale = (T)(1.0 / sum);                                         \
-            for (size_t j = 0; j < n; j++)                                                       \
-                y[j] = take_log ? (x[j] - max) - lse : y[j] * scale;                             \
+            T max = row_max##SUFFIX(x, n);                                                       \
+            row_finish##SUFFIX(x, y, n, max, row_exp_sum##SUFFIX(x, y, n, max), take_log);       \
         }                                                                                        \
     }
 
@@ -60,9 +96,9 @@
                                                 : y[j * inner + i] * (T)sum[i];                  \
         }                                                                                        \
     }
-DEFINE_SOFTMAX_ROWS(rows_f32, float, expf)
-DEFINE_SOFTMAX_ROWS(rows_f64, double, exp)
-DEFINE_SOFTMAX_COLS(cols_f32, float, expf)
+DEFINE_SOFTMAX_ROWS(_f32, float, tl_exp_f32)
+DEFINE_SOFTMAX_ROWS(_f64, double, exp)
+DEFINE_SOFTMAX_COLS(cols_f32, float, tl_exp_f32)
 DEFINE_SOFTMAX_COLS(cols_f64, double, exp)
 
 /* Softmax of the contiguous [outer, n, inner] block x into y, both of dtype (f32 or f64). */

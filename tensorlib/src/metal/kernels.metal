@@ -77,7 +77,7 @@ template <> struct acc_of<bfloat> { typedef float type; };
 #endif
 
 // Back to a stored dtype as the cpu backend's tl_store does it: integers truncate toward
-// zero and saturate (i64 one float step below 2^63, where the cpu's double stops), NaN -> 0.
+// zero and saturate (i64 at INT64_MAX / INT64_MIN, Rust's `as`), NaN -> 0.
 // (Not named saturate: metal::saturate is in scope.)
 static inline long clamp_long(long x, long lo, long hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
@@ -95,7 +95,7 @@ template <> inline long narrow<long>(float x)
     if (isnan(x))
         return 0;
     if (x >= 9223372036854775808.0f)
-        return 0x7ffffffffffffc00l;
+        return 0x7fffffffffffffffl;
     return x <= -9223372036854775808.0f ? long(0x8000000000000000ul) : long(x);
 }
 

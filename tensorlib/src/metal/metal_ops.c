@@ -79,13 +79,14 @@ static tl_status metal_copy(const tl_operand *dst, const tl_operand *src)
     return run(&l, &a, sizeof a, (void *[]){src->buf, dst->buf}, 2, 1);
 }
 
-/* The value is rounded on the host as the cpu backend stores it (integers saturate, i64 one
- * double below 2^63, so the conversion below is always in range), then handed to the kernel
- * as a float and as a 64-bit integer split in two halves. */
+/* The value is rounded on the host as the cpu backend stores it (integers saturate, NaN is
+ * 0), then handed to the kernel as a float and as a 64-bit integer split in two halves. */
 static tl_status metal_fill(const tl_operand *dst, double value)
 {
     double v = tl_round_to_dtype(dst->dtype, value);
-    uint64_t bits = tl_dtype_is_float(dst->dtype) ? 0 : (uint64_t)(int64_t)v;
+    _Alignas(8) unsigned char cell[8];
+    tl_store(dst->dtype, cell, 0, value);
+    uint64_t bits = tl_dtype_is_float(dst->dtype) ? 0 : (uint64_t)tl_load_i64(dst->dtype, cell, 0);
     tlk_fill_args a = {.n = (uint32_t)tl_layout_elems(dst->layout), .fvalue = (float)v,
                        .ivalue_lo = (uint32_t)bits, .ivalue_hi = (uint32_t)(bits >> 32)};
     if (!layout_of("fill", dst, &a.dst))

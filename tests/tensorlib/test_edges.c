@@ -1,0 +1,290 @@
+/*
+ * test_edges.c - the edges an independent check against numpy found (issue #16): sizes from
+ * user input that overflow, and the header's integer rules (exact int64, saturation into
+ * u8/u32, Rust's `as` for float -> integer) on every op that takes integers; f16/bf16 rand
+ * staying inside [lo, hi).
+ */
+#include <stdint.h>
+
+#include "tl_test.h"
+
+#define BIG ((size_t)1 << 62)
+
+static void reshape_overflow(void)
+{
+    tl_tensor *t = tl_zeros(SHAPE(4), TL_F32, TL_CPU);
+    /* 4 elements as [2^62 + 1, 4]: the count wraps to 4 in size_t */
+    EXPECT_FAIL(tl_reshape(t, SHAPE(BIG + 1, 4)), TL_ERR_SHAPE, "overflows");
+    EXPECT_FAIL(tl_reshape(t, SHAPE(BIG, 4, 1)), TL_ERR_SHAPE, "overflows");
+    EXPECT_FAIL(tl_reshape(t, SHAPE(TL_INFER, BIG, 8)), TL_ERR_SHAPE, "overflows");
+    EXPECT_FMT(tl_reshape(t, SHAPE(2, TL_INFER)), "[[0.0, 0.0], [0.0, 0.0]]");
+    tl_release(t);
+}
+
+static void conv_padding_overflow(void)
+{
+    tl_tensor *x = tl_ones(SHAPE(1, 1, 5), TL_F32, TL_CPU);
+    tl_tensor *k = tl_ones(SHAPE(1, 1, 3), TL_F32, TL_CPU);
+    tl_tensor *x2 = tl_ones(SHAPE(1, 1, 4, 4), TL_F32, TL_CPU);
+    tl_tensor *k2 = tl_ones(SHAPE(1, 1, 2, 2), TL_F32, TL_CPU);
+    const size_t pads[] = {SIZE_MAX, SIZE_MAX / 2, (size_t)1 << 63, BIG, (size_t)PTRDIFF_MAX / 2};
+    for (size_t i = 0; i < sizeof pads / sizeof pads[0]; i++) {
+        EXPECT_FAIL(tl_conv1d(x, k, pads[i], 1, 1, 1), TL_ERR_RANGE, "padding");
+        EXPECT_FAIL(tl_conv2d(x2, k2, pads[i], 1, 1, 1), TL_ERR_RANGE, "padding");
+    }
+    /* a dilation whose window overflows */
+    EXPECT_FAIL(tl_conv1d(x, k, 0, 1, SIZE_MAX / 2 + 1, 1), TL_ERR_SHAPE, "does not fit");
+    EXPECT_VALS(tl_conv1d(x, k, 1, 1, 1, 1), 0, 2, 3, 3, 3, 2);
+    EXPECT_VALS(tl_conv1d(x, k, 1, 3, 1, 1), 0, 2, 3);
+    tl_release(x);
+    tl_release(k);
+    tl_release(x2);
+    tl_release(k2);
+}
+
+/* cat's result dim is a sum that can overflow with broadcast (stride 0) arguments. */
+static void cat_overflow(void)
+{
+    tl_tensor *one = tl_zeros(SHAPE(1), TL_U8, TL_CPU);
+    tl_tensor *huge = tl_broadcast_as(one, SHAPE((size_t)1 << 63));
+    const tl_tensor *args[] = {huge, huge};
+    CHECK(huge != NULL);
+    EXPECT_FAIL(tl_cat(args, 2, 0), TL_ERR_RANGE, "overflows");
+    tl_release(huge);
+    tl_release(one);
+}
+
+/* to_vec's byte count of a large broadcast view overflows size_t. */
+static void to_vec_overflow(void)
+{
+    tl_tensor *one = tl_zeros(SHAPE(1), TL_F32, TL_CPU);
+    tl_tensor *huge = tl_broadcast_as(one, SHAPE(BIG));
+    float cell;
+    EXPECT_STATUS(tl_to_vec(huge, &cell, sizeof cell), TL_ERR_RANGE, "bytes");
+    EXPECT_FAIL(tl_to_device(huge, TL_CPU), TL_ERR_RANGE, "too large");
+    tl_release(huge);
+    tl_release(one);
+}
+
+/* chunk with a huge n: ceil(size / n) must not wrap to a step of 0 (an endless loop). */
+static void chunk_huge_n(void)
+{
+    tl_tensor *t = tl_zeros(SHAPE(3), TL_F32, TL_CPU), *out[3];
+    size_t count = 0;
+    CHECK(tl_chunk(t, SIZE_MAX, 0, out, &count) == TL_OK && count == 3);
+    for (size_t i = 0; i < count; i++) {
+        CHECK(tl_shape(out[i])[0] == 1);
+        tl_release(out[i]);
+    }
+    tl_release(t);
+}
+
+/* float -> i64 saturates to INT64_MAX / INT64_MIN exactly; NaN gives 0. */
+static void float_to_i64(void)
+{
+    const double in[] = {1e19, 0x1p63, 0x1p63 - 1024, -1e19, -0x1p63, NAN, INFINITY, -INFINITY,
+                         -2.9, 2.9};
+    const int64_t want[] = {INT64_MAX, INT64_MAX, INT64_MAX - 1023, INT64_MIN, INT64_MIN, 0,
+                            INT64_MAX, INT64_MIN, -2, 2};
+    const size_t n = sizeof in / sizeof in[0];
+    tl_dtype srcs[] = {TL_F64, TL_F32};
+    for (size_t s = 0; s < 2; s++) {
+        tl_tensor *f = tl_from_data(in, &n, 1, TL_F64, TL_CPU);
+        tl_tensor *g = tl_to_dtype(f, srcs[s]);
+        tl_tensor *i = tl_to_dtype(g, TL_I64);
+        int64_t got[10] = {0};
+        CHECK(i && tl_to_vec(i, got, sizeof got) == TL_OK);
+        for (size_t k = 0; k < n; k++) {
+            /* f32 cannot hold 2^63 - 1024: it reads 2^63 */
+            int64_t w = srcs[s] == TL_F32 && k == 2 ? INT64_MAX : want[k];
+            CHECKF(got[k] == w, "%s %g -> %lld, want %lld", tl_dtype_name(srcs[s]), in[k],
+                   (long long)got[k], (long long)w);
+        }
+        tl_release(f);
+        tl_release(g);
+        tl_release(i);
+    }
+    EXPECT_FMT(tl_full(1e300, SHAPE(2), TL_I64, TL_CPU),
+               "[9223372036854775807, 9223372036854775807]");
+    EXPECT_FMT(tl_full(-1e300, SCALAR, TL_I64, TL_CPU), "-9223372036854775808");
+    EXPECT_FMT(tl_full(NAN, SCALAR, TL_I64, TL_CPU), "0");
+    tl_tensor *t = tl_zeros(SHAPE(2), TL_I64, TL_CPU);
+    CHECK(tl_const_set(t, 0x1p70) == TL_OK);
+    EXPECT_FMT(tl_retain(t), "[9223372036854775807, 9223372036854775807]");
+    CHECK(tl_const_set(t, -0x1p63) == TL_OK);
+    EXPECT_FMT(t, "[-9223372036854775808, -9223372036854775808]");
+    /* u8/u32 saturate too */
+    EXPECT_FMT(tl_to_dtype(MAKE(TL_F64, SHAPE(5), 300.7, -1, NAN, 254.9, 1e10), TL_U8),
+               "[255, 0, 0, 254, 255]");
+    EXPECT_FMT(tl_to_dtype(MAKE(TL_F64, SHAPE(3), 5e9, -1, 4294967295.5), TL_U32),
+               "[4294967295, 0, 4294967295]");
+}
+
+/* Large i64 -> f32/bf16/f16 rounds once (to nearest even), not through a double first. */
+static void i64_to_float(void)
+{
+    const int64_t in[] = {
+        ((int64_t)1 << 60) + ((int64_t)1 << 52) + 1, /* just above a bf16 tie: rounds up */
+        ((int64_t)1 << 60) + ((int64_t)1 << 36) + 1, /* just above an f32 tie: rounds up */
+        -(((int64_t)1 << 60) + ((int64_t)1 << 36) + 1),
+        INT64_MAX, INT64_MIN,
+    };
+    tl_tensor *t = tl_from_data(in, SHAPE(5), TL_I64, TL_CPU);
+    tl_tensor *bf = tl_to_dtype(t, TL_BF16), *f = tl_to_dtype(t, TL_F32);
+    tl_tensor *bf64 = tl_to_dtype(bf, TL_F64), *f64 = tl_to_dtype(f, TL_F64);
+    double gb[5], gf[5];
+    CHECK(tl_to_vec(bf64, gb, sizeof gb) == TL_OK && tl_to_vec(f64, gf, sizeof gf) == TL_OK);
+    CHECKF(gb[0] == 0x1p60 + 0x1p53, "bf16 %.17g", gb[0]);
+    CHECKF(gf[1] == 0x1p60 + 0x1p37, "f32 %.17g", gf[1]);
+    CHECKF(gf[2] == -(0x1p60 + 0x1p37), "f32 %.17g", gf[2]);
+    CHECK(gf[3] == 0x1p63 && gf[4] == -0x1p63 && gb[3] == 0x1p63);
+    tl_release(t);
+    tl_release(bf);
+    tl_release(f);
+    tl_release(bf64);
+    tl_release(f64);
+}
+
+/* u8/u32 index_add, scatter_add, scatter_add_set: 250 + 10 + 1 saturates at 255. */
+static void index_adds_saturate(void)
+{
+    const uint8_t xv[] = {250, 3}, sv[] = {10, 1}, idv[] = {0, 0};
+    tl_tensor *x = tl_from_data(xv, SHAPE(2), TL_U8, TL_CPU);
+    tl_tensor *src = tl_from_data(sv, SHAPE(2), TL_U8, TL_CPU);
+    tl_tensor *ids = tl_from_data(idv, SHAPE(2), TL_U8, TL_CPU);
+    EXPECT_FMT(tl_index_add(x, ids, src, 0), "[255, 3]");
+    EXPECT_FMT(tl_scatter_add(x, ids, src, 0), "[255, 3]");
+    CHECK(tl_scatter_add_set(x, ids, src, 0) == TL_OK);
+    EXPECT_FMT(tl_retain(x), "[255, 3]");
+    tl_release(x);
+    tl_release(src);
+    tl_release(ids);
+
+    const uint32_t xu[] = {4000000000u, 0}, su[] = {300000000u, 300000000u};
+    tl_tensor *xw = tl_from_data(xu, SHAPE(2), TL_U32, TL_CPU);
+    tl_tensor *sw = tl_from_data(su, SHAPE(2), TL_U32, TL_CPU);
+    tl_tensor *iw = tl_from_data((const uint32_t[]){0, 1}, SHAPE(2), TL_U32, TL_CPU);
+    EXPECT_FMT(tl_index_add(xw, iw, sw, 0), "[4294967295, 300000000]");
+    EXPECT_FMT(tl_scatter_add(xw, iw, sw, 0), "[4294967295, 300000000]");
+    CHECK(tl_scatter_add_set(xw, iw, sw, 0) == TL_OK);
+    EXPECT_FMT(tl_retain(xw), "[4294967295, 300000000]");
+    tl_release(xw);
+    tl_release(sw);
+    tl_release(iw);
+
+    /* i64 wraps in int64 (the rule's "wrapping there") */
+    const int64_t xl[] = {INT64_MAX}, sl[] = {1}, il[] = {0};
+    tl_tensor *a = tl_from_data(xl, SHAPE(1), TL_I64, TL_CPU);
+    tl_tensor *b = tl_from_data(sl, SHAPE(1), TL_I64, TL_CPU);
+    tl_tensor *c = tl_from_data(il, SHAPE(1), TL_I64, TL_CPU);
+    EXPECT_FMT(tl_index_add(a, c, b, 0), "[-9223372036854775808]");
+    tl_release(a);
+    tl_release(b);
+    tl_release(c);
+}
+
+static void matmul_saturates(void)
+{
+    const uint8_t av[] = {250, 250, 2, 3}, bv[] = {1, 1, 1, 1};
+    tl_tensor *a = tl_from_data(av, SHAPE(2, 2), TL_U8, TL_CPU);
+    tl_tensor *b = tl_from_data(bv, SHAPE(2, 2), TL_U8, TL_CPU);
+    EXPECT_FMT(tl_matmul(a, b), "[[255, 255], [5, 5]]");
+    tl_release(a);
+    tl_release(b);
+    const uint32_t au[] = {4000000000u, 4000000000u}, bu[] = {1, 1};
+    tl_tensor *c = tl_from_data(au, SHAPE(1, 2), TL_U32, TL_CPU);
+    tl_tensor *d = tl_from_data(bu, SHAPE(2, 1), TL_U32, TL_CPU);
+    EXPECT_FMT(tl_matmul(c, d), "[[4294967295]]");
+    tl_release(c);
+    tl_release(d);
+    const int64_t al[] = {(int64_t)1 << 53, 1}, bl[] = {1, 1};
+    tl_tensor *e = tl_from_data(al, SHAPE(1, 2), TL_I64, TL_CPU);
+    tl_tensor *f = tl_from_data(bl, SHAPE(2, 1), TL_I64, TL_CPU);
+    EXPECT_FMT(tl_matmul(e, f), "[[9007199254740993]]"); /* exact past 2^53 */
+    tl_release(e);
+    tl_release(f);
+}
+
+/* The rest of the integer rule, op by op. */
+static void integer_rules(void)
+{
+    tl_tensor *u = MAKE(TL_U8, SHAPE(3), 250, 5, 20), *v = MAKE(TL_U8, SHAPE(3), 10, 10, 0);
+    EXPECT_FMT(tl_add(u, v), "[255, 15, 20]");
+    EXPECT_FMT(tl_sub(u, v), "[240, 0, 20]");
+    EXPECT_FMT(tl_mul(u, v), "[255, 50, 0]");
+    EXPECT_FAIL(tl_div(u, v), TL_ERR_RANGE, "division by zero");
+    EXPECT_FMT(tl_unary(TL_NEG, u), "[0, 0, 0]");
+    EXPECT_FMT(tl_unary(TL_SQR, u), "[255, 25, 255]");
+    EXPECT_FMT(tl_affine(u, 2, -100), "[255, 0, 0]");
+    EXPECT_FMT(tl_affine(u, 0.5, 0), "[125, 2, 10]");
+    EXPECT_FMT(tl_reduce(TL_SUM, u, NULL, 0, false), "255");
+    EXPECT_FMT(tl_reduce(TL_MEAN, u, NULL, 0, false), "91");
+    tl_release(u);
+    tl_release(v);
+    /* i64 is exact past 2^53, where a double would round */
+    const int64_t big[] = {((int64_t)1 << 53) + 1, INT64_MIN};
+    tl_tensor *b = tl_from_data(big, SHAPE(2), TL_I64, TL_CPU);
+    EXPECT_FMT(tl_clamp(b, 0, 0x1p62), "[9007199254740993, 0]");
+    EXPECT_FMT(tl_affine(b, 1, 2), "[9007199254740995, -9223372036854775806]");
+    EXPECT_FMT(tl_unary(TL_ABS, b), "[9007199254740993, -9223372036854775808]");
+    const int64_t m1[] = {-1, -1};
+    tl_tensor *neg = tl_from_data(m1, SHAPE(2), TL_I64, TL_CPU);
+    EXPECT_FMT(tl_div(b, neg), "[-9007199254740993, -9223372036854775808]");
+    EXPECT_FMT(tl_to_dtype(b, TL_U32), "[4294967295, 0]");
+    EXPECT_FMT(tl_to_dtype(b, TL_U8), "[255, 0]");
+    tl_release(b);
+    tl_release(neg);
+}
+
+/* Uniform values rounded to f16/bf16 stay in [lo, hi), also where the range holds one value. */
+static void rand_half_range(void)
+{
+    enum { N = 1 << 16 };
+    static double got[N];
+    tl_dtype dts[] = {TL_F16, TL_BF16, TL_F32};
+    for (size_t d = 0; d < 3; d++) {
+        tl_tensor *r = tl_rand(0, 1, SHAPE(N), dts[d], TL_CPU, 7);
+        tl_tensor *r64 = tl_to_dtype(r, TL_F64);
+        size_t bad = 0;
+        CHECK(r64 && tl_to_vec(r64, got, sizeof got) == TL_OK);
+        for (size_t i = 0; i < N; i++)
+            bad += !(got[i] >= 0 && got[i] < 1);
+        CHECKF(bad == 0, "%s: %zu values outside [0, 1)", tl_dtype_name(dts[d]), bad);
+        tl_release(r);
+        tl_release(r64);
+    }
+    /* [0.9995, 0.99999) holds only 1 - 2^-11 in f16 */
+    tl_tensor *r = tl_rand(0.9995, 0.99999, SHAPE(64), TL_F16, TL_CPU, 3);
+    tl_tensor *r64 = tl_to_dtype(r, TL_F64);
+    size_t bad = 0;
+    CHECK(r64 && tl_to_vec(r64, got, 64 * sizeof got[0]) == TL_OK);
+    for (size_t i = 0; i < 64; i++)
+        bad += got[i] != 1 - 0x1p-11;
+    CHECK(bad == 0);
+    tl_release(r);
+    tl_release(r64);
+    EXPECT_FAIL(tl_rand(1.0001, 1.0002, SHAPE(2), TL_F16, TL_CPU, 1), TL_ERR_ARG, "no f16 value");
+    EXPECT_FAIL(tl_rand(0, INFINITY, SHAPE(2), TL_F32, TL_CPU, 1), TL_ERR_ARG, "finite");
+    /* the widest finite range does not overflow into NaN */
+    r = tl_rand(-1e308, 1e308, SHAPE(64), TL_F64, TL_CPU, 5);
+    CHECK(r && tl_to_vec(r, got, 64 * sizeof got[0]) == TL_OK);
+    for (size_t i = 0; r && i < 64; i++)
+        CHECK(isfinite(got[i]));
+    tl_release(r);
+}
+
+int main(void)
+{
+    reshape_overflow();
+    conv_padding_overflow();
+    cat_overflow();
+    to_vec_overflow();
+    chunk_huge_n();
+    float_to_i64();
+    i64_to_float();
+    index_adds_saturate();
+    matmul_saturates();
+    integer_rules();
+    rand_half_range();
+    return check_summary();
+}

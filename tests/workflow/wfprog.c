@@ -1,0 +1,150 @@
+/*
+ * wfprog.c - programs for the workflow tests (tests/workflow/workflow_test.py): one mode per
+ * situation a user meets around a report (exit codes, caps, signals, hung tests).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+void wf_library_marker(void); /* wfdtor.c: its destructor prints at exit */
+
+static void result(const char *what, int rc)
+{
+    printf("%s -> %s\n", what, rc == 0 ? "0" : rc == EDEADLK ? "EDEADLK" : strerror(rc));
+    fflush(stdout);
+}
+
+NOINLINE static void noisy_unlock(pthread_mutex_t *m)
+{
+    pthread_mutex_unlock(m);
+}
+
+/* Write then read on one rwlock: glibc returns EDEADLK, the tracer reports a self-deadlock. */
+NOINLINE static int known_write_read(pthread_rwlock_t *l)
+{
+    pthread_rwlock_wrlock(l);
+    int rc = pthread_rwlock_rdlock(l);
+    pthread_rwlock_unlock(l);
+    return rc;
+}
+
+/* 120 self-deadlock reports on an error-checking mutex (past the cap of 100), then one in
+ * known_write_read that a suppression rule names: it must be suppressed, not aborted. */
+static void capped_then_suppressed(void)
+{
+    pthread_mutexattr_t a;
+    pthread_mutex_t m;
+    pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+    pthread_mutex_init(&m, &a);
+    pthread_mutex_lock(&m);
+    for (int i = 0; i < 120; i++)
+        pthread_mutex_lock(&m);
+    pthread_mutex_unlock(&m);
+    result("rdlock", known_write_read(&l));
+}
+
+/* One report, then a normal exit: the library's destructor must still run. */
+static void report_then_exit(void)
+{
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    wf_library_marker();
+    noisy_unlock(&m);
+    printf("main returns"); /* no newline: only exit()'s stdio flush writes it */
+}
+
+/* A hung test: every signal a user may send is caught and named on stdout; SIGTERM ends it. */
+static volatile sig_atomic_t last, done;
+
+static void on_signal(int sig)
+{
+    last = sig;
+    if (sig == SIGTERM)
+        done = 1;
+}
+
+static void hang(void)
+{
+    static const int sigs[] = {SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        sigaction(sigs[i], &sa, NULL);
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        sigaddset(&block, sigs[i]);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    printf("ready %d\n", (int)getpid());
+    fflush(stdout);
+    while (!done) {
+        sigsuspend(&old);
+        printf("got %s\n", sigabbrev_np(last));
+        fflush(stdout);
+    }
+}
+
+/* Holds a lock and waits forever in a condition wait: a hang the dump should explain. */
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+
+static void *waiter(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&held); /* blocks: main holds it */
+    return NULL;
+}
+
+static void hung_on_lock(void)
+{
+    pthread_t t;
+    pthread_mutex_lock(&held);
+    pthread_create(&t, NULL, waiter, NULL);
+    printf("ready %d\n", (int)getpid());
+    fflush(stdout);
+    for (;;)
+        pause(); /* a dump signal's handler returns here */
+}
+
+static void *volatile leaked;
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "capped-then-suppressed"))
+        capped_then_suppressed();
+    else if (!strcmp(mode, "report-then-exit"))
+        report_then_exit();
+    else if (!strcmp(mode, "hang"))
+        hang();
+    else if (!strcmp(mode, "hung-on-lock"))
+        hung_on_lock();
+    else if (!strcmp(mode, "self-deadlock")) {
+        pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+        result("rdlock", known_write_read(&l));
+    } else if (!strcmp(mode, "clean")) {
+        pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+        result("lock", pthread_mutex_lock(&m));
+        pthread_mutex_unlock(&m);
+    } else if (!strcmp(mode, "leak")) {
+        leaked = malloc(4242); /* dropped below: LeakSanitizer must still see the program's leaks */
+        leaked = NULL;
+        result("leak", 0);
+    } else if (!strcmp(mode, "bad-unlock")) {
+        pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+        noisy_unlock(&m);
+    } else {
+        fprintf(stderr, "usage: wfprog capped-then-suppressed|report-then-exit|hang|"
+                        "hung-on-lock|self-deadlock|clean|leak|bad-unlock\n");
+        return 64;
+    }
+    return 0;
+}

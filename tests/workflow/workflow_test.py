@@ -1,0 +1,497 @@
+#!/usr/bin/env python3
+"""Workflow tests (CI and post-mortem use of locktrace): exit codes, files that read back,
+the launcher around a hung program, `locktrace report` on directories, SARIF and HTML, install.
+Programs run through expect.py's run(), under its process-group timeout.
+
+  workflow_test.py CHECK --locktrace PATH --lib PATH --wfprog PATH [...]
+
+Each CHECK is one meson test; it exits 0 on success, 1 with the reasons, 77 to skip (with
+the reason printed).
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import expect  # noqa: E402
+
+TIMEOUT = 30
+
+
+class Failed(Exception):
+    pass
+
+
+class Skipped(Exception):
+    pass
+
+
+def need(cond, what):
+    if not cond:
+        raise Failed(what)
+
+
+class Ctx:
+    def __init__(self, args, tmp):
+        self.a = args
+        self.tmp = tmp
+        self.dir = os.path.join(tmp, 'reports')
+
+    def env(self, extra=None, preload=False):
+        e = {k: v for k, v in os.environ.items()
+             if not k.startswith('LOCKTRACE_') and k != 'LD_PRELOAD'}
+        if preload:
+            e['LD_PRELOAD'] = self.a.lib
+        e.update(extra or {})
+        return e
+
+    def run(self, cmd, env=None, preload=False, cwd=None, timeout=TIMEOUT):
+        ending, out, err = expect.run(cmd, self.env(env, preload), timeout, cwd or self.tmp)
+        return ending, out.decode('utf-8', 'replace'), err.decode('utf-8', 'replace')
+
+    def traced(self, *args, **env):
+        """wfprog under LD_PRELOAD, reports into self.dir."""
+        env.setdefault('LOCKTRACE_REPORT_DIR', self.dir)
+        return self.run([self.a.wfprog] + list(args), env, preload=True)
+
+    def report(self, *args):
+        return self.run([self.a.locktrace, 'report'] + list(args))
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path, 'w') as f:
+            f.write(text)
+        return path
+
+
+def summary(d):
+    files = glob.glob(os.path.join(d, '*.summary.json'))
+    need(len(files) == 1, f'summary files in {d}: {files}')
+    return json.load(open(files[0]))
+
+
+# --- robust files ---------------------------------------------------------------------------
+
+def exitcode_destructors(c):
+    """'LOCKTRACE_EXITCODE lets destructors run': the status changes, the libraries'
+    destructors still run and stdio is still flushed."""
+    ending, out, err = c.traced('report-then-exit', LOCKTRACE_EXITCODE='7')
+    need(ending == 7, f'status {ending}: {err}')
+    need('library destructor ran' in out, f'a library destructor was skipped: {out!r}')
+    need('main returns' in out, f'stdio was not flushed: {out!r}')
+    ending, out, _ = c.traced('report-then-exit')
+    need(ending == 0 and 'library destructor ran' in out, f'without EXITCODE: {ending} {out!r}')
+
+
+def suppress_past_cap(c):
+    """'suppressions apply whatever the cap': after 120 reports of a kind (cap 100), a report
+    of that kind that a rule names is suppressed: counted as such, no abort, no exit code."""
+    rules = c.write('supp', 'self-deadlock:known_write_read\n')
+    ending, out, err = c.traced('capped-then-suppressed', LOCKTRACE_SUPPRESSIONS=rules)
+    need(ending == 0, f'status {ending} (the suppressed report applied its action?)\n{err[-2000:]}')
+    need(out.startswith('rdlock -> EDEADLK\n'), f'the suppressed call did not go on as in glibc: {out!r}')
+    need('known_write_read' not in err, 'the suppressed report was printed')
+    s = summary(c.dir)
+    need(s['counts'] == {'self-deadlock': 120} and s['suppressed'] == {'self-deadlock': 1},
+         f'summary counts {s["counts"]}, suppressed {s["suppressed"]}')
+
+
+def json_del_byte(c):
+    """'the JSON writer's escaping and the reader agree on every byte': a program whose name
+    holds DEL (0x7f) and other odd bytes writes a report that `locktrace report` reads back."""
+    odd = os.path.join(c.tmp, 'wf\x7fprog \\"q\x01')
+    shutil.copy(c.a.wfprog, odd)
+    ending, _, err = c.run([odd, 'bad-unlock'], {'LOCKTRACE_REPORT_DIR': c.dir}, preload=True)
+    need(ending == 0 and 'bad-unlock' in err, f'{ending} {err}')
+    files = [f for f in glob.glob(os.path.join(c.dir, '*.json')) if 'summary' not in f]
+    need(len(files) == 1, f'report files {files}')
+    raw = open(files[0], 'rb').read()
+    need(b'\x7f' not in raw and b'\\u007f' in raw, 'DEL is not escaped in the file')
+    need(json.loads(raw)['program'] == odd, 'program name does not read back in Python')
+    ending, out, rerr = c.report('--json', files[0])
+    need(ending == 0, f'locktrace report refuses a file the tracer wrote: {rerr}')
+    need(json.loads(out)['program'] == odd, 'program name changed in the round trip')
+    # and raw DEL, which JSON allows, is accepted too
+    raw_del = c.write('raw.json', raw.decode().replace('\\u007f', '\x7f'))
+    ending, out2, rerr = c.report('--json', raw_del)
+    need(ending == 0 and out2 == out, f'raw DEL: {ending} {rerr}')
+
+
+# --- locktrace report -------------------------------------------------------------------------
+
+def report_dir(c):
+    """'locktrace report takes files and directories and knows summary files': a directory
+    with reports of two programs and their summaries, given as the directory or as the
+    shell's *.json, prints both reports and exits 0."""
+    for _ in range(2):
+        ending, _, _ = c.traced('bad-unlock')
+        need(ending == 0, f'ending {ending}')
+    need(len(glob.glob(os.path.join(c.dir, '*.summary.json'))) == 2, 'expected two summaries')
+    ending, out, err = c.report(c.dir)
+    need(ending == 0 and err == '', f'on the directory: {ending} {err}')
+    need(len(re.findall(r'^locktrace: bad-unlock:', out, re.M)) == 2, f'two reports expected:\n{out}')
+    ending, out2, err = c.report(*sorted(glob.glob(os.path.join(c.dir, '*.json'))))
+    need(ending == 0 and err == '' and sorted(out2.split('\n')) == sorted(out.split('\n')),
+         f'on *.json (summaries included): {ending} {err}')
+    empty = os.path.join(c.tmp, 'empty')
+    os.mkdir(empty)
+    ending, out, err = c.report(empty)
+    need(ending == 0 and out == '' and 'no report files' in err, f'empty directory: {ending} {err}')
+    ending, out, err = c.report(os.path.join(c.tmp, 'missing-dir'))
+    need(ending == 1 and 'No such file' in err, f'a missing path: {ending} {err}')
+
+
+def source_line(path, text):
+    """The 1-based line of path that contains text (found here, not by the code under test)."""
+    for n, line in enumerate(open(path), 1):
+        if text in line:
+            return n
+    raise Failed(f'{text!r} not in {path}')
+
+
+def sarif(c):
+    """'--sarif (SARIF 2.1.0 as GitHub code scanning reads it ...)': every field code scanning
+    requires, the request frame's file:line as the location, the other stacks as related
+    locations, and partialFingerprints that stay the same for the same bug."""
+    for _ in range(2):
+        ending, _, _ = c.traced('self-deadlock')
+        need(ending == 'signal:SIGABRT', f'self-deadlock ending {ending}')
+    inv = os.path.join(c.tmp, 'inversion')
+    ending, _, _ = c.run([c.a.cross_order, 'cycle-2'], {'LOCKTRACE_REPORT_DIR': inv}, preload=True)
+    need(ending == 0, f'cross_order ending {ending}')
+    ending, out, err = c.report('--sarif', '--source-root', c.a.source_root, c.dir, inv)
+    need(ending == 0, f'locktrace report --sarif: {ending} {err}')
+    log = json.loads(out)
+    need(log.get('version') == '2.1.0' and 'sarif' in log.get('$schema', ''), 'version/$schema')
+    need(len(log['runs']) == 1, 'one run')
+    run = log['runs'][0]
+    driver = run['tool']['driver']
+    need(driver['name'] == 'locktrace' and driver.get('version'), f'driver {driver}')
+    rule_ids = [r['id'] for r in driver['rules']]
+    need(sorted(rule_ids) == ['lock-order-inversion', 'self-deadlock'], f'rules {rule_ids}')
+    for r in driver['rules']:
+        need(r['shortDescription']['text'], f'rule {r["id"]} has no description')
+    results = run['results']
+    need(len(results) == 3, f'{len(results)} results, expected 3')
+    root = run['originalUriBaseIds']['%SRCROOT%']['uri']
+    need(root.startswith('file:///') and root.endswith('/'), f'SRCROOT {root}')
+    for res in results:
+        need(res['ruleId'] in rule_ids and rule_ids[res['ruleIndex']] == res['ruleId'], 'ruleId/ruleIndex')
+        need(res['message']['text'], 'empty message')
+        loc = res['locations'][0]['physicalLocation']
+        uri = loc['artifactLocation']['uri']
+        need(not uri.startswith('/') and '://' not in uri and '..' not in uri.split('/'),
+             f'uri not relative: {uri}')
+        need(os.path.isfile(os.path.join(c.a.source_root, uri)), f'{uri} is not under the source root')
+        need(isinstance(loc['region']['startLine'], int) and loc['region']['startLine'] > 0, 'startLine')
+        fp = res['partialFingerprints']
+        need(fp and all(isinstance(v, str) and v for v in fp.values()), f'partialFingerprints {fp}')
+        for rel in res['relatedLocations']:
+            need(isinstance(rel['id'], int) and rel['message']['text'], f'related location {rel}')
+    selfs = [r for r in results if r['ruleId'] == 'self-deadlock']
+    src = os.path.join(c.a.source_root, 'tests', 'workflow', 'wfprog.c')
+    want = source_line(src, 'int rc = pthread_rwlock_rdlock(l);')
+    for r in selfs:
+        loc = r['locations'][0]['physicalLocation']
+        need(loc['artifactLocation']['uri'] == 'tests/workflow/wfprog.c' and
+             loc['region']['startLine'] == want, f'request frame: {loc}, expected wfprog.c:{want}')
+        need(any(rel['physicalLocation']['region']['startLine'] ==
+                 source_line(src, 'pthread_rwlock_wrlock(l);') for rel in r['relatedLocations']),
+             'the held stack is not a related location')
+    need(selfs[0]['partialFingerprints'] == selfs[1]['partialFingerprints'],
+         'two runs of the same bug have different fingerprints')
+    inv_res = [r for r in results if r['ruleId'] == 'lock-order-inversion'][0]
+    need(inv_res['partialFingerprints'] != selfs[0]['partialFingerprints'], 'different bugs share a fingerprint')
+
+
+# --- the launcher ---------------------------------------------------------------------------
+
+class Running:
+    """A command started in its own session, read line by line with a deadline; killed (the
+    whole group) on the way out."""
+
+    def __init__(self, c, cmd, env=None):
+        self.p = subprocess.Popen(cmd, env=c.env(env), cwd=c.tmp, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  start_new_session=True)
+        self.buf = {self.p.stdout: b'', self.p.stderr: b''}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.p.poll() is None:
+            os.killpg(self.p.pid, signal.SIGKILL)
+        self.p.wait()
+
+    def wait_for(self, stream, pattern, timeout=TIMEOUT):
+        """Reads stream until pattern matches what it printed so far; the match."""
+        f = self.p.stdout if stream == 'stdout' else self.p.stderr
+        deadline = time.monotonic() + timeout
+        while True:
+            m = re.search(pattern, self.buf[f].decode('utf-8', 'replace'), re.M)
+            if m:
+                return m
+            left = deadline - time.monotonic()
+            need(left > 0, f'{stream} never matched /{pattern}/: {self.buf[f][-2000:]!r}')
+            ready, _, _ = select.select([f], [], [], left)
+            if ready:
+                chunk = os.read(f.fileno(), 65536)
+                need(chunk, f'{stream} closed before /{pattern}/: {self.buf[f][-2000:]!r}')
+                self.buf[f] += chunk
+
+    def finish(self, timeout=TIMEOUT):
+        out, err = self.p.communicate(timeout=timeout)
+        self.buf[self.p.stdout] += out
+        self.buf[self.p.stderr] += err
+        return self.p.returncode
+
+
+def launcher_signals(c):
+    """'forwards every signal a user sends to a hung test (at least the dump signal, INT,
+    TERM, HUP, QUIT, USR1, USR2) to the program': each one sent to the launcher reaches the
+    program, the launcher stays, and the program's status is passed through."""
+    with Running(c, [c.a.locktrace, '--', c.a.wfprog, 'hang']) as r:
+        r.wait_for('stdout', r'^ready \d+$')
+        for sig in ('SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGTERM'):
+            os.kill(r.p.pid, getattr(signal, sig))
+            r.wait_for('stdout', f'^got {sig[3:]}$')
+        need(r.finish() == 0, f'launcher status {r.p.returncode}')
+    # the dump signal: the program prints its thread dump; then SIGTERM ends it, and the
+    # launcher dies of the same signal
+    with Running(c, [c.a.locktrace, '--dump-signal=SIGUSR1', '--', c.a.wfprog, 'hung-on-lock']) as r:
+        r.wait_for('stdout', r'^ready \d+$')
+        os.kill(r.p.pid, signal.SIGUSR1)
+        r.wait_for('stderr', r'^locktrace: thread-dump:')
+        r.wait_for('stderr', r'holds 1 lock')
+        os.kill(r.p.pid, signal.SIGTERM)
+        need(r.finish() == -signal.SIGTERM, f'launcher status {r.p.returncode}, not death by SIGTERM')
+
+
+def dump_command(c):
+    """'locktrace dump PID asks a running traced program for its thread dump and says what to
+    do when the program was not started with a dump signal', by the launcher's pid or the
+    program's."""
+    with Running(c, [c.a.locktrace, '--dump-signal=SIGUSR2', '--', 'sh', '-c',
+                     f'{c.a.wfprog} hung-on-lock; true']) as r:
+        pid = int(r.wait_for('stdout', r'^ready (\d+)$').group(1))
+        ending, _, err = c.run([c.a.locktrace, 'dump', str(r.p.pid)])
+        need(ending == 0 and re.search(rf'asked {pid} \(wfprog\) for its thread dump with SIGUSR2', err),
+             f'dump by launcher pid: {ending} {err}')
+        r.wait_for('stderr', r'^locktrace: thread-dump:(.*\n)+.*waits for 0x[0-9a-f]+ mutex')
+        ending, _, err = c.run([c.a.locktrace, 'dump', str(pid)])
+        need(ending == 0 and f'asked {pid} (wfprog)' in err, f'dump by program pid: {ending} {err}')
+        r.wait_for('stderr', r'^locktrace: thread-dump:(.*\n)+(.*\n)*locktrace: thread-dump:')
+    with Running(c, [c.a.locktrace, '--', c.a.wfprog, 'hung-on-lock']) as r:
+        pid = int(r.wait_for('stdout', r'^ready (\d+)$').group(1))
+        ending, _, err = c.run([c.a.locktrace, 'dump', str(pid)])
+        need(ending == 1 and 'was not started with a dump signal' in err and
+             '--dump-signal=SIGUSR1' in err, f'no dump signal: {ending} {err}')
+        need(r.p.poll() is None, 'the program did not survive the question')
+    ending, _, err = c.run([c.a.locktrace, 'dump', str(os.getpid())])
+    need(ending == 1 and 'is not running under locktrace' in err, f'untraced pid: {ending} {err}')
+
+
+def exit_code_tree(c):
+    """'the exit code covers the whole process tree it started': --exitcode through sh -c,
+    where the shell's own status is 0."""
+    script = f'{c.a.wfprog} bad-unlock; true'
+    ending, _, err = c.run([c.a.locktrace, '--exitcode=66', '--', 'sh', '-c', script])
+    need(ending == 66 and '1 report (1 bad-unlock)' in err, f'through sh -c: {ending} {err}')
+    ending, _, _ = c.run([c.a.locktrace, '--', 'sh', '-c', script])
+    need(ending == 0, f'without --exitcode: {ending}')
+    ending, _, err = c.run([c.a.locktrace, '--exitcode=66', '--', 'sh', '-c', f'{c.a.wfprog} hang & '
+                            'kill -TERM $!; wait; exit 3'])
+    need(ending == 3 and err == '', f'a clean tree keeps its own status: {ending} {err}')
+
+
+def space_path(c):
+    """'a build path with a space works': the launcher and the library in a directory whose
+    name has a space and a colon still trace the program; the symlink it needs is removed."""
+    d = os.path.join(c.tmp, 'build dir:1')
+    os.mkdir(d)
+    shutil.copy(c.a.locktrace, d)
+    shutil.copy(c.a.lib, d)
+    scratch = os.path.join(c.tmp, 'scratch')
+    os.mkdir(scratch)
+    ending, _, err = c.run([os.path.join(d, 'locktrace'), '--', c.a.wfprog, 'self-deadlock'],
+                           {'TMPDIR': scratch})
+    need(ending == 'signal:SIGABRT' and re.search(r'^locktrace: self-deadlock:', err, re.M),
+         f'not traced from a path with a space: {ending} {err}')
+    need(os.listdir(scratch) == [], f'left behind: {os.listdir(scratch)}')
+
+
+def not_loaded(c):
+    """'it checks that the tracer is really loaded in its child ... and refuses clearly when
+    it cannot be': a statically linked program, named directly or hidden behind a script."""
+    ending, out, err = c.run([c.a.locktrace, '--', c.a.wfstatic])
+    need(ending == 125 and out == '' and 'is statically linked' in err, f'static: {ending} {out} {err}')
+    script = c.write('script', f'#!{c.a.wfstatic}\n')
+    os.chmod(script, 0o755)
+    ending, out, err = c.run([c.a.locktrace, '--', script])
+    need(ending == 125 and re.search(r'^locktrace: the tracer did not load into \S+script .*'
+                                     r'before the program ended', err, re.M), f'script: {ending} {err}')
+    ending, out, err = c.run([c.a.locktrace, '--', c.a.wfprog, 'bad-unlock'])
+    need(ending == 0 and 'did not load' not in err, f'a dynamic program: {ending} {err}')
+
+
+# --- sanitizers -------------------------------------------------------------------------------
+
+def asan_program(c):
+    """'a -fsanitize=address program runs under locktrace -- with no extra option and its lock
+    bugs are reported; LeakSanitizer silent about the tracer' (and still finding the
+    program's own leaks)."""
+    if not c.a.wf_address:
+        raise Skipped('the compiler cannot build -fsanitize=address programs here')
+    ending, _, err = c.run([c.a.locktrace, '--', c.a.wf_address, 'self-deadlock'])
+    need(ending == 134 or ending == 'signal:SIGABRT', f'ending {ending}: {err[-3000:]}')
+    need(re.search(r'^locktrace: self-deadlock: .* requests read on rwlock', err, re.M) and
+         re.search(r'#0 .* in known_write_read \S*wfprog\.c:\d+', err), f'no report: {err[-3000:]}')
+    need('does not come first' not in err, err)
+    for mode in ('bad-unlock', 'clean', 'report-then-exit'):
+        ending, _, err = c.run([c.a.locktrace, '--', c.a.wf_address, mode])
+        need(ending == 0 and 'LeakSanitizer' not in err, f'{mode}: {ending} {err[-3000:]}')
+    ending, out, err = c.run([c.a.locktrace, '--', c.a.wf_address, 'leak'])
+    need(ending != 0 and re.search(r'Direct leak of 4242 byte', err) and
+         re.search(r'SUMMARY: AddressSanitizer: 4242 byte\(s\) leaked in 1 allocation', err),
+         f'LeakSanitizer no longer sees the program\'s own leak: {ending} {err[-3000:]}')
+
+
+def tsan_program(c):
+    """'a -fsanitize=thread program gets one clear sentence ... and runs untraced'."""
+    if not c.a.wf_thread:
+        raise Skipped('the compiler cannot build -fsanitize=thread programs here')
+    ending, out, err = c.run([c.a.locktrace, '--', c.a.wf_thread, 'clean'])
+    need(ending == 0 and out.startswith('lock -> 0\n'), f'{ending} {out!r} {err}')
+    need(re.fullmatch(r'locktrace: \S+ is built with ThreadSanitizer, which already intercepts '
+                      r'pthread locks; run one or the other\. Running it untraced\.\n', err), err)
+    ending, _, err = c.run([c.a.locktrace, '--', c.a.wf_thread, 'bad-unlock'])
+    need('locktrace: bad-unlock' not in err and not os.path.exists(os.path.join(c.tmp, 'locktrace-reports')),
+         f'it was traced: {err}')
+
+
+# --- install ----------------------------------------------------------------------------------
+
+def install_prefix(c):
+    """'meson install installs tracer, launcher, header, .pc and a man page locktrace(1);
+    tensorlib only when asked for; after install to a prefix a pkg-config-linked program
+    starts' (no ldconfig), and the installed launcher works from another directory; then
+    `ninja uninstall` removes it all."""
+    src, build, prefix = c.a.source_root, os.path.join(c.tmp, 'build'), os.path.join(c.tmp, 'prefix')
+
+    def sh(*cmd, **kw):
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
+        need(p.returncode == 0, f'{" ".join(cmd)}: {p.returncode}\n{p.stdout[-3000:]}{p.stderr[-3000:]}')
+        return p.stdout
+
+    sh('meson', 'setup', build, src, f'--prefix={prefix}')
+    sh('meson', 'compile', '-C', build, 'tracer/locktrace:executable',
+       'tracer/locktrace:shared_library', 'tracer/locktrace.1:custom')
+    sh('meson', 'install', '-C', build, '--no-rebuild', '--quiet')
+    files = sorted(os.path.relpath(os.path.join(d, f), prefix)
+                   for d, _, fs in os.walk(prefix) for f in fs)
+    libdir = os.path.dirname(next(f for f in files if f.endswith('liblocktrace.so')))
+    want = ['bin/locktrace', 'include/locktrace.h', f'{libdir}/liblocktrace.so',
+            f'{libdir}/pkgconfig/locktrace.pc', 'share/man/man1/locktrace.1']
+    need(all(w in files for w in want), f'installed {files}, expected {want}')
+    need(not any('tensorlib' in f or f.endswith('tl.h') for f in files), f'tensorlib installed: {files}')
+    elsewhere = os.path.join(c.tmp, 'elsewhere')
+    os.mkdir(elsewhere)
+    env = dict(c.env(), PKG_CONFIG_PATH=os.path.join(prefix, libdir, 'pkgconfig'))
+    flags = sh('pkg-config', '--cflags', '--libs', 'locktrace', env=env).split()
+    exe = os.path.join(elsewhere, 'linked')
+    sh(c.a.cc, '-g', '-O1', '-rdynamic', os.path.join(src, 'tests', 'workflow', 'wfprog.c'),
+       os.path.join(src, 'tests', 'workflow', 'wfdtor.c'), '-o', exe, *flags, '-pthread')
+    ending, _, err = c.run([exe, 'self-deadlock'], cwd=elsewhere)
+    need(ending == 'signal:SIGABRT' and re.search(r'^locktrace: self-deadlock:', err, re.M),
+         f'the pkg-config-linked program did not start traced: {ending} {err[-2000:]}')
+    launcher = os.path.join(prefix, 'bin', 'locktrace')
+    ending, _, err = c.run([launcher, '--', c.a.wfprog, 'bad-unlock'], cwd=elsewhere)
+    need(ending == 0 and re.search(r'^locktrace: 1 report \(1 bad-unlock\) in %s/locktrace-reports/'
+                                   % re.escape(elsewhere), err, re.M), f'installed launcher: {ending} {err}')
+    ending, out, _ = c.run([launcher, 'report', os.path.join(elsewhere, 'locktrace-reports')], cwd=elsewhere)
+    need(ending == 0 and out.startswith('locktrace: bad-unlock:'), f'installed report: {ending}')
+    page = open(os.path.join(prefix, 'share', 'man', 'man1', 'locktrace.1')).read().replace('\\-', '-')
+    _, help_text, _ = c.run([launcher, '--help'])
+    for opt in re.findall(r'^  (--[a-z-]+)=', help_text, re.M):
+        need(opt in page, f'the man page lacks {opt}')
+    sh('ninja', '-C', build, 'uninstall')
+    left = [f for _, _, fs in os.walk(prefix) for f in fs]
+    need(left == [], f'left after uninstall: {left}')
+
+
+def ctest_recipe(c):
+    """'a ctest recipe that works on CMake 3.25 first': the README's CMAKE_CROSSCOMPILING_EMULATOR
+    line makes a test with a report fail and leaves a clean test passing."""
+    if not shutil.which('cmake') or not shutil.which('ctest'):
+        raise Skipped('cmake is not installed (CI installs it in .ci/run)')
+    readme = open(os.path.join(c.a.source_root, 'README.md')).read()
+    m = re.search(r'^cmake -B build -DCMAKE_CROSSCOMPILING_EMULATOR="/usr/local/bin/locktrace;'
+                  r'(--exitcode=66;--)" &&$', readme, re.M)
+    need(m, 'the README has no CMAKE_CROSSCOMPILING_EMULATOR recipe')
+    proj = os.path.join(c.tmp, 'proj')
+    os.mkdir(proj)
+    src = os.path.join(c.a.source_root, 'tests', 'workflow')
+    with open(os.path.join(proj, 'CMakeLists.txt'), 'w') as f:
+        f.write('cmake_minimum_required(VERSION 3.13)\nproject(recipe C)\n'
+                f'add_executable(wfprog "{src}/wfprog.c" "{src}/wfdtor.c")\n'
+                'target_link_libraries(wfprog pthread)\nenable_testing()\n'
+                'add_test(NAME with_report COMMAND wfprog bad-unlock)\n'
+                'add_test(NAME clean COMMAND wfprog clean)\n')
+    build = os.path.join(proj, 'build')
+    emulator = f'-DCMAKE_CROSSCOMPILING_EMULATOR={c.a.locktrace};{m.group(1)}'
+    for cmd in (['cmake', '-S', proj, '-B', build, emulator], ['cmake', '--build', build]):
+        ending, out, err = c.run(cmd, timeout=300)
+        need(ending == 0, f'{cmd}: {ending} {out[-2000:]} {err[-2000:]}')
+    ending, out, err = c.run(['ctest', '--test-dir', build], timeout=120)
+    need(ending != 0 and re.search(r'1 - with_report \(Failed\)', out) and
+         re.search(r'50% tests passed, 1 tests failed out of 2', out), f'ctest: {ending} {out}')
+
+
+CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_del_byte, report_dir,
+                                   sarif, launcher_signals, dump_command, exit_code_tree, space_path,
+                                   not_loaded, asan_program, tsan_program, install_prefix,
+                                   ctest_recipe)}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument('check', choices=sorted(CHECKS))
+    p.add_argument('--locktrace', required=True)
+    p.add_argument('--lib', required=True)
+    p.add_argument('--wfprog', required=True)
+    p.add_argument('--cross-order', help='tests/tracer/cross_order')
+    p.add_argument('--wfstatic', help='a statically linked program')
+    p.add_argument('--cc', help='the C compiler')
+    p.add_argument('--wf-address', help='wfprog built with -fsanitize=address')
+    p.add_argument('--wf-thread', help='wfprog built with -fsanitize=thread')
+    p.add_argument('--source-root', help='the top of the source tree')
+    args = p.parse_args()
+    for k in ('locktrace', 'lib', 'wfprog', 'cross_order', 'source_root', 'wfstatic', 'wf_address',
+              'wf_thread'):
+        if getattr(args, k):
+            setattr(args, k, os.path.abspath(getattr(args, k)))
+    with tempfile.TemporaryDirectory(prefix='locktrace-wf-') as tmp:
+        try:
+            CHECKS[args.check](Ctx(args, tmp))
+        except Skipped as e:
+            print(f'SKIP {args.check}: {e}')
+            return 77
+        except Failed as e:
+            print(f'FAILED {args.check}: {e}')
+            return 1
+    print(f'ok {args.check}')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

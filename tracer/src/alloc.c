@@ -1,0 +1,69 @@
+/*
+ * alloc.c - arenas, pools and scratch arrays in mapped memory (alloc.h).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "lt_internal.h"
+#include "platform.h"
+
+void *lt_map(size_t size)
+{
+    void *p = lt_platform_map(size);
+    if (!p)
+        lt_report_out_of_memory();
+    return p;
+}
+
+void *lt_arena_alloc(lt_arena *a, size_t size, size_t align)
+{
+    size_t pad = (size_t)(-(uintptr_t)a->next & (align - 1));
+    if (!a->next || a->left < pad + size) {
+        size_t chunk = a->chunk ? a->chunk : LT_ARENA_CHUNK;
+        size_t bytes = size > chunk ? size : chunk;
+        char *fresh = lt_map(bytes); /* page-aligned */
+        if (!fresh)
+            return NULL;
+        a->next = fresh;
+        a->left = bytes;
+        pad = 0;
+    }
+    void *p = a->next + pad;
+    a->next += pad + size;
+    a->left -= pad + size;
+    return p;
+}
+
+void *lt_pool_get(lt_pool *p)
+{
+    void *x = p->free;
+    if (!x)
+        return lt_arena_alloc(&p->arena, p->size, p->align);
+    p->free = *(void **)x;
+    memset(x, 0, p->size);
+    return x;
+}
+
+void lt_pool_put(lt_pool *p, void *x)
+{
+    *(void **)x = p->free;
+    p->free = x;
+}
+
+int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size)
+{
+    if (n <= *cap)
+        return 1;
+    size_t grown = *cap ? *cap * 2 : 64;
+    void *p = lt_map(grown * size);
+    if (!p)
+        return 0;
+    if (*a) {
+        memcpy(p, *a, *cap * size);
+        lt_platform_unmap(*a, *cap * size);
+    }
+    *a = p;
+    *cap = grown;
+    return 1;
+}

@@ -1,0 +1,49 @@
+/*
+ * alloc.h - the tracer's one allocator: memory from mmap (lt_platform_map), never from
+ * malloc. The program's malloc may take a pthread mutex, and a thread holding that mutex may
+ * be on its way into a tracer lock, so nothing the tracer does under its own locks may call
+ * malloc. None of these functions locks: the caller serialises calls on one arena, pool or
+ * array (each lives under one tracer lock).
+ */
+#ifndef LT_ALLOC_H
+#define LT_ALLOC_H
+
+#include <stddef.h>
+
+/* size bytes of zeroed, page-aligned memory from mmap; NULL when out of memory, which turns
+ * the tracer's checking off (lt_report_out_of_memory): every allocation below comes from
+ * here. Given back with lt_platform_unmap. */
+void *lt_map(size_t size);
+
+/* Bump allocation from mapped chunks of `chunk` bytes (a zeroed lt_arena: LT_ARENA_CHUNK), for
+ * memory kept as long as the process (shadow entries, interned stacks, counters): it is never
+ * given back. */
+#define LT_ARENA_CHUNK (64 * 1024)
+typedef struct lt_arena {
+    size_t chunk;
+    char *next;
+    size_t left;
+} lt_arena;
+#define LT_ARENA(chunk_bytes) {(chunk_bytes), NULL, 0}
+
+/* size bytes aligned to align (a power of two), zeroed; NULL when out of memory. A request
+ * larger than the chunk gets a mapping of its own. */
+void *lt_arena_alloc(lt_arena *a, size_t size, size_t align);
+
+/* Objects of one size from an arena, recycled through a free list threaded through their
+ * first word. */
+typedef struct lt_pool {
+    lt_arena arena;
+    size_t size, align;
+    void *free;
+} lt_pool;
+#define LT_POOL(type, chunk_bytes) {LT_ARENA(chunk_bytes), sizeof(type), _Alignof(type), NULL}
+
+void *lt_pool_get(lt_pool *p); /* zeroed; NULL when out of memory */
+void lt_pool_put(lt_pool *p, void *x);
+
+/* Makes the mapped array *a of *cap elements of `size` bytes hold at least n, keeping its
+ * contents; for scratch space that lives under one lock. 0 when out of memory. */
+int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size);
+
+#endif

@@ -1,0 +1,23 @@
+/*
+ * config.h - the settings read from LOCKTRACE_* once at load (config.c; the options
+ * themselves are listed in config.def).
+ */
+#ifndef LT_CONFIG_H
+#define LT_CONFIG_H
+
+typedef enum { LT_ACTION_ABORT, LT_ACTION_EDEADLK } lt_action;
+typedef enum { LT_STACKS_LAZY, LT_STACKS_FULL } lt_stacks_mode;
+typedef enum { LT_INVERSION_REPORT, LT_INVERSION_ABORT, LT_INVERSION_OFF } lt_inversion_mode;
+#define LT_CFG_TYPE_CHOICE int
+#define LT_CFG_TYPE_UINT int
+#define LT_CFG_TYPE_BOOL int
+#define LT_CFG_TYPE_STR const char * /* "" when unset */
+typedef struct lt_config {
+#define LT_OPTION(kind, field, name, def, accepted, help) LT_CFG_TYPE_##kind field;
+#include "config.def"
+#undef LT_OPTION
+} lt_config;
+extern lt_config lt_cfg;
+void lt_config_load(void);
+
+#endif

@@ -1,0 +1,10 @@
+/*
+ * dump.h - thread dumps on request (dump.c).
+ */
+#ifndef LT_DUMP_H
+#define LT_DUMP_H
+
+void lt_dump_install(void);
+void lt_dump_threads(int symbolize);
+
+#endif

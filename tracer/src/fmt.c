@@ -1,0 +1,38 @@
+/*
+ * fmt.c - the allocation-free formatter (fmt.h), shared by the tracer and the tool.
+ */
+#include "fmt.h"
+
+size_t lt_fmt_str(char *buf, size_t size, size_t at, const char *s)
+{
+    while (s && *s && at + 1 < size)
+        buf[at++] = *s++;
+    if (at < size)
+        buf[at] = 0;
+    return at;
+}
+
+size_t lt_fmt_hex(char *buf, size_t size, size_t at, uintptr_t v)
+{
+    char tmp[2 + 2 * sizeof v + 1], *p = tmp + sizeof tmp - 1;
+    *p = 0;
+    do
+        *--p = "0123456789abcdef"[v & 15];
+    while (v >>= 4);
+    *--p = 'x';
+    *--p = '0';
+    return lt_fmt_str(buf, size, at, p);
+}
+
+size_t lt_fmt_dec(char *buf, size_t size, size_t at, long v)
+{
+    char tmp[24], *p = tmp + sizeof tmp - 1;
+    unsigned long u = v < 0 ? 0ul - (unsigned long)v : (unsigned long)v;
+    *p = 0;
+    do
+        *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+        *--p = '-';
+    return lt_fmt_str(buf, size, at, p);
+}

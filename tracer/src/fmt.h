@@ -1,0 +1,17 @@
+/*
+ * fmt.h - allocation-free formatting into a caller's buffer, for reports written where
+ * malloc and stdio are off limits (inside the program's locks, in signal handlers). Each
+ * function appends at buf+at and returns the new end; output that does not fit is cut, never
+ * overflowed, and buf stays NUL-terminated.
+ */
+#ifndef LT_FMT_H
+#define LT_FMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+size_t lt_fmt_str(char *buf, size_t size, size_t at, const char *s);
+size_t lt_fmt_hex(char *buf, size_t size, size_t at, uintptr_t v); /* 0x... */
+size_t lt_fmt_dec(char *buf, size_t size, size_t at, long v);
+
+#endif

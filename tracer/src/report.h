@@ -1,0 +1,101 @@
+/*
+ * report.h - findings as plain data, and the report path that prints and files them
+ * (report.c, report_build.c, report_file.c, suppress.c). report_build.c turns a finding into
+ * an lt_rep (report_data.h), which report_text.c prints and report_json.c writes.
+ */
+#ifndef LT_REPORT_H
+#define LT_REPORT_H
+
+#include "lt_internal.h"
+
+/* A lock as cross-thread reports name it. */
+typedef struct lt_lock_ref {
+    const void *addr;
+    lt_kind kind;
+    int mutex_type;  /* lt_mutex_type, mutexes only */
+    int writer_pref; /* rwlocks: writer-preferring */
+    int api;         /* lt_api */
+    const void *object;
+    locktrace_describe_fn describe;
+} lt_lock_ref;
+
+/* One thread of a wait-for cycle (deadlock) or a waiter and its holders (long-wait): `thread`
+ * waits for `wants` in `want_mode`; `blocker` holds it in `held_mode` (acquired at
+ * `held_stack`), or held_mode is LT_MODE_NONE when it is only queued for write on a
+ * writer-preferring lock. */
+typedef struct lt_wait_step {
+    lt_thread_info thread;
+    lt_lock_ref wants;
+    lt_mode want_mode;
+    lt_wait wait;
+    uint32_t wait_stack;
+    long waited_ms;
+    int waits_for;    /* lt_wait_for: a lock, `blocker` to exit (pthread_join), or a signal on
+                         the condition variable at wants.addr that `blocker` sent last */
+    lt_thread_info blocker;
+    lt_mode held_mode;
+    uint32_t held_stack;
+    int held_partial; /* held_stack is only the call site */
+} lt_wait_step;
+
+/* One edge of the lock-order graph, immutable once published (order.c). */
+typedef struct lt_edge_info {
+    lt_lock_ref from, to;
+    lt_mode from_mode, to_mode;
+    uint32_t from_stack, to_stack; /* where `from` was taken, where `to` was taken under it */
+    int from_partial;              /* from_stack is only the call site */
+    lt_thread_info thread;         /* the thread that first made the edge */
+} lt_edge_info;
+
+typedef struct lt_finding {
+    lt_finding_kind kind;
+    lt_reason why;
+    lt_outcome outcome;
+    lt_thread_info thread;       /* the thread that triggered the finding */
+    const lt_thread_info *other; /* the exited owner (LT_WHY_ORPHANED), else NULL */
+    const void *lock;
+    uint32_t generation;         /* the lock's shadow generation, 0 = unknown */
+    lt_kind lock_kind;
+    int mutex_type;              /* lt_mutex_type, mutexes only */
+    int writer_pref;             /* rwlocks: writer-preferring */
+    int api;                     /* lt_api the program called */
+    lt_mode held_mode, req_mode;
+    lt_wait wait;
+    const void *object;
+    locktrace_describe_fn describe;
+    uint32_t request_stack;      /* where the request is made now */
+    uint32_t held_stack;         /* where this thread took the lock before */
+    int held_partial;            /* held_stack is only the call site */
+    uint32_t first_stack;        /* where the lock was first seen */
+    const lt_held *held;         /* exit-held: the locks still held (valid during lt_report) */
+    size_t nheld;
+    const lt_wait_step *steps;   /* deadlock: the cycle in order; long-wait: the holders */
+    size_t nsteps;
+    int warning;                 /* deadlock: 1 = a timed wait will break it, 2 = a signal
+                                    from outside the cycle may */
+    const lt_edge_info *const *edges; /* inversion: the cycle, edges[i]->to == edges[i+1]->from */
+    size_t nedges;
+    int one_thread;              /* inversion: every edge was made by the same thread */
+} lt_finding;
+
+/* report.c ------------------------------------------------------------------------------- */
+#define LT_REPORT_CAP 100 /* reports printed per kind; later ones are counted */
+void lt_report(lt_finding *f);
+void lt_report_degraded(const char *what);
+void lt_report_out_of_memory(void);
+extern _Atomic int lt_untracked; /* nonzero once out of memory: nothing is checked any more */
+void lt_report_fork(lt_fork_phase phase);
+
+/* report_build.c, report_file.c, suppress.c: see report_data.h for lt_rep -------------------- */
+struct lt_rep;
+const struct lt_rep *lt_report_build(const lt_finding *f);
+void lt_report_setup(void);
+void lt_report_file_write(const struct lt_rep *r);
+void lt_report_file_counted(lt_finding_kind kind);
+void lt_report_file_suppressed(lt_finding_kind kind);
+void lt_report_file_fork_child(void);
+void lt_suppress_load(const char *path);
+int lt_suppressed(const struct lt_rep *r);
+int lt_suppress_kind(int kind); /* 1: some rule names this kind */
+
+#endif

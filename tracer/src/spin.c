@@ -1,0 +1,100 @@
+/*
+ * spin.c - the tracer's own spinlock, and the check of the rank order spin.h writes down.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "lt_internal.h"
+#include "platform.h"
+#include "spin.h"
+
+static int my_tid(void)
+{
+    return lt_tls.self ? lt_tls.self->info.tid : lt_platform_tid();
+}
+
+#if LT_CHECKS
+/* Per thread: how many locks of each rank it holds, and the last one taken of each rank.
+ * Default TLS model on purpose: checking builds only, and it keeps the library dlopen-able. */
+static __thread struct {
+    unsigned short n[LT_RANK_COUNT];
+    const lt_spin *last[LT_RANK_COUNT];
+} ranks;
+
+static void rank_violation(const lt_spin *s, int holding)
+{
+    char buf[160];
+    size_t n = lt_fmt_str(buf, sizeof buf, 0, "locktrace: internal error: tracer lock of rank ");
+    n = lt_fmt_dec(buf, sizeof buf, n, s->rank);
+    n = lt_fmt_str(buf, sizeof buf, n, " taken while holding one of rank ");
+    n = lt_fmt_dec(buf, sizeof buf, n, holding);
+    n = lt_fmt_str(buf, sizeof buf, n, " (spin.h's table)\n");
+    lt_platform_write(2, buf, n);
+    abort();
+}
+
+static void rank_taken(const lt_spin *s)
+{
+    int r = s->rank;
+    if (r <= LT_RANK_NONE || r >= LT_RANK_COUNT)
+        rank_violation(s, 0);
+    for (int q = LT_RANK_COUNT - 1; q > r; q--)
+        if (ranks.n[q])
+            rank_violation(s, q);
+    if (ranks.n[r] && (uintptr_t)s <= (uintptr_t)ranks.last[r])
+        rank_violation(s, r);
+    ranks.n[r]++;
+    ranks.last[r] = s;
+}
+
+static void rank_released(const lt_spin *s)
+{
+    if (--ranks.n[s->rank] == 0)
+        ranks.last[s->rank] = NULL;
+}
+#else
+static void rank_taken(const lt_spin *s) { (void)s; }
+static void rank_released(const lt_spin *s) { (void)s; }
+#endif
+
+void lt_spin_lock(lt_spin *s)
+{
+    int me = my_tid(), free_ = 0;
+    if (atomic_load_explicit(&s->owner, memory_order_relaxed) == me) {
+        s->depth++;
+        return;
+    }
+    rank_taken(s);
+    while (!atomic_compare_exchange_weak_explicit(&s->owner, &free_, me, memory_order_acquire,
+                                                  memory_order_relaxed)) {
+        free_ = 0;
+        while (atomic_load_explicit(&s->owner, memory_order_relaxed) != 0)
+            sched_yield();
+    }
+    s->depth = 1;
+}
+
+void lt_spin_unlock(lt_spin *s)
+{
+    if (--s->depth == 0) {
+        rank_released(s);
+        atomic_store_explicit(&s->owner, 0, memory_order_release);
+    }
+}
+
+/* The child has only the forking thread, which holds every lock: it lets go of them all. */
+void lt_spin_fork(lt_spin *s, lt_fork_phase phase)
+{
+    if (phase == LT_FORK_PREPARE) {
+        lt_spin_lock(s);
+    } else if (phase == LT_FORK_PARENT) {
+        lt_spin_unlock(s);
+    } else {
+        if (atomic_load_explicit(&s->owner, memory_order_relaxed) != 0)
+            rank_released(s); /* by the forking thread, the child's only one */
+        s->depth = 0;
+        atomic_store_explicit(&s->owner, 0, memory_order_relaxed);
+    }
+}

@@ -1,0 +1,63 @@
+/*
+ * spin.h - the tracer's own locks, and the one order in which they may be taken.
+ *
+ * A tracer lock is never one of the program's (interposed) locks: it is an lt_spin, a
+ * spinlock that yields while it waits and that the thread owning it may take again (a
+ * program's atfork handler registered before the tracer's runs while the forking thread
+ * holds them all, and may lock).
+ *
+ * The rank table. A thread may take a lock only while every tracer lock it holds ranks
+ * before it (same-rank array locks: in address order, which only fork does). fork()
+ * takes them all in this order from the tracer's own atfork prepare handler, which runs
+ * after the program's handlers, so those handlers run while the tracer can serve them.
+ *
+ *   rank              lock (file)                     taken under it
+ *   LT_RANK_REPORT    report_lock (report.c)          symbolization; stack depot (stripe,
+ *                                                     arena); the thread dump at abort
+ *   LT_RANK_WAITFOR   wf_lock (waitfor.c)             stack depot (steps of a cycle)
+ *   LT_RANK_GRAPH     graph_lock (order.c)            mapping memory only
+ *   LT_RANK_REGISTRY  registry_lock (thread.c)        its pool; stack depot (holders of a
+ *                                                     long wait)
+ *   LT_RANK_SHADOW    64 shard locks (shadow.c)       mapping memory only
+ *   LT_RANK_STATS     stats_lock (stats.c)            mapping memory only
+ *   LT_RANK_STACK     256 depot stripes (stack.c)     arena_lock
+ *   LT_RANK_ARENA     arena_lock (stack.c)            mapping memory only
+ *
+ * With -Dtracer_checks (LT_CHECKS, on in development builds and CI) taking a lock out of
+ * this order is an internal error: a message naming both ranks, then abort().
+ */
+#ifndef LT_SPIN_H
+#define LT_SPIN_H
+
+#include <stdatomic.h>
+
+typedef enum {
+    LT_RANK_NONE, /* not a valid rank: every lock names its own */
+    LT_RANK_REPORT,
+    LT_RANK_WAITFOR,
+    LT_RANK_GRAPH,
+    LT_RANK_REGISTRY,
+    LT_RANK_SHADOW,
+    LT_RANK_STATS,
+    LT_RANK_STACK,
+    LT_RANK_ARENA,
+    LT_RANK_COUNT
+} lt_rank;
+
+typedef struct lt_spin {
+    _Atomic int owner; /* tid of the holder, 0 = free */
+    int depth;         /* nested acquisitions by the holder */
+    int rank;          /* lt_rank */
+} lt_spin;
+
+#define LT_SPIN_INIT(rank) {0, 0, (rank)}
+
+/* Where a fork() is: every module with a lock of its own takes it before, releases it after
+ * in the parent, and resets it in the child. */
+typedef enum { LT_FORK_PREPARE, LT_FORK_PARENT, LT_FORK_CHILD } lt_fork_phase;
+
+void lt_spin_lock(lt_spin *s);
+void lt_spin_unlock(lt_spin *s);
+void lt_spin_fork(lt_spin *s, lt_fork_phase phase);
+
+#endif

@@ -1,0 +1,151 @@
+/*
+ * dump_cmd.c - `locktrace dump PID`: asks a running traced program for its thread dump by
+ * sending it the signal it was started with (LOCKTRACE_DUMP_SIGNAL, read from its initial
+ * environment in /proc). PID may be the program, or a launcher: then every process of the
+ * launcher's tree (they carry its pid in LOCKTRACE_LAUNCHER_PID) is asked. A program started
+ * without a dump signal gets no signal (it would kill it); the command says how to start it.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+
+#define ENV_BYTES (1 << 20)
+
+typedef struct proc_env {
+    char dump_signal[32]; /* "" when unset */
+    int launcher_pid;     /* 0 when unset */
+    int traced;           /* any LOCKTRACE_* variable at all */
+} proc_env;
+
+/* Reads /proc/<pid>/environ; 0, or -1 when it cannot be read (gone, or someone else's). */
+static int read_env(int pid, proc_env *e)
+{
+    char path[64];
+    static char buf[ENV_BYTES];
+    memset(e, 0, sizeof *e);
+    snprintf(path, sizeof path, "/proc/%d/environ", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    for (char *v = buf; v < buf + n; v += strlen(v) + 1) {
+        if (strncmp(v, "LOCKTRACE_", 10) == 0)
+            e->traced = 1;
+        if (strncmp(v, "LOCKTRACE_DUMP_SIGNAL=", 22) == 0)
+            snprintf(e->dump_signal, sizeof e->dump_signal, "%s", v + 22);
+        else if (strncmp(v, "LOCKTRACE_LAUNCHER_PID=", 23) == 0)
+            e->launcher_pid = atoi(v + 23);
+    }
+    return 0;
+}
+
+static void program_name(int pid, char *buf, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", pid);
+    FILE *f = fopen(path, "re");
+    buf[0] = 0;
+    if (f) {
+        if (fgets(buf, (int)size, f))
+            buf[strcspn(buf, "\n")] = 0;
+        fclose(f);
+    }
+}
+
+/* SIGUSR1 and the like, as LOCKTRACE_DUMP_SIGNAL spells them; 0 when off or unknown. */
+static int signal_number(const char *name)
+{
+    static const struct {
+        const char *name;
+        int sig;
+    } sigs[] = {{"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}, {"SIGQUIT", SIGQUIT},
+                {"SIGHUP", SIGHUP},   {"SIGWINCH", SIGWINCH}, {"SIGURG", SIGURG},
+#ifdef SIGPWR
+                {"SIGPWR", SIGPWR},
+#endif
+    };
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        if (strcmp(name, sigs[i].name) == 0)
+            return sigs[i].sig;
+    return 0;
+}
+
+/* Asks one traced process; 0 when the signal was sent. */
+static int ask(int pid, const proc_env *e)
+{
+    char name[64];
+    program_name(pid, name, sizeof name);
+    int sig = signal_number(e->dump_signal);
+    if (!sig) {
+        fprintf(stderr, "locktrace dump: %d (%s) was not started with a dump signal, and any "
+                        "signal sent now would end it. Start it again as\n"
+                        "  locktrace --dump-signal=SIGUSR1 -- PROGRAM...   (or with "
+                        "LOCKTRACE_DUMP_SIGNAL=SIGUSR1)\n"
+                        "then run locktrace dump again. Meanwhile, gdb -p %d -batch -ex "
+                        "'thread apply all bt' shows its threads' stacks.\n", pid, name, pid);
+        return 1;
+    }
+    if (kill(pid, sig) != 0) {
+        fprintf(stderr, "locktrace dump: cannot signal %d (%s): ", pid, name);
+        perror(NULL);
+        return 1;
+    }
+    fprintf(stderr, "locktrace dump: asked %d (%s) for its thread dump with %s; it prints it on "
+                    "its standard error\n", pid, name, e->dump_signal);
+    return 0;
+}
+
+/* Every process whose LOCKTRACE_LAUNCHER_PID is launcher; returns how many were asked (the
+ * failures in *failed). */
+static int ask_tree(int launcher, int *failed)
+{
+    DIR *d = opendir("/proc");
+    int asked = 0;
+    for (struct dirent *de; d && (de = readdir(d)) != NULL;) {
+        proc_env e;
+        if (!isdigit((unsigned char)de->d_name[0]))
+            continue;
+        int pid = atoi(de->d_name);
+        if (pid != launcher && read_env(pid, &e) == 0 && e.launcher_pid == launcher) {
+            *failed |= ask(pid, &e);
+            asked++;
+        }
+    }
+    if (d)
+        closedir(d);
+    return asked;
+}
+
+int lt_tool_dump(int argc, char **argv)
+{
+    char *end;
+    long pid = argc == 1 ? strtol(argv[0], &end, 10) : 0;
+    if (argc != 1 || *end || pid <= 0) {
+        fputs(lt_tool_dump_usage, stderr);
+        return 2;
+    }
+    proc_env e;
+    if (read_env((int)pid, &e) != 0) {
+        fprintf(stderr, "locktrace dump: no process %ld that this user may look at\n", pid);
+        return 1;
+    }
+    if (e.traced && e.launcher_pid != 0 && e.launcher_pid != pid)
+        return ask((int)pid, &e); /* a program under a launcher */
+    int failed = 0;
+    if (ask_tree((int)pid, &failed))
+        return failed; /* a launcher: its whole tree */
+    if (e.traced)
+        return ask((int)pid, &e); /* run with LD_PRELOAD and LOCKTRACE_* by hand */
+    fprintf(stderr, "locktrace dump: %ld is not running under locktrace (no LOCKTRACE_* "
+                    "variable in its environment, and no process names it as its launcher)\n",
+            pid);
+    return 1;
+}

@@ -1,0 +1,55 @@
+/*
+ * report_set.h - the reports `locktrace report` has read, kept together for the formats that
+ * take all of them at once (SARIF), and what those formats ask of a report: its re-symbolized
+ * frames, the stack and frame that locate it in the source, and its dedup signature.
+ */
+#ifndef LT_REPORT_SET_H
+#define LT_REPORT_SET_H
+
+#include <stdio.h>
+
+#include "report_read.h"
+#include "symbolize.h"
+
+typedef struct lt_report_entry {
+    char *path;       /* the file it came from */
+    char *text;       /* its contents, owned */
+    lt_rep_file *file;
+    lt_rep rep;       /* re-symbolized (or as recorded) */
+} lt_report_entry;
+
+typedef struct lt_report_set {
+    lt_report_entry *items;
+    size_t n, cap;
+} lt_report_set;
+
+/* Takes ownership of text, f and rep's re-symbolized stacks; 0, or -1 without memory (then
+ * the caller keeps them). */
+int lt_report_set_add(lt_report_set *set, const char *path, char *text, lt_rep_file *f,
+                      const lt_rep *rep);
+void lt_report_set_free(lt_report_set *set);
+
+/* A copy of r whose stacks hold re-symbolized frames (inlined calls added); freed with
+ * lt_rep_free_resymbolized. Without memory, r's own stacks. */
+lt_rep lt_rep_resymbolize(const lt_rep *r, lt_symbolizer *sz, lt_symbolizer_notes *notes);
+void lt_rep_free_resymbolized(lt_rep *out, const lt_rep *orig);
+
+/* The stack that says where the finding happened: the request of a same-thread finding, the
+ * first wait of a deadlock or long wait, the first edge's acquisition of an inversion; NULL
+ * when the report has no stack. */
+const lt_rep_stack *lt_rep_primary_stack(const lt_rep *r);
+
+/* The first frame of s with a source file and line (the program's code, not the lock call);
+ * NULL when none has one. */
+const lt_rep_frame *lt_rep_source_frame(const lt_rep_stack *s);
+
+/* The dedup signature of a report: 16 hex digits that stay the same for the same bug across
+ * runs, builds and machines (kind, reason and the function names of each stack's first
+ * frames; no addresses, thread ids or times). */
+void lt_rep_signature(const lt_rep *r, char out[17]);
+
+/* `locktrace report --sarif`: every report of the set as one SARIF 2.1.0 log on `to`.
+ * source_root: the directory source paths are made relative to. 0, or 1 on error. */
+int lt_sarif_write(FILE *to, const lt_report_set *set, const char *source_root);
+
+#endif
