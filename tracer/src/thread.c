@@ -271,8 +271,9 @@ static int held_grow(lt_thread *t)
     return 1;
 }
 
-/* Appends a copy of e (written before it counts: a fork child sees whole entries only). */
-lt_held *lt_held_push(lt_thread *t, const lt_held *e)
+/* A new newest entry for the lock at addr (shadow entry l, never NULL: a hole has none); the
+ * caller fills in the rest. NULL when out of memory. */
+lt_held *lt_held_push(lt_thread *t, const void *addr, lt_lock *l)
 {
     if (lt_unlikely(t->held_end == t->cap)) {
         if (t->held_end - t->nheld > t->nheld)
@@ -280,15 +281,16 @@ lt_held *lt_held_push(lt_thread *t, const lt_held *e)
         if (t->held_end == t->cap && !held_grow(t))
             return NULL;
     }
-    uint32_t pos = t->held_end;
-    t->held[pos] = *e;
-    t->held_end++;
+    uint32_t pos = t->held_end++;
+    lt_held *h = &t->held[pos];
+    h->addr = addr;
+    h->lock = l;
     t->nheld++;
     if (lt_unlikely(t->held_indexed))
         index_put(t, pos);
     else if (lt_unlikely(t->held_end >= LT_HELD_INDEX_MIN))
         index_build(t, t->cap); /* without memory, scanning still answers */
-    return &t->held[pos];
+    return h;
 }
 
 void lt_held_remove(lt_thread *t, lt_held *h)
