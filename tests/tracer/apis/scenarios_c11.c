@@ -196,6 +196,37 @@ NOINLINE void c11_cond_wait_unheld(void)
     cnd_init(&cv);
     timespec_get(&t, TIME_UTC);
     result("cnd_timedwait", cnd_timedwait(&cv, &m, &t));
+    result("mtx_unlock", mtx_unlock(&m)); /* the wait returned holding it */
+}
+
+static _Atomic int cnd_waiter_tid;
+static int released;
+
+static int cnd_waiter(void *arg)
+{
+    (void)arg;
+    mtx_lock(&m);
+    cnd_waiter_tid = gettid();
+    while (!released)
+        cnd_wait(&cv, &m);
+    mtx_unlock(&m);
+    return 0;
+}
+
+/* cnd_destroy while a thread is blocked in cnd_wait on it. */
+NOINLINE void c11_cnd_destroy_waited(void)
+{
+    thrd_t th;
+    mtx_init(&m, mtx_plain);
+    cnd_init(&cv);
+    thrd_create(&th, cnd_waiter, NULL);
+    while (!cnd_waiter_tid)
+        thrd_yield();
+    mtx_lock(&m); /* the waiter has released m: it is inside cnd_wait */
+    mtx_unlock(&m);
+    wait_until_blocked(cnd_waiter_tid);
+    cnd_destroy(&cv);
+    result("cnd_destroy", thrd_success);
 }
 
 static _Atomic int blocked_tid;
@@ -266,6 +297,7 @@ int main(int argc, char **argv)
         {"orphan", c11_orphan},
         {"cond", c11_cond},
         {"cond-wait-unheld", c11_cond_wait_unheld},
+        {"cnd-destroy-waited", c11_cnd_destroy_waited},
         {"join-deadlock", c11_join_deadlock},
         {"abba", c11_abba},
     };
