@@ -211,7 +211,10 @@ const char *tl_describe(const tl_tensor *t, char *buf);
 /* Argument checks that fail with a message naming op. */
 tl_status tl_check_tensor(const char *op, const tl_tensor *t);
 tl_status tl_check_same(const char *op, const tl_tensor *a, const tl_tensor *b);
-tl_status tl_check_dim(const char *op, const tl_tensor *t, size_t dim);
+/* Resolves a dim counted from the end (size_t)-1 = the last, as candle's D::Minus1) into
+ * 0..rank-1 in place; fails naming op unless it is in range. tl_check_dim: rank = t's ndim. */
+tl_status tl_resolve_dim(const char *op, const tl_tensor *t, size_t rank, size_t *dim);
+tl_status tl_check_dim(const char *op, const tl_tensor *t, size_t *dim);
 tl_status tl_check_float(const char *op, const tl_tensor *t);
 
 /* ------------------------------------------------------------------------------------------
