@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "poll.h"
+
 #define NOINLINE __attribute__((noinline))
 
 static pthread_mutex_t m1 = PTHREAD_MUTEX_INITIALIZER, m2 = PTHREAD_MUTEX_INITIALIZER;
@@ -29,37 +31,6 @@ static void result(const char *what, int rc)
 {
     printf("%s -> %s\n", what, rc == 0 ? "0" : rc == EBUSY ? "EBUSY" : rc == ETIMEDOUT ? "ETIMEDOUT" : strerror(rc));
     fflush(stdout);
-}
-
-/* Polls until thread tid sleeps in the kernel (state S). */
-static void wait_until_blocked(int tid)
-{
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
-    for (;;) {
-        FILE *f = fopen(path, "r");
-        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-        if (f)
-            fclose(f);
-        buf[n] = 0;
-        const char *close = strrchr(buf, ')');
-        if (close && close[1] == ' ' && close[2] == 'S')
-            return;
-        sched_yield();
-    }
-}
-
-static struct timespec in_ms(long ms)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (ms % 1000) * 1000000;
-    if (t.tv_nsec >= 1000000000) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000;
-    }
-    return t;
 }
 
 NOINLINE void *wait_with_m1(void *arg)
@@ -83,7 +54,7 @@ static pthread_t start_waiter(void)
         sched_yield();
     pthread_mutex_lock(&m1); /* the waiter has released m1: it is inside the wait */
     pthread_mutex_unlock(&m1);
-    wait_until_blocked(waiter_tid);
+    until_blocked(waiter_tid);
     return th;
 }
 
@@ -108,7 +79,7 @@ NOINLINE void destroy_waited(void)
 NOINLINE void wait_with_other_mutex(void)
 {
     pthread_t th = start_waiter();
-    struct timespec t = in_ms(20);
+    struct timespec t = ms_from_now(20);
     pthread_mutex_lock(&m2);
     result("timedwait with m2", pthread_cond_timedwait(&cv, &m2, &t));
     pthread_mutex_unlock(&m2);
@@ -117,7 +88,7 @@ NOINLINE void wait_with_other_mutex(void)
 
 NOINLINE void wait_unheld(void)
 {
-    struct timespec t = in_ms(0);
+    struct timespec t = ms_from_now(0);
     result("timedwait unheld", pthread_cond_timedwait(&cv, &m1, &t));
     pthread_mutex_unlock(&m1); /* the wait returned holding it */
 }
@@ -133,7 +104,7 @@ static void *many(void *arg)
         pthread_mutex_lock(&lm);
         turn++;
         pthread_cond_broadcast(c);
-        struct timespec t = in_ms(1);
+        struct timespec t = ms_from_now(1);
         pthread_cond_timedwait(c, &lm, &t); /* often times out: legal */
         pthread_mutex_unlock(&lm);
     }
@@ -195,13 +166,13 @@ NOINLINE void legit(void)
     }
     /* re-initialised at the same address, used with another mutex */
     pthread_cond_t c2 = PTHREAD_COND_INITIALIZER;
-    struct timespec t = in_ms(1);
+    struct timespec t = ms_from_now(1);
     pthread_mutex_lock(&m1);
     result("timedwait m1", pthread_cond_timedwait(&c2, &m1, &t));
     pthread_mutex_unlock(&m1);
     pthread_cond_destroy(&c2);
     pthread_cond_init(&c2, NULL);
-    t = in_ms(1);
+    t = ms_from_now(1);
     pthread_mutex_lock(&m2);
     result("timedwait m2", pthread_cond_timedwait(&c2, &m2, &t));
     pthread_mutex_unlock(&m2);
