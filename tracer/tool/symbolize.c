@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "symbolize.h"
+#include "report_set.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -20,7 +21,8 @@
 char *__cxa_demangle(const char *name, char *out, size_t *len, int *status);
 
 typedef struct module {
-    char *path;
+    char *path;          /* as the report names it */
+    char disk[4096];     /* where it is read: path through --path-map */
     Dwfl *dwfl;
     Dwfl_Module *mod;
     const char *problem; /* NULL: usable */
@@ -107,7 +109,10 @@ static void open_module(module *m)
     const unsigned char *bits;
     GElf_Addr vaddr;
     struct stat st;
-    if (access(m->path, R_OK) != 0 || stat(m->path, &st) != 0) {
+    const char *mapped = lt_path_mapped(m->path, m->disk, sizeof m->disk);
+    if (mapped != m->disk)
+        snprintf(m->disk, sizeof m->disk, "%s", mapped);
+    if (access(m->disk, R_OK) != 0 || stat(m->disk, &st) != 0) {
         m->problem = "is not on this machine any more";
         return;
     }
@@ -116,7 +121,7 @@ static void open_module(module *m)
         return;
     }
     m->dwfl = dwfl_begin(&callbacks);
-    m->mod = m->dwfl ? dwfl_report_offline(m->dwfl, m->path, m->path, -1) : NULL;
+    m->mod = m->dwfl ? dwfl_report_offline(m->dwfl, m->path, m->disk, -1) : NULL;
     if (!m->mod || dwfl_report_end(m->dwfl, NULL, NULL) != 0) {
         m->problem = "cannot be read as an ELF file";
         return;
