@@ -37,10 +37,11 @@ static void fill_lock(lt_finding *f, const lt_event *ev)
     }
 }
 
+/* The earlier acquisition h, after f->request_stack (the stack it is joined to). */
 static void fill_held(lt_finding *f, const lt_held *h)
 {
     f->held_mode = (lt_mode)h->mode;
-    f->held_stack = h->stack ? h->stack : lt_stack_recover(h->ra, h->cfa, &f->held_partial);
+    f->held_stack = h->stack ? h->stack : lt_stack_lazy(h, f->request_stack, &f->held_partial);
 }
 
 static lt_outcome fatal_outcome(void)
@@ -228,17 +229,21 @@ void lt_after_lock(lt_event *ev, int rc)
     lt_held *h = lt_held_push(t);
     if (!h)
         return;
-    *h = (lt_held){
-        .addr = ev->addr,
-        .lock = ev->lock,
-        .gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed),
-        .kind = (uint8_t)ev->kind,
-        .mode = (uint8_t)ev->mode,
-        .depth = 1,
-        .stack = lt_cfg.stacks == LT_STACKS_FULL ? lt_stack_here(ev->ra) : 0,
-        .ra = ev->ra,
-        .cfa = ev->cfa,
-    };
+    /* Field by field: a compound literal would also clear callers[] (a rep stos, a third of
+     * the tracer's cost per lock in lockbench); the walk writes what it finds. */
+    h->addr = ev->addr;
+    h->lock = ev->lock;
+    h->gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
+    h->kind = (uint8_t)ev->kind;
+    h->mode = (uint8_t)ev->mode;
+    h->depth = 1;
+    h->stack = lt_cfg.stacks == LT_STACKS_FULL ? lt_stack_here(ev->ra) : 0;
+    h->ra = ev->ra;
+    h->cfa = ev->cfa;
+    h->since = 0;
+    h->ncallers = lt_cfg.stacks == LT_STACKS_LAZY
+                      ? (uint32_t)lt_callsite_callers(t, ev->ra, ev->cfa, h->callers)
+                      : 0;
     if (ev->mode == LT_MODE_WRITE)
         atomic_store_explicit(&ev->lock->writer, t->info.seq + 1, memory_order_relaxed);
     if (lt_unlikely(lt_cfg.stats))

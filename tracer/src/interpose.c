@@ -119,6 +119,7 @@ __attribute__((constructor)) static void locktrace_load(void)
 {
     if (ready() && lt_enter(&lt_tls)) {
         lt_platform_thread_init();
+        lt_callsite_thread_init();
         lt_leave(&lt_tls);
     }
 }
@@ -569,6 +570,7 @@ lt_start lt_interpose_started(lt_start *p)
     free(p);
     lt_thread_start(s.seq);
     lt_platform_thread_init();
+    lt_callsite_thread_init();
     lt_tls.busy = 0;
     return s;
 }

@@ -68,8 +68,10 @@ typedef struct lt_lock {
 } lt_lock;
 
 /* One entry of a held set. The stack of the acquisition is kept cheaply as the call site
- * (return address) and the caller's frame (CFA); `stack` is a full stack only with
- * LOCKTRACE_STACKS=full. */
+ * (return address), the caller's frame (CFA) and the return addresses of the next few callers
+ * (callsite.c); `stack` is a full stack only with LOCKTRACE_STACKS=full, or once a report
+ * has recovered one (stack.c: lt_stack_lazy). */
+#define LT_CALLERS 4
 typedef struct lt_held {
     const void *addr;
     lt_lock *lock;
@@ -81,6 +83,8 @@ typedef struct lt_held {
     uintptr_t ra;   /* return address into the caller of the lock function */
     uintptr_t cfa;  /* caller's stack pointer at that call */
     uint64_t since; /* LOCKTRACE_STATS: when it was taken (ns, monotonic) */
+    uint32_t ncallers;             /* how many of callers[] were recorded */
+    uintptr_t callers[LT_CALLERS]; /* return addresses beyond ra, innermost first */
 } lt_held;
 
 /* Per-thread cache of shadow lookups: addr -> (entry, gen). */
@@ -112,6 +116,16 @@ typedef struct lt_wait_slot {
     uint32_t mark;                /* cycle search visit stamp, under waitfor.c's lock */
 } lt_wait_slot;
 
+/* A walk over the callers of a lock call site (callsite.c), remembered by its thread. */
+#define LT_WALKS 4
+typedef struct lt_walk {
+    uintptr_t ra, cfa;              /* where the walk started */
+    uint32_t n;                     /* callers found */
+    uintptr_t slot[LT_CALLERS];     /* where caller[i] was read */
+    uintptr_t sp[LT_CALLERS];       /* the stack pointer of the frame that returns to caller[i] */
+    uintptr_t caller[LT_CALLERS];
+} lt_walk;
+
 #define LT_CACHE_BITS 8
 #define LT_CACHE_SLOTS (1 << LT_CACHE_BITS)
 #define LT_HELD_INLINE 8   /* held entries before the set moves to mapped memory */
@@ -127,6 +141,8 @@ typedef struct lt_thread {
     struct lt_once_run *once_top; /* once init routines running on this thread, innermost first */
     lt_cache_slot cache[LT_CACHE_SLOTS];
     lt_wait_slot waiting;
+    uintptr_t stack_lo, stack_hi; /* this thread's stack, 0 = unknown (callsite.c) */
+    lt_walk walks[LT_WALKS];      /* its last caller walks (callsite.c) */
 } lt_thread;
 
 /* All the tracer keeps in TLS. Initial-exec TLS is fast but comes from glibc's static TLS
@@ -219,6 +235,7 @@ void lt_shadow_fork(lt_fork_phase phase);
 
 /* The modules' own headers: a module includes just this file. */
 #include "alloc.h"
+#include "callsite.h"
 #include "config.h"
 #include "detect.h"
 #include "dump.h"

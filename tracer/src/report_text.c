@@ -207,6 +207,14 @@ static void put_frames(out *o, const lt_rep_stack *s)
     }
 }
 
+/* After a lazily taken stack that could not be completed: what the frames are. */
+static void put_partial(out *o, const lt_rep_stack *s)
+{
+    if (s->partial)
+        put(o, "    (frames recorded when it was taken; the frames beyond have returned since; "
+               "LOCKTRACE_STACKS=full records whole stacks)\n");
+}
+
 /* One stack's frame lines, for other tables that show stacks (stats.c). */
 size_t lt_rep_format_frames(const lt_rep_stack *s, char *buf, size_t size, size_t at)
 {
@@ -301,8 +309,7 @@ static void put_taken(out *o, const lt_rep *r, const lt_rep_stack *s)
     put_object(o, "    guards: ", l);
     put(o, "    taken at:\n");
     put_frames(o, s);
-    if (s->partial)
-        put(o, "    (call site only; LOCKTRACE_STACKS=full records whole stacks)\n");
+    put_partial(o, s);
 }
 
 static void put_held(out *o, const lt_rep *r, const lt_rep_stack *s)
@@ -315,9 +322,7 @@ static void put_held(out *o, const lt_rep *r, const lt_rep_stack *s)
         put(o, "):\n");
     }
     put_frames(o, s);
-    if (s->partial)
-        put(o, "    (its caller has returned since: only the call site is known; "
-               "LOCKTRACE_STACKS=full records whole stacks)\n");
+    put_partial(o, s);
 }
 
 /* The other threads a report names: for now the gone owner of an orphaned lock. */
@@ -433,8 +438,7 @@ static void put_step_stack(out *o, const lt_rep *r, const char *role, size_t i)
         if (r->stacks[k].step == (int)i && strcmp(r->stacks[k].role, role) == 0)
             s = &r->stacks[k];
     put_frames(o, s);
-    if (s->partial)
-        put(o, "    (call site only; LOCKTRACE_STACKS=full records whole stacks)\n");
+    put_partial(o, s);
 }
 
 /* What the thread of step i waits for, and who holds it up. */
