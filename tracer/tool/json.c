@@ -331,7 +331,9 @@ static int member(parser *ps, list *l, int depth)
 {
     json_member m;
     skip_space(ps);
-    if (ps->p >= ps->end || *ps->p != '"')
+    if (ps->p >= ps->end)
+        return fail(ps, "unexpected end of the text (truncated?)"), 0;
+    if (*ps->p != '"')
         return fail(ps, "expected a member name in quotes"), 0;
     if (!(m.key = string(ps)))
         return 0;
@@ -340,7 +342,9 @@ static int member(parser *ps, list *l, int depth)
     if (has_key(l, m.key))
         return fail(ps, "duplicate member \"%s\"", m.key), 0;
     skip_space(ps);
-    if (ps->p >= ps->end || *ps->p != ':')
+    if (ps->p >= ps->end)
+        return fail(ps, "unexpected end of the text (truncated?)"), 0;
+    if (*ps->p != ':')
         return fail(ps, "expected ':' after \"%s\"", m.key), 0;
     ps->p++;
     if (!(m.value = value(ps, depth + 1)))
