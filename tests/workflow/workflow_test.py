@@ -18,8 +18,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import socket
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 import expect  # noqa: E402
@@ -279,15 +282,7 @@ def path_map(c):
     os.mkdir(ci_build)
     prog = os.path.join(ci_build, 'wfprog')
     shutil.copy(c.a.wfprog, prog)
-    ending, _, _ = c.run([prog, 'self-deadlock'], {'LOCKTRACE_REPORT_DIR': c.dir}, preload=True)
-    need(ending == 'signal:SIGABRT', f'ending {ending}')
-    report = [f for f in glob.glob(os.path.join(c.dir, '*.json')) if 'summary' not in f][0]
-    r = json.load(open(report))
-    for st in r['stacks']:
-        for f in st['frames']:
-            f['function'] = f['file'] = None
-            f['line'] = 0
-    stripped = c.write('stripped.json', json.dumps(r))
+    stripped, _ = stripped_report(c, prog)
     here = os.path.join(c.tmp, 'here')
     os.rename(ci_build, here)
     ending, out, err = c.report(stripped)
@@ -300,6 +295,74 @@ def path_map(c):
     need(ending == 0 and 'known_write_read' in out, 'the map does not apply to --html')
     ending, _, err = c.report('--path-map', 'no-equals-sign', stripped)
     need(ending == 2 and 'OLD=NEW' in err, f'a bad map: {ending} {err}')
+
+
+def stripped_report(c, prog):
+    """Runs prog (a copy of wfprog) into a report, then blanks every frame's names: only
+    re-symbolizing from the binary can bring them back. The path of the blanked copy."""
+    ending, _, _ = c.run([prog, 'self-deadlock'], {'LOCKTRACE_REPORT_DIR': c.dir}, preload=True)
+    need(ending == 'signal:SIGABRT', f'ending {ending}')
+    report = [f for f in glob.glob(os.path.join(c.dir, '*.json')) if 'summary' not in f][0]
+    r = json.load(open(report))
+    for st in r['stacks']:
+        for f in st['frames']:
+            f['function'] = f['file'] = None
+            f['line'] = 0
+    build_id = next(f['build_id'] for st in r['stacks'] for f in st['frames']
+                    if f['module'] == os.path.realpath(prog))
+    return c.write('stripped.json', json.dumps(r)), build_id
+
+
+def debuginfod(c):
+    """'debuginfod through libdw's client in locktrace report only, tested against Debian's
+    debuginfod server run on 127.0.0.1': a report whose binary is gone from this machine is
+    re-symbolized from the server's copy, found by build-id."""
+    server = shutil.which('debuginfod')
+    if not server:
+        raise Skipped('debuginfod is not installed (CI installs it in .ci/run)')
+    ci_build = os.path.join(c.tmp, 'ci-build')
+    os.mkdir(ci_build)
+    prog = os.path.join(ci_build, 'wfprog')
+    shutil.copy(c.a.wfprog, prog)
+    stripped, build_id = stripped_report(c, prog)
+    served = os.path.join(c.tmp, 'served')
+    os.rename(ci_build, served)
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    url = f'http://127.0.0.1:{port}'
+    log = open(os.path.join(c.tmp, 'debuginfod.log'), 'w')
+    srv = subprocess.Popen([server, '-F', '-p', str(port), '-c', '1', '-d',
+                            os.path.join(c.tmp, 'db.sqlite'), served], cwd=c.tmp,
+                           stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # the server scans served/ after it starts: poll until it has the binary
+            try:
+                with urllib.request.urlopen(f'{url}/buildid/{build_id}/executable', timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError, OSError):
+                pass
+            need(srv.poll() is None, f'debuginfod ended: {open(log.name).read()[-2000:]}')
+            need(time.monotonic() < deadline, f'debuginfod never served {build_id}')
+            time.sleep(0.2)
+        ending, out, err = c.report(stripped)
+        need(ending == 0 and 'known_write_read' not in out and 'is not on this machine any more' in err,
+             f'without DEBUGINFOD_URLS: {ending} {err}')
+        env = {'DEBUGINFOD_URLS': url, 'DEBUGINFOD_CACHE_PATH': os.path.join(c.tmp, 'cache')}
+        ending, out, err = c.run([c.a.locktrace, 'report', stripped], env)
+        need(ending == 0 and re.search(r'#0 0x[0-9a-f]+ in known_write_read \S*wfprog\.c:\d+', out),
+             f'not re-symbolized from debuginfod: {ending} {err}\n{out}')
+        need(re.search(r'ci-build/wfprog is not on this machine: read from debuginfod\'s copy', err), err)
+    finally:
+        os.killpg(srv.pid, signal.SIGTERM)
+        try:
+            srv.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(srv.pid, signal.SIGKILL)
+            srv.wait()
+        log.close()
 
 
 # --- the launcher ---------------------------------------------------------------------------
@@ -549,7 +612,7 @@ def ctest_recipe(c):
 CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_del_byte, report_dir,
                                    sarif, launcher_signals, dump_command, exit_code_tree, space_path,
                                    not_loaded, asan_program, tsan_program, install_prefix,
-                                   ctest_recipe, html, path_map)}
+                                   ctest_recipe, html, path_map, debuginfod)}
 
 
 def main():

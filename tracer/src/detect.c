@@ -358,12 +358,21 @@ void lt_on_destroy(lt_event *ev)
 
 /* pthread_cond_*wait releases the mutex inside libc: it leaves the held set for the wait and
  * comes back with its original acquisition site. Returns 0 when the mutex was not held. */
-int lt_cond_release(lt_event *ev, lt_held *saved)
+int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved)
 {
     lt_held *h = lt_held_find(ev->self, ev->addr);
     if (!h) {
-        report_bad_unlock(ev, 0);
-        return 0;
+        if (!lt_platform_lock_held(ev->addr, LT_MUTEX, LT_MODE_WRITE, ev->self->info.tid))
+            lt_cond_unheld(ev, cv);
+        /* libc retakes the mutex when the wait ends: from then on this thread holds it, as
+         * if taken by this call */
+        ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra);
+        if (!ev->lock)
+            return 0;
+        *saved = (lt_held){.addr = ev->addr, .lock = ev->lock, .gen = atomic_load(&ev->lock->gen),
+                           .kind = LT_MUTEX, .mode = LT_MODE_WRITE, .depth = 1, .ra = ev->ra,
+                           .cfa = ev->cfa};
+        return 1;
     }
     *saved = *h;
     release(ev->self, h);

@@ -236,6 +236,7 @@ void lt_shadow_fork(lt_fork_phase phase);
 /* The modules' own headers: a module includes just this file. */
 #include "alloc.h"
 #include "callsite.h"
+#include "cond.h"
 #include "config.h"
 #include "detect.h"
 #include "dump.h"
