@@ -253,6 +253,18 @@ TL_API tl_tensor *tl_conv1d(const tl_tensor *x, const tl_tensor *kernel, size_t 
 TL_API tl_tensor *tl_conv2d(const tl_tensor *x, const tl_tensor *kernel, size_t padding, size_t stride,
                      size_t dilation, size_t groups);
 
+/* The adjoint of conv (PyTorch's conv_transpose): x [b, c_in, l] / [b, c_in, h, w], kernel
+ * [c_in, c_out/groups, k...] -> [b, c_out, (in - 1) * stride - 2 * padding + dilation * (k - 1)
+ * + output_padding + 1 ...]; output_padding below stride or dilation. */
+TL_API tl_tensor *tl_conv_transpose1d(const tl_tensor *x, const tl_tensor *kernel, size_t padding,
+                                      size_t output_padding, size_t stride, size_t dilation,
+                                      size_t groups);
+TL_API tl_tensor *tl_conv_transpose2d(const tl_tensor *x, const tl_tensor *kernel, size_t padding,
+                                      size_t output_padding, size_t stride, size_t dilation);
+/* Max / mean of each kh x kw window of [b, c, h, w], windows sh x sw apart, no padding. */
+TL_API tl_tensor *tl_max_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t sh, size_t sw);
+TL_API tl_tensor *tl_avg_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t sh, size_t sw);
+
 /* ------------------------------------------------------------------------------------------
  * Indexing and combining. Index tensors are u8, u32 or i64.
  * ---------------------------------------------------------------------------------------- */
