@@ -66,10 +66,13 @@ TL_API tl_status tl_fail(tl_status status, const char *fmt, ...) __attribute__((
 /* ------------------------------------------------------------------------------------------
  * Types, devices
  * ---------------------------------------------------------------------------------------- */
-/* Integers compute exactly in int64 (wrapping there) and saturate when stored into u8/u32;
+/* Integers compute exactly in int64 (wrapping there) and saturate when stored into u8/u32/
+ * i16/i32;
  * float -> integer conversions truncate toward zero, saturate, and map NaN to 0 (Rust's `as`).
  * Integer division by zero fails with TL_ERR_RANGE. */
-typedef enum tl_dtype { TL_U8, TL_U32, TL_I64, TL_F16, TL_BF16, TL_F32, TL_F64, TL_DTYPE_COUNT } tl_dtype;
+typedef enum tl_dtype {
+    TL_U8, TL_U32, TL_I64, TL_F16, TL_BF16, TL_F32, TL_F64, TL_I16, TL_I32, TL_DTYPE_COUNT
+} tl_dtype;
 typedef enum tl_device { TL_CPU, TL_METAL } tl_device;
 
 TL_API const char *tl_dtype_name(tl_dtype dtype); /* "f32" */
@@ -266,7 +269,7 @@ TL_API tl_tensor *tl_max_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t
 TL_API tl_tensor *tl_avg_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t sh, size_t sw);
 
 /* ------------------------------------------------------------------------------------------
- * Indexing and combining. Index tensors are u8, u32 or i64.
+ * Indexing and combining. Index tensors have an integer dtype.
  * ---------------------------------------------------------------------------------------- */
 TL_API tl_tensor *tl_index_select(const tl_tensor *t, const tl_tensor *ids, size_t dim);
 TL_API tl_tensor *tl_gather(const tl_tensor *t, const tl_tensor *ids, size_t dim);
