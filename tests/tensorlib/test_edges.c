@@ -309,7 +309,8 @@ static void small_ints(void)
     tl_tensor *ids = tl_from_data(iv, SHAPE(2), TL_I32, TL_CPU);
     EXPECT_FMT(tl_index_select(a, ids, 0), "[14, 10]");
     const int16_t cv[] = {1, 0, -3, 0, 2};
-    tl_tensor *c = tl_from_data(cv, SHAPE(5), TL_I16, TL_CPU), *z = tl_zeros(SHAPE(5), TL_I32, TL_CPU);
+    tl_tensor *c = tl_from_data(cv, SHAPE(5), TL_I16, TL_CPU);
+    tl_tensor *z = tl_zeros(SHAPE(5), TL_I32, TL_CPU);
     EXPECT_FMT(tl_where_cond(c, a, z), "[10, 0, 12, 0, 14]");
     EXPECT_FMT(tl_arg_sort_last_dim(c, true), "[2, 1, 3, 0, 4]");
     EXPECT_FMT(tl_cumsum(c, 0), "[1, 1, -2, -2, 0]");
