@@ -346,6 +346,33 @@ TL_API tl_status tl_to_vec(const tl_tensor *t, void *dst, size_t capacity);
 TL_API int tl_format(const tl_tensor *t, char *buf, size_t size);
 
 /* ------------------------------------------------------------------------------------------
+ * Files: numpy's .npy/.npz and safetensors. Loading checks every length, offset and header
+ * field against the file and fails with a message naming what is wrong; files are mapped,
+ * not read. A list of named tensors is an array of tl_named that tl_named_free releases.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct tl_named {
+    char *name;
+    tl_tensor *tensor;
+} tl_named;
+TL_API void tl_named_free(tl_named *list, size_t n);
+
+/* .npy: versions 1-3, little or big endian, C or Fortran order; u1/b1 (as u8), u4, i2, i4, i8,
+ * f2, f4, f8. Saving writes version 1.0, little endian, C order (bf16 has no numpy dtype). */
+TL_API tl_tensor *tl_load_npy(const char *path, tl_device device);
+TL_API tl_status tl_save_npy(const tl_tensor *t, const char *path);
+/* .npz as np.savez writes it (entries stored; np.savez_compressed's deflate is refused with
+ * TL_ERR_UNSUPPORTED); names without the .npy suffix, in archive order. */
+TL_API tl_status tl_load_npz(const char *path, tl_device device, tl_named **out, size_t *count);
+TL_API tl_status tl_save_npz(const char *path, const tl_named *list, size_t n);
+/* safetensors: dtypes U8, U32, I16, I32, I64, F16, BF16, F32, F64; __metadata__ is checked and
+ * ignored; the list comes sorted by name. Saving writes the tensors in list order. */
+TL_API tl_status tl_load_safetensors(const char *path, tl_device device, tl_named **out,
+                                     size_t *count);
+TL_API tl_status tl_load_safetensors_buffer(const void *data, size_t size, tl_device device,
+                                            tl_named **out, size_t *count);
+TL_API tl_status tl_save_safetensors(const char *path, const tl_named *list, size_t n);
+
+/* ------------------------------------------------------------------------------------------
  * Testing
  * ---------------------------------------------------------------------------------------- */
 /* Makes the nth allocation tensorlib attempts from now fail (once); 0 disarms. Returns how
