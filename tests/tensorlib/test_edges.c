@@ -114,10 +114,11 @@ static void float_to_i64(void)
     CHECK(tl_const_set(t, -0x1p63) == TL_OK);
     EXPECT_FMT(t, "[-9223372036854775808, -9223372036854775808]");
     /* u8/u32 saturate too */
-    EXPECT_FMT(tl_to_dtype(MAKE(TL_F64, SHAPE(5), 300.7, -1, NAN, 254.9, 1e10), TL_U8),
-               "[255, 0, 0, 254, 255]");
-    EXPECT_FMT(tl_to_dtype(MAKE(TL_F64, SHAPE(3), 5e9, -1, 4294967295.5), TL_U32),
-               "[4294967295, 0, 4294967295]");
+    tl_tensor *u = MAKE(TL_F64, SHAPE(5), 300.7, -1, NAN, 254.9, 1e10);
+    tl_tensor *w = MAKE(TL_F64, SHAPE(3), 5e9, -1, 4294967295.5);
+    EXPECT_FMT(tl_to_dtype(u, TL_U8), "[255, 0, 0, 254, 255]");
+    EXPECT_FMT(tl_to_dtype(w, TL_U32), "[4294967295, 0, 4294967295]");
+    RELEASE(u, w);
 }
 
 /* Large i64 -> f32/bf16/f16 rounds once (to nearest even), not through a double first. */
