@@ -62,6 +62,10 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max);
  * program's locks: at load, and when a thread starts. */
 void lt_platform_thread_init(void);
 
+/* The calling thread's stack: [*lo, *hi). 0, or -1 when unknown. Called where the thread
+ * holds none of the program's locks (it may allocate). */
+int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi);
+
 /* Return addresses only, innermost first; faster than lt_platform_unwind. */
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max);
 

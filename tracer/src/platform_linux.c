@@ -236,6 +236,22 @@ void lt_platform_thread_init(void)
     lt_platform_backtrace(&ip, 1);
 }
 
+int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+{
+    pthread_attr_t a;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &a) != 0)
+        return -1;
+    int rc = pthread_attr_getstack(&a, &addr, &size);
+    pthread_attr_destroy(&a);
+    if (rc != 0)
+        return -1;
+    *lo = (uintptr_t)addr;
+    *hi = (uintptr_t)addr + size;
+    return 0;
+}
+
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
 {
     int n = have_unwind() ? unw.unw_backtrace((void **)ips, (int)max) : 0;

@@ -108,6 +108,14 @@ void lt_platform_thread_init(void)
 {
 }
 
+int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+{
+    pthread_t self = pthread_self();
+    *hi = (uintptr_t)pthread_get_stackaddr_np(self); /* the top: stacks grow down */
+    *lo = *hi - pthread_get_stacksize_np(self);
+    return 0;
+}
+
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
 {
     int n = backtrace((void **)ips, (int)max);

@@ -43,7 +43,7 @@ typedef struct lt_rep_stack {
     int thread;           /* index into lt_rep.threads, -1 = none */
     int lock;             /* index into lt_rep.locks, -1 = none */
     int step;             /* index into lt_rep.steps, -1 = none */
-    int partial;          /* 1: only the call site is known */
+    int partial;          /* 1: only the frames recorded at acquisition */
     size_t dropped;       /* frames left out to fit the report */
     size_t nframes;
     lt_rep_frame *frames;
