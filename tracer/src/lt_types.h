@@ -35,6 +35,7 @@ typedef enum {
     LT_FIND_DEADLOCK,
     LT_FIND_INVERSION,
     LT_FIND_LONG_WAIT,
+    LT_FIND_THREAD_DUMP, /* not a finding: every thread's locks and waits, on request */
     LT_FIND_KIND_COUNT
 } lt_finding_kind;
 
@@ -53,6 +54,7 @@ typedef enum {
     LT_WHY_ORDER_CYCLE,      /* lock-order-inversion: the lock-order graph has a cycle */
     LT_WHY_WAIT_TIMEOUT,     /* long-wait: waited past LOCKTRACE_WAIT_TIMEOUT */
     LT_WHY_ONCE_RECURSION,   /* once-control called again from its own init routine */
+    LT_WHY_DUMP_SIGNAL,      /* thread-dump: LOCKTRACE_DUMP_SIGNAL arrived */
     LT_WHY_COUNT
 } lt_reason;
 
