@@ -229,16 +229,25 @@ tl_status tl_check_float(const char *op, const tl_tensor *t);
 #define TL_LOCK_INLINE static inline __attribute__((always_inline))
 tl_status tl_lock_failed(const tl_tensor *t, const char *op, const char *mode, int rc);
 
+/* Notes that this thread now holds t's storage lock, so a later EDEADLK can say why. */
+void tl_lock_taken(const tl_tensor *t, bool write);
+
 TL_LOCK_INLINE tl_status tl_lock_read(const tl_tensor *t, const char *op)
 {
     int rc = pthread_rwlock_rdlock(&t->storage->lock);
-    return rc == 0 ? TL_OK : tl_lock_failed(t, op, "read", rc);
+    if (rc != 0)
+        return tl_lock_failed(t, op, "read", rc);
+    tl_lock_taken(t, false);
+    return TL_OK;
 }
 
 TL_LOCK_INLINE tl_status tl_lock_write(const tl_tensor *t, const char *op)
 {
     int rc = pthread_rwlock_wrlock(&t->storage->lock);
-    return rc == 0 ? TL_OK : tl_lock_failed(t, op, "write", rc);
+    if (rc != 0)
+        return tl_lock_failed(t, op, "write", rc);
+    tl_lock_taken(t, true);
+    return TL_OK;
 }
 
 void tl_unlock(const tl_tensor *t);

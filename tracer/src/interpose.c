@@ -52,6 +52,7 @@
     X(pthread_mutex_unlock, NULL)                                                          \
     X(pthread_cond_wait, "GLIBC_2.3.2") X(pthread_cond_timedwait, "GLIBC_2.3.2")           \
     X(pthread_cond_signal, "GLIBC_2.3.2") X(pthread_cond_broadcast, "GLIBC_2.3.2")         \
+    X(pthread_cond_destroy, "GLIBC_2.3.2")                                                 \
     X(pthread_create, NULL) X(pthread_join, NULL) LT_REALS_TIMED(X)
 
 static struct {
@@ -445,12 +446,15 @@ LT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 #endif
 
 /* ------------------------------------------------------------------------------------------
- * Condition variables: the mutex leaves the held set for the wait and comes back after.
+ * Condition variables: the mutex leaves the held set for the wait and comes back after; the
+ * wait is a waiter of the condition variable meanwhile (cond.c).
  * ---------------------------------------------------------------------------------------- */
 typedef struct cond_state {
     call *c;
     lt_held saved;
     int released;
+    int arrived;
+    lt_cond_waiter waiter;
 } cond_state;
 
 /* The mutex is back in the held set after the wait, also when the wait is cancelled: libc
@@ -460,6 +464,8 @@ static void cond_return(void *arg)
     cond_state *st = arg;
     if (enter(&st->c->ev)) {
         lt_waitfor_end(&st->c->ev);
+        if (st->arrived)
+            lt_cond_leave(&st->waiter);
         if (st->released)
             lt_cond_reacquire(&st->c->ev, &st->saved);
         lt_leave(&lt_tls);
@@ -485,7 +491,9 @@ static int cond_wait(call *c, pthread_cond_t *cv)
     if (!ready())
         return 0;
     if (enter(&c->ev)) {
-        st.released = lt_cond_release(&c->ev, &st.saved);
+        st.released = lt_cond_release(&c->ev, cv, &st.saved);
+        lt_cond_arrive(&c->ev, cv, &st.waiter);
+        st.arrived = 1;
         lt_waitfor_cond_begin(&c->ev, cv);
         lt_leave(&lt_tls);
     }
@@ -500,12 +508,14 @@ int lt_interpose_cond_wait(lt_call *c, pthread_cond_t *cv)
     return cond_wait(c, cv);
 }
 
-/* Signals only leave a hint for the wait-for check: who is likely to wake this condvar. */
-static void signalled(pthread_cond_t *cv)
+/* A signal leaves a hint for the wait-for check (who is likely to wake this condvar) and
+ * marks the waiters it may wake. */
+static void signalled(pthread_cond_t *cv, int all)
 {
     lt_event ev = {0};
     if (enter(&ev)) {
         lt_waitfor_signalled(ev.self, cv);
+        lt_cond_signalled(cv, all);
         lt_leave(&lt_tls);
     }
 }
@@ -514,7 +524,7 @@ LT_EXPORT int pthread_cond_signal(pthread_cond_t *cv)
 {
     if (!ready())
         return 0;
-    signalled(cv);
+    signalled(cv, 0);
     return real.pthread_cond_signal(cv);
 }
 
@@ -522,8 +532,30 @@ LT_EXPORT int pthread_cond_broadcast(pthread_cond_t *cv)
 {
     if (!ready())
         return 0;
-    signalled(cv);
+    signalled(cv, 1);
     return real.pthread_cond_broadcast(cv);
+}
+
+/* A destroy while threads wait: reported, and refused with EBUSY under LOCKTRACE_ACTION=
+ * edeadlk (libc would wait for the waiters forever). */
+int lt_interpose_cond_destroy(void *cv, lt_api api, uintptr_t ra, uintptr_t cfa)
+{
+    lt_event ev = {cv, LT_COND, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0, api};
+    int refused = 0;
+    if (enter(&ev)) {
+        refused = lt_cond_destroy(&ev);
+        lt_leave(&lt_tls);
+    }
+    return refused ? EBUSY : 0;
+}
+
+LT_EXPORT int pthread_cond_destroy(pthread_cond_t *cv)
+{
+    if (!ready())
+        return 0;
+    if (lt_interpose_cond_destroy(cv, LT_API_PTHREAD, CALLER))
+        return EBUSY;
+    return real.pthread_cond_destroy(cv);
 }
 
 LT_EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
@@ -656,7 +688,9 @@ static void fork_phase(lt_fork_phase phase)
         lt_shadow_fork(phase);
         lt_stats_fork(phase);
         lt_stack_fork(phase);
+        lt_cond_fork(phase);
     } else {
+        lt_cond_fork(phase);
         lt_stack_fork(phase);
         lt_stats_fork(phase);
         lt_shadow_fork(phase);

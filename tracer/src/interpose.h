@@ -28,6 +28,8 @@ int lt_interpose_ready(void);
 int lt_interpose_acquire(lt_call *c);
 /* The checked condition wait on cv with the mutex of c->ev. */
 int lt_interpose_cond_wait(lt_call *c, pthread_cond_t *cv);
+/* The destroy check of condition variable cv: EBUSY when the destroy is refused. */
+int lt_interpose_cond_destroy(void *cv, lt_api api, uintptr_t ra, uintptr_t cfa);
 /* The checked unlock, made with the real pthread unlock of that kind; its errno result. */
 int lt_interpose_unlock(const void *lock, lt_kind kind, lt_api api, uintptr_t ra, uintptr_t cfa);
 /* One event around an init or destroy (fn from detect.h). */

@@ -23,7 +23,7 @@ _Static_assert(sizeof(cnd_t) == sizeof(pthread_cond_t), "cnd_t is a pthread cond
 _Static_assert(sizeof(thrd_t) == sizeof(pthread_t), "thrd_t is a pthread_t (glibc)");
 
 #define LT_REALS_C11(X)                                                                    \
-    X(mtx_init) X(mtx_destroy) X(thrd_create) X(thrd_join)
+    X(mtx_init) X(mtx_destroy) X(cnd_destroy) X(thrd_create) X(thrd_join)
 
 static struct {
 #define X(name) __typeof__(&name) name;
@@ -123,6 +123,13 @@ LT_EXPORT int cnd_signal(cnd_t *c)
 LT_EXPORT int cnd_broadcast(cnd_t *c)
 {
     return thrd_result(pthread_cond_broadcast((pthread_cond_t *)c));
+}
+
+/* cnd_destroy returns nothing: a refused destroy just does not happen. */
+LT_EXPORT void cnd_destroy(cnd_t *c)
+{
+    if (lt_interpose_ready() && !lt_interpose_cond_destroy(c, LT_API_C11, CALLER))
+        real.cnd_destroy(c);
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -10,7 +10,8 @@
 
 /* LT_ONCE: a once-control (pthread_once, call_once), held like a mutex by the thread running
  * its init routine; others calling it meanwhile wait for that thread. */
-typedef enum { LT_RWLOCK, LT_MUTEX, LT_SPIN, LT_ONCE } lt_kind;
+/* LT_COND: a condition variable, named by condvar-misuse reports only (never held). */
+typedef enum { LT_RWLOCK, LT_MUTEX, LT_SPIN, LT_ONCE, LT_COND } lt_kind;
 typedef enum { LT_MODE_NONE, LT_MODE_READ, LT_MODE_WRITE } lt_mode; /* mutex, spin: WRITE */
 typedef enum { LT_WAIT_TRY, LT_WAIT_BLOCK, LT_WAIT_TIMED } lt_wait;
 typedef enum { LT_MUTEX_NORMAL, LT_MUTEX_RECURSIVE, LT_MUTEX_ERRORCHECK } lt_mutex_type;
@@ -32,6 +33,7 @@ typedef enum {
     LT_FIND_BAD_UNLOCK,
     LT_FIND_DESTROY_HELD,
     LT_FIND_EXIT_HELD,
+    LT_FIND_CONDVAR_MISUSE,
     LT_FIND_DEADLOCK,
     LT_FIND_INVERSION,
     LT_FIND_LONG_WAIT,
@@ -54,6 +56,9 @@ typedef enum {
     LT_WHY_ORDER_CYCLE,      /* lock-order-inversion: the lock-order graph has a cycle */
     LT_WHY_WAIT_TIMEOUT,     /* long-wait: waited past LOCKTRACE_WAIT_TIMEOUT */
     LT_WHY_ONCE_RECURSION,   /* once-control called again from its own init routine */
+    LT_WHY_DESTROY_WAITED,   /* condvar destroyed while threads wait on it */
+    LT_WHY_TWO_MUTEXES,      /* condvar waited on with a mutex other waiters do not use */
+    LT_WHY_WAIT_UNHELD,      /* condition wait with a mutex the thread does not hold */
     LT_WHY_DUMP_SIGNAL,      /* thread-dump: LOCKTRACE_DUMP_SIGNAL arrived */
     LT_WHY_COUNT
 } lt_reason;

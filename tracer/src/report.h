@@ -68,6 +68,10 @@ typedef struct lt_finding {
     int held_partial;            /* held_stack is only the frames recorded with it */
     uint32_t first_stack;        /* where the lock was first seen */
     const lt_held *held;         /* exit-held: the locks still held (valid during lt_report) */
+    const void *mutex;           /* condvar-misuse: the mutex of this thread's wait */
+    const void *other_mutex;     /* two-mutexes: the mutex other waiters wait with */
+    const lt_cond_waiter *waiters; /* condvar-misuse: waiters named (copies) */
+    size_t nwaiters;
     size_t nheld;
     const lt_wait_step *steps;   /* deadlock: the cycle in order; long-wait: the holders */
     size_t nsteps;

@@ -144,6 +144,39 @@ static void add_held_locks(lt_rep *r, const lt_finding *f)
     }
 }
 
+/* Condvar misuse: the condition variable, then each mutex once. */
+static int plain_lock(lt_rep *r, const void *addr, lt_kind kind, int api)
+{
+    for (size_t i = 0; i < r->nlocks; i++)
+        if (locks[i].addr == (uintptr_t)addr)
+            return (int)i;
+    if (r->nlocks == MAX_LOCKS)
+        return -1;
+    locks[r->nlocks] = (lt_rep_lock){.addr = (uintptr_t)addr, .type = kind, .api = api,
+                                     .mutex_type = kind == LT_MUTEX ? lt_platform_mutex_type(addr)
+                                                                    : 0};
+    return (int)r->nlocks++;
+}
+
+/* ... and the waiters it names, each with the call site of its wait. */
+static void add_condvar(lt_rep *r, const lt_finding *f)
+{
+    plain_lock(r, f->lock, LT_COND, f->api);
+    if (f->mutex)
+        plain_lock(r, f->mutex, LT_MUTEX, f->api);
+    if (f->other_mutex)
+        plain_lock(r, f->other_mutex, LT_MUTEX, f->nwaiters ? f->waiters[0].api : f->api);
+    add_stack(r, "request", f->request_stack, 0, 0);
+    for (size_t i = 0; i < f->nwaiters && r->nthreads < MAX_THREADS; i++) {
+        const lt_cond_waiter *w = &f->waiters[i];
+        add_thread(r, &w->who, 0);
+        lt_rep_stack *s = add_stack(r, "waiting", lt_stack_intern(&w->ra, 1),
+                                    plain_lock(r, w->mutex, LT_MUTEX, w->api), 1);
+        if (s)
+            s->thread = (int)r->nthreads - 1;
+    }
+}
+
 /* Outside a report: for the exit-time statistics table, when no report runs, and for the
  * thread dump at abort, which runs under the report lock after the report is out. */
 const lt_rep_stack *lt_report_build_stack(uint32_t id)
@@ -262,6 +295,10 @@ const lt_rep *lt_report_build(const lt_finding *f)
             add_edge_steps(&r, f);
         else
             add_wait_steps(&r, f);
+        return &r;
+    }
+    if (f->kind == LT_FIND_CONDVAR_MISUSE) {
+        add_condvar(&r, f);
         return &r;
     }
     if (f->other)

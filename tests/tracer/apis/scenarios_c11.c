@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "poll.h"
+
 #define NOINLINE __attribute__((noinline))
 
 static void result(const char *what, int rc)
@@ -29,29 +31,7 @@ static void result(const char *what, int rc)
 
 static struct timespec soon(void)
 {
-    struct timespec t;
-    timespec_get(&t, TIME_UTC);
-    t.tv_sec += 5;
-    return t;
-}
-
-/* Polls until thread `tid` of this process sleeps in the kernel (state S): a thread blocked
- * in a lock or join. Never sleeps-then-assumes. */
-static void wait_until_blocked(int tid)
-{
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
-    for (;;) {
-        FILE *f = fopen(path, "r");
-        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-        if (f)
-            fclose(f);
-        buf[n] = 0;
-        const char *close = strrchr(buf, ')');
-        if (close && close[1] == ' ' && close[2] == 'S')
-            return;
-        thrd_yield();
-    }
+    return ms_from_now(5000);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -174,13 +154,7 @@ NOINLINE void c11_cond(void)
     thrd_create(&b, ponger, (void *)1L);
     thrd_join(a, NULL);
     thrd_join(b, NULL);
-    struct timespec t;
-    timespec_get(&t, TIME_UTC);
-    t.tv_nsec += 1000000;
-    if (t.tv_nsec >= 1000000000) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000;
-    }
+    struct timespec t = ms_from_now(1);
     mtx_lock(&m);
     result("cnd_timedwait", cnd_timedwait(&cv, &m, &t));
     mtx_unlock(&m);
@@ -196,6 +170,37 @@ NOINLINE void c11_cond_wait_unheld(void)
     cnd_init(&cv);
     timespec_get(&t, TIME_UTC);
     result("cnd_timedwait", cnd_timedwait(&cv, &m, &t));
+    result("mtx_unlock", mtx_unlock(&m)); /* the wait returned holding it */
+}
+
+static _Atomic int cnd_waiter_tid;
+static int released;
+
+static int cnd_waiter(void *arg)
+{
+    (void)arg;
+    mtx_lock(&m);
+    cnd_waiter_tid = gettid();
+    while (!released)
+        cnd_wait(&cv, &m);
+    mtx_unlock(&m);
+    return 0;
+}
+
+/* cnd_destroy while a thread is blocked in cnd_wait on it. */
+NOINLINE void c11_cnd_destroy_waited(void)
+{
+    thrd_t th;
+    mtx_init(&m, mtx_plain);
+    cnd_init(&cv);
+    thrd_create(&th, cnd_waiter, NULL);
+    while (!cnd_waiter_tid)
+        thrd_yield();
+    mtx_lock(&m); /* the waiter has released m: it is inside cnd_wait */
+    mtx_unlock(&m);
+    until_blocked(cnd_waiter_tid);
+    cnd_destroy(&cv);
+    result("cnd_destroy", thrd_success);
 }
 
 static _Atomic int blocked_tid;
@@ -218,7 +223,7 @@ NOINLINE void c11_join_deadlock(void)
     thrd_create(&th, take_m, NULL);
     while (!blocked_tid)
         thrd_yield();
-    wait_until_blocked(blocked_tid);
+    until_blocked(blocked_tid);
     result("thrd_join", thrd_join(th, NULL));
 }
 
@@ -246,7 +251,7 @@ NOINLINE void c11_abba(void)
     thrd_create(&th, ab, NULL);
     while (!first_tid)
         thrd_yield();
-    wait_until_blocked(first_tid);
+    until_blocked(first_tid);
     result("mtx_lock", mtx_lock(&m));
 }
 
@@ -266,6 +271,7 @@ int main(int argc, char **argv)
         {"orphan", c11_orphan},
         {"cond", c11_cond},
         {"cond-wait-unheld", c11_cond_wait_unheld},
+        {"cnd-destroy-waited", c11_cnd_destroy_waited},
         {"join-deadlock", c11_join_deadlock},
         {"abba", c11_abba},
     };
