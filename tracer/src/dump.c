@@ -1,12 +1,13 @@
 /*
  * dump.c - the thread dump: every live thread's held locks and what it waits for, like a JVM
- * thread dump. Printed on LOCKTRACE_DUMP_SIGNAL and before the tracer aborts.
+ * thread dump. On LOCKTRACE_DUMP_SIGNAL it is printed and written as a thread-dump report
+ * file; before the tracer aborts it is printed with symbolized stacks.
  *
  * From a signal handler nothing may lock or allocate, and the other threads run on: the
  * registry and each held set are read with lt_platform_peek (a vanished thread or a held set
- * regrown meanwhile reads as an error, never a fault). The signal's dump becomes report data
- * whose frames are module+offset, printed and written as a thread-dump report file; at abort
- * the walk below prints symbolized stacks instead.
+ * regrown meanwhile reads as an error, never a fault). The dump is report data (lt_rep) in
+ * static storage, printed by report_text.c's dump formatter; a signal's frames are
+ * module+offset (lt_platform_module_safe), the abort's are symbolized.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,149 +29,6 @@
 /* In the order of LOCKTRACE_DUMP_SIGNAL's accepted values (config.def); 0 = none. */
 static const int dump_signals[] = {0, SIGUSR1, SIGUSR2, SIGQUIT, SIGHUP, SIGPWR, SIGWINCH, SIGURG};
 
-typedef struct dump_out {
-    char buf[4096];
-    size_t at;
-    int symbolize;
-} dump_out;
-
-static void flush(dump_out *o)
-{
-    lt_platform_write(2, o->buf, o->at);
-    o->at = 0;
-}
-
-/* Keeps a whole stack frame or line together: flush when little room is left. */
-static void put(dump_out *o, const char *s)
-{
-    if (o->at + strlen(s) + 256 > sizeof o->buf)
-        flush(o);
-    o->at = lt_fmt_str(o->buf, sizeof o->buf, o->at, s);
-}
-
-static void put_hex(dump_out *o, uintptr_t v)
-{
-    o->at = lt_fmt_hex(o->buf, sizeof o->buf, o->at, v);
-}
-
-static void put_dec(dump_out *o, long v)
-{
-    o->at = lt_fmt_dec(o->buf, sizeof o->buf, o->at, v);
-}
-
-static void put_frames(dump_out *o, uint32_t id, uintptr_t site)
-{
-    size_t n = 0;
-    const uintptr_t *ips = id ? lt_stack_get(id, &n) : NULL;
-    const lt_rep_stack *s = o->symbolize && id ? lt_report_build_stack(id) : NULL;
-    if (s) {
-        flush(o);
-        char text[8192];
-        lt_platform_write(2, text, lt_rep_format_frames(s, text, sizeof text, 0));
-        return;
-    }
-    if (!ips) {
-        ips = &site;
-        n = 1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        put(o, "      #");
-        put_dec(o, (long)i);
-        put(o, " ");
-        put_hex(o, ips[i]);
-        put(o, "\n");
-    }
-}
-
-static const char *what(int kind, int mode)
-{
-    if (kind == LT_MUTEX)
-        return " mutex";
-    if (kind == LT_SPIN)
-        return " spinlock";
-    if (kind == LT_ONCE)
-        return " once-control (running its init routine)";
-    return mode == LT_MODE_READ ? " rwlock for read" : " rwlock for write";
-}
-
-static void dump_held(dump_out *o, const lt_thread *t)
-{
-    lt_held chunk[16];
-    uint32_t end = t->held_end;
-    for (uint32_t i = 0; i < end; i += 16) {
-        uint32_t k = end - i < 16 ? end - i : 16;
-        if (lt_platform_peek(chunk, t->held + i, k * sizeof *chunk) != 0) {
-            put(o, "    (held set changed while read)\n");
-            return;
-        }
-        for (uint32_t j = 0; j < k; j++) {
-            if (!chunk[j].lock)
-                continue; /* a removed entry of a large set */
-            put(o, "    holds ");
-            put_hex(o, (uintptr_t)chunk[j].addr);
-            put(o, what(chunk[j].kind, chunk[j].mode));
-            put(o, ", taken at:\n");
-            put_frames(o, chunk[j].stack, chunk[j].ra);
-        }
-    }
-}
-
-static void dump_wait(dump_out *o, const lt_wait_slot *w)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (w->waits_for == LT_FOR_JOIN) {
-        put(o, "    waits in pthread_join for ");
-    } else if (w->waits_for == LT_FOR_SIGNAL) {
-        put(o, "    waits on condition variable ");
-        put_hex(o, w->target);
-        put(o, " for ");
-    } else {
-        put(o, "    waits for ");
-        put_hex(o, (uintptr_t)w->addr);
-        put(o, what(w->kind, w->mode));
-        put(o, w->wait == LT_WAIT_TIMED ? " (timed) for " : " for ");
-    }
-    put_dec(o, (now.tv_sec - w->since.tv_sec) * 1000 + (now.tv_nsec - w->since.tv_nsec) / 1000000);
-    put(o, " ms, at:\n");
-    put_frames(o, w->stack, 0);
-}
-
-static void dump_thread(dump_out *o, const lt_thread *t)
-{
-    int waiting = atomic_load(&t->waiting.seq) & 1;
-    const lt_thread_info *i = waiting ? &t->waiting.who : &t->info;
-    put(o, "  T");
-    put_dec(o, i->seq);
-    put(o, " (tid ");
-    put_dec(o, i->tid);
-    put(o, i->name[0] ? ") \"" : ")");
-    put(o, i->name);
-    put(o, i->name[0] ? "\": holds " : ": holds ");
-    put_dec(o, (long)t->nheld);
-    put(o, t->nheld == 1 ? " lock" : " locks");
-    put(o, waiting ? ", waiting\n" : "\n");
-    dump_held(o, t);
-    if (waiting)
-        dump_wait(o, &t->waiting);
-}
-
-void lt_dump_threads(int symbolize)
-{
-    dump_out o = {.at = 0, .symbolize = symbolize};
-    lt_thread copy;
-    put(&o, "locktrace: thread-dump: every thread's held locks and waits\n");
-    const lt_thread *t = lt_thread_first();
-    for (int n = 0; t && n < MAX_THREADS; n++, t = copy.next) {
-        if (lt_platform_peek(&copy, t, sizeof copy) != 0) {
-            put(&o, "  (a thread left while the list was read; the dump stops here)\n");
-            break;
-        }
-        dump_thread(&o, &copy);
-    }
-    flush(&o);
-}
-
 /* ------------------------------------------------------------------------------------------
  * The dump a signal asks for, as report data: every thread, each lock it holds with where it
  * took it, and what it waits for, with frames as module+offset (lt_platform_module_safe).
@@ -183,6 +41,7 @@ void lt_dump_threads(int symbolize)
 #define DUMP_STACKS 768
 #define DUMP_FRAMES 8192
 #define DUMP_MODULES 32
+#define DUMP_STRINGS (256 * 1024)
 
 static struct dump_rep {
     lt_rep rep;
@@ -198,6 +57,9 @@ static struct dump_rep {
         uintptr_t lo, hi;
     } modules[DUMP_MODULES];
     char exe[4096];
+    char strings[DUMP_STRINGS]; /* symbolized names, copied: report_build.c reuses its own */
+    size_t string_used;
+    int symbolize;
     char text[64 * 1024];
     char json[512 * 1024];
 } d;
@@ -234,6 +96,33 @@ static void add_frame(lt_rep_stack *s, uintptr_t ip)
     s->nframes++;
 }
 
+static const char *keep(const char *str)
+{
+    size_t n = str ? strlen(str) + 1 : 0;
+    if (!str || d.string_used + n > DUMP_STRINGS)
+        return NULL;
+    char *copy = memcpy(d.strings + d.string_used, str, n);
+    d.string_used += n;
+    return copy;
+}
+
+/* At abort: the depot's stack symbolized (report_build.c), copied in. 1 when it was. */
+static int add_symbolized(lt_rep_stack *s, uint32_t id)
+{
+    const lt_rep_stack *sym = lt_report_build_stack(id);
+    if (!sym)
+        return 0;
+    for (size_t i = 0; i < sym->nframes && d.nframes < DUMP_FRAMES; i++, s->nframes++) {
+        lt_rep_frame f = sym->frames[i];
+        f.module = keep(f.module);
+        f.build_id = keep(f.build_id);
+        f.function = keep(f.function);
+        f.file = keep(f.file);
+        d.frames[d.nframes++] = f;
+    }
+    return 1;
+}
+
 /* A stack of role for thread t (and lock l, step k): the depot's frames when it was recorded
  * whole, else the call site and the callers kept with it. */
 static void add_stack(const char *role, int t, int l, int k, uint32_t id, uintptr_t ra,
@@ -245,6 +134,8 @@ static void add_stack(const char *role, int t, int l, int k, uint32_t id, uintpt
     lt_rep_stack *s = &d.stacks[r->nstacks++];
     *s = (lt_rep_stack){.role = role, .thread = t, .lock = l, .step = k,
                         .frames = d.frames + d.nframes};
+    if (id && d.symbolize && add_symbolized(s, id))
+        return;
     size_t n = 0;
     const uintptr_t *ips = id ? lt_stack_get(id, &n) : NULL;
     for (size_t i = 0; ips && i < n; i++)
@@ -303,14 +194,15 @@ static void add_wait(const lt_wait_slot *w, int ti)
     add_stack("waiting", ti, l, (int)r->nsteps++, w->stack, 0, NULL, 0);
 }
 
-static void build_dump(void)
+static void build_dump(int symbolize)
 {
     lt_rep *r = &d.rep;
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     if (!d.exe[0])
         lt_platform_exe_path(d.exe, sizeof d.exe);
-    d.nframes = d.nmodules = 0;
+    d.nframes = d.nmodules = d.string_used = 0;
+    d.symbolize = symbolize;
     *r = (lt_rep){.version = LT_REPORT_VERSION, .kind = LT_FIND_THREAD_DUMP,
                   .why = LT_WHY_DUMP_SIGNAL, .outcome = LT_OUTCOME_CONTINUE,
                   .time_sec = now.tv_sec, .time_nsec = now.tv_nsec, .pid = getpid(),
@@ -333,18 +225,26 @@ static void build_dump(void)
     }
 }
 
+/* Prints the dump (symbolized at abort, under the report lock, whose pools report_build.c
+ * symbolizes with); a dump the signal asked for is also written as a file. Skipped while
+ * another thread's dump holds the storage. */
+void lt_dump_threads(int symbolize)
+{
+    if (atomic_exchange(&dumping, 1))
+        return;
+    build_dump(symbolize);
+    lt_platform_write(2, d.text, lt_rep_format_text(&d.rep, d.text, sizeof d.text));
+    size_t n = symbolize ? 0 : lt_rep_format_json(&d.rep, d.json, sizeof d.json, (size_t)-1);
+    if (n && n < sizeof d.json)
+        lt_report_file_write_dump(d.json, n);
+    atomic_store(&dumping, 0);
+}
+
 static void on_dump_signal(int sig)
 {
     int saved = errno;
     (void)sig;
-    if (!atomic_exchange(&dumping, 1)) {
-        build_dump();
-        lt_platform_write(2, d.text, lt_rep_format_text(&d.rep, d.text, sizeof d.text));
-        size_t n = lt_rep_format_json(&d.rep, d.json, sizeof d.json, (size_t)-1);
-        if (n < sizeof d.json)
-            lt_report_file_write_dump(d.json, n);
-        atomic_store(&dumping, 0);
-    }
+    lt_dump_threads(0);
     errno = saved;
 }
 
