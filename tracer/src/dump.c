@@ -194,7 +194,8 @@ static void add_wait(const lt_wait_slot *w, int ti)
     add_stack("waiting", ti, l, (int)r->nsteps++, w->stack, 0, NULL, 0);
 }
 
-static void build_dump(int symbolize)
+/* held_only: only the threads that hold a lock. */
+static void build_dump(int symbolize, int held_only)
 {
     lt_rep *r = &d.rep;
     struct timespec now;
@@ -213,6 +214,8 @@ static void build_dump(int symbolize)
     for (int n = 0; t && n < MAX_THREADS && r->nthreads < DUMP_THREADS; n++, t = copy.next) {
         if (lt_platform_peek(&copy, t, sizeof copy) != 0)
             break; /* a thread left while the list was read: the dump stops there */
+        if (held_only && !copy.nheld)
+            continue;
         int waiting = atomic_load(&copy.waiting.seq) & 1;
         const lt_thread_info *info = waiting ? &copy.waiting.who : &copy.info;
         int ti = (int)r->nthreads++;
@@ -232,11 +235,34 @@ void lt_dump_threads(int symbolize)
 {
     if (atomic_exchange(&dumping, 1))
         return;
-    build_dump(symbolize);
+    build_dump(symbolize, 0);
     lt_platform_write(2, d.text, lt_rep_format_text(&d.rep, d.text, sizeof d.text));
     size_t n = symbolize ? 0 : lt_rep_format_json(&d.rep, d.json, sizeof d.json, (size_t)-1);
     if (n && n < sizeof d.json)
         lt_report_file_write_dump(d.json, n);
+    atomic_store(&dumping, 0);
+}
+
+/* LOCKTRACE_EXIT_HELD=report at a fatal signal (exitheld.c): from its handler, the threads
+ * that hold locks, under a heading of its own instead of the dump's. */
+void lt_dump_held_at_signal(int sig, const char *name)
+{
+    char head[256];
+    if (atomic_exchange(&dumping, 1))
+        return;
+    build_dump(0, 1);
+    size_t len = lt_rep_format_text(&d.rep, d.text, sizeof d.text);
+    const char *body = memchr(d.text, '
+', len < sizeof d.text ? len : sizeof d.text);
+    size_t at = lt_fmt_str(head, sizeof head, 0, "locktrace: exit-held: the process dies of signal ");
+    at = lt_fmt_dec(head, sizeof head, at, sig);
+    at = lt_fmt_str(head, sizeof head, at, " (");
+    at = lt_fmt_str(head, sizeof head, at, name);
+    at = lt_fmt_str(head, sizeof head, at, ") while these threads hold locks (LOCKTRACE_EXIT_HELD=report)
+");
+    lt_platform_write(2, head, at);
+    if (body && len < sizeof d.text)
+        lt_platform_write(2, body + 1, len - (size_t)(body + 1 - d.text));
     atomic_store(&dumping, 0);
 }
 
