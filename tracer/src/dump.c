@@ -252,14 +252,12 @@ void lt_dump_held_at_signal(int sig, const char *name)
         return;
     build_dump(0, 1);
     size_t len = lt_rep_format_text(&d.rep, d.text, sizeof d.text);
-    const char *body = memchr(d.text, '
-', len < sizeof d.text ? len : sizeof d.text);
+    const char *body = memchr(d.text, '\n', len < sizeof d.text ? len : sizeof d.text);
     size_t at = lt_fmt_str(head, sizeof head, 0, "locktrace: exit-held: the process dies of signal ");
     at = lt_fmt_dec(head, sizeof head, at, sig);
     at = lt_fmt_str(head, sizeof head, at, " (");
     at = lt_fmt_str(head, sizeof head, at, name);
-    at = lt_fmt_str(head, sizeof head, at, ") while these threads hold locks (LOCKTRACE_EXIT_HELD=report)
-");
+    at = lt_fmt_str(head, sizeof head, at, ") while these threads hold locks (LOCKTRACE_EXIT_HELD=report)\n");
     lt_platform_write(2, head, at);
     if (body && len < sizeof d.text)
         lt_platform_write(2, body + 1, len - (size_t)(body + 1 - d.text));
