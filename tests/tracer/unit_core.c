@@ -34,19 +34,45 @@ static void check_depot(void)
     CHECK(lt_stack_get(0, &n) == NULL && n == 0);
 }
 
+/* The i-th live entry in acquisition order (a large set leaves holes until it compacts). */
+static lt_held *nth_held(lt_thread *t, uint32_t n)
+{
+    for (uint32_t i = 0; i < t->held_end; i++)
+        if (t->held[i].lock && n-- == 0)
+            return &t->held[i];
+    return NULL;
+}
+
 static void check_held_set(void)
 {
     lt_thread *t = lt_self();
     enum { N = 10000 };
     static char locks[N];
+    static lt_lock fake; /* entries need a lock: a hole has none */
     for (int i = 0; i < N; i++)
-        lt_held_push(t)->addr = &locks[i];
-    CHECK(t->nheld == N);
+        CHECK(lt_held_push(t, &locks[i], &fake) != NULL);
+    CHECK(t->nheld == N && t->held_indexed);
     lt_held *h = lt_held_find(t, &locks[5000]);
     CHECK(h && h->addr == &locks[5000]);
     lt_held_remove(t, h);
     CHECK(t->nheld == N - 1 && lt_held_find(t, &locks[5000]) == NULL);
-    CHECK(t->held[5000].addr == &locks[5001]); /* acquisition order kept */
+    CHECK(nth_held(t, 5000)->addr == &locks[5001]); /* acquisition order kept */
+    enum { GONE = N / 2 + 100 };
+    for (int i = 0; i < GONE; i++) /* first in, first out: holes, then compaction */
+        if (i != 5000)
+            lt_held_remove(t, lt_held_find(t, &locks[i]));
+    CHECK(t->nheld == N - GONE && t->held_end < N);
+    CHECK(nth_held(t, 0)->addr == &locks[GONE]);
+    for (int i = GONE; i < N; i++)
+        CHECK(lt_held_find(t, &locks[i]) && lt_held_find(t, &locks[i])->addr == &locks[i]);
+    CHECK(lt_held_find(t, &locks[0]) == NULL && lt_held_find(t, &locks[GONE - 1]) == NULL);
+    while (t->nheld)
+        lt_held_remove(t, nth_held(t, t->nheld - 1));
+    CHECK(t->held_end == 0 && !t->held_indexed);
+    for (int i = 0; i < 4; i++) /* small again: a scanned array */
+        lt_held_push(t, &locks[i], &fake);
+    lt_held_remove(t, lt_held_find(t, &locks[1]));
+    CHECK(t->held_end == 3 && t->held[1].addr == &locks[2] && lt_held_find(t, &locks[3]));
     while (t->nheld)
         lt_held_remove(t, &t->held[t->nheld - 1]);
 }

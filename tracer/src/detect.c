@@ -226,16 +226,15 @@ void lt_after_lock(lt_event *ev, int rc)
     }
     if (t->nheld)
         lt_order_acquired(ev);
-    lt_held *h = lt_held_push(t);
+    lt_held *h = lt_held_push(t, ev->addr, ev->lock);
     if (!h)
         return;
     /* Field by field: a compound literal would also clear callers[] (a rep stos, a third of
      * the tracer's cost per lock in lockbench); the walk writes what it finds. */
-    h->addr = ev->addr;
-    h->lock = ev->lock;
     h->gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     h->kind = (uint8_t)ev->kind;
     h->mode = (uint8_t)ev->mode;
+    h->anchor = (uint8_t)lt_order_anchor(ev);
     h->depth = 1;
     h->stack = lt_cfg.stacks == LT_STACKS_FULL ? lt_stack_here(ev->ra) : 0;
     h->ra = ev->ra;
@@ -381,10 +380,11 @@ int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved)
 
 void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
 {
-    lt_held *h = lt_held_push(ev->self);
+    lt_held *h = lt_held_push(ev->self, saved->addr, saved->lock);
     if (!h)
         return;
     *h = *saved;
+    h->anchor = 0; /* re-taken inside libc: no edges lead to it from the locks held now */
     if (h->mode == LT_MODE_WRITE && atomic_load(&h->lock->gen) == h->gen)
         atomic_store(&h->lock->writer, ev->self->info.seq + 1);
     if (lt_unlikely(lt_cfg.stats))
@@ -404,7 +404,7 @@ void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn desc
  * child t may have stopped half-way through filling an entry: those have no lock yet. */
 void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner)
 {
-    for (uint32_t i = 0; i < t->nheld; i++) {
+    for (uint32_t i = 0; i < t->held_end; i++) {
         lt_held *h = &t->held[i];
         if (!h->lock || !held_valid(t, h))
             continue;
@@ -421,6 +421,7 @@ void lt_on_thread_exit(lt_thread *t)
     if (t->nheld == 0)
         return;
     lt_finding f = {.kind = LT_FIND_EXIT_HELD, .why = LT_WHY_EXIT};
+    lt_held_compact(t);
     lt_thread_info_now(t, &f.thread);
     f.held = t->held;
     f.nheld = t->nheld;

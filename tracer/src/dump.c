@@ -95,13 +95,16 @@ static const char *what(int kind, int mode)
 static void dump_held(dump_out *o, const lt_thread *t)
 {
     lt_held chunk[16];
-    for (uint32_t i = 0; i < t->nheld; i += 16) {
-        uint32_t k = t->nheld - i < 16 ? t->nheld - i : 16;
+    uint32_t end = t->held_end;
+    for (uint32_t i = 0; i < end; i += 16) {
+        uint32_t k = end - i < 16 ? end - i : 16;
         if (lt_platform_peek(chunk, t->held + i, k * sizeof *chunk) != 0) {
             put(o, "    (held set changed while read)\n");
             return;
         }
         for (uint32_t j = 0; j < k; j++) {
+            if (!chunk[j].lock)
+                continue; /* a removed entry of a large set */
             put(o, "    holds ");
             put_hex(o, (uintptr_t)chunk[j].addr);
             put(o, what(chunk[j].kind, chunk[j].mode));
@@ -151,20 +154,40 @@ static void dump_thread(dump_out *o, const lt_thread *t)
         dump_wait(o, &t->waiting);
 }
 
-void lt_dump_threads(int symbolize)
+/* Every live thread (held_only: every thread holding a lock), then out. */
+static void walk(dump_out *o, int held_only)
 {
-    dump_out o = {.at = 0, .symbolize = symbolize};
     lt_thread copy;
-    put(&o, "locktrace: thread-dump: every thread's held locks and waits\n");
     const lt_thread *t = lt_thread_first();
     for (int n = 0; t && n < MAX_THREADS; n++, t = copy.next) {
         if (lt_platform_peek(&copy, t, sizeof copy) != 0) {
-            put(&o, "  (a thread left while the list was read; the dump stops here)\n");
+            put(o, "  (a thread left while the list was read; the dump stops here)\n");
             break;
         }
-        dump_thread(&o, &copy);
+        if (!held_only || copy.nheld)
+            dump_thread(o, &copy);
     }
-    flush(&o);
+    flush(o);
+}
+
+void lt_dump_threads(int symbolize)
+{
+    dump_out o = {.at = 0, .symbolize = symbolize};
+    put(&o, "locktrace: thread-dump: every thread's held locks and waits\n");
+    walk(&o, 0);
+}
+
+/* LOCKTRACE_EXIT_HELD=report at a fatal signal (exitheld.c): from its handler. */
+void lt_dump_held_at_signal(int sig, const char *name)
+{
+    dump_out o = {.at = 0, .symbolize = 0};
+    put(&o, "locktrace: exit-held: the process dies of signal ");
+    put_dec(&o, sig);
+    put(&o, " (");
+    put(&o, name);
+    put(&o, ") while these threads hold locks (LOCKTRACE_EXIT_HELD=report; addr2line -e "
+            "<binary> names the addresses):\n");
+    walk(&o, 1);
 }
 
 static void on_dump_signal(int sig)

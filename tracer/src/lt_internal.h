@@ -78,6 +78,7 @@ typedef struct lt_held {
     uint32_t gen;   /* lock->gen when acquired */
     uint8_t kind;   /* lt_kind */
     uint8_t mode;   /* lt_mode */
+    uint8_t anchor; /* order.c: every older held lock has a path of edges to this one */
     uint32_t depth; /* recursive mutex / recursive read acquisitions */
     uint32_t stack; /* stack id, 0 unless LOCKTRACE_STACKS=full */
     uintptr_t ra;   /* return address into the caller of the lock function */
@@ -129,12 +130,18 @@ typedef struct lt_walk {
 #define LT_CACHE_BITS 8
 #define LT_CACHE_SLOTS (1 << LT_CACHE_BITS)
 #define LT_HELD_INLINE 8   /* held entries before the set moves to mapped memory */
+#define LT_HELD_INDEX_MIN 32 /* entries in use from which the set is indexed by address */
 
 typedef struct lt_thread {
     int exit_round;             /* key-destructor rounds seen at thread exit */
     lt_thread_info info;
     lt_held *held;              /* points at inline_held or at mapped memory */
-    uint32_t nheld, cap;
+    uint32_t nheld, cap;        /* locks held; entries allocated */
+    uint32_t held_end;          /* entries in use: held ones, and removed ones (lock NULL)
+                                   while the set is indexed */
+    uint32_t *held_index;       /* addr -> position + 1, open addressing, mapped */
+    uint32_t held_index_bits;   /* log2 of its slots; 0 = not mapped */
+    int held_indexed;           /* held_index is in use (held_end reached LT_HELD_INDEX_MIN) */
     lt_held inline_held[LT_HELD_INLINE];
     struct lt_thread *next, *prev; /* registry of live threads */
     uint64_t wait_start;        /* LOCKTRACE_STATS: when the current blocking wait began (ns) */
@@ -189,17 +196,23 @@ static inline lt_thread *lt_self(void)
     return lt_likely(t != NULL) ? t : lt_self_register();
 }
 
-/* This thread's entry for addr, newest first; NULL when it does not hold it. */
-static inline lt_held *lt_held_find(lt_thread *t, const void *addr)
+lt_held *lt_held_find_indexed(const lt_thread *t, const void *addr);
+
+/* This thread's entry for addr, newest first; NULL when it does not hold it. A small set is
+ * scanned (it has no removed entries); a large one is looked up in its index. */
+static inline lt_held *lt_held_find(const lt_thread *t, const void *addr)
 {
-    for (uint32_t i = t->nheld; i-- > 0;)
+    if (lt_unlikely(t->held_indexed))
+        return lt_held_find_indexed(t, addr);
+    for (uint32_t i = t->held_end; i-- > 0;)
         if (t->held[i].addr == addr)
             return &t->held[i];
     return NULL;
 }
 
-lt_held *lt_held_push(lt_thread *t);
+lt_held *lt_held_push(lt_thread *t, const void *addr, lt_lock *l);
 void lt_held_remove(lt_thread *t, lt_held *h);
+void lt_held_compact(lt_thread *t);
 void lt_thread_start(int seq);
 int lt_thread_next_seq(void);
 void lt_thread_info_now(lt_thread *t, lt_thread_info *out);
@@ -240,6 +253,7 @@ void lt_shadow_fork(lt_fork_phase phase);
 #include "config.h"
 #include "detect.h"
 #include "dump.h"
+#include "exitheld.h"
 #include "fmt.h"
 #include "order.h"
 #include "report.h"

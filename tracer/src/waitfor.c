@@ -221,10 +221,11 @@ static void unpublish(lt_thread *t)
  * the frames that took them are still on this thread's stack. */
 static void prepare_stacks(lt_thread *t)
 {
-    uint32_t low = t->nheld > PREPARE_MAX ? t->nheld - PREPARE_MAX : 0;
+    uint32_t low = t->held_end > PREPARE_MAX ? t->held_end - PREPARE_MAX : 0;
     int partial;
-    for (uint32_t i = low; i < t->nheld; i++)
-        lt_held_stack(&t->held[i], t->waiting.stack, &partial);
+    for (uint32_t i = low; i < t->held_end; i++)
+        if (t->held[i].lock)
+            lt_held_stack(&t->held[i], t->waiting.stack, &partial);
 }
 
 /* A held entry of another (waiting) thread: its stack, or the frames recorded with it. */
@@ -390,7 +391,7 @@ static void find_holder(lt_thread *t, void *arg)
     holders *hs = arg;
     lt_held chunk[32];
     lt_held *base = t->held;
-    uint32_t n = t->nheld;
+    uint32_t n = t->held_end;
     for (uint32_t i = 0; i < n && hs->n < LT_ARRAY_LEN(hs->steps); i += 32) {
         uint32_t k = n - i < 32 ? n - i : 32;
         if (lt_platform_peek(chunk, base + i, k * sizeof *chunk) != 0)
