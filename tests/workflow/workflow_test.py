@@ -485,6 +485,8 @@ def space_path(c):
 def not_loaded(c):
     """'it checks that the tracer is really loaded in its child ... and refuses clearly when
     it cannot be': a statically linked program, named directly or hidden behind a script."""
+    if not c.a.wfstatic:
+        raise Skipped('no static program in a sanitized build')
     ending, out, err = c.run([c.a.locktrace, '--', c.a.wfstatic])
     need(ending == 125 and out == '' and 'is statically linked' in err, f'static: {ending} {out} {err}')
     script = c.write('script', f'#!{c.a.wfstatic}\n')

@@ -125,6 +125,8 @@ static void add_concerned_lock(lt_rep *r, const lt_finding *f)
 }
 
 /* Exit-held: every lock still held, each with where it was taken. */
+static int thread_index(lt_rep *r, const lt_thread_info *t);
+
 static void add_held_locks(lt_rep *r, const lt_finding *f)
 {
     for (size_t i = 0; i < f->nheld && i < MAX_LOCKS; i++) {
@@ -139,7 +141,9 @@ static void add_held_locks(lt_rep *r, const lt_finding *f)
         }
         l->mutex_type = h->kind == LT_MUTEX ? lt_platform_mutex_type(h->addr) : 0;
         uint32_t id = h->stack ? h->stack : lt_stack_intern(&h->ra, 1);
-        add_stack(r, "taken", id, (int)r->nlocks, !h->stack);
+        lt_rep_stack *s = add_stack(r, "taken", id, (int)r->nlocks, !h->stack);
+        if (s && f->owners)
+            s->thread = thread_index(r, &f->owners[i]);
         r->nlocks++;
     }
 }
