@@ -87,6 +87,15 @@ TL_API tl_tensor *tl_full(double value, const size_t *shape, size_t ndim, tl_dty
 TL_API tl_tensor *tl_arange(double start, double end, double step, tl_dtype dtype, tl_device device);
 /* Copies elem_count(shape) elements of dtype from data. */
 TL_API tl_tensor *tl_from_data(const void *data, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
+/* n x n of dtype: ones on and below the diagonal (tril2), on and above it (triu2), on it (eye). */
+TL_API tl_tensor *tl_tril2(size_t n, tl_dtype dtype, tl_device device);
+TL_API tl_tensor *tl_triu2(size_t n, tl_dtype dtype, tl_device device);
+TL_API tl_tensor *tl_eye(size_t n, tl_dtype dtype, tl_device device);
+/* candle's arange_step is tl_arange (it always takes a step). */
+static inline tl_tensor *tl_arange_step(double start, double end, double step, tl_dtype dtype, tl_device device)
+{
+    return tl_arange(start, end, step, dtype, device);
+}
 /* Uniform in [lo, hi) / normal(mean, std); float dtypes; same seed, same values on a device. */
 TL_API tl_tensor *tl_rand(double lo, double hi, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device, uint64_t seed);
 TL_API tl_tensor *tl_randn(double mean, double std, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device, uint64_t seed);
@@ -111,6 +120,13 @@ TL_API bool tl_is_contiguous(const tl_tensor *t);
 TL_API bool tl_shares_storage(const tl_tensor *a, const tl_tensor *b);
 
 /* ------------------------------------------------------------------------------------------
+ * Dims. Every argument that names a dim may count from the end, as candle's D::Minus1/Minus2:
+ * TL_DIM(-1) (or just -1 converted to size_t) is the last dim, TL_DIM(-2) the one before.
+ * Ops that insert a dim (unsqueeze, stack) count from the end of the result.
+ * ---------------------------------------------------------------------------------------- */
+#define TL_DIM(n) ((size_t)(ptrdiff_t)(n))
+
+/* ------------------------------------------------------------------------------------------
  * Views (share storage, take no lock) and copies
  * ---------------------------------------------------------------------------------------- */
 #define TL_INFER ((size_t)-1) /* one reshape dim may be TL_INFER */
@@ -119,8 +135,11 @@ TL_API tl_tensor *tl_squeeze(const tl_tensor *t, size_t dim); /* size != 1: unch
 TL_API tl_tensor *tl_unsqueeze(const tl_tensor *t, size_t dim);
 TL_API tl_tensor *tl_reshape(const tl_tensor *t, const size_t *shape, size_t ndim); /* copies if not contiguous */
 TL_API tl_tensor *tl_transpose(const tl_tensor *t, size_t dim1, size_t dim2);
+TL_API tl_tensor *tl_t(const tl_tensor *t); /* transpose of the last two dims (candle's t()) */
 TL_API tl_tensor *tl_permute(const tl_tensor *t, const size_t *dims, size_t ndim);
 TL_API tl_tensor *tl_broadcast_as(const tl_tensor *t, const size_t *shape, size_t ndim);
+/* t seen with shape left ++ t's shape (candle's broadcast_left). */
+TL_API tl_tensor *tl_broadcast_left(const tl_tensor *t, const size_t *left, size_t nleft);
 TL_API tl_tensor *tl_detach(const tl_tensor *t);
 TL_API tl_tensor *tl_flatten(const tl_tensor *t, size_t start_dim, size_t end_dim); /* inclusive */
 TL_API tl_tensor *tl_flatten_all(const tl_tensor *t);
@@ -140,7 +159,7 @@ TL_API tl_tensor *tl_to_device(const tl_tensor *t, tl_device device);
 typedef enum tl_unary_op {
     TL_EXP, TL_LOG, TL_SIN, TL_COS, TL_TANH, TL_ABS, TL_NEG, TL_RECIP, TL_SQR, TL_SQRT,
     TL_RELU, TL_GELU /* tanh approximation */, TL_GELU_ERF, TL_SILU, TL_FLOOR, TL_CEIL,
-    TL_ROUND, TL_SIGN, TL_UNARY_COUNT
+    TL_ROUND, TL_SIGN, TL_SIGMOID, TL_ERF, TL_UNARY_COUNT
 } tl_unary_op;
 /* abs, neg, sqr, relu, sign, floor, ceil, round also take integer tensors; the rest need a
  * float dtype (TL_ERR_DTYPE otherwise). */
@@ -152,18 +171,34 @@ TL_API tl_tensor *tl_powf(const tl_tensor *t, double exponent);
 TL_API tl_tensor *tl_clamp(const tl_tensor *t, double lo, double hi);
 TL_API tl_tensor *tl_elu(const tl_tensor *t, double alpha);
 
-/* Binary ops broadcast numpy-style; both operands have one dtype and one device. */
+/* Binary ops follow candle's shape contract: both operands have one shape (TL_ERR_SHAPE names
+ * both otherwise), one dtype and one device. tl_broadcast_binary (broadcast_add, ...)
+ * broadcasts numpy-style instead; tl_binary_scalar takes a scalar as the right operand,
+ * converted to t's dtype first (as candle does). */
 typedef enum tl_binary_op { TL_ADD, TL_SUB, TL_MUL, TL_DIV, TL_MAXIMUM, TL_MINIMUM, TL_BINARY_COUNT } tl_binary_op;
 TL_API tl_tensor *tl_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b);
+TL_API tl_tensor *tl_broadcast_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b);
+TL_API tl_tensor *tl_binary_scalar(tl_binary_op op, const tl_tensor *t, double s);
 static inline tl_tensor *tl_add(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_ADD, a, b); }
 static inline tl_tensor *tl_sub(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_SUB, a, b); }
 static inline tl_tensor *tl_mul(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_MUL, a, b); }
 static inline tl_tensor *tl_div(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_DIV, a, b); }
+static inline tl_tensor *tl_maximum(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_MAXIMUM, a, b); }
+static inline tl_tensor *tl_minimum(const tl_tensor *a, const tl_tensor *b) { return tl_binary(TL_MINIMUM, a, b); }
+static inline tl_tensor *tl_broadcast_add(const tl_tensor *a, const tl_tensor *b) { return tl_broadcast_binary(TL_ADD, a, b); }
+static inline tl_tensor *tl_broadcast_sub(const tl_tensor *a, const tl_tensor *b) { return tl_broadcast_binary(TL_SUB, a, b); }
+static inline tl_tensor *tl_broadcast_mul(const tl_tensor *a, const tl_tensor *b) { return tl_broadcast_binary(TL_MUL, a, b); }
+static inline tl_tensor *tl_broadcast_div(const tl_tensor *a, const tl_tensor *b) { return tl_broadcast_binary(TL_DIV, a, b); }
+static inline tl_tensor *tl_broadcast_maximum(const tl_tensor *a, const tl_tensor *b) { return tl_broadcast_binary(TL_MAXIMUM, a, b); }
+static inline tl_tensor *tl_broadcast_minimum(const tl_tensor *a, const tl_tensor *b) { return tl_broadcast_binary(TL_MINIMUM, a, b); }
 
-/* Comparisons broadcast like binary ops and return u8 (1 true, 0 false). */
+/* Comparisons return u8 (1 true, 0 false); shapes as for binary ops. */
 typedef enum tl_cmp_op { TL_EQ, TL_NE, TL_LT, TL_LE, TL_GT, TL_GE, TL_CMP_COUNT } tl_cmp_op;
 TL_API tl_tensor *tl_cmp(tl_cmp_op op, const tl_tensor *a, const tl_tensor *b);
-/* cond (u8/u32/i64, nonzero = true) picks from on_true or on_false; all three broadcast. */
+TL_API tl_tensor *tl_broadcast_cmp(tl_cmp_op op, const tl_tensor *a, const tl_tensor *b);
+TL_API tl_tensor *tl_cmp_scalar(tl_cmp_op op, const tl_tensor *t, double s);
+/* cond (an integer dtype, nonzero = true) picks from on_true or on_false; all three of one
+ * shape (broadcast them first with tl_broadcast_as where needed). */
 TL_API tl_tensor *tl_where_cond(const tl_tensor *cond, const tl_tensor *on_true, const tl_tensor *on_false);
 
 /* ------------------------------------------------------------------------------------------
@@ -175,12 +210,42 @@ typedef enum tl_reduce_op { TL_SUM, TL_MEAN, TL_MAX, TL_MIN, TL_ARGMAX, TL_ARGMI
 TL_API tl_tensor *tl_reduce(tl_reduce_op op, const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim);
 TL_API tl_tensor *tl_softmax(const tl_tensor *t, size_t dim);
 TL_API tl_tensor *tl_log_softmax(const tl_tensor *t, size_t dim);
+/* Unbiased variance along dim: sum((t - mean)^2) / (n - 1) (candle's var/var_keepdim). */
+TL_API tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim);
+/* log(sum(exp(t))) over dims (ndims 0: all), shifted by the maximum for stability. */
+TL_API tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim);
+/* a^b elementwise as candle computes it, exp(b * log(a)); one shape, float dtypes. */
+TL_API tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b);
+
+/* ------------------------------------------------------------------------------------------
+ * Rearranging (candle's names; built from the ops above, so on every device that has those)
+ * ---------------------------------------------------------------------------------------- */
+TL_API tl_tensor *tl_cumsum(const tl_tensor *t, size_t dim); /* t @ triu2, as candle */
+TL_API tl_tensor *tl_flip(const tl_tensor *t, const size_t *dims, size_t ndims);
+/* rep[d] copies along each dim; t gets leading size-1 dims up to nrep first. */
+TL_API tl_tensor *tl_repeat(const tl_tensor *t, const size_t *rep, size_t nrep);
+/* left and right extra slices along dim: zeros, or copies of the edge slice. */
+TL_API tl_tensor *tl_pad_with_zeros(const tl_tensor *t, size_t dim, size_t left, size_t right);
+TL_API tl_tensor *tl_pad_with_same(const tl_tensor *t, size_t dim, size_t left, size_t right);
+/* Nearest neighbour to [b, c, size] / [b, c, h, w]: index i reads floor(i * in / out). */
+TL_API tl_tensor *tl_upsample_nearest1d(const tl_tensor *t, size_t size);
+TL_API tl_tensor *tl_upsample_nearest2d(const tl_tensor *t, size_t h, size_t w);
+/* Out-of-place scatter_set and slice_set: a copy of t with the change. */
+TL_API tl_tensor *tl_scatter(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
+TL_API tl_tensor *tl_slice_scatter(const tl_tensor *t, const tl_tensor *src, size_t dim, size_t start);
+
+/* Along the last dim, a stable sort of each row (NaN after every number, either direction):
+ * the u32 indexes, or the sorted values (and the indexes through *indices when non-NULL). */
+TL_API tl_tensor *tl_arg_sort_last_dim(const tl_tensor *t, bool ascending);
+TL_API tl_tensor *tl_sort_last_dim(const tl_tensor *t, bool ascending, tl_tensor **indices);
 
 /* ------------------------------------------------------------------------------------------
  * Linear algebra, convolution
  * ---------------------------------------------------------------------------------------- */
 /* [..., m, k] @ [..., k, n] -> [..., m, n]; leading dims must be equal. */
 TL_API tl_tensor *tl_matmul(const tl_tensor *a, const tl_tensor *b);
+/* matmul with the leading dims broadcast numpy-style (candle's broadcast_matmul). */
+TL_API tl_tensor *tl_broadcast_matmul(const tl_tensor *a, const tl_tensor *b);
 /* x [b, c_in, l], kernel [c_out, c_in/groups, k] -> [b, c_out, l_out]. */
 TL_API tl_tensor *tl_conv1d(const tl_tensor *x, const tl_tensor *kernel, size_t padding, size_t stride,
                      size_t dilation, size_t groups);

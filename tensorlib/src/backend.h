@@ -99,6 +99,9 @@ typedef struct tl_backend_i {
     /* (optional) dst = softmax (log_softmax when log) of src over dim; NULL: the generic layer
      * may compose it from reduce/binary/unary */
     tl_status (*softmax)(const tl_operand *dst, const tl_operand *src, size_t dim, bool log);
+    /* (optional) dst (u32, src's shape) = per row along the last dim, the indexes that sort
+     * it stably, ascending or descending, NaN after every number */
+    tl_status (*arg_sort)(const tl_operand *dst, const tl_operand *src, bool ascending);
 } tl_backend_i;
 
 /* TL_OK when the backend of tensor t has member; otherwise fails with TL_ERR_UNSUPPORTED

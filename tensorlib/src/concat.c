@@ -21,12 +21,14 @@ static tl_status check_args(const char *op, const tl_tensor *const *ts, size_t n
     return TL_OK;
 }
 
-static tl_status cat_shape(const char *op, const tl_tensor *const *ts, size_t n, size_t dim,
+/* Also resolves *dim (counted from the end when negative). */
+static tl_status cat_shape(const char *op, const tl_tensor *const *ts, size_t n, size_t *dim_io,
                            size_t *shape)
 {
     char d0[TL_DESC_STR], di[TL_DESC_STR];
-    if (check_args(op, ts, n) != TL_OK || tl_check_dim(op, ts[0], dim) != TL_OK)
+    if (check_args(op, ts, n) != TL_OK || tl_check_dim(op, ts[0], dim_io) != TL_OK)
         return tl_last_status();
+    size_t dim = *dim_io;
     const tl_layout *l0 = &ts[0]->layout;
     for (size_t d = 0; d < l0->ndim; d++)
         shape[d] = d == dim ? 0 : l0->shape[d];
@@ -65,7 +67,7 @@ static tl_status cat_kernel(const tl_backend_i *be, const tl_operand *dst,
 static tl_tensor *cat_op(const char *op, const tl_tensor *const *ts, size_t n, size_t dim)
 {
     size_t shape[TL_MAX_DIMS];
-    if (cat_shape(op, ts, n, dim, shape) != TL_OK)
+    if (cat_shape(op, ts, n, &dim, shape) != TL_OK)
         return NULL;
     cat_call c = {n, dim};
     return tl_run_op(op, ts, NULL, n, shape, ts[0]->layout.ndim, ts[0]->dtype, cat_kernel, &c);
@@ -78,13 +80,10 @@ tl_tensor *tl_cat(const tl_tensor *const *ts, size_t n, size_t dim)
 
 tl_tensor *tl_stack(const tl_tensor *const *ts, size_t n, size_t dim)
 {
-    char d[TL_DESC_STR];
     if (check_args("stack", ts, n) != TL_OK)
         return NULL;
-    if (dim > ts[0]->layout.ndim) {
-        tl_fail(TL_ERR_RANGE, "stack: dim %zu out of range for %s", dim, tl_describe(ts[0], d));
+    if (tl_resolve_dim("stack", ts[0], ts[0]->layout.ndim + 1, &dim) != TL_OK)
         return NULL;
-    }
     tl_tensor **views = tl_calloc(n, sizeof *views);
     if (!views) {
         tl_fail_nomem("stack", n * sizeof *views);

@@ -31,8 +31,9 @@ static tl_status check_backend(const char *op, const tl_tensor *t, bool has_memb
     return has_member ? TL_OK : tl_fail_unsupported(op, t->device);
 }
 
+/* Also resolves *dim (counted from the end when negative). */
 static tl_status check_operands(const char *op, const tl_tensor *t, const tl_tensor *ids,
-                                size_t dim)
+                                size_t *dim)
 {
     if (tl_check_tensor(op, t) != TL_OK || tl_check_tensor(op, ids) != TL_OK)
         return TL_ERR_ARG;
@@ -74,12 +75,12 @@ static tl_status index_select_kernel(const tl_backend_i *be, const tl_operand *d
 tl_tensor *tl_index_select(const tl_tensor *t, const tl_tensor *ids, size_t dim)
 {
     index_call c = {"index_select", dim};
-    if (check_operands(c.op, t, ids, dim) != TL_OK || check_1d(c.op, ids) != TL_OK ||
+    if (check_operands(c.op, t, ids, &c.dim) != TL_OK || check_1d(c.op, ids) != TL_OK ||
         check_backend(c.op, t, tl_backend_of(t->device)->index_select != NULL) != TL_OK)
         return NULL;
     size_t shape[TL_MAX_DIMS];
     for (size_t d = 0; d < t->layout.ndim; d++)
-        shape[d] = d == dim ? ids->layout.shape[0] : t->layout.shape[d];
+        shape[d] = d == c.dim ? ids->layout.shape[0] : t->layout.shape[d];
     const tl_tensor *in[] = {t, ids};
     return tl_run_op(c.op, in, NULL, 2, shape, t->layout.ndim, t->dtype, index_select_kernel,
                      &c);
@@ -94,8 +95,8 @@ static tl_status gather_kernel(const tl_backend_i *be, const tl_operand *dst,
 tl_tensor *tl_gather(const tl_tensor *t, const tl_tensor *ids, size_t dim)
 {
     index_call c = {"gather", dim};
-    if (check_operands(c.op, t, ids, dim) != TL_OK ||
-        check_fits(c.op, t, ids, dim, false) != TL_OK ||
+    if (check_operands(c.op, t, ids, &c.dim) != TL_OK ||
+        check_fits(c.op, t, ids, c.dim, false) != TL_OK ||
         check_backend(c.op, t, tl_backend_of(t->device)->gather != NULL) != TL_OK)
         return NULL;
     const tl_tensor *in[] = {t, ids};
@@ -104,16 +105,16 @@ tl_tensor *tl_gather(const tl_tensor *t, const tl_tensor *ids, size_t dim)
 }
 
 /* Checks shared by the scatter family: src has t's dtype and fits t outside dim; ids has
- * src's shape. */
+ * src's shape. Resolves *dim. */
 static tl_status check_scatter(const char *op, const tl_tensor *t, const tl_tensor *ids,
-                               const tl_tensor *src, size_t dim)
+                               const tl_tensor *src, size_t *dim)
 {
     tl_status st = check_operands(op, t, ids, dim);
     if (st == TL_OK)
         st = tl_check_same(op, t, src);
     if (st == TL_OK)
-        st = check_fits(op, t, src, dim, false);
-    return st == TL_OK ? check_fits(op, src, ids, dim, true) : st;
+        st = check_fits(op, t, src, *dim, false);
+    return st == TL_OK ? check_fits(op, src, ids, *dim, true) : st;
 }
 
 /* Copies self (args[0]) into dst, then lets the backend add into it in place. */
@@ -129,7 +130,7 @@ tl_tensor *tl_scatter_add(const tl_tensor *t, const tl_tensor *ids, const tl_ten
                           size_t dim)
 {
     index_call c = {"scatter_add", dim};
-    if (check_scatter(c.op, t, ids, src, dim) != TL_OK ||
+    if (check_scatter(c.op, t, ids, src, &c.dim) != TL_OK ||
         check_backend(c.op, t, tl_backend_of(t->device)->scatter != NULL) != TL_OK)
         return NULL;
     const tl_tensor *in[] = {t, ids, src};
@@ -150,13 +151,13 @@ tl_tensor *tl_index_add(const tl_tensor *t, const tl_tensor *ids, const tl_tenso
 {
     index_call c = {"index_add", dim};
     char di[TL_DESC_STR], ds[TL_DESC_STR];
-    if (check_operands(c.op, t, ids, dim) != TL_OK || check_1d(c.op, ids) != TL_OK ||
-        tl_check_same(c.op, t, src) != TL_OK || check_fits(c.op, t, src, dim, false) != TL_OK ||
+    if (check_operands(c.op, t, ids, &c.dim) != TL_OK || check_1d(c.op, ids) != TL_OK ||
+        tl_check_same(c.op, t, src) != TL_OK || check_fits(c.op, t, src, c.dim, false) != TL_OK ||
         check_backend(c.op, t, tl_backend_of(t->device)->index_add != NULL) != TL_OK)
         return NULL;
-    if (src->layout.shape[dim] != ids->layout.shape[0]) {
+    if (src->layout.shape[c.dim] != ids->layout.shape[0]) {
         tl_fail(TL_ERR_SHAPE, "%s: source %s has %zu slices along dim %zu but indexes %s has %zu",
-                c.op, tl_describe(src, ds), src->layout.shape[dim], dim, tl_describe(ids, di),
+                c.op, tl_describe(src, ds), src->layout.shape[c.dim], c.dim, tl_describe(ids, di),
                 ids->layout.shape[0]);
         return NULL;
     }
@@ -170,7 +171,7 @@ static tl_status scatter_in_place(const char *op, tl_tensor *t, const tl_tensor 
                                   const tl_tensor *src, size_t dim, bool add)
 {
     char d[TL_DESC_STR];
-    tl_status st = check_scatter(op, t, ids, src, dim);
+    tl_status st = check_scatter(op, t, ids, src, &dim);
     if (st != TL_OK)
         return st;
     if (tl_shares_storage(t, src))

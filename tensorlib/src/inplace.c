@@ -64,6 +64,8 @@ tl_status tl_slice_set(tl_tensor *t, const tl_tensor *src, size_t dim, size_t of
     tl_layout region;
     tl_status st = check_guarded(op, t, src);
     if (st == TL_OK)
+        st = tl_check_dim(op, t, &dim);
+    if (st == TL_OK)
         st = slice_region(op, t, src, dim, offset, &region);
     if (st == TL_OK)
         st = tl_lock_read(src, op);

@@ -2,6 +2,8 @@
  * matmul.c - tl_matmul: [..., m, k] @ [..., k, n] -> [..., m, n], batched over equal leading
  * dims (candle's Tensor::matmul). Read locks: a, then b.
  */
+#include <string.h>
+
 #include "backend.h"
 
 #define OP "matmul"
@@ -44,4 +46,32 @@ tl_tensor *tl_matmul(const tl_tensor *a, const tl_tensor *b)
         return tl_fail_unsupported(OP, a->device), NULL;
     const tl_tensor *in[] = {a, b};
     return tl_run_op(OP, in, NULL, 2, shape, a->layout.ndim, a->dtype, matmul_kernel, NULL);
+}
+
+/* candle's broadcast_matmul: the leading (batch) dims of a and b broadcast numpy-style, then
+ * matmul on the broadcast views (stride 0 on repeated batches: nothing is copied). */
+tl_tensor *tl_broadcast_matmul(const tl_tensor *a, const tl_tensor *b)
+{
+    const char *op = "broadcast_matmul";
+    char da[TL_DESC_STR], db[TL_DESC_STR];
+    if (tl_check_same(op, a, b) != TL_OK)
+        return NULL;
+    const tl_layout *la = &a->layout, *lb = &b->layout;
+    if (la->ndim < 2 || lb->ndim < 2 || la->shape[la->ndim - 1] != lb->shape[lb->ndim - 2])
+        return tl_fail(TL_ERR_SHAPE, "%s: needs operands of rank >= 2 with matching inner dims, "
+                       "got %s @ %s", op, tl_describe(a, da), tl_describe(b, db)), NULL;
+    tl_layout ba = {.ndim = la->ndim - 2}, bb = {.ndim = lb->ndim - 2};
+    memcpy(ba.shape, la->shape, ba.ndim * sizeof ba.shape[0]);
+    memcpy(bb.shape, lb->shape, bb.ndim * sizeof bb.shape[0]);
+    size_t sa[TL_MAX_DIMS], sb[TL_MAX_DIMS], n;
+    if (tl_broadcast_shape(op, &ba, &bb, sa, &n) != TL_OK)
+        return NULL;
+    memcpy(sb, sa, n * sizeof sa[0]);
+    sa[n] = la->shape[la->ndim - 2], sa[n + 1] = la->shape[la->ndim - 1];
+    sb[n] = lb->shape[lb->ndim - 2], sb[n + 1] = lb->shape[lb->ndim - 1];
+    tl_tensor *va = tl_broadcast_as(a, sa, n + 2), *vb = va ? tl_broadcast_as(b, sb, n + 2) : NULL;
+    tl_tensor *out = vb ? tl_matmul(va, vb) : NULL;
+    tl_release(va);
+    tl_release(vb);
+    return out;
 }

@@ -1,50 +1,75 @@
 /*
- * ops_binary.c - two- and three-input elementwise ops with numpy broadcasting: arithmetic,
- * comparisons (u8 result) and where_cond. Inputs are read-locked together, in argument order.
+ * ops_binary.c - two- and three-input elementwise ops: arithmetic, comparisons (u8 result) and
+ * where_cond. candle's shape contract: the plain ops want operands of one shape (an error
+ * names both), the broadcast_* ops broadcast numpy-style, and a scalar operand is a 0-d tensor
+ * of the other operand's dtype broadcast to its shape. Inputs are read-locked together, in
+ * argument order.
  */
 #include "backend.h"
 
-static const char *const binary_names[] = {
-    [TL_ADD] = "add", [TL_SUB] = "sub", [TL_MUL] = "mul", [TL_DIV] = "div",
-    [TL_MAXIMUM] = "maximum", [TL_MINIMUM] = "minimum",
+static const char *const binary_names[2][TL_BINARY_COUNT] = {
+    {[TL_ADD] = "add", [TL_SUB] = "sub", [TL_MUL] = "mul", [TL_DIV] = "div",
+     [TL_MAXIMUM] = "maximum", [TL_MINIMUM] = "minimum"},
+    {[TL_ADD] = "broadcast_add", [TL_SUB] = "broadcast_sub", [TL_MUL] = "broadcast_mul",
+     [TL_DIV] = "broadcast_div", [TL_MAXIMUM] = "broadcast_maximum",
+     [TL_MINIMUM] = "broadcast_minimum"},
 };
-_Static_assert(sizeof binary_names / sizeof binary_names[0] == TL_BINARY_COUNT, "binary names");
 
-static const char *const cmp_names[] = {
-    [TL_EQ] = "eq", [TL_NE] = "ne", [TL_LT] = "lt", [TL_LE] = "le", [TL_GT] = "gt", [TL_GE] = "ge",
+static const char *const cmp_names[2][TL_CMP_COUNT] = {
+    {[TL_EQ] = "eq", [TL_NE] = "ne", [TL_LT] = "lt", [TL_LE] = "le", [TL_GT] = "gt",
+     [TL_GE] = "ge"},
+    {[TL_EQ] = "broadcast_eq", [TL_NE] = "broadcast_ne", [TL_LT] = "broadcast_lt",
+     [TL_LE] = "broadcast_le", [TL_GT] = "broadcast_gt", [TL_GE] = "broadcast_ge"},
 };
-_Static_assert(sizeof cmp_names / sizeof cmp_names[0] == TL_CMP_COUNT, "cmp names");
 
-/* The broadcast result shape of a and b, and each seen with that shape. */
-typedef struct broadcast2 {
+/* The result shape of a and b, and each seen with that shape: numpy broadcasting when
+ * `broadcast`, else the shapes must be equal. */
+typedef struct pair_shape {
     size_t shape[TL_MAX_DIMS];
     size_t ndim;
     tl_layout la, lb;
-} broadcast2;
+} pair_shape;
 
-static tl_status broadcast_pair(const char *op, const tl_tensor *a, const tl_tensor *b,
-                                broadcast2 *bc)
+static tl_status same_shape(const char *op, const tl_tensor *a, const tl_tensor *b)
+{
+    char sa[TL_SHAPE_STR], sb[TL_SHAPE_STR];
+    if (tl_same_shape(&a->layout, &b->layout))
+        return TL_OK;
+    return tl_fail(TL_ERR_SHAPE, "%s: shape mismatch, lhs %s, rhs %s (the broadcast_ ops "
+                   "broadcast)", op, tl_shape_str(a->layout.shape, a->layout.ndim, sa),
+                   tl_shape_str(b->layout.shape, b->layout.ndim, sb));
+}
+
+static tl_status pair(const char *op, const tl_tensor *a, const tl_tensor *b, bool broadcast,
+                      pair_shape *ps)
 {
     tl_status st = tl_check_same(op, a, b);
+    if (st == TL_OK && !broadcast && (st = same_shape(op, a, b)) == TL_OK) {
+        ps->ndim = a->layout.ndim;
+        memcpy(ps->shape, a->layout.shape, sizeof ps->shape);
+        ps->la = a->layout;
+        ps->lb = b->layout;
+        return TL_OK;
+    }
     if (st == TL_OK)
-        st = tl_broadcast_shape(op, &a->layout, &b->layout, bc->shape, &bc->ndim);
+        st = tl_broadcast_shape(op, &a->layout, &b->layout, ps->shape, &ps->ndim);
     if (st == TL_OK)
-        st = tl_layout_broadcast(op, &a->layout, bc->shape, bc->ndim, &bc->la);
+        st = tl_layout_broadcast(op, &a->layout, ps->shape, ps->ndim, &ps->la);
     if (st == TL_OK)
-        st = tl_layout_broadcast(op, &b->layout, bc->shape, bc->ndim, &bc->lb);
+        st = tl_layout_broadcast(op, &b->layout, ps->shape, ps->ndim, &ps->lb);
     return st;
 }
 
-/* a op b over their broadcast shape, into a new tensor of dtype (TL_DTYPE_COUNT: a's). */
-static tl_tensor *broadcast_op(const char *name, const tl_tensor *a, const tl_tensor *b,
-                               tl_dtype dtype, tl_kernel_fn fn, const void *ctx)
+/* a op b into a new tensor of dtype (TL_DTYPE_COUNT: a's). */
+static tl_tensor *pair_op(const char *name, const tl_tensor *a, const tl_tensor *b,
+                          bool broadcast, tl_dtype dtype, tl_kernel_fn fn, const void *ctx)
 {
-    broadcast2 bc;
-    if (broadcast_pair(name, a, b, &bc) != TL_OK)
+    pair_shape ps;
+    if (pair(name, a, b, broadcast, &ps) != TL_OK)
         return NULL;
     const tl_tensor *in[2] = {a, b};
-    const tl_layout *ls[2] = {&bc.la, &bc.lb};
-    return tl_run_elementwise(name, in, ls, 2, bc.shape, bc.ndim,
+    const tl_layout *ls[2] = {&ps.la, &ps.lb};
+    return tl_run_elementwise(name, in, ls, 2, ps.shape, ps.ndim,
                               dtype == TL_DTYPE_COUNT ? a->dtype : dtype, fn, ctx);
 }
 
@@ -54,13 +79,24 @@ static tl_status binary_kernel(const tl_backend_i *b, const tl_operand *dst, con
     return b->binary(*(const tl_binary_op *)ctx, dst, &in[0], &in[1]);
 }
 
-tl_tensor *tl_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b)
+static tl_tensor *binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b, bool broadcast)
 {
     if ((unsigned)op >= TL_BINARY_COUNT)
         return tl_fail(TL_ERR_ARG, "binary: invalid op %d", (int)op), NULL;
-    if (a && TL_NEED(binary_names[op], a, binary) != TL_OK) /* a NULL a fails below */
+    const char *name = binary_names[broadcast][op];
+    if (a && TL_NEED(name, a, binary) != TL_OK) /* a NULL a fails below */
         return NULL;
-    return broadcast_op(binary_names[op], a, b, TL_DTYPE_COUNT, binary_kernel, &op);
+    return pair_op(name, a, b, broadcast, TL_DTYPE_COUNT, binary_kernel, &op);
+}
+
+tl_tensor *tl_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b)
+{
+    return binary(op, a, b, false);
+}
+
+tl_tensor *tl_broadcast_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b)
+{
+    return binary(op, a, b, true);
 }
 
 static tl_status cmp_kernel(const tl_backend_i *b, const tl_operand *dst, const tl_operand *in,
@@ -69,13 +105,51 @@ static tl_status cmp_kernel(const tl_backend_i *b, const tl_operand *dst, const 
     return b->cmp(*(const tl_cmp_op *)ctx, dst, &in[0], &in[1]);
 }
 
-tl_tensor *tl_cmp(tl_cmp_op op, const tl_tensor *a, const tl_tensor *b)
+static tl_tensor *cmp(tl_cmp_op op, const tl_tensor *a, const tl_tensor *b, bool broadcast)
 {
     if ((unsigned)op >= TL_CMP_COUNT)
         return tl_fail(TL_ERR_ARG, "cmp: invalid op %d", (int)op), NULL;
-    if (a && TL_NEED(cmp_names[op], a, cmp) != TL_OK)
+    const char *name = cmp_names[broadcast][op];
+    if (a && TL_NEED(name, a, cmp) != TL_OK)
         return NULL;
-    return broadcast_op(cmp_names[op], a, b, TL_U8, cmp_kernel, &op);
+    return pair_op(name, a, b, broadcast, TL_U8, cmp_kernel, &op);
+}
+
+tl_tensor *tl_cmp(tl_cmp_op op, const tl_tensor *a, const tl_tensor *b)
+{
+    return cmp(op, a, b, false);
+}
+
+tl_tensor *tl_broadcast_cmp(tl_cmp_op op, const tl_tensor *a, const tl_tensor *b)
+{
+    return cmp(op, a, b, true);
+}
+
+/* s as a 0-d tensor of t's dtype on t's device, seen with t's shape (stride 0 everywhere). */
+static tl_tensor *scalar_like(const char *op, const tl_tensor *t, double s)
+{
+    if (tl_check_tensor(op, t) != TL_OK)
+        return NULL;
+    tl_tensor *one = tl_full(s, NULL, 0, t->dtype, t->device);
+    tl_tensor *b = one ? tl_broadcast_as(one, t->layout.shape, t->layout.ndim) : NULL;
+    tl_release(one);
+    return b;
+}
+
+tl_tensor *tl_binary_scalar(tl_binary_op op, const tl_tensor *t, double s)
+{
+    tl_tensor *b = scalar_like("binary_scalar", t, s);
+    tl_tensor *out = b ? binary(op, t, b, false) : NULL;
+    tl_release(b);
+    return out;
+}
+
+tl_tensor *tl_cmp_scalar(tl_cmp_op op, const tl_tensor *t, double s)
+{
+    tl_tensor *b = scalar_like("cmp_scalar", t, s);
+    tl_tensor *out = b ? cmp(op, t, b, false) : NULL;
+    tl_release(b);
+    return out;
 }
 
 static tl_status where_kernel(const tl_backend_i *b, const tl_operand *dst, const tl_operand *in,
@@ -85,33 +159,23 @@ static tl_status where_kernel(const tl_backend_i *b, const tl_operand *dst, cons
     return b->where(dst, &in[0], &in[1], &in[2]);
 }
 
+/* candle's where_cond: cond, on_true and on_false of one shape. */
 tl_tensor *tl_where_cond(const tl_tensor *cond, const tl_tensor *on_true, const tl_tensor *on_false)
 {
     const char *op = "where_cond";
     char d[TL_DESC_STR];
-    broadcast2 bc;
-    if (tl_check_tensor(op, cond) != TL_OK || broadcast_pair(op, on_true, on_false, &bc) != TL_OK)
+    if (tl_check_tensor(op, cond) != TL_OK || tl_check_same(op, on_true, on_false) != TL_OK ||
+        same_shape(op, cond, on_true) != TL_OK || same_shape(op, on_true, on_false) != TL_OK)
         return NULL;
     if (tl_dtype_is_float(cond->dtype))
-        return tl_fail(TL_ERR_DTYPE, "%s: condition must be u8, u32 or i64, got %s", op,
+        return tl_fail(TL_ERR_DTYPE, "%s: condition must be an integer dtype, got %s", op,
                        tl_describe(cond, d)), NULL;
     if (TL_NEED(op, on_true, where) != TL_OK)
         return NULL;
     if (cond->device != on_true->device)
         return tl_fail(TL_ERR_DEVICE, "%s: condition on %s, values on %s", op,
                        tl_device_name(cond->device), tl_device_name(on_true->device)), NULL;
-    /* the result shape is all three broadcast together */
-    tl_layout shape_ab = {.ndim = bc.ndim};
-    size_t shape[TL_MAX_DIMS], ndim;
-    for (size_t i = 0; i < bc.ndim; i++)
-        shape_ab.shape[i] = bc.shape[i];
-    if (tl_broadcast_shape(op, &cond->layout, &shape_ab, shape, &ndim) != TL_OK)
-        return NULL;
-    tl_layout ls3[3];
     const tl_tensor *in[3] = {cond, on_true, on_false};
-    for (size_t i = 0; i < 3; i++)
-        if (tl_layout_broadcast(op, &in[i]->layout, shape, ndim, &ls3[i]) != TL_OK)
-            return NULL;
-    const tl_layout *ls[3] = {&ls3[0], &ls3[1], &ls3[2]};
-    return tl_run_elementwise(op, in, ls, 3, shape, ndim, on_true->dtype, where_kernel, NULL);
+    return tl_run_elementwise(op, in, NULL, 3, cond->layout.shape, cond->layout.ndim,
+                              on_true->dtype, where_kernel, NULL);
 }

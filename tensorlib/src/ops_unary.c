@@ -9,7 +9,7 @@ static const char *const unary_names[] = {
     [TL_TANH] = "tanh", [TL_ABS] = "abs", [TL_NEG] = "neg", [TL_RECIP] = "recip",
     [TL_SQR] = "sqr", [TL_SQRT] = "sqrt", [TL_RELU] = "relu", [TL_GELU] = "gelu",
     [TL_GELU_ERF] = "gelu_erf", [TL_SILU] = "silu", [TL_FLOOR] = "floor", [TL_CEIL] = "ceil",
-    [TL_ROUND] = "round", [TL_SIGN] = "sign",
+    [TL_ROUND] = "round", [TL_SIGN] = "sign", [TL_SIGMOID] = "sigmoid", [TL_ERF] = "erf",
 };
 _Static_assert(sizeof unary_names / sizeof unary_names[0] == TL_UNARY_COUNT, "unary name table");
 

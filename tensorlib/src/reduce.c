@@ -18,12 +18,15 @@ static tl_status reduced_mask(const char *op, const tl_tensor *t, const size_t *
     *mask = 0;
     if (ndims && !dims)
         return tl_fail(TL_ERR_ARG, "%s: dims is NULL", op);
+    if (ndims > TL_MAX_DIMS)
+        return tl_fail(TL_ERR_ARG, "%s: %zu dims given", op, ndims);
     for (size_t i = 0; i < ndims; i++) {
-        if (tl_check_dim(op, t, dims[i]) != TL_OK)
+        size_t dim = dims[i];
+        if (tl_check_dim(op, t, &dim) != TL_OK)
             return TL_ERR_RANGE;
-        if (*mask & (1u << dims[i]))
-            return tl_fail(TL_ERR_ARG, "%s: dim %zu given twice", op, dims[i]);
-        *mask |= 1u << dims[i];
+        if (*mask & (1u << dim))
+            return tl_fail(TL_ERR_ARG, "%s: dim %zu given twice", op, dim);
+        *mask |= 1u << dim;
     }
     if (ndims == 0)
         *mask = (uint32_t)((1u << t->layout.ndim) - 1);

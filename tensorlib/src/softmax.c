@@ -20,7 +20,7 @@ static tl_status softmax_kernel(const tl_backend_i *be, const tl_operand *dst,
 static tl_tensor *softmax_op(const char *op, const tl_tensor *t, size_t dim, bool log)
 {
     if (tl_check_tensor(op, t) != TL_OK || tl_check_float(op, t) != TL_OK ||
-        tl_check_dim(op, t, dim) != TL_OK)
+        tl_check_dim(op, t, &dim) != TL_OK)
         return NULL;
     if (!tl_backend_of(t->device)->softmax)
         return tl_fail_unsupported(op, t->device), NULL;

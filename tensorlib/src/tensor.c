@@ -105,12 +105,25 @@ tl_status tl_check_same(const char *op, const tl_tensor *a, const tl_tensor *b)
     return TL_OK;
 }
 
-tl_status tl_check_dim(const char *op, const tl_tensor *t, size_t dim)
+tl_status tl_resolve_dim(const char *op, const tl_tensor *t, size_t rank, size_t *dim)
 {
     char d[TL_DESC_STR];
-    if (dim < t->layout.ndim)
+    size_t back = 0 - *dim; /* how far from the end a negative dim counts */
+    if (*dim < rank)
         return TL_OK;
-    return tl_fail(TL_ERR_RANGE, "%s: dim %zu out of range for %s", op, dim, tl_describe(t, d));
+    if (back <= rank) {
+        *dim = rank - back;
+        return TL_OK;
+    }
+    if (back <= TL_MAX_DIMS + 1)
+        return tl_fail(TL_ERR_RANGE, "%s: dim -%zu out of range for %s", op, back,
+                       tl_describe(t, d));
+    return tl_fail(TL_ERR_RANGE, "%s: dim %zu out of range for %s", op, *dim, tl_describe(t, d));
+}
+
+tl_status tl_check_dim(const char *op, const tl_tensor *t, size_t *dim)
+{
+    return tl_resolve_dim(op, t, t->layout.ndim, dim);
 }
 
 tl_status tl_check_float(const char *op, const tl_tensor *t)

@@ -211,7 +211,10 @@ const char *tl_describe(const tl_tensor *t, char *buf);
 /* Argument checks that fail with a message naming op. */
 tl_status tl_check_tensor(const char *op, const tl_tensor *t);
 tl_status tl_check_same(const char *op, const tl_tensor *a, const tl_tensor *b);
-tl_status tl_check_dim(const char *op, const tl_tensor *t, size_t dim);
+/* Resolves a dim counted from the end (size_t)-1 = the last, as candle's D::Minus1) into
+ * 0..rank-1 in place; fails naming op unless it is in range. tl_check_dim: rank = t's ndim. */
+tl_status tl_resolve_dim(const char *op, const tl_tensor *t, size_t rank, size_t *dim);
+tl_status tl_check_dim(const char *op, const tl_tensor *t, size_t *dim);
 tl_status tl_check_float(const char *op, const tl_tensor *t);
 
 /* ------------------------------------------------------------------------------------------
@@ -226,16 +229,25 @@ tl_status tl_check_float(const char *op, const tl_tensor *t);
 #define TL_LOCK_INLINE static inline __attribute__((always_inline))
 tl_status tl_lock_failed(const tl_tensor *t, const char *op, const char *mode, int rc);
 
+/* Notes that this thread now holds t's storage lock, so a later EDEADLK can say why. */
+void tl_lock_taken(const tl_tensor *t, bool write);
+
 TL_LOCK_INLINE tl_status tl_lock_read(const tl_tensor *t, const char *op)
 {
     int rc = pthread_rwlock_rdlock(&t->storage->lock);
-    return rc == 0 ? TL_OK : tl_lock_failed(t, op, "read", rc);
+    if (rc != 0)
+        return tl_lock_failed(t, op, "read", rc);
+    tl_lock_taken(t, false);
+    return TL_OK;
 }
 
 TL_LOCK_INLINE tl_status tl_lock_write(const tl_tensor *t, const char *op)
 {
     int rc = pthread_rwlock_wrlock(&t->storage->lock);
-    return rc == 0 ? TL_OK : tl_lock_failed(t, op, "write", rc);
+    if (rc != 0)
+        return tl_lock_failed(t, op, "write", rc);
+    tl_lock_taken(t, true);
+    return TL_OK;
 }
 
 void tl_unlock(const tl_tensor *t);

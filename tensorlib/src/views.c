@@ -17,7 +17,7 @@ tl_tensor *tl_narrow(const tl_tensor *t, size_t dim, size_t start, size_t len)
 {
     const char *op = "narrow";
     char d[TL_DESC_STR];
-    if (tl_check_tensor(op, t) != TL_OK || tl_check_dim(op, t, dim) != TL_OK)
+    if (tl_check_tensor(op, t) != TL_OK || tl_check_dim(op, t, &dim) != TL_OK)
         return NULL;
     if (start > t->layout.shape[dim] || len > t->layout.shape[dim] - start)
         return tl_fail(TL_ERR_RANGE, "%s: start %zu + len %zu exceeds dim %zu of %s", op, start,
@@ -33,7 +33,7 @@ tl_tensor *tl_narrow(const tl_tensor *t, size_t dim, size_t start, size_t len)
 tl_tensor *tl_squeeze(const tl_tensor *t, size_t dim)
 {
     const char *op = "squeeze";
-    if (tl_check_tensor(op, t) != TL_OK || tl_check_dim(op, t, dim) != TL_OK)
+    if (tl_check_tensor(op, t) != TL_OK || tl_check_dim(op, t, &dim) != TL_OK)
         return NULL;
     tl_layout l = t->layout;
     if (l.shape[dim] == 1) {
@@ -48,9 +48,10 @@ tl_tensor *tl_unsqueeze(const tl_tensor *t, size_t dim)
 {
     const char *op = "unsqueeze";
     char d[TL_DESC_STR];
-    if (tl_check_tensor(op, t) != TL_OK)
+    if (tl_check_tensor(op, t) != TL_OK ||
+        tl_resolve_dim(op, t, t->layout.ndim + 1, &dim) != TL_OK)
         return NULL;
-    if (dim > t->layout.ndim || t->layout.ndim == TL_MAX_DIMS)
+    if (t->layout.ndim == TL_MAX_DIMS)
         return tl_fail(TL_ERR_RANGE, "%s: cannot insert dim %zu into %s", op, dim,
                        tl_describe(t, d)), NULL;
     tl_layout l = t->layout;
@@ -110,8 +111,8 @@ tl_tensor *tl_reshape(const tl_tensor *t, const size_t *shape, size_t ndim)
 tl_tensor *tl_transpose(const tl_tensor *t, size_t dim1, size_t dim2)
 {
     const char *op = "transpose";
-    if (tl_check_tensor(op, t) != TL_OK || tl_check_dim(op, t, dim1) != TL_OK ||
-        tl_check_dim(op, t, dim2) != TL_OK)
+    if (tl_check_tensor(op, t) != TL_OK || tl_check_dim(op, t, &dim1) != TL_OK ||
+        tl_check_dim(op, t, &dim2) != TL_OK)
         return NULL;
     tl_layout l = t->layout;
     l.shape[dim1] = t->layout.shape[dim2];
@@ -119,6 +120,16 @@ tl_tensor *tl_transpose(const tl_tensor *t, size_t dim1, size_t dim2)
     l.shape[dim2] = t->layout.shape[dim1];
     l.stride[dim2] = t->layout.stride[dim1];
     return view(op, t, &l);
+}
+
+tl_tensor *tl_t(const tl_tensor *t)
+{
+    char d[TL_DESC_STR];
+    if (tl_check_tensor("t", t) != TL_OK)
+        return NULL;
+    if (t->layout.ndim < 2)
+        return tl_fail(TL_ERR_SHAPE, "t: needs at least 2 dims, got %s", tl_describe(t, d)), NULL;
+    return tl_transpose(t, t->layout.ndim - 2, t->layout.ndim - 1);
 }
 
 tl_tensor *tl_permute(const tl_tensor *t, const size_t *dims, size_t ndim)
@@ -133,12 +144,15 @@ tl_tensor *tl_permute(const tl_tensor *t, const size_t *dims, size_t ndim)
                NULL;
     tl_layout l = t->layout;
     for (size_t i = 0; i < ndim; i++) {
-        if (dims[i] >= ndim || seen[dims[i]])
+        size_t dim = dims[i];
+        if (tl_check_dim(op, t, &dim) != TL_OK)
+            return NULL;
+        if (seen[dim])
             return tl_fail(TL_ERR_RANGE, "%s: dims are not a permutation of 0..%zu", op,
                            ndim - 1), NULL;
-        seen[dims[i]] = true;
-        l.shape[i] = t->layout.shape[dims[i]];
-        l.stride[i] = t->layout.stride[dims[i]];
+        seen[dim] = true;
+        l.shape[i] = t->layout.shape[dim];
+        l.stride[i] = t->layout.stride[dim];
     }
     return view(op, t, &l);
 }
@@ -151,6 +165,21 @@ tl_tensor *tl_broadcast_as(const tl_tensor *t, const size_t *shape, size_t ndim)
         tl_layout_broadcast(op, &t->layout, shape, ndim, &l) != TL_OK)
         return NULL;
     return view(op, t, &l);
+}
+
+tl_tensor *tl_broadcast_left(const tl_tensor *t, const size_t *left, size_t nleft)
+{
+    const char *op = "broadcast_left";
+    size_t shape[TL_MAX_DIMS];
+    if (tl_check_tensor(op, t) != TL_OK)
+        return NULL;
+    if ((nleft && !left) || nleft > TL_MAX_DIMS - t->layout.ndim)
+        return tl_fail(TL_ERR_SHAPE, "%s: cannot add %zu dims to %zu", op, nleft,
+                       t->layout.ndim), NULL;
+    if (nleft)
+        memcpy(shape, left, nleft * sizeof shape[0]);
+    memcpy(shape + nleft, t->layout.shape, t->layout.ndim * sizeof shape[0]);
+    return tl_broadcast_as(t, shape, nleft + t->layout.ndim);
 }
 
 /* candle's detach: a new handle (no op history here) on the same storage. */
@@ -168,7 +197,7 @@ tl_tensor *tl_flatten(const tl_tensor *t, size_t start_dim, size_t end_dim)
         return NULL;
     if (t->layout.ndim == 0) /* a scalar flattens to one element */
         return tl_reshape(t, (size_t[]){1}, 1);
-    if (tl_check_dim(op, t, start_dim) != TL_OK || tl_check_dim(op, t, end_dim) != TL_OK)
+    if (tl_check_dim(op, t, &start_dim) != TL_OK || tl_check_dim(op, t, &end_dim) != TL_OK)
         return NULL;
     if (start_dim > end_dim)
         return tl_fail(TL_ERR_RANGE, "%s: start dim %zu after end dim %zu", op, start_dim,
@@ -192,7 +221,7 @@ tl_tensor *tl_flatten_all(const tl_tensor *t)
 tl_status tl_chunk(const tl_tensor *t, size_t n, size_t dim, tl_tensor **out, size_t *count)
 {
     const char *op = "chunk";
-    if (tl_check_tensor(op, t) != TL_OK || tl_check_dim(op, t, dim) != TL_OK)
+    if (tl_check_tensor(op, t) != TL_OK || tl_check_dim(op, t, &dim) != TL_OK)
         return tl_last_status();
     if (n == 0 || !out || !count)
         return tl_fail(TL_ERR_ARG, "%s: needs n > 0 and out/count buffers", op);

@@ -1,58 +1,77 @@
 #!/usr/bin/env python3
-"""Runs lockbench natively and under liblocktrace in one go and prints ns per lock/unlock
-pair and the ratio to native.
+"""Runs every row of the lock performance table natively and under liblocktrace, interleaved,
+and prints native, traced and the ratio of each.
 
-  run_bench.py LOCKBENCH LIBLOCKTRACE [--iters N] [--locks N] [--threads 1,2] [--repeat N]
+  run_bench.py LOCKBENCH STRESSBENCH LIBLOCKTRACE [--repeat N] [--rows a,b] [--full]
 
-ns/lock is wall time x threads / lock-unlock pairs: the cost one thread pays per pair.
-Configurations: native; tracer (default, LOCKTRACE_STACKS=lazy); tracer with
-LOCKTRACE_STACKS=full (an unwind per acquisition). Each configuration runs --repeat times,
-interleaved with the others, and the best run counts (lockbench itself keeps its best of 3).
+Rows: lockbench flat/nested with 1 and 2 threads (64 rwlocks, ~90 % reads; figure: ns per
+lock/unlock pair, i.e. wall time x threads / pairs, the cost one thread pays per pair), and the
+two stress shapes of stressbench (figure: seconds): `groups` (one thread, 500 groups x 50
+nested mutexes held at once, 10 loops of init/lock all/unlock all/destroy) and `lazy` (4
+threads, 16 K lazily initialised rwlocks, <= 10 held in increasing index order, 1 in 5 for
+write). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
+--repeat times, one after the other in turn, so a busy moment of the machine hits every
+configuration alike; the median counts. `noise` is the spread (min-max) of the ratio of the
+run pairs (run i traced / run i native).
 """
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
 
+ROWS = {
+    'flat-1': ('lockbench', ['flat', '1', '64', '2000000'], 'ns/pair'),
+    'nested-1': ('lockbench', ['nested', '1', '64', '2000000'], 'ns/pair'),
+    'flat-2': ('lockbench', ['flat', '2', '64', '1000000'], 'ns/pair'),
+    'nested-2': ('lockbench', ['nested', '2', '64', '1000000'], 'ns/pair'),
+    'groups': ('stressbench', ['groups', '500', '50', '10'], 's'),
+    'lazy': ('stressbench', ['lazy', '4', '16384', '20000'], 's'),
+}
 
-def measure(bench, mode, threads, locks, iters, env):
-    out = subprocess.run([bench, mode, str(threads), str(locks), str(iters)], env=env,
-                         check=True, capture_output=True, text=True).stdout
-    m = re.search(r'ns_per_lock=([\d.]+) locks_per_s=(\d+)', out)
-    return float(m.group(1)), int(m.group(2))
+
+def measure(prog, args, env):
+    out = subprocess.run([prog] + args, env=env, check=True, capture_output=True, text=True,
+                         timeout=300).stdout
+    m = re.search(r'ns_per_lock=([\d.]+)', out) or re.search(r'seconds=([\d.]+)', out)
+    return float(m.group(1))
 
 
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument('bench')
+    p.add_argument('lockbench')
+    p.add_argument('stressbench')
     p.add_argument('lib')
-    p.add_argument('--iters', type=int, default=2_000_000)
-    p.add_argument('--locks', type=int, default=64)
-    p.add_argument('--threads', default='1,2')
-    p.add_argument('--repeat', type=int, default=3, help='runs per configuration; best kept')
+    p.add_argument('--repeat', type=int, default=5, help='runs per configuration; median kept')
+    p.add_argument('--rows', default=','.join(ROWS), help='which rows: ' + ','.join(ROWS))
+    p.add_argument('--full', action='store_true', help='also LOCKTRACE_STACKS=full')
     a = p.parse_args(argv)
+    progs = {'lockbench': a.lockbench, 'stressbench': a.stressbench}
     base = {k: v for k, v in os.environ.items() if not k.startswith('LOCKTRACE_')}
     base.pop('LD_PRELOAD', None)
-    configs = [('native', {}),
-               ('tracer', {'LD_PRELOAD': os.path.abspath(a.lib)}),
-               ('tracer full', {'LD_PRELOAD': os.path.abspath(a.lib), 'LOCKTRACE_STACKS': 'full'})]
-    print(f'lockbench: {a.locks} rwlocks, ~90 % reads; per configuration: ns per lock/unlock '
-          f'pair, million pairs/s (all threads), ratio of ns to native')
-    print(f'{"mode":8} {"threads":>7} ' + ' '.join(f'{name:>28}' for name, _ in configs))
-    for mode in ('flat', 'nested'):
-        for threads in [int(t) for t in a.threads.split(',')]:
-            iters = a.iters // threads
-            best = {}
-            for _ in range(a.repeat):  # interleaved, so a busy moment hits every config alike
-                for name, extra in configs:
-                    got = measure(a.bench, mode, threads, a.locks, iters, {**base, **extra})
-                    best[name] = min(best.get(name, got), got)
-            native = best['native'][0]
-            cells = [f'{ns:6.1f} ns {rate / 1e6:6.1f} M/s ({ns / native:4.2f}x)'
-                     for ns, rate in (best[name] for name, _ in configs)]
-            print(f'{mode:8} {threads:7} ' + ' '.join(f'{c:>28}' for c in cells))
-            sys.stdout.flush()
+    lib = os.path.abspath(a.lib)
+    configs = [('native', {}), ('traced', {'LD_PRELOAD': lib})]
+    if a.full:
+        configs.append(('full', {'LD_PRELOAD': lib, 'LOCKTRACE_STACKS': 'full'}))
+    print(f'median of {a.repeat} interleaved runs; ratio = traced / native; '
+          f'noise = min-max of the per-run ratios')
+    print(f'{"row":9} {"unit":7} ' + ' '.join(f'{n:>9}' for n, _ in configs[:2]) +
+          f' {"ratio":>6} {"noise":>11}' + ('  full  ratio' if a.full else ''))
+    for row in a.rows.split(','):
+        prog, args, unit = ROWS[row]
+        runs = {name: [] for name, _ in configs}
+        for _ in range(a.repeat):
+            for name, extra in configs:
+                runs[name].append(measure(progs[prog], args, {**base, **extra}))
+        med = {name: statistics.median(v) for name, v in runs.items()}
+        pair = [t / n for t, n in zip(runs['traced'], runs['native'])]
+        line = (f'{row:9} {unit:7} {med["native"]:9.3f} {med["traced"]:9.3f} '
+                f'{med["traced"] / med["native"]:5.2f}x {min(pair):5.2f}-{max(pair):4.2f}x')
+        if a.full:
+            line += f' {med["full"]:9.3f} {med["full"] / med["native"]:5.2f}x'
+        print(line)
+        sys.stdout.flush()
     return 0
 
 

@@ -30,9 +30,9 @@ static void elementwise(run *r)
     tl_tensor *m = step(r, tl_reshape(a, SHAPE(2, 3)));
     tl_tensor *t = step(r, tl_transpose(m, 0, 1));
     tl_tensor *row = step(r, tl_get(m, 1));
-    tl_tensor *s = step(r, tl_add(m, row));
+    tl_tensor *s = step(r, tl_broadcast_add(m, row));
     tl_tensor *e = step(r, tl_unary(TL_EXP, t));
-    tl_tensor *c = step(r, tl_cmp(TL_LT, m, row));
+    tl_tensor *c = step(r, tl_broadcast_cmp(TL_LT, m, row));
     tl_tensor *w = step(r, tl_where_cond(c, m, s));
     tl_tensor *h = step(r, tl_to_dtype(e, TL_F16));
     char buf[256];

@@ -51,7 +51,7 @@ static void run_binary(const fx_case *c, tl_dtype dtype, fx_variant v)
         if (strcmp(c->name, binary_cases[i].name) == 0) {
             tl_tensor *a = fx_make(fx_get(c, "a"), dtype, v);
             tl_tensor *b = fx_make(fx_get(c, "b"), dtype, (v + 1) % FX_VARIANT_COUNT);
-            tl_tensor *out = a && b ? tl_binary(binary_cases[i].op, a, b) : NULL;
+            tl_tensor *out = a && b ? tl_broadcast_binary(binary_cases[i].op, a, b) : NULL;
             check_result(out, fx_get(c, "out"), dtype, c->name);
             tl_release(a);
             tl_release(b);

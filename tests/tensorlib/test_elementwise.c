@@ -164,13 +164,20 @@ static void test_binary(tl_dtype dt, double tol)
     /* offset: row 1 of a times row 0 of b */
     tl_tensor *a1 = tl_get(a, 1), *b0 = tl_get(b, 0);
     EXPECT_VALS(tl_mul(a1, b0), tol, 9, 16);
-    /* broadcast: [2,2] + [2] (rows), [2,1] * [1,2] (outer product), scalar */
-    EXPECT_VALS(tl_add(a, b0), tol, 4, 6, 6, 8);
+    /* broadcast (explicit, candle's contract): [2,2] + [2] (rows), [2,1] * [1,2] (outer
+     * product), scalar; the plain ops refuse the same operands naming both shapes */
+    EXPECT_VALS(tl_broadcast_add(a, b0), tol, 4, 6, 6, 8);
+    EXPECT_FAIL(tl_add(a, b0), TL_ERR_SHAPE, "shape mismatch, lhs [2, 2], rhs [2]");
     tl_tensor *col = tl_reshape(a1, SHAPE(2, 1));
     tl_tensor *row = tl_reshape(b0, SHAPE(1, 2));
-    EXPECT_VALS(tl_mul(col, row), tol, 9, 12, 12, 16);
+    EXPECT_VALS(tl_broadcast_mul(col, row), tol, 9, 12, 12, 16);
+    EXPECT_FAIL(tl_mul(col, row), TL_ERR_SHAPE, "lhs [2, 1], rhs [1, 2]");
     tl_tensor *s = MAKE(dt, SCALAR, 10);
-    EXPECT_VALS(tl_sub(s, a), tol, 9, 8, 7, 6);
+    EXPECT_VALS(tl_broadcast_sub(s, a), tol, 9, 8, 7, 6);
+    tl_tensor *three = MAKE(dt, SHAPE(3), 1, 2, 3);
+    EXPECT_FAIL(tl_broadcast_sub(a1, three), TL_ERR_SHAPE,
+                "broadcast_sub: shapes [2] and [3] do not broadcast");
+    tl_release(three);
     tl_release(s);
     tl_release(row);
     tl_release(col);
@@ -234,7 +241,7 @@ static void test_binary_ints_and_errors(void)
     tl_tensor *f = MAKE(TL_F32, SHAPE(3), 1, 2, 3);
     tl_tensor *f4 = MAKE(TL_F32, SHAPE(4), 1, 2, 3, 4);
     EXPECT_FAIL(tl_add(a, f), TL_ERR_DTYPE, "add: dtype mismatch (i64[3] and f32[3])");
-    EXPECT_FAIL(tl_mul(f, f4), TL_ERR_SHAPE, "mul: shapes [3] and [4] do not broadcast");
+    EXPECT_FAIL(tl_mul(f, f4), TL_ERR_SHAPE, "mul: shape mismatch, lhs [3], rhs [4]");
     EXPECT_FAIL(tl_sub(NULL, f), TL_ERR_ARG, "sub");
     EXPECT_FAIL(tl_binary(TL_BINARY_COUNT, f, f), TL_ERR_ARG, "invalid op");
     tl_release(f4);
@@ -249,29 +256,26 @@ static void test_cmp_where(void)
 {
     tl_tensor *a = MAKE(TL_F32, SHAPE(2, 3), 1, 2, 3, 4, 5, 6);
     tl_tensor *b = MAKE(TL_F32, SHAPE(3), 2, 2, 7);
-    EXPECT_FMT(tl_cmp(TL_EQ, a, b), "[[0, 1, 0], [0, 0, 0]]");
-    EXPECT_FMT(tl_cmp(TL_NE, a, b), "[[1, 0, 1], [1, 1, 1]]");
-    EXPECT_FMT(tl_cmp(TL_LT, a, b), "[[1, 0, 1], [0, 0, 1]]");
-    EXPECT_FMT(tl_cmp(TL_LE, a, b), "[[1, 1, 1], [0, 0, 1]]");
-    EXPECT_FMT(tl_cmp(TL_GT, a, b), "[[0, 0, 0], [1, 1, 0]]");
-    EXPECT_FMT(tl_cmp(TL_GE, a, b), "[[0, 1, 0], [1, 1, 0]]");
+    EXPECT_FMT(tl_broadcast_cmp(TL_EQ, a, b), "[[0, 1, 0], [0, 0, 0]]");
+    EXPECT_FMT(tl_broadcast_cmp(TL_NE, a, b), "[[1, 0, 1], [1, 1, 1]]");
+    EXPECT_FMT(tl_broadcast_cmp(TL_LT, a, b), "[[1, 0, 1], [0, 0, 1]]");
+    EXPECT_FMT(tl_broadcast_cmp(TL_LE, a, b), "[[1, 1, 1], [0, 0, 1]]");
+    EXPECT_FMT(tl_broadcast_cmp(TL_GT, a, b), "[[0, 0, 0], [1, 1, 0]]");
+    EXPECT_FMT(tl_broadcast_cmp(TL_GE, a, b), "[[0, 1, 0], [1, 1, 0]]");
+    EXPECT_FAIL(tl_cmp(TL_GE, a, b), TL_ERR_SHAPE, "ge: shape mismatch, lhs [2, 3], rhs [3]");
     tl_tensor *h = tl_to_dtype(a, TL_F16), *hb = tl_to_dtype(b, TL_F16);
-    EXPECT_FMT(tl_cmp(TL_GE, h, hb), "[[0, 1, 0], [1, 1, 0]]");
-    tl_tensor *mask = tl_cmp(TL_GT, a, b);
-    tl_tensor *zero = MAKE(TL_F32, SCALAR, 0);
+    EXPECT_FMT(tl_broadcast_cmp(TL_GE, h, hb), "[[0, 1, 0], [1, 1, 0]]");
+    tl_tensor *mask = tl_broadcast_cmp(TL_GT, a, b);
+    tl_tensor *zero = tl_zeros(SHAPE(2, 3), TL_F32, TL_CPU);
     EXPECT_FMT(tl_where_cond(mask, a, zero), "[[0.0, 0.0, 0.0], [4.0, 5.0, 0.0]]");
-    tl_tensor *cond = MAKE(TL_I64, SHAPE(2, 1), 1, 0);
-    EXPECT_FMT(tl_where_cond(cond, b, a), "[[2.0, 2.0, 7.0], [4.0, 5.0, 6.0]]");
+    tl_tensor *cond = MAKE(TL_I64, SHAPE(2, 3), 1, 1, 1, 0, 0, 0);
+    tl_tensor *bb = tl_broadcast_as(b, SHAPE(2, 3));
+    EXPECT_FMT(tl_where_cond(cond, bb, a), "[[2.0, 2.0, 7.0], [4.0, 5.0, 6.0]]");
+    EXPECT_FAIL(tl_where_cond(cond, b, a), TL_ERR_SHAPE, "where_cond: shape mismatch");
     EXPECT_FAIL(tl_where_cond(a, a, a), TL_ERR_DTYPE, "where_cond: condition must be");
     EXPECT_FAIL(tl_where_cond(mask, a, h), TL_ERR_DTYPE, "where_cond");
     EXPECT_FAIL(tl_cmp(TL_EQ, a, h), TL_ERR_DTYPE, "eq");
-    tl_release(cond);
-    tl_release(zero);
-    tl_release(mask);
-    tl_release(h);
-    tl_release(hb);
-    tl_release(a);
-    tl_release(b);
+    RELEASE(cond, bb, zero, mask, h, hb, a, b);
 }
 
 static void test_to_dtype(void)

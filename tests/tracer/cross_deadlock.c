@@ -5,7 +5,8 @@
  * thread's lock, so the cycle always forms: without the tracer the program hangs, with it the
  * deadlock is reported before anyone blocks for good. Also long waits whose other half is not
  * a lock, and the thread dump. Functions are global and not inlined so that stacks name them
- * (the test build links with -rdynamic); meson.build holds the expected outcomes.
+ * (the test build links with -rdynamic); meson.build holds the expected outcomes. Where one
+ * thread must block before another acts, the other polls for it (blocked.h), never sleeps.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../blocked.h"
 #include "locktrace.h"
 
 #define NOINLINE __attribute__((noinline))
@@ -43,6 +45,8 @@ static void pause_ms(long ms)
     struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&t, NULL);
 }
+
+static blocked_probe probes[MAX_THREADS]; /* thread i announces its blocking request */
 
 static struct timespec in_ms(long ms)
 {
@@ -162,13 +166,14 @@ NOINLINE void *timed_cycle(void *arg)
     pthread_mutex_lock(&mutexes[i]);
     pthread_barrier_wait(&barrier);
     if (i == 1) {
-        pause_ms(200); /* thread 0 blocks first: the timed wait closes the cycle */
+        blocked_until(&probes[0]); /* thread 0 blocks first: the timed wait closes the cycle */
         struct timespec t = in_ms(1500);
         int rc = pthread_mutex_timedlock(&mutexes[0], &t);
         result("timedlock", rc);
         if (rc == 0)
             pthread_mutex_unlock(&mutexes[0]);
     } else {
+        blocked_announce(&probes[0]);
         result("lock", pthread_mutex_lock(&mutexes[1]));
         pthread_mutex_unlock(&mutexes[1]);
     }
@@ -205,9 +210,10 @@ NOINLINE void *writer_queued_cycle(void *arg)
         pthread_rwlock_wrlock(&wp);
     } else if (i == 1) {
         wait_for_queued_writer(&wp);
+        blocked_announce(&probes[1]);
         pthread_rwlock_rdlock(&wp);
     } else {
-        pause_ms(100); /* either order of threads 0 and 1 closes the same cycle */
+        blocked_until(&probes[1]); /* thread 0's request closes the cycle */
         pthread_mutex_lock(&mutexes[0]);
     }
     return NULL;
@@ -218,6 +224,7 @@ NOINLINE void *needs_the_mutex(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "needs-mutex");
+    blocked_announce(&probes[1]);
     pthread_mutex_lock(&mutexes[0]);
     pthread_mutex_unlock(&mutexes[0]);
     return NULL;
@@ -228,7 +235,7 @@ NOINLINE void join_while_holding(void)
     pthread_t th;
     pthread_mutex_lock(&mutexes[0]);
     pthread_create(&th, NULL, needs_the_mutex, NULL);
-    pause_ms(150);
+    blocked_until(&probes[1]); /* the join closes the cycle */
     result("join", pthread_join(th, NULL));
     pthread_mutex_unlock(&mutexes[0]);
 }
@@ -272,11 +279,12 @@ NOINLINE void *cond_cycle(void *arg)
     if ((long)arg == 0) {
         wait_for_phase(1);
         pthread_mutex_lock(&mutexes[1]);
+        blocked_announce(&probes[0]);
         wait_for_phase(2); /* holding mutex 1 */
         pthread_mutex_unlock(&mutexes[1]);
     } else {
         signal_phase(1);
-        pause_ms(200);
+        blocked_until(&probes[0]); /* thread 0 waits for phase 2, holding mutex 1 */
         struct timespec t = in_ms(1000);
         int rc = pthread_mutex_timedlock(&mutexes[1], &t);
         result("timedlock", rc);
@@ -307,11 +315,13 @@ static void init_all(void)
  * ---------------------------------------------------------------------------------------- */
 static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Holds the lock across a slow "I/O" (a sleep) while thread 1 waits for it. */
+/* Holds the lock across a slow "I/O" (a sleep) once thread 1 waits for it: long enough for
+ * LOCKTRACE_WAIT_TIMEOUT=1 to pass. */
 NOINLINE void slow_io_holding_lock(void)
 {
     pthread_mutex_lock(&io_lock);
     pthread_barrier_wait(&barrier);
+    blocked_until(&probes[1]);
     pause_ms(2500);
     pthread_mutex_unlock(&io_lock);
 }
@@ -322,7 +332,7 @@ NOINLINE void *long_wait(void *arg)
         slow_io_holding_lock();
     } else {
         pthread_barrier_wait(&barrier);
-        pause_ms(100);
+        blocked_announce(&probes[1]);
         result("lock", pthread_mutex_lock(&io_lock));
         pthread_mutex_unlock(&io_lock);
     }
@@ -333,6 +343,7 @@ NOINLINE void *dump_waiter(void *arg)
 {
     (void)arg;
     pthread_barrier_wait(&barrier);
+    blocked_announce(&probes[1]);
     pthread_mutex_lock(&mutexes[0]);
     pthread_mutex_unlock(&mutexes[0]);
     return NULL;
@@ -347,7 +358,7 @@ NOINLINE void dump_on_signal(void)
     pthread_mutex_lock(&mutexes[0]);
     pthread_create(&th, NULL, dump_waiter, NULL);
     pthread_barrier_wait(&barrier);
-    pause_ms(300); /* the worker is blocked by then */
+    blocked_until(&probes[1]);
     raise(SIGUSR1);
     pthread_mutex_unlock(&mutexes[0]);
     pthread_rwlock_unlock(&rwlocks[0]);

@@ -76,6 +76,44 @@ NOINLINE void *try_back_off(void *arg)
     return NULL;
 }
 
+/* Thread 0: A, then `between` trylocked mutexes (and read-held rwlocks), then B, all held at
+ * once. Thread 1: B then A. The edge A -> B must not be lost behind the ones in between. */
+static int between;
+
+NOINLINE void *window_pair(void *arg)
+{
+    if ((long)arg == 1) {
+        take_pair((void *)1);
+        return NULL;
+    }
+    pthread_mutex_lock(&mutexes[0]);
+    for (int i = 0; i < between; i++) {
+        if (pthread_mutex_trylock(&mutexes[2 + i]) != 0)
+            abort();
+        pthread_rwlock_rdlock(&rwlocks[i]);
+    }
+    pthread_mutex_lock(&mutexes[1]);
+    pthread_mutex_unlock(&mutexes[1]);
+    for (int i = between; i-- > 0;) {
+        pthread_rwlock_unlock(&rwlocks[i]);
+        pthread_mutex_unlock(&mutexes[2 + i]);
+    }
+    pthread_mutex_unlock(&mutexes[0]);
+    return NULL;
+}
+
+/* n locks; thread r takes all of them at once, starting at lock r and wrapping around: every
+ * two locks are taken in both orders, so the shortest cycles have 2 locks. */
+NOINLINE void *take_rotated(void *arg)
+{
+    long r = (long)arg;
+    for (int i = 0; i < cycle_len; i++)
+        pthread_mutex_lock(&mutexes[(r + i) % cycle_len]);
+    for (int i = cycle_len; i-- > 0;)
+        pthread_mutex_unlock(&mutexes[(r + i) % cycle_len]);
+    return NULL;
+}
+
 /* Rwlocks i and i+1 in the given modes; thread i of a cycle of 2. */
 static int first_write, second_write;
 
@@ -238,7 +276,16 @@ int main(int argc, char **argv)
         one_after_another(2, try_back_off);
         puts("trylock back-off");
     }
-    else if (!strcmp(s, "read-read"))
+    else if (!strncmp(s, "window-", 7)) {
+        cycle_len = 2;
+        between = atoi(s + 7);
+        one_after_another(2, window_pair);
+        printf("%d trylocked and read-held between\n", between);
+    } else if (!strncmp(s, "rotate-", 7)) {
+        cycle_len = atoi(s + 7);
+        one_after_another(cycle_len, take_rotated);
+        printf("%d locks rotated\n", cycle_len);
+    } else if (!strcmp(s, "read-read"))
         rw_inversion(0, 0, 0);
     else if (!strcmp(s, "read-read-wp"))
         rw_inversion(0, 0, 1);

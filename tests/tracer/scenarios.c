@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../blocked.h"
 #include "locktrace.h"
 
 #define NOINLINE __attribute__((noinline))
@@ -204,10 +205,12 @@ NOINLINE void trylock_backoff(void)
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int ready_flag;
 
+static blocked_probe cond_waiter;
+
 static void *signal_later(void *arg)
 {
     (void)arg;
-    usleep(50 * 1000);
+    blocked_until(&cond_waiter); /* signal a thread that waits, not one on its way */
     pthread_mutex_lock(&plain);
     ready_flag = 1;
     pthread_cond_signal(&cv);
@@ -220,6 +223,7 @@ NOINLINE void cond_wait_then_relock_other(void)
     pthread_t th;
     pthread_mutex_lock(&plain);
     pthread_create(&th, NULL, signal_later, NULL);
+    blocked_announce(&cond_waiter);
     while (!ready_flag)
         pthread_cond_wait(&cv, &plain);
     int rc = pthread_cond_timedwait(&cv, &plain, &(struct timespec){0, 0});
@@ -233,11 +237,14 @@ static void unlock_plain(void *arg)
     pthread_mutex_unlock(arg);
 }
 
+static blocked_probe waiter;
+
 static void *wait_forever(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&plain);
     pthread_cleanup_push(unlock_plain, &plain);
+    blocked_announce(&waiter);
     for (;;)
         pthread_cond_wait(&cv, &plain);
     pthread_cleanup_pop(1);
@@ -249,7 +256,7 @@ NOINLINE void cond_wait_cancelled(void)
 {
     pthread_t th;
     pthread_create(&th, NULL, wait_forever, NULL);
-    usleep(50 * 1000);
+    blocked_until(&waiter); /* cancel the wait itself, not the way to it */
     pthread_cancel(th);
     pthread_join(th, NULL);
     result("lock after cancel", pthread_mutex_lock(&plain));

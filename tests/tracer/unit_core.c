@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "lt_internal.h"
+#include "platform.h"
 
 static void check_fmt(void)
 {
@@ -33,19 +34,45 @@ static void check_depot(void)
     CHECK(lt_stack_get(0, &n) == NULL && n == 0);
 }
 
+/* The i-th live entry in acquisition order (a large set leaves holes until it compacts). */
+static lt_held *nth_held(lt_thread *t, uint32_t n)
+{
+    for (uint32_t i = 0; i < t->held_end; i++)
+        if (t->held[i].lock && n-- == 0)
+            return &t->held[i];
+    return NULL;
+}
+
 static void check_held_set(void)
 {
     lt_thread *t = lt_self();
     enum { N = 10000 };
     static char locks[N];
+    static lt_lock fake; /* entries need a lock: a hole has none */
     for (int i = 0; i < N; i++)
-        lt_held_push(t)->addr = &locks[i];
-    CHECK(t->nheld == N);
+        CHECK(lt_held_push(t, &locks[i], &fake) != NULL);
+    CHECK(t->nheld == N && t->held_indexed);
     lt_held *h = lt_held_find(t, &locks[5000]);
     CHECK(h && h->addr == &locks[5000]);
     lt_held_remove(t, h);
     CHECK(t->nheld == N - 1 && lt_held_find(t, &locks[5000]) == NULL);
-    CHECK(t->held[5000].addr == &locks[5001]); /* acquisition order kept */
+    CHECK(nth_held(t, 5000)->addr == &locks[5001]); /* acquisition order kept */
+    enum { GONE = N / 2 + 100 };
+    for (int i = 0; i < GONE; i++) /* first in, first out: holes, then compaction */
+        if (i != 5000)
+            lt_held_remove(t, lt_held_find(t, &locks[i]));
+    CHECK(t->nheld == N - GONE && t->held_end < N);
+    CHECK(nth_held(t, 0)->addr == &locks[GONE]);
+    for (int i = GONE; i < N; i++)
+        CHECK(lt_held_find(t, &locks[i]) && lt_held_find(t, &locks[i])->addr == &locks[i]);
+    CHECK(lt_held_find(t, &locks[0]) == NULL && lt_held_find(t, &locks[GONE - 1]) == NULL);
+    while (t->nheld)
+        lt_held_remove(t, nth_held(t, t->nheld - 1));
+    CHECK(t->held_end == 0 && !t->held_indexed);
+    for (int i = 0; i < 4; i++) /* small again: a scanned array */
+        lt_held_push(t, &locks[i], &fake);
+    lt_held_remove(t, lt_held_find(t, &locks[1]));
+    CHECK(t->held_end == 3 && t->held[1].addr == &locks[2] && lt_held_find(t, &locks[3]));
     while (t->nheld)
         lt_held_remove(t, &t->held[t->nheld - 1]);
 }
@@ -65,39 +92,71 @@ static void check_shadow(void)
     CHECK(atomic_load(&again->gen) != gen + 1); /* destroyed and seen again: a new identity */
 }
 
-/* Records a call site the way interpose.c does, for the caller of this function. */
+/* Records a call site the way interpose.c and detect.c do, for the caller of this function. */
 static __attribute__((noinline)) void record(lt_held *h)
 {
     h->ra = (uintptr_t)__builtin_return_address(0);
     h->cfa = (uintptr_t)__builtin_dwarf_cfa();
+    h->stack = 0;
+    h->ncallers = (uint32_t)lt_callsite_callers(lt_self(), h->ra, h->cfa, h->callers);
 }
 
-static __attribute__((noinline)) uint32_t recover(const lt_held *h, int *partial)
+/* The current stack, this function's frame first. */
+static __attribute__((noinline)) uint32_t here(void)
 {
-    uint32_t id = lt_stack_recover(h->ra, h->cfa, partial);
+    uintptr_t ips[64];
+    size_t n = lt_platform_backtrace(ips, 64);
     __asm__ volatile("" ::: "memory"); /* keep this frame: no tail call */
-    return id;
+    return lt_stack_intern(ips, n);
 }
 
-static __attribute__((noinline)) uint32_t live_caller(lt_held *h, int *partial)
+/* A shared helper: takes h's "lock", or recovers `other` while standing where h is taken. */
+static __attribute__((noinline)) uint32_t helper(lt_held *h, const lt_held *other, int *partial)
 {
     record(h);
-    uint32_t id = recover(h, partial);
+    uint32_t id = other ? lt_stack_lazy(other, here(), partial) : 0;
     __asm__ volatile("" ::: "memory");
     return id;
 }
 
+static __attribute__((noinline)) uint32_t caller_a(lt_held *h, const lt_held *o, int *partial)
+{
+    uint32_t id = helper(h, o, partial);
+    __asm__ volatile("" ::: "memory");
+    return id;
+}
+
+static __attribute__((noinline)) uint32_t caller_b(lt_held *h, const lt_held *o, int *partial)
+{
+    __asm__ volatile("nop"); /* not identical to caller_a: the compiler may not fold them */
+    uint32_t id = helper(h, o, partial);
+    __asm__ volatile("" ::: "memory");
+    return id;
+}
+
+/* Lazy stacks: recorded callers, joined to the current stack only where that is right. */
 static void check_recovery(void)
 {
-    lt_held h;
+    lt_held a, b;
     int partial = -1;
     size_t n;
-    uint32_t id = live_caller(&h, &partial);
-    const uintptr_t *ips = lt_stack_get(id, &n);
-    CHECKF(partial == 0 && n >= 2 && ips[0] == h.ra, "partial %d n %zu", partial, n);
-    id = recover(&h, &partial); /* live_caller has returned */
-    ips = lt_stack_get(id, &n);
-    CHECKF(partial == 1 && n == 1 && ips[0] == h.ra, "partial %d n %zu", partial, n);
+    lt_callsite_thread_init();
+    caller_a(&a, NULL, &partial);
+    CHECKF(a.ncallers == LT_CALLERS, "recorded %u callers", (unsigned)a.ncallers);
+    /* b taken through the same helper from another caller: a's stack keeps a's callers */
+    const uintptr_t *ips = lt_stack_get(caller_b(&b, &a, &partial), &n);
+    CHECKF(partial == 0 && n > LT_CALLERS + 1, "partial %d n %zu", partial, n);
+    CHECK(ips[0] == a.ra && ips[0] == b.ra);
+    for (size_t i = 0; i < LT_CALLERS; i++)
+        CHECKF(ips[i + 1] == a.callers[i], "frame %zu", i + 1);
+    CHECK(a.callers[0] != b.callers[0]); /* into caller_a, into caller_b */
+    /* no callers recorded: the call site alone, never the current stack's frames */
+    a.ncallers = 0;
+    ips = lt_stack_get(caller_a(&b, &a, &partial), &n);
+    CHECKF(partial == 1 && n == 1 && ips[0] == a.ra, "partial %d n %zu", partial, n);
+    /* outside the thread's stack (another stack): nothing is read */
+    lt_thread *t = lt_self();
+    CHECK(lt_callsite_callers(t, a.ra, t->stack_hi, a.callers) == 0);
 }
 
 int main(void)

@@ -18,8 +18,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import socket
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 import expect  # noqa: E402
@@ -213,6 +216,155 @@ def sarif(c):
     need(inv_res['partialFingerprints'] != selfs[0]['partialFingerprints'], 'different bugs share a fingerprint')
 
 
+def chromium(c, page):
+    """Loads page in headless chromium; (DOM after load, console lines)."""
+    exe = shutil.which('chromium') or shutil.which('chromium-browser')
+    if not exe:
+        raise Skipped('chromium is not installed (CI installs it in .ci/run)')
+    profile = os.path.join(c.tmp, 'chromium-profile')
+    ending, dom, err = c.run([exe, '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
+                              f'--user-data-dir={profile}', '--enable-logging=stderr', '--v=0',
+                              '--dump-dom', 'file://' + page], {'HOME': c.tmp}, timeout=90)
+    need(ending == 0 and dom, f'chromium: {ending} {err[-2000:]}')
+    return dom, [l for l in err.splitlines() if ':CONSOLE' in l]
+
+
+def html(c):
+    """'--html: one self-contained page (every finding with stacks, source lines around each
+    frame when readable, an inline SVG graph of the wait-for / lock-order cycle with threads and
+    locks as nodes, no network)', loaded in headless chromium with no console errors."""
+    ending, _, _ = c.traced('self-deadlock')
+    need(ending == 'signal:SIGABRT', f'self-deadlock: {ending}')
+    for name, cmd, env in (('inv', [c.a.cross_order, 'cycle-3'], {}),
+                           ('dl', [c.a.cross_deadlock, 'mutex-2'], {'LOCKTRACE_ACTION': 'edeadlk'})):
+        ending, _, _ = c.run(cmd, dict(env, LOCKTRACE_REPORT_DIR=os.path.join(c.tmp, name)), preload=True)
+        need(ending == 0, f'{cmd}: {ending}')
+    ending, page, err = c.report('--html', '--source-root', c.a.source_root, c.dir,
+                                 os.path.join(c.tmp, 'inv'), os.path.join(c.tmp, 'dl'))
+    need(ending == 0, f'locktrace report --html: {ending} {err}')
+    need(not re.search(r'<(script|link|img|iframe)\b|url\((?!#)|https?://(?!www\.w3\.org/2000/svg)',
+                       page), 'the page refers to something outside itself')
+    path = c.write('page.html', page)
+    dom, console = chromium(c, path)
+    need(console == [], f'console messages: {console}')
+    sections = re.findall(r'<section class="finding".*?</section>', dom, re.S)
+    need(len(sections) == 3, f'{len(sections)} findings in the page, expected 3')
+    kinds = {}
+    for sec in sections:
+        kind = re.search(r'<h2>locktrace: ([a-z-]+):', sec).group(1)
+        svg = re.search(r'<svg class="graph".*?</svg>', sec, re.S)
+        need(svg, f'{kind}: no graph')
+        kinds[kind] = (sec, svg.group(0))
+    need(sorted(kinds) == ['deadlock', 'lock-order-inversion', 'self-deadlock'], f'kinds {sorted(kinds)}')
+    # the cycles: 2 threads and 2 locks for the deadlock, 3 + 3 for the inversion of 3
+    for kind, threads, locks in (('deadlock', 2, 2), ('lock-order-inversion', 3, 3), ('self-deadlock', 1, 1)):
+        svg = kinds[kind][1]
+        need(svg.count('<ellipse class="thread"') == threads and svg.count('<rect class="lock"') == locks,
+             f'{kind}: {svg.count("<ellipse")} threads, {svg.count("<rect")} locks in its graph')
+        need(svg.count('<line class="wait"') == threads and svg.count('<line class="hold"') == locks,
+             f'{kind}: edges of the cycle')
+    sec = kinds['self-deadlock'][0]
+    src = os.path.join(c.a.source_root, 'tests', 'workflow', 'wfprog.c')
+    want = source_line(src, 'int rc = pthread_rwlock_rdlock(l);')
+    need(re.search(r'<span class="here">\s*%d  \s*int rc = pthread_rwlock_rdlock\(l\);</span>' % want, sec),
+         'the request frame\'s source line is not shown')
+    need('known_write_read' in sec and 'request' in sec and 'first-seen' in sec, 'stacks missing')
+    # the check can fail: a page with a script error is caught
+    bad = c.write('bad.html', '<!DOCTYPE html><p>x</p><script>missingFunction();</script>')
+    _, console = chromium(c, bad)
+    need(any('missingFunction' in l for l in console), f'a console error went unseen: {console}')
+
+
+def path_map(c):
+    """'--path-map OLD=NEW re-symbolization': reports made with a binary in one place are
+    re-symbolized from a copy elsewhere (a CI machine's build directory)."""
+    ci_build = os.path.join(c.tmp, 'ci-build')
+    os.mkdir(ci_build)
+    prog = os.path.join(ci_build, 'wfprog')
+    shutil.copy(c.a.wfprog, prog)
+    stripped, _ = stripped_report(c, prog)
+    here = os.path.join(c.tmp, 'here')
+    os.rename(ci_build, here)
+    ending, out, err = c.report(stripped)
+    need(ending == 0 and 'known_write_read' not in out and 'ci-build/wfprog is not on this machine' in err,
+         f'without a map: {ending} {err}')
+    ending, out, err = c.report('--path-map', f'{ci_build}={here}', stripped)
+    need(ending == 0 and re.search(r'#0 0x[0-9a-f]+ in known_write_read \S*wfprog\.c:\d+', out),
+         f'--path-map did not re-symbolize: {ending} {err}\n{out}')
+    ending, out, err = c.report('--html', f'--path-map={ci_build}={here}', stripped)
+    need(ending == 0 and 'known_write_read' in out, 'the map does not apply to --html')
+    ending, _, err = c.report('--path-map', 'no-equals-sign', stripped)
+    need(ending == 2 and 'OLD=NEW' in err, f'a bad map: {ending} {err}')
+
+
+def stripped_report(c, prog):
+    """Runs prog (a copy of wfprog) into a report, then blanks every frame's names: only
+    re-symbolizing from the binary can bring them back. The path of the blanked copy."""
+    ending, _, _ = c.run([prog, 'self-deadlock'], {'LOCKTRACE_REPORT_DIR': c.dir}, preload=True)
+    need(ending == 'signal:SIGABRT', f'ending {ending}')
+    report = [f for f in glob.glob(os.path.join(c.dir, '*.json')) if 'summary' not in f][0]
+    r = json.load(open(report))
+    for st in r['stacks']:
+        for f in st['frames']:
+            f['function'] = f['file'] = None
+            f['line'] = 0
+    build_id = next(f['build_id'] for st in r['stacks'] for f in st['frames']
+                    if f['module'] == os.path.realpath(prog))
+    return c.write('stripped.json', json.dumps(r)), build_id
+
+
+def debuginfod(c):
+    """'debuginfod through libdw's client in locktrace report only, tested against Debian's
+    debuginfod server run on 127.0.0.1': a report whose binary is gone from this machine is
+    re-symbolized from the server's copy, found by build-id."""
+    server = shutil.which('debuginfod')
+    if not server:
+        raise Skipped('debuginfod is not installed (CI installs it in .ci/run)')
+    ci_build = os.path.join(c.tmp, 'ci-build')
+    os.mkdir(ci_build)
+    prog = os.path.join(ci_build, 'wfprog')
+    shutil.copy(c.a.wfprog, prog)
+    stripped, build_id = stripped_report(c, prog)
+    served = os.path.join(c.tmp, 'served')
+    os.rename(ci_build, served)
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    url = f'http://127.0.0.1:{port}'
+    log = open(os.path.join(c.tmp, 'debuginfod.log'), 'w')
+    srv = subprocess.Popen([server, '-F', '-p', str(port), '-c', '1', '-d',
+                            os.path.join(c.tmp, 'db.sqlite'), served], cwd=c.tmp,
+                           stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # the server scans served/ after it starts: poll until it has the binary
+            try:
+                with urllib.request.urlopen(f'{url}/buildid/{build_id}/executable', timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError, OSError):
+                pass
+            need(srv.poll() is None, f'debuginfod ended: {open(log.name).read()[-2000:]}')
+            need(time.monotonic() < deadline, f'debuginfod never served {build_id}')
+            time.sleep(0.2)
+        ending, out, err = c.report(stripped)
+        need(ending == 0 and 'known_write_read' not in out and 'is not on this machine any more' in err,
+             f'without DEBUGINFOD_URLS: {ending} {err}')
+        env = {'DEBUGINFOD_URLS': url, 'DEBUGINFOD_CACHE_PATH': os.path.join(c.tmp, 'cache')}
+        ending, out, err = c.run([c.a.locktrace, 'report', stripped], env)
+        need(ending == 0 and re.search(r'#0 0x[0-9a-f]+ in known_write_read \S*wfprog\.c:\d+', out),
+             f'not re-symbolized from debuginfod: {ending} {err}\n{out}')
+        need(re.search(r'ci-build/wfprog is not on this machine: read from debuginfod\'s copy', err), err)
+    finally:
+        os.killpg(srv.pid, signal.SIGTERM)
+        try:
+            srv.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(srv.pid, signal.SIGKILL)
+            srv.wait()
+        log.close()
+
+
 # --- the launcher ---------------------------------------------------------------------------
 
 class Running:
@@ -333,6 +485,8 @@ def space_path(c):
 def not_loaded(c):
     """'it checks that the tracer is really loaded in its child ... and refuses clearly when
     it cannot be': a statically linked program, named directly or hidden behind a script."""
+    if not c.a.wfstatic:
+        raise Skipped('no static program in a sanitized build')
     ending, out, err = c.run([c.a.locktrace, '--', c.a.wfstatic])
     need(ending == 125 and out == '' and 'is statically linked' in err, f'static: {ending} {out} {err}')
     script = c.write('script', f'#!{c.a.wfstatic}\n')
@@ -379,9 +533,88 @@ def tsan_program(c):
          f'it was traced: {err}')
 
 
+# --- install ----------------------------------------------------------------------------------
+
+def install_prefix(c):
+    """'meson install installs tracer, launcher, header, .pc and a man page locktrace(1);
+    tensorlib only when asked for; after install to a prefix a pkg-config-linked program
+    starts' (no ldconfig), and the installed launcher works from another directory; then
+    `ninja uninstall` removes it all."""
+    src, build, prefix = c.a.source_root, os.path.join(c.tmp, 'build'), os.path.join(c.tmp, 'prefix')
+
+    def sh(*cmd, **kw):
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
+        need(p.returncode == 0, f'{" ".join(cmd)}: {p.returncode}\n{p.stdout[-3000:]}{p.stderr[-3000:]}')
+        return p.stdout
+
+    sh('meson', 'setup', build, src, f'--prefix={prefix}')
+    sh('meson', 'compile', '-C', build, 'tracer/locktrace:executable',
+       'tracer/locktrace:shared_library', 'tracer/locktrace.1:custom')
+    sh('meson', 'install', '-C', build, '--no-rebuild', '--quiet')
+    files = sorted(os.path.relpath(os.path.join(d, f), prefix)
+                   for d, _, fs in os.walk(prefix) for f in fs)
+    libdir = os.path.dirname(next(f for f in files if f.endswith('liblocktrace.so')))
+    want = ['bin/locktrace', 'include/locktrace.h', f'{libdir}/liblocktrace.so',
+            f'{libdir}/pkgconfig/locktrace.pc', 'share/man/man1/locktrace.1']
+    need(all(w in files for w in want), f'installed {files}, expected {want}')
+    need(not any('tensorlib' in f or f.endswith('tl.h') for f in files), f'tensorlib installed: {files}')
+    elsewhere = os.path.join(c.tmp, 'elsewhere')
+    os.mkdir(elsewhere)
+    env = dict(c.env(), PKG_CONFIG_PATH=os.path.join(prefix, libdir, 'pkgconfig'))
+    flags = sh('pkg-config', '--cflags', '--libs', 'locktrace', env=env).split()
+    exe = os.path.join(elsewhere, 'linked')
+    sh(c.a.cc, '-g', '-O1', '-rdynamic', os.path.join(src, 'tests', 'workflow', 'wfprog.c'),
+       os.path.join(src, 'tests', 'workflow', 'wfdtor.c'), '-o', exe, *flags, '-pthread')
+    ending, _, err = c.run([exe, 'self-deadlock'], cwd=elsewhere)
+    need(ending == 'signal:SIGABRT' and re.search(r'^locktrace: self-deadlock:', err, re.M),
+         f'the pkg-config-linked program did not start traced: {ending} {err[-2000:]}')
+    launcher = os.path.join(prefix, 'bin', 'locktrace')
+    ending, _, err = c.run([launcher, '--', c.a.wfprog, 'bad-unlock'], cwd=elsewhere)
+    need(ending == 0 and re.search(r'^locktrace: 1 report \(1 bad-unlock\) in %s/locktrace-reports/'
+                                   % re.escape(elsewhere), err, re.M), f'installed launcher: {ending} {err}')
+    ending, out, _ = c.run([launcher, 'report', os.path.join(elsewhere, 'locktrace-reports')], cwd=elsewhere)
+    need(ending == 0 and out.startswith('locktrace: bad-unlock:'), f'installed report: {ending}')
+    page = open(os.path.join(prefix, 'share', 'man', 'man1', 'locktrace.1')).read().replace('\\-', '-')
+    _, help_text, _ = c.run([launcher, '--help'])
+    for opt in re.findall(r'^  (--[a-z-]+)=', help_text, re.M):
+        need(opt in page, f'the man page lacks {opt}')
+    sh('ninja', '-C', build, 'uninstall')
+    left = [f for _, _, fs in os.walk(prefix) for f in fs]
+    need(left == [], f'left after uninstall: {left}')
+
+
+def ctest_recipe(c):
+    """'a ctest recipe that works on CMake 3.25 first': the README's CMAKE_CROSSCOMPILING_EMULATOR
+    line makes a test with a report fail and leaves a clean test passing."""
+    if not shutil.which('cmake') or not shutil.which('ctest'):
+        raise Skipped('cmake is not installed (CI installs it in .ci/run)')
+    readme = open(os.path.join(c.a.source_root, 'README.md')).read()
+    m = re.search(r'^cmake -B build -DCMAKE_CROSSCOMPILING_EMULATOR="/usr/local/bin/locktrace;'
+                  r'(--exitcode=66;--)" &&$', readme, re.M)
+    need(m, 'the README has no CMAKE_CROSSCOMPILING_EMULATOR recipe')
+    proj = os.path.join(c.tmp, 'proj')
+    os.mkdir(proj)
+    src = os.path.join(c.a.source_root, 'tests', 'workflow')
+    with open(os.path.join(proj, 'CMakeLists.txt'), 'w') as f:
+        f.write('cmake_minimum_required(VERSION 3.13)\nproject(recipe C)\n'
+                f'add_executable(wfprog "{src}/wfprog.c" "{src}/wfdtor.c")\n'
+                'target_link_libraries(wfprog pthread)\nenable_testing()\n'
+                'add_test(NAME with_report COMMAND wfprog bad-unlock)\n'
+                'add_test(NAME clean COMMAND wfprog clean)\n')
+    build = os.path.join(proj, 'build')
+    emulator = f'-DCMAKE_CROSSCOMPILING_EMULATOR={c.a.locktrace};{m.group(1)}'
+    for cmd in (['cmake', '-S', proj, '-B', build, emulator], ['cmake', '--build', build]):
+        ending, out, err = c.run(cmd, timeout=300)
+        need(ending == 0, f'{cmd}: {ending} {out[-2000:]} {err[-2000:]}')
+    ending, out, err = c.run(['ctest', '--test-dir', build], timeout=120)
+    need(ending != 0 and re.search(r'1 - with_report \(Failed\)', out) and
+         re.search(r'50% tests passed, 1 tests failed out of 2', out), f'ctest: {ending} {out}')
+
+
 CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_del_byte, report_dir,
                                    sarif, launcher_signals, dump_command, exit_code_tree, space_path,
-                                   not_loaded, asan_program, tsan_program)}
+                                   not_loaded, asan_program, tsan_program, install_prefix,
+                                   ctest_recipe, html, path_map, debuginfod)}
 
 
 def main():
@@ -391,12 +624,15 @@ def main():
     p.add_argument('--lib', required=True)
     p.add_argument('--wfprog', required=True)
     p.add_argument('--cross-order', help='tests/tracer/cross_order')
+    p.add_argument('--cross-deadlock', help='tests/tracer/cross_deadlock')
     p.add_argument('--wfstatic', help='a statically linked program')
+    p.add_argument('--cc', help='the C compiler')
     p.add_argument('--wf-address', help='wfprog built with -fsanitize=address')
     p.add_argument('--wf-thread', help='wfprog built with -fsanitize=thread')
     p.add_argument('--source-root', help='the top of the source tree')
     args = p.parse_args()
-    for k in ('locktrace', 'lib', 'wfprog', 'cross_order', 'source_root', 'wfstatic', 'wf_address',
+    for k in ('locktrace', 'lib', 'wfprog', 'cross_order', 'cross_deadlock', 'source_root', 'wfstatic',
+              'wf_address',
               'wf_thread'):
         if getattr(args, k):
             setattr(args, k, os.path.abspath(getattr(args, k)))

@@ -98,6 +98,12 @@ static int known(const char *entry)
     return 0;
 }
 
+/* A STR option whose value is a path says so in its accepted values (config.def). */
+static int names_path(const option_desc *o)
+{
+    return strcmp(o->accepted, "FILE") == 0 || strcmp(o->accepted, "DIR") == 0;
+}
+
 /* A misspelt variable would silently do nothing: refuse it like a bad value. */
 static void reject_unknown(void)
 {
@@ -136,6 +142,11 @@ void lt_config_load(void)
         const option_desc *o = &options[i];
         const char *env = getenv(o->name);
         if (o->kind == STR) {
+            if (env && *env && names_path(o) && lt_platform_secure()) {
+                say("locktrace: ", o->name, " ignored: a setuid or setgid program takes no file ",
+                    "names from the environment\n");
+                env = NULL;
+            }
             *(const char **)((char *)&lt_cfg + o->offset) = env ? env : o->def;
             continue;
         }

@@ -29,6 +29,7 @@ static void fill_lock(lt_finding *f, const lt_event *ev)
         f->writer_pref = lt_platform_rwlock_prefers_writer(ev->addr);
     f->req_mode = ev->mode;
     f->wait = ev->wait;
+    f->api = ev->api;
     if (ev->lock) {
         f->object = ev->lock->object;
         f->describe = ev->lock->describe;
@@ -37,10 +38,11 @@ static void fill_lock(lt_finding *f, const lt_event *ev)
     }
 }
 
+/* The earlier acquisition h, after f->request_stack (the stack it is joined to). */
 static void fill_held(lt_finding *f, const lt_held *h)
 {
     f->held_mode = (lt_mode)h->mode;
-    f->held_stack = h->stack ? h->stack : lt_stack_recover(h->ra, h->cfa, &f->held_partial);
+    f->held_stack = h->stack ? h->stack : lt_stack_lazy(h, f->request_stack, &f->held_partial);
 }
 
 static lt_outcome fatal_outcome(void)
@@ -83,6 +85,9 @@ static int never_returns(const lt_event *ev, const lt_held *h, lt_reason *why)
         case LT_MUTEX_ERRORCHECK: *why = LT_WHY_ERRORCHECK_RELOCK; return 1;
         default: *why = LT_WHY_MUTEX_RELOCK; return 1;
         }
+    case LT_ONCE:
+        *why = LT_WHY_ONCE_RECURSION;
+        return 1;
     default:
         *why = LT_WHY_SPIN_RELOCK;
         return 1;
@@ -160,6 +165,8 @@ int lt_before_lock(lt_event *ev)
     ev->held = NULL;
     if (lt_unlikely(!ev->lock))
         return 0;
+    if (lt_unlikely(ev->lock->api != ev->api))
+        ev->lock->api = ev->api;
     if (t->nheld && (ev->held = find_valid(t, ev->addr)) != NULL) {
         lt_reason why;
         if (ev->wait == LT_WAIT_TRY || !never_returns(ev, ev->held, &why))
@@ -220,20 +227,23 @@ void lt_after_lock(lt_event *ev, int rc)
     }
     if (t->nheld)
         lt_order_acquired(ev);
-    lt_held *h = lt_held_push(t);
+    lt_held *h = lt_held_push(t, ev->addr, ev->lock);
     if (!h)
         return;
-    *h = (lt_held){
-        .addr = ev->addr,
-        .lock = ev->lock,
-        .gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed),
-        .kind = (uint8_t)ev->kind,
-        .mode = (uint8_t)ev->mode,
-        .depth = 1,
-        .stack = lt_cfg.stacks == LT_STACKS_FULL ? lt_stack_here(ev->ra) : 0,
-        .ra = ev->ra,
-        .cfa = ev->cfa,
-    };
+    /* Field by field: a compound literal would also clear callers[] (a rep stos, a third of
+     * the tracer's cost per lock in lockbench); the walk writes what it finds. */
+    h->gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
+    h->kind = (uint8_t)ev->kind;
+    h->mode = (uint8_t)ev->mode;
+    h->anchor = (uint8_t)lt_order_anchor(ev);
+    h->depth = 1;
+    h->stack = lt_cfg.stacks == LT_STACKS_FULL ? lt_stack_here(ev->ra) : 0;
+    h->ra = ev->ra;
+    h->cfa = ev->cfa;
+    h->since = 0;
+    h->ncallers = lt_cfg.stacks == LT_STACKS_LAZY
+                      ? (uint32_t)lt_callsite_callers(t, ev->ra, ev->cfa, h->callers)
+                      : 0;
     if (ev->mode == LT_MODE_WRITE)
         atomic_store_explicit(&ev->lock->writer, t->info.seq + 1, memory_order_relaxed);
     if (lt_unlikely(lt_cfg.stats))
@@ -317,7 +327,9 @@ void lt_on_init(lt_event *ev)
     if (h)
         lt_held_remove(ev->self, h);
     lt_order_forget(ev->addr);
-    lt_shadow_reset(ev->addr, ev->ra);
+    lt_lock *l = lt_shadow_reset(ev->addr, ev->ra);
+    if (l)
+        l->api = ev->api;
 }
 
 /* destroy: the lock word must agree that the lock is held, by this thread (h) or by another. */
@@ -352,12 +364,21 @@ void lt_on_destroy(lt_event *ev)
 
 /* pthread_cond_*wait releases the mutex inside libc: it leaves the held set for the wait and
  * comes back with its original acquisition site. Returns 0 when the mutex was not held. */
-int lt_cond_release(lt_event *ev, lt_held *saved)
+int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved)
 {
     lt_held *h = lt_held_find(ev->self, ev->addr);
     if (!h) {
-        report_bad_unlock(ev, 0);
-        return 0;
+        if (!lt_platform_lock_held(ev->addr, LT_MUTEX, LT_MODE_WRITE, ev->self->info.tid))
+            lt_cond_unheld(ev, cv);
+        /* libc retakes the mutex when the wait ends: from then on this thread holds it, as
+         * if taken by this call */
+        ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra);
+        if (!ev->lock)
+            return 0;
+        *saved = (lt_held){.addr = ev->addr, .lock = ev->lock, .gen = atomic_load(&ev->lock->gen),
+                           .kind = LT_MUTEX, .mode = LT_MODE_WRITE, .depth = 1, .ra = ev->ra,
+                           .cfa = ev->cfa};
+        return 1;
     }
     *saved = *h;
     release(ev->self, h);
@@ -366,10 +387,11 @@ int lt_cond_release(lt_event *ev, lt_held *saved)
 
 void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
 {
-    lt_held *h = lt_held_push(ev->self);
+    lt_held *h = lt_held_push(ev->self, saved->addr, saved->lock);
     if (!h)
         return;
     *h = *saved;
+    h->anchor = 0; /* re-taken inside libc: no edges lead to it from the locks held now */
     if (h->mode == LT_MODE_WRITE && atomic_load(&h->lock->gen) == h->gen)
         atomic_store(&h->lock->writer, ev->self->info.seq + 1);
     if (lt_unlikely(lt_cfg.stats))
@@ -389,7 +411,7 @@ void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn desc
  * child t may have stopped half-way through filling an entry: those have no lock yet. */
 void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner)
 {
-    for (uint32_t i = 0; i < t->nheld; i++) {
+    for (uint32_t i = 0; i < t->held_end; i++) {
         lt_held *h = &t->held[i];
         if (!h->lock || !held_valid(t, h))
             continue;
@@ -426,6 +448,7 @@ void lt_on_thread_exit(lt_thread *t)
     if (t->nheld == 0)
         return;
     lt_finding f = {.kind = LT_FIND_EXIT_HELD, .why = LT_WHY_EXIT};
+    lt_held_compact(t);
     lt_thread_info_now(t, &f.thread);
     f.held = t->held;
     f.nheld = t->nheld;

@@ -29,7 +29,7 @@ void lt_before_unlock(lt_event *ev);
 void lt_after_unlock(lt_event *ev, int rc);
 void lt_on_init(lt_event *ev);
 void lt_on_destroy(lt_event *ev);
-int lt_cond_release(lt_event *ev, lt_held *saved);
+int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved);
 void lt_cond_reacquire(lt_event *ev, const lt_held *saved);
 void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn describe);
 void lt_on_thread_exit(lt_thread *t);

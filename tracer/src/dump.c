@@ -87,19 +87,24 @@ static const char *what(int kind, int mode)
         return " mutex";
     if (kind == LT_SPIN)
         return " spinlock";
+    if (kind == LT_ONCE)
+        return " once-control (running its init routine)";
     return mode == LT_MODE_READ ? " rwlock for read" : " rwlock for write";
 }
 
 static void dump_held(dump_out *o, const lt_thread *t)
 {
     lt_held chunk[16];
-    for (uint32_t i = 0; i < t->nheld; i += 16) {
-        uint32_t k = t->nheld - i < 16 ? t->nheld - i : 16;
+    uint32_t end = t->held_end;
+    for (uint32_t i = 0; i < end; i += 16) {
+        uint32_t k = end - i < 16 ? end - i : 16;
         if (lt_platform_peek(chunk, t->held + i, k * sizeof *chunk) != 0) {
             put(o, "    (held set changed while read)\n");
             return;
         }
         for (uint32_t j = 0; j < k; j++) {
+            if (!chunk[j].lock)
+                continue; /* a removed entry of a large set */
             put(o, "    holds ");
             put_hex(o, (uintptr_t)chunk[j].addr);
             put(o, what(chunk[j].kind, chunk[j].mode));

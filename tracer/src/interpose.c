@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "interpose.h"
 #include "lt_internal.h"
 #include "platform.h"
 
@@ -51,6 +52,7 @@
     X(pthread_mutex_unlock, NULL)                                                          \
     X(pthread_cond_wait, "GLIBC_2.3.2") X(pthread_cond_timedwait, "GLIBC_2.3.2")           \
     X(pthread_cond_signal, "GLIBC_2.3.2") X(pthread_cond_broadcast, "GLIBC_2.3.2")         \
+    X(pthread_cond_destroy, "GLIBC_2.3.2")                                                 \
     X(pthread_create, NULL) X(pthread_join, NULL) LT_REALS_TIMED(X)
 
 static struct {
@@ -69,6 +71,12 @@ static void resolve(void)
 #define X(name, version) real.name = (__typeof__(&name))lt_platform_real(#name, version);
     LT_REALS(X)
 #undef X
+#ifndef __APPLE__
+    lt_interpose_once_resolve();
+#endif
+#if LT_C11_THREADS
+    lt_interpose_c11_resolve();
+#endif
 }
 
 static void fork_prepare(void);
@@ -103,10 +111,16 @@ static inline int ready(void)
     return lt_likely(atomic_load_explicit(&state, memory_order_acquire) == READY) || init_slow();
 }
 
+int lt_interpose_ready(void)
+{
+    return ready();
+}
+
 __attribute__((constructor)) static void locktrace_load(void)
 {
     if (ready() && lt_enter(&lt_tls)) {
         lt_platform_thread_init();
+        lt_callsite_thread_init();
         lt_leave(&lt_tls);
     }
 }
@@ -130,12 +144,7 @@ static inline int enter(lt_event *ev)
 /* ------------------------------------------------------------------------------------------
  * The shared acquisition path.
  * ---------------------------------------------------------------------------------------- */
-typedef struct call {
-    lt_event ev;
-    int has_clock;
-    clockid_t clock;
-    const struct timespec *abstime;
-} call;
+typedef lt_call call;
 
 static int real_try(const call *c)
 {
@@ -231,20 +240,31 @@ static int acquire(call *c)
     return rc;
 }
 
+int lt_interpose_acquire(lt_call *c)
+{
+    return acquire(c);
+}
+
 #define ACQUIRE(lock, kind, mode, wait, ...)                                                  \
-    acquire(&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL, 0}, \
+    acquire(&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL, 0, 0}, \
                     __VA_ARGS__})
 
 /* Unlock, init and destroy: one event around the real call. */
 typedef void (*lt_hook)(lt_event *);
 
-static inline void hook(lt_hook fn, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
+void lt_interpose_hook(lt_hook fn, const void *lock, lt_kind kind, lt_api api, uintptr_t ra,
+                       uintptr_t cfa)
 {
-    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0};
+    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0, api};
     if (!ready() || !enter(&ev))
         return;
     fn(&ev);
     lt_leave(&lt_tls);
+}
+
+static inline void hook(lt_hook fn, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
+{
+    lt_interpose_hook(fn, lock, kind, LT_API_PTHREAD, ra, cfa);
 }
 
 #define HOOK(fn, lock, kind) hook((fn), (const void *)(lock), (kind), CALLER)
@@ -263,9 +283,9 @@ static int real_unlock(const lt_event *ev)
 
 /* Unlock: the held set changes only once libc has accepted the unlock, so a refused one
  * (EPERM: another thread's error-checking or recursive mutex) changes nothing. */
-static inline int unlock(const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
+int lt_interpose_unlock(const void *lock, lt_kind kind, lt_api api, uintptr_t ra, uintptr_t cfa)
 {
-    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0};
+    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0, api};
     if (!ready())
         return 0;
     if (!enter(&ev))
@@ -277,7 +297,7 @@ static inline int unlock(const void *lock, lt_kind kind, uintptr_t ra, uintptr_t
     return rc;
 }
 
-#define UNLOCK(lock, kind) unlock((const void *)(lock), (kind), CALLER)
+#define UNLOCK(lock, kind) lt_interpose_unlock((const void *)(lock), (kind), LT_API_PTHREAD, CALLER)
 
 /* init: a new identity for the address once libc has initialised the lock. */
 static inline int inited(int rc, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
@@ -426,12 +446,15 @@ LT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 #endif
 
 /* ------------------------------------------------------------------------------------------
- * Condition variables: the mutex leaves the held set for the wait and comes back after.
+ * Condition variables: the mutex leaves the held set for the wait and comes back after; the
+ * wait is a waiter of the condition variable meanwhile (cond.c).
  * ---------------------------------------------------------------------------------------- */
 typedef struct cond_state {
     call *c;
     lt_held saved;
     int released;
+    int arrived;
+    lt_cond_waiter waiter;
 } cond_state;
 
 /* The mutex is back in the held set after the wait, also when the wait is cancelled: libc
@@ -441,6 +464,8 @@ static void cond_return(void *arg)
     cond_state *st = arg;
     if (enter(&st->c->ev)) {
         lt_waitfor_end(&st->c->ev);
+        if (st->arrived)
+            lt_cond_leave(&st->waiter);
         if (st->released)
             lt_cond_reacquire(&st->c->ev, &st->saved);
         lt_leave(&lt_tls);
@@ -466,7 +491,9 @@ static int cond_wait(call *c, pthread_cond_t *cv)
     if (!ready())
         return 0;
     if (enter(&c->ev)) {
-        st.released = lt_cond_release(&c->ev, &st.saved);
+        st.released = lt_cond_release(&c->ev, cv, &st.saved);
+        lt_cond_arrive(&c->ev, cv, &st.waiter);
+        st.arrived = 1;
         lt_waitfor_cond_begin(&c->ev, cv);
         lt_leave(&lt_tls);
     }
@@ -476,12 +503,19 @@ static int cond_wait(call *c, pthread_cond_t *cv)
     return rc;
 }
 
-/* Signals only leave a hint for the wait-for check: who is likely to wake this condvar. */
-static void signalled(pthread_cond_t *cv)
+int lt_interpose_cond_wait(lt_call *c, pthread_cond_t *cv)
+{
+    return cond_wait(c, cv);
+}
+
+/* A signal leaves a hint for the wait-for check (who is likely to wake this condvar) and
+ * marks the waiters it may wake. */
+static void signalled(pthread_cond_t *cv, int all)
 {
     lt_event ev = {0};
     if (enter(&ev)) {
         lt_waitfor_signalled(ev.self, cv);
+        lt_cond_signalled(cv, all);
         lt_leave(&lt_tls);
     }
 }
@@ -490,7 +524,7 @@ LT_EXPORT int pthread_cond_signal(pthread_cond_t *cv)
 {
     if (!ready())
         return 0;
-    signalled(cv);
+    signalled(cv, 0);
     return real.pthread_cond_signal(cv);
 }
 
@@ -498,21 +532,43 @@ LT_EXPORT int pthread_cond_broadcast(pthread_cond_t *cv)
 {
     if (!ready())
         return 0;
-    signalled(cv);
+    signalled(cv, 1);
     return real.pthread_cond_broadcast(cv);
+}
+
+/* A destroy while threads wait: reported, and refused with EBUSY under LOCKTRACE_ACTION=
+ * edeadlk (libc would wait for the waiters forever). */
+int lt_interpose_cond_destroy(void *cv, lt_api api, uintptr_t ra, uintptr_t cfa)
+{
+    lt_event ev = {cv, LT_COND, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0, api};
+    int refused = 0;
+    if (enter(&ev)) {
+        refused = lt_cond_destroy(&ev);
+        lt_leave(&lt_tls);
+    }
+    return refused ? EBUSY : 0;
+}
+
+LT_EXPORT int pthread_cond_destroy(pthread_cond_t *cv)
+{
+    if (!ready())
+        return 0;
+    if (lt_interpose_cond_destroy(cv, LT_API_PTHREAD, CALLER))
+        return EBUSY;
+    return real.pthread_cond_destroy(cv);
 }
 
 LT_EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
 {
     return cond_wait(&(call){{m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_BLOCK, CALLER, NULL, NULL,
-                              NULL, 0}, 0, 0, NULL}, cv);
+                              NULL, 0, 0}, 0, 0, NULL}, cv);
 }
 
 LT_EXPORT int pthread_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m,
                                      const struct timespec *t)
 {
     return cond_wait(&(call){{m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TIMED, CALLER, NULL, NULL,
-                              NULL, 0}, 0, 0, t}, cv);
+                              NULL, 0, 0}, 0, 0, t}, cv);
 }
 
 #if LT_TIMED_LOCKS
@@ -520,43 +576,51 @@ LT_EXPORT int pthread_cond_clockwait(pthread_cond_t *cv, pthread_mutex_t *m, clo
                                      const struct timespec *t)
 {
     return cond_wait(&(call){{m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TIMED, CALLER, NULL, NULL,
-                              NULL, 0}, 1, c, t}, cv);
+                              NULL, 0, 0}, 1, c, t}, cv);
 }
 #endif
 
 /* ------------------------------------------------------------------------------------------
  * Threads and processes.
  * ---------------------------------------------------------------------------------------- */
-typedef struct start {
-    void *(*fn)(void *);
-    void *arg;
-    int seq;
-} start;
-
-static void *thread_start(void *p)
+lt_start *lt_interpose_start_new(void *fn, void *arg)
 {
-    start s = *(start *)p;
+    lt_event ev = {0};
+    if (!enter(&ev))
+        return NULL;
+    lt_start *s = malloc(sizeof *s);
+    lt_leave(&lt_tls);
+    if (s)
+        *s = (lt_start){fn, arg, lt_thread_next_seq()};
+    return s;
+}
+
+lt_start lt_interpose_started(lt_start *p)
+{
+    lt_start s = *p;
     lt_tls.busy = 1;
     free(p);
     lt_thread_start(s.seq);
     lt_platform_thread_init();
+    lt_callsite_thread_init();
     lt_tls.busy = 0;
-    return s.fn(s.arg);
+    return s;
+}
+
+static void *thread_start(void *p)
+{
+    lt_start s = lt_interpose_started(p);
+    return ((void *(*)(void *))s.fn)(s.arg);
 }
 
 LT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
                              void *arg)
 {
-    lt_event ev = {0};
     if (!ready())
         return EAGAIN;
-    if (!enter(&ev))
-        return real.pthread_create(th, attr, fn, arg);
-    start *s = malloc(sizeof *s);
-    lt_leave(&lt_tls);
+    lt_start *s = lt_interpose_start_new((void *)fn, arg);
     if (!s)
         return real.pthread_create(th, attr, fn, arg);
-    *s = (start){fn, arg, lt_thread_next_seq()};
     int rc = real.pthread_create(th, attr, thread_start, s);
     if (rc != 0)
         free(s);
@@ -573,25 +637,38 @@ static void join_cancelled(void *ev)
 
 /* A join is a wait like a lock request: it can close a cycle (the joined thread waits for a
  * lock the joiner holds). */
-LT_EXPORT int pthread_join(pthread_t th, void **ret)
+int lt_interpose_join(pthread_t th, int (*join)(pthread_t th, void *arg), void *arg, lt_api api,
+                      uintptr_t ra)
 {
     lt_event ev = {0};
-    ev.ra = (uintptr_t)__builtin_return_address(0);
-    if (!ready())
-        return EINVAL;
+    ev.ra = ra;
+    ev.api = api;
     if (!enter(&ev))
-        return real.pthread_join(th, ret);
+        return join(th, arg);
     int rc = lt_waitfor_join_begin(&ev, (uintptr_t)th);
     lt_leave(&lt_tls);
     if (rc == 0) {
         pthread_cleanup_push(join_cancelled, &ev);
-        rc = real.pthread_join(th, ret);
+        rc = join(th, arg);
         pthread_cleanup_pop(0);
     }
     lt_enter(&lt_tls);
     lt_waitfor_end(&ev);
     lt_leave(&lt_tls);
     return rc;
+}
+
+static int real_join(pthread_t th, void *ret)
+{
+    return real.pthread_join(th, ret);
+}
+
+LT_EXPORT int pthread_join(pthread_t th, void **ret)
+{
+    if (!ready())
+        return EINVAL;
+    return lt_interpose_join(th, real_join, ret, LT_API_PTHREAD,
+                             (uintptr_t)__builtin_return_address(0));
 }
 
 /* Every tracer lock is held across fork(), so the child gets consistent tables. They are
@@ -611,7 +688,9 @@ static void fork_phase(lt_fork_phase phase)
         lt_shadow_fork(phase);
         lt_stats_fork(phase);
         lt_stack_fork(phase);
+        lt_cond_fork(phase);
     } else {
+        lt_cond_fork(phase);
         lt_stack_fork(phase);
         lt_stats_fork(phase);
         lt_shadow_fork(phase);
@@ -644,7 +723,7 @@ static void fork_child(void)
 LT_EXPORT void locktrace_annotate_lock_impl(const void *lock, const void *object,
                                             locktrace_describe_fn describe)
 {
-    lt_event ev = {lock, LT_MUTEX, LT_MODE_NONE, LT_WAIT_TRY, CALLER, NULL, NULL, NULL, 0};
+    lt_event ev = {lock, LT_MUTEX, LT_MODE_NONE, LT_WAIT_TRY, CALLER, NULL, NULL, NULL, 0, 0};
     if (!ready() || !enter(&ev))
         return;
     lt_on_annotate(&ev, object, describe);

@@ -22,7 +22,7 @@
     X(pthread_rwlock_unlock) X(pthread_mutex_init) X(pthread_mutex_destroy)                  \
     X(pthread_mutex_lock) X(pthread_mutex_trylock) X(pthread_mutex_unlock)                   \
     X(pthread_cond_wait) X(pthread_cond_timedwait) X(pthread_cond_signal)                    \
-    X(pthread_cond_broadcast) X(pthread_create) X(pthread_join)
+    X(pthread_cond_broadcast) X(pthread_cond_destroy) X(pthread_create) X(pthread_join)
 
 /* The replacements, as interpose.c defines them. */
 #define DECLARE(name) extern __typeof__(name) lt_macos_##name;

@@ -28,6 +28,7 @@
 #define pthread_cond_timedwait lt_macos_pthread_cond_timedwait
 #define pthread_cond_signal lt_macos_pthread_cond_signal
 #define pthread_cond_broadcast lt_macos_pthread_cond_broadcast
+#define pthread_cond_destroy lt_macos_pthread_cond_destroy
 #define pthread_join lt_macos_pthread_join
 #define pthread_create lt_macos_pthread_create
 

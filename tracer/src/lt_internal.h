@@ -56,6 +56,7 @@ typedef struct lt_lock {
     uint32_t first_stack;             /* where the lock was first seen */
     const lt_thread_info *orphan_of;  /* exited while holding it, NULL = not orphaned */
     uint8_t orphan_mode;              /* lt_mode the exited thread held */
+    uint8_t api;                      /* lt_api the program last locked it through */
     const void *object;               /* annotation: the guarded object */
     locktrace_describe_fn describe;   /* annotation: how to describe it */
     struct lt_lock_stats *_Atomic stats; /* LOCKTRACE_STATS counters (stats.c), NULL = none */
@@ -67,19 +68,24 @@ typedef struct lt_lock {
 } lt_lock;
 
 /* One entry of a held set. The stack of the acquisition is kept cheaply as the call site
- * (return address) and the caller's frame (CFA); `stack` is a full stack only with
- * LOCKTRACE_STACKS=full. */
+ * (return address), the caller's frame (CFA) and the return addresses of the next few callers
+ * (callsite.c); `stack` is a full stack only with LOCKTRACE_STACKS=full, or once a report
+ * has recovered one (stack.c: lt_stack_lazy). */
+#define LT_CALLERS 4
 typedef struct lt_held {
     const void *addr;
     lt_lock *lock;
     uint32_t gen;   /* lock->gen when acquired */
     uint8_t kind;   /* lt_kind */
     uint8_t mode;   /* lt_mode */
+    uint8_t anchor; /* order.c: every older held lock has a path of edges to this one */
     uint32_t depth; /* recursive mutex / recursive read acquisitions */
     uint32_t stack; /* stack id, 0 unless LOCKTRACE_STACKS=full */
     uintptr_t ra;   /* return address into the caller of the lock function */
     uintptr_t cfa;  /* caller's stack pointer at that call */
     uint64_t since; /* LOCKTRACE_STATS: when it was taken (ns, monotonic) */
+    uint32_t ncallers;             /* how many of callers[] were recorded */
+    uintptr_t callers[LT_CALLERS]; /* return addresses beyond ra, innermost first */
 } lt_held;
 
 /* Per-thread cache of shadow lookups: addr -> (entry, gen). */
@@ -101,6 +107,7 @@ typedef struct lt_wait_slot {
     uint8_t kind, mode, wait;     /* lt_kind, lt_mode, lt_wait */
     uint8_t long_reported;        /* a long-wait report was made for this wait */
     uint8_t waits_for;            /* lt_wait_for; the lock fields serve LT_FOR_LOCK only */
+    uint8_t api;                  /* lt_api of the call that waits (pthread_join, thrd_join) */
     uintptr_t target;             /* LT_FOR_JOIN: the pthread_t; LT_FOR_SIGNAL: the condvar */
     uintptr_t handle;             /* pthread_t of this thread */
     uint32_t stack;               /* where it waits */
@@ -110,20 +117,39 @@ typedef struct lt_wait_slot {
     uint32_t mark;                /* cycle search visit stamp, under waitfor.c's lock */
 } lt_wait_slot;
 
+/* A walk over the callers of a lock call site (callsite.c), remembered by its thread. */
+#define LT_WALKS 4
+typedef struct lt_walk {
+    uintptr_t ra, cfa;              /* where the walk started */
+    uint32_t n;                     /* callers found */
+    uintptr_t slot[LT_CALLERS];     /* where caller[i] was read */
+    uintptr_t sp[LT_CALLERS];       /* the stack pointer of the frame that returns to caller[i] */
+    uintptr_t caller[LT_CALLERS];
+} lt_walk;
+
 #define LT_CACHE_BITS 8
 #define LT_CACHE_SLOTS (1 << LT_CACHE_BITS)
 #define LT_HELD_INLINE 8   /* held entries before the set moves to mapped memory */
+#define LT_HELD_INDEX_MIN 32 /* entries in use from which the set is indexed by address */
 
 typedef struct lt_thread {
     int exit_round;             /* key-destructor rounds seen at thread exit */
     lt_thread_info info;
     lt_held *held;              /* points at inline_held or at mapped memory */
-    uint32_t nheld, cap;
+    uint32_t nheld, cap;        /* locks held; entries allocated */
+    uint32_t held_end;          /* entries in use: held ones, and removed ones (lock NULL)
+                                   while the set is indexed */
+    uint32_t *held_index;       /* addr -> position + 1, open addressing, mapped */
+    uint32_t held_index_bits;   /* log2 of its slots; 0 = not mapped */
+    int held_indexed;           /* held_index is in use (held_end reached LT_HELD_INDEX_MIN) */
     lt_held inline_held[LT_HELD_INLINE];
     struct lt_thread *next, *prev; /* registry of live threads */
     uint64_t wait_start;        /* LOCKTRACE_STATS: when the current blocking wait began (ns) */
+    struct lt_once_run *once_top; /* once init routines running on this thread, innermost first */
     lt_cache_slot cache[LT_CACHE_SLOTS];
     lt_wait_slot waiting;
+    uintptr_t stack_lo, stack_hi; /* this thread's stack, 0 = unknown (callsite.c) */
+    lt_walk walks[LT_WALKS];      /* its last caller walks (callsite.c) */
 } lt_thread;
 
 /* All the tracer keeps in TLS. Initial-exec TLS is fast but comes from glibc's static TLS
@@ -150,6 +176,7 @@ typedef struct lt_event {
     lt_lock *lock;      /* filled by the checker */
     lt_held *held;      /* filled by lt_before_lock: this thread's entry for the lock */
     int published;      /* waitfor.c: this event's wait is the thread's published one */
+    uint8_t api;        /* lt_api of the entry point, LT_API_PTHREAD = 0 */
 } lt_event;
 
 /* Fibonacci hashing, top bits: locks at a regular stride (arrays of structs) spread evenly. */
@@ -169,17 +196,23 @@ static inline lt_thread *lt_self(void)
     return lt_likely(t != NULL) ? t : lt_self_register();
 }
 
-/* This thread's entry for addr, newest first; NULL when it does not hold it. */
-static inline lt_held *lt_held_find(lt_thread *t, const void *addr)
+lt_held *lt_held_find_indexed(const lt_thread *t, const void *addr);
+
+/* This thread's entry for addr, newest first; NULL when it does not hold it. A small set is
+ * scanned (it has no removed entries); a large one is looked up in its index. */
+static inline lt_held *lt_held_find(const lt_thread *t, const void *addr)
 {
-    for (uint32_t i = t->nheld; i-- > 0;)
+    if (lt_unlikely(t->held_indexed))
+        return lt_held_find_indexed(t, addr);
+    for (uint32_t i = t->held_end; i-- > 0;)
         if (t->held[i].addr == addr)
             return &t->held[i];
     return NULL;
 }
 
-lt_held *lt_held_push(lt_thread *t);
+lt_held *lt_held_push(lt_thread *t, const void *addr, lt_lock *l);
 void lt_held_remove(lt_thread *t, lt_held *h);
+void lt_held_compact(lt_thread *t);
 void lt_thread_start(int seq);
 int lt_thread_next_seq(void);
 void lt_thread_info_now(lt_thread *t, lt_thread_info *out);
@@ -215,6 +248,8 @@ void lt_shadow_fork(lt_fork_phase phase);
 
 /* The modules' own headers: a module includes just this file. */
 #include "alloc.h"
+#include "callsite.h"
+#include "cond.h"
 #include "config.h"
 #include "detect.h"
 #include "dump.h"

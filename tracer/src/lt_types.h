@@ -8,10 +8,17 @@
 
 #define LT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-typedef enum { LT_RWLOCK, LT_MUTEX, LT_SPIN } lt_kind;
+/* LT_ONCE: a once-control (pthread_once, call_once), held like a mutex by the thread running
+ * its init routine; others calling it meanwhile wait for that thread. */
+/* LT_COND: a condition variable, named by condvar-misuse reports only (never held). */
+typedef enum { LT_RWLOCK, LT_MUTEX, LT_SPIN, LT_ONCE, LT_COND } lt_kind;
 typedef enum { LT_MODE_NONE, LT_MODE_READ, LT_MODE_WRITE } lt_mode; /* mutex, spin: WRITE */
 typedef enum { LT_WAIT_TRY, LT_WAIT_BLOCK, LT_WAIT_TIMED } lt_wait;
 typedef enum { LT_MUTEX_NORMAL, LT_MUTEX_RECURSIVE, LT_MUTEX_ERRORCHECK } lt_mutex_type;
+
+/* The interface the program locked through, so reports use the names it wrote: a C11 mtx_t
+ * is a pthread mutex underneath (glibc), checked alike but named "mtx_t" in reports. */
+typedef enum { LT_API_PTHREAD, LT_API_C11 } lt_api;
 
 /* What a blocked thread waits for. */
 typedef enum { LT_FOR_LOCK, LT_FOR_JOIN, LT_FOR_SIGNAL } lt_wait_for;
@@ -26,6 +33,7 @@ typedef enum {
     LT_FIND_BAD_UNLOCK,
     LT_FIND_DESTROY_HELD,
     LT_FIND_EXIT_HELD,
+    LT_FIND_CONDVAR_MISUSE,
     LT_FIND_DEADLOCK,
     LT_FIND_INVERSION,
     LT_FIND_LONG_WAIT,
@@ -46,6 +54,10 @@ typedef enum {
     LT_WHY_WAIT_CYCLE,       /* deadlock: blocked threads wait for each other */
     LT_WHY_ORDER_CYCLE,      /* lock-order-inversion: the lock-order graph has a cycle */
     LT_WHY_WAIT_TIMEOUT,     /* long-wait: waited past LOCKTRACE_WAIT_TIMEOUT */
+    LT_WHY_ONCE_RECURSION,   /* once-control called again from its own init routine */
+    LT_WHY_DESTROY_WAITED,   /* condvar destroyed while threads wait on it */
+    LT_WHY_TWO_MUTEXES,      /* condvar waited on with a mutex other waiters do not use */
+    LT_WHY_WAIT_UNHELD,      /* condition wait with a mutex the thread does not hold */
     LT_WHY_COUNT
 } lt_reason;
 

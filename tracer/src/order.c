@@ -13,9 +13,14 @@
  * thousands of edges stay in cache, and one probe usually answers. (A per-thread cache in
  * front of it measured slower: with many edges it mostly misses.) Only an edge nobody has
  * made before takes the graph lock; it is inserted and the search for a cycle through it
- * runs there. Two edges sharing a fingerprint (odds 2^-64) would hide the second. Edges are
- * made from the ORDER_DIRECT most recently taken locks; older ones reach the new lock through
- * them (A -> B -> C).
+ * runs there. Two edges sharing a fingerprint (odds 2^-64) would hide the second.
+ *
+ * Edges are made from the held locks newest first, down to the newest "anchor": a held lock
+ * that was taken by a blocking request (so edges lead into it from every lock held then) and
+ * that conflicts with itself in the mode it is held (so a cycle may pass through it). Every
+ * older held lock reaches the new lock through the anchor (A -> B -> C), so one edge per
+ * acquisition is the common case, and no number of trylocked or read-held locks in between
+ * hides an edge: those get a direct edge each.
  *
  * A cycle can deadlock only if every lock on it can block: at each lock the mode one thread
  * holds it in conflicts with the mode the previous thread requests. Read against read
@@ -28,7 +33,6 @@
 #include "lt_internal.h"
 #include "platform.h"
 
-#define ORDER_DIRECT 8        /* held locks that get a direct edge to a new lock */
 #define KNOWN_MIN 4096        /* smallest size of the known set (slots) */
 #define TOMB 2                /* a removed fingerprint (fingerprints are odd) */
 #define NODE_BUCKETS 16384
@@ -462,20 +466,32 @@ static void edge_seen(lt_held *h, request *r)
 }
 
 /* After a successful blocking or timed acquisition of ev->lock, before it joins the held
- * set: an edge from each of the most recent held locks that still are what they were. */
+ * set: an edge from each held lock that is still what it was, newest first, down to the
+ * newest anchor. */
 void lt_order_acquired(lt_event *ev)
 {
     lt_thread *t = ev->self;
     if (t->nheld == 0 || ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
         return;
     request r = {ev, atomic_load_explicit(&ev->lock->gen, memory_order_relaxed), 0};
-    uint32_t low = t->nheld > ORDER_DIRECT ? t->nheld - ORDER_DIRECT : 0;
-    for (uint32_t i = t->nheld; i-- > low;) {
+    for (uint32_t i = t->held_end; i-- > 0;) {
         lt_held *h = &t->held[i];
-        if (h->lock != ev->lock &&
-            atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen)
-            edge_seen(h, &r);
+        if (!h->lock || h->lock == ev->lock ||
+            atomic_load_explicit(&h->lock->gen, memory_order_relaxed) != h->gen)
+            continue;
+        edge_seen(h, &r);
+        if (h->anchor)
+            break;
     }
+}
+
+/* Whether the lock ev acquires will be an anchor while held (see the top of the file). */
+int lt_order_anchor(const lt_event *ev)
+{
+    if (ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
+        return 0;
+    return ev->kind != LT_RWLOCK || ev->mode == LT_MODE_WRITE ||
+           lt_platform_rwlock_prefers_writer(ev->addr);
 }
 
 void lt_order_fork(lt_fork_phase phase)

@@ -16,8 +16,13 @@ void *lt_platform_real(const char *name, const char *version);
 /* Kernel id of the calling thread. */
 int lt_platform_tid(void);
 
-/* Writes all of buf to fd, retrying on EINTR and short writes. Never allocates. */
-void lt_platform_write(int fd, const char *buf, size_t len);
+/* Writes all of buf to fd, retrying on EINTR and short writes. Never allocates. 0 when all
+ * of it was written, else -1 with errno set (ENOSPC...). */
+int lt_platform_write(int fd, const char *buf, size_t len);
+
+/* Nonzero in a setuid/setgid (secure-execution) process: the environment is not to be
+ * trusted with file names. */
+int lt_platform_secure(void);
 
 /* Name of the calling thread (NUL-terminated, truncated to size). */
 void lt_platform_thread_name(char *buf, size_t size);
@@ -57,6 +62,10 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max);
 /* Prepares the calling thread for later unwinding. Called where the thread holds none of the
  * program's locks: at load, and when a thread starts. */
 void lt_platform_thread_init(void);
+
+/* The calling thread's stack: [*lo, *hi). 0, or -1 when unknown. Called where the thread
+ * holds none of the program's locks (it may allocate). */
+int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi);
 
 /* Return addresses only, innermost first; faster than lt_platform_unwind. */
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max);

@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
@@ -125,6 +126,11 @@ int lt_platform_tid(void)
     return gettid();
 }
 
+int lt_platform_secure(void)
+{
+    return getauxval(AT_SECURE) != 0;
+}
+
 void lt_platform_thread_name(char *buf, size_t size)
 {
     char name[16] = {0}; /* PR_GET_NAME writes up to 16 bytes */
@@ -186,6 +192,7 @@ int lt_platform_lock_held(const void *lock, int kind, int mode, int tid)
         owner = ((const pthread_mutex_t *)lock)->__data.__owner;
         return tid ? owner == tid : owner != 0;
     case LT_SPIN: return spin_locked(*(const volatile int *)lock);
+    case LT_ONCE: return (*(const volatile int *)lock & 3) == 1; /* glibc: running, not done */
     default: break;
     }
     const pthread_rwlock_t *rw = lock;
@@ -230,6 +237,22 @@ void lt_platform_thread_init(void)
 {
     uintptr_t ip;
     lt_platform_backtrace(&ip, 1);
+}
+
+int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+{
+    pthread_attr_t a;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &a) != 0)
+        return -1;
+    int rc = pthread_attr_getstack(&a, &addr, &size);
+    pthread_attr_destroy(&a);
+    if (rc != 0)
+        return -1;
+    *lo = (uintptr_t)addr;
+    *hi = (uintptr_t)addr + size;
+    return 0;
 }
 
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)

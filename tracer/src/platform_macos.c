@@ -31,6 +31,11 @@ int lt_platform_tid(void)
     return (int)tid;
 }
 
+int lt_platform_secure(void)
+{
+    return issetugid();
+}
+
 void lt_platform_thread_name(char *buf, size_t size)
 {
     if (size == 0)
@@ -101,6 +106,14 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max)
 /* backtrace() keeps no per-thread state that needs preparing. */
 void lt_platform_thread_init(void)
 {
+}
+
+int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+{
+    pthread_t self = pthread_self();
+    *hi = (uintptr_t)pthread_get_stackaddr_np(self); /* the top: stacks grow down */
+    *lo = *hi - pthread_get_stacksize_np(self);
+    return 0;
 }
 
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)

@@ -10,17 +10,20 @@
 
 #include "platform.h"
 
-void lt_platform_write(int fd, const char *buf, size_t len)
+int lt_platform_write(int fd, const char *buf, size_t len)
 {
     while (len > 0) {
         ssize_t n = write(fd, buf, len);
         if (n < 0 && errno == EINTR)
             continue;
+        if (n == 0)
+            errno = ENOSPC;
         if (n <= 0)
-            return;
+            return -1;
         buf += n;
         len -= (size_t)n;
     }
+    return 0;
 }
 
 void *lt_platform_map(size_t size)

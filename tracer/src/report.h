@@ -14,6 +14,7 @@ typedef struct lt_lock_ref {
     lt_kind kind;
     int mutex_type;  /* lt_mutex_type, mutexes only */
     int writer_pref; /* rwlocks: writer-preferring */
+    int api;         /* lt_api */
     const void *object;
     locktrace_describe_fn describe;
 } lt_lock_ref;
@@ -34,7 +35,7 @@ typedef struct lt_wait_step {
     lt_thread_info blocker;
     lt_mode held_mode;
     uint32_t held_stack;
-    int held_partial; /* held_stack is only the call site */
+    int held_partial; /* held_stack is only the frames recorded with it */
 } lt_wait_step;
 
 /* One edge of the lock-order graph, immutable once published (order.c). */
@@ -42,7 +43,7 @@ typedef struct lt_edge_info {
     lt_lock_ref from, to;
     lt_mode from_mode, to_mode;
     uint32_t from_stack, to_stack; /* where `from` was taken, where `to` was taken under it */
-    int from_partial;              /* from_stack is only the call site */
+    int from_partial;              /* from_stack is only the frames recorded with it */
     lt_thread_info thread;         /* the thread that first made the edge */
 } lt_edge_info;
 
@@ -57,15 +58,20 @@ typedef struct lt_finding {
     lt_kind lock_kind;
     int mutex_type;              /* lt_mutex_type, mutexes only */
     int writer_pref;             /* rwlocks: writer-preferring */
+    int api;                     /* lt_api the program called */
     lt_mode held_mode, req_mode;
     lt_wait wait;
     const void *object;
     locktrace_describe_fn describe;
     uint32_t request_stack;      /* where the request is made now */
     uint32_t held_stack;         /* where this thread took the lock before */
-    int held_partial;            /* held_stack is only the call site */
+    int held_partial;            /* held_stack is only the frames recorded with it */
     uint32_t first_stack;        /* where the lock was first seen */
     const lt_held *held;         /* exit-held: the locks still held (valid during lt_report) */
+    const void *mutex;           /* condvar-misuse: the mutex of this thread's wait */
+    const void *other_mutex;     /* two-mutexes: the mutex other waiters wait with */
+    const lt_cond_waiter *waiters; /* condvar-misuse: waiters named (copies) */
+    size_t nwaiters;
     size_t nheld;
     const lt_wait_step *steps;   /* deadlock: the cycle in order; long-wait: the holders */
     size_t nsteps;

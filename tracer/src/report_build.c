@@ -119,7 +119,8 @@ static void add_concerned_lock(lt_rep *r, const lt_finding *f)
     *l = (lt_rep_lock){.addr = (uintptr_t)f->lock, .type = f->lock_kind,
                        .mutex_type = f->mutex_type, .writer_pref = f->writer_pref,
                        .held_mode = f->held_mode, .req_mode = f->req_mode, .wait = f->wait,
-                       .generation = f->generation, .object = (uintptr_t)f->object};
+                       .generation = f->generation, .object = (uintptr_t)f->object,
+                       .api = f->api};
     l->annotation = describe(f->object, f->describe);
 }
 
@@ -133,12 +134,46 @@ static void add_held_locks(lt_rep *r, const lt_finding *f)
                            .held_mode = (lt_mode)h->mode, .generation = h->gen};
         if (h->lock && atomic_load(&h->lock->gen) == h->gen) {
             l->object = (uintptr_t)h->lock->object;
+            l->api = h->lock->api;
             l->annotation = describe(h->lock->object, h->lock->describe);
         }
         l->mutex_type = h->kind == LT_MUTEX ? lt_platform_mutex_type(h->addr) : 0;
         uint32_t id = h->stack ? h->stack : lt_stack_intern(&h->ra, 1);
         add_stack(r, "taken", id, (int)r->nlocks, !h->stack);
         r->nlocks++;
+    }
+}
+
+/* Condvar misuse: the condition variable, then each mutex once. */
+static int plain_lock(lt_rep *r, const void *addr, lt_kind kind, int api)
+{
+    for (size_t i = 0; i < r->nlocks; i++)
+        if (locks[i].addr == (uintptr_t)addr)
+            return (int)i;
+    if (r->nlocks == MAX_LOCKS)
+        return -1;
+    locks[r->nlocks] = (lt_rep_lock){.addr = (uintptr_t)addr, .type = kind, .api = api,
+                                     .mutex_type = kind == LT_MUTEX ? lt_platform_mutex_type(addr)
+                                                                    : 0};
+    return (int)r->nlocks++;
+}
+
+/* ... and the waiters it names, each with the call site of its wait. */
+static void add_condvar(lt_rep *r, const lt_finding *f)
+{
+    plain_lock(r, f->lock, LT_COND, f->api);
+    if (f->mutex)
+        plain_lock(r, f->mutex, LT_MUTEX, f->api);
+    if (f->other_mutex)
+        plain_lock(r, f->other_mutex, LT_MUTEX, f->nwaiters ? f->waiters[0].api : f->api);
+    add_stack(r, "request", f->request_stack, 0, 0);
+    for (size_t i = 0; i < f->nwaiters && r->nthreads < MAX_THREADS; i++) {
+        const lt_cond_waiter *w = &f->waiters[i];
+        add_thread(r, &w->who, 0);
+        lt_rep_stack *s = add_stack(r, "waiting", lt_stack_intern(&w->ra, 1),
+                                    plain_lock(r, w->mutex, LT_MUTEX, w->api), 1);
+        if (s)
+            s->thread = (int)r->nthreads - 1;
     }
 }
 
@@ -176,7 +211,7 @@ static int lock_index(lt_rep *r, const lt_lock_ref *ref)
     lt_rep_lock *l = &locks[r->nlocks++];
     *l = (lt_rep_lock){.addr = (uintptr_t)ref->addr, .type = ref->kind,
                        .mutex_type = ref->mutex_type, .writer_pref = ref->writer_pref,
-                       .object = (uintptr_t)ref->object};
+                       .object = (uintptr_t)ref->object, .api = ref->api};
     l->annotation = describe(ref->object, ref->describe);
     return (int)r->nlocks - 1;
 }
@@ -203,6 +238,8 @@ static void add_wait_steps(lt_rep *r, const lt_finding *f)
                             .waited_ms = w->waited_ms};
         if (f->kind == LT_FIND_DEADLOCK)
             st->blocker = thread_index(r, &w->blocker);
+        if (w->waits_for != LT_FOR_LOCK)
+            st->api = w->wants.api;
         if (w->waits_for == LT_FOR_SIGNAL)
             st->cond = (uintptr_t)w->wants.addr;
         else if (w->waits_for == LT_FOR_LOCK && (f->kind == LT_FIND_DEADLOCK || i == 0))
@@ -258,6 +295,10 @@ const lt_rep *lt_report_build(const lt_finding *f)
             add_edge_steps(&r, f);
         else
             add_wait_steps(&r, f);
+        return &r;
+    }
+    if (f->kind == LT_FIND_CONDVAR_MISUSE) {
+        add_condvar(&r, f);
         return &r;
     }
     if (f->other)

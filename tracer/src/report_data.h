@@ -43,7 +43,7 @@ typedef struct lt_rep_stack {
     int thread;           /* index into lt_rep.threads, -1 = none */
     int lock;             /* index into lt_rep.locks, -1 = none */
     int step;             /* index into lt_rep.steps, -1 = none */
-    int partial;          /* 1: only the call site is known */
+    int partial;          /* 1: only the frames recorded at acquisition */
     size_t dropped;       /* frames left out to fit the report */
     size_t nframes;
     lt_rep_frame *frames;
@@ -54,6 +54,7 @@ typedef struct lt_rep_lock {
     lt_kind type;
     int mutex_type;           /* lt_mutex_type, mutexes only */
     int writer_pref;          /* rwlocks: writer-preferring */
+    int api;                  /* lt_api: the names reports use (pthread_mutex_t, mtx_t) */
     lt_mode held_mode, req_mode;
     lt_wait wait;             /* of the request; meaningful when req_mode != NONE */
     uint32_t generation;      /* of the address's identity; 0 = unknown */
@@ -86,6 +87,7 @@ typedef struct lt_rep_step {
     int blocker;
     long waited_ms;
     uint64_t cond;  /* the condition variable of an LT_FOR_SIGNAL wait */
+    int api;        /* lt_api of a join or condition wait (thrd_join, cnd_wait) */
 } lt_rep_step;
 
 typedef struct lt_rep {
@@ -117,6 +119,7 @@ const char *lt_rep_mutex_type_name(int type);
 const char *lt_rep_mode_name(int mode);
 const char *lt_rep_wait_name(int wait);
 const char *lt_rep_waits_for_name(int waits_for);
+const char *lt_rep_api_name(int api);
 int lt_rep_lookup(const char *(*names)(int), const char *name, size_t len);
 
 /* report_text.c: the text the program prints on stderr (and `locktrace report` prints). */

@@ -7,8 +7,14 @@
  * Called under the report lock (report.c) or from the exit handler: static buffers, open/
  * write/rename only, no stdio, no allocation. A report too big for the buffer is written
  * with fewer frames per stack; one that cannot be written is said once on stderr.
+ *
+ * The directory may be a shared one (/tmp): files are made relative to a descriptor of the
+ * directory, which must be the user's own or not writable by everyone without the sticky bit
+ * (else others could swap files in it); the temporary file is created exclusively, never
+ * through a symbolic link; every write is checked, so a full disk publishes nothing.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,13 +48,11 @@ static const char *program_name(void)
     return slash ? slash + 1 : exe[0] ? exe : "program";
 }
 
-/* "<dir>/<prefix><program>.<pid>.<what><suffix>" into buf. */
+/* "<prefix><program>.<pid>.<what><suffix>" into buf. */
 static void file_name(char *buf, size_t size, const char *prefix, const char *what,
                       const char *suffix)
 {
-    size_t at = lt_fmt_str(buf, size, 0, lt_cfg.report_dir);
-    at = lt_fmt_str(buf, size, at, "/");
-    at = lt_fmt_str(buf, size, at, prefix);
+    size_t at = lt_fmt_str(buf, size, 0, prefix);
     at = lt_fmt_str(buf, size, at, program_name());
     at = lt_fmt_str(buf, size, at, ".");
     at = lt_fmt_dec(buf, size, at, (long)getpid());
@@ -72,37 +76,107 @@ static void make_dir(const char *dir)
     }
 }
 
-static void say_once(const char *what, const char *file)
+static const char *errno_text(int e)
 {
-    char msg[4200];
+    switch (e) {
+    case ENOSPC: return "no space left on the device";
+    case EDQUOT: return "disk quota exceeded";
+    case EROFS: return "read-only file system";
+    case EACCES:
+    case EPERM: return "permission denied";
+    case ENOENT: return "no such directory";
+    case ENOTDIR: return "not a directory";
+    case EEXIST: return "a file of that name is in the way";
+    case ELOOP: return "a symbolic link is in the way";
+    case EIO: return "input/output error";
+    default: return "cannot create or write the file";
+    }
+}
+
+/* One line on stderr, the first time only: "cannot write <what> <file> (...: <why>)". */
+static void say_once(const char *what, const char *file, const char *why)
+{
+    char msg[4400];
     if (write_failed++)
         return;
     size_t at = lt_fmt_str(msg, sizeof msg, 0, "locktrace: cannot write ");
     at = lt_fmt_str(msg, sizeof msg, at, what);
     at = lt_fmt_str(msg, sizeof msg, at, " ");
     at = lt_fmt_str(msg, sizeof msg, at, file);
-    at = lt_fmt_str(msg, sizeof msg, at, " (LOCKTRACE_REPORT_DIR); reports go to stderr only\n");
+    at = lt_fmt_str(msg, sizeof msg, at, " (LOCKTRACE_REPORT_DIR: ");
+    at = lt_fmt_str(msg, sizeof msg, at, why);
+    at = lt_fmt_str(msg, sizeof msg, at, "); reports go to stderr only\n");
     lt_platform_write(2, msg, at);
 }
 
-/* Writes len bytes of json_buf as file `what`, atomically. 0 on success. */
+/* The report directory, created if missing, as a descriptor; -1 (said once) when it cannot
+ * be opened or others could swap files in it: owned by someone else and writable by anyone
+ * without the sticky bit. */
+static int open_dir(void)
+{
+    struct stat st;
+    make_dir(lt_cfg.report_dir);
+    int dfd = open(lt_cfg.report_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        say_once("report files into", lt_cfg.report_dir, errno_text(errno));
+        return -1;
+    }
+    if (fstat(dfd, &st) != 0 ||
+        (st.st_uid != geteuid() && (st.st_mode & (S_IWOTH | S_ISVTX)) == S_IWOTH)) {
+        say_once("report files into", lt_cfg.report_dir,
+                 "anyone may replace files there: not the user's own, world-writable, no sticky bit");
+        close(dfd);
+        return -1;
+    }
+    return dfd;
+}
+
+/* A new temporary file in dfd, never through a link: an entry of that name (left by a crash,
+ * or planted) is removed once and the creation retried. */
+static int create_tmp(int dfd, const char *name)
+{
+    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    int fd = openat(dfd, name, flags, 0644);
+    if (fd < 0 && errno == EEXIST && unlinkat(dfd, name, 0) == 0)
+        fd = openat(dfd, name, flags, 0644);
+    return fd;
+}
+
+/* "<dir>/<name>" for messages. */
+static const char *full_name(const char *name)
+{
+    static char buf[4096 + 256];
+    size_t at = lt_fmt_str(buf, sizeof buf, 0, lt_cfg.report_dir);
+    at = lt_fmt_str(buf, sizeof buf, at, "/");
+    lt_fmt_str(buf, sizeof buf, at, name);
+    return buf;
+}
+
+/* Writes len bytes of json_buf as file `what`, atomically: written in full under a temporary
+ * name, then renamed. 0 on success; on failure nothing is published. */
 static int write_atomically(const char *what, size_t len)
 {
     file_name(path, sizeof path, "", what, ".json");
     file_name(tmp_path, sizeof tmp_path, ".", what, ".json.tmp");
-    make_dir(lt_cfg.report_dir);
-    int fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        say_once("the report file", tmp_path);
+    int dfd = open_dir();
+    if (dfd < 0)
         return -1;
+    int fd = create_tmp(dfd, tmp_path), err = 0;
+    if (fd < 0)
+        err = errno;
+    else if (lt_platform_write(fd, json_buf, len) != 0)
+        err = errno;
+    if (fd >= 0 && close(fd) != 0 && !err)
+        err = errno;
+    if (!err && renameat(dfd, tmp_path, dfd, path) != 0)
+        err = errno;
+    if (err) {
+        if (fd >= 0)
+            unlinkat(dfd, tmp_path, 0);
+        say_once("the report file", full_name(fd >= 0 ? path : tmp_path), errno_text(err));
     }
-    lt_platform_write(fd, json_buf, len);
-    if (close(fd) != 0 || rename(tmp_path, path) != 0) {
-        unlink(tmp_path);
-        say_once("the report file", path);
-        return -1;
-    }
-    return 0;
+    close(dfd);
+    return err ? -1 : 0;
 }
 
 void lt_report_file_write(const lt_rep *r)
@@ -180,7 +254,7 @@ static void s_incidents(sout *o)
         lt_fmt_dec(n, sizeof n, 0, (long)i + 1);
         file_name(name, sizeof name, "", n, ".json");
         s_put(o, i ? ",{\"file\":\"" : "{\"file\":\"");
-        s_put(o, strrchr(name, '/') + 1);
+        s_put(o, name);
         s_put(o, "\",\"kind\":\"");
         s_put(o, lt_rep_kind_name(incidents[i]));
         s_put(o, "\"}");

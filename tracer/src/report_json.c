@@ -131,6 +131,7 @@ static void lock(jout *j, const void *item, size_t unused)
     kv_str(j, "type", lt_rep_type_name(l->type), 0);
     kv_str(j, "mutex_type", l->type == LT_MUTEX ? lt_rep_mutex_type_name(l->mutex_type) : NULL, 0);
     kv_bool(j, "writer_preferring", l->writer_pref, 0);
+    kv_str(j, "api", lt_rep_api_name(l->api), 0);
     kv_str(j, "held_mode", lt_rep_mode_name(l->held_mode), 0);
     kv_str(j, "requested_mode", lt_rep_mode_name(l->req_mode), 0);
     kv_str(j, "wait", lt_rep_wait_name(l->wait), 0);
@@ -145,6 +146,8 @@ static void step(jout *j, const void *item, size_t unused)
     (void)unused;
     kv_dec(j, "thread", s->thread, 1);
     kv_str(j, "waits_for", lt_rep_waits_for_name(s->waits_for), 0);
+    if (s->waits_for != LT_FOR_LOCK)
+        kv_str(j, "api", lt_rep_api_name(s->api), 0);
     kv_dec(j, "lock", s->lock, 0);
     kv_dec(j, "from", s->from, 0);
     kv_str(j, "wanted_mode", lt_rep_mode_name(s->want_mode), 0);

@@ -15,6 +15,7 @@ static const char *const kind_names[LT_FIND_KIND_COUNT] = {
     [LT_FIND_BAD_UNLOCK] = "bad-unlock",
     [LT_FIND_DESTROY_HELD] = "destroy-held",
     [LT_FIND_EXIT_HELD] = "exit-held",
+    [LT_FIND_CONDVAR_MISUSE] = "condvar-misuse",
     [LT_FIND_DEADLOCK] = "deadlock",
     [LT_FIND_INVERSION] = "lock-order-inversion",
     [LT_FIND_LONG_WAIT] = "long-wait",
@@ -26,6 +27,7 @@ static const char *const kind_verbs[LT_FIND_KIND_COUNT] = {
     [LT_FIND_BAD_UNLOCK] = "unlocks",
     [LT_FIND_DESTROY_HELD] = "destroys",
     [LT_FIND_EXIT_HELD] = "",
+    [LT_FIND_CONDVAR_MISUSE] = "",
     [LT_FIND_DEADLOCK] = "",
     [LT_FIND_INVERSION] = "",
     [LT_FIND_LONG_WAIT] = "",
@@ -46,6 +48,10 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_WAIT_CYCLE] = "wait-cycle",
     [LT_WHY_ORDER_CYCLE] = "order-cycle",
     [LT_WHY_WAIT_TIMEOUT] = "wait-timeout",
+    [LT_WHY_ONCE_RECURSION] = "once-recursion",
+    [LT_WHY_DESTROY_WAITED] = "destroy-waited",
+    [LT_WHY_TWO_MUTEXES] = "two-mutexes",
+    [LT_WHY_WAIT_UNHELD] = "wait-unheld",
 };
 
 /* Why the request can never be granted (or what the misuse is), for the summary line. */
@@ -66,19 +72,28 @@ static const char *const reason_text[LT_WHY_COUNT] = {
     [LT_WHY_WAIT_CYCLE] = "",   /* the cross-thread kinds have their own text */
     [LT_WHY_ORDER_CYCLE] = "",
     [LT_WHY_WAIT_TIMEOUT] = "",
+    [LT_WHY_ONCE_RECURSION] = "this thread is running its init routine (the call waits for "
+                              "itself forever)",
+    [LT_WHY_DESTROY_WAITED] = "(glibc's destroy waits for them forever)",
+    [LT_WHY_TWO_MUTEXES] = "(one condition variable, two mutexes at once: undefined behaviour)",
+    [LT_WHY_WAIT_UNHELD] = "but it does not hold that mutex (the wait would unlock a mutex "
+                           "it does not own)",
 };
 
 static const char *const outcome_names[] = {"continue", "abort", "edeadlk"};
-static const char *const type_names[] = {"rwlock", "mutex", "spinlock"};
+static const char *const type_names[] = {"rwlock", "mutex", "spinlock", "once", "condvar"};
 static const char *const mutex_type_names[] = {"normal", "recursive", "errorcheck"};
 static const char *const mode_names[] = {"none", "read", "write"};
 static const char *const wait_names[] = {"try", "blocking", "timed"};
 static const char *const waits_for_names[] = {"lock", "join", "signal"};
+static const char *const api_names[] = {"pthread", "c11"};
 
-_Static_assert(LT_FIND_KIND_COUNT == 7, "name every finding kind in kind_names and kind_verbs");
+_Static_assert(LT_FIND_KIND_COUNT == 8, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 13, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 17, "name and explain every reason");
+_Static_assert(LT_ARRAY_LEN(type_names) == LT_COND + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
+_Static_assert(LT_ARRAY_LEN(api_names) == LT_API_C11 + 1, "name every api");
 
 #define NAME_OF(table, i) ((i) >= 0 && (size_t)(i) < LT_ARRAY_LEN(table) ? (table)[i] : NULL)
 
@@ -90,6 +105,7 @@ const char *lt_rep_mutex_type_name(int type) { return NAME_OF(mutex_type_names, 
 const char *lt_rep_mode_name(int mode) { return NAME_OF(mode_names, mode); }
 const char *lt_rep_wait_name(int wait) { return NAME_OF(wait_names, wait); }
 const char *lt_rep_waits_for_name(int waits_for) { return NAME_OF(waits_for_names, waits_for); }
+const char *lt_rep_api_name(int api) { return NAME_OF(api_names, api); }
 
 /* Index whose name is name[0..len), -1 when none: names(i) is NULL past the end. */
 int lt_rep_lookup(const char *(*names)(int), const char *name, size_t len)
@@ -126,10 +142,15 @@ static const char *lock_name(const lt_rep_lock *l)
 {
     static const char *const mutex[] = {"mutex (normal)", "mutex (recursive)",
                                         "mutex (error-checking)"};
+    static const char *const mtx[] = {"mtx_t (plain)", "mtx_t (recursive)", "mtx_t"};
+    if (l->api == LT_API_C11 && l->type == LT_MUTEX)
+        return NAME_OF(mtx, l->mutex_type) ? mtx[l->mutex_type] : "mtx_t";
     switch (l->type) {
     case LT_RWLOCK:
         return l->writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";
     case LT_MUTEX: return NAME_OF(mutex, l->mutex_type) ? mutex[l->mutex_type] : "mutex";
+    case LT_ONCE: return l->api == LT_API_C11 ? "once_flag" : "pthread_once_t";
+    case LT_COND: return l->api == LT_API_C11 ? "cnd_t" : "condition variable";
     default: return "spinlock";
     }
 }
@@ -138,6 +159,8 @@ static const char *mode_word(lt_kind type, lt_mode mode)
 {
     if (mode == LT_MODE_NONE)
         return "none";
+    if (type == LT_ONCE)
+        return "init";
     if (type != LT_RWLOCK)
         return "lock";
     return mode == LT_MODE_READ ? "read" : "write";
@@ -192,6 +215,14 @@ static void put_frames(out *o, const lt_rep_stack *s)
         put_dec(o, (long)s->dropped);
         put(o, " more frames left out of the report)\n");
     }
+}
+
+/* After a lazily taken stack that could not be completed: what the frames are. */
+static void put_partial(out *o, const lt_rep_stack *s)
+{
+    if (s->partial)
+        put(o, "    (frames recorded when it was taken; the frames beyond have returned since; "
+               "LOCKTRACE_STACKS=full records whole stacks)\n");
 }
 
 /* One stack's frame lines, for other tables that show stacks (stats.c). */
@@ -278,28 +309,30 @@ static void put_lock(out *o, const lt_rep_lock *l)
 static void put_taken(out *o, const lt_rep *r, const lt_rep_stack *s)
 {
     const lt_rep_lock *l = &r->locks[s->lock];
-    static const char *const held_as[] = {" rwlock for ", " mutex, ", " spinlock, "};
+    static const char *const held_as[] = {" rwlock for ", " mutex, ", " spinlock, ",
+                                          " once-control, running its ", " condvar, "};
     put(o, "  still held: ");
     put_hex(o, l->addr);
-    put(o, held_as[l->type]);
+    put(o, l->api == LT_API_C11 && l->type == LT_MUTEX ? " mtx_t, " : held_as[l->type]);
     put(o, mode_word(l->type, l->held_mode));
     put(o, "\n");
     put_object(o, "    guards: ", l);
     put(o, "    taken at:\n");
     put_frames(o, s);
-    if (s->partial)
-        put(o, "    (call site only; LOCKTRACE_STACKS=full records whole stacks)\n");
+    put_partial(o, s);
 }
 
 static void put_held(out *o, const lt_rep *r, const lt_rep_stack *s)
 {
-    put(o, "  earlier acquisition by this thread (held for ");
-    put(o, mode_word(lock0(r)->type, lock0(r)->held_mode));
-    put(o, "):\n");
+    if (lock0(r)->type == LT_ONCE) {
+        put(o, "  the outer call into the once-control (its init routine is running):\n");
+    } else {
+        put(o, "  earlier acquisition by this thread (held for ");
+        put(o, mode_word(lock0(r)->type, lock0(r)->held_mode));
+        put(o, "):\n");
+    }
     put_frames(o, s);
-    if (s->partial)
-        put(o, "    (its caller has returned since: only the call site is known; "
-               "LOCKTRACE_STACKS=full records whole stacks)\n");
+    put_partial(o, s);
 }
 
 /* The other threads a report names: for now the gone owner of an orphaned lock. */
@@ -415,8 +448,7 @@ static void put_step_stack(out *o, const lt_rep *r, const char *role, size_t i)
         if (r->stacks[k].step == (int)i && strcmp(r->stacks[k].role, role) == 0)
             s = &r->stacks[k];
     put_frames(o, s);
-    if (s->partial)
-        put(o, "    (call site only; LOCKTRACE_STACKS=full records whole stacks)\n");
+    put_partial(o, s);
 }
 
 /* What the thread of step i waits for, and who holds it up. */
@@ -426,11 +458,12 @@ static void put_cycle_wait(out *o, const lt_rep *r, size_t i)
     const lt_rep_lock *l = lock_at(r, s->lock);
     if (s->waits_for != LT_FOR_LOCK) {
         if (s->waits_for == LT_FOR_JOIN) {
-            put(o, "\n    waits in pthread_join for ");
+            put(o, s->api == LT_API_C11 ? "\n    waits in thrd_join for " : "\n    waits in pthread_join for ");
             put_tref(o, thread_at(r, s->blocker));
             put(o, " to exit\n");
         } else {
-            put(o, "\n    waits on condition variable ");
+            put(o, s->api == LT_API_C11 ? "\n    waits on condition variable (cnd_t) "
+                                        : "\n    waits on condition variable ");
             put_hex(o, s->cond);
             put(o, " for a signal; the last one came from ");
             put_tref(o, thread_at(r, s->blocker));
@@ -611,6 +644,66 @@ static size_t format_cross(const lt_rep *r, char *buf, size_t size)
     return o.at;
 }
 
+/* ------------------------------------------------------------------------------------------
+ * condvar-misuse: locks[0] is the condition variable, locks[1] the mutex of this thread's
+ * wait (or of the first waiter), locks[2] another mutex; threads[1..] wait on it, each with a
+ * "waiting" stack naming the mutex it waits with.
+ * ---------------------------------------------------------------------------------------- */
+static void put_waiting(out *o, const lt_rep *r, const lt_rep_stack *s, const char *with)
+{
+    put_thread(o, thread_at(r, s->thread));
+    put(o, with);
+    put_ref(o, lock_at(r, s->lock));
+}
+
+static void put_condvar(out *o, const lt_rep *r)
+{
+    const lt_rep_lock *cv = lock0(r);
+    put(o, "locktrace: condvar-misuse: thread ");
+    put_thread(o, &r->threads[0]);
+    if (r->why == LT_WHY_DESTROY_WAITED) {
+        put(o, " destroys ");
+        put_ref(o, cv);
+        put(o, " while ");
+        put_dec(o, (long)r->nthreads - 1);
+        put(o, r->nthreads == 2 ? " thread waits on it " : " threads wait on it ");
+    } else {
+        put(o, " waits on ");
+        put_ref(o, cv);
+        put(o, " with ");
+        put_ref(o, lock_at(r, 1));
+        put(o, " ");
+        for (size_t i = 0; i < r->nstacks; i++) {
+            if (strcmp(r->stacks[i].role, "waiting") == 0) {
+                put(o, "while ");
+                put_waiting(o, r, &r->stacks[i], " waits on it with ");
+                put(o, " ");
+            }
+        }
+    }
+    put(o, NAME_OF(reason_text, r->why) ? reason_text[r->why] : "");
+    put(o, "\n  thread:    ");
+    put_thread(o, &r->threads[0]);
+    put(o, "\n");
+    put_role(o, r, "request");
+    for (size_t i = 0; i < r->nstacks; i++) {
+        const lt_rep_stack *s = &r->stacks[i];
+        if (strcmp(s->role, "waiting") != 0)
+            continue;
+        put(o, "  waiting: ");
+        put_waiting(o, r, s, " with ");
+        put(o, ", waits at:\n");
+        put_frames(o, s);
+        if (s->partial)
+            put(o, "    (call site only)\n");
+    }
+    if (r->outcome == LT_OUTCOME_EDEADLK)
+        put(o, "  action: the destroy returns EBUSY without destroying (LOCKTRACE_ACTION=edeadlk)\n");
+    else if (r->outcome == LT_OUTCOME_ABORT)
+        put(o, "  action: abort (LOCKTRACE_ACTION=edeadlk makes the destroy return EBUSY "
+               "instead)\n");
+}
+
 /* Order: summary, thread, the locks still held at exit or the lock concerned, the request
  * (and any other stacks), the gone owner, the earlier acquisition, where the
  * lock was first seen, the action. */
@@ -619,6 +712,10 @@ size_t lt_rep_format_text(const lt_rep *r, char *buf, size_t size)
     out o = {buf, size, 0};
     if (r->kind >= LT_FIND_DEADLOCK)
         return format_cross(r, buf, size);
+    if (r->kind == LT_FIND_CONDVAR_MISUSE) {
+        put_condvar(&o, r);
+        return o.at;
+    }
     put_summary(&o, r);
     put(&o, "  thread:    ");
     put_thread(&o, &r->threads[0]);

@@ -66,6 +66,7 @@ static void entry_clear(lt_lock *l, const void *addr)
     l->describe = NULL;
     l->orphan_of = NULL;
     l->orphan_mode = LT_MODE_NONE;
+    l->api = LT_API_PTHREAD;
 }
 
 /* Finds or creates the entry; *created says which. NULL only when out of memory. */

@@ -22,6 +22,7 @@
  *   LT_RANK_STATS     stats_lock (stats.c)            mapping memory only
  *   LT_RANK_STACK     256 depot stripes (stack.c)     arena_lock
  *   LT_RANK_ARENA     arena_lock (stack.c)            mapping memory only
+ *   LT_RANK_COND      64 waiter-list locks (cond.c)   nothing
  *
  * With -Dtracer_checks (LT_CHECKS, on in development builds and CI) taking a lock out of
  * this order is an internal error: a message naming both ranks, then abort().
@@ -41,6 +42,7 @@ typedef enum {
     LT_RANK_STATS,
     LT_RANK_STACK,
     LT_RANK_ARENA,
+    LT_RANK_COND,
     LT_RANK_COUNT
 } lt_rank;
 

@@ -140,25 +140,30 @@ uint32_t lt_stack_here(uintptr_t from_ra)
 }
 
 /*
- * The stack of an earlier acquisition known only by its call site `ra` and the caller's
- * stack pointer `cfa`. If that caller's frame is still live it is on the current stack at
- * the same stack pointer, in the same function: the earlier stack is then ra followed by the
- * current stack's frames beyond it. Otherwise only ra is known (*partial = 1).
+ * The stack of an earlier acquisition taken lazily (held entry h: its call site and the
+ * callers callsite.c recorded), given a stack `under` this thread has now. The recorded
+ * frames are right as far as they go. Beyond them the current stack is used only where it
+ * returns to the outermost recorded call site exactly once: the frame that made that call is
+ * then still at it, so its callers are the ones it had. A call site alone (no caller
+ * recorded) is never joined to the current stack: a shared helper that took this lock and
+ * now takes another one sits at the same call site with other callers. Otherwise the
+ * recorded frames alone, *partial = 1.
  */
-uint32_t lt_stack_recover(uintptr_t ra, uintptr_t cfa, int *partial)
+uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial)
 {
-    lt_frame frames[MAX_FRAMES + SLACK];
-    uintptr_t ips[MAX_FRAMES];
-    size_t n = lt_platform_unwind(frames, depth() + SLACK), k = 0;
-    size_t j = 0;
-    while (j < n && frames[j].sp < cfa)
-        j++;
-    *partial = !(j < n && frames[j].sp == cfa &&
-                 lt_platform_proc_start(frames[j].ip - 1) == lt_platform_proc_start(ra - 1));
-    ips[k++] = ra;
-    for (size_t i = j + 1; !*partial && i < n && k < depth(); i++)
-        ips[k++] = frames[i].ip;
-    return lt_stack_intern(ips, k);
+    uintptr_t out[MAX_FRAMES];
+    size_t k = 0, n, at = 0, matches = 0;
+    out[k++] = h->ra;
+    for (uint32_t i = 0; i < h->ncallers && i < LT_CALLERS; i++)
+        out[k++] = h->callers[i];
+    const uintptr_t *ips = lt_stack_get(under, &n);
+    for (size_t j = 0; k > 1 && j < n; j++)
+        if (ips[j] == out[k - 1] && matches++ == 0)
+            at = j;
+    *partial = matches != 1;
+    for (size_t j = at + 1; !*partial && j < n && k < depth(); j++)
+        out[k++] = ips[j];
+    return lt_stack_intern(out, k);
 }
 
 void lt_stack_fork(lt_fork_phase phase)

@@ -1,6 +1,6 @@
 /*
  * stack.h - the stack depot (stack.c): stacks interned once, named by a 32-bit id
- * (0 = none), and recovered lazily from a call site.
+ * (0 = none), and lazily taken stacks completed (lt_stack_lazy).
  */
 #ifndef LT_STACK_H
 #define LT_STACK_H
@@ -10,7 +10,7 @@
 uint32_t lt_stack_here(uintptr_t from_ra);
 uint32_t lt_stack_intern(const uintptr_t *ips, size_t n);
 const uintptr_t *lt_stack_get(uint32_t id, size_t *n);
-uint32_t lt_stack_recover(uintptr_t ra, uintptr_t cfa, int *partial);
+uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial);
 void lt_stack_fork(lt_fork_phase phase);
 
 #endif

@@ -184,7 +184,7 @@ static lt_lock_stats *next_row(const lt_lock_stats **shown, size_t nshown)
 
 static void put_row(tab *t, const lt_lock_stats *s)
 {
-    static const char *const kinds[] = {"rwlock", "mutex", "spinlock"};
+    static const char *const kinds[] = {"rwlock", "mutex", "spinlock", "once", "condvar"};
     put_num(t, s->acquired, 11);
     put_num(t, s->contended, 11);
     put_ms(t, s->wait_ns, 14);

@@ -10,7 +10,7 @@
  * (the thread dump) reads stale data, never unmapped memory.
  *
  * The held set is an array in acquisition order: inline in the lt_thread for the first few
- * entries, then mapped memory that doubles, never capped.
+ * entries, then mapped memory that doubles, never capped; indexed by address when large.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -58,9 +58,14 @@ static void held_release(lt_thread *t)
 {
     if (t->held != t->inline_held)
         lt_platform_unmap(t->held, t->cap * sizeof(lt_held));
+    if (t->held_index)
+        lt_platform_unmap(t->held_index, ((size_t)1 << t->held_index_bits) * sizeof(uint32_t));
     t->held = t->inline_held;
     t->cap = LT_HELD_INLINE;
-    t->nheld = 0;
+    t->nheld = t->held_end = 0;
+    t->held_index = NULL;
+    t->held_index_bits = 0;
+    t->held_indexed = 0;
 }
 
 /* Out of the registry and back to the pool. */
@@ -147,14 +152,118 @@ static void thread_exit(void *arg)
 
 /* ---------------------------------------------------------------------------------------- */
 
+/* ------------------------------------------------------------------------------------------
+ * The held set: entries in acquisition order in held[0 .. held_end). A small set is dense:
+ * removal shifts the newer entries down (locks mostly go last-in first-out, which moves
+ * nothing) and lookup scans. From LT_HELD_INDEX_MIN entries on, an index by address answers
+ * lookups and removal leaves a hole (addr and lock NULL) that is compacted away once holes
+ * outnumber held entries, so each operation stays O(1) (amortised) with thousands held.
+ * ---------------------------------------------------------------------------------------- */
+
+static size_t index_home(const lt_thread *t, const void *addr)
+{
+    return lt_addr_hash(addr, t->held_index_bits);
+}
+
+static size_t index_mask(const lt_thread *t)
+{
+    return ((size_t)1 << t->held_index_bits) - 1;
+}
+
+lt_held *lt_held_find_indexed(const lt_thread *t, const void *addr)
+{
+    for (size_t i = index_home(t, addr);; i = (i + 1) & index_mask(t)) {
+        uint32_t v = t->held_index[i];
+        if (v == 0)
+            return NULL;
+        if (t->held[v - 1].addr == addr)
+            return &t->held[v - 1];
+    }
+}
+
+/* The entry at pos goes in; a held entry with the same address (only ever a stale one) loses
+ * its slot to the newer. */
+static void index_put(lt_thread *t, uint32_t pos)
+{
+    const void *addr = t->held[pos].addr;
+    size_t i = index_home(t, addr);
+    while (t->held_index[i] != 0 && t->held[t->held_index[i] - 1].addr != addr)
+        i = (i + 1) & index_mask(t);
+    t->held_index[i] = pos + 1;
+}
+
+/* Linear probing without tombstones: the entries after the removed slot move back when their
+ * home allows it. */
+static void index_del(lt_thread *t, uint32_t pos)
+{
+    size_t mask = index_mask(t), i = index_home(t, t->held[pos].addr);
+    while (t->held_index[i] != pos + 1) {
+        if (t->held_index[i] == 0)
+            return;
+        i = (i + 1) & mask;
+    }
+    for (size_t j = (i + 1) & mask; t->held_index[j] != 0; j = (j + 1) & mask) {
+        size_t k = index_home(t, t->held[t->held_index[j] - 1].addr);
+        int stays = i <= j ? (k > i && k <= j) : (k > i || k <= j);
+        if (!stays) {
+            t->held_index[i] = t->held_index[j];
+            i = j;
+        }
+    }
+    t->held_index[i] = 0;
+}
+
+/* (Re)builds the index with two slots per entry the set has room for (cap). 0 when out of
+ * memory: the index is then as it was (mapped without lt_map: scanning still answers, so
+ * tracking need not stop). */
+static int index_build(lt_thread *t, uint32_t cap)
+{
+    uint32_t bits = 7;
+    while (((size_t)1 << bits) < (size_t)cap * 2)
+        bits++;
+    if (bits != t->held_index_bits) {
+        uint32_t *x = lt_platform_map(((size_t)1 << bits) * sizeof *x);
+        if (!x)
+            return 0;
+        if (t->held_index)
+            lt_platform_unmap(t->held_index, ((size_t)1 << t->held_index_bits) * sizeof *x);
+        t->held_index = x;
+        t->held_index_bits = bits;
+    } else {
+        memset(t->held_index, 0, ((size_t)1 << bits) * sizeof *t->held_index);
+    }
+    for (uint32_t i = 0; i < t->held_end; i++)
+        if (t->held[i].lock)
+            index_put(t, i);
+    t->held_indexed = 1;
+    return 1;
+}
+
+/* Closes the holes, keeping acquisition order; a set that has become small drops its index. */
+void lt_held_compact(lt_thread *t)
+{
+    if (!t->held_indexed)
+        return;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < t->held_end; i++)
+        if (t->held[i].lock)
+            t->held[n++] = t->held[i];
+    t->held_end = n;
+    t->held_indexed = 0;
+    if (n >= LT_HELD_INDEX_MIN / 2)
+        index_build(t, t->cap); /* the same size as before: cannot fail */
+}
+
 /* Fails only when memory is exhausted, and tracking is then off. */
 static int held_grow(lt_thread *t)
 {
     uint32_t cap = t->cap * 2;
+    if (t->held_indexed && !index_build(t, cap))
+        return 0;
     lt_held *h = lt_map(cap * sizeof(lt_held));
     if (!h)
         return 0;
-    memcpy(h, t->held, t->nheld * sizeof(lt_held));
+    memcpy(h, t->held, t->held_end * sizeof(lt_held));
     if (t->held != t->inline_held)
         lt_platform_unmap(t->held, t->cap * sizeof(lt_held));
     t->held = h;
@@ -162,19 +271,46 @@ static int held_grow(lt_thread *t)
     return 1;
 }
 
-lt_held *lt_held_push(lt_thread *t)
+/* A new newest entry for the lock at addr (shadow entry l, never NULL: a hole has none); the
+ * caller fills in the rest. NULL when out of memory. */
+lt_held *lt_held_push(lt_thread *t, const void *addr, lt_lock *l)
 {
-    if (lt_unlikely(t->nheld == t->cap) && !held_grow(t))
-        return NULL;
-    return &t->held[t->nheld++];
+    if (lt_unlikely(t->held_end == t->cap)) {
+        if (t->held_end - t->nheld > t->nheld)
+            lt_held_compact(t);
+        if (t->held_end == t->cap && !held_grow(t))
+            return NULL;
+    }
+    uint32_t pos = t->held_end++;
+    lt_held *h = &t->held[pos];
+    h->addr = addr;
+    h->lock = l;
+    t->nheld++;
+    if (lt_unlikely(t->held_indexed))
+        index_put(t, pos);
+    else if (lt_unlikely(t->held_end >= LT_HELD_INDEX_MIN))
+        index_build(t, t->cap); /* without memory, scanning still answers */
+    return h;
 }
 
-/* Keeps acquisition order; locks are mostly released last-in first-out, which moves nothing. */
 void lt_held_remove(lt_thread *t, lt_held *h)
 {
-    lt_held *end = &t->held[--t->nheld];
-    for (; h < end; h++)
-        h[0] = h[1];
+    t->nheld--;
+    if (!t->held_indexed) {
+        lt_held *end = &t->held[--t->held_end];
+        for (; h < end; h++)
+            h[0] = h[1];
+        return;
+    }
+    index_del(t, (uint32_t)(h - t->held));
+    h->addr = NULL;
+    h->lock = NULL;
+    while (t->held_end > 0 && !t->held[t->held_end - 1].lock)
+        t->held_end--;
+    if (t->held_end - t->nheld > t->nheld + LT_HELD_INDEX_MIN)
+        lt_held_compact(t);
+    else if (t->held_end == 0)
+        t->held_indexed = 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */

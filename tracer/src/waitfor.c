@@ -91,38 +91,26 @@ void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_l
     r->kind = kind;
     r->mutex_type = kind == LT_MUTEX ? lt_platform_mutex_type(addr) : 0;
     r->writer_pref = kind == LT_RWLOCK && lt_platform_rwlock_prefers_writer(addr);
+    r->api = l ? l->api : LT_API_PTHREAD;
     r->object = l ? l->object : NULL;
     r->describe = l ? l->describe : NULL;
 }
 
 /*
  * Where the calling thread took its held lock h, given a stack `under` it has now (of a lock
- * taken or waited for while h is held). Unwinding with stack pointers (lt_stack_recover)
- * costs microseconds, too much for every new order edge when locks come and go. But h's
- * caller is nearly always still on the stack: the function that took h goes on to lock, or
- * calls what does. Its frame is the first one of `under` in the same function as h's call
- * site, and h's stack is that call site followed by the frame's callers (under recursion
- * this may name an inner activation of the function). The result is kept in the entry, so
- * other threads can show it later; without a match, the call site alone (*partial = 1).
+ * taken or waited for while h is held): lt_stack_lazy joins h's recorded frames to `under`
+ * where that is provably right. The result is kept in the entry, so other threads can show
+ * it later; otherwise the recorded frames alone (*partial = 1).
  */
 uint32_t lt_held_stack(lt_held *h, uint32_t under, int *partial)
 {
-    size_t n;
-    const uintptr_t *ips = lt_stack_get(under, &n);
-    uintptr_t out[256 + 1], fn;
     *partial = 0;
     if (h->stack)
         return h->stack;
-    fn = lt_platform_proc_start(h->ra - 1);
-    for (size_t j = 0; fn && ips && j < n && n - j <= 256; j++) {
-        if (lt_platform_proc_start(ips[j] - 1) != fn)
-            continue;
-        out[0] = h->ra;
-        memcpy(out + 1, ips + j + 1, (n - j - 1) * sizeof *ips);
-        return h->stack = lt_stack_intern(out, n - j);
-    }
-    *partial = 1;
-    return lt_stack_intern(&h->ra, 1);
+    uint32_t id = lt_stack_lazy(h, under, partial);
+    if (!*partial)
+        h->stack = id;
+    return id;
 }
 
 static long ms_since(const struct timespec *t)
@@ -207,6 +195,7 @@ static void publish(lt_event *ev, lt_wait_for what, uintptr_t target)
     w->kind = (uint8_t)ev->kind;
     w->mode = (uint8_t)ev->mode;
     w->wait = (uint8_t)ev->wait;
+    w->api = ev->api;
     w->long_reported = 0;
     w->prev_waiter = NULL;
     w->next_waiter = waiters;
@@ -232,17 +221,18 @@ static void unpublish(lt_thread *t)
  * the frames that took them are still on this thread's stack. */
 static void prepare_stacks(lt_thread *t)
 {
-    uint32_t low = t->nheld > PREPARE_MAX ? t->nheld - PREPARE_MAX : 0;
+    uint32_t low = t->held_end > PREPARE_MAX ? t->held_end - PREPARE_MAX : 0;
     int partial;
-    for (uint32_t i = low; i < t->nheld; i++)
-        lt_held_stack(&t->held[i], t->waiting.stack, &partial);
+    for (uint32_t i = low; i < t->held_end; i++)
+        if (t->held[i].lock)
+            lt_held_stack(&t->held[i], t->waiting.stack, &partial);
 }
 
-/* A held entry of another (waiting) thread: its stack, or the call site alone. */
+/* A held entry of another (waiting) thread: its stack, or the frames recorded with it. */
 static uint32_t entry_stack(const lt_held *h, int *partial)
 {
     *partial = !h->stack;
-    return h->stack ? h->stack : lt_stack_intern(&h->ra, 1);
+    return h->stack ? h->stack : lt_stack_lazy(h, 0, partial);
 }
 
 /* The waiting side of a step, while the wait (and so its lock) surely exists. */
@@ -254,6 +244,7 @@ static void fill_wait(lt_wait_step *s, const lt_wait_slot *w)
         lt_lock_ref_fill(&s->wants, w->addr, (lt_kind)w->kind, w->lock);
     else
         s->wants.addr = (const void *)w->target;
+    s->wants.api = w->api;
     s->want_mode = (lt_mode)w->mode;
     s->wait = (lt_wait)w->wait;
     s->wait_stack = w->stack;
@@ -400,7 +391,7 @@ static void find_holder(lt_thread *t, void *arg)
     holders *hs = arg;
     lt_held chunk[32];
     lt_held *base = t->held;
-    uint32_t n = t->nheld;
+    uint32_t n = t->held_end;
     for (uint32_t i = 0; i < n && hs->n < LT_ARRAY_LEN(hs->steps); i += 32) {
         uint32_t k = n - i < 32 ? n - i : 32;
         if (lt_platform_peek(chunk, base + i, k * sizeof *chunk) != 0)

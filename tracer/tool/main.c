@@ -10,7 +10,8 @@
 #include "tool.h"
 
 const char lt_tool_report_usage[] =
-    "usage: locktrace report [--json | --sarif] [--as-recorded] [--source-root DIR] FILE|DIR...\n"
+    "usage: locktrace report [--json | --sarif | --html] [--as-recorded] [--path-map OLD=NEW]\n"
+    "                        [--source-root DIR] FILE|DIR...\n"
     "Prints each JSON report file as the text the program printed, re-symbolizing its frames\n"
     "(function, file:line, inlined calls) from the binaries on disk when their build-ids match\n"
     "the report; a rebuilt binary is never used, and a note says so. A directory stands for\n"
@@ -18,8 +19,13 @@ const char lt_tool_report_usage[] =
     "  --json          normalized JSON instead of text\n"
     "  --sarif         one SARIF 2.1.0 log of every report (GitHub code scanning), source\n"
     "                  paths relative to --source-root (default: the current directory)\n"
+    "  --html          one self-contained HTML page of every report: stacks with their source\n"
+    "                  lines, a graph of the threads and locks of each finding\n"
+    "  --path-map OLD=NEW  binaries and sources the reports name under OLD are read under NEW\n"
+    "                  (reports copied from a CI machine; repeatable)\n"
     "  --as-recorded   the frames as the program symbolized them (no re-symbolizing)\n"
-    "Exit status 1 when a file could not be read as a report.\n";
+    "Binaries missing here are fetched by build-id from the debuginfod servers in\n"
+    "DEBUGINFOD_URLS, when it is set. Exit status 1 when a file could not be read as a report.\n";
 
 const char lt_tool_dump_usage[] =
     "usage: locktrace dump PID\n"

@@ -1,8 +1,9 @@
 /*
  * render.c - `locktrace report [options] FILE|DIR...`: each report file printed as the text
  * the program printed (report_text.c), its frames re-symbolized from the binaries on disk when
- * their build-ids still match; with --json, the same data as normalized JSON; with --sarif,
- * all of them as one SARIF log (sarif.c). A directory stands for
+ * their build-ids still match; with --json, the same data as normalized JSON; with --sarif or
+ * --html, all of them as one SARIF log (sarif.c) or one page (html.c). --path-map OLD=NEW
+ * reads the binaries and sources of reports copied from another machine where they are here. A directory stands for
  * the report files in it; summary files are recognised and skipped. A file that cannot be read
  * as a report is an error naming the file and the problem; the others are still printed.
  * --as-recorded skips re-symbolizing: the frames exactly as the program saw them.
@@ -24,7 +25,7 @@
 
 #define MAX_REPORT_BYTES (64u << 20)
 
-typedef enum { OUT_TEXT, OUT_JSON, OUT_SARIF } out_format;
+typedef enum { OUT_TEXT, OUT_JSON, OUT_SARIF, OUT_HTML } out_format;
 
 typedef struct options {
     out_format format;
@@ -85,7 +86,7 @@ static int load_file(const char *path, const options *o, lt_symbolizer *sz, lt_r
     lt_rep *r = lt_rep_of(f);
     lt_symbolizer_notes notes = {say_note, (void *)path};
     lt_rep out = sz ? lt_rep_resymbolize(r, sz, &notes) : *r;
-    if (o->format == OUT_SARIF) {
+    if (o->format == OUT_SARIF || o->format == OUT_HTML) {
         if (lt_report_set_add(set, path, text, f, &out) == 0)
             return 0; /* the set owns them now */
         fprintf(stderr, "locktrace report: %s: out of memory\n", path);
@@ -168,9 +169,19 @@ static int parse(int argc, char **argv, options *o, int *status)
             o->format = OUT_JSON;
         else if (strcmp(a, "--sarif") == 0)
             o->format = OUT_SARIF;
+        else if (strcmp(a, "--html") == 0)
+            o->format = OUT_HTML;
         else if (strcmp(a, "--as-recorded") == 0)
             o->as_recorded = 1;
-        else if (strncmp(a, "--source-root=", 14) == 0 || strcmp(a, "--source-root") == 0) {
+        else if (strncmp(a, "--path-map=", 11) == 0 || strcmp(a, "--path-map") == 0) {
+            const char *spec = a[10] == '=' ? a + 11 : i + 1 < argc ? argv[++i] : "";
+            if (lt_path_map_add(spec) != 0) {
+                fprintf(stderr, "locktrace report: --path-map wants OLD=NEW (at most 32), got "
+                                "'%s'\n", spec);
+                *status = 2;
+                return -1;
+            }
+        } else if (strncmp(a, "--source-root=", 14) == 0 || strcmp(a, "--source-root") == 0) {
             const char *dir = a[13] == '=' ? a + 14 : i + 1 < argc ? argv[++i] : "";
             if (!realpath(dir, o->source_root)) {
                 fprintf(stderr, "locktrace report: --source-root: %s: %s\n", dir, strerror(errno));
@@ -210,6 +221,8 @@ int lt_tool_report(int argc, char **argv)
         status |= load(argv[i], &o, sz, &set);
     if (o.format == OUT_SARIF)
         status |= lt_sarif_write(stdout, &set, o.source_root);
+    else if (o.format == OUT_HTML)
+        status |= lt_html_write(stdout, &set, o.source_root);
     lt_report_set_free(&set);
     lt_symbolizer_free(sz);
     return status;

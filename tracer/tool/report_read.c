@@ -173,6 +173,8 @@ static void read_lock(reader *rd, const json_value *o, const char *at, lt_rep_lo
     if (mt->type != JSON_NULL)
         l->mutex_type = name(rd, o, at, "mutex_type", lt_rep_mutex_type_name);
     l->writer_pref = boolean(rd, o, at, "writer_preferring");
+    if (json_get(o, "api")) /* added after version 1's first files: absent = pthread */
+        l->api = name(rd, o, at, "api", lt_rep_api_name);
     l->held_mode = (lt_mode)name(rd, o, at, "held_mode", lt_rep_mode_name);
     l->req_mode = (lt_mode)name(rd, o, at, "requested_mode", lt_rep_mode_name);
     l->wait = (lt_wait)name(rd, o, at, "wait", lt_rep_wait_name);
@@ -235,6 +237,8 @@ static void read_step(reader *rd, const json_value *o, const char *at, lt_rep_st
     s->blocker = (int)integer(rd, o, at, "blocker", -1, maxt);
     s->waited_ms = (long)integer(rd, o, at, "waited_ms", 0, INT32_MAX);
     s->cond = address(rd, o, at, "condition");
+    if (json_get(o, "api")) /* joins and condition waits; absent = pthread */
+        s->api = name(rd, o, at, "api", lt_rep_api_name);
 }
 
 /* The cross-thread kinds: the steps that the text is made of (report_data.h). */

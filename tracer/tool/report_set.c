@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define INLINE_DEPTH 8 /* frames one address may expand to */
 #define SIGNATURE_FRAMES 3 /* named frames of each stack that identify the bug */
@@ -92,6 +93,78 @@ const lt_rep_frame *lt_rep_source_frame(const lt_rep_stack *s)
         if (s->frames[i].file && s->frames[i].line > 0)
             return &s->frames[i];
     return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Paths of another machine.
+ * ---------------------------------------------------------------------------------------- */
+#define MAX_MAPS 32
+
+static struct {
+    const char *from, *to;
+    size_t from_len;
+} maps[MAX_MAPS];
+static size_t nmaps;
+
+int lt_path_map_add(const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec || nmaps == MAX_MAPS)
+        return -1;
+    size_t n = (size_t)(eq - spec);
+    while (n > 1 && spec[n - 1] == '/')
+        n--;
+    maps[nmaps].from = spec;
+    maps[nmaps].from_len = n;
+    maps[nmaps++].to = eq + 1;
+    return 0;
+}
+
+const char *lt_path_mapped(const char *path, char *buf, size_t size)
+{
+    for (size_t i = 0; path && i < nmaps; i++) {
+        size_t n = maps[i].from_len;
+        if (strncmp(path, maps[i].from, n) != 0 || (path[n] != '/' && path[n] != 0))
+            continue;
+        if ((size_t)snprintf(buf, size, "%s%s", maps[i].to, path + n) < size)
+            return buf;
+    }
+    return path;
+}
+
+const char *lt_path_in_tree(const char *path)
+{
+    for (;;) {
+        if (strncmp(path, "./", 2) == 0)
+            path += 2;
+        else if (strncmp(path, "../", 3) == 0)
+            path += 3;
+        else
+            return path;
+    }
+}
+
+static FILE *open_regular(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) /* never a FIFO a report names */
+        return NULL;
+    return fopen(path, "re");
+}
+
+FILE *lt_source_open(const char *file, const char *source_root, char *path, size_t size)
+{
+    if (!file)
+        return NULL;
+    const char *mapped = lt_path_mapped(file, path, size);
+    if (mapped != path)
+        snprintf(path, size, "%s", mapped);
+    FILE *f = open_regular(mapped);
+    if (f || file[0] == '/')
+        return f;
+    if ((size_t)snprintf(path, size, "%s/%s", source_root, lt_path_in_tree(file)) >= size)
+        return NULL;
+    return open_regular(path);
 }
 
 /* ------------------------------------------------------------------------------------------

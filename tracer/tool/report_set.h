@@ -48,8 +48,26 @@ const lt_rep_frame *lt_rep_source_frame(const lt_rep_stack *s);
  * frames; no addresses, thread ids or times). */
 void lt_rep_signature(const lt_rep *r, char out[17]);
 
+/* --path-map OLD=NEW: reports copied from another machine name its paths; a path that
+ * starts with OLD (at a '/' boundary) is read at NEW + the rest instead. The first map that
+ * matches applies. lt_path_map_add returns -1 for a spec without '='. */
+int lt_path_map_add(const char *spec);
+const char *lt_path_mapped(const char *path, char *buf, size_t size);
+
+/* A source path relative to a build directory ("../src/a.c") as relative to the top of the
+ * tree ("src/a.c"): path past its leading "../" and "./". */
+const char *lt_path_in_tree(const char *path);
+
+/* A frame's source file opened for reading: the recorded path (mapped), or, for a path
+ * relative to a build directory ("../src/a.c"), the same path under source_root without its
+ * leading "../" and "./". NULL when none is a readable regular file. */
+FILE *lt_source_open(const char *file, const char *source_root, char *path, size_t size);
+
 /* `locktrace report --sarif`: every report of the set as one SARIF 2.1.0 log on `to`.
  * source_root: the directory source paths are made relative to. 0, or 1 on error. */
 int lt_sarif_write(FILE *to, const lt_report_set *set, const char *source_root);
+
+/* `locktrace report --html`: every report of the set as one self-contained HTML page. */
+int lt_html_write(FILE *to, const lt_report_set *set, const char *source_root);
 
 #endif

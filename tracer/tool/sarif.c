@@ -90,15 +90,7 @@ static char *relative_uri(const char *path, const char *root)
             return NULL;
         path += rn + 1;
     }
-    for (;;) {
-        if (strncmp(path, "./", 2) == 0)
-            path += 2;
-        else if (strncmp(path, "../", 3) == 0)
-            path += 3;
-        else
-            break;
-    }
-    return encode(path);
+    return encode(lt_path_in_tree(path));
 }
 
 /* "physicalLocation":{...} for frame f; 0 when it has no usable source location. */

@@ -3,11 +3,14 @@
  * function (C++ demangled), file:line, and the frames inlined at each address. A module is
  * used only when its build-id is the one recorded in the report; a rebuilt, missing or
  * unverifiable module leaves its frames as the report recorded them, and the caller is told
- * once per module why.
+ * once per module why. A missing one is fetched by build-id from debuginfod when
+ * DEBUGINFOD_URLS is set.
  */
 #define _GNU_SOURCE
 #include "symbolize.h"
+#include "report_set.h"
 
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -20,10 +23,12 @@
 char *__cxa_demangle(const char *name, char *out, size_t *len, int *status);
 
 typedef struct module {
-    char *path;
+    char *path;          /* as the report names it */
+    char disk[4096];     /* where it is read: path through --path-map */
     Dwfl *dwfl;
     Dwfl_Module *mod;
     const char *problem; /* NULL: usable */
+    int fetched;         /* disk is a copy fetched from debuginfod */
     int noted;           /* the caller has been told the problem */
     char build_id[129];
     struct module *next;
@@ -97,7 +102,50 @@ static void hex(const unsigned char *bits, int n, char *out)
         sprintf(out + 2 * i, "%02x", bits[i]);
 }
 
-static void open_module(module *m)
+/* ------------------------------------------------------------------------------------------
+ * A binary that is not on this machine, fetched by build-id from the debuginfod servers of
+ * DEBUGINFOD_URLS through elfutils' client library (the one libdw itself loads for separate
+ * debug info), loaded at run time so the tool works where it is not installed.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct debuginfod_client debuginfod_client;
+
+static struct {
+    int tried;
+    debuginfod_client *(*begin)(void);
+    int (*find_executable)(debuginfod_client *, const unsigned char *, int, char **);
+    void (*end)(debuginfod_client *);
+} dfd;
+
+/* Into out (size bytes) the path of a local copy of the binary with this build-id; 0 on
+ * success. */
+static int fetch(const char *build_id, char *out, size_t size)
+{
+    const char *urls = getenv("DEBUGINFOD_URLS");
+    if (!build_id || !urls || !urls[0])
+        return -1;
+    if (!dfd.tried) {
+        dfd.tried = 1;
+        void *lib = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+        dfd.begin = lib ? (debuginfod_client * (*)(void)) dlsym(lib, "debuginfod_begin") : NULL;
+        *(void **)&dfd.find_executable = lib ? dlsym(lib, "debuginfod_find_executable") : NULL;
+        *(void **)&dfd.end = lib ? dlsym(lib, "debuginfod_end") : NULL;
+    }
+    if (!dfd.begin || !dfd.find_executable || !dfd.end)
+        return -1;
+    debuginfod_client *c = dfd.begin();
+    char *path = NULL;
+    int fd = c ? dfd.find_executable(c, (const unsigned char *)build_id, 0, &path) : -1;
+    if (fd >= 0) {
+        close(fd);
+        snprintf(out, size, "%s", path);
+    }
+    free(path);
+    if (c)
+        dfd.end(c);
+    return fd >= 0 ? 0 : -1;
+}
+
+static void open_module(module *m, const char *build_id)
 {
     static const Dwfl_Callbacks callbacks = {
         .find_elf = dwfl_build_id_find_elf,
@@ -107,16 +155,22 @@ static void open_module(module *m)
     const unsigned char *bits;
     GElf_Addr vaddr;
     struct stat st;
-    if (access(m->path, R_OK) != 0 || stat(m->path, &st) != 0) {
-        m->problem = "is not on this machine any more";
-        return;
+    const char *mapped = lt_path_mapped(m->path, m->disk, sizeof m->disk);
+    if (mapped != m->disk)
+        snprintf(m->disk, sizeof m->disk, "%s", mapped);
+    if (access(m->disk, R_OK) != 0 || stat(m->disk, &st) != 0) {
+        if (fetch(build_id, m->disk, sizeof m->disk) != 0 || stat(m->disk, &st) != 0) {
+            m->problem = "is not on this machine any more";
+            return;
+        }
+        m->fetched = 1;
     }
     if (!S_ISREG(st.st_mode)) { /* a report may name a FIFO or a device: never open those */
         m->problem = "is not a regular file";
         return;
     }
     m->dwfl = dwfl_begin(&callbacks);
-    m->mod = m->dwfl ? dwfl_report_offline(m->dwfl, m->path, m->path, -1) : NULL;
+    m->mod = m->dwfl ? dwfl_report_offline(m->dwfl, m->path, m->disk, -1) : NULL;
     if (!m->mod || dwfl_report_end(m->dwfl, NULL, NULL) != 0) {
         m->problem = "cannot be read as an ELF file";
         return;
@@ -129,7 +183,7 @@ static void open_module(module *m)
     hex(bits, n, m->build_id);
 }
 
-static module *find_module(lt_symbolizer *sz, const char *path)
+static module *find_module(lt_symbolizer *sz, const char *path, const char *build_id)
 {
     for (module *m = sz->modules; m; m = m->next)
         if (strcmp(m->path, path) == 0)
@@ -139,7 +193,7 @@ static module *find_module(lt_symbolizer *sz, const char *path)
         free(m);
         return NULL;
     }
-    open_module(m);
+    open_module(m, build_id);
     m->next = sz->modules;
     sz->modules = m;
     return m;
@@ -213,10 +267,16 @@ static size_t frames_at(lt_symbolizer *sz, module *m, Dwarf_Addr addr, const lt_
 /* The module for frame f when it may explain f; else NULL (and a note, once per module). */
 static module *usable(lt_symbolizer *sz, const lt_rep_frame *f, lt_symbolizer_notes *notes)
 {
-    char line[2048];
-    module *m = f->module ? find_module(sz, f->module) : NULL;
+    char line[8400];
+    module *m = f->module ? find_module(sz, f->module, f->build_id) : NULL;
     if (!m)
         return NULL;
+    if (m->fetched == 1 && notes) {
+        m->fetched = 2;
+        snprintf(line, sizeof line, "%s is not on this machine: read from debuginfod's copy %s",
+                 m->path, m->disk);
+        notes->fn(notes->arg, line);
+    }
     if (!m->problem && !f->build_id)
         m->problem = "has no build-id in the report, so it cannot be matched";
     if (!m->problem && strcmp(f->build_id, m->build_id) != 0) {

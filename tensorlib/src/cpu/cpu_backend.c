@@ -70,4 +70,5 @@ const tl_backend_i tl_cpu_backend = {
     .scatter = tl_cpu_scatter,
     .index_add = tl_cpu_index_add,
     .softmax = tl_cpu_softmax,
+    .arg_sort = tl_cpu_arg_sort,
 };

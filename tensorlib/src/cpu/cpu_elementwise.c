@@ -77,7 +77,9 @@ typedef void (*kernel_f64_fn)(double *restrict, const double *restrict, const do
     X(TL_FLOOR, u_floor, floor(x))                                                                \
     X(TL_CEIL, u_ceil, ceil(x))                                                                   \
     X(TL_ROUND, u_round, round(x))                                                                \
-    X(TL_SIGN, u_sign, (T)((x > 0) - (x < 0)))
+    X(TL_SIGN, u_sign, (T)((x > 0) - (x < 0)))                                                    \
+    X(TL_SIGMOID, u_sigmoid, (T)1 / ((T)1 + EXP(-x)))                                             \
+    X(TL_ERF, u_erf, erf(x))
 
 UNARY_OPS(DEFINE_KERNEL)
 KERNEL_TABLES(UNARY_OPS, unary, TL_UNARY_COUNT);

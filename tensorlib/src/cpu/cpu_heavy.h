@@ -56,4 +56,9 @@ tl_status tl_cpu_index_add(const tl_operand *dst, const tl_operand *ids, const t
  * ---------------------------------------------------------------------------------------- */
 tl_status tl_cpu_softmax(const tl_operand *dst, const tl_operand *src, size_t dim, bool log);
 
+/* ------------------------------------------------------------------------------------------
+ * cpu_sort.c
+ * ---------------------------------------------------------------------------------------- */
+tl_status tl_cpu_arg_sort(const tl_operand *dst, const tl_operand *src, bool ascending);
+
 #endif

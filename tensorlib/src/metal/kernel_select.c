@@ -34,7 +34,8 @@ static const char *const unary_names[] = {
     [TL_TANH] = "tanh", [TL_ABS] = "abs", [TL_NEG] = "neg", [TL_RECIP] = "recip",
     [TL_SQR] = "sqr", [TL_SQRT] = "sqrt", [TL_RELU] = "relu", [TL_GELU] = "gelu",
     [TL_GELU_ERF] = "gelu_erf", [TL_SILU] = "silu", [TL_FLOOR] = "floor",
-    [TL_CEIL] = "ceil", [TL_ROUND] = "round", [TL_SIGN] = "sign",
+    [TL_CEIL] = "ceil", [TL_ROUND] = "round", [TL_SIGN] = "sign", [TL_SIGMOID] = "sigmoid",
+    [TL_ERF] = "erf",
 };
 _Static_assert(sizeof unary_names / sizeof *unary_names == TL_UNARY_COUNT, "unary names");
 _Static_assert(TL_EXP == TLK_UNARY_EXP && TL_LOG == TLK_UNARY_LOG && TL_SIN == TLK_UNARY_SIN &&
@@ -43,7 +44,8 @@ _Static_assert(TL_EXP == TLK_UNARY_EXP && TL_LOG == TLK_UNARY_LOG && TL_SIN == T
                    TL_SQRT == TLK_UNARY_SQRT && TL_RELU == TLK_UNARY_RELU && TL_GELU == TLK_UNARY_GELU &&
                    TL_GELU_ERF == TLK_UNARY_GELU_ERF && TL_SILU == TLK_UNARY_SILU &&
                    TL_FLOOR == TLK_UNARY_FLOOR && TL_CEIL == TLK_UNARY_CEIL &&
-                   TL_ROUND == TLK_UNARY_ROUND && TL_SIGN == TLK_UNARY_SIGN,
+                   TL_ROUND == TLK_UNARY_ROUND && TL_SIGN == TLK_UNARY_SIGN &&
+                   TL_SIGMOID == TLK_UNARY_SIGMOID && TL_ERF == TLK_UNARY_ERF,
                "kernels.h unary codes follow tl_unary_op");
 
 static const char *const scalar_names[] = {

@@ -52,6 +52,8 @@
 #define TLK_UNARY_CEIL 15
 #define TLK_UNARY_ROUND 16
 #define TLK_UNARY_SIGN 17
+#define TLK_UNARY_SIGMOID 18
+#define TLK_UNARY_ERF 19
 
 /* Scalar-parameter family: out = f(x, p0, p1). */
 #define TLK_SCALAR_AFFINE 0 /* x * p0 + p1 */

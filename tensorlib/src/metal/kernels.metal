@@ -183,6 +183,8 @@ static inline float unary_op(float x)
     case TLK_UNARY_FLOOR: return floor(x);
     case TLK_UNARY_CEIL: return ceil(x);
     case TLK_UNARY_ROUND: return round(x);
+    case TLK_UNARY_SIGMOID: return 1.0f / (1.0f + exp(-x));
+    case TLK_UNARY_ERF: return erf_approx(x);
     default: return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); // TLK_UNARY_SIGN
     }
 }

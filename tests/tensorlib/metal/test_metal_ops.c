@@ -170,17 +170,22 @@ static void test_binary_and_cmp(void)
         for (int op = 0; op < TL_BINARY_COUNT; op++) {
             char what[64];
             snprintf(what, sizeof what, "binary %d %s broadcast", op, tl_dtype_name(d));
-            compare(what, tl_binary((tl_binary_op)op, a, b), tl_binary((tl_binary_op)op, ga, gb), tolerance(d));
+            compare(what, tl_broadcast_binary((tl_binary_op)op, a, b),
+                    tl_broadcast_binary((tl_binary_op)op, ga, gb), tolerance(d));
         }
         for (int op = 0; op < TL_CMP_COUNT; op++) {
             char what[64];
             snprintf(what, sizeof what, "cmp %d %s broadcast", op, tl_dtype_name(d));
-            compare(what, tl_cmp((tl_cmp_op)op, a, b), tl_cmp((tl_cmp_op)op, ga, gb), 0);
+            compare(what, tl_broadcast_cmp((tl_cmp_op)op, a, b),
+                    tl_broadcast_cmp((tl_cmp_op)op, ga, gb), 0);
         }
-        tl_tensor *c = tl_cmp(TL_GT, a, b), *gc = metal_of(c);
-        compare("where_cond", tl_where_cond(c, a, b), tl_where_cond(gc, ga, gb), 0);
+        tl_tensor *c = tl_broadcast_cmp(TL_GT, a, b), *gc = metal_of(c);
+        tl_tensor *bb = tl_broadcast_as(b, s234, 3), *gbb = tl_broadcast_as(gb, s234, 3);
+        compare("where_cond", tl_where_cond(c, a, bb), tl_where_cond(gc, ga, gbb), 0);
         tl_release(c);
         tl_release(gc);
+        tl_release(bb);
+        tl_release(gbb);
         tl_release(a);
         tl_release(b);
         tl_release(ga);

@@ -1,0 +1,117 @@
+/*
+ * ops_math.c - candle's composite maths: pow with a tensor exponent, var, log_sum_exp. Each
+ * is built from other ops (as candle builds them), so it runs on every device that has those;
+ * it stops at the first failing step, whose message stays the thread's last error.
+ */
+#include <math.h>
+
+#include "backend.h"
+
+/* Releases in and returns out: one step of a chain of ops. */
+static tl_tensor *then(tl_tensor *in, tl_tensor *out)
+{
+    tl_release(in);
+    return out;
+}
+
+/* candle's pow: exp(b * log(a)); a and b of one shape (a <= 0 gives NaN, as in candle). */
+tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b)
+{
+    char da[TL_DESC_STR], db[TL_DESC_STR];
+    if (tl_check_same("pow", a, b) != TL_OK || tl_check_float("pow", a) != TL_OK)
+        return NULL;
+    if (!tl_same_shape(&a->layout, &b->layout))
+        return tl_fail(TL_ERR_SHAPE, "pow: shape mismatch, lhs %s, rhs %s", tl_describe(a, da),
+                       tl_describe(b, db)), NULL;
+    tl_tensor *t = tl_unary(TL_LOG, a);
+    if (t)
+        t = then(t, tl_mul(b, t));
+    if (t)
+        t = then(t, tl_unary(TL_EXP, t));
+    return t;
+}
+
+/* The shape of t without the dims in mask. */
+static size_t kept_shape(const tl_tensor *t, uint32_t mask, size_t *shape)
+{
+    size_t n = 0;
+    for (size_t d = 0; d < t->layout.ndim; d++)
+        if (!(mask & (1u << d)))
+            shape[n++] = t->layout.shape[d];
+    return n;
+}
+
+/* dims resolved into a mask (ndims 0: every dim), and into a list of positive dims. */
+static tl_status dims_mask(const char *op, const tl_tensor *t, const size_t *dims, size_t ndims,
+                           uint32_t *mask, size_t *list, size_t *nlist)
+{
+    *mask = 0;
+    if (ndims > TL_MAX_DIMS || (ndims && !dims))
+        return tl_fail(TL_ERR_ARG, "%s: bad dims (%zu given)", op, ndims);
+    for (size_t i = 0; i < ndims; i++) {
+        size_t d = dims[i];
+        if (tl_check_dim(op, t, &d) != TL_OK)
+            return TL_ERR_RANGE;
+        *mask |= 1u << d;
+    }
+    if (ndims == 0)
+        *mask = (uint32_t)((1u << t->layout.ndim) - 1);
+    *nlist = 0;
+    for (size_t d = 0; d < t->layout.ndim; d++)
+        if (*mask & (1u << d))
+            list[(*nlist)++] = d;
+    return TL_OK;
+}
+
+/* candle's var_keepdim: sum((t - mean)^2) / (n - 1) along dim (unbiased). */
+tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim)
+{
+    const char *op = "var";
+    if (tl_check_tensor(op, t) != TL_OK || tl_check_float(op, t) != TL_OK ||
+        tl_check_dim(op, t, &dim) != TL_OK)
+        return NULL;
+    double n = (double)t->layout.shape[dim];
+    tl_tensor *mean = tl_reduce(TL_MEAN, t, &dim, 1, true);
+    tl_tensor *d = mean ? tl_broadcast_sub(t, mean) : NULL;
+    tl_release(mean);
+    if (d)
+        d = then(d, tl_unary(TL_SQR, d));
+    if (d)
+        d = then(d, tl_reduce(TL_SUM, d, &dim, 1, keepdim));
+    if (d)
+        d = then(d, tl_affine(d, 1.0 / (n - 1.0), 0.0));
+    return d;
+}
+
+/* log(sum(exp(t))) over dims, shifted by the maximum so large values do not overflow; a slice
+ * whose maximum is infinite (all -inf, or a +inf) is not shifted, giving -inf / +inf. */
+tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim)
+{
+    const char *op = "log_sum_exp";
+    uint32_t mask;
+    size_t list[TL_MAX_DIMS], nlist = 0, shape[TL_MAX_DIMS];
+    if (tl_check_tensor(op, t) != TL_OK || tl_check_float(op, t) != TL_OK ||
+        dims_mask(op, t, dims, ndims, &mask, list, &nlist) != TL_OK)
+        return NULL;
+    tl_tensor *m = tl_reduce(TL_MAX, t, list, nlist, true), *finite = NULL, *zero = NULL;
+    tl_tensor *shift = NULL, *r = NULL;
+    if (m && (finite = tl_unary(TL_ABS, m)))
+        finite = then(finite, tl_cmp_scalar(TL_LT, finite, INFINITY));
+    if (finite && (zero = tl_zeros(m->layout.shape, m->layout.ndim, m->dtype, m->device)))
+        shift = tl_where_cond(finite, m, zero);
+    if (shift && (r = tl_broadcast_sub(t, shift)))
+        r = then(r, tl_unary(TL_EXP, r));
+    if (r)
+        r = then(r, tl_reduce(TL_SUM, r, list, nlist, true));
+    if (r)
+        r = then(r, tl_unary(TL_LOG, r));
+    if (r)
+        r = then(r, tl_add(r, shift));
+    if (r && !keepdim)
+        r = then(r, tl_reshape(r, shape, kept_shape(t, mask, shape)));
+    tl_release(m);
+    tl_release(finite);
+    tl_release(zero);
+    tl_release(shift);
+    return r;
+}

@@ -1,0 +1,132 @@
+/*
+ * stressbench.c - the two scale shapes of the performance table, natively or under the tracer.
+ *   stressbench groups GROUPS SIZE LOOPS
+ *       one thread: init GROUPS x SIZE mutexes, lock them all (group after group, each group in
+ *       index order: SIZE nested locks), unlock them in the order taken, destroy them; LOOPS
+ *       times. Thousands of locks are held at once.
+ *   stressbench lazy THREADS LOCKS ITERS
+ *       LOCKS rwlocks set up by PTHREAD_RWLOCK_INITIALIZER (never init'ed: first seen on first
+ *       use); each of THREADS threads does ITERS rounds of: pick 1-10 distinct locks, take them
+ *       in increasing index order (one in five for write), release them newest first.
+ * Prints "seconds=<wall time of the timed part>".
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static unsigned step(unsigned *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static int groups(long ngroups, long size, long loops)
+{
+    size_t n = (size_t)(ngroups * size);
+    pthread_mutex_t *m = malloc(n * sizeof *m);
+    if (!m)
+        return 1;
+    for (long k = 0; k < loops; k++) {
+        for (size_t i = 0; i < n; i++)
+            pthread_mutex_init(&m[i], NULL);
+        for (size_t i = 0; i < n; i++) /* group g is m[g*size .. g*size+size-1], in order */
+            pthread_mutex_lock(&m[i]);
+        for (size_t i = 0; i < n; i++)
+            pthread_mutex_unlock(&m[i]);
+        for (size_t i = 0; i < n; i++)
+            pthread_mutex_destroy(&m[i]);
+    }
+    free(m);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static pthread_rwlock_t *lazy_locks;
+static long lazy_n, lazy_iters;
+static pthread_barrier_t lazy_start;
+
+static int cmp_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+static void *lazy_worker(void *arg)
+{
+    unsigned seed = 2463534242u + (unsigned)(size_t)arg * 7919u;
+    int pick[10], write[10];
+    long sink = 0;
+    pthread_barrier_wait(&lazy_start);
+    for (long it = 0; it < lazy_iters; it++) {
+        int k = 1 + (int)(step(&seed) % 10), n = 0;
+        while (n < k) {
+            int x = (int)(step(&seed) % (unsigned)lazy_n), dup = 0;
+            for (int j = 0; j < n; j++)
+                dup |= pick[j] == x;
+            if (!dup)
+                pick[n++] = x;
+        }
+        qsort(pick, (size_t)n, sizeof pick[0], cmp_int);
+        for (int j = 0; j < n; j++) {
+            write[j] = step(&seed) % 5 == 0;
+            if (write[j])
+                pthread_rwlock_wrlock(&lazy_locks[pick[j]]);
+            else
+                pthread_rwlock_rdlock(&lazy_locks[pick[j]]);
+            sink += pick[j];
+        }
+        for (int j = n; j-- > 0;)
+            pthread_rwlock_unlock(&lazy_locks[pick[j]]);
+    }
+    return (void *)sink;
+}
+
+static int lazy(long threads, long nlocks, long iters)
+{
+    pthread_rwlock_t init = PTHREAD_RWLOCK_INITIALIZER;
+    pthread_t th[64];
+    lazy_locks = malloc((size_t)nlocks * sizeof *lazy_locks);
+    if (!lazy_locks || threads > 64)
+        return 1;
+    for (long i = 0; i < nlocks; i++)
+        lazy_locks[i] = init;
+    lazy_n = nlocks;
+    lazy_iters = iters;
+    pthread_barrier_init(&lazy_start, NULL, (unsigned)threads);
+    for (long i = 0; i < threads; i++)
+        pthread_create(&th[i], NULL, lazy_worker, (void *)(size_t)i);
+    for (long i = 0; i < threads; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&lazy_start);
+    free(lazy_locks);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5 || (strcmp(argv[1], "groups") && strcmp(argv[1], "lazy"))) {
+        fprintf(stderr, "usage: stressbench groups GROUPS SIZE LOOPS | lazy THREADS LOCKS ITERS\n");
+        return 2;
+    }
+    long a = atol(argv[2]), b = atol(argv[3]), c = atol(argv[4]);
+    if (a < 1 || b < 1 || c < 1)
+        return 2;
+    double t0 = now();
+    int rc = !strcmp(argv[1], "groups") ? groups(a, b, c) : lazy(a, b < 10 ? 10 : b, c);
+    printf("seconds=%.6f\n", now() - t0);
+    return rc;
+}

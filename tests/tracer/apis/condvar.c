@@ -1,0 +1,198 @@
+/*
+ * condvar.c - condition-variable misuse and its legal neighbours, chosen by name:
+ *   condvar NAME
+ * destroy-waited: pthread_cond_destroy while a thread is blocked on the condition variable
+ * (glibc >= 2.25: the destroy waits forever); two-mutexes: one condition variable waited on
+ * with two mutexes at once; wait-unheld: a condition wait with a mutex the thread does not
+ * hold; legit: broadcast then destroy, destroy after the waiters left, re-init at a reused
+ * address with another mutex, one condvar and one mutex from many threads, timed waits.
+ * Blocked threads are found by polling /proc, never by sleeping.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "poll.h"
+
+#define NOINLINE __attribute__((noinline))
+
+static pthread_mutex_t m1 = PTHREAD_MUTEX_INITIALIZER, m2 = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int ready_flag;
+static _Atomic int waiter_tid;
+
+static void result(const char *what, int rc)
+{
+    printf("%s -> %s\n", what, rc == 0 ? "0" : rc == EBUSY ? "EBUSY" : rc == ETIMEDOUT ? "ETIMEDOUT" : strerror(rc));
+    fflush(stdout);
+}
+
+NOINLINE void *wait_with_m1(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&m1);
+    waiter_tid = gettid();
+    while (!ready_flag)
+        pthread_cond_wait(&cv, &m1);
+    pthread_mutex_unlock(&m1);
+    return NULL;
+}
+
+/* Starts a thread blocked in pthread_cond_wait(&cv, &m1). */
+static pthread_t start_waiter(void)
+{
+    pthread_t th;
+    waiter_tid = 0;
+    pthread_create(&th, NULL, wait_with_m1, NULL);
+    while (!waiter_tid)
+        sched_yield();
+    pthread_mutex_lock(&m1); /* the waiter has released m1: it is inside the wait */
+    pthread_mutex_unlock(&m1);
+    until_blocked(waiter_tid);
+    return th;
+}
+
+static void release_waiter(pthread_t th)
+{
+    pthread_mutex_lock(&m1);
+    ready_flag = 1;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&m1);
+    pthread_join(th, NULL);
+}
+
+NOINLINE void destroy_waited(void)
+{
+    pthread_t th = start_waiter();
+    int rc = pthread_cond_destroy(&cv);
+    result("destroy", rc);
+    release_waiter(th);
+    printf("waiter joined\n");
+}
+
+NOINLINE void wait_with_other_mutex(void)
+{
+    pthread_t th = start_waiter();
+    struct timespec t = ms_from_now(20);
+    pthread_mutex_lock(&m2);
+    result("timedwait with m2", pthread_cond_timedwait(&cv, &m2, &t));
+    pthread_mutex_unlock(&m2);
+    release_waiter(th);
+}
+
+NOINLINE void wait_unheld(void)
+{
+    struct timespec t = ms_from_now(0);
+    result("timedwait unheld", pthread_cond_timedwait(&cv, &m1, &t));
+    pthread_mutex_unlock(&m1); /* the wait returned holding it */
+}
+
+/* ---- legit ---- */
+static pthread_mutex_t lm = PTHREAD_MUTEX_INITIALIZER;
+static int turn, done_count;
+
+static void *many(void *arg)
+{
+    pthread_cond_t *c = arg;
+    for (int i = 0; i < 500; i++) {
+        pthread_mutex_lock(&lm);
+        turn++;
+        pthread_cond_broadcast(c);
+        struct timespec t = ms_from_now(1);
+        pthread_cond_timedwait(c, &lm, &t); /* often times out: legal */
+        pthread_mutex_unlock(&lm);
+    }
+    pthread_mutex_lock(&lm);
+    done_count++;
+    pthread_mutex_unlock(&lm);
+    return NULL;
+}
+
+static pthread_cond_t *bcv;
+static int go;
+
+static void *wait_go(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&lm);
+    done_count++;
+    while (!go)
+        pthread_cond_wait(bcv, &lm);
+    pthread_mutex_unlock(&lm);
+    return NULL;
+}
+
+NOINLINE void legit(void)
+{
+    /* one condvar, one mutex, many threads, timed waits */
+    pthread_cond_t c1;
+    pthread_t th[6];
+    pthread_cond_init(&c1, NULL);
+    for (int i = 0; i < 6; i++)
+        pthread_create(&th[i], NULL, many, &c1);
+    for (int i = 0; i < 6; i++)
+        pthread_join(th[i], NULL);
+    pthread_cond_destroy(&c1); /* after every waiter left */
+    /* broadcast, then destroy at once: the woken waiters have not returned yet */
+    for (int round = 0; round < 20; round++) {
+        bcv = malloc(sizeof *bcv);
+        pthread_cond_init(bcv, NULL);
+        go = 0;
+        done_count = 0;
+        for (int i = 0; i < 4; i++)
+            pthread_create(&th[i], NULL, wait_go, NULL);
+        for (;;) {
+            pthread_mutex_lock(&lm);
+            int n = done_count;
+            pthread_mutex_unlock(&lm);
+            if (n == 4)
+                break;
+            sched_yield();
+        }
+        pthread_mutex_lock(&lm);
+        go = 1;
+        pthread_cond_broadcast(bcv);
+        pthread_mutex_unlock(&lm);
+        pthread_cond_destroy(bcv);
+        for (int i = 0; i < 4; i++)
+            pthread_join(th[i], NULL);
+        free(bcv);
+    }
+    /* re-initialised at the same address, used with another mutex */
+    pthread_cond_t c2 = PTHREAD_COND_INITIALIZER;
+    struct timespec t = ms_from_now(1);
+    pthread_mutex_lock(&m1);
+    result("timedwait m1", pthread_cond_timedwait(&c2, &m1, &t));
+    pthread_mutex_unlock(&m1);
+    pthread_cond_destroy(&c2);
+    pthread_cond_init(&c2, NULL);
+    t = ms_from_now(1);
+    pthread_mutex_lock(&m2);
+    result("timedwait m2", pthread_cond_timedwait(&c2, &m2, &t));
+    pthread_mutex_unlock(&m2);
+    pthread_cond_destroy(&c2);
+    printf("turns %d\n", turn);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "destroy-waited") == 0)
+        destroy_waited();
+    else if (argc == 2 && strcmp(argv[1], "two-mutexes") == 0)
+        wait_with_other_mutex();
+    else if (argc == 2 && strcmp(argv[1], "wait-unheld") == 0)
+        wait_unheld();
+    else if (argc == 2 && strcmp(argv[1], "legit") == 0)
+        legit();
+    else {
+        fprintf(stderr, "usage: condvar destroy-waited|two-mutexes|wait-unheld|legit\n");
+        return 64;
+    }
+    return 0;
+}

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Report fidelity tests: programs in tests/tracer/fidelity/ are compiled here with the named
+compiler at -O0 and -O2, run under the tracer, and their reports checked frame by frame
+(function names and file:line) against the lines the sources mark with '@name' comments.
+
+  fidelity_test.py CHECK --cc COMPILER --lib LIB --locktrace PATH --src DIR
+
+CHECK is one of the functions in CHECKS. The C++ programs use the C++ compiler that goes
+with COMPILER (gcc: g++, clang: clang++). Exit 0 on success, 77 (skip, with the reason) when
+the compiler is not installed, 1 with the reasons otherwise.
+"""
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import expect  # noqa: E402
+
+TIMEOUT = 30
+CXX = {'gcc': 'g++', 'clang': 'clang++'}
+FRAME = re.compile(r'^    #\d+ 0x[0-9a-f]+ in (\(inlined\) )?(.*?)(?: (\S+):(\d+))?(?: \(\S+\))?$')
+
+
+class Failed(Exception):
+    pass
+
+
+def need(cond, what):
+    if not cond:
+        raise Failed(what)
+
+
+def markers(path):
+    """'@name' comments of a source file: name -> line number."""
+    out = {}
+    for n, line in enumerate(open(path), 1):
+        m = re.search(r'(?:/\*|//) @(\S+)', line)
+        if m:
+            out[m.group(1)] = n
+    return out
+
+
+def short(function):
+    """A frame's function as the markers name it: no parameter list, no namespace."""
+    return re.sub(r'\(.*\)( const)?$', '', function).split('::')[-1]
+
+
+def stacks(text):
+    """The stacks of a text report in order: (heading, [(function, line)], partial)."""
+    out = []
+    for line in text.splitlines():
+        m = FRAME.match(line)
+        if m and out and out[-1][3]:
+            out[-1][1].append((short(m.group(2)), int(m.group(4) or 0)))
+        elif line.startswith('    (frames recorded when it was taken') and out:
+            out[-1][2] = True
+        elif line.rstrip().endswith(':'):
+            out.append([line.strip(), [], False, True])
+        elif out:
+            out[-1][3] = False  # the stack, if any, has ended
+    return [(h, f, p) for h, f, p, _ in out if f]
+
+
+def check_chain(where, frames, partial, truth, decisive=-2):
+    """frames (a report's stack, reduced to the marked functions) must be truth with only
+    frames a tail call removed left out, must reach truth[decisive] (the frame that tells
+    this acquisition from the others), and, unless it says it is partial, truth's end."""
+    got = [f for f in frames if f[0] in {fn for fn, _ in truth}]
+    it = iter(truth)
+    need(all(any(f == t for t in it) for f in got),
+         f'{where}: frames {got} are not the acquisition {truth}')
+    need(truth[decisive] in got, f'{where}: {truth[decisive]} missing from {got}')
+    need(partial or truth[-1] in got, f'{where}: not partial, yet {truth[-1]} missing: {got}')
+
+
+class Program:
+    def __init__(self, a, tmp, source, opt):
+        self.a, self.tmp = a, tmp
+        self.src = os.path.join(a.src, source)
+        self.marks = markers(self.src)
+        cc = a.cc if source.endswith('.c') else CXX[a.cc]
+        self.exe = os.path.join(tmp, f'{os.path.basename(source)}-{cc}{opt}')
+        subprocess.run([cc, '-g', opt, '-pthread', self.src, '-o', self.exe], check=True)
+        self.name = f'{source} {cc} {opt}'
+
+    def line(self, mark):
+        return self.marks[mark]
+
+    def run(self, *args, **env):
+        e = {k: v for k, v in os.environ.items() if not k.startswith('LOCKTRACE_')}
+        e['LD_PRELOAD'] = self.a.lib
+        e['LOCKTRACE_REPORT_DIR'] = os.path.join(self.tmp, 'reports')
+        e.update(env)
+        for f in glob.glob(os.path.join(self.tmp, 'reports', '*')):
+            os.unlink(f)
+        ending, out, err = expect.run([self.exe] + list(args), e, TIMEOUT, self.tmp)
+        return ending, out.decode(), err.decode()
+
+    def rendered(self):
+        """Every report file the last run left, rendered by `locktrace report`."""
+        files = sorted(glob.glob(os.path.join(self.tmp, 'reports', '*.json')))
+        need(files, f'{self.name}: no report file written')
+        p = subprocess.run([self.a.locktrace, 'report'] + files, capture_output=True, text=True,
+                           timeout=TIMEOUT)
+        return p.stdout
+
+
+def chains(p):
+    """The four acquisitions of helper_order: (lock, order) -> truth, innermost first."""
+    out = {}
+    for order, caller in (('01', 'Acquire_0_then_1'), ('10', 'Acquire_1_then_0')):
+        for lock in '01':
+            out[lock, order] = [('acquire', p.line('acquire')),
+                                (f'Acquire{lock}', p.line(f'Acquire{lock}')),
+                                (caller, p.line(f'{caller}:{lock}')),
+                                ('main', p.line(f'main:{order}'))]
+    return out
+
+
+def check_inversion_text(p, text, where):
+    """Both edges of the inversion: 'held' is the first lock its function took, 'taken' the
+    second, each with its own caller's lines."""
+    st = [s for s in stacks(text) if s[0].endswith('taken at:')]
+    need(len(st) == 4, f'{where}: {len(st)} "taken at" stacks, want 4:\n{text}')
+    truth = chains(p)
+    for edge in range(2):
+        (_, held, hp), (_, taken, tp) = st[2 * edge], st[2 * edge + 1]
+        order = '01' if any(f[0] == 'Acquire_0_then_1' for f in held) else '10'
+        first, second = order[0], order[1]
+        check_chain(f'{where} edge {edge + 1} held lock', held, hp, truth[first, order])
+        check_chain(f'{where} edge {edge + 1} new lock', taken, tp, truth[second, order])
+
+
+def lazy_order(a, tmp):
+    """Lock-order report through one shared helper: each lock's stack names its own caller."""
+    for source in ('helper_order.c', 'helper_order.cpp'):
+        for opt in ('-O0', '-O2'):
+            p = Program(a, tmp, source, opt)
+            ending, out, err = p.run()
+            need(ending == 0 and out == 'done\n', f'{p.name}: {ending} {out!r}\n{err}')
+            need('lock-order-inversion: 2 locks' in err, f'{p.name}: no inversion:\n{err}')
+            if opt == '-O0':  # -O2 inlines the helpers: in-process stacks lack inline frames
+                check_inversion_text(p, err, f'{p.name} (stderr)')
+            if a.cc == 'gcc':  # the tool finds no lines in clang's units (no .debug_aranges)
+                check_inversion_text(p, p.rendered(), f'{p.name} (locktrace report)')
+
+
+def lazy_self(a, tmp):
+    """Self-deadlock through the shared helper: the earlier acquisition names its caller."""
+    for opt in ('-O0', '-O2'):
+        p = Program(a, tmp, 'helper_order.c', opt)
+        ending, out, err = p.run('self')
+        need(ending == 'signal:SIGABRT', f'{p.name}: {ending}\n{err}')
+        earlier = [('acquire', p.line('acquire')), ('Acquire0', p.line('Acquire0')),
+                   ('main', p.line('main:self'))]
+        request = [('acquire', p.line('acquire')), ('Acquire0', p.line('Acquire0')),
+                   ('Take_again', p.line('Take_again')), ('main', p.line('main:again'))]
+        texts = ([(p.rendered(), 'locktrace report')] if a.cc == 'gcc' else []) + \
+            ([(err, 'stderr')] if opt == '-O0' else [])
+        for text, how in texts:
+            st = {h: (f, part) for h, f, part in stacks(text)}
+            held = st.get('earlier acquisition by this thread (held for lock):')
+            req = st.get('request (this call):')
+            need(held and req, f'{p.name} ({how}): stacks missing:\n{text}')
+            check_chain(f'{p.name} ({how}) earlier acquisition', *held, earlier, decisive=-1)
+            check_chain(f'{p.name} ({how}) request', *req, request)
+
+
+CHECKS = {f.__name__: f for f in (lazy_order, lazy_self)}
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('check', choices=sorted(CHECKS))
+    ap.add_argument('--cc', required=True, choices=sorted(CXX))
+    ap.add_argument('--lib', required=True)
+    ap.add_argument('--locktrace', required=True)
+    ap.add_argument('--src', required=True)
+    a = ap.parse_args(argv)
+    for tool in (a.cc, CXX[a.cc]):
+        if not shutil.which(tool):
+            print(f'skipped: {tool} is not installed')
+            return 77
+    a.lib, a.locktrace, a.src = map(os.path.abspath, (a.lib, a.locktrace, a.src))
+    with tempfile.TemporaryDirectory(prefix='lt-fidelity-') as tmp:
+        os.mkdir(os.path.join(tmp, 'reports'))
+        try:
+            CHECKS[a.check](a, tmp)
+        except (Failed, subprocess.CalledProcessError) as e:
+            print(f'FAIL {a.check} ({a.cc}): {e}')
+            return 1
+    print(f'ok {a.check} ({a.cc})')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))

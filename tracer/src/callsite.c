@@ -1,0 +1,204 @@
+/*
+ * callsite.c - the frames of the program's lock calls, learnt once per call site, so that a
+ * lazily captured acquisition records its callers with a few loads instead of an unwind.
+ *
+ * A lazy held entry knows the call site (return address `ra`) and the calling frame's stack
+ * pointer (`cfa`). At a given return address the calling function's frame has one size (for
+ * all functions without alloca or variable-length arrays) and keeps its own return address at
+ * one offset from its stack pointer. The first time a return address is seen, a full unwind
+ * measures both for every frame of the stack (the table below keeps them, keyed by return
+ * address). From then on a walk reads the callers' return addresses straight from the stack:
+ * ra -> frame -> its return address -> its frame -> ... A site whose frame was measured with
+ * two sizes is marked variable and ends the walk there.
+ *
+ * Reads stay inside the calling thread's stack (bounds taken when the thread starts); a
+ * thread whose bounds are unknown, or a lock call on another stack (coroutines, a signal
+ * stack), records the call site alone. A stale or wrong site entry can make a walk read a
+ * wrong word, never an unmapped one: lt_stack_lazy (stack.c) accepts recorded callers as a
+ * whole stack only when they join the current stack at the same call site.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "lt_internal.h"
+#include "platform.h"
+
+#define SITE_BITS 16
+#define SITES (1u << SITE_BITS)
+#define PROBES 32
+#define UNWIND_MAX 256
+#define FRAME_MAX (1u << 20) /* a frame larger than this is not measured (signal frames) */
+
+/* SITE_END: no caller could be measured (the outermost frame, a signal frame). */
+enum { SITE_READY = 1, SITE_VARIABLE = 2, SITE_NO_SLOT = 4, SITE_END = 8 };
+
+/* One call site: the frame holding return address pc is `size` bytes (its stack pointer at
+ * the call to its caller's stack pointer) and keeps its own return address at sp + ra_off. */
+typedef struct site {
+    _Atomic uintptr_t pc; /* 0 = free; claimed once, never changes after */
+    uint32_t size, ra_off;
+    _Atomic uint32_t flags;
+} site;
+
+static site *_Atomic table;
+static _Atomic int full_said;
+
+/* The table, mapped by the first thread that needs it (a loser of the race unmaps its copy). */
+static site *sites(void)
+{
+    site *t = atomic_load_explicit(&table, memory_order_acquire), *fresh;
+    if (t || !(fresh = lt_platform_map(SITES * sizeof(site))))
+        return t;
+    if (atomic_compare_exchange_strong(&table, &t, fresh))
+        return fresh;
+    lt_platform_unmap(fresh, SITES * sizeof(site));
+    return t;
+}
+
+static size_t site_hash(uintptr_t pc)
+{
+    return (size_t)((pc * 0x9E3779B97F4A7C15ull) >> (64 - SITE_BITS));
+}
+
+/* The ready entry of pc, NULL when unknown. Lock-free: entries are only ever added. */
+static const site *site_find(uintptr_t pc)
+{
+    site *t = atomic_load_explicit(&table, memory_order_acquire);
+    for (size_t i = 0, h = site_hash(pc); t && i < PROBES; i++) {
+        site *s = &t[(h + i) & (SITES - 1)];
+        uintptr_t at = atomic_load_explicit(&s->pc, memory_order_acquire);
+        if (at == pc)
+            return atomic_load_explicit(&s->flags, memory_order_acquire) & SITE_READY ? s : NULL;
+        if (at == 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* The entry of pc, claimed when new (*fresh = 1); NULL when the table is full. */
+static site *site_claim(uintptr_t pc, int *fresh)
+{
+    site *t = sites();
+    *fresh = 0;
+    for (size_t i = 0, h = site_hash(pc); t && i < PROBES; i++) {
+        site *s = &t[(h + i) & (SITES - 1)];
+        uintptr_t at = 0;
+        if (atomic_compare_exchange_strong(&s->pc, &at, pc)) {
+            *fresh = 1;
+            return s;
+        }
+        if (at == pc)
+            return s;
+    }
+    if (t && !atomic_exchange(&full_said, 1))
+        lt_report_degraded("call-site table full: new lock call sites record the call site only");
+    return NULL;
+}
+
+/* Where in [lo, hi) the word `value` lies, searched from the top; -1 when nowhere. */
+static long slot_of(uintptr_t lo, uintptr_t hi, uintptr_t value)
+{
+    for (uintptr_t a = (hi & ~(uintptr_t)7) - sizeof(uintptr_t); a >= lo; a -= sizeof(uintptr_t))
+        if (*(const uintptr_t *)a == value)
+            return (long)(a - lo);
+    return -1;
+}
+
+/* A frame at pc whose caller the unwind could not measure: walks stop there. */
+static void learn_end(uintptr_t pc)
+{
+    int fresh;
+    site *s = site_claim(pc, &fresh);
+    if (s && fresh)
+        atomic_store_explicit(&s->flags, SITE_READY | SITE_END, memory_order_release);
+}
+
+/* Records what a frame (calling at sp, returning to ret at caller_sp) says about its site. */
+static void learn(uintptr_t pc, uintptr_t sp, uintptr_t caller_sp, uintptr_t ret)
+{
+    int fresh;
+    if (caller_sp <= sp || caller_sp - sp >= FRAME_MAX) {
+        learn_end(pc);
+        return;
+    }
+    site *s = site_claim(pc, &fresh);
+    if (!s)
+        return;
+    uint32_t size = (uint32_t)(caller_sp - sp);
+    if (!fresh) { /* measured before: a different size means a frame of variable size */
+        uint32_t f = atomic_load_explicit(&s->flags, memory_order_acquire);
+        if ((f & SITE_READY) && !(f & SITE_VARIABLE) && s->size != size)
+            atomic_fetch_or(&s->flags, SITE_VARIABLE);
+        return;
+    }
+    long off = slot_of(sp, caller_sp, ret);
+    s->size = size;
+    s->ra_off = off < 0 ? 0 : (uint32_t)off;
+    atomic_store_explicit(&s->flags, SITE_READY | (off < 0 ? SITE_NO_SLOT : 0),
+                          memory_order_release);
+}
+
+/* A full unwind from here measures every frame from the call site (ra, cfa) outwards. */
+static void learn_stack(uintptr_t ra, uintptr_t cfa)
+{
+    lt_frame f[UNWIND_MAX];
+    size_t n = lt_platform_unwind(f, UNWIND_MAX), j = 0;
+    while (j < n && !(f[j].ip == ra && f[j].sp == cfa))
+        j++;
+    for (; j + 1 < n; j++)
+        learn(f[j].ip, f[j].sp, f[j + 1].sp, f[j + 1].ip);
+    if (j < n && n < UNWIND_MAX)
+        learn_end(f[j].ip);
+}
+
+void lt_callsite_thread_init(void)
+{
+    uintptr_t lo, hi;
+    lt_thread *t = lt_tls.self;
+    if (t && lt_platform_stack_bounds(&lo, &hi) == 0) {
+        t->stack_lo = lo;
+        t->stack_hi = hi;
+    }
+}
+
+/*
+ * The walk. Frame i of the walk returns to pc[i] (pc[0] = ra) and calls from sp[i]
+ * (sp[0] = cfa); its return address lies at slot[i] = sp[i] + ra_off(pc[i]) and its caller
+ * calls from sp[i + 1] = sp[i] + size(pc[i]). A thread repeats the same walks (a loop takes
+ * locks at the same sites from the same frames), so each thread keeps its last walks, and
+ * lt_callsite_callers (lt_internal.h) reuses one while the words at its slots still hold
+ * the same return addresses: the frames are then the same and the walk would end where it
+ * ended. This goes on from caller `from` (the first that differs, or 0 for a new walk).
+ */
+size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uintptr_t cfa,
+                        uintptr_t *out)
+{
+    size_t n = from;
+    int learned = 0;
+    uintptr_t pc = n ? out[n - 1] : ra, sp = n ? w->sp[n - 1] : cfa;
+    if (n)
+        w->caller[n - 1] = pc; /* read by the caller: frame n - 1 returns elsewhere now */
+    w->ra = ra;
+    w->cfa = cfa;
+    while (n < LT_CALLERS && cfa >= t->stack_lo && cfa < t->stack_hi) {
+        const site *s = site_find(pc);
+        if (!s && !learned) { /* a site not seen yet: measure the whole stack once */
+            learn_stack(ra, cfa);
+            learned = 1;
+            if (!(s = site_find(pc)) && pc == ra)
+                learn_end(ra); /* not found by the unwind: do not try at every call */
+        }
+        uint32_t flags = s ? atomic_load_explicit(&s->flags, memory_order_relaxed) : 0;
+        if (!s || (flags & (SITE_VARIABLE | SITE_NO_SLOT | SITE_END)))
+            break;
+        uintptr_t slot = sp + s->ra_off;
+        if (slot + sizeof(uintptr_t) > t->stack_hi || sp + s->size > t->stack_hi)
+            break;
+        w->slot[n] = slot;
+        pc = w->caller[n] = out[n] = *(const uintptr_t *)slot;
+        sp = w->sp[n] = sp + s->size;
+        n++;
+    }
+    w->n = (uint32_t)n;
+    return n;
+}

@@ -1,0 +1,32 @@
+/*
+ * cond.h - condition-variable misuse (cond.c): who waits on which condition variable with
+ * which mutex, so that a destroy while threads wait and one condition variable used with two
+ * mutexes are reported. interpose.c calls these around the real condition calls.
+ */
+#ifndef LT_COND_H
+#define LT_COND_H
+
+#include "lt_internal.h"
+
+/* One thread in a condition wait: lives on that thread's stack for the wait's duration. */
+typedef struct lt_cond_waiter {
+    const void *cv, *mutex;
+    lt_thread_info who;
+    uintptr_t ra;       /* call site of the wait */
+    int api;            /* lt_api of the wait (pthread_cond_wait, cnd_wait) */
+    int woken;          /* a signal or broadcast since it arrived may have woken it */
+    struct lt_cond_waiter *next, *prev;
+} lt_cond_waiter;
+
+/* ev is the wait's mutex event (self, ra, api filled). */
+void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w);
+void lt_cond_leave(lt_cond_waiter *w);
+void lt_cond_signalled(const void *cv, int all);
+/* A condition wait on cv with ev's mutex, which this thread does not hold. */
+void lt_cond_unheld(lt_event *ev, const void *cv);
+/* ev->addr is the condition variable; 1 when the destroy is refused (LOCKTRACE_ACTION=
+ * edeadlk: it returns EBUSY without calling libc). */
+int lt_cond_destroy(lt_event *ev);
+void lt_cond_fork(lt_fork_phase phase);
+
+#endif
