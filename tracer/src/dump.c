@@ -154,20 +154,40 @@ static void dump_thread(dump_out *o, const lt_thread *t)
         dump_wait(o, &t->waiting);
 }
 
-void lt_dump_threads(int symbolize)
+/* Every live thread (held_only: every thread holding a lock), then out. */
+static void walk(dump_out *o, int held_only)
 {
-    dump_out o = {.at = 0, .symbolize = symbolize};
     lt_thread copy;
-    put(&o, "locktrace: thread-dump: every thread's held locks and waits\n");
     const lt_thread *t = lt_thread_first();
     for (int n = 0; t && n < MAX_THREADS; n++, t = copy.next) {
         if (lt_platform_peek(&copy, t, sizeof copy) != 0) {
-            put(&o, "  (a thread left while the list was read; the dump stops here)\n");
+            put(o, "  (a thread left while the list was read; the dump stops here)\n");
             break;
         }
-        dump_thread(&o, &copy);
+        if (!held_only || copy.nheld)
+            dump_thread(o, &copy);
     }
-    flush(&o);
+    flush(o);
+}
+
+void lt_dump_threads(int symbolize)
+{
+    dump_out o = {.at = 0, .symbolize = symbolize};
+    put(&o, "locktrace: thread-dump: every thread's held locks and waits\n");
+    walk(&o, 0);
+}
+
+/* LOCKTRACE_EXIT_HELD=report at a fatal signal (exitheld.c): from its handler. */
+void lt_dump_held_at_signal(int sig, const char *name)
+{
+    dump_out o = {.at = 0, .symbolize = 0};
+    put(&o, "locktrace: exit-held: the process dies of signal ");
+    put_dec(&o, sig);
+    put(&o, " (");
+    put(&o, name);
+    put(&o, ") while these threads hold locks (LOCKTRACE_EXIT_HELD=report; addr2line -e "
+            "<binary> names the addresses):\n");
+    walk(&o, 1);
 }
 
 static void on_dump_signal(int sig)

@@ -253,6 +253,7 @@ void lt_shadow_fork(lt_fork_phase phase);
 #include "config.h"
 #include "detect.h"
 #include "dump.h"
+#include "exitheld.h"
 #include "fmt.h"
 #include "order.h"
 #include "report.h"

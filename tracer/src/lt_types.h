@@ -58,6 +58,7 @@ typedef enum {
     LT_WHY_DESTROY_WAITED,   /* condvar destroyed while threads wait on it */
     LT_WHY_TWO_MUTEXES,      /* condvar waited on with a mutex other waiters do not use */
     LT_WHY_WAIT_UNHELD,      /* condition wait with a mutex the thread does not hold */
+    LT_WHY_PROCESS_EXIT,     /* exit-held: the process exits while threads hold locks */
     LT_WHY_COUNT
 } lt_reason;
 

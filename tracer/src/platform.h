@@ -84,10 +84,13 @@ typedef struct lt_symbol {
     uintptr_t module_offset;
     const char *file;     /* source file, NULL without debug info */
     int line;
+    int inlined;          /* a call inlined at the address (the function's frame comes last) */
 } lt_symbol;
 
-/* Describes ip (a return address is looked up as ip - 1 by the caller). Report time only. */
-void lt_platform_symbolize(uintptr_t ip, lt_symbol *out);
+/* Describes ip: the calls inlined at it, innermost first, then its function, at most max into
+ * out; returns how many (1 or more when max > 0). A return address is looked up as ip - 1 by
+ * the caller. Report time only. */
+size_t lt_platform_symbolize(uintptr_t ip, lt_symbol *out, size_t max);
 
 /* Copies n bytes at src that another thread may unmap meanwhile: 0 on success, -1 when some
  * of it is not mapped (nothing faults). Async-signal-safe. */

@@ -68,6 +68,7 @@ typedef struct lt_finding {
     int held_partial;            /* held_stack is only the frames recorded with it */
     uint32_t first_stack;        /* where the lock was first seen */
     const lt_held *held;         /* exit-held: the locks still held (valid during lt_report) */
+    const lt_thread_info *owners; /* process-exit: owners[i] holds held[i]; NULL = `thread` */
     const void *mutex;           /* condvar-misuse: the mutex of this thread's wait */
     const void *other_mutex;     /* two-mutexes: the mutex other waiters wait with */
     const lt_cond_waiter *waiters; /* condvar-misuse: waiters named (copies) */

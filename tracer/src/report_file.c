@@ -315,4 +315,6 @@ void lt_report_setup(void)
     __cxa_atexit(at_exit, NULL, NULL);
     if (lt_cfg.stats)
         lt_stats_setup();
+    if (lt_cfg.exit_held)
+        lt_exit_held_setup();
 }

@@ -52,6 +52,7 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_DESTROY_WAITED] = "destroy-waited",
     [LT_WHY_TWO_MUTEXES] = "two-mutexes",
     [LT_WHY_WAIT_UNHELD] = "wait-unheld",
+    [LT_WHY_PROCESS_EXIT] = "process-exit",
 };
 
 /* Why the request can never be granted (or what the misuse is), for the summary line. */
@@ -78,6 +79,7 @@ static const char *const reason_text[LT_WHY_COUNT] = {
     [LT_WHY_TWO_MUTEXES] = "(one condition variable, two mutexes at once: undefined behaviour)",
     [LT_WHY_WAIT_UNHELD] = "but it does not hold that mutex (the wait would unlock a mutex "
                            "it does not own)",
+    [LT_WHY_PROCESS_EXIT] = "",
 };
 
 static const char *const outcome_names[] = {"continue", "abort", "edeadlk"};
@@ -90,7 +92,7 @@ static const char *const api_names[] = {"pthread", "c11"};
 
 _Static_assert(LT_FIND_KIND_COUNT == 8, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 17, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 18, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(type_names) == LT_COND + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 _Static_assert(LT_ARRAY_LEN(api_names) == LT_API_C11 + 1, "name every api");
@@ -249,6 +251,13 @@ static void put_summary(out *o, const lt_rep *r)
     put(o, lt_rep_kind_name(r->kind));
     put(o, ": thread ");
     put_thread(o, &r->threads[0]);
+    if (r->kind == LT_FIND_EXIT_HELD && r->why == LT_WHY_PROCESS_EXIT) {
+        put(o, " ends the process while threads hold ");
+        put_dec(o, (long)r->nlocks);
+        put(o, r->nlocks == 1 ? " lock (LOCKTRACE_EXIT_HELD=report)\n"
+                              : " locks (LOCKTRACE_EXIT_HELD=report)\n");
+        return;
+    }
     if (r->kind == LT_FIND_EXIT_HELD) {
         put(o, " exits holding ");
         put_dec(o, (long)r->nlocks);
@@ -315,6 +324,10 @@ static void put_taken(out *o, const lt_rep *r, const lt_rep_stack *s)
     put_hex(o, l->addr);
     put(o, l->api == LT_API_C11 && l->type == LT_MUTEX ? " mtx_t, " : held_as[l->type]);
     put(o, mode_word(l->type, l->held_mode));
+    if (r->why == LT_WHY_PROCESS_EXIT) {
+        put(o, ", by ");
+        put_thread(o, &r->threads[s->thread >= 0 && (size_t)s->thread < r->nthreads ? s->thread : 0]);
+    }
     put(o, "\n");
     put_object(o, "    guards: ", l);
     put(o, "    taken at:\n");
@@ -544,6 +557,22 @@ static void put_end(out *o, const lt_rep_lock *l, lt_mode m)
     put(o, ")");
 }
 
+/* Who row i of an inversion's table is: the thread that made edge i; a thread already named
+ * in an earlier row (a cycle one thread made alone) stands for another thread doing the same. */
+static void put_row_thread(out *o, const lt_rep *r, size_t i)
+{
+    const lt_rep_thread *t = thread_at(r, r->steps[i].thread);
+    for (size_t k = 0; k < i; k++) {
+        if (r->steps[k].thread == r->steps[i].thread) {
+            put(o, "another thread, as ");
+            put_tref(o, t);
+            put(o, " did,");
+            return;
+        }
+    }
+    put_tref(o, t);
+}
+
 static void put_inversion(out *o, const lt_rep *r)
 {
     put(o, "locktrace: lock-order-inversion: ");
@@ -562,8 +591,8 @@ static void put_inversion(out *o, const lt_rep *r)
     }
     put(o, "  how it deadlocks:\n");
     for (size_t i = 0; i < r->nsteps; i++) {
-        put(o, "    thread ");
-        put_dec(o, (long)i + 1);
+        put(o, "    ");
+        put_row_thread(o, r, i);
         put(o, " holds ");
         put_end(o, lock_at(r, r->steps[i].from), r->steps[i].held_mode);
         put(o, " and wants ");

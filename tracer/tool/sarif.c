@@ -25,6 +25,9 @@ static const rule_text rules[] = {
     {"bad-unlock", "BadUnlock", "warning", "A thread unlocks a lock it does not hold."},
     {"destroy-held", "DestroyHeld", "warning", "A lock is destroyed while it is held."},
     {"exit-held", "ExitHeld", "warning", "A thread exits holding locks; they are orphaned."},
+    {"condvar-misuse", "CondvarMisuse", "warning",
+     "A condition variable is destroyed while waited on, used with two mutexes, or waited on "
+     "with a mutex not held."},
     {"deadlock", "Deadlock", "error", "Threads wait for each other in a cycle."},
     {"lock-order-inversion", "LockOrderInversion", "warning",
      "Locks are taken in orders that form a cycle: a potential deadlock."},

@@ -1,0 +1,67 @@
+/*
+ * exit_held.c - locks still held when the process ends, chosen by name:
+ *   exit_held exit|signal|clean
+ * exit: main returns holding a mutex and a mtx_t while another thread holds an rwlock for
+ * read; signal: the same, then main dies of SIGSEGV; clean: every lock released first.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <threads.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t b = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_mutex_t park = PTHREAD_MUTEX_INITIALIZER;
+static mtx_t c;
+static atomic_int taken;
+
+NOINLINE void *reader(void *arg)
+{
+    int release = *(int *)arg;
+    pthread_rwlock_rdlock(&b);
+    if (release)
+        pthread_rwlock_unlock(&b);
+    taken = 1;
+    pthread_mutex_lock(&park); /* parks: main holds it until the process ends */
+    pthread_mutex_unlock(&park);
+    return NULL;
+}
+
+NOINLINE void take_locks(int release)
+{
+    static int rel;
+    pthread_t th;
+    rel = release;
+    mtx_init(&c, mtx_plain);
+    pthread_mutex_lock(&park);
+    pthread_create(&th, NULL, reader, &rel);
+    pthread_mutex_lock(&a);
+    mtx_lock(&c);
+    while (!taken)
+        sched_yield();
+    if (release) {
+        mtx_unlock(&c);
+        pthread_mutex_unlock(&a);
+        pthread_mutex_unlock(&park);
+        pthread_join(th, NULL);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: exit_held exit|signal|clean\n");
+        return 64;
+    }
+    take_locks(strcmp(argv[1], "clean") == 0);
+    printf("ending\n");
+    fflush(stdout);
+    if (strcmp(argv[1], "signal") == 0)
+        raise(SIGSEGV);
+    return 0; /* the parked thread dies with the process */
+}
