@@ -37,9 +37,10 @@ int lt_platform_mutex_robust(const void *mutex);
  * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), read from the lock itself. */
 int lt_platform_rwlock_prefers_writer(const void *rwlock);
 
-/* What the lock word says: 0 when it shows that the thread with kernel id `tid` does not hold
- * the lock (kind lt_kind) in `mode` (lt_mode), 1 when it does or when the word cannot tell.
- * A spinlock word has no owner: only "unlocked" contradicts. */
+/* What the lock word says: 0 when it shows that the thread with kernel id `tid` (0: any
+ * thread) does not hold the lock (kind lt_kind) in `mode` (lt_mode), 1 when it does or when
+ * the word cannot tell. A spinlock word and a read hold have no owner: only "unlocked"
+ * contradicts. */
 int lt_platform_lock_held(const void *lock, int kind, int mode, int tid);
 
 /* Nonzero when the lock word shows a writer queued on a writer-preferring rwlock that holds

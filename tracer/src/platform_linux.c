@@ -187,15 +187,18 @@ static int spin_locked(int word)
  * then reads as not held, which can only hide a report. */
 int lt_platform_lock_held(const void *lock, int kind, int mode, int tid)
 {
+    int owner;
     switch (kind) {
-    case LT_MUTEX: return ((const pthread_mutex_t *)lock)->__data.__owner == tid;
+    case LT_MUTEX:
+        owner = ((const pthread_mutex_t *)lock)->__data.__owner;
+        return tid ? owner == tid : owner != 0;
     case LT_SPIN: return spin_locked(*(const volatile int *)lock);
     case LT_ONCE: return (*(const volatile int *)lock & 3) == 1; /* glibc: running, not done */
     default: break;
     }
     const pthread_rwlock_t *rw = lock;
     if (mode == LT_MODE_WRITE)
-        return rw->__data.__cur_writer == tid;
+        return tid ? rw->__data.__cur_writer == tid : rw->__data.__cur_writer != 0;
     return (atomic_load((const _Atomic unsigned *)&rw->__data.__readers) >>
             GLIBC_RW_READER_SHIFT) != 0;
 }
