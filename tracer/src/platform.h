@@ -37,9 +37,10 @@ int lt_platform_mutex_robust(const void *mutex);
  * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), read from the lock itself. */
 int lt_platform_rwlock_prefers_writer(const void *rwlock);
 
-/* What the lock word says: 0 when it shows that the thread with kernel id `tid` does not hold
- * the lock (kind lt_kind) in `mode` (lt_mode), 1 when it does or when the word cannot tell.
- * A spinlock word has no owner: only "unlocked" contradicts. */
+/* What the lock word says: 0 when it shows that the thread with kernel id `tid` (0: any
+ * thread) does not hold the lock (kind lt_kind) in `mode` (lt_mode), 1 when it does or when
+ * the word cannot tell. A spinlock word and a read hold have no owner: only "unlocked"
+ * contradicts. */
 int lt_platform_lock_held(const void *lock, int kind, int mode, int tid);
 
 /* Nonzero when the lock word shows a writer queued on a writer-preferring rwlock that holds
@@ -123,6 +124,9 @@ typedef struct lt_module {
     char build_id[2 * 64 + 1];
 } lt_module;
 int lt_platform_module(uintptr_t ip, lt_module *out);
+/* The same, async-signal-safe (no loader lock, no allocation), for the thread dump; also the
+ * address range [lo, hi) of the object's mappings, so a caller can reuse the answer. */
+int lt_platform_module_safe(uintptr_t ip, lt_module *out, uintptr_t *lo, uintptr_t *hi);
 
 /* Path of the running executable, NUL-terminated, cut to size. */
 void lt_platform_exe_path(char *buf, size_t size);
