@@ -100,7 +100,7 @@ static const char *const api_names[] = {"pthread", "c11"};
 
 _Static_assert(LT_FIND_KIND_COUNT == 10, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 19, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 20, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(type_names) == LT_COND + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 _Static_assert(LT_ARRAY_LEN(api_names) == LT_API_C11 + 1, "name every api");
