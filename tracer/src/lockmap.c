@@ -78,20 +78,6 @@ void lt_lockmap_remove(const void *addr)
         atomic_fetch_sub(&r->count[chunk_of(a)], 1);
 }
 
-int lt_lockmap_any_slow(uintptr_t lo, uintptr_t hi)
-{
-    if (hi <= lo)
-        return 0;
-    for (uintptr_t c = lo >> CHUNK_SHIFT; c <= (hi - 1) >> CHUNK_SHIFT; c++) {
-        uintptr_t a = c << CHUNK_SHIFT;
-        region *r = a >> REGION_SHIFT < LT_LOCKMAP_REGIONS ? region_of(a) : NULL;
-        if (r && atomic_load_explicit(&r->count[chunk_of(a)], memory_order_relaxed))
-            return 1;
-        if (!r) /* skip the rest of an unmapped region */
-            c |= (1u << (REGION_SHIFT - CHUNK_SHIFT)) - 1;
-    }
-    return 0;
-}
 
 /* Set bits of word w of r within [lo, hi), as slot addresses into out. */
 static size_t word_slots(region *r, uintptr_t base, size_t w, uintptr_t lo, uintptr_t hi,
@@ -123,4 +109,12 @@ size_t lt_lockmap_list(uintptr_t lo, uintptr_t hi, uintptr_t *out, size_t max)
             n = word_slots(r, base, w, from, to, out, n, max);
     }
     return n;
+}
+
+/* A lock in the block's own slots, not merely in its 64 KiB: a free() next to a lock stays
+ * cheap too. */
+int lt_lockmap_any_slow(uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t first;
+    return lt_lockmap_list(lo, hi, &first, 1) != 0;
 }
