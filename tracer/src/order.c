@@ -194,7 +194,7 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
     n->lock = l;
     n->gen = gen;
     n->exclusive_only = kind != LT_RWLOCK;
-    n->writer_pref = kind == LT_RWLOCK && lt_platform_rwlock_prefers_writer(addr);
+    n->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
     n->next_hash = nodes[b];
     nodes[b] = n;
     atomic_fetch_add(&nnodes, 1);
@@ -491,7 +491,7 @@ int lt_order_anchor(const lt_event *ev)
     if (ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
         return 0;
     return ev->kind != LT_RWLOCK || ev->mode == LT_MODE_WRITE ||
-           lt_platform_rwlock_prefers_writer(ev->addr);
+           lt_lock_prefers_writer(ev->addr, ev->lock);
 }
 
 void lt_order_fork(lt_fork_phase phase)
