@@ -5,7 +5,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 PACKAGES="meson ninja-build pkg-config gcc g++ python3 python3-numpy
-          libunwind-dev uthash-dev libopenblas-dev libdw-dev openssl"
+          libunwind-dev uthash-dev libopenblas-dev libdw-dev libjansson-dev openssl"
 
 missing=""
 for p in $PACKAGES; do

@@ -66,10 +66,13 @@ TL_API tl_status tl_fail(tl_status status, const char *fmt, ...) __attribute__((
 /* ------------------------------------------------------------------------------------------
  * Types, devices
  * ---------------------------------------------------------------------------------------- */
-/* Integers compute exactly in int64 (wrapping there) and saturate when stored into u8/u32;
+/* Integers compute exactly in int64 (wrapping there) and saturate when stored into u8/u32/
+ * i16/i32;
  * float -> integer conversions truncate toward zero, saturate, and map NaN to 0 (Rust's `as`).
  * Integer division by zero fails with TL_ERR_RANGE. */
-typedef enum tl_dtype { TL_U8, TL_U32, TL_I64, TL_F16, TL_BF16, TL_F32, TL_F64, TL_DTYPE_COUNT } tl_dtype;
+typedef enum tl_dtype {
+    TL_U8, TL_U32, TL_I64, TL_F16, TL_BF16, TL_F32, TL_F64, TL_I16, TL_I32, TL_DTYPE_COUNT
+} tl_dtype;
 typedef enum tl_device { TL_CPU, TL_METAL } tl_device;
 
 TL_API const char *tl_dtype_name(tl_dtype dtype); /* "f32" */
@@ -253,8 +256,20 @@ TL_API tl_tensor *tl_conv1d(const tl_tensor *x, const tl_tensor *kernel, size_t 
 TL_API tl_tensor *tl_conv2d(const tl_tensor *x, const tl_tensor *kernel, size_t padding, size_t stride,
                      size_t dilation, size_t groups);
 
+/* The adjoint of conv (PyTorch's conv_transpose): x [b, c_in, l] / [b, c_in, h, w], kernel
+ * [c_in, c_out/groups, k...] -> [b, c_out, (in - 1) * stride - 2 * padding + dilation * (k - 1)
+ * + output_padding + 1 ...]; output_padding below stride or dilation. */
+TL_API tl_tensor *tl_conv_transpose1d(const tl_tensor *x, const tl_tensor *kernel, size_t padding,
+                                      size_t output_padding, size_t stride, size_t dilation,
+                                      size_t groups);
+TL_API tl_tensor *tl_conv_transpose2d(const tl_tensor *x, const tl_tensor *kernel, size_t padding,
+                                      size_t output_padding, size_t stride, size_t dilation);
+/* Max / mean of each kh x kw window of [b, c, h, w], windows sh x sw apart, no padding. */
+TL_API tl_tensor *tl_max_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t sh, size_t sw);
+TL_API tl_tensor *tl_avg_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t sh, size_t sw);
+
 /* ------------------------------------------------------------------------------------------
- * Indexing and combining. Index tensors are u8, u32 or i64.
+ * Indexing and combining. Index tensors have an integer dtype.
  * ---------------------------------------------------------------------------------------- */
 TL_API tl_tensor *tl_index_select(const tl_tensor *t, const tl_tensor *ids, size_t dim);
 TL_API tl_tensor *tl_gather(const tl_tensor *t, const tl_tensor *ids, size_t dim);
@@ -329,6 +344,33 @@ TL_API tl_status tl_to_vec(const tl_tensor *t, void *dst, size_t capacity);
  * exponent (1e-7 and 1.5e16 outside [1e-4, 1e16)), NaN, inf; integers plainly ([1, 2]); a
  * scalar without brackets. Returns the length it needs (snprintf semantics), or -1 on failure. */
 TL_API int tl_format(const tl_tensor *t, char *buf, size_t size);
+
+/* ------------------------------------------------------------------------------------------
+ * Files: numpy's .npy/.npz and safetensors. Loading checks every length, offset and header
+ * field against the file and fails with a message naming what is wrong; files are mapped,
+ * not read. A list of named tensors is an array of tl_named that tl_named_free releases.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct tl_named {
+    char *name;
+    tl_tensor *tensor;
+} tl_named;
+TL_API void tl_named_free(tl_named *list, size_t n);
+
+/* .npy: versions 1-3, little or big endian, C or Fortran order; u1/b1 (as u8), u4, i2, i4, i8,
+ * f2, f4, f8. Saving writes version 1.0, little endian, C order (bf16 has no numpy dtype). */
+TL_API tl_tensor *tl_load_npy(const char *path, tl_device device);
+TL_API tl_status tl_save_npy(const tl_tensor *t, const char *path);
+/* .npz as np.savez writes it (entries stored; np.savez_compressed's deflate is refused with
+ * TL_ERR_UNSUPPORTED); names without the .npy suffix, in archive order. */
+TL_API tl_status tl_load_npz(const char *path, tl_device device, tl_named **out, size_t *count);
+TL_API tl_status tl_save_npz(const char *path, const tl_named *list, size_t n);
+/* safetensors: dtypes U8, U32, I16, I32, I64, F16, BF16, F32, F64; __metadata__ is checked and
+ * ignored; the list comes sorted by name. Saving writes the tensors in list order. */
+TL_API tl_status tl_load_safetensors(const char *path, tl_device device, tl_named **out,
+                                     size_t *count);
+TL_API tl_status tl_load_safetensors_buffer(const void *data, size_t size, tl_device device,
+                                            tl_named **out, size_t *count);
+TL_API tl_status tl_save_safetensors(const char *path, const tl_named *list, size_t n);
 
 /* ------------------------------------------------------------------------------------------
  * Testing

@@ -31,6 +31,7 @@ typedef enum tl_scalar_op {
 
 typedef struct tl_conv_params {
     size_t padding, stride, dilation, groups; /* the same on every spatial axis */
+    size_t output_padding;                    /* conv_transpose only */
 } tl_conv_params;
 
 typedef struct tl_backend_i {
@@ -83,6 +84,14 @@ typedef struct tl_backend_i {
     /* (optional) dst = conv2d(x [b, c_in, h, w], k [c_out, c_in/groups, kh, kw]) */
     tl_status (*conv2d)(const tl_operand *dst, const tl_operand *x, const tl_operand *k,
                         const tl_conv_params *p);
+    /* (optional) dst = conv_transpose1d/2d(x [b, c_in, spatial...], k [c_in, c_out/groups,
+     * spatial...]) for 1 or 2 spatial dims (x's rank says which) */
+    tl_status (*conv_transpose)(const tl_operand *dst, const tl_operand *x, const tl_operand *k,
+                                const tl_conv_params *p);
+    /* (optional) dst [b, c, oh, ow] = max or mean of each kh x kw window of src [b, c, h, w],
+     * windows sh / sw apart, no padding */
+    tl_status (*pool2d)(const tl_operand *dst, const tl_operand *src, const size_t *window,
+                        const size_t *stride, bool max);
     /* (optional) dst = src with dim indexed by ids (1-D) */
     tl_status (*index_select)(const tl_operand *dst, const tl_operand *src,
                               const tl_operand *ids, size_t dim);

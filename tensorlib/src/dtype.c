@@ -9,13 +9,13 @@
 
 static const char *const dtype_names[] = {
     [TL_U8] = "u8", [TL_U32] = "u32", [TL_I64] = "i64", [TL_F16] = "f16",
-    [TL_BF16] = "bf16", [TL_F32] = "f32", [TL_F64] = "f64",
+    [TL_BF16] = "bf16", [TL_F32] = "f32", [TL_F64] = "f64", [TL_I16] = "i16", [TL_I32] = "i32",
 };
 _Static_assert(sizeof dtype_names / sizeof dtype_names[0] == TL_DTYPE_COUNT, "dtype name table");
 
 static const size_t dtype_sizes[] = {
     [TL_U8] = 1, [TL_U32] = 4, [TL_I64] = 8, [TL_F16] = 2,
-    [TL_BF16] = 2, [TL_F32] = 4, [TL_F64] = 8,
+    [TL_BF16] = 2, [TL_F32] = 4, [TL_F64] = 8, [TL_I16] = 2, [TL_I32] = 4,
 };
 _Static_assert(sizeof dtype_sizes / sizeof dtype_sizes[0] == TL_DTYPE_COUNT, "dtype size table");
 
@@ -108,6 +108,8 @@ double tl_load(tl_dtype dtype, const void *base, size_t i)
     case TL_U8: return ((const uint8_t *)base)[i];
     case TL_U32: return ((const uint32_t *)base)[i];
     case TL_I64: return (double)((const int64_t *)base)[i];
+    case TL_I16: return ((const int16_t *)base)[i];
+    case TL_I32: return ((const int32_t *)base)[i];
     case TL_F16: return tl_f16_to_f32(((const uint16_t *)base)[i]);
     case TL_BF16: return tl_bf16_to_f32(((const uint16_t *)base)[i]);
     case TL_F32: return ((const float *)base)[i];
@@ -161,6 +163,8 @@ void tl_store(tl_dtype dtype, void *base, size_t i, double v)
     case TL_U8: ((uint8_t *)base)[i] = (uint8_t)saturate(v, 0, UINT8_MAX); break;
     case TL_U32: ((uint32_t *)base)[i] = (uint32_t)saturate(v, 0, UINT32_MAX); break;
     case TL_I64: ((int64_t *)base)[i] = f64_to_i64(v); break;
+    case TL_I16: ((int16_t *)base)[i] = (int16_t)saturate(v, INT16_MIN, INT16_MAX); break;
+    case TL_I32: ((int32_t *)base)[i] = (int32_t)saturate(v, INT32_MIN, INT32_MAX); break;
     case TL_F16: ((uint16_t *)base)[i] = tl_f32_to_f16(f32_round_odd(v)); break;
     case TL_BF16: ((uint16_t *)base)[i] = tl_f32_to_bf16(f32_round_odd(v)); break;
     case TL_F32: ((float *)base)[i] = (float)v; break;
@@ -175,6 +179,8 @@ int64_t tl_load_i64(tl_dtype dtype, const void *base, size_t i)
     case TL_U8: return ((const uint8_t *)base)[i];
     case TL_U32: return ((const uint32_t *)base)[i];
     case TL_I64: return ((const int64_t *)base)[i];
+    case TL_I16: return ((const int16_t *)base)[i];
+    case TL_I32: return ((const int32_t *)base)[i];
     default: { /* a float: truncated and saturated like every float -> integer conversion */
         int64_t v;
         tl_store(TL_I64, &v, 0, tl_load(dtype, base, i));
@@ -183,14 +189,19 @@ int64_t tl_load_i64(tl_dtype dtype, const void *base, size_t i)
     }
 }
 
+static int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
 void tl_store_i64(tl_dtype dtype, void *base, size_t i, int64_t v)
 {
     switch (dtype) {
-    case TL_U8: ((uint8_t *)base)[i] = (uint8_t)(v < 0 ? 0 : v > UINT8_MAX ? UINT8_MAX : v); break;
-    case TL_U32:
-        ((uint32_t *)base)[i] = (uint32_t)(v < 0 ? 0 : v > UINT32_MAX ? UINT32_MAX : v);
-        break;
+    case TL_U8: ((uint8_t *)base)[i] = (uint8_t)clamp_i64(v, 0, UINT8_MAX); break;
+    case TL_U32: ((uint32_t *)base)[i] = (uint32_t)clamp_i64(v, 0, UINT32_MAX); break;
     case TL_I64: ((int64_t *)base)[i] = v; break;
+    case TL_I16: ((int16_t *)base)[i] = (int16_t)clamp_i64(v, INT16_MIN, INT16_MAX); break;
+    case TL_I32: ((int32_t *)base)[i] = (int32_t)clamp_i64(v, INT32_MIN, INT32_MAX); break;
     case TL_F64: ((double *)base)[i] = (double)v; break;
     default: tl_store(dtype, base, i, i64_round_odd(v)); break;
     }

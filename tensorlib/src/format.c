@@ -134,6 +134,8 @@ static void format_elem(const void *host, tl_dtype dtype, size_t i, char *out, s
     case TL_U8: snprintf(out, size, "%u", ((const uint8_t *)host)[i]); break;
     case TL_U32: snprintf(out, size, "%" PRIu32, ((const uint32_t *)host)[i]); break;
     case TL_I64: snprintf(out, size, "%" PRId64, ((const int64_t *)host)[i]); break;
+    case TL_I16: snprintf(out, size, "%d", ((const int16_t *)host)[i]); break;
+    case TL_I32: snprintf(out, size, "%" PRId32, ((const int32_t *)host)[i]); break;
     default: format_float(tl_load(dtype, host, i), dtype, out, size); break;
     }
 }

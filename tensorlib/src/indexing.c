@@ -19,9 +19,9 @@ typedef struct index_call {
 static tl_status check_index_dtype(const char *op, const tl_tensor *ids)
 {
     char d[TL_DESC_STR];
-    if (ids->dtype == TL_U8 || ids->dtype == TL_U32 || ids->dtype == TL_I64)
+    if (!tl_dtype_is_float(ids->dtype))
         return TL_OK;
-    return tl_fail(TL_ERR_DTYPE, "%s: indexes must be u8, u32 or i64, got %s", op,
+    return tl_fail(TL_ERR_DTYPE, "%s: indexes must be an integer dtype, got %s", op,
                    tl_describe(ids, d));
 }
 

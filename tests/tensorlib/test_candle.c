@@ -2,8 +2,9 @@
  * test_candle.c - the candle ops added for issue #16 against numpy (fixtures/candle.txt, from
  * gen.py's gen_candle), on every float dtype and layout variant: sigmoid, erf, gelu_erf, pow,
  * var, log_sum_exp, mean over several dims, cumsum, flip, repeat, pad_with_zeros/same,
- * tril2/triu2/eye, broadcast_matmul, scatter, slice_scatter, sort; then the scalar operands,
- * broadcast_left, upsample and the error paths by hand.
+ * tril2/triu2/eye, broadcast_matmul, scatter, slice_scatter, sort; against PyTorch
+ * (fixtures/torch.txt, from gen_torch.py): max/avg_pool2d, conv_transpose1d/2d and nearest
+ * upsampling; then the scalar operands, broadcast_left and the error paths by hand.
  */
 #include <math.h>
 #include <stdio.h>
@@ -102,6 +103,35 @@ static void run_case(const fx_case *c, tl_dtype dtype, fx_variant v)
     }
 }
 
+/* PyTorch's references (fixtures/torch.txt, from gen_torch.py): pools, conv_transpose,
+ * nearest upsampling. */
+static void run_torch_case(const fx_case *c, tl_dtype dt, fx_variant v)
+{
+    const char *n = c->name;
+    tl_tensor *x = fx_make(fx_get(c, "x"), dt, v), *k = NULL, *r = NULL;
+    size_t kh = (size_t)fx_param(c, "kh"), kw = (size_t)fx_param(c, "kw");
+    size_t sh = (size_t)fx_param(c, "sh"), sw = (size_t)fx_param(c, "sw");
+    size_t pad = (size_t)fx_param(c, "padding"), opad = (size_t)fx_param(c, "output_padding");
+    size_t stride = (size_t)fx_param(c, "stride"), dil = (size_t)fx_param(c, "dilation");
+    if (fx_get(c, "k"))
+        k = fx_make(fx_get(c, "k"), dt, (v + 1) % FX_VARIANT_COUNT);
+    if (!strcmp(n, "max_pool2d"))
+        r = tl_max_pool2d(x, kh, kw, sh, sw);
+    else if (!strcmp(n, "avg_pool2d"))
+        r = tl_avg_pool2d(x, kh, kw, sh, sw);
+    else if (!strcmp(n, "conv_transpose1d"))
+        r = tl_conv_transpose1d(x, k, pad, opad, stride, dil, (size_t)fx_param(c, "groups"));
+    else if (!strcmp(n, "conv_transpose2d"))
+        r = tl_conv_transpose2d(x, k, pad, opad, stride, dil);
+    else if (!strcmp(n, "upsample_nearest1d"))
+        r = tl_upsample_nearest1d(x, (size_t)fx_param(c, "h"));
+    else if (!strcmp(n, "upsample_nearest2d"))
+        r = tl_upsample_nearest2d(x, (size_t)fx_param(c, "h"), (size_t)fx_param(c, "w"));
+    CHECKF(fx_expect(r, fx_get(c, "out"), dt, n), "%s on %s (%s)", n, tl_dtype_name(dt),
+           fx_variant_name(v));
+    FX_RELEASE(x, k, r);
+}
+
 /* Checks that t (owned) prints as want. */
 static void prints(tl_tensor *t, const char *want, const char *what)
 {
@@ -158,6 +188,18 @@ static void by_hand(void)
     CHECK(fx_failed_with(fx_status(tl_repeat(x, (const size_t[]){2}, 1)), TL_ERR_SHAPE,
                          "repeat"));
     CHECK(fx_failed_with(fx_status(tl_upsample_nearest2d(x, 2, 2)), TL_ERR_SHAPE, "rank 4"));
+    CHECK(fx_failed_with(fx_status(tl_max_pool2d(img, 3, 1, 1, 1)), TL_ERR_SHAPE, "window"));
+    CHECK(fx_failed_with(fx_status(tl_avg_pool2d(img, 1, 1, 0, 1)), TL_ERR_SHAPE, "stride"));
+    tl_tensor *k = tl_ones((const size_t[]){2, 1, 3}, 3, TL_F32, TL_CPU);
+    CHECK(fx_failed_with(fx_status(tl_conv_transpose1d(l, k, 0, 1, 1, 1, 1)), TL_ERR_ARG,
+                         "output_padding"));
+    CHECK(fx_failed_with(fx_status(tl_conv_transpose1d(l, k, 3, 0, 1, 1, 1)), TL_ERR_SHAPE,
+                         "padding 3 leaves no output"));
+    CHECK(fx_failed_with(fx_status(tl_conv_transpose1d(l, k, 0, 0, SIZE_MAX / 2, 1, 1)),
+                         TL_ERR_RANGE, "overflows"));
+    CHECK(fx_failed_with(fx_status(tl_conv_transpose1d(l, k, 0, 0, 1, 1, 3)), TL_ERR_SHAPE,
+                         "groups"));
+    tl_release(k);
     CHECK(fx_failed_with(fx_status(tl_var(x, 7, false)), TL_ERR_RANGE, "var"));
     tl_tensor *xi = tl_to_dtype(x, TL_I64);
     CHECK(fx_failed_with(fx_status(tl_pow(xi, xi)), TL_ERR_DTYPE, "pow"));
@@ -171,6 +213,7 @@ int main(int argc, char **argv)
     if (!dir)
         return 2;
     CHECK(fx_each_case(dir, "candle", run_case));
+    CHECK(fx_each_case(dir, "torch", run_torch_case));
     by_hand();
     return check_summary();
 }

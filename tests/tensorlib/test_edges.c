@@ -114,10 +114,11 @@ static void float_to_i64(void)
     CHECK(tl_const_set(t, -0x1p63) == TL_OK);
     EXPECT_FMT(t, "[-9223372036854775808, -9223372036854775808]");
     /* u8/u32 saturate too */
-    EXPECT_FMT(tl_to_dtype(MAKE(TL_F64, SHAPE(5), 300.7, -1, NAN, 254.9, 1e10), TL_U8),
-               "[255, 0, 0, 254, 255]");
-    EXPECT_FMT(tl_to_dtype(MAKE(TL_F64, SHAPE(3), 5e9, -1, 4294967295.5), TL_U32),
-               "[4294967295, 0, 4294967295]");
+    tl_tensor *u = MAKE(TL_F64, SHAPE(5), 300.7, -1, NAN, 254.9, 1e10);
+    tl_tensor *w = MAKE(TL_F64, SHAPE(3), 5e9, -1, 4294967295.5);
+    EXPECT_FMT(tl_to_dtype(u, TL_U8), "[255, 0, 0, 254, 255]");
+    EXPECT_FMT(tl_to_dtype(w, TL_U32), "[4294967295, 0, 4294967295]");
+    RELEASE(u, w);
 }
 
 /* Large i64 -> f32/bf16/f16 rounds once (to nearest even), not through a double first. */
@@ -273,6 +274,55 @@ static void rand_half_range(void)
     tl_release(r);
 }
 
+/* i16 and i32 keep the same rules: exact in int64, saturated when stored, Rust's `as` from
+ * floats; they serve as indexes and conditions, and every integer op takes them. */
+static void small_ints(void)
+{
+    tl_dtype dts[] = {TL_I16, TL_I32};
+    const char *maxs[] = {"32767", "2147483647"}, *mins[] = {"-32768", "-2147483648"};
+    for (size_t k = 0; k < 2; k++) {
+        tl_dtype dt = dts[k];
+        char want[128];
+        CHECK(tl_dtype_size(dt) == 2 * (k + 1) && !strcmp(tl_dtype_name(dt), k ? "i32" : "i16"));
+        tl_tensor *f = MAKE(TL_F64, SHAPE(5), 1e12, -1e12, NAN, -7.9, 7.9);
+        snprintf(want, sizeof want, "[%s, %s, 0, -7, 7]", maxs[k], mins[k]);
+        EXPECT_FMT(tl_to_dtype(f, dt), want);
+        const int64_t big[] = {INT64_MAX, INT64_MIN, 5};
+        tl_tensor *b = tl_from_data(big, SHAPE(3), TL_I64, TL_CPU);
+        snprintf(want, sizeof want, "[%s, %s, 5]", maxs[k], mins[k]);
+        EXPECT_FMT(tl_to_dtype(b, dt), want);
+        tl_tensor *x = tl_to_dtype(b, dt), *y = tl_full(k ? 2e9 : 30000, SHAPE(3), dt, TL_CPU);
+        snprintf(want, sizeof want, "[%s, %s, %s]", maxs[k], k ? "-147483648" : "-2768",
+                 k ? "2000000005" : "30005");
+        EXPECT_FMT(tl_add(x, y), want);
+        snprintf(want, sizeof want, "%s", maxs[k]);
+        EXPECT_FMT(tl_reduce(TL_SUM, y, NULL, 0, false), want);
+        tl_tensor *m = tl_reshape(y, SHAPE(1, 3)), *mt = tl_ones(SHAPE(3, 1), dt, TL_CPU);
+        snprintf(want, sizeof want, "[[%s]]", maxs[k]);
+        EXPECT_FMT(tl_matmul(m, mt), want);
+        EXPECT_FMT(tl_cmp(TL_GT, x, y), "[1, 0, 0]");
+        RELEASE(f, b, x, y, m, mt);
+    }
+    /* an i32 index, an i16 condition, sort and cumsum on i32 */
+    tl_tensor *a = tl_arange(10, 15, 1, TL_I32, TL_CPU);
+    EXPECT_FMT(tl_retain(a), "[10, 11, 12, 13, 14]");
+    const int32_t iv[] = {4, 0};
+    tl_tensor *ids = tl_from_data(iv, SHAPE(2), TL_I32, TL_CPU);
+    EXPECT_FMT(tl_index_select(a, ids, 0), "[14, 10]");
+    const int16_t cv[] = {1, 0, -3, 0, 2};
+    tl_tensor *c = tl_from_data(cv, SHAPE(5), TL_I16, TL_CPU);
+    tl_tensor *z = tl_zeros(SHAPE(5), TL_I32, TL_CPU);
+    EXPECT_FMT(tl_where_cond(c, a, z), "[10, 0, 12, 0, 14]");
+    EXPECT_FMT(tl_arg_sort_last_dim(c, true), "[2, 1, 3, 0, 4]");
+    EXPECT_FMT(tl_cumsum(c, 0), "[1, 1, -2, -2, 0]");
+    const int16_t hv[] = {32000, 1000};
+    tl_tensor *h = tl_from_data(hv, SHAPE(2), TL_I16, TL_CPU);
+    tl_tensor *hi = tl_from_data((const uint8_t[]){0, 0}, SHAPE(2), TL_U8, TL_CPU);
+    EXPECT_FMT(tl_index_add(h, hi, h, 0), "[32767, 1000]");
+    EXPECT_FMT(tl_to_dtype(h, TL_F16), "[32000.0, 1000.0]");
+    RELEASE(a, ids, c, z, h, hi);
+}
+
 int main(void)
 {
     reshape_overflow();
@@ -286,5 +336,6 @@ int main(void)
     matmul_saturates();
     integer_rules();
     rand_half_range();
+    small_ints();
     return check_summary();
 }

@@ -238,6 +238,17 @@ NOINLINE void *ordered_worker(void *arg)
     return NULL;
 }
 
+/* Thread 0 takes rwlock 3 then 60 for write, thread 1 the other way round. */
+NOINLINE void *write_pair_inverted(void *arg)
+{
+    pthread_rwlock_t *a = &rwlocks[(long)arg ? 60 : 3], *b = &rwlocks[(long)arg ? 3 : 60];
+    pthread_rwlock_wrlock(a);
+    pthread_rwlock_wrlock(b);
+    pthread_rwlock_unlock(b);
+    pthread_rwlock_unlock(a);
+    return NULL;
+}
+
 /* writer_pref: the locks queue readers behind waiting writers, so the wait-for check sees
  * "queued behind a writer" waits all the time; none of them is part of a cycle. */
 static void stress(int writer_pref)
@@ -300,6 +311,11 @@ int main(int argc, char **argv)
         stress(0);
     else if (!strcmp(s, "stress-wp"))
         stress(1);
+    else if (!strcmp(s, "stress-then-invert")) {
+        stress(0); /* a graph in index order, reordered many times on the way */
+        one_after_another(2, write_pair_inverted);
+        puts("inverted after the stress");
+    }
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;

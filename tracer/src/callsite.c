@@ -166,7 +166,7 @@ void lt_callsite_thread_init(void)
  * (sp[0] = cfa); its return address lies at slot[i] = sp[i] + ra_off(pc[i]) and its caller
  * calls from sp[i + 1] = sp[i] + size(pc[i]). A thread repeats the same walks (a loop takes
  * locks at the same sites from the same frames), so each thread keeps its last walks, and
- * lt_callsite_callers (lt_internal.h) reuses one while the words at its slots still hold
+ * lt_callsite_callers (callsite.h) reuses one while the words at its slots still hold
  * the same return addresses: the frames are then the same and the walk would end where it
  * ended. This goes on from caller `from` (the first that differs, or 0 for a new walk).
  */

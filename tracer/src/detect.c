@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "lt_internal.h"
@@ -363,12 +364,18 @@ void lt_on_init(lt_event *ev)
         l->api = ev->api;
 }
 
+/* destroy: the lock word must agree that the lock is held, by this thread (h) or by another. */
 void lt_on_destroy(lt_event *ev)
 {
     lt_thread *t = ev->self;
     lt_held *h = find_valid(t, ev->addr);
+    if (h && !lt_platform_lock_held(ev->addr, ev->kind, h->mode, t->info.tid)) {
+        release(t, h);
+        h = NULL;
+    }
     ev->lock = lt_shadow_get(t, ev->addr, ev->ra);
-    int other = ev->lock && atomic_load(&ev->lock->writer) != 0;
+    int other = ev->lock && atomic_load(&ev->lock->writer) != 0 &&
+                lt_platform_lock_held(ev->addr, ev->kind, LT_MODE_WRITE, 0);
     if (h || other) {
         lt_finding f = {.kind = LT_FIND_DESTROY_HELD, .why = LT_WHY_DESTROY};
         fill_lock(&f, ev);
@@ -445,11 +452,31 @@ void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner)
     }
 }
 
+/* Entries whose lock word says t does not hold them (the memory became another lock, or is
+ * gone: read with peek) leave t's held set. */
+static void drop_stale(lt_thread *t)
+{
+    union {
+        pthread_mutex_t m;
+        pthread_rwlock_t rw;
+        pthread_spinlock_t s;
+    } word;
+    static const size_t size[] = {[LT_RWLOCK] = sizeof word.rw, [LT_MUTEX] = sizeof word.m,
+                                  [LT_SPIN] = sizeof word.s};
+    for (uint32_t i = t->nheld; i-- > 0;) {
+        lt_held *h = &t->held[i];
+        if (lt_platform_peek(&word, h->addr, size[h->kind]) != 0 ||
+            !lt_platform_lock_held(&word, h->kind, h->mode, t->info.tid))
+            release(t, h);
+    }
+}
+
 /* The thread is leaving with locks held: report once, then orphan the locks so a later
  * request for one is known to be hopeless. The exited thread's record is kept for those
  * reports. */
 void lt_on_thread_exit(lt_thread *t)
 {
+    drop_stale(t);
     if (t->nheld == 0)
         return;
     lt_finding f = {.kind = LT_FIND_EXIT_HELD, .why = LT_WHY_EXIT};

@@ -31,12 +31,15 @@ static size_t collect(void)
     for (int k = 0; t && k < MAX_THREADS && n < MAX_HELD; k++, t = copy.next) {
         if (lt_platform_peek(&copy, t, sizeof copy) != 0)
             break;
-        uint32_t m = copy.nheld < MAX_HELD - n ? copy.nheld : (uint32_t)(MAX_HELD - n);
+        uint32_t m = copy.held_end < MAX_HELD - n ? copy.held_end : (uint32_t)(MAX_HELD - n);
         if (m == 0 || lt_platform_peek(&held[n], copy.held, m * sizeof *held) != 0)
             continue;
+        size_t base = n;
         for (uint32_t i = 0; i < m; i++)
-            owners[n + i] = copy.info;
-        n += m;
+            if (held[base + i].lock) { /* not a removed entry of a large set */
+                held[n] = held[base + i];
+                owners[n++] = copy.info;
+            }
     }
     return n;
 }

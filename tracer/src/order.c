@@ -12,8 +12,13 @@
  * known fingerprints, an open-addressing table read without a lock: 8 bytes an edge, so even
  * thousands of edges stay in cache, and one probe usually answers. (A per-thread cache in
  * front of it measured slower: with many edges it mostly misses.) Only an edge nobody has
- * made before takes the graph lock; it is inserted and the search for a cycle through it
- * runs there. Two edges sharing a fingerprint (odds 2^-64) would hide the second.
+ * made before takes the graph lock; it is inserted there and placed in an incremental
+ * topological order, which touches only the nodes between its ends. While the order holds
+ * for every edge, the graph has no cycle and nothing is searched; an edge that closes a cycle
+ * of the plain graph is kept as a "back" edge, and from then on (until init or destroy
+ * removes it) each acquisition that adds an edge runs a breadth-first search (graph.c) for
+ * the shortest cycle through the new lock. Two edges sharing a fingerprint (odds 2^-64) would
+ * hide the second.
  *
  * Edges are made from the held locks newest first, down to the newest "anchor": a held lock
  * that was taken by a blocking request (so edges lead into it from every lock held then) and
@@ -30,6 +35,7 @@
 #define _GNU_SOURCE
 #include <string.h>
 
+#include "graph.h"
 #include "lt_internal.h"
 #include "platform.h"
 
@@ -43,6 +49,7 @@ typedef struct edge {
     lt_edge_info info;
     node *from, *to;
     uint64_t fp;
+    int back;                        /* closes a cycle: outside the topological order */
     struct edge *next_out, *next_in; /* from->out, to->in; under the graph lock */
 } edge;
 
@@ -54,6 +61,8 @@ struct node {
     int writer_pref;
     edge *out, *in;
     uint32_t mark[2];               /* search stamps, by the mode the node is entered with */
+    uint32_t pk_mark;               /* reordering stamp */
+    int64_t ord;                    /* place in the topological order */
     node *next_hash;
 };
 
@@ -71,6 +80,8 @@ static known_set *_Atomic known;
 static node *nodes[NODE_BUCKETS];
 static _Atomic size_t nnodes;
 static uint32_t stamp;
+static int64_t ord_first, ord_last;  /* a new node goes first (a source) or last (a target) */
+static _Atomic size_t nback;        /* back edges: while 0 the graph has no cycle */
 static void *reported;              /* uint64_t keys of reported cycles, mapped */
 static size_t nreported, reported_cap;
 
@@ -180,14 +191,25 @@ static size_t node_bucket(const void *addr)
     return ((uintptr_t)addr >> 4) % NODE_BUCKETS;
 }
 
-/* Finds or makes the node of (l, gen); under the graph lock. */
-static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
+/* The node of (l, gen), NULL when it has none; under the graph lock. */
+static node *node_find(const lt_lock *l, uint32_t gen, const void *addr)
 {
-    size_t b = node_bucket(addr);
-    for (node *n = nodes[b]; n; n = n->next_hash)
+    for (node *n = nodes[node_bucket(addr)]; n; n = n->next_hash)
         if (n->lock == l && n->gen == gen)
             return n;
-    node *n = lt_pool_get(&node_pool);
+    return NULL;
+}
+
+/* Finds or makes the node of (l, gen); under the graph lock. A new node has no edges yet, so
+ * it goes first in the order when its first edge leaves it, last when it enters it: that edge
+ * then agrees with the order. */
+static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr, int source)
+{
+    size_t b = node_bucket(addr);
+    node *n = node_find(l, gen, addr);
+    if (n)
+        return n;
+    n = lt_pool_get(&node_pool);
     if (!n)
         return NULL;
     n->addr = addr;
@@ -195,6 +217,7 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
     n->gen = gen;
     n->exclusive_only = kind != LT_RWLOCK;
     n->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
+    n->ord = source ? --ord_first : ++ord_last;
     n->next_hash = nodes[b];
     nodes[b] = n;
     atomic_fetch_add(&nnodes, 1);
@@ -220,6 +243,8 @@ static void unlink_in(node *to, const edge *e)
 static void edge_free(edge *e)
 {
     known_remove(e->fp);
+    if (e->back)
+        atomic_fetch_sub_explicit(&nback, 1, memory_order_relaxed);
     lt_pool_put(&edge_pool, e);
 }
 
@@ -265,75 +290,153 @@ static int conflicts(const node *n, lt_mode held, lt_mode req)
 }
 
 /* ------------------------------------------------------------------------------------------
- * Cycle search: depth-first from the new edge's target back to its source, over live nodes,
- * entering each node with a request mode and leaving it only by an edge whose held mode
- * conflicts with it. The path is kept in a scratch array that grows (under the graph lock).
+ * Topological order (Pearce and Kelly's incremental algorithm): every edge that is not a
+ * "back" edge goes from a lower ord to a higher one. A new edge against the order reorders
+ * just the nodes between its ends; one that closes a cycle of the plain graph (any modes)
+ * cannot be placed and is marked back. While no back edge exists the graph has no cycle, so
+ * no new edge needs a cycle search at all. Under the graph lock.
  * ---------------------------------------------------------------------------------------- */
-typedef struct frame {
-    node *at;
-    lt_mode in;    /* the mode the previous edge requests `at` in */
-    edge *via;     /* the edge that entered `at` */
-    edge *next;    /* next outgoing edge to try */
-} frame;
+static lt_bfs pk_fwd, pk_bwd;
+static int64_t *pk_ords;
+static size_t pk_ords_cap;
 
-static frame *scratch;
-static size_t scratch_cap;
+typedef struct pk_bound {
+    node *stop;    /* forward: the new edge's source; reaching it means a cycle */
+    int64_t ord;   /* forward: visit below it; backward: above it */
+} pk_bound;
 
-static int scratch_fit(size_t n)
+static void pk_expand_fwd(lt_bfs *b, size_t at)
 {
-    return lt_scratch_fit((void **)&scratch, &scratch_cap, n, sizeof *scratch);
-}
-
-static int enter_node(size_t depth, edge *via)
-{
-    node *n = via->to;
-    int m = via->info.to_mode == LT_MODE_WRITE;
-    if (n->mark[m] == stamp || !node_live(n) || !scratch_fit(depth + 1))
-        return 0;
-    n->mark[m] = stamp;
-    scratch[depth] = (frame){n, via->info.to_mode, via, n->out};
-    return 1;
-}
-
-/* Returns the cycle's length (edges, the new one first) and leaves its edges in scratch[].via
- * from index 0; 0 when the new edge closes no cycle that can deadlock. */
-static size_t find_cycle(edge *added)
-{
-    node *src = added->from;
-    size_t depth = 0;
-    stamp++;
-    if (!enter_node(depth++, added))
-        return 0;
-    while (depth > 0) {
-        frame *f = &scratch[depth - 1];
-        edge *e = f->next;
-        if (!e) {
-            depth--;
+    const pk_bound *k = b->ctx;
+    for (edge *e = ((node *)b->items[at].node)->out; e; e = e->next_out) {
+        node *w = e->to;
+        if (e->back || w->pk_mark == stamp || w->ord > k->ord)
             continue;
-        }
-        f->next = e->next_out;
-        if (!conflicts(f->at, e->info.from_mode, f->in))
-            continue;
-        if (e->to == src) {
-            if (!conflicts(src, added->info.from_mode, e->info.to_mode) || !scratch_fit(depth + 1))
-                continue;
-            scratch[depth].via = e;
-            return depth + 1;
-        }
-        if (enter_node(depth, e))
-            depth++;
+        w->pk_mark = stamp;
+        if (!lt_bfs_reach(b, at, w, e, 0, w == k->stop))
+            return;
     }
+}
+
+static void pk_expand_bwd(lt_bfs *b, size_t at)
+{
+    const pk_bound *k = b->ctx;
+    for (edge *e = ((node *)b->items[at].node)->in; e; e = e->next_in) {
+        node *w = e->from;
+        if (e->back || w->pk_mark == stamp || w->ord < k->ord)
+            continue;
+        w->pk_mark = stamp;
+        if (!lt_bfs_reach(b, at, w, e, 0, 0))
+            return;
+    }
+}
+
+/* Sorts items[0 .. n) by their nodes' ord (heapsort: nothing here may call malloc). */
+static void sort_by_ord(lt_bfs_item *a, size_t n)
+{
+#define ORD(i) (((node *)a[i].node)->ord)
+    for (size_t end = n, start = n / 2; end > 1;) {
+        size_t root;
+        if (start > 0) {
+            root = --start;
+        } else {
+            lt_bfs_item t = a[0];
+            a[0] = a[--end];
+            a[end] = t;
+            root = 0;
+        }
+        for (size_t child; (child = 2 * root + 1) < end; root = child) {
+            if (child + 1 < end && ORD(child + 1) > ORD(child))
+                child++;
+            if (ORD(root) >= ORD(child))
+                break;
+            lt_bfs_item t = a[root];
+            a[root] = a[child];
+            a[child] = t;
+        }
+    }
+#undef ORD
+}
+
+/* The new edge from -> to runs against the order: reorder, or say it closes a cycle (1). */
+static int pk_insert(node *from, node *to)
+{
+    pk_bound fwd = {from, from->ord}, bwd = {NULL, to->ord};
+    pk_fwd.expand = pk_expand_fwd;
+    pk_fwd.ctx = &fwd;
+    pk_bwd.expand = pk_expand_bwd;
+    pk_bwd.ctx = &bwd;
+    stamp++;
+    to->pk_mark = stamp;
+    if (lt_bfs_run(&pk_fwd, to, 0) || pk_fwd.failed)
+        return 1;
+    stamp++;
+    from->pk_mark = stamp;
+    lt_bfs_run(&pk_bwd, from, 0);
+    size_t nf = pk_fwd.n, nb = pk_bwd.n;
+    if (pk_bwd.failed || !lt_scratch_fit((void **)&pk_ords, &pk_ords_cap, nf + nb, sizeof *pk_ords))
+        return 1; /* out of memory: treated as a cycle, which only costs searches */
+    sort_by_ord(pk_bwd.items, nb);
+    sort_by_ord(pk_fwd.items, nf);
+    /* The ords both sets hold, merged in order, go to the backward set first. */
+    size_t i = 0, j = 0, k = 0;
+    while (i < nb || j < nf) {
+        int take_b = j == nf || (i < nb && ((node *)pk_bwd.items[i].node)->ord <
+                                               ((node *)pk_fwd.items[j].node)->ord);
+        pk_ords[k++] = take_b ? ((node *)pk_bwd.items[i++].node)->ord
+                              : ((node *)pk_fwd.items[j++].node)->ord;
+    }
+    for (k = 0; k < nb; k++)
+        ((node *)pk_bwd.items[k].node)->ord = pk_ords[k];
+    for (k = 0; k < nf; k++)
+        ((node *)pk_fwd.items[k].node)->ord = pk_ords[nb + k];
     return 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Cycle search: breadth-first from the newly taken lock X over live nodes, entering each node
+ * with a request mode and leaving it only by an edge whose held mode conflicts with it. A goal
+ * is a lock the thread taking X holds, in a mode that conflicts with the request reaching it:
+ * it was held when X was taken, so the path back to it and the edge H -> X close a cycle. The
+ * nearest goal gives a shortest cycle through X.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct search {
+    lt_thread *t;
+    lt_held *goal; /* the thread's entry for the lock the path ends at */
+} search;
+
+static lt_bfs cycle_bfs;
+
+static void cycle_expand(lt_bfs *b, size_t at)
+{
+    search *s = b->ctx;
+    node *n = b->items[at].node;
+    lt_mode in = (lt_mode)b->items[at].aux;
+    for (edge *e = n->out; e; e = e->next_out) {
+        node *w = e->to;
+        int m = e->info.to_mode == LT_MODE_WRITE;
+        if (!conflicts(n, e->info.from_mode, in) || w->mark[m] == stamp || !node_live(w))
+            continue;
+        w->mark[m] = stamp;
+        lt_held *h = lt_held_find(s->t, w->addr);
+        int goal = h && h->lock == w->lock && h->gen == w->gen &&
+                   conflicts(w, (lt_mode)h->mode, e->info.to_mode);
+        if (goal)
+            s->goal = h;
+        if (!lt_bfs_reach(b, at, w, e, e->info.to_mode, goal))
+            return;
+    }
 }
 
 /* ---------------------------------------------------------------------------------------- */
 
-/* A cycle is one inversion whichever edge closes it: keyed by the set of its locks. */
+/* A cycle is one inversion whichever edge closes it: keyed by the set of its locks, the
+ * nodes of the path in cycle_bfs. */
 static uint64_t cycle_key(size_t n)
 {
     uint64_t sum = 0, x = 0;
     for (size_t i = 0; i < n; i++) {
-        const node *k = scratch[i].via->from;
+        const node *k = cycle_bfs.path[i].node;
         uint64_t h = ((uint64_t)(uintptr_t)k->lock ^ ((uint64_t)k->gen << 48)) *
                      0x9E3779B97F4A7C15ull;
         sum += h;
@@ -361,8 +464,9 @@ static size_t cycle_bytes(size_t n)
     return n * (sizeof(lt_edge_info *) + sizeof(lt_edge_info));
 }
 
-/* Copies the cycle out of scratch, by value: once the lock is released its edges may go.
- * NULL when already reported. One mapping: the pointers, then the edges. */
+/* Copies the cycle of n locks out of the search's path, by value (once the lock is released
+ * its edges may go), the closing edge H -> X first, left for the caller to fill. NULL when
+ * already reported. One mapping: the pointers, then the edges. */
 static const lt_edge_info **take_cycle(size_t n)
 {
     if (!first_report(cycle_key(n)))
@@ -370,7 +474,8 @@ static const lt_edge_info **take_cycle(size_t n)
     const lt_edge_info **out = lt_map(cycle_bytes(n));
     lt_edge_info *copy = out ? (lt_edge_info *)(out + n) : NULL;
     for (size_t i = 0; out && i < n; i++) {
-        copy[i] = scratch[i].via->info;
+        if (i > 0)
+            copy[i] = ((edge *)cycle_bfs.path[i].via)->info;
         out[i] = &copy[i];
     }
     return out;
@@ -397,11 +502,13 @@ typedef struct request {
     lt_event *ev;
     uint32_t gen;       /* the new lock's gen */
     uint32_t stack;     /* where it was taken: unwound once, for the first new edge */
+    int added;          /* an edge into it was added to the graph */
 } request;
 
 /* What the edge h -> r will say; made before the graph lock, since it unwinds. */
 static void edge_describe(lt_edge_info *i, lt_held *h, request *r)
 {
+    memset(i, 0, sizeof *i);
     lt_lock_ref_fill(&i->from, h->addr, (lt_kind)h->kind, h->lock);
     lt_lock_ref_fill(&i->to, r->ev->addr, r->ev->kind, r->ev->lock);
     i->from_mode = (lt_mode)h->mode;
@@ -411,12 +518,18 @@ static void edge_describe(lt_edge_info *i, lt_held *h, request *r)
     lt_thread_info_now(r->ev->self, &i->thread);
 }
 
-/* Links a new edge into the graph; under the graph lock. NULL when out of memory. */
+static uint64_t edge_fp(const lt_held *h, const request *r)
+{
+    return fingerprint(h->lock, h->gen, (lt_mode)h->mode, r->ev->lock, r->gen, r->ev->mode);
+}
+
+/* Links a new edge into the graph and the order; under the graph lock. NULL when out of
+ * memory. */
 static edge *edge_link(const lt_edge_info *info, const lt_held *h, const request *r,
                        uint64_t fp)
 {
-    node *from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
-    node *to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
+    node *from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr, 1);
+    node *to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr, 0);
     edge *e = from && to ? lt_pool_get(&edge_pool) : NULL;
     if (!e)
         return NULL;
@@ -432,37 +545,85 @@ static edge *edge_link(const lt_edge_info *info, const lt_held *h, const request
     e->from->out = e;
     e->next_in = e->to->in;
     e->to->in = e;
+    if (from->ord > to->ord && pk_insert(from, to)) {
+        e->back = 1;
+        atomic_fetch_add_explicit(&nback, 1, memory_order_relaxed);
+    }
     return e;
 }
 
-/* Inserts the edge unless another thread just did; decides under the lock, reports after. */
-static void edge_add(lt_held *h, request *r, uint64_t fp)
+/* Inserts the edge h -> r as info describes it, unless another thread just did. */
+static void edge_insert(const lt_edge_info *info, lt_held *h, request *r, uint64_t fp)
 {
-    lt_edge_info info;
-    const lt_edge_info **cycle = NULL;
-    size_t n = 0;
     int failed = 0;
-    memset(&info, 0, sizeof info);
-    edge_describe(&info, h, r);
     lt_spin_lock(&graph_lock);
     if (!known_has(fp)) {
-        edge *e = edge_link(&info, h, r, fp);
-        failed = !e;
-        n = e ? find_cycle(e) : 0;
-        cycle = n ? take_cycle(n) : NULL;
+        failed = !edge_link(info, h, r, fp);
+        r->added |= !failed;
     }
     lt_spin_unlock(&graph_lock);
     if (failed)
         lt_report_out_of_memory();
-    if (cycle)
-        report_inversion(cycle, n);
+}
+
+static void edge_add(lt_held *h, request *r, uint64_t fp)
+{
+    lt_edge_info info;
+    edge_describe(&info, h, r);
+    edge_insert(&info, h, r, fp);
 }
 
 static void edge_seen(lt_held *h, request *r)
 {
-    uint64_t fp = fingerprint(h->lock, h->gen, (lt_mode)h->mode, r->ev->lock, r->gen, r->ev->mode);
+    uint64_t fp = edge_fp(h, r);
     if (lt_unlikely(!known_has(fp)))
         edge_add(h, r, fp);
+}
+
+/* The closing edge H -> X as the graph has it; under the graph lock. */
+static const edge *edge_find(const lt_held *h, const request *r, const node *x)
+{
+    uint64_t fp = edge_fp(h, r);
+    for (const edge *e = x->in; e; e = e->next_in)
+        if (e->fp == fp)
+            return e;
+    return NULL;
+}
+
+/* New edges went into X: the shortest cycle through it, if the graph has cycles at all.
+ * Reported after the graph lock is released. */
+static void cycle_check(request *r)
+{
+    search s = {r->ev->self, NULL};
+    const lt_edge_info **cycle = NULL;
+    lt_edge_info *closing = NULL;
+    int implied = 0;
+    size_t n = 0;
+    lt_spin_lock(&graph_lock);
+    node *x = node_find(r->ev->lock, r->gen, r->ev->addr);
+    if (x) {
+        cycle_bfs.expand = cycle_expand;
+        cycle_bfs.ctx = &s;
+        stamp++;
+        x->mark[r->ev->mode == LT_MODE_WRITE] = stamp;
+        n = lt_bfs_run(&cycle_bfs, x, r->ev->mode);
+        cycle = n ? take_cycle(n) : NULL;
+    }
+    if (cycle) {
+        closing = (lt_edge_info *)cycle[0];
+        const edge *e = edge_find(s.goal, r, x);
+        if (e)
+            *closing = e->info;
+        implied = !e;
+    }
+    lt_spin_unlock(&graph_lock);
+    if (!cycle)
+        return;
+    if (implied) { /* H -> X, so far implied through an anchor, becomes an edge of its own */
+        edge_describe(closing, s.goal, r);
+        edge_insert(closing, s.goal, r, edge_fp(s.goal, r));
+    }
+    report_inversion(cycle, n);
 }
 
 /* After a successful blocking or timed acquisition of ev->lock, before it joins the held
@@ -473,7 +634,7 @@ void lt_order_acquired(lt_event *ev)
     lt_thread *t = ev->self;
     if (t->nheld == 0 || ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
         return;
-    request r = {ev, atomic_load_explicit(&ev->lock->gen, memory_order_relaxed), 0};
+    request r = {ev, atomic_load_explicit(&ev->lock->gen, memory_order_relaxed), 0, 0};
     for (uint32_t i = t->held_end; i-- > 0;) {
         lt_held *h = &t->held[i];
         if (!h->lock || h->lock == ev->lock ||
@@ -483,6 +644,8 @@ void lt_order_acquired(lt_event *ev)
         if (h->anchor)
             break;
     }
+    if (lt_unlikely(r.added) && atomic_load_explicit(&nback, memory_order_relaxed))
+        cycle_check(&r);
 }
 
 /* Whether the lock ev acquires will be an anchor while held (see the top of the file). */

@@ -37,9 +37,10 @@ int lt_platform_mutex_robust(const void *mutex);
  * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), read from the lock itself. */
 int lt_platform_rwlock_prefers_writer(const void *rwlock);
 
-/* What the lock word says: 0 when it shows that the thread with kernel id `tid` does not hold
- * the lock (kind lt_kind) in `mode` (lt_mode), 1 when it does or when the word cannot tell.
- * A spinlock word has no owner: only "unlocked" contradicts. */
+/* What the lock word says: 0 when it shows that the thread with kernel id `tid` (0: any
+ * thread) does not hold the lock (kind lt_kind) in `mode` (lt_mode), 1 when it does or when
+ * the word cannot tell. A spinlock word and a read hold have no owner: only "unlocked"
+ * contradicts. */
 int lt_platform_lock_held(const void *lock, int kind, int mode, int tid);
 
 /* Nonzero when the lock word shows a writer queued on a writer-preferring rwlock that holds
@@ -83,10 +84,13 @@ typedef struct lt_symbol {
     uintptr_t module_offset;
     const char *file;     /* source file, NULL without debug info */
     int line;
+    int inlined;          /* a call inlined at the address (the function's frame comes last) */
 } lt_symbol;
 
-/* Describes ip (a return address is looked up as ip - 1 by the caller). Report time only. */
-void lt_platform_symbolize(uintptr_t ip, lt_symbol *out);
+/* Describes ip: the calls inlined at it, innermost first, then its function, at most max into
+ * out; returns how many (1 or more when max > 0). A return address is looked up as ip - 1 by
+ * the caller. Report time only. */
+size_t lt_platform_symbolize(uintptr_t ip, lt_symbol *out, size_t max);
 
 /* Copies n bytes at src that another thread may unmap meanwhile: 0 on success, -1 when some
  * of it is not mapped (nothing faults). Async-signal-safe. */

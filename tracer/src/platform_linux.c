@@ -32,6 +32,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "dwarf_frames.h"
 #include "lt_internal.h"
 
 void *lt_platform_real(const char *name, const char *version)
@@ -53,10 +54,7 @@ void *lt_platform_real(const char *name, const char *version)
 #define DW_FUNCS(X)                                                                         \
     X(dwfl_begin) X(dwfl_end) X(dwfl_linux_proc_report) X(dwfl_report_end)                  \
     X(dwfl_linux_proc_find_elf) X(dwfl_build_id_find_debuginfo) X(dwfl_addrmodule)          \
-    X(dwfl_module_addrinfo) X(dwfl_module_getsrc) X(dwfl_lineinfo) X(dwfl_module_getdwarf)  \
-    X(dwarf_nextcu) X(dwarf_offdie) X(dwarf_haspc) X(dwarf_getsrc_die) X(dwarf_lineno)      \
-    X(dwarf_linesrc) X(dwfl_module_build_id) X(dwelf_elf_gnu_build_id) X(elf_version)        \
-    X(elf_begin) X(elf_end)
+    X(dwfl_module_build_id) X(dwelf_elf_gnu_build_id) X(elf_version) X(elf_begin) X(elf_end)
 
 #define FIELD(f) __typeof__(&f) f;
 static struct {
@@ -67,10 +65,12 @@ static struct {
     DW_FUNCS(FIELD)
 } dw;
 #undef FIELD
+static lt_dw_api dw_frames; /* what dwarf_frames.c calls: bound with the rest of libdw */
 
 #define BIND(table, f) ok &= (table.f = (__typeof__(&f))dlsym(h, LT_STR(f))) != NULL;
 #define BIND_UNW(f) BIND(unw, f)
 #define BIND_DW(f) BIND(dw, f)
+#define BIND_DW_FRAMES(f) BIND(dw_frames, f)
 
 static int bind_unwind(void *h)
 {
@@ -84,6 +84,7 @@ static int bind_dw(void *h)
 {
     int ok = 1;
     DW_FUNCS(BIND_DW)
+    LT_DW_FRAME_FUNCS(BIND_DW_FRAMES)
     return ok;
 }
 
@@ -186,15 +187,18 @@ static int spin_locked(int word)
  * then reads as not held, which can only hide a report. */
 int lt_platform_lock_held(const void *lock, int kind, int mode, int tid)
 {
+    int owner;
     switch (kind) {
-    case LT_MUTEX: return ((const pthread_mutex_t *)lock)->__data.__owner == tid;
+    case LT_MUTEX:
+        owner = ((const pthread_mutex_t *)lock)->__data.__owner;
+        return tid ? owner == tid : owner != 0;
     case LT_SPIN: return spin_locked(*(const volatile int *)lock);
     case LT_ONCE: return (*(const volatile int *)lock & 3) == 1; /* glibc: running, not done */
     default: break;
     }
     const pthread_rwlock_t *rw = lock;
     if (mode == LT_MODE_WRITE)
-        return rw->__data.__cur_writer == tid;
+        return tid ? rw->__data.__cur_writer == tid : rw->__data.__cur_writer != 0;
     return (atomic_load((const _Atomic unsigned *)&rw->__data.__readers) >>
             GLIBC_RW_READER_SHIFT) != 0;
 }
@@ -348,75 +352,78 @@ static Dwfl *symbolizer(void)
     return dwfl;
 }
 
-/* C++ names read better demangled; libstdc++'s demangler is used when the program has it. */
-static const char *demangle(const char *name)
+/* __cxa_demangle: the program's own, or libstdc++'s loaded privately (a C program, or a C++
+ * one linked without libstdc++, still gets readable C++ names); NULL when there is none. */
+typedef char *(*demangler)(const char *, char *, size_t *, int *);
+static demangler find_demangler(void)
 {
-    typedef char *(*demangler)(const char *, char *, size_t *, int *);
-    static char buf[512];
     static demangler fn;
-    int status = -1;
-    if (!name || name[0] != '_' || name[1] != 'Z')
-        return name;
-    if (!fn)
+    static int looked;
+    if (!looked) {
+        looked = 1;
         fn = (demangler)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    char *d = fn ? fn(name, NULL, NULL, &status) : NULL;
-    if (!d || status != 0)
-        return name;
+        void *h = fn ? NULL : dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+        if (h)
+            fn = (demangler)dlsym(h, "__cxa_demangle");
+    }
+    return fn;
+}
+
+/* Names of one lookup (its inlined calls and function), demangled; valid until the next. */
+#define NAMES 64
+static char names[NAMES][1024];
+static size_t nnames;
+
+static const char *name_of(void *ctx, const char *symbol)
+{
+    (void)ctx;
+    demangler fn = symbol && symbol[0] == '_' && symbol[1] == 'Z' ? find_demangler() : NULL;
+    int status = -1;
+    char *d = fn ? fn(symbol, NULL, NULL, &status) : NULL;
+    const char *use = d && status == 0 ? d : symbol;
+    char *buf = names[nnames++ % NAMES];
     size_t i = 0;
-    for (; d[i] && i + 1 < sizeof buf; i++)
-        buf[i] = d[i];
+    for (; use && use[i] && i + 1 < sizeof names[0]; i++)
+        buf[i] = use[i];
     buf[i] = 0;
     free(d);
-    return buf;
+    return use ? buf : NULL;
 }
 
-/* dwfl_module_getsrc finds the compile unit through .debug_aranges, which clang does not
- * emit by default: then ask each unit whether it covers the address. */
-static const char *line_by_scan(Dwfl_Module *mod, uintptr_t ip, int *line)
-{
-    Dwarf_Addr bias;
-    Dwarf *dbg = dw.dwfl_module_getdwarf(mod, &bias);
-    Dwarf_Off off = 0, next;
-    size_t header;
-    while (dbg && dw.dwarf_nextcu(dbg, off, &next, &header, NULL, NULL, NULL) == 0) {
-        Dwarf_Die cu;
-        Dwarf_Line *l;
-        if (dw.dwarf_offdie(dbg, off + header, &cu) && dw.dwarf_haspc(&cu, ip - bias) == 1 &&
-            (l = dw.dwarf_getsrc_die(&cu, ip - bias)) != NULL && dw.dwarf_lineno(l, line) == 0)
-            return dw.dwarf_linesrc(l, NULL, NULL);
-        off = next;
-    }
-    return NULL;
-}
-
-void lt_platform_symbolize(uintptr_t ip, lt_symbol *out)
+size_t lt_platform_symbolize(uintptr_t ip, lt_symbol *out, size_t max)
 {
     Dl_info info;
-    *out = (lt_symbol){0};
+    lt_dw_frame found[NAMES / 2];
+    if (max == 0)
+        return 0;
+    out[0] = (lt_symbol){0};
     if (dladdr((void *)ip, &info)) {
-        out->module = info.dli_fname;
-        out->module_offset = ip - (uintptr_t)info.dli_fbase;
+        out[0].module = info.dli_fname;
+        out[0].module_offset = ip - (uintptr_t)info.dli_fbase;
         if (info.dli_sname) {
-            out->function = info.dli_sname;
-            out->function_offset = ip - (uintptr_t)info.dli_saddr;
+            out[0].function = info.dli_sname;
+            out[0].function_offset = ip - (uintptr_t)info.dli_saddr;
         }
     }
     Dwfl *dwfl = symbolizer();
     Dwfl_Module *mod = dwfl ? dw.dwfl_addrmodule(dwfl, ip) : NULL;
-    if (!mod)
-        return;
-    GElf_Off off;
-    GElf_Sym sym;
-    const char *name = dw.dwfl_module_addrinfo(mod, ip, &off, &sym, NULL, NULL, NULL);
-    if (name) {
-        out->function = demangle(name);
-        out->function_offset = off;
+    dw_frames.name = name_of;
+    nnames = 0;
+    size_t n = mod ? lt_dw_frames(&dw_frames, mod, ip, found, max < NAMES / 2 ? max : NAMES / 2)
+                   : 0;
+    lt_symbol base = out[0];
+    for (size_t i = 0; i < n; i++) {
+        lt_symbol s = base;
+        if (found[i].function) {
+            s.function = found[i].function;
+            s.function_offset = found[i].function_offset;
+        }
+        s.file = found[i].file;
+        s.line = found[i].line;
+        s.inlined = found[i].inlined;
+        out[i] = s;
     }
-    Dwfl_Line *line = dw.dwfl_module_getsrc(mod, ip);
-    if (line)
-        out->file = dw.dwfl_lineinfo(line, NULL, &out->line, NULL, NULL, NULL);
-    else
-        out->file = line_by_scan(mod, ip, &out->line);
+    return n ? n : 1;
 }
 
 /* process_vm_readv on ourselves reports EFAULT instead of raising SIGSEGV. */

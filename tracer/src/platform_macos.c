@@ -129,18 +129,22 @@ uintptr_t lt_platform_proc_start(uintptr_t ip)
     return dladdr((void *)ip, &info) && info.dli_saddr ? (uintptr_t)info.dli_saddr : 0;
 }
 
-void lt_platform_symbolize(uintptr_t ip, lt_symbol *out)
+/* dladdr only: no inlined calls, no lines. */
+size_t lt_platform_symbolize(uintptr_t ip, lt_symbol *out, size_t max)
 {
     Dl_info info;
+    if (max == 0)
+        return 0;
     *out = (lt_symbol){0};
     if (!dladdr((void *)ip, &info))
-        return;
+        return 1;
     out->module = info.dli_fname;
     out->module_offset = ip - (uintptr_t)info.dli_fbase;
     if (info.dli_sname) {
         out->function = info.dli_sname;
         out->function_offset = ip - (uintptr_t)info.dli_saddr;
     }
+    return 1;
 }
 
 /* libsystem has no robust mutexes: an owner's death never turns into EOWNERDEAD. */

@@ -49,25 +49,33 @@ static const char *keep_same(const char *s, const char *prev)
     return prev && s && strcmp(prev, s) == 0 ? prev : keep(s);
 }
 
-static void fill_frame(lt_rep_frame *f, uintptr_t ip, const lt_rep_frame *prev)
+/* The frames of one captured address into f (at most room, 1 or more): the calls inlined
+ * there, innermost first, then its function. */
+static size_t fill_frames(lt_rep_frame *f, size_t room, uintptr_t ip, const lt_rep_frame *prev)
 {
-    lt_symbol s;
-    *f = (lt_rep_frame){.ip = ip};
+    lt_symbol s[32];
+    lt_rep_frame base = {.ip = ip};
     if (lt_platform_module(ip, &module)) {
-        f->module = keep_same(module.path, prev ? prev->module : NULL);
+        base.module = keep_same(module.path, prev ? prev->module : NULL);
         if (module.build_id[0])
-            f->build_id = keep_same(module.build_id, prev ? prev->build_id : NULL);
-        f->module_offset = ip - module.base;
+            base.build_id = keep_same(module.build_id, prev ? prev->build_id : NULL);
+        base.module_offset = ip - module.base;
     }
-    lt_platform_symbolize(ip - 1, &s); /* ip is a return address: look up the call */
-    f->function = keep(s.function);
-    f->function_offset = s.function_offset;
-    f->file = keep(s.file);
-    f->line = s.line;
-    if (!f->module && s.module) {
-        f->module = keep(s.module);
-        f->module_offset = s.module_offset + 1;
+    /* ip is a return address: look up the call */
+    size_t n = lt_platform_symbolize(ip - 1, s, room < LT_ARRAY_LEN(s) ? room : LT_ARRAY_LEN(s));
+    for (size_t i = 0; i < n; i++) {
+        f[i] = base;
+        f[i].function = keep(s[i].function);
+        f[i].function_offset = s[i].function_offset;
+        f[i].file = keep(s[i].file);
+        f[i].line = s[i].line;
+        f[i].inlined = s[i].inlined;
+        if (!f[i].module && s[i].module) {
+            f[i].module = keep(s[i].module);
+            f[i].module_offset = s[i].module_offset + 1;
+        }
     }
+    return n;
 }
 
 static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int lock, int partial)
@@ -84,9 +92,10 @@ static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int loc
             s->dropped = n - i;
             break;
         }
-        fill_frame(&frames[nframes], ips[i], i ? &frames[nframes - 1] : NULL);
-        nframes++;
-        s->nframes++;
+        size_t k = fill_frames(&frames[nframes], MAX_FRAMES - nframes, ips[i],
+                               i ? &frames[nframes - 1] : NULL);
+        nframes += k;
+        s->nframes += k;
     }
     return s;
 }

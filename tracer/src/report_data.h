@@ -35,7 +35,7 @@ typedef struct lt_rep_frame {
     uint64_t function_offset; /* of ip - 1 from the function's start */
     const char *file;         /* source file, NULL without debug info */
     int line;
-    int inlined;              /* 1: a frame inlined at this ip (only the tool finds those) */
+    int inlined;              /* 1: a call inlined at this ip (its function's frame follows) */
 } lt_rep_frame;
 
 typedef struct lt_rep_stack {

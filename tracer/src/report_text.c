@@ -562,6 +562,22 @@ static void put_end(out *o, const lt_rep_lock *l, lt_mode m)
     put(o, ")");
 }
 
+/* Who row i of an inversion's table is: the thread that made edge i; a thread already named
+ * in an earlier row (a cycle one thread made alone) stands for another thread doing the same. */
+static void put_row_thread(out *o, const lt_rep *r, size_t i)
+{
+    const lt_rep_thread *t = thread_at(r, r->steps[i].thread);
+    for (size_t k = 0; k < i; k++) {
+        if (r->steps[k].thread == r->steps[i].thread) {
+            put(o, "another thread, as ");
+            put_tref(o, t);
+            put(o, " did,");
+            return;
+        }
+    }
+    put_tref(o, t);
+}
+
 static void put_inversion(out *o, const lt_rep *r)
 {
     put(o, "locktrace: lock-order-inversion: ");
@@ -580,8 +596,8 @@ static void put_inversion(out *o, const lt_rep *r)
     }
     put(o, "  how it deadlocks:\n");
     for (size_t i = 0; i < r->nsteps; i++) {
-        put(o, "    thread ");
-        put_dec(o, (long)i + 1);
+        put(o, "    ");
+        put_row_thread(o, r, i);
         put(o, " holds ");
         put_end(o, lock_at(r, r->steps[i].from), r->steps[i].held_mode);
         put(o, " and wants ");

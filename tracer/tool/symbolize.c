@@ -8,6 +8,8 @@
  */
 #define _GNU_SOURCE
 #include "symbolize.h"
+
+#include "dwarf_frames.h"
 #include "report_set.h"
 
 #include <dlfcn.h>
@@ -200,65 +202,42 @@ static module *find_module(lt_symbolizer *sz, const char *path, const char *buil
 }
 
 /* ------------------------------------------------------------------------------------------
- * One address: the chain of inlined calls at it, innermost first, then its function.
+ * One address: the frames dwarf_frames.c finds there, with the frame's recorded fields.
  * ---------------------------------------------------------------------------------------- */
-static const char *die_name(lt_symbolizer *sz, Dwarf_Die *die)
+static const char *name_of(void *sz, const char *symbol)
 {
-    Dwarf_Attribute attr;
-    const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
-    if (!linkage)
-        linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-    return linkage ? demangle(sz, linkage) : dwarf_diename(die);
-}
-
-/* Where an inlined subroutine was called from: its DW_AT_call_file and DW_AT_call_line. */
-static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, int *line)
-{
-    Dwarf_Attribute attr;
-    Dwarf_Word idx = 0, ln = 0;
-    Dwarf_Files *files;
-    size_t nfiles;
-    *file = NULL;
-    *line = 0;
-    if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &attr), &idx) == 0 &&
-        dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && idx < nfiles)
-        *file = dwarf_filesrc(files, idx, NULL, NULL);
-    if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &attr), &ln) == 0)
-        *line = (int)ln;
+    return demangle(sz, symbol);
 }
 
 /* Appends the frames for addr to out (at most max); returns how many. */
 static size_t frames_at(lt_symbolizer *sz, module *m, Dwarf_Addr addr, const lt_rep_frame *orig,
                         lt_rep_frame *out, size_t max)
 {
-    GElf_Off off = 0;
-    GElf_Sym sym;
-    const char *fn = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
-    lt_rep_frame f = *orig;
-    f.function = fn ? demangle(sz, fn) : orig->function;
-    f.function_offset = fn ? off : orig->function_offset;
-    f.file = NULL;
-    f.line = 0;
-    Dwfl_Line *line = dwfl_module_getsrc(m->mod, addr);
-    if (line)
-        f.file = dwfl_lineinfo(line, NULL, &f.line, NULL, NULL, NULL);
-    size_t n = 0;
-    Dwarf_Addr bias;
-    Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &bias), *scopes = NULL, *chain = NULL;
-    int nchain = cu && dwarf_getscopes(cu, addr - bias, &scopes) > 0
-                     ? dwarf_getscopes_die(&scopes[0], &chain) : 0;
-    for (int i = 0; i < nchain && n + 1 < max; i++) {
-        if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
-            continue;
-        lt_rep_frame in = f;
-        in.function = die_name(sz, &chain[i]);
-        in.inlined = 1;
-        out[n++] = in;
-        call_site(cu, &chain[i], &f.file, &f.line);
+    static const lt_dw_api linked = {
+#define LT_DW_LINKED(f) .f = f,
+        LT_DW_FRAME_FUNCS(LT_DW_LINKED)
+#undef LT_DW_LINKED
+    };
+    lt_dw_api dw = linked;
+    lt_dw_frame found[64];
+    dw.name = name_of;
+    dw.ctx = sz;
+    size_t n = lt_dw_frames(&dw, m->mod, addr, found, max < 64 ? max : 64);
+    if (n == 0 && max > 0) { /* nothing known: the frame as recorded, without its line */
+        out[0] = *orig;
+        out[0].file = NULL;
+        out[0].line = 0;
+        return 1;
     }
-    free(scopes);
-    free(chain);
-    out[n++] = f;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = *orig;
+        out[i].function = found[i].function ? found[i].function : orig->function;
+        out[i].function_offset = found[i].function ? found[i].function_offset
+                                                   : orig->function_offset;
+        out[i].file = found[i].file;
+        out[i].line = found[i].line;
+        out[i].inlined = found[i].inlined;
+    }
     return n;
 }
 
@@ -306,6 +285,8 @@ size_t lt_symbolize_stack(lt_symbolizer *sz, const lt_rep_stack *s, lt_rep_frame
             out[n++] = *f;
             continue;
         }
+        if (f->inlined) /* found again with the function's frame at the same address */
+            continue;
         Dwarf_Addr bias;
         dwfl_module_getelf(m->mod, &bias);
         n += frames_at(sz, m, bias + f->module_offset - 1, f, out + n, max - n);

@@ -132,3 +132,73 @@ tl_status tl_cpu_conv2d(const tl_operand *dst, const tl_operand *x, const tl_ope
     };
     return conv_run(dst, x, k, &g);
 }
+
+/* ------------------------------------------------------------------------------------------
+ * conv_transpose: every input element scatters its products with the kernel into the output
+ * (the adjoint of conv), accumulated in double, then stored in dst's dtype. conv_transpose1d
+ * is the 2-D walk with height 1.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct tconv_geom {
+    size_t batch, c_in, cout_g, groups, h, w, kh, kw, oh, ow;
+} tconv_geom;
+
+static void tconv_walk(const double *x, const double *k, double *out, const tconv_geom *g,
+                       const tl_conv_params *p, bool two_d)
+{
+    size_t cin_g = g->c_in / g->groups, c_out = g->cout_g * g->groups;
+    size_t pad_h = two_d ? p->padding : 0, s_h = two_d ? p->stride : 1;
+    size_t d_h = two_d ? p->dilation : 1;
+    for (size_t b = 0; b < g->batch; b++)
+        for (size_t ci = 0; ci < g->c_in; ci++) {
+            size_t grp = ci / cin_g;
+            const double *xp = x + (b * g->c_in + ci) * g->h * g->w;
+            for (size_t co = 0; co < g->cout_g; co++) {
+                const double *kp = k + (ci * g->cout_g + co) * g->kh * g->kw;
+                double *op = out + (b * c_out + grp * g->cout_g + co) * g->oh * g->ow;
+                for (size_t y = 0; y < g->h; y++)
+                    for (size_t ky = 0; ky < g->kh; ky++) {
+                        ptrdiff_t oy = (ptrdiff_t)(y * s_h + ky * d_h) - (ptrdiff_t)pad_h;
+                        if (oy < 0 || oy >= (ptrdiff_t)g->oh)
+                            continue;
+                        for (size_t xx = 0; xx < g->w; xx++)
+                            for (size_t kx = 0; kx < g->kw; kx++) {
+                                ptrdiff_t ox = (ptrdiff_t)(xx * p->stride + kx * p->dilation) -
+                                               (ptrdiff_t)p->padding;
+                                if (ox >= 0 && ox < (ptrdiff_t)g->ow)
+                                    op[(size_t)oy * g->ow + (size_t)ox] +=
+                                        xp[y * g->w + xx] * kp[ky * g->kw + kx];
+                            }
+                    }
+            }
+        }
+}
+
+tl_status tl_cpu_conv_transpose(const tl_operand *dst, const tl_operand *x, const tl_operand *k,
+                                const tl_conv_params *p)
+{
+    const char *op = "conv_transpose";
+    const size_t *xs = x->layout->shape, *ks = k->layout->shape, *os = dst->layout->shape;
+    bool two_d = x->layout->ndim == 4;
+    tconv_geom g = {
+        .batch = xs[0], .c_in = xs[1], .cout_g = ks[1], .groups = p->groups,
+        .h = two_d ? xs[2] : 1, .w = xs[two_d ? 3 : 2], .kh = two_d ? ks[2] : 1,
+        .kw = ks[two_d ? 3 : 2], .oh = two_d ? os[2] : 1, .ow = os[two_d ? 3 : 2],
+    };
+    size_t n = tl_layout_elems(dst->layout);
+    const void *xd, *kd;
+    void *xo = NULL, *ko = NULL;
+    double *out = tl_calloc(n, sizeof *out);
+    tl_status st = out ? TL_OK : tl_fail_nomem(op, n * sizeof *out);
+    if (st == TL_OK)
+        st = tl_cpu_contiguous(op, x, TL_F64, &xd, &xo);
+    if (st == TL_OK)
+        st = tl_cpu_contiguous(op, k, TL_F64, &kd, &ko);
+    if (st == TL_OK) {
+        tconv_walk(xd, kd, out, &g, p, two_d);
+        st = tl_cpu_store_contiguous(dst, out, TL_F64);
+    }
+    free(out);
+    free(xo);
+    free(ko);
+    return st;
+}

@@ -38,6 +38,14 @@ tl_status tl_cpu_conv1d(const tl_operand *dst, const tl_operand *x, const tl_ope
                         const tl_conv_params *p);
 tl_status tl_cpu_conv2d(const tl_operand *dst, const tl_operand *x, const tl_operand *k,
                         const tl_conv_params *p);
+tl_status tl_cpu_conv_transpose(const tl_operand *dst, const tl_operand *x, const tl_operand *k,
+                                const tl_conv_params *p);
+
+/* ------------------------------------------------------------------------------------------
+ * cpu_pool.c
+ * ---------------------------------------------------------------------------------------- */
+tl_status tl_cpu_pool2d(const tl_operand *dst, const tl_operand *src, const size_t *window,
+                        const size_t *stride, bool max);
 
 /* ------------------------------------------------------------------------------------------
  * cpu_indexing.c

@@ -110,6 +110,8 @@ static void add_elem(tl_dtype dtype, void *dst, size_t di, const void *src, size
     switch (dtype) {
     case TL_U8:
     case TL_U32:
+    case TL_I16:
+    case TL_I32:
     case TL_I64: {
         uint64_t a = (uint64_t)tl_load_i64(dtype, dst, di);
         uint64_t b = (uint64_t)tl_load_i64(dtype, src, si);

@@ -47,17 +47,24 @@ void Acquire_1_then_0(void)
 }
 
 /* "self": m0 taken again through the helper from another caller: a self-deadlock whose
- * earlier acquisition must name Acquire0's caller, not the request's. */
+ * earlier acquisition must name Acquire0's caller, not the request's. (A function of its own:
+ * inlined into main, clang would share its first call with Acquire_0_then_1's, at line 0.) */
 void Take_again(void)
 {
     Acquire0(); /* @Take_again */
 }
 
+__attribute__((noinline)) void Relock(void)
+{
+    Acquire0(); /* @Relock:first */
+    Take_again(); /* @Relock:again */
+}
+
 int main(int argc, char **argv)
 {
+    (void)argv;
     if (argc > 1) {
-        Acquire0(); /* @main:self */
-        Take_again(); /* @main:again */
+        Relock(); /* @main:relock */
         return 0;
     }
     Acquire_0_then_1(); /* @main:01 */

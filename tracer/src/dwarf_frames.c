@@ -1,0 +1,101 @@
+/*
+ * dwarf_frames.c - the frames at one code address, from libdw (see dwarf_frames.h).
+ */
+#include "dwarf_frames.h"
+
+#include <dwarf.h>
+#include <stdlib.h>
+
+/* The compile unit covering addr: through .debug_aranges, or, for units without them (clang
+ * emits none by default), by asking each unit whether it covers the address. */
+static Dwarf_Die *unit_at(const lt_dw_api *dw, Dwfl_Module *mod, Dwarf_Addr addr,
+                          Dwarf_Die *store, Dwarf_Addr *bias)
+{
+    Dwarf_Die *cu = dw->dwfl_module_addrdie(mod, addr, bias);
+    if (cu)
+        return cu;
+    Dwarf *dbg = dw->dwfl_module_getdwarf(mod, bias);
+    Dwarf_Off off = 0, next;
+    size_t header;
+    while (dbg && dw->dwarf_nextcu(dbg, off, &next, &header, NULL, NULL, NULL) == 0) {
+        if (dw->dwarf_offdie(dbg, off + header, store) && dw->dwarf_haspc(store, addr - *bias) == 1)
+            return store;
+        off = next;
+    }
+    return NULL;
+}
+
+/* The line at addr: the innermost inlined call's own line when addr is in one. */
+static void line_at(const lt_dw_api *dw, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr addr,
+                    Dwarf_Addr bias, lt_dw_frame *f)
+{
+    Dwfl_Line *l = dw->dwfl_module_getsrc(mod, addr);
+    Dwarf_Line *dl;
+    if (l) {
+        f->file = dw->dwfl_lineinfo(l, NULL, &f->line, NULL, NULL, NULL);
+    } else if (cu && (dl = dw->dwarf_getsrc_die(cu, addr - bias)) != NULL &&
+               dw->dwarf_lineno(dl, &f->line) == 0) {
+        f->file = dw->dwarf_linesrc(dl, NULL, NULL);
+    }
+    if (!f->file)
+        f->line = 0;
+}
+
+static const char *die_name(const lt_dw_api *dw, Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    const char *linkage =
+        dw->dwarf_formstring(dw->dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+    if (!linkage)
+        linkage = dw->dwarf_formstring(dw->dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+    return linkage ? dw->name(dw->ctx, linkage) : dw->dwarf_diename(die);
+}
+
+/* Where an inlined subroutine was called from: its DW_AT_call_file and DW_AT_call_line. */
+static void call_site(const lt_dw_api *dw, Dwarf_Die *cu, Dwarf_Die *inl, lt_dw_frame *f)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Word idx = 0, ln = 0;
+    Dwarf_Files *files;
+    size_t nfiles;
+    f->file = NULL;
+    f->line = 0;
+    if (dw->dwarf_formudata(dw->dwarf_attr(inl, DW_AT_call_file, &attr), &idx) == 0 &&
+        dw->dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && idx < nfiles)
+        f->file = dw->dwarf_filesrc(files, idx, NULL, NULL);
+    if (dw->dwarf_formudata(dw->dwarf_attr(inl, DW_AT_call_line, &attr), &ln) == 0)
+        f->line = (int)ln;
+}
+
+size_t lt_dw_frames(const lt_dw_api *dw, Dwfl_Module *mod, Dwarf_Addr addr, lt_dw_frame *out,
+                    size_t max)
+{
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    Dwarf_Addr bias = 0;
+    Dwarf_Die store, *scopes = NULL, *chain = NULL;
+    if (max == 0)
+        return 0;
+    const char *fn = dw->dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+    Dwarf_Die *cu = unit_at(dw, mod, addr, &store, &bias);
+    lt_dw_frame f = {.function = fn ? dw->name(dw->ctx, fn) : NULL, .function_offset = off};
+    line_at(dw, mod, cu, addr, bias, &f);
+    if (!fn && !f.file)
+        return 0;
+    size_t n = 0;
+    int nchain = cu && dw->dwarf_getscopes(cu, addr - bias, &scopes) > 0
+                     ? dw->dwarf_getscopes_die(&scopes[0], &chain) : 0;
+    for (int i = 0; i < nchain && n + 1 < max; i++) {
+        if (dw->dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
+            continue;
+        lt_dw_frame in = f;
+        in.function = die_name(dw, &chain[i]);
+        in.inlined = 1;
+        out[n++] = in;
+        call_site(dw, cu, &chain[i], &f);
+    }
+    free(scopes);
+    free(chain);
+    out[n++] = f;
+    return n;
+}
