@@ -369,13 +369,13 @@ void lt_on_destroy(lt_event *ev)
 {
     lt_thread *t = ev->self;
     lt_held *h = find_valid(t, ev->addr);
-    if (h && !lt_platform_lock_held(ev->addr, ev->kind, h->mode, t->info.tid)) {
+    ev->lock = lt_shadow_get(t, ev->addr, ev->ra);
+    if (h && !lt_lock_word_held(ev->addr, ev->lock, ev->kind, (lt_mode)h->mode, t->info.tid)) {
         release(t, h);
         h = NULL;
     }
-    ev->lock = lt_shadow_get(t, ev->addr, ev->ra);
     int other = ev->lock && atomic_load(&ev->lock->writer) != 0 &&
-                lt_platform_lock_held(ev->addr, ev->kind, LT_MODE_WRITE, 0);
+                lt_lock_word_held(ev->addr, ev->lock, ev->kind, LT_MODE_WRITE, 0);
     if (h || other) {
         lt_finding f = {.kind = LT_FIND_DESTROY_HELD, .why = LT_WHY_DESTROY};
         fill_lock(&f, ev);
@@ -462,9 +462,11 @@ static void drop_stale(lt_thread *t)
         pthread_spinlock_t s;
     } word;
     static const size_t size[] = {[LT_RWLOCK] = sizeof word.rw, [LT_MUTEX] = sizeof word.m,
-                                  [LT_SPIN] = sizeof word.s};
+                                  [LT_SPIN] = sizeof word.s, [LT_ONCE] = sizeof(pthread_once_t)};
     for (uint32_t i = t->nheld; i-- > 0;) {
         lt_held *h = &t->held[i];
+        if (h->kind >= LT_ARRAY_LEN(size) || custom(h->lock))
+            continue; /* no word to read: a custom lock's memory is never read */
         if (lt_platform_peek(&word, h->addr, size[h->kind]) != 0 ||
             !lt_platform_lock_held(&word, h->kind, h->mode, t->info.tid))
             release(t, h);
