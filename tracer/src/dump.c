@@ -6,7 +6,8 @@
  * registry and each held set are read with lt_platform_peek (a vanished thread or a held set
  * regrown meanwhile reads as an error, never a fault), the text is built in a stack buffer and
  * leaves with write(2), and stacks are printed as raw addresses (symbolizing allocates). At
- * abort the same walk symbolizes.
+ * abort the same walk shows the other threads only (the report shows the aborting one),
+ * symbolized.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,7 +31,9 @@ static const int dump_signals[] = {0, SIGUSR1, SIGUSR2, SIGQUIT, SIGHUP, SIGPWR,
 typedef struct dump_out {
     char buf[4096];
     size_t at;
-    int symbolize;
+    int symbolize; /* at abort: symbolized stacks, lazy ones from their recorded frames */
+    int skip_tid;  /* at abort: the reporting thread, which the report has shown */
+    int shown;     /* threads printed */
 } dump_out;
 
 static void flush(dump_out *o)
@@ -109,7 +112,14 @@ static void dump_held(dump_out *o, const lt_thread *t)
             put_hex(o, (uintptr_t)chunk[j].addr);
             put(o, what(chunk[j].kind, chunk[j].mode));
             put(o, ", taken at:\n");
-            put_frames(o, chunk[j].stack, chunk[j].ra);
+            int partial = 0;
+            uint32_t id = chunk[j].stack;
+            if (!id && o->symbolize) /* after an abort: the frames recorded when it was taken */
+                id = lt_stack_lazy(&chunk[j], 0, &partial);
+            put_frames(o, id, chunk[j].ra);
+            if (partial)
+                put(o, "    (frames recorded when it was taken; LOCKTRACE_STACKS=full records "
+                       "whole stacks)\n");
         }
     }
 }
@@ -164,8 +174,10 @@ static void walk(dump_out *o, int held_only)
             put(o, "  (a thread left while the list was read; the dump stops here)\n");
             break;
         }
-        if (!held_only || copy.nheld)
+        if ((!held_only || copy.nheld) && copy.info.tid != o->skip_tid) {
             dump_thread(o, &copy);
+            o->shown++;
+        }
     }
     flush(o);
 }
@@ -175,6 +187,18 @@ void lt_dump_threads(int symbolize)
     dump_out o = {.at = 0, .symbolize = symbolize};
     put(&o, "locktrace: thread-dump: every thread's held locks and waits\n");
     walk(&o, 0);
+}
+
+/* After a report that aborts: the other threads, symbolized (the report has shown this one). */
+void lt_dump_other_threads(void)
+{
+    dump_out o = {.at = 0, .symbolize = 1, .skip_tid = lt_platform_tid()};
+    put(&o, "locktrace: thread-dump: the other threads' held locks and waits\n");
+    walk(&o, 0);
+    if (!o.shown) {
+        put(&o, "  (no other thread)\n");
+        flush(&o);
+    }
 }
 
 /* LOCKTRACE_EXIT_HELD=report at a fatal signal (exitheld.c): from its handler. */
