@@ -443,6 +443,31 @@ def dump_command(c):
         ending, _, err = c.run([c.a.locktrace, 'dump', str(pid)])
         need(ending == 0 and f'asked {pid} (wfprog)' in err, f'dump by program pid: {ending} {err}')
         r.wait_for('stderr', r'^locktrace: thread-dump:(.*\n)+(.*\n)*locktrace: thread-dump:')
+        # 'frames as module+offset ... also written to the report directory as a JSON report of
+        # kind thread-dump, which locktrace report symbolizes like any other'
+        r.wait_for('stderr', r'holds 1 lock\n    holds 0x[0-9a-f]+ mutex, taken at:\n'
+                             r'    #0 0x[0-9a-f]+ in \?\? \(\S*/wfprog\+0x[0-9a-f]+\)\n')
+        deadline = time.monotonic() + TIMEOUT
+        while True:  # the file follows the text on stderr
+            dumps = sorted(glob.glob(os.path.join(c.tmp, 'locktrace-reports', f'wfprog.{pid}.dump-*.json')))
+            if len(dumps) == 2 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        need(len(dumps) == 2, f'dump files {dumps}')
+        d = json.load(open(dumps[0]))
+        need(d['kind'] == 'thread-dump' and d['reason'] == 'dump-signal' and d['pid'] == pid, f'{d}')
+        ending, out, rerr = c.report(dumps[0])
+        need(ending == 0 and re.search(r'waits for 0x[0-9a-f]+ mutex for \d+ ms, at:\n'
+                                       r'    #0 0x[0-9a-f]+ in waiter \S*wfprog\.c:\d+', out) and
+             re.search(r'holds 0x[0-9a-f]+ mutex, taken at:\n(    #\d+ .*\n)*    #\d+ 0x[0-9a-f]+ in '
+                       r'(\(inlined\) )?hung_on_lock \S*wfprog\.c:\d+', out),
+             f'the dump file is not symbolized: {ending} {rerr}\n{out}')
+        ending, out, _ = c.report('--sarif', os.path.join(c.tmp, 'locktrace-reports'))
+        need(ending == 0 and json.loads(out)['runs'][0]['results'] == [], 'a dump became a SARIF result')
+        os.kill(r.p.pid, signal.SIGTERM)  # passed on to the shell and the program under it
+        need(r.finish() in (0, -signal.SIGTERM), f'launcher status {r.p.returncode}')
+    need(re.search(r'^locktrace: \d+ thread dumps in \S+/locktrace-reports/', r.buf[r.p.stderr].decode(), re.M)
+         and 'report (' not in r.buf[r.p.stderr].decode(), 'the launcher counted the dumps as reports')
     with Running(c, [c.a.locktrace, '--', c.a.wfprog, 'hung-on-lock']) as r:
         pid = int(r.wait_for('stdout', r'^ready (\d+)$').group(1))
         ending, _, err = c.run([c.a.locktrace, 'dump', str(pid)])

@@ -37,6 +37,7 @@ typedef enum {
     LT_FIND_DEADLOCK,
     LT_FIND_INVERSION,
     LT_FIND_LONG_WAIT,
+    LT_FIND_THREAD_DUMP, /* not a finding: every thread's locks and waits, on request */
     LT_FIND_KIND_COUNT
 } lt_finding_kind;
 
@@ -59,6 +60,7 @@ typedef enum {
     LT_WHY_TWO_MUTEXES,      /* condvar waited on with a mutex other waiters do not use */
     LT_WHY_WAIT_UNHELD,      /* condition wait with a mutex the thread does not hold */
     LT_WHY_PROCESS_EXIT,     /* exit-held: the process exits while threads hold locks */
+    LT_WHY_DUMP_SIGNAL,      /* thread-dump: LOCKTRACE_DUMP_SIGNAL arrived */
     LT_WHY_COUNT
 } lt_reason;
 

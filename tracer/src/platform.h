@@ -104,6 +104,9 @@ typedef struct lt_module {
     char build_id[2 * 64 + 1];
 } lt_module;
 int lt_platform_module(uintptr_t ip, lt_module *out);
+/* The same, async-signal-safe (no loader lock, no allocation), for the thread dump; also the
+ * address range [lo, hi) of the object's mappings, so a caller can reuse the answer. */
+int lt_platform_module_safe(uintptr_t ip, lt_module *out, uintptr_t *lo, uintptr_t *hi);
 
 /* Path of the running executable, NUL-terminated, cut to size. */
 void lt_platform_exe_path(char *buf, size_t size);

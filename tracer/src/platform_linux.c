@@ -502,3 +502,117 @@ int lt_platform_module(uintptr_t ip, lt_module *out)
     module_query q = {ip, out};
     return dl_iterate_phdr(module_of, &q) == 1;
 }
+
+/* ------------------------------------------------------------------------------------------
+ * The same answer from a signal handler: dl_iterate_phdr takes the loader's lock, so the
+ * mapping is found in /proc/self/maps (open/read only, parsed as it streams by, so it is
+ * never stale) and the ELF headers and build-id note are read from memory with
+ * lt_platform_peek.
+ * ---------------------------------------------------------------------------------------- */
+typedef struct maps_line {
+    uintptr_t start, end, offset;
+    const char *path; /* NULL for anonymous mappings */
+} maps_line;
+
+static uintptr_t hex_field(const char **p)
+{
+    uintptr_t v = 0;
+    for (;; (*p)++) {
+        char c = **p;
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0)
+            return v;
+        v = v * 16 + (uintptr_t)d;
+    }
+}
+
+/* "start-end perms offset dev inode   path" */
+static void parse_maps_line(const char *s, maps_line *l)
+{
+    l->start = hex_field(&s);
+    s += *s == '-';
+    l->end = hex_field(&s);
+    for (int field = 0; field < 2 && *s; field++) { /* to the offset */
+        while (*s && *s != ' ')
+            s++;
+        while (*s == ' ')
+            s++;
+    }
+    l->offset = hex_field(&s);
+    l->path = strchr(s, '/');
+}
+
+/* Load bias and build-id of the ELF object whose first page is mapped at base. */
+static int elf_at(uintptr_t base, lt_module *out)
+{
+    ElfW(Ehdr) eh;
+    if (lt_platform_peek(&eh, (const void *)base, sizeof eh) != 0 ||
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+        return 0;
+    out->base = eh.e_type == ET_EXEC ? 0 : base;
+    out->build_id[0] = 0;
+    for (int i = 0; i < eh.e_phnum && i < 64; i++) {
+        ElfW(Phdr) ph;
+        if (lt_platform_peek(&ph, (const char *)base + eh.e_phoff + (size_t)i * sizeof ph,
+                             sizeof ph) != 0 || ph.p_type != PT_NOTE)
+            continue;
+        char notes[512];
+        size_t n = ph.p_memsz < sizeof notes ? ph.p_memsz : sizeof notes;
+        if (lt_platform_peek(notes, (const void *)(out->base + ph.p_vaddr), n) != 0)
+            continue;
+        for (size_t at = 0; at + sizeof(ElfW(Nhdr)) <= n;) {
+            const ElfW(Nhdr) *note = (const ElfW(Nhdr) *)(notes + at);
+            size_t whole = sizeof *note + ((note->n_namesz + 3) & ~3u) + ((note->n_descsz + 3) & ~3u);
+            if (at + whole > n)
+                break;
+            if (build_id_note(note, out->build_id))
+                return 1;
+            at += whole;
+        }
+    }
+    return 1;
+}
+
+int lt_platform_module_safe(uintptr_t ip, lt_module *out, uintptr_t *lo, uintptr_t *hi)
+{
+    char buf[4096], line[4352];
+    size_t len = 0;
+    uintptr_t first = 0; /* start of the current file's first mapping */
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), found = 0;
+    ssize_t n;
+    out->path[0] = 0;
+    while (fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] != '\n') {
+                if (len + 1 < sizeof line)
+                    line[len++] = buf[i];
+                continue;
+            }
+            line[len] = 0;
+            len = 0;
+            maps_line l;
+            parse_maps_line(line, &l);
+            if (!l.path)
+                continue;
+            int same = found ? strcmp(l.path, out->path) == 0 : 0;
+            if (found && !same)
+                goto done; /* past the file that holds ip */
+            if (found) {
+                *hi = l.end;
+                continue;
+            }
+            if (l.offset == 0)
+                first = l.start;
+            if (ip >= l.start && ip < l.end) {
+                found = 1;
+                lt_fmt_str(out->path, sizeof out->path, 0, l.path);
+                *lo = first;
+                *hi = l.end;
+            }
+        }
+    }
+done:
+    if (fd >= 0)
+        close(fd);
+    return found && elf_at(*lo, out);
+}

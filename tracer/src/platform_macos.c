@@ -186,3 +186,14 @@ int lt_platform_module(uintptr_t ip, lt_module *out)
         lt_platform_exe_path(out->path, sizeof out->path);
     return 1;
 }
+
+/* No /proc here, and dyld's image list is not safe to walk from a signal handler: a dump made
+ * in one keeps raw addresses. */
+int lt_platform_module_safe(uintptr_t ip, lt_module *out, uintptr_t *lo, uintptr_t *hi)
+{
+    (void)ip;
+    (void)out;
+    (void)lo;
+    (void)hi;
+    return 0;
+}

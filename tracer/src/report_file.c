@@ -33,7 +33,8 @@ int __cxa_atexit(void (*fn)(void *), void *arg, void *dso); /* the C runtime's (
 #define MIN_FRAMES 4 /* below this a report is not worth shrinking further */
 
 static char json_buf[JSON_BYTES];
-static char path[4096], tmp_path[4096];
+#define NAME_BYTES 4096
+static char path[NAME_BYTES], tmp_path[NAME_BYTES];
 static unsigned char incidents[MAX_INCIDENTS]; /* kind of report file n (1-based: n-1) */
 static size_t nincidents;
 static unsigned long counted[LT_FIND_KIND_COUNT], suppressed[LT_FIND_KIND_COUNT];
@@ -152,19 +153,20 @@ static const char *full_name(const char *name)
     return buf;
 }
 
-/* Writes len bytes of json_buf as file `what`, atomically: written in full under a temporary
- * name, then renamed. 0 on success; on failure nothing is published. */
-static int write_atomically(const char *what, size_t len)
+/* Writes data[0..len) as file `what`, atomically: written in full under a temporary name,
+ * then renamed; the names are built in the caller's buffers (the size of path). 0 on
+ * success; on failure nothing is published. */
+static int write_file(const char *what, const char *data, size_t len, char *path, char *tmp_path)
 {
-    file_name(path, sizeof path, "", what, ".json");
-    file_name(tmp_path, sizeof tmp_path, ".", what, ".json.tmp");
+    file_name(path, NAME_BYTES, "", what, ".json");
+    file_name(tmp_path, NAME_BYTES, ".", what, ".json.tmp");
     int dfd = open_dir();
     if (dfd < 0)
         return -1;
     int fd = create_tmp(dfd, tmp_path), err = 0;
     if (fd < 0)
         err = errno;
-    else if (lt_platform_write(fd, json_buf, len) != 0)
+    else if (lt_platform_write(fd, data, len) != 0)
         err = errno;
     if (fd >= 0 && close(fd) != 0 && !err)
         err = errno;
@@ -177,6 +179,26 @@ static int write_atomically(const char *what, size_t len)
     }
     close(dfd);
     return err ? -1 : 0;
+}
+
+/* Writes len bytes of json_buf as file `what`. */
+static int write_atomically(const char *what, size_t len)
+{
+    return write_file(what, json_buf, len, path, tmp_path);
+}
+
+/* From the dump signal's handler, so with name buffers of its own (a report may be being
+ * written under the report lock right now): <program>.<pid>.dump-<n>.json. */
+void lt_report_file_write_dump(const char *json, size_t len)
+{
+    static char dst[NAME_BYTES], tmp[NAME_BYTES];
+    static _Atomic unsigned long dumps;
+    char what[32];
+    if (!lt_cfg.report_dir[0])
+        return;
+    size_t at = lt_fmt_str(what, sizeof what, 0, "dump-");
+    lt_fmt_dec(what, sizeof what, at, (long)atomic_fetch_add(&dumps, 1) + 1);
+    write_file(what, json, len, dst, tmp);
 }
 
 void lt_report_file_write(const lt_rep *r)

@@ -19,6 +19,7 @@ static const char *const kind_names[LT_FIND_KIND_COUNT] = {
     [LT_FIND_DEADLOCK] = "deadlock",
     [LT_FIND_INVERSION] = "lock-order-inversion",
     [LT_FIND_LONG_WAIT] = "long-wait",
+    [LT_FIND_THREAD_DUMP] = "thread-dump",
 };
 
 /* What the thread does to the lock, in the summary line; "" = the kind has its own line. */
@@ -31,6 +32,7 @@ static const char *const kind_verbs[LT_FIND_KIND_COUNT] = {
     [LT_FIND_DEADLOCK] = "",
     [LT_FIND_INVERSION] = "",
     [LT_FIND_LONG_WAIT] = "",
+    [LT_FIND_THREAD_DUMP] = "",
 };
 
 /* Stable ids of the reasons, for JSON. */
@@ -53,6 +55,7 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_TWO_MUTEXES] = "two-mutexes",
     [LT_WHY_WAIT_UNHELD] = "wait-unheld",
     [LT_WHY_PROCESS_EXIT] = "process-exit",
+    [LT_WHY_DUMP_SIGNAL] = "dump-signal",
 };
 
 /* Why the request can never be granted (or what the misuse is), for the summary line. */
@@ -80,6 +83,7 @@ static const char *const reason_text[LT_WHY_COUNT] = {
     [LT_WHY_WAIT_UNHELD] = "but it does not hold that mutex (the wait would unlock a mutex "
                            "it does not own)",
     [LT_WHY_PROCESS_EXIT] = "",
+    [LT_WHY_DUMP_SIGNAL] = "",
 };
 
 static const char *const outcome_names[] = {"continue", "abort", "edeadlk"};
@@ -90,9 +94,9 @@ static const char *const wait_names[] = {"try", "blocking", "timed"};
 static const char *const waits_for_names[] = {"lock", "join", "signal"};
 static const char *const api_names[] = {"pthread", "c11"};
 
-_Static_assert(LT_FIND_KIND_COUNT == 8, "name every finding kind in kind_names and kind_verbs");
+_Static_assert(LT_FIND_KIND_COUNT == 9, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 18, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 19, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(type_names) == LT_COND + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 _Static_assert(LT_ARRAY_LEN(api_names) == LT_API_C11 + 1, "name every api");
@@ -736,9 +740,76 @@ static void put_condvar(out *o, const lt_rep *r)
 /* Order: summary, thread, the locks still held at exit or the lock concerned, the request
  * (and any other stacks), the gone owner, the earlier acquisition, where the
  * lock was first seen, the action. */
+/* ------------------------------------------------------------------------------------------
+ * The thread dump: each thread, the locks it holds with where it took them, what it waits
+ * for. Its steps are the waits; its "holding" stacks name their thread and lock.
+ * ---------------------------------------------------------------------------------------- */
+static void put_dump_lock(out *o, const lt_rep *r, int l, int mode)
+{
+    const lt_rep_lock *k = l >= 0 && (size_t)l < r->nlocks ? &r->locks[l] : NULL;
+    put_hex(o, k ? k->addr : 0);
+    put(o, " ");
+    put(o, k ? lt_rep_type_name(k->type) : "lock");
+    if (k && k->type == LT_RWLOCK) {
+        put(o, mode == LT_MODE_READ ? " for read" : " for write");
+    }
+}
+
+static void put_dump_wait(out *o, const lt_rep *r, const lt_rep_step *s)
+{
+    if (s->waits_for == LT_FOR_JOIN) {
+        put(o, "    waits in a join for ");
+    } else if (s->waits_for == LT_FOR_SIGNAL) {
+        put(o, "    waits on condition variable ");
+        put_hex(o, s->cond);
+        put(o, " for ");
+    } else {
+        put(o, "    waits for ");
+        put_dump_lock(o, r, s->lock, s->want_mode);
+        put(o, s->wait == LT_WAIT_TIMED ? " (timed) for " : " for ");
+    }
+    put_dec(o, s->waited_ms);
+    put(o, " ms, at:\n");
+}
+
+static size_t format_dump(const lt_rep *r, char *buf, size_t size)
+{
+    out o = {buf, size, 0};
+    put(&o, "locktrace: thread-dump: every thread's held locks and waits\n");
+    for (size_t t = 0; t < r->nthreads; t++) {
+        size_t held = 0, waits = 0;
+        for (size_t i = 0; i < r->nstacks; i++)
+            held += r->stacks[i].thread == (int)t && strcmp(r->stacks[i].role, "holding") == 0;
+        for (size_t i = 0; i < r->nsteps; i++)
+            waits += r->steps[i].thread == (int)t;
+        put(&o, "  ");
+        put_thread(&o, &r->threads[t]);
+        put(&o, ": holds ");
+        put_dec(&o, (long)held);
+        put(&o, held == 1 ? " lock" : " locks");
+        put(&o, waits ? ", waiting\n" : "\n");
+        for (size_t i = 0; i < r->nstacks; i++) {
+            const lt_rep_stack *s = &r->stacks[i];
+            if (s->thread != (int)t)
+                continue;
+            if (strcmp(s->role, "holding") == 0) {
+                put(&o, "    holds ");
+                put_dump_lock(&o, r, s->lock, s->lock >= 0 ? r->locks[s->lock].held_mode : 0);
+                put(&o, ", taken at:\n");
+            } else if (s->step >= 0) {
+                put_dump_wait(&o, r, &r->steps[s->step]);
+            }
+            put_frames(&o, s);
+        }
+    }
+    return o.at;
+}
+
 size_t lt_rep_format_text(const lt_rep *r, char *buf, size_t size)
 {
     out o = {buf, size, 0};
+    if (r->kind == LT_FIND_THREAD_DUMP)
+        return format_dump(r, buf, size);
     if (r->kind >= LT_FIND_DEADLOCK)
         return format_cross(r, buf, size);
     if (r->kind == LT_FIND_CONDVAR_MISUSE) {

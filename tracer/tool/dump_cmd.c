@@ -16,9 +16,11 @@
 #include "tool.h"
 
 #define ENV_BYTES (1 << 20)
+#define MAX_TREE 4096
 
 typedef struct proc_env {
     char dump_signal[32]; /* "" when unset */
+    char report_dir[4096]; /* "" when unset */
     int launcher_pid;     /* 0 when unset */
     int traced;           /* any LOCKTRACE_* variable at all */
 } proc_env;
@@ -41,6 +43,8 @@ static int read_env(int pid, proc_env *e)
             e->traced = 1;
         if (strncmp(v, "LOCKTRACE_DUMP_SIGNAL=", 22) == 0)
             snprintf(e->dump_signal, sizeof e->dump_signal, "%s", v + 22);
+        else if (strncmp(v, "LOCKTRACE_REPORT_DIR=", 21) == 0)
+            snprintf(e->report_dir, sizeof e->report_dir, "%s", v + 21);
         else if (strncmp(v, "LOCKTRACE_LAUNCHER_PID=", 23) == 0)
             e->launcher_pid = atoi(v + 23);
     }
@@ -99,29 +103,41 @@ static int ask(int pid, const proc_env *e)
         return 1;
     }
     fprintf(stderr, "locktrace dump: asked %d (%s) for its thread dump with %s; it prints it on "
-                    "its standard error\n", pid, name, e->dump_signal);
+                    "its standard error", pid, name, e->dump_signal);
+    if (e->report_dir[0])
+        fprintf(stderr, " and writes it to %s/ as *.%d.dump-<n>.json (read it with: locktrace "
+                        "report %s)", e->report_dir, pid, e->report_dir);
+    fputc('\n', stderr);
     return 0;
 }
 
-/* Every process whose LOCKTRACE_LAUNCHER_PID is launcher; returns how many were asked (the
- * failures in *failed). */
-static int ask_tree(int launcher, int *failed)
+int lt_tool_tree(int launcher, int *pids, int max)
 {
     DIR *d = opendir("/proc");
-    int asked = 0;
-    for (struct dirent *de; d && (de = readdir(d)) != NULL;) {
+    int n = 0;
+    for (struct dirent *de; d && n < max && (de = readdir(d)) != NULL;) {
         proc_env e;
         if (!isdigit((unsigned char)de->d_name[0]))
             continue;
         int pid = atoi(de->d_name);
-        if (pid != launcher && read_env(pid, &e) == 0 && e.launcher_pid == launcher) {
-            *failed |= ask(pid, &e);
-            asked++;
-        }
+        if (pid != launcher && read_env(pid, &e) == 0 && e.launcher_pid == launcher)
+            pids[n++] = pid;
     }
     if (d)
         closedir(d);
-    return asked;
+    return n;
+}
+
+/* Every process of the launcher's tree; returns how many were asked (failures in *failed). */
+static int ask_tree(int launcher, int *failed)
+{
+    int pids[MAX_TREE], n = lt_tool_tree(launcher, pids, MAX_TREE);
+    for (int i = 0; i < n; i++) {
+        proc_env e;
+        if (read_env(pids[i], &e) == 0)
+            *failed |= ask(pids[i], &e);
+    }
+    return n;
 }
 
 int lt_tool_dump(int argc, char **argv)

@@ -276,11 +276,15 @@ static int check_program(const char *name, char *asan, size_t size)
 }
 
 /* ------------------------------------------------------------------------------------------
- * Running it. Signals a user sends to the launcher (kill, timeout, a CI runner) are passed on
- * to the program; the ones the terminal sends to the whole foreground group (Ctrl-C, Ctrl-\,
- * window changes) reach the program by themselves and are not sent twice.
+ * Running it. Signals a process sends to the launcher (kill, timeout, a CI runner) are passed
+ * on to the program and to every process it started (they name this launcher in their
+ * environment), so a test run through `sh -c` gets them too; the ones the terminal sends to
+ * the whole foreground group (Ctrl-C, Ctrl-\, window changes) reach them by themselves and
+ * are not sent twice. The handler only notes a signal and wakes the waiting loop, which
+ * passes it on (finding the tree reads /proc).
  * ---------------------------------------------------------------------------------------- */
 #define HANDSHAKE_SECONDS 30
+#define MAX_TREE 4096
 
 static pid_t child;
 
@@ -290,12 +294,33 @@ static const int forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTE
                                 SIGPWR,
 #endif
 };
+static volatile sig_atomic_t pending[sizeof forwarded / sizeof *forwarded];
+static int wake[2] = {-1, -1}; /* a byte per signal: the waiting loop never sleeps past one */
 
-static void forward(int sig, siginfo_t *si, void *uctx)
+static void note(int sig, siginfo_t *si, void *uctx)
 {
+    int saved = errno;
     (void)uctx;
-    if (child > 0 && si->si_code <= 0) /* SI_USER, SI_QUEUE, SI_TKILL: sent by a process */
-        kill(child, sig);
+    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+        if (forwarded[i] == sig && si->si_code <= 0) /* SI_USER, SI_QUEUE, SI_TKILL */
+            pending[i] = 1;
+    (void)!write(wake[1], "", 1); /* SIGCHLD too */
+    errno = saved;
+}
+
+static void forward_pending(void)
+{
+    static int tree[MAX_TREE];
+    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++) {
+        if (!pending[i] || child <= 0)
+            continue;
+        pending[i] = 0;
+        kill(child, forwarded[i]);
+        int n = lt_tool_tree((int)getpid(), tree, MAX_TREE);
+        for (int k = 0; k < n; k++)
+            if (tree[k] != child)
+                kill(tree[k], forwarded[i]);
+    }
 }
 
 static void set_forwarding(int on)
@@ -304,13 +329,31 @@ static void set_forwarding(int on)
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
     if (on) {
-        sa.sa_sigaction = forward;
+        sa.sa_sigaction = note;
         sa.sa_flags = SA_SIGINFO | SA_RESTART;
     } else {
         sa.sa_handler = SIG_DFL;
     }
     for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
         sigaction(forwarded[i], &sa, NULL);
+    sa.sa_flags |= SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sa, NULL);
+}
+
+/* Waits for the program to end, passing signals on meanwhile; its wait status. */
+static int wait_program(void)
+{
+    char drain[64];
+    int status;
+    for (;;) {
+        forward_pending();
+        if (waitpid(child, &status, WNOHANG) == child)
+            return status;
+        struct pollfd p = {wake[0], POLLIN, 0};
+        if (poll(&p, 1, 1000) > 0)
+            while (read(wake[0], drain, sizeof drain) > 0)
+                ;
+    }
 }
 
 /* In the child: announce fd to the tracer, then become the program. */
@@ -341,7 +384,7 @@ static int await_handshake(int fd, int *status, int *ended)
     char word[64];
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    for (int open = 1;;) {
+    for (int open = 1;; forward_pending()) {
         struct pollfd p = {fd, POLLIN, 0};
         if (poll(&p, open, 50) > 0) {
             ssize_t n = read(fd, word, sizeof word);
@@ -373,7 +416,7 @@ static void say_not_loaded(const char *name, int ended)
 static int run(char **argv, int traced, int *own)
 {
     int hs[2], status = 0, ended = 0;
-    if (pipe2(hs, O_CLOEXEC) != 0) {
+    if ((wake[0] < 0 && pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) || pipe2(hs, O_CLOEXEC) != 0) {
         fprintf(stderr, "locktrace: cannot make a pipe: %s\n", strerror(errno));
         *own = 126;
         return -1;
@@ -397,8 +440,8 @@ static int run(char **argv, int traced, int *own)
         kill(child, SIGKILL);
         say_not_loaded(argv[0], 0);
     }
-    while (!ended && waitpid(child, &status, 0) < 0 && errno == EINTR)
-        ;
+    if (!ended)
+        status = wait_program();
     if (said == 0 && ended)
         say_not_loaded(argv[0], 1);
     if (said == 0) {

@@ -242,6 +242,8 @@ int lt_sarif_write(FILE *to, const lt_report_set *set, const char *source_root)
     const char *kinds[64];
     size_t nkinds = 0;
     for (size_t i = 0; i < set->n; i++) {
+        if (set->items[i].rep.kind == LT_FIND_THREAD_DUMP)
+            continue;
         const char *k = lt_rep_kind_name(set->items[i].rep.kind);
         size_t j = 0;
         while (j < nkinds && strcmp(kinds[j], k) != 0)
@@ -269,12 +271,14 @@ int lt_sarif_write(FILE *to, const lt_report_set *set, const char *source_root)
     fputs(root && root[0] && root[strlen(root) - 1] == '/' ? "\"" : "/\"", to);
     free(root);
     fputs("}},\"results\":[", to);
-    for (size_t i = 0; i < set->n; i++) {
+    for (size_t i = 0, n = 0; i < set->n; i++) {
+        if (set->items[i].rep.kind == LT_FIND_THREAD_DUMP)
+            continue; /* a dump is no finding: nothing for code scanning to track */
         const char *k = lt_rep_kind_name(set->items[i].rep.kind);
         int rule_index = 0;
         while ((size_t)rule_index < nkinds && strcmp(kinds[rule_index], k) != 0)
             rule_index++;
-        result(to, &set->items[i], (int)i, rule_index, source_root);
+        result(to, &set->items[i], (int)n++, rule_index, source_root);
     }
     fputs("]}]}\n", to);
     return fflush(to) != 0 || ferror(to);

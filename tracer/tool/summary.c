@@ -2,7 +2,8 @@
  * summary.c - the launcher's last line: the report files the program wrote, counted by kind.
  * Those are the files in the report directory that were not there before it started and
  * that name this launcher (launcher_pid): tests run in parallel under launchers of their own
- * share one directory.
+ * share one directory. Thread dumps are counted apart: they were asked for, they are no
+ * finding (and no reason for --exitcode).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -92,11 +93,15 @@ int lt_tool_summarize(const char *dir, char **before)
     char **now = lt_tool_list_reports(dir);
     tally kinds[MAX_KINDS];
     size_t nkinds = 0;
-    int total = 0;
+    int total = 0, dumps = 0;
     for (size_t i = 0; now && now[i]; i++) {
         char kind[64];
         if (listed(before, now[i]) || !kind_of(dir, now[i], kind, sizeof kind))
             continue;
+        if (strcmp(kind, "thread-dump") == 0) { /* asked for, not a finding */
+            dumps++;
+            continue;
+        }
         size_t k = 0;
         while (k < nkinds && strcmp(kinds[k].kind, kind) != 0)
             k++;
@@ -110,6 +115,9 @@ int lt_tool_summarize(const char *dir, char **before)
         total++;
     }
     lt_tool_free_list(now);
+    if (dumps)
+        fprintf(stderr, "locktrace: %d thread dump%s in %s/ (read %s with: locktrace report %s)\n",
+                dumps, dumps == 1 ? "" : "s", dir, dumps == 1 ? "it" : "them", dir);
     if (!total)
         return 0;
     fprintf(stderr, "locktrace: %d report%s (", total, total == 1 ? "" : "s");

@@ -13,6 +13,10 @@ extern const char lt_tool_dump_usage[];
 /* `locktrace dump PID` (argv after "dump"): asks a traced program for its thread dump. */
 int lt_tool_dump(int argc, char **argv);
 
+/* The pids of the processes that name launcher as theirs (LOCKTRACE_LAUNCHER_PID in their
+ * environment), at most max into pids; returns how many. */
+int lt_tool_tree(int launcher, int *pids, int max);
+
 /* The launcher's --help text, with every option of config.def. */
 void lt_tool_launch_usage(FILE *to);
 
