@@ -235,7 +235,7 @@ void lt_after_lock(lt_event *ev, int rc)
     h->gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     h->kind = (uint8_t)ev->kind;
     h->mode = (uint8_t)ev->mode;
-    h->anchor = (uint8_t)lt_order_anchor(ev);
+    h->anchor = ev->wait != LT_WAIT_TRY; /* order.c: edges lead into it */
     h->depth = 1;
     h->stack = lt_cfg.stacks == LT_STACKS_FULL ? lt_stack_here(ev->ra) : 0;
     h->ra = ev->ra;
@@ -431,8 +431,11 @@ static void drop_stale(lt_thread *t)
     } word;
     static const size_t size[] = {[LT_RWLOCK] = sizeof word.rw, [LT_MUTEX] = sizeof word.m,
                                   [LT_SPIN] = sizeof word.s};
-    for (uint32_t i = t->nheld; i-- > 0;) {
+    lt_held_compact(t); /* entries below i then stay where they are while ones above go */
+    for (uint32_t i = t->held_end; i-- > 0;) {
         lt_held *h = &t->held[i];
+        if (!h->lock)
+            continue;
         if (lt_platform_peek(&word, h->addr, size[h->kind]) != 0 ||
             !lt_platform_lock_held(&word, h->kind, h->mode, t->info.tid))
             release(t, h);
