@@ -631,7 +631,7 @@ static void cycle_check(request *r)
 static int self_conflicting(const lt_held *h)
 {
     return h->kind != LT_RWLOCK || h->mode == LT_MODE_WRITE ||
-           lt_platform_rwlock_prefers_writer(h->addr);
+           lt_lock_prefers_writer(h->addr, h->lock);
 }
 
 /* After a successful blocking or timed acquisition of ev->lock, before it joins the held
