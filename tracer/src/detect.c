@@ -431,8 +431,11 @@ static void drop_stale(lt_thread *t)
     } word;
     static const size_t size[] = {[LT_RWLOCK] = sizeof word.rw, [LT_MUTEX] = sizeof word.m,
                                   [LT_SPIN] = sizeof word.s};
-    for (uint32_t i = t->nheld; i-- > 0;) {
+    lt_held_compact(t); /* entries below i then stay where they are while ones above go */
+    for (uint32_t i = t->held_end; i-- > 0;) {
         lt_held *h = &t->held[i];
+        if (!h->lock)
+            continue;
         if (lt_platform_peek(&word, h->addr, size[h->kind]) != 0 ||
             !lt_platform_lock_held(&word, h->kind, h->mode, t->info.tid))
             release(t, h);

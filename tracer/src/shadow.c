@@ -12,8 +12,7 @@
 
 /* Out of memory while growing a table: leave the lock untracked, never exit the program. */
 #define HASH_NONFATAL_OOM 1
-#define uthash_nonfatal_oom(entry) (table_full = 1)
-static int table_full; /* written under the shard lock that saw it */
+#define uthash_nonfatal_oom(entry) (s->table_full = 1) /* s: the shard being added to */
 /* Bucket arrays in mapped memory too, never the program's malloc: LeakSanitizer would count
  * them as the program's leaks (they live until exit). */
 #define uthash_malloc(size) lt_platform_map(size)
@@ -30,6 +29,7 @@ typedef struct shard {
     lt_lock *table;     /* uthash head */
     lt_lock *free_list; /* through next_free: a reused entry keeps its gen, so no lt_pool */
     lt_arena slab;      /* zeroed: LT_ARENA_CHUNK at a time */
+    int table_full;     /* the last add could not grow the table */
     char pad[64];       /* keep shards on separate cache lines */
 } shard;
 
@@ -79,9 +79,9 @@ static lt_lock *find_or_create(const void *addr, int *created)
     *created = !l;
     if (!l && (l = entry_alloc(s)) != NULL) {
         entry_clear(l, addr);
-        table_full = 0;
+        s->table_full = 0;
         HASH_ADD_PTR(s->table, addr, l);
-        if (table_full) {
+        if (s->table_full) {
             l->next_free = s->free_list;
             s->free_list = l;
             l = NULL;
