@@ -59,6 +59,7 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_WAIT_UNHELD] = "wait-unheld",
     [LT_WHY_PROCESS_EXIT] = "process-exit",
     [LT_WHY_DUMP_SIGNAL] = "dump-signal",
+    [LT_WHY_DUMP_ABORT] = "after-abort",
 };
 
 /* Why the request can never be granted (or what the misuse is), for the summary line. */
@@ -88,6 +89,7 @@ static const char *const reason_text[LT_WHY_COUNT] = {
                            "it does not own)",
     [LT_WHY_PROCESS_EXIT] = "",
     [LT_WHY_DUMP_SIGNAL] = "",
+    [LT_WHY_DUMP_ABORT] = "",
 };
 
 static const char *const outcome_names[] = {"continue", "abort", "edeadlk"};
@@ -96,14 +98,14 @@ static const char *const mutex_type_names[] = {"normal", "recursive", "errorchec
 static const char *const mode_names[] = {"none", "read", "write"};
 static const char *const wait_names[] = {"try", "blocking", "timed"};
 static const char *const waits_for_names[] = {"lock", "join", "signal"};
-static const char *const api_names[] = {"pthread", "c11"};
+static const char *const api_names[] = {"pthread", "c11", "custom"};
 
 _Static_assert(LT_FIND_KIND_COUNT == 10, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 20, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 21, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(type_names) == LT_COND + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
-_Static_assert(LT_ARRAY_LEN(api_names) == LT_API_C11 + 1, "name every api");
+_Static_assert(LT_ARRAY_LEN(api_names) == LT_API_CUSTOM + 1, "name every api");
 
 #define NAME_OF(table, i) ((i) >= 0 && (size_t)(i) < LT_ARRAY_LEN(table) ? (table)[i] : NULL)
 
@@ -153,8 +155,13 @@ static const char *lock_name(const lt_rep_lock *l)
     static const char *const mutex[] = {"mutex (normal)", "mutex (recursive)",
                                         "mutex (error-checking)"};
     static const char *const mtx[] = {"mtx_t (plain)", "mtx_t (recursive)", "mtx_t"};
+    static const char *const custom[] = {"custom mutex", "custom mutex (recursive)", "custom mutex"};
     if (l->api == LT_API_C11 && l->type == LT_MUTEX)
         return NAME_OF(mtx, l->mutex_type) ? mtx[l->mutex_type] : "mtx_t";
+    if (l->api == LT_API_CUSTOM && l->type == LT_MUTEX)
+        return NAME_OF(custom, l->mutex_type) ? custom[l->mutex_type] : "custom mutex";
+    if (l->api == LT_API_CUSTOM && l->type == LT_RWLOCK)
+        return "custom rwlock";
     switch (l->type) {
     case LT_RWLOCK:
         return l->writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";
@@ -812,7 +819,11 @@ static void put_dump_wait(out *o, const lt_rep *r, const lt_rep_step *s)
 static size_t format_dump(const lt_rep *r, char *buf, size_t size)
 {
     out o = {buf, size, 0};
-    put(&o, "locktrace: thread-dump: every thread's held locks and waits\n");
+    put(&o, r->why == LT_WHY_DUMP_ABORT
+                ? "locktrace: thread-dump: the other threads' held locks and waits\n"
+                : "locktrace: thread-dump: every thread's held locks and waits\n");
+    if (r->why == LT_WHY_DUMP_ABORT && !r->nthreads)
+        put(&o, "  (no other thread)\n");
     for (size_t t = 0; t < r->nthreads; t++) {
         size_t held = 0, waits = 0;
         for (size_t i = 0; i < r->nstacks; i++)
