@@ -43,6 +43,19 @@ static lt_held *nth_held(lt_thread *t, uint32_t n)
     return NULL;
 }
 
+/* Scratch arrays hold what is asked for, however far past double the old size. */
+static void check_scratch_fit(void)
+{
+    void *a = NULL;
+    size_t cap = 0;
+    CHECK(lt_scratch_fit(&a, &cap, 10, sizeof(int)) && cap >= 10);
+    ((int *)a)[9] = 7;
+    CHECK(lt_scratch_fit(&a, &cap, 100000, sizeof(int)) && cap >= 100000);
+    ((int *)a)[99999] = 1;
+    CHECK(((int *)a)[9] == 7);
+    lt_platform_unmap(a, cap * sizeof(int));
+}
+
 static void check_held_set(void)
 {
     lt_thread *t = lt_self();
@@ -165,6 +178,7 @@ int main(void)
     check_fmt();
     check_depot();
     check_held_set();
+    check_scratch_fit();
     check_shadow();
     check_recovery();
     return check_summary();

@@ -56,6 +56,8 @@ int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size)
     if (n <= *cap)
         return 1;
     size_t grown = *cap ? *cap * 2 : 64;
+    while (grown < n)
+        grown *= 2;
     void *p = lt_map(grown * size);
     if (!p)
         return 0;

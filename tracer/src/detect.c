@@ -235,7 +235,7 @@ void lt_after_lock(lt_event *ev, int rc)
     h->gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     h->kind = (uint8_t)ev->kind;
     h->mode = (uint8_t)ev->mode;
-    h->anchor = (uint8_t)lt_order_anchor(ev);
+    h->anchor = ev->wait != LT_WAIT_TRY; /* order.c: edges lead into it */
     h->depth = 1;
     h->stack = lt_cfg.stacks == LT_STACKS_FULL ? lt_stack_here(ev->ra) : 0;
     h->ra = ev->ra;

@@ -1,7 +1,8 @@
 /*
  * dump.c - the thread dump: every live thread's held locks and what it waits for, like a JVM
  * thread dump. On LOCKTRACE_DUMP_SIGNAL it is printed and written as a thread-dump report
- * file; before the tracer aborts it is printed with symbolized stacks.
+ * file; before the tracer aborts it is printed for the other threads (the report has shown
+ * the aborting one) with symbolized stacks.
  *
  * From a signal handler nothing may lock or allocate, and the other threads run on: the
  * registry and each held set are read with lt_platform_peek (a vanished thread or a held set
@@ -136,6 +137,14 @@ static void add_stack(const char *role, int t, int l, int k, uint32_t id, uintpt
                         .frames = d.frames + d.nframes};
     if (id && d.symbolize && add_symbolized(s, id))
         return;
+    if (!id && ra && d.symbolize) { /* at abort: the recorded frames, symbolized */
+        uintptr_t ips[1 + LT_CALLERS] = {ra};
+        uint32_t n = ncallers < LT_CALLERS ? ncallers : LT_CALLERS;
+        memcpy(ips + 1, callers, n * sizeof *ips);
+        s->partial = 1;
+        if (add_symbolized(s, lt_stack_intern(ips, 1 + n)))
+            return;
+    }
     size_t n = 0;
     const uintptr_t *ips = id ? lt_stack_get(id, &n) : NULL;
     for (size_t i = 0; ips && i < n; i++)
@@ -194,8 +203,8 @@ static void add_wait(const lt_wait_slot *w, int ti)
     add_stack("waiting", ti, l, (int)r->nsteps++, w->stack, 0, NULL, 0);
 }
 
-/* held_only: only the threads that hold a lock. */
-static void build_dump(int symbolize, int held_only)
+/* held_only: only the threads that hold a lock; skip_tid: a thread left out (0 = none). */
+static void build_dump(int symbolize, int held_only, int skip_tid)
 {
     lt_rep *r = &d.rep;
     struct timespec now;
@@ -214,7 +223,7 @@ static void build_dump(int symbolize, int held_only)
     for (int n = 0; t && n < MAX_THREADS && r->nthreads < DUMP_THREADS; n++, t = copy.next) {
         if (lt_platform_peek(&copy, t, sizeof copy) != 0)
             break; /* a thread left while the list was read: the dump stops there */
-        if (held_only && !copy.nheld)
+        if ((held_only && !copy.nheld) || copy.info.tid == skip_tid)
             continue;
         int waiting = atomic_load(&copy.waiting.seq) & 1;
         const lt_thread_info *info = waiting ? &copy.waiting.who : &copy.info;
@@ -235,11 +244,23 @@ void lt_dump_threads(int symbolize)
 {
     if (atomic_exchange(&dumping, 1))
         return;
-    build_dump(symbolize, 0);
+    build_dump(symbolize, 0, 0);
     lt_platform_write(2, d.text, lt_rep_format_text(&d.rep, d.text, sizeof d.text));
     size_t n = symbolize ? 0 : lt_rep_format_json(&d.rep, d.json, sizeof d.json, (size_t)-1);
     if (n && n < sizeof d.json)
         lt_report_file_write_dump(d.json, n);
+    atomic_store(&dumping, 0);
+}
+
+/* After a report that aborts (under the report lock): the other threads, symbolized; the
+ * report has shown this one. */
+void lt_dump_other_threads(void)
+{
+    if (atomic_exchange(&dumping, 1))
+        return;
+    build_dump(1, 0, lt_platform_tid());
+    d.rep.why = LT_WHY_DUMP_ABORT;
+    lt_platform_write(2, d.text, lt_rep_format_text(&d.rep, d.text, sizeof d.text));
     atomic_store(&dumping, 0);
 }
 
@@ -250,7 +271,7 @@ void lt_dump_held_at_signal(int sig, const char *name)
     char head[256];
     if (atomic_exchange(&dumping, 1))
         return;
-    build_dump(0, 1);
+    build_dump(0, 1, 0);
     size_t len = lt_rep_format_text(&d.rep, d.text, sizeof d.text);
     const char *body = memchr(d.text, '\n', len < sizeof d.text ? len : sizeof d.text);
     size_t at = lt_fmt_str(head, sizeof head, 0, "locktrace: exit-held: the process dies of signal ");

@@ -78,7 +78,7 @@ typedef struct lt_held {
     uint32_t gen;   /* lock->gen when acquired */
     uint8_t kind;   /* lt_kind */
     uint8_t mode;   /* lt_mode */
-    uint8_t anchor; /* order.c: every older held lock has a path of edges to this one */
+    uint8_t anchor; /* taken by a blocking request: edges lead into it (order.c's anchors) */
     uint32_t depth; /* recursive mutex / recursive read acquisitions */
     uint32_t stack; /* stack id, 0 unless LOCKTRACE_STACKS=full */
     uintptr_t ra;   /* return address into the caller of the lock function */

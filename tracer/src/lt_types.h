@@ -61,6 +61,7 @@ typedef enum {
     LT_WHY_WAIT_UNHELD,      /* condition wait with a mutex the thread does not hold */
     LT_WHY_PROCESS_EXIT,     /* exit-held: the process exits while threads hold locks */
     LT_WHY_DUMP_SIGNAL,      /* thread-dump: LOCKTRACE_DUMP_SIGNAL arrived */
+    LT_WHY_DUMP_ABORT,       /* thread-dump: the other threads, after a report that aborts */
     LT_WHY_COUNT
 } lt_reason;
 

@@ -518,7 +518,7 @@ static void edge_describe(lt_edge_info *i, lt_held *h, request *r)
     lt_thread_info_now(r->ev->self, &i->thread);
 }
 
-static uint64_t edge_fp(const lt_held *h, const request *r)
+static inline uint64_t edge_fp(const lt_held *h, const request *r)
 {
     return fingerprint(h->lock, h->gen, (lt_mode)h->mode, r->ev->lock, r->gen, r->ev->mode);
 }
@@ -626,6 +626,14 @@ static void cycle_check(request *r)
     report_inversion(cycle, n);
 }
 
+/* A held lock taken by a blocking request (h->anchor) is an anchor if it conflicts with
+ * itself in the mode it is held. */
+static int self_conflicting(const lt_held *h)
+{
+    return h->kind != LT_RWLOCK || h->mode == LT_MODE_WRITE ||
+           lt_platform_rwlock_prefers_writer(h->addr);
+}
+
 /* After a successful blocking or timed acquisition of ev->lock, before it joins the held
  * set: an edge from each held lock that is still what it was, newest first, down to the
  * newest anchor. */
@@ -641,20 +649,11 @@ void lt_order_acquired(lt_event *ev)
             atomic_load_explicit(&h->lock->gen, memory_order_relaxed) != h->gen)
             continue;
         edge_seen(h, &r);
-        if (h->anchor)
+        if (h->anchor && self_conflicting(h))
             break;
     }
     if (lt_unlikely(r.added) && atomic_load_explicit(&nback, memory_order_relaxed))
         cycle_check(&r);
-}
-
-/* Whether the lock ev acquires will be an anchor while held (see the top of the file). */
-int lt_order_anchor(const lt_event *ev)
-{
-    if (ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
-        return 0;
-    return ev->kind != LT_RWLOCK || ev->mode == LT_MODE_WRITE ||
-           lt_platform_rwlock_prefers_writer(ev->addr);
 }
 
 void lt_order_fork(lt_fork_phase phase)

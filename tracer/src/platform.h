@@ -92,6 +92,10 @@ typedef struct lt_symbol {
  * the caller. Report time only. */
 size_t lt_platform_symbolize(uintptr_t ip, lt_symbol *out, size_t max);
 
+/* Loads now what lt_platform_symbolize needs, for a caller that will symbolize at exit: a
+ * library loaded then would run its initialisers after the program's own cleanup. */
+void lt_platform_symbolize_init(void);
+
 /* Copies n bytes at src that another thread may unmap meanwhile: 0 on success, -1 when some
  * of it is not mapped (nothing faults). Async-signal-safe. */
 int lt_platform_peek(void *dst, const void *src, size_t n);

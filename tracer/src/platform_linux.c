@@ -390,6 +390,11 @@ static const char *name_of(void *ctx, const char *symbol)
     return use ? buf : NULL;
 }
 
+void lt_platform_symbolize_init(void)
+{
+    have_dw();
+}
+
 size_t lt_platform_symbolize(uintptr_t ip, lt_symbol *out, size_t max)
 {
     Dl_info info;

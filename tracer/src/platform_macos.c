@@ -130,6 +130,10 @@ uintptr_t lt_platform_proc_start(uintptr_t ip)
 }
 
 /* dladdr only: no inlined calls, no lines. */
+void lt_platform_symbolize_init(void)
+{
+}
+
 size_t lt_platform_symbolize(uintptr_t ip, lt_symbol *out, size_t max)
 {
     Dl_info info;

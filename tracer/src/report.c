@@ -61,7 +61,7 @@ void lt_report(lt_finding *f)
     }
     /* Still under the lock: the dump symbolizes with report_build.c's pools. */
     if (f->outcome == LT_OUTCOME_ABORT)
-        lt_dump_threads(1);
+        lt_dump_other_threads();
     lt_spin_unlock(&report_lock);
     if (f->outcome == LT_OUTCOME_ABORT)
         abort();

@@ -56,6 +56,7 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_WAIT_UNHELD] = "wait-unheld",
     [LT_WHY_PROCESS_EXIT] = "process-exit",
     [LT_WHY_DUMP_SIGNAL] = "dump-signal",
+    [LT_WHY_DUMP_ABORT] = "after-abort",
 };
 
 /* Why the request can never be granted (or what the misuse is), for the summary line. */
@@ -84,6 +85,7 @@ static const char *const reason_text[LT_WHY_COUNT] = {
                            "it does not own)",
     [LT_WHY_PROCESS_EXIT] = "",
     [LT_WHY_DUMP_SIGNAL] = "",
+    [LT_WHY_DUMP_ABORT] = "",
 };
 
 static const char *const outcome_names[] = {"continue", "abort", "edeadlk"};
@@ -96,7 +98,7 @@ static const char *const api_names[] = {"pthread", "c11"};
 
 _Static_assert(LT_FIND_KIND_COUNT == 9, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 19, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 20, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(type_names) == LT_COND + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 _Static_assert(LT_ARRAY_LEN(api_names) == LT_API_C11 + 1, "name every api");
@@ -775,7 +777,11 @@ static void put_dump_wait(out *o, const lt_rep *r, const lt_rep_step *s)
 static size_t format_dump(const lt_rep *r, char *buf, size_t size)
 {
     out o = {buf, size, 0};
-    put(&o, "locktrace: thread-dump: every thread's held locks and waits\n");
+    put(&o, r->why == LT_WHY_DUMP_ABORT
+                ? "locktrace: thread-dump: the other threads' held locks and waits\n"
+                : "locktrace: thread-dump: every thread's held locks and waits\n");
+    if (r->why == LT_WHY_DUMP_ABORT && !r->nthreads)
+        put(&o, "  (no other thread)\n");
     for (size_t t = 0; t < r->nthreads; t++) {
         size_t held = 0, waits = 0;
         for (size_t i = 0; i < r->nstacks; i++)

@@ -251,5 +251,6 @@ void lt_stats_fork(lt_fork_phase phase)
 
 void lt_stats_setup(void)
 {
+    lt_platform_symbolize_init(); /* the table names stacks at exit */
     atexit(print_table);
 }

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "graph.h"
 #include "lt_internal.h"
 #include "platform.h"
 
@@ -38,9 +39,8 @@
 
 typedef struct frame {
     lt_thread *u;
-    lt_thread *next; /* next waiter to try as the one u waits for */
     lt_held *by;     /* the next thread's entry for the lock u waits for; NULL = queued writer */
-    uint32_t seq;
+    uint32_t seq;    /* u's wait */
 } frame;
 
 static lt_spin wf_lock = LT_SPIN_INIT(LT_RANK_WAITFOR);
@@ -144,39 +144,37 @@ static int blocked_by(const lt_thread *u, lt_thread *v, lt_held **by)
            lt_platform_rwlock_prefers_writer(w->addr);
 }
 
-static int push(size_t depth, lt_thread *u)
+static lt_bfs search;
+
+/* The waiting threads that hold up items[at]'s wait; the goal is self, closing a cycle. */
+static void expand(lt_bfs *b, size_t at)
 {
-    if (!lt_scratch_fit((void **)&path, &path_cap, depth + 1, sizeof *path))
-        return 0;
-    u->waiting.mark = stamp;
-    path[depth] = (frame){u, waiters, NULL, atomic_load(&u->waiting.seq)};
-    return 1;
+    lt_thread *self = b->ctx, *u = b->items[at].node;
+    for (lt_thread *v = waiters; v; v = v->waiting.next_waiter) {
+        lt_held *by;
+        if ((v != self && v->waiting.mark == stamp) || !blocked_by(u, v, &by))
+            continue;
+        v->waiting.mark = stamp;
+        if (!lt_bfs_reach(b, at, v, by, atomic_load(&v->waiting.seq), v == self))
+            return;
+    }
 }
 
-/* Depth-first over waiting threads from self back to self; under wf_lock. Returns the
- * cycle's length, its threads in path[0..n-1] (path[i] waits for path[i+1]). */
+/* Breadth-first over waiting threads from self back to self (graph.c), so the cycle found
+ * is a shortest one; under wf_lock. Returns the cycle's length, its threads in path[0..n-1]
+ * (path[i] waits for path[i+1]). */
 static size_t find_cycle(lt_thread *self)
 {
-    size_t depth = 0;
+    search.expand = expand;
+    search.ctx = self;
     stamp++;
-    if (!push(depth++, self))
+    self->waiting.mark = stamp;
+    size_t len = lt_bfs_run(&search, self, atomic_load(&self->waiting.seq));
+    if (len < 2 || !lt_scratch_fit((void **)&path, &path_cap, len - 1, sizeof *path))
         return 0;
-    while (depth > 0) {
-        frame *f = &path[depth - 1];
-        lt_thread *v = f->next;
-        if (!v) {
-            depth--;
-            continue;
-        }
-        f->next = v->waiting.next_waiter;
-        if (!blocked_by(f->u, v, &f->by))
-            continue;
-        if (v == self)
-            return depth;
-        if (v->waiting.mark != stamp && push(depth, v))
-            depth++;
-    }
-    return 0;
+    for (size_t i = 0; i + 1 < len; i++)
+        path[i] = (frame){search.path[i].node, search.path[i + 1].via, search.path[i].aux};
+    return len - 1;
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -412,11 +412,24 @@ static void say_not_loaded(const char *name, int ended)
             ended ? " before the program ended" : " within 30 s, so it was stopped");
 }
 
+/* pipe2(O_CLOEXEC [| O_NONBLOCK]) where there is no pipe2 (macOS). */
+static int make_pipe(int fds[2], int nonblock)
+{
+    if (pipe(fds) != 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+        if (nonblock)
+            fcntl(fds[i], F_SETFL, O_NONBLOCK);
+    }
+    return 0;
+}
+
 /* Runs argv; returns its wait status, or -1 (with the launcher's own exit status in *own). */
 static int run(char **argv, int traced, int *own)
 {
     int hs[2], status = 0, ended = 0;
-    if ((wake[0] < 0 && pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) || pipe2(hs, O_CLOEXEC) != 0) {
+    if ((wake[0] < 0 && make_pipe(wake, 1) != 0) || make_pipe(hs, 0) != 0) {
         fprintf(stderr, "locktrace: cannot make a pipe: %s\n", strerror(errno));
         *own = 126;
         return -1;
