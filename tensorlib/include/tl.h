@@ -165,7 +165,10 @@ typedef enum tl_unary_op {
     TL_ROUND, TL_SIGN, TL_SIGMOID, TL_ERF, TL_UNARY_COUNT
 } tl_unary_op;
 /* abs, neg, sqr, relu, sign, floor, ceil, round also take integer tensors; the rest need a
- * float dtype (TL_ERR_DTYPE otherwise). */
+ * float dtype (TL_ERR_DTYPE otherwise). The result of an elementwise op (unary, affine &c,
+ * binary, cmp, where_cond) on cpu follows its inputs' memory order when they all lay their
+ * elements out densely in one order, e.g. exp of a transposed view is transposed too (numpy's
+ * order K); otherwise it is row-major. */
 TL_API tl_tensor *tl_unary(tl_unary_op op, const tl_tensor *t);
 TL_API const char *tl_unary_name(tl_unary_op op);
 

@@ -8,7 +8,9 @@
  *   - operands arrive as tl_operand {buffer, layout, dtype}; layouts may be strided, offset
  *     or broadcast (stride 0) unless the member says otherwise;
  *   - `dst` is freshly allocated and contiguous, except for members documented as writing
- *     through an arbitrary layout (copy, fill, the in-place index ops);
+ *     through an arbitrary layout (copy, fill, the in-place index ops) and, on a backend
+ *     that sets strided_dst, the elementwise members, whose fresh dst may be dense in the
+ *     memory order of its inputs (tl_run_elementwise);
  *   - inputs of elementwise members already have dst's shape (the generic layer broadcasts);
  *   - a member returns TL_OK or the status of a tl_fail() it made.
  * alloc, free, read and write are required. Any other member may be NULL (the ones marked

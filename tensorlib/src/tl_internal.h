@@ -6,6 +6,7 @@
  *      ops_binary.c, reduce.c, ...; a new family gets a new file listed in tensorlib/meson.build).
  *      It validates its arguments (tl_check_tensor, tl_check_same, tl_check_dim, ...) and works
  *      out the result's shape and dtype. An op that makes a new tensor then calls tl_run_op
+ *      (tl_run_elementwise for an elementwise op, whose result may follow its inputs' order)
  *      (backend.h, dispatch.c): it creates the result, read-locks the inputs in argument order,
  *      calls a small kernel function with the operands, and unlocks. An in-place op takes
  *      tl_lock_write on its target first (lock.c is the only place that locks). The generic

@@ -11,7 +11,8 @@
  * to it; otherwise they are null and every call is one predictable branch. This works from a
  * shared library loaded normally (libtensorlib.so) as well as from an executable.
  *   Linux: nothing to do (weak undefined symbols are allowed, even with -z defs).
- *   macOS: link with -Wl,-U,_locktrace_annotate_lock_impl -Wl,-U,_locktrace_active_impl.
+ *   macOS: link with -Wl,-U,_locktrace_annotate_lock_impl -Wl,-U,_locktrace_active_impl
+ *   (and -Wl,-U,_<name>_impl for each locktrace_mutex_* function you call).
  */
 #ifndef LOCKTRACE_H
 #define LOCKTRACE_H
@@ -46,6 +47,78 @@ static inline void locktrace_annotate_lock(const void *lock, const void *object,
 {
     if (locktrace_annotate_lock_impl)
         locktrace_annotate_lock_impl(lock, object, describe);
+}
+
+/*
+ * Custom locks: a lock that never calls pthread (a futex-based mutex, a spinlock, a lock
+ * exported from another language) gets the same checks as a pthread one when its own code
+ * says what it does, in the spirit of ThreadSanitizer's __tsan_mutex_* and Helgrind's client
+ * requests. `lock` is the lock's address, its identity; the tracer never reads or writes it.
+ *
+ *   create      after initialising it: flags LOCKTRACE_MUTEX_RW (a reader-writer lock: read
+ *               and write modes) and/or LOCKTRACE_MUTEX_RECURSIVE (its owner may lock again).
+ *               Optional: a lock never created is a non-recursive mutex.
+ *   destroy     before its memory goes (reported if it is held).
+ *   pre_lock    before every lock attempt. flags: LOCKTRACE_MUTEX_READ (read mode of an rw
+ *               lock), LOCKTRACE_MUTEX_TRY (a try-lock: never a deadlock), LOCKTRACE_MUTEX_TIMED.
+ *               Returns 0 to go on, or EDEADLK (LOCKTRACE_ACTION=edeadlk) when the request
+ *               could never be granted: then do not lock, and call no post_lock.
+ *   block       optional, in the lock's slow path just before it sleeps waiting for another
+ *               thread: makes deadlocks between threads visible the moment they form. Returns
+ *               0, or EDEADLK when this wait closes a deadlock (LOCKTRACE_ACTION=edeadlk).
+ *   post_lock   after the attempt, with the same flags; acquired: nonzero when the lock was
+ *               taken, 0 when a try or timed attempt failed (or block's EDEADLK was obeyed).
+ *   pre_unlock  before releasing it (flags: LOCKTRACE_MUTEX_READ for a read unlock).
+ *
+ * Reports name such a lock "custom mutex" / "custom rwlock"; locktrace_annotate_lock works
+ * on it as on any lock. See the README for a futex mutex written with these calls.
+ */
+#define LOCKTRACE_MUTEX_RW 0x1u
+#define LOCKTRACE_MUTEX_RECURSIVE 0x2u
+#define LOCKTRACE_MUTEX_READ 0x4u
+#define LOCKTRACE_MUTEX_TRY 0x8u
+#define LOCKTRACE_MUTEX_TIMED 0x10u
+
+void locktrace_mutex_create_impl(const void *lock, unsigned flags) __attribute__((weak));
+void locktrace_mutex_destroy_impl(const void *lock) __attribute__((weak));
+int locktrace_mutex_pre_lock_impl(const void *lock, unsigned flags) __attribute__((weak));
+int locktrace_mutex_block_impl(const void *lock, unsigned flags) __attribute__((weak));
+void locktrace_mutex_post_lock_impl(const void *lock, unsigned flags, int acquired)
+    __attribute__((weak));
+void locktrace_mutex_pre_unlock_impl(const void *lock, unsigned flags) __attribute__((weak));
+
+static inline void locktrace_mutex_create(const void *lock, unsigned flags)
+{
+    if (locktrace_mutex_create_impl)
+        locktrace_mutex_create_impl(lock, flags);
+}
+
+static inline void locktrace_mutex_destroy(const void *lock)
+{
+    if (locktrace_mutex_destroy_impl)
+        locktrace_mutex_destroy_impl(lock);
+}
+
+static inline int locktrace_mutex_pre_lock(const void *lock, unsigned flags)
+{
+    return locktrace_mutex_pre_lock_impl ? locktrace_mutex_pre_lock_impl(lock, flags) : 0;
+}
+
+static inline int locktrace_mutex_block(const void *lock, unsigned flags)
+{
+    return locktrace_mutex_block_impl ? locktrace_mutex_block_impl(lock, flags) : 0;
+}
+
+static inline void locktrace_mutex_post_lock(const void *lock, unsigned flags, int acquired)
+{
+    if (locktrace_mutex_post_lock_impl)
+        locktrace_mutex_post_lock_impl(lock, flags, acquired);
+}
+
+static inline void locktrace_mutex_pre_unlock(const void *lock, unsigned flags)
+{
+    if (locktrace_mutex_pre_unlock_impl)
+        locktrace_mutex_pre_unlock_impl(lock, flags);
 }
 
 /* Nonzero when liblocktrace is loaded into this process and watching it. */

@@ -18,15 +18,47 @@
 #include "lt_internal.h"
 #include "platform.h"
 
+static int custom(const lt_lock *l)
+{
+    return l && l->api == LT_API_CUSTOM;
+}
+
+int lt_lock_mutex_type(const void *addr, const lt_lock *l)
+{
+    if (custom(l))
+        return l->custom_flags & LOCKTRACE_MUTEX_RECURSIVE ? LT_MUTEX_RECURSIVE : LT_MUTEX_NORMAL;
+    return lt_platform_mutex_type(addr);
+}
+
+int lt_lock_prefers_writer(const void *addr, const lt_lock *l)
+{
+    return !custom(l) && lt_platform_rwlock_prefers_writer(addr);
+}
+
+int lt_lock_writer_queued(const void *addr, const lt_lock *l)
+{
+    return !custom(l) && lt_platform_rwlock_writer_queued(addr);
+}
+
+int lt_lock_robust(const void *addr, const lt_lock *l)
+{
+    return !custom(l) && lt_platform_mutex_robust(addr);
+}
+
+int lt_lock_word_held(const void *addr, const lt_lock *l, lt_kind kind, lt_mode mode, int tid)
+{
+    return custom(l) || lt_platform_lock_held(addr, kind, mode, tid);
+}
+
 static void fill_lock(lt_finding *f, const lt_event *ev)
 {
     lt_thread_info_now(ev->self, &f->thread);
     f->lock = ev->addr;
     f->lock_kind = ev->kind;
     if (ev->kind == LT_MUTEX)
-        f->mutex_type = lt_platform_mutex_type(ev->addr);
+        f->mutex_type = lt_lock_mutex_type(ev->addr, ev->lock);
     if (ev->kind == LT_RWLOCK)
-        f->writer_pref = lt_platform_rwlock_prefers_writer(ev->addr);
+        f->writer_pref = lt_lock_prefers_writer(ev->addr, ev->lock);
     f->req_mode = ev->mode;
     f->wait = ev->wait;
     f->api = ev->api;
@@ -76,11 +108,11 @@ static int never_returns(const lt_event *ev, const lt_held *h, lt_reason *why)
                : ev->mode == LT_MODE_WRITE ? LT_WHY_UPGRADE
                                            : LT_WHY_WRITER_QUEUED;
         return *why != LT_WHY_WRITER_QUEUED ||
-               (lt_platform_rwlock_prefers_writer(ev->addr) &&
+               (lt_lock_prefers_writer(ev->addr, ev->lock) &&
                 atomic_load(&ev->lock->waiting_writers) > 0 &&
-                lt_platform_rwlock_writer_queued(ev->addr));
+                lt_lock_writer_queued(ev->addr, ev->lock));
     case LT_MUTEX:
-        switch (lt_platform_mutex_type(ev->addr)) {
+        switch (lt_lock_mutex_type(ev->addr, ev->lock)) {
         case LT_MUTEX_RECURSIVE: return 0;
         case LT_MUTEX_ERRORCHECK: *why = LT_WHY_ERRORCHECK_RELOCK; return 1;
         default: *why = LT_WHY_MUTEX_RELOCK; return 1;
@@ -121,7 +153,7 @@ static int orphan_blocks(const lt_event *ev)
     const lt_lock *l = ev->lock;
     if (ev->wait == LT_WAIT_TRY || (l->orphan_mode != LT_MODE_WRITE && ev->mode != LT_MODE_WRITE))
         return 0;
-    return ev->kind != LT_MUTEX || !lt_platform_mutex_robust(ev->addr);
+    return ev->kind != LT_MUTEX || !lt_lock_robust(ev->addr, ev->lock);
 }
 
 static void release(lt_thread *t, lt_held *h);
@@ -140,7 +172,7 @@ static void renew(lt_event *ev)
  * entry it contradicts is stale and leaves the held set. */
 static int confirmed(lt_event *ev, lt_held *h)
 {
-    if (lt_platform_lock_held(ev->addr, ev->kind, h->mode, ev->self->info.tid))
+    if (lt_lock_word_held(ev->addr, ev->lock, ev->kind, (lt_mode)h->mode, ev->self->info.tid))
         return 1;
     release(ev->self, h);
     ev->held = NULL;
@@ -152,7 +184,7 @@ static int confirmed(lt_event *ev, lt_held *h)
 static int orphan_confirmed(lt_event *ev)
 {
     lt_lock *l = ev->lock;
-    if (lt_platform_lock_held(ev->addr, ev->kind, l->orphan_mode, l->orphan_of->tid))
+    if (lt_lock_word_held(ev->addr, l, ev->kind, (lt_mode)l->orphan_mode, l->orphan_of->tid))
         return 1;
     renew(ev);
     return 0;
@@ -337,13 +369,13 @@ void lt_on_destroy(lt_event *ev)
 {
     lt_thread *t = ev->self;
     lt_held *h = find_valid(t, ev->addr);
-    if (h && !lt_platform_lock_held(ev->addr, ev->kind, h->mode, t->info.tid)) {
+    ev->lock = lt_shadow_get(t, ev->addr, ev->ra);
+    if (h && !lt_lock_word_held(ev->addr, ev->lock, ev->kind, (lt_mode)h->mode, t->info.tid)) {
         release(t, h);
         h = NULL;
     }
-    ev->lock = lt_shadow_get(t, ev->addr, ev->ra);
     int other = ev->lock && atomic_load(&ev->lock->writer) != 0 &&
-                lt_platform_lock_held(ev->addr, ev->kind, LT_MODE_WRITE, 0);
+                lt_lock_word_held(ev->addr, ev->lock, ev->kind, LT_MODE_WRITE, 0);
     if (h || other) {
         lt_finding f = {.kind = LT_FIND_DESTROY_HELD, .why = LT_WHY_DESTROY};
         fill_lock(&f, ev);
@@ -430,12 +462,14 @@ static void drop_stale(lt_thread *t)
         pthread_spinlock_t s;
     } word;
     static const size_t size[] = {[LT_RWLOCK] = sizeof word.rw, [LT_MUTEX] = sizeof word.m,
-                                  [LT_SPIN] = sizeof word.s};
+                                  [LT_SPIN] = sizeof word.s, [LT_ONCE] = sizeof(pthread_once_t)};
     lt_held_compact(t); /* entries below i then stay where they are while ones above go */
     for (uint32_t i = t->held_end; i-- > 0;) {
         lt_held *h = &t->held[i];
         if (!h->lock)
             continue;
+        if (h->kind >= LT_ARRAY_LEN(size) || custom(h->lock))
+            continue; /* no word to read: a custom lock's memory is never read */
         if (lt_platform_peek(&word, h->addr, size[h->kind]) != 0 ||
             !lt_platform_lock_held(&word, h->kind, h->mode, t->info.tid))
             release(t, h);

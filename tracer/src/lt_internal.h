@@ -57,6 +57,7 @@ typedef struct lt_lock {
     const lt_thread_info *orphan_of;  /* exited while holding it, NULL = not orphaned */
     uint8_t orphan_mode;              /* lt_mode the exited thread held */
     uint8_t api;                      /* lt_api the program last locked it through */
+    uint8_t custom_flags;             /* LT_API_CUSTOM: LOCKTRACE_MUTEX_* flags of its create */
     const void *object;               /* annotation: the guarded object */
     locktrace_describe_fn describe;   /* annotation: how to describe it */
     struct lt_lock_stats *_Atomic stats; /* LOCKTRACE_STATS counters (stats.c), NULL = none */
@@ -146,6 +147,8 @@ typedef struct lt_thread {
     struct lt_thread *next, *prev; /* registry of live threads */
     uint64_t wait_start;        /* LOCKTRACE_STATS: when the current blocking wait began (ns) */
     struct lt_once_run *once_top; /* once init routines running on this thread, innermost first */
+    const void *custom_wait;    /* the lock of locktrace_mutex_block's wait, until post_lock */
+    uint8_t custom_wait_kind, custom_wait_mode;
     lt_cache_slot cache[LT_CACHE_SLOTS];
     lt_wait_slot waiting;
     uintptr_t stack_lo, stack_hi; /* this thread's stack, 0 = unknown (callsite.c) */
@@ -245,6 +248,16 @@ static inline lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t r
 lt_lock *lt_shadow_reset(const void *addr, uintptr_t ra);
 void lt_shadow_forget(const void *addr);
 void lt_shadow_fork(lt_fork_phase phase);
+
+/* What a lock's own word says (platform.h), except for a custom lock (locktrace_mutex_*,
+ * api LT_API_CUSTOM), whose memory the tracer never reads: its type comes from its create
+ * flags, it prefers no writers, is not robust, and who holds it is what the tracer recorded.
+ * l may be NULL (no shadow entry). Defined in detect.c. */
+int lt_lock_mutex_type(const void *addr, const lt_lock *l);
+int lt_lock_prefers_writer(const void *addr, const lt_lock *l);
+int lt_lock_writer_queued(const void *addr, const lt_lock *l);
+int lt_lock_robust(const void *addr, const lt_lock *l);
+int lt_lock_word_held(const void *addr, const lt_lock *l, lt_kind kind, lt_mode mode, int tid);
 
 /* The modules' own headers: a module includes just this file. */
 #include "alloc.h"

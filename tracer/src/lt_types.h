@@ -18,7 +18,7 @@ typedef enum { LT_MUTEX_NORMAL, LT_MUTEX_RECURSIVE, LT_MUTEX_ERRORCHECK } lt_mut
 
 /* The interface the program locked through, so reports use the names it wrote: a C11 mtx_t
  * is a pthread mutex underneath (glibc), checked alike but named "mtx_t" in reports. */
-typedef enum { LT_API_PTHREAD, LT_API_C11 } lt_api;
+typedef enum { LT_API_PTHREAD, LT_API_C11, LT_API_CUSTOM } lt_api; /* CUSTOM: locktrace_mutex_* */
 
 /* What a blocked thread waits for. */
 typedef enum { LT_FOR_LOCK, LT_FOR_JOIN, LT_FOR_SIGNAL } lt_wait_for;

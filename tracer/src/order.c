@@ -216,7 +216,7 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr, 
     n->lock = l;
     n->gen = gen;
     n->exclusive_only = kind != LT_RWLOCK;
-    n->writer_pref = kind == LT_RWLOCK && lt_platform_rwlock_prefers_writer(addr);
+    n->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
     n->ord = source ? --ord_first : ++ord_last;
     n->next_hash = nodes[b];
     nodes[b] = n;
@@ -631,7 +631,7 @@ static void cycle_check(request *r)
 static int self_conflicting(const lt_held *h)
 {
     return h->kind != LT_RWLOCK || h->mode == LT_MODE_WRITE ||
-           lt_platform_rwlock_prefers_writer(h->addr);
+           lt_lock_prefers_writer(h->addr, h->lock);
 }
 
 /* After a successful blocking or timed acquisition of ev->lock, before it joins the held

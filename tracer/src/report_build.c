@@ -148,7 +148,8 @@ static void add_held_locks(lt_rep *r, const lt_finding *f)
             l->api = h->lock->api;
             l->annotation = describe(h->lock->object, h->lock->describe);
         }
-        l->mutex_type = h->kind == LT_MUTEX ? lt_platform_mutex_type(h->addr) : 0;
+        const lt_lock *live = l->api == LT_API_CUSTOM ? h->lock : NULL; /* gen checked above */
+        l->mutex_type = h->kind == LT_MUTEX ? lt_lock_mutex_type(h->addr, live) : 0;
         uint32_t id = h->stack ? h->stack : lt_stack_intern(&h->ra, 1);
         lt_rep_stack *s = add_stack(r, "taken", id, (int)r->nlocks, !h->stack);
         if (s && f->owners)

@@ -94,14 +94,14 @@ static const char *const mutex_type_names[] = {"normal", "recursive", "errorchec
 static const char *const mode_names[] = {"none", "read", "write"};
 static const char *const wait_names[] = {"try", "blocking", "timed"};
 static const char *const waits_for_names[] = {"lock", "join", "signal"};
-static const char *const api_names[] = {"pthread", "c11"};
+static const char *const api_names[] = {"pthread", "c11", "custom"};
 
 _Static_assert(LT_FIND_KIND_COUNT == 9, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
 _Static_assert(LT_WHY_COUNT == 20, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(type_names) == LT_COND + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
-_Static_assert(LT_ARRAY_LEN(api_names) == LT_API_C11 + 1, "name every api");
+_Static_assert(LT_ARRAY_LEN(api_names) == LT_API_CUSTOM + 1, "name every api");
 
 #define NAME_OF(table, i) ((i) >= 0 && (size_t)(i) < LT_ARRAY_LEN(table) ? (table)[i] : NULL)
 
@@ -151,8 +151,13 @@ static const char *lock_name(const lt_rep_lock *l)
     static const char *const mutex[] = {"mutex (normal)", "mutex (recursive)",
                                         "mutex (error-checking)"};
     static const char *const mtx[] = {"mtx_t (plain)", "mtx_t (recursive)", "mtx_t"};
+    static const char *const custom[] = {"custom mutex", "custom mutex (recursive)", "custom mutex"};
     if (l->api == LT_API_C11 && l->type == LT_MUTEX)
         return NAME_OF(mtx, l->mutex_type) ? mtx[l->mutex_type] : "mtx_t";
+    if (l->api == LT_API_CUSTOM && l->type == LT_MUTEX)
+        return NAME_OF(custom, l->mutex_type) ? custom[l->mutex_type] : "custom mutex";
+    if (l->api == LT_API_CUSTOM && l->type == LT_RWLOCK)
+        return "custom rwlock";
     switch (l->type) {
     case LT_RWLOCK:
         return l->writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";

@@ -89,8 +89,8 @@ void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_l
 {
     r->addr = addr;
     r->kind = kind;
-    r->mutex_type = kind == LT_MUTEX ? lt_platform_mutex_type(addr) : 0;
-    r->writer_pref = kind == LT_RWLOCK && lt_platform_rwlock_prefers_writer(addr);
+    r->mutex_type = kind == LT_MUTEX ? lt_lock_mutex_type(addr, l) : 0;
+    r->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
     r->api = l ? l->api : LT_API_PTHREAD;
     r->object = l ? l->object : NULL;
     r->describe = l ? l->describe : NULL;
@@ -141,7 +141,7 @@ static int blocked_by(const lt_thread *u, lt_thread *v, lt_held **by)
     }
     return w->kind == LT_RWLOCK && w->mode == LT_MODE_READ && x->lock == w->lock &&
            x->gen == w->gen && x->mode == LT_MODE_WRITE &&
-           lt_platform_rwlock_prefers_writer(w->addr);
+           lt_lock_prefers_writer(w->addr, w->lock);
 }
 
 static lt_bfs search;

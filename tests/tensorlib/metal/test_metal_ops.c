@@ -375,6 +375,19 @@ static void test_no_metal_implementation(void)
     tl_tensor *w = tl_full(1.0, k, 3, TL_F32, TL_METAL);
     CHECK(w && tl_conv1d(x, w, 0, 1, 1, 1) == NULL && unsupported("no metal implementation for conv1d"));
     CHECK(tl_full(1.0, s3, 3, TL_F64, TL_METAL) == NULL && unsupported("no metal implementation for fill on f64"));
+    /* issue #16's ops without a natural Metal kernel, and the dtypes the kernels lack */
+    CHECK(tl_arg_sort_last_dim(x, true) == NULL &&
+          unsupported("no metal implementation for arg_sort_last_dim"));
+    CHECK(w && tl_conv_transpose1d(x, w, 0, 0, 1, 1, 1) == NULL &&
+          unsupported("no metal implementation for conv_transpose1d"));
+    static const size_t s4[] = {1, 1, 2, 2};
+    tl_tensor *img = tl_full(1.0, s4, 4, TL_F32, TL_METAL);
+    CHECK(img && tl_max_pool2d(img, 2, 2, 1, 1) == NULL &&
+          unsupported("no metal implementation for max_pool2d"));
+    CHECK(img && tl_avg_pool2d(img, 2, 2, 1, 1) == NULL &&
+          unsupported("no metal implementation for avg_pool2d"));
+    CHECK(tl_full(1.0, s3, 3, TL_I32, TL_METAL) == NULL && unsupported("no metal implementation for fill on i32"));
+    tl_release(img);
     tl_release(w);
     tl_release(c);
     tl_release(x);
