@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../blocked.h"
+
 #define NOINLINE __attribute__((noinline))
 
 void wf_library_marker(void); /* wfdtor.c: its destructor prints at exit */
@@ -95,10 +97,12 @@ static void hang(void)
 
 /* Holds a lock and waits forever in a condition wait: a hang the dump should explain. */
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+static blocked_probe waiter_probe;
 
 static void *waiter(void *arg)
 {
     (void)arg;
+    blocked_announce(&waiter_probe);
     pthread_mutex_lock(&held); /* blocks: main holds it */
     return NULL;
 }
@@ -108,6 +112,7 @@ static void hung_on_lock(void)
     pthread_t t;
     pthread_mutex_lock(&held);
     pthread_create(&t, NULL, waiter, NULL);
+    blocked_until(&waiter_probe); /* "ready" means the dump will find the waiter blocked */
     printf("ready %d\n", (int)getpid());
     fflush(stdout);
     for (;;)
