@@ -40,6 +40,13 @@ static inline int blocked_in_futex(int tid)
     return atol(buf) == SYS_futex;
 }
 
+/* Returns once thread `tid` sleeps in a futex wait (for callers that know the tid already). */
+static inline void blocked_wait_tid(int tid)
+{
+    while (!blocked_in_futex(tid))
+        sched_yield();
+}
+
 /* A thread about to block: set `tid` (announce) right before the blocking call. */
 typedef struct blocked_probe {
     _Atomic int tid; /* 0 until announced */
@@ -56,8 +63,7 @@ static inline void blocked_until(blocked_probe *p)
     int tid;
     while ((tid = atomic_load(&p->tid)) == 0)
         sched_yield();
-    while (!blocked_in_futex(tid))
-        sched_yield();
+    blocked_wait_tid(tid);
 }
 
 #endif

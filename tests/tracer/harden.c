@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blocked.h"
+#include "../blocked.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -182,7 +182,7 @@ static void lock_in_handler(int sig)
 static void *block_on_contended(void *arg)
 {
     (void)arg;
-    atomic_store(&worker_tid, test_tid());
+    atomic_store(&worker_tid, blocked_tid());
     result("worker lock", pthread_mutex_lock(&contended));
     pthread_mutex_unlock(&contended);
     return NULL;
@@ -199,11 +199,11 @@ NOINLINE void signal_while_blocked(void)
     pthread_create(&th, NULL, block_on_contended, NULL);
     while (!atomic_load(&worker_tid))
         sched_yield();
-    test_until_blocked(atomic_load(&worker_tid));
+    blocked_wait_tid(atomic_load(&worker_tid));
     pthread_kill(th, SIGPROF);
     while (!atomic_load(&in_handler))
         sched_yield();
-    test_until_blocked(atomic_load(&worker_tid)); /* now in the handler's own wait */
+    blocked_wait_tid(atomic_load(&worker_tid)); /* now in the handler's own wait */
     pthread_mutex_unlock(&contended);
     pthread_join(th, NULL);
     result("main lock", pthread_mutex_lock(&contended));
@@ -234,7 +234,7 @@ static void *join_holding(void *arg)
 {
     pthread_t *target = arg;
     pthread_mutex_lock(&joiner_lock);
-    atomic_store(&worker_tid, test_tid());
+    atomic_store(&worker_tid, blocked_tid());
     pthread_cleanup_push(unlock_joiner_lock, NULL);
     pthread_join(*target, NULL);
     pthread_cleanup_pop(1);
@@ -244,7 +244,7 @@ static void *join_holding(void *arg)
 static void *lock_later(void *arg)
 {
     (void)arg;
-    atomic_store(&worker_tid, test_tid());
+    atomic_store(&worker_tid, blocked_tid());
     result("later lock", pthread_mutex_lock(&later_lock));
     pthread_mutex_unlock(&later_lock);
     return NULL;
@@ -260,7 +260,7 @@ NOINLINE void join_cancelled(void)
     pthread_create(&joiner, NULL, join_holding, &target);
     while (!atomic_load(&worker_tid))
         sched_yield();
-    test_until_blocked(atomic_load(&worker_tid));
+    blocked_wait_tid(atomic_load(&worker_tid));
     pthread_cancel(joiner);
     pthread_join(joiner, &ret);
     printf("joiner cancelled: %s\n", ret == PTHREAD_CANCELED ? "yes" : "no");
@@ -269,7 +269,7 @@ NOINLINE void join_cancelled(void)
     pthread_create(&later, NULL, lock_later, NULL);
     while (!atomic_load(&worker_tid))
         sched_yield();
-    test_until_blocked(atomic_load(&worker_tid));
+    blocked_wait_tid(atomic_load(&worker_tid));
     pthread_mutex_unlock(&later_lock);
     pthread_join(later, NULL);
     if (write(release_pipe[1], "x", 1) == 1)
@@ -286,7 +286,7 @@ static void *timed_writer(void *arg)
 {
     (void)arg;
     struct timespec deadline = after_ms(1000);
-    atomic_store(&worker_tid, test_tid());
+    atomic_store(&worker_tid, blocked_tid());
     result("timedwrlock", pthread_rwlock_timedwrlock(&wp_rw, &deadline));
     return NULL;
 }
@@ -302,7 +302,7 @@ NOINLINE void read_again_timed_writer_queued(void)
     pthread_create(&th, NULL, timed_writer, NULL);
     while (!atomic_load(&worker_tid))
         sched_yield();
-    test_until_blocked(atomic_load(&worker_tid));
+    blocked_wait_tid(atomic_load(&worker_tid));
     int rc = pthread_rwlock_rdlock(&wp_rw);
     pthread_join(th, NULL);
     result("rdlock", rc);

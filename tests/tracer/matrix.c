@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blocked.h"
+#include "../blocked.h"
 
 /* ------------------------------------------------------------------------------------------
  * Lock types with the mode they are taken in.
@@ -368,7 +368,7 @@ static void *cond_waiter(void *arg)
     if (s->b != NV)
         lk_lock(&k->other, s->b);
     pthread_mutex_lock(&k->m.m);
-    atomic_store(&k->tid, test_tid());
+    atomic_store(&k->tid, blocked_tid());
     while (!atomic_load(&k->go)) {
         if (s->c == 0) {
             pthread_cond_wait(&k->cv, &k->m.m);
@@ -394,7 +394,7 @@ static void cond_case(const scenario *s)
     pthread_t th = spawn(cond_waiter, &k);
     until(&k.tid);
     if (s->c == 0)
-        test_until_blocked(atomic_load(&k.tid));
+        blocked_wait_tid(atomic_load(&k.tid));
     else
         until(&k.timed_out);
     pthread_mutex_lock(&k.m.m);
@@ -499,7 +499,7 @@ static void sig_handler(int sig)
 static void *sig_blocked(void *arg)
 {
     (void)arg;
-    atomic_store(&sig_tid, test_tid());
+    atomic_store(&sig_tid, blocked_tid());
     if (lk_lock(&sig_outer, sig_outer_v) == 0)
         lk_unlock(&sig_outer, sig_outer_v);
     return NULL;
@@ -521,11 +521,11 @@ static void signal_case(const scenario *s)
         lk_lock(&sig_inner, hold_v);
     pthread_t th = spawn(sig_blocked, NULL);
     until(&sig_tid);
-    test_until_blocked(atomic_load(&sig_tid));
+    blocked_wait_tid(atomic_load(&sig_tid));
     pthread_kill(th, SIGUSR1);
     until(&sig_in_handler);
     if (s->c & 1) {
-        test_until_blocked(atomic_load(&sig_tid));
+        blocked_wait_tid(atomic_load(&sig_tid));
         lk_unlock(&sig_inner, hold_v);
     }
     lk_unlock(&sig_outer, sig_outer_v);
@@ -561,7 +561,7 @@ static _Atomic int later_tid;
 static void *lock_later(void *arg)
 {
     (void)arg;
-    atomic_store(&later_tid, test_tid());
+    atomic_store(&later_tid, blocked_tid());
     pthread_mutex_lock(&later_lock.m);
     pthread_mutex_unlock(&later_lock.m);
     return NULL;
@@ -573,7 +573,7 @@ static void then_another_wait(void)
     pthread_mutex_lock(&later_lock.m);
     pthread_t th = spawn(lock_later, NULL);
     until(&later_tid);
-    test_until_blocked(atomic_load(&later_tid));
+    blocked_wait_tid(atomic_load(&later_tid));
     pthread_mutex_unlock(&later_lock.m);
     pthread_join(th, NULL);
 }
@@ -585,7 +585,7 @@ static void *join_holding(void *arg)
     (void)arg;
     lk_lock(&cancel_lock, cancel_v);
     pthread_cleanup_push(unlock_cancel_lock, NULL);
-    atomic_store(&cancel_tid, test_tid());
+    atomic_store(&cancel_tid, blocked_tid());
     pthread_join(join_target, NULL);
     pthread_cleanup_pop(1);
     return NULL;
@@ -596,7 +596,7 @@ static void *cond_cancelled(void *arg)
     const scenario *s = arg;
     lk_lock(&cancel_lock, cancel_v);
     pthread_cleanup_push(unlock_cancel_lock, NULL);
-    atomic_store(&cancel_tid, test_tid());
+    atomic_store(&cancel_tid, blocked_tid());
     for (;;) {
         struct timespec t = after_ms(20000);
         if (s->c == 1)
@@ -616,7 +616,7 @@ static void cancel_case(const scenario *s)
         join_target = spawn(wait_pipe, NULL);
     pthread_t th = spawn(s->c == 0 ? join_holding : cond_cancelled, (void *)s);
     until(&cancel_tid);
-    test_until_blocked(atomic_load(&cancel_tid));
+    blocked_wait_tid(atomic_load(&cancel_tid));
     pthread_cancel(th);
     pthread_join(th, NULL);
     then_another_wait();
@@ -637,7 +637,7 @@ static _Atomic int writer_tid;
 static void *queued_writer(void *arg)
 {
     const scenario *s = arg;
-    atomic_store(&writer_tid, test_tid());
+    atomic_store(&writer_tid, blocked_tid());
     int rc = s->c == 4 ? lk_timed(&queued, MN, 100)
              : s->c & 1 ? lk_timed(&queued, as_mode(s->a, 1), 600)
                         : lk_lock(&queued, as_mode(s->a, 1));
@@ -653,7 +653,7 @@ static void queued_case(const scenario *s)
     lk_lock(&queued, v);
     pthread_t th = spawn(queued_writer, (void *)s);
     until(&writer_tid);
-    test_until_blocked(atomic_load(&writer_tid));
+    blocked_wait_tid(atomic_load(&writer_tid));
     if (s->c != 4 && lk_lock(&queued, v) == 0)
         lk_unlock(&queued, v);
     lk_unlock(&queued, v);

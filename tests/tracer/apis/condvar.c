@@ -54,7 +54,7 @@ static pthread_t start_waiter(void)
         sched_yield();
     pthread_mutex_lock(&m1); /* the waiter has released m1: it is inside the wait */
     pthread_mutex_unlock(&m1);
-    until_blocked(waiter_tid);
+    blocked_wait_tid(waiter_tid);
     return th;
 }
 

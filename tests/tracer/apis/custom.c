@@ -173,7 +173,7 @@ NOINLINE void custom_abba(void)
     pthread_create(&th, NULL, take_a_then_b, NULL);
     while (!first_tid)
         sched_yield();
-    until_blocked(first_tid);
+    blocked_wait_tid(first_tid);
     result("fmutex_lock", fmutex_lock(&a));
 }
 

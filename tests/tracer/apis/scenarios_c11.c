@@ -198,17 +198,17 @@ NOINLINE void c11_cnd_destroy_waited(void)
         thrd_yield();
     mtx_lock(&m); /* the waiter has released m: it is inside cnd_wait */
     mtx_unlock(&m);
-    until_blocked(cnd_waiter_tid);
+    blocked_wait_tid(cnd_waiter_tid);
     cnd_destroy(&cv);
     result("cnd_destroy", thrd_success);
 }
 
-static _Atomic int blocked_tid;
+static _Atomic int joiner_tid;
 
 static int take_m(void *arg)
 {
     (void)arg;
-    blocked_tid = gettid();
+    joiner_tid = gettid();
     mtx_lock(&m);
     mtx_unlock(&m);
     return 0;
@@ -221,9 +221,9 @@ NOINLINE void c11_join_deadlock(void)
     mtx_init(&m, mtx_plain);
     mtx_lock(&m);
     thrd_create(&th, take_m, NULL);
-    while (!blocked_tid)
+    while (!joiner_tid)
         thrd_yield();
-    until_blocked(blocked_tid);
+    blocked_wait_tid(joiner_tid);
     result("thrd_join", thrd_join(th, NULL));
 }
 
@@ -251,7 +251,7 @@ NOINLINE void c11_abba(void)
     thrd_create(&th, ab, NULL);
     while (!first_tid)
         thrd_yield();
-    until_blocked(first_tid);
+    blocked_wait_tid(first_tid);
     result("mtx_lock", mtx_lock(&m));
 }
 
