@@ -12,13 +12,15 @@
 #include <string.h>
 #include <threads.h>
 
+#include "../../blocked.h"
+
 #define NOINLINE __attribute__((noinline))
 
 static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER;
 static pthread_rwlock_t b = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_mutex_t park = PTHREAD_MUTEX_INITIALIZER;
 static mtx_t c;
-static atomic_int taken;
+static blocked_probe parked;
 
 NOINLINE void *reader(void *arg)
 {
@@ -26,7 +28,7 @@ NOINLINE void *reader(void *arg)
     pthread_rwlock_rdlock(&b);
     if (release)
         pthread_rwlock_unlock(&b);
-    taken = 1;
+    blocked_announce(&parked);
     pthread_mutex_lock(&park); /* parks: main holds it until the process ends */
     pthread_mutex_unlock(&park);
     return NULL;
@@ -42,8 +44,7 @@ NOINLINE void take_locks(int release)
     pthread_create(&th, NULL, reader, &rel);
     pthread_mutex_lock(&a);
     mtx_lock(&c);
-    while (!taken)
-        sched_yield();
+    blocked_until(&parked); /* the reader sleeps on park: the report finds it waiting */
     if (release) {
         mtx_unlock(&c);
         pthread_mutex_unlock(&a);
