@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../blocked.h"
+#include "apis/poll.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -36,19 +36,6 @@ static void result(const char *what, int rc)
                                          : strerror(rc);
     printf("%s -> %s\n", what, name);
     fflush(stdout);
-}
-
-static struct timespec after_ms(long ms)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (ms % 1000) * 1000000;
-    if (t.tv_nsec >= 1000000000) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000;
-    }
-    return t;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -285,7 +272,7 @@ static pthread_rwlock_t wp_rw;
 static void *timed_writer(void *arg)
 {
     (void)arg;
-    struct timespec deadline = after_ms(1000);
+    struct timespec deadline = ms_from_now(1000);
     atomic_store(&worker_tid, blocked_tid());
     result("timedwrlock", pthread_rwlock_timedwrlock(&wp_rw, &deadline));
     return NULL;

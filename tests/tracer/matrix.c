@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../blocked.h"
+#include "apis/poll.h"
 
 /* ------------------------------------------------------------------------------------------
  * Lock types with the mode they are taken in.
@@ -100,22 +100,9 @@ static int lk_try(lockmem *l, variant v)
     return pthread_mutex_trylock(&l->m);
 }
 
-static struct timespec after_ms(long ms)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (ms % 1000) * 1000000;
-    if (t.tv_nsec >= 1000000000) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000;
-    }
-    return t;
-}
-
 static int lk_timed(lockmem *l, variant v, long ms)
 {
-    struct timespec t = after_ms(ms);
+    struct timespec t = ms_from_now(ms);
     if (is_rw(v))
         return is_read(v) ? pthread_rwlock_timedrdlock(&l->rw, &t)
                           : pthread_rwlock_timedwrlock(&l->rw, &t);
@@ -373,7 +360,7 @@ static void *cond_waiter(void *arg)
         if (s->c == 0) {
             pthread_cond_wait(&k->cv, &k->m.m);
         } else {
-            struct timespec t = after_ms(5);
+            struct timespec t = ms_from_now(5);
             if (pthread_cond_timedwait(&k->cv, &k->m.m, &t) == ETIMEDOUT)
                 atomic_store(&k->timed_out, 1);
         }
@@ -598,7 +585,7 @@ static void *cond_cancelled(void *arg)
     pthread_cleanup_push(unlock_cancel_lock, NULL);
     atomic_store(&cancel_tid, blocked_tid());
     for (;;) {
-        struct timespec t = after_ms(20000);
+        struct timespec t = ms_from_now(20000);
         if (s->c == 1)
             pthread_cond_wait(&cancel_cv, &cancel_lock.m);
         else

@@ -1,5 +1,5 @@
 /*
- * poll.h - what the programs of tests/tracer/apis share: waiting until another thread is
+ * poll.h - what the tracer's test programs share: waiting until another thread is
  * blocked (tests/blocked.h, polling the kernel's view of it), and deadlines.
  */
 #ifndef APIS_POLL_H
