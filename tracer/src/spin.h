@@ -16,6 +16,7 @@
  *                                                     arena); the thread dump at abort
  *   LT_RANK_WAITFOR   wf_lock (waitfor.c)             stack depot (steps of a cycle)
  *   LT_RANK_GRAPH     graph_lock (order.c)            mapping memory only
+ *   LT_RANK_CLASSES   class_lock (classes.c)          mapping memory only
  *   LT_RANK_REGISTRY  registry_lock (thread.c)        its pool; stack depot (holders of a
  *                                                     long wait)
  *   LT_RANK_SHADOW    64 shard locks (shadow.c)       mapping memory only
@@ -37,6 +38,7 @@ typedef enum {
     LT_RANK_REPORT,
     LT_RANK_WAITFOR,
     LT_RANK_GRAPH,
+    LT_RANK_CLASSES,
     LT_RANK_REGISTRY,
     LT_RANK_SHADOW,
     LT_RANK_STATS,
