@@ -82,8 +82,6 @@ static uint32_t stamp;
 static lt_pool class_pool = LT_POOL(cls, LT_ARENA_CHUNK);
 static lt_pool edge_pool = LT_POOL(cedge, LT_ARENA_CHUNK);
 static lt_bfs search_bfs;
-static void *reported; /* uint64_t keys of reported class cycles, mapped */
-static size_t nreported, reported_cap;
 
 /* ---------------------------------------------------------------------------------------- */
 
@@ -255,7 +253,9 @@ typedef struct prediction {
     lt_reason why;
     size_t n;
     lt_edge_info edge[2];        /* nesting: the two nestings */
-    const lt_edge_info **cycle;  /* class cycle: mapped, the pointers then the edges */
+    lt_edge_info *copies;        /* class cycle: its edges, mapped ... */
+    const lt_edge_info **cycle;  /* ... and pointers to them, mapped */
+    size_t mapped;               /* edges those mappings have room for */
 } prediction;
 
 static int alive(const lt_lock *l, uint32_t gen)
@@ -354,25 +354,6 @@ static void search_expand(lt_bfs *b, size_t at)
     }
 }
 
-/* Records key; 0 when it was there already (or cannot be remembered: then it is reported
- * again rather than lost). */
-static int first_report(uint64_t key)
-{
-    uint64_t *k = reported;
-    for (size_t i = 0; i < nreported; i++)
-        if (k[i] == key)
-            return 0;
-    if (!lt_scratch_fit(&reported, &reported_cap, nreported + 1, sizeof key))
-        return 1;
-    ((uint64_t *)reported)[nreported++] = key;
-    return 1;
-}
-
-static size_t cycle_bytes(size_t n)
-{
-    return n * (sizeof(lt_edge_info *) + sizeof(lt_edge_info));
-}
-
 /* Edge i of the cycle the search found: the closing edge, then the path from its target. */
 static const cedge *path_edge(const cedge *closing, size_t i)
 {
@@ -399,19 +380,20 @@ static void cycle_check(cedge *closing, prediction *p)
         sum += h;
         x ^= h >> 17;
     }
-    if (!first_report(sum ^ (x * 0xff51afd7ed558ccdull)) || chained)
+    /* A cycle is one prediction whichever edge closes it: its key, kept in the set of edge
+     * keys (those are odd, this one is even), says so. */
+    uint64_t key = (sum ^ (x * 0xff51afd7ed558ccdull)) << 1 | 2;
+    if (key_known(key) || !key_add(key) || chained)
         return;
-    const lt_edge_info **out = lt_map(cycle_bytes(n));
-    if (!out)
-        return;
-    lt_edge_info *copy = (lt_edge_info *)(out + n);
-    for (size_t i = 0; i < n; i++) {
-        copy_edge(&copy[i], path_edge(closing, i));
-        out[i] = &copy[i];
+    p->mapped = n;
+    p->copies = lt_map(n * sizeof *p->copies);
+    p->cycle = lt_map(n * sizeof *p->cycle);
+    for (size_t i = 0; p->copies && p->cycle && i < n; i++) {
+        copy_edge(&p->copies[i], path_edge(closing, i));
+        p->cycle[i] = &p->copies[i];
     }
     p->why = LT_WHY_CLASS_CYCLE;
-    p->n = n;
-    p->cycle = out;
+    p->n = p->copies && p->cycle ? n : 0;
 }
 
 static void report(prediction *p)
@@ -425,8 +407,14 @@ static void report(prediction *p)
     for (size_t i = 1; i < p->n; i++)
         f.one_thread &= f.edges[i]->thread.tid == f.edges[0]->thread.tid;
     lt_report(&f);
+}
+
+static void prediction_free(prediction *p)
+{
+    if (p->copies)
+        lt_platform_unmap(p->copies, p->mapped * sizeof *p->copies);
     if (p->cycle)
-        lt_platform_unmap(p->cycle, cycle_bytes(p->n));
+        lt_platform_unmap(p->cycle, p->mapped * sizeof *p->cycle);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -490,6 +478,7 @@ static void edge_new(lt_held *h, const lt_event *ev, uint32_t gen, uint32_t from
         lt_report_out_of_memory();
     else if (p.n)
         report(&p);
+    prediction_free(&p);
 }
 
 /* A held lock taken by a blocking request, conflicting with itself in the mode it is held:

@@ -611,6 +611,24 @@ static void put_end(out *o, const lt_rep_lock *l, lt_mode m)
     put(o, ")");
 }
 
+/* Where edge i's two locks were taken, each after its guards: line (the second lock's only
+ * with to_guards: in a cycle of instances the next edge names it). */
+static void put_edge_stacks(out *o, const lt_rep *r, size_t i, int to_guards)
+{
+    const lt_rep_lock *from = lock_at(r, r->steps[i].from), *to = lock_at(r, r->steps[i].lock);
+    put_object(o, "    guards:    ", from);
+    put(o, "    ");
+    put_hex(o, from->addr);
+    put(o, " taken at:\n");
+    put_step_stack(o, r, "edge-from", i);
+    if (to_guards)
+        put_object(o, "    guards:    ", to);
+    put(o, "    ");
+    put_hex(o, to->addr);
+    put(o, " taken at:\n");
+    put_step_stack(o, r, "edge-to", i);
+}
+
 /* Who row i of an inversion's table is: the thread that made edge i; a thread already named
  * in an earlier row (a cycle one thread made alone) stands for another thread doing the same. */
 static void put_row_thread(out *o, const lt_rep *r, size_t i)
@@ -664,15 +682,7 @@ static void put_inversion(out *o, const lt_rep *r)
         put(o, ", first by thread ");
         put_thread(o, thread_at(r, r->steps[i].thread));
         put(o, "\n");
-        put_object(o, "    guards:    ", from);
-        put(o, "    ");
-        put_hex(o, from->addr);
-        put(o, " taken at:\n");
-        put_step_stack(o, r, "edge-from", i);
-        put(o, "    ");
-        put_hex(o, to->addr);
-        put(o, " taken at:\n");
-        put_step_stack(o, r, "edge-to", i);
+        put_edge_stacks(o, r, i, 0);
     }
     put(o, r->outcome == LT_OUTCOME_ABORT
                ? "  action: abort (LOCKTRACE_INVERSION=report reports and goes on)\n"
@@ -767,16 +777,7 @@ static void put_predicted(out *o, const lt_rep *r)
         put(o, ", first by thread ");
         put_thread(o, thread_at(r, s->thread));
         put(o, "\n");
-        put_object(o, "    guards:    ", from);
-        put(o, "    ");
-        put_hex(o, from->addr);
-        put(o, " taken at:\n");
-        put_step_stack(o, r, "edge-from", i);
-        put_object(o, "    guards:    ", to);
-        put(o, "    ");
-        put_hex(o, to->addr);
-        put(o, " taken at:\n");
-        put_step_stack(o, r, "edge-to", i);
+        put_edge_stacks(o, r, i, 1);
     }
     put(o, "  action: none, reported once (a prediction; LOCKTRACE_INVERSION=abort does not "
            "apply to it)\n");
