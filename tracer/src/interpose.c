@@ -684,19 +684,19 @@ static void fork_phase(lt_fork_phase phase)
         lt_report_fork(phase);
         lt_waitfor_fork(phase);
         lt_order_fork(phase);
-        lt_classes_fork(phase);
         lt_thread_fork(phase);
         lt_shadow_fork(phase);
         lt_stats_fork(phase);
         lt_stack_fork(phase);
         lt_cond_fork(phase);
+        lt_classes_fork(phase);
     } else {
+        lt_classes_fork(phase);
         lt_cond_fork(phase);
         lt_stack_fork(phase);
         lt_stats_fork(phase);
         lt_shadow_fork(phase);
         lt_thread_fork(phase);
-        lt_classes_fork(phase);
         lt_order_fork(phase);
         lt_waitfor_fork(phase);
         lt_report_fork(phase);

@@ -16,7 +16,6 @@
  *                                                     arena); the thread dump at abort
  *   LT_RANK_WAITFOR   wf_lock (waitfor.c)             stack depot (steps of a cycle)
  *   LT_RANK_GRAPH     graph_lock (order.c)            mapping memory only
- *   LT_RANK_CLASSES   class_lock (classes.c)          mapping memory only
  *   LT_RANK_REGISTRY  registry_lock (thread.c)        its pool; stack depot (holders of a
  *                                                     long wait)
  *   LT_RANK_SHADOW    64 shard locks (shadow.c)       mapping memory only
@@ -24,6 +23,7 @@
  *   LT_RANK_STACK     256 depot stripes (stack.c)     arena_lock
  *   LT_RANK_ARENA     arena_lock (stack.c)            mapping memory only
  *   LT_RANK_COND      64 waiter-list locks (cond.c)   nothing
+ *   LT_RANK_CLASSES   class_lock (classes.c)          mapping memory only
  *
  * With -Dtracer_checks (LT_CHECKS, on in development builds and CI) taking a lock out of
  * this order is an internal error: a message naming both ranks, then abort().
@@ -38,13 +38,13 @@ typedef enum {
     LT_RANK_REPORT,
     LT_RANK_WAITFOR,
     LT_RANK_GRAPH,
-    LT_RANK_CLASSES,
     LT_RANK_REGISTRY,
     LT_RANK_SHADOW,
     LT_RANK_STATS,
     LT_RANK_STACK,
     LT_RANK_ARENA,
     LT_RANK_COND,
+    LT_RANK_CLASSES,
     LT_RANK_COUNT
 } lt_rank;
 
