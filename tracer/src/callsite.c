@@ -161,16 +161,13 @@ static void learn_stack(uintptr_t ra, uintptr_t cfa)
         learn_end(f[j].ip);
 }
 
-/* Whether site s is in a lock wrapper: 1 or 0, decided the first time; -1 not known yet. */
-static int site_wrapper(site *s)
+/* Decides whether site s is in a lock wrapper (the first walk that asks); its flags after,
+ * without SITE_DECIDED when that is not known yet. */
+static __attribute__((noinline)) uint32_t site_decide(site *s)
 {
-    uint32_t f = atomic_load_explicit(&s->flags, memory_order_relaxed);
-    if (f & SITE_DECIDED)
-        return (f & SITE_WRAPPER) != 0;
     int w = lt_wrapper_at(atomic_load_explicit(&s->pc, memory_order_relaxed));
-    if (w >= 0)
-        atomic_fetch_or(&s->flags, SITE_DECIDED | (w ? SITE_WRAPPER : 0));
-    return w;
+    uint32_t add = w < 0 ? 0 : SITE_DECIDED | (w ? SITE_WRAPPER : 0);
+    return atomic_fetch_or(&s->flags, add) | add;
 }
 
 void lt_callsite_thread_init(void)
@@ -197,7 +194,7 @@ void lt_callsite_thread_init(void)
 size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uintptr_t cfa,
                         uintptr_t *out)
 {
-    size_t n = from, k = w->wrappers < from ? w->wrappers : from;
+    size_t n = from, k = w->wrappers < from ? w->wrappers : from, limit = k + LT_CALLERS;
     int learned = 0, open = k == from, undecided = 0;
     uintptr_t pc = n ? out[n - 1] : ra, sp = n ? w->sp[n - 1] : cfa;
     if (n)
@@ -212,18 +209,18 @@ size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uin
             if (!(s = site_find(pc)) && pc == ra)
                 learn_end(ra); /* not found by the unwind: do not try at every call */
         }
+        if (!s)
+            break;
+        uint32_t flags = atomic_load_explicit(&s->flags, memory_order_relaxed);
         if (open) { /* frames 0 .. n-1 are wrappers: is frame n one too? */
-            int wrapper = s ? site_wrapper(s) : 0;
-            undecided |= wrapper < 0;
-            if (wrapper > 0 && n < LT_WRAPPER_FRAMES)
-                k = n + 1;
+            if (lt_unlikely(!(flags & SITE_DECIDED)))
+                undecided |= !((flags = site_decide(s)) & SITE_DECIDED);
+            if ((flags & SITE_WRAPPER) && n < LT_WRAPPER_FRAMES)
+                limit = (k = n + 1) + LT_CALLERS;
             else
                 open = 0;
         }
-        if (n >= k + LT_CALLERS)
-            break;
-        uint32_t flags = s ? atomic_load_explicit(&s->flags, memory_order_relaxed) : 0;
-        if (!s || (flags & (SITE_VARIABLE | SITE_NO_SLOT | SITE_END)))
+        if (n >= limit || (flags & (SITE_VARIABLE | SITE_NO_SLOT | SITE_END)))
             break;
         uintptr_t slot = sp + s->ra_off;
         if (slot + sizeof(uintptr_t) > t->stack_hi || sp + s->size > t->stack_hi)

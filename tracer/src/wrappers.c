@@ -29,6 +29,8 @@ static const char *const builtin[] = {
     "std::*mutex*::*", "std::*_lock::*", "std::lock_guard::*", "std::lock", "std::try_lock",
     "std::*lock_impl*", "std::*condition_variable*::*", "std::__glibcxx_rwlock_*", "__gthread_*",
     "__gthrw_*",
+    /* libstdc++'s own locks: shared_ptr's atomic operations, <ext/concurrence.h> */
+    "std::_Sp_locker::*", "__gnu_cxx::*mutex*::*", "__gnu_cxx::__scoped_lock::*",
     /* GLib: GMutex, GRWLock, GRecMutex and their lockers */
     "g_mutex_*", "g_rw_lock_*", "g_rec_mutex_*",
 };
@@ -149,6 +151,23 @@ static int skip_balanced(const char **p)
     return 1;
 }
 
+/* The standard abbreviation at p (St, Sa, Sb, Ss, Si, So, Sd) as a component; 0 when p holds
+ * none. */
+static int std_abbreviation(const char *p, name_buf *o)
+{
+    static const char *const names[][2] = {
+        {"t", "std"}, {"a", "std::allocator"}, {"b", "std::basic_string"},
+        {"s", "std::basic_string"}, {"i", "std::basic_istream"}, {"o", "std::basic_ostream"},
+        {"d", "std::basic_iostream"}};
+    for (size_t i = 0; p[0] == 'S' && p[1] && i < LT_ARRAY_LEN(names); i++) {
+        if (p[1] == names[i][0][0]) {
+            component(o, names[i][1], strlen(names[i][1]));
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* [St] <source-name> [template args]: one name of a mangled symbol that is not nested. */
 static int unnested(const char *p, name_buf *o)
 {
@@ -172,8 +191,7 @@ static int nested(const char *p, name_buf *o)
     while (*p && strchr("rVKRO", *p))
         p++;
     for (;;) {
-        if (p[0] == 'S' && p[1] == 't') {
-            component(o, "std", 3);
+        if (std_abbreviation(p, o)) {
             p += 2;
         } else if (digit(*p)) {
             if (!source_name(&p, &s, &n))
@@ -207,7 +225,7 @@ static int nested(const char *p, name_buf *o)
  * "_ZNSt10lock_guardISt5mutexEC2ERS0_" is "std::lock_guard::lock_guard", and a C name loses a
  * compiler's clone suffix ("lock_cache.constprop.0" is "lock_cache"). 0 when sym is a form
  * this reader does not follow. */
-static int plain_name(const char *sym, char *buf, size_t size)
+int lt_wrapper_name(const char *sym, char *buf, size_t size)
 {
     name_buf o = {buf, size, 0, 1};
     buf[0] = 0;
@@ -287,7 +305,7 @@ int lt_wrapper_at(uintptr_t ra)
     int got = lt_platform_function_safe(ra - 1, sym, sizeof sym);
     if (got <= 0)
         return got;
-    if (!plain_name(sym, name, sizeof name))
+    if (!lt_wrapper_name(sym, name, sizeof name))
         return 0;
     for (size_t i = 0; i < LT_ARRAY_LEN(builtin); i++)
         if (lt_glob(builtin[i], name))
