@@ -119,7 +119,8 @@ typedef struct lt_wait_slot {
 } lt_wait_slot;
 
 /* A walk over the callers of a lock call site (callsite.c), remembered by its thread. */
-#define LT_WALKS 4
+#define LT_WALK_SET_BITS 4 /* 16 sets of 2 walks */
+#define LT_WALKS (2 << LT_WALK_SET_BITS)
 typedef struct lt_walk {
     uintptr_t ra, cfa;              /* where the walk started */
     uint32_t n;                     /* callers found */
