@@ -25,7 +25,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
-#include <uthash.h>
 
 #include "locktrace.h"
 #include "lt_types.h"
@@ -51,7 +50,7 @@ typedef struct lt_thread_info {
  * ---------------------------------------------------------------------------------------- */
 typedef struct lt_lock {
     /* read on every acquisition: one cache line, written only when the identity changes */
-    _Alignas(64) const void *addr;
+    _Alignas(64) const void *_Atomic addr; /* NULL while the entry is free (shadow.c) */
     _Atomic uint32_t gen;
     uint32_t first_stack;             /* where the lock was first seen */
     const lt_thread_info *orphan_of;  /* exited while holding it, NULL = not orphaned */
@@ -65,7 +64,6 @@ typedef struct lt_lock {
     /* written by acquisitions: kept off the line above so other threads' probes stay cheap */
     _Alignas(64) _Atomic int writer;  /* seq+1 of the thread holding it exclusively, 0 = none */
     _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
-    UT_hash_handle hh;                /* shadow.c's table, keyed by addr */
 } lt_lock;
 
 /* One entry of a held set. The stack of the acquisition is kept cheaply as the call site
