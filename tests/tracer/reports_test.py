@@ -317,7 +317,7 @@ def launcher(c):
     line only when there are reports, the program's status passes through."""
     ending, out, err = c.run([c.a.locktrace, '--', c.a.scenarios, 'bad-unlock'], preload=False)
     need(ending == 0, f'ending {ending}')
-    need(re.search(r'^locktrace: 1 report \(1 bad-unlock\) in %s/locktrace-reports/' % re.escape(c.tmp),
+    need(re.search(r'^locktrace: 1 report \(1 bad-unlock; 1 occurrence\) in %s/locktrace-reports/' % re.escape(c.tmp),
                    err, re.M), f'no summary line: {err}')
     need(len(glob.glob(os.path.join(c.tmp, 'locktrace-reports', 'scenarios.*.1.json'))) == 1, 'no file')
     # a report another launcher's program writes meanwhile into the same directory is not counted
@@ -327,7 +327,7 @@ def launcher(c):
     c.write('foreign.json', json.dumps(foreign))
     script = f'cp {c.tmp}/foreign.json {shared}/other.1.1.json && exec {c.a.scenarios} bad-unlock'
     ending, _, err = c.run([c.a.locktrace, '--', 'sh', '-c', script], preload=False)
-    need(ending == 0 and re.search(r'^locktrace: 1 report \(1 bad-unlock\)', err, re.M), f'shared dir: {err}')
+    need(ending == 0 and re.search(r'^locktrace: 1 report \(1 bad-unlock; 1 occurrence\)', err, re.M), f'shared dir: {err}')
     ending, _, err = c.run([c.a.locktrace, '--exitcode=4', '--report-dir', c.dir, c.a.scenarios,
                             'bad-unlock'], preload=False)
     need(ending == 4 and os.path.isdir(c.dir) and c.dir in err, f'options: {ending} {err}')

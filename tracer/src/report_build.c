@@ -32,6 +32,7 @@ static size_t nframes, string_used;
 static char thread_names[MAX_THREADS][16];
 static lt_module module; /* scratch for one lookup */
 static char exe[4096];
+static int raw_only; /* lt_report_build_raw: no symbols, no program callbacks */
 
 /* A copy of s in the string pool; NULL when s is NULL or the pool is full. */
 static const char *keep(const char *s)
@@ -56,6 +57,10 @@ static size_t fill_frames(lt_rep_frame *f, size_t room, uintptr_t ip, const lt_r
 {
     lt_symbol s[32];
     lt_rep_frame base = {.ip = ip};
+    if (raw_only) {
+        f[0] = base;
+        return 1;
+    }
     if (lt_platform_module(ip, &module)) {
         base.module = keep_same(module.path, prev ? prev->module : NULL);
         if (module.build_id[0])
@@ -115,7 +120,7 @@ static lt_rep_thread *add_thread(lt_rep *r, const lt_thread_info *t, int gone)
 static const char *describe(const void *object, locktrace_describe_fn fn)
 {
     static char desc[256];
-    if (!fn)
+    if (!fn || raw_only)
         return NULL;
     desc[0] = 0;
     fn(object, desc, sizeof desc);
@@ -305,6 +310,16 @@ static void add_edge_steps(lt_rep *r, const lt_finding *f)
         add_step_stack(r, "edge-from", e->from_stack, (int)i, steps[i].thread, e->from_partial);
         add_step_stack(r, "edge-to", e->to_stack, (int)i, steps[i].thread, e->to_partial);
     }
+}
+
+/* The report with its stacks as captured addresses only (one frame each, no module, no
+ * symbol) and no annotation text: what identifies an occurrence, cheaply (report_seen.c). */
+const lt_rep *lt_report_build_raw(const lt_finding *f)
+{
+    raw_only = 1;
+    const lt_rep *r = lt_report_build(f);
+    raw_only = 0;
+    return r;
 }
 
 const lt_rep *lt_report_build(const lt_finding *f)

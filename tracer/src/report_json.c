@@ -169,6 +169,14 @@ static void thread(jout *j, const void *item, size_t unused)
     kv_bool(j, "gone", t->gone, 0);
 }
 
+/* NUL-terminates what fits; the length needed. */
+static size_t end(jout *j)
+{
+    if (j->at < j->size)
+        j->buf[j->at] = 0;
+    return j->at;
+}
+
 /* "[{...},{...}]" of n items of `stride` bytes, each written by fn, as the value of key k. */
 static void list(jout *j, const char *k, const void *items, size_t n, size_t stride,
                  void (*fn)(jout *, const void *, size_t), size_t arg)
@@ -205,8 +213,25 @@ size_t lt_rep_format_json(const lt_rep *r, char *buf, size_t size, size_t max_fr
         kv_dec(&j, "wait_timeout", r->wait_timeout, 0);
         list(&j, "steps", r->steps, r->nsteps, sizeof *r->steps, step, 0);
     }
+    if (!r->occurrences) {
+        raw(&j, "}\n");
+        return end(&j);
+    }
+    char sig[17];
+    lt_rep_signature(r, sig);
+    kv_str(&j, "signature", sig, 0);
+    j.at += lt_rep_format_json_count(r, j.at < size ? buf + j.at : NULL,
+                                     j.at < size ? size - j.at : 0);
+    return end(&j);
+}
+
+/* Last in the document, so that the tracer can rewrite it alone on every repeat. */
+size_t lt_rep_format_json_count(const lt_rep *r, char *buf, size_t size)
+{
+    jout j = {buf, size, 0};
+    kv_dec(&j, "occurrences", (long long)r->occurrences, 0);
+    kv_dec(&j, "last_time_sec", r->last_time_sec, 0);
+    kv_dec(&j, "last_time_nsec", r->last_time_nsec, 0);
     raw(&j, "}\n");
-    if (j.at < size)
-        buf[j.at] = 0;
-    return j.at;
+    return end(&j);
 }
