@@ -17,6 +17,10 @@ typedef struct lt_lock_ref {
     int api;         /* lt_api */
     const void *object;
     locktrace_describe_fn describe;
+    uint32_t generation;    /* of the identity at addr, 0 = unknown (two refs at one address
+                               with different generations are two locks) */
+    const char *class_name; /* classes.c: the lock's annotated class, NULL = none ... */
+    uintptr_t class_site;   /* ... or the call site that names its site class, 0 = none */
 } lt_lock_ref;
 
 /* One thread of a wait-for cycle (deadlock) or a waiter and its holders (long-wait): `thread`

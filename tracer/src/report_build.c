@@ -238,18 +238,48 @@ static int thread_index(lt_rep *r, const lt_thread_info *t)
     return (int)r->nthreads - 1;
 }
 
+/* A site class's name: "site <function> <file>:<line>" of the call site. */
+static const char *site_class_name(uintptr_t site)
+{
+    lt_symbol s;
+    char buf[512];
+    size_t n = lt_fmt_str(buf, sizeof buf, 0, "site ");
+    if (lt_platform_symbolize(site - 1, &s, 1) && s.function) {
+        n = lt_fmt_str(buf, sizeof buf, n, s.function);
+        if (s.file) {
+            n = lt_fmt_str(buf, sizeof buf, n, " ");
+            n = lt_fmt_str(buf, sizeof buf, n, s.file);
+            n = lt_fmt_str(buf, sizeof buf, n, ":");
+            n = lt_fmt_dec(buf, sizeof buf, n, s.line);
+        }
+    } else {
+        lt_fmt_hex(buf, sizeof buf, n, site);
+    }
+    return keep(buf);
+}
+
+/* Two refs to one address are one lock unless both know their generations and they differ
+ * (a prediction names locks that may have come and gone at one address). */
+static int same_lock(const lt_rep_lock *l, const lt_lock_ref *ref)
+{
+    return l->addr == (uintptr_t)ref->addr &&
+           (!l->generation || !ref->generation || l->generation == ref->generation);
+}
+
 static int lock_index(lt_rep *r, const lt_lock_ref *ref)
 {
     for (size_t i = 0; i < r->nlocks; i++)
-        if (locks[i].addr == (uintptr_t)ref->addr)
+        if (same_lock(&locks[i], ref))
             return (int)i;
     if (r->nlocks == MAX_LOCKS)
         return -1;
     lt_rep_lock *l = &locks[r->nlocks++];
     *l = (lt_rep_lock){.addr = (uintptr_t)ref->addr, .type = ref->kind,
                        .mutex_type = ref->mutex_type, .writer_pref = ref->writer_pref,
-                       .object = (uintptr_t)ref->object, .api = ref->api};
+                       .object = (uintptr_t)ref->object, .api = ref->api,
+                       .generation = ref->generation};
     l->annotation = describe(ref->object, ref->describe);
+    l->class_name = ref->class_site ? site_class_name(ref->class_site) : keep(ref->class_name);
     return (int)r->nlocks - 1;
 }
 

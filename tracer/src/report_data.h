@@ -62,6 +62,7 @@ typedef struct lt_rep_lock {
     const char *annotation;   /* annotation: its description, NULL = none */
     const char *name;         /* where it lives: "config_mu", "registry+0x8", "heap block 0x...
                                  (N bytes), offset K", a thread's stack frame; NULL = unknown */
+    const char *class_name;   /* predicted inversions: the lock's class (LOCKTRACE_CLASSES) */
 } lt_rep_lock;
 
 typedef struct lt_rep_thread {

@@ -139,6 +139,7 @@ static void lock(jout *j, const void *item, size_t unused)
     kv_hex(j, "object", l->object, 0);
     kv_str(j, "annotation", l->annotation, 0);
     kv_str(j, "name", l->name, 0);
+    kv_str(j, "class", l->class_name, 0);
 }
 
 static void step(jout *j, const void *item, size_t unused)

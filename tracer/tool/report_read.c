@@ -183,6 +183,8 @@ static void read_lock(reader *rd, const json_value *o, const char *at, lt_rep_lo
     l->annotation = string(rd, o, at, "annotation", 1);
     if (json_get(o, "name")) /* optional: absent in reports made before locks had names */
         l->name = string(rd, o, at, "name", 1);
+    if (json_get(o, "class")) /* optional: absent in reports made before lock classes */
+        l->class_name = string(rd, o, at, "class", 1);
 }
 
 static void read_frame(reader *rd, const json_value *o, const char *at, lt_rep_frame *f)
