@@ -510,7 +510,7 @@ void lt_classes_acquired(lt_event *ev)
         uint64_t key = edge_key(from, (lt_mode)h->mode, to, ev->mode, dir);
         if (lt_unlikely(!key_known(key)))
             edge_new(h, ev, gen, from, to, key, &stack);
-        if (anchor(h))
+        if (i && anchor(h)) /* nothing older to stop at: skip the test */
             break;
     }
 }
