@@ -698,11 +698,10 @@ static inline uint64_t edge_fp(const lt_held *h, const request *r)
 
 /* Links the new edge d (described, from the pool) into the graph and the order; under the
  * graph lock. 0 when out of memory. */
-static int edge_link(edge *e, const lt_held *h, const request *r, uint64_t fp)
+static int edge_link(edge *e, const lt_held *h, node *to, uint64_t fp)
 {
     node *from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
-    node *to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
-    if (!from || !to || !known_add(fp))
+    if (!from || !known_add(fp))
         return 0;
     nedges++;
     e->from = from;
@@ -730,6 +729,7 @@ static int edge_link(edge *e, const lt_held *h, const request *r, uint64_t fp)
 static int edges_add(lt_held **hs, const uint64_t *fps, size_t n, request *r)
 {
     edge d[WALK];
+    node *to = NULL;
     int failed = 0;
     for (size_t i = 0; i < n; i++)
         edge_describe(&d[i], hs[i], r);
@@ -737,10 +737,12 @@ static int edges_add(lt_held **hs, const uint64_t *fps, size_t n, request *r)
     for (size_t i = 0; i < n && !failed; i++) {
         if (set_has(&known, fps[i]))
             continue;
-        edge *e = lt_pool_get(&edge_pool);
+        if (!to)
+            to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
+        edge *e = to ? lt_pool_get(&edge_pool) : NULL;
         if (e) {
             *e = d[i];
-            if (!edge_link(e, hs[i], r, fps[i])) {
+            if (!edge_link(e, hs[i], to, fps[i])) {
                 lt_pool_put(&edge_pool, e);
                 e = NULL;
             }
