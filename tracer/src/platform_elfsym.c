@@ -5,8 +5,10 @@
  * callsite.c asks the first time it walks through a lock call site, which may be inside the
  * program's own malloc (one that takes a pthread mutex) or in a signal handler. So nothing
  * here allocates or locks: the object comes from /proc/self/maps (lt_platform_module_safe),
- * its file is mapped read-only, and its function symbols are sorted once (heapsort) into
- * mapped memory for a binary search. The table of objects is lock-free: the thread that
+ * its file is mapped read-only while its function symbols are sorted once (heapsort) and
+ * their names copied into anonymous mapped memory for a binary search. The file is unmapped
+ * after: a mapping of it left in /proc/self/maps would look to libdw like part of the loaded
+ * module (dwfl_linux_proc_report), whose source lines reports would then miss. The table of objects is lock-free: the thread that
  * claims an entry builds it; a thread asking meanwhile is told "not known yet" and asks again
  * at a later call. `.symtab` is preferred (a local or hidden function, such as std::mutex::lock
  * in a program built at -O0, is only there); for a stripped file the debug file named by its
@@ -171,9 +173,15 @@ static int index_functions(object *o, const elf_file *f, const ElfW(Shdr) *sym,
         if (!pass && (count == 0 || !(o->syms = lt_platform_map(count * sizeof(fn_sym)))))
             return 0;
     }
+    char *names = lt_platform_map(str->sh_size);
+    if (!names) {
+        lt_platform_unmap((void *)o->syms, count * sizeof(fn_sym));
+        return 0;
+    }
+    memcpy(names, f->base + str->sh_offset, str->sh_size);
     sort_syms((fn_sym *)o->syms, count);
     o->nsyms = count;
-    o->names = (const char *)f->base + str->sh_offset;
+    o->names = names;
     o->names_size = str->sh_size;
     return 1;
 }
@@ -194,25 +202,26 @@ static int debug_file(const char *id, elf_file *f)
     return map_file(path, f);
 }
 
+/* The symbols of the object's file, else of its debug file; both mapped only meanwhile. */
 static int build(object *o, const lt_module *m, uintptr_t lo)
 {
     elf_file f, dbg;
     const ElfW(Shdr) *sym, *str;
+    int ok = 0;
     if (!map_file(m->path, &f))
         return 0;
     o->bias = load_bias(&f, lo);
-    if ((sym = symbol_section(&f, SHT_SYMTAB, &str)) != NULL)
-        return index_functions(o, &f, sym, str);
-    if (debug_file(m->build_id, &dbg)) {
-        if ((sym = symbol_section(&dbg, SHT_SYMTAB, &str)) != NULL &&
-            index_functions(o, &dbg, sym, str))
-            return 1;
+    if ((sym = symbol_section(&f, SHT_SYMTAB, &str)) != NULL) {
+        ok = index_functions(o, &f, sym, str);
+    } else if (debug_file(m->build_id, &dbg)) {
+        ok = (sym = symbol_section(&dbg, SHT_SYMTAB, &str)) != NULL &&
+             index_functions(o, &dbg, sym, str);
         lt_platform_munmap_direct((void *)dbg.base, dbg.size);
     }
-    if ((sym = symbol_section(&f, SHT_DYNSYM, &str)) != NULL)
-        return index_functions(o, &f, sym, str);
+    if (!ok && (sym = symbol_section(&f, SHT_DYNSYM, &str)) != NULL)
+        ok = index_functions(o, &f, sym, str);
     lt_platform_munmap_direct((void *)f.base, f.size);
-    return 0;
+    return ok;
 }
 
 /* The object covering ip; NULL when none is known (yet). *busy: one covering ip, or one
