@@ -146,7 +146,7 @@ NOINLINE void mutex_clock_relock(pthread_mutex_t *m)
     result("clocklock", pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &t));
 }
 
-static void mutex_of_type(int type, pthread_mutex_t *m)
+NOINLINE void mutex_of_type(int type, pthread_mutex_t *m)
 {
     pthread_mutexattr_t a;
     pthread_mutexattr_init(&a);

@@ -101,7 +101,7 @@ static void check_shadow(void)
     CHECK(l && lt_shadow_get(t, &lock_a, 0) == l);
     CHECK(l->first_stack != 0);
     CHECK(lt_shadow_get(t, &lock_b, 0) != l);
-    CHECK(lt_shadow_reset(&lock_a, 0) == l && atomic_load(&l->gen) == gen + 1);
+    CHECK(lt_shadow_reset(t, &lock_a, 0, 0) == l && atomic_load(&l->gen) == gen + 1);
     lt_shadow_forget(&lock_a);
     lt_lock *again = lt_shadow_get(t, &lock_a, 0);
     CHECK(atomic_load(&again->gen) != gen + 1); /* destroyed and seen again: a new identity */

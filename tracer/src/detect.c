@@ -66,6 +66,7 @@ static void fill_lock(lt_finding *f, const lt_event *ev)
         f->object = ev->lock->object;
         f->describe = ev->lock->describe;
         f->first_stack = ev->lock->first_stack;
+        f->first_partial = ev->lock->first_partial;
         f->generation = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     }
 }
@@ -165,7 +166,7 @@ static void report_bad_unlock(lt_event *ev, int unlocked);
 static void renew(lt_event *ev)
 {
     lt_order_forget(ev->addr);
-    ev->lock = lt_shadow_reset(ev->addr, ev->ra);
+    ev->lock = lt_shadow_reset(ev->self, ev->addr, ev->ra, ev->cfa);
 }
 
 /* Before a verdict ends the program: does the lock word agree that this thread holds it? An
@@ -361,7 +362,7 @@ void lt_on_init(lt_event *ev)
     if (h)
         lt_held_remove(ev->self, h);
     lt_order_forget(ev->addr);
-    lt_lock *l = lt_shadow_reset(ev->addr, ev->ra);
+    lt_lock *l = lt_shadow_reset(ev->self, ev->addr, ev->ra, ev->cfa);
     if (l)
         l->api = ev->api;
 }

@@ -53,6 +53,7 @@ static void report_free_held(const release *rel, const void *addr, const lt_lock
     f.object = l->object;
     f.describe = l->describe; /* the memory is still the program's: it is freed after this */
     f.first_stack = l->first_stack;
+    f.first_partial = l->first_partial;
     f.request_stack = lt_stack_here(rel->ra);
     if (mine) {
         f.held_mode = (lt_mode)mine->mode;

@@ -57,6 +57,7 @@ typedef struct lt_lock {
     uint8_t orphan_mode;              /* lt_mode the exited thread held */
     uint8_t api;                      /* lt_api the program last locked it through */
     uint8_t custom_flags;             /* LT_API_CUSTOM: LOCKTRACE_MUTEX_* flags of its create */
+    uint8_t first_partial;            /* first_stack is the frames recorded lazily at init */
     const void *object;               /* annotation: the guarded object */
     locktrace_describe_fn describe;   /* annotation: how to describe it */
     struct lt_lock_stats *_Atomic stats; /* LOCKTRACE_STATS counters (stats.c), NULL = none */
@@ -278,7 +279,7 @@ static inline lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t r
         return slot->lock;
     return lt_shadow_lookup(t, addr, ra);
 }
-lt_lock *lt_shadow_reset(const void *addr, uintptr_t ra);
+lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa);
 void lt_shadow_forget(const void *addr);
 lt_lock *lt_shadow_find(const void *addr);
 void lt_shadow_fork(lt_fork_phase phase);

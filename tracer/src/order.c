@@ -661,10 +661,7 @@ static void request_fill(request *r, int unwind)
         memcpy(t->info.name, r->thread.name, sizeof t->info.name); /* the name as last read */
         return;
     }
-    lt_held site = {.ra = r->ev->ra};
-    if (lt_cfg.stacks == LT_STACKS_LAZY)
-        site.ncallers = (uint32_t)lt_callsite_callers(t, r->ev->ra, r->ev->cfa, site.callers);
-    r->to_stack = lt_stack_lazy(&site, 0, &r->to_partial);
+    r->to_stack = lt_stack_site(t, r->ev->ra, r->ev->cfa, &r->to_partial);
     if (!t->info.name[0])
         lt_thread_info_now(t, &t->info);
     r->thread = t->info;

@@ -72,6 +72,7 @@ typedef struct lt_finding {
     uint32_t held_stack;         /* where this thread took the lock before */
     int held_partial;            /* held_stack is only the frames recorded with it */
     uint32_t first_stack;        /* where the lock was first seen */
+    int first_partial;           /* first_stack is only the frames recorded with it */
     const lt_held *held;         /* exit-held: the locks still held (valid during lt_report) */
     const lt_thread_info *owners; /* process-exit: owners[i] holds held[i]; NULL = `thread` */
     const void *mutex;           /* condvar-misuse: the mutex of this thread's wait */

@@ -395,6 +395,6 @@ const lt_rep *lt_report_build(const lt_finding *f)
     }
     if (!f->other && f->kind != LT_FIND_FREE_HELD)
         add_stack(&r, "held", f->held_stack, 0, f->held_partial);
-    add_stack(&r, "first-seen", f->first_stack, 0, 0);
+    add_stack(&r, "first-seen", f->first_stack, 0, f->first_partial);
     return &r;
 }

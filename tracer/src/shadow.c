@@ -195,6 +195,7 @@ static void entry_clear(lt_lock *l, const void *addr)
     atomic_store(&l->writer, 0);
     atomic_store(&l->waiting_writers, 0);
     l->first_stack = 0;
+    l->first_partial = 0;
     l->object = NULL;
     l->describe = NULL;
     l->orphan_of = NULL;
@@ -255,8 +256,10 @@ lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
     return l;
 }
 
-/* init: the address becomes a new lock, first seen here. */
-lt_lock *lt_shadow_reset(const void *addr, uintptr_t ra)
+/* init: the address becomes a new lock, first seen at the call (ra, cfa). Recorded as an
+ * acquisition is (lt_stack_site): a program that makes locks by the thousand would otherwise
+ * spend most of its init calls unwinding. */
+lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa)
 {
     int created;
     uint32_t gen;
@@ -267,7 +270,9 @@ lt_lock *lt_shadow_reset(const void *addr, uintptr_t ra)
         atomic_fetch_add(&l->gen, 1);
         entry_clear(l, addr);
     }
-    l->first_stack = lt_stack_here(ra);
+    int partial;
+    l->first_stack = lt_stack_site(t, ra, cfa, &partial);
+    l->first_partial = (uint8_t)partial;
     return l;
 }
 

@@ -166,6 +166,22 @@ uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial)
     return lt_stack_intern(out, k);
 }
 
+/* Where the call at (ra, cfa) is made, as LOCKTRACE_STACKS records it: the whole stack
+ * (full); else the call site and the callers callsite.c finds beyond it, wrappers included,
+ * which costs a few loads where an unwind costs microseconds (*partial = 1: the frames beyond
+ * are not known). */
+uint32_t lt_stack_site(lt_thread *t, uintptr_t ra, uintptr_t cfa, int *partial)
+{
+    if (lt_cfg.stacks == LT_STACKS_FULL) {
+        *partial = 0;
+        return lt_stack_here(ra);
+    }
+    lt_held site; /* not cleared: lt_stack_lazy reads ra and the callers found only */
+    site.ra = ra;
+    site.ncallers = (uint32_t)lt_callsite_callers(t, ra, cfa, site.callers);
+    return lt_stack_lazy(&site, 0, partial);
+}
+
 void lt_stack_fork(lt_fork_phase phase)
 {
     if (phase != LT_FORK_PREPARE)

@@ -11,6 +11,7 @@ uint32_t lt_stack_here(uintptr_t from_ra);
 uint32_t lt_stack_intern(const uintptr_t *ips, size_t n);
 const uintptr_t *lt_stack_get(uint32_t id, size_t *n);
 uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial);
+uint32_t lt_stack_site(lt_thread *t, uintptr_t ra, uintptr_t cfa, int *partial);
 void lt_stack_fork(lt_fork_phase phase);
 
 #endif
