@@ -19,7 +19,7 @@ size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uin
  * last walk from this site nearly always still holds (callsite.c). */
 static inline size_t lt_callsite_callers(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out)
 {
-    lt_walk *w = &t->walks[(ra >> 2) % LT_WALKS];
+    lt_walk *w = &t->walks[((ra ^ cfa) * 0x9E3779B97F4A7C15ull) >> (64 - LT_WALK_BITS)];
     if (lt_unlikely(w->ra != ra || w->cfa != cfa))
         return lt_callsite_walk(t, w, 0, ra, cfa, out);
     for (size_t n = 0; n < w->n; n++)

@@ -120,8 +120,11 @@ typedef struct lt_wait_slot {
     uint32_t mark;                /* cycle search visit stamp, under waitfor.c's lock */
 } lt_wait_slot;
 
-/* A walk over the callers of a lock call site (callsite.c), remembered by its thread. */
-#define LT_WALKS 4
+/* A walk over the callers of a lock call site (callsite.c), remembered by its thread, one per
+ * (call site, frame) pair hashed into LT_WALKS: a lock helper reached from several callers
+ * (memcached's item_lock) keeps a walk for each instead of redoing it on every call. */
+#define LT_WALK_BITS 4
+#define LT_WALKS (1 << LT_WALK_BITS)
 typedef struct lt_walk {
     uintptr_t ra, cfa;              /* where the walk started */
     uint32_t n;                     /* callers found */
