@@ -460,21 +460,25 @@ size_t lt_platform_symbolize(uintptr_t ip, lt_symbol *out, size_t max)
     return n ? n : 1;
 }
 
-/* A variable's symbol: an object (or common/TLS-less untyped) symbol whose extent covers
- * addr; the nearest lower symbol alone would name padding or a neighbour. */
-static int segment_of(struct dl_phdr_info *info, size_t size, void *arg)
+/* Start of the loaded segment of info's object that holds addr, 0 when none does. */
+static uintptr_t load_segment(const struct dl_phdr_info *info, uintptr_t addr)
 {
-    uintptr_t *addr = arg;
-    (void)size;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && *addr >= start && *addr < start + ph->p_memsz) {
-            *addr = start;
-            return 1;
-        }
+        if (ph->p_type == PT_LOAD && addr >= start && addr < start + ph->p_memsz)
+            return start;
     }
     return 0;
+}
+
+static int segment_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    uintptr_t *addr = arg, start = load_segment(info, *addr);
+    (void)size;
+    if (start)
+        *addr = start;
+    return start != 0;
 }
 
 /* The module whose segments hold addr. libdw knows a module by its file mappings, so a large
@@ -488,6 +492,8 @@ static Dwfl_Module *data_module(Dwfl *dwfl, uintptr_t addr)
     return mod;
 }
 
+/* A variable's symbol: an object (or common) symbol whose extent covers addr; the nearest
+ * lower symbol alone would name padding or a neighbour. */
 int lt_platform_data_symbol(uintptr_t addr, char *buf, size_t size)
 {
     GElf_Off off = 0;
@@ -563,20 +569,15 @@ static int module_of(struct dl_phdr_info *info, size_t size, void *arg)
 {
     module_query *q = arg;
     (void)size;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type != PT_LOAD || q->ip < start || q->ip >= start + ph->p_memsz)
-            continue;
-        q->out->base = info->dlpi_addr;
-        if (info->dlpi_name && info->dlpi_name[0])
-            lt_fmt_str(q->out->path, sizeof q->out->path, 0, info->dlpi_name);
-        else
-            lt_platform_exe_path(q->out->path, sizeof q->out->path);
-        note_build_id(info, q->out->build_id);
-        return 1;
-    }
-    return 0;
+    if (!load_segment(info, q->ip))
+        return 0;
+    q->out->base = info->dlpi_addr;
+    if (info->dlpi_name && info->dlpi_name[0])
+        lt_fmt_str(q->out->path, sizeof q->out->path, 0, info->dlpi_name);
+    else
+        lt_platform_exe_path(q->out->path, sizeof q->out->path);
+    note_build_id(info, q->out->build_id);
+    return 1;
 }
 
 int lt_platform_module(uintptr_t ip, lt_module *out)

@@ -1,8 +1,9 @@
 /*
  * names.c - locks in every kind of place, each made to show up in a report, for the names
  * reports give unannotated locks (tests/tracer/names/names_test.py): a global, a file-static,
- * a function-static, a member of a global struct, a lock on this thread's stack and on
- * another thread's, a heap block, and annotated locks in an inversion's table.
+ * a function-static, a member of a global struct, one deep in a large .bss, a lock on this
+ * thread's stack and on another thread's, a heap block, annotated locks in an inversion's
+ * table, and thread dumps.
  *
  * Run with LOCKTRACE_ACTION=edeadlk: a relock reports and returns EDEADLK, so every scenario
  * ends normally. Also compiled as C++ (names_cpp.cpp), where the same variables have mangled
@@ -32,6 +33,12 @@ struct registry {
     pthread_mutex_t mu;
 };
 struct registry registry = {0, PTHREAD_MUTEX_INITIALIZER};
+
+/* A lock 1 MiB into .bss: past the end of the file's mapping, in anonymous memory. */
+struct {
+    char filler[1 << 20];
+    pthread_mutex_t mu;
+} late = {{0}, PTHREAD_MUTEX_INITIALIZER};
 
 /* Locks m twice: the second is a self-deadlock the tracer reports (EDEADLK with
  * LOCKTRACE_ACTION=edeadlk); prints what the relock returned. */
@@ -195,6 +202,8 @@ int main(int argc, char **argv)
         function_static();
     else if (!strcmp(s, "member"))
         relock(&registry.mu);
+    else if (!strcmp(s, "far-bss"))
+        relock(&late.mu);
     else if (!strcmp(s, "stack"))
         stack_user();
     else if (!strcmp(s, "thread-stack") && pthread_create(&t, NULL, stack_worker, NULL) == 0)

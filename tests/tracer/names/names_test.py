@@ -103,6 +103,11 @@ def member(c):
     relocked(c, 'member', r'registry\+0x8')
 
 
+def far_bss(c):
+    """... also where libdw's idea of the module ends: 1 MiB into .bss, mapped anonymously."""
+    relocked(c, 'far-bss', r'late\+0x100000')
+
+
 def stack(c):
     """'a lock on a thread's stack by the thread and frame': this thread's own frame."""
     relocked(c, 'stack', r'stack of T0, frame of stack_user' + (r'\(\)' if c.cpp else ''))
@@ -185,7 +190,7 @@ def dump_signal(c):
 
 CHECKS = {
     'global': global_, 'file-static': file_static, 'function-static': function_static,
-    'member': member, 'stack': stack, 'thread-stack': thread_stack, 'other-stack': other_stack,
+    'member': member, 'far-bss': far_bss, 'stack': stack, 'thread-stack': thread_stack, 'other-stack': other_stack,
     'other-stack-unseen': other_stack_unseen, 'heap': heap, 'table': table_globals,
     'annotated': table_annotated, 'cpp-members': cpp_members, 'dump-abort': dump_abort,
     'dump-signal': dump_signal,
