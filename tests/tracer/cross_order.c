@@ -210,6 +210,12 @@ NOINLINE void reuse_after_destroy(void)
 #define STRESS_ITERS 100000
 
 static long counters[MAX_LOCKS];
+static int descending; /* "index order" is from the last lock down (against address order) */
+
+static int nth(int i)
+{
+    return descending ? MAX_LOCKS - 1 - i : i;
+}
 
 static unsigned next_rand(unsigned *s)
 {
@@ -224,10 +230,10 @@ NOINLINE void *ordered_worker(void *arg)
         int taken[4], n = 0, start = (int)(next_rand(&seed) % MAX_LOCKS);
         for (int i = start; i < MAX_LOCKS && n < 4; i += 1 + (int)(next_rand(&seed) % 8)) {
             int w = next_rand(&seed) % 4 == 0;
-            (w ? pthread_rwlock_wrlock : pthread_rwlock_rdlock)(&rwlocks[i]);
+            (w ? pthread_rwlock_wrlock : pthread_rwlock_rdlock)(&rwlocks[nth(i)]);
             if (w)
-                counters[i]++;
-            taken[n++] = i;
+                counters[nth(i)]++;
+            taken[n++] = nth(i);
         }
         int other = (int)(next_rand(&seed) % MAX_LOCKS);
         if (pthread_rwlock_tryrdlock(&rwlocks[other]) == 0)
@@ -267,6 +273,49 @@ static void stress(int writer_pref)
     for (int i = 0; i < STRESS_THREADS; i++)
         pthread_join(th[i], NULL);
     puts("stress done");
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Many new edges made at one call site (past the few per site that are unwound), then an
+ * inversion with one of them.
+ * ---------------------------------------------------------------------------------------- */
+#define MANY 200
+static pthread_mutex_t many[MANY];
+
+NOINLINE void many_pair(int a, int b)
+{
+    pthread_mutex_lock(&many[a]);
+    pthread_mutex_lock(&many[b]);
+    pthread_mutex_unlock(&many[b]);
+    pthread_mutex_unlock(&many[a]);
+}
+
+NOINLINE void *many_chain(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 150; i++)
+        many_pair(i, i + 1);
+    many_pair(170, 190);
+    return NULL;
+}
+
+NOINLINE void *many_inverted(void *arg)
+{
+    (void)arg;
+    many_pair(190, 170);
+    return NULL;
+}
+
+static void many_then_invert(void)
+{
+    pthread_t th;
+    for (int i = 0; i < MANY; i++)
+        pthread_mutex_init(&many[i], NULL);
+    pthread_create(&th, NULL, many_chain, NULL);
+    pthread_join(th, NULL);
+    pthread_create(&th, NULL, many_inverted, NULL);
+    pthread_join(th, NULL);
+    puts("150 pairs, then inverted");
 }
 
 int main(int argc, char **argv)
@@ -315,7 +364,13 @@ int main(int argc, char **argv)
         stress(0); /* a graph in index order, reordered many times on the way */
         one_after_another(2, write_pair_inverted);
         puts("inverted after the stress");
-    }
+    } else if (!strcmp(s, "stress-down-then-invert")) {
+        descending = 1;
+        stress(0); /* against address order: the graph is reordered many times */
+        one_after_another(2, write_pair_inverted);
+        puts("inverted after the stress");
+    } else if (!strcmp(s, "many-then-invert"))
+        many_then_invert();
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;

@@ -35,6 +35,7 @@
 #define _GNU_SOURCE
 #include <string.h>
 
+#include "callsite.h"
 #include "graph.h"
 #include "lt_internal.h"
 #include "platform.h"
@@ -42,45 +43,56 @@
 #define KNOWN_MIN 4096        /* smallest size of the known set (slots) */
 #define TOMB 2                /* a removed fingerprint (fingerprints are odd) */
 #define NODE_BUCKETS 16384
+#define ORD_LAST ((int64_t)1 << 62) /* above every address */
 
 typedef struct node node;
 
+/* What an edge keeps of its first occurrence; the locks are its nodes (lt_edge_info is made
+ * from both when a report needs it). */
 typedef struct edge {
-    lt_edge_info info;
     node *from, *to;
     uint64_t fp;
-    int back;                        /* closes a cycle: outside the topological order */
-    struct edge *next_out, *next_in; /* from->out, to->in; under the graph lock */
+    struct edge *next_out, *next_in;   /* from->out, to->in; under the graph lock */
+    struct edge **link_out, **link_in; /* what points at it in those lists */
+    uint32_t from_stack, to_stack;     /* where from was taken, where to was taken under it */
+    uint8_t from_mode, to_mode;        /* lt_mode */
+    uint8_t from_partial, to_partial;  /* the stack is only the frames recorded with it */
+    uint8_t unwound;                   /* both stacks are unwound ones (see request_describe) */
+    uint8_t back;                      /* closes a cycle: outside the topological order */
+    lt_thread_info thread;             /* the thread that made it */
 } edge;
 
 struct node {
     const void *addr;
     lt_lock *lock;
     uint32_t gen;
+    lt_kind kind;
     int exclusive_only;             /* mutex or spinlock: every request conflicts */
     int writer_pref;
     edge *out, *in;
     uint32_t mark[2];               /* search stamps, by the mode the node is entered with */
     uint32_t pk_mark;               /* reordering stamp */
-    int64_t ord;                    /* place in the topological order */
+    int64_t ord;                    /* place in the topological order; 0 until placed */
     node *next_hash;
 };
 
-/* The set of known edge fingerprints: 0 marks a free slot, TOMB a removed one. Replaced by a
- * fresh copy when half the slots are used; old copies stay mapped for readers that may still
- * be inside them (a copy is made only after as many insertions as it has live entries, so
- * they add up to a bounded multiple of the live set's size per churned edge). */
-typedef struct known_set {
+/* A set of odd 64-bit keys (edge fingerprints, node ords): 0 marks a free slot, TOMB a
+ * removed one. Written under the graph lock, read without it. Replaced by a fresh copy when half
+ * the slots are used; old copies stay mapped for readers that may still be inside them (a copy
+ * is made only after as many insertions as it has live entries, so they add up to a bounded
+ * multiple of the live set's size per churned key). */
+typedef struct key_set {
     size_t mask, used, live;
     _Atomic uint64_t slot[];
-} known_set;
+} key_set;
 
 static lt_spin graph_lock = LT_SPIN_INIT(LT_RANK_GRAPH);
-static known_set *_Atomic known;
+static key_set *_Atomic known;      /* fingerprints of the edges in the graph */
+static key_set *_Atomic ords_taken; /* ords of nodes that are addresses (see node_place) */
 static node *nodes[NODE_BUCKETS];
 static _Atomic size_t nnodes;
 static uint32_t stamp;
-static int64_t ord_first, ord_last;  /* a new node goes first (a source) or last (a target) */
+static int64_t ord_first, ord_last = ORD_LAST; /* below or above every address ord */
 static _Atomic size_t nback;        /* back edges: while 0 the graph has no cycle */
 static void *reported;              /* uint64_t keys of reported cycles, mapped */
 static size_t nreported, reported_cap;
@@ -102,12 +114,12 @@ static uint64_t fingerprint(const lt_lock *from, uint32_t gf, lt_mode mf, const 
     return (x ^ (x >> 32)) | 1;
 }
 
-static int known_has(uint64_t fp)
+static int set_has(key_set *_Atomic *set, uint64_t key)
 {
-    known_set *k = atomic_load_explicit(&known, memory_order_acquire);
-    for (size_t i = k ? fp & k->mask : 0; k; i = (i + 1) & k->mask) {
+    key_set *k = atomic_load_explicit(set, memory_order_acquire);
+    for (size_t i = k ? key & k->mask : 0; k; i = (i + 1) & k->mask) {
         uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
-        if (v == fp)
+        if (v == key)
             return 1;
         if (v == 0)
             return 0;
@@ -115,59 +127,60 @@ static int known_has(uint64_t fp)
     return 0;
 }
 
-/* Under the graph lock, fp known to be absent: into the first free or removed slot. */
-static void known_put(known_set *k, uint64_t fp)
+/* Under the graph lock, key known to be absent: into the first free or removed slot. */
+static void set_put(key_set *k, uint64_t key)
 {
-    size_t i = fp & k->mask;
+    size_t i = key & k->mask;
     uint64_t v;
     while ((v = atomic_load_explicit(&k->slot[i], memory_order_relaxed)) != 0 && v != TOMB)
         i = (i + 1) & k->mask;
-    atomic_store_explicit(&k->slot[i], fp, memory_order_release);
+    atomic_store_explicit(&k->slot[i], key, memory_order_release);
     k->used += v == 0;
     k->live++;
 }
 
 /* A copy with room for four times the live entries (at least KNOWN_MIN), tombstones dropped. */
-static known_set *known_copy(const known_set *k)
+static key_set *set_copy(const key_set *k)
 {
     size_t size = KNOWN_MIN;
     while (k && size < (k->live + 1) * 4)
         size *= 2;
-    known_set *g = lt_map(sizeof *g + size * sizeof g->slot[0]);
+    key_set *g = lt_map(sizeof *g + size * sizeof g->slot[0]);
     if (!g)
         return NULL;
     g->mask = size - 1;
     for (size_t i = 0; k && i <= k->mask; i++) {
         uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
         if (v != 0 && v != TOMB)
-            known_put(g, v);
+            set_put(g, v);
     }
     return g;
 }
 
-/* Under the graph lock. 0 when out of memory: the edge is then left out of the graph. */
-static int known_add(uint64_t fp)
+/* Under the graph lock, key absent. 0 when out of memory. */
+static int set_add(key_set *_Atomic *set, uint64_t key)
 {
-    known_set *k = atomic_load_explicit(&known, memory_order_relaxed);
+    key_set *k = atomic_load_explicit(set, memory_order_relaxed);
     if (!k || (k->used + 1) * 2 > k->mask + 1) {
-        known_set *g = known_copy(k);
+        key_set *g = set_copy(k);
         if (!g)
             return 0;
-        atomic_store_explicit(&known, g, memory_order_release);
+        atomic_store_explicit(set, g, memory_order_release);
         k = g;
     }
-    known_put(k, fp);
+    set_put(k, key);
     return 1;
 }
 
-static void known_remove(uint64_t fp)
+/* Under the graph lock. */
+static void set_remove(key_set *_Atomic *set, uint64_t key)
 {
-    known_set *k = atomic_load_explicit(&known, memory_order_relaxed);
-    size_t i = fp & k->mask;
-    uint64_t v;
-    while ((v = atomic_load_explicit(&k->slot[i], memory_order_relaxed)) != fp && v != 0)
+    key_set *k = atomic_load_explicit(set, memory_order_relaxed);
+    size_t i = k ? key & k->mask : 0;
+    uint64_t v = 0;
+    while (k && (v = atomic_load_explicit(&k->slot[i], memory_order_relaxed)) != key && v != 0)
         i = (i + 1) & k->mask;
-    if (v == fp) {
+    if (k && v == key) {
         atomic_store_explicit(&k->slot[i], TOMB, memory_order_relaxed);
         k->live--;
     }
@@ -200,10 +213,9 @@ static node *node_find(const lt_lock *l, uint32_t gen, const void *addr)
     return NULL;
 }
 
-/* Finds or makes the node of (l, gen); under the graph lock. A new node has no edges yet, so
- * it goes first in the order when its first edge leaves it, last when it enters it: that edge
- * then agrees with the order. */
-static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr, int source)
+/* Finds or makes the node of (l, gen), a new one not yet in the order (ord 0); under the graph
+ * lock. */
+static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
 {
     size_t b = node_bucket(addr);
     node *n = node_find(l, gen, addr);
@@ -215,34 +227,68 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr, 
     n->addr = addr;
     n->lock = l;
     n->gen = gen;
+    n->kind = kind;
     n->exclusive_only = kind != LT_RWLOCK;
     n->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
-    n->ord = source ? --ord_first : ++ord_last;
     n->next_hash = nodes[b];
     nodes[b] = n;
     atomic_fetch_add(&nnodes, 1);
     return n;
 }
 
-static void unlink_out(node *from, const edge *e)
+/*
+ * A new node's place in the order: its address when that is free and agrees with the new edge
+ * (ord below the other end's for a source, above it for a target), else first (a source) or
+ * last (a target), where it agrees with any edge. Programs that have an order for many locks
+ * mostly take them by address (an array in index order, "lower address first"); their edges
+ * then agree with the order from the start and nothing is ever reordered. Reordering only
+ * permutes the ords of existing nodes, so an address is free unless a node holds it, which
+ * the set ords_taken says (keys 2 ord + 1; address ords lie between ord_first and ORD_LAST).
+ */
+static uint64_t ord_key(int64_t ord)
 {
-    edge **p = &from->out;
-    while (*p != e)
-        p = &(*p)->next_out;
-    *p = e->next_out;
+    return (uint64_t)ord << 1 | 1;
 }
 
-static void unlink_in(node *to, const edge *e)
+static int ord_is_addr(int64_t ord)
 {
-    edge **p = &to->in;
-    while (*p != e)
-        p = &(*p)->next_in;
-    *p = e->next_in;
+    return ord > 0 && ord < ORD_LAST;
+}
+
+static void node_place(node *n, int source, int64_t other)
+{
+    int64_t a = (int64_t)(uintptr_t)n->addr;
+    if (ord_is_addr(a) && (source ? a < other : a > other) && !set_has(&ords_taken, ord_key(a)) &&
+        set_add(&ords_taken, ord_key(a)))
+        n->ord = a;
+    else
+        n->ord = source ? --ord_first : ++ord_last;
+}
+
+/* Places the new ones of an edge's ends, from -> to. */
+static void edge_ends_place(node *from, node *to)
+{
+    if (!from->ord && !to->ord) {
+        node_place(from, 1, (int64_t)(uintptr_t)to->addr);
+        node_place(to, 0, from->ord);
+    } else if (!from->ord) {
+        node_place(from, 1, to->ord);
+    } else if (!to->ord) {
+        node_place(to, 0, from->ord);
+    }
+}
+
+static void edge_unlink(edge *e)
+{
+    if ((*e->link_out = e->next_out))
+        e->next_out->link_out = e->link_out;
+    if ((*e->link_in = e->next_in))
+        e->next_in->link_in = e->link_in;
 }
 
 static void edge_free(edge *e)
 {
-    known_remove(e->fp);
+    set_remove(&known, e->fp);
     if (e->back)
         atomic_fetch_sub_explicit(&nback, 1, memory_order_relaxed);
     lt_pool_put(&edge_pool, e);
@@ -255,14 +301,16 @@ static void node_remove(node **link)
     edge *e, *next;
     for (e = n->out; e; e = next) {
         next = e->next_out;
-        unlink_in(e->to, e);
+        edge_unlink(e);
         edge_free(e);
     }
     for (e = n->in; e; e = next) {
         next = e->next_in;
-        unlink_out(e->from, e);
+        edge_unlink(e);
         edge_free(e);
     }
+    if (ord_is_addr(n->ord))
+        set_remove(&ords_taken, ord_key(n->ord));
     *link = n->next_hash;
     lt_pool_put(&node_pool, n);
     atomic_fetch_sub(&nnodes, 1);
@@ -414,16 +462,16 @@ static void cycle_expand(lt_bfs *b, size_t at)
     lt_mode in = (lt_mode)b->items[at].aux;
     for (edge *e = n->out; e; e = e->next_out) {
         node *w = e->to;
-        int m = e->info.to_mode == LT_MODE_WRITE;
-        if (!conflicts(n, e->info.from_mode, in) || w->mark[m] == stamp || !node_live(w))
+        int m = e->to_mode == LT_MODE_WRITE;
+        if (!conflicts(n, (lt_mode)e->from_mode, in) || w->mark[m] == stamp || !node_live(w))
             continue;
         w->mark[m] = stamp;
         lt_held *h = lt_held_find(s->t, w->addr);
         int goal = h && h->lock == w->lock && h->gen == w->gen &&
-                   conflicts(w, (lt_mode)h->mode, e->info.to_mode);
+                   conflicts(w, (lt_mode)h->mode, (lt_mode)e->to_mode);
         if (goal)
             s->goal = h;
-        if (!lt_bfs_reach(b, at, w, e, e->info.to_mode, goal))
+        if (!lt_bfs_reach(b, at, w, e, e->to_mode, goal))
             return;
     }
 }
@@ -464,6 +512,27 @@ static size_t cycle_bytes(size_t n)
     return n * (sizeof(lt_edge_info *) + sizeof(lt_edge_info));
 }
 
+/* What edge e says of its occurrence, as a report has it, but the locks. */
+static void edge_info_occurrence(lt_edge_info *i, const edge *e)
+{
+    memset(i, 0, sizeof *i);
+    i->from_mode = (lt_mode)e->from_mode;
+    i->to_mode = (lt_mode)e->to_mode;
+    i->from_stack = e->from_stack;
+    i->to_stack = e->to_stack;
+    i->from_partial = e->from_partial;
+    i->to_partial = e->to_partial;
+    i->thread = e->thread;
+}
+
+/* What edge e says, as a report has it; under the graph lock (its nodes are live). */
+static void edge_info(lt_edge_info *i, const edge *e)
+{
+    edge_info_occurrence(i, e);
+    lt_lock_ref_fill(&i->from, e->from->addr, e->from->kind, e->from->lock);
+    lt_lock_ref_fill(&i->to, e->to->addr, e->to->kind, e->to->lock);
+}
+
 /* Copies the cycle of n locks out of the search's path, by value (once the lock is released
  * its edges may go), the closing edge H -> X first, left for the caller to fill. NULL when
  * already reported. One mapping: the pointers, then the edges. */
@@ -475,7 +544,7 @@ static const lt_edge_info **take_cycle(size_t n)
     lt_edge_info *copy = out ? (lt_edge_info *)(out + n) : NULL;
     for (size_t i = 0; out && i < n; i++) {
         if (i > 0)
-            copy[i] = ((edge *)cycle_bfs.path[i].via)->info;
+            edge_info(&copy[i], cycle_bfs.path[i].via);
         out[i] = &copy[i];
     }
     return out;
@@ -496,26 +565,81 @@ static void report_inversion(const lt_edge_info **cycle, size_t n)
 }
 
 /* ------------------------------------------------------------------------------------------
- * New edges.
+ * New edges. An edge keeps where both of its locks were taken and by which thread. A full
+ * stack needs an unwind (and the thread's name a system call), which would dominate the cost
+ * of a new edge; so each call site unwinds for its first UNWOUND_PER_SITE new edges only, and
+ * after that an edge keeps the frames recorded cheaply with each acquisition (call site and
+ * its next callers, callsite.c), marked partial, and the thread's name as last read. A
+ * program with few new edges (most, and every inversion found early) gets full stacks; one
+ * that makes new edges by the million at a few sites gets them at the cost of a few loads.
+ * The edge that closes a reported cycle is made or remade unwound, from the live stack.
  * ---------------------------------------------------------------------------------------- */
+#define UNWOUND_PER_SITE 64
+#define SITE_COUNTERS 4096
+
+static _Atomic uint8_t site_unwound[SITE_COUNTERS]; /* per call site (hashed): unwinds made */
+
 typedef struct request {
     lt_event *ev;
-    uint32_t gen;       /* the new lock's gen */
-    uint32_t stack;     /* where it was taken: unwound once, for the first new edge */
-    int added;          /* an edge into it was added to the graph */
+    uint32_t gen;           /* the new lock's gen */
+    int described;          /* the fields below are filled (for the first new edge) */
+    int unwound;            /* to_stack is unwound, and from stacks are joined to it */
+    uint32_t to_stack;      /* where it is being taken */
+    int to_partial;
+    lt_thread_info thread;  /* the thread taking it */
+    int added;              /* an edge into it was added to the graph */
 } request;
 
-/* What the edge h -> r will say; made before the graph lock, since it unwinds. */
-static void edge_describe(lt_edge_info *i, lt_held *h, request *r)
+static int site_may_unwind(uintptr_t ra)
 {
-    memset(i, 0, sizeof *i);
-    lt_lock_ref_fill(&i->from, h->addr, (lt_kind)h->kind, h->lock);
-    lt_lock_ref_fill(&i->to, r->ev->addr, r->ev->kind, r->ev->lock);
-    i->from_mode = (lt_mode)h->mode;
-    i->to_mode = r->ev->mode;
-    i->to_stack = r->stack ? r->stack : (r->stack = lt_stack_here(r->ev->ra));
-    i->from_stack = lt_held_stack(h, i->to_stack, &i->from_partial);
-    lt_thread_info_now(r->ev->self, &i->thread);
+    _Atomic uint8_t *c = &site_unwound[(ra * 0x9E3779B97F4A7C15ull) >> 52];
+    if (atomic_load_explicit(c, memory_order_relaxed) >= UNWOUND_PER_SITE)
+        return 0;
+    atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+    return 1;
+}
+
+/* Where and by whom the new lock is taken, unwound (and the name read) when `unwind`. */
+static void request_fill(request *r, int unwind)
+{
+    lt_thread *t = r->ev->self;
+    r->described = 1;
+    r->unwound = unwind;
+    if (unwind) {
+        r->to_stack = lt_stack_here(r->ev->ra);
+        r->to_partial = 0;
+        lt_thread_info_now(t, &r->thread);
+        memcpy(t->info.name, r->thread.name, sizeof t->info.name); /* the name as last read */
+        return;
+    }
+    lt_held site = {.ra = r->ev->ra};
+    if (lt_cfg.stacks == LT_STACKS_LAZY)
+        site.ncallers = (uint32_t)lt_callsite_callers(t, r->ev->ra, r->ev->cfa, site.callers);
+    r->to_stack = lt_stack_lazy(&site, 0, &r->to_partial);
+    if (!t->info.name[0])
+        lt_thread_info_now(t, &t->info);
+    r->thread = t->info;
+}
+
+static void request_describe(request *r)
+{
+    if (!r->described)
+        request_fill(r, lt_cfg.stacks == LT_STACKS_FULL || site_may_unwind(r->ev->ra));
+}
+
+/* The edge h -> r as it will be kept. */
+static void edge_describe(edge *e, lt_held *h, request *r)
+{
+    int partial;
+    request_describe(r);
+    e->from_mode = h->mode;
+    e->to_mode = (uint8_t)r->ev->mode;
+    e->to_stack = r->to_stack;
+    e->to_partial = (uint8_t)r->to_partial;
+    e->from_stack = lt_held_stack(h, r->unwound ? r->to_stack : 0, &partial);
+    e->from_partial = (uint8_t)partial;
+    e->unwound = (uint8_t)r->unwound;
+    e->thread = r->thread;
 }
 
 static inline uint64_t edge_fp(const lt_held *h, const request *r)
@@ -523,42 +647,51 @@ static inline uint64_t edge_fp(const lt_held *h, const request *r)
     return fingerprint(h->lock, h->gen, (lt_mode)h->mode, r->ev->lock, r->gen, r->ev->mode);
 }
 
-/* Links a new edge into the graph and the order; under the graph lock. NULL when out of
- * memory. */
-static edge *edge_link(const lt_edge_info *info, const lt_held *h, const request *r,
-                       uint64_t fp)
+/* Links the new edge d (described, from the pool) into the graph and the order; under the
+ * graph lock. 0 when out of memory. */
+static int edge_link(edge *e, const lt_held *h, const request *r, uint64_t fp)
 {
-    node *from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr, 1);
-    node *to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr, 0);
-    edge *e = from && to ? lt_pool_get(&edge_pool) : NULL;
-    if (!e)
-        return NULL;
-    if (!known_add(fp)) {
-        lt_pool_put(&edge_pool, e);
-        return NULL;
-    }
-    e->info = *info;
+    node *from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
+    node *to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
+    if (!from || !to || !set_add(&known, fp))
+        return 0;
     e->from = from;
     e->to = to;
     e->fp = fp;
-    e->next_out = e->from->out;
-    e->from->out = e;
-    e->next_in = e->to->in;
-    e->to->in = e;
+    e->back = 0;
+    if ((e->next_out = from->out))
+        from->out->link_out = &e->next_out;
+    from->out = e;
+    e->link_out = &from->out;
+    if ((e->next_in = to->in))
+        to->in->link_in = &e->next_in;
+    to->in = e;
+    e->link_in = &to->in;
+    edge_ends_place(from, to);
     if (from->ord > to->ord && pk_insert(from, to)) {
         e->back = 1;
         atomic_fetch_add_explicit(&nback, 1, memory_order_relaxed);
     }
-    return e;
+    return 1;
 }
 
-/* Inserts the edge h -> r as info describes it, unless another thread just did. */
-static void edge_insert(const lt_edge_info *info, lt_held *h, request *r, uint64_t fp)
+/* Adds the edge h -> r, unless another thread just did. */
+static void edge_add(lt_held *h, request *r, uint64_t fp)
 {
+    edge d;
     int failed = 0;
+    edge_describe(&d, h, r);
     lt_spin_lock(&graph_lock);
-    if (!known_has(fp)) {
-        failed = !edge_link(info, h, r, fp);
+    if (!set_has(&known, fp)) {
+        edge *e = lt_pool_get(&edge_pool);
+        if (e) {
+            *e = d;
+            if (!edge_link(e, h, r, fp)) {
+                lt_pool_put(&edge_pool, e);
+                e = NULL;
+            }
+        }
+        failed = !e;
         r->added |= !failed;
     }
     lt_spin_unlock(&graph_lock);
@@ -566,38 +699,58 @@ static void edge_insert(const lt_edge_info *info, lt_held *h, request *r, uint64
         lt_report_out_of_memory();
 }
 
-static void edge_add(lt_held *h, request *r, uint64_t fp)
-{
-    lt_edge_info info;
-    edge_describe(&info, h, r);
-    edge_insert(&info, h, r, fp);
-}
-
 static void edge_seen(lt_held *h, request *r)
 {
     uint64_t fp = edge_fp(h, r);
-    if (lt_unlikely(!known_has(fp)))
+    if (lt_unlikely(!set_has(&known, fp)))
         edge_add(h, r, fp);
 }
 
 /* The closing edge H -> X as the graph has it; under the graph lock. */
-static const edge *edge_find(const lt_held *h, const request *r, const node *x)
+static edge *edge_find(const lt_held *h, const request *r, const node *x)
 {
     uint64_t fp = edge_fp(h, r);
-    for (const edge *e = x->in; e; e = e->next_in)
+    for (edge *e = x->in; e; e = e->next_in)
         if (e->fp == fp)
             return e;
     return NULL;
 }
 
+/* The closing edge H -> X of a reported cycle, from the live stack: into the report (i), and
+ * into the graph, where it was implied through an anchor or kept only recorded frames. */
+static void closing_unwound(lt_edge_info *i, lt_held *h, request *r)
+{
+    edge d;
+    if (!r->unwound)
+        request_fill(r, 1);
+    edge_describe(&d, h, r);
+    edge_info_occurrence(i, &d);
+    lt_lock_ref_fill(&i->from, h->addr, (lt_kind)h->kind, h->lock);
+    lt_lock_ref_fill(&i->to, r->ev->addr, r->ev->kind, r->ev->lock);
+    lt_spin_lock(&graph_lock);
+    node *x = node_find(r->ev->lock, r->gen, r->ev->addr);
+    edge *e = x ? edge_find(h, r, x) : NULL;
+    if (e && !e->unwound) {
+        e->from_stack = d.from_stack;
+        e->to_stack = d.to_stack;
+        e->from_partial = d.from_partial;
+        e->to_partial = d.to_partial;
+        e->unwound = 1;
+        e->thread = d.thread;
+    }
+    lt_spin_unlock(&graph_lock);
+    if (!e)
+        edge_add(h, r, edge_fp(h, r));
+}
+
 /* New edges went into X: the shortest cycle through it, if the graph has cycles at all.
- * Reported after the graph lock is released. */
+ * Reported after the graph lock is released. The closing edge H -> X is this acquisition's,
+ * as first made if that was unwound, else described from the live stack. */
 static void cycle_check(request *r)
 {
     search s = {r->ev->self, NULL};
     const lt_edge_info **cycle = NULL;
-    lt_edge_info *closing = NULL;
-    int implied = 0;
+    int unwound = 0;
     size_t n = 0;
     lt_spin_lock(&graph_lock);
     node *x = node_find(r->ev->lock, r->gen, r->ev->addr);
@@ -610,19 +763,16 @@ static void cycle_check(request *r)
         cycle = n ? take_cycle(n) : NULL;
     }
     if (cycle) {
-        closing = (lt_edge_info *)cycle[0];
         const edge *e = edge_find(s.goal, r, x);
-        if (e)
-            *closing = e->info;
-        implied = !e;
+        unwound = e && e->unwound;
+        if (unwound)
+            edge_info((lt_edge_info *)cycle[0], e);
     }
     lt_spin_unlock(&graph_lock);
     if (!cycle)
         return;
-    if (implied) { /* H -> X, so far implied through an anchor, becomes an edge of its own */
-        edge_describe(closing, s.goal, r);
-        edge_insert(closing, s.goal, r, edge_fp(s.goal, r));
-    }
+    if (!unwound)
+        closing_unwound((lt_edge_info *)cycle[0], s.goal, r);
     report_inversion(cycle, n);
 }
 
@@ -642,7 +792,7 @@ void lt_order_acquired(lt_event *ev)
     lt_thread *t = ev->self;
     if (t->nheld == 0 || ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
         return;
-    request r = {ev, atomic_load_explicit(&ev->lock->gen, memory_order_relaxed), 0, 0};
+    request r = {.ev = ev, .gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed)};
     for (uint32_t i = t->held_end; i-- > 0;) {
         lt_held *h = &t->held[i];
         if (!h->lock || h->lock == ev->lock ||

@@ -43,7 +43,7 @@ typedef struct lt_edge_info {
     lt_lock_ref from, to;
     lt_mode from_mode, to_mode;
     uint32_t from_stack, to_stack; /* where `from` was taken, where `to` was taken under it */
-    int from_partial;              /* from_stack is only the frames recorded with it */
+    int from_partial, to_partial;  /* the stack is only the frames recorded with it */
     lt_thread_info thread;         /* the thread that first made the edge */
 } lt_edge_info;
 

@@ -304,7 +304,7 @@ static void add_edge_steps(lt_rep *r, const lt_finding *f)
     for (size_t i = 0; i < r->nsteps; i++) {
         const lt_edge_info *e = f->edges[i];
         add_step_stack(r, "edge-from", e->from_stack, (int)i, steps[i].thread, e->from_partial);
-        add_step_stack(r, "edge-to", e->to_stack, (int)i, steps[i].thread, 0);
+        add_step_stack(r, "edge-to", e->to_stack, (int)i, steps[i].thread, e->to_partial);
     }
 }
 
