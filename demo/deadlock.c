@@ -242,6 +242,33 @@ DEMO_FN void demo_abba(void)
     tl_release(a);
 }
 
+/* ---- predict: one thread, never a deadlock, but the design allows one ----------------------- */
+
+/* Two unrelated updates, each an in-place op on a pair of fresh tensors: the first adds the
+ * newer tensor into the older one, the second the older into the newer. No storage is used
+ * by both, so nothing can deadlock here; but every in-place op write-locks its target and
+ * then read-locks its operand, and these two took storage locks nested in opposite orders:
+ * two threads running x.inplace_op2(y) and y.inplace_op2(x) on shared tensors deadlock
+ * (mode abba). Only lock classes see it (LOCKTRACE_CLASSES=annotated: tensorlib names its
+ * storage class). Fresh pairs are made twice and nothing is freed before the end, so
+ * whatever way the allocator places them, the two orders show. */
+DEMO_FN void demo_predict(void)
+{
+    tl_tensor *t[8];
+    for (int i = 0; i < 8; i++)
+        t[i] = vec4((float)i, 1, 2, 3, TL_CPU);
+    for (int round = 0; round < 2; round++) {
+        tl_tensor **p = &t[4 * round];
+        step("older.inplace_op2(newer, add-into)   <- write lock on one storage, read lock on another");
+        must_ok(tl_inplace_op2(p[0], p[1], &add_into), "older += newer");
+        step("newer.inplace_op2(older, add-into)   <- another pair, the other way round");
+        must_ok(tl_inplace_op2(p[3], p[2], &add_into), "newer += older");
+    }
+    print_tensor("first pair: older -> ", t[0]);
+    for (int i = 0; i < 8; i++)
+        tl_release(t[i]);
+}
+
 /* ---- fixed: the same intentions, written so they cannot deadlock --------------------------- */
 
 static void print_shares(const char *what, const tl_tensor *a, const tl_tensor *b)
@@ -289,6 +316,7 @@ static const struct mode {
     {"upgrade", "a custom op writes a view of its own input under the input's read lock"},
     {"scatter", "scatter_set whose indexes are a view of self (candle guards src only)"},
     {"abba", "two threads, two tensors, in-place ops in opposite orders (a real deadlock)"},
+    {"predict", "one thread, in-place ops on two pairs in opposite orders (never deadlocks)"},
     {"fixed", "the repaired versions: copies where storage is shared"},
     {"metal-self", "self on the Metal device (macOS only)"},
 };
@@ -329,6 +357,8 @@ int main(int argc, char **argv)
         demo_scatter();
     else if (!strcmp(mode, "abba"))
         demo_abba();
+    else if (!strcmp(mode, "predict"))
+        demo_predict();
     else if (!strcmp(mode, "fixed"))
         demo_fixed();
     else if (!strcmp(mode, "metal-self"))

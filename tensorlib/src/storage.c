@@ -1,6 +1,7 @@
 /*
  * storage.c - a backend buffer under one rwlock, reference-counted and shared by every view.
- * Each new storage annotates its lock for locktrace so reports name the storage.
+ * Each new storage annotates its lock for locktrace so reports name the storage, and names
+ * its class, so the tracer can predict deadlocks between storages that never met.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,7 @@ tl_storage *tl_storage_new(const char *op, tl_device device, tl_dtype dtype, con
     if (ndim)
         memcpy(s->desc_shape, shape, ndim * sizeof *shape);
     locktrace_annotate_lock(&s->lock, s, tl_storage_describe);
+    locktrace_annotate_class(&s->lock, "tensorlib storage");
     return s;
 }
 

@@ -283,6 +283,33 @@ def cross_kinds(c):
     need(s['suppressed'] == {'lock-order-inversion': 1}, f'summary {s}')
 
 
+def predicted(c):
+    """Predicted inversions (LOCKTRACE_CLASSES) go through the same model: a JSON file whose
+    locks carry their classes, rendered back as the text the program printed; an instance
+    that came and went at one address stays another lock (its generation)."""
+    for n, (scenario, reason, steps) in enumerate([('cycle-2', 'class-cycle', 2),
+                                                   ('cycle-3', 'class-cycle', 3),
+                                                   ('nest-both', 'class-nesting', 2),
+                                                   ('nest-declared', 'class-declared-order', 1)]):
+        d = os.path.join(c.tmp, f'predicted{n}')
+        ending, _, err = c.run([c.a.classes, scenario],
+                               {'LOCKTRACE_CLASSES': 'annotated', 'LOCKTRACE_REPORT_DIR': d})
+        need(ending == 0, f'{scenario}: exit {ending}: {err}')
+        files = sorted(glob.glob(os.path.join(d, '*.[0-9]*.[0-9]*.json')))
+        need(len(files) == 1, f'{scenario}: report files {files}')
+        r = json.load(open(files[0]))
+        need(r['kind'] == 'lock-order-inversion' and r['reason'] == reason and
+             r['outcome'] == 'continue' and len(r['steps']) == steps,
+             f'{scenario}: {r["kind"]} {r["reason"]} {r["outcome"]} {len(r["steps"])} steps')
+        need(len(r['locks']) == 2 * steps and all(l['class'] in 'ABCS' for l in r['locks']),
+             f'{scenario}: locks {r["locks"]}')
+        ending, out, rerr = c.report('--as-recorded', files[0])
+        need(ending == 0 and out == err, f'{scenario}: rendered differently:\n{out}\n---\n{err}{rerr}')
+        ending, out, rerr = c.report(files[0])
+        need(ending == 0 and re.search(r'^locktrace: lock-order-inversion: predicted \(classes ', out),
+             f'{scenario}: re-symbolized: {rerr}')
+
+
 def suppress(c):
     """'A suppressed finding is counted, not printed' for function, module and source-file
     patterns with '*'."""
@@ -317,7 +344,7 @@ def launcher(c):
     line only when there are reports, the program's status passes through."""
     ending, out, err = c.run([c.a.locktrace, '--', c.a.scenarios, 'bad-unlock'], preload=False)
     need(ending == 0, f'ending {ending}')
-    need(re.search(r'^locktrace: 1 report \(1 bad-unlock\) in %s/locktrace-reports/' % re.escape(c.tmp),
+    need(re.search(r'^locktrace: 1 report \(1 bad-unlock; 1 occurrence\) in %s/locktrace-reports/' % re.escape(c.tmp),
                    err, re.M), f'no summary line: {err}')
     need(len(glob.glob(os.path.join(c.tmp, 'locktrace-reports', 'scenarios.*.1.json'))) == 1, 'no file')
     # a report another launcher's program writes meanwhile into the same directory is not counted
@@ -327,7 +354,7 @@ def launcher(c):
     c.write('foreign.json', json.dumps(foreign))
     script = f'cp {c.tmp}/foreign.json {shared}/other.1.1.json && exec {c.a.scenarios} bad-unlock'
     ending, _, err = c.run([c.a.locktrace, '--', 'sh', '-c', script], preload=False)
-    need(ending == 0 and re.search(r'^locktrace: 1 report \(1 bad-unlock\)', err, re.M), f'shared dir: {err}')
+    need(ending == 0 and re.search(r'^locktrace: 1 report \(1 bad-unlock; 1 occurrence\)', err, re.M), f'shared dir: {err}')
     ending, _, err = c.run([c.a.locktrace, '--exitcode=4', '--report-dir', c.dir, c.a.scenarios,
                             'bad-unlock'], preload=False)
     need(ending == 4 and os.path.isdir(c.dir) and c.dir in err, f'options: {ending} {err}')
@@ -373,7 +400,7 @@ def linked_pkgconfig(c):
 CHECKS = {f.__name__: f for f in (json_on_abort, unwritable_dir, summary_at_exit, exitcode, render_same_text,
                                    resymbolize, build_id_mismatch, bad_files, json_round_trip,
                                    cross_kinds, suppress, suppress_errors, launcher, linked_pkgconfig,
-                                   inlined_cpp, free_held)}
+                                   inlined_cpp, free_held, predicted)}
 
 
 def main():
@@ -386,12 +413,13 @@ def main():
     p.add_argument('--cross-deadlock', help='cross_deadlock, for cross_kinds')
     p.add_argument('--cross-order', help='cross_order, for cross_kinds')
     p.add_argument('--lifetime', help='lifetime, for free_held')
+    p.add_argument('--classes', help='classes, for predicted')
     p.add_argument('--pc-dir', help='where meson wrote locktrace-uninstalled.pc')
     p.add_argument('--cc', help='the C compiler, for linked_pkgconfig')
     p.add_argument('--source', help='scenarios.c, for linked_pkgconfig')
     args = p.parse_args()
     args.locktrace, args.lib, args.scenarios = map(os.path.abspath, (args.locktrace, args.lib, args.scenarios))
-    for opt in ('scenarios_cpp', 'cross_deadlock', 'cross_order', 'lifetime'):
+    for opt in ('scenarios_cpp', 'cross_deadlock', 'cross_order', 'lifetime', 'classes'):
         if getattr(args, opt):
             setattr(args, opt, os.path.abspath(getattr(args, opt)))
     return run_check(CHECKS, args.check, lambda tmp: Ctx(args, tmp))

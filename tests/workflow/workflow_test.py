@@ -483,7 +483,7 @@ def exit_code_tree(c):
     where the shell's own status is 0."""
     script = f'{c.a.wfprog} bad-unlock; true'
     ending, _, err = c.run([c.a.locktrace, '--exitcode=66', '--', 'sh', '-c', script])
-    need(ending == 66 and '1 report (1 bad-unlock)' in err, f'through sh -c: {ending} {err}')
+    need(ending == 66 and '1 report (1 bad-unlock; 1 occurrence)' in err, f'through sh -c: {ending} {err}')
     ending, _, _ = c.run([c.a.locktrace, '--', 'sh', '-c', script])
     need(ending == 0, f'without --exitcode: {ending}')
     ending, _, err = c.run([c.a.locktrace, '--exitcode=66', '--', 'sh', '-c', f'{c.a.wfprog} hang & '
@@ -595,7 +595,7 @@ def install_prefix(c):
          f'the pkg-config-linked program did not start traced: {ending} {err[-2000:]}')
     launcher = os.path.join(prefix, 'bin', 'locktrace')
     ending, _, err = c.run([launcher, '--', c.a.wfprog, 'bad-unlock'], cwd=elsewhere)
-    need(ending == 0 and re.search(r'^locktrace: 1 report \(1 bad-unlock\) in %s/locktrace-reports/'
+    need(ending == 0 and re.search(r'^locktrace: 1 report \(1 bad-unlock; 1 occurrence\) in %s/locktrace-reports/'
                                    % re.escape(elsewhere), err, re.M), f'installed launcher: {ending} {err}')
     ending, out, _ = c.run([launcher, 'report', os.path.join(elsewhere, 'locktrace-reports')], cwd=elsewhere)
     need(ending == 0 and out.startswith('locktrace: bad-unlock:'), f'installed report: {ending}')

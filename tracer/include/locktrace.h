@@ -12,7 +12,8 @@
  * shared library loaded normally (libtensorlib.so) as well as from an executable.
  *   Linux: nothing to do (weak undefined symbols are allowed, even with -z defs).
  *   macOS: link with -Wl,-U,_locktrace_annotate_lock_impl -Wl,-U,_locktrace_active_impl
- *   (and -Wl,-U,_<name>_impl for each locktrace_mutex_* function you call).
+ *   (and -Wl,-U,_<name>_impl for each locktrace_mutex_* or locktrace_annotate_* function you
+ *   call).
  */
 #ifndef LOCKTRACE_H
 #define LOCKTRACE_H
@@ -119,6 +120,41 @@ static inline void locktrace_mutex_pre_unlock(const void *lock, unsigned flags)
 {
     if (locktrace_mutex_pre_unlock_impl)
         locktrace_mutex_pre_unlock_impl(lock, flags);
+}
+
+/*
+ * Lock classes (LOCKTRACE_CLASSES=annotated or site; off by default). Locks of one class are
+ * expected to be taken in one order relative to other classes, so one run can predict a
+ * deadlock between locks that never met: if a lock of class A was taken while one of class B
+ * was held, and elsewhere a B while an A was held, two threads doing those on the same two
+ * objects deadlock. Reports name such a prediction "lock-order-inversion: predicted".
+ *
+ *   annotate_class    names `lock`'s class (the text is copied; 63 bytes of it count). Call
+ *                     it after initialising the lock; it lasts until the lock is destroyed or
+ *                     re-initialised. Unnamed locks have no class under
+ *                     LOCKTRACE_CLASSES=annotated, and their first-seen call site's under
+ *                     LOCKTRACE_CLASSES=site.
+ *   annotate_nesting  declares how locks of `lock`'s class nest inside each other:
+ *                     LOCKTRACE_NEST_ADDRESS_ASC (the lower address first) or
+ *                     LOCKTRACE_NEST_ADDRESS_DESC. A nesting against it is reported the first
+ *                     time; without a declared order only nestings in both orders are.
+ */
+#define LOCKTRACE_NEST_ADDRESS_ASC 1u
+#define LOCKTRACE_NEST_ADDRESS_DESC 2u
+
+void locktrace_annotate_class_impl(const void *lock, const char *name) __attribute__((weak));
+void locktrace_annotate_nesting_impl(const void *lock, unsigned order) __attribute__((weak));
+
+static inline void locktrace_annotate_class(const void *lock, const char *name)
+{
+    if (locktrace_annotate_class_impl)
+        locktrace_annotate_class_impl(lock, name);
+}
+
+static inline void locktrace_annotate_nesting(const void *lock, unsigned order)
+{
+    if (locktrace_annotate_nesting_impl)
+        locktrace_annotate_nesting_impl(lock, order);
 }
 
 /* Nonzero when liblocktrace is loaded into this process and watching it. */

@@ -9,6 +9,7 @@ typedef enum { LT_ACTION_ABORT, LT_ACTION_EDEADLK } lt_action;
 typedef enum { LT_STACKS_LAZY, LT_STACKS_FULL } lt_stacks_mode;
 typedef enum { LT_INVERSION_REPORT, LT_INVERSION_ABORT, LT_INVERSION_OFF } lt_inversion_mode;
 typedef enum { LT_FREE_HELD_REPORT, LT_FREE_HELD_ABORT, LT_FREE_HELD_OFF } lt_free_held_mode;
+typedef enum { LT_CLASSES_OFF, LT_CLASSES_SITE, LT_CLASSES_ANNOTATED } lt_classes_mode;
 #define LT_CFG_TYPE_CHOICE int
 #define LT_CFG_TYPE_UINT int
 #define LT_CFG_TYPE_BOOL int

@@ -257,8 +257,11 @@ void lt_after_lock(lt_event *ev, int rc)
             lt_stats_acquired(ev, NULL);
         return;
     }
-    if (t->nheld)
+    if (t->nheld) {
         lt_order_acquired(ev);
+        if (lt_unlikely(lt_cfg.classes != LT_CLASSES_OFF))
+            lt_classes_acquired(ev);
+    }
     lt_held *h = lt_held_push(t, ev->addr, ev->lock);
     if (!h)
         return;

@@ -36,3 +36,11 @@ size_t lt_fmt_dec(char *buf, size_t size, size_t at, long v)
         *--p = '-';
     return lt_fmt_str(buf, size, at, p);
 }
+
+size_t lt_fmt_ordinal(char *buf, size_t size, size_t at, unsigned long n)
+{
+    static const char *const suffix[] = {"th", "st", "nd", "rd"};
+    unsigned long tens = n % 100, ones = n % 10;
+    at = lt_fmt_dec(buf, size, at, (long)n);
+    return lt_fmt_str(buf, size, at, (tens >= 11 && tens <= 13) || ones > 3 ? "th" : suffix[ones]);
+}

@@ -13,5 +13,6 @@
 size_t lt_fmt_str(char *buf, size_t size, size_t at, const char *s);
 size_t lt_fmt_hex(char *buf, size_t size, size_t at, uintptr_t v); /* 0x... */
 size_t lt_fmt_dec(char *buf, size_t size, size_t at, long v);
+size_t lt_fmt_ordinal(char *buf, size_t size, size_t at, unsigned long n); /* 1st, 2nd, 11th */
 
 #endif

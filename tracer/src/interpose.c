@@ -689,7 +689,9 @@ static void fork_phase(lt_fork_phase phase)
         lt_stats_fork(phase);
         lt_stack_fork(phase);
         lt_cond_fork(phase);
+        lt_classes_fork(phase);
     } else {
+        lt_classes_fork(phase);
         lt_cond_fork(phase);
         lt_stack_fork(phase);
         lt_stats_fork(phase);
@@ -851,6 +853,24 @@ LT_EXPORT void locktrace_annotate_lock_impl(const void *lock, const void *object
     if (!ready() || !enter(&ev))
         return;
     lt_on_annotate(&ev, object, describe);
+    lt_leave(&lt_tls);
+}
+
+LT_EXPORT void locktrace_annotate_class_impl(const void *lock, const char *name)
+{
+    lt_event ev = {lock, LT_MUTEX, LT_MODE_NONE, LT_WAIT_TRY, CALLER, NULL, NULL, NULL, 0, 0};
+    if (!ready() || !enter(&ev))
+        return;
+    lt_classes_annotate(&ev, name);
+    lt_leave(&lt_tls);
+}
+
+LT_EXPORT void locktrace_annotate_nesting_impl(const void *lock, unsigned order)
+{
+    lt_event ev = {lock, LT_MUTEX, LT_MODE_NONE, LT_WAIT_TRY, CALLER, NULL, NULL, NULL, 0, 0};
+    if (!ready() || !enter(&ev))
+        return;
+    lt_classes_nesting(&ev, order);
     lt_leave(&lt_tls);
 }
 

@@ -65,6 +65,8 @@ typedef struct lt_lock {
     /* written by acquisitions: kept off the line above so other threads' probes stay cheap */
     _Alignas(64) _Atomic int writer;  /* seq+1 of the thread holding it exclusively, 0 = none */
     _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
+    _Atomic uint64_t klass;           /* classes.c: gen << 32 | class id of this identity;
+                                         another gen: not decided yet */
     UT_hash_handle hh;                /* shadow.c's table, keyed by addr */
 } lt_lock;
 
@@ -263,6 +265,7 @@ int lt_lock_word_held(const void *addr, const lt_lock *l, lt_kind kind, lt_mode 
 /* The modules' own headers: a module includes just this file. */
 #include "alloc.h"
 #include "callsite.h"
+#include "classes.h"
 #include "cond.h"
 #include "config.h"
 #include "detect.h"

@@ -64,6 +64,9 @@ typedef enum {
     LT_WHY_PROCESS_EXIT,     /* exit-held: the process exits while threads hold locks */
     LT_WHY_DUMP_SIGNAL,      /* thread-dump: LOCKTRACE_DUMP_SIGNAL arrived */
     LT_WHY_DUMP_ABORT,       /* thread-dump: the other threads, after a report that aborts */
+    LT_WHY_CLASS_CYCLE,      /* lock-order-inversion predicted: the class graph has a cycle */
+    LT_WHY_CLASS_NESTING,    /* ... locks of one class nested in both address orders */
+    LT_WHY_CLASS_DECLARED,   /* ... locks of one class nested against their declared order */
     LT_WHY_COUNT
 } lt_reason;
 

@@ -3,12 +3,19 @@
  * unless suppressed it is printed as text (report_text.c) in one write(2) and, with
  * LOCKTRACE_REPORT_DIR, written as a JSON file (report_file.c); then the outcome is applied.
  * All of it happens under the report lock, so reports never interleave; no stdio, no
- * allocation here. Each kind prints at most REPORT_CAP times, then says once that it goes
- * quiet.
+ * allocation here.
+ *
+ * Reports are de-duplicated by signature (report_identity.c, report_seen.c): the first
+ * occurrence prints in full, a repeat prints one line naming the first ("again (3rd time) at
+ * deadlock.c:153, see report 1") and updates its file's count. A repeat is recognised from
+ * its captured addresses, without symbolizing. Each kind prints at most REPORT_CAP distinct
+ * reports and each report at most REPORT_CAP lines, then says once that it goes quiet;
+ * everything past that is still counted.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lt_internal.h"
 #include "platform.h"
@@ -18,20 +25,80 @@
 
 static lt_spin report_lock = LT_SPIN_INIT(LT_RANK_REPORT);
 static char report_buf[REPORT_BYTES];
-static int reported[LT_FIND_KIND_COUNT];
+static int reported[LT_FIND_KIND_COUNT]; /* distinct reports per kind, printed or not */
+static unsigned printed;                  /* distinct reports printed in full: their numbers */
 
-/* The text for f into report_buf (or the note that its kind goes quiet); its length. */
-static size_t format(const lt_finding *f, const lt_rep *r)
+/* "locktrace: further <kind> reports are not printed" into report_buf; its length. */
+static size_t format_quiet(int kind)
+{
+    size_t len = lt_fmt_str(report_buf, sizeof report_buf, 0, "locktrace: further ");
+    len = lt_fmt_str(report_buf, sizeof report_buf, len, lt_rep_kind_name(kind));
+    return lt_fmt_str(report_buf, sizeof report_buf, len, " reports are not printed\n");
+}
+
+/* "locktrace: <kind>: again (<n>th time) at <place>, see report <number>" into report_buf. */
+static size_t format_repeat(const lt_seen *s)
+{
+    size_t len = lt_fmt_str(report_buf, sizeof report_buf, 0, "locktrace: ");
+    len = lt_fmt_str(report_buf, sizeof report_buf, len, lt_rep_kind_name(s->kind));
+    len = lt_fmt_str(report_buf, sizeof report_buf, len, ": again (");
+    len = lt_fmt_ordinal(report_buf, sizeof report_buf, len, s->count);
+    len = lt_fmt_str(report_buf, sizeof report_buf, len, " time) at ");
+    len = lt_fmt_str(report_buf, sizeof report_buf, len, s->place);
+    len = lt_fmt_str(report_buf, sizeof report_buf, len, ", see report ");
+    len = lt_fmt_dec(report_buf, sizeof report_buf, len, (long)s->number);
+    if (s->count == LT_REPORT_CAP + 1)
+        len = lt_fmt_str(report_buf, sizeof report_buf, len,
+                         "; further repeats are counted, not printed");
+    return lt_fmt_str(report_buf, sizeof report_buf, len, "\n");
+}
+
+/* The first occurrence of s (its full report r): printed and filed unless its kind reached
+ * the cap. */
+static void first(const lt_rep *r, lt_seen *s)
 {
     size_t len = 0;
-    if (r)
-        return lt_rep_format_text(r, report_buf, sizeof report_buf);
-    if (reported[f->kind] == LT_REPORT_CAP + 1) {
-        len = lt_fmt_str(report_buf, sizeof report_buf, 0, "locktrace: further ");
-        len = lt_fmt_str(report_buf, sizeof report_buf, len, lt_rep_kind_name(f->kind));
-        len = lt_fmt_str(report_buf, sizeof report_buf, len, " reports are not printed\n");
+    s->count = 1;
+    s->last_sec = s->first_sec;
+    s->last_nsec = s->first_nsec;
+    if (reported[r->kind]++ < LT_REPORT_CAP) {
+        s->number = ++printed;
+        len = lt_rep_format_text(r, report_buf, sizeof report_buf);
+    } else if (reported[r->kind] == LT_REPORT_CAP + 1) {
+        len = format_quiet(r->kind);
     }
-    return len;
+    if (len)
+        lt_platform_write(2, report_buf, len);
+    if (s->number)
+        lt_report_file_write(r, s);
+}
+
+static void repeat(lt_seen *s)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    s->count++;
+    s->last_sec = now.tv_sec;
+    s->last_nsec = now.tv_nsec;
+    if (s->number && s->count <= LT_REPORT_CAP + 1)
+        lt_platform_write(2, report_buf, format_repeat(s));
+    lt_report_file_repeat(s);
+}
+
+/* What f is: suppressed, a report seen before (*s), or new (*s, with its full report *r). A
+ * finding the tables cannot hold is neither: *s NULL. */
+static int classify(const lt_finding *f, lt_seen **s, const lt_rep **r)
+{
+    uint64_t key = lt_seen_key(lt_report_build_raw(f));
+    int what = lt_seen_lookup(key, s);
+    *r = NULL;
+    if (what != LT_SEEN_UNKNOWN)
+        return what;
+    *r = lt_report_build(f);
+    what = lt_suppressed(*r) ? LT_SEEN_SUPPRESSED : LT_SEEN_REPORT;
+    *s = what == LT_SEEN_REPORT ? lt_seen_of(*r) : NULL;
+    lt_seen_remember(key, what, *s);
+    return what;
 }
 
 /* Prints f, writes its file, then applies its outcome (abort; the others are the caller's).
@@ -43,28 +110,37 @@ void lt_report(lt_finding *f)
         return;
     }
     lt_spin_lock(&report_lock);
-    /* Past the cap a report is still built when a rule may suppress it: a rule applies
-     * whatever the count (its outcome must not apply, it must not count as a report). */
-    int capped = reported[f->kind] >= LT_REPORT_CAP;
-    const lt_rep *r = !capped || lt_suppress_kind(f->kind) ? lt_report_build(f) : NULL;
-    if (r && lt_suppressed(r)) {
-        lt_report_file_suppressed(r->kind);
+    lt_seen *s;
+    const lt_rep *r;
+    if (classify(f, &s, &r) == LT_SEEN_SUPPRESSED) {
+        lt_report_file_suppressed(f->kind);
         f->outcome = LT_OUTCOME_CONTINUE; /* as if the tracer were not there */
     } else {
-        reported[f->kind]++;
         lt_report_file_counted(f->kind);
-        size_t len = format(f, capped ? NULL : r);
-        if (len)
-            lt_platform_write(2, report_buf, len);
-        if (r && !capped)
-            lt_report_file_write(r);
+        if (s && s->count)
+            repeat(s);
+        else if (s)
+            first(r, s);
     }
-    /* Still under the lock: the dump symbolizes with report_build.c's pools. */
-    if (f->outcome == LT_OUTCOME_ABORT)
-        lt_dump_other_threads();
+    if (f->outcome == LT_OUTCOME_ABORT) {
+        lt_report_file_flush(); /* the counts of the other reports, before they are lost */
+        lt_dump_other_threads(); /* still under the lock: it uses report_build.c's pools */
+    }
     lt_spin_unlock(&report_lock);
     if (f->outcome == LT_OUTCOME_ABORT)
         abort();
+}
+
+/* From the exit paths: fn under the report lock, so no report is half done meanwhile. A
+ * thread interrupted inside the report path (a signal handler that exits) skips fn rather
+ * than run it on half-updated tables. */
+void lt_report_exclusive(void (*fn)(void))
+{
+    if (atomic_load_explicit(&report_lock.owner, memory_order_relaxed) == lt_platform_tid())
+        return;
+    lt_spin_lock(&report_lock);
+    fn();
+    lt_spin_unlock(&report_lock);
 }
 
 _Atomic int lt_untracked;
@@ -97,6 +173,8 @@ void lt_report_fork(lt_fork_phase phase)
     lt_spin_fork(&report_lock, phase);
     if (phase == LT_FORK_CHILD) {
         memset(reported, 0, sizeof reported);
+        printed = 0;
+        lt_seen_fork_child();
         lt_report_file_fork_child();
     }
 }

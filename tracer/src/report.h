@@ -17,6 +17,10 @@ typedef struct lt_lock_ref {
     int api;         /* lt_api */
     const void *object;
     locktrace_describe_fn describe;
+    uint32_t generation;    /* of the identity at addr, 0 = unknown (two refs at one address
+                               with different generations are two locks) */
+    const char *class_name; /* classes.c: the lock's annotated class, NULL = none ... */
+    uintptr_t class_site;   /* ... or the call site that names its site class, 0 = none */
 } lt_lock_ref;
 
 /* One thread of a wait-for cycle (deadlock) or a waiter and its holders (long-wait): `thread`
@@ -95,11 +99,41 @@ void lt_report_out_of_memory(void);
 extern _Atomic int lt_untracked; /* nonzero once out of memory: nothing is checked any more */
 void lt_report_fork(lt_fork_phase phase);
 
-/* report_build.c, report_file.c, suppress.c: see report_data.h for lt_rep -------------------- */
+/* report_seen.c: the distinct reports so far (by signature) -------------------------------- */
 struct lt_rep;
+typedef struct lt_seen {
+    char signature[17];
+    int kind;                 /* lt_finding_kind */
+    unsigned number;          /* printed as report <number>, filed as <program>.<pid>.<number>
+                                 .json; 0 = not printed (its kind had reached the cap) */
+    unsigned long count;      /* occurrences, 0 until the first is counted */
+    int64_t first_sec, last_sec;
+    long first_nsec, last_nsec;
+    int filed;                /* its file was written */
+    int pending;              /* count changed since the file was last written */
+    int64_t written_ms;       /* monotonic time of that write */
+    char place[128];          /* "deadlock.c:153" (lt_rep_format_place) */
+} lt_seen;
+
+enum { LT_SEEN_UNKNOWN, LT_SEEN_SUPPRESSED, LT_SEEN_REPORT };
+uint64_t lt_seen_key(const struct lt_rep *raw); /* of lt_report_build_raw's report */
+/* What key was: LT_SEEN_UNKNOWN, LT_SEEN_SUPPRESSED, or LT_SEEN_REPORT with *out. */
+int lt_seen_lookup(uint64_t key, lt_seen **out);
+void lt_seen_remember(uint64_t key, int what, const lt_seen *s);
+/* The report of r's signature, added (count 0) when new; NULL when the table is full. */
+lt_seen *lt_seen_of(const struct lt_rep *r);
+lt_seen *lt_seen_at(size_t i); /* in order of first occurrence; NULL past the last */
+void lt_seen_fork_child(void);
+
+/* report_build.c, report_file.c, suppress.c: see report_data.h for lt_rep -------------------- */
 const struct lt_rep *lt_report_build(const lt_finding *f);
+const struct lt_rep *lt_report_build_raw(const lt_finding *f);
 void lt_report_setup(void);
-void lt_report_file_write(const struct lt_rep *r);
+void lt_report_file_write(const struct lt_rep *r, lt_seen *s);
+void lt_report_file_repeat(lt_seen *s);
+void lt_report_file_flush(void);   /* every pending count into its file; report lock held */
+void lt_report_file_at_exit(void); /* the same, from _exit: takes the report lock */
+void lt_report_exclusive(void (*fn)(void)); /* fn under the report lock (exit paths) */
 void lt_report_file_counted(lt_finding_kind kind);
 void lt_report_file_suppressed(lt_finding_kind kind);
 void lt_report_file_fork_child(void);

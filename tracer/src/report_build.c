@@ -33,6 +33,7 @@ static size_t nframes, string_used;
 static char thread_names[MAX_THREADS][16];
 static lt_module module; /* scratch for one lookup */
 static char exe[4096];
+static int raw_only; /* lt_report_build_raw: no symbols, no program callbacks */
 
 /* A copy of s in the string pool; NULL when s is NULL or the pool is full. */
 static const char *keep(const char *s)
@@ -57,6 +58,10 @@ static size_t fill_frames(lt_rep_frame *f, size_t room, uintptr_t ip, const lt_r
 {
     lt_symbol s[32];
     lt_rep_frame base = {.ip = ip};
+    if (raw_only) {
+        f[0] = base;
+        return 1;
+    }
     if (lt_platform_module(ip, &module)) {
         base.module = keep_same(module.path, prev ? prev->module : NULL);
         if (module.build_id[0])
@@ -116,7 +121,7 @@ static lt_rep_thread *add_thread(lt_rep *r, const lt_thread_info *t, int gone)
 static const char *describe(const void *object, locktrace_describe_fn fn)
 {
     static char desc[256];
-    if (!fn)
+    if (!fn || raw_only)
         return NULL;
     desc[0] = 0;
     fn(object, desc, sizeof desc);
@@ -234,18 +239,48 @@ static int thread_index(lt_rep *r, const lt_thread_info *t)
     return (int)r->nthreads - 1;
 }
 
+/* A site class's name: "site <function> <file>:<line>" of the call site. */
+static const char *site_class_name(uintptr_t site)
+{
+    lt_symbol s;
+    char buf[512];
+    size_t n = lt_fmt_str(buf, sizeof buf, 0, "site ");
+    if (lt_platform_symbolize(site - 1, &s, 1) && s.function) {
+        n = lt_fmt_str(buf, sizeof buf, n, s.function);
+        if (s.file) {
+            n = lt_fmt_str(buf, sizeof buf, n, " ");
+            n = lt_fmt_str(buf, sizeof buf, n, s.file);
+            n = lt_fmt_str(buf, sizeof buf, n, ":");
+            n = lt_fmt_dec(buf, sizeof buf, n, s.line);
+        }
+    } else {
+        lt_fmt_hex(buf, sizeof buf, n, site);
+    }
+    return keep(buf);
+}
+
+/* Two refs to one address are one lock unless both know their generations and they differ
+ * (a prediction names locks that may have come and gone at one address). */
+static int same_lock(const lt_rep_lock *l, const lt_lock_ref *ref)
+{
+    return l->addr == (uintptr_t)ref->addr &&
+           (!l->generation || !ref->generation || l->generation == ref->generation);
+}
+
 static int lock_index(lt_rep *r, const lt_lock_ref *ref)
 {
     for (size_t i = 0; i < r->nlocks; i++)
-        if (locks[i].addr == (uintptr_t)ref->addr)
+        if (same_lock(&locks[i], ref))
             return (int)i;
     if (r->nlocks == MAX_LOCKS)
         return -1;
     lt_rep_lock *l = &locks[r->nlocks++];
     *l = (lt_rep_lock){.addr = (uintptr_t)ref->addr, .type = ref->kind,
                        .mutex_type = ref->mutex_type, .writer_pref = ref->writer_pref,
-                       .object = (uintptr_t)ref->object, .api = ref->api};
+                       .object = (uintptr_t)ref->object, .api = ref->api,
+                       .generation = ref->generation};
     l->annotation = describe(ref->object, ref->describe);
+    l->class_name = ref->class_site ? site_class_name(ref->class_site) : keep(ref->class_name);
     return (int)r->nlocks - 1;
 }
 
@@ -352,6 +387,16 @@ static void name_locks(lt_rep *r)
             locks[i].name = keep(buf);
 }
 
+/* The report with its stacks as captured addresses only (one frame each, no module, no
+ * symbol) and no annotation text: what identifies an occurrence, cheaply (report_seen.c). */
+const lt_rep *lt_report_build_raw(const lt_finding *f)
+{
+    raw_only = 1;
+    const lt_rep *r = lt_report_build(f);
+    raw_only = 0;
+    return r;
+}
+
 const lt_rep *lt_report_build(const lt_finding *f)
 {
     static lt_rep r;
@@ -367,6 +412,7 @@ const lt_rep *lt_report_build(const lt_finding *f)
                  .wait_timeout = f->kind == LT_FIND_LONG_WAIT ? lt_cfg.wait_timeout : 0,
                  .threads = threads, .locks = locks, .stacks = stacks, .steps = steps};
     add_finding(&r, f);
-    name_locks(&r);
+    if (!raw_only) /* a name reads symbols and /proc: not for an occurrence's identity */
+        name_locks(&r);
     return &r;
 }

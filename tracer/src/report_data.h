@@ -62,6 +62,7 @@ typedef struct lt_rep_lock {
     const char *annotation;   /* annotation: its description, NULL = none */
     const char *name;         /* where it lives: "config_mu", "registry+0x8", "heap block 0x...
                                  (N bytes), offset K", a thread's stack frame; NULL = unknown */
+    const char *class_name;   /* predicted inversions: the lock's class (LOCKTRACE_CLASSES) */
 } lt_rep_lock;
 
 typedef struct lt_rep_thread {
@@ -110,6 +111,13 @@ typedef struct lt_rep {
     lt_rep_lock *locks;     /* [0]: the lock concerned (exit-held: every lock still held) */
     lt_rep_stack *stacks;
     lt_rep_step *steps;     /* cross-thread kinds only */
+    /* De-duplication (report_identity.c): one report stands for every occurrence of its
+     * signature; time_sec/time_nsec is the first. occurrences 0: not counted (a thread dump,
+     * or a file written before de-duplication), and the three members below are absent. */
+    char signature[17];     /* "" = not recorded: lt_rep_signature computes it */
+    unsigned long occurrences;
+    int64_t last_time_sec;
+    long last_time_nsec;
 } lt_rep;
 
 /* Name tables (report_text.c): index -> name; the reverse lookups return -1 when absent. */
@@ -129,6 +137,23 @@ size_t lt_rep_format_text(const lt_rep *r, char *buf, size_t size);
 /* Just the frame lines of one stack, appended at buf+at; returns the new end. */
 size_t lt_rep_format_frames(const lt_rep_stack *s, char *buf, size_t size, size_t at);
 
+/* report_identity.c: which bug a report is, and where. */
+/* 16 hex digits that stay the same for the same bug across occurrences, runs and machines:
+ * kind, reason and, for each stack but first-seen, its role and the function and source line
+ * (base name) of its first three calls; no addresses, thread ids, times or lock names. The
+ * recorded one when r has it. */
+void lt_rep_signature(const lt_rep *r, char out[17]);
+/* The stack that says where the finding happened: the request of a same-thread finding, the
+ * first wait of a deadlock or long wait, the first edge's acquisition of an inversion; NULL
+ * when the report has no stack. */
+const lt_rep_stack *lt_rep_primary_stack(const lt_rep *r);
+/* The first frame of s with a source file and line (the program's code, not the lock call);
+ * NULL when none has one. */
+const lt_rep_frame *lt_rep_source_frame(const lt_rep_stack *s);
+/* Where the report is, short, appended at buf+at: "deadlock.c:153", else the function of
+ * the primary stack's first frame, else "module+0x..." */
+size_t lt_rep_format_place(const lt_rep *r, char *buf, size_t size, size_t at);
+
 /* report_build.c (tracer only): stack id -> symbolized frames, valid until the next build. */
 const lt_rep_stack *lt_report_build_stack(uint32_t id);
 
@@ -136,5 +161,9 @@ const lt_rep_stack *lt_report_build_stack(uint32_t id);
  * (the rest are counted as dropped). Returns the length it needs, which may exceed size:
  * then call again with fewer frames. */
 size_t lt_rep_format_json(const lt_rep *r, char *buf, size_t size, size_t max_frames);
+/* The end of that document when r->occurrences is set: LT_REP_JSON_COUNT_KEY, the count and
+ * the last time, then "}\n". The tracer rewrites only this on a repeat. */
+#define LT_REP_JSON_COUNT_KEY ",\"occurrences\":"
+size_t lt_rep_format_json_count(const lt_rep *r, char *buf, size_t size);
 
 #endif

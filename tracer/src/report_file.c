@@ -1,8 +1,16 @@
 /*
  * report_file.c - the evidence that outlives the terminal: with LOCKTRACE_REPORT_DIR, one
- * JSON file per report, <program>.<pid>.<n>.json, written under a temporary name and renamed
- * so a reader never sees half a file (also when the action then aborts); at exit, a
- * <program>.<pid>.summary.json listing every incident; and LOCKTRACE_EXITCODE.
+ * JSON file per distinct report (signature), <program>.<pid>.<n>.json, written under a
+ * temporary name and renamed so a reader never sees half a file (also when the action then
+ * aborts); at exit, a <program>.<pid>.summary.json listing every report; and
+ * LOCKTRACE_EXITCODE.
+ *
+ * A repeat updates its report's file: the occurrence count and last time at the end of the
+ * document are rewritten (read back, new tail, temporary file, rename). So that a bug in a
+ * tight loop stays cheap, a file is rewritten at most every REWRITE_MS; a count left pending
+ * is written by the next repeat after that, before the tracer aborts, at exit, and at
+ * _exit (interpose_exit.c). Only a process killed outright (a signal's default action,
+ * SIGKILL, exec) may leave a file short by the repeats of its last REWRITE_MS.
  *
  * Called under the report lock (report.c) or from the exit handler: static buffers, open/
  * write/rename only, no stdio, no allocation. A report too big for the buffer is written
@@ -29,16 +37,15 @@
 int __cxa_atexit(void (*fn)(void *), void *arg, void *dso); /* the C runtime's (Itanium ABI) */
 
 #define JSON_BYTES (1024 * 1024)
-#define MAX_INCIDENTS (LT_FIND_KIND_COUNT * LT_REPORT_CAP)
 #define MIN_FRAMES 4 /* below this a report is not worth shrinking further */
+#define REWRITE_MS 200 /* a report's file is rewritten at most this often on repeats */
 
 static char json_buf[JSON_BYTES];
 #define NAME_BYTES 4096
 static char path[NAME_BYTES], tmp_path[NAME_BYTES];
-static unsigned char incidents[MAX_INCIDENTS]; /* kind of report file n (1-based: n-1) */
-static size_t nincidents;
 static unsigned long counted[LT_FIND_KIND_COUNT], suppressed[LT_FIND_KIND_COUNT];
 static int write_failed;
+static pid_t owner; /* the process whose reports these are */
 
 static const char *program_name(void)
 {
@@ -201,20 +208,109 @@ void lt_report_file_write_dump(const char *json, size_t len)
     write_file(what, json, len, dst, tmp);
 }
 
-void lt_report_file_write(const lt_rep *r)
+static int64_t monotonic_ms(void)
 {
-    char n[24];
-    if (!lt_cfg.report_dir[0] || nincidents == MAX_INCIDENTS)
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* "<n>" of report file n. */
+static const char *number_name(unsigned number)
+{
+    static char n[24];
+    lt_fmt_dec(n, sizeof n, 0, (long)number);
+    return n;
+}
+
+void lt_report_file_write(const lt_rep *r, lt_seen *s)
+{
+    if (!lt_cfg.report_dir[0])
         return;
+    lt_rep counted = *r;
+    memcpy(counted.signature, s->signature, sizeof s->signature);
+    counted.occurrences = s->count;
+    counted.last_time_sec = s->last_sec;
+    counted.last_time_nsec = s->last_nsec;
     size_t frames = (size_t)-1, len;
-    while ((len = lt_rep_format_json(r, json_buf, sizeof json_buf, frames)) >= sizeof json_buf &&
-           frames > MIN_FRAMES)
+    while ((len = lt_rep_format_json(&counted, json_buf, sizeof json_buf, frames)) >=
+               sizeof json_buf && frames > MIN_FRAMES)
         frames = frames == (size_t)-1 ? 256 : frames / 2;
     if (len >= sizeof json_buf)
         return;
-    lt_fmt_dec(n, sizeof n, 0, (long)nincidents + 1);
-    if (write_atomically(n, len) == 0)
-        incidents[nincidents++] = (unsigned char)r->kind;
+    s->filed = write_atomically(number_name(s->number), len) == 0;
+    s->written_ms = monotonic_ms();
+    s->pending = 0;
+}
+
+/* The file of report n read back into json_buf, up to the count at its end; the length
+ * kept, 0 when it cannot be read or is not the tracer's. */
+static size_t read_back(const char *name)
+{
+    int dfd = open_dir(), fd = -1;
+    size_t len = 0;
+    ssize_t got = 1;
+    if (dfd >= 0)
+        fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    while (fd >= 0 && len < sizeof json_buf - 1 &&
+           (got = read(fd, json_buf + len, sizeof json_buf - 1 - len)) > 0)
+        len += (size_t)got;
+    if (fd >= 0)
+        close(fd);
+    if (dfd >= 0)
+        close(dfd);
+    if (fd < 0 || got < 0)
+        return 0;
+    json_buf[len] = 0;
+    char *key = NULL;
+    for (char *at = json_buf; (at = strstr(at, LT_REP_JSON_COUNT_KEY)) != NULL; at++)
+        key = at; /* the last: strings inside escape their quotes */
+    return key ? (size_t)(key - json_buf) : 0;
+}
+
+/* s's count and last time into its file. */
+static void update(lt_seen *s)
+{
+    char name[NAME_BYTES];
+    file_name(name, sizeof name, "", number_name(s->number), ".json");
+    size_t at = read_back(name);
+    s->pending = 0;
+    s->written_ms = monotonic_ms();
+    if (!at) {
+        s->filed = 0;
+        say_once("the count into report file", full_name(name), "it is gone or was changed");
+        return;
+    }
+    lt_rep count = {.occurrences = s->count, .last_time_sec = s->last_sec,
+                    .last_time_nsec = s->last_nsec};
+    size_t len = at + lt_rep_format_json_count(&count, json_buf + at, sizeof json_buf - at);
+    if (len < sizeof json_buf)
+        write_atomically(number_name(s->number), len);
+}
+
+void lt_report_file_repeat(lt_seen *s)
+{
+    if (!s->filed)
+        return;
+    if (monotonic_ms() - s->written_ms >= REWRITE_MS)
+        update(s);
+    else
+        s->pending = 1;
+}
+
+void lt_report_file_flush(void)
+{
+    lt_seen *s;
+    for (size_t i = 0; (s = lt_seen_at(i)) != NULL; i++)
+        if (s->pending && s->filed)
+            update(s);
+}
+
+/* Not from a vfork child: the tables are its parent's, the files too. */
+void lt_report_file_at_exit(void)
+{
+    if (owner == getpid() && lt_cfg.report_dir[0]) /* 0 until lt_report_setup */
+        lt_report_exclusive(lt_report_file_flush);
 }
 
 void lt_report_file_counted(lt_finding_kind kind)
@@ -229,7 +325,7 @@ void lt_report_file_suppressed(lt_finding_kind kind)
 
 void lt_report_file_fork_child(void)
 {
-    nincidents = 0;
+    owner = getpid();
     memset(counted, 0, sizeof counted);
     memset(suppressed, 0, sizeof suppressed);
 }
@@ -268,18 +364,26 @@ static void s_counts(sout *o, const unsigned long *c)
     s_put(o, "}");
 }
 
-static void s_incidents(sout *o)
+/* Every report with a file, its signature and count. */
+static void s_reports(sout *o)
 {
-    char name[4096];
-    for (size_t i = 0; i < nincidents; i++) {
-        char n[24];
-        lt_fmt_dec(n, sizeof n, 0, (long)i + 1);
-        file_name(name, sizeof name, "", n, ".json");
-        s_put(o, i ? ",{\"file\":\"" : "{\"file\":\"");
+    char name[NAME_BYTES];
+    lt_seen *s;
+    int first = 1;
+    for (size_t i = 0; (s = lt_seen_at(i)) != NULL; i++) {
+        if (!s->filed)
+            continue;
+        file_name(name, sizeof name, "", number_name(s->number), ".json");
+        s_put(o, first ? "{\"file\":\"" : ",{\"file\":\"");
         s_put(o, name);
         s_put(o, "\",\"kind\":\"");
-        s_put(o, lt_rep_kind_name(incidents[i]));
-        s_put(o, "\"}");
+        s_put(o, lt_rep_kind_name(s->kind));
+        s_put(o, "\",\"signature\":\"");
+        s_put(o, s->signature);
+        s_put(o, "\",\"occurrences\":");
+        s_dec(o, s->count);
+        s_put(o, "}");
+        first = 0;
     }
 }
 
@@ -287,14 +391,23 @@ static void s_incidents(sout *o)
  * backslashes, in which case the summary lists counts only. */
 static void write_summary(void)
 {
+    unsigned long distinct[LT_FIND_KIND_COUNT] = {0};
+    lt_seen *s;
+    for (size_t i = 0; (s = lt_seen_at(i)) != NULL; i++)
+        if (s->count)
+            distinct[s->kind]++;
     sout o = {0};
     int safe = strpbrk(program_name(), "\"\\") == NULL;
     s_put(&o, "{\"locktrace_summary\":1,\"pid\":");
     s_dec(&o, (unsigned long)getpid());
+    s_put(&o, ",\"launcher_pid\":");
+    s_dec(&o, (unsigned long)lt_cfg.launcher_pid);
     s_put(&o, ",\"reports\":[");
     if (safe)
-        s_incidents(&o);
-    s_put(&o, "],\"counts\":");
+        s_reports(&o);
+    s_put(&o, "],\"distinct\":");
+    s_counts(&o, distinct);
+    s_put(&o, ",\"counts\":");
     s_counts(&o, counted);
     s_put(&o, ",\"suppressed\":");
     s_counts(&o, suppressed);
@@ -311,6 +424,14 @@ static unsigned long total(const unsigned long *c)
     return n;
 }
 
+/* Under the report lock: every pending count, then the summary. */
+static void at_exit_locked(void)
+{
+    lt_report_file_flush();
+    if (total(counted) + total(suppressed) > 0)
+        write_summary();
+}
+
 /* Runs after every other exit handler and after the libraries' destructors: it is
  * registered with no DSO handle (lt_report_setup), before the C runtime registers the dynamic
  * linker's destructor pass, so it is the last entry of the exit list. The status is changed
@@ -321,8 +442,8 @@ static void at_exit(void *unused)
     (void)unused;
     unsigned long reports = total(counted);
     lt_tls.busy = 1;
-    if (lt_cfg.report_dir[0] && reports + total(suppressed) > 0)
-        write_summary();
+    if (lt_cfg.report_dir[0])
+        lt_report_exclusive(at_exit_locked);
     lt_tls.busy = 0;
     if (lt_cfg.exitcode && reports > 0)
         exit(lt_cfg.exitcode);
@@ -330,6 +451,7 @@ static void at_exit(void *unused)
 
 void lt_report_setup(void)
 {
+    owner = getpid();
     if (lt_cfg.suppressions[0])
         lt_suppress_load(lt_cfg.suppressions);
     /* Not atexit(): from a shared library that ties the handler to our DSO, so it would run

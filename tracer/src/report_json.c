@@ -139,6 +139,7 @@ static void lock(jout *j, const void *item, size_t unused)
     kv_hex(j, "object", l->object, 0);
     kv_str(j, "annotation", l->annotation, 0);
     kv_str(j, "name", l->name, 0);
+    kv_str(j, "class", l->class_name, 0);
 }
 
 static void step(jout *j, const void *item, size_t unused)
@@ -167,6 +168,14 @@ static void thread(jout *j, const void *item, size_t unused)
     kv_dec(j, "tid", t->tid, 0);
     kv_str(j, "name", t->name, 0);
     kv_bool(j, "gone", t->gone, 0);
+}
+
+/* NUL-terminates what fits; the length needed. */
+static size_t end(jout *j)
+{
+    if (j->at < j->size)
+        j->buf[j->at] = 0;
+    return j->at;
 }
 
 /* "[{...},{...}]" of n items of `stride` bytes, each written by fn, as the value of key k. */
@@ -205,8 +214,25 @@ size_t lt_rep_format_json(const lt_rep *r, char *buf, size_t size, size_t max_fr
         kv_dec(&j, "wait_timeout", r->wait_timeout, 0);
         list(&j, "steps", r->steps, r->nsteps, sizeof *r->steps, step, 0);
     }
+    if (!r->occurrences) {
+        raw(&j, "}\n");
+        return end(&j);
+    }
+    char sig[17];
+    lt_rep_signature(r, sig);
+    kv_str(&j, "signature", sig, 0);
+    j.at += lt_rep_format_json_count(r, j.at < size ? buf + j.at : NULL,
+                                     j.at < size ? size - j.at : 0);
+    return end(&j);
+}
+
+/* Last in the document, so that the tracer can rewrite it alone on every repeat. */
+size_t lt_rep_format_json_count(const lt_rep *r, char *buf, size_t size)
+{
+    jout j = {buf, size, 0};
+    kv_dec(&j, "occurrences", (long long)r->occurrences, 0);
+    kv_dec(&j, "last_time_sec", r->last_time_sec, 0);
+    kv_dec(&j, "last_time_nsec", r->last_time_nsec, 0);
     raw(&j, "}\n");
-    if (j.at < size)
-        buf[j.at] = 0;
-    return j.at;
+    return end(&j);
 }

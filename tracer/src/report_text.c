@@ -60,6 +60,9 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_PROCESS_EXIT] = "process-exit",
     [LT_WHY_DUMP_SIGNAL] = "dump-signal",
     [LT_WHY_DUMP_ABORT] = "after-abort",
+    [LT_WHY_CLASS_CYCLE] = "class-cycle",
+    [LT_WHY_CLASS_NESTING] = "class-nesting",
+    [LT_WHY_CLASS_DECLARED] = "class-declared-order",
 };
 
 /* Why the request can never be granted (or what the misuse is), for the summary line. */
@@ -90,6 +93,9 @@ static const char *const reason_text[LT_WHY_COUNT] = {
     [LT_WHY_PROCESS_EXIT] = "",
     [LT_WHY_DUMP_SIGNAL] = "",
     [LT_WHY_DUMP_ABORT] = "",
+    [LT_WHY_CLASS_CYCLE] = "",
+    [LT_WHY_CLASS_NESTING] = "",
+    [LT_WHY_CLASS_DECLARED] = "",
 };
 
 static const char *const outcome_names[] = {"continue", "abort", "edeadlk"};
@@ -102,7 +108,7 @@ static const char *const api_names[] = {"pthread", "c11", "custom"};
 
 _Static_assert(LT_FIND_KIND_COUNT == 10, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 21, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 24, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(type_names) == LT_COND + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 _Static_assert(LT_ARRAY_LEN(api_names) == LT_API_CUSTOM + 1, "name every api");
@@ -610,6 +616,24 @@ static void put_end(out *o, const lt_rep_lock *l, lt_mode m)
     put(o, ")");
 }
 
+/* Where edge i's two locks were taken, each after its guards: line (the second lock's only
+ * with to_guards: in a cycle of instances the next edge names it). */
+static void put_edge_stacks(out *o, const lt_rep *r, size_t i, int to_guards)
+{
+    const lt_rep_lock *from = lock_at(r, r->steps[i].from), *to = lock_at(r, r->steps[i].lock);
+    put_object(o, "    guards:    ", from);
+    put(o, "    ");
+    put_hex(o, from->addr);
+    put(o, " taken at:\n");
+    put_step_stack(o, r, "edge-from", i);
+    if (to_guards)
+        put_object(o, "    guards:    ", to);
+    put(o, "    ");
+    put_hex(o, to->addr);
+    put(o, " taken at:\n");
+    put_step_stack(o, r, "edge-to", i);
+}
+
 /* Who row i of an inversion's table is: the thread that made edge i; a thread already named
  * in an earlier row (a cycle one thread made alone) stands for another thread doing the same. */
 static void put_row_thread(out *o, const lt_rep *r, size_t i)
@@ -663,19 +687,111 @@ static void put_inversion(out *o, const lt_rep *r)
         put(o, ", first by thread ");
         put_thread(o, thread_at(r, r->steps[i].thread));
         put(o, "\n");
-        put_object(o, "    guards:    ", from);
-        put(o, "    ");
-        put_hex(o, from->addr);
-        put(o, " taken at:\n");
-        put_step_stack(o, r, "edge-from", i);
-        put(o, "    ");
-        put_hex(o, to->addr);
-        put(o, " taken at:\n");
-        put_step_stack(o, r, "edge-to", i);
+        put_edge_stacks(o, r, i, 0);
     }
     put(o, r->outcome == LT_OUTCOME_ABORT
                ? "  action: abort (LOCKTRACE_INVERSION=report reports and goes on)\n"
                : "  action: none, reported once (LOCKTRACE_INVERSION=abort aborts)\n");
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Predicted inversions (lock classes): the steps are edges between classes, each made by
+ * its own pair of locks; the locks of consecutive edges are other instances of one class.
+ * ---------------------------------------------------------------------------------------- */
+static void put_class(out *o, const lt_rep_lock *l)
+{
+    put(o, "\"");
+    put_data(o, l->class_name ? l->class_name : "?");
+    put(o, "\"");
+}
+
+/* What discipline the class broke, or that a cycle of classes is no order at all. */
+static void put_prediction_why(out *o, const lt_rep *r)
+{
+    const lt_rep_lock *c = lock_at(r, r->steps[0].from);
+    if (r->why == LT_WHY_CLASS_CYCLE) {
+        put(o, "  a prediction (LOCKTRACE_CLASSES): locks of these classes were taken in a "
+               "cycle, each edge by other locks; two threads doing so on shared locks "
+               "deadlock\n");
+        return;
+    }
+    put(o, "  a prediction (LOCKTRACE_CLASSES): locks of class ");
+    put_class(o, c);
+    put(o, " nest inside each other; discipline broken: ");
+    if (r->why == LT_WHY_CLASS_DECLARED) {
+        const lt_rep_lock *to = lock_at(r, r->steps[0].lock);
+        put(o, c->addr < to->addr ? "the declared descending address order (a lock was taken "
+                                    "while holding one at a lower address)\n"
+                                  : "the declared ascending address order (a lock was taken "
+                                    "while holding one at a higher address)\n");
+        return;
+    }
+    put(o, "address order (a lock was taken while holding one at a lower address, and "
+           "another while holding one at a higher address); two threads doing these on the "
+           "same two locks deadlock\n");
+}
+
+static void put_predicted(out *o, const lt_rep *r)
+{
+    put(o, "locktrace: lock-order-inversion: predicted (classes ");
+    for (size_t i = 0; i < r->nsteps; i++) {
+        put_class(o, lock_at(r, r->steps[i].from));
+        put(o, " -> ");
+    }
+    put_class(o, lock_at(r, r->steps[r->nsteps - 1].lock));
+    put(o, "): a potential deadlock between locks that never met\n");
+    put_prediction_why(o, r);
+    put(o, "  how it deadlocks:\n");
+    if (r->nsteps == 1) /* a nesting against the declared order */
+        put(o, "    a thread keeping the declared order takes the same two locks the other "
+               "way round, and:\n");
+    for (size_t i = 0; i < r->nsteps; i++) {
+        const lt_rep_step *s = &r->steps[i];
+        const lt_rep_lock *from = lock_at(r, s->from), *to = lock_at(r, s->lock);
+        put(o, i ? "    another thread holds a lock of class " : "    a thread holds a lock of class ");
+        put_class(o, from);
+        put(o, " (");
+        put(o, mode_word(from->type, s->held_mode));
+        put(o, ") and wants ");
+        put(o, i + 1 < r->nsteps || r->nsteps == 1 ? "one of class "
+                                                   : "the first thread's, of class ");
+        put_class(o, to);
+        put(o, " (");
+        put(o, mode_word(to->type, s->want_mode));
+        put(o, "), as ");
+        put_tref(o, thread_at(r, s->thread));
+        put(o, " did with ");
+        put_hex(o, from->addr);
+        put(o, " then ");
+        put_hex(o, to->addr);
+        put(o, "\n");
+    }
+    for (size_t i = 0; i < r->nsteps; i++) {
+        const lt_rep_step *s = &r->steps[i];
+        const lt_rep_lock *from = lock_at(r, s->from), *to = lock_at(r, s->lock);
+        put(o, "  edge ");
+        put_dec(o, (long)i + 1);
+        put(o, ": class ");
+        put_class(o, from);
+        put(o, " -> class ");
+        put_class(o, to);
+        put(o, ": ");
+        put_ref(o, to);
+        put(o, " taken while holding ");
+        put_ref(o, from);
+        put(o, ", first by thread ");
+        put_thread(o, thread_at(r, s->thread));
+        put(o, "\n");
+        put_edge_stacks(o, r, i, 1);
+    }
+    put(o, "  action: none, reported once (a prediction; LOCKTRACE_INVERSION=abort does not "
+           "apply to it)\n");
+}
+
+static int predicted(const lt_rep *r)
+{
+    return r->why == LT_WHY_CLASS_CYCLE || r->why == LT_WHY_CLASS_NESTING ||
+           r->why == LT_WHY_CLASS_DECLARED;
 }
 
 static void put_long_wait(out *o, const lt_rep *r)
@@ -718,6 +834,8 @@ static size_t format_cross(const lt_rep *r, char *buf, size_t size)
         put(&o, ": (the report lists no threads or locks)\n");
     } else if (r->kind == LT_FIND_DEADLOCK)
         put_deadlock(&o, r);
+    else if (r->kind == LT_FIND_INVERSION && predicted(r))
+        put_predicted(&o, r);
     else if (r->kind == LT_FIND_INVERSION)
         put_inversion(&o, r);
     else

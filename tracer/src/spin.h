@@ -23,6 +23,7 @@
  *   LT_RANK_STACK     256 depot stripes (stack.c)     arena_lock
  *   LT_RANK_ARENA     arena_lock (stack.c)            mapping memory only
  *   LT_RANK_COND      64 waiter-list locks (cond.c)   nothing
+ *   LT_RANK_CLASSES   class_lock (classes.c)          mapping memory only
  *
  * With -Dtracer_checks (LT_CHECKS, on in development builds and CI) taking a lock out of
  * this order is an internal error: a message naming both ranks, then abort().
@@ -43,6 +44,7 @@ typedef enum {
     LT_RANK_STACK,
     LT_RANK_ARENA,
     LT_RANK_COND,
+    LT_RANK_CLASSES,
     LT_RANK_COUNT
 } lt_rank;
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "json.h"
@@ -38,6 +39,26 @@ static void say_note(void *file, const char *line)
     fprintf(stderr, "locktrace report: %s: note: %s\n", (const char *)file, line);
 }
 
+/* "2026-12-01 05:01:46.123 UTC" */
+static const char *utc(int64_t sec, long nsec, char *buf, size_t size)
+{
+    struct tm tm;
+    time_t t = (time_t)sec;
+    size_t n = gmtime_r(&t, &tm) ? strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm) : 0;
+    snprintf(buf + n, size - n, ".%03ld UTC", nsec / 1000000);
+    return buf;
+}
+
+/* After the text of a report that stands for several occurrences: how many, and when. */
+static void print_count(const lt_rep *r)
+{
+    char first[64], last[64];
+    if (r->occurrences > 1)
+        printf("  %lu occurrences, first %s, last %s\n", r->occurrences,
+               utc(r->time_sec, r->time_nsec, first, sizeof first),
+               utc(r->last_time_sec, r->last_time_nsec, last, sizeof last));
+}
+
 /* Text or JSON of r into a buffer grown until it fits; prints it. */
 static int print(const lt_rep *r, int json)
 {
@@ -51,6 +72,8 @@ static int print(const lt_rep *r, int json)
         if (n + 1 < size) {
             fwrite(buf, 1, n, stdout);
             free(buf);
+            if (!json)
+                print_count(r);
             return 0;
         }
         free(buf);

@@ -183,6 +183,8 @@ static void read_lock(reader *rd, const json_value *o, const char *at, lt_rep_lo
     l->annotation = string(rd, o, at, "annotation", 1);
     if (json_get(o, "name")) /* optional: absent in reports made before locks had names */
         l->name = string(rd, o, at, "name", 1);
+    if (json_get(o, "class")) /* optional: absent in reports made before lock classes */
+        l->class_name = string(rd, o, at, "class", 1);
 }
 
 static void read_frame(reader *rd, const json_value *o, const char *at, lt_rep_frame *f)
@@ -271,6 +273,18 @@ static size_t count_frames(reader *rd, const json_value *stacks)
     return n;
 }
 
+/* De-duplication: the signature (16 hex digits), how often, and the last time. */
+static void read_count(reader *rd, const json_value *root, lt_rep *r)
+{
+    const char *sig = string(rd, root, "", "signature", 0);
+    if (strlen(sig) != 16 || strspn(sig, "0123456789abcdef") != 16)
+        bad(rd, "signature", "not 16 lowercase hex digits");
+    memcpy(r->signature, sig, 17);
+    r->occurrences = (unsigned long)integer(rd, root, "", "occurrences", 1, INT64_MAX);
+    r->last_time_sec = integer(rd, root, "", "last_time_sec", r->time_sec, INT64_MAX);
+    r->last_time_nsec = (long)integer(rd, root, "", "last_time_nsec", 0, 999999999);
+}
+
 static void read_header(reader *rd, const json_value *root, lt_rep *r)
 {
     char path[PATH_BYTES];
@@ -290,6 +304,8 @@ static void read_header(reader *rd, const json_value *root, lt_rep *r)
     r->program = string(rd, root, "", "program", 0);
     if (json_get(root, "launcher_pid")) /* optional: absent in reports made without it */
         r->launcher_pid = (int)integer(rd, root, "", "launcher_pid", 0, INT32_MAX);
+    if (json_get(root, "occurrences")) /* optional: absent in thread dumps and older files */
+        read_count(rd, root, r);
 }
 
 static void read_report(reader *rd, const json_value *root, lt_rep_file *f)

@@ -1,7 +1,6 @@
 /*
  * report_set.c - the reports `locktrace report` keeps for SARIF, their re-symbolized copies,
- * and the questions every output format asks of a report: where is it (primary stack and
- * source frame), and which bug is it (the dedup signature).
+ * and where a report's source files are.
  */
 #define _GNU_SOURCE
 #include "report_set.h"
@@ -12,7 +11,6 @@
 #include <sys/stat.h>
 
 #define INLINE_DEPTH 8 /* frames one address may expand to */
-#define SIGNATURE_FRAMES 3 /* named frames of each stack that identify the bug */
 
 int lt_report_set_add(lt_report_set *set, const char *path, char *text, lt_rep_file *f,
                       const lt_rep *rep)
@@ -72,27 +70,6 @@ void lt_rep_free_resymbolized(lt_rep *out, const lt_rep *orig)
         if (out->stacks[i].frames != orig->stacks[i].frames)
             free(out->stacks[i].frames);
     free(out->stacks);
-}
-
-/* ------------------------------------------------------------------------------------------
- * Where a report is.
- * ---------------------------------------------------------------------------------------- */
-const lt_rep_stack *lt_rep_primary_stack(const lt_rep *r)
-{
-    static const char *const primary[] = {"request", "waiting", "edge-to", "taken"};
-    for (size_t k = 0; k < sizeof primary / sizeof *primary; k++)
-        for (size_t i = 0; i < r->nstacks; i++)
-            if (strcmp(r->stacks[i].role, primary[k]) == 0)
-                return &r->stacks[i];
-    return r->nstacks ? &r->stacks[0] : NULL;
-}
-
-const lt_rep_frame *lt_rep_source_frame(const lt_rep_stack *s)
-{
-    for (size_t i = 0; s && i < s->nframes; i++)
-        if (s->frames[i].file && s->frames[i].line > 0)
-            return &s->frames[i];
-    return NULL;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -165,43 +142,4 @@ FILE *lt_source_open(const char *file, const char *source_root, char *path, size
     if ((size_t)snprintf(path, size, "%s/%s", source_root, lt_path_in_tree(file)) >= size)
         return NULL;
     return open_regular(path);
-}
-
-/* ------------------------------------------------------------------------------------------
- * Which bug it is: FNV-1a over what stays the same from one run of the bug to the next.
- * ---------------------------------------------------------------------------------------- */
-static uint64_t mix(uint64_t h, const char *s)
-{
-    for (; s && *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return (h ^ 0xff) * 0x100000001b3ull; /* a separator, so "ab","c" differs from "a","bc" */
-}
-
-static const char *base_name(const char *path)
-{
-    const char *slash = path ? strrchr(path, '/') : NULL;
-    return slash ? slash + 1 : path;
-}
-
-void lt_rep_signature(const lt_rep *r, char out[17])
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    h = mix(h, lt_rep_kind_name(r->kind));
-    h = mix(h, lt_rep_reason_name(r->why));
-    for (size_t i = 0; i < r->nstacks; i++) {
-        const lt_rep_stack *s = &r->stacks[i];
-        h = mix(h, s->role);
-        for (size_t k = 0, named = 0; k < s->nframes && named < SIGNATURE_FRAMES; k++) {
-            const lt_rep_frame *f = &s->frames[k];
-            if (!f->function || f->inlined)
-                continue; /* inlined frames exist only when re-symbolized */
-            h = mix(h, f->function);
-            h = mix(h, base_name(f->file));
-            named++;
-        }
-    }
-    static const char hex[] = "0123456789abcdef";
-    for (int i = 0; i < 16; i++)
-        out[i] = hex[h >> (60 - 4 * i) & 15];
-    out[16] = 0;
 }

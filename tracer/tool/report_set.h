@@ -1,7 +1,7 @@
 /*
  * report_set.h - the reports `locktrace report` has read, kept together for the formats that
  * take all of them at once (SARIF), and what those formats ask of a report: its re-symbolized
- * frames, the stack and frame that locate it in the source, and its dedup signature.
+ * frames and where its sources are (which bug a report is: report_identity.c).
  */
 #ifndef LT_REPORT_SET_H
 #define LT_REPORT_SET_H
@@ -33,20 +33,6 @@ void lt_report_set_free(lt_report_set *set);
  * lt_rep_free_resymbolized. Without memory, r's own stacks. */
 lt_rep lt_rep_resymbolize(const lt_rep *r, lt_symbolizer *sz, lt_symbolizer_notes *notes);
 void lt_rep_free_resymbolized(lt_rep *out, const lt_rep *orig);
-
-/* The stack that says where the finding happened: the request of a same-thread finding, the
- * first wait of a deadlock or long wait, the first edge's acquisition of an inversion; NULL
- * when the report has no stack. */
-const lt_rep_stack *lt_rep_primary_stack(const lt_rep *r);
-
-/* The first frame of s with a source file and line (the program's code, not the lock call);
- * NULL when none has one. */
-const lt_rep_frame *lt_rep_source_frame(const lt_rep_stack *s);
-
-/* The dedup signature of a report: 16 hex digits that stay the same for the same bug across
- * runs, builds and machines (kind, reason and the function names of each stack's first
- * frames; no addresses, thread ids or times). */
-void lt_rep_signature(const lt_rep *r, char out[17]);
 
 /* --path-map OLD=NEW: reports copied from another machine name its paths; a path that
  * starts with OLD (at a '/' boundary) is read at NEW + the rest instead. The first map that

@@ -4,7 +4,8 @@
  * ruleId = kind, the first line of the report as its message, the program's frame of the
  * primary stack (report_set.c) as its location (an artifact uri relative to the source root
  * and a start line), every other stack's frame as a related location, every stack whole as a
- * SARIF stack, and the dedup signature as its partial fingerprint.
+ * SARIF stack, the dedup signature as its partial fingerprint and the tracer's count of
+ * occurrences as its occurrenceCount.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -12,7 +13,8 @@
 
 #include "report_set.h"
 
-#define SIGNATURE_KEY "locktraceSignature/v1"
+/* v2: the signature the tracer de-duplicates by (report_identity.c), source lines included */
+#define SIGNATURE_KEY "locktraceSignature/v2"
 
 typedef struct rule_text {
     const char *kind, *name, *level, *text;
@@ -232,7 +234,10 @@ static void result(FILE *to, const lt_report_entry *e, int index, int rule_index
     stacks(to, r, root);
     fputs(",\"partialFingerprints\":{\"" SIGNATURE_KEY "\":", to);
     str(to, sig);
-    fputs("},\"properties\":{\"reportFile\":", to);
+    fputs("}", to);
+    if (r->occurrences)
+        fprintf(to, ",\"occurrenceCount\":%lu", r->occurrences);
+    fputs(",\"properties\":{\"reportFile\":", to);
     str(to, e->path);
     fprintf(to, ",\"pid\":%d}}", r->pid);
 }

@@ -1,9 +1,13 @@
 /*
- * summary.c - the launcher's last line: the report files the program wrote, counted by kind.
- * Those are the files in the report directory that were not there before it started and
- * that name this launcher (launcher_pid): tests run in parallel under launchers of their own
- * share one directory. Thread dumps are counted apart: they were asked for, they are no
- * finding (and no reason for --exitcode).
+ * summary.c - the launcher's last line: the reports the program wrote, counted by kind, and
+ * how many times they occurred. A process that exited normally wrote a summary file
+ * (<program>.<pid>.summary.json) whose counts are taken as they are, so the line and the
+ * summary agree (they also count reports past the per-kind cap, which have no file); the
+ * report files of a process that left none (it aborted, or was killed) are counted one by
+ * one, each with the occurrences it records. Only files that were not there before the
+ * program started and that name this launcher (launcher_pid) count: tests run in parallel
+ * under launchers of their own share one directory. Thread dumps are counted apart: they
+ * were asked for, they are no finding (and no reason for --exitcode).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -16,12 +20,16 @@
 #include "report_read.h"
 #include "tool.h"
 
-/* A report file: "<program>.<pid>.<n>.json", not a summary, not a temporary. */
-static int is_report(const char *name)
+/* A report or summary file: "<program>.<pid>.<n>.json", not a temporary. */
+static int is_json(const char *name)
 {
     size_t n = strlen(name);
-    return name[0] != '.' && n > 5 && strcmp(name + n - 5, ".json") == 0 &&
-           !strstr(name, ".summary.json");
+    return name[0] != '.' && n > 5 && strcmp(name + n - 5, ".json") == 0;
+}
+
+static int is_summary(const char *name)
+{
+    return strstr(name, ".summary.json") != NULL;
 }
 
 char **lt_tool_list_reports(const char *dir)
@@ -30,7 +38,7 @@ char **lt_tool_list_reports(const char *dir)
     size_t n = 0, cap = 16;
     char **names = calloc(cap, sizeof *names);
     for (struct dirent *e; d && names && (e = readdir(d)) != NULL;) {
-        if (!is_report(e->d_name))
+        if (!is_json(e->d_name))
             continue;
         if (n + 1 == cap) {
             char **p = realloc(names, (cap *= 2) * sizeof *names);
@@ -61,68 +69,130 @@ static int listed(char **names, const char *name)
     return 0;
 }
 
-/* The "kind" of a report file of this launcher's program into buf, "unreadable" when it has
- * none; NULL when the file names another launcher. */
-static const char *kind_of(const char *dir, const char *name, char *buf, size_t size)
+#define MAX_KINDS 16
+
+typedef struct tally {
+    struct {
+        char kind[64];
+        long reports, occurrences;
+    } kinds[MAX_KINDS];
+    size_t nkinds;
+    long reports, occurrences, dumps;
+    long *summarized; /* pids whose summary was counted: their report files are in it */
+    size_t nsummarized;
+} tally;
+
+static void add(tally *t, const char *kind, long reports, long occurrences)
+{
+    if (strcmp(kind, "thread-dump") == 0) { /* asked for, not a finding */
+        t->dumps += reports;
+        return;
+    }
+    size_t k = 0;
+    while (k < t->nkinds && strcmp(t->kinds[k].kind, kind) != 0)
+        k++;
+    if (k == MAX_KINDS)
+        k = MAX_KINDS - 1; /* more kinds than there are: lump the rest together */
+    if (k == t->nkinds) {
+        snprintf(t->kinds[k].kind, sizeof t->kinds[k].kind, "%s", kind);
+        t->kinds[t->nkinds++].reports = 0;
+        t->kinds[k].occurrences = 0;
+    }
+    t->kinds[k].reports += reports;
+    t->kinds[k].occurrences += occurrences;
+    t->reports += reports;
+    t->occurrences += occurrences;
+}
+
+/* dir/name parsed, NULL when unreadable; *text holds the file's text, to free either way. */
+static json_doc *load(const char *dir, const char *name, char **text)
 {
     char path[4096], err[256];
     size_t len;
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(buf, size, "unreadable");
-    char *text = lt_read_file(path, 64u << 20, &len, err, sizeof err);
-    json_doc *doc = text ? json_parse(text, len, err, sizeof err) : NULL;
-    const json_value *k = doc ? json_get(json_root(doc), "kind") : NULL;
-    const json_value *by = doc ? json_get(json_root(doc), "launcher_pid") : NULL;
-    int mine = !by || (by->type == JSON_INT && by->u.integer == (long long)getpid());
-    if (k && k->type == JSON_STRING)
-        snprintf(buf, size, "%s", k->u.string);
-    json_free(doc);
-    free(text);
-    return mine ? buf : NULL;
+    *text = lt_read_file(path, 64u << 20, &len, err, sizeof err);
+    return *text ? json_parse(*text, len, err, sizeof err) : NULL;
 }
 
-#define MAX_KINDS 16
+/* The file names this launcher (or no launcher: made before launcher_pid existed). */
+static int mine(const json_value *root)
+{
+    const json_value *by = json_get(root, "launcher_pid");
+    return !by || (by->type == JSON_INT && by->u.integer == (long long)getpid());
+}
 
-typedef struct tally {
-    char kind[64];
-    int n;
-} tally;
+static long integer(const json_value *v, long otherwise)
+{
+    return v && v->type == JSON_INT ? (long)v->u.integer : otherwise;
+}
+
+/* A summary: its process's distinct reports and occurrences per kind. */
+static void add_summary(tally *t, const json_value *root)
+{
+    const json_value *distinct = json_get(root, "distinct"), *counts = json_get(root, "counts");
+    if (!distinct || distinct->type != JSON_OBJECT)
+        return; /* an older summary: its report files count instead */
+    long *p = realloc(t->summarized, (t->nsummarized + 1) * sizeof *p);
+    if (!p)
+        return;
+    t->summarized = p;
+    t->summarized[t->nsummarized++] = integer(json_get(root, "pid"), -1);
+    for (size_t i = 0; i < distinct->u.object.n; i++) {
+        const char *kind = distinct->u.object.members[i].key;
+        add(t, kind, integer(distinct->u.object.members[i].value, 0),
+            integer(counts ? json_get(counts, kind) : NULL, 0));
+    }
+}
+
+static int summarized(const tally *t, long pid)
+{
+    for (size_t i = 0; i < t->nsummarized; i++)
+        if (t->summarized[i] == pid)
+            return 1;
+    return 0;
+}
+
+/* A report file no summary counted: one report, its recorded occurrences (1 when none). */
+static void add_report(tally *t, const char *dir, const char *name)
+{
+    char *text;
+    json_doc *doc = load(dir, name, &text);
+    const json_value *root = doc ? json_root(doc) : NULL;
+    const json_value *k = root ? json_get(root, "kind") : NULL;
+    if (!root || (mine(root) && !summarized(t, integer(json_get(root, "pid"), -1))))
+        add(t, k && k->type == JSON_STRING ? k->u.string : "unreadable", 1,
+            integer(root ? json_get(root, "occurrences") : NULL, 1));
+    json_free(doc);
+    free(text);
+}
 
 int lt_tool_summarize(const char *dir, char **before)
 {
     char **now = lt_tool_list_reports(dir);
-    tally kinds[MAX_KINDS];
-    size_t nkinds = 0;
-    int total = 0, dumps = 0;
+    tally t = {0};
     for (size_t i = 0; now && now[i]; i++) {
-        char kind[64];
-        if (listed(before, now[i]) || !kind_of(dir, now[i], kind, sizeof kind))
-            continue;
-        if (strcmp(kind, "thread-dump") == 0) { /* asked for, not a finding */
-            dumps++;
-            continue;
-        }
-        size_t k = 0;
-        while (k < nkinds && strcmp(kinds[k].kind, kind) != 0)
-            k++;
-        if (k == MAX_KINDS)
-            k = MAX_KINDS - 1; /* more kinds than there are: lump the rest together */
-        if (k == nkinds) {
-            snprintf(kinds[k].kind, sizeof kinds[k].kind, "%s", kind);
-            kinds[nkinds++].n = 0;
-        }
-        kinds[k].n++;
-        total++;
+        char *text = NULL;
+        json_doc *doc = is_summary(now[i]) && !listed(before, now[i]) ? load(dir, now[i], &text)
+                                                                       : NULL;
+        if (doc && json_get(json_root(doc), "launcher_pid") && mine(json_root(doc)))
+            add_summary(&t, json_root(doc));
+        json_free(doc);
+        free(text);
     }
+    for (size_t i = 0; now && now[i]; i++)
+        if (!is_summary(now[i]) && !listed(before, now[i]))
+            add_report(&t, dir, now[i]);
+    free(t.summarized);
     lt_tool_free_list(now);
-    if (dumps)
-        fprintf(stderr, "locktrace: %d thread dump%s in %s/ (read %s with: locktrace report %s)\n",
-                dumps, dumps == 1 ? "" : "s", dir, dumps == 1 ? "it" : "them", dir);
-    if (!total)
+    if (t.dumps)
+        fprintf(stderr, "locktrace: %ld thread dump%s in %s/ (read %s with: locktrace report %s)\n",
+                t.dumps, t.dumps == 1 ? "" : "s", dir, t.dumps == 1 ? "it" : "them", dir);
+    if (!t.reports)
         return 0;
-    fprintf(stderr, "locktrace: %d report%s (", total, total == 1 ? "" : "s");
-    for (size_t k = 0; k < nkinds; k++)
-        fprintf(stderr, "%s%d %s", k ? ", " : "", kinds[k].n, kinds[k].kind);
-    fprintf(stderr, ") in %s/ (read them again with: locktrace report FILE...)\n", dir);
-    return total;
+    fprintf(stderr, "locktrace: %ld report%s (", t.reports, t.reports == 1 ? "" : "s");
+    for (size_t k = 0; k < t.nkinds; k++)
+        fprintf(stderr, "%s%ld %s", k ? ", " : "", t.kinds[k].reports, t.kinds[k].kind);
+    fprintf(stderr, "; %ld occurrence%s) in %s/ (read them again with: locktrace report FILE...)\n",
+            t.occurrences, t.occurrences == 1 ? "" : "s", dir);
+    return (int)t.reports;
 }

@@ -1,0 +1,147 @@
+/*
+ * dedup.c - bugs that repeat, for the de-duplication tests (dedup_test.py):
+ *   dedup MODE [N]
+ * Each mode hits its bugs N times (default 100) and prints one line per bug at the end. Lines
+ * the tests look for carry a marker comment (BUG-...), so a test finds the line number in
+ * this file rather than trusting the tracer's. Functions are global and not inlined so
+ * that stacks name them (built with -rdynamic).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
+static int edeadlk; /* calls that returned EDEADLK */
+
+static void count(int rc)
+{
+    if (rc == EDEADLK)
+        edeadlk++;
+}
+
+/* A normal mutex locked twice: a self-deadlock (EDEADLK under LOCKTRACE_ACTION=edeadlk). */
+NOINLINE void relock(void)
+{
+    pthread_mutex_lock(&mutex);
+    count(pthread_mutex_lock(&mutex)); /* BUG-RELOCK */
+    pthread_mutex_unlock(&mutex);
+}
+
+/* Read, then write: an upgrade, another bug on another line. */
+NOINLINE void upgrade(void)
+{
+    pthread_rwlock_rdlock(&rwlock);
+    count(pthread_rwlock_wrlock(&rwlock)); /* BUG-UPGRADE */
+    pthread_rwlock_unlock(&rwlock);
+}
+
+/* An unlock of a mutex not held: reported, and the program goes on (any action). */
+NOINLINE void stray_unlock(void)
+{
+    pthread_mutex_unlock(&mutex); /* BUG-UNLOCK */
+}
+
+/* The same bug reached through recursion of any depth past 2: the calls that identify it
+ * are the same. */
+NOINLINE void recurse(int depth)
+{
+    if (depth == 0)
+        relock();
+    else
+        recurse(depth - 1);
+    __asm__ volatile("" ::: "memory"); /* not a tail call */
+}
+
+/* Bugs in distinct functions: distinct reports, more than the per-kind cap of 100. */
+#define SITE(n) NOINLINE void stray_unlock_##n(void) { pthread_mutex_unlock(&mutex); }
+#define TEN(d) SITE(d##0) SITE(d##1) SITE(d##2) SITE(d##3) SITE(d##4) SITE(d##5) SITE(d##6) \
+               SITE(d##7) SITE(d##8) SITE(d##9)
+TEN(1) TEN(2) TEN(3) TEN(4) TEN(5) TEN(6) TEN(7) TEN(8) TEN(9) TEN(10) TEN(11)
+#define NAME(n) stray_unlock_##n,
+#define NAMES(d) NAME(d##0) NAME(d##1) NAME(d##2) NAME(d##3) NAME(d##4) NAME(d##5) NAME(d##6) \
+                 NAME(d##7) NAME(d##8) NAME(d##9)
+static void (*const sites[])(void) = {NAMES(1) NAMES(2) NAMES(3) NAMES(4) NAMES(5) NAMES(6)
+                                      NAMES(7) NAMES(8) NAMES(9) NAMES(10) NAMES(11)};
+
+static void pause_ms(long ms)
+{
+    struct timespec t = {ms / 1000, ms % 1000 * 1000000};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR)
+        ;
+}
+
+static void done(void)
+{
+    printf("EDEADLK %d times\n", edeadlk);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    int n = argc > 2 ? atoi(argv[2]) : 100;
+    if (!strcmp(mode, "loop")) {
+        for (int i = 0; i < n; i++)
+            relock();
+    } else if (!strcmp(mode, "two-bugs")) {
+        for (int i = 0; i < n; i++) {
+            relock();
+            upgrade();
+        }
+    } else if (!strcmp(mode, "two-sites")) {
+        for (int i = 0; i < n; i++) {
+            relock(); /* BUG-SITE-1 */
+            relock(); /* BUG-SITE-2 */
+        }
+    } else if (!strcmp(mode, "unlocks")) {
+        for (int i = 0; i < n; i++)
+            stray_unlock();
+    } else if (!strcmp(mode, "unlock-relock")) {
+        for (int i = 0; i < n; i++) {
+            stray_unlock();
+            relock();
+        }
+    } else if (!strcmp(mode, "recursion")) {
+        for (int i = 0; i < n; i++)
+            recurse(2 + i % 5);
+    } else if (!strcmp(mode, "then-abort")) {
+        for (int i = 0; i < n; i++)
+            stray_unlock();
+        relock(); /* the default action aborts here */
+    } else if (!strcmp(mode, "then-_exit") || !strcmp(mode, "then-_Exit")) {
+        for (int i = 0; i < n; i++)
+            stray_unlock();
+        done();
+        if (!strcmp(mode, "then-_exit"))
+            _exit(3);
+        _Exit(3);
+    } else if (!strcmp(mode, "spaced")) {
+        /* Repeats further apart than the tracer's rewrite interval, then killed outright:
+         * each repeat was written at once, so the file has them all. */
+        for (int i = 0; i < n; i++) {
+            stray_unlock();
+            pause_ms(300);
+        }
+        done();
+        raise(SIGKILL);
+    } else if (!strcmp(mode, "many-sites")) {
+        for (int r = 0; r < 2; r++)
+            for (size_t i = 0; i < sizeof sites / sizeof *sites; i++)
+                sites[i]();
+    } else {
+        fprintf(stderr, "usage: dedup loop|two-bugs|two-sites|unlocks|unlock-relock|recursion|"
+                        "then-abort|then-_exit|then-_Exit|spaced|many-sites [N]\n");
+        return 64;
+    }
+    done();
+    return 0;
+}
