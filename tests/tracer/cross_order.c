@@ -318,6 +318,53 @@ static void many_then_invert(void)
     puts("150 pairs, then inverted");
 }
 
+/* ------------------------------------------------------------------------------------------
+ * A repeated sequence (rwlocks 0 and 1 read, then 2 for write) is looked up as one chain; lock 0
+ * is destroyed and initialised again in between, so its edge into 2 must be made again, and
+ * the inversion through it is found.
+ * ---------------------------------------------------------------------------------------- */
+NOINLINE void take_sequence(void)
+{
+    pthread_rwlock_rdlock(&rwlocks[0]);
+    pthread_rwlock_rdlock(&rwlocks[1]);
+    pthread_rwlock_wrlock(&rwlocks[2]);
+    pthread_rwlock_unlock(&rwlocks[2]);
+    pthread_rwlock_unlock(&rwlocks[1]);
+    pthread_rwlock_unlock(&rwlocks[0]);
+}
+
+NOINLINE void *sequence_twice_around_reinit(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 3; i++)
+        take_sequence();
+    pthread_rwlock_destroy(&rwlocks[0]);
+    pthread_rwlock_init(&rwlocks[0], NULL);
+    for (int i = 0; i < 3; i++)
+        take_sequence();
+    return NULL;
+}
+
+NOINLINE void *two_then_zero(void *arg)
+{
+    (void)arg;
+    pthread_rwlock_wrlock(&rwlocks[2]);
+    pthread_rwlock_wrlock(&rwlocks[0]);
+    pthread_rwlock_unlock(&rwlocks[0]);
+    pthread_rwlock_unlock(&rwlocks[2]);
+    return NULL;
+}
+
+static void chain_reinit(void)
+{
+    pthread_t th;
+    pthread_create(&th, NULL, sequence_twice_around_reinit, NULL);
+    pthread_join(th, NULL);
+    pthread_create(&th, NULL, two_then_zero, NULL);
+    pthread_join(th, NULL);
+    puts("sequence, reinit, sequence, inverted");
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -371,6 +418,8 @@ int main(int argc, char **argv)
         puts("inverted after the stress");
     } else if (!strcmp(s, "many-then-invert"))
         many_then_invert();
+    else if (!strcmp(s, "chain-reinit"))
+        chain_reinit();
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;

@@ -1,7 +1,7 @@
 /*
  * ownmalloc.c - a program with its own malloc that takes a pthread mutex on every call, so
- * the tracer meets pthread calls from inside itself: from uthash, from the pthread_create
- * wrapper, and from libdw while it formats a report (and from dlsym while it resolves libc,
+ * the tracer meets pthread calls from inside itself: from the pthread_create wrapper, and
+ * from libdw while it formats a report (and from dlsym while it resolves libc,
  * where a libc allocates there; glibc 2.36 does not when every symbol is found).
  *   ownmalloc clean|self
  */

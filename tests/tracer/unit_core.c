@@ -4,9 +4,11 @@
  * recovery of an earlier acquisition's stack from its call site and frame.
  */
 #define _GNU_SOURCE
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "lifetime.h"
 #include "lt_internal.h"
 #include "platform.h"
 
@@ -105,6 +107,63 @@ static void check_shadow(void)
     CHECK(atomic_load(&again->gen) != gen + 1); /* destroyed and seen again: a new identity */
 }
 
+static int ptr_order(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The open-addressing table: enough locks to make every shard's table grow, at random places
+ * (a regular stride would hash without a single collision), removals in the middle of probe
+ * chains, entries reused, and the lock map kept in step. */
+static void check_shadow_table(void)
+{
+    enum { N = 50000, SPACE = 8 * N };
+    static int space[SPACE];
+    static unsigned char taken[SPACE];
+    static int *locks[N];
+    static lt_lock *entry[N];
+    static uintptr_t freed[N / 2];
+    lt_thread *t = lt_self();
+    uint32_t x = 2463534242u;
+    int ok = 1;
+    for (int i = 0; i < N; i++) {
+        uint32_t k;
+        do {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            k = x % SPACE;
+        } while (taken[k]);
+        taken[k] = 1;
+        locks[i] = &space[k];
+        entry[i] = lt_shadow_get(t, locks[i], 0);
+    }
+    for (int i = 0; i < N && ok; i++)
+        ok = entry[i] && lt_shadow_find(locks[i]) == entry[i] && entry[i]->addr == locks[i];
+    CHECK(ok);
+    for (int i = 0; i < N; i += 2) {
+        freed[i / 2] = (uintptr_t)entry[i];
+        lt_shadow_forget(locks[i]);
+    }
+    for (int i = 0; i < N && ok; i++)
+        ok = lt_shadow_find(locks[i]) == (i % 2 ? entry[i] : NULL);
+    CHECK(ok); /* the others are still found after removals inside their probe chains */
+    CHECK(lt_lockmap_any((uintptr_t)locks[1], (uintptr_t)locks[1] + 1) &&
+          !lt_lockmap_any((uintptr_t)locks[0], (uintptr_t)locks[0] + 1));
+    qsort(freed, N / 2, sizeof freed[0], ptr_order);
+    for (int i = 0; i < N && ok; i += 2) { /* seen again: they take forgotten entries */
+        uintptr_t e = (uintptr_t)lt_shadow_get(t, locks[i], 0);
+        ok = e && bsearch(&e, freed, N / 2, sizeof freed[0], ptr_order) != NULL;
+    }
+    CHECK(ok);
+    for (int i = 0; i < N; i++)
+        lt_shadow_forget(locks[i]);
+    for (int i = 0; i < N && ok; i++)
+        ok = lt_shadow_find(locks[i]) == NULL;
+    CHECK(ok && !lt_lockmap_any((uintptr_t)space, (uintptr_t)&space[SPACE]));
+}
+
 /* Records a call site the way interpose.c and detect.c do, for the caller of this function. */
 static __attribute__((noinline)) void record(lt_held *h)
 {
@@ -180,6 +239,7 @@ int main(void)
     check_held_set();
     check_scratch_fit();
     check_shadow();
+    check_shadow_table();
     check_recovery();
     return check_summary();
 }

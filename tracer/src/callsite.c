@@ -202,3 +202,12 @@ size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uin
     w->n = (uint32_t)n;
     return n;
 }
+
+/* A walk from a site the thread has no walk of: the older of its set's two walks makes room
+ * (the newer moves into its place), so the set keeps the two most recent sites. */
+size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out)
+{
+    lt_walk *w = lt_callsite_set(t, ra);
+    w[1] = w[0];
+    return lt_callsite_walk(t, w, 0, ra, cfa, out);
+}

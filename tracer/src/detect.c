@@ -274,8 +274,7 @@ void lt_after_lock(lt_event *ev, int rc)
     h->depth = 1;
     h->stack = lt_cfg.stacks == LT_STACKS_FULL ? lt_stack_here(ev->ra) : 0;
     h->ra = ev->ra;
-    h->cfa = ev->cfa;
-    h->since = 0;
+    h->cfa = ev->cfa; /* h->since is lt_stats_acquired's */
     h->ncallers = lt_cfg.stacks == LT_STACKS_LAZY
                       ? (uint32_t)lt_callsite_callers(t, ev->ra, ev->cfa, h->callers)
                       : 0;

@@ -25,7 +25,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
-#include <uthash.h>
 
 #include "locktrace.h"
 #include "lt_types.h"
@@ -51,7 +50,7 @@ typedef struct lt_thread_info {
  * ---------------------------------------------------------------------------------------- */
 typedef struct lt_lock {
     /* read on every acquisition: one cache line, written only when the identity changes */
-    _Alignas(64) const void *addr;
+    _Alignas(64) const void *_Atomic addr; /* NULL while the entry is free (shadow.c) */
     _Atomic uint32_t gen;
     uint32_t first_stack;             /* where the lock was first seen */
     const lt_thread_info *orphan_of;  /* exited while holding it, NULL = not orphaned */
@@ -67,7 +66,6 @@ typedef struct lt_lock {
     _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
     _Atomic uint64_t klass;           /* classes.c: gen << 32 | class id of this identity;
                                          another gen: not decided yet */
-    UT_hash_handle hh;                /* shadow.c's table, keyed by addr */
 } lt_lock;
 
 /* One entry of a held set. The stack of the acquisition is kept cheaply as the call site
@@ -121,7 +119,8 @@ typedef struct lt_wait_slot {
 } lt_wait_slot;
 
 /* A walk over the callers of a lock call site (callsite.c), remembered by its thread. */
-#define LT_WALKS 4
+#define LT_WALK_SET_BITS 4 /* 16 sets of 2 walks */
+#define LT_WALKS (2 << LT_WALK_SET_BITS)
 typedef struct lt_walk {
     uintptr_t ra, cfa;              /* where the walk started */
     uint32_t n;                     /* callers found */
@@ -136,7 +135,9 @@ typedef struct lt_walk {
 #define LT_HELD_INDEX_MIN 32 /* entries in use from which the set is indexed by address */
 
 typedef struct lt_thread {
-    int exit_round;             /* key-destructor rounds seen at thread exit */
+    /* On a line of its own: the pool puts threads side by side, and each writes its header
+     * (nheld, held_end) on every lock call. */
+    _Alignas(64) int exit_round; /* key-destructor rounds seen at thread exit */
     lt_thread_info info;
     lt_held *held;              /* points at inline_held or at mapped memory */
     uint32_t nheld, cap;        /* locks held; entries allocated */
@@ -215,8 +216,34 @@ static inline lt_held *lt_held_find(const lt_thread *t, const void *addr)
     return NULL;
 }
 
-lt_held *lt_held_push(lt_thread *t, const void *addr, lt_lock *l);
-void lt_held_remove(lt_thread *t, lt_held *h);
+lt_held *lt_held_push_slow(lt_thread *t, const void *addr, lt_lock *l);
+void lt_held_remove_slow(lt_thread *t, lt_held *h);
+
+/* A new newest entry for the lock at addr (shadow entry l, never NULL: a hole has none); the
+ * caller fills in the rest. NULL when out of memory. Inline: a small set with room appends. */
+static inline lt_held *lt_held_push(lt_thread *t, const void *addr, lt_lock *l)
+{
+    uint32_t pos = t->held_end;
+    if (lt_unlikely(t->held_indexed || pos == t->cap || pos + 1 >= LT_HELD_INDEX_MIN))
+        return lt_held_push_slow(t, addr, l);
+    lt_held *h = &t->held[pos];
+    t->held_end = pos + 1;
+    t->nheld++;
+    h->addr = addr;
+    h->lock = l;
+    return h;
+}
+
+/* h leaves the held set. Inline: locks mostly go last-in first-out, from a small set. */
+static inline void lt_held_remove(lt_thread *t, lt_held *h)
+{
+    if (lt_unlikely(t->held_indexed || h != &t->held[t->held_end - 1])) {
+        lt_held_remove_slow(t, h);
+        return;
+    }
+    t->held_end--;
+    t->nheld--;
+}
 void lt_held_compact(lt_thread *t);
 void lt_thread_start(int seq);
 int lt_thread_next_seq(void);

@@ -5,20 +5,24 @@
  * address with all its edges, so a reused address starts without history and the graph does
  * not grow with lock churn; a node whose entry has moved on to another gen some other way is
  * skipped by the search. An edge A -> B, labelled with the modes, says B was acquired (not by
- * a trylock) while A was held; it keeps the stacks and the thread of its first occurrence.
+ * a trylock) while A was held; it keeps the stacks and the thread of its first occurrence
+ * (see "New edges" for how much of them).
  *
  * Cost: after each nested acquisition the thread looks up (held -> new) for the locks it
  * holds by a 64-bit fingerprint of the edge (both identities and modes) in the global set of
  * known fingerprints, an open-addressing table read without a lock: 8 bytes an edge, so even
  * thousands of edges stay in cache, and one probe usually answers. (A per-thread cache in
- * front of it measured slower: with many edges it mostly misses.) Only an edge nobody has
- * made before takes the graph lock; it is inserted there and placed in an incremental
- * topological order, which touches only the nodes between its ends. While the order holds
- * for every edge, the graph has no cycle and nothing is searched; an edge that closes a cycle
- * of the plain graph is kept as a "back" edge, and from then on (until init or destroy
- * removes it) each acquisition that adds an edge runs a breadth-first search (graph.c) for
- * the shortest cycle through the new lock. Two edges sharing a fingerprint (odds 2^-64) would
- * hide the second.
+ * front of it measured slower: with many edges it mostly misses.) Where several held locks
+ * lead into the new one, the sequence is looked up as one chain first ("Chains"). The new
+ * edges of one acquisition take the graph lock once; they are inserted there and placed in
+ * an incremental topological order, which touches only the nodes between its ends; a new
+ * lock takes its address as its place when that agrees, so locks taken in address order are
+ * never reordered ("node_place"). Removing a node unlinks each of its edges in O(1). While
+ * the order holds for every edge, the graph has no cycle and nothing is searched; an edge
+ * that closes a cycle of the plain graph is kept as a "back" edge, and from then on (until
+ * init or destroy removes it) each acquisition that adds an edge runs a breadth-first search
+ * (graph.c) for the shortest cycle through the new lock. Two edges sharing a fingerprint (odds
+ * 2^-64) would hide the second.
  *
  * Edges are made from the held locks newest first, down to the newest "anchor": a held lock
  * that was taken by a blocking request (so edges lead into it from every lock held then) and
@@ -44,6 +48,7 @@
 #define TOMB 2                /* a removed fingerprint (fingerprints are odd) */
 #define NODE_BUCKETS 16384
 #define ORD_LAST ((int64_t)1 << 62) /* above every address */
+#define WALK 16               /* held locks looked at per batch of new edges; a chain is one */
 
 typedef struct node node;
 
@@ -675,18 +680,22 @@ static int edge_link(edge *e, const lt_held *h, const request *r, uint64_t fp)
     return 1;
 }
 
-/* Adds the edge h -> r, unless another thread just did. */
-static void edge_add(lt_held *h, request *r, uint64_t fp)
+/* Adds the edges hs[i] -> r (fingerprints fps[i]) under one taking of the graph lock, each
+ * unless another thread just did. 0 when out of memory. */
+static int edges_add(lt_held **hs, const uint64_t *fps, size_t n, request *r)
 {
-    edge d;
+    edge d[WALK];
     int failed = 0;
-    edge_describe(&d, h, r);
+    for (size_t i = 0; i < n; i++)
+        edge_describe(&d[i], hs[i], r);
     lt_spin_lock(&graph_lock);
-    if (!set_has(&known, fp)) {
+    for (size_t i = 0; i < n && !failed; i++) {
+        if (set_has(&known, fps[i]))
+            continue;
         edge *e = lt_pool_get(&edge_pool);
         if (e) {
-            *e = d;
-            if (!edge_link(e, h, r, fp)) {
+            *e = d[i];
+            if (!edge_link(e, hs[i], r, fps[i])) {
                 lt_pool_put(&edge_pool, e);
                 e = NULL;
             }
@@ -697,13 +706,12 @@ static void edge_add(lt_held *h, request *r, uint64_t fp)
     lt_spin_unlock(&graph_lock);
     if (failed)
         lt_report_out_of_memory();
+    return !failed;
 }
 
-static void edge_seen(lt_held *h, request *r)
+static void edge_add(lt_held *h, request *r, uint64_t fp)
 {
-    uint64_t fp = edge_fp(h, r);
-    if (lt_unlikely(!set_has(&known, fp)))
-        edge_add(h, r, fp);
+    edges_add(&h, &fp, 1, r);
 }
 
 /* The closing edge H -> X as the graph has it; under the graph lock. */
@@ -715,6 +723,32 @@ static edge *edge_find(const lt_held *h, const request *r, const node *x)
             return e;
     return NULL;
 }
+
+/* ------------------------------------------------------------------------------------------
+ * Chains (lockdep's idea): an acquisition makes edges from a sequence of held locks into the
+ * new one, and a program repeats its sequences. A chain's key combines the fingerprints of
+ * its edges; once every edge of a chain is in the graph, the key goes into a direct-mapped
+ * cache, and the next time the same sequence comes the edges are not looked up one by one: one
+ * probe answers. The key names lock identities (entry and gen), and edges leave the graph only
+ * with an identity (lt_order_forget, before the gen changes), so a key found promises its
+ * edges. The cache only loses keys (overwritten), which costs the lookups they saved.
+ * ---------------------------------------------------------------------------------------- */
+#define CHAIN_BITS 14
+
+static _Atomic uint64_t chains[1u << CHAIN_BITS];
+
+static uint64_t chain_mix(uint64_t key, uint64_t fp)
+{
+    key = (key ^ fp) * 0x9E3779B97F4A7C15ull;
+    return key ^ (key >> 31);
+}
+
+static _Atomic uint64_t *chain_slot(uint64_t key)
+{
+    return &chains[key >> (64 - CHAIN_BITS)];
+}
+
+/* ---------------------------------------------------------------------------------------- */
 
 /* The closing edge H -> X of a reported cycle, from the live stack: into the report (i), and
  * into the graph, where it was implied through an anchor or kept only recorded frames. */
@@ -787,23 +821,81 @@ static int self_conflicting(const lt_held *h)
 /* After a successful blocking or timed acquisition of ev->lock, before it joins the held
  * set: an edge from each held lock that is still what it was, newest first, down to the
  * newest anchor. */
+/* Up to WALK held locks from below *i down, newest first, into hs with the fingerprints of
+ * their edges into ev's lock (of gen `gen`), down to the newest anchor: 1 in *more when the
+ * walk stopped at WALK without reaching it. */
+static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t gen, uint32_t *i,
+                               lt_held **hs, uint64_t *fps, int *more)
+{
+    size_t n = 0;
+    *more = 0;
+    while (*i > 0) {
+        lt_held *h = &t->held[--*i];
+        if (!h->lock || h->lock == ev->lock ||
+            atomic_load_explicit(&h->lock->gen, memory_order_relaxed) != h->gen)
+            continue;
+        hs[n] = h;
+        fps[n++] = fingerprint(h->lock, h->gen, (lt_mode)h->mode, ev->lock, gen, ev->mode);
+        if (h->anchor && self_conflicting(h))
+            break;
+        if (n == WALK) {
+            *more = *i > 0;
+            break;
+        }
+    }
+    return n;
+}
+
+/* Adds the edges of hs that are not in the graph yet; 0 when out of memory. */
+static int batch_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
+{
+    size_t fresh = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (lt_likely(set_has(&known, fps[k])))
+            continue;
+        hs[fresh] = hs[k];
+        fps[fresh++] = fps[k];
+    }
+    return fresh ? edges_add(hs, fps, fresh, r) : 1;
+}
+
+/* The walk found more than the one known edge the common case has: its chain, and the edges
+ * of every held lock, batch by batch. */
+static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev, uint32_t gen,
+                                                     uint32_t i, lt_held **hs, uint64_t *fps,
+                                                     size_t n, int more)
+{
+    request r = {.ev = ev, .gen = gen};
+    uint64_t key = 0;
+    int chained = n > 1 && !more;
+    for (size_t k = 0; chained && k < n; k++)
+        key = chain_mix(key, fps[k]);
+    if (chained && atomic_load_explicit(chain_slot(key), memory_order_relaxed) == (key | 1))
+        return;
+    int whole = batch_add(hs, fps, n, &r);
+    if (chained && whole)
+        atomic_store_explicit(chain_slot(key), key | 1, memory_order_relaxed);
+    while (more) {
+        n = walk_held(t, ev, gen, &i, hs, fps, &more);
+        batch_add(hs, fps, n, &r);
+    }
+    if (lt_unlikely(r.added) && atomic_load_explicit(&nback, memory_order_relaxed))
+        cycle_check(&r);
+}
+
 void lt_order_acquired(lt_event *ev)
 {
     lt_thread *t = ev->self;
     if (t->nheld == 0 || ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
         return;
-    request r = {.ev = ev, .gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed)};
-    for (uint32_t i = t->held_end; i-- > 0;) {
-        lt_held *h = &t->held[i];
-        if (!h->lock || h->lock == ev->lock ||
-            atomic_load_explicit(&h->lock->gen, memory_order_relaxed) != h->gen)
-            continue;
-        edge_seen(h, &r);
-        if (h->anchor && self_conflicting(h))
-            break;
-    }
-    if (lt_unlikely(r.added) && atomic_load_explicit(&nback, memory_order_relaxed))
-        cycle_check(&r);
+    uint32_t gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed), i = t->held_end;
+    lt_held *hs[WALK];
+    uint64_t fps[WALK];
+    int more;
+    size_t n = walk_held(t, ev, gen, &i, hs, fps, &more);
+    if (n == 0 || (n == 1 && !more && lt_likely(set_has(&known, fps[0]))))
+        return;
+    acquired_edges(t, ev, gen, i, hs, fps, n, more);
 }
 
 void lt_order_fork(lt_fork_phase phase)

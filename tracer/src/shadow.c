@@ -1,44 +1,171 @@
 /*
  * shadow.c - per-lock shadow state, keyed by lock address.
  *
- * 64 shards, each a uthash table under one of our own spinlocks, so unrelated locks rarely
- * meet. Entries come from per-shard slabs of mapped memory and go back to a per-shard free
- * list on destroy; they are never unmapped, which is what lets threads keep (entry, gen)
- * pairs in their lookup caches and held sets without references: a changed gen means "not
- * the lock you knew". The per-thread cache makes a repeated lookup a TLS probe and one load.
+ * 64 shards, each an open-addressing table (linear probing) of entry pointers under one of
+ * our own spinlocks, so unrelated locks rarely meet. Entries come from per-shard slabs of
+ * mapped memory and go back to a per-shard free list on destroy; they are never unmapped,
+ * which is what lets threads keep (entry, gen) pairs in their lookup caches and held sets
+ * without references: a changed gen means "not the lock you knew". The per-thread cache
+ * makes a repeated lookup a TLS probe and one load.
+ *
+ * Insertion and removal take the shard's lock; lookup does not. A reader probes the table
+ * and accepts an entry only from a consistent snapshot (gen, addr, gen again): removal clears
+ * the entry's addr before it bumps gen, so an accepted pair names a lock that was live at
+ * that moment, and a later gen check tells whether it still is. Removal shifts later entries
+ * of the probe chain back (no tombstones, so a table never fills up with dead slots), and a
+ * reader racing with it may miss an entry: a lock-free miss is only a hint, answered again
+ * under the lock. A table that grows is copied; the old copy stays mapped for readers that
+ * may still be in it (tables double, so all copies together are at most twice the last).
+ * Tables are kept at most half full: an absent address is then found absent in a few probes.
  */
 #define _GNU_SOURCE
 #include <string.h>
-
-/* Out of memory while growing a table: leave the lock untracked, never exit the program. */
-#define HASH_NONFATAL_OOM 1
-#define uthash_nonfatal_oom(entry) (s->table_full = 1) /* s: the shard being added to */
-/* Bucket arrays in mapped memory too, never the program's malloc: LeakSanitizer would count
- * them as the program's leaks (they live until exit). */
-#define uthash_malloc(size) lt_platform_map(size)
-#define uthash_free(ptr, size) lt_platform_unmap(ptr, size)
 
 #include "lifetime.h"
 #include "platform.h"
 
 #define SHARD_BITS 6
 #define SHARDS (1 << SHARD_BITS)
+#define TABLE_MIN_BITS 8 /* 256 slots, 4 KiB */
+
+/* A slot keeps the address beside the entry, so a probe passes other locks' slots without
+ * touching their entries (each would be a cache miss). */
+typedef struct slot {
+    const void *_Atomic addr;  /* NULL = free */
+    lt_lock *_Atomic lock;
+} slot;
+
+typedef struct table {
+    unsigned bits;             /* log2 of the slots */
+    size_t live;               /* entries in it */
+    slot slot[];
+} table;
 
 typedef struct shard {
     lt_spin lock;
-    lt_lock *table;     /* uthash head */
-    lt_lock *free_list; /* through next_free: a reused entry keeps its gen, so no lt_pool */
-    lt_arena slab;      /* zeroed: LT_ARENA_CHUNK at a time */
-    int table_full;     /* the last add could not grow the table */
-    char pad[64];       /* keep shards on separate cache lines */
+    table *_Atomic table;      /* NULL until the shard's first lock */
+    lt_lock *free_list;        /* through next_free: a reused entry keeps its gen, so no lt_pool */
+    lt_arena slab;             /* zeroed: LT_ARENA_CHUNK at a time */
+    char pad[64];              /* keep shards on separate cache lines */
 } shard;
 
 static shard shards[SHARDS] = {[0 ... SHARDS - 1] = {.lock = LT_SPIN_INIT(LT_RANK_SHADOW)}};
 
-static shard *shard_of(const void *addr)
+/* One multiply serves both levels: the top bits pick the shard, the bits below them the home
+ * slot in its table (Fibonacci hashing: locks at a regular stride spread evenly). */
+static uint64_t addr_hash(const void *addr)
 {
-    return &shards[lt_addr_hash(addr, SHARD_BITS)];
+    return (uintptr_t)addr * 0x9E3779B97F4A7C15ull;
 }
+
+static shard *shard_of(uint64_t h)
+{
+    return &shards[h >> (64 - SHARD_BITS)];
+}
+
+static size_t slot_mask(const table *t)
+{
+    return ((size_t)1 << t->bits) - 1;
+}
+
+static size_t home(const table *t, uint64_t h)
+{
+    return (size_t)(h >> (64 - SHARD_BITS - t->bits)) & slot_mask(t);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The table.
+ * ---------------------------------------------------------------------------------------- */
+
+/* Lock-free: the entry of addr and its gen, from a consistent snapshot; NULL when not found
+ * (which a concurrent removal can make wrong: ask again under the lock). */
+static lt_lock *probe(const shard *s, const void *addr, uint64_t h, uint32_t *gen)
+{
+    const table *t = atomic_load_explicit(&s->table, memory_order_acquire);
+    if (!t)
+        return NULL;
+    for (size_t i = home(t, h), n = 0; n <= slot_mask(t); i = (i + 1) & slot_mask(t), n++) {
+        const void *at = atomic_load_explicit(&t->slot[i].addr, memory_order_acquire);
+        if (!at)
+            return NULL;
+        if (at != addr)
+            continue;
+        lt_lock *l = atomic_load_explicit(&t->slot[i].lock, memory_order_acquire);
+        uint32_t g = atomic_load_explicit(&l->gen, memory_order_acquire);
+        if (atomic_load_explicit(&l->addr, memory_order_acquire) != addr ||
+            atomic_load_explicit(&l->gen, memory_order_relaxed) != g)
+            return NULL;
+        *gen = g;
+        return l;
+    }
+    return NULL;
+}
+
+/* Under the shard's lock: the slot of addr, or the free slot ending its probe chain. */
+static slot *find_slot(table *t, const void *addr, uint64_t h)
+{
+    size_t i = home(t, h);
+    const void *at;
+    while ((at = atomic_load_explicit(&t->slot[i].addr, memory_order_relaxed)) != NULL &&
+           at != addr)
+        i = (i + 1) & slot_mask(t);
+    return &t->slot[i];
+}
+
+/* Under the shard's lock: readers see the entry no later than the address. */
+static void slot_set(slot *to, const void *addr, lt_lock *l)
+{
+    atomic_store_explicit(&to->lock, l, memory_order_release);
+    atomic_store_explicit(&to->addr, addr, memory_order_release);
+}
+
+/* Under the shard's lock: a copy of s's table with room for one more entry at a load of at
+ * most 1/2, published for readers. 0 when out of memory (tracking is then off). */
+static int make_room(shard *s)
+{
+    table *t = atomic_load_explicit(&s->table, memory_order_relaxed);
+    if (t && (t->live + 1) * 2 <= slot_mask(t) + 1)
+        return 1;
+    unsigned bits = t ? t->bits + 1 : TABLE_MIN_BITS;
+    table *g = lt_map(sizeof *g + ((size_t)1 << bits) * sizeof g->slot[0]);
+    if (!g)
+        return 0;
+    g->bits = bits;
+    for (size_t i = 0; t && i <= slot_mask(t); i++) {
+        const void *addr = atomic_load_explicit(&t->slot[i].addr, memory_order_relaxed);
+        if (addr)
+            slot_set(find_slot(g, addr, addr_hash(addr)), addr,
+                     atomic_load_explicit(&t->slot[i].lock, memory_order_relaxed));
+    }
+    g->live = t ? t->live : 0;
+    atomic_store_explicit(&s->table, g, memory_order_release);
+    return 1;
+}
+
+/* Under the shard's lock: empties slot i, moving later entries of its probe chain back where
+ * their home allows it, so every chain stays unbroken without tombstones. */
+static void remove_at(table *t, size_t i)
+{
+    size_t mask = slot_mask(t);
+    const void *addr;
+    for (size_t j = (i + 1) & mask;
+         (addr = atomic_load_explicit(&t->slot[j].addr, memory_order_relaxed)) != NULL;
+         j = (j + 1) & mask) {
+        size_t k = home(t, addr_hash(addr));
+        int stays = i <= j ? (k > i && k <= j) : (k > i || k <= j);
+        if (!stays) {
+            slot_set(&t->slot[i], addr, atomic_load_explicit(&t->slot[j].lock,
+                                                             memory_order_relaxed));
+            i = j;
+        }
+    }
+    slot_set(&t->slot[i], NULL, NULL);
+    t->live--;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Entries.
+ * ---------------------------------------------------------------------------------------- */
 
 /* New entries start at gen 1 so a zeroed cache slot or held entry never matches. */
 static lt_lock *entry_alloc(shard *s)
@@ -55,10 +182,16 @@ static lt_lock *entry_alloc(shard *s)
     return l;
 }
 
+static void entry_free(shard *s, lt_lock *l)
+{
+    l->next_free = s->free_list;
+    s->free_list = l;
+}
+
 /* Clears everything an identity owns; the caller bumps or keeps gen. */
 static void entry_clear(lt_lock *l, const void *addr)
 {
-    l->addr = addr;
+    atomic_store_explicit(&l->addr, addr, memory_order_relaxed);
     atomic_store(&l->writer, 0);
     atomic_store(&l->waiting_writers, 0);
     l->first_stack = 0;
@@ -69,29 +202,36 @@ static void entry_clear(lt_lock *l, const void *addr)
     l->api = LT_API_PTHREAD;
 }
 
-/* Finds or creates the entry; *created says which. NULL only when out of memory. */
-static lt_lock *find_or_create(const void *addr, int *created)
+/* Under the shard's lock: the entry of addr, NULL when it has none. */
+static lt_lock *find_locked(const shard *s, const void *addr, uint64_t h)
 {
-    shard *s = shard_of(addr);
-    lt_lock *l;
+    table *t = atomic_load_explicit(&s->table, memory_order_relaxed);
+    return t ? atomic_load_explicit(&find_slot(t, addr, h)->lock, memory_order_relaxed) : NULL;
+}
+
+/* Finds or creates the entry, with its gen; *created says which. NULL only when out of
+ * memory. */
+static lt_lock *find_or_create(const void *addr, int *created, uint32_t *gen)
+{
+    uint64_t h = addr_hash(addr);
+    shard *s = shard_of(h);
+    *created = 0;
     lt_spin_lock(&s->lock);
-    HASH_FIND_PTR(s->table, &addr, l);
-    *created = !l;
-    if (!l && (l = entry_alloc(s)) != NULL) {
-        entry_clear(l, addr);
-        s->table_full = 0;
-        HASH_ADD_PTR(s->table, addr, l);
-        int lost = s->table_full;
-        if (!lost && !lt_lockmap_add(addr)) { /* its memory could not be followed */
-            HASH_DEL(s->table, l);
-            lost = 1;
-        }
-        if (lost) {
-            l->next_free = s->free_list;
-            s->free_list = l;
+    lt_lock *l = find_locked(s, addr, h);
+    if (!l && make_room(s) && (l = entry_alloc(s)) != NULL) {
+        if (lt_lockmap_add(addr)) {
+            table *t = atomic_load_explicit(&s->table, memory_order_relaxed);
+            entry_clear(l, addr);
+            slot_set(find_slot(t, addr, h), addr, l);
+            t->live++;
+            *created = 1;
+        } else { /* its memory could not be followed */
+            entry_free(s, l);
             l = NULL;
         }
     }
+    if (l)
+        *gen = atomic_load_explicit(&l->gen, memory_order_relaxed);
     lt_spin_unlock(&s->lock);
     return l;
 }
@@ -99,9 +239,10 @@ static lt_lock *find_or_create(const void *addr, int *created)
 /* The slow path of lt_shadow_get: the table, then the thread's cache slot. */
 lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
 {
-    int created;
-    lt_lock *l = find_or_create(addr, &created);
-    if (!l) {
+    int created = 0;
+    uint32_t gen;
+    lt_lock *l = probe(shard_of(addr_hash(addr)), addr, addr_hash(addr), &gen);
+    if (!l && !(l = find_or_create(addr, &created, &gen))) {
         lt_report_out_of_memory(); /* the table could not grow */
         return NULL;
     }
@@ -110,7 +251,7 @@ lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
     lt_cache_slot *slot = &t->cache[lt_addr_hash(addr, LT_CACHE_BITS)];
     slot->addr = addr;
     slot->lock = l;
-    slot->gen = atomic_load(&l->gen);
+    slot->gen = gen;
     return l;
 }
 
@@ -118,7 +259,8 @@ lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
 lt_lock *lt_shadow_reset(const void *addr, uintptr_t ra)
 {
     int created;
-    lt_lock *l = find_or_create(addr, &created);
+    uint32_t gen;
+    lt_lock *l = find_or_create(addr, &created, &gen);
     if (!l)
         return NULL;
     if (!created) {
@@ -132,27 +274,34 @@ lt_lock *lt_shadow_reset(const void *addr, uintptr_t ra)
 /* The entry of addr if the address names a known lock; never creates one. */
 lt_lock *lt_shadow_find(const void *addr)
 {
-    shard *s = shard_of(addr);
-    lt_lock *l;
+    uint64_t h = addr_hash(addr);
+    shard *s = shard_of(h);
+    uint32_t gen;
+    lt_lock *l = probe(s, addr, h, &gen);
+    if (l)
+        return l;
     lt_spin_lock(&s->lock);
-    HASH_FIND_PTR(s->table, &addr, l);
+    l = find_locked(s, addr, h);
     lt_spin_unlock(&s->lock);
     return l;
 }
 
 /* destroy, or its memory is released: the address stops naming a lock; the entry is
- * recycled under a new gen (so the annotation and the rest of its state go with it). */
+ * recycled under a new gen (so the annotation and the rest of its state go with it). Its
+ * addr is cleared before gen changes: see probe. */
 void lt_shadow_forget(const void *addr)
 {
-    shard *s = shard_of(addr);
-    lt_lock *l;
+    uint64_t h = addr_hash(addr);
+    shard *s = shard_of(h);
     lt_spin_lock(&s->lock);
-    HASH_FIND_PTR(s->table, &addr, l);
+    table *t = atomic_load_explicit(&s->table, memory_order_relaxed);
+    slot *at = t ? find_slot(t, addr, h) : NULL;
+    lt_lock *l = at ? atomic_load_explicit(&at->lock, memory_order_relaxed) : NULL;
     if (l) {
-        HASH_DEL(s->table, l);
+        remove_at(t, (size_t)(at - t->slot));
+        atomic_store_explicit(&l->addr, NULL, memory_order_relaxed);
         atomic_fetch_add(&l->gen, 1);
-        l->next_free = s->free_list;
-        s->free_list = l;
+        entry_free(s, l);
         lt_lockmap_remove(addr);
     }
     lt_spin_unlock(&s->lock);

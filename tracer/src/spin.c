@@ -35,24 +35,31 @@ static void rank_violation(const lt_spin *s, int holding)
     abort();
 }
 
+/* The thread's table is found once per call (the empty asm keeps the compiler from computing
+ * the address again): each access to a default-model TLS variable is a call to
+ * __tls_get_addr, and these run on every tracer lock. */
 static void rank_taken(const lt_spin *s)
 {
     int r = s->rank;
+    __typeof__(ranks) *my = &ranks;
+    __asm__("" : "+r"(my));
     if (r <= LT_RANK_NONE || r >= LT_RANK_COUNT)
         rank_violation(s, 0);
     for (int q = LT_RANK_COUNT - 1; q > r; q--)
-        if (ranks.n[q])
+        if (my->n[q])
             rank_violation(s, q);
-    if (ranks.n[r] && (uintptr_t)s <= (uintptr_t)ranks.last[r])
+    if (my->n[r] && (uintptr_t)s <= (uintptr_t)my->last[r])
         rank_violation(s, r);
-    ranks.n[r]++;
-    ranks.last[r] = s;
+    my->n[r]++;
+    my->last[r] = s;
 }
 
 static void rank_released(const lt_spin *s)
 {
-    if (--ranks.n[s->rank] == 0)
-        ranks.last[s->rank] = NULL;
+    __typeof__(ranks) *my = &ranks;
+    __asm__("" : "+r"(my));
+    if (--my->n[s->rank] == 0)
+        my->last[s->rank] = NULL;
 }
 #else
 static void rank_taken(const lt_spin *s) { (void)s; }

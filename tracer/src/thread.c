@@ -272,9 +272,8 @@ static int held_grow(lt_thread *t)
     return 1;
 }
 
-/* A new newest entry for the lock at addr (shadow entry l, never NULL: a hole has none); the
- * caller fills in the rest. NULL when out of memory. */
-lt_held *lt_held_push(lt_thread *t, const void *addr, lt_lock *l)
+/* lt_held_push (lt_internal.h) when the set is indexed, full, or about to be indexed. */
+lt_held *lt_held_push_slow(lt_thread *t, const void *addr, lt_lock *l)
 {
     if (lt_unlikely(t->held_end == t->cap)) {
         if (t->held_end - t->nheld > t->nheld)
@@ -294,7 +293,8 @@ lt_held *lt_held_push(lt_thread *t, const void *addr, lt_lock *l)
     return h;
 }
 
-void lt_held_remove(lt_thread *t, lt_held *h)
+/* lt_held_remove (lt_internal.h) from an indexed set, or not the newest entry. */
+void lt_held_remove_slow(lt_thread *t, lt_held *h)
 {
     t->nheld--;
     if (!t->held_indexed) {
