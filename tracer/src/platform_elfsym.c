@@ -8,9 +8,10 @@
  * its file is mapped read-only, and its function symbols are sorted once (heapsort) into
  * mapped memory for a binary search. The table of objects is lock-free: the thread that
  * claims an entry builds it; a thread asking meanwhile is told "not known yet" and asks again
- * at a later call. `.symtab` is preferred (a local or hidden function, such as std::mutex::lock
- * in a program built at -O0, is only there); for a stripped file the debug file named by its
- * build-id under /usr/lib/debug, else `.dynsym`.
+ * at a later call (a fork child skips the entries its parent's threads were building). Past
+ * OBJECTS objects, names are unknown. `.symtab` is preferred (a local or hidden function, such
+ * as std::mutex::lock in a program built at -O0, is only there); for a stripped file the debug
+ * file named by its build-id under /usr/lib/debug, else `.dynsym`.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -45,6 +46,8 @@ typedef struct fn_sym {
 /* One loaded object: its mapped range [lo, hi) and its functions, sorted by address. */
 typedef struct object {
     _Atomic int state;
+    _Atomic pid_t builder;    /* the process that claimed it: a fork child finds BUILDING
+                                 entries of its parent's threads, which will never finish */
     _Atomic uintptr_t lo, hi; /* set by the builder before READY/FAILED; 0 while unknown */
     uintptr_t bias;           /* run-time address = bias + st_value */
     const fn_sym *syms;
@@ -226,6 +229,9 @@ static object *known_object(uintptr_t ip, int *busy)
         if (state == FREE)
             return NULL;
         uintptr_t lo = atomic_load_explicit(&o->lo, memory_order_relaxed);
+        if (state == BUILDING &&
+            atomic_load_explicit(&o->builder, memory_order_relaxed) != getpid())
+            continue; /* left unfinished by a fork */
         if (state == BUILDING && lo == 0)
             *busy = 1;
         if (lo && ip >= lo && ip < atomic_load_explicit(&o->hi, memory_order_relaxed)) {
@@ -249,6 +255,7 @@ static object *add_object(uintptr_t ip)
         int state = FREE;
         if (!atomic_compare_exchange_strong(&o->state, &state, BUILDING))
             continue;
+        atomic_store_explicit(&o->builder, getpid(), memory_order_relaxed);
         atomic_store_explicit(&o->hi, hi, memory_order_relaxed);
         atomic_store_explicit(&o->lo, lo, memory_order_relaxed);
         atomic_store_explicit(&o->state, build(o, &m, lo) ? READY : FAILED, memory_order_release);
