@@ -2,7 +2,7 @@
 """Runs every row of the lock performance table natively and under liblocktrace, interleaved,
 and prints native, traced and the ratio of each.
 
-  run_bench.py LOCKBENCH STRESSBENCH LIBLOCKTRACE [--repeat N] [--rows a,b] [--full]
+  run_bench.py LOCKBENCH STRESSBENCH LIBLOCKTRACE [--repeat N] [--rows a,b] [--full] [--classes]
 
 Rows: lockbench flat/nested with 1 and 2 threads (64 rwlocks, ~90 % reads; figure: ns per
 lock/unlock pair, i.e. wall time x threads / pairs, the cost one thread pays per pair), and the
@@ -12,7 +12,9 @@ threads, 16 K lazily initialised rwlocks, <= 10 held in increasing index order, 
 write). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
 --repeat times, one after the other in turn, so a busy moment of the machine hits every
 configuration alike; the median counts. `noise` is the spread (min-max) of the ratio of the
-run pairs (run i traced / run i native).
+run pairs (run i traced / run i native). --classes adds a run with LOCKTRACE_CLASSES=site
+(lockbench's locks share one init site: one class, nested in ascending address order) and its
+ratio to the traced run without classes (`vs traced`).
 """
 import argparse
 import os
@@ -46,6 +48,7 @@ def main(argv):
     p.add_argument('--repeat', type=int, default=5, help='runs per configuration; median kept')
     p.add_argument('--rows', default=','.join(ROWS), help='which rows: ' + ','.join(ROWS))
     p.add_argument('--full', action='store_true', help='also LOCKTRACE_STACKS=full')
+    p.add_argument('--classes', action='store_true', help='also LOCKTRACE_CLASSES=site')
     a = p.parse_args(argv)
     progs = {'lockbench': a.lockbench, 'stressbench': a.stressbench}
     base = {k: v for k, v in os.environ.items() if not k.startswith('LOCKTRACE_')}
@@ -54,10 +57,13 @@ def main(argv):
     configs = [('native', {}), ('traced', {'LD_PRELOAD': lib})]
     if a.full:
         configs.append(('full', {'LD_PRELOAD': lib, 'LOCKTRACE_STACKS': 'full'}))
+    if a.classes:
+        configs.append(('classes', {'LD_PRELOAD': lib, 'LOCKTRACE_CLASSES': 'site'}))
     print(f'median of {a.repeat} interleaved runs; ratio = traced / native; '
           f'noise = min-max of the per-run ratios')
     print(f'{"row":9} {"unit":7} ' + ' '.join(f'{n:>9}' for n, _ in configs[:2]) +
-          f' {"ratio":>6} {"noise":>11}' + ('  full  ratio' if a.full else ''))
+          f' {"ratio":>6} {"noise":>11}' + ('  full  ratio' if a.full else '') +
+          ('   classes vs traced (noise)' if a.classes else ''))
     for row in a.rows.split(','):
         prog, args, unit = ROWS[row]
         runs = {name: [] for name, _ in configs}
@@ -70,6 +76,10 @@ def main(argv):
                 f'{med["traced"] / med["native"]:5.2f}x {min(pair):5.2f}-{max(pair):4.2f}x')
         if a.full:
             line += f' {med["full"]:9.3f} {med["full"] / med["native"]:5.2f}x'
+        if a.classes:
+            vs = [c / t for c, t in zip(runs['classes'], runs['traced'])]
+            line += (f' {med["classes"]:9.3f} {med["classes"] / med["traced"]:9.2f}x'
+                     f' ({min(vs):.2f}-{max(vs):.2f}x)')
         print(line)
         sys.stdout.flush()
     return 0
