@@ -11,10 +11,11 @@ nested mutexes held at once, 10 loops of init/lock all/unlock all/destroy) and `
 threads, 16 K lazily initialised rwlocks, <= 10 held in increasing index order, 1 in 5 for
 write). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
 --repeat times, one after the other in turn, so a busy moment of the machine hits every
-configuration alike; the median counts. `noise` is the spread (min-max) of the ratio of the
-run pairs (run i traced / run i native). --classes adds a run with LOCKTRACE_CLASSES=site
-(lockbench's locks share one init site: one class, nested in ascending address order) and its
-ratio to the traced run without classes (`vs traced`).
+configuration alike; the median counts, and each configuration's best run is printed too.
+`noise` is the spread (min-max) of the ratio of the run pairs (run i traced / run i native).
+--classes adds a run with LOCKTRACE_CLASSES=site (lockbench's locks share one init site: one
+class, nested in ascending address order) and its ratio to the traced run without classes
+(`vs traced`).
 """
 import argparse
 import os
@@ -60,9 +61,9 @@ def main(argv):
     if a.classes:
         configs.append(('classes', {'LD_PRELOAD': lib, 'LOCKTRACE_CLASSES': 'site'}))
     print(f'median of {a.repeat} interleaved runs; ratio = traced / native; '
-          f'noise = min-max of the per-run ratios')
+          f'noise = min-max of the per-run ratios; best = each configuration\'s best run')
     print(f'{"row":9} {"unit":7} ' + ' '.join(f'{n:>9}' for n, _ in configs[:2]) +
-          f' {"ratio":>6} {"noise":>11}' + ('  full  ratio' if a.full else '') +
+          f' {"ratio":>6} {"noise":>11}   best: native  traced  ratio' + ('  full  ratio' if a.full else '') +
           ('   classes vs traced (noise)' if a.classes else ''))
     for row in a.rows.split(','):
         prog, args, unit = ROWS[row]
@@ -73,7 +74,9 @@ def main(argv):
         med = {name: statistics.median(v) for name, v in runs.items()}
         pair = [t / n for t, n in zip(runs['traced'], runs['native'])]
         line = (f'{row:9} {unit:7} {med["native"]:9.3f} {med["traced"]:9.3f} '
-                f'{med["traced"] / med["native"]:5.2f}x {min(pair):5.2f}-{max(pair):4.2f}x')
+                f'{med["traced"] / med["native"]:5.2f}x {min(pair):5.2f}-{max(pair):4.2f}x'
+                f' {min(runs["native"]):13.3f} {min(runs["traced"]):7.3f} '
+                f'{min(runs["traced"]) / min(runs["native"]):5.2f}x')
         if a.full:
             line += f' {med["full"]:9.3f} {med["full"] / med["native"]:5.2f}x'
         if a.classes:

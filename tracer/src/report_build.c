@@ -33,7 +33,10 @@ static size_t nframes, string_used;
 static char thread_names[MAX_THREADS][16];
 static lt_module module; /* scratch for one lookup */
 static char exe[4096];
-static int raw_only; /* lt_report_build_raw: no symbols, no program callbacks */
+/* lt_report_build_raw, run on every occurrence to recognise repeats (report_seen.c): the
+ * stacks as addresses only; whatever symbolizes, names a lock or calls into the program is
+ * skipped, since only the stacks identify an occurrence. */
+static int raw_only;
 
 /* A copy of s in the string pool; NULL when s is NULL or the pool is full. */
 static const char *keep(const char *s)
