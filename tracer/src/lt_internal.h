@@ -122,7 +122,8 @@ typedef struct lt_wait_slot {
 #define LT_WALK_SET_BITS 4 /* 16 sets of 2 walks */
 #define LT_WALKS (2 << LT_WALK_SET_BITS)
 typedef struct lt_walk {
-    uintptr_t ra, cfa;              /* where the walk started */
+    _Alignas(128) uintptr_t ra;     /* where the walk started (128 bytes a walk: cheap index) */
+    uintptr_t cfa;
     uint32_t n;                     /* callers found */
     uintptr_t slot[LT_CALLERS];     /* where caller[i] was read */
     uintptr_t sp[LT_CALLERS];       /* the stack pointer of the frame that returns to caller[i] */
