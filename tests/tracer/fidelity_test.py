@@ -30,6 +30,10 @@ class Failed(Exception):
     pass
 
 
+class Skipped(Exception):
+    pass
+
+
 def need(cond, what):
     if not cond:
         raise Failed(what)
@@ -79,13 +83,14 @@ def check_chain(where, frames, partial, truth, decisive=-2):
 
 
 class Program:
-    def __init__(self, a, tmp, source, opt, *flags):
+    def __init__(self, a, tmp, source, opt, *flags, libs=()):
         self.a, self.tmp = a, tmp
         self.src = os.path.join(a.src, source)
         self.marks = markers(self.src)
         cc = a.cc if source.endswith('.c') else CXX[a.cc]
         self.exe = os.path.join(tmp, f'{os.path.basename(source)}-{cc}{opt}')
-        subprocess.run([cc, '-g', opt, '-pthread', *flags, self.src, '-o', self.exe], check=True)
+        subprocess.run([cc, '-g', opt, '-pthread', *flags, self.src, *libs, '-o', self.exe],
+                       check=True)
         self.name = f'{source} {cc} {opt}'
 
     def line(self, mark):
@@ -211,7 +216,122 @@ def demangle(a, tmp):
                     decisive=-1)
 
 
-CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle)}
+def whole(where, stack, truth, text):
+    """A recorded stack that names every frame of truth (function and line) and is not cut
+    short at the frames recorded when the lock was taken."""
+    need(stack, f'{where}: stack missing:\n{text}')
+    frames, partial = stack
+    need(not partial, f'{where}: only the frames recorded when it was taken:\n{text}')
+    check_chain(where, frames, partial, truth, decisive=0)
+
+
+def check_wrapped(p):
+    """wrap_std.cpp and wrap_glib.c: in the self-deadlock ('upgrade') and in both edges of
+    the inversion ('order'), every stack names the program's function, line and caller and is
+    whole (the earlier acquisition recorded through the wrappers and joined to the current
+    stack)."""
+    ending, out, err = p.run('upgrade')
+    need(ending == 'signal:SIGABRT', f'{p.name} upgrade: {ending}\n{err}')
+    for text, how in ((err, 'stderr'), (p.rendered(), 'locktrace report')):
+        st = {h: (f, part) for h, f, part in stacks(text)}
+        where = f'{p.name} upgrade ({how})'
+        whole(f'{where} earlier acquisition', st.get('earlier acquisition by this thread (held for read):'),
+              [('Read_then_write', p.line('Read_then_write:read')), ('main', p.line('main:upgrade'))], text)
+        whole(f'{where} request', st.get('request (this call):'),
+              [('Write_registry', p.line('Write_registry')),
+               ('Read_then_write', p.line('Read_then_write:write')), ('main', p.line('main:upgrade'))], text)
+    ending, out, err = p.run('order')
+    need(ending == 0 and out == 'done\n', f'{p.name} order: {ending} {out!r}\n{err}')
+    need('lock-order-inversion: 2 locks' in err, f'{p.name}: no inversion:\n{err}')
+    for text, how in ((err, 'stderr'), (p.rendered(), 'locktrace report')):
+        st = [s for s in stacks(text) if s[0].endswith('taken at:')]
+        need(len(st) == 4, f'{p.name} ({how}): {len(st)} "taken at" stacks, want 4:\n{text}')
+        for edge in range(2):
+            held, taken = st[2 * edge], st[2 * edge + 1]
+            fn = 'Registry_then_cache' if any(f[0] == 'Registry_then_cache' for f in held[1]) \
+                else 'Cache_then_registry'
+            first, second = ('registry', 'cache') if fn == 'Registry_then_cache' else ('cache', 'registry')
+            call = p.line('main:rc' if fn == 'Registry_then_cache' else 'main:cr')
+            where = f'{p.name} ({how}) edge {edge + 1}'
+            whole(f'{where} held lock', held[1:], [(fn, p.line(f'{fn}:{first}')), ('main', call)], text)
+            whole(f'{where} new lock', taken[1:], [(fn, p.line(f'{fn}:{second}')), ('main', call)], text)
+
+
+def wrappers_std(a, tmp):
+    """Locks taken through libstdc++'s wrappers (at -O0 five frames of their own between
+    std::unique_lock's user and pthread): see check_wrapped."""
+    for opt in ('-O0', '-O2'):
+        check_wrapped(Program(a, tmp, 'wrap_std.cpp', opt, '-std=c++17'))
+
+
+def wrappers_glib(a, tmp):
+    """Locks taken through GLib (GRWLock and its lockers, GRecMutex): see check_wrapped."""
+    glib = subprocess.run(['pkg-config', '--cflags', '--libs', 'glib-2.0'], capture_output=True,
+                          text=True)
+    if glib.returncode != 0:
+        raise Skipped('GLib is not installed (apt-get install libglib2.0-dev)')
+    for opt in ('-O0', '-O2'):
+        check_wrapped(Program(a, tmp, 'wrap_glib.c', opt, libs=glib.stdout.split()))
+
+
+def wrappers_user(a, tmp):
+    """LOCKTRACE_WRAPPERS names the program's own wrappers. wrap_user.c's lock_cache(): its
+    earlier acquisition is partial without the variable (so this check can fail) and whole,
+    down to main, with it. helper_order's shared acquire() helper listed: both edges of the
+    inversion still name their own callers, whole."""
+    for opt in ('-O0', '-O2'):
+        p = Program(a, tmp, 'wrap_user.c', opt)
+        held = [('open_txn', p.line('open_txn')), ('begin', p.line('begin')),
+                ('begin_update', p.line('begin_update')), ('update', p.line('update:begin')),
+                ('main', p.line('main'))]
+        request = [('lock_cache', p.line('lock_cache')), ('refresh', p.line('refresh')),
+                   ('update', p.line('update:refresh')), ('main', p.line('main'))]
+        heading = 'earlier acquisition by this thread (held for lock):'
+        ending, out, err = p.run()
+        need(ending == 'signal:SIGABRT', f'{p.name}: {ending}\n{err}')
+        st = {h: (f, part) for h, f, part in stacks(err)}
+        need(st.get(heading) and st[heading][1],
+             f'{p.name}: without LOCKTRACE_WRAPPERS the earlier acquisition should be partial:\n{err}')
+        ending, out, err = p.run(LOCKTRACE_WRAPPERS='lock_cache')
+        need(ending == 'signal:SIGABRT', f'{p.name} LOCKTRACE_WRAPPERS=lock_cache: {ending}\n{err}')
+        for text, how in ((err, 'stderr'), (p.rendered(), 'locktrace report')):
+            st = {h: (f, part) for h, f, part in stacks(text)}
+            where = f'{p.name} LOCKTRACE_WRAPPERS=lock_cache ({how})'
+            whole(f'{where} earlier acquisition', st.get(heading), held, text)
+            whole(f'{where} request', st.get('request (this call):'), request, text)
+        for source in ('helper_order.c', 'helper_order.cpp'):
+            p = Program(a, tmp, source, opt)
+            ending, out, err = p.run(LOCKTRACE_WRAPPERS='acquire,release')
+            need(ending == 0 and out == 'done\n', f'{p.name}: {ending} {out!r}\n{err}')
+            where = f'{p.name} LOCKTRACE_WRAPPERS=acquire,release'
+            check_inversion_text(p, err, where)
+            need('(frames recorded when it was taken' not in err, f'{where}: a partial stack:\n{err}')
+
+
+def anonymous(text):
+    """A report without what changes from run to run: addresses, thread and process ids."""
+    return re.sub(r'(tid|pid) \d+', r'\1 N', re.sub(r'0x[0-9a-f]+', '0x', text))
+
+
+def wrappers_nomatch(a, tmp):
+    """LOCKTRACE_WRAPPERS patterns that match no function change nothing: every report is the
+    same as without the variable (addresses and ids aside)."""
+    patterns = 'no_such_function,*does_not_exist*,std::nothing::*,Guard<*>::lock(int)'
+    runs = [('helper_order.c', []), ('helper_order.c', ['self']), ('helper_order.cpp', []),
+            ('wrap_user.c', []), ('wrap_std.cpp', ['order']), ('wrap_std.cpp', ['upgrade'])]
+    for opt in ('-O0', '-O2'):
+        for source, args in runs:
+            p = Program(a, tmp, source, opt, *(['-std=c++17'] if source.endswith('.cpp') else []))
+            plain = p.run(*args)
+            listed = p.run(*args, LOCKTRACE_WRAPPERS=patterns)
+            need('locktrace: ' in plain[2], f'{p.name} {args}: no report:\n{plain[2]}')
+            need(plain[:2] == listed[:2] and anonymous(plain[2]) == anonymous(listed[2]),
+                 f'{p.name} {args}: LOCKTRACE_WRAPPERS={patterns} changed the outcome:\n'
+                 f'--- without\n{plain}\n--- with\n{listed}')
+
+
+CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wrappers_std, wrappers_glib,
+                                          wrappers_user, wrappers_nomatch)}
 
 
 def main(argv):
@@ -231,6 +351,9 @@ def main(argv):
         os.mkdir(os.path.join(tmp, 'reports'))
         try:
             CHECKS[a.check](a, tmp)
+        except Skipped as e:
+            print(f'skipped: {e}')
+            return 77
         except (Failed, subprocess.CalledProcessError) as e:
             print(f'FAIL {a.check} ({a.cc}): {e}')
             return 1

@@ -16,6 +16,12 @@
  * stack), records the call site alone. A stale or wrong site entry can make a walk read a
  * wrong word, never an unmapped one: lt_stack_lazy (stack.c) accepts recorded callers as a
  * whole stack only when they join the current stack at the same call site.
+ *
+ * Lock wrappers (wrappers.c: std::mutex::lock, g_rw_lock_reader_lock, the program's own
+ * helpers named in LOCKTRACE_WRAPPERS) are frames of their own when not inlined. A walk counts
+ * its LT_CALLERS callers from the first frame that is not one, so the earlier acquisition of a
+ * report reaches the program's function. Whether a site's function is a wrapper is asked once
+ * per site, at the first walk that reaches it while still among wrappers, and kept in its flags.
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -29,8 +35,12 @@
 #define UNWIND_MAX 256
 #define FRAME_MAX (1u << 20) /* a frame larger than this is not measured (signal frames) */
 
-/* SITE_END: no caller could be measured (the outermost frame, a signal frame). */
-enum { SITE_READY = 1, SITE_VARIABLE = 2, SITE_NO_SLOT = 4, SITE_END = 8 };
+/* SITE_END: no caller could be measured (the outermost frame, a signal frame).
+ * SITE_DECIDED: whether the site's function is a lock wrapper is known: SITE_WRAPPER. */
+enum {
+    SITE_READY = 1, SITE_VARIABLE = 2, SITE_NO_SLOT = 4, SITE_END = 8,
+    SITE_DECIDED = 16, SITE_WRAPPER = 32
+};
 
 /* One call site: the frame holding return address pc is `size` bytes (its stack pointer at
  * the call to its caller's stack pointer) and keeps its own return address at sp + ra_off. */
@@ -61,7 +71,7 @@ static size_t site_hash(uintptr_t pc)
 }
 
 /* The ready entry of pc, NULL when unknown. Lock-free: entries are only ever added. */
-static const site *site_find(uintptr_t pc)
+static site *site_find(uintptr_t pc)
 {
     site *t = atomic_load_explicit(&table, memory_order_acquire);
     for (size_t i = 0, h = site_hash(pc); t && i < PROBES; i++) {
@@ -151,6 +161,15 @@ static void learn_stack(uintptr_t ra, uintptr_t cfa)
         learn_end(f[j].ip);
 }
 
+/* Decides whether site s is in a lock wrapper (the first walk that asks); its flags after,
+ * without SITE_DECIDED when that is not known yet. */
+static __attribute__((noinline)) uint32_t site_decide(site *s)
+{
+    int w = lt_wrapper_at(atomic_load_explicit(&s->pc, memory_order_relaxed));
+    uint32_t add = w < 0 ? 0 : SITE_DECIDED | (w ? SITE_WRAPPER : 0);
+    return atomic_fetch_or(&s->flags, add) | add;
+}
+
 void lt_callsite_thread_init(void)
 {
     uintptr_t lo, hi;
@@ -169,27 +188,39 @@ void lt_callsite_thread_init(void)
  * lt_callsite_callers (callsite.h) reuses one while the words at its slots still hold
  * the same return addresses: the frames are then the same and the walk would end where it
  * ended. This goes on from caller `from` (the first that differs, or 0 for a new walk).
+ * Frames 0 .. k-1 of a walk are wrappers (k <= LT_WRAPPER_FRAMES), frame k is not: the walk
+ * ends at caller k + LT_CALLERS. A walk that met a site not decided yet is not kept.
  */
 size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uintptr_t cfa,
                         uintptr_t *out)
 {
-    size_t n = from;
-    int learned = 0;
+    size_t n = from, k = w->wrappers < from ? w->wrappers : from, limit = k + LT_CALLERS;
+    int learned = 0, open = k == from, undecided = 0;
     uintptr_t pc = n ? out[n - 1] : ra, sp = n ? w->sp[n - 1] : cfa;
     if (n)
         w->caller[n - 1] = pc; /* read by the caller: frame n - 1 returns elsewhere now */
     w->ra = ra;
     w->cfa = cfa;
-    while (n < LT_CALLERS && cfa >= t->stack_lo && cfa < t->stack_hi) {
-        const site *s = site_find(pc);
+    while (cfa >= t->stack_lo && cfa < t->stack_hi) {
+        site *s = site_find(pc);
         if (!s && !learned) { /* a site not seen yet: measure the whole stack once */
             learn_stack(ra, cfa);
             learned = 1;
             if (!(s = site_find(pc)) && pc == ra)
                 learn_end(ra); /* not found by the unwind: do not try at every call */
         }
-        uint32_t flags = s ? atomic_load_explicit(&s->flags, memory_order_relaxed) : 0;
-        if (!s || (flags & (SITE_VARIABLE | SITE_NO_SLOT | SITE_END)))
+        if (!s)
+            break;
+        uint32_t flags = atomic_load_explicit(&s->flags, memory_order_relaxed);
+        if (open) { /* frames 0 .. n-1 are wrappers: is frame n one too? */
+            if (lt_unlikely(!(flags & SITE_DECIDED)))
+                undecided |= !((flags = site_decide(s)) & SITE_DECIDED);
+            if ((flags & SITE_WRAPPER) && n < LT_WRAPPER_FRAMES)
+                limit = (k = n + 1) + LT_CALLERS;
+            else
+                open = 0;
+        }
+        if (n >= limit || (flags & (SITE_VARIABLE | SITE_NO_SLOT | SITE_END)))
             break;
         uintptr_t slot = sp + s->ra_off;
         if (slot + sizeof(uintptr_t) > t->stack_hi || sp + s->size > t->stack_hi)
@@ -200,6 +231,9 @@ size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uin
         n++;
     }
     w->n = (uint32_t)n;
+    w->wrappers = (uint32_t)k;
+    if (undecided)
+        w->ra = 0; /* ask again at the next call */
     return n;
 }
 

@@ -36,7 +36,8 @@ static inline lt_walk *lt_callsite_cached(lt_thread *t, uintptr_t ra, uintptr_t 
 size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out);
 
 /* The return addresses of the callers beyond call site ra (calling frame's stack pointer
- * cfa), innermost first, at most LT_CALLERS into out; returns the count. Inline: the thread's
+ * cfa), innermost first, into out: LT_CALLERS beyond the first frame that is not a lock
+ * wrapper, at most LT_CALLERS_MAX; returns the count. Inline: the thread's
  * last walk from this site nearly always still holds (callsite.c). */
 static inline size_t lt_callsite_callers(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out)
 {

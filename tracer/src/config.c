@@ -162,6 +162,7 @@ void lt_config_load(void)
         print_help();
         _exit(0);
     }
+    lt_wrappers_load(lt_cfg.wrappers);
     if (lt_cfg.launcher_fd)
         answer_launcher();
     lt_report_setup();

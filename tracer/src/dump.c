@@ -138,8 +138,8 @@ static void add_stack(const char *role, int t, int l, int k, uint32_t id, uintpt
     if (id && d.symbolize && add_symbolized(s, id))
         return;
     if (!id && ra && d.symbolize) { /* at abort: the recorded frames, symbolized */
-        uintptr_t ips[1 + LT_CALLERS] = {ra};
-        uint32_t n = ncallers < LT_CALLERS ? ncallers : LT_CALLERS;
+        uintptr_t ips[1 + LT_CALLERS_MAX] = {ra};
+        uint32_t n = ncallers < LT_CALLERS_MAX ? ncallers : LT_CALLERS_MAX;
         memcpy(ips + 1, callers, n * sizeof *ips);
         s->partial = 1;
         if (add_symbolized(s, lt_stack_intern(ips, 1 + n)))
@@ -153,7 +153,7 @@ static void add_stack(const char *role, int t, int l, int k, uint32_t id, uintpt
         return;
     s->partial = 1;
     add_frame(s, ra);
-    for (uint32_t i = 0; i < ncallers && i < LT_CALLERS; i++)
+    for (uint32_t i = 0; i < ncallers && i < LT_CALLERS_MAX; i++)
         add_frame(s, callers[i]);
 }
 

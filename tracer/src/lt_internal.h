@@ -70,9 +70,12 @@ typedef struct lt_lock {
 
 /* One entry of a held set. The stack of the acquisition is kept cheaply as the call site
  * (return address), the caller's frame (CFA) and the return addresses of the next few callers
- * (callsite.c); `stack` is a full stack only with LOCKTRACE_STACKS=full, or once a report
- * has recovered one (stack.c: lt_stack_lazy). */
+ * (callsite.c): LT_CALLERS beyond the first frame that is not a lock wrapper, up to
+ * LT_WRAPPER_FRAMES of which lie before it (wrappers.c). `stack` is a full stack only with
+ * LOCKTRACE_STACKS=full, or once a report has recovered one (stack.c: lt_stack_lazy). */
 #define LT_CALLERS 4
+#define LT_WRAPPER_FRAMES 8
+#define LT_CALLERS_MAX (LT_CALLERS + LT_WRAPPER_FRAMES)
 typedef struct lt_held {
     const void *addr;
     lt_lock *lock;
@@ -86,7 +89,7 @@ typedef struct lt_held {
     uintptr_t cfa;  /* caller's stack pointer at that call */
     uint64_t since; /* LOCKTRACE_STATS: when it was taken (ns, monotonic) */
     uint32_t ncallers;             /* how many of callers[] were recorded */
-    uintptr_t callers[LT_CALLERS]; /* return addresses beyond ra, innermost first */
+    uintptr_t callers[LT_CALLERS_MAX]; /* return addresses beyond ra, innermost first */
 } lt_held;
 
 /* Per-thread cache of shadow lookups: addr -> (entry, gen). */
@@ -125,9 +128,10 @@ typedef struct lt_walk {
     _Alignas(128) uintptr_t ra;     /* where the walk started (128 bytes a walk: cheap index) */
     uintptr_t cfa;
     uint32_t n;                     /* callers found */
-    uintptr_t slot[LT_CALLERS];     /* where caller[i] was read */
-    uintptr_t sp[LT_CALLERS];       /* the stack pointer of the frame that returns to caller[i] */
-    uintptr_t caller[LT_CALLERS];
+    uint32_t wrappers;              /* frames 0 .. wrappers-1 are lock wrappers (callsite.c) */
+    uintptr_t slot[LT_CALLERS_MAX]; /* where caller[i] was read */
+    uintptr_t sp[LT_CALLERS_MAX];   /* the stack pointer of the frame that returns to caller[i] */
+    uintptr_t caller[LT_CALLERS_MAX];
 } lt_walk;
 
 #define LT_CACHE_BITS 8
@@ -305,5 +309,6 @@ int lt_lock_word_held(const void *addr, const lt_lock *l, lt_kind kind, lt_mode 
 #include "stack.h"
 #include "stats.h"
 #include "waitfor.h"
+#include "wrappers.h"
 
 #endif

@@ -132,6 +132,12 @@ int lt_platform_module(uintptr_t ip, lt_module *out);
  * address range [lo, hi) of the object's mappings, so a caller can reuse the answer. */
 int lt_platform_module_safe(uintptr_t ip, lt_module *out, uintptr_t *lo, uintptr_t *hi);
 
+/* The symbol name (as linked: C++ names mangled) of the function that contains code address
+ * ip, into name (NUL-terminated, cut to size): 1 when found, 0 when unknown, -1 when not known
+ * yet (another thread is reading that object's symbols: ask again later). No allocation, no
+ * lock: callable anywhere, also in a signal handler (callsite.c asks at a lock call site). */
+int lt_platform_function_safe(uintptr_t ip, char *name, size_t size);
+
 /* Path of the running executable, NUL-terminated, cut to size. */
 void lt_platform_exe_path(char *buf, size_t size);
 

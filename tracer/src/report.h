@@ -139,6 +139,8 @@ void lt_report_file_suppressed(lt_finding_kind kind);
 void lt_report_file_fork_child(void);
 void lt_report_file_write_dump(const char *json, size_t len); /* async-signal-safe */
 void lt_suppress_load(const char *path);
+/* Glob with '*' only (any run of characters): suppressions and LOCKTRACE_WRAPPERS. */
+int lt_glob(const char *pattern, const char *s);
 int lt_suppressed(const struct lt_rep *r);
 int lt_suppress_kind(int kind); /* 1: some rule names this kind */
 

@@ -154,7 +154,7 @@ uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial)
     uintptr_t out[MAX_FRAMES];
     size_t k = 0, n, at = 0, matches = 0;
     out[k++] = h->ra;
-    for (uint32_t i = 0; i < h->ncallers && i < LT_CALLERS; i++)
+    for (uint32_t i = 0; i < h->ncallers && i < LT_CALLERS_MAX; i++)
         out[k++] = h->callers[i];
     const uintptr_t *ips = lt_stack_get(under, &n);
     for (size_t j = 0; k > 1 && j < n; j++)

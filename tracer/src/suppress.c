@@ -117,7 +117,7 @@ void lt_suppress_load(const char *path)
  * ---------------------------------------------------------------------------------------- */
 
 /* Glob with '*' only; iterative, backtracking to the last star. */
-static int wildcard(const char *p, const char *s)
+int lt_glob(const char *p, const char *s)
 {
     const char *star = NULL, *resume = NULL;
     while (*s) {
@@ -145,12 +145,12 @@ static int path_matches(const char *pattern, const char *path)
     if (!path)
         return 0;
     const char *base = strrchr(path, '/');
-    return wildcard(pattern, path) || (base && wildcard(pattern, base + 1));
+    return lt_glob(pattern, path) || (base && lt_glob(pattern, base + 1));
 }
 
 static int frame_matches(const char *pattern, const lt_rep_frame *f)
 {
-    return (f->function && wildcard(pattern, f->function)) || path_matches(pattern, f->module) ||
+    return (f->function && lt_glob(pattern, f->function)) || path_matches(pattern, f->module) ||
            path_matches(pattern, f->file);
 }
 

@@ -1,0 +1,291 @@
+/*
+ * platform_elfsym.c - lt_platform_function_safe for Linux: the symbol name of the function
+ * that contains a code address, read from the ELF symbol table of the file it was loaded from.
+ *
+ * callsite.c asks the first time it walks through a lock call site, which may be inside the
+ * program's own malloc (one that takes a pthread mutex) or in a signal handler. So nothing
+ * here allocates or locks: the object comes from /proc/self/maps (lt_platform_module_safe),
+ * its file is mapped read-only, and its function symbols are sorted once (heapsort) into
+ * mapped memory for a binary search. The table of objects is lock-free: the thread that
+ * claims an entry builds it; a thread asking meanwhile is told "not known yet" and asks again
+ * at a later call. `.symtab` is preferred (a local or hidden function, such as std::mutex::lock
+ * in a program built at -O0, is only there); for a stripped file the debug file named by its
+ * build-id under /usr/lib/debug, else `.dynsym`.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lt_internal.h"
+#include "platform.h"
+
+#define OBJECTS 512
+#if UINTPTR_MAX > 0xffffffffu
+#define ELF_CLASS ELFCLASS64
+#define SYM_TYPE ELF64_ST_TYPE
+#else
+#define ELF_CLASS ELFCLASS32
+#define SYM_TYPE ELF32_ST_TYPE
+#endif
+
+enum { FREE, BUILDING, READY, FAILED };
+
+typedef struct fn_sym {
+    uintptr_t start, size;
+    uint32_t name; /* offset in the string table */
+} fn_sym;
+
+/* One loaded object: its mapped range [lo, hi) and its functions, sorted by address. */
+typedef struct object {
+    _Atomic int state;
+    _Atomic uintptr_t lo, hi; /* set by the builder before READY/FAILED; 0 while unknown */
+    uintptr_t bias;           /* run-time address = bias + st_value */
+    const fn_sym *syms;
+    size_t nsyms;
+    const char *names; /* the string table, inside the file's mapping (never unmapped) */
+    size_t names_size;
+} object;
+
+static object objects[OBJECTS];
+
+typedef struct elf_file {
+    const unsigned char *base;
+    size_t size;
+} elf_file;
+
+static int map_file(const char *path, elf_file *f)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    void *p = MAP_FAILED;
+    if (fd < 0)
+        return 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= (off_t)sizeof(ElfW(Ehdr)))
+        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED)
+        return 0;
+    f->base = p;
+    f->size = (size_t)st.st_size;
+    const ElfW(Ehdr) *eh = p;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELF_CLASS &&
+        eh->e_shentsize == sizeof(ElfW(Shdr)) && eh->e_shoff < f->size &&
+        eh->e_shnum <= (f->size - eh->e_shoff) / sizeof(ElfW(Shdr)))
+        return 1;
+    lt_platform_munmap_direct(p, f->size);
+    return 0;
+}
+
+static const ElfW(Shdr) *sections(const elf_file *f, size_t *n)
+{
+    const ElfW(Ehdr) *eh = (const void *)f->base;
+    *n = eh->e_shnum;
+    return (const void *)(f->base + eh->e_shoff);
+}
+
+/* The file's first section of type `type` whose contents and string table lie in the file. */
+static const ElfW(Shdr) *symbol_section(const elf_file *f, unsigned type, const ElfW(Shdr) **str)
+{
+    size_t n;
+    const ElfW(Shdr) *sh = sections(f, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (sh[i].sh_type != type || sh[i].sh_link >= n || sh[i].sh_entsize != sizeof(ElfW(Sym)))
+            continue;
+        const ElfW(Shdr) *s = &sh[sh[i].sh_link];
+        if (sh[i].sh_offset > f->size || sh[i].sh_size > f->size - sh[i].sh_offset ||
+            s->sh_offset > f->size || s->sh_size > f->size - s->sh_offset)
+            return NULL;
+        *str = s;
+        return &sh[i];
+    }
+    return NULL;
+}
+
+/* Run-time address minus link-time address: the object's first mapping holds its first
+ * PT_LOAD segment (page-aligned); an ET_EXEC object is loaded where it was linked. */
+static uintptr_t load_bias(const elf_file *f, uintptr_t lo)
+{
+    const ElfW(Ehdr) *eh = (const void *)f->base;
+    if (eh->e_type == ET_EXEC)
+        return 0;
+    if (eh->e_phentsize != sizeof(ElfW(Phdr)) || eh->e_phoff > f->size ||
+        eh->e_phnum > (f->size - eh->e_phoff) / sizeof(ElfW(Phdr)))
+        return lo;
+    const ElfW(Phdr) *ph = (const void *)(f->base + eh->e_phoff);
+    for (size_t i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD)
+            return lo - (ph[i].p_vaddr & ~(uintptr_t)(getpagesize() - 1));
+    return lo;
+}
+
+static void sift_down(fn_sym *a, size_t root, size_t n)
+{
+    for (size_t child; (child = 2 * root + 1) < n; root = child) {
+        if (child + 1 < n && a[child + 1].start > a[child].start)
+            child++;
+        if (a[root].start >= a[child].start)
+            return;
+        fn_sym t = a[root];
+        a[root] = a[child];
+        a[child] = t;
+    }
+}
+
+static void sort_syms(fn_sym *a, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(a, i, n);
+    for (size_t end = n; end-- > 1;) {
+        fn_sym t = a[0];
+        a[0] = a[end];
+        a[end] = t;
+        sift_down(a, 0, end);
+    }
+}
+
+/* The defined functions of section sym (string table str) into o, sorted. */
+static int index_functions(object *o, const elf_file *f, const ElfW(Shdr) *sym,
+                           const ElfW(Shdr) *str)
+{
+    const ElfW(Sym) *s = (const void *)(f->base + sym->sh_offset);
+    size_t n = sym->sh_size / sizeof *s, count = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        fn_sym *out = pass ? (fn_sym *)o->syms : NULL;
+        for (size_t i = 0, k = 0; i < n; i++) {
+            int type = SYM_TYPE(s[i].st_info);
+            if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s[i].st_shndx == SHN_UNDEF ||
+                s[i].st_value == 0 || s[i].st_name >= str->sh_size)
+                continue;
+            if (out)
+                out[k] = (fn_sym){o->bias + s[i].st_value, s[i].st_size, s[i].st_name};
+            k++;
+            count = k;
+        }
+        if (!pass && (count == 0 || !(o->syms = lt_platform_map(count * sizeof(fn_sym)))))
+            return 0;
+    }
+    sort_syms((fn_sym *)o->syms, count);
+    o->nsyms = count;
+    o->names = (const char *)f->base + str->sh_offset;
+    o->names_size = str->sh_size;
+    return 1;
+}
+
+/* /usr/lib/debug/.build-id/xx/yyyy.debug for build-id `id` (hex). */
+static int debug_file(const char *id, elf_file *f)
+{
+    char path[256];
+    size_t n = strlen(id);
+    if (n < 4 || n > 128)
+        return 0;
+    size_t at = lt_fmt_str(path, sizeof path, 0, "/usr/lib/debug/.build-id/");
+    path[at++] = id[0];
+    path[at++] = id[1];
+    path[at++] = '/';
+    at = lt_fmt_str(path, sizeof path, at, id + 2);
+    lt_fmt_str(path, sizeof path, at, ".debug");
+    return map_file(path, f);
+}
+
+static int build(object *o, const lt_module *m, uintptr_t lo)
+{
+    elf_file f, dbg;
+    const ElfW(Shdr) *sym, *str;
+    if (!map_file(m->path, &f))
+        return 0;
+    o->bias = load_bias(&f, lo);
+    if ((sym = symbol_section(&f, SHT_SYMTAB, &str)) != NULL)
+        return index_functions(o, &f, sym, str);
+    if (debug_file(m->build_id, &dbg)) {
+        if ((sym = symbol_section(&dbg, SHT_SYMTAB, &str)) != NULL &&
+            index_functions(o, &dbg, sym, str))
+            return 1;
+        lt_platform_munmap_direct((void *)dbg.base, dbg.size);
+    }
+    if ((sym = symbol_section(&f, SHT_DYNSYM, &str)) != NULL)
+        return index_functions(o, &f, sym, str);
+    lt_platform_munmap_direct((void *)f.base, f.size);
+    return 0;
+}
+
+/* The object covering ip; NULL when none is known (yet). *busy: one covering ip, or one
+ * whose range is not known yet, is being built by another thread. */
+static object *known_object(uintptr_t ip, int *busy)
+{
+    *busy = 0;
+    for (size_t i = 0; i < OBJECTS; i++) {
+        object *o = &objects[i];
+        int state = atomic_load_explicit(&o->state, memory_order_acquire);
+        if (state == FREE)
+            return NULL;
+        uintptr_t lo = atomic_load_explicit(&o->lo, memory_order_relaxed);
+        if (state == BUILDING && lo == 0)
+            *busy = 1;
+        if (lo && ip >= lo && ip < atomic_load_explicit(&o->hi, memory_order_relaxed)) {
+            *busy = state == BUILDING;
+            return *busy ? NULL : o;
+        }
+    }
+    return NULL;
+}
+
+/* Builds the entry of the object at ip in the first free one; NULL when ip is in no object
+ * (a code address outside the files: generated code) or the table is full. */
+static object *add_object(uintptr_t ip)
+{
+    lt_module m;
+    uintptr_t lo, hi;
+    if (!lt_platform_module_safe(ip, &m, &lo, &hi))
+        return NULL;
+    for (size_t i = 0; i < OBJECTS; i++) {
+        object *o = &objects[i];
+        int state = FREE;
+        if (!atomic_compare_exchange_strong(&o->state, &state, BUILDING))
+            continue;
+        atomic_store_explicit(&o->hi, hi, memory_order_relaxed);
+        atomic_store_explicit(&o->lo, lo, memory_order_relaxed);
+        atomic_store_explicit(&o->state, build(o, &m, lo) ? READY : FAILED, memory_order_release);
+        return o;
+    }
+    return NULL;
+}
+
+int lt_platform_function_safe(uintptr_t ip, char *name, size_t size)
+{
+    int busy, saved = errno;
+    object *o = known_object(ip, &busy);
+    if (!o && !busy)
+        o = add_object(ip);
+    errno = saved;
+    if (busy)
+        return -1;
+    if (!o || atomic_load_explicit(&o->state, memory_order_acquire) != READY || size == 0)
+        return 0;
+    size_t lo = 0, hi = o->nsyms; /* the last symbol starting at or before ip */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->syms[mid].start <= ip)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return 0;
+    const fn_sym *s = &o->syms[lo - 1];
+    if (s->size && ip >= s->start + s->size)
+        return 0; /* in no function (a size of 0 is unknown: taken as reaching ip) */
+    const char *n = o->names + s->name;
+    size_t len = strnlen(n, o->names_size - s->name);
+    if (len >= size)
+        len = size - 1;
+    memcpy(name, n, len);
+    name[len] = 0;
+    return 1;
+}
