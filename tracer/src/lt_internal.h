@@ -125,8 +125,7 @@ typedef struct lt_wait_slot {
 #define LT_WALK_SET_BITS 4 /* 16 sets of 2 walks */
 #define LT_WALKS (2 << LT_WALK_SET_BITS)
 typedef struct lt_walk {
-    _Alignas(128) uintptr_t ra;     /* where the walk started (128 bytes a walk: cheap index) */
-    uintptr_t cfa;
+    uintptr_t ra, cfa;              /* where the walk started */
     uint32_t n;                     /* callers found */
     uint32_t wrappers;              /* frames 0 .. wrappers-1 are lock wrappers (callsite.c) */
     uintptr_t slot[LT_CALLERS_MAX]; /* where caller[i] was read */
