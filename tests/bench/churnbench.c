@@ -3,11 +3,16 @@
  *   churnbench churn N    N heap locks, each in a block of random size (64..4096 bytes) at a
  *                         random offset, a window of 4096 alive: malloc, lock, unlock, free
  *                         (no init or destroy); prints seconds= and the peak rss_kib=
- *   churnbench free N     N malloc/free pairs of 16..256 bytes (no lock near them, while a
- *                         few heap locks are known); prints pairs_per_sec=
+ *   churnbench free N     N malloc/free pairs of 16..255 bytes, no lock in their 64 KiB
+ *                         while heap locks are known elsewhere in the heap; prints
+ *                         pairs_per_sec=
+ *   churnbench near N     the same pairs, each block between two small heap objects whose
+ *                         mutexes are known (objects with locks next to plain allocations)
  */
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +20,23 @@
 
 #define WINDOW 4096
 
-static double now(void)
+static double clock_s(clockid_t clock)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(clock, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static double now(void)
+{
+    return clock_s(CLOCK_MONOTONIC);
+}
+
+/* The pairs are timed in this thread's CPU time: on a shared machine, time spent waiting for
+ * a CPU is nobody's cost and varies more than the cost being measured. */
+static double cpu_now(void)
+{
+    return clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static long peak_rss_kib(void)
@@ -53,31 +70,103 @@ static void churn(long n)
     printf("seconds=%.3f rss_kib=%ld\n", now() - t0, peak_rss_kib());
 }
 
-static void free_cost(long n)
+#define SIZES 240 /* the timed blocks are 16 .. 16 + SIZES - 1 bytes */
+
+/* A known heap lock in a 48-byte object of its own. */
+static void *lock_object(void)
 {
-    static void *some[16];
-    unsigned seed = 2;
-    for (int i = 0; i < 16; i++) { /* known heap locks, so the heap's region has some */
-        some[i] = calloc(1, sizeof(pthread_mutex_t));
-        pthread_mutex_lock(some[i]);
-        pthread_mutex_unlock(some[i]);
+    pthread_mutex_t *m = calloc(1, 48);
+    pthread_mutex_lock(m);
+    pthread_mutex_unlock(m);
+    return m;
+}
+
+/* Objects with locks at the start of a 64 KiB chunk that lies inside a kept 192 KiB heap
+ * block (below the mmap threshold set in main), so no other block shares their chunk. */
+static void far_from_locks(void **locks)
+{
+    char *kept = malloc(192 << 10);
+    uintptr_t chunk = ((uintptr_t)kept + 0xffff) & ~(uintptr_t)0xffff;
+    for (int i = 0; i < 16; i++) {
+        pthread_mutex_t *m = (pthread_mutex_t *)(void *)(kept + (chunk - (uintptr_t)kept) +
+                                                         (size_t)i * 64);
+        memset(m, 0, sizeof *m);
+        pthread_mutex_lock(m);
+        pthread_mutex_unlock(m);
+        locks[i] = m;
     }
-    double t0 = now();
+}
+
+/* For every size the timed loop asks for, a free block between two objects with locks:
+ * glibc hands it back for that size (its per-thread cache is last in, first out). */
+static void between_locks(void **plain)
+{
+    lock_object();
+    for (int i = 0; i < SIZES; i++) {
+        plain[i] = malloc(16 + (size_t)i);
+        lock_object();
+    }
+    for (int i = 0; i < SIZES; i++)
+        free(plain[i]);
+}
+
+/* Whether p is one of the n blocks of set (same == 1) or in the 64 KiB chunk of one of them
+ * (same == 0). */
+static int among(uintptr_t p, void **set, int n, int same)
+{
+    for (int i = 0; i < n; i++)
+        if (same ? p == (uintptr_t)set[i] : p >> 16 == (uintptr_t)set[i] >> 16)
+            return 1;
+    return 0;
+}
+
+/* Whether the block the timed loop got for every size was where the row says. */
+static int placed(int near, void **around)
+{
+    for (int i = 0; i < SIZES; i++) {
+        void *block = malloc(16 + (size_t)i);
+        uintptr_t p = (uintptr_t)block;
+        free(block);
+        if (near ? !among(p, around, SIZES, 1) : among(p, around, 16, 0))
+            return 0;
+    }
+    return 1;
+}
+
+/* Timed malloc/free pairs; near: between objects with locks, else far from any. Checks that
+ * the blocks really are where the row says (else prints an error and returns 1). */
+static int free_cost(long n, int near)
+{
+    static void *around[SIZES]; /* near: the blocks between locks; far: the locks */
+    unsigned seed = 2;
+    if (near)
+        between_locks(around);
+    else
+        far_from_locks(around);
+    double t0 = cpu_now();
     for (long i = 0; i < n; i++) {
-        void *p = malloc(16 + (size_t)rand_r(&seed) % 240);
+        void *p = malloc(16 + (size_t)rand_r(&seed) % SIZES);
         __asm__ volatile("" : : "r"(p) : "memory");
         free(p);
     }
-    printf("pairs_per_sec=%.0f\n", (double)n / (now() - t0));
+    double t = cpu_now() - t0;
+    if (!placed(near, around)) {
+        fprintf(stderr, "churnbench: the timed blocks are %s\n",
+                near ? "not between the lock objects" : "within 64 KiB of a lock");
+        return 1;
+    }
+    printf("pairs_per_sec=%.0f\n", (double)n / t);
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
     long n = argc > 2 ? atol(argv[2]) : 0;
+    mallopt(M_MMAP_THRESHOLD, 1 << 20); /* far_from_locks' block comes from the heap */
     if (argc > 2 && !strcmp(argv[1], "churn"))
         churn(n);
-    else if (argc > 2 && !strcmp(argv[1], "free"))
-        free_cost(n);
+    else if (argc > 2 && (!strcmp(argv[1], "free") || !strcmp(argv[1], "near")))
+        return free_cost(n, !strcmp(argv[1], "near"));
     else
         return 64;
     return 0;

@@ -7,13 +7,14 @@ free(), native and traced in the same run.
 churn: N heap locks (default 8 million), each malloc'd at a random size and offset, locked,
 unlocked and freed, 4096 alive at a time (no init or destroy): seconds and peak RSS, native
 and traced, and the traced RSS above native (the issue's bound: 64 MB). free: malloc/free
-pairs per second (default 20 million pairs, median of --repeat interleaved runs), native and
-traced, and the ratio native/traced (the issue's target: <= 1.15).
+pairs per second of CPU time (default 5 million pairs a run, best of --repeat interleaved
+runs), native and traced, and the ratio native/traced (the issue's target: <= 1.15), for
+two rows: blocks with no lock in their 64 KiB (heap locks known elsewhere), and blocks right
+between small objects whose mutexes are known.
 """
 import argparse
 import os
 import re
-import statistics
 import subprocess
 import sys
 
@@ -29,8 +30,8 @@ def main(argv):
     p.add_argument('churnbench')
     p.add_argument('lib')
     p.add_argument('--locks', type=int, default=8_000_000)
-    p.add_argument('--pairs', type=int, default=20_000_000)
-    p.add_argument('--repeat', type=int, default=5)
+    p.add_argument('--pairs', type=int, default=5_000_000)
+    p.add_argument('--repeat', type=int, default=7)
     a = p.parse_args(argv)
     native = {k: v for k, v in os.environ.items() if not k.startswith('LOCKTRACE_')}
     native.pop('LD_PRELOAD', None)
@@ -42,15 +43,21 @@ def main(argv):
     print(f'  traced  {t["seconds"]:8.2f} s  peak RSS {t["rss_kib"] / 1024:8.1f} MB')
     print(f'  traced RSS above native: {(t["rss_kib"] - n["rss_kib"]) / 1024:.1f} MB '
           f'(bound 64 MB); time ratio {t["seconds"] / n["seconds"]:.1f}x')
-    rn, rt = [], []
+    rows = [('free', 'no lock in the block\'s 64 KiB'),
+            ('near', 'locks nearby (block between objects with mutexes)')]
+    best = {}
     for _ in range(a.repeat):
-        rn.append(run(a.churnbench, ['free', str(a.pairs)], native)['pairs_per_sec'])
-        rt.append(run(a.churnbench, ['free', str(a.pairs)], traced)['pairs_per_sec'])
-    mn, mt = statistics.median(rn), statistics.median(rt)
-    ratios = [x / y for x, y in zip(rn, rt)]
-    print(f'malloc/free pairs per second, median of {a.repeat} interleaved runs:')
-    print(f'  native {mn / 1e6:7.2f} M/s  traced {mt / 1e6:7.2f} M/s  '
-          f'ratio {mn / mt:.3f} (target <= 1.15; runs {min(ratios):.3f}-{max(ratios):.3f})')
+        for mode, _title in rows:
+            for env in ('native', 'traced'):
+                r = run(a.churnbench, [mode, str(a.pairs)], native if env == 'native' else traced)
+                key = (mode, env)
+                best[key] = max(best.get(key, 0), r['pairs_per_sec'])
+    print(f'malloc/free pairs per second of CPU time, best of {a.repeat} interleaved runs '
+          f'of {a.pairs} pairs (target: ratio <= 1.15):')
+    for mode, title in rows:
+        n, t = best[(mode, 'native')], best[(mode, 'traced')]
+        print(f'  {title:52s} native {n / 1e6:7.2f} M/s  traced {t / 1e6:7.2f} M/s  '
+              f'ratio {n / t:.3f}')
     return 0
 
 

@@ -18,7 +18,9 @@
 #endif
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "interpose.h"
@@ -721,16 +723,24 @@ static void fork_child(void)
 
 #ifndef __APPLE__
 /* ------------------------------------------------------------------------------------------
- * Memory that can hold locks: free, cfree, realloc, reallocarray, munmap (C++'s operator
- * delete calls free). A lock's identity ends with its memory (lifetime.c), which is told
- * before the memory goes back. These are called before the tracer is ready, from inside dlsym
- * and from the tracer itself: the allocator's functions are resolved on first use, a call
- * the resolving thread makes meanwhile is passed by (free leaks its block, which is rare and
- * small), and nothing is checked while the thread is inside the tracer. A block is looked at
- * only when the lock map says it may hold a known lock.
+ * Memory that can hold locks: free, cfree, realloc, reallocarray, munmap, mremap and mmap over
+ * existing memory (C++'s operator delete calls free). A lock's identity ends with its memory
+ * (lifetime.c), which is told before the memory goes back. These are called before the
+ * tracer is ready, from inside dlsym and from the tracer itself: the allocator's functions
+ * are resolved on first use, a call the resolving thread makes meanwhile is passed by (free
+ * leaks its block, which is rare and small), and nothing is checked while the thread is
+ * inside the tracer. A block is looked at only when the lock map says it may hold a known
+ * lock.
+ *
+ * free and realloc are as cheap as can be for the blocks that hold no known lock (nearly
+ * all): with glibc's allocator, the block's bound is its chunk header (the word before it,
+ * which free reads anyway) and the lock map is read inline, so the check is a few loads
+ * before the call to libc, with no TLS, no re-entrancy guard and no malloc_usable_size.
  * ---------------------------------------------------------------------------------------- */
+enum { READY_CHUNKS = READY + 1 }; /* ready, and blocks carry glibc's chunk header */
+
 static lt_allocator mem;
-static _Atomic int mem_state;
+static _Atomic int mem_state; /* NONE -> RESOLVING -> READY or READY_CHUNKS */
 static _Atomic int mem_resolver;
 
 static __attribute__((noinline)) int mem_resolve(void)
@@ -739,32 +749,46 @@ static __attribute__((noinline)) int mem_resolve(void)
     if (atomic_compare_exchange_strong(&mem_state, &expected, RESOLVING)) {
         atomic_store(&mem_resolver, lt_platform_tid());
         lt_platform_allocator(&mem);
-        atomic_store_explicit(&mem_state, READY, memory_order_release);
+        atomic_store_explicit(&mem_state, mem.glibc_chunks && mem.free ? READY_CHUNKS : READY,
+                              memory_order_release);
         return 1;
     }
     if (atomic_load(&mem_resolver) == lt_platform_tid())
         return 0;
-    while (atomic_load_explicit(&mem_state, memory_order_acquire) != READY)
+    while (atomic_load_explicit(&mem_state, memory_order_acquire) < READY)
         ;
     return 1;
 }
 
 static inline int mem_ready(void)
 {
-    return lt_likely(atomic_load_explicit(&mem_state, memory_order_acquire) == READY) ||
+    return lt_likely(atomic_load_explicit(&mem_state, memory_order_acquire) >= READY) ||
            mem_resolve();
 }
 
-/* The end of p's block when it may hold a known lock, else 0. glibc keeps a block's chunk
- * size in the word before it, a bound read without a call; other allocators are asked. */
+/* glibc's bound of block p: its chunk's size is in the word before it. The bound takes in
+ * the next chunk's size word, where no lock can live. */
+static inline uintptr_t chunk_end(void *p)
+{
+    return (uintptr_t)p + (((const size_t *)p)[-1] & ~(size_t)7);
+}
+
+/* Whether p (NULL or a glibc block) is known to hold no lock, answered without a call; 0
+ * sends the caller to the slow path, which also resolves the allocator. */
+static inline int block_clear(void *p)
+{
+    return lt_likely(atomic_load_explicit(&mem_state, memory_order_acquire) == READY_CHUNKS) &&
+           (!p || lt_likely(!lt_lockmap_maybe((uintptr_t)p, chunk_end(p))));
+}
+
+/* The end of p's block when it may hold a known lock, else 0. Only then is the allocator
+ * asked for the block's exact extent (other allocators: always). */
 static inline uintptr_t block_with_locks(void *p)
 {
-    uintptr_t bound;
     if (!p || !mem.usable_size)
         return 0;
-    bound = mem.glibc_chunks ? (uintptr_t)p + (((const size_t *)p)[-1] & ~(size_t)7)
-                             : (uintptr_t)p + mem.usable_size(p);
-    if (lt_likely(!lt_lockmap_any((uintptr_t)p, bound)))
+    uintptr_t bound = mem.glibc_chunks ? chunk_end(p) : (uintptr_t)p + mem.usable_size(p);
+    if (!lt_lockmap_maybe((uintptr_t)p, bound) || !lt_lockmap_any((uintptr_t)p, bound))
         return 0;
     return (uintptr_t)p + mem.usable_size(p);
 }
@@ -779,67 +803,121 @@ static __attribute__((noinline)) void released(uintptr_t lo, uintptr_t hi, lt_re
     lt_leave(&lt_tls);
 }
 
-static inline void free_block(void *p, uintptr_t ra)
+static __attribute__((noinline)) void free_slow(void *p, uintptr_t ra)
 {
     if (!mem_ready() || !mem.free)
         return;
     uintptr_t end = block_with_locks(p);
-    if (lt_unlikely(end))
+    if (end)
         released((uintptr_t)p, end, LT_RELEASE_FREE, ra);
     mem.free(p);
 }
 
 LT_EXPORT void free(void *p)
 {
-    free_block(p, (uintptr_t)__builtin_return_address(0));
+    if (block_clear(p))
+        mem.free(p);
+    else
+        free_slow(p, (uintptr_t)__builtin_return_address(0));
 }
 
 LT_EXPORT void cfree(void *p)
 {
-    free_block(p, (uintptr_t)__builtin_return_address(0));
+    if (block_clear(p))
+        mem.free(p);
+    else
+        free_slow(p, (uintptr_t)__builtin_return_address(0));
 }
 
 /* realloc may move the block or release it (size 0): its locks end either way. */
-static inline void realloc_old(void *p, uintptr_t ra)
+static __attribute__((noinline)) int realloc_slow(void *p, uintptr_t ra)
 {
+    if (!mem_ready() || !mem.realloc) {
+        errno = ENOMEM;
+        return 0;
+    }
     uintptr_t end = block_with_locks(p);
-    if (lt_unlikely(end))
+    if (end)
         released((uintptr_t)p, end, LT_RELEASE_REALLOC, ra);
+    return 1;
 }
 
 LT_EXPORT void *realloc(void *p, size_t size)
 {
-    if (!mem_ready() || !mem.realloc) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    realloc_old(p, (uintptr_t)__builtin_return_address(0));
-    return mem.realloc(p, size);
+    if (block_clear(p) || realloc_slow(p, (uintptr_t)__builtin_return_address(0)))
+        return mem.realloc(p, size);
+    return NULL;
 }
 
 LT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 {
-    if (!mem_ready() || !mem.realloc) {
-        errno = ENOMEM;
-        return NULL;
-    }
     size_t bytes;
     if (__builtin_mul_overflow(n, size, &bytes)) {
         errno = ENOMEM;
         return NULL;
     }
-    realloc_old(p, (uintptr_t)__builtin_return_address(0));
+    if (!block_clear(p) && !realloc_slow(p, (uintptr_t)__builtin_return_address(0)))
+        return NULL;
     return mem.reallocarray ? mem.reallocarray(p, n, size) : mem.realloc(p, bytes);
+}
+
+/* size rounded up to whole pages, as the kernel takes it */
+static size_t pages(size_t size)
+{
+    return (size + mem.page - 1) & ~(mem.page - 1);
+}
+
+/* The pages [lo, lo + size) stop being this memory: their locks are forgotten, reporting
+ * held ones. lo not on a page: the call will fail. */
+static void pages_released(uintptr_t lo, size_t size, uintptr_t ra)
+{
+    uintptr_t hi = lo + pages(size);
+    if (lt_unlikely(!(lo & (mem.page - 1)) && hi > lo && lt_lockmap_any(lo, hi)))
+        released(lo, hi, LT_RELEASE_MUNMAP, ra);
 }
 
 LT_EXPORT int munmap(void *p, size_t size)
 {
     if (!mem_ready())
         return lt_platform_munmap_direct(p, size);
-    uintptr_t lo = (uintptr_t)p, hi = lo + size;
-    if (lt_unlikely(hi > lo && lt_lockmap_any(lo, hi)))
-        released(lo, hi, LT_RELEASE_MUNMAP, (uintptr_t)__builtin_return_address(0));
+    pages_released((uintptr_t)p, size, (uintptr_t)__builtin_return_address(0));
     return mem.munmap(p, size);
+}
+
+/* A mapping that shrinks loses its tail; one that moves (MREMAP_MAYMOVE, _FIXED,
+ * _DONTUNMAP) takes its contents to new addresses, where the locks in it are new locks (seen
+ * again at their next use), and its locks at the old addresses are gone; MREMAP_FIXED also
+ * replaces what was mapped at the target. What goes if the call succeeds is forgotten
+ * before it, as munmap does (a call that fails then only costs those locks their history).
+ * Whether a growth with MREMAP_MAYMOVE moves is known only after the call: then the old
+ * range's locks, if it had any before, are forgotten after it. */
+LT_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, ...)
+{
+    void *target = NULL;
+    if (flags & MREMAP_FIXED) {
+        va_list ap;
+        va_start(ap, flags);
+        target = va_arg(ap, void *);
+        va_end(ap);
+    }
+    if (!mem_ready())
+        return lt_platform_mremap_direct(old, old_size, new_size, flags, target);
+    uintptr_t lo = (uintptr_t)old, ra = (uintptr_t)__builtin_return_address(0);
+    size_t old_len = pages(old_size), new_len = pages(new_size);
+    int moves = (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) != 0;
+    if (moves && old_len)
+        pages_released(lo, old_len, ra);
+    else if (new_len < old_len)
+        pages_released(lo + new_len, old_len - new_len, ra);
+    if (flags & MREMAP_FIXED)
+        pages_released((uintptr_t)target, new_len, ra);
+    int had_locks = !moves && new_len > old_len && lo + old_len > lo &&
+                    lt_lockmap_any(lo, lo + old_len);
+    void *ret = mem.mremap ? mem.mremap(old, old_size, new_size, flags, target)
+                           : lt_platform_mremap_direct(old, old_size, new_size, flags, target);
+    if (lt_unlikely(had_locks) && ret != MAP_FAILED && ret != old)
+        pages_released(lo, old_len, ra);
+    return ret;
 }
 #endif
 

@@ -3,9 +3,9 @@
  *
  * Most locks are never initialised or destroyed by a call (static initialisers, zeroed
  * memory, std::mutex): their identity ends when the memory that holds them is released.
- * interpose.c hands over every free, realloc (the old block) and munmap whose range the lock
- * map says may hold a known lock, before the memory goes back; thread.c hands over an
- * exiting thread's stack. Each known lock in the range is forgotten the way destroy forgets
+ * interpose.c hands over every free, realloc (the old block), munmap and mremap whose range
+ * the lock map says may hold a known lock, before the memory goes back; thread.c hands over
+ * an exiting thread's stack. Each known lock in the range is forgotten the way destroy forgets
  * one: its order-graph node and edges, its statistics, its shadow entry (annotation,
  * first-seen stack, orphan mark; the entry is recycled under a new generation, so cached
  * (entry, gen) pairs, wait slots and other threads' held entries go stale instead of

@@ -10,28 +10,81 @@
 #include "lt_internal.h"
 
 /* lockmap.c ------------------------------------------------------------------------------ */
-#define LT_LOCKMAP_REGION_SHIFT 30
-#define LT_LOCKMAP_REGIONS (1u << (47 - LT_LOCKMAP_REGION_SHIFT)) /* 1 GiB each */
+#define LT_LOCKMAP_REGION_SHIFT 30 /* 1 GiB regions */
+#define LT_LOCKMAP_CHUNK_SHIFT 16  /* a count per 64 KiB chunk */
+#define LT_LOCKMAP_SLOT_SHIFT 2    /* a bit per 4-byte slot */
+#define LT_LOCKMAP_REGIONS (1u << (47 - LT_LOCKMAP_REGION_SHIFT))
+#define LT_LOCKMAP_REGION_MASK ((1ull << LT_LOCKMAP_REGION_SHIFT) - 1)
+#define LT_LOCKMAP_WORD_SHIFT (LT_LOCKMAP_SLOT_SHIFT + 6) /* 256 bytes per word of bits */
 
-struct region;
-extern struct region *_Atomic lt_lockmap_regions[LT_LOCKMAP_REGIONS];
+/* One region: mapped on the first lock it holds, never unmapped; reserved address space
+ * (MAP_NORESERVE), so only the words of bits near real locks become memory. */
+typedef struct lt_lockmap_region {
+    _Atomic uint32_t count[1u << (LT_LOCKMAP_REGION_SHIFT - LT_LOCKMAP_CHUNK_SHIFT)];
+    /* bit (a >> 2) % 64 of word (a >> 8) is set when a lock starts in that slot; a = the
+     * address within the region */
+    _Atomic uint64_t bits[1ull << (LT_LOCKMAP_REGION_SHIFT - LT_LOCKMAP_WORD_SHIFT)];
+} lt_lockmap_region;
+
+extern lt_lockmap_region *_Atomic lt_lockmap_regions[LT_LOCKMAP_REGIONS];
 
 int lt_lockmap_add(const void *addr);
 void lt_lockmap_remove(const void *addr);
-int lt_lockmap_any_slow(uintptr_t lo, uintptr_t hi);
+/* Whether a known lock starts in [lo, hi). */
+int lt_lockmap_any(uintptr_t lo, uintptr_t hi);
 /* Slot addresses (4-byte aligned) in [lo, hi) where known locks start, at most max; a caller
  * that got max asks again from the last one + 4. */
 size_t lt_lockmap_list(uintptr_t lo, uintptr_t hi, uintptr_t *out, size_t max);
 
-/* Whether [lo, hi) may hold a known lock. Inline: every free() asks. The common answer, "no
- * lock in this 1 GiB region", is one load. */
-static inline int lt_lockmap_any(uintptr_t lo, uintptr_t hi)
+/* Masks over one word of bits: the slots from lo's on, and the slots up to last's. */
+static inline uint64_t lt_lockmap_from(uintptr_t lo)
 {
-    uintptr_t r = lo >> LT_LOCKMAP_REGION_SHIFT;
-    if (lt_likely(r == (hi - 1) >> LT_LOCKMAP_REGION_SHIFT && r < LT_LOCKMAP_REGIONS) &&
-        !atomic_load_explicit(&lt_lockmap_regions[r], memory_order_relaxed))
+    return ~0ull << ((lo >> LT_LOCKMAP_SLOT_SHIFT) & 63);
+}
+static inline uint64_t lt_lockmap_upto(uintptr_t last)
+{
+    return ~0ull >> (63 - ((last >> LT_LOCKMAP_SLOT_SHIFT) & 63));
+}
+
+/* 0 when no known lock starts in [lo, hi) (hi > lo), else 1: maybe (lt_lockmap_any says).
+ * Inline and without a call: every free() asks, and must stay within a few percent of free()
+ * itself. A block inside one 64 KiB chunk (nearly all) is answered: no lock in its 1 GiB
+ * region (one load), none in its chunk (two), or the chunk has locks and the bits of the
+ * block's own slots are read (up to 512 bytes: one or two words), so a plain block beside
+ * objects with locks stays cheap. Anything else is a maybe. The region's index is masked,
+ * not checked: an address beyond 47 bits, where no lock is ever recorded, may read another
+ * region and say maybe.
+ *
+ * Everything is read relaxed and without a lock: a lock the program created before this
+ * free (in program order or through its own synchronisation) is seen; one created in a
+ * neighbouring block meanwhile only touches bits outside the block's mask; one created in
+ * this block meanwhile is the program's own race with its free. */
+static inline int lt_lockmap_maybe(uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t c = lo >> LT_LOCKMAP_CHUNK_SHIFT, last = hi - 1;
+    if (lt_unlikely(c != last >> LT_LOCKMAP_CHUNK_SHIFT))
+        return 1;
+    lt_lockmap_region *g = atomic_load_explicit(
+        &lt_lockmap_regions[(c >> (LT_LOCKMAP_REGION_SHIFT - LT_LOCKMAP_CHUNK_SHIFT)) &
+                            (LT_LOCKMAP_REGIONS - 1)],
+        memory_order_acquire);
+    if (lt_likely(!g))
         return 0;
-    return lt_lockmap_any_slow(lo, hi);
+    if (lt_likely(!atomic_load_explicit(
+            &g->count[c & ((1u << (LT_LOCKMAP_REGION_SHIFT - LT_LOCKMAP_CHUNK_SHIFT)) - 1)],
+            memory_order_relaxed)))
+        return 0;
+    size_t w = (lo & LT_LOCKMAP_REGION_MASK) >> LT_LOCKMAP_WORD_SHIFT;
+    size_t wl = (last & LT_LOCKMAP_REGION_MASK) >> LT_LOCKMAP_WORD_SHIFT;
+    if (lt_unlikely(wl - w > 1))
+        return 1;
+    /* one word or two, without a branch on which (it would follow the block's size): two
+     * is all ones, one is zero */
+    uint64_t upto = lt_lockmap_upto(last), two = -(uint64_t)(wl - w);
+    uint64_t first = atomic_load_explicit(&g->bits[w], memory_order_relaxed) &
+                     lt_lockmap_from(lo) & (upto | two);
+    uint64_t second = atomic_load_explicit(&g->bits[wl], memory_order_relaxed) & upto & two;
+    return (first | second) != 0;
 }
 
 /* lifetime.c ----------------------------------------------------------------------------- */

@@ -5,8 +5,10 @@
  * The user address space (47 bits) is cut into 1 GiB regions. A region, mapped on the first
  * lock it holds and never unmapped, has one bit per 4-byte slot (a lock starts in that slot)
  * and, per 64 KiB chunk, a count of the bits set there. Asking whether [lo, hi) holds a lock
- * reads one count per chunk: a free() of a block with no lock near it costs two loads.
- * Listing the locks of a range scans the bits of its non-empty chunks only. The bits are
+ * (lt_lockmap_maybe, inline in lifetime.h) reads the region pointer, then the chunk's count,
+ * then only when the chunk holds locks the bits of the block's own slots: a free() costs one
+ * to four loads and no call. Listing the locks of a range scans the bits of its non-empty
+ * chunks only. The bits are
  * reserved address space (MAP_NORESERVE): only pages around real locks become memory, 4 KiB
  * of bits per 128 KiB of address space that holds locks.
  *
@@ -20,29 +22,27 @@
 #include "platform.h"
 
 #define REGION_SHIFT LT_LOCKMAP_REGION_SHIFT
-#define REGION_MASK ((1ull << REGION_SHIFT) - 1)
-#define CHUNK_SHIFT 16
-#define SLOT_SHIFT 2
-#define CHUNKS (1u << (REGION_SHIFT - CHUNK_SHIFT))
-#define WORDS ((1ull << (REGION_SHIFT - SLOT_SHIFT)) / 64)
+#define REGION_MASK LT_LOCKMAP_REGION_MASK
+#define CHUNK_SHIFT LT_LOCKMAP_CHUNK_SHIFT
+#define SLOT_SHIFT LT_LOCKMAP_SLOT_SHIFT
+#define WORD_SHIFT LT_LOCKMAP_WORD_SHIFT
 
-typedef struct region {
-    _Atomic uint32_t count[CHUNKS]; /* bits set per 64 KiB chunk */
-    _Atomic uint64_t bits[WORDS];   /* bit (a >> 2) % 64 of word (a >> 8): a lock starts there;
-                                       a = the address within the region */
-} region;
+typedef lt_lockmap_region region;
 
 region *_Atomic lt_lockmap_regions[LT_LOCKMAP_REGIONS];
 
+/* The region of a; NULL when it has no lock yet or a is beyond the table. */
 static region *region_of(uintptr_t a)
 {
+    if (a >> REGION_SHIFT >= LT_LOCKMAP_REGIONS)
+        return NULL;
     return atomic_load_explicit(&lt_lockmap_regions[a >> REGION_SHIFT], memory_order_acquire);
 }
 
 /* The region of a, mapped if new; NULL when a is beyond the table or memory is short. */
 static region *region_make(uintptr_t a)
 {
-    region *r = a >> REGION_SHIFT < LT_LOCKMAP_REGIONS ? region_of(a) : NULL;
+    region *r = region_of(a);
     if (r || a >> REGION_SHIFT >= LT_LOCKMAP_REGIONS)
         return r;
     region *fresh = lt_platform_reserve(sizeof *fresh);
@@ -55,7 +55,7 @@ static region *region_make(uintptr_t a)
     return fresh;
 }
 
-static size_t word_of(uintptr_t a) { return (a & REGION_MASK) >> (SLOT_SHIFT + 6); }
+static size_t word_of(uintptr_t a) { return (a & REGION_MASK) >> WORD_SHIFT; }
 static uint64_t bit_of(uintptr_t a) { return 1ull << ((a >> SLOT_SHIFT) & 63); }
 static size_t chunk_of(uintptr_t a) { return (a & REGION_MASK) >> CHUNK_SHIFT; }
 
@@ -73,48 +73,86 @@ int lt_lockmap_add(const void *addr)
 void lt_lockmap_remove(const void *addr)
 {
     uintptr_t a = (uintptr_t)addr;
-    region *r = a >> REGION_SHIFT < LT_LOCKMAP_REGIONS ? region_of(a) : NULL;
+    region *r = region_of(a);
     if (r && (atomic_fetch_and(&r->bits[word_of(a)], ~bit_of(a)) & bit_of(a)))
         atomic_fetch_sub(&r->count[chunk_of(a)], 1);
 }
 
+/* Calls each(r, base, w, from, to) for every word of bits over [lo, hi) in a chunk that holds
+ * locks (from, to: the part of [lo, hi) in that word's chunk), while each returns 0; returns
+ * what stopped it, else 0. */
+typedef int (*word_fn)(region *r, uintptr_t base, size_t w, uintptr_t from, uintptr_t to,
+                       void *arg);
 
-/* Set bits of word w of r within [lo, hi), as slot addresses into out. */
-static size_t word_slots(region *r, uintptr_t base, size_t w, uintptr_t lo, uintptr_t hi,
-                         uintptr_t *out, size_t n, size_t max)
+static int each_word(uintptr_t lo, uintptr_t hi, word_fn each, void *arg)
 {
-    uint64_t bits = atomic_load_explicit(&r->bits[w], memory_order_relaxed);
-    while (bits && n < max) {
-        uintptr_t a = base + ((uintptr_t)w << (SLOT_SHIFT + 6)) +
-                      ((uintptr_t)__builtin_ctzll(bits) << SLOT_SHIFT);
-        bits &= bits - 1;
-        if (a + (1u << SLOT_SHIFT) > lo && a < hi)
-            out[n++] = a;
+    for (uintptr_t c = lo >> CHUNK_SHIFT; hi > lo && c <= (hi - 1) >> CHUNK_SHIFT; c++) {
+        uintptr_t a = c << CHUNK_SHIFT;
+        if (a >> REGION_SHIFT >= LT_LOCKMAP_REGIONS) /* no lock is known up there */
+            return 0;
+        region *r = region_of(a);
+        if (!r) { /* skip the rest of an empty region */
+            c = ((a | REGION_MASK) >> CHUNK_SHIFT);
+            continue;
+        }
+        if (!atomic_load_explicit(&r->count[chunk_of(a)], memory_order_relaxed))
+            continue;
+        uintptr_t end = a + (1u << CHUNK_SHIFT);
+        uintptr_t from = a > lo ? a : lo, to = end < hi ? end : hi;
+        for (size_t w = word_of(from); w <= word_of(to - 1); w++) {
+            int stop = each(r, a & ~(uintptr_t)REGION_MASK, w, from, to, arg);
+            if (stop)
+                return stop;
+        }
     }
-    return n;
+    return 0;
+}
+
+/* The bits of word w of r for slots in [from, to). */
+static uint64_t word_bits(region *r, uintptr_t base, size_t w, uintptr_t from, uintptr_t to)
+{
+    uintptr_t wlo = base + ((uintptr_t)w << WORD_SHIFT), whi = wlo + (1u << WORD_SHIFT);
+    uint64_t bits = atomic_load_explicit(&r->bits[w], memory_order_relaxed);
+    if (from > wlo)
+        bits &= lt_lockmap_from(from);
+    if (to < whi)
+        bits &= lt_lockmap_upto(to - 1);
+    return bits;
+}
+
+static int word_any(region *r, uintptr_t base, size_t w, uintptr_t from, uintptr_t to,
+                    void *arg)
+{
+    (void)arg;
+    return word_bits(r, base, w, from, to) != 0;
+}
+
+/* The caller's output: slot addresses, n of max filled. */
+typedef struct listing {
+    uintptr_t *out;
+    size_t n, max;
+} listing;
+
+static int word_list(region *r, uintptr_t base, size_t w, uintptr_t from, uintptr_t to,
+                     void *arg)
+{
+    listing *l = arg;
+    uint64_t bits = word_bits(r, base, w, from, to);
+    for (; bits && l->n < l->max; bits &= bits - 1)
+        l->out[l->n++] = base + ((uintptr_t)w << WORD_SHIFT) +
+                         ((uintptr_t)__builtin_ctzll(bits) << SLOT_SHIFT);
+    return l->n == l->max;
 }
 
 size_t lt_lockmap_list(uintptr_t lo, uintptr_t hi, uintptr_t *out, size_t max)
 {
-    size_t n = 0;
-    for (uintptr_t c = lo >> CHUNK_SHIFT; hi > lo && c <= (hi - 1) >> CHUNK_SHIFT && n < max;
-         c++) {
-        uintptr_t a = c << CHUNK_SHIFT, base = a & ~(uintptr_t)REGION_MASK;
-        region *r = a >> REGION_SHIFT < LT_LOCKMAP_REGIONS ? region_of(a) : NULL;
-        if (!r || !atomic_load_explicit(&r->count[chunk_of(a)], memory_order_relaxed))
-            continue;
-        uintptr_t end = a + (1u << CHUNK_SHIFT);
-        uintptr_t from = a > lo ? a : lo, to = end < hi ? end : hi;
-        for (size_t w = word_of(from); w <= word_of(to - 1) && n < max; w++)
-            n = word_slots(r, base, w, from, to, out, n, max);
-    }
-    return n;
+    listing l = {out, 0, max};
+    if (max)
+        each_word(lo, hi, word_list, &l);
+    return l.n;
 }
 
-/* A lock in the block's own slots, not merely in its 64 KiB: a free() next to a lock stays
- * cheap too. */
-int lt_lockmap_any_slow(uintptr_t lo, uintptr_t hi)
+int lt_lockmap_any(uintptr_t lo, uintptr_t hi)
 {
-    uintptr_t first;
-    return lt_lockmap_list(lo, hi, &first, 1) != 0;
+    return each_word(lo, hi, word_any, NULL);
 }

@@ -57,19 +57,25 @@ void *lt_platform_reserve(size_t size);
 /* The allocator behind free() (the next definitions after the tracer), for the entry points
  * that release memory. usable_size is NULL when the allocator that defines free does not
  * define it too (a foreign one would misread its blocks); glibc_chunks says blocks carry
- * glibc's chunk header (the block's size in the word before it). munmap is never NULL. */
+ * glibc's chunk header (the block's size in the word before it). munmap is never NULL;
+ * page is the page size. */
 typedef struct lt_allocator {
     void (*free)(void *);
     void *(*realloc)(void *, size_t);
     void *(*reallocarray)(void *, size_t, size_t); /* NULL when libc has none */
     size_t (*usable_size)(void *);
     int (*munmap)(void *, size_t);
+    void *(*mremap)(void *, size_t, size_t, int, ...); /* NULL when libc has none */
+    size_t page;
     int glibc_chunks;
 } lt_allocator;
 void lt_platform_allocator(lt_allocator *out);
 
-/* munmap without going through any interposed definition (while those are resolved). */
+/* munmap and mremap without going through any interposed definition (while those are
+ * resolved); target is mremap's new address (MREMAP_FIXED). */
 int lt_platform_munmap_direct(void *p, size_t size);
+void *lt_platform_mremap_direct(void *old, size_t old_size, size_t new_size, int flags,
+                                void *target);
 
 /* One frame of the current stack: instruction pointer and stack pointer in that frame. */
 typedef struct lt_frame {

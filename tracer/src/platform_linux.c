@@ -129,6 +129,12 @@ int lt_platform_munmap_direct(void *p, size_t size)
     return (int)syscall(SYS_munmap, p, size);
 }
 
+void *lt_platform_mremap_direct(void *old, size_t old_size, size_t new_size, int flags,
+                                void *target)
+{
+    return (void *)syscall(SYS_mremap, old, old_size, new_size, flags, target);
+}
+
 static int same_module(const void *a, const void *b)
 {
     Dl_info ia, ib;
@@ -145,6 +151,8 @@ void lt_platform_allocator(lt_allocator *out)
     out->munmap = (int (*)(void *, size_t))dlsym(RTLD_NEXT, "munmap");
     if (!out->munmap)
         out->munmap = lt_platform_munmap_direct;
+    out->mremap = (void *(*)(void *, size_t, size_t, int, ...))dlsym(RTLD_NEXT, "mremap");
+    out->page = (size_t)getpagesize();
     if (!same_module((void *)out->free, (void *)out->usable_size))
         out->usable_size = NULL;
     out->glibc_chunks = out->usable_size &&

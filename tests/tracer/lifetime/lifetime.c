@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,8 @@ NOINLINE void registry_then_object(object *o)
     pthread_mutex_unlock(&registry);
 }
 
-static void said_reused(const void *a, const void *b)
+/* Addresses as integers: the first one's memory may be gone (the compiler would warn). */
+static void said_reused(uintptr_t a, uintptr_t b)
 {
     puts(a == b ? "reused" : "not reused");
 }
@@ -67,11 +69,11 @@ static void free_reuse(void)
 {
     object *a = object_new(1);
     object_then_registry(a);
-    void *was = a;
+    uintptr_t was = (uintptr_t)a;
     free(a);
     object *b = object_new(2);
     registry_then_object(b);
-    said_reused(was, b);
+    said_reused(was, (uintptr_t)b);
     free(b);
 }
 
@@ -96,11 +98,11 @@ static void moved_reuse(void *(*move)(object *))
 {
     object *a = object_new(1);
     object_then_registry(a);
-    void *was = a;
+    uintptr_t was = (uintptr_t)a;
     void *moved = move(a);
     object *b = object_new(2);
     registry_then_object(b);
-    said_reused(was, b);
+    said_reused(was, (uintptr_t)b);
     free(b);
     free(moved);
 }
@@ -114,8 +116,116 @@ static void munmap_reuse(void)
     munmap(a, page);
     object *b = mmap(a, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     registry_then_object(b);
-    said_reused(a, b);
+    said_reused((uintptr_t)a, (uintptr_t)b);
     munmap(b, page);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Part of a mapping, and mremap. pages(n) maps n pages, each holding an object at offset
+ * (page / 2) (a page is 4 KiB or more).
+ * ---------------------------------------------------------------------------------------- */
+static size_t page_size(void)
+{
+    return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static char *pages(void *where, size_t n)
+{
+    int fixed = where ? MAP_FIXED_NOREPLACE : 0;
+    char *p = mmap(where, n * page_size(), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | fixed, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static object *object_in(char *page)
+{
+    return (object *)(void *)(page + page_size() / 2);
+}
+
+static void describe_object(const void *obj, char *buf, size_t size);
+
+/* Three pages with objects in the first and the last; the last page goes (munmap of one
+ * byte: the kernel takes the whole page) and a new object is mapped there. The first
+ * object's lock is still known: both orders on it are an inversion; the new one's are not. */
+static void munmap_part(void)
+{
+    char *p = pages(NULL, 3);
+    object *a = object_in(p), *b = object_in(p + 2 * page_size());
+    a->id = 1;
+    b->id = 2;
+    locktrace_annotate_lock(&a->mu, a, describe_object);
+    locktrace_annotate_lock(&b->mu, b, describe_object);
+    object_then_registry(a);
+    object_then_registry(b);
+    munmap(p + 2 * page_size(), 1);
+    char *again = pages(p + 2 * page_size(), 1);
+    if (!again) {
+        puts("not reused");
+        return;
+    }
+    object *c = object_in(again);
+    c->id = 3;
+    locktrace_annotate_lock(&c->mu, c, describe_object);
+    registry_then_object(c);
+    said_reused((uintptr_t)b, (uintptr_t)c);
+    registry_then_object(a);
+}
+
+/* A mapping shrinks: the object in its lost tail is gone, the one in what is kept is not. */
+static void mremap_shrink(void)
+{
+    char *p = pages(NULL, 2);
+    object *a = object_in(p), *b = object_in(p + page_size());
+    a->id = 1;
+    locktrace_annotate_lock(&a->mu, a, describe_object);
+    object_then_registry(a);
+    object_then_registry(b);
+    if (mremap(p, 2 * page_size(), page_size(), 0) != p)
+        puts("mremap failed");
+    char *again = pages(p + page_size(), 1);
+    object *c = again ? object_in(again) : NULL;
+    if (c)
+        registry_then_object(c);
+    said_reused((uintptr_t)b, (uintptr_t)c);
+    registry_then_object(a);
+}
+
+/* A mapping grows and must move (the page after it is taken): its object is gone from the
+ * old address, and a new object mapped there is another lock. The moved object is a new
+ * lock at its new address. */
+static void mremap_move(void)
+{
+    char *p = pages(NULL, 2);
+    munmap(p + page_size(), page_size());
+    char *blocker = pages(p + page_size(), 1);
+    object *a = object_in(p);
+    object_then_registry(a);
+    char *moved = mremap(p, page_size(), 4 * page_size(), MREMAP_MAYMOVE);
+    if (moved == MAP_FAILED || moved == p || !blocker)
+        puts("did not move");
+    char *again = pages(p, 1);
+    object *b = again ? object_in(again) : NULL;
+    if (b)
+        registry_then_object(b);
+    said_reused((uintptr_t)a, (uintptr_t)b);
+    registry_then_object(object_in(moved));
+}
+
+/* MREMAP_FIXED: the mapping moves onto another, whose object is gone as well. */
+static void mremap_fixed(void)
+{
+    char *from = pages(NULL, 1), *onto = pages(NULL, 1);
+    object_then_registry(object_in(from));
+    object_then_registry(object_in(onto));
+    char *moved = mremap(from, page_size(), page_size(), MREMAP_MAYMOVE | MREMAP_FIXED, onto);
+    char *again = pages(from, 1); /* before the tracer may map something there */
+    if (moved != onto)
+        puts("did not move");
+    registry_then_object(object_in(moved));
+    object *b = again ? object_in(again) : NULL;
+    if (b)
+        registry_then_object(b);
+    said_reused((uintptr_t)object_in(from), (uintptr_t)b);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -143,10 +253,10 @@ static void stale_annotation(void)
     locktrace_annotate_lock(&a->mu, a, describe_object);
     pthread_mutex_lock(&a->mu);
     pthread_mutex_unlock(&a->mu);
-    void *was = a;
+    uintptr_t was = (uintptr_t)a;
     free(a);
     object *b = object_new(2);
-    said_reused(was, b);
+    said_reused(was, (uintptr_t)b);
     relock(b);
     printf("described %d\n", described);
 }
@@ -197,6 +307,19 @@ NOINLINE void realloc_while_held(void)
     free(moved);
 }
 
+NOINLINE void mremap_while_held(int shrink)
+{
+    char *p = pages(NULL, 2);
+    object *o = object_in(p + page_size());
+    pthread_mutex_lock(&o->mu);
+    if (shrink)
+        mremap(p, 2 * page_size(), page_size(), 0);
+    else
+        mremap(p, 2 * page_size(), 2 * page_size(), MREMAP_MAYMOVE | MREMAP_FIXED,
+               pages(NULL, 2));
+    puts(shrink ? "shrunk while held" : "moved while held");
+}
+
 NOINLINE void munmap_while_held(void)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -231,7 +354,7 @@ static void stack_reuse(void)
         pthread_create(&th, NULL, stack_lock_thread, (void *)round);
         pthread_join(th, NULL);
     }
-    said_reused(stack_lock_addr[0], stack_lock_addr[1]);
+    said_reused((uintptr_t)stack_lock_addr[0], (uintptr_t)stack_lock_addr[1]);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -305,6 +428,18 @@ int main(int argc, char **argv)
         realloc_while_held();
     else if (!strcmp(name, "munmap-held"))
         munmap_while_held();
+    else if (!strcmp(name, "munmap-part"))
+        munmap_part();
+    else if (!strcmp(name, "mremap-shrink"))
+        mremap_shrink();
+    else if (!strcmp(name, "mremap-move"))
+        mremap_move();
+    else if (!strcmp(name, "mremap-fixed"))
+        mremap_fixed();
+    else if (!strcmp(name, "mremap-shrink-held"))
+        mremap_while_held(1);
+    else if (!strcmp(name, "mremap-move-held"))
+        mremap_while_held(0);
     else if (!strcmp(name, "stack-reuse"))
         stack_reuse();
     else if (!strcmp(name, "churn"))

@@ -1,0 +1,188 @@
+/*
+ * lockmap_unit.c - the lock map (tracer/src/lockmap.c, lifetime.h) against a plain model:
+ * random locks around a 1 GiB region boundary, random ranges from a few bytes to 256 KiB at
+ * random offsets (word, chunk and region edges included). For every range:
+ *   lt_lockmap_any and lt_lockmap_list are exact;
+ *   lt_lockmap_maybe (the inline check every free() makes) never says 0 where a lock is,
+ *   and is exact for a range inside one 64 KiB chunk over at most two words of bits (the
+ *   blocks it answers itself).
+ * Then one thread adds and removes locks next to a block while another asks about the block:
+ * the neighbours never make the block look like it holds a lock, nor hide the one it holds.
+ * The map only records addresses; nothing here touches the memory they name.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "lifetime.h"
+
+#define SPAN (1u << 20)                    /* the addresses used: 1 MiB ... */
+#define BASE ((1ull << 40) - SPAN / 2)    /* ... across the region boundary at 1 TiB */
+#define SLOTS (SPAN / 4)
+
+static unsigned char model[SLOTS]; /* 1 = a lock starts in that 4-byte slot */
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* The model's answer for [lo, hi): slots that overlap it, listed into out (if given). */
+static size_t model_list(uintptr_t lo, uintptr_t hi, uintptr_t *out)
+{
+    size_t n = 0;
+    for (uintptr_t s = (lo - BASE) / 4; s < SLOTS && BASE + s * 4 < hi; s++)
+        if (model[s] && out)
+            out[n++] = BASE + s * 4;
+        else if (model[s])
+            n++;
+    return n;
+}
+
+static void add(uintptr_t a)
+{
+    CHECK(lt_lockmap_add((const void *)a));
+    model[(a - BASE) / 4] = 1;
+}
+
+static void del(uintptr_t a)
+{
+    lt_lockmap_remove((const void *)a);
+    model[(a - BASE) / 4] = 0;
+}
+
+/* A range: mostly block-sized (16-byte aligned, 16..600 bytes), some page- and chunk-sized,
+ * some starting right before a word, chunk or region edge. */
+static void range(uint64_t *s, uintptr_t *lo, uintptr_t *hi)
+{
+    uint64_t kind = rnd(s) % 8;
+    size_t size = kind < 5 ? 16 + rnd(s) % 600 : kind < 7 ? 1 + rnd(s) % (8 << 10)
+                                                          : 1 + rnd(s) % (256 << 10);
+    uintptr_t at = BASE + rnd(s) % (SPAN - size);
+    if (kind == 1) /* just before a 256-byte word of bits */
+        at = ((at | 255) + 1) - 16 * (1 + rnd(s) % 4);
+    if (kind == 2) /* just before a 64 KiB chunk */
+        at = ((at | 0xffff) + 1) - 16 * (1 + rnd(s) % 4);
+    if (kind == 3) /* just before the region edge */
+        at = (1ull << 40) - 16 * (1 + rnd(s) % 4);
+    if (kind < 5)
+        at &= ~(uintptr_t)15;
+    if (at < BASE || at + size > BASE + SPAN)
+        at = BASE;
+    *lo = at;
+    *hi = at + size;
+}
+
+static int one_chunk_two_words(uintptr_t lo, uintptr_t hi)
+{
+    return lo >> 16 == (hi - 1) >> 16 && ((hi - 1) >> 8) - (lo >> 8) <= 1;
+}
+
+static void check_ranges(uint64_t *s, int rounds)
+{
+    static uintptr_t got[4096], want[4096];
+    int bad = 0;
+    for (int i = 0; i < rounds && bad < 5; i++) {
+        uintptr_t lo, hi;
+        range(s, &lo, &hi);
+        size_t n = model_list(lo, hi, NULL);
+        int any = lt_lockmap_any(lo, hi), maybe = lt_lockmap_maybe(lo, hi);
+        if (!CHECKF(any == (n != 0), "any [%#lx, %#lx) = %d, model %zu", (unsigned long)lo,
+                    (unsigned long)hi, any, n) ||
+            !CHECKF(maybe || !n, "maybe [%#lx, %#lx) = 0 over %zu locks", (unsigned long)lo,
+                    (unsigned long)hi, n) ||
+            !CHECKF(!one_chunk_two_words(lo, hi) || maybe == (n != 0),
+                    "maybe [%#lx, %#lx) = %d, model %zu", (unsigned long)lo, (unsigned long)hi,
+                    maybe, n)) {
+            bad++;
+            continue;
+        }
+        if (n > 4096)
+            continue;
+        /* listed in batches, as lifetime.c does */
+        size_t m = 0;
+        for (uintptr_t from = lo;;) {
+            size_t k = lt_lockmap_list(from, hi, got + m, 7);
+            m += k;
+            if (k < 7 || m + 7 > 4096)
+                break;
+            from = got[m - 1] + 4;
+        }
+        model_list(lo, hi, want);
+        if (!CHECKF(m == n && !memcmp(got, want, n * sizeof *got),
+                    "list [%#lx, %#lx): %zu of %zu", (unsigned long)lo, (unsigned long)hi, m, n))
+            bad++;
+    }
+}
+
+static void check_model(void)
+{
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    /* sparse locks, some right at edges */
+    for (int i = 0; i < 300; i++)
+        add(BASE + (rnd(&s) % SPAN & ~(uintptr_t)3));
+    add(1ull << 40);
+    add((1ull << 40) - 4);
+    add(BASE + 0x10000 - 4);
+    add(BASE + 0x20000);
+    add(BASE + 0x300 - 4);
+    add(BASE + 0x400 + 2); /* a lock may start anywhere in its slot */
+    check_ranges(&s, 40000);
+    /* half of them gone, then dense locks in one chunk (objects with mutexes side by side) */
+    for (size_t i = 0; i < SLOTS; i += 2)
+        if (model[i])
+            del(BASE + i * 4);
+    for (uintptr_t a = BASE + 0x40000; a < BASE + 0x40000 + 8192; a += 48)
+        add(a + 8);
+    check_ranges(&s, 40000);
+    CHECK(!lt_lockmap_maybe(0x10, 0x20)); /* a region never used */
+}
+
+/* Two threads: the block [BLOCK, BLOCK + 48) holds a lock at offset 8 or none; the other
+ * thread keeps adding and removing locks right before and after it, in the same words. */
+#define BLOCK (BASE + 0x80000 + 0x80)
+static atomic_int stop;
+
+static void *neighbours(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&stop))
+        for (uintptr_t a = BLOCK - 64; a < BLOCK + 112; a += 4)
+            if (a < BLOCK || a >= BLOCK + 48) {
+                lt_lockmap_add((const void *)a);
+                lt_lockmap_remove((const void *)a);
+            }
+    return NULL;
+}
+
+static void check_neighbours(void)
+{
+    pthread_t th;
+    long wrong = 0;
+    pthread_create(&th, NULL, neighbours, NULL);
+    for (int i = 0; i < 400000; i++) {
+        int holds = i & 1;
+        if (holds)
+            lt_lockmap_add((const void *)(BLOCK + 8));
+        wrong += lt_lockmap_maybe(BLOCK, BLOCK + 48) != holds;
+        wrong += lt_lockmap_any(BLOCK, BLOCK + 48) != holds;
+        if (holds)
+            lt_lockmap_remove((const void *)(BLOCK + 8));
+    }
+    atomic_store(&stop, 1);
+    pthread_join(th, NULL);
+    CHECKF(wrong == 0, "%ld wrong answers about the block", wrong);
+}
+
+int main(void)
+{
+    check_model();
+    check_neighbours();
+    return check_summary();
+}
