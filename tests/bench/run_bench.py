@@ -2,7 +2,7 @@
 """Runs every row of the lock performance table natively and under liblocktrace, interleaved,
 and prints native, traced and the ratio of each.
 
-  run_bench.py LOCKBENCH STRESSBENCH LIBLOCKTRACE [--repeat N] [--rows a,b] [--full]
+  run_bench.py LOCKBENCH STRESSBENCH LIBLOCKTRACE [--repeat N] [--rows a,b] [--full] [--classes]
                [--best] [--baseline OTHER_LIBLOCKTRACE]
 
 Rows: lockbench flat/nested with 1 and 2 threads (64 rwlocks, ~90 % reads; figure: ns per
@@ -14,7 +14,10 @@ write). Each row runs native, traced (and with --full, traced with LOCKTRACE_STA
 --repeat times, one after the other in turn, so a busy moment of the machine hits every
 configuration alike; the median counts (--best: the fastest run, the one a busy machine
 disturbed least). `noise` is the spread (min-max) of the ratio of the run pairs (run i traced /
-run i native). --baseline runs another build of the library in the same turns (before/after).
+run i native). --classes adds a run with LOCKTRACE_CLASSES=site (lockbench's locks share one
+init site: one class, nested in ascending address order) and its ratio to the traced run
+without classes (`vs traced`). --baseline runs another build of the library in the same turns
+(before/after).
 """
 import argparse
 import os
@@ -48,6 +51,7 @@ def main(argv):
     p.add_argument('--repeat', type=int, default=5, help='runs per configuration')
     p.add_argument('--rows', default=','.join(ROWS), help='which rows: ' + ','.join(ROWS))
     p.add_argument('--full', action='store_true', help='also LOCKTRACE_STACKS=full')
+    p.add_argument('--classes', action='store_true', help='also LOCKTRACE_CLASSES=site')
     p.add_argument('--best', action='store_true', help='the fastest run counts, not the median')
     p.add_argument('--baseline', metavar='LIB', help='another liblocktrace, run alongside')
     a = p.parse_args(argv)
@@ -60,12 +64,15 @@ def main(argv):
         configs.append(('base', {'LD_PRELOAD': os.path.abspath(a.baseline)}))
     if a.full:
         configs.append(('full', {'LD_PRELOAD': lib, 'LOCKTRACE_STACKS': 'full'}))
+    if a.classes:
+        configs.append(('classes', {'LD_PRELOAD': lib, 'LOCKTRACE_CLASSES': 'site'}))
     pick = min if a.best else statistics.median
     print(f'{"best" if a.best else "median"} of {a.repeat} interleaved runs; ratio = traced / '
           f'native; noise = min-max of the per-run ratios')
     print(f'{"row":9} {"unit":7} ' + ' '.join(f'{n:>9}' for n, _ in configs[:2]) +
           f' {"ratio":>6} {"noise":>11}' + ('  full  ratio' if a.full else '') +
-          ('  baseline ratio' if a.baseline else ''))
+          ('  baseline ratio' if a.baseline else '') +
+          ('   classes vs traced (noise)' if a.classes else ''))
     for row in a.rows.split(','):
         prog, args, unit = ROWS[row]
         runs = {name: [] for name, _ in configs}
@@ -80,6 +87,10 @@ def main(argv):
             line += f' {med["full"]:9.3f} {med["full"] / med["native"]:5.2f}x'
         if a.baseline:
             line += f' {med["base"]:9.3f} {med["base"] / med["native"]:5.2f}x'
+        if a.classes:
+            vs = [c / t for c, t in zip(runs['classes'], runs['traced'])]
+            line += (f' {med["classes"]:9.3f} {med["classes"] / med["traced"]:9.2f}x'
+                     f' ({min(vs):.2f}-{max(vs):.2f}x)')
         print(line)
         sys.stdout.flush()
     return 0

@@ -140,6 +140,15 @@ int main(int argc, char **argv)
         nest(&a[0], &b[0]);
         nest(&b[1], &c[0]);
         nest(&a[1], &c[1]);
+    } else if (!strcmp(name, "reuse")) {
+        nest(&a[0], &b[0]);
+        pthread_mutex_destroy(&a[0]); /* the instance graph forgets both */
+        pthread_mutex_destroy(&b[0]);
+        pthread_mutex_init(&a[0], NULL);
+        pthread_mutex_init(&b[0], NULL);
+        locktrace_annotate_class(&a[0], "A");
+        locktrace_annotate_class(&b[0], "B");
+        nest(&b[0], &a[0]); /* the same addresses, other locks: the classes remember */
     } else if (!strcmp(name, "same-locks")) {
         nest(&a[0], &b[0]); /* the instance graph's inversion: reported once, by it */
         nest(&b[0], &a[0]);

@@ -14,13 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
-static int edeadlk; /* calls that returned EDEADLK */
+static _Atomic int edeadlk; /* calls that returned EDEADLK */
 
 static void count(int rc)
 {
@@ -34,6 +35,22 @@ NOINLINE void relock(void)
     pthread_mutex_lock(&mutex);
     count(pthread_mutex_lock(&mutex)); /* BUG-RELOCK */
     pthread_mutex_unlock(&mutex);
+}
+
+/* The same bug on a mutex of the caller's: the lock is no part of the bug. */
+NOINLINE void relock_own(pthread_mutex_t *m)
+{
+    pthread_mutex_lock(m);
+    count(pthread_mutex_lock(m)); /* BUG-RELOCK-OWN */
+    pthread_mutex_unlock(m);
+}
+
+static void *relock_thread(void *arg)
+{
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    for (long i = 0; i < (long)arg; i++)
+        relock_own(&m);
+    return NULL;
 }
 
 /* Read, then write: an upgrade, another bug on another line. */
@@ -79,9 +96,16 @@ static void pause_ms(long ms)
         ;
 }
 
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
 static void done(void)
 {
-    printf("EDEADLK %d times\n", edeadlk);
+    printf("EDEADLK %d times\n", (int)edeadlk);
     fflush(stdout);
 }
 
@@ -105,6 +129,43 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "unlocks")) {
         for (int i = 0; i < n; i++)
             stray_unlock();
+    } else if (!strcmp(mode, "timed")) { /* tests/bench/run_dedup.py */
+        double t0 = now_ns();
+        stray_unlock();
+        double t1 = now_ns();
+        for (int i = 0; i < n; i++)
+            stray_unlock();
+        printf("first_ns=%.0f repeat_ns=%.1f\n", t1 - t0, (now_ns() - t1) / n);
+        return 0;
+    } else if (!strcmp(mode, "threads")) { /* 4 threads, n each */
+        pthread_t t[4];
+        for (int i = 0; i < 4; i++)
+            pthread_create(&t[i], NULL, relock_thread, (void *)(long)n);
+        for (int i = 0; i < 4; i++)
+            pthread_join(t[i], NULL);
+    } else if (!strcmp(mode, "fork")) {
+        /* The child starts with no reports: its repeats are its own, in files of its own. */
+        for (int i = 0; i < 3; i++)
+            relock();
+        fflush(stdout);
+        pid_t child = fork();
+        for (int i = 0; i < (child == 0 ? 5 : 2); i++)
+            relock();
+        if (child == 0) {
+            done();
+            exit(0);
+        }
+        waitpid(child, NULL, 0);
+    } else if (!strcmp(mode, "vfork")) {
+        /* A vfork child shares the parent's memory, counts pending included: its _exit must
+         * write nothing (the files are the parent's). */
+        for (int i = 0; i < n; i++)
+            relock();
+        pid_t child = vfork();
+        if (child == 0)
+            _exit(0);
+        waitpid(child, NULL, 0);
+        printf("child %d\n", (int)child);
     } else if (!strcmp(mode, "unlock-relock")) {
         for (int i = 0; i < n; i++) {
             stray_unlock();
@@ -138,7 +199,7 @@ int main(int argc, char **argv)
             for (size_t i = 0; i < sizeof sites / sizeof *sites; i++)
                 sites[i]();
     } else {
-        fprintf(stderr, "usage: dedup loop|two-bugs|two-sites|unlocks|unlock-relock|recursion|"
+        fprintf(stderr, "usage: dedup loop|two-bugs|two-sites|unlocks|timed|threads|fork|vfork|unlock-relock|recursion|"
                         "then-abort|then-_exit|then-_Exit|spaced|many-sites [N]\n");
         return 64;
     }

@@ -138,11 +138,58 @@ def loop(c):
     ending, out, rerr = c.report('--as-recorded', files[0])
     full = err[:err.index('locktrace: self-deadlock: again')]
     need(ending == 0 and out == full + want, 'locktrace report --as-recorded is not the first report + the count')
+    ending, out, rerr = c.report('--json', files[0])
+    j = json.loads(out) if ending == 0 else {}
+    need({k: j.get(k) for k in r if k in ('signature', 'occurrences', 'last_time_sec', 'last_time_nsec')} ==
+         {k: r[k] for k in ('signature', 'occurrences', 'last_time_sec', 'last_time_nsec')},
+         f'locktrace report --json lost the count: {ending} {rerr}')
+    ending, out, rerr = c.report('--html', c.dir)
+    need(ending == 0 and out.count(' &middot; 100 occurrences</p>') == 1, f'--html: {ending} {rerr}')
     ending, out, rerr = c.report('--sarif', c.dir)
     results = json.loads(out)['runs'][0]['results'] if ending == 0 else []
     need(len(results) == 1 and results[0]['occurrenceCount'] == 100 and
          results[0]['partialFingerprints'] == {'locktraceSignature/v2': r['signature']},
          f'SARIF: {ending} {rerr} {results and {k: results[0][k] for k in ("occurrenceCount", "partialFingerprints") if k in results[0]}}')
+
+
+def stable(c):
+    """The signature of a bug is the same from one run to the next, and for every thread
+    that hits it (on a lock of its own): 4 threads x 25 make one report of 100
+    occurrences whose repeat lines count up in order."""
+    ending, out, err = c.dedup('threads', 25, LOCKTRACE_ACTION='edeadlk')
+    need(ending == 0 and out == 'EDEADLK 100 times\n', f'program: {ending} {out!r}')
+    need(fulls(err) == ['self-deadlock'], f'full reports: {fulls(err)}')
+    check_repeats(err, 'self-deadlock', c.place('BUG-RELOCK-OWN'), 1, 2, 100)
+    files = c.files()
+    need(len(files) == 1 and load(files[0])['occurrences'] == 100, f'files {files}')
+    first = load(files[0])['signature']
+    c.dir = os.path.join(c.tmp, 'again')
+    c.dedup('threads', 3, LOCKTRACE_ACTION='edeadlk')
+    need([load(f)['signature'] for f in c.files()] == [first], 'another run, another signature')
+
+
+def fork(c):
+    """A fork child starts with no reports: its first occurrence is its own report 1 and
+    file, its repeats count there; the parent's counts are its own. A vfork child's _exit
+    writes nothing (the pending counts it sees are the parent's)."""
+    ending, out, err = c.launch('fork', None, '--action=edeadlk')
+    need(ending == 0 and out.count('EDEADLK') == 2, f'program: {ending} {out!r}')
+    # parent: 3 before the fork and 2 after (another call site); child: 5 after
+    need(fulls(err) == ['self-deadlock'] * 3, f'full reports: {fulls(err)}')
+    by_pid = {}
+    for f in c.files():
+        r = load(f)
+        by_pid.setdefault(r['pid'], []).append(r['occurrences'])
+    need(sorted(by_pid.values()) == [[3, 2], [5]], f'counts per process: {by_pid}')
+    need(re.search(r'^locktrace: 3 reports \(3 self-deadlock; 10 occurrences\)', err, re.M),
+         f'launcher: {err.splitlines()[-1]}')
+    c.dir = os.path.join(c.tmp, 'vfork')
+    ending, out, err = c.dedup('vfork', 10, LOCKTRACE_ACTION='edeadlk')
+    child = re.search(r'child (\d+)', out)
+    need(ending == 0 and child, f'vfork: {ending} {out!r}')
+    names = os.listdir(c.dir)
+    need(not [n for n in names if f'.{child.group(1)}.' in n], f'the vfork child wrote {names}')
+    need(len(c.files()) == 1 and load(c.files()[0])['occurrences'] == 10, f'vfork: parent files {names}')
 
 
 def two_bugs(c):
@@ -265,7 +312,7 @@ def suppressed(c):
          f'not suppressed: {ending} {err[-500:]}')
 
 
-CHECKS = {f.__name__: f for f in (loop, two_bugs, two_sites, abort_count, exit_count, spaced, cap,
+CHECKS = {f.__name__: f for f in (loop, stable, fork, two_bugs, two_sites, abort_count, exit_count, spaced, cap,
                                   suppressed)}
 
 

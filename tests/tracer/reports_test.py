@@ -290,7 +290,8 @@ def predicted(c):
     for n, (scenario, reason, steps) in enumerate([('cycle-2', 'class-cycle', 2),
                                                    ('cycle-3', 'class-cycle', 3),
                                                    ('nest-both', 'class-nesting', 2),
-                                                   ('nest-declared', 'class-declared-order', 1)]):
+                                                   ('nest-declared', 'class-declared-order', 1),
+                                                   ('reuse', 'class-cycle', 2)]):
         d = os.path.join(c.tmp, f'predicted{n}')
         ending, _, err = c.run([c.a.classes, scenario],
                                {'LOCKTRACE_CLASSES': 'annotated', 'LOCKTRACE_REPORT_DIR': d})
@@ -303,6 +304,9 @@ def predicted(c):
              f'{scenario}: {r["kind"]} {r["reason"]} {r["outcome"]} {len(r["steps"])} steps')
         need(len(r['locks']) == 2 * steps and all(l['class'] in 'ABCS' for l in r['locks']),
              f'{scenario}: locks {r["locks"]}')
+        if scenario == 'reuse':  # two addresses, each with two generations
+            need(len({(l['address'], l['generation']) for l in r['locks']}) == 4 and
+                 len({l['address'] for l in r['locks']}) == 2, f'reuse: locks {r["locks"]}')
         ending, out, rerr = c.report('--as-recorded', files[0])
         need(ending == 0 and out == err, f'{scenario}: rendered differently:\n{out}\n---\n{err}{rerr}')
         ending, out, rerr = c.report(files[0])

@@ -191,14 +191,17 @@ static uint32_t class_id(const char *name, uintptr_t site)
     return c ? c->id : 0;
 }
 
-/* The class of identity (l, gen) decided now: its first-seen call site (site mode), or none.
- * An annotation made meanwhile wins. */
-static __attribute__((noinline)) uint32_t class_decide(lt_lock *l, uint32_t gen)
+/* The class of identity (l, gen) of kind `kind` decided now: its first-seen call site (site
+ * mode), or none. Once-controls get no site class: pthread_once is nearly always called
+ * through a wrapper of the program's, and what their nesting says is reported already (two
+ * init routines waiting for each other are a deadlock report). An annotation made meanwhile
+ * wins. */
+static __attribute__((noinline)) uint32_t class_decide(lt_lock *l, uint32_t gen, lt_kind kind)
 {
     uint32_t id = 0;
     size_t n = 0;
     const uintptr_t *ips = NULL;
-    if (lt_cfg.classes == LT_CLASSES_SITE) {
+    if (lt_cfg.classes == LT_CLASSES_SITE && kind != LT_ONCE) {
         if (!l->first_stack)
             return 0; /* not filled in yet by the thread that saw it first: decide later */
         ips = lt_stack_get(l->first_stack, &n);
@@ -213,12 +216,12 @@ static __attribute__((noinline)) uint32_t class_decide(lt_lock *l, uint32_t gen)
 }
 
 /* The class of identity (l, gen), 0 = none. */
-static inline uint32_t class_of(lt_lock *l, uint32_t gen)
+static inline uint32_t class_of(lt_lock *l, uint32_t gen, lt_kind kind)
 {
     uint64_t k = atomic_load_explicit(&l->klass, memory_order_relaxed);
     if (lt_likely((uint32_t)(k >> 32) == gen))
         return (uint32_t)k;
-    return class_decide(l, gen);
+    return class_decide(l, gen, kind);
 }
 
 void lt_classes_annotate(lt_event *ev, const char *name)
@@ -237,7 +240,7 @@ void lt_classes_nesting(lt_event *ev, unsigned order)
     lt_lock *l = lt_shadow_get(ev->self, ev->addr, ev->ra);
     if (!l || lt_cfg.classes == LT_CLASSES_OFF)
         return;
-    uint32_t id = class_of(l, atomic_load_explicit(&l->gen, memory_order_relaxed));
+    uint32_t id = class_of(l, atomic_load_explicit(&l->gen, memory_order_relaxed), LT_MUTEX);
     lt_spin_lock(&class_lock);
     if (id)
         by_id[id]->order = order;
@@ -495,7 +498,7 @@ void lt_classes_acquired(lt_event *ev)
     if (ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
         return;
     uint32_t gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
-    uint32_t to = class_of(ev->lock, gen), stack = 0;
+    uint32_t to = class_of(ev->lock, gen, ev->kind), stack = 0;
     if (!to)
         return;
     for (uint32_t i = t->held_end; i-- > 0;) {
@@ -503,14 +506,14 @@ void lt_classes_acquired(lt_event *ev)
         if (!h->lock || h->lock == ev->lock ||
             atomic_load_explicit(&h->lock->gen, memory_order_relaxed) != h->gen)
             continue;
-        uint32_t from = class_of(h->lock, h->gen);
+        uint32_t from = class_of(h->lock, h->gen, (lt_kind)h->kind);
         if (!from)
             continue;
         int dir = from != to ? DIR_OTHER : h->addr < ev->addr ? DIR_ASC : DIR_DESC;
         uint64_t key = edge_key(from, (lt_mode)h->mode, to, ev->mode, dir);
         if (lt_unlikely(!key_known(key)))
             edge_new(h, ev, gen, from, to, key, &stack);
-        if (anchor(h))
+        if (i && anchor(h)) /* nothing older to stop at: skip the test */
             break;
     }
 }

@@ -81,11 +81,9 @@ struct node {
     node *next_hash;
 };
 
-/* A set of odd 64-bit keys (edge fingerprints, node ords): 0 marks a free slot, TOMB a
- * removed one. Written under the graph lock, read without it. Replaced by a fresh copy when half
- * the slots are used; old copies stay mapped for readers that may still be inside them (a copy
- * is made only after as many insertions as it has live entries, so they add up to a bounded
- * multiple of the live set's size per churned key). */
+/* A set of odd 64-bit keys (edge fingerprints, node ords) in open addressing: 0 marks a free
+ * slot, TOMB a removed one. Written under the graph lock; the known set is read without it
+ * (known_add says how it grows). */
 typedef struct key_set {
     size_t mask, used, live;
     _Atomic uint64_t slot[];
@@ -96,6 +94,7 @@ static key_set *_Atomic known;      /* fingerprints of the edges in the graph */
 static key_set *_Atomic ords_taken; /* ords of nodes that are addresses (see node_place) */
 static node *nodes[NODE_BUCKETS];
 static _Atomic size_t nnodes;
+static size_t nedges;
 static uint32_t stamp;
 static int64_t ord_first, ord_last = ORD_LAST; /* below or above every address ord */
 static _Atomic size_t nback;        /* back edges: while 0 the graph has no cycle */
@@ -144,33 +143,34 @@ static void set_put(key_set *k, uint64_t key)
     k->live++;
 }
 
-/* A copy with room for four times the live entries (at least KNOWN_MIN), tombstones dropped. */
-static key_set *set_copy(const key_set *k)
+/* Slots for n keys: four times as many (at least KNOWN_MIN), a power of two. */
+static size_t set_slots(size_t n)
 {
     size_t size = KNOWN_MIN;
-    while (k && size < (k->live + 1) * 4)
+    while (size < (n + 1) * 4)
         size *= 2;
-    key_set *g = lt_map(sizeof *g + size * sizeof g->slot[0]);
-    if (!g)
-        return NULL;
-    g->mask = size - 1;
-    for (size_t i = 0; k && i <= k->mask; i++) {
-        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
-        if (v != 0 && v != TOMB)
-            set_put(g, v);
-    }
-    return g;
+    return size;
 }
 
-/* Under the graph lock, key absent. 0 when out of memory. */
+/* Under the graph lock, key absent, for a set only ever read under it (ords_taken): a full
+ * set is replaced by a copy without its tombstones, and unmapped. 0 when out of memory. */
 static int set_add(key_set *_Atomic *set, uint64_t key)
 {
     key_set *k = atomic_load_explicit(set, memory_order_relaxed);
     if (!k || (k->used + 1) * 2 > k->mask + 1) {
-        key_set *g = set_copy(k);
+        size_t size = set_slots(k ? k->live : 0);
+        key_set *g = lt_map(sizeof *g + size * sizeof g->slot[0]);
         if (!g)
             return 0;
+        g->mask = size - 1;
+        for (size_t i = 0; k && i <= k->mask; i++) {
+            uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
+            if (v != 0 && v != TOMB)
+                set_put(g, v);
+        }
         atomic_store_explicit(set, g, memory_order_release);
+        if (k)
+            lt_platform_unmap(k, sizeof *k + (k->mask + 1) * sizeof k->slot[0]);
         k = g;
     }
     set_put(k, key);
@@ -283,6 +283,47 @@ static void edge_ends_place(node *from, node *to)
     }
 }
 
+/* Under the graph lock: the fingerprint of every edge in the graph into k. */
+static void known_fill(key_set *k)
+{
+    for (size_t b = 0; b < NODE_BUCKETS; b++)
+        for (const node *n = nodes[b]; n; n = n->next_hash)
+            for (const edge *e = n->out; e; e = e->next_out)
+                set_put(k, e->fp);
+}
+
+/*
+ * Under the graph lock, fp absent. 0 when out of memory. When half the slots are used the set
+ * is made again from the edges in the graph, which drops the fingerprints of removed edges:
+ * in place when it is large enough, else into a larger mapping. Readers are not stopped: one
+ * racing with the refill may miss a fingerprint (it then takes the graph lock, where the
+ * answer is exact), and any it finds was in the graph (or names an ending identity). A
+ * replaced set stays mapped, as a reader may be inside it; sets only grow (twice as large at
+ * least), so all of them together are at most twice the largest.
+ */
+static int known_add(uint64_t fp)
+{
+    key_set *k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k || (k->used + 1) * 2 > k->mask + 1) {
+        size_t size = set_slots(nedges);
+        if (k && size <= k->mask + 1) {
+            for (size_t i = 0; i <= k->mask; i++)
+                atomic_store_explicit(&k->slot[i], 0, memory_order_relaxed);
+            k->used = k->live = 0;
+        } else {
+            key_set *g = lt_map(sizeof *g + size * sizeof g->slot[0]);
+            if (!g)
+                return 0;
+            g->mask = size - 1;
+            atomic_store_explicit(&known, g, memory_order_release);
+            k = g;
+        }
+        known_fill(k);
+    }
+    set_put(k, fp);
+    return 1;
+}
+
 static void edge_unlink(edge *e)
 {
     if ((*e->link_out = e->next_out))
@@ -291,9 +332,12 @@ static void edge_unlink(edge *e)
         e->next_in->link_in = e->link_in;
 }
 
+/* Its fingerprint stays in the known set: it names a lock identity that is ending (edges leave
+ * the graph only with a node, in lt_order_forget, before the lock's gen moves on), so no
+ * acquisition can make it again; known_add drops such leftovers when it rebuilds the set. */
 static void edge_free(edge *e)
 {
-    set_remove(&known, e->fp);
+    nedges--;
     if (e->back)
         atomic_fetch_sub_explicit(&nback, 1, memory_order_relaxed);
     lt_pool_put(&edge_pool, e);
@@ -654,12 +698,12 @@ static inline uint64_t edge_fp(const lt_held *h, const request *r)
 
 /* Links the new edge d (described, from the pool) into the graph and the order; under the
  * graph lock. 0 when out of memory. */
-static int edge_link(edge *e, const lt_held *h, const request *r, uint64_t fp)
+static int edge_link(edge *e, const lt_held *h, node *to, uint64_t fp)
 {
     node *from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
-    node *to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
-    if (!from || !to || !set_add(&known, fp))
+    if (!from || !known_add(fp))
         return 0;
+    nedges++;
     e->from = from;
     e->to = to;
     e->fp = fp;
@@ -685,6 +729,7 @@ static int edge_link(edge *e, const lt_held *h, const request *r, uint64_t fp)
 static int edges_add(lt_held **hs, const uint64_t *fps, size_t n, request *r)
 {
     edge d[WALK];
+    node *to = NULL;
     int failed = 0;
     for (size_t i = 0; i < n; i++)
         edge_describe(&d[i], hs[i], r);
@@ -692,10 +737,12 @@ static int edges_add(lt_held **hs, const uint64_t *fps, size_t n, request *r)
     for (size_t i = 0; i < n && !failed; i++) {
         if (set_has(&known, fps[i]))
             continue;
-        edge *e = lt_pool_get(&edge_pool);
+        if (!to)
+            to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
+        edge *e = to ? lt_pool_get(&edge_pool) : NULL;
         if (e) {
             *e = d[i];
-            if (!edge_link(e, hs[i], r, fps[i])) {
+            if (!edge_link(e, hs[i], to, fps[i])) {
                 lt_pool_put(&edge_pool, e);
                 e = NULL;
             }

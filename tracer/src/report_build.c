@@ -279,7 +279,8 @@ static int lock_index(lt_rep *r, const lt_lock_ref *ref)
                        .object = (uintptr_t)ref->object, .api = ref->api,
                        .generation = ref->generation};
     l->annotation = describe(ref->object, ref->describe);
-    l->class_name = ref->class_site ? site_class_name(ref->class_site) : keep(ref->class_name);
+    if (!raw_only) /* a site class is named by symbolizing */
+        l->class_name = ref->class_site ? site_class_name(ref->class_site) : keep(ref->class_name);
     return (int)r->nlocks - 1;
 }
 

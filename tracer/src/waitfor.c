@@ -94,6 +94,9 @@ void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_l
     r->api = l ? l->api : LT_API_PTHREAD;
     r->object = l ? l->object : NULL;
     r->describe = l ? l->describe : NULL;
+    r->generation = 0; /* one lock per address in these reports */
+    r->class_name = NULL;
+    r->class_site = 0;
 }
 
 /*

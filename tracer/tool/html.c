@@ -273,6 +273,8 @@ static void finding(FILE *to, const lt_report_entry *e, size_t n, const char *ro
     esc(to, r->program);
     fprintf(to, ", pid %d &middot; ", r->pid);
     esc(to, e->path);
+    if (r->occurrences > 1)
+        fprintf(to, " &middot; %lu occurrences", r->occurrences);
     fputs("</p>\n", to);
     draw_graph(to, r);
     for (size_t i = 0; i < r->nstacks; i++)
