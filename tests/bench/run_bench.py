@@ -3,7 +3,7 @@
 and prints native, traced and the ratio of each.
 
   run_bench.py LOCKBENCH STRESSBENCH LIBLOCKTRACE [--repeat N] [--rows a,b] [--full] [--classes]
-               [--best] [--baseline OTHER_LIBLOCKTRACE]
+               [--baseline OTHER_LIBLOCKTRACE]
 
 Rows: lockbench flat/nested with 1 and 2 threads (64 rwlocks, ~90 % reads; figure: ns per
 lock/unlock pair, i.e. wall time x threads / pairs, the cost one thread pays per pair), and the
@@ -12,12 +12,12 @@ nested mutexes held at once, 10 loops of init/lock all/unlock all/destroy) and `
 threads, 16 K lazily initialised rwlocks, <= 10 held in increasing index order, 1 in 5 for
 write). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
 --repeat times, one after the other in turn, so a busy moment of the machine hits every
-configuration alike; the median counts (--best: the fastest run, the one a busy machine
-disturbed least). `noise` is the spread (min-max) of the ratio of the run pairs (run i traced /
-run i native). --classes adds a run with LOCKTRACE_CLASSES=site (lockbench's locks share one
-init site: one class, nested in ascending address order) and its ratio to the traced run
-without classes (`vs traced`). --baseline runs another build of the library in the same turns
-(before/after).
+configuration alike; the median counts, and each configuration's best run is printed too.
+`noise` is the spread (min-max) of the ratio of the run pairs (run i traced / run i native).
+--classes adds a run with LOCKTRACE_CLASSES=site (lockbench's locks share one init site: one
+class, nested in ascending address order) and its ratio to the traced run without classes
+(`vs traced`). --baseline runs another build of the library in the same turns (before/after:
+its median, and the ratios of its median and of its best run to native's).
 """
 import argparse
 import os
@@ -48,11 +48,10 @@ def main(argv):
     p.add_argument('lockbench')
     p.add_argument('stressbench')
     p.add_argument('lib')
-    p.add_argument('--repeat', type=int, default=5, help='runs per configuration')
+    p.add_argument('--repeat', type=int, default=5, help='runs per configuration; median kept')
     p.add_argument('--rows', default=','.join(ROWS), help='which rows: ' + ','.join(ROWS))
     p.add_argument('--full', action='store_true', help='also LOCKTRACE_STACKS=full')
     p.add_argument('--classes', action='store_true', help='also LOCKTRACE_CLASSES=site')
-    p.add_argument('--best', action='store_true', help='the fastest run counts, not the median')
     p.add_argument('--baseline', metavar='LIB', help='another liblocktrace, run alongside')
     a = p.parse_args(argv)
     progs = {'lockbench': a.lockbench, 'stressbench': a.stressbench}
@@ -60,37 +59,39 @@ def main(argv):
     base.pop('LD_PRELOAD', None)
     lib = os.path.abspath(a.lib)
     configs = [('native', {}), ('traced', {'LD_PRELOAD': lib})]
-    if a.baseline:
-        configs.append(('base', {'LD_PRELOAD': os.path.abspath(a.baseline)}))
     if a.full:
         configs.append(('full', {'LD_PRELOAD': lib, 'LOCKTRACE_STACKS': 'full'}))
     if a.classes:
         configs.append(('classes', {'LD_PRELOAD': lib, 'LOCKTRACE_CLASSES': 'site'}))
-    pick = min if a.best else statistics.median
-    print(f'{"best" if a.best else "median"} of {a.repeat} interleaved runs; ratio = traced / '
-          f'native; noise = min-max of the per-run ratios')
+    if a.baseline:
+        configs.append(('base', {'LD_PRELOAD': os.path.abspath(a.baseline)}))
+    print(f'median of {a.repeat} interleaved runs; ratio = traced / native; '
+          f'noise = min-max of the per-run ratios; best = each configuration\'s best run')
     print(f'{"row":9} {"unit":7} ' + ' '.join(f'{n:>9}' for n, _ in configs[:2]) +
-          f' {"ratio":>6} {"noise":>11}' + ('  full  ratio' if a.full else '') +
-          ('  baseline ratio' if a.baseline else '') +
-          ('   classes vs traced (noise)' if a.classes else ''))
+          f' {"ratio":>6} {"noise":>11}   best: native  traced  ratio' + ('  full  ratio' if a.full else '') +
+          ('   classes vs traced (noise)' if a.classes else '') +
+          ('  baseline  ratio best' if a.baseline else ''))
     for row in a.rows.split(','):
         prog, args, unit = ROWS[row]
         runs = {name: [] for name, _ in configs}
         for _ in range(a.repeat):
             for name, extra in configs:
                 runs[name].append(measure(progs[prog], args, {**base, **extra}))
-        med = {name: pick(v) for name, v in runs.items()}
+        med = {name: statistics.median(v) for name, v in runs.items()}
         pair = [t / n for t, n in zip(runs['traced'], runs['native'])]
         line = (f'{row:9} {unit:7} {med["native"]:9.3f} {med["traced"]:9.3f} '
-                f'{med["traced"] / med["native"]:5.2f}x {min(pair):5.2f}-{max(pair):4.2f}x')
+                f'{med["traced"] / med["native"]:5.2f}x {min(pair):5.2f}-{max(pair):4.2f}x'
+                f' {min(runs["native"]):13.3f} {min(runs["traced"]):7.3f} '
+                f'{min(runs["traced"]) / min(runs["native"]):5.2f}x')
         if a.full:
             line += f' {med["full"]:9.3f} {med["full"] / med["native"]:5.2f}x'
-        if a.baseline:
-            line += f' {med["base"]:9.3f} {med["base"] / med["native"]:5.2f}x'
         if a.classes:
             vs = [c / t for c, t in zip(runs['classes'], runs['traced'])]
             line += (f' {med["classes"]:9.3f} {med["classes"] / med["traced"]:9.2f}x'
                      f' ({min(vs):.2f}-{max(vs):.2f}x)')
+        if a.baseline:
+            line += (f' {med["base"]:9.3f} {med["base"] / med["native"]:5.2f}x'
+                     f' {min(runs["base"]) / min(runs["native"]):5.2f}x')
         print(line)
         sys.stdout.flush()
     return 0

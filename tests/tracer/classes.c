@@ -18,7 +18,7 @@
 #define NOINLINE __attribute__((noinline))
 #define N 8
 
-static pthread_mutex_t a[N], b[N], c[N], s[N];
+static pthread_mutex_t a[N], b[N], c[N], s[N], p[N], u[N];
 static pthread_rwlock_t r[N], q[N], w[N], v[N];
 
 /* One init site per class, so LOCKTRACE_CLASSES=site sees the same classes unannotated. */
@@ -47,6 +47,25 @@ NOINLINE static void init_c(int named)
         if (named)
             locktrace_annotate_class(&c[i], "C");
     }
+}
+
+/* A helper that makes every lock of the program: a lock wrapper (LOCKTRACE_WRAPPERS) whose
+ * callers name the site classes. */
+NOINLINE void make_lock(pthread_mutex_t *m)
+{
+    pthread_mutex_init(m, NULL);
+}
+
+NOINLINE static void init_p(void)
+{
+    for (int i = 0; i < N; i++)
+        make_lock(&p[i]);
+}
+
+NOINLINE static void init_u(void)
+{
+    for (int i = 0; i < N; i++)
+        make_lock(&u[i]);
 }
 
 NOINLINE static void init_s(void)
@@ -129,9 +148,14 @@ int main(int argc, char **argv)
     init_c(named);
     init_s();
     init_rwlocks();
+    init_p();
+    init_u();
     if (!strcmp(name, "cycle-2") || !strcmp(name, "site-cycle-2")) {
         nest_on_thread(&a[0], &b[0]); /* A -> B by a0, b0 */
         nest_on_thread(&b[1], &a[1]); /* B -> A by b1, a1: never met a0 or b0 */
+    } else if (!strcmp(name, "site-wrapped")) {
+        nest(&p[0], &u[0]);
+        nest(&u[1], &p[1]);
     } else if (!strcmp(name, "cycle-3")) {
         nest(&a[0], &b[0]);
         nest(&b[1], &c[0]);

@@ -5,8 +5,9 @@
  * both orders. Like the kernel's lockdep, this module also reasons about classes: a lock's
  * class is the name the program gave it (locktrace_annotate_class) or, with
  * LOCKTRACE_CLASSES=site, the call site where the lock was first seen (initialised or first
- * taken). An edge A -> B between classes says some lock of class B was taken while one of
- * class A was held; it keeps the two instances and the stacks of its first occurrence. A
+ * taken), lock wrappers skipped. An edge A -> B between classes says some lock of class B was
+ * taken while one of class A was held; it keeps the two instances and the stacks of its first
+ * occurrence. A
  * cycle of classes is a deadlock the design allows even if no two instances on it ever met:
  * it is reported as a prediction, once, and the program goes on. A cycle whose edges chain
  * through the same instances is the instance graph's to report, and is not repeated here.
@@ -54,10 +55,13 @@ typedef struct cedge {
     struct cedge *next_out;
 } cedge;
 
+enum { SITE_UNASKED, SITE_WRAPPER, SITE_PROGRAM }; /* is a site's function a lock wrapper */
+
 struct cls {
     uint32_t id;
     char name[NAME_BYTES];      /* an annotated class; "" for a site class */
     uintptr_t site;             /* a site class: where its locks were first seen */
+    int wrapper;                /* a site: SITE_*; a wrapper's site names no class */
     unsigned order;             /* declared nesting order, LOCKTRACE_NEST_*; 0 = none */
     cedge *out;
     cedge *nest[3][2][2];       /* same-class nestings first seen: [dir][from write][to write] */
@@ -179,16 +183,44 @@ static cls *class_get(const char *name, uintptr_t site)
 static cls **by_id;
 static size_t by_id_cap;
 
-static uint32_t class_id(const char *name, uintptr_t site)
+/* class_get, listed by id; under the class lock. */
+static cls *class_entry(const char *name, uintptr_t site)
 {
-    lt_spin_lock(&class_lock);
     cls *c = class_get(name, site);
     if (c && !lt_scratch_fit((void **)&by_id, &by_id_cap, c->id + 1, sizeof *by_id))
         c = NULL;
     if (c)
         by_id[c->id] = c;
+    return c;
+}
+
+static uint32_t class_id(const char *name)
+{
+    lt_spin_lock(&class_lock);
+    cls *c = class_entry(name, 0);
     lt_spin_unlock(&class_lock);
     return c ? c->id : 0;
+}
+
+/* The site class of a lock first seen with stack ips[0 .. n): its first frame whose function
+ * is no lock wrapper (wrappers.c: libstdc++, GLib, LOCKTRACE_WRAPPERS), so that the locks a
+ * helper makes for different callers fall into their callers' classes. Each site's answer is
+ * asked once and kept in its entry. 0 when one is not known yet (asked at a later call). */
+static uint32_t site_class(const uintptr_t *ips, size_t n)
+{
+    cls *c = NULL;
+    lt_spin_lock(&class_lock);
+    for (size_t i = 0; i < n && (c = class_entry(NULL, ips[i])) != NULL; i++) {
+        if (c->wrapper == SITE_UNASKED) {
+            int w = lt_wrapper_at(ips[i]);
+            c->wrapper = w > 0 ? SITE_WRAPPER : w == 0 ? SITE_PROGRAM : SITE_UNASKED;
+        }
+        if (c->wrapper != SITE_WRAPPER || i + 1 == n)
+            break;
+    }
+    uint32_t id = c && c->wrapper != SITE_UNASKED ? c->id : 0;
+    lt_spin_unlock(&class_lock);
+    return id;
 }
 
 /* The class of identity (l, gen) of kind `kind` decided now: its first-seen call site (site
@@ -205,8 +237,8 @@ static __attribute__((noinline)) uint32_t class_decide(lt_lock *l, uint32_t gen,
         if (!l->first_stack)
             return 0; /* not filled in yet by the thread that saw it first: decide later */
         ips = lt_stack_get(l->first_stack, &n);
-        if (ips && n)
-            id = class_id(NULL, ips[0]);
+        if (!ips || !n || (id = site_class(ips, n)) == 0)
+            return 0;
     }
     uint64_t old = atomic_load_explicit(&l->klass, memory_order_relaxed);
     if ((uint32_t)(old >> 32) != gen &&
@@ -229,7 +261,7 @@ void lt_classes_annotate(lt_event *ev, const char *name)
     lt_lock *l = lt_shadow_get(ev->self, ev->addr, ev->ra);
     if (!l || !name || lt_cfg.classes == LT_CLASSES_OFF)
         return;
-    uint32_t id = class_id(name, 0);
+    uint32_t id = class_id(name);
     uint32_t gen = atomic_load_explicit(&l->gen, memory_order_relaxed);
     if (id)
         atomic_store_explicit(&l->klass, (uint64_t)gen << 32 | id, memory_order_relaxed);
