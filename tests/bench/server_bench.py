@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU per request of real servers (Debian's memcached and unbound), natively and traced.
 
-  server_bench.py LIBLOCKTRACE [--servers memcached,unbound] [--repeat K]
+  server_bench.py LIBLOCKTRACE [--servers memcached,unbound] [--repeat K] [--instructions]
                   [--requests N] [--rate R] [--conns C] [--seconds S] [--qps Q]
 
 Needs `apt-get install memcached unbound dnsperf` (benchmark-only tools; a missing one is
@@ -18,11 +18,18 @@ end of the load, divided by the requests answered; the load client's CPU is not 
 Every run is bounded (request counts, dnsperf's time limit, a 120 s deadline per run).
 Native and traced runs alternate; the best and the median of K runs each are printed, and
 the spread of the per-pair ratios.
+
+--instructions: instead, one run each under valgrind's callgrind (apt-get install valgrind),
+instrumented only between "ready" and the end of the load (callgrind_control), printing the
+user-space instructions the server executed per request: exact where CPU time is noisy
+(it leaves out the kernel, which is most of a loopback server's CPU, and cache misses).
+Defaults then drop to 10,000 requests at 1,000/s and 1,000 queries/s for 10 s.
 """
 import argparse
 import os
 import random
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -53,8 +60,9 @@ def tool(name):
     return shutil.which(name, path=os.environ.get('PATH', '') + ':/usr/sbin:/sbin')
 
 
-def run_user():
-    return ['-u', 'nobody' if os.geteuid() == 0 else str(os.geteuid())]
+def run_user(user='nobody'):
+    """memcached refuses to run as root without -u (and ignores -u otherwise)."""
+    return ['-u', user] if os.geteuid() == 0 else []
 
 
 def stop(p):
@@ -68,10 +76,80 @@ def stop(p):
 
 
 # ------------------------------------------------------------------------------------------
+# What a run measures: the probe starts the server and is told when the load begins and ends.
+# ------------------------------------------------------------------------------------------
+class CpuProbe:
+    """The server's user + system CPU time over the load, in microseconds."""
+    start_s = 10
+
+    def __init__(self, d):
+        pass
+
+    def popen(self, cmd, env):
+        return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def user(self):
+        return run_user()
+
+    def begin(self, pid):
+        self.cpu = cpu_seconds(pid)
+
+    def end(self, pid):
+        self.cpu = cpu_seconds(pid) - self.cpu
+
+    def result(self):
+        return self.cpu * 1e6
+
+
+def valgrind_fd_limit():
+    """memcached sets its descriptor limit to its connection count (-c 1024), which valgrind
+    accepts only when that equals valgrind's own hard limit: 12 below the real one."""
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1036, 1036))
+
+
+class CallgrindProbe:
+    """User-space instructions the server executed over the load (callgrind, instrumented
+    from begin to end only)."""
+    start_s = 120
+
+    def __init__(self, d):
+        self.out = os.path.join(d, 'callgrind.out')
+
+    def popen(self, cmd, env):
+        memcached = cmd[0].endswith('memcached')
+        if memcached:
+            cmd = cmd + ['-c', '1024']
+        return subprocess.Popen(['valgrind', '--tool=callgrind', '--instr-atstart=no',
+                                 f'--callgrind-out-file={self.out}'] + cmd, env=env,
+                                preexec_fn=valgrind_fd_limit if memcached else None,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def user(self):
+        return run_user('root')  # callgrind_control cannot reach a server that changed user
+
+    def _instrument(self, pid, on):
+        subprocess.run(['callgrind_control', '-i', on, str(pid)], check=True,
+                       capture_output=True, timeout=60)
+
+    def begin(self, pid):
+        self._instrument(pid, 'on')
+
+    def end(self, pid):
+        self._instrument(pid, 'off')
+
+    def result(self):
+        with open(self.out) as f:
+            m = re.search(r'^totals: (\d+)', f.read(), re.M)
+        if not m:
+            raise RuntimeError(f'no instruction count in {self.out}')
+        return int(m.group(1))
+
+
+# ------------------------------------------------------------------------------------------
 # memcached
 # ------------------------------------------------------------------------------------------
-def mc_connect(port):
-    deadline = time.monotonic() + 10
+def mc_connect(port, start_s):
+    deadline = time.monotonic() + start_s
     while True:
         try:
             return socket.create_connection(('127.0.0.1', port), timeout=10)
@@ -94,18 +172,17 @@ def mc_read_reply(s, buf):
         buf += chunk
 
 
-def memcached(env, o):
-    """One memcached run: (server CPU seconds over the load, requests answered, stderr)."""
+def memcached(env, o, probe):
+    """One memcached run: (requests answered, stderr); probe measures the load."""
     port = free_port()
     cmd = [tool('memcached'), '-l', '127.0.0.1', '-p', str(port), '-U', '0', '-t', '4']
-    p = subprocess.Popen(cmd + run_user(), env=env, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE)
+    p = probe.popen(cmd + probe.user(), env)
     try:
-        socks = [mc_connect(port) for _ in range(o.conns)]
+        socks = [mc_connect(port, probe.start_s) for _ in range(o.conns)]
         bufs = [b''] * o.conns
         rnd = random.Random(1)
         value = b'x' * 100
-        cpu0 = cpu_seconds(p.pid)
+        probe.begin(p.pid)
         start = time.monotonic()
         for n in range(o.requests):
             due = start + n / o.rate
@@ -121,12 +198,12 @@ def memcached(env, o):
             else:
                 socks[c].sendall(b'get %s\r\n' % key)
             bufs[c] = mc_read_reply(socks[c], bufs[c])
-        cpu = cpu_seconds(p.pid) - cpu0
+        probe.end(p.pid)
         for s in socks:
             s.close()
     finally:
         err = stop(p)
-    return cpu, o.requests, err
+    return o.requests, err
 
 
 def memcached_title(o):
@@ -178,30 +255,29 @@ def dns_answered(port):
             return False
 
 
-def unbound(env, o):
-    """One unbound run: (server CPU seconds over the load, queries answered, stderr)."""
+def unbound(env, o, probe):
+    """One unbound run: (queries answered, stderr); probe measures the load."""
     with tempfile.TemporaryDirectory(prefix='ltbench-unbound.') as d:
         port = free_port(socket.SOCK_DGRAM)
         conf, queries = unbound_files(d, port)
-        p = subprocess.Popen([tool('unbound'), '-d', '-c', conf], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        p = probe.popen([tool('unbound'), '-d', '-c', conf], env)
         try:
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + probe.start_s
             while not dns_answered(port):
                 if p.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError('unbound did not start answering')
-            cpu0 = cpu_seconds(p.pid)
+            probe.begin(p.pid)
             cmd = [tool('dnsperf'), '-s', '127.0.0.1', '-p', str(port), '-d', queries,
                    '-Q', str(o.qps), '-l', str(o.seconds), '-c', '4', '-t', '2']
             out = subprocess.run(cmd, capture_output=True, text=True,
                                  timeout=DEADLINE_S).stdout
-            cpu = cpu_seconds(p.pid) - cpu0
+            probe.end(p.pid)
         finally:
             err = stop(p)
     m = re.search(r'Queries completed:\s+(\d+)', out)
     if not m or int(m.group(1)) == 0:
         raise RuntimeError('dnsperf: no answered queries\n' + out)
-    return cpu, int(m.group(1)), err
+    return int(m.group(1)), err
 
 
 def unbound_title(o):
@@ -215,6 +291,16 @@ SERVERS = {
 }
 
 
+def run_one(fn, env, o, probe_class):
+    """One run of a server; the probe's figure per request answered."""
+    with tempfile.TemporaryDirectory(prefix='ltbench.') as d:
+        probe = probe_class(d)
+        answered, err = fn(env, o, probe)
+        if b'locktrace:' in err:
+            sys.stderr.write(err.decode(errors='replace'))
+        return probe.result() / answered
+
+
 def bench(name, o, native_env, traced_env):
     fn, title, tools = SERVERS[name]
     missing = [t for t in tools if not tool(t)]
@@ -222,13 +308,15 @@ def bench(name, o, native_env, traced_env):
         print(f'{name}: skipped, not installed: {" ".join(missing)} '
               f'(apt-get install {" ".join(tools)})')
         return
+    if o.instructions:
+        n, t = (run_one(fn, env, o, CallgrindProbe) for env in (native_env, traced_env))
+        print(f'{title(o)}; user-space instructions per request (callgrind, one run each)')
+        print(f'  native {n:8.0f}  traced {t:8.0f}  ratio {t / n:.2f}x  ({t - n:+.0f})')
+        return
     native, traced = [], []
     for _ in range(o.repeat):
-        for env, out in ((native_env, native), (traced_env, traced)):
-            cpu, answered, err = fn(env, o)
-            if b'locktrace:' in err:
-                sys.stderr.write(err.decode(errors='replace'))
-            out.append(cpu / answered * 1e6)
+        native.append(run_one(fn, native_env, o, CpuProbe))
+        traced.append(run_one(fn, traced_env, o, CpuProbe))
     pair = [t / n for n, t in zip(native, traced)]
     print(f'{title(o)}; server CPU per request, {o.repeat} interleaved runs each')
     for label, f in (('best', min), ('median', statistics.median)):
@@ -242,12 +330,21 @@ def main(argv):
     a.add_argument('lib')
     a.add_argument('--servers', default='memcached,unbound')
     a.add_argument('--repeat', type=int, default=5)
-    a.add_argument('--requests', type=int, default=50000, help='memcached requests per run')
-    a.add_argument('--rate', type=int, default=10000, help='memcached requests per second')
+    a.add_argument('--instructions', action='store_true',
+                   help='user-space instructions per request under callgrind instead')
+    a.add_argument('--requests', type=int, help='memcached requests per run')
+    a.add_argument('--rate', type=int, help='memcached requests per second')
     a.add_argument('--conns', type=int, default=8, help='memcached connections')
-    a.add_argument('--qps', type=int, default=10000, help='dnsperf queries per second')
-    a.add_argument('--seconds', type=int, default=5, help='dnsperf seconds per run')
+    a.add_argument('--qps', type=int, help='dnsperf queries per second')
+    a.add_argument('--seconds', type=int, help='dnsperf seconds per run')
     o = a.parse_args(argv)
+    defaults = (dict(requests=10000, rate=1000, qps=1000, seconds=10) if o.instructions else
+                dict(requests=50000, rate=10000, qps=10000, seconds=5))
+    for k, v in defaults.items():
+        if getattr(o, k) is None:
+            setattr(o, k, v)
+    if o.instructions and not (tool('valgrind') and tool('callgrind_control')):
+        a.error('--instructions needs valgrind (apt-get install valgrind)')
     names = o.servers.split(',')
     for n in names:
         if n not in SERVERS:

@@ -10,7 +10,8 @@ mkdir -p "$out/corpus" tests/fuzz/crashes
 clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 \
     -Itracer/src -Itracer/tool -Itracer/include \
     tests/fuzz/fuzz_report.c tracer/tool/report_read.c tracer/tool/json.c \
-    tracer/src/report_text.c tracer/src/report_json.c -lm -o "$out/fuzz_report"
+    tracer/src/fmt.c tracer/src/report_text.c tracer/src/report_json.c \
+    tracer/src/report_identity.c -lm -o "$out/fuzz_report"
 if [ "${1-}" = merge ]; then
     rm -rf "$out/min" && mkdir -p "$out/min"
     "$out/fuzz_report" -merge=1 "$out/min" tests/fuzz/corpus "$out/corpus"

@@ -445,7 +445,7 @@ def dump_command(c):
         r.wait_for('stderr', r'^locktrace: thread-dump:(.*\n)+(.*\n)*locktrace: thread-dump:')
         # 'frames as module+offset ... also written to the report directory as a JSON report of
         # kind thread-dump, which locktrace report symbolizes like any other'
-        r.wait_for('stderr', r'holds 1 lock\n    holds 0x[0-9a-f]+ mutex, taken at:\n'
+        r.wait_for('stderr', r'holds 1 lock\n    holds 0x[0-9a-f]+ mutex(?: "[^"]*")?, taken at:\n'
                              r'    #0 0x[0-9a-f]+ in \?\? \(\S*/wfprog\+0x[0-9a-f]+\)\n')
         deadline = time.monotonic() + TIMEOUT
         while True:  # the file follows the text on stderr
@@ -457,9 +457,9 @@ def dump_command(c):
         d = json.load(open(dumps[0]))
         need(d['kind'] == 'thread-dump' and d['reason'] == 'dump-signal' and d['pid'] == pid, f'{d}')
         ending, out, rerr = c.report(dumps[0])
-        need(ending == 0 and re.search(r'waits for 0x[0-9a-f]+ mutex for \d+ ms, at:\n'
+        need(ending == 0 and re.search(r'waits for 0x[0-9a-f]+ mutex(?: "[^"]*")? for \d+ ms, at:\n'
                                        r'    #0 0x[0-9a-f]+ in waiter \S*wfprog\.c:\d+', out) and
-             re.search(r'holds 0x[0-9a-f]+ mutex, taken at:\n(    #\d+ .*\n)*    #\d+ 0x[0-9a-f]+ in '
+             re.search(r'holds 0x[0-9a-f]+ mutex(?: "[^"]*")?, taken at:\n(    #\d+ .*\n)*    #\d+ 0x[0-9a-f]+ in '
                        r'(\(inlined\) )?hung_on_lock \S*wfprog\.c:\d+', out),
              f'the dump file is not symbolized: {ending} {rerr}\n{out}')
         ending, out, _ = c.report('--sarif', os.path.join(c.tmp, 'locktrace-reports'))

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lockname.h"
 #include "lt_internal.h"
 #include "platform.h"
 #include "report_data.h"
@@ -60,6 +61,11 @@ static struct dump_rep {
     char exe[4096];
     char strings[DUMP_STRINGS]; /* symbolized names, copied: report_build.c reuses its own */
     size_t string_used;
+    struct {
+        uintptr_t lo, hi;
+        int seq;
+    } stack_of[DUMP_THREADS]; /* every thread's stack, to name the locks on them */
+    size_t nstack_of;
     int symbolize;
     char text[64 * 1024];
     char json[512 * 1024];
@@ -203,6 +209,30 @@ static void add_wait(const lt_wait_slot *w, int ti)
     add_stack("waiting", ti, l, (int)r->nsteps++, w->stack, 0, NULL, 0);
 }
 
+/* Where each lock lives. At abort, as reports say it (lockname.c); in a signal handler only
+ * what needs no lock, allocation or symbols: the thread whose stack holds it. */
+static void name_locks(void)
+{
+    char buf[1024];
+    if (d.symbolize)
+        lt_lockname_begin();
+    for (size_t i = 0; i < d.rep.nlocks; i++) {
+        uintptr_t a = d.locks[i].addr;
+        if (d.symbolize) {
+            if (lt_lockname(a, buf, sizeof buf))
+                d.locks[i].name = keep(buf);
+            continue;
+        }
+        for (size_t k = 0; k < d.nstack_of; k++) {
+            if (a >= d.stack_of[k].lo && a < d.stack_of[k].hi) {
+                lt_lockname_stack(buf, sizeof buf, d.stack_of[k].seq, NULL);
+                d.locks[i].name = keep(buf);
+                break;
+            }
+        }
+    }
+}
+
 /* held_only: only the threads that hold a lock; skip_tid: a thread left out (0 = none). */
 static void build_dump(int symbolize, int held_only, int skip_tid)
 {
@@ -211,7 +241,7 @@ static void build_dump(int symbolize, int held_only, int skip_tid)
     clock_gettime(CLOCK_REALTIME, &now);
     if (!d.exe[0])
         lt_platform_exe_path(d.exe, sizeof d.exe);
-    d.nframes = d.nmodules = d.string_used = 0;
+    d.nframes = d.nmodules = d.string_used = d.nstack_of = 0;
     d.symbolize = symbolize;
     *r = (lt_rep){.version = LT_REPORT_VERSION, .kind = LT_FIND_THREAD_DUMP,
                   .why = LT_WHY_DUMP_SIGNAL, .outcome = LT_OUTCOME_CONTINUE,
@@ -223,6 +253,9 @@ static void build_dump(int symbolize, int held_only, int skip_tid)
     for (int n = 0; t && n < MAX_THREADS && r->nthreads < DUMP_THREADS; n++, t = copy.next) {
         if (lt_platform_peek(&copy, t, sizeof copy) != 0)
             break; /* a thread left while the list was read: the dump stops there */
+        if (d.nstack_of < DUMP_THREADS && copy.stack_hi > copy.stack_lo)
+            d.stack_of[d.nstack_of++] = (__typeof__(d.stack_of[0])){copy.stack_lo, copy.stack_hi,
+                                                                     copy.info.seq};
         if ((held_only && !copy.nheld) || copy.info.tid == skip_tid)
             continue;
         int waiting = atomic_load(&copy.waiting.seq) & 1;
@@ -235,6 +268,7 @@ static void build_dump(int symbolize, int held_only, int skip_tid)
         if (waiting)
             add_wait(&copy.waiting, ti);
     }
+    name_locks();
 }
 
 /* Prints the dump (symbolized at abort, under the report lock, whose pools report_build.c

@@ -766,11 +766,12 @@ static inline int mem_ready(void)
            mem_resolve();
 }
 
-/* glibc's bound of block p: its chunk's size is in the word before it. The bound takes in
- * the next chunk's size word, where no lock can live. */
+/* glibc's bound of block p: its chunk's size is in the word before it, and the block ends
+ * where the next chunk's size word starts (a mapped chunk 8 bytes earlier, inside the
+ * bound). */
 static inline uintptr_t chunk_end(void *p)
 {
-    return (uintptr_t)p + (((const size_t *)p)[-1] & ~(size_t)7);
+    return (uintptr_t)p + (((const size_t *)p)[-1] & ~(size_t)7) - sizeof(size_t);
 }
 
 /* Whether p (NULL or a glibc block) is known to hold no lock, answered without a call; 0

@@ -28,6 +28,11 @@ typedef struct lt_lockmap_region {
 
 extern lt_lockmap_region *_Atomic lt_lockmap_regions[LT_LOCKMAP_REGIONS];
 
+/* The filter every free() reads first: per 64 KiB chunk index modulo 2^16 (chunks 4 GiB
+ * apart share an entry), the bits set in all of those chunks. 0 = no lock in the chunk. */
+#define LT_LOCKMAP_FILTER (1u << 16)
+extern _Atomic uint32_t lt_lockmap_filter[LT_LOCKMAP_FILTER];
+
 int lt_lockmap_add(const void *addr);
 void lt_lockmap_remove(const void *addr);
 /* Whether a known lock starts in [lo, hi). */
@@ -48,12 +53,11 @@ static inline uint64_t lt_lockmap_upto(uintptr_t last)
 
 /* 0 when no known lock starts in [lo, hi) (hi > lo), else 1: maybe (lt_lockmap_any says).
  * Inline and without a call: every free() asks, and must stay within a few percent of free()
- * itself. A block inside one 64 KiB chunk (nearly all) is answered: no lock in its 1 GiB
- * region (one load), none in its chunk (two), or the chunk has locks and the bits of the
- * block's own slots are read (up to 512 bytes: one or two words), so a plain block beside
- * objects with locks stays cheap. Anything else is a maybe. The region's index is masked,
- * not checked: an address beyond 47 bits, where no lock is ever recorded, may read another
- * region and say maybe.
+ * itself. A block inside one 64 KiB chunk (nearly all) is answered: no lock in its chunk
+ * (one load, from the filter), or the bits of the block's own slots are read (up to 512
+ * bytes: one or two words), so a plain block beside objects with locks stays cheap. Anything
+ * else is a maybe. The region's index is masked, not checked: an address beyond 47 bits,
+ * where no lock is ever recorded, may read another region and say maybe.
  *
  * Everything is read relaxed and without a lock: a lock the program created before this
  * free (in program order or through its own synchronisation) is seen; one created in a
@@ -64,15 +68,14 @@ static inline int lt_lockmap_maybe(uintptr_t lo, uintptr_t hi)
     uintptr_t c = lo >> LT_LOCKMAP_CHUNK_SHIFT, last = hi - 1;
     if (lt_unlikely(c != last >> LT_LOCKMAP_CHUNK_SHIFT))
         return 1;
+    if (lt_likely(!atomic_load_explicit(&lt_lockmap_filter[c & (LT_LOCKMAP_FILTER - 1)],
+                                        memory_order_relaxed)))
+        return 0;
     lt_lockmap_region *g = atomic_load_explicit(
         &lt_lockmap_regions[(c >> (LT_LOCKMAP_REGION_SHIFT - LT_LOCKMAP_CHUNK_SHIFT)) &
                             (LT_LOCKMAP_REGIONS - 1)],
         memory_order_acquire);
-    if (lt_likely(!g))
-        return 0;
-    if (lt_likely(!atomic_load_explicit(
-            &g->count[c & ((1u << (LT_LOCKMAP_REGION_SHIFT - LT_LOCKMAP_CHUNK_SHIFT)) - 1)],
-            memory_order_relaxed)))
+    if (!g) /* a chunk 4 GiB away has locks */
         return 0;
     size_t w = (lo & LT_LOCKMAP_REGION_MASK) >> LT_LOCKMAP_WORD_SHIFT;
     size_t wl = (last & LT_LOCKMAP_REGION_MASK) >> LT_LOCKMAP_WORD_SHIFT;

@@ -4,10 +4,11 @@
  *
  * The user address space (47 bits) is cut into 1 GiB regions. A region, mapped on the first
  * lock it holds and never unmapped, has one bit per 4-byte slot (a lock starts in that slot)
- * and, per 64 KiB chunk, a count of the bits set there. Asking whether [lo, hi) holds a lock
- * (lt_lockmap_maybe, inline in lifetime.h) reads the region pointer, then the chunk's count,
- * then only when the chunk holds locks the bits of the block's own slots: a free() costs one
- * to four loads and no call. Listing the locks of a range scans the bits of its non-empty
+ * and, per 64 KiB chunk, a count of the bits set there. A filter of 2^16 counts (256 KiB,
+ * indexed by the chunk's number modulo 2^16) sums the counts of the chunks that share an
+ * entry. Asking whether [lo, hi) holds a lock (lt_lockmap_maybe, inline in lifetime.h) reads
+ * the chunk's filter entry, then only when it is not 0 the region pointer and the bits of the
+ * block's own slots: a free() costs one to four loads and no call. Listing the locks of a range scans the bits of its non-empty
  * chunks only. The bits are
  * reserved address space (MAP_NORESERVE): only pages around real locks become memory, 4 KiB
  * of bits per 128 KiB of address space that holds locks.
@@ -30,6 +31,12 @@
 typedef lt_lockmap_region region;
 
 region *_Atomic lt_lockmap_regions[LT_LOCKMAP_REGIONS];
+_Atomic uint32_t lt_lockmap_filter[LT_LOCKMAP_FILTER];
+
+static _Atomic uint32_t *filter_of(uintptr_t a)
+{
+    return &lt_lockmap_filter[(a >> CHUNK_SHIFT) & (LT_LOCKMAP_FILTER - 1)];
+}
 
 /* The region of a; NULL when it has no lock yet or a is beyond the table. */
 static region *region_of(uintptr_t a)
@@ -65,8 +72,10 @@ int lt_lockmap_add(const void *addr)
 {
     uintptr_t a = (uintptr_t)addr;
     region *r = region_make(a);
-    if (r && !(atomic_fetch_or(&r->bits[word_of(a)], bit_of(a)) & bit_of(a)))
+    if (r && !(atomic_fetch_or(&r->bits[word_of(a)], bit_of(a)) & bit_of(a))) {
         atomic_fetch_add(&r->count[chunk_of(a)], 1);
+        atomic_fetch_add(filter_of(a), 1);
+    }
     return r != NULL;
 }
 
@@ -74,8 +83,10 @@ void lt_lockmap_remove(const void *addr)
 {
     uintptr_t a = (uintptr_t)addr;
     region *r = region_of(a);
-    if (r && (atomic_fetch_and(&r->bits[word_of(a)], ~bit_of(a)) & bit_of(a)))
+    if (r && (atomic_fetch_and(&r->bits[word_of(a)], ~bit_of(a)) & bit_of(a))) {
         atomic_fetch_sub(&r->count[chunk_of(a)], 1);
+        atomic_fetch_sub(filter_of(a), 1);
+    }
 }
 
 /* Calls each(r, base, w, from, to) for every word of bits over [lo, hi) in a chunk that holds

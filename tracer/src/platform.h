@@ -118,6 +118,11 @@ typedef struct lt_symbol {
  * the caller. Report time only. */
 size_t lt_platform_symbolize(uintptr_t ip, lt_symbol *out, size_t max);
 
+/* The variable whose storage holds addr, from the ELF symbol tables of the loaded objects
+ * (static and function-static symbols included, C++ demangled), as "name" or "name+0xK" in
+ * buf (NUL-terminated, cut to size); 0 when no data symbol covers addr. Report time only. */
+int lt_platform_data_symbol(uintptr_t addr, char *buf, size_t size);
+
 /* Loads now what lt_platform_symbolize needs, for a caller that will symbolize at exit: a
  * library loaded then would run its initialisers after the program's own cleanup. */
 void lt_platform_symbolize_init(void);
@@ -137,6 +142,14 @@ int lt_platform_module(uintptr_t ip, lt_module *out);
 /* The same, async-signal-safe (no loader lock, no allocation), for the thread dump; also the
  * address range [lo, hi) of the object's mappings, so a caller can reuse the answer. */
 int lt_platform_module_safe(uintptr_t ip, lt_module *out, uintptr_t *lo, uintptr_t *hi);
+
+/* The mapping that holds addr, from /proc/self/maps: its bounds, file offset and path (a
+ * file, "[heap]", "[stack]"..., "" when anonymous); 0 when addr is in none. Never allocates. */
+typedef struct lt_mapping {
+    uintptr_t start, end, offset;
+    char path[4096];
+} lt_mapping;
+int lt_platform_mapping(uintptr_t addr, lt_mapping *out);
 
 /* The symbol name (as linked: C++ names mangled) of the function that contains code address
  * ip, into name (NUL-terminated, cut to size): 1 when found, 0 when unknown, -1 when not known

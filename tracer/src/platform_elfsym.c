@@ -5,12 +5,13 @@
  * callsite.c asks the first time it walks through a lock call site, which may be inside the
  * program's own malloc (one that takes a pthread mutex) or in a signal handler. So nothing
  * here allocates or locks: the object comes from /proc/self/maps (lt_platform_module_safe),
- * its file is mapped read-only, and its function symbols are sorted once (heapsort) into
- * mapped memory for a binary search. The table of objects is lock-free: the thread that
+ * its file is read with pread into mapped memory, and its function symbols are sorted once
+ * (heapsort) for a binary search. The table of objects is lock-free: the thread that
  * claims an entry builds it; a thread asking meanwhile is told "not known yet" and asks again
- * at a later call. `.symtab` is preferred (a local or hidden function, such as std::mutex::lock
- * in a program built at -O0, is only there); for a stripped file the debug file named by its
- * build-id under /usr/lib/debug, else `.dynsym`.
+ * at a later call (a fork child skips the entries its parent's threads were building). Past
+ * OBJECTS objects, names are unknown. `.symtab` is preferred (a local or hidden function, such
+ * as std::mutex::lock in a program built at -O0, is only there); for a stripped file the debug
+ * file named by its build-id under /usr/lib/debug, else `.dynsym`.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -19,7 +20,6 @@
 #include <link.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,58 +45,88 @@ typedef struct fn_sym {
 /* One loaded object: its mapped range [lo, hi) and its functions, sorted by address. */
 typedef struct object {
     _Atomic int state;
+    _Atomic pid_t builder;    /* the process that claimed it: a fork child finds BUILDING
+                                 entries of its parent's threads, which will never finish */
     _Atomic uintptr_t lo, hi; /* set by the builder before READY/FAILED; 0 while unknown */
     uintptr_t bias;           /* run-time address = bias + st_value */
     const fn_sym *syms;
     size_t nsyms;
-    const char *names; /* the string table, inside the file's mapping (never unmapped) */
+    const char *names; /* the string table, in mapped memory kept for good */
     size_t names_size;
 } object;
 
 static object objects[OBJECTS];
 
+/* An ELF file open for reading: its header and section headers (in mapped memory). Files are
+ * read, never mapped: a mapping would show in /proc/self/maps as a second piece of the
+ * object, which libdw's module list (report time) and the thread dump read. */
 typedef struct elf_file {
-    const unsigned char *base;
+    int fd;
     size_t size;
+    ElfW(Ehdr) eh;
+    ElfW(Shdr) *sh;
+    size_t nsh;
 } elf_file;
 
-static int map_file(const char *path, elf_file *f)
+static int read_at(int fd, void *buf, size_t n, size_t off)
 {
-    struct stat st;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    void *p = MAP_FAILED;
-    if (fd < 0)
-        return 0;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= (off_t)sizeof(ElfW(Ehdr)))
-        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED)
-        return 0;
-    f->base = p;
-    f->size = (size_t)st.st_size;
-    const ElfW(Ehdr) *eh = p;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELF_CLASS &&
-        eh->e_shentsize == sizeof(ElfW(Shdr)) && eh->e_shoff < f->size &&
-        eh->e_shnum <= (f->size - eh->e_shoff) / sizeof(ElfW(Shdr)))
-        return 1;
-    lt_platform_munmap_direct(p, f->size);
+    for (size_t got = 0; got < n;) {
+        ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+    }
     return 0;
 }
 
-static const ElfW(Shdr) *sections(const elf_file *f, size_t *n)
+static void close_elf(elf_file *f)
 {
-    const ElfW(Ehdr) *eh = (const void *)f->base;
-    *n = eh->e_shnum;
-    return (const void *)(f->base + eh->e_shoff);
+    if (f->sh)
+        lt_platform_unmap(f->sh, f->nsh * sizeof *f->sh);
+    close(f->fd);
+}
+
+static int open_elf(const char *path, elf_file *f)
+{
+    struct stat st;
+    const ElfW(Ehdr) *eh = &f->eh;
+    *f = (elf_file){.fd = open(path, O_RDONLY | O_CLOEXEC)};
+    if (f->fd < 0)
+        return 0;
+    if (fstat(f->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        read_at(f->fd, &f->eh, sizeof f->eh, 0) == 0 && (f->size = (size_t)st.st_size) &&
+        memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELF_CLASS &&
+        eh->e_shentsize == sizeof(ElfW(Shdr)) && eh->e_shnum && eh->e_shoff < f->size &&
+        eh->e_shnum <= (f->size - eh->e_shoff) / sizeof(ElfW(Shdr)) &&
+        (f->sh = lt_platform_map(eh->e_shnum * sizeof *f->sh)) != NULL) {
+        f->nsh = eh->e_shnum;
+        if (read_at(f->fd, f->sh, f->nsh * sizeof *f->sh, eh->e_shoff) == 0)
+            return 1;
+    }
+    close_elf(f);
+    return 0;
+}
+
+/* The contents of section s in mapped memory; NULL when unreadable. */
+static void *read_section(const elf_file *f, const ElfW(Shdr) *s)
+{
+    void *p = s->sh_size ? lt_platform_map(s->sh_size) : NULL;
+    if (p && read_at(f->fd, p, s->sh_size, s->sh_offset) != 0) {
+        lt_platform_unmap(p, s->sh_size);
+        return NULL;
+    }
+    return p;
 }
 
 /* The file's first section of type `type` whose contents and string table lie in the file. */
 static const ElfW(Shdr) *symbol_section(const elf_file *f, unsigned type, const ElfW(Shdr) **str)
 {
-    size_t n;
-    const ElfW(Shdr) *sh = sections(f, &n);
-    for (size_t i = 0; i < n; i++) {
-        if (sh[i].sh_type != type || sh[i].sh_link >= n || sh[i].sh_entsize != sizeof(ElfW(Sym)))
+    const ElfW(Shdr) *sh = f->sh;
+    for (size_t i = 0; i < f->nsh; i++) {
+        if (sh[i].sh_type != type || sh[i].sh_link >= f->nsh ||
+            sh[i].sh_entsize != sizeof(ElfW(Sym)))
             continue;
         const ElfW(Shdr) *s = &sh[sh[i].sh_link];
         if (sh[i].sh_offset > f->size || sh[i].sh_size > f->size - sh[i].sh_offset ||
@@ -112,16 +142,16 @@ static const ElfW(Shdr) *symbol_section(const elf_file *f, unsigned type, const 
  * PT_LOAD segment (page-aligned); an ET_EXEC object is loaded where it was linked. */
 static uintptr_t load_bias(const elf_file *f, uintptr_t lo)
 {
-    const ElfW(Ehdr) *eh = (const void *)f->base;
+    const ElfW(Ehdr) *eh = &f->eh;
+    ElfW(Phdr) ph;
     if (eh->e_type == ET_EXEC)
         return 0;
-    if (eh->e_phentsize != sizeof(ElfW(Phdr)) || eh->e_phoff > f->size ||
-        eh->e_phnum > (f->size - eh->e_phoff) / sizeof(ElfW(Phdr)))
-        return lo;
-    const ElfW(Phdr) *ph = (const void *)(f->base + eh->e_phoff);
-    for (size_t i = 0; i < eh->e_phnum; i++)
-        if (ph[i].p_type == PT_LOAD)
-            return lo - (ph[i].p_vaddr & ~(uintptr_t)(getpagesize() - 1));
+    for (size_t i = 0; eh->e_phentsize == sizeof ph && i < eh->e_phnum; i++) {
+        if (read_at(f->fd, &ph, sizeof ph, eh->e_phoff + i * sizeof ph) != 0)
+            break;
+        if (ph.p_type == PT_LOAD)
+            return lo - (ph.p_vaddr & ~(uintptr_t)(getpagesize() - 1));
+    }
     return lo;
 }
 
@@ -154,9 +184,10 @@ static void sort_syms(fn_sym *a, size_t n)
 static int index_functions(object *o, const elf_file *f, const ElfW(Shdr) *sym,
                            const ElfW(Shdr) *str)
 {
-    const ElfW(Sym) *s = (const void *)(f->base + sym->sh_offset);
+    const ElfW(Sym) *s = read_section(f, sym);
+    char *names = s ? read_section(f, str) : NULL;
     size_t n = sym->sh_size / sizeof *s, count = 0;
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = 0; names && pass < 2; pass++) {
         fn_sym *out = pass ? (fn_sym *)o->syms : NULL;
         for (size_t i = 0, k = 0; i < n; i++) {
             int type = SYM_TYPE(s[i].st_info);
@@ -169,11 +200,20 @@ static int index_functions(object *o, const elf_file *f, const ElfW(Shdr) *sym,
             count = k;
         }
         if (!pass && (count == 0 || !(o->syms = lt_platform_map(count * sizeof(fn_sym)))))
-            return 0;
+            count = 0;
+        if (count == 0)
+            break;
+    }
+    if (s)
+        lt_platform_unmap((void *)s, sym->sh_size);
+    if (count == 0) {
+        if (names)
+            lt_platform_unmap(names, str->sh_size);
+        return 0;
     }
     sort_syms((fn_sym *)o->syms, count);
     o->nsyms = count;
-    o->names = (const char *)f->base + str->sh_offset;
+    o->names = names;
     o->names_size = str->sh_size;
     return 1;
 }
@@ -191,28 +231,30 @@ static int debug_file(const char *id, elf_file *f)
     path[at++] = '/';
     at = lt_fmt_str(path, sizeof path, at, id + 2);
     lt_fmt_str(path, sizeof path, at, ".debug");
-    return map_file(path, f);
+    return open_elf(path, f);
 }
 
 static int build(object *o, const lt_module *m, uintptr_t lo)
 {
     elf_file f, dbg;
     const ElfW(Shdr) *sym, *str;
-    if (!map_file(m->path, &f))
+    int ok = 0;
+    if (!open_elf(m->path, &f))
         return 0;
     o->bias = load_bias(&f, lo);
-    if ((sym = symbol_section(&f, SHT_SYMTAB, &str)) != NULL)
-        return index_functions(o, &f, sym, str);
-    if (debug_file(m->build_id, &dbg)) {
-        if ((sym = symbol_section(&dbg, SHT_SYMTAB, &str)) != NULL &&
-            index_functions(o, &dbg, sym, str))
-            return 1;
-        lt_platform_munmap_direct((void *)dbg.base, dbg.size);
+    if ((sym = symbol_section(&f, SHT_SYMTAB, &str)) != NULL) {
+        ok = index_functions(o, &f, sym, str);
+    } else {
+        if (debug_file(m->build_id, &dbg)) {
+            sym = symbol_section(&dbg, SHT_SYMTAB, &str);
+            ok = sym && index_functions(o, &dbg, sym, str);
+            close_elf(&dbg);
+        }
+        if (!ok && (sym = symbol_section(&f, SHT_DYNSYM, &str)) != NULL)
+            ok = index_functions(o, &f, sym, str);
     }
-    if ((sym = symbol_section(&f, SHT_DYNSYM, &str)) != NULL)
-        return index_functions(o, &f, sym, str);
-    lt_platform_munmap_direct((void *)f.base, f.size);
-    return 0;
+    close_elf(&f);
+    return ok;
 }
 
 /* The object covering ip; NULL when none is known (yet). *busy: one covering ip, or one
@@ -226,6 +268,9 @@ static object *known_object(uintptr_t ip, int *busy)
         if (state == FREE)
             return NULL;
         uintptr_t lo = atomic_load_explicit(&o->lo, memory_order_relaxed);
+        if (state == BUILDING &&
+            atomic_load_explicit(&o->builder, memory_order_relaxed) != getpid())
+            continue; /* left unfinished by a fork */
         if (state == BUILDING && lo == 0)
             *busy = 1;
         if (lo && ip >= lo && ip < atomic_load_explicit(&o->hi, memory_order_relaxed)) {
@@ -249,6 +294,7 @@ static object *add_object(uintptr_t ip)
         int state = FREE;
         if (!atomic_compare_exchange_strong(&o->state, &state, BUILDING))
             continue;
+        atomic_store_explicit(&o->builder, getpid(), memory_order_relaxed);
         atomic_store_explicit(&o->hi, hi, memory_order_relaxed);
         atomic_store_explicit(&o->lo, lo, memory_order_relaxed);
         atomic_store_explicit(&o->state, build(o, &m, lo) ? READY : FAILED, memory_order_release);

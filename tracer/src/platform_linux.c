@@ -468,6 +468,60 @@ size_t lt_platform_symbolize(uintptr_t ip, lt_symbol *out, size_t max)
     return n ? n : 1;
 }
 
+/* Start of the loaded segment of info's object that holds addr, 0 when none does. */
+static uintptr_t load_segment(const struct dl_phdr_info *info, uintptr_t addr)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && addr >= start && addr < start + ph->p_memsz)
+            return start;
+    }
+    return 0;
+}
+
+static int segment_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    uintptr_t *addr = arg, start = load_segment(info, *addr);
+    (void)size;
+    if (start)
+        *addr = start;
+    return start != 0;
+}
+
+/* The module whose segments hold addr. libdw knows a module by its file mappings, so a large
+ * .bss, mapped anonymously past the file's end, is found through its segment's start. */
+static Dwfl_Module *data_module(Dwfl *dwfl, uintptr_t addr)
+{
+    Dwfl_Module *mod = dw.dwfl_addrmodule(dwfl, addr);
+    uintptr_t start = addr;
+    if (!mod && dl_iterate_phdr(segment_of, &start) == 1)
+        mod = dw.dwfl_addrmodule(dwfl, start);
+    return mod;
+}
+
+/* A variable's symbol: an object (or common) symbol whose extent covers addr; the nearest
+ * lower symbol alone would name padding or a neighbour. */
+int lt_platform_data_symbol(uintptr_t addr, char *buf, size_t size)
+{
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    Dwfl *dwfl = symbolizer();
+    Dwfl_Module *mod = dwfl ? data_module(dwfl, addr) : NULL;
+    const char *name = mod ? dw_frames.dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL)
+                           : NULL;
+    int type = name ? GELF_ST_TYPE(sym.st_info) : STT_NOTYPE;
+    if (!name || (type != STT_OBJECT && type != STT_COMMON) || off >= sym.st_size)
+        return 0;
+    nnames = 0;
+    size_t n = lt_fmt_str(buf, size, 0, name_of(NULL, name));
+    if (off) {
+        n = lt_fmt_str(buf, size, n, "+");
+        lt_fmt_hex(buf, size, n, off);
+    }
+    return 1;
+}
+
 /* process_vm_readv on ourselves reports EFAULT instead of raising SIGSEGV. */
 int lt_platform_peek(void *dst, const void *src, size_t n)
 {
@@ -523,20 +577,15 @@ static int module_of(struct dl_phdr_info *info, size_t size, void *arg)
 {
     module_query *q = arg;
     (void)size;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type != PT_LOAD || q->ip < start || q->ip >= start + ph->p_memsz)
-            continue;
-        q->out->base = info->dlpi_addr;
-        if (info->dlpi_name && info->dlpi_name[0])
-            lt_fmt_str(q->out->path, sizeof q->out->path, 0, info->dlpi_name);
-        else
-            lt_platform_exe_path(q->out->path, sizeof q->out->path);
-        note_build_id(info, q->out->build_id);
-        return 1;
-    }
-    return 0;
+    if (!load_segment(info, q->ip))
+        return 0;
+    q->out->base = info->dlpi_addr;
+    if (info->dlpi_name && info->dlpi_name[0])
+        lt_fmt_str(q->out->path, sizeof q->out->path, 0, info->dlpi_name);
+    else
+        lt_platform_exe_path(q->out->path, sizeof q->out->path);
+    note_build_id(info, q->out->build_id);
+    return 1;
 }
 
 int lt_platform_module(uintptr_t ip, lt_module *out)
@@ -615,16 +664,16 @@ static int elf_at(uintptr_t base, lt_module *out)
     return 1;
 }
 
-int lt_platform_module_safe(uintptr_t ip, lt_module *out, uintptr_t *lo, uintptr_t *hi)
+/* Calls fn for each line of /proc/self/maps (NUL-terminated, cut at 4 KiB) until it returns
+ * nonzero; returns that value, 0 when none did. open/read only, parsed as it streams by. */
+static int maps_scan(int (*fn)(const char *line, void *arg), void *arg)
 {
     char buf[4096], line[4352];
     size_t len = 0;
-    uintptr_t first = 0; /* start of the current file's first mapping */
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), found = 0;
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), done = 0;
     ssize_t n;
-    out->path[0] = 0;
-    while (fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0) {
-        for (ssize_t i = 0; i < n; i++) {
+    while (fd >= 0 && !done && (n = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < n && !done; i++) {
             if (buf[i] != '\n') {
                 if (len + 1 < sizeof line)
                     line[len++] = buf[i];
@@ -632,29 +681,74 @@ int lt_platform_module_safe(uintptr_t ip, lt_module *out, uintptr_t *lo, uintptr
             }
             line[len] = 0;
             len = 0;
-            maps_line l;
-            parse_maps_line(line, &l);
-            if (!l.path)
-                continue;
-            int same = found ? strcmp(l.path, out->path) == 0 : 0;
-            if (found && !same)
-                goto done; /* past the file that holds ip */
-            if (found) {
-                *hi = l.end;
-                continue;
-            }
-            if (l.offset == 0)
-                first = l.start;
-            if (ip >= l.start && ip < l.end) {
-                found = 1;
-                lt_fmt_str(out->path, sizeof out->path, 0, l.path);
-                *lo = first;
-                *hi = l.end;
-            }
+            done = fn(line, arg);
         }
     }
-done:
     if (fd >= 0)
         close(fd);
-    return found && elf_at(*lo, out);
+    return done;
+}
+
+typedef struct module_scan {
+    uintptr_t ip, first; /* first: start of the current file's first mapping */
+    lt_module *out;
+    uintptr_t *lo, *hi;
+    int found;
+} module_scan;
+
+static int module_line(const char *line, void *arg)
+{
+    module_scan *m = arg;
+    maps_line l;
+    parse_maps_line(line, &l);
+    if (!l.path)
+        return 0;
+    int same = m->found ? strcmp(l.path, m->out->path) == 0 : 0;
+    if (m->found && !same)
+        return 1; /* past the file that holds ip */
+    if (m->found) {
+        *m->hi = l.end;
+        return 0;
+    }
+    if (l.offset == 0)
+        m->first = l.start;
+    if (m->ip >= l.start && m->ip < l.end) {
+        m->found = 1;
+        lt_fmt_str(m->out->path, sizeof m->out->path, 0, l.path);
+        *m->lo = m->first;
+        *m->hi = l.end;
+    }
+    return 0;
+}
+
+int lt_platform_module_safe(uintptr_t ip, lt_module *out, uintptr_t *lo, uintptr_t *hi)
+{
+    module_scan m = {.ip = ip, .out = out, .lo = lo, .hi = hi};
+    out->path[0] = 0;
+    maps_scan(module_line, &m);
+    return m.found && elf_at(*lo, out);
+}
+
+typedef struct mapping_scan {
+    uintptr_t addr;
+    lt_mapping *out;
+} mapping_scan;
+
+static int mapping_line(const char *line, void *arg)
+{
+    mapping_scan *m = arg;
+    maps_line l;
+    parse_maps_line(line, &l);
+    if (m->addr < l.start || m->addr >= l.end)
+        return 0;
+    const char *name = l.path ? l.path : strchr(line, '[');
+    *m->out = (lt_mapping){.start = l.start, .end = l.end, .offset = l.offset};
+    lt_fmt_str(m->out->path, sizeof m->out->path, 0, name ? name : "");
+    return 1;
+}
+
+int lt_platform_mapping(uintptr_t addr, lt_mapping *out)
+{
+    mapping_scan m = {addr, out};
+    return maps_scan(mapping_line, &m);
 }

@@ -151,6 +151,20 @@ size_t lt_platform_symbolize(uintptr_t ip, lt_symbol *out, size_t max)
     return 1;
 }
 
+/* dladdr knows exported symbols only: a static variable is not named. */
+int lt_platform_data_symbol(uintptr_t addr, char *buf, size_t size)
+{
+    Dl_info info;
+    if (!dladdr((void *)addr, &info) || !info.dli_sname || !info.dli_saddr)
+        return 0;
+    size_t n = lt_fmt_str(buf, size, 0, info.dli_sname);
+    if (addr != (uintptr_t)info.dli_saddr) {
+        n = lt_fmt_str(buf, size, n, "+");
+        lt_fmt_hex(buf, size, n, addr - (uintptr_t)info.dli_saddr);
+    }
+    return 1;
+}
+
 /* libsystem has no robust mutexes: an owner's death never turns into EOWNERDEAD. */
 int lt_platform_mutex_robust(const void *mutex)
 {
@@ -199,6 +213,14 @@ int lt_platform_module_safe(uintptr_t ip, lt_module *out, uintptr_t *lo, uintptr
     (void)out;
     (void)lo;
     (void)hi;
+    return 0;
+}
+
+/* No /proc: the mapping around a lock is not named. */
+int lt_platform_mapping(uintptr_t addr, lt_mapping *out)
+{
+    (void)addr;
+    (void)out;
     return 0;
 }
 

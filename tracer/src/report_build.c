@@ -12,6 +12,7 @@
 
 #include "lt_internal.h"
 #include "lifetime.h"
+#include "lockname.h"
 #include "platform.h"
 #include "report_data.h"
 
@@ -32,7 +33,10 @@ static size_t nframes, string_used;
 static char thread_names[MAX_THREADS][16];
 static lt_module module; /* scratch for one lookup */
 static char exe[4096];
-static int raw_only; /* lt_report_build_raw: no symbols, no program callbacks */
+/* lt_report_build_raw, run on every occurrence to recognise repeats (report_seen.c): the
+ * stacks as addresses only; whatever symbolizes, names a lock or calls into the program is
+ * skipped, since only the stacks identify an occurrence. */
+static int raw_only;
 
 /* A copy of s in the string pool; NULL when s is NULL or the pool is full. */
 static const char *keep(const char *s)
@@ -343,6 +347,50 @@ static void add_edge_steps(lt_rep *r, const lt_finding *f)
     }
 }
 
+/* The finding's threads, locks, steps and stacks into r. */
+static void add_finding(lt_rep *r, const lt_finding *f)
+{
+    add_thread(r, &f->thread, 0);
+    if (f->kind >= LT_FIND_DEADLOCK) {
+        if (f->kind == LT_FIND_INVERSION)
+            add_edge_steps(r, f);
+        else
+            add_wait_steps(r, f);
+        return;
+    }
+    if (f->kind == LT_FIND_CONDVAR_MISUSE) {
+        add_condvar(r, f);
+        return;
+    }
+    if (f->other)
+        add_thread(r, f->other, f->why == LT_WHY_ORPHANED);
+    if (f->kind == LT_FIND_EXIT_HELD)
+        add_held_locks(r, f);
+    else
+        add_concerned_lock(r, f);
+    if (f->kind == LT_FIND_FREE_HELD) {
+        add_stack(r, "free", f->request_stack, -1, 0);
+        lt_rep_stack *s = add_stack(r, "holder", f->held_stack, 0, f->held_partial);
+        if (s)
+            s->thread = f->other ? 1 : 0;
+    } else {
+        add_stack(r, "request", f->request_stack, -1, 0);
+    }
+    if (!f->other && f->kind != LT_FIND_FREE_HELD)
+        add_stack(r, "held", f->held_stack, 0, f->held_partial);
+    add_stack(r, "first-seen", f->first_stack, 0, 0);
+}
+
+/* Where each lock lives (lockname.c), for those the finding did not name. */
+static void name_locks(lt_rep *r)
+{
+    char buf[1024];
+    lt_lockname_begin();
+    for (size_t i = 0; i < r->nlocks; i++)
+        if (!locks[i].name && lt_lockname((uintptr_t)locks[i].addr, buf, sizeof buf))
+            locks[i].name = keep(buf);
+}
+
 /* The report with its stacks as captured addresses only (one frame each, no module, no
  * symbol) and no annotation text: what identifies an occurrence, cheaply (report_seen.c). */
 const lt_rep *lt_report_build_raw(const lt_finding *f)
@@ -367,34 +415,8 @@ const lt_rep *lt_report_build(const lt_finding *f)
                  .warning = f->warning, .one_thread = f->one_thread,
                  .wait_timeout = f->kind == LT_FIND_LONG_WAIT ? lt_cfg.wait_timeout : 0,
                  .threads = threads, .locks = locks, .stacks = stacks, .steps = steps};
-    add_thread(&r, &f->thread, 0);
-    if (f->kind >= LT_FIND_DEADLOCK) {
-        if (f->kind == LT_FIND_INVERSION)
-            add_edge_steps(&r, f);
-        else
-            add_wait_steps(&r, f);
-        return &r;
-    }
-    if (f->kind == LT_FIND_CONDVAR_MISUSE) {
-        add_condvar(&r, f);
-        return &r;
-    }
-    if (f->other)
-        add_thread(&r, f->other, f->why == LT_WHY_ORPHANED);
-    if (f->kind == LT_FIND_EXIT_HELD)
-        add_held_locks(&r, f);
-    else
-        add_concerned_lock(&r, f);
-    if (f->kind == LT_FIND_FREE_HELD) {
-        add_stack(&r, "free", f->request_stack, -1, 0);
-        lt_rep_stack *s = add_stack(&r, "holder", f->held_stack, 0, f->held_partial);
-        if (s)
-            s->thread = f->other ? 1 : 0;
-    } else {
-        add_stack(&r, "request", f->request_stack, -1, 0);
-    }
-    if (!f->other && f->kind != LT_FIND_FREE_HELD)
-        add_stack(&r, "held", f->held_stack, 0, f->held_partial);
-    add_stack(&r, "first-seen", f->first_stack, 0, 0);
+    add_finding(&r, f);
+    if (!raw_only) /* a name reads symbols and /proc: not for an occurrence's identity */
+        name_locks(&r);
     return &r;
 }

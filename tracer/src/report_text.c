@@ -602,10 +602,15 @@ static void put_deadlock(out *o, const lt_rep *r)
                                : "  action: none (the timed wait will fail with ETIMEDOUT)\n");
 }
 
-/* "lock A (mode)" as the inversion's table says it. */
+/* "lock A [annotation] (mode)" as the inversion's table says it. */
 static void put_end(out *o, const lt_rep_lock *l, lt_mode m)
 {
     put_ref(o, l);
+    if (l->annotation && l->annotation[0]) {
+        put(o, " [");
+        put_data(o, l->annotation);
+        put(o, "]");
+    }
     put(o, " (");
     put(o, mode_word(l->type, m));
     put(o, ")");
@@ -912,6 +917,7 @@ static void put_dump_lock(out *o, const lt_rep *r, int l, int mode)
     put_hex(o, k ? k->addr : 0);
     put(o, " ");
     put(o, k ? lt_rep_type_name(k->type) : "lock");
+    put_name(o, k ? k->name : NULL);
     if (k && k->type == LT_RWLOCK) {
         put(o, mode == LT_MODE_READ ? " for read" : " for write");
     }

@@ -147,10 +147,11 @@ static void node_label(FILE *to, const lt_rep *r, const node *n, double x, doubl
     fprintf(to, "<text x=\"%.0f\" y=\"%.0f\">", x, y - 3);
     esc(to, line);
     fprintf(to, "</text><text class=\"sub\" x=\"%.0f\" y=\"%.0f\">", x, y + 13);
-    if (l && l->annotation) {
-        char guard[40];
-        snprintf(guard, sizeof guard, "%s", l->annotation);
-        esc(to, guard);
+    const char *sub = l ? (l->annotation ? l->annotation : l->name) : NULL; /* what, else where */
+    if (sub) {
+        char cut[40];
+        snprintf(cut, sizeof cut, "%s", sub);
+        esc(to, cut);
     }
     fputs("</text>", to);
 }

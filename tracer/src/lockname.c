@@ -1,0 +1,168 @@
+/*
+ * lockname.c - where a lock lives, named at report time for locks the program did not
+ * annotate (see lockname.h):
+ *   - on a thread's stack: "stack of T2", and ", frame of worker" when the frame is proven:
+ *     only for the reporting thread, whose stack is unwound now (the frame whose stack
+ *     pointers enclose the address holds it). Another thread runs on, or is blocked
+ *     somewhere the tracer cannot unwind from, so its frames are not named;
+ *   - in a loaded object's data: its ELF symbol, local ones included ("config_mu",
+ *     "registry+0x8", a C++ "ns::f()::mu");
+ *   - elsewhere: the mapping. glibc has no call from an address inside a heap block to the
+ *     block's start (malloc_usable_size needs the start, and the chunk headers are not an
+ *     interface), so a lock in the brk heap is "heap (block start unknown)" and one in an
+ *     anonymous mapping (a thread arena, a large block, the program's own mmap) is
+ *     "anonymous mapping 0x... (N bytes), offset K". free-held reports know the block being
+ *     released and name it themselves (report_build.c).
+ * Nothing here runs on the lock paths; all of it under the report lock.
+ */
+#define _GNU_SOURCE
+#include "lockname.h"
+
+#include <string.h>
+
+#include "lt_internal.h"
+#include "platform.h"
+
+#define FRAMES 256
+
+/* The reporting thread's frames, unwound at the first stack lock of a report. */
+static lt_frame frames[FRAMES];
+static size_t nframes;
+static int unwound;
+
+void lt_lockname_begin(void)
+{
+    unwound = 0;
+}
+
+size_t lt_lockname_stack(char *buf, size_t size, int seq, const char *function)
+{
+    size_t n = lt_fmt_str(buf, size, 0, "stack of T");
+    n = lt_fmt_dec(buf, size, n, seq);
+    if (function) {
+        n = lt_fmt_str(buf, size, n, ", frame of ");
+        n = lt_fmt_str(buf, size, n, function);
+    }
+    return n;
+}
+
+/* The function at code address ip (a return address when ret), after the calls inlined
+ * there: the one whose frame it is. NULL when unknown. */
+static const char *function_at(uintptr_t ip, int ret)
+{
+    static char name[512];
+    lt_symbol s[32];
+    size_t n = lt_platform_symbolize(ret ? ip - 1 : ip, s, LT_ARRAY_LEN(s));
+    if (!n || !s[n - 1].function)
+        return NULL;
+    lt_fmt_str(name, sizeof name, 0, s[n - 1].function);
+    return name;
+}
+
+/* The function whose frame on this thread's stack holds addr: frame i spans from its own
+ * stack pointer up to its caller's. NULL when no live frame does (its frame has returned). */
+static const char *frame_of(uintptr_t addr)
+{
+    if (!unwound) {
+        nframes = lt_platform_unwind(frames, FRAMES);
+        unwound = 1;
+    }
+    for (size_t i = 0; i + 1 < nframes; i++)
+        if (addr >= frames[i].sp && addr < frames[i + 1].sp)
+            return function_at(frames[i].ip, i > 0); /* callers' ips are return addresses */
+    return NULL;
+}
+
+/* The thread whose stack holds the address, and for another thread a copy of its last
+ * caller walks (callsite.c): each knows the frames of a lock call, bounds and all. */
+typedef struct owner_query {
+    uintptr_t addr;
+    int seq, self, found;
+    lt_walk walks[LT_WALKS];
+} owner_query;
+
+static void owner_of(lt_thread *t, void *arg)
+{
+    owner_query *q = arg;
+    if (q->found || q->addr < t->stack_lo || q->addr >= t->stack_hi)
+        return;
+    q->found = 1;
+    q->seq = t->info.seq;
+    q->self = t == lt_tls.self;
+    if (!q->self && lt_platform_peek(q->walks, t->walks, sizeof q->walks) != 0)
+        memset(q->walks, 0, sizeof q->walks);
+}
+
+/* Another thread's frame that holds addr, from its walks: frame 0 of a walk (the function
+ * that made the lock call at w->ra) spans [cfa, sp[0]), frame i [sp[i-1], sp[i]). A frame
+ * counts only while the return address it keeps (at slot[i]) is still the one the walk read:
+ * then the same call chain is still on the stack there. The thread runs on meanwhile, so
+ * every read is a peek. */
+static const char *walked_frame_of(const lt_walk *walks, uintptr_t addr)
+{
+    for (size_t k = 0; k < LT_WALKS; k++) {
+        const lt_walk *w = &walks[k];
+        uintptr_t lo = w->cfa, pc = w->ra;
+        for (uint32_t i = 0; i < w->n && i < LT_CALLERS; i++) {
+            uintptr_t word;
+            if (lt_platform_peek(&word, (const void *)w->slot[i], sizeof word) != 0 ||
+                word != w->caller[i] || w->sp[i] <= lo)
+                break;
+            if (addr >= lo && addr < w->sp[i])
+                return function_at(pc, 1);
+            lo = w->sp[i];
+            pc = w->caller[i];
+        }
+    }
+    return NULL;
+}
+
+static int stack_name(uintptr_t addr, char *buf, size_t size)
+{
+    static owner_query q;
+    memset(&q, 0, sizeof q);
+    q.addr = addr;
+    lt_thread_each(owner_of, &q);
+    if (!q.found)
+        return 0;
+    lt_lockname_stack(buf, size, q.seq, q.self ? frame_of(addr) : walked_frame_of(q.walks, addr));
+    return 1;
+}
+
+static int mapping_name(uintptr_t addr, char *buf, size_t size)
+{
+    static lt_mapping m;
+    size_t n;
+    if (!lt_platform_mapping(addr, &m))
+        return 0;
+    if (strcmp(m.path, "[heap]") == 0) {
+        lt_fmt_str(buf, size, 0, "heap (block start unknown)");
+        return 1;
+    }
+    if (m.path[0] == '/') {
+        n = lt_fmt_str(buf, size, 0, "mapping of ");
+        n = lt_fmt_str(buf, size, n, m.path);
+        n = lt_fmt_str(buf, size, n, ", file offset ");
+        lt_fmt_hex(buf, size, n, m.offset + (addr - m.start));
+        return 1;
+    }
+    n = lt_fmt_str(buf, size, 0, m.path[0] ? "mapping " : "anonymous mapping ");
+    if (m.path[0]) {
+        n = lt_fmt_str(buf, size, n, m.path);
+        n = lt_fmt_str(buf, size, n, " ");
+    }
+    n = lt_fmt_hex(buf, size, n, m.start);
+    n = lt_fmt_str(buf, size, n, " (");
+    n = lt_fmt_dec(buf, size, n, (long)(m.end - m.start));
+    n = lt_fmt_str(buf, size, n, " bytes), offset ");
+    lt_fmt_dec(buf, size, n, (long)(addr - m.start));
+    return 1;
+}
+
+int lt_lockname(uintptr_t addr, char *buf, size_t size)
+{
+    if (!addr || !size)
+        return 0;
+    return stack_name(addr, buf, size) || lt_platform_data_symbol(addr, buf, size) ||
+           mapping_name(addr, buf, size);
+}
