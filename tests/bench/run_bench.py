@@ -3,6 +3,7 @@
 and prints native, traced and the ratio of each.
 
   run_bench.py LOCKBENCH STRESSBENCH LIBLOCKTRACE [--repeat N] [--rows a,b] [--full] [--classes]
+               [--baseline OTHER_LIBLOCKTRACE]
 
 Rows: lockbench flat/nested with 1 and 2 threads (64 rwlocks, ~90 % reads; figure: ns per
 lock/unlock pair, i.e. wall time x threads / pairs, the cost one thread pays per pair), and the
@@ -15,7 +16,8 @@ configuration alike; the median counts, and each configuration's best run is pri
 `noise` is the spread (min-max) of the ratio of the run pairs (run i traced / run i native).
 --classes adds a run with LOCKTRACE_CLASSES=site (lockbench's locks share one init site: one
 class, nested in ascending address order) and its ratio to the traced run without classes
-(`vs traced`).
+(`vs traced`). --baseline runs another build of the library in the same turns (before/after:
+its median, and the ratios of its median and of its best run to native's).
 """
 import argparse
 import os
@@ -50,6 +52,7 @@ def main(argv):
     p.add_argument('--rows', default=','.join(ROWS), help='which rows: ' + ','.join(ROWS))
     p.add_argument('--full', action='store_true', help='also LOCKTRACE_STACKS=full')
     p.add_argument('--classes', action='store_true', help='also LOCKTRACE_CLASSES=site')
+    p.add_argument('--baseline', metavar='LIB', help='another liblocktrace, run alongside')
     a = p.parse_args(argv)
     progs = {'lockbench': a.lockbench, 'stressbench': a.stressbench}
     base = {k: v for k, v in os.environ.items() if not k.startswith('LOCKTRACE_')}
@@ -60,11 +63,14 @@ def main(argv):
         configs.append(('full', {'LD_PRELOAD': lib, 'LOCKTRACE_STACKS': 'full'}))
     if a.classes:
         configs.append(('classes', {'LD_PRELOAD': lib, 'LOCKTRACE_CLASSES': 'site'}))
+    if a.baseline:
+        configs.append(('base', {'LD_PRELOAD': os.path.abspath(a.baseline)}))
     print(f'median of {a.repeat} interleaved runs; ratio = traced / native; '
           f'noise = min-max of the per-run ratios; best = each configuration\'s best run')
     print(f'{"row":9} {"unit":7} ' + ' '.join(f'{n:>9}' for n, _ in configs[:2]) +
           f' {"ratio":>6} {"noise":>11}   best: native  traced  ratio' + ('  full  ratio' if a.full else '') +
-          ('   classes vs traced (noise)' if a.classes else ''))
+          ('   classes vs traced (noise)' if a.classes else '') +
+          ('  baseline  ratio best' if a.baseline else ''))
     for row in a.rows.split(','):
         prog, args, unit = ROWS[row]
         runs = {name: [] for name, _ in configs}
@@ -83,6 +89,9 @@ def main(argv):
             vs = [c / t for c, t in zip(runs['classes'], runs['traced'])]
             line += (f' {med["classes"]:9.3f} {med["classes"] / med["traced"]:9.2f}x'
                      f' ({min(vs):.2f}-{max(vs):.2f}x)')
+        if a.baseline:
+            line += (f' {med["base"]:9.3f} {med["base"] / med["native"]:5.2f}x'
+                     f' {min(runs["base"]) / min(runs["native"]):5.2f}x')
         print(line)
         sys.stdout.flush()
     return 0

@@ -316,11 +316,6 @@ static int writer_hold(const lt_held *h)
            atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen;
 }
 
-static int last_writer_hold(const lt_held *h)
-{
-    return h->depth == 1 && writer_hold(h);
-}
-
 static void release(lt_thread *t, lt_held *h)
 {
     if (writer_hold(h))
@@ -328,31 +323,15 @@ static void release(lt_thread *t, lt_held *h)
     drop(t, h);
 }
 
-/* Before libc's unlock: the lock's writer is cleared now, while no other thread can take the
- * lock and become its writer; lt_after_unlock puts it back if libc refuses. */
-void lt_before_unlock(lt_event *ev)
+/* lt_after_unlock (detect.h) for an unlock of a lock this thread does not hold, or one libc
+ * refused (the writer that lt_before_unlock cleared is put back). */
+void lt_unlock_unusual(lt_event *ev, int rc)
 {
-    lt_held *h = ev->held = lt_held_find(ev->self, ev->addr);
-    if (h && last_writer_hold(h))
-        atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
-}
-
-/* libc's verdict on the unlock: only an accepted one changes the held set. */
-void lt_after_unlock(lt_event *ev, int rc)
-{
-    lt_thread *t = ev->self;
     lt_held *h = ev->held;
-    if (lt_unlikely(!h)) {
+    if (!h)
         report_bad_unlock(ev, rc == 0);
-        return;
-    }
-    if (lt_unlikely(rc != 0)) {
-        if (last_writer_hold(h))
-            atomic_store_explicit(&h->lock->writer, t->info.seq + 1, memory_order_relaxed);
-        return;
-    }
-    if (--h->depth == 0)
-        drop(t, h);
+    else if (lt_held_last_writer(h))
+        atomic_store_explicit(&h->lock->writer, ev->self->info.seq + 1, memory_order_relaxed);
 }
 
 void lt_on_init(lt_event *ev)

@@ -5,6 +5,7 @@
 #define LT_DETECT_H
 
 #include "lt_internal.h"
+#include "stats.h"
 
 /* interpose.c calls these with the thread inside the tracer (lt_thread.busy set), so hooks may
  * take tracer locks, allocate and unwind freely. ev->addr/kind/mode/wait/ra/cfa and ev->self
@@ -25,8 +26,41 @@ int lt_before_lock(lt_event *ev);
 int lt_wait_begin(lt_event *ev);
 void lt_wait_end(lt_event *ev);
 void lt_after_lock(lt_event *ev, int rc);
-void lt_before_unlock(lt_event *ev);
-void lt_after_unlock(lt_event *ev, int rc);
+void lt_unlock_unusual(lt_event *ev, int rc);
+
+/* Whether h is the last hold of its lock in write mode and the lock still is the one h was
+ * taken as (a recycled shadow entry belongs to another address now): its unlock ends the
+ * lock's writer. */
+static inline int lt_held_last_writer(const lt_held *h)
+{
+    return h->depth == 1 && h->mode == LT_MODE_WRITE &&
+           atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen;
+}
+
+/* Before libc's unlock: the lock's writer is cleared now, while no other thread can take the
+ * lock and become its writer; lt_after_unlock puts it back if libc refuses. Inline, with
+ * lt_after_unlock: every unlock runs them. */
+static inline void lt_before_unlock(lt_event *ev)
+{
+    lt_held *h = ev->held = lt_held_find(ev->self, ev->addr);
+    if (h && lt_held_last_writer(h))
+        atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
+}
+
+/* libc's verdict on the unlock: only an accepted one changes the held set. */
+static inline void lt_after_unlock(lt_event *ev, int rc)
+{
+    lt_held *h = ev->held;
+    if (lt_unlikely(!h || rc != 0)) {
+        lt_unlock_unusual(ev, rc);
+        return;
+    }
+    if (--h->depth == 0) {
+        if (lt_unlikely(lt_cfg.stats))
+            lt_stats_released(h);
+        lt_held_remove(ev->self, h);
+    }
+}
 void lt_on_init(lt_event *ev);
 void lt_on_destroy(lt_event *ev);
 int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved);
