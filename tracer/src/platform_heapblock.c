@@ -5,7 +5,7 @@
  * blocks would cost every malloc and free; a report can afford a walk, the program's hot
  * paths pay nothing.
  *
- * glibc's layout (64-bit; the same since 2.26): a block is preceded by its chunk's two-word
+ * glibc's layout (64-bit, glibc 2.26 and later): a block is preceded by its chunk's two-word
  * header, the size of the previous chunk (meaningful only while that one is free) and this
  * chunk's size, a multiple of 16 whose low bits are flags (PREV_INUSE, IS_MMAPPED,
  * NON_MAIN_ARENA). A block in use owns its chunk and the next chunk's first word, so
@@ -20,7 +20,8 @@
  *   - a large block (mmapped chunk, IS_MMAPPED) has a mapping of its own; its first word is
  *     the chunk's offset in the mapping (not 0 after memalign, which leaves the original
  *     header at the mapping's start). Adjacent mappings merge in /proc/self/maps, so the
- *     mapping is found from the address down, page by page.
+ *     mapping is found from the address down, page by page. glibc 2.43 changed how its size
+ *     is counted (mapped_chunk reads both).
  * Every header is checked (alignment, sizes inside the heap, the chain's end, the next
  * chunk's PREV_INUSE bit for the block found, its arena bit); anything that does not hold,
  * as when other threads allocate while the walk reads, gives no block. Memory is only read
@@ -139,7 +140,10 @@ static int thread_heap(uintptr_t addr, uintptr_t lo, uintptr_t *start, size_t *s
 }
 
 /* Whether the chunk at c is the large block mapped at p that holds addr, the mapping inside
- * [p, hi) and whole pages long. */
+ * [p, hi) and whole pages long. Its first word is its offset in the mapping (bit 0: huge
+ * pages). Two layouts: up to glibc 2.42 the chunk's size reaches the mapping's end and the
+ * block is the chunk less its header; later the size stops a header short of the end and the
+ * block is the chunk less one word, as in an arena. */
 static int mapped_chunk(uintptr_t p, uintptr_t c, uintptr_t hi, uintptr_t addr, size_t page,
                         uintptr_t *start, size_t *size)
 {
@@ -147,11 +151,20 @@ static int mapped_chunk(uintptr_t p, uintptr_t c, uintptr_t hi, uintptr_t addr, 
     if (c + HEADER > addr || lt_platform_peek(h, (const void *)c, sizeof h) != 0)
         return 0;
     size_t n = h[1] & ~(size_t)FLAGS;
-    if (h[0] != c - p || (h[1] & FLAGS) != IS_MMAPPED || n < MIN_CHUNK || n % ALIGN ||
-        n > hi - c || (c - p + n) % page || addr >= c + n)
+    if ((h[0] & ~(size_t)1) != c - p || (h[1] & FLAGS) != IS_MMAPPED || n < MIN_CHUNK ||
+        n % ALIGN || n > hi - c)
+        return 0;
+    size_t usable;
+    if ((c - p + n) % page == 0)
+        usable = n - HEADER;
+    else if ((c - p + n + HEADER) % page == 0 && HEADER <= hi - c - n)
+        usable = n - WORD;
+    else
+        return 0;
+    if (addr >= c + HEADER + usable)
         return 0;
     *start = c + HEADER;
-    *size = n - HEADER;
+    *size = usable;
     return 1;
 }
 
@@ -166,7 +179,7 @@ static int mapped_block(uintptr_t addr, uintptr_t lo, uintptr_t hi, uintptr_t *s
         size_t h[2];
         if (lt_platform_peek(h, (const void *)p, sizeof h) != 0)
             return 0;
-        if (h[0] != 0 || (h[1] & FLAGS) != IS_MMAPPED)
+        if ((h[0] & ~(size_t)1) != 0 || (h[1] & FLAGS) != IS_MMAPPED)
             continue;
         uintptr_t best = 0;
         for (uintptr_t align = 2 * ALIGN; align && align <= addr - p; align <<= 1) {
