@@ -61,7 +61,7 @@ static NOINLINE void relock(pthread_mutex_t *m)
 }
 
 /* A lock at `offset` in block b, initialized, its name announced, then relocked. */
-static void relock_in(void *b, size_t offset, char place)
+static NOINLINE void relock_in(void *b, size_t offset, char place)
 {
     pthread_mutex_t *m = (pthread_mutex_t *)((char *)b + offset);
     need_place(b, place);
@@ -93,6 +93,36 @@ static void *arena_worker(void *arg)
     struct object *o = (struct object *)malloc(sizeof *o);
     relock_in(o, offsetof(struct object, mu), 'm');
     free(o);
+    return NULL;
+}
+
+/* A thread arena past its first heap (64 MiB): blocks until one lands in a new heap, then a
+ * lock in the first block (its heap ends in the fence glibc leaves when it moves on) and one
+ * in the last (a heap without the arena in it). */
+static volatile int sink_heaps;
+
+static NOINLINE void last_heap(char *b)
+{
+    relock_in(b, 256, 'm');
+    sink_heaps++; /* not a tail call: a frame of its own, so a report of its own */
+}
+
+static void *heaps_worker(void *arg)
+{
+    enum { MAX = 100000 };
+    static char *blocks[MAX];
+    const uintptr_t heap = (uintptr_t)64 << 20;
+    int n = 0;
+    (void)arg;
+    do
+        blocks[n] = (char *)malloc(1000);
+    while (((uintptr_t)blocks[n++] & ~(heap - 1)) == ((uintptr_t)blocks[0] & ~(heap - 1)) && n < MAX);
+    if (n == MAX)
+        exit(3);
+    relock_in(blocks[0], 128, 'm');
+    last_heap(blocks[n - 1]);
+    while (n)
+        free(blocks[--n]);
     return NULL;
 }
 
@@ -323,6 +353,8 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "array"))
         array();
     else if (!strcmp(s, "thread-arena") && pthread_create(&t, NULL, arena_worker, NULL) == 0)
+        pthread_join(t, NULL);
+    else if (!strcmp(s, "arena-heaps") && pthread_create(&t, NULL, heaps_worker, NULL) == 0)
         pthread_join(t, NULL);
     else if (!strcmp(s, "large"))
         large();

@@ -138,6 +138,7 @@ def stress(c):
 
 CHECKS = {
     'small': relocked('small'), 'array': relocked('array'), 'thread-arena': relocked('thread-arena'),
+    'arena-heaps': relocked('arena-heaps', 2),
     'large': relocked('large'), 'aligned': relocked('aligned', 2), 'moved': relocked('moved'),
     'inversion': inversion,
     'cycle': lambda c: named(c, [c.a.program, 'cycle'], 'deadlock'),
