@@ -144,7 +144,7 @@ size_t lt_lockname_region(char *buf, size_t size, const char *what, uintptr_t st
 static int mapping_name(uintptr_t addr, char *buf, size_t size)
 {
     static lt_mapping m;
-    char what[64];
+    char what[128]; /* "mapping [anon:<name>] ": a mapping name has at most 80 bytes */
     uintptr_t block;
     size_t len;
     if (!lt_platform_mapping(addr, &m))
