@@ -32,6 +32,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "dwarf_frames.h"
@@ -291,6 +292,29 @@ int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
     *lo = (uintptr_t)addr;
     *hi = (uintptr_t)addr + size;
     return 0;
+}
+
+/* Static rather than on the caller's stack, which is the one short of room. */
+static ucontext_t on_back, on_other;
+static void (*on_fn)(void *);
+static void *on_arg;
+
+static void on_entry(void)
+{
+    on_fn(on_arg); /* returning resumes on_back (uc_link) */
+}
+
+int lt_platform_on_stack(void (*fn)(void *), void *arg, void *stack, size_t size)
+{
+    if (getcontext(&on_other) != 0)
+        return -1;
+    on_other.uc_stack.ss_sp = stack;
+    on_other.uc_stack.ss_size = size;
+    on_other.uc_link = &on_back;
+    on_fn = fn;
+    on_arg = arg;
+    makecontext(&on_other, on_entry, 0);
+    return swapcontext(&on_back, &on_other) == 0 ? 0 : -1;
 }
 
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
