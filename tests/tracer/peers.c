@@ -92,27 +92,28 @@ static void small_stacks_quiet(void)
 }
 
 /* One thread only, so nothing can really deadlock: an inversion to report, then an
- * error-checking relock (reported; the call returns EDEADLK and the thread goes on). */
+ * error-checking relock of a mutex on its own stack (reported, the mutex named by its frame;
+ * the call returns EDEADLK and the thread goes on). */
 static void *reporting_worker(void *arg)
 {
-    pthread_mutex_t *checked = arg;
+    pthread_mutexattr_t attr;
+    pthread_mutex_t checked;
+    (void)arg;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+    pthread_mutex_init(&checked, &attr);
     take_both(&first, &second);
     take_both(&second, &first);
-    pthread_mutex_lock(checked);
-    int rc = pthread_mutex_lock(checked);
-    pthread_mutex_unlock(checked);
+    pthread_mutex_lock(&checked);
+    int rc = pthread_mutex_lock(&checked);
+    pthread_mutex_unlock(&checked);
     printf("relock -> %s\n", rc == EDEADLK ? "EDEADLK" : rc == 0 ? "0" : strerror(rc));
     return NULL;
 }
 
 static void small_stack_reports(void)
 {
-    pthread_mutexattr_t attr;
-    pthread_mutex_t checked;
-    pthread_mutexattr_init(&attr);
-    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
-    pthread_mutex_init(&checked, &attr);
-    pthread_join(start_small(reporting_worker, &checked), NULL);
+    pthread_join(start_small(reporting_worker, NULL), NULL);
 }
 
 int main(int argc, char **argv)
