@@ -54,8 +54,8 @@ void *lt_platform_real(const char *name, const char *version)
     X(unw_get_proc_info_by_ip)
 
 #define DW_FUNCS(X)                                                                         \
-    X(dwfl_begin) X(dwfl_end) X(dwfl_linux_proc_report) X(dwfl_report_end)                  \
-    X(dwfl_linux_proc_find_elf) X(dwfl_build_id_find_debuginfo) X(dwfl_addrmodule)          \
+    X(dwfl_begin) X(dwfl_end) X(dwfl_report_begin) X(dwfl_report_elf) X(dwfl_report_end)    \
+    X(dwfl_build_id_find_debuginfo) X(dwfl_addrmodule)                                      \
     X(dwfl_module_build_id) X(dwelf_elf_gnu_build_id) X(elf_version) X(elf_begin) X(elf_end)
 
 #define FIELD(f) __typeof__(&f) f;
@@ -371,18 +371,63 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
     return -1;
 }
 
-/* One libdw session per process, opened at the first report (reports are serialised). */
+/* The loader's counts of objects loaded and unloaded so far (glibc's dlpi_adds, dlpi_subs).
+ * The same counts mean the same objects at the same addresses. */
+typedef struct loader_gen {
+    unsigned long long adds, subs;
+} loader_gen;
+
+static int read_gen(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    loader_gen *g = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        *g = (loader_gen){info->dlpi_adds, info->dlpi_subs};
+    return 1;
+}
+
+/* Reports one loaded object to libdw from its file, at its load bias. Taken from the loader's
+ * list, not /proc/self/maps, where libdw's own mappings of the files it reads would show as
+ * more pieces of them. The vdso has no file and is left out. */
+static int report_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    char exe[4096];
+    const char *path = info->dlpi_name;
+    (void)size;
+    if (!path || !path[0]) {
+        lt_platform_exe_path(exe, sizeof exe);
+        path = exe;
+    }
+    dw.dwfl_report_elf(arg, path, path, -1, info->dlpi_addr, true);
+    return 0;
+}
+
+/* The libdw session, made anew whenever objects were loaded or unloaded since it was made: a
+ * library dlopened after it would have no names or lines, and one loaded where a dlclosed one
+ * was would get the old one's. Reports are serialised; strings from the old session have
+ * been copied by then (lt_symbol's strings last until the next call). */
 static Dwfl *symbolizer(void)
 {
     static Dwfl_Callbacks callbacks;
     static Dwfl *dwfl;
-    if (dwfl || !have_dw())
+    static loader_gen made;
+    static int tried;
+    loader_gen now = {0, 0};
+    if (!have_dw())
+        return NULL;
+    dl_iterate_phdr(read_gen, &now);
+    if (tried && now.adds == made.adds && now.subs == made.subs)
         return dwfl;
-    callbacks.find_elf = dw.dwfl_linux_proc_find_elf;
+    if (dwfl)
+        dw.dwfl_end(dwfl);
+    tried = 1;
+    made = now;
     callbacks.find_debuginfo = find_debuginfo_local;
     dwfl = dw.dwfl_begin(&callbacks);
-    if (dwfl && (dw.dwfl_linux_proc_report(dwfl, getpid()) != 0 ||
-                 dw.dwfl_report_end(dwfl, NULL, NULL) != 0)) {
+    if (!dwfl)
+        return NULL;
+    dw.dwfl_report_begin(dwfl);
+    dl_iterate_phdr(report_object, dwfl);
+    if (dw.dwfl_report_end(dwfl, NULL, NULL) != 0) {
         dw.dwfl_end(dwfl);
         dwfl = NULL;
     }
