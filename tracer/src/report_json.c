@@ -41,7 +41,7 @@ static void string(jout *j, const char *s)
         else if (c < 0x20 || c == 0x7f) /* DEL too: raw, readers and terminals differ */
             raw(j, esc);
         else if (n == 0)
-            raw(j, "\\ufffd");
+            raw(j, "\xef\xbf\xbd"); /* U+FFFD, as UTF-8: it reads back and re-writes the same */
         else
             emit(j, s, n);
         s += n ? n : 1;

@@ -61,7 +61,7 @@ static void str(FILE *to, const char *s)
         else if (c < 0x20 || c == 0x7f)
             fprintf(to, "\\u%04x", c);
         else if (n == 0)
-            fputs("\\ufffd", to);
+            fputs("\xef\xbf\xbd", to); /* U+FFFD */
         else
             fwrite(s, 1, n, to);
         s += n ? n : 1;
