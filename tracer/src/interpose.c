@@ -688,6 +688,7 @@ static void fork_phase(lt_fork_phase phase)
         lt_order_fork(phase);
         lt_thread_fork(phase);
         lt_shadow_fork(phase);
+        lt_lockmap_fork(phase);
         lt_stats_fork(phase);
         lt_stack_fork(phase);
         lt_cond_fork(phase);
@@ -697,6 +698,7 @@ static void fork_phase(lt_fork_phase phase)
         lt_cond_fork(phase);
         lt_stack_fork(phase);
         lt_stats_fork(phase);
+        lt_lockmap_fork(phase);
         lt_shadow_fork(phase);
         lt_thread_fork(phase);
         lt_order_fork(phase);
@@ -766,12 +768,17 @@ static inline int mem_ready(void)
            mem_resolve();
 }
 
-/* glibc's bound of block p: its chunk's size is in the word before it, and the block ends
- * where the next chunk's size word starts (a mapped chunk 8 bytes earlier, inside the
- * bound). */
+/* The size of glibc block p's chunk, from the word before p: the block and the next chunk's
+ * size word fill [p, p + size) (a mapped chunk ends 16 bytes earlier). */
+static inline size_t chunk_size(void *p)
+{
+    return ((const size_t *)p)[-1] & ~(size_t)7;
+}
+
+/* glibc's bound of block p: where the next chunk's size word starts. */
 static inline uintptr_t chunk_end(void *p)
 {
-    return (uintptr_t)p + (((const size_t *)p)[-1] & ~(size_t)7) - sizeof(size_t);
+    return (uintptr_t)p + chunk_size(p) - sizeof(size_t);
 }
 
 /* Whether p (NULL or a glibc block) is known to hold no lock, answered without a call; 0
@@ -779,7 +786,7 @@ static inline uintptr_t chunk_end(void *p)
 static inline int block_clear(void *p)
 {
     return lt_likely(atomic_load_explicit(&mem_state, memory_order_acquire) == READY_CHUNKS) &&
-           (!p || lt_likely(!lt_lockmap_maybe((uintptr_t)p, chunk_end(p))));
+           (!p || lt_likely(lt_lockmap_block_clear((uintptr_t)p, chunk_size(p))));
 }
 
 /* The end of p's block when it may hold a known lock, else 0. Only then is the allocator
