@@ -768,17 +768,18 @@ static inline int mem_ready(void)
            mem_resolve();
 }
 
-/* The size of glibc block p's chunk, from the word before p: the block and the next chunk's
- * size word fill [p, p + size) (a mapped chunk ends 16 bytes earlier). */
-static inline size_t chunk_size(void *p)
+/* The size word of glibc block p's chunk, the word before p: its size (bits 0-2 are flags).
+ * The block and the next chunk's size word fill [p, p + size) (a mapped chunk ends 16 bytes
+ * earlier). */
+static inline size_t chunk_size_word(void *p)
 {
-    return ((const size_t *)p)[-1] & ~(size_t)7;
+    return ((const size_t *)p)[-1];
 }
 
 /* glibc's bound of block p: where the next chunk's size word starts. */
 static inline uintptr_t chunk_end(void *p)
 {
-    return (uintptr_t)p + chunk_size(p) - sizeof(size_t);
+    return (uintptr_t)p + (chunk_size_word(p) & ~(size_t)7) - sizeof(size_t);
 }
 
 /* Whether p (NULL or a glibc block) is known to hold no lock, answered without a call; 0
@@ -786,7 +787,7 @@ static inline uintptr_t chunk_end(void *p)
 static inline int block_clear(void *p)
 {
     return lt_likely(atomic_load_explicit(&mem_state, memory_order_acquire) == READY_CHUNKS) &&
-           (!p || lt_likely(lt_lockmap_block_clear((uintptr_t)p, chunk_size(p))));
+           (!p || lt_likely(lt_lockmap_block_clear((uintptr_t)p, chunk_size_word(p))));
 }
 
 /* The end of p's block when it may hold a known lock, else 0. Only then is the allocator
@@ -838,7 +839,7 @@ LT_EXPORT void cfree(void *p)
 }
 
 /* realloc may move the block or release it (size 0): its locks end either way. */
-static __attribute__((noinline)) int realloc_slow(void *p, uintptr_t ra)
+static __attribute__((noinline)) int realloc_ready(void *p, uintptr_t ra)
 {
     if (!mem_ready() || !mem.realloc) {
         errno = ENOMEM;
@@ -850,11 +851,17 @@ static __attribute__((noinline)) int realloc_slow(void *p, uintptr_t ra)
     return 1;
 }
 
+static __attribute__((noinline)) void *realloc_slow(void *p, size_t size, uintptr_t ra)
+{
+    return realloc_ready(p, ra) ? mem.realloc(p, size) : NULL;
+}
+
+/* The common case is a tail call, as free's is. */
 LT_EXPORT void *realloc(void *p, size_t size)
 {
-    if (block_clear(p) || realloc_slow(p, (uintptr_t)__builtin_return_address(0)))
+    if (block_clear(p))
         return mem.realloc(p, size);
-    return NULL;
+    return realloc_slow(p, size, (uintptr_t)__builtin_return_address(0));
 }
 
 LT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
@@ -864,7 +871,7 @@ LT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    if (!block_clear(p) && !realloc_slow(p, (uintptr_t)__builtin_return_address(0)))
+    if (!block_clear(p) && !realloc_ready(p, (uintptr_t)__builtin_return_address(0)))
         return NULL;
     return mem.reallocarray ? mem.reallocarray(p, n, size) : mem.realloc(p, bytes);
 }

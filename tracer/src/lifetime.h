@@ -101,9 +101,9 @@ static inline int lt_lockmap_maybe(uintptr_t lo, uintptr_t hi)
     return (first | second) != 0;
 }
 
-/* 1 when no known lock starts in [p, p + span), p on 16 bytes and span a multiple of 16 (a
- * glibc block: p and its chunk's size), else 0: maybe (lt_lockmap_maybe, lt_lockmap_any
- * say). Every free() asks this first, and it must stay within a few percent of free() itself: inline: one ahead byte answers any block of up to 1008
+/* 1 when no known lock starts in [p, p + span), p on 16 bytes and span a multiple of 16,
+ * else 0: maybe (lt_lockmap_maybe, lt_lockmap_any say). Bits 0-3 of span are ignored: it
+ * may be a glibc chunk's size word as it is, flags and all (a maybe at most, by 7 bytes). Every free() asks this first, and it must stay within a few percent of free() itself: inline: one ahead byte answers any block of up to 1008
  * bytes in a region with locks, however close its neighbours' locks are, and a region
  * without locks needs no load. A lock in another block is never in p's granules: a glibc
  * block's last 8 bytes share a granule only with the next chunk's size word.
@@ -115,9 +115,11 @@ static inline int lt_lockmap_block_clear(uintptr_t p, size_t span)
         memory_order_acquire);
     if (!g) /* none in p's region: the block is clear unless it reaches into the next */
         return !((p ^ (p + span - 1)) >> LT_LOCKMAP_REGION_SHIFT);
-    unsigned v = atomic_load_explicit(
+    uint8_t v = atomic_load_explicit(
         &g->ahead[(p & LT_LOCKMAP_REGION_MASK) >> LT_LOCKMAP_GRANULE_SHIFT], memory_order_relaxed);
-    return v + (span >> LT_LOCKMAP_GRANULE_SHIFT) <= LT_LOCKMAP_AHEAD;
+    /* v + span / 16 <= AHEAD, as one lea and a compare */
+    return span + ((size_t)v << LT_LOCKMAP_GRANULE_SHIFT) <
+           (LT_LOCKMAP_AHEAD + 1) << LT_LOCKMAP_GRANULE_SHIFT;
 }
 
 /* lifetime.c ----------------------------------------------------------------------------- */
