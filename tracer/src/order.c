@@ -39,7 +39,6 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "callsite.h"
 #include "graph.h"
 #include "lt_internal.h"
 #include "platform.h"
