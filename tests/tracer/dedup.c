@@ -53,6 +53,38 @@ static void *relock_thread(void *arg)
     return NULL;
 }
 
+/* A call between the bug and the line that tells the bugs apart, so that line is the last
+ * of the calls a signature reads. */
+NOINLINE void relock_via(pthread_mutex_t *m)
+{
+    relock_own(m);
+    __asm__ volatile("" ::: "memory"); /* not a tail call */
+}
+
+/* One helper reached from 16 consecutive lines of one caller: 16 bugs. Their stacks differ
+ * only in this caller's line, and the request and held stacks of each only in their first
+ * call: what a signature summing near-equal hashes could not tell apart. */
+NOINLINE void relock_lines(pthread_mutex_t *m)
+{
+    relock_via(m); /* BUG-LINES */
+    relock_via(m);
+    relock_via(m);
+    relock_via(m);
+    relock_via(m);
+    relock_via(m);
+    relock_via(m);
+    relock_via(m);
+    relock_via(m);
+    relock_via(m);
+    relock_via(m);
+    relock_via(m);
+    relock_via(m);
+    relock_via(m);
+    relock_via(m);
+    relock_via(m);
+    __asm__ volatile("" ::: "memory"); /* not a tail call */
+}
+
 /* Read, then write: an upgrade, another bug on another line. */
 NOINLINE void upgrade(void)
 {
@@ -126,6 +158,10 @@ int main(int argc, char **argv)
             relock(); /* BUG-SITE-1 */
             relock(); /* BUG-SITE-2 */
         }
+    } else if (!strcmp(mode, "lines")) {
+        pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+        for (int i = 0; i < n; i++)
+            relock_lines(&m);
     } else if (!strcmp(mode, "unlocks")) {
         for (int i = 0; i < n; i++)
             stray_unlock();

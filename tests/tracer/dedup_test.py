@@ -148,7 +148,7 @@ def loop(c):
     ending, out, rerr = c.report('--sarif', c.dir)
     results = json.loads(out)['runs'][0]['results'] if ending == 0 else []
     need(len(results) == 1 and results[0]['occurrenceCount'] == 100 and
-         results[0]['partialFingerprints'] == {'locktraceSignature/v2': r['signature']},
+         results[0]['partialFingerprints'] == {'locktraceSignature/v3': r['signature']},
          f'SARIF: {ending} {rerr} {results and {k: results[0][k] for k in ("occurrenceCount", "partialFingerprints") if k in results[0]}}')
 
 
@@ -227,6 +227,23 @@ def two_sites(c):
     need(ending == 0 and fulls(err) == ['self-deadlock'], f'recursion: {fulls(err)}')
     check_repeats(err, 'self-deadlock', c.place('BUG-RELOCK'), 1, 2, 25)
     need(len(c2.files()) == 1 and load(c2.files()[0])['occurrences'] == 25, 'recursion files')
+
+
+def lines(c):
+    """One helper called from 16 consecutive lines of one function: 16 reports, one per
+    line, each repeating."""
+    ending, out, err = c.dedup('lines', 5, LOCKTRACE_ACTION='edeadlk')
+    need(ending == 0 and out == 'EDEADLK 80 times\n', f'program: {ending} {out!r}')
+    need(fulls(err) == ['self-deadlock'] * 16, f'full reports: {fulls(err)}')
+    first = c.lines['BUG-LINES']
+    want = [f'dedup.c:{first + i}' for i in range(16)]
+    got = [m.group(1) for m in re.finditer(r'^    #2 .* in relock_lines .*(dedup\.c:\d+)', err, re.M)]
+    need(sorted(set(got)) == sorted(want), f'the reports name lines {sorted(set(got))}, not {want}')
+    last = {}
+    for r in repeats(err):
+        last[r[4]] = max(last.get(r[4], 0), int(r[1]))
+    need(sorted(last.values()) == [5] * 16, f'occurrences per report: {last}')
+    need(len(c.files()) == 16, f'files {c.files()}')
 
 
 def abort_count(c):
@@ -312,7 +329,7 @@ def suppressed(c):
          f'not suppressed: {ending} {err[-500:]}')
 
 
-CHECKS = {f.__name__: f for f in (loop, stable, fork, two_bugs, two_sites, abort_count, exit_count, spaced, cap,
+CHECKS = {f.__name__: f for f in (loop, stable, fork, two_bugs, two_sites, lines, abort_count, exit_count, spaced, cap,
                                   suppressed)}
 
 

@@ -15,7 +15,7 @@
 #include "report_set.h"
 
 /* v2: the signature the tracer de-duplicates by (report_identity.c), source lines included */
-#define SIGNATURE_KEY "locktraceSignature/v2"
+#define SIGNATURE_KEY "locktraceSignature/v3"
 
 typedef struct rule_text {
     const char *kind, *name, *level, *text;
