@@ -21,23 +21,11 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 import expect  # noqa: E402
+from checks import Failed, Skipped, need  # noqa: E402
 
 TIMEOUT = 30
 CXX = {'gcc': 'g++', 'clang': 'clang++'}
 FRAME = re.compile(r'^    #\d+ 0x[0-9a-f]+ in (\(inlined\) )?(.*?)(?: (\S+):(\d+))?(?: \(\S+\))?$')
-
-
-class Failed(Exception):
-    pass
-
-
-class Skipped(Exception):
-    pass
-
-
-def need(cond, what):
-    if not cond:
-        raise Failed(what)
 
 
 def markers(path):
