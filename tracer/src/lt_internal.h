@@ -134,6 +134,14 @@ typedef struct lt_walk {
     uintptr_t caller[LT_CALLERS_MAX];
 } lt_walk;
 
+/* A stack of recorded frames (call site and callers) the thread interned lately, with its id
+ * (stack.c: a thread's lock call sites repeat, so most are found here without the depot). */
+#define LT_SITE_SLOTS 16
+typedef struct lt_site_slot {
+    uint32_t id, n;
+    uintptr_t ips[1 + LT_CALLERS_MAX];
+} lt_site_slot;
+
 #define LT_CACHE_BITS 8
 #define LT_CACHE_SLOTS (1 << LT_CACHE_BITS)
 #define LT_HELD_INLINE 8   /* held entries before the set moves to mapped memory */
@@ -161,6 +169,7 @@ typedef struct lt_thread {
     lt_wait_slot waiting;
     uintptr_t stack_lo, stack_hi; /* this thread's stack, 0 = unknown (callsite.c) */
     lt_walk walks[LT_WALKS];      /* its last caller walks (callsite.c) */
+    lt_site_slot sites[LT_SITE_SLOTS]; /* its last interned recorded stacks (stack.c) */
 } lt_thread;
 
 /* All the tracer keeps in TLS. Initial-exec TLS is fast but comes from glibc's static TLS

@@ -39,7 +39,6 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "callsite.h"
 #include "graph.h"
 #include "lt_internal.h"
 #include "platform.h"
@@ -118,10 +117,17 @@ static uint64_t fingerprint(const lt_lock *from, uint32_t gf, lt_mode mf, const 
     return (x ^ (x >> 32)) | 1;
 }
 
+/* A key's first slot. Keys that are addresses (ords) lie at a regular stride, which the
+ * mask alone would pile into long runs. */
+static size_t set_home(const key_set *k, uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & k->mask;
+}
+
 static int set_has(key_set *_Atomic *set, uint64_t key)
 {
     key_set *k = atomic_load_explicit(set, memory_order_acquire);
-    for (size_t i = k ? key & k->mask : 0; k; i = (i + 1) & k->mask) {
+    for (size_t i = k ? set_home(k, key) : 0; k; i = (i + 1) & k->mask) {
         uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
         if (v == key)
             return 1;
@@ -134,7 +140,7 @@ static int set_has(key_set *_Atomic *set, uint64_t key)
 /* Under the graph lock, key known to be absent: into the first free or removed slot. */
 static void set_put(key_set *k, uint64_t key)
 {
-    size_t i = key & k->mask;
+    size_t i = set_home(k, key);
     uint64_t v;
     while ((v = atomic_load_explicit(&k->slot[i], memory_order_relaxed)) != 0 && v != TOMB)
         i = (i + 1) & k->mask;
@@ -181,7 +187,7 @@ static int set_add(key_set *_Atomic *set, uint64_t key)
 static void set_remove(key_set *_Atomic *set, uint64_t key)
 {
     key_set *k = atomic_load_explicit(set, memory_order_relaxed);
-    size_t i = k ? key & k->mask : 0;
+    size_t i = k ? set_home(k, key) : 0;
     uint64_t v = 0;
     while (k && (v = atomic_load_explicit(&k->slot[i], memory_order_relaxed)) != key && v != 0)
         i = (i + 1) & k->mask;
@@ -880,7 +886,7 @@ static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t gen, u
             continue;
         hs[n] = h;
         fps[n++] = fingerprint(h->lock, h->gen, (lt_mode)h->mode, ev->lock, gen, ev->mode);
-        if (h->anchor && self_conflicting(h))
+        if (*i > 0 && h->anchor && self_conflicting(h)) /* (the lowest ends the walk anyway) */
             break;
         if (n == WALK) {
             *more = *i > 0;

@@ -16,10 +16,12 @@ static int my_tid(void)
 }
 
 #if LT_CHECKS
-/* Per thread: how many locks of each rank it holds, and the last one taken of each rank.
- * Default TLS model on purpose: checking builds only, and it keeps the library dlopen-able. */
+/* Per thread: how many locks of each rank it holds, which ranks it holds (bit r), and the
+ * last one taken of each rank. Default TLS model on purpose: checking builds only, and it
+ * keeps the library dlopen-able. */
 static __thread struct {
     unsigned short n[LT_RANK_COUNT];
+    unsigned held;
     const lt_spin *last[LT_RANK_COUNT];
 } ranks;
 
@@ -45,12 +47,12 @@ static void rank_taken(const lt_spin *s)
     __asm__("" : "+r"(my));
     if (r <= LT_RANK_NONE || r >= LT_RANK_COUNT)
         rank_violation(s, 0);
-    for (int q = LT_RANK_COUNT - 1; q > r; q--)
-        if (my->n[q])
-            rank_violation(s, q);
+    if (my->held >> (r + 1))
+        rank_violation(s, 31 - __builtin_clz(my->held));
     if (my->n[r] && (uintptr_t)s <= (uintptr_t)my->last[r])
         rank_violation(s, r);
     my->n[r]++;
+    my->held |= 1u << r;
     my->last[r] = s;
 }
 
@@ -58,8 +60,10 @@ static void rank_released(const lt_spin *s)
 {
     __typeof__(ranks) *my = &ranks;
     __asm__("" : "+r"(my));
-    if (--my->n[s->rank] == 0)
+    if (--my->n[s->rank] == 0) {
         my->last[s->rank] = NULL;
+        my->held &= ~(1u << s->rank);
+    }
 }
 #else
 static void rank_taken(const lt_spin *s) { (void)s; }

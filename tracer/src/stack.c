@@ -139,6 +139,32 @@ uint32_t lt_stack_here(uintptr_t from_ra)
     return lt_stack_intern(ips + start, n < depth() ? n : depth());
 }
 
+/* Recorded frames ips[0 .. n), n <= 1 + LT_CALLERS_MAX: from the calling thread's cache of
+ * those it interned lately, else from the depot. A program takes its locks from few call
+ * sites, and each new edge or lock records one or two such stacks: the cache spares the depot
+ * its hashing, bucket walk and compare (ids never change, so a slot never goes stale). */
+static uint32_t intern_recorded(const uintptr_t *ips, size_t n)
+{
+    lt_thread *t = lt_tls.self;
+    if (!t)
+        return lt_stack_intern(ips, n);
+    uint64_t h = (ips[0] ^ (ips[n - 1] << 7) ^ n) * 0x9E3779B97F4A7C15ull;
+    lt_site_slot *s = &t->sites[(h >> 32) % LT_SITE_SLOTS];
+    size_t i = 0;
+    if (s->n == n)
+        while (i < n && s->ips[i] == ips[i])
+            i++;
+    if (i == n && s->id)
+        return s->id;
+    uint32_t id = lt_stack_intern(ips, n);
+    if (id) {
+        s->id = id;
+        s->n = (uint32_t)n;
+        memcpy(s->ips, ips, n * sizeof *ips);
+    }
+    return id;
+}
+
 /*
  * The stack of an earlier acquisition taken lazily (held entry h: its call site and the
  * callers callsite.c recorded), given a stack `under` this thread has now. The recorded
@@ -163,7 +189,7 @@ uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial)
     *partial = matches != 1;
     for (size_t j = at + 1; !*partial && j < n && k < depth(); j++)
         out[k++] = ips[j];
-    return lt_stack_intern(out, k);
+    return *partial ? intern_recorded(out, k) : lt_stack_intern(out, k);
 }
 
 /* Where the call at (ra, cfa) is made, as LOCKTRACE_STACKS records it: the whole stack
