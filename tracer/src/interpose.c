@@ -127,18 +127,22 @@ __attribute__((constructor)) static void locktrace_load(void)
     }
 }
 
-/* Guard: 1 when this call is to be checked (the thread is then inside the tracer). */
-static inline int enter(lt_event *ev)
+/* Guard: the calling thread when this call is to be checked (the thread is then inside the
+ * tracer), else NULL. */
+static inline lt_thread *enter_thread(void)
 {
     if (lt_unlikely(atomic_load_explicit(&lt_untracked, memory_order_relaxed)) ||
         !lt_enter(&lt_tls))
-        return 0;
-    ev->self = lt_self();
-    if (lt_unlikely(!ev->self)) {
+        return NULL;
+    lt_thread *t = lt_self();
+    if (lt_unlikely(!t))
         lt_leave(&lt_tls);
-        return 0;
-    }
-    return 1;
+    return t;
+}
+
+static inline int enter(lt_event *ev)
+{
+    return (ev->self = enter_thread()) != NULL;
 }
 
 #define CALLER (uintptr_t)__builtin_return_address(0), (uintptr_t)__builtin_dwarf_cfa()
@@ -271,10 +275,10 @@ static inline void hook(lt_hook fn, const void *lock, lt_kind kind, uintptr_t ra
 
 #define HOOK(fn, lock, kind) hook((fn), (const void *)(lock), (kind), CALLER)
 
-static int real_unlock(const lt_event *ev)
+static inline int real_unlock(const void *lock, lt_kind kind)
 {
-    void *l = (void *)ev->addr;
-    switch (ev->kind) {
+    void *l = (void *)lock;
+    switch (kind) {
     case LT_RWLOCK: return real.pthread_rwlock_unlock(l);
 #if LT_TIMED_LOCKS
     case LT_SPIN: return real.pthread_spin_unlock(l);
@@ -283,23 +287,40 @@ static int real_unlock(const lt_event *ev)
     }
 }
 
-/* Unlock: the held set changes only once libc has accepted the unlock, so a refused one
- * (EPERM: another thread's error-checking or recursive mutex) changes nothing. */
-int lt_interpose_unlock(const void *lock, lt_kind kind, lt_api api, uintptr_t ra, uintptr_t cfa)
+/* An unlock of a lock this thread does not hold, or one libc refused: as an event. */
+static __attribute__((noinline)) void unlock_unusual(lt_thread *t, lt_held *h, int rc,
+                                                     const void *lock, lt_kind kind, lt_api api,
+                                                     uintptr_t ra, uintptr_t cfa)
 {
-    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0, api};
+    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, t, NULL, h, 0, api};
+    lt_unlock_unusual(&ev, rc);
+}
+
+/* Unlock: the held set changes only once libc has accepted the unlock, so a refused one
+ * (EPERM: another thread's error-checking or recursive mutex) changes nothing. Inline in the
+ * pthread entry points, which name the kind. */
+static inline __attribute__((always_inline)) int unlock(const void *lock, lt_kind kind,
+                                                        lt_api api, uintptr_t ra, uintptr_t cfa)
+{
     if (!ready())
         return 0;
-    if (!enter(&ev))
-        return real_unlock(&ev);
-    lt_before_unlock(&ev);
-    int rc = real_unlock(&ev);
-    lt_after_unlock(&ev, rc);
+    lt_thread *t = enter_thread();
+    if (!t)
+        return real_unlock(lock, kind);
+    lt_held *h = lt_unlock_begin(t, lock);
+    int rc = real_unlock(lock, kind);
+    if (lt_unlikely(!lt_unlock_done(t, h, rc)))
+        unlock_unusual(t, h, rc, lock, kind, api, ra, cfa);
     lt_leave(&lt_tls);
     return rc;
 }
 
-#define UNLOCK(lock, kind) lt_interpose_unlock((const void *)(lock), (kind), LT_API_PTHREAD, CALLER)
+int lt_interpose_unlock(const void *lock, lt_kind kind, lt_api api, uintptr_t ra, uintptr_t cfa)
+{
+    return unlock(lock, kind, api, ra, cfa);
+}
+
+#define UNLOCK(lock, kind) unlock((const void *)(lock), (kind), LT_API_PTHREAD, CALLER)
 
 /* init: a new identity for the address once libc has initialised the lock. */
 static inline int inited(int rc, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
