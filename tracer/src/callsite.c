@@ -34,6 +34,7 @@
 #define PROBES 32
 #define UNWIND_MAX 256
 #define FRAME_MAX (1u << 20) /* a frame larger than this is not measured (signal frames) */
+#define DECIDE_ROOM (48u * 1024)
 
 /* SITE_END: no caller could be measured (the outermost frame, a signal frame).
  * SITE_DECIDED: whether the site's function is a lock wrapper is known: SITE_WRAPPER. */
@@ -162,9 +163,14 @@ static void learn_stack(uintptr_t ra, uintptr_t cfa)
 }
 
 /* Decides whether site s is in a lock wrapper (the first walk that asks); its flags after,
- * without SITE_DECIDED when that is not known yet. */
-static __attribute__((noinline)) uint32_t site_decide(site *s)
+ * without SITE_DECIDED when that is not known yet. Finding the function reads the object's
+ * symbol table and /proc/self/maps, about 20 KiB of stack: a thread with less left than
+ * DECIDE_ROOM (made with a small stack) leaves the question to a later walk. */
+static __attribute__((noinline)) uint32_t site_decide(const lt_thread *t, site *s)
 {
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    if (t->stack_lo && sp - t->stack_lo < DECIDE_ROOM)
+        return atomic_load_explicit(&s->flags, memory_order_relaxed);
     int w = lt_wrapper_at(atomic_load_explicit(&s->pc, memory_order_relaxed));
     uint32_t add = w < 0 ? 0 : SITE_DECIDED | (w ? SITE_WRAPPER : 0);
     return atomic_fetch_or(&s->flags, add) | add;
@@ -214,7 +220,7 @@ size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uin
         uint32_t flags = atomic_load_explicit(&s->flags, memory_order_relaxed);
         if (open) { /* frames 0 .. n-1 are wrappers: is frame n one too? */
             if (lt_unlikely(!(flags & SITE_DECIDED)))
-                undecided |= !((flags = site_decide(s)) & SITE_DECIDED);
+                undecided |= !((flags = site_decide(t, s)) & SITE_DECIDED);
             if ((flags & SITE_WRAPPER) && n < LT_WRAPPER_FRAMES)
                 limit = (k = n + 1) + LT_CALLERS;
             else

@@ -93,6 +93,11 @@ void lt_platform_thread_init(void);
  * holds none of the program's locks (it may allocate). */
 int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi);
 
+/* Runs fn(arg) on the stack [stack, stack + size) and returns when fn does:
+ * 0; -1 when this platform cannot switch stacks (fn has not run). One call at a time: the
+ * contexts are static (callers hold a lock). */
+int lt_platform_on_stack(void (*fn)(void *), void *arg, void *stack, size_t size);
+
 /* Return addresses only, innermost first; faster than lt_platform_unwind. */
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max);
 

@@ -32,6 +32,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "dwarf_frames.h"
@@ -247,13 +248,57 @@ int lt_platform_rwlock_writer_queued(const void *rwlock)
     return !(r & GLIBC_RW_WRPHASE) && (r & GLIBC_RW_WRLOCKED) && (r >> GLIBC_RW_READER_SHIFT);
 }
 
+/* Static rather than on the caller's stack, which is the one short of room. While fn runs,
+ * [on_lo, on_hi) is its stack and on_caller the caller's registers where it switched, so
+ * that an unwind from fn (lockname.c names a lock's frame) goes on into the caller's stack. */
+static ucontext_t on_back, on_other;
+static unw_context_t on_caller;
+static _Atomic uintptr_t on_lo, on_hi;
+static void (*on_fn)(void *);
+static void *on_arg;
+
+static void on_entry(void)
+{
+    on_fn(on_arg); /* returning resumes on_back (uc_link) */
+}
+
+int lt_platform_on_stack(void (*fn)(void *), void *arg, void *stack, size_t size)
+{
+    if (!have_unwind() || unw.unw_tdep_getcontext(&on_caller) != 0 || getcontext(&on_other) != 0)
+        return -1;
+    on_other.uc_stack.ss_sp = stack;
+    on_other.uc_stack.ss_size = size;
+    on_other.uc_link = &on_back;
+    on_fn = fn;
+    on_arg = arg;
+    makecontext(&on_other, on_entry, 0);
+    atomic_store_explicit(&on_lo, (uintptr_t)stack, memory_order_relaxed);
+    atomic_store_explicit(&on_hi, (uintptr_t)stack + size, memory_order_relaxed);
+    int rc = swapcontext(&on_back, &on_other);
+    atomic_store_explicit(&on_hi, 0, memory_order_relaxed);
+    return rc == 0 ? 0 : -1;
+}
+
+/* Whether this thread runs on lt_platform_on_stack's stack now. */
+static int on_other_stack(void)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    return sp >= atomic_load_explicit(&on_lo, memory_order_relaxed) &&
+           sp < atomic_load_explicit(&on_hi, memory_order_relaxed);
+}
+
 size_t lt_platform_unwind(lt_frame *frames, size_t max)
 {
     unw_context_t ctx;
     unw_cursor_t cur;
     size_t n = 0;
-    if (!have_unwind() || unw.unw_tdep_getcontext(&ctx) != 0 ||
-        unw.unw_init_local(&cur, &ctx) != 0)
+    if (!have_unwind())
+        return 0;
+    if (on_other_stack())
+        ctx = on_caller; /* the frames before the switch, the program's among them */
+    else if (unw.unw_tdep_getcontext(&ctx) != 0)
+        return 0;
+    if (unw.unw_init_local(&cur, &ctx) != 0)
         return 0;
     while (n < max) {
         unw_word_t ip, sp;

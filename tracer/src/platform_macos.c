@@ -116,6 +116,16 @@ int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
     return 0;
 }
 
+/* ucontext is deprecated on macOS (and never run here): callers stay on their own stack. */
+int lt_platform_on_stack(void (*fn)(void *), void *arg, void *stack, size_t size)
+{
+    (void)fn;
+    (void)arg;
+    (void)stack;
+    (void)size;
+    return -1;
+}
+
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
 {
     int n = backtrace((void **)ips, (int)max);

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "lt_internal.h"
@@ -22,6 +23,8 @@
 #include "report_data.h"
 
 #define REPORT_BYTES (64 * 1024)
+#define REPORT_STACK (1024 * 1024) /* libdw alone takes ~150 KiB to read a line table */
+#define GUARD_PAGE 4096
 
 static lt_spin report_lock = LT_SPIN_INIT(LT_RANK_REPORT);
 static char report_buf[REPORT_BYTES];
@@ -101,15 +104,10 @@ static int classify(const lt_finding *f, lt_seen **s, const lt_rep **r)
     return what;
 }
 
-/* Prints f, writes its file, then applies its outcome (abort; the others are the caller's).
- * A suppressed finding's outcome becomes "continue": the program behaves as it would alone. */
-void lt_report(lt_finding *f)
+/* The report lock's holder: f classified, printed, filed. */
+static void report_locked(void *arg)
 {
-    if (atomic_load_explicit(&lt_untracked, memory_order_relaxed)) {
-        f->outcome = LT_OUTCOME_CONTINUE;
-        return;
-    }
-    lt_spin_lock(&report_lock);
+    lt_finding *f = arg;
     lt_seen *s;
     const lt_rep *r;
     if (classify(f, &s, &r) == LT_SEEN_SUPPRESSED) {
@@ -126,6 +124,38 @@ void lt_report(lt_finding *f)
         lt_report_file_flush(); /* the counts of the other reports, before they are lost */
         lt_dump_other_threads(); /* still under the lock: it uses report_build.c's pools */
     }
+}
+
+/*
+ * Reports run on a stack of their own, one for all since they run one at a time: the
+ * reporting thread's may be small (PTHREAD_STACK_MIN, a 64 KiB pool thread) and symbolizing
+ * needs more than that. Its lowest page stays unmapped, so an overflow faults. Where it
+ * cannot be had, the report runs where it is.
+ */
+static void report_on_own_stack(lt_finding *f)
+{
+    static char *stack;
+    if (!stack) {
+        stack = lt_platform_map(REPORT_STACK + GUARD_PAGE);
+        if (stack && mprotect(stack, GUARD_PAGE, PROT_NONE) != 0) {
+            lt_platform_unmap(stack, REPORT_STACK + GUARD_PAGE);
+            stack = NULL;
+        }
+    }
+    if (!stack || lt_platform_on_stack(report_locked, f, stack + GUARD_PAGE, REPORT_STACK) != 0)
+        report_locked(f);
+}
+
+/* Prints f, writes its file, then applies its outcome (abort; the others are the caller's).
+ * A suppressed finding's outcome becomes "continue": the program behaves as it would alone. */
+void lt_report(lt_finding *f)
+{
+    if (atomic_load_explicit(&lt_untracked, memory_order_relaxed)) {
+        f->outcome = LT_OUTCOME_CONTINUE;
+        return;
+    }
+    lt_spin_lock(&report_lock);
+    report_on_own_stack(f);
     lt_spin_unlock(&report_lock);
     if (f->outcome == LT_OUTCOME_ABORT)
         abort();
