@@ -18,6 +18,10 @@ configuration alike; the median counts, and each configuration's best run is pri
 class, nested in ascending address order) and its ratio to the traced run without classes
 (`vs traced`). --baseline runs another build of the library in the same turns (before/after:
 its median, and the ratios of its median and of its best run to native's).
+--instructions: instead of times, the user-space instructions per lock/unlock pair of the
+lockbench rows under valgrind's callgrind (apt-get install valgrind), exact where times on a
+busy machine are not: each configuration runs at two iteration counts, and the difference
+is divided by the difference in pairs, so start-up and first sightings cancel out.
 """
 import argparse
 import os
@@ -25,6 +29,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 
 ROWS = {
     'flat-1': ('lockbench', ['flat', '1', '64', '2000000'], 'ns/pair'),
@@ -43,6 +48,48 @@ def measure(prog, args, env):
     return float(m.group(1))
 
 
+def instructions(prog, args, env):
+    """User-space instructions callgrind counts for one run."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, 'callgrind.out')
+        subprocess.run(['valgrind', '--tool=callgrind', f'--callgrind-out-file={out}', prog] + args,
+                       env=env, check=True, capture_output=True, timeout=600)
+        with open(out) as f:
+            for line in f:
+                if line.startswith(('summary:', 'totals:')):
+                    return int(line.split()[1])
+    raise RuntimeError('callgrind wrote no totals')
+
+
+def per_pair(prog, args, env):
+    """Instructions per lock/unlock pair of a lockbench row: lockbench runs its loop 4 times
+    (a warm-up and 3 timed runs), threads x iterations x (2 if nested) pairs each."""
+    mode, threads = args[0], int(args[1])
+    small, large = 20000, 60000
+    counts = [instructions(prog, [mode, args[1], args[2], str(n)], env) for n in (small, large)]
+    pairs = 4 * threads * (large - small) * (2 if mode == 'nested' else 1)
+    return (counts[1] - counts[0]) / pairs
+
+
+def main_instructions(a, progs, configs):
+    print('user-space instructions per lock/unlock pair (callgrind; difference of two '
+          'iteration counts)')
+    print(f'{"row":9} ' + ' '.join(f'{n:>9}' for n, _ in configs) + '  ratio' +
+          ('  baseline ratio' if a.baseline else ''))
+    for row in a.rows.split(','):
+        prog, args, _ = ROWS[row]
+        if prog != 'lockbench':
+            continue
+        n = {name: per_pair(progs[prog], args, env) for name, env in configs}
+        line = (f'{row:9} ' + ' '.join(f'{n[name]:9.0f}' for name, _ in configs) +
+                f' {n["traced"] / n["native"]:5.2f}x')
+        if a.baseline:
+            line += f' {n["base"] / n["native"]:14.2f}x'
+        print(line)
+        sys.stdout.flush()
+    return 0
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('lockbench')
@@ -53,6 +100,8 @@ def main(argv):
     p.add_argument('--full', action='store_true', help='also LOCKTRACE_STACKS=full')
     p.add_argument('--classes', action='store_true', help='also LOCKTRACE_CLASSES=site')
     p.add_argument('--baseline', metavar='LIB', help='another liblocktrace, run alongside')
+    p.add_argument('--instructions', action='store_true',
+                   help='lockbench rows: instructions per pair under callgrind instead of times')
     a = p.parse_args(argv)
     progs = {'lockbench': a.lockbench, 'stressbench': a.stressbench}
     base = {k: v for k, v in os.environ.items() if not k.startswith('LOCKTRACE_')}
@@ -65,6 +114,8 @@ def main(argv):
         configs.append(('classes', {'LD_PRELOAD': lib, 'LOCKTRACE_CLASSES': 'site'}))
     if a.baseline:
         configs.append(('base', {'LD_PRELOAD': os.path.abspath(a.baseline)}))
+    if a.instructions:
+        return main_instructions(a, progs, [(n, {**base, **e}) for n, e in configs])
     print(f'median of {a.repeat} interleaved runs; ratio = traced / native; '
           f'noise = min-max of the per-run ratios; best = each configuration\'s best run')
     print(f'{"row":9} {"unit":7} ' + ' '.join(f'{n:>9}' for n, _ in configs[:2]) +

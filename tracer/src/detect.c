@@ -191,16 +191,22 @@ static int orphan_confirmed(lt_event *ev)
     return 0;
 }
 
-int lt_before_lock(lt_event *ev)
+/* lt_before_lock (detect.h) for the rest: no shadow entry (no memory), another interface,
+ * a lock this thread holds (its entry may be stale), an orphan. */
+int lt_before_lock_slow(lt_event *ev)
 {
     lt_thread *t = ev->self;
-    ev->lock = lt_shadow_get(t, ev->addr, ev->ra);
-    ev->held = NULL;
-    if (lt_unlikely(!ev->lock))
+    if (lt_unlikely(!ev->lock)) {
+        ev->held = NULL;
         return 0;
-    if (lt_unlikely(ev->lock->api != ev->api))
+    }
+    if (ev->lock->api != ev->api)
         ev->lock->api = ev->api;
-    if (t->nheld && (ev->held = find_valid(t, ev->addr)) != NULL) {
+    if (ev->held && lt_unlikely(!held_valid(t, ev->held))) {
+        lt_held_remove(t, ev->held);
+        ev->held = NULL;
+    }
+    if (ev->held) {
         lt_reason why;
         if (ev->wait == LT_WAIT_TRY || !never_returns(ev, ev->held, &why))
             return 0;
@@ -244,10 +250,10 @@ void lt_wait_end(lt_event *ev)
         lt_stats_wait_end(ev);
 }
 
-/* rc is libc's result; EOWNERDEAD (robust mutex) also means the lock was taken. */
-void lt_after_lock(lt_event *ev, int rc)
+/* lt_after_lock (detect.h) for the rest: a failed request, no shadow entry, a robust
+ * mutex whose owner died (EOWNERDEAD: taken all the same), a lock this thread already held. */
+void lt_after_lock_unusual(lt_event *ev, int rc)
 {
-    lt_thread *t = ev->self;
     if ((rc != 0 && rc != EOWNERDEAD) || !ev->lock)
         return;
     if (rc == EOWNERDEAD)
@@ -258,31 +264,15 @@ void lt_after_lock(lt_event *ev, int rc)
             lt_stats_acquired(ev, NULL);
         return;
     }
-    if (t->nheld) {
-        lt_order_acquired(ev);
-        if (lt_unlikely(lt_cfg.classes != LT_CLASSES_OFF))
-            lt_classes_acquired(ev);
-    }
-    lt_held *h = lt_held_push(t, ev->addr, ev->lock);
-    if (!h)
-        return;
-    /* Field by field: a compound literal would also clear callers[] (a rep stos, a third of
-     * the tracer's cost per lock in lockbench); the walk writes what it finds. */
-    h->gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
-    h->kind = (uint8_t)ev->kind;
-    h->mode = (uint8_t)ev->mode;
-    h->anchor = ev->wait != LT_WAIT_TRY; /* order.c: edges lead into it */
-    h->depth = 1;
-    h->stack = lt_cfg.stacks == LT_STACKS_FULL ? lt_stack_here(ev->ra) : 0;
-    h->ra = ev->ra;
-    h->cfa = ev->cfa; /* h->since is lt_stats_acquired's */
-    h->ncallers = lt_cfg.stacks == LT_STACKS_LAZY
-                      ? (uint32_t)lt_callsite_callers(t, ev->ra, ev->cfa, h->callers)
-                      : 0;
-    if (ev->mode == LT_MODE_WRITE)
-        atomic_store_explicit(&ev->lock->writer, t->info.seq + 1, memory_order_relaxed);
-    if (lt_unlikely(lt_cfg.stats))
-        lt_stats_acquired(ev, h);
+    lt_held_take(ev);
+}
+
+/* An acquisition while other locks are held: the order graph and the class graph. */
+void lt_after_lock_nested(lt_event *ev)
+{
+    lt_order_acquired(ev);
+    if (lt_unlikely(lt_cfg.classes != LT_CLASSES_OFF))
+        lt_classes_acquired(ev);
 }
 
 /* Unlock of a lock this thread does not hold: report it; if libc unlocked it all the same,

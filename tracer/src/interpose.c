@@ -127,18 +127,22 @@ __attribute__((constructor)) static void locktrace_load(void)
     }
 }
 
-/* Guard: 1 when this call is to be checked (the thread is then inside the tracer). */
-static inline int enter(lt_event *ev)
+/* Guard: the calling thread when this call is to be checked (the thread is then inside the
+ * tracer), else NULL. */
+static inline lt_thread *enter_thread(void)
 {
     if (lt_unlikely(atomic_load_explicit(&lt_untracked, memory_order_relaxed)) ||
         !lt_enter(&lt_tls))
-        return 0;
-    ev->self = lt_self();
-    if (lt_unlikely(!ev->self)) {
+        return NULL;
+    lt_thread *t = lt_self();
+    if (lt_unlikely(!t))
         lt_leave(&lt_tls);
-        return 0;
-    }
-    return 1;
+    return t;
+}
+
+static inline int enter(lt_event *ev)
+{
+    return (ev->self = enter_thread()) != NULL;
 }
 
 #define CALLER (uintptr_t)__builtin_return_address(0), (uintptr_t)__builtin_dwarf_cfa()
@@ -271,10 +275,10 @@ static inline void hook(lt_hook fn, const void *lock, lt_kind kind, uintptr_t ra
 
 #define HOOK(fn, lock, kind) hook((fn), (const void *)(lock), (kind), CALLER)
 
-static int real_unlock(const lt_event *ev)
+static inline int real_unlock(const void *lock, lt_kind kind)
 {
-    void *l = (void *)ev->addr;
-    switch (ev->kind) {
+    void *l = (void *)lock;
+    switch (kind) {
     case LT_RWLOCK: return real.pthread_rwlock_unlock(l);
 #if LT_TIMED_LOCKS
     case LT_SPIN: return real.pthread_spin_unlock(l);
@@ -283,23 +287,40 @@ static int real_unlock(const lt_event *ev)
     }
 }
 
-/* Unlock: the held set changes only once libc has accepted the unlock, so a refused one
- * (EPERM: another thread's error-checking or recursive mutex) changes nothing. */
-int lt_interpose_unlock(const void *lock, lt_kind kind, lt_api api, uintptr_t ra, uintptr_t cfa)
+/* An unlock of a lock this thread does not hold, or one libc refused: as an event. */
+static __attribute__((noinline)) void unlock_unusual(lt_thread *t, lt_held *h, int rc,
+                                                     const void *lock, lt_kind kind, lt_api api,
+                                                     uintptr_t ra, uintptr_t cfa)
 {
-    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0, api};
+    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, t, NULL, h, 0, api};
+    lt_unlock_unusual(&ev, rc);
+}
+
+/* Unlock: the held set changes only once libc has accepted the unlock, so a refused one
+ * (EPERM: another thread's error-checking or recursive mutex) changes nothing. Inline in the
+ * pthread entry points, which name the kind. */
+static inline __attribute__((always_inline)) int unlock(const void *lock, lt_kind kind,
+                                                        lt_api api, uintptr_t ra, uintptr_t cfa)
+{
     if (!ready())
         return 0;
-    if (!enter(&ev))
-        return real_unlock(&ev);
-    lt_before_unlock(&ev);
-    int rc = real_unlock(&ev);
-    lt_after_unlock(&ev, rc);
+    lt_thread *t = enter_thread();
+    if (!t)
+        return real_unlock(lock, kind);
+    lt_held *h = lt_unlock_begin(t, lock);
+    int rc = real_unlock(lock, kind);
+    if (lt_unlikely(!lt_unlock_done(t, h, rc)))
+        unlock_unusual(t, h, rc, lock, kind, api, ra, cfa);
     lt_leave(&lt_tls);
     return rc;
 }
 
-#define UNLOCK(lock, kind) lt_interpose_unlock((const void *)(lock), (kind), LT_API_PTHREAD, CALLER)
+int lt_interpose_unlock(const void *lock, lt_kind kind, lt_api api, uintptr_t ra, uintptr_t cfa)
+{
+    return unlock(lock, kind, api, ra, cfa);
+}
+
+#define UNLOCK(lock, kind) unlock((const void *)(lock), (kind), LT_API_PTHREAD, CALLER)
 
 /* init: a new identity for the address once libc has initialised the lock. */
 static inline int inited(int rc, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
@@ -688,6 +709,7 @@ static void fork_phase(lt_fork_phase phase)
         lt_order_fork(phase);
         lt_thread_fork(phase);
         lt_shadow_fork(phase);
+        lt_lockmap_fork(phase);
         lt_stats_fork(phase);
         lt_stack_fork(phase);
         lt_cond_fork(phase);
@@ -697,6 +719,7 @@ static void fork_phase(lt_fork_phase phase)
         lt_cond_fork(phase);
         lt_stack_fork(phase);
         lt_stats_fork(phase);
+        lt_lockmap_fork(phase);
         lt_shadow_fork(phase);
         lt_thread_fork(phase);
         lt_order_fork(phase);
@@ -766,12 +789,18 @@ static inline int mem_ready(void)
            mem_resolve();
 }
 
-/* glibc's bound of block p: its chunk's size is in the word before it, and the block ends
- * where the next chunk's size word starts (a mapped chunk 8 bytes earlier, inside the
- * bound). */
+/* The size word of glibc block p's chunk, the word before p: its size (bits 0-2 are flags).
+ * The block and the next chunk's size word fill [p, p + size) (a mapped chunk ends 16 bytes
+ * earlier). */
+static inline size_t chunk_size_word(void *p)
+{
+    return ((const size_t *)p)[-1];
+}
+
+/* glibc's bound of block p: where the next chunk's size word starts. */
 static inline uintptr_t chunk_end(void *p)
 {
-    return (uintptr_t)p + (((const size_t *)p)[-1] & ~(size_t)7) - sizeof(size_t);
+    return (uintptr_t)p + (chunk_size_word(p) & ~(size_t)7) - sizeof(size_t);
 }
 
 /* Whether p (NULL or a glibc block) is known to hold no lock, answered without a call; 0
@@ -779,7 +808,7 @@ static inline uintptr_t chunk_end(void *p)
 static inline int block_clear(void *p)
 {
     return lt_likely(atomic_load_explicit(&mem_state, memory_order_acquire) == READY_CHUNKS) &&
-           (!p || lt_likely(!lt_lockmap_maybe((uintptr_t)p, chunk_end(p))));
+           (!p || lt_likely(lt_lockmap_block_clear((uintptr_t)p, chunk_size_word(p))));
 }
 
 /* The end of p's block when it may hold a known lock, else 0. Only then is the allocator
@@ -831,7 +860,7 @@ LT_EXPORT void cfree(void *p)
 }
 
 /* realloc may move the block or release it (size 0): its locks end either way. */
-static __attribute__((noinline)) int realloc_slow(void *p, uintptr_t ra)
+static __attribute__((noinline)) int realloc_ready(void *p, uintptr_t ra)
 {
     if (!mem_ready() || !mem.realloc) {
         errno = ENOMEM;
@@ -843,11 +872,17 @@ static __attribute__((noinline)) int realloc_slow(void *p, uintptr_t ra)
     return 1;
 }
 
+static __attribute__((noinline)) void *realloc_slow(void *p, size_t size, uintptr_t ra)
+{
+    return realloc_ready(p, ra) ? mem.realloc(p, size) : NULL;
+}
+
+/* The common case is a tail call, as free's is. */
 LT_EXPORT void *realloc(void *p, size_t size)
 {
-    if (block_clear(p) || realloc_slow(p, (uintptr_t)__builtin_return_address(0)))
+    if (block_clear(p))
         return mem.realloc(p, size);
-    return NULL;
+    return realloc_slow(p, size, (uintptr_t)__builtin_return_address(0));
 }
 
 LT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
@@ -857,7 +892,7 @@ LT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    if (!block_clear(p) && !realloc_slow(p, (uintptr_t)__builtin_return_address(0)))
+    if (!block_clear(p) && !realloc_ready(p, (uintptr_t)__builtin_return_address(0)))
         return NULL;
     return mem.reallocarray ? mem.reallocarray(p, n, size) : mem.realloc(p, bytes);
 }

@@ -39,7 +39,6 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "callsite.h"
 #include "graph.h"
 #include "lt_internal.h"
 #include "platform.h"
@@ -923,7 +922,7 @@ static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t gen, u
             continue;
         hs[n] = h;
         fps[n++] = fingerprint(h->lock, h->gen, (lt_mode)h->mode, ev->lock, gen, ev->mode);
-        if (h->anchor && self_conflicting(h))
+        if (*i > 0 && h->anchor && self_conflicting(h)) /* (the lowest ends the walk anyway) */
             break;
         if (n == WALK) {
             *more = *i > 0;

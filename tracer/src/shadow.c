@@ -167,7 +167,11 @@ static void remove_at(table *t, size_t i)
  * Entries.
  * ---------------------------------------------------------------------------------------- */
 
-/* New entries start at gen 1 so a zeroed cache slot or held entry never matches. */
+/* New entries start at gen 1 so a zeroed cache slot or held entry never matches. A shard's
+ * slab starts as many entries into its first chunk as the shard's index: chunks are
+ * page-aligned (and mapped 64 KiB apart), so without that the first entries of all shards
+ * would share one set of the L1 and L2 caches, and a program with a few dozen locks would
+ * miss the cache on every acquisition (cachegrind: 0.95 L1 misses per lockbench pair). */
 static lt_lock *entry_alloc(shard *s)
 {
     lt_lock *l = s->free_list;
@@ -175,6 +179,8 @@ static lt_lock *entry_alloc(shard *s)
         s->free_list = l->next_free;
         return l;
     }
+    if (!s->slab.next && !lt_arena_alloc(&s->slab, (size_t)(s - shards) * sizeof(lt_lock), 1))
+        return NULL;
     l = lt_arena_alloc(&s->slab, sizeof(lt_lock), _Alignof(lt_lock));
     if (!l)
         return NULL;
