@@ -330,8 +330,56 @@ def wrappers_nomatch(a, tmp):
                  f'--- without\n{plain}\n--- with\n{listed}')
 
 
+def reports(err):
+    """The text reports in stderr, in order."""
+    return ['locktrace: ' + r for r in err.split('locktrace: ')[1:]]
+
+
+def late_dlopen(a, tmp):
+    """Libraries dlopened after the first report (late_main.c, late_lib.c): each report they
+    cause names their functions with file:line and their locks, including the second library,
+    loaded where the first one was closed, at another path and rebuilt at the same path."""
+    for opt in ('-O0', '-O2'):
+        p = Program(a, tmp, 'late_main.c', opt)
+        lib_src = os.path.join(a.src, 'late_lib.c')
+        libs = {}
+        for which, flags in (('first', []), ('second', ['-DSECOND'])):
+            libs[which] = os.path.join(tmp, f'late_{which}{opt}.so')
+            subprocess.run([a.cc, '-g', opt, '-fPIC', '-shared', *flags, lib_src, '-o',
+                            libs[which]], check=True)
+        lib = markers(lib_src)
+        same_path = os.path.join(tmp, f'late_plugin{opt}.so')
+        new = os.path.join(tmp, f'late_new{opt}.so')
+        shutil.copy(libs['first'], same_path)
+        shutil.copy(libs['second'], new)
+        runs = {'two paths': [libs['first'], libs['second']],
+                'one path, rebuilt': [same_path, same_path, new]}
+        for how, args in runs.items():
+            where = f'{p.name} {how}'
+            ending, out, err = p.run(*args, LOCKTRACE_ACTION='edeadlk')
+            lines = out.splitlines()
+            need(ending == 0 and len(lines) == 3 and all(l.endswith(': EDEADLK') for l in lines),
+                 f'{where}: {ending} {out!r}\n{err}')
+            need(lines[1].split(':')[0] == lines[2].split(':')[0],
+                 f'{where}: the second library was not loaded where the first was: {out!r}')
+            got = reports(err)
+            need(len(got) == 3, f'{where}: {len(got)} reports, want 3:\n{err}')
+            for text, which in ((got[1], 'first'), (got[2], 'second')):
+                fn, line = f'{which}_relock', lib[f'{which}_relock']
+                need(f' mutex (normal) "{which}_lock", held' in text,
+                     f'{where}: report of the {which} library does not name {which}_lock:\n{text}')
+                need(re.search(rf'^    #0 0x[0-9a-f]+ in {fn} \S*late_lib\.c:{line} ', text, re.M),
+                     f'{where}: report of the {which} library: #0 is not {fn} late_lib.c:{line}:\n{text}')
+                st = {h: (f, part) for h, f, part in stacks(text)}
+                req = st.get('request (this call):')
+                need(req, f'{where}: no request stack:\n{text}')
+                check_chain(f'{where} {which} library request', *req,
+                            [(fn, line), ('plugin_relock', lib[f'plugin_relock:{which}']),
+                             ('run', p.line('run')), ('main', p.line(f'main:{which}'))], decisive=0)
+
+
 CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wrappers_std, wrappers_glib,
-                                          wrappers_user, wrappers_nomatch)}
+                                          wrappers_user, wrappers_nomatch, late_dlopen)}
 
 
 def main(argv):

@@ -13,12 +13,13 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 import expect  # noqa: E402
-from checks import need, run_check  # noqa: E402
+from checks import Failed, need, run_check  # noqa: E402
 
 TIMEOUT = 20
 
@@ -401,10 +402,62 @@ def linked_pkgconfig(c):
          'in read_then_upgrade' in err, f'not traced when linked in: {ending} {err}')
 
 
+# --- strings that are not UTF-8 ------------------------------------------------------------
+
+def raw_bytes(c):
+    """Every report file is valid JSON whatever bytes its strings had: rawbytes.c, built from
+    a file named with bytes that are not UTF-8 into a directory named with such bytes, names
+    its thread, its lock's annotation and a function's symbol with them and with a control
+    character. They arrive as U+FFFD and the control character itself; `locktrace report`
+    renders the files as text, JSON (valid), SARIF (valid) and HTML (UTF-8)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    where = os.path.join(c.tmp, os.fsdecode(b'dir-\xff\xfe'))
+    os.mkdir(where)
+    src = os.path.join(where, os.fsdecode(b'src-\xff.c'))
+    shutil.copy(os.path.join(here, 'rawbytes.c'), src)
+    exe = os.path.join(where, os.fsdecode(b'prog-\xfe'))
+    subprocess.run([c.a.cc, '-g', '-O1', '-rdynamic', '-I', os.path.join(here, '..', '..', 'tracer', 'include'),
+                    src, '-o', exe, '-pthread'], check=True)
+    ending, out, err = c.run([exe], env={'LOCKTRACE_REPORT_DIR': c.dir})
+    need(ending == 0 and out == 'relock -> EDEADLK\n' and 'locktrace: self-deadlock:' in err,
+         f'{ending} {out!r}\n{err}')
+    files = sorted(glob.glob(os.path.join(c.dir, '*.json')))
+    need(len(files) == 2, f'want a report and a summary: {files}')
+    docs = {}
+    for f in files:
+        try:
+            docs[f] = json.loads(open(f, 'rb').read())
+        except ValueError as e:
+            raise Failed(f'{f!r} is not valid JSON: {e}')
+    rep = next(d for d in docs.values() if 'locktrace_report' in d)
+    frames = [fr for s in rep['stacks'] for fr in s['frames']]
+    fffd = '\ufffd'
+    need(rep['threads'][0]['name'] == f't{fffd}{fffd}\x01x', f'thread name {rep["threads"][0]["name"]!r}')
+    need(rep['locks'][0]['annotation'] == f'cache {fffd}{fffd} of {fffd}( bytes\x01 \u20ac',
+         f'annotation {rep["locks"][0]["annotation"]!r}')
+    need(rep['program'].endswith(f'/dir-{fffd}{fffd}/prog-{fffd}'), f'program {rep["program"]!r}')
+    need(any(fr['function'] == f'relock_{fffd}{fffd}' and (fr['file'] or '').endswith(f'/src-{fffd}.c')
+             for fr in frames), f'no frame in relock_<ff><fe> src-<ff>.c: {frames}')
+    ending, text, err = c.report(c.dir)
+    need(ending == 0 and 'self-deadlock' in text and f'relock_{fffd}{fffd}' in text,
+         f'locktrace report: {ending}\n{text}\n{err}')
+    for fmt in ('--json', '--sarif', '--html'):
+        p = subprocess.run([c.a.locktrace, 'report', fmt, c.dir], capture_output=True, timeout=TIMEOUT)
+        need(p.returncode == 0, f'locktrace report {fmt}: {p.returncode}\n{p.stderr!r}')
+        try:
+            out = p.stdout.decode('utf-8')
+            if fmt != '--html':
+                json.loads(out)
+        except ValueError as e:
+            raise Failed(f'locktrace report {fmt}: not valid: {e}')
+        need(f'relock_{fffd}{fffd}' in out or f'relock_\\ufffd\\ufffd' in out,
+             f'locktrace report {fmt} does not name relock_<U+FFFD><U+FFFD>')
+
+
 CHECKS = {f.__name__: f for f in (json_on_abort, unwritable_dir, summary_at_exit, exitcode, render_same_text,
                                    resymbolize, build_id_mismatch, bad_files, json_round_trip,
                                    cross_kinds, suppress, suppress_errors, launcher, linked_pkgconfig,
-                                   inlined_cpp, free_held, predicted)}
+                                   inlined_cpp, free_held, predicted, raw_bytes)}
 
 
 def main():

@@ -44,3 +44,34 @@ size_t lt_fmt_ordinal(char *buf, size_t size, size_t at, unsigned long n)
     at = lt_fmt_dec(buf, size, at, (long)n);
     return lt_fmt_str(buf, size, at, (tens >= 11 && tens <= 13) || ones > 3 ? "th" : suffix[ones]);
 }
+
+size_t lt_utf8_len(const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    unsigned char lo = 0x80, hi = 0xBF; /* the bounds of the second byte */
+    size_t n;
+    if (u[0] < 0x80)
+        return 1;
+    if (u[0] >= 0xC2 && u[0] <= 0xDF)
+        n = 2;
+    else if (u[0] >= 0xE0 && u[0] <= 0xEF)
+        n = 3;
+    else if (u[0] >= 0xF0 && u[0] <= 0xF4)
+        n = 4;
+    else
+        return 0;
+    if (u[0] == 0xE0)
+        lo = 0xA0; /* shorter forms */
+    else if (u[0] == 0xED)
+        hi = 0x9F; /* surrogates */
+    else if (u[0] == 0xF0)
+        lo = 0x90;
+    else if (u[0] == 0xF4)
+        hi = 0x8F; /* past U+10FFFF */
+    if (u[1] < lo || u[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (u[i] < 0x80 || u[i] > 0xBF)
+            return 0;
+    return n;
+}

@@ -15,4 +15,10 @@ size_t lt_fmt_hex(char *buf, size_t size, size_t at, uintptr_t v); /* 0x... */
 size_t lt_fmt_dec(char *buf, size_t size, size_t at, long v);
 size_t lt_fmt_ordinal(char *buf, size_t size, size_t at, unsigned long n); /* 1st, 2nd, 11th */
 
+/* The length of the UTF-8 character s starts with (RFC 3629: shortest form, no surrogates,
+ * at most U+10FFFF), 0 when its bytes are not one. Report strings come from the program and
+ * the system (thread names, paths, symbols, annotations) and may hold any bytes; writers of
+ * formats that must be UTF-8 replace each byte that starts no character. s is NUL-terminated. */
+size_t lt_utf8_len(const char *s);
+
 #endif

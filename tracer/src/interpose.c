@@ -709,6 +709,7 @@ static void fork_phase(lt_fork_phase phase)
         lt_order_fork(phase);
         lt_thread_fork(phase);
         lt_shadow_fork(phase);
+        lt_lockmap_fork(phase);
         lt_stats_fork(phase);
         lt_stack_fork(phase);
         lt_cond_fork(phase);
@@ -718,6 +719,7 @@ static void fork_phase(lt_fork_phase phase)
         lt_cond_fork(phase);
         lt_stack_fork(phase);
         lt_stats_fork(phase);
+        lt_lockmap_fork(phase);
         lt_shadow_fork(phase);
         lt_thread_fork(phase);
         lt_order_fork(phase);
@@ -787,12 +789,18 @@ static inline int mem_ready(void)
            mem_resolve();
 }
 
-/* glibc's bound of block p: its chunk's size is in the word before it, and the block ends
- * where the next chunk's size word starts (a mapped chunk 8 bytes earlier, inside the
- * bound). */
+/* The size word of glibc block p's chunk, the word before p: its size (bits 0-2 are flags).
+ * The block and the next chunk's size word fill [p, p + size) (a mapped chunk ends 16 bytes
+ * earlier). */
+static inline size_t chunk_size_word(void *p)
+{
+    return ((const size_t *)p)[-1];
+}
+
+/* glibc's bound of block p: where the next chunk's size word starts. */
 static inline uintptr_t chunk_end(void *p)
 {
-    return (uintptr_t)p + (((const size_t *)p)[-1] & ~(size_t)7) - sizeof(size_t);
+    return (uintptr_t)p + (chunk_size_word(p) & ~(size_t)7) - sizeof(size_t);
 }
 
 /* Whether p (NULL or a glibc block) is known to hold no lock, answered without a call; 0
@@ -800,7 +808,7 @@ static inline uintptr_t chunk_end(void *p)
 static inline int block_clear(void *p)
 {
     return lt_likely(atomic_load_explicit(&mem_state, memory_order_acquire) == READY_CHUNKS) &&
-           (!p || lt_likely(!lt_lockmap_maybe((uintptr_t)p, chunk_end(p))));
+           (!p || lt_likely(lt_lockmap_block_clear((uintptr_t)p, chunk_size_word(p))));
 }
 
 /* The end of p's block when it may hold a known lock, else 0. Only then is the allocator
@@ -852,7 +860,7 @@ LT_EXPORT void cfree(void *p)
 }
 
 /* realloc may move the block or release it (size 0): its locks end either way. */
-static __attribute__((noinline)) int realloc_slow(void *p, uintptr_t ra)
+static __attribute__((noinline)) int realloc_ready(void *p, uintptr_t ra)
 {
     if (!mem_ready() || !mem.realloc) {
         errno = ENOMEM;
@@ -864,11 +872,17 @@ static __attribute__((noinline)) int realloc_slow(void *p, uintptr_t ra)
     return 1;
 }
 
+static __attribute__((noinline)) void *realloc_slow(void *p, size_t size, uintptr_t ra)
+{
+    return realloc_ready(p, ra) ? mem.realloc(p, size) : NULL;
+}
+
+/* The common case is a tail call, as free's is. */
 LT_EXPORT void *realloc(void *p, size_t size)
 {
-    if (block_clear(p) || realloc_slow(p, (uintptr_t)__builtin_return_address(0)))
+    if (block_clear(p))
         return mem.realloc(p, size);
-    return NULL;
+    return realloc_slow(p, size, (uintptr_t)__builtin_return_address(0));
 }
 
 LT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
@@ -878,7 +892,7 @@ LT_EXPORT void *reallocarray(void *p, size_t n, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    if (!block_clear(p) && !realloc_slow(p, (uintptr_t)__builtin_return_address(0)))
+    if (!block_clear(p) && !realloc_ready(p, (uintptr_t)__builtin_return_address(0)))
         return NULL;
     return mem.reallocarray ? mem.reallocarray(p, n, size) : mem.realloc(p, bytes);
 }

@@ -16,14 +16,24 @@
 #define LT_LOCKMAP_REGIONS (1u << (47 - LT_LOCKMAP_REGION_SHIFT))
 #define LT_LOCKMAP_REGION_MASK ((1ull << LT_LOCKMAP_REGION_SHIFT) - 1)
 #define LT_LOCKMAP_WORD_SHIFT (LT_LOCKMAP_SLOT_SHIFT + 6) /* 256 bytes per word of bits */
+#define LT_LOCKMAP_GRANULE_SHIFT 4 /* glibc's blocks start and end on 16 bytes */
+#define LT_LOCKMAP_GRANULES (1u << (LT_LOCKMAP_REGION_SHIFT - LT_LOCKMAP_GRANULE_SHIFT))
+/* Granules an ahead byte looks at: 1008 bytes, glibc's per-thread cache's blocks (the
+ * frees that cost least). Each lock added or removed rewrites up to this many bytes. */
+#define LT_LOCKMAP_AHEAD 63u
 
 /* One region: mapped on the first lock it holds, never unmapped; reserved address space
- * (MAP_NORESERVE), so only the words of bits near real locks become memory. */
+ * (MAP_NORESERVE), so only the words of bits and the ahead bytes near real locks become
+ * memory. */
 typedef struct lt_lockmap_region {
     _Atomic uint32_t count[1u << (LT_LOCKMAP_REGION_SHIFT - LT_LOCKMAP_CHUNK_SHIFT)];
     /* bit (a >> 2) % 64 of word (a >> 8) is set when a lock starts in that slot; a = the
      * address within the region */
     _Atomic uint64_t bits[1ull << (LT_LOCKMAP_REGION_SHIFT - LT_LOCKMAP_WORD_SHIFT)];
+    /* Per 16-byte granule g: AHEAD - d, where d is how many granules on from g the first one
+     * where a lock starts is (0: in g itself), or 0 when none is within AHEAD granules. The
+     * region's end counts as a lock (what lies beyond is another region's). */
+    _Atomic uint8_t ahead[LT_LOCKMAP_GRANULES];
 } lt_lockmap_region;
 
 extern lt_lockmap_region *_Atomic lt_lockmap_regions[LT_LOCKMAP_REGIONS];
@@ -35,6 +45,7 @@ extern _Atomic uint32_t lt_lockmap_filter[LT_LOCKMAP_FILTER];
 
 int lt_lockmap_add(const void *addr);
 void lt_lockmap_remove(const void *addr);
+void lt_lockmap_fork(lt_fork_phase phase);
 /* Whether a known lock starts in [lo, hi). */
 int lt_lockmap_any(uintptr_t lo, uintptr_t hi);
 /* Slot addresses (4-byte aligned) in [lo, hi) where known locks start, at most max; a caller
@@ -52,8 +63,8 @@ static inline uint64_t lt_lockmap_upto(uintptr_t last)
 }
 
 /* 0 when no known lock starts in [lo, hi) (hi > lo), else 1: maybe (lt_lockmap_any says).
- * Inline and without a call: every free() asks, and must stay within a few percent of free()
- * itself. A block inside one 64 KiB chunk (nearly all) is answered: no lock in its chunk
+ * Inline and without a call: free() asks it about the blocks lt_lockmap_block_clear leaves
+ * open (larger ones, other allocators' blocks) before anything costlier. A block inside one 64 KiB chunk (nearly all) is answered: no lock in its chunk
  * (one load, from the filter), or the bits of the block's own slots are read (up to 512
  * bytes: one or two words), so a plain block beside objects with locks stays cheap. Anything
  * else is a maybe. The region's index is masked, not checked: an address beyond 47 bits,
@@ -88,6 +99,27 @@ static inline int lt_lockmap_maybe(uintptr_t lo, uintptr_t hi)
                      lt_lockmap_from(lo) & (upto | two);
     uint64_t second = atomic_load_explicit(&g->bits[wl], memory_order_relaxed) & upto & two;
     return (first | second) != 0;
+}
+
+/* 1 when no known lock starts in [p, p + span), p on 16 bytes and span a multiple of 16,
+ * else 0: maybe (lt_lockmap_maybe, lt_lockmap_any say). Bits 0-3 of span are ignored: it
+ * may be a glibc chunk's size word as it is, flags and all (a maybe at most, by 7 bytes). Every free() asks this first, and it must stay within a few percent of free() itself: inline: one ahead byte answers any block of up to 1008
+ * bytes in a region with locks, however close its neighbours' locks are, and a region
+ * without locks needs no load. A lock in another block is never in p's granules: a glibc
+ * block's last 8 bytes share a granule only with the next chunk's size word.
+ * Read relaxed and without a lock, as lt_lockmap_maybe is (see there). */
+static inline int lt_lockmap_block_clear(uintptr_t p, size_t span)
+{
+    lt_lockmap_region *g = atomic_load_explicit(
+        &lt_lockmap_regions[(p >> LT_LOCKMAP_REGION_SHIFT) & (LT_LOCKMAP_REGIONS - 1)],
+        memory_order_acquire);
+    if (!g) /* none in p's region: the block is clear unless it reaches into the next */
+        return !((p ^ (p + span - 1)) >> LT_LOCKMAP_REGION_SHIFT);
+    uint8_t v = atomic_load_explicit(
+        &g->ahead[(p & LT_LOCKMAP_REGION_MASK) >> LT_LOCKMAP_GRANULE_SHIFT], memory_order_relaxed);
+    /* v + span / 16 <= AHEAD, as one lea and a compare */
+    return span + ((size_t)v << LT_LOCKMAP_GRANULE_SHIFT) <
+           (LT_LOCKMAP_AHEAD + 1) << LT_LOCKMAP_GRANULE_SHIFT;
 }
 
 /* lifetime.c ----------------------------------------------------------------------------- */

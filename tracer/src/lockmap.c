@@ -3,35 +3,46 @@
  * munmap() consult before any hash lookup, and the index that lists the locks of a range.
  *
  * The user address space (47 bits) is cut into 1 GiB regions. A region, mapped on the first
- * lock it holds and never unmapped, has one bit per 4-byte slot (a lock starts in that slot)
- * and, per 64 KiB chunk, a count of the bits set there. A filter of 2^16 counts (256 KiB,
- * indexed by the chunk's number modulo 2^16) sums the counts of the chunks that share an
- * entry. Asking whether [lo, hi) holds a lock (lt_lockmap_maybe, inline in lifetime.h) reads
- * the chunk's filter entry, then only when it is not 0 the region pointer and the bits of the
- * block's own slots: a free() costs one to four loads and no call. Listing the locks of a range scans the bits of its non-empty
- * chunks only. The bits are
- * reserved address space (MAP_NORESERVE): only pages around real locks become memory, 4 KiB
- * of bits per 128 KiB of address space that holds locks.
+ * lock it holds and never unmapped, has one bit per 4-byte slot (a lock starts in that slot),
+ * per 64 KiB chunk a count of the bits set there, and per 16-byte granule an ahead byte: how
+ * far on the next lock is, up to 63 granules. A filter of 2^16 counts (256 KiB, indexed by
+ * the chunk's number modulo 2^16) sums the counts of the chunks that share an entry.
  *
- * Everything is lock-free (atomic bit and count updates, regions installed by CAS), so it
- * needs nothing at fork and is safe in any thread. A bit is set when the shadow entry of a
- * lock is made and cleared when it is removed (shadow.c), so counts are exact.
+ * free() of a glibc block asks lt_lockmap_block_clear (inline in lifetime.h): the block's
+ * first granule's ahead byte against the block's length, one load however close the locks
+ * of its neighbours are; none at all in a region without locks. Other ranges ask
+ * lt_lockmap_maybe (the chunk's filter entry, then the bits of the range's own slots), and
+ * listing the locks of a range scans the bits of its non-empty chunks only. The map is
+ * reserved address space (MAP_NORESERVE): only pages around real locks become memory, 4 KiB
+ * of bits per 128 KiB and 4 KiB of ahead bytes per 64 KiB of address space that holds locks.
+ *
+ * Readers take no lock and may run in any thread: counts, bits and ahead bytes are atomic,
+ * regions are installed by CAS. Writers (a bit set when the shadow entry of a lock is made,
+ * cleared when it is removed: shadow.c) take map_lock, since an ahead byte depends on bits
+ * that other writers change: counts are exact, and each ahead byte is rewritten from the
+ * bits after every change near it.
  */
 #define _GNU_SOURCE
 #include "lifetime.h"
 
 #include "platform.h"
+#include "spin.h"
 
 #define REGION_SHIFT LT_LOCKMAP_REGION_SHIFT
 #define REGION_MASK LT_LOCKMAP_REGION_MASK
 #define CHUNK_SHIFT LT_LOCKMAP_CHUNK_SHIFT
 #define SLOT_SHIFT LT_LOCKMAP_SLOT_SHIFT
 #define WORD_SHIFT LT_LOCKMAP_WORD_SHIFT
+#define GRANULE_SHIFT LT_LOCKMAP_GRANULE_SHIFT
+#define GRANULES LT_LOCKMAP_GRANULES
+#define AHEAD LT_LOCKMAP_AHEAD
+#define NONE_NEAR ((size_t)-1)
 
 typedef lt_lockmap_region region;
 
 region *_Atomic lt_lockmap_regions[LT_LOCKMAP_REGIONS];
 _Atomic uint32_t lt_lockmap_filter[LT_LOCKMAP_FILTER];
+static lt_spin map_lock = LT_SPIN_INIT(LT_RANK_LOCKMAP); /* writers */
 
 static _Atomic uint32_t *filter_of(uintptr_t a)
 {
@@ -55,6 +66,9 @@ static region *region_make(uintptr_t a)
     region *fresh = lt_platform_reserve(sizeof *fresh);
     if (!fresh)
         return NULL;
+    for (size_t d = 1; d < AHEAD; d++) /* the region's end, as a lock */
+        atomic_store_explicit(&fresh->ahead[GRANULES - d], (uint8_t)(AHEAD - d),
+                              memory_order_relaxed);
     if (!atomic_compare_exchange_strong(&lt_lockmap_regions[a >> REGION_SHIFT], &r, fresh)) {
         lt_platform_unmap(fresh, sizeof *fresh);
         return r;
@@ -66,27 +80,107 @@ static size_t word_of(uintptr_t a) { return (a & REGION_MASK) >> WORD_SHIFT; }
 static uint64_t bit_of(uintptr_t a) { return 1ull << ((a >> SLOT_SHIFT) & 63); }
 static size_t chunk_of(uintptr_t a) { return (a & REGION_MASK) >> CHUNK_SHIFT; }
 
+/* The bits of the word of r that holds slot: from that slot on, or up to it. */
+static uint64_t word_from(const region *r, size_t slot)
+{
+    return atomic_load_explicit(&r->bits[slot >> 6], memory_order_relaxed) &
+           (~0ull << (slot & 63));
+}
+
+static uint64_t word_upto(const region *r, size_t slot)
+{
+    return atomic_load_explicit(&r->bits[slot >> 6], memory_order_relaxed) &
+           (~0ull >> (63 - (slot & 63)));
+}
+
+/* The first granule of r in [from, to) where a lock starts; NONE_NEAR when none does. */
+static size_t first_lock(const region *r, size_t from, size_t to)
+{
+    size_t slot = from << (GRANULE_SHIFT - SLOT_SHIFT), end = to << (GRANULE_SHIFT - SLOT_SHIFT);
+    for (uint64_t bits = word_from(r, slot); slot < end;) {
+        if (bits) {
+            size_t g = ((slot & ~(size_t)63) + (size_t)__builtin_ctzll(bits)) >>
+                       (GRANULE_SHIFT - SLOT_SHIFT);
+            return g < to ? g : NONE_NEAR;
+        }
+        slot = (slot | 63) + 1;
+        bits = slot < end ? word_from(r, slot) : 0;
+    }
+    return NONE_NEAR;
+}
+
+/* The last granule of r in [from, to) where a lock starts; NONE_NEAR when none does. */
+static size_t last_lock(const region *r, size_t from, size_t to)
+{
+    if (to <= from)
+        return NONE_NEAR;
+    size_t slot = (to << (GRANULE_SHIFT - SLOT_SHIFT)) - 1,
+           start = from << (GRANULE_SHIFT - SLOT_SHIFT);
+    for (uint64_t bits = word_upto(r, slot);;) {
+        if (bits) {
+            size_t g = ((slot & ~(size_t)63) + 63 - (size_t)__builtin_clzll(bits)) >>
+                       (GRANULE_SHIFT - SLOT_SHIFT);
+            return g >= from ? g : NONE_NEAR;
+        }
+        if ((slot & ~(size_t)63) <= start)
+            return NONE_NEAR;
+        slot = (slot & ~(size_t)63) - 1;
+        bits = word_upto(r, slot);
+    }
+}
+
+/* Under map_lock, after a bit of granule g changed: rewrites the ahead bytes that depend on
+ * it, those of g and of the granules before it back to the previous one where a lock starts
+ * (further back, the first lock on is that one or nearer). */
+static void ahead_update(region *r, size_t g)
+{
+    size_t back = g >= AHEAD - 1 ? g - (AHEAD - 1) : 0;
+    size_t prev = last_lock(r, back, g);
+    size_t next = first_lock(r, g, g + AHEAD < GRANULES ? g + AHEAD : GRANULES);
+    if (next == NONE_NEAR && g + AHEAD >= GRANULES) /* the region's end */
+        next = GRANULES;
+    size_t stop = prev == NONE_NEAR ? back : prev + 1;
+    unsigned v = next != NONE_NEAR && next - g < AHEAD ? AHEAD - (unsigned)(next - g) : 0;
+    for (size_t at = g + 1; at-- > stop; v -= v != 0) /* one less per granule back */
+        atomic_store_explicit(&r->ahead[at], (uint8_t)v, memory_order_relaxed);
+}
+
 /* 0 when the map cannot record the lock (no address space, or beyond 47 bits): then its
  * memory could not be followed, and the caller must not track it either. */
 int lt_lockmap_add(const void *addr)
 {
     uintptr_t a = (uintptr_t)addr;
     region *r = region_make(a);
-    if (r && !(atomic_fetch_or(&r->bits[word_of(a)], bit_of(a)) & bit_of(a))) {
+    if (!r)
+        return 0;
+    lt_spin_lock(&map_lock);
+    if (!(atomic_fetch_or(&r->bits[word_of(a)], bit_of(a)) & bit_of(a))) {
         atomic_fetch_add(&r->count[chunk_of(a)], 1);
         atomic_fetch_add(filter_of(a), 1);
+        ahead_update(r, (a & REGION_MASK) >> GRANULE_SHIFT);
     }
-    return r != NULL;
+    lt_spin_unlock(&map_lock);
+    return 1;
 }
 
 void lt_lockmap_remove(const void *addr)
 {
     uintptr_t a = (uintptr_t)addr;
     region *r = region_of(a);
-    if (r && (atomic_fetch_and(&r->bits[word_of(a)], ~bit_of(a)) & bit_of(a))) {
+    if (!r)
+        return;
+    lt_spin_lock(&map_lock);
+    if (atomic_fetch_and(&r->bits[word_of(a)], ~bit_of(a)) & bit_of(a)) {
         atomic_fetch_sub(&r->count[chunk_of(a)], 1);
         atomic_fetch_sub(filter_of(a), 1);
+        ahead_update(r, (a & REGION_MASK) >> GRANULE_SHIFT);
     }
+    lt_spin_unlock(&map_lock);
+}
+
+void lt_lockmap_fork(lt_fork_phase phase)
+{
+    lt_spin_fork(&map_lock, phase);
 }
 
 /* Calls each(r, base, w, from, to) for every word of bits over [lo, hi) in a chunk that holds

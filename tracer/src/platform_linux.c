@@ -55,8 +55,8 @@ void *lt_platform_real(const char *name, const char *version)
     X(unw_get_proc_info_by_ip)
 
 #define DW_FUNCS(X)                                                                         \
-    X(dwfl_begin) X(dwfl_end) X(dwfl_linux_proc_report) X(dwfl_report_end)                  \
-    X(dwfl_linux_proc_find_elf) X(dwfl_build_id_find_debuginfo) X(dwfl_addrmodule)          \
+    X(dwfl_begin) X(dwfl_end) X(dwfl_report_begin_add) X(dwfl_report_elf) X(dwfl_report_end)    \
+    X(dwfl_build_id_find_debuginfo) X(dwfl_addrmodule)                                      \
     X(dwfl_module_build_id) X(dwelf_elf_gnu_build_id) X(elf_version) X(elf_begin) X(elf_end)
 
 #define FIELD(f) __typeof__(&f) f;
@@ -416,22 +416,86 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
     return -1;
 }
 
-/* One libdw session per process, opened at the first report (reports are serialised). */
+/* The loader's counts of objects loaded and unloaded so far (glibc's dlpi_adds, dlpi_subs).
+ * The same counts mean the same objects at the same addresses. */
+typedef struct loader_gen {
+    unsigned long long adds, subs;
+} loader_gen;
+
+static int read_gen(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    loader_gen *g = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        *g = (loader_gen){info->dlpi_adds, info->dlpi_subs};
+    return 1;
+}
+
+/* The libdw session, and the loader's state it knows: the counts it was brought up to date
+ * at, and the load biases of the objects reported to it. */
+#define KNOWN_OBJECTS 4096
+static struct {
+    Dwfl *dwfl;
+    int tried;
+    loader_gen at;
+    size_t nknown;
+    uintptr_t known[KNOWN_OBJECTS];
+} session;
+
+/* Reports a loaded object the session does not know yet to libdw, from its file, at its load
+ * bias. Taken from the loader's list, not /proc/self/maps, where libdw's own mappings of the
+ * files it reads would show as more pieces of them. The vdso has no file and stays unknown. */
+static int report_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    char exe[4096];
+    const char *path = info->dlpi_name;
+    (void)size;
+    (void)arg;
+    for (size_t i = 0; i < session.nknown; i++)
+        if (session.known[i] == info->dlpi_addr)
+            return 0;
+    if (session.nknown == KNOWN_OBJECTS)
+        return 1;
+    session.known[session.nknown++] = info->dlpi_addr;
+    if (!path || !path[0]) {
+        lt_platform_exe_path(exe, sizeof exe);
+        path = exe;
+    }
+    dw.dwfl_report_elf(session.dwfl, path, path, -1, info->dlpi_addr, true);
+    return 0;
+}
+
+/* The libdw session, brought up to date when the loader's counts have moved since it was: a
+ * library dlopened since then is added (it would have no names or lines); after an unload
+ * the session is made anew, since a library loaded where a closed one was would get the
+ * closed one's. Reports are serialised; lt_symbol's strings last until the next call, so
+ * nothing from an ended session is still in use. */
 static Dwfl *symbolizer(void)
 {
-    static Dwfl_Callbacks callbacks;
-    static Dwfl *dwfl;
-    if (dwfl || !have_dw())
-        return dwfl;
-    callbacks.find_elf = dw.dwfl_linux_proc_find_elf;
-    callbacks.find_debuginfo = find_debuginfo_local;
-    dwfl = dw.dwfl_begin(&callbacks);
-    if (dwfl && (dw.dwfl_linux_proc_report(dwfl, getpid()) != 0 ||
-                 dw.dwfl_report_end(dwfl, NULL, NULL) != 0)) {
-        dw.dwfl_end(dwfl);
-        dwfl = NULL;
+    static Dwfl_Callbacks callbacks = {.find_debuginfo = find_debuginfo_local};
+    loader_gen now = {0, 0};
+    if (!have_dw())
+        return NULL;
+    dl_iterate_phdr(read_gen, &now);
+    if (session.tried && now.adds == session.at.adds && now.subs == session.at.subs)
+        return session.dwfl;
+    if (session.dwfl && now.subs != session.at.subs) {
+        dw.dwfl_end(session.dwfl);
+        session.dwfl = NULL;
     }
-    return dwfl;
+    session.tried = 1;
+    session.at = now;
+    if (!session.dwfl) {
+        session.nknown = 0;
+        if ((session.dwfl = dw.dwfl_begin(&callbacks)) == NULL)
+            return NULL;
+    }
+    dw.dwfl_report_begin_add(session.dwfl);
+    dl_iterate_phdr(report_object, NULL);
+    if (dw.dwfl_report_end(session.dwfl, NULL, NULL) != 0) {
+        dw.dwfl_end(session.dwfl);
+        session.dwfl = NULL;
+    }
+    return session.dwfl;
 }
 
 /* __cxa_demangle: the program's own, or libstdc++'s loaded privately (a C program, or a C++

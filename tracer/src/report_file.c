@@ -387,8 +387,19 @@ static void s_reports(sout *o)
     }
 }
 
-/* The file names come from the program's name: JSON-safe unless it has quotes or
- * backslashes, in which case the summary lists counts only. */
+/* Whether s can go into a JSON string as it is: UTF-8 without quotes, backslashes or control
+ * characters. */
+static int json_plain(const char *s)
+{
+    for (size_t n; *s; s += n)
+        if ((n = lt_utf8_len(s)) == 0 || (unsigned char)*s < 0x20 || *s == 0x7f || *s == '"' ||
+            *s == '\\')
+            return 0;
+    return 1;
+}
+
+/* The file names come from the program's name: unless it can be written as it is, the
+ * summary lists counts only (a name with its bytes replaced would name no file). */
 static void write_summary(void)
 {
     unsigned long distinct[LT_FIND_KIND_COUNT] = {0};
@@ -397,7 +408,7 @@ static void write_summary(void)
         if (s->count)
             distinct[s->kind]++;
     sout o = {0};
-    int safe = strpbrk(program_name(), "\"\\") == NULL;
+    int safe = json_plain(program_name());
     s_put(&o, "{\"locktrace_summary\":1,\"pid\":");
     s_dec(&o, (unsigned long)getpid());
     s_put(&o, ",\"launcher_pid\":");

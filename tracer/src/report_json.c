@@ -26,19 +26,25 @@ static void emit(jout *j, const char *s, size_t n)
 
 static void raw(jout *j, const char *s) { emit(j, s, strlen(s)); }
 
+/* s as a JSON string: always valid UTF-8, each byte that starts no UTF-8 character replaced
+ * by U+FFFD, control characters escaped. */
 static void string(jout *j, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     raw(j, "\"");
-    for (; *s; s++) {
+    while (*s) {
         unsigned char c = (unsigned char)*s;
         char esc[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+        size_t n = lt_utf8_len(s);
         if (c == '"' || c == '\\')
             emit(j, (const char[]){'\\', (char)c}, 2);
         else if (c < 0x20 || c == 0x7f) /* DEL too: raw, readers and terminals differ */
             raw(j, esc);
+        else if (n == 0)
+            raw(j, "\xef\xbf\xbd"); /* U+FFFD, as UTF-8: it reads back and re-writes the same */
         else
-            emit(j, (const char *)&c, 1);
+            emit(j, s, n);
+        s += n ? n : 1;
     }
     raw(j, "\"");
 }

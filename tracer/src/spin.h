@@ -18,7 +18,8 @@
  *   LT_RANK_GRAPH     graph_lock (order.c)            mapping memory only
  *   LT_RANK_REGISTRY  registry_lock (thread.c)        its pool; stack depot (holders of a
  *                                                     long wait)
- *   LT_RANK_SHADOW    64 shard locks (shadow.c)       mapping memory only
+ *   LT_RANK_SHADOW    64 shard locks (shadow.c)       map_lock; mapping memory
+ *   LT_RANK_LOCKMAP   map_lock (lockmap.c)            mapping memory only
  *   LT_RANK_STATS     stats_lock (stats.c)            mapping memory only
  *   LT_RANK_STACK     256 depot stripes (stack.c)     arena_lock
  *   LT_RANK_ARENA     arena_lock (stack.c)            mapping memory only
@@ -40,6 +41,7 @@ typedef enum {
     LT_RANK_GRAPH,
     LT_RANK_REGISTRY,
     LT_RANK_SHADOW,
+    LT_RANK_LOCKMAP,
     LT_RANK_STATS,
     LT_RANK_STACK,
     LT_RANK_ARENA,

@@ -10,16 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "report_set.h"
 
 #define CONTEXT_LINES 3 /* source lines shown before and after a frame's line */
 #define MAX_NODES 128
 #define MAX_EDGES 256
 
+/* s as HTML text: markup escaped, no control characters, valid UTF-8 (a byte that starts no
+ * character becomes U+FFFD). */
 static void esc(FILE *to, const char *s)
 {
-    for (; s && *s; s++) {
+    while (s && *s) {
         unsigned char c = (unsigned char)*s;
+        size_t n = lt_utf8_len(s);
         if (c == '<')
             fputs("&lt;", to);
         else if (c == '>')
@@ -30,8 +34,11 @@ static void esc(FILE *to, const char *s)
             fputs("&quot;", to);
         else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
             fputc('?', to); /* report data may hold anything: no control characters */
+        else if (n == 0)
+            fputs("&#xFFFD;", to);
         else
-            fputc(c, to);
+            fwrite(s, 1, n, to);
+        s += n ? n : 1;
     }
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "report_set.h"
 
 /* v2: the signature the tracer de-duplicates by (report_identity.c), source lines included */
@@ -47,17 +48,23 @@ static const rule_text *rule_for(const char *kind)
 /* ------------------------------------------------------------------------------------------
  * JSON output.
  * ---------------------------------------------------------------------------------------- */
+/* s as a JSON string: valid UTF-8 (a byte that starts no character becomes U+FFFD), control
+ * characters escaped, as report_json.c writes them. */
 static void str(FILE *to, const char *s)
 {
     fputc('"', to);
-    for (; s && *s; s++) {
+    while (s && *s) {
         unsigned char c = (unsigned char)*s;
+        size_t n = lt_utf8_len(s);
         if (c == '"' || c == '\\')
             fprintf(to, "\\%c", c);
         else if (c < 0x20 || c == 0x7f)
             fprintf(to, "\\u%04x", c);
+        else if (n == 0)
+            fputs("\xef\xbf\xbd", to); /* U+FFFD */
         else
-            fputc(c, to);
+            fwrite(s, 1, n, to);
+        s += n ? n : 1;
     }
     fputc('"', to);
 }

@@ -3,9 +3,10 @@
  * random locks around a 1 GiB region boundary, random ranges from a few bytes to 256 KiB at
  * random offsets (word, chunk and region edges included). For every range:
  *   lt_lockmap_any and lt_lockmap_list are exact;
- *   lt_lockmap_maybe (the inline check every free() makes) never says 0 where a lock is,
- *   and is exact for a range inside one 64 KiB chunk over at most two words of bits (the
- *   blocks it answers itself).
+ *   lt_lockmap_maybe never says 0 where a lock is, and is exact for a range inside one
+ *   64 KiB chunk over at most two words of bits (the blocks it answers itself);
+ *   lt_lockmap_block_clear (the inline check every free() makes) never says 1 where a lock
+ *   is, and is exact for a block of up to 1008 bytes inside one region.
  * Then one thread adds and removes locks next to a block while another asks about the block:
  * the neighbours never make the block look like it holds a lock, nor hide the one it holds.
  * The map only records addresses; nothing here touches the memory they name.
@@ -84,6 +85,21 @@ static int one_chunk_two_words(uintptr_t lo, uintptr_t hi)
     return lo >> 16 == (hi - 1) >> 16 && ((hi - 1) >> 8) - (lo >> 8) <= 1;
 }
 
+/* The block check on [lo, hi) taken as a glibc block: lo and its length on 16 bytes. */
+static int check_block(uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t end = (hi + 15) & ~(uintptr_t)15;
+    if (lo & 15)
+        return 1;
+    size_t n = model_list(lo, end, NULL);
+    int clear = lt_lockmap_block_clear(lo, end - lo);
+    int exact = end - lo <= LT_LOCKMAP_AHEAD * 16 && lo >> 30 == (end - 1) >> 30;
+    return CHECKF(!clear || !n, "block [%#lx, %#lx) clear over %zu locks", (unsigned long)lo,
+                  (unsigned long)end, n) &&
+           CHECKF(!exact || clear == !n, "block [%#lx, %#lx) = %d, model %zu",
+                  (unsigned long)lo, (unsigned long)end, clear, n);
+}
+
 static void check_ranges(uint64_t *s, int rounds)
 {
     static uintptr_t got[4096], want[4096];
@@ -99,7 +115,8 @@ static void check_ranges(uint64_t *s, int rounds)
                     (unsigned long)hi, n) ||
             !CHECKF(!one_chunk_two_words(lo, hi) || maybe == (n != 0),
                     "maybe [%#lx, %#lx) = %d, model %zu", (unsigned long)lo, (unsigned long)hi,
-                    maybe, n)) {
+                    maybe, n) ||
+            !check_block(lo, hi)) {
             bad++;
             continue;
         }
@@ -142,6 +159,8 @@ static void check_model(void)
         add(a + 8);
     check_ranges(&s, 40000);
     CHECK(!lt_lockmap_maybe(0x10, 0x20)); /* a region never used */
+    CHECK(lt_lockmap_block_clear(0x10, 0x20));
+    CHECK(!lt_lockmap_block_clear((1ull << 40) - 0x20, 0x40)); /* into the next region */
 }
 
 /* Two threads: the block [BLOCK, BLOCK + 48) holds a lock at offset 8 or none; the other
@@ -172,6 +191,7 @@ static void check_neighbours(void)
             lt_lockmap_add((const void *)(BLOCK + 8));
         wrong += lt_lockmap_maybe(BLOCK, BLOCK + 48) != holds;
         wrong += lt_lockmap_any(BLOCK, BLOCK + 48) != holds;
+        wrong += lt_lockmap_block_clear(BLOCK, 48) == holds;
         if (holds)
             lt_lockmap_remove((const void *)(BLOCK + 8));
     }
