@@ -7,12 +7,13 @@
  *     somewhere the tracer cannot unwind from, so its frames are not named;
  *   - in a loaded object's data: its ELF symbol, local ones included ("config_mu",
  *     "registry+0x8", a C++ "ns::f()::mu");
- *   - elsewhere: the mapping. glibc has no call from an address inside a heap block to the
- *     block's start (malloc_usable_size needs the start, and the chunk headers are not an
- *     interface), so a lock in the brk heap is "heap (block start unknown)" and one in an
- *     anonymous mapping (a thread arena, a large block, the program's own mmap) is
- *     "anonymous mapping 0x... (N bytes), offset K". free-held reports know the block being
- *     released and name it themselves (report_build.c).
+ *   - in a malloc block: "heap block 0x... (N bytes), offset K", the block found by walking
+ *     the allocator's records (lt_platform_heap_block). When it cannot be found (another
+ *     allocator, records that do not validate), the mapping: "heap (block start unknown)" in
+ *     the brk heap, "anonymous mapping 0x... (N bytes), offset K" elsewhere (a thread arena, a
+ *     large block, the program's own mmap). free-held reports know the block being released
+ *     and name it themselves (report_build.c), in the same words;
+ *   - elsewhere: the mapping.
  * Nothing here runs on the lock paths; all of it under the report lock.
  */
 #define _GNU_SOURCE
@@ -129,33 +130,46 @@ static int stack_name(uintptr_t addr, char *buf, size_t size)
     return 1;
 }
 
+size_t lt_lockname_region(char *buf, size_t size, const char *what, uintptr_t start, size_t len,
+                          uintptr_t addr)
+{
+    size_t n = lt_fmt_str(buf, size, 0, what);
+    n = lt_fmt_hex(buf, size, n, start);
+    n = lt_fmt_str(buf, size, n, " (");
+    n = lt_fmt_dec(buf, size, n, (long)len);
+    n = lt_fmt_str(buf, size, n, " bytes), offset ");
+    return lt_fmt_dec(buf, size, n, (long)(addr - start));
+}
+
 static int mapping_name(uintptr_t addr, char *buf, size_t size)
 {
     static lt_mapping m;
-    size_t n;
+    char what[128]; /* "mapping [anon:<name>] ": a mapping name has at most 80 bytes */
+    uintptr_t block;
+    size_t len;
     if (!lt_platform_mapping(addr, &m))
         return 0;
+    if (lt_platform_heap_block(addr, &m, &block, &len)) {
+        lt_lockname_region(buf, size, "heap block ", block, len, addr);
+        return 1;
+    }
     if (strcmp(m.path, "[heap]") == 0) {
         lt_fmt_str(buf, size, 0, "heap (block start unknown)");
         return 1;
     }
     if (m.path[0] == '/') {
-        n = lt_fmt_str(buf, size, 0, "mapping of ");
+        size_t n = lt_fmt_str(buf, size, 0, "mapping of ");
         n = lt_fmt_str(buf, size, n, m.path);
         n = lt_fmt_str(buf, size, n, ", file offset ");
         lt_fmt_hex(buf, size, n, m.offset + (addr - m.start));
         return 1;
     }
-    n = lt_fmt_str(buf, size, 0, m.path[0] ? "mapping " : "anonymous mapping ");
+    size_t n = lt_fmt_str(what, sizeof what, 0, m.path[0] ? "mapping " : "anonymous mapping ");
     if (m.path[0]) {
-        n = lt_fmt_str(buf, size, n, m.path);
-        n = lt_fmt_str(buf, size, n, " ");
+        n = lt_fmt_str(what, sizeof what, n, m.path);
+        lt_fmt_str(what, sizeof what, n, " ");
     }
-    n = lt_fmt_hex(buf, size, n, m.start);
-    n = lt_fmt_str(buf, size, n, " (");
-    n = lt_fmt_dec(buf, size, n, (long)(m.end - m.start));
-    n = lt_fmt_str(buf, size, n, " bytes), offset ");
-    lt_fmt_dec(buf, size, n, (long)(addr - m.start));
+    lt_lockname_region(buf, size, what, m.start, m.end - m.start, addr);
     return 1;
 }
 

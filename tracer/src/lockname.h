@@ -20,4 +20,9 @@ int lt_lockname(uintptr_t addr, char *buf, size_t size);
  * lock on a thread's stack, also for the signal-time dump, which knows no frames. */
 size_t lt_lockname_stack(char *buf, size_t size, int seq, const char *function);
 
+/* "<what>0x<start> (<len> bytes), offset <addr - start>": a lock inside a heap block or a
+ * mapping, also for the block a free-held report knows. Returns the length, as lt_fmt_*. */
+size_t lt_lockname_region(char *buf, size_t size, const char *what, uintptr_t start, size_t len,
+                          uintptr_t addr);
+
 #endif

@@ -156,6 +156,13 @@ typedef struct lt_mapping {
 } lt_mapping;
 int lt_platform_mapping(uintptr_t addr, lt_mapping *out);
 
+/* The malloc block that holds addr, in the mapping m that holds it (lt_platform_mapping): its
+ * start and usable size (what malloc_usable_size says of it). 0 when the program's allocator
+ * is not one whose blocks can be found from inside (Linux: glibc's, 64-bit), when addr is in
+ * no block in use, or when the allocator's records do not validate (other threads allocate
+ * meanwhile). Never allocates, never faults. Report time only: one caller at a time. */
+int lt_platform_heap_block(uintptr_t addr, const lt_mapping *m, uintptr_t *start, size_t *size);
+
 /* The symbol name (as linked: C++ names mangled) of the function that contains code address
  * ip, into name (NUL-terminated, cut to size): 1 when found, 0 when unknown, -1 when not known
  * yet (another thread is reading that object's symbols: ask again later). No allocation, no

@@ -234,6 +234,16 @@ int lt_platform_mapping(uintptr_t addr, lt_mapping *out)
     return 0;
 }
 
+/* Not implemented on macOS (mappings are not read): heap locks have no block name. */
+int lt_platform_heap_block(uintptr_t addr, const lt_mapping *m, uintptr_t *start, size_t *size)
+{
+    (void)addr;
+    (void)m;
+    (void)start;
+    (void)size;
+    return 0;
+}
+
 /* Not read on macOS: no lock wrapper is recognised (callsite.c records call sites as if none
  * were). */
 int lt_platform_function_safe(uintptr_t ip, char *name, size_t size)

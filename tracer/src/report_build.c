@@ -139,13 +139,8 @@ static const char *describe(const void *object, locktrace_describe_fn fn)
 static const char *block_name(const lt_finding *f)
 {
     char buf[128];
-    size_t n = lt_fmt_str(buf, sizeof buf, 0, f->block_how == LT_RELEASE_MUNMAP ? "mapping "
-                                                                                : "heap block ");
-    n = lt_fmt_hex(buf, sizeof buf, n, f->block);
-    n = lt_fmt_str(buf, sizeof buf, n, " (");
-    n = lt_fmt_dec(buf, sizeof buf, n, (long)f->block_size);
-    n = lt_fmt_str(buf, sizeof buf, n, " bytes), offset ");
-    lt_fmt_dec(buf, sizeof buf, n, (long)((uintptr_t)f->lock - f->block));
+    lt_lockname_region(buf, sizeof buf, f->block_how == LT_RELEASE_MUNMAP ? "mapping " : "heap block ",
+                       f->block, f->block_size, (uintptr_t)f->lock);
     return keep(buf);
 }
 

@@ -12,7 +12,9 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <malloc.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -123,9 +125,12 @@ struct object {
     pthread_mutex_t mu;
 };
 
+/* A heap block; prints the name its lock must have (heap.c has every other kind of block). */
 static void heap(void)
 {
     struct object *o = (struct object *)calloc(1, sizeof *o);
+    printf("heap block %p (%zu bytes), offset %zu\n", (void *)o, malloc_usable_size(o),
+           offsetof(struct object, mu));
     relock(&o->mu);
     free(o);
 }
