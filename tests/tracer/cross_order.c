@@ -365,6 +365,34 @@ static void chain_reinit(void)
     puts("sequence, reinit, sequence, inverted");
 }
 
+/* ------------------------------------------------------------------------------------------
+ * Reorder, then reuse: locks 1 and 2 are placed at their addresses (1 -> 3, 2 -> 4), then
+ * 2 -> 1 runs against that order, so the graph gives lock 2 the place of 1's address. Lock 1
+ * is renewed (destroy, init) and placed after lock 0: its address is taken, so the new lock
+ * must get another place. Sharing 2's, its edges with 2 would look ordered both ways and the
+ * inversion that follows would go unseen.
+ * ---------------------------------------------------------------------------------------- */
+NOINLINE void mutex_pair(int a, int b)
+{
+    pthread_mutex_lock(&mutexes[a]);
+    pthread_mutex_lock(&mutexes[b]);
+    pthread_mutex_unlock(&mutexes[b]);
+    pthread_mutex_unlock(&mutexes[a]);
+}
+
+NOINLINE void reorder_then_reuse(void)
+{
+    mutex_pair(1, 3);
+    mutex_pair(2, 4);
+    mutex_pair(2, 1);
+    pthread_mutex_destroy(&mutexes[1]);
+    pthread_mutex_init(&mutexes[1], NULL);
+    mutex_pair(0, 1);
+    mutex_pair(1, 2);
+    mutex_pair(2, 1);
+    puts("reordered, renewed, inverted");
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -420,6 +448,8 @@ int main(int argc, char **argv)
         many_then_invert();
     else if (!strcmp(s, "chain-reinit"))
         chain_reinit();
+    else if (!strcmp(s, "reorder-reuse"))
+        reorder_then_reuse();
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;

@@ -11,6 +11,7 @@ the compiler is not installed, 1 with the reasons otherwise.
 """
 import argparse
 import glob
+import json
 import os
 import re
 import shutil
@@ -20,23 +21,11 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 import expect  # noqa: E402
+from checks import Failed, Skipped, need  # noqa: E402
 
 TIMEOUT = 30
 CXX = {'gcc': 'g++', 'clang': 'clang++'}
 FRAME = re.compile(r'^    #\d+ 0x[0-9a-f]+ in (\(inlined\) )?(.*?)(?: (\S+):(\d+))?(?: \(\S+\))?$')
-
-
-class Failed(Exception):
-    pass
-
-
-class Skipped(Exception):
-    pass
-
-
-def need(cond, what):
-    if not cond:
-        raise Failed(what)
 
 
 def markers(path):
@@ -378,8 +367,31 @@ def late_dlopen(a, tmp):
                              ('run', p.line('run')), ('main', p.line(f'main:{which}'))], decisive=0)
 
 
+def signature_wrappers(a, tmp):
+    """A bug reached through libstdc++'s lock wrappers (sig_std.cpp) has one signature at -O0
+    (the wrappers are calls of their own) and -O2 (inlined), through std::lock_guard and
+    std::unique_lock alike; reached from another caller, it is another bug."""
+    sigs = {}
+    for opt in ('-O0', '-O2'):
+        for guard in ('std::lock_guard', 'std::unique_lock'):
+            for arg in ('main', 'other'):
+                p = Program(a, tmp, 'sig_std.cpp', opt, f'-DGUARD={guard}')
+                ending, out, err = p.run(arg, LOCKTRACE_ACTION='edeadlk')
+                need(ending == 0 and out.startswith('relock: EDEADLK\n'), f'{p.name} {guard} {arg}: {ending} {out!r}\n{err}')
+                files = [f for f in glob.glob(os.path.join(tmp, 'reports', '*.json'))
+                         if not f.endswith('.summary.json')]
+                need(len(files) == 1, f'{p.name} {guard} {arg}: report files {files}')
+                sigs[opt, guard, arg] = json.load(open(files[0]))['signature']
+    for arg in ('main', 'other'):
+        got = {k: v for k, v in sigs.items() if k[2] == arg}
+        need(len(set(got.values())) == 1, f'{arg}: one bug, several signatures: {got}')
+    need(sigs['-O0', 'std::lock_guard', 'main'] != sigs['-O0', 'std::lock_guard', 'other'],
+         f'two callers, one signature: {sigs}')
+
+
 CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wrappers_std, wrappers_glib,
-                                          wrappers_user, wrappers_nomatch, late_dlopen)}
+                                          wrappers_user, wrappers_nomatch, late_dlopen,
+                                          signature_wrappers)}
 
 
 def main(argv):

@@ -6,7 +6,8 @@
  * Small stacks: threads made with PTHREAD_STACK_MIN, as thread pools and the peers' stress
  * tests make them; the tracer must neither overflow them while it learns a call site nor
  * while it symbolizes a report. Every scenario ends by printing "done" so a run that the
- * tracer cut short shows.
+ * tracer cut short shows. Refused condition waits: libc can turn a wait down before it
+ * unlocks the mutex, and the tracer must then know who holds it just as libc does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NOINLINE __attribute__((noinline))
 #define WORKERS 6
@@ -116,6 +118,49 @@ static void small_stack_reports(void)
     pthread_join(start_small(reporting_worker, NULL), NULL);
 }
 
+static void result(const char *what, int rc)
+{
+    printf("%s -> %s\n", what, rc == 0 ? "0" : rc == EPERM ? "EPERM" : rc == EINVAL ? "EINVAL"
+                                                                              : strerror(rc));
+}
+
+static void mutex_of_type(pthread_mutex_t *m, int type)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, type);
+    pthread_mutex_init(m, &attr);
+    pthread_mutexattr_destroy(&attr);
+}
+
+/* A condition wait with a recursive mutex the thread does not hold: libc refuses it (EPERM)
+ * and unlocks nothing, so the thread holds nothing after it; a second unlock later is one
+ * too many. */
+NOINLINE static void wait_unowned_then_unlock_twice(void)
+{
+    pthread_mutex_t m;
+    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    mutex_of_type(&m, PTHREAD_MUTEX_RECURSIVE);
+    result("wait", pthread_cond_wait(&cv, &m));
+    result("lock", pthread_mutex_lock(&m));
+    result("unlock", pthread_mutex_unlock(&m));
+    result("unlock again", pthread_mutex_unlock(&m));
+}
+
+/* The neighbour: a timed wait refused for its deadline (EINVAL) before libc unlocks the
+ * held mutex, which the thread then still holds and unlocks once. */
+NOINLINE static void held_wait_refused(void)
+{
+    pthread_mutex_t m;
+    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    struct timespec bad = {.tv_sec = 0, .tv_nsec = 1000000000 + 1};
+    mutex_of_type(&m, PTHREAD_MUTEX_ERRORCHECK);
+    result("lock", pthread_mutex_lock(&m));
+    result("timedwait", pthread_cond_timedwait(&cv, &m, &bad));
+    result("unlock", pthread_mutex_unlock(&m));
+    result("unlock again", pthread_mutex_unlock(&m));
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -123,6 +168,10 @@ int main(int argc, char **argv)
         small_stacks_quiet();
     else if (!strcmp(s, "small-stack-reports"))
         small_stack_reports();
+    else if (!strcmp(s, "cond-wait-unowned"))
+        wait_unowned_then_unlock_twice();
+    else if (!strcmp(s, "cond-wait-refused-held"))
+        held_wait_refused();
     else {
         fprintf(stderr, "peers: unknown scenario '%s'\n", s);
         return 64;

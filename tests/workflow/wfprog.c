@@ -37,8 +37,22 @@ NOINLINE static int known_write_read(pthread_rwlock_t *l)
     return rc;
 }
 
-/* 120 self-deadlock reports on an error-checking mutex (past the cap of 100), then one in
+/* 120 distinct self-deadlocks (each function relocks an error-checking mutex: its own bug,
+ * its own signature), past the cap of 100 printed reports of a kind, then one in
  * known_write_read that a suppression rule names: it must be suppressed, not aborted. */
+static volatile int relocked;
+#define RELOCK(n) NOINLINE void relock_##n(pthread_mutex_t *m) { relocked = n; pthread_mutex_lock(m); }
+#define RELOCK10(d) RELOCK(d##0) RELOCK(d##1) RELOCK(d##2) RELOCK(d##3) RELOCK(d##4) RELOCK(d##5) \
+                    RELOCK(d##6) RELOCK(d##7) RELOCK(d##8) RELOCK(d##9)
+RELOCK10(1) RELOCK10(2) RELOCK10(3) RELOCK10(4) RELOCK10(5) RELOCK10(6) RELOCK10(7) RELOCK10(8)
+RELOCK10(9) RELOCK10(10) RELOCK10(11) RELOCK10(12)
+#define NAME(n) relock_##n,
+#define NAME10(d) NAME(d##0) NAME(d##1) NAME(d##2) NAME(d##3) NAME(d##4) NAME(d##5) NAME(d##6) \
+                  NAME(d##7) NAME(d##8) NAME(d##9)
+static void (*const relocks[])(pthread_mutex_t *) = {
+    NAME10(1) NAME10(2) NAME10(3) NAME10(4) NAME10(5) NAME10(6) NAME10(7) NAME10(8) NAME10(9)
+    NAME10(10) NAME10(11) NAME10(12)};
+
 static void capped_then_suppressed(void)
 {
     pthread_mutexattr_t a;
@@ -48,8 +62,8 @@ static void capped_then_suppressed(void)
     pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
     pthread_mutex_init(&m, &a);
     pthread_mutex_lock(&m);
-    for (int i = 0; i < 120; i++)
-        pthread_mutex_lock(&m);
+    for (size_t i = 0; i < sizeof relocks / sizeof *relocks; i++)
+        relocks[i](&m);
     pthread_mutex_unlock(&m);
     result("rdlock", known_write_read(&l));
 }

@@ -372,8 +372,14 @@ int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved)
 {
     lt_held *h = lt_held_find(ev->self, ev->addr);
     if (!h) {
-        if (!lt_platform_lock_held(ev->addr, LT_MUTEX, LT_MODE_WRITE, ev->self->info.tid))
+        if (!lt_platform_lock_held(ev->addr, LT_MUTEX, LT_MODE_WRITE, ev->self->info.tid)) {
             lt_cond_unheld(ev, cv);
+            /* a mutex that checks its owner (error-checking, recursive, robust) makes libc
+             * refuse the wait with EPERM, unlocking nothing: the thread still holds nothing */
+            if (lt_lock_mutex_type(ev->addr, NULL) != LT_MUTEX_NORMAL ||
+                lt_lock_robust(ev->addr, NULL))
+                return 0;
+        }
         /* libc retakes the mutex when the wait ends: from then on this thread holds it, as
          * if taken by this call */
         ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra);

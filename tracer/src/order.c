@@ -90,7 +90,8 @@ typedef struct key_set {
 
 static lt_spin graph_lock = LT_SPIN_INIT(LT_RANK_GRAPH);
 static key_set *_Atomic known;      /* fingerprints of the edges in the graph */
-static key_set *_Atomic ords_taken; /* ords of nodes that are addresses (see node_place) */
+static key_set *_Atomic moved;      /* address ords held by nodes at other addresses (node_place) */
+static int moved_lost;              /* moved is incomplete (no memory): addresses are not used */
 static node *nodes[NODE_BUCKETS];
 static _Atomic size_t nnodes;
 static size_t nedges;
@@ -158,7 +159,7 @@ static size_t set_slots(size_t n)
     return size;
 }
 
-/* Under the graph lock, key absent, for a set only ever read under it (ords_taken): a full
+/* Under the graph lock, key absent, for a set only ever read under it (moved): a full
  * set is replaced by a copy without its tombstones, and unmapped. 0 when out of memory. */
 static int set_add(key_set *_Atomic *set, uint64_t key)
 {
@@ -253,8 +254,10 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
  * last (a target), where it agrees with any edge. Programs that have an order for many locks
  * mostly take them by address (an array in index order, "lower address first"); their edges
  * then agree with the order from the start and nothing is ever reordered. Reordering only
- * permutes the ords of existing nodes, so an address is free unless a node holds it, which
- * the set ords_taken says (keys 2 ord + 1; address ords lie between ord_first and ORD_LAST).
+ * permutes the ords of existing nodes, so an address is free unless a node holds it: a node
+ * at that address (in its hash bucket, which node_get has just walked), or one that
+ * reordering gave it, which the set `moved` says (keys 2 ord + 1; address ords lie between
+ * ord_first and ORD_LAST). While nothing was reordered that set is empty and never probed.
  */
 static uint64_t ord_key(int64_t ord)
 {
@@ -266,11 +269,25 @@ static int ord_is_addr(int64_t ord)
     return ord > 0 && ord < ORD_LAST;
 }
 
+/* n holds an address ord that is not its own: it is in `moved`. */
+static int ord_moved(const node *n)
+{
+    return ord_is_addr(n->ord) && n->ord != (int64_t)(uintptr_t)n->addr;
+}
+
+static int ord_free(int64_t a)
+{
+    for (const node *m = nodes[node_bucket((const void *)(uintptr_t)a)]; m; m = m->next_hash)
+        if (m->ord == a)
+            return 0;
+    key_set *k = atomic_load_explicit(&moved, memory_order_relaxed);
+    return !(k && k->live && set_has(&moved, ord_key(a)));
+}
+
 static void node_place(node *n, int source, int64_t other)
 {
     int64_t a = (int64_t)(uintptr_t)n->addr;
-    if (ord_is_addr(a) && (source ? a < other : a > other) && !set_has(&ords_taken, ord_key(a)) &&
-        set_add(&ords_taken, ord_key(a)))
+    if (!moved_lost && ord_is_addr(a) && (source ? a < other : a > other) && ord_free(a))
         n->ord = a;
     else
         n->ord = source ? --ord_first : ++ord_last;
@@ -364,8 +381,8 @@ static void node_remove(node **link)
         edge_unlink(e);
         edge_free(e);
     }
-    if (ord_is_addr(n->ord))
-        set_remove(&ords_taken, ord_key(n->ord));
+    if (ord_moved(n))
+        set_remove(&moved, ord_key(n->ord));
     *link = n->next_hash;
     lt_pool_put(&node_pool, n);
     atomic_fetch_sub(&nnodes, 1);
@@ -461,6 +478,21 @@ static void sort_by_ord(lt_bfs_item *a, size_t n)
 #undef ORD
 }
 
+/* The nodes of a and their ords leave `moved` (before the reordering) or join it (after).
+ * Without memory to remember them, node_place stops using addresses. */
+static void pk_moved(const lt_bfs_item *a, size_t n, int join)
+{
+    for (size_t i = 0; i < n; i++) {
+        const node *x = a[i].node;
+        if (!ord_moved(x))
+            continue;
+        if (!join)
+            set_remove(&moved, ord_key(x->ord));
+        else if (!set_add(&moved, ord_key(x->ord)))
+            moved_lost = 1;
+    }
+}
+
 /* The new edge from -> to runs against the order: reorder, or say it closes a cycle (1). */
 static int pk_insert(node *from, node *to)
 {
@@ -489,10 +521,14 @@ static int pk_insert(node *from, node *to)
         pk_ords[k++] = take_b ? ((node *)pk_bwd.items[i++].node)->ord
                               : ((node *)pk_fwd.items[j++].node)->ord;
     }
+    pk_moved(pk_bwd.items, nb, 0);
+    pk_moved(pk_fwd.items, nf, 0);
     for (k = 0; k < nb; k++)
         ((node *)pk_bwd.items[k].node)->ord = pk_ords[k];
     for (k = 0; k < nf; k++)
         ((node *)pk_fwd.items[k].node)->ord = pk_ords[nb + k];
+    pk_moved(pk_bwd.items, nb, 1);
+    pk_moved(pk_fwd.items, nf, 1);
     return 0;
 }
 

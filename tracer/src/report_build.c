@@ -73,8 +73,10 @@ static size_t fill_frames(lt_rep_frame *f, size_t room, uintptr_t ip, const lt_r
     }
     /* ip is a return address: look up the call */
     size_t n = lt_platform_symbolize(ip - 1, s, room < LT_ARRAY_LEN(s) ? room : LT_ARRAY_LEN(s));
+    int own_wrapper = lt_wrapper_at(ip) == 1;
     for (size_t i = 0; i < n; i++) {
         f[i] = base;
+        f[i].wrapper = s[i].inlined ? lt_wrapper_named(s[i].function) : own_wrapper;
         f[i].function = keep(s[i].function);
         f[i].function_offset = s[i].function_offset;
         f[i].file = keep(s[i].file);

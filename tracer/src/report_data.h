@@ -36,6 +36,8 @@ typedef struct lt_rep_frame {
     const char *file;         /* source file, NULL without debug info */
     int line;
     int inlined;              /* 1: a call inlined at this ip (its function's frame follows) */
+    int wrapper;              /* 1: in a lock wrapper (wrappers.c); set by the tracer, not
+                               * written to files (their recorded signature stands for it) */
 } lt_rep_frame;
 
 typedef struct lt_rep_stack {

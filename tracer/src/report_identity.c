@@ -9,9 +9,9 @@
 #include "fmt.h"
 #include "report_data.h"
 
-/* The calls of each acquisition that identify it: the call site and its two callers. The
- * same bug reached from a loop (or from deeper recursion) keeps them; the same helper called
- * from two places, or two bugs on two lines, do not. */
+/* The calls of each acquisition that identify it: the call site and its two callers, lock
+ * wrappers left out. The same bug reached from a loop (or from deeper recursion) keeps them;
+ * the same helper called from two places, or two bugs on two lines, do not. */
 #define SIGNATURE_CALLS 3
 
 /* FNV-1a over what stays the same from one occurrence of a bug to the next. */
@@ -68,16 +68,25 @@ static uint64_t finalize(uint64_t h)
     return h ^ h >> 33;
 }
 
-/* The role and the first SIGNATURE_CALLS captured addresses of a stack, each with the
- * inlined calls it expands to (an address's frames end with its own, not inlined, one; two
- * addresses in a row may be the same, in recursion). */
+/* The role and the first SIGNATURE_CALLS captured addresses of a stack outside lock wrappers,
+ * each with the inlined calls it expands to (an address's frames end with its own, not
+ * inlined, one; two addresses in a row may be the same, in recursion). Wrapper frames are left
+ * out: at -O0 a std::lock_guard is three calls of its own, at -O2 calls inlined into the
+ * program's frame, and the bug is the program's lines either way. */
 static uint64_t stack_hash(const lt_rep_stack *s)
 {
     uint64_t h = mix_str(0xcbf29ce484222325ull, s->role);
+    int fresh = 1; /* no frame of this address hashed yet */
     for (size_t k = 0, calls = 0; k < s->nframes; k++) {
-        if ((k == 0 || !s->frames[k - 1].inlined) && ++calls > SIGNATURE_CALLS)
+        const lt_rep_frame *f = &s->frames[k];
+        if (k > 0 && !s->frames[k - 1].inlined)
+            fresh = 1;
+        if (f->wrapper)
+            continue;
+        if (fresh && ++calls > SIGNATURE_CALLS)
             break;
-        h = mix_frame(h, &s->frames[k]);
+        fresh = 0;
+        h = mix_frame(h, f);
     }
     return finalize(h);
 }

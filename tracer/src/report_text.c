@@ -265,6 +265,23 @@ static const lt_rep_lock *lock0(const lt_rep *r)
     return r->nlocks ? &r->locks[0] : &none;
 }
 
+/* ' "name"' of a lock that has one: where it lives (a variable, a heap block, a frame). */
+static void put_name(out *o, const char *name)
+{
+    if (!name)
+        return;
+    put(o, " \"");
+    put_data(o, name);
+    put(o, "\"");
+}
+
+/* A lock by its address and, when it has one, its name: 0x... "name". */
+static void put_addr(out *o, const lt_rep_lock *l)
+{
+    put_hex(o, l->addr);
+    put_name(o, l->name);
+}
+
 static void put_summary(out *o, const lt_rep *r)
 {
     const lt_rep_lock *l = lock0(r);
@@ -295,7 +312,7 @@ static void put_summary(out *o, const lt_rep *r)
     put(o, " ");
     put(o, lock_name(l));
     put(o, " ");
-    put_hex(o, l->addr);
+    put_addr(o, l);
     put(o, r->kind == LT_FIND_DESTROY_HELD || r->kind == LT_FIND_FREE_HELD ? " while " : " but ");
     put(o, reason_text[r->why]);
     put(o, "\n");
@@ -310,16 +327,6 @@ static void put_object(out *o, const char *label, const lt_rep_lock *l)
     put(o, l->annotation && l->annotation[0] ? " " : "");
     put_data(o, l->annotation);
     put(o, "\n");
-}
-
-/* ' "name"' of a lock that has one: where it lives (a variable, a heap block, a frame). */
-static void put_name(out *o, const char *name)
-{
-    if (!name)
-        return;
-    put(o, " \"");
-    put_data(o, name);
-    put(o, "\"");
 }
 
 static void put_lock(out *o, const lt_rep_lock *l)
@@ -353,8 +360,7 @@ static void put_taken(out *o, const lt_rep *r, const lt_rep_stack *s)
     static const char *const held_as[] = {" rwlock for ", " mutex, ", " spinlock, ",
                                           " once-control, running its ", " condvar, "};
     put(o, "  still held: ");
-    put_hex(o, l->addr);
-    put_name(o, l->name);
+    put_addr(o, l);
     put(o, l->api == LT_API_C11 && l->type == LT_MUTEX ? " mtx_t, " : held_as[l->type]);
     put(o, mode_word(l->type, l->held_mode));
     if (r->why == LT_WHY_PROCESS_EXIT) {
@@ -496,8 +502,7 @@ static void put_ref(out *o, const lt_rep_lock *l)
 {
     put(o, lock_name(l));
     put(o, " ");
-    put_hex(o, l->addr);
-    put_name(o, l->name);
+    put_addr(o, l);
 }
 
 static void put_tref(out *o, const lt_rep_thread *t)
@@ -623,13 +628,13 @@ static void put_edge_stacks(out *o, const lt_rep *r, size_t i, int to_guards)
     const lt_rep_lock *from = lock_at(r, r->steps[i].from), *to = lock_at(r, r->steps[i].lock);
     put_object(o, "    guards:    ", from);
     put(o, "    ");
-    put_hex(o, from->addr);
+    put_addr(o, from);
     put(o, " taken at:\n");
     put_step_stack(o, r, "edge-from", i);
     if (to_guards)
         put_object(o, "    guards:    ", to);
     put(o, "    ");
-    put_hex(o, to->addr);
+    put_addr(o, to);
     put(o, " taken at:\n");
     put_step_stack(o, r, "edge-to", i);
 }
@@ -656,10 +661,10 @@ static void put_inversion(out *o, const lt_rep *r)
     put_dec(o, (long)r->nsteps);
     put(o, " locks are taken in a cycle (");
     for (size_t i = 0; i < r->nsteps; i++) {
-        put_hex(o, lock_at(r, r->steps[i].from)->addr);
+        put_addr(o, lock_at(r, r->steps[i].from));
         put(o, " -> ");
     }
-    put_hex(o, lock_at(r, r->nsteps ? r->steps[0].from : -1)->addr);
+    put_addr(o, lock_at(r, r->nsteps ? r->steps[0].from : -1));
     put(o, "): a potential deadlock\n");
     if (r->one_thread) {
         put(o, "  seen in one thread only: ");
@@ -681,9 +686,9 @@ static void put_inversion(out *o, const lt_rep *r)
         put(o, "  edge ");
         put_dec(o, (long)i + 1);
         put(o, ": ");
-        put_hex(o, to->addr);
+        put_addr(o, to);
         put(o, " taken while holding ");
-        put_hex(o, from->addr);
+        put_addr(o, from);
         put(o, ", first by thread ");
         put_thread(o, thread_at(r, r->steps[i].thread));
         put(o, "\n");
@@ -761,9 +766,9 @@ static void put_predicted(out *o, const lt_rep *r)
         put(o, "), as ");
         put_tref(o, thread_at(r, s->thread));
         put(o, " did with ");
-        put_hex(o, from->addr);
+        put_addr(o, from);
         put(o, " then ");
-        put_hex(o, to->addr);
+        put_addr(o, to);
         put(o, "\n");
     }
     for (size_t i = 0; i < r->nsteps; i++) {

@@ -139,28 +139,33 @@ uint32_t lt_stack_here(uintptr_t from_ra)
     return lt_stack_intern(ips + start, n < depth() ? n : depth());
 }
 
-/* Recorded frames ips[0 .. n), n <= 1 + LT_CALLERS_MAX: from the calling thread's cache of
+/* The frames recorded with h (call site, then nc callers): from the calling thread's cache of
  * those it interned lately, else from the depot. A program takes its locks from few call
  * sites, and each new edge or lock records one or two such stacks: the cache spares the depot
- * its hashing, bucket walk and compare (ids never change, so a slot never goes stale). */
-static uint32_t intern_recorded(const uintptr_t *ips, size_t n)
+ * its hashing, bucket walk and compare, and the frames their copy (ids never change, so a
+ * slot never goes stale). */
+static uint32_t intern_recorded(const lt_held *h, size_t nc)
 {
     lt_thread *t = lt_tls.self;
-    if (!t)
-        return lt_stack_intern(ips, n);
-    uint64_t h = (ips[0] ^ (ips[n - 1] << 7) ^ n) * 0x9E3779B97F4A7C15ull;
-    lt_site_slot *s = &t->sites[(h >> 32) % LT_SITE_SLOTS];
-    size_t i = 0;
-    if (s->n == n)
-        while (i < n && s->ips[i] == ips[i])
-            i++;
-    if (i == n && s->id)
-        return s->id;
-    uint32_t id = lt_stack_intern(ips, n);
-    if (id) {
+    lt_site_slot *s = NULL;
+    if (t) {
+        uint64_t x = (h->ra ^ (nc ? h->callers[nc - 1] << 7 : 0) ^ nc) * 0x9E3779B97F4A7C15ull;
+        s = &t->sites[(x >> 32) % LT_SITE_SLOTS];
+        size_t i = 0;
+        if (s->id && s->n == nc + 1 && s->ips[0] == h->ra)
+            while (i < nc && s->ips[i + 1] == h->callers[i])
+                i++;
+        if (s->id && s->n == nc + 1 && s->ips[0] == h->ra && i == nc)
+            return s->id;
+    }
+    uintptr_t out[1 + LT_CALLERS_MAX];
+    out[0] = h->ra;
+    memcpy(out + 1, h->callers, nc * sizeof *out);
+    uint32_t id = lt_stack_intern(out, nc + 1);
+    if (s && id) {
         s->id = id;
-        s->n = (uint32_t)n;
-        memcpy(s->ips, ips, n * sizeof *ips);
+        s->n = (uint32_t)nc + 1;
+        memcpy(s->ips, out, (nc + 1) * sizeof *out);
     }
     return id;
 }
@@ -177,19 +182,23 @@ static uint32_t intern_recorded(const uintptr_t *ips, size_t n)
  */
 uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial)
 {
-    uintptr_t out[MAX_FRAMES];
-    size_t k = 0, n, at = 0, matches = 0;
-    out[k++] = h->ra;
-    for (uint32_t i = 0; i < h->ncallers && i < LT_CALLERS_MAX; i++)
-        out[k++] = h->callers[i];
-    const uintptr_t *ips = lt_stack_get(under, &n);
-    for (size_t j = 0; k > 1 && j < n; j++)
-        if (ips[j] == out[k - 1] && matches++ == 0)
+    size_t nc = h->ncallers < LT_CALLERS_MAX ? h->ncallers : LT_CALLERS_MAX;
+    size_t n = 0, at = 0, matches = 0;
+    const uintptr_t *ips = nc && under ? lt_stack_get(under, &n) : NULL;
+    for (size_t j = 0; ips && j < n; j++)
+        if (ips[j] == h->callers[nc - 1] && matches++ == 0)
             at = j;
     *partial = matches != 1;
-    for (size_t j = at + 1; !*partial && j < n && k < depth(); j++)
+    if (*partial)
+        return intern_recorded(h, nc);
+    uintptr_t out[MAX_FRAMES];
+    size_t k = 0;
+    out[k++] = h->ra;
+    for (size_t i = 0; i < nc; i++)
+        out[k++] = h->callers[i];
+    for (size_t j = at + 1; j < n && k < depth(); j++)
         out[k++] = ips[j];
-    return *partial ? intern_recorded(out, k) : lt_stack_intern(out, k);
+    return lt_stack_intern(out, k);
 }
 
 /* Where the call at (ra, cfa) is made, as LOCKTRACE_STACKS records it: the whole stack

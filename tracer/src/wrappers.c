@@ -299,14 +299,9 @@ void lt_wrappers_load(const char *list)
     }
 }
 
-int lt_wrapper_at(uintptr_t ra)
+/* Whether name, shortened, matches a built-in pattern or one of LOCKTRACE_WRAPPERS. */
+static int listed(const char *name)
 {
-    char sym[768], name[256];
-    int got = lt_platform_function_safe(ra - 1, sym, sizeof sym);
-    if (got <= 0)
-        return got;
-    if (!lt_wrapper_name(sym, name, sizeof name))
-        return 0;
     for (size_t i = 0; i < LT_ARRAY_LEN(builtin); i++)
         if (lt_glob(builtin[i], name))
             return 1;
@@ -314,4 +309,20 @@ int lt_wrapper_at(uintptr_t ra)
         if (lt_glob(user[i], name))
             return 1;
     return 0;
+}
+
+int lt_wrapper_at(uintptr_t ra)
+{
+    char sym[768], name[256];
+    int got = lt_platform_function_safe(ra - 1, sym, sizeof sym);
+    if (got <= 0)
+        return got;
+    return lt_wrapper_name(sym, name, sizeof name) && listed(name);
+}
+
+int lt_wrapper_named(const char *function)
+{
+    char name[256];
+    size_t len = function ? strlen(function) : 0;
+    return len && len < sizeof name && shorten(function, len, name) && listed(name);
 }

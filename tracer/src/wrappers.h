@@ -19,4 +19,8 @@ int lt_wrapper_name(const char *sym, char *buf, size_t size);
  * -1 not known yet (ask again at a later call). Allocates nothing, takes no lock. */
 int lt_wrapper_at(uintptr_t ra);
 
+/* Whether a function named as a report shows it (demangled, "std::lock_guard<std::mutex>::
+ * lock_guard(std::mutex&)") is a lock wrapper: for the calls inlined at an address. */
+int lt_wrapper_named(const char *function);
+
 #endif

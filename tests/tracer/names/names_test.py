@@ -68,6 +68,8 @@ def relocked(c, scenario, name):
     need(r['kind'] == 'self-deadlock', f'kind {r["kind"]}')
     need(re.search(rf'^  lock:      {ADDR} mutex \(normal\) "{name}", held for lock', err, re.M),
          f'no lock line naming {name}:\n{err}')
+    need(re.search(rf'^locktrace: self-deadlock: .* on mutex \(normal\) {ADDR} "{name}" but it holds it ',
+                   err, re.M), f'the summary line does not name {name}:\n{err}')
     need(len(r['locks']) == 1 and re.fullmatch(name, r['locks'][0]['name'] or ''),
          f'JSON names {names_of(r)}, want {name}')
     c.same_as_recorded(err, path)
@@ -82,6 +84,17 @@ def table(c, scenario, rows):
         row = (rf'^    (T0|another thread, as T0 did,) holds mutex \(normal\) {ADDR} {held} '
                rf'\(lock\) and wants mutex \(normal\) {ADDR} {wanted} \(lock\)$')
         need(re.search(row, err, re.M), f'no row {row}:\n{err}')
+    names = sorted(names_of(r))
+    summary = [l for l in err.splitlines() if l.startswith('locktrace: lock-order-inversion: ')]
+    cycle = re.findall(rf'{ADDR} "([^"]*)"', summary[0]) if summary else []
+    need(len(cycle) == 3 and cycle[0] == cycle[2] and sorted(cycle[:2]) == names,
+         f'the summary line does not name the locks {names}: {summary}')
+    edges = [re.match(rf'  edge \d+: {ADDR} "([^"]*)" taken while holding {ADDR} "([^"]*)", first by ', l)
+             for l in err.splitlines() if l.startswith('  edge ')]
+    need(len(edges) == 2 and all(e and sorted(e.groups()) == names for e in edges),
+         f'the edge lines do not name the locks {names}:\n{err}')
+    taken = re.findall(rf'^    {ADDR} "([^"]*)" taken at:$', err, re.M)
+    need(len(taken) == 4 and sorted(set(taken)) == names, f'"taken at" lines name {taken}, want {names}')
     c.same_as_recorded(err, path)
     return r
 

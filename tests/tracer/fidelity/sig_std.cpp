@@ -1,0 +1,49 @@
+/*
+ * sig_std.cpp - one self-deadlock through libstdc++'s lock wrappers, for the signature check
+ * of fidelity_test.py: built at -O0 (the wrappers are calls of their own) and -O2 (they are
+ * inlined), with GUARD std::lock_guard or std::unique_lock, the bug must have one signature.
+ * With the argument "other" the bug is reached through one more function: another bug.
+ * Run with LOCKTRACE_ACTION=edeadlk: std::mutex::lock then throws, and the program goes on.
+ */
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <system_error>
+
+#ifndef GUARD
+#define GUARD std::lock_guard
+#endif
+
+static std::mutex m;
+
+__attribute__((noinline)) void relock_guarded()
+{
+    GUARD<std::mutex> outer(m);
+    try {
+        GUARD<std::mutex> inner(m);
+    } catch (const std::system_error &e) {
+        std::printf("relock: %s\n", e.code() == std::errc::resource_deadlock_would_occur
+                                        ? "EDEADLK" : e.what());
+    }
+}
+
+__attribute__((noinline)) void caller()
+{
+    relock_guarded();
+    std::puts("back");
+}
+
+__attribute__((noinline)) void other_caller()
+{
+    caller();
+    std::puts("back from the other");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && std::strcmp(argv[1], "other") == 0)
+        other_caller();
+    else
+        caller();
+    return 0;
+}
