@@ -65,7 +65,7 @@ typedef struct edge {
     uint8_t back;                      /* closes a cycle: outside the topological order */
     uint8_t dead;                      /* left the graph with one of its nodes ("Removal") */
     uint8_t lists;                     /* how many of the two lists still hold it */
-    lt_thread_info thread;             /* the thread that made it */
+    const lt_thread_info *thread;      /* the thread that made it (thread_intern) */
 } edge;
 
 struct node {
@@ -665,7 +665,7 @@ static void edge_info_occurrence(lt_edge_info *i, const edge *e)
     i->to_stack = e->to_stack;
     i->from_partial = e->from_partial;
     i->to_partial = e->to_partial;
-    i->thread = e->thread;
+    i->thread = *e->thread;
 }
 
 /* What edge e says, as a report has it; under the graph lock (its nodes are live). */
@@ -779,7 +779,7 @@ static void edge_describe(edge *e, lt_held *h, request *r)
     e->from_stack = lt_held_stack(h, r->unwound ? r->to_stack : 0, &partial);
     e->from_partial = (uint8_t)partial;
     e->unwound = (uint8_t)r->unwound;
-    e->thread = r->thread;
+    e->thread = &r->thread; /* until the graph keeps it: thread_intern */
 }
 
 static inline uint64_t edge_fp(const lt_held *h, const request *r)
@@ -787,12 +787,34 @@ static inline uint64_t edge_fp(const lt_held *h, const request *r)
     return fingerprint(h->lock, h->gen, (lt_mode)h->mode, r->ev->lock, r->gen, r->ev->mode);
 }
 
+/* The threads edges name, each as it was named (a thread's name changes rarely), kept once
+ * each: an edge holds a pointer, not the 24 bytes. The last one kept for each thread (by
+ * seq, hashed) is looked up first; a thread that misses there, or was renamed, is kept
+ * again. Under the graph lock; NULL when out of memory. */
+#define THREAD_SLOTS 1024
+
+static const lt_thread_info *thread_kept[THREAD_SLOTS];
+static lt_arena thread_arena = LT_ARENA(LT_ARENA_CHUNK);
+
+static const lt_thread_info *thread_intern(const lt_thread_info *who)
+{
+    const lt_thread_info **slot = &thread_kept[(unsigned)who->seq % THREAD_SLOTS];
+    if (*slot && !memcmp(*slot, who, sizeof *who))
+        return *slot;
+    lt_thread_info *kept = lt_arena_alloc(&thread_arena, sizeof *kept, _Alignof(lt_thread_info));
+    if (kept) {
+        *kept = *who;
+        *slot = kept;
+    }
+    return kept;
+}
+
 /* Links the new edge d (described, from the pool) into the graph and the order; under the
  * graph lock. 0 when out of memory. */
 static int edge_link(edge *e, const lt_held *h, node *to, uint64_t fp)
 {
     node *from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
-    if (!from || !known_add(fp))
+    if (!from || !(e->thread = thread_intern(e->thread)) || !known_add(fp))
         return 0;
     nedges++;
     e->from = from;
@@ -901,13 +923,14 @@ static void closing_unwound(lt_edge_info *i, lt_held *h, request *r)
     lt_spin_lock(&graph_lock);
     node *x = node_find(r->ev->lock, r->gen, r->ev->addr);
     edge *e = x ? edge_find(h, r, x) : NULL;
-    if (e && !e->unwound) {
+    const lt_thread_info *who = e && !e->unwound ? thread_intern(&r->thread) : NULL;
+    if (who) {
         e->from_stack = d.from_stack;
         e->to_stack = d.to_stack;
         e->from_partial = d.from_partial;
         e->to_partial = d.to_partial;
         e->unwound = 1;
-        e->thread = d.thread;
+        e->thread = who;
     }
     lt_spin_unlock(&graph_lock);
     if (!e)
