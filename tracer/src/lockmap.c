@@ -25,6 +25,8 @@
 #define _GNU_SOURCE
 #include "lifetime.h"
 
+#include <string.h>
+
 #include "platform.h"
 #include "spin.h"
 
@@ -129,6 +131,25 @@ static size_t last_lock(const region *r, size_t from, size_t to)
     }
 }
 
+/* The ahead bytes of a run of granules that ends at a lock or at none: ramp[AHEAD - 1 + v - d]
+ * is the byte of the granule d before one whose byte is v (v - d, at least 0). */
+#define RAMP_LEN (2 * AHEAD)
+static const uint8_t ramp[RAMP_LEN] = {
+#define R(k) ((k) >= AHEAD ? (k) - (AHEAD - 1) : 0)
+#define R8(k) R(k), R(k + 1), R(k + 2), R(k + 3), R(k + 4), R(k + 5), R(k + 6), R(k + 7)
+    R8(0), R8(8), R8(16), R8(24), R8(32), R8(40), R8(48), R8(56),
+    R8(64), R8(72), R8(80), R8(88), R8(96), R8(104), R8(112), R(120), R(121), R(122), R(123),
+    R(124), R(125),
+#undef R8
+#undef R
+};
+_Static_assert(RAMP_LEN == 126, "ramp's initialiser lists 2 * AHEAD bytes");
+/* The bytes are copied, not stored one by one (a lock removed far from its neighbours
+ * rewrites 63 of them): each byte is written once, from its old value to its new one, and
+ * readers load single bytes, so a byte-sized lock-free atomic is a plain byte. */
+_Static_assert(sizeof(_Atomic uint8_t) == 1 && ATOMIC_CHAR_LOCK_FREE == 2,
+               "ahead bytes are plain bytes");
+
 /* Under map_lock, after a bit of granule g changed: rewrites the ahead bytes that depend on
  * it, those of g and of the granules before it back to the previous one where a lock starts
  * (further back, the first lock on is that one or nearer). */
@@ -140,9 +161,8 @@ static void ahead_update(region *r, size_t g)
     if (next == NONE_NEAR && g + AHEAD >= GRANULES) /* the region's end */
         next = GRANULES;
     size_t stop = prev == NONE_NEAR ? back : prev + 1;
-    unsigned v = next != NONE_NEAR && next - g < AHEAD ? AHEAD - (unsigned)(next - g) : 0;
-    for (size_t at = g + 1; at-- > stop; v -= v != 0) /* one less per granule back */
-        atomic_store_explicit(&r->ahead[at], (uint8_t)v, memory_order_relaxed);
+    size_t v = next != NONE_NEAR && next - g < AHEAD ? AHEAD - (next - g) : 0;
+    memcpy((uint8_t *)&r->ahead[stop], &ramp[AHEAD - 1 + v - (g - stop)], g - stop + 1);
 }
 
 /* 0 when the map cannot record the lock (no address space, or beyond 47 bits): then its
