@@ -2,11 +2,11 @@
  * shadow.c - per-lock shadow state, keyed by lock address.
  *
  * 64 shards (a lock's is its page's), each an open-addressing table (linear probing) of
- * entry pointers under one of our own spinlocks, so unrelated locks rarely meet. Entries come from per-shard slabs of
- * mapped memory and go back to a per-shard free list on destroy; they are never unmapped,
- * which is what lets threads keep (entry, gen) pairs in their lookup caches and held sets
- * without references: a changed gen means "not the lock you knew". The per-thread cache
- * makes a repeated lookup a TLS probe and one load.
+ * entry pointers under one of our own spinlocks, so unrelated locks rarely meet. Entries
+ * come from per-shard slabs of mapped memory and go back to a per-shard free list on
+ * destroy; they are never unmapped, which is what lets threads keep (entry, gen) pairs in
+ * their lookup caches and held sets without references: a changed gen means "not the lock
+ * you knew". The per-thread cache makes a repeated lookup a TLS probe and one load.
  *
  * Insertion and removal take the shard's lock; lookup does not. A reader probes the table
  * and accepts an entry only from a consistent snapshot (gen, addr, gen again): removal clears
