@@ -48,7 +48,9 @@ typedef lt_lockmap_region region;
 region *_Atomic lt_lockmap_regions[LT_LOCKMAP_REGIONS];
 _Atomic uint32_t lt_lockmap_filter[LT_LOCKMAP_FILTER];
 
-/* Writers' locks, by chunk number modulo STRIPES (each on a cache line of its own). */
+/* Writers' locks, by a hash of the chunk's filter entry (each on a cache line of its own):
+ * not the chunk number modulo STRIPES, since glibc's thread arenas start 64 MiB apart, and
+ * the locks of every thread's first blocks would share one stripe. */
 #define STRIPE_BITS 6
 #define STRIPES (1 << STRIPE_BITS)
 #define WINDOW ((uintptr_t)AHEAD << GRANULE_SHIFT)
@@ -58,7 +60,8 @@ static struct {
 
 static lt_spin *stripe_of(uintptr_t a)
 {
-    return &stripes[(a >> CHUNK_SHIFT) & (STRIPES - 1)].lock;
+    return &stripes[((a >> CHUNK_SHIFT) & (LT_LOCKMAP_FILTER - 1)) * 0x9E3779B97F4A7C15ull >>
+                    (64 - STRIPE_BITS)].lock;
 }
 
 /* The stripes a change at a depends on, in address order (spin.h); [1] = [0] when one. */
@@ -200,11 +203,9 @@ static void ahead_update(region *r, size_t g)
 
 /* Under the stripes of a: records that a lock starts at a (add) or no longer does, if that
  * changes anything. Every writer of a word of bits, a chunk's count or a filter entry holds
- * the stripe of that chunk (a filter entry's chunks lie 2^16 chunks apart, a multiple of
- * STRIPES), so they are read and written plainly, not with read-modify-write atomics: those
- * are atomic for the lock-free readers only. */
-_Static_assert(LT_LOCKMAP_FILTER % STRIPES == 0, "a filter entry's chunks share a stripe");
-
+ * the stripe of that chunk (a filter entry's chunks share its stripe), so they are read and
+ * written plainly, not with read-modify-write atomics: those are atomic for the lock-free
+ * readers only. */
 static void change(region *r, uintptr_t a, int add)
 {
     _Atomic uint64_t *word = &r->bits[word_of(a)];
