@@ -5,6 +5,7 @@
 #define LT_DETECT_H
 
 #include "lt_internal.h"
+#include "order.h"
 #include "stack.h"
 #include "stats.h"
 
@@ -17,6 +18,9 @@
  *   lt_wait_begin    the request found the lock busy and is about to block in libc; returns
  *                    0 to block or an errno (EDEADLK: the wait would close a deadlock);
  *   lt_wait_end      ... and came back (acquired, timed out or failed).
+ *   lt_held_prepare  after lt_before_lock, for a request that does not block: the held
+ *                    entry a grant makes, so that lt_held_commit adds it with a few stores
+ *                    once libc granted the lock; otherwise ...
  *   lt_after_lock    libc's result; on success the lock joins the held set.
  *   lt_before_unlock, lt_after_unlock around libc's unlock; the lock leaves the held set
  *                    once libc accepted the unlock.
@@ -43,18 +47,14 @@ static inline int lt_before_lock(lt_event *ev)
     return lt_before_lock_slow(ev);
 }
 
-/* The acquisition joins the held set: its call site and callers, whether edges lead into it
- * (a blocking request), its writer. Field by field: a compound literal would also clear
- * callers[] (a rep stos, a third of the tracer's cost per lock in lockbench); the walk writes
- * what it finds. */
-static inline void lt_held_take(lt_event *ev)
+/* The held entry of the acquisition ev makes: its call site and callers, whether edges lead
+ * into it (a blocking request). Field by field: a compound literal would also clear callers[]
+ * (a rep stos, a third of the tracer's cost per lock in lockbench); the walk writes what it
+ * finds. */
+static inline void lt_held_fill(lt_event *ev, lt_held *h)
 {
-    lt_thread *t = ev->self;
-    if (t->nheld)
-        lt_after_lock_nested(ev);
-    lt_held *h = lt_held_push(t, ev->addr, ev->lock);
-    if (lt_unlikely(!h))
-        return;
+    h->addr = ev->addr;
+    h->lock = ev->lock;
     h->gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     h->kind = (uint8_t)ev->kind;
     h->mode = (uint8_t)ev->mode;
@@ -64,15 +64,58 @@ static inline void lt_held_take(lt_event *ev)
     h->cfa = ev->cfa; /* h->since is lt_stats_acquired's */
     if (lt_likely(lt_cfg.stacks == LT_STACKS_LAZY)) {
         h->stack = 0;
-        h->ncallers = (uint32_t)lt_callsite_callers(t, ev->ra, ev->cfa, h->callers);
+        h->ncallers = (uint32_t)lt_callsite_callers(ev->self, ev->ra, ev->cfa, h->callers);
     } else {
         h->stack = lt_stack_here(ev->ra);
         h->ncallers = 0;
     }
+}
+
+/* The granted lock is now in the held set as h: it names the lock's writer. */
+static inline void lt_held_granted(lt_event *ev, lt_held *h)
+{
     if (ev->mode == LT_MODE_WRITE)
-        atomic_store_explicit(&ev->lock->writer, t->info.seq + 1, memory_order_relaxed);
+        atomic_store_explicit(&ev->lock->writer, ev->self->info.seq + 1, memory_order_relaxed);
     if (lt_unlikely(lt_cfg.stats))
         lt_stats_acquired(ev, h);
+}
+
+/* The acquisition joins the held set, after its edges are in the order graph. */
+static inline void lt_held_take(lt_event *ev)
+{
+    lt_thread *t = ev->self;
+    if (t->nheld)
+        lt_after_lock_nested(ev);
+    lt_held *h = lt_held_push(t, ev->addr, ev->lock);
+    if (lt_unlikely(!h))
+        return;
+    lt_held_fill(ev, h);
+    lt_held_granted(ev, h);
+}
+
+/* Before libc is asked for a lock, in the common case (a known lock this thread does not
+ * hold, a small held set with room, no new order edge): the held entry a grant makes, filled
+ * in the set's spare slot. Once libc grants the lock, lt_held_commit adds it with a few
+ * stores, so the program's critical section - which other threads wait for, and which a
+ * preempted thread stretches - holds little of the tracer's work. NULL: lt_after_lock does
+ * it all after the grant. Only for a request that does not let go of the thread in between
+ * (a wait lets signal handlers lock, and so use the spare slot). */
+static inline lt_held *lt_held_prepare(lt_event *ev)
+{
+    lt_thread *t = ev->self;
+    lt_held *h = lt_held_spare(t);
+    if (!h || !ev->lock || ev->held ||
+        (t->nheld && (lt_cfg.classes != LT_CLASSES_OFF || !lt_order_known(ev))))
+        return NULL;
+    lt_held_fill(ev, h);
+    return h;
+}
+
+/* libc granted the lock lt_held_prepare prepared entry h for. */
+static inline void lt_held_commit(lt_event *ev, lt_held *h)
+{
+    lt_held_append(ev->self);
+    lt_held_granted(ev, h);
 }
 
 /* rc is libc's result. */

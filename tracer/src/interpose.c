@@ -4,7 +4,9 @@
  * Every lock entry point has the same shape: guard (tracer ready, not re-entered) -> event
  * before the call (may veto it) -> the real call -> event with the result. One shared path,
  * acquire(), serves try, timed and blocking forms: it tries first and blocks only when the
- * lock is busy, which is where waits become visible. Unlocks are recorded after the real
+ * lock is busy, which is where waits become visible. The held entry a grant makes is
+ * prepared before the try, so that a granted lock costs the program's critical section only
+ * the stores that add it. Unlocks are recorded after the real
  * unlock, once libc accepted them; init reports after it (so the lock's attributes can be read), destroy before.
  *
  * Real functions are resolved once, from the load-time constructor or from the first call
@@ -236,12 +238,19 @@ static int acquire(call *c)
         return 0;
     if (!enter(&c->ev))
         return c->ev.wait == LT_WAIT_TRY ? real_try(c) : real_wait(c);
+    lt_held *spare = NULL;
     int rc = lt_before_lock(&c->ev);
-    if (rc == 0)
+    if (rc == 0) {
+        spare = lt_held_prepare(&c->ev);
         rc = real_try(c);
-    if (rc == EBUSY && c->ev.wait != LT_WAIT_TRY)
-        rc = wait(c);
-    lt_after_lock(&c->ev, rc);
+    }
+    if (lt_likely(rc == 0 && spare)) {
+        lt_held_commit(&c->ev, spare);
+    } else {
+        if (rc == EBUSY && c->ev.wait != LT_WAIT_TRY)
+            rc = wait(c);
+        lt_after_lock(&c->ev, rc);
+    }
     lt_leave(&lt_tls);
     return rc;
 }
