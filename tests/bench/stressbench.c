@@ -8,6 +8,10 @@
  *       LOCKS rwlocks set up by PTHREAD_RWLOCK_INITIALIZER (never init'ed: first seen on first
  *       use); each of THREADS threads does ITERS rounds of: pick 1-10 distinct locks, take them
  *       in increasing index order (one in five for write), release them newest first.
+ *   stressbench churn THREADS MUTEXES ITERS
+ *       each of THREADS threads has MUTEXES mutexes of its own (one heap array per thread) and
+ *       does ITERS rounds of: for each of them, init, lock, unlock, destroy. Locks made and
+ *       unmade by many threads at once.
  * Prints "seconds=<wall time of the timed part>".
  */
 #define _GNU_SOURCE
@@ -116,17 +120,62 @@ static int lazy(long threads, long nlocks, long iters)
     return 0;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+
+static long churn_n, churn_iters;
+static pthread_barrier_t churn_start;
+
+static void *churn_worker(void *arg)
+{
+    pthread_mutex_t *m = malloc((size_t)churn_n * sizeof *m);
+    (void)arg;
+    pthread_barrier_wait(&churn_start);
+    for (long it = 0; m && it < churn_iters; it++)
+        for (long i = 0; i < churn_n; i++) {
+            pthread_mutex_init(&m[i], NULL);
+            pthread_mutex_lock(&m[i]);
+            pthread_mutex_unlock(&m[i]);
+            pthread_mutex_destroy(&m[i]);
+        }
+    free(m);
+    return m ? NULL : (void *)1;
+}
+
+static int churn(long threads, long nmutexes, long iters)
+{
+    pthread_t th[64];
+    void *failed = NULL;
+    if (threads > 64)
+        return 1;
+    churn_n = nmutexes;
+    churn_iters = iters;
+    pthread_barrier_init(&churn_start, NULL, (unsigned)threads);
+    for (long i = 0; i < threads; i++)
+        pthread_create(&th[i], NULL, churn_worker, NULL);
+    for (long i = 0; i < threads; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        failed = failed ? failed : r;
+    }
+    pthread_barrier_destroy(&churn_start);
+    return failed != NULL;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 5 || (strcmp(argv[1], "groups") && strcmp(argv[1], "lazy"))) {
-        fprintf(stderr, "usage: stressbench groups GROUPS SIZE LOOPS | lazy THREADS LOCKS ITERS\n");
+    if (argc != 5 ||
+        (strcmp(argv[1], "groups") && strcmp(argv[1], "lazy") && strcmp(argv[1], "churn"))) {
+        fprintf(stderr, "usage: stressbench groups GROUPS SIZE LOOPS | lazy THREADS LOCKS ITERS"
+                        " | churn THREADS MUTEXES ITERS\n");
         return 2;
     }
     long a = atol(argv[2]), b = atol(argv[3]), c = atol(argv[4]);
     if (a < 1 || b < 1 || c < 1)
         return 2;
     double t0 = now();
-    int rc = !strcmp(argv[1], "groups") ? groups(a, b, c) : lazy(a, b < 10 ? 10 : b, c);
+    int rc = !strcmp(argv[1], "groups") ? groups(a, b, c)
+             : !strcmp(argv[1], "lazy") ? lazy(a, b < 10 ? 10 : b, c)
+                                        : churn(a, b, c);
     printf("seconds=%.6f\n", now() - t0);
     return rc;
 }
