@@ -10,7 +10,8 @@ lock/unlock pair, i.e. wall time x threads / pairs, the cost one thread pays per
 two stress shapes of stressbench (figure: seconds): `groups` (one thread, 500 groups x 50
 nested mutexes held at once, 10 loops of init/lock all/unlock all/destroy) and `lazy` (4
 threads, 16 K lazily initialised rwlocks, <= 10 held in increasing index order, 1 in 5 for
-write). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
+write), and `threads` (20,000 threads that each take one mutex once, 4 alive at a time: what
+a thread's start and exit cost). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
 --repeat times, one after the other in turn, so a busy moment of the machine hits every
 configuration alike; the median counts, and each configuration's best run is printed too.
 `noise` is the spread (min-max) of the ratio of the run pairs (run i traced / run i native).
@@ -38,6 +39,7 @@ ROWS = {
     'nested-2': ('lockbench', ['nested', '2', '64', '1000000'], 'ns/pair'),
     'groups': ('stressbench', ['groups', '500', '50', '10'], 's'),
     'lazy': ('stressbench', ['lazy', '4', '16384', '20000'], 's'),
+    'threads': ('stressbench', ['threads', '4', '5000', '1'], 's'),
 }
 
 

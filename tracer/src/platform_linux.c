@@ -75,11 +75,17 @@ static lt_dw_api dw_frames; /* what dwarf_frames.c calls: bound with the rest of
 #define BIND_DW(f) BIND(dw, f)
 #define BIND_DW_FRAMES(f) BIND(dw_frames, f)
 
+/* libunwind's module id for thread-local storage, 0 when it has none (see
+ * lt_platform_thread_init) */
+static size_t unw_tls_module;
+
 static int bind_unwind(void *h)
 {
     int ok = 1;
     UNWIND_FUNCS(BIND_UNW)
     ok &= (unw.local_as = dlsym(h, LT_STR(unw_local_addr_space))) != NULL;
+    if (dlinfo(h, RTLD_DI_TLS_MODID, &unw_tls_module) != 0)
+        unw_tls_module = 0;
     return ok;
 }
 
@@ -313,13 +319,23 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max)
     return n;
 }
 
+/* The dynamic linker's entry that returns (allocating it on a thread's first call) the
+ * thread's block of a dlopened module's thread-local storage (the x86-64 and AArch64 ABI). */
+typedef struct {
+    unsigned long module, offset;
+} tls_index;
+extern void *__tls_get_addr(tls_index *ti);
+
 /* libunwind is loaded with dlopen, so its thread-local state is allocated by glibc, with
  * malloc, on each thread's first unwind. Left to happen later, inside a lock that the
- * program's own malloc takes, that allocation would deadlock; one unwind here does it now. */
+ * program's own malloc takes, that allocation would deadlock; asking for the block here does
+ * it now. Not an unwind: unw_backtrace's first call in a thread also builds its 256 KiB
+ * trace cache, which cost a thread that lives for one lock a millisecond (32x the CPU of a
+ * program that starts 20000 such threads). */
 void lt_platform_thread_init(void)
 {
-    uintptr_t ip;
-    lt_platform_backtrace(&ip, 1);
+    if (have_unwind() && unw_tls_module)
+        __tls_get_addr(&(tls_index){unw_tls_module, 0});
 }
 
 int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
