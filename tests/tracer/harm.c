@@ -1,0 +1,122 @@
+/*
+ * harm.c - correct programs, each the smallest form of one that the tracer once harmed
+ * (found by running Debian's multi-threaded programs and test suites under it), and the real
+ * bugs next to them that must still be reported.
+ *   harm stack-reuse         two functions called one after the other, each with a mutex in
+ *                            its frame at the same address, take it and a global one in
+ *                            opposite orders: no inversion (the first lock is gone)
+ *   harm stack-reuse-helper  the same with the locks taken by a helper a frame further in
+ *   harm stack-live          a mutex in main's frame, alive all along, taken with a global
+ *                            one in both orders by two threads one after the other: the
+ *                            inversion is real and is reported
+ *   harm stack-same-frame    one frame takes its own mutex and a global one in both orders:
+ *                            reported
+ * Prints "done" (and exits 3 when the two frames' mutexes did not share an address, which
+ * would make the stack-reuse cases prove nothing).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+static pthread_mutex_t global = PTHREAD_MUTEX_INITIALIZER;
+static const void *first_addr, *second_addr;
+
+static __attribute__((noinline)) void take(pthread_mutex_t *a, pthread_mutex_t *b)
+{
+    pthread_mutex_lock(a);
+    pthread_mutex_lock(b);
+    pthread_mutex_unlock(b);
+    pthread_mutex_unlock(a);
+}
+
+/* Each frame holds one mutex by a static initializer: no init or destroy call tells the
+ * tracer where its life starts or ends. */
+static __attribute__((noinline)) void global_then_local(int helper)
+{
+    pthread_mutex_t local = PTHREAD_MUTEX_INITIALIZER;
+    first_addr = &local;
+    if (helper) {
+        take(&global, &local);
+        return;
+    }
+    pthread_mutex_lock(&global);
+    pthread_mutex_lock(&local);
+    pthread_mutex_unlock(&local);
+    pthread_mutex_unlock(&global);
+}
+
+static __attribute__((noinline)) void local_then_global(int helper)
+{
+    pthread_mutex_t local = PTHREAD_MUTEX_INITIALIZER;
+    second_addr = &local;
+    if (helper) {
+        take(&local, &global);
+        return;
+    }
+    pthread_mutex_lock(&local);
+    pthread_mutex_lock(&global);
+    pthread_mutex_unlock(&global);
+    pthread_mutex_unlock(&local);
+}
+
+static int stack_reuse(int helper)
+{
+    for (int i = 0; i < 3; i++) {
+        global_then_local(helper);
+        local_then_global(helper);
+    }
+    return first_addr == second_addr ? 0 : 3;
+}
+
+static pthread_mutex_t *shared_local;
+
+static void *local_then_global_thread(void *arg)
+{
+    take(shared_local, &global);
+    return arg;
+}
+
+static int stack_live(void)
+{
+    pthread_mutex_t local = PTHREAD_MUTEX_INITIALIZER;
+    pthread_t th;
+    shared_local = &local;
+    take(&global, &local);
+    if (pthread_create(&th, NULL, local_then_global_thread, NULL) != 0)
+        return 1;
+    pthread_join(th, NULL);
+    return 0;
+}
+
+static __attribute__((noinline)) int stack_same_frame(void)
+{
+    pthread_mutex_t local = PTHREAD_MUTEX_INITIALIZER;
+    take(&global, &local);
+    take(&local, &global);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *s = argc > 1 ? argv[1] : "";
+    int rc;
+    if (!strcmp(s, "stack-reuse"))
+        rc = stack_reuse(0);
+    else if (!strcmp(s, "stack-reuse-helper"))
+        rc = stack_reuse(1);
+    else if (!strcmp(s, "stack-live"))
+        rc = stack_live();
+    else if (!strcmp(s, "stack-same-frame"))
+        rc = stack_same_frame();
+    else {
+        fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
+                        "stack-same-frame\n");
+        return 2;
+    }
+    if (rc == 3)
+        fprintf(stderr, "harm: the two frames' mutexes did not share an address\n");
+    else if (rc == 0)
+        puts("done");
+    return rc;
+}
