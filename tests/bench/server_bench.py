@@ -112,6 +112,8 @@ class CallgrindProbe:
     from begin to end only)."""
     start_s = 120
 
+    keep = None  # --keep-profiles DIR: where each run's callgrind.out is copied
+
     def __init__(self, d):
         self.out = os.path.join(d, 'callgrind.out')
 
@@ -138,6 +140,9 @@ class CallgrindProbe:
         self._instrument(pid, 'off')
 
     def result(self):
+        if self.keep:
+            CallgrindProbe.runs = getattr(CallgrindProbe, 'runs', 0) + 1
+            shutil.copy(self.out, os.path.join(self.keep, f'callgrind.out.{self.runs}'))
         with open(self.out) as f:
             m = re.search(r'^totals: (\d+)', f.read(), re.M)
         if not m:
@@ -332,6 +337,9 @@ def main(argv):
     a.add_argument('--repeat', type=int, default=5)
     a.add_argument('--instructions', action='store_true',
                    help='user-space instructions per request under callgrind instead')
+    a.add_argument('--keep-profiles', metavar='DIR',
+                   help='with --instructions: copy each run\'s callgrind output to DIR '
+                   '(callgrind.out.1 native, .2 traced, ...) for callgrind_annotate')
     a.add_argument('--requests', type=int, help='memcached requests per run')
     a.add_argument('--rate', type=int, help='memcached requests per second')
     a.add_argument('--conns', type=int, default=8, help='memcached connections')
@@ -345,6 +353,7 @@ def main(argv):
             setattr(o, k, v)
     if o.instructions and not (tool('valgrind') and tool('callgrind_control')):
         a.error('--instructions needs valgrind (apt-get install valgrind)')
+    CallgrindProbe.keep = o.keep_profiles
     names = o.servers.split(',')
     for n in names:
         if n not in SERVERS:

@@ -231,6 +231,58 @@ static void check_recovery(void)
     CHECK(lt_callsite_callers(t, a.ra, t->stack_hi, a.callers) == 0);
 }
 
+/* One lock helper (memcached's item_lock) called from more places than a set of remembered
+ * walks has ways, all at one stack depth: the same call site and frame, other callers (two
+ * levels of them: via_k called from outer_m). */
+static volatile int walk_sink;
+#define VIA(k)                                                                              \
+    static __attribute__((noinline)) void via_##k(lt_held *h)                               \
+    {                                                                                       \
+        walk_sink = k; /* not identical functions: the compiler may not fold them */        \
+        helper(h, NULL, NULL);                                                              \
+        __asm__ volatile("" ::: "memory");                                                  \
+    }
+VIA(0) VIA(1) VIA(2) VIA(3) VIA(4) VIA(5) VIA(6) VIA(7) VIA(8)
+static void (*const vias[])(lt_held *) = {via_0, via_1, via_2, via_3, via_4,
+                                          via_5, via_6, via_7, via_8};
+#define VIAS (sizeof vias / sizeof vias[0])
+#define OUTER(m)                                                                            \
+    static __attribute__((noinline)) void outer_##m(size_t k, lt_held *h)                   \
+    {                                                                                       \
+        walk_sink = 100 + m;                                                                \
+        vias[k](h);                                                                         \
+        __asm__ volatile("" ::: "memory");                                                  \
+    }
+OUTER(0) OUTER(1) OUTER(2)
+static void (*const outers[])(size_t, lt_held *) = {outer_0, outer_1, outer_2};
+#define PATHS (VIAS * (sizeof outers / sizeof outers[0]))
+
+/* Whatever the order of the calls, each records its own callers, as the first call along
+ * the same path did (remembered walks are reused only where they still hold). */
+static void check_walk_ways(void)
+{
+    lt_held first[PATHS], h;
+    int seen[PATHS] = {0}, ok = 1;
+    for (size_t round = 0; round < 4 * PATHS && ok; round++)
+        for (size_t j = 0; j < PATHS && ok; j++) {
+            size_t p = round % 2 ? (j * 5 + round) % PATHS : (round + j / 3) % PATHS;
+            outers[p / VIAS](p % VIAS, &h); /* one call site: callers[0..1] tell them apart */
+            if (!seen[p]) {
+                seen[p] = 1;
+                first[p] = h;
+                ok = h.ra == first[0].ra && h.cfa == first[0].cfa && h.ncallers == LT_CALLERS;
+                CHECKF(ok, "path %zu: not the same call site and frame, or no callers", p);
+                continue;
+            }
+            ok = h.ncallers == first[p].ncallers &&
+                 memcmp(h.callers, first[p].callers, sizeof h.callers[0] * h.ncallers) == 0;
+            CHECKF(ok, "round %zu: the call along path %zu recorded other callers", round, p);
+        }
+    for (size_t p = 1; p < PATHS && ok; p++)
+        CHECKF(first[p].callers[0] != first[p - 1].callers[0] ||
+               first[p].callers[1] != first[p - 1].callers[1], "path %zu", p);
+}
+
 int main(void)
 {
     lt_config_load();
@@ -241,5 +293,6 @@ int main(void)
     check_shadow();
     check_shadow_table();
     check_recovery();
+    check_walk_ways();
     return check_summary();
 }

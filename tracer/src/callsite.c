@@ -243,11 +243,37 @@ size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uin
     return n;
 }
 
-/* A walk from a site the thread has no walk of: the older of its set's two walks makes room
- * (the newer moves into its place), so the set keeps the two most recent sites. */
+/* How many of w's callers still hold (each read into out), up to the first that differs. */
+static size_t still_holds(const lt_walk *w, uintptr_t *out)
+{
+    size_t n = 0;
+    while (n < w->n && (out[n] = *(const uintptr_t *)w->slot[n]) == w->caller[n])
+        n++;
+    return n;
+}
+
+/* None of the thread's walks from (ra, cfa) holds. The set's next way in turn takes the new
+ * walk (its other walks stay: they are the other callers of a shared lock helper), which
+ * goes on from the walk from (ra, cfa) that holds longest: the frames up to where it differs
+ * are the same. Each walk checked read its words into out up to where it differs, and all
+ * read the same slots up to there, so out holds what the longest one read. */
 size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out)
 {
-    lt_walk *w = lt_callsite_set(t, ra);
-    w[1] = w[0];
-    return lt_callsite_walk(t, w, 0, ra, cfa, out);
+    lt_walk *set = lt_callsite_set(t, ra), *best = NULL;
+    size_t from = 0, k = (size_t)(set - t->walks) / LT_WALK_WAYS;
+    for (lt_walk *w = set; w < set + LT_WALK_WAYS; w++) {
+        size_t n;
+        if (w->ra == ra && w->cfa == cfa && (n = still_holds(w, out)) >= from && n < w->n) {
+            best = w;
+            from = n + 1;
+        }
+    }
+    lt_walk *w = &set[t->walk_next[k]++ % LT_WALK_WAYS];
+    if (best && w != best) {
+        memcpy(w->slot, best->slot, from * sizeof w->slot[0]);
+        memcpy(w->sp, best->sp, from * sizeof w->sp[0]);
+        memcpy(w->caller, best->caller, from * sizeof w->caller[0]);
+        w->wrappers = best->wrappers;
+    }
+    return lt_callsite_walk(t, w, from, ra, cfa, out);
 }

@@ -123,8 +123,9 @@ typedef struct lt_wait_slot {
 } lt_wait_slot;
 
 /* A walk over the callers of a lock call site (callsite.c), remembered by its thread. */
-#define LT_WALK_SET_BITS 4 /* 16 sets of 2 walks */
-#define LT_WALKS (2 << LT_WALK_SET_BITS)
+#define LT_WALK_SET_BITS 4 /* 16 sets of LT_WALK_WAYS walks */
+#define LT_WALK_WAYS 4
+#define LT_WALKS (LT_WALK_WAYS << LT_WALK_SET_BITS)
 typedef struct lt_walk {
     uintptr_t ra, cfa;              /* where the walk started */
     uint32_t n;                     /* callers found */
@@ -179,6 +180,7 @@ typedef struct lt_thread {
     lt_wait_slot waiting;
     uintptr_t stack_lo, stack_hi; /* this thread's stack, 0 = unknown (callsite.c) */
     lt_walk walks[LT_WALKS];      /* its last caller walks (callsite.c) */
+    uint8_t walk_next[1u << LT_WALK_SET_BITS]; /* per set: the way the next new walk takes */
     lt_site_slot sites[LT_SITE_SLOTS]; /* its last interned recorded stacks (stack.c) */
     lt_frame_lock frame_locks[1u << LT_FRAME_LOCK_BITS]; /* locks in its frames (lifetime.c) */
 } lt_thread;
