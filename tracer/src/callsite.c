@@ -277,3 +277,14 @@ size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t
     }
     return lt_callsite_walk(t, w, from, ra, cfa, out);
 }
+
+const lt_walk *lt_callsite_walk_of(lt_thread *t, uintptr_t ra, uintptr_t cfa,
+                                   const uintptr_t *out, size_t n)
+{
+    const lt_walk *w = lt_callsite_set(t, ra);
+    for (size_t i = 0; i < LT_WALK_WAYS; i++, w++)
+        if (w->ra == ra && w->cfa == cfa && w->n == n &&
+            !memcmp(w->caller, out, n * sizeof *out))
+            return w;
+    return NULL;
+}
