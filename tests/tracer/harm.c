@@ -11,6 +11,10 @@
  *                            inversion is real and is reported
  *   harm stack-same-frame    one frame takes its own mutex and a global one in both orders:
  *                            reported
+ *   harm fd-reuse            a daemon's start: after its first locks it closes every descriptor
+ *                            from 3 on, makes a pipe of its own (3 and 4 again), and threads
+ *                            take locks at new call sites: what it reads back from its pipe is
+ *                            what it wrote (libunwind's own pipe once had those numbers)
  * Prints "done" (and exits 3 when the two frames' mutexes did not share an address, which
  * would make the stack-reuse cases prove nothing).
  */
@@ -18,6 +22,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static pthread_mutex_t global = PTHREAD_MUTEX_INITIALIZER;
 static const void *first_addr, *second_addr;
@@ -97,6 +102,37 @@ static __attribute__((noinline)) int stack_same_frame(void)
     return 0;
 }
 
+static void *new_sites_thread(void *arg)
+{
+    pthread_mutex_t m;
+    pthread_mutex_init(&m, NULL);
+    take(&m, &global);
+    pthread_mutex_destroy(&m);
+    return arg;
+}
+
+static int fd_reuse(void)
+{
+    static pthread_mutex_t first = PTHREAD_MUTEX_INITIALIZER;
+    take(&global, &first); /* the tracer's first unwind: libunwind sets up its checks */
+    for (int fd = 3; fd < 1024; fd++)
+        close(fd);
+    int p[2];
+    pthread_t th[4];
+    char buf[64] = {0};
+    if (pipe(p) != 0 || write(p[1], "the program's own bytes", 23) != 23)
+        return 1;
+    for (int i = 0; i < 4; i++)
+        if (pthread_create(&th[i], NULL, new_sites_thread, NULL) != 0)
+            return 1;
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    close(p[1]);
+    ssize_t n = read(p[0], buf, sizeof buf - 1);
+    printf("descriptors %d %d, read back %zd bytes: %s\n", p[0], p[1], n, n > 0 ? buf : "");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -109,9 +145,11 @@ int main(int argc, char **argv)
         rc = stack_live();
     else if (!strcmp(s, "stack-same-frame"))
         rc = stack_same_frame();
+    else if (!strcmp(s, "fd-reuse"))
+        rc = fd_reuse();
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
-                        "stack-same-frame\n");
+                        "stack-same-frame|fd-reuse\n");
         return 2;
     }
     if (rc == 3)

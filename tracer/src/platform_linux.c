@@ -30,6 +30,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <ucontext.h>
@@ -129,6 +130,41 @@ static int have_dw(void)
 {
     static _Atomic int state;
     return load_once(&state, "libdw.so.1", bind_dw);
+}
+
+/* libunwind (1.6) checks that it may read an address (where a frame has no unwind
+ * information, and in unw_backtrace's fast path) by writing a byte from it into a pipe that
+ * it opens once and keeps. With the lowest free descriptors, as pipe2 gives them, a program
+ * that closes every descriptor it did not open (a daemon, close_range) gets those numbers
+ * back for its own files, and libunwind then writes bytes of memory into them and reads
+ * bytes of their input. Opened from inside the tracer, the pipe moves to the top of the
+ * first 1024 descriptors (or of a lower limit), where a program's files come last; once the
+ * program has closed it, libunwind's next check fails to read it and opens another. The
+ * program's own calls go straight to the kernel, as glibc's do. */
+static int pipe_high(int fds[2], int flags)
+{
+    struct rlimit r;
+    int top = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 1024 ? (int)r.rlim_cur : 1024;
+    int cmd = flags & O_CLOEXEC ? F_DUPFD_CLOEXEC : F_DUPFD;
+    for (int i = 0; i < 2; i++) {
+        int fd = top > 8 ? fcntl(fds[i], cmd, top - 2) : -1;
+        if (fd >= 0) {
+            close(fds[i]);
+            fds[i] = fd;
+        }
+    }
+    return 0;
+}
+
+LT_EXPORT int pipe2(int fds[2], int flags)
+{
+    int rc = (int)syscall(SYS_pipe2, fds, flags);
+    return rc == 0 && lt_tls.busy ? pipe_high(fds, flags) : rc;
+}
+
+LT_EXPORT int pipe(int fds[2])
+{
+    return pipe2(fds, 0);
 }
 
 int lt_platform_munmap_direct(void *p, size_t size)
