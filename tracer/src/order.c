@@ -17,7 +17,7 @@
  * edges of one acquisition take the graph lock once; they are inserted there and placed in
  * an incremental topological order, which touches only the nodes between its ends; a new
  * lock takes its address as its place when that agrees, so locks taken in address order are
- * never reordered ("node_place"). Removing a node unlinks each of its edges in O(1). While
+ * never reordered ("node_place"). Removing a node touches its own edges only ("Removal"). While
  * the order holds for every edge, the graph has no cycle and nothing is searched; an edge
  * that closes a cycle of the plain graph is kept as a "back" edge, and from then on (until
  * init or destroy removes it) each acquisition that adds an edge runs a breadth-first search
@@ -51,31 +51,34 @@
 
 typedef struct node node;
 
+enum { OUT, IN }; /* an edge's two lists: its from node's out-list, its to node's in-list */
+
 /* What an edge keeps of its first occurrence; the locks are its nodes (lt_edge_info is made
- * from both when a report needs it). */
+ * from both when a report needs it). Its fingerprint is made again from them when needed. */
 typedef struct edge {
-    node *from, *to;
-    uint64_t fp;
-    struct edge *next_out, *next_in;   /* from->out, to->in; under the graph lock */
-    struct edge **link_out, **link_in; /* what points at it in those lists */
+    node *from, *to;                   /* not to be followed once dead (they may be reused) */
+    struct edge *next[2];              /* in from->list[OUT], to->list[IN]; under the graph lock */
     uint32_t from_stack, to_stack;     /* where from was taken, where to was taken under it */
     uint8_t from_mode, to_mode;        /* lt_mode */
     uint8_t from_partial, to_partial;  /* the stack is only the frames recorded with it */
     uint8_t unwound;                   /* both stacks are unwound ones (see request_describe) */
     uint8_t back;                      /* closes a cycle: outside the topological order */
-    lt_thread_info thread;             /* the thread that made it */
+    uint8_t dead;                      /* left the graph with one of its nodes ("Removal") */
+    uint8_t lists;                     /* how many of the two lists still hold it */
+    const lt_thread_info *thread;      /* the thread that made it (thread_intern) */
 } edge;
 
 struct node {
     const void *addr;
     lt_lock *lock;
     uint32_t gen;
-    lt_kind kind;
-    int exclusive_only;             /* mutex or spinlock: every request conflicts */
-    int writer_pref;
-    edge *out, *in;
+    uint8_t kind;                   /* lt_kind */
+    uint8_t exclusive_only;         /* mutex or spinlock: every request conflicts */
+    uint8_t writer_pref;
+    edge *list[2];                  /* edges out of it, into it (OUT, IN) */
     uint32_t mark[2];               /* search stamps, by the mode the node is entered with */
     uint32_t pk_mark;               /* reordering stamp */
+    uint32_t linked, sweep_at;      /* entries put in its lists; when to sweep them */
     int64_t ord;                    /* place in the topological order; 0 until placed */
     node *next_hash;
 };
@@ -95,6 +98,7 @@ static int moved_lost;              /* moved is incomplete (no memory): addresse
 static node *nodes[NODE_BUCKETS];
 static _Atomic size_t nnodes;
 static size_t nedges;
+static size_t ndead;                /* dead edges still in a list */
 static uint32_t stamp;
 static int64_t ord_first, ord_last = ORD_LAST; /* below or above every address ord */
 static _Atomic size_t nback;        /* back edges: while 0 the graph has no cycle */
@@ -306,13 +310,21 @@ static void edge_ends_place(node *from, node *to)
     }
 }
 
+static uint64_t edge_fingerprint(const edge *e)
+{
+    return fingerprint(e->from->lock, e->from->gen, (lt_mode)e->from_mode, e->to->lock,
+                       e->to->gen, (lt_mode)e->to_mode);
+}
+
+static edge *edge_live(edge **link, int side);
+
 /* Under the graph lock: the fingerprint of every edge in the graph into k. */
 static void known_fill(key_set *k)
 {
     for (size_t b = 0; b < NODE_BUCKETS; b++)
-        for (const node *n = nodes[b]; n; n = n->next_hash)
-            for (const edge *e = n->out; e; e = e->next_out)
-                set_put(k, e->fp);
+        for (node *n = nodes[b]; n; n = n->next_hash)
+            for (edge **at = &n->list[OUT], *e; (e = edge_live(at, OUT)); at = &e->next[OUT])
+                set_put(k, edge_fingerprint(e));
 }
 
 /*
@@ -347,39 +359,77 @@ static int known_add(uint64_t fp)
     return 1;
 }
 
-static void edge_unlink(edge *e)
+/* ------------------------------------------------------------------------------------------
+ * Removal. The lists are singly linked, and a node leaves without touching its neighbours:
+ * its edges are marked dead and its own lists let go of them; each dead edge stays in the list
+ * of its other end until a walk of that list unlinks it (edge_live), and is freed by the last
+ * list to let go. Nothing follows a dead edge's nodes, which go back to the pool at once. So
+ * removing a node touches only its own edges, and adding an edge only its two nodes (no
+ * back-link in a neighbour). A node's lists are swept whenever they have doubled since their
+ * last sweep while dead edges exist, so dead edges never outnumber live ones by more than
+ * that, at O(1) amortised per edge added.
+ *
+ * A dead edge's fingerprint stays in the known set: it names a lock identity that is ending
+ * (edges leave the graph only with a node, in lt_order_forget, before the lock's gen moves
+ * on), so no acquisition can make it again; known_add drops such leftovers when it rebuilds.
+ * ---------------------------------------------------------------------------------------- */
+
+/* One of its lists let go of e: the last one frees it. */
+static void edge_drop(edge *e)
 {
-    if ((*e->link_out = e->next_out))
-        e->next_out->link_out = e->link_out;
-    if ((*e->link_in = e->next_in))
-        e->next_in->link_in = e->link_in;
+    if (--e->lists == 0) {
+        ndead--;
+        lt_pool_put(&edge_pool, e);
+    }
 }
 
-/* Its fingerprint stays in the known set: it names a lock identity that is ending (edges leave
- * the graph only with a node, in lt_order_forget, before the lock's gen moves on), so no
- * acquisition can make it again; known_add drops such leftovers when it rebuilds the set. */
-static void edge_free(edge *e)
+/* e leaves the graph with one of its nodes, whose list lets go of it. */
+static void edge_kill(edge *e)
 {
-    nedges--;
-    if (e->back)
-        atomic_fetch_sub_explicit(&nback, 1, memory_order_relaxed);
-    lt_pool_put(&edge_pool, e);
+    if (!e->dead) {
+        e->dead = 1;
+        ndead++;
+        nedges--;
+        if (e->back)
+            atomic_fetch_sub_explicit(&nback, 1, memory_order_relaxed);
+    }
+    edge_drop(e);
+}
+
+/* The first live edge from *link on in a list of `side`, unlinking the dead ones before it. */
+static edge *edge_live(edge **link, int side)
+{
+    edge *e;
+    while ((e = *link) && lt_unlikely(e->dead)) {
+        *link = e->next[side];
+        edge_drop(e);
+    }
+    return e;
+}
+
+/* An edge went into a list of n. */
+static void node_linked(node *n)
+{
+    if (++n->linked < n->sweep_at)
+        return;
+    if (ndead) {
+        n->linked = 0;
+        for (int side = OUT; side <= IN; side++)
+            for (edge **at = &n->list[side], *e; (e = edge_live(at, side)); at = &e->next[side])
+                n->linked++;
+    }
+    n->sweep_at = 2 * n->linked + 8;
 }
 
 /* Removes n with every edge into and out of it; under the graph lock. */
 static void node_remove(node **link)
 {
     node *n = *link;
-    edge *e, *next;
-    for (e = n->out; e; e = next) {
-        next = e->next_out;
-        edge_unlink(e);
-        edge_free(e);
-    }
-    for (e = n->in; e; e = next) {
-        next = e->next_in;
-        edge_unlink(e);
-        edge_free(e);
+    for (int side = OUT; side <= IN; side++) {
+        for (edge *e = n->list[side], *next; e; e = next) {
+            next = e->next[side];
+            edge_kill(e);
+        }
     }
     if (ord_moved(n))
         set_remove(&moved, ord_key(n->ord));
@@ -428,7 +478,8 @@ typedef struct pk_bound {
 static void pk_expand_fwd(lt_bfs *b, size_t at)
 {
     const pk_bound *k = b->ctx;
-    for (edge *e = ((node *)b->items[at].node)->out; e; e = e->next_out) {
+    node *n = b->items[at].node;
+    for (edge **link = &n->list[OUT], *e; (e = edge_live(link, OUT)); link = &e->next[OUT]) {
         node *w = e->to;
         if (e->back || w->pk_mark == stamp || w->ord > k->ord)
             continue;
@@ -441,7 +492,8 @@ static void pk_expand_fwd(lt_bfs *b, size_t at)
 static void pk_expand_bwd(lt_bfs *b, size_t at)
 {
     const pk_bound *k = b->ctx;
-    for (edge *e = ((node *)b->items[at].node)->in; e; e = e->next_in) {
+    node *n = b->items[at].node;
+    for (edge **link = &n->list[IN], *e; (e = edge_live(link, IN)); link = &e->next[IN]) {
         node *w = e->from;
         if (e->back || w->pk_mark == stamp || w->ord < k->ord)
             continue;
@@ -551,7 +603,7 @@ static void cycle_expand(lt_bfs *b, size_t at)
     search *s = b->ctx;
     node *n = b->items[at].node;
     lt_mode in = (lt_mode)b->items[at].aux;
-    for (edge *e = n->out; e; e = e->next_out) {
+    for (edge **link = &n->list[OUT], *e; (e = edge_live(link, OUT)); link = &e->next[OUT]) {
         node *w = e->to;
         int m = e->to_mode == LT_MODE_WRITE;
         if (!conflicts(n, (lt_mode)e->from_mode, in) || w->mark[m] == stamp || !node_live(w))
@@ -613,7 +665,7 @@ static void edge_info_occurrence(lt_edge_info *i, const edge *e)
     i->to_stack = e->to_stack;
     i->from_partial = e->from_partial;
     i->to_partial = e->to_partial;
-    i->thread = e->thread;
+    i->thread = *e->thread;
 }
 
 /* What edge e says, as a report has it; under the graph lock (its nodes are live). */
@@ -727,7 +779,7 @@ static void edge_describe(edge *e, lt_held *h, request *r)
     e->from_stack = lt_held_stack(h, r->unwound ? r->to_stack : 0, &partial);
     e->from_partial = (uint8_t)partial;
     e->unwound = (uint8_t)r->unwound;
-    e->thread = r->thread;
+    e->thread = &r->thread; /* until the graph keeps it: thread_intern */
 }
 
 static inline uint64_t edge_fp(const lt_held *h, const request *r)
@@ -735,26 +787,47 @@ static inline uint64_t edge_fp(const lt_held *h, const request *r)
     return fingerprint(h->lock, h->gen, (lt_mode)h->mode, r->ev->lock, r->gen, r->ev->mode);
 }
 
+/* The threads edges name, each as it was named (a thread's name changes rarely), kept once
+ * each: an edge holds a pointer, not the 24 bytes. The last one kept for each thread (by
+ * seq, hashed) is looked up first; a thread that misses there, or was renamed, is kept
+ * again. Under the graph lock; NULL when out of memory. */
+#define THREAD_SLOTS 1024
+
+static const lt_thread_info *thread_kept[THREAD_SLOTS];
+static lt_arena thread_arena = LT_ARENA(LT_ARENA_CHUNK);
+
+static const lt_thread_info *thread_intern(const lt_thread_info *who)
+{
+    const lt_thread_info **slot = &thread_kept[(unsigned)who->seq % THREAD_SLOTS];
+    if (*slot && !memcmp(*slot, who, sizeof *who))
+        return *slot;
+    lt_thread_info *kept = lt_arena_alloc(&thread_arena, sizeof *kept, _Alignof(lt_thread_info));
+    if (kept) {
+        *kept = *who;
+        *slot = kept;
+    }
+    return kept;
+}
+
 /* Links the new edge d (described, from the pool) into the graph and the order; under the
  * graph lock. 0 when out of memory. */
 static int edge_link(edge *e, const lt_held *h, node *to, uint64_t fp)
 {
     node *from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
-    if (!from || !known_add(fp))
+    if (!from || !(e->thread = thread_intern(e->thread)) || !known_add(fp))
         return 0;
     nedges++;
     e->from = from;
     e->to = to;
-    e->fp = fp;
     e->back = 0;
-    if ((e->next_out = from->out))
-        from->out->link_out = &e->next_out;
-    from->out = e;
-    e->link_out = &from->out;
-    if ((e->next_in = to->in))
-        to->in->link_in = &e->next_in;
-    to->in = e;
-    e->link_in = &to->in;
+    e->dead = 0;
+    e->lists = 2;
+    e->next[OUT] = from->list[OUT];
+    from->list[OUT] = e;
+    e->next[IN] = to->list[IN];
+    to->list[IN] = e;
+    node_linked(from);
+    node_linked(to);
     edge_ends_place(from, to);
     if (from->ord > to->ord && pk_insert(from, to)) {
         e->back = 1;
@@ -801,11 +874,11 @@ static void edge_add(lt_held *h, request *r, uint64_t fp)
 }
 
 /* The closing edge H -> X as the graph has it; under the graph lock. */
-static edge *edge_find(const lt_held *h, const request *r, const node *x)
+static edge *edge_find(const lt_held *h, const request *r, node *x)
 {
-    uint64_t fp = edge_fp(h, r);
-    for (edge *e = x->in; e; e = e->next_in)
-        if (e->fp == fp)
+    for (edge **link = &x->list[IN], *e; (e = edge_live(link, IN)); link = &e->next[IN])
+        if (e->from->lock == h->lock && e->from->gen == h->gen && e->from_mode == h->mode &&
+            e->to_mode == r->ev->mode)
             return e;
     return NULL;
 }
@@ -850,13 +923,14 @@ static void closing_unwound(lt_edge_info *i, lt_held *h, request *r)
     lt_spin_lock(&graph_lock);
     node *x = node_find(r->ev->lock, r->gen, r->ev->addr);
     edge *e = x ? edge_find(h, r, x) : NULL;
-    if (e && !e->unwound) {
+    const lt_thread_info *who = e && !e->unwound ? thread_intern(&r->thread) : NULL;
+    if (who) {
         e->from_stack = d.from_stack;
         e->to_stack = d.to_stack;
         e->from_partial = d.from_partial;
         e->to_partial = d.to_partial;
         e->unwound = 1;
-        e->thread = d.thread;
+        e->thread = who;
     }
     lt_spin_unlock(&graph_lock);
     if (!e)
