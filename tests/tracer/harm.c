@@ -11,6 +11,10 @@
  *                            inversion is real and is reported
  *   harm stack-same-frame    one frame takes its own mutex and a global one in both orders:
  *                            reported
+ *   harm cancel-pending      a thread cancelled before its first locks (deferred: lock calls are
+ *                            no cancellation points) takes a rwlock and a mutex, pushing a
+ *                            cleanup handler after each, then reaches pause(): the handlers
+ *                            release both, so the main thread can take them after the join
  *   harm fd-reuse            a daemon's start: after its first locks it closes every descriptor
  *                            from 3 on, makes a pipe of its own (3 and 4 again), and threads
  *                            take locks at new call sites: what it reads back from its pipe is
@@ -20,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -133,6 +138,58 @@ static int fd_reuse(void)
     return 0;
 }
 
+static pthread_rwlock_t cancel_rw;
+static pthread_mutex_t cancel_mutex;
+static atomic_int cancel_go;
+
+static void unlock_rw(void *rw)
+{
+    pthread_rwlock_unlock(rw);
+}
+
+static void unlock_mutex(void *m)
+{
+    pthread_mutex_unlock(m);
+}
+
+static void *cancelled_thread(void *arg)
+{
+    while (!atomic_load(&cancel_go))
+        sched_yield();
+    pthread_rwlock_rdlock(&cancel_rw);
+    pthread_cleanup_push(unlock_rw, &cancel_rw);
+    pthread_mutex_lock(&cancel_mutex);
+    pthread_cleanup_push(unlock_mutex, &cancel_mutex);
+    pause(); /* the first cancellation point: the pending cancel acts here */
+    pthread_cleanup_pop(1);
+    pthread_cleanup_pop(1);
+    return arg;
+}
+
+static int cancel_pending(void)
+{
+    for (int i = 0; i < 20; i++) {
+        pthread_t th;
+        pthread_rwlock_init(&cancel_rw, NULL);
+        pthread_mutex_init(&cancel_mutex, NULL);
+        atomic_store(&cancel_go, 0);
+        if (pthread_create(&th, NULL, cancelled_thread, NULL) != 0)
+            return 1;
+        pthread_cancel(th);
+        atomic_store(&cancel_go, 1);
+        pthread_join(th, NULL);
+        if (pthread_rwlock_trywrlock(&cancel_rw) != 0 || pthread_mutex_trylock(&cancel_mutex) != 0) {
+            printf("round %d: the cancelled thread left its locks taken\n", i);
+            return 1;
+        }
+        pthread_mutex_unlock(&cancel_mutex);
+        pthread_rwlock_unlock(&cancel_rw);
+        pthread_mutex_destroy(&cancel_mutex);
+        pthread_rwlock_destroy(&cancel_rw);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -145,11 +202,13 @@ int main(int argc, char **argv)
         rc = stack_live();
     else if (!strcmp(s, "stack-same-frame"))
         rc = stack_same_frame();
+    else if (!strcmp(s, "cancel-pending"))
+        rc = cancel_pending();
     else if (!strcmp(s, "fd-reuse"))
         rc = fd_reuse();
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
-                        "stack-same-frame|fd-reuse\n");
+                        "stack-same-frame|cancel-pending|fd-reuse\n");
         return 2;
     }
     if (rc == 3)

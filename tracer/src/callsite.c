@@ -24,6 +24,7 @@
  * per site, at the first walk that reaches it while still among wrappers, and kept in its flags.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <string.h>
 
 #include "lt_internal.h"
@@ -171,7 +172,10 @@ static __attribute__((noinline)) uint32_t site_decide(const lt_thread *t, site *
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     if (t->stack_lo && sp - t->stack_lo < DECIDE_ROOM)
         return atomic_load_explicit(&s->flags, memory_order_relaxed);
+    int state; /* reading files: cancellation points inside a lock call (see platform) */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
     int w = lt_wrapper_at(atomic_load_explicit(&s->pc, memory_order_relaxed));
+    pthread_setcancelstate(state, NULL);
     uint32_t add = w < 0 ? 0 : SITE_DECIDED | (w ? SITE_WRAPPER : 0);
     return atomic_fetch_or(&s->flags, add) | add;
 }

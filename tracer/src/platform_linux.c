@@ -329,13 +329,15 @@ static int on_other_stack(void)
            sp < atomic_load_explicit(&on_hi, memory_order_relaxed);
 }
 
-size_t lt_platform_unwind(lt_frame *frames, size_t max)
+/* An unwind may read and write libunwind's pipe (pipe_high), and read and write are
+ * cancellation points: a thread with a cancel pending would be cancelled inside the lock call
+ * that unwinds, after libc granted the lock and before the program's cleanup handler that
+ * releases it is pushed. Unwinds run with cancellation disabled. */
+static size_t unwind_frames(lt_frame *frames, size_t max)
 {
     unw_context_t ctx;
     unw_cursor_t cur;
     size_t n = 0;
-    if (!have_unwind())
-        return 0;
     if (on_other_stack())
         ctx = on_caller; /* the frames before the switch, the program's among them */
     else if (unw.unw_tdep_getcontext(&ctx) != 0)
@@ -352,6 +354,17 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max)
         if (unw.unw_step(&cur) <= 0)
             break;
     }
+    return n;
+}
+
+size_t lt_platform_unwind(lt_frame *frames, size_t max)
+{
+    int state;
+    if (!have_unwind())
+        return 0;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+    size_t n = unwind_frames(frames, max);
+    pthread_setcancelstate(state, NULL);
     return n;
 }
 
@@ -392,7 +405,12 @@ int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
 
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
 {
-    int n = have_unwind() ? unw.unw_backtrace((void **)ips, (int)max) : 0;
+    int state, n = 0;
+    if (!have_unwind())
+        return 0;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state); /* see unwind_frames */
+    n = unw.unw_backtrace((void **)ips, (int)max);
+    pthread_setcancelstate(state, NULL);
     return n > 0 ? (size_t)n : 0;
 }
 
