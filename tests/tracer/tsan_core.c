@@ -101,7 +101,6 @@ static void give(const lockref *l)
 {
     lt_event ev = event(l, LT_WAIT_TRY);
     lt_tls.busy = 1;
-    lt_before_unlock(&ev);
     lt_after_unlock(&ev, real_unlock(l));
     lt_tls.busy = 0;
 }

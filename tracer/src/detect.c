@@ -3,7 +3,7 @@
  *
  * interpose.c reports every lock call as events: lt_before_lock (before libc is called; may
  * veto the call), lt_wait_begin/lt_wait_end (around a request that has to block),
- * lt_after_lock (with libc's result), lt_before_unlock, lt_on_init, lt_on_destroy and the
+ * lt_after_lock (with libc's result), lt_after_unlock, lt_on_init, lt_on_destroy and the
  * condition-wait pair. Everything here works from the calling thread's own held set; shadow
  * state is read only for what the held set cannot know (waiting writers, orphans).
  * Findings are built as lt_finding data and handed to report.c. The cross-thread checkers
@@ -315,14 +315,11 @@ static void release(lt_thread *t, lt_held *h)
 }
 
 /* lt_after_unlock (detect.h) for an unlock of a lock this thread does not hold, or one libc
- * refused (the writer that lt_before_unlock cleared is put back). */
+ * refused (which changed nothing). */
 void lt_unlock_unusual(lt_event *ev, int rc)
 {
-    lt_held *h = ev->held;
-    if (!h)
+    if (!lt_held_find(ev->self, ev->addr))
         report_bad_unlock(ev, rc == 0);
-    else if (lt_held_last_writer(h))
-        atomic_store_explicit(&h->lock->writer, ev->self->info.seq + 1, memory_order_relaxed);
 }
 
 void lt_on_init(lt_event *ev)

@@ -5,6 +5,7 @@
 #define LT_DETECT_H
 
 #include "lt_internal.h"
+#include "order.h"
 #include "stack.h"
 #include "stats.h"
 
@@ -17,9 +18,11 @@
  *   lt_wait_begin    the request found the lock busy and is about to block in libc; returns
  *                    0 to block or an errno (EDEADLK: the wait would close a deadlock);
  *   lt_wait_end      ... and came back (acquired, timed out or failed).
+ *   lt_held_prepare  after lt_before_lock, for a request that does not block: the held
+ *                    entry a grant makes, so that lt_held_commit adds it with a few stores
+ *                    once libc granted the lock; otherwise ...
  *   lt_after_lock    libc's result; on success the lock joins the held set.
- *   lt_before_unlock, lt_after_unlock around libc's unlock; the lock leaves the held set
- *                    once libc accepted the unlock.
+ *   lt_after_unlock  after libc's unlock; the lock leaves the held set if libc accepted it.
  *   lt_on_init, lt_on_destroy, lt_on_annotate, lt_cond_release/lt_cond_reacquire (around a
  *   condition wait), lt_on_thread_exit, lt_orphan_locks (exit and fork).
  * A finding is an lt_finding handed to lt_report (report.c). */
@@ -44,18 +47,14 @@ static inline int lt_before_lock(lt_event *ev)
     return lt_before_lock_slow(ev);
 }
 
-/* The acquisition joins the held set: its call site and callers, whether edges lead into it
- * (a blocking request), its writer. Field by field: a compound literal would also clear
- * callers[] (a rep stos, a third of the tracer's cost per lock in lockbench); the walk writes
- * what it finds. */
-static inline void lt_held_take(lt_event *ev)
+/* The held entry of the acquisition ev makes: its call site and callers, whether edges lead
+ * into it (a blocking request). Field by field: a compound literal would also clear callers[]
+ * (a rep stos, a third of the tracer's cost per lock in lockbench); the walk writes what it
+ * finds. */
+static inline void lt_held_fill(lt_event *ev, lt_held *h)
 {
-    lt_thread *t = ev->self;
-    if (t->nheld)
-        lt_after_lock_nested(ev);
-    lt_held *h = lt_held_push(t, ev->addr, ev->lock);
-    if (lt_unlikely(!h))
-        return;
+    h->addr = ev->addr;
+    h->lock = ev->lock;
     h->gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     h->kind = (uint8_t)ev->kind;
     h->mode = (uint8_t)ev->mode;
@@ -65,15 +64,58 @@ static inline void lt_held_take(lt_event *ev)
     h->cfa = ev->cfa; /* h->since is lt_stats_acquired's */
     if (lt_likely(lt_cfg.stacks == LT_STACKS_LAZY)) {
         h->stack = 0;
-        h->ncallers = (uint32_t)lt_callsite_callers(t, ev->ra, ev->cfa, h->callers);
+        h->ncallers = (uint32_t)lt_callsite_callers(ev->self, ev->ra, ev->cfa, h->callers);
     } else {
         h->stack = lt_stack_here(ev->ra);
         h->ncallers = 0;
     }
+}
+
+/* The granted lock is now in the held set as h: it names the lock's writer. */
+static inline void lt_held_granted(lt_event *ev, lt_held *h)
+{
     if (ev->mode == LT_MODE_WRITE)
-        atomic_store_explicit(&ev->lock->writer, t->info.seq + 1, memory_order_relaxed);
+        atomic_store_explicit(&ev->lock->writer, ev->self->info.seq + 1, memory_order_relaxed);
     if (lt_unlikely(lt_cfg.stats))
         lt_stats_acquired(ev, h);
+}
+
+/* The acquisition joins the held set, after its edges are in the order graph. */
+static inline void lt_held_take(lt_event *ev)
+{
+    lt_thread *t = ev->self;
+    if (t->nheld)
+        lt_after_lock_nested(ev);
+    lt_held *h = lt_held_push(t, ev->addr, ev->lock);
+    if (lt_unlikely(!h))
+        return;
+    lt_held_fill(ev, h);
+    lt_held_granted(ev, h);
+}
+
+/* Before libc is asked for a lock, in the common case (a known lock this thread does not
+ * hold, a small held set with room, no new order edge): the held entry a grant makes, filled
+ * in the set's spare slot. Once libc grants the lock, lt_held_commit adds it with a few
+ * stores, so the program's critical section - which other threads wait for, and which a
+ * preempted thread stretches - holds little of the tracer's work. NULL: lt_after_lock does
+ * it all after the grant. Only for a request that does not let go of the thread in between
+ * (a wait lets signal handlers lock, and so use the spare slot). */
+static inline lt_held *lt_held_prepare(lt_event *ev)
+{
+    lt_thread *t = ev->self;
+    lt_held *h = lt_held_spare(t);
+    if (!h || !ev->lock || ev->held ||
+        (t->nheld && (lt_cfg.classes != LT_CLASSES_OFF || !lt_order_known(ev))))
+        return NULL;
+    lt_held_fill(ev, h);
+    return h;
+}
+
+/* libc granted the lock lt_held_prepare prepared entry h for. */
+static inline void lt_held_commit(lt_event *ev, lt_held *h)
+{
+    lt_held_append(ev->self);
+    lt_held_granted(ev, h);
 }
 
 /* rc is libc's result. */
@@ -85,49 +127,44 @@ static inline void lt_after_lock(lt_event *ev, int rc)
         lt_after_lock_unusual(ev, rc);
 }
 
-/* Whether h is the last hold of its lock in write mode and the lock still is the one h was
- * taken as (a recycled shadow entry belongs to another address now): its unlock ends the
- * lock's writer. */
-static inline int lt_held_last_writer(const lt_held *h)
+/* h's lock left write mode: it has no writer now - unless another thread took it since libc
+ * let go (a compare-and-swap, so that thread stays its writer), or the shadow entry has moved
+ * on to another identity (a recycled entry belongs to another address now). */
+static inline void lt_writer_released(const lt_thread *t, const lt_held *h)
 {
-    return h->depth == 1 && h->mode == LT_MODE_WRITE &&
-           atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen;
+    int me = t->info.seq + 1;
+    if (atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen)
+        atomic_compare_exchange_strong_explicit(&h->lock->writer, &me, 0, memory_order_relaxed,
+                                                memory_order_relaxed);
 }
 
-/* Before libc's unlock: this thread's entry for the lock at addr (NULL: not held), whose
- * writer is cleared now, while no other thread can take the lock and become its writer;
- * lt_after_unlock puts it back if libc refuses. Inline, with lt_unlock_done: every unlock
- * runs them (interpose.c without an lt_event, which only the unusual cases need). */
-static inline lt_held *lt_unlock_begin(lt_thread *t, const void *addr)
+/* After libc's unlock of the lock at addr, with its result rc: only an accepted unlock changes
+ * the held set. All of it comes after libc's unlock, so the program's critical section holds
+ * none of it; meanwhile the held set claims the lock a little longer, which is safe: the
+ * wait-for check reads only the held sets of waiting threads, and the thread's own signal
+ * handlers pass through (it is inside the tracer). 0 when the unlock is an unusual one (not
+ * held, refused), for lt_unlock_unusual. Inline: every unlock runs it (interpose.c without an
+ * lt_event, which only the unusual cases need). */
+static inline int lt_unlock_done(lt_thread *t, const void *addr, int rc)
 {
-    lt_held *h = lt_held_find(t, addr);
-    if (h && lt_held_last_writer(h))
-        atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
-    return h;
-}
-
-/* libc's verdict on the unlock of h: only an accepted one changes the held set. 0 when the
- * unlock is an unusual one (not held, refused), for lt_unlock_unusual. */
-static inline int lt_unlock_done(lt_thread *t, lt_held *h, int rc)
-{
-    if (lt_unlikely(!h || rc != 0))
+    lt_held *h = rc == 0 ? lt_held_find(t, addr) : NULL;
+    if (lt_unlikely(!h))
         return 0;
-    if (--h->depth == 0) {
-        if (lt_unlikely(lt_cfg.stats))
-            lt_stats_released(h);
-        lt_held_remove(t, h);
+    if (lt_unlikely(h->depth > 1)) {
+        h->depth--;
+        return 1;
     }
+    if (h->mode == LT_MODE_WRITE)
+        lt_writer_released(t, h);
+    if (lt_unlikely(lt_cfg.stats))
+        lt_stats_released(h);
+    lt_held_remove(t, h);
     return 1;
-}
-
-static inline void lt_before_unlock(lt_event *ev)
-{
-    ev->held = lt_unlock_begin(ev->self, ev->addr);
 }
 
 static inline void lt_after_unlock(lt_event *ev, int rc)
 {
-    if (!lt_unlock_done(ev->self, ev->held, rc))
+    if (!lt_unlock_done(ev->self, ev->addr, rc))
         lt_unlock_unusual(ev, rc);
 }
 void lt_on_init(lt_event *ev);

@@ -4,8 +4,10 @@
  * Every lock entry point has the same shape: guard (tracer ready, not re-entered) -> event
  * before the call (may veto it) -> the real call -> event with the result. One shared path,
  * acquire(), serves try, timed and blocking forms: it tries first and blocks only when the
- * lock is busy, which is where waits become visible. Unlocks are recorded after the real
- * unlock, once libc accepted them; init reports after it (so the lock's attributes can be read), destroy before.
+ * lock is busy, which is where waits become visible. The held entry a grant makes is
+ * prepared before the try, so that a granted lock costs the program's critical section only
+ * the stores that add it. Unlocks are recorded after the real unlock, once libc accepted
+ * them; init reports after it (so the lock's attributes can be read), destroy before.
  *
  * Real functions are resolved once, from the load-time constructor or from the first call
  * that comes earlier. A call made by the resolving thread while resolution is under way
@@ -236,12 +238,19 @@ static int acquire(call *c)
         return 0;
     if (!enter(&c->ev))
         return c->ev.wait == LT_WAIT_TRY ? real_try(c) : real_wait(c);
+    lt_held *spare = NULL;
     int rc = lt_before_lock(&c->ev);
-    if (rc == 0)
+    if (rc == 0) {
+        spare = lt_held_prepare(&c->ev);
         rc = real_try(c);
-    if (rc == EBUSY && c->ev.wait != LT_WAIT_TRY)
-        rc = wait(c);
-    lt_after_lock(&c->ev, rc);
+    }
+    if (lt_likely(rc == 0 && spare)) {
+        lt_held_commit(&c->ev, spare);
+    } else {
+        if (rc == EBUSY && c->ev.wait != LT_WAIT_TRY)
+            rc = wait(c);
+        lt_after_lock(&c->ev, rc);
+    }
     lt_leave(&lt_tls);
     return rc;
 }
@@ -288,17 +297,19 @@ static inline int real_unlock(const void *lock, lt_kind kind)
 }
 
 /* An unlock of a lock this thread does not hold, or one libc refused: as an event. */
-static __attribute__((noinline)) void unlock_unusual(lt_thread *t, lt_held *h, int rc,
-                                                     const void *lock, lt_kind kind, lt_api api,
-                                                     uintptr_t ra, uintptr_t cfa)
+static __attribute__((noinline)) void unlock_unusual(lt_thread *t, int rc, const void *lock,
+                                                     lt_kind kind, lt_api api, uintptr_t ra,
+                                                     uintptr_t cfa)
 {
-    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, t, NULL, h, 0, api};
+    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, t, NULL, NULL, 0, api};
     lt_unlock_unusual(&ev, rc);
 }
 
-/* Unlock: the held set changes only once libc has accepted the unlock, so a refused one
- * (EPERM: another thread's error-checking or recursive mutex) changes nothing. Inline in the
- * pthread entry points, which name the kind. */
+/* Unlock: libc first, the held set after (lt_unlock_done), so a refused unlock (EPERM:
+ * another thread's error-checking or recursive mutex) changes nothing and an accepted one
+ * does not wait for the tracer. The thread enters the tracer before, so that its signal
+ * handlers pass through while its held set still names the lock. Inline in the pthread entry
+ * points, which name the kind. */
 static inline __attribute__((always_inline)) int unlock(const void *lock, lt_kind kind,
                                                         lt_api api, uintptr_t ra, uintptr_t cfa)
 {
@@ -307,10 +318,9 @@ static inline __attribute__((always_inline)) int unlock(const void *lock, lt_kin
     lt_thread *t = enter_thread();
     if (!t)
         return real_unlock(lock, kind);
-    lt_held *h = lt_unlock_begin(t, lock);
     int rc = real_unlock(lock, kind);
-    if (lt_unlikely(!lt_unlock_done(t, h, rc)))
-        unlock_unusual(t, h, rc, lock, kind, api, ra, cfa);
+    if (lt_unlikely(!lt_unlock_done(t, lock, rc)))
+        unlock_unusual(t, rc, lock, kind, api, ra, cfa);
     lt_leave(&lt_tls);
     return rc;
 }

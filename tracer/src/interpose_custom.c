@@ -118,7 +118,6 @@ LT_EXPORT void locktrace_mutex_pre_unlock_impl(const void *lock, unsigned flags)
     lt_event ev;
     if (!begin(&ev, lock, flags, CALLER))
         return;
-    lt_before_unlock(&ev);
     lt_after_unlock(&ev, 0);
     lt_leave(&lt_tls);
 }

@@ -48,7 +48,6 @@ static void run_end(void *arg)
 {
     lt_once_run *r = arg;
     if (lt_enter(&lt_tls)) {
-        lt_before_unlock(&r->ev);
         lt_after_unlock(&r->ev, 0);
         lt_leave(&lt_tls);
     }

@@ -246,18 +246,34 @@ static inline lt_held *lt_held_find(const lt_thread *t, const void *addr)
 lt_held *lt_held_push_slow(lt_thread *t, const void *addr, lt_lock *l);
 void lt_held_remove_slow(lt_thread *t, lt_held *h);
 
+/* The slot the next entry of a small set with room takes, where it can be filled before it
+ * joins the set (lt_held_append); NULL when the next entry needs lt_held_push's slow path (the
+ * set is indexed, full, or about to be indexed). Nothing reads a slot beyond held_end. */
+static inline lt_held *lt_held_spare(const lt_thread *t)
+{
+    uint32_t pos = t->held_end;
+    if (lt_unlikely(t->held_indexed || pos == t->cap || pos + 1 >= LT_HELD_INDEX_MIN))
+        return NULL;
+    return &t->held[pos];
+}
+
+/* The spare slot, filled, joins the set as its newest entry. */
+static inline void lt_held_append(lt_thread *t)
+{
+    t->held_end++;
+    t->nheld++;
+}
+
 /* A new newest entry for the lock at addr (shadow entry l, never NULL: a hole has none); the
  * caller fills in the rest. NULL when out of memory. Inline: a small set with room appends. */
 static inline lt_held *lt_held_push(lt_thread *t, const void *addr, lt_lock *l)
 {
-    uint32_t pos = t->held_end;
-    if (lt_unlikely(t->held_indexed || pos == t->cap || pos + 1 >= LT_HELD_INDEX_MIN))
+    lt_held *h = lt_held_spare(t);
+    if (lt_unlikely(!h))
         return lt_held_push_slow(t, addr, l);
-    lt_held *h = &t->held[pos];
-    t->held_end = pos + 1;
-    t->nheld++;
     h->addr = addr;
     h->lock = l;
+    lt_held_append(t);
     return h;
 }
 

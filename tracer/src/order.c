@@ -1043,19 +1043,41 @@ static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev,
         cycle_check(&r);
 }
 
-void lt_order_acquired(lt_event *ev)
+/* The first batch of the edges ev's acquisition makes (walk_held from the newest held lock)
+ * into hs and fps; 0 when it adds none: a trylock, inversions off, nothing held, or one edge
+ * that is known (the steady state of a nested acquisition). */
+static inline size_t first_batch(lt_event *ev, uint32_t *gen, uint32_t *i, lt_held **hs,
+                                 uint64_t *fps, int *more)
 {
     lt_thread *t = ev->self;
     if (t->nheld == 0 || ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
-        return;
-    uint32_t gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed), i = t->held_end;
+        return 0;
+    *gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
+    *i = t->held_end;
+    size_t n = walk_held(t, ev, *gen, i, hs, fps, more);
+    if (n == 1 && !*more && lt_likely(set_has(&known, fps[0])))
+        return 0;
+    return n;
+}
+
+void lt_order_acquired(lt_event *ev)
+{
+    uint32_t gen, i;
     lt_held *hs[WALK];
     uint64_t fps[WALK];
     int more;
-    size_t n = walk_held(t, ev, gen, &i, hs, fps, &more);
-    if (n == 0 || (n == 1 && !more && lt_likely(set_has(&known, fps[0]))))
-        return;
-    acquired_edges(t, ev, gen, i, hs, fps, n, more);
+    size_t n = first_batch(ev, &gen, &i, hs, fps, &more);
+    if (n)
+        acquired_edges(ev->self, ev, gen, i, hs, fps, n, more);
+}
+
+int lt_order_known(lt_event *ev)
+{
+    uint32_t gen, i;
+    lt_held *hs[WALK];
+    uint64_t fps[WALK];
+    int more;
+    return first_batch(ev, &gen, &i, hs, fps, &more) == 0;
 }
 
 void lt_order_fork(lt_fork_phase phase)

@@ -7,6 +7,9 @@
 #include "lt_internal.h"
 
 void lt_order_acquired(lt_event *ev);
+/* Whether ev's acquisition, were it granted now, would add nothing to the graph (no edge, or
+ * only known ones): then lt_order_acquired has nothing to do after the grant. */
+int lt_order_known(lt_event *ev);
 void lt_order_forget(const void *addr);
 void lt_order_fork(lt_fork_phase phase);
 

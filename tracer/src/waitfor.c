@@ -8,9 +8,10 @@
  * writers, so a reader waits behind U), U waits for K, which ... T holds. Only waiting
  * threads are nodes: a thread that runs can still release. A waiting thread does not touch
  * its held set, and leaving the list takes wf_lock, so under wf_lock the held sets of the
- * listed threads are stable. Held sets only ever under-state what a thread holds (entries are
- * pushed after libc grants a lock and removed before it is released), so every edge found is
- * real, except "queued behind a writer", which libc may not have registered yet. A found
+ * listed threads are stable. A waiting thread's held set is what it holds (entries join it
+ * after libc grants a lock and leave it right after libc releases one, and the thread is in
+ * neither step while it waits), so every edge found is real, except "queued behind a
+ * writer", which libc may not have registered yet. A found
  * cycle is therefore searched again after a short grace, and reported only if every thread
  * on it is still in the same wait (same slot seq) - a false deadlock report is worse than none.
  *
