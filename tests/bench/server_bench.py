@@ -2,7 +2,7 @@
 """CPU per request of real servers (Debian's memcached and unbound), natively and traced.
 
   server_bench.py LIBLOCKTRACE [--servers memcached,unbound] [--repeat K] [--instructions]
-                  [--requests N] [--rate R] [--conns C] [--seconds S] [--qps Q]
+                  [--baseline OTHER_LIBLOCKTRACE] [--keep-profiles DIR] [--requests N] [--rate R] [--conns C] [--seconds S] [--qps Q]
 
 Needs `apt-get install memcached unbound dnsperf` (benchmark-only tools; a missing one is
 skipped with its reason). Everything runs on 127.0.0.1, nothing reaches the network.
@@ -16,8 +16,9 @@ exist, 10 % NXDOMAIN inside the zones).
 Per run: the server's user + system CPU time (/proc/PID/stat) used between "ready" and the
 end of the load, divided by the requests answered; the load client's CPU is not counted.
 Every run is bounded (request counts, dnsperf's time limit, a 120 s deadline per run).
-Native and traced runs alternate; the best and the median of K runs each are printed, and
-the spread of the per-pair ratios.
+Native and traced runs alternate (with --baseline, another build of the library runs in the
+same turns: before/after); the best and the median of K runs each are printed, and the
+spread of the per-pair ratios.
 
 --instructions: instead, one run each under valgrind's callgrind (apt-get install valgrind),
 instrumented only between "ready" and the end of the load (callgrind_control), printing the
@@ -306,7 +307,8 @@ def run_one(fn, env, o, probe_class):
         return probe.result() / answered
 
 
-def bench(name, o, native_env, traced_env):
+def bench(name, o, envs):
+    """envs: (label, environment) pairs, native first; the others are traced builds."""
     fn, title, tools = SERVERS[name]
     missing = [t for t in tools if not tool(t)]
     if missing:
@@ -314,20 +316,25 @@ def bench(name, o, native_env, traced_env):
               f'(apt-get install {" ".join(tools)})')
         return
     if o.instructions:
-        n, t = (run_one(fn, env, o, CallgrindProbe) for env in (native_env, traced_env))
+        n, *ts = (run_one(fn, env, o, CallgrindProbe) for _, env in envs)
         print(f'{title(o)}; user-space instructions per request (callgrind, one run each)')
-        print(f'  native {n:8.0f}  traced {t:8.0f}  ratio {t / n:.2f}x  ({t - n:+.0f})')
+        print(f'  native {n:8.0f}' + ''.join(f'  {label} {t:8.0f}  ratio {t / n:.2f}x  ({t - n:+.0f})'
+                                           for (label, _), t in zip(envs[1:], ts)))
         return
-    native, traced = [], []
+    runs = {label: [] for label, _ in envs}
     for _ in range(o.repeat):
-        native.append(run_one(fn, native_env, o, CpuProbe))
-        traced.append(run_one(fn, traced_env, o, CpuProbe))
-    pair = [t / n for n, t in zip(native, traced)]
+        for label, env in envs:
+            runs[label].append(run_one(fn, env, o, CpuProbe))
+    native = runs['native']
     print(f'{title(o)}; server CPU per request, {o.repeat} interleaved runs each')
     for label, f in (('best', min), ('median', statistics.median)):
-        n, t = f(native), f(traced)
-        print(f'  {label:6}  native {n:6.2f} us  traced {t:6.2f} us  ratio {t / n:.2f}x')
-    print(f'  per-pair ratios {min(pair):.2f}-{max(pair):.2f}x')
+        print(f'  {label:6}  native {f(native):6.2f} us' +
+              ''.join(f'  {k} {f(v):6.2f} us  ratio {f(v) / f(native):.2f}x'
+                      for k, v in runs.items() if k != 'native'))
+    for k, v in runs.items():
+        if k != 'native':
+            pair = [t / n for n, t in zip(native, v)]
+            print(f'  {k} per-pair ratios {min(pair):.2f}-{max(pair):.2f}x')
 
 
 def main(argv):
@@ -337,9 +344,11 @@ def main(argv):
     a.add_argument('--repeat', type=int, default=5)
     a.add_argument('--instructions', action='store_true',
                    help='user-space instructions per request under callgrind instead')
+    a.add_argument('--baseline', metavar='LIB',
+                   help='another liblocktrace, run in the same turns (before/after)')
     a.add_argument('--keep-profiles', metavar='DIR',
                    help='with --instructions: copy each run\'s callgrind output to DIR '
-                   '(callgrind.out.1 native, .2 traced, ...) for callgrind_annotate')
+                   '(callgrind.out.1 native, .2 traced, .3 baseline; numbered on per server)')
     a.add_argument('--requests', type=int, help='memcached requests per run')
     a.add_argument('--rate', type=int, help='memcached requests per second')
     a.add_argument('--conns', type=int, default=8, help='memcached connections')
@@ -360,9 +369,11 @@ def main(argv):
             a.error(f'unknown server {n!r} (known: {", ".join(SERVERS)})')
     base = {k: v for k, v in os.environ.items() if not k.startswith('LOCKTRACE_')}
     base.pop('LD_PRELOAD', None)
-    traced_env = {**base, 'LD_PRELOAD': os.path.abspath(o.lib)}
+    envs = [('native', base), ('traced', {**base, 'LD_PRELOAD': os.path.abspath(o.lib)})]
+    if o.baseline:
+        envs.append(('baseline', {**base, 'LD_PRELOAD': os.path.abspath(o.baseline)}))
     for n in names:
-        bench(n, o, base, traced_env)
+        bench(n, o, envs)
     return 0
 
 

@@ -11,6 +11,10 @@
  *   stressbench threads AT_ONCE ROUNDS LOCKS
  *       ROUNDS times: start AT_ONCE threads, each takes and releases LOCKS times one mutex they
  *       share, and join them. Threads that live for a few locks: their start and exit cost.
+ *   stressbench churn THREADS MUTEXES ITERS
+ *       each of THREADS threads has MUTEXES mutexes of its own (one heap array per thread) and
+ *       does ITERS rounds of: for each of them, init, lock, unlock, destroy. Locks made and
+ *       unmade by many threads at once.
  * Prints "seconds=<wall time of the timed part>".
  */
 #define _GNU_SOURCE
@@ -121,6 +125,47 @@ static int lazy(long threads, long nlocks, long iters)
 
 /* ---------------------------------------------------------------------------------------- */
 
+static long churn_n, churn_iters;
+static pthread_barrier_t churn_start;
+
+static void *churn_worker(void *arg)
+{
+    pthread_mutex_t *m = malloc((size_t)churn_n * sizeof *m);
+    (void)arg;
+    pthread_barrier_wait(&churn_start);
+    for (long it = 0; m && it < churn_iters; it++)
+        for (long i = 0; i < churn_n; i++) {
+            pthread_mutex_init(&m[i], NULL);
+            pthread_mutex_lock(&m[i]);
+            pthread_mutex_unlock(&m[i]);
+            pthread_mutex_destroy(&m[i]);
+        }
+    free(m);
+    return m ? NULL : (void *)1;
+}
+
+static int churn(long threads, long nmutexes, long iters)
+{
+    pthread_t th[64];
+    void *failed = NULL;
+    if (threads > 64)
+        return 1;
+    churn_n = nmutexes;
+    churn_iters = iters;
+    pthread_barrier_init(&churn_start, NULL, (unsigned)threads);
+    for (long i = 0; i < threads; i++)
+        pthread_create(&th[i], NULL, churn_worker, NULL);
+    for (long i = 0; i < threads; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        failed = failed ? failed : r;
+    }
+    pthread_barrier_destroy(&churn_start);
+    return failed != NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
 static pthread_mutex_t short_lock = PTHREAD_MUTEX_INITIALIZER;
 static long short_locks;
 
@@ -154,9 +199,9 @@ static int short_lived(long at_once, long rounds, long locks)
 int main(int argc, char **argv)
 {
     if (argc != 5 || (strcmp(argv[1], "groups") && strcmp(argv[1], "lazy") &&
-                      strcmp(argv[1], "threads"))) {
+                      strcmp(argv[1], "churn") && strcmp(argv[1], "threads"))) {
         fprintf(stderr, "usage: stressbench groups GROUPS SIZE LOOPS | lazy THREADS LOCKS ITERS"
-                        " | threads AT_ONCE ROUNDS LOCKS\n");
+                        " | churn THREADS MUTEXES ITERS | threads AT_ONCE ROUNDS LOCKS\n");
         return 2;
     }
     long a = atol(argv[2]), b = atol(argv[3]), c = atol(argv[4]);
@@ -165,6 +210,7 @@ int main(int argc, char **argv)
     double t0 = now();
     int rc = !strcmp(argv[1], "groups") ? groups(a, b, c)
              : !strcmp(argv[1], "lazy") ? lazy(a, b < 10 ? 10 : b, c)
+             : !strcmp(argv[1], "churn")  ? churn(a, b, c)
                                         : short_lived(a, b, c);
     printf("seconds=%.6f\n", now() - t0);
     return rc;

@@ -18,12 +18,17 @@
  *
  * Readers take no lock and may run in any thread: counts, bits and ahead bytes are atomic,
  * regions are installed by CAS. Writers (a bit set when the shadow entry of a lock is made,
- * cleared when it is removed: shadow.c) take map_lock, since an ahead byte depends on bits
- * that other writers change: counts are exact, and each ahead byte is rewritten from the
- * bits after every change near it.
+ * cleared when it is removed: shadow.c) lock the stripe of the chunks near it, since an ahead
+ * byte depends on bits that other writers change: counts are exact, and each ahead byte is
+ * rewritten from the bits after every change near it. Ahead bytes reach AHEAD granules, so
+ * changes further apart than that never meet, and a change takes the stripes of the chunks
+ * AHEAD granules either side of it (one stripe, or two of neighbouring chunks): threads that
+ * make and destroy locks in their own memory do not wait for each other.
  */
 #define _GNU_SOURCE
 #include "lifetime.h"
+
+#include <string.h>
 
 #include "platform.h"
 #include "spin.h"
@@ -42,7 +47,40 @@ typedef lt_lockmap_region region;
 
 region *_Atomic lt_lockmap_regions[LT_LOCKMAP_REGIONS];
 _Atomic uint32_t lt_lockmap_filter[LT_LOCKMAP_FILTER];
-static lt_spin map_lock = LT_SPIN_INIT(LT_RANK_LOCKMAP); /* writers */
+
+/* Writers' locks, by a hash of the chunk's filter entry (each on a cache line of its own):
+ * not the chunk number modulo STRIPES, since glibc's thread arenas start 64 MiB apart, and
+ * the locks of every thread's first blocks would share one stripe. */
+#define STRIPE_BITS 6
+#define STRIPES (1 << STRIPE_BITS)
+#define WINDOW ((uintptr_t)AHEAD << GRANULE_SHIFT)
+static struct {
+    _Alignas(64) lt_spin lock;
+} stripes[STRIPES] = {[0 ... STRIPES - 1] = {.lock = LT_SPIN_INIT(LT_RANK_LOCKMAP)}};
+
+static lt_spin *stripe_of(uintptr_t a)
+{
+    return &stripes[((a >> CHUNK_SHIFT) & (LT_LOCKMAP_FILTER - 1)) * 0x9E3779B97F4A7C15ull >>
+                    (64 - STRIPE_BITS)].lock;
+}
+
+/* The stripes a change at a depends on, in address order (spin.h); [1] = [0] when one. */
+static void stripes_lock(uintptr_t a, lt_spin *s[2])
+{
+    lt_spin *lo = stripe_of(a - WINDOW), *hi = stripe_of(a + WINDOW);
+    s[0] = lo < hi ? lo : hi;
+    s[1] = lo < hi ? hi : lo;
+    lt_spin_lock(s[0]);
+    if (s[1] != s[0])
+        lt_spin_lock(s[1]);
+}
+
+static void stripes_unlock(lt_spin *s[2])
+{
+    if (s[1] != s[0])
+        lt_spin_unlock(s[1]);
+    lt_spin_unlock(s[0]);
+}
 
 static _Atomic uint32_t *filter_of(uintptr_t a)
 {
@@ -129,7 +167,26 @@ static size_t last_lock(const region *r, size_t from, size_t to)
     }
 }
 
-/* Under map_lock, after a bit of granule g changed: rewrites the ahead bytes that depend on
+/* The ahead bytes of a run of granules that ends at a lock or at none: ramp[AHEAD - 1 + v - d]
+ * is the byte of the granule d before one whose byte is v (v - d, at least 0). */
+#define RAMP_LEN (2 * AHEAD)
+static const uint8_t ramp[RAMP_LEN] = {
+#define R(k) ((k) >= AHEAD ? (k) - (AHEAD - 1) : 0)
+#define R8(k) R(k), R(k + 1), R(k + 2), R(k + 3), R(k + 4), R(k + 5), R(k + 6), R(k + 7)
+    R8(0), R8(8), R8(16), R8(24), R8(32), R8(40), R8(48), R8(56),
+    R8(64), R8(72), R8(80), R8(88), R8(96), R8(104), R8(112), R(120), R(121), R(122), R(123),
+    R(124), R(125),
+#undef R8
+#undef R
+};
+_Static_assert(RAMP_LEN == 126, "ramp's initialiser lists 2 * AHEAD bytes");
+/* The bytes are copied, not stored one by one (a lock removed far from its neighbours
+ * rewrites 63 of them): each byte is written once, from its old value to its new one, and
+ * readers load single bytes, so a byte-sized lock-free atomic is a plain byte. */
+_Static_assert(sizeof(_Atomic uint8_t) == 1 && ATOMIC_CHAR_LOCK_FREE == 2,
+               "ahead bytes are plain bytes");
+
+/* Under the stripes of g, after a bit of granule g changed: rewrites the ahead bytes that depend on
  * it, those of g and of the granules before it back to the previous one where a lock starts
  * (further back, the first lock on is that one or nearer). */
 static void ahead_update(region *r, size_t g)
@@ -140,9 +197,29 @@ static void ahead_update(region *r, size_t g)
     if (next == NONE_NEAR && g + AHEAD >= GRANULES) /* the region's end */
         next = GRANULES;
     size_t stop = prev == NONE_NEAR ? back : prev + 1;
-    unsigned v = next != NONE_NEAR && next - g < AHEAD ? AHEAD - (unsigned)(next - g) : 0;
-    for (size_t at = g + 1; at-- > stop; v -= v != 0) /* one less per granule back */
-        atomic_store_explicit(&r->ahead[at], (uint8_t)v, memory_order_relaxed);
+    size_t v = next != NONE_NEAR && next - g < AHEAD ? AHEAD - (next - g) : 0;
+    memcpy((uint8_t *)&r->ahead[stop], &ramp[AHEAD - 1 + v - (g - stop)], g - stop + 1);
+}
+
+/* Under the stripes of a: records that a lock starts at a (add) or no longer does, if that
+ * changes anything. Every writer of a word of bits, a chunk's count or a filter entry holds
+ * the stripe of that chunk (a filter entry's chunks share its stripe), so they are read and
+ * written plainly, not with read-modify-write atomics: those are atomic for the lock-free
+ * readers only. */
+static void change(region *r, uintptr_t a, int add)
+{
+    _Atomic uint64_t *word = &r->bits[word_of(a)];
+    uint64_t bits = atomic_load_explicit(word, memory_order_relaxed);
+    if (((bits & bit_of(a)) != 0) == add) /* already so */
+        return;
+    uint32_t d = add ? 1u : (uint32_t)-1;
+    _Atomic uint32_t *count = &r->count[chunk_of(a)], *filter = filter_of(a);
+    atomic_store_explicit(word, bits ^ bit_of(a), memory_order_relaxed);
+    atomic_store_explicit(count, atomic_load_explicit(count, memory_order_relaxed) + d,
+                          memory_order_relaxed);
+    atomic_store_explicit(filter, atomic_load_explicit(filter, memory_order_relaxed) + d,
+                          memory_order_relaxed);
+    ahead_update(r, (a & REGION_MASK) >> GRANULE_SHIFT);
 }
 
 /* 0 when the map cannot record the lock (no address space, or beyond 47 bits): then its
@@ -153,13 +230,10 @@ int lt_lockmap_add(const void *addr)
     region *r = region_make(a);
     if (!r)
         return 0;
-    lt_spin_lock(&map_lock);
-    if (!(atomic_fetch_or(&r->bits[word_of(a)], bit_of(a)) & bit_of(a))) {
-        atomic_fetch_add(&r->count[chunk_of(a)], 1);
-        atomic_fetch_add(filter_of(a), 1);
-        ahead_update(r, (a & REGION_MASK) >> GRANULE_SHIFT);
-    }
-    lt_spin_unlock(&map_lock);
+    lt_spin *s[2];
+    stripes_lock(a, s);
+    change(r, a, 1);
+    stripes_unlock(s);
     return 1;
 }
 
@@ -169,18 +243,16 @@ void lt_lockmap_remove(const void *addr)
     region *r = region_of(a);
     if (!r)
         return;
-    lt_spin_lock(&map_lock);
-    if (atomic_fetch_and(&r->bits[word_of(a)], ~bit_of(a)) & bit_of(a)) {
-        atomic_fetch_sub(&r->count[chunk_of(a)], 1);
-        atomic_fetch_sub(filter_of(a), 1);
-        ahead_update(r, (a & REGION_MASK) >> GRANULE_SHIFT);
-    }
-    lt_spin_unlock(&map_lock);
+    lt_spin *s[2];
+    stripes_lock(a, s);
+    change(r, a, 0);
+    stripes_unlock(s);
 }
 
 void lt_lockmap_fork(lt_fork_phase phase)
 {
-    lt_spin_fork(&map_lock, phase);
+    for (int i = 0; i < STRIPES; i++)
+        lt_spin_fork(&stripes[phase == LT_FORK_PREPARE ? i : STRIPES - 1 - i].lock, phase);
 }
 
 /* Calls each(r, base, w, from, to) for every word of bits over [lo, hi) in a chunk that holds

@@ -123,7 +123,7 @@ typedef struct lt_wait_slot {
 } lt_wait_slot;
 
 /* A walk over the callers of a lock call site (callsite.c), remembered by its thread. */
-#define LT_WALK_SET_BITS 4 /* 16 sets of LT_WALK_WAYS walks */
+#define LT_WALK_SET_BITS 5 /* 32 sets of LT_WALK_WAYS walks */
 #define LT_WALK_WAYS 4
 #define LT_WALKS (LT_WALK_WAYS << LT_WALK_SET_BITS)
 typedef struct lt_walk {
@@ -153,7 +153,7 @@ typedef struct lt_frame_lock {
     uintptr_t top, ret;
 } lt_frame_lock;
 
-#define LT_CACHE_BITS 8
+#define LT_CACHE_BITS 9
 #define LT_CACHE_SLOTS (1 << LT_CACHE_BITS)
 #define LT_HELD_INLINE 8   /* held entries before the set moves to mapped memory */
 #define LT_HELD_INDEX_MIN 32 /* entries in use from which the set is indexed by address */

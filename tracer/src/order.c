@@ -99,6 +99,7 @@ static node *nodes[NODE_BUCKETS];
 static _Atomic size_t nnodes;
 static size_t nedges;
 static size_t ndead;                /* dead edges still in a list */
+static size_t known_stale;          /* fingerprints in the known set of edges that are dead */
 static uint32_t stamp;
 static int64_t ord_first, ord_last = ORD_LAST; /* below or above every address ord */
 static _Atomic size_t nback;        /* back edges: while 0 the graph has no cycle */
@@ -163,23 +164,33 @@ static size_t set_slots(size_t n)
     return size;
 }
 
+/* Under the graph lock: *set's keys without its tombstones, copied into a new set of `size`
+ * slots, which replaces it in *set (the old one is the caller's). NULL when out of memory. */
+static key_set *set_copy(key_set *_Atomic *set, size_t size)
+{
+    key_set *k = atomic_load_explicit(set, memory_order_relaxed);
+    key_set *g = lt_map(sizeof *g + size * sizeof g->slot[0]);
+    if (!g)
+        return NULL;
+    g->mask = size - 1;
+    for (size_t i = 0; k && i <= k->mask; i++) {
+        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
+        if (v != 0 && v != TOMB)
+            set_put(g, v);
+    }
+    atomic_store_explicit(set, g, memory_order_release);
+    return g;
+}
+
 /* Under the graph lock, key absent, for a set only ever read under it (moved): a full
- * set is replaced by a copy without its tombstones, and unmapped. 0 when out of memory. */
+ * set is replaced by a copy, and unmapped. 0 when out of memory. */
 static int set_add(key_set *_Atomic *set, uint64_t key)
 {
     key_set *k = atomic_load_explicit(set, memory_order_relaxed);
     if (!k || (k->used + 1) * 2 > k->mask + 1) {
-        size_t size = set_slots(k ? k->live : 0);
-        key_set *g = lt_map(sizeof *g + size * sizeof g->slot[0]);
+        key_set *g = set_copy(set, set_slots(k ? k->live : 0));
         if (!g)
             return 0;
-        g->mask = size - 1;
-        for (size_t i = 0; k && i <= k->mask; i++) {
-            uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
-            if (v != 0 && v != TOMB)
-                set_put(g, v);
-        }
-        atomic_store_explicit(set, g, memory_order_release);
         if (k)
             lt_platform_unmap(k, sizeof *k + (k->mask + 1) * sizeof k->slot[0]);
         k = g;
@@ -327,34 +338,46 @@ static void known_fill(key_set *k)
                 set_put(k, edge_fingerprint(e));
 }
 
+/* Under the graph lock: the known set made again from the edges in the graph, in k if it is
+ * large enough; NULL when out of memory. */
+static key_set *known_refill(key_set *k)
+{
+    size_t size = set_slots(nedges);
+    known_stale = 0;
+    if (k && size <= k->mask + 1) {
+        for (size_t i = 0; i <= k->mask; i++)
+            atomic_store_explicit(&k->slot[i], 0, memory_order_relaxed);
+        k->used = k->live = 0;
+    } else {
+        k = lt_map(sizeof *k + size * sizeof k->slot[0]);
+        if (!k)
+            return NULL;
+        k->mask = size - 1;
+        atomic_store_explicit(&known, k, memory_order_release);
+    }
+    known_fill(k);
+    return k;
+}
+
 /*
- * Under the graph lock, fp absent. 0 when out of memory. When half the slots are used the set
- * is made again from the edges in the graph, which drops the fingerprints of removed edges:
- * in place when it is large enough, else into a larger mapping. Readers are not stopped: one
- * racing with the refill may miss a fingerprint (it then takes the graph lock, where the
- * answer is exact), and any it finds was in the graph (or names an ending identity). A
- * replaced set stays mapped, as a reader may be inside it; sets only grow (twice as large at
- * least), so all of them together are at most twice the largest.
+ * Under the graph lock, fp absent. 0 when out of memory. When half the slots are used, a set
+ * of which at most a quarter are fingerprints of dead edges is copied into one twice as large:
+ * a sequential read, where walking the edges would miss the cache on each. Otherwise it is made
+ * again from the edges in the graph, which drops those fingerprints: in place when it is large
+ * enough, else into a larger mapping. Readers are not stopped: one racing with the refill may
+ * miss a fingerprint (it then takes the graph lock, where the answer is exact), and any it
+ * finds was in the graph (or names an ending identity). A replaced set stays mapped, as a
+ * reader may be inside it; sets only grow (twice as large at least), so all of them together
+ * are at most twice the largest.
  */
 static int known_add(uint64_t fp)
 {
     key_set *k = atomic_load_explicit(&known, memory_order_relaxed);
-    if (!k || (k->used + 1) * 2 > k->mask + 1) {
-        size_t size = set_slots(nedges);
-        if (k && size <= k->mask + 1) {
-            for (size_t i = 0; i <= k->mask; i++)
-                atomic_store_explicit(&k->slot[i], 0, memory_order_relaxed);
-            k->used = k->live = 0;
-        } else {
-            key_set *g = lt_map(sizeof *g + size * sizeof g->slot[0]);
-            if (!g)
-                return 0;
-            g->mask = size - 1;
-            atomic_store_explicit(&known, g, memory_order_release);
-            k = g;
-        }
-        known_fill(k);
-    }
+    if (!k || (k->used + 1) * 2 > k->mask + 1)
+        k = k && known_stale * 4 <= k->live ? set_copy(&known, 2 * (k->mask + 1))
+                                             : known_refill(k);
+    if (!k)
+        return 0;
     set_put(k, fp);
     return 1;
 }
@@ -390,6 +413,7 @@ static void edge_kill(edge *e)
         e->dead = 1;
         ndead++;
         nedges--;
+        known_stale++;
         if (e->back)
             atomic_fetch_sub_explicit(&nback, 1, memory_order_relaxed);
     }
@@ -407,11 +431,9 @@ static edge *edge_live(edge **link, int side)
     return e;
 }
 
-/* An edge went into a list of n. */
-static void node_linked(node *n)
+/* n's lists have doubled since it was last swept: unlinks their dead edges, if any exist. */
+static __attribute__((noinline)) void node_sweep(node *n)
 {
-    if (++n->linked < n->sweep_at)
-        return;
     if (ndead) {
         n->linked = 0;
         for (int side = OUT; side <= IN; side++)
@@ -419,6 +441,13 @@ static void node_linked(node *n)
                 n->linked++;
     }
     n->sweep_at = 2 * n->linked + 8;
+}
+
+/* An edge went into a list of n. */
+static inline void node_linked(node *n)
+{
+    if (lt_unlikely(++n->linked >= n->sweep_at))
+        node_sweep(n);
 }
 
 /* Removes n with every edge into and out of it; under the graph lock. */
@@ -779,7 +808,7 @@ static void edge_describe(edge *e, lt_held *h, request *r)
     e->from_stack = lt_held_stack(h, r->unwound ? r->to_stack : 0, &partial);
     e->from_partial = (uint8_t)partial;
     e->unwound = (uint8_t)r->unwound;
-    e->thread = &r->thread; /* until the graph keeps it: thread_intern */
+    e->thread = &r->thread; /* until the graph keeps it (thread_intern) */
 }
 
 static inline uint64_t edge_fp(const lt_held *h, const request *r)
@@ -809,12 +838,12 @@ static const lt_thread_info *thread_intern(const lt_thread_info *who)
     return kept;
 }
 
-/* Links the new edge d (described, from the pool) into the graph and the order; under the
- * graph lock. 0 when out of memory. */
+/* Links the new edge e (described, from the pool, its thread kept) into the graph and the
+ * order; under the graph lock. 0 when out of memory. */
 static int edge_link(edge *e, const lt_held *h, node *to, uint64_t fp)
 {
     node *from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
-    if (!from || !(e->thread = thread_intern(e->thread)) || !known_add(fp))
+    if (!from || !known_add(fp))
         return 0;
     nedges++;
     e->from = from;
@@ -842,6 +871,7 @@ static int edges_add(lt_held **hs, const uint64_t *fps, size_t n, request *r)
 {
     edge d[WALK];
     node *to = NULL;
+    const lt_thread_info *who = NULL;
     int failed = 0;
     for (size_t i = 0; i < n; i++)
         edge_describe(&d[i], hs[i], r);
@@ -849,11 +879,14 @@ static int edges_add(lt_held **hs, const uint64_t *fps, size_t n, request *r)
     for (size_t i = 0; i < n && !failed; i++) {
         if (set_has(&known, fps[i]))
             continue;
-        if (!to)
+        if (!to) {
             to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
-        edge *e = to ? lt_pool_get(&edge_pool) : NULL;
+            who = thread_intern(&r->thread);
+        }
+        edge *e = to && who ? lt_pool_get(&edge_pool) : NULL;
         if (e) {
             *e = d[i];
+            e->thread = who;
             if (!edge_link(e, hs[i], to, fps[i])) {
                 lt_pool_put(&edge_pool, e);
                 e = NULL;

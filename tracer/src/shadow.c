@@ -1,12 +1,12 @@
 /*
  * shadow.c - per-lock shadow state, keyed by lock address.
  *
- * 64 shards, each an open-addressing table (linear probing) of entry pointers under one of
- * our own spinlocks, so unrelated locks rarely meet. Entries come from per-shard slabs of
- * mapped memory and go back to a per-shard free list on destroy; they are never unmapped,
- * which is what lets threads keep (entry, gen) pairs in their lookup caches and held sets
- * without references: a changed gen means "not the lock you knew". The per-thread cache
- * makes a repeated lookup a TLS probe and one load.
+ * 64 shards (a lock's is its page's), each an open-addressing table (linear probing) of
+ * entry pointers under one of our own spinlocks, so unrelated locks rarely meet. Entries
+ * come from per-shard slabs of mapped memory and go back to a per-shard free list on
+ * destroy; they are never unmapped, which is what lets threads keep (entry, gen) pairs in
+ * their lookup caches and held sets without references: a changed gen means "not the lock
+ * you knew". The per-thread cache makes a repeated lookup a TLS probe and one load.
  *
  * Insertion and removal take the shard's lock; lookup does not. A reader probes the table
  * and accepts an entry only from a consistent snapshot (gen, addr, gen again): removal clears
@@ -51,16 +51,24 @@ typedef struct shard {
 
 static shard shards[SHARDS] = {[0 ... SHARDS - 1] = {.lock = LT_SPIN_INIT(LT_RANK_SHADOW)}};
 
-/* One multiply serves both levels: the top bits pick the shard, the bits below them the home
- * slot in its table (Fibonacci hashing: locks at a regular stride spread evenly). */
-static uint64_t addr_hash(const void *addr)
+/* Fibonacci hashing: keys at a regular stride spread evenly over the top bits. */
+static uint64_t fib_hash(uintptr_t key)
 {
-    return (uintptr_t)addr * 0x9E3779B97F4A7C15ull;
+    return key * 0x9E3779B97F4A7C15ull;
 }
 
-static shard *shard_of(uint64_t h)
+static uint64_t addr_hash(const void *addr)
 {
-    return &shards[h >> (64 - SHARD_BITS)];
+    return fib_hash((uintptr_t)addr);
+}
+
+/* The shard of a lock is its 4 KiB page's: locks side by side (an array of them, objects
+ * made one after the other) get their entries from one slab, in the order they are made, so
+ * a program that walks its locks in order walks the entries in order too, and threads that
+ * make locks in memory of their own rarely share a shard. */
+static shard *shard_of(const void *addr)
+{
+    return &shards[fib_hash((uintptr_t)addr >> 12) >> (64 - SHARD_BITS)];
 }
 
 static size_t slot_mask(const table *t)
@@ -70,7 +78,7 @@ static size_t slot_mask(const table *t)
 
 static size_t home(const table *t, uint64_t h)
 {
-    return (size_t)(h >> (64 - SHARD_BITS - t->bits)) & slot_mask(t);
+    return (size_t)(h >> (64 - t->bits));
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -221,7 +229,7 @@ static lt_lock *find_locked(const shard *s, const void *addr, uint64_t h)
 static lt_lock *find_or_create(const void *addr, int *created, uint32_t *gen)
 {
     uint64_t h = addr_hash(addr);
-    shard *s = shard_of(h);
+    shard *s = shard_of(addr);
     *created = 0;
     lt_spin_lock(&s->lock);
     lt_lock *l = find_locked(s, addr, h);
@@ -248,7 +256,7 @@ lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
 {
     int created = 0;
     uint32_t gen;
-    lt_lock *l = probe(shard_of(addr_hash(addr)), addr, addr_hash(addr), &gen);
+    lt_lock *l = probe(shard_of(addr), addr, addr_hash(addr), &gen);
     if (!l && !(l = find_or_create(addr, &created, &gen))) {
         lt_report_out_of_memory(); /* the table could not grow */
         return NULL;
@@ -286,7 +294,7 @@ lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t
 lt_lock *lt_shadow_find(const void *addr)
 {
     uint64_t h = addr_hash(addr);
-    shard *s = shard_of(h);
+    shard *s = shard_of(addr);
     uint32_t gen;
     lt_lock *l = probe(s, addr, h, &gen);
     if (l)
@@ -303,7 +311,7 @@ lt_lock *lt_shadow_find(const void *addr)
 void lt_shadow_forget(const void *addr)
 {
     uint64_t h = addr_hash(addr);
-    shard *s = shard_of(h);
+    shard *s = shard_of(addr);
     lt_spin_lock(&s->lock);
     table *t = atomic_load_explicit(&s->table, memory_order_relaxed);
     slot *at = t ? find_slot(t, addr, h) : NULL;

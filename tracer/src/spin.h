@@ -7,7 +7,8 @@
  * holds them all, and may lock).
  *
  * The rank table. A thread may take a lock only while every tracer lock it holds ranks
- * before it (same-rank array locks: in address order, which only fork does). fork()
+ * before it (same-rank array locks: in address order, which fork does with all of them and
+ * lockmap.c with two neighbouring stripes). fork()
  * takes them all in this order from the tracer's own atfork prepare handler, which runs
  * after the program's handlers, so those handlers run while the tracer can serve them.
  *
@@ -18,8 +19,8 @@
  *   LT_RANK_GRAPH     graph_lock (order.c)            mapping memory only
  *   LT_RANK_REGISTRY  registry_lock (thread.c)        its pool; stack depot (holders of a
  *                                                     long wait)
- *   LT_RANK_SHADOW    64 shard locks (shadow.c)       map_lock; mapping memory
- *   LT_RANK_LOCKMAP   map_lock (lockmap.c)            mapping memory only
+ *   LT_RANK_SHADOW    64 shard locks (shadow.c)       lockmap stripes; mapping memory
+ *   LT_RANK_LOCKMAP   64 stripe locks (lockmap.c)     mapping memory only
  *   LT_RANK_STATS     stats_lock (stats.c)            mapping memory only
  *   LT_RANK_STACK     256 depot stripes (stack.c)     arena_lock
  *   LT_RANK_ARENA     arena_lock (stack.c)            mapping memory only

@@ -9,6 +9,9 @@
  *   is, and is exact for a block of up to 1008 bytes inside one region.
  * Then one thread adds and removes locks next to a block while another asks about the block:
  * the neighbours never make the block look like it holds a lock, nor hide the one it holds.
+ * Then two threads add and remove locks on both sides of a 64 KiB chunk edge (writers of
+ * neighbouring chunks take different stripe locks): afterwards every block near the edge is
+ * answered exactly again.
  * The map only records addresses; nothing here touches the memory they name.
  */
 #define _GNU_SOURCE
@@ -200,9 +203,73 @@ static void check_neighbours(void)
     CHECKF(wrong == 0, "%ld wrong answers about the block", wrong);
 }
 
+/* Writer w adds and removes locks on its side of a 64 KiB chunk edge, within a few granules
+ * of it, in rounds; between rounds, every granule whose ahead byte can see the edge must be
+ * exact. Writers of neighbouring chunks take different stripe locks unless each takes both. */
+#define EDGE (BASE + 0xa0000)
+#define EDGE_ROUNDS 300
+static pthread_barrier_t edge_round;
+
+static void *edge_writer(void *arg)
+{
+    uintptr_t w = (uintptr_t)arg;
+    uint64_t s = 0x2545f4914f6cdd1dull + w;
+    for (int r = 0; r < EDGE_ROUNDS; r++) {
+        pthread_barrier_wait(&edge_round);
+        for (int i = 0; i < 64; i++) {
+            uintptr_t a = EDGE - 32 + w * 32 + (rnd(&s) % 8) * 4;
+            unsigned char *m = &model[(a - BASE) / 4];
+            if (*m)
+                lt_lockmap_remove((const void *)a);
+            else
+                lt_lockmap_add((const void *)a);
+            *m = !*m;
+        }
+        pthread_barrier_wait(&edge_round);
+        pthread_barrier_wait(&edge_round); /* the main thread checks */
+    }
+    return NULL;
+}
+
+/* Each granule before the edge's locks: its block up to the next lock is clear, one granule
+ * more is not (a lock within reach). */
+static int edge_exact(void)
+{
+    for (uintptr_t g = EDGE - 32 - 16 * LT_LOCKMAP_AHEAD; g < EDGE + 32; g += 16) {
+        size_t d = 0;
+        while (d < LT_LOCKMAP_AHEAD && !model_list(g + 16 * d, g + 16 * d + 16, NULL))
+            d++;
+        if (!CHECKF(!d || lt_lockmap_block_clear(g, 16 * d), "granule %#lx: lock within %zu",
+                    (unsigned long)g, d) ||
+            !CHECKF(d == LT_LOCKMAP_AHEAD || !lt_lockmap_block_clear(g, 16 * (d + 1)),
+                    "granule %#lx misses the lock %zu on", (unsigned long)g, d))
+            return 0;
+    }
+    return 1;
+}
+
+static void check_edge(void)
+{
+    pthread_t th[2];
+    pthread_barrier_init(&edge_round, NULL, 3);
+    for (uintptr_t w = 0; w < 2; w++)
+        pthread_create(&th[w], NULL, edge_writer, (void *)w);
+    int ok = 1;
+    for (int r = 0; r < EDGE_ROUNDS; r++) {
+        pthread_barrier_wait(&edge_round);
+        pthread_barrier_wait(&edge_round);
+        ok = ok && edge_exact();
+        pthread_barrier_wait(&edge_round);
+    }
+    for (int w = 0; w < 2; w++)
+        pthread_join(th[w], NULL);
+    pthread_barrier_destroy(&edge_round);
+}
+
 int main(void)
 {
     check_model();
     check_neighbours();
+    check_edge();
     return check_summary();
 }
