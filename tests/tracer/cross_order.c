@@ -393,6 +393,37 @@ NOINLINE void reorder_then_reuse(void)
     puts("reordered, renewed, inverted");
 }
 
+/* Thousands of short-lived locks nested under one that lives on (each destroyed after, so the
+ * live lock's list holds dead edges until a sweep), every other one also taken the other way
+ * round under a new identity at the same address: nothing to report; then the live lock and
+ * another one in both orders, reported once. */
+NOINLINE void churn_then_invert(void)
+{
+    for (int i = 0; i < 5000; i++) {
+        pthread_mutex_t *m = malloc(sizeof *m);
+        if (!m)
+            abort();
+        pthread_mutex_init(m, NULL);
+        pthread_mutex_lock(&mutexes[0]);
+        pthread_mutex_lock(m);
+        pthread_mutex_unlock(m);
+        pthread_mutex_unlock(&mutexes[0]);
+        if (i % 2) {
+            pthread_mutex_destroy(m);
+            pthread_mutex_init(m, NULL);
+            pthread_mutex_lock(m);
+            pthread_mutex_lock(&mutexes[0]);
+            pthread_mutex_unlock(&mutexes[0]);
+            pthread_mutex_unlock(m);
+        }
+        pthread_mutex_destroy(m);
+        free(m);
+    }
+    mutex_pair(1, 0);
+    mutex_pair(0, 1);
+    puts("churned, inverted");
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -450,6 +481,8 @@ int main(int argc, char **argv)
         chain_reinit();
     else if (!strcmp(s, "reorder-reuse"))
         reorder_then_reuse();
+    else if (!strcmp(s, "churn-then-invert"))
+        churn_then_invert();
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;
