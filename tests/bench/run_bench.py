@@ -11,7 +11,8 @@ two stress shapes of stressbench (figure: seconds): `groups` (one thread, 500 gr
 nested mutexes held at once, 10 loops of init/lock all/unlock all/destroy) and `lazy` (4
 threads, 16 K lazily initialised rwlocks, <= 10 held in increasing index order, 1 in 5 for
 write); `churn` (4 threads, each with 64 mutexes of its own: init, lock, unlock, destroy,
-4000 rounds: locks made and unmade by many threads at once). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
+4000 rounds: locks made and unmade by many threads at once); and `threads` (20,000 threads
+that each take one mutex once, 4 alive at a time: what a thread's start and exit cost). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
 --repeat times, one after the other in turn, so a busy moment of the machine hits every
 configuration alike; the median counts, and each configuration's best run is printed too.
 `noise` is the spread (min-max) of the ratio of the run pairs (run i traced / run i native).
@@ -40,6 +41,7 @@ ROWS = {
     'groups': ('stressbench', ['groups', '500', '50', '10'], 's'),
     'lazy': ('stressbench', ['lazy', '4', '16384', '20000'], 's'),
     'churn': ('stressbench', ['churn', '4', '64', '4000'], 's'),
+    'threads': ('stressbench', ['threads', '4', '5000', '1'], 's'),
 }
 
 

@@ -8,6 +8,9 @@
  *       LOCKS rwlocks set up by PTHREAD_RWLOCK_INITIALIZER (never init'ed: first seen on first
  *       use); each of THREADS threads does ITERS rounds of: pick 1-10 distinct locks, take them
  *       in increasing index order (one in five for write), release them newest first.
+ *   stressbench threads AT_ONCE ROUNDS LOCKS
+ *       ROUNDS times: start AT_ONCE threads, each takes and releases LOCKS times one mutex they
+ *       share, and join them. Threads that live for a few locks: their start and exit cost.
  *   stressbench churn THREADS MUTEXES ITERS
  *       each of THREADS threads has MUTEXES mutexes of its own (one heap array per thread) and
  *       does ITERS rounds of: for each of them, init, lock, unlock, destroy. Locks made and
@@ -161,12 +164,44 @@ static int churn(long threads, long nmutexes, long iters)
     return failed != NULL;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+
+static pthread_mutex_t short_lock = PTHREAD_MUTEX_INITIALIZER;
+static long short_locks;
+
+static void *short_worker(void *arg)
+{
+    for (long i = 0; i < short_locks; i++) {
+        pthread_mutex_lock(&short_lock);
+        pthread_mutex_unlock(&short_lock);
+    }
+    return arg;
+}
+
+static int short_lived(long at_once, long rounds, long locks)
+{
+    pthread_t th[64];
+    if (at_once > 64)
+        return 1;
+    short_locks = locks;
+    for (long r = 0; r < rounds; r++) {
+        long started = 0;
+        while (started < at_once && !pthread_create(&th[started], NULL, short_worker, NULL))
+            started++;
+        for (long i = 0; i < started; i++)
+            pthread_join(th[i], NULL);
+        if (started < at_once)
+            return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 5 ||
-        (strcmp(argv[1], "groups") && strcmp(argv[1], "lazy") && strcmp(argv[1], "churn"))) {
+    if (argc != 5 || (strcmp(argv[1], "groups") && strcmp(argv[1], "lazy") &&
+                      strcmp(argv[1], "churn") && strcmp(argv[1], "threads"))) {
         fprintf(stderr, "usage: stressbench groups GROUPS SIZE LOOPS | lazy THREADS LOCKS ITERS"
-                        " | churn THREADS MUTEXES ITERS\n");
+                        " | churn THREADS MUTEXES ITERS | threads AT_ONCE ROUNDS LOCKS\n");
         return 2;
     }
     long a = atol(argv[2]), b = atol(argv[3]), c = atol(argv[4]);
@@ -175,7 +210,8 @@ int main(int argc, char **argv)
     double t0 = now();
     int rc = !strcmp(argv[1], "groups") ? groups(a, b, c)
              : !strcmp(argv[1], "lazy") ? lazy(a, b < 10 ? 10 : b, c)
-                                        : churn(a, b, c);
+             : !strcmp(argv[1], "churn")  ? churn(a, b, c)
+                                        : short_lived(a, b, c);
     printf("seconds=%.6f\n", now() - t0);
     return rc;
 }

@@ -24,6 +24,7 @@
  * per site, at the first walk that reaches it while still among wrappers, and kept in its flags.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <string.h>
 
 #include "lt_internal.h"
@@ -171,7 +172,10 @@ static __attribute__((noinline)) uint32_t site_decide(const lt_thread *t, site *
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     if (t->stack_lo && sp - t->stack_lo < DECIDE_ROOM)
         return atomic_load_explicit(&s->flags, memory_order_relaxed);
+    int state; /* reading files: cancellation points inside a lock call (see platform) */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
     int w = lt_wrapper_at(atomic_load_explicit(&s->pc, memory_order_relaxed));
+    pthread_setcancelstate(state, NULL);
     uint32_t add = w < 0 ? 0 : SITE_DECIDED | (w ? SITE_WRAPPER : 0);
     return atomic_fetch_or(&s->flags, add) | add;
 }
@@ -276,4 +280,15 @@ size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t
         w->wrappers = best->wrappers;
     }
     return lt_callsite_walk(t, w, from, ra, cfa, out);
+}
+
+const lt_walk *lt_callsite_walk_of(lt_thread *t, uintptr_t ra, uintptr_t cfa,
+                                   const uintptr_t *out, size_t n)
+{
+    const lt_walk *w = lt_callsite_set(t, ra);
+    for (size_t i = 0; i < LT_WALK_WAYS; i++, w++)
+        if (w->ra == ra && w->cfa == cfa && w->n == n &&
+            !memcmp(w->caller, out, n * sizeof *out))
+            return w;
+    return NULL;
 }

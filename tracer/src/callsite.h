@@ -27,6 +27,11 @@ static inline lt_walk *lt_callsite_set(lt_thread *t, uintptr_t ra)
 
 size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out);
 
+/* The thread's remembered walk from (ra, cfa) that found callers out[0 .. n), as
+ * lt_callsite_callers has just returned them (its frames' stack pointers); NULL if none. */
+const lt_walk *lt_callsite_walk_of(lt_thread *t, uintptr_t ra, uintptr_t cfa,
+                                   const uintptr_t *out, size_t n);
+
 /* The return addresses of the callers beyond call site ra (calling frame's stack pointer
  * cfa), innermost first, into out: LT_CALLERS beyond the first frame that is not a lock
  * wrapper, at most LT_CALLERS_MAX; returns the count. Inline: one of the thread's last walks

@@ -39,6 +39,7 @@ void lt_unlock_unusual(lt_event *ev, int rc);
 static inline int lt_before_lock(lt_event *ev)
 {
     lt_thread *t = ev->self;
+    lt_frame_lock_check(t, ev->addr, ev->ra, ev->cfa);
     lt_lock *l = ev->lock = lt_shadow_get(t, ev->addr, ev->ra);
     lt_held *h = ev->held = t->nheld ? lt_held_find(t, ev->addr) : NULL;
     if (lt_likely(l && !h && l->api == ev->api && !l->orphan_of))

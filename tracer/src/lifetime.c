@@ -16,12 +16,21 @@
  * reported (LOCKTRACE_FREE_HELD) with the release's stack, the holder and where it took the
  * lock, before the lock is forgotten. The releasing thread's own entry leaves its held set;
  * another holder's entry goes stale and is dropped at its unlock.
+ *
+ * A lock in a thread's stack (a local std::mutex, a PTHREAD_MUTEX_INITIALIZER in a frame)
+ * dies when its frame returns, which no call tells. When the thread takes such a lock, the
+ * frame that holds it is found among the callers of the lock call (callsite.c's walk) and
+ * compared with the frame that held it the last time: another frame (another function, or
+ * the same one called from elsewhere) means the old lock is gone and is forgotten, silently,
+ * before the request; otherwise its history (order edges) would join the new lock's and
+ * make false inversions.
  */
 #define _GNU_SOURCE
 #include "lifetime.h"
 
 #include <string.h>
 
+#include "callsite.h"
 #include "platform.h"
 
 #define BATCH 64 /* lock addresses listed from the lock map at a time */
@@ -131,4 +140,25 @@ void lt_stack_released(lt_thread *t)
     release rel = {t, t->stack_lo, t->stack_hi, LT_RELEASE_MUNMAP, 0, 0};
     if (t->stack_hi > t->stack_lo)
         forget_range(&rel);
+}
+
+void lt_frame_lock_seen(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa)
+{
+    uintptr_t a = (uintptr_t)addr, ret[LT_CALLERS_MAX];
+    if (a < cfa)
+        return; /* below the caller's stack pointer: in no frame */
+    size_t n = lt_callsite_callers(t, ra, cfa, ret), i = 0;
+    const lt_walk *w = lt_callsite_walk_of(t, ra, cfa, ret, n);
+    if (!w)
+        return;
+    while (i < n && a >= w->sp[i]) /* frame i spans [sp[i-1] (cfa for 0), sp[i]) */
+        i++;
+    if (i == n)
+        return; /* held by a frame beyond the measured ones */
+    lt_frame_lock *s = &t->frame_locks[lt_addr_hash(addr, LT_FRAME_LOCK_BITS)];
+    if (s->addr == addr && (s->top != w->sp[i] || s->ret != ret[i])) {
+        release rel = {t, a, a + 1, LT_RELEASE_MUNMAP, ra, 0};
+        forget_range(&rel);
+    }
+    *s = (lt_frame_lock){addr, w->sp[i], ret[i]};
 }

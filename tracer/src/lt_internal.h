@@ -143,6 +143,16 @@ typedef struct lt_site_slot {
     uintptr_t ips[1 + LT_CALLERS_MAX];
 } lt_site_slot;
 
+/* A lock in the thread's own stack, with the frame that held it when the thread last took
+ * it: the frame's top and return address (lifetime.c). A frame that returns and another that
+ * takes its place differ in one of them, so a lock at the same address in the new frame is
+ * a new lock. Direct-mapped by address: a lock that loses its slot is only not checked. */
+#define LT_FRAME_LOCK_BITS 5
+typedef struct lt_frame_lock {
+    const void *addr;
+    uintptr_t top, ret;
+} lt_frame_lock;
+
 #define LT_CACHE_BITS 9
 #define LT_CACHE_SLOTS (1 << LT_CACHE_BITS)
 #define LT_HELD_INLINE 8   /* held entries before the set moves to mapped memory */
@@ -172,6 +182,7 @@ typedef struct lt_thread {
     lt_walk walks[LT_WALKS];      /* its last caller walks (callsite.c) */
     uint8_t walk_next[1u << LT_WALK_SET_BITS]; /* per set: the way the next new walk takes */
     lt_site_slot sites[LT_SITE_SLOTS]; /* its last interned recorded stacks (stack.c) */
+    lt_frame_lock frame_locks[1u << LT_FRAME_LOCK_BITS]; /* locks in its frames (lifetime.c) */
 } lt_thread;
 
 /* All the tracer keeps in TLS. Initial-exec TLS is fast but comes from glibc's static TLS
@@ -292,6 +303,15 @@ static inline int lt_enter(lt_tls_block *b)
     return 1;
 }
 static inline void lt_leave(lt_tls_block *b) { b->busy = 0; }
+
+/* lifetime.c: a lock request for memory in the calling thread's own stack. */
+void lt_frame_lock_seen(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa);
+static inline void lt_frame_lock_check(lt_thread *t, const void *addr, uintptr_t ra,
+                                       uintptr_t cfa)
+{
+    if (lt_unlikely((uintptr_t)addr - t->stack_lo < t->stack_hi - t->stack_lo))
+        lt_frame_lock_seen(t, addr, ra, cfa);
+}
 
 /* shadow.c ------------------------------------------------------------------------------- */
 lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra);

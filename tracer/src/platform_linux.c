@@ -30,6 +30,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <ucontext.h>
@@ -75,11 +76,17 @@ static lt_dw_api dw_frames; /* what dwarf_frames.c calls: bound with the rest of
 #define BIND_DW(f) BIND(dw, f)
 #define BIND_DW_FRAMES(f) BIND(dw_frames, f)
 
+/* libunwind's module id for thread-local storage, 0 when it has none (see
+ * lt_platform_thread_init) */
+static size_t unw_tls_module;
+
 static int bind_unwind(void *h)
 {
     int ok = 1;
     UNWIND_FUNCS(BIND_UNW)
     ok &= (unw.local_as = dlsym(h, LT_STR(unw_local_addr_space))) != NULL;
+    if (dlinfo(h, RTLD_DI_TLS_MODID, &unw_tls_module) != 0)
+        unw_tls_module = 0;
     return ok;
 }
 
@@ -123,6 +130,41 @@ static int have_dw(void)
 {
     static _Atomic int state;
     return load_once(&state, "libdw.so.1", bind_dw);
+}
+
+/* libunwind (1.6) checks that it may read an address (where a frame has no unwind
+ * information, and in unw_backtrace's fast path) by writing a byte from it into a pipe that
+ * it opens once and keeps. With the lowest free descriptors, as pipe2 gives them, a program
+ * that closes every descriptor it did not open (a daemon, close_range) gets those numbers
+ * back for its own files, and libunwind then writes bytes of memory into them and reads
+ * bytes of their input. Opened from inside the tracer, the pipe moves to the top of the
+ * first 1024 descriptors (or of a lower limit), where a program's files come last; once the
+ * program has closed it, libunwind's next check fails to read it and opens another. The
+ * program's own calls go straight to the kernel, as glibc's do. */
+static int pipe_high(int fds[2], int flags)
+{
+    struct rlimit r;
+    int top = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 1024 ? (int)r.rlim_cur : 1024;
+    int cmd = flags & O_CLOEXEC ? F_DUPFD_CLOEXEC : F_DUPFD;
+    for (int i = 0; i < 2; i++) {
+        int fd = top > 8 ? fcntl(fds[i], cmd, top - 2) : -1;
+        if (fd >= 0) {
+            close(fds[i]);
+            fds[i] = fd;
+        }
+    }
+    return 0;
+}
+
+LT_EXPORT int pipe2(int fds[2], int flags)
+{
+    int rc = (int)syscall(SYS_pipe2, fds, flags);
+    return rc == 0 && lt_tls.busy ? pipe_high(fds, flags) : rc;
+}
+
+LT_EXPORT int pipe(int fds[2])
+{
+    return pipe2(fds, 0);
 }
 
 int lt_platform_munmap_direct(void *p, size_t size)
@@ -287,13 +329,15 @@ static int on_other_stack(void)
            sp < atomic_load_explicit(&on_hi, memory_order_relaxed);
 }
 
-size_t lt_platform_unwind(lt_frame *frames, size_t max)
+/* An unwind may read and write libunwind's pipe (pipe_high), and read and write are
+ * cancellation points: a thread with a cancel pending would be cancelled inside the lock call
+ * that unwinds, after libc granted the lock and before the program's cleanup handler that
+ * releases it is pushed. Unwinds run with cancellation disabled. */
+static size_t unwind_frames(lt_frame *frames, size_t max)
 {
     unw_context_t ctx;
     unw_cursor_t cur;
     size_t n = 0;
-    if (!have_unwind())
-        return 0;
     if (on_other_stack())
         ctx = on_caller; /* the frames before the switch, the program's among them */
     else if (unw.unw_tdep_getcontext(&ctx) != 0)
@@ -313,13 +357,34 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max)
     return n;
 }
 
+size_t lt_platform_unwind(lt_frame *frames, size_t max)
+{
+    int state;
+    if (!have_unwind())
+        return 0;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+    size_t n = unwind_frames(frames, max);
+    pthread_setcancelstate(state, NULL);
+    return n;
+}
+
+/* The dynamic linker's entry that returns (allocating it on a thread's first call) the
+ * thread's block of a dlopened module's thread-local storage (the x86-64 and AArch64 ABI). */
+typedef struct {
+    unsigned long module, offset;
+} tls_index;
+extern void *__tls_get_addr(tls_index *ti);
+
 /* libunwind is loaded with dlopen, so its thread-local state is allocated by glibc, with
  * malloc, on each thread's first unwind. Left to happen later, inside a lock that the
- * program's own malloc takes, that allocation would deadlock; one unwind here does it now. */
+ * program's own malloc takes, that allocation would deadlock; asking for the block here does
+ * it now. Not an unwind: unw_backtrace's first call in a thread also builds its 256 KiB
+ * trace cache, which cost a thread that lives for one lock a millisecond (32x the CPU of a
+ * program that starts 20000 such threads). */
 void lt_platform_thread_init(void)
 {
-    uintptr_t ip;
-    lt_platform_backtrace(&ip, 1);
+    if (have_unwind() && unw_tls_module)
+        __tls_get_addr(&(tls_index){unw_tls_module, 0});
 }
 
 int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
@@ -340,7 +405,12 @@ int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
 
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
 {
-    int n = have_unwind() ? unw.unw_backtrace((void **)ips, (int)max) : 0;
+    int state, n = 0;
+    if (!have_unwind())
+        return 0;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state); /* see unwind_frames */
+    n = unw.unw_backtrace((void **)ips, (int)max);
+    pthread_setcancelstate(state, NULL);
     return n > 0 ? (size_t)n : 0;
 }
 

@@ -1,0 +1,219 @@
+/*
+ * harm.c - correct programs, each the smallest form of one that the tracer once harmed
+ * (found by running Debian's multi-threaded programs and test suites under it), and the real
+ * bugs next to them that must still be reported.
+ *   harm stack-reuse         two functions called one after the other, each with a mutex in
+ *                            its frame at the same address, take it and a global one in
+ *                            opposite orders: no inversion (the first lock is gone)
+ *   harm stack-reuse-helper  the same with the locks taken by a helper a frame further in
+ *   harm stack-live          a mutex in main's frame, alive all along, taken with a global
+ *                            one in both orders by two threads one after the other: the
+ *                            inversion is real and is reported
+ *   harm stack-same-frame    one frame takes its own mutex and a global one in both orders:
+ *                            reported
+ *   harm cancel-pending      a thread cancelled before its first locks (deferred: lock calls are
+ *                            no cancellation points) takes a rwlock and a mutex, pushing a
+ *                            cleanup handler after each, then reaches pause(): the handlers
+ *                            release both, so the main thread can take them after the join
+ *   harm fd-reuse            a daemon's start: after its first locks it closes every descriptor
+ *                            from 3 on, makes a pipe of its own (3 and 4 again), and threads
+ *                            take locks at new call sites: what it reads back from its pipe is
+ *                            what it wrote (libunwind's own pipe once had those numbers)
+ * Prints "done" (and exits 3 when the two frames' mutexes did not share an address, which
+ * would make the stack-reuse cases prove nothing).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static pthread_mutex_t global = PTHREAD_MUTEX_INITIALIZER;
+static const void *first_addr, *second_addr;
+
+static __attribute__((noinline)) void take(pthread_mutex_t *a, pthread_mutex_t *b)
+{
+    pthread_mutex_lock(a);
+    pthread_mutex_lock(b);
+    pthread_mutex_unlock(b);
+    pthread_mutex_unlock(a);
+}
+
+/* Each frame holds one mutex by a static initializer: no init or destroy call tells the
+ * tracer where its life starts or ends. */
+static __attribute__((noinline)) void global_then_local(int helper)
+{
+    pthread_mutex_t local = PTHREAD_MUTEX_INITIALIZER;
+    first_addr = &local;
+    if (helper) {
+        take(&global, &local);
+        return;
+    }
+    pthread_mutex_lock(&global);
+    pthread_mutex_lock(&local);
+    pthread_mutex_unlock(&local);
+    pthread_mutex_unlock(&global);
+}
+
+static __attribute__((noinline)) void local_then_global(int helper)
+{
+    pthread_mutex_t local = PTHREAD_MUTEX_INITIALIZER;
+    second_addr = &local;
+    if (helper) {
+        take(&local, &global);
+        return;
+    }
+    pthread_mutex_lock(&local);
+    pthread_mutex_lock(&global);
+    pthread_mutex_unlock(&global);
+    pthread_mutex_unlock(&local);
+}
+
+static int stack_reuse(int helper)
+{
+    for (int i = 0; i < 3; i++) {
+        global_then_local(helper);
+        local_then_global(helper);
+    }
+    return first_addr == second_addr ? 0 : 3;
+}
+
+static pthread_mutex_t *shared_local;
+
+static void *local_then_global_thread(void *arg)
+{
+    take(shared_local, &global);
+    return arg;
+}
+
+static int stack_live(void)
+{
+    pthread_mutex_t local = PTHREAD_MUTEX_INITIALIZER;
+    pthread_t th;
+    shared_local = &local;
+    take(&global, &local);
+    if (pthread_create(&th, NULL, local_then_global_thread, NULL) != 0)
+        return 1;
+    pthread_join(th, NULL);
+    return 0;
+}
+
+static __attribute__((noinline)) int stack_same_frame(void)
+{
+    pthread_mutex_t local = PTHREAD_MUTEX_INITIALIZER;
+    take(&global, &local);
+    take(&local, &global);
+    return 0;
+}
+
+static void *new_sites_thread(void *arg)
+{
+    pthread_mutex_t m;
+    pthread_mutex_init(&m, NULL);
+    take(&m, &global);
+    pthread_mutex_destroy(&m);
+    return arg;
+}
+
+static int fd_reuse(void)
+{
+    static pthread_mutex_t first = PTHREAD_MUTEX_INITIALIZER;
+    take(&global, &first); /* the tracer's first unwind: libunwind sets up its checks */
+    for (int fd = 3; fd < 1024; fd++)
+        close(fd);
+    int p[2];
+    pthread_t th[4];
+    char buf[64] = {0};
+    if (pipe(p) != 0 || write(p[1], "the program's own bytes", 23) != 23)
+        return 1;
+    for (int i = 0; i < 4; i++)
+        if (pthread_create(&th[i], NULL, new_sites_thread, NULL) != 0)
+            return 1;
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    close(p[1]);
+    ssize_t n = read(p[0], buf, sizeof buf - 1);
+    printf("descriptors %d %d, read back %zd bytes: %s\n", p[0], p[1], n, n > 0 ? buf : "");
+    return 0;
+}
+
+static pthread_rwlock_t cancel_rw;
+static pthread_mutex_t cancel_mutex;
+static atomic_int cancel_go;
+
+static void unlock_rw(void *rw)
+{
+    pthread_rwlock_unlock(rw);
+}
+
+static void unlock_mutex(void *m)
+{
+    pthread_mutex_unlock(m);
+}
+
+static void *cancelled_thread(void *arg)
+{
+    while (!atomic_load(&cancel_go))
+        sched_yield();
+    pthread_rwlock_rdlock(&cancel_rw);
+    pthread_cleanup_push(unlock_rw, &cancel_rw);
+    pthread_mutex_lock(&cancel_mutex);
+    pthread_cleanup_push(unlock_mutex, &cancel_mutex);
+    pause(); /* the first cancellation point: the pending cancel acts here */
+    pthread_cleanup_pop(1);
+    pthread_cleanup_pop(1);
+    return arg;
+}
+
+static int cancel_pending(void)
+{
+    for (int i = 0; i < 20; i++) {
+        pthread_t th;
+        pthread_rwlock_init(&cancel_rw, NULL);
+        pthread_mutex_init(&cancel_mutex, NULL);
+        atomic_store(&cancel_go, 0);
+        if (pthread_create(&th, NULL, cancelled_thread, NULL) != 0)
+            return 1;
+        pthread_cancel(th);
+        atomic_store(&cancel_go, 1);
+        pthread_join(th, NULL);
+        if (pthread_rwlock_trywrlock(&cancel_rw) != 0 || pthread_mutex_trylock(&cancel_mutex) != 0) {
+            printf("round %d: the cancelled thread left its locks taken\n", i);
+            return 1;
+        }
+        pthread_mutex_unlock(&cancel_mutex);
+        pthread_rwlock_unlock(&cancel_rw);
+        pthread_mutex_destroy(&cancel_mutex);
+        pthread_rwlock_destroy(&cancel_rw);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *s = argc > 1 ? argv[1] : "";
+    int rc;
+    if (!strcmp(s, "stack-reuse"))
+        rc = stack_reuse(0);
+    else if (!strcmp(s, "stack-reuse-helper"))
+        rc = stack_reuse(1);
+    else if (!strcmp(s, "stack-live"))
+        rc = stack_live();
+    else if (!strcmp(s, "stack-same-frame"))
+        rc = stack_same_frame();
+    else if (!strcmp(s, "cancel-pending"))
+        rc = cancel_pending();
+    else if (!strcmp(s, "fd-reuse"))
+        rc = fd_reuse();
+    else {
+        fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
+                        "stack-same-frame|cancel-pending|fd-reuse\n");
+        return 2;
+    }
+    if (rc == 3)
+        fprintf(stderr, "harm: the two frames' mutexes did not share an address\n");
+    else if (rc == 0)
+        puts("done");
+    return rc;
+}
