@@ -9,6 +9,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +202,55 @@ NOINLINE void reuse_after_destroy(void)
         free(m);
     }
     puts("reused");
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Races: two threads make the two edges of a cycle at the same moment, round after round. A
+ * thread takes writer-preferring rwlocks X and Y (a read/read cycle, which cannot deadlock
+ * while no writer comes) in its own order: X then Y agrees with the order graph's order (both
+ * locks are in the graph already, with nothing between them), Y then X runs against it. Each
+ * round's cycle is reported exactly once, whichever edge comes last; then the locks are made
+ * again, so the next round starts from a graph without a cycle.
+ * ---------------------------------------------------------------------------------------- */
+#define RACE_ROUNDS 12
+
+static atomic_int race_ready;
+
+NOINLINE void *race_pair(void *arg)
+{
+    long i = (long)arg;
+    pthread_rwlock_t *a = &rwlocks[i], *b = &rwlocks[1 - i];
+    pthread_mutex_lock(&mutexes[0]); /* its lock into the graph, and the thread a known one */
+    pthread_rwlock_rdlock(a);
+    pthread_rwlock_unlock(a);
+    pthread_mutex_unlock(&mutexes[0]);
+    atomic_fetch_add(&race_ready, 2 - i); /* 1 + 2: a multiple of 3 once both are here */
+    while (atomic_load(&race_ready) % 3)
+        sched_yield();
+    pthread_rwlock_rdlock(a);
+    pthread_rwlock_rdlock(b);
+    pthread_rwlock_unlock(b);
+    pthread_rwlock_unlock(a);
+    return NULL;
+}
+
+static void race_cycles(void)
+{
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    for (int r = 0; r < RACE_ROUNDS; r++) {
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++)
+            pthread_rwlock_init(&rwlocks[i], &attr);
+        for (long i = 0; i < 2; i++)
+            pthread_create(&th[i], NULL, race_pair, (void *)i);
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        for (int i = 0; i < 2; i++)
+            pthread_rwlock_destroy(&rwlocks[i]);
+    }
+    printf("%d rounds of racing edges\n", RACE_ROUNDS);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -462,6 +513,8 @@ int main(int argc, char **argv)
         puts("mutexes and an rwlock");
     } else if (!strcmp(s, "reuse"))
         reuse_after_destroy();
+    else if (!strcmp(s, "race-cycles"))
+        race_cycles();
     else if (!strcmp(s, "stress"))
         stress(0);
     else if (!strcmp(s, "stress-wp"))

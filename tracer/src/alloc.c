@@ -8,11 +8,18 @@
 #include "lt_internal.h"
 #include "platform.h"
 
+/* From this size on a mapping asks for large pages: the tracer's large ones are tables probed
+ * at random (the known set of the order graph) and arena chunks filled by the thousand, where a
+ * page fault and a TLB miss per 4 KB page otherwise dominate; small ones stay small. */
+#define MAP_HUGE_MIN ((size_t)4 << 20)
+
 void *lt_map(size_t size)
 {
     void *p = lt_platform_map(size);
     if (!p)
         lt_report_out_of_memory();
+    else if (size >= MAP_HUGE_MIN)
+        lt_platform_map_huge(p, size);
     return p;
 }
 

@@ -37,6 +37,7 @@
  * Each cycle is reported once, keyed by its set of locks.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <string.h>
 
 #include "graph.h"
@@ -87,8 +88,9 @@ struct node {
  * slot, TOMB a removed one. Written under the graph lock; the known set is read without it
  * (known_add says how it grows). */
 typedef struct key_set {
-    size_t mask, used, live;
-    _Atomic uint64_t slot[];
+    size_t mask, live;
+    _Alignas(64) _Atomic size_t used; /* edges_fast counts in without the lock: a line apart */
+    _Alignas(64) _Atomic uint64_t slot[];
 } key_set;
 
 static lt_spin graph_lock = LT_SPIN_INIT(LT_RANK_GRAPH);
@@ -97,7 +99,7 @@ static key_set *_Atomic moved;      /* address ords held by nodes at other addre
 static int moved_lost;              /* moved is incomplete (no memory): addresses are not used */
 static node *nodes[NODE_BUCKETS];
 static _Atomic size_t nnodes;
-static size_t nedges;
+static _Atomic size_t nedges;
 static size_t ndead;                /* dead edges still in a list */
 static size_t known_stale;          /* fingerprints in the known set of edges that are dead */
 static uint32_t stamp;
@@ -105,6 +107,51 @@ static int64_t ord_first, ord_last = ORD_LAST; /* below or above every address o
 static _Atomic size_t nback;        /* back edges: while 0 the graph has no cycle */
 static void *reported;              /* uint64_t keys of reported cycles, mapped */
 static size_t nreported, reported_cap;
+
+/*
+ * The gate: new edges that agree with the topological order go in without the graph lock
+ * (edges_fast), beside each other; everything else that reads or changes the graph takes the
+ * lock and shuts the gate, then waits for those inside to leave. Inside, only three things
+ * change, each by atomic steps: fingerprints join the known set, edges are pushed on the
+ * heads of their nodes' lists, and counters grow; nothing is unlinked, placed, reordered,
+ * searched or freed. So a holder of the lock has the graph to itself as before, and a fast
+ * edge needs no reordering and no search: while no back edge exists an edge that agrees with
+ * the order cannot close a cycle (Dekker's handshake: in, then look at shut; shut, then look
+ * at in; sequentially consistent both).
+ */
+static struct {
+    _Alignas(64) _Atomic unsigned in; /* threads in edges_fast */
+    _Atomic int shut;                 /* the graph lock's holder wants the graph to itself */
+} gate;
+
+static void graph_enter(void)
+{
+    lt_spin_lock(&graph_lock);
+    atomic_store(&gate.shut, 1);
+    while (atomic_load(&gate.in))
+        sched_yield();
+}
+
+static void graph_leave(void)
+{
+    if (graph_lock.depth == 1)
+        atomic_store_explicit(&gate.shut, 0, memory_order_release);
+    lt_spin_unlock(&graph_lock);
+}
+
+static int gate_enter(void)
+{
+    atomic_fetch_add(&gate.in, 1);
+    if (!atomic_load(&gate.shut))
+        return 1;
+    atomic_fetch_sub_explicit(&gate.in, 1, memory_order_release);
+    return 0;
+}
+
+static void gate_leave(void)
+{
+    atomic_fetch_sub_explicit(&gate.in, 1, memory_order_release);
+}
 
 /* ---------------------------------------------------------------------------------------- */
 
@@ -151,7 +198,8 @@ static void set_put(key_set *k, uint64_t key)
     while ((v = atomic_load_explicit(&k->slot[i], memory_order_relaxed)) != 0 && v != TOMB)
         i = (i + 1) & k->mask;
     atomic_store_explicit(&k->slot[i], key, memory_order_release);
-    k->used += v == 0;
+    if (v == 0)
+        atomic_fetch_add_explicit(&k->used, 1, memory_order_relaxed);
     k->live++;
 }
 
@@ -164,15 +212,23 @@ static size_t set_slots(size_t n)
     return size;
 }
 
+/* An empty set of `size` slots (a power of two); NULL when out of memory. */
+static key_set *set_map(size_t size)
+{
+    key_set *k = lt_map(sizeof *k + size * sizeof k->slot[0]);
+    if (k)
+        k->mask = size - 1;
+    return k;
+}
+
 /* Under the graph lock: *set's keys without its tombstones, copied into a new set of `size`
  * slots, which replaces it in *set (the old one is the caller's). NULL when out of memory. */
 static key_set *set_copy(key_set *_Atomic *set, size_t size)
 {
     key_set *k = atomic_load_explicit(set, memory_order_relaxed);
-    key_set *g = lt_map(sizeof *g + size * sizeof g->slot[0]);
+    key_set *g = set_map(size);
     if (!g)
         return NULL;
-    g->mask = size - 1;
     for (size_t i = 0; k && i <= k->mask; i++) {
         uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
         if (v != 0 && v != TOMB)
@@ -347,12 +403,12 @@ static key_set *known_refill(key_set *k)
     if (k && size <= k->mask + 1) {
         for (size_t i = 0; i <= k->mask; i++)
             atomic_store_explicit(&k->slot[i], 0, memory_order_relaxed);
-        k->used = k->live = 0;
+        atomic_store_explicit(&k->used, 0, memory_order_relaxed);
+        k->live = 0;
     } else {
-        k = lt_map(sizeof *k + size * sizeof k->slot[0]);
+        k = set_map(size);
         if (!k)
             return NULL;
-        k->mask = size - 1;
         atomic_store_explicit(&known, k, memory_order_release);
     }
     known_fill(k);
@@ -374,7 +430,7 @@ static int known_add(uint64_t fp)
 {
     key_set *k = atomic_load_explicit(&known, memory_order_relaxed);
     if (!k || (k->used + 1) * 2 > k->mask + 1)
-        k = k && known_stale * 4 <= k->live ? set_copy(&known, 2 * (k->mask + 1))
+        k = k && known_stale * 4 <= k->used ? set_copy(&known, 2 * (k->mask + 1))
                                              : known_refill(k);
     if (!k)
         return 0;
@@ -443,11 +499,17 @@ static __attribute__((noinline)) void node_sweep(node *n)
     n->sweep_at = 2 * n->linked + 8;
 }
 
-/* An edge went into a list of n. */
+/* Edges went into the lists of n (list_push counts them). */
 static inline void node_linked(node *n)
 {
-    if (lt_unlikely(++n->linked >= n->sweep_at))
+    if (lt_unlikely(n->linked >= n->sweep_at))
         node_sweep(n);
+}
+
+/* A sweep of n is due, and dead edges exist: edges_fast leaves n's new edges to the lock. */
+static int node_sweep_due(node *n)
+{
+    return ndead && __atomic_load_n(&n->linked, __ATOMIC_RELAXED) + 1 >= n->sweep_at;
 }
 
 /* Removes n with every edge into and out of it; under the graph lock. */
@@ -472,14 +534,14 @@ void lt_order_forget(const void *addr)
 {
     if (atomic_load_explicit(&nnodes, memory_order_relaxed) == 0)
         return;
-    lt_spin_lock(&graph_lock);
+    graph_enter();
     for (node **link = &nodes[node_bucket(addr)]; *link;) {
         if ((*link)->addr == addr)
             node_remove(link);
         else
             link = &(*link)->next_hash;
     }
-    lt_spin_unlock(&graph_lock);
+    graph_leave();
 }
 
 /* Can a thread holding n in `held` block one requesting it in `req`? */
@@ -825,10 +887,22 @@ static inline uint64_t edge_fp(const lt_held *h, const request *r)
 static const lt_thread_info *thread_kept[THREAD_SLOTS];
 static lt_arena thread_arena = LT_ARENA(LT_ARENA_CHUNK);
 
+static const lt_thread_info **thread_slot(const lt_thread_info *who)
+{
+    return &thread_kept[(unsigned)who->seq % THREAD_SLOTS];
+}
+
+/* who as last kept; NULL when it is not (read only: the lock's holder or edges_fast). */
+static const lt_thread_info *thread_kept_find(const lt_thread_info *who)
+{
+    const lt_thread_info *kept = *thread_slot(who);
+    return kept && !memcmp(kept, who, sizeof *who) ? kept : NULL;
+}
+
 static const lt_thread_info *thread_intern(const lt_thread_info *who)
 {
-    const lt_thread_info **slot = &thread_kept[(unsigned)who->seq % THREAD_SLOTS];
-    if (*slot && !memcmp(*slot, who, sizeof *who))
+    const lt_thread_info **slot = thread_slot(who);
+    if (thread_kept_find(who))
         return *slot;
     lt_thread_info *kept = lt_arena_alloc(&thread_arena, sizeof *kept, _Alignof(lt_thread_info));
     if (kept) {
@@ -836,6 +910,30 @@ static const lt_thread_info *thread_intern(const lt_thread_info *who)
         *slot = kept;
     }
     return kept;
+}
+
+/* e onto the head of n's list of `side`: under the graph lock, or in edges_fast beside others
+ * doing the same (nothing else changes a list then, so a push cannot be lost or misplaced). */
+static void list_push(node *n, int side, edge *e)
+{
+    edge *head = __atomic_load_n(&n->list[side], __ATOMIC_RELAXED);
+    do
+        e->next[side] = head;
+    while (!__atomic_compare_exchange_n(&n->list[side], &head, e, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
+    __atomic_fetch_add(&n->linked, 1, __ATOMIC_RELAXED);
+}
+
+/* The new edge e, described, joins the lists of its ends (not yet the order). */
+static void edge_join(edge *e, node *from, node *to)
+{
+    e->from = from;
+    e->to = to;
+    e->back = 0;
+    e->dead = 0;
+    e->lists = 2;
+    list_push(from, OUT, e);
+    list_push(to, IN, e);
 }
 
 /* Links the new edge e (described, from the pool, its thread kept) into the graph and the
@@ -846,15 +944,7 @@ static int edge_link(edge *e, const lt_held *h, node *to, uint64_t fp)
     if (!from || !known_add(fp))
         return 0;
     nedges++;
-    e->from = from;
-    e->to = to;
-    e->back = 0;
-    e->dead = 0;
-    e->lists = 2;
-    e->next[OUT] = from->list[OUT];
-    from->list[OUT] = e;
-    e->next[IN] = to->list[IN];
-    to->list[IN] = e;
+    edge_join(e, from, to);
     node_linked(from);
     node_linked(to);
     edge_ends_place(from, to);
@@ -865,9 +955,111 @@ static int edge_link(edge *e, const lt_held *h, node *to, uint64_t fp)
     return 1;
 }
 
-/* Adds the edges hs[i] -> r (fingerprints fps[i]) under one taking of the graph lock, each
- * unless another thread just did. 0 when out of memory. */
-static int edges_add(lt_held **hs, const uint64_t *fps, size_t n, request *r)
+/* Each thread keeps a few edges of its own, taken from the pool under the graph lock, for
+ * edges_fast, which takes no lock. Edges come in small chunks at first, and in chunks of
+ * large pages (alloc.c) once a program makes them by the hundred thousand. */
+#define EDGE_CACHE 64
+#define EDGE_MANY 65536
+#define EDGE_MANY_CHUNK ((size_t)4 << 20)
+
+/* Under the graph lock: t's edges topped up; fewer when out of memory. */
+static void edge_cache_fill(lt_thread *t)
+{
+    if (atomic_load_explicit(&nedges, memory_order_relaxed) >= EDGE_MANY)
+        edge_pool.arena.chunk = EDGE_MANY_CHUNK;
+    while (t->edge_cached < EDGE_CACHE) {
+        void *e = lt_pool_get(&edge_pool);
+        if (!e)
+            return;
+        *(void **)e = t->edge_cache;
+        t->edge_cache = e;
+        t->edge_cached++;
+    }
+}
+
+static edge *edge_cache_take(lt_thread *t)
+{
+    void *e = t->edge_cache;
+    t->edge_cache = *(void **)e;
+    t->edge_cached--;
+    return e;
+}
+
+void lt_order_thread_exit(lt_thread *t)
+{
+    if (!t->edge_cached)
+        return;
+    graph_enter();
+    while (t->edge_cached)
+        lt_pool_put(&edge_pool, edge_cache_take(t));
+    graph_leave();
+}
+
+/* Without the graph lock, room for it reserved in k->used: key into the known set k unless it
+ * is there. 1 when this call put it, so this thread adds its edge and no other does. */
+static int known_claim(key_set *k, uint64_t key)
+{
+    for (size_t i = set_home(k, key);; i = (i + 1) & k->mask) {
+        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
+        if (v == 0 && atomic_compare_exchange_strong_explicit(&k->slot[i], &v, key,
+                                                              memory_order_release,
+                                                              memory_order_relaxed))
+            return 1;
+        if (v == key)
+            return 0;
+    }
+}
+
+/*
+ * Inside the gate: the edges hs[i] -> r (described in d[i]) that agree with the order, the
+ * graph having no back edge, go into the graph: into a node of each end that is placed
+ * already, from t's own edges, with the first occurrence decided by known_claim. The others
+ * (an end without a node or a place, against the order, a sweep due) are left at the front
+ * of hs, fps and d, for the lock: their number is returned.
+ */
+static size_t edges_fast(lt_held **hs, uint64_t *fps, edge *d, size_t n, request *r)
+{
+    lt_thread *t = r->ev->self;
+    key_set *k = atomic_load_explicit(&known, memory_order_acquire);
+    const lt_thread_info *who;
+    node *to;
+    if (atomic_load_explicit(&nback, memory_order_relaxed) || t->edge_cached < n || !k ||
+        !(to = node_find(r->ev->lock, r->gen, r->ev->addr)) || !to->ord ||
+        node_sweep_due(to) || !(who = thread_kept_find(&r->thread)))
+        return n;
+    if ((atomic_fetch_add_explicit(&k->used, n, memory_order_relaxed) + n) * 2 > k->mask + 1) {
+        atomic_fetch_sub_explicit(&k->used, n, memory_order_relaxed);
+        return n; /* the set must grow: under the lock */
+    }
+    size_t left = 0, added = 0;
+    for (size_t i = 0; i < n; i++) {
+        node *from = node_find(hs[i]->lock, hs[i]->gen, hs[i]->addr);
+        if (!from || !from->ord || from->ord >= to->ord || node_sweep_due(from)) {
+            hs[left] = hs[i];
+            fps[left] = fps[i];
+            d[left++] = d[i];
+            continue;
+        }
+        if (!known_claim(k, fps[i]))
+            continue;
+        edge *e = edge_cache_take(t);
+        *e = d[i];
+        e->thread = who;
+        edge_join(e, from, to);
+        added++;
+    }
+    if (added < n)
+        atomic_fetch_sub_explicit(&k->used, n - added, memory_order_relaxed);
+    if (added)
+        atomic_fetch_add_explicit(&nedges, added, memory_order_relaxed);
+    r->added |= added > 0;
+    return left;
+}
+
+/* Adds the edges hs[i] -> r (fingerprints fps[i]), each unless another thread just did: those
+ * that agree with the order in the gate, the others under one taking of the graph lock. 0
+ * when out of memory. */
+static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
 {
     edge d[WALK];
     node *to = NULL;
@@ -875,7 +1067,14 @@ static int edges_add(lt_held **hs, const uint64_t *fps, size_t n, request *r)
     int failed = 0;
     for (size_t i = 0; i < n; i++)
         edge_describe(&d[i], hs[i], r);
-    lt_spin_lock(&graph_lock);
+    if (gate_enter()) {
+        n = edges_fast(hs, fps, d, n, r);
+        gate_leave();
+        if (!n)
+            return 1;
+    }
+    graph_enter();
+    edge_cache_fill(r->ev->self);
     for (size_t i = 0; i < n && !failed; i++) {
         if (set_has(&known, fps[i]))
             continue;
@@ -883,7 +1082,7 @@ static int edges_add(lt_held **hs, const uint64_t *fps, size_t n, request *r)
             to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
             who = thread_intern(&r->thread);
         }
-        edge *e = to && who ? lt_pool_get(&edge_pool) : NULL;
+        edge *e = to && who && r->ev->self->edge_cached ? edge_cache_take(r->ev->self) : NULL;
         if (e) {
             *e = d[i];
             e->thread = who;
@@ -895,7 +1094,7 @@ static int edges_add(lt_held **hs, const uint64_t *fps, size_t n, request *r)
         failed = !e;
         r->added |= !failed;
     }
-    lt_spin_unlock(&graph_lock);
+    graph_leave();
     if (failed)
         lt_report_out_of_memory();
     return !failed;
@@ -953,7 +1152,7 @@ static void closing_unwound(lt_edge_info *i, lt_held *h, request *r)
     edge_info_occurrence(i, &d);
     lt_lock_ref_fill(&i->from, h->addr, (lt_kind)h->kind, h->lock);
     lt_lock_ref_fill(&i->to, r->ev->addr, r->ev->kind, r->ev->lock);
-    lt_spin_lock(&graph_lock);
+    graph_enter();
     node *x = node_find(r->ev->lock, r->gen, r->ev->addr);
     edge *e = x ? edge_find(h, r, x) : NULL;
     const lt_thread_info *who = e && !e->unwound ? thread_intern(&r->thread) : NULL;
@@ -965,7 +1164,7 @@ static void closing_unwound(lt_edge_info *i, lt_held *h, request *r)
         e->unwound = 1;
         e->thread = who;
     }
-    lt_spin_unlock(&graph_lock);
+    graph_leave();
     if (!e)
         edge_add(h, r, edge_fp(h, r));
 }
@@ -979,7 +1178,7 @@ static void cycle_check(request *r)
     const lt_edge_info **cycle = NULL;
     int unwound = 0;
     size_t n = 0;
-    lt_spin_lock(&graph_lock);
+    graph_enter();
     node *x = node_find(r->ev->lock, r->gen, r->ev->addr);
     if (x) {
         cycle_bfs.expand = cycle_expand;
@@ -995,7 +1194,7 @@ static void cycle_check(request *r)
         if (unwound)
             edge_info((lt_edge_info *)cycle[0], e);
     }
-    lt_spin_unlock(&graph_lock);
+    graph_leave();
     if (!cycle)
         return;
     if (!unwound)
@@ -1115,5 +1314,13 @@ int lt_order_known(lt_event *ev)
 
 void lt_order_fork(lt_fork_phase phase)
 {
-    lt_spin_fork(&graph_lock, phase);
+    if (phase == LT_FORK_PREPARE) {
+        graph_enter();
+    } else if (phase == LT_FORK_PARENT) {
+        graph_leave();
+    } else {
+        atomic_store(&gate.in, 0); /* no thread is in edges_fast, but some may have counted */
+        atomic_store(&gate.shut, 0);
+        lt_spin_fork(&graph_lock, phase);
+    }
 }

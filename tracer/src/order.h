@@ -11,6 +11,8 @@ void lt_order_acquired(lt_event *ev);
  * only known ones): then lt_order_acquired has nothing to do after the grant. */
 int lt_order_known(lt_event *ev);
 void lt_order_forget(const void *addr);
+/* The exiting thread t gives back what the graph kept for it. */
+void lt_order_thread_exit(lt_thread *t);
 void lt_order_fork(lt_fork_phase phase);
 
 #endif

@@ -37,6 +37,16 @@ void lt_platform_unmap(void *p, size_t size)
     munmap(p, size);
 }
 
+void lt_platform_map_huge(void *p, size_t size)
+{
+#ifdef MADV_HUGEPAGE
+    madvise(p, size, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)size;
+#endif
+}
+
 void *lt_platform_reserve(size_t size)
 {
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON | MAP_NORESERVE,

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lifetime.h"
+#include "order.h"
 #include "platform.h"
 
 __thread lt_tls_block lt_tls LT_TLS;
@@ -146,6 +147,7 @@ static void thread_exit(void *arg)
     }
     lt_tls.busy = 1; /* for good: the thread is leaving */
     lt_on_thread_exit(t);
+    lt_order_thread_exit(t);
     lt_stack_released(t); /* its frames have returned: the locks in them are gone */
     lt_tls.self = NULL;
     thread_delete(t);
