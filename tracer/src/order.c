@@ -955,42 +955,61 @@ static int edge_link(edge *e, const lt_held *h, node *to, uint64_t fp)
     return 1;
 }
 
-/* Each thread keeps a few edges of its own, taken from the pool under the graph lock, for
- * edges_fast, which takes no lock. Edges come in small chunks at first, and in chunks of
- * large pages (alloc.c) once a program makes them by the hundred thousand. */
-#define EDGE_CACHE 64
+/* Each thread keeps edges of its own for edges_fast, which takes no lock: edges freed to the
+ * pool, taken under the graph lock, else a block of new ones (untouched: their pages are
+ * faulted in outside the lock). Edges come in small chunks at first, and in chunks of large
+ * pages (alloc.c) once a program makes them by the hundred thousand. */
+#define EDGE_CACHE 256
 #define EDGE_MANY 65536
 #define EDGE_MANY_CHUNK ((size_t)4 << 20)
+
+static size_t edge_cache_has(const lt_thread *t)
+{
+    return (size_t)t->edge_nfree + t->edge_nblock;
+}
+
+static edge *edge_cache_take(lt_thread *t)
+{
+    void *e = t->edge_free;
+    if (e) {
+        t->edge_free = *(void **)e;
+        t->edge_nfree--;
+        return e;
+    }
+    e = t->edge_block;
+    t->edge_block += sizeof(edge);
+    t->edge_nblock--;
+    return e;
+}
+
+static void edge_cache_put(lt_thread *t, void *e)
+{
+    *(void **)e = t->edge_free;
+    t->edge_free = e;
+    t->edge_nfree++;
+}
 
 /* Under the graph lock: t's edges topped up; fewer when out of memory. */
 static void edge_cache_fill(lt_thread *t)
 {
     if (atomic_load_explicit(&nedges, memory_order_relaxed) >= EDGE_MANY)
         edge_pool.arena.chunk = EDGE_MANY_CHUNK;
-    while (t->edge_cached < EDGE_CACHE) {
-        void *e = lt_pool_get(&edge_pool);
-        if (!e)
-            return;
-        *(void **)e = t->edge_cache;
-        t->edge_cache = e;
-        t->edge_cached++;
+    while (t->edge_nfree < EDGE_CACHE && edge_pool.free)
+        edge_cache_put(t, lt_pool_get(&edge_pool));
+    if (edge_cache_has(t) < WALK) {
+        for (; t->edge_nblock; t->edge_nblock--, t->edge_block += sizeof(edge))
+            edge_cache_put(t, t->edge_block); /* the rest of the block joins the list */
+        t->edge_block = lt_arena_alloc(&edge_pool.arena, EDGE_CACHE * sizeof(edge), _Alignof(edge));
+        t->edge_nblock = t->edge_block ? EDGE_CACHE : 0;
     }
-}
-
-static edge *edge_cache_take(lt_thread *t)
-{
-    void *e = t->edge_cache;
-    t->edge_cache = *(void **)e;
-    t->edge_cached--;
-    return e;
 }
 
 void lt_order_thread_exit(lt_thread *t)
 {
-    if (!t->edge_cached)
+    if (!edge_cache_has(t))
         return;
     graph_enter();
-    while (t->edge_cached)
+    while (edge_cache_has(t))
         lt_pool_put(&edge_pool, edge_cache_take(t));
     graph_leave();
 }
@@ -1023,7 +1042,7 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, edge *d, size_t n, request
     key_set *k = atomic_load_explicit(&known, memory_order_acquire);
     const lt_thread_info *who;
     node *to;
-    if (atomic_load_explicit(&nback, memory_order_relaxed) || t->edge_cached < n || !k ||
+    if (atomic_load_explicit(&nback, memory_order_relaxed) || edge_cache_has(t) < n || !k ||
         !(to = node_find(r->ev->lock, r->gen, r->ev->addr)) || !to->ord ||
         node_sweep_due(to) || !(who = thread_kept_find(&r->thread)))
         return n;
@@ -1082,7 +1101,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
             to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
             who = thread_intern(&r->thread);
         }
-        edge *e = to && who && r->ev->self->edge_cached ? edge_cache_take(r->ev->self) : NULL;
+        edge *e = to && who && edge_cache_has(r->ev->self) ? edge_cache_take(r->ev->self) : NULL;
         if (e) {
             *e = d[i];
             e->thread = who;
