@@ -183,6 +183,9 @@ typedef struct lt_thread {
     uint8_t walk_next[1u << LT_WALK_SET_BITS]; /* per set: the way the next new walk takes */
     lt_site_slot sites[LT_SITE_SLOTS]; /* its last interned recorded stacks (stack.c) */
     lt_frame_lock frame_locks[1u << LT_FRAME_LOCK_BITS]; /* locks in its frames (lifetime.c) */
+#if LT_CHECKS
+    lt_spin_ranks ranks;          /* the tracer locks it holds (spin.c) */
+#endif
 } lt_thread;
 
 /* All the tracer keeps in TLS. Initial-exec TLS is fast but comes from glibc's static TLS
