@@ -330,6 +330,7 @@ static inline lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t r
     return lt_shadow_lookup(t, addr, ra);
 }
 lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa);
+void lt_shadow_destroy(const void *addr, lt_lock *l);
 void lt_shadow_forget(const void *addr);
 lt_lock *lt_shadow_find(const void *addr);
 void lt_shadow_fork(lt_fork_phase phase);
