@@ -92,6 +92,36 @@ static void check_held_set(void)
         lt_held_remove(t, &t->held[t->nheld - 1]);
 }
 
+/* A set that was large and is small again stops using its index and empties it, in time
+ * proportional to what it holds; when it grows large again, the index answers for the new
+ * entries only. */
+static void check_held_regrow(void)
+{
+    lt_thread *t = lt_self();
+    enum { N = 5000, KEEP = 10, AGAIN = 40 };
+    static char locks[N];
+    static lt_lock fake;
+    for (int i = 0; i < N; i++)
+        CHECK(lt_held_push(t, &locks[i], &fake) != NULL);
+    for (int i = 0; i < N - KEEP; i++)
+        lt_held_remove(t, lt_held_find(t, &locks[i]));
+    lt_held_compact(t);
+    CHECK(t->nheld == KEEP && t->held_end == KEEP && !t->held_indexed);
+    CHECK(t->held[0].addr == &locks[N - KEEP] && lt_held_find(t, &locks[N - 1]) == &t->held[KEEP - 1]);
+    for (int i = 0; i < AGAIN; i++)
+        CHECK(lt_held_push(t, &locks[i], &fake) != NULL);
+    CHECK(t->held_indexed && t->nheld == KEEP + AGAIN);
+    for (int i = 0; i < N; i++) {
+        lt_held *h = lt_held_find(t, &locks[i]);
+        int held = i < AGAIN || i >= N - KEEP;
+        CHECKF(held ? h && h->addr == &locks[i] : h == NULL, "lock %d", i);
+    }
+    for (int i = 0; i < N; i++) /* out of order: every 7th of the held ones, round and round */
+        if ((i * 7) % N < AGAIN || (i * 7) % N >= N - KEEP)
+            lt_held_remove(t, lt_held_find(t, &locks[(i * 7) % N]));
+    CHECK(t->nheld == 0 && t->held_end == 0 && !t->held_indexed);
+}
+
 static void check_shadow(void)
 {
     static int lock_a, lock_b;
@@ -105,6 +135,58 @@ static void check_shadow(void)
     lt_shadow_forget(&lock_a);
     lt_lock *again = lt_shadow_get(t, &lock_a, 0);
     CHECK(atomic_load(&again->gen) != gen + 1); /* destroyed and seen again: a new identity */
+}
+
+/* destroy leaves the entry where it was, with a new gen and no address; the address's next
+ * init, or a lock found there without one, takes it back as a new lock; releasing the memory
+ * removes it, and the address leaves the lock map. */
+static void check_shadow_destroy(void)
+{
+    static int lock_c, lock_d;
+    lt_thread *t = lt_self();
+    lt_lock *l = lt_shadow_get(t, &lock_c, 0);
+    uint32_t gen = atomic_load(&l->gen);
+    l->object = &lock_d;
+    lt_shadow_destroy(&lock_c, l);
+    CHECK(lt_shadow_find(&lock_c) == l && atomic_load(&l->addr) == NULL);
+    CHECK(atomic_load(&l->gen) == gen + 1);
+    CHECK(lt_lockmap_any((uintptr_t)&lock_c, (uintptr_t)&lock_c + 1));
+    CHECK(lt_shadow_reset(t, &lock_c, 0, 0) == l && atomic_load(&l->addr) == &lock_c);
+    CHECK(atomic_load(&l->gen) == gen + 1 && l->object == NULL); /* a new lock */
+    lt_shadow_destroy(&lock_c, l);
+    CHECK(lt_shadow_get(t, &lock_c, 0) == l && atomic_load(&l->gen) == gen + 2 &&
+          l->first_stack != 0); /* first seen again, without init */
+    lt_shadow_destroy(&lock_c, l);
+    lt_shadow_destroy(&lock_c, l); /* twice: nothing more */
+    CHECK(atomic_load(&l->gen) == gen + 3);
+    lt_shadow_forget(&lock_c); /* its memory is released */
+    CHECK(lt_shadow_find(&lock_c) == NULL);
+    CHECK(!lt_lockmap_any((uintptr_t)&lock_c, (uintptr_t)&lock_c + 1));
+    lt_shadow_destroy(&lock_d, NULL); /* never seen: nothing to keep */
+    CHECK(lt_shadow_find(&lock_d) == NULL);
+}
+
+/* Destroyed entries are kept up to a bound: of many locks destroyed, some are removed at
+ * once, and with them their place in the lock map. */
+static void check_shadow_destroy_bound(void)
+{
+    enum { N = 200000 };
+    static int space[N];
+    lt_thread *t = lt_self();
+    long kept = 0;
+    int ok = 1;
+    for (int i = 0; i < N; i++)
+        lt_shadow_destroy(&space[i], lt_shadow_reset(t, &space[i], 0, 0));
+    for (int i = 0; i < N && ok; i++) {
+        lt_lock *l = lt_shadow_find(&space[i]);
+        int mapped = lt_lockmap_any((uintptr_t)&space[i], (uintptr_t)&space[i] + 1);
+        ok = l ? atomic_load(&l->addr) == NULL && mapped : !mapped;
+        kept += l != NULL;
+    }
+    CHECK(ok && kept > 0 && kept < N / 2);
+    for (int i = 0; i < N; i++)
+        lt_shadow_forget(&space[i]);
+    CHECK(!lt_lockmap_any((uintptr_t)space, (uintptr_t)&space[N]));
 }
 
 static int ptr_order(const void *a, const void *b)
@@ -289,8 +371,11 @@ int main(void)
     check_fmt();
     check_depot();
     check_held_set();
+    check_held_regrow();
     check_scratch_fit();
     check_shadow();
+    check_shadow_destroy();
+    check_shadow_destroy_bound();
     check_shadow_table();
     check_recovery();
     check_walk_ways();
