@@ -67,6 +67,9 @@ typedef struct lt_lock {
     _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
     _Atomic uint64_t klass;           /* classes.c: gen << 32 | class id of this identity;
                                          another gen: not decided yet */
+    struct lt_order_node *_Atomic order_node; /* order.c: its node in the order graph, of this
+                                         or an ended gen; NULL = none. Written under the
+                                         graph lock */
 } lt_lock;
 
 /* One entry of a held set. The stack of the acquisition is kept cheaply as the call site

@@ -1,10 +1,11 @@
 /*
  * order.c - the lock-order graph over lock instances, and lock-order inversions.
  *
- * A node is one lock identity, (shadow entry, gen). init and destroy remove every node of the
- * address with all its edges, so a reused address starts without history and the graph does
+ * A node is one lock identity, (shadow entry, gen), reached from the entry (order_node): an
+ * entry has at most one, of its current gen or of one that ended. init, destroy and free
+ * remove it with all its edges, so a reused address starts without history and the graph does
  * not grow with lock churn; a node whose entry has moved on to another gen some other way is
- * skipped by the search. An edge A -> B, labelled with the modes, says B was acquired (not by
+ * skipped by the search and replaced when the entry gets its next node. An edge A -> B, labelled with the modes, says B was acquired (not by
  * a trylock) while A was held; it keeps the stacks and the thread of its first occurrence
  * (see "New edges" for how much of them).
  *
@@ -45,11 +46,10 @@
 
 #define KNOWN_MIN 4096        /* smallest size of the known set (slots) */
 #define TOMB 2                /* a removed fingerprint (fingerprints are odd) */
-#define NODE_BUCKETS 16384
 #define ORD_LAST ((int64_t)1 << 62) /* above every address */
 #define WALK 16               /* held locks looked at per batch of new edges; a chain is one */
 
-typedef struct node node;
+typedef struct lt_order_node node;
 
 enum { OUT, IN }; /* an edge's two lists: its from node's out-list, its to node's in-list */
 
@@ -68,7 +68,7 @@ typedef struct edge {
     const lt_thread_info *thread;      /* the thread that made it (thread_intern) */
 } edge;
 
-struct node {
+struct lt_order_node {
     const void *addr;
     lt_lock *lock;
     uint32_t gen;
@@ -80,7 +80,7 @@ struct node {
     uint32_t pk_mark;               /* reordering stamp */
     uint32_t linked, sweep_at;      /* entries put in its lists; when to sweep them */
     int64_t ord;                    /* place in the topological order; 0 until placed */
-    node *next_hash;
+    node *next, *prev;              /* in the list of all nodes */
 };
 
 /* A set of odd 64-bit keys (edge fingerprints, node ords) in open addressing: 0 marks a free
@@ -95,8 +95,7 @@ static lt_spin graph_lock = LT_SPIN_INIT(LT_RANK_GRAPH);
 static key_set *_Atomic known;      /* fingerprints of the edges in the graph */
 static key_set *_Atomic moved;      /* address ords held by nodes at other addresses (node_place) */
 static int moved_lost;              /* moved is incomplete (no memory): addresses are not used */
-static node *nodes[NODE_BUCKETS];
-static _Atomic size_t nnodes;
+static node *all_nodes;
 static size_t nedges;
 static size_t ndead;                /* dead edges still in a list */
 static size_t known_stale;          /* fingerprints in the known set of edges that are dead */
@@ -226,28 +225,35 @@ static int node_live(const node *n)
     return atomic_load_explicit(&n->lock->gen, memory_order_relaxed) == n->gen;
 }
 
-static size_t node_bucket(const void *addr)
+static node *node_of(const lt_lock *l)
 {
-    return ((uintptr_t)addr >> 4) % NODE_BUCKETS;
+    return atomic_load_explicit(&l->order_node, memory_order_relaxed);
 }
 
 /* The node of (l, gen), NULL when it has none; under the graph lock. */
-static node *node_find(const lt_lock *l, uint32_t gen, const void *addr)
+static node *node_find(const lt_lock *l, uint32_t gen)
 {
-    for (node *n = nodes[node_bucket(addr)]; n; n = n->next_hash)
-        if (n->lock == l && n->gen == gen)
-            return n;
-    return NULL;
+    node *n = node_of(l);
+    return n && n->gen == gen ? n : NULL;
 }
 
-/* Finds or makes the node of (l, gen), a new one not yet in the order (ord 0); under the graph
- * lock. */
+/* Has the identity (l, gen) ended? Then no edge is made for it. */
+static int identity_ended(const lt_lock *l, uint32_t gen)
+{
+    return atomic_load_explicit(&l->gen, memory_order_relaxed) != gen;
+}
+
+static void node_remove(node *n);
+
+/* Finds or makes the node of (l, gen), an identity that has not ended (a node left by an ended
+ * one goes); a new one is not yet in the order (ord 0). Under the graph lock. */
 static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
 {
-    size_t b = node_bucket(addr);
-    node *n = node_find(l, gen, addr);
-    if (n)
+    node *n = node_of(l);
+    if (n && n->gen == gen)
         return n;
+    if (n)
+        node_remove(n);
     n = lt_pool_get(&node_pool);
     if (!n)
         return NULL;
@@ -257,9 +263,12 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
     n->kind = kind;
     n->exclusive_only = kind != LT_RWLOCK;
     n->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
-    n->next_hash = nodes[b];
-    nodes[b] = n;
-    atomic_fetch_add(&nnodes, 1);
+    n->prev = NULL;
+    n->next = all_nodes;
+    if (all_nodes)
+        all_nodes->prev = n;
+    all_nodes = n;
+    atomic_store_explicit(&l->order_node, n, memory_order_relaxed);
     return n;
 }
 
@@ -270,9 +279,10 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
  * mostly take them by address (an array in index order, "lower address first"); their edges
  * then agree with the order from the start and nothing is ever reordered. Reordering only
  * permutes the ords of existing nodes, so an address is free unless a node holds it: a node
- * at that address (in its hash bucket, which node_get has just walked), or one that
- * reordering gave it, which the set `moved` says (keys 2 ord + 1; address ords lie between
- * ord_first and ORD_LAST). While nothing was reordered that set is empty and never probed.
+ * at that address, or one that reordering gave it, which the set `moved` says (keys 2 ord + 1;
+ * address ords lie between ord_first and ORD_LAST). The first is the new node itself: the
+ * entry at an address has one node, and an entry leaves its address only after its node left
+ * the graph (lt_order_forget). While nothing was reordered `moved` is empty and never probed.
  */
 static uint64_t ord_key(int64_t ord)
 {
@@ -292,9 +302,6 @@ static int ord_moved(const node *n)
 
 static int ord_free(int64_t a)
 {
-    for (const node *m = nodes[node_bucket((const void *)(uintptr_t)a)]; m; m = m->next_hash)
-        if (m->ord == a)
-            return 0;
     key_set *k = atomic_load_explicit(&moved, memory_order_relaxed);
     return !(k && k->live && set_has(&moved, ord_key(a)));
 }
@@ -332,10 +339,9 @@ static edge *edge_live(edge **link, int side);
 /* Under the graph lock: the fingerprint of every edge in the graph into k. */
 static void known_fill(key_set *k)
 {
-    for (size_t b = 0; b < NODE_BUCKETS; b++)
-        for (node *n = nodes[b]; n; n = n->next_hash)
-            for (edge **at = &n->list[OUT], *e; (e = edge_live(at, OUT)); at = &e->next[OUT])
-                set_put(k, edge_fingerprint(e));
+    for (node *n = all_nodes; n; n = n->next)
+        for (edge **at = &n->list[OUT], *e; (e = edge_live(at, OUT)); at = &e->next[OUT])
+            set_put(k, edge_fingerprint(e));
 }
 
 /* Under the graph lock: the known set made again from the edges in the graph, in k if it is
@@ -451,9 +457,8 @@ static inline void node_linked(node *n)
 }
 
 /* Removes n with every edge into and out of it; under the graph lock. */
-static void node_remove(node **link)
+static void node_remove(node *n)
 {
-    node *n = *link;
     for (int side = OUT; side <= IN; side++) {
         for (edge *e = n->list[side], *next; e; e = next) {
             next = e->next[side];
@@ -462,23 +467,25 @@ static void node_remove(node **link)
     }
     if (ord_moved(n))
         set_remove(&moved, ord_key(n->ord));
-    *link = n->next_hash;
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        all_nodes = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    atomic_store_explicit(&n->lock->order_node, NULL, memory_order_relaxed);
     lt_pool_put(&node_pool, n);
-    atomic_fetch_sub(&nnodes, 1);
 }
 
-/* The lock at addr is initialised or destroyed: whatever the graph knew of it is history. */
-void lt_order_forget(const void *addr)
+/* A lock without a node (most of those initialised or destroyed) costs one load here. */
+void lt_order_forget(lt_lock *l)
 {
-    if (atomic_load_explicit(&nnodes, memory_order_relaxed) == 0)
+    if (!l || !node_of(l))
         return;
     lt_spin_lock(&graph_lock);
-    for (node **link = &nodes[node_bucket(addr)]; *link;) {
-        if ((*link)->addr == addr)
-            node_remove(link);
-        else
-            link = &(*link)->next_hash;
-    }
+    node *n = node_of(l);
+    if (n)
+        node_remove(n);
     lt_spin_unlock(&graph_lock);
 }
 
@@ -877,8 +884,10 @@ static int edges_add(lt_held **hs, const uint64_t *fps, size_t n, request *r)
         edge_describe(&d[i], hs[i], r);
     lt_spin_lock(&graph_lock);
     for (size_t i = 0; i < n && !failed; i++) {
-        if (set_has(&known, fps[i]))
+        if (set_has(&known, fps[i]) || identity_ended(hs[i]->lock, hs[i]->gen))
             continue;
+        if (!to && identity_ended(r->ev->lock, r->gen))
+            break;
         if (!to) {
             to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
             who = thread_intern(&r->thread);
@@ -954,7 +963,7 @@ static void closing_unwound(lt_edge_info *i, lt_held *h, request *r)
     lt_lock_ref_fill(&i->from, h->addr, (lt_kind)h->kind, h->lock);
     lt_lock_ref_fill(&i->to, r->ev->addr, r->ev->kind, r->ev->lock);
     lt_spin_lock(&graph_lock);
-    node *x = node_find(r->ev->lock, r->gen, r->ev->addr);
+    node *x = node_find(r->ev->lock, r->gen);
     edge *e = x ? edge_find(h, r, x) : NULL;
     const lt_thread_info *who = e && !e->unwound ? thread_intern(&r->thread) : NULL;
     if (who) {
@@ -980,7 +989,7 @@ static void cycle_check(request *r)
     int unwound = 0;
     size_t n = 0;
     lt_spin_lock(&graph_lock);
-    node *x = node_find(r->ev->lock, r->gen, r->ev->addr);
+    node *x = node_find(r->ev->lock, r->gen);
     if (x) {
         cycle_bfs.expand = cycle_expand;
         cycle_bfs.ctx = &s;
