@@ -80,7 +80,9 @@ struct lt_order_node {
     uint32_t pk_mark;               /* reordering stamp */
     uint32_t linked, sweep_at;      /* entries put in its lists; when to sweep them */
     int64_t ord;                    /* place in the topological order; 0 until placed */
-    node *next, *prev;              /* in the list of all nodes */
+    node *next, *prev;              /* in the list of all nodes; then in the reaping queue */
+    _Atomic uint8_t dead;           /* left the graph (node_kill): its edges are dead */
+    node *dying_next;               /* in `dying` */
 };
 
 /* A set of odd 64-bit keys (edge fingerprints, node ords) in open addressing: 0 marks a free
@@ -96,6 +98,8 @@ static key_set *_Atomic known;      /* fingerprints of the edges in the graph */
 static key_set *_Atomic moved;      /* address ords held by nodes at other addresses (node_place) */
 static int moved_lost;              /* moved is incomplete (no memory): addresses are not used */
 static node *all_nodes;
+static node *_Atomic dying;         /* killed nodes not yet taken for reaping (dying_next) */
+static node *reap_first, *reap_last; /* killed nodes whose lists are being let go (next) */
 static size_t nedges;
 static size_t ndead;                /* dead edges still in a list */
 static size_t known_stale;          /* fingerprints in the known set of edges that are dead */
@@ -220,9 +224,14 @@ static void set_remove(key_set *_Atomic *set, uint64_t key)
 static lt_pool node_pool = LT_POOL(node, LT_ARENA_CHUNK);
 static lt_pool edge_pool = LT_POOL(edge, LT_ARENA_CHUNK);
 
+static int node_dead(const node *n)
+{
+    return atomic_load_explicit(&n->dead, memory_order_relaxed);
+}
+
 static int node_live(const node *n)
 {
-    return atomic_load_explicit(&n->lock->gen, memory_order_relaxed) == n->gen;
+    return !node_dead(n) && atomic_load_explicit(&n->lock->gen, memory_order_relaxed) == n->gen;
 }
 
 static node *node_of(const lt_lock *l)
@@ -243,7 +252,7 @@ static int identity_ended(const lt_lock *l, uint32_t gen)
     return atomic_load_explicit(&l->gen, memory_order_relaxed) != gen;
 }
 
-static void node_remove(node *n);
+static void node_retire(lt_lock *l, node *n);
 
 /* Finds or makes the node of (l, gen), an identity that has not ended (a node left by an ended
  * one goes); a new one is not yet in the order (ord 0). Under the graph lock. */
@@ -253,7 +262,7 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
     if (n && n->gen == gen)
         return n;
     if (n)
-        node_remove(n);
+        node_retire(l, n);
     n = lt_pool_get(&node_pool);
     if (!n)
         return NULL;
@@ -263,6 +272,7 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
     n->kind = kind;
     n->exclusive_only = kind != LT_RWLOCK;
     n->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
+    atomic_store_explicit(&n->dead, 0, memory_order_relaxed);
     n->prev = NULL;
     n->next = all_nodes;
     if (all_nodes)
@@ -340,7 +350,8 @@ static edge *edge_live(edge **link, int side);
 static void known_fill(key_set *k)
 {
     for (node *n = all_nodes; n; n = n->next)
-        for (edge **at = &n->list[OUT], *e; (e = edge_live(at, OUT)); at = &e->next[OUT])
+        for (edge **at = &n->list[OUT], *e; !node_dead(n) && (e = edge_live(at, OUT));
+             at = &e->next[OUT])
             set_put(k, edge_fingerprint(e));
 }
 
@@ -389,19 +400,29 @@ static int known_add(uint64_t fp)
 }
 
 /* ------------------------------------------------------------------------------------------
- * Removal. The lists are singly linked, and a node leaves without touching its neighbours:
- * its edges are marked dead and its own lists let go of them; each dead edge stays in the list
- * of its other end until a walk of that list unlinks it (edge_live), and is freed by the last
- * list to let go. Nothing follows a dead edge's nodes, which go back to the pool at once. So
- * removing a node touches only its own edges, and adding an edge only its two nodes (no
- * back-link in a neighbour). A node's lists are swept whenever they have doubled since their
- * last sweep while dead edges exist, so dead edges never outnumber live ones by more than
- * that, at O(1) amortised per edge added.
+ * Removal. A lock identity's end (lt_order_forget) costs O(1) and takes no lock: its entry lets
+ * go of the node, which is marked dead and pushed on `dying`. From then on every walk passes
+ * its edges by (edge_live), and no new edge finds it. Its memory is reaped later by whoever
+ * adds edges under the graph lock, a few list entries at a time ("reap"): so freeing a block
+ * of thousands of locks with a million edges between them walks none of them then, and a
+ * program that goes on making edges pays for the walk in small steps, against the edges it
+ * adds; one that stops never pays it. While the graph has a cycle (a back edge) reaping is not
+ * deferred, so a dead back edge does not keep every acquisition searching.
  *
- * A dead edge's fingerprint stays in the known set: it names a lock identity that is ending
- * (edges leave the graph only with a node, in lt_order_forget, before the lock's gen moves
- * on), so no acquisition can make it again; known_add drops such leftovers when it rebuilds.
+ * The lists are singly linked, and a list lets go of an edge without touching its other
+ * list: the edge is marked dead, stays in the other list until a walk of that list unlinks
+ * it (edge_live), and is freed by the last list to let go. A dead node keeps every edge it
+ * had in its own lists until its reaping kills them, so no edge that is not marked dead
+ * names a freed node. A node's lists are swept whenever they have doubled since their last
+ * sweep while dead edges or nodes exist, so dead edges never outnumber live ones by more than
+ * that, at O(1) amortised per edge added; dead nodes awaiting reaping hold at most the edges
+ * the graph had.
+ *
+ * A dead edge's fingerprint stays in the known set: it names a lock identity that ended (or
+ * is ending: lt_order_forget comes before the lock's gen moves on), so no acquisition can make
+ * it again; known_add drops such leftovers when it rebuilds.
  * ---------------------------------------------------------------------------------------- */
+#define REAP_STEP 16          /* list entries of dead nodes let go per taking of the lock */
 
 /* One of its lists let go of e: the last one frees it. */
 static void edge_drop(edge *e)
@@ -426,13 +447,14 @@ static void edge_kill(edge *e)
     edge_drop(e);
 }
 
-/* The first live edge from *link on in a list of `side`, unlinking the dead ones before it. */
+/* The first live edge from *link on in a list of `side`, unlinking the dead ones before it:
+ * those marked, and those whose other end is dead. */
 static edge *edge_live(edge **link, int side)
 {
     edge *e;
-    while ((e = *link) && lt_unlikely(e->dead)) {
+    while ((e = *link) && lt_unlikely(e->dead || node_dead(side == OUT ? e->to : e->from))) {
         *link = e->next[side];
-        edge_drop(e);
+        edge_kill(e);
     }
     return e;
 }
@@ -440,7 +462,7 @@ static edge *edge_live(edge **link, int side)
 /* n's lists have doubled since it was last swept: unlinks their dead edges, if any exist. */
 static __attribute__((noinline)) void node_sweep(node *n)
 {
-    if (ndead) {
+    if (ndead || reap_first || atomic_load_explicit(&dying, memory_order_relaxed)) {
         n->linked = 0;
         for (int side = OUT; side <= IN; side++)
             for (edge **at = &n->list[side], *e; (e = edge_live(at, side)); at = &e->next[side])
@@ -456,37 +478,82 @@ static inline void node_linked(node *n)
         node_sweep(n);
 }
 
-/* Removes n with every edge into and out of it; under the graph lock. */
-static void node_remove(node *n)
+/* Without the graph lock: n, which no entry reaches any more, leaves the graph. */
+static void node_kill(node *n)
 {
-    for (int side = OUT; side <= IN; side++) {
-        for (edge *e = n->list[side], *next; e; e = next) {
-            next = e->next[side];
-            edge_kill(e);
-        }
+    atomic_store_explicit(&n->dead, 1, memory_order_release);
+    node *top = atomic_load_explicit(&dying, memory_order_relaxed);
+    do
+        n->dying_next = top;
+    while (!atomic_compare_exchange_weak_explicit(&dying, &top, n, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+/* l lets go of its node n, which leaves the graph unless another thread took it first. */
+static void node_retire(lt_lock *l, node *n)
+{
+    if (atomic_compare_exchange_strong(&l->order_node, &n, NULL))
+        node_kill(n);
+}
+
+/* Under the graph lock: the nodes killed since the last call leave the list of all nodes and
+ * the set of moved ords, and join the reaping queue. */
+static void reap_take(void)
+{
+    node *n = atomic_exchange_explicit(&dying, NULL, memory_order_acquire);
+    for (node *next; n; n = next) {
+        next = n->dying_next;
+        if (ord_moved(n))
+            set_remove(&moved, ord_key(n->ord));
+        if (n->prev)
+            n->prev->next = n->next;
+        else
+            all_nodes = n->next;
+        if (n->next)
+            n->next->prev = n->prev;
+        n->next = NULL;
+        if (reap_last)
+            reap_last->next = n;
+        else
+            reap_first = n;
+        reap_last = n;
     }
-    if (ord_moved(n))
-        set_remove(&moved, ord_key(n->ord));
-    if (n->prev)
-        n->prev->next = n->next;
-    else
-        all_nodes = n->next;
-    if (n->next)
-        n->next->prev = n->prev;
-    atomic_store_explicit(&n->lock->order_node, NULL, memory_order_relaxed);
-    lt_pool_put(&node_pool, n);
+}
+
+/*
+ * Under the graph lock, before anything of the graph is looked at: up to `budget` list
+ * entries of dead nodes let go (each kills its edge), and the nodes whose lists are empty
+ * freed. Every edge of a dead node is in its lists, so none is left naming it.
+ */
+static void reap(size_t budget)
+{
+    if (atomic_load_explicit(&dying, memory_order_relaxed))
+        reap_take();
+    if (atomic_load_explicit(&nback, memory_order_relaxed))
+        budget = SIZE_MAX;
+    while (reap_first && budget) {
+        node *n = reap_first;
+        int side = n->list[OUT] ? OUT : IN;
+        edge *e = n->list[side];
+        if (!e) {
+            reap_first = n->next;
+            if (!reap_first)
+                reap_last = NULL;
+            lt_pool_put(&node_pool, n);
+            continue;
+        }
+        n->list[side] = e->next[side];
+        edge_kill(e);
+        budget--;
+    }
 }
 
 /* A lock without a node (most of those initialised or destroyed) costs one load here. */
 void lt_order_forget(lt_lock *l)
 {
-    if (!l || !node_of(l))
-        return;
-    lt_spin_lock(&graph_lock);
-    node *n = node_of(l);
+    node *n = l ? node_of(l) : NULL;
     if (n)
-        node_remove(n);
-    lt_spin_unlock(&graph_lock);
+        node_retire(l, n);
 }
 
 /* Can a thread holding n in `held` block one requesting it in `req`? */
@@ -883,6 +950,7 @@ static int edges_add(lt_held **hs, const uint64_t *fps, size_t n, request *r)
     for (size_t i = 0; i < n; i++)
         edge_describe(&d[i], hs[i], r);
     lt_spin_lock(&graph_lock);
+    reap(REAP_STEP * n);
     for (size_t i = 0; i < n && !failed; i++) {
         if (set_has(&known, fps[i]) || identity_ended(hs[i]->lock, hs[i]->gen))
             continue;
