@@ -2,12 +2,12 @@
  * order.c - the lock-order graph over lock instances, and lock-order inversions.
  *
  * A node is one lock identity, (shadow entry, gen), reached from the entry (order_node): an
- * entry has at most one, of its current gen or of one that ended. init, destroy and free
- * remove it with all its edges, so a reused address starts without history and the graph does
- * not grow with lock churn; a node whose entry has moved on to another gen some other way is
- * skipped by the search and replaced when the entry gets its next node. An edge A -> B, labelled with the modes, says B was acquired (not by
- * a trylock) while A was held; it keeps the stacks and the thread of its first occurrence
- * (see "New edges" for how much of them).
+ * entry has at most one, of its current gen or of one that ended. init, destroy and free end
+ * it with all its edges, in O(1) ("Removal"), so a reused address starts without history and
+ * the graph does not grow with lock churn; a node whose entry has moved on to another gen some
+ * other way is skipped by the search and ended when the entry gets its next node. An edge
+ * A -> B, labelled with the modes, says B was acquired (not by a trylock) while A was held; it
+ * keeps the stacks and the thread of its first occurrence (see "New edges" for how much).
  *
  * Cost: after each nested acquisition the thread looks up (held -> new) for the locks it
  * holds by a 64-bit fingerprint of the edge (both identities and modes) in the global set of
@@ -18,7 +18,7 @@
  * edges of one acquisition take the graph lock once; they are inserted there and placed in
  * an incremental topological order, which touches only the nodes between its ends; a new
  * lock takes its address as its place when that agrees, so locks taken in address order are
- * never reordered ("node_place"). Removing a node touches its own edges only ("Removal"). While
+ * never reordered ("node_place"). Removing a node touches none of its edges ("Removal"). While
  * the order holds for every edge, the graph has no cycle and nothing is searched; an edge
  * that closes a cycle of the plain graph is kept as a "back" edge, and from then on (until
  * init or destroy removes it) each acquisition that adds an edge runs a breadth-first search
@@ -236,7 +236,7 @@ static int node_live(const node *n)
 
 static node *node_of(const lt_lock *l)
 {
-    return atomic_load_explicit(&l->order_node, memory_order_relaxed);
+    return atomic_load_explicit(&l->order_node, memory_order_acquire);
 }
 
 /* The node of (l, gen), NULL when it has none; under the graph lock. */
@@ -278,7 +278,7 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
     if (all_nodes)
         all_nodes->prev = n;
     all_nodes = n;
-    atomic_store_explicit(&l->order_node, n, memory_order_relaxed);
+    atomic_store_explicit(&l->order_node, n, memory_order_release);
     return n;
 }
 
