@@ -425,16 +425,17 @@ NOINLINE void churn_then_invert(void)
 }
 
 /* ------------------------------------------------------------------------------------------
- * Many reused: 1,000 mutexes with 8,000 edges between them (each taken with the next 8 under
- * it) all end at once, by destroy or by free; the graph reaps them later, a few at a time, as
- * new edges come. New locks at the same addresses (the same array, or a block of the same size
- * from malloc, which is the freed one here) are then taken in the opposite order: different
- * locks, nothing to report, however many old edges still wait to be reaped. Then two of the
- * new ones in both orders: one report. With "cycle", an inversion is reported first, so the
- * graph has a cycle while the old locks wait.
+ * Many reused: 1,000 mutexes with 20,000 edges between them (each taken with the next 20 under
+ * it: 40 list entries a lock, too many to remove at once) all end at once, by destroy or by
+ * free; the graph reaps them later, a few at a time, as new edges come. New locks at the same
+ * addresses (the same array, or a block of the same size from malloc, which is the freed one
+ * here) are then taken in the opposite order: different locks, nothing to report, however
+ * many old edges still wait to be reaped. Then two of the new ones in both orders: one
+ * report. With "cycle", an inversion is reported first, so the graph has a cycle while the old
+ * locks wait.
  * ---------------------------------------------------------------------------------------- */
 #define REUSED 1000
-#define UNDER 8
+#define UNDER 20
 
 NOINLINE void take_runs(pthread_mutex_t *m, int down)
 {

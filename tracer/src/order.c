@@ -80,9 +80,9 @@ struct lt_order_node {
     uint32_t pk_mark;               /* reordering stamp */
     uint32_t linked, sweep_at;      /* entries put in its lists; when to sweep them */
     int64_t ord;                    /* place in the topological order; 0 until placed */
-    node *next, *prev;              /* in the list of all nodes; then in the reaping queue */
+    node *next, *prev;              /* in the list of all nodes */
     _Atomic uint8_t dead;           /* left the graph (node_kill): its edges are dead */
-    node *dying_next;               /* in `dying` */
+    node *dying_next;               /* in `dying`, then in `reaping` */
 };
 
 /* A set of odd 64-bit keys (edge fingerprints, node ords) in open addressing: 0 marks a free
@@ -99,7 +99,7 @@ static key_set *_Atomic moved;      /* address ords held by nodes at other addre
 static int moved_lost;              /* moved is incomplete (no memory): addresses are not used */
 static node *all_nodes;
 static node *_Atomic dying;         /* killed nodes not yet taken for reaping (dying_next) */
-static node *reap_first, *reap_last; /* killed nodes whose lists are being let go (next) */
+static node *reaping;               /* killed nodes taken from `dying`, being reaped (dying_next) */
 static size_t nedges;
 static size_t ndead;                /* dead edges still in a list */
 static size_t known_stale;          /* fingerprints in the known set of edges that are dead */
@@ -400,14 +400,17 @@ static int known_add(uint64_t fp)
 }
 
 /* ------------------------------------------------------------------------------------------
- * Removal. A lock identity's end (lt_order_forget) costs O(1) and takes no lock: its entry lets
- * go of the node, which is marked dead and pushed on `dying`. From then on every walk passes
- * its edges by (edge_live), and no new edge finds it. Its memory is reaped later by whoever
- * adds edges under the graph lock, a few list entries at a time ("reap"): so freeing a block
- * of thousands of locks with a million edges between them walks none of them then, and a
- * program that goes on making edges pays for the walk in small steps, against the edges it
- * adds; one that stops never pays it. While the graph has a cycle (a back edge) reaping is not
- * deferred, so a dead back edge does not keep every acquisition searching.
+ * Removal. A lock identity's end (lt_order_forget) costs O(1): its entry lets go of the node.
+ * A node with at most EAGER list entries leaves at once (its edges killed, see below); one
+ * with more is marked dead and pushed on `dying`, and from then on every walk passes its edges
+ * by (edge_live) and no new edge finds it. Its memory is reaped later by whoever adds edges
+ * under the graph lock, a few list entries at a time ("reap"): so freeing a block of thousands
+ * of locks with a million edges between them walks none of them then, and a program that goes
+ * on making edges pays for the walk in small steps, against the edges it adds; one that stops
+ * never pays it. While the graph has a cycle (a back edge) reaping is not deferred, so a dead
+ * back edge does not keep every acquisition searching. (Deferring every node measured slower
+ * in `groups`, where each lock has 2 edges: its memory is then touched twice, cold the second
+ * time.)
  *
  * The lists are singly linked, and a list lets go of an edge without touching its other
  * list: the edge is marked dead, stays in the other list until a walk of that list unlinks
@@ -423,6 +426,7 @@ static int known_add(uint64_t fp)
  * it again; known_add drops such leftovers when it rebuilds.
  * ---------------------------------------------------------------------------------------- */
 #define REAP_STEP 16          /* list entries of dead nodes let go per taking of the lock */
+#define EAGER 32              /* a node leaves at once when its lists have no more entries */
 
 /* One of its lists let go of e: the last one frees it. */
 static void edge_drop(edge *e)
@@ -462,7 +466,7 @@ static edge *edge_live(edge **link, int side)
 /* n's lists have doubled since it was last swept: unlinks their dead edges, if any exist. */
 static __attribute__((noinline)) void node_sweep(node *n)
 {
-    if (ndead || reap_first || atomic_load_explicit(&dying, memory_order_relaxed)) {
+    if (ndead || reaping || atomic_load_explicit(&dying, memory_order_relaxed)) {
         n->linked = 0;
         for (int side = OUT; side <= IN; side++)
             for (edge **at = &n->list[side], *e; (e = edge_live(at, side)); at = &e->next[side])
@@ -478,7 +482,7 @@ static inline void node_linked(node *n)
         node_sweep(n);
 }
 
-/* Without the graph lock: n, which no entry reaches any more, leaves the graph. */
+/* n, which no entry reaches any more, leaves the graph, to be reaped later. */
 static void node_kill(node *n)
 {
     atomic_store_explicit(&n->dead, 1, memory_order_release);
@@ -489,71 +493,77 @@ static void node_kill(node *n)
                                                   memory_order_relaxed));
 }
 
-/* l lets go of its node n, which leaves the graph unless another thread took it first. */
-static void node_retire(lt_lock *l, node *n)
+/* Under the graph lock: n, whose edges are dead, leaves the list of all nodes and the set of
+ * moved ords, and goes back to the pool. */
+static void node_free(node *n)
 {
-    if (atomic_compare_exchange_strong(&l->order_node, &n, NULL))
-        node_kill(n);
+    if (ord_moved(n))
+        set_remove(&moved, ord_key(n->ord));
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        all_nodes = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    lt_pool_put(&node_pool, n);
 }
 
-/* Under the graph lock: the nodes killed since the last call leave the list of all nodes and
- * the set of moved ords, and join the reaping queue. */
-static void reap_take(void)
+/* Under the graph lock: l lets go of its node n, which leaves the graph unless another thread
+ * took it first; at once when its lists are short, else marked dead and reaped later. */
+static void node_retire(lt_lock *l, node *n)
 {
-    node *n = atomic_exchange_explicit(&dying, NULL, memory_order_acquire);
-    for (node *next; n; n = next) {
-        next = n->dying_next;
-        if (ord_moved(n))
-            set_remove(&moved, ord_key(n->ord));
-        if (n->prev)
-            n->prev->next = n->next;
-        else
-            all_nodes = n->next;
-        if (n->next)
-            n->next->prev = n->prev;
-        n->next = NULL;
-        if (reap_last)
-            reap_last->next = n;
-        else
-            reap_first = n;
-        reap_last = n;
+    if (!atomic_compare_exchange_strong(&l->order_node, &n, NULL))
+        return;
+    if (n->linked > EAGER) {
+        node_kill(n);
+        return;
     }
+    for (int side = OUT; side <= IN; side++) {
+        for (edge *e = n->list[side], *next; e; e = next) {
+            next = e->next[side];
+            edge_kill(e);
+        }
+    }
+    node_free(n);
 }
 
 /*
- * Under the graph lock, before anything of the graph is looked at: up to `budget` list
- * entries of dead nodes let go (each kills its edge), and the nodes whose lists are empty
- * freed. Every edge of a dead node is in its lists, so none is left naming it.
+ * Under the graph lock, before anything of the graph is looked at: up to `budget` steps of
+ * reaping, each a list entry of a dead node let go (which kills its edge) or a dead node with
+ * empty lists freed. Every edge of a dead node is in its lists, so none is left naming it.
+ * The nodes killed meanwhile wait in `dying` until those being reaped are done.
  */
 static void reap(size_t budget)
 {
-    if (atomic_load_explicit(&dying, memory_order_relaxed))
-        reap_take();
     if (atomic_load_explicit(&nback, memory_order_relaxed))
         budget = SIZE_MAX;
-    while (reap_first && budget) {
-        node *n = reap_first;
+    for (; budget; budget--) {
+        if (!reaping && (!atomic_load_explicit(&dying, memory_order_relaxed) ||
+                         !(reaping = atomic_exchange_explicit(&dying, NULL, memory_order_acquire))))
+            return;
+        node *n = reaping;
         int side = n->list[OUT] ? OUT : IN;
         edge *e = n->list[side];
-        if (!e) {
-            reap_first = n->next;
-            if (!reap_first)
-                reap_last = NULL;
-            lt_pool_put(&node_pool, n);
-            continue;
+        if (e) {
+            n->list[side] = e->next[side];
+            edge_kill(e);
+        } else {
+            reaping = n->dying_next;
+            node_free(n);
         }
-        n->list[side] = e->next[side];
-        edge_kill(e);
-        budget--;
     }
 }
 
 /* A lock without a node (most of those initialised or destroyed) costs one load here. */
 void lt_order_forget(lt_lock *l)
 {
-    node *n = l ? node_of(l) : NULL;
+    if (!l || !node_of(l))
+        return;
+    lt_spin_lock(&graph_lock);
+    node *n = node_of(l);
     if (n)
         node_retire(l, n);
+    lt_spin_unlock(&graph_lock);
 }
 
 /* Can a thread holding n in `held` block one requesting it in `req`? */
