@@ -100,6 +100,17 @@ typedef struct lt_cache_slot {
     uint32_t gen;
 } lt_cache_slot;
 
+/* A waiting thread found by a key in waitfor.c's index: by its seq, its pthread_t, the lock
+ * it waits to write, or a lock it holds for read (`held`). Under waitfor.c's lock. */
+typedef struct lt_wait_link {
+    uintptr_t key;
+    struct lt_thread *t;
+    struct lt_held *held;
+    struct lt_wait_link *next, **pprev; /* the key's bucket */
+    struct lt_wait_link *more;          /* the thread's read holds */
+    uint8_t what;
+} lt_wait_link;
+
 /* What a thread is blocked on (waitfor.c). `seq` is odd while the thread waits; the thread
  * writes every other field before seq turns odd, under waitfor.c's lock, and leaves the list
  * under it too, so a reader holding that lock sees one consistent wait. (The thread dump reads
@@ -120,6 +131,8 @@ typedef struct lt_wait_slot {
     struct timespec since;        /* CLOCK_MONOTONIC */
     struct lt_thread *next_waiter, *prev_waiter; /* waitfor.c's list, under its lock */
     uint32_t mark;                /* cycle search visit stamp, under waitfor.c's lock */
+    lt_wait_link by_seq, by_handle, by_write; /* waitfor.c's index, under its lock */
+    lt_wait_link *reads;          /* likewise, one per lock held for read */
 } lt_wait_slot;
 
 /* A walk over the callers of a lock call site (callsite.c), remembered by its thread. */
