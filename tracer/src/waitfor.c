@@ -143,9 +143,19 @@ static lt_thread *waiting_thread(int what, uintptr_t key)
     return l ? l->t : NULL;
 }
 
-/* t's wait, just published, joins the index. A read hold without a link (no memory) only
- * hides the cycles through it. */
-static void index_wait(lt_thread *t)
+/* The entries t holds for read, counted before wf_lock is taken: most waits have none, and
+ * then joining the index does not walk the held set under the lock. */
+static uint32_t read_holds(const lt_thread *t)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < t->held_end; i++)
+        n += t->held[i].lock && t->held[i].mode == LT_MODE_READ;
+    return n;
+}
+
+/* t's wait, just published, joins the index, with its `reads` read holds. A read hold
+ * without a link (no memory) only hides the cycles through it. */
+static void index_wait(lt_thread *t, uint32_t reads)
 {
     lt_wait_slot *w = &t->waiting;
     link_in(&w->by_seq, t, BY_SEQ, (uintptr_t)t->info.seq, NULL);
@@ -153,10 +163,13 @@ static void index_wait(lt_thread *t)
     if (w->waits_for == LT_FOR_LOCK && w->kind == LT_RWLOCK && w->mode == LT_MODE_WRITE)
         link_in(&w->by_write, t, BY_WRITE, (uintptr_t)w->lock, NULL);
     w->reads = NULL;
-    for (uint32_t i = 0; i < t->held_end; i++) {
+    for (uint32_t i = 0; reads && i < t->held_end; i++) {
         lt_held *h = &t->held[i];
-        lt_wait_link *l;
-        if (!h->lock || h->mode != LT_MODE_READ || !(l = lt_pool_get(&read_links)))
+        if (!h->lock || h->mode != LT_MODE_READ)
+            continue;
+        reads--;
+        lt_wait_link *l = lt_pool_get(&read_links);
+        if (!l)
             continue;
         link_in(l, t, BY_READ, (uintptr_t)h->lock, h);
         l->more = w->reads;
@@ -302,7 +315,7 @@ static size_t find_cycle(lt_thread *self)
 /* ---------------------------------------------------------------------------------------- */
 
 /* Joins and condition waits wait for a thread, not a lock: `target` names what they wait on. */
-static void publish(lt_event *ev, lt_wait_for what, uintptr_t target)
+static void publish(lt_event *ev, lt_wait_for what, uintptr_t target, uint32_t reads)
 {
     lt_thread *t = ev->self;
     lt_wait_slot *w = &t->waiting;
@@ -322,7 +335,7 @@ static void publish(lt_event *ev, lt_wait_for what, uintptr_t target)
     if (waiters)
         waiters->waiting.prev_waiter = t;
     waiters = t;
-    index_wait(t);
+    index_wait(t, reads);
     atomic_fetch_add(&w->seq, 1);
 }
 
@@ -447,8 +460,9 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
     lt_thread_info_now(t, &t->waiting.who);
     clock_gettime(CLOCK_MONOTONIC, &t->waiting.since);
     watchdog_start();
+    uint32_t reads = read_holds(t);
     lt_spin_lock(&wf_lock);
-    publish(ev, what, target);
+    publish(ev, what, target, reads);
     ev->published = 1;
     size_t n = find_cycle(t);
     frame *first = n ? lt_map(n * sizeof *first) : NULL;
