@@ -94,8 +94,12 @@ static site *site_claim(uintptr_t pc, int *fresh)
     *fresh = 0;
     for (size_t i = 0, h = site_hash(pc); t && i < PROBES; i++) {
         site *s = &t[(h + i) & (SITES - 1)];
-        uintptr_t at = 0;
-        if (atomic_compare_exchange_strong(&s->pc, &at, pc)) {
+        /* Read before claiming: a compare-exchange writes its line even when it fails,
+         * which copies the page in a forked child and takes the line from other threads. */
+        uintptr_t at = atomic_load_explicit(&s->pc, memory_order_acquire);
+        if (at == pc)
+            return s;
+        if (at == 0 && atomic_compare_exchange_strong(&s->pc, &at, pc)) {
             *fresh = 1;
             return s;
         }
