@@ -290,6 +290,7 @@ static inline void lt_held_remove(lt_thread *t, lt_held *h)
 void lt_held_compact(lt_thread *t);
 void lt_thread_start(int seq);
 int lt_thread_next_seq(void);
+int lt_thread_count(void); /* threads numbered so far: grows when one starts */
 void lt_thread_info_now(lt_thread *t, lt_thread_info *out);
 void lt_thread_fork(lt_fork_phase phase);
 void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg);

@@ -123,6 +123,11 @@ int lt_thread_next_seq(void)
     return atomic_fetch_add(&next_seq, 1);
 }
 
+int lt_thread_count(void)
+{
+    return atomic_load_explicit(&next_seq, memory_order_relaxed);
+}
+
 void lt_thread_start(int seq)
 {
     if (!lt_tls.self)
