@@ -107,6 +107,58 @@ static void check_shadow(void)
     CHECK(atomic_load(&again->gen) != gen + 1); /* destroyed and seen again: a new identity */
 }
 
+/* destroy leaves the entry where it was, with a new gen and no address; the address's next
+ * init, or a lock found there without one, takes it back as a new lock; releasing the memory
+ * removes it, and the address leaves the lock map. */
+static void check_shadow_destroy(void)
+{
+    static int lock_c, lock_d;
+    lt_thread *t = lt_self();
+    lt_lock *l = lt_shadow_get(t, &lock_c, 0);
+    uint32_t gen = atomic_load(&l->gen);
+    l->object = &lock_d;
+    lt_shadow_destroy(&lock_c, l);
+    CHECK(lt_shadow_find(&lock_c) == l && atomic_load(&l->addr) == NULL);
+    CHECK(atomic_load(&l->gen) == gen + 1);
+    CHECK(lt_lockmap_any((uintptr_t)&lock_c, (uintptr_t)&lock_c + 1));
+    CHECK(lt_shadow_reset(t, &lock_c, 0, 0) == l && atomic_load(&l->addr) == &lock_c);
+    CHECK(atomic_load(&l->gen) == gen + 1 && l->object == NULL); /* a new lock */
+    lt_shadow_destroy(&lock_c, l);
+    CHECK(lt_shadow_get(t, &lock_c, 0) == l && atomic_load(&l->gen) == gen + 2 &&
+          l->first_stack != 0); /* first seen again, without init */
+    lt_shadow_destroy(&lock_c, l);
+    lt_shadow_destroy(&lock_c, l); /* twice: nothing more */
+    CHECK(atomic_load(&l->gen) == gen + 3);
+    lt_shadow_forget(&lock_c); /* its memory is released */
+    CHECK(lt_shadow_find(&lock_c) == NULL);
+    CHECK(!lt_lockmap_any((uintptr_t)&lock_c, (uintptr_t)&lock_c + 1));
+    lt_shadow_destroy(&lock_d, NULL); /* never seen: nothing to keep */
+    CHECK(lt_shadow_find(&lock_d) == NULL);
+}
+
+/* Destroyed entries are kept up to a bound: of many locks destroyed, some are removed at
+ * once, and with them their place in the lock map. */
+static void check_shadow_destroy_bound(void)
+{
+    enum { N = 200000 };
+    static int space[N];
+    lt_thread *t = lt_self();
+    long kept = 0;
+    int ok = 1;
+    for (int i = 0; i < N; i++)
+        lt_shadow_destroy(&space[i], lt_shadow_reset(t, &space[i], 0, 0));
+    for (int i = 0; i < N && ok; i++) {
+        lt_lock *l = lt_shadow_find(&space[i]);
+        int mapped = lt_lockmap_any((uintptr_t)&space[i], (uintptr_t)&space[i] + 1);
+        ok = l ? atomic_load(&l->addr) == NULL && mapped : !mapped;
+        kept += l != NULL;
+    }
+    CHECK(ok && kept > 0 && kept < N / 2);
+    for (int i = 0; i < N; i++)
+        lt_shadow_forget(&space[i]);
+    CHECK(!lt_lockmap_any((uintptr_t)space, (uintptr_t)&space[N]));
+}
+
 static int ptr_order(const void *a, const void *b)
 {
     uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
@@ -291,6 +343,8 @@ int main(void)
     check_held_set();
     check_scratch_fit();
     check_shadow();
+    check_shadow_destroy();
+    check_shadow_destroy_bound();
     check_shadow_table();
     check_recovery();
     check_walk_ways();

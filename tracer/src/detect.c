@@ -360,7 +360,7 @@ void lt_on_destroy(lt_event *ev)
     if (h)
         lt_held_remove(t, h);
     lt_order_forget(ev->addr);
-    lt_shadow_forget(ev->addr);
+    lt_shadow_destroy(ev->addr, ev->lock);
 }
 
 /* pthread_cond_*wait releases the mutex inside libc: it leaves the held set for the wait and

@@ -9,7 +9,8 @@
  * one: its order-graph node and edges, its statistics, its shadow entry (annotation,
  * first-seen stack, orphan mark; the entry is recycled under a new generation, so cached
  * (entry, gen) pairs, wait slots and other threads' held entries go stale instead of
- * naming a new lock at the same address).
+ * naming a new lock at the same address). The entry a destroyed lock left behind for its
+ * address's next init (shadow.c) goes too, and with it the address's place in the lock map.
  *
  * A lock that some thread still holds when its memory is released is a use after free
  * waiting to happen: the holder will unlock freed memory. That is the free-held finding,
@@ -91,7 +92,8 @@ static int held_by(const release *rel, const void *addr, const lt_lock *l, uint3
     return lt_holders_find(l, gen, other, 1) != 0;
 }
 
-/* Forgets the lock at addr (a slot address: a lock may start up to 3 bytes into it). */
+/* Forgets the lock at addr (a slot address: a lock may start up to 3 bytes into it), or the
+ * entry a destroyed one left there (shadow.c). */
 static void forget_slot(const release *rel, uintptr_t slot)
 {
     for (uintptr_t a = slot; a < slot + 4; a++) {
@@ -99,6 +101,10 @@ static void forget_slot(const release *rel, uintptr_t slot)
         lt_lock *l = lt_shadow_find(addr);
         if (!l)
             continue;
+        if (atomic_load(&l->addr) != addr) {
+            lt_shadow_forget(addr);
+            return;
+        }
         uint32_t gen = atomic_load(&l->gen);
         lt_held *mine = NULL;
         lt_wait_step other;

@@ -183,6 +183,9 @@ typedef struct lt_thread {
     uint8_t walk_next[1u << LT_WALK_SET_BITS]; /* per set: the way the next new walk takes */
     lt_site_slot sites[LT_SITE_SLOTS]; /* its last interned recorded stacks (stack.c) */
     lt_frame_lock frame_locks[1u << LT_FRAME_LOCK_BITS]; /* locks in its frames (lifetime.c) */
+#if LT_CHECKS
+    lt_spin_ranks ranks;          /* the tracer locks it holds (spin.c) */
+#endif
 } lt_thread;
 
 /* All the tracer keeps in TLS. Initial-exec TLS is fast but comes from glibc's static TLS
@@ -328,6 +331,7 @@ static inline lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t r
     return lt_shadow_lookup(t, addr, ra);
 }
 lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa);
+void lt_shadow_destroy(const void *addr, lt_lock *l);
 void lt_shadow_forget(const void *addr);
 lt_lock *lt_shadow_find(const void *addr);
 void lt_shadow_fork(lt_fork_phase phase);

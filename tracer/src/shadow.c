@@ -17,6 +17,13 @@
  * under the lock. A table that grows is copied; the old copy stays mapped for readers that
  * may still be in it (tables double, so all copies together are at most twice the last).
  * Tables are kept at most half full: an absent address is then found absent in a few probes.
+ *
+ * destroy leaves the entry in its slot, destroyed (addr NULL, a new gen), and the address in
+ * the lock map: memory that held a lock is mostly either freed (lifetime.c then removes both,
+ * as it removes a live lock) or made a lock again at the same address (pools, arrays of
+ * locks re-initialised), and init then finds the entry where it was, without a new slot or a
+ * lock-map change (each ~250 instructions). A shard keeps at most DESTROYED_MAX destroyed
+ * entries; beyond that destroy removes them, so memory that never comes back costs nothing.
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -27,6 +34,7 @@
 #define SHARD_BITS 6
 #define SHARDS (1 << SHARD_BITS)
 #define TABLE_MIN_BITS 8 /* 256 slots, 4 KiB */
+#define DESTROYED_MAX 1024 /* per shard: 128 KiB of entries */
 
 /* A slot keeps the address beside the entry, so a probe passes other locks' slots without
  * touching their entries (each would be a cache miss). */
@@ -37,7 +45,7 @@ typedef struct slot {
 
 typedef struct table {
     unsigned bits;             /* log2 of the slots */
-    size_t live;               /* entries in it */
+    size_t live;               /* entries in it, destroyed ones included */
     slot slot[];
 } table;
 
@@ -45,6 +53,7 @@ typedef struct shard {
     lt_spin lock;
     table *_Atomic table;      /* NULL until the shard's first lock */
     lt_lock *free_list;        /* through next_free: a reused entry keeps its gen, so no lt_pool */
+    size_t destroyed;          /* entries left in the table by destroy */
     lt_arena slab;             /* zeroed: LT_ARENA_CHUNK at a time */
     char pad[64];              /* keep shards on separate cache lines */
 } shard;
@@ -85,8 +94,9 @@ static size_t home(const table *t, uint64_t h)
  * The table.
  * ---------------------------------------------------------------------------------------- */
 
-/* Lock-free: the entry of addr and its gen, from a consistent snapshot; NULL when not found
- * (which a concurrent removal can make wrong: ask again under the lock). */
+/* Lock-free: the entry of addr and its gen, from a consistent snapshot, live or destroyed
+ * (its addr NULL); NULL when not found (which a concurrent removal can make wrong: ask again
+ * under the lock). */
 static lt_lock *probe(const shard *s, const void *addr, uint64_t h, uint32_t *gen)
 {
     const table *t = atomic_load_explicit(&s->table, memory_order_acquire);
@@ -100,7 +110,8 @@ static lt_lock *probe(const shard *s, const void *addr, uint64_t h, uint32_t *ge
             continue;
         lt_lock *l = atomic_load_explicit(&t->slot[i].lock, memory_order_acquire);
         uint32_t g = atomic_load_explicit(&l->gen, memory_order_acquire);
-        if (atomic_load_explicit(&l->addr, memory_order_acquire) != addr ||
+        const void *named = atomic_load_explicit(&l->addr, memory_order_acquire);
+        if ((named != addr && named != NULL) ||
             atomic_load_explicit(&l->gen, memory_order_relaxed) != g)
             return NULL;
         *gen = g;
@@ -202,10 +213,10 @@ static void entry_free(shard *s, lt_lock *l)
     s->free_list = l;
 }
 
-/* Clears everything an identity owns; the caller bumps or keeps gen. */
+/* Clears everything an identity owns, then names addr: a lock-free reader that finds the
+ * entry by its addr sees it cleared. The caller bumps or keeps gen. */
 static void entry_clear(lt_lock *l, const void *addr)
 {
-    atomic_store_explicit(&l->addr, addr, memory_order_relaxed);
     atomic_store(&l->writer, 0);
     atomic_store(&l->waiting_writers, 0);
     l->first_stack = 0;
@@ -215,6 +226,13 @@ static void entry_clear(lt_lock *l, const void *addr)
     l->orphan_of = NULL;
     l->orphan_mode = LT_MODE_NONE;
     l->api = LT_API_PTHREAD;
+    atomic_store_explicit(&l->addr, addr, memory_order_release);
+}
+
+/* A destroyed entry stays in its slot: addr NULL, which no probe matches. */
+static int destroyed(const lt_lock *l)
+{
+    return atomic_load_explicit(&l->addr, memory_order_relaxed) == NULL;
 }
 
 /* Under the shard's lock: the entry of addr, NULL when it has none. */
@@ -233,7 +251,11 @@ static lt_lock *find_or_create(const void *addr, int *created, uint32_t *gen)
     *created = 0;
     lt_spin_lock(&s->lock);
     lt_lock *l = find_locked(s, addr, h);
-    if (!l && make_room(s) && (l = entry_alloc(s)) != NULL) {
+    if (l && destroyed(l)) { /* made a lock again: the gen moved on at destroy */
+        s->destroyed--;
+        entry_clear(l, addr);
+        *created = 1;
+    } else if (!l && make_room(s) && (l = entry_alloc(s)) != NULL) {
         if (lt_lockmap_add(addr)) {
             table *t = atomic_load_explicit(&s->table, memory_order_relaxed);
             entry_clear(l, addr);
@@ -257,7 +279,7 @@ lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
     int created = 0;
     uint32_t gen;
     lt_lock *l = probe(shard_of(addr), addr, addr_hash(addr), &gen);
-    if (!l && !(l = find_or_create(addr, &created, &gen))) {
+    if ((!l || destroyed(l)) && !(l = find_or_create(addr, &created, &gen))) {
         lt_report_out_of_memory(); /* the table could not grow */
         return NULL;
     }
@@ -290,7 +312,7 @@ lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t
     return l;
 }
 
-/* The entry of addr if the address names a known lock; never creates one. */
+/* The entry of addr, live or destroyed (its addr is then NULL); never creates one. */
 lt_lock *lt_shadow_find(const void *addr)
 {
     uint64_t h = addr_hash(addr);
@@ -305,24 +327,54 @@ lt_lock *lt_shadow_find(const void *addr)
     return l;
 }
 
-/* destroy, or its memory is released: the address stops naming a lock; the entry is
- * recycled under a new gen (so the annotation and the rest of its state go with it). Its
- * addr is cleared before gen changes: see probe. */
-void lt_shadow_forget(const void *addr)
+/* Under the shard's lock: the address stops naming a lock, l's gen moves on (so the
+ * annotation and the rest of its state go with it). Its addr is cleared before gen changes:
+ * see probe. */
+static void end_identity(lt_lock *l)
 {
-    uint64_t h = addr_hash(addr);
-    shard *s = shard_of(addr);
-    lt_spin_lock(&s->lock);
+    atomic_store_explicit(&l->addr, NULL, memory_order_relaxed);
+    atomic_fetch_add(&l->gen, 1);
+}
+
+/* Under the shard's lock: the entry of addr, live or destroyed, leaves the table and the
+ * lock map; the entry is recycled. */
+static void remove_locked(shard *s, const void *addr, uint64_t h)
+{
     table *t = atomic_load_explicit(&s->table, memory_order_relaxed);
     slot *at = t ? find_slot(t, addr, h) : NULL;
     lt_lock *l = at ? atomic_load_explicit(&at->lock, memory_order_relaxed) : NULL;
-    if (l) {
-        remove_at(t, (size_t)(at - t->slot));
-        atomic_store_explicit(&l->addr, NULL, memory_order_relaxed);
-        atomic_fetch_add(&l->gen, 1);
-        entry_free(s, l);
-        lt_lockmap_remove(addr);
+    if (!l)
+        return;
+    remove_at(t, (size_t)(at - t->slot));
+    if (destroyed(l))
+        s->destroyed--;
+    else
+        end_identity(l);
+    entry_free(s, l);
+    lt_lockmap_remove(addr);
+}
+
+/* destroy of the lock whose entry the caller found (l; NULL when it had none). */
+void lt_shadow_destroy(const void *addr, lt_lock *l)
+{
+    shard *s = shard_of(addr);
+    lt_spin_lock(&s->lock);
+    if (l && atomic_load_explicit(&l->addr, memory_order_relaxed) == addr &&
+        s->destroyed < DESTROYED_MAX) {
+        end_identity(l);
+        s->destroyed++;
+    } else {
+        remove_locked(s, addr, addr_hash(addr));
     }
+    lt_spin_unlock(&s->lock);
+}
+
+/* Its memory is released: the address stops naming a lock, and leaves the lock map. */
+void lt_shadow_forget(const void *addr)
+{
+    shard *s = shard_of(addr);
+    lt_spin_lock(&s->lock);
+    remove_locked(s, addr, addr_hash(addr));
     lt_spin_unlock(&s->lock);
 }
 

@@ -10,20 +10,15 @@
 #include "platform.h"
 #include "spin.h"
 
-static int my_tid(void)
-{
-    return lt_tls.self ? lt_tls.self->info.tid : lt_platform_tid();
-}
-
 #if LT_CHECKS
-/* Per thread: how many locks of each rank it holds, which ranks it holds (bit r), and the
- * last one taken of each rank. Default TLS model on purpose: checking builds only, and it
- * keeps the library dlopen-able. */
-static __thread struct {
-    unsigned short n[LT_RANK_COUNT];
-    unsigned held;
-    const lt_spin *last[LT_RANK_COUNT];
-} ranks;
+/* Default TLS model on purpose: used only outside a registered thread's life, and it keeps
+ * the library's static TLS small (lt_internal.h: lt_tls_block). */
+static __thread lt_spin_ranks unregistered;
+
+static lt_spin_ranks *ranks_of(lt_thread *self)
+{
+    return self ? &self->ranks : &unregistered;
+}
 
 static void rank_violation(const lt_spin *s, int holding)
 {
@@ -37,14 +32,10 @@ static void rank_violation(const lt_spin *s, int holding)
     abort();
 }
 
-/* The thread's table is found once per call (the empty asm keeps the compiler from computing
- * the address again): each access to a default-model TLS variable is a call to
- * __tls_get_addr, and these run on every tracer lock. */
-static void rank_taken(const lt_spin *s)
+static void rank_taken(lt_thread *self, const lt_spin *s)
 {
+    lt_spin_ranks *my = ranks_of(self);
     int r = s->rank;
-    __typeof__(ranks) *my = &ranks;
-    __asm__("" : "+r"(my));
     if (r <= LT_RANK_NONE || r >= LT_RANK_COUNT)
         rank_violation(s, 0);
     if (my->held >> (r + 1))
@@ -56,28 +47,28 @@ static void rank_taken(const lt_spin *s)
     my->last[r] = s;
 }
 
-static void rank_released(const lt_spin *s)
+static void rank_released(lt_thread *self, const lt_spin *s)
 {
-    __typeof__(ranks) *my = &ranks;
-    __asm__("" : "+r"(my));
+    lt_spin_ranks *my = ranks_of(self);
     if (--my->n[s->rank] == 0) {
         my->last[s->rank] = NULL;
         my->held &= ~(1u << s->rank);
     }
 }
 #else
-static void rank_taken(const lt_spin *s) { (void)s; }
-static void rank_released(const lt_spin *s) { (void)s; }
+static void rank_taken(lt_thread *self, const lt_spin *s) { (void)self, (void)s; }
+static void rank_released(lt_thread *self, const lt_spin *s) { (void)self, (void)s; }
 #endif
 
 void lt_spin_lock(lt_spin *s)
 {
-    int me = my_tid(), free_ = 0;
+    lt_thread *self = lt_tls.self;
+    int me = self ? self->info.tid : lt_platform_tid(), free_ = 0;
     if (atomic_load_explicit(&s->owner, memory_order_relaxed) == me) {
         s->depth++;
         return;
     }
-    rank_taken(s);
+    rank_taken(self, s);
     while (!atomic_compare_exchange_weak_explicit(&s->owner, &free_, me, memory_order_acquire,
                                                   memory_order_relaxed)) {
         free_ = 0;
@@ -90,7 +81,7 @@ void lt_spin_lock(lt_spin *s)
 void lt_spin_unlock(lt_spin *s)
 {
     if (--s->depth == 0) {
-        rank_released(s);
+        rank_released(lt_tls.self, s);
         atomic_store_explicit(&s->owner, 0, memory_order_release);
     }
 }
@@ -104,7 +95,7 @@ void lt_spin_fork(lt_spin *s, lt_fork_phase phase)
         lt_spin_unlock(s);
     } else {
         if (atomic_load_explicit(&s->owner, memory_order_relaxed) != 0)
-            rank_released(s); /* by the forking thread, the child's only one */
+            rank_released(lt_tls.self, s); /* by the forking thread, the child's only one */
         s->depth = 0;
         atomic_store_explicit(&s->owner, 0, memory_order_relaxed);
     }

@@ -57,6 +57,18 @@ typedef struct lt_spin {
     int rank;          /* lt_rank */
 } lt_spin;
 
+#if LT_CHECKS
+/* What a thread holds, for the rank check: how many locks of each rank, which ranks (bit r),
+ * and the last one taken of each rank. A registered thread keeps it in its lt_thread, which
+ * the lock reaches anyway for the thread's id; spin.c keeps one in TLS for a thread before
+ * it registers and after it leaves (neither happens while it holds a tracer lock). */
+typedef struct lt_spin_ranks {
+    unsigned short n[LT_RANK_COUNT];
+    unsigned held;
+    const lt_spin *last[LT_RANK_COUNT];
+} lt_spin_ranks;
+#endif
+
 #define LT_SPIN_INIT(rank) {0, 0, (rank)}
 
 /* Where a fork() is: every module with a lock of its own takes it before, releases it after

@@ -3,7 +3,7 @@
  * lives and dies with its memory"), chosen by name:
  *   lifetime NAME
  * The locks here are never initialised or destroyed by a call (zeroed memory, static
- * initialisers copied in), like std::mutex on glibc. Scenarios that depend on an address
+ * initialisers copied in), like std::mutex on glibc, except in the destroy-* scenarios. Scenarios that depend on an address
  * being reused say so in their output ("reused"), so a run where the allocator chose
  * otherwise fails its test instead of passing without checking anything. meson.build holds
  * the expected outcomes.
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "locktrace.h"
@@ -358,6 +359,113 @@ static void stack_reuse(void)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * destroy, then the same address: init'ed again, taken again without init (the memory
+ * reused as a zero-filled lock), or freed and reused by another object. Each time the lock is
+ * a new one: taken in the other order around the registry, it makes no inversion.
+ * ---------------------------------------------------------------------------------------- */
+static void destroy_reuse(void)
+{
+    object *o = object_new(1);
+    for (int round = 0; round < 4; round++) { /* init, destroy; init again, the other order */
+        pthread_mutex_init(&o->mu, NULL);
+        if (round % 2)
+            registry_then_object(o);
+        else
+            object_then_registry(o);
+        pthread_mutex_destroy(&o->mu);
+    }
+    memset(&o->mu, 0, sizeof o->mu); /* destroyed, then a zero-filled lock at its address */
+    registry_then_object(o);
+    pthread_mutex_init(&o->mu, NULL);
+    object_then_registry(o);
+    pthread_mutex_destroy(&o->mu);
+    uintptr_t was = (uintptr_t)o;
+    free(o); /* destroyed, then freed: the next object's lock is new */
+    object *b = object_new(2);
+    registry_then_object(b);
+    said_reused(was, (uintptr_t)b);
+    free(b);
+}
+
+/* Threads that init and destroy their own locks at once, each round in the other order
+ * around a shared lock (every round's locks are new ones), with a fork in the middle whose
+ * child does the same. */
+#define DESTROY_THREADS 6
+#define DESTROY_LOCKS 500
+#define DESTROY_ROUNDS 12
+
+static void *destroy_rounds(void *arg)
+{
+    pthread_mutex_t *own = arg;
+    for (int round = 0; round < DESTROY_ROUNDS; round++) {
+        for (int i = 0; i < DESTROY_LOCKS; i++) {
+            pthread_mutex_init(&own[i], NULL);
+            pthread_mutex_t *first = round % 2 ? &registry : &own[i];
+            pthread_mutex_lock(first);
+            pthread_mutex_lock(round % 2 ? &own[i] : &registry);
+            pthread_mutex_unlock(round % 2 ? &own[i] : &registry);
+            pthread_mutex_unlock(first);
+        }
+        for (int i = 0; i < DESTROY_LOCKS; i++)
+            pthread_mutex_destroy(&own[i]);
+    }
+    return NULL;
+}
+
+static int destroy_threads_once(void)
+{
+    static pthread_mutex_t own[DESTROY_THREADS][DESTROY_LOCKS];
+    pthread_t th[DESTROY_THREADS];
+    for (int k = 0; k < DESTROY_THREADS; k++)
+        if (pthread_create(&th[k], NULL, destroy_rounds, own[k]))
+            return 1;
+    for (int k = 0; k < DESTROY_THREADS; k++)
+        pthread_join(th[k], NULL);
+    return 0;
+}
+
+static void destroy_threads(void)
+{
+    if (destroy_threads_once())
+        return;
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0)
+        _exit(destroy_threads_once());
+    int status = 0, parent = destroy_threads_once();
+    waitpid(child, &status, 0);
+    puts(!parent && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "rounds done" : "failed");
+}
+
+/* Locks destroyed at addresses that never come back, in memory never freed: what the tracer
+ * keeps of destroyed locks stays bounded. */
+static long rss_kib(void);
+
+static void destroy_spread(long n)
+{
+    size_t size = (size_t)n * 64;
+    char *space = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (space == MAP_FAILED)
+        return;
+    memset(space, 1, size);
+    pthread_mutex_t warm;
+    pthread_mutex_init(&warm, NULL);
+    pthread_mutex_destroy(&warm);
+    long before = rss_kib();
+    for (long i = 0; i < n; i++) {
+        pthread_mutex_t *m = (pthread_mutex_t *)(void *)(space + i * 64);
+        pthread_mutex_init(m, NULL);
+        pthread_mutex_lock(m);
+        pthread_mutex_unlock(m);
+        pthread_mutex_destroy(m);
+    }
+    long grown = rss_kib() - before;
+    printf("destroyed %ld: rss grew %s\n", n, grown < 24576 ? "less than 24 MiB" : "24 MiB or more");
+    if (grown >= 24576)
+        printf("(grew %ld KiB)\n", grown);
+}
+
+/* ------------------------------------------------------------------------------------------
  * Churn: short-lived heap locks, each in a block of random size at a random offset (a lock
  * member of objects of many shapes), a window of them alive at a time, each locked once and
  * freed. The addresses keep changing, so a tracer that kept every lock it ever saw would grow
@@ -442,6 +550,12 @@ int main(int argc, char **argv)
         mremap_while_held(0);
     else if (!strcmp(name, "stack-reuse"))
         stack_reuse();
+    else if (!strcmp(name, "destroy-reuse"))
+        destroy_reuse();
+    else if (!strcmp(name, "destroy-threads"))
+        destroy_threads();
+    else if (!strcmp(name, "destroy-spread"))
+        destroy_spread(argc > 2 ? atol(argv[2]) : 500000);
     else if (!strcmp(name, "churn"))
         churn(argc > 2 ? atol(argv[2]) : 300000);
     else
