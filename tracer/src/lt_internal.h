@@ -169,8 +169,10 @@ typedef struct lt_thread {
                                    while the set is indexed */
     uint32_t held_room;         /* held_end below this: the set is small and dense, with room
                                    for one more entry before it must grow or be indexed
-                                   (min(cap, LT_HELD_INDEX_MIN - 1)); 0 while indexed. One
-                                   compare tells the fast paths they may append or pop. */
+                                   (min(cap, LT_HELD_INDEX_MIN - 1)); 0 while indexed, and
+                                   with LOCKTRACE_STATS or LOCKTRACE_STACKS=full (an entry
+                                   then needs more than the fast paths do). One compare
+                                   tells the fast paths they may append or pop. */
     uint32_t *held_index;       /* addr -> position + 1, open addressing, mapped */
     uint32_t held_index_bits;   /* log2 of its slots; 0 = not mapped */
     int held_indexed;           /* held_index is in use (held_end reached LT_HELD_INDEX_MIN) */
