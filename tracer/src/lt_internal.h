@@ -133,6 +133,8 @@ typedef struct lt_walk {
     uintptr_t slot[LT_CALLERS_MAX]; /* where caller[i] was read */
     uintptr_t sp[LT_CALLERS_MAX];   /* the stack pointer of the frame that returns to caller[i] */
     uintptr_t caller[LT_CALLERS_MAX];
+    uint32_t stack;                 /* the call site and callers interned, 0 = not yet (stack.c:
+                                       lt_stack_site) */
 } lt_walk;
 
 /* A stack of recorded frames (call site and callers) the thread interned lately, with its id
