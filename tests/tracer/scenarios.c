@@ -392,6 +392,101 @@ NOINLINE void annotated_inplace(void)
     inplace_write_read(&s.lock, &s.lock);
 }
 
+/* ------------------------------------------------------------------------------------------
+ * held-paths: every way a lock leaves the held set, checked by what a thread still holds when
+ * it exits (the exit-held report lists exactly those, with where each was taken) and by the
+ * lock order recorded meanwhile (a lock the set kept by mistake would make an edge).
+ * ---------------------------------------------------------------------------------------- */
+enum { MANY = 40 }; /* more than the held set keeps unindexed */
+static pthread_mutex_t ha, hb, hc, hd, he, ht, hbusy, hrec, hmany[MANY];
+static pthread_rwlock_t hrw = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_barrier_t hbar;
+
+NOINLINE void take_a(void) { pthread_mutex_lock(&ha); }
+NOINLINE void take_b(void) { pthread_mutex_lock(&hb); }
+NOINLINE void take_kept(void) { pthread_mutex_lock(&hc); }
+NOINLINE void take_recursive(void) { pthread_mutex_lock(&hrec); }
+NOINLINE void take_many(int i) { pthread_mutex_lock(&hmany[i]); }
+NOINLINE void take_many_kept(int i) { pthread_mutex_lock(&hmany[i]); }
+
+static struct timespec ms_ahead(long ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_nsec += ms * 1000000;
+    t.tv_sec += t.tv_nsec / 1000000000;
+    t.tv_nsec %= 1000000000;
+    return t;
+}
+
+NOINLINE void *held_paths_thread(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "mixer");
+    take_kept();
+    take_a(); /* out of order: the middle one, then the newest */
+    take_b();
+    pthread_mutex_unlock(&ha);
+    pthread_mutex_unlock(&hb);
+    for (int i = 0; i < 3; i++) /* recursive: three times in, two out */
+        take_recursive();
+    pthread_mutex_unlock(&hrec);
+    pthread_mutex_unlock(&hrec);
+    int rc = pthread_mutex_trylock(&hd); /* trylock taken, then busy: held once */
+    if (rc != 0 || pthread_mutex_trylock(&hd) != EBUSY)
+        printf("trylock -> unexpected\n");
+    pthread_mutex_unlock(&hd);
+    struct timespec t = ms_ahead(5000); /* timed: taken */
+    if (pthread_mutex_timedlock(&ht, &t) != 0 || pthread_rwlock_timedrdlock(&hrw, &t) != 0)
+        printf("timedlock -> unexpected\n");
+    pthread_rwlock_unlock(&hrw);
+    pthread_mutex_unlock(&ht);
+    t = ms_ahead(20); /* timed out: main holds it, so not held here */
+    if (pthread_mutex_timedlock(&hbusy, &t) != ETIMEDOUT)
+        printf("timedlock busy -> unexpected\n");
+    for (int i = 0; i < MANY; i++) /* a large set, emptied in a scattered order but one */
+        i == 17 ? take_many_kept(i) : take_many(i);
+    for (int i = 0; i < MANY; i++)
+        if ((i * 7) % MANY != 17)
+            pthread_mutex_unlock(&hmany[(i * 7) % MANY]);
+    pthread_mutex_lock(&he); /* edges into he: from the kept ones only */
+    pthread_mutex_unlock(&he);
+    pthread_mutex_lock(&hd); /* another thread unlocks hd while this one holds it */
+    pthread_barrier_wait(&hbar);
+    pthread_barrier_wait(&hbar);
+    pthread_mutex_lock(&hd); /* free again: no self-deadlock */
+    pthread_mutex_unlock(&hd);
+    return NULL;
+}
+
+/* Locks that left the set before the thread took he: one kept by mistake would have made an
+ * edge into he, so main taking them after he would close a cycle. (Of hmany, only those
+ * taken after hmany[17] are free of the real path hmany[i] -> hmany[17] -> he.) */
+NOINLINE void held_paths(void)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&hrec, &a);
+    pthread_barrier_init(&hbar, NULL, 2);
+    pthread_mutex_lock(&hbusy);
+    pthread_t th;
+    pthread_create(&th, NULL, held_paths_thread, NULL);
+    pthread_barrier_wait(&hbar);
+    pthread_mutex_unlock(&hd); /* not this thread's: a bad unlock, which glibc performs */
+    pthread_barrier_wait(&hbar);
+    pthread_join(th, NULL);
+    pthread_mutex_unlock(&hbusy);
+    pthread_mutex_lock(&he);
+    pthread_mutex_lock(&ha);
+    pthread_mutex_lock(&hb);
+    pthread_mutex_lock(&hd);
+    pthread_mutex_lock(&ht);
+    for (int i = 18; i < MANY; i++)
+        pthread_mutex_lock(&hmany[i]);
+    result("locks", 0);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -452,6 +547,8 @@ int main(int argc, char **argv)
         destructor_releases();
     else if (!strcmp(s, "exit-held-robust"))
         orphaned_robust();
+    else if (!strcmp(s, "held-paths"))
+        held_paths();
     else if (!strcmp(s, "annotated"))
         annotated_inplace();
     else {

@@ -92,6 +92,36 @@ static void check_held_set(void)
         lt_held_remove(t, &t->held[t->nheld - 1]);
 }
 
+/* A set that was large and is small again stops using its index and empties it, in time
+ * proportional to what it holds; when it grows large again, the index answers for the new
+ * entries only. */
+static void check_held_regrow(void)
+{
+    lt_thread *t = lt_self();
+    enum { N = 5000, KEEP = 10, AGAIN = 40 };
+    static char locks[N];
+    static lt_lock fake;
+    for (int i = 0; i < N; i++)
+        CHECK(lt_held_push(t, &locks[i], &fake) != NULL);
+    for (int i = 0; i < N - KEEP; i++)
+        lt_held_remove(t, lt_held_find(t, &locks[i]));
+    lt_held_compact(t);
+    CHECK(t->nheld == KEEP && t->held_end == KEEP && !t->held_indexed);
+    CHECK(t->held[0].addr == &locks[N - KEEP] && lt_held_find(t, &locks[N - 1]) == &t->held[KEEP - 1]);
+    for (int i = 0; i < AGAIN; i++)
+        CHECK(lt_held_push(t, &locks[i], &fake) != NULL);
+    CHECK(t->held_indexed && t->nheld == KEEP + AGAIN);
+    for (int i = 0; i < N; i++) {
+        lt_held *h = lt_held_find(t, &locks[i]);
+        int held = i < AGAIN || i >= N - KEEP;
+        CHECKF(held ? h && h->addr == &locks[i] : h == NULL, "lock %d", i);
+    }
+    for (int i = 0; i < N; i++) /* out of order: every 7th of the held ones, round and round */
+        if ((i * 7) % N < AGAIN || (i * 7) % N >= N - KEEP)
+            lt_held_remove(t, lt_held_find(t, &locks[(i * 7) % N]));
+    CHECK(t->nheld == 0 && t->held_end == 0 && !t->held_indexed);
+}
+
 static void check_shadow(void)
 {
     static int lock_a, lock_b;
@@ -389,6 +419,7 @@ int main(void)
     check_fmt();
     check_depot();
     check_held_set();
+    check_held_regrow();
     check_scratch_fit();
     check_shadow();
     check_shadow_destroy();

@@ -314,6 +314,22 @@ static void release(lt_thread *t, lt_held *h)
     drop(t, h);
 }
 
+/* lt_unlock_done (detect.h) for the rest: the lock is found wherever it is in the held set. */
+int lt_unlock_done_slow(lt_thread *t, const void *addr, int rc)
+{
+    lt_held *h = rc == 0 ? lt_held_find(t, addr) : NULL;
+    if (!h)
+        return 0;
+    if (h->depth > 1) {
+        h->depth--;
+        return 1;
+    }
+    if (h->mode == LT_MODE_WRITE)
+        lt_writer_released(t, h);
+    drop(t, h);
+    return 1;
+}
+
 /* lt_after_unlock (detect.h) for an unlock of a lock this thread does not hold, or one libc
  * refused (which changed nothing). */
 void lt_unlock_unusual(lt_event *ev, int rc)

@@ -35,16 +35,21 @@ void lt_unlock_unusual(lt_event *ev, int rc);
 
 /* The events every lock call runs are inline, each with its common case first: a known lock,
  * named through the interface it was last locked through, not orphaned, not held by this
- * thread, taken. Anything else goes to the out-of-line part, which does the whole check. */
-static inline int lt_before_lock(lt_event *ev)
+ * thread, taken. Anything else goes to the out-of-line part, which does the whole check.
+ * lt_lock_common fills ev->lock and ev->held and says whether the request is the common case,
+ * which needs no check before libc is asked. */
+static inline int lt_lock_common(lt_event *ev)
 {
     lt_thread *t = ev->self;
     lt_frame_lock_check(t, ev->addr, ev->ra, ev->cfa);
     lt_lock *l = ev->lock = lt_shadow_get(t, ev->addr, ev->ra);
     lt_held *h = ev->held = t->nheld ? lt_held_find(t, ev->addr) : NULL;
-    if (lt_likely(l && !h && l->api == ev->api && !l->orphan_of))
-        return 0;
-    return lt_before_lock_slow(ev);
+    return lt_likely(l && !h && l->api == ev->api && !l->orphan_of);
+}
+
+static inline int lt_before_lock(lt_event *ev)
+{
+    return lt_lock_common(ev) ? 0 : lt_before_lock_slow(ev);
 }
 
 /* The held entry of the acquisition ev makes: its call site and callers, whether edges lead
@@ -93,20 +98,21 @@ static inline void lt_held_take(lt_event *ev)
     lt_held_granted(ev, h);
 }
 
-/* Before libc is asked for a lock, in the common case (a known lock this thread does not
- * hold, a small held set with room, no new order edge): the held entry a grant makes, filled
- * in the set's spare slot. Once libc grants the lock, lt_held_commit adds it with a few
- * stores, so the program's critical section - which other threads wait for, and which a
- * preempted thread stretches - holds little of the tracer's work. NULL: lt_after_lock does
- * it all after the grant. Only for a request that does not let go of the thread in between
- * (a wait lets signal handlers lock, and so use the spare slot). */
+/* Before libc is asked for a lock, in the common case (lt_lock_common, with a small held set
+ * with room and no new order edge): the held entry a grant makes, filled in the set's spare
+ * slot. Once libc grants the lock, lt_held_commit adds it with a few stores, so the program's
+ * critical section - which other threads wait for, and which a preempted thread stretches -
+ * holds little of the tracer's work. NULL: lt_after_lock does it all after the grant. Only
+ * for a request that does not let go of the thread in between (a wait lets signal handlers
+ * lock, and so use the spare slot). */
 static inline lt_held *lt_held_prepare(lt_event *ev)
 {
     lt_thread *t = ev->self;
-    lt_held *h = lt_held_spare(t);
-    if (!h || !ev->lock || ev->held ||
-        (t->nheld && (lt_cfg.classes != LT_CLASSES_OFF || !lt_order_known(ev))))
+    uint32_t pos = t->held_end;
+    if (lt_unlikely(pos >= t->held_room) ||
+        (pos && (lt_cfg.classes != LT_CLASSES_OFF || !lt_order_known(ev))))
         return NULL;
+    lt_held *h = &t->held[pos];
     lt_held_fill(ev, h);
     return h;
 }
@@ -138,27 +144,25 @@ static inline void lt_writer_released(const lt_thread *t, const lt_held *h)
                                                 memory_order_relaxed);
 }
 
+int lt_unlock_done_slow(lt_thread *t, const void *addr, int rc);
+
 /* After libc's unlock of the lock at addr, with its result rc: only an accepted unlock changes
  * the held set. All of it comes after libc's unlock, so the program's critical section holds
  * none of it; meanwhile the held set claims the lock a little longer, which is safe: the
  * wait-for check reads only the held sets of waiting threads, and the thread's own signal
  * handlers pass through (it is inside the tracer). 0 when the unlock is an unusual one (not
  * held, refused), for lt_unlock_unusual. Inline: every unlock runs it (interpose.c without an
- * lt_event, which only the unusual cases need). */
+ * lt_event, which only the unusual cases need), with its common case first: an accepted
+ * unlock of the newest lock of a small set, held once, without LOCKTRACE_STATS. Others
+ * (out-of-order, recursive, a large set) go to lt_unlock_done_slow. */
 static inline int lt_unlock_done(lt_thread *t, const void *addr, int rc)
 {
-    lt_held *h = rc == 0 ? lt_held_find(t, addr) : NULL;
-    if (lt_unlikely(!h))
-        return 0;
-    if (lt_unlikely(h->depth > 1)) {
-        h->depth--;
-        return 1;
-    }
+    lt_held *h = lt_held_top(t, addr);
+    if (lt_unlikely(rc != 0 || !h || h->depth > 1 || lt_cfg.stats))
+        return lt_unlock_done_slow(t, addr, rc);
     if (h->mode == LT_MODE_WRITE)
         lt_writer_released(t, h);
-    if (lt_unlikely(lt_cfg.stats))
-        lt_stats_released(h);
-    lt_held_remove(t, h);
+    lt_held_pop(t);
     return 1;
 }
 

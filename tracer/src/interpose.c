@@ -239,11 +239,13 @@ static int acquire(call *c)
     if (!enter(&c->ev))
         return c->ev.wait == LT_WAIT_TRY ? real_try(c) : real_wait(c);
     lt_held *spare = NULL;
-    int rc = lt_before_lock(&c->ev);
-    if (rc == 0) {
+    int rc = 0;
+    if (lt_likely(lt_lock_common(&c->ev)))
         spare = lt_held_prepare(&c->ev);
+    else
+        rc = lt_before_lock_slow(&c->ev);
+    if (rc == 0)
         rc = real_try(c);
-    }
     if (lt_likely(rc == 0 && spare)) {
         lt_held_commit(&c->ev, spare);
     } else {

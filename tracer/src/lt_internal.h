@@ -169,6 +169,10 @@ typedef struct lt_thread {
     uint32_t nheld, cap;        /* locks held; entries allocated */
     uint32_t held_end;          /* entries in use: held ones, and removed ones (lock NULL)
                                    while the set is indexed */
+    uint32_t held_room;         /* held_end below this: the set is small and dense, with room
+                                   for one more entry before it must grow or be indexed
+                                   (min(cap, LT_HELD_INDEX_MIN - 1)); 0 while indexed. One
+                                   compare tells the fast paths they may append or pop. */
     uint32_t *held_index;       /* addr -> position + 1, open addressing, mapped */
     uint32_t held_index_bits;   /* log2 of its slots; 0 = not mapped */
     int held_indexed;           /* held_index is in use (held_end reached LT_HELD_INDEX_MIN) */
@@ -257,9 +261,7 @@ void lt_held_remove_slow(lt_thread *t, lt_held *h);
 static inline lt_held *lt_held_spare(const lt_thread *t)
 {
     uint32_t pos = t->held_end;
-    if (lt_unlikely(t->held_indexed || pos == t->cap || pos + 1 >= LT_HELD_INDEX_MIN))
-        return NULL;
-    return &t->held[pos];
+    return lt_likely(pos < t->held_room) ? &t->held[pos] : NULL;
 }
 
 /* The spare slot, filled, joins the set as its newest entry. */
@@ -282,6 +284,24 @@ static inline lt_held *lt_held_push(lt_thread *t, const void *addr, lt_lock *l)
     return h;
 }
 
+/* The newest entry, when it is for addr and the set is small: it leaves by a pop
+ * (lt_held_pop). NULL otherwise (look it up with lt_held_find). */
+static inline lt_held *lt_held_top(const lt_thread *t, const void *addr)
+{
+    uint32_t end = t->held_end;
+    if (lt_unlikely(end - 1 >= t->held_room)) /* empty, or indexed */
+        return NULL;
+    lt_held *h = &t->held[end - 1];
+    return lt_likely(h->addr == addr) ? h : NULL;
+}
+
+/* The newest entry of a small set leaves. */
+static inline void lt_held_pop(lt_thread *t)
+{
+    t->held_end--;
+    t->nheld--;
+}
+
 /* h leaves the held set. Inline: locks mostly go last-in first-out, from a small set. */
 static inline void lt_held_remove(lt_thread *t, lt_held *h)
 {
@@ -289,8 +309,7 @@ static inline void lt_held_remove(lt_thread *t, lt_held *h)
         lt_held_remove_slow(t, h);
         return;
     }
-    t->held_end--;
-    t->nheld--;
+    lt_held_pop(t);
 }
 void lt_held_compact(lt_thread *t);
 void lt_thread_start(int seq);

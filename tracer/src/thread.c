@@ -54,6 +54,8 @@ static lt_thread *thread_new(void)
     return t;
 }
 
+static void held_room_update(lt_thread *t);
+
 static void held_release(lt_thread *t)
 {
     if (t->held != t->inline_held)
@@ -66,6 +68,7 @@ static void held_release(lt_thread *t)
     t->held_index = NULL;
     t->held_index_bits = 0;
     t->held_indexed = 0;
+    held_room_update(t);
 }
 
 /* Out of the registry and back to the pool. */
@@ -107,6 +110,7 @@ static lt_thread *register_thread(int seq)
     t->info.seq = seq >= 0 ? seq : atomic_fetch_add(&next_seq, 1);
     t->held = t->inline_held;
     t->cap = LT_HELD_INLINE;
+    held_room_update(t);
     lt_tls.self = t;
     arm_exit_hook(t);
     return t;
@@ -161,6 +165,13 @@ static void thread_exit(void *arg)
  * outnumber held entries, so each operation stays O(1) (amortised) with thousands held.
  * ---------------------------------------------------------------------------------------- */
 
+/* After the set's capacity or indexing changed (lt_thread.held_room). */
+static void held_room_update(lt_thread *t)
+{
+    uint32_t small = LT_HELD_INDEX_MIN - 1;
+    t->held_room = t->held_indexed ? 0 : t->cap < small ? t->cap : small;
+}
+
 static size_t index_home(const lt_thread *t, const void *addr)
 {
     return lt_addr_hash(addr, t->held_index_bits);
@@ -193,6 +204,18 @@ static void index_put(lt_thread *t, uint32_t pos)
     t->held_index[i] = pos + 1;
 }
 
+/* The entry at `from` moved to `to`: its slot follows it. A stale entry that lost its slot to
+ * a newer one with the same address has none. */
+static void index_move(lt_thread *t, uint32_t from, uint32_t to)
+{
+    for (size_t i = index_home(t, t->held[to].addr); t->held_index[i] != 0;
+         i = (i + 1) & index_mask(t))
+        if (t->held_index[i] == from + 1) {
+            t->held_index[i] = to + 1;
+            return;
+        }
+}
+
 /* Linear probing without tombstones: the entries after the removed slot move back when their
  * home allows it. */
 static void index_del(lt_thread *t, uint32_t pos)
@@ -214,9 +237,11 @@ static void index_del(lt_thread *t, uint32_t pos)
     t->held_index[i] = 0;
 }
 
-/* (Re)builds the index with two slots per entry the set has room for (cap). 0 when out of
- * memory: the index is then as it was (mapped without lt_map: scanning still answers, so
- * tracking need not stop). */
+/* Indexes the set, with two slots per entry it has room for (cap): a new, empty index when
+ * cap needs another size, else the one it has. An index not in use is empty (the set empties
+ * it as it stops using it), so building or growing costs the entries, not the index's size
+ * (once 25,000 locks were held, its index is large). 0 when out of memory: the index is then
+ * as it was (mapped without lt_map: scanning still answers, so tracking need not stop). */
 static int index_build(lt_thread *t, uint32_t cap)
 {
     uint32_t bits = 7;
@@ -230,29 +255,41 @@ static int index_build(lt_thread *t, uint32_t cap)
             lt_platform_unmap(t->held_index, ((size_t)1 << t->held_index_bits) * sizeof *x);
         t->held_index = x;
         t->held_index_bits = bits;
-    } else {
-        memset(t->held_index, 0, ((size_t)1 << bits) * sizeof *t->held_index);
+        t->held_indexed = 0; /* to be filled */
     }
-    for (uint32_t i = 0; i < t->held_end; i++)
-        if (t->held[i].lock)
-            index_put(t, i);
+    if (!t->held_indexed)
+        for (uint32_t i = 0; i < t->held_end; i++)
+            if (t->held[i].lock)
+                index_put(t, i);
     t->held_indexed = 1;
+    held_room_update(t);
     return 1;
 }
 
-/* Closes the holes, keeping acquisition order; a set that has become small drops its index. */
+/* Closes the holes, keeping acquisition order, in time proportional to the entries in use:
+ * each moved entry's slot follows it. A set that has become small empties its index and
+ * stops using it. */
 void lt_held_compact(lt_thread *t)
 {
     if (!t->held_indexed)
         return;
     uint32_t n = 0;
-    for (uint32_t i = 0; i < t->held_end; i++)
-        if (t->held[i].lock)
-            t->held[n++] = t->held[i];
+    for (uint32_t i = 0; i < t->held_end; i++) {
+        if (!t->held[i].lock)
+            continue;
+        if (n != i) {
+            t->held[n] = t->held[i];
+            index_move(t, i, n);
+        }
+        n++;
+    }
     t->held_end = n;
-    t->held_indexed = 0;
-    if (n >= LT_HELD_INDEX_MIN / 2)
-        index_build(t, t->cap); /* the same size as before: cannot fail */
+    if (n < LT_HELD_INDEX_MIN / 2) {
+        for (uint32_t i = 0; i < n; i++)
+            index_del(t, i);
+        t->held_indexed = 0;
+        held_room_update(t);
+    }
 }
 
 /* Fails only when memory is exhausted, and tracking is then off. */
@@ -269,6 +306,7 @@ static int held_grow(lt_thread *t)
         lt_platform_unmap(t->held, t->cap * sizeof(lt_held));
     t->held = h;
     t->cap = cap;
+    held_room_update(t);
     return 1;
 }
 
@@ -310,8 +348,10 @@ void lt_held_remove_slow(lt_thread *t, lt_held *h)
         t->held_end--;
     if (t->held_end - t->nheld > t->nheld + LT_HELD_INDEX_MIN)
         lt_held_compact(t);
-    else if (t->held_end == 0)
+    else if (t->held_end == 0) {
         t->held_indexed = 0;
+        held_room_update(t);
+    }
 }
 
 /* ---------------------------------------------------------------------------------------- */
