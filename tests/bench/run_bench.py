@@ -12,7 +12,10 @@ nested mutexes held at once, 10 loops of init/lock all/unlock all/destroy) and `
 threads, 16 K lazily initialised rwlocks, <= 10 held in increasing index order, 1 in 5 for
 write); `churn` (4 threads, each with 64 mutexes of its own: init, lock, unlock, destroy,
 4000 rounds: locks made and unmade by many threads at once); and `threads` (20,000 threads
-that each take one mutex once, 4 alive at a time: what a thread's start and exit cost). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
+that each take one mutex once, 4 alive at a time: what a thread's start and exit cost);
+`condwait` and `mutexwait` (3,000 threads, each holding a mutex of its own, blocked at once on
+one condition variable, then queued on its mutex / on one mutex; 10 rounds; figure: CPU
+seconds of the process, since the threads mostly wait). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
 --repeat times, one after the other in turn, so a busy moment of the machine hits every
 configuration alike; the median counts, and each configuration's best run is printed too.
 `noise` is the spread (min-max) of the ratio of the run pairs (run i traced / run i native).
@@ -42,13 +45,16 @@ ROWS = {
     'lazy': ('stressbench', ['lazy', '4', '16384', '20000'], 's'),
     'churn': ('stressbench', ['churn', '4', '64', '4000'], 's'),
     'threads': ('stressbench', ['threads', '4', '5000', '1'], 's'),
+    'condwait': ('stressbench', ['condwait', '3000', '10', '1'], 'cpu s'),
+    'mutexwait': ('stressbench', ['mutexwait', '3000', '10', '1'], 'cpu s'),
 }
 
 
 def measure(prog, args, env):
     out = subprocess.run([prog] + args, env=env, check=True, capture_output=True, text=True,
                          timeout=300).stdout
-    m = re.search(r'ns_per_lock=([\d.]+)', out) or re.search(r'seconds=([\d.]+)', out)
+    m = (re.search(r'ns_per_lock=([\d.]+)', out) or re.search(r'cpu_seconds=([\d.]+)', out) or
+         re.search(r'seconds=([\d.]+)', out))
     return float(m.group(1))
 
 

@@ -15,12 +15,21 @@
  *       each of THREADS threads has MUTEXES mutexes of its own (one heap array per thread) and
  *       does ITERS rounds of: for each of them, init, lock, unlock, destroy. Locks made and
  *       unmade by many threads at once.
- * Prints "seconds=<wall time of the timed part>".
+ *   stressbench condwait THREADS ROUNDS HELD
+ *   stressbench mutexwait THREADS ROUNDS HELD
+ *       THREADS threads, each holding HELD mutexes of its own, block at once: on one condition
+ *       variable (condwait; the main thread broadcasts once all have arrived, and they then
+ *       queue on its mutex) or on one mutex the main thread holds (mutexwait; it lets go once
+ *       all have arrived); ROUNDS times. A thread pool's idle workers, a herd on one lock.
+ * Prints "seconds=<wall time of the timed part>"; condwait and mutexwait also print
+ * "cpu_seconds=<CPU time of the process in it>", since most of their wall time is waiting.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <time.h>
 
@@ -29,6 +38,14 @@ static double now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static double cpu(void)
+{
+    struct rusage r;
+    getrusage(RUSAGE_SELF, &r);
+    return (double)(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+           (double)(r.ru_utime.tv_usec + r.ru_stime.tv_usec) * 1e-6;
 }
 
 static unsigned step(unsigned *s)
@@ -196,22 +213,122 @@ static int short_lived(long at_once, long rounds, long locks)
     return 0;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+
+static pthread_mutex_t herd_lock = PTHREAD_MUTEX_INITIALIZER; /* condwait's mutex; the rounds */
+static pthread_cond_t herd_wake = PTHREAD_COND_INITIALIZER;   /* what the workers wait on */
+static pthread_mutex_t herd_gate = PTHREAD_MUTEX_INITIALIZER; /* mutexwait's one mutex */
+static sem_t herd_arrived, herd_done; /* a semaphore: the main thread may hold herd_gate */
+static long herd_held, herd_round, herd_released;
+static int herd_on_cond, herd_stop;
+
+static void *herd_worker(void *arg)
+{
+    pthread_mutex_t *own = arg;
+    for (long round = 1;; round++) {
+        pthread_mutex_lock(&herd_lock);
+        while (herd_round < round && !herd_stop) /* idle, holding nothing */
+            pthread_cond_wait(&herd_wake, &herd_lock);
+        pthread_mutex_unlock(&herd_lock);
+        if (herd_stop)
+            return NULL;
+        for (long i = 0; i < herd_held; i++)
+            pthread_mutex_lock(&own[i]);
+        if (herd_on_cond) {
+            pthread_mutex_lock(&herd_lock);
+            sem_post(&herd_arrived);
+            while (herd_released < round) /* blocked, holding its own mutexes */
+                pthread_cond_wait(&herd_wake, &herd_lock);
+            pthread_mutex_unlock(&herd_lock);
+        } else {
+            sem_post(&herd_arrived);
+            pthread_mutex_lock(&herd_gate); /* blocked behind the main thread */
+            pthread_mutex_unlock(&herd_gate);
+        }
+        for (long i = herd_held; i-- > 0;)
+            pthread_mutex_unlock(&own[i]);
+        sem_post(&herd_done);
+    }
+}
+
+static void herd_open(long *what, long value)
+{
+    pthread_mutex_lock(&herd_lock);
+    *what = value;
+    pthread_cond_broadcast(&herd_wake);
+    pthread_mutex_unlock(&herd_lock);
+}
+
+/* Each round: the workers take their mutexes and arrive, block (on herd_wake, or on herd_gate
+ * which this thread holds meanwhile), are let go, and are done. */
+static int herd(long threads, long rounds, long held, int on_cond)
+{
+    pthread_t *th = malloc((size_t)threads * sizeof *th);
+    pthread_mutex_t *own = malloc((size_t)(threads * held) * sizeof *own);
+    pthread_attr_t attr;
+    long n = 0;
+    if (!th || !own)
+        return 1;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024); /* thousands of threads */
+    herd_held = held;
+    herd_on_cond = on_cond;
+    sem_init(&herd_arrived, 0, 0);
+    sem_init(&herd_done, 0, 0);
+    for (long i = 0; i < threads * held; i++)
+        pthread_mutex_init(&own[i], NULL);
+    while (n < threads && !pthread_create(&th[n], &attr, herd_worker, &own[n * held]))
+        n++;
+    pthread_attr_destroy(&attr);
+    for (long r = 1; r <= rounds; r++) {
+        if (!on_cond)
+            pthread_mutex_lock(&herd_gate);
+        herd_open(&herd_round, r);
+        for (long i = 0; i < n; i++)
+            sem_wait(&herd_arrived);
+        if (on_cond)
+            herd_open(&herd_released, r);
+        else
+            pthread_mutex_unlock(&herd_gate);
+        for (long i = 0; i < n; i++)
+            sem_wait(&herd_done);
+    }
+    pthread_mutex_lock(&herd_lock);
+    herd_stop = 1;
+    pthread_cond_broadcast(&herd_wake);
+    pthread_mutex_unlock(&herd_lock);
+    for (long i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    for (long i = 0; i < threads * held; i++)
+        pthread_mutex_destroy(&own[i]);
+    free(th);
+    free(own);
+    return n < threads;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 5 || (strcmp(argv[1], "groups") && strcmp(argv[1], "lazy") &&
-                      strcmp(argv[1], "churn") && strcmp(argv[1], "threads"))) {
+    static const char *shapes[] = {"groups", "lazy", "churn", "threads", "condwait", "mutexwait"};
+    int shape = 0;
+    while (argc == 5 && shape < 6 && strcmp(argv[1], shapes[shape]))
+        shape++;
+    if (argc != 5 || shape == 6) {
         fprintf(stderr, "usage: stressbench groups GROUPS SIZE LOOPS | lazy THREADS LOCKS ITERS"
-                        " | churn THREADS MUTEXES ITERS | threads AT_ONCE ROUNDS LOCKS\n");
+                        " | churn THREADS MUTEXES ITERS | threads AT_ONCE ROUNDS LOCKS"
+                        " | condwait|mutexwait THREADS ROUNDS HELD\n");
         return 2;
     }
     long a = atol(argv[2]), b = atol(argv[3]), c = atol(argv[4]);
     if (a < 1 || b < 1 || c < 1)
         return 2;
-    double t0 = now();
-    int rc = !strcmp(argv[1], "groups") ? groups(a, b, c)
-             : !strcmp(argv[1], "lazy") ? lazy(a, b < 10 ? 10 : b, c)
-             : !strcmp(argv[1], "churn")  ? churn(a, b, c)
-                                        : short_lived(a, b, c);
+    double t0 = now(), c0 = cpu();
+    int rc = shape == 0   ? groups(a, b, c)
+             : shape == 1 ? lazy(a, b < 10 ? 10 : b, c)
+             : shape == 2 ? churn(a, b, c)
+             : shape == 3 ? short_lived(a, b, c)
+                          : herd(a, b, c, shape == 4);
+    if (shape >= 4)
+        printf("cpu_seconds=%.6f ", cpu() - c0);
     printf("seconds=%.6f\n", now() - t0);
     return rc;
 }

@@ -295,6 +295,142 @@ NOINLINE void *cond_cycle(void *arg)
     return NULL;
 }
 
+/* ------------------------------------------------------------------------------------------
+ * A crowd: CROWD threads blocked at once, as a pool's idle workers and a herd on one lock are,
+ * each holding a mutex of its own. A third wait on crowd_cv (signalled before by the main
+ * thread, which only polls), a third queue on crowd_gate (which the main thread holds), a third
+ * hold rwlocks[0] for read and wait on crowd_cv; half of each third with a deadline. Around
+ * them two threads form a cycle through rwlocks[0] (crowd-cycle) or only wait (crowd).
+ * ---------------------------------------------------------------------------------------- */
+#define CROWD 900
+static pthread_mutex_t crowd_own[CROWD];
+static pthread_mutex_t crowd_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t crowd_gate = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t crowd_cv = PTHREAD_COND_INITIALIZER;
+static int crowd_go;
+static blocked_probe crowd_probes[CROWD];
+static pthread_t crowd_th[CROWD];
+
+NOINLINE void *crowd_member(void *arg)
+{
+    long i = (long)arg;
+    int timed = i % 2;
+    struct timespec t = in_ms(600 * 1000);
+    pthread_mutex_lock(&crowd_own[i]);
+    if (i % 3 == 2)
+        pthread_rwlock_rdlock(&rwlocks[0]);
+    if (i % 3 == 1) {
+        blocked_announce(&crowd_probes[i]);
+        if (timed ? pthread_mutex_timedlock(&crowd_gate, &t) : pthread_mutex_lock(&crowd_gate))
+            abort();
+        pthread_mutex_unlock(&crowd_gate);
+    } else {
+        pthread_mutex_lock(&crowd_lock);
+        blocked_announce(&crowd_probes[i]);
+        while (!crowd_go)
+            if (timed)
+                pthread_cond_timedwait(&crowd_cv, &crowd_lock, &t);
+            else
+                pthread_cond_wait(&crowd_cv, &crowd_lock);
+        pthread_mutex_unlock(&crowd_lock);
+    }
+    if (i % 3 == 2)
+        pthread_rwlock_unlock(&rwlocks[0]);
+    pthread_mutex_unlock(&crowd_own[i]);
+    return NULL;
+}
+
+/* Returns once the whole crowd is blocked. */
+static void crowd_gather(void)
+{
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 128 * 1024);
+    pthread_mutex_lock(&crowd_gate);
+    pthread_cond_broadcast(&crowd_cv); /* the main thread is crowd_cv's last signaller */
+    for (long i = 0; i < CROWD; i++) {
+        pthread_mutex_init(&crowd_own[i], NULL);
+        if (pthread_create(&crowd_th[i], &a, crowd_member, (void *)i) != 0)
+            abort();
+    }
+    pthread_attr_destroy(&a);
+    for (int i = 0; i < CROWD; i++)
+        blocked_until(&crowd_probes[i]);
+}
+
+static void crowd_release(void)
+{
+    pthread_mutex_lock(&crowd_lock);
+    crowd_go = 1;
+    pthread_cond_broadcast(&crowd_cv);
+    pthread_mutex_unlock(&crowd_lock);
+    pthread_mutex_unlock(&crowd_gate);
+    for (int i = 0; i < CROWD; i++)
+        pthread_join(crowd_th[i], NULL);
+    puts("crowd released");
+}
+
+static _Atomic int pair_done;
+
+/* Thread 0 reads rwlocks[0] beside the crowd's readers and wants mutex 1; thread 1 holds
+ * mutex 1 and wants to write rwlocks[0]: it waits for every reader, thread 0 among them. */
+NOINLINE void *crowd_pair(void *arg)
+{
+    long i = (long)arg;
+    if (i == 0)
+        pthread_rwlock_rdlock(&rwlocks[0]);
+    else
+        pthread_mutex_lock(&mutexes[1]);
+    pthread_barrier_wait(&barrier);
+    int rc = i == 0 ? pthread_mutex_lock(&mutexes[1]) : pthread_rwlock_wrlock(&rwlocks[0]);
+    result(i == 0 ? "lock" : "wrlock", rc);
+    if (rc == 0 && i == 0)
+        pthread_mutex_unlock(&mutexes[1]);
+    if (rc == 0 || i == 0)
+        pthread_rwlock_unlock(&rwlocks[0]);
+    if (i == 1)
+        pthread_mutex_unlock(&mutexes[1]);
+    atomic_fetch_add(&pair_done, 1);
+    return NULL;
+}
+
+/* The cycle closes while the crowd waits; the call refused (LOCKTRACE_ACTION=edeadlk) lets
+ * the other go on, or waits for the crowd's readers, so the crowd is let go then. */
+NOINLINE void crowd_cycle(void)
+{
+    pthread_t th[2];
+    crowd_gather();
+    pthread_barrier_init(&barrier, NULL, 2);
+    for (long i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, crowd_pair, (void *)i);
+    while (atomic_load(&pair_done) == 0)
+        sched_yield();
+    crowd_release();
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+}
+
+/* No cycle: a writer of rwlocks[0] holding mutex 1 waits for the crowd's readers. */
+NOINLINE void *crowd_writer(void *arg)
+{
+    pthread_mutex_lock(&mutexes[1]);
+    blocked_announce(&probes[0]);
+    pthread_rwlock_wrlock(&rwlocks[0]);
+    pthread_rwlock_unlock(&rwlocks[0]);
+    pthread_mutex_unlock(&mutexes[1]);
+    return arg;
+}
+
+NOINLINE void crowd_no_cycle(void)
+{
+    pthread_t th;
+    crowd_gather();
+    pthread_create(&th, NULL, crowd_writer, NULL);
+    blocked_until(&probes[0]);
+    crowd_release();
+    pthread_join(th, NULL);
+}
+
 static void init_all(void)
 {
     for (int i = 0; i < MAX_THREADS; i++) {
@@ -398,6 +534,10 @@ int main(int argc, char **argv)
         run_threads(2, long_wait);
     else if (!strcmp(s, "dump"))
         dump_on_signal();
+    else if (!strcmp(s, "crowd-cycle"))
+        crowd_cycle();
+    else if (!strcmp(s, "crowd"))
+        crowd_no_cycle();
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;

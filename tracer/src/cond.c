@@ -3,10 +3,14 @@
  * variable (glibc >= 2.25 then waits for them forever), and one condition variable waited on
  * with two different mutexes at once (POSIX binds it to one mutex while threads wait).
  *
- * Every condition wait is a waiter record on the waiting thread's stack, in a list per shard
- * of condition-variable addresses. A signal marks the oldest unmarked waiter of its condition
- * variable as woken, a broadcast all of them: a destroy counts only unmarked waiters, so
- * "broadcast, then destroy" (the woken waiters still have to retake the mutex) stays legal.
+ * Every condition wait is a waiter record on the waiting thread's stack, in its condition
+ * variable's queue (oldest first; the queues of a shard of condition-variable addresses in a
+ * list). A signal marks the oldest unmarked waiter of its condition variable as woken, a
+ * broadcast all of them: a destroy counts only unmarked waiters, so "broadcast, then destroy"
+ * (the woken waiters still have to retake the mutex) stays legal. Marks go oldest first and
+ * arrivals join at the end, so the marked waiters are the front of a queue and the queue
+ * keeps where the unmarked ones begin: a signal costs the same with thousands of waiters, or
+ * of woken waiters not yet gone, as with one.
  * The count can only come out low (a signal marks a waiter other than the one libc wakes),
  * never high: a report is never false. Reports are built from copies after the shard lock
  * is released (report.c's lock ranks before ours).
@@ -18,20 +22,40 @@
 #include "lt_internal.h"
 #include "platform.h"
 
-#define SHARDS 64
+#define SHARD_BITS 8
+#define SHARDS (1 << SHARD_BITS)
 #define NAMED_MAX 64 /* waiters named in one report (the count stops there too) */
+
+/* The waiters of one condition variable, while it has any. */
+typedef struct queue {
+    struct queue *next; /* first: the pool's free list goes through it */
+    const void *cv;
+    lt_cond_waiter *head, *tail;
+    lt_cond_waiter *unmarked; /* the oldest waiter no signal has marked, NULL = none */
+} queue;
 
 typedef struct shard {
     lt_spin lock;
-    _Atomic int count; /* waiters in the list: a signal with none takes no lock */
-    lt_cond_waiter *head, *tail;
+    _Atomic int count; /* waiters in its queues: a signal with none takes no lock */
+    queue *queues;
+    lt_pool pool;
 } shard;
 
-static shard shards[SHARDS] = {[0 ... SHARDS - 1] = {.lock = LT_SPIN_INIT(LT_RANK_COND)}};
+static shard shards[SHARDS] = {[0 ... SHARDS - 1] = {.lock = LT_SPIN_INIT(LT_RANK_COND),
+                                                     .pool = LT_POOL(queue, 4096)}};
 
 static shard *shard_of(const void *cv)
 {
-    return &shards[lt_addr_hash(cv, 6)];
+    return &shards[lt_addr_hash(cv, SHARD_BITS)];
+}
+
+/* cv's queue, under the shard's lock; NULL when nobody waits on it. */
+static queue *queue_of(shard *s, const void *cv)
+{
+    queue *q = s->queues;
+    while (q && q->cv != cv)
+        q = q->next;
+    return q;
 }
 
 static lt_outcome fatal_outcome(void)
@@ -64,19 +88,28 @@ void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w)
     *w = (lt_cond_waiter){.cv = cv, .mutex = ev->addr, .ra = ev->ra, .api = ev->api};
     lt_thread_info_now(ev->self, &w->who);
     lt_spin_lock(&s->lock);
-    for (const lt_cond_waiter *x = s->head; x; x = x->next) {
-        if (x->cv == cv) {
-            if (x->mutex != w->mutex)
-                other = *x;
-            break; /* one binding: every earlier waiter agrees with this one or was reported */
-        }
+    queue *q = queue_of(s, cv);
+    if (!q && (q = lt_pool_get(&s->pool)) != NULL) {
+        q->cv = cv;
+        q->next = s->queues;
+        s->queues = q;
     }
-    w->prev = s->tail;
-    if (s->tail)
-        s->tail->next = w;
+    if (!q) { /* no memory: this wait is not counted */
+        lt_spin_unlock(&s->lock);
+        w->cv = NULL;
+        return;
+    }
+    /* one binding: every earlier waiter agrees with the oldest one or was reported */
+    if (q->head && q->head->mutex != w->mutex)
+        other = *q->head;
+    w->prev = q->tail;
+    if (q->tail)
+        q->tail->next = w;
     else
-        s->head = w;
-    s->tail = w;
+        q->head = w;
+    q->tail = w;
+    if (!q->unmarked)
+        q->unmarked = w;
     atomic_fetch_add(&s->count, 1);
     lt_spin_unlock(&s->lock);
     if (other.cv) {
@@ -95,16 +128,28 @@ void lt_cond_unheld(lt_event *ev, const void *cv)
 
 void lt_cond_leave(lt_cond_waiter *w)
 {
+    if (!w->cv)
+        return;
     shard *s = shard_of(w->cv);
     lt_spin_lock(&s->lock);
+    queue *q = queue_of(s, w->cv);
+    if (q->unmarked == w)
+        q->unmarked = w->next; /* unmarked too: it came later */
     if (w->prev)
         w->prev->next = w->next;
     else
-        s->head = w->next;
+        q->head = w->next;
     if (w->next)
         w->next->prev = w->prev;
     else
-        s->tail = w->prev;
+        q->tail = w->prev;
+    if (!q->head) {
+        queue **p = &s->queues;
+        while (*p != q)
+            p = &(*p)->next;
+        *p = q->next;
+        lt_pool_put(&s->pool, q);
+    }
     atomic_fetch_sub(&s->count, 1);
     lt_spin_unlock(&s->lock);
 }
@@ -115,13 +160,9 @@ void lt_cond_signalled(const void *cv, int all)
     if (atomic_load_explicit(&s->count, memory_order_relaxed) == 0)
         return;
     lt_spin_lock(&s->lock);
-    for (lt_cond_waiter *x = s->head; x; x = x->next) {
-        if (x->cv != cv || x->woken)
-            continue;
-        x->woken = 1;
-        if (!all)
-            break;
-    }
+    queue *q = queue_of(s, cv);
+    if (q && q->unmarked) /* marked: every waiter before q->unmarked */
+        q->unmarked = all ? NULL : q->unmarked->next;
     lt_spin_unlock(&s->lock);
 }
 
@@ -134,9 +175,8 @@ int lt_cond_destroy(lt_event *ev)
     if (atomic_load_explicit(&s->count, memory_order_relaxed) == 0)
         return 0;
     lt_spin_lock(&s->lock);
-    for (const lt_cond_waiter *x = s->head; x; x = x->next) {
-        if (x->cv != ev->addr || x->woken)
-            continue;
+    queue *q = queue_of(s, ev->addr);
+    for (const lt_cond_waiter *x = q ? q->unmarked : NULL; x; x = x->next) {
         if (n < NAMED_MAX)
             found[n++] = *x;
         total++;
@@ -155,7 +195,11 @@ void lt_cond_fork(lt_fork_phase phase)
         int i = phase == LT_FORK_PREPARE ? k : SHARDS - 1 - k;
         lt_spin_fork(&shards[i].lock, phase);
         if (phase == LT_FORK_CHILD) {
-            shards[i].head = shards[i].tail = NULL;
+            while (shards[i].queues) {
+                queue *q = shards[i].queues;
+                shards[i].queues = q->next;
+                lt_pool_put(&shards[i].pool, q);
+            }
             atomic_store(&shards[i].count, 0);
         }
     }

@@ -14,8 +14,7 @@ typedef struct lt_cond_waiter {
     lt_thread_info who;
     uintptr_t ra;       /* call site of the wait */
     int api;            /* lt_api of the wait (pthread_cond_wait, cnd_wait) */
-    int woken;          /* a signal or broadcast since it arrived may have woken it */
-    struct lt_cond_waiter *next, *prev;
+    struct lt_cond_waiter *next, *prev; /* its condition variable's queue (cond.c) */
 } lt_cond_waiter;
 
 /* ev is the wait's mutex event (self, ra, api filled). */

@@ -67,6 +67,9 @@ typedef struct lt_lock {
     _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
     _Atomic uint64_t klass;           /* classes.c: gen << 32 | class id of this identity;
                                          another gen: not decided yet */
+    struct lt_order_node *_Atomic order_node; /* order.c: its node in the order graph, of this
+                                         or an ended gen; NULL = none. Written under the
+                                         graph lock */
 } lt_lock;
 
 /* One entry of a held set. The stack of the acquisition is kept cheaply as the call site
@@ -100,6 +103,17 @@ typedef struct lt_cache_slot {
     uint32_t gen;
 } lt_cache_slot;
 
+/* A waiting thread found by a key in waitfor.c's index: by its seq, its pthread_t, the lock
+ * it waits to write, or a lock it holds for read (`held`). Under waitfor.c's lock. */
+typedef struct lt_wait_link {
+    uintptr_t key;
+    struct lt_thread *t;
+    struct lt_held *held;
+    struct lt_wait_link *next, **pprev; /* the key's bucket */
+    struct lt_wait_link *more;          /* the thread's read holds */
+    uint8_t what;
+} lt_wait_link;
+
 /* What a thread is blocked on (waitfor.c). `seq` is odd while the thread waits; the thread
  * writes every other field before seq turns odd, under waitfor.c's lock, and leaves the list
  * under it too, so a reader holding that lock sees one consistent wait. (The thread dump reads
@@ -120,6 +134,8 @@ typedef struct lt_wait_slot {
     struct timespec since;        /* CLOCK_MONOTONIC */
     struct lt_thread *next_waiter, *prev_waiter; /* waitfor.c's list, under its lock */
     uint32_t mark;                /* cycle search visit stamp, under waitfor.c's lock */
+    lt_wait_link by_seq, by_handle, by_write; /* waitfor.c's index, under its lock */
+    lt_wait_link *reads;          /* likewise, one per lock held for read */
 } lt_wait_slot;
 
 /* A walk over the callers of a lock call site (callsite.c), remembered by its thread. */
@@ -133,6 +149,8 @@ typedef struct lt_walk {
     uintptr_t slot[LT_CALLERS_MAX]; /* where caller[i] was read */
     uintptr_t sp[LT_CALLERS_MAX];   /* the stack pointer of the frame that returns to caller[i] */
     uintptr_t caller[LT_CALLERS_MAX];
+    uint32_t stack;                 /* the call site and callers interned, 0 = not yet (stack.c:
+                                       lt_stack_site) */
 } lt_walk;
 
 /* A stack of recorded frames (call site and callers) the thread interned lately, with its id

@@ -15,7 +15,8 @@
  *   rank              lock (file)                     taken under it
  *   LT_RANK_REPORT    report_lock (report.c)          symbolization; stack depot (stripe,
  *                                                     arena); the thread dump at abort
- *   LT_RANK_WAITFOR   wf_lock (waitfor.c)             stack depot (steps of a cycle)
+ *   LT_RANK_WAITFOR   wf_lock (waitfor.c)             stack depot (steps of a cycle); mapping
+ *                                                     memory (its index's links)
  *   LT_RANK_GRAPH     graph_lock (order.c)            mapping memory only
  *   LT_RANK_REGISTRY  registry_lock (thread.c)        its pool; stack depot (holders of a
  *                                                     long wait)
@@ -24,7 +25,7 @@
  *   LT_RANK_STATS     stats_lock (stats.c)            mapping memory only
  *   LT_RANK_STACK     256 depot stripes (stack.c)     arena_lock
  *   LT_RANK_ARENA     arena_lock (stack.c)            mapping memory only
- *   LT_RANK_COND      64 waiter-list locks (cond.c)   nothing
+ *   LT_RANK_COND      256 shard locks (cond.c)        mapping memory only (its queues)
  *   LT_RANK_CLASSES   class_lock (classes.c)          mapping memory only
  *
  * With -Dtracer_checks (LT_CHECKS, on in development builds and CI) taking a lock out of

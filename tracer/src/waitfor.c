@@ -11,9 +11,17 @@
  * listed threads are stable. A waiting thread's held set is what it holds (entries join it
  * after libc grants a lock and leave it right after libc releases one, and the thread is in
  * neither step while it waits), so every edge found is real, except "queued behind a
- * writer", which libc may not have registered yet. A found
- * cycle is therefore searched again after a short grace, and reported only if every thread
- * on it is still in the same wait (same slot seq) - a false deadlock report is worse than none.
+ * writer", which libc may not have registered yet. A found cycle is therefore searched again
+ * after a short grace, and reported only if every thread on it is still in the same wait
+ * (same slot seq) - a false deadlock report is worse than none.
+ *
+ * Each step finds its blockers directly, never by looking at every waiting thread (a pool's
+ * thousands of idle workers would make every wait cost that much): the waiting threads are
+ * indexed by their seq (a lock's writer field names its exclusive holder by seq, as the held
+ * sets' validity does in detect.c; a condition variable's last signaller too), by their
+ * pthread_t (joins), by the rwlock they wait to write (readers queued behind them), and by
+ * each lock they hold for read (writers wait for its readers). Joining the index costs a
+ * wait O(its held set); a step costs O(its blockers).
  *
  * A thread in pthread_join waits for the joined thread. A thread in a condition wait that
  * still holds other locks waits for the thread that last signalled that condition variable
@@ -37,6 +45,7 @@
 #define HOLDERS_SHOWN 16            /* holders named by a long-wait report */
 #define WATCH_NS (250 * 1000 * 1000) /* watchdog period; timeouts are whole seconds */
 #define SIGNALLERS 4096             /* condition variables whose last signaller is known */
+#define INDEX_BITS 14               /* buckets of the index of waiting threads */
 
 typedef struct frame {
     lt_thread *u;
@@ -50,6 +59,14 @@ static uint32_t stamp;
 static frame *path;
 static size_t path_cap;
 static _Atomic int watchdog_started;
+
+/* The index of waiting threads (see above), under wf_lock: chained buckets of links, each
+ * found by (what, key). A thread's links for its seq, its pthread_t and the lock it waits to
+ * write live in its wait slot; those for its read holds come from a pool. */
+enum { BY_SEQ, BY_HANDLE, BY_WRITE, BY_READ };
+
+static lt_wait_link *buckets[1u << INDEX_BITS];
+static lt_pool read_links = LT_POOL(lt_wait_link, 64 * 1024);
 
 /* The last thread (seq) to signal each condition variable, direct-mapped by address: a
  * colliding condvar overwrites, which only loses a hint. Written on every signal, so it
@@ -77,11 +94,101 @@ void lt_waitfor_signalled(lt_thread *t, const void *cond)
     }
 }
 
-static int signalled_last(uintptr_t cond, const lt_thread *v)
+/* ---------------------------------------------------------------------------------------- */
+
+static lt_wait_link **bucket(int what, uintptr_t key)
 {
-    const signaller *s = signaller_of(cond);
-    return atomic_load_explicit(&s->cond, memory_order_relaxed) == cond &&
-           atomic_load_explicit(&s->seq, memory_order_relaxed) == v->info.seq;
+    return &buckets[lt_addr_hash((const void *)(key * 4 + (uintptr_t)what), INDEX_BITS)];
+}
+
+static void link_in(lt_wait_link *l, lt_thread *t, int what, uintptr_t key, lt_held *held)
+{
+    lt_wait_link **b = bucket(what, key);
+    l->key = key;
+    l->t = t;
+    l->held = held;
+    l->what = (uint8_t)what;
+    l->next = *b;
+    l->pprev = b;
+    if (*b)
+        (*b)->pprev = &l->next;
+    *b = l;
+}
+
+static void link_out(lt_wait_link *l)
+{
+    if (!l->pprev)
+        return;
+    *l->pprev = l->next;
+    if (l->next)
+        l->next->pprev = l->pprev;
+    l->pprev = NULL;
+}
+
+/* The first link for (what, key) from l on, along its bucket. */
+static lt_wait_link *next_for(lt_wait_link *l, int what, uintptr_t key)
+{
+    while (l && (l->key != key || l->what != what))
+        l = l->next;
+    return l;
+}
+
+#define EACH_LINK(l, what, key)                                                                 \
+    for (lt_wait_link *l = next_for(*bucket(what, key), what, key); l;                          \
+         l = next_for(l->next, what, key))
+
+static lt_thread *waiting_thread(int what, uintptr_t key)
+{
+    lt_wait_link *l = next_for(*bucket(what, key), what, key);
+    return l ? l->t : NULL;
+}
+
+/* The entries t holds for read, counted before wf_lock is taken: most waits have none, and
+ * then joining the index does not walk the held set under the lock. */
+static uint32_t read_holds(const lt_thread *t)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < t->held_end; i++)
+        n += t->held[i].lock && t->held[i].mode == LT_MODE_READ;
+    return n;
+}
+
+/* t's wait, just published, joins the index, with its `reads` read holds. A read hold
+ * without a link (no memory) only hides the cycles through it. */
+static void index_wait(lt_thread *t, uint32_t reads)
+{
+    lt_wait_slot *w = &t->waiting;
+    link_in(&w->by_seq, t, BY_SEQ, (uintptr_t)t->info.seq, NULL);
+    link_in(&w->by_handle, t, BY_HANDLE, w->handle, NULL);
+    if (w->waits_for == LT_FOR_LOCK && w->kind == LT_RWLOCK && w->mode == LT_MODE_WRITE)
+        link_in(&w->by_write, t, BY_WRITE, (uintptr_t)w->lock, NULL);
+    w->reads = NULL;
+    for (uint32_t i = 0; reads && i < t->held_end; i++) {
+        lt_held *h = &t->held[i];
+        if (!h->lock || h->mode != LT_MODE_READ)
+            continue;
+        reads--;
+        lt_wait_link *l = lt_pool_get(&read_links);
+        if (!l)
+            continue;
+        link_in(l, t, BY_READ, (uintptr_t)h->lock, h);
+        l->more = w->reads;
+        w->reads = l;
+    }
+}
+
+static void unindex_wait(lt_thread *t)
+{
+    lt_wait_slot *w = &t->waiting;
+    link_out(&w->by_seq);
+    link_out(&w->by_handle);
+    link_out(&w->by_write);
+    while (w->reads) {
+        lt_wait_link *l = w->reads;
+        w->reads = l->more;
+        link_out(l);
+        lt_pool_put(&read_links, l);
+    }
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -117,50 +224,74 @@ uint32_t lt_held_stack(lt_held *h, uint32_t under, int *partial)
     return id;
 }
 
+static long ms_between(const struct timespec *t, const struct timespec *now)
+{
+    return (now->tv_sec - t->tv_sec) * 1000 + (now->tv_nsec - t->tv_nsec) / 1000000;
+}
+
 static long ms_since(const struct timespec *t)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    return (now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+    return ms_between(t, &now);
 }
 
 /* ---------------------------------------------------------------------------------------- */
 
-/* Whether u's wait is held up by v, and by which of v's entries. */
-static int blocked_by(const lt_thread *u, lt_thread *v, lt_held **by)
-{
-    const lt_wait_slot *w = &u->waiting, *x = &v->waiting;
-    *by = NULL;
-    if (v == u)
-        return 0;
-    if (w->waits_for == LT_FOR_JOIN)
-        return x->handle == w->target;
-    if (w->waits_for == LT_FOR_SIGNAL)
-        return signalled_last(w->target, v);
-    lt_held *h = lt_held_find(v, w->addr);
-    if (h && h->lock == w->lock && h->gen == w->gen &&
-        (w->kind != LT_RWLOCK || h->mode == LT_MODE_WRITE || w->mode == LT_MODE_WRITE)) {
-        *by = h;
-        return 1;
-    }
-    return w->kind == LT_RWLOCK && w->mode == LT_MODE_READ && x->lock == w->lock &&
-           x->gen == w->gen && x->mode == LT_MODE_WRITE &&
-           lt_lock_prefers_writer(w->addr, w->lock);
-}
-
 static lt_bfs search;
 
-/* The waiting threads that hold up items[at]'s wait; the goal is self, closing a cycle. */
+/* items[at] waits for v (by its held entry `by`, or NULL); the goal is self, closing a cycle.
+ * 0 when the search is to stop. */
+static int offer(lt_bfs *b, size_t at, lt_thread *v, lt_held *by)
+{
+    lt_thread *self = b->ctx;
+    if (!v || v == b->items[at].node || (v != self && v->waiting.mark == stamp))
+        return 1;
+    v->waiting.mark = stamp;
+    return lt_bfs_reach(b, at, v, by, atomic_load(&v->waiting.seq), v == self);
+}
+
+/* Whether held entry h of another thread holds up wait w. */
+static int conflicts(const lt_wait_slot *w, const lt_held *h)
+{
+    return h->lock == w->lock && h->gen == w->gen &&
+           (w->kind != LT_RWLOCK || h->mode == LT_MODE_WRITE || w->mode == LT_MODE_WRITE);
+}
+
+/* A lock wait waits for the lock's writer, for its readers unless it only reads, and a read of
+ * a writer-preferring rwlock for the writers queued on it. */
+static void expand_lock(lt_bfs *b, size_t at, const lt_wait_slot *w)
+{
+    uintptr_t key = (uintptr_t)w->lock;
+    int writer = atomic_load_explicit(&w->lock->writer, memory_order_relaxed);
+    lt_thread *v = writer ? waiting_thread(BY_SEQ, (uintptr_t)(writer - 1)) : NULL;
+    lt_held *h = v ? lt_held_find(v, w->addr) : NULL;
+    if (h && conflicts(w, h) && !offer(b, at, v, h))
+        return;
+    if (w->kind != LT_RWLOCK || w->mode == LT_MODE_WRITE) {
+        EACH_LINK(l, BY_READ, key)
+            if (conflicts(w, l->held) && !offer(b, at, l->t, l->held))
+                return;
+    } else if (lt_lock_prefers_writer(w->addr, w->lock)) {
+        EACH_LINK(l, BY_WRITE, key)
+            if (l->t->waiting.gen == w->gen && !offer(b, at, l->t, NULL))
+                return;
+    }
+}
+
+/* The waiting threads that hold up items[at]'s wait. */
 static void expand(lt_bfs *b, size_t at)
 {
-    lt_thread *self = b->ctx, *u = b->items[at].node;
-    for (lt_thread *v = waiters; v; v = v->waiting.next_waiter) {
-        lt_held *by;
-        if ((v != self && v->waiting.mark == stamp) || !blocked_by(u, v, &by))
-            continue;
-        v->waiting.mark = stamp;
-        if (!lt_bfs_reach(b, at, v, by, atomic_load(&v->waiting.seq), v == self))
-            return;
+    const lt_wait_slot *w = &((lt_thread *)b->items[at].node)->waiting;
+    if (w->waits_for == LT_FOR_LOCK) {
+        expand_lock(b, at, w);
+    } else if (w->waits_for == LT_FOR_JOIN) {
+        offer(b, at, waiting_thread(BY_HANDLE, w->target), NULL);
+    } else {
+        const signaller *s = signaller_of(w->target);
+        if (atomic_load_explicit(&s->cond, memory_order_relaxed) == w->target)
+            offer(b, at, waiting_thread(BY_SEQ, (uintptr_t)atomic_load_explicit(
+                                                    &s->seq, memory_order_relaxed)), NULL);
     }
 }
 
@@ -184,7 +315,7 @@ static size_t find_cycle(lt_thread *self)
 /* ---------------------------------------------------------------------------------------- */
 
 /* Joins and condition waits wait for a thread, not a lock: `target` names what they wait on. */
-static void publish(lt_event *ev, lt_wait_for what, uintptr_t target)
+static void publish(lt_event *ev, lt_wait_for what, uintptr_t target, uint32_t reads)
 {
     lt_thread *t = ev->self;
     lt_wait_slot *w = &t->waiting;
@@ -204,6 +335,7 @@ static void publish(lt_event *ev, lt_wait_for what, uintptr_t target)
     if (waiters)
         waiters->waiting.prev_waiter = t;
     waiters = t;
+    index_wait(t, reads);
     atomic_fetch_add(&w->seq, 1);
 }
 
@@ -216,6 +348,7 @@ static void unpublish(lt_thread *t)
         waiters = w->next_waiter;
     if (w->next_waiter)
         w->next_waiter->waiting.prev_waiter = w->prev_waiter;
+    unindex_wait(t);
     atomic_fetch_add(&w->seq, 1);
 }
 
@@ -327,8 +460,9 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
     lt_thread_info_now(t, &t->waiting.who);
     clock_gettime(CLOCK_MONOTONIC, &t->waiting.since);
     watchdog_start();
+    uint32_t reads = read_holds(t);
     lt_spin_lock(&wf_lock);
-    publish(ev, what, target);
+    publish(ev, what, target, reads);
     ev->published = 1;
     size_t n = find_cycle(t);
     frame *first = n ? lt_map(n * sizeof *first) : NULL;
@@ -434,12 +568,14 @@ size_t lt_holders_find(const lt_lock *lock, uint32_t gen, lt_wait_step *out, siz
 static int next_long_wait(holders *hs)
 {
     int found = 0;
+    struct timespec now;
     memset(hs, 0, sizeof *hs);
+    clock_gettime(CLOCK_MONOTONIC, &now);
     lt_spin_lock(&wf_lock);
     for (lt_thread *t = waiters; t && !found; t = t->waiting.next_waiter) {
         lt_wait_slot *w = &t->waiting;
         if (w->waits_for != LT_FOR_LOCK || w->long_reported ||
-            ms_since(&w->since) < (long)lt_cfg.wait_timeout * 1000)
+            ms_between(&w->since, &now) < (long)lt_cfg.wait_timeout * 1000)
             continue;
         w->long_reported = found = 1;
         hs->lock = w->lock;
@@ -492,6 +628,8 @@ void lt_waitfor_fork(lt_fork_phase phase)
 {
     lt_spin_fork(&wf_lock, phase);
     if (phase == LT_FORK_CHILD) {
+        for (lt_thread *t = waiters; t; t = t->waiting.next_waiter)
+            unindex_wait(t);
         waiters = NULL;
         atomic_store(&watchdog_started, 0);
     }

@@ -5,7 +5,8 @@
  * (glibc >= 2.25: the destroy waits forever); two-mutexes: one condition variable waited on
  * with two mutexes at once; wait-unheld: a condition wait with a mutex the thread does not
  * hold; legit: broadcast then destroy, destroy after the waiters left, re-init at a reused
- * address with another mutex, one condvar and one mutex from many threads, timed waits.
+ * address with another mutex, one condvar and one mutex from many threads, timed waits;
+ * signal-count: a destroy counts exactly the waiters no signal has marked.
  * Blocked threads are found by polling /proc, never by sleeping.
  */
 #define _GNU_SOURCE
@@ -180,6 +181,56 @@ NOINLINE void legit(void)
     printf("turns %d\n", turn);
 }
 
+/* 200 waiters on one condition variable; 150 signals, one ticket each, so each signal lets
+ * one waiter go for good (none waits again); a destroy then finds 50 unmarked waiters, and
+ * after a broadcast and the joins, none. */
+#define CROWD 200
+#define SIGNALS 150
+static pthread_cond_t tcv = PTHREAD_COND_INITIALIZER;
+static int tickets;
+static _Atomic int ticket_tids[CROWD];
+
+static void *take_ticket(void *arg)
+{
+    pthread_mutex_lock(&m1);
+    ticket_tids[(long)arg] = gettid();
+    while (tickets == 0)
+        pthread_cond_wait(&tcv, &m1);
+    tickets--;
+    pthread_mutex_unlock(&m1);
+    return NULL;
+}
+
+static void give_tickets(int n, int all)
+{
+    pthread_mutex_lock(&m1);
+    tickets += n;
+    if (all)
+        pthread_cond_broadcast(&tcv);
+    else
+        pthread_cond_signal(&tcv);
+    pthread_mutex_unlock(&m1);
+}
+
+NOINLINE void signal_count(void)
+{
+    pthread_t th[CROWD];
+    for (long i = 0; i < CROWD; i++)
+        pthread_create(&th[i], NULL, take_ticket, (void *)i);
+    for (int i = 0; i < CROWD; i++) {
+        while (!ticket_tids[i])
+            sched_yield();
+        blocked_wait_tid(ticket_tids[i]); /* m1 is free once it waits: no other futex wait */
+    }
+    for (int i = 0; i < SIGNALS; i++)
+        give_tickets(1, 0);
+    result("destroy", pthread_cond_destroy(&tcv));
+    give_tickets(CROWD - SIGNALS, 1);
+    for (int i = 0; i < CROWD; i++)
+        pthread_join(th[i], NULL);
+    result("destroy", pthread_cond_destroy(&tcv));
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "destroy-waited") == 0)
@@ -190,8 +241,10 @@ int main(int argc, char **argv)
         wait_unheld();
     else if (argc == 2 && strcmp(argv[1], "legit") == 0)
         legit();
+    else if (argc == 2 && strcmp(argv[1], "signal-count") == 0)
+        signal_count();
     else {
-        fprintf(stderr, "usage: condvar destroy-waited|two-mutexes|wait-unheld|legit\n");
+        fprintf(stderr, "usage: condvar destroy-waited|two-mutexes|wait-unheld|legit|signal-count\n");
         return 64;
     }
     return 0;
