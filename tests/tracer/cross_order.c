@@ -424,6 +424,81 @@ NOINLINE void churn_then_invert(void)
     puts("churned, inverted");
 }
 
+/* ------------------------------------------------------------------------------------------
+ * Many reused: 1,000 mutexes with 20,000 edges between them (each taken with the next 20 under
+ * it: 40 list entries a lock, too many to remove at once) all end at once, by destroy or by
+ * free; the graph reaps them later, a few at a time, as new edges come. New locks at the same
+ * addresses (the same array, or a block of the same size from malloc, which is the freed one
+ * here) are then taken in the opposite order: different locks, nothing to report, however
+ * many old edges still wait to be reaped. Then two of the new ones in both orders: one
+ * report. With "cycle", an inversion is reported first, so the graph has a cycle while the old
+ * locks wait.
+ * ---------------------------------------------------------------------------------------- */
+#define REUSED 1000
+#define UNDER 20
+
+NOINLINE void take_runs(pthread_mutex_t *m, int down)
+{
+    for (int k = 0; k + UNDER < REUSED; k++) {
+        int i = down ? REUSED - 1 - k : k;
+        pthread_mutex_lock(&m[i]);
+        for (int j = 1; j <= UNDER; j++) {
+            pthread_mutex_lock(&m[down ? i - j : i + j]);
+            pthread_mutex_unlock(&m[down ? i - j : i + j]);
+        }
+        pthread_mutex_unlock(&m[i]);
+    }
+}
+
+NOINLINE void invert_reused(pthread_mutex_t *m)
+{
+    pthread_mutex_lock(&m[REUSED / 2]);
+    pthread_mutex_lock(&m[REUSED / 2 + 1]);
+    pthread_mutex_unlock(&m[REUSED / 2 + 1]);
+    pthread_mutex_unlock(&m[REUSED / 2]);
+    pthread_mutex_lock(&m[REUSED / 2 + 1]);
+    pthread_mutex_lock(&m[REUSED / 2]);
+    pthread_mutex_unlock(&m[REUSED / 2]);
+    pthread_mutex_unlock(&m[REUSED / 2 + 1]);
+}
+
+static void init_all(pthread_mutex_t *m)
+{
+    for (int i = 0; i < REUSED; i++)
+        pthread_mutex_init(&m[i], NULL);
+}
+
+NOINLINE void many_reused(int by_free, int cycle)
+{
+    pthread_mutex_t *m = malloc(REUSED * sizeof *m);
+    if (!m)
+        abort();
+    init_all(m);
+    if (cycle) {
+        mutex_pair(0, 1);
+        mutex_pair(1, 0);
+    }
+    for (int round = 0; round < 2; round++)
+        take_runs(m, 0);
+    if (by_free) {
+        free(m);
+        m = malloc(REUSED * sizeof *m);
+        if (!m)
+            abort();
+    } else {
+        for (int i = 0; i < REUSED; i++)
+            pthread_mutex_destroy(&m[i]);
+    }
+    init_all(m);
+    for (int round = 0; round < 2; round++)
+        take_runs(m, 1);
+    invert_reused(m);
+    for (int i = 0; i < REUSED; i++)
+        pthread_mutex_destroy(&m[i]);
+    free(m);
+    puts("many reused, inverted");
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -483,6 +558,12 @@ int main(int argc, char **argv)
         reorder_then_reuse();
     else if (!strcmp(s, "churn-then-invert"))
         churn_then_invert();
+    else if (!strcmp(s, "many-destroyed"))
+        many_reused(0, 0);
+    else if (!strcmp(s, "many-freed"))
+        many_reused(1, 0);
+    else if (!strcmp(s, "many-freed-cycle"))
+        many_reused(1, 1);
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;

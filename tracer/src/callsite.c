@@ -215,6 +215,7 @@ size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uin
         w->caller[n - 1] = pc; /* read by the caller: frame n - 1 returns elsewhere now */
     w->ra = ra;
     w->cfa = cfa;
+    w->stack = 0;
     while (cfa >= t->stack_lo && cfa < t->stack_hi) {
         site *s = site_find(pc);
         if (!s && !learned) { /* a site not seen yet: measure the whole stack once */

@@ -165,7 +165,7 @@ static void report_bad_unlock(lt_event *ev, int unlocked);
  * silently. */
 static void renew(lt_event *ev)
 {
-    lt_order_forget(ev->addr);
+    lt_order_forget(ev->lock);
     ev->lock = lt_shadow_reset(ev->self, ev->addr, ev->ra, ev->cfa);
 }
 
@@ -343,8 +343,8 @@ void lt_on_init(lt_event *ev)
     lt_held *h = lt_held_find(ev->self, ev->addr);
     if (h)
         lt_held_remove(ev->self, h);
-    lt_order_forget(ev->addr);
     lt_lock *l = lt_shadow_reset(ev->self, ev->addr, ev->ra, ev->cfa);
+    lt_order_forget(l);
     if (l)
         l->api = ev->api;
 }
@@ -375,7 +375,7 @@ void lt_on_destroy(lt_event *ev)
     }
     if (h)
         lt_held_remove(t, h);
-    lt_order_forget(ev->addr);
+    lt_order_forget(ev->lock);
     lt_shadow_destroy(ev->addr, ev->lock);
 }
 

@@ -67,6 +67,9 @@ typedef struct lt_lock {
     _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
     _Atomic uint64_t klass;           /* classes.c: gen << 32 | class id of this identity;
                                          another gen: not decided yet */
+    struct lt_order_node *_Atomic order_node; /* order.c: its node in the order graph, of this
+                                         or an ended gen; NULL = none. Written under the
+                                         graph lock */
 } lt_lock;
 
 /* One entry of a held set. The stack of the acquisition is kept cheaply as the call site
@@ -146,6 +149,8 @@ typedef struct lt_walk {
     uintptr_t slot[LT_CALLERS_MAX]; /* where caller[i] was read */
     uintptr_t sp[LT_CALLERS_MAX];   /* the stack pointer of the frame that returns to caller[i] */
     uintptr_t caller[LT_CALLERS_MAX];
+    uint32_t stack;                 /* the call site and callers interned, 0 = not yet (stack.c:
+                                       lt_stack_site) */
 } lt_walk;
 
 /* A stack of recorded frames (call site and callers) the thread interned lately, with its id
@@ -182,8 +187,10 @@ typedef struct lt_thread {
                                    while the set is indexed */
     uint32_t held_room;         /* held_end below this: the set is small and dense, with room
                                    for one more entry before it must grow or be indexed
-                                   (min(cap, LT_HELD_INDEX_MIN - 1)); 0 while indexed. One
-                                   compare tells the fast paths they may append or pop. */
+                                   (min(cap, LT_HELD_INDEX_MIN - 1)); 0 while indexed, and
+                                   with LOCKTRACE_STATS or LOCKTRACE_STACKS=full (an entry
+                                   then needs more than the fast paths do). One compare
+                                   tells the fast paths they may append or pop. */
     uint32_t *held_index;       /* addr -> position + 1, open addressing, mapped */
     uint32_t held_index_bits;   /* log2 of its slots; 0 = not mapped */
     int held_indexed;           /* held_index is in use (held_end reached LT_HELD_INDEX_MIN) */

@@ -1,12 +1,13 @@
 /*
  * order.c - the lock-order graph over lock instances, and lock-order inversions.
  *
- * A node is one lock identity, (shadow entry, gen). init and destroy remove every node of the
- * address with all its edges, so a reused address starts without history and the graph does
- * not grow with lock churn; a node whose entry has moved on to another gen some other way is
- * skipped by the search. An edge A -> B, labelled with the modes, says B was acquired (not by
- * a trylock) while A was held; it keeps the stacks and the thread of its first occurrence
- * (see "New edges" for how much of them).
+ * A node is one lock identity, (shadow entry, gen), reached from the entry (order_node): an
+ * entry has at most one, of its current gen or of one that ended. init, destroy and free end
+ * it with all its edges, in O(1) ("Removal"), so a reused address starts without history and
+ * the graph does not grow with lock churn; a node whose entry has moved on to another gen some
+ * other way is skipped by the search and ended when the entry gets its next node. An edge
+ * A -> B, labelled with the modes, says B was acquired (not by a trylock) while A was held; it
+ * keeps the stacks and the thread of its first occurrence (see "New edges" for how much).
  *
  * Cost: after each nested acquisition the thread looks up (held -> new) for the locks it
  * holds by a 64-bit fingerprint of the edge (both identities and modes) in the global set of
@@ -17,7 +18,7 @@
  * edges of one acquisition take the graph lock once; they are inserted there and placed in
  * an incremental topological order, which touches only the nodes between its ends; a new
  * lock takes its address as its place when that agrees, so locks taken in address order are
- * never reordered ("node_place"). Removing a node touches its own edges only ("Removal"). While
+ * never reordered ("node_place"). Removing a node touches none of its edges ("Removal"). While
  * the order holds for every edge, the graph has no cycle and nothing is searched; an edge
  * that closes a cycle of the plain graph is kept as a "back" edge, and from then on (until
  * init or destroy removes it) each acquisition that adds an edge runs a breadth-first search
@@ -45,11 +46,10 @@
 
 #define KNOWN_MIN 4096        /* smallest size of the known set (slots) */
 #define TOMB 2                /* a removed fingerprint (fingerprints are odd) */
-#define NODE_BUCKETS 16384
 #define ORD_LAST ((int64_t)1 << 62) /* above every address */
 #define WALK 16               /* held locks looked at per batch of new edges; a chain is one */
 
-typedef struct node node;
+typedef struct lt_order_node node;
 
 enum { OUT, IN }; /* an edge's two lists: its from node's out-list, its to node's in-list */
 
@@ -68,7 +68,7 @@ typedef struct edge {
     const lt_thread_info *thread;      /* the thread that made it (thread_intern) */
 } edge;
 
-struct node {
+struct lt_order_node {
     const void *addr;
     lt_lock *lock;
     uint32_t gen;
@@ -80,7 +80,9 @@ struct node {
     uint32_t pk_mark;               /* reordering stamp */
     uint32_t linked, sweep_at;      /* entries put in its lists; when to sweep them */
     int64_t ord;                    /* place in the topological order; 0 until placed */
-    node *next_hash;
+    node *next, *prev;              /* in the list of all nodes */
+    _Atomic uint8_t dead;           /* left the graph (node_kill): its edges are dead */
+    node *dying_next;               /* in `dying`, then in `reaping` */
 };
 
 /* A set of odd 64-bit keys (edge fingerprints, node ords) in open addressing: 0 marks a free
@@ -95,8 +97,9 @@ static lt_spin graph_lock = LT_SPIN_INIT(LT_RANK_GRAPH);
 static key_set *_Atomic known;      /* fingerprints of the edges in the graph */
 static key_set *_Atomic moved;      /* address ords held by nodes at other addresses (node_place) */
 static int moved_lost;              /* moved is incomplete (no memory): addresses are not used */
-static node *nodes[NODE_BUCKETS];
-static _Atomic size_t nnodes;
+static node *all_nodes;
+static node *_Atomic dying;         /* killed nodes not yet taken for reaping (dying_next) */
+static node *reaping;               /* killed nodes taken from `dying`, being reaped (dying_next) */
 static size_t nedges;
 static size_t ndead;                /* dead edges still in a list */
 static size_t known_stale;          /* fingerprints in the known set of edges that are dead */
@@ -221,33 +224,45 @@ static void set_remove(key_set *_Atomic *set, uint64_t key)
 static lt_pool node_pool = LT_POOL(node, LT_ARENA_CHUNK);
 static lt_pool edge_pool = LT_POOL(edge, LT_ARENA_CHUNK);
 
-static int node_live(const node *n)
+static int node_dead(const node *n)
 {
-    return atomic_load_explicit(&n->lock->gen, memory_order_relaxed) == n->gen;
+    return atomic_load_explicit(&n->dead, memory_order_relaxed);
 }
 
-static size_t node_bucket(const void *addr)
+static int node_live(const node *n)
 {
-    return ((uintptr_t)addr >> 4) % NODE_BUCKETS;
+    return !node_dead(n) && atomic_load_explicit(&n->lock->gen, memory_order_relaxed) == n->gen;
+}
+
+static node *node_of(const lt_lock *l)
+{
+    return atomic_load_explicit(&l->order_node, memory_order_acquire);
 }
 
 /* The node of (l, gen), NULL when it has none; under the graph lock. */
-static node *node_find(const lt_lock *l, uint32_t gen, const void *addr)
+static node *node_find(const lt_lock *l, uint32_t gen)
 {
-    for (node *n = nodes[node_bucket(addr)]; n; n = n->next_hash)
-        if (n->lock == l && n->gen == gen)
-            return n;
-    return NULL;
+    node *n = node_of(l);
+    return n && n->gen == gen ? n : NULL;
 }
 
-/* Finds or makes the node of (l, gen), a new one not yet in the order (ord 0); under the graph
- * lock. */
+/* Has the identity (l, gen) ended? Then no edge is made for it. */
+static int identity_ended(const lt_lock *l, uint32_t gen)
+{
+    return atomic_load_explicit(&l->gen, memory_order_relaxed) != gen;
+}
+
+static void node_retire(lt_lock *l, node *n);
+
+/* Finds or makes the node of (l, gen), an identity that has not ended (a node left by an ended
+ * one goes); a new one is not yet in the order (ord 0). Under the graph lock. */
 static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
 {
-    size_t b = node_bucket(addr);
-    node *n = node_find(l, gen, addr);
-    if (n)
+    node *n = node_of(l);
+    if (n && n->gen == gen)
         return n;
+    if (n)
+        node_retire(l, n);
     n = lt_pool_get(&node_pool);
     if (!n)
         return NULL;
@@ -257,9 +272,13 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
     n->kind = kind;
     n->exclusive_only = kind != LT_RWLOCK;
     n->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
-    n->next_hash = nodes[b];
-    nodes[b] = n;
-    atomic_fetch_add(&nnodes, 1);
+    atomic_store_explicit(&n->dead, 0, memory_order_relaxed);
+    n->prev = NULL;
+    n->next = all_nodes;
+    if (all_nodes)
+        all_nodes->prev = n;
+    all_nodes = n;
+    atomic_store_explicit(&l->order_node, n, memory_order_release);
     return n;
 }
 
@@ -270,9 +289,10 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
  * mostly take them by address (an array in index order, "lower address first"); their edges
  * then agree with the order from the start and nothing is ever reordered. Reordering only
  * permutes the ords of existing nodes, so an address is free unless a node holds it: a node
- * at that address (in its hash bucket, which node_get has just walked), or one that
- * reordering gave it, which the set `moved` says (keys 2 ord + 1; address ords lie between
- * ord_first and ORD_LAST). While nothing was reordered that set is empty and never probed.
+ * at that address, or one that reordering gave it, which the set `moved` says (keys 2 ord + 1;
+ * address ords lie between ord_first and ORD_LAST). The first is the new node itself: the
+ * entry at an address has one node, and an entry leaves its address only after its node left
+ * the graph (lt_order_forget). While nothing was reordered `moved` is empty and never probed.
  */
 static uint64_t ord_key(int64_t ord)
 {
@@ -292,9 +312,6 @@ static int ord_moved(const node *n)
 
 static int ord_free(int64_t a)
 {
-    for (const node *m = nodes[node_bucket((const void *)(uintptr_t)a)]; m; m = m->next_hash)
-        if (m->ord == a)
-            return 0;
     key_set *k = atomic_load_explicit(&moved, memory_order_relaxed);
     return !(k && k->live && set_has(&moved, ord_key(a)));
 }
@@ -332,10 +349,10 @@ static edge *edge_live(edge **link, int side);
 /* Under the graph lock: the fingerprint of every edge in the graph into k. */
 static void known_fill(key_set *k)
 {
-    for (size_t b = 0; b < NODE_BUCKETS; b++)
-        for (node *n = nodes[b]; n; n = n->next_hash)
-            for (edge **at = &n->list[OUT], *e; (e = edge_live(at, OUT)); at = &e->next[OUT])
-                set_put(k, edge_fingerprint(e));
+    for (node *n = all_nodes; n; n = n->next)
+        for (edge **at = &n->list[OUT], *e; !node_dead(n) && (e = edge_live(at, OUT));
+             at = &e->next[OUT])
+            set_put(k, edge_fingerprint(e));
 }
 
 /* Under the graph lock: the known set made again from the edges in the graph, in k if it is
@@ -383,19 +400,33 @@ static int known_add(uint64_t fp)
 }
 
 /* ------------------------------------------------------------------------------------------
- * Removal. The lists are singly linked, and a node leaves without touching its neighbours:
- * its edges are marked dead and its own lists let go of them; each dead edge stays in the list
- * of its other end until a walk of that list unlinks it (edge_live), and is freed by the last
- * list to let go. Nothing follows a dead edge's nodes, which go back to the pool at once. So
- * removing a node touches only its own edges, and adding an edge only its two nodes (no
- * back-link in a neighbour). A node's lists are swept whenever they have doubled since their
- * last sweep while dead edges exist, so dead edges never outnumber live ones by more than
- * that, at O(1) amortised per edge added.
+ * Removal. A lock identity's end (lt_order_forget) costs O(1): its entry lets go of the node.
+ * A node with at most EAGER list entries leaves at once (its edges killed, see below); one
+ * with more is marked dead and pushed on `dying`, and from then on every walk passes its edges
+ * by (edge_live) and no new edge finds it. Its memory is reaped later by whoever adds edges
+ * under the graph lock, a few list entries at a time ("reap"): so freeing a block of thousands
+ * of locks with a million edges between them walks none of them then, and a program that goes
+ * on making edges pays for the walk in small steps, against the edges it adds; one that stops
+ * never pays it. While the graph has a cycle (a back edge) reaping is not deferred, so a dead
+ * back edge does not keep every acquisition searching. (Deferring every node measured slower
+ * in `groups`, where each lock has 2 edges: its memory is then touched twice, cold the second
+ * time.)
  *
- * A dead edge's fingerprint stays in the known set: it names a lock identity that is ending
- * (edges leave the graph only with a node, in lt_order_forget, before the lock's gen moves
- * on), so no acquisition can make it again; known_add drops such leftovers when it rebuilds.
+ * The lists are singly linked, and a list lets go of an edge without touching its other
+ * list: the edge is marked dead, stays in the other list until a walk of that list unlinks
+ * it (edge_live), and is freed by the last list to let go. A dead node keeps every edge it
+ * had in its own lists until its reaping kills them, so no edge that is not marked dead
+ * names a freed node. A node's lists are swept whenever they have doubled since their last
+ * sweep while dead edges or nodes exist, so dead edges never outnumber live ones by more than
+ * that, at O(1) amortised per edge added; dead nodes awaiting reaping hold at most the edges
+ * the graph had.
+ *
+ * A dead edge's fingerprint stays in the known set: it names a lock identity that ended (or
+ * is ending: lt_order_forget comes before the lock's gen moves on), so no acquisition can make
+ * it again; known_add drops such leftovers when it rebuilds.
  * ---------------------------------------------------------------------------------------- */
+#define REAP_STEP 16          /* list entries of dead nodes let go per taking of the lock */
+#define EAGER 32              /* a node leaves at once when its lists have no more entries */
 
 /* One of its lists let go of e: the last one frees it. */
 static void edge_drop(edge *e)
@@ -420,13 +451,14 @@ static void edge_kill(edge *e)
     edge_drop(e);
 }
 
-/* The first live edge from *link on in a list of `side`, unlinking the dead ones before it. */
+/* The first live edge from *link on in a list of `side`, unlinking the dead ones before it:
+ * those marked, and those whose other end is dead. */
 static edge *edge_live(edge **link, int side)
 {
     edge *e;
-    while ((e = *link) && lt_unlikely(e->dead)) {
+    while ((e = *link) && lt_unlikely(e->dead || node_dead(side == OUT ? e->to : e->from))) {
         *link = e->next[side];
-        edge_drop(e);
+        edge_kill(e);
     }
     return e;
 }
@@ -434,7 +466,7 @@ static edge *edge_live(edge **link, int side)
 /* n's lists have doubled since it was last swept: unlinks their dead edges, if any exist. */
 static __attribute__((noinline)) void node_sweep(node *n)
 {
-    if (ndead) {
+    if (ndead || reaping || atomic_load_explicit(&dying, memory_order_relaxed)) {
         n->linked = 0;
         for (int side = OUT; side <= IN; side++)
             for (edge **at = &n->list[side], *e; (e = edge_live(at, side)); at = &e->next[side])
@@ -450,35 +482,87 @@ static inline void node_linked(node *n)
         node_sweep(n);
 }
 
-/* Removes n with every edge into and out of it; under the graph lock. */
-static void node_remove(node **link)
+/* n, which no entry reaches any more, leaves the graph, to be reaped later. */
+static void node_kill(node *n)
 {
-    node *n = *link;
+    atomic_store_explicit(&n->dead, 1, memory_order_release);
+    node *top = atomic_load_explicit(&dying, memory_order_relaxed);
+    do
+        n->dying_next = top;
+    while (!atomic_compare_exchange_weak_explicit(&dying, &top, n, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+/* Under the graph lock: n, whose edges are dead, leaves the list of all nodes and the set of
+ * moved ords, and goes back to the pool. */
+static void node_free(node *n)
+{
+    if (ord_moved(n))
+        set_remove(&moved, ord_key(n->ord));
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        all_nodes = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    lt_pool_put(&node_pool, n);
+}
+
+/* Under the graph lock: l lets go of its node n, which leaves the graph unless another thread
+ * took it first; at once when its lists are short, else marked dead and reaped later. */
+static void node_retire(lt_lock *l, node *n)
+{
+    if (!atomic_compare_exchange_strong(&l->order_node, &n, NULL))
+        return;
+    if (n->linked > EAGER) {
+        node_kill(n);
+        return;
+    }
     for (int side = OUT; side <= IN; side++) {
         for (edge *e = n->list[side], *next; e; e = next) {
             next = e->next[side];
             edge_kill(e);
         }
     }
-    if (ord_moved(n))
-        set_remove(&moved, ord_key(n->ord));
-    *link = n->next_hash;
-    lt_pool_put(&node_pool, n);
-    atomic_fetch_sub(&nnodes, 1);
+    node_free(n);
 }
 
-/* The lock at addr is initialised or destroyed: whatever the graph knew of it is history. */
-void lt_order_forget(const void *addr)
+/*
+ * Under the graph lock, before anything of the graph is looked at: up to `budget` steps of
+ * reaping, each a list entry of a dead node let go (which kills its edge) or a dead node with
+ * empty lists freed. Every edge of a dead node is in its lists, so none is left naming it.
+ * The nodes killed meanwhile wait in `dying` until those being reaped are done.
+ */
+static void reap(size_t budget)
 {
-    if (atomic_load_explicit(&nnodes, memory_order_relaxed) == 0)
+    if (atomic_load_explicit(&nback, memory_order_relaxed))
+        budget = SIZE_MAX;
+    for (; budget; budget--) {
+        if (!reaping && (!atomic_load_explicit(&dying, memory_order_relaxed) ||
+                         !(reaping = atomic_exchange_explicit(&dying, NULL, memory_order_acquire))))
+            return;
+        node *n = reaping;
+        int side = n->list[OUT] ? OUT : IN;
+        edge *e = n->list[side];
+        if (e) {
+            n->list[side] = e->next[side];
+            edge_kill(e);
+        } else {
+            reaping = n->dying_next;
+            node_free(n);
+        }
+    }
+}
+
+/* A lock without a node (most of those initialised or destroyed) costs one load here. */
+void lt_order_forget(lt_lock *l)
+{
+    if (!l || !node_of(l))
         return;
     lt_spin_lock(&graph_lock);
-    for (node **link = &nodes[node_bucket(addr)]; *link;) {
-        if ((*link)->addr == addr)
-            node_remove(link);
-        else
-            link = &(*link)->next_hash;
-    }
+    node *n = node_of(l);
+    if (n)
+        node_retire(l, n);
     lt_spin_unlock(&graph_lock);
 }
 
@@ -876,9 +960,12 @@ static int edges_add(lt_held **hs, const uint64_t *fps, size_t n, request *r)
     for (size_t i = 0; i < n; i++)
         edge_describe(&d[i], hs[i], r);
     lt_spin_lock(&graph_lock);
+    reap(REAP_STEP * n);
     for (size_t i = 0; i < n && !failed; i++) {
-        if (set_has(&known, fps[i]))
+        if (set_has(&known, fps[i]) || identity_ended(hs[i]->lock, hs[i]->gen))
             continue;
+        if (!to && identity_ended(r->ev->lock, r->gen))
+            break;
         if (!to) {
             to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
             who = thread_intern(&r->thread);
@@ -954,7 +1041,7 @@ static void closing_unwound(lt_edge_info *i, lt_held *h, request *r)
     lt_lock_ref_fill(&i->from, h->addr, (lt_kind)h->kind, h->lock);
     lt_lock_ref_fill(&i->to, r->ev->addr, r->ev->kind, r->ev->lock);
     lt_spin_lock(&graph_lock);
-    node *x = node_find(r->ev->lock, r->gen, r->ev->addr);
+    node *x = node_find(r->ev->lock, r->gen);
     edge *e = x ? edge_find(h, r, x) : NULL;
     const lt_thread_info *who = e && !e->unwound ? thread_intern(&r->thread) : NULL;
     if (who) {
@@ -980,7 +1067,7 @@ static void cycle_check(request *r)
     int unwound = 0;
     size_t n = 0;
     lt_spin_lock(&graph_lock);
-    node *x = node_find(r->ev->lock, r->gen, r->ev->addr);
+    node *x = node_find(r->ev->lock, r->gen);
     if (x) {
         cycle_bfs.expand = cycle_expand;
         cycle_bfs.ctx = &s;

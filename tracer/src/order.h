@@ -10,7 +10,9 @@ void lt_order_acquired(lt_event *ev);
 /* Whether ev's acquisition, were it granted now, would add nothing to the graph (no edge, or
  * only known ones): then lt_order_acquired has nothing to do after the grant. */
 int lt_order_known(lt_event *ev);
-void lt_order_forget(const void *addr);
+/* The identity l has (or had, before its gen moved on) is history: its node and edges leave
+ * the graph. On init, destroy, free and reuse, with the shadow entry still at the address. */
+void lt_order_forget(lt_lock *l);
 void lt_order_fork(lt_fork_phase phase);
 
 #endif
