@@ -19,6 +19,11 @@
  *                            from 3 on, makes a pipe of its own (3 and 4 again), and threads
  *                            take locks at new call sites: what it reads back from its pipe is
  *                            what it wrote (libunwind's own pipe once had those numbers)
+ *   harm cond-new-worker     a queue's owner starts a second worker while holding the queue
+ *                            lock and waits on the pool's condition variable for it to say
+ *                            it is ready; the first worker, the last to signal that variable,
+ *                            blocks on the queue lock meanwhile, and the new one takes a while
+ *                            (its setup, 300 ms) to signal: no deadlock, no warning (rsyslog)
  * Prints "done" (and exits 3 when the two frames' mutexes did not share an address, which
  * would make the stack-reuse cases prove nothing).
  */
@@ -27,7 +32,10 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "../blocked.h"
 
 static pthread_mutex_t global = PTHREAD_MUTEX_INITIALIZER;
 static const void *first_addr, *second_addr;
@@ -190,6 +198,62 @@ static int cancel_pending(void)
     return 0;
 }
 
+static pthread_mutex_t queue = PTHREAD_MUTEX_INITIALIZER, pool = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ready_cv = PTHREAD_COND_INITIALIZER;
+static int ready;
+static blocked_probe owner_waits, first_waits;
+
+static void say_ready(void)
+{
+    pthread_mutex_lock(&pool);
+    ready++;
+    pthread_cond_signal(&ready_cv);
+    pthread_mutex_unlock(&pool);
+}
+
+static void *first_worker(void *arg)
+{
+    say_ready();
+    blocked_until(&owner_waits); /* the owner waits for the second worker, holding the queue */
+    blocked_announce(&first_waits);
+    pthread_mutex_lock(&queue);
+    pthread_mutex_unlock(&queue);
+    return arg;
+}
+
+static void *second_worker(void *arg)
+{
+    blocked_until(&first_waits);
+    /* Its setup: a worker may take its time before it says it is ready. Nothing here
+     * depends on how long; it gives an unfounded cycle report the time to be made. */
+    nanosleep(&(struct timespec){0, 300 * 1000 * 1000}, NULL);
+    say_ready();
+    return arg;
+}
+
+static int cond_new_worker(void)
+{
+    pthread_t first, second;
+    if (pthread_create(&first, NULL, first_worker, NULL) != 0)
+        return 1;
+    pthread_mutex_lock(&pool);
+    while (ready < 1)
+        pthread_cond_wait(&ready_cv, &pool);
+    pthread_mutex_unlock(&pool);
+    pthread_mutex_lock(&queue);
+    if (pthread_create(&second, NULL, second_worker, NULL) != 0)
+        return 1;
+    pthread_mutex_lock(&pool);
+    blocked_announce(&owner_waits);
+    while (ready < 2)
+        pthread_cond_wait(&ready_cv, &pool);
+    pthread_mutex_unlock(&pool);
+    pthread_mutex_unlock(&queue);
+    pthread_join(first, NULL);
+    pthread_join(second, NULL);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -206,9 +270,11 @@ int main(int argc, char **argv)
         rc = cancel_pending();
     else if (!strcmp(s, "fd-reuse"))
         rc = fd_reuse();
+    else if (!strcmp(s, "cond-new-worker"))
+        rc = cond_new_worker();
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
-                        "stack-same-frame|cancel-pending|fd-reuse\n");
+                        "stack-same-frame|cancel-pending|fd-reuse|cond-new-worker\n");
         return 2;
     }
     if (rc == 3)

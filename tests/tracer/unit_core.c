@@ -313,6 +313,54 @@ static void check_recovery(void)
     CHECK(lt_callsite_callers(t, a.ra, t->stack_hi, a.callers) == 0);
 }
 
+/* A call site's recorded stack, as an init records it (lt_stack_site), from one helper
+ * (site_mid) called by two callers: the same call site and frame, other callers. */
+static __attribute__((noinline)) uint32_t site_here(void)
+{
+    int partial;
+    uint32_t id = lt_stack_site(lt_self(), (uintptr_t)__builtin_return_address(0),
+                                (uintptr_t)__builtin_dwarf_cfa(), &partial);
+    __asm__ volatile("" ::: "memory");
+    return partial == 1 ? id : 0;
+}
+
+static __attribute__((noinline)) uint32_t site_mid(void)
+{
+    uint32_t id = site_here();
+    __asm__ volatile("" ::: "memory");
+    return id;
+}
+
+static __attribute__((noinline)) uint32_t site_a(void)
+{
+    uint32_t id = site_mid();
+    __asm__ volatile("" ::: "memory");
+    return id;
+}
+
+static __attribute__((noinline)) uint32_t site_b(void)
+{
+    __asm__ volatile("nop"); /* not identical to site_a: the compiler may not fold them */
+    uint32_t id = site_mid();
+    __asm__ volatile("" ::: "memory");
+    return id;
+}
+
+/* The walk keeps the id it interned: asked again from the same callers, the same stack;
+ * from other callers, theirs, and then the first ones' again. */
+static void check_site_stacks(void)
+{
+    uint32_t id[6];
+    for (int i = 0; i < 6; i++) /* one call site for both: a, a, b, a, b, b */
+        id[i] = ((0x34 >> i) & 1 ? site_b : site_a)();
+    uint32_t a1 = id[0], b1 = id[2];
+    CHECKF(a1 && a1 == id[1] && a1 == id[3] && b1 == id[4] && b1 == id[5] && a1 != b1,
+           "%u %u %u %u %u %u", id[0], id[1], id[2], id[3], id[4], id[5]);
+    size_t na, nb;
+    const uintptr_t *ia = lt_stack_get(a1, &na), *ib = lt_stack_get(b1, &nb);
+    CHECK(ia && ib && na > 1 && nb > 1 && ia[0] == ib[0] && ia[1] != ib[1]); /* into site_a, site_b */
+}
+
 /* One lock helper (memcached's item_lock) called from more places than a set of remembered
  * walks has ways, all at one stack depth: the same call site and frame, other callers (two
  * levels of them: via_k called from outer_m). */
@@ -378,6 +426,7 @@ int main(void)
     check_shadow_destroy_bound();
     check_shadow_table();
     check_recovery();
+    check_site_stacks();
     check_walk_ways();
     return check_summary();
 }

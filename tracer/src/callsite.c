@@ -94,8 +94,12 @@ static site *site_claim(uintptr_t pc, int *fresh)
     *fresh = 0;
     for (size_t i = 0, h = site_hash(pc); t && i < PROBES; i++) {
         site *s = &t[(h + i) & (SITES - 1)];
-        uintptr_t at = 0;
-        if (atomic_compare_exchange_strong(&s->pc, &at, pc)) {
+        /* Read before claiming: a compare-exchange writes its line even when it fails,
+         * which copies the page in a forked child and takes the line from other threads. */
+        uintptr_t at = atomic_load_explicit(&s->pc, memory_order_acquire);
+        if (at == pc)
+            return s;
+        if (at == 0 && atomic_compare_exchange_strong(&s->pc, &at, pc)) {
             *fresh = 1;
             return s;
         }
@@ -211,6 +215,7 @@ size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uin
         w->caller[n - 1] = pc; /* read by the caller: frame n - 1 returns elsewhere now */
     w->ra = ra;
     w->cfa = cfa;
+    w->stack = 0;
     while (cfa >= t->stack_lo && cfa < t->stack_hi) {
         site *s = site_find(pc);
         if (!s && !learned) { /* a site not seen yet: measure the whole stack once */

@@ -34,21 +34,34 @@ const lt_walk *lt_callsite_walk_of(lt_thread *t, uintptr_t ra, uintptr_t cfa,
 
 /* The return addresses of the callers beyond call site ra (calling frame's stack pointer
  * cfa), innermost first, into out: LT_CALLERS beyond the first frame that is not a lock
- * wrapper, at most LT_CALLERS_MAX; returns the count. Inline: one of the thread's last walks
- * from this site nearly always still holds (callsite.c). */
-static inline size_t lt_callsite_callers(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out)
+ * wrapper, at most LT_CALLERS_MAX; *n is the count. Returns the thread's remembered walk that
+ * found them when one still holds, which it nearly always does (callsite.c); NULL after a
+ * new walk. Inline for that reason. */
+static inline lt_walk *lt_callsite_held_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa,
+                                             uintptr_t *out, size_t *n)
 {
     lt_walk *w = lt_callsite_set(t, ra);
     for (size_t i = 0; i < LT_WALK_WAYS; i++, w++) {
         if (w->ra != ra || w->cfa != cfa)
             continue;
-        size_t n = 0;
-        while (n < w->n && (out[n] = *(const uintptr_t *)w->slot[n]) == w->caller[n])
-            n++;
-        if (lt_likely(n == w->n))
-            return n;
+        size_t k = 0;
+        while (k < w->n && (out[k] = *(const uintptr_t *)w->slot[k]) == w->caller[k])
+            k++;
+        if (lt_likely(k == w->n)) {
+            *n = k;
+            return w;
+        }
     }
-    return lt_callsite_new_walk(t, ra, cfa, out);
+    *n = lt_callsite_new_walk(t, ra, cfa, out);
+    return NULL;
+}
+
+/* The callers alone (lt_callsite_held_walk). */
+static inline size_t lt_callsite_callers(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out)
+{
+    size_t n;
+    lt_callsite_held_walk(t, ra, cfa, out, &n);
+    return n;
 }
 
 #endif

@@ -43,8 +43,8 @@ static inline int lt_lock_common(lt_event *ev)
     lt_thread *t = ev->self;
     lt_frame_lock_check(t, ev->addr, ev->ra, ev->cfa);
     lt_lock *l = ev->lock = lt_shadow_get(t, ev->addr, ev->ra);
-    lt_held *h = ev->held = t->nheld ? lt_held_find(t, ev->addr) : NULL;
-    return lt_likely(l && !h && l->api == ev->api && !l->orphan_of);
+    lt_held *h = ev->held = lt_likely(t->nheld == 0) ? NULL : lt_held_find(t, ev->addr);
+    return lt_likely(l != NULL) && lt_likely(!h) && l->api == ev->api && !l->orphan_of;
 }
 
 static inline int lt_before_lock(lt_event *ev)
@@ -55,8 +55,9 @@ static inline int lt_before_lock(lt_event *ev)
 /* The held entry of the acquisition ev makes: its call site and callers, whether edges lead
  * into it (a blocking request). Field by field: a compound literal would also clear callers[]
  * (a rep stos, a third of the tracer's cost per lock in lockbench); the walk writes what it
- * finds. */
-static inline void lt_held_fill(lt_event *ev, lt_held *h)
+ * finds. `lazy`: LOCKTRACE_STACKS is lazy (the callers, not a full stack), a constant where
+ * the caller knows it. */
+static inline void lt_held_fill(lt_event *ev, lt_held *h, int lazy)
 {
     h->addr = ev->addr;
     h->lock = ev->lock;
@@ -67,7 +68,7 @@ static inline void lt_held_fill(lt_event *ev, lt_held *h)
     h->depth = 1;
     h->ra = ev->ra;
     h->cfa = ev->cfa; /* h->since is lt_stats_acquired's */
-    if (lt_likely(lt_cfg.stacks == LT_STACKS_LAZY)) {
+    if (lt_likely(lazy)) {
         h->stack = 0;
         h->ncallers = (uint32_t)lt_callsite_callers(ev->self, ev->ra, ev->cfa, h->callers);
     } else {
@@ -76,12 +77,13 @@ static inline void lt_held_fill(lt_event *ev, lt_held *h)
     }
 }
 
-/* The granted lock is now in the held set as h: it names the lock's writer. */
-static inline void lt_held_granted(lt_event *ev, lt_held *h)
+/* The granted lock is now in the held set as h: it names the lock's writer. `stats`:
+ * LOCKTRACE_STATS is on, a constant where the caller knows it. */
+static inline void lt_held_granted(lt_event *ev, lt_held *h, int stats)
 {
     if (ev->mode == LT_MODE_WRITE)
         atomic_store_explicit(&ev->lock->writer, ev->self->info.seq + 1, memory_order_relaxed);
-    if (lt_unlikely(lt_cfg.stats))
+    if (lt_unlikely(stats))
         lt_stats_acquired(ev, h);
 }
 
@@ -94,8 +96,8 @@ static inline void lt_held_take(lt_event *ev)
     lt_held *h = lt_held_push(t, ev->addr, ev->lock);
     if (lt_unlikely(!h))
         return;
-    lt_held_fill(ev, h);
-    lt_held_granted(ev, h);
+    lt_held_fill(ev, h, lt_cfg.stacks == LT_STACKS_LAZY);
+    lt_held_granted(ev, h, lt_cfg.stats);
 }
 
 /* Before libc is asked for a lock, in the common case (lt_lock_common, with a small held set
@@ -104,7 +106,8 @@ static inline void lt_held_take(lt_event *ev)
  * critical section - which other threads wait for, and which a preempted thread stretches -
  * holds little of the tracer's work. NULL: lt_after_lock does it all after the grant. Only
  * for a request that does not let go of the thread in between (a wait lets signal handlers
- * lock, and so use the spare slot). */
+ * lock, and so use the spare slot). held_room lets no entry be prepared with
+ * LOCKTRACE_STATS or LOCKTRACE_STACKS=full, so the entry is a lazy one without statistics. */
 static inline lt_held *lt_held_prepare(lt_event *ev)
 {
     lt_thread *t = ev->self;
@@ -113,7 +116,7 @@ static inline lt_held *lt_held_prepare(lt_event *ev)
         (pos && (lt_cfg.classes != LT_CLASSES_OFF || !lt_order_known(ev))))
         return NULL;
     lt_held *h = &t->held[pos];
-    lt_held_fill(ev, h);
+    lt_held_fill(ev, h, 1);
     return h;
 }
 
@@ -121,7 +124,7 @@ static inline lt_held *lt_held_prepare(lt_event *ev)
 static inline void lt_held_commit(lt_event *ev, lt_held *h)
 {
     lt_held_append(ev->self);
-    lt_held_granted(ev, h);
+    lt_held_granted(ev, h, 0);
 }
 
 /* rc is libc's result. */
@@ -153,12 +156,12 @@ int lt_unlock_done_slow(lt_thread *t, const void *addr, int rc);
  * handlers pass through (it is inside the tracer). 0 when the unlock is an unusual one (not
  * held, refused), for lt_unlock_unusual. Inline: every unlock runs it (interpose.c without an
  * lt_event, which only the unusual cases need), with its common case first: an accepted
- * unlock of the newest lock of a small set, held once, without LOCKTRACE_STATS. Others
- * (out-of-order, recursive, a large set) go to lt_unlock_done_slow. */
+ * unlock of the newest lock of a small set, held once (held_room: not with LOCKTRACE_STATS).
+ * Others (out-of-order, recursive, a large set) go to lt_unlock_done_slow. */
 static inline int lt_unlock_done(lt_thread *t, const void *addr, int rc)
 {
     lt_held *h = lt_held_top(t, addr);
-    if (lt_unlikely(rc != 0 || !h || h->depth > 1 || lt_cfg.stats))
+    if (lt_unlikely(rc != 0 || !h || h->depth > 1))
         return lt_unlock_done_slow(t, addr, rc);
     if (h->mode == LT_MODE_WRITE)
         lt_writer_released(t, h);

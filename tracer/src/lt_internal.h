@@ -149,6 +149,8 @@ typedef struct lt_walk {
     uintptr_t slot[LT_CALLERS_MAX]; /* where caller[i] was read */
     uintptr_t sp[LT_CALLERS_MAX];   /* the stack pointer of the frame that returns to caller[i] */
     uintptr_t caller[LT_CALLERS_MAX];
+    uint32_t stack;                 /* the call site and callers interned, 0 = not yet (stack.c:
+                                       lt_stack_site) */
 } lt_walk;
 
 /* A stack of recorded frames (call site and callers) the thread interned lately, with its id
@@ -185,8 +187,10 @@ typedef struct lt_thread {
                                    while the set is indexed */
     uint32_t held_room;         /* held_end below this: the set is small and dense, with room
                                    for one more entry before it must grow or be indexed
-                                   (min(cap, LT_HELD_INDEX_MIN - 1)); 0 while indexed. One
-                                   compare tells the fast paths they may append or pop. */
+                                   (min(cap, LT_HELD_INDEX_MIN - 1)); 0 while indexed, and
+                                   with LOCKTRACE_STATS or LOCKTRACE_STACKS=full (an entry
+                                   then needs more than the fast paths do). One compare
+                                   tells the fast paths they may append or pop. */
     uint32_t *held_index;       /* addr -> position + 1, open addressing, mapped */
     uint32_t held_index_bits;   /* log2 of its slots; 0 = not mapped */
     int held_indexed;           /* held_index is in use (held_end reached LT_HELD_INDEX_MIN) */
@@ -331,6 +335,7 @@ static inline void lt_held_remove(lt_thread *t, lt_held *h)
 void lt_held_compact(lt_thread *t);
 void lt_thread_start(int seq);
 int lt_thread_next_seq(void);
+int lt_thread_count(void); /* threads numbered so far: grows when one starts */
 void lt_thread_info_now(lt_thread *t, lt_thread_info *out);
 void lt_thread_fork(lt_fork_phase phase);
 void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg);

@@ -204,7 +204,8 @@ uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial)
 /* Where the call at (ra, cfa) is made, as LOCKTRACE_STACKS records it: the whole stack
  * (full); else the call site and the callers callsite.c finds beyond it, wrappers included,
  * which costs a few loads where an unwind costs microseconds (*partial = 1: the frames beyond
- * are not known). */
+ * are not known). The walk that found the callers keeps the id while it holds: a loop that
+ * makes locks (or edges) at one call site interns its stack once. */
 uint32_t lt_stack_site(lt_thread *t, uintptr_t ra, uintptr_t cfa, int *partial)
 {
     if (lt_cfg.stacks == LT_STACKS_FULL) {
@@ -212,9 +213,18 @@ uint32_t lt_stack_site(lt_thread *t, uintptr_t ra, uintptr_t cfa, int *partial)
         return lt_stack_here(ra);
     }
     lt_held site; /* not cleared: lt_stack_lazy reads ra and the callers found only */
+    size_t n;
     site.ra = ra;
-    site.ncallers = (uint32_t)lt_callsite_callers(t, ra, cfa, site.callers);
-    return lt_stack_lazy(&site, 0, partial);
+    lt_walk *w = lt_callsite_held_walk(t, ra, cfa, site.callers, &n);
+    if (w && w->stack) {
+        *partial = 1; /* as lt_stack_lazy says of recorded frames alone */
+        return w->stack;
+    }
+    site.ncallers = (uint32_t)n;
+    uint32_t id = lt_stack_lazy(&site, 0, partial);
+    if (w)
+        w->stack = id;
+    return id;
 }
 
 void lt_stack_fork(lt_fork_phase phase)

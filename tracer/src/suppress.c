@@ -3,6 +3,7 @@
  * blank lines. A report of that kind is suppressed when the pattern ('*' matches any run of
  * characters) matches a function name, a module path or base name, or a source file path or
  * base name in any of its frames. Suppressed reports are counted (summary file), not printed.
+ * A few built-in rules come first: see builtin[].
  *
  * The file is read once at load time, where a problem stops the program with the file and
  * line named; matching runs at report time on the loaded rules without allocating.
@@ -25,6 +26,16 @@ typedef struct rule {
 
 static rule *rules;
 static size_t nrules;
+
+/* Built in: what a widely run program does on purpose, where the report would only ever be
+ * noise on its stderr. HotSpot's VM thread ends the JVM at a safepoint it never leaves: it
+ * takes Threads_lock in SafepointSynchronize::begin and returns from VMThread::run holding
+ * it, so that no Java thread runs again while the launcher exits the process; whether the
+ * tracer sees that thread exit first is a race, so every Java program got the report now
+ * and then. A later request for that lock is still reported (the lock stays an orphan). */
+static const rule builtin[] = {
+    {LT_FIND_EXIT_HELD, "SafepointSynchronize::begin()"},
+};
 
 static void fail(const char *path, long line, const char *problem, const char *detail)
 {
@@ -167,6 +178,9 @@ static int rule_matches(const rule *ru, const lt_rep *r)
 
 int lt_suppress_kind(int kind)
 {
+    for (size_t i = 0; i < LT_ARRAY_LEN(builtin); i++)
+        if (builtin[i].kind == kind)
+            return 1;
     for (size_t i = 0; i < nrules; i++)
         if (rules[i].kind == kind)
             return 1;
@@ -175,6 +189,9 @@ int lt_suppress_kind(int kind)
 
 int lt_suppressed(const lt_rep *r)
 {
+    for (size_t i = 0; i < LT_ARRAY_LEN(builtin); i++)
+        if (rule_matches(&builtin[i], r))
+            return 1;
     for (size_t i = 0; i < nrules; i++)
         if (rule_matches(&rules[i], r))
             return 1;

@@ -128,6 +128,11 @@ int lt_thread_next_seq(void)
     return atomic_fetch_add(&next_seq, 1);
 }
 
+int lt_thread_count(void)
+{
+    return atomic_load_explicit(&next_seq, memory_order_relaxed);
+}
+
 void lt_thread_start(int seq)
 {
     if (!lt_tls.self)
@@ -167,11 +172,13 @@ static void thread_exit(void *arg)
  * outnumber held entries, so each operation stays O(1) (amortised) with thousands held.
  * ---------------------------------------------------------------------------------------- */
 
-/* After the set's capacity or indexing changed (lt_thread.held_room). */
+/* After the set's capacity or indexing changed (lt_thread.held_room). The configuration is
+ * loaded before the first thread registers. */
 static void held_room_update(lt_thread *t)
 {
     uint32_t small = LT_HELD_INDEX_MIN - 1;
-    t->held_room = t->held_indexed ? 0 : t->cap < small ? t->cap : small;
+    int plain = !lt_cfg.stats && lt_cfg.stacks == LT_STACKS_LAZY;
+    t->held_room = t->held_indexed || !plain ? 0 : t->cap < small ? t->cap : small;
 }
 
 static size_t index_home(const lt_thread *t, const void *addr)

@@ -71,10 +71,14 @@ static lt_pool read_links = LT_POOL(lt_wait_link, 64 * 1024);
 /* The last thread (seq) to signal each condition variable, direct-mapped by address: a
  * colliding condvar overwrites, which only loses a hint. Written on every signal, so it
  * stays lock-free; a torn (cond, seq) pair is only a wrong hint, and a cycle made from it is
- * only reported after the grace re-check. */
+ * only reported after the grace re-check. The hint holds only while no thread has started
+ * since that signal (threads counts them): a thread that starts a worker and waits for it
+ * to say it is ready (rsyslog's queues, most thread pools) waits for the new thread, not for
+ * the one that signalled last. */
 typedef struct signaller {
     _Atomic uintptr_t cond;
     _Atomic int seq;
+    _Atomic int threads;
 } signaller;
 
 static signaller signallers[SIGNALLERS];
@@ -87,10 +91,13 @@ static signaller *signaller_of(uintptr_t cond)
 void lt_waitfor_signalled(lt_thread *t, const void *cond)
 {
     signaller *s = signaller_of((uintptr_t)cond);
+    int threads = lt_thread_count();
     if (atomic_load_explicit(&s->cond, memory_order_relaxed) != (uintptr_t)cond ||
-        atomic_load_explicit(&s->seq, memory_order_relaxed) != t->info.seq) {
+        atomic_load_explicit(&s->seq, memory_order_relaxed) != t->info.seq ||
+        atomic_load_explicit(&s->threads, memory_order_relaxed) != threads) {
         atomic_store_explicit(&s->cond, (uintptr_t)cond, memory_order_relaxed);
         atomic_store_explicit(&s->seq, t->info.seq, memory_order_relaxed);
+        atomic_store_explicit(&s->threads, threads, memory_order_relaxed);
     }
 }
 
@@ -289,7 +296,8 @@ static void expand(lt_bfs *b, size_t at)
         offer(b, at, waiting_thread(BY_HANDLE, w->target), NULL);
     } else {
         const signaller *s = signaller_of(w->target);
-        if (atomic_load_explicit(&s->cond, memory_order_relaxed) == w->target)
+        if (atomic_load_explicit(&s->cond, memory_order_relaxed) == w->target &&
+            atomic_load_explicit(&s->threads, memory_order_relaxed) == lt_thread_count())
             offer(b, at, waiting_thread(BY_SEQ, (uintptr_t)atomic_load_explicit(
                                                     &s->seq, memory_order_relaxed)), NULL);
     }
