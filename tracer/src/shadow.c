@@ -203,7 +203,7 @@ static lt_lock *entry_alloc(shard *s)
     l = lt_arena_alloc(&s->slab, sizeof(lt_lock), _Alignof(lt_lock));
     if (!l)
         return NULL;
-    atomic_store(&l->gen, 1);
+    atomic_store_explicit(&l->gen, 1, memory_order_relaxed); /* published with its slot */
     return l;
 }
 
@@ -214,11 +214,13 @@ static void entry_free(shard *s, lt_lock *l)
 }
 
 /* Clears everything an identity owns, then names addr: a lock-free reader that finds the
- * entry by its addr sees it cleared. The caller bumps or keeps gen. */
+ * entry by its addr sees it cleared (the release store orders the plain ones before it: an
+ * atomic read-modify-write here would wait for every store the thread has in flight, which
+ * with thousands of locks are cache misses). The caller bumps or keeps gen. */
 static void entry_clear(lt_lock *l, const void *addr)
 {
-    atomic_store(&l->writer, 0);
-    atomic_store(&l->waiting_writers, 0);
+    atomic_store_explicit(&l->writer, 0, memory_order_relaxed);
+    atomic_store_explicit(&l->waiting_writers, 0, memory_order_relaxed);
     l->first_stack = 0;
     l->first_partial = 0;
     l->object = NULL;
@@ -242,9 +244,18 @@ static lt_lock *find_locked(const shard *s, const void *addr, uint64_t h)
     return t ? atomic_load_explicit(&find_slot(t, addr, h)->lock, memory_order_relaxed) : NULL;
 }
 
-/* Finds or creates the entry, with its gen; *created says which. NULL only when out of
- * memory. */
-static lt_lock *find_or_create(const void *addr, int *created, uint32_t *gen)
+/* Under the shard's lock, the only place gen changes once an entry is made: a load and a
+ * store, not an atomic increment (see entry_clear). Readers that see the new gen see what
+ * was stored before it (end_identity: addr cleared). */
+static void gen_bump(lt_lock *l)
+{
+    atomic_store_explicit(&l->gen, atomic_load_explicit(&l->gen, memory_order_relaxed) + 1,
+                          memory_order_release);
+}
+
+/* Finds or creates the entry, with its gen; *created says which. `renew`: a live entry
+ * found gets a new identity too (init of a known lock). NULL only when out of memory. */
+static lt_lock *find_or_create(const void *addr, int renew, int *created, uint32_t *gen)
 {
     uint64_t h = addr_hash(addr);
     shard *s = shard_of(addr);
@@ -255,6 +266,9 @@ static lt_lock *find_or_create(const void *addr, int *created, uint32_t *gen)
         s->destroyed--;
         entry_clear(l, addr);
         *created = 1;
+    } else if (l && renew) {
+        gen_bump(l);
+        entry_clear(l, addr);
     } else if (!l && make_room(s) && (l = entry_alloc(s)) != NULL) {
         if (lt_lockmap_add(addr)) {
             table *t = atomic_load_explicit(&s->table, memory_order_relaxed);
@@ -273,39 +287,43 @@ static lt_lock *find_or_create(const void *addr, int *created, uint32_t *gen)
     return l;
 }
 
+/* The thread's cache slot of addr names (l, gen) from now on. */
+static void cache_put(lt_thread *t, const void *addr, lt_lock *l, uint32_t gen)
+{
+    lt_cache_slot *slot = &t->cache[lt_addr_hash(addr, LT_CACHE_BITS)];
+    slot->addr = addr;
+    slot->lock = l;
+    slot->gen = gen;
+}
+
 /* The slow path of lt_shadow_get: the table, then the thread's cache slot. */
 lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
 {
     int created = 0;
     uint32_t gen;
     lt_lock *l = probe(shard_of(addr), addr, addr_hash(addr), &gen);
-    if ((!l || destroyed(l)) && !(l = find_or_create(addr, &created, &gen))) {
+    if ((!l || destroyed(l)) && !(l = find_or_create(addr, 0, &created, &gen))) {
         lt_report_out_of_memory(); /* the table could not grow */
         return NULL;
     }
     if (created)
         l->first_stack = lt_stack_here(ra);
-    lt_cache_slot *slot = &t->cache[lt_addr_hash(addr, LT_CACHE_BITS)];
-    slot->addr = addr;
-    slot->lock = l;
-    slot->gen = gen;
+    cache_put(t, addr, l, gen);
     return l;
 }
 
 /* init: the address becomes a new lock, first seen at the call (ra, cfa). Recorded as an
  * acquisition is (lt_stack_site): a program that makes locks by the thousand would otherwise
- * spend most of its init calls unwinding. */
+ * spend most of its init calls unwinding. A lock is mostly used soon after its init: the
+ * thread's cache names it from here. */
 lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa)
 {
     int created;
     uint32_t gen;
-    lt_lock *l = find_or_create(addr, &created, &gen);
+    lt_lock *l = find_or_create(addr, 1, &created, &gen);
     if (!l)
         return NULL;
-    if (!created) {
-        atomic_fetch_add(&l->gen, 1);
-        entry_clear(l, addr);
-    }
+    cache_put(t, addr, l, gen);
     int partial;
     l->first_stack = lt_stack_site(t, ra, cfa, &partial);
     l->first_partial = (uint8_t)partial;
@@ -333,7 +351,7 @@ lt_lock *lt_shadow_find(const void *addr)
 static void end_identity(lt_lock *l)
 {
     atomic_store_explicit(&l->addr, NULL, memory_order_relaxed);
-    atomic_fetch_add(&l->gen, 1);
+    gen_bump(l);
 }
 
 /* Under the shard's lock: the entry of addr, live or destroyed, leaves the table and the
