@@ -246,13 +246,15 @@ static void check_shadow_table(void)
     CHECK(ok && !lt_lockmap_any((uintptr_t)space, (uintptr_t)&space[SPACE]));
 }
 
-/* Records a call site the way interpose.c and detect.c do, for the caller of this function. */
+/* Records a call site the way interpose.c and detect.c do, for the caller of this function;
+ * its frame (cfa) in record_cfa. */
+static uintptr_t record_cfa;
 static __attribute__((noinline)) void record(lt_held *h)
 {
     h->ra = (uintptr_t)__builtin_return_address(0);
-    h->cfa = (uintptr_t)__builtin_dwarf_cfa();
     h->stack = 0;
-    h->ncallers = (uint32_t)lt_callsite_callers(lt_self(), h->ra, h->cfa, h->callers);
+    record_cfa = (uintptr_t)__builtin_dwarf_cfa();
+    h->site = lt_stack_site_lazy(lt_self(), h->ra, record_cfa);
 }
 
 /* The current stack, this function's frame first. */
@@ -293,24 +295,29 @@ static void check_recovery(void)
 {
     lt_held a, b;
     int partial = -1;
-    size_t n;
+    size_t n, na, nb;
     lt_callsite_thread_init();
     caller_a(&a, NULL, &partial);
-    CHECKF(a.ncallers == LT_CALLERS, "recorded %u callers", (unsigned)a.ncallers);
+    const uintptr_t *fa = lt_stack_get(a.site, &na);
+    CHECKF(fa && na == 1 + LT_CALLERS && fa[0] == a.ra, "recorded %zu frames", na);
     /* b taken through the same helper from another caller: a's stack keeps a's callers */
     const uintptr_t *ips = lt_stack_get(caller_b(&b, &a, &partial), &n);
     CHECKF(partial == 0 && n > LT_CALLERS + 1, "partial %d n %zu", partial, n);
     CHECK(ips[0] == a.ra && ips[0] == b.ra);
     for (size_t i = 0; i < LT_CALLERS; i++)
-        CHECKF(ips[i + 1] == a.callers[i], "frame %zu", i + 1);
-    CHECK(a.callers[0] != b.callers[0]); /* into caller_a, into caller_b */
+        CHECKF(ips[i + 1] == fa[i + 1], "frame %zu", i + 1);
+    const uintptr_t *fb = lt_stack_get(b.site, &nb);
+    CHECK(fb && nb > 1 && fa[1] != fb[1]); /* into caller_a, into caller_b */
     /* no callers recorded: the call site alone, never the current stack's frames */
-    a.ncallers = 0;
-    ips = lt_stack_get(caller_a(&b, &a, &partial), &n);
-    CHECKF(partial == 1 && n == 1 && ips[0] == a.ra, "partial %d n %zu", partial, n);
+    for (int k = 0; k < 2; k++) {
+        a.site = k ? lt_stack_intern(&a.ra, 1) : 0; /* interned, or the depot had no room */
+        ips = lt_stack_get(caller_a(&b, &a, &partial), &n);
+        CHECKF(partial == 1 && n == 1 && ips[0] == a.ra, "partial %d n %zu", partial, n);
+    }
     /* outside the thread's stack (another stack): nothing is read */
     lt_thread *t = lt_self();
-    CHECK(lt_callsite_callers(t, a.ra, t->stack_hi, a.callers) == 0);
+    uintptr_t callers[LT_CALLERS_MAX];
+    CHECK(lt_callsite_callers(t, a.ra, t->stack_hi, callers) == 0);
 }
 
 /* A call site's recorded stack, as an init records it (lt_stack_site), from one helper
@@ -392,7 +399,10 @@ static void (*const outers[])(size_t, lt_held *) = {outer_0, outer_1, outer_2};
 static void check_walk_ways(void)
 {
     lt_held first[PATHS], h;
+    const uintptr_t *f[PATHS];
+    uintptr_t cfa = 0;
     int seen[PATHS] = {0}, ok = 1;
+    size_t n;
     for (size_t round = 0; round < 4 * PATHS && ok; round++)
         for (size_t j = 0; j < PATHS && ok; j++) {
             size_t p = round % 2 ? (j * 5 + round) % PATHS : (round + j / 3) % PATHS;
@@ -400,17 +410,17 @@ static void check_walk_ways(void)
             if (!seen[p]) {
                 seen[p] = 1;
                 first[p] = h;
-                ok = h.ra == first[0].ra && h.cfa == first[0].cfa && h.ncallers == LT_CALLERS;
+                cfa = cfa ? cfa : record_cfa;
+                f[p] = lt_stack_get(h.site, &n);
+                ok = h.ra == first[0].ra && record_cfa == cfa && n == 1 + LT_CALLERS;
                 CHECKF(ok, "path %zu: not the same call site and frame, or no callers", p);
                 continue;
             }
-            ok = h.ncallers == first[p].ncallers &&
-                 memcmp(h.callers, first[p].callers, sizeof h.callers[0] * h.ncallers) == 0;
+            ok = h.site == first[p].site; /* the same frames, interned once */
             CHECKF(ok, "round %zu: the call along path %zu recorded other callers", round, p);
         }
     for (size_t p = 1; p < PATHS && ok; p++)
-        CHECKF(first[p].callers[0] != first[p - 1].callers[0] ||
-               first[p].callers[1] != first[p - 1].callers[1], "path %zu", p);
+        CHECKF(f[p][1] != f[p - 1][1] || f[p][2] != f[p - 1][2], "path %zu", p);
 }
 
 int main(void)

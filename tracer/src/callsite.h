@@ -32,6 +32,23 @@ size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t
 const lt_walk *lt_callsite_walk_of(lt_thread *t, uintptr_t ra, uintptr_t cfa,
                                    const uintptr_t *out, size_t n);
 
+/* The thread's remembered walk from (ra, cfa) that still holds, without the callers; NULL
+ * when none does. */
+static inline lt_walk *lt_callsite_holding(lt_thread *t, uintptr_t ra, uintptr_t cfa)
+{
+    lt_walk *w = lt_callsite_set(t, ra);
+    for (size_t i = 0; i < LT_WALK_WAYS; i++, w++) {
+        if (w->ra != ra || w->cfa != cfa)
+            continue;
+        size_t k = 0;
+        while (k < w->n && *(const uintptr_t *)w->slot[k] == w->caller[k])
+            k++;
+        if (lt_likely(k == w->n))
+            return w;
+    }
+    return NULL;
+}
+
 /* The return addresses of the callers beyond call site ra (calling frame's stack pointer
  * cfa), innermost first, into out: LT_CALLERS beyond the first frame that is not a lock
  * wrapper, at most LT_CALLERS_MAX; *n is the count. Returns the thread's remembered walk that

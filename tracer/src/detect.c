@@ -399,8 +399,7 @@ int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved)
         if (!ev->lock)
             return 0;
         *saved = (lt_held){.addr = ev->addr, .lock = ev->lock, .gen = atomic_load(&ev->lock->gen),
-                           .kind = LT_MUTEX, .mode = LT_MODE_WRITE, .depth = 1, .ra = ev->ra,
-                           .cfa = ev->cfa};
+                           .kind = LT_MUTEX, .mode = LT_MODE_WRITE, .depth = 1, .ra = ev->ra};
         return 1;
     }
     *saved = *h;

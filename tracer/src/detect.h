@@ -53,10 +53,9 @@ static inline int lt_before_lock(lt_event *ev)
 }
 
 /* The held entry of the acquisition ev makes: its call site and callers, whether edges lead
- * into it (a blocking request). Field by field: a compound literal would also clear callers[]
- * (a rep stos, a third of the tracer's cost per lock in lockbench); the walk writes what it
- * finds. `lazy`: LOCKTRACE_STACKS is lazy (the callers, not a full stack), a constant where
- * the caller knows it. */
+ * into it (a blocking request). Field by field: `since` is left to lt_stats_acquired. `lazy`:
+ * LOCKTRACE_STACKS is lazy (the callers, not a full stack), a constant where the caller
+ * knows it. */
 static inline void lt_held_fill(lt_event *ev, lt_held *h, int lazy)
 {
     h->addr = ev->addr;
@@ -67,13 +66,12 @@ static inline void lt_held_fill(lt_event *ev, lt_held *h, int lazy)
     h->anchor = ev->wait != LT_WAIT_TRY; /* order.c: edges lead into it */
     h->depth = 1;
     h->ra = ev->ra;
-    h->cfa = ev->cfa; /* h->since is lt_stats_acquired's */
     if (lt_likely(lazy)) {
         h->stack = 0;
-        h->ncallers = (uint32_t)lt_callsite_callers(ev->self, ev->ra, ev->cfa, h->callers);
+        h->site = lt_stack_site_lazy(ev->self, ev->ra, ev->cfa);
     } else {
         h->stack = lt_stack_here(ev->ra);
-        h->ncallers = 0;
+        h->site = 0;
     }
 }
 

@@ -131,36 +131,29 @@ static int add_symbolized(lt_rep_stack *s, uint32_t id)
 }
 
 /* A stack of role for thread t (and lock l, step k): the depot's frames when it was recorded
- * whole, else the call site and the callers kept with it. */
-static void add_stack(const char *role, int t, int l, int k, uint32_t id, uintptr_t ra,
-                      const uintptr_t *callers, uint32_t ncallers)
+ * whole (id), else the call site and the callers kept with it (site; without one, the call
+ * site ra alone). */
+static void add_stack(const char *role, int t, int l, int k, uint32_t id, uint32_t site,
+                      uintptr_t ra)
 {
     lt_rep *r = &d.rep;
     if (r->nstacks == DUMP_STACKS)
         return;
     lt_rep_stack *s = &d.stacks[r->nstacks++];
     *s = (lt_rep_stack){.role = role, .thread = t, .lock = l, .step = k,
-                        .frames = d.frames + d.nframes};
-    if (id && d.symbolize && add_symbolized(s, id))
+                        .frames = d.frames + d.nframes, .partial = !id};
+    if (!id && !site && ra && d.symbolize) /* at abort: the call site alone, symbolized */
+        site = lt_stack_intern(&ra, 1);
+    if ((id || site) && d.symbolize && add_symbolized(s, id ? id : site))
         return;
-    if (!id && ra && d.symbolize) { /* at abort: the recorded frames, symbolized */
-        uintptr_t ips[1 + LT_CALLERS_MAX] = {ra};
-        uint32_t n = ncallers < LT_CALLERS_MAX ? ncallers : LT_CALLERS_MAX;
-        memcpy(ips + 1, callers, n * sizeof *ips);
-        s->partial = 1;
-        if (add_symbolized(s, lt_stack_intern(ips, 1 + n)))
-            return;
-    }
     size_t n = 0;
-    const uintptr_t *ips = id ? lt_stack_get(id, &n) : NULL;
+    const uintptr_t *ips = id || site ? lt_stack_get(id ? id : site, &n) : NULL;
     for (size_t i = 0; ips && i < n; i++)
         add_frame(s, ips[i]);
     if (ips)
         return;
     s->partial = 1;
     add_frame(s, ra);
-    for (uint32_t i = 0; i < ncallers && i < LT_CALLERS_MAX; i++)
-        add_frame(s, callers[i]);
 }
 
 static int add_lock(const void *addr, int kind, int mode)
@@ -190,7 +183,7 @@ static void add_held(const lt_thread *t, int ti)
         for (uint32_t j = 0; j < k; j++) {
             const lt_held *h = &chunk[j];
             int l = add_lock(h->addr, h->kind, h->mode);
-            add_stack("holding", ti, l, -1, h->stack, h->ra, h->callers, h->ncallers);
+            add_stack("holding", ti, l, -1, h->stack, h->site, h->ra);
         }
     }
 }
@@ -206,7 +199,7 @@ static void add_wait(const lt_wait_slot *w, int ti)
         .want_mode = (lt_mode)w->mode, .wait = (lt_wait)w->wait, .blocker = -1,
         .waited_ms = (now.tv_sec - w->since.tv_sec) * 1000 + (now.tv_nsec - w->since.tv_nsec) / 1000000,
         .cond = w->waits_for == LT_FOR_SIGNAL ? w->target : 0};
-    add_stack("waiting", ti, l, (int)r->nsteps++, w->stack, 0, NULL, 0);
+    add_stack("waiting", ti, l, (int)r->nsteps++, w->stack, 0, 0);
 }
 
 /* Where each lock lives. At abort, as reports say it (lockname.c); in a signal handler only

@@ -72,10 +72,12 @@ typedef struct lt_lock {
                                          graph lock */
 } lt_lock;
 
-/* One entry of a held set. The stack of the acquisition is kept cheaply as the call site
- * (return address), the caller's frame (CFA) and the return addresses of the next few callers
- * (callsite.c): LT_CALLERS beyond the first frame that is not a lock wrapper, up to
- * LT_WRAPPER_FRAMES of which lie before it (wrappers.c). `stack` is a full stack only with
+/* One entry of a held set: 56 bytes, since a thread may hold thousands. The stack of the
+ * acquisition is kept cheaply as the call site (return address `ra`) and the return addresses
+ * of the next few callers (callsite.c): LT_CALLERS beyond the first frame that is not a lock
+ * wrapper, up to LT_WRAPPER_FRAMES of which lie before it (wrappers.c), interned as one
+ * stack, `site` (a thread takes its locks from few places, and the walk that found the
+ * callers remembers the id: stack.h, lt_stack_site_lazy). `stack` is a full stack only with
  * LOCKTRACE_STACKS=full, or once a report has recovered one (stack.c: lt_stack_lazy). */
 #define LT_CALLERS 4
 #define LT_WRAPPER_FRAMES 8
@@ -89,11 +91,9 @@ typedef struct lt_held {
     uint8_t anchor; /* taken by a blocking request: edges lead into it (order.c's anchors) */
     uint32_t depth; /* recursive mutex / recursive read acquisitions */
     uint32_t stack; /* stack id, 0 unless LOCKTRACE_STACKS=full */
+    uint32_t site;  /* stack id of the call site and its callers; 0 = the call site alone */
     uintptr_t ra;   /* return address into the caller of the lock function */
-    uintptr_t cfa;  /* caller's stack pointer at that call */
     uint64_t since; /* LOCKTRACE_STATS: when it was taken (ns, monotonic) */
-    uint32_t ncallers;             /* how many of callers[] were recorded */
-    uintptr_t callers[LT_CALLERS_MAX]; /* return addresses beyond ra, innermost first */
 } lt_held;
 
 /* Per-thread cache of shadow lookups: addr -> (entry, gen). */

@@ -139,30 +139,26 @@ uint32_t lt_stack_here(uintptr_t from_ra)
     return lt_stack_intern(ips + start, n < depth() ? n : depth());
 }
 
-/* The frames recorded with h (call site, then nc callers): from the calling thread's cache of
+/* The call site ra and its callers[0 .. nc), interned: from the calling thread's cache of
  * those it interned lately, else from the depot. A program takes its locks from few call
- * sites, and each new edge or lock records one or two such stacks: the cache spares the depot
- * its hashing, bucket walk and compare, and the frames their copy (ids never change, so a
- * slot never goes stale). */
-static uint32_t intern_recorded(const lt_held *h, size_t nc)
+ * sites, and a walk that is new (another frame, another caller) often finds frames the thread
+ * met before: the cache spares the depot its hashing, bucket walk and compare, and the frames
+ * their copy (ids never change, so a slot never goes stale). */
+static uint32_t intern_recorded(lt_thread *t, uintptr_t ra, const uintptr_t *callers, size_t nc)
 {
-    lt_thread *t = lt_tls.self;
-    lt_site_slot *s = NULL;
-    if (t) {
-        uint64_t x = (h->ra ^ (nc ? h->callers[nc - 1] << 7 : 0) ^ nc) * 0x9E3779B97F4A7C15ull;
-        s = &t->sites[(x >> 32) % LT_SITE_SLOTS];
-        size_t i = 0;
-        if (s->id && s->n == nc + 1 && s->ips[0] == h->ra)
-            while (i < nc && s->ips[i + 1] == h->callers[i])
-                i++;
-        if (s->id && s->n == nc + 1 && s->ips[0] == h->ra && i == nc)
-            return s->id;
-    }
+    uint64_t x = (ra ^ (nc ? callers[nc - 1] << 7 : 0) ^ nc) * 0x9E3779B97F4A7C15ull;
+    lt_site_slot *s = &t->sites[(x >> 32) % LT_SITE_SLOTS];
+    size_t i = 0;
+    if (s->id && s->n == nc + 1 && s->ips[0] == ra)
+        while (i < nc && s->ips[i + 1] == callers[i])
+            i++;
+    if (s->id && s->n == nc + 1 && s->ips[0] == ra && i == nc)
+        return s->id;
     uintptr_t out[1 + LT_CALLERS_MAX];
-    out[0] = h->ra;
-    memcpy(out + 1, h->callers, nc * sizeof *out);
+    out[0] = ra;
+    memcpy(out + 1, callers, nc * sizeof *out);
     uint32_t id = lt_stack_intern(out, nc + 1);
-    if (s && id) {
+    if (id) {
         s->id = id;
         s->n = (uint32_t)nc + 1;
         memcpy(s->ips, out, (nc + 1) * sizeof *out);
@@ -172,59 +168,55 @@ static uint32_t intern_recorded(const lt_held *h, size_t nc)
 
 /*
  * The stack of an earlier acquisition taken lazily (held entry h: its call site and the
- * callers callsite.c recorded), given a stack `under` this thread has now. The recorded
- * frames are right as far as they go. Beyond them the current stack is used only where it
- * returns to the outermost recorded call site exactly once: the frame that made that call is
- * then still at it, so its callers are the ones it had. A call site alone (no caller
- * recorded) is never joined to the current stack: a shared helper that took this lock and
- * now takes another one sits at the same call site with other callers. Otherwise the
+ * callers callsite.c recorded, interned as h->site), given a stack `under` this thread has
+ * now. The recorded frames are right as far as they go. Beyond them the current stack is
+ * used only where it returns to the outermost recorded call site exactly once: the frame that
+ * made that call is then still at it, so its callers are the ones it had. A call site alone
+ * (no caller recorded) is never joined to the current stack: a shared helper that took this
+ * lock and now takes another one sits at the same call site with other callers. Otherwise the
  * recorded frames alone, *partial = 1.
  */
 uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial)
 {
-    size_t nc = h->ncallers < LT_CALLERS_MAX ? h->ncallers : LT_CALLERS_MAX;
-    size_t n = 0, at = 0, matches = 0;
-    const uintptr_t *ips = nc && under ? lt_stack_get(under, &n) : NULL;
+    size_t nr = 0, n = 0, at = 0, matches = 0;
+    const uintptr_t *rec = h->site ? lt_stack_get(h->site, &nr) : NULL;
+    const uintptr_t *ips = nr > 1 && under ? lt_stack_get(under, &n) : NULL;
     for (size_t j = 0; ips && j < n; j++)
-        if (ips[j] == h->callers[nc - 1] && matches++ == 0)
+        if (ips[j] == rec[nr - 1] && matches++ == 0)
             at = j;
     *partial = matches != 1;
     if (*partial)
-        return intern_recorded(h, nc);
+        return rec ? h->site : lt_stack_intern(&h->ra, 1);
     uintptr_t out[MAX_FRAMES];
     size_t k = 0;
-    out[k++] = h->ra;
-    for (size_t i = 0; i < nc; i++)
-        out[k++] = h->callers[i];
+    for (; k < nr; k++)
+        out[k] = rec[k];
     for (size_t j = at + 1; j < n && k < depth(); j++)
         out[k++] = ips[j];
     return lt_stack_intern(out, k);
 }
 
-/* Where the call at (ra, cfa) is made, as LOCKTRACE_STACKS records it: the whole stack
- * (full); else the call site and the callers callsite.c finds beyond it, wrappers included,
- * which costs a few loads where an unwind costs microseconds (*partial = 1: the frames beyond
- * are not known). The walk that found the callers keeps the id while it holds: a loop that
- * makes locks (or edges) at one call site interns its stack once. */
-uint32_t lt_stack_site(lt_thread *t, uintptr_t ra, uintptr_t cfa, int *partial)
+/* lt_stack_site_lazy (stack.h) when no walk of the thread's from (ra, cfa) holds with an id:
+ * the callers found (by a new walk, kept if it can be), interned. */
+uint32_t lt_stack_site_new(lt_thread *t, uintptr_t ra, uintptr_t cfa)
 {
-    if (lt_cfg.stacks == LT_STACKS_FULL) {
-        *partial = 0;
-        return lt_stack_here(ra);
-    }
-    lt_held site; /* not cleared: lt_stack_lazy reads ra and the callers found only */
+    uintptr_t callers[LT_CALLERS_MAX];
     size_t n;
-    site.ra = ra;
-    lt_walk *w = lt_callsite_held_walk(t, ra, cfa, site.callers, &n);
-    if (w && w->stack) {
-        *partial = 1; /* as lt_stack_lazy says of recorded frames alone */
-        return w->stack;
-    }
-    site.ncallers = (uint32_t)n;
-    uint32_t id = lt_stack_lazy(&site, 0, partial);
+    lt_walk *w = lt_callsite_held_walk(t, ra, cfa, callers, &n);
+    uint32_t id = intern_recorded(t, ra, callers, n);
     if (w)
         w->stack = id;
     return id;
+}
+
+/* Where the call at (ra, cfa) is made, as LOCKTRACE_STACKS records it: the whole stack
+ * (full); else the call site and the callers callsite.c finds beyond it, wrappers included
+ * (lt_stack_site_lazy), which costs a few loads where an unwind costs microseconds
+ * (*partial = 1: the frames beyond are not known). */
+uint32_t lt_stack_site(lt_thread *t, uintptr_t ra, uintptr_t cfa, int *partial)
+{
+    *partial = lt_cfg.stacks != LT_STACKS_FULL;
+    return *partial ? lt_stack_site_lazy(t, ra, cfa) : lt_stack_here(ra);
 }
 
 void lt_stack_fork(lt_fork_phase phase)

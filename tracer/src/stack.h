@@ -12,6 +12,21 @@ uint32_t lt_stack_intern(const uintptr_t *ips, size_t n);
 const uintptr_t *lt_stack_get(uint32_t id, size_t *n);
 uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial);
 uint32_t lt_stack_site(lt_thread *t, uintptr_t ra, uintptr_t cfa, int *partial);
+uint32_t lt_stack_site_new(lt_thread *t, uintptr_t ra, uintptr_t cfa);
+
+/* The call site (ra, cfa) and the callers callsite.c finds beyond it, interned: what a lazily
+ * taken acquisition records. The thread's walk that found the callers keeps the id while it
+ * holds (the same frames at the same call site), which it nearly always does: an acquisition
+ * pays a few loads, and a loop that takes locks (or makes them, or edges) at one call site
+ * interns its stack once. 0 when the depot has no room. */
+static inline uint32_t lt_stack_site_lazy(lt_thread *t, uintptr_t ra, uintptr_t cfa)
+{
+    lt_walk *w = lt_callsite_holding(t, ra, cfa);
+    if (lt_likely(w && w->stack))
+        return w->stack;
+    return lt_stack_site_new(t, ra, cfa);
+}
+
 void lt_stack_fork(lt_fork_phase phase);
 
 #endif
