@@ -179,14 +179,14 @@ static uint32_t intern_recorded(lt_thread *t, uintptr_t ra, const uintptr_t *cal
 uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial)
 {
     size_t nr = 0, n = 0, at = 0, matches = 0;
-    const uintptr_t *rec = h->site ? lt_stack_get(h->site, &nr) : NULL;
-    const uintptr_t *ips = nr > 1 && under ? lt_stack_get(under, &n) : NULL;
+    const uintptr_t *rec = h->site && under ? lt_stack_get(h->site, &nr) : NULL;
+    const uintptr_t *ips = nr > 1 ? lt_stack_get(under, &n) : NULL;
     for (size_t j = 0; ips && j < n; j++)
         if (ips[j] == rec[nr - 1] && matches++ == 0)
             at = j;
     *partial = matches != 1;
     if (*partial)
-        return rec ? h->site : lt_stack_intern(&h->ra, 1);
+        return h->site ? h->site : lt_stack_intern(&h->ra, 1);
     uintptr_t out[MAX_FRAMES];
     size_t k = 0;
     for (; k < nr; k++)

@@ -218,7 +218,9 @@ void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_l
  * Where the calling thread took its held lock h, given a stack `under` it has now (of a lock
  * taken or waited for while h is held): lt_stack_lazy joins h's recorded frames to `under`
  * where that is provably right. The result is kept in the entry, so other threads can show
- * it later; otherwise the recorded frames alone (*partial = 1).
+ * it later; otherwise the recorded frames alone (*partial = 1), interned when h was taken
+ * (h->site): each new order edge out of h asks again, mostly with no stack to join
+ * (thousands of times for a lock held long), and is answered without the depot.
  */
 uint32_t lt_held_stack(lt_held *h, uint32_t under, int *partial)
 {
