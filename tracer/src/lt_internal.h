@@ -248,6 +248,18 @@ static inline size_t lt_addr_hash(const void *addr, unsigned bits)
     return (size_t)(((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - bits));
 }
 
+/* The same for the address's 64-byte line: the home of a key in a table probed linearly
+ * (the shadow tables, a large held set's index). Locks side by side in memory (an array of
+ * them, a struct's) then have their slots side by side, and a program that walks thousands
+ * of locks in order walks the table's lines in order instead of missing the cache at each
+ * lock. Its price: the locks of one line share a probe chain, 16 of them at most for
+ * pthread's smallest (spinlocks, once controls). Not for a direct-mapped cache, where two
+ * neighbours would evict each other. */
+static inline size_t lt_line_hash(const void *addr, unsigned bits)
+{
+    return (size_t)((((uintptr_t)addr >> 6) * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
 /* thread.c ------------------------------------------------------------------------------- */
 lt_thread *lt_self_register(void);
 

@@ -2,7 +2,8 @@
  * shadow.c - per-lock shadow state, keyed by lock address.
  *
  * 64 shards (a lock's is its page's), each an open-addressing table (linear probing) of
- * entry pointers under one of our own spinlocks, so unrelated locks rarely meet. Entries
+ * entry pointers under one of our own spinlocks, so unrelated locks rarely meet; a lock's
+ * home slot is its 64-byte line's, so neighbours' slots are neighbours too. Entries
  * come from per-shard slabs of mapped memory and go back to a per-shard free list on
  * destroy; they are never unmapped, which is what lets threads keep (entry, gen) pairs in
  * their lookup caches and held sets without references: a changed gen means "not the lock
@@ -66,9 +67,11 @@ static uint64_t fib_hash(uintptr_t key)
     return key * 0x9E3779B97F4A7C15ull;
 }
 
+/* All 64 bits: a table's home for the key is its top bits. By line (lt_line_hash): locks side
+ * by side have their slots side by side. */
 static uint64_t addr_hash(const void *addr)
 {
-    return fib_hash((uintptr_t)addr);
+    return lt_line_hash(addr, 64);
 }
 
 /* The shard of a lock is its 4 KiB page's: locks side by side (an array of them, objects
