@@ -463,7 +463,7 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
     lt_thread *t = ev->self;
     if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
         return 0;
-    t->waiting.stack = lt_stack_here(ev->ra);
+    t->waiting.stack = lt_stack_whole(t, ev->ra, ev->cfa);
     prepare_stacks(t);
     lt_thread_info_now(t, &t->waiting.who);
     clock_gettime(CLOCK_MONOTONIC, &t->waiting.since);
