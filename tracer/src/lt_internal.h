@@ -337,6 +337,8 @@ void lt_thread_start(int seq);
 int lt_thread_next_seq(void);
 int lt_thread_count(void); /* threads numbered so far: grows when one starts */
 void lt_thread_info_now(lt_thread *t, lt_thread_info *out);
+const lt_thread_info *lt_thread_info_kept(lt_thread *t);
+void lt_thread_info_fresh(lt_thread_info *info);
 void lt_thread_fork(lt_fork_phase phase);
 void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg);
 lt_thread *lt_thread_first(void);
