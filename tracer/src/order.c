@@ -49,6 +49,7 @@
 #define TOMB 2                /* a removed fingerprint (fingerprints are odd) */
 #define ORD_LAST ((int64_t)1 << 62) /* above every address */
 #define WALK 16               /* held locks looked at per batch of new edges; a chain is one */
+#define SWEEP_MIN 8           /* list entries a node takes before its first sweep */
 
 typedef struct lt_order_node node;
 
@@ -310,6 +311,14 @@ static int identity_ended(const lt_lock *l, uint32_t gen)
 
 static void node_retire(lt_lock *l, node *n);
 
+/* Is (l, gen) new to the graph: without a node, so no edge leads into it? (Or ending: its
+ * node went first, lt_order_forget, and no edge is made for it.) */
+static int node_fresh(const lt_lock *l, uint32_t gen)
+{
+    node *n = node_of(l);
+    return !n || n->gen != gen;
+}
+
 /* Finds or makes the node of (l, gen), an identity that has not ended (a node left by an ended
  * one goes); a new one is not yet in the order (ord 0). Under the graph lock. */
 static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
@@ -322,6 +331,7 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
     n = lt_pool_get(&node_pool);
     if (!n)
         return NULL;
+    n->sweep_at = SWEEP_MIN;
     n->addr = addr;
     n->lock = l;
     n->gen = gen;
@@ -535,7 +545,7 @@ static __attribute__((noinline)) void node_sweep(node *n)
             for (edge **at = &n->list[side], *e; (e = edge_live(at, side)); at = &e->next[side])
                 n->linked++;
     }
-    n->sweep_at = 2 * n->linked + 8;
+    n->sweep_at = 2 * n->linked + SWEEP_MIN;
 }
 
 /* Edges went into the lists of n (list_push counts them). */
@@ -914,6 +924,7 @@ typedef struct request {
     int to_partial;
     lt_thread_info thread;  /* the thread taking it */
     int added;              /* an edge into it was added to the graph */
+    int fresh;              /* it had no node (node_fresh): no edge into it was known */
 } request;
 
 static int site_may_unwind(uintptr_t ra)
@@ -1168,6 +1179,15 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, edge *d, size_t n, request
     return left;
 }
 
+/* Is fps[i] one of fps[0 .. i)? (Two held entries of one lock in one mode.) */
+static int fp_repeated(const uint64_t *fps, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (fps[j] == fps[i])
+            return 1;
+    return 0;
+}
+
 /* Adds the edges hs[i] -> r (fingerprints fps[i]), each unless another thread just did: those
  * that agree with the order in the gate, the others under one taking of the graph lock. 0
  * when out of memory. */
@@ -1177,9 +1197,10 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
     node *to = NULL;
     const lt_thread_info *who = NULL;
     int failed = 0;
+    int fresh; /* r's lock has no node: no edge into it is known, none need be looked up */
     for (size_t i = 0; i < n; i++)
         edge_describe(&d[i], hs[i], r);
-    if (gate_enter()) {
+    if (!r->fresh && gate_enter()) {
         n = edges_fast(hs, fps, d, n, r);
         gate_leave();
         if (!n)
@@ -1188,8 +1209,11 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
     graph_enter();
     reap(REAP_STEP * n);
     edge_cache_fill(r->ev->self);
+    fresh = node_fresh(r->ev->lock, r->gen);
     for (size_t i = 0; i < n && !failed; i++) {
-        if (set_has(&known, fps[i]) || identity_ended(hs[i]->lock, hs[i]->gen))
+        if (fresh ? fp_repeated(fps, i) : set_has(&known, fps[i]))
+            continue;
+        if (identity_ended(hs[i]->lock, hs[i]->gen))
             continue;
         if (!to && identity_ended(r->ev->lock, r->gen))
             break;
@@ -1357,6 +1381,8 @@ static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t gen, u
 static int batch_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
 {
     size_t fresh = 0;
+    if (r->fresh)
+        return edges_add(hs, fps, n, r);
     for (size_t k = 0; k < n; k++) {
         if (lt_likely(set_has(&known, fps[k])))
             continue;
@@ -1372,16 +1398,18 @@ static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev,
                                                      uint32_t i, lt_held **hs, uint64_t *fps,
                                                      size_t n, int more)
 {
-    request r = {.ev = ev, .gen = gen};
+    request r = {.ev = ev, .gen = gen, .fresh = node_fresh(ev->lock, gen)};
     uint64_t key = 0;
     int chained = n > 1 && !more;
     for (size_t k = 0; chained && k < n; k++)
         key = chain_mix(key, fps[k]);
-    if (chained && atomic_load_explicit(chain_slot(key), memory_order_relaxed) == (key | 1))
+    if (chained && !r.fresh &&
+        atomic_load_explicit(chain_slot(key), memory_order_relaxed) == (key | 1))
         return;
     int whole = batch_add(hs, fps, n, &r);
     if (chained && whole)
         atomic_store_explicit(chain_slot(key), key | 1, memory_order_relaxed);
+    r.fresh = 0; /* the first batch may have given it a node, and other threads may add edges */
     while (more) {
         n = walk_held(t, ev, gen, &i, hs, fps, &more);
         batch_add(hs, fps, n, &r);
@@ -1392,7 +1420,8 @@ static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev,
 
 /* The first batch of the edges ev's acquisition makes (walk_held from the newest held lock)
  * into hs and fps; 0 when it adds none: a trylock, inversions off, nothing held, or one edge
- * that is known (the steady state of a nested acquisition). */
+ * that is known (the steady state of a nested acquisition). A lock without a node has no
+ * known edge into it: the known set, a miss in the cache when large, is not looked at. */
 static inline size_t first_batch(lt_event *ev, uint32_t *gen, uint32_t *i, lt_held **hs,
                                  uint64_t *fps, int *more)
 {
@@ -1402,7 +1431,7 @@ static inline size_t first_batch(lt_event *ev, uint32_t *gen, uint32_t *i, lt_he
     *gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     *i = t->held_end;
     size_t n = walk_held(t, ev, *gen, i, hs, fps, more);
-    if (n == 1 && !*more && lt_likely(set_has(&known, fps[0])))
+    if (n == 1 && !*more && lt_likely(node_of(ev->lock)) && lt_likely(set_has(&known, fps[0])))
         return 0;
     return n;
 }
