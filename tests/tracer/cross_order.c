@@ -444,6 +444,82 @@ NOINLINE void reorder_then_reuse(void)
     puts("reordered, renewed, inverted");
 }
 
+/* The same, the renewed lock reached from a lock that has its place already (lock 0, placed
+ * at its address by 0 -> 5): such a new lock is placed without the graph lock, at its address
+ * - which lock 2 took here, so it must not be. */
+NOINLINE void reorder_then_reuse_placed(void)
+{
+    mutex_pair(0, 5);
+    mutex_pair(1, 3);
+    mutex_pair(2, 4);
+    mutex_pair(2, 1);
+    pthread_mutex_destroy(&mutexes[1]);
+    pthread_mutex_init(&mutexes[1], NULL);
+    mutex_pair(0, 1);
+    mutex_pair(1, 2);
+    mutex_pair(2, 1);
+    puts("placed, reordered, renewed, inverted");
+}
+
+/* A block of 100 mutexes taken in index order, all held at once, then destroyed and
+ * initialised again at the same addresses (their identities end while others go on), three
+ * times. In the second round two of them are first taken the other way round and renewed
+ * again: no inversion, their identities end before the block's. After the third, the same
+ * two the other way round: one report, of the last identities. */
+#define RENEWED 100
+
+NOINLINE void take_block(pthread_mutex_t *m)
+{
+    for (int i = 0; i < RENEWED; i++)
+        pthread_mutex_lock(&m[i]);
+    for (int i = RENEWED; i-- > 0;)
+        pthread_mutex_unlock(&m[i]);
+}
+
+NOINLINE void take_two(pthread_mutex_t *a, pthread_mutex_t *b)
+{
+    pthread_mutex_lock(a);
+    pthread_mutex_lock(b);
+    pthread_mutex_unlock(b);
+    pthread_mutex_unlock(a);
+}
+
+/* X then A, and B then X; X destroyed and initialised again; then A then B: the cycle
+ * B -> X -> A -> B passes through an identity that ended before its last edge was made, so
+ * no thread could ever hold its locks that way: nothing to report. */
+NOINLINE void ended_in_between(void)
+{
+    pthread_mutex_t *x = &mutexes[10], *a = &mutexes[11], *b = &mutexes[12];
+    take_two(x, a);
+    take_two(b, x);
+    pthread_mutex_destroy(x);
+    pthread_mutex_init(x, NULL);
+    take_two(a, b);
+    puts("ended in between");
+}
+
+NOINLINE void renew_then_invert(void)
+{
+    static pthread_mutex_t m[RENEWED];
+    pthread_mutex_t *a = &m[RENEWED / 2], *b = &m[RENEWED / 2 + 1];
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < RENEWED; i++)
+            pthread_mutex_init(&m[i], NULL);
+        if (round == 1) {
+            take_two(b, a);
+            pthread_mutex_destroy(a);
+            pthread_mutex_destroy(b);
+            pthread_mutex_init(a, NULL);
+            pthread_mutex_init(b, NULL);
+        }
+        take_block(m);
+        for (int i = 0; round < 2 && i < RENEWED; i++)
+            pthread_mutex_destroy(&m[i]);
+    }
+    take_two(b, a);
+    puts("renewed 3 times, inverted");
+}
+
 /* Thousands of short-lived locks nested under one that lives on (each destroyed after, so the
  * live lock's list holds dead edges until a sweep), every other one also taken the other way
  * round under a new identity at the same address: nothing to report; then the live lock and
@@ -609,6 +685,12 @@ int main(int argc, char **argv)
         chain_reinit();
     else if (!strcmp(s, "reorder-reuse"))
         reorder_then_reuse();
+    else if (!strcmp(s, "reorder-reuse-placed"))
+        reorder_then_reuse_placed();
+    else if (!strcmp(s, "renew-then-invert"))
+        renew_then_invert();
+    else if (!strcmp(s, "ended-in-between"))
+        ended_in_between();
     else if (!strcmp(s, "churn-then-invert"))
         churn_then_invert();
     else if (!strcmp(s, "many-destroyed"))
