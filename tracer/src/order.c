@@ -1124,14 +1124,29 @@ static size_t edge_cache_has(const lt_thread *t)
     return (size_t)t->edge_nfree + t->edge_nblock;
 }
 
+/* A thread's own free list of edges or nodes, threaded through their first word. */
+static void *own_take(void **list, uint32_t *n)
+{
+    void *x = *list;
+    if (x) {
+        *list = *(void **)x;
+        --*n;
+    }
+    return x;
+}
+
+static void own_put(void **list, uint32_t *n, void *x)
+{
+    *(void **)x = *list;
+    *list = x;
+    ++*n;
+}
+
 static edge *edge_cache_take(lt_thread *t)
 {
-    void *e = t->edge_free;
-    if (e) {
-        t->edge_free = *(void **)e;
-        t->edge_nfree--;
+    void *e = own_take(&t->edge_free, &t->edge_nfree);
+    if (e)
         return e;
-    }
     e = t->edge_block;
     t->edge_block += sizeof(edge);
     t->edge_nblock--;
@@ -1140,9 +1155,7 @@ static edge *edge_cache_take(lt_thread *t)
 
 static void edge_cache_put(lt_thread *t, void *e)
 {
-    *(void **)e = t->edge_free;
-    t->edge_free = e;
-    t->edge_nfree++;
+    own_put(&t->edge_free, &t->edge_nfree, e);
 }
 
 /* Under the graph lock: t's edges topped up; fewer when out of memory. */
@@ -1165,19 +1178,12 @@ static void edge_cache_fill(lt_thread *t)
 
 static node *node_cache_take(lt_thread *t)
 {
-    node *n = t->node_free;
-    if (n) {
-        t->node_free = *(void **)n;
-        t->node_nfree--;
-    }
-    return n;
+    return own_take(&t->node_free, &t->node_nfree);
 }
 
 static void node_cache_put(lt_thread *t, node *n)
 {
-    *(void **)n = t->node_free;
-    t->node_free = n;
-    t->node_nfree++;
+    own_put(&t->node_free, &t->node_nfree, n);
 }
 
 /* Under the graph lock: t's edges and nodes topped up; fewer when out of memory. */
