@@ -93,6 +93,7 @@ typedef struct lt_held {
     uintptr_t cfa;  /* caller's stack pointer at that call */
     uint64_t since; /* LOCKTRACE_STATS: when it was taken (ns, monotonic) */
     uint32_t ncallers;             /* how many of callers[] were recorded */
+    uint32_t recorded;             /* ra and callers alone, interned (lt_held_stack); 0 = not yet */
     uintptr_t callers[LT_CALLERS_MAX]; /* return addresses beyond ra, innermost first */
 } lt_held;
 

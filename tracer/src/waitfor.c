@@ -218,16 +218,23 @@ void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_l
  * Where the calling thread took its held lock h, given a stack `under` it has now (of a lock
  * taken or waited for while h is held): lt_stack_lazy joins h's recorded frames to `under`
  * where that is provably right. The result is kept in the entry, so other threads can show
- * it later; otherwise the recorded frames alone (*partial = 1).
+ * it later; otherwise the recorded frames alone (*partial = 1), also kept: each new order edge
+ * out of h asks again, mostly with no stack to join (thousands of times for a lock held long).
  */
 uint32_t lt_held_stack(lt_held *h, uint32_t under, int *partial)
 {
     *partial = 0;
     if (h->stack)
         return h->stack;
+    if (h->recorded && !under) {
+        *partial = 1;
+        return h->recorded;
+    }
     uint32_t id = lt_stack_lazy(h, under, partial);
     if (!*partial)
         h->stack = id;
+    else
+        h->recorded = id;
     return id;
 }
 
