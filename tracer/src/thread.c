@@ -366,7 +366,8 @@ void lt_held_remove_slow(lt_thread *t, lt_held *h)
 /* ---------------------------------------------------------------------------------------- */
 
 /* Only the forking thread lives on in the child; what the others held stays locked there
- * for good, so those locks become orphans of their (vanished) holders. */
+ * for good, so those locks become orphans of their (vanished) holders, except process-shared
+ * ones, which the holders release in the parent. */
 static void fork_child(void)
 {
     lt_thread *self = lt_tls.self;
@@ -378,7 +379,7 @@ static void fork_child(void)
         lt_thread_info *gone = malloc(sizeof *gone);
         if (gone) {
             *gone = t->info;
-            lt_orphan_locks(t, gone);
+            lt_orphan_locks(t, gone, 1);
         }
     }
     registry = NULL;
