@@ -68,6 +68,7 @@ static inline void lt_held_fill(lt_event *ev, lt_held *h, int lazy)
     h->depth = 1;
     h->ra = ev->ra;
     h->cfa = ev->cfa; /* h->since is lt_stats_acquired's */
+    h->recorded = 0;
     if (lt_likely(lazy)) {
         h->stack = 0;
         h->ncallers = (uint32_t)lt_callsite_callers(ev->self, ev->ra, ev->cfa, h->callers);

@@ -26,6 +26,9 @@ int lt_platform_secure(void);
 
 /* Name of the calling thread (NUL-terminated, truncated to size). */
 void lt_platform_thread_name(char *buf, size_t size);
+/* The name of thread tid of this process now (a system call or a file read: for reports);
+ * -1, buf untouched, when it cannot be read (the thread has exited). Async-signal-safe. */
+int lt_platform_thread_name_of(int tid, char *buf, size_t size);
 
 /* Type of a mutex read from the lock itself, so static initialisers count: lt_mutex_type. */
 int lt_platform_mutex_type(const void *mutex);

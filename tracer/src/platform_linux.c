@@ -212,6 +212,32 @@ int lt_platform_secure(void)
     return getauxval(AT_SECURE) != 0;
 }
 
+/* /proc/self/task/<tid>/comm, with cancellation disabled: open and read are cancellation
+ * points, and the callers are inside the program's lock calls. */
+int lt_platform_thread_name_of(int tid, char *buf, size_t size)
+{
+    char path[64], name[17];
+    size_t at = lt_fmt_str(path, sizeof path, 0, "/proc/self/task/");
+    at = lt_fmt_dec(path, sizeof path, at, tid);
+    lt_fmt_str(path, sizeof path, at, "/comm");
+    int state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, name, sizeof name - 1);
+    if (fd >= 0)
+        close(fd);
+    pthread_setcancelstate(state, NULL);
+    if (n <= 0 || size == 0)
+        return -1;
+    while (n > 0 && name[n - 1] == '\n')
+        n--;
+    size_t i = 0;
+    for (; i + 1 < size && i < (size_t)n; i++)
+        buf[i] = name[i];
+    buf[i] = 0;
+    return 0;
+}
+
 void lt_platform_thread_name(char *buf, size_t size)
 {
     char name[16] = {0}; /* PR_GET_NAME writes up to 16 bytes */

@@ -36,6 +36,15 @@ int lt_platform_secure(void)
     return issetugid();
 }
 
+/* Another thread's name needs its pthread_t here, not its id: names stay as kept. */
+int lt_platform_thread_name_of(int tid, char *buf, size_t size)
+{
+    (void)tid;
+    (void)buf;
+    (void)size;
+    return -1;
+}
+
 void lt_platform_thread_name(char *buf, size_t size)
 {
     if (size == 0)

@@ -139,10 +139,28 @@ void lt_thread_start(int seq)
         register_thread(seq);
 }
 
+/* The calling thread t as a report names it now: its name read from the kernel. */
 void lt_thread_info_now(lt_thread *t, lt_thread_info *out)
 {
     *out = t->info;
     lt_platform_thread_name(out->name, sizeof out->name);
+}
+
+/* The calling thread t with the name it had when first asked: for records made on every
+ * wait (reading the name is a system call, and varnish waits a hundred thousand times a
+ * minute). A report made while the thread still runs renames it (lt_thread_info_fresh). */
+const lt_thread_info *lt_thread_info_kept(lt_thread *t)
+{
+    if (lt_unlikely(!t->info.name[0]))
+        lt_platform_thread_name(t->info.name, sizeof t->info.name);
+    return &t->info;
+}
+
+/* A kept thread's name as it is now, where its thread still runs (a name set since, by
+ * pthread_setname_np, prctl or /proc); as kept otherwise. */
+void lt_thread_info_fresh(lt_thread_info *info)
+{
+    lt_platform_thread_name_of(info->tid, info->name, sizeof info->name);
 }
 
 /* Key destructors run in rounds. The first time, re-arm and let the program's own
