@@ -389,9 +389,64 @@ def signature_wrappers(a, tmp):
          f'two callers, one signature: {sigs}')
 
 
+def each_whole(where, found, truths, text):
+    """found (stacks of one kind) must be one whole stack per truth, told apart by the truth's
+    first function (the one that makes the call)."""
+    need(len(found) == len(truths), f'{where}: {len(found)} stacks, want {len(truths)}:\n{text}')
+    for name, truth in truths.items():
+        mine = [s for s in found if truth[0][0] in {f for f, _ in s[1]}]
+        need(len(mine) == 1, f'{where}: {len(mine)} stacks through {truth[0][0]}, want 1:\n{text}')
+        whole(f'{where} {name}', mine[0][1:], truth, text)
+
+
+def waits(a, tmp):
+    """Reports made while threads wait (waiters.c), each from a call chain of its own: a
+    deadlock of three threads, and a thread dump of a lock wait, a condition wait and a join.
+    Each says where every thread waits and where it took what it holds, whole, with the
+    function and line of each call from the thread's start function down; the dump names a
+    thread renamed while it waits by its new name."""
+    for opt in ('-O0', '-O2'):
+        p = Program(a, tmp, 'waiters.c', opt, '-I' + os.path.join(a.src, '..', '..'))
+        L = p.line
+        waiting = {'shallow': [('Wait_shallow', L('shallow:wait')), ('Cycle_worker', L('cycle:0'))],
+                   'deep': [('Inner', L('inner:wait')), ('Middle', L('middle')), ('Outer', L('outer')),
+                            ('Around', L('around')), ('Wait_deep', L('deep:wait')), ('Cycle_worker', L('cycle:1'))],
+                   'helper': [('Take', L('take')), ('Wait_helper', L('helper:wait')),
+                              ('Cycle_worker', L('cycle:2'))]}
+        holding = {'shallow': [('Wait_shallow', L('shallow:hold')), ('Cycle_worker', L('cycle:0'))],
+                   'deep': [('Wait_deep', L('deep:hold')), ('Cycle_worker', L('cycle:1'))],
+                   'helper': [('Take', L('take')), ('Wait_helper', L('helper:hold')),
+                              ('Cycle_worker', L('cycle:2'))]}
+        ending, out, err = p.run('cycle')
+        need(ending == 'signal:SIGABRT' and 'deadlock: 3 threads wait for each other' in err,
+             f'{p.name} cycle: {ending} {out!r}\n{err}')
+        report = err.split('locktrace: thread-dump:')[0]
+        for text, how in ((report, 'stderr'), (p.rendered(), 'locktrace report')):
+            st = stacks(text)
+            where = f'{p.name} cycle ({how})'
+            each_whole(f'{where} waiting', [s for s in st if s[0] == 'waiting at:'], waiting, text)
+            each_whole(f'{where} holding', [s for s in st if s[0] == 'taken at:'], holding, text)
+        waiting = {'lock': [('Gate_wait', L('gate:wait')), ('Dump_worker', L('dump:0'))],
+                   'condition': [('Cond_wait_holding', L('cond:wait')), ('Dump_worker', L('dump:1'))],
+                   'join': [('Join_holding', L('join:wait')), ('Dump_worker', L('dump:2'))]}
+        holding = {'condition': [('Cond_wait_holding', L('cond:hold')), ('Dump_worker', L('dump:1'))],
+                   'join': [('Join_holding', L('join:hold')), ('Dump_worker', L('dump:2'))]}
+        ending, out, err = p.run('dump', LOCKTRACE_DUMP_SIGNAL='SIGUSR1')
+        need(ending == 0 and out == 'dumped\n', f'{p.name} dump: {ending} {out!r}\n{err}')
+        text = p.rendered()
+        for name, what in (('gate-waiter', 'holds 0 locks'), ('cond-renamed', 'holds 1 lock'),
+                           ('join-waiter', 'holds 1 lock')):
+            need(f'"{name}": {what}, waiting\n' in text,
+                 f'{p.name} dump: no "{name}" that {what} and waits:\n{text}')
+        st = [s for s in stacks(text) if 'Dump_worker' in {f for f, _ in s[1]}]
+        where = f'{p.name} dump (locktrace report)'
+        each_whole(f'{where} waiting', [s for s in st if s[0].startswith('waits ')], waiting, text)
+        each_whole(f'{where} holding', [s for s in st if s[0].endswith('taken at:')], holding, text)
+
+
 CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wrappers_std, wrappers_glib,
                                           wrappers_user, wrappers_nomatch, late_dlopen,
-                                          signature_wrappers)}
+                                          signature_wrappers, waits)}
 
 
 def main(argv):

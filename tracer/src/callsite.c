@@ -37,11 +37,12 @@
 #define FRAME_MAX (1u << 20) /* a frame larger than this is not measured (signal frames) */
 #define DECIDE_ROOM (48u * 1024)
 
-/* SITE_END: no caller could be measured (the outermost frame, a signal frame).
+/* SITE_END: no caller could be measured (the outermost frame, a signal frame); SITE_OUTER:
+ * the last frame an unwind found, where a stack ends.
  * SITE_DECIDED: whether the site's function is a lock wrapper is known: SITE_WRAPPER. */
 enum {
     SITE_READY = 1, SITE_VARIABLE = 2, SITE_NO_SLOT = 4, SITE_END = 8,
-    SITE_DECIDED = 16, SITE_WRAPPER = 32
+    SITE_DECIDED = 16, SITE_WRAPPER = 32, SITE_OUTER = 64
 };
 
 /* One call site: the frame holding return address pc is `size` bytes (its stack pointer at
@@ -120,13 +121,15 @@ static long slot_of(uintptr_t lo, uintptr_t hi, uintptr_t value)
     return -1;
 }
 
-/* A frame at pc whose caller the unwind could not measure: walks stop there. */
-static void learn_end(uintptr_t pc)
+/* A frame at pc whose caller the unwind could not measure: walks stop there. `outer`: the
+ * unwind ended with it. */
+static void learn_end(uintptr_t pc, int outer)
 {
     int fresh;
     site *s = site_claim(pc, &fresh);
     if (s && fresh)
-        atomic_store_explicit(&s->flags, SITE_READY | SITE_END, memory_order_release);
+        atomic_store_explicit(&s->flags, SITE_READY | SITE_END | (outer ? SITE_OUTER : 0),
+                              memory_order_release);
 }
 
 /* Records what a frame (calling at sp, returning to ret at caller_sp) says about its site. */
@@ -134,7 +137,7 @@ static void learn(uintptr_t pc, uintptr_t sp, uintptr_t caller_sp, uintptr_t ret
 {
     int fresh;
     if (caller_sp <= sp || caller_sp - sp >= FRAME_MAX) {
-        learn_end(pc);
+        learn_end(pc, 0);
         return;
     }
     site *s = site_claim(pc, &fresh);
@@ -164,7 +167,7 @@ static void learn_stack(uintptr_t ra, uintptr_t cfa)
     for (; j + 1 < n; j++)
         learn(f[j].ip, f[j].sp, f[j + 1].sp, f[j + 1].ip);
     if (j < n && n < UNWIND_MAX)
-        learn_end(f[j].ip);
+        learn_end(f[j].ip, 1);
 }
 
 /* Decides whether site s is in a lock wrapper (the first walk that asks); its flags after,
@@ -222,7 +225,7 @@ size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uin
             learn_stack(ra, cfa);
             learned = 1;
             if (!(s = site_find(pc)) && pc == ra)
-                learn_end(ra); /* not found by the unwind: do not try at every call */
+                learn_end(ra, 0); /* not found by the unwind: do not try at every call */
         }
         if (!s)
             break;
@@ -250,6 +253,48 @@ size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uin
     if (undecided)
         w->ra = 0; /* ask again at the next call */
     return n;
+}
+
+/* The walk of lt_callsite_stack, once; *unknown = 1 when it stopped at a site not learnt. */
+static size_t stack_walk(const lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out,
+                         size_t max, int *unknown)
+{
+    uintptr_t pc = ra, sp = cfa;
+    *unknown = 0;
+    for (size_t n = 0; n < max;) {
+        site *s = sp >= t->stack_lo && sp < t->stack_hi ? site_find(pc) : NULL;
+        if (!s) {
+            *unknown = sp >= t->stack_lo && sp < t->stack_hi;
+            return 0;
+        }
+        uint32_t flags = atomic_load_explicit(&s->flags, memory_order_relaxed);
+        out[n++] = pc;
+        if (flags & SITE_OUTER)
+            return n;
+        if (flags & (SITE_VARIABLE | SITE_NO_SLOT | SITE_END))
+            return 0;
+        uintptr_t slot = sp + s->ra_off;
+        if (slot + sizeof(uintptr_t) > t->stack_hi || sp + s->size > t->stack_hi)
+            return 0;
+        pc = *(const uintptr_t *)slot;
+        sp += s->size;
+    }
+    return max;
+}
+
+/* The calling thread's whole stack from the call site (ra, cfa) outwards into out (out[0] =
+ * ra), at most max frames, read through the site table: a few loads a frame where an unwind
+ * costs microseconds. The frames are the unwind's only where the table knows every one of
+ * them to the frame an unwind ended with (SITE_OUTER): else 0, after one unwind that teaches
+ * it the sites it did not know. */
+size_t lt_callsite_stack(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out, size_t max)
+{
+    int unknown;
+    size_t n = stack_walk(t, ra, cfa, out, max, &unknown);
+    if (n || !unknown)
+        return n;
+    learn_stack(ra, cfa);
+    return stack_walk(t, ra, cfa, out, max, &unknown);
 }
 
 /* How many of w's callers still hold (each read into out), up to the first that differs. */

@@ -25,6 +25,8 @@ static inline lt_walk *lt_callsite_set(lt_thread *t, uintptr_t ra)
                      LT_WALK_WAYS];
 }
 
+size_t lt_callsite_stack(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out, size_t max);
+
 size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out);
 
 /* The thread's remembered walk from (ra, cfa) that found callers out[0 .. n), as

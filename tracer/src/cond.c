@@ -64,8 +64,10 @@ static lt_outcome fatal_outcome(void)
 }
 
 static void report(lt_event *ev, lt_reason why, const void *mutex, const void *other,
-                   const lt_cond_waiter *named, size_t n)
+                   lt_cond_waiter *named, size_t n)
 {
+    for (size_t i = 0; i < n; i++) /* copies: their names were kept when the waits began */
+        lt_thread_info_fresh(&named[i].who);
     lt_finding f = {.kind = LT_FIND_CONDVAR_MISUSE, .why = why};
     f.outcome = why == LT_WHY_DESTROY_WAITED ? fatal_outcome() : LT_OUTCOME_CONTINUE;
     lt_thread_info_now(ev->self, &f.thread);
@@ -86,7 +88,7 @@ void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w)
     shard *s = shard_of(cv);
     lt_cond_waiter other = {0};
     *w = (lt_cond_waiter){.cv = cv, .mutex = ev->addr, .ra = ev->ra, .api = ev->api};
-    lt_thread_info_now(ev->self, &w->who);
+    w->who = *lt_thread_info_kept(ev->self);
     lt_spin_lock(&s->lock);
     queue *q = queue_of(s, cv);
     if (!q && (q = lt_pool_get(&s->pool)) != NULL) {

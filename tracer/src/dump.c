@@ -263,6 +263,7 @@ static void build_dump(int symbolize, int held_only, int skip_tid)
         int ti = (int)r->nthreads++;
         memcpy(d.names[ti], info->name, sizeof d.names[ti]);
         d.names[ti][sizeof d.names[ti] - 1] = 0;
+        lt_platform_thread_name_of(info->tid, d.names[ti], sizeof d.names[ti]); /* kept: renamed since? */
         d.threads[ti] = (lt_rep_thread){.seq = info->seq, .tid = info->tid, .name = d.names[ti]};
         add_held(&copy, ti);
         if (waiting)

@@ -131,7 +131,7 @@ typedef struct lt_wait_slot {
     uintptr_t target;             /* LT_FOR_JOIN: the pthread_t; LT_FOR_SIGNAL: the condvar */
     uintptr_t handle;             /* pthread_t of this thread */
     uint32_t stack;               /* where it waits */
-    lt_thread_info who;           /* the thread, named when the wait began */
+    lt_thread_info who;           /* the thread, with its kept name (lt_thread_info_kept) */
     struct timespec since;        /* CLOCK_MONOTONIC */
     struct lt_thread *next_waiter, *prev_waiter; /* waitfor.c's list, under its lock */
     uint32_t mark;                /* cycle search visit stamp, under waitfor.c's lock */
@@ -341,6 +341,8 @@ void lt_thread_start(int seq);
 int lt_thread_next_seq(void);
 int lt_thread_count(void); /* threads numbered so far: grows when one starts */
 void lt_thread_info_now(lt_thread *t, lt_thread_info *out);
+const lt_thread_info *lt_thread_info_kept(lt_thread *t);
+void lt_thread_info_fresh(lt_thread_info *info);
 void lt_thread_fork(lt_fork_phase phase);
 void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg);
 lt_thread *lt_thread_first(void);

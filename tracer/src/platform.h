@@ -26,12 +26,20 @@ int lt_platform_secure(void);
 
 /* Name of the calling thread (NUL-terminated, truncated to size). */
 void lt_platform_thread_name(char *buf, size_t size);
+/* The name of thread tid of this process now (a system call or a file read: for reports);
+ * -1, buf untouched, when it cannot be read (the thread has exited). Async-signal-safe. */
+int lt_platform_thread_name_of(int tid, char *buf, size_t size);
 
 /* Type of a mutex read from the lock itself, so static initialisers count: lt_mutex_type. */
 int lt_platform_mutex_type(const void *mutex);
 
 /* Nonzero for a robust mutex: its owner's death makes lock return EOWNERDEAD, not hang. */
 int lt_platform_mutex_robust(const void *mutex);
+
+/* Nonzero for a mutex or rwlock (kind lt_kind) made process-shared
+ * (PTHREAD_PROCESS_SHARED), read from the lock word at `lock` (a copy will do): other
+ * processes may hold and release it. */
+int lt_platform_lock_pshared(const void *lock, int kind);
 
 /* Nonzero when the rwlock makes readers queue behind waiting writers (glibc:
  * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), read from the lock itself. */

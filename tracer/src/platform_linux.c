@@ -212,6 +212,32 @@ int lt_platform_secure(void)
     return getauxval(AT_SECURE) != 0;
 }
 
+/* /proc/self/task/<tid>/comm, with cancellation disabled: open and read are cancellation
+ * points, and the callers are inside the program's lock calls. */
+int lt_platform_thread_name_of(int tid, char *buf, size_t size)
+{
+    char path[64], name[17];
+    size_t at = lt_fmt_str(path, sizeof path, 0, "/proc/self/task/");
+    at = lt_fmt_dec(path, sizeof path, at, tid);
+    lt_fmt_str(path, sizeof path, at, "/comm");
+    int state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, name, sizeof name - 1);
+    if (fd >= 0)
+        close(fd);
+    pthread_setcancelstate(state, NULL);
+    if (n <= 0 || size == 0)
+        return -1;
+    while (n > 0 && name[n - 1] == '\n')
+        n--;
+    size_t i = 0;
+    for (; i + 1 < size && i < (size_t)n; i++)
+        buf[i] = name[i];
+    buf[i] = 0;
+    return 0;
+}
+
 void lt_platform_thread_name(char *buf, size_t size)
 {
     char name[16] = {0}; /* PR_GET_NAME writes up to 16 bytes */
@@ -239,6 +265,19 @@ enum { GLIBC_MUTEX_ROBUST_BIT = 16 };
 int lt_platform_mutex_robust(const void *mutex)
 {
     return (((const pthread_mutex_t *)mutex)->__data.__kind & GLIBC_MUTEX_ROBUST_BIT) != 0;
+}
+
+/* glibc's PTHREAD_MUTEX_PSHARED_BIT in __kind (nptl/pthreadP.h); an rwlock keeps the
+ * attribute in __shared. A spinlock's word has no room for it. */
+enum { GLIBC_MUTEX_PSHARED_BIT = 128 };
+
+int lt_platform_lock_pshared(const void *lock, int kind)
+{
+    if (kind == LT_MUTEX)
+        return (((const pthread_mutex_t *)lock)->__data.__kind & GLIBC_MUTEX_PSHARED_BIT) != 0;
+    if (kind == LT_RWLOCK)
+        return ((const pthread_rwlock_t *)lock)->__data.__shared != 0;
+    return 0;
 }
 
 /* glibc honours writer preference only for the non-recursive kind. */

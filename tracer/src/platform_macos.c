@@ -36,6 +36,15 @@ int lt_platform_secure(void)
     return issetugid();
 }
 
+/* Another thread's name needs its pthread_t here, not its id: names stay as kept. */
+int lt_platform_thread_name_of(int tid, char *buf, size_t size)
+{
+    (void)tid;
+    (void)buf;
+    (void)size;
+    return -1;
+}
+
 void lt_platform_thread_name(char *buf, size_t size)
 {
     if (size == 0)
@@ -179,6 +188,15 @@ int lt_platform_data_symbol(uintptr_t addr, char *buf, size_t size)
 int lt_platform_mutex_robust(const void *mutex)
 {
     (void)mutex;
+    return 0;
+}
+
+/* libsystem's lock words are not read for it: a fork child orphans what the parent's other
+ * threads held, process-shared or not. */
+int lt_platform_lock_pshared(const void *lock, int kind)
+{
+    (void)lock;
+    (void)kind;
     return 0;
 }
 

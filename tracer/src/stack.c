@@ -139,6 +139,17 @@ uint32_t lt_stack_here(uintptr_t from_ra)
     return lt_stack_intern(ips + start, n < depth() ? n : depth());
 }
 
+/* The calling thread's whole stack from its call at (ra, cfa), as lt_stack_here finds it,
+ * but read through the site table (callsite.c) where that knows every frame: a few loads a
+ * frame instead of an unwind. Blocking waits take it (a thread pool's workers wait over and
+ * over from the same frames). */
+uint32_t lt_stack_whole(lt_thread *t, uintptr_t ra, uintptr_t cfa)
+{
+    uintptr_t ips[MAX_FRAMES];
+    size_t n = lt_callsite_stack(t, ra, cfa, ips, depth());
+    return n ? lt_stack_intern(ips, n) : lt_stack_here(ra);
+}
+
 /* The frames recorded with h (call site, then nc callers): from the calling thread's cache of
  * those it interned lately, else from the depot. A program takes its locks from few call
  * sites, and each new edge or lock records one or two such stacks: the cache spares the depot

@@ -8,6 +8,7 @@
 #include "lt_internal.h"
 
 uint32_t lt_stack_here(uintptr_t from_ra);
+uint32_t lt_stack_whole(lt_thread *t, uintptr_t ra, uintptr_t cfa);
 uint32_t lt_stack_intern(const uintptr_t *ips, size_t n);
 const uintptr_t *lt_stack_get(uint32_t id, size_t *n);
 uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial);

@@ -139,10 +139,28 @@ void lt_thread_start(int seq)
         register_thread(seq);
 }
 
+/* The calling thread t as a report names it now: its name read from the kernel. */
 void lt_thread_info_now(lt_thread *t, lt_thread_info *out)
 {
     *out = t->info;
     lt_platform_thread_name(out->name, sizeof out->name);
+}
+
+/* The calling thread t with the name it had when first asked: for records made on every
+ * wait (reading the name is a system call, and varnish waits a hundred thousand times a
+ * minute). A report made while the thread still runs renames it (lt_thread_info_fresh). */
+const lt_thread_info *lt_thread_info_kept(lt_thread *t)
+{
+    if (lt_unlikely(!t->info.name[0]))
+        lt_platform_thread_name(t->info.name, sizeof t->info.name);
+    return &t->info;
+}
+
+/* A kept thread's name as it is now, where its thread still runs (a name set since, by
+ * pthread_setname_np, prctl or /proc); as kept otherwise. */
+void lt_thread_info_fresh(lt_thread_info *info)
+{
+    lt_platform_thread_name_of(info->tid, info->name, sizeof info->name);
 }
 
 /* Key destructors run in rounds. The first time, re-arm and let the program's own
@@ -366,7 +384,8 @@ void lt_held_remove_slow(lt_thread *t, lt_held *h)
 /* ---------------------------------------------------------------------------------------- */
 
 /* Only the forking thread lives on in the child; what the others held stays locked there
- * for good, so those locks become orphans of their (vanished) holders. */
+ * for good, so those locks become orphans of their (vanished) holders, except process-shared
+ * ones, which the holders release in the parent. */
 static void fork_child(void)
 {
     lt_thread *self = lt_tls.self;
@@ -378,7 +397,7 @@ static void fork_child(void)
         lt_thread_info *gone = malloc(sizeof *gone);
         if (gone) {
             *gone = t->info;
-            lt_orphan_locks(t, gone);
+            lt_orphan_locks(t, gone, 1);
         }
     }
     registry = NULL;

@@ -440,9 +440,21 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
     return steps;
 }
 
+/* The threads of a deadlock or long-wait report named as they are now: their names were kept
+ * when the waits began. */
+static void name_threads(lt_wait_step *steps, size_t n, int blockers)
+{
+    for (size_t i = 0; i < n; i++) {
+        lt_thread_info_fresh(&steps[i].thread);
+        if (blockers)
+            lt_thread_info_fresh(&steps[i].blocker);
+    }
+}
+
 static int report_deadlock(lt_wait_step *steps, size_t n)
 {
     lt_finding f = {.kind = LT_FIND_DEADLOCK, .why = LT_WHY_WAIT_CYCLE};
+    name_threads(steps, n, 1);
     f.thread = steps[0].thread;
     f.steps = steps;
     f.nsteps = n;
@@ -470,9 +482,9 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
     lt_thread *t = ev->self;
     if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
         return 0;
-    t->waiting.stack = lt_stack_here(ev->ra);
+    t->waiting.stack = lt_stack_whole(t, ev->ra, ev->cfa);
     prepare_stacks(t);
-    lt_thread_info_now(t, &t->waiting.who);
+    t->waiting.who = *lt_thread_info_kept(t);
     clock_gettime(CLOCK_MONOTONIC, &t->waiting.since);
     watchdog_start();
     uint32_t reads = read_holds(t);
@@ -605,6 +617,7 @@ static int next_long_wait(holders *hs)
 static void report_long_wait(holders *hs)
 {
     hs->n += lt_holders_find(hs->lock, hs->gen, hs->steps + 1, HOLDERS_SHOWN);
+    name_threads(hs->steps, hs->n, 0);
     lt_finding f = {.kind = LT_FIND_LONG_WAIT, .why = LT_WHY_WAIT_TIMEOUT,
                     .outcome = LT_OUTCOME_CONTINUE};
     f.thread = hs->steps[0].thread;
