@@ -24,11 +24,10 @@ static inline int blocked_tid(void)
     return (int)syscall(SYS_gettid);
 }
 
-/* Whether thread `tid` of this process sleeps in a futex call right now. */
-static inline int blocked_in_futex(int tid)
+/* Whether the thread whose /proc syscall file is `path` sleeps in a futex call right now. */
+static inline int blocked_in_futex_at(const char *path)
 {
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+    char buf[256];
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
@@ -38,6 +37,14 @@ static inline int blocked_in_futex(int tid)
         return 0;
     buf[got] = 0;
     return atol(buf) == SYS_futex;
+}
+
+/* Whether thread `tid` of this process sleeps in a futex call right now. */
+static inline int blocked_in_futex(int tid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+    return blocked_in_futex_at(path);
 }
 
 /* Returns once thread `tid` sleeps in a futex wait (for callers that know the tid already). */

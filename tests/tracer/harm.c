@@ -24,6 +24,10 @@
  *                            it is ready; the first worker, the last to signal that variable,
  *                            blocks on the queue lock meanwhile, and the new one takes a while
  *                            (its setup, 300 ms) to signal: no deadlock, no warning (rsyslog)
+ *   harm pshared-fork        a thread holds a process-shared mutex and rwlock (write) in
+ *                            shared memory when main forks; the child takes both, blocking
+ *                            until that thread, alive in the parent, releases them: the child
+ *                            gets them, no report (a fork once orphaned them in the child)
  * Prints "done" (and exits 3 when the two frames' mutexes did not share an address, which
  * would make the stack-reuse cases prove nothing).
  */
@@ -32,6 +36,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -254,6 +260,89 @@ static int cond_new_worker(void)
     return 0;
 }
 
+/* Shared with the fork child: the locks and how far the child got. */
+static struct shared_locks {
+    pthread_mutex_t m;
+    pthread_rwlock_t rw;
+    _Atomic int held, step, release;
+} *shl;
+
+static void *pshared_holder(void *arg)
+{
+    pthread_mutex_lock(&shl->m);
+    pthread_rwlock_wrlock(&shl->rw);
+    atomic_store(&shl->held, 1);
+    while (atomic_load(&shl->release) < 1)
+        sched_yield();
+    pthread_mutex_unlock(&shl->m);
+    while (atomic_load(&shl->release) < 2)
+        sched_yield();
+    pthread_rwlock_unlock(&shl->rw);
+    return arg;
+}
+
+/* Whether process pid (single-threaded) sleeps in a futex wait. */
+static int proc_in_futex(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
+    return blocked_in_futex_at(path);
+}
+
+/* The parent releases each lock once the child has announced its request and sleeps in it;
+ * 0 when the child ended before that (the tracer stopped it). */
+static int release_when_child_blocks(pid_t child, int step, int *status)
+{
+    while (atomic_load(&shl->step) < step || !proc_in_futex(child)) {
+        if (waitpid(child, status, WNOHANG) == child)
+            return 0;
+        sched_yield();
+    }
+    atomic_store(&shl->release, step);
+    return 1;
+}
+
+static int pshared_fork(void)
+{
+    shl = mmap(NULL, sizeof *shl, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shl == MAP_FAILED)
+        return 1;
+    pthread_mutexattr_t ma;
+    pthread_rwlockattr_t ra;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setpshared(&ra, PTHREAD_PROCESS_SHARED);
+    if (pthread_mutex_init(&shl->m, &ma) != 0 || pthread_rwlock_init(&shl->rw, &ra) != 0)
+        return 1;
+    pthread_t holder;
+    if (pthread_create(&holder, NULL, pshared_holder, NULL) != 0)
+        return 1;
+    while (!atomic_load(&shl->held))
+        sched_yield();
+    pid_t child = fork();
+    if (child == 0) {
+        atomic_store(&shl->step, 1);
+        pthread_mutex_lock(&shl->m);
+        atomic_store(&shl->step, 2);
+        pthread_rwlock_wrlock(&shl->rw);
+        pthread_rwlock_unlock(&shl->rw);
+        pthread_mutex_unlock(&shl->m);
+        _exit(0);
+    }
+    if (child < 0)
+        return 1;
+    int status = 0;
+    if (!release_when_child_blocks(child, 1, &status) ||
+        !release_when_child_blocks(child, 2, &status) || waitpid(child, &status, 0) != child ||
+        !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "harm: the fork child did not get the locks (status 0x%x)\n", status);
+        return 1;
+    }
+    pthread_join(holder, NULL);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -272,9 +361,12 @@ int main(int argc, char **argv)
         rc = fd_reuse();
     else if (!strcmp(s, "cond-new-worker"))
         rc = cond_new_worker();
+    else if (!strcmp(s, "pshared-fork"))
+        rc = pshared_fork();
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
-                        "stack-same-frame|cancel-pending|fd-reuse|cond-new-worker\n");
+                        "stack-same-frame|cancel-pending|fd-reuse|cond-new-worker|"
+                        "pshared-fork\n");
         return 2;
     }
     if (rc == 3)

@@ -429,13 +429,30 @@ void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn desc
     }
 }
 
-/* Marks what t holds as held for good by `owner`, which can no longer release it. In a fork
- * child t may have stopped half-way through filling an entry: those have no lock yet. */
-void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner)
+/* A lock the fork child shares with its parent: the parent's thread that holds it lives on
+ * there and will release it. Read with peek: the child must not fault on memory the parent
+ * unmapped while a thread held a lock in it. */
+static int shared_with_parent(const lt_held *h)
+{
+    union {
+        pthread_mutex_t m;
+        pthread_rwlock_t rw;
+    } word;
+    size_t size = h->kind == LT_MUTEX ? sizeof word.m : sizeof word.rw;
+    return (h->kind == LT_MUTEX || h->kind == LT_RWLOCK) && !custom(h->lock) &&
+           lt_platform_peek(&word, h->addr, size) == 0 &&
+           lt_platform_lock_pshared(&word, h->kind);
+}
+
+/* Marks what t holds as held for good by `owner`, which can no longer release it: it exited,
+ * or (forked) it is a thread of the parent of this fork child, where only the
+ * process-shared locks can still be released. In a fork child t may have stopped half-way
+ * through filling an entry: those have no lock yet. */
+void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner, int forked)
 {
     for (uint32_t i = 0; i < t->held_end; i++) {
         lt_held *h = &t->held[i];
-        if (!h->lock || !held_valid(t, h))
+        if (!h->lock || !held_valid(t, h) || (forked && shared_with_parent(h)))
             continue;
         h->lock->orphan_mode = h->mode;
         h->lock->orphan_of = owner;
@@ -484,6 +501,6 @@ void lt_on_thread_exit(lt_thread *t)
     lt_thread_info *gone = malloc(sizeof *gone);
     if (gone) {
         *gone = f.thread;
-        lt_orphan_locks(t, gone);
+        lt_orphan_locks(t, gone, 0);
     }
 }

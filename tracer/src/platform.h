@@ -36,6 +36,11 @@ int lt_platform_mutex_type(const void *mutex);
 /* Nonzero for a robust mutex: its owner's death makes lock return EOWNERDEAD, not hang. */
 int lt_platform_mutex_robust(const void *mutex);
 
+/* Nonzero for a mutex or rwlock (kind lt_kind) made process-shared
+ * (PTHREAD_PROCESS_SHARED), read from the lock word at `lock` (a copy will do): other
+ * processes may hold and release it. */
+int lt_platform_lock_pshared(const void *lock, int kind);
+
 /* Nonzero when the rwlock makes readers queue behind waiting writers (glibc:
  * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), read from the lock itself. */
 int lt_platform_rwlock_prefers_writer(const void *rwlock);

@@ -267,6 +267,19 @@ int lt_platform_mutex_robust(const void *mutex)
     return (((const pthread_mutex_t *)mutex)->__data.__kind & GLIBC_MUTEX_ROBUST_BIT) != 0;
 }
 
+/* glibc's PTHREAD_MUTEX_PSHARED_BIT in __kind (nptl/pthreadP.h); an rwlock keeps the
+ * attribute in __shared. A spinlock's word has no room for it. */
+enum { GLIBC_MUTEX_PSHARED_BIT = 128 };
+
+int lt_platform_lock_pshared(const void *lock, int kind)
+{
+    if (kind == LT_MUTEX)
+        return (((const pthread_mutex_t *)lock)->__data.__kind & GLIBC_MUTEX_PSHARED_BIT) != 0;
+    if (kind == LT_RWLOCK)
+        return ((const pthread_rwlock_t *)lock)->__data.__shared != 0;
+    return 0;
+}
+
 /* glibc honours writer preference only for the non-recursive kind. */
 int lt_platform_rwlock_prefers_writer(const void *rwlock)
 {

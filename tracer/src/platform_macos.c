@@ -191,6 +191,15 @@ int lt_platform_mutex_robust(const void *mutex)
     return 0;
 }
 
+/* libsystem's lock words are not read for it: a fork child orphans what the parent's other
+ * threads held, process-shared or not. */
+int lt_platform_lock_pshared(const void *lock, int kind)
+{
+    (void)lock;
+    (void)kind;
+    return 0;
+}
+
 /* The kernel copies the bytes and reports an unmapped page as an error instead of a fault. */
 int lt_platform_peek(void *dst, const void *src, size_t n)
 {

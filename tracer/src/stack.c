@@ -18,7 +18,7 @@
 #define IDS_PER_CHUNK 4096
 #define ID_CHUNKS 4096 /* up to 16 M distinct stacks */
 #define ARENA_BYTES (1024 * 1024)
-#define MAX_FRAMES 256 /* LOCKTRACE_STACK_DEPTH's upper bound */
+#define MAX_FRAMES LT_STACK_MAX
 #define SLACK 32       /* tracer frames above the program's call */
 
 typedef struct node {
@@ -189,22 +189,34 @@ static uint32_t intern_recorded(lt_thread *t, uintptr_t ra, const uintptr_t *cal
  */
 uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial)
 {
-    size_t nr = 0, n = 0, at = 0, matches = 0;
-    const uintptr_t *rec = h->site && under ? lt_stack_get(h->site, &nr) : NULL;
-    const uintptr_t *ips = nr > 1 ? lt_stack_get(under, &n) : NULL;
+    uintptr_t out[LT_STACK_MAX];
+    size_t k = h->site && under ? lt_stack_join(h, under, out, partial) : 0;
+    if (!k)
+        *partial = 1;
+    if (*partial)
+        return h->site ? h->site : lt_stack_intern(&h->ra, 1);
+    return lt_stack_intern(out, k);
+}
+
+/* lt_stack_lazy's frames into out (LT_STACK_MAX of room), without the depot's locks: a thread
+ * dump made in a signal handler joins a waiting thread's held entries to its wait stack. The
+ * recorded frames alone when *partial. */
+size_t lt_stack_join(const lt_held *h, uint32_t under, uintptr_t *out, int *partial)
+{
+    size_t nr = 0, n = 0, at = 0, matches = 0, k = 0;
+    const uintptr_t *rec = h->site ? lt_stack_get(h->site, &nr) : NULL;
+    const uintptr_t *ips = nr > 1 && under ? lt_stack_get(under, &n) : NULL;
     for (size_t j = 0; ips && j < n; j++)
         if (ips[j] == rec[nr - 1] && matches++ == 0)
             at = j;
     *partial = matches != 1;
-    if (*partial)
-        return h->site ? h->site : lt_stack_intern(&h->ra, 1);
-    uintptr_t out[MAX_FRAMES];
-    size_t k = 0;
-    for (; k < nr; k++)
-        out[k] = rec[k];
-    for (size_t j = at + 1; j < n && k < depth(); j++)
+    if (!rec)
+        out[k++] = h->ra;
+    for (size_t i = 0; i < nr; i++)
+        out[k++] = rec[i];
+    for (size_t j = at + 1; !*partial && j < n && k < depth(); j++)
         out[k++] = ips[j];
-    return lt_stack_intern(out, k);
+    return k;
 }
 
 /* lt_stack_site_lazy (stack.h) when no walk of the thread's from (ra, cfa) holds with an id:

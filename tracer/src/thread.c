@@ -174,8 +174,8 @@ static void thread_exit(void *arg)
     }
     lt_tls.busy = 1; /* for good: the thread is leaving */
     lt_on_thread_exit(t);
-    lt_order_thread_exit(t);
     lt_stack_released(t); /* its frames have returned: the locks in them are gone */
+    lt_order_thread_exit(t);
     lt_tls.self = NULL;
     thread_delete(t);
 }
@@ -384,7 +384,8 @@ void lt_held_remove_slow(lt_thread *t, lt_held *h)
 /* ---------------------------------------------------------------------------------------- */
 
 /* Only the forking thread lives on in the child; what the others held stays locked there
- * for good, so those locks become orphans of their (vanished) holders. */
+ * for good, so those locks become orphans of their (vanished) holders, except process-shared
+ * ones, which the holders release in the parent. */
 static void fork_child(void)
 {
     lt_thread *self = lt_tls.self;
@@ -396,7 +397,7 @@ static void fork_child(void)
         lt_thread_info *gone = malloc(sizeof *gone);
         if (gone) {
             *gone = t->info;
-            lt_orphan_locks(t, gone);
+            lt_orphan_locks(t, gone, 1);
         }
     }
     registry = NULL;
