@@ -421,7 +421,8 @@ static void chain_reinit(void)
  * 2 -> 1 runs against that order, so the graph gives lock 2 the place of 1's address. Lock 1
  * is renewed (destroy, init) and placed after lock 0: its address is taken, so the new lock
  * must get another place. Sharing 2's, its edges with 2 would look ordered both ways and the
- * inversion that follows would go unseen.
+ * inversion that follows would go unseen. `placed`: lock 0 has its place first (0 -> 5), so the
+ * renewed lock, reached from a placed one, would be placed without the graph lock (node_fast).
  * ---------------------------------------------------------------------------------------- */
 NOINLINE void mutex_pair(int a, int b)
 {
@@ -431,8 +432,10 @@ NOINLINE void mutex_pair(int a, int b)
     pthread_mutex_unlock(&mutexes[a]);
 }
 
-NOINLINE void reorder_then_reuse(void)
+NOINLINE void reorder_then_reuse(int placed)
 {
+    if (placed)
+        mutex_pair(0, 5);
     mutex_pair(1, 3);
     mutex_pair(2, 4);
     mutex_pair(2, 1);
@@ -441,7 +444,66 @@ NOINLINE void reorder_then_reuse(void)
     mutex_pair(0, 1);
     mutex_pair(1, 2);
     mutex_pair(2, 1);
-    puts("reordered, renewed, inverted");
+    puts(placed ? "placed, reordered, renewed, inverted" : "reordered, renewed, inverted");
+}
+
+/* A block of 100 mutexes taken in index order, all held at once, then destroyed and
+ * initialised again at the same addresses (their identities end while others go on), three
+ * times. In the second round two of them are first taken the other way round and renewed
+ * again: no inversion, their identities end before the block's. After the third, the same
+ * two the other way round: one report, of the last identities. */
+#define RENEWED 100
+
+NOINLINE void take_block(pthread_mutex_t *m)
+{
+    for (int i = 0; i < RENEWED; i++)
+        pthread_mutex_lock(&m[i]);
+    for (int i = RENEWED; i-- > 0;)
+        pthread_mutex_unlock(&m[i]);
+}
+
+NOINLINE void take_two(pthread_mutex_t *a, pthread_mutex_t *b)
+{
+    pthread_mutex_lock(a);
+    pthread_mutex_lock(b);
+    pthread_mutex_unlock(b);
+    pthread_mutex_unlock(a);
+}
+
+/* X then A, and B then X; X destroyed and initialised again; then A then B: the cycle
+ * B -> X -> A -> B passes through an identity that ended before its last edge was made, so
+ * no thread could ever hold its locks that way: nothing to report. */
+NOINLINE void ended_in_between(void)
+{
+    pthread_mutex_t *x = &mutexes[10], *a = &mutexes[11], *b = &mutexes[12];
+    take_two(x, a);
+    take_two(b, x);
+    pthread_mutex_destroy(x);
+    pthread_mutex_init(x, NULL);
+    take_two(a, b);
+    puts("ended in between");
+}
+
+NOINLINE void renew_then_invert(void)
+{
+    static pthread_mutex_t m[RENEWED];
+    pthread_mutex_t *a = &m[RENEWED / 2], *b = &m[RENEWED / 2 + 1];
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < RENEWED; i++)
+            pthread_mutex_init(&m[i], NULL);
+        if (round == 1) {
+            take_two(b, a);
+            pthread_mutex_destroy(a);
+            pthread_mutex_destroy(b);
+            pthread_mutex_init(a, NULL);
+            pthread_mutex_init(b, NULL);
+        }
+        take_block(m);
+        for (int i = 0; round < 2 && i < RENEWED; i++)
+            pthread_mutex_destroy(&m[i]);
+    }
+    take_two(b, a);
+    puts("renewed 3 times, inverted");
 }
 
 /* Thousands of short-lived locks nested under one that lives on (each destroyed after, so the
@@ -608,7 +670,13 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "chain-reinit"))
         chain_reinit();
     else if (!strcmp(s, "reorder-reuse"))
-        reorder_then_reuse();
+        reorder_then_reuse(0);
+    else if (!strcmp(s, "reorder-reuse-placed"))
+        reorder_then_reuse(1);
+    else if (!strcmp(s, "renew-then-invert"))
+        renew_then_invert();
+    else if (!strcmp(s, "ended-in-between"))
+        ended_in_between();
     else if (!strcmp(s, "churn-then-invert"))
         churn_then_invert();
     else if (!strcmp(s, "many-destroyed"))

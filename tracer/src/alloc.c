@@ -42,13 +42,21 @@ void *lt_arena_alloc(lt_arena *a, size_t size, size_t align)
     return p;
 }
 
-void *lt_pool_get(lt_pool *p)
+void *lt_pool_take(lt_pool *p)
 {
     void *x = p->free;
     if (!x)
         return lt_arena_alloc(&p->arena, p->size, p->align);
     p->free = *(void **)x;
-    memset(x, 0, p->size);
+    return x;
+}
+
+void *lt_pool_get(lt_pool *p)
+{
+    int recycled = p->free != NULL;
+    void *x = lt_pool_take(p);
+    if (recycled)
+        memset(x, 0, p->size);
     return x;
 }
 

@@ -40,6 +40,7 @@ typedef struct lt_pool {
 #define LT_POOL(type, chunk_bytes) {LT_ARENA(chunk_bytes), sizeof(type), _Alignof(type), NULL}
 
 void *lt_pool_get(lt_pool *p); /* zeroed; NULL when out of memory */
+void *lt_pool_take(lt_pool *p); /* the same, not zeroed: for callers that write all of it */
 void lt_pool_put(lt_pool *p, void *x);
 
 /* Makes the mapped array *a of *cap elements of `size` bytes hold at least n, keeping its

@@ -132,15 +132,23 @@ static int add_symbolized(lt_rep_stack *s, uint32_t id)
 
 /* A stack of role for thread t (and lock l, step k): the depot's frames when it was recorded
  * whole, else the call site and the callers kept with it. */
-static void add_stack(const char *role, int t, int l, int k, uint32_t id, uintptr_t ra,
-                      const uintptr_t *callers, uint32_t ncallers)
+static lt_rep_stack *new_stack(const char *role, int t, int l, int k)
 {
     lt_rep *r = &d.rep;
     if (r->nstacks == DUMP_STACKS)
-        return;
+        return NULL;
     lt_rep_stack *s = &d.stacks[r->nstacks++];
     *s = (lt_rep_stack){.role = role, .thread = t, .lock = l, .step = k,
                         .frames = d.frames + d.nframes};
+    return s;
+}
+
+static void add_stack(const char *role, int t, int l, int k, uint32_t id, uintptr_t ra,
+                      const uintptr_t *callers, uint32_t ncallers)
+{
+    lt_rep_stack *s = new_stack(role, t, l, k);
+    if (!s)
+        return;
     if (id && d.symbolize && add_symbolized(s, id))
         return;
     if (!id && ra && d.symbolize) { /* at abort: the recorded frames, symbolized */
@@ -180,7 +188,25 @@ static int add_lock(const void *addr, int kind, int mode)
     return (int)r->nlocks++;
 }
 
-static void add_held(const lt_thread *t, int ti)
+/* Where a held entry was taken, its recorded frames joined to `under`, the stack of the wait
+ * its thread is in (lt_stack_join; 0 = none). */
+static void add_held_stack(int ti, int l, const lt_held *h, uint32_t under)
+{
+    uintptr_t ips[LT_STACK_MAX];
+    int partial;
+    size_t n = h->stack || !under ? 0 : lt_stack_join(h, under, ips, &partial);
+    if (!n || partial) {
+        add_stack("holding", ti, l, -1, h->stack, h->ra, h->callers, h->ncallers);
+        return;
+    }
+    lt_rep_stack *s = new_stack("holding", ti, l, -1);
+    if (!s || (d.symbolize && add_symbolized(s, lt_stack_intern(ips, n))))
+        return;
+    for (size_t i = 0; i < n; i++)
+        add_frame(s, ips[i]);
+}
+
+static void add_held_entries(const lt_thread *t, int ti, uint32_t under)
 {
     lt_held chunk[16];
     for (uint32_t i = 0; i < t->nheld; i += 16) {
@@ -189,9 +215,26 @@ static void add_held(const lt_thread *t, int ti)
             return; /* the held set was regrown meanwhile: its locks are left out */
         for (uint32_t j = 0; j < k; j++) {
             const lt_held *h = &chunk[j];
-            int l = add_lock(h->addr, h->kind, h->mode);
-            add_stack("holding", ti, l, -1, h->stack, h->ra, h->callers, h->ncallers);
+            add_held_stack(ti, add_lock(h->addr, h->kind, h->mode), h, under);
         }
+    }
+}
+
+/* The held entries of thread t (a copy of the live thread at `live`), each where it was taken.
+ * A waiting thread's are joined to its wait stack, which is right only if the thread is still
+ * in that wait once they are read: else they are read again, with their recorded frames. */
+static void add_held(const lt_thread *t, const lt_thread *live, int ti)
+{
+    lt_rep *r = &d.rep;
+    size_t nstacks = r->nstacks, nframes = d.nframes, strings = d.string_used;
+    uint32_t seq = atomic_load(&t->waiting.seq), now;
+    uint32_t under = seq & 1 ? t->waiting.stack : 0;
+    add_held_entries(t, ti, under);
+    if (under && (lt_platform_peek(&now, &live->waiting.seq, sizeof now) != 0 || now != seq)) {
+        r->nstacks = nstacks;
+        d.nframes = nframes;
+        d.string_used = strings;
+        add_held_entries(t, ti, 0);
     }
 }
 
@@ -265,7 +308,7 @@ static void build_dump(int symbolize, int held_only, int skip_tid)
         d.names[ti][sizeof d.names[ti] - 1] = 0;
         lt_platform_thread_name_of(info->tid, d.names[ti], sizeof d.names[ti]); /* kept: renamed since? */
         d.threads[ti] = (lt_rep_thread){.seq = info->seq, .tid = info->tid, .name = d.names[ti]};
-        add_held(&copy, ti);
+        add_held(&copy, t, ti);
         if (waiting)
             add_wait(&copy.waiting, ti);
     }

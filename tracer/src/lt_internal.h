@@ -211,6 +211,9 @@ typedef struct lt_thread {
     void *edge_free;              /* order.c: edges for its own new ones: a free list, */
     char *edge_block;             /* then a block of unused ones */
     uint32_t edge_nfree, edge_nblock;
+    void *node_free;              /* order.c: nodes for the new locks it takes (a free list), */
+    void *node_gone;              /* and those of locks it ended, to leave the graph together */
+    uint32_t node_nfree, node_ngone;
 #if LT_CHECKS
     lt_spin_ranks ranks;          /* the tracer locks it holds (spin.c) */
 #endif

@@ -9,21 +9,23 @@
  * A -> B, labelled with the modes, says B was acquired (not by a trylock) while A was held; it
  * keeps the stacks and the thread of its first occurrence (see "New edges" for how much).
  *
- * Cost: after each nested acquisition the thread looks up (held -> new) for the locks it
- * holds by a 64-bit fingerprint of the edge (both identities and modes) in the global set of
- * known fingerprints, an open-addressing table read without a lock: 8 bytes an edge, so even
+ * Cost: after each nested acquisition the thread looks up (held -> new) for the locks it holds
+ * by a 64-bit fingerprint of the edge (both identities and modes) in the global set of known
+ * fingerprints, an open-addressing table read without a lock: 8 bytes an edge, so even
  * thousands of edges stay in cache, and one probe usually answers. (A per-thread cache in
- * front of it measured slower: with many edges it mostly misses.) Where several held locks
- * lead into the new one, the sequence is looked up as one chain first ("Chains"). The new
- * edges of one acquisition take the graph lock once; they are inserted there and placed in
- * an incremental topological order, which touches only the nodes between its ends; a new
- * lock takes its address as its place when that agrees, so locks taken in address order are
- * never reordered ("node_place"). Removing a node touches none of its edges ("Removal"). While
- * the order holds for every edge, the graph has no cycle and nothing is searched; an edge
- * that closes a cycle of the plain graph is kept as a "back" edge, and from then on (until
- * init or destroy removes it) each acquisition that adds an edge runs a breadth-first search
- * (graph.c) for the shortest cycle through the new lock. Two edges sharing a fingerprint (odds
- * 2^-64) would hide the second.
+ * front of it measured slower: with many edges it mostly misses.) A lock without a node (one
+ * just initialised) has no edge into it, so its new edges look nothing up. Where several held
+ * locks lead into the new one, the sequence is looked up as one chain first ("Chains"). The
+ * new edges of one acquisition take the graph lock at most once; they are inserted there and
+ * placed in an incremental topological order, which touches only the nodes between its ends; a
+ * new lock takes its address as its place when that agrees, so locks taken in address order
+ * are never reordered ("node_place"); edges that agree with the order, into a lock with a
+ * place or a new one placed at its address, need no graph lock at all (the gate, edges_fast).
+ * Removing a node touches none of its edges ("Removal"). While the order holds for every edge,
+ * the graph has no cycle and nothing is searched; an edge that closes a cycle of the plain
+ * graph is kept as a "back" edge, and from then on (until init or destroy removes it) each
+ * acquisition that adds an edge runs a breadth-first search (graph.c) for the shortest cycle
+ * through the new lock. Two edges sharing a fingerprint (odds 2^-64) would hide the second.
  *
  * Edges are made from the held locks newest first, down to the newest "anchor": a held lock
  * that was taken by a blocking request (so edges lead into it from every lock held then) and
@@ -83,8 +85,9 @@ struct lt_order_node {
     uint32_t linked, sweep_at;      /* entries put in its lists; when to sweep them */
     int64_t ord;                    /* place in the topological order; 0 until placed */
     node *next, *prev;              /* in the list of all nodes */
-    _Atomic uint8_t dead;           /* left the graph (node_kill): its edges are dead */
-    node *dying_next;               /* in `dying`, then in `reaping` */
+    _Atomic uint8_t dead;           /* left the graph (node_kill, lt_order_forget): its edges
+                                       are dead */
+    node *dying_next;               /* in a thread's node_gone, or in `dying`, then `reaping` */
 };
 
 /* A set of odd 64-bit keys (edge fingerprints, node ords) in open addressing: 0 marks a free
@@ -319,6 +322,28 @@ static int node_fresh(const lt_lock *l, uint32_t gen)
     return !n || n->gen != gen;
 }
 
+/* n, from the pool or a thread's own, made the node of (l, gen), at `ord` (0: not placed). */
+static void node_init(node *n, lt_lock *l, uint32_t gen, lt_kind kind, const void *addr,
+                      int64_t ord)
+{
+    *n = (node){.addr = addr, .lock = l, .gen = gen, .kind = (uint8_t)kind,
+                .exclusive_only = kind != LT_RWLOCK, .sweep_at = SWEEP_MIN, .ord = ord};
+    n->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
+}
+
+/* n onto the list of all nodes: under the graph lock, or in the gate beside others doing the
+ * same (each head is pushed down by one of them only, so each prev is written once). */
+static void node_list(node *n)
+{
+    node *head = __atomic_load_n(&all_nodes, __ATOMIC_RELAXED);
+    do
+        n->next = head;
+    while (!__atomic_compare_exchange_n(&all_nodes, &head, n, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
+    if (head)
+        head->prev = n;
+}
+
 /* Finds or makes the node of (l, gen), an identity that has not ended (a node left by an ended
  * one goes); a new one is not yet in the order (ord 0). Under the graph lock. */
 static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
@@ -328,22 +353,11 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
         return n;
     if (n)
         node_retire(l, n);
-    n = lt_pool_get(&node_pool);
+    n = lt_pool_take(&node_pool);
     if (!n)
         return NULL;
-    n->sweep_at = SWEEP_MIN;
-    n->addr = addr;
-    n->lock = l;
-    n->gen = gen;
-    n->kind = kind;
-    n->exclusive_only = kind != LT_RWLOCK;
-    n->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
-    atomic_store_explicit(&n->dead, 0, memory_order_relaxed);
-    n->prev = NULL;
-    n->next = all_nodes;
-    if (all_nodes)
-        all_nodes->prev = n;
-    all_nodes = n;
+    node_init(n, l, gen, kind, addr, 0);
+    node_list(n);
     atomic_store_explicit(&l->order_node, n, memory_order_release);
     return n;
 }
@@ -466,17 +480,18 @@ static int known_add(uint64_t fp)
 }
 
 /* ------------------------------------------------------------------------------------------
- * Removal. A lock identity's end (lt_order_forget) costs O(1): its entry lets go of the node.
- * A node with at most EAGER list entries leaves at once (its edges killed, see below); one
- * with more is marked dead and pushed on `dying`, and from then on every walk passes its edges
- * by (edge_live) and no new edge finds it. Its memory is reaped later by whoever adds edges
+ * Removal. A lock identity's end (lt_order_forget) costs O(1): its entry lets go of the node,
+ * which is marked dead - from then on every walk passes its edges by (edge_live) and no new
+ * edge finds it - and leaves the graph with a batch of others under one taking of the graph
+ * lock. A node with at most EAGER list entries leaves at once (its edges killed, see below);
+ * one with more is pushed on `dying`, and its memory is reaped later by whoever adds edges
  * under the graph lock, a few list entries at a time ("reap"): so freeing a block of thousands
  * of locks with a million edges between them walks none of them then, and a program that goes
  * on making edges pays for the walk in small steps, against the edges it adds; one that stops
  * never pays it. While the graph has a cycle (a back edge) reaping is not deferred, so a dead
- * back edge does not keep every acquisition searching. (Deferring every node measured slower
- * in `groups`, where each lock has 2 edges: its memory is then touched twice, cold the second
- * time.)
+ * back edge does not keep every acquisition searching. (Deferring every node to `dying`
+ * measured slower in `groups`, where each lock has 2 edges: its memory is then touched twice,
+ * cold the second time; a thread's batch of FORGET_BATCH nodes is still in the cache.)
  *
  * The lists are singly linked, and a list lets go of an edge without touching its other
  * list: the edge is marked dead, stays in the other list until a walk of that list unlinks
@@ -493,6 +508,7 @@ static int known_add(uint64_t fp)
  * ---------------------------------------------------------------------------------------- */
 #define REAP_STEP 16          /* list entries of dead nodes let go per taking of the lock */
 #define EAGER 32              /* a node leaves at once when its lists have no more entries */
+#define FORGET_BATCH 32       /* nodes a thread lets go of before they leave the graph */
 
 /* One of its lists let go of e: the last one frees it. */
 static void edge_drop(edge *e)
@@ -588,12 +604,10 @@ static void node_free(node *n)
     lt_pool_put(&node_pool, n);
 }
 
-/* Under the graph lock: l lets go of its node n, which leaves the graph unless another thread
- * took it first; at once when its lists are short, else marked dead and reaped later. */
-static void node_retire(lt_lock *l, node *n)
+/* Under the graph lock: n, which no entry reaches any more, leaves the graph; at once when its
+ * lists are short, else marked dead and reaped later. */
+static void node_leave(node *n)
 {
-    if (!atomic_compare_exchange_strong(&l->order_node, &n, NULL))
-        return;
     if (n->linked > EAGER) {
         node_kill(n);
         return;
@@ -605,6 +619,14 @@ static void node_retire(lt_lock *l, node *n)
         }
     }
     node_free(n);
+}
+
+/* Under the graph lock: l lets go of its node n, which leaves the graph unless another thread
+ * took it first. */
+static void node_retire(lt_lock *l, node *n)
+{
+    if (atomic_compare_exchange_strong(&l->order_node, &n, NULL))
+        node_leave(n);
 }
 
 /*
@@ -634,16 +656,47 @@ static void reap(size_t budget)
     }
 }
 
-/* A lock without a node (most of those initialised or destroyed) costs one load here. */
+/* Under the graph lock: the nodes t let go of (lt_order_forget) leave the graph. */
+static void nodes_gone_leave(lt_thread *t)
+{
+    for (node *n; (n = t->node_gone) != NULL;) {
+        t->node_gone = n->dying_next;
+        node_leave(n);
+    }
+    t->node_ngone = 0;
+}
+
+/*
+ * A lock without a node (most of those initialised) costs one load here. A thread lets go of
+ * a node without the graph lock: the node is marked dead, so every walk passes its edges by
+ * from then on (edge_live) and no new edge finds it, and the thread keeps it until it has
+ * FORGET_BATCH of them (or exits), which then leave the graph under one taking of the lock.
+ * While the graph has a cycle a node leaves at once (as in reap), and so does one that a
+ * thread not registered lets go of.
+ */
 void lt_order_forget(lt_lock *l)
 {
-    if (!l || !node_of(l))
+    node *n = l ? node_of(l) : NULL;
+    if (!n)
         return;
-    graph_enter();
-    node *n = node_of(l);
-    if (n)
-        node_retire(l, n);
-    graph_leave();
+    lt_thread *t = lt_tls.self;
+    if (!t || atomic_load_explicit(&nback, memory_order_relaxed)) {
+        graph_enter();
+        if ((n = node_of(l)) != NULL)
+            node_retire(l, n);
+        graph_leave();
+        return;
+    }
+    if (!atomic_compare_exchange_strong(&l->order_node, &n, NULL))
+        return;
+    atomic_store_explicit(&n->dead, 1, memory_order_release);
+    n->dying_next = t->node_gone;
+    t->node_gone = n;
+    if (++t->node_ngone >= FORGET_BATCH) {
+        graph_enter();
+        nodes_gone_leave(t);
+        graph_leave();
+    }
 }
 
 /* Can a thread holding n in `held` block one requesting it in `req`? */
@@ -924,7 +977,7 @@ typedef struct request {
     int to_partial;
     lt_thread_info thread;  /* the thread taking it */
     int added;              /* an edge into it was added to the graph */
-    int fresh;              /* it had no node (node_fresh): no edge into it was known */
+    int fresh;              /* it had no node: no edge into it was known */
 } request;
 
 static int site_may_unwind(uintptr_t ra)
@@ -1071,14 +1124,29 @@ static size_t edge_cache_has(const lt_thread *t)
     return (size_t)t->edge_nfree + t->edge_nblock;
 }
 
+/* A thread's own free list of edges or nodes, threaded through their first word. */
+static void *own_take(void **list, uint32_t *n)
+{
+    void *x = *list;
+    if (x) {
+        *list = *(void **)x;
+        --*n;
+    }
+    return x;
+}
+
+static void own_put(void **list, uint32_t *n, void *x)
+{
+    *(void **)x = *list;
+    *list = x;
+    ++*n;
+}
+
 static edge *edge_cache_take(lt_thread *t)
 {
-    void *e = t->edge_free;
-    if (e) {
-        t->edge_free = *(void **)e;
-        t->edge_nfree--;
+    void *e = own_take(&t->edge_free, &t->edge_nfree);
+    if (e)
         return e;
-    }
     e = t->edge_block;
     t->edge_block += sizeof(edge);
     t->edge_nblock--;
@@ -1087,9 +1155,7 @@ static edge *edge_cache_take(lt_thread *t)
 
 static void edge_cache_put(lt_thread *t, void *e)
 {
-    *(void **)e = t->edge_free;
-    t->edge_free = e;
-    t->edge_nfree++;
+    own_put(&t->edge_free, &t->edge_nfree, e);
 }
 
 /* Under the graph lock: t's edges topped up; fewer when out of memory. */
@@ -1098,7 +1164,7 @@ static void edge_cache_fill(lt_thread *t)
     if (atomic_load_explicit(&nedges, memory_order_relaxed) >= EDGE_MANY)
         edge_pool.arena.chunk = EDGE_MANY_CHUNK;
     while (t->edge_nfree < EDGE_CACHE && edge_pool.free)
-        edge_cache_put(t, lt_pool_get(&edge_pool));
+        edge_cache_put(t, lt_pool_take(&edge_pool)); /* edges_fast writes all of it */
     if (edge_cache_has(t) < WALK) {
         for (; t->edge_nblock; t->edge_nblock--, t->edge_block += sizeof(edge))
             edge_cache_put(t, t->edge_block); /* the rest of the block joins the list */
@@ -1107,13 +1173,38 @@ static void edge_cache_fill(lt_thread *t)
     }
 }
 
+/* Each thread keeps nodes of its own too, for the new locks edges_fast places (node_fast). */
+#define NODE_CACHE 64
+
+static node *node_cache_take(lt_thread *t)
+{
+    return own_take(&t->node_free, &t->node_nfree);
+}
+
+static void node_cache_put(lt_thread *t, node *n)
+{
+    own_put(&t->node_free, &t->node_nfree, n);
+}
+
+/* Under the graph lock: t's edges and nodes topped up; fewer when out of memory. */
+static void caches_fill(lt_thread *t)
+{
+    node *n;
+    edge_cache_fill(t);
+    while (t->node_nfree < NODE_CACHE && (n = lt_pool_take(&node_pool))) /* node_init */
+        node_cache_put(t, n);
+}
+
 void lt_order_thread_exit(lt_thread *t)
 {
-    if (!edge_cache_has(t))
+    if (!edge_cache_has(t) && !t->node_free && !t->node_gone)
         return;
     graph_enter();
+    nodes_gone_leave(t);
     while (edge_cache_has(t))
         lt_pool_put(&edge_pool, edge_cache_take(t));
+    while (t->node_free)
+        lt_pool_put(&node_pool, node_cache_take(t));
     graph_leave();
 }
 
@@ -1133,11 +1224,42 @@ static int known_claim(key_set *k, uint64_t key)
 }
 
 /*
+ * Inside the gate: a node for r's lock, which has none, from t's own, at its address - when
+ * that place is free (nothing was reordered, node_place) and every edge hs[i] -> r agrees with
+ * it, from a node that is placed. NULL: the lock makes it. (Another thread that makes one at
+ * once wins, and this one goes back.)
+ */
+static node *node_fast(lt_thread *t, lt_held **hs, size_t n, request *r)
+{
+    lt_lock *l = r->ev->lock;
+    int64_t a = (int64_t)(uintptr_t)r->ev->addr;
+    key_set *k = atomic_load_explicit(&moved, memory_order_relaxed);
+    if (!t->node_free || node_of(l) || !ord_is_addr(a) || moved_lost || (k && k->live) ||
+        identity_ended(l, r->gen))
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        node *from = node_find(hs[i]->lock, hs[i]->gen);
+        if (!from || !from->ord || from->ord >= a)
+            return NULL;
+    }
+    node *x = node_cache_take(t), *none = NULL;
+    node_init(x, l, r->gen, r->ev->kind, r->ev->addr, a);
+    if (!atomic_compare_exchange_strong_explicit(&l->order_node, &none, x, memory_order_release,
+                                                 memory_order_relaxed)) {
+        node_cache_put(t, x);
+        return NULL;
+    }
+    node_list(x);
+    return x;
+}
+
+/*
  * Inside the gate: the edges hs[i] -> r (described in d[i]) that agree with the order, the
  * graph having no back edge, go into the graph: into a node of each end that is placed
- * already, from t's own edges, with the first occurrence decided by known_claim. The others
- * (an end without a node or a place, against the order, a sweep due) are left at the front
- * of hs, fps and d, for the lock: their number is returned.
+ * already (or, for a new lock, made here: node_fast), from t's own edges, with the first
+ * occurrence decided by known_claim. The others (an end without a node or a place, against
+ * the order, a sweep due) are left at the front of hs, fps and d, for the lock: their number
+ * is returned.
  */
 static size_t edges_fast(lt_held **hs, uint64_t *fps, edge *d, size_t n, request *r)
 {
@@ -1146,9 +1268,9 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, edge *d, size_t n, request
     const lt_thread_info *who;
     node *to;
     if (atomic_load_explicit(&nback, memory_order_relaxed) || reap_pending() ||
-        edge_cache_has(t) < n || !k ||
-        !(to = node_find(r->ev->lock, r->gen)) || !to->ord ||
-        node_sweep_due(to) || !(who = thread_kept_find(&r->thread)))
+        edge_cache_has(t) < n || !k || !(who = thread_kept_find(&r->thread)) ||
+        !((to = node_find(r->ev->lock, r->gen)) || (to = node_fast(t, hs, n, r))) ||
+        !to->ord || node_sweep_due(to))
         return n;
     if ((atomic_fetch_add_explicit(&k->used, n, memory_order_relaxed) + n) * 2 > k->mask + 1) {
         atomic_fetch_sub_explicit(&k->used, n, memory_order_relaxed);
@@ -1200,7 +1322,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
     int fresh; /* r's lock has no node: no edge into it is known, none need be looked up */
     for (size_t i = 0; i < n; i++)
         edge_describe(&d[i], hs[i], r);
-    if (!r->fresh && gate_enter()) {
+    if (gate_enter()) {
         n = edges_fast(hs, fps, d, n, r);
         gate_leave();
         if (!n)
@@ -1208,7 +1330,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
     }
     graph_enter();
     reap(REAP_STEP * n);
-    edge_cache_fill(r->ev->self);
+    caches_fill(r->ev->self);
     fresh = node_fresh(r->ev->lock, r->gen);
     for (size_t i = 0; i < n && !failed; i++) {
         if (fresh ? fp_repeated(fps, i) : set_has(&known, fps[i]))
@@ -1403,7 +1525,7 @@ static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev,
                                                      uint32_t i, lt_held **hs, uint64_t *fps,
                                                      size_t n, int more)
 {
-    request r = {.ev = ev, .gen = gen, .fresh = node_fresh(ev->lock, gen)};
+    request r = {.ev = ev, .gen = gen, .fresh = !node_of(ev->lock)};
     uint64_t key = 0;
     int chained = n > 1 && !more;
     for (size_t k = 0; chained && k < n; k++)

@@ -18,7 +18,7 @@
 #define IDS_PER_CHUNK 4096
 #define ID_CHUNKS 4096 /* up to 16 M distinct stacks */
 #define ARENA_BYTES (1024 * 1024)
-#define MAX_FRAMES 256 /* LOCKTRACE_STACK_DEPTH's upper bound */
+#define MAX_FRAMES LT_STACK_MAX
 #define SLACK 32       /* tracer frames above the program's call */
 
 typedef struct node {
@@ -193,23 +193,31 @@ static uint32_t intern_recorded(const lt_held *h, size_t nc)
  */
 uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial)
 {
+    uintptr_t out[LT_STACK_MAX];
+    size_t k = lt_stack_join(h, under, out, partial);
+    if (*partial)
+        return intern_recorded(h, k - 1);
+    return lt_stack_intern(out, k);
+}
+
+/* lt_stack_lazy's frames into out (LT_STACK_MAX of room), without the depot's locks: a thread
+ * dump made in a signal handler joins a waiting thread's held entries to its wait stack. The
+ * recorded frames alone when *partial. */
+size_t lt_stack_join(const lt_held *h, uint32_t under, uintptr_t *out, int *partial)
+{
     size_t nc = h->ncallers < LT_CALLERS_MAX ? h->ncallers : LT_CALLERS_MAX;
-    size_t n = 0, at = 0, matches = 0;
+    size_t n = 0, at = 0, matches = 0, k = 0;
     const uintptr_t *ips = nc && under ? lt_stack_get(under, &n) : NULL;
     for (size_t j = 0; ips && j < n; j++)
         if (ips[j] == h->callers[nc - 1] && matches++ == 0)
             at = j;
     *partial = matches != 1;
-    if (*partial)
-        return intern_recorded(h, nc);
-    uintptr_t out[MAX_FRAMES];
-    size_t k = 0;
     out[k++] = h->ra;
     for (size_t i = 0; i < nc; i++)
         out[k++] = h->callers[i];
-    for (size_t j = at + 1; j < n && k < depth(); j++)
+    for (size_t j = at + 1; !*partial && j < n && k < depth(); j++)
         out[k++] = ips[j];
-    return lt_stack_intern(out, k);
+    return k;
 }
 
 /* Where the call at (ra, cfa) is made, as LOCKTRACE_STACKS records it: the whole stack

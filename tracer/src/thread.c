@@ -174,8 +174,8 @@ static void thread_exit(void *arg)
     }
     lt_tls.busy = 1; /* for good: the thread is leaving */
     lt_on_thread_exit(t);
-    lt_order_thread_exit(t);
     lt_stack_released(t); /* its frames have returned: the locks in them are gone */
+    lt_order_thread_exit(t);
     lt_tls.self = NULL;
     thread_delete(t);
 }

@@ -42,7 +42,6 @@
 #include "platform.h"
 
 #define GRACE_NS (50 * 1000 * 1000) /* before a found cycle is searched again */
-#define PREPARE_MAX 64              /* held entries whose stacks a waiter recovers */
 #define HOLDERS_SHOWN 16            /* holders named by a long-wait report */
 #define WATCH_NS (250 * 1000 * 1000) /* watchdog period; timeouts are whole seconds */
 #define SIGNALLERS 4096             /* condition variables whose last signaller is known */
@@ -368,22 +367,15 @@ static void unpublish(lt_thread *t)
     atomic_fetch_add(&w->seq, 1);
 }
 
-/* Others may have to show where this thread took its locks: find those stacks now, while
- * the frames that took them are still on this thread's stack. */
-static void prepare_stacks(lt_thread *t)
+/* A held entry of another thread: its stack; else the frames recorded with it joined to
+ * `under`, the stack where that thread waits now (0 = not known to wait), whose frames are
+ * still on its stack (lt_stack_lazy), or those frames alone. A waiting thread's entries are
+ * completed so when a report shows them, not each time it waits: a thread that waits over
+ * and over holding locks would pay for every one of them at every wait. */
+static uint32_t entry_stack(const lt_held *h, uint32_t under, int *partial)
 {
-    uint32_t low = t->held_end > PREPARE_MAX ? t->held_end - PREPARE_MAX : 0;
-    int partial;
-    for (uint32_t i = low; i < t->held_end; i++)
-        if (t->held[i].lock)
-            lt_held_stack(&t->held[i], t->waiting.stack, &partial);
-}
-
-/* A held entry of another (waiting) thread: its stack, or the frames recorded with it. */
-static uint32_t entry_stack(const lt_held *h, int *partial)
-{
-    *partial = !h->stack;
-    return h->stack ? h->stack : lt_stack_lazy(h, 0, partial);
+    *partial = 0;
+    return h->stack ? h->stack : lt_stack_lazy(h, under, partial);
 }
 
 /* The waiting side of a step, while the wait (and so its lock) surely exists. */
@@ -407,7 +399,7 @@ static void fill_step(lt_wait_step *s, const frame *f, const frame *next)
     fill_wait(s, &f->u->waiting);
     s->blocker = next->u->waiting.who;
     s->held_mode = f->by ? (lt_mode)f->by->mode : LT_MODE_NONE;
-    s->held_stack = f->by ? entry_stack(f->by, &s->held_partial) : 0;
+    s->held_stack = f->by ? entry_stack(f->by, next->u->waiting.stack, &s->held_partial) : 0;
 }
 
 /* Whether the cycle now in path[0..n-1] is made of the same waits as `before`. */
@@ -498,7 +490,6 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
     if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
         return 0;
     t->waiting.stack = lt_stack_whole(t, ev->ra, ev->cfa);
-    prepare_stacks(t);
     t->waiting.who = *lt_thread_info_kept(t);
     clock_gettime(CLOCK_MONOTONIC, &t->waiting.since);
     watchdog_start();
@@ -589,7 +580,7 @@ static void find_holder(lt_thread *t, void *arg)
             s->wants.addr = chunk[j].addr;
             s->wants.kind = (lt_kind)chunk[j].kind;
             s->held_mode = (lt_mode)chunk[j].mode;
-            s->held_stack = entry_stack(&chunk[j], &s->held_partial);
+            s->held_stack = entry_stack(&chunk[j], 0, &s->held_partial);
             return;
         }
     }
