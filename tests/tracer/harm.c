@@ -28,6 +28,10 @@
  *                            shared memory when main forks; the child takes both, blocking
  *                            until that thread, alive in the parent, releases them: the child
  *                            gets them, no report (a fork once orphaned them in the child)
+ *   harm timed-cycle         two threads, each holding one of two mutexes, ask for the other
+ *                            with a 1 ms timeout, 1000 times: every round both give up, as
+ *                            natively (about 1 ms a round); the tracer once held each round's
+ *                            cycle for a 50 ms grace before either thread began its wait
  * Prints "done" (and exits 3 when the two frames' mutexes did not share an address, which
  * would make the stack-reuse cases prove nothing).
  */
@@ -343,6 +347,48 @@ static int pshared_fork(void)
     return 0;
 }
 
+static pthread_mutex_t cycle_mu[2] = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER};
+static _Atomic int cycle_arrived[2];
+
+/* Both threads hold their first mutex before either asks for the other. */
+static void cycle_meet(int round, int me)
+{
+    atomic_store(&cycle_arrived[me], round);
+    while (atomic_load(&cycle_arrived[!me]) < round)
+        sched_yield();
+}
+
+static void *cycle_side(void *arg)
+{
+    int me = arg != NULL;
+    for (int round = 1; round <= 1000; round++) {
+        pthread_mutex_lock(&cycle_mu[me]);
+        cycle_meet(2 * round - 1, me);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 1000000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        if (pthread_mutex_timedlock(&cycle_mu[!me], &until) == 0)
+            pthread_mutex_unlock(&cycle_mu[!me]);
+        pthread_mutex_unlock(&cycle_mu[me]);
+        cycle_meet(2 * round, me);
+    }
+    return NULL;
+}
+
+static int timed_cycle(void)
+{
+    pthread_t other;
+    if (pthread_create(&other, NULL, cycle_side, cycle_mu) != 0)
+        return 1;
+    cycle_side(NULL);
+    pthread_join(other, NULL);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -363,10 +409,12 @@ int main(int argc, char **argv)
         rc = cond_new_worker();
     else if (!strcmp(s, "pshared-fork"))
         rc = pshared_fork();
+    else if (!strcmp(s, "timed-cycle"))
+        rc = timed_cycle();
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|fd-reuse|cond-new-worker|"
-                        "pshared-fork\n");
+                        "pshared-fork|timed-cycle\n");
         return 2;
     }
     if (rc == 3)

@@ -11,9 +11,10 @@
  * listed threads are stable. A waiting thread's held set is what it holds (entries join it
  * after libc grants a lock and leave it right after libc releases one, and the thread is in
  * neither step while it waits), so every edge found is real, except "queued behind a
- * writer", which libc may not have registered yet. A found cycle is therefore searched again
- * after a short grace, and reported only if every thread on it is still in the same wait
- * (same slot seq) - a false deadlock report is worse than none.
+ * writer", which libc may not have registered yet. A found cycle with such an edge (or a
+ * condition variable's last signaller, a hint) is therefore searched again after a short
+ * grace, and reported only if every thread on it is still in the same wait (same slot seq) -
+ * a false deadlock report is worse than none.
  *
  * Each step finds its blockers directly, never by looking at every waiting thread (a pool's
  * thousands of idle workers would make every wait cost that much): the waiting threads are
@@ -409,13 +410,27 @@ static int same_waits(const frame *before, size_t nbefore, size_t n)
     return 1;
 }
 
-/* The cycle found when the wait began, confirmed after the grace: filled into steps (mapped:
- * nothing under wf_lock may call malloc, which in some programs takes a pthread mutex whose
- * holder may be about to wait), or NULL when it dissolved. */
+/* Whether a cycle needs the grace: an edge to a writer queued on an rwlock (libc may not have
+ * registered it yet) or to a condition variable's last signaller (a hint) may be gone a
+ * moment later. An edge to a lock's holder or to a joined thread lasts while both wait, so a
+ * cycle of those alone is certain when found; making its thread sleep first only delays it
+ * (a timed wait in it, the program's own way out, by 25 times a 2 ms timeout). */
+static int uncertain(const frame *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!f[i].by && f[i].u->waiting.waits_for != LT_FOR_JOIN)
+            return 1;
+    return 0;
+}
+
+/* The cycle found when the wait began, confirmed (after the grace where it is uncertain):
+ * filled into steps (mapped: nothing under wf_lock may call malloc, which in some programs
+ * takes a pthread mutex whose holder may be about to wait), or NULL when it dissolved. */
 static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst, size_t *n)
 {
     struct timespec grace = {0, GRACE_NS};
-    nanosleep(&grace, NULL);
+    if (uncertain(first, nfirst))
+        nanosleep(&grace, NULL);
     lt_spin_lock(&wf_lock);
     lt_wait_step *steps = NULL;
     *n = find_cycle(self);
