@@ -216,6 +216,21 @@ NOINLINE void reuse_after_destroy(void)
 
 static atomic_int race_ready;
 
+static void read_pair(pthread_rwlock_t *a, pthread_rwlock_t *b)
+{
+    pthread_rwlock_rdlock(a);
+    pthread_rwlock_rdlock(b);
+    pthread_rwlock_unlock(b);
+    pthread_rwlock_unlock(a);
+}
+
+static void rwlock_attr(pthread_rwlockattr_t *attr, int writer_pref)
+{
+    pthread_rwlockattr_init(attr);
+    pthread_rwlockattr_setkind_np(attr, writer_pref ? PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP
+                                                    : PTHREAD_RWLOCK_PREFER_READER_NP);
+}
+
 NOINLINE void *race_pair(void *arg)
 {
     long i = (long)arg;
@@ -227,18 +242,14 @@ NOINLINE void *race_pair(void *arg)
     atomic_fetch_add(&race_ready, 2 - i); /* 1 + 2: a multiple of 3 once both are here */
     while (atomic_load(&race_ready) % 3)
         sched_yield();
-    pthread_rwlock_rdlock(a);
-    pthread_rwlock_rdlock(b);
-    pthread_rwlock_unlock(b);
-    pthread_rwlock_unlock(a);
+    read_pair(a, b);
     return NULL;
 }
 
 static void race_cycles(void)
 {
     pthread_rwlockattr_t attr;
-    pthread_rwlockattr_init(&attr);
-    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    rwlock_attr(&attr, 1);
     for (int r = 0; r < RACE_ROUNDS; r++) {
         pthread_t th[2];
         for (int i = 0; i < 2; i++)
@@ -251,6 +262,65 @@ static void race_cycles(void)
             pthread_rwlock_destroy(&rwlocks[i]);
     }
     printf("%d rounds of racing edges\n", RACE_ROUNDS);
+}
+
+/*
+ * The same race on locks new to the order graph: both threads make the node of the same lock
+ * at once, without the graph lock (edges_fast). Each round, RACE_CHAIN rwlocks are made
+ * again; step by step, both starting each step together, both threads read-lock k then k + 1
+ * (read-held: neither waits for the other), so both look for the node of k + 1 and one of them
+ * makes it while the other may be making one too. Then the last lock is taken before lock 0:
+ * a cycle through every lock (a lock with two nodes would break it). On writer-preferring
+ * rwlocks it is reported once per round; on reader-preferring ones, where readers never wait
+ * for readers, it is no deadlock and nothing is reported.
+ */
+#define RACE_CHAIN 33       /* its first report stays below the 64 KB a report may take */
+#define RACE_FRESH_ROUNDS 36
+#define RACE_SPIN 100000 /* polls before the waiting thread yields: both start within ns */
+
+static pthread_rwlock_t race_chain[RACE_CHAIN];
+static atomic_int race_steps;
+
+NOINLINE void *race_fresh(void *arg)
+{
+    long i = (long)arg;
+    pthread_mutex_lock(&mutexes[2 + 2 * i]); /* an edge under the graph lock: the thread kept */
+    pthread_mutex_lock(&mutexes[3 + 2 * i]);
+    pthread_mutex_unlock(&mutexes[3 + 2 * i]);
+    pthread_mutex_unlock(&mutexes[2 + 2 * i]);
+    for (int k = 0; k + 1 < RACE_CHAIN; k++) {
+        int step = atomic_fetch_add(&race_steps, 1) / 2 * 2 + 2; /* both threads: one step */
+        for (long spin = 0; atomic_load(&race_steps) < step; spin++)
+            if (spin > RACE_SPIN)
+                sched_yield(); /* the other thread is not running: let it */
+        read_pair(&race_chain[k], &race_chain[k + 1]);
+    }
+    return NULL;
+}
+
+static void race_fresh_cycles(int writer_pref)
+{
+    pthread_rwlockattr_t attr;
+    rwlock_attr(&attr, writer_pref);
+    for (int r = 0; r < RACE_FRESH_ROUNDS; r++) {
+        pthread_t th[2];
+        for (int k = 0; k < RACE_CHAIN; k++)
+            pthread_rwlock_init(&race_chain[k], &attr);
+        for (int m = 2; m < 6; m++)
+            pthread_mutex_init(&mutexes[m], NULL);
+        atomic_store(&race_steps, 0);
+        for (long i = 0; i < 2; i++)
+            pthread_create(&th[i], NULL, race_fresh, (void *)i);
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        read_pair(&race_chain[RACE_CHAIN - 1], &race_chain[0]);
+        for (int k = 0; k < RACE_CHAIN; k++)
+            pthread_rwlock_destroy(&race_chain[k]);
+        for (int m = 2; m < 6; m++)
+            pthread_mutex_destroy(&mutexes[m]);
+    }
+    printf("%d rounds of a chain of %d new %s-preferring rwlocks made by two threads at once\n",
+           RACE_FRESH_ROUNDS, RACE_CHAIN, writer_pref ? "writer" : "reader");
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -652,6 +722,10 @@ int main(int argc, char **argv)
         reuse_after_destroy();
     else if (!strcmp(s, "race-cycles"))
         race_cycles();
+    else if (!strcmp(s, "race-fresh-cycles"))
+        race_fresh_cycles(1);
+    else if (!strcmp(s, "race-fresh-read"))
+        race_fresh_cycles(0);
     else if (!strcmp(s, "stress"))
         stress(0);
     else if (!strcmp(s, "stress-wp"))

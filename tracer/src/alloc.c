@@ -23,6 +23,18 @@ void *lt_map(size_t size)
     return p;
 }
 
+/* The smallest page size: a stride that touches every page wherever the range starts. */
+#define PAGE_MIN 4096
+
+void lt_prefault(void *p, size_t size)
+{
+    volatile char *c = p;
+    for (size_t at = 0; at < size; at += PAGE_MIN)
+        c[at] = 0;
+    if (size)
+        c[size - 1] = 0;
+}
+
 void *lt_arena_alloc(lt_arena *a, size_t size, size_t align)
 {
     size_t pad = (size_t)(-(uintptr_t)a->next & (align - 1));

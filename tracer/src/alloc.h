@@ -15,6 +15,11 @@
  * here. Given back with lt_platform_unmap. */
 void *lt_map(size_t size);
 
+/* Writes to each page of [p, p + size), mapped memory the caller owns and has not written yet:
+ * its page faults (a large page's 2 MB zeroed at once) come here, outside the caller's locks,
+ * and not where the memory is first used. */
+void lt_prefault(void *p, size_t size);
+
 /* Bump allocation from mapped chunks of `chunk` bytes (a zeroed lt_arena: LT_ARENA_CHUNK), for
  * memory kept as long as the process (shadow entries, interned stacks, counters): it is never
  * given back. */

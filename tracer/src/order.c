@@ -19,8 +19,9 @@
  * new edges of one acquisition take the graph lock at most once; they are inserted there and
  * placed in an incremental topological order, which touches only the nodes between its ends; a
  * new lock takes its address as its place when that agrees, so locks taken in address order
- * are never reordered ("node_place"); edges that agree with the order, into a lock with a
- * place or a new one placed at its address, need no graph lock at all (the gate, edges_fast).
+ * are never reordered ("node_place"); edges that agree with the order, between locks with a
+ * place or new ones placed at their addresses, need no graph lock at all (the gate,
+ * edges_fast).
  * Removing a node touches none of its edges ("Removal"). While the order holds for every edge,
  * the graph has no cycle and nothing is searched; an edge that closes a cycle of the plain
  * graph is kept as a "back" edge, and from then on (until init or destroy removes it) each
@@ -109,6 +110,7 @@ static node *reaping;               /* killed nodes taken from `dying`, being re
 static _Atomic size_t nedges;
 static size_t ndead;                /* dead edges still in a list */
 static size_t known_stale;          /* fingerprints in the known set of edges that are dead */
+static unsigned known_epoch;        /* copies and refills of the known set (known_grow) */
 static uint32_t stamp;
 static int64_t ord_first, ord_last = ORD_LAST; /* below or above every address ord */
 static _Atomic size_t nback;        /* back edges: while 0 the graph has no cycle */
@@ -118,13 +120,14 @@ static size_t nreported, reported_cap;
 /*
  * The gate: new edges that agree with the topological order go in without the graph lock
  * (edges_fast), beside each other; everything else that reads or changes the graph takes the
- * lock and shuts the gate, then waits for those inside to leave. Inside, only three things
- * change, each by atomic steps: fingerprints join the known set, edges are pushed on the
- * heads of their nodes' lists, and counters grow; nothing is unlinked, placed, reordered,
- * searched or freed. So a holder of the lock has the graph to itself as before, and a fast
- * edge needs no reordering and no search: while no back edge exists an edge that agrees with
- * the order cannot close a cycle (Dekker's handshake: in, then look at shut; shut, then look
- * at in; sequentially consistent both).
+ * lock and shuts the gate, then waits for those inside to leave. Inside, only four things
+ * change, each by atomic steps: fingerprints join the known set (and the log of a copy being
+ * made, known_grow), edges are pushed on the heads of their nodes' lists, counters grow, and
+ * a lock without a node gets one, placed at its address where that agrees with its new edges
+ * (node_fast); nothing is unlinked, reordered, searched or freed. So a holder of the lock has
+ * the graph to itself as before, and a fast edge needs no reordering and no search: while no
+ * back edge exists an edge that agrees with the order cannot close a cycle (Dekker's
+ * handshake: in, then look at shut; shut, then look at in; sequentially consistent both).
  */
 static struct {
     _Alignas(64) _Atomic unsigned in; /* threads in edges_fast */
@@ -184,9 +187,8 @@ static size_t set_home(const key_set *k, uint64_t key)
     return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & k->mask;
 }
 
-static int set_has(key_set *_Atomic *set, uint64_t key)
+static int set_in(const key_set *k, uint64_t key)
 {
-    key_set *k = atomic_load_explicit(set, memory_order_acquire);
     for (size_t i = k ? set_home(k, key) : 0; k; i = (i + 1) & k->mask) {
         uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
         if (v == key)
@@ -195,6 +197,11 @@ static int set_has(key_set *_Atomic *set, uint64_t key)
             return 0;
     }
     return 0;
+}
+
+static int set_has(key_set *_Atomic *set, uint64_t key)
+{
+    return set_in(atomic_load_explicit(set, memory_order_acquire), key);
 }
 
 /* Under the graph lock, key known to be absent: into the first free or removed slot. */
@@ -332,14 +339,15 @@ static void node_init(node *n, lt_lock *l, uint32_t gen, lt_kind kind, const voi
 }
 
 /* n onto the list of all nodes: under the graph lock, or in the gate beside others doing the
- * same (each head is pushed down by one of them only, so each prev is written once). */
+ * same (each head is pushed down by one of them only, so each prev is written once, after
+ * the node_init of the thread that pushed it: acquire and release). */
 static void node_list(node *n)
 {
-    node *head = __atomic_load_n(&all_nodes, __ATOMIC_RELAXED);
+    node *head = __atomic_load_n(&all_nodes, __ATOMIC_ACQUIRE);
     do
         n->next = head;
-    while (!__atomic_compare_exchange_n(&all_nodes, &head, n, 1, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED));
+    while (!__atomic_compare_exchange_n(&all_nodes, &head, n, 1, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE));
     if (head)
         head->prev = n;
 }
@@ -457,26 +465,119 @@ static key_set *known_refill(key_set *k)
 }
 
 /*
- * Under the graph lock, fp absent. 0 when out of memory. When half the slots are used, a set
- * of which at most a quarter are fingerprints of dead edges is copied into one twice as large:
- * a sequential read, where walking the edges would miss the cache on each. Otherwise it is made
- * again from the edges in the graph, which drops those fingerprints: in place when it is large
- * enough, else into a larger mapping. Readers are not stopped: one racing with the refill may
- * miss a fingerprint (it then takes the graph lock, where the answer is exact), and any it
- * finds was in the graph (or names an ending identity). A replaced set stays mapped, as a
- * reader may be inside it; sets only grow (twice as large at least), so all of them together
- * are at most twice the largest.
+ * Growing the known set outside the graph lock. known_add's copy of a set of a million
+ * fingerprints kept every other thread waiting for tens of ms: in the `lazy` stress row (4
+ * threads, 0.9 M new edges) those copies were nearly all of the lock's hold time. So once
+ * the set is GROW_AT full, the first thread to see it (known_grow) copies it into a set twice
+ * as large outside the lock, while the others go on adding to the old one, which may fill to
+ * three quarters meanwhile (known_full); each fingerprint added meanwhile, in the gate or under
+ * the lock, is also written to a log. Then it takes the lock, adds the logged ones (or, when
+ * the log overflowed, reads the old set again) and publishes the copy - unless known_add
+ * copied or refilled the set meanwhile (it filled up first), when the copy is dropped.
+ * `growing` changes only under the lock, with the gate shut, so an adder sees it set from the
+ * first fingerprint the copy may miss to the end.
+ */
+#define GROW_AT(slots) ((slots) / 16 * 7) /* used, a set is copied (just below full) */
+#define GROW_LOG ((size_t)1 << 18)        /* fingerprints logged while a copy is made */
+
+static _Atomic int growing;          /* a copy of the known set is being made */
+static _Atomic size_t grow_nlogged;  /* fingerprints added meanwhile (some past the log's end) */
+static uint64_t *grow_log;           /* mapped by the first copy */
+
+/* Is the known set k full when `used` of its slots are? At half of them; at three quarters
+ * while a copy twice as large is being made, so that the copy is not wasted. */
+static int known_full(const key_set *k, size_t used)
+{
+    size_t slots = k->mask + 1;
+    return used > (atomic_load_explicit(&growing, memory_order_relaxed) ? slots / 4 * 3
+                                                                        : slots / 2);
+}
+
+/* Under the graph lock or in the gate: fp was added to the known set. */
+static void known_logged(uint64_t fp)
+{
+    if (lt_likely(!atomic_load_explicit(&growing, memory_order_relaxed)))
+        return;
+    size_t i = atomic_fetch_add_explicit(&grow_nlogged, 1, memory_order_relaxed);
+    if (i < GROW_LOG)
+        grow_log[i] = fp;
+}
+
+/*
+ * Under the graph lock, fp absent. 0 when out of memory. When the set is full (known_grow
+ * came too late or not at all), a set of which at most a quarter are fingerprints of dead
+ * edges is copied into one twice as large: a sequential read, where walking the edges would
+ * miss the cache on each. Otherwise it is made again from the edges in the graph, which drops
+ * those fingerprints: in place when it is large enough, else into a larger mapping. Readers
+ * are not stopped: one racing with the refill may miss a fingerprint (it then takes the graph
+ * lock, where the answer is exact), and any it finds was in the graph (or names an ending
+ * identity). A replaced set stays mapped, as a reader may be inside it; sets only grow (twice
+ * as large at least), so all of them together are at most twice the largest.
  */
 static int known_add(uint64_t fp)
 {
     key_set *k = atomic_load_explicit(&known, memory_order_relaxed);
-    if (!k || (k->used + 1) * 2 > k->mask + 1)
+    if (!k || known_full(k, k->used + 1)) {
         k = k && known_stale * 4 <= k->used ? set_copy(&known, 2 * (k->mask + 1))
                                              : known_refill(k);
+        known_epoch++;
+    }
     if (!k)
         return 0;
     set_put(k, fp);
+    known_logged(fp);
     return 1;
+}
+
+/* Under the graph lock: the keys of k (or of the log) that g lacks, into g. */
+static void known_catch_up(key_set *g, const key_set *k, size_t nlogged)
+{
+    for (size_t i = 0; nlogged > GROW_LOG && i <= k->mask; i++) {
+        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
+        if (v != 0 && v != TOMB && !set_in(g, v))
+            set_put(g, v);
+    }
+    for (size_t i = 0; nlogged <= GROW_LOG && i < nlogged; i++)
+        if (!set_in(g, grow_log[i]))
+            set_put(g, grow_log[i]);
+}
+
+/* Outside the graph lock and the gate: the known set copied into one twice as large if it is
+ * GROW_AT full and no other thread is copying it. */
+static void known_grow(void)
+{
+    key_set *k = atomic_load_explicit(&known, memory_order_acquire), *g = NULL;
+    if (!k || atomic_load_explicit(&k->used, memory_order_relaxed) < GROW_AT(k->mask + 1) ||
+        atomic_load_explicit(&growing, memory_order_relaxed))
+        return;
+    graph_enter();
+    int mine = k == atomic_load_explicit(&known, memory_order_relaxed) &&
+               !atomic_load_explicit(&growing, memory_order_relaxed) &&
+               (grow_log || (grow_log = lt_map(GROW_LOG * sizeof *grow_log)));
+    unsigned epoch = known_epoch;
+    if (mine) {
+        atomic_store_explicit(&growing, 1, memory_order_relaxed);
+        atomic_store_explicit(&grow_nlogged, 0, memory_order_relaxed);
+    }
+    graph_leave();
+    if (!mine)
+        return;
+    g = set_map(2 * (k->mask + 1));
+    for (size_t i = 0; g && i <= k->mask; i++) {
+        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
+        if (v != 0 && v != TOMB)
+            set_put(g, v);
+    }
+    graph_enter();
+    if (g && known_epoch == epoch) {
+        known_catch_up(g, k, atomic_load_explicit(&grow_nlogged, memory_order_relaxed));
+        atomic_store_explicit(&known, g, memory_order_release);
+        known_epoch++;
+    } else if (g) {
+        lt_platform_unmap(g, sizeof *g + (g->mask + 1) * sizeof g->slot[0]);
+    }
+    atomic_store_explicit(&growing, 0, memory_order_relaxed);
+    graph_leave();
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -1112,12 +1213,18 @@ static int edge_link(edge *e, const lt_held *h, node *to, uint64_t fp)
 }
 
 /* Each thread keeps edges of its own for edges_fast, which takes no lock: edges freed to the
- * pool, taken under the graph lock, else a block of new ones (untouched: their pages are
- * faulted in outside the lock). Edges come in small chunks at first, and in chunks of large
- * pages (alloc.c) once a program makes them by the hundred thousand. */
+ * pool, taken under the graph lock, else a block of new ones, untouched: the thread faults
+ * their pages in after it leaves the lock (edges_add), not in the gate or under the lock,
+ * where a page fault (a large page's 2 MB zeroed) keeps the lock's next holder waiting. So
+ * edges_fast leaves WALK edges for the lock, which takes them from the free list (the old
+ * block's rest joins it) before the new block. Edges come in small chunks and blocks at
+ * first, and in chunks of large pages (alloc.c) and blocks of EDGE_BLOCK once a program makes
+ * them by the hundred thousand: blocks of EDGE_CACHE made half of the graph lock's takings in
+ * the `lazy` stress row (4 threads, 0.9 M new edges). */
 #define EDGE_CACHE 256
 #define EDGE_MANY 65536
 #define EDGE_MANY_CHUNK ((size_t)4 << 20)
+#define EDGE_BLOCK 4096
 
 static size_t edge_cache_has(const lt_thread *t)
 {
@@ -1158,19 +1265,24 @@ static void edge_cache_put(lt_thread *t, void *e)
     own_put(&t->edge_free, &t->edge_nfree, e);
 }
 
-/* Under the graph lock: t's edges topped up; fewer when out of memory. */
-static void edge_cache_fill(lt_thread *t)
+/* Under the graph lock: t's edges topped up; fewer when out of memory. 1 when it got a new
+ * block. */
+static int edge_cache_fill(lt_thread *t)
 {
-    if (atomic_load_explicit(&nedges, memory_order_relaxed) >= EDGE_MANY)
+    uint32_t block = EDGE_CACHE;
+    if (atomic_load_explicit(&nedges, memory_order_relaxed) >= EDGE_MANY) {
         edge_pool.arena.chunk = EDGE_MANY_CHUNK;
+        block = EDGE_BLOCK;
+    }
     while (t->edge_nfree < EDGE_CACHE && edge_pool.free)
         edge_cache_put(t, lt_pool_take(&edge_pool)); /* edges_fast writes all of it */
-    if (edge_cache_has(t) < WALK) {
-        for (; t->edge_nblock; t->edge_nblock--, t->edge_block += sizeof(edge))
-            edge_cache_put(t, t->edge_block); /* the rest of the block joins the list */
-        t->edge_block = lt_arena_alloc(&edge_pool.arena, EDGE_CACHE * sizeof(edge), _Alignof(edge));
-        t->edge_nblock = t->edge_block ? EDGE_CACHE : 0;
-    }
+    if (edge_cache_has(t) >= 2 * WALK)
+        return 0;
+    for (; t->edge_nblock; t->edge_nblock--, t->edge_block += sizeof(edge))
+        edge_cache_put(t, t->edge_block); /* the rest of the block joins the list */
+    t->edge_block = lt_arena_alloc(&edge_pool.arena, block * sizeof(edge), _Alignof(edge));
+    t->edge_nblock = t->edge_block ? block : 0;
+    return t->edge_block != NULL;
 }
 
 /* Each thread keeps nodes of its own too, for the new locks edges_fast places (node_fast). */
@@ -1186,13 +1298,15 @@ static void node_cache_put(lt_thread *t, node *n)
     own_put(&t->node_free, &t->node_nfree, n);
 }
 
-/* Under the graph lock: t's edges and nodes topped up; fewer when out of memory. */
-static void caches_fill(lt_thread *t)
+/* Under the graph lock: t's edges and nodes topped up; fewer when out of memory. 1 when it got
+ * a new block of edges. */
+static int caches_fill(lt_thread *t)
 {
     node *n;
-    edge_cache_fill(t);
+    int block = edge_cache_fill(t);
     while (t->node_nfree < NODE_CACHE && (n = lt_pool_take(&node_pool))) /* node_init */
         node_cache_put(t, n);
+    return block;
 }
 
 void lt_order_thread_exit(lt_thread *t)
@@ -1224,33 +1338,41 @@ static int known_claim(key_set *k, uint64_t key)
 }
 
 /*
- * Inside the gate: a node for r's lock, which has none, from t's own, at its address - when
- * that place is free (nothing was reordered, node_place) and every edge hs[i] -> r agrees with
- * it, from a node that is placed. NULL: the lock makes it. (Another thread that makes one at
- * once wins, and this one goes back.)
+ * Inside the gate: a node for the lock l of gen `gen`, which has none, from t's own, at its
+ * address - when that place is free (nothing was reordered, node_place) and lies between the
+ * ords `above` and `below`, where the new edges that need it agree with it. NULL: the lock
+ * makes it. Of two threads making it at once the first to publish it wins; the other takes
+ * that one.
  */
-static node *node_fast(lt_thread *t, lt_held **hs, size_t n, request *r)
+static node *node_fast(lt_thread *t, lt_lock *l, uint32_t gen, lt_kind kind, const void *addr,
+                       int64_t above, int64_t below)
 {
-    lt_lock *l = r->ev->lock;
-    int64_t a = (int64_t)(uintptr_t)r->ev->addr;
+    int64_t a = (int64_t)(uintptr_t)addr;
     key_set *k = atomic_load_explicit(&moved, memory_order_relaxed);
-    if (!t->node_free || node_of(l) || !ord_is_addr(a) || moved_lost || (k && k->live) ||
-        identity_ended(l, r->gen))
+    if (!t->node_free || node_of(l) || !ord_is_addr(a) || a <= above || a >= below ||
+        moved_lost || (k && k->live) || identity_ended(l, gen))
         return NULL;
-    for (size_t i = 0; i < n; i++) {
-        node *from = node_find(hs[i]->lock, hs[i]->gen);
-        if (!from || !from->ord || from->ord >= a)
-            return NULL;
-    }
-    node *x = node_cache_take(t), *none = NULL;
-    node_init(x, l, r->gen, r->ev->kind, r->ev->addr, a);
-    if (!atomic_compare_exchange_strong_explicit(&l->order_node, &none, x, memory_order_release,
-                                                 memory_order_relaxed)) {
+    node *x = node_cache_take(t), *other = NULL;
+    node_init(x, l, gen, kind, addr, a);
+    if (!atomic_compare_exchange_strong_explicit(&l->order_node, &other, x, memory_order_release,
+                                                 memory_order_acquire)) {
         node_cache_put(t, x);
-        return NULL;
+        return other->gen == gen ? other : NULL;
     }
     node_list(x);
     return x;
+}
+
+/* Inside the gate: the node of r's lock, made (node_fast) above the placed nodes of hs when it
+ * has none; those of hs without one are made below it (edges_fast). */
+static node *node_target(lt_thread *t, lt_held **hs, size_t n, const request *r)
+{
+    node *to = node_find(r->ev->lock, r->gen), *from;
+    int64_t above = 0;
+    for (size_t i = 0; !to && i < n; i++)
+        if ((from = node_find(hs[i]->lock, hs[i]->gen)) && from->ord > above)
+            above = from->ord;
+    return to ? to : node_fast(t, r->ev->lock, r->gen, r->ev->kind, r->ev->addr, above, ORD_LAST);
 }
 
 /*
@@ -1268,17 +1390,19 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, edge *d, size_t n, request
     const lt_thread_info *who;
     node *to;
     if (atomic_load_explicit(&nback, memory_order_relaxed) || reap_pending() ||
-        edge_cache_has(t) < n || !k || !(who = thread_kept_find(&r->thread)) ||
-        !((to = node_find(r->ev->lock, r->gen)) || (to = node_fast(t, hs, n, r))) ||
-        !to->ord || node_sweep_due(to))
+        edge_cache_has(t) < n + WALK || !k || !(who = thread_kept_find(&r->thread)) ||
+        !(to = node_target(t, hs, n, r)) || !to->ord || node_sweep_due(to))
         return n;
-    if ((atomic_fetch_add_explicit(&k->used, n, memory_order_relaxed) + n) * 2 > k->mask + 1) {
+    if (known_full(k, atomic_fetch_add_explicit(&k->used, n, memory_order_relaxed) + n)) {
         atomic_fetch_sub_explicit(&k->used, n, memory_order_relaxed);
         return n; /* the set must grow: under the lock */
     }
     size_t left = 0, added = 0;
     for (size_t i = 0; i < n; i++) {
         node *from = node_find(hs[i]->lock, hs[i]->gen);
+        if (!from)
+            from = node_fast(t, hs[i]->lock, hs[i]->gen, (lt_kind)hs[i]->kind, hs[i]->addr, 0,
+                             to->ord);
         if (!from || !from->ord || from->ord >= to->ord || node_sweep_due(from)) {
             hs[left] = hs[i];
             fps[left] = fps[i];
@@ -1287,6 +1411,7 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, edge *d, size_t n, request
         }
         if (!known_claim(k, fps[i]))
             continue;
+        known_logged(fps[i]);
         edge *e = edge_cache_take(t);
         *e = d[i];
         e->thread = who;
@@ -1315,6 +1440,7 @@ static int fp_repeated(const uint64_t *fps, size_t i)
  * when out of memory. */
 static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
 {
+    lt_thread *t = r->ev->self;
     edge d[WALK];
     node *to = NULL;
     const lt_thread_info *who = NULL;
@@ -1322,6 +1448,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
     int fresh; /* r's lock has no node: no edge into it is known, none need be looked up */
     for (size_t i = 0; i < n; i++)
         edge_describe(&d[i], hs[i], r);
+    known_grow();
     if (gate_enter()) {
         n = edges_fast(hs, fps, d, n, r);
         gate_leave();
@@ -1330,7 +1457,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
     }
     graph_enter();
     reap(REAP_STEP * n);
-    caches_fill(r->ev->self);
+    int block = caches_fill(t);
     fresh = node_fresh(r->ev->lock, r->gen);
     for (size_t i = 0; i < n && !failed; i++) {
         if (fresh ? fp_repeated(fps, i) : set_has(&known, fps[i]))
@@ -1343,7 +1470,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
             to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
             who = thread_intern(&r->thread);
         }
-        edge *e = to && who && edge_cache_has(r->ev->self) ? edge_cache_take(r->ev->self) : NULL;
+        edge *e = to && who && edge_cache_has(t) ? edge_cache_take(t) : NULL;
         if (e) {
             *e = d[i];
             e->thread = who;
@@ -1356,6 +1483,8 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
         r->added |= !failed;
     }
     graph_leave();
+    if (block)
+        lt_prefault(t->edge_block, t->edge_nblock * sizeof(edge));
     if (failed)
         lt_report_out_of_memory();
     return !failed;
@@ -1608,6 +1737,7 @@ void lt_order_fork(lt_fork_phase phase)
     } else {
         atomic_store(&gate.in, 0); /* no thread is in edges_fast, but some may have counted */
         atomic_store(&gate.shut, 0);
+        atomic_store(&growing, 0); /* a copy another thread was making is lost */
         lt_spin_fork(&graph_lock, phase);
     }
 }
