@@ -1217,14 +1217,24 @@ static int edge_link(edge *e, const lt_held *h, node *to, uint64_t fp)
  * their pages in after it leaves the lock (edges_add), not in the gate or under the lock,
  * where a page fault (a large page's 2 MB zeroed) keeps the lock's next holder waiting. So
  * edges_fast leaves WALK edges for the lock, which takes them from the free list (the old
- * block's rest joins it) before the new block. Edges come in small chunks and blocks at
- * first, and in chunks of large pages (alloc.c) and blocks of EDGE_BLOCK once a program makes
- * them by the hundred thousand: blocks of EDGE_CACHE made half of the graph lock's takings in
- * the `lazy` stress row (4 threads, 0.9 M new edges). */
+ * block's rest joins it) before the new block. Blocks grow with the graph, from EDGE_CACHE
+ * edges to EDGE_BLOCK (blocks of EDGE_CACHE made half of the graph lock's takings in the
+ * `lazy` stress row: 4 threads, 0.9 M new edges), and so do the nodes a thread keeps; edges
+ * come in chunks of large pages (alloc.c) once a program makes them by the hundred thousand. */
 #define EDGE_CACHE 256
+#define EDGE_BLOCK 4096
 #define EDGE_MANY 65536
 #define EDGE_MANY_CHUNK ((size_t)4 << 20)
-#define EDGE_BLOCK 4096
+#define NODE_CACHE 64
+#define NODE_MANY 1024
+
+/* How many edges or nodes a thread takes at a time: one per `per` edges in the graph, from
+ * `least` to `most`. */
+static uint32_t cache_size(size_t per, uint32_t least, uint32_t most)
+{
+    size_t n = atomic_load_explicit(&nedges, memory_order_relaxed) / per;
+    return n < least ? least : n > most ? most : (uint32_t)n;
+}
 
 static size_t edge_cache_has(const lt_thread *t)
 {
@@ -1269,11 +1279,9 @@ static void edge_cache_put(lt_thread *t, void *e)
  * block. */
 static int edge_cache_fill(lt_thread *t)
 {
-    uint32_t block = EDGE_CACHE;
-    if (atomic_load_explicit(&nedges, memory_order_relaxed) >= EDGE_MANY) {
+    uint32_t block = cache_size(16, EDGE_CACHE, EDGE_BLOCK);
+    if (atomic_load_explicit(&nedges, memory_order_relaxed) >= EDGE_MANY)
         edge_pool.arena.chunk = EDGE_MANY_CHUNK;
-        block = EDGE_BLOCK;
-    }
     while (t->edge_nfree < EDGE_CACHE && edge_pool.free)
         edge_cache_put(t, lt_pool_take(&edge_pool)); /* edges_fast writes all of it */
     if (edge_cache_has(t) >= 2 * WALK)
@@ -1286,7 +1294,6 @@ static int edge_cache_fill(lt_thread *t)
 }
 
 /* Each thread keeps nodes of its own too, for the new locks edges_fast places (node_fast). */
-#define NODE_CACHE 64
 
 static node *node_cache_take(lt_thread *t)
 {
@@ -1304,7 +1311,8 @@ static int caches_fill(lt_thread *t)
 {
     node *n;
     int block = edge_cache_fill(t);
-    while (t->node_nfree < NODE_CACHE && (n = lt_pool_take(&node_pool))) /* node_init */
+    uint32_t keep = cache_size(64, NODE_CACHE, NODE_MANY);
+    while (t->node_nfree < keep && (n = lt_pool_take(&node_pool))) /* node_init */
         node_cache_put(t, n);
     return block;
 }
