@@ -1482,7 +1482,7 @@ static edge *edge_find(const lt_held *h, const request *r, node *x)
 #define IMPLY_MAX 64          /* implied edges one ending makes */
 #define IMPLY_LOOK 65536      /* (edge in, edge out) pairs one ending looks at */
 #define IMPLY_HOPS 16         /* plain edges on an implied edge's path */
-#define IMPLIES_LOOK 8        /* list entries node_implies reads before it asks the lock */
+#define IMPLIES_LOOK 64       /* list entries node_implies reads before it asks the lock */
 
 static lt_pool implied_pool = LT_POOL(implied, LT_ARENA_CHUNK);
 
@@ -1496,10 +1496,11 @@ static uint64_t ident_key(const lt_lock *l, uint32_t gen)
 }
 
 /* The lock the edge h -> ev stands in for too, as ident_key: the newest lock held under h,
- * looked for among WALK entries (a removed one leaves a hole); 0 when there is none. (Only
- * an anchor needs it, where the walk stops, walk_held; under any other lock the walk went on
- * and made that lock's edge, which the graph then knows. A lock under h that ended since is
- * kept too: no edge leads from it any more, so it implies nothing.) */
+ * looked for among WALK entries (a removed one leaves a hole); 0 when there is none. Only an
+ * anchor needs it, where the walk stops (walk_held); under any other lock the walk went on and
+ * made that lock's edge, which the graph then knows, so asking is dearer than keeping it. A
+ * lock under h that ended since is kept too: no edge leads from it any more, so it implies
+ * nothing. */
 static __attribute__((noinline)) uint64_t held_below_far(const lt_thread *t, const lt_held *h)
 {
     for (const lt_held *k = h - 1, *stop = h - WALK < t->held ? t->held : h - WALK; k-- != stop;)
@@ -1538,15 +1539,20 @@ static void implied_put(implied *v)
     }
 }
 
-/* Has x a live edge on `side` (OUT: one with a lock under its anchor)? Read in the gate; 1
- * when the first IMPLIES_LOOK entries do not tell. */
+/* Is e, in a list of `side` of a node that ends, a live edge whose other end lives (OUT: with
+ * a lock under its anchor)? A dead edge's other end may be freed: it is not followed. */
+static inline int edge_may_imply(const edge *e, int side)
+{
+    return !e->dead && !node_dead(side == OUT ? e->to : e->from) && (side == IN || e->below);
+}
+
+/* Has x such an edge on `side`? Read in the gate; 1 when the first IMPLIES_LOOK entries do
+ * not tell. */
 static inline int list_may_imply(const node *x, int side)
 {
     const edge *e = __atomic_load_n(&x->list[side], __ATOMIC_ACQUIRE);
     for (size_t looked = 0; e; e = e->next[side]) {
-        if (!e->dead && !node_dead(side == OUT ? e->to : e->from) && (side == IN || e->below))
-            return 1;
-        if (++looked == IMPLIES_LOOK)
+        if (edge_may_imply(e, side) || ++looked == IMPLIES_LOOK)
             return 1;
     }
     return 0;
@@ -1617,19 +1623,27 @@ static __attribute__((cold)) int imply(edge *i, edge *o, const node *x, const lt
 }
 
 /* Under the graph lock, x's identity ending (`how`): the edges it implied between live locks
- * become implied edges. */
+ * become implied edges. Its lists are read, not swept: dead edges in them are left to the
+ * reaping, which a program that stops making edges never pays for (a block of thousands of
+ * locks freed at once). */
 static __attribute__((cold)) void node_imply(node *x, lt_ended how)
 {
     lt_lock_ref ref;
     int named = 0;
     size_t made = 0, looked = 0;
-    for (edge **lo = &x->list[OUT], *o; (o = edge_live(lo, OUT)); lo = &o->next[OUT]) {
-        if (!o->below || !node_live(o->to))
+    const edge *in = x->list[IN];
+    while (in && !edge_may_imply(in, IN))
+        in = in->next[IN];
+    if (!in)
+        return; /* no live lock leads into x: each edge out would look at every edge in */
+    for (edge *o = x->list[OUT]; o; o = o->next[OUT]) {
+        if (!edge_may_imply(o, OUT) || !node_live(o->to))
             continue;
-        for (edge **li = &x->list[IN], *i; (i = edge_live(li, IN)); li = &i->next[IN]) {
+        for (edge *i = x->list[IN]; i; i = i->next[IN]) {
             if (made == IMPLY_MAX || ++looked > IMPLY_LOOK)
                 return;
-            if (edge_last(i) != o->below || i->from == o->to || !node_live(i->from))
+            if (!edge_may_imply(i, IN) || edge_last(i) != o->below || i->from == o->to ||
+                !node_live(i->from))
                 continue;
             if (!named)
                 ended_ref(&ref, x, how);
