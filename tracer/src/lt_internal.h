@@ -142,15 +142,19 @@ typedef struct lt_wait_slot {
 #define LT_WALK_SET_BITS 5 /* 32 sets of LT_WALK_WAYS walks */
 #define LT_WALK_WAYS 4
 #define LT_WALKS (LT_WALK_WAYS << LT_WALK_SET_BITS)
+/* Every acquisition reads ra, cfa, n, stack, and slot and caller up to n (callsite.h): they
+ * come first, from a line boundary, so that a walk of a few callers costs two cache lines
+ * (an unaligned one put ra and cfa on two lines, and stack on a fifth). */
 typedef struct lt_walk {
-    uintptr_t ra, cfa;              /* where the walk started */
+    _Alignas(64) uintptr_t ra;      /* where the walk started */
+    uintptr_t cfa;
     uint32_t n;                     /* callers found */
-    uint32_t wrappers;              /* frames 0 .. wrappers-1 are lock wrappers (callsite.c) */
-    uintptr_t slot[LT_CALLERS_MAX]; /* where caller[i] was read */
-    uintptr_t sp[LT_CALLERS_MAX];   /* the stack pointer of the frame that returns to caller[i] */
-    uintptr_t caller[LT_CALLERS_MAX];
     uint32_t stack;                 /* the call site and callers interned, 0 = not yet (stack.c:
                                        lt_stack_site) */
+    uint32_t wrappers;              /* frames 0 .. wrappers-1 are lock wrappers (callsite.c) */
+    uintptr_t slot[LT_CALLERS_MAX]; /* where caller[i] was read */
+    uintptr_t caller[LT_CALLERS_MAX];
+    uintptr_t sp[LT_CALLERS_MAX];   /* the stack pointer of the frame that returns to caller[i] */
 } lt_walk;
 
 /* A stack of recorded frames (call site and callers) the thread interned lately, with its id
