@@ -167,6 +167,38 @@ static inline int lt_unlock_done(lt_thread *t, const void *addr, int rc)
     return 1;
 }
 
+/* Before libc's unlock of addr, in the common case of a mutex's (a write unlock of the newest
+ * entry of a small set, held once, still the lock it was taken as): that entry, with the
+ * lock's writer cleared already. While this thread still holds the lock no other can become
+ * its writer, so a plain store does it, on the line the grant wrote, where after libc's
+ * unlock it takes a compare-and-swap. NULL in every other case (lt_unlock_done does it all). */
+static inline const lt_held *lt_unlock_writer(lt_thread *t, const void *addr)
+{
+    const lt_held *h = lt_held_top(t, addr);
+    if (!h || h->mode != LT_MODE_WRITE || h->depth > 1 ||
+        atomic_load_explicit(&h->lock->gen, memory_order_relaxed) != h->gen)
+        return NULL;
+    atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
+    return h;
+}
+
+/* lt_unlock_done after lt_unlock_writer gave h. An unlock libc refused changed nothing: the
+ * writer goes back (unless another thread named itself since, which libc's refusal says
+ * may happen: the held set was wrong). */
+static inline int lt_unlock_writer_done(lt_thread *t, const lt_held *h, const void *addr, int rc)
+{
+    if (lt_likely(h && rc == 0)) {
+        lt_held_pop(t);
+        return 1;
+    }
+    if (h) {
+        int none = 0;
+        atomic_compare_exchange_strong_explicit(&h->lock->writer, &none, t->info.seq + 1,
+                                                memory_order_relaxed, memory_order_relaxed);
+    }
+    return lt_unlock_done(t, addr, rc);
+}
+
 static inline void lt_after_unlock(lt_event *ev, int rc)
 {
     if (!lt_unlock_done(ev->self, ev->addr, rc))
