@@ -24,6 +24,12 @@
  *                            it is ready; the first worker, the last to signal that variable,
  *                            blocks on the queue lock meanwhile, and the new one takes a while
  *                            (its setup, 300 ms) to signal: no deadlock, no warning (rsyslog)
+ *   harm cond-woken          the same owner waits, holding the queue, for a worker it just
+ *                            started; the worker says it is ready with a broadcast while
+ *                            another thread holds the pool mutex, so the woken owner waits
+ *                            for that mutex, then blocks on the queue lock: no deadlock, no
+ *                            warning (rsyslog under load: the broadcast's sender looked like
+ *                            the owner's next hope)
  *   harm pshared-fork        a thread holds a process-shared mutex and rwlock (write) in
  *                            shared memory when main forks; the child takes both, blocking
  *                            until that thread, alive in the parent, releases them: the child
@@ -272,6 +278,55 @@ static int cond_new_worker(void)
     return 0;
 }
 
+static pthread_mutex_t woken_queue = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t woken_pool = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t woken_cv = PTHREAD_COND_INITIALIZER;
+static _Atomic int woken_started, woken_pool_taken;
+static blocked_probe woken_owner_waits, woken_worker_queues;
+
+static void *woken_worker(void *arg)
+{
+    while (!atomic_load(&woken_pool_taken))
+        sched_yield();
+    atomic_store(&woken_started, 1);
+    pthread_cond_broadcast(&woken_cv); /* without the pool mutex: the main thread has it */
+    blocked_announce(&woken_worker_queues);
+    pthread_mutex_lock(&woken_queue);
+    pthread_mutex_unlock(&woken_queue);
+    return arg;
+}
+
+static void *woken_owner(void *arg)
+{
+    pthread_t worker;
+    pthread_mutex_lock(&woken_queue);
+    pthread_mutex_lock(&woken_pool);
+    if (pthread_create(&worker, NULL, woken_worker, NULL) != 0)
+        return NULL;
+    blocked_announce(&woken_owner_waits);
+    while (!atomic_load(&woken_started))
+        pthread_cond_wait(&woken_cv, &woken_pool);
+    pthread_mutex_unlock(&woken_pool);
+    pthread_mutex_unlock(&woken_queue);
+    pthread_join(worker, NULL);
+    return arg;
+}
+
+static int cond_woken(void)
+{
+    pthread_t owner;
+    void *ok = NULL;
+    if (pthread_create(&owner, NULL, woken_owner, &woken_started) != 0)
+        return 1;
+    blocked_until(&woken_owner_waits); /* in its condition wait: the pool mutex is free */
+    pthread_mutex_lock(&woken_pool);
+    atomic_store(&woken_pool_taken, 1);
+    blocked_until(&woken_worker_queues); /* broadcast sent, blocked on the owner's queue */
+    pthread_mutex_unlock(&woken_pool);
+    pthread_join(owner, &ok);
+    return ok ? 0 : 1;
+}
+
 /* Shared with the fork child: the locks and how far the child got. */
 static struct shared_locks {
     pthread_mutex_t m;
@@ -514,6 +569,8 @@ int main(int argc, char **argv)
         rc = fd_reuse();
     else if (!strcmp(s, "cond-new-worker"))
         rc = cond_new_worker();
+    else if (!strcmp(s, "cond-woken"))
+        rc = cond_woken();
     else if (!strcmp(s, "pshared-fork"))
         rc = pshared_fork();
     else if (!strcmp(s, "spin-fork"))
@@ -523,7 +580,7 @@ int main(int argc, char **argv)
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|fd-reuse|cond-new-worker|"
-                        "pshared-fork|spin-fork|timed-cycle\n");
+                        "cond-woken|pshared-fork|spin-fork|timed-cycle\n");
         return 2;
     }
     if (rc == 3)
