@@ -32,6 +32,7 @@ typedef struct queue {
     const void *cv;
     lt_cond_waiter *head, *tail;
     lt_cond_waiter *unmarked; /* the oldest waiter no signal has marked, NULL = none */
+    uint64_t arrivals;        /* tickets handed out */
 } queue;
 
 typedef struct shard {
@@ -93,6 +94,7 @@ void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w)
     queue *q = queue_of(s, cv);
     if (!q && (q = lt_pool_get(&s->pool)) != NULL) {
         q->cv = cv;
+        q->arrivals = 0;
         q->next = s->queues;
         s->queues = q;
     }
@@ -104,6 +106,7 @@ void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w)
     /* one binding: every earlier waiter agrees with the oldest one or was reported */
     if (q->head && q->head->mutex != w->mutex)
         other = *q->head;
+    w->ticket = q->arrivals++;
     w->prev = q->tail;
     if (q->tail)
         q->tail->next = w;
@@ -166,6 +169,19 @@ void lt_cond_signalled(const void *cv, int all)
     if (q && q->unmarked) /* marked: every waiter before q->unmarked */
         q->unmarked = all ? NULL : q->unmarked->next;
     lt_spin_unlock(&s->lock);
+}
+
+/* The marked waiters are the front of the queue: those older than its oldest unmarked one. */
+int lt_cond_woken(const lt_cond_waiter *w)
+{
+    if (!w->cv)
+        return 0;
+    shard *s = shard_of(w->cv);
+    lt_spin_lock(&s->lock);
+    const queue *q = queue_of(s, w->cv);
+    int woken = !q->unmarked || w->ticket < q->unmarked->ticket;
+    lt_spin_unlock(&s->lock);
+    return woken;
 }
 
 /* Returns 1 when the destroy is to be refused (LOCKTRACE_ACTION=edeadlk). */

@@ -14,6 +14,7 @@ typedef struct lt_cond_waiter {
     lt_thread_info who;
     uintptr_t ra;       /* call site of the wait */
     int api;            /* lt_api of the wait (pthread_cond_wait, cnd_wait) */
+    uint64_t ticket;    /* its arrival in the queue: older waiters have lower tickets */
     struct lt_cond_waiter *next, *prev; /* its condition variable's queue (cond.c) */
 } lt_cond_waiter;
 
@@ -21,6 +22,9 @@ typedef struct lt_cond_waiter {
 void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w);
 void lt_cond_leave(lt_cond_waiter *w);
 void lt_cond_signalled(const void *cv, int all);
+/* Whether a signal or broadcast since w arrived has marked it (1): it no longer waits for
+ * one. 0 while unmarked, and for a wait that was not counted (no memory). */
+int lt_cond_woken(const lt_cond_waiter *w);
 /* A condition wait on cv with ev's mutex, which this thread does not hold. */
 void lt_cond_unheld(lt_event *ev, const void *cv);
 /* ev->addr is the condition variable; 1 when the destroy is refused (LOCKTRACE_ACTION=
