@@ -14,12 +14,14 @@ typedef struct lt_cond_waiter {
     lt_thread_info who;
     uintptr_t ra;       /* call site of the wait */
     int api;            /* lt_api of the wait (pthread_cond_wait, cnd_wait) */
+    uint64_t ticket;    /* its arrival in the queue: older waiters have lower tickets */
     struct lt_cond_waiter *next, *prev; /* its condition variable's queue (cond.c) */
 } lt_cond_waiter;
 
 /* ev is the wait's mutex event (self, ra, api filled). */
 void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w);
-void lt_cond_leave(lt_cond_waiter *w);
+/* woken: the wait returned 0 (a signal or broadcast woke it, or libc woke it spuriously). */
+void lt_cond_leave(lt_cond_waiter *w, int woken);
 void lt_cond_signalled(const void *cv, int all);
 /* A condition wait on cv with ev's mutex, which this thread does not hold. */
 void lt_cond_unheld(lt_event *ev, const void *cv);
