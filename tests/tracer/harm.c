@@ -24,10 +24,21 @@
  *                            it is ready; the first worker, the last to signal that variable,
  *                            blocks on the queue lock meanwhile, and the new one takes a while
  *                            (its setup, 300 ms) to signal: no deadlock, no warning (rsyslog)
+ *   harm cond-woken          the same owner waits, holding the queue, for a worker it just
+ *                            started; the worker says it is ready with a broadcast while
+ *                            another thread holds the pool mutex, so the woken owner waits
+ *                            for that mutex, then blocks on the queue lock: no deadlock, no
+ *                            warning (rsyslog under load: the broadcast's sender looked like
+ *                            the owner's next hope)
  *   harm pshared-fork        a thread holds a process-shared mutex and rwlock (write) in
  *                            shared memory when main forks; the child takes both, blocking
  *                            until that thread, alive in the parent, releases them: the child
  *                            gets them, no report (a fork once orphaned them in the child)
+ *   harm spin-fork           the same with a spinlock in shared memory (its word has no
+ *                            process-shared mark): the child spins in libc's
+ *                            pthread_spin_lock until the parent's thread unlocks it. The
+ *                            parent unlocks once a signal caught the child's thread there
+ *                            (a spinning thread never sleeps in the kernel to be seen)
  *   harm timed-cycle         two threads, each holding one of two mutexes, ask for the other
  *                            with a 1 ms timeout, 1000 times: every round both give up, as
  *                            natively (about 1 ms a round); the tracer once held each round's
@@ -36,7 +47,10 @@
  * would make the stack-reuse cases prove nothing).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -264,12 +278,69 @@ static int cond_new_worker(void)
     return 0;
 }
 
+static pthread_mutex_t woken_queue = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t woken_pool = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t woken_cv = PTHREAD_COND_INITIALIZER;
+static _Atomic int woken_started, woken_pool_taken;
+static blocked_probe woken_owner_waits, woken_worker_queues;
+
+static void *woken_worker(void *arg)
+{
+    while (!atomic_load(&woken_pool_taken))
+        sched_yield();
+    atomic_store(&woken_started, 1);
+    pthread_cond_broadcast(&woken_cv); /* without the pool mutex: the main thread has it */
+    blocked_announce(&woken_worker_queues);
+    pthread_mutex_lock(&woken_queue);
+    pthread_mutex_unlock(&woken_queue);
+    return arg;
+}
+
+static void *woken_owner(void *arg)
+{
+    pthread_t worker;
+    pthread_mutex_lock(&woken_queue);
+    pthread_mutex_lock(&woken_pool);
+    if (pthread_create(&worker, NULL, woken_worker, NULL) != 0)
+        return NULL;
+    blocked_announce(&woken_owner_waits);
+    while (!atomic_load(&woken_started))
+        pthread_cond_wait(&woken_cv, &woken_pool);
+    pthread_mutex_unlock(&woken_pool);
+    pthread_mutex_unlock(&woken_queue);
+    pthread_join(worker, NULL);
+    return arg;
+}
+
+static int cond_woken(void)
+{
+    pthread_t owner;
+    void *ok = NULL;
+    if (pthread_create(&owner, NULL, woken_owner, &woken_started) != 0)
+        return 1;
+    blocked_until(&woken_owner_waits); /* in its condition wait: the pool mutex is free */
+    pthread_mutex_lock(&woken_pool);
+    atomic_store(&woken_pool_taken, 1);
+    blocked_until(&woken_worker_queues); /* broadcast sent, blocked on the owner's queue */
+    pthread_mutex_unlock(&woken_pool);
+    pthread_join(owner, &ok);
+    return ok ? 0 : 1;
+}
+
 /* Shared with the fork child: the locks and how far the child got. */
 static struct shared_locks {
     pthread_mutex_t m;
     pthread_rwlock_t rw;
-    _Atomic int held, step, release;
+    pthread_spinlock_t spin;
+    _Atomic int held, step, release, samples;
+    _Atomic uintptr_t pc; /* where the child's thread was at its last SIGUSR1 */
 } *shl;
+
+static int map_shared_locks(void)
+{
+    shl = mmap(NULL, sizeof *shl, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    return shl == MAP_FAILED ? -1 : 0;
+}
 
 static void *pshared_holder(void *arg)
 {
@@ -308,8 +379,7 @@ static int release_when_child_blocks(pid_t child, int step, int *status)
 
 static int pshared_fork(void)
 {
-    shl = mmap(NULL, sizeof *shl, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (shl == MAP_FAILED)
+    if (map_shared_locks() != 0)
         return 1;
     pthread_mutexattr_t ma;
     pthread_rwlockattr_t ra;
@@ -341,6 +411,98 @@ static int pshared_fork(void)
         !release_when_child_blocks(child, 2, &status) || waitpid(child, &status, 0) != child ||
         !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         fprintf(stderr, "harm: the fork child did not get the locks (status 0x%x)\n", status);
+        return 1;
+    }
+    pthread_join(holder, NULL);
+    return 0;
+}
+
+static void *spin_holder(void *arg)
+{
+    pthread_spin_lock(&shl->spin);
+    atomic_store(&shl->held, 1);
+    while (atomic_load(&shl->release) < 1)
+        sched_yield();
+    pthread_spin_unlock(&shl->spin);
+    return arg;
+}
+
+static void note_pc(int sig, siginfo_t *info, void *uc)
+{
+    const mcontext_t *mc = &((const ucontext_t *)uc)->uc_mcontext;
+    (void)sig;
+    (void)info;
+#if defined(__x86_64__)
+    atomic_store(&shl->pc, (uintptr_t)mc->gregs[REG_RIP]);
+#elif defined(__aarch64__)
+    atomic_store(&shl->pc, (uintptr_t)mc->pc);
+#else
+#error "harm spin-fork reads the interrupted pc on x86-64 and AArch64 only"
+#endif
+    atomic_fetch_add(&shl->samples, 1);
+}
+
+/* Where libc's own pthread_spin_lock lies, [*lo, *hi): the tracer's is another function. */
+static int libc_spin_lock(uintptr_t *lo, uintptr_t *hi)
+{
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    void *fn = libc ? dlsym(libc, "pthread_spin_lock") : NULL;
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    if (!fn || !dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size)
+        return -1;
+    *lo = (uintptr_t)info.dli_saddr;
+    *hi = *lo + sym->st_size;
+    return 0;
+}
+
+/* Interrupts the child until a signal finds it in [lo, hi); 0 when it ended first. */
+static int child_reaches(pid_t child, uintptr_t lo, uintptr_t hi, int *status)
+{
+    for (;;) {
+        int before = atomic_load(&shl->samples);
+        kill(child, SIGUSR1);
+        while (atomic_load(&shl->samples) == before) {
+            if (waitpid(child, status, WNOHANG) == child)
+                return 0;
+            sched_yield();
+        }
+        uintptr_t pc = atomic_load(&shl->pc);
+        if (pc >= lo && pc < hi)
+            return 1;
+    }
+}
+
+static int spin_fork(void)
+{
+    uintptr_t lo, hi;
+    if (map_shared_locks() != 0 || pthread_spin_init(&shl->spin, PTHREAD_PROCESS_SHARED) != 0 ||
+        libc_spin_lock(&lo, &hi) != 0)
+        return 1;
+    struct sigaction sa = {.sa_sigaction = note_pc, .sa_flags = SA_SIGINFO | SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    pthread_t holder;
+    if (sigaction(SIGUSR1, &sa, NULL) != 0 || pthread_create(&holder, NULL, spin_holder, NULL) != 0)
+        return 1;
+    while (!atomic_load(&shl->held))
+        sched_yield();
+    pid_t child = fork();
+    if (child == 0) {
+        atomic_store(&shl->step, 1);
+        pthread_spin_lock(&shl->spin);
+        pthread_spin_unlock(&shl->spin);
+        _exit(0);
+    }
+    if (child < 0)
+        return 1;
+    int status = 0;
+    while (atomic_load(&shl->step) < 1)
+        sched_yield();
+    int reached = child_reaches(child, lo, hi, &status);
+    atomic_store(&shl->release, 1);
+    if (!reached || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "harm: the fork child did not get the spinlock (status 0x%x)\n", status);
         return 1;
     }
     pthread_join(holder, NULL);
@@ -407,14 +569,18 @@ int main(int argc, char **argv)
         rc = fd_reuse();
     else if (!strcmp(s, "cond-new-worker"))
         rc = cond_new_worker();
+    else if (!strcmp(s, "cond-woken"))
+        rc = cond_woken();
     else if (!strcmp(s, "pshared-fork"))
         rc = pshared_fork();
+    else if (!strcmp(s, "spin-fork"))
+        rc = spin_fork();
     else if (!strcmp(s, "timed-cycle"))
         rc = timed_cycle();
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|fd-reuse|cond-new-worker|"
-                        "pshared-fork|timed-cycle\n");
+                        "cond-woken|pshared-fork|spin-fork|timed-cycle\n");
         return 2;
     }
     if (rc == 3)

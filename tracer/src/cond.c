@@ -188,6 +188,19 @@ void lt_cond_signalled(const void *cv, int all)
     lt_spin_unlock(&s->lock);
 }
 
+/* The marked waiters are the front of the queue: those older than its oldest unmarked one. */
+int lt_cond_woken(const lt_cond_waiter *w)
+{
+    if (!w->cv)
+        return 0;
+    shard *s = shard_of(w->cv);
+    lt_spin_lock(&s->lock);
+    const queue *q = queue_of(s, w->cv);
+    int woken = is_marked(q, w);
+    lt_spin_unlock(&s->lock);
+    return woken;
+}
+
 /* Returns 1 when the destroy is to be refused (LOCKTRACE_ACTION=edeadlk). */
 int lt_cond_destroy(lt_event *ev)
 {

@@ -23,6 +23,9 @@ void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w);
 /* woken: the wait returned 0 (a signal or broadcast woke it, or libc woke it spuriously). */
 void lt_cond_leave(lt_cond_waiter *w, int woken);
 void lt_cond_signalled(const void *cv, int all);
+/* Whether a signal or broadcast since w arrived has marked it (1): it no longer waits for
+ * one. 0 while unmarked, and for a wait that was not counted (no memory). */
+int lt_cond_woken(const lt_cond_waiter *w);
 /* A condition wait on cv with ev's mutex, which this thread does not hold. */
 void lt_cond_unheld(lt_event *ev, const void *cv);
 /* ev->addr is the condition variable; 1 when the destroy is refused (LOCKTRACE_ACTION=

@@ -431,7 +431,10 @@ void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn desc
 
 /* A lock the fork child shares with its parent: the parent's thread that holds it lives on
  * there and will release it. Read with peek: the child must not fault on memory the parent
- * unmapped while a thread held a lock in it. */
+ * unmapped while a thread held a lock in it. A spinlock's word has no process-shared mark
+ * and needs none (no futex: its waiters spin on the word), so shared memory is enough; a
+ * mutex or rwlock must be process-shared, or a waiter sleeps on a futex of its own process
+ * that the parent's unlock never wakes. */
 static int shared_with_parent(const lt_held *h)
 {
     union {
@@ -439,7 +442,11 @@ static int shared_with_parent(const lt_held *h)
         pthread_rwlock_t rw;
     } word;
     size_t size = h->kind == LT_MUTEX ? sizeof word.m : sizeof word.rw;
-    return (h->kind == LT_MUTEX || h->kind == LT_RWLOCK) && !custom(h->lock) &&
+    if (custom(h->lock))
+        return 0;
+    if (h->kind == LT_SPIN)
+        return lt_platform_shared_memory(h->addr);
+    return (h->kind == LT_MUTEX || h->kind == LT_RWLOCK) &&
            lt_platform_peek(&word, h->addr, size) == 0 &&
            lt_platform_lock_pshared(&word, h->kind);
 }

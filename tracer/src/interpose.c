@@ -530,7 +530,7 @@ static int cond_wait(call *c, pthread_cond_t *cv)
         st.released = lt_cond_release(&c->ev, cv, &st.saved);
         lt_cond_arrive(&c->ev, cv, &st.waiter);
         st.arrived = 1;
-        lt_waitfor_cond_begin(&c->ev, cv);
+        lt_waitfor_cond_begin(&c->ev, cv, &st.waiter);
         lt_leave(&lt_tls);
     }
     pthread_cleanup_push(cond_return, &st);

@@ -41,6 +41,11 @@ int lt_platform_mutex_robust(const void *mutex);
  * processes may hold and release it. */
 int lt_platform_lock_pshared(const void *lock, int kind);
 
+/* Nonzero when addr is in a mapping shared with other processes (MAP_SHARED, a fork child's
+ * parent among them), from /proc/self/maps: for a spinlock, whose word has no process-shared
+ * mark. Never allocates. */
+int lt_platform_shared_memory(const void *addr);
+
 /* Nonzero when the rwlock makes readers queue behind waiting writers (glibc:
  * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), read from the lock itself. */
 int lt_platform_rwlock_prefers_writer(const void *rwlock);

@@ -970,3 +970,21 @@ int lt_platform_mapping(uintptr_t addr, lt_mapping *out)
     mapping_scan m = {addr, out};
     return maps_scan(mapping_line, &m);
 }
+
+/* 1 for the line whose mapping holds *arg, 2 when that mapping is shared ('s' in its perms). */
+static int shared_line(const char *line, void *arg)
+{
+    maps_line l;
+    parse_maps_line(line, &l);
+    uintptr_t addr = *(const uintptr_t *)arg;
+    if (addr < l.start || addr >= l.end)
+        return 0;
+    const char *perms = strchr(line, ' ');
+    return perms && strlen(perms) > 4 && perms[4] == 's' ? 2 : 1;
+}
+
+int lt_platform_shared_memory(const void *addr)
+{
+    uintptr_t a = (uintptr_t)addr;
+    return maps_scan(shared_line, &a) == 2;
+}

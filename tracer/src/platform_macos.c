@@ -200,6 +200,13 @@ int lt_platform_lock_pshared(const void *lock, int kind)
     return 0;
 }
 
+/* Only spinlocks ask, and libsystem has none. */
+int lt_platform_shared_memory(const void *addr)
+{
+    (void)addr;
+    return 0;
+}
+
 /* The kernel copies the bytes and reports an unmapped page as an error instead of a fault. */
 int lt_platform_peek(void *dst, const void *src, size_t n)
 {

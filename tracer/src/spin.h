@@ -16,7 +16,8 @@
  *   LT_RANK_REPORT    report_lock (report.c)          symbolization; stack depot (stripe,
  *                                                     arena); the thread dump at abort
  *   LT_RANK_WAITFOR   wf_lock (waitfor.c)             stack depot (steps of a cycle); mapping
- *                                                     memory (its index's links)
+ *                                                     memory (its index's links); a cond
+ *                                                     shard (whether a waiter was woken)
  *   LT_RANK_GRAPH     graph_lock (order.c)            mapping memory only
  *   LT_RANK_REGISTRY  registry_lock (thread.c)        its pool; stack depot (holders of a
  *                                                     long wait)

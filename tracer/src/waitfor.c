@@ -74,7 +74,9 @@ static lt_pool read_links = LT_POOL(lt_wait_link, 64 * 1024);
  * only reported after the grace re-check. The hint holds only while no thread has started
  * since that signal (threads counts them): a thread that starts a worker and waits for it
  * to say it is ready (rsyslog's queues, most thread pools) waits for the new thread, not for
- * the one that signalled last. */
+ * the one that signalled last. Nor does a waiter that a signal since its wait began has
+ * marked (cond.c): woken, it waits for its mutex, not for a signal, however long it takes to
+ * get it. */
 typedef struct signaller {
     _Atomic uintptr_t cond;
     _Atomic int seq;
@@ -299,7 +301,8 @@ static void expand(lt_bfs *b, size_t at)
     } else {
         const signaller *s = signaller_of(w->target);
         if (atomic_load_explicit(&s->cond, memory_order_relaxed) == w->target &&
-            atomic_load_explicit(&s->threads, memory_order_relaxed) == lt_thread_count())
+            atomic_load_explicit(&s->threads, memory_order_relaxed) == lt_thread_count() &&
+            !lt_cond_woken(w->cond_waiter))
             offer(b, at, waiting_thread(BY_SEQ, (uintptr_t)atomic_load_explicit(
                                                     &s->seq, memory_order_relaxed)), NULL);
     }
@@ -324,13 +327,16 @@ static size_t find_cycle(lt_thread *self)
 
 /* ---------------------------------------------------------------------------------------- */
 
-/* Joins and condition waits wait for a thread, not a lock: `target` names what they wait on. */
-static void publish(lt_event *ev, lt_wait_for what, uintptr_t target, uint32_t reads)
+/* Joins and condition waits wait for a thread, not a lock: `target` names what they wait on
+ * (a condition wait's record is cw). */
+static void publish(lt_event *ev, lt_wait_for what, uintptr_t target,
+                    const lt_cond_waiter *cw, uint32_t reads)
 {
     lt_thread *t = ev->self;
     lt_wait_slot *w = &t->waiting;
     w->waits_for = (uint8_t)what;
     w->target = target;
+    w->cond_waiter = cw;
     w->handle = (uintptr_t)pthread_self();
     w->lock = ev->lock;
     w->gen = what == LT_FOR_LOCK ? atomic_load_explicit(&ev->lock->gen, memory_order_relaxed) : 0;
@@ -479,7 +485,7 @@ static void watchdog_start(void);
  * wait that begins while the thread's own wait is published (a signal handler that locks
  * while its thread is blocked) is deferred: the thread stays shown in its outer wait, which
  * it returns to, and the nested one is neither published nor checked. */
-static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
+static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond_waiter *cw)
 {
     lt_thread *t = ev->self;
     if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
@@ -490,7 +496,7 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
     watchdog_start();
     uint32_t reads = read_holds(t);
     lt_spin_lock(&wf_lock);
-    publish(ev, what, target, reads);
+    publish(ev, what, target, cw, reads);
     ev->published = 1;
     size_t n = find_cycle(t);
     frame *first = n ? lt_map(n * sizeof *first) : NULL;
@@ -509,23 +515,23 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target)
  * is to fail instead; lt_waitfor_end follows either way. */
 int lt_waitfor_begin(lt_event *ev)
 {
-    return begin(ev, LT_FOR_LOCK, 0);
+    return begin(ev, LT_FOR_LOCK, 0, NULL);
 }
 
 /* The calling thread is about to wait in pthread_join for `target`. A joiner that holds no
  * lock can close no cycle (nobody waits for it), so only one that does is published. */
 int lt_waitfor_join_begin(lt_event *ev, uintptr_t target)
 {
-    return ev->self->nheld ? begin(ev, LT_FOR_JOIN, target) : 0;
+    return ev->self->nheld ? begin(ev, LT_FOR_JOIN, target, NULL) : 0;
 }
 
 /* The calling thread is about to wait on `cond`, its mutex already out of the held set. As
  * for joins, only a thread that still holds locks can close a cycle. Never vetoed: such a
  * cycle is a warning. */
-void lt_waitfor_cond_begin(lt_event *ev, const void *cond)
+void lt_waitfor_cond_begin(lt_event *ev, const void *cond, const lt_cond_waiter *w)
 {
     if (ev->self->nheld)
-        (void)begin(ev, LT_FOR_SIGNAL, (uintptr_t)cond);
+        (void)begin(ev, LT_FOR_SIGNAL, (uintptr_t)cond, w);
 }
 
 void lt_waitfor_end(lt_event *ev)

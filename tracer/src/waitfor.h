@@ -10,7 +10,7 @@
 
 int lt_waitfor_begin(lt_event *ev);
 int lt_waitfor_join_begin(lt_event *ev, uintptr_t target);
-void lt_waitfor_cond_begin(lt_event *ev, const void *cond);
+void lt_waitfor_cond_begin(lt_event *ev, const void *cond, const lt_cond_waiter *w);
 void lt_waitfor_signalled(lt_thread *t, const void *cond);
 void lt_waitfor_end(lt_event *ev);
 void lt_waitfor_fork(lt_fork_phase phase);
