@@ -538,6 +538,167 @@ NOINLINE void churn_then_invert(void)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * A lock that ends in between: A, X and B taken nested, so the graph has A -> X -> B and no
+ * A -> B (X is an anchor: the edges into B come from it alone); then X ends - destroyed,
+ * freed, initialised again - and the order A before B stays: B then A later is an inversion,
+ * reported through X with every stack. Orders that agree with it, a new lock at X's address
+ * taken the other way, a trylock the other way: silent. The threads run one after another.
+ * ---------------------------------------------------------------------------------------- */
+static pthread_mutex_t *end_a = &mutexes[20], *end_x = &mutexes[21], *end_y = &mutexes[22],
+                       *end_b = &mutexes[23];
+static pthread_rwlock_t *rw_a = &rwlocks[20], *rw_x = &rwlocks[21], *rw_b = &rwlocks[22];
+
+NOINLINE void take_nested(pthread_mutex_t *a, pthread_mutex_t *x, pthread_mutex_t *b)
+{
+    pthread_mutex_lock(a);
+    pthread_mutex_lock(x);
+    pthread_mutex_lock(b);
+    pthread_mutex_unlock(b);
+    pthread_mutex_unlock(x);
+    pthread_mutex_unlock(a);
+}
+
+/* A, X, Y and B nested: X and Y both stand between A and B. */
+NOINLINE void take_nested_4(void)
+{
+    pthread_mutex_lock(end_a);
+    pthread_mutex_lock(end_x);
+    pthread_mutex_lock(end_y);
+    pthread_mutex_lock(end_b);
+    pthread_mutex_unlock(end_b);
+    pthread_mutex_unlock(end_y);
+    pthread_mutex_unlock(end_x);
+    pthread_mutex_unlock(end_a);
+}
+
+NOINLINE void *nested_then_inverted(void *arg)
+{
+    if ((long)arg == 0)
+        take_nested(end_a, end_x, end_b);
+    else
+        take_two(end_b, end_a);
+    return NULL;
+}
+
+NOINLINE void *rw_nested_then_inverted(void *arg)
+{
+    pthread_rwlock_t *order[3] = {rw_a, rw_x, rw_b}, *inverted[2] = {rw_b, rw_a};
+    pthread_rwlock_t **l = (long)arg == 0 ? order : inverted;
+    int n = (long)arg == 0 ? 3 : 2;
+    for (int i = 0; i < n; i++)
+        pthread_rwlock_wrlock(l[i]);
+    for (int i = n; i-- > 0;)
+        pthread_rwlock_unlock(l[i]);
+    return NULL;
+}
+
+/* X destroyed (or, `reinit`, initialised again without a destroy) between the nested A, X, B
+ * and the inverted B, A; `threads`: each in a thread of its own. */
+NOINLINE void ended_destroyed(int threads, int reinit)
+{
+    if (threads)
+        one_after_another(1, nested_then_inverted);
+    else
+        take_nested(end_a, end_x, end_b);
+    if (!reinit)
+        pthread_mutex_destroy(end_x);
+    pthread_mutex_init(end_x, NULL);
+    if (threads) {
+        pthread_t th;
+        pthread_create(&th, NULL, nested_then_inverted, (void *)1);
+        pthread_join(th, NULL);
+    } else {
+        take_two(end_b, end_a);
+    }
+    puts(reinit ? "nested, reinitialised, inverted" : "nested, destroyed, inverted");
+}
+
+NOINLINE void ended_rwlock(void)
+{
+    pthread_t th;
+    pthread_create(&th, NULL, rw_nested_then_inverted, (void *)0);
+    pthread_join(th, NULL);
+    pthread_rwlock_destroy(rw_x);
+    pthread_create(&th, NULL, rw_nested_then_inverted, (void *)1);
+    pthread_join(th, NULL);
+    puts("rwlocks nested, destroyed, inverted");
+}
+
+/* X lives in a heap block, freed without a destroy; the block's memory (malloc hands the same
+ * size back) becomes another mutex, taken alone. */
+NOINLINE void ended_freed(void)
+{
+    pthread_mutex_t *x = malloc(sizeof *x);
+    if (!x)
+        abort();
+    pthread_mutex_init(x, NULL);
+    take_nested(end_a, x, end_b);
+    free(x);
+    pthread_mutex_t *other = malloc(sizeof *other);
+    if (!other)
+        abort();
+    pthread_mutex_init(other, NULL);
+    pthread_mutex_lock(other);
+    pthread_mutex_unlock(other);
+    take_two(end_b, end_a);
+    pthread_mutex_destroy(other);
+    free(other);
+    puts("nested, freed, reused, inverted");
+}
+
+/* A, X, Y, B nested; X and Y destroyed (in that order, or `y_first`); then B, A. */
+NOINLINE void ended_chain(int y_first)
+{
+    take_nested_4();
+    pthread_mutex_destroy(y_first ? end_y : end_x);
+    pthread_mutex_destroy(y_first ? end_x : end_y);
+    take_two(end_b, end_a);
+    puts("nested 4, two destroyed, inverted");
+}
+
+/* Silent: after X's end, only orders that agree with A before B, the new lock at X's address
+ * among them. */
+NOINLINE void ended_consistent(void)
+{
+    take_nested(end_a, end_x, end_b);
+    pthread_mutex_destroy(end_x);
+    pthread_mutex_init(end_x, NULL);
+    take_two(end_a, end_b);
+    take_nested(end_a, end_x, end_b);
+    pthread_mutex_destroy(end_x);
+    pthread_mutex_init(end_x, NULL);
+    take_nested(end_a, end_b, end_x);
+    puts("nested, destroyed, the same order");
+}
+
+/* Silent: the new locks at X's address are taken against X's order (before A, after B): they
+ * are other locks, and A -> B is not against them. */
+NOINLINE void ended_reused_other_order(int reinit)
+{
+    take_nested(end_a, end_x, end_b);
+    if (!reinit)
+        pthread_mutex_destroy(end_x);
+    pthread_mutex_init(end_x, NULL);
+    take_two(end_x, end_a);
+    pthread_mutex_destroy(end_x);
+    pthread_mutex_init(end_x, NULL);
+    take_two(end_b, end_x);
+    puts(reinit ? "nested, reinitialised, new lock the other way" : "nested, destroyed, new lock the other way");
+}
+
+/* Silent: B, then a trylock of A, which cannot block. */
+NOINLINE void ended_trylock(void)
+{
+    take_nested(end_a, end_x, end_b);
+    pthread_mutex_destroy(end_x);
+    pthread_mutex_lock(end_b);
+    if (pthread_mutex_trylock(end_a) == 0)
+        pthread_mutex_unlock(end_a);
+    pthread_mutex_unlock(end_b);
+    puts("nested, destroyed, trylock the other way");
+}
+
+/* ------------------------------------------------------------------------------------------
  * Many reused: 1,000 mutexes with 20,000 edges between them (each taken with the next 20 under
  * it: 40 list entries a lock, too many to remove at once) all end at once, by destroy or by
  * free; the graph reaps them later, a few at a time, as new edges come. New locks at the same
@@ -685,6 +846,28 @@ int main(int argc, char **argv)
         many_reused(1, 0);
     else if (!strcmp(s, "many-freed-cycle"))
         many_reused(1, 1);
+    else if (!strcmp(s, "ended-destroyed"))
+        ended_destroyed(0, 0);
+    else if (!strcmp(s, "ended-destroyed-threads"))
+        ended_destroyed(1, 0);
+    else if (!strcmp(s, "ended-reinit"))
+        ended_destroyed(0, 1);
+    else if (!strcmp(s, "ended-rwlock"))
+        ended_rwlock();
+    else if (!strcmp(s, "ended-freed"))
+        ended_freed();
+    else if (!strcmp(s, "ended-chain"))
+        ended_chain(0);
+    else if (!strcmp(s, "ended-chain-y-first"))
+        ended_chain(1);
+    else if (!strcmp(s, "ended-consistent"))
+        ended_consistent();
+    else if (!strcmp(s, "ended-reused-other-order"))
+        ended_reused_other_order(0);
+    else if (!strcmp(s, "ended-reinit-other-order"))
+        ended_reused_other_order(1);
+    else if (!strcmp(s, "ended-trylock"))
+        ended_trylock();
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;

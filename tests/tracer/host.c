@@ -5,7 +5,10 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +108,49 @@ static void fork_orphan(void)
            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 }
 
+/* The child of a fork holds an error-checking mutex whose owner, for libc, is the parent's
+ * thread: its unlock is refused (EPERM) and changes nothing, so the child still holds it and
+ * is still its writer (the unlock named no writer for a moment: lt_unlock_writer). A thread
+ * of the child that holds n then waits for it, and the child waits for n: a deadlock. */
+static pthread_mutex_t refused, refused_n = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int refused_n_held;
+
+static void *refused_waiter(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&refused_n);
+    atomic_store(&refused_n_held, 1);
+    pthread_mutex_lock(&refused);
+    puts("waiter got the lock"); /* not reached */
+    return NULL;
+}
+
+static void fork_refused_unlock(void)
+{
+    pthread_mutexattr_t a;
+    int status;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+    pthread_mutex_init(&refused, &a);
+    pthread_mutex_lock(&refused);
+    pid_t pid = fork();
+    if (pid == 0) {
+        pthread_t th;
+        printf("child unlock -> %s\n", pthread_mutex_unlock(&refused) == EPERM ? "EPERM" : "?");
+        fflush(stdout);
+        pthread_create(&th, NULL, refused_waiter, NULL);
+        while (!atomic_load(&refused_n_held))
+            sched_yield();
+        pthread_mutex_lock(&refused_n);
+        puts("child got the lock"); /* not reached */
+        _exit(0);
+    }
+    waitpid(pid, &status, 0);
+    pthread_mutex_unlock(&refused);
+    printf("child: %s %d\n", WIFSIGNALED(status) ? "signal" : "exit",
+           WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+
 static void dlopened(const char *path)
 {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -167,6 +213,8 @@ int main(int argc, char **argv)
         forks();
     else if (!strcmp(s, "fork-orphan"))
         fork_orphan();
+    else if (!strcmp(s, "fork-refused-unlock"))
+        fork_refused_unlock();
     else if (!strcmp(s, "dlopen") && argc > 2)
         dlopened(argv[2]);
     else if (!strcmp(s, "dso-annotated"))

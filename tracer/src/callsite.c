@@ -215,7 +215,7 @@ size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uin
     int learned = 0, open = k == from, undecided = 0;
     uintptr_t pc = n ? out[n - 1] : ra, sp = n ? w->sp[n - 1] : cfa;
     if (n)
-        w->caller[n - 1] = pc; /* read by the caller: frame n - 1 returns elsewhere now */
+        w->frame[n - 1].caller = pc; /* read by the caller: frame n - 1 returns elsewhere now */
     w->ra = ra;
     w->cfa = cfa;
     w->stack = 0;
@@ -243,8 +243,8 @@ size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uin
         uintptr_t slot = sp + s->ra_off;
         if (slot + sizeof(uintptr_t) > t->stack_hi || sp + s->size > t->stack_hi)
             break;
-        w->slot[n] = slot;
-        pc = w->caller[n] = out[n] = *(const uintptr_t *)slot;
+        w->frame[n].slot = slot;
+        pc = w->frame[n].caller = out[n] = *(const uintptr_t *)slot;
         sp = w->sp[n] = sp + s->size;
         n++;
     }
@@ -301,7 +301,7 @@ size_t lt_callsite_stack(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *o
 static size_t still_holds(const lt_walk *w, uintptr_t *out)
 {
     size_t n = 0;
-    while (n < w->n && (out[n] = *(const uintptr_t *)w->slot[n]) == w->caller[n])
+    while (n < w->n && (out[n] = *(const uintptr_t *)w->frame[n].slot) == w->frame[n].caller)
         n++;
     return n;
 }
@@ -324,12 +324,20 @@ size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t
     }
     lt_walk *w = &set[t->walk_next[k]++ % LT_WALK_WAYS];
     if (best && w != best) {
-        memcpy(w->slot, best->slot, from * sizeof w->slot[0]);
+        memcpy(w->frame, best->frame, from * sizeof w->frame[0]);
         memcpy(w->sp, best->sp, from * sizeof w->sp[0]);
-        memcpy(w->caller, best->caller, from * sizeof w->caller[0]);
         w->wrappers = best->wrappers;
     }
     return lt_callsite_walk(t, w, from, ra, cfa, out);
+}
+
+/* Does w have the callers out[0 .. n)? */
+static int walk_found(const lt_walk *w, const uintptr_t *out, size_t n)
+{
+    size_t k = 0;
+    while (k < n && w->frame[k].caller == out[k])
+        k++;
+    return k == n;
 }
 
 const lt_walk *lt_callsite_walk_of(lt_thread *t, uintptr_t ra, uintptr_t cfa,
@@ -337,8 +345,7 @@ const lt_walk *lt_callsite_walk_of(lt_thread *t, uintptr_t ra, uintptr_t cfa,
 {
     const lt_walk *w = lt_callsite_set(t, ra);
     for (size_t i = 0; i < LT_WALK_WAYS; i++, w++)
-        if (w->ra == ra && w->cfa == cfa && w->n == n &&
-            !memcmp(w->caller, out, n * sizeof *out))
+        if (w->ra == ra && w->cfa == cfa && w->n == n && walk_found(w, out, n))
             return w;
     return NULL;
 }

@@ -42,10 +42,11 @@ static inline lt_walk *lt_callsite_holding(lt_thread *t, uintptr_t ra, uintptr_t
     for (size_t i = 0; i < LT_WALK_WAYS; i++, w++) {
         if (w->ra != ra || w->cfa != cfa)
             continue;
-        size_t k = 0;
-        while (k < w->n && *(const uintptr_t *)w->slot[k] == w->caller[k])
-            k++;
-        if (lt_likely(k == w->n))
+        const lt_walk_frame *f = w->frame;
+        uint32_t k = w->n;
+        while (k && *(const uintptr_t *)f->slot == f->caller)
+            k--, f++;
+        if (lt_likely(!k))
             return w;
     }
     return NULL;
@@ -64,7 +65,7 @@ static inline lt_walk *lt_callsite_held_walk(lt_thread *t, uintptr_t ra, uintptr
         if (w->ra != ra || w->cfa != cfa)
             continue;
         size_t k = 0;
-        while (k < w->n && (out[k] = *(const uintptr_t *)w->slot[k]) == w->caller[k])
+        while (k < w->n && (out[k] = *(const uintptr_t *)w->frame[k].slot) == w->frame[k].caller)
             k++;
         if (lt_likely(k == w->n)) {
             *n = k;

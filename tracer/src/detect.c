@@ -165,7 +165,7 @@ static void report_bad_unlock(lt_event *ev, int unlocked);
  * silently. */
 static void renew(lt_event *ev)
 {
-    lt_order_forget(ev->lock);
+    lt_order_forget(ev->lock, LT_ENDED_REUSE);
     ev->lock = lt_shadow_reset(ev->self, ev->addr, ev->ra, ev->cfa);
 }
 
@@ -344,7 +344,7 @@ void lt_on_init(lt_event *ev)
     if (h)
         lt_held_remove(ev->self, h);
     lt_lock *l = lt_shadow_reset(ev->self, ev->addr, ev->ra, ev->cfa);
-    lt_order_forget(l);
+    lt_order_forget(l, LT_ENDED_INIT);
     if (l)
         l->api = ev->api;
 }
@@ -375,7 +375,7 @@ void lt_on_destroy(lt_event *ev)
     }
     if (h)
         lt_held_remove(t, h);
-    lt_order_forget(ev->lock);
+    lt_order_forget(ev->lock, LT_ENDED_DESTROY);
     lt_shadow_destroy(ev->addr, ev->lock);
 }
 

@@ -167,6 +167,44 @@ static inline int lt_unlock_done(lt_thread *t, const void *addr, int rc)
     return 1;
 }
 
+/* Whether h, the newest entry, names its lock's writer and goes with this unlock: held for
+ * write once, as the lock it still is (a recycled shadow entry belongs to another address). */
+static inline int lt_unlock_clears_writer(const lt_held *h)
+{
+    return h->mode == LT_MODE_WRITE && h->depth == 1 &&
+           atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen;
+}
+
+/* lt_unlock_done in two halves around libc's unlock, for interpose.c's: before it, the newest
+ * entry when it is for addr (lt_held_top), and when that entry is its lock's writer, the
+ * writer cleared already. While this thread still holds the lock no other can become its
+ * writer, so a plain store does it, on the line the grant wrote, where after libc's unlock it
+ * takes a compare-and-swap. */
+static inline lt_held *lt_unlock_begin(lt_thread *t, const void *addr)
+{
+    lt_held *h = lt_held_top(t, addr);
+    if (h && lt_unlock_clears_writer(h))
+        atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
+    return h;
+}
+
+/* After libc's unlock with result rc, top from lt_unlock_begin: as lt_unlock_done. An unlock
+ * libc refused changed nothing: the writer goes back (unless another thread named itself
+ * since, which the refusal says may be: the held set was wrong). */
+static inline int lt_unlock_end(lt_thread *t, const lt_held *top, const void *addr, int rc)
+{
+    if (lt_likely(top && rc == 0 && top->depth == 1)) {
+        lt_held_pop(t);
+        return 1;
+    }
+    if (top && rc != 0 && lt_unlock_clears_writer(top)) {
+        int none = 0;
+        atomic_compare_exchange_strong_explicit(&top->lock->writer, &none, t->info.seq + 1,
+                                                memory_order_relaxed, memory_order_relaxed);
+    }
+    return lt_unlock_done_slow(t, addr, rc);
+}
+
 static inline void lt_after_unlock(lt_event *ev, int rc)
 {
     if (!lt_unlock_done(ev->self, ev->addr, rc))

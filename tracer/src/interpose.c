@@ -309,7 +309,8 @@ static __attribute__((noinline)) void unlock_unusual(lt_thread *t, int rc, const
 
 /* Unlock: libc first, the held set after (lt_unlock_done), so a refused unlock (EPERM:
  * another thread's error-checking or recursive mutex) changes nothing and an accepted one
- * does not wait for the tracer. The thread enters the tracer before, so that its signal
+ * does not wait for the tracer - but for a plain store that says the lock has no writer
+ * (lt_unlock_begin), which is cheaper while the lock is still held. The thread enters the tracer before, so that its signal
  * handlers pass through while its held set still names the lock. Inline in the pthread entry
  * points, which name the kind. */
 static inline __attribute__((always_inline)) int unlock(const void *lock, lt_kind kind,
@@ -320,8 +321,9 @@ static inline __attribute__((always_inline)) int unlock(const void *lock, lt_kin
     lt_thread *t = enter_thread();
     if (!t)
         return real_unlock(lock, kind);
+    const lt_held *top = lt_unlock_begin(t, lock);
     int rc = real_unlock(lock, kind);
-    if (lt_unlikely(!lt_unlock_done(t, lock, rc)))
+    if (lt_unlikely(!lt_unlock_end(t, top, lock, rc)))
         unlock_unusual(t, rc, lock, kind, api, ra, cfa);
     lt_leave(&lt_tls);
     return rc;

@@ -114,7 +114,7 @@ static void forget_slot(const release *rel, uintptr_t slot)
             report_free_held(rel, addr, l, gen, mine, mine ? NULL : &other);
         if (mine)
             lt_held_remove(rel->t, mine);
-        lt_order_forget(l);
+        lt_order_forget(l, LT_ENDED_FREE);
         lt_stats_forget(l, gen);
         lt_shadow_forget(addr);
         return;

@@ -96,7 +96,7 @@ static void owner_of(lt_thread *t, void *arg)
 
 /* Another thread's frame that holds addr, from its walks: frame 0 of a walk (the function
  * that made the lock call at w->ra) spans [cfa, sp[0]), frame i [sp[i-1], sp[i]). A frame
- * counts only while the return address it keeps (at slot[i]) is still the one the walk read:
+ * counts only while the return address it keeps (at frame[i].slot) is still the one the walk read:
  * then the same call chain is still on the stack there. The thread runs on meanwhile, so
  * every read is a peek. */
 static const char *walked_frame_of(const lt_walk *walks, uintptr_t addr)
@@ -106,13 +106,13 @@ static const char *walked_frame_of(const lt_walk *walks, uintptr_t addr)
         uintptr_t lo = w->cfa, pc = w->ra;
         for (uint32_t i = 0; i < w->n && i < LT_CALLERS; i++) {
             uintptr_t word;
-            if (lt_platform_peek(&word, (const void *)w->slot[i], sizeof word) != 0 ||
-                word != w->caller[i] || w->sp[i] <= lo)
+            if (lt_platform_peek(&word, (const void *)w->frame[i].slot, sizeof word) != 0 ||
+                word != w->frame[i].caller || w->sp[i] <= lo)
                 break;
             if (addr >= lo && addr < w->sp[i])
                 return function_at(pc, 1);
             lo = w->sp[i];
-            pc = w->caller[i];
+            pc = w->frame[i].caller;
         }
     }
     return NULL;

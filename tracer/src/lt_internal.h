@@ -143,15 +143,24 @@ typedef struct lt_wait_slot {
 #define LT_WALK_SET_BITS 5 /* 32 sets of LT_WALK_WAYS walks */
 #define LT_WALK_WAYS 4
 #define LT_WALKS (LT_WALK_WAYS << LT_WALK_SET_BITS)
+typedef struct lt_walk_frame {
+    uintptr_t slot;                 /* where caller was read */
+    uintptr_t caller;
+} lt_walk_frame;
+
+/* Every acquisition reads ra, cfa, n, stack and the frames up to n (callsite.h): they come
+ * first, from a line boundary, each frame's two words side by side, so that a walk of a few
+ * callers costs one or two cache lines, and a walk from the same call site that differs in
+ * the first caller one (an unaligned walk put ra and cfa on two lines, stack on a fifth). */
 typedef struct lt_walk {
-    uintptr_t ra, cfa;              /* where the walk started */
+    _Alignas(64) uintptr_t ra;      /* where the walk started */
+    uintptr_t cfa;
     uint32_t n;                     /* callers found */
-    uint32_t wrappers;              /* frames 0 .. wrappers-1 are lock wrappers (callsite.c) */
-    uintptr_t slot[LT_CALLERS_MAX]; /* where caller[i] was read */
-    uintptr_t sp[LT_CALLERS_MAX];   /* the stack pointer of the frame that returns to caller[i] */
-    uintptr_t caller[LT_CALLERS_MAX];
     uint32_t stack;                 /* the call site and callers interned, 0 = not yet (stack.c:
                                        lt_stack_site) */
+    uint32_t wrappers;              /* frames 0 .. wrappers-1 are lock wrappers (callsite.c) */
+    lt_walk_frame frame[LT_CALLERS_MAX];
+    uintptr_t sp[LT_CALLERS_MAX];   /* the stack pointer of the frame that returns to caller i */
 } lt_walk;
 
 /* A stack of recorded frames (call site and callers) the thread interned lately, with its id

@@ -20,6 +20,16 @@ typedef enum { LT_MUTEX_NORMAL, LT_MUTEX_RECURSIVE, LT_MUTEX_ERRORCHECK } lt_mut
  * is a pthread mutex underneath (glibc), checked alike but named "mtx_t" in reports. */
 typedef enum { LT_API_PTHREAD, LT_API_C11, LT_API_CUSTOM } lt_api; /* CUSTOM: locktrace_mutex_* */
 
+/* How a lock's identity ended, for a report naming a lock that is gone (an order it stood in
+ * for is kept, order.c): LT_ENDED_NOT for one that lives. */
+typedef enum {
+    LT_ENDED_NOT,
+    LT_ENDED_DESTROY,  /* pthread_*_destroy */
+    LT_ENDED_INIT,     /* initialised again without a destroy */
+    LT_ENDED_FREE,     /* its memory was freed or unmapped */
+    LT_ENDED_REUSE     /* its memory became another lock without init */
+} lt_ended;
+
 /* What a blocked thread waits for. */
 typedef enum { LT_FOR_LOCK, LT_FOR_JOIN, LT_FOR_SIGNAL } lt_wait_for;
 

@@ -62,14 +62,22 @@ enum { OUT, IN }; /* an edge's two lists: its from node's out-list, its to node'
 typedef struct edge {
     node *from, *to;                   /* not to be followed once dead (they may be reused) */
     struct edge *next[2];              /* in from->list[OUT], to->list[IN]; under the graph lock */
-    uint32_t from_stack, to_stack;     /* where from was taken, where to was taken under it */
+    union {
+        struct {
+            uint32_t from_stack, to_stack; /* where from was taken, where to was taken under it */
+        };
+        struct implied *via;           /* an implied edge's (thread NULL): "Ended locks" */
+    };
     uint8_t from_mode, to_mode;        /* lt_mode */
     uint8_t from_partial, to_partial;  /* the stack is only the frames recorded with it */
     uint8_t unwound;                   /* both stacks are unwound ones (see request_describe) */
     uint8_t back;                      /* closes a cycle: outside the topological order */
     uint8_t dead;                      /* left the graph with one of its nodes ("Removal") */
     uint8_t lists;                     /* how many of the two lists still hold it */
-    const lt_thread_info *thread;      /* the thread that made it (thread_intern) */
+    const lt_thread_info *thread;      /* the thread that made it (thread_intern); NULL for an
+                                          edge implied through an ended lock */
+    uint64_t below;                    /* ident_key of the lock held right under `from` when
+                                          it was first made, `from` an anchor; 0 = none */
 } edge;
 
 struct lt_order_node {
@@ -89,6 +97,25 @@ struct lt_order_node {
                                        are dead */
     node *dying_next;               /* in a thread's node_gone, or in `dying`, then `reaping` */
 };
+
+/* One edge of an implied edge's path as the graph had it: its first occurrence, or, when it
+ * was implied itself, the path it stood for. */
+typedef struct occurrence {
+    uint32_t from_stack, to_stack;
+    uint8_t from_mode, to_mode, from_partial, to_partial;
+    const lt_thread_info *thread;
+    struct implied *sub;        /* the path of an implied edge; NULL: a plain one */
+} occurrence;
+
+/* What an implied edge from -> to stands for: from -> lock -> to, lock ended ("Ended locks").
+ * Shared by the implied edges and records whose paths contain it (refs); the last frees it. */
+typedef struct implied {
+    uint32_t refs;
+    uint32_t hops;              /* plain edges on the path */
+    uint64_t last;              /* ident_key of the lock right before `to` on the path */
+    lt_lock_ref lock;           /* the ended lock, as reports name it */
+    occurrence in, out;         /* from -> lock, lock -> to */
+} implied;
 
 /* A set of odd 64-bit keys (edge fingerprints, node ords) in open addressing: 0 marks a free
  * slot, TOMB a removed one. Written under the graph lock; the known set is read without it
@@ -511,10 +538,14 @@ static int known_add(uint64_t fp)
 #define FORGET_BATCH 32       /* nodes a thread lets go of before they leave the graph */
 
 /* One of its lists let go of e: the last one frees it. */
+static void implied_put(struct implied *v);
+
 static void edge_drop(edge *e)
 {
     if (--e->lists == 0) {
         ndead--;
+        if (!e->thread)
+            implied_put(e->via);
         lt_pool_put(&edge_pool, e);
     }
 }
@@ -674,17 +705,29 @@ static void nodes_gone_leave(lt_thread *t)
  * While the graph has a cycle a node leaves at once (as in reap), and so does one that a
  * thread not registered lets go of.
  */
-void lt_order_forget(lt_lock *l)
+static int node_implies(const node *x);
+static void node_imply(node *x, lt_ended how);
+
+/* l's node leaves the graph now, under the graph lock, with the edges it implied made. */
+static __attribute__((noinline)) void forget_now(lt_lock *l, lt_ended how)
+{
+    node *n;
+    graph_enter();
+    if ((n = node_of(l)) != NULL) {
+        node_imply(n, how);
+        node_retire(l, n);
+    }
+    graph_leave();
+}
+
+void lt_order_forget(lt_lock *l, lt_ended how)
 {
     node *n = l ? node_of(l) : NULL;
     if (!n)
         return;
     lt_thread *t = lt_tls.self;
-    if (!t || atomic_load_explicit(&nback, memory_order_relaxed)) {
-        graph_enter();
-        if ((n = node_of(l)) != NULL)
-            node_retire(l, n);
-        graph_leave();
+    if (!t || atomic_load_explicit(&nback, memory_order_relaxed) || node_implies(n)) {
+        forget_now(l, how);
         return;
     }
     if (!atomic_compare_exchange_strong(&l->order_node, &n, NULL))
@@ -901,17 +944,40 @@ static size_t cycle_bytes(size_t n)
     return n * (sizeof(lt_edge_info *) + sizeof(lt_edge_info));
 }
 
-/* What edge e says of its occurrence, as a report has it, but the locks. */
-static void edge_info_occurrence(lt_edge_info *i, const edge *e)
+/* What edge e says: its first occurrence, or the path it stands for (not counted in refs). */
+static void occurrence_of(occurrence *o, const edge *e)
+{
+    *o = (occurrence){.from_mode = e->from_mode, .to_mode = e->to_mode};
+    if (!e->thread) {
+        o->sub = e->via;
+        return;
+    }
+    o->from_stack = e->from_stack;
+    o->to_stack = e->to_stack;
+    o->from_partial = e->from_partial;
+    o->to_partial = e->to_partial;
+    o->thread = e->thread;
+}
+
+/* A plain edge's occurrence o, as a report has it, but the locks. */
+static void occurrence_info(lt_edge_info *i, const occurrence *o)
 {
     memset(i, 0, sizeof *i);
-    i->from_mode = (lt_mode)e->from_mode;
-    i->to_mode = (lt_mode)e->to_mode;
-    i->from_stack = e->from_stack;
-    i->to_stack = e->to_stack;
-    i->from_partial = e->from_partial;
-    i->to_partial = e->to_partial;
-    i->thread = *e->thread;
+    i->from_mode = (lt_mode)o->from_mode;
+    i->to_mode = (lt_mode)o->to_mode;
+    i->from_stack = o->from_stack;
+    i->to_stack = o->to_stack;
+    i->from_partial = o->from_partial;
+    i->to_partial = o->to_partial;
+    i->thread = *o->thread;
+}
+
+/* What the plain edge e says of its occurrence, as a report has it, but the locks. */
+static void edge_info_occurrence(lt_edge_info *i, const edge *e)
+{
+    occurrence o;
+    occurrence_of(&o, e);
+    occurrence_info(i, &o);
 }
 
 /* What edge e says, as a report has it; under the graph lock (its nodes are live). */
@@ -922,20 +988,26 @@ static void edge_info(lt_edge_info *i, const edge *e)
     lt_lock_ref_fill(&i->to, e->to->addr, e->to->kind, e->to->lock);
 }
 
+static uint32_t edge_hops(const edge *e);
+static size_t edge_infos(lt_edge_info *copy, size_t k, const edge *e);
+
 /* Copies the cycle of n locks out of the search's path, by value (once the lock is released
- * its edges may go), the closing edge H -> X first, left for the caller to fill. NULL when
- * already reported. One mapping: the pointers, then the edges. */
-static const lt_edge_info **take_cycle(size_t n)
+ * its edges may go), the closing edge H -> X first, left for the caller to fill, an implied
+ * edge as the edges of its path: *m edges in all. NULL when already reported. One mapping:
+ * the pointers, then the edges. */
+static const lt_edge_info **take_cycle(size_t n, size_t *m)
 {
     if (!first_report(cycle_key(n)))
         return NULL;
-    const lt_edge_info **out = lt_map(cycle_bytes(n));
-    lt_edge_info *copy = out ? (lt_edge_info *)(out + n) : NULL;
-    for (size_t i = 0; out && i < n; i++) {
-        if (i > 0)
-            edge_info(&copy[i], cycle_bfs.path[i].via);
+    *m = 1;
+    for (size_t i = 1; i < n; i++)
+        *m += edge_hops(cycle_bfs.path[i].via);
+    const lt_edge_info **out = lt_map(cycle_bytes(*m));
+    lt_edge_info *copy = out ? (lt_edge_info *)(out + *m) : NULL;
+    for (size_t i = 1, k = 1; out && i < n; i++)
+        k = edge_infos(copy, k, cycle_bfs.path[i].via);
+    for (size_t i = 0; out && i < *m; i++)
         out[i] = &copy[i];
-    }
     return out;
 }
 
@@ -1014,11 +1086,14 @@ static void request_describe(request *r)
         request_fill(r, lt_cfg.stacks == LT_STACKS_FULL || site_may_unwind(r->ev->ra));
 }
 
+static inline uint64_t held_below(const lt_thread *t, const lt_held *h);
+
 /* The edge h -> r as it will be kept. */
 static void edge_describe(edge *e, lt_held *h, request *r)
 {
     int partial;
     request_describe(r);
+    e->below = held_below(r->ev->self, h);
     e->from_mode = h->mode;
     e->to_mode = (uint8_t)r->ev->mode;
     e->to_stack = r->to_stack;
@@ -1092,12 +1167,11 @@ static void edge_join(edge *e, node *from, node *to)
     list_push(to, IN, e);
 }
 
-/* Links the new edge e (described, from the pool, its thread kept) into the graph and the
- * order; under the graph lock. 0 when out of memory. */
-static int edge_link(edge *e, const lt_held *h, node *to, uint64_t fp)
+/* Links the new edge e from -> to (described, from the pool, its thread kept or implied)
+ * into the graph and the order; under the graph lock. 0 when out of memory. */
+static int edge_insert(edge *e, node *from, node *to, uint64_t fp)
 {
-    node *from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
-    if (!from || !known_add(fp))
+    if (!known_add(fp))
         return 0;
     nedges++;
     edge_join(e, from, to);
@@ -1109,6 +1183,13 @@ static int edge_link(edge *e, const lt_held *h, node *to, uint64_t fp)
         atomic_fetch_add_explicit(&nback, 1, memory_order_relaxed);
     }
     return 1;
+}
+
+/* The same for the edge from the held lock h. */
+static int edge_link(edge *e, const lt_held *h, node *to, uint64_t fp)
+{
+    node *from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
+    return from && edge_insert(e, from, to, fp);
 }
 
 /* Each thread keeps edges of its own for edges_fast, which takes no lock: edges freed to the
@@ -1377,6 +1458,238 @@ static edge *edge_find(const lt_held *h, const request *r, node *x)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Ended locks. Edges come from the held locks down to the newest anchor only: with A, X and B
+ * taken in that order and held at once, B's acquisition makes X -> B, and A -> B is implied by
+ * A -> X -> B. When X's identity ends its edges go, and the order A -> B would go with them.
+ * So an edge out of an anchor keeps the lock that was held right under it when the edge was
+ * first made (edge.below), and when X ends, each edge X -> S out of it with a lock P below,
+ * where the graph has P -> X, becomes an implied edge P -> S (unless the graph has that edge
+ * already): an edge like any other, which says what happened - S was taken while P was held
+ * - and keeps how it is known, the occurrences of P -> X and X -> S and X as it was
+ * (`implied`), so a report through it names X and shows every stack. It is implied in turn
+ * when P or S ends: its path then grows, and the lock right before S on it (implied.last)
+ * stands for P when an edge out of S names the lock under S. Edges that only chain through X
+ * at different times (X -> A, then later B -> X) imply nothing: no lock was held under X.
+ *
+ * What is kept is the lock under X at X -> S's first occurrence: S taken under X later with
+ * another lock under it implies nothing more. An ending makes at most IMPLY_MAX implied edges,
+ * found among IMPLY_LOOK (edge in, edge out) pairs, each with a path of at most IMPLY_HOPS
+ * plain edges; beyond those bounds an order is lost as it was before. The graph lock is taken
+ * for an ending only when the node has a live edge in and a live edge out with a lock under
+ * its anchor (node_implies, which reads the lists' first entries in the gate): a lock
+ * destroyed after the locks it was taken under costs a look at those entries.
+ * ---------------------------------------------------------------------------------------- */
+#define IMPLY_MAX 64          /* implied edges one ending makes */
+#define IMPLY_LOOK 65536      /* (edge in, edge out) pairs one ending looks at */
+#define IMPLY_HOPS 16         /* plain edges on an implied edge's path */
+#define IMPLIES_LOOK 64       /* list entries node_implies reads before it asks the lock */
+
+static lt_pool implied_pool = LT_POOL(implied, LT_ARENA_CHUNK);
+
+
+/* A lock identity as one number: the entry's address (user space, below 2^48; 64-byte
+ * aligned) and the low 22 bits of its gen, so two identities share one only when 2^22
+ * others came between them at one entry. */
+static uint64_t ident_key(const lt_lock *l, uint32_t gen)
+{
+    return (uint64_t)(uintptr_t)l | (gen & 63) | (uint64_t)(gen >> 6) << 48;
+}
+
+/* The lock the edge h -> ev stands in for too, as ident_key: the newest lock held under h,
+ * looked for among WALK entries (a removed one leaves a hole); 0 when there is none. Only an
+ * anchor needs it, where the walk stops (walk_held); under any other lock the walk went on and
+ * made that lock's edge, which the graph then knows, so asking is dearer than keeping it. A
+ * lock under h that ended since is kept too: no edge leads from it any more, so it implies
+ * nothing. */
+static __attribute__((noinline)) uint64_t held_below_far(const lt_thread *t, const lt_held *h)
+{
+    for (const lt_held *k = h - 1, *stop = h - WALK < t->held ? t->held : h - WALK; k-- != stop;)
+        if (k->lock)
+            return ident_key(k->lock, k->gen);
+    return 0;
+}
+
+static inline uint64_t held_below(const lt_thread *t, const lt_held *h)
+{
+    if (h == t->held)
+        return 0;
+    if (lt_likely(h[-1].lock != NULL))
+        return ident_key(h[-1].lock, h[-1].gen);
+    return held_below_far(t, h);
+}
+
+/* The lock right before e's end on its path, as ident_key: its from, or on an implied edge the
+ * last lock that ended in between. */
+static uint64_t edge_last(const edge *e)
+{
+    return e->thread ? ident_key(e->from->lock, e->from->gen) : e->via->last;
+}
+
+static uint32_t edge_hops(const edge *e)
+{
+    return e->thread ? 1 : e->via->hops;
+}
+
+static void implied_put(implied *v)
+{
+    if (v && --v->refs == 0) {
+        implied_put(v->in.sub);
+        implied_put(v->out.sub);
+        lt_pool_put(&implied_pool, v);
+    }
+}
+
+/* Is e, in a list of `side` of a node that ends, a live edge whose other end lives (OUT: with
+ * a lock under its anchor)? A dead edge's other end may be freed: it is not followed. */
+static inline int edge_may_imply(const edge *e, int side)
+{
+    return !e->dead && !node_dead(side == OUT ? e->to : e->from) && (side == IN || e->below);
+}
+
+/* Has x such an edge on `side`? Read in the gate; 1 when the first IMPLIES_LOOK entries do
+ * not tell. */
+static inline int list_may_imply(const node *x, int side)
+{
+    const edge *e = __atomic_load_n(&x->list[side], __ATOMIC_ACQUIRE);
+    for (size_t looked = 0; e; e = e->next[side]) {
+        if (edge_may_imply(e, side) || ++looked == IMPLIES_LOOK)
+            return 1;
+    }
+    return 0;
+}
+
+/* May x's end imply edges? In the gate nothing is unlinked or freed, so x's lists can be read
+ * without the graph lock; when the gate is shut the lock answers. A list that is empty needs
+ * no gate: x's edges are only added by x's own acquisitions, none of which comes now. */
+static int node_implies(const node *x)
+{
+    if (!__atomic_load_n(&x->list[IN], __ATOMIC_RELAXED) ||
+        !__atomic_load_n(&x->list[OUT], __ATOMIC_RELAXED))
+        return 0;
+    if (!gate_enter())
+        return 1;
+    int may = list_may_imply(x, IN) && list_may_imply(x, OUT);
+    gate_leave();
+    return may;
+}
+
+/* The ended lock x as a report will name it, taken now: its memory may go, and a describe
+ * callback must not see freed memory, so its annotation is dropped. */
+static void ended_ref(lt_lock_ref *r, const node *x, lt_ended how)
+{
+    lt_lock_ref_fill(r, x->addr, (lt_kind)x->kind, x->lock);
+    r->object = NULL;
+    r->describe = NULL;
+    r->generation = x->gen;
+    r->ended = how;
+    if (atomic_load_explicit(&x->lock->gen, memory_order_relaxed) == x->gen) {
+        r->first_stack = x->lock->first_stack;
+        r->first_partial = x->lock->first_partial;
+    }
+}
+
+/* The implied edge from -> to of i = from -> x and o = x -> to, x ended (named ref), unless
+ * the graph has it or its path would be too long; 1 when made. Out of memory, the order is
+ * lost, as it was before implied edges. */
+static __attribute__((cold)) int imply(edge *i, edge *o, const node *x, const lt_lock_ref *ref)
+{
+    node *from = i->from, *to = o->to;
+    uint32_t hops = edge_hops(i) + edge_hops(o);
+    uint64_t fp = fingerprint(from->lock, from->gen, (lt_mode)i->from_mode, to->lock, to->gen,
+                              (lt_mode)o->to_mode);
+    if (hops > IMPLY_HOPS || set_has(&known, fp))
+        return 0;
+    implied *v = lt_pool_take(&implied_pool);
+    edge *e = v ? lt_pool_take(&edge_pool) : NULL;
+    if (!e) {
+        if (v)
+            lt_pool_put(&implied_pool, v);
+        return 0;
+    }
+    *v = (implied){.refs = 1, .hops = hops, .lock = *ref,
+                   .last = o->thread ? ident_key(x->lock, x->gen) : o->via->last};
+    occurrence_of(&v->in, i);
+    occurrence_of(&v->out, o);
+    if (v->in.sub)
+        v->in.sub->refs++;
+    if (v->out.sub)
+        v->out.sub->refs++;
+    *e = (edge){.from_mode = i->from_mode, .to_mode = o->to_mode, .via = v, .below = i->below};
+    if (edge_insert(e, from, to, fp))
+        return 1;
+    implied_put(v);
+    lt_pool_put(&edge_pool, e);
+    return 0;
+}
+
+/* Under the graph lock, x's identity ending (`how`): the edges it implied between live locks
+ * become implied edges. Its lists are read, not swept: dead edges in them are left to the
+ * reaping, which a program that stops making edges never pays for (a block of thousands of
+ * locks freed at once). */
+static __attribute__((cold)) void node_imply(node *x, lt_ended how)
+{
+    lt_lock_ref ref;
+    int named = 0;
+    size_t made = 0, looked = 0;
+    const edge *in = x->list[IN];
+    while (in && !edge_may_imply(in, IN))
+        in = in->next[IN];
+    if (!in)
+        return; /* no live lock leads into x: each edge out would look at every edge in */
+    for (edge *o = x->list[OUT]; o; o = o->next[OUT]) {
+        if (!edge_may_imply(o, OUT) || !node_live(o->to))
+            continue;
+        for (edge *i = x->list[IN]; i; i = i->next[IN]) {
+            if (made == IMPLY_MAX || ++looked > IMPLY_LOOK)
+                return;
+            if (!edge_may_imply(i, IN) || edge_last(i) != o->below || i->from == o->to ||
+                !node_live(i->from))
+                continue;
+            if (!named)
+                ended_ref(&ref, x, how);
+            named = 1;
+            made += (size_t)imply(i, o, x, &ref);
+        }
+    }
+}
+
+static size_t implied_infos(lt_edge_info *copy, size_t k, const implied *v,
+                            const lt_lock_ref *from, const lt_lock_ref *to);
+
+/* Into copy[k]...: the plain edges the occurrence o from -> to stands for; the index after. */
+static size_t occurrence_infos(lt_edge_info *copy, size_t k, const occurrence *o,
+                               const lt_lock_ref *from, const lt_lock_ref *to)
+{
+    if (o->sub)
+        return implied_infos(copy, k, o->sub, from, to);
+    occurrence_info(&copy[k], o);
+    copy[k].from = *from;
+    copy[k].to = *to;
+    return k + 1;
+}
+
+static size_t implied_infos(lt_edge_info *copy, size_t k, const implied *v,
+                            const lt_lock_ref *from, const lt_lock_ref *to)
+{
+    k = occurrence_infos(copy, k, &v->in, from, &v->lock);
+    return occurrence_infos(copy, k, &v->out, &v->lock, to);
+}
+
+/* Into copy[k]...: edge e as a report has it, the plain edges of its path when it is implied;
+ * the index after them. Under the graph lock (its nodes are live). */
+static size_t edge_infos(lt_edge_info *copy, size_t k, const edge *e)
+{
+    if (e->thread) {
+        edge_info(&copy[k], e);
+        return k + 1;
+    }
+    lt_lock_ref from, to;
+    lt_lock_ref_fill(&from, e->from->addr, (lt_kind)e->from->kind, e->from->lock);
+    lt_lock_ref_fill(&to, e->to->addr, (lt_kind)e->to->kind, e->to->lock);
+    return implied_infos(copy, k, e->via, &from, &to);
+}
+
+/* ------------------------------------------------------------------------------------------
  * Chains (lockdep's idea): an acquisition makes edges from a sequence of held locks into the
  * new one, and a program repeats its sequences. A chain's key combines the fingerprints of
  * its edges; once every edge of a chain is in the graph, the key goes into a direct-mapped
@@ -1418,6 +1731,8 @@ static void closing_unwound(lt_edge_info *i, lt_held *h, request *r)
     edge *e = x ? edge_find(h, r, x) : NULL;
     const lt_thread_info *who = e && !e->unwound ? thread_intern(&r->thread) : NULL;
     if (who) {
+        if (!e->thread) /* implied: this occurrence shows it plainly */
+            implied_put(e->via);
         e->from_stack = d.from_stack;
         e->to_stack = d.to_stack;
         e->from_partial = d.from_partial;
@@ -1438,7 +1753,7 @@ static void cycle_check(request *r)
     search s = {r->ev->self, NULL};
     const lt_edge_info **cycle = NULL;
     int unwound = 0;
-    size_t n = 0;
+    size_t n = 0, m = 0;
     graph_enter();
     node *x = node_find(r->ev->lock, r->gen);
     if (x) {
@@ -1447,7 +1762,7 @@ static void cycle_check(request *r)
         stamp++;
         x->mark[r->ev->mode == LT_MODE_WRITE] = stamp;
         n = lt_bfs_run(&cycle_bfs, x, r->ev->mode);
-        cycle = n ? take_cycle(n) : NULL;
+        cycle = n ? take_cycle(n, &m) : NULL;
     }
     if (cycle) {
         const edge *e = edge_find(s.goal, r, x);
@@ -1460,7 +1775,7 @@ static void cycle_check(request *r)
         return;
     if (!unwound)
         closing_unwound((lt_edge_info *)cycle[0], s.goal, r);
-    report_inversion(cycle, n);
+    report_inversion(cycle, m);
 }
 
 /* A held lock taken by a blocking request (h->anchor) is an anchor if it conflicts with

@@ -10,9 +10,10 @@ void lt_order_acquired(lt_event *ev);
 /* Whether ev's acquisition, were it granted now, would add nothing to the graph (no edge, or
  * only known ones): then lt_order_acquired has nothing to do after the grant. */
 int lt_order_known(lt_event *ev);
-/* The identity l has (or had, before its gen moves on) is history: its node and edges leave
- * the graph. On init, destroy, free and reuse, with the shadow entry still at the address. */
-void lt_order_forget(lt_lock *l);
+/* The identity l has (or had, before its gen moves on) is history (`how`): its node and edges
+ * leave the graph, the orders it stood in for between other locks stay. On init, destroy,
+ * free and reuse, with the shadow entry still at the address. */
+void lt_order_forget(lt_lock *l, lt_ended how);
 /* The exiting thread t gives back what the graph kept for it. */
 void lt_order_thread_exit(lt_thread *t);
 void lt_order_fork(lt_fork_phase phase);

@@ -21,6 +21,9 @@ typedef struct lt_lock_ref {
                                with different generations are two locks) */
     const char *class_name; /* classes.c: the lock's annotated class, NULL = none ... */
     uintptr_t class_site;   /* ... or the call site that names its site class, 0 = none */
+    lt_ended ended;         /* an ended lock an inversion passes through (order.c) ... */
+    uint32_t first_stack;   /* ... where it was first seen, 0 = unknown */
+    int first_partial;
 } lt_lock_ref;
 
 /* One thread of a wait-for cycle (deadlock) or a waiter and its holders (long-wait): `thread`

@@ -260,10 +260,12 @@ static const char *site_class_name(uintptr_t site)
 }
 
 /* Two refs to one address are one lock unless both know their generations and they differ
- * (a prediction names locks that may have come and gone at one address). */
+ * (a prediction names locks that may have come and gone at one address), or one of them
+ * ended and the other did not (an inversion through a lock that ended, beside a new lock at
+ * its address). */
 static int same_lock(const lt_rep_lock *l, const lt_lock_ref *ref)
 {
-    return l->addr == (uintptr_t)ref->addr &&
+    return l->addr == (uintptr_t)ref->addr && l->ended == ref->ended &&
            (!l->generation || !ref->generation || l->generation == ref->generation);
 }
 
@@ -278,7 +280,7 @@ static int lock_index(lt_rep *r, const lt_lock_ref *ref)
     *l = (lt_rep_lock){.addr = (uintptr_t)ref->addr, .type = ref->kind,
                        .mutex_type = ref->mutex_type, .writer_pref = ref->writer_pref,
                        .object = (uintptr_t)ref->object, .api = ref->api,
-                       .generation = ref->generation};
+                       .generation = ref->generation, .ended = ref->ended};
     l->annotation = describe(ref->object, ref->describe);
     if (!raw_only) /* a site class is named by symbolizing */
         l->class_name = ref->class_site ? site_class_name(ref->class_site) : keep(ref->class_name);
@@ -341,6 +343,12 @@ static void add_edge_steps(lt_rep *r, const lt_finding *f)
         const lt_edge_info *e = f->edges[i];
         add_step_stack(r, "edge-from", e->from_stack, (int)i, steps[i].thread, e->from_partial);
         add_step_stack(r, "edge-to", e->to_stack, (int)i, steps[i].thread, e->to_partial);
+    }
+    /* A lock that ended: where it was first seen, as the program may no longer have it. */
+    for (size_t i = 0; i < r->nsteps; i++) {
+        const lt_lock_ref *to = &f->edges[i]->to;
+        if (to->ended && to->first_stack)
+            add_stack(r, "first-seen", to->first_stack, steps[i].lock, to->first_partial);
     }
 }
 

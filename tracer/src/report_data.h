@@ -65,6 +65,8 @@ typedef struct lt_rep_lock {
     const char *name;         /* where it lives: "config_mu", "registry+0x8", "heap block 0x...
                                  (N bytes), offset K", a thread's stack frame; NULL = unknown */
     const char *class_name;   /* predicted inversions: the lock's class (LOCKTRACE_CLASSES) */
+    lt_ended ended;           /* inversions: the lock's identity ended after the edges through
+                                 it were made (they stand for the order it implied) */
 } lt_rep_lock;
 
 typedef struct lt_rep_thread {
@@ -134,6 +136,7 @@ const char *lt_rep_mode_name(int mode);
 const char *lt_rep_wait_name(int wait);
 const char *lt_rep_waits_for_name(int waits_for);
 const char *lt_rep_api_name(int api);
+const char *lt_rep_ended_name(int ended);
 int lt_rep_lookup(const char *(*names)(int), const char *name, size_t len);
 
 /* report_text.c: the text the program prints on stderr (and `locktrace report` prints). */

@@ -146,6 +146,7 @@ static void lock(jout *j, const void *item, size_t unused)
     kv_str(j, "annotation", l->annotation, 0);
     kv_str(j, "name", l->name, 0);
     kv_str(j, "class", l->class_name, 0);
+    kv_str(j, "ended", l->ended ? lt_rep_ended_name(l->ended) : NULL, 0);
 }
 
 static void step(jout *j, const void *item, size_t unused)

@@ -105,6 +105,8 @@ static const char *const mode_names[] = {"none", "read", "write"};
 static const char *const wait_names[] = {"try", "blocking", "timed"};
 static const char *const waits_for_names[] = {"lock", "join", "signal"};
 static const char *const api_names[] = {"pthread", "c11", "custom"};
+static const char *const ended_names[] = {"no", "destroyed", "initialised-again", "freed",
+                                          "reused"};
 
 _Static_assert(LT_FIND_KIND_COUNT == 10, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
@@ -112,6 +114,7 @@ _Static_assert(LT_WHY_COUNT == 24, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(type_names) == LT_COND + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 _Static_assert(LT_ARRAY_LEN(api_names) == LT_API_CUSTOM + 1, "name every api");
+_Static_assert(LT_ARRAY_LEN(ended_names) == LT_ENDED_REUSE + 1, "name every end of a lock");
 
 #define NAME_OF(table, i) ((i) >= 0 && (size_t)(i) < LT_ARRAY_LEN(table) ? (table)[i] : NULL)
 
@@ -124,6 +127,7 @@ const char *lt_rep_mode_name(int mode) { return NAME_OF(mode_names, mode); }
 const char *lt_rep_wait_name(int wait) { return NAME_OF(wait_names, wait); }
 const char *lt_rep_waits_for_name(int waits_for) { return NAME_OF(waits_for_names, waits_for); }
 const char *lt_rep_api_name(int api) { return NAME_OF(api_names, api); }
+const char *lt_rep_ended_name(int ended) { return NAME_OF(ended_names, ended); }
 
 /* Index whose name is name[0..len), -1 when none: names(i) is NULL past the end. */
 int lt_rep_lookup(const char *(*names)(int), const char *name, size_t len)
@@ -176,6 +180,14 @@ static const char *lock_name(const lt_rep_lock *l)
     case LT_COND: return l->api == LT_API_C11 ? "cnd_t" : "condition variable";
     default: return "spinlock";
     }
+}
+
+/* How a lock's identity ended, as a report's sentence says it. */
+static const char *ended_word(int how)
+{
+    static const char *const words[] = {"live", "destroyed", "initialised again", "freed",
+                                        "reused as another lock"};
+    return NAME_OF(words, how) ? words[how] : "ended";
 }
 
 static const char *mode_word(lt_kind type, lt_mode mode)
@@ -618,7 +630,66 @@ static void put_end(out *o, const lt_rep_lock *l, lt_mode m)
     }
     put(o, " (");
     put(o, mode_word(l->type, m));
+    if (l->ended) {
+        put(o, "; ");
+        put(o, ended_word(l->ended));
+        put(o, " since");
+    }
     put(o, ")");
+}
+
+/* The stack of this role for lock index `lock`, NULL when the report has none. */
+static const lt_rep_stack *lock_stack(const lt_rep *r, const char *role, int lock)
+{
+    for (size_t k = 0; k < r->nstacks; k++)
+        if (r->stacks[k].lock == lock && strcmp(r->stacks[k].role, role) == 0)
+            return &r->stacks[k];
+    return NULL;
+}
+
+/* Edges i .. j of an inversion pass through locks that ended since (each edge's second lock
+ * but the last's): the first lock was held when the last was taken, an order that outlives
+ * them. Each is named, with where it was first seen. */
+static void put_ended_run(out *o, const lt_rep *r, size_t i, size_t j)
+{
+    put(o, "  ");
+    put_addr(o, lock_at(r, r->steps[j].lock));
+    put(o, " was taken while ");
+    put_addr(o, lock_at(r, r->steps[i].from));
+    put(o, " was held (edges ");
+    put_dec(o, (long)i + 1);
+    put(o, " to ");
+    put_dec(o, (long)j + 1);
+    put(o, "), under locks that no longer exist:\n");
+    for (size_t k = i; k < j; k++) {
+        const lt_rep_lock *l = lock_at(r, r->steps[k].lock);
+        const lt_rep_stack *s = lock_stack(r, "first-seen", r->steps[k].lock);
+        put(o, "    ");
+        put(o, lock_name(l));
+        put(o, " ");
+        put_addr(o, l);
+        put(o, ", ");
+        put(o, ended_word(l->ended));
+        put(o, s ? " after these edges were made; first seen at:\n"
+                 : " after these edges were made\n");
+        if (s) {
+            put_frames(o, s);
+            put_partial(o, s);
+        }
+    }
+}
+
+/* Every run of edges through ended locks in the inversion r. */
+static void put_ended(out *o, const lt_rep *r)
+{
+    for (size_t i = 0; i < r->nsteps; i++) {
+        size_t j = i;
+        while (j + 1 < r->nsteps && lock_at(r, r->steps[j].lock)->ended)
+            j++;
+        if (j > i)
+            put_ended_run(o, r, i, j);
+        i = j;
+    }
 }
 
 /* Where edge i's two locks were taken, each after its guards: line (the second lock's only
@@ -671,6 +742,7 @@ static void put_inversion(out *o, const lt_rep *r)
         put_thread(o, &r->threads[0]);
         put(o, " took these locks in both orders; two threads doing so deadlock\n");
     }
+    put_ended(o, r);
     put(o, "  how it deadlocks:\n");
     for (size_t i = 0; i < r->nsteps; i++) {
         put(o, "    ");

@@ -214,6 +214,9 @@ void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_l
     r->generation = 0; /* one lock per address in these reports */
     r->class_name = NULL;
     r->class_site = 0;
+    r->ended = LT_ENDED_NOT;
+    r->first_stack = 0;
+    r->first_partial = 0;
 }
 
 /*

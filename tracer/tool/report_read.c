@@ -185,6 +185,8 @@ static void read_lock(reader *rd, const json_value *o, const char *at, lt_rep_lo
         l->name = string(rd, o, at, "name", 1);
     if (json_get(o, "class")) /* optional: absent in reports made before lock classes */
         l->class_name = string(rd, o, at, "class", 1);
+    if (json_get(o, "ended") && string(rd, o, at, "ended", 1)) /* optional: absent before */
+        l->ended = (lt_ended)name(rd, o, at, "ended", lt_rep_ended_name);
 }
 
 static void read_frame(reader *rd, const json_value *o, const char *at, lt_rep_frame *f)
