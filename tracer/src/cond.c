@@ -11,9 +11,13 @@
  * arrivals join at the end, so the marked waiters are the front of a queue and the queue
  * keeps where the unmarked ones begin: a signal costs the same with thousands of waiters, or
  * of woken waiters not yet gone, as with one.
- * The count can only come out low (a signal marks a waiter other than the one libc wakes),
- * never high: a report is never false. Reports are built from copies after the shard lock
- * is released (report.c's lock ranks before ours).
+ * libc need not wake the waiter a signal marked (glibc wakes any waiter of its oldest group):
+ * when an unmarked waiter returns woken while marked ones still wait, the count of unmarked
+ * waiters has come out one low, or libc woke it spuriously and it is right. Both stay
+ * possible, so a destroy reports the count as a range: the unmarked waiters at least (a
+ * report is never false), at most one more per such return while marked waiters remain. A
+ * broadcast marks everyone truly, so the doubt ends there. Reports are built from copies
+ * after the shard lock is released (report.c's lock ranks before ours).
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -24,7 +28,7 @@
 
 #define SHARD_BITS 8
 #define SHARDS (1 << SHARD_BITS)
-#define NAMED_MAX 64 /* waiters named in one report (the count stops there too) */
+#define NAMED_MAX 64 /* waiters named in one report (all are counted) */
 
 /* The waiters of one condition variable, while it has any. */
 typedef struct queue {
@@ -33,6 +37,7 @@ typedef struct queue {
     lt_cond_waiter *head, *tail;
     lt_cond_waiter *unmarked; /* the oldest waiter no signal has marked, NULL = none */
     uint64_t arrivals;        /* tickets handed out */
+    size_t unsure;            /* unmarked waiters that returned woken before marked ones */
 } queue;
 
 typedef struct shard {
@@ -59,13 +64,18 @@ static queue *queue_of(shard *s, const void *cv)
     return q;
 }
 
+static int is_marked(const queue *q, const lt_cond_waiter *w)
+{
+    return !q->unmarked || w->ticket < q->unmarked->ticket;
+}
+
 static lt_outcome fatal_outcome(void)
 {
     return lt_cfg.action == LT_ACTION_EDEADLK ? LT_OUTCOME_EDEADLK : LT_OUTCOME_ABORT;
 }
 
 static void report(lt_event *ev, lt_reason why, const void *mutex, const void *other,
-                   lt_cond_waiter *named, size_t n)
+                   lt_cond_waiter *named, size_t n, size_t waiting, size_t waiting_max)
 {
     for (size_t i = 0; i < n; i++) /* copies: their names were kept when the waits began */
         lt_thread_info_fresh(&named[i].who);
@@ -80,6 +90,8 @@ static void report(lt_event *ev, lt_reason why, const void *mutex, const void *o
     f.mutex_type = mutex ? lt_platform_mutex_type(mutex) : 0;
     f.waiters = named;
     f.nwaiters = n;
+    f.waiting = waiting;
+    f.waiting_max = waiting_max;
     f.request_stack = lt_stack_here(ev->ra);
     lt_report(&f);
 }
@@ -95,6 +107,7 @@ void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w)
     if (!q && (q = lt_pool_get(&s->pool)) != NULL) {
         q->cv = cv;
         q->arrivals = 0;
+        q->unsure = 0;
         q->next = s->queues;
         s->queues = q;
     }
@@ -120,7 +133,7 @@ void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w)
     if (other.cv) {
         lt_event cev = *ev;
         cev.addr = cv;
-        report(&cev, LT_WHY_TWO_MUTEXES, w->mutex, other.mutex, &other, 1);
+        report(&cev, LT_WHY_TWO_MUTEXES, w->mutex, other.mutex, &other, 1, 0, 0);
     }
 }
 
@@ -128,16 +141,18 @@ void lt_cond_unheld(lt_event *ev, const void *cv)
 {
     lt_event cev = *ev;
     cev.addr = cv;
-    report(&cev, LT_WHY_WAIT_UNHELD, ev->addr, NULL, NULL, 0);
+    report(&cev, LT_WHY_WAIT_UNHELD, ev->addr, NULL, NULL, 0, 0, 0);
 }
 
-void lt_cond_leave(lt_cond_waiter *w)
+void lt_cond_leave(lt_cond_waiter *w, int woken)
 {
     if (!w->cv)
         return;
     shard *s = shard_of(w->cv);
     lt_spin_lock(&s->lock);
     queue *q = queue_of(s, w->cv);
+    if (woken && !is_marked(q, w) && q->head != q->unmarked) /* the head is marked */
+        q->unsure++;
     if (q->unmarked == w)
         q->unmarked = w->next; /* unmarked too: it came later */
     if (w->prev)
@@ -168,6 +183,8 @@ void lt_cond_signalled(const void *cv, int all)
     queue *q = queue_of(s, cv);
     if (q && q->unmarked) /* marked: every waiter before q->unmarked */
         q->unmarked = all ? NULL : q->unmarked->next;
+    if (q && all)
+        q->unsure = 0;
     lt_spin_unlock(&s->lock);
 }
 
@@ -179,7 +196,7 @@ int lt_cond_woken(const lt_cond_waiter *w)
     shard *s = shard_of(w->cv);
     lt_spin_lock(&s->lock);
     const queue *q = queue_of(s, w->cv);
-    int woken = !q->unmarked || w->ticket < q->unmarked->ticket;
+    int woken = is_marked(q, w);
     lt_spin_unlock(&s->lock);
     return woken;
 }
@@ -188,21 +205,26 @@ int lt_cond_woken(const lt_cond_waiter *w)
 int lt_cond_destroy(lt_event *ev)
 {
     lt_cond_waiter found[NAMED_MAX];
-    size_t n = 0, total = 0;
+    size_t n = 0, total = 0, marked = 0;
     shard *s = shard_of(ev->addr);
     if (atomic_load_explicit(&s->count, memory_order_relaxed) == 0)
         return 0;
     lt_spin_lock(&s->lock);
     queue *q = queue_of(s, ev->addr);
-    for (const lt_cond_waiter *x = q ? q->unmarked : NULL; x; x = x->next) {
+    for (const lt_cond_waiter *x = q ? q->head : NULL; x; x = x->next) {
+        if (is_marked(q, x)) {
+            marked++;
+            continue;
+        }
         if (n < NAMED_MAX)
             found[n++] = *x;
         total++;
     }
+    size_t unsure = q && q->unsure < marked ? q->unsure : marked;
     lt_spin_unlock(&s->lock);
     if (!total)
         return 0;
-    report(ev, LT_WHY_DESTROY_WAITED, found[0].mutex, NULL, found, n);
+    report(ev, LT_WHY_DESTROY_WAITED, found[0].mutex, NULL, found, n, total, total + unsure);
     return lt_cfg.action == LT_ACTION_EDEADLK;
 }
 

@@ -20,7 +20,8 @@ typedef struct lt_cond_waiter {
 
 /* ev is the wait's mutex event (self, ra, api filled). */
 void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w);
-void lt_cond_leave(lt_cond_waiter *w);
+/* woken: the wait returned 0 (a signal or broadcast woke it, or libc woke it spuriously). */
+void lt_cond_leave(lt_cond_waiter *w, int woken);
 void lt_cond_signalled(const void *cv, int all);
 /* Whether a signal or broadcast since w arrived has marked it (1): it no longer waits for
  * one. 0 while unmarked, and for a wait that was not counted (no memory). */

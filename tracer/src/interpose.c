@@ -491,6 +491,7 @@ typedef struct cond_state {
     lt_held saved;
     int released;
     int arrived;
+    int woken; /* the wait returned 0; not when it is cancelled */
     lt_cond_waiter waiter;
 } cond_state;
 
@@ -502,7 +503,7 @@ static void cond_return(void *arg)
     if (enter(&st->c->ev)) {
         lt_waitfor_end(&st->c->ev);
         if (st->arrived)
-            lt_cond_leave(&st->waiter);
+            lt_cond_leave(&st->waiter, st->woken);
         if (st->released)
             lt_cond_reacquire(&st->c->ev, &st->saved);
         lt_leave(&lt_tls);
@@ -536,6 +537,7 @@ static int cond_wait(call *c, pthread_cond_t *cv)
     }
     pthread_cleanup_push(cond_return, &st);
     rc = real_cond_wait(c, cv);
+    st.woken = rc == 0;
     pthread_cleanup_pop(1);
     return rc;
 }

@@ -82,6 +82,7 @@ typedef struct lt_finding {
     const void *other_mutex;     /* two-mutexes: the mutex other waiters wait with */
     const lt_cond_waiter *waiters; /* condvar-misuse: waiters named (copies) */
     size_t nwaiters;
+    size_t waiting, waiting_max; /* destroy-waited: waiters left, a range when unsure (cond.c) */
     size_t nheld;
     const lt_wait_step *steps;   /* deadlock: the cycle in order; long-wait: the holders */
     size_t nsteps;

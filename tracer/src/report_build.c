@@ -419,6 +419,7 @@ const lt_rep *lt_report_build(const lt_finding *f)
                  .pid = getpid(), .program = exe, .launcher_pid = lt_cfg.launcher_pid,
                  .warning = f->warning, .one_thread = f->one_thread,
                  .wait_timeout = f->kind == LT_FIND_LONG_WAIT ? lt_cfg.wait_timeout : 0,
+                 .waiting = (long)f->waiting, .waiting_max = (long)f->waiting_max,
                  .threads = threads, .locks = locks, .stacks = stacks, .steps = steps};
     add_finding(&r, f);
     if (!raw_only) /* a name reads symbols and /proc: not for an occurrence's identity */

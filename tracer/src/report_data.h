@@ -110,6 +110,8 @@ typedef struct lt_rep {
     int warning;          /* deadlock: 1 = a timed wait ends it, 2 = a signal from outside may */
     int one_thread;       /* lock-order-inversion: one thread took the locks in both orders */
     int wait_timeout;     /* long-wait: LOCKTRACE_WAIT_TIMEOUT in seconds */
+    long waiting;         /* destroy-waited: threads waiting on the condition variable, at */
+    long waiting_max;     /* least and at most (equal unless libc woke unmarked waiters) */
     size_t nthreads, nlocks, nstacks, nsteps;
     lt_rep_thread *threads; /* [0]: the thread that triggered the finding */
     lt_rep_lock *locks;     /* [0]: the lock concerned (exit-held: every lock still held) */

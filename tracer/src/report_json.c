@@ -215,6 +215,10 @@ size_t lt_rep_format_json(const lt_rep *r, char *buf, size_t size, size_t max_fr
     list(&j, "threads", r->threads, r->nthreads, sizeof *r->threads, thread, 0);
     list(&j, "locks", r->locks, r->nlocks, sizeof *r->locks, lock, 0);
     list(&j, "stacks", r->stacks, r->nstacks, sizeof *r->stacks, stack, max_frames);
+    if (r->why == LT_WHY_DESTROY_WAITED) {
+        kv_dec(&j, "waiting", r->waiting, 0);
+        kv_dec(&j, "waiting_max", r->waiting_max, 0);
+    }
     if (r->kind >= LT_FIND_DEADLOCK) {
         kv_dec(&j, "warning", r->warning, 0);
         kv_bool(&j, "one_thread", r->one_thread, 0);

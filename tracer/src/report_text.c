@@ -942,8 +942,12 @@ static void put_condvar(out *o, const lt_rep *r)
         put(o, " destroys ");
         put_ref(o, cv);
         put(o, " while ");
-        put_dec(o, (long)r->nthreads - 1);
-        put(o, r->nthreads == 2 ? " thread waits on it " : " threads wait on it ");
+        put_dec(o, r->waiting);
+        if (r->waiting_max > r->waiting) {
+            put(o, " to ");
+            put_dec(o, r->waiting_max);
+        }
+        put(o, r->waiting_max == 1 ? " thread waits on it " : " threads wait on it ");
     } else {
         put(o, " waits on ");
         put_ref(o, cv);

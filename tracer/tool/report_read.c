@@ -275,6 +275,17 @@ static size_t count_frames(reader *rd, const json_value *stacks)
     return n;
 }
 
+/* A destroy while threads wait: how many. Files written before the count was kept have only
+ * the waiters named (at most 64). */
+static void read_waiting(reader *rd, const json_value *root, lt_rep *r)
+{
+    r->waiting = r->waiting_max = (long)r->nthreads - 1;
+    if (!json_get(root, "waiting"))
+        return;
+    r->waiting = (long)integer(rd, root, "", "waiting", 1, INT32_MAX);
+    r->waiting_max = (long)integer(rd, root, "", "waiting_max", r->waiting, INT32_MAX);
+}
+
 /* De-duplication: the signature (16 hex digits), how often, and the last time. */
 static void read_count(reader *rd, const json_value *root, lt_rep *r)
 {
@@ -329,6 +340,8 @@ static void read_report(reader *rd, const json_value *root, lt_rep_file *f)
         read_lock(rd, item(rd, locks, "locks", i, path), path, &r->locks[i]);
     if (r->kind >= LT_FIND_DEADLOCK)
         read_steps(rd, root, r);
+    if (r->why == LT_WHY_DESTROY_WAITED)
+        read_waiting(rd, root, r);
     const json_value *stacks = list(rd, root, "", "stacks", MAX_LIST);
     r->nstacks = stacks->u.array.n;
     r->stacks = table(rd, r->nstacks, sizeof *r->stacks);

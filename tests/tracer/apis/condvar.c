@@ -181,11 +181,10 @@ NOINLINE void legit(void)
     printf("turns %d\n", turn);
 }
 
-/* 200 waiters on one condition variable; 150 signals, one ticket each, so each signal lets
- * one waiter go for good (none waits again); a destroy then finds 50 unmarked waiters, and
- * after a broadcast and the joins, none. */
+/* 200 waiters on one condition variable; `signals` signals, one ticket each, so each signal
+ * lets one waiter go for good (none waits again); a destroy then finds 200 - signals waiting,
+ * and after a broadcast and the joins, none. */
 #define CROWD 200
-#define SIGNALS 150
 static pthread_cond_t tcv = PTHREAD_COND_INITIALIZER;
 static int tickets;
 static _Atomic int ticket_tids[CROWD];
@@ -212,7 +211,7 @@ static void give_tickets(int n, int all)
     pthread_mutex_unlock(&m1);
 }
 
-NOINLINE void signal_count(void)
+NOINLINE void signal_count(int signals)
 {
     pthread_t th[CROWD];
     for (long i = 0; i < CROWD; i++)
@@ -222,10 +221,10 @@ NOINLINE void signal_count(void)
             sched_yield();
         blocked_wait_tid(ticket_tids[i]); /* m1 is free once it waits: no other futex wait */
     }
-    for (int i = 0; i < SIGNALS; i++)
+    for (int i = 0; i < signals; i++)
         give_tickets(1, 0);
     result("destroy", pthread_cond_destroy(&tcv));
-    give_tickets(CROWD - SIGNALS, 1);
+    give_tickets(CROWD - signals, 1);
     for (int i = 0; i < CROWD; i++)
         pthread_join(th[i], NULL);
     result("destroy", pthread_cond_destroy(&tcv));
@@ -242,9 +241,11 @@ int main(int argc, char **argv)
     else if (argc == 2 && strcmp(argv[1], "legit") == 0)
         legit();
     else if (argc == 2 && strcmp(argv[1], "signal-count") == 0)
-        signal_count();
+        signal_count(150);
+    else if (argc == 2 && strcmp(argv[1], "crowd-count") == 0)
+        signal_count(0);
     else {
-        fprintf(stderr, "usage: condvar destroy-waited|two-mutexes|wait-unheld|legit|signal-count\n");
+        fprintf(stderr, "usage: condvar destroy-waited|two-mutexes|wait-unheld|legit|signal-count|crowd-count\n");
         return 64;
     }
     return 0;
