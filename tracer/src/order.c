@@ -578,8 +578,11 @@ static void known_grow(void)
         atomic_load_explicit(&growing, memory_order_relaxed))
         return;
     graph_enter();
+    /* A set a quarter of which names dead edges is made again in place when it fills
+     * (known_add): copying it would double it with every round of locks made and destroyed. */
     int mine = k == atomic_load_explicit(&known, memory_order_relaxed) &&
                !atomic_load_explicit(&growing, memory_order_relaxed) &&
+               known_stale * 4 <= atomic_load_explicit(&k->used, memory_order_relaxed) &&
                (grow_log || (grow_log = lt_map(GROW_LOG * sizeof *grow_log)));
     unsigned epoch = known_epoch;
     if (mine) {
