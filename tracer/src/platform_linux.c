@@ -80,6 +80,19 @@ static lt_dw_api dw_frames; /* what dwarf_frames.c calls: bound with the rest of
  * lt_platform_thread_init) */
 static size_t unw_tls_module;
 
+/* libunwind sets itself up at its first unwind, behind a flag it reads without its lock:
+ * ThreadSanitizer saw two threads' first unwinds race on its signal mask. So one unwind is
+ * made while the library is being loaded (load_once), before another thread may use it.
+ * Cancellation is off, as for every unwind (unwind_frames). */
+static void unwind_first(void)
+{
+    void *ip[1];
+    int state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+    unw.unw_backtrace(ip, 1);
+    pthread_setcancelstate(state, NULL);
+}
+
 static int bind_unwind(void *h)
 {
     int ok = 1;
@@ -87,6 +100,8 @@ static int bind_unwind(void *h)
     ok &= (unw.local_as = dlsym(h, LT_STR(unw_local_addr_space))) != NULL;
     if (dlinfo(h, RTLD_DI_TLS_MODID, &unw_tls_module) != 0)
         unw_tls_module = 0;
+    if (ok)
+        unwind_first();
     return ok;
 }
 
