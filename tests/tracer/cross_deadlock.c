@@ -173,7 +173,7 @@ NOINLINE void *timed_cycle(void *arg)
         if (rc == 0)
             pthread_mutex_unlock(&mutexes[0]);
     } else {
-        blocked_announce(&probes[0]);
+        blocked_announce_on(&probes[0], &mutexes[1], sizeof mutexes[1]);
         result("lock", pthread_mutex_lock(&mutexes[1]));
         pthread_mutex_unlock(&mutexes[1]);
     }
@@ -210,7 +210,7 @@ NOINLINE void *writer_queued_cycle(void *arg)
         pthread_rwlock_wrlock(&wp);
     } else if (i == 1) {
         wait_for_queued_writer(&wp);
-        blocked_announce(&probes[1]);
+        blocked_announce_on(&probes[1], &wp, sizeof wp);
         pthread_rwlock_rdlock(&wp);
     } else {
         blocked_until(&probes[1]); /* thread 0's request closes the cycle */
@@ -224,7 +224,7 @@ NOINLINE void *needs_the_mutex(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "needs-mutex");
-    blocked_announce(&probes[1]);
+    blocked_announce_on(&probes[1], &mutexes[0], sizeof mutexes[0]);
     pthread_mutex_lock(&mutexes[0]);
     pthread_mutex_unlock(&mutexes[0]);
     return NULL;
@@ -320,7 +320,7 @@ NOINLINE void *crowd_member(void *arg)
     if (i % 3 == 2)
         pthread_rwlock_rdlock(&rwlocks[0]);
     if (i % 3 == 1) {
-        blocked_announce(&crowd_probes[i]);
+        blocked_announce_on(&crowd_probes[i], &crowd_gate, sizeof crowd_gate);
         if (timed ? pthread_mutex_timedlock(&crowd_gate, &t) : pthread_mutex_lock(&crowd_gate))
             abort();
         pthread_mutex_unlock(&crowd_gate);
@@ -414,7 +414,7 @@ NOINLINE void crowd_cycle(void)
 NOINLINE void *crowd_writer(void *arg)
 {
     pthread_mutex_lock(&mutexes[1]);
-    blocked_announce(&probes[0]);
+    blocked_announce_on(&probes[0], &rwlocks[0], sizeof rwlocks[0]);
     pthread_rwlock_wrlock(&rwlocks[0]);
     pthread_rwlock_unlock(&rwlocks[0]);
     pthread_mutex_unlock(&mutexes[1]);
@@ -468,7 +468,7 @@ NOINLINE void *long_wait(void *arg)
         slow_io_holding_lock();
     } else {
         pthread_barrier_wait(&barrier);
-        blocked_announce(&probes[1]);
+        blocked_announce_on(&probes[1], &io_lock, sizeof io_lock);
         result("lock", pthread_mutex_lock(&io_lock));
         pthread_mutex_unlock(&io_lock);
     }
@@ -479,7 +479,7 @@ NOINLINE void *dump_waiter(void *arg)
 {
     (void)arg;
     pthread_barrier_wait(&barrier);
-    blocked_announce(&probes[1]);
+    blocked_announce_on(&probes[1], &mutexes[0], sizeof mutexes[0]);
     pthread_mutex_lock(&mutexes[0]);
     pthread_mutex_unlock(&mutexes[0]);
     return NULL;

@@ -116,7 +116,7 @@ static blocked_probe waiter_probe;
 static void *waiter(void *arg)
 {
     (void)arg;
-    blocked_announce(&waiter_probe);
+    blocked_announce_on(&waiter_probe, &held, sizeof held);
     pthread_mutex_lock(&held); /* blocks: main holds it */
     return NULL;
 }

@@ -28,7 +28,7 @@ NOINLINE void *reader(void *arg)
     pthread_rwlock_rdlock(&b);
     if (release)
         pthread_rwlock_unlock(&b);
-    blocked_announce(&parked);
+    blocked_announce_on(&parked, &park, sizeof park);
     pthread_mutex_lock(&park); /* parks: main holds it until the process ends */
     pthread_mutex_unlock(&park);
     return NULL;

@@ -110,7 +110,7 @@ static pthread_t gate_thread;
 
 void Gate_wait(void)
 {
-    blocked_announce(&probes[0]);
+    blocked_announce_on(&probes[0], &gate, sizeof gate);
     pthread_mutex_lock(&gate); /* @gate:wait */
     after++;
     pthread_mutex_unlock(&gate);
@@ -120,7 +120,7 @@ void Cond_wait_holding(void)
 {
     pthread_mutex_lock(&m[0]); /* @cond:hold */
     pthread_mutex_lock(&cond_mutex);
-    blocked_announce(&probes[1]);
+    blocked_announce_on(&probes[1], &cond, sizeof cond);
     while (!go)
         pthread_cond_wait(&cond, &cond_mutex); /* @cond:wait */
     after++;
@@ -131,7 +131,7 @@ void Cond_wait_holding(void)
 void Join_holding(void)
 {
     pthread_mutex_lock(&m[1]); /* @join:hold */
-    blocked_announce(&probes[2]);
+    blocked_announce_on(&probes[2], (const void *)gate_thread, 4096);
     pthread_join(gate_thread, NULL); /* @join:wait */
     after++;
     pthread_mutex_unlock(&m[1]);

@@ -204,7 +204,7 @@ static void *cycle_worker(void *arg)
     pthread_mutex_lock(&pair[i]->mu);
     pthread_barrier_wait(&both_hold);
     if (i == 0)
-        blocked_announce(&first_waits);
+        blocked_announce_on(&first_waits, &pair[1]->mu, sizeof pair[1]->mu);
     else
         blocked_until(&first_waits);
     int rc = pthread_mutex_lock(&pair[1 - i]->mu);
@@ -254,7 +254,7 @@ static void long_wait(void)
     pthread_barrier_init(&both_hold, NULL, 2);
     pthread_create(&t, NULL, slow_holder, &o->mu);
     pthread_barrier_wait(&both_hold);
-    blocked_announce(&waiter);
+    blocked_announce_on(&waiter, &o->mu, sizeof o->mu);
     pthread_mutex_lock(&o->mu);
     pthread_mutex_unlock(&o->mu);
     pthread_join(t, NULL);
