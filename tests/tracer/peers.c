@@ -7,7 +7,8 @@
  * tests make them; the tracer must neither overflow them while it learns a call site nor
  * while it symbolizes a report. Every scenario ends by printing "done" so a run that the
  * tracer cut short shows. Refused condition waits: libc can turn a wait down before it
- * unlocks the mutex, and the tracer must then know who holds it just as libc does.
+ * unlocks the mutex, and the tracer must then know who holds it just as libc does. Robust
+ * and timed requests: lock calls whose result a trylock would not give.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -120,8 +121,10 @@ static void small_stack_reports(void)
 
 static void result(const char *what, int rc)
 {
-    printf("%s -> %s\n", what, rc == 0 ? "0" : rc == EPERM ? "EPERM" : rc == EINVAL ? "EINVAL"
-                                                                              : strerror(rc));
+    const char *name = rc == 0 ? "0" : rc == EPERM ? "EPERM" : rc == EINVAL ? "EINVAL"
+                       : rc == EOWNERDEAD ? "EOWNERDEAD" : rc == ENOTRECOVERABLE ? "ENOTRECOVERABLE"
+                                                                             : strerror(rc);
+    printf("%s -> %s\n", what, name);
 }
 
 static void mutex_of_type(pthread_mutex_t *m, int type)
@@ -161,6 +164,66 @@ NOINLINE static void held_wait_refused(void)
     result("unlock again", pthread_mutex_unlock(&m));
 }
 
+static void *take_and_exit(void *m)
+{
+    pthread_mutex_lock(m);
+    return NULL;
+}
+
+static void *lock_in_thread(void *m)
+{
+    result("other thread's lock", pthread_mutex_lock(m));
+    return NULL;
+}
+
+/* A robust mutex whose owner died, given up without pthread_mutex_consistent: from then on
+ * every lock fails with ENOTRECOVERABLE, in any thread, until it is made again. */
+NOINLINE static void robust_unrecoverable(void)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutex_t m;
+    pthread_t t;
+    struct timespec deadline;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&m, &attr);
+    pthread_join(start_small(take_and_exit, &m), NULL);
+    result("lock", pthread_mutex_lock(&m));
+    result("unlock", pthread_mutex_unlock(&m));
+    result("lock", pthread_mutex_lock(&m));
+    result("lock again", pthread_mutex_lock(&m));
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 5;
+    result("timedlock", pthread_mutex_timedlock(&m, &deadline));
+    pthread_create(&t, NULL, lock_in_thread, &m);
+    pthread_join(t, NULL);
+    result("unlock", pthread_mutex_unlock(&m));
+    result("destroy", pthread_mutex_destroy(&m));
+    pthread_mutex_init(&m, &attr);
+    result("lock", pthread_mutex_lock(&m));
+    result("unlock", pthread_mutex_unlock(&m));
+    result("destroy", pthread_mutex_destroy(&m));
+    pthread_mutexattr_destroy(&attr);
+}
+
+/* Timed requests libc turns down before it looks at the lock (a clock it cannot sleep on; an
+ * rwlock's deadline with out-of-range nanoseconds): the lock stays free. */
+NOINLINE static void timed_refused(void)
+{
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+    struct timespec t, bad = {.tv_sec = 0, .tv_nsec = 1000000000};
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += 5;
+    result("clocklock", pthread_mutex_clocklock(&m, CLOCK_PROCESS_CPUTIME_ID, &t));
+    result("clockrdlock", pthread_rwlock_clockrdlock(&rw, CLOCK_THREAD_CPUTIME_ID, &t));
+    result("clockwrlock", pthread_rwlock_clockwrlock(&rw, CLOCK_PROCESS_CPUTIME_ID, &t));
+    result("timedrdlock", pthread_rwlock_timedrdlock(&rw, &bad));
+    result("timedwrlock", pthread_rwlock_timedwrlock(&rw, &bad));
+    result("mutex destroy", pthread_mutex_destroy(&m));
+    result("rwlock destroy", pthread_rwlock_destroy(&rw));
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -172,6 +235,10 @@ int main(int argc, char **argv)
         wait_unowned_then_unlock_twice();
     else if (!strcmp(s, "cond-wait-refused-held"))
         held_wait_refused();
+    else if (!strcmp(s, "robust-unrecoverable"))
+        robust_unrecoverable();
+    else if (!strcmp(s, "timed-refused"))
+        timed_refused();
     else {
         fprintf(stderr, "peers: unknown scenario '%s'\n", s);
         return 64;
