@@ -779,9 +779,14 @@ static void fork_parent(void)
     fork_phase(LT_FORK_PARENT);
 }
 
+/* The forking thread's id, as its held locks' words still name it, is the parent's. */
 static void fork_child(void)
 {
+    lt_thread *self = lt_tls.self;
+    int tid_in_parent = self ? self->info.tid : 0;
     fork_phase(LT_FORK_CHILD);
+    if (self)
+        lt_on_forked(self, tid_in_parent);
 }
 
 #ifndef __APPLE__
