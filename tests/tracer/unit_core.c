@@ -97,10 +97,11 @@ static void check_held_set(void)
     CHECK(t->nheld == N - 1 && lt_held_find(t, &locks[5000]) == NULL);
     CHECK(nth_held(t, 5000)->addr == &locks[5001]); /* acquisition order kept */
     enum { GONE = N / 2 + 100 };
-    for (int i = 0; i < GONE; i++) /* first in, first out: holes, then compaction */
+    for (int i = 0; i < GONE; i++) /* first in, first out: the holes are cut off in front */
         if (i != 5000)
             lt_held_remove(t, lt_held_find(t, &locks[i]));
-    CHECK(t->nheld == N - GONE && t->held_end < N);
+    CHECK(t->nheld == N - GONE && t->held_end - t->held_start == N - GONE);
+    CHECK(t->held[t->held_start].addr == &locks[GONE]);
     CHECK(nth_held(t, 0)->addr == &locks[GONE]);
     for (int i = GONE; i < N; i++)
         CHECK(lt_held_find(t, &locks[i]) && lt_held_find(t, &locks[i])->addr == &locks[i]);
