@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,6 +335,68 @@ NOINLINE static void fork_relock_shared(void)
     munmap(m, sizeof *m);
 }
 
+/* A condition wait with a recursive mutex locked twice: libc unlocks it once and waits with
+ * it still locked; the timed wait ends, and the two unlocks after it balance the locks. */
+NOINLINE static void recursive_wait(void)
+{
+    pthread_mutex_t m;
+    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    struct timespec deadline;
+    mutex_of_type(&m, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_lock(&m);
+    pthread_mutex_lock(&m);
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_nsec += 10 * 1000 * 1000;
+    if (deadline.tv_nsec >= 1000000000) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000;
+    }
+    result("timedwait", pthread_cond_timedwait(&cv, &m, &deadline));
+    result("unlock", pthread_mutex_unlock(&m));
+    result("unlock", pthread_mutex_unlock(&m));
+    result("destroy", pthread_mutex_destroy(&m));
+}
+
+static pthread_mutex_t twice = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static pthread_cond_t twice_changed = PTHREAD_COND_INITIALIZER;
+static atomic_int twice_signalled;
+static int twice_ready;
+static blocked_probe twice_waiter;
+
+/* The signaller signalled once already; it needs the mutex to signal again, which the waiter
+ * keeps locked in its wait. */
+static void *twice_signaller(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&twice);
+    pthread_cond_signal(&twice_changed);
+    pthread_mutex_unlock(&twice);
+    atomic_store(&twice_signalled, 1);
+    blocked_until(&twice_waiter);
+    pthread_mutex_lock(&twice);
+    twice_ready = 1;
+    pthread_cond_signal(&twice_changed);
+    pthread_mutex_unlock(&twice);
+    return NULL;
+}
+
+/* ... so it waits for the waiter, which waits for its signal: a deadlock. */
+NOINLINE static void recursive_wait_deadlock(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, twice_signaller, NULL);
+    while (!atomic_load(&twice_signalled))
+        sched_yield();
+    pthread_mutex_lock(&twice);
+    pthread_mutex_lock(&twice);
+    blocked_announce(&twice_waiter);
+    while (!twice_ready)
+        pthread_cond_wait(&twice_changed, &twice);
+    pthread_mutex_unlock(&twice);
+    pthread_mutex_unlock(&twice);
+    pthread_join(t, NULL);
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -355,6 +418,10 @@ int main(int argc, char **argv)
         fork_relock();
     else if (!strcmp(s, "fork-relock-shared"))
         fork_relock_shared();
+    else if (!strcmp(s, "recursive-wait"))
+        recursive_wait();
+    else if (!strcmp(s, "recursive-wait-deadlock"))
+        recursive_wait_deadlock();
     else {
         fprintf(stderr, "peers: unknown scenario '%s'\n", s);
         return 64;

@@ -137,11 +137,11 @@ void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w)
     }
 }
 
-void lt_cond_unheld(lt_event *ev, const void *cv)
+void lt_cond_wait_misuse(lt_event *ev, const void *cv, lt_reason why)
 {
     lt_event cev = *ev;
     cev.addr = cv;
-    report(&cev, LT_WHY_WAIT_UNHELD, ev->addr, NULL, NULL, 0, 0, 0);
+    report(&cev, why, ev->addr, NULL, NULL, 0, 0, 0);
 }
 
 void lt_cond_leave(lt_cond_waiter *w, int woken)

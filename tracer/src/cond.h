@@ -26,8 +26,9 @@ void lt_cond_signalled(const void *cv, int all);
 /* Whether a signal or broadcast since w arrived has marked it (1): it no longer waits for
  * one. 0 while unmarked, and for a wait that was not counted (no memory). */
 int lt_cond_woken(const lt_cond_waiter *w);
-/* A condition wait on cv with ev's mutex, which this thread does not hold. */
-void lt_cond_unheld(lt_event *ev, const void *cv);
+/* A condition wait on cv with ev's mutex that does not do what it says (why: the thread does
+ * not hold the mutex, or holds it more than once). */
+void lt_cond_wait_misuse(lt_event *ev, const void *cv, lt_reason why);
 /* ev->addr is the condition variable; 1 when the destroy is refused (LOCKTRACE_ACTION=
  * edeadlk: it returns EBUSY without calling libc). */
 int lt_cond_destroy(lt_event *ev);

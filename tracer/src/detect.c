@@ -418,13 +418,15 @@ void lt_on_destroy(lt_event *ev)
 }
 
 /* pthread_cond_*wait releases the mutex inside libc: it leaves the held set for the wait and
- * comes back with its original acquisition site. Returns 0 when the mutex was not held. */
+ * comes back with its original acquisition site (saved), or, held more than once (a
+ * recursive mutex), stays held a level less (saved->depth 0). Returns 0 when the mutex was
+ * not held. */
 int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved)
 {
     lt_held *h = lt_held_find(ev->self, ev->addr);
     if (!h) {
         if (!lt_platform_lock_held(ev->addr, LT_MUTEX, LT_MODE_WRITE, ev->self->info.tid)) {
-            lt_cond_unheld(ev, cv);
+            lt_cond_wait_misuse(ev, cv, LT_WHY_WAIT_UNHELD);
             /* a mutex that checks its owner (error-checking, recursive, robust) makes libc
              * refuse the wait with EPERM, unlocking nothing: the thread still holds nothing */
             if (lt_lock_mutex_type(ev->addr, NULL) != LT_MUTEX_NORMAL ||
@@ -441,12 +443,25 @@ int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved)
         return 1;
     }
     *saved = *h;
+    if (h->depth > 1) {
+        /* libc unlocks a recursive mutex once, and waits with it still locked */
+        lt_cond_wait_misuse(ev, cv, LT_WHY_RECURSIVE_WAIT);
+        h->depth--;
+        saved->depth = 0; /* the wait gives back a level, not the lock */
+        return 1;
+    }
     release(ev->self, h);
     return 1;
 }
 
 void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
 {
+    if (saved->depth == 0) {
+        lt_held *kept = lt_held_find(ev->self, saved->addr);
+        if (kept)
+            kept->depth++;
+        return;
+    }
     lt_held *h = lt_held_push(ev->self, saved->addr, saved->lock);
     if (!h)
         return;

@@ -72,6 +72,7 @@ typedef enum {
     LT_WHY_DESTROY_WAITED,   /* condvar destroyed while threads wait on it */
     LT_WHY_TWO_MUTEXES,      /* condvar waited on with a mutex other waiters do not use */
     LT_WHY_WAIT_UNHELD,      /* condition wait with a mutex the thread does not hold */
+    LT_WHY_RECURSIVE_WAIT,   /* condition wait with a recursive mutex held more than once */
     LT_WHY_PROCESS_EXIT,     /* exit-held: the process exits while threads hold locks */
     LT_WHY_DUMP_SIGNAL,      /* thread-dump: LOCKTRACE_DUMP_SIGNAL arrived */
     LT_WHY_DUMP_ABORT,       /* thread-dump: the other threads, after a report that aborts */

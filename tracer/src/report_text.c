@@ -58,6 +58,7 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_DESTROY_WAITED] = "destroy-waited",
     [LT_WHY_TWO_MUTEXES] = "two-mutexes",
     [LT_WHY_WAIT_UNHELD] = "wait-unheld",
+    [LT_WHY_RECURSIVE_WAIT] = "recursive-wait",
     [LT_WHY_PROCESS_EXIT] = "process-exit",
     [LT_WHY_DUMP_SIGNAL] = "dump-signal",
     [LT_WHY_DUMP_ABORT] = "after-abort",
@@ -94,6 +95,8 @@ static const char *const reason_text[LT_WHY_COUNT] = {
     [LT_WHY_TWO_MUTEXES] = "(one condition variable, two mutexes at once: undefined behaviour)",
     [LT_WHY_WAIT_UNHELD] = "but it does not hold that mutex (the wait would unlock a mutex "
                            "it does not own)",
+    [LT_WHY_RECURSIVE_WAIT] = "but it holds that recursive mutex more than once (the wait "
+                              "unlocks it once: it stays locked while the thread waits)",
     [LT_WHY_PROCESS_EXIT] = "",
     [LT_WHY_DUMP_SIGNAL] = "",
     [LT_WHY_DUMP_ABORT] = "",
@@ -114,7 +117,7 @@ static const char *const ended_names[] = {"no", "destroyed", "initialised-again"
 
 _Static_assert(LT_FIND_KIND_COUNT == 10, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 25, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 26, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(type_names) == LT_COND + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 _Static_assert(LT_ARRAY_LEN(api_names) == LT_API_CUSTOM + 1, "name every api");
