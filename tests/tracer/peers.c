@@ -389,7 +389,7 @@ NOINLINE static void recursive_wait_deadlock(void)
         sched_yield();
     pthread_mutex_lock(&twice);
     pthread_mutex_lock(&twice);
-    blocked_announce(&twice_waiter);
+    blocked_announce_on(&twice_waiter, &twice_changed, sizeof twice_changed);
     while (!twice_ready)
         pthread_cond_wait(&twice_changed, &twice);
     pthread_mutex_unlock(&twice);
