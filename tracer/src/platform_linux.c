@@ -193,6 +193,12 @@ void *lt_platform_mremap_direct(void *old, size_t old_size, size_t new_size, int
     return (void *)syscall(SYS_mremap, old, old_size, new_size, flags, target);
 }
 
+void *lt_platform_remap(void *p, size_t old, size_t size)
+{
+    void *q = lt_platform_mremap_direct(p, old, size, MREMAP_MAYMOVE, NULL);
+    return q == MAP_FAILED ? NULL : q;
+}
+
 static int same_module(const void *a, const void *b)
 {
     Dl_info ia, ib;

@@ -18,6 +18,7 @@
 #include <mach/mach.h>
 #include <mach/mach_vm.h>
 #include <pthread.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -277,4 +278,15 @@ int lt_platform_function_safe(uintptr_t ip, char *name, size_t size)
     (void)name;
     (void)size;
     return 0;
+}
+
+/* No mremap here: a new mapping and a copy. */
+void *lt_platform_remap(void *p, size_t old, size_t size)
+{
+    void *q = lt_platform_map(size);
+    if (q) {
+        memcpy(q, p, old < size ? old : size);
+        lt_platform_unmap(p, old);
+    }
+    return q;
 }
