@@ -36,6 +36,10 @@ int lt_platform_mutex_type(const void *mutex);
 /* Nonzero for a robust mutex: its owner's death makes lock return EOWNERDEAD, not hang. */
 int lt_platform_mutex_robust(const void *mutex);
 
+/* After a trylock by thread tid returned ENOTRECOVERABLE: gives the mutex back if that try
+ * left it locked by tid (glibc does so for a robust mutex; its lock calls do not). */
+void lt_platform_mutex_untry(void *mutex, int tid);
+
 /* Nonzero for a mutex or rwlock (kind lt_kind) made process-shared
  * (PTHREAD_PROCESS_SHARED), read from the lock word at `lock` (a copy will do): other
  * processes may hold and release it. */

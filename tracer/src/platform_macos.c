@@ -192,6 +192,13 @@ int lt_platform_mutex_robust(const void *mutex)
     return 0;
 }
 
+/* libsystem has no robust mutexes to be left unrecoverable. */
+void lt_platform_mutex_untry(void *mutex, int tid)
+{
+    (void)mutex;
+    (void)tid;
+}
+
 /* libsystem's lock words are not read for it: a fork child orphans what the parent's other
  * threads held, process-shared or not. */
 int lt_platform_lock_pshared(const void *lock, int kind)
