@@ -262,16 +262,17 @@ static inline size_t lt_addr_hash(const void *addr, unsigned bits)
     return (size_t)(((uintptr_t)addr * 0x9E3779B97F4A7C15ull) >> (64 - bits));
 }
 
-/* The same for the address's 64-byte line: the home of a key in a table probed linearly
- * (a large held set's index). Locks side by side in memory (an array of
- * them, a struct's) then have their slots side by side, and a program that walks thousands
- * of locks in order walks the table's lines in order instead of missing the cache at each
- * lock. Its price: the locks of one line share a probe chain, 16 of them at most for
- * pthread's smallest (spinlocks, once controls). Not for a direct-mapped cache, where two
- * neighbours would evict each other. */
-static inline size_t lt_line_hash(const void *addr, unsigned bits)
+/* The home of a lock in a table probed linearly (a large held set's index; shadow.c's tables
+ * place a lock the same way, less the bits that chose its shard): the page's hash places the
+ * page, and the lock's 4-byte slot in the page adds 1/1024 of the table a slot. A walk over
+ * an array of locks then walks the table forward at a fixed stride, which the hardware
+ * prefetches, and other pages' locks fall between at the table's load, as random homes would.
+ * (The 64-byte line's hash sent the next line ~0.6 of a table away: a cache miss a lookup.) */
+static inline size_t lt_page_slot_hash(const void *addr, unsigned bits)
 {
-    return (size_t)((((uintptr_t)addr >> 6) * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+    uintptr_t a = (uintptr_t)addr;
+    uint64_t h = (a >> 12) * 0x9E3779B97F4A7C15ull + ((uint64_t)(a & 4095) >> 2 << 54);
+    return (size_t)(h >> (64 - bits));
 }
 
 /* thread.c ------------------------------------------------------------------------------- */

@@ -203,7 +203,7 @@ static void held_room_update(lt_thread *t)
 
 static size_t index_home(const lt_thread *t, const void *addr)
 {
-    return lt_line_hash(addr, t->held_index_bits);
+    return lt_page_slot_hash(addr, t->held_index_bits);
 }
 
 static size_t index_mask(const lt_thread *t)
