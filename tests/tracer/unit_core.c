@@ -4,6 +4,8 @@
  * recovery of an earlier acquisition's stack from its call site and frame.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,6 +248,128 @@ static void check_shadow_table(void)
     CHECK(ok && !lt_lockmap_any((uintptr_t)space, (uintptr_t)&space[SPACE]));
 }
 
+/* Locks packed in whole pages, as an array of spinlocks packs them: a lock in every 4-byte
+ * slot of 32 pages (some shards get several), and locks that start 1-3 bytes into a slot.
+ * shadow.c gives a page's locks home slots in address order, so these share homes in small
+ * tables and meet other pages' locks in large ones; the last slot of a page has its home
+ * near the table's end, its probe chain wraps. Every table size on the way, destroyed entries
+ * taken back at the same address, removal of every other lock, then of all. */
+static void check_shadow_dense(void)
+{
+    enum { PAGES = 32, PER = 4096 / 4, N = PAGES * PER, ODD = 3 * 64 };
+    static lt_lock *entry[N], *odd[ODD];
+    lt_thread *t = lt_self();
+    char *space = lt_platform_map(PAGES * 4096);
+    CHECK(space != NULL);
+    if (!space)
+        return;
+    int ok = 1;
+    for (int i = 0; i < N; i++)
+        entry[i] = lt_shadow_get(t, space + 4 * i, 0);
+    for (int i = 0; i < ODD; i++) /* 1, 2 and 3 bytes into the first 64 slots of page 0 */
+        odd[i] = lt_shadow_get(t, space + 4 * (i / 3) + 1 + i % 3, 0);
+    for (int i = 0; i < N && ok; i++)
+        ok = entry[i] && lt_shadow_find(space + 4 * i) == entry[i] &&
+             entry[i]->addr == space + 4 * i;
+    for (int i = 0; i < ODD && ok; i++)
+        ok = odd[i] && odd[i] != entry[i / 3] && lt_shadow_find(odd[i]->addr) == odd[i] &&
+             odd[i]->addr == space + 4 * (i / 3) + 1 + i % 3;
+    CHECK(ok);
+    for (int i = 0; i < N; i += 3) /* destroyed, then made a lock again at the same place */
+        lt_shadow_destroy(space + 4 * i, entry[i]);
+    for (int i = 0; i < N && ok; i++) {
+        lt_lock *l = lt_shadow_find(space + 4 * i);
+        ok = l == entry[i] && atomic_load(&l->addr) == (i % 3 ? space + 4 * i : NULL);
+    }
+    for (int i = 0; i < N && ok; i += 3)
+        ok = lt_shadow_reset(t, space + 4 * i, 0, 0) == entry[i] &&
+             atomic_load(&entry[i]->addr) == space + 4 * i;
+    CHECK(ok);
+    for (int i = 0; i < N; i += 2)
+        lt_shadow_forget(space + 4 * i);
+    for (int i = 0; i < N && ok; i++)
+        ok = lt_shadow_find(space + 4 * i) == (i % 2 ? entry[i] : NULL);
+    for (int i = 0; i < ODD && ok; i++)
+        ok = lt_shadow_find(space + 4 * (i / 3) + 1 + i % 3) == odd[i];
+    CHECK(ok); /* the others are still found after removals inside their probe chains */
+    for (int i = 0; i < ODD; i++)
+        lt_shadow_forget(odd[i]->addr);
+    for (int i = 1; i < N; i += 2)
+        lt_shadow_forget(space + 4 * i);
+    for (int i = 0; i < N && ok; i++)
+        ok = lt_shadow_find(space + 4 * i) == NULL;
+    CHECK(ok && !lt_lockmap_any((uintptr_t)space, (uintptr_t)space + PAGES * 4096));
+    lt_platform_unmap(space, PAGES * 4096);
+}
+
+/* The lock-free lookup while the table changes under it. Round by round, this thread makes
+ * locks at every byte of a page's first KiB (four locks a 4-byte slot share a home: one long
+ * probe chain, where each odd lock lies behind an even one) and lets another thread find the
+ * odd ones over and over while it removes the even ones, or destroys and renews them: the odd
+ * ones move back along the chain under the reader. Every lookup must name the lock's entry. */
+enum { MOVING = 1024, MOVING_ROUNDS = 16 };
+typedef struct moving {
+    char *pages;
+    lt_lock *entry[MOVING_ROUNDS][MOVING];
+    _Atomic int round; /* the page the reader reads; MOVING_ROUNDS: stop */
+    _Atomic long scans;
+    long wrong;
+} moving;
+
+static void *moving_reader(void *arg)
+{
+    moving *m = arg;
+    int r;
+    while ((r = atomic_load(&m->round)) < MOVING_ROUNDS) {
+        for (int i = 1; i < MOVING; i += 2)
+            m->wrong += lt_shadow_find(m->pages + 4096 * r + i) != m->entry[r][i];
+        atomic_fetch_add(&m->scans, 1);
+    }
+    return NULL;
+}
+
+/* Until the reader has read the whole page at least once from now on. */
+static void moving_wait(moving *m)
+{
+    long from = atomic_load(&m->scans);
+    while (atomic_load(&m->scans) < from + 2)
+        sched_yield();
+}
+
+static void check_shadow_moving(void)
+{
+    static moving m;
+    lt_thread *t = lt_self();
+    m.pages = lt_platform_map(4096 * MOVING_ROUNDS);
+    CHECK(m.pages != NULL);
+    if (!m.pages)
+        return;
+    pthread_t reader;
+    for (int r = 0; r < MOVING_ROUNDS; r++) {
+        char *page = m.pages + 4096 * r;
+        for (int i = 0; i < MOVING; i++)
+            m.entry[r][i] = lt_shadow_get(t, page + i, 0);
+        atomic_store(&m.round, r);
+        if (r == 0)
+            CHECK(pthread_create(&reader, NULL, moving_reader, &m) == 0);
+        for (int k = 0; k < MOVING; k += 2) {
+            int i = (k * 37) % MOVING; /* even, in an order that is not the chain's */
+            if (r % 2)
+                lt_shadow_destroy(page + i, lt_shadow_reset(t, page + i, 0, 0));
+            else
+                lt_shadow_forget(page + i);
+        }
+        moving_wait(&m);
+    }
+    atomic_store(&m.round, MOVING_ROUNDS);
+    pthread_join(reader, NULL);
+    CHECKF(m.wrong == 0, "%ld lookups found another entry", m.wrong);
+    for (int i = 0; i < MOVING * MOVING_ROUNDS; i++)
+        lt_shadow_forget(m.pages + 4096 * (i / MOVING) + i % MOVING);
+    CHECK(!lt_lockmap_any((uintptr_t)m.pages, (uintptr_t)m.pages + 4096 * MOVING_ROUNDS));
+    lt_platform_unmap(m.pages, 4096 * MOVING_ROUNDS);
+}
+
 /* Records a call site the way interpose.c and detect.c do, for the caller of this function;
  * its frame (cfa) in record_cfa. */
 static uintptr_t record_cfa;
@@ -435,6 +559,8 @@ int main(void)
     check_shadow_destroy();
     check_shadow_destroy_bound();
     check_shadow_table();
+    check_shadow_dense();
+    check_shadow_moving();
     check_recovery();
     check_site_stacks();
     check_walk_ways();

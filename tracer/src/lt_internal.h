@@ -262,7 +262,7 @@ static inline size_t lt_addr_hash(const void *addr, unsigned bits)
 }
 
 /* The same for the address's 64-byte line: the home of a key in a table probed linearly
- * (the shadow tables, a large held set's index). Locks side by side in memory (an array of
+ * (a large held set's index). Locks side by side in memory (an array of
  * them, a struct's) then have their slots side by side, and a program that walks thousands
  * of locks in order walks the table's lines in order instead of missing the cache at each
  * lock. Its price: the locks of one line share a probe chain, 16 of them at most for
