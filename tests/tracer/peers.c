@@ -7,7 +7,9 @@
  * tests make them; the tracer must neither overflow them while it learns a call site nor
  * while it symbolizes a report. Every scenario ends by printing "done" so a run that the
  * tracer cut short shows. Refused condition waits: libc can turn a wait down before it
- * unlocks the mutex, and the tracer must then know who holds it just as libc does.
+ * unlocks the mutex, and the tracer must then know who holds it just as libc does. Robust
+ * and timed requests: lock calls whose result a trylock would not give. Handovers and
+ * forks: who holds a lock after another thread unlocked it, or after the holder forked.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,7 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "../blocked.h"
 
 #define NOINLINE __attribute__((noinline))
 #define WORKERS 6
@@ -120,8 +127,10 @@ static void small_stack_reports(void)
 
 static void result(const char *what, int rc)
 {
-    printf("%s -> %s\n", what, rc == 0 ? "0" : rc == EPERM ? "EPERM" : rc == EINVAL ? "EINVAL"
-                                                                              : strerror(rc));
+    const char *name = rc == 0 ? "0" : rc == EPERM ? "EPERM" : rc == EINVAL ? "EINVAL"
+                       : rc == EOWNERDEAD ? "EOWNERDEAD" : rc == ENOTRECOVERABLE ? "ENOTRECOVERABLE"
+                                                                             : strerror(rc);
+    printf("%s -> %s\n", what, name);
 }
 
 static void mutex_of_type(pthread_mutex_t *m, int type)
@@ -161,6 +170,170 @@ NOINLINE static void held_wait_refused(void)
     result("unlock again", pthread_mutex_unlock(&m));
 }
 
+static void *take_and_exit(void *m)
+{
+    pthread_mutex_lock(m);
+    return NULL;
+}
+
+static void *lock_in_thread(void *m)
+{
+    result("other thread's lock", pthread_mutex_lock(m));
+    return NULL;
+}
+
+/* A robust mutex whose owner died, given up without pthread_mutex_consistent: from then on
+ * every lock fails with ENOTRECOVERABLE, in any thread, until it is made again. */
+NOINLINE static void robust_unrecoverable(void)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutex_t m;
+    pthread_t t;
+    struct timespec deadline;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&m, &attr);
+    pthread_join(start_small(take_and_exit, &m), NULL);
+    result("lock", pthread_mutex_lock(&m));
+    result("unlock", pthread_mutex_unlock(&m));
+    result("lock", pthread_mutex_lock(&m));
+    result("lock again", pthread_mutex_lock(&m));
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 5;
+    result("timedlock", pthread_mutex_timedlock(&m, &deadline));
+    pthread_create(&t, NULL, lock_in_thread, &m);
+    pthread_join(t, NULL);
+    result("unlock", pthread_mutex_unlock(&m));
+    result("destroy", pthread_mutex_destroy(&m));
+    pthread_mutex_init(&m, &attr);
+    result("lock", pthread_mutex_lock(&m));
+    result("unlock", pthread_mutex_unlock(&m));
+    result("destroy", pthread_mutex_destroy(&m));
+    pthread_mutexattr_destroy(&attr);
+}
+
+/* Timed requests libc turns down before it looks at the lock (a clock it cannot sleep on; an
+ * rwlock's deadline with out-of-range nanoseconds): the lock stays free. */
+NOINLINE static void timed_refused(void)
+{
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+    struct timespec t, bad = {.tv_sec = 0, .tv_nsec = 1000000000};
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += 5;
+    result("clocklock", pthread_mutex_clocklock(&m, CLOCK_PROCESS_CPUTIME_ID, &t));
+    result("clockrdlock", pthread_rwlock_clockrdlock(&rw, CLOCK_THREAD_CPUTIME_ID, &t));
+    result("clockwrlock", pthread_rwlock_clockwrlock(&rw, CLOCK_PROCESS_CPUTIME_ID, &t));
+    result("timedrdlock", pthread_rwlock_timedrdlock(&rw, &bad));
+    result("timedwrlock", pthread_rwlock_timedwrlock(&rw, &bad));
+    result("mutex destroy", pthread_mutex_destroy(&m));
+    result("rwlock destroy", pthread_rwlock_destroy(&rw));
+}
+
+static void *unlock_for_owner(void *m)
+{
+    result("other thread's unlock", pthread_mutex_unlock(m));
+    return NULL;
+}
+
+static void *spin_unlock_for_owner(void *s)
+{
+    result("other thread's spin unlock", pthread_spin_unlock(s));
+    return NULL;
+}
+
+/* Locks handed over: taken by this thread, unlocked by another (libc lets it do so for a
+ * normal mutex and a spinlock; the peers report it, and so does the tracer). This thread
+ * holds them no more: taken again under another lock, they make no order with it. */
+NOINLINE static void unlocked_by_other(void)
+{
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    pthread_spinlock_t s;
+    pthread_t t;
+    pthread_spin_init(&s, PTHREAD_PROCESS_PRIVATE);
+    result("lock", pthread_mutex_lock(&m));
+    pthread_create(&t, NULL, unlock_for_owner, &m);
+    pthread_join(t, NULL);
+    take_both(&second, &m);
+    result("spin lock", pthread_spin_lock(&s));
+    pthread_create(&t, NULL, spin_unlock_for_owner, (void *)&s);
+    pthread_join(t, NULL);
+    pthread_mutex_lock(&second);
+    pthread_spin_lock(&s);
+    pthread_spin_unlock(&s);
+    pthread_mutex_unlock(&second);
+    result("destroy", pthread_mutex_destroy(&m));
+    result("spin destroy", pthread_spin_destroy(&s));
+}
+
+/* How a fork child ended, as "what: signal N" or "what: exit N". */
+static void child_status(const char *what, pid_t pid)
+{
+    int status;
+    waitpid(pid, &status, 0);
+    printf("%s: %s %d\n", what, WIFSIGNALED(status) ? "signal" : "exit",
+           WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    fflush(stdout);
+}
+
+NOINLINE static void child_relocks(pthread_mutex_t *m)
+{
+    pthread_mutex_lock(m);
+}
+
+/* The child of a fork locks again a mutex its thread held at the fork: libc's lock word names
+ * the parent's thread, so even an error-checking or a recursive mutex hangs. */
+NOINLINE static void fork_relock(void)
+{
+    static const struct {
+        const char *name;
+        int type;
+    } types[] = {{"normal", PTHREAD_MUTEX_NORMAL},
+                 {"error-checking", PTHREAD_MUTEX_ERRORCHECK},
+                 {"recursive", PTHREAD_MUTEX_RECURSIVE}};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        pthread_mutex_t m;
+        mutex_of_type(&m, types[i].type);
+        pthread_mutex_lock(&m);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            child_relocks(&m);
+            _exit(0);
+        }
+        child_status(types[i].name, pid);
+        pthread_mutex_unlock(&m);
+        pthread_mutex_destroy(&m);
+    }
+}
+
+/* The neighbour: a process-shared mutex in shared memory, held by the forking thread. The
+ * child's lock waits for the parent's unlock, as it should. */
+NOINLINE static void fork_relock_shared(void)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutex_t *m = mmap(NULL, sizeof *m, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                              -1, 0);
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+    pthread_mutex_init(m, &attr);
+    pthread_mutex_lock(m);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        child_relocks(m);
+        _exit(pthread_mutex_unlock(m));
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)pid);
+    while (!blocked_in_futex_at(path))
+        sched_yield();
+    pthread_mutex_unlock(m);
+    child_status("process-shared", pid);
+    pthread_mutex_destroy(m);
+    munmap(m, sizeof *m);
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -172,6 +345,16 @@ int main(int argc, char **argv)
         wait_unowned_then_unlock_twice();
     else if (!strcmp(s, "cond-wait-refused-held"))
         held_wait_refused();
+    else if (!strcmp(s, "robust-unrecoverable"))
+        robust_unrecoverable();
+    else if (!strcmp(s, "timed-refused"))
+        timed_refused();
+    else if (!strcmp(s, "unlocked-by-other"))
+        unlocked_by_other();
+    else if (!strcmp(s, "fork-relock"))
+        fork_relock();
+    else if (!strcmp(s, "fork-relock-shared"))
+        fork_relock_shared();
     else {
         fprintf(stderr, "peers: unknown scenario '%s'\n", s);
         return 64;

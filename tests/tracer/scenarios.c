@@ -487,6 +487,33 @@ NOINLINE void held_paths(void)
     result("locks", 0);
 }
 
+/* Locks released out of order (the middle one, then the oldest) from a small set and from
+ * one large enough to be indexed: the others stay held, so taking the newest or an older one
+ * again is a self-deadlock (with LOCKTRACE_ACTION=edeadlk the call returns EDEADLK; natively
+ * it hangs), and the released one is free. */
+NOINLINE void unlock_out_of_order(void)
+{
+    enum { MAX = 40 };
+    static pthread_mutex_t m[MAX];
+    static const int sizes[] = {4, MAX};
+    for (int k = 0; k < 2; k++) {
+        int n = sizes[k];
+        for (int i = 0; i < n; i++) {
+            pthread_mutex_init(&m[i], NULL);
+            pthread_mutex_lock(&m[i]);
+        }
+        pthread_mutex_unlock(&m[n / 2]);
+        pthread_mutex_unlock(&m[0]);
+        result("newest", pthread_mutex_lock(&m[n - 1]));
+        result("older", pthread_mutex_lock(&m[1]));
+        result("released", pthread_mutex_lock(&m[n / 2]));
+        for (int i = n; i-- > 1;)
+            pthread_mutex_unlock(&m[i]);
+        for (int i = 0; i < n; i++)
+            pthread_mutex_destroy(&m[i]);
+    }
+}
+
 /* ---------------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -549,6 +576,8 @@ int main(int argc, char **argv)
         orphaned_robust();
     else if (!strcmp(s, "held-paths"))
         held_paths();
+    else if (!strcmp(s, "unlock-out-of-order"))
+        unlock_out_of_order();
     else if (!strcmp(s, "annotated"))
         annotated_inplace();
     else {

@@ -60,6 +60,30 @@ static void check_scratch_fit(void)
     lt_platform_unmap(a, cap * sizeof(int));
 }
 
+/* A pool hands back the objects put into it, the last put first, before it takes any from
+ * its arena; thousands of them (its stack of freed ones grows). */
+static void check_pool(void)
+{
+    enum { N = 3000 };
+    static lt_pool pool = LT_POOL(uint64_t, 4096);
+    static uint64_t *got[N];
+    CHECK(!lt_pool_has_free(&pool));
+    for (int i = 0; i < N; i++)
+        CHECK((got[i] = lt_pool_get(&pool)) != NULL);
+    for (int i = 0; i < N; i++) {
+        *got[i] = (uint64_t)i + 1;
+        lt_pool_put(&pool, got[i]);
+    }
+    for (int i = N; i-- > 0;) {
+        CHECK(lt_pool_has_free(&pool));
+        uint64_t *x = lt_pool_take(&pool);
+        CHECKF(x == got[i] && *x == (uint64_t)i + 1, "object %d", i);
+    }
+    CHECK(!lt_pool_has_free(&pool));
+    lt_pool_put(&pool, got[7]);
+    CHECK(lt_pool_get(&pool) == got[7] && *got[7] == 0); /* get zeroes a recycled one */
+}
+
 static void check_held_set(void)
 {
     lt_thread *t = lt_self();
@@ -75,10 +99,11 @@ static void check_held_set(void)
     CHECK(t->nheld == N - 1 && lt_held_find(t, &locks[5000]) == NULL);
     CHECK(nth_held(t, 5000)->addr == &locks[5001]); /* acquisition order kept */
     enum { GONE = N / 2 + 100 };
-    for (int i = 0; i < GONE; i++) /* first in, first out: holes, then compaction */
+    for (int i = 0; i < GONE; i++) /* first in, first out: the holes are cut off in front */
         if (i != 5000)
             lt_held_remove(t, lt_held_find(t, &locks[i]));
-    CHECK(t->nheld == N - GONE && t->held_end < N);
+    CHECK(t->nheld == N - GONE && t->held_end - t->held_start == N - GONE);
+    CHECK(t->held[t->held_start].addr == &locks[GONE]);
     CHECK(nth_held(t, 0)->addr == &locks[GONE]);
     for (int i = GONE; i < N; i++)
         CHECK(lt_held_find(t, &locks[i]) && lt_held_find(t, &locks[i])->addr == &locks[i]);
@@ -555,6 +580,7 @@ int main(void)
     check_held_set();
     check_held_regrow();
     check_scratch_fit();
+    check_pool();
     check_shadow();
     check_shadow_destroy();
     check_shadow_destroy_bound();

@@ -23,6 +23,16 @@ void *lt_map(size_t size)
     return p;
 }
 
+void *lt_remap(void *p, size_t old, size_t size)
+{
+    void *q = lt_platform_remap(p, old, size);
+    if (!q)
+        lt_report_out_of_memory();
+    else if (size >= MAP_HUGE_MIN)
+        lt_platform_map_huge(q, size);
+    return q;
+}
+
 /* The smallest page size: a stride that touches every page wherever the range starts. */
 #define PAGE_MIN 4096
 
@@ -56,26 +66,35 @@ void *lt_arena_alloc(lt_arena *a, size_t size, size_t align)
 
 void *lt_pool_take(lt_pool *p)
 {
-    void *x = p->free;
-    if (!x)
+    if (!p->nfree)
         return lt_arena_alloc(&p->arena, p->size, p->align);
-    p->free = *(void **)x;
-    return x;
+    return p->stack[--p->nfree];
 }
 
 void *lt_pool_get(lt_pool *p)
 {
-    int recycled = p->free != NULL;
+    int recycled = lt_pool_has_free(p);
     void *x = lt_pool_take(p);
     if (recycled)
         memset(x, 0, p->size);
     return x;
 }
 
+/* The stack starts at a page. Without memory for a larger one the object is lost, as
+ * checking stops then anyway (lt_map). */
+#define POOL_STACK_MIN (4096 / sizeof(void *))
+
+static __attribute__((noinline)) int pool_grow(lt_pool *p)
+{
+    return lt_scratch_fit((void **)&p->stack, &p->cap, p->cap ? p->cap + 1 : POOL_STACK_MIN,
+                          sizeof *p->stack);
+}
+
 void lt_pool_put(lt_pool *p, void *x)
 {
-    *(void **)x = p->free;
-    p->free = x;
+    if (lt_unlikely(p->nfree == p->cap) && !pool_grow(p))
+        return;
+    p->stack[p->nfree++] = x;
 }
 
 int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size)
@@ -85,13 +104,9 @@ int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size)
     size_t grown = *cap ? *cap * 2 : 64;
     while (grown < n)
         grown *= 2;
-    void *p = lt_map(grown * size);
+    void *p = *a ? lt_remap(*a, *cap * size, grown * size) : lt_map(grown * size);
     if (!p)
         return 0;
-    if (*a) {
-        memcpy(p, *a, *cap * size);
-        lt_platform_unmap(*a, *cap * size);
-    }
     *a = p;
     *cap = grown;
     return 1;

@@ -15,6 +15,11 @@
  * here. Given back with lt_platform_unmap. */
 void *lt_map(size_t size);
 
+/* The mapping p of old bytes (from lt_map) grown to size bytes, its contents kept (Linux
+ * moves its pages: nothing is copied or faulted in again); NULL when out of memory, p then
+ * as it was. */
+void *lt_remap(void *p, size_t old, size_t size);
+
 /* Writes to each page of [p, p + size), mapped memory the caller owns and has not written yet:
  * its page faults (a large page's 2 MB zeroed at once) come here, outside the caller's locks,
  * and not where the memory is first used. */
@@ -35,18 +40,27 @@ typedef struct lt_arena {
  * larger than the chunk gets a mapping of its own. */
 void *lt_arena_alloc(lt_arena *a, size_t size, size_t align);
 
-/* Objects of one size from an arena, recycled through a free list threaded through their
- * first word. */
+/* Objects of one size from an arena, recycled through a stack of pointers to the freed ones
+ * (mapped, 8 bytes an object). Not a list threaded through the objects: taking from that
+ * reads each freed object, a cache miss that the next take waits for, and a graph that lost
+ * thousands of locks takes thousands of them in a row. */
 typedef struct lt_pool {
     lt_arena arena;
     size_t size, align;
-    void *free;
+    void **stack; /* freed objects, the last freed on top */
+    size_t nfree, cap;
 } lt_pool;
-#define LT_POOL(type, chunk_bytes) {LT_ARENA(chunk_bytes), sizeof(type), _Alignof(type), NULL}
+#define LT_POOL(type, chunk_bytes) {LT_ARENA(chunk_bytes), sizeof(type), _Alignof(type), NULL, 0, 0}
 
 void *lt_pool_get(lt_pool *p); /* zeroed; NULL when out of memory */
 void *lt_pool_take(lt_pool *p); /* the same, not zeroed: for callers that write all of it */
 void lt_pool_put(lt_pool *p, void *x);
+
+/* Whether a take is served by a freed object rather than from the arena. */
+static inline int lt_pool_has_free(const lt_pool *p)
+{
+    return p->nfree != 0;
+}
 
 /* Makes the mapped array *a of *cap elements of `size` bytes hold at least n, keeping its
  * contents; for scratch space that lives under one lock. 0 when out of memory. */

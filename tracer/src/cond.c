@@ -32,7 +32,7 @@
 
 /* The waiters of one condition variable, while it has any. */
 typedef struct queue {
-    struct queue *next; /* first: the pool's free list goes through it */
+    struct queue *next; /* the shard's queues */
     const void *cv;
     lt_cond_waiter *head, *tail;
     lt_cond_waiter *unmarked; /* the oldest waiter no signal has marked, NULL = none */

@@ -159,6 +159,30 @@ static int orphan_blocks(const lt_event *ev)
 
 static void release(lt_thread *t, lt_held *h);
 static void report_bad_unlock(lt_event *ev, int unlocked);
+static int shared_with_parent(const lt_held *h);
+
+/* In a fork child, the thread that forked (by seq) and its kernel id in the parent: the words
+ * of the mutexes and rwlocks it held for write at the fork still name that id, so libc's
+ * owner checks (error-checking, recursive, an rwlock's EDEADLK) fail for it here. */
+static int forked_seq = -1, forked_tid;
+
+void lt_on_forked(const lt_thread *t, int tid_in_parent)
+{
+    forked_seq = t->info.seq;
+    forked_tid = tid_in_parent;
+}
+
+/* Whether this thread held h's lock for write when the process forked (it hangs, whatever
+ * its type, when locked again): the lock word names the thread's id in the parent. Not a
+ * lock shared with the parent, whose thread of that id may have taken it again since. */
+static int held_in_parent(const lt_event *ev, const lt_held *h)
+{
+    if (lt_likely(ev->self->info.seq != forked_seq) || h->mode != LT_MODE_WRITE ||
+        (h->kind != LT_MUTEX && h->kind != LT_RWLOCK) || custom(h->lock))
+        return 0;
+    return lt_platform_lock_held(h->addr, h->kind, LT_MODE_WRITE, forked_tid) &&
+           !shared_with_parent(h);
+}
 
 /* The lock word contradicts what the tracer knew of addr: the memory became another lock
  * without init (freed and reused, a stack frame reused). It gets a new identity, as on init,
@@ -208,7 +232,11 @@ int lt_before_lock_slow(lt_event *ev)
     }
     if (ev->held) {
         lt_reason why;
-        if (ev->wait == LT_WAIT_TRY || !never_returns(ev, ev->held, &why))
+        if (ev->wait == LT_WAIT_TRY)
+            return 0;
+        if (lt_unlikely(held_in_parent(ev, ev->held)))
+            return report_self(ev, ev->held, LT_WHY_FORK_RELOCK);
+        if (!never_returns(ev, ev->held, &why))
             return 0;
         if (confirmed(ev, ev->held))
             return report_self(ev, ev->held, why);
@@ -267,9 +295,18 @@ void lt_after_lock_unusual(lt_event *ev, int rc)
     lt_held_take(ev);
 }
 
-/* An acquisition while other locks are held: the order graph and the class graph. */
+/* Unlocks libc accepted of locks their thread did not hold (report_bad_unlock): until there
+ * is one, no held entry outlives its lock's release. */
+static _Atomic unsigned foreign_unlocks;
+
+static void drop_stale(lt_thread *t);
+
+/* An acquisition while other locks are held: the order graph and the class graph. A lock
+ * another thread unlocked for this one is no longer held: no edge leads out of it. */
 void lt_after_lock_nested(lt_event *ev)
 {
+    if (lt_unlikely(atomic_load_explicit(&foreign_unlocks, memory_order_relaxed)))
+        drop_stale(ev->self);
     lt_order_acquired(ev);
     if (lt_unlikely(lt_cfg.classes != LT_CLASSES_OFF))
         lt_classes_acquired(ev);
@@ -288,6 +325,7 @@ static void report_bad_unlock(lt_event *ev, int unlocked)
     if (l && unlocked) {
         atomic_store(&l->writer, 0);
         l->orphan_of = NULL;
+        atomic_fetch_add_explicit(&foreign_unlocks, 1, memory_order_relaxed);
     }
 }
 

@@ -179,7 +179,9 @@ static inline int lt_unlock_clears_writer(const lt_held *h)
  * entry when it is for addr (lt_held_top), and when that entry is its lock's writer, the
  * writer cleared already. While this thread still holds the lock no other can become its
  * writer, so a plain store does it, on the line the grant wrote, where after libc's unlock it
- * takes a compare-and-swap. */
+ * takes a compare-and-swap, which waits for that line (a lock taken thousands of locks ago is
+ * out of the cache: a third of the unlock's time then). Any other entry: lt_unlock_begin_any
+ * and lt_unlock_end_any, the same way (interpose.c calls them out of line). */
 static inline lt_held *lt_unlock_begin(lt_thread *t, const void *addr)
 {
     lt_held *h = lt_held_top(t, addr);
@@ -188,20 +190,48 @@ static inline lt_held *lt_unlock_begin(lt_thread *t, const void *addr)
     return h;
 }
 
-/* After libc's unlock with result rc, top from lt_unlock_begin: as lt_unlock_done. An unlock
- * libc refused changed nothing: the writer goes back (unless another thread named itself
- * since, which the refusal says may be: the held set was wrong). */
+/* An unlock libc refused changed nothing: h's writer goes back (unless another thread named
+ * itself since, which the refusal says may be: the held set was wrong). */
+static inline void lt_unlock_refused(const lt_thread *t, const lt_held *h)
+{
+    int none = 0;
+    if (h && lt_unlock_clears_writer(h))
+        atomic_compare_exchange_strong_explicit(&h->lock->writer, &none, t->info.seq + 1,
+                                                memory_order_relaxed, memory_order_relaxed);
+}
+
+/* After libc's unlock with result rc, top from lt_unlock_begin: as lt_unlock_done. */
 static inline int lt_unlock_end(lt_thread *t, const lt_held *top, const void *addr, int rc)
 {
     if (lt_likely(top && rc == 0 && top->depth == 1)) {
         lt_held_pop(t);
         return 1;
     }
-    if (top && rc != 0 && lt_unlock_clears_writer(top)) {
-        int none = 0;
-        atomic_compare_exchange_strong_explicit(&top->lock->writer, &none, t->info.seq + 1,
-                                                memory_order_relaxed, memory_order_relaxed);
+    if (rc != 0)
+        lt_unlock_refused(t, top);
+    return lt_unlock_done_slow(t, addr, rc);
+}
+
+/* lt_unlock_begin for a lock that is not the newest of a small set: its entry wherever it
+ * is, whose release then needs no more than lt_held_remove. NULL with LOCKTRACE_STATS, whose
+ * accounting of the release is lt_unlock_done_slow's. */
+static inline lt_held *lt_unlock_begin_any(lt_thread *t, const void *addr)
+{
+    lt_held *h = lt_unlikely(lt_cfg.stats) ? NULL : lt_held_find(t, addr);
+    if (h && lt_unlock_clears_writer(h))
+        atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
+    return h;
+}
+
+/* lt_unlock_end for h from lt_unlock_begin_any. */
+static inline int lt_unlock_end_any(lt_thread *t, lt_held *h, const void *addr, int rc)
+{
+    if (lt_likely(h && rc == 0 && h->depth == 1)) {
+        lt_held_remove(t, h);
+        return 1;
     }
+    if (rc != 0)
+        lt_unlock_refused(t, h);
     return lt_unlock_done_slow(t, addr, rc);
 }
 
@@ -217,5 +247,7 @@ void lt_cond_reacquire(lt_event *ev, const lt_held *saved);
 void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn describe);
 void lt_on_thread_exit(lt_thread *t);
 void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner, int forked);
+/* In a fork child: t is the thread that forked, tid_in_parent its kernel id there. */
+void lt_on_forked(const lt_thread *t, int tid_in_parent);
 
 #endif

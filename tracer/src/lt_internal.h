@@ -195,6 +195,7 @@ typedef struct lt_thread {
     uint32_t nheld, cap;        /* locks held; entries allocated */
     uint32_t held_end;          /* entries in use: held ones, and removed ones (lock NULL)
                                    while the set is indexed */
+    uint32_t held_start;        /* entries below it are all removed ones (indexed set) */
     uint32_t held_room;         /* held_end below this: the set is small and dense, with room
                                    for one more entry before it must grow or be indexed
                                    (min(cap, LT_HELD_INDEX_MIN - 1)); 0 while indexed, and

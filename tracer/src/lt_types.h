@@ -59,6 +59,7 @@ typedef enum {
     LT_WHY_MUTEX_RELOCK,     /* normal/default mutex locked again */
     LT_WHY_ERRORCHECK_RELOCK,/* error-checking mutex locked again: returns EDEADLK */
     LT_WHY_SPIN_RELOCK,      /* spinlock locked again */
+    LT_WHY_FORK_RELOCK,      /* a fork child locks again what its thread held at the fork */
     LT_WHY_ORPHANED,         /* held by a thread that has exited */
     LT_WHY_NOT_HELD,         /* unlock of a lock this thread does not hold */
     LT_WHY_DESTROY,          /* destroy while held */

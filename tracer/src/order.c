@@ -1377,7 +1377,7 @@ static int edge_cache_fill(lt_thread *t)
     uint32_t block = cache_size(16, EDGE_CACHE, EDGE_BLOCK);
     if (atomic_load_explicit(&nedges, memory_order_relaxed) >= EDGE_MANY)
         edge_pool.arena.chunk = EDGE_MANY_CHUNK;
-    while (t->edge_nfree < EDGE_CACHE && edge_pool.free)
+    while (t->edge_nfree < EDGE_CACHE && lt_pool_has_free(&edge_pool))
         edge_cache_put(t, lt_pool_take(&edge_pool)); /* edges_fast writes all of it */
     if (edge_cache_has(t) >= 2 * WALK)
         return 0;

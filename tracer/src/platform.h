@@ -36,6 +36,10 @@ int lt_platform_mutex_type(const void *mutex);
 /* Nonzero for a robust mutex: its owner's death makes lock return EOWNERDEAD, not hang. */
 int lt_platform_mutex_robust(const void *mutex);
 
+/* After a trylock by thread tid returned ENOTRECOVERABLE: gives the mutex back if that try
+ * left it locked by tid (glibc does so for a robust mutex; its lock calls do not). */
+void lt_platform_mutex_untry(void *mutex, int tid);
+
 /* Nonzero for a mutex or rwlock (kind lt_kind) made process-shared
  * (PTHREAD_PROCESS_SHARED), read from the lock word at `lock` (a copy will do): other
  * processes may hold and release it. */
@@ -66,6 +70,10 @@ void lt_platform_unmap(void *p, size_t size);
 /* Like lt_platform_map, but address space only: pages become memory when first written
  * (MAP_NORESERVE), so a large sparse table costs what it uses. */
 void *lt_platform_reserve(size_t size);
+/* The mapping p of old bytes (from lt_platform_map) grown to size bytes, contents kept, the
+ * new part zeroed; NULL on failure, p then untouched. Linux moves the pages (mremap): no copy,
+ * and the pages already written are not faulted in again. */
+void *lt_platform_remap(void *p, size_t old, size_t size);
 /* Asks for large pages under the mapping [p, p + size) where the system has them (Linux:
  * transparent huge pages): for large tables read at random, one TLB entry and one page fault
  * per 2 MB instead of per 4 KB. A hint; nothing changes where it is not taken. */

@@ -19,6 +19,7 @@
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <link.h>
+#include <linux/futex.h>
 #include <errno.h>
 #include <gnu/libc-version.h>
 #include <libunwind.h>
@@ -193,6 +194,12 @@ void *lt_platform_mremap_direct(void *old, size_t old_size, size_t new_size, int
     return (void *)syscall(SYS_mremap, old, old_size, new_size, flags, target);
 }
 
+void *lt_platform_remap(void *p, size_t old, size_t size)
+{
+    void *q = lt_platform_mremap_direct(p, old, size, MREMAP_MAYMOVE, NULL);
+    return q == MAP_FAILED ? NULL : q;
+}
+
 static int same_module(const void *a, const void *b)
 {
     Dl_info ia, ib;
@@ -280,6 +287,20 @@ enum { GLIBC_MUTEX_ROBUST_BIT = 16 };
 int lt_platform_mutex_robust(const void *mutex)
 {
     return (((const pthread_mutex_t *)mutex)->__data.__kind & GLIBC_MUTEX_ROBUST_BIT) != 0;
+}
+
+/* glibc's trylock of a robust mutex made unrecoverable takes its word and returns
+ * ENOTRECOVERABLE without giving it back (nptl tests the old word for the caller's tid,
+ * where lock and timedlock unlock unconditionally): the mutex is off the caller's robust
+ * list, so its unlock crashes in libc, and every other lock waits for good. This gives it
+ * back as lock does: the word to 0, a waiter woken (robust futexes are always shared). */
+void lt_platform_mutex_untry(void *mutex, int tid)
+{
+    _Atomic int *word = (_Atomic int *)&((pthread_mutex_t *)mutex)->__data.__lock;
+    if ((atomic_load(word) & FUTEX_TID_MASK) == tid) {
+        atomic_store(word, 0);
+        syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
+    }
 }
 
 /* glibc's PTHREAD_MUTEX_PSHARED_BIT in __kind (nptl/pthreadP.h); an rwlock keeps the

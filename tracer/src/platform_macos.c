@@ -18,6 +18,7 @@
 #include <mach/mach.h>
 #include <mach/mach_vm.h>
 #include <pthread.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -191,6 +192,13 @@ int lt_platform_mutex_robust(const void *mutex)
     return 0;
 }
 
+/* libsystem has no robust mutexes to be left unrecoverable. */
+void lt_platform_mutex_untry(void *mutex, int tid)
+{
+    (void)mutex;
+    (void)tid;
+}
+
 /* libsystem's lock words are not read for it: a fork child orphans what the parent's other
  * threads held, process-shared or not. */
 int lt_platform_lock_pshared(const void *lock, int kind)
@@ -277,4 +285,15 @@ int lt_platform_function_safe(uintptr_t ip, char *name, size_t size)
     (void)name;
     (void)size;
     return 0;
+}
+
+/* No mremap here: a new mapping and a copy. */
+void *lt_platform_remap(void *p, size_t old, size_t size)
+{
+    void *q = lt_platform_map(size);
+    if (q) {
+        memcpy(q, p, old < size ? old : size);
+        lt_platform_unmap(p, old);
+    }
+    return q;
 }

@@ -35,7 +35,9 @@
 
 #define SHARD_BITS 6
 #define SHARDS (1 << SHARD_BITS)
-#define TABLE_MIN_BITS 8 /* 256 slots, 4 KiB */
+/* 1,024 slots, 16 KiB: with fewer, a page's slots share homes (addr_hash), and a table grown
+ * from 256 slots has made two copies on the way, 7 pages written for the 4 it keeps. */
+#define TABLE_MIN_BITS 10
 #define DESTROYED_MAX 1024 /* per shard: 128 KiB of entries */
 
 /* A slot keeps the address beside the entry, so a probe passes other locks' slots without
@@ -45,15 +47,19 @@ typedef struct slot {
     lt_lock *_Atomic lock;
 } slot;
 
+/* A table: 2^bits slots of mapped memory. Page-aligned, so a shard keeps the size in the low
+ * bits of the address (a table word): a reader gets both in one load, and a table is whole
+ * pages (a header beside the slots would take one page more, and its page fault). */
 typedef struct table {
-    unsigned bits;             /* log2 of the slots */
-    size_t live;               /* entries in it, destroyed ones included */
-    slot slot[];
+    slot *slot;
+    unsigned bits;
 } table;
+#define TABLE_BITS_MASK ((uintptr_t)63)
 
 typedef struct shard {
     lt_spin lock;
-    table *_Atomic table;      /* NULL until the shard's first lock */
+    _Atomic uintptr_t table;   /* its table word; 0 until the shard's first lock */
+    size_t live;               /* entries in the table, destroyed ones included */
     lt_lock *free_list;        /* through next_free: a reused entry keeps its gen, so no lt_pool */
     size_t destroyed;          /* entries left in the table by destroy */
     lt_arena slab;             /* zeroed: LT_ARENA_CHUNK at a time */
@@ -92,14 +98,19 @@ static shard *shard_of(const void *addr)
     return &shards[fib_hash((uintptr_t)addr >> 12) >> (64 - SHARD_BITS)];
 }
 
-static size_t slot_mask(const table *t)
+static table table_of(uintptr_t word)
 {
-    return ((size_t)1 << t->bits) - 1;
+    return (table){(slot *)(word & ~TABLE_BITS_MASK), (unsigned)(word & TABLE_BITS_MASK)};
 }
 
-static size_t home(const table *t, uint64_t h)
+static size_t slot_mask(table t)
 {
-    return (size_t)(h >> (64 - t->bits));
+    return ((size_t)1 << t.bits) - 1;
+}
+
+static size_t home(table t, uint64_t h)
+{
+    return (size_t)(h >> (64 - t.bits));
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -113,16 +124,17 @@ static size_t home(const table *t, uint64_t h)
  * tells. */
 static lt_lock *probe(const shard *s, const void *addr, uint64_t h, uint32_t *gen)
 {
-    const table *t = atomic_load_explicit(&s->table, memory_order_acquire);
-    if (!t)
+    uintptr_t word = atomic_load_explicit(&s->table, memory_order_acquire);
+    if (!word)
         return NULL;
+    table t = table_of(word);
     for (size_t i = home(t, h), n = 0; n <= slot_mask(t); i = (i + 1) & slot_mask(t), n++) {
-        const void *at = atomic_load_explicit(&t->slot[i].addr, memory_order_acquire);
+        const void *at = atomic_load_explicit(&t.slot[i].addr, memory_order_acquire);
         if (!at)
             return NULL;
         if (at != addr)
             continue;
-        lt_lock *l = atomic_load_explicit(&t->slot[i].lock, memory_order_acquire);
+        lt_lock *l = atomic_load_explicit(&t.slot[i].lock, memory_order_acquire);
         uint32_t g = atomic_load_explicit(&l->gen, memory_order_acquire);
         const void *named = atomic_load_explicit(&l->addr, memory_order_acquire);
         if (named != addr || atomic_load_explicit(&l->gen, memory_order_relaxed) != g)
@@ -134,14 +146,14 @@ static lt_lock *probe(const shard *s, const void *addr, uint64_t h, uint32_t *ge
 }
 
 /* Under the shard's lock: the slot of addr, or the free slot ending its probe chain. */
-static slot *find_slot(table *t, const void *addr, uint64_t h)
+static slot *find_slot(table t, const void *addr, uint64_t h)
 {
     size_t i = home(t, h);
     const void *at;
-    while ((at = atomic_load_explicit(&t->slot[i].addr, memory_order_relaxed)) != NULL &&
+    while ((at = atomic_load_explicit(&t.slot[i].addr, memory_order_relaxed)) != NULL &&
            at != addr)
         i = (i + 1) & slot_mask(t);
-    return &t->slot[i];
+    return &t.slot[i];
 }
 
 /* Under the shard's lock: readers see the entry no later than the address. */
@@ -155,44 +167,41 @@ static void slot_set(slot *to, const void *addr, lt_lock *l)
  * most 1/2, published for readers. 0 when out of memory (tracking is then off). */
 static int make_room(shard *s)
 {
-    table *t = atomic_load_explicit(&s->table, memory_order_relaxed);
-    if (t && (t->live + 1) * 2 <= slot_mask(t) + 1)
+    uintptr_t word = atomic_load_explicit(&s->table, memory_order_relaxed);
+    table t = table_of(word);
+    if (word && (s->live + 1) * 2 <= slot_mask(t) + 1)
         return 1;
-    unsigned bits = t ? t->bits + 1 : TABLE_MIN_BITS;
-    table *g = lt_map(sizeof *g + ((size_t)1 << bits) * sizeof g->slot[0]);
-    if (!g)
+    table g = {NULL, word ? t.bits + 1 : TABLE_MIN_BITS};
+    if (!(g.slot = lt_map(((size_t)1 << g.bits) * sizeof(slot))))
         return 0;
-    g->bits = bits;
-    for (size_t i = 0; t && i <= slot_mask(t); i++) {
-        const void *addr = atomic_load_explicit(&t->slot[i].addr, memory_order_relaxed);
+    for (size_t i = 0; word && i <= slot_mask(t); i++) {
+        const void *addr = atomic_load_explicit(&t.slot[i].addr, memory_order_relaxed);
         if (addr)
             slot_set(find_slot(g, addr, addr_hash(addr)), addr,
-                     atomic_load_explicit(&t->slot[i].lock, memory_order_relaxed));
+                     atomic_load_explicit(&t.slot[i].lock, memory_order_relaxed));
     }
-    g->live = t ? t->live : 0;
-    atomic_store_explicit(&s->table, g, memory_order_release);
+    atomic_store_explicit(&s->table, (uintptr_t)g.slot | g.bits, memory_order_release);
     return 1;
 }
 
 /* Under the shard's lock: empties slot i, moving later entries of its probe chain back where
  * their home allows it, so every chain stays unbroken without tombstones. */
-static void remove_at(table *t, size_t i)
+static void remove_at(table t, size_t i)
 {
     size_t mask = slot_mask(t);
     const void *addr;
     for (size_t j = (i + 1) & mask;
-         (addr = atomic_load_explicit(&t->slot[j].addr, memory_order_relaxed)) != NULL;
+         (addr = atomic_load_explicit(&t.slot[j].addr, memory_order_relaxed)) != NULL;
          j = (j + 1) & mask) {
         size_t k = home(t, addr_hash(addr));
         int stays = i <= j ? (k > i && k <= j) : (k > i || k <= j);
         if (!stays) {
-            slot_set(&t->slot[i], addr, atomic_load_explicit(&t->slot[j].lock,
-                                                             memory_order_relaxed));
+            slot_set(&t.slot[i], addr, atomic_load_explicit(&t.slot[j].lock,
+                                                            memory_order_relaxed));
             i = j;
         }
     }
-    slot_set(&t->slot[i], NULL, NULL);
-    t->live--;
+    slot_set(&t.slot[i], NULL, NULL);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -253,8 +262,10 @@ static int destroyed(const lt_lock *l)
 /* Under the shard's lock: the entry of addr, NULL when it has none. */
 static lt_lock *find_locked(const shard *s, const void *addr, uint64_t h)
 {
-    table *t = atomic_load_explicit(&s->table, memory_order_relaxed);
-    return t ? atomic_load_explicit(&find_slot(t, addr, h)->lock, memory_order_relaxed) : NULL;
+    uintptr_t word = atomic_load_explicit(&s->table, memory_order_relaxed);
+    return word ? atomic_load_explicit(&find_slot(table_of(word), addr, h)->lock,
+                                       memory_order_relaxed)
+                : NULL;
 }
 
 /* Under the shard's lock, the only place gen changes once an entry is made: a load and a
@@ -284,10 +295,11 @@ static lt_lock *find_or_create(const void *addr, int renew, int *created, uint32
         entry_clear(l, addr);
     } else if (!l && make_room(s) && (l = entry_alloc(s)) != NULL) {
         if (lt_lockmap_add(addr)) {
-            table *t = atomic_load_explicit(&s->table, memory_order_relaxed);
             entry_clear(l, addr);
-            slot_set(find_slot(t, addr, h), addr, l);
-            t->live++;
+            slot_set(find_slot(table_of(atomic_load_explicit(&s->table, memory_order_relaxed)),
+                               addr, h),
+                     addr, l);
+            s->live++;
             *created = 1;
         } else { /* its memory could not be followed */
             entry_free(s, l);
@@ -371,12 +383,14 @@ static void end_identity(lt_lock *l)
  * lock map; the entry is recycled. */
 static void remove_locked(shard *s, const void *addr, uint64_t h)
 {
-    table *t = atomic_load_explicit(&s->table, memory_order_relaxed);
-    slot *at = t ? find_slot(t, addr, h) : NULL;
+    uintptr_t word = atomic_load_explicit(&s->table, memory_order_relaxed);
+    table t = table_of(word);
+    slot *at = word ? find_slot(t, addr, h) : NULL;
     lt_lock *l = at ? atomic_load_explicit(&at->lock, memory_order_relaxed) : NULL;
     if (!l)
         return;
-    remove_at(t, (size_t)(at - t->slot));
+    remove_at(t, (size_t)(at - t.slot));
+    s->live--;
     if (destroyed(l))
         s->destroyed--;
     else
