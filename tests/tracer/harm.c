@@ -377,6 +377,32 @@ static int release_when_child_blocks(pid_t child, int step, int *status)
     return 1;
 }
 
+/* Starts `holder`, which takes the shared locks and says so, then forks once they are held:
+ * the child runs `child` and exits 0. The child's pid (-1 when a step failed). */
+static pid_t fork_while_held(void *(*holder)(void *), pthread_t *th, void (*child)(void))
+{
+    if (pthread_create(th, NULL, holder, NULL) != 0)
+        return -1;
+    while (!atomic_load(&shl->held))
+        sched_yield();
+    pid_t pid = fork();
+    if (pid == 0) {
+        atomic_store(&shl->step, 1);
+        child();
+        _exit(0);
+    }
+    return pid;
+}
+
+static void pshared_child(void)
+{
+    pthread_mutex_lock(&shl->m);
+    atomic_store(&shl->step, 2);
+    pthread_rwlock_wrlock(&shl->rw);
+    pthread_rwlock_unlock(&shl->rw);
+    pthread_mutex_unlock(&shl->m);
+}
+
 static int pshared_fork(void)
 {
     if (map_shared_locks() != 0)
@@ -390,20 +416,7 @@ static int pshared_fork(void)
     if (pthread_mutex_init(&shl->m, &ma) != 0 || pthread_rwlock_init(&shl->rw, &ra) != 0)
         return 1;
     pthread_t holder;
-    if (pthread_create(&holder, NULL, pshared_holder, NULL) != 0)
-        return 1;
-    while (!atomic_load(&shl->held))
-        sched_yield();
-    pid_t child = fork();
-    if (child == 0) {
-        atomic_store(&shl->step, 1);
-        pthread_mutex_lock(&shl->m);
-        atomic_store(&shl->step, 2);
-        pthread_rwlock_wrlock(&shl->rw);
-        pthread_rwlock_unlock(&shl->rw);
-        pthread_mutex_unlock(&shl->m);
-        _exit(0);
-    }
+    pid_t child = fork_while_held(pshared_holder, &holder, pshared_child);
     if (child < 0)
         return 1;
     int status = 0;
@@ -473,6 +486,12 @@ static int child_reaches(pid_t child, uintptr_t lo, uintptr_t hi, int *status)
     }
 }
 
+static void spin_child(void)
+{
+    pthread_spin_lock(&shl->spin);
+    pthread_spin_unlock(&shl->spin);
+}
+
 static int spin_fork(void)
 {
     uintptr_t lo, hi;
@@ -482,17 +501,9 @@ static int spin_fork(void)
     struct sigaction sa = {.sa_sigaction = note_pc, .sa_flags = SA_SIGINFO | SA_RESTART};
     sigemptyset(&sa.sa_mask);
     pthread_t holder;
-    if (sigaction(SIGUSR1, &sa, NULL) != 0 || pthread_create(&holder, NULL, spin_holder, NULL) != 0)
+    if (sigaction(SIGUSR1, &sa, NULL) != 0)
         return 1;
-    while (!atomic_load(&shl->held))
-        sched_yield();
-    pid_t child = fork();
-    if (child == 0) {
-        atomic_store(&shl->step, 1);
-        pthread_spin_lock(&shl->spin);
-        pthread_spin_unlock(&shl->spin);
-        _exit(0);
-    }
+    pid_t child = fork_while_held(spin_holder, &holder, spin_child);
     if (child < 0)
         return 1;
     int status = 0;
