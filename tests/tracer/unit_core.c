@@ -222,6 +222,43 @@ static int ptr_order(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Entries and tables come from the shadow's heap: plain pages first, then a reservation for
+ * large pages, cut by concurrent shards. Enough new locks, one a page (every shard's slab and
+ * table grow), that their entries come from both sides of that boundary: each lock has an
+ * entry of its own, new (gen 1, no annotation, not orphaned), none overlapping another. Run
+ * before other checks make entries, so that none is a recycled one. */
+static void check_shadow_heap(void)
+{
+    enum { N = 24000 };
+    static uintptr_t entry[N];
+    lt_thread *t = lt_self();
+    char *space = lt_platform_reserve((size_t)N * 4096);
+    CHECK(space != NULL);
+    if (!space)
+        return;
+    int ok = 1;
+    for (int i = 0; i < N && ok; i++) {
+        const void *addr = space + (size_t)i * 4096 + (size_t)(i % 64) * 8;
+        lt_lock *l = lt_shadow_get(t, addr, 0);
+        ok = l && atomic_load(&l->gen) == 1 && l->addr == addr && !l->object && !l->describe &&
+             !l->orphan_of && !atomic_load(&l->writer) && !atomic_load(&l->order_node) &&
+             (uintptr_t)l % 64 == 0;
+        entry[i] = (uintptr_t)l;
+    }
+    CHECK(ok);
+    qsort(entry, N, sizeof entry[0], ptr_order);
+    for (int i = 1; i < N && ok; i++)
+        ok = entry[i] - entry[i - 1] >= sizeof(lt_lock);
+    CHECK(ok);
+    for (int i = 0; i < N && ok; i++)
+        ok = lt_shadow_find(space + (size_t)i * 4096 + (size_t)(i % 64) * 8) != NULL;
+    CHECK(ok);
+    for (int i = 0; i < N; i++)
+        lt_shadow_forget(space + (size_t)i * 4096 + (size_t)(i % 64) * 8);
+    CHECK(!lt_lockmap_any((uintptr_t)space, (uintptr_t)space + (size_t)N * 4096));
+    lt_platform_unmap(space, (size_t)N * 4096);
+}
+
 /* The open-addressing table: enough locks to make every shard's table grow, at random places
  * (a regular stride would hash without a single collision), removals in the middle of probe
  * chains, entries reused, and the lock map kept in step. */
@@ -581,6 +618,7 @@ int main(void)
     check_held_regrow();
     check_scratch_fit();
     check_pool();
+    check_shadow_heap(); /* first: its entries are new ones */
     check_shadow();
     check_shadow_destroy();
     check_shadow_destroy_bound();

@@ -5,10 +5,10 @@
  * entry pointers under one of our own spinlocks, so unrelated locks rarely meet; a page's
  * locks have their home slots in address order (addr_hash), so neighbours' slots are
  * neighbours too. Entries
- * come from per-shard slabs of mapped memory and go back to a per-shard free list on
- * destroy; they are never unmapped, which is what lets threads keep (entry, gen) pairs in
- * their lookup caches and held sets without references: a changed gen means "not the lock
- * you knew". The per-thread cache makes a repeated lookup a TLS probe and one load.
+ * come from per-shard slabs and go back to a per-shard free list on destroy; slabs and tables
+ * come from the shadow's heap, which is never unmapped: that is what lets threads keep
+ * (entry, gen) pairs in their lookup caches and held sets without references (a changed gen
+ * means "not the lock you knew"), and readers stay in a table that has been copied. The per-thread cache makes a repeated lookup a TLS probe and one load.
  *
  * Insertion and removal take the shard's lock; lookup does not. A reader probes the table
  * and accepts an entry only from a consistent snapshot (gen, addr, gen again): removal clears
@@ -39,6 +39,7 @@
  * from 256 slots has made two copies on the way, 7 pages written for the 4 it keeps. */
 #define TABLE_MIN_BITS 10
 #define DESTROYED_MAX 1024 /* per shard: 128 KiB of entries */
+#define SLAB_CHUNK ((size_t)64 * 1024) /* entries a shard's slab takes at a time */
 
 /* A slot keeps the address beside the entry, so a probe passes other locks' slots without
  * touching their entries (each would be a cache miss). */
@@ -62,7 +63,8 @@ typedef struct shard {
     size_t live;               /* entries in the table, destroyed ones included */
     lt_lock *free_list;        /* through next_free: a reused entry keeps its gen, so no lt_pool */
     size_t destroyed;          /* entries left in the table by destroy */
-    lt_arena slab;             /* zeroed: LT_ARENA_CHUNK at a time */
+    char *slab;                /* unused zeroed entries: slab_left bytes from here */
+    size_t slab_left;
     char pad[64];              /* keep shards on separate cache lines */
 } shard;
 
@@ -111,6 +113,55 @@ static size_t slot_mask(table t)
 static size_t home(table t, uint64_t h)
 {
     return (size_t)(h >> (64 - t.bits));
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The heap: memory for slabs and tables, never given back. Faulted in a 4 KiB page at a
+ * time, a program's thousands of locks cost more in page faults than in their calls
+ * (`stressbench groups`, 25,000 locks: ~1,100 faults in shadow.c, each 7-20 us on a virtual
+ * machine, against ~250 instructions an init). Past its first HEAP_SMALL bytes (a program with
+ * a few locks keeps small pages: no 2 MiB page zeroed and resident for it), the heap is one
+ * reservation advised for large pages, a fault per 2 MiB, cut by an atomic add (shards take
+ * from it under their own locks, concurrently); beyond the reservation, plain mappings.
+ * ---------------------------------------------------------------------------------------- */
+#define HEAP_SMALL ((size_t)512 * 1024)
+#define HEAP_RESERVE ((size_t)1 << 30)
+#define HEAP_ALIGN ((size_t)2 << 20) /* a large page */
+#define HEAP_NONE ((char *)1)        /* no reservation could be made */
+
+static _Atomic size_t heap_used; /* bytes handed out, the small ones first */
+static char *_Atomic heap_base;  /* the reservation, HEAP_ALIGN-aligned; NULL = not yet */
+
+static char *heap_reservation(void)
+{
+    char *base = atomic_load_explicit(&heap_base, memory_order_acquire);
+    if (base)
+        return base;
+    char *fresh = lt_platform_reserve(HEAP_RESERVE + HEAP_ALIGN), *aligned = HEAP_NONE;
+    if (fresh) { /* the slack either side of the aligned part stays reserved, unused */
+        aligned = (char *)(((uintptr_t)fresh + HEAP_ALIGN - 1) & ~(uintptr_t)(HEAP_ALIGN - 1));
+        lt_platform_map_huge(aligned, HEAP_RESERVE);
+    }
+    if (!atomic_compare_exchange_strong_explicit(&heap_base, &base, aligned,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        if (fresh)
+            lt_platform_unmap(fresh, HEAP_RESERVE + HEAP_ALIGN);
+        return base;
+    }
+    return aligned;
+}
+
+/* size bytes (a multiple of the page size) of zeroed, page-aligned memory; NULL when out of
+ * memory. */
+static void *heap_alloc(size_t size)
+{
+    size_t at = atomic_fetch_add_explicit(&heap_used, size, memory_order_relaxed);
+    if (at >= HEAP_SMALL && at - HEAP_SMALL + size <= HEAP_RESERVE) {
+        char *base = heap_reservation();
+        if (base != HEAP_NONE)
+            return base + (at - HEAP_SMALL);
+    }
+    return lt_map(size);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -172,7 +223,7 @@ static int make_room(shard *s)
     if (word && (s->live + 1) * 2 <= slot_mask(t) + 1)
         return 1;
     table g = {NULL, word ? t.bits + 1 : TABLE_MIN_BITS};
-    if (!(g.slot = lt_map(((size_t)1 << g.bits) * sizeof(slot))))
+    if (!(g.slot = heap_alloc(((size_t)1 << g.bits) * sizeof(slot))))
         return 0;
     for (size_t i = 0; word && i <= slot_mask(t); i++) {
         const void *addr = atomic_load_explicit(&t.slot[i].addr, memory_order_relaxed);
@@ -210,9 +261,9 @@ static void remove_at(table t, size_t i)
 
 /* New entries start at gen 1 so a zeroed cache slot or held entry never matches. A shard's
  * slab starts as many entries into its first chunk as the shard's index: chunks are
- * page-aligned (and mapped 64 KiB apart), so without that the first entries of all shards
- * would share one set of the L1 and L2 caches, and a program with a few dozen locks would
- * miss the cache on every acquisition (cachegrind: 0.95 L1 misses per lockbench pair). */
+ * page-aligned (and 64 KiB apart), so without that the first entries of all shards would
+ * share one set of the L1 and L2 caches, and a program with a few dozen locks would miss the
+ * cache on every acquisition (cachegrind: 0.95 L1 misses per lockbench pair). */
 static lt_lock *entry_alloc(shard *s)
 {
     lt_lock *l = s->free_list;
@@ -220,11 +271,17 @@ static lt_lock *entry_alloc(shard *s)
         s->free_list = l->next_free;
         return l;
     }
-    if (!s->slab.next && !lt_arena_alloc(&s->slab, (size_t)(s - shards) * sizeof(lt_lock), 1))
-        return NULL;
-    l = lt_arena_alloc(&s->slab, sizeof(lt_lock), _Alignof(lt_lock));
-    if (!l)
-        return NULL;
+    if (s->slab_left < sizeof(lt_lock)) {
+        size_t skip = s->slab ? 0 : (size_t)(s - shards) * sizeof(lt_lock);
+        char *chunk = heap_alloc(SLAB_CHUNK);
+        if (!chunk)
+            return NULL;
+        s->slab = chunk + skip;
+        s->slab_left = SLAB_CHUNK - skip;
+    }
+    l = (lt_lock *)(void *)s->slab;
+    s->slab += sizeof(lt_lock);
+    s->slab_left -= sizeof(lt_lock);
     atomic_store_explicit(&l->gen, 1, memory_order_relaxed); /* published with its slot */
     return l;
 }
