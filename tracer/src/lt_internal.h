@@ -61,16 +61,19 @@ typedef struct lt_lock {
     const void *object;               /* annotation: the guarded object */
     locktrace_describe_fn describe;   /* annotation: how to describe it */
     struct lt_lock_stats *_Atomic stats; /* LOCKTRACE_STATS counters (stats.c), NULL = none */
-    struct lt_lock *next_free;
+    struct lt_order_node *_Atomic order_node; /* order.c: its node in the order graph, of this
+                                         or an ended gen; NULL = none. Written under the
+                                         graph lock, once an identity: on this line, a
+                                         nested acquisition of a lock out of the cache
+                                         misses once, not twice (stressbench lazy) */
     /* written by acquisitions: kept off the line above so other threads' probes stay cheap */
     _Alignas(64) _Atomic int writer;  /* seq+1 of the thread holding it exclusively, 0 = none */
     _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
     _Atomic uint64_t klass;           /* classes.c: gen << 32 | class id of this identity;
                                          another gen: not decided yet */
-    struct lt_order_node *_Atomic order_node; /* order.c: its node in the order graph, of this
-                                         or an ended gen; NULL = none. Written under the
-                                         graph lock */
+    struct lt_lock *next_free;        /* shadow.c, while the entry is free */
 } lt_lock;
+_Static_assert(offsetof(lt_lock, writer) == 64, "an entry's first line holds what probes read");
 
 /* One entry of a held set: 56 bytes, since a thread may hold thousands. The stack of the
  * acquisition is kept cheaply as the call site (return address `ra`) and the return addresses
