@@ -172,7 +172,7 @@ static void *heap_alloc(size_t size)
  * found (which a concurrent removal can make wrong: ask again under the lock). Not a destroyed
  * entry (addr NULL): the slot's address and entry are two loads, and while later entries of
  * a chain move back the entry read may be another address's, which only its own addr
- * tells. */
+ * tells, or none at all, where the chain's last slot was emptied between the two. */
 static lt_lock *probe(const shard *s, const void *addr, uint64_t h, uint32_t *gen)
 {
     uintptr_t word = atomic_load_explicit(&s->table, memory_order_acquire);
@@ -186,6 +186,8 @@ static lt_lock *probe(const shard *s, const void *addr, uint64_t h, uint32_t *ge
         if (at != addr)
             continue;
         lt_lock *l = atomic_load_explicit(&t.slot[i].lock, memory_order_acquire);
+        if (!l) /* the slot was emptied since its address was read (remove_at) */
+            return NULL;
         uint32_t g = atomic_load_explicit(&l->gen, memory_order_acquire);
         const void *named = atomic_load_explicit(&l->addr, memory_order_acquire);
         if (named != addr || atomic_load_explicit(&l->gen, memory_order_relaxed) != g)
