@@ -1167,12 +1167,22 @@ typedef struct request {
     int fresh;              /* it had no node: no edge into it was known */
 } request;
 
+static _Atomic uint8_t *site_counter(uintptr_t ra)
+{
+    return &site_unwound[(ra * 0x9E3779B97F4A7C15ull) >> 52];
+}
+
+/* Has call site ra unwinds left (without taking one)? */
+static int site_unwinds(uintptr_t ra)
+{
+    return atomic_load_explicit(site_counter(ra), memory_order_relaxed) < UNWOUND_PER_SITE;
+}
+
 static int site_may_unwind(uintptr_t ra)
 {
-    _Atomic uint8_t *c = &site_unwound[(ra * 0x9E3779B97F4A7C15ull) >> 52];
-    if (atomic_load_explicit(c, memory_order_relaxed) >= UNWOUND_PER_SITE)
+    if (!site_unwinds(ra))
         return 0;
-    atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(site_counter(ra), 1, memory_order_relaxed);
     return 1;
 }
 
@@ -2011,6 +2021,89 @@ static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, const ui
         __builtin_prefetch(&k->slot[set_home(k, fps[i])], 1);
 }
 
+/*
+ * A lock's first edge H -> X, X without a node: the new edge of a program that makes locks
+ * and takes them nested (in `groups` every acquisition's). No edge leads into or out of X, so
+ * none is looked up and none can close a cycle; only a thread making this very edge now can
+ * have it (known_claim decides). X's node is made with the edge in its in-list before it is
+ * published, at X's address (node_place), which must lie above H's place; then H's out-list
+ * takes the edge, in the gate. 0: the general way (acquired_edges) must take it - the call
+ * site's stacks are still unwound, the gate is shut, H has no place below X, ...
+ */
+static int edge_first_fits(lt_event *ev, uint32_t gen, node *from, int64_t a)
+{
+    key_set *m = atomic_load_explicit(&moved, memory_order_relaxed);
+    return !atomic_load_explicit(&nback, memory_order_relaxed) && !reap_pending() && from &&
+           from->ord && from->ord < a && !node_sweep_due(from) && !moved_lost &&
+           !(m && m->live) && !node_of(ev->lock) && !identity_ended(ev->lock, gen);
+}
+
+/* In the gate: x, which holds e in its in-list, becomes X's node, and e joins H's out-list.
+ * What was used: 2 both, 1 the edge only (another thread made X's node meanwhile), 0 neither
+ * (the edge is known, or X's identity ended), -1 neither, and the general way must decide. */
+static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint64_t fp, edge *e, node *x)
+{
+    key_set *k = atomic_load_explicit(&known, memory_order_acquire);
+    node *from = node_find(h->lock, h->gen), *other = NULL;
+    if (!k || !edge_first_fits(ev, gen, from, x->ord))
+        return -1;
+    int full = known_full(k, atomic_fetch_add_explicit(&k->used, 1, memory_order_relaxed) + 1);
+    if (full || !known_claim(k, fp)) {
+        atomic_fetch_sub_explicit(&k->used, 1, memory_order_relaxed);
+        return full ? -1 : 0;
+    }
+    known_logged(fp);
+    int used = 2;
+    e->from = from;
+    if (atomic_compare_exchange_strong_explicit(&ev->lock->order_node, &other, x,
+                                                memory_order_release, memory_order_acquire)) {
+        node_list(x);
+        list_push(from, OUT, e);
+    } else if (other->gen == gen) {
+        edge_join(e, from, other); /* node_fast placed it at X's address too */
+        used = 1;
+    } else {
+        return 0; /* X's identity ended meanwhile: no edge is made for it */
+    }
+    atomic_fetch_add_explicit(&nedges, 1, memory_order_relaxed);
+    return used;
+}
+
+static int edge_first(lt_event *ev, uint32_t gen, lt_held *h, uint64_t fp)
+{
+    lt_thread *t = ev->self;
+    int64_t a = (int64_t)(uintptr_t)ev->addr;
+    const lt_thread_info *who;
+    if (lt_cfg.stacks == LT_STACKS_FULL || !t->node_free || edge_cache_has(t) < 1 + WALK ||
+        !ord_is_addr(a) || !t->info.name[0] || site_unwinds(ev->ra) ||
+        !(who = thread_kept_find(&t->info)))
+        return 0;
+    edges_prefetch(t, ev->lock, &fp, 1);
+    request r = {.ev = ev, .gen = gen, .fresh = 1};
+    edge *e = edge_cache_take(t);
+    node *x = node_cache_take(t);
+    request_fill(&r, 0);
+    edge_describe(e, h, &r);
+    e->thread = who;
+    e->to = x;
+    e->next[IN] = NULL;
+    e->back = e->dead = 0;
+    e->lists = 2;
+    node_init(x, ev->lock, gen, ev->kind, ev->addr, a);
+    x->list[IN] = e;
+    x->linked = 1;
+    int used = -1;
+    if (gate_enter()) {
+        used = edge_first_gated(ev, gen, h, fp, e, x);
+        gate_leave();
+    }
+    if (used < 1)
+        edge_cache_put(t, e);
+    if (used < 2)
+        node_cache_put(t, x);
+    return used >= 0;
+}
+
 /* The walk found more than the one known edge the common case has: its chain, and the edges
  * of every held lock, batch by batch. */
 static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev, uint32_t gen,
@@ -2063,6 +2156,8 @@ void lt_order_acquired(lt_event *ev)
     uint64_t fps[WALK];
     int more;
     size_t n = first_batch(ev, &gen, &i, hs, fps, &more);
+    if (n == 1 && !more && !node_of(ev->lock) && edge_first(ev, gen, hs[0], fps[0]))
+        return;
     if (n)
         acquired_edges(ev->self, ev, gen, i, hs, fps, n, more);
 }
