@@ -2,7 +2,8 @@
 """CPU per request of real servers (Debian's memcached and unbound), natively and traced.
 
   server_bench.py LIBLOCKTRACE [--servers memcached,unbound] [--repeat K] [--instructions]
-                  [--baseline OTHER_LIBLOCKTRACE] [--keep-profiles DIR] [--requests N] [--rate R] [--conns C] [--seconds S] [--qps Q]
+                  [--baseline OTHER_LIBLOCKTRACE] [--traced-env VAR=VALUE] [--syscalls]
+                  [--keep-profiles DIR] [--requests N] [--rate R] [--conns C] [--seconds S] [--qps Q]
 
 Needs `apt-get install memcached unbound dnsperf` (benchmark-only tools; a missing one is
 skipped with its reason). Everything runs on 127.0.0.1, nothing reaches the network.
@@ -13,12 +14,20 @@ unbound: 2 threads, iterator only, serving 10 static local-data zones of 100 nam
 recursion, no DNSSEC); dnsperf sends Q queries per second for S seconds (90 % names that
 exist, 10 % NXDOMAIN inside the zones).
 
-Per run: the server's user + system CPU time (/proc/PID/stat) used between "ready" and the
-end of the load, divided by the requests answered; the load client's CPU is not counted.
-Every run is bounded (request counts, dnsperf's time limit, a 120 s deadline per run).
-Native and traced runs alternate (with --baseline, another build of the library runs in the
-same turns: before/after); the best and the median of K runs each are printed, and the
-spread of the per-pair ratios.
+Per run: the CPU time the server's threads spent between "ready" and the end of the load
+(user + system, in nanoseconds from /proc/PID/task/*/schedstat: /proc/PID/stat counts in
+10 ms ticks, ~1 % of a run), divided by the requests answered; the load client's CPU is not
+counted. Also per request: the server's context switches (voluntary: it blocked, e.g. in
+epoll_wait or a futex; involuntary: preempted, mostly other load on the machine) and its
+CPU by thread name (memcached's workers and LRU maintainer...). Every run is bounded
+(request counts, dnsperf's time limit, a 120 s deadline per run). Native and traced runs
+alternate (with --baseline, another build of the library runs in the same turns:
+before/after; --traced-env VAR=VALUE, the traced build once more with that setting); the
+best, the median and the range of K runs each are printed, and the range and the median of
+the ratios of runs made in the same turn (less moved by a load that changes slowly), with a
+90 % bootstrap interval of that median. On a shared machine the CPU of one run varies by 10-50 %: compare medians of many interleaved
+runs, and counts: context switches, and with --syscalls the server's system calls, futex
+calls and page faults per request (perf stat on tracepoints).
 
 --instructions: instead, one run each under valgrind's callgrind (apt-get install valgrind),
 instrumented only between "ready" and the end of the load (callgrind_control), printing the
@@ -51,9 +60,30 @@ def free_port(kind=socket.SOCK_STREAM):
 
 
 def cpu_seconds(pid):
+    """User + system CPU of the whole process, dead threads included, in 10 ms ticks."""
     with open(f'/proc/{pid}/stat') as f:
         fields = f.read().rsplit(')', 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def threads(pid):
+    """{tid: (name, CPU ns, voluntary, involuntary context switches)} of the live threads."""
+    out = {}
+    for tid in os.listdir(f'/proc/{pid}/task'):
+        d = f'/proc/{pid}/task/{tid}'
+        try:
+            with open(d + '/comm') as f:
+                name = f.read().strip()
+            with open(d + '/schedstat') as f:
+                ns = int(f.read().split()[0])
+            with open(d + '/status') as f:
+                st = f.read()
+        except OSError:  # the thread ended while being read
+            continue
+        cs = [int(re.search(rf'^{k}_ctxt_switches:\s+(\d+)', st, re.M).group(1))
+              for k in ('voluntary', 'nonvoluntary')]
+        out[tid] = (name, ns, *cs)
+    return out
 
 
 def tool(name):
@@ -79,8 +109,12 @@ def stop(p):
 # ------------------------------------------------------------------------------------------
 # What a run measures: the probe starts the server and is told when the load begins and ends.
 # ------------------------------------------------------------------------------------------
+VOLUNTARY, INVOLUNTARY = 'voluntary context switches', 'involuntary context switches'
+
+
 class CpuProbe:
-    """The server's user + system CPU time over the load, in microseconds."""
+    """The server's CPU time over the load: a dict of microseconds ('cpu', 'cpu <thread
+    name>') and counts (context switches)."""
     start_s = 10
 
     def __init__(self, d):
@@ -93,13 +127,69 @@ class CpuProbe:
         return run_user()
 
     def begin(self, pid):
-        self.cpu = cpu_seconds(pid)
+        self.ticks, self.threads = cpu_seconds(pid), threads(pid)
 
     def end(self, pid):
-        self.cpu = cpu_seconds(pid) - self.cpu
+        ticks, now = cpu_seconds(pid) - self.ticks, threads(pid)
+        r = {'cpu': 0.0, VOLUNTARY: 0, INVOLUNTARY: 0}
+        for tid, (name, ns, vol, invol) in now.items():
+            _, ns0, vol0, invol0 = self.threads.get(tid, (name, 0, 0, 0))
+            us = (ns - ns0) / 1e3
+            r['cpu'] += us
+            r['cpu ' + name] = r.get('cpu ' + name, 0.0) + us
+            r[VOLUNTARY] += vol - vol0
+            r[INVOLUNTARY] += invol - invol0
+        if now.keys() != self.threads.keys():
+            # A thread started or ended during the load: its time is only in the ticks.
+            r = {'cpu': ticks * 1e6}
+        self.r = r
 
     def result(self):
-        return self.cpu * 1e6
+        return self.r
+
+
+class SyscallProbe(CpuProbe):
+    """CpuProbe, and what `perf stat` counts in the server over the load: its system calls
+    (all, and futex: the waits and wakes of contended locks and condition variables) and
+    page faults. The CPU figures then include the tracepoints' own cost."""
+    EVENTS = {'raw_syscalls:sys_enter': 'syscalls', 'syscalls:sys_enter_futex': 'futex syscalls',
+              'page-faults': 'page faults'}
+
+    def __init__(self, d):
+        self.out = os.path.join(d, 'perf.stat')
+
+    def begin(self, pid):
+        ctl_r, self.ctl = os.pipe()
+        self.ack, ack_w = os.pipe()
+        self.perf = subprocess.Popen(['perf', 'stat', '-x,', '-o', self.out, '-D', '-1',
+                                      '--control', f'fd:{ctl_r},{ack_w}', '-e',
+                                      ','.join(self.EVENTS), '-p', str(pid)],
+                                     pass_fds=(ctl_r, ack_w), stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
+        os.close(ctl_r)
+        os.close(ack_w)
+        self._control(b'enable')
+        super().begin(pid)
+
+    def _control(self, command):
+        """Sends perf a command and waits for its acknowledgement (the counters are then on
+        or off): perf stat -p says nothing when it has attached."""
+        os.write(self.ctl, command + b'\n')
+        if not os.read(self.ack, 16).startswith(b'ack\n'):  # 'ack\n\0'
+            raise RuntimeError('perf stat: ' + self.perf.communicate(timeout=10)[1].decode())
+
+    def end(self, pid):
+        self._control(b'disable')
+        super().end(pid)
+        os.close(self.ctl)
+        os.close(self.ack)
+        self.perf.send_signal(signal.SIGINT)
+        self.perf.communicate(timeout=30)
+        with open(self.out) as f:
+            for line in f:
+                v = line.strip().split(',')
+                if len(v) > 2 and v[2] in self.EVENTS and v[0].isdigit():
+                    self.r[self.EVENTS[v[2]]] = int(v[0])
 
 
 def valgrind_fd_limit():
@@ -304,7 +394,10 @@ def run_one(fn, env, o, probe_class):
         answered, err = fn(env, o, probe)
         if b'locktrace:' in err:
             sys.stderr.write(err.decode(errors='replace'))
-        return probe.result() / answered
+        r = probe.result()
+        if isinstance(r, dict):
+            return {k: v / answered for k, v in r.items()}
+        return r / answered
 
 
 def bench(name, o, envs):
@@ -322,30 +415,67 @@ def bench(name, o, envs):
                                            for (label, _), t in zip(envs[1:], ts)))
         return
     runs = {label: [] for label, _ in envs}
+    probe = SyscallProbe if o.syscalls else CpuProbe
     for _ in range(o.repeat):
         for label, env in envs:
-            runs[label].append(run_one(fn, env, o, CpuProbe))
-    native = runs['native']
+            runs[label].append(run_one(fn, env, o, probe))
+    cpu = {k: [r['cpu'] for r in v] for k, v in runs.items()}
+    native = cpu['native']
     print(f'{title(o)}; server CPU per request, {o.repeat} interleaved runs each')
     for label, f in (('best', min), ('median', statistics.median)):
         print(f'  {label:6}  native {f(native):6.2f} us' +
               ''.join(f'  {k} {f(v):6.2f} us  ratio {f(v) / f(native):.2f}x'
-                      for k, v in runs.items() if k != 'native'))
-    for k, v in runs.items():
+                      for k, v in cpu.items() if k != 'native'))
+    print('  range  ' + '  '.join(f'{k} {min(v):.2f}-{max(v):.2f} us' for k, v in cpu.items()))
+    for k, v in cpu.items():
         if k != 'native':
             pair = [t / n for n, t in zip(native, v)]
-            print(f'  {k} per-pair ratios {min(pair):.2f}-{max(pair):.2f}x')
+            lo, hi = median_interval(pair)
+            print(f'  {k} per-pair ratios {min(pair):.2f}-{max(pair):.2f}x, median '
+                  f'{statistics.median(pair):.2f}x (90 % interval {lo:.2f}-{hi:.2f}x)')
+    print_details(runs)
+
+
+def median_interval(xs, rounds=2000):
+    """A 90 % bootstrap interval of the median of xs: how far the median of this many runs
+    may be from the one more runs would give (fixed seed: the same runs, the same interval)."""
+    rnd = random.Random(0)
+    meds = sorted(statistics.median(rnd.choices(xs, k=len(xs))) for _ in range(rounds))
+    return meds[rounds // 20], meds[rounds - 1 - rounds // 20]
+
+
+def print_details(runs):
+    """Medians per request of what the probe saw besides the total: counts (context
+    switches, with --syscalls system calls), and the CPU of each thread name (runs where a
+    thread came or went have only the total)."""
+    keys = sorted({k for v in runs.values() for r in v for k in r if k != 'cpu'},
+                  key=lambda k: (k.startswith('cpu'), k))
+    for k in keys:
+        med = {label: statistics.median(r[k] for r in v if k in r) if any(k in r for r in v)
+               else None for label, v in runs.items()}
+        if all(m is None or m < 0.0005 for m in med.values()):
+            continue
+        unit = ' us' if k.startswith('cpu') else ''
+        print(f'  {k + " (median)":40}' +
+              '  '.join(f'{label} {"-" if m is None else f"{m:.4f}{unit}"}'
+                        for label, m in med.items()))
 
 
 def main(argv):
     a = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     a.add_argument('lib')
     a.add_argument('--servers', default='memcached,unbound')
-    a.add_argument('--repeat', type=int, default=5)
+    a.add_argument('--repeat', type=int, default=7)
     a.add_argument('--instructions', action='store_true',
                    help='user-space instructions per request under callgrind instead')
     a.add_argument('--baseline', metavar='LIB',
                    help='another liblocktrace, run in the same turns (before/after)')
+    a.add_argument('--syscalls', action='store_true',
+                   help='also count the server\'s system calls (all, futex) and page faults '
+                   'per request with perf stat (its tracepoints add to the CPU figures)')
+    a.add_argument('--traced-env', metavar='VAR=VALUE', action='append', default=[],
+                   help='also run the traced build with this LOCKTRACE_ setting (repeatable: '
+                   'one more run per turn each), e.g. LOCKTRACE_INVERSION=off')
     a.add_argument('--keep-profiles', metavar='DIR',
                    help='with --instructions: copy each run\'s callgrind output to DIR '
                    '(callgrind.out.1 native, .2 traced, .3 baseline; numbered on per server)')
@@ -372,6 +502,11 @@ def main(argv):
     envs = [('native', base), ('traced', {**base, 'LD_PRELOAD': os.path.abspath(o.lib)})]
     if o.baseline:
         envs.append(('baseline', {**base, 'LD_PRELOAD': os.path.abspath(o.baseline)}))
+    for setting in o.traced_env:
+        var, eq, value = setting.partition('=')
+        if not eq or not var.startswith('LOCKTRACE_'):
+            a.error(f'--traced-env {setting!r}: expected LOCKTRACE_VAR=VALUE')
+        envs.append((setting, {**envs[1][1], var: value}))
     for n in names:
         bench(n, o, envs)
     return 0
