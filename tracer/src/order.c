@@ -887,11 +887,8 @@ static __attribute__((noinline)) void forget_now(lt_lock *l, lt_ended how)
     graph_leave();
 }
 
-void lt_order_forget(lt_lock *l, lt_ended how)
+static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended how)
 {
-    node *n = l ? node_of(l) : NULL;
-    if (!n)
-        return;
     lt_thread *t = lt_tls.self;
     int busy = node_busy(n);
     /* A node goes on `ending` in the gate: no search runs until it is drawn, so none names
@@ -924,6 +921,13 @@ void lt_order_forget(lt_lock *l, lt_ended how)
         nodes_gone_leave(t);
         graph_leave();
     }
+}
+
+void lt_order_forget(lt_lock *l, lt_ended how)
+{
+    node *n = l ? node_of(l) : NULL;
+    if (n)
+        node_forget(l, n, how);
 }
 
 /* Can a thread holding n in `held` block one requesting it in `req`? */
@@ -1710,9 +1714,9 @@ static edge *edge_find(const lt_held *h, const request *r, node *x)
  * live edge in and a live edge out with a lock under its anchor (node_implies, which reads
  * the lists' first IMPLIES_LOOK entries in the gate): a lock destroyed after the locks it was
  * taken under costs a look at those entries. Until it is drawn the node stands for its lock
- * (node_live), as if the lock ended then; so a later ending that sees it, in the order they
- * are drawn, implies through it what it would have implied, and a search sees the orders
- * through it.
+ * (node_live): an ending drawn after it implies through it what it would have implied had
+ * the lock ended first; every search draws the pending ends before it starts, and none runs
+ * while a node is put on `ending` (that is done in the gate).
  * ---------------------------------------------------------------------------------------- */
 #define IMPLY_MAX 64          /* implied edges one ending makes */
 #define IMPLY_LOOK 65536      /* (edge in, edge out) pairs one ending looks at */
