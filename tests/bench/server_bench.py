@@ -3,7 +3,7 @@
 
   server_bench.py LIBLOCKTRACE [--servers memcached,unbound] [--repeat K] [--instructions]
                   [--baseline OTHER_LIBLOCKTRACE] [--traced-env VAR=VALUE] [--syscalls]
-                  [--keep-profiles DIR] [--requests N] [--rate R] [--conns C] [--seconds S] [--qps Q]
+                  [--warmup S] [--keep-profiles DIR] [--requests N] [--rate R] [--conns C] [--seconds S] [--qps Q]
 
 Needs `apt-get install memcached unbound dnsperf` (benchmark-only tools; a missing one is
 skipped with its reason). Everything runs on 127.0.0.1, nothing reaches the network.
@@ -25,9 +25,12 @@ alternate (with --baseline, another build of the library runs in the same turns:
 before/after; --traced-env VAR=VALUE, the traced build once more with that setting); the
 best, the median and the range of K runs each are printed, and the range and the median of
 the ratios of runs made in the same turn (less moved by a load that changes slowly), with a
-90 % bootstrap interval of that median. On a shared machine the CPU of one run varies by 10-50 %: compare medians of many interleaved
-runs, and counts: context switches, and with --syscalls the server's system calls, futex
-calls and page faults per request (perf stat on tracepoints).
+90 % bootstrap interval of that median. On a shared machine the CPU of one run varies by
+10-50 %: compare medians of many interleaved runs, and counts: context switches, and with
+--syscalls the server's system calls, futex calls and page faults per request (perf stat on
+tracepoints). --warmup S runs the same load for S seconds before the measured one: a fresh
+server's first minutes make its new locks and order edges (each of a call site's first 64
+new edges unwinds), which a server that runs for days has long made.
 
 --instructions: instead, one run each under valgrind's callgrind (apt-get install valgrind),
 instrumented only between "ready" and the end of the load (callgrind_control), printing the
@@ -268,6 +271,27 @@ def mc_read_reply(s, buf):
         buf += chunk
 
 
+def mc_load(socks, bufs, rnd, o, first, count):
+    """Requests first .. first + count - 1 at o.rate a second, round robin over socks; the
+    first 1,000 requests and every tenth are sets."""
+    value = b'x' * 100
+    start = time.monotonic()
+    for n in range(first, first + count):
+        due = start + (n - first) / o.rate
+        now = time.monotonic()
+        if due > now:
+            time.sleep(due - now)
+        if now - start > DEADLINE_S:
+            raise RuntimeError('deadline passed')
+        c = n % len(socks)
+        key = b'key%d' % rnd.randrange(1000)
+        if n % 10 == 0 or n < 1000:
+            socks[c].sendall(b'set %s 0 0 %d\r\n%s\r\n' % (key, len(value), value))
+        else:
+            socks[c].sendall(b'get %s\r\n' % key)
+        bufs[c] = mc_read_reply(socks[c], bufs[c])
+
+
 def memcached(env, o, probe):
     """One memcached run: (requests answered, stderr); probe measures the load."""
     port = free_port()
@@ -277,23 +301,10 @@ def memcached(env, o, probe):
         socks = [mc_connect(port, probe.start_s) for _ in range(o.conns)]
         bufs = [b''] * o.conns
         rnd = random.Random(1)
-        value = b'x' * 100
+        warmup = o.warmup * o.rate
+        mc_load(socks, bufs, rnd, o, 0, warmup)
         probe.begin(p.pid)
-        start = time.monotonic()
-        for n in range(o.requests):
-            due = start + n / o.rate
-            now = time.monotonic()
-            if due > now:
-                time.sleep(due - now)
-            if now - start > DEADLINE_S:
-                raise RuntimeError('deadline passed')
-            c = n % o.conns
-            key = b'key%d' % rnd.randrange(1000)
-            if n % 10 == 0 or n < 1000:
-                socks[c].sendall(b'set %s 0 0 %d\r\n%s\r\n' % (key, len(value), value))
-            else:
-                socks[c].sendall(b'get %s\r\n' % key)
-            bufs[c] = mc_read_reply(socks[c], bufs[c])
+        mc_load(socks, bufs, rnd, o, warmup, o.requests)
         probe.end(p.pid)
         for s in socks:
             s.close()
@@ -302,8 +313,13 @@ def memcached(env, o, probe):
     return o.requests, err
 
 
+def warmed(o):
+    return f', after {o.warmup} s of the same load' if o.warmup else ''
+
+
 def memcached_title(o):
-    return f'memcached, {o.requests} requests at {o.rate}/s over {o.conns} connections'
+    return (f'memcached, {o.requests} requests at {o.rate}/s over {o.conns} connections'
+            + warmed(o))
 
 
 # ------------------------------------------------------------------------------------------
@@ -362,10 +378,12 @@ def unbound(env, o, probe):
             while not dns_answered(port):
                 if p.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError('unbound did not start answering')
-            probe.begin(p.pid)
             cmd = [tool('dnsperf'), '-s', '127.0.0.1', '-p', str(port), '-d', queries,
-                   '-Q', str(o.qps), '-l', str(o.seconds), '-c', '4', '-t', '2']
-            out = subprocess.run(cmd, capture_output=True, text=True,
+                   '-Q', str(o.qps), '-c', '4', '-t', '2', '-l']
+            if o.warmup:
+                subprocess.run(cmd + [str(o.warmup)], capture_output=True, timeout=DEADLINE_S)
+            probe.begin(p.pid)
+            out = subprocess.run(cmd + [str(o.seconds)], capture_output=True, text=True,
                                  timeout=DEADLINE_S).stdout
             probe.end(p.pid)
         finally:
@@ -378,7 +396,7 @@ def unbound(env, o, probe):
 
 def unbound_title(o):
     return (f'unbound, dnsperf at {o.qps} queries/s for {o.seconds} s '
-            f'({ZONES} local zones x {NAMES} names)')
+            f'({ZONES} local zones x {NAMES} names)' + warmed(o))
 
 
 SERVERS = {
@@ -470,6 +488,9 @@ def main(argv):
                    help='user-space instructions per request under callgrind instead')
     a.add_argument('--baseline', metavar='LIB',
                    help='another liblocktrace, run in the same turns (before/after)')
+    a.add_argument('--warmup', type=int, default=0, metavar='S',
+                   help='S seconds of the same load before the measured one, so that first '
+                   'sightings (new locks, new order edges, their unwinds) are left out')
     a.add_argument('--syscalls', action='store_true',
                    help='also count the server\'s system calls (all, futex) and page faults '
                    'per request with perf stat (its tracepoints add to the CPU figures)')

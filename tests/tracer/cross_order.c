@@ -769,6 +769,76 @@ NOINLINE void ended_trylock(void)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Ended in a mass free: a heap block of MASS mutexes, all held at once in index order (each
+ * taken under the one before, as in the `groups` stress row) but for a few in the middle
+ * (which would otherwise be ordered already), with X (and Y) of those taken between A and B: A, X, B nested, or A, X, Y, B with Y right after or right before X
+ * in the block. Then the whole block is freed at once, without a destroy, so its locks end in
+ * address order and what X's (and Y's) end implies is drawn only when the graph next needs
+ * it (order.c "Ended locks"): here after a new block of the same size (malloc hands the
+ * memory back) has had its locks initialised, so X's and Y's entries may name new locks by
+ * then. B then A: the inversion through X (and Y), reported. Silent: X
+ * taken under C, another lock of the block, when B was taken, and later under A alone: no
+ * lock held under X leads from A to B.
+ * ---------------------------------------------------------------------------------------- */
+#define MASS 4096
+#define MASS_GAP 4 /* locks each side of the middle left out of the order */
+
+static int mass_ordered(int i)
+{
+    return i < MASS / 2 - MASS_GAP || i > MASS / 2 + MASS_GAP;
+}
+
+NOINLINE pthread_mutex_t *mass_block(void)
+{
+    pthread_mutex_t *m = malloc(MASS * sizeof *m);
+    if (!m)
+        abort();
+    for (int i = 0; i < MASS; i++)
+        pthread_mutex_init(&m[i], NULL);
+    for (int i = 0; i < MASS; i++)
+        if (mass_ordered(i))
+            pthread_mutex_lock(&m[i]);
+    for (int i = MASS; i-- > 0;)
+        if (mass_ordered(i))
+            pthread_mutex_unlock(&m[i]);
+    return m;
+}
+
+/* chain: 0 for A, X, B; 1 for A, X, Y, B with Y after X in the block, -1 with Y before it. */
+NOINLINE void ended_mass_freed(int chain)
+{
+    pthread_mutex_t *m = mass_block();
+    pthread_mutex_t *x = &m[MASS / 2], *y = &m[MASS / 2 + chain];
+    pthread_mutex_lock(end_a);
+    pthread_mutex_lock(x);
+    if (chain)
+        pthread_mutex_lock(y);
+    pthread_mutex_lock(end_b);
+    pthread_mutex_unlock(end_b);
+    if (chain)
+        pthread_mutex_unlock(y);
+    pthread_mutex_unlock(x);
+    pthread_mutex_unlock(end_a);
+    free(m);
+    m = mass_block();
+    take_two(end_b, end_a);
+    for (int i = 0; i < MASS; i++)
+        pthread_mutex_destroy(&m[i]);
+    free(m);
+    puts(chain ? "block, nested 4, block freed, inverted" : "block, nested, block freed, inverted");
+}
+
+NOINLINE void ended_mass_unrelated(void)
+{
+    pthread_mutex_t *m = mass_block();
+    take_nested(&m[1], &m[MASS / 2], end_b);
+    take_two(end_a, &m[MASS / 2]);
+    free(m);
+    take_two(end_b, end_a);
+    puts("block, X under C then under A, block freed, the other way");
+}
+
+/* ------------------------------------------------------------------------------------------
  * Many reused: 1,000 mutexes with 20,000 edges between them (each taken with the next 20 under
  * it: 40 list entries a lock, too many to remove at once) all end at once, by destroy or by
  * free; the graph reaps them later, a few at a time, as new edges come. New locks at the same
@@ -942,6 +1012,14 @@ int main(int argc, char **argv)
         ended_reused_other_order(1);
     else if (!strcmp(s, "ended-trylock"))
         ended_trylock();
+    else if (!strcmp(s, "ended-mass-freed"))
+        ended_mass_freed(0);
+    else if (!strcmp(s, "ended-mass-freed-chain"))
+        ended_mass_freed(1);
+    else if (!strcmp(s, "ended-mass-freed-chain-y-first"))
+        ended_mass_freed(-1);
+    else if (!strcmp(s, "ended-mass-unrelated"))
+        ended_mass_unrelated();
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;

@@ -397,8 +397,43 @@ NOINLINE static void recursive_wait_deadlock(void)
     pthread_join(t, NULL);
 }
 
+/* errno is 0 when main starts (C11 7.5) and a lock call that succeeds leaves it alone, as
+ * libc's do. Inside the program's calls the tracer starts libunwind (whose address checks
+ * read a pipe until EAGAIN), writes reports (files, symbols) and starts threads: none of
+ * their errors may stay behind. ThreadSanitizer's ignore_lib1 exits with the length of a
+ * message that prints errno. */
+static int errno_at_start;
+
+static void *errno_in_thread(void *arg)
+{
+    *(int *)arg = errno;
+    return NULL;
+}
+
+NOINLINE static void errno_kept(void)
+{
+    int after_report, in_thread = -1;
+    pthread_t t;
+    printf("main start: errno %d\n", errno_at_start);
+    errno = 0;
+    pthread_mutex_lock(&first);
+    pthread_mutex_lock(&second);
+    pthread_mutex_unlock(&second);
+    pthread_mutex_unlock(&first);
+    pthread_mutex_lock(&second);
+    pthread_mutex_lock(&first); /* the inversion's report */
+    after_report = errno;
+    pthread_mutex_unlock(&first);
+    pthread_mutex_unlock(&second);
+    printf("after a report: errno %d\n", after_report);
+    pthread_create(&t, NULL, errno_in_thread, &in_thread);
+    pthread_join(t, NULL);
+    printf("new thread: errno %d\n", in_thread);
+}
+
 int main(int argc, char **argv)
 {
+    errno_at_start = errno;
     const char *s = argc > 1 ? argv[1] : "";
     if (!strcmp(s, "small-stacks-quiet"))
         small_stacks_quiet();
@@ -422,6 +457,8 @@ int main(int argc, char **argv)
         recursive_wait();
     else if (!strcmp(s, "recursive-wait-deadlock"))
         recursive_wait_deadlock();
+    else if (!strcmp(s, "errno-kept"))
+        errno_kept();
     else {
         fprintf(stderr, "peers: unknown scenario '%s'\n", s);
         return 64;

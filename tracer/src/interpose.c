@@ -92,6 +92,7 @@ static __attribute__((noinline)) int init_slow(void)
 {
     int expected = NONE;
     if (atomic_compare_exchange_strong(&state, &expected, RESOLVING)) {
+        int saved = errno; /* the program's call (or its start) sees errno as libc left it */
         atomic_store(&resolver_tid, lt_platform_tid());
         lt_tls.busy = 1;
         resolve();
@@ -101,6 +102,7 @@ static __attribute__((noinline)) int init_slow(void)
         pthread_atfork(fork_prepare, fork_parent, fork_child);
         lt_tls.busy = 0;
         atomic_store(&state, READY);
+        errno = saved;
         return 1;
     }
     if (atomic_load(&resolver_tid) == lt_platform_tid())
@@ -120,13 +122,16 @@ int lt_interpose_ready(void)
     return ready();
 }
 
+/* errno stays as it was (0 when main starts): loading libunwind leaves its pipe's EAGAIN. */
 __attribute__((constructor)) static void locktrace_load(void)
 {
+    int saved = errno;
     if (ready() && lt_enter(&lt_tls)) {
         lt_platform_thread_init();
         lt_callsite_thread_init();
         lt_leave(&lt_tls);
     }
+    errno = saved;
 }
 
 /* Guard: the calling thread when this call is to be checked (the thread is then inside the
@@ -678,12 +683,14 @@ lt_start *lt_interpose_start_new(void *fn, void *arg)
 lt_start lt_interpose_started(lt_start *p)
 {
     lt_start s = *p;
+    int saved = errno; /* a new thread's fn starts with errno 0, as without the tracer */
     lt_tls.busy = 1;
     free(p);
     lt_thread_start(s.seq);
     lt_platform_thread_init();
     lt_callsite_thread_init();
     lt_tls.busy = 0;
+    errno = saved;
     return s;
 }
 

@@ -92,11 +92,16 @@ struct lt_order_node {
     uint32_t mark[2];               /* search stamps, by the mode the node is entered with */
     uint32_t pk_mark;               /* reordering stamp */
     uint32_t linked, sweep_at;      /* entries put in its lists; when to sweep them */
+    uint32_t first_stack;           /* the lock's, noted at its end (node_end_note) */
     int64_t ord;                    /* place in the topological order; 0 until placed */
     node *next, *prev;              /* in the list of all nodes */
     _Atomic uint8_t dead;           /* left the graph (node_kill, lt_order_forget): its edges
                                        are dead */
-    node *dying_next;               /* in a thread's node_gone, or in `dying`, then `reaping` */
+    _Atomic uint8_t ending;         /* its identity ended, what it implies is not drawn yet:
+                                       it is in `ending` ("Ended locks") */
+    uint8_t how, mutex_type, api, first_partial; /* noted at its end: lt_ended, the lock's */
+    node *dying_next;               /* in a thread's node_gone, or in `ending`, or in `dying`,
+                                       then `reaping` */
 };
 
 /* One edge of an implied edge's path as the graph had it: its first occurrence, or, when it
@@ -132,6 +137,7 @@ static key_set *_Atomic known;      /* fingerprints of the edges in the graph */
 static key_set *_Atomic moved;      /* address ords held by nodes at other addresses (node_place) */
 static int moved_lost;              /* moved is incomplete (no memory): addresses are not used */
 static node *all_nodes;
+static node *_Atomic ending;        /* nodes whose ends imply edges not yet drawn (dying_next) */
 static node *_Atomic dying;         /* killed nodes not yet taken for reaping (dying_next) */
 static node *reaping;               /* killed nodes taken from `dying`, being reaped (dying_next) */
 static _Atomic size_t nedges;
@@ -324,9 +330,12 @@ static int node_dead(const node *n)
     return atomic_load_explicit(&n->dead, memory_order_relaxed);
 }
 
+/* Is n a lock in the graph: not dead, and its identity current - or ended with what its end
+ * implies not yet drawn, which it stands for until then ("Ended locks"). */
 static int node_live(const node *n)
 {
-    return !node_dead(n) && atomic_load_explicit(&n->lock->gen, memory_order_relaxed) == n->gen;
+    return !node_dead(n) && (atomic_load_explicit(&n->lock->gen, memory_order_acquire) == n->gen ||
+                             atomic_load_explicit(&n->ending, memory_order_relaxed));
 }
 
 static node *node_of(const lt_lock *l)
@@ -691,11 +700,12 @@ static edge *edge_live(edge **link, int side)
     return e;
 }
 
-/* Dead nodes wait for reaping: edges_fast leaves new edges to the lock, where edges_add
- * reaps against the edges it adds. */
+/* Dead nodes wait for reaping, or ended ones for drawing what they imply: edges_fast leaves
+ * new edges to the lock, where edges_add does that first. */
 static int reap_pending(void)
 {
-    return reaping || atomic_load_explicit(&dying, memory_order_relaxed);
+    return reaping || atomic_load_explicit(&dying, memory_order_relaxed) ||
+           atomic_load_explicit(&ending, memory_order_relaxed);
 }
 
 /* n's lists have doubled since it was last swept: unlinks their dead edges, if any exist. */
@@ -814,38 +824,94 @@ static void nodes_gone_leave(lt_thread *t)
 
 /*
  * A lock without a node (most of those initialised) costs one load here. A thread lets go of
- * a node without the graph lock: the node is marked dead, so every walk passes its edges by
- * from then on (edge_live) and no new edge finds it, and the thread keeps it until it has
- * FORGET_BATCH of them (or exits), which then leave the graph under one taking of the lock.
- * While the graph has a cycle a node leaves at once (as in reap), and so does one that a
- * thread not registered lets go of.
+ * a node without the graph lock. One whose end may imply edges (node_implies) goes on
+ * `ending` as it is, standing for its lock until the next taking of the graph lock that adds
+ * edges or searches draws what it implies (ending_draw), in the order the locks ended: so a
+ * block of thousands of locks freed at once, whose edges lead to each other, costs a look at
+ * the first entries of each one's lists, and a program that makes no new edge after it never
+ * pays for the rest (the `lazy` stress row ends so). Any other is marked dead, so every walk
+ * passes its edges by from then on (edge_live) and no new edge finds it, and the thread keeps
+ * it until it has FORGET_BATCH of them (or exits), which then leave the graph under one
+ * taking of the lock. While the graph has a cycle a node leaves at once, with what it implies
+ * drawn (as in reap), and so does one that a thread not registered lets go of.
  */
 static int node_implies(const node *x);
-static void node_imply(node *x, lt_ended how);
+static int node_busy(const node *x);
+static void node_imply(node *x);
+
+/* What a report says of the lock of x, whose identity ends now (`how`): noted in x, as its
+ * memory may go before x's end is drawn. */
+static void node_end_note(node *x, lt_ended how)
+{
+    lt_lock *l = x->lock;
+    x->how = (uint8_t)how;
+    x->mutex_type = (uint8_t)(x->kind == LT_MUTEX ? lt_lock_mutex_type(x->addr, l) : 0);
+    x->api = l->api;
+    if (atomic_load_explicit(&l->gen, memory_order_relaxed) == x->gen) {
+        x->first_stack = l->first_stack;
+        x->first_partial = l->first_partial;
+    }
+}
+
+/* Under the graph lock: the nodes on `ending` leave the graph, in the order their locks ended,
+ * each with the edges it implies drawn (a later one still stands for its lock then). */
+static void ending_draw(void)
+{
+    node *n = atomic_load_explicit(&ending, memory_order_relaxed), *first = NULL, *next;
+    if (lt_likely(!n))
+        return;
+    for (n = atomic_exchange_explicit(&ending, NULL, memory_order_acquire); n; n = next) {
+        next = n->dying_next;
+        n->dying_next = first;
+        first = n;
+    }
+    for (n = first; n; n = next) {
+        next = n->dying_next;
+        node_imply(n);
+        atomic_store_explicit(&n->ending, 0, memory_order_relaxed);
+        node_leave(n);
+    }
+}
 
 /* l's node leaves the graph now, under the graph lock, with the edges it implied made. */
 static __attribute__((noinline)) void forget_now(lt_lock *l, lt_ended how)
 {
     node *n;
     graph_enter();
+    ending_draw();
     if ((n = node_of(l)) != NULL) {
-        node_imply(n, how);
+        node_end_note(n, how);
+        node_imply(n);
         node_retire(l, n);
     }
     graph_leave();
 }
 
-void lt_order_forget(lt_lock *l, lt_ended how)
+static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended how)
 {
-    node *n = l ? node_of(l) : NULL;
-    if (!n)
-        return;
     lt_thread *t = lt_tls.self;
-    if (!t || atomic_load_explicit(&nback, memory_order_relaxed) || node_implies(n)) {
+    int busy = node_busy(n);
+    /* A node goes on `ending` in the gate: no search runs until it is drawn, so none names
+     * it while its lock's memory may be going. When the gate is shut the lock answers. */
+    if (!t || atomic_load_explicit(&nback, memory_order_relaxed) || (busy && !gate_enter())) {
         forget_now(l, how);
         return;
     }
-    if (!atomic_compare_exchange_strong(&l->order_node, &n, NULL))
+    node *mine = n;
+    int implies = busy && node_implies(n), got = atomic_compare_exchange_strong(&l->order_node,
+                                                                                  &mine, NULL);
+    if (got && implies) {
+        node_end_note(n, how);
+        atomic_store_explicit(&n->ending, 1, memory_order_release);
+        node *top = atomic_load_explicit(&ending, memory_order_relaxed);
+        do
+            n->dying_next = top;
+        while (!atomic_compare_exchange_weak_explicit(&ending, &top, n, memory_order_release,
+                                                      memory_order_relaxed));
+    }
+    if (busy)
+        gate_leave();
+    if (!got || implies)
         return;
     atomic_store_explicit(&n->dead, 1, memory_order_release);
     n->dying_next = t->node_gone;
@@ -855,6 +921,13 @@ void lt_order_forget(lt_lock *l, lt_ended how)
         nodes_gone_leave(t);
         graph_leave();
     }
+}
+
+void lt_order_forget(lt_lock *l, lt_ended how)
+{
+    node *n = l ? node_of(l) : NULL;
+    if (n)
+        node_forget(l, n, how);
 }
 
 /* Can a thread holding n in `held` block one requesting it in `req`? */
@@ -1167,12 +1240,22 @@ typedef struct request {
     int fresh;              /* it had no node: no edge into it was known */
 } request;
 
+static _Atomic uint8_t *site_counter(uintptr_t ra)
+{
+    return &site_unwound[(ra * 0x9E3779B97F4A7C15ull) >> 52];
+}
+
+/* Has call site ra unwinds left (without taking one)? */
+static int site_unwinds(uintptr_t ra)
+{
+    return atomic_load_explicit(site_counter(ra), memory_order_relaxed) < UNWOUND_PER_SITE;
+}
+
 static int site_may_unwind(uintptr_t ra)
 {
-    _Atomic uint8_t *c = &site_unwound[(ra * 0x9E3779B97F4A7C15ull) >> 52];
-    if (atomic_load_explicit(c, memory_order_relaxed) >= UNWOUND_PER_SITE)
+    if (!site_unwinds(ra))
         return 0;
-    atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(site_counter(ra), 1, memory_order_relaxed);
     return 1;
 }
 
@@ -1559,6 +1642,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
             return 1;
     }
     graph_enter();
+    ending_draw();
     reap(REAP_STEP * n);
     int block = caches_fill(t);
     fresh = node_fresh(r->ev->lock, r->gen);
@@ -1625,15 +1709,19 @@ static edge *edge_find(const lt_held *h, const request *r, node *x)
  * What is kept is the lock under X at X -> S's first occurrence: S taken under X later with
  * another lock under it implies nothing more. An ending makes at most IMPLY_MAX implied edges,
  * found among IMPLY_LOOK (edge in, edge out) pairs, each with a path of at most IMPLY_HOPS
- * plain edges; beyond those bounds an order is lost as it was before. The graph lock is taken
- * for an ending only when the node has a live edge in and a live edge out with a lock under
- * its anchor (node_implies, which reads the lists' first entries in the gate): a lock
- * destroyed after the locks it was taken under costs a look at those entries.
+ * plain edges; beyond those bounds an order is lost as it was before. An ending is drawn
+ * (ending_draw, before the graph is next searched or reordered) only when the node may have a
+ * live edge in and a live edge out with a lock under its anchor (node_implies, which reads
+ * the lists' first IMPLIES_LOOK entries in the gate): a lock destroyed after the locks it was
+ * taken under costs a look at those entries. Until it is drawn the node stands for its lock
+ * (node_live): an ending drawn after it implies through it what it would have implied had
+ * the lock ended first; every search draws the pending ends before it starts, and none runs
+ * while a node is put on `ending` (that is done in the gate).
  * ---------------------------------------------------------------------------------------- */
 #define IMPLY_MAX 64          /* implied edges one ending makes */
 #define IMPLY_LOOK 65536      /* (edge in, edge out) pairs one ending looks at */
 #define IMPLY_HOPS 16         /* plain edges on an implied edge's path */
-#define IMPLIES_LOOK 64       /* list entries node_implies reads before it asks the lock */
+#define IMPLIES_LOOK 4        /* list entries node_implies reads before it says "may" */
 
 static lt_pool implied_pool = LT_POOL(implied, LT_ARENA_CHUNK);
 
@@ -1709,34 +1797,30 @@ static inline int list_may_imply(const node *x, int side)
     return 0;
 }
 
-/* May x's end imply edges? In the gate nothing is unlinked or freed, so x's lists can be read
- * without the graph lock; when the gate is shut the lock answers. A list that is empty needs
- * no gate: x's edges are only added by x's own acquisitions, none of which comes now. */
+/* May x's end imply edges? In the gate (node_busy): nothing is unlinked or freed there, so
+ * x's lists can be read without the graph lock. */
 static int node_implies(const node *x)
 {
-    if (!__atomic_load_n(&x->list[IN], __ATOMIC_RELAXED) ||
-        !__atomic_load_n(&x->list[OUT], __ATOMIC_RELAXED))
-        return 0;
-    if (!gate_enter())
-        return 1;
-    int may = list_may_imply(x, IN) && list_may_imply(x, OUT);
-    gate_leave();
-    return may;
+    return list_may_imply(x, IN) && list_may_imply(x, OUT);
 }
 
-/* The ended lock x as a report will name it, taken now: its memory may go, and a describe
- * callback must not see freed memory, so its annotation is dropped. */
-static void ended_ref(lt_lock_ref *r, const node *x, lt_ended how)
+/* Are both of x's lists non-empty, so that only node_implies can tell? A list that is empty
+ * tells at once: x's edges are only added by x's own acquisitions, none of which comes now. */
+static int node_busy(const node *x)
 {
-    lt_lock_ref_fill(r, x->addr, (lt_kind)x->kind, x->lock);
-    r->object = NULL;
-    r->describe = NULL;
-    r->generation = x->gen;
-    r->ended = how;
-    if (atomic_load_explicit(&x->lock->gen, memory_order_relaxed) == x->gen) {
-        r->first_stack = x->lock->first_stack;
-        r->first_partial = x->lock->first_partial;
-    }
+    return __atomic_load_n(&x->list[IN], __ATOMIC_RELAXED) &&
+           __atomic_load_n(&x->list[OUT], __ATOMIC_RELAXED);
+}
+
+/* The ended lock x as a report will name it, from what was noted at its end (node_end_note):
+ * its memory may be gone, and a describe callback must not see freed memory, so it has no
+ * annotation. */
+static void ended_ref(lt_lock_ref *r, const node *x)
+{
+    *r = (lt_lock_ref){.addr = x->addr, .kind = (lt_kind)x->kind, .mutex_type = x->mutex_type,
+                       .writer_pref = x->writer_pref, .api = x->api, .generation = x->gen,
+                       .ended = (lt_ended)x->how, .first_stack = x->first_stack,
+                       .first_partial = x->first_partial};
 }
 
 /* The implied edge from -> to of i = from -> x and o = x -> to, x ended (named ref), unless
@@ -1773,20 +1857,20 @@ static __attribute__((cold)) int imply(edge *i, edge *o, const node *x, const lt
     return 0;
 }
 
-/* Under the graph lock, x's identity ending (`how`): the edges it implied between live locks
- * become implied edges. Its lists are read, not swept: dead edges in them are left to the
+/* Under the graph lock, x's identity ended (node_end_note): the edges it implied between live
+ * locks become implied edges. Its lists are read, not swept: dead edges in them are left to the
  * reaping, which a program that stops making edges never pays for (a block of thousands of
  * locks freed at once). */
-static __attribute__((cold)) void node_imply(node *x, lt_ended how)
+static __attribute__((cold)) void node_imply(node *x)
 {
     lt_lock_ref ref;
-    int named = 0;
     size_t made = 0, looked = 0;
     const edge *in = x->list[IN];
     while (in && !edge_may_imply(in, IN))
         in = in->next[IN];
     if (!in)
         return; /* no live lock leads into x: each edge out would look at every edge in */
+    ended_ref(&ref, x);
     for (edge *o = x->list[OUT]; o; o = o->next[OUT]) {
         if (!edge_may_imply(o, OUT) || !node_live(o->to))
             continue;
@@ -1796,9 +1880,6 @@ static __attribute__((cold)) void node_imply(node *x, lt_ended how)
             if (!edge_may_imply(i, IN) || edge_last(i) != o->below || i->from == o->to ||
                 !node_live(i->from))
                 continue;
-            if (!named)
-                ended_ref(&ref, x, how);
-            named = 1;
             made += (size_t)imply(i, o, x, &ref);
         }
     }
@@ -1906,6 +1987,7 @@ static void cycle_check(request *r)
     int unwound = 0;
     size_t n = 0, m = 0;
     graph_enter();
+    ending_draw();
     node *x = node_find(r->ev->lock, r->gen);
     if (x) {
         cycle_bfs.expand = cycle_expand;
@@ -2011,6 +2093,89 @@ static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, const ui
         __builtin_prefetch(&k->slot[set_home(k, fps[i])], 1);
 }
 
+/*
+ * A lock's first edge H -> X, X without a node: the new edge of a program that makes locks
+ * and takes them nested (in `groups` every acquisition's). No edge leads into or out of X, so
+ * none is looked up and none can close a cycle; only a thread making this very edge now can
+ * have it (known_claim decides). X's node is made with the edge in its in-list before it is
+ * published, at X's address (node_place), which must lie above H's place; then H's out-list
+ * takes the edge, in the gate. 0: the general way (acquired_edges) must take it - the call
+ * site's stacks are still unwound, the gate is shut, H has no place below X, ...
+ */
+static int edge_first_fits(lt_event *ev, uint32_t gen, node *from, int64_t a)
+{
+    key_set *m = atomic_load_explicit(&moved, memory_order_relaxed);
+    return !atomic_load_explicit(&nback, memory_order_relaxed) && !reap_pending() && from &&
+           from->ord && from->ord < a && !node_sweep_due(from) && !moved_lost &&
+           !(m && m->live) && !node_of(ev->lock) && !identity_ended(ev->lock, gen);
+}
+
+/* In the gate: x, which holds e in its in-list, becomes X's node, and e joins H's out-list.
+ * What was used: 2 both, 1 the edge only (another thread made X's node meanwhile), 0 neither
+ * (the edge is known, or X's identity ended), -1 neither, and the general way must decide. */
+static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint64_t fp, edge *e, node *x)
+{
+    key_set *k = atomic_load_explicit(&known, memory_order_acquire);
+    node *from = node_find(h->lock, h->gen), *other = NULL;
+    if (!k || !edge_first_fits(ev, gen, from, x->ord))
+        return -1;
+    int full = known_full(k, atomic_fetch_add_explicit(&k->used, 1, memory_order_relaxed) + 1);
+    if (full || !known_claim(k, fp)) {
+        atomic_fetch_sub_explicit(&k->used, 1, memory_order_relaxed);
+        return full ? -1 : 0;
+    }
+    known_logged(fp);
+    int used = 2;
+    e->from = from;
+    if (atomic_compare_exchange_strong_explicit(&ev->lock->order_node, &other, x,
+                                                memory_order_release, memory_order_acquire)) {
+        node_list(x);
+        list_push(from, OUT, e);
+    } else if (other->gen == gen) {
+        edge_join(e, from, other); /* node_fast placed it at X's address too */
+        used = 1;
+    } else {
+        return 0; /* X's identity ended meanwhile: no edge is made for it */
+    }
+    atomic_fetch_add_explicit(&nedges, 1, memory_order_relaxed);
+    return used;
+}
+
+static int edge_first(lt_event *ev, uint32_t gen, lt_held *h, uint64_t fp)
+{
+    lt_thread *t = ev->self;
+    int64_t a = (int64_t)(uintptr_t)ev->addr;
+    const lt_thread_info *who;
+    if (lt_cfg.stacks == LT_STACKS_FULL || !t->node_free || edge_cache_has(t) < 1 + WALK ||
+        !ord_is_addr(a) || !t->info.name[0] || site_unwinds(ev->ra) ||
+        !(who = thread_kept_find(&t->info)))
+        return 0;
+    edges_prefetch(t, ev->lock, &fp, 1);
+    request r = {.ev = ev, .gen = gen, .fresh = 1};
+    edge *e = edge_cache_take(t);
+    node *x = node_cache_take(t);
+    request_fill(&r, 0);
+    edge_describe(e, h, &r);
+    e->thread = who;
+    e->to = x;
+    e->next[IN] = NULL;
+    e->back = e->dead = 0;
+    e->lists = 2;
+    node_init(x, ev->lock, gen, ev->kind, ev->addr, a);
+    x->list[IN] = e;
+    x->linked = 1;
+    int used = -1;
+    if (gate_enter()) {
+        used = edge_first_gated(ev, gen, h, fp, e, x);
+        gate_leave();
+    }
+    if (used < 1)
+        edge_cache_put(t, e);
+    if (used < 2)
+        node_cache_put(t, x);
+    return used >= 0;
+}
+
 /* The walk found more than the one known edge the common case has: its chain, and the edges
  * of every held lock, batch by batch. */
 static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev, uint32_t gen,
@@ -2063,6 +2228,8 @@ void lt_order_acquired(lt_event *ev)
     uint64_t fps[WALK];
     int more;
     size_t n = first_batch(ev, &gen, &i, hs, fps, &more);
+    if (n == 1 && !more && !node_of(ev->lock) && edge_first(ev, gen, hs[0], fps[0]))
+        return;
     if (n)
         acquired_edges(ev->self, ev, gen, i, hs, fps, n, more);
 }

@@ -13,6 +13,7 @@
  * everything past that is still counted.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,12 +159,13 @@ void lt_report(lt_finding *f)
     /* Writing and symbolizing open, read and write files, which are cancellation points: a
      * thread cancelled there would leave the report lock taken and the program's lock call
      * half done. */
-    int state;
+    int state, saved = errno; /* the program's lock call leaves errno alone, as libc's does */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
     lt_spin_lock(&report_lock);
     report_on_own_stack(f);
     lt_spin_unlock(&report_lock);
     pthread_setcancelstate(state, NULL);
+    errno = saved;
     if (f->outcome == LT_OUTCOME_ABORT)
         abort();
 }
