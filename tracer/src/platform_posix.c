@@ -40,7 +40,9 @@ void lt_platform_unmap(void *p, size_t size)
 void lt_platform_map_huge(void *p, size_t size)
 {
 #ifdef MADV_HUGEPAGE
+    int saved = errno; /* a kernel without large pages says EINVAL: the program's call must not */
     madvise(p, size, MADV_HUGEPAGE);
+    errno = saved;
 #else
     (void)p;
     (void)size;
