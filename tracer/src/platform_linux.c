@@ -101,18 +101,23 @@ static void unwind_first(void)
  * ones back until it is made, but for its own thread's (the tracer's fork handlers may
  * unwind). Its handlers are registered when libunwind is loaded, after the tracer's: the
  * prepare handler runs before the tracer's takes the tracer's locks, which an unwinding
- * thread may hold. A wait of more than a second (a fork from a signal handler that
- * interrupted an unwind) gives up: the child may then hang as it did before. */
+ * thread may hold. A fork from a signal handler that interrupted its own thread's unwind
+ * waits for the others' only. */
 static _Atomic int unwinds;      /* under way */
 static _Atomic int unwind_fork;  /* a fork is being made, by unwind_forker */
 static pthread_t unwind_forker;
+/* Default TLS model on purpose, as spin.c's: read on the unwind's slow path only, and it
+ * keeps the library's static TLS small (lt_internal.h: lt_tls_block). */
+static __thread int unwinding;
 
 static void unwind_enter(void)
 {
     for (;;) {
         atomic_fetch_add(&unwinds, 1);
-        if (!atomic_load(&unwind_fork) || pthread_equal(unwind_forker, pthread_self()))
+        if (!atomic_load(&unwind_fork) || pthread_equal(unwind_forker, pthread_self())) {
+            unwinding = 1;
             return;
+        }
         atomic_fetch_sub(&unwinds, 1);
         while (atomic_load(&unwind_fork))
             sched_yield();
@@ -121,21 +126,16 @@ static void unwind_enter(void)
 
 static void unwind_leave(void)
 {
+    unwinding = 0;
     atomic_fetch_sub(&unwinds, 1);
 }
 
 static void unwind_fork_prepare(void)
 {
-    struct timespec start, now;
     unwind_forker = pthread_self();
     atomic_store(&unwind_fork, 1);
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    while (atomic_load(&unwinds) > 0) {
+    while (atomic_load(&unwinds) > unwinding)
         sched_yield();
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec > start.tv_sec + 1)
-            break;
-    }
 }
 
 static void unwind_fork_parent(void)
