@@ -8,7 +8,8 @@
  * while it symbolizes a report. Every scenario ends by printing "done" so a run that the
  * tracer cut short shows. Refused condition waits: libc can turn a wait down before it
  * unlocks the mutex, and the tracer must then know who holds it just as libc does. Robust
- * and timed requests: lock calls whose result a trylock would not give. Handovers and
+ * and timed requests: lock calls whose result a trylock would not give; a robust mutex held
+ * when its thread exits is correct (the next locker gets EOWNERDEAD). Handovers and
  * forks: who holds a lock after another thread unlocked it, or after the holder forked.
  */
 #define _GNU_SOURCE
@@ -175,6 +176,46 @@ static void *take_and_exit(void *m)
 {
     pthread_mutex_lock(m);
     return NULL;
+}
+
+/* A thread that exits holding a robust mutex and a normal one: only the normal one is a
+ * mistake (the robust one is handed to the next locker with EOWNERDEAD). */
+static pthread_mutex_t robust_held, plain_held = PTHREAD_MUTEX_INITIALIZER;
+
+NOINLINE static void *take_robust(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&robust_held);
+    return NULL;
+}
+
+NOINLINE static void *take_robust_and_plain(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&robust_held);
+    pthread_mutex_lock(&plain_held);
+    return NULL;
+}
+
+static void recover(const char *what)
+{
+    result(what, pthread_mutex_lock(&robust_held));
+    result("consistent", pthread_mutex_consistent(&robust_held));
+    result("unlock", pthread_mutex_unlock(&robust_held));
+}
+
+NOINLINE static void robust_exit(void)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&robust_held, &attr);
+    pthread_mutexattr_destroy(&attr);
+    pthread_join(start_small(take_robust, NULL), NULL);
+    recover("lock after robust only");
+    pthread_join(start_small(take_robust_and_plain, NULL), NULL);
+    recover("lock after both");
+    result("trylock plain", pthread_mutex_trylock(&plain_held));
 }
 
 static void *lock_in_thread(void *m)
@@ -445,6 +486,8 @@ int main(int argc, char **argv)
         held_wait_refused();
     else if (!strcmp(s, "robust-unrecoverable"))
         robust_unrecoverable();
+    else if (!strcmp(s, "robust-exit"))
+        robust_exit();
     else if (!strcmp(s, "timed-refused"))
         timed_refused();
     else if (!strcmp(s, "unlocked-by-other"))

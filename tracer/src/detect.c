@@ -544,23 +544,56 @@ static void drop_stale(lt_thread *t)
     }
 }
 
+/* A robust mutex held at thread exit is what robust mutexes are for: libc hands the next
+ * locker EOWNERDEAD (ThreadSanitizer calls it correct too). The word is read with peek, as
+ * drop_stale reads it. */
+static int robust_mutex(const lt_held *h)
+{
+    pthread_mutex_t word;
+    return h->kind == LT_MUTEX && !custom(h->lock) &&
+           lt_platform_peek(&word, h->addr, sizeof word) == 0 && lt_platform_mutex_robust(&word);
+}
+
+/* The exit-held report of a leaving thread: its locks, robust mutexes left out unless
+ * LOCKTRACE_EXIT_HELD=report asks for every lock held at exit. */
+static void report_exit_held(lt_thread *t, const lt_thread_info *info)
+{
+    size_t n = t->nheld, robust = 0;
+    if (!lt_cfg.exit_held)
+        for (size_t i = 0; i < n; i++)
+            robust += robust_mutex(&t->held[i]) != 0;
+    if (robust == n)
+        return;
+    lt_finding f = {.kind = LT_FIND_EXIT_HELD, .why = LT_WHY_EXIT, .thread = *info,
+                    .held = t->held, .nheld = n}; /* every lock, if the copy finds no memory */
+    lt_held *shown = robust ? malloc((n - robust) * sizeof *shown) : NULL;
+    if (shown) {
+        size_t k = 0;
+        for (size_t i = 0; i < n && k < n - robust; i++)
+            if (!robust_mutex(&t->held[i]))
+                shown[k++] = t->held[i];
+        f.held = shown;
+        f.nheld = k;
+    }
+    lt_report(&f);
+    free(shown);
+}
+
 /* The thread is leaving with locks held: report once, then orphan the locks so a later
- * request for one is known to be hopeless. The exited thread's record is kept for those
- * reports. */
+ * request for one is known to be hopeless (a robust mutex's is not: orphan_blocks). The
+ * exited thread's record is kept for those reports. */
 void lt_on_thread_exit(lt_thread *t)
 {
     drop_stale(t);
     if (t->nheld == 0)
         return;
-    lt_finding f = {.kind = LT_FIND_EXIT_HELD, .why = LT_WHY_EXIT};
     lt_held_compact(t);
-    lt_thread_info_now(t, &f.thread);
-    f.held = t->held;
-    f.nheld = t->nheld;
-    lt_report(&f);
+    lt_thread_info info;
+    lt_thread_info_now(t, &info);
+    report_exit_held(t, &info);
     lt_thread_info *gone = malloc(sizeof *gone);
     if (gone) {
-        *gone = f.thread;
+        *gone = info;
         lt_orphan_locks(t, gone, 0);
     }
 }
