@@ -472,6 +472,56 @@ NOINLINE static void errno_kept(void)
     printf("new thread: errno %d\n", in_thread);
 }
 
+/* lockdep's user-space tests, their lock patterns only, in one thread: each pair is taken
+ * through a function of its own, so a report names exactly the edges of its cycle. */
+NOINLINE static void pair_ab(pthread_mutex_t *x, pthread_mutex_t *y) { take_both(x, y); }
+NOINLINE static void pair_bc(pthread_mutex_t *x, pthread_mutex_t *y) { take_both(x, y); }
+NOINLINE static void pair_cd(pthread_mutex_t *x, pthread_mutex_t *y) { take_both(x, y); }
+NOINLINE static void pair_bd(pthread_mutex_t *x, pthread_mutex_t *y) { take_both(x, y); }
+NOINLINE static void pair_da(pthread_mutex_t *x, pthread_mutex_t *y) { take_both(x, y); }
+NOINLINE static void pair_ba(pthread_mutex_t *x, pthread_mutex_t *y) { take_both(x, y); }
+
+static void init_all(pthread_mutex_t *m, int n)
+{
+    for (int i = 0; i < n; i++)
+        pthread_mutex_init(&m[i], NULL);
+}
+
+static void destroy_all(pthread_mutex_t *m, int n)
+{
+    for (int i = 0; i < n; i++)
+        pthread_mutex_destroy(&m[i]);
+}
+
+/* ABCDBDDA: a->b, c->d, b->d, d->a: the cycle a->b->d->a; c->d is off it. */
+NOINLINE static void lockdep_off_cycle(void)
+{
+    pthread_mutex_t m[4];
+    init_all(m, 4);
+    pair_ab(&m[0], &m[1]);
+    pair_cd(&m[2], &m[3]);
+    pair_bd(&m[1], &m[3]);
+    pair_da(&m[3], &m[0]);
+    destroy_all(m, 4);
+}
+
+/* ABBA twice, the locks destroyed and made again at the same addresses between: two
+ * inversions, each of its own round (ABBCCDDA's a->b->c->d->a in the first). */
+NOINLINE static void lockdep_rounds(void)
+{
+    pthread_mutex_t m[4];
+    init_all(m, 4);
+    pair_ab(&m[0], &m[1]);
+    pair_bc(&m[1], &m[2]);
+    pair_cd(&m[2], &m[3]);
+    pair_da(&m[3], &m[0]);
+    destroy_all(m, 4);
+    init_all(m, 2);
+    pair_bd(&m[0], &m[1]);
+    pair_ba(&m[1], &m[0]);
+    destroy_all(m, 2);
+}
+
 int main(int argc, char **argv)
 {
     errno_at_start = errno;
@@ -500,6 +550,10 @@ int main(int argc, char **argv)
         recursive_wait();
     else if (!strcmp(s, "recursive-wait-deadlock"))
         recursive_wait_deadlock();
+    else if (!strcmp(s, "lockdep-off-cycle"))
+        lockdep_off_cycle();
+    else if (!strcmp(s, "lockdep-rounds"))
+        lockdep_rounds();
     else if (!strcmp(s, "errno-kept"))
         errno_kept();
     else {
