@@ -481,45 +481,44 @@ NOINLINE static void pair_bd(pthread_mutex_t *x, pthread_mutex_t *y) { take_both
 NOINLINE static void pair_da(pthread_mutex_t *x, pthread_mutex_t *y) { take_both(x, y); }
 NOINLINE static void pair_ba(pthread_mutex_t *x, pthread_mutex_t *y) { take_both(x, y); }
 
-static void init_all(pthread_mutex_t *m, int n)
+static int init_default(pthread_mutex_t *m)
 {
-    for (int i = 0; i < n; i++)
-        pthread_mutex_init(&m[i], NULL);
+    return pthread_mutex_init(m, NULL);
 }
 
-static void destroy_all(pthread_mutex_t *m, int n)
+static void each(pthread_mutex_t *m, int n, int (*fn)(pthread_mutex_t *))
 {
     for (int i = 0; i < n; i++)
-        pthread_mutex_destroy(&m[i]);
+        fn(&m[i]);
 }
 
 /* ABCDBDDA: a->b, c->d, b->d, d->a: the cycle a->b->d->a; c->d is off it. */
 NOINLINE static void lockdep_off_cycle(void)
 {
     pthread_mutex_t m[4];
-    init_all(m, 4);
+    each(m, 4, init_default);
     pair_ab(&m[0], &m[1]);
     pair_cd(&m[2], &m[3]);
     pair_bd(&m[1], &m[3]);
     pair_da(&m[3], &m[0]);
-    destroy_all(m, 4);
+    each(m, 4, pthread_mutex_destroy);
 }
 
-/* ABBA twice, the locks destroyed and made again at the same addresses between: two
- * inversions, each of its own round (ABBCCDDA's a->b->c->d->a in the first). */
+/* ABBCCDDA's cycle a->b->c->d->a, then ABBA on the same addresses after destroy and init:
+ * two inversions, each of its own round. */
 NOINLINE static void lockdep_rounds(void)
 {
     pthread_mutex_t m[4];
-    init_all(m, 4);
+    each(m, 4, init_default);
     pair_ab(&m[0], &m[1]);
     pair_bc(&m[1], &m[2]);
     pair_cd(&m[2], &m[3]);
     pair_da(&m[3], &m[0]);
-    destroy_all(m, 4);
-    init_all(m, 2);
+    each(m, 4, pthread_mutex_destroy);
+    each(m, 2, init_default);
     pair_bd(&m[0], &m[1]);
     pair_ba(&m[1], &m[0]);
-    destroy_all(m, 2);
+    each(m, 2, pthread_mutex_destroy);
 }
 
 int main(int argc, char **argv)
