@@ -97,6 +97,43 @@ void lt_pool_put(lt_pool *p, void *x)
     p->stack[p->nfree++] = x;
 }
 
+uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
+{
+    uint32_t per = 1u << p->bits, c = p->next >> p->bits, room = per - (p->next & (per - 1));
+    if (c >= LT_IX_CHUNKS)
+        return 0;
+    if (!p->chunk[c]) {
+        size_t bytes = p->size << p->bits;
+        char *m = lt_platform_map(bytes);
+        if (!m) {
+            lt_report_out_of_memory();
+            return 0;
+        }
+        if (c)
+            lt_platform_map_huge(m, bytes);
+        p->chunk[c] = m;
+    }
+    uint32_t n = want < room ? want : room;
+    *first = p->next;
+    p->next += n;
+    return n;
+}
+
+/* lt_ix_take without a freed index. */
+uint32_t lt_ix_fresh(lt_ixpool *p)
+{
+    uint32_t i;
+    return lt_ix_block(p, 1, &i) ? i : 0;
+}
+
+/* lt_ix_put with a full stack. Without memory for a larger one the index is lost, as
+ * checking stops then anyway (lt_map). */
+void lt_ix_keep(lt_ixpool *p, uint32_t i)
+{
+    if (lt_scratch_fit((void **)&p->stack, &p->cap, p->cap ? p->cap + 1 : 1024, sizeof *p->stack))
+        p->stack[p->nfree++] = i;
+}
+
 int lt_scratch_fit(void **a, size_t *cap, size_t n, size_t size)
 {
     if (n <= *cap)

@@ -9,6 +9,7 @@
 #define LT_ALLOC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* size bytes of zeroed, page-aligned memory from mmap; NULL when out of memory, which turns
  * the tracer's checking off (lt_report_out_of_memory): every allocation below comes from
@@ -58,6 +59,54 @@ void lt_pool_put(lt_pool *p, void *x);
 
 /* Whether a take is served by a freed object rather than from the arena. */
 static inline int lt_pool_has_free(const lt_pool *p)
+{
+    return p->nfree != 0;
+}
+
+/* Objects of one size named by 32-bit indices (half a pointer), for structures that link
+ * millions of them: chunks of 2^bits objects, mapped when first needed and found through a
+ * table; index 0 names none. Freed indices go on a stack, as in lt_pool. A pool that fills
+ * its first chunk is a large one: its later chunks ask for large pages. */
+#define LT_IX_CHUNKS 16384
+typedef struct lt_ixpool {
+    size_t size;
+    unsigned bits;
+    uint32_t next;   /* indices from here on were never handed out */
+    uint32_t *stack; /* freed indices, the last freed on top */
+    size_t nfree, cap;
+    char *chunk[LT_IX_CHUNKS];
+} lt_ixpool;
+#define LT_IXPOOL(type, chunk_bits) {sizeof(type), (chunk_bits), 1, NULL, 0, 0, {NULL}}
+
+/* The object at index i (not 0), which the pool handed out; bits and size are the pool's,
+ * passed as constants by a caller that knows them (this runs on every link followed). */
+static inline void *lt_ix_at(const lt_ixpool *p, uint32_t i, unsigned bits, size_t size)
+{
+    return p->chunk[i >> bits] + (size_t)(i & ((1u << bits) - 1)) * size;
+}
+
+uint32_t lt_ix_fresh(lt_ixpool *p);
+void lt_ix_keep(lt_ixpool *p, uint32_t i);
+
+/* An index, not zeroed; 0 when out of memory. */
+static inline uint32_t lt_ix_take(lt_ixpool *p)
+{
+    return p->nfree ? p->stack[--p->nfree] : lt_ix_fresh(p);
+}
+
+static inline void lt_ix_put(lt_ixpool *p, uint32_t i)
+{
+    if (p->nfree < p->cap)
+        p->stack[p->nfree++] = i;
+    else
+        lt_ix_keep(p, i);
+}
+
+/* Up to `want` indices never handed out, in a row from *first (in one chunk): how many, 0
+ * when out of memory. */
+uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first);
+
+static inline int lt_ix_has_free(const lt_ixpool *p)
 {
     return p->nfree != 0;
 }

@@ -221,9 +221,10 @@ typedef struct lt_thread {
     uint8_t walk_next[1u << LT_WALK_SET_BITS]; /* per set: the way the next new walk takes */
     lt_site_slot sites[LT_SITE_SLOTS]; /* its last interned recorded stacks (stack.c) */
     lt_frame_lock frame_locks[1u << LT_FRAME_LOCK_BITS]; /* locks in its frames (lifetime.c) */
-    void *edge_free;              /* order.c: edges for its own new ones: a free list, */
-    char *edge_block;             /* then a block of unused ones */
+    uint32_t edge_free;           /* order.c: edges (pool indices) for its own new ones: a */
+    uint32_t edge_block;          /* free list, then a run of unused ones from edge_block */
     uint32_t edge_nfree, edge_nblock;
+    uint32_t edge_label;          /* order.c: the label of its last new edge */
     void *node_free;              /* order.c: nodes for the new locks it takes (a free list), */
     void *node_gone;              /* and those of locks it ended, to leave the graph together */
     uint32_t node_nfree, node_ngone;

@@ -58,37 +58,52 @@ typedef struct lt_order_node node;
 
 enum { OUT, IN }; /* an edge's two lists: its from node's out-list, its to node's in-list */
 
-/* What an edge keeps of its first occurrence; the locks are its nodes (lt_edge_info is made
- * from both when a report needs it). Its fingerprint is made again from them when needed. */
-typedef struct edge {
-    node *from, *to;                   /* not to be followed once dead (they may be reused) */
-    struct edge *next[2];              /* in from->list[OUT], to->list[IN]; under the graph lock */
-    union {
-        struct {
-            uint32_t from_stack, to_stack; /* where from was taken, where to was taken under it */
-        };
-        struct implied *via;           /* an implied edge's (thread NULL): "Ended locks" */
-    };
-    uint8_t from_mode, to_mode;        /* lt_mode */
+/* What a plain edge keeps of its first occurrence, but the modes: kept once for all the
+ * edges that have the same (a program makes its edges at few places, by few threads), and
+ * named by its index in label_pool (labels). */
+typedef struct label {
+    uint32_t from_stack, to_stack;     /* where from was taken, where to was taken under it */
+    const lt_thread_info *thread;      /* the thread that made it (thread_intern) */
     uint8_t from_partial, to_partial;  /* the stack is only the frames recorded with it */
     uint8_t unwound;                   /* both stacks are unwound ones (see request_describe) */
-    uint8_t back;                      /* closes a cycle: outside the topological order */
-    uint8_t dead;                      /* left the graph with one of its nodes ("Removal") */
+} label;
+
+/* An edge, in 32 bytes: a program may make tens of millions (the `lazy` stress row), so nodes,
+ * edges, labels and implied records are named by 32-bit indices into their pools (lt_ixpool),
+ * and what the first occurrence was is a label. The locks are its nodes (lt_edge_info is made
+ * from both when a report needs it); its fingerprint is made again from them when needed. */
+typedef struct edge {
+    uint32_t from, to;                 /* nodes; not to be followed once dead (may be reused) */
+    uint32_t next[2];                  /* in from->list[OUT], to->list[IN]; under the graph lock */
+    uint32_t label;                    /* its first occurrence (a label), or the record of what an
+                                          implied edge stands for: "Ended locks" */
+    uint8_t from_mode, to_mode;        /* lt_mode */
+    uint8_t back : 1;                  /* closes a cycle: outside the topological order */
+    uint8_t dead : 1;                  /* left the graph with one of its nodes ("Removal") */
+    uint8_t implied : 1;               /* implied through an ended lock: `label` is its record */
     uint8_t lists;                     /* how many of the two lists still hold it */
-    const lt_thread_info *thread;      /* the thread that made it (thread_intern); NULL for an
-                                          edge implied through an ended lock */
     uint64_t below;                    /* ident_key of the lock held right under `from` when
                                           it was first made, `from` an anchor; 0 = none */
 } edge;
+_Static_assert(sizeof(edge) == 32, "an edge is 32 bytes");
+
+/* An edge being made, before the graph keeps it: its label as it will be, whose thread is
+ * the request's own until it is kept (thread_intern). */
+typedef struct desc {
+    label l;
+    uint64_t below;
+    uint8_t from_mode, to_mode;
+} desc;
 
 struct lt_order_node {
-    const void *addr;
+    _Alignas(64) const void *addr;  /* 128 bytes, on two lines: node_at shifts, not multiplies */
     lt_lock *lock;
     uint32_t gen;
+    uint32_t ix;                    /* its index in node_pool, kept by node_init */
     uint8_t kind;                   /* lt_kind */
     uint8_t exclusive_only;         /* mutex or spinlock: every request conflicts */
     uint8_t writer_pref;
-    edge *list[2];                  /* edges out of it, into it (OUT, IN) */
+    uint32_t list[2];               /* edges out of it, into it (OUT, IN) */
     uint32_t mark[2];               /* search stamps, by the mode the node is entered with */
     uint32_t pk_mark;               /* reordering stamp */
     uint32_t linked, sweep_at;      /* entries put in its lists; when to sweep them */
@@ -103,6 +118,7 @@ struct lt_order_node {
     node *dying_next;               /* in a thread's node_gone, or in `ending`, or in `dying`,
                                        then `reaping` */
 };
+_Static_assert(sizeof(struct lt_order_node) == 128, "a node is 128 bytes");
 
 /* One edge of an implied edge's path as the graph had it: its first occurrence, or, when it
  * was implied itself, the path it stood for. */
@@ -116,6 +132,7 @@ typedef struct occurrence {
 /* What an implied edge from -> to stands for: from -> lock -> to, lock ended ("Ended locks").
  * Shared by the implied edges and records whose paths contain it (refs); the last frees it. */
 typedef struct implied {
+    uint32_t ix;                /* its index in implied_pool */
     uint32_t refs;
     uint32_t hops;              /* plain edges on the path */
     uint64_t last;              /* ident_key of the lock right before `to` on the path */
@@ -322,8 +339,39 @@ static void set_remove(key_set *_Atomic *set, uint64_t key)
  * Nothing under that lock may call malloc: a program's own malloc may take a pthread mutex,
  * and the thread holding that mutex may be on its way into the graph lock.
  * ---------------------------------------------------------------------------------------- */
-static lt_pool node_pool = LT_POOL(node, LT_ARENA_CHUNK);
-static lt_pool edge_pool = LT_POOL(edge, LT_ARENA_CHUNK);
+#define NODE_BITS 12
+#define EDGE_BITS 17 /* chunks of 4 MB */
+#define LABEL_BITS 12
+#define IMPLIED_BITS 8
+
+static lt_ixpool node_pool = LT_IXPOOL(node, NODE_BITS);
+static lt_ixpool edge_pool = LT_IXPOOL(edge, EDGE_BITS);
+static lt_ixpool label_pool = LT_IXPOOL(label, LABEL_BITS);
+
+static inline node *node_at(uint32_t i)
+{
+    return lt_ix_at(&node_pool, i, NODE_BITS, sizeof(node));
+}
+
+static inline edge *edge_at(uint32_t i)
+{
+    return lt_ix_at(&edge_pool, i, EDGE_BITS, sizeof(edge));
+}
+
+static inline const label *label_at(uint32_t i)
+{
+    return lt_ix_at(&label_pool, i, LABEL_BITS, sizeof(label));
+}
+
+/* Under the graph lock: a node from the pool, which names it by n->ix from then on. */
+static node *node_take(void)
+{
+    uint32_t i = lt_ix_take(&node_pool);
+    node *n = i ? node_at(i) : NULL;
+    if (n)
+        n->ix = i;
+    return n;
+}
 
 static int node_dead(const node *n)
 {
@@ -370,7 +418,7 @@ static int node_fresh(const lt_lock *l, uint32_t gen)
 static void node_init(node *n, lt_lock *l, uint32_t gen, lt_kind kind, const void *addr,
                       int64_t ord)
 {
-    *n = (node){.addr = addr, .lock = l, .gen = gen, .kind = (uint8_t)kind,
+    *n = (node){.addr = addr, .lock = l, .gen = gen, .ix = n->ix, .kind = (uint8_t)kind,
                 .exclusive_only = kind != LT_RWLOCK, .sweep_at = SWEEP_MIN, .ord = ord};
     n->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
 }
@@ -398,7 +446,7 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
         return n;
     if (n)
         node_retire(l, n);
-    n = lt_pool_take(&node_pool);
+    n = node_take();
     if (!n)
         return NULL;
     node_init(n, l, gen, kind, addr, 0);
@@ -465,19 +513,29 @@ static void edge_ends_place(node *from, node *to)
 
 static uint64_t edge_fingerprint(const edge *e)
 {
-    return fingerprint(e->from->lock, e->from->gen, (lt_mode)e->from_mode, e->to->lock,
-                       e->to->gen, (lt_mode)e->to_mode);
+    const node *from = node_at(e->from), *to = node_at(e->to);
+    return fingerprint(from->lock, from->gen, (lt_mode)e->from_mode, to->lock, to->gen,
+                       (lt_mode)e->to_mode);
 }
 
-static edge *edge_live(edge **link, int side);
+static edge *edge_live(uint32_t *link, int side);
 
 /* Under the graph lock: the fingerprint of every edge in the graph into k. */
 static void known_fill(key_set *k)
 {
+    edge *e;
     for (node *n = all_nodes; n; n = n->next)
-        for (edge **at = &n->list[OUT], *e; !node_dead(n) && (e = edge_live(at, OUT));
+        for (uint32_t *at = &n->list[OUT]; !node_dead(n) && (e = edge_live(at, OUT));
              at = &e->next[OUT])
             set_put(k, edge_fingerprint(e));
+}
+
+/* A known set that another replaced: its memory goes, its range stays, reading as empty to
+ * a reader still in it, who then asks the graph lock (known_add). */
+static void known_drop(key_set *k)
+{
+    if (k)
+        lt_platform_discard(k, sizeof *k + (k->mask + 1) * sizeof k->slot[0]);
 }
 
 /* Under the graph lock: the known set made again from the edges in the graph, in k if it is
@@ -492,10 +550,12 @@ static key_set *known_refill(key_set *k)
         atomic_store_explicit(&k->used, 0, memory_order_relaxed);
         k->live = 0;
     } else {
+        key_set *old = k;
         k = set_map(size);
         if (!k)
             return NULL;
         atomic_store_explicit(&known, k, memory_order_release);
+        known_drop(old);
     }
     known_fill(k);
     return k;
@@ -507,27 +567,29 @@ static key_set *known_refill(key_set *k)
  * threads, 0.9 M new edges) those copies were nearly all of the lock's hold time. So once
  * the set is GROW_AT full, the first thread to see it (known_grow) copies it into a set twice
  * as large outside the lock, while the others go on adding to the old one, which may fill to
- * three quarters meanwhile (known_full); each fingerprint added meanwhile, in the gate or under
+ * seven eighths meanwhile (known_full); each fingerprint added meanwhile, in the gate or under
  * the lock, is also written to a log. Then it takes the lock, adds the logged ones (or, when
  * the log overflowed, reads the old set again) and publishes the copy - unless known_add
  * copied or refilled the set meanwhile (it filled up first), when the copy is dropped.
  * `growing` changes only under the lock, with the gate shut, so an adder sees it set from the
  * first fingerprint the copy may miss to the end.
  */
-#define GROW_AT(slots) ((slots) / 16 * 7) /* used, a set is copied (just below full) */
+#define GROW_AT(slots) ((slots) / 8 * 5) /* used, a set is copied (just below full) */
 #define GROW_LOG ((size_t)1 << 18)        /* fingerprints logged while a copy is made */
 
 static _Atomic int growing;          /* a copy of the known set is being made */
 static _Atomic size_t grow_nlogged;  /* fingerprints added meanwhile (some past the log's end) */
 static uint64_t *grow_log;           /* mapped by the first copy */
 
-/* Is the known set k full when `used` of its slots are? At half of them; at three quarters
- * while a copy twice as large is being made, so that the copy is not wasted. */
+/* Is the known set k full when `used` of its slots are? At three quarters of them; at seven
+ * eighths while a copy twice as large is being made, so that the copy is not wasted. (Half,
+ * with the replaced sets kept, was 45 bytes an edge in `lazy`; at three quarters a probe for
+ * an absent fingerprint reads 8.5 slots on average, a line or two.) */
 static int known_full(const key_set *k, size_t used)
 {
     size_t slots = k->mask + 1;
-    return used > (atomic_load_explicit(&growing, memory_order_relaxed) ? slots / 4 * 3
-                                                                        : slots / 2);
+    return used > (atomic_load_explicit(&growing, memory_order_relaxed) ? slots / 8 * 7
+                                                                        : slots / 4 * 3);
 }
 
 /* At most a quarter of k's fingerprints name dead edges: k is copied when it fills, not made
@@ -556,14 +618,21 @@ static void known_logged(uint64_t fp)
  * those fingerprints: in place when it is large enough, else into a larger mapping. Readers
  * are not stopped: one racing with the refill may miss a fingerprint (it then takes the graph
  * lock, where the answer is exact), and any it finds was in the graph (or names an ending
- * identity). A replaced set stays mapped, as a reader may be inside it; sets only grow (twice
- * as large at least), so all of them together are at most twice the largest.
+ * identity). A replaced set keeps its range, as a reader may be inside it, but not its
+ * memory (known_drop).
  */
 static int known_add(uint64_t fp)
 {
     key_set *k = atomic_load_explicit(&known, memory_order_relaxed);
     if (!k || known_full(k, k->used + 1)) {
-        k = k && known_mostly_live(k) ? set_copy(&known, 2 * (k->mask + 1)) : known_refill(k);
+        key_set *old = k;
+        if (k && known_mostly_live(k)) {
+            k = set_copy(&known, 2 * (k->mask + 1));
+            if (k)
+                known_drop(old);
+        } else {
+            k = known_refill(k);
+        }
         known_epoch++;
     }
     if (!k)
@@ -620,6 +689,7 @@ static void known_grow(void)
     if (g && known_epoch == epoch) {
         known_catch_up(g, k, atomic_load_explicit(&grow_nlogged, memory_order_relaxed));
         atomic_store_explicit(&known, g, memory_order_release);
+        known_drop(k);
         known_epoch++;
     } else if (g) {
         lt_platform_unmap(g, sizeof *g + (g->mask + 1) * sizeof g->slot[0]);
@@ -659,22 +729,25 @@ static void known_grow(void)
 #define EAGER 32              /* a node leaves at once when its lists have no more entries */
 #define FORGET_BATCH 32       /* nodes a thread lets go of before they leave the graph */
 
-/* One of its lists let go of e: the last one frees it. */
 static void implied_put(struct implied *v);
 
-static void edge_drop(edge *e)
+static inline struct implied *implied_at(uint32_t i);
+
+/* One of its lists let go of edge i (e): the last one frees it. */
+static void edge_drop(uint32_t i, edge *e)
 {
     if (--e->lists == 0) {
         ndead--;
-        if (!e->thread)
-            implied_put(e->via);
-        lt_pool_put(&edge_pool, e);
+        if (e->implied)
+            implied_put(implied_at(e->label));
+        lt_ix_put(&edge_pool, i);
     }
 }
 
-/* e leaves the graph with one of its nodes, whose list lets go of it. */
-static void edge_kill(edge *e)
+/* Edge i leaves the graph with one of its nodes, whose list lets go of it. */
+static void edge_kill(uint32_t i)
 {
+    edge *e = edge_at(i);
     if (!e->dead) {
         e->dead = 1;
         ndead++;
@@ -685,19 +758,21 @@ static void edge_kill(edge *e)
         if (e->back)
             atomic_fetch_sub_explicit(&nback, 1, memory_order_relaxed);
     }
-    edge_drop(e);
+    edge_drop(i, e);
 }
 
 /* The first live edge from *link on in a list of `side`, unlinking the dead ones before it:
  * those marked, and those whose other end is dead. */
-static edge *edge_live(edge **link, int side)
+static edge *edge_live(uint32_t *link, int side)
 {
-    edge *e;
-    while ((e = *link) && lt_unlikely(e->dead || node_dead(side == OUT ? e->to : e->from))) {
+    for (uint32_t i; (i = *link) != 0;) {
+        edge *e = edge_at(i);
+        if (lt_likely(!e->dead && !node_dead(node_at(side == OUT ? e->to : e->from))))
+            return e;
         *link = e->next[side];
-        edge_kill(e);
+        edge_kill(i);
     }
-    return e;
+    return NULL;
 }
 
 /* Dead nodes wait for reaping, or ended ones for drawing what they imply: edges_fast leaves
@@ -712,9 +787,10 @@ static int reap_pending(void)
 static __attribute__((noinline)) void node_sweep(node *n)
 {
     if (ndead || reap_pending()) {
+        edge *e;
         n->linked = 0;
         for (int side = OUT; side <= IN; side++)
-            for (edge **at = &n->list[side], *e; (e = edge_live(at, side)); at = &e->next[side])
+            for (uint32_t *at = &n->list[side]; (e = edge_live(at, side)); at = &e->next[side])
                 n->linked++;
     }
     n->sweep_at = 2 * n->linked + SWEEP_MIN;
@@ -757,7 +833,7 @@ static void node_free(node *n)
         all_nodes = n->next;
     if (n->next)
         n->next->prev = n->prev;
-    lt_pool_put(&node_pool, n);
+    lt_ix_put(&node_pool, n->ix);
 }
 
 /* Under the graph lock: n, which no entry reaches any more, leaves the graph; at once when its
@@ -769,9 +845,9 @@ static void node_leave(node *n)
         return;
     }
     for (int side = OUT; side <= IN; side++) {
-        for (edge *e = n->list[side], *next; e; e = next) {
-            next = e->next[side];
-            edge_kill(e);
+        for (uint32_t i = n->list[side], next; i; i = next) {
+            next = edge_at(i)->next[side];
+            edge_kill(i);
         }
     }
     node_free(n);
@@ -801,10 +877,10 @@ static void reap(size_t budget)
             return;
         node *n = reaping;
         int side = n->list[OUT] ? OUT : IN;
-        edge *e = n->list[side];
-        if (e) {
-            n->list[side] = e->next[side];
-            edge_kill(e);
+        uint32_t i = n->list[side];
+        if (i) {
+            n->list[side] = edge_at(i)->next[side];
+            edge_kill(i);
         } else {
             reaping = n->dying_next;
             node_free(n);
@@ -956,8 +1032,9 @@ static void pk_expand_fwd(lt_bfs *b, size_t at)
 {
     const pk_bound *k = b->ctx;
     node *n = b->items[at].node;
-    for (edge **link = &n->list[OUT], *e; (e = edge_live(link, OUT)); link = &e->next[OUT]) {
-        node *w = e->to;
+    edge *e;
+    for (uint32_t *link = &n->list[OUT]; (e = edge_live(link, OUT)); link = &e->next[OUT]) {
+        node *w = node_at(e->to);
         if (e->back || w->pk_mark == stamp || w->ord > k->ord)
             continue;
         w->pk_mark = stamp;
@@ -970,8 +1047,9 @@ static void pk_expand_bwd(lt_bfs *b, size_t at)
 {
     const pk_bound *k = b->ctx;
     node *n = b->items[at].node;
-    for (edge **link = &n->list[IN], *e; (e = edge_live(link, IN)); link = &e->next[IN]) {
-        node *w = e->from;
+    edge *e;
+    for (uint32_t *link = &n->list[IN]; (e = edge_live(link, IN)); link = &e->next[IN]) {
+        node *w = node_at(e->from);
         if (e->back || w->pk_mark == stamp || w->ord < k->ord)
             continue;
         w->pk_mark = stamp;
@@ -1080,8 +1158,9 @@ static void cycle_expand(lt_bfs *b, size_t at)
     search *s = b->ctx;
     node *n = b->items[at].node;
     lt_mode in = (lt_mode)b->items[at].aux;
-    for (edge **link = &n->list[OUT], *e; (e = edge_live(link, OUT)); link = &e->next[OUT]) {
-        node *w = e->to;
+    edge *e;
+    for (uint32_t *link = &n->list[OUT]; (e = edge_live(link, OUT)); link = &e->next[OUT]) {
+        node *w = node_at(e->to);
         int m = e->to_mode == LT_MODE_WRITE;
         if (!conflicts(n, (lt_mode)e->from_mode, in) || w->mark[m] == stamp || !node_live(w))
             continue;
@@ -1132,19 +1211,23 @@ static size_t cycle_bytes(size_t n)
     return n * (sizeof(lt_edge_info *) + sizeof(lt_edge_info));
 }
 
+/* A plain edge's first occurrence: label l, in these modes. */
+static void occurrence_plain(occurrence *o, const label *l, uint8_t from_mode, uint8_t to_mode)
+{
+    *o = (occurrence){.from_stack = l->from_stack, .to_stack = l->to_stack,
+                      .from_mode = from_mode, .to_mode = to_mode,
+                      .from_partial = l->from_partial, .to_partial = l->to_partial,
+                      .thread = l->thread};
+}
+
 /* What edge e says: its first occurrence, or the path it stands for (not counted in refs). */
 static void occurrence_of(occurrence *o, const edge *e)
 {
-    *o = (occurrence){.from_mode = e->from_mode, .to_mode = e->to_mode};
-    if (!e->thread) {
-        o->sub = e->via;
-        return;
-    }
-    o->from_stack = e->from_stack;
-    o->to_stack = e->to_stack;
-    o->from_partial = e->from_partial;
-    o->to_partial = e->to_partial;
-    o->thread = e->thread;
+    if (e->implied)
+        *o = (occurrence){.from_mode = e->from_mode, .to_mode = e->to_mode,
+                          .sub = implied_at(e->label)};
+    else
+        occurrence_plain(o, label_at(e->label), e->from_mode, e->to_mode);
 }
 
 /* A plain edge's occurrence o, as a report has it, but the locks. */
@@ -1160,20 +1243,21 @@ static void occurrence_info(lt_edge_info *i, const occurrence *o)
     i->thread = *o->thread;
 }
 
-/* What the plain edge e says of its occurrence, as a report has it, but the locks. */
-static void edge_info_occurrence(lt_edge_info *i, const edge *e)
+/* Are e's stacks unwound ones (request_describe)? */
+static int edge_unwound(const edge *e)
 {
-    occurrence o;
-    occurrence_of(&o, e);
-    occurrence_info(i, &o);
+    return !e->implied && label_at(e->label)->unwound;
 }
 
-/* What edge e says, as a report has it; under the graph lock (its nodes are live). */
+/* What the plain edge e says, as a report has it; under the graph lock (its nodes are live). */
 static void edge_info(lt_edge_info *i, const edge *e)
 {
-    edge_info_occurrence(i, e);
-    lt_lock_ref_fill(&i->from, e->from->addr, e->from->kind, e->from->lock);
-    lt_lock_ref_fill(&i->to, e->to->addr, e->to->kind, e->to->lock);
+    occurrence o;
+    const node *from = node_at(e->from), *to = node_at(e->to);
+    occurrence_of(&o, e);
+    occurrence_info(i, &o);
+    lt_lock_ref_fill(&i->from, from->addr, from->kind, from->lock);
+    lt_lock_ref_fill(&i->to, to->addr, to->kind, to->lock);
 }
 
 static uint32_t edge_hops(const edge *e);
@@ -1287,19 +1371,26 @@ static void request_describe(request *r)
 static inline uint64_t held_below(const lt_thread *t, const lt_held *h);
 
 /* The edge h -> r as it will be kept. */
-static void edge_describe(edge *e, lt_held *h, request *r)
+static void edge_describe(desc *d, lt_held *h, request *r)
 {
     int partial;
     request_describe(r);
-    e->below = held_below(r->ev->self, h);
-    e->from_mode = h->mode;
-    e->to_mode = (uint8_t)r->ev->mode;
-    e->to_stack = r->to_stack;
-    e->to_partial = (uint8_t)r->to_partial;
-    e->from_stack = lt_held_stack(h, r->unwound ? r->to_stack : 0, &partial);
-    e->from_partial = (uint8_t)partial;
-    e->unwound = (uint8_t)r->unwound;
-    e->thread = &r->thread; /* until the graph keeps it (thread_intern) */
+    d->below = held_below(r->ev->self, h);
+    d->from_mode = h->mode;
+    d->to_mode = (uint8_t)r->ev->mode;
+    d->l.to_stack = r->to_stack;
+    d->l.to_partial = (uint8_t)r->to_partial;
+    d->l.from_stack = lt_held_stack(h, r->unwound ? r->to_stack : 0, &partial);
+    d->l.from_partial = (uint8_t)partial;
+    d->l.unwound = (uint8_t)r->unwound;
+    d->l.thread = &r->thread; /* until the graph keeps it (thread_intern) */
+}
+
+/* Edge e made as d says, its first occurrence label lab; not yet in the graph. */
+static void edge_fill(edge *e, const desc *d, uint32_t lab)
+{
+    *e = (edge){.label = lab, .from_mode = d->from_mode, .to_mode = d->to_mode,
+                .below = d->below};
 }
 
 static inline uint64_t edge_fp(const lt_held *h, const request *r)
@@ -1308,7 +1399,7 @@ static inline uint64_t edge_fp(const lt_held *h, const request *r)
 }
 
 /* The threads edges name, each as it was named (a thread's name changes rarely), kept once
- * each: an edge holds a pointer, not the 24 bytes. The last one kept for each thread (by
+ * each: a label holds a pointer, not the 24 bytes. The last one kept for each thread (by
  * seq, hashed) is looked up first; a thread that misses there, or was renamed, is kept
  * again. Under the graph lock; NULL when out of memory. */
 #define THREAD_SLOTS 1024
@@ -1341,38 +1432,131 @@ static const lt_thread_info *thread_intern(const lt_thread_info *who)
     return kept;
 }
 
+/* The labels, found by what they say through an open-addressing set of their indices: read
+ * without the graph lock (edges_fast and edge_first leave an edge whose label is not found to
+ * the lock), written under it, and copied into one twice as large when half full (the old
+ * one keeps its range but not its memory: a reader still in it finds nothing). A label is
+ * kept as long as the process: there are as many as distinct (stacks, thread) pairs. */
+#define LABELS_MIN 1024
+
+typedef struct label_set {
+    size_t mask, used;
+    _Atomic uint32_t slot[];
+} label_set;
+
+static label_set *_Atomic labels;
+
+static size_t label_home(const label_set *s, const label *l)
+{
+    uint64_t a = ((uint64_t)l->from_stack << 32 | l->to_stack) * 0x9E3779B97F4A7C15ull;
+    uint64_t b = ((uint64_t)(uintptr_t)l->thread ^ (uint64_t)l->from_partial << 1 ^
+                  (uint64_t)l->to_partial << 2 ^ (uint64_t)l->unwound << 3) *
+                 0xC2B2AE3D27D4EB4Full;
+    return (size_t)((a ^ b ^ (b >> 29)) >> 32) & s->mask;
+}
+
+static int label_same(const label *a, const label *b)
+{
+    return a->from_stack == b->from_stack && a->to_stack == b->to_stack &&
+           a->thread == b->thread && a->from_partial == b->from_partial &&
+           a->to_partial == b->to_partial && a->unwound == b->unwound;
+}
+
+/* l's index, its thread kept; 0 when it has none (yet). A thread's new edges mostly have the
+ * label of its last one (t->edge_label), which is looked at first. */
+static uint32_t label_find(lt_thread *t, const label *l)
+{
+    label_set *s = atomic_load_explicit(&labels, memory_order_acquire);
+    if (t->edge_label && label_same(label_at(t->edge_label), l))
+        return t->edge_label;
+    for (size_t i = s ? label_home(s, l) : 0; s; i = (i + 1) & s->mask) {
+        uint32_t x = atomic_load_explicit(&s->slot[i], memory_order_acquire);
+        if (x == 0)
+            return 0;
+        if (label_same(label_at(x), l))
+            return t->edge_label = x;
+    }
+    return 0;
+}
+
+/* Under the graph lock: label x (absent) into s. */
+static void label_put(label_set *s, uint32_t x)
+{
+    size_t i = label_home(s, label_at(x));
+    while (atomic_load_explicit(&s->slot[i], memory_order_relaxed))
+        i = (i + 1) & s->mask;
+    atomic_store_explicit(&s->slot[i], x, memory_order_release);
+    s->used++;
+}
+
+static size_t label_set_bytes(size_t slots)
+{
+    return sizeof(label_set) + slots * sizeof(uint32_t);
+}
+
+/* Under the graph lock: l's index, made if it has none, its thread kept; 0 when out of
+ * memory. */
+static uint32_t label_intern(lt_thread *t, const label *l)
+{
+    uint32_t x = label_find(t, l);
+    label_set *s = atomic_load_explicit(&labels, memory_order_relaxed), *g;
+    if (x)
+        return x;
+    if (!s || (s->used + 1) * 2 > s->mask + 1) {
+        size_t size = s ? 2 * (s->mask + 1) : LABELS_MIN;
+        if (!(g = lt_map(label_set_bytes(size))))
+            return 0;
+        g->mask = size - 1;
+        for (size_t i = 0; s && i <= s->mask; i++)
+            if ((x = atomic_load_explicit(&s->slot[i], memory_order_relaxed)) != 0)
+                label_put(g, x);
+        atomic_store_explicit(&labels, g, memory_order_release);
+        if (s)
+            lt_platform_discard(s, label_set_bytes(s->mask + 1));
+        s = g;
+    }
+    if (!(x = lt_ix_take(&label_pool)))
+        return 0;
+    *(label *)label_at(x) = *l;
+    label_put(s, x);
+    return t->edge_label = x;
+}
+
 /* e onto the head of n's list of `side`: under the graph lock, or in edges_fast beside others
  * doing the same (nothing else changes a list then, so a push cannot be lost or misplaced). */
-static void list_push(node *n, int side, edge *e)
+static void list_push(node *n, int side, uint32_t i)
 {
-    edge *head = __atomic_load_n(&n->list[side], __ATOMIC_RELAXED);
+    edge *e = edge_at(i);
+    uint32_t head = __atomic_load_n(&n->list[side], __ATOMIC_RELAXED);
     do
         e->next[side] = head;
-    while (!__atomic_compare_exchange_n(&n->list[side], &head, e, 1, __ATOMIC_RELAXED,
+    while (!__atomic_compare_exchange_n(&n->list[side], &head, i, 1, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED));
     __atomic_fetch_add(&n->linked, 1, __ATOMIC_RELAXED);
 }
 
-/* The new edge e, described, joins the lists of its ends (not yet the order). */
-static void edge_join(edge *e, node *from, node *to)
+/* The new edge i, described, joins the lists of its ends (not yet the order). */
+static void edge_join(uint32_t i, node *from, node *to)
 {
-    e->from = from;
-    e->to = to;
+    edge *e = edge_at(i);
+    e->from = from->ix;
+    e->to = to->ix;
     e->back = 0;
     e->dead = 0;
     e->lists = 2;
-    list_push(from, OUT, e);
-    list_push(to, IN, e);
+    list_push(from, OUT, i);
+    list_push(to, IN, i);
 }
 
-/* Links the new edge e from -> to (described, from the pool, its thread kept or implied)
+/* Links the new edge i from -> to (described, from the pool, its label kept or implied)
  * into the graph and the order; under the graph lock. 0 when out of memory. */
-static int edge_insert(edge *e, node *from, node *to, uint64_t fp)
+static int edge_insert(uint32_t i, node *from, node *to, uint64_t fp)
 {
+    edge *e = edge_at(i);
     if (!known_add(fp))
         return 0;
     nedges++;
-    edge_join(e, from, to);
+    edge_join(i, from, to);
     node_linked(from);
     node_linked(to);
     edge_ends_place(from, to);
@@ -1384,10 +1568,10 @@ static int edge_insert(edge *e, node *from, node *to, uint64_t fp)
 }
 
 /* The same for the edge from the held lock h. */
-static int edge_link(edge *e, const lt_held *h, node *to, uint64_t fp)
+static int edge_link(uint32_t i, const lt_held *h, node *to, uint64_t fp)
 {
     node *from = node_get(h->lock, h->gen, (lt_kind)h->kind, h->addr);
-    return from && edge_insert(e, from, to, fp);
+    return from && edge_insert(i, from, to, fp);
 }
 
 /* Each thread keeps edges of its own for edges_fast, which takes no lock: edges freed to the
@@ -1398,11 +1582,9 @@ static int edge_link(edge *e, const lt_held *h, node *to, uint64_t fp)
  * block's rest joins it) before the new block. Blocks grow with the graph, from EDGE_CACHE
  * edges to EDGE_BLOCK (blocks of EDGE_CACHE made half of the graph lock's takings in the
  * `lazy` stress row: 4 threads, 0.9 M new edges), and so do the nodes a thread keeps; edges
- * come in chunks of large pages (alloc.c) once a program makes them by the hundred thousand. */
+ * come in chunks of 4 MB, of large pages from the second on (lt_ixpool). */
 #define EDGE_CACHE 256
 #define EDGE_BLOCK 4096
-#define EDGE_MANY 65536
-#define EDGE_MANY_CHUNK ((size_t)4 << 20)
 #define NODE_CACHE 64
 #define NODE_MANY 1024
 
@@ -1419,68 +1601,60 @@ static size_t edge_cache_has(const lt_thread *t)
     return (size_t)t->edge_nfree + t->edge_nblock;
 }
 
-/* A thread's own free list of edges or nodes, threaded through their first word. */
-static void *own_take(void **list, uint32_t *n)
+/* A thread's own edges: a free list threaded through next[OUT], then the run from edge_block. */
+static uint32_t edge_cache_take(lt_thread *t)
 {
-    void *x = *list;
+    uint32_t i = t->edge_free;
+    if (i) {
+        t->edge_free = edge_at(i)->next[OUT];
+        t->edge_nfree--;
+        return i;
+    }
+    t->edge_nblock--;
+    return t->edge_block++;
+}
+
+static void edge_cache_put(lt_thread *t, uint32_t i)
+{
+    edge_at(i)->next[OUT] = t->edge_free;
+    t->edge_free = i;
+    t->edge_nfree++;
+}
+
+/* Under the graph lock: t's edges topped up; fewer when out of memory. 1 when it got a new
+ * block. (A run cut short by the end of a chunk joins the list, and the next one is taken.) */
+static int edge_cache_fill(lt_thread *t)
+{
+    uint32_t block = cache_size(16, EDGE_CACHE, EDGE_BLOCK);
+    while (t->edge_nfree < EDGE_CACHE && lt_ix_has_free(&edge_pool))
+        edge_cache_put(t, lt_ix_take(&edge_pool)); /* edges_fast writes all of it */
+    if (edge_cache_has(t) >= 2 * WALK)
+        return 0;
+    do {
+        for (; t->edge_nblock; t->edge_nblock--)
+            edge_cache_put(t, t->edge_block++); /* the rest of the run joins the list */
+        t->edge_nblock = lt_ix_block(&edge_pool, block, &t->edge_block);
+    } while (t->edge_nblock && t->edge_nblock < 2 * WALK);
+    return t->edge_nblock != 0;
+}
+
+/* Each thread keeps nodes of its own too, for the new locks edges_fast places (node_fast): a
+ * free list threaded through their first word. */
+static node *node_cache_take(lt_thread *t)
+{
+    node *x = t->node_free;
     if (x) {
-        *list = *(void **)x;
-        --*n;
+        t->node_free = *(void **)x;
+        t->node_nfree--;
     }
     return x;
 }
 
-static void own_put(void **list, uint32_t *n, void *x)
-{
-    *(void **)x = *list;
-    *list = x;
-    ++*n;
-}
-
-static edge *edge_cache_take(lt_thread *t)
-{
-    void *e = own_take(&t->edge_free, &t->edge_nfree);
-    if (e)
-        return e;
-    e = t->edge_block;
-    t->edge_block += sizeof(edge);
-    t->edge_nblock--;
-    return e;
-}
-
-static void edge_cache_put(lt_thread *t, void *e)
-{
-    own_put(&t->edge_free, &t->edge_nfree, e);
-}
-
-/* Under the graph lock: t's edges topped up; fewer when out of memory. 1 when it got a new
- * block. */
-static int edge_cache_fill(lt_thread *t)
-{
-    uint32_t block = cache_size(16, EDGE_CACHE, EDGE_BLOCK);
-    if (atomic_load_explicit(&nedges, memory_order_relaxed) >= EDGE_MANY)
-        edge_pool.arena.chunk = EDGE_MANY_CHUNK;
-    while (t->edge_nfree < EDGE_CACHE && lt_pool_has_free(&edge_pool))
-        edge_cache_put(t, lt_pool_take(&edge_pool)); /* edges_fast writes all of it */
-    if (edge_cache_has(t) >= 2 * WALK)
-        return 0;
-    for (; t->edge_nblock; t->edge_nblock--, t->edge_block += sizeof(edge))
-        edge_cache_put(t, t->edge_block); /* the rest of the block joins the list */
-    t->edge_block = lt_arena_alloc(&edge_pool.arena, block * sizeof(edge), _Alignof(edge));
-    t->edge_nblock = t->edge_block ? block : 0;
-    return t->edge_block != NULL;
-}
-
-/* Each thread keeps nodes of its own too, for the new locks edges_fast places (node_fast). */
-
-static node *node_cache_take(lt_thread *t)
-{
-    return own_take(&t->node_free, &t->node_nfree);
-}
-
 static void node_cache_put(lt_thread *t, node *n)
 {
-    own_put(&t->node_free, &t->node_nfree, n);
+    *(void **)n = t->node_free;
+    t->node_free = n;
+    t->node_nfree++;
 }
 
 /* Under the graph lock: t's edges and nodes topped up; fewer when out of memory. 1 when it got
@@ -1490,7 +1664,7 @@ static int caches_fill(lt_thread *t)
     node *n;
     int block = edge_cache_fill(t);
     uint32_t keep = cache_size(64, NODE_CACHE, NODE_MANY);
-    while (t->node_nfree < keep && (n = lt_pool_take(&node_pool))) /* node_init */
+    while (t->node_nfree < keep && (n = node_take())) /* node_init */
         node_cache_put(t, n);
     return block;
 }
@@ -1502,9 +1676,9 @@ void lt_order_thread_exit(lt_thread *t)
     graph_enter();
     nodes_gone_leave(t);
     while (edge_cache_has(t))
-        lt_pool_put(&edge_pool, edge_cache_take(t));
+        lt_ix_put(&edge_pool, edge_cache_take(t));
     while (t->node_free)
-        lt_pool_put(&node_pool, node_cache_take(t));
+        lt_ix_put(&node_pool, node_cache_take(t)->ix);
     graph_leave();
 }
 
@@ -1569,7 +1743,7 @@ static node *node_target(lt_thread *t, lt_held **hs, size_t n, const request *r)
  * the order, a sweep due) are left at the front of hs, fps and d, for the lock: their number
  * is returned.
  */
-static size_t edges_fast(lt_held **hs, uint64_t *fps, edge *d, size_t n, request *r)
+static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request *r)
 {
     lt_thread *t = r->ev->self;
     key_set *k = atomic_load_explicit(&known, memory_order_acquire);
@@ -1589,7 +1763,10 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, edge *d, size_t n, request
         if (!from)
             from = node_fast(t, hs[i]->lock, hs[i]->gen, (lt_kind)hs[i]->kind, hs[i]->addr, 0,
                              to->ord);
-        if (!from || !from->ord || from->ord >= to->ord || node_sweep_due(from)) {
+        uint32_t lab = 0;
+        d[i].l.thread = who;
+        if (!from || !from->ord || from->ord >= to->ord || node_sweep_due(from) ||
+            !(lab = label_find(t, &d[i].l))) {
             hs[left] = hs[i];
             fps[left] = fps[i];
             d[left++] = d[i];
@@ -1598,9 +1775,8 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, edge *d, size_t n, request
         if (!known_claim(k, fps[i]))
             continue;
         known_logged(fps[i]);
-        edge *e = edge_cache_take(t);
-        *e = d[i];
-        e->thread = who;
+        uint32_t e = edge_cache_take(t);
+        edge_fill(edge_at(e), &d[i], lab);
         edge_join(e, from, to);
         added++;
     }
@@ -1627,7 +1803,7 @@ static int fp_repeated(const uint64_t *fps, size_t i)
 static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
 {
     lt_thread *t = r->ev->self;
-    edge d[WALK];
+    desc d[WALK];
     node *to = NULL;
     const lt_thread_info *who = NULL;
     int failed = 0;
@@ -1657,13 +1833,16 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
             to = node_get(r->ev->lock, r->gen, r->ev->kind, r->ev->addr);
             who = thread_intern(&r->thread);
         }
-        edge *e = to && who && edge_cache_has(t) ? edge_cache_take(t) : NULL;
-        if (e) {
-            *e = d[i];
-            e->thread = who;
+        uint32_t lab = 0, e = 0;
+        if (to && who) {
+            d[i].l.thread = who;
+            lab = label_intern(t, &d[i].l);
+        }
+        if (lab && edge_cache_has(t)) {
+            edge_fill(edge_at(e = edge_cache_take(t)), &d[i], lab);
             if (!edge_link(e, hs[i], to, fps[i])) {
-                lt_pool_put(&edge_pool, e);
-                e = NULL;
+                lt_ix_put(&edge_pool, e);
+                e = 0;
             }
         }
         failed = !e;
@@ -1671,7 +1850,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
     }
     graph_leave();
     if (block)
-        lt_prefault(t->edge_block, t->edge_nblock * sizeof(edge));
+        lt_prefault(edge_at(t->edge_block), t->edge_nblock * sizeof(edge));
     if (failed)
         lt_report_out_of_memory();
     return !failed;
@@ -1685,10 +1864,13 @@ static void edge_add(lt_held *h, request *r, uint64_t fp)
 /* The closing edge H -> X as the graph has it; under the graph lock. */
 static edge *edge_find(const lt_held *h, const request *r, node *x)
 {
-    for (edge **link = &x->list[IN], *e; (e = edge_live(link, IN)); link = &e->next[IN])
-        if (e->from->lock == h->lock && e->from->gen == h->gen && e->from_mode == h->mode &&
+    edge *e;
+    for (uint32_t *link = &x->list[IN]; (e = edge_live(link, IN)); link = &e->next[IN]) {
+        const node *from = node_at(e->from);
+        if (from->lock == h->lock && from->gen == h->gen && e->from_mode == h->mode &&
             e->to_mode == r->ev->mode)
             return e;
+    }
     return NULL;
 }
 
@@ -1723,7 +1905,12 @@ static edge *edge_find(const lt_held *h, const request *r, node *x)
 #define IMPLY_HOPS 16         /* plain edges on an implied edge's path */
 #define IMPLIES_LOOK 4        /* list entries node_implies reads before it says "may" */
 
-static lt_pool implied_pool = LT_POOL(implied, LT_ARENA_CHUNK);
+static lt_ixpool implied_pool = LT_IXPOOL(implied, IMPLIED_BITS);
+
+static inline implied *implied_at(uint32_t i)
+{
+    return lt_ix_at(&implied_pool, i, IMPLIED_BITS, sizeof(implied));
+}
 
 
 /* A lock identity as one number: the entry's address (user space, below 2^48; 64-byte
@@ -1761,12 +1948,13 @@ static inline uint64_t held_below(const lt_thread *t, const lt_held *h)
  * last lock that ended in between. */
 static uint64_t edge_last(const edge *e)
 {
-    return e->thread ? ident_key(e->from->lock, e->from->gen) : e->via->last;
+    const node *from = node_at(e->from);
+    return e->implied ? implied_at(e->label)->last : ident_key(from->lock, from->gen);
 }
 
 static uint32_t edge_hops(const edge *e)
 {
-    return e->thread ? 1 : e->via->hops;
+    return e->implied ? implied_at(e->label)->hops : 1;
 }
 
 static void implied_put(implied *v)
@@ -1774,7 +1962,7 @@ static void implied_put(implied *v)
     if (v && --v->refs == 0) {
         implied_put(v->in.sub);
         implied_put(v->out.sub);
-        lt_pool_put(&implied_pool, v);
+        lt_ix_put(&implied_pool, v->ix);
     }
 }
 
@@ -1782,16 +1970,17 @@ static void implied_put(implied *v)
  * a lock under its anchor)? A dead edge's other end may be freed: it is not followed. */
 static inline int edge_may_imply(const edge *e, int side)
 {
-    return !e->dead && !node_dead(side == OUT ? e->to : e->from) && (side == IN || e->below);
+    return !e->dead && !node_dead(node_at(side == OUT ? e->to : e->from)) &&
+           (side == IN || e->below);
 }
 
 /* Has x such an edge on `side`? Read in the gate; 1 when the first IMPLIES_LOOK entries do
  * not tell. */
 static inline int list_may_imply(const node *x, int side)
 {
-    const edge *e = __atomic_load_n(&x->list[side], __ATOMIC_ACQUIRE);
-    for (size_t looked = 0; e; e = e->next[side]) {
-        if (edge_may_imply(e, side) || ++looked == IMPLIES_LOOK)
+    uint32_t i = __atomic_load_n(&x->list[side], __ATOMIC_ACQUIRE);
+    for (size_t looked = 0; i; i = edge_at(i)->next[side]) {
+        if (edge_may_imply(edge_at(i), side) || ++looked == IMPLIES_LOOK)
             return 1;
     }
     return 0;
@@ -1828,32 +2017,33 @@ static void ended_ref(lt_lock_ref *r, const node *x)
  * lost, as it was before implied edges. */
 static __attribute__((cold)) int imply(edge *i, edge *o, const node *x, const lt_lock_ref *ref)
 {
-    node *from = i->from, *to = o->to;
+    node *from = node_at(i->from), *to = node_at(o->to);
     uint32_t hops = edge_hops(i) + edge_hops(o);
     uint64_t fp = fingerprint(from->lock, from->gen, (lt_mode)i->from_mode, to->lock, to->gen,
                               (lt_mode)o->to_mode);
     if (hops > IMPLY_HOPS || set_has(&known, fp))
         return 0;
-    implied *v = lt_pool_take(&implied_pool);
-    edge *e = v ? lt_pool_take(&edge_pool) : NULL;
-    if (!e) {
-        if (v)
-            lt_pool_put(&implied_pool, v);
+    uint32_t vi = lt_ix_take(&implied_pool), ei = vi ? lt_ix_take(&edge_pool) : 0;
+    if (!ei) {
+        if (vi)
+            lt_ix_put(&implied_pool, vi);
         return 0;
     }
-    *v = (implied){.refs = 1, .hops = hops, .lock = *ref,
-                   .last = o->thread ? ident_key(x->lock, x->gen) : o->via->last};
+    implied *v = implied_at(vi);
+    *v = (implied){.ix = vi, .refs = 1, .hops = hops, .lock = *ref,
+                   .last = o->implied ? implied_at(o->label)->last : ident_key(x->lock, x->gen)};
     occurrence_of(&v->in, i);
     occurrence_of(&v->out, o);
     if (v->in.sub)
         v->in.sub->refs++;
     if (v->out.sub)
         v->out.sub->refs++;
-    *e = (edge){.from_mode = i->from_mode, .to_mode = o->to_mode, .via = v, .below = i->below};
-    if (edge_insert(e, from, to, fp))
+    *edge_at(ei) = (edge){.label = vi, .from_mode = i->from_mode, .to_mode = o->to_mode,
+                          .implied = 1, .below = i->below};
+    if (edge_insert(ei, from, to, fp))
         return 1;
     implied_put(v);
-    lt_pool_put(&edge_pool, e);
+    lt_ix_put(&edge_pool, ei);
     return 0;
 }
 
@@ -1865,20 +2055,22 @@ static __attribute__((cold)) void node_imply(node *x)
 {
     lt_lock_ref ref;
     size_t made = 0, looked = 0;
-    const edge *in = x->list[IN];
-    while (in && !edge_may_imply(in, IN))
-        in = in->next[IN];
+    uint32_t in = x->list[IN];
+    while (in && !edge_may_imply(edge_at(in), IN))
+        in = edge_at(in)->next[IN];
     if (!in)
         return; /* no live lock leads into x: each edge out would look at every edge in */
     ended_ref(&ref, x);
-    for (edge *o = x->list[OUT]; o; o = o->next[OUT]) {
-        if (!edge_may_imply(o, OUT) || !node_live(o->to))
+    for (uint32_t oi = x->list[OUT]; oi; oi = edge_at(oi)->next[OUT]) {
+        edge *o = edge_at(oi);
+        if (!edge_may_imply(o, OUT) || !node_live(node_at(o->to)))
             continue;
-        for (edge *i = x->list[IN]; i; i = i->next[IN]) {
+        for (uint32_t ii = x->list[IN]; ii; ii = edge_at(ii)->next[IN]) {
+            edge *i = edge_at(ii);
             if (made == IMPLY_MAX || ++looked > IMPLY_LOOK)
                 return;
             if (!edge_may_imply(i, IN) || edge_last(i) != o->below || i->from == o->to ||
-                !node_live(i->from))
+                !node_live(node_at(i->from)))
                 continue;
             made += (size_t)imply(i, o, x, &ref);
         }
@@ -1911,14 +2103,15 @@ static size_t implied_infos(lt_edge_info *copy, size_t k, const implied *v,
  * the index after them. Under the graph lock (its nodes are live). */
 static size_t edge_infos(lt_edge_info *copy, size_t k, const edge *e)
 {
-    if (e->thread) {
+    if (!e->implied) {
         edge_info(&copy[k], e);
         return k + 1;
     }
     lt_lock_ref from, to;
-    lt_lock_ref_fill(&from, e->from->addr, (lt_kind)e->from->kind, e->from->lock);
-    lt_lock_ref_fill(&to, e->to->addr, (lt_kind)e->to->kind, e->to->lock);
-    return implied_infos(copy, k, e->via, &from, &to);
+    const node *f = node_at(e->from), *t = node_at(e->to);
+    lt_lock_ref_fill(&from, f->addr, (lt_kind)f->kind, f->lock);
+    lt_lock_ref_fill(&to, t->addr, (lt_kind)t->kind, t->lock);
+    return implied_infos(copy, k, implied_at(e->label), &from, &to);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -1951,26 +2144,26 @@ static _Atomic uint64_t *chain_slot(uint64_t key)
  * into the graph, where it was implied through an anchor or kept only recorded frames. */
 static void closing_unwound(lt_edge_info *i, lt_held *h, request *r)
 {
-    edge d;
+    desc d;
+    occurrence o;
+    uint32_t lab = 0;
     if (!r->unwound)
         request_fill(r, 1);
     edge_describe(&d, h, r);
-    edge_info_occurrence(i, &d);
+    occurrence_plain(&o, &d.l, d.from_mode, d.to_mode);
+    occurrence_info(i, &o);
     lt_lock_ref_fill(&i->from, h->addr, (lt_kind)h->kind, h->lock);
     lt_lock_ref_fill(&i->to, r->ev->addr, r->ev->kind, r->ev->lock);
     graph_enter();
     node *x = node_find(r->ev->lock, r->gen);
     edge *e = x ? edge_find(h, r, x) : NULL;
-    const lt_thread_info *who = e && !e->unwound ? thread_intern(&r->thread) : NULL;
-    if (who) {
-        if (!e->thread) /* implied: this occurrence shows it plainly */
-            implied_put(e->via);
-        e->from_stack = d.from_stack;
-        e->to_stack = d.to_stack;
-        e->from_partial = d.from_partial;
-        e->to_partial = d.to_partial;
-        e->unwound = 1;
-        e->thread = who;
+    if (e && !edge_unwound(e) && (d.l.thread = thread_intern(&r->thread)) != NULL)
+        lab = label_intern(r->ev->self, &d.l);
+    if (lab) {
+        if (e->implied) /* implied: this occurrence shows it plainly */
+            implied_put(implied_at(e->label));
+        e->label = lab;
+        e->implied = 0;
     }
     graph_leave();
     if (!e)
@@ -1999,7 +2192,7 @@ static void cycle_check(request *r)
     }
     if (cycle) {
         const edge *e = edge_find(s.goal, r, x);
-        unwound = e && e->unwound;
+        unwound = e && edge_unwound(e);
         if (unwound)
             edge_info((lt_edge_info *)cycle[0], e);
     }
@@ -2088,7 +2281,8 @@ static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, const ui
     const key_set *k = atomic_load_explicit(&known, memory_order_acquire);
     if (x || (x = t->node_free) != NULL)
         prefetch_object(x, sizeof *x);
-    __builtin_prefetch(t->edge_free ? t->edge_free : t->edge_block, 1);
+    if (edge_cache_has(t))
+        __builtin_prefetch(edge_at(t->edge_free ? t->edge_free : t->edge_block), 1);
     for (size_t i = 0; k && i < n; i++)
         __builtin_prefetch(&k->slot[set_home(k, fps[i])], 1);
 }
@@ -2113,7 +2307,8 @@ static int edge_first_fits(lt_event *ev, uint32_t gen, node *from, int64_t a)
 /* In the gate: x, which holds e in its in-list, becomes X's node, and e joins H's out-list.
  * What was used: 2 both, 1 the edge only (another thread made X's node meanwhile), 0 neither
  * (the edge is known, or X's identity ended), -1 neither, and the general way must decide. */
-static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint64_t fp, edge *e, node *x)
+static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint64_t fp, uint32_t e,
+                            node *x)
 {
     key_set *k = atomic_load_explicit(&known, memory_order_acquire);
     node *from = node_find(h->lock, h->gen), *other = NULL;
@@ -2126,7 +2321,7 @@ static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint64_t fp,
     }
     known_logged(fp);
     int used = 2;
-    e->from = from;
+    edge_at(e)->from = from->ix;
     if (atomic_compare_exchange_strong_explicit(&ev->lock->order_node, &other, x,
                                                 memory_order_release, memory_order_acquire)) {
         node_list(x);
@@ -2152,15 +2347,19 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h, uint64_t fp)
         return 0;
     edges_prefetch(t, ev->lock, &fp, 1);
     request r = {.ev = ev, .gen = gen, .fresh = 1};
-    edge *e = edge_cache_take(t);
-    node *x = node_cache_take(t);
+    desc d;
+    uint32_t lab;
     request_fill(&r, 0);
-    edge_describe(e, h, &r);
-    e->thread = who;
-    e->to = x;
-    e->next[IN] = NULL;
-    e->back = e->dead = 0;
-    e->lists = 2;
+    edge_describe(&d, h, &r);
+    d.l.thread = who;
+    if (!(lab = label_find(t, &d.l)))
+        return 0; /* the graph lock keeps it */
+    uint32_t e = edge_cache_take(t);
+    node *x = node_cache_take(t);
+    edge *ep = edge_at(e);
+    edge_fill(ep, &d, lab);
+    ep->to = x->ix;
+    ep->lists = 2;
     node_init(x, ev->lock, gen, ev->kind, ev->addr, a);
     x->list[IN] = e;
     x->linked = 1;

@@ -70,6 +70,10 @@ void lt_platform_unmap(void *p, size_t size);
 /* Like lt_platform_map, but address space only: pages become memory when first written
  * (MAP_NORESERVE), so a large sparse table costs what it uses. */
 void *lt_platform_reserve(size_t size);
+/* The pages of [p, p + size) (page-aligned, from lt_platform_map) given back to the system,
+ * the range still mapped: it reads as zeros from then on, for readers that may still be in it
+ * without a lock. */
+void lt_platform_discard(void *p, size_t size);
 /* The mapping p of old bytes (from lt_platform_map) grown to size bytes, contents kept, the
  * new part zeroed; NULL on failure, p then untouched. Linux moves the pages (mremap): no copy,
  * and the pages already written are not faulted in again. */

@@ -56,6 +56,13 @@ void *lt_platform_reserve(size_t size)
     return p == MAP_FAILED ? NULL : p;
 }
 
+void lt_platform_discard(void *p, size_t size)
+{
+    int saved = errno;
+    mmap(p, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON | MAP_FIXED, -1, 0);
+    errno = saved;
+}
+
 int lt_platform_in_tracer(uintptr_t ip)
 {
     static void *self_base;
