@@ -197,6 +197,20 @@ void lt_callsite_thread_init(void)
     }
 }
 
+/* Walk w's own line from its frames f: its check reads no more when the walk has at most
+ * LT_WALK_NEAR callers, each slot a word within 512 KiB of cfa (lt_walk). */
+static void walk_near(lt_walk *w, const lt_walk_frames *f)
+{
+    int near = w->n <= LT_WALK_NEAR;
+    for (uint32_t i = 0; near && i < w->n; i++) {
+        uintptr_t off = f->frame[i].slot - w->cfa;
+        near = off % sizeof(uintptr_t) == 0 && off / sizeof(uintptr_t) <= UINT16_MAX;
+        w->near_off[i] = (uint16_t)(off / sizeof(uintptr_t));
+        w->near_caller[i] = f->frame[i].caller;
+    }
+    w->near = (uint8_t)near;
+}
+
 /*
  * The walk. Frame i of the walk returns to pc[i] (pc[0] = ra) and calls from sp[i]
  * (sp[0] = cfa); its return address lies at slot[i] = sp[i] + ra_off(pc[i]) and its caller
@@ -213,9 +227,10 @@ size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uin
 {
     size_t n = from, k = w->wrappers < from ? w->wrappers : from, limit = k + LT_CALLERS;
     int learned = 0, open = k == from, undecided = 0;
-    uintptr_t pc = n ? out[n - 1] : ra, sp = n ? w->sp[n - 1] : cfa;
+    lt_walk_frames *f = lt_callsite_frames(t, w);
+    uintptr_t pc = n ? out[n - 1] : ra, sp = n ? f->sp[n - 1] : cfa;
     if (n)
-        w->frame[n - 1].caller = pc; /* read by the caller: frame n - 1 returns elsewhere now */
+        f->frame[n - 1].caller = pc; /* read by the caller: frame n - 1 returns elsewhere now */
     w->ra = ra;
     w->cfa = cfa;
     w->stack = 0;
@@ -243,13 +258,14 @@ size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uin
         uintptr_t slot = sp + s->ra_off;
         if (slot + sizeof(uintptr_t) > t->stack_hi || sp + s->size > t->stack_hi)
             break;
-        w->frame[n].slot = slot;
-        pc = w->frame[n].caller = out[n] = *(const uintptr_t *)slot;
-        sp = w->sp[n] = sp + s->size;
+        f->frame[n].slot = slot;
+        pc = f->frame[n].caller = out[n] = *(const uintptr_t *)slot;
+        sp = f->sp[n] = sp + s->size;
         n++;
     }
-    w->n = (uint32_t)n;
-    w->wrappers = (uint32_t)k;
+    w->n = (uint8_t)n;
+    w->wrappers = (uint8_t)k;
+    walk_near(w, f);
     if (undecided)
         w->ra = 0; /* ask again at the next call */
     return n;
@@ -297,11 +313,13 @@ size_t lt_callsite_stack(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *o
     return stack_walk(t, ra, cfa, out, max, &unknown);
 }
 
-/* How many of w's callers still hold (each read into out), up to the first that differs. */
-static size_t still_holds(const lt_walk *w, uintptr_t *out)
+/* How many of t's walk w's callers still hold (each read into out), up to the first that
+ * differs. */
+static size_t still_holds(lt_thread *t, const lt_walk *w, uintptr_t *out)
 {
+    const lt_walk_frame *f = lt_callsite_frames(t, w)->frame;
     size_t n = 0;
-    while (n < w->n && (out[n] = *(const uintptr_t *)w->frame[n].slot) == w->frame[n].caller)
+    while (n < w->n && (out[n] = *(const uintptr_t *)f[n].slot) == f[n].caller)
         n++;
     return n;
 }
@@ -317,35 +335,37 @@ size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t
     size_t from = 0, k = (size_t)(set - t->walks) / LT_WALK_WAYS;
     for (lt_walk *w = set; w < set + LT_WALK_WAYS; w++) {
         size_t n;
-        if (w->ra == ra && w->cfa == cfa && (n = still_holds(w, out)) >= from && n < w->n) {
+        if (w->ra == ra && w->cfa == cfa && (n = still_holds(t, w, out)) >= from && n < w->n) {
             best = w;
             from = n + 1;
         }
     }
     lt_walk *w = &set[t->walk_next[k]++ % LT_WALK_WAYS];
     if (best && w != best) {
-        memcpy(w->frame, best->frame, from * sizeof w->frame[0]);
-        memcpy(w->sp, best->sp, from * sizeof w->sp[0]);
+        lt_walk_frames *to = lt_callsite_frames(t, w), *old = lt_callsite_frames(t, best);
+        memcpy(to->frame, old->frame, from * sizeof to->frame[0]);
+        memcpy(to->sp, old->sp, from * sizeof to->sp[0]);
         w->wrappers = best->wrappers;
     }
     return lt_callsite_walk(t, w, from, ra, cfa, out);
 }
 
-/* Does w have the callers out[0 .. n)? */
-static int walk_found(const lt_walk *w, const uintptr_t *out, size_t n)
+/* Do frames f have the callers out[0 .. n)? */
+static int walk_found(const lt_walk_frames *f, const uintptr_t *out, size_t n)
 {
     size_t k = 0;
-    while (k < n && w->frame[k].caller == out[k])
+    while (k < n && f->frame[k].caller == out[k])
         k++;
     return k == n;
 }
 
-const lt_walk *lt_callsite_walk_of(lt_thread *t, uintptr_t ra, uintptr_t cfa,
-                                   const uintptr_t *out, size_t n)
+const lt_walk_frames *lt_callsite_walk_of(lt_thread *t, uintptr_t ra, uintptr_t cfa,
+                                          const uintptr_t *out, size_t n)
 {
     const lt_walk *w = lt_callsite_set(t, ra);
     for (size_t i = 0; i < LT_WALK_WAYS; i++, w++)
-        if (w->ra == ra && w->cfa == cfa && w->n == n && walk_found(w, out, n))
-            return w;
+        if (w->ra == ra && w->cfa == cfa && w->n == n &&
+            walk_found(lt_callsite_frames(t, w), out, n))
+            return lt_callsite_frames(t, w);
     return NULL;
 }

@@ -29,26 +29,52 @@ size_t lt_callsite_stack(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *o
 
 size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out);
 
-/* The thread's remembered walk from (ra, cfa) that found callers out[0 .. n), as
- * lt_callsite_callers has just returned them (its frames' stack pointers); NULL if none. */
-const lt_walk *lt_callsite_walk_of(lt_thread *t, uintptr_t ra, uintptr_t cfa,
-                                   const uintptr_t *out, size_t n);
+/* The frames of the thread's remembered walk from (ra, cfa) that found callers out[0 .. n),
+ * as lt_callsite_callers has just returned them (their stack pointers); NULL if none. */
+const lt_walk_frames *lt_callsite_walk_of(lt_thread *t, uintptr_t ra, uintptr_t cfa,
+                                          const uintptr_t *out, size_t n);
+
+/* The frames of t's walk w. */
+static inline lt_walk_frames *lt_callsite_frames(lt_thread *t, const lt_walk *w)
+{
+    return &t->walk_frames[w - t->walks];
+}
+
+/* Whether the words at the slots of t's walk w (a walk from cfa) still hold its callers, each
+ * word read into out[i] when out is given; a near walk reads only its own line (lt_walk). */
+static inline int lt_callsite_holds(lt_thread *t, const lt_walk *w, uintptr_t cfa,
+                                    uintptr_t *out)
+{
+    uint32_t n = w->n;
+    if (lt_likely(w->near)) {
+        for (uint32_t i = 0; i < n; i++) {
+            uintptr_t c = *(const uintptr_t *)(cfa + (uintptr_t)w->near_off[i] * sizeof(uintptr_t));
+            if (out)
+                out[i] = c;
+            if (c != w->near_caller[i])
+                return 0;
+        }
+        return 1;
+    }
+    const lt_walk_frame *f = lt_callsite_frames(t, w)->frame;
+    for (uint32_t i = 0; i < n; i++) {
+        uintptr_t c = *(const uintptr_t *)f[i].slot;
+        if (out)
+            out[i] = c;
+        if (c != f[i].caller)
+            return 0;
+    }
+    return 1;
+}
 
 /* The thread's remembered walk from (ra, cfa) that still holds, without the callers; NULL
  * when none does. */
 static inline lt_walk *lt_callsite_holding(lt_thread *t, uintptr_t ra, uintptr_t cfa)
 {
     lt_walk *w = lt_callsite_set(t, ra);
-    for (size_t i = 0; i < LT_WALK_WAYS; i++, w++) {
-        if (w->ra != ra || w->cfa != cfa)
-            continue;
-        const lt_walk_frame *f = w->frame;
-        uint32_t k = w->n;
-        while (k && *(const uintptr_t *)f->slot == f->caller)
-            k--, f++;
-        if (lt_likely(!k))
+    for (size_t i = 0; i < LT_WALK_WAYS; i++, w++)
+        if (w->ra == ra && w->cfa == cfa && lt_likely(lt_callsite_holds(t, w, cfa, NULL)))
             return w;
-    }
     return NULL;
 }
 
@@ -62,13 +88,8 @@ static inline lt_walk *lt_callsite_held_walk(lt_thread *t, uintptr_t ra, uintptr
 {
     lt_walk *w = lt_callsite_set(t, ra);
     for (size_t i = 0; i < LT_WALK_WAYS; i++, w++) {
-        if (w->ra != ra || w->cfa != cfa)
-            continue;
-        size_t k = 0;
-        while (k < w->n && (out[k] = *(const uintptr_t *)w->frame[k].slot) == w->frame[k].caller)
-            k++;
-        if (lt_likely(k == w->n)) {
-            *n = k;
+        if (w->ra == ra && w->cfa == cfa && lt_likely(lt_callsite_holds(t, w, cfa, out))) {
+            *n = w->n;
             return w;
         }
     }

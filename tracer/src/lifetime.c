@@ -154,7 +154,7 @@ void lt_frame_lock_seen(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t 
     if (a < cfa)
         return; /* below the caller's stack pointer: in no frame */
     size_t n = lt_callsite_callers(t, ra, cfa, ret), i = 0;
-    const lt_walk *w = lt_callsite_walk_of(t, ra, cfa, ret, n);
+    const lt_walk_frames *w = lt_callsite_walk_of(t, ra, cfa, ret, n);
     if (!w)
         return;
     while (i < n && a >= w->sp[i]) /* frame i spans [sp[i-1] (cfa for 0), sp[i]) */

@@ -80,6 +80,7 @@ typedef struct owner_query {
     uintptr_t addr;
     int seq, self, found;
     lt_walk walks[LT_WALKS];
+    lt_walk_frames frames[LT_WALKS];
 } owner_query;
 
 static void owner_of(lt_thread *t, void *arg)
@@ -90,7 +91,8 @@ static void owner_of(lt_thread *t, void *arg)
     q->found = 1;
     q->seq = t->info.seq;
     q->self = t == lt_tls.self;
-    if (!q->self && lt_platform_peek(q->walks, t->walks, sizeof q->walks) != 0)
+    if (!q->self && (lt_platform_peek(q->walks, t->walks, sizeof q->walks) != 0 ||
+                     lt_platform_peek(q->frames, t->walk_frames, sizeof q->frames) != 0))
         memset(q->walks, 0, sizeof q->walks);
 }
 
@@ -99,20 +101,22 @@ static void owner_of(lt_thread *t, void *arg)
  * counts only while the return address it keeps (at frame[i].slot) is still the one the walk read:
  * then the same call chain is still on the stack there. The thread runs on meanwhile, so
  * every read is a peek. */
-static const char *walked_frame_of(const lt_walk *walks, uintptr_t addr)
+static const char *walked_frame_of(const lt_walk *walks, const lt_walk_frames *frames,
+                                   uintptr_t addr)
 {
     for (size_t k = 0; k < LT_WALKS; k++) {
         const lt_walk *w = &walks[k];
+        const lt_walk_frames *f = &frames[k];
         uintptr_t lo = w->cfa, pc = w->ra;
         for (uint32_t i = 0; i < w->n && i < LT_CALLERS; i++) {
             uintptr_t word;
-            if (lt_platform_peek(&word, (const void *)w->frame[i].slot, sizeof word) != 0 ||
-                word != w->frame[i].caller || w->sp[i] <= lo)
+            if (lt_platform_peek(&word, (const void *)f->frame[i].slot, sizeof word) != 0 ||
+                word != f->frame[i].caller || f->sp[i] <= lo)
                 break;
-            if (addr >= lo && addr < w->sp[i])
+            if (addr >= lo && addr < f->sp[i])
                 return function_at(pc, 1);
-            lo = w->sp[i];
-            pc = w->frame[i].caller;
+            lo = f->sp[i];
+            pc = f->frame[i].caller;
         }
     }
     return NULL;
@@ -126,7 +130,7 @@ static int stack_name(uintptr_t addr, char *buf, size_t size)
     lt_thread_each(owner_of, &q);
     if (!q.found)
         return 0;
-    lt_lockname_stack(buf, size, q.seq, q.self ? frame_of(addr) : walked_frame_of(q.walks, addr));
+    lt_lockname_stack(buf, size, q.seq, q.self ? frame_of(addr) : walked_frame_of(q.walks, q.frames, addr));
     return 1;
 }
 

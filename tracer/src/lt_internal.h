@@ -151,20 +151,32 @@ typedef struct lt_walk_frame {
     uintptr_t caller;
 } lt_walk_frame;
 
-/* Every acquisition reads ra, cfa, n, stack and the frames up to n (callsite.h): they come
- * first, from a line boundary, each frame's two words side by side, so that a walk of a few
- * callers costs one or two cache lines, and a walk from the same call site that differs in
- * the first caller one (an unaligned walk put ra and cfa on two lines, stack on a fifth). */
+/* Every acquisition checks a remembered walk (callsite.h): a walk's line holds all the check
+ * reads for up to LT_WALK_NEAR callers - the key, the id, the callers and where each was
+ * read, as an offset from cfa in words - so the check costs one cache line, and the lines of
+ * all walks lie together (a thread's walks span 8 KiB, two pages: what a lock call touches
+ * after a system call has flushed the TLB). `near`: those are the whole walk (n <=
+ * LT_WALK_NEAR, every offset fits); else the check reads the frames, which keep the whole
+ * walk (lt_walk_frames) for everything else. */
+#define LT_WALK_NEAR 4
 typedef struct lt_walk {
     _Alignas(64) uintptr_t ra;      /* where the walk started */
     uintptr_t cfa;
-    uint32_t n;                     /* callers found */
     uint32_t stack;                 /* the call site and callers interned, 0 = not yet (stack.c:
                                        lt_stack_site) */
-    uint32_t wrappers;              /* frames 0 .. wrappers-1 are lock wrappers (callsite.c) */
+    uint8_t n;                      /* callers found */
+    uint8_t near;                   /* the check needs no more than this line */
+    uint8_t wrappers;               /* frames 0 .. wrappers-1 are lock wrappers (callsite.c) */
+    uint16_t near_off[LT_WALK_NEAR]; /* frame[i].slot - cfa, in words */
+    uintptr_t near_caller[LT_WALK_NEAR]; /* frame[i].caller */
+} lt_walk;
+_Static_assert(sizeof(lt_walk) == 64, "a near walk's check reads one line");
+
+/* The frames of the walk at the same index (lt_thread's walk_frames). */
+typedef struct lt_walk_frames {
     lt_walk_frame frame[LT_CALLERS_MAX];
     uintptr_t sp[LT_CALLERS_MAX];   /* the stack pointer of the frame that returns to caller i */
-} lt_walk;
+} lt_walk_frames;
 
 /* A stack of recorded frames (call site and callers) the thread interned lately, with its id
  * (stack.c: a thread's lock call sites repeat, so most are found here without the depot). */
@@ -217,7 +229,8 @@ typedef struct lt_thread {
     lt_cache_slot cache[LT_CACHE_SLOTS];
     lt_wait_slot waiting;
     uintptr_t stack_lo, stack_hi; /* this thread's stack, 0 = unknown (callsite.c) */
-    lt_walk walks[LT_WALKS];      /* its last caller walks (callsite.c) */
+    lt_walk walks[LT_WALKS];      /* its last caller walks (callsite.c), */
+    lt_walk_frames walk_frames[LT_WALKS]; /* and their frames */
     uint8_t walk_next[1u << LT_WALK_SET_BITS]; /* per set: the way the next new walk takes */
     lt_site_slot sites[LT_SITE_SLOTS]; /* its last interned recorded stacks (stack.c) */
     lt_frame_lock frame_locks[1u << LT_FRAME_LOCK_BITS]; /* locks in its frames (lifetime.c) */
