@@ -472,6 +472,55 @@ NOINLINE static void errno_kept(void)
     printf("new thread: errno %d\n", in_thread);
 }
 
+/* lockdep's user-space tests, their lock patterns only, in one thread: each pair is taken
+ * through a function of its own, so a report names exactly the edges of its cycle. */
+NOINLINE static void pair_ab(pthread_mutex_t *x, pthread_mutex_t *y) { take_both(x, y); }
+NOINLINE static void pair_bc(pthread_mutex_t *x, pthread_mutex_t *y) { take_both(x, y); }
+NOINLINE static void pair_cd(pthread_mutex_t *x, pthread_mutex_t *y) { take_both(x, y); }
+NOINLINE static void pair_bd(pthread_mutex_t *x, pthread_mutex_t *y) { take_both(x, y); }
+NOINLINE static void pair_da(pthread_mutex_t *x, pthread_mutex_t *y) { take_both(x, y); }
+NOINLINE static void pair_ba(pthread_mutex_t *x, pthread_mutex_t *y) { take_both(x, y); }
+
+static int init_default(pthread_mutex_t *m)
+{
+    return pthread_mutex_init(m, NULL);
+}
+
+static void each(pthread_mutex_t *m, int n, int (*fn)(pthread_mutex_t *))
+{
+    for (int i = 0; i < n; i++)
+        fn(&m[i]);
+}
+
+/* ABCDBDDA: a->b, c->d, b->d, d->a: the cycle a->b->d->a; c->d is off it. */
+NOINLINE static void lockdep_off_cycle(void)
+{
+    pthread_mutex_t m[4];
+    each(m, 4, init_default);
+    pair_ab(&m[0], &m[1]);
+    pair_cd(&m[2], &m[3]);
+    pair_bd(&m[1], &m[3]);
+    pair_da(&m[3], &m[0]);
+    each(m, 4, pthread_mutex_destroy);
+}
+
+/* ABBCCDDA's cycle a->b->c->d->a, then ABBA on the same addresses after destroy and init:
+ * two inversions, each of its own round. */
+NOINLINE static void lockdep_rounds(void)
+{
+    pthread_mutex_t m[4];
+    each(m, 4, init_default);
+    pair_ab(&m[0], &m[1]);
+    pair_bc(&m[1], &m[2]);
+    pair_cd(&m[2], &m[3]);
+    pair_da(&m[3], &m[0]);
+    each(m, 4, pthread_mutex_destroy);
+    each(m, 2, init_default);
+    pair_bd(&m[0], &m[1]);
+    pair_ba(&m[1], &m[0]);
+    each(m, 2, pthread_mutex_destroy);
+}
+
 int main(int argc, char **argv)
 {
     errno_at_start = errno;
@@ -500,6 +549,10 @@ int main(int argc, char **argv)
         recursive_wait();
     else if (!strcmp(s, "recursive-wait-deadlock"))
         recursive_wait_deadlock();
+    else if (!strcmp(s, "lockdep-off-cycle"))
+        lockdep_off_cycle();
+    else if (!strcmp(s, "lockdep-rounds"))
+        lockdep_rounds();
     else if (!strcmp(s, "errno-kept"))
         errno_kept();
     else {

@@ -72,6 +72,9 @@ typedef struct lt_lock {
     _Atomic uint64_t klass;           /* classes.c: gen << 32 | class id of this identity;
                                          another gen: not decided yet */
     struct lt_lock *next_free;        /* shadow.c, while the entry is free */
+    const void *key;                  /* shadow.c: the address its table slot is filed under
+                                         (kept while destroyed), NULL while free */
+    _Atomic uint32_t claim;           /* shadow.c: nonzero while an identity change is made */
 } lt_lock;
 _Static_assert(offsetof(lt_lock, writer) == 64, "an entry's first line holds what probes read");
 

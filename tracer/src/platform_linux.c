@@ -94,6 +94,62 @@ static void unwind_first(void)
     pthread_setcancelstate(state, NULL);
 }
 
+/* libunwind takes locks of its own, through pthread_mutex_lock (passed straight through
+ * inside the tracer): a fork made while another thread unwinds leaves them held in the child
+ * by a thread it does not have, and the child's first unwind (a lock made or taken at a new
+ * call site) then waits forever. So a fork waits for the unwinds under way and holds new
+ * ones back until it is made, but for its own thread's (the tracer's fork handlers may
+ * unwind). Its handlers are registered when libunwind is loaded, after the tracer's: the
+ * prepare handler runs before the tracer's takes the tracer's locks, which an unwinding
+ * thread may hold. A fork from a signal handler that interrupted its own thread's unwind
+ * waits for the others' only. */
+static _Atomic int unwinds;      /* under way */
+static _Atomic int unwind_fork;  /* a fork is being made, by unwind_forker */
+static pthread_t unwind_forker;
+/* Default TLS model on purpose, as spin.c's: read on the unwind's slow path only, and it
+ * keeps the library's static TLS small (lt_internal.h: lt_tls_block). */
+static __thread int unwinding;
+
+static void unwind_enter(void)
+{
+    for (;;) {
+        atomic_fetch_add(&unwinds, 1);
+        if (!atomic_load(&unwind_fork) || pthread_equal(unwind_forker, pthread_self())) {
+            unwinding = 1;
+            return;
+        }
+        atomic_fetch_sub(&unwinds, 1);
+        while (atomic_load(&unwind_fork))
+            sched_yield();
+    }
+}
+
+static void unwind_leave(void)
+{
+    unwinding = 0;
+    atomic_fetch_sub(&unwinds, 1);
+}
+
+static void unwind_fork_prepare(void)
+{
+    unwind_forker = pthread_self();
+    atomic_store(&unwind_fork, 1);
+    while (atomic_load(&unwinds) > unwinding)
+        sched_yield();
+}
+
+static void unwind_fork_parent(void)
+{
+    atomic_store(&unwind_fork, 0);
+}
+
+/* The child has no other thread: no unwind of another is under way. */
+static void unwind_fork_child(void)
+{
+    atomic_store(&unwinds, 0);
+    atomic_store(&unwind_fork, 0);
+}
+
 static int bind_unwind(void *h)
 {
     int ok = 1;
@@ -101,8 +157,10 @@ static int bind_unwind(void *h)
     ok &= (unw.local_as = dlsym(h, LT_STR(unw_local_addr_space))) != NULL;
     if (dlinfo(h, RTLD_DI_TLS_MODID, &unw_tls_module) != 0)
         unw_tls_module = 0;
-    if (ok)
+    if (ok) {
         unwind_first();
+        pthread_atfork(unwind_fork_prepare, unwind_fork_parent, unwind_fork_child);
+    }
     return ok;
 }
 
@@ -438,7 +496,9 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max)
     if (!have_unwind())
         return 0;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+    unwind_enter();
     size_t n = unwind_frames(frames, max);
+    unwind_leave();
     pthread_setcancelstate(state, NULL);
     return n;
 }

@@ -26,8 +26,17 @@
  * locks re-initialised), and init then finds the entry where it was, without a new slot or a
  * lock-map change (each ~250 instructions). A shard keeps at most DESTROYED_MAX destroyed
  * entries; beyond that destroy removes them, so memory that never comes back costs nothing.
+ *
+ * An entry's identity (addr, gen, key and what entry_clear resets) changes only under its
+ * claim (claim_try): a flag set by a CAS and held for a few stores, never across a wait.
+ * Table changes take the shard's lock and then claim the entries they touch, waiting for a
+ * claim to drop; destroy and init of a lock whose entry is in the table (live, or left there
+ * by destroy) only claim it, without the shard's lock, and take the locked path when the
+ * claim is busy. Half of `stressbench churn`'s tracer instructions were its inits and
+ * destroys, a third of those the shard lock.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <string.h>
 
 #include "lifetime.h"
@@ -62,7 +71,7 @@ typedef struct shard {
     _Atomic uintptr_t table;   /* its table word; 0 until the shard's first lock */
     size_t live;               /* entries in the table, destroyed ones included */
     lt_lock *free_list;        /* through next_free: a reused entry keeps its gen, so no lt_pool */
-    size_t destroyed;          /* entries left in the table by destroy */
+    _Atomic size_t destroyed;  /* entries left in the table by destroy (changed under claims) */
     char *slab;                /* unused zeroed entries: slab_left bytes from here */
     size_t slab_left;
     char pad[64];              /* keep shards on separate cache lines */
@@ -198,6 +207,24 @@ static lt_lock *probe(const shard *s, const void *addr, uint64_t h, uint32_t *ge
     return NULL;
 }
 
+/* Lock-free: the entry filed under addr, live or destroyed; NULL when none is seen. Only a
+ * hint, like probe's answer: its key, read under its claim, says whether it still is. */
+static lt_lock *probe_filed(const shard *s, const void *addr, uint64_t h)
+{
+    uintptr_t word = atomic_load_explicit(&s->table, memory_order_acquire);
+    if (!word)
+        return NULL;
+    table t = table_of(word);
+    for (size_t i = home(t, h), n = 0; n <= slot_mask(t); i = (i + 1) & slot_mask(t), n++) {
+        const void *at = atomic_load_explicit(&t.slot[i].addr, memory_order_acquire);
+        if (!at)
+            return NULL;
+        if (at == addr)
+            return atomic_load_explicit(&t.slot[i].lock, memory_order_acquire);
+    }
+    return NULL;
+}
+
 /* Under the shard's lock: the slot of addr, or the free slot ending its probe chain. */
 static slot *find_slot(table t, const void *addr, uint64_t h)
 {
@@ -260,6 +287,33 @@ static void remove_at(table t, size_t i)
 /* ------------------------------------------------------------------------------------------
  * Entries.
  * ---------------------------------------------------------------------------------------- */
+
+/* A claim holds the fork epoch it was taken in: a child counts a new one, and a claim from
+ * before the fork belongs to a thread the child does not have, so the child takes it over. */
+static _Atomic uint32_t claim_epoch = 1;
+
+/* The claim of l, or 0 when another thread holds it now. */
+static int claim_try(lt_lock *l)
+{
+    uint32_t now = atomic_load_explicit(&claim_epoch, memory_order_relaxed), seen = 0;
+    if (atomic_compare_exchange_strong_explicit(&l->claim, &seen, now, memory_order_acquire,
+                                                memory_order_relaxed))
+        return 1;
+    return seen != now && atomic_compare_exchange_strong_explicit(
+                              &l->claim, &seen, now, memory_order_acquire, memory_order_relaxed);
+}
+
+/* Under the shard's lock: waits out a claim held by another thread (a few stores). */
+static void claim(lt_lock *l)
+{
+    while (!claim_try(l))
+        sched_yield();
+}
+
+static void claim_drop(lt_lock *l)
+{
+    atomic_store_explicit(&l->claim, 0, memory_order_release);
+}
 
 /* New entries start at gen 1 so a zeroed cache slot or held entry never matches. A shard's
  * slab starts as many entries into its first chunk as the shard's index: chunks are
@@ -327,13 +381,29 @@ static lt_lock *find_locked(const shard *s, const void *addr, uint64_t h)
                 : NULL;
 }
 
-/* Under the shard's lock, the only place gen changes once an entry is made: a load and a
+/* Under the entry's claim, the only place gen changes once an entry is made: a load and a
  * store, not an atomic increment (see entry_clear). Readers that see the new gen see what
  * was stored before it (end_identity: addr cleared). */
 static void gen_bump(lt_lock *l)
 {
     atomic_store_explicit(&l->gen, atomic_load_explicit(&l->gen, memory_order_relaxed) + 1,
                           memory_order_release);
+}
+
+/* Under l's claim, l filed under addr: addr names a lock again (a destroyed entry: the gen
+ * moved on at destroy; *revived = 1), or, `renew`, a new one (a live entry, init of a known
+ * lock). 0 when l is live and not to be renewed. */
+static int entry_renew(shard *s, lt_lock *l, const void *addr, int renew, int *revived)
+{
+    *revived = destroyed(l);
+    if (*revived)
+        atomic_fetch_sub_explicit(&s->destroyed, 1, memory_order_relaxed);
+    else if (renew)
+        gen_bump(l);
+    else
+        return 0;
+    entry_clear(l, addr);
+    return 1;
 }
 
 /* Finds or creates the entry, with its gen; *created says which. `renew`: a live entry
@@ -345,16 +415,14 @@ static lt_lock *find_or_create(const void *addr, int renew, int *created, uint32
     *created = 0;
     lt_spin_lock(&s->lock);
     lt_lock *l = find_locked(s, addr, h);
-    if (l && destroyed(l)) { /* made a lock again: the gen moved on at destroy */
-        s->destroyed--;
-        entry_clear(l, addr);
-        *created = 1;
-    } else if (l && renew) {
-        gen_bump(l);
-        entry_clear(l, addr);
-    } else if (!l && make_room(s) && (l = entry_alloc(s)) != NULL) {
+    if (l) {
+        claim(l);
+        entry_renew(s, l, addr, renew, created);
+    } else if (make_room(s) && (l = entry_alloc(s)) != NULL) {
         if (lt_lockmap_add(addr)) {
+            claim(l); /* a thread that found it filed under another address may hold it */
             entry_clear(l, addr);
+            l->key = addr;
             slot_set(find_slot(table_of(atomic_load_explicit(&s->table, memory_order_relaxed)),
                                addr, h),
                      addr, l);
@@ -365,9 +433,30 @@ static lt_lock *find_or_create(const void *addr, int renew, int *created, uint32
             l = NULL;
         }
     }
-    if (l)
+    if (l) {
         *gen = atomic_load_explicit(&l->gen, memory_order_relaxed);
+        claim_drop(l);
+    }
     lt_spin_unlock(&s->lock);
+    return l;
+}
+
+/* init of a lock whose entry is in the table, live or destroyed, without the shard's lock:
+ * the entry renewed, with its gen; NULL when there is none or its claim is busy (then
+ * find_or_create). */
+static lt_lock *renew_filed(const void *addr, int *revived, uint32_t *gen)
+{
+    shard *s = shard_of(addr);
+    lt_lock *l = probe_filed(s, addr, addr_hash(addr));
+    if (!l || l->key != addr || !claim_try(l))
+        return NULL;
+    if (l->key != addr) { /* removed (and maybe filed again) before the claim */
+        claim_drop(l);
+        return NULL;
+    }
+    entry_renew(s, l, addr, 1, revived);
+    *gen = atomic_load_explicit(&l->gen, memory_order_relaxed);
+    claim_drop(l);
     return l;
 }
 
@@ -404,8 +493,8 @@ lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t
 {
     int created;
     uint32_t gen;
-    lt_lock *l = find_or_create(addr, 1, &created, &gen);
-    if (!l)
+    lt_lock *l = renew_filed(addr, &created, &gen);
+    if (!l && !(l = find_or_create(addr, 1, &created, &gen)))
         return NULL;
     cache_put(t, addr, l, gen);
     int partial;
@@ -429,7 +518,7 @@ lt_lock *lt_shadow_find(const void *addr)
     return l;
 }
 
-/* Under the shard's lock: the address stops naming a lock, l's gen moves on (so the
+/* Under the entry's claim: the address stops naming a lock, l's gen moves on (so the
  * annotation and the rest of its state go with it). Its addr is cleared before gen changes:
  * see probe. */
 static void end_identity(lt_lock *l)
@@ -450,10 +539,13 @@ static void remove_locked(shard *s, const void *addr, uint64_t h)
         return;
     remove_at(t, (size_t)(at - t.slot));
     s->live--;
+    claim(l);
     if (destroyed(l))
-        s->destroyed--;
+        atomic_fetch_sub_explicit(&s->destroyed, 1, memory_order_relaxed);
     else
         end_identity(l);
+    l->key = NULL;
+    claim_drop(l);
     entry_free(s, l);
     lt_lockmap_remove(addr);
 }
@@ -462,14 +554,19 @@ static void remove_locked(shard *s, const void *addr, uint64_t h)
 void lt_shadow_destroy(const void *addr, lt_lock *l)
 {
     shard *s = shard_of(addr);
-    lt_spin_lock(&s->lock);
-    if (l && atomic_load_explicit(&l->addr, memory_order_relaxed) == addr &&
-        s->destroyed < DESTROYED_MAX) {
-        end_identity(l);
-        s->destroyed++;
-    } else {
-        remove_locked(s, addr, addr_hash(addr));
+    if (l && atomic_load_explicit(&s->destroyed, memory_order_relaxed) < DESTROYED_MAX &&
+        claim_try(l)) {
+        int live = atomic_load_explicit(&l->addr, memory_order_relaxed) == addr;
+        if (live) { /* and so filed under addr: only a claim changes addr */
+            end_identity(l);
+            atomic_fetch_add_explicit(&s->destroyed, 1, memory_order_relaxed);
+        }
+        claim_drop(l);
+        if (live)
+            return;
     }
+    lt_spin_lock(&s->lock);
+    remove_locked(s, addr, addr_hash(addr));
     lt_spin_unlock(&s->lock);
 }
 
@@ -484,6 +581,8 @@ void lt_shadow_forget(const void *addr)
 
 void lt_shadow_fork(lt_fork_phase phase)
 {
+    if (phase == LT_FORK_CHILD)
+        atomic_fetch_add_explicit(&claim_epoch, 1, memory_order_relaxed);
     for (int i = 0; i < SHARDS; i++)
         lt_spin_fork(&shards[phase == LT_FORK_PREPARE ? i : SHARDS - 1 - i].lock, phase);
 }
