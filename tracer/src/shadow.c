@@ -177,39 +177,9 @@ static void *heap_alloc(size_t size)
  * The table.
  * ---------------------------------------------------------------------------------------- */
 
-/* Lock-free: the live entry of addr and its gen, from a consistent snapshot; NULL when not
- * found (which a concurrent removal can make wrong: ask again under the lock). Not a destroyed
- * entry (addr NULL): the slot's address and entry are two loads, and while later entries of
- * a chain move back the entry read may be another address's, which only its own addr
- * tells, or none at all, where the chain's last slot was emptied between the two. */
-static lt_lock *probe(const shard *s, const void *addr, uint64_t h, uint32_t *gen)
-{
-    uintptr_t word = atomic_load_explicit(&s->table, memory_order_acquire);
-    if (!word)
-        return NULL;
-    table t = table_of(word);
-    for (size_t i = home(t, h), n = 0; n <= slot_mask(t); i = (i + 1) & slot_mask(t), n++) {
-        const void *at = atomic_load_explicit(&t.slot[i].addr, memory_order_acquire);
-        if (!at)
-            return NULL;
-        if (at != addr)
-            continue;
-        lt_lock *l = atomic_load_explicit(&t.slot[i].lock, memory_order_acquire);
-        if (!l) /* the slot was emptied since its address was read (remove_at) */
-            return NULL;
-        uint32_t g = atomic_load_explicit(&l->gen, memory_order_acquire);
-        const void *named = atomic_load_explicit(&l->addr, memory_order_acquire);
-        if (named != addr || atomic_load_explicit(&l->gen, memory_order_relaxed) != g)
-            return NULL;
-        *gen = g;
-        return l;
-    }
-    return NULL;
-}
-
 /* Lock-free: the entry filed under addr, live or destroyed; NULL when none is seen. Only a
  * hint, like probe's answer: its key, read under its claim, says whether it still is. */
-static lt_lock *probe_filed(const shard *s, const void *addr, uint64_t h)
+static inline lt_lock *probe_filed(const shard *s, const void *addr, uint64_t h)
 {
     uintptr_t word = atomic_load_explicit(&s->table, memory_order_acquire);
     if (!word)
@@ -223,6 +193,24 @@ static lt_lock *probe_filed(const shard *s, const void *addr, uint64_t h)
             return atomic_load_explicit(&t.slot[i].lock, memory_order_acquire);
     }
     return NULL;
+}
+
+/* Lock-free: the live entry of addr and its gen, from a consistent snapshot; NULL when not
+ * found (which a concurrent removal can make wrong: ask again under the lock). Not a destroyed
+ * entry (addr NULL): the slot's address and entry are two loads, and while later entries of
+ * a chain move back the entry read may be another address's, which only its own addr
+ * tells, or none at all, where the chain's last slot was emptied between the two. */
+static lt_lock *probe(const shard *s, const void *addr, uint64_t h, uint32_t *gen)
+{
+    lt_lock *l = probe_filed(s, addr, h);
+    if (!l) /* none filed, or its slot emptied since its address was read (remove_at) */
+        return NULL;
+    uint32_t g = atomic_load_explicit(&l->gen, memory_order_acquire);
+    const void *named = atomic_load_explicit(&l->addr, memory_order_acquire);
+    if (named != addr || atomic_load_explicit(&l->gen, memory_order_relaxed) != g)
+        return NULL;
+    *gen = g;
+    return l;
 }
 
 /* Under the shard's lock: the slot of addr, or the free slot ending its probe chain. */
