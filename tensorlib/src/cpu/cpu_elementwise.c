@@ -56,7 +56,9 @@ typedef void (*kernel_f64_fn)(double *restrict, const double *restrict, const do
     _Static_assert(sizeof TABLE##_f64 / sizeof TABLE##_f64[0] == COUNT, #TABLE " f64 table")
 
 /* ------------------------------------------------------------------------------------------
- * Unary ops: (enum, kernel name, expression in x of type T)
+ * Unary ops: (enum, kernel name, expression in x of type T). The gelus avoid 1 + tanh(u) and
+ * 1 + erf(z), which cancel to nothing in f32 for x below about -4: 0.5 * (1 + tanh(u)) is
+ * 1 / (1 + exp(-2u)) and 1 + erf(z) is erfc(-z).
  * ---------------------------------------------------------------------------------------- */
 #define UNARY_OPS(X)                                                                              \
     X(TL_EXP, u_exp, EXP(x))                                                                      \
@@ -71,8 +73,8 @@ typedef void (*kernel_f64_fn)(double *restrict, const double *restrict, const do
     X(TL_SQRT, u_sqrt, sqrt(x))                                                                   \
     X(TL_RELU, u_relu, x > 0 ? x : (T)0)                                                          \
     X(TL_GELU, u_gelu,                                                                            \
-      (T)0.5 * x * ((T)1 + tanh((T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x))))      \
-    X(TL_GELU_ERF, u_gelu_erf, (T)0.5 * x * ((T)1 + erf(x * (T)0.70710678118654752440)))           \
+      x / ((T)1 + EXP((T)-1.59576912160573071176 * (x + (T)0.044715 * x * x * x))))               \
+    X(TL_GELU_ERF, u_gelu_erf, (T)0.5 * x * erfc(x * (T)-0.70710678118654752440))                 \
     X(TL_SILU, u_silu, x / ((T)1 + EXP(-x)))                                                      \
     X(TL_FLOOR, u_floor, floor(x))                                                                \
     X(TL_CEIL, u_ceil, ceil(x))                                                                   \

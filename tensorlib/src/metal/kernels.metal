@@ -152,14 +152,20 @@ kernel void copy_kernel(constant tlk_copy_args &args [[buffer(0)]],
 // unary, scalar-parameter, cast: contiguous dst[i] <- f(src at logical i)
 // ---------------------------------------------------------------------------------------
 
-// erf is not in the Metal standard library: Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7).
-static inline float erf_approx(float x)
+// erf is not in the Metal standard library: Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7),
+// which gives erfc(|x|) without forming 1 - erf (gelu_erf's tail needs it small but exact).
+static inline float erfc_approx(float x)
 {
     float t = 1.0f / (1.0f + 0.3275911f * fabs(x));
     float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f +
                  t * (-1.453152027f + t * 1.061405429f))));
-    float y = 1.0f - poly * exp(-x * x);
-    return x < 0.0f ? -y : y;
+    float c = poly * exp(-x * x);
+    return x < 0.0f ? 2.0f - c : c;
+}
+
+static inline float erf_approx(float x)
+{
+    return 1.0f - erfc_approx(x);
 }
 
 static inline float unary_op(float x)
@@ -176,9 +182,9 @@ static inline float unary_op(float x)
     case TLK_UNARY_SQR: return x * x;
     case TLK_UNARY_SQRT: return sqrt(x);
     case TLK_UNARY_RELU: return max(x, 0.0f);
-    case TLK_UNARY_GELU:
-        return 0.5f * x * (1.0f + precise::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
-    case TLK_UNARY_GELU_ERF: return 0.5f * x * (1.0f + erf_approx(x * 0.7071067812f));
+    case TLK_UNARY_GELU: // 0.5 * (1 + tanh(u)) is 1 / (1 + exp(-2u)), no cancellation for x < 0
+        return x / (1.0f + exp(-1.5957691216f * (x + 0.044715f * x * x * x)));
+    case TLK_UNARY_GELU_ERF: return 0.5f * x * erfc_approx(x * -0.7071067812f);
     case TLK_UNARY_SILU: return x / (1.0f + exp(-x));
     case TLK_UNARY_FLOOR: return floor(x);
     case TLK_UNARY_CEIL: return ceil(x);
