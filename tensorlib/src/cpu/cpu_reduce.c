@@ -158,8 +158,10 @@ static void add_element(tl_reduce_op op, bool ints, const accs *a, size_t k,
     case TL_MIN: a->f[k] = MIN_OF(m, v); break;
     case TL_ARGMAX:
     case TL_ARGMIN:
-        /* strictly better only, so the first of equal extremes keeps the index */
-        if (a->index[k] == SIZE_MAX || (op == TL_ARGMAX ? MAX_OF(m, v) : MIN_OF(m, v)) != m) {
+        /* strictly better only, so the first of equal extremes keeps the index; a NaN is
+         * never better (an all-NaN run keeps its first index) */
+        if (a->index[k] == SIZE_MAX ||
+            (v == v && (op == TL_ARGMAX ? MAX_OF(m, v) : MIN_OF(m, v)) != m)) {
             a->f[k] = v;
             a->index[k] = index;
         }
