@@ -66,10 +66,10 @@ TL_API tl_status tl_fail(tl_status status, const char *fmt, ...) __attribute__((
 /* ------------------------------------------------------------------------------------------
  * Types, devices
  * ---------------------------------------------------------------------------------------- */
-/* Integers compute exactly in int64 (wrapping there) and saturate when stored into u8/u32/
- * i16/i32;
- * float -> integer conversions truncate toward zero, saturate, and map NaN to 0 (Rust's `as`).
- * Integer division by zero fails with TL_ERR_RANGE. */
+/* Integers compute in int64 and wrap when stored into u8/u32/i16/i32 (u8 200 + 100 is 44, as
+ * in candle and numpy; integer -> integer conversions keep the low bits too). Float -> integer
+ * conversions truncate toward zero, saturate, and map NaN to 0 (Rust's `as`). Integer
+ * division by zero fails with TL_ERR_RANGE. */
 typedef enum tl_dtype {
     TL_U8, TL_U32, TL_I64, TL_F16, TL_BF16, TL_F32, TL_F64, TL_I16, TL_I32, TL_DTYPE_COUNT
 } tl_dtype;
@@ -179,8 +179,10 @@ TL_API tl_tensor *tl_elu(const tl_tensor *t, double alpha);
 
 /* Binary ops follow candle's shape contract: both operands have one shape (TL_ERR_SHAPE names
  * both otherwise), one dtype and one device. tl_broadcast_binary (broadcast_add, ...)
- * broadcasts numpy-style instead; tl_binary_scalar takes a scalar as the right operand,
- * converted to t's dtype first (as candle does). */
+ * broadcasts numpy-style instead; tl_binary_scalar takes a scalar as the right operand, as
+ * candle's `t + s` &c: on an integer t, add/sub/mul (and div by a non-integral s) are candle's
+ * affine maps, computed in f64 and converted back like Rust's `as` (u8 3 * 0.5 is 1, u8 1 - 2
+ * is 0); an integral divisor divides exactly; maximum/minimum convert s to t's dtype first. */
 typedef enum tl_binary_op { TL_ADD, TL_SUB, TL_MUL, TL_DIV, TL_MAXIMUM, TL_MINIMUM, TL_BINARY_COUNT } tl_binary_op;
 TL_API tl_tensor *tl_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b);
 TL_API tl_tensor *tl_broadcast_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b);

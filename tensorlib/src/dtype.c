@@ -189,19 +189,25 @@ int64_t tl_load_i64(tl_dtype dtype, const void *base, size_t i)
     }
 }
 
-static int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi)
-{
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
+/* An integer into a narrower integer keeps its low bits (two's complement), as Rust's `as`
+ * between integers and numpy's astype do, and as candle's u8/u32 arithmetic wraps. */
 void tl_store_i64(tl_dtype dtype, void *base, size_t i, int64_t v)
 {
+    uint64_t bits = (uint64_t)v;
     switch (dtype) {
-    case TL_U8: ((uint8_t *)base)[i] = (uint8_t)clamp_i64(v, 0, UINT8_MAX); break;
-    case TL_U32: ((uint32_t *)base)[i] = (uint32_t)clamp_i64(v, 0, UINT32_MAX); break;
+    case TL_U8: ((uint8_t *)base)[i] = (uint8_t)bits; break;
+    case TL_U32: ((uint32_t *)base)[i] = (uint32_t)bits; break;
     case TL_I64: ((int64_t *)base)[i] = v; break;
-    case TL_I16: ((int16_t *)base)[i] = (int16_t)clamp_i64(v, INT16_MIN, INT16_MAX); break;
-    case TL_I32: ((int32_t *)base)[i] = (int32_t)clamp_i64(v, INT32_MIN, INT32_MAX); break;
+    case TL_I16: {
+        uint16_t low = (uint16_t)bits;
+        memcpy((int16_t *)base + i, &low, sizeof low);
+        break;
+    }
+    case TL_I32: {
+        uint32_t low = (uint32_t)bits;
+        memcpy((int32_t *)base + i, &low, sizeof low);
+        break;
+    }
     case TL_F64: ((double *)base)[i] = (double)v; break;
     default: tl_store(dtype, base, i, i64_round_odd(v)); break;
     }
@@ -212,4 +218,16 @@ double tl_round_to_dtype(tl_dtype dtype, double v)
     _Alignas(8) unsigned char cell[8];
     tl_store(dtype, cell, 0, v);
     return tl_load(dtype, cell, 0);
+}
+
+void tl_int_range(tl_dtype dtype, int64_t *lo, int64_t *hi)
+{
+    switch (dtype) {
+    case TL_U8: *lo = 0, *hi = UINT8_MAX; break;
+    case TL_U32: *lo = 0, *hi = UINT32_MAX; break;
+    case TL_I16: *lo = INT16_MIN, *hi = INT16_MAX; break;
+    case TL_I32: *lo = INT32_MIN, *hi = INT32_MAX; break;
+    case TL_I64: *lo = INT64_MIN, *hi = INT64_MAX; break;
+    default: break;
+    }
 }

@@ -2,9 +2,11 @@
  * ops_binary.c - two- and three-input elementwise ops: arithmetic, comparisons (u8 result) and
  * where_cond. candle's shape contract: the plain ops want operands of one shape (an error
  * names both), the broadcast_* ops broadcast numpy-style, and a scalar operand is a 0-d tensor
- * of the other operand's dtype broadcast to its shape. Inputs are read-locked together, in
- * argument order.
+ * of the other operand's dtype broadcast to its shape (but integer tensors with + - * / of a
+ * scalar are candle's affine maps). Inputs are read-locked together, in argument order.
  */
+#include <math.h>
+
 #include "backend.h"
 
 static const char *const binary_names[2][TL_BINARY_COUNT] = {
@@ -136,8 +138,25 @@ static tl_tensor *scalar_like(const char *op, const tl_tensor *t, double s)
     return b;
 }
 
+/* candle's `t + s`, `t - s`, `t * s` are affine maps, computed in f64 and converted back with
+ * `as`, which matters for integer tensors: u8 1 - 2 is 0 and u8 3 * 0.5 is 1 (not 3 * 0, nor a
+ * wrapped 255). An integral divisor divides exactly (0 fails as integer division does), any
+ * other is candle's multiplication by 1 / s; maximum and minimum convert s to t's dtype. */
+static bool scalar_is_affine(tl_binary_op op, const tl_tensor *t, double s)
+{
+    if (tl_dtype_is_float(t->dtype))
+        return false;
+    return op == TL_ADD || op == TL_SUB || op == TL_MUL ||
+           (op == TL_DIV && isfinite(s) && s != trunc(s));
+}
+
 tl_tensor *tl_binary_scalar(tl_binary_op op, const tl_tensor *t, double s)
 {
+    if (tl_check_tensor("binary_scalar", t) != TL_OK)
+        return NULL;
+    if (scalar_is_affine(op, t, s))
+        return tl_affine(t, op == TL_MUL ? s : op == TL_DIV ? 1.0 / s : 1.0,
+                         op == TL_ADD ? s : op == TL_SUB ? -s : 0.0);
     tl_tensor *b = scalar_like("binary_scalar", t, s);
     tl_tensor *out = b ? binary(op, t, b, false) : NULL;
     tl_release(b);

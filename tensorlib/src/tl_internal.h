@@ -126,11 +126,13 @@ double tl_load(tl_dtype dtype, const void *base, size_t i);
 /* Stores v into element i. Integer dtypes truncate toward zero and saturate (NaN -> 0), like
  * Rust's `as`; f16/bf16 round to nearest even. */
 void tl_store(tl_dtype dtype, void *base, size_t i, double v);
-/* Exact integer access for u8/u32/i64 (the integer kernels); stores saturate. */
+/* Exact integer access for the integer dtypes (the integer kernels); stores wrap. */
 int64_t tl_load_i64(tl_dtype dtype, const void *base, size_t i);
 void tl_store_i64(tl_dtype dtype, void *base, size_t i, int64_t v);
 /* v rounded to what dtype can hold (tl_load of tl_store). */
 double tl_round_to_dtype(tl_dtype dtype, double v);
+/* The values an integer dtype holds; *lo and *hi untouched for a float dtype. */
+void tl_int_range(tl_dtype dtype, int64_t *lo, int64_t *hi);
 
 /* ------------------------------------------------------------------------------------------
  * layout.c

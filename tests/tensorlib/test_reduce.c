@@ -102,7 +102,7 @@ static void test_row_groups(tl_dtype dt)
 static void test_dtypes(void)
 {
     tl_tensor *u = MAKE(TL_U8, SHAPE(3), 200, 100, 7);
-    EXPECT_FMT(tl_reduce(TL_SUM, u, NULL, 0, false), "255"); /* saturates */
+    EXPECT_FMT(tl_reduce(TL_SUM, u, NULL, 0, false), "51"); /* 307 wraps in u8, as in candle */
     EXPECT_FMT(tl_reduce(TL_MEAN, u, NULL, 0, false), "102");
     EXPECT_FMT(tl_reduce(TL_MAX, u, NULL, 0, false), "200");
     tl_tensor *i = MAKE(TL_I64, SHAPE(4), -5, 3, 3, -5);

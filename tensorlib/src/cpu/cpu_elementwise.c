@@ -7,7 +7,7 @@
  * operand with one f32/f64 dtype goes straight to the typed loop; anything else (strided,
  * broadcast, f16/bf16, mixed dtypes) is packed into chunks, computed by the f64 loop and
  * stored back converted. When every operand is an integer the chunks are int64 and integer
- * kernels compute exactly (wrapping in int64, saturating when stored into u8/u32).
+ * kernels compute in int64 (wrapping there and when stored into a narrower integer).
  * <tgmath.h> makes exp(x) expf for floats and exp for doubles.
  */
 #include <stdint.h>
@@ -379,16 +379,30 @@ typedef struct scalar_ctx {
     tl_scalar_op op;
     double p0, p1;
     int64_t i0, i1; /* the integer kernel's parameters */
+    int64_t lo, hi; /* the range of the result's integer dtype */
 } scalar_ctx;
 
-/* Integer affine and clamp with integral parameters i0, i1, exact in int64. */
-static void scalar_i64(tl_scalar_op op, int64_t *restrict d, const int64_t *restrict s, size_t n,
-                       int64_t i0, int64_t i1)
+/* x * m + a, saturated into [lo, hi]: candle's affine computes in f64 and stores with `as`,
+ * which saturates (this is the same, exact beyond 2^53). */
+static int64_t affine_sat(int64_t x, int64_t m, int64_t a, int64_t lo, int64_t hi)
 {
+    int64_t p, r;
+    if (__builtin_mul_overflow(x, m, &p))
+        return (x < 0) != (m < 0) ? lo : hi;
+    if (__builtin_add_overflow(p, a, &r))
+        return a < 0 ? lo : hi;
+    return r < lo ? lo : r > hi ? hi : r;
+}
+
+/* Integer affine and clamp with integral parameters i0, i1, exact in int64. */
+static void scalar_i64(const scalar_ctx *c, int64_t *restrict d, const int64_t *restrict s,
+                       size_t n)
+{
+    int64_t i0 = c->i0, i1 = c->i1;
     for (size_t i = 0; i < n; i++) {
         int64_t x = s[i];
-        d[i] = op == TL_SCALAR_CLAMP ? (x < i0 ? i0 : x > i1 ? i1 : x)
-                                     : (int64_t)((uint64_t)wrap_mul(x, i0) + (uint64_t)i1);
+        d[i] = c->op == TL_SCALAR_CLAMP ? (x < i0 ? i0 : x > i1 ? i1 : x)
+                                        : affine_sat(x, i0, i1, c->lo, c->hi);
     }
 }
 
@@ -401,7 +415,7 @@ static tl_status scalar_chunk(const void *ctx, tl_dtype t, void *dst, const void
     else if (t == TL_F64)
         scalar_f64[c->op](dst, src[0], src[0], n, c->p0, c->p1);
     else
-        scalar_i64(c->op, dst, src[0], n, c->i0, c->i1);
+        scalar_i64(c, dst, src[0], n);
     return TL_OK;
 }
 
@@ -421,7 +435,8 @@ tl_status tl_cpu_scalar(tl_scalar_op op, const tl_operand *dst, const tl_operand
                         double p1)
 {
     const tl_operand *srcs[1] = {src};
-    scalar_ctx c = {op, p0, p1, 0, 0};
+    scalar_ctx c = {op, p0, p1, 0, 0, INT64_MIN, INT64_MAX};
+    tl_int_range(dst->dtype, &c.lo, &c.hi);
     bool ints = (op == TL_SCALAR_CLAMP || op == TL_SCALAR_AFFINE) && exact_i64(p0, &c.i0) &&
                 exact_i64(p1, &c.i1);
     return ew_run(dst, srcs, 1, ints, scalar_chunk, &c);

@@ -103,8 +103,8 @@ tl_status tl_cpu_gather(const tl_operand *dst, const tl_operand *src, const tl_o
     return st;
 }
 
-/* dst[di] += src[si], in dst's dtype; integers add in int64 (wrapping there) and saturate
- * into u8/u32, the header's integer rule. */
+/* dst[di] += src[si], in dst's dtype; integers add in int64 and wrap into the narrower
+ * integers, the header's integer rule. */
 static void add_elem(tl_dtype dtype, void *dst, size_t di, const void *src, size_t si)
 {
     switch (dtype) {

@@ -3,7 +3,7 @@
  * Linux, Accelerate on macOS), which reads row-major and transposed (column-major) trailing
  * matrices in place, so a tl_transpose'd operand costs no copy; other strides are packed
  * first. f16/bf16 compute in f32 through the same path. Integer dtypes use a plain loop in
- * int64 that saturates into u8/u32.
+ * int64 that wraps into the narrower integers.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -151,7 +151,7 @@ static tl_status half_matmul(const tl_operand *dst, const tl_operand *a, const t
 }
 
 /* Integer dtypes compute by the header's integer rule: products and sums in int64 (wrapping
- * there, done in uint64 where it is well defined), saturated when stored into u8/u32. */
+ * there, done in uint64 where it is well defined), wrapped when stored into a narrower one. */
 static void int_matmul(const tl_operand *dst, const tl_operand *a, const tl_operand *b,
                        const mm_dims *d)
 {

@@ -4,8 +4,8 @@
  * with stride 0 on the reduced dims. For argmax/argmin a third, synthetic layout (stride 1 on
  * the reduced dim, 0 elsewhere) yields the element's index along that dim.
  *
- * Floats accumulate in double, integers in int64 (exact; sums wrap in int64 and saturate into
- * u8/u32). max/min skip NaN (a NaN accumulator takes the next number; all-NaN stays NaN).
+ * Floats accumulate in double, integers in int64 (sums wrap there and when stored into a
+ * narrower integer). max/min skip NaN (a NaN accumulator takes the next number; all-NaN stays NaN).
  * f32/f64 sum/mean/max/min have typed run loops: a run along a reduced dim folds into one
  * accumulator with eight partial results (so the compiler can vectorize without reassociating
  * one long chain), a run along a kept dim updates a row of accumulators, eight source rows at a

@@ -8,7 +8,8 @@
 // the index/condition dtype are function constants, so the compiler folds the switches away.
 //
 // Half and bfloat values are computed in float, integers in 64 bits; results are stored the
-// way the cpu backend stores them (integers saturate, NaN becomes 0). Indexing is 32-bit:
+// way the cpu backend stores them (integer results wrap, floats into integers saturate, NaN
+// becomes 0). Indexing is 32-bit:
 // layout_args.c refuses views whose element indices do not fit.
 
 #ifndef TLK_KERNELS_H
@@ -76,10 +77,9 @@ template <> struct acc_of<half> { typedef float type; };
 template <> struct acc_of<bfloat> { typedef float type; };
 #endif
 
-// Back to a stored dtype as the cpu backend's tl_store does it: integers truncate toward
-// zero and saturate (i64 at INT64_MAX / INT64_MIN, Rust's `as`), NaN -> 0.
-// (Not named saturate: metal::saturate is in scope.)
-static inline long clamp_long(long x, long lo, long hi) { return x < lo ? lo : (x > hi ? hi : x); }
+// Back to a stored dtype as the cpu backend's tl_store does it: floats into integers truncate
+// toward zero and saturate (i64 at INT64_MAX / INT64_MIN, Rust's `as`), NaN -> 0; integers
+// into narrower integers keep the low bits (tl_store_i64), as candle and numpy wrap.
 
 template <typename D> static inline D narrow(float x) { return D(x); }
 template <> inline uchar narrow<uchar>(float x)
@@ -100,8 +100,8 @@ template <> inline long narrow<long>(float x)
 }
 
 template <typename D> static inline D narrow(long x) { return D(float(x)); }
-template <> inline uchar narrow<uchar>(long x) { return uchar(clamp_long(x, 0, 255)); }
-template <> inline uint narrow<uint>(long x) { return uint(clamp_long(x, 0, 0xffffffffl)); }
+template <> inline uchar narrow<uchar>(long x) { return uchar(ulong(x)); }
+template <> inline uint narrow<uint>(long x) { return uint(ulong(x)); }
 template <> inline long narrow<long>(long x) { return x; }
 
 // An index or condition operand of dtype FC_AUX, read as a signed 64-bit value.

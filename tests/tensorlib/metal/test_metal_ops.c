@@ -295,8 +295,9 @@ static void test_softmax(void)
     }
 }
 
-/* Integers computed in 64 bits and stored saturating, NaN to 0, as the cpu backend does. */
-static void test_integer_saturation(void)
+/* Integers computed in 64 bits and stored wrapping, floats into integers saturating and NaN
+ * to 0, as the cpu backend does. */
+static void test_integer_overflow(void)
 {
     static const size_t s5[] = {5};
     static const float f[] = {300.5f, -3.0f, 7.9f, 1e10f, NAN};
@@ -411,7 +412,7 @@ int main(void)
     test_matmul();
     test_indexing();
     test_softmax();
-    test_integer_saturation();
+    test_integer_overflow();
     test_copy_is_independent();
     test_no_metal_implementation();
     return check_summary();
