@@ -193,12 +193,13 @@ static bool same_shape(const tl_tensor *got, const fx_tensor *want)
 }
 
 static bool values_close(const double *got, const fx_tensor *want, tl_dtype dtype,
-                         const char *label)
+                         double rtol, double atol, const char *label)
 {
-    double rtol = fx_rtol(dtype), atol = rtol;
     for (size_t i = 0; i < want->count; i++) {
         double w = want->data[i], diff = fabs(got[i] - w);
-        if (!(diff <= atol + rtol * fabs(w))) {
+        if (got[i] == w || (isnan(got[i]) && isnan(w)))
+            continue;
+        if (isinf(w) || !(diff <= atol + rtol * fabs(w))) {
             printf("    %s: %s element %zu is %.9g, want %.9g\n", label, tl_dtype_name(dtype), i,
                    got[i], w);
             return false;
@@ -208,6 +209,12 @@ static bool values_close(const double *got, const fx_tensor *want, tl_dtype dtyp
 }
 
 bool fx_expect(const tl_tensor *got, const fx_tensor *want, tl_dtype dtype, const char *label)
+{
+    return fx_expect_tol(got, want, dtype, fx_rtol(dtype), fx_rtol(dtype), label);
+}
+
+bool fx_expect_tol(const tl_tensor *got, const fx_tensor *want, tl_dtype dtype, double rtol,
+                   double atol, const char *label)
 {
     if (!got) {
         printf("    %s: %s failed: %s\n", label, tl_dtype_name(dtype), tl_last_error());
@@ -221,7 +228,7 @@ bool fx_expect(const tl_tensor *got, const fx_tensor *want, tl_dtype dtype, cons
     double *vals = malloc((want->count ? want->count : 1) * sizeof *vals);
     tl_tensor *f64 = tl_to_dtype(got, TL_F64);
     bool ok = vals && f64 && tl_to_vec(f64, vals, want->count * sizeof *vals) == TL_OK &&
-              values_close(vals, want, dtype, label);
+              values_close(vals, want, dtype, rtol, atol, label);
     tl_release(f64);
     free(vals);
     return ok;

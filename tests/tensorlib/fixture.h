@@ -12,7 +12,7 @@
 
 #include "tl.h"
 
-#define FX_MAX_TENSORS 8
+#define FX_MAX_TENSORS 16
 #define FX_MAX_PARAMS 8
 #define FX_NAME 64
 
@@ -62,9 +62,12 @@ tl_tensor *fx_make(const fx_tensor *t, tl_dtype dtype, fx_variant v);
  * atol + rtol * |want|. */
 double fx_rtol(tl_dtype dtype);
 
-/* Checks got against want (shape and values within tolerance); prints the first mismatch
- * with label. Returns whether it matched. */
+/* Checks got against want (shape and values within tolerance; NaN matches NaN, an infinity
+ * only itself); prints the first mismatch with label. Returns whether it matched. */
 bool fx_expect(const tl_tensor *got, const fx_tensor *want, tl_dtype dtype, const char *label);
+/* The same with |got - want| <= atol + rtol * |want| (0, 0: exact). */
+bool fx_expect_tol(const tl_tensor *got, const fx_tensor *want, tl_dtype dtype, double rtol,
+                   double atol, const char *label);
 
 /* Whether a call failed with status `want` and a message holding `part`; prints what it got
  * otherwise. `got` is the call's status: fx_status() turns a tensor result into one. */
