@@ -63,7 +63,10 @@ static tl_status dims_mask(const char *op, const tl_tensor *t, const size_t *dim
     return TL_OK;
 }
 
-/* candle's var_keepdim: sum((t - mean)^2) / (n - 1) along dim (unbiased). */
+/* candle's var_keepdim: sum((t - mean)^2) / (n - 1) along dim (unbiased), as the corrected
+ * two-pass sum (sum(d^2) - sum(d)^2 / n) / (n - 1) with d = t - mean: the mean rounded to
+ * t's dtype is off by up to half an ulp of the values, which alone adds n * err^2 to the sum
+ * (f32 values near 1e6 with variance 1: 1e-3 relative); sum(d)^2 / n takes it out again. */
 tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim)
 {
     const char *op = "var";
@@ -73,14 +76,22 @@ tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim)
     double n = (double)t->layout.shape[dim];
     tl_tensor *mean = tl_reduce(TL_MEAN, t, &dim, 1, true);
     tl_tensor *d = mean ? tl_broadcast_sub(t, mean) : NULL;
+    tl_tensor *sum_d = d ? tl_reduce(TL_SUM, d, &dim, 1, keepdim) : NULL;
+    tl_tensor *sum_d2 = d ? tl_unary(TL_SQR, d) : NULL;
+    if (sum_d2)
+        sum_d2 = then(sum_d2, tl_reduce(TL_SUM, sum_d2, &dim, 1, keepdim));
+    if (sum_d)
+        sum_d = then(sum_d, tl_unary(TL_SQR, sum_d));
+    if (sum_d)
+        sum_d = then(sum_d, tl_affine(sum_d, -1.0 / n, 0.0));
+    tl_tensor *r = sum_d && sum_d2 ? tl_add(sum_d2, sum_d) : NULL;
+    if (r)
+        r = then(r, tl_affine(r, 1.0 / (n - 1.0), 0.0));
     tl_release(mean);
-    if (d)
-        d = then(d, tl_unary(TL_SQR, d));
-    if (d)
-        d = then(d, tl_reduce(TL_SUM, d, &dim, 1, keepdim));
-    if (d)
-        d = then(d, tl_affine(d, 1.0 / (n - 1.0), 0.0));
-    return d;
+    tl_release(d);
+    tl_release(sum_d);
+    tl_release(sum_d2);
+    return r;
 }
 
 /* log(sum(exp(t))) over dims, shifted by the maximum so large values do not overflow; a slice

@@ -4,7 +4,8 @@
  * the negative tail to the dtype's relative accuracy, NaN and inf in max/min/argmax/argmin,
  * integer overflow in u8/i16/i32 (arithmetic, sums, cumsum, matmul), i64 -> narrower
  * conversions, integer tensors with float scalars, f64 -> f16/bf16 rounding, softmax on large
- * values and -inf, and a sum of ten million f32 terms. Where candle and numpy differ (NaN in
+ * values and -inf, a sum of ten million f32 terms, var of values far from 0 and elu just
+ * below 0. Where candle and numpy differ (NaN in
  * max/argmax, scalars on integers, sums keeping the dtype) the fixture follows candle and
  * gen.py says why.
  */
@@ -125,6 +126,21 @@ static void run_softmax(const fx_case *c, tl_dtype dt, fx_variant v)
     tl_release(x);
 }
 
+static void run_var(const fx_case *c, tl_dtype dt, fx_variant v)
+{
+    tl_tensor *x = fx_make(fx_get(c, "x"), dt, v);
+    expect(c, "out", x ? tl_var(x, (size_t)fx_param(c, "dim"), false) : NULL, dt, fx_rtol(dt), 0,
+           v);
+    tl_release(x);
+}
+
+static void run_elu(const fx_case *c, tl_dtype dt, fx_variant v)
+{
+    tl_tensor *x = fx_make(fx_get(c, "x"), dt, v);
+    expect(c, "out", x ? tl_elu(x, (double)fx_param(c, "alpha")) : NULL, dt, fx_rtol(dt), 0, v);
+    tl_release(x);
+}
+
 /* n copies of one value as a broadcast view (no n-element buffer), summed. */
 static void run_long_sum(const fx_case *c, tl_dtype dt, fx_variant v)
 {
@@ -144,6 +160,8 @@ static const struct {
     {"nan_reduce", run_nan_reduce, all_dtypes},
     {"softmax_big", run_softmax, wide_floats},
     {"long_sum", run_long_sum, wide_floats},
+    {"var_offset", run_var, wide_floats},
+    {"elu_small", run_elu, wide_floats},
 };
 
 static void run_case(const fx_case *c, tl_dtype dt, fx_variant v)

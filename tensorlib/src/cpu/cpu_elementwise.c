@@ -93,7 +93,7 @@ KERNEL_TABLES(UNARY_OPS, unary, TL_UNARY_COUNT);
     X(TL_SCALAR_AFFINE, s_affine, x * p0 + p1)                                                    \
     X(TL_SCALAR_POWF, s_powf, pow(x, p0))                                                         \
     X(TL_SCALAR_CLAMP, s_clamp, x < p0 ? p0 : x > p1 ? p1 : x)                                    \
-    X(TL_SCALAR_ELU, s_elu, x >= 0 ? x : p0 * (EXP(x) - (T)1))
+    X(TL_SCALAR_ELU, s_elu, x >= 0 ? x : p0 * expm1(x)) /* exp(x) - 1 cancels near 0 */
 
 SCALAR_OPS(DEFINE_KERNEL)
 KERNEL_TABLES(SCALAR_OPS, scalar, TL_SCALAR_COUNT);
