@@ -229,7 +229,9 @@ TL_API tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b);
 /* ------------------------------------------------------------------------------------------
  * Rearranging (candle's names; built from the ops above, so on every device that has those)
  * ---------------------------------------------------------------------------------------- */
-TL_API tl_tensor *tl_cumsum(const tl_tensor *t, size_t dim); /* t @ triu2, as candle */
+/* The running sum along dim (numpy's cumsum in t's dtype; candle's t @ triu2 gives the same
+ * sums but costs n^2 and spreads a NaN or inf to earlier positions). */
+TL_API tl_tensor *tl_cumsum(const tl_tensor *t, size_t dim);
 TL_API tl_tensor *tl_flip(const tl_tensor *t, const size_t *dims, size_t ndims);
 /* rep[d] copies along each dim; t gets leading size-1 dims up to nrep first. */
 TL_API tl_tensor *tl_repeat(const tl_tensor *t, const size_t *rep, size_t nrep);

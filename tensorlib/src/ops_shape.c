@@ -55,24 +55,29 @@ tl_tensor *tl_eye(size_t n, tl_dtype dtype, tl_device device)
     return square_mask("eye", TL_EQ, n, dtype, device);
 }
 
-/* candle's cumsum: t @ triu2(n) along dim (the dim moved last and back). */
+/* The running sum along dim in log2(n) rounds of shifted adds (a Hillis-Steele scan): the
+ * round with span s adds to every element the one s places before it. candle multiplies by
+ * triu2(n) instead, which costs n^2 (20 000 elements took 46 s, 10^5 wanted 40 GB) and lets
+ * a NaN or inf reach the positions before it (0 * inf is NaN). */
 tl_tensor *tl_cumsum(const tl_tensor *t, size_t dim)
 {
     const char *op = "cumsum";
     if (tl_check_tensor(op, t) != TL_OK || tl_check_dim(op, t, &dim) != TL_OK)
         return NULL;
-    size_t last = t->layout.ndim - 1;
-    tl_tensor *triu = tl_triu2(t->layout.shape[dim], t->dtype, t->device);
-    tl_tensor *moved = triu ? tl_transpose(t, dim, last) : NULL;
-    tl_tensor *r = moved && last == 0 ? tl_unsqueeze(moved, 0) : tl_retain(moved);
-    if (r)
-        r = then(r, tl_broadcast_matmul(r, triu));
-    if (r && last == 0)
-        r = then(r, tl_squeeze(r, 0));
-    if (r)
-        r = then(r, tl_transpose(r, dim, last));
-    tl_release(triu);
-    tl_release(moved);
+    size_t n = t->layout.shape[dim];
+    tl_tensor *r = tl_copy(t);
+    for (size_t span = 1; r && span < n; span *= 2) {
+        tl_tensor *head = tl_narrow(r, dim, 0, span);
+        tl_tensor *lo = tl_narrow(r, dim, 0, n - span), *hi = tl_narrow(r, dim, span, n - span);
+        tl_tensor *sum = lo && hi ? tl_add(hi, lo) : NULL;
+        const tl_tensor *parts[2] = {head, sum};
+        tl_tensor *next = head && sum ? tl_cat(parts, 2, dim) : NULL;
+        tl_release(head);
+        tl_release(lo);
+        tl_release(hi);
+        tl_release(sum);
+        r = then(r, next);
+    }
     return r;
 }
 

@@ -4,8 +4,8 @@
  * the negative tail to the dtype's relative accuracy, NaN and inf in max/min/argmax/argmin,
  * integer overflow in u8/i16/i32 (arithmetic, sums, cumsum, matmul), i64 -> narrower
  * conversions, integer tensors with float scalars, f64 -> f16/bf16 rounding, softmax on large
- * values and -inf, a sum of ten million f32 terms, var of values far from 0 and elu just
- * below 0. Where candle and numpy differ (NaN in
+ * values and -inf, a sum of ten million f32 terms, var of values far from 0, elu just below 0,
+ * cumsum with NaN/inf and over 10^5 elements. Where candle and numpy differ (NaN in
  * max/argmax, scalars on integers, sums keeping the dtype) the fixture follows candle and
  * gen.py says why.
  */
@@ -141,6 +141,25 @@ static void run_elu(const fx_case *c, tl_dtype dt, fx_variant v)
     tl_release(x);
 }
 
+static void run_cumsum_nonfinite(const fx_case *c, tl_dtype dt, fx_variant v)
+{
+    tl_tensor *x = fx_make(fx_get(c, "x"), dt, v);
+    expect(c, "out0", x ? tl_cumsum(x, 0) : NULL, dt, fx_rtol(dt), fx_rtol(dt), v);
+    expect(c, "out1", x ? tl_cumsum(x, 1) : NULL, dt, fx_rtol(dt), fx_rtol(dt), v);
+    tl_release(x);
+}
+
+/* The last of n running sums of one value (a broadcast view). */
+static void run_cumsum_long(const fx_case *c, tl_dtype dt, fx_variant v)
+{
+    size_t n = (size_t)fx_param(c, "n");
+    tl_tensor *x = fx_make(fx_get(c, "x"), dt, v);
+    tl_tensor *many = x ? tl_broadcast_as(x, &n, 1) : NULL;
+    tl_tensor *sums = many ? tl_cumsum(many, 0) : NULL;
+    expect(c, "last", sums ? tl_narrow(sums, 0, n - 1, 1) : NULL, dt, 1e-6, 0, v);
+    FX_RELEASE(x, many, sums);
+}
+
 /* n copies of one value as a broadcast view (no n-element buffer), summed. */
 static void run_long_sum(const fx_case *c, tl_dtype dt, fx_variant v)
 {
@@ -162,6 +181,8 @@ static const struct {
     {"long_sum", run_long_sum, wide_floats},
     {"var_offset", run_var, wide_floats},
     {"elu_small", run_elu, wide_floats},
+    {"cumsum_nonfinite", run_cumsum_nonfinite, all_dtypes},
+    {"cumsum_long", run_cumsum_long, wide_floats},
 };
 
 static void run_case(const fx_case *c, tl_dtype dt, fx_variant v)
