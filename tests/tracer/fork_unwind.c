@@ -13,6 +13,10 @@
  *                                from the handler, and there runs other-init's case: a thread
  *                                of the child is inside an unwind when the child forks, which
  *                                waits for it, and the grandchild's unwinds finish
+ *   fork_unwind report-other     a thread is making a report (a lock-order inversion with a
+ *                                mutex in its frame, which the report names by an unwind)
+ *                                when main forks: the fork waits for the report, which
+ *                                unwinds and ends, and the child's unwinds finish
  * Each prints "done". A child that hangs (with signals blocked, in libunwind's mutex) is
  * ended by the test's timeout, which kills the process group.
  *
@@ -39,19 +43,19 @@
 
 #define NOINLINE __attribute__((noinline))
 
-enum { IDLE, PARK, RAISE };
+enum { IDLE, PARK, RAISE, PARK_REPORT };
 /* Atomic: glibc declares its functions leaf ones in C, which lets the compiler assume that a
  * call to pthread_mutex_init leaves this file's variables as they were. */
 static _Thread_local _Atomic int armed;
-static _Atomic int parked, released, forking;
+static _Atomic int parked, released, forking, releasing;
 
 typedef int (*phdr_cb)(struct dl_phdr_info *, size_t, void *);
 
-/* Whether the code at ret is libunwind's (only its calls are acted on). */
-static int from_libunwind(void *ret)
+/* Whether the code at ret is in the library named `lib`. */
+static int from(void *ret, const char *lib)
 {
     Dl_info di;
-    return dladdr(ret, &di) && di.dli_fname && strstr(di.dli_fname, "libunwind");
+    return dladdr(ret, &di) && di.dli_fname && strstr(di.dli_fname, lib);
 }
 
 int dl_iterate_phdr(phdr_cb cb, void *data)
@@ -59,10 +63,11 @@ int dl_iterate_phdr(phdr_cb cb, void *data)
     static int (*_Atomic real)(phdr_cb, void *);
     if (!atomic_load(&real))
         atomic_store(&real, (int (*)(phdr_cb, void *))dlsym(RTLD_NEXT, "dl_iterate_phdr"));
-    if (armed != IDLE && from_libunwind(__builtin_return_address(0))) {
-        int what = armed;
+    int what = armed;
+    if (what != IDLE && from(__builtin_return_address(0),
+                             what == PARK_REPORT ? "liblocktrace" : "libunwind")) {
         armed = IDLE;
-        if (what == PARK) {
+        if (what != RAISE) {
             atomic_store(&parked, 1);
             while (!atomic_load(&released))
                 sched_yield();
@@ -96,18 +101,37 @@ static NOINLINE void lock_site_b(pthread_mutex_t *m)
 static pthread_mutex_t fresh_a = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t fresh_b = PTHREAD_MUTEX_INITIALIZER;
 
-/* A thread that parks inside the tracer's unwind at `site`. */
+/* A thread that parks inside the tracer at `site`: in its unwind (PARK), or in the report
+ * the site makes (PARK_REPORT: the site arms itself). */
 typedef struct parker {
     void (*site)(pthread_mutex_t *);
     pthread_mutex_t *m;
+    int mode;
 } parker;
 
-static void *park_in_unwind(void *arg)
+static void *park_in_tracer(void *arg)
 {
     parker *p = arg;
-    armed = PARK;
+    armed = p->mode;
     p->site(p->m);
     return NULL;
+}
+
+/* A mutex in this frame and `global` taken in both orders: a lock-order inversion, reported
+ * with the local mutex named by its frame (which the report finds by an unwind). The thread
+ * parks once the report has begun (its first look at the loaded objects). */
+static NOINLINE void report_site(pthread_mutex_t *global)
+{
+    pthread_mutex_t local = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&local);
+    pthread_mutex_lock(global);
+    pthread_mutex_unlock(global);
+    pthread_mutex_unlock(&local);
+    armed = PARK_REPORT;
+    pthread_mutex_lock(global);
+    pthread_mutex_lock(&local);
+    pthread_mutex_unlock(&local);
+    pthread_mutex_unlock(global);
 }
 
 /* Where main was at its last SIGUSR2, and how many it has had. */
@@ -129,6 +153,7 @@ static void *release_when_fork_waits(void *arg)
     pthread_t forker = *(pthread_t *)arg;
     uintptr_t lo = 0, hi = 0;
     pc_libc_function("sched_yield", &lo, &hi);
+    atomic_store(&releasing, 1);
     while (atomic_load(&forking) != 2) {
         int before = atomic_load(&samples);
         if (atomic_load(&forking) != 1 || pthread_kill(forker, SIGUSR2) != 0) {
@@ -162,7 +187,7 @@ static int wait_child(pid_t pid, const char *who)
     return 1;
 }
 
-/* A thread parks inside an unwind at p's site; this one forks meanwhile, once it is there.
+/* A thread parks inside the tracer at p's site; this one forks meanwhile, once it is there.
  * The child unwinds at child_site (a new site) and exits. */
 static int fork_while_parked(parker *p, void (*child_site)(pthread_mutex_t *), const char *who)
 {
@@ -174,12 +199,15 @@ static int fork_while_parked(parker *p, void (*child_site)(pthread_mutex_t *), c
     atomic_store(&parked, 0);
     atomic_store(&released, 0);
     atomic_store(&forking, 0);
-    if (pthread_create(&parked_th, NULL, park_in_unwind, p) != 0)
+    atomic_store(&releasing, 0);
+    if (pthread_create(&parked_th, NULL, park_in_tracer, p) != 0)
         return 1;
     while (!atomic_load(&parked))
         sched_yield();
     if (pthread_create(&releaser, NULL, release_when_fork_waits, &me) != 0)
         return 1;
+    while (!atomic_load(&releasing)) /* running: the fork holds back threads that start */
+        sched_yield();
     atomic_store(&forking, 1);
     pid_t pid = fork();
     if (pid == 0) {
@@ -196,13 +224,20 @@ static int fork_while_parked(parker *p, void (*child_site)(pthread_mutex_t *), c
 static int other_init(void)
 {
     pthread_mutex_t m;
-    parker p = {init_site_a, &m};
+    parker p = {init_site_a, &m, PARK};
     return fork_while_parked(&p, init_site_b, "fork child");
 }
 
 static int other_backtrace(void)
 {
-    parker p = {lock_site_a, &fresh_a};
+    parker p = {lock_site_a, &fresh_a, PARK};
+    return fork_while_parked(&p, init_site_b, "fork child");
+}
+
+static int report_other(void)
+{
+    static pthread_mutex_t global = PTHREAD_MUTEX_INITIALIZER;
+    parker p = {report_site, &global, IDLE};
     return fork_while_parked(&p, init_site_b, "fork child");
 }
 
@@ -236,7 +271,7 @@ static int signal_own(void)
     }
     if (in_child) { /* the child: its thread unwinds while it forks, as in other-init */
         pthread_mutex_t n;
-        parker p = {init_site_d, &n};
+        parker p = {init_site_d, &n, PARK};
         init_site_e(&n);
         _exit(fork_while_parked(&p, init_site_f, "grandchild"));
     }
@@ -253,8 +288,10 @@ int main(int argc, char **argv)
         rc = other_backtrace();
     else if (!strcmp(s, "signal-own"))
         rc = signal_own();
+    else if (!strcmp(s, "report-other"))
+        rc = report_other();
     else {
-        fprintf(stderr, "usage: fork_unwind other-init|other-backtrace|signal-own\n");
+        fprintf(stderr, "usage: fork_unwind other-init|other-backtrace|signal-own|report-other\n");
         return 2;
     }
     if (rc == 0)

@@ -86,11 +86,15 @@ static size_t unw_tls_module;
  * backtrace, a procedure look-up) leaves them held in the child by a thread it does not have,
  * and the child's next call into libunwind (a lock made or taken at a new call site) waits
  * forever. So a fork waits for the calls other threads are making and holds new ones back
- * until it is made, but for its own thread's: the tracer's fork handlers may unwind, and a
- * fork from a signal handler may have interrupted its thread's own unwind, which goes on in
- * the parent and in the child once the handler returns. Its handlers are registered when
- * libunwind is loaded, after the tracer's: the prepare handler runs before the tracer's takes
- * the tracer's locks, which a thread inside libunwind may hold.
+ * until it is made, but for its own thread's: a fork from a signal handler may have
+ * interrupted its thread's own call, which goes on in the parent and in the child once the
+ * handler returns.
+ *
+ * The fork waits last in the tracer's prepare phase (lt_platform_fork), once it holds every
+ * tracer lock: a thread holding one (a report, which names a lock by its frame) may call
+ * into libunwind and must not be held back then, since the fork waits for its lock; no
+ * thread can be holding one any more when calls are held back. A call into libunwind takes
+ * no tracer lock, so the fork's wait for those under way ends.
  *
  * A call under way is a slot holding its thread's id, claimed and given back with one atomic
  * operation each: a count and a thread-local flag beside it were two, and a signal between
@@ -147,31 +151,25 @@ static void unwind_first(void)
     unw_leave(slot, cancel);
 }
 
-static void unwind_fork_prepare(void)
+void lt_platform_fork(lt_fork_phase phase)
 {
     pthread_t self = pthread_self();
-    atomic_store(&unwind_forker, self);
-    atomic_store(&unwind_fork, 1);
+    if (phase == LT_FORK_PREPARE) {
+        atomic_store(&unwind_forker, self);
+        atomic_store(&unwind_fork, 1);
+    }
     for (size_t i = 0; i < UNW_SLOTS; i++) {
         pthread_t t;
-        while ((t = atomic_load(&unw_calls[i])) != 0 && !pthread_equal(t, self))
-            sched_yield();
+        if (phase == LT_FORK_PREPARE) {
+            while ((t = atomic_load(&unw_calls[i])) != 0 && !pthread_equal(t, self))
+                sched_yield();
+        } else if (phase == LT_FORK_CHILD) { /* the child has no other thread */
+            if (!pthread_equal(atomic_load(&unw_calls[i]), self))
+                atomic_store(&unw_calls[i], 0);
+        }
     }
-}
-
-static void unwind_fork_parent(void)
-{
-    atomic_store(&unwind_fork, 0);
-}
-
-/* The child has no other thread: only its own calls are under way. */
-static void unwind_fork_child(void)
-{
-    pthread_t self = pthread_self();
-    for (size_t i = 0; i < UNW_SLOTS; i++)
-        if (!pthread_equal(atomic_load(&unw_calls[i]), self))
-            atomic_store(&unw_calls[i], 0);
-    atomic_store(&unwind_fork, 0);
+    if (phase != LT_FORK_PREPARE)
+        atomic_store(&unwind_fork, 0);
 }
 
 static int bind_unwind(void *h)
@@ -181,10 +179,8 @@ static int bind_unwind(void *h)
     ok &= (unw.local_as = dlsym(h, LT_STR(unw_local_addr_space))) != NULL;
     if (dlinfo(h, RTLD_DI_TLS_MODID, &unw_tls_module) != 0)
         unw_tls_module = 0;
-    if (ok) {
-        pthread_atfork(unwind_fork_prepare, unwind_fork_parent, unwind_fork_child);
+    if (ok)
         unwind_first();
-    }
     return ok;
 }
 
