@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "../blocked.h"
+#include "../pc.h"
 
 static pthread_mutex_t global = PTHREAD_MUTEX_INITIALIZER;
 static const void *first_addr, *second_addr;
@@ -442,31 +443,10 @@ static void *spin_holder(void *arg)
 
 static void note_pc(int sig, siginfo_t *info, void *uc)
 {
-    const mcontext_t *mc = &((const ucontext_t *)uc)->uc_mcontext;
     (void)sig;
     (void)info;
-#if defined(__x86_64__)
-    atomic_store(&shl->pc, (uintptr_t)mc->gregs[REG_RIP]);
-#elif defined(__aarch64__)
-    atomic_store(&shl->pc, (uintptr_t)mc->pc);
-#else
-#error "harm spin-fork reads the interrupted pc on x86-64 and AArch64 only"
-#endif
+    atomic_store(&shl->pc, pc_interrupted(uc));
     atomic_fetch_add(&shl->samples, 1);
-}
-
-/* Where libc's own pthread_spin_lock lies, [*lo, *hi): the tracer's is another function. */
-static int libc_spin_lock(uintptr_t *lo, uintptr_t *hi)
-{
-    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-    void *fn = libc ? dlsym(libc, "pthread_spin_lock") : NULL;
-    Dl_info info;
-    const ElfW(Sym) *sym = NULL;
-    if (!fn || !dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size)
-        return -1;
-    *lo = (uintptr_t)info.dli_saddr;
-    *hi = *lo + sym->st_size;
-    return 0;
 }
 
 /* Interrupts the child until a signal finds it in [lo, hi); 0 when it ended first. */
@@ -496,7 +476,7 @@ static int spin_fork(void)
 {
     uintptr_t lo, hi;
     if (map_shared_locks() != 0 || pthread_spin_init(&shl->spin, PTHREAD_PROCESS_SHARED) != 0 ||
-        libc_spin_lock(&lo, &hi) != 0)
+        pc_libc_function("pthread_spin_lock", &lo, &hi) != 0)
         return 1;
     struct sigaction sa = {.sa_sigaction = note_pc, .sa_flags = SA_SIGINFO | SA_RESTART};
     sigemptyset(&sa.sa_mask);

@@ -778,7 +778,9 @@ static void fork_phase(lt_fork_phase phase)
         lt_stack_fork(phase);
         lt_cond_fork(phase);
         lt_classes_fork(phase);
+        lt_platform_fork(phase);
     } else {
+        lt_platform_fork(phase);
         lt_classes_fork(phase);
         lt_cond_fork(phase);
         lt_stack_fork(phase);

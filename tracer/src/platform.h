@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spin.h"
+
 /* The next definition of `name` after the tracer (RTLD_NEXT), of symbol version `version`
  * when not NULL; NULL when there is none. May allocate: call with the re-entrancy flag set. */
 void *lt_platform_real(const char *name, const char *version);
@@ -113,6 +115,11 @@ typedef struct lt_frame {
 
 /* Unwinds the calling thread, innermost first, at most max frames; returns the count. */
 size_t lt_platform_unwind(lt_frame *frames, size_t max);
+
+/* Where a fork() is, for the unwinder's own locks (a thread inside the unwinder at the fork
+ * would leave them held in the child): called by the forking thread last in the prepare
+ * phase, when it holds every tracer lock, and first in the parent and in the child. */
+void lt_platform_fork(lt_fork_phase phase);
 
 /* Prepares the calling thread for later unwinding. Called where the thread holds none of the
  * program's locks: at load, and when a thread starts. */

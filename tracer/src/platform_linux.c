@@ -81,73 +81,95 @@ static lt_dw_api dw_frames; /* what dwarf_frames.c calls: bound with the rest of
  * lt_platform_thread_init) */
 static size_t unw_tls_module;
 
-/* libunwind sets itself up at its first unwind, behind a flag it reads without its lock:
- * ThreadSanitizer saw two threads' first unwinds race on its signal mask. So one unwind is
- * made while the library is being loaded (load_once), before another thread may use it.
- * Cancellation is off, as for every unwind (unwind_frames). */
-static void unwind_first(void)
-{
-    void *ip[1];
-    int state;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
-    unw.unw_backtrace(ip, 1);
-    pthread_setcancelstate(state, NULL);
-}
-
 /* libunwind takes locks of its own, through pthread_mutex_lock (passed straight through
- * inside the tracer): a fork made while another thread unwinds leaves them held in the child
- * by a thread it does not have, and the child's first unwind (a lock made or taken at a new
- * call site) then waits forever. So a fork waits for the unwinds under way and holds new
- * ones back until it is made, but for its own thread's (the tracer's fork handlers may
- * unwind). Its handlers are registered when libunwind is loaded, after the tracer's: the
- * prepare handler runs before the tracer's takes the tracer's locks, which an unwinding
- * thread may hold. A fork from a signal handler that interrupted its own thread's unwind
- * waits for the others' only. */
-static _Atomic int unwinds;      /* under way */
-static _Atomic int unwind_fork;  /* a fork is being made, by unwind_forker */
-static pthread_t unwind_forker;
-/* Default TLS model on purpose, as spin.c's: read on the unwind's slow path only, and it
- * keeps the library's static TLS small (lt_internal.h: lt_tls_block). */
-static __thread int unwinding;
+ * inside the tracer): a fork made while another thread is inside libunwind (an unwind, a
+ * backtrace, a procedure look-up) leaves them held in the child by a thread it does not have,
+ * and the child's next call into libunwind (a lock made or taken at a new call site) waits
+ * forever. So a fork waits for the calls other threads are making and holds new ones back
+ * until it is made, but for its own thread's: a fork from a signal handler may have
+ * interrupted its thread's own call, which goes on in the parent and in the child once the
+ * handler returns.
+ *
+ * The fork waits last in the tracer's prepare phase (lt_platform_fork), once it holds every
+ * tracer lock: a thread holding one (a report, which names a lock by its frame) may call
+ * into libunwind and must not be held back then, since the fork waits for its lock; no
+ * thread can be holding one any more when calls are held back. A call into libunwind takes
+ * no tracer lock, so the fork's wait for those under way ends.
+ *
+ * A call under way is a slot holding its thread's id, claimed and given back with one atomic
+ * operation each: a count and a thread-local flag beside it were two, and a signal between
+ * them left the fork handler miscounting its own thread (waiting for itself forever, or the
+ * child's count one short, so a later fork there waited for nobody). A thread that finds no
+ * free slot (more than UNW_SLOTS calls at once) yields until one is.
+ *
+ * A call into libunwind may read and write libunwind's pipe (pipe_high), and read and write
+ * are cancellation points: a thread with a cancel pending would be cancelled inside the lock
+ * call that unwinds, after libc granted the lock and before the program's cleanup handler
+ * that releases it is pushed. So the calls run with cancellation disabled. */
+#define UNW_SLOTS 64
+static _Atomic(pthread_t) unw_calls[UNW_SLOTS]; /* 0 = free */
+static _Atomic int unwind_fork;                  /* a fork is being made, by unwind_forker */
+static _Atomic(pthread_t) unwind_forker;
 
-static void unwind_enter(void)
+/* Before a call into libunwind: disables cancellation (the state it had in *cancel) and
+ * claims a slot; its index, for unw_leave. */
+static size_t unw_enter(int *cancel)
 {
-    for (;;) {
-        atomic_fetch_add(&unwinds, 1);
-        if (!atomic_load(&unwind_fork) || pthread_equal(unwind_forker, pthread_self())) {
-            unwinding = 1;
-            return;
+    pthread_t self = pthread_self();
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, cancel);
+    for (size_t i = (size_t)(((uint64_t)self * 0x9E3779B97F4A7C15ull) >> 58);; i++) {
+        pthread_t free_slot = 0;
+        _Atomic(pthread_t) *slot = &unw_calls[i % UNW_SLOTS];
+        if (!atomic_compare_exchange_strong(slot, &free_slot, self)) {
+            if (i % UNW_SLOTS == UNW_SLOTS - 1)
+                sched_yield();
+            continue;
         }
-        atomic_fetch_sub(&unwinds, 1);
+        if (!atomic_load(&unwind_fork) || pthread_equal(atomic_load(&unwind_forker), self))
+            return i % UNW_SLOTS;
+        atomic_store(slot, 0);
         while (atomic_load(&unwind_fork))
             sched_yield();
     }
 }
 
-static void unwind_leave(void)
+static void unw_leave(size_t slot, int cancel)
 {
-    unwinding = 0;
-    atomic_fetch_sub(&unwinds, 1);
+    atomic_store(&unw_calls[slot], 0);
+    pthread_setcancelstate(cancel, NULL);
 }
 
-static void unwind_fork_prepare(void)
+/* libunwind sets itself up at its first unwind, behind a flag it reads without its lock:
+ * ThreadSanitizer saw two threads' first unwinds race on its signal mask. So one unwind is
+ * made while the library is being loaded (load_once), before another thread may use it. */
+static void unwind_first(void)
 {
-    unwind_forker = pthread_self();
-    atomic_store(&unwind_fork, 1);
-    while (atomic_load(&unwinds) > unwinding)
-        sched_yield();
+    void *ip[1];
+    int cancel;
+    size_t slot = unw_enter(&cancel);
+    unw.unw_backtrace(ip, 1);
+    unw_leave(slot, cancel);
 }
 
-static void unwind_fork_parent(void)
+void lt_platform_fork(lt_fork_phase phase)
 {
-    atomic_store(&unwind_fork, 0);
-}
-
-/* The child has no other thread: no unwind of another is under way. */
-static void unwind_fork_child(void)
-{
-    atomic_store(&unwinds, 0);
-    atomic_store(&unwind_fork, 0);
+    pthread_t self = pthread_self();
+    if (phase == LT_FORK_PREPARE) {
+        atomic_store(&unwind_forker, self);
+        atomic_store(&unwind_fork, 1);
+    }
+    for (size_t i = 0; i < UNW_SLOTS; i++) {
+        pthread_t t;
+        if (phase == LT_FORK_PREPARE) {
+            while ((t = atomic_load(&unw_calls[i])) != 0 && !pthread_equal(t, self))
+                sched_yield();
+        } else if (phase == LT_FORK_CHILD) { /* the child has no other thread */
+            if (!pthread_equal(atomic_load(&unw_calls[i]), self))
+                atomic_store(&unw_calls[i], 0);
+        }
+    }
+    if (phase != LT_FORK_PREPARE)
+        atomic_store(&unwind_fork, 0);
 }
 
 static int bind_unwind(void *h)
@@ -157,10 +179,8 @@ static int bind_unwind(void *h)
     ok &= (unw.local_as = dlsym(h, LT_STR(unw_local_addr_space))) != NULL;
     if (dlinfo(h, RTLD_DI_TLS_MODID, &unw_tls_module) != 0)
         unw_tls_module = 0;
-    if (ok) {
+    if (ok)
         unwind_first();
-        pthread_atfork(unwind_fork_prepare, unwind_fork_parent, unwind_fork_child);
-    }
     return ok;
 }
 
@@ -462,10 +482,6 @@ static int on_other_stack(void)
            sp < atomic_load_explicit(&on_hi, memory_order_relaxed);
 }
 
-/* An unwind may read and write libunwind's pipe (pipe_high), and read and write are
- * cancellation points: a thread with a cancel pending would be cancelled inside the lock call
- * that unwinds, after libc granted the lock and before the program's cleanup handler that
- * releases it is pushed. Unwinds run with cancellation disabled. */
 static size_t unwind_frames(lt_frame *frames, size_t max)
 {
     unw_context_t ctx;
@@ -492,14 +508,12 @@ static size_t unwind_frames(lt_frame *frames, size_t max)
 
 size_t lt_platform_unwind(lt_frame *frames, size_t max)
 {
-    int state;
+    int cancel;
     if (!have_unwind())
         return 0;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
-    unwind_enter();
+    size_t slot = unw_enter(&cancel);
     size_t n = unwind_frames(frames, max);
-    unwind_leave();
-    pthread_setcancelstate(state, NULL);
+    unw_leave(slot, cancel);
     return n;
 }
 
@@ -540,21 +554,25 @@ int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
 
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
 {
-    int state, n = 0;
+    int cancel;
     if (!have_unwind())
         return 0;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state); /* see unwind_frames */
-    n = unw.unw_backtrace((void **)ips, (int)max);
-    pthread_setcancelstate(state, NULL);
+    size_t slot = unw_enter(&cancel);
+    int n = unw.unw_backtrace((void **)ips, (int)max);
+    unw_leave(slot, cancel);
     return n > 0 ? (size_t)n : 0;
 }
 
 uintptr_t lt_platform_proc_start(uintptr_t ip)
 {
     unw_proc_info_t pi;
-    if (!have_unwind() || unw.unw_get_proc_info_by_ip(*unw.local_as, ip, &pi, NULL) != 0)
+    int cancel;
+    if (!have_unwind())
         return 0;
-    return pi.start_ip;
+    size_t slot = unw_enter(&cancel);
+    int rc = unw.unw_get_proc_info_by_ip(*unw.local_as, ip, &pi, NULL);
+    unw_leave(slot, cancel);
+    return rc == 0 ? pi.start_ip : 0;
 }
 
 /* ------------------------------------------------------------------------------------------

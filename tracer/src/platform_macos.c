@@ -113,6 +113,12 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max)
     return n;
 }
 
+/* The system unwinder's locks are libSystem's, which fork() itself makes safe. */
+void lt_platform_fork(lt_fork_phase phase)
+{
+    (void)phase;
+}
+
 /* backtrace() keeps no per-thread state that needs preparing. */
 void lt_platform_thread_init(void)
 {

@@ -1,0 +1,44 @@
+/*
+ * pc.h - where a thread is, for test programs that must act once another thread (or a fork
+ * child) runs a given function that never sleeps in the kernel (a spin, a yield loop): a
+ * signal handler reads the interrupted program counter, which the test compares with the
+ * function's bounds. Include it with _GNU_SOURCE defined (dladdr1).
+ */
+#ifndef PC_H
+#define PC_H
+
+#include <dlfcn.h>
+#include <link.h>
+#include <signal.h>
+#include <stdint.h>
+#include <ucontext.h>
+
+/* The program counter a signal interrupted, from the handler's third argument. */
+static inline uintptr_t pc_interrupted(const void *uc)
+{
+    const mcontext_t *mc = &((const ucontext_t *)uc)->uc_mcontext;
+#if defined(__x86_64__)
+    return (uintptr_t)mc->gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (uintptr_t)mc->pc;
+#else
+#error "pc.h reads the interrupted pc on x86-64 and AArch64 only"
+#endif
+}
+
+/* Where libc's own function `name` lies, [*lo, *hi) (the tracer's, if it has one of that name,
+ * is another function); -1 when unknown. */
+static inline int pc_libc_function(const char *name, uintptr_t *lo, uintptr_t *hi)
+{
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    void *fn = libc ? dlsym(libc, name) : NULL;
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    if (!fn || !dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size)
+        return -1;
+    *lo = (uintptr_t)info.dli_saddr;
+    *hi = *lo + sym->st_size;
+    return 0;
+}
+
+#endif
