@@ -200,7 +200,7 @@ static inline lt_lock *probe_filed(const shard *s, const void *addr, uint64_t h)
  * entry (addr NULL): the slot's address and entry are two loads, and while later entries of
  * a chain move back the entry read may be another address's, which only its own addr
  * tells, or none at all, where the chain's last slot was emptied between the two. */
-static lt_lock *probe(const shard *s, const void *addr, uint64_t h, uint32_t *gen)
+static inline lt_lock *probe(const shard *s, const void *addr, uint64_t h, uint32_t *gen)
 {
     lt_lock *l = probe_filed(s, addr, h);
     if (!l) /* none filed, or its slot emptied since its address was read (remove_at) */
@@ -457,18 +457,32 @@ static void cache_put(lt_thread *t, const void *addr, lt_lock *l, uint32_t gen)
     slot->gen = gen;
 }
 
-/* The slow path of lt_shadow_get: the table, then the thread's cache slot. */
-lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
+/* lt_shadow_lookup of an address the table has no live entry for. */
+static __attribute__((noinline)) lt_lock *lookup_locked(lt_thread *t, const void *addr,
+                                                        uintptr_t ra)
 {
-    int created = 0;
+    int created;
     uint32_t gen;
-    lt_lock *l = probe(shard_of(addr), addr, addr_hash(addr), &gen);
-    if (!l && !(l = find_or_create(addr, 0, &created, &gen))) {
+    lt_lock *l = find_or_create(addr, 0, &created, &gen);
+    if (!l) {
         lt_report_out_of_memory(); /* the table could not grow */
         return NULL;
     }
     if (created)
         l->first_stack = lt_stack_here(ra);
+    cache_put(t, addr, l, gen);
+    return l;
+}
+
+/* The slow path of lt_shadow_get: the table, then the thread's cache slot. The probe is
+ * inline and the rest out of line, so that a lookup the cache misses (a thread that goes
+ * through thousands of locks misses it at each) costs the probe and little more. */
+lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
+{
+    uint32_t gen;
+    lt_lock *l = probe(shard_of(addr), addr, addr_hash(addr), &gen);
+    if (lt_unlikely(!l))
+        return lookup_locked(t, addr, ra);
     cache_put(t, addr, l, gen);
     return l;
 }
