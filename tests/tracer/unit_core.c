@@ -119,6 +119,14 @@ static void check_held_set(void)
         lt_held_remove(t, &t->held[t->nheld - 1]);
 }
 
+/* A lock's memory is released: as lifetime.c forgets it, its entry, then its place in the
+ * lock map. */
+static void forget(const void *addr)
+{
+    lt_shadow_forget(addr);
+    lt_lockmap_clear((uintptr_t)addr, (uintptr_t)addr + 1);
+}
+
 /* A set that was large and is small again stops using its index and empties it, in time
  * proportional to what it holds; when it grows large again, the index answers for the new
  * entries only. */
@@ -159,7 +167,7 @@ static void check_shadow(void)
     CHECK(l->first_stack != 0);
     CHECK(lt_shadow_get(t, &lock_b, 0) != l);
     CHECK(lt_shadow_reset(t, &lock_a, 0, 0) == l && atomic_load(&l->gen) == gen + 1);
-    lt_shadow_forget(&lock_a);
+    forget(&lock_a);
     lt_lock *again = lt_shadow_get(t, &lock_a, 0);
     CHECK(atomic_load(&again->gen) != gen + 1); /* destroyed and seen again: a new identity */
 }
@@ -186,7 +194,7 @@ static void check_shadow_destroy(void)
     lt_shadow_destroy(&lock_c, l);
     lt_shadow_destroy(&lock_c, l); /* twice: nothing more */
     CHECK(atomic_load(&l->gen) == gen + 3);
-    lt_shadow_forget(&lock_c); /* its memory is released */
+    forget(&lock_c); /* its memory is released */
     CHECK(lt_shadow_find(&lock_c) == NULL);
     CHECK(!lt_lockmap_any((uintptr_t)&lock_c, (uintptr_t)&lock_c + 1));
     lt_shadow_destroy(&lock_d, NULL); /* never seen: nothing to keep */
@@ -212,7 +220,7 @@ static void check_shadow_destroy_bound(void)
     }
     CHECK(ok && kept > 0 && kept < N / 2);
     for (int i = 0; i < N; i++)
-        lt_shadow_forget(&space[i]);
+        forget(&space[i]);
     CHECK(!lt_lockmap_any((uintptr_t)space, (uintptr_t)&space[N]));
 }
 
@@ -254,7 +262,7 @@ static void check_shadow_heap(void)
         ok = lt_shadow_find(space + (size_t)i * 4096 + (size_t)(i % 64) * 8) != NULL;
     CHECK(ok);
     for (int i = 0; i < N; i++)
-        lt_shadow_forget(space + (size_t)i * 4096 + (size_t)(i % 64) * 8);
+        forget(space + (size_t)i * 4096 + (size_t)(i % 64) * 8);
     CHECK(!lt_lockmap_any((uintptr_t)space, (uintptr_t)space + (size_t)N * 4096));
     lt_platform_unmap(space, (size_t)N * 4096);
 }
@@ -290,7 +298,7 @@ static void check_shadow_table(void)
     CHECK(ok);
     for (int i = 0; i < N; i += 2) {
         freed[i / 2] = (uintptr_t)entry[i];
-        lt_shadow_forget(locks[i]);
+        forget(locks[i]);
     }
     for (int i = 0; i < N && ok; i++)
         ok = lt_shadow_find(locks[i]) == (i % 2 ? entry[i] : NULL);
@@ -304,7 +312,7 @@ static void check_shadow_table(void)
     }
     CHECK(ok);
     for (int i = 0; i < N; i++)
-        lt_shadow_forget(locks[i]);
+        forget(locks[i]);
     for (int i = 0; i < N && ok; i++)
         ok = lt_shadow_find(locks[i]) == NULL;
     CHECK(ok && !lt_lockmap_any((uintptr_t)space, (uintptr_t)&space[SPACE]));
@@ -348,16 +356,16 @@ static void check_shadow_dense(void)
              atomic_load(&entry[i]->addr) == space + 4 * i;
     CHECK(ok);
     for (int i = 0; i < N; i += 2)
-        lt_shadow_forget(space + 4 * i);
+        forget(space + 4 * i);
     for (int i = 0; i < N && ok; i++)
         ok = lt_shadow_find(space + 4 * i) == (i % 2 ? entry[i] : NULL);
     for (int i = 0; i < ODD && ok; i++)
         ok = lt_shadow_find(space + 4 * (i / 3) + 1 + i % 3) == odd[i];
     CHECK(ok); /* the others are still found after removals inside their probe chains */
     for (int i = 0; i < ODD; i++)
-        lt_shadow_forget(odd[i]->addr);
+        forget(odd[i]->addr);
     for (int i = 1; i < N; i += 2)
-        lt_shadow_forget(space + 4 * i);
+        forget(space + 4 * i);
     for (int i = 0; i < N && ok; i++)
         ok = lt_shadow_find(space + 4 * i) == NULL;
     CHECK(ok && !lt_lockmap_any((uintptr_t)space, (uintptr_t)space + PAGES * 4096));
@@ -419,7 +427,7 @@ static void check_shadow_moving(void)
             if (r % 2)
                 lt_shadow_destroy(page + i, lt_shadow_reset(t, page + i, 0, 0));
             else
-                lt_shadow_forget(page + i);
+                forget(page + i);
         }
         moving_wait(&m);
     }
@@ -427,7 +435,7 @@ static void check_shadow_moving(void)
     pthread_join(reader, NULL);
     CHECKF(m.wrong == 0, "%ld lookups found another entry", m.wrong);
     for (int i = 0; i < MOVING * MOVING_ROUNDS; i++)
-        lt_shadow_forget(m.pages + 4096 * (i / MOVING) + i % MOVING);
+        forget(m.pages + 4096 * (i / MOVING) + i % MOVING);
     CHECK(!lt_lockmap_any((uintptr_t)m.pages, (uintptr_t)m.pages + 4096 * MOVING_ROUNDS));
     lt_platform_unmap(m.pages, 4096 * MOVING_ROUNDS);
 }
