@@ -119,6 +119,44 @@ static void check_held_set(void)
         lt_held_remove(t, &t->held[t->nheld - 1]);
 }
 
+/* A large set that keeps some locks while it takes and releases others, in random order
+ * (removals in the middle of the index's probe chains), finds exactly what it holds. */
+static void check_held_churn(void)
+{
+    lt_thread *t = lt_self();
+    enum { KEEP = 100, POOL = 3000, ROUNDS = 200000 };
+    static char locks[KEEP + POOL];
+    static unsigned char held[KEEP + POOL];
+    static lt_lock fake;
+    uint32_t x = 88172645u;
+    for (int i = 0; i < KEEP; i++) {
+        lt_held_push(t, &locks[i], &fake);
+        held[i] = 1;
+    }
+    int ok = 1;
+    for (int r = 0; r < ROUNDS && ok; r++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        int k = KEEP + (int)(x % POOL);
+        lt_held *h = lt_held_find(t, &locks[k]);
+        ok = held[k] ? h && h->addr == &locks[k] : h == NULL;
+        if (h)
+            lt_held_remove(t, h);
+        else
+            CHECK(lt_held_push(t, &locks[k], &fake) != NULL);
+        held[k] = !h;
+    }
+    CHECKF(ok, "after %d rounds", ROUNDS);
+    for (int i = 0; i < KEEP + POOL && ok; i++) {
+        lt_held *h = lt_held_find(t, &locks[i]);
+        ok = held[i] ? h && h->addr == &locks[i] : h == NULL;
+    }
+    CHECK(ok && t->held_indexed);
+    while (t->nheld)
+        lt_held_remove(t, nth_held(t, 0));
+}
+
 /* A lock's memory is released: as lifetime.c forgets it, its entry, then its place in the
  * lock map. */
 static void forget(const void *addr)
@@ -624,6 +662,7 @@ int main(void)
     check_depot();
     check_held_set();
     check_held_regrow();
+    check_held_churn();
     check_scratch_fit();
     check_pool();
     check_shadow_heap(); /* first: its entries are new ones */
