@@ -119,6 +119,52 @@ static void check_held_set(void)
         lt_held_remove(t, &t->held[t->nheld - 1]);
 }
 
+/* A large set that keeps some locks while it takes and releases others, in random order
+ * (removals in the middle of the index's probe chains), finds exactly what it holds. */
+static void check_held_churn(void)
+{
+    lt_thread *t = lt_self();
+    enum { KEEP = 100, POOL = 3000, ROUNDS = 200000 };
+    static char locks[KEEP + POOL];
+    static unsigned char held[KEEP + POOL];
+    static lt_lock fake;
+    uint32_t x = 88172645u;
+    for (int i = 0; i < KEEP; i++) {
+        lt_held_push(t, &locks[i], &fake);
+        held[i] = 1;
+    }
+    int ok = 1;
+    for (int r = 0; r < ROUNDS && ok; r++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        int k = KEEP + (int)(x % POOL);
+        lt_held *h = lt_held_find(t, &locks[k]);
+        ok = held[k] ? h && h->addr == &locks[k] : h == NULL;
+        if (h)
+            lt_held_remove(t, h);
+        else
+            CHECK(lt_held_push(t, &locks[k], &fake) != NULL);
+        held[k] = !h;
+    }
+    CHECKF(ok, "after %d rounds", ROUNDS);
+    for (int i = 0; i < KEEP + POOL && ok; i++) {
+        lt_held *h = lt_held_find(t, &locks[i]);
+        ok = held[i] ? h && h->addr == &locks[i] : h == NULL;
+    }
+    CHECK(ok && t->held_indexed);
+    while (t->nheld)
+        lt_held_remove(t, nth_held(t, 0));
+}
+
+/* A lock's memory is released: as lifetime.c forgets it, its entry, then its place in the
+ * lock map. */
+static void forget(const void *addr)
+{
+    lt_shadow_forget(addr);
+    lt_lockmap_clear((uintptr_t)addr, (uintptr_t)addr + 1);
+}
+
 /* A set that was large and is small again stops using its index and empties it, in time
  * proportional to what it holds; when it grows large again, the index answers for the new
  * entries only. */
@@ -159,7 +205,7 @@ static void check_shadow(void)
     CHECK(l->first_stack != 0);
     CHECK(lt_shadow_get(t, &lock_b, 0) != l);
     CHECK(lt_shadow_reset(t, &lock_a, 0, 0) == l && atomic_load(&l->gen) == gen + 1);
-    lt_shadow_forget(&lock_a);
+    forget(&lock_a);
     lt_lock *again = lt_shadow_get(t, &lock_a, 0);
     CHECK(atomic_load(&again->gen) != gen + 1); /* destroyed and seen again: a new identity */
 }
@@ -186,7 +232,7 @@ static void check_shadow_destroy(void)
     lt_shadow_destroy(&lock_c, l);
     lt_shadow_destroy(&lock_c, l); /* twice: nothing more */
     CHECK(atomic_load(&l->gen) == gen + 3);
-    lt_shadow_forget(&lock_c); /* its memory is released */
+    forget(&lock_c); /* its memory is released */
     CHECK(lt_shadow_find(&lock_c) == NULL);
     CHECK(!lt_lockmap_any((uintptr_t)&lock_c, (uintptr_t)&lock_c + 1));
     lt_shadow_destroy(&lock_d, NULL); /* never seen: nothing to keep */
@@ -212,7 +258,7 @@ static void check_shadow_destroy_bound(void)
     }
     CHECK(ok && kept > 0 && kept < N / 2);
     for (int i = 0; i < N; i++)
-        lt_shadow_forget(&space[i]);
+        forget(&space[i]);
     CHECK(!lt_lockmap_any((uintptr_t)space, (uintptr_t)&space[N]));
 }
 
@@ -254,7 +300,7 @@ static void check_shadow_heap(void)
         ok = lt_shadow_find(space + (size_t)i * 4096 + (size_t)(i % 64) * 8) != NULL;
     CHECK(ok);
     for (int i = 0; i < N; i++)
-        lt_shadow_forget(space + (size_t)i * 4096 + (size_t)(i % 64) * 8);
+        forget(space + (size_t)i * 4096 + (size_t)(i % 64) * 8);
     CHECK(!lt_lockmap_any((uintptr_t)space, (uintptr_t)space + (size_t)N * 4096));
     lt_platform_unmap(space, (size_t)N * 4096);
 }
@@ -290,7 +336,7 @@ static void check_shadow_table(void)
     CHECK(ok);
     for (int i = 0; i < N; i += 2) {
         freed[i / 2] = (uintptr_t)entry[i];
-        lt_shadow_forget(locks[i]);
+        forget(locks[i]);
     }
     for (int i = 0; i < N && ok; i++)
         ok = lt_shadow_find(locks[i]) == (i % 2 ? entry[i] : NULL);
@@ -304,7 +350,7 @@ static void check_shadow_table(void)
     }
     CHECK(ok);
     for (int i = 0; i < N; i++)
-        lt_shadow_forget(locks[i]);
+        forget(locks[i]);
     for (int i = 0; i < N && ok; i++)
         ok = lt_shadow_find(locks[i]) == NULL;
     CHECK(ok && !lt_lockmap_any((uintptr_t)space, (uintptr_t)&space[SPACE]));
@@ -348,16 +394,16 @@ static void check_shadow_dense(void)
              atomic_load(&entry[i]->addr) == space + 4 * i;
     CHECK(ok);
     for (int i = 0; i < N; i += 2)
-        lt_shadow_forget(space + 4 * i);
+        forget(space + 4 * i);
     for (int i = 0; i < N && ok; i++)
         ok = lt_shadow_find(space + 4 * i) == (i % 2 ? entry[i] : NULL);
     for (int i = 0; i < ODD && ok; i++)
         ok = lt_shadow_find(space + 4 * (i / 3) + 1 + i % 3) == odd[i];
     CHECK(ok); /* the others are still found after removals inside their probe chains */
     for (int i = 0; i < ODD; i++)
-        lt_shadow_forget(odd[i]->addr);
+        forget(odd[i]->addr);
     for (int i = 1; i < N; i += 2)
-        lt_shadow_forget(space + 4 * i);
+        forget(space + 4 * i);
     for (int i = 0; i < N && ok; i++)
         ok = lt_shadow_find(space + 4 * i) == NULL;
     CHECK(ok && !lt_lockmap_any((uintptr_t)space, (uintptr_t)space + PAGES * 4096));
@@ -419,7 +465,7 @@ static void check_shadow_moving(void)
             if (r % 2)
                 lt_shadow_destroy(page + i, lt_shadow_reset(t, page + i, 0, 0));
             else
-                lt_shadow_forget(page + i);
+                forget(page + i);
         }
         moving_wait(&m);
     }
@@ -427,7 +473,7 @@ static void check_shadow_moving(void)
     pthread_join(reader, NULL);
     CHECKF(m.wrong == 0, "%ld lookups found another entry", m.wrong);
     for (int i = 0; i < MOVING * MOVING_ROUNDS; i++)
-        lt_shadow_forget(m.pages + 4096 * (i / MOVING) + i % MOVING);
+        forget(m.pages + 4096 * (i / MOVING) + i % MOVING);
     CHECK(!lt_lockmap_any((uintptr_t)m.pages, (uintptr_t)m.pages + 4096 * MOVING_ROUNDS));
     lt_platform_unmap(m.pages, 4096 * MOVING_ROUNDS);
 }
@@ -616,6 +662,7 @@ int main(void)
     check_depot();
     check_held_set();
     check_held_regrow();
+    check_held_churn();
     check_scratch_fit();
     check_pool();
     check_shadow_heap(); /* first: its entries are new ones */

@@ -130,9 +130,10 @@ static void forget_range(const release *rel)
         for (size_t i = 0; i < n; i++)
             forget_slot(rel, slots[i]);
         if (n < BATCH)
-            return;
+            break;
         from = slots[n - 1] + 4;
     }
+    lt_lockmap_clear(rel->lo, rel->hi);
 }
 
 void lt_memory_released(lt_thread *t, uintptr_t lo, uintptr_t hi, lt_release how, uintptr_t ra)

@@ -45,6 +45,8 @@ extern _Atomic uint32_t lt_lockmap_filter[LT_LOCKMAP_FILTER];
 
 int lt_lockmap_add(const void *addr);
 void lt_lockmap_remove(const void *addr);
+/* No known lock starts in [lo, hi) any more (its shadow entries are gone: lt_shadow_forget). */
+void lt_lockmap_clear(uintptr_t lo, uintptr_t hi);
 void lt_lockmap_fork(lt_fork_phase phase);
 /* Whether a known lock starts in [lo, hi). */
 int lt_lockmap_any(uintptr_t lo, uintptr_t hi);

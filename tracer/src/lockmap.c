@@ -249,6 +249,100 @@ void lt_lockmap_remove(const void *addr)
     stripes_unlock(s);
 }
 
+/* Whether a lock starts in granule g of r. */
+static int granule_has_lock(const region *r, size_t g)
+{
+    size_t slot = g << (GRANULE_SHIFT - SLOT_SHIFT);
+    uint64_t mask = ((1ull << (1u << (GRANULE_SHIFT - SLOT_SHIFT))) - 1) << (slot & 63);
+    return (atomic_load_explicit(&r->bits[slot >> 6], memory_order_relaxed) & mask) != 0;
+}
+
+/* Under the stripes of [lo, hi), a part of one chunk: clears the bits of its slots, and
+ * rewrites the ahead bytes that depend on them, from the last granule of the part back to
+ * the lock before it (or AHEAD granules before the part): each byte once, where a lock
+ * removed at a time rewrote up to AHEAD of them and took its stripes. */
+static void clear_part(region *r, uintptr_t lo, uintptr_t hi)
+{
+    uint32_t gone = 0;
+    for (size_t w = word_of(lo), last = word_of(hi - 1); w <= last; w++) {
+        uint64_t mask = ~0ull, bits = atomic_load_explicit(&r->bits[w], memory_order_relaxed);
+        if (w == word_of(lo))
+            mask &= lt_lockmap_from(lo);
+        if (w == last)
+            mask &= lt_lockmap_upto(hi - 1);
+        if (bits & mask) {
+            gone += (uint32_t)__builtin_popcountll(bits & mask);
+            atomic_store_explicit(&r->bits[w], bits & ~mask, memory_order_relaxed);
+        }
+    }
+    if (!gone)
+        return;
+    _Atomic uint32_t *count = &r->count[chunk_of(lo)], *filter = filter_of(lo);
+    atomic_store_explicit(count, atomic_load_explicit(count, memory_order_relaxed) - gone,
+                          memory_order_relaxed);
+    atomic_store_explicit(filter, atomic_load_explicit(filter, memory_order_relaxed) - gone,
+                          memory_order_relaxed);
+    size_t g_lo = (lo & REGION_MASK) >> GRANULE_SHIFT, g = (hi - 1) & REGION_MASK;
+    g >>= GRANULE_SHIFT;
+    size_t next = first_lock(r, g, g + AHEAD < GRANULES ? g + AHEAD : GRANULES);
+    if (next == NONE_NEAR && g + AHEAD >= GRANULES) /* the region's end */
+        next = GRANULES;
+    size_t stop = g_lo >= AHEAD - 1 ? g_lo - (AHEAD - 1) : 0;
+    for (;; g--) {
+        int lock = granule_has_lock(r, g);
+        if (lock)
+            next = g;
+        size_t v = next != NONE_NEAR && next - g < AHEAD ? AHEAD - (next - g) : 0;
+        atomic_store_explicit(&r->ahead[g], (uint8_t)v, memory_order_relaxed);
+        if (g == stop || (lock && g < g_lo)) /* the bytes before that lock depend on it */
+            return;
+    }
+}
+
+/* The stripes of the chunks a change in [lo, hi) (inside one chunk) depends on, in address
+ * order and each once: those AHEAD granules either side, and the chunk's own. */
+static size_t part_stripes(uintptr_t lo, uintptr_t hi, lt_spin *s[3])
+{
+    lt_spin *c[3] = {stripe_of(lo - WINDOW), stripe_of(lo), stripe_of(hi - 1 + WINDOW)};
+    size_t n = 0;
+    for (int k = 0; k < 3; k++) {
+        size_t at = n;
+        while (at > 0 && s[at - 1] > c[k])
+            at--;
+        if (at > 0 && s[at - 1] == c[k])
+            continue;
+        for (size_t m = n; m > at; m--)
+            s[m] = s[m - 1];
+        s[at] = c[k];
+        n++;
+    }
+    return n;
+}
+
+/* After the locks of [lo, hi) (released memory) have been forgotten: none starts there now.
+ * A chunk at a time, under its stripes; a chunk without locks costs a load, a region without
+ * any one. */
+void lt_lockmap_clear(uintptr_t lo, uintptr_t hi)
+{
+    for (uintptr_t a = lo; a < hi;) {
+        region *r = region_of(a);
+        uintptr_t end = (a | (r ? ((uintptr_t)1 << CHUNK_SHIFT) - 1 : REGION_MASK)) + 1;
+        uintptr_t to = end < hi ? end : hi;
+        if (r && atomic_load_explicit(&r->count[chunk_of(a)], memory_order_relaxed)) {
+            lt_spin *s[3];
+            size_t n = part_stripes(a, to, s);
+            for (size_t k = 0; k < n; k++)
+                lt_spin_lock(s[k]);
+            clear_part(r, a, to);
+            for (size_t k = n; k-- > 0;)
+                lt_spin_unlock(s[k]);
+        }
+        if (end == 0) /* the top of the address space */
+            return;
+        a = end;
+    }
+}
+
 void lt_lockmap_fork(lt_fork_phase phase)
 {
     for (int i = 0; i < STRIPES; i++)

@@ -200,7 +200,7 @@ static inline lt_lock *probe_filed(const shard *s, const void *addr, uint64_t h)
  * entry (addr NULL): the slot's address and entry are two loads, and while later entries of
  * a chain move back the entry read may be another address's, which only its own addr
  * tells, or none at all, where the chain's last slot was emptied between the two. */
-static lt_lock *probe(const shard *s, const void *addr, uint64_t h, uint32_t *gen)
+static inline lt_lock *probe(const shard *s, const void *addr, uint64_t h, uint32_t *gen)
 {
     lt_lock *l = probe_filed(s, addr, h);
     if (!l) /* none filed, or its slot emptied since its address was read (remove_at) */
@@ -457,18 +457,32 @@ static void cache_put(lt_thread *t, const void *addr, lt_lock *l, uint32_t gen)
     slot->gen = gen;
 }
 
-/* The slow path of lt_shadow_get: the table, then the thread's cache slot. */
-lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
+/* lt_shadow_lookup of an address the table has no live entry for. */
+static __attribute__((noinline)) lt_lock *lookup_locked(lt_thread *t, const void *addr,
+                                                        uintptr_t ra)
 {
-    int created = 0;
+    int created;
     uint32_t gen;
-    lt_lock *l = probe(shard_of(addr), addr, addr_hash(addr), &gen);
-    if (!l && !(l = find_or_create(addr, 0, &created, &gen))) {
+    lt_lock *l = find_or_create(addr, 0, &created, &gen);
+    if (!l) {
         lt_report_out_of_memory(); /* the table could not grow */
         return NULL;
     }
     if (created)
         l->first_stack = lt_stack_here(ra);
+    cache_put(t, addr, l, gen);
+    return l;
+}
+
+/* The slow path of lt_shadow_get: the table, then the thread's cache slot. The probe is
+ * inline and the rest out of line, so that a lookup the cache misses (a thread that goes
+ * through thousands of locks misses it at each) costs the probe and little more. */
+lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra)
+{
+    uint32_t gen;
+    lt_lock *l = probe(shard_of(addr), addr, addr_hash(addr), &gen);
+    if (lt_unlikely(!l))
+        return lookup_locked(t, addr, ra);
     cache_put(t, addr, l, gen);
     return l;
 }
@@ -491,14 +505,15 @@ lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t
     return l;
 }
 
-/* The entry of addr, live or destroyed (its addr is then NULL); never creates one. */
+/* The entry of addr, live or destroyed (its addr is then NULL); never creates one. An entry
+ * the table shows filed under addr (its key, as renew_filed reads it) is the answer without
+ * the shard's lock: a free of memory that held locks finds each destroyed one so. */
 lt_lock *lt_shadow_find(const void *addr)
 {
     uint64_t h = addr_hash(addr);
     shard *s = shard_of(addr);
-    uint32_t gen;
-    lt_lock *l = probe(s, addr, h, &gen);
-    if (l)
+    lt_lock *l = probe_filed(s, addr, h);
+    if (l && l->key == addr)
         return l;
     lt_spin_lock(&s->lock);
     l = find_locked(s, addr, h);
@@ -515,16 +530,16 @@ static void end_identity(lt_lock *l)
     gen_bump(l);
 }
 
-/* Under the shard's lock: the entry of addr, live or destroyed, leaves the table and the
- * lock map; the entry is recycled. */
-static void remove_locked(shard *s, const void *addr, uint64_t h)
+/* Under the shard's lock: the entry of addr, live or destroyed, leaves the table; the entry
+ * is recycled. 0 when addr had none. */
+static int remove_locked(shard *s, const void *addr, uint64_t h)
 {
     uintptr_t word = atomic_load_explicit(&s->table, memory_order_relaxed);
     table t = table_of(word);
     slot *at = word ? find_slot(t, addr, h) : NULL;
     lt_lock *l = at ? atomic_load_explicit(&at->lock, memory_order_relaxed) : NULL;
     if (!l)
-        return;
+        return 0;
     remove_at(t, (size_t)(at - t.slot));
     s->live--;
     claim(l);
@@ -535,7 +550,7 @@ static void remove_locked(shard *s, const void *addr, uint64_t h)
     l->key = NULL;
     claim_drop(l);
     entry_free(s, l);
-    lt_lockmap_remove(addr);
+    return 1;
 }
 
 /* destroy of the lock whose entry the caller found (l; NULL when it had none). */
@@ -554,11 +569,13 @@ void lt_shadow_destroy(const void *addr, lt_lock *l)
             return;
     }
     lt_spin_lock(&s->lock);
-    remove_locked(s, addr, addr_hash(addr));
+    if (remove_locked(s, addr, addr_hash(addr)))
+        lt_lockmap_remove(addr); /* under the shard's lock: an entry made meanwhile keeps its bit */
     lt_spin_unlock(&s->lock);
 }
 
-/* Its memory is released: the address stops naming a lock, and leaves the lock map. */
+/* Its memory is released: the address stops naming a lock. It stays in the lock map: the
+ * caller clears the map over the whole range released (lt_lockmap_clear), once. */
 void lt_shadow_forget(const void *addr)
 {
     shard *s = shard_of(addr);

@@ -7,6 +7,8 @@
  *   64 KiB chunk over at most two words of bits (the blocks it answers itself);
  *   lt_lockmap_block_clear (the inline check every free() makes) never says 1 where a lock
  *   is, and is exact for a block of up to 1008 bytes inside one region.
+ * Then ranges are cleared (released memory, lt_lockmap_clear) between new locks, and the same
+ * holds after each.
  * Then one thread adds and removes locks next to a block while another asks about the block:
  * the neighbours never make the block look like it holds a lock, nor hide the one it holds.
  * Then two threads add and remove locks on both sides of a 64 KiB chunk edge (writers of
@@ -59,6 +61,14 @@ static void del(uintptr_t a)
 {
     lt_lockmap_remove((const void *)a);
     model[(a - BASE) / 4] = 0;
+}
+
+/* Released memory: its locks are forgotten, and the map cleared over it at once. */
+static void clear(uintptr_t lo, uintptr_t hi)
+{
+    lt_lockmap_clear(lo, hi);
+    for (uintptr_t s = (lo - BASE) / 4; s < SLOTS && BASE + s * 4 < hi; s++)
+        model[s] = 0;
 }
 
 /* A range: mostly block-sized (16-byte aligned, 16..600 bytes), some page- and chunk-sized,
@@ -161,6 +171,31 @@ static void check_model(void)
     for (uintptr_t a = BASE + 0x40000; a < BASE + 0x40000 + 8192; a += 48)
         add(a + 8);
     check_ranges(&s, 40000);
+    /* ranges released, locks made again between them; edges: a lock left right after a
+     * cleared range in its granule, and right before it in the granule it starts in */
+    add(BASE + 0x50000 + 12);
+    clear(BASE + 0x50000, BASE + 0x50000 + 12);
+    add(BASE + 0x60000);
+    add(BASE + 0x60000 + 4);
+    clear(BASE + 0x60000 + 4, BASE + 0x60000 + 600);
+    for (int i = 0; i < 3000; i++) {
+        uintptr_t lo, hi;
+        range(&s, &lo, &hi);
+        if (i % 3 == 0)
+            clear(lo, hi);
+        else if (!model[(lo - BASE) / 4])
+            add(lo & ~(uintptr_t)3);
+        if (i % 500 == 0)
+            check_ranges(&s, 2000);
+    }
+    for (uintptr_t a = BASE + 0x40000; a < BASE + 0x40000 + 8192; a += 48)
+        if (!model[(a + 8 - BASE) / 4])
+            add(a + 8);
+    clear(BASE + 0x40000 + 1000, BASE + 0x40000 + 5000);
+    check_ranges(&s, 40000);
+    clear(BASE, BASE + SPAN);
+    check_ranges(&s, 2000);
+    CHECK(!lt_lockmap_any(BASE, BASE + SPAN));
     CHECK(!lt_lockmap_maybe(0x10, 0x20)); /* a region never used */
     CHECK(lt_lockmap_block_clear(0x10, 0x20));
     CHECK(!lt_lockmap_block_clear((1ull << 40) - 0x20, 0x40)); /* into the next region */
