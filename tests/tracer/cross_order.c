@@ -517,6 +517,73 @@ NOINLINE void reorder_then_reuse(int placed)
     puts(placed ? "placed, reordered, renewed, inverted" : "reordered, renewed, inverted");
 }
 
+/* ------------------------------------------------------------------------------------------
+ * A thread remembers the last edge into a lock it found known (its cache slot's memo): a
+ * nested pair repeated, then the same pair with the outer lock renewed, the inner one renewed,
+ * and (rwlocks) the outer one taken in another mode must each make an edge of its own, and
+ * the inversion through the last one is found. `modes`: rwlock 0 read then write under 1's
+ * memo, inverted by a read of 0 (read/read alone is no cycle on reader-preferring rwlocks).
+ * ---------------------------------------------------------------------------------------- */
+NOINLINE void repeat_pair(int a, int b)
+{
+    for (int i = 0; i < 3; i++)
+        mutex_pair(a, b);
+}
+
+NOINLINE void rw_pair(int outer_write)
+{
+    for (int i = 0; i < 3; i++) {
+        if (outer_write)
+            pthread_rwlock_wrlock(&rwlocks[0]);
+        else
+            pthread_rwlock_rdlock(&rwlocks[0]);
+        pthread_rwlock_wrlock(&rwlocks[1]);
+        pthread_rwlock_unlock(&rwlocks[1]);
+        pthread_rwlock_unlock(&rwlocks[0]);
+    }
+}
+
+NOINLINE void *memo_pairs(void *arg)
+{
+    if (arg) {
+        rw_pair(0);
+        rw_pair(1);
+        return NULL;
+    }
+    repeat_pair(0, 1);
+    pthread_mutex_destroy(&mutexes[0]);
+    pthread_mutex_init(&mutexes[0], NULL);
+    repeat_pair(0, 1);
+    pthread_mutex_destroy(&mutexes[1]);
+    pthread_mutex_init(&mutexes[1], NULL);
+    repeat_pair(0, 1);
+    return NULL;
+}
+
+NOINLINE void *memo_inverted(void *arg)
+{
+    if (arg) {
+        pthread_rwlock_wrlock(&rwlocks[1]);
+        pthread_rwlock_rdlock(&rwlocks[0]);
+        pthread_rwlock_unlock(&rwlocks[0]);
+        pthread_rwlock_unlock(&rwlocks[1]);
+    } else {
+        mutex_pair(1, 0);
+    }
+    return NULL;
+}
+
+static void memo_renew(int modes)
+{
+    pthread_t th;
+    void *arg = modes ? (void *)1 : NULL;
+    pthread_create(&th, NULL, memo_pairs, arg);
+    pthread_join(th, NULL);
+    pthread_create(&th, NULL, memo_inverted, arg);
+    pthread_join(th, NULL);
+    puts(modes ? "read pairs, write pairs, inverted" : "pairs, renewed outer, renewed inner, inverted");
+}
+
 /* A block of 100 mutexes taken in index order, all held at once, then destroyed and
  * initialised again at the same addresses (their identities end while others go on), three
  * times. In the second round two of them are first taken the other way round and renewed
@@ -1012,6 +1079,10 @@ int main(int argc, char **argv)
         many_then_invert();
     else if (!strcmp(s, "chain-reinit"))
         chain_reinit();
+    else if (!strcmp(s, "memo-renew"))
+        memo_renew(0);
+    else if (!strcmp(s, "memo-modes"))
+        memo_renew(1);
     else if (!strcmp(s, "reorder-reuse"))
         reorder_then_reuse(0);
     else if (!strcmp(s, "reorder-reuse-placed"))

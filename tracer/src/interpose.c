@@ -244,9 +244,10 @@ static int acquire(call *c)
     if (!enter(&c->ev))
         return c->ev.wait == LT_WAIT_TRY ? real_try(c) : real_wait(c);
     lt_held *spare = NULL;
+    uint64_t *known;
     int rc = 0;
-    if (lt_likely(lt_lock_common(&c->ev)))
-        spare = lt_held_prepare(&c->ev);
+    if (lt_likely(lt_lock_common(&c->ev, &known)))
+        spare = lt_held_prepare(&c->ev, known);
     else
         rc = lt_before_lock_slow(&c->ev);
     if (rc == 0)

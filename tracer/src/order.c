@@ -2554,7 +2554,7 @@ void lt_order_acquired(lt_event *ev)
  * held lock before an anchor stops there, without fingerprints: its chain is looked up by
  * lt_order_acquired, after the grant, which walks again (where every acquisition makes new
  * edges, fingerprinting them twice was 9 % of the instructions). */
-int lt_order_known(lt_event *ev)
+int lt_order_known(lt_event *ev, uint64_t *memo)
 {
     lt_thread *t = ev->self;
     if (t->nheld == 0 || ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
@@ -2570,9 +2570,18 @@ int lt_order_known(lt_event *ev)
         if (h->anchor && self_conflicting(h))
             break;
     }
+    if (!one)
+        return 1;
     uint32_t gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
-    return !one || set_has(&known, fingerprint(one->lock, one->gen, (lt_mode)one->mode, ev->lock,
-                                               gen, ev->mode));
+    uint64_t fp = fingerprint(one->lock, one->gen, (lt_mode)one->mode, ev->lock, gen, ev->mode);
+    /* A fingerprint the known set had stays in it while both its identities live: only a
+     * refill drops any, and it puts back every edge still in the graph ("Removal"). */
+    if (fp == *memo)
+        return 1;
+    if (!set_has(&known, fp))
+        return 0;
+    *memo = fp;
+    return 1;
 }
 
 void lt_order_fork(lt_fork_phase phase)
