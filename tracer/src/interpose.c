@@ -337,6 +337,13 @@ static __attribute__((noinline)) void unlock_unusual(lt_thread *t, int rc, const
     lt_unlock_unusual(&ev, rc);
 }
 
+/* The call site (ra, cfa) an unusual unlock reports: the one given, or with ra 0 the caller
+ * of the entry point unlock() is inlined into, read there only (taken up front, the pair
+ * kept a register and a stack slot through libc's unlock on every call). */
+#define UNUSUAL_SITE(ra, cfa)                                                               \
+    (ra) ? (ra) : (uintptr_t)__builtin_return_address(0),                                  \
+        (ra) ? (cfa) : (uintptr_t)__builtin_dwarf_cfa()
+
 /* unlock (below) of a lock that is not the newest entry of a small set: released out of
  * order, or from a large set. Inline too: called, it cost each of groups' unlocks 28 more
  * instructions; inline, the newest entry's unlock pays 3 (flat-1: 323 -> 326 a pair). */
@@ -347,7 +354,7 @@ static inline __attribute__((always_inline)) int unlock_any(lt_thread *t, const 
     lt_held *h = lt_unlock_begin_any(t, lock);
     int rc = real_unlock(lock, kind);
     if (lt_unlikely(!lt_unlock_end_any(t, h, lock, rc)))
-        unlock_unusual(t, rc, lock, kind, api, ra, cfa);
+        unlock_unusual(t, rc, lock, kind, api, UNUSUAL_SITE(ra, cfa));
     lt_leave(&lt_tls);
     return rc;
 }
@@ -371,7 +378,7 @@ static inline __attribute__((always_inline)) int unlock(const void *lock, lt_kin
         return unlock_any(t, lock, kind, api, ra, cfa);
     int rc = real_unlock(lock, kind);
     if (lt_unlikely(!lt_unlock_end(t, top, lock, rc)))
-        unlock_unusual(t, rc, lock, kind, api, ra, cfa);
+        unlock_unusual(t, rc, lock, kind, api, UNUSUAL_SITE(ra, cfa));
     lt_leave(&lt_tls);
     return rc;
 }
@@ -381,7 +388,7 @@ int lt_interpose_unlock(const void *lock, lt_kind kind, lt_api api, uintptr_t ra
     return unlock(lock, kind, api, ra, cfa);
 }
 
-#define UNLOCK(lock, kind) unlock((const void *)(lock), (kind), LT_API_PTHREAD, CALLER)
+#define UNLOCK(lock, kind) unlock((const void *)(lock), (kind), LT_API_PTHREAD, 0, 0)
 
 /* init: a new identity for the address once libc has initialised the lock. */
 static inline int inited(int rc, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
