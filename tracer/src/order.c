@@ -103,6 +103,8 @@ struct lt_order_node {
     uint8_t kind;                   /* lt_kind */
     uint8_t exclusive_only;         /* mutex or spinlock: every request conflicts */
     uint8_t writer_pref;
+    _Atomic uint8_t unindexed;      /* its in-list's one edge is not in the known set yet: made
+                                       with it (edge_first), put there by node_index */
     uint32_t list[2];               /* edges out of it, into it (OUT, IN) */
     uint32_t mark[2];               /* search stamps, by the mode the node is entered with */
     uint32_t pk_mark;               /* reordering stamp */
@@ -548,7 +550,8 @@ static void known_fill(key_set *k)
     for (node *n = all_nodes; n; n = n->next)
         for (uint32_t *at = &n->list[OUT]; !node_dead(n) && (e = edge_live(at, OUT));
              at = &e->next[OUT])
-            set_put(k, edge_fingerprint(e));
+            if (!atomic_load_explicit(&node_at(e->to)->unindexed, memory_order_relaxed))
+                set_put(k, edge_fingerprint(e));
 }
 
 /* A known set that another replaced: its memory goes, its range stays, reading as empty to
@@ -774,7 +777,9 @@ static void edge_kill(uint32_t i)
         ndead++;
         nedges--;
         atomic_store_explicit(&known_stale,
-                              atomic_load_explicit(&known_stale, memory_order_relaxed) + 1,
+                              atomic_load_explicit(&known_stale, memory_order_relaxed) +
+                                  !atomic_load_explicit(&node_at(e->to)->unindexed,
+                                                        memory_order_relaxed),
                               memory_order_relaxed);
         if (e->back)
             atomic_fetch_sub_explicit(&nback, 1, memory_order_relaxed);
@@ -794,6 +799,38 @@ static edge *edge_live(uint32_t *link, int side)
         edge_kill(i);
     }
     return NULL;
+}
+
+/*
+ * A lock's first edge H -> X, made with X's node (edge_first), is not put in the known set: a
+ * program that makes locks, takes each once under another and destroys it (`groups`) paid a
+ * cache miss per lock there for an edge never looked up again. X's node says so (unindexed)
+ * until an edge into X is next looked up for adding, in the gate (edges_fast) or under the
+ * graph lock (edges_add, imply), which first puts that edge's fingerprint in the known set
+ * (node_index). Meanwhile no edge goes into X (edge_first leaves it to the general way), and a
+ * look-up that misses leads there. The edge is the one in X's in-list, unless it died.
+ */
+static edge *unindexed_edge(const node *x)
+{
+    uint32_t i = __atomic_load_n(&x->list[IN], __ATOMIC_RELAXED);
+    return i && !edge_at(i)->dead ? edge_at(i) : NULL;
+}
+
+static int node_unindexed(const node *x)
+{
+    return atomic_load_explicit(&x->unindexed, memory_order_acquire);
+}
+
+/* Under the graph lock; 0 when out of memory (or capped). */
+static int node_index(node *x)
+{
+    edge *e;
+    if (lt_likely(!node_unindexed(x)))
+        return 1;
+    if ((e = unindexed_edge(x)) != NULL && !known_add(edge_fingerprint(e)))
+        return 0;
+    atomic_store_explicit(&x->unindexed, 0, memory_order_release);
+    return 1;
 }
 
 /* Dead nodes wait for reaping, or ended ones for drawing what they imply: edges_fast leaves
@@ -1756,6 +1793,19 @@ static int known_claim(key_set *k, uint64_t key)
     }
 }
 
+/* In the gate, room for one key reserved in k, beside other threads doing the same: one of
+ * them puts the fingerprint. */
+static void node_index_gated(key_set *k, node *x)
+{
+    edge *e = unindexed_edge(x);
+    uint64_t fp = e ? edge_fingerprint(e) : 0;
+    if (e && known_claim(k, fp))
+        known_logged(fp);
+    else
+        atomic_fetch_sub_explicit(&k->used, 1, memory_order_relaxed);
+    atomic_store_explicit(&x->unindexed, 0, memory_order_release);
+}
+
 /*
  * Inside the gate: a node for the lock l of gen `gen`, which has none, from t's own, at its
  * address - when that place is free (nothing was reordered, node_place) and lies between the
@@ -1812,10 +1862,13 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
         edge_cache_has(t) < n + WALK || !k || !(who = thread_kept_find(&r->thread)) ||
         !(to = node_target(t, hs, n, r)) || !to->ord || node_sweep_due(to))
         return n;
-    if (known_full(k, atomic_fetch_add_explicit(&k->used, n, memory_order_relaxed) + n)) {
-        atomic_fetch_sub_explicit(&k->used, n, memory_order_relaxed);
+    size_t room = n + (node_unindexed(to) != 0);
+    if (known_full(k, atomic_fetch_add_explicit(&k->used, room, memory_order_relaxed) + room)) {
+        atomic_fetch_sub_explicit(&k->used, room, memory_order_relaxed);
         return n; /* the set must grow: under the lock */
     }
+    if (room > n)
+        node_index_gated(k, to);
     size_t left = 0, added = 0;
     for (size_t i = 0; i < n; i++) {
         node *from = node_find(hs[i]->lock, hs[i]->gen);
@@ -1881,6 +1934,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
     reap(REAP_STEP * n);
     int block = caches_fill(t);
     fresh = node_fresh(r->ev->lock, r->gen);
+    failed = !fresh && !node_index(node_of(r->ev->lock)) && !graph_capped();
     for (size_t i = 0; i < n && !failed && !graph_capped(); i++) {
         if (fresh ? fp_repeated(fps, i) : set_has(&known, fps[i]))
             continue;
@@ -2073,7 +2127,7 @@ static __attribute__((cold)) int imply(edge *i, edge *o, const node *x, const lt
     uint32_t hops = edge_hops(i) + edge_hops(o);
     uint64_t fp = fingerprint(from->lock, from->gen, (lt_mode)i->from_mode, to->lock, to->gen,
                               (lt_mode)o->to_mode);
-    if (hops > IMPLY_HOPS || graph_capped() || set_has(&known, fp))
+    if (hops > IMPLY_HOPS || graph_capped() || !node_index(to) || set_has(&known, fp))
         return 0;
     uint32_t vi = ix_take(&implied_pool), ei = vi ? ix_take(&edge_pool) : 0;
     if (!ei) {
@@ -2346,9 +2400,10 @@ static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, const ui
  * A lock's first edge H -> X, X without a node: the new edge of a program that makes locks
  * and takes them nested (in `groups` every acquisition's). No edge leads into or out of X, so
  * none is looked up and none can close a cycle; only a thread making this very edge now can
- * have it (known_claim decides). X's node is made with the edge in its in-list before it is
- * published, at X's address (node_place), which must lie above H's place; then H's out-list
- * takes the edge, in the gate. 0: the general way (acquired_edges) must take it - the call
+ * have it, and the one that publishes X's node decides. X's node is made with the edge in its
+ * in-list before it is published, at X's address (node_place), which must lie above H's
+ * place; then H's out-list takes the edge, in the gate, and the known set takes it only if
+ * it is ever looked up (node_index). 0: the general way (acquired_edges) must take it - the call
  * site's stacks are still unwound, the gate is shut, H has no place below X, ...
  */
 static int edge_first_fits(lt_event *ev, uint32_t gen, node *from, int64_t a)
@@ -2360,39 +2415,26 @@ static int edge_first_fits(lt_event *ev, uint32_t gen, node *from, int64_t a)
            !(m && m->live) && !node_of(ev->lock) && !identity_ended(ev->lock, gen);
 }
 
-/* In the gate: x, which holds e in its in-list, becomes X's node, and e joins H's out-list.
- * What was used: 2 both, 1 the edge only (another thread made X's node meanwhile), 0 neither
- * (the edge is known, or X's identity ended), -1 neither, and the general way must decide. */
-static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint64_t fp, uint32_t e,
-                            node *x)
+/* In the gate: x, which holds e in its in-list, becomes X's node, and e joins H's out-list;
+ * the known set gets neither yet (node_index). What was used: 2 both, 0 neither (X's
+ * identity ended), -1 neither, and the general way must decide (another thread made X's node
+ * meanwhile, maybe with this very edge: only the known set can tell). */
+static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, node *x)
 {
-    key_set *k = atomic_load_explicit(&known, memory_order_acquire);
     node *from = node_find(h->lock, h->gen), *other = NULL;
-    if (!k || !edge_first_fits(ev, gen, from, x->ord))
+    if (!edge_first_fits(ev, gen, from, x->ord))
         return -1;
-    int full = known_full(k, atomic_fetch_add_explicit(&k->used, 1, memory_order_relaxed) + 1);
-    if (full || !known_claim(k, fp)) {
-        atomic_fetch_sub_explicit(&k->used, 1, memory_order_relaxed);
-        return full ? -1 : 0;
-    }
-    known_logged(fp);
-    int used = 2;
     edge_at(e)->from = from->ix;
-    if (atomic_compare_exchange_strong_explicit(&ev->lock->order_node, &other, x,
-                                                memory_order_release, memory_order_acquire)) {
-        node_list(x);
-        list_push(from, OUT, e);
-    } else if (other->gen == gen) {
-        edge_join(e, from, other); /* node_fast placed it at X's address too */
-        used = 1;
-    } else {
-        return 0; /* X's identity ended meanwhile: no edge is made for it */
-    }
+    if (!atomic_compare_exchange_strong_explicit(&ev->lock->order_node, &other, x,
+                                                 memory_order_release, memory_order_acquire))
+        return other->gen == gen ? -1 : 0;
+    node_list(x);
+    list_push(from, OUT, e);
     atomic_fetch_add_explicit(&nedges, 1, memory_order_relaxed);
-    return used;
+    return 2;
 }
 
-static int edge_first(lt_event *ev, uint32_t gen, lt_held *h, uint64_t fp)
+static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
 {
     lt_thread *t = ev->self;
     int64_t a = (int64_t)(uintptr_t)ev->addr;
@@ -2401,7 +2443,7 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h, uint64_t fp)
         !ord_is_addr(a) || !t->info.name[0] || site_unwinds(ev->ra) ||
         !(who = thread_kept_find(&t->info)))
         return 0;
-    edges_prefetch(t, ev->lock, &fp, 1);
+    edges_prefetch(t, ev->lock, NULL, 0);
     request r = {.ev = ev, .gen = gen, .fresh = 1};
     desc d;
     uint32_t lab;
@@ -2419,9 +2461,10 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h, uint64_t fp)
     node_init(x, ev->lock, gen, ev->kind, ev->addr, a);
     x->list[IN] = e;
     x->linked = 1;
+    x->unindexed = 1;
     int used = -1;
     if (gate_enter()) {
-        used = edge_first_gated(ev, gen, h, fp, e, x);
+        used = edge_first_gated(ev, gen, h, e, x);
         gate_leave();
     }
     if (used < 1)
@@ -2544,7 +2587,7 @@ void lt_order_acquired(lt_event *ev)
         edges_unrecorded(ev->self, ev, gen, i, hs, fps, n, more);
         return;
     }
-    if (n == 1 && !more && !node_of(ev->lock) && edge_first(ev, gen, hs[0], fps[0]))
+    if (n == 1 && !more && !node_of(ev->lock) && edge_first(ev, gen, hs[0]))
         return;
     if (n)
         acquired_edges(ev->self, ev, gen, i, hs, fps, n, more);
