@@ -278,10 +278,35 @@ void lt_wait_end(lt_event *ev)
         lt_stats_wait_end(ev);
 }
 
+/* A lock or unlock libc refused (EINVAL) of a mutex that pthread_mutex_destroy destroyed:
+ * its lock word says so, whatever the tracer knew of it (ThreadSanitizer reports the
+ * refused lock and unlock, Helgrind every refused call). A trylock is a question the program
+ * asks and checks the answer of: silent, as ThreadSanitizer has it. A destroyed rwlock or
+ * spinlock is not told: glibc's destroy leaves them as they were, and a memset or an
+ * initialiser assigned makes them locks again unseen. */
+static int destroyed_use(const lt_event *ev, int rc)
+{
+    return rc == EINVAL && ev->kind == LT_MUTEX && ev->api != LT_API_CUSTOM &&
+           lt_platform_mutex_destroyed(ev->addr);
+}
+
+/* The report names the call; the entry the call's lookup made for the address is its own
+ * (its first sighting would be this call). */
+static void report_destroyed_use(const lt_event *ev)
+{
+    lt_finding f = {.kind = LT_FIND_DESTROYED_USE, .why = LT_WHY_DESTROYED};
+    fill_lock(&f, ev);
+    f.first_stack = 0;
+    f.request_stack = lt_stack_here(ev->ra);
+    lt_report(&f);
+}
+
 /* lt_after_lock (detect.h) for the rest: a failed request, no shadow entry, a robust
  * mutex whose owner died (EOWNERDEAD: taken all the same), a lock this thread already held. */
 void lt_after_lock_unusual(lt_event *ev, int rc)
 {
+    if (lt_unlikely(ev->wait != LT_WAIT_TRY && destroyed_use(ev, rc)))
+        report_destroyed_use(ev);
     if ((rc != 0 && rc != EOWNERDEAD) || !ev->lock)
         return;
     if (rc == EOWNERDEAD)
@@ -372,7 +397,9 @@ int lt_unlock_done_slow(lt_thread *t, const void *addr, int rc)
  * refused (which changed nothing). */
 void lt_unlock_unusual(lt_event *ev, int rc)
 {
-    if (!lt_held_find(ev->self, ev->addr))
+    if (destroyed_use(ev, rc))
+        report_destroyed_use(ev);
+    else if (!lt_held_find(ev->self, ev->addr))
         report_bad_unlock(ev, rc == 0);
 }
 

@@ -45,6 +45,7 @@ typedef enum {
     LT_FIND_EXIT_HELD,
     LT_FIND_FREE_HELD,
     LT_FIND_CONDVAR_MISUSE,
+    LT_FIND_DESTROYED_USE,
     LT_FIND_DEADLOCK,
     LT_FIND_INVERSION,
     LT_FIND_LONG_WAIT,
@@ -79,6 +80,7 @@ typedef enum {
     LT_WHY_CLASS_CYCLE,      /* lock-order-inversion predicted: the class graph has a cycle */
     LT_WHY_CLASS_NESTING,    /* ... locks of one class nested in both address orders */
     LT_WHY_CLASS_DECLARED,   /* ... locks of one class nested against their declared order */
+    LT_WHY_DESTROYED,        /* lock or unlock of a destroyed mutex: libc refuses it */
     LT_WHY_COUNT
 } lt_reason;
 

@@ -359,6 +359,13 @@ int lt_platform_mutex_type(const void *mutex)
     }
 }
 
+/* glibc's destroy sets __kind to -1, which every lock and unlock call refuses (EINVAL); init,
+ * a static initialiser or zeroed memory give a valid kind again. */
+int lt_platform_mutex_destroyed(const void *mutex)
+{
+    return ((const pthread_mutex_t *)mutex)->__data.__kind == -1;
+}
+
 /* glibc's private PTHREAD_MUTEX_ROBUST_NORMAL_NP bit in __kind (nptl/pthreadP.h). */
 enum { GLIBC_MUTEX_ROBUST_BIT = 16 };
 

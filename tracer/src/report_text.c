@@ -17,6 +17,7 @@ static const char *const kind_names[LT_FIND_KIND_COUNT] = {
     [LT_FIND_EXIT_HELD] = "exit-held",
     [LT_FIND_FREE_HELD] = "free-held",
     [LT_FIND_CONDVAR_MISUSE] = "condvar-misuse",
+    [LT_FIND_DESTROYED_USE] = "use-after-destroy",
     [LT_FIND_DEADLOCK] = "deadlock",
     [LT_FIND_INVERSION] = "lock-order-inversion",
     [LT_FIND_LONG_WAIT] = "long-wait",
@@ -31,6 +32,7 @@ static const char *const kind_verbs[LT_FIND_KIND_COUNT] = {
     [LT_FIND_EXIT_HELD] = "",
     [LT_FIND_FREE_HELD] = "frees the memory of",
     [LT_FIND_CONDVAR_MISUSE] = "",
+    [LT_FIND_DESTROYED_USE] = "uses",
     [LT_FIND_DEADLOCK] = "",
     [LT_FIND_INVERSION] = "",
     [LT_FIND_LONG_WAIT] = "",
@@ -65,6 +67,7 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_CLASS_CYCLE] = "class-cycle",
     [LT_WHY_CLASS_NESTING] = "class-nesting",
     [LT_WHY_CLASS_DECLARED] = "class-declared-order",
+    [LT_WHY_DESTROYED] = "destroyed",
 };
 
 /* Why the request can never be granted (or what the misuse is), for the summary line. */
@@ -103,6 +106,8 @@ static const char *const reason_text[LT_WHY_COUNT] = {
     [LT_WHY_CLASS_CYCLE] = "",
     [LT_WHY_CLASS_NESTING] = "",
     [LT_WHY_CLASS_DECLARED] = "",
+    [LT_WHY_DESTROYED] = "it is destroyed (libc refuses the call: EINVAL; init makes it a "
+                         "mutex again)",
 };
 
 static const char *const outcome_names[] = {"continue", "abort", "edeadlk"};
@@ -115,9 +120,9 @@ static const char *const api_names[] = {"pthread", "c11", "custom"};
 static const char *const ended_names[] = {"no", "destroyed", "initialised-again", "freed",
                                           "reused"};
 
-_Static_assert(LT_FIND_KIND_COUNT == 10, "name every finding kind in kind_names and kind_verbs");
+_Static_assert(LT_FIND_KIND_COUNT == 11, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 26, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 27, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(type_names) == LT_COND + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 _Static_assert(LT_ARRAY_LEN(api_names) == LT_API_CUSTOM + 1, "name every api");

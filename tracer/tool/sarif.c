@@ -27,6 +27,8 @@ static const rule_text rules[] = {
      "A thread requests a lock it already holds in a way that can never be granted."},
     {"bad-unlock", "BadUnlock", "warning", "A thread unlocks a lock it does not hold."},
     {"destroy-held", "DestroyHeld", "warning", "A lock is destroyed while it is held."},
+    {"use-after-destroy", "UseAfterDestroy", "warning",
+     "A mutex is locked or unlocked after it was destroyed."},
     {"exit-held", "ExitHeld", "warning", "A thread exits holding locks; they are orphaned."},
     {"condvar-misuse", "CondvarMisuse", "warning",
      "A condition variable is destroyed while waited on, used with two mutexes, or waited on "
