@@ -608,6 +608,44 @@ NOINLINE void churn_then_invert(void)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Past LOCKTRACE_GRAPH_MAX: mutexes 0 before 1, then 244,650 distinct orders of 700 more
+ * locks, made by 4 threads at once (each pair i < j taken nested in index order, so they agree
+ * with each other): more than a graph of 8 MB holds. Then 1 before 0, the inversion of an
+ * order recorded before the bound (with a bound too small for any edge: not recorded, silent).
+ * ---------------------------------------------------------------------------------------- */
+#define MANY_LOCKS 700
+#define MANY_THREADS 4
+
+static pthread_mutex_t many_locks[MANY_LOCKS];
+
+NOINLINE void *take_many_orders(void *arg)
+{
+    for (long i = (long)arg; i < MANY_LOCKS; i += MANY_THREADS) {
+        for (long j = i + 1; j < MANY_LOCKS; j++) {
+            pthread_mutex_lock(&many_locks[i]);
+            pthread_mutex_lock(&many_locks[j]);
+            pthread_mutex_unlock(&many_locks[j]);
+            pthread_mutex_unlock(&many_locks[i]);
+        }
+    }
+    return NULL;
+}
+
+NOINLINE void past_graph_max(void)
+{
+    pthread_t th[MANY_THREADS];
+    mutex_pair(0, 1);
+    for (int i = 0; i < MANY_LOCKS; i++)
+        pthread_mutex_init(&many_locks[i], NULL);
+    for (long i = 0; i < MANY_THREADS; i++)
+        pthread_create(&th[i], NULL, take_many_orders, (void *)i);
+    for (int i = 0; i < MANY_THREADS; i++)
+        pthread_join(th[i], NULL);
+    mutex_pair(1, 0);
+    puts("many orders, inverted");
+}
+
+/* ------------------------------------------------------------------------------------------
  * A lock that ends in between: A, X and B taken nested, so the graph has A -> X -> B and no
  * A -> B (X is an anchor: the edges into B come from it alone); then X ends - destroyed,
  * freed, initialised again - and the order A before B stays: B then A later is an inversion,
@@ -984,6 +1022,8 @@ int main(int argc, char **argv)
         ended_in_between();
     else if (!strcmp(s, "churn-then-invert"))
         churn_then_invert();
+    else if (!strcmp(s, "past-graph-max"))
+        past_graph_max();
     else if (!strcmp(s, "many-destroyed"))
         many_reused(0, 0);
     else if (!strcmp(s, "many-freed"))

@@ -112,6 +112,7 @@ uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
         if (c)
             lt_platform_map_huge(m, bytes);
         p->chunk[c] = m;
+        p->mapped += bytes;
     }
     uint32_t n = want < room ? want : room;
     *first = p->next;

@@ -74,9 +74,10 @@ typedef struct lt_ixpool {
     uint32_t next;   /* indices from here on were never handed out */
     uint32_t *stack; /* freed indices, the last freed on top */
     size_t nfree, cap;
+    size_t mapped;   /* bytes of its chunks */
     char *chunk[LT_IX_CHUNKS];
 } lt_ixpool;
-#define LT_IXPOOL(type, chunk_bits) {sizeof(type), (chunk_bits), 1, NULL, 0, 0, {NULL}}
+#define LT_IXPOOL(type, chunk_bits) {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, {NULL}}
 
 /* The object at index i (not 0), which the pool handed out; bits and size are the pool's,
  * passed as constants by a caller that knows them (this runs on every link followed). */
@@ -109,6 +110,13 @@ uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first);
 static inline int lt_ix_has_free(const lt_ixpool *p)
 {
     return p->nfree != 0;
+}
+
+/* The bytes the next block (or take without a freed index) maps: a chunk, or none. */
+static inline size_t lt_ix_maps(const lt_ixpool *p)
+{
+    uint32_t c = p->next >> p->bits;
+    return c < LT_IX_CHUNKS && !p->chunk[c] ? p->size << p->bits : 0;
 }
 
 /* Makes the mapped array *a of *cap elements of `size` bytes hold at least n, keeping its

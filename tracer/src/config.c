@@ -5,6 +5,9 @@
  * LOCKTRACE_* variable, which is most likely a misspelt one.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,11 +16,11 @@
 #include "lt_internal.h"
 #include "platform.h"
 
-enum { CHOICE, UINT, BOOL, STR };
+enum { CHOICE, UINT, BOOL, STR, SIZE };
 
 typedef struct option_desc {
     int kind;
-    size_t offset; /* of the field in lt_config: an int, or a string for STR */
+    size_t offset; /* of the field in lt_config: an int, a string for STR, a size_t for SIZE */
     const char *name, *def, *accepted, *help;
 } option_desc;
 
@@ -55,6 +58,28 @@ static int parse_uint(const char *accepted, const char *value)
     return (*value && !*end && v >= min && v <= max) ? (int)v : -1;
 }
 
+/* Bytes: a number with an optional K, M, G or T (powers of 1024), at least 1M; "" is a
+ * quarter of physical memory (no bound when that is unknown). 0 when bad. */
+static size_t parse_size(const char *value)
+{
+    static const char units[] = "KMGT";
+    if (!*value) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        return pages > 0 && page > 0 ? (size_t)pages / 4 * (size_t)page : SIZE_MAX;
+    }
+    if (!isdigit((unsigned char)*value))
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(value, &end, 10);
+    const char *unit = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    int shift = unit ? 10 * (int)(unit - units + 1) : 0;
+    if (errno || (*end && (!unit || end[1])) || v > (SIZE_MAX >> shift))
+        return 0;
+    v <<= shift;
+    return v >= ((size_t)1 << 20) ? (size_t)v : 0;
+}
+
 /* Booleans are listed false, true, false, true...: the parity of the index is the value. */
 static int parse(const option_desc *o, const char *value)
 {
@@ -66,6 +91,15 @@ static int parse(const option_desc *o, const char *value)
     }
     default: return choice_index(o->accepted, value);
     }
+}
+
+/* value into o's field (not a STR); 0 when it is not one of o's accepted values. */
+static int store(const option_desc *o, const char *value)
+{
+    char *field = (char *)&lt_cfg + o->offset;
+    if (o->kind == SIZE)
+        return (*(size_t *)field = parse_size(value)) != 0;
+    return (*(int *)field = parse(o, value)) >= 0;
 }
 
 static void say(const char *a, const char *b, const char *c, const char *d)
@@ -150,13 +184,11 @@ void lt_config_load(void)
             *(const char **)((char *)&lt_cfg + o->offset) = env ? env : o->def;
             continue;
         }
-        int v = parse(o, env ? env : o->def);
-        if (v < 0) {
+        if (!store(o, env ? env : o->def)) {
             say("locktrace: bad value for ", o->name, ": '", env);
             say("'; accepted values: ", o->accepted, "\n", "");
             _exit(2);
         }
-        *(int *)((char *)&lt_cfg + o->offset) = v;
     }
     if (lt_cfg.help) {
         print_help();

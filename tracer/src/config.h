@@ -5,6 +5,8 @@
 #ifndef LT_CONFIG_H
 #define LT_CONFIG_H
 
+#include <stddef.h>
+
 typedef enum { LT_ACTION_ABORT, LT_ACTION_EDEADLK } lt_action;
 typedef enum { LT_STACKS_LAZY, LT_STACKS_FULL } lt_stacks_mode;
 typedef enum { LT_INVERSION_REPORT, LT_INVERSION_ABORT, LT_INVERSION_OFF } lt_inversion_mode;
@@ -13,6 +15,7 @@ typedef enum { LT_CLASSES_OFF, LT_CLASSES_SITE, LT_CLASSES_ANNOTATED } lt_classe
 #define LT_CFG_TYPE_CHOICE int
 #define LT_CFG_TYPE_UINT int
 #define LT_CFG_TYPE_BOOL int
+#define LT_CFG_TYPE_SIZE size_t
 #define LT_CFG_TYPE_STR const char * /* "" when unset */
 typedef struct lt_config {
 #define LT_OPTION(kind, field, name, def, accepted, help) LT_CFG_TYPE_##kind field;

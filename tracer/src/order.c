@@ -277,10 +277,15 @@ static size_t set_slots(size_t n)
     return size;
 }
 
+static size_t set_bytes(size_t slots)
+{
+    return sizeof(key_set) + slots * sizeof(uint64_t);
+}
+
 /* An empty set of `size` slots (a power of two); NULL when out of memory. */
 static key_set *set_map(size_t size)
 {
-    key_set *k = lt_map(sizeof *k + size * sizeof k->slot[0]);
+    key_set *k = lt_map(set_bytes(size));
     if (k)
         k->mask = size - 1;
     return k;
@@ -313,7 +318,7 @@ static int set_add(key_set *_Atomic *set, uint64_t key)
         if (!g)
             return 0;
         if (k)
-            lt_platform_unmap(k, sizeof *k + (k->mask + 1) * sizeof k->slot[0]);
+            lt_platform_unmap(k, set_bytes(k->mask + 1));
         k = g;
     }
     set_put(k, key);
@@ -347,6 +352,7 @@ static void set_remove(key_set *_Atomic *set, uint64_t key)
 static lt_ixpool node_pool = LT_IXPOOL(node, NODE_BITS);
 static lt_ixpool edge_pool = LT_IXPOOL(edge, EDGE_BITS);
 static lt_ixpool label_pool = LT_IXPOOL(label, LABEL_BITS);
+static lt_ixpool implied_pool = LT_IXPOOL(implied, IMPLIED_BITS);
 
 static inline node *node_at(uint32_t i)
 {
@@ -363,10 +369,25 @@ static inline const label *label_at(uint32_t i)
     return lt_ix_at(&label_pool, i, LABEL_BITS, sizeof(label));
 }
 
+static inline implied *implied_at(uint32_t i)
+{
+    return lt_ix_at(&implied_pool, i, IMPLIED_BITS, sizeof(implied));
+}
+
+static int graph_room(size_t more);
+
+/* An index of p, unless it needs a new chunk and the graph has no room for it (graph_room);
+ * 0 then, or when out of memory. Under the graph lock. */
+static uint32_t ix_take(lt_ixpool *p)
+{
+    size_t more = lt_ix_has_free(p) ? 0 : lt_ix_maps(p);
+    return more && !graph_room(more) ? 0 : lt_ix_take(p);
+}
+
 /* Under the graph lock: a node from the pool, which names it by n->ix from then on. */
 static node *node_take(void)
 {
-    uint32_t i = lt_ix_take(&node_pool);
+    uint32_t i = ix_take(&node_pool);
     node *n = i ? node_at(i) : NULL;
     if (n)
         n->ix = i;
@@ -535,7 +556,7 @@ static void known_fill(key_set *k)
 static void known_drop(key_set *k)
 {
     if (k)
-        lt_platform_discard(k, sizeof *k + (k->mask + 1) * sizeof k->slot[0]);
+        lt_platform_discard(k, set_bytes(k->mask + 1));
 }
 
 /* Under the graph lock: the known set made again from the edges in the graph, in k if it is
@@ -543,7 +564,6 @@ static void known_drop(key_set *k)
 static key_set *known_refill(key_set *k)
 {
     size_t size = set_slots(nedges);
-    atomic_store_explicit(&known_stale, 0, memory_order_relaxed);
     if (k && size <= k->mask + 1) {
         for (size_t i = 0; i <= k->mask; i++)
             atomic_store_explicit(&k->slot[i], 0, memory_order_relaxed);
@@ -551,12 +571,13 @@ static key_set *known_refill(key_set *k)
         k->live = 0;
     } else {
         key_set *old = k;
-        k = set_map(size);
+        k = graph_room(set_bytes(size)) ? set_map(size) : NULL;
         if (!k)
             return NULL;
         atomic_store_explicit(&known, k, memory_order_release);
         known_drop(old);
     }
+    atomic_store_explicit(&known_stale, 0, memory_order_relaxed);
     known_fill(k);
     return k;
 }
@@ -627,7 +648,8 @@ static int known_add(uint64_t fp)
     if (!k || known_full(k, k->used + 1)) {
         key_set *old = k;
         if (k && known_mostly_live(k)) {
-            k = set_copy(&known, 2 * (k->mask + 1));
+            size_t size = 2 * (k->mask + 1);
+            k = graph_room(set_bytes(size)) ? set_copy(&known, size) : NULL;
             if (k)
                 known_drop(old);
         } else {
@@ -670,6 +692,7 @@ static void known_grow(void)
     graph_enter();
     int mine = k == atomic_load_explicit(&known, memory_order_relaxed) &&
                !atomic_load_explicit(&growing, memory_order_relaxed) && known_mostly_live(k) &&
+               graph_room(set_bytes(2 * (k->mask + 1))) &&
                (grow_log || (grow_log = lt_map(GROW_LOG * sizeof *grow_log)));
     unsigned epoch = known_epoch;
     if (mine) {
@@ -692,7 +715,7 @@ static void known_grow(void)
         known_drop(k);
         known_epoch++;
     } else if (g) {
-        lt_platform_unmap(g, sizeof *g + (g->mask + 1) * sizeof g->slot[0]);
+        lt_platform_unmap(g, set_bytes(g->mask + 1));
     }
     atomic_store_explicit(&growing, 0, memory_order_relaxed);
     graph_leave();
@@ -730,8 +753,6 @@ static void known_grow(void)
 #define FORGET_BATCH 32       /* nodes a thread lets go of before they leave the graph */
 
 static void implied_put(struct implied *v);
-
-static inline struct implied *implied_at(uint32_t i);
 
 /* One of its lists let go of edge i (e): the last one frees it. */
 static void edge_drop(uint32_t i, edge *e)
@@ -1504,7 +1525,7 @@ static uint32_t label_intern(lt_thread *t, const label *l)
         return x;
     if (!s || (s->used + 1) * 2 > s->mask + 1) {
         size_t size = s ? 2 * (s->mask + 1) : LABELS_MIN;
-        if (!(g = lt_map(label_set_bytes(size))))
+        if (!graph_room(label_set_bytes(size)) || !(g = lt_map(label_set_bytes(size))))
             return 0;
         g->mask = size - 1;
         for (size_t i = 0; s && i <= s->mask; i++)
@@ -1515,11 +1536,47 @@ static uint32_t label_intern(lt_thread *t, const label *l)
             lt_platform_discard(s, label_set_bytes(s->mask + 1));
         s = g;
     }
-    if (!(x = lt_ix_take(&label_pool)))
+    if (!(x = ix_take(&label_pool)))
         return 0;
     *(label *)label_at(x) = *l;
     label_put(s, x);
     return t->edge_label = x;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The memory bound, LOCKTRACE_GRAPH_MAX: 16 K locks allow 134 M distinct edges (6 GB), and a
+ * program's own memory is no bound on them. The graph takes memory at few places, each under
+ * the graph lock: a chunk of a pool (ix_take, edge_cache_fill) and a larger known or label
+ * set; each first adds up what the graph has mapped, and a growth that would take it past
+ * the bound is refused and caps the graph (said once, lt_report_order_partial). From then on
+ * no edge is recorded (edges_add, the gate: capping shuts it), so the graph only loses edges;
+ * those recorded are still checked, and a new edge that closes a cycle with them is reported
+ * as before (edges_unrecorded).
+ * ---------------------------------------------------------------------------------------- */
+static _Atomic int capped;
+
+static size_t graph_bytes(void)
+{
+    const key_set *k = atomic_load_explicit(&known, memory_order_relaxed);
+    const label_set *s = atomic_load_explicit(&labels, memory_order_relaxed);
+    return edge_pool.mapped + node_pool.mapped + label_pool.mapped + implied_pool.mapped +
+           (k ? set_bytes(k->mask + 1) : 0) + (s ? label_set_bytes(s->mask + 1) : 0);
+}
+
+/* Under the graph lock: may the graph map `more` bytes? 0 when that would take it past the
+ * bound, which caps it. */
+static int graph_room(size_t more)
+{
+    if (lt_likely(!more || graph_bytes() + more <= lt_cfg.graph_max))
+        return 1;
+    if (!atomic_exchange(&capped, 1))
+        lt_report_order_partial(lt_cfg.graph_max);
+    return 0;
+}
+
+static int graph_capped(void)
+{
+    return atomic_load_explicit(&capped, memory_order_relaxed);
 }
 
 /* e onto the head of n's list of `side`: under the graph lock, or in edges_fast beside others
@@ -1633,7 +1690,9 @@ static int edge_cache_fill(lt_thread *t)
     do {
         for (; t->edge_nblock; t->edge_nblock--)
             edge_cache_put(t, t->edge_block++); /* the rest of the run joins the list */
-        t->edge_nblock = lt_ix_block(&edge_pool, block, &t->edge_block);
+        t->edge_nblock = graph_room(lt_ix_maps(&edge_pool))
+                             ? lt_ix_block(&edge_pool, block, &t->edge_block)
+                             : 0;
     } while (t->edge_nblock && t->edge_nblock < 2 * WALK);
     return t->edge_nblock != 0;
 }
@@ -1749,7 +1808,7 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
     key_set *k = atomic_load_explicit(&known, memory_order_acquire);
     const lt_thread_info *who;
     node *to;
-    if (atomic_load_explicit(&nback, memory_order_relaxed) || reap_pending() ||
+    if (atomic_load_explicit(&nback, memory_order_relaxed) || reap_pending() || graph_capped() ||
         edge_cache_has(t) < n + WALK || !k || !(who = thread_kept_find(&r->thread)) ||
         !(to = node_target(t, hs, n, r)) || !to->ord || node_sweep_due(to))
         return n;
@@ -1822,7 +1881,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
     reap(REAP_STEP * n);
     int block = caches_fill(t);
     fresh = node_fresh(r->ev->lock, r->gen);
-    for (size_t i = 0; i < n && !failed; i++) {
+    for (size_t i = 0; i < n && !failed && !graph_capped(); i++) {
         if (fresh ? fp_repeated(fps, i) : set_has(&known, fps[i]))
             continue;
         if (identity_ended(hs[i]->lock, hs[i]->gen))
@@ -1845,8 +1904,8 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
                 e = 0;
             }
         }
-        failed = !e;
-        r->added |= !failed;
+        failed = !e && !graph_capped();
+        r->added |= e != 0;
     }
     graph_leave();
     if (block)
@@ -1904,13 +1963,6 @@ static edge *edge_find(const lt_held *h, const request *r, node *x)
 #define IMPLY_LOOK 65536      /* (edge in, edge out) pairs one ending looks at */
 #define IMPLY_HOPS 16         /* plain edges on an implied edge's path */
 #define IMPLIES_LOOK 4        /* list entries node_implies reads before it says "may" */
-
-static lt_ixpool implied_pool = LT_IXPOOL(implied, IMPLIED_BITS);
-
-static inline implied *implied_at(uint32_t i)
-{
-    return lt_ix_at(&implied_pool, i, IMPLIED_BITS, sizeof(implied));
-}
 
 
 /* A lock identity as one number: the entry's address (user space, below 2^48; 64-byte
@@ -2021,9 +2073,9 @@ static __attribute__((cold)) int imply(edge *i, edge *o, const node *x, const lt
     uint32_t hops = edge_hops(i) + edge_hops(o);
     uint64_t fp = fingerprint(from->lock, from->gen, (lt_mode)i->from_mode, to->lock, to->gen,
                               (lt_mode)o->to_mode);
-    if (hops > IMPLY_HOPS || set_has(&known, fp))
+    if (hops > IMPLY_HOPS || graph_capped() || set_has(&known, fp))
         return 0;
-    uint32_t vi = lt_ix_take(&implied_pool), ei = vi ? lt_ix_take(&edge_pool) : 0;
+    uint32_t vi = ix_take(&implied_pool), ei = vi ? ix_take(&edge_pool) : 0;
     if (!ei) {
         if (vi)
             lt_ix_put(&implied_pool, vi);
@@ -2172,8 +2224,9 @@ static void closing_unwound(lt_edge_info *i, lt_held *h, request *r)
 
 /* New edges went into X: the shortest cycle through it, if the graph has cycles at all.
  * Reported after the graph lock is released. The closing edge H -> X is this acquisition's,
- * as first made if that was unwound, else described from the live stack. */
-static void cycle_check(request *r)
+ * as first made if that was unwound, else described from the live stack. 0 when the search
+ * ran to its end and found none. */
+static int cycle_check(request *r)
 {
     search s = {r->ev->self, NULL};
     const lt_edge_info **cycle = NULL;
@@ -2196,12 +2249,14 @@ static void cycle_check(request *r)
         if (unwound)
             edge_info((lt_edge_info *)cycle[0], e);
     }
+    int none = !n && !cycle_bfs.failed;
     graph_leave();
     if (!cycle)
-        return;
+        return !none;
     if (!unwound)
         closing_unwound((lt_edge_info *)cycle[0], s.goal, r);
     report_inversion(cycle, m);
+    return 1;
 }
 
 /* A held lock taken by a blocking request (h->anchor) is an anchor if it conflicts with
@@ -2299,7 +2354,8 @@ static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, const ui
 static int edge_first_fits(lt_event *ev, uint32_t gen, node *from, int64_t a)
 {
     key_set *m = atomic_load_explicit(&moved, memory_order_relaxed);
-    return !atomic_load_explicit(&nback, memory_order_relaxed) && !reap_pending() && from &&
+    return !atomic_load_explicit(&nback, memory_order_relaxed) && !reap_pending() &&
+           !graph_capped() && from &&
            from->ord && from->ord < a && !node_sweep_due(from) && !moved_lost &&
            !(m && m->live) && !node_of(ev->lock) && !identity_ended(ev->lock, gen);
 }
@@ -2398,8 +2454,65 @@ static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev,
         n = walk_held(t, ev, gen, &i, hs, fps, &more);
         batch_add(hs, fps, n, &r);
     }
-    if (lt_unlikely(r.added) && atomic_load_explicit(&nback, memory_order_relaxed))
+    /* (Capped meanwhile: some edges were not recorded, edges_unrecorded's case.) */
+    if ((lt_unlikely(r.added) && atomic_load_explicit(&nback, memory_order_relaxed)) ||
+        lt_unlikely(graph_capped()))
         cycle_check(&r);
+}
+
+/* The key that says the edge of fingerprint fp was checked, capped (the chain cache's). */
+static uint64_t unrecorded_key(uint64_t fp)
+{
+    return chain_mix(0, fp) | 1;
+}
+
+/*
+ * The graph is capped: may one of the new edges hs -> X (not recorded) close a cycle with
+ * those recorded? Not when X or H has no place in the order (no edge), or, while no back edge
+ * exists, H lies below X (every path leads upwards); nor when the edge is recorded, or was
+ * checked before (unrecorded_key, put by a search that found no cycle: the graph only loses
+ * edges now). In the gate or under the graph lock, where ords do not change.
+ */
+static int unrecorded_may_close(lt_held **hs, const uint64_t *fps, size_t n, const lt_event *ev,
+                                uint32_t gen)
+{
+    const node *x = node_find(ev->lock, gen), *h;
+    for (size_t i = 0; x && x->ord && i < n; i++)
+        if ((h = node_find(hs[i]->lock, hs[i]->gen)) && h->ord &&
+            (atomic_load_explicit(&nback, memory_order_relaxed) || h->ord > x->ord) &&
+            atomic_load_explicit(chain_slot(unrecorded_key(fps[i])), memory_order_relaxed) !=
+                unrecorded_key(fps[i]) &&
+            !set_has(&known, fps[i]))
+            return 1;
+    return 0;
+}
+
+/* Capped: ev's new edges are not recorded, but one that closes a cycle with the recorded ones
+ * is reported as before; a search that finds none marks the edges checked. */
+static __attribute__((noinline)) void edges_unrecorded(lt_thread *t, lt_event *ev, uint32_t gen,
+                                                       uint32_t i, lt_held **hs, uint64_t *fps,
+                                                       size_t n, int more)
+{
+    request r = {.ev = ev, .gen = gen};
+    int may;
+    for (;;) {
+        int gated = gate_enter();
+        if (!gated)
+            graph_enter();
+        may = unrecorded_may_close(hs, fps, n, ev, gen);
+        if (gated)
+            gate_leave();
+        else
+            graph_leave();
+        if (may || !more)
+            break;
+        n = walk_held(t, ev, gen, &i, hs, fps, &more);
+    }
+    if (!may || cycle_check(&r))
+        return;
+    for (size_t k = 0; k < n; k++)
+        atomic_store_explicit(chain_slot(unrecorded_key(fps[k])), unrecorded_key(fps[k]),
+                              memory_order_relaxed);
 }
 
 /* The first batch of the edges ev's acquisition makes (walk_held from the newest held lock)
@@ -2427,6 +2540,10 @@ void lt_order_acquired(lt_event *ev)
     uint64_t fps[WALK];
     int more;
     size_t n = first_batch(ev, &gen, &i, hs, fps, &more);
+    if (lt_unlikely(n && graph_capped())) {
+        edges_unrecorded(ev->self, ev, gen, i, hs, fps, n, more);
+        return;
+    }
     if (n == 1 && !more && !node_of(ev->lock) && edge_first(ev, gen, hs[0], fps[0]))
         return;
     if (n)

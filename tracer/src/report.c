@@ -206,6 +206,27 @@ void lt_report_degraded(const char *what)
     lt_platform_write(2, buf, n);
 }
 
+int64_t lt_order_partial_sec;
+
+/* The lock-order graph reached LOCKTRACE_GRAPH_MAX bytes (order.c): lock orders first seen
+ * from here on are not recorded. Said once; the summary says since when. */
+void lt_report_order_partial(size_t max)
+{
+    static _Atomic int said;
+    char buf[256];
+    struct timespec now;
+    if (atomic_exchange(&said, 1))
+        return;
+    clock_gettime(CLOCK_REALTIME, &now);
+    lt_order_partial_sec = now.tv_sec;
+    size_t n = lt_fmt_str(buf, sizeof buf, 0, "locktrace: note: the lock-order graph reached "
+                                              "LOCKTRACE_GRAPH_MAX (");
+    n = lt_fmt_dec(buf, sizeof buf, n, (long)(max >> 20));
+    n = lt_fmt_str(buf, sizeof buf, n, " MB): from now on new lock orders are not recorded, "
+                                       "only checked against those recorded\n");
+    lt_platform_write(2, buf, n);
+}
+
 /* A fork child starts with no reports of its own. */
 void lt_report_fork(lt_fork_phase phase)
 {

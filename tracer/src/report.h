@@ -101,6 +101,8 @@ typedef struct lt_finding {
 void lt_report(lt_finding *f);
 void lt_report_degraded(const char *what);
 void lt_report_out_of_memory(void);
+void lt_report_order_partial(size_t max);
+extern int64_t lt_order_partial_sec; /* when lt_report_order_partial was said; 0 = never */
 extern _Atomic int lt_untracked; /* nonzero once out of memory: nothing is checked any more */
 void lt_report_fork(lt_fork_phase phase);
 

@@ -422,6 +422,10 @@ static void write_summary(void)
     s_counts(&o, counted);
     s_put(&o, ",\"suppressed\":");
     s_counts(&o, suppressed);
+    s_put(&o, lt_order_partial_sec ? ",\"order_check\":\"partial\",\"order_partial_since_sec\":"
+                                   : ",\"order_check\":\"complete\"");
+    if (lt_order_partial_sec)
+        s_dec(&o, (unsigned long)lt_order_partial_sec);
     s_put(&o, "}\n");
     if (o.at + 1 < sizeof json_buf)
         write_atomically("summary", o.at);
