@@ -266,22 +266,25 @@ static void index_del(lt_thread *t, uint32_t pos)
     t->held_index[i] = 0;
 }
 
-/* Indexes the set, with two slots per entry it has room for (cap): a new, empty index when
- * cap needs another size, else the one it has. An index not in use is empty (the set empties
- * it as it stops using it), so building or growing costs the entries, not the index's size
- * (once 25,000 locks were held, its index is large). 0 when out of memory: the index is then
- * as it was (mapped without lt_map: scanning still answers, so tracking need not stop). */
+/* Indexes the set, with two slots per entry it has room for (cap): an index emptied and
+ * grown when cap needs another size, else the one it has. An index not in use is empty (the
+ * set empties it as it stops using it), so building or growing costs the entries, not the
+ * index's size (once 25,000 locks were held, its index is large). Grown in place: its pages
+ * stay, where a new index each time the set doubled faulted in all its sizes' pages, twice
+ * the largest's (128 of groups' page faults). 0 when out of memory: the index is then as it
+ * was (mapped without lt_map: scanning still answers, so tracking need not stop). */
 static int index_build(lt_thread *t, uint32_t cap)
 {
     uint32_t bits = 7;
     while (((size_t)1 << bits) < (size_t)cap * 2)
         bits++;
     if (bits != t->held_index_bits) {
-        uint32_t *x = lt_platform_map(((size_t)1 << bits) * sizeof *x);
+        size_t size = ((size_t)1 << bits) * sizeof(uint32_t);
+        size_t old = t->held_index ? ((size_t)1 << t->held_index_bits) * sizeof(uint32_t) : 0;
+        uint32_t *x = old ? lt_platform_remap(t->held_index, old, size) : lt_platform_map(size);
         if (!x)
             return 0;
-        if (t->held_index)
-            lt_platform_unmap(t->held_index, ((size_t)1 << t->held_index_bits) * sizeof *x);
+        memset(x, 0, old); /* the entries go in again, at their homes in the larger index */
         t->held_index = x;
         t->held_index_bits = bits;
         t->held_indexed = 0; /* to be filled */
