@@ -133,3 +133,14 @@ tl_status tl_check_float(const char *op, const tl_tensor *t)
         return TL_OK;
     return tl_fail(TL_ERR_DTYPE, "%s: needs a float dtype, got %s", op, tl_describe(t, d));
 }
+
+tl_status tl_check_writable(const char *op, const tl_tensor *t)
+{
+    char d[TL_DESC_STR];
+    for (size_t i = 0; i < t->layout.ndim; i++)
+        if (t->layout.stride[i] == 0 && t->layout.shape[i] > 1)
+            return tl_fail(TL_ERR_ARG, "%s: target %s is a broadcast view (dim %zu repeats one "
+                           "element), so what it writes would depend on the order", op,
+                           tl_describe(t, d), i);
+    return TL_OK;
+}
