@@ -53,6 +53,9 @@ static void test_creation(void)
     FAILS(tl_randn(0, 1, SHAPE(2), TL_I64, TL_CPU, 1), TL_ERR_DTYPE, "randn");
     if (!tl_device_available(TL_METAL))
         FAILS(tl_zeros(SHAPE(2), TL_F32, TL_METAL), TL_ERR_DEVICE, "zeros");
+    FAILS(tl_ones(SHAPE(2), TL_F32, (tl_device)7), TL_ERR_DEVICE, "ones");
+    CHECK(strstr(tl_last_error(), "invalid device 7"));
+    FAILS(tl_eye(2, TL_F32, (tl_device)-1), TL_ERR_DEVICE, "eye");
 }
 
 static void test_views(tl_tensor *x, tl_tensor *v, tl_tensor *s)
