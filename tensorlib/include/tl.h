@@ -238,7 +238,9 @@ TL_API tl_tensor *tl_repeat(const tl_tensor *t, const size_t *rep, size_t nrep);
 /* left and right extra slices along dim: zeros, or copies of the edge slice. */
 TL_API tl_tensor *tl_pad_with_zeros(const tl_tensor *t, size_t dim, size_t left, size_t right);
 TL_API tl_tensor *tl_pad_with_same(const tl_tensor *t, size_t dim, size_t left, size_t right);
-/* Nearest neighbour to [b, c, size] / [b, c, h, w]: index i reads floor(i * in / out). */
+/* Nearest neighbour to [b, c, size] / [b, c, h, w]: index i reads min(in - 1,
+ * floor(i * (in / out))) with the ratio a double, as candle (2 -> 98 reads index 0 at i = 49,
+ * where exact arithmetic would give 1). */
 TL_API tl_tensor *tl_upsample_nearest1d(const tl_tensor *t, size_t size);
 TL_API tl_tensor *tl_upsample_nearest2d(const tl_tensor *t, size_t h, size_t w);
 /* Out-of-place scatter_set and slice_set: a copy of t with the change. */

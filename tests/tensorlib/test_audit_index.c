@@ -4,7 +4,8 @@
  * index_select, gather, scatter_add and index_add along each dim of a 3-D tensor with index
  * tensors of every integer dtype (repeats included, so adds accumulate), an empty index
  * list, cat and stack with empty parts and on a dim counted from the end, and views (narrow,
- * permute, broadcast_as, get, flip, chunk, flatten) read out against numpy slicing. Integer
+ * permute, broadcast_as, get, flip, chunk, flatten) read out against numpy slicing, and
+ * upsample_nearest1d where candle's f64 ratio and exact arithmetic part. Integer
  * value dtypes use the fixture's values times 8 (multiples of 1/8 become integers; the ops
  * only move and add values, so the reference scales with them), shifted above 0 for u8/u32.
  */
@@ -131,6 +132,15 @@ static void run_views(const fx_case *c, tl_dtype dt, fx_variant v)
     free_case(&s);
 }
 
+static void run_upsample(const fx_case *c, tl_dtype dt, fx_variant v)
+{
+    fx_case s = scaled_case(c, dt, shift_of(dt));
+    tl_tensor *x = fx_make(fx_get(&s, "x"), dt, v);
+    EXPECT(&s, "out", tl_upsample_nearest1d(x, (size_t)fx_param(c, "size")), dt, v);
+    tl_release(x);
+    free_case(&s);
+}
+
 #define ALL all_dtypes, sizeof all_dtypes / sizeof all_dtypes[0]
 static const fx_runner runners[] = {
     {"index_select", run_move, ALL},
@@ -140,6 +150,7 @@ static const fx_runner runners[] = {
     {"cat_", run_combine, ALL},
     {"stack_", run_combine, ALL},
     {"views", run_views, ALL},
+    {"upsample", run_upsample, ALL},
 };
 
 int main(int argc, char **argv)
