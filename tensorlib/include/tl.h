@@ -182,7 +182,9 @@ TL_API tl_tensor *tl_elu(const tl_tensor *t, double alpha);
  * broadcasts numpy-style instead; tl_binary_scalar takes a scalar as the right operand, as
  * candle's `t + s` &c: on an integer t, add/sub/mul (and div by a non-integral s) are candle's
  * affine maps, computed in f64 and converted back like Rust's `as` (u8 3 * 0.5 is 1, u8 1 - 2
- * is 0); an integral divisor divides exactly; maximum/minimum convert s to t's dtype first. */
+ * is 0); an integral divisor divides exactly, the quotient saturating into the dtype (u8 / -1
+ * and u8 / 256 are 0, i16 -32768 / -1 is 32767); maximum/minimum convert s to t's dtype
+ * first. */
 typedef enum tl_binary_op { TL_ADD, TL_SUB, TL_MUL, TL_DIV, TL_MAXIMUM, TL_MINIMUM, TL_BINARY_COUNT } tl_binary_op;
 TL_API tl_tensor *tl_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b);
 TL_API tl_tensor *tl_broadcast_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b);
