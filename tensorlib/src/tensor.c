@@ -111,7 +111,7 @@ tl_status tl_resolve_dim(const char *op, const tl_tensor *t, size_t rank, size_t
     size_t back = 0 - *dim; /* how far from the end a negative dim counts */
     if (*dim < rank)
         return TL_OK;
-    if (back <= rank) {
+    if (back >= 1 && back <= rank) { /* dim 0 of a scalar is no dim: back is 0 there */
         *dim = rank - back;
         return TL_OK;
     }
