@@ -364,3 +364,14 @@ bool fx_run_table(const char *dir, const char *name, const fx_runner *table, siz
         fx_free(&f);
     return ok;
 }
+
+fx_tensor fx_as_dtype_values(const fx_tensor *t, tl_dtype dtype)
+{
+    fx_tensor s = *t;
+    bool is_float = dtype == TL_F32 || dtype == TL_F64 || dtype == TL_F16 || dtype == TL_BF16;
+    double k = is_float ? 1 : 8, shift = dtype == TL_U8 || dtype == TL_U32 ? 32 : 0;
+    s.data = malloc((t->count ? t->count : 1) * sizeof *s.data);
+    for (size_t i = 0; s.data && i < t->count; i++)
+        s.data[i] = t->data[i] * k + shift;
+    return s;
+}

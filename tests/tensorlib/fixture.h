@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "check.h"
 #include "tl.h"
 
 #define FX_MAX_TENSORS 16
@@ -122,5 +123,22 @@ typedef struct fx_runner {
 /* Runs dir/name.txt through the table; false (message printed) when the file does not load
  * or a case matches no runner (so a new case cannot go unchecked). */
 bool fx_run_table(const char *dir, const char *name, const fx_runner *table, size_t n);
+/* main() of a table-driven test: the fixture directory from argv, fx_run_table, the summary
+ * (inline: check.h's counters belong to the test's own file). */
+static inline int fx_main(int argc, char **argv, const char *name, const fx_runner *table,
+                          size_t n)
+{
+    const char *dir = fx_dir(argc, argv);
+    if (!dir)
+        return 2;
+    CHECK(fx_run_table(dir, name, table, n));
+    return check_summary();
+}
+
+/* t's values for dtype: unchanged for a float dtype, times 8 for an integer one (the
+ * fixtures' multiples of 1/8 in [-2, 2] become integers), plus 32 more for u8/u32 (so they
+ * stay above 0). For ops that only move values (and adds on the signed dtypes). The caller
+ * frees .data. */
+fx_tensor fx_as_dtype_values(const fx_tensor *t, tl_dtype dtype);
 
 #endif

@@ -135,9 +135,5 @@ static const fx_runner runners[] = {
 
 int main(int argc, char **argv)
 {
-    const char *dir = fx_dir(argc, argv);
-    if (!dir)
-        return 2;
-    CHECK(fx_run_table(dir, "audit_binary", runners, COUNT(runners)));
-    return check_summary();
+    return fx_main(argc, argv, "audit_binary", runners, sizeof runners / sizeof runners[0]);
 }

@@ -23,25 +23,13 @@ static const tl_dtype all_dtypes[] = {TL_F32, TL_F64, TL_F16, TL_BF16, TL_U8,
 /* The adds run on the signed dtypes only (a sum of negative values would leave u8/u32). */
 static const tl_dtype signed_dtypes[] = {TL_F32, TL_F64, TL_F16, TL_BF16, TL_I16, TL_I32, TL_I64};
 
-static bool is_float(tl_dtype dt)
-{
-    return dt == TL_F32 || dt == TL_F64 || dt == TL_F16 || dt == TL_BF16;
-}
-
-/* A copy of the case with every tensor but "ids" times 8 for an integer dt (the fixture's
- * multiples of 1/8 in [-2, 2] become integers), plus shift. */
-static fx_case scaled_case(const fx_case *c, tl_dtype dt, double shift)
+/* A copy of the case with every tensor but "ids" as fx_as_dtype_values makes it for dt. */
+static fx_case scaled_case(const fx_case *c, tl_dtype dt)
 {
     fx_case s = *c;
-    double k = is_float(dt) ? 1 : 8;
-    for (size_t i = 0; i < s.ntensors; i++) {
-        fx_tensor *t = &s.tensors[i];
-        double *d = malloc((t->count ? t->count : 1) * sizeof *d);
-        bool ids = !strcmp(t->name, "ids");
-        for (size_t j = 0; d && j < t->count; j++)
-            d[j] = ids ? t->data[j] : t->data[j] * k + shift;
-        t->data = d;
-    }
+    for (size_t i = 0; i < s.ntensors; i++)
+        s.tensors[i] = strcmp(s.tensors[i].name, "ids") ? fx_as_dtype_values(&c->tensors[i], dt)
+                                                         : fx_as_dtype_values(&c->tensors[i], TL_F64);
     return s;
 }
 
@@ -51,17 +39,10 @@ static void free_case(fx_case *s)
         free(s->tensors[i].data);
 }
 
-/* Unsigned dtypes see the values shifted up by 32 (so they stay above 0); an op that only
- * moves values turns the shifted input into the shifted output. */
-static double shift_of(tl_dtype dt)
-{
-    return dt == TL_U8 || dt == TL_U32 ? 32 : 0;
-}
-
 /* index_select and gather. */
 static void run_move(const fx_case *c, tl_dtype dt, fx_variant v)
 {
-    fx_case s = scaled_case(c, dt, shift_of(dt));
+    fx_case s = scaled_case(c, dt);
     size_t dim = fx_dim(c, "dim");
     tl_tensor *x = fx_make(fx_get(&s, "x"), dt, v);
     for (size_t i = 0; i < sizeof fx_int_dtypes / sizeof fx_int_dtypes[0]; i++) {
@@ -78,7 +59,7 @@ static void run_move(const fx_case *c, tl_dtype dt, fx_variant v)
 /* scatter_add and index_add. */
 static void run_add(const fx_case *c, tl_dtype dt, fx_variant v)
 {
-    fx_case s = scaled_case(c, dt, 0);
+    fx_case s = scaled_case(c, dt);
     size_t dim = fx_dim(c, "dim");
     tl_tensor *x = fx_make(fx_get(&s, "x"), dt, v);
     tl_tensor *src = fx_make(fx_get(&s, "src"), dt, (v + 2) % FX_VARIANT_COUNT);
@@ -96,7 +77,7 @@ static void run_add(const fx_case *c, tl_dtype dt, fx_variant v)
 
 static void run_combine(const fx_case *c, tl_dtype dt, fx_variant v)
 {
-    fx_case s = scaled_case(c, dt, shift_of(dt));
+    fx_case s = scaled_case(c, dt);
     const tl_tensor *parts[3];
     tl_tensor *made[3] = {NULL, NULL, NULL};
     size_t n = 0;
@@ -113,7 +94,7 @@ static void run_combine(const fx_case *c, tl_dtype dt, fx_variant v)
 
 static void run_views(const fx_case *c, tl_dtype dt, fx_variant v)
 {
-    fx_case s = scaled_case(c, dt, shift_of(dt));
+    fx_case s = scaled_case(c, dt);
     tl_tensor *x = fx_make(fx_get(&s, "x"), dt, v), *chunks[2] = {NULL, NULL};
     size_t count = 0, flip[] = {0, TL_DIM(-1)};
     EXPECT(&s, "narrow", tl_narrow(x, 1, 1, 2), dt, v);
@@ -134,7 +115,7 @@ static void run_views(const fx_case *c, tl_dtype dt, fx_variant v)
 
 static void run_upsample(const fx_case *c, tl_dtype dt, fx_variant v)
 {
-    fx_case s = scaled_case(c, dt, shift_of(dt));
+    fx_case s = scaled_case(c, dt);
     tl_tensor *x = fx_make(fx_get(&s, "x"), dt, v);
     EXPECT(&s, "out", tl_upsample_nearest1d(x, (size_t)fx_param(c, "size")), dt, v);
     tl_release(x);
@@ -155,9 +136,5 @@ static const fx_runner runners[] = {
 
 int main(int argc, char **argv)
 {
-    const char *dir = fx_dir(argc, argv);
-    if (!dir)
-        return 2;
-    CHECK(fx_run_table(dir, "audit_index", runners, sizeof runners / sizeof runners[0]));
-    return check_summary();
+    return fx_main(argc, argv, "audit_index", runners, sizeof runners / sizeof runners[0]);
 }

@@ -26,18 +26,6 @@ static bool is_float(tl_dtype dt)
     return dt == TL_F32 || dt == TL_F64 || dt == TL_F16 || dt == TL_BF16;
 }
 
-/* t's values made fit for dt: times 8 for integers, plus 32 for u8/u32; "ids" unchanged. */
-static fx_tensor scaled(const fx_tensor *t, tl_dtype dt)
-{
-    fx_tensor s = *t;
-    bool ids = !strcmp(t->name, "ids");
-    double k = is_float(dt) || ids ? 1 : 8, shift = !ids && (dt == TL_U8 || dt == TL_U32) ? 32 : 0;
-    s.data = malloc((t->count ? t->count : 1) * sizeof *s.data);
-    for (size_t i = 0; s.data && i < t->count; i++)
-        s.data[i] = t->data[i] * k + shift;
-    return s;
-}
-
 /* gen_audit.py's view_of: the whole 4 x 6 base, its transpose, [1:3, 2:5], [:, ::2] and
  * [:, ::2].T. */
 static tl_tensor *view_of(tl_tensor *base, long kind)
@@ -67,9 +55,9 @@ static void run_inplace(const fx_case *c, tl_dtype dt, fx_variant v)
     /* view_of reshapes the base, which must stay a view: contiguous layouts only */
     if (v != FX_CONTIGUOUS && v != FX_OFFSET)
         return;
-    fx_tensor base_s = scaled(fx_get(c, "base"), dt), out_s = scaled(fx_get(c, "out"), dt);
+    fx_tensor base_s = fx_as_dtype_values(fx_get(c, "base"), dt), out_s = fx_as_dtype_values(fx_get(c, "out"), dt);
     const fx_tensor *src_t = fx_get(c, "src");
-    fx_tensor src_s = src_t ? scaled(src_t, dt) : (fx_tensor){.data = NULL};
+    fx_tensor src_s = src_t ? fx_as_dtype_values(src_t, dt) : (fx_tensor){.data = NULL};
     tl_tensor *src = src_t ? fx_make(&src_s, dt, (v + 1) % FX_VARIANT_COUNT) : NULL;
     size_t dim = (size_t)fx_param(c, "dim"), nids = fx_get(c, "ids") ? 5 : 1;
     for (size_t i = 0; i < nids; i++) {
@@ -129,10 +117,6 @@ static const fx_runner runners[] = {
 
 int main(int argc, char **argv)
 {
-    const char *dir = fx_dir(argc, argv);
-    if (!dir)
-        return 2;
     test_broadcast_target();
-    CHECK(fx_run_table(dir, "audit_inplace", runners, sizeof runners / sizeof runners[0]));
-    return check_summary();
+    return fx_main(argc, argv, "audit_inplace", runners, sizeof runners / sizeof runners[0]);
 }

@@ -130,9 +130,5 @@ static const fx_runner runners[] = {
 
 int main(int argc, char **argv)
 {
-    const char *dir = fx_dir(argc, argv);
-    if (!dir)
-        return 2;
-    CHECK(fx_run_table(dir, "audit_linalg", runners, sizeof runners / sizeof runners[0]));
-    return check_summary();
+    return fx_main(argc, argv, "audit_linalg", runners, sizeof runners / sizeof runners[0]);
 }
