@@ -78,6 +78,16 @@ typedef struct lt_lock {
 } lt_lock;
 _Static_assert(offsetof(lt_lock, writer) == 64, "an entry's first line holds what probes read");
 
+/* l's annotation (locktrace_annotate), NULL when none. */
+static inline const void *lt_lock_object(const lt_lock *l)
+{
+    return l->object;
+}
+static inline locktrace_describe_fn lt_lock_describe(const lt_lock *l)
+{
+    return l->describe;
+}
+
 /* One entry of a held set: 56 bytes, since a thread may hold thousands. The stack of the
  * acquisition is kept cheaply as the call site (return address `ra`) and the return addresses
  * of the next few callers (callsite.c): LT_CALLERS beyond the first frame that is not a lock
@@ -445,6 +455,8 @@ void lt_shadow_destroy(const void *addr, lt_lock *l);
 void lt_shadow_forget(const void *addr);
 lt_lock *lt_shadow_find(const void *addr);
 void lt_shadow_fork(lt_fork_phase phase);
+/* locktrace_annotate: l guards object, which describe names in reports (NULLs: neither). */
+void lt_shadow_annotate(lt_lock *l, const void *object, locktrace_describe_fn describe);
 
 /* What a lock's own word says (platform.h), except for a custom lock (locktrace_mutex_*,
  * api LT_API_CUSTOM), whose memory the tracer never reads: its type comes from its create

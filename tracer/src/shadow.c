@@ -609,6 +609,12 @@ void lt_shadow_forget(const void *addr)
     lt_spin_unlock(&s->lock);
 }
 
+void lt_shadow_annotate(lt_lock *l, const void *object, locktrace_describe_fn describe)
+{
+    l->object = object;
+    l->describe = describe;
+}
+
 void lt_shadow_fork(lt_fork_phase phase)
 {
     if (phase == LT_FORK_CHILD)

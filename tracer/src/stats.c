@@ -220,13 +220,15 @@ static void put_row(tab *t, const lt_lock_stats *s)
     put(t, kinds[s->kind]);
     put(t, "\n");
     const lt_lock *l = s->lock;
-    if (atomic_load(&l->gen) == s->gen && (l->object || l->describe)) {
+    const void *object = lt_lock_object(l);
+    locktrace_describe_fn describe = lt_lock_describe(l);
+    if (atomic_load(&l->gen) == s->gen && (object || describe)) {
         char desc[256] = {0};
-        if (l->describe)
-            l->describe(l->object, desc, sizeof desc);
+        if (describe)
+            describe(object, desc, sizeof desc);
         desc[sizeof desc - 1] = 0;
         put(t, "      guards: ");
-        t->at = lt_fmt_hex(t->buf, sizeof t->buf, t->at, (uintptr_t)l->object);
+        t->at = lt_fmt_hex(t->buf, sizeof t->buf, t->at, (uintptr_t)object);
         put(t, desc[0] ? " " : "");
         put(t, desc);
         put(t, "\n");
