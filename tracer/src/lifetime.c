@@ -101,7 +101,7 @@ static void forget_slot(const release *rel, uintptr_t slot)
         lt_lock *l = lt_shadow_find(addr);
         if (!l)
             continue;
-        if (atomic_load(&l->addr) != addr) {
+        if (lt_lock_addr(l) != addr) {
             lt_shadow_forget(addr);
             return;
         }
