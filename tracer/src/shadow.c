@@ -621,14 +621,20 @@ void lt_shadow_destroy(const void *addr, lt_lock *l)
     lt_spin_unlock(&s->lock);
 }
 
-/* Its memory is released: the address stops naming a lock. It stays in the lock map: the
- * caller clears the map over the whole range released (lt_lockmap_clear), once. */
-void lt_shadow_forget(const void *addr)
+/* Their memory is released: the addresses stop naming locks. A run of them in one shard (a
+ * page's locks, listed in address order) is forgotten under one taking of its lock. They stay
+ * in the lock map: the caller clears the map over the whole range released
+ * (lt_lockmap_clear), once. */
+void lt_shadow_forget(const void *const *addrs, size_t n)
 {
-    shard *s = shard_of(addr);
-    lt_spin_lock(&s->lock);
-    remove_locked(s, addr, addr_hash(addr));
-    lt_spin_unlock(&s->lock);
+    for (size_t i = 0; i < n;) {
+        shard *s = shard_of(addrs[i]);
+        lt_spin_lock(&s->lock);
+        do
+            remove_locked(s, addrs[i], addr_hash(addrs[i]));
+        while (++i < n && shard_of(addrs[i]) == s);
+        lt_spin_unlock(&s->lock);
+    }
 }
 
 /* A shard's lock guards the side records it hands out, and the making of one: an entry's side
