@@ -56,7 +56,11 @@
 /* 1,024 slots, 16 KiB: with fewer, a page's slots share homes (addr_hash), and a table grown
  * from 256 slots has made two copies on the way, 7 pages written for the 4 it keeps. */
 #define TABLE_MIN_BITS 10
-#define SLAB_CHUNK ((size_t)64 * 1024) /* entries a shard's slab takes at a time */
+/* Entries a shard's slab takes at a time: 256. Past the heap's first pages each chunk lies in
+ * a large page, which is zeroed whole on its first touch: with 64 KiB chunks, a program with
+ * 25,000 locks spread over every shard filled 40 % of its chunks and faulted in three large
+ * pages (6 MiB zeroed, 1-2 ms, more when the kernel must compact for them), now two. */
+#define SLAB_CHUNK ((size_t)16 * 1024)
 #define SIDES_CHUNK ((size_t)4096)      /* side records a shard takes at a time */
 
 /* A slot keeps the address beside the entry, so a probe passes other locks' slots without
@@ -295,7 +299,7 @@ static void claim_drop(lt_lock *l)
 
 /* New entries start at gen 1 so a zeroed cache slot or held entry never matches. A shard's
  * slab starts as many entries into its first chunk as the shard's index: chunks are
- * page-aligned (and 64 KiB apart), so without that the first entries of all shards would
+ * page-aligned (and SLAB_CHUNK apart), so without that the first entries of all shards would
  * share one set of the L1 and L2 caches, and a program with a few dozen locks would miss the
  * cache on every acquisition (cachegrind: 0.95 L1 misses per lockbench pair). */
 static lt_lock *entry_alloc(shard *s)
