@@ -578,12 +578,12 @@ lt_lock *lt_shadow_find(const void *addr)
     return l;
 }
 
-/* Under the entry's claim: the address stops naming a lock, l's gen moves on (so the
- * annotation and the rest of its state go with it). Its addr is cleared before gen changes:
- * see probe. */
-static void end_identity(lt_lock *l)
+/* Under the entry's claim, l live and filed under addr: the address stops naming a lock, l's
+ * gen moves on (so the annotation and the rest of its state go with it). Its addr is cleared
+ * before gen changes: see probe. */
+static void end_identity(lt_lock *l, const void *addr)
 {
-    atomic_store_explicit(&l->addr, (const void *)~(uintptr_t)key_of(l), memory_order_relaxed);
+    atomic_store_explicit(&l->addr, (const void *)~(uintptr_t)addr, memory_order_relaxed);
     gen_bump(l);
 }
 
@@ -601,7 +601,7 @@ static int remove_locked(shard *s, const void *addr, uint64_t h)
     s->live--;
     claim(l);
     if (!destroyed(l))
-        end_identity(l);
+        end_identity(l, addr);
     entry_free(s, l);
     claim_drop(l);
     return 1;
@@ -613,7 +613,7 @@ void lt_shadow_destroy(const void *addr, lt_lock *l)
     if (l && claim_try(l)) {
         int live = atomic_load_explicit(&l->addr, memory_order_relaxed) == addr;
         if (live) /* and so filed under addr: only a claim changes addr */
-            end_identity(l);
+            end_identity(l, addr);
         claim_drop(l);
         if (live)
             return;
