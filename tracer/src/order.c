@@ -111,7 +111,7 @@ struct lt_order_node {
     uint32_t linked, sweep_at;      /* entries put in its lists; when to sweep them */
     uint32_t first_stack;           /* the lock's, noted at its end (node_end_note) */
     int64_t ord;                    /* place in the topological order; 0 until placed */
-    node *next, *prev;              /* in the list of all nodes */
+    _Atomic uint8_t listed;         /* published, not freed: known_fill reads its out-list */
     _Atomic uint8_t dead;           /* left the graph (node_kill, lt_order_forget): its edges
                                        are dead */
     _Atomic uint8_t ending;         /* its identity ended, what it implies is not drawn yet:
@@ -155,7 +155,6 @@ static lt_spin graph_lock = LT_SPIN_INIT(LT_RANK_GRAPH);
 static key_set *_Atomic known;      /* fingerprints of the edges in the graph */
 static key_set *_Atomic moved;      /* address ords held by nodes at other addresses (node_place) */
 static int moved_lost;              /* moved is incomplete (no memory): addresses are not used */
-static node *all_nodes;
 static node *_Atomic ending;        /* nodes whose ends imply edges not yet drawn (dying_next) */
 static node *_Atomic dying;         /* killed nodes not yet taken for reaping (dying_next) */
 static node *reaping;               /* killed nodes taken from `dying`, being reaped (dying_next) */
@@ -465,18 +464,14 @@ static void node_init(node *n, lt_lock *l, uint32_t gen, lt_kind kind, const voi
     n->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
 }
 
-/* n onto the list of all nodes: under the graph lock, or in the gate beside others doing the
- * same (each head is pushed down by one of them only, so each prev is written once, after
- * the node_init of the thread that pushed it: acquire and release). */
+/* n, just published as its lock's node, joins the nodes known_fill reads (it walks the node
+ * pool, under the graph lock, so no thread is in the gate then). A node being made by another
+ * thread, or kept in a thread's cache, is not listed: its lists may be anything. (A list of
+ * all nodes cost a compare-and-swap on one global line for every new lock, and a write to
+ * two other nodes' lines when it left.) */
 static void node_list(node *n)
 {
-    node *head = __atomic_load_n(&all_nodes, __ATOMIC_ACQUIRE);
-    do
-        n->next = head;
-    while (!__atomic_compare_exchange_n(&all_nodes, &head, n, 1, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE));
-    if (head)
-        head->prev = n;
+    atomic_store_explicit(&n->listed, 1, memory_order_relaxed);
 }
 
 /* Finds or makes the node of (l, gen), an identity that has not ended (a node left by an ended
@@ -566,11 +561,15 @@ static edge *edge_live(uint32_t *link, int side);
 static void known_fill(key_set *k)
 {
     edge *e;
-    for (node *n = all_nodes; n; n = n->next)
+    for (uint32_t i = 1; i < node_pool.next; i++) {
+        node *n = node_at(i);
+        if (!atomic_load_explicit(&n->listed, memory_order_relaxed))
+            continue;
         for (uint32_t *at = &n->list[OUT]; !node_dead(n) && (e = edge_live(at, OUT));
              at = &e->next[OUT])
             if (!atomic_load_explicit(&node_at(e->to)->unindexed, memory_order_relaxed))
                 set_put(k, edge_fingerprint(e));
+    }
 }
 
 /* A known set that another replaced: its memory goes, its range stays, reading as empty to
@@ -898,18 +897,13 @@ static void node_kill(node *n)
                                                   memory_order_relaxed));
 }
 
-/* Under the graph lock: n, whose edges are dead, leaves the list of all nodes and the set of
+/* Under the graph lock: n, whose edges are dead, leaves the listed nodes and the set of
  * moved ords, and goes back to the pool. */
 static void node_free(node *n)
 {
     if (ord_moved(n))
         set_remove(&moved, ord_key(n->ord));
-    if (n->prev)
-        n->prev->next = n->next;
-    else
-        all_nodes = n->next;
-    if (n->next)
-        n->next->prev = n->prev;
+    atomic_store_explicit(&n->listed, 0, memory_order_relaxed);
     lt_ix_put(&node_pool, n->ix);
 }
 
