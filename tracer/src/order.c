@@ -2343,11 +2343,10 @@ static inline int edge_source(const lt_held *h, const lt_event *ev)
            atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen;
 }
 
-/* Up to WALK held locks from below *i down, newest first, into hs with the fingerprints of
- * their edges into ev's lock (of gen `gen`), down to the newest anchor: 1 in *more when the
- * walk stopped at WALK without reaching it. */
-static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t gen, uint32_t *i,
-                               lt_held **hs, uint64_t *fps, int *more)
+/* Up to WALK held locks from below *i down, newest first, into hs, down to the newest anchor:
+ * 1 in *more when the walk stopped at WALK without reaching it. */
+static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t *i, lt_held **hs,
+                               int *more)
 {
     size_t n = 0;
     *more = 0;
@@ -2355,8 +2354,7 @@ static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t gen, u
         lt_held *h = &t->held[--*i];
         if (!edge_source(h, ev))
             continue;
-        hs[n] = h;
-        fps[n++] = fingerprint(h->lock, h->gen, (lt_mode)h->mode, ev->lock, gen, ev->mode);
+        hs[n++] = h;
         if (*i > 0 && h->anchor && self_conflicting(h)) /* (the lowest ends the walk anyway) */
             break;
         if (n == WALK) {
@@ -2365,6 +2363,15 @@ static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t gen, u
         }
     }
     return n;
+}
+
+/* The fingerprints of the edges hs[i] -> ev's lock (of gen `gen`) into fps. */
+static inline void fingerprints(lt_held **hs, size_t n, const lt_event *ev, uint32_t gen,
+                                uint64_t *fps)
+{
+    for (size_t k = 0; k < n; k++)
+        fps[k] = fingerprint(hs[k]->lock, hs[k]->gen, (lt_mode)hs[k]->mode, ev->lock, gen,
+                             ev->mode);
 }
 
 /* Adds the edges of hs that are not in the graph yet; 0 when out of memory. */
@@ -2511,7 +2518,8 @@ static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev,
         atomic_store_explicit(chain_slot(key), key | 1, memory_order_relaxed);
     r.fresh = 0; /* the first batch may have given it a node, and other threads may add edges */
     while (more) {
-        n = walk_held(t, ev, gen, &i, hs, fps, &more);
+        n = walk_held(t, ev, &i, hs, &more);
+        fingerprints(hs, n, ev, gen, fps);
         batch_add(hs, fps, n, &r);
     }
     /* (Capped meanwhile: some edges were not recorded, edges_unrecorded's case.) */
@@ -2566,7 +2574,8 @@ static __attribute__((noinline)) void edges_unrecorded(lt_thread *t, lt_event *e
             graph_leave();
         if (may || !more)
             break;
-        n = walk_held(t, ev, gen, &i, hs, fps, &more);
+        n = walk_held(t, ev, &i, hs, &more);
+        fingerprints(hs, n, ev, gen, fps);
     }
     if (!may || cycle_check(&r))
         return;
@@ -2578,17 +2587,22 @@ static __attribute__((noinline)) void edges_unrecorded(lt_thread *t, lt_event *e
 /* The first batch of the edges ev's acquisition makes (walk_held from the newest held lock)
  * into hs and fps; 0 when it adds none: a trylock, inversions off, nothing held, or one edge
  * that is known (the steady state of a nested acquisition). A lock without a node has no
- * known edge into it: the known set, a miss in the cache when large, is not looked at. */
+ * known edge into it: the known set, a miss in the cache when large, is not looked at. Its
+ * first edge, one (*first), is left without a fingerprint, which edge_first does not need. */
 static inline size_t first_batch(lt_event *ev, uint32_t *gen, uint32_t *i, lt_held **hs,
-                                 uint64_t *fps, int *more)
+                                 uint64_t *fps, int *more, int *first)
 {
     lt_thread *t = ev->self;
     if (t->nheld == 0 || ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
         return 0;
     *gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     *i = t->held_end;
-    size_t n = walk_held(t, ev, *gen, i, hs, fps, more);
-    if (n == 1 && !*more && lt_likely(node_of(ev->lock)) && lt_likely(set_has(&known, fps[0])))
+    size_t n = walk_held(t, ev, i, hs, more);
+    *first = n == 1 && !*more && !node_of(ev->lock);
+    if (*first)
+        return n;
+    fingerprints(hs, n, ev, *gen, fps);
+    if (n == 1 && !*more && lt_likely(set_has(&known, fps[0])))
         return 0;
     return n;
 }
@@ -2598,15 +2612,15 @@ void lt_order_acquired(lt_event *ev)
     uint32_t gen, i;
     lt_held *hs[WALK];
     uint64_t fps[WALK];
-    int more;
-    size_t n = first_batch(ev, &gen, &i, hs, fps, &more);
-    if (lt_unlikely(n && graph_capped())) {
+    int more, first = 0;
+    size_t n = first_batch(ev, &gen, &i, hs, fps, &more, &first);
+    if (first && !graph_capped() && edge_first(ev, gen, hs[0]))
+        return;
+    if (first)
+        fingerprints(hs, n, ev, gen, fps);
+    if (lt_unlikely(n && graph_capped()))
         edges_unrecorded(ev->self, ev, gen, i, hs, fps, n, more);
-        return;
-    }
-    if (n == 1 && !more && !node_of(ev->lock) && edge_first(ev, gen, hs[0]))
-        return;
-    if (n)
+    else if (n)
         acquired_edges(ev->self, ev, gen, i, hs, fps, n, more);
 }
 
