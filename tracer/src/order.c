@@ -158,7 +158,7 @@ static int moved_lost;              /* moved is incomplete (no memory): addresse
 static node *_Atomic ending;        /* nodes whose ends imply edges not yet drawn (dying_next) */
 static node *_Atomic dying;         /* killed nodes not yet taken for reaping (dying_next) */
 static node *reaping;               /* killed nodes taken from `dying`, being reaped (dying_next) */
-static _Atomic size_t nedges;
+static _Atomic size_t nedges;      /* added to in the gate; under the lock: nedges_locked */
 static size_t ndead;                /* dead edges still in a list */
 static _Atomic size_t known_stale;  /* fingerprints in the known set of edges that are dead;
                                        written under the graph lock, read by known_grow */
@@ -786,6 +786,14 @@ static void edge_drop(uint32_t i, edge *e)
     }
 }
 
+/* Under the graph lock, d edges more (or fewer): the gate is shut, so no other thread writes
+ * nedges, and a plain store does instead of a locked add for every edge made or killed. */
+static void nedges_locked(ptrdiff_t d)
+{
+    atomic_store_explicit(&nedges, atomic_load_explicit(&nedges, memory_order_relaxed) + (size_t)d,
+                          memory_order_relaxed);
+}
+
 /* Edge i leaves the graph with one of its nodes, whose list lets go of it. */
 static void edge_kill(uint32_t i)
 {
@@ -793,7 +801,7 @@ static void edge_kill(uint32_t i)
     if (!e->dead) {
         e->dead = 1;
         ndead++;
-        nedges--;
+        nedges_locked(-1);
         atomic_store_explicit(&known_stale,
                               atomic_load_explicit(&known_stale, memory_order_relaxed) +
                                   !atomic_load_explicit(&node_at(e->to)->unindexed,
@@ -1662,7 +1670,7 @@ static int edge_insert(uint32_t i, node *from, node *to, uint64_t fp)
     edge *e = edge_at(i);
     if (!known_add(fp))
         return 0;
-    nedges++;
+    nedges_locked(1);
     edge_join(i, from, to);
     node_linked(from);
     node_linked(to);
