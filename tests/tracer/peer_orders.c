@@ -7,16 +7,20 @@
  *
  *   peer_orders [--list] [SUBSTRING]   run every scenario (whose name contains SUBSTRING)
  *
- * A scenario is a list of events, run one after the other (never two at once, so nothing
- * really deadlocks), each in the main thread or in a thread of its own, and each through a
- * function of its own (event0, event1...), so a report's stacks say which event made each
- * edge. An event is a string of steps on locks 0-7: "W0" write-locks (or locks) lock 0, "R0"
- * read-locks it, "T0" trylocks it (write), "t0" tries it for read, "U0" unlocks it, "I0"
- * initialises it again, "D0" destroys it, "N" makes and destroys 200 locks of the type, "M"
- * makes, takes and destroys 200. Every scenario runs in a child process of its own under the
- * tracer (LOCKTRACE_ACTION=edeadlk, so a self-deadlock returns instead of ending it), and its
- * verdict must be exactly the expected one: the report kinds, the number of locks in the
- * inversion's cycle, and which events its edges come from. The expectations are written
+ * A scenario is a list of events, each through a function of its own (event0, event1...), so
+ * a report's stacks say which event made each edge. The events run one after the other
+ * (never two at once, so nothing really deadlocks) in the main thread or each in a thread of
+ * its own; or concurrently, one thread each: every thread takes its first lock, all meet at
+ * a barrier, then each goes on (a cycle of them then really deadlocks, as in the peers'
+ * "must deadlock" tests). An event is a string of steps on locks 0-7: "W0" write-locks (or
+ * locks) lock 0, "R0" read-locks it, "P0" and "p0" are the same with a deadline (timed), "T0"
+ * trylocks it (write), "t0" tries it for read, "U0" unlocks it if this event got it, "V0"
+ * unlocks it whatever happened (misuse), "I0" initialises it again, "D0" destroys it, "N"
+ * makes and destroys 200 locks of the type, "M" makes, takes and destroys 200. Every scenario
+ * runs in a child process of its own under the tracer (LOCKTRACE_ACTION=edeadlk, so a
+ * self-deadlock or a deadlock makes the closing call return instead of ending the program),
+ * and its verdict must be exactly the expected one: the report kinds, the number of locks in
+ * the inversion's cycle, and which events its edges come from. The expectations are written
  * from the rules of the peer suite (a read against a read never blocks on a default,
  * reader-preferring rwlock and always may on a writer-preferring one), not from the tracer.
  */
@@ -27,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -34,7 +39,8 @@
 #define EVENTS 8
 
 /* Lock types: m normal mutex, r recursive, e error-checking, s spinlock, d default rwlock
- * (reader-preferring), w writer-preferring rwlock. */
+ * (reader-preferring), w writer-preferring rwlock, x an rwlock asking PREFER_WRITER_NP (which
+ * glibc treats as reader-preferring: recursive reads must not hang). */
 typedef union lockmem {
     pthread_mutex_t m;
     pthread_rwlock_t rw;
@@ -46,7 +52,7 @@ static char type_of[LOCKS];
 
 static int is_rw(char type)
 {
-    return type == 'd' || type == 'w';
+    return type == 'd' || type == 'w' || type == 'x';
 }
 
 static void init_lock(lockmem *l, char type)
@@ -58,6 +64,8 @@ static void init_lock(lockmem *l, char type)
         pthread_rwlockattr_init(&a);
         if (type == 'w')
             pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+        else if (type == 'x')
+            pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NP);
         pthread_rwlock_init(&l->rw, &a);
         pthread_rwlockattr_destroy(&a);
     } else {
@@ -86,6 +94,19 @@ static int lock_write(lockmem *l, char type)
     if (type == 's')
         return pthread_spin_lock(&l->s);
     return is_rw(type) ? pthread_rwlock_wrlock(&l->rw) : pthread_mutex_lock(&l->m);
+}
+
+/* A deadline far enough away that only a deadlock reaches it. */
+static int lock_timed(lockmem *l, char type, int read)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += 60;
+    if (type == 's')
+        return pthread_spin_lock(&l->s);
+    if (is_rw(type))
+        return read ? pthread_rwlock_timedrdlock(&l->rw, &t) : pthread_rwlock_timedwrlock(&l->rw, &t);
+    return pthread_mutex_timedlock(&l->m, &t);
 }
 
 static int try_write(lockmem *l, char type)
@@ -120,9 +141,14 @@ static void many_locks(char type, int take)
     free(many);
 }
 
+/* Concurrent scenarios: every event's thread has its first lock. */
+static pthread_barrier_t first_taken;
+static int concurrent;
+
 /* One event's steps; a step the notation does not know ends the child with status 3. */
 static void play(const char *steps)
 {
+    int got[LOCKS] = {0}, taken = 0;
     for (const char *p = steps; *p; p++) {
         if (*p == ' ')
             continue;
@@ -137,21 +163,33 @@ static void play(const char *steps)
         }
         lockmem *l = &locks[i];
         char type = type_of[i];
+        int rc = -1;
         switch (*p++) {
         case 'W':
-            lock_write(l, type);
+            rc = lock_write(l, type);
             break;
         case 'R':
-            pthread_rwlock_rdlock(&l->rw);
+            rc = pthread_rwlock_rdlock(&l->rw);
+            break;
+        case 'P':
+        case 'p':
+            rc = lock_timed(l, type, p[-1] == 'p');
             break;
         case 'T':
-            try_write(l, type);
+            rc = try_write(l, type);
             break;
         case 't':
-            pthread_rwlock_tryrdlock(&l->rw);
+            rc = pthread_rwlock_tryrdlock(&l->rw);
             break;
         case 'U':
+            if (got[i] > 0) {
+                unlock(l, type);
+                got[i]--;
+            }
+            break;
+        case 'V':
             unlock(l, type);
+            got[i] -= got[i] > 0;
             break;
         case 'I':
             init_lock(l, type);
@@ -163,6 +201,9 @@ static void play(const char *steps)
             fprintf(stderr, "peer_orders: bad step '%.2s'\n", p - 1);
             _exit(3);
         }
+        got[i] += rc == 0;
+        if (rc >= 0 && !taken++ && concurrent)
+            pthread_barrier_wait(&first_taken);
     }
 }
 
@@ -201,7 +242,7 @@ typedef struct scenario {
     char name[96];
     char types[LOCKS + 1];      /* one type letter per lock used */
     const char *events[EVENTS]; /* NULL ends the list */
-    int threads;                /* each event in a thread of its own */
+    int threads;                /* each event in a thread of its own; 2: all at once */
     unsigned expect;            /* report kinds */
     int cycle;                  /* locks in the inversion's cycle (K_INVERSION) */
     unsigned edges;             /* the events whose edges the inversion names, by bit */
@@ -271,7 +312,8 @@ static void generate_shapes(void)
     } kinds[] = {{'m', 0, "mutex"},         {'r', 0, "recursive mutex"},
                  {'e', 0, "error-checking mutex"}, {'s', 0, "spinlock"},
                  {'d', 0, "rwlock write"},  {'w', 0, "writer-preferring rwlock write"},
-                 {'d', 1, "rwlock read"},   {'w', 1, "writer-preferring rwlock read"}};
+                 {'d', 1, "rwlock read"},   {'w', 1, "writer-preferring rwlock read"},
+                 {'x', 1, "PREFER_WRITER_NP rwlock read"}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
             const shape *sh = &shapes[i];
@@ -280,7 +322,7 @@ static void generate_shapes(void)
             memset(types, kinds[k].type, (size_t)sh->n);
             types[sh->n] = 0;
             /* reads of a reader-preferring rwlock never wait for each other: no cycle */
-            int silent = kinds[k].reads && kinds[k].type == 'd';
+            int silent = kinds[k].reads && kinds[k].type != 'w';
             scenario *s = add(name, types, 0);
             for (int e = 0; e < 4 && sh->events[e]; e++)
                 s->events[e] = kinds[k].reads
@@ -359,15 +401,13 @@ static void generate_lockdep(void)
     for (size_t i = 0; i < sizeof one / sizeof one[0]; i++) {
         char name[96];
         snprintf(name, sizeof name, "lockdep AA, %s", one[i].what);
-        /* the refused relock (EDEADLK) takes nothing: one unlock then */
-        spelled(name, one[i].types, one[i].again,
-                one[i].again ? EV("W0 W0 U0") : EV("W0 W0 U0 U0"));
+        spelled(name, one[i].types, one[i].again, EV("W0 W0 U0 U0"));
         snprintf(name, sizeof name, "lockdep double unlock, %s", one[i].what);
-        spelled(name, one[i].types, K_BAD_UNLOCK, EV("W0 U0 U0"));
+        spelled(name, one[i].types, K_BAD_UNLOCK, EV("W0 U0 V0"));
     }
-    spelled("lockdep double unlock, rwlock read", "d", K_BAD_UNLOCK, EV("R0 U0 U0"));
+    spelled("lockdep double unlock, rwlock read", "d", K_BAD_UNLOCK, EV("R0 U0 V0"));
     spelled("lockdep double unlock, writer-preferring rwlock read", "w", K_BAD_UNLOCK,
-            EV("R0 U0 U0"));
+            EV("R0 U0 V0"));
     /* read again: legal on a reader-preferring rwlock; on a writer-preferring one it hangs
      * only once a writer queues between the two reads (peer-rw.1 has that one), which no
      * thread does here: lockdep's rwsem rule calls it a deadlock, glibc does not hang */
@@ -458,12 +498,79 @@ static void generate_tsan(void)
             EV("R0 R0 U0 U0 R0 R0 R0 U0 U0 U0"));
 }
 
+/* The same cycles with their events at once, one thread each, every thread holding its
+ * first lock before any asks for its second: where every lock on the cycle blocks, the
+ * threads really deadlock (the closing request returns EDEADLK, the others then finish, and
+ * the edges they made close no cycle); where a read gets in beside a read, nothing blocks
+ * for good and no deadlock may be reported. */
+static void generate_concurrent(void)
+{
+    static const struct {
+        char type;
+        int reads;
+        const char *what;
+    } kinds[] = {{'m', 0, "mutex"}, {'r', 0, "recursive mutex"}, {'s', 0, "spinlock"},
+                 {'d', 0, "rwlock write"}, {'w', 0, "writer-preferring rwlock write"},
+                 {'d', 1, "rwlock read"}, {'w', 1, "writer-preferring rwlock read"}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            const shape *sh = &shapes[i];
+            char name[96], types[LOCKS + 1];
+            snprintf(name, sizeof name, "lockdep %s at once, %s", sh->name, kinds[k].what);
+            memset(types, kinds[k].type, (size_t)sh->n);
+            types[sh->n] = 0;
+            /* reads block nothing here (no writer ever queues): a writer-preferring lock's
+             * order is still a potential deadlock, a reader-preferring one's is none */
+            scenario *s = add(name, types, kinds[k].reads ? 0 : K_DEADLOCK);
+            s->threads = 2;
+            for (int e = 0; e < 4 && sh->events[e]; e++)
+                s->events[e] = kinds[k].reads
+                                   ? as_reads(sh->events[e], read_buf[i][e], sizeof read_buf[i][e])
+                                   : sh->events[e];
+            if (kinds[k].reads && kinds[k].type == 'w')
+                inverted(s, sh->locks, sh->edges);
+        }
+    for (size_t i = 0; i < sizeof mixes / sizeof mixes[0]; i++)
+        for (int wp = 0; wp < 2; wp++) {
+            char name[96];
+            snprintf(name, sizeof name, "lockdep %s at once, %s", mixes[i].name,
+                     wp ? "writer-preferring" : "default rwlocks");
+            scenario *s = add(name, wp ? "www" : "ddd",
+                              mixes[i].deadlock_if_reads_recurse ? K_DEADLOCK : 0);
+            s->threads = 2;
+            for (int e = 0; e < 3; e++)
+                s->events[e] = mixes[i].events[e];
+            if (wp && !mixes[i].deadlock_if_reads_recurse)
+                inverted(s, 3, 0x7);
+        }
+}
+
+/* Timed acquisitions (a deadline) make orders as blocking ones do: the peers count them. */
+static void generate_timed(void)
+{
+    static const struct {
+        const char *types, *what;
+    } kinds[] = {{"mm", "mutex"}, {"ee", "error-checking mutex"}, {"rr", "recursive mutex"},
+                 {"dd", "rwlock write"}, {"ww", "writer-preferring rwlock write"}};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        char name[96];
+        snprintf(name, sizeof name, "timed ABBA, %s", kinds[k].what);
+        inverted(spelled(name, kinds[k].types, 0, EV("W0 P1 U1 U0", "W1 P0 U0 U1")), 2, 0x3);
+    }
+    inverted(spelled("timed read-held rwlock, then a mutex, then a timed write", "dm", 0,
+                     EV("p0 W1 U1 U0", "W1 P0 U0 U1")), 2, 0x3);
+    spelled("timed read-held rwlock, then a mutex, then a timed read", "dm", 0,
+            EV("p0 W1 U1 U0", "W1 p0 U0 U1"));
+}
+
 static void generate(void)
 {
     generate_shapes();
     generate_mixes();
     generate_lockdep();
     generate_tsan();
+    generate_timed();
+    generate_concurrent();
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -474,6 +581,22 @@ static void run_events(const scenario *s)
     for (int i = 0; s->types[i]; i++) {
         type_of[i] = s->types[i];
         init_lock(&locks[i], s->types[i]);
+    }
+    if (s->threads == 2) {
+        pthread_t t[EVENTS];
+        event_arg arg[EVENTS];
+        int n = 0;
+        while (n < EVENTS && s->events[n])
+            n++;
+        concurrent = 1;
+        pthread_barrier_init(&first_taken, NULL, (unsigned)n);
+        for (int e = 0; e < n; e++) {
+            arg[e] = (event_arg){e, s->events[e]};
+            pthread_create(&t[e], NULL, event_thread, &arg[e]);
+        }
+        for (int e = 0; e < n; e++)
+            pthread_join(t[e], NULL);
+        return;
     }
     for (int e = 0; e < EVENTS && s->events[e]; e++) {
         if (s->threads) {
