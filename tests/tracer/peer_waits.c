@@ -5,7 +5,8 @@
  * mutex M; another takes M, signals, and asks for A. The waiter cannot return before it has
  * M back, the other cannot let M go before it has A: both wait forever, whatever woke the
  * waiter (a signal, a timeout). And the legal neighbour: the other lets M go before asking
- * for A.
+ * for A. Also a thread that joins itself (glibc returns EDEADLK, musl waits forever; Helgrind
+ * reports it).
  *   peer_waits NAME
  * Each scenario prints what its calls returned and ends with "done".
  */
@@ -14,6 +15,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <threads.h>
 #include <time.h>
 
 #include "apis/poll.h"
@@ -90,6 +92,17 @@ static void run(void *(*other)(void *), int timed)
     pthread_join(t, NULL);
 }
 
+NOINLINE static void join_self(void)
+{
+    result("join", pthread_join(pthread_self(), NULL));
+}
+
+NOINLINE static void thrd_join_self(void)
+{
+    int rc = thrd_join(thrd_current(), NULL);
+    printf("thrd_join -> %s\n", rc == thrd_success ? "thrd_success" : rc == thrd_error ? "thrd_error" : "?");
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -99,6 +112,10 @@ int main(int argc, char **argv)
         run(holding_other, 1);
     else if (!strcmp(s, "cond-mutex-released"))
         run(releasing_other, 0);
+    else if (!strcmp(s, "join-self"))
+        join_self();
+    else if (!strcmp(s, "thrd-join-self"))
+        thrd_join_self();
     else {
         fprintf(stderr, "peer_waits: unknown scenario '%s'\n", s);
         return 64;

@@ -550,10 +550,32 @@ int lt_waitfor_begin(lt_event *ev)
     return begin(ev, LT_FOR_LOCK, 0, NULL);
 }
 
+/* A thread that joins itself waits for its own exit: glibc and macOS return EDEADLK, musl
+ * waits forever (as an rwlock held for write and requested again). A cycle of one thread,
+ * reported as a deadlock (Helgrind reports the join too). */
+static int join_self(lt_event *ev)
+{
+    lt_thread *t = ev->self;
+    lt_wait_step *step = lt_map(sizeof *step);
+    if (!step)
+        return 0;
+    *step = (lt_wait_step){.thread = *lt_thread_info_kept(t), .waits_for = LT_FOR_JOIN,
+                           .wait = LT_WAIT_BLOCK, .want_mode = LT_MODE_NONE,
+                           .held_mode = LT_MODE_NONE,
+                           .wait_stack = lt_stack_whole(t, ev->ra, ev->cfa)};
+    step->wants.addr = (const void *)(uintptr_t)pthread_self();
+    step->wants.api = ev->api;
+    step->blocker = step->thread;
+    return report_deadlock(step, 1);
+}
+
 /* The calling thread is about to wait in pthread_join for `target`. A joiner that holds no
- * lock can close no cycle (nobody waits for it), so only one that does is published. */
+ * lock can close no cycle with other threads (nobody waits for it), so only one that does is
+ * published. */
 int lt_waitfor_join_begin(lt_event *ev, uintptr_t target)
 {
+    if (lt_unlikely(target == (uintptr_t)pthread_self()))
+        return join_self(ev);
     return ev->self->nheld ? begin(ev, LT_FOR_JOIN, target, NULL) : 0;
 }
 
