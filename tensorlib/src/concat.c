@@ -92,7 +92,8 @@ tl_tensor *tl_stack(const tl_tensor *const *ts, size_t n, size_t dim)
     size_t made = 0;
     while (made < n && (views[made] = tl_unsqueeze(ts[made], dim)))
         made++;
-    tl_tensor *out = made == n ? cat_op("stack", (const tl_tensor *const *)views, n, dim) : NULL;
+    tl_tensor *out = made == n ? cat_op("stack", (const tl_tensor *const *)views, n, dim)
+                               : tl_within("stack", NULL);
     for (size_t i = 0; i < made; i++)
         tl_release(views[i]);
     free(views);

@@ -61,5 +61,5 @@ tl_tensor *tl_to_device(const tl_tensor *t, tl_device device)
     if (tl_to_vec(t, host, nbytes) == TL_OK)
         out = tl_from_data(host, t->layout.shape, t->layout.ndim, t->dtype, device);
     free(host);
-    return out;
+    return tl_within(op, out);
 }

@@ -4,6 +4,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "tl_internal.h"
 
@@ -34,6 +35,14 @@ tl_status tl_fail(tl_status status, const char *fmt, ...)
     snprintf(last_msg, sizeof last_msg, "%s", msg);
     last_status = status == TL_OK ? TL_ERR_ARG : status;
     fail_count++;
+    return last_status;
+}
+
+tl_status tl_fail_within(const char *op)
+{
+    size_t n = strlen(op);
+    if (strncmp(last_msg, op, n) != 0 || last_msg[n] != ':')
+        tl_fail(last_status, "%s: %s", op, last_msg);
     return last_status;
 }
 

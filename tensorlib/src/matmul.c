@@ -73,5 +73,5 @@ tl_tensor *tl_broadcast_matmul(const tl_tensor *a, const tl_tensor *b)
     tl_tensor *out = vb ? tl_matmul(va, vb) : NULL;
     tl_release(va);
     tl_release(vb);
-    return out;
+    return tl_within(op, out);
 }

@@ -1,7 +1,8 @@
 /*
  * ops_math.c - candle's composite maths: pow with a tensor exponent, var, log_sum_exp. Each
  * is built from other ops (as candle builds them), so it runs on every device that has those;
- * it stops at the first failing step, whose message stays the thread's last error.
+ * it stops at the first failing step, whose message becomes the thread's last error with the
+ * op's own name in front (tl_within).
  */
 #include <math.h>
 
@@ -28,7 +29,7 @@ tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b)
         t = then(t, tl_mul(b, t));
     if (t)
         t = then(t, tl_unary(TL_EXP, t));
-    return t;
+    return tl_within("pow", t);
 }
 
 /* The shape of t without the dims in mask. */
@@ -52,6 +53,8 @@ static tl_status dims_mask(const char *op, const tl_tensor *t, const size_t *dim
         size_t d = dims[i];
         if (tl_check_dim(op, t, &d) != TL_OK)
             return TL_ERR_RANGE;
+        if (*mask & (1u << d))
+            return tl_fail(TL_ERR_ARG, "%s: dim %zu given twice", op, d);
         *mask |= 1u << d;
     }
     if (ndims == 0)
@@ -91,7 +94,7 @@ tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim)
     tl_release(d);
     tl_release(sum_d);
     tl_release(sum_d2);
-    return r;
+    return tl_within(op, r);
 }
 
 /* log(sum(exp(t))) over dims, shifted by the maximum so large values do not overflow; a slice
@@ -124,5 +127,5 @@ tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t ndims, 
     tl_release(finite);
     tl_release(zero);
     tl_release(shift);
-    return r;
+    return tl_within(op, r);
 }

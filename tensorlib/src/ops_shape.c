@@ -2,8 +2,8 @@
  * ops_shape.c - candle's ops that rearrange or extend a tensor, built from other ops as candle
  * builds them (so every device with those ops has these): tril2/triu2/eye, cumsum, flip,
  * repeat, pad_with_zeros/pad_with_same, upsample_nearest1d/2d and the out-of-place
- * scatter/slice_scatter. Each stops at the first failing step, whose message stays the
- * thread's last error.
+ * scatter/slice_scatter. Each stops at the first failing step, whose message becomes the
+ * thread's last error with the op's own name in front (tl_within).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +37,7 @@ static tl_tensor *square_mask(const char *op, tl_cmp_op cmp, size_t n, tl_dtype 
     tl_release(col);
     tl_release(j);
     tl_release(i);
-    return m;
+    return tl_within(op, m);
 }
 
 tl_tensor *tl_tril2(size_t n, tl_dtype dtype, tl_device device)
@@ -78,7 +78,7 @@ tl_tensor *tl_cumsum(const tl_tensor *t, size_t dim)
         tl_release(sum);
         r = then(r, next);
     }
-    return r;
+    return tl_within(op, r);
 }
 
 /* t's elements along dim taken at ids[0..n) (host values), through index_select. */
@@ -127,7 +127,7 @@ tl_tensor *tl_flip(const tl_tensor *t, const size_t *dims, size_t ndims)
             return tl_release(r), NULL;
         r = then(r, remap(op, r, d, t->layout.shape[d], reversed));
     }
-    return r;
+    return tl_within(op, r);
 }
 
 /* candle's upsample_nearest: result index i reads floor(i * in / out), at most in - 1. */
@@ -152,7 +152,7 @@ static tl_tensor *upsample(const char *op, const tl_tensor *t, size_t rank, cons
                                           tl_describe(t, d)), NULL;
         r = then(r, remap(op, r, i, size[i - 2], nearest));
     }
-    return r;
+    return tl_within(op, r);
 }
 
 tl_tensor *tl_upsample_nearest1d(const tl_tensor *t, size_t size)
@@ -199,7 +199,7 @@ tl_tensor *tl_repeat(const tl_tensor *t, const size_t *rep, size_t nrep)
         if (rep[i] > 1)
             r = then(r, copies(op, r, rep[i], i));
     }
-    return r;
+    return tl_within(op, r);
 }
 
 /* cat(left part, t, right part) along dim. */
@@ -223,7 +223,7 @@ tl_tensor *tl_pad_with_zeros(const tl_tensor *t, size_t dim, size_t left, size_t
     tl_tensor *l = tl_zeros(shape, t->layout.ndim, t->dtype, t->device);
     shape[dim] = right;
     tl_tensor *r = l ? tl_zeros(shape, t->layout.ndim, t->dtype, t->device) : NULL;
-    return pad(t, dim, l, r);
+    return tl_within(op, pad(t, dim, l, r));
 }
 
 /* The edge slices of t along dim repeated left and right times (candle's pad_with_same). */
@@ -237,7 +237,7 @@ tl_tensor *tl_pad_with_same(const tl_tensor *t, size_t dim, size_t left, size_t 
     if (n == 0)
         return left || right ? tl_fail(TL_ERR_SHAPE, "%s: dim %zu of %s is empty", op, dim,
                                        tl_describe(t, d)), NULL
-                             : tl_copy(t);
+                             : tl_within(op, tl_copy(t));
     memcpy(shape, t->layout.shape, sizeof shape);
     tl_tensor *first = tl_narrow(t, dim, 0, 1), *l = NULL, *r = NULL;
     tl_tensor *last = first ? tl_narrow(t, dim, n - 1, 1) : NULL;
@@ -250,8 +250,8 @@ tl_tensor *tl_pad_with_same(const tl_tensor *t, size_t dim, size_t left, size_t 
     tl_release(first);
     tl_release(last);
     if (!r)
-        return tl_release(l), NULL;
-    return pad(t, dim, l, r);
+        return tl_release(l), tl_within(op, NULL);
+    return tl_within(op, pad(t, dim, l, r));
 }
 
 /* Out of place: a copy of t with the in-place op applied. */
@@ -259,14 +259,14 @@ tl_tensor *tl_scatter(const tl_tensor *t, const tl_tensor *ids, const tl_tensor 
 {
     tl_tensor *r = tl_copy(t);
     if (r && tl_scatter_set(r, ids, src, dim) != TL_OK)
-        return tl_release(r), NULL;
-    return r;
+        tl_release(r), r = NULL;
+    return tl_within("scatter", r);
 }
 
 tl_tensor *tl_slice_scatter(const tl_tensor *t, const tl_tensor *src, size_t dim, size_t start)
 {
     tl_tensor *r = tl_copy(t);
     if (r && tl_slice_set(r, src, dim, start) != TL_OK)
-        return tl_release(r), NULL;
-    return r;
+        tl_release(r), r = NULL;
+    return tl_within("slice_scatter", r);
 }

@@ -29,10 +29,10 @@ tl_tensor *tl_arg_sort_last_dim(const tl_tensor *t, bool ascending)
 
 tl_tensor *tl_sort_last_dim(const tl_tensor *t, bool ascending, tl_tensor **indices)
 {
-    tl_tensor *ids = tl_arg_sort_last_dim(t, ascending);
+    tl_tensor *ids = tl_arg_sort_last_dim(t, ascending); /* its checks name arg_sort_last_dim */
     tl_tensor *sorted = ids ? tl_gather(t, ids, TL_DIM(-1)) : NULL;
     if (sorted && indices)
         *indices = tl_retain(ids);
     tl_release(ids);
-    return sorted;
+    return tl_within("sort_last_dim", sorted);
 }

@@ -86,6 +86,17 @@ typedef struct tl_operand {
 /* Fails with TL_ERR_UNSUPPORTED: "no <device> implementation for <op>". */
 tl_status tl_fail_unsupported(const char *op, tl_device device);
 tl_status tl_fail_nomem(const char *op, size_t nbytes);
+/* For an op built from other public ops: names op in front of the thread's last error unless
+ * it already starts with "op:", so a failing step reads "log_sum_exp: max: ..." rather than
+ * naming only the step. Returns the last status. tl_within passes a tensor result through,
+ * doing that when it is NULL. */
+tl_status tl_fail_within(const char *op);
+static inline tl_tensor *tl_within(const char *op, tl_tensor *result)
+{
+    if (!result)
+        tl_fail_within(op);
+    return result;
+}
 /* How many failures this thread has recorded: tells whether user code (a custom forward)
  * called tl_fail before returning an error. */
 unsigned tl_fail_count(void);

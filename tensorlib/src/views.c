@@ -173,13 +173,15 @@ tl_tensor *tl_broadcast_left(const tl_tensor *t, const size_t *left, size_t nlef
     size_t shape[TL_MAX_DIMS];
     if (tl_check_tensor(op, t) != TL_OK)
         return NULL;
-    if ((nleft && !left) || nleft > TL_MAX_DIMS - t->layout.ndim)
+    if (nleft && !left)
+        return tl_fail(TL_ERR_ARG, "%s: left is NULL", op), NULL;
+    if (nleft > TL_MAX_DIMS - t->layout.ndim)
         return tl_fail(TL_ERR_SHAPE, "%s: cannot add %zu dims to %zu", op, nleft,
                        t->layout.ndim), NULL;
     if (nleft)
         memcpy(shape, left, nleft * sizeof shape[0]);
     memcpy(shape + nleft, t->layout.shape, t->layout.ndim * sizeof shape[0]);
-    return tl_broadcast_as(t, shape, nleft + t->layout.ndim);
+    return tl_within(op, tl_broadcast_as(t, shape, nleft + t->layout.ndim));
 }
 
 /* candle's detach: a new handle (no op history here) on the same storage. */
@@ -196,7 +198,7 @@ tl_tensor *tl_flatten(const tl_tensor *t, size_t start_dim, size_t end_dim)
     if (tl_check_tensor(op, t) != TL_OK)
         return NULL;
     if (t->layout.ndim == 0) /* a scalar flattens to one element */
-        return tl_reshape(t, (size_t[]){1}, 1);
+        return tl_within(op, tl_reshape(t, (size_t[]){1}, 1));
     if (tl_check_dim(op, t, &start_dim) != TL_OK || tl_check_dim(op, t, &end_dim) != TL_OK)
         return NULL;
     if (start_dim > end_dim)
@@ -208,7 +210,7 @@ tl_tensor *tl_flatten(const tl_tensor *t, size_t start_dim, size_t end_dim)
     shape[n++] = tl_shape_elems(&t->layout.shape[start_dim], end_dim - start_dim + 1);
     for (size_t i = end_dim + 1; i < t->layout.ndim; i++)
         shape[n++] = t->layout.shape[i];
-    return tl_reshape(t, shape, n);
+    return tl_within(op, tl_reshape(t, shape, n));
 }
 
 tl_tensor *tl_flatten_all(const tl_tensor *t)
@@ -234,7 +236,7 @@ tl_status tl_chunk(const tl_tensor *t, size_t n, size_t dim, tl_tensor **out, si
             for (size_t i = 0; i < *count; i++)
                 tl_release(out[i]);
             *count = 0;
-            return tl_last_status();
+            return tl_fail_within(op);
         }
         out[(*count)++] = c;
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 const tl_dtype fx_float_dtypes[4] = {TL_F32, TL_F64, TL_F16, TL_BF16};
+const tl_dtype fx_int_dtypes[5] = {TL_U8, TL_U32, TL_I16, TL_I32, TL_I64};
 
 static bool read_values(FILE *in, fx_tensor *t)
 {
@@ -122,19 +123,22 @@ long fx_param(const fx_case *c, const char *name)
 
 const char *fx_variant_name(fx_variant v)
 {
-    static const char *const names[] = {"contiguous", "transposed", "offset"};
+    static const char *const names[] = {"contiguous", "transposed", "offset", "strided"};
     return v < FX_VARIANT_COUNT ? names[v] : "?";
 }
 
-/* t's values as a dtype tensor, with `pad` junk elements before and after them. */
-static tl_tensor *make_padded(const fx_tensor *t, tl_dtype dtype, size_t pad)
+/* t's values as a dtype tensor, `spread` elements apart, with `pad` junk elements before and
+ * after them (junk between them too when spread > 1). */
+static tl_tensor *make_padded(const fx_tensor *t, tl_dtype dtype, size_t pad, size_t spread)
 {
-    size_t n = t->count + 2 * pad;
+    size_t n = t->count * spread + 2 * pad;
     double *buf = malloc(n * sizeof *buf);
     if (!buf)
         return NULL;
     for (size_t i = 0; i < n; i++)
-        buf[i] = i < pad || i >= pad + t->count ? 7.0 : t->data[i - pad];
+        buf[i] = 7.0;
+    for (size_t i = 0; i < t->count; i++)
+        buf[pad + i * spread] = t->data[i];
     tl_tensor *f64 = tl_from_data(buf, &n, 1, TL_F64, TL_CPU);
     free(buf);
     tl_tensor *typed = f64 ? tl_to_dtype(f64, dtype) : NULL;
@@ -155,12 +159,30 @@ static tl_tensor *make_transposed(tl_tensor *t)
     return back;
 }
 
+/* Every other element of flat (2 * t->count of them): t's shape with each stride doubled. */
+static tl_tensor *make_strided(tl_tensor *flat, const fx_tensor *t)
+{
+    size_t shape[TL_MAX_DIMS + 1];
+    if (t->ndim == TL_MAX_DIMS)
+        return NULL;
+    memcpy(shape, t->shape, t->ndim * sizeof shape[0]);
+    shape[t->ndim] = 2;
+    tl_tensor *pairs = tl_reshape(flat, shape, t->ndim + 1);
+    tl_tensor *first = pairs ? tl_narrow(pairs, t->ndim, 0, 1) : NULL;
+    tl_tensor *out = first ? tl_squeeze(first, t->ndim) : NULL;
+    tl_release(pairs);
+    tl_release(first);
+    return out;
+}
+
 tl_tensor *fx_make(const fx_tensor *t, tl_dtype dtype, fx_variant v)
 {
-    size_t pad = v == FX_OFFSET ? 3 : 0;
-    tl_tensor *flat = make_padded(t, dtype, pad);
-    tl_tensor *body = flat ? tl_narrow(flat, 0, pad, t->count) : NULL;
-    tl_tensor *shaped = body ? tl_reshape(body, t->shape, t->ndim) : NULL;
+    size_t pad = v == FX_OFFSET || v == FX_STRIDED ? 3 : 0, spread = v == FX_STRIDED ? 2 : 1;
+    tl_tensor *flat = make_padded(t, dtype, pad, spread);
+    tl_tensor *body = flat ? tl_narrow(flat, 0, pad, t->count * spread) : NULL;
+    tl_tensor *shaped = !body ? NULL
+                        : v == FX_STRIDED ? make_strided(body, t)
+                                          : tl_reshape(body, t->shape, t->ndim);
     tl_tensor *out = shaped && v == FX_TRANSPOSED ? make_transposed(shaped) : tl_retain(shaped);
     if (!out)
         printf("fx_make %s as %s/%s: %s\n", t->name, tl_dtype_name(dtype), fx_variant_name(v),
@@ -276,4 +298,69 @@ bool fx_each_case(const char *dir, const char *name, fx_run_fn run)
                 run(&f.cases[i], fx_float_dtypes[d], v);
     fx_free(&f);
     return true;
+}
+
+tl_dtype fx_case_dtype(const fx_case *c)
+{
+    const char *u = strrchr(c->name, '_');
+    for (int d = 0; u && d < TL_DTYPE_COUNT; d++)
+        if (!strcmp(u + 1, tl_dtype_name((tl_dtype)d)))
+            return (tl_dtype)d;
+    return TL_DTYPE_COUNT;
+}
+
+bool fx_check(const fx_case *c, const char *name, tl_tensor *got, tl_dtype dtype, double rtol,
+              double atol, fx_variant v)
+{
+    char label[256];
+    int at = snprintf(label, sizeof label, "%s", c->name);
+    for (size_t i = 0; i < c->nparams && at > 0 && (size_t)at < sizeof label; i++)
+        at += snprintf(label + at, sizeof label - (size_t)at, " %s=%ld", c->param_names[i],
+                       c->params[i]);
+    if (at > 0 && (size_t)at < sizeof label)
+        snprintf(label + at, sizeof label - (size_t)at, " %s (%s)", name, fx_variant_name(v));
+    const fx_tensor *want = fx_get(c, name);
+    if (!want)
+        printf("    %s: the case has no such tensor\n", label);
+    bool ok = want && fx_expect_tol(got, want, dtype, rtol, atol, label);
+    tl_release(got);
+    return ok;
+}
+
+size_t fx_dim(const fx_case *c, const char *name)
+{
+    return TL_DIM(fx_param(c, name));
+}
+
+double fx_p(const fx_case *c, size_t i)
+{
+    const fx_tensor *p = fx_get(c, "p");
+    return p && i < p->count ? p->data[i] : NAN;
+}
+
+bool fx_run_table(const char *dir, const char *name, const fx_runner *table, size_t n)
+{
+    fx_file f;
+    bool ok = fx_load(dir, name, &f);
+    for (size_t i = 0; ok && i < f.ncases; i++) {
+        const fx_case *c = &f.cases[i];
+        bool matched = false;
+        for (size_t r = 0; r < n; r++) {
+            if (strncmp(c->name, table[r].prefix, strlen(table[r].prefix)) != 0)
+                continue;
+            matched = true;
+            tl_dtype own = fx_case_dtype(c);
+            size_t nd = table[r].dtypes ? table[r].ndtypes : 1;
+            for (size_t d = 0; d < nd; d++)
+                for (int v = 0; v < FX_VARIANT_COUNT; v++)
+                    table[r].run(c, table[r].dtypes ? table[r].dtypes[d] : own, v);
+        }
+        if (!matched) {
+            printf("%s.txt: no runner for case %s\n", name, c->name);
+            ok = false;
+        }
+    }
+    if (f.cases)
+        fx_free(&f);
+    return ok;
 }

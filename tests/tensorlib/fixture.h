@@ -51,6 +51,7 @@ typedef enum fx_variant {
     FX_CONTIGUOUS,  /* fresh row-major storage */
     FX_TRANSPOSED,  /* last two dims stored column-major (a transposed view); 1-D: contiguous */
     FX_OFFSET,      /* a narrow of a bigger storage: contiguous, nonzero start offset */
+    FX_STRIDED,     /* every other element of a bigger storage: each stride doubled, offset 1 */
     FX_VARIANT_COUNT
 } fx_variant;
 const char *fx_variant_name(fx_variant v);
@@ -84,12 +85,42 @@ void fx_release(tl_tensor *const *ts, size_t n);
 /* The fixture directory, the test's one argument; NULL after printing usage. */
 const char *fx_dir(int argc, char **argv);
 
-/* The float dtypes every fixture case runs on. */
+/* The float dtypes every fixture case runs on; the integer dtypes. */
 extern const tl_dtype fx_float_dtypes[4];
+extern const tl_dtype fx_int_dtypes[5];
+
+/* The dtype a case name ends in ("wrap_i16" -> TL_I16); TL_DTYPE_COUNT when none. */
+tl_dtype fx_case_dtype(const fx_case *c);
+
+/* Checks got (released here) against the case's tensor `name` with fx_expect_tol, labelled
+ * with the case, its parameters, the tensor and the variant. Returns whether it matched. */
+bool fx_check(const fx_case *c, const char *name, tl_tensor *got, tl_dtype dtype, double rtol,
+              double atol, fx_variant v);
+
+/* A case's parameter as a dim (a negative one counts from the end, as TL_DIM). */
+size_t fx_dim(const fx_case *c, const char *name);
+/* Element i of the case's tensor "p" (the float parameters of an op). */
+double fx_p(const fx_case *c, size_t i);
 
 /* Calls run(c, dtype, v) for every case of dir/name.txt, float dtype and layout variant;
  * false (message printed) when the file does not load. */
 typedef void (*fx_run_fn)(const fx_case *c, tl_dtype dtype, fx_variant v);
 bool fx_each_case(const char *dir, const char *name, fx_run_fn run);
+
+/* A table of runners by case-name prefix: each case of a file runs through every runner whose
+ * prefix its name starts with, once per dtype in the runner's list (NULL list: once, with
+ * the dtype the case name ends in) and layout variant. */
+typedef struct fx_runner {
+    const char *prefix;
+    fx_run_fn run;
+    const tl_dtype *dtypes;
+    size_t ndtypes;
+} fx_runner;
+#define FX_FLOATS fx_float_dtypes, 4
+#define FX_INTS fx_int_dtypes, 5
+#define FX_OWN NULL, 0
+/* Runs dir/name.txt through the table; false (message printed) when the file does not load
+ * or a case matches no runner (so a new case cannot go unchecked). */
+bool fx_run_table(const char *dir, const char *name, const fx_runner *table, size_t n);
 
 #endif

@@ -26,26 +26,8 @@ static bool wide_floats(tl_dtype dt)
     return dt == TL_F32 || dt == TL_F64;
 }
 
-/* Runs want (named `name` in c) against got, releasing got. */
-static void expect(const fx_case *c, const char *name, tl_tensor *got, tl_dtype dt, double rtol,
-                   double atol, fx_variant v)
-{
-    char label[128];
-    snprintf(label, sizeof label, "%s %s (%s)", c->name, name, fx_variant_name(v));
-    CHECKF(fx_expect_tol(got, fx_get(c, name), dt, rtol, atol, label), "%s on %s", label,
-           tl_dtype_name(dt));
-    tl_release(got);
-}
-
-/* The dtype a case name ends in ("wrap_i16" -> TL_I16). */
-static tl_dtype dtype_suffix(const char *name)
-{
-    const char *u = strrchr(name, '_');
-    for (int d = 0; u && d < TL_DTYPE_COUNT; d++)
-        if (!strcmp(u + 1, tl_dtype_name((tl_dtype)d)))
-            return (tl_dtype)d;
-    return TL_DTYPE_COUNT;
-}
+/* Checks got (released) against the case's tensor `name`. */
+#define expect(c, name, got, dt, rtol, atol, v) CHECK(fx_check(c, name, got, dt, rtol, atol, v))
 
 /* Relative accuracy everywhere, however small the value (no absolute slack). */
 static void run_gelu(const fx_case *c, tl_dtype dt, fx_variant v)
@@ -195,13 +177,13 @@ static void run_case(const fx_case *c, tl_dtype dt, fx_variant v)
     if (dt != fx_float_dtypes[0])
         return;
     if (!strncmp(c->name, "wrap_", 5))
-        run_wrap(c, dtype_suffix(c->name), v);
+        run_wrap(c, fx_case_dtype(c), v);
     else if (!strcmp(c->name, "convert_i64"))
         run_convert(c, v);
     else if (!strcmp(c->name, "int_scalar_u8"))
         run_int_scalar(c, v);
     else if (!strncmp(c->name, "to_", 3))
-        run_round(c, dtype_suffix(c->name), v);
+        run_round(c, fx_case_dtype(c), v);
 }
 
 int main(int argc, char **argv)

@@ -239,8 +239,8 @@ static void check_shadow_destroy(void)
     CHECK(lt_shadow_find(&lock_d) == NULL);
 }
 
-/* Destroyed entries are kept up to a bound: of many locks destroyed, some are removed at
- * once, and with them their place in the lock map. */
+/* Destroyed entries are kept up to a bound: of many locks destroyed, those a full table
+ * holds are purged before it grows, and with them their place in the lock map. */
 static void check_shadow_destroy_bound(void)
 {
     enum { N = 200000 };

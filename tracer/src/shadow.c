@@ -24,8 +24,11 @@
  * the lock map: memory that held a lock is mostly either freed (lifetime.c then removes both,
  * as it removes a live lock) or made a lock again at the same address (pools, arrays of
  * locks re-initialised), and init then finds the entry where it was, without a new slot or a
- * lock-map change (each ~250 instructions). A shard keeps at most DESTROYED_MAX destroyed
- * entries; beyond that destroy removes them, so memory that never comes back costs nothing.
+ * lock-map change (each ~250 instructions). Destroyed entries are not counted (a shared count
+ * was an atomic add at every destroy and init, a tenth of `stressbench groups`' time): a
+ * table that fills up is first purged of them (purge), and grows only if that leaves it
+ * nearly as full, so memory that never holds a lock again costs at most what the most locks
+ * live at once did.
  *
  * An entry's identity (addr, gen, key and what entry_clear resets) changes only under its
  * claim (claim_try): a flag set by a CAS and held for a few stores, never across a wait.
@@ -47,7 +50,6 @@
 /* 1,024 slots, 16 KiB: with fewer, a page's slots share homes (addr_hash), and a table grown
  * from 256 slots has made two copies on the way, 7 pages written for the 4 it keeps. */
 #define TABLE_MIN_BITS 10
-#define DESTROYED_MAX 1024 /* per shard: 128 KiB of entries */
 #define SLAB_CHUNK ((size_t)64 * 1024) /* entries a shard's slab takes at a time */
 
 /* A slot keeps the address beside the entry, so a probe passes other locks' slots without
@@ -71,7 +73,6 @@ typedef struct shard {
     _Atomic uintptr_t table;   /* its table word; 0 until the shard's first lock */
     size_t live;               /* entries in the table, destroyed ones included */
     lt_lock *free_list;        /* through next_free: a reused entry keeps its gen, so no lt_pool */
-    _Atomic size_t destroyed;  /* entries left in the table by destroy (changed under claims) */
     char *slab;                /* unused zeroed entries: slab_left bytes from here */
     size_t slab_left;
     char pad[64];              /* keep shards on separate cache lines */
@@ -231,27 +232,6 @@ static void slot_set(slot *to, const void *addr, lt_lock *l)
     atomic_store_explicit(&to->addr, addr, memory_order_release);
 }
 
-/* Under the shard's lock: a copy of s's table with room for one more entry at a load of at
- * most 1/2, published for readers. 0 when out of memory (tracking is then off). */
-static int make_room(shard *s)
-{
-    uintptr_t word = atomic_load_explicit(&s->table, memory_order_relaxed);
-    table t = table_of(word);
-    if (word && (s->live + 1) * 2 <= slot_mask(t) + 1)
-        return 1;
-    table g = {NULL, word ? t.bits + 1 : TABLE_MIN_BITS};
-    if (!(g.slot = heap_alloc(((size_t)1 << g.bits) * sizeof(slot))))
-        return 0;
-    for (size_t i = 0; word && i <= slot_mask(t); i++) {
-        const void *addr = atomic_load_explicit(&t.slot[i].addr, memory_order_relaxed);
-        if (addr)
-            slot_set(find_slot(g, addr, addr_hash(addr)), addr,
-                     atomic_load_explicit(&t.slot[i].lock, memory_order_relaxed));
-    }
-    atomic_store_explicit(&s->table, (uintptr_t)g.slot | g.bits, memory_order_release);
-    return 1;
-}
-
 /* Under the shard's lock: empties slot i, moving later entries of its probe chain back where
  * their home allows it, so every chain stays unbroken without tombstones. */
 static void remove_at(table t, size_t i)
@@ -381,16 +361,66 @@ static void gen_bump(lt_lock *l)
 /* Under l's claim, l filed under addr: addr names a lock again (a destroyed entry: the gen
  * moved on at destroy; *revived = 1), or, `renew`, a new one (a live entry, init of a known
  * lock). 0 when l is live and not to be renewed. */
-static int entry_renew(shard *s, lt_lock *l, const void *addr, int renew, int *revived)
+static int entry_renew(lt_lock *l, const void *addr, int renew, int *revived)
 {
     *revived = destroyed(l);
-    if (*revived)
-        atomic_fetch_sub_explicit(&s->destroyed, 1, memory_order_relaxed);
-    else if (renew)
+    if (!*revived) {
+        if (!renew)
+            return 0;
         gen_bump(l);
-    else
-        return 0;
+    }
     entry_clear(l, addr);
+    return 1;
+}
+
+/* Under the shard's lock: the entries destroy left in s's table (t) leave it, and their
+ * addresses the lock map; one whose claim is busy stays. 1 when they were enough to bring
+ * the table down to 3/8 full: each purge that does not grow the table then comes at least
+ * 1/8 of its slots of new entries after the last, which pays for its walk over all of them. */
+static int purge(shard *s, table t)
+{
+    for (size_t i = 0; i <= slot_mask(t);) {
+        lt_lock *l = atomic_load_explicit(&t.slot[i].lock, memory_order_relaxed);
+        if (!l || !destroyed(l) || !claim_try(l)) {
+            i++;
+            continue;
+        }
+        const void *addr = l->key;
+        if (!destroyed(l)) { /* renewed before the claim */
+            claim_drop(l);
+            i++;
+            continue;
+        }
+        remove_at(t, i); /* slot i now holds a later entry of its chain, or none: seen next */
+        s->live--;
+        l->key = NULL;
+        claim_drop(l);
+        entry_free(s, l);
+        lt_lockmap_remove(addr);
+    }
+    return s->live * 8 <= (slot_mask(t) + 1) * 3;
+}
+
+
+/* Under the shard's lock: room in s's table for one more entry at a load of at most 1/2: the
+ * destroyed entries purged, or a larger copy published for readers. 0 when out of memory
+ * (tracking is then off). */
+static int make_room(shard *s)
+{
+    uintptr_t word = atomic_load_explicit(&s->table, memory_order_relaxed);
+    table t = table_of(word);
+    if (word && ((s->live + 1) * 2 <= slot_mask(t) + 1 || purge(s, t)))
+        return 1;
+    table g = {NULL, word ? t.bits + 1 : TABLE_MIN_BITS};
+    if (!(g.slot = heap_alloc(((size_t)1 << g.bits) * sizeof(slot))))
+        return 0;
+    for (size_t i = 0; word && i <= slot_mask(t); i++) {
+        const void *addr = atomic_load_explicit(&t.slot[i].addr, memory_order_relaxed);
+        if (addr)
+            slot_set(find_slot(g, addr, addr_hash(addr)), addr,
+                     atomic_load_explicit(&t.slot[i].lock, memory_order_relaxed));
+    }
+    atomic_store_explicit(&s->table, (uintptr_t)g.slot | g.bits, memory_order_release);
     return 1;
 }
 
@@ -405,7 +435,7 @@ static lt_lock *find_or_create(const void *addr, int renew, int *created, uint32
     lt_lock *l = find_locked(s, addr, h);
     if (l) {
         claim(l);
-        entry_renew(s, l, addr, renew, created);
+        entry_renew(l, addr, renew, created);
     } else if (make_room(s) && (l = entry_alloc(s)) != NULL) {
         if (lt_lockmap_add(addr)) {
             claim(l); /* a thread that found it filed under another address may hold it */
@@ -442,7 +472,7 @@ static lt_lock *renew_filed(const void *addr, int *revived, uint32_t *gen)
         claim_drop(l);
         return NULL;
     }
-    entry_renew(s, l, addr, 1, revived);
+    entry_renew(l, addr, 1, revived);
     *gen = atomic_load_explicit(&l->gen, memory_order_relaxed);
     claim_drop(l);
     return l;
@@ -543,9 +573,7 @@ static int remove_locked(shard *s, const void *addr, uint64_t h)
     remove_at(t, (size_t)(at - t.slot));
     s->live--;
     claim(l);
-    if (destroyed(l))
-        atomic_fetch_sub_explicit(&s->destroyed, 1, memory_order_relaxed);
-    else
+    if (!destroyed(l))
         end_identity(l);
     l->key = NULL;
     claim_drop(l);
@@ -556,18 +584,15 @@ static int remove_locked(shard *s, const void *addr, uint64_t h)
 /* destroy of the lock whose entry the caller found (l; NULL when it had none). */
 void lt_shadow_destroy(const void *addr, lt_lock *l)
 {
-    shard *s = shard_of(addr);
-    if (l && atomic_load_explicit(&s->destroyed, memory_order_relaxed) < DESTROYED_MAX &&
-        claim_try(l)) {
+    if (l && claim_try(l)) {
         int live = atomic_load_explicit(&l->addr, memory_order_relaxed) == addr;
-        if (live) { /* and so filed under addr: only a claim changes addr */
+        if (live) /* and so filed under addr: only a claim changes addr */
             end_identity(l);
-            atomic_fetch_add_explicit(&s->destroyed, 1, memory_order_relaxed);
-        }
         claim_drop(l);
         if (live)
             return;
     }
+    shard *s = shard_of(addr);
     lt_spin_lock(&s->lock);
     if (remove_locked(s, addr, addr_hash(addr)))
         lt_lockmap_remove(addr); /* under the shard's lock: an entry made meanwhile keeps its bit */
