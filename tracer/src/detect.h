@@ -59,7 +59,8 @@ static inline int lt_before_lock(lt_event *ev)
  * into it (a blocking request). Field by field: `since` is left to lt_stats_acquired. `lazy`:
  * LOCKTRACE_STACKS is lazy (the callers, not a full stack), a constant where the caller
  * knows it. */
-static inline void lt_held_fill(lt_event *ev, lt_held *h, int lazy)
+static inline __attribute__((always_inline)) void lt_held_fill(const lt_event *ev,
+                                                             lt_held *h, int lazy)
 {
     h->addr = ev->addr;
     h->lock = ev->lock;
@@ -110,13 +111,18 @@ static inline void lt_held_take(lt_event *ev)
  * lock, and so use the spare slot). held_room lets no entry be prepared with
  * LOCKTRACE_STATS or LOCKTRACE_STACKS=full, so the entry is a lazy one without statistics.
  * `known` from lt_lock_common. */
-static inline lt_held *lt_held_prepare(lt_event *ev, uint64_t *known)
+static inline __attribute__((always_inline)) lt_held *lt_held_prepare(const lt_event *ev,
+                                                                     uint64_t *known)
 {
     lt_thread *t = ev->self;
     uint32_t pos = t->held_end;
-    if (lt_unlikely(pos >= t->held_room) ||
-        (pos && (lt_cfg.classes != LT_CLASSES_OFF || !lt_order_known(ev, known))))
+    if (lt_unlikely(pos >= t->held_room))
         return NULL;
+    if (pos) {
+        lt_event copy = *ev; /* ev itself stays in the caller's registers */
+        if (lt_cfg.classes != LT_CLASSES_OFF || !lt_order_known(&copy, known))
+            return NULL;
+    }
     lt_held *h = &t->held[pos];
     lt_held_fill(ev, h, 1);
     return h;

@@ -3,8 +3,8 @@
  *
  * Every lock entry point has the same shape: guard (tracer ready, not re-entered) -> event
  * before the call (may veto it) -> the real call -> event with the result. One shared path,
- * acquire(), serves try, timed and blocking forms: it tries first and blocks only when the
- * lock is busy, which is where waits become visible. The held entry a grant makes is
+ * acquire_inline(), serves try, timed and blocking forms: it tries first and blocks only when
+ * the lock is busy, which is where waits become visible. The held entry a grant makes is
  * prepared before the try, so that a granted lock costs the program's critical section only
  * the stores that add it. Unlocks are recorded after the real unlock, once libc accepted
  * them; init reports after it (so the lock's attributes can be read), destroy before.
@@ -159,7 +159,7 @@ static inline int enter(lt_event *ev)
  * ---------------------------------------------------------------------------------------- */
 typedef lt_call call;
 
-static int real_try(const call *c)
+static inline int real_try(const call *c)
 {
     void *l = (void *)c->ev.addr;
     switch (c->ev.kind) {
@@ -237,32 +237,64 @@ static __attribute__((noinline)) int wait(call *c)
     return rc;
 }
 
-static int acquire(call *c)
+/* A request the tracer does not check (the thread is inside it already, or untracked). */
+static __attribute__((noinline)) int unchecked(const call *c)
+{
+    return c->ev.wait == LT_WAIT_TRY ? real_try(c) : real_wait(c);
+}
+
+/* After libc's try answered rc, when the held set still has to learn of it (no entry was
+ * prepared, or the try did not simply succeed): a busy lock is waited for. */
+static __attribute__((noinline)) int acquire_tried(call *c, int rc)
+{
+    if (rc == ENOTRECOVERABLE && c->ev.wait != LT_WAIT_TRY)
+        lt_platform_mutex_untry((void *)c->ev.addr, c->ev.self->info.tid);
+    if (rc == EBUSY && c->ev.wait != LT_WAIT_TRY)
+        rc = wait(c);
+    lt_after_lock(&c->ev, rc);
+    lt_leave(&lt_tls);
+    return rc;
+}
+
+/* A request that is not the common case (`common`: lt_lock_common said it needs no check
+ * before libc, but no entry could be prepared). */
+static __attribute__((noinline)) int acquire_unusual(call *c, int common)
+{
+    if (!c->ev.self)
+        return unchecked(c);
+    int rc = common ? 0 : lt_before_lock_slow(&c->ev);
+    if (rc == 0)
+        rc = real_try(c);
+    return acquire_tried(c, rc);
+}
+
+/* Inline in the entry points, which pass a call whose fields are constants but the lock and
+ * the call site: the common case then runs on those constants, with the event in registers
+ * (its copy into a call of its own is made only for the other cases). */
+static inline __attribute__((always_inline)) int acquire_inline(const call *proto)
 {
     if (!ready())
         return 0;
-    if (!enter(&c->ev))
-        return c->ev.wait == LT_WAIT_TRY ? real_try(c) : real_wait(c);
-    lt_held *spare = NULL;
+    lt_event ev = proto->ev;
     uint64_t *known;
-    int rc = 0;
-    if (lt_likely(lt_lock_common(&c->ev, &known)))
-        spare = lt_held_prepare(&c->ev, known);
-    else
-        rc = lt_before_lock_slow(&c->ev);
-    if (rc == 0)
-        rc = real_try(c);
-    if (lt_likely(rc == 0 && spare)) {
-        lt_held_commit(&c->ev, spare);
-    } else {
-        if (rc == ENOTRECOVERABLE && c->ev.wait != LT_WAIT_TRY)
-            lt_platform_mutex_untry((void *)c->ev.addr, c->ev.self->info.tid);
-        if (rc == EBUSY && c->ev.wait != LT_WAIT_TRY)
-            rc = wait(c);
-        lt_after_lock(&c->ev, rc);
-    }
+    lt_held *spare = NULL;
+    int common = enter(&ev) && lt_likely(lt_lock_common(&ev, &known));
+    if (lt_likely(common))
+        spare = lt_held_prepare(&ev, known);
+    if (lt_unlikely(!spare))
+        return acquire_unusual(&(call){ev, proto->has_clock, proto->clock, proto->abstime},
+                               common);
+    int rc = real_try(proto);
+    if (lt_unlikely(rc != 0))
+        return acquire_tried(&(call){ev, proto->has_clock, proto->clock, proto->abstime}, rc);
+    lt_held_commit(&ev, spare);
     lt_leave(&lt_tls);
-    return rc;
+    return 0;
+}
+
+static __attribute__((noinline)) int acquire(call *c)
+{
+    return acquire_inline(c);
 }
 
 int lt_interpose_acquire(lt_call *c)
@@ -292,7 +324,7 @@ static int acquire_timed(call *c)
 #define CALL(lock, kind, mode, wait, ...)                                                     \
     (&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL, 0, 0},      \
              __VA_ARGS__})
-#define ACQUIRE(...) acquire(CALL(__VA_ARGS__))
+#define ACQUIRE(...) acquire_inline(CALL(__VA_ARGS__))
 #define ACQUIRE_TIMED(lock, kind, mode, ...)                                                  \
     acquire_timed(CALL(lock, kind, mode, LT_WAIT_TIMED, __VA_ARGS__))
 
