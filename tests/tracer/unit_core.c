@@ -161,7 +161,7 @@ static void check_held_churn(void)
  * lock map. */
 static void forget(const void *addr)
 {
-    lt_shadow_forget(addr);
+    lt_shadow_forget(&addr, 1);
     lt_lockmap_clear((uintptr_t)addr, (uintptr_t)addr + 1);
 }
 
