@@ -30,9 +30,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "verdicts.h"
 
 #define NOINLINE __attribute__((noinline))
 #define LOCKS 8
@@ -610,21 +611,6 @@ static void run_events(const scenario *s)
     }
 }
 
-static unsigned kinds_in(const char *text)
-{
-    unsigned got = 0;
-    for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line) {
-        if (strncmp(line, "locktrace: ", 11) != 0)
-            continue;
-        for (size_t k = 0; k < sizeof kname / sizeof kname[0]; k++) {
-            size_t n = strlen(kname[k]);
-            if (strncmp(line + 11, kname[k], n) == 0 && line[11 + n] == ':')
-                got |= 1u << k;
-        }
-    }
-    return got;
-}
-
 /* The number of locks the (first) inversion report names, 0 without one. */
 static int cycle_in(const char *text)
 {
@@ -650,20 +636,11 @@ static unsigned edges_in(const char *text)
     return got;
 }
 
-static void print_kinds(unsigned set)
-{
-    printf("{");
-    for (size_t k = 0, first = 1; k < sizeof kname / sizeof kname[0]; k++)
-        if (set & (1u << k)) {
-            printf("%s%s", first ? "" : ", ", kname[k]);
-            first = 0;
-        }
-    printf("}");
-}
+#define NKINDS (sizeof kname / sizeof kname[0])
 
 static void print_verdict(unsigned kinds, int cycle, unsigned edges)
 {
-    print_kinds(kinds);
+    verdict_print(kinds, kname, NKINDS);
     if (kinds & K_INVERSION) {
         printf(" cycle of %d, events", cycle);
         for (int e = 0; e < EVENTS; e++)
@@ -674,69 +651,49 @@ static void print_verdict(unsigned kinds, int cycle, unsigned edges)
 
 static char out[1 << 17];
 
+static void run_scenario(const void *arg)
+{
+    run_events(arg);
+}
+
 /* Runs s in a child; 1 when its verdict is the expected one. */
 static int run(const scenario *s)
 {
-    int p[2];
-    if (pipe(p) != 0)
-        return 0;
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        dup2(p[1], 2);
-        close(p[1]);
-        alarm(20);
-        run_events(s);
-        _exit(0);
-    }
-    close(p[1]);
-    size_t len = 0;
-    ssize_t n;
-    while ((n = read(p[0], out + len, sizeof out - 1 - len)) > 0)
-        len += (size_t)n;
-    out[len] = 0;
-    close(p[0]);
-    int status;
-    waitpid(pid, &status, 0);
-    unsigned got = kinds_in(out);
+    int status = verdict_child(run_scenario, s, out, sizeof out);
+    unsigned got = verdict_kinds(out, kname, NKINDS);
     int cycle = cycle_in(out);
     unsigned edges = edges_in(out);
-    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == s->expect &&
+    int ok = status == 0 && got == s->expect &&
              (!(got & K_INVERSION) || (cycle == s->cycle && edges == s->edges));
     if (!ok) {
         printf("FAIL %s: expected ", s->name);
         print_verdict(s->expect, s->cycle, s->edges);
         printf(", got ");
         print_verdict(got, cycle, edges);
-        if (WIFSIGNALED(status))
-            printf(", killed by signal %d", WTERMSIG(status));
-        else if (WEXITSTATUS(status) != 0)
-            printf(", exit status %d", WEXITSTATUS(status));
+        verdict_print_ending(status);
         printf("\n%.3000s\n", out);
     }
     return ok;
 }
 
+static const char *scenario_name(int i)
+{
+    return table[i].name;
+}
+
+static void print_expected(int i)
+{
+    print_verdict(table[i].expect, table[i].cycle, table[i].edges);
+}
+
+static int run_one(int i)
+{
+    return run(&table[i]);
+}
+
 int main(int argc, char **argv)
 {
-    int list = argc > 1 && strcmp(argv[1], "--list") == 0;
-    const char *only = argc > 1 + list ? argv[1 + list] : NULL;
-    int ran = 0, failed = 0;
     generate();
-    for (int i = 0; i < nscenarios; i++) {
-        const scenario *s = &table[i];
-        if (only && !strstr(s->name, only))
-            continue;
-        ran++;
-        if (list) {
-            printf("%s: ", s->name);
-            print_verdict(s->expect, s->cycle, s->edges);
-            printf("\n");
-        } else {
-            failed += !run(s);
-        }
-    }
-    printf("peer_orders: %d scenarios, %d failed\n", ran, failed);
-    return failed != 0;
+    return verdict_main(argc, argv,
+                        &(verdict_suite){"peer_orders", nscenarios, scenario_name, print_expected, run_one});
 }
