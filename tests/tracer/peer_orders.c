@@ -274,22 +274,26 @@ static void inverted(scenario *s, int n, unsigned edges)
     s->edges = edges;
 }
 
-/* lockdep's cycle shapes, each event a pair "lock x, lock y, unlock y, unlock x", with the
- * events the shortest cycle is made of. */
+/* lockdep's cycle shapes (and Helgrind's ring of five), each event a pair "lock x, lock y,
+ * unlock y, unlock x", with the events the shortest cycle is made of. */
 typedef struct shape {
     const char *name;
-    const char *events[4];
+    const char *events[5];
     int n, locks;
     unsigned edges;
 } shape;
 
 static const shape shapes[] = {
-    {"ABBA", {"W0 W1 U1 U0", "W1 W0 U0 U1"}, 2, 2, 0x3},
-    {"ABBCCA", {"W0 W1 U1 U0", "W1 W2 U2 U1", "W2 W0 U0 U2"}, 3, 3, 0x7},
-    {"ABCABC", {"W0 W1 U1 U0", "W2 W0 U0 U2", "W1 W2 U2 U1"}, 3, 3, 0x7},
-    {"ABBCCDDA", {"W0 W1 U1 U0", "W1 W2 U2 U1", "W2 W3 U3 U2", "W3 W0 U0 U3"}, 4, 4, 0xf},
-    {"ABCDBDDA", {"W0 W1 U1 U0", "W2 W3 U3 U2", "W1 W3 U3 U1", "W3 W0 U0 U3"}, 4, 3, 0xd},
-    {"ABCDBCDA", {"W0 W1 U1 U0", "W2 W3 U3 U2", "W1 W2 U2 U1", "W3 W0 U0 U3"}, 4, 4, 0xf},
+    {"lockdep ABBA", {"W0 W1 U1 U0", "W1 W0 U0 U1"}, 2, 2, 0x3},
+    {"lockdep ABBCCA", {"W0 W1 U1 U0", "W1 W2 U2 U1", "W2 W0 U0 U2"}, 3, 3, 0x7},
+    {"lockdep ABCABC", {"W0 W1 U1 U0", "W2 W0 U0 U2", "W1 W2 U2 U1"}, 3, 3, 0x7},
+    {"lockdep ABBCCDDA", {"W0 W1 U1 U0", "W1 W2 U2 U1", "W2 W3 U3 U2", "W3 W0 U0 U3"}, 4, 4, 0xf},
+    {"lockdep ABCDBDDA", {"W0 W1 U1 U0", "W2 W3 U3 U2", "W1 W3 U3 U1", "W3 W0 U0 U3"}, 4, 3, 0xd},
+    {"lockdep ABCDBCDA", {"W0 W1 U1 U0", "W2 W3 U3 U2", "W1 W2 U2 U1", "W3 W0 U0 U3"}, 4, 4, 0xf},
+    /* Helgrind's tc14_laog_dinphils: five philosophers, each takes its left fork, then its
+     * right one */
+    {"helgrind tc14 dining philosophers",
+     {"W0 W1 U1 U0", "W1 W2 U2 U1", "W2 W3 U3 U2", "W3 W4 U4 U3", "W4 W0 U0 U4"}, 5, 5, 0x1f},
 };
 
 /* The same shape with every lock read-locked. */
@@ -302,7 +306,7 @@ static const char *as_reads(const char *steps, char *buf, size_t size)
     return buf;
 }
 
-static char read_buf[sizeof shapes / sizeof shapes[0]][4][16];
+static char read_buf[sizeof shapes / sizeof shapes[0]][5][16];
 
 static void generate_shapes(void)
 {
@@ -319,13 +323,13 @@ static void generate_shapes(void)
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
             const shape *sh = &shapes[i];
             char name[96], types[LOCKS + 1];
-            snprintf(name, sizeof name, "lockdep %s, %s", sh->name, kinds[k].what);
+            snprintf(name, sizeof name, "%s, %s", sh->name, kinds[k].what);
             memset(types, kinds[k].type, (size_t)sh->n);
             types[sh->n] = 0;
             /* reads of a reader-preferring rwlock never wait for each other: no cycle */
             int silent = kinds[k].reads && kinds[k].type != 'w';
             scenario *s = add(name, types, 0);
-            for (int e = 0; e < 4 && sh->events[e]; e++)
+            for (int e = 0; e < 5 && sh->events[e]; e++)
                 s->events[e] = kinds[k].reads
                                    ? as_reads(sh->events[e], read_buf[i][e], sizeof read_buf[i][e])
                                    : sh->events[e];
@@ -517,14 +521,14 @@ static void generate_concurrent(void)
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
             const shape *sh = &shapes[i];
             char name[96], types[LOCKS + 1];
-            snprintf(name, sizeof name, "lockdep %s at once, %s", sh->name, kinds[k].what);
+            snprintf(name, sizeof name, "%s at once, %s", sh->name, kinds[k].what);
             memset(types, kinds[k].type, (size_t)sh->n);
             types[sh->n] = 0;
             /* reads block nothing here (no writer ever queues): a writer-preferring lock's
              * order is still a potential deadlock, a reader-preferring one's is none */
             scenario *s = add(name, types, kinds[k].reads ? 0 : K_DEADLOCK);
             s->threads = 2;
-            for (int e = 0; e < 4 && sh->events[e]; e++)
+            for (int e = 0; e < 5 && sh->events[e]; e++)
                 s->events[e] = kinds[k].reads
                                    ? as_reads(sh->events[e], read_buf[i][e], sizeof read_buf[i][e])
                                    : sh->events[e];
