@@ -60,8 +60,8 @@ static void report_free_held(const release *rel, const void *addr, const lt_lock
         f.mutex_type = lt_platform_mutex_type(addr);
     if (kind == LT_RWLOCK)
         f.writer_pref = lt_platform_rwlock_prefers_writer(addr);
-    f.object = l->object;
-    f.describe = l->describe; /* the memory is still the program's: it is freed after this */
+    f.object = lt_lock_object(l);
+    f.describe = lt_lock_describe(l); /* the memory is still the program's: freed after this */
     f.first_stack = l->first_stack;
     f.first_partial = l->first_partial;
     f.request_stack = lt_stack_here(rel->ra);
@@ -101,7 +101,7 @@ static void forget_slot(const release *rel, uintptr_t slot)
         lt_lock *l = lt_shadow_find(addr);
         if (!l)
             continue;
-        if (atomic_load(&l->addr) != addr) {
+        if (lt_lock_addr(l) != addr) {
             lt_shadow_forget(addr);
             return;
         }

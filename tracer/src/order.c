@@ -293,6 +293,29 @@ static key_set *set_map(size_t size)
     return k;
 }
 
+/* The keys of k without its tombstones into g, which is larger and lacks them. Each key's
+ * home in g is a line nowhere near the last one's: the lines of the next COPY_AHEAD keys are
+ * asked for before each key goes in, so their misses overlap (one at a time, copying the
+ * known set of `lazy`'s 0.9 M edges waited on every key). */
+#define COPY_AHEAD 16
+
+static void set_fill(key_set *g, const key_set *k)
+{
+    uint64_t ahead[COPY_AHEAD];
+    size_t n = 0;
+    for (size_t i = 0; k && i <= k->mask; i++) {
+        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
+        if (v == 0 || v == TOMB)
+            continue;
+        __builtin_prefetch(&g->slot[set_home(g, v)], 1);
+        if (n >= COPY_AHEAD)
+            set_put(g, ahead[n % COPY_AHEAD]);
+        ahead[n++ % COPY_AHEAD] = v;
+    }
+    for (size_t j = n > COPY_AHEAD ? n - COPY_AHEAD : 0; j < n; j++)
+        set_put(g, ahead[j % COPY_AHEAD]);
+}
+
 /* Under the graph lock: *set's keys without its tombstones, copied into a new set of `size`
  * slots, which replaces it in *set (the old one is the caller's). NULL when out of memory. */
 static key_set *set_copy(key_set *_Atomic *set, size_t size)
@@ -301,11 +324,7 @@ static key_set *set_copy(key_set *_Atomic *set, size_t size)
     key_set *g = set_map(size);
     if (!g)
         return NULL;
-    for (size_t i = 0; k && i <= k->mask; i++) {
-        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
-        if (v != 0 && v != TOMB)
-            set_put(g, v);
-    }
+    set_fill(g, k);
     atomic_store_explicit(set, g, memory_order_release);
     return g;
 }
@@ -705,11 +724,11 @@ static void known_grow(void)
     graph_leave();
     if (!mine)
         return;
-    g = set_map(2 * (k->mask + 1));
-    for (size_t i = 0; g && i <= k->mask; i++) {
-        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
-        if (v != 0 && v != TOMB)
-            set_put(g, v);
+    /* Its pages written before the copy reads them: a page first read maps the shared zero
+     * page, and its first write then faults again and stops the other CPUs to flush it. */
+    if ((g = set_map(2 * (k->mask + 1))) != NULL) {
+        lt_prefault(g->slot, (g->mask + 1) * sizeof *g->slot);
+        set_fill(g, k);
     }
     graph_enter();
     if (g && known_epoch == epoch) {
@@ -2379,12 +2398,13 @@ static inline void prefetch_object(const void *p, size_t size)
 
 /* The lines this acquisition's new edges will most likely touch, asked for at once before
  * the work that comes first (look-ups, describing the edges): the new lock's node (or
- * the node the thread will make it from), the edge the thread will take next, and the known
- * set's slots of the fingerprints. Met one after the other, each was a cache miss: in
- * `groups` three of the order graph's misses a lock lifecycle, in `lazy` the new lock's node
- * was half of edges_add's time. */
-static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, const uint64_t *fps,
-                                  size_t n)
+ * the node the thread will make it from), the edge the thread will take next, the known
+ * set's slots of the fingerprints and the first line of each held lock's node (its place and
+ * out-list). Met one after the other, each was a cache miss: in `groups` three of the order
+ * graph's misses a lock lifecycle, in `lazy` the new lock's node was half of edges_add's
+ * time, and the held locks' nodes a fifth. */
+static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, lt_held **hs,
+                                  const uint64_t *fps, size_t n)
 {
     const node *x = node_of(l);
     const key_set *k = atomic_load_explicit(&known, memory_order_acquire);
@@ -2394,6 +2414,9 @@ static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, const ui
         __builtin_prefetch(edge_at(t->edge_free ? t->edge_free : t->edge_block), 1);
     for (size_t i = 0; k && i < n; i++)
         __builtin_prefetch(&k->slot[set_home(k, fps[i])], 1);
+    for (size_t i = 0; i < n; i++)
+        if ((x = node_of(hs[i]->lock)) != NULL)
+            __builtin_prefetch(x, 1);
 }
 
 /*
@@ -2443,7 +2466,7 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
         !ord_is_addr(a) || !t->info.name[0] || site_unwinds(ev->ra) ||
         !(who = thread_kept_find(&t->info)))
         return 0;
-    edges_prefetch(t, ev->lock, NULL, 0);
+    edges_prefetch(t, ev->lock, NULL, NULL, 0);
     request r = {.ev = ev, .gen = gen, .fresh = 1};
     desc d;
     uint32_t lab;
@@ -2488,7 +2511,7 @@ static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev,
     if (chained && !r.fresh &&
         atomic_load_explicit(chain_slot(key), memory_order_relaxed) == (key | 1))
         return;
-    edges_prefetch(t, ev->lock, fps, n);
+    edges_prefetch(t, ev->lock, hs, fps, n);
     int whole = batch_add(hs, fps, n, &r);
     if (chained && whole)
         atomic_store_explicit(chain_slot(key), key | 1, memory_order_relaxed);

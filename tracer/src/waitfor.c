@@ -213,8 +213,8 @@ void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_l
     r->mutex_type = kind == LT_MUTEX ? lt_lock_mutex_type(addr, l) : 0;
     r->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
     r->api = l ? l->api : LT_API_PTHREAD;
-    r->object = l ? l->object : NULL;
-    r->describe = l ? l->describe : NULL;
+    r->object = l ? lt_lock_object(l) : NULL;
+    r->describe = l ? lt_lock_describe(l) : NULL;
     r->generation = 0; /* one lock per address in these reports */
     r->class_name = NULL;
     r->class_site = 0;
