@@ -287,6 +287,26 @@ NOINLINE void destroy_while_held(void)
     result("destroy", pthread_mutex_destroy(&m));
 }
 
+/* glibc refuses to destroy a held mutex (EBUSY) and leaves it as it was: the unlock that
+ * follows is correct, and the mutex keeps its order (held, it is taken in both orders with
+ * another one around the refused destroy). */
+NOINLINE void destroy_refused(void)
+{
+    pthread_mutex_t m, other;
+    pthread_mutex_init(&m, NULL);
+    pthread_mutex_init(&other, NULL);
+    pthread_mutex_lock(&m);
+    pthread_mutex_lock(&other);
+    pthread_mutex_unlock(&other);
+    result("destroy", pthread_mutex_destroy(&m));
+    result("unlock", pthread_mutex_unlock(&m));
+    pthread_mutex_lock(&other);
+    pthread_mutex_lock(&m);
+    pthread_mutex_unlock(&m);
+    pthread_mutex_unlock(&other);
+    result("destroy", pthread_mutex_destroy(&m));
+}
+
 NOINLINE void *exit_holding(void *l)
 {
     pthread_setname_np(pthread_self(), "holder");
@@ -566,6 +586,8 @@ int main(int argc, char **argv)
         unlock_not_held_often(&plain);
     else if (!strcmp(s, "destroy-held"))
         destroy_while_held();
+    else if (!strcmp(s, "destroy-refused"))
+        destroy_refused();
     else if (!strcmp(s, "exit-held"))
         orphaned();
     else if (!strcmp(s, "exit-held-pthread-exit"))

@@ -161,7 +161,7 @@ static void check_held_churn(void)
  * lock map. */
 static void forget(const void *addr)
 {
-    lt_shadow_forget(addr);
+    lt_shadow_forget(&addr, 1);
     lt_lockmap_clear((uintptr_t)addr, (uintptr_t)addr + 1);
 }
 
@@ -680,6 +680,44 @@ static void check_walk_ways(void)
         CHECKF(f[p][1] != f[p - 1][1] || f[p][2] != f[p - 1][2], "path %zu", p);
 }
 
+/* A walk with fewer callers than a near walk checks (a thread's start function, where the
+ * stack soon ends): the check reads them all, each at its own slot, and one that differs
+ * makes it fail. Runs on a thread of its own, whose stack is short. */
+static void *short_walk(void *arg)
+{
+    (void)arg;
+    lt_held h;
+    lt_thread *t = lt_self(); /* registered, then prepared as interpose.c's thread start does */
+    lt_platform_thread_init();
+    lt_callsite_thread_init();
+    record(&h);
+    lt_walk *w = lt_callsite_holding(t, h.ra, record_cfa);
+    size_t n = 0;
+    const uintptr_t *ips = lt_stack_get(h.site, &n);
+    CHECKF(w && w->near && w->n >= 1 && w->n < LT_WALK_NEAR && ips && n == 1u + w->n,
+           "walk %p near %d callers %d, recorded %zu", (void *)w, w ? w->near : -1,
+           w ? w->n : -1, n);
+    if (!w || !ips || n != 1u + w->n)
+        return NULL;
+    uintptr_t out[LT_CALLERS_MAX];
+    CHECK(lt_callsite_holds(t, w, record_cfa, out));
+    for (size_t i = 0; i < w->n; i++)
+        CHECKF(out[i] == ips[1 + i], "caller %zu", i);
+    for (size_t i = 0; i < w->n; i++) {
+        lt_walk other = *w;
+        other.near_caller[i] ^= 1; /* as if caller i had returned elsewhere */
+        CHECKF(!lt_callsite_holds(t, &other, record_cfa, NULL), "caller %zu not checked", i);
+    }
+    return NULL;
+}
+
+static void check_short_walk(void)
+{
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, short_walk, NULL) == 0);
+    CHECK(pthread_join(th, NULL) == 0);
+}
+
 int main(void)
 {
     lt_config_load();
@@ -701,5 +739,6 @@ int main(void)
     check_recovery();
     check_site_stacks();
     check_walk_ways();
+    check_short_walk();
     return check_summary();
 }

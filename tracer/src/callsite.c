@@ -197,16 +197,19 @@ void lt_callsite_thread_init(void)
     }
 }
 
-/* Walk w's own line from its frames f: its check reads no more when the walk has at most
- * LT_WALK_NEAR callers, each slot a word within 512 KiB of cfa (lt_walk). */
+/* Walk w's own line from its frames f: its check reads no more when the walk has 1 to
+ * LT_WALK_NEAR callers, each slot a word within 512 KiB of cfa (lt_walk). The check makes all
+ * LT_WALK_NEAR of them (callsite.h: lt_callsite_holds), so those past the callers repeat the
+ * first. A walk with no callers has nothing to check (and is not near). */
 static void walk_near(lt_walk *w, const lt_walk_frames *f)
 {
-    int near = w->n <= LT_WALK_NEAR;
-    for (uint32_t i = 0; near && i < w->n; i++) {
-        uintptr_t off = f->frame[i].slot - w->cfa;
+    int near = w->n >= 1 && w->n <= LT_WALK_NEAR;
+    for (uint32_t i = 0; near && i < LT_WALK_NEAR; i++) {
+        const lt_walk_frame *at = &f->frame[i < w->n ? i : 0];
+        uintptr_t off = at->slot - w->cfa;
         near = off % sizeof(uintptr_t) == 0 && off / sizeof(uintptr_t) <= UINT16_MAX;
         w->near_off[i] = (uint16_t)(off / sizeof(uintptr_t));
-        w->near_caller[i] = f->frame[i].caller;
+        w->near_caller[i] = at->caller;
     }
     w->near = (uint8_t)near;
 }

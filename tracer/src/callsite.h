@@ -40,21 +40,32 @@ static inline lt_walk_frames *lt_callsite_frames(lt_thread *t, const lt_walk *w)
     return &t->walk_frames[w - t->walks];
 }
 
+/* The word of a near walk's check i (lt_walk), in the frames above cfa. */
+static inline uintptr_t lt_callsite_near_word(const lt_walk *w, uintptr_t cfa, int i)
+{
+    return *(const uintptr_t *)(cfa + (uintptr_t)w->near_off[i] * sizeof(uintptr_t));
+}
+
 /* Whether the words at the slots of t's walk w (a walk from cfa) still hold its callers, each
- * word read into out[i] when out is given; a near walk reads only its own line (lt_walk). */
+ * word read into out[i] when out is given (room for LT_WALK_NEAR at least); a near walk
+ * reads only its own line (lt_walk), and makes all its LT_WALK_NEAR checks, without a branch
+ * each: those past its callers repeat the first (callsite.c: walk_near). */
 static inline int lt_callsite_holds(lt_thread *t, const lt_walk *w, uintptr_t cfa,
                                     uintptr_t *out)
 {
     uint32_t n = w->n;
     if (lt_likely(w->near)) {
-        for (uint32_t i = 0; i < n; i++) {
-            uintptr_t c = *(const uintptr_t *)(cfa + (uintptr_t)w->near_off[i] * sizeof(uintptr_t));
-            if (out)
-                out[i] = c;
-            if (c != w->near_caller[i])
-                return 0;
+        uintptr_t c0 = lt_callsite_near_word(w, cfa, 0), c1 = lt_callsite_near_word(w, cfa, 1),
+                  c2 = lt_callsite_near_word(w, cfa, 2), c3 = lt_callsite_near_word(w, cfa, 3);
+        _Static_assert(LT_WALK_NEAR == 4, "the checks above are a near walk's");
+        if (out) {
+            out[0] = c0;
+            out[1] = c1;
+            out[2] = c2;
+            out[3] = c3;
         }
-        return 1;
+        return ((c0 ^ w->near_caller[0]) | (c1 ^ w->near_caller[1]) |
+                (c2 ^ w->near_caller[2]) | (c3 ^ w->near_caller[3])) == 0;
     }
     const lt_walk_frame *f = lt_callsite_frames(t, w)->frame;
     for (uint32_t i = 0; i < n; i++) {

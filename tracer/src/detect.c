@@ -414,7 +414,17 @@ void lt_on_init(lt_event *ev)
         l->api = ev->api;
 }
 
-/* destroy: the lock word must agree that the lock is held, by this thread (h) or by another. */
+/* Whether libc will refuse this destroy and leave the lock as it is. */
+static int destroy_refused(const lt_event *ev)
+{
+    return ev->kind == LT_MUTEX && ev->api != LT_API_CUSTOM &&
+           lt_platform_mutex_destroy_refused(ev->addr);
+}
+
+/* destroy: the lock word must agree that the lock is held, by this thread (h) or by another.
+ * A held mutex whose destroy glibc refuses (EBUSY) stays the lock it was, held as before: its
+ * held entry, its identity and its order edges stay for its unlock and what follows (dropped,
+ * the program's correct unlock after the refusal read as a bad unlock). */
 void lt_on_destroy(lt_event *ev)
 {
     lt_thread *t = ev->self;
@@ -438,6 +448,8 @@ void lt_on_destroy(lt_event *ev)
         f.held_partial = !h;
         lt_report(&f);
     }
+    if (destroy_refused(ev))
+        return;
     if (h)
         lt_held_remove(t, h);
     lt_order_forget(ev->lock, LT_ENDED_DESTROY);

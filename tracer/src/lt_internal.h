@@ -466,7 +466,8 @@ static inline lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t r
 }
 lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa);
 void lt_shadow_destroy(const void *addr, lt_lock *l);
-void lt_shadow_forget(const void *addr);
+/* Their memory is released: the n addresses stop naming locks (see shadow.c). */
+void lt_shadow_forget(const void *const *addrs, size_t n);
 lt_lock *lt_shadow_find(const void *addr);
 void lt_shadow_fork(lt_fork_phase phase);
 /* l's side record, made now when it has none; NULL when out of memory (said once). */

@@ -42,6 +42,10 @@ int lt_platform_mutex_destroyed(const void *mutex);
 /* Nonzero for a robust mutex: its owner's death makes lock return EOWNERDEAD, not hang. */
 int lt_platform_mutex_robust(const void *mutex);
 
+/* Nonzero when libc's pthread_mutex_destroy will refuse the mutex (EBUSY) and leave it as it
+ * is, locked; 0 when it will destroy it or that cannot be told. */
+int lt_platform_mutex_destroy_refused(const void *mutex);
+
 /* After a trylock by thread tid returned ENOTRECOVERABLE: gives the mutex back if that try
  * left it locked by tid (glibc does so for a robust mutex; its lock calls do not). */
 void lt_platform_mutex_untry(void *mutex, int tid);

@@ -374,6 +374,14 @@ int lt_platform_mutex_robust(const void *mutex)
     return (((const pthread_mutex_t *)mutex)->__data.__kind & GLIBC_MUTEX_ROBUST_BIT) != 0;
 }
 
+/* glibc's destroy (nptl/pthread_mutex_destroy.c) refuses a mutex that is not robust while
+ * __nusers counts a holder, before it marks anything. */
+int lt_platform_mutex_destroy_refused(const void *mutex)
+{
+    return !lt_platform_mutex_robust(mutex) &&
+           ((const pthread_mutex_t *)mutex)->__data.__nusers != 0;
+}
+
 /* glibc's trylock of a robust mutex made unrecoverable takes its word and returns
  * ENOTRECOVERABLE without giving it back (nptl tests the old word for the caller's tid,
  * where lock and timedlock unlock unconditionally): the mutex is off the caller's robust

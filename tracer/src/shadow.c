@@ -56,7 +56,11 @@
 /* 1,024 slots, 16 KiB: with fewer, a page's slots share homes (addr_hash), and a table grown
  * from 256 slots has made two copies on the way, 7 pages written for the 4 it keeps. */
 #define TABLE_MIN_BITS 10
-#define SLAB_CHUNK ((size_t)64 * 1024) /* entries a shard's slab takes at a time */
+/* Entries a shard's slab takes at a time: 256. Past the heap's first pages each chunk lies in
+ * a large page, which is zeroed whole on its first touch: with 64 KiB chunks, a program with
+ * 25,000 locks spread over every shard filled 40 % of its chunks and faulted in three large
+ * pages (6 MiB zeroed, 1-2 ms, more when the kernel must compact for them), now two. */
+#define SLAB_CHUNK ((size_t)16 * 1024)
 #define SIDES_CHUNK ((size_t)4096)      /* side records a shard takes at a time */
 
 /* A slot keeps the address beside the entry, so a probe passes other locks' slots without
@@ -295,7 +299,7 @@ static void claim_drop(lt_lock *l)
 
 /* New entries start at gen 1 so a zeroed cache slot or held entry never matches. A shard's
  * slab starts as many entries into its first chunk as the shard's index: chunks are
- * page-aligned (and 64 KiB apart), so without that the first entries of all shards would
+ * page-aligned (and SLAB_CHUNK apart), so without that the first entries of all shards would
  * share one set of the L1 and L2 caches, and a program with a few dozen locks would miss the
  * cache on every acquisition (cachegrind: 0.95 L1 misses per lockbench pair). */
 static lt_lock *entry_alloc(shard *s)
@@ -574,12 +578,12 @@ lt_lock *lt_shadow_find(const void *addr)
     return l;
 }
 
-/* Under the entry's claim: the address stops naming a lock, l's gen moves on (so the
- * annotation and the rest of its state go with it). Its addr is cleared before gen changes:
- * see probe. */
-static void end_identity(lt_lock *l)
+/* Under the entry's claim, l live and filed under addr: the address stops naming a lock, l's
+ * gen moves on (so the annotation and the rest of its state go with it). Its addr is cleared
+ * before gen changes: see probe. */
+static void end_identity(lt_lock *l, const void *addr)
 {
-    atomic_store_explicit(&l->addr, (const void *)~(uintptr_t)key_of(l), memory_order_relaxed);
+    atomic_store_explicit(&l->addr, (const void *)~(uintptr_t)addr, memory_order_relaxed);
     gen_bump(l);
 }
 
@@ -597,7 +601,7 @@ static int remove_locked(shard *s, const void *addr, uint64_t h)
     s->live--;
     claim(l);
     if (!destroyed(l))
-        end_identity(l);
+        end_identity(l, addr);
     entry_free(s, l);
     claim_drop(l);
     return 1;
@@ -609,7 +613,7 @@ void lt_shadow_destroy(const void *addr, lt_lock *l)
     if (l && claim_try(l)) {
         int live = atomic_load_explicit(&l->addr, memory_order_relaxed) == addr;
         if (live) /* and so filed under addr: only a claim changes addr */
-            end_identity(l);
+            end_identity(l, addr);
         claim_drop(l);
         if (live)
             return;
@@ -621,14 +625,20 @@ void lt_shadow_destroy(const void *addr, lt_lock *l)
     lt_spin_unlock(&s->lock);
 }
 
-/* Its memory is released: the address stops naming a lock. It stays in the lock map: the
- * caller clears the map over the whole range released (lt_lockmap_clear), once. */
-void lt_shadow_forget(const void *addr)
+/* Their memory is released: the addresses stop naming locks. A run of them in one shard (a
+ * page's locks, listed in address order) is forgotten under one taking of its lock. They stay
+ * in the lock map: the caller clears the map over the whole range released
+ * (lt_lockmap_clear), once. */
+void lt_shadow_forget(const void *const *addrs, size_t n)
 {
-    shard *s = shard_of(addr);
-    lt_spin_lock(&s->lock);
-    remove_locked(s, addr, addr_hash(addr));
-    lt_spin_unlock(&s->lock);
+    for (size_t i = 0; i < n;) {
+        shard *s = shard_of(addrs[i]);
+        lt_spin_lock(&s->lock);
+        do
+            remove_locked(s, addrs[i], addr_hash(addrs[i]));
+        while (++i < n && shard_of(addrs[i]) == s);
+        lt_spin_unlock(&s->lock);
+    }
 }
 
 /* A shard's lock guards the side records it hands out, and the making of one: an entry's side
