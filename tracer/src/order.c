@@ -256,15 +256,22 @@ static int set_has(key_set *_Atomic *set, uint64_t key)
     return set_in(atomic_load_explicit(set, memory_order_acquire), key);
 }
 
-/* Under the graph lock, key known to be absent: into the first free or removed slot. */
-static void set_put(key_set *k, uint64_t key)
+/* key, known to be absent, into the first free or removed slot from its home on, counted by
+ * the caller: 1 when the slot was free. */
+static int set_place(key_set *k, uint64_t key, size_t home)
 {
-    size_t i = set_home(k, key);
+    size_t i = home;
     uint64_t v;
     while ((v = atomic_load_explicit(&k->slot[i], memory_order_relaxed)) != 0 && v != TOMB)
         i = (i + 1) & k->mask;
     atomic_store_explicit(&k->slot[i], key, memory_order_release);
-    if (v == 0)
+    return v == 0;
+}
+
+/* Under the graph lock, key known to be absent: into the first free or removed slot. */
+static void set_put(key_set *k, uint64_t key)
+{
+    if (set_place(k, key, set_home(k, key)))
         atomic_fetch_add_explicit(&k->used, 1, memory_order_relaxed);
     k->live++;
 }
@@ -292,27 +299,32 @@ static key_set *set_map(size_t size)
     return k;
 }
 
-/* The keys of k without its tombstones into g, which is larger and lacks them. Each key's
- * home in g is a line nowhere near the last one's: the lines of the next COPY_AHEAD keys are
- * asked for before each key goes in, so their misses overlap (one at a time, copying the
- * known set of `lazy`'s 0.9 M edges waited on every key). */
+/* The keys of k without its tombstones into g, a new set no other thread sees yet, larger
+ * than k. Each key's home in g is a line nowhere near the last one's: the lines of the next
+ * COPY_AHEAD keys are asked for before each key goes in, so their misses overlap instead of
+ * coming one after another (the known set of `lazy`'s 0.9 M edges is copied so, 1.3 M keys
+ * in all); and g's counts are set once, not by a locked add per key. */
 #define COPY_AHEAD 16
 
 static void set_fill(key_set *g, const key_set *k)
 {
     uint64_t ahead[COPY_AHEAD];
-    size_t n = 0;
+    size_t home[COPY_AHEAD], n = 0;
     for (size_t i = 0; k && i <= k->mask; i++) {
         uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
         if (v == 0 || v == TOMB)
             continue;
-        __builtin_prefetch(&g->slot[set_home(g, v)], 1);
-        if (n >= COPY_AHEAD)
-            set_put(g, ahead[n % COPY_AHEAD]);
-        ahead[n++ % COPY_AHEAD] = v;
+        size_t at = n++ % COPY_AHEAD;
+        if (n > COPY_AHEAD)
+            set_place(g, ahead[at], home[at]);
+        ahead[at] = v;
+        home[at] = set_home(g, v);
+        __builtin_prefetch(&g->slot[home[at]], 1);
     }
     for (size_t j = n > COPY_AHEAD ? n - COPY_AHEAD : 0; j < n; j++)
-        set_put(g, ahead[j % COPY_AHEAD]);
+        set_place(g, ahead[j % COPY_AHEAD], home[j % COPY_AHEAD]);
+    atomic_store_explicit(&g->used, n, memory_order_relaxed);
+    g->live = n;
 }
 
 /* Under the graph lock: *set's keys without its tombstones, copied into a new set of `size`
@@ -2407,13 +2419,13 @@ static inline void prefetch_object(const void *p, size_t size)
 
 /* The lines this acquisition's new edges will most likely touch, asked for at once before
  * the work that comes first (look-ups, describing the edges): the new lock's node (or
- * the node the thread will make it from), the edge the thread will take next, the known
- * set's slots of the fingerprints and the first line of each held lock's node (its place and
- * out-list). Met one after the other, each was a cache miss: in `groups` three of the order
- * graph's misses a lock lifecycle, in `lazy` the new lock's node was half of edges_add's
- * time, and the held locks' nodes a fifth. */
-static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, lt_held **hs,
-                                  const uint64_t *fps, size_t n)
+ * the node the thread will make it from), the edge the thread will take next, and the known
+ * set's slots of the fingerprints. Met one after the other, each was a cache miss: in
+ * `groups` three of the order graph's misses a lock lifecycle, in `lazy` the new lock's node
+ * was half of edges_add's time. (The held locks' nodes too cost 12 instructions an edge in
+ * `lazy` and no time that could be measured: they were touched when those locks were taken.) */
+static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, const uint64_t *fps,
+                                  size_t n)
 {
     const node *x = node_of(l);
     const key_set *k = atomic_load_explicit(&known, memory_order_acquire);
@@ -2423,9 +2435,6 @@ static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, lt_held 
         __builtin_prefetch(edge_at(t->edge_free ? t->edge_free : t->edge_block), 1);
     for (size_t i = 0; k && i < n; i++)
         __builtin_prefetch(&k->slot[set_home(k, fps[i])], 1);
-    for (size_t i = 0; i < n; i++)
-        if ((x = node_of(hs[i]->lock)) != NULL)
-            __builtin_prefetch(x, 1);
 }
 
 /*
@@ -2475,7 +2484,7 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
         !ord_is_addr(a) || !t->info.name[0] || site_unwinds(ev->ra) ||
         !(who = thread_kept_find(&t->info)))
         return 0;
-    edges_prefetch(t, ev->lock, NULL, NULL, 0);
+    edges_prefetch(t, ev->lock, NULL, 0);
     request r = {.ev = ev, .gen = gen, .fresh = 1};
     desc d;
     uint32_t lab;
@@ -2520,7 +2529,7 @@ static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev,
     if (chained && !r.fresh &&
         atomic_load_explicit(chain_slot(key), memory_order_relaxed) == (key | 1))
         return;
-    edges_prefetch(t, ev->lock, hs, fps, n);
+    edges_prefetch(t, ev->lock, fps, n);
     int whole = batch_add(hs, fps, n, &r);
     if (chained && whole)
         atomic_store_explicit(chain_slot(key), key | 1, memory_order_relaxed);
