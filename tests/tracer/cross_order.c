@@ -713,6 +713,74 @@ NOINLINE void past_graph_max(void)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Orders that stay known while the set of known edges is made again: the main thread takes
+ * REFILL_PAIRS pairs once (first_pairs); then each round two threads make thousands of locks,
+ * take each under two long-lived ones (so both edges are looked up and known) and destroy
+ * them, so the known set fills with edges of ended locks and is rebuilt from the graph's
+ * edges, many times; and they take the pairs again. A rebuild that forgot a pair's edge would
+ * let a thread add it again, and the inversion of the first pair would then show the copy's
+ * thread and stack (refill_rounds) instead of the first occurrence's (first_pairs).
+ * ---------------------------------------------------------------------------------------- */
+#define REFILL_PAIRS 100
+#define REFILL_FRESH 2000
+#define REFILL_ROUNDS 30
+#define REFILL_THREADS 2
+
+static pthread_mutex_t refill_p[REFILL_PAIRS], refill_q[REFILL_PAIRS];
+static pthread_mutex_t refill_a, refill_b;
+static pthread_mutex_t refill_x[REFILL_THREADS][REFILL_FRESH];
+
+static void take_under(pthread_mutex_t *outer, pthread_mutex_t *inner)
+{
+    pthread_mutex_lock(outer);
+    pthread_mutex_lock(inner);
+    pthread_mutex_unlock(inner);
+    pthread_mutex_unlock(outer);
+}
+
+NOINLINE void first_pairs(void)
+{
+    for (int i = 0; i < REFILL_PAIRS; i++)
+        take_under(&refill_p[i], &refill_q[i]);
+}
+
+NOINLINE void *refill_rounds(void *arg)
+{
+    pthread_mutex_t *x = refill_x[(long)arg];
+    for (int r = 0; r < REFILL_ROUNDS; r++) {
+        for (int j = 0; j < REFILL_FRESH; j++)
+            pthread_mutex_init(&x[j], NULL);
+        for (int j = 0; j < REFILL_FRESH; j++) {
+            take_under(&refill_a, &x[j]);
+            take_under(&refill_b, &x[j]);
+        }
+        for (int j = 0; j < REFILL_FRESH; j++)
+            pthread_mutex_destroy(&x[j]);
+        for (int i = 0; i < REFILL_PAIRS; i++)
+            take_under(&refill_p[i], &refill_q[i]);
+    }
+    return NULL;
+}
+
+NOINLINE void refill_then_invert(void)
+{
+    pthread_t th[REFILL_THREADS];
+    pthread_mutex_init(&refill_a, NULL);
+    pthread_mutex_init(&refill_b, NULL);
+    for (int i = 0; i < REFILL_PAIRS; i++) {
+        pthread_mutex_init(&refill_p[i], NULL);
+        pthread_mutex_init(&refill_q[i], NULL);
+    }
+    first_pairs();
+    for (long i = 0; i < REFILL_THREADS; i++)
+        pthread_create(&th[i], NULL, refill_rounds, (void *)i);
+    for (int i = 0; i < REFILL_THREADS; i++)
+        pthread_join(th[i], NULL);
+    take_under(&refill_q[0], &refill_p[0]);
+    puts("known set rebuilt, inverted");
+}
+
+/* ------------------------------------------------------------------------------------------
  * A lock that ends in between: A, X and B taken nested, so the graph has A -> X -> B and no
  * A -> B (X is an anchor: the edges into B come from it alone); then X ends - destroyed,
  * freed, initialised again - and the order A before B stays: B then A later is an inversion,
@@ -1095,6 +1163,8 @@ int main(int argc, char **argv)
         churn_then_invert();
     else if (!strcmp(s, "past-graph-max"))
         past_graph_max();
+    else if (!strcmp(s, "refill"))
+        refill_then_invert();
     else if (!strcmp(s, "many-destroyed"))
         many_reused(0, 0);
     else if (!strcmp(s, "many-freed"))

@@ -167,7 +167,7 @@ static void check_held_churn(void)
  * lock map. */
 static void forget(const void *addr)
 {
-    lt_shadow_forget(addr);
+    lt_shadow_forget(&addr, 1);
     lt_lockmap_clear((uintptr_t)addr, (uintptr_t)addr + 1);
 }
 
@@ -225,13 +225,13 @@ static void check_shadow_destroy(void)
     lt_thread *t = lt_self();
     lt_lock *l = lt_shadow_get(t, &lock_c, 0);
     uint32_t gen = atomic_load(&l->gen);
-    l->object = &lock_d;
+    lt_shadow_annotate(l, &lock_d, NULL);
     lt_shadow_destroy(&lock_c, l);
-    CHECK(lt_shadow_find(&lock_c) == l && atomic_load(&l->addr) == NULL);
+    CHECK(lt_shadow_find(&lock_c) == l && lt_lock_addr(l) == NULL);
     CHECK(atomic_load(&l->gen) == gen + 1);
     CHECK(lt_lockmap_any((uintptr_t)&lock_c, (uintptr_t)&lock_c + 1));
-    CHECK(lt_shadow_reset(t, &lock_c, 0, 0) == l && atomic_load(&l->addr) == &lock_c);
-    CHECK(atomic_load(&l->gen) == gen + 1 && l->object == NULL); /* a new lock */
+    CHECK(lt_shadow_reset(t, &lock_c, 0, 0) == l && lt_lock_addr(l) == &lock_c);
+    CHECK(atomic_load(&l->gen) == gen + 1 && lt_lock_object(l) == NULL); /* a new lock */
     lt_shadow_destroy(&lock_c, l);
     CHECK(lt_shadow_get(t, &lock_c, 0) == l && atomic_load(&l->gen) == gen + 2 &&
           l->first_stack != 0); /* first seen again, without init */
@@ -243,6 +243,30 @@ static void check_shadow_destroy(void)
     CHECK(!lt_lockmap_any((uintptr_t)&lock_c, (uintptr_t)&lock_c + 1));
     lt_shadow_destroy(&lock_d, NULL); /* never seen: nothing to keep */
     CHECK(lt_shadow_find(&lock_d) == NULL);
+}
+
+/* A side record stays with its entry for good: the entry, forgotten and taken by another lock
+ * of the same page (its shard's free list gives back the last entry freed), comes with a
+ * cleared one; an annotation on it is the new lock's. */
+static void check_shadow_side(void)
+{
+    static _Alignas(64) int locks[2];
+    static int object;
+    lt_thread *t = lt_self();
+    lt_lock *l = lt_shadow_get(t, &locks[0], 0);
+    lt_lock_side *had = l ? atomic_load(&l->side) : NULL; /* a recycled entry may have one */
+    lt_shadow_annotate(l, NULL, NULL); /* nothing to keep: no side record made for it */
+    CHECK(l && atomic_load(&l->side) == had && lt_lock_object(l) == NULL);
+    lt_shadow_annotate(l, &object, NULL);
+    lt_lock_side *x = atomic_load(&l->side);
+    CHECK(x && lt_lock_object(l) == &object && lt_shadow_side(l) == x);
+    forget(&locks[0]);
+    lt_lock *again = lt_shadow_get(t, &locks[1], 0);
+    CHECK(again == l && atomic_load(&l->side) == x && lt_lock_object(l) == NULL &&
+          lt_lock_describe(l) == NULL);
+    lt_shadow_annotate(l, &locks[0], NULL);
+    CHECK(lt_lock_object(l) == &locks[0]);
+    forget(&locks[1]);
 }
 
 /* Destroyed entries are kept up to a bound: of many locks destroyed, those a full table
@@ -259,7 +283,7 @@ static void check_shadow_destroy_bound(void)
     for (int i = 0; i < N && ok; i++) {
         lt_lock *l = lt_shadow_find(&space[i]);
         int mapped = lt_lockmap_any((uintptr_t)&space[i], (uintptr_t)&space[i] + 1);
-        ok = l ? atomic_load(&l->addr) == NULL && mapped : !mapped;
+        ok = l ? lt_lock_addr(l) == NULL && mapped : !mapped;
         kept += l != NULL;
     }
     CHECK(ok && kept > 0 && kept < N / 2);
@@ -292,8 +316,9 @@ static void check_shadow_heap(void)
     for (int i = 0; i < N && ok; i++) {
         const void *addr = space + (size_t)i * 4096 + (size_t)(i % 64) * 8;
         lt_lock *l = lt_shadow_get(t, addr, 0);
-        ok = l && atomic_load(&l->gen) == 1 && l->addr == addr && !l->object && !l->describe &&
-             !l->orphan_of && !atomic_load(&l->writer) && !atomic_load(&l->order_node) &&
+        ok = l && atomic_load(&l->gen) == 1 && lt_lock_addr(l) == addr && !lt_lock_object(l) &&
+             !lt_lock_describe(l) && !l->orphan_of && !atomic_load(&l->writer) &&
+             !atomic_load(&l->order_node) &&
              (uintptr_t)l % 64 == 0;
         entry[i] = (uintptr_t)l;
     }
@@ -393,11 +418,11 @@ static void check_shadow_dense(void)
         lt_shadow_destroy(space + 4 * i, entry[i]);
     for (int i = 0; i < N && ok; i++) {
         lt_lock *l = lt_shadow_find(space + 4 * i);
-        ok = l == entry[i] && atomic_load(&l->addr) == (i % 3 ? space + 4 * i : NULL);
+        ok = l == entry[i] && lt_lock_addr(l) == (i % 3 ? space + 4 * i : NULL);
     }
     for (int i = 0; i < N && ok; i += 3)
         ok = lt_shadow_reset(t, space + 4 * i, 0, 0) == entry[i] &&
-             atomic_load(&entry[i]->addr) == space + 4 * i;
+             lt_lock_addr(entry[i]) == space + 4 * i;
     CHECK(ok);
     for (int i = 0; i < N; i += 2)
         forget(space + 4 * i);
@@ -712,6 +737,7 @@ int main(void)
     check_shadow_heap(); /* first: its entries are new ones */
     check_shadow();
     check_shadow_destroy();
+    check_shadow_side();
     check_shadow_destroy_bound();
     check_shadow_table();
     check_shadow_dense();

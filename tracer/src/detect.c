@@ -63,8 +63,8 @@ static void fill_lock(lt_finding *f, const lt_event *ev)
     f->wait = ev->wait;
     f->api = ev->api;
     if (ev->lock) {
-        f->object = ev->lock->object;
-        f->describe = ev->lock->describe;
+        f->object = lt_lock_object(ev->lock);
+        f->describe = lt_lock_describe(ev->lock);
         f->first_stack = ev->lock->first_stack;
         f->first_partial = ev->lock->first_partial;
         f->generation = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
@@ -523,10 +523,8 @@ void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
 void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn describe)
 {
     lt_lock *l = lt_shadow_get(ev->self, ev->addr, ev->ra);
-    if (l) {
-        l->object = object;
-        l->describe = describe;
-    }
+    if (l)
+        lt_shadow_annotate(l, object, describe);
 }
 
 /* A lock the fork child shares with its parent: the parent's thread that holds it lives on

@@ -60,8 +60,8 @@ static void report_free_held(const release *rel, const void *addr, const lt_lock
         f.mutex_type = lt_platform_mutex_type(addr);
     if (kind == LT_RWLOCK)
         f.writer_pref = lt_platform_rwlock_prefers_writer(addr);
-    f.object = l->object;
-    f.describe = l->describe; /* the memory is still the program's: it is freed after this */
+    f.object = lt_lock_object(l);
+    f.describe = lt_lock_describe(l); /* the memory is still the program's: freed after this */
     f.first_stack = l->first_stack;
     f.first_partial = l->first_partial;
     f.request_stack = lt_stack_here(rel->ra);
@@ -93,18 +93,17 @@ static int held_by(const release *rel, const void *addr, const lt_lock *l, uint3
 }
 
 /* Forgets the lock at addr (a slot address: a lock may start up to 3 bytes into it), or the
- * entry a destroyed one left there (shadow.c). */
-static void forget_slot(const release *rel, uintptr_t slot)
+ * entry a destroyed one left there (shadow.c), but for its shadow entry: the address it
+ * leaves is the caller's to forget (lt_shadow_forget), NULL when none. */
+static const void *forget_slot(const release *rel, uintptr_t slot)
 {
     for (uintptr_t a = slot; a < slot + 4; a++) {
         const void *addr = (const void *)a;
         lt_lock *l = lt_shadow_find(addr);
         if (!l)
             continue;
-        if (atomic_load(&l->addr) != addr) {
-            lt_shadow_forget(addr);
-            return;
-        }
+        if (lt_lock_addr(l) != addr)
+            return addr;
         uint32_t gen = atomic_load(&l->gen);
         lt_held *mine = NULL;
         lt_wait_step other;
@@ -116,19 +115,25 @@ static void forget_slot(const release *rel, uintptr_t slot)
             lt_held_remove(rel->t, mine);
         lt_order_forget(l, LT_ENDED_FREE);
         lt_stats_forget(l, gen);
-        lt_shadow_forget(addr);
-        return;
+        return addr;
     }
+    return NULL;
 }
 
+/* The shadow entries go a batch at a time: a batch's locks mostly share a page, and so a
+ * shard, whose lock is then taken once for all of them (a free of 25,000 locks took it
+ * 25,000 times). */
 static void forget_range(const release *rel)
 {
     uintptr_t slots[BATCH];
+    const void *gone[BATCH];
     uintptr_t from = rel->lo;
     for (;;) {
-        size_t n = lt_lockmap_list(from, rel->hi, slots, BATCH);
+        size_t n = lt_lockmap_list(from, rel->hi, slots, BATCH), k = 0;
         for (size_t i = 0; i < n; i++)
-            forget_slot(rel, slots[i]);
+            if ((gone[k] = forget_slot(rel, slots[i])) != NULL)
+                k++;
+        lt_shadow_forget(gone, k);
         if (n < BATCH)
             break;
         from = slots[n - 1] + 4;

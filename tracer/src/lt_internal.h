@@ -47,36 +47,60 @@ typedef struct lt_thread_info {
  * stays readable forever, and `gen` says whether it still names the same lock. gen changes
  * whenever the address gets a new identity (init, destroy, entry reuse), so (entry, gen) pairs
  * held in thread caches and held sets go stale instead of dangling.
+ *
+ * An entry is one cache line: a program with thousands of locks goes through their entries
+ * at every init, acquisition, release and destroy, and at two lines each those misses were
+ * most of the shadow's time (`stressbench groups`). What few locks use (an annotation, the
+ * LOCKTRACE_STATS counters) is in a side record, made the first time a lock needs it.
  * ---------------------------------------------------------------------------------------- */
+typedef struct lt_lock_side {
+    const void *object;               /* annotation: the guarded object */
+    locktrace_describe_fn describe;   /* annotation: how to describe it */
+    struct lt_lock_stats *_Atomic stats; /* LOCKTRACE_STATS counters (stats.c), NULL = none */
+} lt_lock_side;
+
 typedef struct lt_lock {
-    /* read on every acquisition: one cache line, written only when the identity changes */
-    _Alignas(64) const void *_Atomic addr; /* NULL while the entry is free (shadow.c) */
+    _Alignas(64) const void *_Atomic addr; /* the lock's address; shadow.c keeps another value,
+                                         never a lock's address, while the entry names none:
+                                         read it with lt_lock_addr */
     _Atomic uint32_t gen;
-    uint32_t first_stack;             /* where the lock was first seen */
+    _Atomic uint32_t claim;           /* shadow.c: nonzero while an identity change is made */
+    struct lt_order_node *_Atomic order_node; /* order.c: its node in the order graph, of this
+                                         or an ended gen; NULL = none. Written under the
+                                         graph lock, once an identity */
     const lt_thread_info *orphan_of;  /* exited while holding it, NULL = not orphaned */
+    _Atomic uint64_t klass;           /* classes.c: gen << 32 | class id of this identity;
+                                         another gen: not decided yet */
+    _Atomic int writer;               /* seq+1 of the thread holding it exclusively, 0 = none */
+    _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
+    uint32_t first_stack;             /* where the lock was first seen */
     uint8_t orphan_mode;              /* lt_mode the exited thread held */
     uint8_t api;                      /* lt_api the program last locked it through */
     uint8_t custom_flags;             /* LT_API_CUSTOM: LOCKTRACE_MUTEX_* flags of its create */
     uint8_t first_partial;            /* first_stack is the frames recorded lazily at init */
-    const void *object;               /* annotation: the guarded object */
-    locktrace_describe_fn describe;   /* annotation: how to describe it */
-    struct lt_lock_stats *_Atomic stats; /* LOCKTRACE_STATS counters (stats.c), NULL = none */
-    struct lt_order_node *_Atomic order_node; /* order.c: its node in the order graph, of this
-                                         or an ended gen; NULL = none. Written under the
-                                         graph lock, once an identity: on this line, a
-                                         nested acquisition of a lock out of the cache
-                                         misses once, not twice (stressbench lazy) */
-    /* written by acquisitions: kept off the line above so other threads' probes stay cheap */
-    _Alignas(64) _Atomic int writer;  /* seq+1 of the thread holding it exclusively, 0 = none */
-    _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
-    _Atomic uint64_t klass;           /* classes.c: gen << 32 | class id of this identity;
-                                         another gen: not decided yet */
-    struct lt_lock *next_free;        /* shadow.c, while the entry is free */
-    const void *key;                  /* shadow.c: the address its table slot is filed under
-                                         (kept while destroyed), NULL while free */
-    _Atomic uint32_t claim;           /* shadow.c: nonzero while an identity change is made */
+    lt_lock_side *_Atomic side;       /* NULL until first needed (lt_shadow_side); then the
+                                         entry's for good, cleared with each identity */
 } lt_lock;
-_Static_assert(offsetof(lt_lock, writer) == 64, "an entry's first line holds what probes read");
+_Static_assert(sizeof(lt_lock) == 64, "an entry is one cache line");
+
+/* The address l names now; NULL when it names none (destroyed, or not in use). */
+static inline const void *lt_lock_addr(const lt_lock *l)
+{
+    const void *a = atomic_load_explicit(&l->addr, memory_order_acquire);
+    return (intptr_t)a < 0 ? NULL : a;
+}
+
+/* l's annotation (locktrace_annotate), NULL when none. */
+static inline const void *lt_lock_object(const lt_lock *l)
+{
+    const lt_lock_side *x = atomic_load_explicit(&l->side, memory_order_acquire);
+    return x ? x->object : NULL;
+}
+static inline locktrace_describe_fn lt_lock_describe(const lt_lock *l)
+{
+    const lt_lock_side *x = atomic_load_explicit(&l->side, memory_order_acquire);
+    return x ? x->describe : NULL;
+}
 
 /* One entry of a held set: 56 bytes, since a thread may hold thousands. The stack of the
  * acquisition is kept cheaply as the call site (return address `ra`) and the return addresses
@@ -447,9 +471,14 @@ static inline lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t r
 }
 lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa);
 void lt_shadow_destroy(const void *addr, lt_lock *l);
-void lt_shadow_forget(const void *addr);
+/* Their memory is released: the n addresses stop naming locks (see shadow.c). */
+void lt_shadow_forget(const void *const *addrs, size_t n);
 lt_lock *lt_shadow_find(const void *addr);
 void lt_shadow_fork(lt_fork_phase phase);
+/* l's side record, made now when it has none; NULL when out of memory (said once). */
+lt_lock_side *lt_shadow_side(lt_lock *l);
+/* locktrace_annotate: l guards object, which describe names in reports (NULLs: neither). */
+void lt_shadow_annotate(lt_lock *l, const void *object, locktrace_describe_fn describe);
 
 /* What a lock's own word says (platform.h), except for a custom lock (locktrace_mutex_*,
  * api LT_API_CUSTOM), whose memory the tracer never reads: its type comes from its create

@@ -111,7 +111,7 @@ struct lt_order_node {
     uint32_t linked, sweep_at;      /* entries put in its lists; when to sweep them */
     uint32_t first_stack;           /* the lock's, noted at its end (node_end_note) */
     int64_t ord;                    /* place in the topological order; 0 until placed */
-    node *next, *prev;              /* in the list of all nodes */
+    _Atomic uint8_t listed;         /* published, not freed: known_fill reads its out-list */
     _Atomic uint8_t dead;           /* left the graph (node_kill, lt_order_forget): its edges
                                        are dead */
     _Atomic uint8_t ending;         /* its identity ended, what it implies is not drawn yet:
@@ -155,11 +155,10 @@ static lt_spin graph_lock = LT_SPIN_INIT(LT_RANK_GRAPH);
 static key_set *_Atomic known;      /* fingerprints of the edges in the graph */
 static key_set *_Atomic moved;      /* address ords held by nodes at other addresses (node_place) */
 static int moved_lost;              /* moved is incomplete (no memory): addresses are not used */
-static node *all_nodes;
 static node *_Atomic ending;        /* nodes whose ends imply edges not yet drawn (dying_next) */
 static node *_Atomic dying;         /* killed nodes not yet taken for reaping (dying_next) */
 static node *reaping;               /* killed nodes taken from `dying`, being reaped (dying_next) */
-static _Atomic size_t nedges;
+static _Atomic size_t nedges;      /* added to in the gate; under the lock: nedges_locked */
 static size_t ndead;                /* dead edges still in a list */
 static _Atomic size_t known_stale;  /* fingerprints in the known set of edges that are dead;
                                        written under the graph lock, read by known_grow */
@@ -293,6 +292,29 @@ static key_set *set_map(size_t size)
     return k;
 }
 
+/* The keys of k without its tombstones into g, which is larger and lacks them. Each key's
+ * home in g is a line nowhere near the last one's: the lines of the next COPY_AHEAD keys are
+ * asked for before each key goes in, so their misses overlap (one at a time, copying the
+ * known set of `lazy`'s 0.9 M edges waited on every key). */
+#define COPY_AHEAD 16
+
+static void set_fill(key_set *g, const key_set *k)
+{
+    uint64_t ahead[COPY_AHEAD];
+    size_t n = 0;
+    for (size_t i = 0; k && i <= k->mask; i++) {
+        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
+        if (v == 0 || v == TOMB)
+            continue;
+        __builtin_prefetch(&g->slot[set_home(g, v)], 1);
+        if (n >= COPY_AHEAD)
+            set_put(g, ahead[n % COPY_AHEAD]);
+        ahead[n++ % COPY_AHEAD] = v;
+    }
+    for (size_t j = n > COPY_AHEAD ? n - COPY_AHEAD : 0; j < n; j++)
+        set_put(g, ahead[j % COPY_AHEAD]);
+}
+
 /* Under the graph lock: *set's keys without its tombstones, copied into a new set of `size`
  * slots, which replaces it in *set (the old one is the caller's). NULL when out of memory. */
 static key_set *set_copy(key_set *_Atomic *set, size_t size)
@@ -301,11 +323,7 @@ static key_set *set_copy(key_set *_Atomic *set, size_t size)
     key_set *g = set_map(size);
     if (!g)
         return NULL;
-    for (size_t i = 0; k && i <= k->mask; i++) {
-        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
-        if (v != 0 && v != TOMB)
-            set_put(g, v);
-    }
+    set_fill(g, k);
     atomic_store_explicit(set, g, memory_order_release);
     return g;
 }
@@ -446,18 +464,14 @@ static void node_init(node *n, lt_lock *l, uint32_t gen, lt_kind kind, const voi
     n->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
 }
 
-/* n onto the list of all nodes: under the graph lock, or in the gate beside others doing the
- * same (each head is pushed down by one of them only, so each prev is written once, after
- * the node_init of the thread that pushed it: acquire and release). */
+/* n, just published as its lock's node, joins the nodes known_fill reads (it walks the node
+ * pool, under the graph lock, so no thread is in the gate then). A node being made by another
+ * thread, or kept in a thread's cache, is not listed: its lists may be anything. (A list of
+ * all nodes cost a compare-and-swap on one global line for every new lock, and a write to
+ * two other nodes' lines when it left.) */
 static void node_list(node *n)
 {
-    node *head = __atomic_load_n(&all_nodes, __ATOMIC_ACQUIRE);
-    do
-        n->next = head;
-    while (!__atomic_compare_exchange_n(&all_nodes, &head, n, 1, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE));
-    if (head)
-        head->prev = n;
+    atomic_store_explicit(&n->listed, 1, memory_order_relaxed);
 }
 
 /* Finds or makes the node of (l, gen), an identity that has not ended (a node left by an ended
@@ -547,11 +561,15 @@ static edge *edge_live(uint32_t *link, int side);
 static void known_fill(key_set *k)
 {
     edge *e;
-    for (node *n = all_nodes; n; n = n->next)
+    for (uint32_t i = 1; i < node_pool.next; i++) {
+        node *n = node_at(i);
+        if (!atomic_load_explicit(&n->listed, memory_order_relaxed))
+            continue;
         for (uint32_t *at = &n->list[OUT]; !node_dead(n) && (e = edge_live(at, OUT));
              at = &e->next[OUT])
             if (!atomic_load_explicit(&node_at(e->to)->unindexed, memory_order_relaxed))
                 set_put(k, edge_fingerprint(e));
+    }
 }
 
 /* A known set that another replaced: its memory goes, its range stays, reading as empty to
@@ -705,11 +723,11 @@ static void known_grow(void)
     graph_leave();
     if (!mine)
         return;
-    g = set_map(2 * (k->mask + 1));
-    for (size_t i = 0; g && i <= k->mask; i++) {
-        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
-        if (v != 0 && v != TOMB)
-            set_put(g, v);
+    /* Its pages written before the copy reads them: a page first read maps the shared zero
+     * page, and its first write then faults again and stops the other CPUs to flush it. */
+    if ((g = set_map(2 * (k->mask + 1))) != NULL) {
+        lt_prefault(g->slot, (g->mask + 1) * sizeof *g->slot);
+        set_fill(g, k);
     }
     graph_enter();
     if (g && known_epoch == epoch) {
@@ -768,6 +786,14 @@ static void edge_drop(uint32_t i, edge *e)
     }
 }
 
+/* Under the graph lock, d edges more (or fewer): the gate is shut, so no other thread writes
+ * nedges, and a plain store does instead of a locked add for every edge made or killed. */
+static void nedges_locked(ptrdiff_t d)
+{
+    atomic_store_explicit(&nedges, atomic_load_explicit(&nedges, memory_order_relaxed) + (size_t)d,
+                          memory_order_relaxed);
+}
+
 /* Edge i leaves the graph with one of its nodes, whose list lets go of it. */
 static void edge_kill(uint32_t i)
 {
@@ -775,7 +801,7 @@ static void edge_kill(uint32_t i)
     if (!e->dead) {
         e->dead = 1;
         ndead++;
-        nedges--;
+        nedges_locked(-1);
         atomic_store_explicit(&known_stale,
                               atomic_load_explicit(&known_stale, memory_order_relaxed) +
                                   !atomic_load_explicit(&node_at(e->to)->unindexed,
@@ -879,18 +905,13 @@ static void node_kill(node *n)
                                                   memory_order_relaxed));
 }
 
-/* Under the graph lock: n, whose edges are dead, leaves the list of all nodes and the set of
+/* Under the graph lock: n, whose edges are dead, leaves the listed nodes and the set of
  * moved ords, and goes back to the pool. */
 static void node_free(node *n)
 {
     if (ord_moved(n))
         set_remove(&moved, ord_key(n->ord));
-    if (n->prev)
-        n->prev->next = n->next;
-    else
-        all_nodes = n->next;
-    if (n->next)
-        n->next->prev = n->prev;
+    atomic_store_explicit(&n->listed, 0, memory_order_relaxed);
     lt_ix_put(&node_pool, n->ix);
 }
 
@@ -1649,7 +1670,7 @@ static int edge_insert(uint32_t i, node *from, node *to, uint64_t fp)
     edge *e = edge_at(i);
     if (!known_add(fp))
         return 0;
-    nedges++;
+    nedges_locked(1);
     edge_join(i, from, to);
     node_linked(from);
     node_linked(to);
@@ -2330,11 +2351,10 @@ static inline int edge_source(const lt_held *h, const lt_event *ev)
            atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen;
 }
 
-/* Up to WALK held locks from below *i down, newest first, into hs with the fingerprints of
- * their edges into ev's lock (of gen `gen`), down to the newest anchor: 1 in *more when the
- * walk stopped at WALK without reaching it. */
-static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t gen, uint32_t *i,
-                               lt_held **hs, uint64_t *fps, int *more)
+/* Up to WALK held locks from below *i down, newest first, into hs, down to the newest anchor:
+ * 1 in *more when the walk stopped at WALK without reaching it. */
+static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t *i, lt_held **hs,
+                               int *more)
 {
     size_t n = 0;
     *more = 0;
@@ -2342,8 +2362,7 @@ static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t gen, u
         lt_held *h = &t->held[--*i];
         if (!edge_source(h, ev))
             continue;
-        hs[n] = h;
-        fps[n++] = fingerprint(h->lock, h->gen, (lt_mode)h->mode, ev->lock, gen, ev->mode);
+        hs[n++] = h;
         if (*i > 0 && h->anchor && self_conflicting(h)) /* (the lowest ends the walk anyway) */
             break;
         if (n == WALK) {
@@ -2352,6 +2371,15 @@ static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t gen, u
         }
     }
     return n;
+}
+
+/* The fingerprints of the edges hs[i] -> ev's lock (of gen `gen`) into fps. */
+static inline void fingerprints(lt_held **hs, size_t n, const lt_event *ev, uint32_t gen,
+                                uint64_t *fps)
+{
+    for (size_t k = 0; k < n; k++)
+        fps[k] = fingerprint(hs[k]->lock, hs[k]->gen, (lt_mode)hs[k]->mode, ev->lock, gen,
+                             ev->mode);
 }
 
 /* Adds the edges of hs that are not in the graph yet; 0 when out of memory. */
@@ -2379,12 +2407,13 @@ static inline void prefetch_object(const void *p, size_t size)
 
 /* The lines this acquisition's new edges will most likely touch, asked for at once before
  * the work that comes first (look-ups, describing the edges): the new lock's node (or
- * the node the thread will make it from), the edge the thread will take next, and the known
- * set's slots of the fingerprints. Met one after the other, each was a cache miss: in
- * `groups` three of the order graph's misses a lock lifecycle, in `lazy` the new lock's node
- * was half of edges_add's time. */
-static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, const uint64_t *fps,
-                                  size_t n)
+ * the node the thread will make it from), the edge the thread will take next, the known
+ * set's slots of the fingerprints and the first line of each held lock's node (its place and
+ * out-list). Met one after the other, each was a cache miss: in `groups` three of the order
+ * graph's misses a lock lifecycle, in `lazy` the new lock's node was half of edges_add's
+ * time, and the held locks' nodes a fifth. */
+static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, lt_held **hs,
+                                  const uint64_t *fps, size_t n)
 {
     const node *x = node_of(l);
     const key_set *k = atomic_load_explicit(&known, memory_order_acquire);
@@ -2394,6 +2423,9 @@ static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, const ui
         __builtin_prefetch(edge_at(t->edge_free ? t->edge_free : t->edge_block), 1);
     for (size_t i = 0; k && i < n; i++)
         __builtin_prefetch(&k->slot[set_home(k, fps[i])], 1);
+    for (size_t i = 0; i < n; i++)
+        if ((x = node_of(hs[i]->lock)) != NULL)
+            __builtin_prefetch(x, 1);
 }
 
 /*
@@ -2443,7 +2475,7 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
         !ord_is_addr(a) || !t->info.name[0] || site_unwinds(ev->ra) ||
         !(who = thread_kept_find(&t->info)))
         return 0;
-    edges_prefetch(t, ev->lock, NULL, 0);
+    edges_prefetch(t, ev->lock, NULL, NULL, 0);
     request r = {.ev = ev, .gen = gen, .fresh = 1};
     desc d;
     uint32_t lab;
@@ -2488,13 +2520,14 @@ static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev,
     if (chained && !r.fresh &&
         atomic_load_explicit(chain_slot(key), memory_order_relaxed) == (key | 1))
         return;
-    edges_prefetch(t, ev->lock, fps, n);
+    edges_prefetch(t, ev->lock, hs, fps, n);
     int whole = batch_add(hs, fps, n, &r);
     if (chained && whole)
         atomic_store_explicit(chain_slot(key), key | 1, memory_order_relaxed);
     r.fresh = 0; /* the first batch may have given it a node, and other threads may add edges */
     while (more) {
-        n = walk_held(t, ev, gen, &i, hs, fps, &more);
+        n = walk_held(t, ev, &i, hs, &more);
+        fingerprints(hs, n, ev, gen, fps);
         batch_add(hs, fps, n, &r);
     }
     /* (Capped meanwhile: some edges were not recorded, edges_unrecorded's case.) */
@@ -2549,7 +2582,8 @@ static __attribute__((noinline)) void edges_unrecorded(lt_thread *t, lt_event *e
             graph_leave();
         if (may || !more)
             break;
-        n = walk_held(t, ev, gen, &i, hs, fps, &more);
+        n = walk_held(t, ev, &i, hs, &more);
+        fingerprints(hs, n, ev, gen, fps);
     }
     if (!may || cycle_check(&r))
         return;
@@ -2561,17 +2595,22 @@ static __attribute__((noinline)) void edges_unrecorded(lt_thread *t, lt_event *e
 /* The first batch of the edges ev's acquisition makes (walk_held from the newest held lock)
  * into hs and fps; 0 when it adds none: a trylock, inversions off, nothing held, or one edge
  * that is known (the steady state of a nested acquisition). A lock without a node has no
- * known edge into it: the known set, a miss in the cache when large, is not looked at. */
+ * known edge into it: the known set, a miss in the cache when large, is not looked at. Its
+ * first edge, one (*first), is left without a fingerprint, which edge_first does not need. */
 static inline size_t first_batch(lt_event *ev, uint32_t *gen, uint32_t *i, lt_held **hs,
-                                 uint64_t *fps, int *more)
+                                 uint64_t *fps, int *more, int *first)
 {
     lt_thread *t = ev->self;
     if (t->nheld == 0 || ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
         return 0;
     *gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     *i = t->held_end;
-    size_t n = walk_held(t, ev, *gen, i, hs, fps, more);
-    if (n == 1 && !*more && lt_likely(node_of(ev->lock)) && lt_likely(set_has(&known, fps[0])))
+    size_t n = walk_held(t, ev, i, hs, more);
+    *first = n == 1 && !*more && !node_of(ev->lock);
+    if (*first)
+        return n;
+    fingerprints(hs, n, ev, *gen, fps);
+    if (n == 1 && !*more && lt_likely(set_has(&known, fps[0])))
         return 0;
     return n;
 }
@@ -2581,15 +2620,15 @@ void lt_order_acquired(lt_event *ev)
     uint32_t gen, i;
     lt_held *hs[WALK];
     uint64_t fps[WALK];
-    int more;
-    size_t n = first_batch(ev, &gen, &i, hs, fps, &more);
-    if (lt_unlikely(n && graph_capped())) {
+    int more, first = 0;
+    size_t n = first_batch(ev, &gen, &i, hs, fps, &more, &first);
+    if (first && !graph_capped() && edge_first(ev, gen, hs[0]))
+        return;
+    if (first)
+        fingerprints(hs, n, ev, gen, fps);
+    if (lt_unlikely(n && graph_capped()))
         edges_unrecorded(ev->self, ev, gen, i, hs, fps, n, more);
-        return;
-    }
-    if (n == 1 && !more && !node_of(ev->lock) && edge_first(ev, gen, hs[0]))
-        return;
-    if (n)
+    else if (n)
         acquired_edges(ev->self, ev, gen, i, hs, fps, n, more);
 }
 

@@ -168,9 +168,9 @@ static void add_held_locks(lt_rep *r, const lt_finding *f)
         *l = (lt_rep_lock){.addr = (uintptr_t)h->addr, .type = (lt_kind)h->kind,
                            .held_mode = (lt_mode)h->mode, .generation = h->gen};
         if (h->lock && atomic_load(&h->lock->gen) == h->gen) {
-            l->object = (uintptr_t)h->lock->object;
+            l->object = (uintptr_t)lt_lock_object(h->lock);
             l->api = h->lock->api;
-            l->annotation = describe(h->lock->object, h->lock->describe);
+            l->annotation = describe(lt_lock_object(h->lock), lt_lock_describe(h->lock));
         }
         const lt_lock *live = l->api == LT_API_CUSTOM ? h->lock : NULL; /* gen checked above */
         l->mutex_type = h->kind == LT_MUTEX ? lt_lock_mutex_type(h->addr, live) : 0;

@@ -614,7 +614,7 @@ static void put_deadlock(out *o, const lt_rep *r)
 {
     put(o, "locktrace: deadlock: ");
     put_dec(o, (long)r->nsteps);
-    put(o, " threads wait for each other (");
+    put(o, r->nsteps == 1 ? " thread waits for itself (" : " threads wait for each other (");
     for (size_t i = 0; i < r->nsteps; i++) {
         put_tref(o, thread_at(r, r->steps[i].thread));
         put(o, " -> ");
@@ -623,7 +623,8 @@ static void put_deadlock(out *o, const lt_rep *r)
     put(o, r->warning == 2 ? "); warning: a condition wait is in the cycle, only a signal from "
                              "another thread ends it\n"
            : r->warning  ? "); warning: a timed wait is in the cycle, it ends when that times out\n"
-                         : "); none of them can go on\n");
+           : r->nsteps == 1 ? "); it can never go on\n"
+                            : "); none of them can go on\n");
     for (size_t i = 0; i < r->nsteps; i++)
         put_cycle_thread(o, r, i);
     if (r->warning)

@@ -20,7 +20,7 @@
  * may still be in it (tables double, so all copies together are at most twice the last).
  * Tables are kept at most half full: an absent address is then found absent in a few probes.
  *
- * destroy leaves the entry in its slot, destroyed (addr NULL, a new gen), and the address in
+ * destroy leaves the entry in its slot, destroyed (a new gen, no address), and the address in
  * the lock map: memory that held a lock is mostly either freed (lifetime.c then removes both,
  * as it removes a live lock) or made a lock again at the same address (pools, arrays of
  * locks re-initialised), and init then finds the entry where it was, without a new slot or a
@@ -30,7 +30,13 @@
  * nearly as full, so memory that never holds a lock again costs at most what the most locks
  * live at once did.
  *
- * An entry's identity (addr, gen, key and what entry_clear resets) changes only under its
+ * An entry that names no lock keeps in addr the complement of what it still needs: a destroyed
+ * entry, the address its slot is filed under (its key); a free one, the next free entry. A
+ * complement has the top bit set, which no lock's address has, so no probe matches it, and
+ * one word says both whether the entry names a lock and where it is filed: a 64-byte entry
+ * has no room for more.
+ *
+ * An entry's identity (addr, gen and what entry_clear resets) changes only under its
  * claim (claim_try): a flag set by a CAS and held for a few stores, never across a wait.
  * Table changes take the shard's lock and then claim the entries they touch, waiting for a
  * claim to drop; destroy and init of a lock whose entry is in the table (live, or left there
@@ -50,7 +56,12 @@
 /* 1,024 slots, 16 KiB: with fewer, a page's slots share homes (addr_hash), and a table grown
  * from 256 slots has made two copies on the way, 7 pages written for the 4 it keeps. */
 #define TABLE_MIN_BITS 10
-#define SLAB_CHUNK ((size_t)64 * 1024) /* entries a shard's slab takes at a time */
+/* Entries a shard's slab takes at a time: 256. Past the heap's first pages each chunk lies in
+ * a large page, which is zeroed whole on its first touch: with 64 KiB chunks, a program with
+ * 25,000 locks spread over every shard filled 40 % of its chunks and faulted in three large
+ * pages (6 MiB zeroed, 1-2 ms, more when the kernel must compact for them), now two. */
+#define SLAB_CHUNK ((size_t)16 * 1024)
+#define SIDES_CHUNK ((size_t)4096)      /* side records a shard takes at a time */
 
 /* A slot keeps the address beside the entry, so a probe passes other locks' slots without
  * touching their entries (each would be a cache miss). */
@@ -72,9 +83,12 @@ typedef struct shard {
     lt_spin lock;
     _Atomic uintptr_t table;   /* its table word; 0 until the shard's first lock */
     size_t live;               /* entries in the table, destroyed ones included */
-    lt_lock *free_list;        /* through next_free: a reused entry keeps its gen, so no lt_pool */
+    lt_lock *free_list;        /* linked through addr: a reused entry keeps its gen, so no
+                                  lt_pool */
     char *slab;                /* unused zeroed entries: slab_left bytes from here */
     size_t slab_left;
+    char *sides;               /* unused side records (lt_shadow_side): sides_left bytes */
+    size_t sides_left;
     char pad[64];              /* keep shards on separate cache lines */
 } shard;
 
@@ -285,14 +299,15 @@ static void claim_drop(lt_lock *l)
 
 /* New entries start at gen 1 so a zeroed cache slot or held entry never matches. A shard's
  * slab starts as many entries into its first chunk as the shard's index: chunks are
- * page-aligned (and 64 KiB apart), so without that the first entries of all shards would
+ * page-aligned (and SLAB_CHUNK apart), so without that the first entries of all shards would
  * share one set of the L1 and L2 caches, and a program with a few dozen locks would miss the
  * cache on every acquisition (cachegrind: 0.95 L1 misses per lockbench pair). */
 static lt_lock *entry_alloc(shard *s)
 {
     lt_lock *l = s->free_list;
     if (l) {
-        s->free_list = l->next_free;
+        s->free_list = (lt_lock *)~(uintptr_t)atomic_load_explicit(&l->addr,
+                                                                   memory_order_relaxed);
         return l;
     }
     if (s->slab_left < sizeof(lt_lock)) {
@@ -310,9 +325,11 @@ static lt_lock *entry_alloc(shard *s)
     return l;
 }
 
+/* Under the shard's lock and l's claim: l, out of the table, is free for another address. */
 static void entry_free(shard *s, lt_lock *l)
 {
-    l->next_free = s->free_list;
+    atomic_store_explicit(&l->addr, (const void *)~(uintptr_t)s->free_list,
+                          memory_order_relaxed);
     s->free_list = l;
 }
 
@@ -326,18 +343,30 @@ static void entry_clear(lt_lock *l, const void *addr)
     atomic_store_explicit(&l->waiting_writers, 0, memory_order_relaxed);
     l->first_stack = 0;
     l->first_partial = 0;
-    l->object = NULL;
-    l->describe = NULL;
+    lt_lock_side *x = atomic_load_explicit(&l->side, memory_order_relaxed);
+    if (x) {
+        x->object = NULL;
+        x->describe = NULL;
+    }
     l->orphan_of = NULL;
     l->orphan_mode = LT_MODE_NONE;
     l->api = LT_API_PTHREAD;
     atomic_store_explicit(&l->addr, addr, memory_order_release);
 }
 
-/* A destroyed entry stays in its slot: addr NULL, which no probe matches. */
+/* A destroyed entry stays in its slot, filed under its key, and names no lock. (A free entry
+ * too names none, but is in no slot.) */
 static int destroyed(const lt_lock *l)
 {
-    return atomic_load_explicit(&l->addr, memory_order_relaxed) == NULL;
+    return (intptr_t)atomic_load_explicit(&l->addr, memory_order_relaxed) < 0;
+}
+
+/* The address l is filed under: its lock's (live), its key (destroyed); for a free entry the
+ * next free one, an entry's address, which no lock has. NULL for a new entry. */
+static const void *key_of(const lt_lock *l)
+{
+    uintptr_t a = (uintptr_t)atomic_load_explicit(&l->addr, memory_order_acquire);
+    return (const void *)((intptr_t)a < 0 ? ~a : a);
 }
 
 /* Under the shard's lock: the entry of addr, NULL when it has none. */
@@ -385,7 +414,7 @@ static int purge(shard *s, table t)
             i++;
             continue;
         }
-        const void *addr = l->key;
+        const void *addr = key_of(l);
         if (!destroyed(l)) { /* renewed before the claim */
             claim_drop(l);
             i++;
@@ -393,9 +422,8 @@ static int purge(shard *s, table t)
         }
         remove_at(t, i); /* slot i now holds a later entry of its chain, or none: seen next */
         s->live--;
-        l->key = NULL;
-        claim_drop(l);
         entry_free(s, l);
+        claim_drop(l);
         lt_lockmap_remove(addr);
     }
     return s->live * 8 <= (slot_mask(t) + 1) * 3;
@@ -440,7 +468,6 @@ static lt_lock *find_or_create(const void *addr, int renew, int *created, uint32
         if (lt_lockmap_add(addr)) {
             claim(l); /* a thread that found it filed under another address may hold it */
             entry_clear(l, addr);
-            l->key = addr;
             slot_set(find_slot(table_of(atomic_load_explicit(&s->table, memory_order_relaxed)),
                                addr, h),
                      addr, l);
@@ -466,9 +493,9 @@ static lt_lock *renew_filed(const void *addr, int *revived, uint32_t *gen)
 {
     shard *s = shard_of(addr);
     lt_lock *l = probe_filed(s, addr, addr_hash(addr));
-    if (!l || l->key != addr || !claim_try(l))
+    if (!l || key_of(l) != addr || !claim_try(l))
         return NULL;
-    if (l->key != addr) { /* removed (and maybe filed again) before the claim */
+    if (key_of(l) != addr) { /* removed (and maybe filed again) before the claim */
         claim_drop(l);
         return NULL;
     }
@@ -535,7 +562,7 @@ lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t
     return l;
 }
 
-/* The entry of addr, live or destroyed (its addr is then NULL); never creates one. An entry
+/* The entry of addr, live or destroyed (it then names no lock); never creates one. An entry
  * the table shows filed under addr (its key, as renew_filed reads it) is the answer without
  * the shard's lock: a free of memory that held locks finds each destroyed one so. */
 lt_lock *lt_shadow_find(const void *addr)
@@ -543,7 +570,7 @@ lt_lock *lt_shadow_find(const void *addr)
     uint64_t h = addr_hash(addr);
     shard *s = shard_of(addr);
     lt_lock *l = probe_filed(s, addr, h);
-    if (l && l->key == addr)
+    if (l && key_of(l) == addr)
         return l;
     lt_spin_lock(&s->lock);
     l = find_locked(s, addr, h);
@@ -551,12 +578,12 @@ lt_lock *lt_shadow_find(const void *addr)
     return l;
 }
 
-/* Under the entry's claim: the address stops naming a lock, l's gen moves on (so the
- * annotation and the rest of its state go with it). Its addr is cleared before gen changes:
- * see probe. */
-static void end_identity(lt_lock *l)
+/* Under the entry's claim, l live and filed under addr: the address stops naming a lock, l's
+ * gen moves on (so the annotation and the rest of its state go with it). Its addr is cleared
+ * before gen changes: see probe. */
+static void end_identity(lt_lock *l, const void *addr)
 {
-    atomic_store_explicit(&l->addr, NULL, memory_order_relaxed);
+    atomic_store_explicit(&l->addr, (const void *)~(uintptr_t)addr, memory_order_relaxed);
     gen_bump(l);
 }
 
@@ -574,10 +601,9 @@ static int remove_locked(shard *s, const void *addr, uint64_t h)
     s->live--;
     claim(l);
     if (!destroyed(l))
-        end_identity(l);
-    l->key = NULL;
-    claim_drop(l);
+        end_identity(l, addr);
     entry_free(s, l);
+    claim_drop(l);
     return 1;
 }
 
@@ -587,7 +613,7 @@ void lt_shadow_destroy(const void *addr, lt_lock *l)
     if (l && claim_try(l)) {
         int live = atomic_load_explicit(&l->addr, memory_order_relaxed) == addr;
         if (live) /* and so filed under addr: only a claim changes addr */
-            end_identity(l);
+            end_identity(l, addr);
         claim_drop(l);
         if (live)
             return;
@@ -599,14 +625,53 @@ void lt_shadow_destroy(const void *addr, lt_lock *l)
     lt_spin_unlock(&s->lock);
 }
 
-/* Its memory is released: the address stops naming a lock. It stays in the lock map: the
- * caller clears the map over the whole range released (lt_lockmap_clear), once. */
-void lt_shadow_forget(const void *addr)
+/* Their memory is released: the addresses stop naming locks. A run of them in one shard (a
+ * page's locks, listed in address order) is forgotten under one taking of its lock. They stay
+ * in the lock map: the caller clears the map over the whole range released
+ * (lt_lockmap_clear), once. */
+void lt_shadow_forget(const void *const *addrs, size_t n)
 {
-    shard *s = shard_of(addr);
+    for (size_t i = 0; i < n;) {
+        shard *s = shard_of(addrs[i]);
+        lt_spin_lock(&s->lock);
+        do
+            remove_locked(s, addrs[i], addr_hash(addrs[i]));
+        while (++i < n && shard_of(addrs[i]) == s);
+        lt_spin_unlock(&s->lock);
+    }
+}
+
+/* A shard's lock guards the side records it hands out, and the making of one: an entry's side
+ * record is always made under the same shard's (the entry's address chooses it), so two
+ * threads never both make one. Records come from the shadow's heap a page at a time. */
+lt_lock_side *lt_shadow_side(lt_lock *l)
+{
+    lt_lock_side *x = atomic_load_explicit(&l->side, memory_order_acquire);
+    if (lt_likely(x != NULL))
+        return x;
+    shard *s = &shards[fib_hash((uintptr_t)l) >> (64 - SHARD_BITS)];
     lt_spin_lock(&s->lock);
-    remove_locked(s, addr, addr_hash(addr));
+    x = atomic_load_explicit(&l->side, memory_order_relaxed);
+    if (!x && s->sides_left < sizeof *x && (s->sides = heap_alloc(SIDES_CHUNK)) != NULL)
+        s->sides_left = SIDES_CHUNK;
+    if (!x && s->sides_left >= sizeof *x) {
+        x = (lt_lock_side *)(void *)s->sides;
+        s->sides += sizeof *x;
+        s->sides_left -= sizeof *x;
+        atomic_store_explicit(&l->side, x, memory_order_release);
+    }
     lt_spin_unlock(&s->lock);
+    return x;
+}
+
+void lt_shadow_annotate(lt_lock *l, const void *object, locktrace_describe_fn describe)
+{
+    lt_lock_side *x = object || describe ? lt_shadow_side(l)
+                                         : atomic_load_explicit(&l->side, memory_order_acquire);
+    if (x) {
+        x->object = object;
+        x->describe = describe;
+    }
 }
 
 void lt_shadow_fork(lt_fork_phase phase)

@@ -75,11 +75,14 @@ static lt_lock_stats *fresh(lt_lock *l, const void *addr, lt_kind kind, uint32_t
 static lt_lock_stats *stats_of(lt_lock *l, const void *addr, lt_kind kind)
 {
     uint32_t gen = atomic_load_explicit(&l->gen, memory_order_relaxed);
-    lt_lock_stats *s = atomic_load_explicit(&l->stats, memory_order_acquire);
+    lt_lock_side *x = lt_shadow_side(l);
+    if (lt_unlikely(!x))
+        return NULL;
+    lt_lock_stats *s = atomic_load_explicit(&x->stats, memory_order_acquire);
     if (lt_likely(s && s->gen == gen))
         return s;
     lt_lock_stats *mine = fresh(l, addr, kind, gen);
-    while (mine && !atomic_compare_exchange_weak(&l->stats, &s, mine))
+    while (mine && !atomic_compare_exchange_weak(&x->stats, &s, mine))
         if (s && s->gen == gen)
             return s; /* another thread made them first; ours stay in the list at zero */
     return mine;
@@ -89,9 +92,10 @@ static lt_lock_stats *stats_of(lt_lock *l, const void *addr, lt_kind kind)
  * contention, which the exit table may want to show. */
 void lt_stats_forget(lt_lock *l, uint32_t gen)
 {
-    lt_lock_stats *s = atomic_load_explicit(&l->stats, memory_order_acquire);
+    lt_lock_side *x = atomic_load_explicit(&l->side, memory_order_acquire);
+    lt_lock_stats *s = x ? atomic_load_explicit(&x->stats, memory_order_acquire) : NULL;
     if (lt_likely(!s) || s->gen != gen || atomic_load(&s->contended) != 0 ||
-        !atomic_compare_exchange_strong(&l->stats, &s, NULL))
+        !atomic_compare_exchange_strong(&x->stats, &s, NULL))
         return;
     lt_spin_lock(&stats_lock);
     atomic_store(&s->acquired, 0);
@@ -220,13 +224,15 @@ static void put_row(tab *t, const lt_lock_stats *s)
     put(t, kinds[s->kind]);
     put(t, "\n");
     const lt_lock *l = s->lock;
-    if (atomic_load(&l->gen) == s->gen && (l->object || l->describe)) {
+    const void *object = lt_lock_object(l);
+    locktrace_describe_fn describe = lt_lock_describe(l);
+    if (atomic_load(&l->gen) == s->gen && (object || describe)) {
         char desc[256] = {0};
-        if (l->describe)
-            l->describe(l->object, desc, sizeof desc);
+        if (describe)
+            describe(object, desc, sizeof desc);
         desc[sizeof desc - 1] = 0;
         put(t, "      guards: ");
-        t->at = lt_fmt_hex(t->buf, sizeof t->buf, t->at, (uintptr_t)l->object);
+        t->at = lt_fmt_hex(t->buf, sizeof t->buf, t->at, (uintptr_t)object);
         put(t, desc[0] ? " " : "");
         put(t, desc);
         put(t, "\n");

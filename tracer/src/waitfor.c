@@ -26,7 +26,11 @@
  *
  * A thread in pthread_join waits for the joined thread. A thread in a condition wait that
  * still holds other locks waits for the thread that last signalled that condition variable
- * (the likely signaller; another thread may signal instead, so such a cycle is a warning).
+ * (the likely signaller; another thread may signal instead, so such a cycle is a warning),
+ * and for the holder of the wait's mutex: signalled, timed out or cancelled, the wait
+ * returns only once libc has the mutex back, so a cycle through that holder is certain (a
+ * waiter holding A with mutex M, the holder of M waiting for A: ThreadSanitizer and Helgrind
+ * see M taken under A there).
  *
  * Deadlocks follow LOCKTRACE_ACTION (abort, or the closing call returns EDEADLK); a cycle
  * with a timed wait on it is a warning, since that wait will end it.
@@ -209,8 +213,8 @@ void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_l
     r->mutex_type = kind == LT_MUTEX ? lt_lock_mutex_type(addr, l) : 0;
     r->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
     r->api = l ? l->api : LT_API_PTHREAD;
-    r->object = l ? l->object : NULL;
-    r->describe = l ? l->describe : NULL;
+    r->object = l ? lt_lock_object(l) : NULL;
+    r->describe = l ? lt_lock_describe(l) : NULL;
     r->generation = 0; /* one lock per address in these reports */
     r->class_name = NULL;
     r->class_site = 0;
@@ -265,32 +269,42 @@ static int offer(lt_bfs *b, size_t at, lt_thread *v, lt_held *by)
     return lt_bfs_reach(b, at, v, by, atomic_load(&v->waiting.seq), v == self);
 }
 
-/* Whether held entry h of another thread holds up wait w. */
-static int conflicts(const lt_wait_slot *w, const lt_held *h)
+/* A lock a wait needs: the lock of a lock wait, the mutex of a condition wait. */
+typedef struct want {
+    const lt_lock *lock;
+    uint32_t gen;
+    const void *addr;
+    lt_kind kind;
+    lt_mode mode;
+} want;
+
+/* Whether held entry h of another thread holds up w. */
+static int conflicts(const want *w, const lt_held *h)
 {
     return h->lock == w->lock && h->gen == w->gen &&
            (w->kind != LT_RWLOCK || h->mode == LT_MODE_WRITE || w->mode == LT_MODE_WRITE);
 }
 
 /* A lock wait waits for the lock's writer, for its readers unless it only reads, and a read of
- * a writer-preferring rwlock for the writers queued on it. */
-static void expand_lock(lt_bfs *b, size_t at, const lt_wait_slot *w)
+ * a writer-preferring rwlock for the writers queued on it. 0 when the search is to stop. */
+static int expand_lock(lt_bfs *b, size_t at, const want *w)
 {
     uintptr_t key = (uintptr_t)w->lock;
     int writer = atomic_load_explicit(&w->lock->writer, memory_order_relaxed);
     lt_thread *v = writer ? waiting_thread(BY_SEQ, (uintptr_t)(writer - 1)) : NULL;
     lt_held *h = v ? lt_held_find(v, w->addr) : NULL;
     if (h && conflicts(w, h) && !offer(b, at, v, h))
-        return;
+        return 0;
     if (w->kind != LT_RWLOCK || w->mode == LT_MODE_WRITE) {
         EACH_LINK(l, BY_READ, key)
             if (conflicts(w, l->held) && !offer(b, at, l->t, l->held))
-                return;
+                return 0;
     } else if (lt_lock_prefers_writer(w->addr, w->lock)) {
         EACH_LINK(l, BY_WRITE, key)
             if (l->t->waiting.gen == w->gen && !offer(b, at, l->t, NULL))
-                return;
+                return 0;
     }
+    return 1;
 }
 
 /* The waiting threads that hold up items[at]'s wait. */
@@ -298,10 +312,16 @@ static void expand(lt_bfs *b, size_t at)
 {
     const lt_wait_slot *w = &((lt_thread *)b->items[at].node)->waiting;
     if (w->waits_for == LT_FOR_LOCK) {
-        expand_lock(b, at, w);
+        expand_lock(b, at, &(want){w->lock, w->gen, w->addr, (lt_kind)w->kind, (lt_mode)w->mode});
     } else if (w->waits_for == LT_FOR_JOIN) {
         offer(b, at, waiting_thread(BY_HANDLE, w->target), NULL);
     } else {
+        /* the mutex first: a step through its holder is certain, the signaller a hint */
+        if (w->lock && !expand_lock(b, at, &(want){w->lock,
+                                                    atomic_load_explicit(&w->lock->gen,
+                                                                         memory_order_relaxed),
+                                                    w->addr, LT_MUTEX, LT_MODE_WRITE}))
+            return;
         const signaller *s = signaller_of(w->target);
         if (atomic_load_explicit(&s->cond, memory_order_relaxed) == w->target &&
             atomic_load_explicit(&s->threads, memory_order_relaxed) == lt_thread_count() &&
@@ -400,7 +420,16 @@ static void fill_wait(lt_wait_step *s, const lt_wait_slot *w)
 
 static void fill_step(lt_wait_step *s, const frame *f, const frame *next)
 {
-    fill_wait(s, &f->u->waiting);
+    const lt_wait_slot *w = &f->u->waiting;
+    fill_wait(s, w);
+    if (w->waits_for == LT_FOR_SIGNAL && f->by) {
+        /* held up by its mutex's holder: the wait is to retake the mutex, which no deadline
+         * ends */
+        s->waits_for = LT_FOR_LOCK;
+        lt_lock_ref_fill(&s->wants, w->addr, LT_MUTEX, w->lock);
+        s->want_mode = LT_MODE_WRITE;
+        s->wait = LT_WAIT_BLOCK;
+    }
     s->blocker = next->u->waiting.who;
     s->held_mode = f->by ? (lt_mode)f->by->mode : LT_MODE_NONE;
     s->held_stack = f->by ? entry_stack(f->by, next->u->waiting.stack, &s->held_partial) : 0;
@@ -521,10 +550,32 @@ int lt_waitfor_begin(lt_event *ev)
     return begin(ev, LT_FOR_LOCK, 0, NULL);
 }
 
+/* A thread that joins itself waits for its own exit: glibc and macOS return EDEADLK, musl
+ * waits forever (as an rwlock held for write and requested again). A cycle of one thread,
+ * reported as a deadlock (Helgrind reports the join too). */
+static int join_self(lt_event *ev)
+{
+    lt_thread *t = ev->self;
+    lt_wait_step *step = lt_map(sizeof *step);
+    if (!step)
+        return 0;
+    *step = (lt_wait_step){.thread = *lt_thread_info_kept(t), .waits_for = LT_FOR_JOIN,
+                           .wait = LT_WAIT_BLOCK, .want_mode = LT_MODE_NONE,
+                           .held_mode = LT_MODE_NONE,
+                           .wait_stack = lt_stack_whole(t, ev->ra, ev->cfa)};
+    step->wants.addr = (const void *)(uintptr_t)pthread_self();
+    step->wants.api = ev->api;
+    step->blocker = step->thread;
+    return report_deadlock(step, 1);
+}
+
 /* The calling thread is about to wait in pthread_join for `target`. A joiner that holds no
- * lock can close no cycle (nobody waits for it), so only one that does is published. */
+ * lock can close no cycle with other threads (nobody waits for it), so only one that does is
+ * published. */
 int lt_waitfor_join_begin(lt_event *ev, uintptr_t target)
 {
+    if (lt_unlikely(target == (uintptr_t)pthread_self()))
+        return join_self(ev);
     return ev->self->nheld ? begin(ev, LT_FOR_JOIN, target, NULL) : 0;
 }
 
@@ -533,8 +584,12 @@ int lt_waitfor_join_begin(lt_event *ev, uintptr_t target)
  * cycle is a warning. */
 void lt_waitfor_cond_begin(lt_event *ev, const void *cond, const lt_cond_waiter *w)
 {
-    if (ev->self->nheld)
-        (void)begin(ev, LT_FOR_SIGNAL, (uintptr_t)cond, w);
+    if (!ev->self->nheld)
+        return;
+    /* the mutex the wait retakes (the held set no longer has it) */
+    if (!ev->lock)
+        ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra);
+    (void)begin(ev, LT_FOR_SIGNAL, (uintptr_t)cond, w);
 }
 
 void lt_waitfor_end(lt_event *ev)

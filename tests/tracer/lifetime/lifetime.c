@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -262,6 +263,23 @@ static void stale_annotation(void)
     printf("described %d\n", described);
 }
 
+/* destroy and init at the same address: the new lock keeps the entry (shadow.c) but not the
+ * annotation. `again`: the new lock is annotated too, and reports name it by its own. */
+static void destroy_annotated(int again)
+{
+    object *a = object_new(1), *b = object_new(2);
+    pthread_mutex_init(&a->mu, NULL);
+    locktrace_annotate_lock(&a->mu, a, describe_object);
+    pthread_mutex_lock(&a->mu);
+    pthread_mutex_unlock(&a->mu);
+    pthread_mutex_destroy(&a->mu);
+    pthread_mutex_init(&a->mu, NULL);
+    if (again)
+        locktrace_annotate_lock(&a->mu, b, describe_object);
+    relock(a);
+    printf("described %d\n", described);
+}
+
 /* ------------------------------------------------------------------------------------------
  * free-held: memory released while a lock in it is held.
  * ---------------------------------------------------------------------------------------- */
@@ -440,6 +458,7 @@ static void destroy_threads(void)
 /* Locks destroyed at addresses that never come back, in memory never freed: what the tracer
  * keeps of destroyed locks stays bounded. */
 static long rss_kib(void);
+static long status_kib(const char *field);
 
 static void destroy_spread(long n)
 {
@@ -465,6 +484,33 @@ static void destroy_spread(long n)
         printf("(grew %ld KiB)\n", grown);
 }
 
+/* An annotation needs memory of the tracer's (a lock's side record, shadow.c). With none left
+ * (the address space capped where it is), the tracer says so once and checks nothing more:
+ * the relock after it is not reported (an error-checking mutex, so libc answers EDEADLK
+ * without the tracer), and the program goes on. */
+static void annotate_out_of_memory(void)
+{
+    pthread_mutex_t mu;
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+    pthread_mutex_init(&mu, &attr);
+    object *o = object_new(1);
+    pthread_mutex_lock(&mu); /* its shadow entry is made before the cap */
+    pthread_mutex_unlock(&mu);
+    printf("capping the address space\n");
+    fflush(stdout);
+    long vm = status_kib("VmSize:");
+    struct rlimit r = {(rlim_t)vm * 1024, (rlim_t)vm * 1024};
+    if (vm < 0 || setrlimit(RLIMIT_AS, &r) != 0)
+        return;
+    locktrace_annotate_lock(&mu, o, describe_object);
+    pthread_mutex_lock(&mu);
+    int rc = pthread_mutex_lock(&mu);
+    pthread_mutex_unlock(&mu);
+    printf("annotated, relock -> %d, described %d\n", rc, described);
+}
+
 /* ------------------------------------------------------------------------------------------
  * Churn: short-lived heap locks, each in a block of random size at a random offset (a lock
  * member of objects of many shapes), a window of them alive at a time, each locked once and
@@ -473,17 +519,24 @@ static void destroy_spread(long n)
  * ---------------------------------------------------------------------------------------- */
 #define WINDOW 1024
 
-static long rss_kib(void)
+/* A size /proc/self/status gives in KiB ("VmRSS:", "VmSize:"), -1 when it has none. */
+static long status_kib(const char *field)
 {
     char line[256];
     long kib = -1;
+    size_t n = strlen(field);
     FILE *f = fopen("/proc/self/status", "r");
     while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6))
-            kib = strtol(line + 6, NULL, 10);
+        if (!strncmp(line, field, n))
+            kib = strtol(line + n, NULL, 10);
     if (f)
         fclose(f);
     return kib;
+}
+
+static long rss_kib(void)
+{
+    return status_kib("VmRSS:");
 }
 
 static void churn_rounds(char **live, long n, unsigned *seed)
@@ -528,6 +581,12 @@ int main(int argc, char **argv)
         munmap_reuse();
     else if (!strcmp(name, "stale-annotation"))
         stale_annotation();
+    else if (!strcmp(name, "destroy-annotated"))
+        destroy_annotated(0);
+    else if (!strcmp(name, "destroy-reannotated"))
+        destroy_annotated(1);
+    else if (!strcmp(name, "annotate-out-of-memory"))
+        annotate_out_of_memory();
     else if (!strcmp(name, "free-held-other"))
         free_while_other_holds();
     else if (!strcmp(name, "free-held-self"))
