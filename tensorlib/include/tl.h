@@ -182,7 +182,9 @@ TL_API tl_tensor *tl_elu(const tl_tensor *t, double alpha);
  * broadcasts numpy-style instead; tl_binary_scalar takes a scalar as the right operand, as
  * candle's `t + s` &c: on an integer t, add/sub/mul (and div by a non-integral s) are candle's
  * affine maps, computed in f64 and converted back like Rust's `as` (u8 3 * 0.5 is 1, u8 1 - 2
- * is 0); an integral divisor divides exactly; maximum/minimum convert s to t's dtype first. */
+ * is 0); an integral divisor divides exactly, the quotient saturating into the dtype (u8 / -1
+ * and u8 / 256 are 0, i16 -32768 / -1 is 32767); maximum/minimum convert s to t's dtype
+ * first. */
 typedef enum tl_binary_op { TL_ADD, TL_SUB, TL_MUL, TL_DIV, TL_MAXIMUM, TL_MINIMUM, TL_BINARY_COUNT } tl_binary_op;
 TL_API tl_tensor *tl_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b);
 TL_API tl_tensor *tl_broadcast_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b);
@@ -238,7 +240,9 @@ TL_API tl_tensor *tl_repeat(const tl_tensor *t, const size_t *rep, size_t nrep);
 /* left and right extra slices along dim: zeros, or copies of the edge slice. */
 TL_API tl_tensor *tl_pad_with_zeros(const tl_tensor *t, size_t dim, size_t left, size_t right);
 TL_API tl_tensor *tl_pad_with_same(const tl_tensor *t, size_t dim, size_t left, size_t right);
-/* Nearest neighbour to [b, c, size] / [b, c, h, w]: index i reads floor(i * in / out). */
+/* Nearest neighbour to [b, c, size] / [b, c, h, w]: index i reads min(in - 1,
+ * floor(i * (in / out))) with the ratio a double, as candle (2 -> 98 reads index 0 at i = 49,
+ * where exact arithmetic would give 1). */
 TL_API tl_tensor *tl_upsample_nearest1d(const tl_tensor *t, size_t size);
 TL_API tl_tensor *tl_upsample_nearest2d(const tl_tensor *t, size_t h, size_t w);
 /* Out-of-place scatter_set and slice_set: a copy of t with the change. */

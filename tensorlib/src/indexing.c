@@ -172,6 +172,8 @@ static tl_status scatter_in_place(const char *op, tl_tensor *t, const tl_tensor 
 {
     char d[TL_DESC_STR];
     tl_status st = check_scatter(op, t, ids, src, &dim);
+    if (st == TL_OK)
+        st = tl_check_writable(op, t);
     if (st != TL_OK)
         return st;
     if (tl_shares_storage(t, src))

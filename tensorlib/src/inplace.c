@@ -24,11 +24,14 @@ tl_status tl_const_set(tl_tensor *t, double value)
     return st;
 }
 
-/* Same dtype and device, a backend that copies, and not one storage (candle's guard). */
+/* Same dtype and device, a target that is no broadcast view, a backend that copies, and not
+ * one storage (candle's guard). */
 static tl_status check_guarded(const char *op, const tl_tensor *t, const tl_tensor *src)
 {
     char dt[TL_DESC_STR], ds[TL_DESC_STR];
     tl_status st = tl_check_same(op, t, src);
+    if (st == TL_OK)
+        st = tl_check_writable(op, t);
     if (st == TL_OK)
         st = TL_NEED(op, t, copy);
     if (st == TL_OK && tl_shares_storage(t, src))

@@ -26,6 +26,10 @@ tl_storage *tl_storage_new(const char *op, tl_device device, tl_dtype dtype, con
 {
     const tl_backend_i *backend = tl_backend_of(device);
     size_t nbytes;
+    if (device != TL_CPU && device != TL_METAL) {
+        tl_fail(TL_ERR_DEVICE, "%s: invalid device %d", op, (int)device);
+        return NULL;
+    }
     if (!backend || (backend->available && !backend->available())) {
         tl_fail(TL_ERR_DEVICE, "%s: %s: not available on this platform (%s)", op,
                 tl_device_name(device), backend ? "no device found" : "built without Metal");

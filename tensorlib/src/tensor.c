@@ -111,7 +111,7 @@ tl_status tl_resolve_dim(const char *op, const tl_tensor *t, size_t rank, size_t
     size_t back = 0 - *dim; /* how far from the end a negative dim counts */
     if (*dim < rank)
         return TL_OK;
-    if (back <= rank) {
+    if (back >= 1 && back <= rank) { /* dim 0 of a scalar is no dim: back is 0 there */
         *dim = rank - back;
         return TL_OK;
     }
@@ -132,4 +132,15 @@ tl_status tl_check_float(const char *op, const tl_tensor *t)
     if (tl_dtype_is_float(t->dtype))
         return TL_OK;
     return tl_fail(TL_ERR_DTYPE, "%s: needs a float dtype, got %s", op, tl_describe(t, d));
+}
+
+tl_status tl_check_writable(const char *op, const tl_tensor *t)
+{
+    char d[TL_DESC_STR];
+    for (size_t i = 0; i < t->layout.ndim; i++)
+        if (t->layout.stride[i] == 0 && t->layout.shape[i] > 1)
+            return tl_fail(TL_ERR_ARG, "%s: target %s is a broadcast view (dim %zu repeats one "
+                           "element), so what it writes would depend on the order", op,
+                           tl_describe(t, d), i);
+    return TL_OK;
 }

@@ -230,6 +230,9 @@ tl_status tl_check_same(const char *op, const tl_tensor *a, const tl_tensor *b);
 tl_status tl_resolve_dim(const char *op, const tl_tensor *t, size_t rank, size_t *dim);
 tl_status tl_check_dim(const char *op, const tl_tensor *t, size_t *dim);
 tl_status tl_check_float(const char *op, const tl_tensor *t);
+/* The target of a writing op: no two of its indexes may name one element (a broadcast view),
+ * or the result would depend on the order of the writes. */
+tl_status tl_check_writable(const char *op, const tl_tensor *t);
 
 /* ------------------------------------------------------------------------------------------
  * lock.c: the only place that takes storage locks. Each fails with TL_ERR_LOCK naming op and

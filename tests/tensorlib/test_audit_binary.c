@@ -9,6 +9,7 @@
  * condition dtype, and pow.
  */
 #include <float.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -84,6 +85,18 @@ static void run_scalar(const fx_case *c, tl_dtype dt, fx_variant v)
     tl_release(x);
 }
 
+/* An integer tensor over each integral scalar of p (reference q0, q1, ...): exact. */
+static void run_int_div_scalar(const fx_case *c, tl_dtype dt, fx_variant v)
+{
+    tl_tensor *x = fx_make(fx_get(c, "x"), dt, v);
+    char name[24];
+    for (size_t j = 0; j < fx_get(c, "p")->count; j++) {
+        snprintf(name, sizeof name, "q%zu", j);
+        EXPECT(c, name, tl_binary_scalar(TL_DIV, x, fx_p(c, j)), dt, 0, 0, v);
+    }
+    tl_release(x);
+}
+
 /* The condition in every integer dtype. */
 static void run_where(const fx_case *c, tl_dtype dt, fx_variant v)
 {
@@ -115,6 +128,7 @@ static const fx_runner runners[] = {
     {"scalar", run_scalar, FX_FLOATS},
     {"int_", run_int, FX_OWN},
     {"intcmp_scalar_", run_scalar, FX_OWN},
+    {"intdiv_scalar_", run_int_div_scalar, FX_OWN},
     {"where", run_where, FX_FLOATS},
     {"pow", run_pow, FX_FLOATS},
 };

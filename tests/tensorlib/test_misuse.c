@@ -53,6 +53,9 @@ static void test_creation(void)
     FAILS(tl_randn(0, 1, SHAPE(2), TL_I64, TL_CPU, 1), TL_ERR_DTYPE, "randn");
     if (!tl_device_available(TL_METAL))
         FAILS(tl_zeros(SHAPE(2), TL_F32, TL_METAL), TL_ERR_DEVICE, "zeros");
+    FAILS(tl_ones(SHAPE(2), TL_F32, (tl_device)7), TL_ERR_DEVICE, "ones");
+    CHECK(strstr(tl_last_error(), "invalid device 7"));
+    FAILS(tl_eye(2, TL_F32, (tl_device)-1), TL_ERR_DEVICE, "eye");
 }
 
 static void test_views(tl_tensor *x, tl_tensor *v, tl_tensor *s)
@@ -219,6 +222,37 @@ static void test_indexing(tl_tensor *x, tl_tensor *v, tl_tensor *i)
     RELEASE(far, neg, fl, ids2, src, x64, negcol, src64);
 }
 
+/* A scalar has no dim 0 (it was taken as one, and softmax read past the layout). */
+static void test_scalar_dims(tl_tensor *s)
+{
+    size_t d0 = 0;
+    tl_tensor *out[2], *ids = tl_zeros(SHAPE(1), TL_I64, TL_CPU), *t = tl_zeros(SCALAR, TL_F32, TL_CPU);
+    tl_tensor *sid = tl_zeros(SCALAR, TL_I64, TL_CPU);
+    size_t count;
+    FAILS(tl_softmax(s, 0), TL_ERR_RANGE, "softmax");
+    FAILS(tl_log_softmax(s, 0), TL_ERR_RANGE, "log_softmax");
+    FAILS(tl_var(s, 0, false), TL_ERR_RANGE, "var");
+    FAILS(tl_cumsum(s, 0), TL_ERR_RANGE, "cumsum");
+    FAILS(tl_narrow(s, 0, 0, 1), TL_ERR_RANGE, "narrow");
+    FAILS(tl_squeeze(s, 0), TL_ERR_RANGE, "squeeze");
+    FAILS(tl_transpose(s, 0, 0), TL_ERR_RANGE, "transpose");
+    FAILS(tl_reduce(TL_SUM, s, &d0, 1, false), TL_ERR_RANGE, "sum");
+    FAILS(tl_reduce(TL_ARGMAX, s, &d0, 1, false), TL_ERR_RANGE, "argmax");
+    FAILS(tl_log_sum_exp(s, &d0, 1, false), TL_ERR_RANGE, "log_sum_exp");
+    FAILS(tl_flip(s, &d0, 1), TL_ERR_RANGE, "flip");
+    FAILS(tl_pad_with_zeros(s, 0, 1, 1), TL_ERR_RANGE, "pad_with_zeros");
+    FAILS(tl_pad_with_same(s, 0, 1, 1), TL_ERR_RANGE, "pad_with_same");
+    FAILS(tl_index_select(s, ids, 0), TL_ERR_RANGE, "index_select");
+    FAILS(tl_gather(s, sid, 0), TL_ERR_RANGE, "gather");
+    FAILS(tl_cat((const tl_tensor *[]){s, s}, 2, 0), TL_ERR_RANGE, "cat");
+    FAILS_ST(tl_chunk(s, 1, 0, out, &count), TL_ERR_RANGE, "chunk");
+    FAILS_ST(tl_slice_set(t, s, 0, 0), TL_ERR_RANGE, "slice_set");
+    EXPECT_VALS(tl_reduce(TL_SUM, s, NULL, 0, false), 0, 0);  /* no dims: all of them */
+    tl_tensor *u = tl_unsqueeze(s, 0); /* a scalar can gain dim 0 */
+    CHECK(u && tl_ndim(u) == 1);
+    RELEASE(u, ids, t, sid);
+}
+
 /* In-place ops: wrong operands, and operands that share the target's storage. */
 static void test_in_place(tl_tensor *x, tl_tensor *v, tl_tensor *i)
 {
@@ -293,6 +327,7 @@ int main(void)
     test_rearranging(x, s, i);
     test_linalg(x, v, i);
     test_indexing(x, v, i);
+    test_scalar_dims(s);
     test_in_place(x, v, i);
     test_view_outlives_parent();
     test_read_out(x);

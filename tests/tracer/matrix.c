@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "apis/poll.h"
+#include "verdicts.h"
 
 /* ------------------------------------------------------------------------------------------
  * Lock types with the mode they are taken in.
@@ -780,92 +781,51 @@ static void generate(void)
 /* ------------------------------------------------------------------------------------------
  * The runner.
  * ---------------------------------------------------------------------------------------- */
-static unsigned kinds_in(const char *text)
-{
-    unsigned got = 0;
-    for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line) {
-        if (strncmp(line, "locktrace: ", 11) != 0)
-            continue;
-        for (size_t k = 0; k < sizeof kname / sizeof kname[0]; k++) {
-            size_t n = strlen(kname[k]);
-            if (strncmp(line + 11, kname[k], n) == 0 && line[11 + n] == ':')
-                got |= 1u << k;
-        }
-    }
-    return got;
-}
-
-static void print_kinds(unsigned set)
-{
-    printf("{");
-    for (size_t k = 0, first = 1; k < sizeof kname / sizeof kname[0]; k++)
-        if (set & (1u << k)) {
-            printf("%s%s", first ? "" : ", ", kname[k]);
-            first = 0;
-        }
-    printf("}");
-}
+#define NKINDS (sizeof kname / sizeof kname[0])
 
 static char out[1 << 16];
+
+static void run_scenario(const void *arg)
+{
+    const scenario *s = arg;
+    s->run(s);
+}
 
 /* Runs s in a child; 1 when its verdict and ending are the expected ones. */
 static int run(const scenario *s)
 {
-    int p[2];
-    if (pipe(p) != 0)
-        return 0;
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        dup2(p[1], 2);
-        close(p[1]);
-        alarm(20);
-        s->run(s);
-        _exit(0);
-    }
-    close(p[1]);
-    size_t len = 0;
-    ssize_t n;
-    while ((n = read(p[0], out + len, sizeof out - 1 - len)) > 0)
-        len += (size_t)n;
-    out[len] = 0;
-    close(p[0]);
-    int status;
-    waitpid(pid, &status, 0);
-    unsigned got = kinds_in(out);
-    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == s->expect;
+    int status = verdict_child(run_scenario, s, out, sizeof out);
+    unsigned got = verdict_kinds(out, kname, NKINDS);
+    int ok = status == 0 && got == s->expect;
     if (!ok) {
         printf("FAIL %s: expected ", s->name);
-        print_kinds(s->expect);
+        verdict_print(s->expect, kname, NKINDS);
         printf(", got ");
-        print_kinds(got);
-        if (WIFSIGNALED(status))
-            printf(", killed by signal %d", WTERMSIG(status));
+        verdict_print(got, kname, NKINDS);
+        verdict_print_ending(status);
         printf("\n%.2000s\n", out);
     }
     return ok;
 }
 
+static const char *scenario_name(int i)
+{
+    return table[i].name;
+}
+
+static void print_expected(int i)
+{
+    verdict_print(table[i].expect, kname, NKINDS);
+}
+
+static int run_one(int i)
+{
+    return run(&table[i]);
+}
+
 int main(int argc, char **argv)
 {
-    int list = argc > 1 && strcmp(argv[1], "--list") == 0;
-    const char *only = argc > 1 + list ? argv[1 + list] : NULL;
-    int ran = 0, failed = 0;
     generate();
-    for (int i = 0; i < nscenarios; i++) {
-        const scenario *s = &table[i];
-        if (only && !strstr(s->name, only))
-            continue;
-        ran++;
-        if (list) {
-            printf("%s: ", s->name);
-            print_kinds(s->expect);
-            printf("\n");
-        } else {
-            failed += !run(s);
-        }
-    }
-    printf("matrix: %d scenarios, %d failed\n", ran, failed);
-    return failed != 0;
+    return verdict_main(argc, argv,
+                        &(verdict_suite){"matrix", nscenarios, scenario_name, print_expected, run_one});
 }

@@ -30,9 +30,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "verdicts.h"
 
 #define NOINLINE __attribute__((noinline))
 #define LOCKS 8
@@ -273,22 +274,26 @@ static void inverted(scenario *s, int n, unsigned edges)
     s->edges = edges;
 }
 
-/* lockdep's cycle shapes, each event a pair "lock x, lock y, unlock y, unlock x", with the
- * events the shortest cycle is made of. */
+/* lockdep's cycle shapes (and Helgrind's ring of five), each event a pair "lock x, lock y,
+ * unlock y, unlock x", with the events the shortest cycle is made of. */
 typedef struct shape {
     const char *name;
-    const char *events[4];
+    const char *events[5];
     int n, locks;
     unsigned edges;
 } shape;
 
 static const shape shapes[] = {
-    {"ABBA", {"W0 W1 U1 U0", "W1 W0 U0 U1"}, 2, 2, 0x3},
-    {"ABBCCA", {"W0 W1 U1 U0", "W1 W2 U2 U1", "W2 W0 U0 U2"}, 3, 3, 0x7},
-    {"ABCABC", {"W0 W1 U1 U0", "W2 W0 U0 U2", "W1 W2 U2 U1"}, 3, 3, 0x7},
-    {"ABBCCDDA", {"W0 W1 U1 U0", "W1 W2 U2 U1", "W2 W3 U3 U2", "W3 W0 U0 U3"}, 4, 4, 0xf},
-    {"ABCDBDDA", {"W0 W1 U1 U0", "W2 W3 U3 U2", "W1 W3 U3 U1", "W3 W0 U0 U3"}, 4, 3, 0xd},
-    {"ABCDBCDA", {"W0 W1 U1 U0", "W2 W3 U3 U2", "W1 W2 U2 U1", "W3 W0 U0 U3"}, 4, 4, 0xf},
+    {"lockdep ABBA", {"W0 W1 U1 U0", "W1 W0 U0 U1"}, 2, 2, 0x3},
+    {"lockdep ABBCCA", {"W0 W1 U1 U0", "W1 W2 U2 U1", "W2 W0 U0 U2"}, 3, 3, 0x7},
+    {"lockdep ABCABC", {"W0 W1 U1 U0", "W2 W0 U0 U2", "W1 W2 U2 U1"}, 3, 3, 0x7},
+    {"lockdep ABBCCDDA", {"W0 W1 U1 U0", "W1 W2 U2 U1", "W2 W3 U3 U2", "W3 W0 U0 U3"}, 4, 4, 0xf},
+    {"lockdep ABCDBDDA", {"W0 W1 U1 U0", "W2 W3 U3 U2", "W1 W3 U3 U1", "W3 W0 U0 U3"}, 4, 3, 0xd},
+    {"lockdep ABCDBCDA", {"W0 W1 U1 U0", "W2 W3 U3 U2", "W1 W2 U2 U1", "W3 W0 U0 U3"}, 4, 4, 0xf},
+    /* Helgrind's tc14_laog_dinphils: five philosophers, each takes its left fork, then its
+     * right one */
+    {"helgrind tc14 dining philosophers",
+     {"W0 W1 U1 U0", "W1 W2 U2 U1", "W2 W3 U3 U2", "W3 W4 U4 U3", "W4 W0 U0 U4"}, 5, 5, 0x1f},
 };
 
 /* The same shape with every lock read-locked. */
@@ -301,7 +306,7 @@ static const char *as_reads(const char *steps, char *buf, size_t size)
     return buf;
 }
 
-static char read_buf[sizeof shapes / sizeof shapes[0]][4][16];
+static char read_buf[sizeof shapes / sizeof shapes[0]][5][16];
 
 static void generate_shapes(void)
 {
@@ -318,13 +323,13 @@ static void generate_shapes(void)
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
             const shape *sh = &shapes[i];
             char name[96], types[LOCKS + 1];
-            snprintf(name, sizeof name, "lockdep %s, %s", sh->name, kinds[k].what);
+            snprintf(name, sizeof name, "%s, %s", sh->name, kinds[k].what);
             memset(types, kinds[k].type, (size_t)sh->n);
             types[sh->n] = 0;
             /* reads of a reader-preferring rwlock never wait for each other: no cycle */
             int silent = kinds[k].reads && kinds[k].type != 'w';
             scenario *s = add(name, types, 0);
-            for (int e = 0; e < 4 && sh->events[e]; e++)
+            for (int e = 0; e < 5 && sh->events[e]; e++)
                 s->events[e] = kinds[k].reads
                                    ? as_reads(sh->events[e], read_buf[i][e], sizeof read_buf[i][e])
                                    : sh->events[e];
@@ -516,14 +521,14 @@ static void generate_concurrent(void)
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
             const shape *sh = &shapes[i];
             char name[96], types[LOCKS + 1];
-            snprintf(name, sizeof name, "lockdep %s at once, %s", sh->name, kinds[k].what);
+            snprintf(name, sizeof name, "%s at once, %s", sh->name, kinds[k].what);
             memset(types, kinds[k].type, (size_t)sh->n);
             types[sh->n] = 0;
             /* reads block nothing here (no writer ever queues): a writer-preferring lock's
              * order is still a potential deadlock, a reader-preferring one's is none */
             scenario *s = add(name, types, kinds[k].reads ? 0 : K_DEADLOCK);
             s->threads = 2;
-            for (int e = 0; e < 4 && sh->events[e]; e++)
+            for (int e = 0; e < 5 && sh->events[e]; e++)
                 s->events[e] = kinds[k].reads
                                    ? as_reads(sh->events[e], read_buf[i][e], sizeof read_buf[i][e])
                                    : sh->events[e];
@@ -610,21 +615,6 @@ static void run_events(const scenario *s)
     }
 }
 
-static unsigned kinds_in(const char *text)
-{
-    unsigned got = 0;
-    for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line) {
-        if (strncmp(line, "locktrace: ", 11) != 0)
-            continue;
-        for (size_t k = 0; k < sizeof kname / sizeof kname[0]; k++) {
-            size_t n = strlen(kname[k]);
-            if (strncmp(line + 11, kname[k], n) == 0 && line[11 + n] == ':')
-                got |= 1u << k;
-        }
-    }
-    return got;
-}
-
 /* The number of locks the (first) inversion report names, 0 without one. */
 static int cycle_in(const char *text)
 {
@@ -650,20 +640,11 @@ static unsigned edges_in(const char *text)
     return got;
 }
 
-static void print_kinds(unsigned set)
-{
-    printf("{");
-    for (size_t k = 0, first = 1; k < sizeof kname / sizeof kname[0]; k++)
-        if (set & (1u << k)) {
-            printf("%s%s", first ? "" : ", ", kname[k]);
-            first = 0;
-        }
-    printf("}");
-}
+#define NKINDS (sizeof kname / sizeof kname[0])
 
 static void print_verdict(unsigned kinds, int cycle, unsigned edges)
 {
-    print_kinds(kinds);
+    verdict_print(kinds, kname, NKINDS);
     if (kinds & K_INVERSION) {
         printf(" cycle of %d, events", cycle);
         for (int e = 0; e < EVENTS; e++)
@@ -674,69 +655,49 @@ static void print_verdict(unsigned kinds, int cycle, unsigned edges)
 
 static char out[1 << 17];
 
+static void run_scenario(const void *arg)
+{
+    run_events(arg);
+}
+
 /* Runs s in a child; 1 when its verdict is the expected one. */
 static int run(const scenario *s)
 {
-    int p[2];
-    if (pipe(p) != 0)
-        return 0;
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        dup2(p[1], 2);
-        close(p[1]);
-        alarm(20);
-        run_events(s);
-        _exit(0);
-    }
-    close(p[1]);
-    size_t len = 0;
-    ssize_t n;
-    while ((n = read(p[0], out + len, sizeof out - 1 - len)) > 0)
-        len += (size_t)n;
-    out[len] = 0;
-    close(p[0]);
-    int status;
-    waitpid(pid, &status, 0);
-    unsigned got = kinds_in(out);
+    int status = verdict_child(run_scenario, s, out, sizeof out);
+    unsigned got = verdict_kinds(out, kname, NKINDS);
     int cycle = cycle_in(out);
     unsigned edges = edges_in(out);
-    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == s->expect &&
+    int ok = status == 0 && got == s->expect &&
              (!(got & K_INVERSION) || (cycle == s->cycle && edges == s->edges));
     if (!ok) {
         printf("FAIL %s: expected ", s->name);
         print_verdict(s->expect, s->cycle, s->edges);
         printf(", got ");
         print_verdict(got, cycle, edges);
-        if (WIFSIGNALED(status))
-            printf(", killed by signal %d", WTERMSIG(status));
-        else if (WEXITSTATUS(status) != 0)
-            printf(", exit status %d", WEXITSTATUS(status));
+        verdict_print_ending(status);
         printf("\n%.3000s\n", out);
     }
     return ok;
 }
 
+static const char *scenario_name(int i)
+{
+    return table[i].name;
+}
+
+static void print_expected(int i)
+{
+    print_verdict(table[i].expect, table[i].cycle, table[i].edges);
+}
+
+static int run_one(int i)
+{
+    return run(&table[i]);
+}
+
 int main(int argc, char **argv)
 {
-    int list = argc > 1 && strcmp(argv[1], "--list") == 0;
-    const char *only = argc > 1 + list ? argv[1 + list] : NULL;
-    int ran = 0, failed = 0;
     generate();
-    for (int i = 0; i < nscenarios; i++) {
-        const scenario *s = &table[i];
-        if (only && !strstr(s->name, only))
-            continue;
-        ran++;
-        if (list) {
-            printf("%s: ", s->name);
-            print_verdict(s->expect, s->cycle, s->edges);
-            printf("\n");
-        } else {
-            failed += !run(s);
-        }
-    }
-    printf("peer_orders: %d scenarios, %d failed\n", ran, failed);
-    return failed != 0;
+    return verdict_main(argc, argv,
+                        &(verdict_suite){"peer_orders", nscenarios, scenario_name, print_expected, run_one});
 }
