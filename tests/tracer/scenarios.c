@@ -287,6 +287,46 @@ NOINLINE void destroy_while_held(void)
     result("destroy", pthread_mutex_destroy(&m));
 }
 
+/* A 10 ms timed wait on cv with m (ETIMEDOUT): libc releases m and retakes it (blocking)
+ * under whatever else the thread holds. */
+static int wait_briefly(pthread_cond_t *cv, pthread_mutex_t *m)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_nsec += 10 * 1000 * 1000;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return pthread_cond_timedwait(cv, m, &t);
+}
+
+/* M, then A, then a wait on M's condition with A held: the retake is A -> M, the inversion
+ * of M -> A (ThreadSanitizer and Helgrind report it too). `same`: A is taken first both
+ * times (A -> M and the retake A -> M), and `alone` waits with M alone held, then takes A
+ * under M: the legal neighbours, silent. */
+NOINLINE void cond_retake(const char *how)
+{
+    static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER, a = PTHREAD_MUTEX_INITIALIZER;
+    static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    int same = !strcmp(how, "same"), alone = !strcmp(how, "alone");
+    if (same)
+        pthread_mutex_lock(&a);
+    pthread_mutex_lock(&m);
+    if (!same && !alone)
+        pthread_mutex_lock(&a);
+    result("timedwait", wait_briefly(&cv, &m));
+    if (alone)
+        pthread_mutex_lock(&a);
+    if (same) {
+        pthread_mutex_unlock(&m);
+        pthread_mutex_unlock(&a);
+    } else {
+        pthread_mutex_unlock(&a);
+        pthread_mutex_unlock(&m);
+    }
+}
+
 /* glibc refuses to destroy a held mutex (EBUSY) and leaves it as it was: the unlock that
  * follows is correct, and the mutex keeps its order (held, it is taken in both orders with
  * another one around the refused destroy). */
@@ -588,6 +628,8 @@ int main(int argc, char **argv)
         destroy_while_held();
     else if (!strcmp(s, "destroy-refused"))
         destroy_refused();
+    else if (!strncmp(s, "cond-retake-", 12))
+        cond_retake(s + 12);
     else if (!strcmp(s, "exit-held"))
         orphaned();
     else if (!strcmp(s, "exit-held-pthread-exit"))

@@ -115,6 +115,12 @@ static void check_held_set(void)
         lt_held_push(t, &locks[i], &fake);
     lt_held_remove(t, lt_held_find(t, &locks[1]));
     CHECK(t->held_end == 3 && t->held[1].addr == &locks[2] && lt_held_find(t, &locks[3]));
+    lt_held_find(t, &locks[3])->depth = 7; /* the newest, whole, takes the place of the one */
+    lt_held_remove(t, lt_held_find(t, &locks[2])); /* released before it */
+    CHECK(t->held_end == 2 && t->nheld == 2 && t->held[1].addr == &locks[3] &&
+          t->held[1].depth == 7 && !lt_held_find(t, &locks[2]));
+    lt_held_remove(t, lt_held_find(t, &locks[0]));
+    CHECK(t->held_end == 1 && t->held[0].addr == &locks[3] && t->held[0].depth == 7);
     while (t->nheld)
         lt_held_remove(t, &t->held[t->nheld - 1]);
 }

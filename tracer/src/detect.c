@@ -501,12 +501,20 @@ void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
             kept->depth++;
         return;
     }
+    /* libc retook the mutex with a blocking lock under the locks the thread holds: edges
+     * lead from them into it, as into a lock call's (M, then A, then a wait on M's condition
+     * is A -> M against M -> A), unless the mutex is another lock by now */
+    int same = atomic_load(&saved->lock->gen) == saved->gen;
+    if (same && ev->self->nheld) {
+        ev->lock = saved->lock;
+        lt_after_lock_nested(ev);
+    }
     lt_held *h = lt_held_push(ev->self, saved->addr, saved->lock);
     if (!h)
         return;
     *h = *saved;
-    h->anchor = 0; /* re-taken inside libc: no edges lead to it from the locks held now */
-    if (h->mode == LT_MODE_WRITE && atomic_load(&h->lock->gen) == h->gen)
+    h->anchor = (uint8_t)same; /* edges lead into it, as into a blocking request's */
+    if (h->mode == LT_MODE_WRITE && same)
         atomic_store(&h->lock->writer, ev->self->info.seq + 1);
     if (lt_unlikely(lt_cfg.stats))
         lt_stats_acquired(ev, h); /* the condition wait's re-acquisition starts a new hold */
