@@ -630,9 +630,9 @@ static unsigned edges_in(const char *text)
         return 0;
     const char *end = strstr(r + 1, "\nlocktrace: ");
     unsigned got = 0;
-    for (int e = 0; e < EVENTS; e++) {
-        char frame[16];
-        snprintf(frame, sizeof frame, " in event%d ", e);
+    for (unsigned e = 0; e < EVENTS; e++) {
+        char frame[32]; /* room for any unsigned: -O1 with sanitizers cannot bound e */
+        snprintf(frame, sizeof frame, " in event%u ", e);
         const char *f = strstr(r, frame);
         if (f && (!end || f < end))
             got |= 1u << e;
