@@ -312,6 +312,40 @@ static void check_shadow_side(void)
     forget(&locks[1]);
 }
 
+/* Locks of one page looked up in address order find their entries side by side (the guess
+ * after the last one found); an entry there that now names another lock, or none, is not
+ * taken for the next one: the lookup finds, or makes, the address's own. */
+static void check_shadow_guess(void)
+{
+    enum { N = 1000 }; /* more than earlier checks left free in the page's shard */
+    static _Alignas(4096) int locks[N + 1]; /* the last: another lock of the page */
+    lt_thread *t = lt_self();
+    lt_lock *l[N];
+    for (int i = 0; i < N; i++)
+        l[i] = lt_shadow_get(t, &locks[i], 0);
+    int side_by_side = 0;
+    for (int i = 0; i + 1 < N; i++)
+        side_by_side += l[i + 1] == l[i] + 1;
+    CHECK(side_by_side > N / 2);
+    int ok = 1;
+    for (int i = 0; i < N && ok; i++) /* past the thread's cache, as a program with thousands */
+        ok = lt_shadow_lookup(t, &locks[i], 0) == l[i];
+    for (int i = 0; i < N && ok; i++)
+        ok = lt_shadow_reset(t, &locks[i], 0, 0) == l[i] && lt_lock_addr(l[i]) == &locks[i];
+    CHECK(ok);
+    forget(&locks[5]); /* its entry goes to the page's free list, and to the next lock made */
+    lt_lock *taken = lt_shadow_get(t, &locks[N], 0);
+    lt_shadow_destroy(&locks[7], l[7]);
+    CHECK(lt_shadow_lookup(t, &locks[4], 0) == l[4]);
+    lt_lock *five = lt_shadow_lookup(t, &locks[5], 0);
+    CHECK(taken == l[5] && five && five != l[5] && lt_lock_addr(five) == &locks[5]);
+    CHECK(lt_shadow_lookup(t, &locks[6], 0) == l[6]);
+    lt_lock *seven = lt_shadow_lookup(t, &locks[7], 0); /* destroyed, seen again: revived */
+    CHECK(seven == l[7] && lt_lock_addr(seven) == &locks[7]);
+    for (int i = 0; i <= N; i++)
+        forget(&locks[i]);
+}
+
 /* Destroyed entries are kept up to a bound: of many locks destroyed, those a full table
  * holds are purged before it grows, and with them their place in the lock map. */
 static void check_shadow_destroy_bound(void)
@@ -782,6 +816,7 @@ int main(void)
     check_shadow();
     check_shadow_destroy();
     check_shadow_side();
+    check_shadow_guess();
     check_shadow_destroy_bound();
     check_shadow_table();
     check_shadow_dense();
