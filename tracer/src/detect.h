@@ -39,7 +39,8 @@ void lt_unlock_unusual(lt_event *ev, int rc);
  * lt_lock_common fills ev->lock and ev->held and says whether the request is the common case,
  * which needs no check before libc is asked; *known is the lock's memo of a known edge into
  * it (its cache slot's, lt_cache_slot), for lt_held_prepare. */
-static inline int lt_lock_common(lt_event *ev, uint64_t **known)
+static inline __attribute__((always_inline)) int lt_lock_common(lt_event *ev,
+                                                              uint64_t **known)
 {
     lt_thread *t = ev->self;
     lt_frame_lock_check(t, ev->addr, ev->ra, ev->cfa);
