@@ -268,9 +268,10 @@ typedef struct lt_thread {
     const void *custom_wait;    /* the lock of locktrace_mutex_block's wait, until post_lock */
     uint8_t custom_wait_kind, custom_wait_mode;
     lt_cache_slot cache[LT_CACHE_SLOTS];
-    uintptr_t shadow_last;        /* shadow.c: the entry the last lookup found, | 1 when it
-                                     lay just after the one before (a program going through
-                                     an array of locks finds the next one's after it) */
+    uintptr_t shadow_last;        /* shadow.c: the entry the last lookup found, | a count
+                                     (0-3) of the run of entries found side by side (a
+                                     program going through an array of locks finds the next
+                                     one's after it) */
     lt_wait_slot waiting;
     lt_walk walks[LT_WALKS];      /* its last caller walks (callsite.c), */
     lt_walk_frames walk_frames[LT_WALKS]; /* and their frames */

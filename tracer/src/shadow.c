@@ -498,8 +498,11 @@ static lt_lock *find_or_create(const void *addr, int renew, int *created, uint32
  * slab (shard_of): a program that made an array of locks and goes through it in order - at
  * init, lock and destroy - finds each next entry beside the last, and a thread cache of 512
  * slots does not hold the 25,000 locks of `stressbench groups`, whose lookups were each a
- * table probe. Only while the last two entries found lay side by side: a guess that misses
- * is a cache miss of its own (`stressbench lazy`, locks picked at random: +0.3 M D1 misses).
+ * table probe. Only in a run of entries found side by side: a guess that misses is a cache
+ * miss of its own (`stressbench lazy`, locks picked at random: +0.3 M D1 misses). The low
+ * bits of shadow_last count down from 3 at each entry that does not follow the last, so a
+ * run survives the jump to the next page's locks (another shard's slab), where stopping at
+ * once cost a second table probe.
  * The guess is only read: every 4 KiB of a slab chunk is entries (or zeros, never an
  * address), and entries are never unmapped, so whatever the entry is now, its own fields say
  * whether it names addr (live_as, key_of). Within the last one's page only: the next page
@@ -507,8 +510,8 @@ static lt_lock *find_or_create(const void *addr, int renew, int *created, uint32
 static inline lt_lock *predicted(const lt_thread *t)
 {
     uintptr_t last = t->shadow_last;
-    lt_lock *next = (lt_lock *)(last & ~(uintptr_t)1) + 1;
-    return last & 1 && (uintptr_t)next & 4095 ? next : NULL;
+    lt_lock *next = (lt_lock *)(last & ~(uintptr_t)3) + 1;
+    return last & 3 && (uintptr_t)next & 4095 ? next : NULL;
 }
 
 /* The guess was right: the program goes through its locks in order, and the entries a few
@@ -550,8 +553,9 @@ static void cache_put(lt_thread *t, const void *addr, lt_lock *l, uint32_t gen)
     slot->addr = addr;
     slot->lock = l;
     slot->gen = gen;
-    lt_lock *last = (lt_lock *)(t->shadow_last & ~(uintptr_t)1);
-    t->shadow_last = (uintptr_t)l | (l == last + 1);
+    uintptr_t was = t->shadow_last, run = was & 3;
+    run = l == (lt_lock *)(was & ~(uintptr_t)3) + 1 ? 3 : run ? run - 1 : 0;
+    t->shadow_last = (uintptr_t)l | run;
 }
 
 
