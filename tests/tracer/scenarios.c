@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -574,6 +575,24 @@ NOINLINE void unlock_out_of_order(void)
     }
 }
 
+/* The thread dump lists what a thread holds from a large set released oldest first (its
+ * first entries are holes by then), the newest included. */
+NOINLINE void dump_large_set(void)
+{
+    enum { N = 40, GONE = 5 };
+    static pthread_mutex_t m[N];
+    for (int i = 0; i < N; i++) {
+        pthread_mutex_init(&m[i], NULL);
+        pthread_mutex_lock(&m[i]);
+    }
+    for (int i = 0; i < GONE; i++)
+        pthread_mutex_unlock(&m[i]);
+    raise(SIGUSR1);
+    for (int i = GONE; i < N; i++)
+        pthread_mutex_unlock(&m[i]);
+    printf("newest %p\n", (void *)&m[N - 1]);
+}
+
 /* A mutex this thread holds among many is initialised again by another thread (libc's init
  * rewrites its word: it is free) and taken again by this one: a new lock, held once, whose
  * release must not leave the old identity's entry answering for the new one (then this
@@ -690,6 +709,8 @@ int main(int argc, char **argv)
         held_paths();
     else if (!strcmp(s, "unlock-out-of-order"))
         unlock_out_of_order();
+    else if (!strcmp(s, "dump-large-set"))
+        dump_large_set();
     else if (!strcmp(s, "reinit-by-other-among-many"))
         reinit_by_other_among_many();
     else if (!strcmp(s, "annotated"))
