@@ -339,21 +339,23 @@ lt_held *lt_held_find_large(lt_thread *t, const void *addr)
  * stops using it. */
 void lt_held_compact(lt_thread *t)
 {
-    if (t->held_end == t->nheld)
-        return; /* no holes */
-    uint32_t n = 0;
-    for (uint32_t i = t->held_start; i < t->held_end; i++) {
-        if (!t->held[i].lock)
-            continue;
-        t->held[n] = t->held[i];
-        if (t->held_indexed)
-            index_move(t, i, n);
-        n++;
+    if (t->held_end != t->nheld) { /* holes */
+        uint32_t n = 0;
+        for (uint32_t i = t->held_start; i < t->held_end; i++) {
+            if (!t->held[i].lock)
+                continue;
+            if (n != i) {
+                t->held[n] = t->held[i];
+                if (t->held_indexed)
+                    index_move(t, i, n);
+            }
+            n++;
+        }
+        t->held_end = n;
+        t->held_start = 0;
     }
-    t->held_end = n;
-    t->held_start = 0;
-    if (t->held_indexed && n < LT_HELD_INDEX_MIN / 2) {
-        for (uint32_t i = 0; i < n; i++)
+    if (t->held_indexed && t->held_end < LT_HELD_INDEX_MIN / 2) {
+        for (uint32_t i = 0; i < t->held_end; i++)
             index_del(t, i);
         t->held_indexed = 0;
         held_room_update(t);
