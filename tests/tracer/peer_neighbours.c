@@ -4,6 +4,8 @@
  *   - a condition wait on a mutex the thread does not hold: glibc unlocks a normal mutex all
  *     the same (whoever held it holds it no more) and refuses the wait with EPERM for one that
  *     checks its owner. Neither is a deadlock with the thread that held the mutex.
+ *   - memory that holds no mutex (0xff bytes) locked and unlocked: glibc refuses it as it
+ *     refuses a destroyed mutex, but nothing destroyed it.
  *   - a cancelled join, signal handlers taking locks while their thread is blocked in a lock
  *     or a condition wait, condition waits on CLOCK_MONOTONIC, C11 timed and recursive mutexes.
  *   peer_neighbours NAME
@@ -83,6 +85,17 @@ NOINLINE static void wait_unheld(int type)
     pthread_join(holder, NULL);
     if (waits)
         pthread_join(signaller, NULL);
+}
+
+/* A mutex of 0xff bytes: its kind reads -1, as a destroyed one's, with a lock word and an
+ * owner that no destroy leaves. A trylock is a question the program checks: silent. */
+NOINLINE static void garbage_mutex(void)
+{
+    pthread_mutex_t m;
+    memset(&m, 0xff, sizeof m);
+    result("trylock", pthread_mutex_trylock(&m));
+    result("lock", pthread_mutex_lock(&m));
+    result("unlock", pthread_mutex_unlock(&m));
 }
 
 /* ---- legal neighbours ---- */
@@ -275,6 +288,8 @@ int main(int argc, char **argv)
         wait_unheld(PTHREAD_MUTEX_ERRORCHECK);
     else if (!strcmp(name, "cond-unheld-recursive"))
         wait_unheld(PTHREAD_MUTEX_RECURSIVE);
+    else if (!strcmp(name, "garbage"))
+        garbage_mutex();
     else if (!strcmp(name, "cancelled-join"))
         cancelled_join();
     else if (!strcmp(name, "signals-in-lock"))

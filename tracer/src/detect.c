@@ -291,10 +291,12 @@ static int destroyed_use(const lt_event *ev, int rc)
 }
 
 /* The report names the call; the entry the call's lookup made for the address is its own
- * (its first sighting would be this call). */
+ * (its first sighting would be this call). A word marked invalid that no destroy left so
+ * (0xff bytes, say) is said to be no mutex. */
 static void report_destroyed_use(const lt_event *ev)
 {
-    lt_finding f = {.kind = LT_FIND_DESTROYED_USE, .why = LT_WHY_DESTROYED};
+    lt_reason why = lt_platform_mutex_destroyed(ev->addr) == 1 ? LT_WHY_DESTROYED : LT_WHY_NO_MUTEX;
+    lt_finding f = {.kind = LT_FIND_DESTROYED_USE, .why = why};
     fill_lock(&f, ev);
     f.first_stack = 0;
     f.request_stack = lt_stack_here(ev->ra);
