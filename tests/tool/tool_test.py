@@ -2,7 +2,7 @@
 """The `locktrace` command as someone trying it cold meets it: its help and man page, bad
 options and variables, programs it cannot trace, report files given in any order.
 
-  tool_test.py CHECK --locktrace PATH --prog PATH --man PATH
+  tool_test.py CHECK --locktrace PATH --prog PATH --man PATH [--demo PATH --readme PATH]
 
 --prog is tests/tracer/scenarios (its 'bad-unlock' writes one report and exits 0). Each CHECK
 is one meson test; it exits 0 on success, 1 with the reasons, 77 to skip.
@@ -128,8 +128,42 @@ def report_options_anywhere(c):
          'bad-unlock' in out, f'-- --json: {ending} {err}')
 
 
+def normalized(line):
+    """A report line without what changes from run to run and machine to machine: addresses,
+    thread ids, the directories of modules and of the report directory."""
+    line = re.sub(r'0x[0-9a-f]+', '0x_', line)
+    line = re.sub(r'\(tid \d+\)', '(tid _)', line)
+    line = re.sub(r'\((?:\S*/)?([^/\s]+)\+0x_\)', r'(\1+0x_)', line)
+    return re.sub(r' in \S+/ \(read them again', ' in DIR/ (read them again', line)
+
+
+def readme_example(c):
+    """The README's example of `locktrace -- build/demo/deadlock self` is what the command
+    prints: every line it shows (frames: function, file:line; the storage it guards; the
+    closing summary) comes in that order, only addresses, ids and directories differ. So the
+    example sends the reader to the source lines the tool really names."""
+    if not c.a.demo or not c.a.readme:
+        raise Skipped('no --demo/--readme')
+    text = open(c.a.readme).read()
+    start = text.index('$ build/tracer/locktrace -- build/demo/deadlock self')
+    block = text[start:text.index('```', start)].splitlines()[1:]
+    shown = [normalized(l) for l in block
+             if l.strip() != '...' and not l.startswith('$ ') and l not in ('Aborted', '134')]
+    need(len(shown) > 12, f'README example not found or short: {block[:5]}')
+    ending, out, err = c.launch('--report-dir=' + c.dir, '--', c.a.demo, 'self')
+    need(ending == 'signal:SIGABRT', f'demo self: {ending} {err}')
+    actual = [normalized(l) for l in (out + err).splitlines()]
+    at = 0
+    for line in shown:
+        while at < len(actual) and actual[at] != line:
+            at += 1
+        need(at < len(actual), f'README line not printed (in this order):\n{line}\n'
+             f'actual output:\n' + '\n'.join(actual))
+        at += 1
+
+
 CHECKS = {f.__name__: f for f in (bad_configuration, short_options, help_text, man_page,
-                                   setid_program, report_options_anywhere)}
+                                   setid_program, report_options_anywhere, readme_example)}
 
 
 def main():
@@ -138,9 +172,12 @@ def main():
     p.add_argument('--locktrace', required=True)
     p.add_argument('--prog', required=True)
     p.add_argument('--man', required=True)
+    p.add_argument('--demo', help='build/demo/deadlock')
+    p.add_argument('--readme', help='README.md')
     args = p.parse_args()
-    for k in ('locktrace', 'prog', 'man'):
-        setattr(args, k, os.path.abspath(getattr(args, k)))
+    for k in ('locktrace', 'prog', 'man', 'demo', 'readme'):
+        if getattr(args, k):
+            setattr(args, k, os.path.abspath(getattr(args, k)))
     return run_check(CHECKS, args.check, lambda tmp: Ctx(args, tmp), 'locktrace-tool-')
 
 
