@@ -155,13 +155,16 @@ static void reject_unknown(void)
 }
 
 /* The launcher hands down a pipe and waits for a word on it: without one it knows the
- * program runs untraced. Answered once; the variable goes, so the program's children (a
- * shell's commands) do not write to a descriptor that may mean something else by then. */
+ * program runs untraced. Answered once, before anything else: a bad configuration found next
+ * ends the process with status 2, which the launcher must pass on rather than say the tracer
+ * never loaded. The variable goes, so the program's children (a shell's commands) do not
+ * write to a descriptor that may mean something else by then. */
 static void answer_launcher(void)
 {
     static const char word[] = "locktrace loaded\n";
     struct stat st;
-    int fd = lt_cfg.launcher_fd;
+    const char *var = getenv("LOCKTRACE_LAUNCHER_FD");
+    int fd = var ? atoi(var) : 0;
     unsetenv("LOCKTRACE_LAUNCHER_FD");
     if (fd > 2 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
         lt_platform_write(fd, word, sizeof word - 1);
@@ -171,6 +174,7 @@ static void answer_launcher(void)
 
 void lt_config_load(void)
 {
+    answer_launcher();
     reject_unknown();
     for (size_t i = 0; i < LT_ARRAY_LEN(options); i++) {
         const option_desc *o = &options[i];
@@ -195,7 +199,5 @@ void lt_config_load(void)
         _exit(0);
     }
     lt_wrappers_load(lt_cfg.wrappers);
-    if (lt_cfg.launcher_fd)
-        answer_launcher();
     lt_report_setup();
 }

@@ -96,31 +96,42 @@ typedef struct desc {
 } desc;
 
 struct lt_order_node {
-    _Alignas(64) const void *addr;  /* 128 bytes, on two lines: node_at shifts, not multiplies */
+    _Alignas(64) const void *addr;  /* 64 bytes, one line: what a lock's lifecycle touches */
     lt_lock *lock;
+    int64_t ord;                    /* place in the topological order; 0 until placed */
+    uint32_t dying_next;            /* the next in a thread's node_gone, or in `ending`, or in
+                                       `dying`, then `reaping` (next_of) */
+    _Atomic uint32_t in_from;       /* the node its in-list's one edge comes from, when that
+                                       edge came with it (edge_first); 0 once another goes in
+                                       (node_quiet) */
     uint32_t gen;
     uint32_t ix;                    /* its index in node_pool, kept by node_init */
+    uint32_t list[2];               /* edges out of it, into it (OUT, IN) */
+    uint32_t linked, sweep_at;      /* entries put in its lists; when to sweep them */
     uint8_t kind;                   /* lt_kind */
     uint8_t exclusive_only;         /* mutex or spinlock: every request conflicts */
     uint8_t writer_pref;
     _Atomic uint8_t unindexed;      /* its in-list's one edge is not in the known set yet: made
                                        with it (edge_first), put there by node_index */
-    uint32_t list[2];               /* edges out of it, into it (OUT, IN) */
-    uint32_t mark[2];               /* search stamps, by the mode the node is entered with */
-    uint32_t pk_mark;               /* reordering stamp */
-    uint32_t linked, sweep_at;      /* entries put in its lists; when to sweep them */
-    uint32_t first_stack;           /* the lock's, noted at its end (node_end_note) */
-    int64_t ord;                    /* place in the topological order; 0 until placed */
     _Atomic uint8_t listed;         /* published, not freed: known_fill reads its out-list */
     _Atomic uint8_t dead;           /* left the graph (node_kill, lt_order_forget): its edges
                                        are dead */
     _Atomic uint8_t ending;         /* its identity ended, what it implies is not drawn yet:
                                        it is in `ending` ("Ended locks") */
-    uint8_t how, mutex_type, api, first_partial; /* noted at its end: lt_ended, the lock's */
-    node *dying_next;               /* in a thread's node_gone, or in `ending`, or in `dying`,
-                                       then `reaping` */
 };
-_Static_assert(sizeof(struct lt_order_node) == 128, "a node is 128 bytes");
+_Static_assert(sizeof(struct lt_order_node) == 64, "a node is one line");
+
+/* What only searches and reports read of a node, kept apart (node_cold) so that a lock's
+ * lifecycle - its node made, its first edge, its end - touches one line: in `groups` (25 K
+ * locks alive, 128-byte nodes) the node's second line was a cache miss at the acquisition
+ * that made it and again at its destroy. Not cleared by node_init: a search stamp left by a
+ * node's earlier use is below the current stamp, and the rest is written at the end. */
+typedef struct node_cold {
+    uint32_t mark[2];               /* search stamps, by the mode the node is entered with */
+    uint32_t pk_mark;               /* reordering stamp */
+    uint32_t first_stack;           /* the lock's, noted at its end (node_end_note) */
+    uint8_t how, mutex_type, api, first_partial; /* noted at its end: lt_ended, the lock's */
+} node_cold;
 
 /* One edge of an implied edge's path as the graph had it: its first occurrence, or, when it
  * was implied itself, the path it stood for. */
@@ -381,7 +392,13 @@ static void set_remove(key_set *_Atomic *set, uint64_t key)
 #define LABEL_BITS 12
 #define IMPLIED_BITS 8
 
-static lt_ixpool node_pool = LT_IXPOOL(node, NODE_BITS);
+/* A chunk of node_pool holds its 2^NODE_BITS nodes, then their cold parts in the same order. */
+typedef struct node_room {
+    char hot[sizeof(node)];
+    node_cold cold;
+} node_room;
+
+static lt_ixpool node_pool = LT_IXPOOL(node_room, NODE_BITS);
 static lt_ixpool edge_pool = LT_IXPOOL(edge, EDGE_BITS);
 static lt_ixpool label_pool = LT_IXPOOL(label, LABEL_BITS);
 static lt_ixpool implied_pool = LT_IXPOOL(implied, IMPLIED_BITS);
@@ -389,6 +406,24 @@ static lt_ixpool implied_pool = LT_IXPOOL(implied, IMPLIED_BITS);
 static inline node *node_at(uint32_t i)
 {
     return lt_ix_at(&node_pool, i, NODE_BITS, sizeof(node));
+}
+
+/* The node after n in the list of dying_next it is in; NULL at its end. */
+static node *next_of(const node *n)
+{
+    return n->dying_next ? node_at(n->dying_next) : NULL;
+}
+
+static void next_set(node *n, const node *next)
+{
+    n->dying_next = next ? next->ix : 0;
+}
+
+static inline node_cold *cold_of(const node *n)
+{
+    uint32_t i = n->ix;
+    return (node_cold *)(node_pool.chunk[i >> NODE_BITS] + (sizeof(node) << NODE_BITS)) +
+           (i & ((1u << NODE_BITS) - 1));
 }
 
 static inline edge *edge_at(uint32_t i)
@@ -912,7 +947,7 @@ static void node_kill(node *n)
     atomic_store_explicit(&n->dead, 1, memory_order_release);
     node *top = atomic_load_explicit(&dying, memory_order_relaxed);
     do
-        n->dying_next = top;
+        next_set(n, top);
     while (!atomic_compare_exchange_weak_explicit(&dying, &top, n, memory_order_release,
                                                   memory_order_relaxed));
 }
@@ -973,7 +1008,7 @@ static void reap(size_t budget)
             n->list[side] = edge_at(i)->next[side];
             edge_kill(i);
         } else {
-            reaping = n->dying_next;
+            reaping = next_of(n);
             node_free(n);
         }
     }
@@ -982,8 +1017,10 @@ static void reap(size_t budget)
 /* Under the graph lock: the nodes t let go of (lt_order_forget) leave the graph. */
 static void nodes_gone_leave(lt_thread *t)
 {
+    /* The first edge of each list asked for at once (a lock destroyed long after it was
+     * taken has them out of the cache): their misses overlap instead of coming one by one. */
     for (node *n; (n = t->node_gone) != NULL;) {
-        t->node_gone = n->dying_next;
+        t->node_gone = next_of(n);
         node_leave(n);
     }
     t->node_ngone = 0;
@@ -1011,12 +1048,15 @@ static void node_imply(node *x);
 static void node_end_note(node *x, lt_ended how)
 {
     lt_lock *l = x->lock;
-    x->how = (uint8_t)how;
-    x->mutex_type = (uint8_t)(x->kind == LT_MUTEX ? lt_lock_mutex_type(x->addr, l) : 0);
-    x->api = l->api;
+    node_cold *c = cold_of(x);
+    c->how = (uint8_t)how;
+    c->mutex_type = (uint8_t)(x->kind == LT_MUTEX ? lt_lock_mutex_type(x->addr, l) : 0);
+    c->api = l->api;
+    c->first_stack = 0;
+    c->first_partial = 0;
     if (atomic_load_explicit(&l->gen, memory_order_relaxed) == x->gen) {
-        x->first_stack = l->first_stack;
-        x->first_partial = l->first_partial;
+        c->first_stack = l->first_stack;
+        c->first_partial = l->first_partial;
     }
 }
 
@@ -1028,12 +1068,12 @@ static void ending_draw(void)
     if (lt_likely(!n))
         return;
     for (n = atomic_exchange_explicit(&ending, NULL, memory_order_acquire); n; n = next) {
-        next = n->dying_next;
-        n->dying_next = first;
+        next = next_of(n);
+        next_set(n, first);
         first = n;
     }
     for (n = first; n; n = next) {
-        next = n->dying_next;
+        next = next_of(n);
         node_imply(n);
         atomic_store_explicit(&n->ending, 0, memory_order_relaxed);
         node_leave(n);
@@ -1072,7 +1112,7 @@ static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended 
         atomic_store_explicit(&n->ending, 1, memory_order_release);
         node *top = atomic_load_explicit(&ending, memory_order_relaxed);
         do
-            n->dying_next = top;
+            next_set(n, top);
         while (!atomic_compare_exchange_weak_explicit(&ending, &top, n, memory_order_release,
                                                       memory_order_relaxed));
     }
@@ -1081,7 +1121,7 @@ static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended 
     if (!got || implies)
         return;
     atomic_store_explicit(&n->dead, 1, memory_order_release);
-    n->dying_next = t->node_gone;
+    next_set(n, t->node_gone);
     t->node_gone = n;
     if (++t->node_ngone >= FORGET_BATCH) {
         graph_enter();
@@ -1126,9 +1166,9 @@ static void pk_expand_fwd(lt_bfs *b, size_t at)
     edge *e;
     for (uint32_t *link = &n->list[OUT]; (e = edge_live(link, OUT)); link = &e->next[OUT]) {
         node *w = node_at(e->to);
-        if (e->back || w->pk_mark == stamp || w->ord > k->ord)
+        if (e->back || cold_of(w)->pk_mark == stamp || w->ord > k->ord)
             continue;
-        w->pk_mark = stamp;
+        cold_of(w)->pk_mark = stamp;
         if (!lt_bfs_reach(b, at, w, e, 0, w == k->stop))
             return;
     }
@@ -1141,9 +1181,9 @@ static void pk_expand_bwd(lt_bfs *b, size_t at)
     edge *e;
     for (uint32_t *link = &n->list[IN]; (e = edge_live(link, IN)); link = &e->next[IN]) {
         node *w = node_at(e->from);
-        if (e->back || w->pk_mark == stamp || w->ord < k->ord)
+        if (e->back || cold_of(w)->pk_mark == stamp || w->ord < k->ord)
             continue;
-        w->pk_mark = stamp;
+        cold_of(w)->pk_mark = stamp;
         if (!lt_bfs_reach(b, at, w, e, 0, 0))
             return;
     }
@@ -1200,11 +1240,11 @@ static int pk_insert(node *from, node *to)
     pk_bwd.expand = pk_expand_bwd;
     pk_bwd.ctx = &bwd;
     stamp++;
-    to->pk_mark = stamp;
+    cold_of(to)->pk_mark = stamp;
     if (lt_bfs_run(&pk_fwd, to, 0) || pk_fwd.failed)
         return 1;
     stamp++;
-    from->pk_mark = stamp;
+    cold_of(from)->pk_mark = stamp;
     lt_bfs_run(&pk_bwd, from, 0);
     size_t nf = pk_fwd.n, nb = pk_bwd.n;
     if (pk_bwd.failed || !lt_scratch_fit((void **)&pk_ords, &pk_ords_cap, nf + nb, sizeof *pk_ords))
@@ -1253,9 +1293,10 @@ static void cycle_expand(lt_bfs *b, size_t at)
     for (uint32_t *link = &n->list[OUT]; (e = edge_live(link, OUT)); link = &e->next[OUT]) {
         node *w = node_at(e->to);
         int m = e->to_mode == LT_MODE_WRITE;
-        if (!conflicts(n, (lt_mode)e->from_mode, in) || w->mark[m] == stamp || !node_live(w))
+        if (!conflicts(n, (lt_mode)e->from_mode, in) || cold_of(w)->mark[m] == stamp ||
+            !node_live(w))
             continue;
-        w->mark[m] = stamp;
+        cold_of(w)->mark[m] = stamp;
         lt_held *h = lt_held_find(s->t, w->addr);
         int goal = h && h->lock == w->lock && h->gen == w->gen &&
                    conflicts(w, (lt_mode)h->mode, (lt_mode)e->to_mode);
@@ -1660,6 +1701,8 @@ static void list_push(node *n, int side, uint32_t i)
     while (!__atomic_compare_exchange_n(&n->list[side], &head, i, 1, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED));
     __atomic_fetch_add(&n->linked, 1, __ATOMIC_RELAXED);
+    if (side == IN)
+        atomic_store_explicit(&n->in_from, 0, memory_order_relaxed);
 }
 
 /* The new edge i, described, joins the lists of its ends (not yet the order). */
@@ -2133,11 +2176,17 @@ static int node_implies(const node *x)
 }
 
 /* Are both of x's lists non-empty, so that only node_implies can tell? A list that is empty
- * tells at once: x's edges are only added by x's own acquisitions, none of which comes now. */
+ * tells at once: x's edges are only added by x's own acquisitions, none of which comes now.
+ * So does an in-list whose one edge came with x (in_from) from a node that left the graph:
+ * the edge cannot imply (edge_may_imply), and it is told without reading it - at the
+ * destroy of a lock taken under another destroyed before it (`groups`), the edge's line was
+ * a cache miss, and the gate two locked adds. A node named by in_from that was freed, and
+ * maybe made again, killed that edge first: dead or not, it tells no lie. */
 static int node_busy(const node *x)
 {
+    uint32_t f = atomic_load_explicit(&x->in_from, memory_order_relaxed);
     return __atomic_load_n(&x->list[IN], __ATOMIC_RELAXED) &&
-           __atomic_load_n(&x->list[OUT], __ATOMIC_RELAXED);
+           __atomic_load_n(&x->list[OUT], __ATOMIC_RELAXED) && !(f && node_dead(node_at(f)));
 }
 
 /* The ended lock x as a report will name it, from what was noted at its end (node_end_note):
@@ -2145,10 +2194,11 @@ static int node_busy(const node *x)
  * annotation. */
 static void ended_ref(lt_lock_ref *r, const node *x)
 {
-    *r = (lt_lock_ref){.addr = x->addr, .kind = (lt_kind)x->kind, .mutex_type = x->mutex_type,
-                       .writer_pref = x->writer_pref, .api = x->api, .generation = x->gen,
-                       .ended = (lt_ended)x->how, .first_stack = x->first_stack,
-                       .first_partial = x->first_partial};
+    const node_cold *c = cold_of(x);
+    *r = (lt_lock_ref){.addr = x->addr, .kind = (lt_kind)x->kind, .mutex_type = c->mutex_type,
+                       .writer_pref = x->writer_pref, .api = c->api, .generation = x->gen,
+                       .ended = (lt_ended)c->how, .first_stack = c->first_stack,
+                       .first_partial = c->first_partial};
 }
 
 /* The implied edge from -> to of i = from -> x and o = x -> to, x ended (named ref), unless
@@ -2326,7 +2376,7 @@ static int cycle_check(request *r)
         cycle_bfs.expand = cycle_expand;
         cycle_bfs.ctx = &s;
         stamp++;
-        x->mark[r->ev->mode == LT_MODE_WRITE] = stamp;
+        cold_of(x)->mark[r->ev->mode == LT_MODE_WRITE] = stamp;
         n = lt_bfs_run(&cycle_bfs, x, r->ev->mode);
         cycle = n ? take_cycle(n, &m) : NULL;
     }
@@ -2466,6 +2516,7 @@ static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, 
     if (!edge_first_fits(ev, gen, from, x->ord))
         return -1;
     edge_at(e)->from = from->ix;
+    atomic_store_explicit(&x->in_from, from->ix, memory_order_relaxed);
     if (!atomic_compare_exchange_strong_explicit(&ev->lock->order_node, &other, x,
                                                  memory_order_release, memory_order_acquire))
         return other->gen == gen ? -1 : 0;
@@ -2663,6 +2714,8 @@ int lt_order_known(lt_event *ev, uint64_t *memo)
     }
     if (!one)
         return 1;
+    if (!node_of(ev->lock))
+        return 0; /* no edge leads into a lock without a node */
     uint32_t gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     uint64_t fp = fingerprint(one->lock, one->gen, (lt_mode)one->mode, ev->lock, gen, ev->mode);
     /* A fingerprint the known set had stays in it while both its identities live: only a

@@ -65,7 +65,7 @@ void lt_tool_launch_usage(FILE *to)
 {
     char name[64];
     fprintf(to, "usage: locktrace [options] [--] program [args...]\n"
-                "       locktrace report [--json | --sarif] [--as-recorded] FILE|DIR...\n"
+                "       locktrace report [--json | --sarif | --html] [options] FILE|DIR...\n"
                 "       locktrace dump PID\n"
                 "       locktrace --help | --version\n\n"
                 "Runs program with liblocktrace preloaded (" PRELOAD_VAR ", added in front of any\n"
@@ -74,6 +74,11 @@ void lt_tool_launch_usage(FILE *to)
                 "LOCKTRACE_REPORT_DIR or --report-dir says otherwise (--report-dir= turns files\n"
                 "off). When reports were written, one last line on stderr counts them by kind\n"
                 "and names the directory; a clean run prints nothing of its own.\n\n"
+                "Exit status: the program's own (or, when it died of a signal, the launcher\n"
+                "dies of the same signal); --exitcode=N when any process it started wrote a\n"
+                "report; 2 for a bad option or LOCKTRACE_* variable; 125 when the tracer\n"
+                "could not be loaded into the program; 126 or 127 when the program could not\n"
+                "be run. `locktrace report --help` explains the report command.\n\n"
                 "Options (each sets the LOCKTRACE_* variable named; --opt=value or\n"
                 "--opt value):\n");
     for (size_t i = 0; i < sizeof options / sizeof *options; i++) {
@@ -140,9 +145,14 @@ static const option_desc *lookup(const char *arg, size_t len)
 static int parse_options(int argc, char **argv)
 {
     int i = 0;
-    for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
+    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
         if (strcmp(argv[i], "--") == 0)
             return i + 1;
+        if (argv[i][1] != '-') { /* -h, -v...: no short options; "--" runs a program "-x" */
+            fprintf(stderr, "locktrace: unknown option %s (locktrace --help lists them)\n",
+                    argv[i]);
+            return -1;
+        }
         const char *arg = argv[i] + 2, *eq = strchr(arg, '=');
         const option_desc *o = lookup(arg, eq ? (size_t)(eq - arg) : strlen(arg));
         if (!o) {
@@ -263,11 +273,18 @@ static int check_program(const char *name, char *asan, size_t size)
                         "pthread locks; run one or the other. Running it untraced.\n", name);
         return RUN_UNTRACED;
     }
-    if (info.linkage == LT_ELF_STATIC || info.setuid) {
-        fprintf(stderr, "locktrace: %s is %s, so the dynamic linker will not preload the tracer "
-                        "into it; not running it untraced (link it dynamically, or link "
-                        "liblocktrace in: pkg-config --libs locktrace)\n", name,
-                info.setuid ? "set-user-ID or set-group-ID" : "statically linked");
+    if (info.setuid) {
+        fprintf(stderr, "locktrace: %s is set-user-ID or set-group-ID to another user or group, "
+                        "so the dynamic linker will not preload the tracer into it; not running "
+                        "it untraced (run it as that user, or trace a copy without the bit)\n",
+                name);
+        return RUN_REFUSED;
+    }
+    if (info.linkage == LT_ELF_STATIC) {
+        fprintf(stderr, "locktrace: %s is statically linked, so the dynamic linker will not "
+                        "preload the tracer into it; not running it untraced (link it "
+                        "dynamically, or link liblocktrace in: pkg-config --libs locktrace)\n",
+                name);
         return RUN_REFUSED;
     }
     /* ASan's shared runtime insists on being first in the library list. */

@@ -39,7 +39,7 @@ int main(int argc, char **argv)
         return lt_tool_report(argc - 2, argv + 2);
     if (argc > 1 && strcmp(argv[1], "dump") == 0)
         return lt_tool_dump(argc - 2, argv + 2);
-    if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         lt_tool_launch_usage(stdout);
         return 0;
     }

@@ -179,16 +179,22 @@ static int load(const char *arg, const options *o, lt_symbolizer *sz, lt_report_
     return load_file(arg, o, sz, set);
 }
 
-/* Options come before the first file; returns the index of the first file, -1 to stop
- * (status in *status). */
+/* Options anywhere before a "--" (`locktrace report DIR --html` as well); the files are
+ * moved to the front of argv in their order. Returns how many, -1 to stop (status in
+ * *status). */
 static int parse(int argc, char **argv, options *o, int *status)
 {
-    int i = 0;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
+    int files = 0;
+    for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--") == 0)
-            return i + 1;
-        if (strcmp(a, "--json") == 0)
+        if (strcmp(a, "--") == 0) {
+            while (++i < argc)
+                argv[files++] = argv[i];
+            break;
+        }
+        if (a[0] != '-' || a[1] != '-')
+            argv[files++] = argv[i];
+        else if (strcmp(a, "--json") == 0)
             o->format = OUT_JSON;
         else if (strcmp(a, "--sarif") == 0)
             o->format = OUT_SARIF;
@@ -222,7 +228,7 @@ static int parse(int argc, char **argv, options *o, int *status)
             return -1;
         }
     }
-    return i;
+    return files;
 }
 
 int lt_tool_report(int argc, char **argv)
@@ -231,16 +237,16 @@ int lt_tool_report(int argc, char **argv)
     int status = 0;
     if (!getcwd(o.source_root, sizeof o.source_root))
         snprintf(o.source_root, sizeof o.source_root, "/");
-    int first = parse(argc, argv, &o, &status);
-    if (first < 0)
+    int files = parse(argc, argv, &o, &status);
+    if (files < 0)
         return status;
-    if (first == argc) {
+    if (files == 0) {
         fputs(lt_tool_report_usage, stderr);
         return 2;
     }
     lt_symbolizer *sz = o.as_recorded ? NULL : lt_symbolizer_new();
     lt_report_set set = {0};
-    for (int i = first; i < argc; i++)
+    for (int i = 0; i < files; i++)
         status |= load(argv[i], &o, sz, &set);
     if (o.format == OUT_SARIF)
         status |= lt_sarif_write(stdout, &set, o.source_root);

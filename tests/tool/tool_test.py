@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""The `locktrace` command as someone trying it cold meets it: its help and man page, bad
+options and variables, programs it cannot trace, report files given in any order.
+
+  tool_test.py CHECK --locktrace PATH --prog PATH --man PATH [--demo PATH --readme PATH]
+
+--prog is tests/tracer/scenarios (its 'bad-unlock' writes one report and exits 0). Each CHECK
+is one meson test; it exits 0 on success, 1 with the reasons, 77 to skip.
+"""
+import argparse
+import glob
+import os
+import re
+import shutil
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import expect  # noqa: E402
+from checks import Failed, Skipped, need, run_check  # noqa: E402
+
+NOT_LOADED = 'did not load'
+
+
+class Ctx:
+    def __init__(self, args, tmp):
+        self.a = args
+        self.tmp = tmp
+        self.dir = os.path.join(tmp, 'reports')
+
+    def run(self, cmd, env=None):
+        e = {k: v for k, v in os.environ.items()
+             if not k.startswith('LOCKTRACE_') and k != 'LD_PRELOAD'}
+        e.update(env or {})
+        ending, out, err = expect.run(cmd, e, 30, self.tmp)
+        return ending, out.decode('utf-8', 'replace'), err.decode('utf-8', 'replace')
+
+    def launch(self, *args, env=None):
+        return self.run([self.a.locktrace] + list(args), env)
+
+
+def bad_configuration(c):
+    """A bad option value, a misspelt variable, a bad wrapper list or suppressions file and
+    LOCKTRACE_HELP end the program before main: the launcher passes the tracer's status on (2,
+    or 0 for the help) and does not claim the tracer never loaded or the program ran untraced."""
+    cases = [(['--action=bogus'], {}, 2, r"bad value for LOCKTRACE_ACTION: 'bogus'"),
+             (['--stack-depth', '2'], {}, 2, r"bad value for LOCKTRACE_STACK_DEPTH: '2'"),
+             ([], {'LOCKTRACE_ACTON': 'abort'}, 2, r'unknown variable LOCKTRACE_ACTON'),
+             (['--wrappers=a,,b'], {}, 2, r"bad value for LOCKTRACE_WRAPPERS: 'a,,b'"),
+             (['--suppressions=/nonexistent'], {}, 2,
+              r'LOCKTRACE_SUPPRESSIONS: /nonexistent: cannot read the file'),
+             ([], {'LOCKTRACE_HELP': '1'}, 0, r'^LOCKTRACE_ACTION=abort\|edeadlk')]
+    for opts, env, status, said in cases:
+        ending, out, err = c.launch(*opts, '--report-dir=' + c.dir, '--', c.a.prog,
+                                    'bad-unlock', env=env)
+        what = f'{opts} {env}: {ending}\n{err}'
+        need(ending == status, 'status ' + what)
+        need(re.search(said, err, re.M), 'message ' + what)
+        need(NOT_LOADED not in err and 'untraced' not in err, 'launcher claim ' + what)
+        need('bad-unlock' not in err, 'the program ran: ' + what)
+
+
+def short_options(c):
+    """-h is --help; any other single-dash word before the program is an unknown option (not
+    "cannot run -x"); after --, it is the program's name."""
+    ending, out, err = c.launch('-h')
+    need(ending == 0 and out.startswith('usage: locktrace'), f'-h: {ending} {out[:200]} {err}')
+    ending, out, err = c.launch('-x', c.a.prog, 'bad-unlock')
+    need(ending == 2 and re.search(r'^locktrace: unknown option -x ', err, re.M) and
+         'bad-unlock' not in err, f'-x: {ending} {err}')
+    ending, out, err = c.launch('--report-dir=', '--', '-x')
+    need(ending == 127 and 'cannot run -x' in err, f'-- -x: {ending} {err}')
+
+
+def help_text(c):
+    """--help names every form of the report command and says what the exit statuses mean."""
+    ending, out, err = c.launch('--help')
+    need(ending == 0, f'--help: {ending} {err}')
+    need(re.search(r'^ +locktrace report \[--json \| --sarif \| --html\]', out, re.M),
+         f'report usage: {out[:400]}')
+    for status in ('--exitcode=N', '2 for a bad option', '125 when', '126 or 127'):
+        need(status in ' '.join(out.split()), f'exit status "{status}" missing: {out[:900]}')
+
+
+def man_page(c):
+    """The man page's synopsis and COMMANDS name --html and --path-map, as the command has."""
+    text = open(c.a.man).read()
+    synopsis = text[text.index('.SH SYNOPSIS'):text.index('.SH DESCRIPTION')]
+    commands = text[text.index('.SH COMMANDS'):text.index('.SH EXIT STATUS')]
+    for part, name in ((synopsis, 'SYNOPSIS'), (commands, 'COMMANDS')):
+        for opt in (r'\-\-html', r'\-\-path\-map', r'\-\-sarif', r'\-\-json'):
+            need(opt in part, f'{name} lacks {opt}:\n{part}')
+
+
+def setid_program(c):
+    """A set-group-ID program (of a group that is not ours) is refused with advice that fits:
+    not "link it dynamically", which it already is."""
+    if os.getegid() == 0 and os.geteuid() != 0:
+        raise Skipped('needs a group other than our own to give the copy')
+    prog = os.path.join(c.tmp, 'setgid-prog')
+    shutil.copy(c.a.prog, prog)
+    other = 1 if os.getegid() != 1 else 2
+    try:
+        os.chown(prog, -1, other)
+        os.chmod(prog, 0o2755)
+    except PermissionError as e:
+        raise Skipped(f'cannot make a set-group-ID copy: {e}')
+    if not os.stat(prog).st_mode & 0o2000:
+        raise Skipped('the file system dropped the set-group-ID bit')
+    ending, out, err = c.launch('--report-dir=', '--', prog, 'bad-unlock')
+    need(ending == 125 and 'set-user-ID or set-group-ID' in err, f'{ending} {err}')
+    need('link it dynamically' not in err and 'copy without the bit' in err, f'advice: {err}')
+
+
+def report_options_anywhere(c):
+    """`locktrace report DIR --json` works like `locktrace report --json DIR`; after `--`, a
+    word that looks like an option is a file name."""
+    ending, out, err = c.launch('--report-dir=' + c.dir, '--', c.a.prog, 'bad-unlock')
+    need(ending == 0 and len(glob.glob(os.path.join(c.dir, '*.1.json'))) == 1,
+         f'making a report: {ending} {err}')
+    ending, before, err = c.launch('report', '--json', c.dir)
+    need(ending == 0 and before.startswith('{"locktrace_report":'), f'--json first: {err}')
+    ending, after, err = c.launch('report', c.dir, '--json')
+    need(ending == 0 and after == before, f'--json last: {ending} {err} {after[:200]}')
+    ending, html, err = c.launch('report', c.dir, '--html')
+    need(ending == 0 and html.startswith('<!DOCTYPE html>'), f'--html last: {ending} {err}')
+    ending, out, err = c.launch('report', c.dir, '--', '--json')
+    need(ending == 1 and re.search(r'^locktrace report: --json: No such file', err, re.M) and
+         'bad-unlock' in out, f'-- --json: {ending} {err}')
+
+
+def normalized(line):
+    """A report line without what changes from run to run and machine to machine: addresses,
+    thread ids, the directories of modules and of the report directory."""
+    line = re.sub(r'0x[0-9a-f]+', '0x_', line)
+    line = re.sub(r'\(tid \d+\)', '(tid _)', line)
+    line = re.sub(r'\((?:\S*/)?([^/\s]+)\+0x_\)', r'(\1+0x_)', line)
+    return re.sub(r' in \S+/ \(read them again', ' in DIR/ (read them again', line)
+
+
+def readme_example(c):
+    """The README's example of `locktrace -- build/demo/deadlock self` is what the command
+    prints: every line it shows (frames: function, file:line; the storage it guards; the
+    closing summary) comes in that order, only addresses, ids and directories differ. So the
+    example sends the reader to the source lines the tool really names."""
+    if not c.a.demo or not c.a.readme:
+        raise Skipped('no --demo/--readme')
+    text = open(c.a.readme).read()
+    start = text.index('$ build/tracer/locktrace -- build/demo/deadlock self')
+    block = text[start:text.index('```', start)].splitlines()[1:]
+    shown = [normalized(l) for l in block
+             if l.strip() != '...' and not l.startswith('$ ') and l not in ('Aborted', '134')]
+    need(len(shown) > 12, f'README example not found or short: {block[:5]}')
+    ending, out, err = c.launch('--report-dir=' + c.dir, '--', c.a.demo, 'self')
+    need(ending == 'signal:SIGABRT', f'demo self: {ending} {err}')
+    actual = [normalized(l) for l in (out + err).splitlines()]
+    at = 0
+    for line in shown:
+        while at < len(actual) and actual[at] != line:
+            at += 1
+        need(at < len(actual), f'README line not printed (in this order):\n{line}\n'
+             f'actual output:\n' + '\n'.join(actual))
+        at += 1
+
+
+CHECKS = {f.__name__: f for f in (bad_configuration, short_options, help_text, man_page,
+                                   setid_program, report_options_anywhere, readme_example)}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument('check', choices=sorted(CHECKS))
+    p.add_argument('--locktrace', required=True)
+    p.add_argument('--prog', required=True)
+    p.add_argument('--man', required=True)
+    p.add_argument('--demo', help='build/demo/deadlock')
+    p.add_argument('--readme', help='README.md')
+    args = p.parse_args()
+    for k in ('locktrace', 'prog', 'man', 'demo', 'readme'):
+        if getattr(args, k):
+            setattr(args, k, os.path.abspath(getattr(args, k)))
+    return run_check(CHECKS, args.check, lambda tmp: Ctx(args, tmp), 'locktrace-tool-')
+
+
+if __name__ == '__main__':
+    sys.exit(main())
