@@ -169,7 +169,10 @@ static int moved_lost;              /* moved is incomplete (no memory): addresse
 static node *_Atomic ending;        /* nodes whose ends imply edges not yet drawn (dying_next) */
 static node *_Atomic dying;         /* killed nodes not yet taken for reaping (dying_next) */
 static node *reaping;               /* killed nodes taken from `dying`, being reaped (dying_next) */
-static _Atomic size_t nedges;      /* added to in the gate; under the lock: nedges_locked */
+static _Atomic size_t nedges;       /* edges whose fingerprints are, or are to be, in the known
+                                       set: all but the unindexed first edges (edge_first), so
+                                       that a new lock's first edge adds to no shared counter;
+                                       added to in the gate; under the lock: nedges_locked */
 static size_t ndead;                /* dead edges still in a list */
 static _Atomic size_t known_stale;  /* fingerprints in the known set of edges that are dead;
                                        written under the graph lock, read by known_grow */
@@ -846,14 +849,15 @@ static void edge_kill(uint32_t i)
 {
     edge *e = edge_at(i);
     if (!e->dead) {
+        int indexed = !atomic_load_explicit(&node_at(e->to)->unindexed, memory_order_relaxed);
         e->dead = 1;
         ndead++;
-        nedges_locked(-1);
-        atomic_store_explicit(&known_stale,
-                              atomic_load_explicit(&known_stale, memory_order_relaxed) +
-                                  !atomic_load_explicit(&node_at(e->to)->unindexed,
-                                                        memory_order_relaxed),
-                              memory_order_relaxed);
+        if (indexed) {
+            nedges_locked(-1);
+            atomic_store_explicit(&known_stale,
+                                  atomic_load_explicit(&known_stale, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+        }
         if (e->back)
             atomic_fetch_sub_explicit(&nback, 1, memory_order_relaxed);
     }
@@ -900,8 +904,11 @@ static int node_index(node *x)
     edge *e;
     if (lt_likely(!node_unindexed(x)))
         return 1;
-    if ((e = unindexed_edge(x)) != NULL && !known_add(edge_fingerprint(e)))
-        return 0;
+    if ((e = unindexed_edge(x)) != NULL) {
+        if (!known_add(edge_fingerprint(e)))
+            return 0;
+        nedges_locked(1);
+    }
     atomic_store_explicit(&x->unindexed, 0, memory_order_release);
     return 1;
 }
@@ -1120,6 +1127,13 @@ static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended 
         gate_leave();
     if (!got || implies)
         return;
+    /* Its edges are read when it leaves, with its batch: asked for now, they come while the
+     * program goes on (a lock destroyed long after it was taken has them out of the cache). */
+    for (int side = OUT; side <= IN; side++) {
+        uint32_t i = n->list[side];
+        if (i)
+            __builtin_prefetch(edge_at(i), 1);
+    }
     atomic_store_explicit(&n->dead, 1, memory_order_release);
     next_set(n, t->node_gone);
     t->node_gone = n;
@@ -1758,11 +1772,12 @@ static int edge_link(uint32_t i, const lt_held *h, node *to, uint64_t fp)
 #define NODE_CACHE 64
 #define NODE_MANY 1024
 
-/* How many edges or nodes a thread takes at a time: one per `per` edges in the graph, from
- * `least` to `most`. */
+/* How many edges or nodes a thread takes at a time: one per `per` edges the graph has had at
+ * once at most (first edges too, which nedges leaves out), from `least` to `most`. Under the
+ * graph lock. */
 static uint32_t cache_size(size_t per, uint32_t least, uint32_t most)
 {
-    size_t n = atomic_load_explicit(&nedges, memory_order_relaxed) / per;
+    size_t n = edge_pool.next / per;
     return n < least ? least : n > most ? most : (uint32_t)n;
 }
 
@@ -1875,9 +1890,10 @@ static void node_index_gated(key_set *k, node *x)
 {
     edge *e = unindexed_edge(x);
     uint64_t fp = e ? edge_fingerprint(e) : 0;
-    if (e && known_claim(k, fp))
+    if (e && known_claim(k, fp)) {
         known_logged(fp);
-    else
+        atomic_fetch_add_explicit(&nedges, 1, memory_order_relaxed);
+    } else
         atomic_fetch_sub_explicit(&k->used, 1, memory_order_relaxed);
     atomic_store_explicit(&x->unindexed, 0, memory_order_release);
 }
@@ -2522,7 +2538,6 @@ static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, 
         return other->gen == gen ? -1 : 0;
     node_list(x);
     list_push(from, OUT, e);
-    atomic_fetch_add_explicit(&nedges, 1, memory_order_relaxed);
     return 2;
 }
 
