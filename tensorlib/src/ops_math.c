@@ -1,5 +1,5 @@
 /*
- * ops_math.c - candle's composite maths: pow with a tensor exponent, var, log_sum_exp. Each
+ * ops_math.c - candle's composite maths: pow with a tensor exponent, var, log_sum_exp, norm. Each
  * is built from other ops (as candle builds them), so it runs on every device that has those;
  * it stops at the first failing step, whose message becomes the thread's last error with the
  * op's own name in front (tl_within).
@@ -127,5 +127,20 @@ tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t ndims, 
     tl_release(finite);
     tl_release(zero);
     tl_release(shift);
+    return tl_within(op, r);
+}
+
+/* candle's norm: sqrt(sum(t^2)) over every element, a 0-d tensor of t's float dtype. Unscaled,
+ * as candle and numpy's norm of a float32 array: squares past the dtype's range give inf. */
+tl_tensor *tl_norm(const tl_tensor *t)
+{
+    const char *op = "norm";
+    if (tl_check_tensor(op, t) != TL_OK || tl_check_float(op, t) != TL_OK)
+        return NULL;
+    tl_tensor *r = tl_unary(TL_SQR, t);
+    if (r)
+        r = then(r, tl_reduce(TL_SUM, r, NULL, 0, false));
+    if (r)
+        r = then(r, tl_unary(TL_SQRT, r));
     return tl_within(op, r);
 }
