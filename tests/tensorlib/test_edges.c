@@ -18,6 +18,9 @@ static void reshape_overflow(void)
     EXPECT_FAIL(tl_reshape(t, SHAPE(BIG, 4, 1)), TL_ERR_SHAPE, "overflows");
     EXPECT_FAIL(tl_reshape(t, SHAPE(TL_INFER, BIG, 8)), TL_ERR_SHAPE, "overflows");
     EXPECT_FMT(tl_reshape(t, SHAPE(2, TL_INFER)), "[[0.0, 0.0], [0.0, 0.0]]");
+    /* the hole and a negative size read as written, not as 2^64 - 1 and 2^64 - 3 */
+    EXPECT_FAIL(tl_reshape(t, SHAPE(3, TL_INFER)), TL_ERR_SHAPE, "cannot reshape f32[4] to [3, -1]");
+    EXPECT_FAIL(tl_zeros(SHAPE(2, (size_t)-3), TL_F32, TL_CPU), TL_ERR_RANGE, "shape [2, -3] is too large");
     tl_release(t);
 }
 
