@@ -942,6 +942,63 @@ NOINLINE void ended_trylock(void)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Ended after a lock's first edge came with its node: once a call site has unwound the stacks
+ * of its first edges, a lock's first edge H -> X is made with X's node (order.c edge_first),
+ * and X's end then tells from H alone (in_from) that nothing is implied when H has ended -
+ * but only while that edge is the one into X. All locks lie in one array, in the order they
+ * are first taken, so each new one is placed at its address.
+ * ---------------------------------------------------------------------------------------- */
+#define FIRST_WARM 70 /* edges at take_one_site's inner site: past its unwound ones */
+
+static pthread_mutex_t first_warm[2 * FIRST_WARM];
+static pthread_mutex_t first_locks[6]; /* a, w, p, x, s: in address order */
+
+/* Inner taken under outer, the inner always at one call site. */
+NOINLINE void take_one_site(pthread_mutex_t *outer, pthread_mutex_t *inner)
+{
+    pthread_mutex_lock(outer);
+    pthread_mutex_lock(inner);
+    pthread_mutex_unlock(inner);
+    pthread_mutex_unlock(outer);
+}
+
+/* A (with a node, no edge in) -> X, X's first edge; then P, X, S nested (so X -> S with P
+ * held under X), and with `grown` P -> X goes into X first. A destroyed (`grown`) or not, X
+ * destroyed, then S, P (`grown`) or S, A: the inversion through X, whose end implies P -> S
+ * (A -> S). */
+NOINLINE void ended_first_edge(int grown)
+{
+    pthread_mutex_t *a = &first_locks[0], *w = &first_locks[1], *p = &first_locks[2],
+                    *x = &first_locks[3], *s = &first_locks[4];
+    /* The last two: A's node, placed at its address; X's first edge, made with its node
+     * (at one call site and stack: an edge with the same first occurrence as the one before
+     * needs no graph lock). */
+    pthread_mutex_t *outer[FIRST_WARM + 2], *inner[FIRST_WARM + 2];
+    for (int i = 0; i < FIRST_WARM; i++) {
+        outer[i] = &first_warm[2 * i];
+        inner[i] = &first_warm[2 * i + 1];
+    }
+    outer[FIRST_WARM] = outer[FIRST_WARM + 1] = a;
+    inner[FIRST_WARM] = w;
+    inner[FIRST_WARM + 1] = x;
+    for (int i = 0; i < FIRST_WARM + 2; i++)
+        take_one_site(outer[i], inner[i]);
+    pthread_mutex_t *under = grown ? p : a;
+    pthread_mutex_lock(under);
+    pthread_mutex_lock(x);
+    pthread_mutex_lock(s);
+    pthread_mutex_unlock(s);
+    pthread_mutex_unlock(x);
+    pthread_mutex_unlock(under);
+    if (grown)
+        pthread_mutex_destroy(a);
+    pthread_mutex_destroy(x);
+    take_two(s, under);
+    puts(grown ? "first edge, another in, its source destroyed, X destroyed, inverted"
+               : "first edge, X destroyed, inverted");
+}
+
+/* ------------------------------------------------------------------------------------------
  * Ended in a mass free: a heap block of MASS mutexes, all held at once in index order (each
  * taken under the one before, as in the `groups` stress row) but for a few in the middle
  * (which would otherwise be ordered already), with X (and Y) of those taken between A and B: A, X, B nested, or A, X, Y, B with Y right after or right before X
@@ -1201,6 +1258,10 @@ int main(int argc, char **argv)
         ended_mass_freed(-1);
     else if (!strcmp(s, "ended-mass-unrelated"))
         ended_mass_unrelated();
+    else if (!strcmp(s, "ended-first-edge"))
+        ended_first_edge(0);
+    else if (!strcmp(s, "ended-first-edge-grown"))
+        ended_first_edge(1);
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;

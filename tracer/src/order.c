@@ -99,8 +99,11 @@ struct lt_order_node {
     _Alignas(64) const void *addr;  /* 64 bytes, one line: what a lock's lifecycle touches */
     lt_lock *lock;
     int64_t ord;                    /* place in the topological order; 0 until placed */
-    node *dying_next;               /* in a thread's node_gone, or in `ending`, or in `dying`,
-                                       then `reaping` */
+    uint32_t dying_next;            /* the next in a thread's node_gone, or in `ending`, or in
+                                       `dying`, then `reaping` (next_of) */
+    _Atomic uint32_t in_from;       /* the node its in-list's one edge comes from, when that
+                                       edge came with it (edge_first); 0 once another goes in
+                                       (node_quiet) */
     uint32_t gen;
     uint32_t ix;                    /* its index in node_pool, kept by node_init */
     uint32_t list[2];               /* edges out of it, into it (OUT, IN) */
@@ -403,6 +406,17 @@ static lt_ixpool implied_pool = LT_IXPOOL(implied, IMPLIED_BITS);
 static inline node *node_at(uint32_t i)
 {
     return lt_ix_at(&node_pool, i, NODE_BITS, sizeof(node));
+}
+
+/* The node after n in the list of dying_next it is in; NULL at its end. */
+static node *next_of(const node *n)
+{
+    return n->dying_next ? node_at(n->dying_next) : NULL;
+}
+
+static void next_set(node *n, const node *next)
+{
+    n->dying_next = next ? next->ix : 0;
 }
 
 static inline node_cold *cold_of(const node *n)
@@ -933,7 +947,7 @@ static void node_kill(node *n)
     atomic_store_explicit(&n->dead, 1, memory_order_release);
     node *top = atomic_load_explicit(&dying, memory_order_relaxed);
     do
-        n->dying_next = top;
+        next_set(n, top);
     while (!atomic_compare_exchange_weak_explicit(&dying, &top, n, memory_order_release,
                                                   memory_order_relaxed));
 }
@@ -994,7 +1008,7 @@ static void reap(size_t budget)
             n->list[side] = edge_at(i)->next[side];
             edge_kill(i);
         } else {
-            reaping = n->dying_next;
+            reaping = next_of(n);
             node_free(n);
         }
     }
@@ -1003,8 +1017,10 @@ static void reap(size_t budget)
 /* Under the graph lock: the nodes t let go of (lt_order_forget) leave the graph. */
 static void nodes_gone_leave(lt_thread *t)
 {
+    /* The first edge of each list asked for at once (a lock destroyed long after it was
+     * taken has them out of the cache): their misses overlap instead of coming one by one. */
     for (node *n; (n = t->node_gone) != NULL;) {
-        t->node_gone = n->dying_next;
+        t->node_gone = next_of(n);
         node_leave(n);
     }
     t->node_ngone = 0;
@@ -1052,12 +1068,12 @@ static void ending_draw(void)
     if (lt_likely(!n))
         return;
     for (n = atomic_exchange_explicit(&ending, NULL, memory_order_acquire); n; n = next) {
-        next = n->dying_next;
-        n->dying_next = first;
+        next = next_of(n);
+        next_set(n, first);
         first = n;
     }
     for (n = first; n; n = next) {
-        next = n->dying_next;
+        next = next_of(n);
         node_imply(n);
         atomic_store_explicit(&n->ending, 0, memory_order_relaxed);
         node_leave(n);
@@ -1096,7 +1112,7 @@ static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended 
         atomic_store_explicit(&n->ending, 1, memory_order_release);
         node *top = atomic_load_explicit(&ending, memory_order_relaxed);
         do
-            n->dying_next = top;
+            next_set(n, top);
         while (!atomic_compare_exchange_weak_explicit(&ending, &top, n, memory_order_release,
                                                       memory_order_relaxed));
     }
@@ -1105,7 +1121,7 @@ static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended 
     if (!got || implies)
         return;
     atomic_store_explicit(&n->dead, 1, memory_order_release);
-    n->dying_next = t->node_gone;
+    next_set(n, t->node_gone);
     t->node_gone = n;
     if (++t->node_ngone >= FORGET_BATCH) {
         graph_enter();
@@ -1685,6 +1701,8 @@ static void list_push(node *n, int side, uint32_t i)
     while (!__atomic_compare_exchange_n(&n->list[side], &head, i, 1, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED));
     __atomic_fetch_add(&n->linked, 1, __ATOMIC_RELAXED);
+    if (side == IN)
+        atomic_store_explicit(&n->in_from, 0, memory_order_relaxed);
 }
 
 /* The new edge i, described, joins the lists of its ends (not yet the order). */
@@ -2158,11 +2176,17 @@ static int node_implies(const node *x)
 }
 
 /* Are both of x's lists non-empty, so that only node_implies can tell? A list that is empty
- * tells at once: x's edges are only added by x's own acquisitions, none of which comes now. */
+ * tells at once: x's edges are only added by x's own acquisitions, none of which comes now.
+ * So does an in-list whose one edge came with x (in_from) from a node that left the graph:
+ * the edge cannot imply (edge_may_imply), and it is told without reading it - at the
+ * destroy of a lock taken under another destroyed before it (`groups`), the edge's line was
+ * a cache miss, and the gate two locked adds. A node named by in_from that was freed, and
+ * maybe made again, killed that edge first: dead or not, it tells no lie. */
 static int node_busy(const node *x)
 {
+    uint32_t f = atomic_load_explicit(&x->in_from, memory_order_relaxed);
     return __atomic_load_n(&x->list[IN], __ATOMIC_RELAXED) &&
-           __atomic_load_n(&x->list[OUT], __ATOMIC_RELAXED);
+           __atomic_load_n(&x->list[OUT], __ATOMIC_RELAXED) && !(f && node_dead(node_at(f)));
 }
 
 /* The ended lock x as a report will name it, from what was noted at its end (node_end_note):
@@ -2492,6 +2516,7 @@ static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, 
     if (!edge_first_fits(ev, gen, from, x->ord))
         return -1;
     edge_at(e)->from = from->ix;
+    atomic_store_explicit(&x->in_from, from->ix, memory_order_relaxed);
     if (!atomic_compare_exchange_strong_explicit(&ev->lock->order_node, &other, x,
                                                  memory_order_release, memory_order_acquire))
         return other->gen == gen ? -1 : 0;
@@ -2689,6 +2714,8 @@ int lt_order_known(lt_event *ev, uint64_t *memo)
     }
     if (!one)
         return 1;
+    if (!node_of(ev->lock))
+        return 0; /* no edge leads into a lock without a node */
     uint32_t gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     uint64_t fp = fingerprint(one->lock, one->gen, (lt_mode)one->mode, ev->lock, gen, ev->mode);
     /* A fingerprint the known set had stays in it while both its identities live: only a
