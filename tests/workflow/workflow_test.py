@@ -574,7 +574,9 @@ def install_prefix(c):
         need(p.returncode == 0, f'{" ".join(cmd)}: {p.returncode}\n{p.stdout[-3000:]}{p.stderr[-3000:]}')
         return p.stdout
 
-    sh('meson', 'setup', build, src, f'--prefix={prefix}')
+    # README "Install": the prefix is set with `meson configure` on a configured build dir
+    sh('meson', 'setup', build, src)
+    sh('meson', 'configure', build, f'-Dprefix={prefix}')
     sh('meson', 'compile', '-C', build, 'tracer/locktrace:executable',
        'tracer/locktrace:shared_library', 'tracer/locktrace.1:custom')
     sh('meson', 'install', '-C', build, '--no-rebuild', '--quiet')
