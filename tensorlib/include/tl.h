@@ -232,6 +232,13 @@ TL_API tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t 
 /* sqrt(sum(t^2)) over every element, a 0-d tensor (candle's norm; float dtypes, unscaled: a
  * square past the dtype's range gives inf, as numpy's norm of a float32 array). */
 TL_API tl_tensor *tl_norm(const tl_tensor *t);
+/* candle-nn's norms over the last dim of a float x (rank >= 1), with alpha (and beta) 1-D of
+ * that dim's size and x's dtype: rms_norm is x / sqrt(mean(x^2) + eps) * alpha, layer_norm
+ * (x - mean) / sqrt(mean((x - mean)^2) + eps) * alpha + beta (the biased variance). f16 and
+ * bf16 are normalised in f32 and rounded back before alpha and beta, as candle-nn does. */
+TL_API tl_tensor *tl_rms_norm(const tl_tensor *x, const tl_tensor *alpha, double eps);
+TL_API tl_tensor *tl_layer_norm(const tl_tensor *x, const tl_tensor *alpha, const tl_tensor *beta,
+                                double eps);
 /* a^b elementwise as candle computes it, exp(b * log(a)); one shape, float dtypes. */
 TL_API tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b);
 

@@ -3,8 +3,9 @@
  * (fixtures/audit_more.txt, from gen_audit.py), on every dtype they take and every layout
  * variant: cumprod along each dim (NaN, inf and 0 in a prefix; integers wrapping in their
  * dtype), roll by positive, negative and larger-than-the-dim shifts (and along an empty dim),
- * norm (NaN, inf, empty); then zeros_like/ones_like/full_like, which copy a view's shape,
- * dtype and device into new storage.
+ * norm (NaN, inf, empty), candle-nn's rms_norm and layer_norm (a constant row, a zero row, two
+ * eps; alpha and beta in other layouts); then zeros_like/ones_like/full_like, which copy a
+ * view's shape, dtype and device into new storage, and the norms' argument checks.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,18 @@ static void run_norm(const fx_case *c, tl_dtype dt, fx_variant v)
     tl_release(x);
 }
 
+/* f16/bf16 round twice (the normalised value, then times alpha): twice the tolerance. */
+static void run_nn_norm(const fx_case *c, tl_dtype dt, fx_variant v)
+{
+    tl_tensor *x = fx_make(fx_get(c, "x"), dt, v);
+    tl_tensor *alpha = fx_make(fx_get(c, "alpha"), dt, (v + 1) % FX_VARIANT_COUNT);
+    tl_tensor *beta = fx_get(c, "beta") ? fx_make(fx_get(c, "beta"), dt, (v + 2) % FX_VARIANT_COUNT)
+                                        : NULL;
+    tl_tensor *out = beta ? tl_layer_norm(x, alpha, beta, fx_p(c, 0)) : tl_rms_norm(x, alpha, fx_p(c, 0));
+    EXPECT(c, "out", out, dt, 2 * fx_rtol(dt), 2 * fx_rtol(dt), v);
+    FX_RELEASE(x, alpha, beta);
+}
+
 static const tl_dtype all_dtypes[] = {TL_F32, TL_F64, TL_F16, TL_BF16, TL_U8,
                                       TL_U32, TL_I16, TL_I32, TL_I64};
 
@@ -57,7 +70,33 @@ static const fx_runner runners[] = {
     {"intcumprod_", run_cumprod, FX_OWN},
     {"roll", run_roll, all_dtypes, sizeof all_dtypes / sizeof all_dtypes[0]},
     {"norm_", run_norm, FX_FLOATS},
+    {"rms_norm", run_nn_norm, FX_FLOATS},
+    {"layer_norm", run_nn_norm, FX_FLOATS},
 };
+
+/* Wrong alpha/beta shapes, dtypes and an integer or 0-d x fail naming the op. */
+static void test_nn_norm_misuse(void)
+{
+    tl_tensor *x = tl_zeros((const size_t[]){2, 4}, 2, TL_F32, TL_CPU);
+    tl_tensor *a4 = tl_ones((const size_t[]){4}, 1, TL_F32, TL_CPU);
+    tl_tensor *a2 = tl_ones((const size_t[]){2}, 1, TL_F32, TL_CPU);
+    tl_tensor *a14 = tl_ones((const size_t[]){1, 4}, 2, TL_F32, TL_CPU);
+    tl_tensor *a4d = tl_ones((const size_t[]){4}, 1, TL_F64, TL_CPU);
+    tl_tensor *xi = tl_zeros((const size_t[]){2, 4}, 2, TL_I32, TL_CPU);
+    tl_tensor *ai = tl_ones((const size_t[]){4}, 1, TL_I32, TL_CPU);
+    tl_tensor *s = tl_zeros(NULL, 0, TL_F32, TL_CPU);
+    CHECK(fx_failed_with(fx_status(tl_rms_norm(x, a2, 1e-5)), TL_ERR_SHAPE,
+                         "rms_norm: alpha must be [4] (the last dim of f32[2, 4]), got f32[2]"));
+    CHECK(fx_failed_with(fx_status(tl_rms_norm(x, a14, 1e-5)), TL_ERR_SHAPE, "rms_norm: alpha"));
+    CHECK(fx_failed_with(fx_status(tl_rms_norm(x, a4d, 1e-5)), TL_ERR_DTYPE, "rms_norm: dtype"));
+    CHECK(fx_failed_with(fx_status(tl_rms_norm(xi, ai, 1e-5)), TL_ERR_DTYPE, "rms_norm"));
+    CHECK(fx_failed_with(fx_status(tl_rms_norm(s, a4, 1e-5)), TL_ERR_RANGE, "rms_norm: dim"));
+    CHECK(fx_failed_with(fx_status(tl_rms_norm(NULL, a4, 1e-5)), TL_ERR_ARG, "rms_norm"));
+    CHECK(fx_failed_with(fx_status(tl_layer_norm(x, a4, a2, 1e-5)), TL_ERR_SHAPE,
+                         "layer_norm: beta must be [4]"));
+    CHECK(fx_failed_with(fx_status(tl_layer_norm(x, a4, NULL, 1e-5)), TL_ERR_ARG, "layer_norm"));
+    FX_RELEASE(x, a4, a2, a14, a4d, xi, ai, s);
+}
 
 /* Fresh storage with the view's shape, dtype and device, filled; the view is untouched. */
 static void test_like(void)
@@ -96,5 +135,6 @@ int main(int argc, char **argv)
         return 2;
     CHECK(fx_run_table(dir, "audit_more", runners, sizeof runners / sizeof runners[0]));
     test_like();
+    test_nn_norm_misuse();
     return check_summary();
 }
