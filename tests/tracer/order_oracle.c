@@ -12,8 +12,10 @@
  *   ORDER_ORACLE_PROGRAMS=100000 ORDER_ORACLE_BASE=777 order_oracle    more, other seeds
  *   ORDER_ORACLE_SEED=N order_oracle   the one program of seed N, listed step by step with
  *                                 the reports of each step and, at a failure, the model's graph
+ *                                 (ORDER_ORACLE_TRACE=1: and every edge the model makes)
  *   ORDER_ORACLE_TYPES=MASK (bit per lock type, order_oracle.h), ORDER_ORACLE_TIMED=0,
- *   ORDER_ORACLE_TRY=0, ORDER_ORACLE_ENDS=0 (no destroy, init again or free): narrower
+ *   ORDER_ORACLE_TRY=0, ORDER_ORACLE_ENDS=0 (no destroy, init again or free),
+ *   ORDER_ORACLE_AGAIN=0 (no lock taken again by its holder): narrower
  *   programs, to tell which rule a failure is about (the same seed makes another program)
  *
  * A failure prints its seed. Run it under the tracer (LD_PRELOAD): meson's test does.
@@ -149,7 +151,10 @@ static void run_program(totals *t, uint64_t seed, int verbose)
     } else {
         oracle_model *m = oracle_model_new(&p, &r);
         size_t from = 0;
+        oracle_model_trace(m, verbose && getenv("ORDER_ORACLE_TRACE"));
         for (int i = 0; i < p.nsteps && !failed; i++) {
+            if (verbose && getenv("ORDER_ORACLE_TRACE"))
+                printf("step %d:\n", i);
             int verdict = oracle_model_step(m, i);
             if (oracle_model_beyond(m)) {
                 t->beyond++;
@@ -193,6 +198,7 @@ int main(void)
         .timed = (int)env_number("ORDER_ORACLE_TIMED", 1),
         .try = (int)env_number("ORDER_ORACLE_TRY", 1),
         .ends = (int)env_number("ORDER_ORACLE_ENDS", 1),
+        .again = (int)env_number("ORDER_ORACLE_AGAIN", 1),
     };
     if (getenv("ORDER_ORACLE_SEED")) {
         run_program(&t, env_number("ORDER_ORACLE_SEED", 0), 1);
