@@ -7,7 +7,7 @@
  * ended locks included), and no report may come where the model has none (or only cycles
  * reported before). Any other report kind is a failure too: the programs are correct.
  *
- *   order_oracle                  the CI seeds (ORDER_ORACLE_PROGRAMS programs, default 800,
+ *   order_oracle                  the CI seeds (ORDER_ORACLE_PROGRAMS programs, default 300,
  *                                 from seed ORDER_ORACLE_BASE, default 1)
  *   ORDER_ORACLE_PROGRAMS=100000 ORDER_ORACLE_BASE=777 order_oracle    more, other seeds
  *   ORDER_ORACLE_SEED=N order_oracle   the one program of seed N, listed step by step with
@@ -225,7 +225,7 @@ int main(void)
         run_program(&t, env_number("ORDER_ORACLE_SEED", 0), 1);
     } else {
         uint64_t base = env_number("ORDER_ORACLE_BASE", 1);
-        uint64_t count = env_number("ORDER_ORACLE_PROGRAMS", 800);
+        uint64_t count = env_number("ORDER_ORACLE_PROGRAMS", 300);
         for (uint64_t i = 0; i < count; i++)
             run_program(&t, base + i, 0);
     }
