@@ -1,0 +1,519 @@
+/*
+ * order_oracle_model.c - the reference model of lock-order inversion detection, written from
+ * the README ("Cross-thread deadlocks and lock-order inversions", "Ended locks") and the
+ * header of tracer/src/order.c, never from its code. Plain arrays, no cleverness: it has to be
+ * obviously right, not fast.
+ *
+ * - A lock identity lives from init to its end (destroy, init again, free of its block).
+ * - A blocking or timed acquisition of X in mode m by thread T makes an edge H(h) -> X(m)
+ *   from each lock H that T holds (in mode h), newest first, down to the newest "anchor": a
+ *   lock T took by a blocking or timed request that conflicts with itself in its held mode.
+ *   A trylock makes no edge into its lock, and its lock is no anchor. An edge keeps the lock
+ *   held right under its `from` at its first occurrence ("below"). The README says this of
+ *   edges out of anchors; the tracer keeps it for every edge (order.c's held_below_far:
+ *   "asking is dearer than keeping it"), and that shows when a lock that was no anchor ends
+ *   after an ending made an implied edge out of it.
+ * - Modes conflict when either is write; read against read only on a writer-preferring
+ *   rwlock; mutexes and spinlocks always.
+ * - When an acquisition made a new edge, the graph is searched breadth-first from (X, m):
+ *   a node entered in mode `in` is left by an edge whose held mode conflicts with `in`; a goal
+ *   is a lock T held before X in a mode that conflicts with the mode the path reaches it in
+ *   (X reached again in its other mode is none). The
+ *   nearest goals give the shortest cycles; the one found is reported unless its set of locks
+ *   was reported before. When several shortest cycles exist the tracer may pick any of them.
+ * - When X ends, each edge X -> S whose lock below is B, with an edge into X from B (or an
+ *   implied edge into X whose lock right before X on its path is B), from P, becomes an
+ *   implied edge P -> S, unless P -> S (same modes) exists; it keeps the ended locks of its
+ *   path, which a report lists. Then X and its edges leave the graph.
+ * - A report's closing edge H -> X goes into the graph as a plain edge: made, when H was held
+ *   under the anchor (the walk made none), or made plain, when it was an implied one.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "order_oracle.h"
+
+#define IMPLY_MAX 64  /* implied edges one ending makes (README "Limits") */
+#define IMPLY_HOPS 16 /* plain edges an implied edge stands for */
+#define MAX_PATHS 256 /* shortest cycles compared one by one; more: any of them is accepted */
+
+typedef struct ident {
+    int slot, type, alive;
+    uintptr_t addr;
+    int *out, nout, capout;
+    int *in, nin, capin;
+} ident;
+
+typedef struct medge {
+    int from, to, fm, tm;
+    int below; /* ident under `from` at the first occurrence, -1: none */
+    int last;  /* ident right before `to` on the path (plain: from) */
+    int alive;
+    int hops;
+    int npath;
+    int path[IMPLY_HOPS]; /* ended idents between from and to */
+} medge;
+
+typedef struct mheld {
+    int id, mode, anchor;
+} mheld;
+
+typedef struct cand {
+    int goal; /* the held lock the path ends at */
+    int nkey, nseq;
+    int key[64];
+    uintptr_t seq[64 * IMPLY_HOPS];
+} cand;
+
+struct oracle_model {
+    const oracle_program *p;
+    const oracle_run *r;
+    ident *ids;
+    int nids, capids;
+    medge *edges;
+    int nedges, capedges;
+    int *slot_id;
+    uintptr_t *block_base;
+    mheld held[ORACLE_THREADS][ORACLE_MAX_HELD];
+    int nheld[ORACLE_THREADS];
+    int **reported; /* sorted key, its length first */
+    int nreported, capreported;
+    cand *cands; /* the last search's shortest cycles */
+    int ncands, any;
+    int thread, x, mode; /* the last search's acquisition */
+    const char *beyond;
+    /* search scratch */
+    int *dist, *queue, *goal;
+};
+
+static void *grow(void *a, int *cap, int need, size_t size)
+{
+    if (need <= *cap)
+        return a;
+    int c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    a = realloc(a, (size_t)c * size);
+    if (!a) {
+        fprintf(stderr, "order_oracle: out of memory\n");
+        exit(2);
+    }
+    *cap = c;
+    return a;
+}
+
+static int is_rw(int type)
+{
+    return type == TY_RW || type == TY_RW_WP;
+}
+
+static int conflicts(const ident *x, int held, int req)
+{
+    if (!is_rw(x->type) || held == MODE_WRITE || req == MODE_WRITE)
+        return 1;
+    return x->type == TY_RW_WP;
+}
+
+oracle_model *oracle_model_new(const oracle_program *p, const oracle_run *r)
+{
+    oracle_model *m = calloc(1, sizeof *m);
+    int nslots = p->nblocks * p->per_block;
+    m->p = p;
+    m->r = r;
+    m->slot_id = malloc((size_t)nslots * sizeof *m->slot_id);
+    m->block_base = calloc((size_t)p->nblocks, sizeof *m->block_base);
+    m->cands = malloc(MAX_PATHS * sizeof *m->cands);
+    if (!m || !m->slot_id || !m->block_base || !m->cands) {
+        fprintf(stderr, "order_oracle: out of memory\n");
+        exit(2);
+    }
+    for (int s = 0; s < nslots; s++)
+        m->slot_id[s] = -1;
+    return m;
+}
+
+void oracle_model_free(oracle_model *m)
+{
+    for (int i = 0; i < m->nids; i++) {
+        free(m->ids[i].out);
+        free(m->ids[i].in);
+    }
+    for (int i = 0; i < m->nreported; i++)
+        free(m->reported[i]);
+    free(m->reported);
+    free(m->ids);
+    free(m->edges);
+    free(m->slot_id);
+    free(m->block_base);
+    free(m->cands);
+    free(m->dist);
+    free(m->queue);
+    free(m->goal);
+    free(m);
+}
+
+const char *oracle_model_beyond(const oracle_model *m)
+{
+    return m->beyond;
+}
+
+static int find_edge(const oracle_model *m, int from, int fm, int to, int tm)
+{
+    const ident *f = &m->ids[from];
+    for (int k = 0; k < f->nout; k++) {
+        const medge *e = &m->edges[f->out[k]];
+        if (e->alive && e->to == to && e->fm == fm && e->tm == tm)
+            return f->out[k];
+    }
+    return -1;
+}
+
+static int add_edge(oracle_model *m, medge e)
+{
+    m->edges = grow(m->edges, &m->capedges, m->nedges + 1, sizeof *m->edges);
+    int k = m->nedges++;
+    e.alive = 1;
+    m->edges[k] = e;
+    ident *f = &m->ids[e.from], *t = &m->ids[e.to];
+    f->out = grow(f->out, &f->capout, f->nout + 1, sizeof *f->out);
+    f->out[f->nout++] = k;
+    t->in = grow(t->in, &t->capin, t->nin + 1, sizeof *t->in);
+    t->in[t->nin++] = k;
+    return k;
+}
+
+/* X ends: the orders it stood between become implied edges, then it leaves the graph. */
+static void end_ident(oracle_model *m, int x)
+{
+    ident *X = &m->ids[x];
+    int made = 0;
+    for (int a = 0; a < X->nout; a++) {
+        int ko = X->out[a];
+        if (!m->edges[ko].alive || m->edges[ko].below < 0)
+            continue;
+        for (int b = 0; b < X->nin; b++) {
+            int ki = X->in[b];
+            medge out = m->edges[ko], in = m->edges[ki];
+            if (!in.alive || in.last != out.below || in.from == out.to ||
+                find_edge(m, in.from, in.fm, out.to, out.tm) >= 0)
+                continue;
+            if (in.hops + out.hops > IMPLY_HOPS) {
+                m->beyond = "an implied edge would stand for more than 16 edges";
+                continue;
+            }
+            if (++made > IMPLY_MAX) {
+                m->beyond = "an ending would imply more than 64 edges";
+                continue;
+            }
+            medge e = {.from = in.from, .to = out.to, .fm = in.fm, .tm = out.tm,
+                       .below = in.below, .last = out.last, .hops = in.hops + out.hops};
+            memcpy(e.path, in.path, (size_t)in.npath * sizeof *e.path);
+            e.npath = in.npath;
+            e.path[e.npath++] = x;
+            memcpy(e.path + e.npath, out.path, (size_t)out.npath * sizeof *e.path);
+            e.npath += out.npath;
+            add_edge(m, e);
+            X = &m->ids[x];
+        }
+    }
+    X->alive = 0;
+    for (int a = 0; a < X->nout; a++)
+        m->edges[X->out[a]].alive = 0;
+    for (int b = 0; b < X->nin; b++)
+        m->edges[X->in[b]].alive = 0;
+    m->slot_id[X->slot] = -1;
+}
+
+static int held_mode(const oracle_model *m, int t, int id)
+{
+    for (int k = 0; k < m->nheld[t]; k++)
+        if (m->held[t][k].id == id)
+            return m->held[t][k].mode;
+    return -1;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* The path of states st[0..len] (ident * 2 + mode) over edges ev[0..len-1] as a candidate. */
+static void add_cand(oracle_model *m, const int *st, const int *ev, int len)
+{
+    if (m->ncands == MAX_PATHS) {
+        m->any = 1;
+        return;
+    }
+    cand *c = &m->cands[m->ncands++];
+    c->goal = st[len] / 2;
+    c->nkey = c->nseq = 0;
+    for (int k = 0; k <= len; k++)
+        c->key[c->nkey++] = st[k] / 2;
+    /* Finding oracle-1 (notes.md): the tracer keys a cycle by the locks of its search path
+     * counted with repeats, so a path through one lock twice (entered in both modes) is
+     * another key than the simple cycle over the same locks, and both are reported. The
+     * README says "keyed by its set of locks"; the model follows the tracer here so that the
+     * rest stays an exact comparison. */
+    qsort(c->key, (size_t)c->nkey, sizeof *c->key, cmp_int);
+    for (int k = 0; k < len; k++) {
+        const medge *e = &m->edges[ev[k]];
+        c->seq[c->nseq++] = m->ids[e->from].addr;
+        for (int j = 0; j < e->npath; j++)
+            c->seq[c->nseq++] = m->ids[e->path[j]].addr;
+    }
+    c->seq[c->nseq++] = m->ids[st[len] / 2].addr;
+}
+
+/* Every shortest path from st[0] to a goal, depth first over the BFS layers. */
+static void paths(oracle_model *m, int *st, int *ev, int k, int d)
+{
+    if (m->any)
+        return;
+    if (k == d) {
+        if (m->goal[st[k]])
+            add_cand(m, st, ev, k);
+        return;
+    }
+    int n = st[k] / 2, in = st[k] % 2;
+    const ident *x = &m->ids[n];
+    for (int a = 0; a < x->nout; a++) {
+        const medge *e = &m->edges[x->out[a]];
+        int s = e->to * 2 + e->tm;
+        if (e->alive && conflicts(x, e->fm, in) && m->dist[s] == k + 1) {
+            st[k + 1] = s;
+            ev[k] = x->out[a];
+            paths(m, st, ev, k + 1, d);
+        }
+    }
+}
+
+static int was_reported(const oracle_model *m, const cand *c)
+{
+    for (int i = 0; i < m->nreported; i++)
+        if (m->reported[i][0] == c->nkey &&
+            !memcmp(m->reported[i] + 1, c->key, (size_t)c->nkey * sizeof *c->key))
+            return 1;
+    return 0;
+}
+
+/* Thread t took x in mode `mode` with new edges: the shortest cycles through it. */
+static int search(oracle_model *m, int t, int x, int mode)
+{
+    int ns = 2 * m->nids;
+    m->dist = realloc(m->dist, (size_t)ns * sizeof *m->dist);
+    m->queue = realloc(m->queue, (size_t)ns * sizeof *m->queue);
+    m->goal = realloc(m->goal, (size_t)ns * sizeof *m->goal);
+    for (int s = 0; s < ns; s++)
+        m->dist[s] = -1, m->goal[s] = 0;
+    int head = 0, tail = 0, found = -1;
+    m->queue[tail++] = x * 2 + mode;
+    m->dist[x * 2 + mode] = 0;
+    while (head < tail) {
+        int s = m->queue[head++];
+        if (found >= 0 && m->dist[s] >= found)
+            break;
+        const ident *n = &m->ids[s / 2];
+        for (int a = 0; a < n->nout; a++) {
+            const medge *e = &m->edges[n->out[a]];
+            int w = e->to * 2 + e->tm;
+            if (!e->alive || !conflicts(n, e->fm, s % 2) || m->dist[w] >= 0)
+                continue;
+            m->dist[w] = m->dist[s] + 1;
+            int h = e->to == x ? -1 : held_mode(m, t, e->to);
+            if (h >= 0 && conflicts(&m->ids[e->to], h, e->tm)) {
+                m->goal[w] = 1;
+                found = m->dist[w];
+            } else {
+                m->queue[tail++] = w;
+            }
+        }
+    }
+    m->ncands = 0;
+    m->any = 0;
+    m->thread = t;
+    m->x = x;
+    m->mode = mode;
+    if (found < 0)
+        return V_NONE;
+    int st[64], ev[64];
+    if (found >= 63) {
+        m->any = 1;
+        return V_MAY;
+    }
+    st[0] = x * 2 + mode;
+    paths(m, st, ev, 0, found);
+    int seen = 0;
+    for (int i = 0; i < m->ncands; i++)
+        seen += was_reported(m, &m->cands[i]);
+    if (m->any)
+        return V_MAY;
+    /* Finding oracle-2 (notes.md): when the search reaches a cycle reported before as soon as
+     * a new one, equally short, the tracer may stay silent, and the new cycle is not reported
+     * at this acquisition (nor later, unless another search finds it first). Either is taken
+     * as right here. */
+    return seen == m->ncands ? V_NONE : seen ? V_MAY : V_MUST;
+}
+
+static int acquire(oracle_model *m, const oracle_step *s)
+{
+    int t = s->thread, x = m->slot_id[s->lock];
+    const ident *X = &m->ids[x];
+    int fresh = 0;
+    if (s->op != OP_TRY) {
+        for (int k = m->nheld[t] - 1; k >= 0; k--) {
+            const mheld *h = &m->held[t][k];
+            if (find_edge(m, h->id, h->mode, x, s->mode) < 0) {
+                int below = k > 0 ? m->held[t][k - 1].id : -1;
+                add_edge(m, (medge){.from = h->id, .to = x, .fm = h->mode, .tm = s->mode,
+                                    .below = below, .last = h->id, .hops = 1});
+                fresh++;
+                X = &m->ids[x];
+            }
+            if (h->anchor)
+                break;
+        }
+    }
+    int anchor = s->op != OP_TRY && conflicts(X, s->mode, s->mode);
+    m->held[t][m->nheld[t]++] = (mheld){x, s->mode, anchor};
+    return fresh ? search(m, t, x, s->mode) : V_NONE;
+}
+
+int oracle_model_step(oracle_model *m, int i)
+{
+    const oracle_step *s = &m->p->steps[i];
+    int per = m->p->per_block;
+    m->ncands = 0;
+    m->any = 0;
+    switch (s->op) {
+    case OP_ALLOC:
+        m->block_base[s->lock] = m->r->base[i];
+        return V_NONE;
+    case OP_FREE:
+        for (int k = s->lock * per; k < (s->lock + 1) * per; k++)
+            if (m->slot_id[k] >= 0)
+                end_ident(m, m->slot_id[k]);
+        return V_NONE;
+    case OP_INIT: {
+        if (m->slot_id[s->lock] >= 0)
+            end_ident(m, m->slot_id[s->lock]);
+        m->ids = grow(m->ids, &m->capids, m->nids + 1, sizeof *m->ids);
+        int b = s->lock / per;
+        m->ids[m->nids] = (ident){.slot = s->lock, .type = s->type, .alive = 1,
+                                  .addr = m->block_base[b] +
+                                          (uintptr_t)(s->lock % per) * oracle_slot_size()};
+        m->slot_id[s->lock] = m->nids++;
+        return V_NONE;
+    }
+    case OP_DESTROY:
+        end_ident(m, m->slot_id[s->lock]);
+        return V_NONE;
+    case OP_UNLOCK: {
+        int t = s->thread, x = m->slot_id[s->lock];
+        for (int k = m->nheld[t] - 1; k >= 0; k--)
+            if (m->held[t][k].id == x) {
+                memmove(&m->held[t][k], &m->held[t][k + 1],
+                        (size_t)(m->nheld[t] - k - 1) * sizeof m->held[t][k]);
+                m->nheld[t]--;
+                break;
+            }
+        return V_NONE;
+    }
+    default:
+        return s->ok ? acquire(m, s) : V_NONE;
+    }
+}
+
+/* The closing edge goal -> X of a reported cycle, into the graph as a plain edge (order.c's
+ * closing_unwound: "into the graph, where it was implied through an anchor or kept only
+ * recorded frames"): the walk made none when the goal was held under the anchor, and an
+ * implied one becomes the occurrence the report shows. */
+static void closing_edge(oracle_model *m, int goal)
+{
+    int t = m->thread;
+    for (int k = 0; k < m->nheld[t]; k++) {
+        const mheld *h = &m->held[t][k];
+        if (h->id != goal)
+            continue;
+        int e = find_edge(m, goal, h->mode, m->x, m->mode);
+        medge plain = {.from = goal, .to = m->x, .fm = h->mode, .tm = m->mode,
+                       .below = k > 0 ? m->held[t][k - 1].id : -1, .last = goal, .hops = 1,
+                       .alive = 1};
+        if (e < 0)
+            add_edge(m, plain);
+        else if (m->edges[e].npath)
+            m->edges[e] = plain;
+        return;
+    }
+}
+
+/* Is b a rotation of a (n entries each)? */
+static int rotation(const uintptr_t *a, const uintptr_t *b, int n)
+{
+    for (int r = 0; r < n; r++) {
+        int k = 0;
+        while (k < n && a[(r + k) % n] == b[k])
+            k++;
+        if (k == n)
+            return 1;
+    }
+    return 0;
+}
+
+int oracle_model_accept(oracle_model *m, const uintptr_t *addr, int n, char *why, size_t size)
+{
+    int unreported = 0;
+    for (int i = 0; i < m->ncands; i++)
+        unreported += !was_reported(m, &m->cands[i]);
+    for (int i = 0; i < m->ncands; i++) {
+        cand *c = &m->cands[i];
+        if (was_reported(m, c) || (addr ? c->nseq != n || !rotation(c->seq, addr, n)
+                                        : n != 0 || unreported != 1))
+            continue;
+        m->reported = grow(m->reported, &m->capreported, m->nreported + 1, sizeof *m->reported);
+        int *k = malloc((size_t)(c->nkey + 1) * sizeof *k);
+        if (!k) {
+            fprintf(stderr, "order_oracle: out of memory\n");
+            exit(2);
+        }
+        k[0] = c->nkey;
+        memcpy(k + 1, c->key, (size_t)c->nkey * sizeof *k);
+        m->reported[m->nreported++] = k;
+        closing_edge(m, c->goal);
+        return 1;
+    }
+    if (m->any)
+        return 1;
+    if (!addr && !n && unreported > 1)
+        m->beyond = "a repeated report (\"again\") where the model has several new cycles";
+    size_t used = (size_t)snprintf(why, size, "expected %s", m->ncands ? "one of" : "no cycle");
+    for (int i = 0; i < m->ncands && used < size; i++) {
+        cand *c = &m->cands[i];
+        used += (size_t)snprintf(why + used, size - used, "%s (", i ? "," : "");
+        for (int j = 0; j < c->nseq && used < size; j++)
+            used += (size_t)snprintf(why + used, size - used, "%s%#lx", j ? " -> " : "",
+                                     (unsigned long)c->seq[j]);
+        if (used < size)
+            used += (size_t)snprintf(why + used, size - used, ")%s",
+                                     was_reported(m, c) ? " reported before" : "");
+    }
+    return 0;
+}
+
+void oracle_model_dump(const oracle_model *m)
+{
+    printf("model graph (slot.identity:mode):\n");
+    for (int k = 0; k < m->nedges; k++) {
+        const medge *e = &m->edges[k];
+        if (!e->alive)
+            continue;
+        printf("  %d.%d:%c -> %d.%d:%c (%#lx -> %#lx)", m->ids[e->from].slot, e->from,
+               "rw"[e->fm], m->ids[e->to].slot, e->to, "rw"[e->tm],
+               (unsigned long)m->ids[e->from].addr, (unsigned long)m->ids[e->to].addr);
+        if (e->below >= 0)
+            printf(" below %d.%d", m->ids[e->below].slot, e->below);
+        for (int j = 0; j < e->npath; j++)
+            printf("%s%d.%d", j ? "," : " through ", m->ids[e->path[j]].slot, e->path[j]);
+        printf("\n");
+    }
+}
