@@ -839,9 +839,9 @@ static void known_grow(void)
  * it (edge_live), and is freed by the last list to let go. A dead node keeps every edge it
  * had in its own lists until its reaping kills them, so no edge that is not marked dead
  * names a freed node. A node's lists are swept whenever they have doubled since their last
- * sweep while dead edges or nodes exist, so dead edges never outnumber live ones by more than
- * that, at O(1) amortised per edge added; dead nodes awaiting reaping hold at most the edges
- * the graph had.
+ * sweep (rounded up to a power of two, sweep_shift) while dead edges or nodes exist, so its
+ * lists never hold more than five times the live entries they had then, and 16, at O(1)
+ * amortised per edge added; dead nodes awaiting reaping hold at most the edges the graph had.
  *
  * A dead edge's fingerprint stays in the known set: it names a lock identity that ended (or
  * is ending: lt_order_forget comes before the lock's gen moves on), so no acquisition can make
