@@ -291,10 +291,12 @@ static int destroyed_use(const lt_event *ev, int rc)
 }
 
 /* The report names the call; the entry the call's lookup made for the address is its own
- * (its first sighting would be this call). */
+ * (its first sighting would be this call). A word marked invalid that no destroy left so
+ * (0xff bytes, say) is said to be no mutex. */
 static void report_destroyed_use(const lt_event *ev)
 {
-    lt_finding f = {.kind = LT_FIND_DESTROYED_USE, .why = LT_WHY_DESTROYED};
+    lt_reason why = lt_platform_mutex_destroyed(ev->addr) == 1 ? LT_WHY_DESTROYED : LT_WHY_NO_MUTEX;
+    lt_finding f = {.kind = LT_FIND_DESTROYED_USE, .why = why};
     fill_lock(&f, ev);
     f.first_stack = 0;
     f.request_stack = lt_stack_here(ev->ra);
@@ -337,6 +339,15 @@ void lt_after_lock_nested(lt_event *ev)
         lt_classes_acquired(ev);
 }
 
+/* libc released l for whichever thread held it, on another thread's call: the holder's entry
+ * is stale from here (held_valid, drop_stale). */
+static void released_for_holder(lt_lock *l)
+{
+    atomic_store(&l->writer, 0);
+    l->orphan_of = NULL;
+    atomic_fetch_add_explicit(&foreign_unlocks, 1, memory_order_relaxed);
+}
+
 /* Unlock of a lock this thread does not hold: report it; if libc unlocked it all the same,
  * forget what others held. */
 static void report_bad_unlock(lt_event *ev, int unlocked)
@@ -347,11 +358,8 @@ static void report_bad_unlock(lt_event *ev, int unlocked)
     f.req_mode = LT_MODE_NONE;
     f.request_stack = lt_stack_here(ev->ra);
     lt_report(&f);
-    if (l && unlocked) {
-        atomic_store(&l->writer, 0);
-        l->orphan_of = NULL;
-        atomic_fetch_add_explicit(&foreign_unlocks, 1, memory_order_relaxed);
-    }
+    if (l && unlocked)
+        released_for_holder(l);
 }
 
 /* The entry leaves the held set. */
@@ -458,16 +466,18 @@ void lt_on_destroy(lt_event *ev)
 
 /* pthread_cond_*wait releases the mutex inside libc: it leaves the held set for the wait and
  * comes back with its original acquisition site (saved), or, held more than once (a
- * recursive mutex), stays held a level less (saved->depth 0). Returns 0 when the mutex was
- * not held. */
+ * recursive mutex), stays held a level less (saved->depth 0). Returns 0 when the wait is
+ * not one: libc refuses it (a mutex that checks its owner, not held), or no memory. */
 int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved)
 {
     lt_held *h = lt_held_find(ev->self, ev->addr);
     if (!h) {
-        if (!lt_platform_lock_held(ev->addr, LT_MUTEX, LT_MODE_WRITE, ev->self->info.tid)) {
+        int mine = lt_platform_lock_held(ev->addr, LT_MUTEX, LT_MODE_WRITE, ev->self->info.tid);
+        if (!mine) {
             lt_cond_wait_misuse(ev, cv, LT_WHY_WAIT_UNHELD);
             /* a mutex that checks its owner (error-checking, recursive, robust) makes libc
-             * refuse the wait with EPERM, unlocking nothing: the thread still holds nothing */
+             * refuse the wait with EPERM, unlocking nothing: the thread still holds nothing
+             * and waits for nothing */
             if (lt_lock_mutex_type(ev->addr, NULL) != LT_MUTEX_NORMAL ||
                 lt_lock_robust(ev->addr, NULL))
                 return 0;
@@ -477,6 +487,10 @@ int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved)
         ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra);
         if (!ev->lock)
             return 0;
+        /* a normal mutex another thread held is unlocked by the wait all the same: that
+         * thread holds it no more, and the waiter does not wait for it */
+        if (!mine && (atomic_load(&ev->lock->writer) || ev->lock->orphan_of))
+            released_for_holder(ev->lock);
         *saved = (lt_held){.addr = ev->addr, .lock = ev->lock, .gen = atomic_load(&ev->lock->gen),
                            .kind = LT_MUTEX, .mode = LT_MODE_WRITE, .depth = 1, .ra = ev->ra};
         return 1;

@@ -616,9 +616,12 @@ static int cond_wait(call *c, pthread_cond_t *cv)
         return 0;
     if (enter(&c->ev)) {
         st.released = lt_cond_release(&c->ev, cv, &st.saved);
-        lt_cond_arrive(&c->ev, cv, &st.waiter);
-        st.arrived = 1;
-        lt_waitfor_cond_begin(&c->ev, cv, &st.waiter);
+        /* not released: libc refuses the wait (EPERM), which waits for nothing */
+        if (st.released) {
+            lt_cond_arrive(&c->ev, cv, &st.waiter);
+            st.arrived = 1;
+            lt_waitfor_cond_begin(&c->ev, cv, &st.waiter);
+        }
         lt_leave(&lt_tls);
     }
     pthread_cleanup_push(cond_return, &st);

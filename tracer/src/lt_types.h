@@ -81,6 +81,7 @@ typedef enum {
     LT_WHY_CLASS_NESTING,    /* ... locks of one class nested in both address orders */
     LT_WHY_CLASS_DECLARED,   /* ... locks of one class nested against their declared order */
     LT_WHY_DESTROYED,        /* lock or unlock of a destroyed mutex: libc refuses it */
+    LT_WHY_NO_MUTEX,         /* ... of memory marked as no mutex that no destroy left so */
     LT_WHY_COUNT
 } lt_reason;
 

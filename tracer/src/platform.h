@@ -35,8 +35,10 @@ int lt_platform_thread_name_of(int tid, char *buf, size_t size);
 /* Type of a mutex read from the lock itself, so static initialisers count: lt_mutex_type. */
 int lt_platform_mutex_type(const void *mutex);
 
-/* Nonzero for a mutex that pthread_mutex_destroy destroyed and no init made one again (libc
- * refuses to lock or unlock it); 0 when it cannot be told. */
+/* For a mutex libc refuses to lock or unlock because its word marks it invalid: 1 when the
+ * word is as pthread_mutex_destroy leaves it and no init made a mutex again, 2 when it is
+ * marked invalid but no destroy left it so (never initialised, overwritten); 0 otherwise or
+ * when it cannot be told. */
 int lt_platform_mutex_destroyed(const void *mutex);
 
 /* Nonzero for a robust mutex: its owner's death makes lock return EOWNERDEAD, not hang. */

@@ -360,10 +360,15 @@ int lt_platform_mutex_type(const void *mutex)
 }
 
 /* glibc's destroy sets __kind to -1, which every lock and unlock call refuses (EINVAL); init,
- * a static initialiser or zeroed memory give a valid kind again. */
+ * a static initialiser or zeroed memory give a valid kind again. It destroys only a mutex
+ * nobody holds (__nusers 0, not robust), so the rest of its word stays unlocked: a kind of -1
+ * with a lock word or an owner is memory that never was a mutex (0xff bytes, say). */
 int lt_platform_mutex_destroyed(const void *mutex)
 {
-    return ((const pthread_mutex_t *)mutex)->__data.__kind == -1;
+    const pthread_mutex_t *m = mutex;
+    if (m->__data.__kind != -1)
+        return 0;
+    return m->__data.__lock == 0 && m->__data.__owner == 0 && m->__data.__nusers == 0 ? 1 : 2;
 }
 
 /* glibc's private PTHREAD_MUTEX_ROBUST_NORMAL_NP bit in __kind (nptl/pthreadP.h). */

@@ -68,6 +68,7 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_CLASS_NESTING] = "class-nesting",
     [LT_WHY_CLASS_DECLARED] = "class-declared-order",
     [LT_WHY_DESTROYED] = "destroyed",
+    [LT_WHY_NO_MUTEX] = "no-mutex",
 };
 
 /* Why the request can never be granted (or what the misuse is), for the summary line. */
@@ -108,6 +109,8 @@ static const char *const reason_text[LT_WHY_COUNT] = {
     [LT_WHY_CLASS_DECLARED] = "",
     [LT_WHY_DESTROYED] = "it is destroyed (libc refuses the call: EINVAL; init makes it a "
                          "mutex again)",
+    [LT_WHY_NO_MUTEX] = "its memory holds no valid mutex (never initialised, or "
+                        "overwritten; libc refuses the call: EINVAL)",
 };
 
 static const char *const outcome_names[] = {"continue", "abort", "edeadlk"};
@@ -122,7 +125,7 @@ static const char *const ended_names[] = {"no", "destroyed", "initialised-again"
 
 _Static_assert(LT_FIND_KIND_COUNT == 11, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 27, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 28, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(type_names) == LT_COND + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 _Static_assert(LT_ARRAY_LEN(api_names) == LT_API_CUSTOM + 1, "name every api");

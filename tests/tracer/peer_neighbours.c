@@ -1,0 +1,309 @@
+/*
+ * peer_neighbours.c - misuse the peers (Helgrind, DRD, ThreadSanitizer) report, and what
+ * follows it, next to the legal calls that look like it and must stay silent:
+ *   - a condition wait on a mutex the thread does not hold: glibc unlocks a normal mutex all
+ *     the same (whoever held it holds it no more) and refuses the wait with EPERM for one that
+ *     checks its owner. Neither is a deadlock with the thread that held the mutex.
+ *   - memory that holds no mutex (0xff bytes) locked and unlocked: glibc refuses it as it
+ *     refuses a destroyed mutex, but nothing destroyed it.
+ *   - a cancelled join, signal handlers taking locks while their thread is blocked in a lock
+ *     or a condition wait, condition waits on CLOCK_MONOTONIC, C11 timed and recursive mutexes.
+ *   peer_neighbours NAME
+ * Each scenario prints what its calls returned and ends with "done".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <threads.h>
+#include <time.h>
+
+#include "apis/poll.h"
+
+#define NOINLINE __attribute__((noinline))
+
+static pthread_mutex_t mutex, other = PTHREAD_MUTEX_INITIALIZER, inner = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+static blocked_probe holder_probe, waiter_probe;
+static _Atomic int signalled, handled, holding;
+
+static void result(const char *what, int rc)
+{
+    printf("%s -> %s\n", what, rc == 0 ? "0" : rc == EPERM ? "EPERM" : strerror(rc));
+    fflush(stdout);
+}
+
+/* The mutex's holder: takes it, then blocks on `other`, which main holds. */
+static void *hold_mutex_then_other(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&mutex);
+    blocked_announce_on(&holder_probe, &other, sizeof other);
+    result("holder's lock of other", pthread_mutex_lock(&other));
+    pthread_mutex_unlock(&other);
+    result("holder's unlock of the mutex", pthread_mutex_unlock(&mutex));
+    return NULL;
+}
+
+/* Wakes main once it sleeps in its condition wait. */
+static void *signal_waiter(void *arg)
+{
+    (void)arg;
+    blocked_until(&waiter_probe);
+    signalled = 1;
+    pthread_cond_broadcast(&changed);
+    return NULL;
+}
+
+/* Main holds `other` and waits with `mutex`, which another thread holds and which main does
+ * not: a normal mutex is unlocked by the wait (the holder, blocked on `other`, holds it no
+ * more: main retakes it and goes on), one that checks its owner makes the wait fail. */
+NOINLINE static void wait_unheld(int type)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, type);
+    pthread_mutex_init(&mutex, &attr);
+    pthread_mutexattr_destroy(&attr);
+    pthread_t holder, signaller;
+    pthread_mutex_lock(&other);
+    pthread_create(&holder, NULL, hold_mutex_then_other, NULL);
+    blocked_until(&holder_probe);
+    int waits = type == PTHREAD_MUTEX_NORMAL; /* the others' wait fails at once */
+    if (waits)
+        pthread_create(&signaller, NULL, signal_waiter, NULL);
+    blocked_announce_on(&waiter_probe, &changed, sizeof changed);
+    int rc = pthread_cond_wait(&changed, &mutex);
+    result("wait", rc);
+    while (rc == 0 && !signalled)
+        pthread_cond_wait(&changed, &mutex);
+    if (rc == 0)
+        pthread_mutex_unlock(&mutex);
+    pthread_mutex_unlock(&other);
+    pthread_join(holder, NULL);
+    if (waits)
+        pthread_join(signaller, NULL);
+}
+
+/* A mutex of 0xff bytes: its kind reads -1, as a destroyed one's, with a lock word and an
+ * owner that no destroy leaves. A trylock is a question the program checks: silent. */
+NOINLINE static void garbage_mutex(void)
+{
+    pthread_mutex_t m;
+    memset(&m, 0xff, sizeof m);
+    result("trylock", pthread_mutex_trylock(&m));
+    result("lock", pthread_mutex_lock(&m));
+    result("unlock", pthread_mutex_unlock(&m));
+}
+
+/* ---- legal neighbours ---- */
+
+static void *sleep_forever(void *arg)
+{
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static pthread_t sleeper;
+
+static void unlock_other(void *arg)
+{
+    (void)arg;
+    pthread_mutex_unlock(&other);
+}
+
+/* Holds `other` and joins a thread that never ends; cancelled there, its cleanup lets go. */
+static void *join_holding(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&other);
+    pthread_cleanup_push(unlock_other, NULL);
+    blocked_announce(&holder_probe);
+    pthread_join(sleeper, NULL);
+    pthread_cleanup_pop(1);
+    return NULL;
+}
+
+NOINLINE static void cancelled_join(void)
+{
+    pthread_t joiner;
+    pthread_create(&sleeper, NULL, sleep_forever, NULL);
+    pthread_create(&joiner, NULL, join_holding, NULL);
+    blocked_until(&holder_probe);
+    result("cancel", pthread_cancel(joiner));
+    result("join", pthread_join(joiner, NULL));
+    /* the joiner holds nothing and waits for nothing any more */
+    pthread_mutex_lock(&inner);
+    result("lock", pthread_mutex_lock(&other));
+    pthread_mutex_unlock(&other);
+    pthread_mutex_unlock(&inner);
+    pthread_cancel(sleeper);
+    result("sleeper join", pthread_join(sleeper, NULL));
+}
+
+static void take_inner(int sig)
+{
+    (void)sig;
+    pthread_mutex_lock(&inner);
+    handled++;
+    pthread_mutex_unlock(&inner);
+}
+
+static void *block_on_other(void *arg)
+{
+    (void)arg;
+    blocked_announce_on(&holder_probe, &other, sizeof other);
+    int rc = pthread_mutex_lock(&other);
+    pthread_mutex_unlock(&other);
+    return (void *)(intptr_t)rc;
+}
+
+static void *wait_on_changed(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&other);
+    blocked_announce_on(&holder_probe, &changed, sizeof changed);
+    while (!signalled)
+        pthread_cond_wait(&changed, &other);
+    pthread_mutex_unlock(&other);
+    return NULL;
+}
+
+/* 20 signals, each delivered while the thread sleeps in its lock or condition wait, whose
+ * handler takes another lock; the wait goes on after each. */
+NOINLINE static void signals_in_waits(int cond)
+{
+    struct sigaction sa = {.sa_handler = take_inner};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    pthread_t t;
+    void *rc;
+    if (!cond)
+        pthread_mutex_lock(&other);
+    pthread_create(&t, NULL, cond ? wait_on_changed : block_on_other, NULL);
+    for (int i = 0; i < 20; i++) {
+        blocked_until(&holder_probe);
+        pthread_kill(t, SIGUSR1);
+        while (handled == i)
+            sched_yield();
+    }
+    if (cond) {
+        pthread_mutex_lock(&other);
+        signalled = 1;
+        pthread_cond_signal(&changed);
+    }
+    pthread_mutex_unlock(&other);
+    pthread_join(t, &rc);
+    printf("handled %d\n", (int)handled);
+    result(cond ? "wait" : "lock", (int)(intptr_t)rc);
+}
+
+static struct timespec monotonic_from_now(long ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_nsec += ms * 1000000;
+    t.tv_sec += t.tv_nsec / 1000000000;
+    t.tv_nsec %= 1000000000;
+    return t;
+}
+
+/* Timed condition waits on the monotonic clock that time out, under another lock. */
+NOINLINE static void monotonic_waits(void)
+{
+    pthread_condattr_t attr;
+    pthread_cond_t cv;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&cv, &attr);
+    pthread_mutex_lock(&inner);
+    pthread_mutex_lock(&other);
+    struct timespec deadline = monotonic_from_now(20);
+    result("timedwait", pthread_cond_timedwait(&cv, &other, &deadline));
+    deadline = monotonic_from_now(20);
+    result("clockwait", pthread_cond_clockwait(&changed, &other, CLOCK_MONOTONIC, &deadline));
+    pthread_mutex_unlock(&other);
+    pthread_mutex_unlock(&inner);
+    result("destroy", pthread_cond_destroy(&cv));
+}
+
+static int c11_holder(void *arg)
+{
+    mtx_t *m = arg;
+    mtx_lock(m);
+    holding = 1;
+    while (!signalled)
+        sched_yield();
+    mtx_unlock(m);
+    return 0;
+}
+
+/* C11: a recursive timed mutex taken three times around a timed-out cnd_timedwait on a plain
+ * one; a timed lock of a mutex another thread holds times out; trylocks. */
+NOINLINE static void c11_locks(void)
+{
+    mtx_t plain, rec;
+    cnd_t cv;
+    thrd_t t;
+    mtx_init(&plain, mtx_timed);
+    mtx_init(&rec, mtx_recursive | mtx_timed);
+    cnd_init(&cv);
+    mtx_lock(&rec);
+    mtx_trylock(&rec);
+    struct timespec deadline = ms_from_now(20);
+    printf("timedlock recursive -> %d\n", mtx_timedlock(&rec, &deadline) == thrd_success);
+    mtx_lock(&plain);
+    deadline = ms_from_now(20);
+    printf("cnd_timedwait -> %d\n", cnd_timedwait(&cv, &plain, &deadline) == thrd_timedout);
+    mtx_unlock(&plain);
+    for (int i = 0; i < 3; i++)
+        mtx_unlock(&rec);
+    thrd_create(&t, c11_holder, &plain);
+    while (!holding)
+        sched_yield();
+    printf("trylock held -> %d\n", mtx_trylock(&plain) == thrd_busy);
+    deadline = ms_from_now(20);
+    printf("timedlock held -> %d\n", mtx_timedlock(&plain, &deadline) == thrd_timedout);
+    signalled = 1;
+    thrd_join(t, NULL);
+    mtx_lock(&rec);
+    mtx_lock(&plain);
+    mtx_unlock(&plain);
+    mtx_unlock(&rec);
+    mtx_destroy(&plain);
+    mtx_destroy(&rec);
+    cnd_destroy(&cv);
+}
+
+int main(int argc, char **argv)
+{
+    const char *name = argc > 1 ? argv[1] : "";
+    if (!strcmp(name, "cond-unheld-normal"))
+        wait_unheld(PTHREAD_MUTEX_NORMAL);
+    else if (!strcmp(name, "cond-unheld-errorcheck"))
+        wait_unheld(PTHREAD_MUTEX_ERRORCHECK);
+    else if (!strcmp(name, "cond-unheld-recursive"))
+        wait_unheld(PTHREAD_MUTEX_RECURSIVE);
+    else if (!strcmp(name, "garbage"))
+        garbage_mutex();
+    else if (!strcmp(name, "cancelled-join"))
+        cancelled_join();
+    else if (!strcmp(name, "signals-in-lock"))
+        signals_in_waits(0);
+    else if (!strcmp(name, "signals-in-cond"))
+        signals_in_waits(1);
+    else if (!strcmp(name, "monotonic"))
+        monotonic_waits();
+    else if (!strcmp(name, "c11"))
+        c11_locks();
+    else {
+        fprintf(stderr, "unknown scenario '%s'\n", name);
+        return 2;
+    }
+    puts("done");
+    return 0;
+}
