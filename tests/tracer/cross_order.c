@@ -942,6 +942,106 @@ NOINLINE void ended_trylock(void)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Cycles reported before (found by the randomized differential test, order_oracle): a search
+ * from a new lock that first meets a cycle reported already goes on to one that is not, and a
+ * cycle is one report however a search goes round its locks.
+ * ---------------------------------------------------------------------------------------- */
+static pthread_mutex_t rab_1 = PTHREAD_MUTEX_INITIALIZER, rab_2 = PTHREAD_MUTEX_INITIALIZER,
+                       rab_3 = PTHREAD_MUTEX_INITIALIZER;
+
+/* Each thread at call sites of its own: a report at a call site already reported is only
+ * counted there. */
+NOINLINE void *reported_abba_thread(void *arg)
+{
+    switch ((long)arg) {
+    case 0:
+        pthread_mutex_lock(&rab_1);
+        pthread_mutex_lock(&rab_2);
+        pthread_mutex_unlock(&rab_2);
+        pthread_mutex_unlock(&rab_1);
+        break;
+    case 1:
+        pthread_mutex_lock(&rab_2);
+        pthread_mutex_lock(&rab_3);
+        pthread_mutex_lock(&rab_1);
+        pthread_mutex_unlock(&rab_1);
+        pthread_mutex_unlock(&rab_3);
+        pthread_mutex_unlock(&rab_2);
+        break;
+    default:
+        pthread_mutex_lock(&rab_1);
+        pthread_mutex_lock(&rab_3);
+        pthread_mutex_lock(&rab_2);
+        pthread_mutex_unlock(&rab_2);
+        pthread_mutex_unlock(&rab_3);
+        pthread_mutex_unlock(&rab_1);
+        break;
+    }
+    return NULL;
+}
+
+/* 1 then 2; 2, 3, 1 (1 <-> 2 reported); 1, 3, 2 (1 <-> 3 reported, then 3 <-> 2: the search
+ * from 2 meets 1, held, first, through the reported 2 -> 1). */
+NOINLINE void reported_then_abba(void)
+{
+    one_after_another(3, reported_abba_thread);
+    puts("three threads, three pairs inverted");
+}
+
+static pthread_mutex_t rset_m0 = PTHREAD_MUTEX_INITIALIZER, rset_m2 = PTHREAD_MUTEX_INITIALIZER,
+                       rset_m9 = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t rset_r1 = PTHREAD_RWLOCK_INITIALIZER;
+
+NOINLINE void *reported_set_thread(void *arg)
+{
+    switch ((long)arg) {
+    case 0: /* m0, r1 read */
+        pthread_mutex_lock(&rset_m0);
+        pthread_rwlock_rdlock(&rset_r1);
+        pthread_rwlock_unlock(&rset_r1);
+        pthread_mutex_unlock(&rset_m0);
+        break;
+    case 1: /* r1 write, m2 */
+        pthread_rwlock_wrlock(&rset_r1);
+        pthread_mutex_lock(&rset_m2);
+        pthread_mutex_unlock(&rset_m2);
+        pthread_rwlock_unlock(&rset_r1);
+        break;
+    case 2: /* m2, r1 write: m2 <-> r1 reported */
+        pthread_mutex_lock(&rset_m2);
+        pthread_rwlock_wrlock(&rset_r1);
+        pthread_rwlock_unlock(&rset_r1);
+        pthread_mutex_unlock(&rset_m2);
+        break;
+    case 3: /* r1 read, m9 */
+        pthread_rwlock_rdlock(&rset_r1);
+        pthread_mutex_lock(&rset_m9);
+        pthread_mutex_unlock(&rset_m9);
+        pthread_rwlock_unlock(&rset_r1);
+        break;
+    case 4: /* m9, m0: m0 -> r1 (read) -> m9 -> m0, found through r1 twice */
+        pthread_mutex_lock(&rset_m9);
+        pthread_mutex_lock(&rset_m0);
+        pthread_mutex_unlock(&rset_m0);
+        pthread_mutex_unlock(&rset_m9);
+        break;
+    default: /* m2, m9: the same four locks again */
+        pthread_mutex_lock(&rset_m2);
+        pthread_mutex_lock(&rset_m9);
+        pthread_mutex_unlock(&rset_m9);
+        pthread_mutex_unlock(&rset_m2);
+        break;
+    }
+    return NULL;
+}
+
+NOINLINE void reported_set(void)
+{
+    one_after_another(6, reported_set_thread);
+    puts("six threads, the same locks closed twice");
+}
+
+/* ------------------------------------------------------------------------------------------
  * Ended after a lock's first edge came with its node: once a call site has unwound the stacks
  * of its first edges, a lock's first edge H -> X is made with X's node (order.c edge_first),
  * and X's end then tells from H alone (in_from) that nothing is implied when H has ended -
@@ -1258,6 +1358,10 @@ int main(int argc, char **argv)
         ended_mass_freed(-1);
     else if (!strcmp(s, "ended-mass-unrelated"))
         ended_mass_unrelated();
+    else if (!strcmp(s, "reported-then-abba"))
+        reported_then_abba();
+    else if (!strcmp(s, "reported-set"))
+        reported_set();
     else if (!strcmp(s, "ended-first-edge"))
         ended_first_edge(0);
     else if (!strcmp(s, "ended-first-edge-grown"))

@@ -839,9 +839,9 @@ static void known_grow(void)
  * it (edge_live), and is freed by the last list to let go. A dead node keeps every edge it
  * had in its own lists until its reaping kills them, so no edge that is not marked dead
  * names a freed node. A node's lists are swept whenever they have doubled since their last
- * sweep while dead edges or nodes exist, so dead edges never outnumber live ones by more than
- * that, at O(1) amortised per edge added; dead nodes awaiting reaping hold at most the edges
- * the graph had.
+ * sweep (rounded up to a power of two, sweep_shift) while dead edges or nodes exist, so its
+ * lists never hold more than five times the live entries they had then, and 16, at O(1)
+ * amortised per edge added; dead nodes awaiting reaping hold at most the edges the graph had.
  *
  * A dead edge's fingerprint stays in the known set: it names a lock identity that ended (or
  * is ending: lt_order_forget comes before the lock's gen moves on), so no acquisition can make
@@ -1327,6 +1327,9 @@ typedef struct search {
 
 static lt_bfs cycle_bfs;
 
+static uint64_t reached_key(const lt_bfs *b, size_t at, const node *w);
+static int reported_has(uint64_t key);
+
 static void cycle_expand(lt_bfs *b, size_t at)
 {
     search *s = b->ctx;
@@ -1343,6 +1346,10 @@ static void cycle_expand(lt_bfs *b, size_t at)
         lt_held *h = lt_held_find(s->t, w->addr);
         int goal = h && h->lock == w->lock && h->gen == w->gen &&
                    conflicts(w, (lt_mode)h->mode, (lt_mode)e->to_mode);
+        /* A cycle reported before is no goal: one through X that is not, maybe longer or
+         * through another held lock, may be new (a second ABBA between other threads). */
+        if (goal && reported_has(reached_key(b, at, w)))
+            goal = 0;
         if (goal)
             s->goal = h;
         if (!lt_bfs_reach(b, at, w, e, e->to_mode, goal))
@@ -1352,13 +1359,25 @@ static void cycle_expand(lt_bfs *b, size_t at)
 
 /* ---------------------------------------------------------------------------------------- */
 
-/* A cycle is one inversion whichever edge closes it: keyed by the set of its locks, the
- * nodes of the path in cycle_bfs. */
-static uint64_t cycle_key(size_t n)
+/*
+ * A cycle is one inversion whichever edge closes it and whichever way a search goes round it:
+ * keyed by the set of its locks, each counted once (a path may pass an rwlock twice, entered
+ * for read, then for write). Its nodes are gathered in key_nodes, under the graph lock.
+ */
+static const node **key_nodes;
+static size_t key_nodes_cap;
+
+/* The key of the nodes key_nodes[0 .. n). */
+static uint64_t lock_set_key(size_t n)
 {
     uint64_t sum = 0, x = 0;
     for (size_t i = 0; i < n; i++) {
-        const node *k = cycle_bfs.path[i].node;
+        const node *k = key_nodes[i];
+        size_t j = 0;
+        while (j < i && key_nodes[j] != k)
+            j++;
+        if (j < i)
+            continue;
         uint64_t h = ((uint64_t)(uintptr_t)k->lock ^ ((uint64_t)k->gen << 48)) *
                      0x9E3779B97F4A7C15ull;
         sum += h;
@@ -1367,15 +1386,54 @@ static uint64_t cycle_key(size_t n)
     return sum ^ (x * 0xff51afd7ed558ccdull);
 }
 
+/* The key of the cycle of the n nodes of cycle_bfs's path; 0 when out of memory. */
+static uint64_t cycle_key(size_t n)
+{
+    if (!lt_scratch_fit((void **)&key_nodes, &key_nodes_cap, n, sizeof *key_nodes))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        key_nodes[i] = cycle_bfs.path[i].node;
+    return lock_set_key(n);
+}
+
+/* The key of the cycle the search closes at w, reached from items[at]; 0 when out of memory. */
+static uint64_t reached_key(const lt_bfs *b, size_t at, const node *w)
+{
+    size_t n = 1;
+    for (size_t i = at;; i = b->items[i].parent) {
+        n++;
+        if (i == 0)
+            break;
+    }
+    if (!lt_scratch_fit((void **)&key_nodes, &key_nodes_cap, n, sizeof *key_nodes))
+        return 0;
+    key_nodes[0] = w;
+    n = 1;
+    for (size_t i = at;; i = b->items[i].parent) {
+        key_nodes[n++] = b->items[i].node;
+        if (i == 0)
+            break;
+    }
+    return lock_set_key(n);
+}
+
+
+static int reported_has(uint64_t key)
+{
+    const uint64_t *keys = reported;
+    for (size_t i = 0; key && i < nreported; i++)
+        if (keys[i] == key)
+            return 1;
+    return 0;
+}
+
 /* Records key; 0 when it was there already (or cannot be remembered: then it is reported
  * again rather than lost). */
 static int first_report(uint64_t key)
 {
-    uint64_t *keys = reported;
-    for (size_t i = 0; i < nreported; i++)
-        if (keys[i] == key)
-            return 0;
-    if (!lt_scratch_fit(&reported, &reported_cap, nreported + 1, sizeof key))
+    if (reported_has(key))
+        return 0;
+    if (!key || !lt_scratch_fit(&reported, &reported_cap, nreported + 1, sizeof key))
         return 1;
     ((uint64_t *)reported)[nreported++] = key;
     return 1;
