@@ -149,7 +149,8 @@ static void acquire_again(gen *g, int t, int slot)
     if ((!ok || how == OP_TRY) && !g->try)
         return;
     if (!ok) /* a trylock that fails: for write, or for read of a write-held rwlock */
-        mode = oracle_is_rw(type) && mode == MODE_WRITE && chance(&g->r, 50) ? MODE_READ : MODE_WRITE;
+        mode = oracle_is_rw(type) && mode == MODE_WRITE && chance(&g->r, 50) ? MODE_READ
+                                                                             : MODE_WRITE;
     emit(g, ok ? how : OP_TRY, t, slot, mode, type, ok);
     if (!ok)
         return;
