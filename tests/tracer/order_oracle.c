@@ -229,8 +229,8 @@ int main(void)
         for (uint64_t i = 0; i < count; i++)
             run_program(&t, base + i, 0);
     }
-    printf("order_oracle: %ld programs, %ld failed (%ld steps compared, %ld reports, %ld "
-           "steps with two equally short cycles, %ld programs past a tracer limit)\n",
+    printf("order_oracle: %ld programs, %ld failed (%ld steps compared, %ld reports, %ld steps "
+           "where a report and silence were both right, %ld programs past a tracer limit)\n",
            t.programs, t.failed, t.steps, t.reports, t.ambiguous, t.beyond);
     return t.failed != 0;
 }

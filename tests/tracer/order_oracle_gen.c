@@ -132,8 +132,8 @@ static int pick_slot(gen *g)
 }
 
 /* Thread t asks again for a lock it holds: a recursive mutex is taken again, a read lock on an
- * rwlock it holds for read too (no writer waits, so even a writer-preferring one lets it in);
- * anything else only as a trylock, which fails. */
+ * rwlock it holds for read too (a writer-preferring one only by a trylock, which no writer
+ * waiting lets in); anything else only as a trylock, which fails. */
 static void acquire_again(gen *g, int t, int slot)
 {
     int type = g->type[slot];
@@ -142,10 +142,15 @@ static void acquire_again(gen *g, int t, int slot)
               : chance(&g->r, 30) && g->timed && type != TY_SPIN ? OP_TIMED
                                                                  : OP_LOCK;
     int ok = type == TY_RECURSIVE || (mode == MODE_READ && chance(&g->r, 70));
-    if (!ok && !g->try)
+    /* a blocking or timed read again of a writer-preferring rwlock is reported as a potential
+       self-deadlock (a writer queueing between the reads would hang it): only a trylock */
+    if (ok && mode == MODE_READ && type == TY_RW_WP)
+        how = OP_TRY;
+    if ((!ok || how == OP_TRY) && !g->try)
         return;
     if (!ok) /* a trylock that fails: for write, or for read of a write-held rwlock */
-        mode = oracle_is_rw(type) && mode == MODE_WRITE && chance(&g->r, 50) ? MODE_READ : MODE_WRITE;
+        mode = oracle_is_rw(type) && mode == MODE_WRITE && chance(&g->r, 50) ? MODE_READ
+                                                                             : MODE_WRITE;
     emit(g, ok ? how : OP_TRY, t, slot, mode, type, ok);
     if (!ok)
         return;

@@ -253,7 +253,36 @@ static int cmp_int(const void *a, const void *b)
     return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
-/* The path of states st[0..len] (ident * 2 + mode) over edges ev[0..len-1] as a candidate. */
+/* The key of a path of states st[0..len] (ident * 2 + mode): its distinct locks, sorted (the
+ * tracer keys a cycle by its set of locks, each counted once, however often the path passes
+ * it: an rwlock may be entered for read, then for write). Returns its length. */
+static int key_of(const int *st, int len, int *key)
+{
+    int n = 0;
+    for (int k = 0; k <= len; k++)
+        key[n++] = st[k] / 2;
+    qsort(key, (size_t)n, sizeof *key, cmp_int);
+    int u = 0;
+    for (int k = 0; k < n; k++)
+        if (!u || key[u - 1] != key[k])
+            key[u++] = key[k];
+    return u;
+}
+
+static int reported_key(const oracle_model *m, const int *key, int n)
+{
+    for (int i = 0; i < m->nreported; i++)
+        if (m->reported[i][0] == n && !memcmp(m->reported[i] + 1, key, (size_t)n * sizeof *key))
+            return 1;
+    return 0;
+}
+
+static int was_reported(const oracle_model *m, const cand *c)
+{
+    return reported_key(m, c->key, c->nkey);
+}
+
+/* The path of states st[0..len] over edges ev[0..len-1] as a candidate. */
 static void add_cand(oracle_model *m, const int *st, const int *ev, int len)
 {
     if (m->ncands == MAX_PATHS) {
@@ -262,15 +291,8 @@ static void add_cand(oracle_model *m, const int *st, const int *ev, int len)
     }
     cand *c = &m->cands[m->ncands++];
     c->goal = st[len] / 2;
-    c->nkey = c->nseq = 0;
-    for (int k = 0; k <= len; k++)
-        c->key[c->nkey++] = st[k] / 2;
-    /* Finding oracle-1 (notes.md): the tracer keys a cycle by the locks of its search path
-     * counted with repeats, so a path through one lock twice (entered in both modes) is
-     * another key than the simple cycle over the same locks, and both are reported. The
-     * README says "keyed by its set of locks"; the model follows the tracer here so that the
-     * rest stays an exact comparison. */
-    qsort(c->key, (size_t)c->nkey, sizeof *c->key, cmp_int);
+    c->nkey = key_of(st, len, c->key);
+    c->nseq = 0;
     for (int k = 0; k < len; k++) {
         const medge *e = &m->edges[ev[k]];
         c->seq[c->nseq++] = m->ids[e->from].addr;
@@ -280,16 +302,21 @@ static void add_cand(oracle_model *m, const int *st, const int *ev, int len)
     c->seq[c->nseq++] = m->ids[st[len] / 2].addr;
 }
 
-/* Every shortest path from st[0] to a goal, depth first over the BFS layers. */
-static void paths(oracle_model *m, int *st, int *ev, int k, int d)
+/* Every shortest path from st[0] to the goal state `target`, depth first over the BFS layers.
+ * A path passes another goal state only when the cycle it closes there was reported: the
+ * search goes on past those, and ends at one that was not. */
+static void paths(oracle_model *m, int *st, int *ev, int k, int target)
 {
+    int key[64];
     if (m->any)
         return;
-    if (k == d) {
-        if (m->goal[st[k]])
+    if (k == m->dist[target]) {
+        if (st[k] == target)
             add_cand(m, st, ev, k);
         return;
     }
+    if (k > 0 && m->goal[st[k]] && !reported_key(m, key, key_of(st, k, key)))
+        return;
     int n = st[k] / 2, in = st[k] % 2;
     const ident *x = &m->ids[n];
     for (int a = 0; a < x->nout; a++) {
@@ -298,18 +325,9 @@ static void paths(oracle_model *m, int *st, int *ev, int k, int d)
         if (e->alive && conflicts(x, e->fm, in) && m->dist[s] == k + 1) {
             st[k + 1] = s;
             ev[k] = x->out[a];
-            paths(m, st, ev, k + 1, d);
+            paths(m, st, ev, k + 1, target);
         }
     }
-}
-
-static int was_reported(const oracle_model *m, const cand *c)
-{
-    for (int i = 0; i < m->nreported; i++)
-        if (m->reported[i][0] == c->nkey &&
-            !memcmp(m->reported[i] + 1, c->key, (size_t)c->nkey * sizeof *c->key))
-            return 1;
-    return 0;
 }
 
 /* Has the graph of live edges a cycle, modes left aside? (Depth first, colours in dist.) */
@@ -336,12 +354,19 @@ static int cyclic(oracle_model *m)
     return 0;
 }
 
-/* Thread t took x in mode `mode` with new edges: the shortest cycles through it. The tracer
- * searches only while the graph has a cycle (README: "While the topological order holds the
- * graph has no cycle and nothing is searched"), or has had one whose back edge is not reaped
- * yet: a cycle closed only through a lock held under the anchor, whose edge to the anchor went
- * with an ended lock that implied nothing ("only the lock held right under B when B -> C was
- * first made counts"), may be found or not. */
+/* Thread t took x in mode `mode` with new edges: the cycles through it that the tracer's
+ * breadth-first search may report. It goes on past a goal whose cycle (the search path's
+ * locks) was reported, and reports the first whose cycle was not; a state is reached once, by
+ * a shortest path. So a report must close a shortest path to some goal state with a new set of
+ * locks; one is certain when some goal state has such paths only; none may come when every
+ * shortest path to every goal state was reported. (Before graph's cbde6b2 the first goal
+ * ended the search, reported or not: finding oracle-2.)
+ *
+ * The tracer searches only while the graph has a cycle (README: "While the topological order
+ * holds the graph has no cycle and nothing is searched"), or has had one whose back edge is
+ * not reaped yet: a cycle closed only through a lock held under the anchor, whose edge to the
+ * anchor went with an ended lock that implied nothing ("only the lock held right under B when
+ * B -> C was first made counts"), may be found or not. */
 static int search(oracle_model *m, int t, int x, int mode)
 {
     int ns = 2 * m->nids;
@@ -356,13 +381,11 @@ static int search(oracle_model *m, int t, int x, int mode)
     int cycles = cyclic(m);
     for (int s = 0; s < ns; s++)
         m->dist[s] = -1, m->goal[s] = 0;
-    int head = 0, tail = 0, found = -1;
+    int head = 0, tail = 0;
     m->queue[tail++] = x * 2 + mode;
     m->dist[x * 2 + mode] = 0;
     while (head < tail) {
         int s = m->queue[head++];
-        if (found >= 0 && m->dist[s] >= found)
-            break;
         const ident *n = &m->ids[s / 2];
         for (int a = 0; a < n->nout; a++) {
             const medge *e = &m->edges[n->out[a]];
@@ -371,33 +394,31 @@ static int search(oracle_model *m, int t, int x, int mode)
                 continue;
             m->dist[w] = m->dist[s] + 1;
             int h = e->to == x ? -1 : held_mode(m, t, e->to);
-            if (h >= 0 && conflicts(&m->ids[e->to], h, e->tm)) {
-                m->goal[w] = 1;
-                found = m->dist[w];
-            } else {
-                m->queue[tail++] = w;
-            }
+            m->goal[w] = h >= 0 && conflicts(&m->ids[e->to], h, e->tm);
+            m->queue[tail++] = w;
         }
     }
-    if (found < 0)
-        return V_NONE;
-    int st[64], ev[64];
-    if (found >= 63) {
-        m->any = 1;
-        return V_MAY;
-    }
+    int certain = 0, st[64], ev[64];
     st[0] = x * 2 + mode;
-    paths(m, st, ev, 0, found);
-    int seen = 0;
+    for (int w = 0; w < ns && !m->any; w++) {
+        if (!m->goal[w])
+            continue;
+        if (m->dist[w] >= 63) {
+            m->any = 1;
+            break;
+        }
+        int first = m->ncands, fresh = 0;
+        paths(m, st, ev, 0, w);
+        for (int i = first; i < m->ncands; i++)
+            fresh += !was_reported(m, &m->cands[i]);
+        certain |= fresh && fresh == m->ncands - first;
+    }
+    int fresh = 0;
     for (int i = 0; i < m->ncands; i++)
-        seen += was_reported(m, &m->cands[i]);
-    if (m->any || (!cycles && seen < m->ncands))
+        fresh += !was_reported(m, &m->cands[i]);
+    if (m->any || (fresh && !cycles))
         return V_MAY;
-    /* Finding oracle-2 (notes.md): when the search reaches a cycle reported before as soon as
-     * a new one, equally short, the tracer may stay silent, and the new cycle is not reported
-     * at this acquisition (nor later, unless another search finds it first). Either is taken
-     * as right here. */
-    return seen == m->ncands ? V_NONE : seen ? V_MAY : V_MUST;
+    return certain ? V_MUST : fresh ? V_MAY : V_NONE;
 }
 
 static int acquire(oracle_model *m, const oracle_step *s)
@@ -537,6 +558,8 @@ int oracle_model_accept(oracle_model *m, const uintptr_t *addr, int n, char *why
         memcpy(k + 1, c->key, (size_t)c->nkey * sizeof *k);
         m->reported[m->nreported++] = k;
         closing_edge(m, c->goal);
+        if (m->nreported == 100) /* README: "Each kind prints at most 100 distinct reports" */
+            m->beyond = "100 reports, the most the tracer prints of a kind";
         return 1;
     }
     if (m->any)
