@@ -224,7 +224,9 @@ static unsigned relock_rule(variant a, variant b)
 {
     if (a == MR)
         return 0;
-    return is_read(a) && is_read(b) ? 0 : K_SELF;
+    if (is_read(a) && is_read(b))
+        return a == RPR ? K_SELF : 0; /* writer-preferring: a potential self-deadlock */
+    return K_SELF;
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -6,6 +6,11 @@
  *     checks its owner. Neither is a deadlock with the thread that held the mutex.
  *   - memory that holds no mutex (0xff bytes) locked and unlocked: glibc refuses it as it
  *     refuses a destroyed mutex, but nothing destroyed it.
+ *   - a read again of a writer-preferring rwlock this thread reads, no writer queued: glibc's
+ *     are not recursive, a writer queued between the two reads would hang both (lockdep's
+ *     recursive read of a rwsem). Reported and the call goes on; a tryrdlock is silent.
+ *   - a condition variable destroyed while its waiter, timed out or cancelled, retakes the
+ *     mutex the destroying thread holds (libc counts it on the condition variable no more).
  *   - a cancelled join, signal handlers taking locks while their thread is blocked in a lock
  *     or a condition wait, condition waits on CLOCK_MONOTONIC, C11 timed and recursive mutexes.
  *   peer_neighbours NAME
@@ -98,7 +103,78 @@ NOINLINE static void garbage_mutex(void)
     result("unlock", pthread_mutex_unlock(&m));
 }
 
+/* Reads of a writer-preferring rwlock taken again by the reading thread: blocking, timed,
+ * and a try (silent); nobody writes. */
+NOINLINE static void reread_writer_preferring(void)
+{
+    pthread_rwlockattr_t attr;
+    pthread_rwlock_t rw;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&rw, &attr);
+    result("rdlock", pthread_rwlock_rdlock(&rw));
+    result("tryrdlock again", pthread_rwlock_tryrdlock(&rw));
+    result("rdlock again", pthread_rwlock_rdlock(&rw));
+    struct timespec deadline = ms_from_now(1000);
+    result("timedrdlock again", pthread_rwlock_timedrdlock(&rw, &deadline));
+    for (int i = 0; i < 4; i++)
+        pthread_rwlock_unlock(&rw);
+    result("wrlock", pthread_rwlock_wrlock(&rw));
+    result("unlock", pthread_rwlock_unlock(&rw));
+    result("destroy", pthread_rwlock_destroy(&rw));
+}
+
 /* ---- legal neighbours ---- */
+
+/* A condition variable destroyed while its one waiter, timed out (c = 0) or cancelled (1),
+ * sleeps on the mutex the destroying thread holds: libc no longer counts that waiter on the
+ * condition variable (it left it before retaking the mutex), so the destroy is legal and
+ * returns at once. */
+static _Atomic int waiter_tid;
+
+static void unlock_mutex(void *arg)
+{
+    pthread_mutex_unlock(arg);
+}
+
+static void *wait_on_mutex_cond(void *arg)
+{
+    int timed = arg != NULL, rc = 0;
+    pthread_mutex_lock(&mutex);
+    pthread_cleanup_push(unlock_mutex, &mutex);
+    waiter_tid = blocked_tid();
+    blocked_announce_on(&waiter_probe, &changed, sizeof changed);
+    struct timespec deadline = ms_from_now(timed ? 50 : 60 * 1000);
+    while (rc == 0)
+        rc = timed ? pthread_cond_timedwait(&changed, &mutex, &deadline)
+                   : pthread_cond_wait(&changed, &mutex);
+    pthread_cleanup_pop(1);
+    return (void *)(intptr_t)rc;
+}
+
+NOINLINE static void destroy_left_cond(int cancelled)
+{
+    pthread_t t;
+    void *rc;
+    pthread_mutex_init(&mutex, NULL);
+    pthread_create(&t, NULL, wait_on_mutex_cond, cancelled ? NULL : &mutex);
+    blocked_until(&waiter_probe);
+    pthread_mutex_lock(&mutex);
+    if (cancelled)
+        pthread_cancel(t);
+    /* until the waiter, its wait over, sleeps on the mutex */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)waiter_tid);
+    uintptr_t word;
+    while (!blocked_futex_word_at(path, &word) || word < (uintptr_t)&mutex ||
+           word - (uintptr_t)&mutex >= sizeof mutex)
+        sched_yield();
+    result("destroy", pthread_cond_destroy(&changed));
+    pthread_mutex_unlock(&mutex);
+    pthread_join(t, &rc);
+    printf("waiter %s\n", rc == PTHREAD_CANCELED ? "cancelled" : strerror((int)(intptr_t)rc));
+}
+
 
 static void *sleep_forever(void *arg)
 {
@@ -290,6 +366,12 @@ int main(int argc, char **argv)
         wait_unheld(PTHREAD_MUTEX_RECURSIVE);
     else if (!strcmp(name, "garbage"))
         garbage_mutex();
+    else if (!strcmp(name, "reread-writer-preferring"))
+        reread_writer_preferring();
+    else if (!strcmp(name, "cond-destroy-timed-out"))
+        destroy_left_cond(0);
+    else if (!strcmp(name, "cond-destroy-cancelled"))
+        destroy_left_cond(1);
     else if (!strcmp(name, "cancelled-join"))
         cancelled_join();
     else if (!strcmp(name, "signals-in-lock"))

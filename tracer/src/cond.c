@@ -222,7 +222,9 @@ int lt_cond_destroy(lt_event *ev)
     }
     size_t unsure = q && q->unsure < marked ? q->unsure : marked;
     lt_spin_unlock(&s->lock);
-    if (!total)
+    /* a waiter that timed out or was cancelled is still in the queue while it retakes its
+     * mutex, which the destroying thread may hold: libc no longer counts it, nor waits for it */
+    if (!total || !lt_platform_cond_waited(ev->addr))
         return 0;
     report(ev, LT_WHY_DESTROY_WAITED, found[0].mutex, NULL, found, n, total, total + unsure);
     return lt_cfg.action == LT_ACTION_EDEADLK;

@@ -87,7 +87,9 @@ static lt_outcome fatal_outcome(void)
 static int report_self(lt_event *ev, const lt_held *h, lt_reason why)
 {
     lt_finding f = {.kind = LT_FIND_SELF_DEADLOCK, .why = why};
-    f.outcome = why == LT_WHY_ERRORCHECK_RELOCK ? LT_OUTCOME_CONTINUE : fatal_outcome();
+    f.outcome = why == LT_WHY_ERRORCHECK_RELOCK || why == LT_WHY_REREAD_POSSIBLE
+                    ? LT_OUTCOME_CONTINUE
+                    : fatal_outcome();
     fill_lock(&f, ev);
     f.request_stack = lt_stack_here(ev->ra);
     if (h) {
@@ -125,6 +127,36 @@ static int never_returns(const lt_event *ev, const lt_held *h, lt_reason *why)
         *why = LT_WHY_SPIN_RELOCK;
         return 1;
     }
+}
+
+/* A read again of a writer-preferring rwlock this thread reads, no writer queued on it: glibc's
+ * writer-preferring rwlocks are not recursive, so a writer that queues between the two reads
+ * blocks both for good (lockdep's recursive read of a rwsem). The call goes on; reported as
+ * the potential self-deadlock it is. */
+static int reread_possible(const lt_event *ev, const lt_held *h)
+{
+    return ev->kind == LT_RWLOCK && ev->mode == LT_MODE_READ && h->mode == LT_MODE_READ &&
+           lt_lock_prefers_writer(ev->addr, ev->lock) &&
+           !lt_lock_writer_queued(ev->addr, ev->lock);
+}
+
+/* Like a lock-order inversion, a potential self-deadlock is reported once, here per call site:
+ * a loop would otherwise pay a stack capture and print a repeat line at every iteration. Past
+ * the table's size, the report module's own repeat count takes over. */
+static _Atomic uintptr_t reread_sites[64];
+
+static int reread_site_new(uintptr_t ra)
+{
+    for (size_t i = 0; i < LT_ARRAY_LEN(reread_sites); i++) {
+        uintptr_t seen = atomic_load_explicit(&reread_sites[i], memory_order_relaxed);
+        if (seen == ra)
+            return 0;
+        if (!seen && atomic_compare_exchange_strong(&reread_sites[i], &seen, ra))
+            return 1;
+        if (seen == ra)
+            return 0;
+    }
+    return 1;
 }
 
 /* A held entry goes stale when its lock got a new identity, or when another thread released
@@ -236,8 +268,12 @@ int lt_before_lock_slow(lt_event *ev)
             return 0;
         if (lt_unlikely(held_in_parent(ev, ev->held)))
             return report_self(ev, ev->held, LT_WHY_FORK_RELOCK);
-        if (!never_returns(ev, ev->held, &why))
+        if (!never_returns(ev, ev->held, &why)) {
+            if (lt_unlikely(reread_possible(ev, ev->held)) && reread_site_new(ev->ra) &&
+                confirmed(ev, ev->held))
+                report_self(ev, ev->held, LT_WHY_REREAD_POSSIBLE);
             return 0;
+        }
         if (confirmed(ev, ev->held))
             return report_self(ev, ev->held, why);
         if (!ev->lock)

@@ -57,6 +57,7 @@ typedef enum {
     LT_WHY_WRITE_HELD,       /* rwlock held for write, any request */
     LT_WHY_UPGRADE,          /* rwlock held for read, write request */
     LT_WHY_WRITER_QUEUED,    /* read again on a writer-preferring lock with a writer waiting */
+    LT_WHY_REREAD_POSSIBLE,  /* ... with none waiting yet: a potential self-deadlock */
     LT_WHY_MUTEX_RELOCK,     /* normal/default mutex locked again */
     LT_WHY_ERRORCHECK_RELOCK,/* error-checking mutex locked again: returns EDEADLK */
     LT_WHY_SPIN_RELOCK,      /* spinlock locked again */

@@ -48,6 +48,10 @@ int lt_platform_mutex_robust(const void *mutex);
  * is, locked; 0 when it will destroy it or that cannot be told. */
 int lt_platform_mutex_destroy_refused(const void *mutex);
 
+/* Whether libc counts a thread in a wait on condition variable cv (its destroy would wait
+ * for it): 0 when none is, 1 when one is or that cannot be told. */
+int lt_platform_cond_waited(const void *cv);
+
 /* After a trylock by thread tid returned ENOTRECOVERABLE: gives the mutex back if that try
  * left it locked by tid (glibc does so for a robust mutex; its lock calls do not). */
 void lt_platform_mutex_untry(void *mutex, int tid);

@@ -371,6 +371,15 @@ int lt_platform_mutex_destroyed(const void *mutex)
     return m->__data.__lock == 0 && m->__data.__owner == 0 && m->__data.__nusers == 0 ? 1 : 2;
 }
 
+/* glibc counts each waiter in __wrefs (in steps of 8, above three flag bits) from the start of
+ * its wait until the wait no longer needs the condition variable: woken, timed out or
+ * cancelled, a waiter leaves that count before it retakes its mutex, and the destroy waits
+ * only for the count (nptl/pthread_cond_wait.c, pthread_cond_destroy.c). */
+int lt_platform_cond_waited(const void *cv)
+{
+    return (__atomic_load_n(&((const pthread_cond_t *)cv)->__data.__wrefs, __ATOMIC_ACQUIRE) >> 3) != 0;
+}
+
 /* glibc's private PTHREAD_MUTEX_ROBUST_NORMAL_NP bit in __kind (nptl/pthreadP.h). */
 enum { GLIBC_MUTEX_ROBUST_BIT = 16 };
 

@@ -44,6 +44,7 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_WRITE_HELD] = "write-held",
     [LT_WHY_UPGRADE] = "upgrade",
     [LT_WHY_WRITER_QUEUED] = "writer-queued",
+    [LT_WHY_REREAD_POSSIBLE] = "writer-preferring-reread",
     [LT_WHY_MUTEX_RELOCK] = "mutex-relock",
     [LT_WHY_ERRORCHECK_RELOCK] = "errorcheck-relock",
     [LT_WHY_SPIN_RELOCK] = "spin-relock",
@@ -77,6 +78,10 @@ static const char *const reason_text[LT_WHY_COUNT] = {
     [LT_WHY_UPGRADE] = "it holds it for read (a read-to-write upgrade hangs on every platform)",
     [LT_WHY_WRITER_QUEUED] = "it holds it for read and the lock prefers a writer that is "
                              "waiting (hangs)",
+    [LT_WHY_REREAD_POSSIBLE] = "it holds it for read, and the lock prefers writers (glibc's "
+                               "writer-preferring rwlocks are not recursive): a writer that "
+                               "queues between the two reads blocks both for good; none "
+                               "waits now, the call goes on (a potential deadlock)",
     [LT_WHY_MUTEX_RELOCK] = "it holds it already (a normal mutex hangs)",
     [LT_WHY_ERRORCHECK_RELOCK] = "it holds it already (error-checking mutex: the call "
                                  "returns EDEADLK)",
@@ -125,7 +130,7 @@ static const char *const ended_names[] = {"no", "destroyed", "initialised-again"
 
 _Static_assert(LT_FIND_KIND_COUNT == 11, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 28, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 29, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(type_names) == LT_COND + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 _Static_assert(LT_ARRAY_LEN(api_names) == LT_API_CUSTOM + 1, "name every api");
