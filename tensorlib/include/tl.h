@@ -282,6 +282,10 @@ TL_API tl_tensor *tl_sort_last_dim(const tl_tensor *t, bool ascending, tl_tensor
 TL_API tl_tensor *tl_matmul(const tl_tensor *a, const tl_tensor *b);
 /* matmul with the leading dims broadcast numpy-style (candle's broadcast_matmul). */
 TL_API tl_tensor *tl_broadcast_matmul(const tl_tensor *a, const tl_tensor *b);
+/* [m, k] @ [k] -> [m] (candle's mv); sum(a * b) of two 1-D tensors of one length as a 0-d
+ * tensor (candle's dot: the products in the dtype, so integers wrap as tl_mul's do). */
+TL_API tl_tensor *tl_mv(const tl_tensor *a, const tl_tensor *b);
+TL_API tl_tensor *tl_dot(const tl_tensor *a, const tl_tensor *b);
 /* x [b, c_in, l], kernel [c_out, c_in/groups, k] -> [b, c_out, l_out]. */
 TL_API tl_tensor *tl_conv1d(const tl_tensor *x, const tl_tensor *kernel, size_t padding, size_t stride,
                      size_t dilation, size_t groups);

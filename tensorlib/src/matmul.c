@@ -1,6 +1,7 @@
 /*
  * matmul.c - tl_matmul: [..., m, k] @ [..., k, n] -> [..., m, n], batched over equal leading
- * dims (candle's Tensor::matmul). Read locks: a, then b.
+ * dims (candle's Tensor::matmul). Read locks: a, then b. Also candle's broadcast_matmul, mv
+ * and dot, built on it and on the elementwise ops as candle builds them.
  */
 #include <string.h>
 
@@ -73,5 +74,38 @@ tl_tensor *tl_broadcast_matmul(const tl_tensor *a, const tl_tensor *b)
     tl_tensor *out = vb ? tl_matmul(va, vb) : NULL;
     tl_release(va);
     tl_release(vb);
+    return tl_within(op, out);
+}
+
+/* candle's mv: [m, k] @ [k] -> [m], a matmul with b as a column. */
+tl_tensor *tl_mv(const tl_tensor *a, const tl_tensor *b)
+{
+    const char *op = "mv";
+    char da[TL_DESC_STR], db[TL_DESC_STR];
+    if (tl_check_same(op, a, b) != TL_OK)
+        return NULL;
+    if (a->layout.ndim != 2 || b->layout.ndim != 1 || a->layout.shape[1] != b->layout.shape[0])
+        return tl_fail(TL_ERR_SHAPE, "%s: needs [m, k] and [k], got %s and %s", op,
+                       tl_describe(a, da), tl_describe(b, db)), NULL;
+    tl_tensor *col = tl_unsqueeze(b, 1), *r = col ? tl_matmul(a, col) : NULL;
+    tl_tensor *out = r ? tl_squeeze(r, 1) : NULL;
+    tl_release(col);
+    tl_release(r);
+    return tl_within(op, out);
+}
+
+/* candle's dot: sum(a * b) of two 1-D tensors of one length, a 0-d tensor (products in the
+ * dtype, then summed as tl_reduce sums). */
+tl_tensor *tl_dot(const tl_tensor *a, const tl_tensor *b)
+{
+    const char *op = "dot";
+    char da[TL_DESC_STR], db[TL_DESC_STR];
+    if (tl_check_same(op, a, b) != TL_OK)
+        return NULL;
+    if (a->layout.ndim != 1 || b->layout.ndim != 1 || a->layout.shape[0] != b->layout.shape[0])
+        return tl_fail(TL_ERR_SHAPE, "%s: needs two 1-D tensors of one length, got %s and %s",
+                       op, tl_describe(a, da), tl_describe(b, db)), NULL;
+    tl_tensor *p = tl_mul(a, b), *out = p ? tl_reduce(TL_SUM, p, NULL, 0, false) : NULL;
+    tl_release(p);
     return tl_within(op, out);
 }

@@ -220,14 +220,21 @@ static tl_status where_kernel(const tl_backend_i *b, const tl_operand *dst, cons
     return b->where(dst, &in[0], &in[1], &in[2]);
 }
 
-/* candle's where_cond: cond, on_true and on_false of one shape. */
+/* candle's where_cond: cond, on_true and on_false of one shape. Three operands and no
+ * broadcast_ variant, so a mismatch names all three (not lhs/rhs) and the way out. */
 tl_tensor *tl_where_cond(const tl_tensor *cond, const tl_tensor *on_true, const tl_tensor *on_false)
 {
     const char *op = "where_cond";
-    char d[TL_DESC_STR];
-    if (tl_check_tensor(op, cond) != TL_OK || tl_check_same(op, on_true, on_false) != TL_OK ||
-        same_shape(op, cond, on_true) != TL_OK || same_shape(op, on_true, on_false) != TL_OK)
+    char d[TL_DESC_STR], sc[TL_SHAPE_STR], st[TL_SHAPE_STR], sf[TL_SHAPE_STR];
+    if (tl_check_tensor(op, cond) != TL_OK || tl_check_same(op, on_true, on_false) != TL_OK)
         return NULL;
+    if (!tl_same_shape(&cond->layout, &on_true->layout) ||
+        !tl_same_shape(&on_true->layout, &on_false->layout))
+        return tl_fail(TL_ERR_SHAPE, "%s: shape mismatch, cond %s, on_true %s, on_false %s "
+                       "(tl_broadcast_as them to one shape first)", op,
+                       tl_shape_str(cond->layout.shape, cond->layout.ndim, sc),
+                       tl_shape_str(on_true->layout.shape, on_true->layout.ndim, st),
+                       tl_shape_str(on_false->layout.shape, on_false->layout.ndim, sf)), NULL;
     if (tl_dtype_is_float(cond->dtype))
         return tl_fail(TL_ERR_DTYPE, "%s: condition must be an integer dtype, got %s", op,
                        tl_describe(cond, d)), NULL;

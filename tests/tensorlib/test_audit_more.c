@@ -4,9 +4,11 @@
  * variant: cumprod along each dim (NaN, inf and 0 in a prefix; integers wrapping in their
  * dtype), roll by positive, negative and larger-than-the-dim shifts (and along an empty dim),
  * norm (NaN, inf, empty), candle-nn's rms_norm and layer_norm (a constant row, a zero row, two
- * eps; alpha and beta in other layouts); then zeros_like/ones_like/full_like, which copy a
- * view's shape, dtype and device into new storage, and the norms' argument checks.
+ * eps; alpha and beta in other layouts), dot and mv (empty k); then zeros_like/ones_like/
+ * full_like, which copy a view's shape, dtype and device into new storage, integer dot, and
+ * the argument checks of the norms, dot and mv.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +64,16 @@ static void run_nn_norm(const fx_case *c, tl_dtype dt, fx_variant v)
     FX_RELEASE(x, alpha, beta);
 }
 
+/* a and b in different layouts; dot gives a 0-d tensor, mv a 1-D one. */
+static void run_dot_mv(const fx_case *c, tl_dtype dt, fx_variant v)
+{
+    tl_tensor *a = fx_make(fx_get(c, "a"), dt, v);
+    tl_tensor *b = fx_make(fx_get(c, "b"), dt, (v + 1) % FX_VARIANT_COUNT);
+    EXPECT(c, "out", c->name[0] == 'd' ? tl_dot(a, b) : tl_mv(a, b), dt, fx_rtol(dt),
+           fx_rtol(dt), v);
+    FX_RELEASE(a, b);
+}
+
 static const tl_dtype all_dtypes[] = {TL_F32, TL_F64, TL_F16, TL_BF16, TL_U8,
                                       TL_U32, TL_I16, TL_I32, TL_I64};
 
@@ -72,7 +84,34 @@ static const fx_runner runners[] = {
     {"norm_", run_norm, FX_FLOATS},
     {"rms_norm", run_nn_norm, FX_FLOATS},
     {"layer_norm", run_nn_norm, FX_FLOATS},
+    {"dot", run_dot_mv, FX_FLOATS},
+    {"mv", run_dot_mv, FX_FLOATS},
 };
+
+/* Integer dot wraps in the dtype (each product, then the sum: candle's mul then sum_all);
+ * shapes that are not [m, k] and [k], or two 1-D of one length, fail naming both. */
+static void test_dot_mv_ints_and_misuse(void)
+{
+    const uint8_t a8[3] = {200, 3, 17}, b8[3] = {2, 100, 16};
+    tl_tensor *a = tl_from_data(a8, (const size_t[]){3}, 1, TL_U8, TL_CPU);
+    tl_tensor *b = tl_from_data(b8, (const size_t[]){3}, 1, TL_U8, TL_CPU);
+    tl_tensor *d = tl_dot(a, b);
+    uint8_t got = 0;
+    CHECK(d && tl_ndim(d) == 0 && tl_to_vec(d, &got, 1) == TL_OK &&
+          got == (uint8_t)((200 * 2 % 256) + 300 % 256 + 272 % 256));
+    tl_tensor *m = tl_zeros((const size_t[]){2, 3}, 2, TL_U8, TL_CPU);
+    tl_tensor *b2 = tl_zeros((const size_t[]){2}, 1, TL_U8, TL_CPU);
+    tl_tensor *bf = tl_zeros((const size_t[]){3}, 1, TL_F32, TL_CPU);
+    CHECK(fx_failed_with(fx_status(tl_dot(a, b2)), TL_ERR_SHAPE,
+                         "dot: needs two 1-D tensors of one length, got u8[3] and u8[2]"));
+    CHECK(fx_failed_with(fx_status(tl_dot(m, m)), TL_ERR_SHAPE, "dot: needs two 1-D"));
+    CHECK(fx_failed_with(fx_status(tl_dot(a, bf)), TL_ERR_DTYPE, "dot: dtype mismatch"));
+    CHECK(fx_failed_with(fx_status(tl_mv(m, b2)), TL_ERR_SHAPE,
+                         "mv: needs [m, k] and [k], got u8[2, 3] and u8[2]"));
+    CHECK(fx_failed_with(fx_status(tl_mv(a, m)), TL_ERR_SHAPE, "mv: needs [m, k]"));
+    CHECK(fx_failed_with(fx_status(tl_mv(NULL, a)), TL_ERR_ARG, "mv"));
+    FX_RELEASE(a, b, d, m, b2, bf);
+}
 
 /* Wrong alpha/beta shapes, dtypes and an integer or 0-d x fail naming the op. */
 static void test_nn_norm_misuse(void)
@@ -136,5 +175,6 @@ int main(int argc, char **argv)
     CHECK(fx_run_table(dir, "audit_more", runners, sizeof runners / sizeof runners[0]));
     test_like();
     test_nn_norm_misuse();
+    test_dot_mv_ints_and_misuse();
     return check_summary();
 }

@@ -271,7 +271,9 @@ static void test_cmp_where(void)
     tl_tensor *cond = MAKE(TL_I64, SHAPE(2, 3), 1, 1, 1, 0, 0, 0);
     tl_tensor *bb = tl_broadcast_as(b, SHAPE(2, 3));
     EXPECT_FMT(tl_where_cond(cond, bb, a), "[[2.0, 2.0, 7.0], [4.0, 5.0, 6.0]]");
-    EXPECT_FAIL(tl_where_cond(cond, b, a), TL_ERR_SHAPE, "where_cond: shape mismatch");
+    EXPECT_FAIL(tl_where_cond(cond, b, a), TL_ERR_SHAPE,
+                "where_cond: shape mismatch, cond [2, 3], on_true [3], on_false [2, 3] "
+                "(tl_broadcast_as them to one shape first)");
     EXPECT_FAIL(tl_where_cond(a, a, a), TL_ERR_DTYPE, "where_cond: condition must be");
     EXPECT_FAIL(tl_where_cond(mask, a, h), TL_ERR_DTYPE, "where_cond");
     EXPECT_FAIL(tl_cmp(TL_EQ, a, h), TL_ERR_DTYPE, "eq");
