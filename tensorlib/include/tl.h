@@ -86,6 +86,10 @@ TL_API bool tl_device_available(tl_device device); /* TL_METAL: only on macOS wi
 TL_API tl_tensor *tl_zeros(const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
 TL_API tl_tensor *tl_ones(const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
 TL_API tl_tensor *tl_full(double value, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
+/* New storage of t's shape, dtype and device (candle's zeros_like, ones_like, full_like). */
+TL_API tl_tensor *tl_zeros_like(const tl_tensor *t);
+TL_API tl_tensor *tl_ones_like(const tl_tensor *t);
+TL_API tl_tensor *tl_full_like(const tl_tensor *t, double value);
 /* start, start+step, ... while < end (> end for a negative step); 1-D. */
 TL_API tl_tensor *tl_arange(double start, double end, double step, tl_dtype dtype, tl_device device);
 /* Copies elem_count(shape) elements of dtype from data. */
@@ -225,6 +229,16 @@ TL_API tl_tensor *tl_log_softmax(const tl_tensor *t, size_t dim);
 TL_API tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim);
 /* log(sum(exp(t))) over dims (ndims 0: all), shifted by the maximum for stability. */
 TL_API tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim);
+/* sqrt(sum(t^2)) over every element, a 0-d tensor (candle's norm; float dtypes, unscaled: a
+ * square past the dtype's range gives inf, as numpy's norm of a float32 array). */
+TL_API tl_tensor *tl_norm(const tl_tensor *t);
+/* candle-nn's norms over the last dim of a float x (rank >= 1), with alpha (and beta) 1-D of
+ * that dim's size and x's dtype: rms_norm is x / sqrt(mean(x^2) + eps) * alpha, layer_norm
+ * (x - mean) / sqrt(mean((x - mean)^2) + eps) * alpha + beta (the biased variance). f16 and
+ * bf16 are normalised in f32 and rounded back before alpha and beta, as candle-nn does. */
+TL_API tl_tensor *tl_rms_norm(const tl_tensor *x, const tl_tensor *alpha, double eps);
+TL_API tl_tensor *tl_layer_norm(const tl_tensor *x, const tl_tensor *alpha, const tl_tensor *beta,
+                                double eps);
 /* a^b elementwise as candle computes it, exp(b * log(a)); one shape, float dtypes. */
 TL_API tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b);
 
@@ -234,6 +248,12 @@ TL_API tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b);
 /* The running sum along dim (numpy's cumsum in t's dtype; candle's t @ triu2 gives the same
  * sums but costs n^2 and spreads a NaN or inf to earlier positions). */
 TL_API tl_tensor *tl_cumsum(const tl_tensor *t, size_t dim);
+/* The running product along dim (numpy's cumprod in t's dtype: integers wrap; candle has
+ * none). */
+TL_API tl_tensor *tl_cumprod(const tl_tensor *t, size_t dim);
+/* Elements shifted by shift places along dim, wrapping around (candle's roll, numpy's roll
+ * along one axis): a negative shift rolls toward index 0. */
+TL_API tl_tensor *tl_roll(const tl_tensor *t, ptrdiff_t shift, size_t dim);
 TL_API tl_tensor *tl_flip(const tl_tensor *t, const size_t *dims, size_t ndims);
 /* rep[d] copies along each dim; t gets leading size-1 dims up to nrep first. */
 TL_API tl_tensor *tl_repeat(const tl_tensor *t, const size_t *rep, size_t nrep);
@@ -249,7 +269,8 @@ TL_API tl_tensor *tl_upsample_nearest2d(const tl_tensor *t, size_t h, size_t w);
 TL_API tl_tensor *tl_scatter(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
 TL_API tl_tensor *tl_slice_scatter(const tl_tensor *t, const tl_tensor *src, size_t dim, size_t start);
 
-/* Along the last dim, a stable sort of each row (NaN after every number, either direction):
+/* Along the last dim, a stable sort of each row, NaN greater than every number (so last when
+ * ascending, first when descending; -0 equals 0):
  * the u32 indexes, or the sorted values (and the indexes through *indices when non-NULL). */
 TL_API tl_tensor *tl_arg_sort_last_dim(const tl_tensor *t, bool ascending);
 TL_API tl_tensor *tl_sort_last_dim(const tl_tensor *t, bool ascending, tl_tensor **indices);

@@ -37,6 +37,29 @@ tl_tensor *tl_full(double value, const size_t *shape, size_t ndim, tl_dtype dtyp
     return filled("full", value, shape, ndim, dtype, device);
 }
 
+/* New storage of t's shape, dtype and device, filled with value (candle's zeros_like &c). */
+static tl_tensor *filled_like(const char *op, double value, const tl_tensor *t)
+{
+    if (tl_check_tensor(op, t) != TL_OK)
+        return NULL;
+    return filled(op, value, t->layout.shape, t->layout.ndim, t->dtype, t->device);
+}
+
+tl_tensor *tl_zeros_like(const tl_tensor *t)
+{
+    return filled_like("zeros_like", 0.0, t);
+}
+
+tl_tensor *tl_ones_like(const tl_tensor *t)
+{
+    return filled_like("ones_like", 1.0, t);
+}
+
+tl_tensor *tl_full_like(const tl_tensor *t, double value)
+{
+    return filled_like("full_like", value, t);
+}
+
 static tl_tensor *from_host(const char *op, const void *data, const size_t *shape, size_t ndim,
                             tl_dtype dtype, tl_device device)
 {

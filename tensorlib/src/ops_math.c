@@ -1,5 +1,5 @@
 /*
- * ops_math.c - candle's composite maths: pow with a tensor exponent, var, log_sum_exp. Each
+ * ops_math.c - candle's composite maths: pow with a tensor exponent, var, log_sum_exp, norm. Each
  * is built from other ops (as candle builds them), so it runs on every device that has those;
  * it stops at the first failing step, whose message becomes the thread's last error with the
  * op's own name in front (tl_within).
@@ -66,10 +66,25 @@ static tl_status dims_mask(const char *op, const tl_tensor *t, const size_t *dim
     return TL_OK;
 }
 
+/* The elements of t that are finite; 0 where t is NaN or infinite. */
+static tl_tensor *finite_or_zero(tl_tensor *t)
+{
+    tl_tensor *finite = tl_unary(TL_ABS, t), *zero = tl_zeros_like(t), *r = NULL;
+    if (finite)
+        finite = then(finite, tl_cmp_scalar(TL_LT, finite, INFINITY));
+    if (finite && zero)
+        r = tl_where_cond(finite, t, zero);
+    tl_release(finite);
+    tl_release(zero);
+    return r;
+}
+
 /* candle's var_keepdim: sum((t - mean)^2) / (n - 1) along dim (unbiased), as the corrected
  * two-pass sum (sum(d^2) - sum(d)^2 / n) / (n - 1) with d = t - mean: the mean rounded to
  * t's dtype is off by up to half an ulp of the values, which alone adds n * err^2 to the sum
- * (f32 values near 1e6 with variance 1: 1e-3 relative); sum(d)^2 / n takes it out again. */
+ * (f32 values near 1e6 with variance 1: 1e-3 relative); sum(d)^2 / n takes it out again. It
+ * is squared as (sum(d) / sqrt(n))^2, and one that still overflows the dtype counts as 0: a
+ * variance past the dtype's range is inf (as numpy and candle give), not inf - inf = NaN. */
 tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim)
 {
     const char *op = "var";
@@ -84,9 +99,13 @@ tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim)
     if (sum_d2)
         sum_d2 = then(sum_d2, tl_reduce(TL_SUM, sum_d2, &dim, 1, keepdim));
     if (sum_d)
+        sum_d = then(sum_d, tl_affine(sum_d, 1.0 / sqrt(n), 0.0));
+    if (sum_d)
         sum_d = then(sum_d, tl_unary(TL_SQR, sum_d));
     if (sum_d)
-        sum_d = then(sum_d, tl_affine(sum_d, -1.0 / n, 0.0));
+        sum_d = then(sum_d, finite_or_zero(sum_d));
+    if (sum_d)
+        sum_d = then(sum_d, tl_affine(sum_d, -1.0, 0.0));
     tl_tensor *r = sum_d && sum_d2 ? tl_add(sum_d2, sum_d) : NULL;
     if (r)
         r = then(r, tl_affine(r, 1.0 / (n - 1.0), 0.0));
@@ -127,5 +146,20 @@ tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t ndims, 
     tl_release(finite);
     tl_release(zero);
     tl_release(shift);
+    return tl_within(op, r);
+}
+
+/* candle's norm: sqrt(sum(t^2)) over every element, a 0-d tensor of t's float dtype. Unscaled,
+ * as candle and numpy's norm of a float32 array: squares past the dtype's range give inf. */
+tl_tensor *tl_norm(const tl_tensor *t)
+{
+    const char *op = "norm";
+    if (tl_check_tensor(op, t) != TL_OK || tl_check_float(op, t) != TL_OK)
+        return NULL;
+    tl_tensor *r = tl_unary(TL_SQR, t);
+    if (r)
+        r = then(r, tl_reduce(TL_SUM, r, NULL, 0, false));
+    if (r)
+        r = then(r, tl_unary(TL_SQRT, r));
     return tl_within(op, r);
 }

@@ -1,7 +1,8 @@
 /*
  * ops_shape.c - candle's ops that rearrange or extend a tensor, built from other ops as candle
- * builds them (so every device with those ops has these): tril2/triu2/eye, cumsum, flip,
- * repeat, pad_with_zeros/pad_with_same, upsample_nearest1d/2d and the out-of-place
+ * builds them (so every device with those ops has these): tril2/triu2/eye, cumsum and
+ * cumprod, roll, flip, repeat, pad_with_zeros/pad_with_same, upsample_nearest1d/2d and the
+ * out-of-place
  * scatter/slice_scatter. Each stops at the first failing step, whose message becomes the
  * thread's last error with the op's own name in front (tl_within).
  */
@@ -55,13 +56,12 @@ tl_tensor *tl_eye(size_t n, tl_dtype dtype, tl_device device)
     return square_mask("eye", TL_EQ, n, dtype, device);
 }
 
-/* The running sum along dim in log2(n) rounds of shifted adds (a Hillis-Steele scan): the
- * round with span s adds to every element the one s places before it. candle multiplies by
- * triu2(n) instead, which costs n^2 (20 000 elements took 46 s, 10^5 wanted 40 GB) and lets
- * a NaN or inf reach the positions before it (0 * inf is NaN). */
-tl_tensor *tl_cumsum(const tl_tensor *t, size_t dim)
+/* The running sum or product along dim in log2(n) rounds of shifted ops (a Hillis-Steele
+ * scan): the round with span s combines every element with the one s places before it.
+ * candle's cumsum multiplies by triu2(n) instead, which costs n^2 (20 000 elements took 46 s,
+ * 10^5 wanted 40 GB) and lets a NaN or inf reach the positions before it (0 * inf is NaN). */
+static tl_tensor *scan(const char *op, tl_binary_op combine, const tl_tensor *t, size_t dim)
 {
-    const char *op = "cumsum";
     if (tl_check_tensor(op, t) != TL_OK || tl_check_dim(op, t, &dim) != TL_OK)
         return NULL;
     size_t n = t->layout.shape[dim];
@@ -69,15 +69,49 @@ tl_tensor *tl_cumsum(const tl_tensor *t, size_t dim)
     for (size_t span = 1; r && span < n; span *= 2) {
         tl_tensor *head = tl_narrow(r, dim, 0, span);
         tl_tensor *lo = tl_narrow(r, dim, 0, n - span), *hi = tl_narrow(r, dim, span, n - span);
-        tl_tensor *sum = lo && hi ? tl_add(hi, lo) : NULL;
-        const tl_tensor *parts[2] = {head, sum};
-        tl_tensor *next = head && sum ? tl_cat(parts, 2, dim) : NULL;
+        tl_tensor *both = lo && hi ? tl_binary(combine, hi, lo) : NULL;
+        const tl_tensor *parts[2] = {head, both};
+        tl_tensor *next = head && both ? tl_cat(parts, 2, dim) : NULL;
         tl_release(head);
         tl_release(lo);
         tl_release(hi);
-        tl_release(sum);
+        tl_release(both);
         r = then(r, next);
     }
+    return tl_within(op, r);
+}
+
+tl_tensor *tl_cumsum(const tl_tensor *t, size_t dim)
+{
+    return scan("cumsum", TL_ADD, t, dim);
+}
+
+tl_tensor *tl_cumprod(const tl_tensor *t, size_t dim)
+{
+    return scan("cumprod", TL_MUL, t, dim);
+}
+
+/* candle's roll: the last shift (mod the dim's size, so negative shifts roll the other way)
+ * slices along dim moved to the front, as one cat of two narrows; a shift of 0 mod the size
+ * (or an empty dim) gives t itself, retained. */
+tl_tensor *tl_roll(const tl_tensor *t, ptrdiff_t shift, size_t dim)
+{
+    const char *op = "roll";
+    if (tl_check_tensor(op, t) != TL_OK || tl_check_dim(op, t, &dim) != TL_OK)
+        return NULL;
+    size_t n = t->layout.shape[dim];
+    size_t s = 0;
+    if (n) {
+        size_t m = (size_t)(shift < 0 ? -(shift + 1) : shift) % n; /* no overflow at PTRDIFF_MIN */
+        s = shift < 0 ? n - 1 - m : m;
+    }
+    if (s == 0)
+        return tl_retain((tl_tensor *)t);
+    tl_tensor *tail = tl_narrow(t, dim, n - s, s), *head = tl_narrow(t, dim, 0, n - s);
+    const tl_tensor *parts[2] = {tail, head};
+    tl_tensor *r = tail && head ? tl_cat(parts, 2, dim) : NULL;
+    tl_release(tail);
+    tl_release(head);
     return tl_within(op, r);
 }
 

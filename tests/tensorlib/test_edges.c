@@ -4,6 +4,7 @@
  * narrower integers, Rust's `as` for float -> integer) on every op that takes integers;
  * f16/bf16 rand staying inside [lo, hi).
  */
+#include <math.h>
 #include <stdint.h>
 
 #include "tl_test.h"
@@ -18,6 +19,9 @@ static void reshape_overflow(void)
     EXPECT_FAIL(tl_reshape(t, SHAPE(BIG, 4, 1)), TL_ERR_SHAPE, "overflows");
     EXPECT_FAIL(tl_reshape(t, SHAPE(TL_INFER, BIG, 8)), TL_ERR_SHAPE, "overflows");
     EXPECT_FMT(tl_reshape(t, SHAPE(2, TL_INFER)), "[[0.0, 0.0], [0.0, 0.0]]");
+    /* the hole and a negative size read as written, not as 2^64 - 1 and 2^64 - 3 */
+    EXPECT_FAIL(tl_reshape(t, SHAPE(3, TL_INFER)), TL_ERR_SHAPE, "cannot reshape f32[4] to [3, -1]");
+    EXPECT_FAIL(tl_zeros(SHAPE(2, (size_t)-3), TL_F32, TL_CPU), TL_ERR_RANGE, "shape [2, -3] is too large");
     tl_release(t);
 }
 
@@ -324,6 +328,23 @@ static void small_ints(void)
     RELEASE(a, ids, c, z, h, hi);
 }
 
+/* A variance past the dtype's range is inf, as numpy gives (f16 0..9999: 8.3e6 > 65504), not
+ * the NaN of inf - inf from the rounding correction; values in range keep their variance. */
+static void var_overflow(void)
+{
+    tl_tensor *r = tl_arange(0, 10000, 1, TL_F32, TL_CPU);
+    tl_tensor *h = r ? tl_to_dtype(r, TL_F16) : NULL;
+    tl_tensor *v = h ? tl_var(h, 0, false) : NULL;
+    tl_tensor *v64 = v ? tl_to_dtype(v, TL_F64) : NULL;
+    double got = 0;
+    CHECK(v64 && tl_to_vec(v64, &got, sizeof got) == TL_OK && isinf(got) && got > 0);
+    tl_release(v64);
+    tl_release(v);
+    tl_release(h);
+    EXPECT_VALS(tl_var(r, 0, false), 1e-6, 8334166.666666667); /* numpy var(ddof=1) */
+    tl_release(r);
+}
+
 int main(void)
 {
     reshape_overflow();
@@ -338,5 +359,6 @@ int main(void)
     integer_rules();
     rand_half_range();
     small_ints();
+    var_overflow();
     return check_summary();
 }

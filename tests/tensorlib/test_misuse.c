@@ -137,6 +137,8 @@ static void test_reductions(tl_tensor *x, tl_tensor *i)
     FAILS(tl_log_sum_exp(i, NULL, 0, false), TL_ERR_DTYPE, "log_sum_exp");
     FAILS(tl_log_sum_exp(empty, NULL, 0, false), TL_ERR_SHAPE, "log_sum_exp");
     FAILS(tl_cumsum(x, 2), TL_ERR_RANGE, "cumsum");
+    FAILS(tl_cumprod(x, 2), TL_ERR_RANGE, "cumprod");
+    FAILS(tl_norm(i), TL_ERR_DTYPE, "norm");
     tl_release(empty);
 }
 
@@ -146,6 +148,7 @@ static void test_rearranging(tl_tensor *x, tl_tensor *s, tl_tensor *i)
     tl_tensor *ids = MAKE(TL_I64, SHAPE(2, 1), 0, 5), *fids = MAKE(TL_F32, SHAPE(2, 1), 0, 1);
     tl_tensor *src = tl_zeros(SHAPE(2, 1), TL_F32, TL_CPU);
     FAILS(tl_flip(x, &d2, 1), TL_ERR_RANGE, "flip");
+    FAILS(tl_roll(x, 1, 2), TL_ERR_RANGE, "roll");
     FAILS(tl_repeat(x, rep1, 1), TL_ERR_SHAPE, "repeat");
     FAILS(tl_repeat(x, (const size_t[]){1, 0}, 2), TL_ERR_RANGE, "repeat");
     FAILS(tl_pad_with_zeros(x, 2, 1, 1), TL_ERR_RANGE, "pad_with_zeros");
@@ -233,6 +236,8 @@ static void test_scalar_dims(tl_tensor *s)
     FAILS(tl_log_softmax(s, 0), TL_ERR_RANGE, "log_softmax");
     FAILS(tl_var(s, 0, false), TL_ERR_RANGE, "var");
     FAILS(tl_cumsum(s, 0), TL_ERR_RANGE, "cumsum");
+    FAILS(tl_cumprod(s, 0), TL_ERR_RANGE, "cumprod");
+    FAILS(tl_roll(s, 1, 0), TL_ERR_RANGE, "roll");
     FAILS(tl_narrow(s, 0, 0, 1), TL_ERR_RANGE, "narrow");
     FAILS(tl_squeeze(s, 0), TL_ERR_RANGE, "squeeze");
     FAILS(tl_transpose(s, 0, 0), TL_ERR_RANGE, "transpose");

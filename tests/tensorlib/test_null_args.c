@@ -48,6 +48,12 @@ static void test_tensor_returning(const tl_tensor *x)
     EXPECT_FAIL(tl_where_cond(NULL, x, x), TL_ERR_ARG, "where_cond");
     EXPECT_FAIL(tl_where_cond(x, NULL, x), TL_ERR_ARG, "where_cond");
     EXPECT_FAIL(tl_reduce(TL_MIN, NULL, NULL, 0, true), TL_ERR_ARG, "min");
+    EXPECT_FAIL(tl_cumprod(NULL, 0), TL_ERR_ARG, "cumprod");
+    EXPECT_FAIL(tl_roll(NULL, 1, 0), TL_ERR_ARG, "roll");
+    EXPECT_FAIL(tl_norm(NULL), TL_ERR_ARG, "norm");
+    EXPECT_FAIL(tl_zeros_like(NULL), TL_ERR_ARG, "zeros_like");
+    EXPECT_FAIL(tl_ones_like(NULL), TL_ERR_ARG, "ones_like");
+    EXPECT_FAIL(tl_full_like(NULL, 2), TL_ERR_ARG, "full_like");
     EXPECT_FAIL(tl_custom_op1(NULL, &custom), TL_ERR_ARG, "my-op");
     EXPECT_FAIL(tl_custom_op3(x, x, NULL, &custom), TL_ERR_ARG, "my-op");
     EXPECT_FAIL(tl_custom_op2(x, x, NULL), TL_ERR_ARG, "op table is NULL");

@@ -17,7 +17,23 @@
 #define ORACLE_THREADS 4
 #define ORACLE_MAX_HELD 6 /* below the tracer's walk of the 8 newest held locks (README) */
 
-enum oracle_type { TY_NORMAL, TY_RECURSIVE, TY_ERRORCHECK, TY_RW, TY_RW_WP, TY_SPIN, TY_COUNT };
+/* Lock types: mutexes, rwlocks (default; PREFER_WRITER_NONRECURSIVE_NP, the one glibc makes
+ * writer-preferring; PREFER_WRITER_NP, which glibc keeps reader-preferring), spinlocks. */
+enum oracle_type {
+    TY_NORMAL,
+    TY_RECURSIVE,
+    TY_ERRORCHECK,
+    TY_RW,
+    TY_RW_WP,
+    TY_SPIN,
+    TY_RW_PW,
+    TY_COUNT
+};
+
+static inline int oracle_is_rw(int type)
+{
+    return type == TY_RW || type == TY_RW_WP || type == TY_RW_PW;
+}
 
 enum oracle_op {
     OP_ALLOC,   /* block `lock` gets memory (its slots hold no lock yet) */
@@ -58,7 +74,7 @@ typedef struct oracle_run {
 /* What programs may use: lock types by bit (1 << TY_*), and the kinds of step. */
 typedef struct oracle_features {
     unsigned types;
-    int timed, try, ends;
+    int timed, try, ends, again; /* again: take a held lock again where legal */
 } oracle_features;
 
 void oracle_generate(oracle_program *p, uint64_t seed, const oracle_features *f);
@@ -90,5 +106,7 @@ int oracle_model_accept(oracle_model *m, const uintptr_t *addr, int n, char *why
 const char *oracle_model_beyond(const oracle_model *m);
 /* The model's live edges, for a failure's listing. */
 void oracle_model_dump(const oracle_model *m);
+/* Print each edge as the model makes it (ORDER_ORACLE_TRACE=1 with ORDER_ORACLE_SEED). */
+void oracle_model_trace(oracle_model *m, int on);
 
 #endif

@@ -49,20 +49,17 @@ typedef struct child {
     sem_t turn[ORACLE_THREADS], done;
 } child;
 
-static int is_rw(int type)
-{
-    return type == TY_RW || type == TY_RW_WP;
-}
-
 static void init_slot(slot *l, int type)
 {
     if (type == TY_SPIN) {
         pthread_spin_init(&l->s, PTHREAD_PROCESS_PRIVATE);
-    } else if (is_rw(type)) {
+    } else if (oracle_is_rw(type)) {
         pthread_rwlockattr_t a;
         pthread_rwlockattr_init(&a);
         if (type == TY_RW_WP)
             pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+        else if (type == TY_RW_PW)
+            pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NP);
         pthread_rwlock_init(&l->rw, &a);
         pthread_rwlockattr_destroy(&a);
     } else {
@@ -80,7 +77,7 @@ static int destroy_slot(slot *l, int type)
 {
     if (type == TY_SPIN)
         return pthread_spin_destroy(&l->s);
-    return is_rw(type) ? pthread_rwlock_destroy(&l->rw) : pthread_mutex_destroy(&l->m);
+    return oracle_is_rw(type) ? pthread_rwlock_destroy(&l->rw) : pthread_mutex_destroy(&l->m);
 }
 
 struct request {
@@ -100,7 +97,7 @@ __attribute__((noinline)) static int acquire(void *arg)
     t.tv_sec += 60; /* never reached: the generator asks only for locks that are free */
     if (type == TY_SPIN)
         return op == OP_TRY ? pthread_spin_trylock(&l->s) : pthread_spin_lock(&l->s);
-    if (!is_rw(type))
+    if (!oracle_is_rw(type))
         return op == OP_TRY     ? pthread_mutex_trylock(&l->m)
                : op == OP_TIMED ? pthread_mutex_timedlock(&l->m, &t)
                                 : pthread_mutex_lock(&l->m);
@@ -117,7 +114,7 @@ static int release(slot *l, int type)
 {
     if (type == TY_SPIN)
         return pthread_spin_unlock(&l->s);
-    return is_rw(type) ? pthread_rwlock_unlock(&l->rw) : pthread_mutex_unlock(&l->m);
+    return oracle_is_rw(type) ? pthread_rwlock_unlock(&l->rw) : pthread_mutex_unlock(&l->m);
 }
 
 /* One step; 1 when it returned what the generator expected. */

@@ -3,8 +3,9 @@
  *
  * The generator keeps the whole lock state (which thread holds what, in which mode) so that
  * every blocking or timed request it writes is granted at once: a request that would wait is
- * written as a trylock, which then fails. A thread never asks again for a lock it holds (the
- * same-thread rules are another test's subject). Locks are picked mostly from a small "hot"
+ * written as a trylock, which then fails. A thread asks again for a lock it holds only where
+ * that is legal (recursive mutex, read of a read-held rwlock, a trylock that fails): the
+ * same-thread deadlocks are another test's subject. Locks are picked mostly from a small "hot"
  * set, so the orders of different turns meet and close cycles.
  */
 #include <stdio.h>
@@ -49,12 +50,13 @@ typedef struct gen {
     int block_live[64];
     int *state, *type;    /* per slot */
     int *writer;          /* per slot: thread holding it for write, -1 */
+    int *depth;           /* per slot: how many times `writer` holds it (recursive mutex) */
     int (*readers)[ORACLE_THREADS];
     held held[ORACLE_THREADS][ORACLE_MAX_HELD];
     int nheld[ORACLE_THREADS];
     int hot[8], nhot, hot_percent;
     int ops_percent[4]; /* unlock, init/destroy, free, timed/try mix (see step) */
-    int timed, try;     /* may use them */
+    int timed, try, again; /* may use them */
 } gen;
 
 static void emit(gen *g, int op, int thread, int lock, int mode, int type, int ok)
@@ -70,11 +72,6 @@ static void emit(gen *g, int op, int thread, int lock, int mode, int type, int o
     }
     p->steps[p->nsteps++] = (oracle_step){(uint8_t)op, (uint8_t)thread, (uint8_t)mode,
                                           (uint8_t)type, (uint8_t)ok, (uint16_t)lock};
-}
-
-static int is_rw(int type)
-{
-    return type == TY_RW || type == TY_RW_WP;
 }
 
 static int held_by_anyone(const gen *g, int slot)
@@ -134,14 +131,42 @@ static int pick_slot(gen *g)
     return chance(&g->r, g->hot_percent) ? g->hot[below(&g->r, g->nhot)] : below(&g->r, n);
 }
 
+/* Thread t asks again for a lock it holds: a recursive mutex is taken again, a read lock on an
+ * rwlock it holds for read too (no writer waits, so even a writer-preferring one lets it in);
+ * anything else only as a trylock, which fails. */
+static void acquire_again(gen *g, int t, int slot)
+{
+    int type = g->type[slot];
+    int mode = g->readers[slot][t] ? MODE_READ : MODE_WRITE;
+    int how = below(&g->r, 3) == 0 && g->try ? OP_TRY
+              : chance(&g->r, 30) && g->timed && type != TY_SPIN ? OP_TIMED
+                                                                 : OP_LOCK;
+    int ok = type == TY_RECURSIVE || (mode == MODE_READ && chance(&g->r, 70));
+    if (!ok && !g->try)
+        return;
+    if (!ok) /* a trylock that fails: for write, or for read of a write-held rwlock */
+        mode = oracle_is_rw(type) && mode == MODE_WRITE && chance(&g->r, 50) ? MODE_READ : MODE_WRITE;
+    emit(g, ok ? how : OP_TRY, t, slot, mode, type, ok);
+    if (!ok)
+        return;
+    if (mode == MODE_WRITE)
+        g->depth[slot]++;
+    else
+        g->readers[slot][t]++;
+    g->held[t][g->nheld[t]++] = (held){slot, mode};
+}
+
 static void acquire(gen *g, int t)
 {
     int slot = pick_slot(g);
-    if (held_by(g, slot, t))
+    if (held_by(g, slot, t)) {
+        if (g->again)
+            acquire_again(g, t, slot);
         return;
+    }
     make_ready(g, t, slot);
     int type = g->type[slot];
-    int mode = is_rw(type) && chance(&g->r, 50) ? MODE_READ : MODE_WRITE;
+    int mode = oracle_is_rw(type) && chance(&g->r, 50) ? MODE_READ : MODE_WRITE;
     int how = below(&g->r, 100) < g->ops_percent[3] ? (chance(&g->r, 50) ? OP_TRY : OP_TIMED)
                                                     : OP_LOCK;
     if ((how == OP_TIMED && (type == TY_SPIN || !g->timed)) || (how == OP_TRY && !g->try))
@@ -152,10 +177,12 @@ static void acquire(gen *g, int t)
     emit(g, how, t, slot, mode, type, !wait);
     if (wait)
         return;
-    if (mode == MODE_WRITE)
+    if (mode == MODE_WRITE) {
         g->writer[slot] = t;
-    else
+        g->depth[slot] = 1;
+    } else {
         g->readers[slot][t]++;
+    }
     g->held[t][g->nheld[t]++] = (held){slot, mode};
 }
 
@@ -164,9 +191,9 @@ static void release(gen *g, int t, int k)
     held h = g->held[t][k];
     memmove(&g->held[t][k], &g->held[t][k + 1], (size_t)(g->nheld[t] - k - 1) * sizeof h);
     g->nheld[t]--;
-    if (h.mode == MODE_WRITE)
+    if (h.mode == MODE_WRITE && --g->depth[h.slot] == 0)
         g->writer[h.slot] = -1;
-    else
+    else if (h.mode == MODE_READ)
         g->readers[h.slot][t]--;
     emit(g, OP_UNLOCK, t, h.slot, h.mode, g->type[h.slot], 1);
 }
@@ -238,11 +265,13 @@ void oracle_generate(oracle_program *p, uint64_t seed, const oracle_features *f)
     g.ops_percent[3] = below(&g.r, 50);
     g.timed = f->timed;
     g.try = f->try;
+    g.again = f->again;
     g.state = calloc((size_t)nslots, sizeof *g.state);
     g.type = calloc((size_t)nslots, sizeof *g.type);
     g.writer = malloc((size_t)nslots * sizeof *g.writer);
+    g.depth = calloc((size_t)nslots, sizeof *g.depth);
     g.readers = calloc((size_t)nslots, sizeof *g.readers);
-    if (!g.state || !g.type || !g.writer || !g.readers) {
+    if (!g.state || !g.type || !g.writer || !g.depth || !g.readers) {
         fprintf(stderr, "order_oracle: out of memory\n");
         exit(2);
     }
@@ -264,6 +293,7 @@ void oracle_generate(oracle_program *p, uint64_t seed, const oracle_features *f)
     free(g.state);
     free(g.type);
     free(g.writer);
+    free(g.depth);
     free(g.readers);
 }
 
@@ -277,8 +307,8 @@ void oracle_print_program(const oracle_program *p)
 {
     static const char *const op[] = {"alloc", "free", "init", "destroy",
                                      "lock", "timed", "try", "unlock"};
-    static const char *const ty[] = {"mutex", "recursive", "errorcheck", "rwlock",
-                                     "rwlock-wp", "spin"};
+    static const char *const ty[] = {"mutex",     "recursive", "errorcheck", "rwlock",
+                                     "rwlock-wp", "spin",      "rwlock-pw"};
     printf("program seed %llu: %d threads, %d blocks of %d slots, %d steps\n",
            (unsigned long long)p->seed, p->nthreads, p->nblocks, p->per_block, p->nsteps);
     for (int i = 0; i < p->nsteps; i++) {

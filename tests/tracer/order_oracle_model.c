@@ -5,6 +5,8 @@
  * obviously right, not fast.
  *
  * - A lock identity lives from init to its end (destroy, init again, free of its block).
+ * - A lock taken again by the thread that holds it (recursive mutex, read of a read-held
+ *   rwlock) makes no edge: it is counted in the entry of its first acquisition.
  * - A blocking or timed acquisition of X in mode m by thread T makes an edge H(h) -> X(m)
  *   from each lock H that T holds (in mode h), newest first, down to the newest "anchor": a
  *   lock T took by a blocking or timed request that conflicts with itself in its held mode.
@@ -57,6 +59,7 @@ typedef struct medge {
 
 typedef struct mheld {
     int id, mode, anchor;
+    int count; /* taken again by its holder: one entry, counted */
 } mheld;
 
 typedef struct cand {
@@ -83,6 +86,7 @@ struct oracle_model {
     int ncands, any;
     int thread, x, mode; /* the last search's acquisition */
     const char *beyond;
+    int trace; /* print each edge made (oracle_model_trace) */
     /* search scratch */
     int *dist, *queue, *goal;
 };
@@ -103,14 +107,9 @@ static void *grow(void *a, int *cap, int need, size_t size)
     return a;
 }
 
-static int is_rw(int type)
-{
-    return type == TY_RW || type == TY_RW_WP;
-}
-
 static int conflicts(const ident *x, int held, int req)
 {
-    if (!is_rw(x->type) || held == MODE_WRITE || req == MODE_WRITE)
+    if (!oracle_is_rw(x->type) || held == MODE_WRITE || req == MODE_WRITE)
         return 1;
     return x->type == TY_RW_WP;
 }
@@ -169,8 +168,22 @@ static int find_edge(const oracle_model *m, int from, int fm, int to, int tm)
     return -1;
 }
 
+static void print_edge(const oracle_model *m, const medge *e)
+{
+    printf("  %d.%d:%c -> %d.%d:%c (%#lx -> %#lx)", m->ids[e->from].slot, e->from, "rw"[e->fm],
+           m->ids[e->to].slot, e->to, "rw"[e->tm], (unsigned long)m->ids[e->from].addr,
+           (unsigned long)m->ids[e->to].addr);
+    if (e->below >= 0)
+        printf(" below %d.%d", m->ids[e->below].slot, e->below);
+    for (int j = 0; j < e->npath; j++)
+        printf("%s%d.%d", j ? "," : " through ", m->ids[e->path[j]].slot, e->path[j]);
+    printf("\n");
+}
+
 static int add_edge(oracle_model *m, medge e)
 {
+    if (m->trace)
+        print_edge(m, &e);
     m->edges = grow(m->edges, &m->capedges, m->nedges + 1, sizeof *m->edges);
     int k = m->nedges++;
     e.alive = 1;
@@ -183,16 +196,18 @@ static int add_edge(oracle_model *m, medge e)
     return k;
 }
 
-/* X ends: the orders it stood between become implied edges, then it leaves the graph. */
+/* X ends: the orders it stood between become implied edges, then it leaves the graph. The
+ * lists are walked newest edge first, as the tracer keeps them: of two pairs that imply the
+ * same edge, the newer one's path is the one kept. */
 static void end_ident(oracle_model *m, int x)
 {
     ident *X = &m->ids[x];
     int made = 0;
-    for (int a = 0; a < X->nout; a++) {
+    for (int a = X->nout - 1; a >= 0; a--) {
         int ko = X->out[a];
         if (!m->edges[ko].alive || m->edges[ko].below < 0)
             continue;
-        for (int b = 0; b < X->nin; b++) {
+        for (int b = X->nin - 1; b >= 0; b--) {
             int ki = X->in[b];
             medge out = m->edges[ko], in = m->edges[ki];
             if (!in.alive || in.last != out.below || in.from == out.to ||
@@ -297,13 +312,48 @@ static int was_reported(const oracle_model *m, const cand *c)
     return 0;
 }
 
-/* Thread t took x in mode `mode` with new edges: the shortest cycles through it. */
+/* Has the graph of live edges a cycle, modes left aside? (Depth first, colours in dist.) */
+static int cyclic_from(oracle_model *m, int n)
+{
+    m->dist[n] = 1;
+    const ident *x = &m->ids[n];
+    for (int a = 0; a < x->nout; a++) {
+        const medge *e = &m->edges[x->out[a]];
+        if (e->alive && (m->dist[e->to] == 1 || (m->dist[e->to] == 0 && cyclic_from(m, e->to))))
+            return 1;
+    }
+    m->dist[n] = 2;
+    return 0;
+}
+
+static int cyclic(oracle_model *m)
+{
+    for (int n = 0; n < m->nids; n++)
+        m->dist[n] = 0;
+    for (int n = 0; n < m->nids; n++)
+        if (m->dist[n] == 0 && cyclic_from(m, n))
+            return 1;
+    return 0;
+}
+
+/* Thread t took x in mode `mode` with new edges: the shortest cycles through it. The tracer
+ * searches only while the graph has a cycle (README: "While the topological order holds the
+ * graph has no cycle and nothing is searched"), or has had one whose back edge is not reaped
+ * yet: a cycle closed only through a lock held under the anchor, whose edge to the anchor went
+ * with an ended lock that implied nothing ("only the lock held right under B when B -> C was
+ * first made counts"), may be found or not. */
 static int search(oracle_model *m, int t, int x, int mode)
 {
     int ns = 2 * m->nids;
     m->dist = realloc(m->dist, (size_t)ns * sizeof *m->dist);
     m->queue = realloc(m->queue, (size_t)ns * sizeof *m->queue);
     m->goal = realloc(m->goal, (size_t)ns * sizeof *m->goal);
+    m->ncands = 0;
+    m->any = 0;
+    m->thread = t;
+    m->x = x;
+    m->mode = mode;
+    int cycles = cyclic(m);
     for (int s = 0; s < ns; s++)
         m->dist[s] = -1, m->goal[s] = 0;
     int head = 0, tail = 0, found = -1;
@@ -329,11 +379,6 @@ static int search(oracle_model *m, int t, int x, int mode)
             }
         }
     }
-    m->ncands = 0;
-    m->any = 0;
-    m->thread = t;
-    m->x = x;
-    m->mode = mode;
     if (found < 0)
         return V_NONE;
     int st[64], ev[64];
@@ -346,7 +391,7 @@ static int search(oracle_model *m, int t, int x, int mode)
     int seen = 0;
     for (int i = 0; i < m->ncands; i++)
         seen += was_reported(m, &m->cands[i]);
-    if (m->any)
+    if (m->any || (!cycles && seen < m->ncands))
         return V_MAY;
     /* Finding oracle-2 (notes.md): when the search reaches a cycle reported before as soon as
      * a new one, equally short, the tracer may stay silent, and the new cycle is not reported
@@ -360,6 +405,13 @@ static int acquire(oracle_model *m, const oracle_step *s)
     int t = s->thread, x = m->slot_id[s->lock];
     const ident *X = &m->ids[x];
     int fresh = 0;
+    for (int k = m->nheld[t] - 1; k >= 0; k--)
+        if (m->held[t][k].id == x) {
+            /* taken again by its holder: it could not wait, so no edge leads into it; its
+               entry stays where it was, counted (so edges lead out of it from there) */
+            m->held[t][k].count++;
+            return V_NONE;
+        }
     if (s->op != OP_TRY) {
         for (int k = m->nheld[t] - 1; k >= 0; k--) {
             const mheld *h = &m->held[t][k];
@@ -375,7 +427,7 @@ static int acquire(oracle_model *m, const oracle_step *s)
         }
     }
     int anchor = s->op != OP_TRY && conflicts(X, s->mode, s->mode);
-    m->held[t][m->nheld[t]++] = (mheld){x, s->mode, anchor};
+    m->held[t][m->nheld[t]++] = (mheld){x, s->mode, anchor, 1};
     return fresh ? search(m, t, x, s->mode) : V_NONE;
 }
 
@@ -410,13 +462,16 @@ int oracle_model_step(oracle_model *m, int i)
         return V_NONE;
     case OP_UNLOCK: {
         int t = s->thread, x = m->slot_id[s->lock];
-        for (int k = m->nheld[t] - 1; k >= 0; k--)
-            if (m->held[t][k].id == x) {
+        for (int k = m->nheld[t] - 1; k >= 0; k--) {
+            if (m->held[t][k].id == x && --m->held[t][k].count == 0) {
                 memmove(&m->held[t][k], &m->held[t][k + 1],
                         (size_t)(m->nheld[t] - k - 1) * sizeof m->held[t][k]);
                 m->nheld[t]--;
                 break;
             }
+            if (m->held[t][k].id == x)
+                break;
+        }
         return V_NONE;
     }
     default:
@@ -439,10 +494,12 @@ static void closing_edge(oracle_model *m, int goal)
         medge plain = {.from = goal, .to = m->x, .fm = h->mode, .tm = m->mode,
                        .below = k > 0 ? m->held[t][k - 1].id : -1, .last = goal, .hops = 1,
                        .alive = 1};
-        if (e < 0)
+        if (e < 0) {
             add_edge(m, plain);
-        else if (m->edges[e].npath)
+        } else if (m->edges[e].npath) {
+            plain.below = m->edges[e].below; /* the occurrence changes, not what was under */
             m->edges[e] = plain;
+        }
         return;
     }
 }
@@ -484,8 +541,10 @@ int oracle_model_accept(oracle_model *m, const uintptr_t *addr, int n, char *why
     }
     if (m->any)
         return 1;
-    if (!addr && !n && unreported > 1)
+    if (!addr && !n && unreported > 1) {
         m->beyond = "a repeated report (\"again\") where the model has several new cycles";
+        return 1;
+    }
     size_t used = (size_t)snprintf(why, size, "expected %s", m->ncands ? "one of" : "no cycle");
     for (int i = 0; i < m->ncands && used < size; i++) {
         cand *c = &m->cands[i];
@@ -503,17 +562,12 @@ int oracle_model_accept(oracle_model *m, const uintptr_t *addr, int n, char *why
 void oracle_model_dump(const oracle_model *m)
 {
     printf("model graph (slot.identity:mode):\n");
-    for (int k = 0; k < m->nedges; k++) {
-        const medge *e = &m->edges[k];
-        if (!e->alive)
-            continue;
-        printf("  %d.%d:%c -> %d.%d:%c (%#lx -> %#lx)", m->ids[e->from].slot, e->from,
-               "rw"[e->fm], m->ids[e->to].slot, e->to, "rw"[e->tm],
-               (unsigned long)m->ids[e->from].addr, (unsigned long)m->ids[e->to].addr);
-        if (e->below >= 0)
-            printf(" below %d.%d", m->ids[e->below].slot, e->below);
-        for (int j = 0; j < e->npath; j++)
-            printf("%s%d.%d", j ? "," : " through ", m->ids[e->path[j]].slot, e->path[j]);
-        printf("\n");
-    }
+    for (int k = 0; k < m->nedges; k++)
+        if (m->edges[k].alive)
+            print_edge(m, &m->edges[k]);
+}
+
+void oracle_model_trace(oracle_model *m, int on)
+{
+    m->trace = on;
 }

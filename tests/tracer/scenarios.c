@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -574,6 +575,72 @@ NOINLINE void unlock_out_of_order(void)
     }
 }
 
+/* The thread dump lists what a thread holds from a large set released oldest first (its
+ * first entries are holes by then), the newest included. */
+NOINLINE void dump_large_set(void)
+{
+    enum { N = 40, GONE = 5 };
+    static pthread_mutex_t m[N];
+    for (int i = 0; i < N; i++) {
+        pthread_mutex_init(&m[i], NULL);
+        pthread_mutex_lock(&m[i]);
+    }
+    for (int i = 0; i < GONE; i++)
+        pthread_mutex_unlock(&m[i]);
+    raise(SIGUSR1);
+    for (int i = GONE; i < N; i++)
+        pthread_mutex_unlock(&m[i]);
+    printf("newest %p\n", (void *)&m[N - 1]);
+}
+
+/* A mutex this thread holds among many is initialised again by another thread (libc's init
+ * rewrites its word: it is free) and taken again by this one: a new lock, held once, whose
+ * release must not leave the old identity's entry answering for the new one (then this
+ * thread would seem to hold it on, and taking another lock would order the two: with a third
+ * thread's reverse order, an inversion of locks never held together). Natively it runs. */
+static pthread_mutex_t rmany[100], rextra, rb;
+
+static void *reinit_first(void *arg)
+{
+    (void)arg;
+    pthread_mutex_init(&rmany[0], NULL);
+    return NULL;
+}
+
+static void *b_then_first(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&rb);
+    pthread_mutex_lock(&rmany[0]);
+    pthread_mutex_unlock(&rmany[0]);
+    pthread_mutex_unlock(&rb);
+    return NULL;
+}
+
+NOINLINE void reinit_by_other_among_many(void)
+{
+    enum { N = sizeof rmany / sizeof rmany[0] };
+    pthread_t th;
+    for (int i = 0; i < N; i++) {
+        pthread_mutex_init(&rmany[i], NULL);
+        pthread_mutex_lock(&rmany[i]);
+    }
+    pthread_create(&th, NULL, reinit_first, NULL);
+    pthread_join(th, NULL);
+    pthread_mutex_lock(&rmany[0]);
+    pthread_mutex_lock(&rextra);
+    pthread_mutex_unlock(&rmany[0]);
+    pthread_mutex_unlock(&rextra);
+    for (int i = 1; i < N; i++) /* oldest first */
+        pthread_mutex_unlock(&rmany[i]);
+    pthread_mutex_lock(&rb);
+    pthread_mutex_unlock(&rb);
+    pthread_create(&th, NULL, b_then_first, NULL);
+    pthread_join(th, NULL);
+    result("lock", pthread_mutex_lock(&rmany[0]));
+    pthread_mutex_unlock(&rmany[0]);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -642,6 +709,10 @@ int main(int argc, char **argv)
         held_paths();
     else if (!strcmp(s, "unlock-out-of-order"))
         unlock_out_of_order();
+    else if (!strcmp(s, "dump-large-set"))
+        dump_large_set();
+    else if (!strcmp(s, "reinit-by-other-among-many"))
+        reinit_by_other_among_many();
     else if (!strcmp(s, "annotated"))
         annotated_inplace();
     else {

@@ -92,9 +92,10 @@ static void check_held_set(void)
     static lt_lock fake; /* entries need a lock: a hole has none */
     for (int i = 0; i < N; i++)
         CHECK(lt_held_push(t, &locks[i], &fake) != NULL);
-    CHECK(t->nheld == N && t->held_indexed);
-    lt_held *h = lt_held_find(t, &locks[5000]);
-    CHECK(h && h->addr == &locks[5000]);
+    CHECK(t->nheld == N && !t->held_indexed); /* its ends answer: no index yet */
+    CHECK(lt_held_find(t, &locks[N - 1]) == &t->held[N - 1] && !t->held_indexed);
+    lt_held *h = lt_held_find(t, &locks[5000]); /* the middle: the index is made now */
+    CHECK(h && h->addr == &locks[5000] && t->held_indexed);
     lt_held_remove(t, h);
     CHECK(t->nheld == N - 1 && lt_held_find(t, &locks[5000]) == NULL);
     CHECK(nth_held(t, 5000)->addr == &locks[5001]); /* acquisition order kept */
@@ -123,6 +124,47 @@ static void check_held_set(void)
     CHECK(t->held_end == 1 && t->held[0].addr == &locks[3] && t->held[0].depth == 7);
     while (t->nheld)
         lt_held_remove(t, &t->held[t->nheld - 1]);
+}
+
+/* A large set released oldest first or newest first is answered at its ends: it needs no
+ * index. An oldest entry that no longer names its lock's identity (stale: a newer entry for
+ * the same address may be beside it) is not taken for the answer. */
+static void check_held_ends(void)
+{
+    lt_thread *t = lt_self();
+    enum { N = 1000, LEFT = 10 };
+    static char locks[N];
+    static lt_lock fake[N];
+    for (int i = 0; i < N; i++) {
+        lt_held *h = lt_held_push(t, &locks[i], &fake[i]);
+        CHECK(h != NULL);
+        h->gen = atomic_load(&fake[i].gen);
+        h->mode = LT_MODE_WRITE;
+        atomic_store(&fake[i].writer, t->info.seq + 1);
+    }
+    int ok = 1;
+    for (int i = 0; i < N / 2 && ok; i++) { /* first in, first out */
+        lt_held *h = lt_held_find(t, &locks[i]);
+        ok = h == &t->held[t->held_start] && h->addr == &locks[i];
+        lt_held_remove(t, h);
+    }
+    for (int i = N; i-- > N / 2 + LEFT && ok;) { /* last in, first out */
+        lt_held *h = lt_held_find(t, &locks[i]);
+        ok = h == &t->held[t->held_end - 1] && h->addr == &locks[i];
+        lt_held_remove(t, h);
+    }
+    CHECK(ok && t->nheld == LEFT && !t->held_indexed);
+    CHECK(t->held[t->held_start].addr == &locks[N / 2]);
+    atomic_fetch_add(&fake[N / 2].gen, 1); /* the oldest goes stale; the lock is taken again */
+    lt_held *again = lt_held_push(t, &locks[N / 2], &fake[N / 2]);
+    again->gen = atomic_load(&fake[N / 2].gen);
+    again->mode = LT_MODE_WRITE;
+    lt_held_push(t, &locks[0], &fake[0]);
+    again = &t->held[t->held_end - 2];
+    CHECK(lt_held_find(t, &locks[N / 2]) == again && again->addr == &locks[N / 2]);
+    while (t->nheld)
+        lt_held_remove(t, nth_held(t, t->nheld - 1));
+    CHECK(t->held_end == 0 && t->held_start == 0 && !t->held_indexed);
 }
 
 /* A large set that keeps some locks while it takes and releases others, in random order
@@ -189,7 +231,8 @@ static void check_held_regrow(void)
     CHECK(t->held[0].addr == &locks[N - KEEP] && lt_held_find(t, &locks[N - 1]) == &t->held[KEEP - 1]);
     for (int i = 0; i < AGAIN; i++)
         CHECK(lt_held_push(t, &locks[i], &fake) != NULL);
-    CHECK(t->held_indexed && t->nheld == KEEP + AGAIN);
+    CHECK(!t->held_indexed && t->nheld == KEEP + AGAIN);
+    CHECK(lt_held_find(t, &locks[N / 2]) == NULL && t->held_indexed);
     for (int i = 0; i < N; i++) {
         lt_held *h = lt_held_find(t, &locks[i]);
         int held = i < AGAIN || i >= N - KEEP;
@@ -267,6 +310,40 @@ static void check_shadow_side(void)
     lt_shadow_annotate(l, &locks[0], NULL);
     CHECK(lt_lock_object(l) == &locks[0]);
     forget(&locks[1]);
+}
+
+/* Locks of one page looked up in address order find their entries side by side (the guess
+ * after the last one found); an entry there that now names another lock, or none, is not
+ * taken for the next one: the lookup finds, or makes, the address's own. */
+static void check_shadow_guess(void)
+{
+    enum { N = 1000 }; /* more than earlier checks left free in the page's shard */
+    static _Alignas(4096) int locks[N + 1]; /* the last: another lock of the page */
+    lt_thread *t = lt_self();
+    lt_lock *l[N];
+    for (int i = 0; i < N; i++)
+        l[i] = lt_shadow_get(t, &locks[i], 0);
+    int side_by_side = 0;
+    for (int i = 0; i + 1 < N; i++)
+        side_by_side += l[i + 1] == l[i] + 1;
+    CHECK(side_by_side > N / 2);
+    int ok = 1;
+    for (int i = 0; i < N && ok; i++) /* past the thread's cache, as a program with thousands */
+        ok = lt_shadow_lookup(t, &locks[i], 0) == l[i];
+    for (int i = 0; i < N && ok; i++)
+        ok = lt_shadow_reset(t, &locks[i], 0, 0) == l[i] && lt_lock_addr(l[i]) == &locks[i];
+    CHECK(ok);
+    forget(&locks[5]); /* its entry goes to the page's free list, and to the next lock made */
+    lt_lock *taken = lt_shadow_get(t, &locks[N], 0);
+    lt_shadow_destroy(&locks[7], l[7]);
+    CHECK(lt_shadow_lookup(t, &locks[4], 0) == l[4]);
+    lt_lock *five = lt_shadow_lookup(t, &locks[5], 0);
+    CHECK(taken == l[5] && five && five != l[5] && lt_lock_addr(five) == &locks[5]);
+    CHECK(lt_shadow_lookup(t, &locks[6], 0) == l[6]);
+    lt_lock *seven = lt_shadow_lookup(t, &locks[7], 0); /* destroyed, seen again: revived */
+    CHECK(seven == l[7] && lt_lock_addr(seven) == &locks[7]);
+    for (int i = 0; i <= N; i++)
+        forget(&locks[i]);
 }
 
 /* Destroyed entries are kept up to a bound: of many locks destroyed, those a full table
@@ -730,6 +807,7 @@ int main(void)
     check_fmt();
     check_depot();
     check_held_set();
+    check_held_ends();
     check_held_regrow();
     check_held_churn();
     check_scratch_fit();
@@ -738,6 +816,7 @@ int main(void)
     check_shadow();
     check_shadow_destroy();
     check_shadow_side();
+    check_shadow_guess();
     check_shadow_destroy_bound();
     check_shadow_table();
     check_shadow_dense();

@@ -323,8 +323,8 @@ void lt_after_lock_unusual(lt_event *ev, int rc)
 }
 
 /* Unlocks libc accepted of locks their thread did not hold (report_bad_unlock): until there
- * is one, no held entry outlives its lock's release. */
-static _Atomic unsigned foreign_unlocks;
+ * is one, no held entry outlives its lock's release (lt_internal.h). */
+_Atomic unsigned lt_foreign_unlocks;
 
 static void drop_stale(lt_thread *t);
 
@@ -332,7 +332,7 @@ static void drop_stale(lt_thread *t);
  * another thread unlocked for this one is no longer held: no edge leads out of it. */
 void lt_after_lock_nested(lt_event *ev)
 {
-    if (lt_unlikely(atomic_load_explicit(&foreign_unlocks, memory_order_relaxed)))
+    if (lt_unlikely(atomic_load_explicit(&lt_foreign_unlocks, memory_order_relaxed)))
         drop_stale(ev->self);
     lt_order_acquired(ev);
     if (lt_unlikely(lt_cfg.classes != LT_CLASSES_OFF))
@@ -345,7 +345,7 @@ static void released_for_holder(lt_lock *l)
 {
     atomic_store(&l->writer, 0);
     l->orphan_of = NULL;
-    atomic_fetch_add_explicit(&foreign_unlocks, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&lt_foreign_unlocks, 1, memory_order_relaxed);
 }
 
 /* Unlock of a lock this thread does not hold: report it; if libc unlocked it all the same,

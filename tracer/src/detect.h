@@ -39,13 +39,14 @@ void lt_unlock_unusual(lt_event *ev, int rc);
  * lt_lock_common fills ev->lock and ev->held and says whether the request is the common case,
  * which needs no check before libc is asked; *known is the lock's memo of a known edge into
  * it (its cache slot's, lt_cache_slot), for lt_held_prepare. */
-static inline int lt_lock_common(lt_event *ev, uint64_t **known)
+static inline __attribute__((always_inline)) int lt_lock_common(lt_event *ev,
+                                                              uint64_t **known)
 {
     lt_thread *t = ev->self;
     lt_frame_lock_check(t, ev->addr, ev->ra, ev->cfa);
     *known = &lt_cache_slot_of(t, ev->addr)->known; /* the slot lt_shadow_get reads */
     lt_lock *l = ev->lock = lt_shadow_get(t, ev->addr, ev->ra);
-    lt_held *h = ev->held = lt_likely(t->nheld == 0) ? NULL : lt_held_find(t, ev->addr);
+    lt_held *h = ev->held = lt_held_find_lock(t, ev->addr, l, ev->kind, ev->api);
     return lt_likely(l != NULL) && lt_likely(!h) && l->api == ev->api && !l->orphan_of;
 }
 

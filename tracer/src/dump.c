@@ -200,16 +200,18 @@ static void add_held_stack(int ti, int l, const lt_held *h, uint32_t under)
         add_frame(s, ips[i]);
 }
 
+/* A large set has holes (removed entries, lock NULL) between held_start and held_end. */
 static void add_held_entries(const lt_thread *t, int ti, uint32_t under)
 {
     lt_held chunk[16];
-    for (uint32_t i = 0; i < t->nheld; i += 16) {
-        uint32_t k = t->nheld - i < 16 ? t->nheld - i : 16;
+    for (uint32_t i = t->held_start; i < t->held_end; i += 16) {
+        uint32_t k = t->held_end - i < 16 ? t->held_end - i : 16;
         if (lt_platform_peek(chunk, t->held + i, k * sizeof *chunk) != 0)
             return; /* the held set was regrown meanwhile: its locks are left out */
         for (uint32_t j = 0; j < k; j++) {
             const lt_held *h = &chunk[j];
-            add_held_stack(ti, add_lock(h->addr, h->kind, h->mode), h, under);
+            if (h->lock)
+                add_held_stack(ti, add_lock(h->addr, h->kind, h->mode), h, under);
         }
     }
 }

@@ -234,7 +234,8 @@ typedef struct lt_frame_lock {
 #define LT_CACHE_BITS 9
 #define LT_CACHE_SLOTS (1 << LT_CACHE_BITS)
 #define LT_HELD_INLINE 8   /* held entries before the set moves to mapped memory */
-#define LT_HELD_INDEX_MIN 32 /* entries in use from which the set is indexed by address */
+#define LT_HELD_INDEX_MIN 32 /* entries in use from which the set is large: looked up at its
+                                ends, then indexed by address (thread.c) */
 
 typedef struct lt_thread {
     /* On a line of its own: the pool puts threads side by side, and each writes its header
@@ -247,10 +248,11 @@ typedef struct lt_thread {
     uint32_t nheld, cap;        /* locks held; entries allocated */
     uint32_t held_end;          /* entries in use: held ones, and removed ones (lock NULL)
                                    while the set is indexed */
-    uint32_t held_start;        /* entries below it are all removed ones (indexed set) */
-    uint32_t held_room;         /* held_end below this: the set is small and dense, with room
-                                   for one more entry before it must grow or be indexed
-                                   (min(cap, LT_HELD_INDEX_MIN - 1)); 0 while indexed, and
+    uint32_t held_start;        /* entries below it are all removed ones; a set not indexed
+                                   has none from it to held_end */
+    uint32_t held_room;         /* held_end below this: the set is not indexed and has room
+                                   for one more entry before it must grow (cap); 0 while
+                                   indexed, and
                                    with LOCKTRACE_STATS or LOCKTRACE_STACKS=full (an entry
                                    then needs more than the fast paths do). One compare
                                    tells the fast paths they may append or pop. */
@@ -266,6 +268,10 @@ typedef struct lt_thread {
     const void *custom_wait;    /* the lock of locktrace_mutex_block's wait, until post_lock */
     uint8_t custom_wait_kind, custom_wait_mode;
     lt_cache_slot cache[LT_CACHE_SLOTS];
+    uintptr_t shadow_last;        /* shadow.c: the entry the last lookup found, | a count
+                                     (0-3) of the run of entries found side by side (a
+                                     program going through an array of locks finds the next
+                                     one's after it) */
     lt_wait_slot waiting;
     lt_walk walks[LT_WALKS];      /* its last caller walks (callsite.c), */
     lt_walk_frames walk_frames[LT_WALKS]; /* and their frames */
@@ -343,26 +349,52 @@ static inline lt_thread *lt_self(void)
     return lt_likely(t != NULL) ? t : lt_self_register();
 }
 
-lt_held *lt_held_find_indexed(const lt_thread *t, const void *addr);
+lt_held *lt_held_find_large(lt_thread *t, const void *addr);
 
-/* This thread's entry for addr, newest first; NULL when it does not hold it. A small set is
- * scanned (it has no removed entries); a large one is looked up in its index. */
-static inline lt_held *lt_held_find(const lt_thread *t, const void *addr)
+/* This thread's entry for addr, the newest; NULL when it does not hold it. A small set is
+ * scanned; a large one is looked up at its ends, then in its index (thread.c). t may be
+ * another thread, which then must not change its set meanwhile (the wait-for check reads
+ * blocked threads'). */
+static inline lt_held *lt_held_find(lt_thread *t, const void *addr)
 {
-    if (lt_unlikely(t->held_indexed))
-        return lt_held_find_indexed(t, addr);
-    for (uint32_t i = t->held_end; i-- > 0;)
+    uint32_t end = t->held_end;
+    if (lt_unlikely(end >= LT_HELD_INDEX_MIN))
+        return lt_held_find_large(t, addr);
+    for (uint32_t i = end; i-- > 0;)
         if (t->held[i].addr == addr)
             return &t->held[i];
     return NULL;
 }
 
+/* Unlocks libc accepted of locks their thread did not hold (detect.c): until there is one,
+ * no held entry for write outlives its lock's release. */
+extern _Atomic unsigned lt_foreign_unlocks;
+
+/* lt_held_find for a request of kind for the lock at addr, shadow entry l (NULL: none). A
+ * mutex or spinlock is only ever held for write, and one this thread holds names it as its
+ * writer: where the lock names another writer or none, the thread does not hold it (a held
+ * entry that says otherwise is stale), and a large set needs no lookup - what makes a
+ * thread that holds thousands of locks take one more without touching its set. Not a custom
+ * lock, whose kind the program names at each call. */
+static inline lt_held *lt_held_find_lock(lt_thread *t, const void *addr, const lt_lock *l,
+                                         lt_kind kind, lt_api api)
+{
+    if (lt_likely(t->nheld == 0))
+        return NULL;
+    if (t->held_end >= LT_HELD_INDEX_MIN && l && (kind == LT_MUTEX || kind == LT_SPIN) &&
+        api != LT_API_CUSTOM &&
+        atomic_load_explicit(&l->writer, memory_order_relaxed) != t->info.seq + 1 &&
+        !atomic_load_explicit(&lt_foreign_unlocks, memory_order_relaxed))
+        return NULL;
+    return lt_held_find(t, addr);
+}
+
 lt_held *lt_held_push_slow(lt_thread *t, const void *addr, lt_lock *l);
 void lt_held_remove_slow(lt_thread *t, lt_held *h);
 
-/* The slot the next entry of a small set with room takes, where it can be filled before it
- * joins the set (lt_held_append); NULL when the next entry needs lt_held_push's slow path (the
- * set is indexed, full, or about to be indexed). Nothing reads a slot beyond held_end. */
+/* The slot the next entry of a set with room takes, where it can be filled before it joins
+ * the set (lt_held_append); NULL when the next entry needs lt_held_push's slow path (the set
+ * is indexed, or full). Nothing reads a slot beyond held_end. */
 static inline lt_held *lt_held_spare(const lt_thread *t)
 {
     uint32_t pos = t->held_end;
@@ -377,7 +409,7 @@ static inline void lt_held_append(lt_thread *t)
 }
 
 /* A new newest entry for the lock at addr (shadow entry l, never NULL: a hole has none); the
- * caller fills in the rest. NULL when out of memory. Inline: a small set with room appends. */
+ * caller fills in the rest. NULL when out of memory. Inline: a set with room appends. */
 static inline lt_held *lt_held_push(lt_thread *t, const void *addr, lt_lock *l)
 {
     lt_held *h = lt_held_spare(t);
@@ -389,7 +421,7 @@ static inline lt_held *lt_held_push(lt_thread *t, const void *addr, lt_lock *l)
     return h;
 }
 
-/* The newest entry, when it is for addr and the set is small: it leaves by a pop
+/* The newest entry, when it is for addr and the set is not indexed: it leaves by a pop
  * (lt_held_pop). NULL otherwise (look it up with lt_held_find). */
 static inline lt_held *lt_held_top(const lt_thread *t, const void *addr)
 {
@@ -400,14 +432,14 @@ static inline lt_held *lt_held_top(const lt_thread *t, const void *addr)
     return lt_likely(h->addr == addr) ? h : NULL;
 }
 
-/* The newest entry of a small set leaves. */
+/* The newest entry of a set not indexed leaves. */
 static inline void lt_held_pop(lt_thread *t)
 {
     t->held_end--;
     t->nheld--;
 }
 
-/* h leaves the held set. Inline: locks mostly go last-in first-out, from a small set, and
+/* h leaves the held set. Inline: locks mostly go last-in first-out, from a set not indexed, and
  * next most often the second newest first (two nested locks released in the order they were
  * taken, as unbound releases its two per query): the newest then takes its place. */
 static inline void lt_held_remove(lt_thread *t, lt_held *h)

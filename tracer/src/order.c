@@ -95,19 +95,31 @@ typedef struct desc {
     uint8_t from_mode, to_mode;
 } desc;
 
+/* One of a node's lists: its first edge, and the edges pushed on it since the node was last
+ * swept, side by side in one word, so that a push is one compare-and-swap (list_push): a
+ * lock's first edge pushes on the held lock's out-list, and each locked instruction there
+ * cost the `groups` row more than a cache miss. */
+typedef union list_head {
+    struct {
+        uint32_t first;
+        uint32_t pushed;
+    };
+    uint64_t word;
+} list_head;
+
 struct lt_order_node {
     _Alignas(64) const void *addr;  /* 64 bytes, one line: what a lock's lifecycle touches */
     lt_lock *lock;
     int64_t ord;                    /* place in the topological order; 0 until placed */
+    list_head list[2];              /* edges out of it, into it (OUT, IN) */
     uint32_t dying_next;            /* the next in a thread's node_gone, or in `ending`, or in
                                        `dying`, then `reaping` (next_of) */
     _Atomic uint32_t in_from;       /* the node its in-list's one edge comes from, when that
                                        edge came with it (edge_first); 0 once another goes in
-                                       (node_quiet) */
+                                       (node_busy) */
     uint32_t gen;
     uint32_t ix;                    /* its index in node_pool, kept by node_init */
-    uint32_t list[2];               /* edges out of it, into it (OUT, IN) */
-    uint32_t linked, sweep_at;      /* entries put in its lists; when to sweep them */
+    uint8_t sweep_shift;            /* swept again once 2^sweep_shift edges were pushed */
     uint8_t kind;                   /* lt_kind */
     uint8_t exclusive_only;         /* mutex or spinlock: every request conflicts */
     uint8_t writer_pref;
@@ -169,7 +181,10 @@ static int moved_lost;              /* moved is incomplete (no memory): addresse
 static node *_Atomic ending;        /* nodes whose ends imply edges not yet drawn (dying_next) */
 static node *_Atomic dying;         /* killed nodes not yet taken for reaping (dying_next) */
 static node *reaping;               /* killed nodes taken from `dying`, being reaped (dying_next) */
-static _Atomic size_t nedges;      /* added to in the gate; under the lock: nedges_locked */
+static _Atomic size_t nedges;       /* edges whose fingerprints are, or are to be, in the known
+                                       set: all but the unindexed first edges (edge_first), so
+                                       that a new lock's first edge adds to no shared counter;
+                                       added to in the gate; under the lock: nedges_locked */
 static size_t ndead;                /* dead edges still in a list */
 static _Atomic size_t known_stale;  /* fingerprints in the known set of edges that are dead;
                                        written under the graph lock, read by known_grow */
@@ -502,12 +517,28 @@ static int node_fresh(const lt_lock *l, uint32_t gen)
     return !n || n->gen != gen;
 }
 
+/* The edges pushed on n's lists since it was last swept (its entries then). */
+static uint32_t node_pushed(const node *n)
+{
+    return __atomic_load_n(&n->list[OUT].pushed, __ATOMIC_RELAXED) +
+           __atomic_load_n(&n->list[IN].pushed, __ATOMIC_RELAXED);
+}
+
+/* A node with `entries` in its lists is swept again once that many more edges have been
+ * pushed, and SWEEP_MIN, rounded up to a power of two. */
+static uint8_t sweep_shift(uint32_t entries)
+{
+    uint64_t at = 2 * (uint64_t)entries + SWEEP_MIN - 1;
+    uint8_t shift = (uint8_t)(64 - __builtin_clzll(at));
+    return shift > 31 ? 31 : shift;
+}
+
 /* n, from the pool or a thread's own, made the node of (l, gen), at `ord` (0: not placed). */
 static void node_init(node *n, lt_lock *l, uint32_t gen, lt_kind kind, const void *addr,
                       int64_t ord)
 {
     *n = (node){.addr = addr, .lock = l, .gen = gen, .ix = n->ix, .kind = (uint8_t)kind,
-                .exclusive_only = kind != LT_RWLOCK, .sweep_at = SWEEP_MIN, .ord = ord};
+                .exclusive_only = kind != LT_RWLOCK, .sweep_shift = sweep_shift(0), .ord = ord};
     n->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
 }
 
@@ -612,7 +643,7 @@ static void known_fill(key_set *k)
         node *n = node_at(i);
         if (!atomic_load_explicit(&n->listed, memory_order_relaxed))
             continue;
-        for (uint32_t *at = &n->list[OUT]; !node_dead(n) && (e = edge_live(at, OUT));
+        for (uint32_t *at = &n->list[OUT].first; !node_dead(n) && (e = edge_live(at, OUT));
              at = &e->next[OUT])
             if (!atomic_load_explicit(&node_at(e->to)->unindexed, memory_order_relaxed))
                 set_put(k, edge_fingerprint(e));
@@ -846,14 +877,15 @@ static void edge_kill(uint32_t i)
 {
     edge *e = edge_at(i);
     if (!e->dead) {
+        int indexed = !atomic_load_explicit(&node_at(e->to)->unindexed, memory_order_relaxed);
         e->dead = 1;
         ndead++;
-        nedges_locked(-1);
-        atomic_store_explicit(&known_stale,
-                              atomic_load_explicit(&known_stale, memory_order_relaxed) +
-                                  !atomic_load_explicit(&node_at(e->to)->unindexed,
-                                                        memory_order_relaxed),
-                              memory_order_relaxed);
+        if (indexed) {
+            nedges_locked(-1);
+            atomic_store_explicit(&known_stale,
+                                  atomic_load_explicit(&known_stale, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+        }
         if (e->back)
             atomic_fetch_sub_explicit(&nback, 1, memory_order_relaxed);
     }
@@ -885,7 +917,7 @@ static edge *edge_live(uint32_t *link, int side)
  */
 static edge *unindexed_edge(const node *x)
 {
-    uint32_t i = __atomic_load_n(&x->list[IN], __ATOMIC_RELAXED);
+    uint32_t i = __atomic_load_n(&x->list[IN].first, __ATOMIC_RELAXED);
     return i && !edge_at(i)->dead ? edge_at(i) : NULL;
 }
 
@@ -900,8 +932,11 @@ static int node_index(node *x)
     edge *e;
     if (lt_likely(!node_unindexed(x)))
         return 1;
-    if ((e = unindexed_edge(x)) != NULL && !known_add(edge_fingerprint(e)))
-        return 0;
+    if ((e = unindexed_edge(x)) != NULL) {
+        if (!known_add(edge_fingerprint(e)))
+            return 0;
+        nedges_locked(1);
+    }
     atomic_store_explicit(&x->unindexed, 0, memory_order_release);
     return 1;
 }
@@ -919,26 +954,27 @@ static __attribute__((noinline)) void node_sweep(node *n)
 {
     if (ndead || reap_pending()) {
         edge *e;
-        n->linked = 0;
-        for (int side = OUT; side <= IN; side++)
-            for (uint32_t *at = &n->list[side]; (e = edge_live(at, side)); at = &e->next[side])
-                n->linked++;
+        for (int side = OUT; side <= IN; side++) {
+            n->list[side].pushed = 0;
+            for (uint32_t *at = &n->list[side].first; (e = edge_live(at, side));
+                 at = &e->next[side])
+                n->list[side].pushed++;
+        }
     }
-    n->sweep_at = 2 * n->linked + SWEEP_MIN;
+    n->sweep_shift = sweep_shift(node_pushed(n));
 }
 
 /* Edges went into the lists of n (list_push counts them). */
 static inline void node_linked(node *n)
 {
-    if (lt_unlikely(n->linked >= n->sweep_at))
+    if (lt_unlikely(node_pushed(n) >> n->sweep_shift))
         node_sweep(n);
 }
 
 /* A sweep of n is due, and has work: edges_fast leaves n's new edges to the lock. */
 static int node_sweep_due(node *n)
 {
-    return (ndead || reap_pending()) &&
-           __atomic_load_n(&n->linked, __ATOMIC_RELAXED) + 1 >= n->sweep_at;
+    return (ndead || reap_pending()) && (node_pushed(n) + 1) >> n->sweep_shift;
 }
 
 /* n, which no entry reaches any more, leaves the graph, to be reaped later. */
@@ -966,12 +1002,12 @@ static void node_free(node *n)
  * lists are short, else marked dead and reaped later. */
 static void node_leave(node *n)
 {
-    if (n->linked > EAGER) {
+    if (node_pushed(n) > EAGER) {
         node_kill(n);
         return;
     }
     for (int side = OUT; side <= IN; side++) {
-        for (uint32_t i = n->list[side], next; i; i = next) {
+        for (uint32_t i = n->list[side].first, next; i; i = next) {
             next = edge_at(i)->next[side];
             edge_kill(i);
         }
@@ -1002,10 +1038,10 @@ static void reap(size_t budget)
                          !(reaping = atomic_exchange_explicit(&dying, NULL, memory_order_acquire))))
             return;
         node *n = reaping;
-        int side = n->list[OUT] ? OUT : IN;
-        uint32_t i = n->list[side];
+        int side = n->list[OUT].first ? OUT : IN;
+        uint32_t i = n->list[side].first;
         if (i) {
-            n->list[side] = edge_at(i)->next[side];
+            n->list[side].first = edge_at(i)->next[side];
             edge_kill(i);
         } else {
             reaping = next_of(n);
@@ -1120,6 +1156,13 @@ static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended 
         gate_leave();
     if (!got || implies)
         return;
+    /* Its edges are read when it leaves, with its batch: asked for now, they come while the
+     * program goes on (a lock destroyed long after it was taken has them out of the cache). */
+    for (int side = OUT; side <= IN; side++) {
+        uint32_t i = n->list[side].first;
+        if (i)
+            __builtin_prefetch(edge_at(i), 1);
+    }
     atomic_store_explicit(&n->dead, 1, memory_order_release);
     next_set(n, t->node_gone);
     t->node_gone = n;
@@ -1164,7 +1207,7 @@ static void pk_expand_fwd(lt_bfs *b, size_t at)
     const pk_bound *k = b->ctx;
     node *n = b->items[at].node;
     edge *e;
-    for (uint32_t *link = &n->list[OUT]; (e = edge_live(link, OUT)); link = &e->next[OUT]) {
+    for (uint32_t *link = &n->list[OUT].first; (e = edge_live(link, OUT)); link = &e->next[OUT]) {
         node *w = node_at(e->to);
         if (e->back || cold_of(w)->pk_mark == stamp || w->ord > k->ord)
             continue;
@@ -1179,7 +1222,7 @@ static void pk_expand_bwd(lt_bfs *b, size_t at)
     const pk_bound *k = b->ctx;
     node *n = b->items[at].node;
     edge *e;
-    for (uint32_t *link = &n->list[IN]; (e = edge_live(link, IN)); link = &e->next[IN]) {
+    for (uint32_t *link = &n->list[IN].first; (e = edge_live(link, IN)); link = &e->next[IN]) {
         node *w = node_at(e->from);
         if (e->back || cold_of(w)->pk_mark == stamp || w->ord < k->ord)
             continue;
@@ -1290,7 +1333,7 @@ static void cycle_expand(lt_bfs *b, size_t at)
     node *n = b->items[at].node;
     lt_mode in = (lt_mode)b->items[at].aux;
     edge *e;
-    for (uint32_t *link = &n->list[OUT]; (e = edge_live(link, OUT)); link = &e->next[OUT]) {
+    for (uint32_t *link = &n->list[OUT].first; (e = edge_live(link, OUT)); link = &e->next[OUT]) {
         node *w = node_at(e->to);
         int m = e->to_mode == LT_MODE_WRITE;
         if (!conflicts(n, (lt_mode)e->from_mode, in) || cold_of(w)->mark[m] == stamp ||
@@ -1692,15 +1735,16 @@ static int graph_capped(void)
 
 /* e onto the head of n's list of `side`: under the graph lock, or in edges_fast beside others
  * doing the same (nothing else changes a list then, so a push cannot be lost or misplaced). */
-static void list_push(node *n, int side, uint32_t i)
+static inline __attribute__((always_inline)) void list_push(node *n, int side, uint32_t i)
 {
     edge *e = edge_at(i);
-    uint32_t head = __atomic_load_n(&n->list[side], __ATOMIC_RELAXED);
-    do
-        e->next[side] = head;
-    while (!__atomic_compare_exchange_n(&n->list[side], &head, i, 1, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED));
-    __atomic_fetch_add(&n->linked, 1, __ATOMIC_RELAXED);
+    list_head head = {.word = __atomic_load_n(&n->list[side].word, __ATOMIC_RELAXED)}, pushed;
+    do {
+        e->next[side] = head.first;
+        pushed.first = i;
+        pushed.pushed = head.pushed + 1;
+    } while (!__atomic_compare_exchange_n(&n->list[side].word, &head.word, pushed.word, 1,
+                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     if (side == IN)
         atomic_store_explicit(&n->in_from, 0, memory_order_relaxed);
 }
@@ -1758,11 +1802,12 @@ static int edge_link(uint32_t i, const lt_held *h, node *to, uint64_t fp)
 #define NODE_CACHE 64
 #define NODE_MANY 1024
 
-/* How many edges or nodes a thread takes at a time: one per `per` edges in the graph, from
- * `least` to `most`. */
+/* How many edges or nodes a thread takes at a time: one per `per` edges the graph has had at
+ * once at most (first edges too, which nedges leaves out), from `least` to `most`. Under the
+ * graph lock. */
 static uint32_t cache_size(size_t per, uint32_t least, uint32_t most)
 {
-    size_t n = atomic_load_explicit(&nedges, memory_order_relaxed) / per;
+    size_t n = edge_pool.next / per;
     return n < least ? least : n > most ? most : (uint32_t)n;
 }
 
@@ -1875,9 +1920,10 @@ static void node_index_gated(key_set *k, node *x)
 {
     edge *e = unindexed_edge(x);
     uint64_t fp = e ? edge_fingerprint(e) : 0;
-    if (e && known_claim(k, fp))
+    if (e && known_claim(k, fp)) {
         known_logged(fp);
-    else
+        atomic_fetch_add_explicit(&nedges, 1, memory_order_relaxed);
+    } else
         atomic_fetch_sub_explicit(&k->used, 1, memory_order_relaxed);
     atomic_store_explicit(&x->unindexed, 0, memory_order_release);
 }
@@ -2054,7 +2100,7 @@ static void edge_add(lt_held *h, request *r, uint64_t fp)
 static edge *edge_find(const lt_held *h, const request *r, node *x)
 {
     edge *e;
-    for (uint32_t *link = &x->list[IN]; (e = edge_live(link, IN)); link = &e->next[IN]) {
+    for (uint32_t *link = &x->list[IN].first; (e = edge_live(link, IN)); link = &e->next[IN]) {
         const node *from = node_at(e->from);
         if (from->lock == h->lock && from->gen == h->gen && e->from_mode == h->mode &&
             e->to_mode == r->ev->mode)
@@ -2160,7 +2206,7 @@ static inline int edge_may_imply(const edge *e, int side)
  * not tell. */
 static inline int list_may_imply(const node *x, int side)
 {
-    uint32_t i = __atomic_load_n(&x->list[side], __ATOMIC_ACQUIRE);
+    uint32_t i = __atomic_load_n(&x->list[side].first, __ATOMIC_ACQUIRE);
     for (size_t looked = 0; i; i = edge_at(i)->next[side]) {
         if (edge_may_imply(edge_at(i), side) || ++looked == IMPLIES_LOOK)
             return 1;
@@ -2185,8 +2231,8 @@ static int node_implies(const node *x)
 static int node_busy(const node *x)
 {
     uint32_t f = atomic_load_explicit(&x->in_from, memory_order_relaxed);
-    return __atomic_load_n(&x->list[IN], __ATOMIC_RELAXED) &&
-           __atomic_load_n(&x->list[OUT], __ATOMIC_RELAXED) && !(f && node_dead(node_at(f)));
+    return __atomic_load_n(&x->list[IN].first, __ATOMIC_RELAXED) &&
+           __atomic_load_n(&x->list[OUT].first, __ATOMIC_RELAXED) && !(f && node_dead(node_at(f)));
 }
 
 /* The ended lock x as a report will name it, from what was noted at its end (node_end_note):
@@ -2244,17 +2290,17 @@ static __attribute__((cold)) void node_imply(node *x)
 {
     lt_lock_ref ref;
     size_t made = 0, looked = 0;
-    uint32_t in = x->list[IN];
+    uint32_t in = x->list[IN].first;
     while (in && !edge_may_imply(edge_at(in), IN))
         in = edge_at(in)->next[IN];
     if (!in)
         return; /* no live lock leads into x: each edge out would look at every edge in */
     ended_ref(&ref, x);
-    for (uint32_t oi = x->list[OUT]; oi; oi = edge_at(oi)->next[OUT]) {
+    for (uint32_t oi = x->list[OUT].first; oi; oi = edge_at(oi)->next[OUT]) {
         edge *o = edge_at(oi);
         if (!edge_may_imply(o, OUT) || !node_live(node_at(o->to)))
             continue;
-        for (uint32_t ii = x->list[IN]; ii; ii = edge_at(ii)->next[IN]) {
+        for (uint32_t ii = x->list[IN].first; ii; ii = edge_at(ii)->next[IN]) {
             edge *i = edge_at(ii);
             if (made == IMPLY_MAX || ++looked > IMPLY_LOOK)
                 return;
@@ -2522,7 +2568,6 @@ static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, 
         return other->gen == gen ? -1 : 0;
     node_list(x);
     list_push(from, OUT, e);
-    atomic_fetch_add_explicit(&nedges, 1, memory_order_relaxed);
     return 2;
 }
 
@@ -2551,8 +2596,8 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
     ep->to = x->ix;
     ep->lists = 2;
     node_init(x, ev->lock, gen, ev->kind, ev->addr, a);
-    x->list[IN] = e;
-    x->linked = 1;
+    x->list[IN].first = e;
+    x->list[IN].pushed = 1;
     x->unindexed = 1;
     int used = -1;
     if (gate_enter()) {

@@ -49,6 +49,18 @@ void lt_platform_map_huge(void *p, size_t size)
 #endif
 }
 
+void lt_platform_populate(void *p, size_t size)
+{
+#ifdef MADV_POPULATE_WRITE
+    int saved = errno; /* an older kernel says EINVAL: the program's call must not */
+    madvise(p, size, MADV_POPULATE_WRITE);
+    errno = saved;
+#else
+    (void)p;
+    (void)size;
+#endif
+}
+
 void *lt_platform_reserve(size_t size)
 {
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON | MAP_NORESERVE,

@@ -185,20 +185,23 @@ static void thread_exit(void *arg)
 /* ------------------------------------------------------------------------------------------
  * The held set: entries in acquisition order in held[0 .. held_end). A small set is dense:
  * removal shifts the newer entries down (locks mostly go last-in first-out, which moves
- * nothing) and lookup scans. From LT_HELD_INDEX_MIN entries on, an index by address answers
- * lookups and removal leaves a hole (addr and lock NULL). Holes at either end are cut off
- * (held_start, held_end), so a set released newest first or oldest first stays dense; holes
- * between held entries are compacted away once they outnumber those, so each operation stays
- * O(1) (amortised) with thousands held.
+ * nothing) and lookup scans. A large set (held_end from LT_HELD_INDEX_MIN on) is looked up at
+ * its two ends first: released newest first or oldest first, as sets of thousands mostly are,
+ * it needs nothing more, and its oldest entry leaves as a hole in front (held_start), so
+ * each operation is O(1) without hashing. Only a lookup the ends cannot answer (a lock
+ * released out of order, a read request: a write request for a mutex asks its shadow entry
+ * first, lt_held_find_lock) makes the thread index the set by address; from then on the
+ * index answers lookups and a removal leaves a hole anywhere (addr and lock NULL), until the
+ * set is small again. Holes between held entries are compacted away once they outnumber
+ * those, so each operation stays O(1) (amortised) with thousands held.
  * ---------------------------------------------------------------------------------------- */
 
 /* After the set's capacity or indexing changed (lt_thread.held_room). The configuration is
  * loaded before the first thread registers. */
 static void held_room_update(lt_thread *t)
 {
-    uint32_t small = LT_HELD_INDEX_MIN - 1;
     int plain = !lt_cfg.stats && lt_cfg.stacks == LT_STACKS_LAZY;
-    t->held_room = t->held_indexed || !plain ? 0 : t->cap < small ? t->cap : small;
+    t->held_room = t->held_indexed || !plain ? 0 : t->cap;
 }
 
 static size_t index_home(const lt_thread *t, const void *addr)
@@ -209,17 +212,6 @@ static size_t index_home(const lt_thread *t, const void *addr)
 static size_t index_mask(const lt_thread *t)
 {
     return ((size_t)1 << t->held_index_bits) - 1;
-}
-
-lt_held *lt_held_find_indexed(const lt_thread *t, const void *addr)
-{
-    for (size_t i = index_home(t, addr);; i = (i + 1) & index_mask(t)) {
-        uint32_t v = t->held_index[i];
-        if (v == 0)
-            return NULL;
-        if (t->held[v - 1].addr == addr)
-            return &t->held[v - 1];
-    }
 }
 
 /* The entry at pos goes in; a held entry with the same address (only ever a stale one) loses
@@ -290,7 +282,7 @@ static int index_build(lt_thread *t, uint32_t cap)
         t->held_indexed = 0; /* to be filled */
     }
     if (!t->held_indexed)
-        for (uint32_t i = 0; i < t->held_end; i++)
+        for (uint32_t i = t->held_start; i < t->held_end; i++)
             if (t->held[i].lock)
                 index_put(t, i);
     t->held_indexed = 1;
@@ -298,27 +290,72 @@ static int index_build(lt_thread *t, uint32_t cap)
     return 1;
 }
 
+static lt_held *index_find(const lt_thread *t, const void *addr)
+{
+    for (size_t i = index_home(t, addr);; i = (i + 1) & index_mask(t)) {
+        uint32_t v = t->held_index[i];
+        if (v == 0)
+            return NULL;
+        if (t->held[v - 1].addr == addr)
+            return &t->held[v - 1];
+    }
+}
+
+/* Whether h, an entry for its lock, is the newest for it without looking further: it names
+ * its lock's identity and, held for write, its lock names t as the writer. An entry another
+ * thread made stale stays in the set until a lookup finds it (lt_held_find_lock asks the
+ * lock's writer, not the set), so an older entry may be stale with a newer one beside it. */
+static int held_current(const lt_thread *t, const lt_held *h)
+{
+    return atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen &&
+           (h->mode != LT_MODE_WRITE ||
+            atomic_load_explicit(&h->lock->writer, memory_order_relaxed) == t->info.seq + 1);
+}
+
+/* lt_held_find for a large set: its newest entry, its oldest (when current), then the index,
+ * which the calling thread makes now when the set has none. Another thread's set (the wait-for
+ * check reads those of blocked threads) is scanned instead: only its thread changes it. */
+lt_held *lt_held_find_large(lt_thread *t, const void *addr)
+{
+    if (t->nheld == 0)
+        return NULL;
+    lt_held *h = &t->held[t->held_end - 1];
+    if (h->addr == addr)
+        return h;
+    h = &t->held[t->held_start];
+    if (h->addr == addr && held_current(t, h))
+        return h;
+    if (!t->held_indexed && (t != lt_tls.self || !index_build(t, t->cap))) {
+        for (uint32_t i = t->held_end; i-- > t->held_start;)
+            if (t->held[i].addr == addr)
+                return &t->held[i];
+        return NULL;
+    }
+    return index_find(t, addr);
+}
+
 /* Closes the holes, keeping acquisition order, in time proportional to the entries in use:
  * each moved entry's slot follows it. A set that has become small empties its index and
  * stops using it. */
 void lt_held_compact(lt_thread *t)
 {
-    if (!t->held_indexed)
-        return;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < t->held_end; i++) {
-        if (!t->held[i].lock)
-            continue;
-        if (n != i) {
-            t->held[n] = t->held[i];
-            index_move(t, i, n);
+    if (t->held_end != t->nheld) { /* holes */
+        uint32_t n = 0;
+        for (uint32_t i = t->held_start; i < t->held_end; i++) {
+            if (!t->held[i].lock)
+                continue;
+            if (n != i) {
+                t->held[n] = t->held[i];
+                if (t->held_indexed)
+                    index_move(t, i, n);
+            }
+            n++;
         }
-        n++;
+        t->held_end = n;
+        t->held_start = 0;
     }
-    t->held_end = n;
-    t->held_start = 0;
-    if (n < LT_HELD_INDEX_MIN / 2) {
-        for (uint32_t i = 0; i < n; i++)
+    if (t->held_indexed && t->held_end < LT_HELD_INDEX_MIN / 2) {
+        for (uint32_t i = 0; i < t->held_end; i++)
             index_del(t, i);
         t->held_indexed = 0;
         held_room_update(t);
@@ -343,13 +380,17 @@ static int held_grow(lt_thread *t)
     }
     if (!h)
         return 0;
+    /* the new half is written entry after entry from now on: faulted in a page at a time it
+     * cost a set of 25,000 locks ~350 page faults, most of its growth's time */
+    size_t kept = ((size_t)t->cap * sizeof(lt_held)) & ~(size_t)4095;
+    lt_platform_populate((char *)h + kept, cap * sizeof(lt_held) - kept);
     t->held = h;
     t->cap = cap;
     held_room_update(t);
     return 1;
 }
 
-/* lt_held_push (lt_internal.h) when the set is indexed, full, or about to be indexed. */
+/* lt_held_push (lt_internal.h) when the set is indexed or full. */
 lt_held *lt_held_push_slow(lt_thread *t, const void *addr, lt_lock *l)
 {
     if (lt_unlikely(t->held_end == t->cap)) {
@@ -365,22 +406,31 @@ lt_held *lt_held_push_slow(lt_thread *t, const void *addr, lt_lock *l)
     t->nheld++;
     if (lt_unlikely(t->held_indexed))
         index_put(t, pos);
-    else if (lt_unlikely(t->held_end >= LT_HELD_INDEX_MIN))
-        index_build(t, t->cap); /* without memory, scanning still answers */
     return h;
 }
 
-/* lt_held_remove (lt_internal.h) from an indexed set, or not the newest entry. */
+/* lt_held_remove (lt_internal.h) from an indexed set, or not the newest entry. A large set's
+ * oldest entry leaves a hole in front; any other entry but the newest ones is found through
+ * the index, which the set gets now if it has none. */
 void lt_held_remove_slow(lt_thread *t, lt_held *h)
 {
+    uint32_t pos = (uint32_t)(h - t->held);
     t->nheld--;
-    if (!t->held_indexed) {
+    if (!t->held_indexed && (t->held_end < LT_HELD_INDEX_MIN || pos == t->held_start ||
+                             !index_build(t, t->cap))) {
+        if (pos == t->held_start && t->held_end >= LT_HELD_INDEX_MIN) {
+            h->addr = NULL;
+            h->lock = NULL;
+            if (++t->held_start == t->held_end)
+                t->held_start = t->held_end = 0;
+            return;
+        }
         lt_held *end = &t->held[--t->held_end];
         for (; h < end; h++)
             h[0] = h[1];
         return;
     }
-    index_del(t, (uint32_t)(h - t->held));
+    index_del(t, pos);
     h->addr = NULL;
     h->lock = NULL;
     if (t->nheld == 0) {

@@ -171,11 +171,21 @@ static int load_dir(const char *dir, const options *o, lt_symbolizer *sz, lt_rep
     return status;
 }
 
+/* A report directory that does not exist is an empty one: the tracer makes it only for a
+ * first report, so after a clean run `locktrace report --sarif locktrace-reports/` (a CI
+ * step) prints an empty log and succeeds. Only a missing *.json file is an error. */
 static int load(const char *arg, const options *o, lt_symbolizer *sz, lt_report_set *set)
 {
     struct stat st;
-    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
+    size_t len = strlen(arg);
+    int found = stat(arg, &st) == 0;
+    if (found && S_ISDIR(st.st_mode))
         return load_dir(arg, o, sz, set);
+    if (!found && errno == ENOENT && (len < 5 || strcmp(arg + len - 5, ".json") != 0)) {
+        fprintf(stderr, "locktrace report: %s: no such directory, so no reports (the tracer "
+                        "makes it for the first report)\n", arg);
+        return 0;
+    }
     return load_file(arg, o, sz, set);
 }
 
