@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "apis/poll.h"
+#include "lockmem.h"
 #include "verdicts.h"
 
 /* ------------------------------------------------------------------------------------------
@@ -41,32 +42,18 @@ static int is_rw(variant v) { return v >= RDR; }
 static int is_read(variant v) { return v == RDR || v == RPR; }
 static int is_wp(variant v) { return v == RPR || v == RPW; }
 
-typedef union lockmem {
-    pthread_mutex_t m;
-    pthread_rwlock_t rw;
-    pthread_spinlock_t s;
-} lockmem;
+/* The kind of lock a variant is. */
+static lm_kind lk_kind(variant v)
+{
+    static const lm_kind kind[NV] = {[MN] = LM_NORMAL, [MR] = LM_RECURSIVE, [ME] = LM_ERRORCHECK,
+                                     [SP] = LM_SPIN,   [RDR] = LM_RW,       [RDW] = LM_RW,
+                                     [RPR] = LM_RW_WP, [RPW] = LM_RW_WP};
+    return kind[v];
+}
 
 static void lk_init(lockmem *l, variant v)
 {
-    if (v == SP) {
-        pthread_spin_init(&l->s, 0);
-    } else if (is_rw(v)) {
-        pthread_rwlockattr_t a;
-        pthread_rwlockattr_init(&a);
-        if (is_wp(v))
-            pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-        pthread_rwlock_init(&l->rw, &a);
-        pthread_rwlockattr_destroy(&a);
-    } else {
-        pthread_mutexattr_t a;
-        pthread_mutexattr_init(&a);
-        pthread_mutexattr_settype(&a, v == MR   ? PTHREAD_MUTEX_RECURSIVE
-                                      : v == ME ? PTHREAD_MUTEX_ERRORCHECK
-                                                : PTHREAD_MUTEX_NORMAL);
-        pthread_mutex_init(&l->m, &a);
-        pthread_mutexattr_destroy(&a);
-    }
+    lockmem_init(l, lk_kind(v));
 }
 
 /* A new lock by assignment of a static initializer, without any init call (no spinlock). */
@@ -119,12 +106,7 @@ static int lk_unlock(lockmem *l, variant v)
 
 static void lk_destroy(lockmem *l, variant v)
 {
-    if (v == SP)
-        pthread_spin_destroy(&l->s);
-    else if (is_rw(v))
-        pthread_rwlock_destroy(&l->rw);
-    else
-        pthread_mutex_destroy(&l->m);
+    lockmem_destroy(l, lk_kind(v));
 }
 
 /* The same lock taken in another variant's mode (rwlocks: R or W). */

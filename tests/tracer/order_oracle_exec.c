@@ -19,15 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lockmem.h"
 #include "order_oracle.h"
 
 #define CHILD_ALARM_S 30 /* a child still running then has hung */
 
-typedef union slot {
-    pthread_mutex_t m;
-    pthread_rwlock_t rw;
-    pthread_spinlock_t s;
-} slot;
+typedef lockmem slot;
 
 size_t oracle_slot_size(void)
 {
@@ -49,35 +46,23 @@ typedef struct child {
     sem_t turn[ORACLE_THREADS], done;
 } child;
 
+static lm_kind slot_kind(int type)
+{
+    static const lm_kind kind[TY_COUNT] = {
+        [TY_NORMAL] = LM_NORMAL, [TY_RECURSIVE] = LM_RECURSIVE, [TY_ERRORCHECK] = LM_ERRORCHECK,
+        [TY_RW] = LM_RW,         [TY_RW_WP] = LM_RW_WP,         [TY_SPIN] = LM_SPIN,
+        [TY_RW_PW] = LM_RW_PW};
+    return kind[type];
+}
+
 static void init_slot(slot *l, int type)
 {
-    if (type == TY_SPIN) {
-        pthread_spin_init(&l->s, PTHREAD_PROCESS_PRIVATE);
-    } else if (oracle_is_rw(type)) {
-        pthread_rwlockattr_t a;
-        pthread_rwlockattr_init(&a);
-        if (type == TY_RW_WP)
-            pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-        else if (type == TY_RW_PW)
-            pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NP);
-        pthread_rwlock_init(&l->rw, &a);
-        pthread_rwlockattr_destroy(&a);
-    } else {
-        pthread_mutexattr_t a;
-        pthread_mutexattr_init(&a);
-        pthread_mutexattr_settype(&a, type == TY_RECURSIVE    ? PTHREAD_MUTEX_RECURSIVE
-                                      : type == TY_ERRORCHECK ? PTHREAD_MUTEX_ERRORCHECK
-                                                              : PTHREAD_MUTEX_NORMAL);
-        pthread_mutex_init(&l->m, &a);
-        pthread_mutexattr_destroy(&a);
-    }
+    lockmem_init(l, slot_kind(type));
 }
 
 static int destroy_slot(slot *l, int type)
 {
-    if (type == TY_SPIN)
-        return pthread_spin_destroy(&l->s);
-    return oracle_is_rw(type) ? pthread_rwlock_destroy(&l->rw) : pthread_mutex_destroy(&l->m);
+    return lockmem_destroy(l, slot_kind(type));
 }
 
 struct request {

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lockmem.h"
 #include "verdicts.h"
 
 #define NOINLINE __attribute__((noinline))
@@ -42,11 +43,6 @@
 /* Lock types: m normal mutex, r recursive, e error-checking, s spinlock, d default rwlock
  * (reader-preferring), w writer-preferring rwlock, x an rwlock asking PREFER_WRITER_NP (which
  * glibc treats as reader-preferring: recursive reads must not hang). */
-typedef union lockmem {
-    pthread_mutex_t m;
-    pthread_rwlock_t rw;
-    pthread_spinlock_t s;
-} lockmem;
 
 static lockmem locks[LOCKS];
 static char type_of[LOCKS];
@@ -56,38 +52,27 @@ static int is_rw(char type)
     return type == 'd' || type == 'w' || type == 'x';
 }
 
+static lm_kind kind_of(char type)
+{
+    switch (type) {
+    case 'r': return LM_RECURSIVE;
+    case 'e': return LM_ERRORCHECK;
+    case 's': return LM_SPIN;
+    case 'd': return LM_RW;
+    case 'w': return LM_RW_WP;
+    case 'x': return LM_RW_PW;
+    default: return LM_NORMAL;
+    }
+}
+
 static void init_lock(lockmem *l, char type)
 {
-    if (type == 's') {
-        pthread_spin_init(&l->s, PTHREAD_PROCESS_PRIVATE);
-    } else if (is_rw(type)) {
-        pthread_rwlockattr_t a;
-        pthread_rwlockattr_init(&a);
-        if (type == 'w')
-            pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-        else if (type == 'x')
-            pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NP);
-        pthread_rwlock_init(&l->rw, &a);
-        pthread_rwlockattr_destroy(&a);
-    } else {
-        pthread_mutexattr_t a;
-        pthread_mutexattr_init(&a);
-        pthread_mutexattr_settype(&a, type == 'r'   ? PTHREAD_MUTEX_RECURSIVE
-                                      : type == 'e' ? PTHREAD_MUTEX_ERRORCHECK
-                                                    : PTHREAD_MUTEX_NORMAL);
-        pthread_mutex_init(&l->m, &a);
-        pthread_mutexattr_destroy(&a);
-    }
+    lockmem_init(l, kind_of(type));
 }
 
 static void destroy_lock(lockmem *l, char type)
 {
-    if (type == 's')
-        pthread_spin_destroy(&l->s);
-    else if (is_rw(type))
-        pthread_rwlock_destroy(&l->rw);
-    else
-        pthread_mutex_destroy(&l->m);
+    lockmem_destroy(l, kind_of(type));
 }
 
 static int lock_write(lockmem *l, char type)
