@@ -278,16 +278,6 @@ NOINLINE static void signals_in_waits(int cond)
     result(cond ? "wait" : "lock", (int)(intptr_t)rc);
 }
 
-static struct timespec monotonic_from_now(long ms)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_nsec += ms * 1000000;
-    t.tv_sec += t.tv_nsec / 1000000000;
-    t.tv_nsec %= 1000000000;
-    return t;
-}
-
 /* Timed condition waits on the monotonic clock that time out, under another lock. */
 NOINLINE static void monotonic_waits(void)
 {
@@ -298,9 +288,9 @@ NOINLINE static void monotonic_waits(void)
     pthread_cond_init(&cv, &attr);
     pthread_mutex_lock(&inner);
     pthread_mutex_lock(&other);
-    struct timespec deadline = monotonic_from_now(20);
+    struct timespec deadline = clock_ms_from_now(CLOCK_MONOTONIC, 20);
     result("timedwait", pthread_cond_timedwait(&cv, &other, &deadline));
-    deadline = monotonic_from_now(20);
+    deadline = clock_ms_from_now(CLOCK_MONOTONIC, 20);
     result("clockwait", pthread_cond_clockwait(&changed, &other, CLOCK_MONOTONIC, &deadline));
     pthread_mutex_unlock(&other);
     pthread_mutex_unlock(&inner);

@@ -9,11 +9,11 @@
 
 #include "../../blocked.h"
 
-/* CLOCK_REALTIME (TIME_UTC) deadline ms from now. */
-static inline struct timespec ms_from_now(long ms)
+/* A deadline on `clock` ms from now. */
+static inline struct timespec clock_ms_from_now(clockid_t clock, long ms)
 {
     struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
+    clock_gettime(clock, &t);
     t.tv_sec += ms / 1000;
     t.tv_nsec += (ms % 1000) * 1000000;
     if (t.tv_nsec >= 1000000000) {
@@ -21,6 +21,12 @@ static inline struct timespec ms_from_now(long ms)
         t.tv_nsec -= 1000000000;
     }
     return t;
+}
+
+/* CLOCK_REALTIME (TIME_UTC) deadline ms from now. */
+static inline struct timespec ms_from_now(long ms)
+{
+    return clock_ms_from_now(CLOCK_REALTIME, ms);
 }
 
 #endif
