@@ -19,6 +19,8 @@
  *                            from 3 on, makes a pipe of its own (3 and 4 again), and threads
  *                            take locks at new call sites: what it reads back from its pipe is
  *                            what it wrote (libunwind's own pipe once had those numbers)
+ *   harm fd-reuse-many       fd-reuse 200 times, each in a new fork child: every run's bytes
+ *                            intact, none killed (libunwind's pipe once sent SIGPIPE)
  *   harm cond-new-worker     a queue's owner starts a second worker while holding the queue
  *                            lock and waits on the pool's condition variable for it to say
  *                            it is ready; the first worker, the last to signal that variable,
@@ -168,6 +170,27 @@ static int fd_reuse(void)
     close(p[1]);
     ssize_t n = read(p[0], buf, sizeof buf - 1);
     printf("descriptors %d %d, read back %zd bytes: %s\n", p[0], p[1], n, n > 0 ? buf : "");
+    return strcmp(buf, "the program's own bytes") == 0 ? 0 : 4;
+}
+
+/* fd-reuse again and again, each time in a new fork child (whose call sites are all new to
+ * the tracer): libunwind's pipe, opened again by several threads at once, once killed about
+ * 3 runs in 100 with SIGPIPE. */
+static int fd_reuse_many(void)
+{
+    for (int i = 0; i < 200; i++) {
+        int status;
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(fd_reuse());
+        if (pid < 0 || waitpid(pid, &status, 0) != pid)
+            return 1;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            printf("run %d: %s %d\n", i, WIFSIGNALED(status) ? "killed by signal" : "status",
+                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+            return 1;
+        }
+    }
     return 0;
 }
 
@@ -558,6 +581,8 @@ int main(int argc, char **argv)
         rc = cancel_pending();
     else if (!strcmp(s, "fd-reuse"))
         rc = fd_reuse();
+    else if (!strcmp(s, "fd-reuse-many"))
+        rc = fd_reuse_many();
     else if (!strcmp(s, "cond-new-worker"))
         rc = cond_new_worker();
     else if (!strcmp(s, "cond-woken"))
@@ -570,7 +595,7 @@ int main(int argc, char **argv)
         rc = timed_cycle();
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
-                        "stack-same-frame|cancel-pending|fd-reuse|cond-new-worker|"
+                        "stack-same-frame|cancel-pending|fd-reuse|fd-reuse-many|cond-new-worker|"
                         "cond-woken|pshared-fork|spin-fork|timed-cycle\n");
         return 2;
     }

@@ -25,6 +25,7 @@
 #include <libunwind.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,12 +112,34 @@ static _Atomic(pthread_t) unw_calls[UNW_SLOTS]; /* 0 = free */
 static _Atomic int unwind_fork;                  /* a fork is being made, by unwind_forker */
 static _Atomic(pthread_t) unwind_forker;
 
-/* Before a call into libunwind: disables cancellation (the state it had in *cancel) and
- * claims a slot; its index, for unw_leave. */
-static size_t unw_enter(int *cancel)
+/* What a call into libunwind changes for its thread, put back by unw_leave. */
+typedef struct unw_call {
+    size_t slot;      /* its claim in unw_calls */
+    int cancel;       /* the cancellation state it had */
+    sigset_t mask;    /* the signal mask it had */
+    int pipe_pending; /* a SIGPIPE was pending for it already */
+} unw_call;
+
+/* SIGPIPE alone. */
+static void pipe_set(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGPIPE);
+}
+
+/* Before a call into libunwind: disables cancellation, blocks SIGPIPE and claims a slot.
+ * libunwind (1.6) opens its pipe again, closing the old one, without a lock when a check
+ * finds it closed (a daemon closed every descriptor): another thread's check may write into
+ * the pipe whose read end was just closed, and the SIGPIPE killed the program (harm-fd.1,
+ * a few runs in a hundred). */
+static void unw_enter(unw_call *c)
 {
     pthread_t self = pthread_self();
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, cancel);
+    sigset_t only_pipe, pending;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &c->cancel);
+    pipe_set(&only_pipe);
+    pthread_sigmask(SIG_BLOCK, &only_pipe, &c->mask);
+    c->pipe_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
     for (size_t i = (size_t)(((uint64_t)self * 0x9E3779B97F4A7C15ull) >> 58);; i++) {
         pthread_t free_slot = 0;
         _Atomic(pthread_t) *slot = &unw_calls[i % UNW_SLOTS];
@@ -125,18 +148,29 @@ static size_t unw_enter(int *cancel)
                 sched_yield();
             continue;
         }
-        if (!atomic_load(&unwind_fork) || pthread_equal(atomic_load(&unwind_forker), self))
-            return i % UNW_SLOTS;
+        if (!atomic_load(&unwind_fork) || pthread_equal(atomic_load(&unwind_forker), self)) {
+            c->slot = i % UNW_SLOTS;
+            return;
+        }
         atomic_store(slot, 0);
         while (atomic_load(&unwind_fork))
             sched_yield();
     }
 }
 
-static void unw_leave(size_t slot, int cancel)
+/* A SIGPIPE that became pending during the call was libunwind's: taken, not delivered. */
+static void unw_leave(const unw_call *c)
 {
-    atomic_store(&unw_calls[slot], 0);
-    pthread_setcancelstate(cancel, NULL);
+    int saved = errno;
+    sigset_t only_pipe, pending;
+    atomic_store(&unw_calls[c->slot], 0);
+    if (!c->pipe_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+        pipe_set(&only_pipe);
+        sigtimedwait(&only_pipe, NULL, &(struct timespec){0, 0});
+    }
+    pthread_sigmask(SIG_SETMASK, &c->mask, NULL);
+    pthread_setcancelstate(c->cancel, NULL);
+    errno = saved;
 }
 
 /* libunwind sets itself up at its first unwind, behind a flag it reads without its lock:
@@ -145,10 +179,10 @@ static void unw_leave(size_t slot, int cancel)
 static void unwind_first(void)
 {
     void *ip[1];
-    int cancel;
-    size_t slot = unw_enter(&cancel);
+    unw_call c;
+    unw_enter(&c);
     unw.unw_backtrace(ip, 1);
-    unw_leave(slot, cancel);
+    unw_leave(&c);
 }
 
 void lt_platform_fork(lt_fork_phase phase)
@@ -537,12 +571,12 @@ static size_t unwind_frames(lt_frame *frames, size_t max)
 
 size_t lt_platform_unwind(lt_frame *frames, size_t max)
 {
-    int cancel;
+    unw_call c;
     if (!have_unwind())
         return 0;
-    size_t slot = unw_enter(&cancel);
+    unw_enter(&c);
     size_t n = unwind_frames(frames, max);
-    unw_leave(slot, cancel);
+    unw_leave(&c);
     return n;
 }
 
@@ -583,24 +617,24 @@ int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
 
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
 {
-    int cancel;
+    unw_call c;
     if (!have_unwind())
         return 0;
-    size_t slot = unw_enter(&cancel);
+    unw_enter(&c);
     int n = unw.unw_backtrace((void **)ips, (int)max);
-    unw_leave(slot, cancel);
+    unw_leave(&c);
     return n > 0 ? (size_t)n : 0;
 }
 
 uintptr_t lt_platform_proc_start(uintptr_t ip)
 {
     unw_proc_info_t pi;
-    int cancel;
+    unw_call c;
     if (!have_unwind())
         return 0;
-    size_t slot = unw_enter(&cancel);
+    unw_enter(&c);
     int rc = unw.unw_get_proc_info_by_ip(*unw.local_as, ip, &pi, NULL);
-    unw_leave(slot, cancel);
+    unw_leave(&c);
     return rc == 0 ? pi.start_ip : 0;
 }
 
