@@ -482,7 +482,7 @@ def dump_command(c):
 
 def exit_code_tree(c):
     """'the exit code covers the whole process tree it started': --exitcode through sh -c,
-    where the shell's own status is 0."""
+    where the shell's own status is 0, with report files on or off."""
     script = f'{c.a.wfprog} bad-unlock; true'
     ending, _, err = c.run([c.a.locktrace, '--exitcode=66', '--', 'sh', '-c', script])
     need(ending == 66 and '1 report (1 bad-unlock; 1 occurrence)' in err, f'through sh -c: {ending} {err}')
@@ -491,6 +491,16 @@ def exit_code_tree(c):
     ending, _, err = c.run([c.a.locktrace, '--exitcode=66', '--', 'sh', '-c', f'{c.a.wfprog} hang & '
                             'kill -TERM $!; wait; exit 3'])
     need(ending == 3 and err == '', f'a clean tree keeps its own status: {ending} {err}')
+    # With report files off the tree's reports are still counted (through a private
+    # directory, removed at the end: nothing is left in TMPDIR and no line names it).
+    scratch = os.path.join(c.tmp, 'scratch')
+    os.mkdir(scratch)
+    for script, status in ((script, 66), ('true', 0)):
+        ending, _, err = c.run([c.a.locktrace, '--exitcode=66', '--report-dir=', '--', 'sh', '-c',
+                                script], {'TMPDIR': scratch})
+        need(ending == status and 'occurrence' not in err and scratch not in err,
+             f'--report-dir= through sh -c {script!r}: {ending} {err}')
+        need(os.listdir(scratch) == [], f'left behind: {os.listdir(scratch)}')
 
 
 def space_path(c):

@@ -184,6 +184,45 @@ static const char *report_dir(char *buf, size_t size)
     return buf;
 }
 
+/* The directory temporary files go in: $TMPDIR when it can stand in LD_PRELOAD, else /tmp. */
+static const char *temp_base(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    return tmp && tmp[0] == '/' && !strpbrk(tmp, " :\t") ? tmp : "/tmp";
+}
+
+/* --exitcode counts the reports of the whole process tree from their files, and only a
+ * process's own status sees its reports without them: with files off (--report-dir=), the
+ * reports go to a private directory that is removed at the end, so a child's report still
+ * fails the run. Returns 1 when dir is that private directory. */
+static int private_report_dir(char *dir, size_t size)
+{
+    const char *code = getenv("LOCKTRACE_EXITCODE");
+    if (dir[0] || !code || atoi(code) <= 0)
+        return 0;
+    snprintf(dir, size, "%s/locktrace-reports-XXXXXX", temp_base());
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "locktrace: cannot make a directory in %s to count the reports of the "
+                        "program's children for --exitcode: %s; only the program's own reports "
+                        "will change its status\n", temp_base(), strerror(errno));
+        dir[0] = 0;
+        return 0;
+    }
+    setenv("LOCKTRACE_REPORT_DIR", dir, 1);
+    return 1;
+}
+
+static void remove_private_dir(const char *dir)
+{
+    char **names = lt_tool_list_all(dir);
+    char path[PATH_MAX];
+    for (size_t i = 0; names && names[i]; i++)
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]) < sizeof path)
+            unlink(path);
+    lt_tool_free_list(names);
+    rmdir(dir);
+}
+
 /* ------------------------------------------------------------------------------------------
  * The preload list. The dynamic linker splits LD_PRELOAD at spaces and colons with no way to
  * quote them, so a library whose path has one is preloaded through a symlink in a private
@@ -195,8 +234,7 @@ static const char *preloadable(const char *lib, char *buf, size_t size)
 {
     if (!strpbrk(lib, " :\t"))
         return lib;
-    const char *tmp = getenv("TMPDIR");
-    const char *base = tmp && tmp[0] == '/' && !strpbrk(tmp, " :\t") ? tmp : "/tmp";
+    const char *base = temp_base();
     snprintf(link_dir, sizeof link_dir, "%s/locktrace-XXXXXX", base);
     if (!mkdtemp(link_dir) || (size_t)snprintf(buf, size, "%s/" LIB_NAME, link_dir) >= size ||
         symlink(lib, buf) != 0) {
@@ -521,14 +559,17 @@ int lt_tool_launch(int argc, char **argv)
     if (preload(lib, asan) != 0)
         return 125;
     report_dir(dir, sizeof dir);
+    int private = private_report_dir(dir, sizeof dir);
     char pid[24];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
     setenv("LOCKTRACE_LAUNCHER_PID", pid, 1);
     char **before = dir[0] ? lt_tool_list_reports(dir) : NULL;
     int status = run(argv + first, 1, &own);
     remove_link();
-    int reports = dir[0] ? lt_tool_summarize(dir, before) : 0;
+    int reports = dir[0] ? lt_tool_summarize(dir, before, !private) : 0;
     lt_tool_free_list(before);
+    if (private)
+        remove_private_dir(dir);
     if (status == -1)
         return own;
     /* LOCKTRACE_EXITCODE over the whole tree: a report of any process this launcher started

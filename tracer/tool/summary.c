@@ -32,13 +32,14 @@ static int is_summary(const char *name)
     return strstr(name, ".summary.json") != NULL;
 }
 
-char **lt_tool_list_reports(const char *dir)
+/* The names in dir: every entry but . and .., or only the report and summary files. */
+static char **list(const char *dir, int all)
 {
     DIR *d = opendir(dir);
     size_t n = 0, cap = 16;
     char **names = calloc(cap, sizeof *names);
     for (struct dirent *e; d && names && (e = readdir(d)) != NULL;) {
-        if (!is_json(e->d_name))
+        if (all ? !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") : !is_json(e->d_name))
             continue;
         if (n + 1 == cap) {
             char **p = realloc(names, (cap *= 2) * sizeof *names);
@@ -52,6 +53,16 @@ char **lt_tool_list_reports(const char *dir)
     if (d)
         closedir(d);
     return names;
+}
+
+char **lt_tool_list_reports(const char *dir)
+{
+    return list(dir, 0);
+}
+
+char **lt_tool_list_all(const char *dir)
+{
+    return list(dir, 1);
 }
 
 void lt_tool_free_list(char **names)
@@ -166,7 +177,7 @@ static void add_report(tally *t, const char *dir, const char *name)
     free(text);
 }
 
-int lt_tool_summarize(const char *dir, char **before)
+int lt_tool_summarize(const char *dir, char **before, int say)
 {
     char **now = lt_tool_list_reports(dir);
     tally t = {0};
@@ -184,6 +195,8 @@ int lt_tool_summarize(const char *dir, char **before)
             add_report(&t, dir, now[i]);
     free(t.summarized);
     lt_tool_free_list(now);
+    if (!say)
+        return (int)t.reports;
     if (t.dumps)
         fprintf(stderr, "locktrace: %ld thread dump%s in %s/ (read %s with: locktrace report %s)\n",
                 t.dumps, t.dumps == 1 ? "" : "s", dir, t.dumps == 1 ? "it" : "them", dir);

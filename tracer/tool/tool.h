@@ -26,11 +26,14 @@ int lt_tool_launch(int argc, char **argv);
 /* `locktrace report [--json] FILE...` (argv after "report"). */
 int lt_tool_report(int argc, char **argv);
 
-/* Counts the report files in dir that are not listed in `before` (NULL-terminated names, or
- * NULL) and name this launcher, by kind; prints the one-line summary on stderr when there are
- * any. Returns their number. */
+/* The report and summary files in dir (NULL-terminated names); every entry, with lt_tool_list_all. */
 char **lt_tool_list_reports(const char *dir);
-int lt_tool_summarize(const char *dir, char **before);
+char **lt_tool_list_all(const char *dir);
 void lt_tool_free_list(char **names);
+
+/* Counts the report files in dir that are not listed in `before` (NULL-terminated names, or
+ * NULL) and name this launcher, by kind; with say, prints the one-line summary on stderr when
+ * there are any. Returns their number. */
+int lt_tool_summarize(const char *dir, char **before, int say);
 
 #endif
