@@ -155,6 +155,30 @@ def report_dir(c):
     need(ending == 1 and 'No such file' in err, f'a missing file: {ending} {err}')
 
 
+def unwritable_report_dir(c):
+    """'a report directory that cannot be written says why': run where the default
+    ./locktrace-reports cannot be made (a directory without write permission, as a user who
+    cannot override that), the report still reaches stderr and one line says the directory
+    could not be created for lack of permission (it said "no such directory")."""
+    prefix = []
+    if os.geteuid() == 0:  # root writes anywhere: run as nobody
+        setpriv = shutil.which('setpriv')
+        if not setpriv:
+            raise Skipped('running as root without setpriv to drop privileges')
+        prefix = [setpriv, '--reuid=65534', '--regid=65534', '--clear-groups']
+    os.chmod(c.tmp, 0o755)
+    ro = os.path.join(c.tmp, 'read-only')
+    os.mkdir(ro, 0o555)
+    ending, _, err = c.run(prefix + [c.a.locktrace, '--', c.a.wfprog, 'bad-unlock'], cwd=ro)
+    if ending == 127 and 'cannot run' in err:
+        raise Skipped(f'the build tree cannot be run as another user: {err}')
+    need(ending == 0 and re.search(r'^locktrace: bad-unlock:', err, re.M), f'{ending} {err}')
+    want = (f'locktrace: cannot write report files into {ro}/locktrace-reports '
+            '(LOCKTRACE_REPORT_DIR: permission denied); reports go to stderr only')
+    need(want in err, f'expected {want!r}:\n{err}')
+    need(os.listdir(ro) == [], f'made in a read-only directory: {os.listdir(ro)}')
+
+
 def source_line(path, text):
     """The 1-based line of path that contains text (found here, not by the code under test)."""
     for n, line in enumerate(open(path), 1):
@@ -651,6 +675,7 @@ def ctest_recipe(c):
 
 
 CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_del_byte, report_dir,
+                                   unwritable_report_dir,
                                    sarif, launcher_signals, dump_command, exit_code_tree, space_path,
                                    not_loaded, asan_program, tsan_program, install_prefix,
                                    ctest_recipe, html, path_map, debuginfod)}

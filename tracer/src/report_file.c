@@ -69,19 +69,24 @@ static void file_name(char *buf, size_t size, const char *prefix, const char *wh
     lt_fmt_str(buf, size, at, suffix);
 }
 
-/* mkdir -p, quietly: a failure shows when the file cannot be created. */
-static void make_dir(const char *dir)
+/* mkdir -p, quietly: a failure shows when the directory cannot be opened. Returns the errno
+ * of the last component that could not be made (0 when none failed), which says why better
+ * than the open's ENOENT. */
+static int make_dir(const char *dir)
 {
     char p[4096];
+    int err = 0;
     size_t n = lt_fmt_str(p, sizeof p, 0, dir);
     for (size_t i = 1; i <= n; i++) {
         if (p[i] != '/' && p[i] != 0)
             continue;
         char c = p[i];
         p[i] = 0;
-        mkdir(p, 0777);
+        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+            err = errno;
         p[i] = c;
     }
+    return err;
 }
 
 static const char *errno_text(int e)
@@ -123,10 +128,11 @@ static void say_once(const char *what, const char *file, const char *why)
 static int open_dir(void)
 {
     struct stat st;
-    make_dir(lt_cfg.report_dir);
+    int made = make_dir(lt_cfg.report_dir);
     int dfd = open(lt_cfg.report_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0) {
-        say_once("report files into", lt_cfg.report_dir, errno_text(errno));
+        say_once("report files into", lt_cfg.report_dir,
+                 errno_text(errno == ENOENT && made ? made : errno));
         return -1;
     }
     if (fstat(dfd, &st) != 0 ||
