@@ -71,6 +71,32 @@ def short_options(c):
     need(ending == 127 and 'cannot run -x' in err, f'-- -x: {ending} {err}')
 
 
+def option_without_value(c):
+    """An option whose value is missing before `--` says so; it does not take `--` as its
+    value (that said "bad value for LOCKTRACE_ACTION: '--'") and does not run the program."""
+    for opt, accepted in (('--action', 'abort|edeadlk'), ('--report-dir', 'DIR')):
+        ending, out, err = c.launch(opt, '--', c.a.prog, 'bad-unlock')
+        need(ending == 2 and f'locktrace: {opt} needs a value: {accepted}' in err and
+             'bad-unlock' not in err, f'{opt} --: {ending} {err}')
+
+
+def report_dir_slash(c):
+    """A directory given with its trailing slash (as the README writes locktrace-reports/)
+    names its files with one slash in messages; a file that is no report is named with the
+    reason while the others still print, status 1."""
+    ending, out, err = c.launch('--report-dir=' + c.dir, '--', c.a.prog, 'bad-unlock')
+    good = glob.glob(os.path.join(c.dir, '*.1.json'))
+    need(ending == 0 and len(good) == 1, f'making a report: {ending} {err}')
+    with open(good[0]) as f:
+        head = f.read(300)
+    with open(os.path.join(c.dir, 'cut.json'), 'w') as f:
+        f.write(head)
+    ending, out, err = c.launch('report', c.dir + '/')
+    need(ending == 1 and out.startswith('locktrace: bad-unlock'), f'{ending} {out[:200]} {err}')
+    need(re.search(r'^locktrace report: ' + re.escape(c.dir) + r'/cut\.json: line 1, column \d+: '
+                   r'.*\(truncated\?\)$', err, re.M), f'message: {err}')
+
+
 def help_text(c):
     """--help names every form of the report command and says what the exit statuses mean."""
     ending, out, err = c.launch('--help')
@@ -162,8 +188,9 @@ def readme_example(c):
         at += 1
 
 
-CHECKS = {f.__name__: f for f in (bad_configuration, short_options, help_text, man_page,
-                                   setid_program, report_options_anywhere, readme_example)}
+CHECKS = {f.__name__: f for f in (bad_configuration, short_options, option_without_value,
+                                   report_dir_slash, help_text, man_page, setid_program,
+                                   report_options_anywhere, readme_example)}
 
 
 def main():

@@ -160,7 +160,7 @@ static int parse_options(int argc, char **argv)
                     argv[i]);
             return -1;
         }
-        if (!eq && i + 1 == argc) {
+        if (!eq && (i + 1 == argc || strcmp(argv[i + 1], "--") == 0)) {
             fprintf(stderr, "locktrace: %s needs a value: %s\n", argv[i], o->accepted);
             return -1;
         }

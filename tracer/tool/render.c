@@ -137,7 +137,7 @@ static int load_dir(const char *dir, const options *o, lt_symbolizer *sz, lt_rep
 {
     DIR *d = opendir(dir);
     if (!d) {
-        perror(dir);
+        fprintf(stderr, "locktrace report: %s: %s\n", dir, strerror(errno));
         return 1;
     }
     char **names = NULL;
@@ -161,7 +161,9 @@ static int load_dir(const char *dir, const options *o, lt_symbolizer *sz, lt_rep
         qsort(names, n, sizeof *names, by_version);
     for (size_t i = 0; i < n; i++) {
         char path[4096];
-        if (names[i] && (size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]) < sizeof path)
+        const char *sep = dir[strlen(dir) - 1] == '/' ? "" : "/";
+        if (names[i] &&
+            (size_t)snprintf(path, sizeof path, "%s%s%s", dir, sep, names[i]) < sizeof path)
             status |= load_file(path, o, sz, set);
         free(names[i]);
     }
