@@ -527,6 +527,25 @@ def exit_code_tree(c):
         need(os.listdir(scratch) == [], f'left behind: {os.listdir(scratch)}')
 
 
+def left_running(c):
+    """'a daemon's reports come after the launcher is gone': a traced process the program
+    leaves running is named in one line that says where its reports will go; a tree that
+    ended says nothing."""
+    ending, out, err = c.run([c.a.locktrace, '--report-dir=' + c.dir, '--', 'sh', '-c',
+                              'sleep 30 </dev/null >/dev/null 2>&1 & echo $!'])
+    pid = int(out.split()[0]) if out.split() else 0
+    try:
+        want = (f'locktrace: the program left 1 traced process running (pid {pid}): what they '
+                f'report from now on goes to their stderr and to {c.dir}/ and does not count '
+                "in this launcher's status\n")
+        need(ending == 0 and err == want, f'{ending} {out} {err!r}')
+    finally:
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+    ending, out, err = c.run([c.a.locktrace, '--', 'sh', '-c', 'sleep 0 & wait'])
+    need(ending == 0 and err == '', f'a tree that ended: {ending} {err}')
+
+
 def space_path(c):
     """'a build path with a space works': the launcher and the library in a directory whose
     name has a space and a colon still trace the program; the symlink it needs is removed."""
@@ -676,7 +695,8 @@ def ctest_recipe(c):
 
 CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_del_byte, report_dir,
                                    unwritable_report_dir,
-                                   sarif, launcher_signals, dump_command, exit_code_tree, space_path,
+                                   sarif, launcher_signals, dump_command, exit_code_tree, left_running,
+                                   space_path,
                                    not_loaded, asan_program, tsan_program, install_prefix,
                                    ctest_recipe, html, path_map, debuginfod)}
 

@@ -73,12 +73,14 @@ void lt_tool_launch_usage(FILE *to)
                 "stderr and written as JSON files to ./" DEFAULT_REPORT_DIR "/ unless\n"
                 "LOCKTRACE_REPORT_DIR or --report-dir says otherwise (--report-dir= turns files\n"
                 "off). When reports were written, one last line on stderr counts them by kind\n"
-                "and names the directory; a clean run prints nothing of its own.\n\n"
+                "and names the directory; traced processes the program left running (a daemon)\n"
+                "are named in a line of their own; a clean run prints nothing of its own.\n\n"
                 "Exit status: the program's own (or, when it died of a signal, the launcher\n"
-                "dies of the same signal); --exitcode=N when any process it started wrote a\n"
-                "report; 2 for a bad option or LOCKTRACE_* variable; 125 when the tracer\n"
-                "could not be loaded into the program; 126 or 127 when the program could not\n"
-                "be run. `locktrace report --help` explains the report command.\n\n"
+                "dies of the same signal); --exitcode=N when the program exited and any\n"
+                "process it started wrote a report (report files on or off); 2 for a bad\n"
+                "option or LOCKTRACE_* variable; 125 when the tracer could not be loaded into\n"
+                "the program; 126 or 127 when the program could not be run. `locktrace report\n"
+                "--help` explains the report command.\n\n"
                 "Options (each sets the LOCKTRACE_* variable named; --opt=value or\n"
                 "--opt value):\n");
     for (size_t i = 0; i < sizeof options / sizeof *options; i++) {
@@ -519,6 +521,27 @@ static int run(char **argv, int traced, int *own)
     return status;
 }
 
+/* Processes of this launcher's tree still running when the program ended (a daemon it
+ * started, a job it left in the background): whatever they report comes after the
+ * launcher's count and status, so one line says they are there and where that goes. A
+ * process that is just exiting (killed by the program as it ended) is given a moment. */
+#define LEFT_GRACE_MS 200
+static void say_left_running(const char *dir, int private)
+{
+    static int tree[MAX_TREE];
+    int n = 0;
+    for (int waited = 0; waited <= LEFT_GRACE_MS; waited += 20) {
+        if ((n = lt_tool_tree((int)getpid(), tree, MAX_TREE)) == 0)
+            return;
+        nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
+    }
+    int files = dir[0] && !private;
+    fprintf(stderr, "locktrace: the program left %d traced process%s running (pid %d%s): what "
+                    "they report from now on goes to their stderr%s%s%s and does not count in "
+                    "this launcher's status\n", n, n == 1 ? "" : "es", tree[0],
+            n == 1 ? "" : ", ...", files ? " and to " : "", files ? dir : "", files ? "/" : "");
+}
+
 /* Ends the launcher the way the program ended: same status, or death by the same signal
  * (without a core dump of the launcher). */
 static int pass_through(int status)
@@ -566,6 +589,8 @@ int lt_tool_launch(int argc, char **argv)
     char **before = dir[0] ? lt_tool_list_reports(dir) : NULL;
     int status = run(argv + first, 1, &own);
     remove_link();
+    if (status != -1)
+        say_left_running(dir, private);
     int reports = dir[0] ? lt_tool_summarize(dir, before, !private) : 0;
     lt_tool_free_list(before);
     if (private)
