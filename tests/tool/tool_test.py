@@ -97,6 +97,21 @@ def report_dir_slash(c):
                    r'.*\(truncated\?\)$', err, re.M), f'message: {err}')
 
 
+def cannot_run(c):
+    """A program that cannot be run says why as a shell would: a directory, a file without
+    its execute bit (both were "Permission denied"), a missing file; status 126 or 127."""
+    text = os.path.join(c.tmp, 'notes.txt')
+    with open(text, 'w') as f:
+        f.write('not a program\n')
+    os.chmod(text, 0o644)
+    for prog, status, said in ((c.tmp, 126, 'it is a directory'),
+                               (text, 126, 'the file is not executable'),
+                               (os.path.join(c.tmp, 'missing'), 127, 'No such file or directory')):
+        ending, out, err = c.launch('--report-dir=', '--', prog)
+        need(ending == status and f'locktrace: cannot run {prog}: {said}' in err,
+             f'{prog}: {ending} {err}')
+
+
 def help_text(c):
     """--help names every form of the report command and says what the exit statuses mean."""
     ending, out, err = c.launch('--help')
@@ -189,8 +204,8 @@ def readme_example(c):
 
 
 CHECKS = {f.__name__: f for f in (bad_configuration, short_options, option_without_value,
-                                   report_dir_slash, help_text, man_page, setid_program,
-                                   report_options_anywhere, readme_example)}
+                                   cannot_run, report_dir_slash, help_text, man_page,
+                                   setid_program, report_options_anywhere, readme_example)}
 
 
 def main():

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -413,6 +414,20 @@ static int wait_program(void)
     }
 }
 
+/* Why execvp failed, as a shell would put it: EACCES is most often a directory or a file
+ * without its execute bit. */
+static const char *exec_error(const char *name, int err)
+{
+    struct stat st;
+    if (err != EACCES || !strchr(name, '/') || stat(name, &st) != 0)
+        return strerror(err);
+    if (S_ISDIR(st.st_mode))
+        return "it is a directory";
+    if (S_ISREG(st.st_mode) && !(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
+        return "the file is not executable (chmod +x?)";
+    return strerror(err);
+}
+
 /* In the child: announce fd to the tracer, then become the program. */
 static void exec_program(char **argv, int traced, int fd)
 {
@@ -428,7 +443,7 @@ static void exec_program(char **argv, int traced, int fd)
     }
     execvp(argv[0], argv);
     int err = errno;
-    fprintf(stderr, "locktrace: cannot run %s: %s\n", argv[0], strerror(err));
+    fprintf(stderr, "locktrace: cannot run %s: %s\n", argv[0], exec_error(argv[0], err));
     (void)!write(fd, "E", 1); /* not the tracer's word: the launcher must not wait for it */
     _exit(err == ENOENT ? 127 : 126);
 }
