@@ -82,11 +82,12 @@ def option_without_value(c):
 
 def report_dir_slash(c):
     """A directory given with its trailing slash (as the README writes locktrace-reports/)
-    names its files with one slash in messages; a file that is no report is named with the
+    is named with one slash in the launcher's line and names its files so in messages; a file that is no report is named with the
     reason while the others still print, status 1."""
-    ending, out, err = c.launch('--report-dir=' + c.dir, '--', c.a.prog, 'bad-unlock')
+    ending, out, err = c.launch('--report-dir=' + c.dir + '/', '--', c.a.prog, 'bad-unlock')
     good = glob.glob(os.path.join(c.dir, '*.1.json'))
     need(ending == 0 and len(good) == 1, f'making a report: {ending} {err}')
+    need(f' in {c.dir}/ (read them again' in err, f'the launcher line: {err}')
     with open(good[0]) as f:
         head = f.read(300)
     with open(os.path.join(c.dir, 'cut.json'), 'w') as f:

@@ -173,7 +173,7 @@ static int parse_options(int argc, char **argv)
 }
 
 /* The report directory, made absolute so a program that changes directory still writes
- * where the launcher looks. */
+ * where the launcher looks, without the trailing slashes "DIR/" came with (messages add one). */
 static const char *report_dir(char *buf, size_t size)
 {
     const char *dir = getenv("LOCKTRACE_REPORT_DIR");
@@ -183,6 +183,8 @@ static const char *report_dir(char *buf, size_t size)
     if (dir[0] == '/' || !dir[0] || !getcwd(cwd, sizeof cwd) ||
         (size_t)snprintf(buf, size, "%s/%s", cwd, dir) >= size)
         snprintf(buf, size, "%s", dir);
+    for (size_t n = strlen(buf); n > 1 && buf[n - 1] == '/'; n--)
+        buf[n - 1] = 0;
     setenv("LOCKTRACE_REPORT_DIR", buf, 1);
     return buf;
 }
