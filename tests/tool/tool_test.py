@@ -114,13 +114,19 @@ def cannot_run(c):
 
 
 def help_text(c):
-    """--help names every form of the report command and says what the exit statuses mean."""
+    """--help names every form of the report command, says what the exit statuses mean and
+    what to try when a program hangs with no report."""
     ending, out, err = c.launch('--help')
     need(ending == 0, f'--help: {ending} {err}')
     need(re.search(r'^ +locktrace report \[--json \| --sarif \| --html\]', out, re.M),
          f'report usage: {out[:400]}')
     for status in ('--exitcode=N', '2 for a bad option', '125 when', '126 or 127'):
         need(status in ' '.join(out.split()), f'exit status "{status}" missing: {out[:900]}')
+    # What to do when the program hangs and nothing is reported, before the option list.
+    intro = ' '.join(out[:out.index('Options (')].split())
+    for hint in ('still hangs with no report', '--wait-timeout=10',
+                 '--dump-signal=SIGUSR1 and then `locktrace dump PID`'):
+        need(hint in intro, f'hang hint "{hint}" missing: {intro}')
 
 
 def man_page(c):

@@ -82,6 +82,11 @@ void lt_tool_launch_usage(FILE *to)
                 "option or LOCKTRACE_* variable; 125 when the tracer could not be loaded into\n"
                 "the program; 126 or 127 when the program could not be run. `locktrace report\n"
                 "--help` explains the report command.\n\n"
+                "A program that still hangs with no report waits for something other than a\n"
+                "lock cycle (a lock whose holder waits elsewhere, a condition never signalled):\n"
+                "run it with --wait-timeout=10 to name the holder of a lock waited for that\n"
+                "long, or with --dump-signal=SIGUSR1 and then `locktrace dump PID` for every\n"
+                "thread's held locks and waits.\n\n"
                 "Options (each sets the LOCKTRACE_* variable named; --opt=value or\n"
                 "--opt value):\n");
     for (size_t i = 0; i < sizeof options / sizeof *options; i++) {
