@@ -160,8 +160,8 @@ def setid_program(c):
 
 
 def report_options_anywhere(c):
-    """`locktrace report DIR --json` works like `locktrace report --json DIR`; after `--`, a
-    word that looks like an option is a file name."""
+    """`locktrace report DIR --json` works like `locktrace report --json DIR`; two output
+    forms are an error; after `--`, a word that looks like an option is a file name."""
     ending, out, err = c.launch('--report-dir=' + c.dir, '--', c.a.prog, 'bad-unlock')
     need(ending == 0 and len(glob.glob(os.path.join(c.dir, '*.1.json'))) == 1,
          f'making a report: {ending} {err}')
@@ -171,6 +171,9 @@ def report_options_anywhere(c):
     need(ending == 0 and after == before, f'--json last: {ending} {err} {after[:200]}')
     ending, html, err = c.launch('report', c.dir, '--html')
     need(ending == 0 and html.startswith('<!DOCTYPE html>'), f'--html last: {ending} {err}')
+    ending, out, err = c.launch('report', '--json', c.dir, '--sarif')
+    need(ending == 2 and out == '' and 'locktrace report: --json and --sarif: give one of' in err,
+         f'two output forms (the last one won silently): {ending} {err} {out[:100]}')
     ending, out, err = c.launch('report', c.dir, '--', '--json')
     need(ending == 0 and re.search(r'^locktrace report: --json: no such directory', err, re.M)
          and out.startswith('locktrace: bad-unlock'), f'-- --json: {ending} {err}')

@@ -191,12 +191,22 @@ static int load(const char *arg, const options *o, lt_symbolizer *sz, lt_report_
     return load_file(arg, o, sz, set);
 }
 
+/* The output form an option names; OUT_TEXT for any other word. */
+static out_format format_of(const char *a)
+{
+    return strcmp(a, "--json") == 0    ? OUT_JSON
+           : strcmp(a, "--sarif") == 0 ? OUT_SARIF
+           : strcmp(a, "--html") == 0  ? OUT_HTML
+                                       : OUT_TEXT;
+}
+
 /* Options anywhere before a "--" (`locktrace report DIR --html` as well); the files are
  * moved to the front of argv in their order. Returns how many, -1 to stop (status in
  * *status). */
 static int parse(int argc, char **argv, options *o, int *status)
 {
     int files = 0;
+    const char *chosen = NULL; /* one output form per run: a second one is an error */
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
@@ -206,13 +216,16 @@ static int parse(int argc, char **argv, options *o, int *status)
         }
         if (a[0] != '-' || a[1] != '-')
             argv[files++] = argv[i];
-        else if (strcmp(a, "--json") == 0)
-            o->format = OUT_JSON;
-        else if (strcmp(a, "--sarif") == 0)
-            o->format = OUT_SARIF;
-        else if (strcmp(a, "--html") == 0)
-            o->format = OUT_HTML;
-        else if (strcmp(a, "--as-recorded") == 0)
+        else if (format_of(a) != OUT_TEXT) {
+            if (chosen && strcmp(chosen, a) != 0) {
+                fprintf(stderr, "locktrace report: %s and %s: give one of --json, --sarif, "
+                                "--html\n", chosen, a);
+                *status = 2;
+                return -1;
+            }
+            chosen = a;
+            o->format = format_of(a);
+        } else if (strcmp(a, "--as-recorded") == 0)
             o->as_recorded = 1;
         else if (strncmp(a, "--path-map=", 11) == 0 || strcmp(a, "--path-map") == 0) {
             const char *spec = a[10] == '=' ? a + 11 : i + 1 < argc ? argv[++i] : "";
