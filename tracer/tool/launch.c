@@ -546,16 +546,23 @@ static int run(char **argv, int traced, int *own)
 /* Processes of this launcher's tree still running when the program ended (a daemon it
  * started, a job it left in the background): whatever they report comes after the
  * launcher's count and status, so one line says they are there and where that goes. A
- * process that is just exiting (killed by the program as it ended) is given a moment. */
+ * process that is just exiting (killed by the program as it ended) is given a moment; one
+ * in the middle of an exec shows no environment for an instant, so none is only believed
+ * twice in a row. */
 #define LEFT_GRACE_MS 200
+#define LEFT_POLL_MS 20
 static void say_left_running(const char *dir, int private)
 {
     static int tree[MAX_TREE];
     int n = 0;
-    for (int waited = 0; waited <= LEFT_GRACE_MS; waited += 20) {
-        if ((n = lt_tool_tree((int)getpid(), tree, MAX_TREE)) == 0)
+    for (int waited = 0, empty = 0;; waited += LEFT_POLL_MS) {
+        n = lt_tool_tree((int)getpid(), tree, MAX_TREE);
+        empty = n ? 0 : empty + 1;
+        if (empty == 2)
             return;
-        nanosleep(&(struct timespec){0, 20 * 1000000L}, NULL);
+        if (n && waited >= LEFT_GRACE_MS)
+            break;
+        nanosleep(&(struct timespec){0, LEFT_POLL_MS * 1000000L}, NULL);
     }
     int files = dir[0] && !private;
     fprintf(stderr, "locktrace: the program left %d traced process%s running (pid %d%s): what "
