@@ -546,6 +546,29 @@ def left_running(c):
     need(ending == 0 and err == '', f'a tree that ended: {ending} {err}')
 
 
+def readme_own_program(c):
+    """README's "your own program" commands do what their comments say: the first reports a
+    self-deadlock on stderr and in ./locktrace-reports/ and ends with the abort; the second
+    turns a hang on a lock whose holder waits elsewhere into a long-wait report naming the
+    holder (the program itself still hangs until killed)."""
+    readme = open(os.path.join(c.a.source_root, 'README.md')).read()
+    block = next((b for b in re.findall(r'```sh\n(.*?)```', readme, re.S) if './myprog' in b), None)
+    need(block, 'README has no ```sh block with ./myprog')
+    commands = [line.split() for line in block.splitlines() if line and not line.startswith('#')]
+    need(len(commands) == 2 and all(cmd[0] == 'build/tracer/locktrace' and
+                                    cmd[-2:] == ['./myprog', 'args'] for cmd in commands),
+         f'expected two "build/tracer/locktrace ... ./myprog args" commands: {commands}')
+    first, second = ([c.a.locktrace] + cmd[1:-2] + [c.a.wfprog] for cmd in commands)
+    ending, _, err = c.run(first + ['self-deadlock'])
+    need(ending == 'signal:SIGABRT' and re.search(r'^locktrace: self-deadlock:', err, re.M),
+         f'{first}: {ending} {err}')
+    need(glob.glob(os.path.join(c.tmp, 'locktrace-reports', 'wfprog.*.1.json')),
+         f'no report file in ./locktrace-reports/: {err}')
+    ending, _, err = c.run(second + ['hung-on-lock'], timeout=25)
+    need(ending == 'timeout' and re.search(r'^locktrace: long-wait: thread T1 .* has waited', err, re.M)
+         and re.search(r'^  held for lock by T0 .*, taken at:', err, re.M), f'{second}: {ending} {err}')
+
+
 def space_path(c):
     """'a build path with a space works': the launcher and the library in a directory whose
     name has a space and a colon still trace the program; the symlink it needs is removed."""
@@ -696,6 +719,7 @@ def ctest_recipe(c):
 CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_del_byte, report_dir,
                                    unwritable_report_dir,
                                    sarif, launcher_signals, dump_command, exit_code_tree, left_running,
+                                   readme_own_program,
                                    space_path,
                                    not_loaded, asan_program, tsan_program, install_prefix,
                                    ctest_recipe, html, path_map, debuginfod)}
