@@ -458,7 +458,7 @@ def launcher_signals(c):
 def dump_command(c):
     """'locktrace dump PID asks a running traced program for its thread dump and says what to
     do when the program was not started with a dump signal', by the launcher's pid or the
-    program's."""
+    program's; a program whose own handler took the dump signal is said to have written none."""
     with Running(c, [c.a.locktrace, '--dump-signal=SIGUSR2', '--', 'sh', '-c',
                      f'{c.a.wfprog} hung-on-lock; true']) as r:
         pid = int(r.wait_for('stdout', r'^ready (\d+)$').group(1))
@@ -500,6 +500,15 @@ def dump_command(c):
         need(ending == 1 and 'was not started with a dump signal' in err and
              '--dump-signal=SIGUSR1' in err, f'no dump signal: {ending} {err}')
         need(r.p.poll() is None, 'the program did not survive the question')
+    # A program with a handler of its own for the dump signal (a server's SIGUSR1) runs that
+    # and writes no dump: the command says so, instead of only "asked".
+    with Running(c, [c.a.locktrace, '--dump-signal=SIGUSR1', '--', c.a.wfprog, 'hang']) as r:
+        pid = int(r.wait_for('stdout', r'^ready (\d+)$').group(1))
+        ending, _, err = c.run([c.a.locktrace, 'dump', str(pid)])
+        r.wait_for('stdout', r'^got USR1$')
+        need(ending == 1 and re.search(rf'^locktrace dump: no dump file from {pid} \(wfprog\) after '
+                                       r'\d+ s: if the program has a SIGUSR1 handler of its own', err, re.M),
+             f'own SIGUSR1 handler: {ending} {err}')
     ending, _, err = c.run([c.a.locktrace, 'dump', str(os.getpid())])
     need(ending == 1 and 'is not running under locktrace' in err, f'untraced pid: {ending} {err}')
 

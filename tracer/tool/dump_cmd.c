@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tool.h"
 
 #define ENV_BYTES (1 << 20)
 #define MAX_TREE 4096
+#define DUMP_WAIT_MS 5000 /* for the dump file (a dump symbolizes stacks: not instant) */
 
 typedef struct proc_env {
     char dump_signal[32]; /* "" when unset */
@@ -82,7 +84,48 @@ static int signal_number(const char *name)
     return 0;
 }
 
-/* Asks one traced process; 0 when the signal was sent. */
+/* Where the process writes its dump file: its report directory, a relative one seen from
+ * its own working directory. 0 when it writes none. */
+static int dump_dir(int pid, const proc_env *e, char *out, size_t size)
+{
+    if (!e->report_dir[0])
+        return 0;
+    if (e->report_dir[0] == '/')
+        return (size_t)snprintf(out, size, "%s", e->report_dir) < size;
+    return (size_t)snprintf(out, size, "/proc/%d/cwd/%s", pid, e->report_dir) < size;
+}
+
+/* The dump files of pid in dir: "<program>.<pid>.dump-<n>.json". */
+static int count_dumps(const char *dir, int pid)
+{
+    char mark[32];
+    int n = 0;
+    snprintf(mark, sizeof mark, ".%d.dump-", pid);
+    DIR *d = opendir(dir);
+    for (struct dirent *de; d && (de = readdir(d)) != NULL;) {
+        size_t len = strlen(de->d_name);
+        n += de->d_name[0] != '.' && strstr(de->d_name, mark) && len > 5 &&
+             strcmp(de->d_name + len - 5, ".json") == 0;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* A program that installed its own handler for the dump signal after the tracer's (a server's
+ * SIGUSR1) runs that instead and prints no dump, so the dump's file is waited for. */
+static int dump_written(const char *dir, int pid, int before)
+{
+    for (int waited = 0; waited < DUMP_WAIT_MS; waited += 50) {
+        if (count_dumps(dir, pid) > before)
+            return 1;
+        nanosleep(&(struct timespec){0, 50 * 1000000L}, NULL);
+    }
+    return count_dumps(dir, pid) > before;
+}
+
+/* Asks one traced process; 0 when the signal was sent and the dump, when it has a file,
+ * was written. */
 static int ask(int pid, const proc_env *e)
 {
     char name[64];
@@ -97,6 +140,8 @@ static int ask(int pid, const proc_env *e)
                         "'thread apply all bt' shows its threads' stacks.\n", pid, name, pid);
         return 1;
     }
+    char dir[4200];
+    int files = dump_dir(pid, e, dir, sizeof dir), before = files ? count_dumps(dir, pid) : 0;
     if (kill(pid, sig) != 0) {
         fprintf(stderr, "locktrace dump: cannot signal %d (%s): ", pid, name);
         perror(NULL);
@@ -104,11 +149,18 @@ static int ask(int pid, const proc_env *e)
     }
     fprintf(stderr, "locktrace dump: asked %d (%s) for its thread dump with %s; it prints it on "
                     "its standard error", pid, name, e->dump_signal);
-    if (e->report_dir[0])
+    if (files)
         fprintf(stderr, " and writes it to %s/ as *.%d.dump-<n>.json (read it with: locktrace "
                         "report %s)", e->report_dir, pid, e->report_dir);
     fputc('\n', stderr);
-    return 0;
+    if (!files || dump_written(dir, pid, before))
+        return 0;
+    fprintf(stderr, "locktrace dump: no dump file from %d (%s) after %d s: if the program has a "
+                    "%s handler of its own (servers often do), it ran instead of the tracer's; "
+                    "start the program with another --dump-signal. Meanwhile, gdb -p %d -batch "
+                    "-ex 'thread apply all bt' shows its threads' stacks.\n", pid, name,
+            DUMP_WAIT_MS / 1000, e->dump_signal, pid);
+    return 1;
 }
 
 int lt_tool_tree(int launcher, int *pids, int max)

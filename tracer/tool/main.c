@@ -32,7 +32,9 @@ const char lt_tool_dump_usage[] =
     "usage: locktrace dump PID\n"
     "Asks a program running under the tracer (or every program under the launcher PID) for\n"
     "its thread dump: every thread's held locks and waits, printed on the program's stderr.\n"
-    "The program must have been started with a dump signal (--dump-signal=SIGUSR1).\n";
+    "The program must have been started with a dump signal (--dump-signal=SIGUSR1). With\n"
+    "report files on, the dump's file is waited for (5 s): a program with a handler of its\n"
+    "own for that signal writes none, and the status is 1.\n";
 
 int main(int argc, char **argv)
 {
