@@ -60,10 +60,14 @@ def bad_configuration(c):
 
 
 def short_options(c):
-    """-h is --help; any other single-dash word before the program is an unknown option (not
+    """-h is --help, and --help after other options too; any other single-dash word before the program is an unknown option (not
     "cannot run -x"); after --, it is the program's name."""
     ending, out, err = c.launch('-h')
     need(ending == 0 and out.startswith('usage: locktrace'), f'-h: {ending} {out[:200]} {err}')
+    # --help after other options (an option line being edited) is the help too
+    ending, out, err = c.launch('--exitcode=66', '--help', c.a.prog, 'bad-unlock')
+    need(ending == 0 and out.startswith('usage: locktrace') and 'bad-unlock' not in err,
+         f'--exitcode=66 --help: {ending} {out[:200]} {err}')
     ending, out, err = c.launch('-x', c.a.prog, 'bad-unlock')
     need(ending == 2 and re.search(r'^locktrace: unknown option -x ', err, re.M) and
          'bad-unlock' not in err, f'-x: {ending} {err}')

@@ -149,7 +149,8 @@ static const option_desc *lookup(const char *arg, size_t len)
     return NULL;
 }
 
-/* Sets the variables the options name; returns the index of the program, -1 on error. */
+/* Sets the variables the options name; returns the index of the program, -1 on error, -2
+ * for --help. */
 static int parse_options(int argc, char **argv)
 {
     int i = 0;
@@ -161,6 +162,8 @@ static int parse_options(int argc, char **argv)
                     argv[i]);
             return -1;
         }
+        if (strcmp(argv[i], "--help") == 0) /* after other options too: they are not checked */
+            return -2;
         const char *arg = argv[i] + 2, *eq = strchr(arg, '=');
         const option_desc *o = lookup(arg, eq ? (size_t)(eq - arg) : strlen(arg));
         if (!o) {
@@ -592,6 +595,10 @@ int lt_tool_launch(int argc, char **argv)
 {
     char lib[PATH_MAX], dir[PATH_MAX], asan[64];
     int first = parse_options(argc, argv);
+    if (first == -2) {
+        lt_tool_launch_usage(stdout);
+        return 0;
+    }
     if (first < 0)
         return 2;
     if (first == argc) {
