@@ -104,7 +104,8 @@ def report_dir_slash(c):
 
 def cannot_run(c):
     """A program that cannot be run says why as a shell would: a directory, a file without
-    its execute bit (both were "Permission denied"), a missing file; status 126 or 127."""
+    its execute bit (both were "Permission denied"), a missing file, a program of this
+    directory named without ./; status 126 or 127."""
     text = os.path.join(c.tmp, 'notes.txt')
     with open(text, 'w') as f:
         f.write('not a program\n')
@@ -115,6 +116,11 @@ def cannot_run(c):
         ending, out, err = c.launch('--report-dir=', '--', prog)
         need(ending == status and f'locktrace: cannot run {prog}: {said}' in err,
              f'{prog}: {ending} {err}')
+    # A program in the current directory named without ./ (PATH does not hold it).
+    shutil.copy(c.a.prog, os.path.join(c.tmp, 'localprog'))
+    ending, out, err = c.launch('--report-dir=', '--', 'localprog', 'bad-unlock')
+    need(ending == 127 and 'locktrace: cannot run localprog: not found in PATH (a program in this '
+         'directory is run as ./NAME)' in err, f'localprog: {ending} {err}')
 
 
 def help_text(c):

@@ -425,10 +425,13 @@ static int wait_program(void)
 }
 
 /* Why execvp failed, as a shell would put it: EACCES is most often a directory or a file
- * without its execute bit. */
+ * without its execute bit; ENOENT for a bare name, a program in this directory that PATH
+ * does not hold. */
 static const char *exec_error(const char *name, int err)
 {
     struct stat st;
+    if (err == ENOENT && !strchr(name, '/') && stat(name, &st) == 0 && S_ISREG(st.st_mode))
+        return "not found in PATH (a program in this directory is run as ./NAME)";
     if (err != EACCES || !strchr(name, '/') || stat(name, &st) != 0)
         return strerror(err);
     if (S_ISDIR(st.st_mode))
