@@ -87,7 +87,7 @@ def option_without_value(c):
 def report_dir_slash(c):
     """A directory given with its trailing slash (as the README writes locktrace-reports/)
     is named with one slash in the launcher's line and names its files so in messages; a file that is no report is named with the
-    reason while the others still print, status 1."""
+    reason while the others still print, status 1; a binary file is said to be one."""
     ending, out, err = c.launch('--report-dir=' + c.dir + '/', '--', c.a.prog, 'bad-unlock')
     good = glob.glob(os.path.join(c.dir, '*.1.json'))
     need(ending == 0 and len(good) == 1, f'making a report: {ending} {err}')
@@ -100,6 +100,10 @@ def report_dir_slash(c):
     need(ending == 1 and out.startswith('locktrace: bad-unlock'), f'{ending} {out[:200]} {err}')
     need(re.search(r'^locktrace report: ' + re.escape(c.dir) + r'/cut\.json: line 1, column \d+: '
                    r'.*\(truncated\?\)$', err, re.M), f'message: {err}')
+    # A program given by mistake: its first byte named as such ('?' before).
+    ending, out, err = c.launch('report', c.a.prog)
+    need(ending == 1 and f'locktrace report: {c.a.prog}: line 1, column 1: unexpected byte 0x7f '
+         '(not JSON text: a binary file?)' in err, f'a binary file: {ending} {err}')
 
 
 def cannot_run(c):

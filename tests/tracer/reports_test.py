@@ -194,7 +194,7 @@ def bad_files(c):
                       r'kind\.json: kind: unknown value "space-invaders"'),
         'index.json': (text.replace('"lock":0', '"lock":99', 1), r'index\.json: stacks\[\d\]\.lock: 99 is out of range'),
         'deep.json': ('[' * 100000, r'deep\.json: line 1, column \d+: nested more than 64 deep'),
-        'notjson.json': ('\x7fELF\x00\x01', r'notjson\.json: line 1, column 1: unexpected character'),
+        'notjson.json': ('\x7fELF\x00\x01', r'notjson\.json: line 1, column 1: unexpected byte 0x7f \(not JSON text'),
     }
     paths = [c.write(name, body) for name, (body, _) in cases.items()]
     ending, out, err = c.report(good, *paths, os.path.join(c.tmp, 'missing.json'))

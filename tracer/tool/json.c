@@ -417,7 +417,10 @@ static json_value *value(parser *ps, int depth)
         if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9'))
             return number(ps);
     }
-    return fail(ps, "unexpected character '%c'", *ps->p >= 0x20 && *ps->p < 0x7f ? *ps->p : '?');
+    if (*ps->p >= 0x20 && *ps->p < 0x7f)
+        return fail(ps, "unexpected character '%c'", *ps->p);
+    return fail(ps, "unexpected byte 0x%02x (not JSON text: a binary file?)",
+                (unsigned)(unsigned char)*ps->p);
 }
 
 /* ---------------------------------------------------------------------------------------- */
