@@ -225,7 +225,8 @@ typedef enum tl_reduce_op { TL_SUM, TL_MEAN, TL_MAX, TL_MIN, TL_ARGMAX, TL_ARGMI
 TL_API tl_tensor *tl_reduce(tl_reduce_op op, const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim);
 TL_API tl_tensor *tl_softmax(const tl_tensor *t, size_t dim);
 TL_API tl_tensor *tl_log_softmax(const tl_tensor *t, size_t dim);
-/* Unbiased variance along dim: sum((t - mean)^2) / (n - 1) (candle's var/var_keepdim). */
+/* Unbiased variance along dim: sum((t - mean)^2) / (n - 1) (candle's var/var_keepdim); NaN
+ * when the dim has fewer than 2 elements, as numpy's var(ddof=1). */
 TL_API tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim);
 /* log(sum(exp(t))) over dims (ndims 0: all), shifted by the maximum for stability. */
 TL_API tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim);
