@@ -115,7 +115,7 @@ tl_status tl_resolve_dim(const char *op, const tl_tensor *t, size_t rank, size_t
         *dim = rank - back;
         return TL_OK;
     }
-    if (back <= TL_MAX_DIMS + 1)
+    if (back >= 1 && back <= TL_MAX_DIMS + 1) /* dim 0 is not "-0" */
         return tl_fail(TL_ERR_RANGE, "%s: dim -%zu out of range for %s", op, back,
                        tl_describe(t, d));
     return tl_fail(TL_ERR_RANGE, "%s: dim %zu out of range for %s", op, *dim, tl_describe(t, d));
