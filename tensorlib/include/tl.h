@@ -150,8 +150,9 @@ TL_API tl_tensor *tl_broadcast_left(const tl_tensor *t, const size_t *left, size
 TL_API tl_tensor *tl_detach(const tl_tensor *t);
 TL_API tl_tensor *tl_flatten(const tl_tensor *t, size_t start_dim, size_t end_dim); /* inclusive */
 TL_API tl_tensor *tl_flatten_all(const tl_tensor *t);
-/* Splits dim into chunks of ceil(size/n) (the last may be smaller, so there may be fewer than
- * n); out has room for n; *count gets how many. */
+/* Splits dim into n views whose sizes differ by one at most, the longer first (candle's chunk,
+ * numpy's array_split: 10 into 4 is 3, 3, 2, 2); a dim shorter than n gives one view per
+ * element, so there may be fewer than n. out has room for n; *count gets how many. */
 TL_API tl_status tl_chunk(const tl_tensor *t, size_t n, size_t dim, tl_tensor **out, size_t *count);
 TL_API tl_tensor *tl_get(const tl_tensor *t, size_t index); /* narrow(0, index, 1).squeeze(0) */
 TL_API tl_tensor *tl_contiguous(const tl_tensor *t);        /* t itself (retained) when already contiguous */
