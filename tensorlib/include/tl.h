@@ -150,8 +150,9 @@ TL_API tl_tensor *tl_broadcast_left(const tl_tensor *t, const size_t *left, size
 TL_API tl_tensor *tl_detach(const tl_tensor *t);
 TL_API tl_tensor *tl_flatten(const tl_tensor *t, size_t start_dim, size_t end_dim); /* inclusive */
 TL_API tl_tensor *tl_flatten_all(const tl_tensor *t);
-/* Splits dim into chunks of ceil(size/n) (the last may be smaller, so there may be fewer than
- * n); out has room for n; *count gets how many. */
+/* Splits dim into n views whose sizes differ by one at most, the longer first (candle's chunk,
+ * numpy's array_split: 10 into 4 is 3, 3, 2, 2); a dim shorter than n gives one view per
+ * element, so there may be fewer than n. out has room for n; *count gets how many. */
 TL_API tl_status tl_chunk(const tl_tensor *t, size_t n, size_t dim, tl_tensor **out, size_t *count);
 TL_API tl_tensor *tl_get(const tl_tensor *t, size_t index); /* narrow(0, index, 1).squeeze(0) */
 TL_API tl_tensor *tl_contiguous(const tl_tensor *t);        /* t itself (retained) when already contiguous */
@@ -178,6 +179,8 @@ TL_API const char *tl_unary_name(tl_unary_op op);
 
 TL_API tl_tensor *tl_affine(const tl_tensor *t, double mul, double add); /* t*mul + add */
 TL_API tl_tensor *tl_powf(const tl_tensor *t, double exponent);
+/* min(max(t, lo), hi), so hi everywhere when lo > hi (numpy's clip, candle's clamp); a NaN
+ * bound fails. */
 TL_API tl_tensor *tl_clamp(const tl_tensor *t, double lo, double hi);
 TL_API tl_tensor *tl_elu(const tl_tensor *t, double alpha);
 
@@ -225,7 +228,8 @@ typedef enum tl_reduce_op { TL_SUM, TL_MEAN, TL_MAX, TL_MIN, TL_ARGMAX, TL_ARGMI
 TL_API tl_tensor *tl_reduce(tl_reduce_op op, const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim);
 TL_API tl_tensor *tl_softmax(const tl_tensor *t, size_t dim);
 TL_API tl_tensor *tl_log_softmax(const tl_tensor *t, size_t dim);
-/* Unbiased variance along dim: sum((t - mean)^2) / (n - 1) (candle's var/var_keepdim). */
+/* Unbiased variance along dim: sum((t - mean)^2) / (n - 1) (candle's var/var_keepdim); NaN
+ * when the dim has fewer than 2 elements, as numpy's var(ddof=1). */
 TL_API tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim);
 /* log(sum(exp(t))) over dims (ndims 0: all), shifted by the maximum for stability. */
 TL_API tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim);
@@ -295,7 +299,8 @@ TL_API tl_tensor *tl_conv2d(const tl_tensor *x, const tl_tensor *kernel, size_t 
 
 /* The adjoint of conv (PyTorch's conv_transpose): x [b, c_in, l] / [b, c_in, h, w], kernel
  * [c_in, c_out/groups, k...] -> [b, c_out, (in - 1) * stride - 2 * padding + dilation * (k - 1)
- * + output_padding + 1 ...]; output_padding below stride or dilation. */
+ * + output_padding + 1 ...]; output_padding below stride or dilation; padding that leaves a
+ * size of 0 or less fails with TL_ERR_SHAPE, as PyTorch's does. */
 TL_API tl_tensor *tl_conv_transpose1d(const tl_tensor *x, const tl_tensor *kernel, size_t padding,
                                       size_t output_padding, size_t stride, size_t dilation,
                                       size_t groups);

@@ -92,7 +92,7 @@ static tl_status transposed_size(const conv_call *c, size_t in, size_t k, size_t
         __builtin_mul_overflow(k - 1, c->p.dilation, &b) || __builtin_add_overflow(a, b, &sum) ||
         __builtin_add_overflow(sum, c->p.output_padding + 1, &sum) || sum > PTRDIFF_MAX)
         return tl_fail(TL_ERR_RANGE, "%s: the output size overflows", c->op);
-    if (c->p.padding > sum / 2)
+    if (c->p.padding >= (sum + 1) / 2) /* an output of size 0 too, as PyTorch refuses it */
         return tl_fail(TL_ERR_SHAPE, "%s: padding %zu leaves no output (%zu before padding)",
                        c->op, c->p.padding, sum);
     *out = sum - 2 * c->p.padding;

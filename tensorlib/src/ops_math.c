@@ -107,8 +107,8 @@ tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim)
     if (sum_d)
         sum_d = then(sum_d, tl_affine(sum_d, -1.0, 0.0));
     tl_tensor *r = sum_d && sum_d2 ? tl_add(sum_d2, sum_d) : NULL;
-    if (r)
-        r = then(r, tl_affine(r, 1.0 / (n - 1.0), 0.0));
+    if (r) /* an empty dim has no variance: NaN, as numpy's (the scale 1 / -1 gave -0) */
+        r = then(r, tl_affine(r, n > 0 ? 1.0 / (n - 1.0) : NAN, 0.0));
     tl_release(mean);
     tl_release(d);
     tl_release(sum_d);

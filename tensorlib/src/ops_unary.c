@@ -2,6 +2,8 @@
  * ops_unary.c - one-input elementwise ops: the unary table, affine, powf, clamp, elu.
  * Each reads its input under the read lock and returns new storage of the same dtype.
  */
+#include <math.h>
+
 #include "backend.h"
 
 static const char *const unary_names[] = {
@@ -82,11 +84,13 @@ tl_tensor *tl_powf(const tl_tensor *t, double exponent)
     return scalar_op("powf", TL_SCALAR_POWF, t, exponent, 0.0, true);
 }
 
+/* min(max(t, lo), hi): a lo above hi gives hi everywhere, as numpy's clip, candle's and
+ * PyTorch's clamp do; a NaN bound has no such answer the three agree on. */
 tl_tensor *tl_clamp(const tl_tensor *t, double lo, double hi)
 {
-    if (!(lo <= hi))
-        return tl_fail(TL_ERR_ARG, "clamp: lo %g is above hi %g", lo, hi), NULL;
-    return scalar_op("clamp", TL_SCALAR_CLAMP, t, lo, hi, false);
+    if (isnan(lo) || isnan(hi))
+        return tl_fail(TL_ERR_ARG, "clamp: a bound is NaN (lo %g, hi %g)", lo, hi), NULL;
+    return scalar_op("clamp", TL_SCALAR_CLAMP, t, lo > hi ? hi : lo, hi, false);
 }
 
 tl_tensor *tl_elu(const tl_tensor *t, double alpha)

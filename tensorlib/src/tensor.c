@@ -115,7 +115,7 @@ tl_status tl_resolve_dim(const char *op, const tl_tensor *t, size_t rank, size_t
         *dim = rank - back;
         return TL_OK;
     }
-    if (back <= TL_MAX_DIMS + 1)
+    if (back >= 1 && back <= TL_MAX_DIMS + 1) /* dim 0 is not "-0" */
         return tl_fail(TL_ERR_RANGE, "%s: dim -%zu out of range for %s", op, back,
                        tl_describe(t, d));
     return tl_fail(TL_ERR_RANGE, "%s: dim %zu out of range for %s", op, *dim, tl_describe(t, d));
@@ -137,6 +137,8 @@ tl_status tl_check_float(const char *op, const tl_tensor *t)
 tl_status tl_check_writable(const char *op, const tl_tensor *t)
 {
     char d[TL_DESC_STR];
+    if (tl_layout_elems(&t->layout) == 0) /* writes nothing; contiguous strides may be 0 */
+        return TL_OK;
     for (size_t i = 0; i < t->layout.ndim; i++)
         if (t->layout.stride[i] == 0 && t->layout.shape[i] > 1)
             return tl_fail(TL_ERR_ARG, "%s: target %s is a broadcast view (dim %zu repeats one "

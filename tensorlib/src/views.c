@@ -227,11 +227,15 @@ tl_status tl_chunk(const tl_tensor *t, size_t n, size_t dim, tl_tensor **out, si
         return tl_last_status();
     if (n == 0 || !out || !count)
         return tl_fail(TL_ERR_ARG, "%s: needs n > 0 and out/count buffers", op);
-    size_t size = t->layout.shape[dim], step = size / n + (size % n != 0);
+    /* candle's pieces: sizes differ by one at most, the longer first (numpy's array_split);
+     * a dim shorter than n gives one piece per element */
+    size_t size = t->layout.shape[dim], pieces = size < n ? size : n;
+    size_t base = pieces ? size / pieces : 0, longer = pieces ? size % pieces : 0;
     *count = 0;
-    for (size_t start = 0; start < size; start += step) {
-        size_t len = size - start < step ? size - start : step;
+    for (size_t i = 0, start = 0; i < pieces; i++) {
+        size_t len = base + (i < longer);
         tl_tensor *c = tl_narrow(t, dim, start, len);
+        start += len;
         if (!c) {
             for (size_t i = 0; i < *count; i++)
                 tl_release(out[i]);

@@ -127,9 +127,10 @@ static void test_chunk(void)
     const char *want[] = {"[0, 1]", "[2, 3]", "[4]"};
     for (size_t i = 0; i < n && i < 3; i++)
         EXPECT_FMT(out[i], want[i]);
-    CHECK(tl_chunk(r, 4, 0, out, &n) == TL_OK && n == 3); /* size 2 chunks: 2 + 2 + 1 */
-    for (size_t i = 0; i < n; i++)
-        tl_release(out[i]);
+    CHECK(tl_chunk(r, 4, 0, out, &n) == TL_OK && n == 4); /* candle's 2 + 1 + 1 + 1 */
+    const char *want4[] = {"[0, 1]", "[2]", "[3]", "[4]"};
+    for (size_t i = 0; i < n && i < 4; i++)
+        EXPECT_FMT(out[i], want4[i]);
     EXPECT_STATUS(tl_chunk(r, 0, 0, out, &n), TL_ERR_ARG, "chunk");
     EXPECT_STATUS(tl_chunk(r, 2, 1, out, &n), TL_ERR_RANGE, "chunk");
     tl_release(r);

@@ -21,6 +21,10 @@
  *                            what it wrote (libunwind's own pipe once had those numbers)
  *   harm fd-reuse-many       fd-reuse 200 times, each in a new fork child: every run's bytes
  *                            intact, none killed (libunwind's pipe once sent SIGPIPE)
+ *   harm pipe-pending        the program blocks SIGPIPE and writes into a pipe it closed the
+ *                            read end of: its SIGPIPE is pending; then it takes locks at new
+ *                            call sites (the tracer unwinds, guarding libunwind's pipe
+ *                            against SIGPIPE): the program's signal is still pending after
  *   harm cond-new-worker     a queue's owner starts a second worker while holding the queue
  *                            lock and waits on the pool's condition variable for it to say
  *                            it is ready; the first worker, the last to signal that variable,
@@ -192,6 +196,35 @@ static int fd_reuse_many(void)
         }
     }
     return 0;
+}
+
+/* A SIGPIPE of the program's own, blocked and pending, is not taken by the tracer's guard
+ * of libunwind's pipe (which takes only one that became pending during an unwind). */
+static int pipe_pending(void)
+{
+    sigset_t pipe_only, pending;
+    int p[2];
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    if (pthread_sigmask(SIG_BLOCK, &pipe_only, NULL) != 0 || pipe(p) != 0)
+        return 1;
+    close(p[0]);
+    if (write(p[1], "x", 1) != -1)
+        return 1;
+    for (int i = 0; i < 3; i++) {
+        pthread_mutex_t m;
+        pthread_mutex_init(&m, NULL);
+        take(&m, &global);
+        pthread_mutex_destroy(&m);
+    }
+    pthread_t th;
+    if (pthread_create(&th, NULL, new_sites_thread, NULL) != 0 || pthread_join(th, NULL) != 0)
+        return 1;
+    int still = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+    int taken = sigtimedwait(&pipe_only, NULL, &(struct timespec){0, 0}) == SIGPIPE;
+    printf("SIGPIPE pending after the locks: %s, taken by the program: %s\n", still ? "yes" : "no",
+           taken ? "yes" : "no");
+    return still && taken ? 0 : 4;
 }
 
 static pthread_rwlock_t cancel_rw;
@@ -583,6 +616,8 @@ int main(int argc, char **argv)
         rc = fd_reuse();
     else if (!strcmp(s, "fd-reuse-many"))
         rc = fd_reuse_many();
+    else if (!strcmp(s, "pipe-pending"))
+        rc = pipe_pending();
     else if (!strcmp(s, "cond-new-worker"))
         rc = cond_new_worker();
     else if (!strcmp(s, "cond-woken"))
@@ -595,7 +630,8 @@ int main(int argc, char **argv)
         rc = timed_cycle();
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
-                        "stack-same-frame|cancel-pending|fd-reuse|fd-reuse-many|cond-new-worker|"
+                        "stack-same-frame|cancel-pending|fd-reuse|fd-reuse-many|pipe-pending|"
+                        "cond-new-worker|"
                         "cond-woken|pshared-fork|spin-fork|timed-cycle\n");
         return 2;
     }

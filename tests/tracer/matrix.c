@@ -634,9 +634,11 @@ static void queued_case(const scenario *s)
 
 /* ------------------------------------------------------------------------------------------
  * Unlock by a thread that does not hold the lock; then the owner unlocks (c = 0) or relocks
- * and unlocks (c = 1).
+ * and unlocks (c = 1), or (c = 2), holding another lock from before, takes a new one (a new
+ * order edge: its held entry, made before the grant, joins the set while the stale entry
+ * leaves it) and requests it again, which must be seen as held.
  * ---------------------------------------------------------------------------------------- */
-static lockmem foreign;
+static lockmem foreign, foreign_outer, foreign_next;
 static variant foreign_v;
 
 static void *unlock_foreign(void *arg)
@@ -646,12 +648,31 @@ static void *unlock_foreign(void *arg)
     return NULL;
 }
 
+/* c = 2, once the other thread has unlocked: a relock of a mutex taken with a new edge. */
+static void foreign_next_lock(void)
+{
+    lk_init(&foreign_next, MN);
+    lk_lock(&foreign_next, MN);
+    if (lk_lock(&foreign_next, MN) == 0)
+        lk_unlock(&foreign_next, MN);
+    lk_unlock(&foreign_next, MN);
+    lk_unlock(&foreign_outer, MN);
+}
+
 static void foreign_case(const scenario *s)
 {
     foreign_v = s->a;
+    if (s->c == 2) {
+        lk_init(&foreign_outer, MN);
+        lk_lock(&foreign_outer, MN);
+    }
     lk_init(&foreign, s->a);
     lk_lock(&foreign, s->a);
     pthread_join(spawn(unlock_foreign, NULL), NULL);
+    if (s->c == 2) {
+        foreign_next_lock();
+        return;
+    }
     if (s->c == 1 && lk_lock(&foreign, s->a) == 0)
         lk_unlock(&foreign, s->a);
     lk_unlock(&foreign, s->a);
@@ -756,6 +777,8 @@ static void generate(void)
                 "%s unlocked by another thread, owner %s", vname[a],
                 c ? "relocks" : "unlocks");
         }
+    add(foreign_case, MN, NV, 2, K_BAD_UNLOCK | K_SELF,
+        "mutex unlocked by another thread, owner takes a new lock and relocks it");
     for (variant a = 0; a < NV; a++)
         for (int c = 0; c < 2; c++)
             add(exit_case, a, NV, c, K_EXIT | (c == 1 && !is_read(a) ? K_SELF : 0),

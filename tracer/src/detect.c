@@ -375,6 +375,27 @@ void lt_after_lock_nested(lt_event *ev)
         lt_classes_acquired(ev);
 }
 
+/* libc granted the lock lt_held_prepare filled `spare` for, and the acquisition may make
+ * order edges: they are recorded as lt_held_take records them, then the entry joins the set.
+ * The hooks leave the slot beyond the set alone, but may shrink the set (drop_stale) or index
+ * it: the entry then goes where a push puts it. */
+void lt_after_lock_edges(lt_event *ev, lt_held *spare)
+{
+    lt_thread *t = ev->self;
+    if (t->nheld)
+        lt_after_lock_nested(ev);
+    if (lt_likely(lt_held_spare(t) == spare)) {
+        lt_held_commit(ev, spare);
+        return;
+    }
+    lt_held moved = *spare;
+    lt_held *h = lt_held_push(t, moved.addr, moved.lock);
+    if (h) {
+        *h = moved;
+        lt_held_granted(ev, h, 0);
+    }
+}
+
 /* libc released l for whichever thread held it, on another thread's call: the holder's entry
  * is stale from here (held_valid, drop_stale). */
 static void released_for_holder(lt_lock *l)

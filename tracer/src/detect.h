@@ -104,25 +104,29 @@ static inline void lt_held_take(lt_event *ev)
 }
 
 /* Before libc is asked for a lock, in the common case (lt_lock_common, with a small held set
- * with room and no new order edge): the held entry a grant makes, filled in the set's spare
- * slot. Once libc grants the lock, lt_held_commit adds it with a few stores, so the program's
- * critical section - which other threads wait for, and which a preempted thread stretches -
- * holds little of the tracer's work. NULL: lt_after_lock does it all after the grant. Only
- * for a request that does not let go of the thread in between (a wait lets signal handlers
- * lock, and so use the spare slot). held_room lets no entry be prepared with
- * LOCKTRACE_STATS or LOCKTRACE_STACKS=full, so the entry is a lazy one without statistics.
- * `known` from lt_lock_common. */
+ * with room): the held entry a grant makes, filled in the set's spare slot. Once libc grants
+ * the lock, lt_held_commit adds it with a few stores, so the program's critical section -
+ * which other threads wait for, and which a preempted thread stretches - holds little of the
+ * tracer's work. *edges: the acquisition may make a new order edge (or classes are on), for
+ * lt_after_lock_edges to record before the entry joins the set (where a new edge sent the
+ * request through lt_after_lock instead, `stressbench groups` filled its entry twice: ~120
+ * instructions an acquisition). NULL: lt_after_lock does it all after the grant. Only for a
+ * request that does not let go of the thread in between (a wait lets signal handlers lock,
+ * and so use the spare slot). held_room lets no entry be prepared with LOCKTRACE_STATS or
+ * LOCKTRACE_STACKS=full, so the entry is a lazy one without statistics. `known` from
+ * lt_lock_common. */
 static inline __attribute__((always_inline)) lt_held *lt_held_prepare(const lt_event *ev,
-                                                                     uint64_t *known)
+                                                                     uint64_t *known,
+                                                                     int *edges)
 {
     lt_thread *t = ev->self;
     uint32_t pos = t->held_end;
     if (lt_unlikely(pos >= t->held_room))
         return NULL;
+    *edges = 0;
     if (pos) {
         lt_event copy = *ev; /* ev itself stays in the caller's registers */
-        if (lt_cfg.classes != LT_CLASSES_OFF || !lt_order_known(&copy, known))
-            return NULL;
+        *edges = lt_cfg.classes != LT_CLASSES_OFF || !lt_order_known(&copy, known);
     }
     lt_held *h = &t->held[pos];
     lt_held_fill(ev, h, 1);
@@ -135,6 +139,8 @@ static inline void lt_held_commit(lt_event *ev, lt_held *h)
     lt_held_append(ev->self);
     lt_held_granted(ev, h, 0);
 }
+
+void lt_after_lock_edges(lt_event *ev, lt_held *spare);
 
 /* rc is libc's result. */
 static inline void lt_after_lock(lt_event *ev, int rc)

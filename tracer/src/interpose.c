@@ -268,6 +268,14 @@ static __attribute__((noinline)) int acquire_unusual(call *c, int common)
     return acquire_tried(c, rc);
 }
 
+/* A granted request with its held entry prepared, whose acquisition makes order edges. */
+static __attribute__((noinline)) int acquire_edges(call *c, lt_held *spare)
+{
+    lt_after_lock_edges(&c->ev, spare);
+    lt_leave(&lt_tls);
+    return 0;
+}
+
 /* Inline in the entry points, which pass a call whose fields are constants but the lock and
  * the call site: the common case then runs on those constants, with the event in registers
  * (its copy into a call of its own is made only for the other cases). */
@@ -278,15 +286,18 @@ static inline __attribute__((always_inline)) int acquire_inline(const call *prot
     lt_event ev = proto->ev;
     uint64_t *known;
     lt_held *spare = NULL;
+    int edges = 0;
     int common = enter(&ev) && lt_likely(lt_lock_common(&ev, &known));
     if (lt_likely(common))
-        spare = lt_held_prepare(&ev, known);
+        spare = lt_held_prepare(&ev, known, &edges);
     if (lt_unlikely(!spare))
         return acquire_unusual(&(call){ev, proto->has_clock, proto->clock, proto->abstime},
                                common);
     int rc = real_try(proto);
     if (lt_unlikely(rc != 0))
         return acquire_tried(&(call){ev, proto->has_clock, proto->clock, proto->abstime}, rc);
+    if (lt_unlikely(edges))
+        return acquire_edges(&(call){ev, proto->has_clock, proto->clock, proto->abstime}, spare);
     lt_held_commit(&ev, spare);
     lt_leave(&lt_tls);
     return 0;

@@ -349,6 +349,30 @@ static inline lt_thread *lt_self(void)
     return lt_likely(t != NULL) ? t : lt_self_register();
 }
 
+/* Whether h, an entry for its lock, is the newest for it without looking further: it names
+ * its lock's identity and, held for write, its lock names t as the writer. An entry another
+ * thread made stale stays in the set until a lookup finds it (lt_held_find_lock asks the
+ * lock's writer, not the set), so an older entry may be stale with a newer one beside it. */
+static inline int lt_held_current(const lt_thread *t, const lt_held *h)
+{
+    return atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen &&
+           (h->mode != LT_MODE_WRITE ||
+            atomic_load_explicit(&h->lock->writer, memory_order_relaxed) == t->info.seq + 1);
+}
+
+/* A large set's entry for addr at one of its ends: the newest, or the oldest when current;
+ * NULL when neither (lt_held_find_large looks further). Sets of thousands are mostly released
+ * newest or oldest first: inline, that needs no call. The set must hold a lock: its ends are
+ * then held entries (thread.c), where a set emptied by pops keeps its held_end. */
+static inline lt_held *lt_held_find_ends(lt_thread *t, const void *addr)
+{
+    lt_held *h = &t->held[t->held_end - 1];
+    if (h->addr == addr)
+        return h;
+    h = &t->held[t->held_start];
+    return h->addr == addr && lt_held_current(t, h) ? h : NULL;
+}
+
 lt_held *lt_held_find_large(lt_thread *t, const void *addr);
 
 /* This thread's entry for addr, the newest; NULL when it does not hold it. A small set is
@@ -358,8 +382,10 @@ lt_held *lt_held_find_large(lt_thread *t, const void *addr);
 static inline lt_held *lt_held_find(lt_thread *t, const void *addr)
 {
     uint32_t end = t->held_end;
-    if (lt_unlikely(end >= LT_HELD_INDEX_MIN))
-        return lt_held_find_large(t, addr);
+    if (lt_unlikely(end >= LT_HELD_INDEX_MIN)) {
+        lt_held *h = t->nheld ? lt_held_find_ends(t, addr) : NULL;
+        return h || !t->nheld ? h : lt_held_find_large(t, addr);
+    }
     for (uint32_t i = end; i-- > 0;)
         if (t->held[i].addr == addr)
             return &t->held[i];
@@ -439,14 +465,29 @@ static inline void lt_held_pop(lt_thread *t)
     t->nheld--;
 }
 
+/* The oldest entry h of a large set not indexed leaves: a hole in front (held_start). */
+static inline void lt_held_remove_oldest(lt_thread *t, lt_held *h)
+{
+    t->nheld--;
+    h->addr = NULL;
+    h->lock = NULL;
+    if (++t->held_start == t->held_end)
+        t->held_start = t->held_end = 0;
+}
+
 /* h leaves the held set. Inline: locks mostly go last-in first-out, from a set not indexed, and
  * next most often the second newest first (two nested locks released in the order they were
- * taken, as unbound releases its two per query): the newest then takes its place. */
+ * taken, as unbound releases its two per query): the newest then takes its place. A large set
+ * released in the order taken (`stressbench groups`) loses its oldest entry inline too. */
 static inline void lt_held_remove(lt_thread *t, lt_held *h)
 {
     lt_held *top = &t->held[t->held_end - 1];
     if (lt_unlikely(t->held_indexed) || (h != top && h + 1 != top)) {
-        lt_held_remove_slow(t, h);
+        if (h == &t->held[t->held_start] && t->held_end >= LT_HELD_INDEX_MIN &&
+            !t->held_indexed)
+            lt_held_remove_oldest(t, h);
+        else
+            lt_held_remove_slow(t, h);
         return;
     }
     if (h != top)

@@ -174,7 +174,9 @@ static void add_held_locks(lt_rep *r, const lt_finding *f)
         }
         const lt_lock *live = l->api == LT_API_CUSTOM ? h->lock : NULL; /* gen checked above */
         l->mutex_type = h->kind == LT_MUTEX ? lt_lock_mutex_type(h->addr, live) : 0;
-        uint32_t id = h->stack ? h->stack : lt_stack_intern(&h->ra, 1);
+        /* lazily taken: the call site and the callers recorded with it (h->site), which
+         * reach the program's function through a lock wrapper (HotSpot's Mutex::lock) */
+        uint32_t id = h->stack ? h->stack : h->site ? h->site : lt_stack_intern(&h->ra, 1);
         lt_rep_stack *s = add_stack(r, "taken", id, (int)r->nlocks, !h->stack);
         if (s && f->owners)
             s->thread = thread_index(r, &f->owners[i]);

@@ -301,30 +301,12 @@ static lt_held *index_find(const lt_thread *t, const void *addr)
     }
 }
 
-/* Whether h, an entry for its lock, is the newest for it without looking further: it names
- * its lock's identity and, held for write, its lock names t as the writer. An entry another
- * thread made stale stays in the set until a lookup finds it (lt_held_find_lock asks the
- * lock's writer, not the set), so an older entry may be stale with a newer one beside it. */
-static int held_current(const lt_thread *t, const lt_held *h)
-{
-    return atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen &&
-           (h->mode != LT_MODE_WRITE ||
-            atomic_load_explicit(&h->lock->writer, memory_order_relaxed) == t->info.seq + 1);
-}
-
-/* lt_held_find for a large set: its newest entry, its oldest (when current), then the index,
- * which the calling thread makes now when the set has none. Another thread's set (the wait-for
- * check reads those of blocked threads) is scanned instead: only its thread changes it. */
+/* lt_held_find for a large set that holds locks, none of its ends addr's (lt_held_find_ends):
+ * the index, which the calling thread makes now when the set has none. Another thread's set
+ * (the wait-for check reads those of blocked threads) is scanned instead: only its thread
+ * changes it. */
 lt_held *lt_held_find_large(lt_thread *t, const void *addr)
 {
-    if (t->nheld == 0)
-        return NULL;
-    lt_held *h = &t->held[t->held_end - 1];
-    if (h->addr == addr)
-        return h;
-    h = &t->held[t->held_start];
-    if (h->addr == addr && held_current(t, h))
-        return h;
     if (!t->held_indexed && (t != lt_tls.self || !index_build(t, t->cap))) {
         for (uint32_t i = t->held_end; i-- > t->held_start;)
             if (t->held[i].addr == addr)
@@ -409,22 +391,14 @@ lt_held *lt_held_push_slow(lt_thread *t, const void *addr, lt_lock *l)
     return h;
 }
 
-/* lt_held_remove (lt_internal.h) from an indexed set, or not the newest entry. A large set's
- * oldest entry leaves a hole in front; any other entry but the newest ones is found through
- * the index, which the set gets now if it has none. */
+/* lt_held_remove (lt_internal.h) from an indexed set, or of an entry neither among the newest
+ * two nor a large set's oldest (which leaves a hole in front, inline): a large set's is found
+ * through the index, which the set gets now if it has none. */
 void lt_held_remove_slow(lt_thread *t, lt_held *h)
 {
     uint32_t pos = (uint32_t)(h - t->held);
     t->nheld--;
-    if (!t->held_indexed && (t->held_end < LT_HELD_INDEX_MIN || pos == t->held_start ||
-                             !index_build(t, t->cap))) {
-        if (pos == t->held_start && t->held_end >= LT_HELD_INDEX_MIN) {
-            h->addr = NULL;
-            h->lock = NULL;
-            if (++t->held_start == t->held_end)
-                t->held_start = t->held_end = 0;
-            return;
-        }
+    if (!t->held_indexed && (t->held_end < LT_HELD_INDEX_MIN || !index_build(t, t->cap))) {
         lt_held *end = &t->held[--t->held_end];
         for (; h < end; h++)
             h[0] = h[1];

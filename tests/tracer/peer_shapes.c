@@ -1,0 +1,364 @@
+/*
+ * peer_shapes.c - more shapes from the peers' suites (Helgrind's, DRD's, ThreadSanitizer's,
+ * lockdep's), written as small programs of our own, chosen by name:
+ *   peer_shapes NAME
+ *   - memory reused for a lock with no init and no destroy the tracer sees: a thread-local
+ *     mutex of a joined thread and of the next thread (glibc hands it the cached stack, so
+ *     the mutex has the same address), a mutex in a mapping unmapped and mapped again. Each
+ *     is taken in opposite orders with one global mutex: two locks, not one, so no inversion.
+ *   - pthread_atfork handlers that lock everything before a fork and unlock it on both
+ *     sides (the usual way to fork with locks): the child's unlocks are its own.
+ *   - a signal handler that locks a mutex its thread holds (lockdep's "inconsistent usage",
+ *     an interrupt taking a lock its context holds): a real self-deadlock; and the legal
+ *     neighbour, a handler that tries the lock and goes without.
+ *   - hand-over-hand locking (lock coupling) along a list: two threads walking it forward at
+ *     once are correct; one walking it backward inverts every pair.
+ *   - a condition variable signalled without its mutex held (POSIX allows it).
+ *   - priority-inheritance mutexes (glibc locks them through the kernel, FUTEX_LOCK_PI): an
+ *     AB-BA between two threads is a deadlock like any other; trylock and an error-checking
+ *     relock give what libc gives.
+ *   - a timed join (pthread_timedjoin_np) of a thread that waits for a lock the joiner
+ *     holds: the join times out, nothing is stuck.
+ * Each scenario prints what its calls returned and ends with "done".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "apis/poll.h"
+
+#define NOINLINE __attribute__((noinline))
+
+static pthread_mutex_t global = PTHREAD_MUTEX_INITIALIZER, first = PTHREAD_MUTEX_INITIALIZER,
+                       second = PTHREAD_MUTEX_INITIALIZER;
+
+static void result(const char *what, int rc)
+{
+    printf("%s -> %s\n", what,
+           rc == 0 ? "0" : rc == EBUSY ? "EBUSY" : rc == EDEADLK ? "EDEADLK" : strerror(rc));
+    fflush(stdout);
+}
+
+/* Takes `outer`, then `inner`, and lets both go. */
+NOINLINE static void nest(pthread_mutex_t *outer, pthread_mutex_t *inner)
+{
+    pthread_mutex_lock(outer);
+    pthread_mutex_lock(inner);
+    pthread_mutex_unlock(inner);
+    pthread_mutex_unlock(outer);
+}
+
+/* ---- address reuse without init or destroy ---- */
+
+static __thread pthread_mutex_t mine = PTHREAD_MUTEX_INITIALIZER;
+
+static void *own_then_global(void *where)
+{
+    *(void **)where = &mine;
+    nest(&mine, &global);
+    return NULL;
+}
+
+static void *global_then_own(void *where)
+{
+    *(void **)where = &mine;
+    nest(&global, &mine);
+    return NULL;
+}
+
+NOINLINE static void thread_local_reuse(void)
+{
+    void *a, *b;
+    pthread_t t;
+    pthread_create(&t, NULL, own_then_global, &a);
+    pthread_join(t, NULL);
+    pthread_create(&t, NULL, global_then_own, &b);
+    pthread_join(t, NULL);
+    printf("same address: %s\n", a == b ? "yes" : "no");
+}
+
+NOINLINE static void mapping_reuse(void)
+{
+    void *at[2];
+    for (int round = 0; round < 2; round++) {
+        pthread_mutex_t *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        at[round] = m; /* zero bytes: a mutex as PTHREAD_MUTEX_INITIALIZER makes it */
+        if (round == 0)
+            nest(m, &global);
+        else
+            nest(&global, m);
+        munmap(m, 4096);
+    }
+    printf("same address: %s\n", at[0] == at[1] ? "yes" : "no");
+}
+
+/* ---- fork with every lock taken by atfork handlers ---- */
+
+static void lock_both(void)
+{
+    pthread_mutex_lock(&first);
+    pthread_mutex_lock(&second);
+}
+
+static void unlock_both(void)
+{
+    pthread_mutex_unlock(&second);
+    pthread_mutex_unlock(&first);
+}
+
+NOINLINE static void atfork_handlers(void)
+{
+    pthread_atfork(lock_both, unlock_both, unlock_both);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        nest(&first, &second);
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    printf("child: %s %d\n", WIFSIGNALED(status) ? "signal" : "exit",
+           WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    nest(&first, &second);
+}
+
+/* ---- signal handlers and the locks their thread holds ---- */
+
+static int handler_tries;
+
+static void take_first(int sig)
+{
+    (void)sig;
+    if (handler_tries) {
+        int rc = pthread_mutex_trylock(&first);
+        result("handler's trylock", rc);
+        if (rc == 0)
+            pthread_mutex_unlock(&first);
+        return;
+    }
+    int rc = pthread_mutex_lock(&first);
+    result("handler's lock", rc);
+    if (rc == 0)
+        pthread_mutex_unlock(&first);
+}
+
+NOINLINE static void signal_while_held(int tries)
+{
+    struct sigaction sa = {.sa_handler = take_first};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    handler_tries = tries;
+    pthread_mutex_lock(&first);
+    raise(SIGUSR1);
+    pthread_mutex_unlock(&first);
+}
+
+/* ---- hand-over-hand locking ---- */
+
+#define NODES 8
+#define WALKS 100
+static pthread_mutex_t node[NODES];
+
+/* From node `from` one step at a time (dir +1 or -1), holding the next before letting go of
+ * the last. */
+static void walk(int from, int dir)
+{
+    int i = from;
+    pthread_mutex_lock(&node[i]);
+    for (int k = 1; k < NODES; k++) {
+        pthread_mutex_lock(&node[i + dir]);
+        pthread_mutex_unlock(&node[i]);
+        i += dir;
+    }
+    pthread_mutex_unlock(&node[i]);
+}
+
+NOINLINE static void walk_forward(void)
+{
+    walk(0, 1);
+}
+
+NOINLINE static void walk_backward(void)
+{
+    walk(NODES - 1, -1);
+}
+
+static void *forward_walker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < WALKS; i++)
+        walk_forward();
+    return NULL;
+}
+
+NOINLINE static void hand_over_hand(int backward)
+{
+    pthread_t t[2];
+    for (int i = 0; i < NODES; i++)
+        pthread_mutex_init(&node[i], NULL);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, forward_walker, NULL);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    if (backward)
+        walk_backward();
+}
+
+/* ---- a condition variable signalled without its mutex ---- */
+
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+static int ready;
+static blocked_probe waiter;
+
+static void *signal_unheld(void *arg)
+{
+    (void)arg;
+    blocked_until(&waiter);
+    pthread_mutex_lock(&first);
+    ready = 1;
+    pthread_mutex_unlock(&first);
+    result("signal", pthread_cond_signal(&changed));
+    return NULL;
+}
+
+NOINLINE static void cond_signal_unheld(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, signal_unheld, NULL);
+    pthread_mutex_lock(&second);
+    pthread_mutex_lock(&first);
+    blocked_announce_on(&waiter, &changed, sizeof changed);
+    while (!ready)
+        pthread_cond_wait(&changed, &first);
+    pthread_mutex_unlock(&first);
+    pthread_mutex_unlock(&second);
+    pthread_join(t, NULL);
+}
+
+/* ---- priority-inheritance mutexes ---- */
+
+static pthread_mutex_t pi_a, pi_b;
+static pthread_barrier_t both_hold;
+static blocked_probe other_waits;
+
+static void pi_init(pthread_mutex_t *m, int type)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_setprotocol(&attr, PTHREAD_PRIO_INHERIT);
+    pthread_mutexattr_settype(&attr, type);
+    pthread_mutex_init(m, &attr);
+    pthread_mutexattr_destroy(&attr);
+}
+
+NOINLINE static void pi_legal(void)
+{
+    pi_init(&pi_a, PTHREAD_MUTEX_NORMAL);
+    pi_init(&pi_b, PTHREAD_MUTEX_ERRORCHECK);
+    result("lock a", pthread_mutex_lock(&pi_a));
+    result("lock b", pthread_mutex_lock(&pi_b));
+    result("trylock a", pthread_mutex_trylock(&pi_a));
+    result("trylock b", pthread_mutex_trylock(&pi_b));
+    result("unlock b", pthread_mutex_unlock(&pi_b));
+    result("unlock a", pthread_mutex_unlock(&pi_a));
+    nest(&pi_a, &pi_b);
+    result("destroy a", pthread_mutex_destroy(&pi_a));
+    result("destroy b", pthread_mutex_destroy(&pi_b));
+}
+
+NOINLINE static void *pi_b_then_a(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&pi_b);
+    pthread_barrier_wait(&both_hold);
+    blocked_announce_on(&other_waits, &pi_a, sizeof pi_a);
+    int rc = pthread_mutex_lock(&pi_a);
+    result("other's lock of a", rc);
+    if (rc == 0)
+        pthread_mutex_unlock(&pi_a);
+    pthread_mutex_unlock(&pi_b);
+    return NULL;
+}
+
+/* Main holds a and asks for b once the other thread, holding b, sleeps asking for a. */
+NOINLINE static void pi_abba(void)
+{
+    pthread_t t;
+    pi_init(&pi_a, PTHREAD_MUTEX_NORMAL);
+    pi_init(&pi_b, PTHREAD_MUTEX_NORMAL);
+    pthread_barrier_init(&both_hold, NULL, 2);
+    pthread_create(&t, NULL, pi_b_then_a, NULL);
+    pthread_mutex_lock(&pi_a);
+    pthread_barrier_wait(&both_hold);
+    blocked_until(&other_waits);
+    int rc = pthread_mutex_lock(&pi_b);
+    result("main's lock of b", rc);
+    if (rc == 0)
+        pthread_mutex_unlock(&pi_b);
+    pthread_mutex_unlock(&pi_a);
+    pthread_join(t, NULL);
+}
+
+/* ---- a timed join of a thread that waits for the joiner's lock ---- */
+
+static void *take_first_once(void *arg)
+{
+    (void)arg;
+    blocked_announce_on(&other_waits, &first, sizeof first);
+    pthread_mutex_lock(&first);
+    pthread_mutex_unlock(&first);
+    return NULL;
+}
+
+NOINLINE static void timed_join_holding(void)
+{
+    pthread_t t;
+    pthread_mutex_lock(&first);
+    pthread_create(&t, NULL, take_first_once, NULL);
+    blocked_until(&other_waits);
+    struct timespec deadline = ms_from_now(20);
+    result("timedjoin", pthread_timedjoin_np(t, NULL, &deadline));
+    result("tryjoin", pthread_tryjoin_np(t, NULL));
+    pthread_mutex_unlock(&first);
+    result("join", pthread_join(t, NULL));
+}
+
+int main(int argc, char **argv)
+{
+    const char *s = argc > 1 ? argv[1] : "";
+    if (!strcmp(s, "thread-local-reuse"))
+        thread_local_reuse();
+    else if (!strcmp(s, "mapping-reuse"))
+        mapping_reuse();
+    else if (!strcmp(s, "atfork"))
+        atfork_handlers();
+    else if (!strcmp(s, "signal-relock"))
+        signal_while_held(0);
+    else if (!strcmp(s, "signal-trylock"))
+        signal_while_held(1);
+    else if (!strcmp(s, "hand-over-hand"))
+        hand_over_hand(0);
+    else if (!strcmp(s, "hand-over-hand-backward"))
+        hand_over_hand(1);
+    else if (!strcmp(s, "cond-signal-unheld"))
+        cond_signal_unheld();
+    else if (!strcmp(s, "pi-legal"))
+        pi_legal();
+    else if (!strcmp(s, "pi-abba"))
+        pi_abba();
+    else if (!strcmp(s, "timed-join-holding"))
+        timed_join_holding();
+    else {
+        fprintf(stderr, "peer_shapes: unknown scenario '%s'\n", s);
+        return 64;
+    }
+    puts("done");
+    return 0;
+}
