@@ -264,14 +264,14 @@ static void check_shadow(void)
 {
     static int lock_a, lock_b;
     lt_thread *t = lt_self();
-    lt_lock *l = lt_shadow_get(t, &lock_a, 0);
+    lt_lock *l = lt_shadow_get(t, &lock_a, 0, 0);
     uint32_t gen = atomic_load(&l->gen);
-    CHECK(l && lt_shadow_get(t, &lock_a, 0) == l);
+    CHECK(l && lt_shadow_get(t, &lock_a, 0, 0) == l);
     CHECK(l->first_stack != 0);
-    CHECK(lt_shadow_get(t, &lock_b, 0) != l);
+    CHECK(lt_shadow_get(t, &lock_b, 0, 0) != l);
     CHECK(lt_shadow_reset(t, &lock_a, 0, 0) == l && atomic_load(&l->gen) == gen + 1);
     forget(&lock_a);
-    lt_lock *again = lt_shadow_get(t, &lock_a, 0);
+    lt_lock *again = lt_shadow_get(t, &lock_a, 0, 0);
     CHECK(atomic_load(&again->gen) != gen + 1); /* destroyed and seen again: a new identity */
 }
 
@@ -282,7 +282,7 @@ static void check_shadow_destroy(void)
 {
     static int lock_c, lock_d;
     lt_thread *t = lt_self();
-    lt_lock *l = lt_shadow_get(t, &lock_c, 0);
+    lt_lock *l = lt_shadow_get(t, &lock_c, 0, 0);
     uint32_t gen = atomic_load(&l->gen);
     lt_shadow_annotate(l, &lock_d, NULL);
     lt_shadow_destroy(&lock_c, l);
@@ -292,7 +292,7 @@ static void check_shadow_destroy(void)
     CHECK(lt_shadow_reset(t, &lock_c, 0, 0) == l && lt_lock_addr(l) == &lock_c);
     CHECK(atomic_load(&l->gen) == gen + 1 && lt_lock_object(l) == NULL); /* a new lock */
     lt_shadow_destroy(&lock_c, l);
-    CHECK(lt_shadow_get(t, &lock_c, 0) == l && atomic_load(&l->gen) == gen + 2 &&
+    CHECK(lt_shadow_get(t, &lock_c, 0, 0) == l && atomic_load(&l->gen) == gen + 2 &&
           l->first_stack != 0); /* first seen again, without init */
     lt_shadow_destroy(&lock_c, l);
     lt_shadow_destroy(&lock_c, l); /* twice: nothing more */
@@ -312,7 +312,7 @@ static void check_shadow_side(void)
     static _Alignas(64) int locks[2];
     static int object;
     lt_thread *t = lt_self();
-    lt_lock *l = lt_shadow_get(t, &locks[0], 0);
+    lt_lock *l = lt_shadow_get(t, &locks[0], 0, 0);
     lt_lock_side *had = l ? atomic_load(&l->side) : NULL; /* a recycled entry may have one */
     lt_shadow_annotate(l, NULL, NULL); /* nothing to keep: no side record made for it */
     CHECK(l && atomic_load(&l->side) == had && lt_lock_object(l) == NULL);
@@ -320,7 +320,7 @@ static void check_shadow_side(void)
     lt_lock_side *x = atomic_load(&l->side);
     CHECK(x && lt_lock_object(l) == &object && lt_shadow_side(l) == x);
     forget(&locks[0]);
-    lt_lock *again = lt_shadow_get(t, &locks[1], 0);
+    lt_lock *again = lt_shadow_get(t, &locks[1], 0, 0);
     CHECK(again == l && atomic_load(&l->side) == x && lt_lock_object(l) == NULL &&
           lt_lock_describe(l) == NULL);
     lt_shadow_annotate(l, &locks[0], NULL);
@@ -338,25 +338,25 @@ static void check_shadow_guess(void)
     lt_thread *t = lt_self();
     lt_lock *l[N];
     for (int i = 0; i < N; i++)
-        l[i] = lt_shadow_get(t, &locks[i], 0);
+        l[i] = lt_shadow_get(t, &locks[i], 0, 0);
     int side_by_side = 0;
     for (int i = 0; i + 1 < N; i++)
         side_by_side += l[i + 1] == l[i] + 1;
     CHECK(side_by_side > N / 2);
     int ok = 1;
     for (int i = 0; i < N && ok; i++) /* past the thread's cache, as a program with thousands */
-        ok = lt_shadow_lookup(t, &locks[i], 0) == l[i];
+        ok = lt_shadow_lookup(t, &locks[i], 0, 0) == l[i];
     for (int i = 0; i < N && ok; i++)
         ok = lt_shadow_reset(t, &locks[i], 0, 0) == l[i] && lt_lock_addr(l[i]) == &locks[i];
     CHECK(ok);
     forget(&locks[5]); /* its entry goes to the page's free list, and to the next lock made */
-    lt_lock *taken = lt_shadow_get(t, &locks[N], 0);
+    lt_lock *taken = lt_shadow_get(t, &locks[N], 0, 0);
     lt_shadow_destroy(&locks[7], l[7]);
-    CHECK(lt_shadow_lookup(t, &locks[4], 0) == l[4]);
-    lt_lock *five = lt_shadow_lookup(t, &locks[5], 0);
+    CHECK(lt_shadow_lookup(t, &locks[4], 0, 0) == l[4]);
+    lt_lock *five = lt_shadow_lookup(t, &locks[5], 0, 0);
     CHECK(taken == l[5] && five && five != l[5] && lt_lock_addr(five) == &locks[5]);
-    CHECK(lt_shadow_lookup(t, &locks[6], 0) == l[6]);
-    lt_lock *seven = lt_shadow_lookup(t, &locks[7], 0); /* destroyed, seen again: revived */
+    CHECK(lt_shadow_lookup(t, &locks[6], 0, 0) == l[6]);
+    lt_lock *seven = lt_shadow_lookup(t, &locks[7], 0, 0); /* destroyed, seen again: revived */
     CHECK(seven == l[7] && lt_lock_addr(seven) == &locks[7]);
     for (int i = 0; i <= N; i++)
         forget(&locks[i]);
@@ -408,7 +408,7 @@ static void check_shadow_heap(void)
     int ok = 1;
     for (int i = 0; i < N && ok; i++) {
         const void *addr = space + (size_t)i * 4096 + (size_t)(i % 64) * 8;
-        lt_lock *l = lt_shadow_get(t, addr, 0);
+        lt_lock *l = lt_shadow_get(t, addr, 0, 0);
         ok = l && atomic_load(&l->gen) == 1 && lt_lock_addr(l) == addr && !lt_lock_object(l) &&
              !lt_lock_describe(l) && !l->orphan_of && !atomic_load(&l->writer) &&
              !atomic_load(&l->order_node) &&
@@ -453,7 +453,7 @@ static void check_shadow_table(void)
         } while (taken[k]);
         taken[k] = 1;
         locks[i] = &space[k];
-        entry[i] = lt_shadow_get(t, locks[i], 0);
+        entry[i] = lt_shadow_get(t, locks[i], 0, 0);
     }
     for (int i = 0; i < N && ok; i++)
         ok = entry[i] && lt_shadow_find(locks[i]) == entry[i] && entry[i]->addr == locks[i];
@@ -469,7 +469,7 @@ static void check_shadow_table(void)
           !lt_lockmap_any((uintptr_t)locks[0], (uintptr_t)locks[0] + 1));
     qsort(freed, N / 2, sizeof freed[0], ptr_order);
     for (int i = 0; i < N && ok; i += 2) { /* seen again: they take forgotten entries */
-        uintptr_t e = (uintptr_t)lt_shadow_get(t, locks[i], 0);
+        uintptr_t e = (uintptr_t)lt_shadow_get(t, locks[i], 0, 0);
         ok = e && bsearch(&e, freed, N / 2, sizeof freed[0], ptr_order) != NULL;
     }
     CHECK(ok);
@@ -497,9 +497,9 @@ static void check_shadow_dense(void)
         return;
     int ok = 1;
     for (int i = 0; i < N; i++)
-        entry[i] = lt_shadow_get(t, space + 4 * i, 0);
+        entry[i] = lt_shadow_get(t, space + 4 * i, 0, 0);
     for (int i = 0; i < ODD; i++) /* 1, 2 and 3 bytes into the first 64 slots of page 0 */
-        odd[i] = lt_shadow_get(t, space + 4 * (i / 3) + 1 + i % 3, 0);
+        odd[i] = lt_shadow_get(t, space + 4 * (i / 3) + 1 + i % 3, 0, 0);
     for (int i = 0; i < N && ok; i++)
         ok = entry[i] && lt_shadow_find(space + 4 * i) == entry[i] &&
              entry[i]->addr == space + 4 * i;
@@ -580,7 +580,7 @@ static void check_shadow_moving(void)
     for (int r = 0; r < MOVING_ROUNDS; r++) {
         char *page = m.pages + 4096 * r;
         for (int i = 0; i < MOVING; i++)
-            m.entry[r][i] = lt_shadow_get(t, page + i, 0);
+            m.entry[r][i] = lt_shadow_get(t, page + i, 0, 0);
         atomic_store(&m.round, r);
         if (r == 0)
             CHECK(pthread_create(&reader, NULL, moving_reader, &m) == 0);

@@ -258,7 +258,7 @@ static inline uint32_t class_of(lt_lock *l, uint32_t gen, lt_kind kind)
 
 void lt_classes_annotate(lt_event *ev, const char *name)
 {
-    lt_lock *l = lt_shadow_get(ev->self, ev->addr, ev->ra);
+    lt_lock *l = lt_shadow_get(ev->self, ev->addr, ev->ra, ev->cfa);
     if (!l || !name || lt_cfg.classes == LT_CLASSES_OFF)
         return;
     uint32_t id = class_id(name);
@@ -269,7 +269,7 @@ void lt_classes_annotate(lt_event *ev, const char *name)
 
 void lt_classes_nesting(lt_event *ev, unsigned order)
 {
-    lt_lock *l = lt_shadow_get(ev->self, ev->addr, ev->ra);
+    lt_lock *l = lt_shadow_get(ev->self, ev->addr, ev->ra, ev->cfa);
     if (!l || lt_cfg.classes == LT_CLASSES_OFF)
         return;
     uint32_t id = class_of(l, atomic_load_explicit(&l->gen, memory_order_relaxed), LT_MUTEX);

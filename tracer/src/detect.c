@@ -409,7 +409,7 @@ static void released_for_holder(lt_lock *l)
  * forget what others held. */
 static void report_bad_unlock(lt_event *ev, int unlocked)
 {
-    lt_lock *l = ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra);
+    lt_lock *l = ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra, ev->cfa);
     lt_finding f = {.kind = LT_FIND_BAD_UNLOCK, .why = LT_WHY_NOT_HELD};
     fill_lock(&f, ev);
     f.req_mode = LT_MODE_NONE;
@@ -494,7 +494,7 @@ void lt_on_destroy(lt_event *ev)
 {
     lt_thread *t = ev->self;
     lt_held *h = find_valid(t, ev->addr);
-    ev->lock = lt_shadow_get(t, ev->addr, ev->ra);
+    ev->lock = lt_shadow_get(t, ev->addr, ev->ra, ev->cfa);
     if (h && !lt_lock_word_held(ev->addr, ev->lock, ev->kind, (lt_mode)h->mode, t->info.tid)) {
         release(t, h);
         h = NULL;
@@ -541,7 +541,7 @@ int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved)
         }
         /* libc retakes the mutex when the wait ends: from then on this thread holds it, as
          * if taken by this call */
-        ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra);
+        ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra, ev->cfa);
         if (!ev->lock)
             return 0;
         /* a normal mutex another thread held is unlocked by the wait all the same: that
@@ -593,7 +593,7 @@ void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
 
 void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn describe)
 {
-    lt_lock *l = lt_shadow_get(ev->self, ev->addr, ev->ra);
+    lt_lock *l = lt_shadow_get(ev->self, ev->addr, ev->ra, ev->cfa);
     if (l)
         lt_shadow_annotate(l, object, describe);
 }

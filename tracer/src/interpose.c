@@ -86,6 +86,7 @@ static void resolve(void)
 static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
+static inline int mem_ready(void);
 
 /* Returns 1 when the tracer is ready; 0 inside the resolving thread's own resolution. */
 static __attribute__((noinline)) int init_slow(void)
@@ -96,6 +97,13 @@ static __attribute__((noinline)) int init_slow(void)
         atomic_store(&resolver_tid, lt_platform_tid());
         lt_tls.busy = 1;
         resolve();
+        /* The allocator too, before a thread can start (through pthread_create, which waits
+         * for this): a new thread's first free (its start record) resolved it with dlsym,
+         * which waits for the loader's lock, while the main thread, in dlopen with that lock
+         * (libunwind's, on its first unwind), freed and waited for the resolution: both hung
+         * (tensorlib's tests under LOCKTRACE_CLASSES, 1 run in 5, where a library's
+         * constructor started a thread before ours ran). */
+        mem_ready();
         lt_config_load();
         lt_dump_install();
         lt_self();

@@ -30,7 +30,7 @@ static int begin(lt_event *ev, const void *lock, unsigned flags, uintptr_t ra, u
         lt_leave(&lt_tls);
         return 0;
     }
-    const lt_lock *l = lt_shadow_get(ev->self, lock, ra);
+    const lt_lock *l = lt_shadow_get(ev->self, lock, ra, cfa);
     int rw = (flags & (LOCKTRACE_MUTEX_RW | LOCKTRACE_MUTEX_READ)) ||
              (l && l->api == LT_API_CUSTOM && (l->custom_flags & LOCKTRACE_MUTEX_RW));
     ev->kind = rw ? LT_RWLOCK : LT_MUTEX;
@@ -47,7 +47,7 @@ LT_EXPORT void locktrace_mutex_create_impl(const void *lock, unsigned flags)
     if (!begin(&ev, lock, flags, CALLER))
         return;
     lt_on_init(&ev);
-    lt_lock *l = lt_shadow_get(ev.self, lock, ev.ra);
+    lt_lock *l = lt_shadow_get(ev.self, lock, ev.ra, ev.cfa);
     if (l)
         l->custom_flags = (uint8_t)(flags & (LOCKTRACE_MUTEX_RW | LOCKTRACE_MUTEX_RECURSIVE));
     lt_leave(&lt_tls);
@@ -80,7 +80,7 @@ LT_EXPORT int locktrace_mutex_block_impl(const void *lock, unsigned flags)
     if (!begin(&ev, lock, flags, CALLER))
         return 0;
     if (ev.self->custom_wait != lock) {
-        ev.lock = lt_shadow_get(ev.self, lock, ev.ra);
+        ev.lock = lt_shadow_get(ev.self, lock, ev.ra, ev.cfa);
         rc = lt_wait_begin(&ev);
         if (ev.published) {
             ev.self->custom_wait = lock;
@@ -99,7 +99,7 @@ LT_EXPORT void locktrace_mutex_post_lock_impl(const void *lock, unsigned flags, 
     lt_event ev;
     if (!begin(&ev, lock, flags, CALLER))
         return;
-    ev.lock = lt_shadow_get(ev.self, lock, ev.ra);
+    ev.lock = lt_shadow_get(ev.self, lock, ev.ra, ev.cfa);
     if (ev.self->custom_wait == lock) {
         lt_event w = ev;
         w.kind = (lt_kind)ev.self->custom_wait_kind;

@@ -524,7 +524,7 @@ static inline void lt_frame_lock_check(lt_thread *t, const void *addr, uintptr_t
 }
 
 /* shadow.c ------------------------------------------------------------------------------- */
-lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra);
+lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa);
 
 /* t's cache slot of addr (it may name another address). */
 static inline lt_cache_slot *lt_cache_slot_of(lt_thread *t, const void *addr)
@@ -534,13 +534,14 @@ static inline lt_cache_slot *lt_cache_slot_of(lt_thread *t, const void *addr)
 
 /* The shadow entry of addr, created (first seen at ra) when new. Inline: the thread's cache
  * answers almost every call; lt_shadow_lookup is the slow path. NULL only without memory. */
-static inline lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t ra)
+static inline lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t ra,
+                                     uintptr_t cfa)
 {
     lt_cache_slot *slot = lt_cache_slot_of(t, addr);
     if (lt_likely(slot->addr == addr) &&
         atomic_load_explicit(&slot->lock->gen, memory_order_relaxed) == slot->gen)
         return slot->lock;
-    return lt_shadow_lookup(t, addr, ra);
+    return lt_shadow_lookup(t, addr, ra, cfa);
 }
 lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa);
 void lt_shadow_destroy(const void *addr, lt_lock *l);

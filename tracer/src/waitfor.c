@@ -588,7 +588,7 @@ void lt_waitfor_cond_begin(lt_event *ev, const void *cond, const lt_cond_waiter 
         return;
     /* the mutex the wait retakes (the held set no longer has it) */
     if (!ev->lock)
-        ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra);
+        ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra, ev->cfa);
     (void)begin(ev, LT_FOR_SIGNAL, (uintptr_t)cond, w);
 }
 
