@@ -951,7 +951,8 @@ def op_index():
             if s[a] >= ss[a] or bad:
                 m = np.moveaxis(iv, a, -1)
                 for idx in np.ndindex(*m.shape[:-1]):
-                    m[idx] = rng.permutation(max(hi, ss[a]))[:ss[a]]
+                    # within what the index dtype holds (u8 ids of a 700 dim would wrap)
+                    m[idx] = rng.permutation(max(min(hi, INT_RANGE[idt][1] + 1), ss[a]))[:ss[a]]
         ids, iv, di = make(iv, idt, allow_bcast=False)
         src, sv, ds = make(rand_floats(tuple(ss), dt, huge=False) if dt in FLOATS else
                            rand_values(tuple(ss), dt), dt)
