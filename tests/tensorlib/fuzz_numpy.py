@@ -1568,19 +1568,20 @@ def op_inplace():
         b, dim = rdim(nd)
         ss = list(vs)
         ss[b] = int(rng.integers(0, 3))
+        idt = idx_dtype()
+        reach = min(vs[b], INT_RANGE[idt][1] + 1)  # indexes the index dtype holds
         if kind == 'scatter_set':
             ss[b] = min(ss[b], vs[b])
             iv = np.zeros(tuple(ss), dtype=np.int64)
             m = np.moveaxis(iv, b, -1)
             for idx in np.ndindex(*m.shape[:-1]):
-                m[idx] = rng.permutation(vs[b])[:ss[b]]
+                m[idx] = rng.permutation(reach)[:ss[b]]
         else:
-            iv = rng.integers(0, max(vs[b], 1), size=tuple(ss)) if vs[b] else \
+            iv = rng.integers(0, max(reach, 1), size=tuple(ss)) if vs[b] else \
                 np.zeros(tuple(ss), dtype=np.int64)
             if vs[b] == 0:
                 ss[b] = 0
                 iv = np.zeros(tuple(ss), dtype=np.int64)
-        idt = idx_dtype()
         ids, iv, di = make(iv, idt, allow_bcast=False)
         src, sv, ds = make(rand_values(tuple(ss), dt), dt)
         desc += ' dim %d ids %s(%s) src(%s)' % (b, ss, di, ds)
