@@ -56,8 +56,8 @@ tl_tensor *tl_eye(size_t n, tl_dtype dtype, tl_device device)
     return square_mask("eye", TL_EQ, n, dtype, device);
 }
 
-/* The running sum or product along dim in log2(n) rounds of shifted ops (a Hillis-Steele
- * scan): the round with span s combines every element with the one s places before it.
+/* The running sum along dim in log2(n) rounds of shifted ops (a Hillis-Steele scan): the
+ * round with span s combines every element with the one s places before it.
  * candle's cumsum multiplies by triu2(n) instead, which costs n^2 (20 000 elements took 46 s,
  * 10^5 wanted 40 GB) and lets a NaN or inf reach the positions before it (0 * inf is NaN). */
 static tl_tensor *scan(const char *op, tl_binary_op combine, const tl_tensor *t, size_t dim)
@@ -86,9 +86,32 @@ tl_tensor *tl_cumsum(const tl_tensor *t, size_t dim)
     return scan("cumsum", TL_ADD, t, dim);
 }
 
+/* The running product one position at a time, as numpy's cumprod: n multiplications over
+ * the other dims. A tree scan multiplies blocks that over- or underflow on their own, so
+ * f32 [0, 1e20, 1e20] gave NaN (0 times the inf of 1e20 * 1e20) where every prefix
+ * product is 0, and [inf, 1e-30, 1e-30] NaN where it is inf. */
 tl_tensor *tl_cumprod(const tl_tensor *t, size_t dim)
 {
-    return scan("cumprod", TL_MUL, t, dim);
+    const char *op = "cumprod";
+    if (tl_check_tensor(op, t) != TL_OK || tl_check_dim(op, t, &dim) != TL_OK)
+        return NULL;
+    size_t n = t->layout.shape[dim], made = 0;
+    if (n < 2)
+        return tl_within(op, tl_copy(t));
+    tl_tensor **parts = tl_calloc(n, sizeof *parts);
+    if (!parts)
+        return tl_fail_nomem(op, n * sizeof *parts), NULL;
+    parts[made++] = tl_narrow(t, dim, 0, 1);
+    for (; made < n && parts[made - 1]; made++) {
+        tl_tensor *x = tl_narrow(t, dim, made, 1);
+        parts[made] = x ? tl_mul(parts[made - 1], x) : NULL;
+        tl_release(x);
+    }
+    tl_tensor *r = parts[n - 1] ? tl_cat((const tl_tensor *const *)parts, n, dim) : NULL;
+    for (size_t i = 0; i < made; i++)
+        tl_release(parts[i]);
+    free(parts);
+    return tl_within(op, r);
 }
 
 /* candle's roll: the last shift (mod the dim's size, so negative shifts roll the other way)

@@ -345,6 +345,15 @@ static void var_overflow(void)
     tl_release(r);
 }
 
+/* cumprod is the running product in numpy's order: a block product that overflows (1e20 *
+ * 1e20 in f32) or underflows must not meet a 0 or an inf of the prefix (NaN). */
+static void cumprod_blocks(void)
+{
+    EXPECT_FMT(tl_cumprod(MAKE(TL_F32, SHAPE(4), 0, 1e20, 1e20, 1e20), 0),
+               "[0.0, 0.0, 0.0, 0.0]");
+    EXPECT_FMT(tl_cumprod(MAKE(TL_F32, SHAPE(3), INFINITY, 1e-30, 1e-30), 0), "[inf, inf, inf]");
+}
+
 int main(void)
 {
     reshape_overflow();
@@ -360,5 +369,6 @@ int main(void)
     rand_half_range();
     small_ints();
     var_overflow();
+    cumprod_blocks();
     return check_summary();
 }
