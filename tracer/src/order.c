@@ -971,10 +971,11 @@ static inline void node_linked(node *n)
         node_sweep(n);
 }
 
-/* A sweep of n is due, and has work: edges_fast leaves n's new edges to the lock. */
-static int node_sweep_due(node *n)
+/* A sweep of n is due, and has work: edges_fast leaves n's new edges to the lock. (Its own
+ * count first: that is on n's line, which the caller has, where the rest are four globals.) */
+static inline int node_sweep_due(node *n)
 {
-    return (ndead || reap_pending()) && (node_pushed(n) + 1) >> n->sweep_shift;
+    return (node_pushed(n) + 1) >> n->sweep_shift && (ndead || reap_pending());
 }
 
 /* n, which no entry reaches any more, leaves the graph, to be reaped later. */
@@ -1589,7 +1590,8 @@ static void request_fill(request *r, int unwind)
         memcpy(t->info.name, r->thread.name, sizeof t->info.name); /* the name as last read */
         return;
     }
-    r->to_stack = lt_stack_site(t, r->ev->ra, r->ev->cfa, &r->to_partial);
+    r->to_stack = lt_stack_site_lazy(t, r->ev->ra, r->ev->cfa); /* lt_stack_site, inline */
+    r->to_partial = 1;
     if (!t->info.name[0])
         lt_thread_info_now(t, &t->info);
     r->thread = t->info;
@@ -1603,6 +1605,19 @@ static void request_describe(request *r)
 
 static inline uint64_t held_below(const lt_thread *t, const lt_held *h);
 
+/* lt_held_stack(h, under, partial), with its answers that need no depot inline: every new
+ * edge out of a lock taken lazily asks, nearly always with no stack to join, and the two
+ * calls to say "its recorded frames" were a tenth of a lock's first edge in `groups`. */
+static inline uint32_t held_stack(lt_held *h, uint32_t under, int *partial)
+{
+    *partial = !h->stack;
+    if (h->stack)
+        return h->stack;
+    if (!under && h->site)
+        return h->site;
+    return lt_held_stack(h, under, partial);
+}
+
 /* The edge h -> r as it will be kept. */
 static void edge_describe(desc *d, lt_held *h, request *r)
 {
@@ -1613,7 +1628,7 @@ static void edge_describe(desc *d, lt_held *h, request *r)
     d->to_mode = (uint8_t)r->ev->mode;
     d->l.to_stack = r->to_stack;
     d->l.to_partial = (uint8_t)r->to_partial;
-    d->l.from_stack = lt_held_stack(h, r->unwound ? r->to_stack : 0, &partial);
+    d->l.from_stack = held_stack(h, r->unwound ? r->to_stack : 0, &partial);
     d->l.from_partial = (uint8_t)partial;
     d->l.unwound = (uint8_t)r->unwound;
     d->l.thread = &r->thread; /* until the graph keeps it (thread_intern) */
