@@ -206,11 +206,37 @@ static size_t nreported, reported_cap;
  * the graph to itself as before, and a fast edge needs no reordering and no search: while no
  * back edge exists an edge that agrees with the order cannot close a cycle (Dekker's
  * handshake: in, then look at shut; shut, then look at in; sequentially consistent both).
+ *
+ * A thread with a slot of its own (gate_slot, given under the lock by slot_claim) says it is
+ * in by a flag on its slot's line, which graph_enter reads with the others: in `lazy` (4
+ * threads making new edges at once) the one shared count of those inside went from core to
+ * core twice a batch of new edges. The slot also counts the fingerprints its thread indexed
+ * in the gate (nedges_total) and keeps the room it reserved in the known set ahead
+ * (known_reserve): two more shared lines each batch wrote. Threads beyond GATE_SLOTS (and
+ * those that never took the lock) use the shared count.
  */
+#define GATE_SLOTS 64
+
 static struct {
-    _Alignas(64) _Atomic unsigned in; /* threads in edges_fast */
+    _Alignas(64) _Atomic unsigned in; /* threads without a slot in the gate */
     _Atomic int shut;                 /* the graph lock's holder wants the graph to itself */
 } gate;
+
+typedef struct gate_slot {
+    _Alignas(64) _Atomic int in; /* its thread is in the gate */
+    _Atomic size_t added;        /* edges its thread indexed in the gate (not in nedges) */
+    size_t room;                 /* slots it reserved in the known set of epoch `epoch` */
+    unsigned epoch;
+    const lt_thread *owner;      /* NULL: free; under the graph lock */
+} gate_slot;
+
+static gate_slot gate_slots[GATE_SLOTS];
+static unsigned gate_nslots;         /* slots ever given: graph_enter looks at these */
+
+static inline gate_slot *slot_of(const lt_thread *t)
+{
+    return t->gate_slot ? &gate_slots[t->gate_slot - 1] : NULL;
+}
 
 static void graph_enter(void)
 {
@@ -218,6 +244,9 @@ static void graph_enter(void)
     atomic_store(&gate.shut, 1);
     while (atomic_load(&gate.in))
         sched_yield();
+    for (unsigned i = 0; i < gate_nslots; i++)
+        while (atomic_load(&gate_slots[i].in))
+            sched_yield();
 }
 
 static void graph_leave(void)
@@ -227,18 +256,55 @@ static void graph_leave(void)
     lt_spin_unlock(&graph_lock);
 }
 
-static int gate_enter(void)
+static inline void gate_leave(const lt_thread *t)
 {
-    atomic_fetch_add(&gate.in, 1);
+    gate_slot *s = slot_of(t);
+    if (s)
+        atomic_store_explicit(&s->in, 0, memory_order_release);
+    else
+        atomic_fetch_sub_explicit(&gate.in, 1, memory_order_release);
+}
+
+static inline int gate_enter(const lt_thread *t)
+{
+    gate_slot *s = slot_of(t);
+    if (s)
+        atomic_exchange(&s->in, 1); /* (a locked instruction on the thread's own line) */
+    else
+        atomic_fetch_add(&gate.in, 1);
     if (!atomic_load(&gate.shut))
         return 1;
-    atomic_fetch_sub_explicit(&gate.in, 1, memory_order_release);
+    gate_leave(t);
     return 0;
 }
 
-static void gate_leave(void)
+/* Under the graph lock: t gets a free slot, if one is left. */
+static void slot_claim(lt_thread *t)
 {
-    atomic_fetch_sub_explicit(&gate.in, 1, memory_order_release);
+    for (unsigned i = 0; !t->gate_slot && i < GATE_SLOTS; i++) {
+        if (gate_slots[i].owner)
+            continue;
+        gate_slots[i].owner = t;
+        gate_slots[i].room = 0;
+        t->gate_slot = i + 1;
+        if (gate_nslots <= i)
+            gate_nslots = i + 1;
+    }
+}
+
+static void nedges_locked(ptrdiff_t d);
+
+/* Under the graph lock, t exiting: its slot is free again, its count of edges in nedges. */
+static void slot_release(lt_thread *t)
+{
+    gate_slot *s = slot_of(t);
+    if (!s)
+        return;
+    nedges_locked((ptrdiff_t)atomic_load_explicit(&s->added, memory_order_relaxed));
+    atomic_store_explicit(&s->added, 0, memory_order_relaxed);
+    s->room = 0;
+    s->owner = NULL;
+    t->gate_slot = 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -650,6 +716,26 @@ static void known_fill(key_set *k)
     }
 }
 
+/* Under the graph lock: the edges whose fingerprints are, or are to be, in the known set. */
+static size_t nedges_total(void)
+{
+    size_t n = atomic_load_explicit(&nedges, memory_order_relaxed);
+    for (unsigned i = 0; i < gate_nslots; i++)
+        n += atomic_load_explicit(&gate_slots[i].added, memory_order_relaxed);
+    return n;
+}
+
+/* In the gate: t indexed d more edges. */
+static void nedges_gated(const lt_thread *t, size_t d)
+{
+    gate_slot *s = slot_of(t);
+    if (s)
+        atomic_store_explicit(&s->added, atomic_load_explicit(&s->added, memory_order_relaxed) + d,
+                              memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&nedges, d, memory_order_relaxed);
+}
+
 /* A known set that another replaced: its memory goes, its range stays, reading as empty to
  * a reader still in it, who then asks the graph lock (known_add). */
 static void known_drop(key_set *k)
@@ -662,7 +748,7 @@ static void known_drop(key_set *k)
  * large enough; NULL when out of memory. */
 static key_set *known_refill(key_set *k)
 {
-    size_t size = set_slots(nedges);
+    size_t size = set_slots(nedges_total());
     if (k && size <= k->mask + 1) {
         for (size_t i = 0; i <= k->mask; i++)
             atomic_store_explicit(&k->slot[i], 0, memory_order_relaxed);
@@ -1137,7 +1223,7 @@ static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended 
     int busy = node_busy(n);
     /* A node goes on `ending` in the gate: no search runs until it is drawn, so none names
      * it while its lock's memory may be going. When the gate is shut the lock answers. */
-    if (!t || atomic_load_explicit(&nback, memory_order_relaxed) || (busy && !gate_enter())) {
+    if (!t || atomic_load_explicit(&nback, memory_order_relaxed) || (busy && !gate_enter(t))) {
         forget_now(l, how);
         return;
     }
@@ -1154,7 +1240,7 @@ static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended 
                                                       memory_order_relaxed));
     }
     if (busy)
-        gate_leave();
+        gate_leave(t);
     if (!got || implies)
         return;
     /* Its edges are read when it leaves, with its batch: asked for now, they come while the
@@ -1952,6 +2038,7 @@ static void node_cache_put(lt_thread *t, node *n)
 static int caches_fill(lt_thread *t)
 {
     node *n;
+    slot_claim(t);
     int block = edge_cache_fill(t);
     uint32_t keep = cache_size(64, NODE_CACHE, NODE_MANY);
     while (t->node_nfree < keep && (n = node_take())) /* node_init */
@@ -1961,10 +2048,11 @@ static int caches_fill(lt_thread *t)
 
 void lt_order_thread_exit(lt_thread *t)
 {
-    if (!edge_cache_has(t) && !t->node_free && !t->node_gone)
+    if (!edge_cache_has(t) && !t->node_free && !t->node_gone && !t->gate_slot)
         return;
     graph_enter();
     nodes_gone_leave(t);
+    slot_release(t);
     while (edge_cache_has(t))
         lt_ix_put(&edge_pool, edge_cache_take(t));
     while (t->node_free)
@@ -1987,17 +2075,60 @@ static int known_claim(key_set *k, uint64_t key)
     }
 }
 
+/* Slots a thread with a gate slot reserves ahead in the known set k: a few, or fewer for a
+ * small set, which the reserved but unused slots of many threads would fill early. */
+static size_t reserve_ahead(const key_set *k)
+{
+    size_t ahead = (k->mask + 1) >> 9;
+    return ahead < 64 ? ahead : 64;
+}
+
+/* In the gate: room for `room` more fingerprints in the known set k, counted in k->used
+ * (known_claim needs it); 0 when k is full, and must grow under the lock. A thread with a
+ * gate slot takes its reserve first, and reserves ahead when that is short: k->used, on a
+ * line that every batch of fast edges wrote twice, is written once every few batches. A
+ * reserve lasts as long as its set (the epoch): a copy or refill counts what it holds. */
+static int known_reserve(const lt_thread *t, key_set *k, size_t room)
+{
+    gate_slot *s = slot_of(t);
+    size_t have = s && s->epoch == known_epoch ? s->room : 0;
+    if (s && have >= room) {
+        s->room = have - room;
+        return 1;
+    }
+    size_t take = room - have + (s ? reserve_ahead(k) : 0);
+    if (known_full(k, atomic_fetch_add_explicit(&k->used, take, memory_order_relaxed) + take)) {
+        atomic_fetch_sub_explicit(&k->used, take, memory_order_relaxed);
+        return 0;
+    }
+    if (s) {
+        s->room = have + take - room;
+        s->epoch = known_epoch;
+    }
+    return 1;
+}
+
+/* In the gate: n of the slots known_reserve gave were not used. */
+static void known_unreserve(const lt_thread *t, key_set *k, size_t n)
+{
+    gate_slot *s = slot_of(t);
+    if (s)
+        s->room += n;
+    else if (n)
+        atomic_fetch_sub_explicit(&k->used, n, memory_order_relaxed);
+}
+
 /* In the gate, room for one key reserved in k, beside other threads doing the same: one of
  * them puts the fingerprint. */
-static void node_index_gated(key_set *k, node *x)
+static void node_index_gated(const lt_thread *t, key_set *k, node *x)
 {
     edge *e = unindexed_edge(x);
     uint64_t fp = e ? edge_fingerprint(e) : 0;
     if (e && known_claim(k, fp)) {
         known_logged(fp);
-        atomic_fetch_add_explicit(&nedges, 1, memory_order_relaxed);
+        nedges_gated(t, 1);
     } else
-        atomic_fetch_sub_explicit(&k->used, 1, memory_order_relaxed);
+        known_unreserve(t, k, 1);
     atomic_store_explicit(&x->unindexed, 0, memory_order_release);
 }
 
@@ -2058,12 +2189,10 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
         !(to = node_target(t, hs, n, r)) || !to->ord || node_sweep_due(to))
         return n;
     size_t room = n + (node_unindexed(to) != 0);
-    if (known_full(k, atomic_fetch_add_explicit(&k->used, room, memory_order_relaxed) + room)) {
-        atomic_fetch_sub_explicit(&k->used, room, memory_order_relaxed);
+    if (!known_reserve(t, k, room))
         return n; /* the set must grow: under the lock */
-    }
     if (room > n)
-        node_index_gated(k, to);
+        node_index_gated(t, k, to);
     size_t left = 0, added = 0;
     for (size_t i = 0; i < n; i++) {
         node *from = node_find(hs[i]->lock, hs[i]->gen);
@@ -2087,10 +2216,9 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
         edge_join(e, from, to);
         added++;
     }
-    if (added < n)
-        atomic_fetch_sub_explicit(&k->used, n - added, memory_order_relaxed);
+    known_unreserve(t, k, n - added);
     if (added)
-        atomic_fetch_add_explicit(&nedges, added, memory_order_relaxed);
+        nedges_gated(t, added);
     r->added |= added > 0;
     return left;
 }
@@ -2118,9 +2246,9 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
     for (size_t i = 0; i < n; i++)
         edge_describe(&d[i], hs[i], r);
     known_grow();
-    if (gate_enter()) {
+    if (gate_enter(t)) {
         n = edges_fast(hs, fps, d, n, r);
-        gate_leave();
+        gate_leave(t);
         if (!n)
             return 1;
     }
@@ -2673,9 +2801,9 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
     x->list[IN].pushed = 1;
     x->unindexed = 1;
     int used = -1;
-    if (gate_enter()) {
+    if (gate_enter(t)) {
         used = edge_first_gated(ev, gen, h, e, x);
-        gate_leave();
+        gate_leave(t);
     }
     if (used < 1)
         edge_cache_put(t, e);
@@ -2750,12 +2878,12 @@ static __attribute__((noinline)) void edges_unrecorded(lt_thread *t, lt_event *e
     request r = {.ev = ev, .gen = gen};
     int may;
     for (;;) {
-        int gated = gate_enter();
+        int gated = gate_enter(t);
         if (!gated)
             graph_enter();
         may = unrecorded_may_close(hs, fps, n, ev, gen);
         if (gated)
-            gate_leave();
+            gate_leave(t);
         else
             graph_leave();
         if (may || !more)
@@ -2854,6 +2982,8 @@ void lt_order_fork(lt_fork_phase phase)
         graph_leave();
     } else {
         atomic_store(&gate.in, 0); /* no thread is in edges_fast, but some may have counted */
+        for (unsigned i = 0; i < gate_nslots; i++)
+            atomic_store(&gate_slots[i].in, 0);
         atomic_store(&gate.shut, 0);
         atomic_store(&growing, 0); /* a copy another thread was making is lost */
         lt_spin_fork(&graph_lock, phase);
