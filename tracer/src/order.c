@@ -807,7 +807,7 @@ static int known_mostly_live(const key_set *k)
 }
 
 /* Under the graph lock or in the gate: fp was added to the known set. */
-static void known_logged(uint64_t fp)
+static inline void known_logged(uint64_t fp)
 {
     if (lt_likely(!atomic_load_explicit(&growing, memory_order_relaxed)))
         return;
@@ -1057,11 +1057,12 @@ static inline void node_linked(node *n)
         node_sweep(n);
 }
 
-/* A sweep of n is due, and has work: edges_fast leaves n's new edges to the lock. (Its own
- * count first: that is on n's line, which the caller has, where the rest are four globals.) */
-static inline int node_sweep_due(node *n)
+/* A sweep of n is due, and has work: edges_fast leaves n's new edges to the lock. Its callers
+ * found nothing waiting to be reaped (reap_pending: three globals, which every new edge read
+ * again here), so the work is dead edges. */
+static inline int node_sweep_due(const node *n)
 {
-    return (node_pushed(n) + 1) >> n->sweep_shift && (ndead || reap_pending());
+    return ndead && (node_pushed(n) + 1) >> n->sweep_shift;
 }
 
 /* n, which no entry reaches any more, leaves the graph, to be reaped later. */
@@ -1705,7 +1706,7 @@ static inline uint32_t held_stack(lt_held *h, uint32_t under, int *partial)
 }
 
 /* The edge h -> r as it will be kept. */
-static void edge_describe(desc *d, lt_held *h, request *r)
+static inline void edge_describe(desc *d, lt_held *h, request *r)
 {
     int partial;
     request_describe(r);
@@ -1796,13 +1797,10 @@ static int label_same(const label *a, const label *b)
            a->to_partial == b->to_partial && a->unwound == b->unwound;
 }
 
-/* l's index, its thread kept; 0 when it has none (yet). A thread's new edges mostly have the
- * label of its last one (t->edge_label), which is looked at first. */
-static uint32_t label_find(lt_thread *t, const label *l)
+/* label_find's look-up in the set. */
+static __attribute__((noinline)) uint32_t label_lookup(lt_thread *t, const label *l)
 {
     label_set *s = atomic_load_explicit(&labels, memory_order_acquire);
-    if (t->edge_label && label_same(label_at(t->edge_label), l))
-        return t->edge_label;
     for (size_t i = s ? label_home(s, l) : 0; s; i = (i + 1) & s->mask) {
         uint32_t x = atomic_load_explicit(&s->slot[i], memory_order_acquire);
         if (x == 0)
@@ -1811,6 +1809,15 @@ static uint32_t label_find(lt_thread *t, const label *l)
             return t->edge_label = x;
     }
     return 0;
+}
+
+/* l's index, its thread kept; 0 when it has none (yet). A thread's new edges mostly have the
+ * label of its last one (t->edge_label), which is looked at first, inline. */
+static inline uint32_t label_find(lt_thread *t, const label *l)
+{
+    if (t->edge_label && label_same(label_at(t->edge_label), l))
+        return t->edge_label;
+    return label_lookup(t, l);
 }
 
 /* Under the graph lock: label x (absent) into s. */
@@ -1909,7 +1916,7 @@ static inline __attribute__((always_inline)) void list_push(node *n, int side, u
 }
 
 /* The new edge i, described, joins the lists of its ends (not yet the order). */
-static void edge_join(uint32_t i, node *from, node *to)
+static inline void edge_join(uint32_t i, node *from, node *to)
 {
     edge *e = edge_at(i);
     e->from = from->ix;
