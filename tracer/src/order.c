@@ -2954,6 +2954,10 @@ int lt_order_known(lt_event *ev, uint64_t *memo)
     lt_thread *t = ev->self;
     if (t->nheld == 0 || ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
         return 1;
+    /* No edge leads into a lock without a node: whatever the walk finds, it is not known (and
+     * lt_order_acquired, which walks anyway, says so when it finds no edge to make). */
+    if (!node_of(ev->lock))
+        return 0;
     lt_held *one = NULL;
     for (uint32_t i = t->held_end; i > 0;) {
         lt_held *h = &t->held[--i];
@@ -2967,8 +2971,6 @@ int lt_order_known(lt_event *ev, uint64_t *memo)
     }
     if (!one)
         return 1;
-    if (!node_of(ev->lock))
-        return 0; /* no edge leads into a lock without a node */
     uint32_t gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     uint64_t fp = fingerprint(one->lock, one->gen, (lt_mode)one->mode, ev->lock, gen, ev->mode);
     /* A fingerprint the known set had stays in it while both its identities live: only a
