@@ -344,10 +344,12 @@ static unsigned next_rand(unsigned *s)
     return *s >> 8;
 }
 
+static int stress_iters = STRESS_ITERS;
+
 NOINLINE void *ordered_worker(void *arg)
 {
     unsigned seed = (unsigned)(long)arg * 7919u + 1;
-    for (int it = 0; it < STRESS_ITERS; it++) {
+    for (int it = 0; it < stress_iters; it++) {
         int taken[4], n = 0, start = (int)(next_rand(&seed) % MAX_LOCKS);
         for (int i = start; i < MAX_LOCKS && n < 4; i += 1 + (int)(next_rand(&seed) % 8)) {
             int w = next_rand(&seed) % 4 == 0;
@@ -394,6 +396,39 @@ static void stress(int writer_pref)
     for (int i = 0; i < STRESS_THREADS; i++)
         pthread_join(th[i], NULL);
     puts("stress done");
+}
+
+/*
+ * A crowd: CROWD threads alive at once, more than the order graph's gate has slots (64: the
+ * rest count themselves in together), make their new edges at once, in index order; they
+ * exit, and a second crowd, of other seeds, does the same in the slots the first let go of.
+ * No inversion; then one, against an edge of the stress, is reported once.
+ */
+#define CROWD 80
+#define CROWD_ITERS 1500
+
+static pthread_barrier_t crowd_start;
+
+NOINLINE void *crowd_worker(void *arg)
+{
+    pthread_barrier_wait(&crowd_start);
+    return ordered_worker(arg);
+}
+
+static void crowd(void)
+{
+    pthread_t th[CROWD];
+    stress_iters = CROWD_ITERS;
+    for (int i = 0; i < MAX_LOCKS; i++)
+        pthread_rwlock_init(&rwlocks[i], NULL);
+    pthread_barrier_init(&crowd_start, NULL, CROWD);
+    for (long wave = 0; wave < 2; wave++) {
+        for (long i = 0; i < CROWD; i++)
+            pthread_create(&th[i], NULL, crowd_worker, (void *)(wave * CROWD + i));
+        for (int i = 0; i < CROWD; i++)
+            pthread_join(th[i], NULL);
+    }
+    printf("2 crowds of %d threads\n", CROWD);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -1300,6 +1335,10 @@ int main(int argc, char **argv)
         stress(0); /* against address order: the graph is reordered many times */
         one_after_another(2, write_pair_inverted);
         puts("inverted after the stress");
+    } else if (!strcmp(s, "crowd-then-invert")) {
+        crowd();
+        one_after_another(2, write_pair_inverted);
+        puts("inverted after the crowds");
     } else if (!strcmp(s, "many-then-invert"))
         many_then_invert();
     else if (!strcmp(s, "chain-reinit"))

@@ -285,6 +285,7 @@ typedef struct lt_thread {
     void *node_free;              /* order.c: nodes for the new locks it takes (a free list), */
     void *node_gone;              /* and those of locks it ended, to leave the graph together */
     uint32_t node_nfree, node_ngone;
+    uint32_t gate_slot;           /* order.c: its slot of the gate + 1, 0 = none */
 #if LT_CHECKS
     lt_spin_ranks ranks;          /* the tracer locks it holds (spin.c) */
 #endif

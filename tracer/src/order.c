@@ -206,11 +206,37 @@ static size_t nreported, reported_cap;
  * the graph to itself as before, and a fast edge needs no reordering and no search: while no
  * back edge exists an edge that agrees with the order cannot close a cycle (Dekker's
  * handshake: in, then look at shut; shut, then look at in; sequentially consistent both).
+ *
+ * A thread with a slot of its own (gate_slot, given under the lock by slot_claim) says it is
+ * in by a flag on its slot's line, which graph_enter reads with the others: in `lazy` (4
+ * threads making new edges at once) the one shared count of those inside went from core to
+ * core twice a batch of new edges. The slot also counts the fingerprints its thread indexed
+ * in the gate (nedges_total) and keeps the room it reserved in the known set ahead
+ * (known_reserve): two more shared lines each batch wrote. Threads beyond GATE_SLOTS (and
+ * those that never took the lock) use the shared count.
  */
+#define GATE_SLOTS 64
+
 static struct {
-    _Alignas(64) _Atomic unsigned in; /* threads in edges_fast */
+    _Alignas(64) _Atomic unsigned in; /* threads without a slot in the gate */
     _Atomic int shut;                 /* the graph lock's holder wants the graph to itself */
 } gate;
+
+typedef struct gate_slot {
+    _Alignas(64) _Atomic int in; /* its thread is in the gate */
+    _Atomic size_t added;        /* edges its thread indexed in the gate (not in nedges) */
+    size_t room;                 /* slots it reserved in the known set of epoch `epoch` */
+    unsigned epoch;
+    const lt_thread *owner;      /* NULL: free; under the graph lock */
+} gate_slot;
+
+static gate_slot gate_slots[GATE_SLOTS];
+static unsigned gate_nslots;         /* slots ever given: graph_enter looks at these */
+
+static inline gate_slot *slot_of(const lt_thread *t)
+{
+    return t->gate_slot ? &gate_slots[t->gate_slot - 1] : NULL;
+}
 
 static void graph_enter(void)
 {
@@ -218,6 +244,9 @@ static void graph_enter(void)
     atomic_store(&gate.shut, 1);
     while (atomic_load(&gate.in))
         sched_yield();
+    for (unsigned i = 0; i < gate_nslots; i++)
+        while (atomic_load(&gate_slots[i].in))
+            sched_yield();
 }
 
 static void graph_leave(void)
@@ -227,18 +256,55 @@ static void graph_leave(void)
     lt_spin_unlock(&graph_lock);
 }
 
-static int gate_enter(void)
+static inline void gate_leave(const lt_thread *t)
 {
-    atomic_fetch_add(&gate.in, 1);
+    gate_slot *s = slot_of(t);
+    if (s)
+        atomic_store_explicit(&s->in, 0, memory_order_release);
+    else
+        atomic_fetch_sub_explicit(&gate.in, 1, memory_order_release);
+}
+
+static inline int gate_enter(const lt_thread *t)
+{
+    gate_slot *s = slot_of(t);
+    if (s)
+        atomic_exchange(&s->in, 1); /* (a locked instruction on the thread's own line) */
+    else
+        atomic_fetch_add(&gate.in, 1);
     if (!atomic_load(&gate.shut))
         return 1;
-    atomic_fetch_sub_explicit(&gate.in, 1, memory_order_release);
+    gate_leave(t);
     return 0;
 }
 
-static void gate_leave(void)
+/* Under the graph lock: t gets a free slot, if one is left. */
+static void slot_claim(lt_thread *t)
 {
-    atomic_fetch_sub_explicit(&gate.in, 1, memory_order_release);
+    for (unsigned i = 0; !t->gate_slot && i < GATE_SLOTS; i++) {
+        if (gate_slots[i].owner)
+            continue;
+        gate_slots[i].owner = t;
+        gate_slots[i].room = 0;
+        t->gate_slot = i + 1;
+        if (gate_nslots <= i)
+            gate_nslots = i + 1;
+    }
+}
+
+static void nedges_locked(ptrdiff_t d);
+
+/* Under the graph lock, t exiting: its slot is free again, its count of edges in nedges. */
+static void slot_release(lt_thread *t)
+{
+    gate_slot *s = slot_of(t);
+    if (!s)
+        return;
+    nedges_locked((ptrdiff_t)atomic_load_explicit(&s->added, memory_order_relaxed));
+    atomic_store_explicit(&s->added, 0, memory_order_relaxed);
+    s->room = 0;
+    s->owner = NULL;
+    t->gate_slot = 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -650,6 +716,26 @@ static void known_fill(key_set *k)
     }
 }
 
+/* Under the graph lock: the edges whose fingerprints are, or are to be, in the known set. */
+static size_t nedges_total(void)
+{
+    size_t n = atomic_load_explicit(&nedges, memory_order_relaxed);
+    for (unsigned i = 0; i < gate_nslots; i++)
+        n += atomic_load_explicit(&gate_slots[i].added, memory_order_relaxed);
+    return n;
+}
+
+/* In the gate: t indexed d more edges. */
+static void nedges_gated(const lt_thread *t, size_t d)
+{
+    gate_slot *s = slot_of(t);
+    if (s)
+        atomic_store_explicit(&s->added, atomic_load_explicit(&s->added, memory_order_relaxed) + d,
+                              memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&nedges, d, memory_order_relaxed);
+}
+
 /* A known set that another replaced: its memory goes, its range stays, reading as empty to
  * a reader still in it, who then asks the graph lock (known_add). */
 static void known_drop(key_set *k)
@@ -662,7 +748,7 @@ static void known_drop(key_set *k)
  * large enough; NULL when out of memory. */
 static key_set *known_refill(key_set *k)
 {
-    size_t size = set_slots(nedges);
+    size_t size = set_slots(nedges_total());
     if (k && size <= k->mask + 1) {
         for (size_t i = 0; i <= k->mask; i++)
             atomic_store_explicit(&k->slot[i], 0, memory_order_relaxed);
@@ -721,7 +807,7 @@ static int known_mostly_live(const key_set *k)
 }
 
 /* Under the graph lock or in the gate: fp was added to the known set. */
-static void known_logged(uint64_t fp)
+static inline void known_logged(uint64_t fp)
 {
     if (lt_likely(!atomic_load_explicit(&growing, memory_order_relaxed)))
         return;
@@ -971,10 +1057,12 @@ static inline void node_linked(node *n)
         node_sweep(n);
 }
 
-/* A sweep of n is due, and has work: edges_fast leaves n's new edges to the lock. */
-static int node_sweep_due(node *n)
+/* A sweep of n is due, and has work: edges_fast leaves n's new edges to the lock. Its callers
+ * found nothing waiting to be reaped (reap_pending: three globals, which every new edge read
+ * again here), so the work is dead edges. */
+static inline int node_sweep_due(const node *n)
 {
-    return (ndead || reap_pending()) && (node_pushed(n) + 1) >> n->sweep_shift;
+    return ndead && (node_pushed(n) + 1) >> n->sweep_shift;
 }
 
 /* n, which no entry reaches any more, leaves the graph, to be reaped later. */
@@ -1136,7 +1224,7 @@ static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended 
     int busy = node_busy(n);
     /* A node goes on `ending` in the gate: no search runs until it is drawn, so none names
      * it while its lock's memory may be going. When the gate is shut the lock answers. */
-    if (!t || atomic_load_explicit(&nback, memory_order_relaxed) || (busy && !gate_enter())) {
+    if (!t || atomic_load_explicit(&nback, memory_order_relaxed) || (busy && !gate_enter(t))) {
         forget_now(l, how);
         return;
     }
@@ -1153,7 +1241,7 @@ static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended 
                                                       memory_order_relaxed));
     }
     if (busy)
-        gate_leave();
+        gate_leave(t);
     if (!got || implies)
         return;
     /* Its edges are read when it leaves, with its batch: asked for now, they come while the
@@ -1589,7 +1677,8 @@ static void request_fill(request *r, int unwind)
         memcpy(t->info.name, r->thread.name, sizeof t->info.name); /* the name as last read */
         return;
     }
-    r->to_stack = lt_stack_site(t, r->ev->ra, r->ev->cfa, &r->to_partial);
+    r->to_stack = lt_stack_site_lazy(t, r->ev->ra, r->ev->cfa); /* lt_stack_site, inline */
+    r->to_partial = 1;
     if (!t->info.name[0])
         lt_thread_info_now(t, &t->info);
     r->thread = t->info;
@@ -1603,8 +1692,21 @@ static void request_describe(request *r)
 
 static inline uint64_t held_below(const lt_thread *t, const lt_held *h);
 
+/* lt_held_stack(h, under, partial), with its answers that need no depot inline: every new
+ * edge out of a lock taken lazily asks, nearly always with no stack to join, and the two
+ * calls to say "its recorded frames" were a tenth of a lock's first edge in `groups`. */
+static inline uint32_t held_stack(lt_held *h, uint32_t under, int *partial)
+{
+    *partial = !h->stack;
+    if (h->stack)
+        return h->stack;
+    if (!under && h->site)
+        return h->site;
+    return lt_held_stack(h, under, partial);
+}
+
 /* The edge h -> r as it will be kept. */
-static void edge_describe(desc *d, lt_held *h, request *r)
+static inline void edge_describe(desc *d, lt_held *h, request *r)
 {
     int partial;
     request_describe(r);
@@ -1613,7 +1715,7 @@ static void edge_describe(desc *d, lt_held *h, request *r)
     d->to_mode = (uint8_t)r->ev->mode;
     d->l.to_stack = r->to_stack;
     d->l.to_partial = (uint8_t)r->to_partial;
-    d->l.from_stack = lt_held_stack(h, r->unwound ? r->to_stack : 0, &partial);
+    d->l.from_stack = held_stack(h, r->unwound ? r->to_stack : 0, &partial);
     d->l.from_partial = (uint8_t)partial;
     d->l.unwound = (uint8_t)r->unwound;
     d->l.thread = &r->thread; /* until the graph keeps it (thread_intern) */
@@ -1695,13 +1797,10 @@ static int label_same(const label *a, const label *b)
            a->to_partial == b->to_partial && a->unwound == b->unwound;
 }
 
-/* l's index, its thread kept; 0 when it has none (yet). A thread's new edges mostly have the
- * label of its last one (t->edge_label), which is looked at first. */
-static uint32_t label_find(lt_thread *t, const label *l)
+/* label_find's look-up in the set. */
+static __attribute__((noinline)) uint32_t label_lookup(lt_thread *t, const label *l)
 {
     label_set *s = atomic_load_explicit(&labels, memory_order_acquire);
-    if (t->edge_label && label_same(label_at(t->edge_label), l))
-        return t->edge_label;
     for (size_t i = s ? label_home(s, l) : 0; s; i = (i + 1) & s->mask) {
         uint32_t x = atomic_load_explicit(&s->slot[i], memory_order_acquire);
         if (x == 0)
@@ -1710,6 +1809,15 @@ static uint32_t label_find(lt_thread *t, const label *l)
             return t->edge_label = x;
     }
     return 0;
+}
+
+/* l's index, its thread kept; 0 when it has none (yet). A thread's new edges mostly have the
+ * label of its last one (t->edge_label), which is looked at first, inline. */
+static inline uint32_t label_find(lt_thread *t, const label *l)
+{
+    if (t->edge_label && label_same(label_at(t->edge_label), l))
+        return t->edge_label;
+    return label_lookup(t, l);
 }
 
 /* Under the graph lock: label x (absent) into s. */
@@ -1808,7 +1916,7 @@ static inline __attribute__((always_inline)) void list_push(node *n, int side, u
 }
 
 /* The new edge i, described, joins the lists of its ends (not yet the order). */
-static void edge_join(uint32_t i, node *from, node *to)
+static inline void edge_join(uint32_t i, node *from, node *to)
 {
     edge *e = edge_at(i);
     e->from = from->ix;
@@ -1937,6 +2045,7 @@ static void node_cache_put(lt_thread *t, node *n)
 static int caches_fill(lt_thread *t)
 {
     node *n;
+    slot_claim(t);
     int block = edge_cache_fill(t);
     uint32_t keep = cache_size(64, NODE_CACHE, NODE_MANY);
     while (t->node_nfree < keep && (n = node_take())) /* node_init */
@@ -1946,10 +2055,11 @@ static int caches_fill(lt_thread *t)
 
 void lt_order_thread_exit(lt_thread *t)
 {
-    if (!edge_cache_has(t) && !t->node_free && !t->node_gone)
+    if (!edge_cache_has(t) && !t->node_free && !t->node_gone && !t->gate_slot)
         return;
     graph_enter();
     nodes_gone_leave(t);
+    slot_release(t);
     while (edge_cache_has(t))
         lt_ix_put(&edge_pool, edge_cache_take(t));
     while (t->node_free)
@@ -1972,17 +2082,60 @@ static int known_claim(key_set *k, uint64_t key)
     }
 }
 
+/* Slots a thread with a gate slot reserves ahead in the known set k: a few, or fewer for a
+ * small set, which the reserved but unused slots of many threads would fill early. */
+static size_t reserve_ahead(const key_set *k)
+{
+    size_t ahead = (k->mask + 1) >> 9;
+    return ahead < 64 ? ahead : 64;
+}
+
+/* In the gate: room for `room` more fingerprints in the known set k, counted in k->used
+ * (known_claim needs it); 0 when k is full, and must grow under the lock. A thread with a
+ * gate slot takes its reserve first, and reserves ahead when that is short: k->used, on a
+ * line that every batch of fast edges wrote twice, is written once every few batches. A
+ * reserve lasts as long as its set (the epoch): a copy or refill counts what it holds. */
+static int known_reserve(const lt_thread *t, key_set *k, size_t room)
+{
+    gate_slot *s = slot_of(t);
+    size_t have = s && s->epoch == known_epoch ? s->room : 0;
+    if (s && have >= room) {
+        s->room = have - room;
+        return 1;
+    }
+    size_t take = room - have + (s ? reserve_ahead(k) : 0);
+    if (known_full(k, atomic_fetch_add_explicit(&k->used, take, memory_order_relaxed) + take)) {
+        atomic_fetch_sub_explicit(&k->used, take, memory_order_relaxed);
+        return 0;
+    }
+    if (s) {
+        s->room = have + take - room;
+        s->epoch = known_epoch;
+    }
+    return 1;
+}
+
+/* In the gate: n of the slots known_reserve gave were not used. */
+static void known_unreserve(const lt_thread *t, key_set *k, size_t n)
+{
+    gate_slot *s = slot_of(t);
+    if (s)
+        s->room += n;
+    else if (n)
+        atomic_fetch_sub_explicit(&k->used, n, memory_order_relaxed);
+}
+
 /* In the gate, room for one key reserved in k, beside other threads doing the same: one of
  * them puts the fingerprint. */
-static void node_index_gated(key_set *k, node *x)
+static void node_index_gated(const lt_thread *t, key_set *k, node *x)
 {
     edge *e = unindexed_edge(x);
     uint64_t fp = e ? edge_fingerprint(e) : 0;
     if (e && known_claim(k, fp)) {
         known_logged(fp);
-        atomic_fetch_add_explicit(&nedges, 1, memory_order_relaxed);
+        nedges_gated(t, 1);
     } else
-        atomic_fetch_sub_explicit(&k->used, 1, memory_order_relaxed);
+        known_unreserve(t, k, 1);
     atomic_store_explicit(&x->unindexed, 0, memory_order_release);
 }
 
@@ -2043,12 +2196,10 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
         !(to = node_target(t, hs, n, r)) || !to->ord || node_sweep_due(to))
         return n;
     size_t room = n + (node_unindexed(to) != 0);
-    if (known_full(k, atomic_fetch_add_explicit(&k->used, room, memory_order_relaxed) + room)) {
-        atomic_fetch_sub_explicit(&k->used, room, memory_order_relaxed);
+    if (!known_reserve(t, k, room))
         return n; /* the set must grow: under the lock */
-    }
     if (room > n)
-        node_index_gated(k, to);
+        node_index_gated(t, k, to);
     size_t left = 0, added = 0;
     for (size_t i = 0; i < n; i++) {
         node *from = node_find(hs[i]->lock, hs[i]->gen);
@@ -2072,10 +2223,9 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
         edge_join(e, from, to);
         added++;
     }
-    if (added < n)
-        atomic_fetch_sub_explicit(&k->used, n - added, memory_order_relaxed);
+    known_unreserve(t, k, n - added);
     if (added)
-        atomic_fetch_add_explicit(&nedges, added, memory_order_relaxed);
+        nedges_gated(t, added);
     r->added |= added > 0;
     return left;
 }
@@ -2103,9 +2253,9 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
     for (size_t i = 0; i < n; i++)
         edge_describe(&d[i], hs[i], r);
     known_grow();
-    if (gate_enter()) {
+    if (gate_enter(t)) {
         n = edges_fast(hs, fps, d, n, r);
-        gate_leave();
+        gate_leave(t);
         if (!n)
             return 1;
     }
@@ -2658,9 +2808,9 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
     x->list[IN].pushed = 1;
     x->unindexed = 1;
     int used = -1;
-    if (gate_enter()) {
+    if (gate_enter(t)) {
         used = edge_first_gated(ev, gen, h, e, x);
-        gate_leave();
+        gate_leave(t);
     }
     if (used < 1)
         edge_cache_put(t, e);
@@ -2735,12 +2885,12 @@ static __attribute__((noinline)) void edges_unrecorded(lt_thread *t, lt_event *e
     request r = {.ev = ev, .gen = gen};
     int may;
     for (;;) {
-        int gated = gate_enter();
+        int gated = gate_enter(t);
         if (!gated)
             graph_enter();
         may = unrecorded_may_close(hs, fps, n, ev, gen);
         if (gated)
-            gate_leave();
+            gate_leave(t);
         else
             graph_leave();
         if (may || !more)
@@ -2804,6 +2954,10 @@ int lt_order_known(lt_event *ev, uint64_t *memo)
     lt_thread *t = ev->self;
     if (t->nheld == 0 || ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
         return 1;
+    /* No edge leads into a lock without a node: whatever the walk finds, it is not known (and
+     * lt_order_acquired, which walks anyway, says so when it finds no edge to make). */
+    if (!node_of(ev->lock))
+        return 0;
     lt_held *one = NULL;
     for (uint32_t i = t->held_end; i > 0;) {
         lt_held *h = &t->held[--i];
@@ -2817,8 +2971,6 @@ int lt_order_known(lt_event *ev, uint64_t *memo)
     }
     if (!one)
         return 1;
-    if (!node_of(ev->lock))
-        return 0; /* no edge leads into a lock without a node */
     uint32_t gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     uint64_t fp = fingerprint(one->lock, one->gen, (lt_mode)one->mode, ev->lock, gen, ev->mode);
     /* A fingerprint the known set had stays in it while both its identities live: only a
@@ -2839,6 +2991,8 @@ void lt_order_fork(lt_fork_phase phase)
         graph_leave();
     } else {
         atomic_store(&gate.in, 0); /* no thread is in edges_fast, but some may have counted */
+        for (unsigned i = 0; i < gate_nslots; i++)
+            atomic_store(&gate_slots[i].in, 0);
         atomic_store(&gate.shut, 0);
         atomic_store(&growing, 0); /* a copy another thread was making is lost */
         lt_spin_fork(&graph_lock, phase);
