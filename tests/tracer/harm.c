@@ -49,6 +49,11 @@
  *                            with a 1 ms timeout, 1000 times: every round both give up, as
  *                            natively (about 1 ms a round); the tracer once held each round's
  *                            cycle for a 50 ms grace before either thread began its wait
+ *   harm stats-exit          20 fork children, each: 40 mutexes taken, a thread that holds one
+ *                            and leaves when the child's exit() releases it from an atexit
+ *                            handler (its exit-held report then runs while the exit prints
+ *                            LOCKTRACE_STATS's table): every child exits 0 (the table's stacks
+ *                            and the report once shared unlocked storage: killed by SIGSEGV)
  * Prints "done" (and exits 3 when the two frames' mutexes did not share an address, which
  * would make the stack-reuse cases prove nothing).
  */
@@ -56,6 +61,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -225,6 +231,71 @@ static int pipe_pending(void)
     printf("SIGPIPE pending after the locks: %s, taken by the program: %s\n", still ? "yes" : "no",
            taken ? "yes" : "no");
     return still && taken ? 0 : 4;
+}
+
+static pthread_mutex_t leaver_holds = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t leaver_gate = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t leaver_go_cv = PTHREAD_COND_INITIALIZER;
+static int leaver_go;
+static atomic_int leaver_leaving;
+
+static void *leaver(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&leaver_holds);
+    pthread_mutex_lock(&leaver_gate);
+    while (!leaver_go)
+        pthread_cond_wait(&leaver_go_cv, &leaver_gate);
+    pthread_mutex_unlock(&leaver_gate);
+    atomic_store(&leaver_leaving, 1);
+    return NULL; /* leaves holding leaver_holds: an exit-held report */
+}
+
+/* Runs first among the exit handlers (registered last): the tracer's table comes after,
+ * while the thread leaves (whether its report begins before the process ends is a race). */
+static void release_leaver(void)
+{
+    pthread_mutex_lock(&leaver_gate);
+    leaver_go = 1;
+    pthread_cond_signal(&leaver_go_cv);
+    pthread_mutex_unlock(&leaver_gate);
+    while (!atomic_load(&leaver_leaving))
+        sched_yield();
+}
+
+static void stats_exit_child(void)
+{
+    static pthread_mutex_t rows[40];
+    for (int i = 0; i < 40; i++) {
+        pthread_mutex_init(&rows[i], NULL);
+        for (int k = 0; k <= i; k++) {
+            pthread_mutex_lock(&rows[i]);
+            pthread_mutex_unlock(&rows[i]);
+        }
+    }
+    pthread_t t;
+    if (pthread_create(&t, NULL, leaver, NULL) != 0 || pthread_detach(t) != 0 ||
+        atexit(release_leaver) != 0)
+        _exit(1);
+    exit(0);
+}
+
+static int stats_exit(void)
+{
+    for (int i = 0; i < 20; i++) {
+        int status;
+        pid_t pid = fork();
+        if (pid == 0)
+            stats_exit_child();
+        if (pid < 0 || waitpid(pid, &status, 0) != pid)
+            return 1;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            printf("run %d: %s %d\n", i, WIFSIGNALED(status) ? "killed by signal" : "status",
+                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static pthread_rwlock_t cancel_rw;
@@ -628,11 +699,13 @@ int main(int argc, char **argv)
         rc = spin_fork();
     else if (!strcmp(s, "timed-cycle"))
         rc = timed_cycle();
+    else if (!strcmp(s, "stats-exit"))
+        rc = stats_exit();
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|fd-reuse|fd-reuse-many|pipe-pending|"
-                        "cond-new-worker|"
-                        "cond-woken|pshared-fork|spin-fork|timed-cycle\n");
+                        "cond-new-worker|cond-woken|pshared-fork|spin-fork|timed-cycle|stats-exit
+");
         return 2;
     }
     if (rc == 3)

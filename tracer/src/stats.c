@@ -278,8 +278,16 @@ void lt_stats_fork(lt_fork_phase phase)
     }
 }
 
+/* Under the report lock: the table's stacks are built in the report's static storage and
+ * symbolized with libdw, both of which a thread's report (an exit-held one as it leaves,
+ * racing the exit) uses too; without it the exit crashed now and then (harm-stats.1). */
+static void print_table_exclusive(void)
+{
+    lt_report_exclusive(print_table);
+}
+
 void lt_stats_setup(void)
 {
     lt_platform_symbolize_init(); /* the table names stacks at exit */
-    atexit(print_table);
+    atexit(print_table_exclusive);
 }
