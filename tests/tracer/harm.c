@@ -704,8 +704,7 @@ int main(int argc, char **argv)
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|fd-reuse|fd-reuse-many|pipe-pending|"
-                        "cond-new-worker|cond-woken|pshared-fork|spin-fork|timed-cycle|stats-exit
-");
+                        "cond-new-worker|cond-woken|pshared-fork|spin-fork|timed-cycle|stats-exit\n");
         return 2;
     }
     if (rc == 3)
