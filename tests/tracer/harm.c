@@ -183,16 +183,15 @@ static int fd_reuse(void)
     return strcmp(buf, "the program's own bytes") == 0 ? 0 : 4;
 }
 
-/* fd-reuse again and again, each time in a new fork child (whose call sites are all new to
- * the tracer): libunwind's pipe, opened again by several threads at once, once killed about
- * 3 runs in 100 with SIGPIPE. */
-static int fd_reuse_many(void)
+/* child `runs` times, each in a new fork child, which ends by exiting: 0 when every one
+ * exited 0, else 1 with the first that did not named. */
+static int in_children(int runs, void (*child)(void))
 {
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < runs; i++) {
         int status;
         pid_t pid = fork();
         if (pid == 0)
-            _exit(fd_reuse());
+            child();
         if (pid < 0 || waitpid(pid, &status, 0) != pid)
             return 1;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -202,6 +201,19 @@ static int fd_reuse_many(void)
         }
     }
     return 0;
+}
+
+/* fd-reuse again and again, each time in a new fork child (whose call sites are all new to
+ * the tracer): libunwind's pipe, opened again by several threads at once, once killed about
+ * 3 runs in 100 with SIGPIPE. */
+static void fd_reuse_child(void)
+{
+    _exit(fd_reuse()); /* _exit: the child's buffered output is not the test's */
+}
+
+static int fd_reuse_many(void)
+{
+    return in_children(200, fd_reuse_child);
 }
 
 /* A SIGPIPE of the program's own, blocked and pending, is not taken by the tracer's guard
@@ -282,20 +294,7 @@ static void stats_exit_child(void)
 
 static int stats_exit(void)
 {
-    for (int i = 0; i < 20; i++) {
-        int status;
-        pid_t pid = fork();
-        if (pid == 0)
-            stats_exit_child();
-        if (pid < 0 || waitpid(pid, &status, 0) != pid)
-            return 1;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            printf("run %d: %s %d\n", i, WIFSIGNALED(status) ? "killed by signal" : "status",
-                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-            return 1;
-        }
-    }
-    return 0;
+    return in_children(20, stats_exit_child);
 }
 
 static pthread_rwlock_t cancel_rw;
