@@ -349,9 +349,12 @@ static void var_overflow(void)
  * 1e20 in f32) or underflows must not meet a 0 or an inf of the prefix (NaN). */
 static void cumprod_blocks(void)
 {
-    EXPECT_FMT(tl_cumprod(MAKE(TL_F32, SHAPE(4), 0, 1e20, 1e20, 1e20), 0),
-               "[0.0, 0.0, 0.0, 0.0]");
-    EXPECT_FMT(tl_cumprod(MAKE(TL_F32, SHAPE(3), INFINITY, 1e-30, 1e-30), 0), "[inf, inf, inf]");
+    tl_tensor *zero = MAKE(TL_F32, SHAPE(4), 0, 1e20, 1e20, 1e20);
+    tl_tensor *inf = MAKE(TL_F32, SHAPE(3), INFINITY, 1e-30, 1e-30);
+    EXPECT_FMT(tl_cumprod(zero, 0), "[0.0, 0.0, 0.0, 0.0]");
+    EXPECT_FMT(tl_cumprod(inf, 0), "[inf, inf, inf]");
+    tl_release(inf);
+    tl_release(zero);
 }
 
 int main(void)
