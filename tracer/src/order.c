@@ -360,11 +360,14 @@ static int set_place(key_set *k, uint64_t key, size_t home)
     return v == 0;
 }
 
-/* Under the graph lock, key known to be absent: into the first free or removed slot. */
+/* Under the graph lock, key known to be absent: into the first free or removed slot. The gate
+ * is shut, so no other thread counts in `used` (known_reserve): a plain store does for the
+ * locked add. */
 static void set_put(key_set *k, uint64_t key)
 {
     if (set_place(k, key, set_home(k, key)))
-        atomic_fetch_add_explicit(&k->used, 1, memory_order_relaxed);
+        atomic_store_explicit(&k->used, atomic_load_explicit(&k->used, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
     k->live++;
 }
 
@@ -2806,7 +2809,9 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
     node_init(x, ev->lock, gen, ev->kind, ev->addr, a);
     x->list[IN].first = e;
     x->list[IN].pushed = 1;
-    x->unindexed = 1;
+    /* x is this thread's until the gate publishes it (release): a plain store, where `=` on
+     * an atomic is a sequentially consistent one, a locked exchange on every lock's first edge. */
+    atomic_store_explicit(&x->unindexed, 1, memory_order_relaxed);
     int used = -1;
     if (gate_enter(t)) {
         used = edge_first_gated(ev, gen, h, e, x);
