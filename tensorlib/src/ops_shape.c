@@ -227,7 +227,9 @@ static tl_tensor *copies(const char *op, const tl_tensor *t, size_t n, size_t di
     return r;
 }
 
-/* candle's repeat: t (with leading 1s up to nrep dims) repeated rep[d] times along each dim. */
+/* candle's repeat: t (with leading 1s up to nrep dims) repeated rep[d] times along each dim.
+ * A 0 count empties its dim, as numpy's tile and PyTorch's repeat (which candle's says it
+ * follows) do; candle itself copies only counts above 1, so it leaves that dim whole. */
 tl_tensor *tl_repeat(const tl_tensor *t, const size_t *rep, size_t nrep)
 {
     const char *op = "repeat";
@@ -242,10 +244,12 @@ tl_tensor *tl_repeat(const tl_tensor *t, const size_t *rep, size_t nrep)
         shape[i] = i < lead ? 1 : t->layout.shape[i - lead];
     tl_tensor *r = tl_reshape(t, shape, nrep);
     for (size_t i = 0; r && i < nrep; i++) {
-        if (rep[i] == 0 || rep[i] > SIZE_MAX / sizeof(void *))
+        if (rep[i] > SIZE_MAX / sizeof(void *))
             return tl_release(r), tl_fail(TL_ERR_RANGE, "%s: %zu repeats of dim %zu", op, rep[i],
                                           i), NULL;
-        if (rep[i] > 1)
+        if (rep[i] == 0)
+            r = then(r, tl_narrow(r, i, 0, 0));
+        else if (rep[i] > 1)
             r = then(r, copies(op, r, rep[i], i));
     }
     return tl_within(op, r);

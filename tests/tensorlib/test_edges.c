@@ -22,6 +22,13 @@ static void reshape_overflow(void)
     /* the hole and a negative size read as written, not as 2^64 - 1 and 2^64 - 3 */
     EXPECT_FAIL(tl_reshape(t, SHAPE(3, TL_INFER)), TL_ERR_SHAPE, "cannot reshape f32[4] to [3, -1]");
     EXPECT_FAIL(tl_zeros(SHAPE(2, (size_t)-3), TL_F32, TL_CPU), TL_ERR_RANGE, "shape [2, -3] is too large");
+    /* sizes from 2^63 up are the numbers they are (they printed as negative) */
+    EXPECT_FAIL(tl_zeros(SHAPE((size_t)1 << 63), TL_F32, TL_CPU), TL_ERR_RANGE,
+                "shape [9223372036854775808] is too large");
+    EXPECT_FAIL(tl_zeros(SHAPE(3, SIZE_MAX - ((size_t)1 << 31)), TL_U8, TL_CPU), TL_ERR_RANGE,
+                "shape [3, 18446744071562067967] is too large");
+    EXPECT_FAIL(tl_reshape(t, SHAPE((size_t)1 << 63, 0)), TL_ERR_SHAPE, "[9223372036854775808, 0]");
+    EXPECT_FAIL(tl_reshape(t, SHAPE(-(size_t)1 << 31, 4)), TL_ERR_SHAPE, "[-2147483648, 4]");
     tl_release(t);
 }
 
@@ -391,6 +398,22 @@ static void scan_long(void)
     RELEASE(tail, sum, prod, ones);
 }
 
+/* A repeat count of 0 empties its dim, as numpy's tile (it was refused; candle leaves the dim
+ * whole). */
+static void repeat_zero(void)
+{
+    tl_tensor *t = MAKE(TL_I32, SHAPE(2, 3), 1, 2, 3, 4, 5, 6);
+    tl_tensor *r = tl_repeat(t, SHAPE(0, 2));
+    CHECK(r && tl_ndim(r) == 2 && tl_shape(r)[0] == 0 && tl_shape(r)[1] == 6);
+    tl_release(r);
+    r = tl_repeat(t, SHAPE(2, 0, 1));
+    CHECK(r && tl_ndim(r) == 3 && tl_shape(r)[0] == 2 && tl_shape(r)[1] == 0 &&
+          tl_shape(r)[2] == 3);
+    EXPECT_FMT(r, "[[], []]");
+    EXPECT_FMT(tl_repeat(t, SHAPE(1, 2)), "[[1, 2, 3, 1, 2, 3], [4, 5, 6, 4, 5, 6]]");
+    tl_release(t);
+}
+
 int main(void)
 {
     reshape_overflow();
@@ -409,5 +432,6 @@ int main(void)
     cumprod_blocks();
     cumsum_sequential();
     scan_long();
+    repeat_zero();
     return check_summary();
 }
