@@ -1919,9 +1919,23 @@ static int graph_capped(void)
     return atomic_load_explicit(&capped, memory_order_relaxed);
 }
 
+/* Can no other thread push on the lists of a node whose lock this thread holds in `mode`, as
+ * long as it holds it? In the gate only a thread that holds a lock pushes on its node's
+ * out-list, and only one that was just granted it on its in-list; a lock held for write (a
+ * mutex or a spinlock always) has one holder, unless a thread unlocked a lock it did not
+ * hold (lt_foreign_unlocks), when the held sets may say two. */
+static inline int held_alone(lt_mode mode)
+{
+    return mode == LT_MODE_WRITE && !atomic_load_explicit(&lt_foreign_unlocks, memory_order_relaxed);
+}
+
 /* e onto the head of n's list of `side`: under the graph lock, or in edges_fast beside others
- * doing the same (nothing else changes a list then, so a push cannot be lost or misplaced). */
-static inline __attribute__((always_inline)) void list_push(node *n, int side, uint32_t i)
+ * doing the same (nothing else changes a list then, so a push cannot be lost or misplaced).
+ * `alone`: no other thread pushes on it meanwhile (the lock is held, or held_alone), so a
+ * load and a store do, where a compare-and-swap was the dearest instruction of a lock's
+ * first edge in groups. */
+static inline __attribute__((always_inline)) void list_push(node *n, int side, uint32_t i,
+                                                            int alone)
 {
     edge *e = edge_at(i);
     list_head head = {.word = __atomic_load_n(&n->list[side].word, __ATOMIC_RELAXED)}, pushed;
@@ -1929,14 +1943,19 @@ static inline __attribute__((always_inline)) void list_push(node *n, int side, u
         e->next[side] = head.first;
         pushed.first = i;
         pushed.pushed = head.pushed + 1;
+        if (alone) {
+            __atomic_store_n(&n->list[side].word, pushed.word, __ATOMIC_RELEASE);
+            break;
+        }
     } while (!__atomic_compare_exchange_n(&n->list[side].word, &head.word, pushed.word, 1,
-                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+                                          __ATOMIC_RELEASE, __ATOMIC_RELAXED));
     if (side == IN)
         atomic_store_explicit(&n->in_from, 0, memory_order_relaxed);
 }
 
-/* The new edge i, described, joins the lists of its ends (not yet the order). */
-static inline void edge_join(uint32_t i, node *from, node *to)
+/* The new edge i, described, joins the lists of its ends (not yet the order); list_push says
+ * what the alones are. */
+static inline void edge_join(uint32_t i, node *from, node *to, int from_alone, int to_alone)
 {
     edge *e = edge_at(i);
     e->from = from->ix;
@@ -1944,8 +1963,8 @@ static inline void edge_join(uint32_t i, node *from, node *to)
     e->back = 0;
     e->dead = 0;
     e->lists = 2;
-    list_push(from, OUT, i);
-    list_push(to, IN, i);
+    list_push(from, OUT, i, from_alone);
+    list_push(to, IN, i, to_alone);
 }
 
 /* Links the new edge i from -> to (described, from the pool, its label kept or implied)
@@ -1956,7 +1975,7 @@ static int edge_insert(uint32_t i, node *from, node *to, uint64_t fp)
     if (!known_add(fp))
         return 0;
     nedges_locked(1);
-    edge_join(i, from, to);
+    edge_join(i, from, to, 1, 1);
     node_linked(from);
     node_linked(to);
     edge_ends_place(from, to);
@@ -2240,7 +2259,7 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
         known_logged(fps[i]);
         uint32_t e = edge_cache_take(t);
         edge_fill(edge_at(e), &d[i], lab);
-        edge_join(e, from, to);
+        edge_join(e, from, to, held_alone((lt_mode)hs[i]->mode), held_alone(r->ev->mode));
         added++;
     }
     known_unreserve(t, k, n - added);
@@ -2795,7 +2814,7 @@ static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, 
                                                  memory_order_release, memory_order_acquire))
         return other->gen == gen ? -1 : 0;
     node_list(x);
-    list_push(from, OUT, e);
+    list_push(from, OUT, e, held_alone((lt_mode)h->mode));
     return 2;
 }
 
