@@ -537,11 +537,44 @@ static inline lt_cache_slot *lt_cache_slot_of(lt_thread *t, const void *addr)
     return &t->cache[lt_addr_hash(addr, LT_CACHE_BITS)];
 }
 
-/* The shadow entry of addr, created (first seen at ra) when new. Inline: the thread's cache
- * answers almost every call; lt_shadow_lookup is the slow path. NULL only without memory. */
+/* Home entries (shadow.c): most locks' entries lie where their address says, so that a lookup
+ * is one load from the entry's own line. A 4 KiB page of the program's memory has a bucket of
+ * 128 homes, one per 32 bytes (no two locks of 32 bytes or more share one: pthread mutexes,
+ * rwlocks and condition variables are all larger), and its page number's hash picks one of
+ * 2,048 buckets: 16 MiB of zeroed memory, of which only the pages of homes in use are ever
+ * touched. A lock whose home another lock has taken gets an entry elsewhere (shadow.c's
+ * slabs), found through the thread's cache and the shadow's tables as before. */
+#define LT_HOME_SLOT_SHIFT 5
+#define LT_HOME_PAGE_BITS (12 - LT_HOME_SLOT_SHIFT)
+#define LT_HOME_BUCKET_BITS 11
+#define LT_HOMES ((size_t)1 << (LT_HOME_BUCKET_BITS + LT_HOME_PAGE_BITS))
+extern lt_lock lt_shadow_homes[LT_HOMES] __attribute__((visibility("hidden"))); /* not
+                                           through the GOT: an address relative to the code */
+
+/* The home of the lock at addr (it may be another lock's, or no lock's): the bucket's byte
+ * offset plus the home's in it, computed as offsets (fewer instructions than an index). */
+static inline lt_lock *lt_shadow_home(const void *addr)
+{
+    uintptr_t a = (uintptr_t)addr;
+    size_t bucket = (size_t)(((a >> 12) * 0x9E3779B97F4A7C15ull) >> (64 - LT_HOME_BUCKET_BITS));
+    size_t in_page = (a & (4095 & ~(((uintptr_t)1 << LT_HOME_SLOT_SHIFT) - 1))) *
+                     (sizeof(lt_lock) >> LT_HOME_SLOT_SHIFT);
+    return (lt_lock *)(void *)((char *)lt_shadow_homes +
+                               (bucket << LT_HOME_PAGE_BITS) * sizeof(lt_lock) + in_page);
+}
+_Static_assert(sizeof(lt_lock) % ((size_t)1 << LT_HOME_SLOT_SHIFT) == 0,
+               "a home's offset in its bucket is its lock's offset in the page, scaled");
+
+/* The shadow entry of addr, created (first seen at ra) when new. Inline: its home, else the
+ * thread's cache, answers almost every call; lt_shadow_lookup is the slow path. An entry
+ * that names addr is addr's (only one names an address at a time). NULL only without
+ * memory. */
 static inline lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t ra,
                                      uintptr_t cfa)
 {
+    lt_lock *home = lt_shadow_home(addr);
+    if (lt_likely(atomic_load_explicit(&home->addr, memory_order_acquire) == addr))
+        return home;
     lt_cache_slot *slot = lt_cache_slot_of(t, addr);
     if (lt_likely(slot->addr == addr) &&
         atomic_load_explicit(&slot->lock->gen, memory_order_relaxed) == slot->gen)
