@@ -330,11 +330,14 @@ static void check_shadow_side(void)
 
 /* Locks of one page looked up in address order find their entries side by side (the guess
  * after the last one found); an entry there that now names another lock, or none, is not
- * taken for the next one: the lookup finds, or makes, the address's own. */
+ * taken for the next one: the lookup finds, or makes, the address's own. The locks are 4
+ * bytes apart, so that the first of every 8 takes their shared home and the others have
+ * entries from the slab. */
 static void check_shadow_guess(void)
 {
     enum { N = 1000 }; /* more than earlier checks left free in the page's shard */
-    static _Alignas(4096) int locks[N + 1]; /* the last: another lock of the page */
+    static _Alignas(4096) int locks[N + 2]; /* the last: another lock of the page, whose home
+                                               the one before takes */
     lt_thread *t = lt_self();
     lt_lock *l[N];
     for (int i = 0; i < N; i++)
@@ -349,8 +352,9 @@ static void check_shadow_guess(void)
     for (int i = 0; i < N && ok; i++)
         ok = lt_shadow_reset(t, &locks[i], 0, 0) == l[i] && lt_lock_addr(l[i]) == &locks[i];
     CHECK(ok);
+    CHECK(lt_shadow_get(t, &locks[N], 0, 0) == lt_shadow_home(&locks[N]));
     forget(&locks[5]); /* its entry goes to the page's free list, and to the next lock made */
-    lt_lock *taken = lt_shadow_get(t, &locks[N], 0, 0);
+    lt_lock *taken = lt_shadow_get(t, &locks[N + 1], 0, 0);
     lt_shadow_destroy(&locks[7], l[7]);
     CHECK(lt_shadow_lookup(t, &locks[4], 0, 0) == l[4]);
     lt_lock *five = lt_shadow_lookup(t, &locks[5], 0, 0);
@@ -358,8 +362,40 @@ static void check_shadow_guess(void)
     CHECK(lt_shadow_lookup(t, &locks[6], 0, 0) == l[6]);
     lt_lock *seven = lt_shadow_lookup(t, &locks[7], 0, 0); /* destroyed, seen again: revived */
     CHECK(seven == l[7] && lt_lock_addr(seven) == &locks[7]);
-    for (int i = 0; i <= N; i++)
+    for (int i = 0; i <= N + 1; i++)
         forget(&locks[i]);
+}
+
+/* A lock's entry is its home (lt_shadow_home) unless another lock has it: then one from the
+ * slab, found as before. A home stays through destroy and init, is vacant once its lock's
+ * memory is released, and the next lock there takes it; a lock that had to do without keeps
+ * its entry from the slab. */
+static void check_shadow_home(void)
+{
+    static _Alignas(4096) pthread_mutex_t m[4];
+    static _Alignas(32) int pair[2]; /* one home for both */
+    lt_thread *t = lt_self();
+    int ok = 1;
+    for (int i = 0; i < 4; i++)
+        ok &= lt_shadow_get(t, &m[i], 0, 0) == lt_shadow_home(&m[i]);
+    CHECK(ok && lt_shadow_home(&m[0]) != lt_shadow_home(&m[1]));
+    lt_lock *home = lt_shadow_home(&m[0]);
+    uint32_t gen = atomic_load(&home->gen);
+    lt_shadow_destroy(&m[0], home);
+    CHECK(lt_shadow_find(&m[0]) == home && lt_lock_addr(home) == NULL);
+    CHECK(lt_shadow_reset(t, &m[0], 0, 0) == home && lt_lock_addr(home) == &m[0] &&
+          atomic_load(&home->gen) == gen + 1);
+    forget(&m[0]);
+    CHECK(lt_lock_addr(home) == NULL && lt_shadow_find(&m[0]) == NULL);
+    CHECK(lt_shadow_get(t, &m[0], 0, 0) == home && atomic_load(&home->gen) != gen + 1);
+    lt_lock *first = lt_shadow_get(t, &pair[0], 0, 0), *second = lt_shadow_get(t, &pair[1], 0, 0);
+    CHECK(first == lt_shadow_home(&pair[0]) && second && second != first &&
+          lt_lock_addr(second) == &pair[1] && lt_shadow_find(&pair[1]) == second);
+    forget(&pair[0]);
+    CHECK(lt_shadow_get(t, &pair[1], 0, 0) == second && lt_lock_addr(first) == NULL);
+    for (int i = 0; i < 4; i++)
+        forget(&m[i]);
+    forget(&pair[1]);
 }
 
 /* Destroyed entries are kept up to a bound: of many locks destroyed, those a full table
@@ -833,6 +869,7 @@ int main(void)
     check_shadow_destroy();
     check_shadow_side();
     check_shadow_guess();
+    check_shadow_home();
     check_shadow_destroy_bound();
     check_shadow_table();
     check_shadow_dense();

@@ -37,14 +37,11 @@ void lt_unlock_unusual(lt_event *ev, int rc);
  * named through the interface it was last locked through, not orphaned, not held by this
  * thread, taken. Anything else goes to the out-of-line part, which does the whole check.
  * lt_lock_common fills ev->lock and ev->held and says whether the request is the common case,
- * which needs no check before libc is asked; *known is the lock's memo of a known edge into
- * it (its cache slot's, lt_cache_slot), for lt_held_prepare. */
-static inline __attribute__((always_inline)) int lt_lock_common(lt_event *ev,
-                                                              uint64_t **known)
+ * which needs no check before libc is asked. */
+static inline __attribute__((always_inline)) int lt_lock_common(lt_event *ev)
 {
     lt_thread *t = ev->self;
     lt_frame_lock_check(t, ev->addr, ev->ra, ev->cfa);
-    *known = &lt_cache_slot_of(t, ev->addr)->known; /* the slot lt_shadow_get reads */
     lt_lock *l = ev->lock = lt_shadow_get(t, ev->addr, ev->ra, ev->cfa);
     lt_held *h = ev->held = lt_held_find_lock(t, ev->addr, l, ev->kind, ev->api);
     return lt_likely(l != NULL) && lt_likely(!h) && l->api == ev->api && !l->orphan_of;
@@ -52,8 +49,7 @@ static inline __attribute__((always_inline)) int lt_lock_common(lt_event *ev,
 
 static inline int lt_before_lock(lt_event *ev)
 {
-    uint64_t *known;
-    return lt_lock_common(ev, &known) ? 0 : lt_before_lock_slow(ev);
+    return lt_lock_common(ev) ? 0 : lt_before_lock_slow(ev);
 }
 
 /* The held entry of the acquisition ev makes: its call site and callers, whether edges lead
@@ -113,10 +109,10 @@ static inline void lt_held_take(lt_event *ev)
  * instructions an acquisition). NULL: lt_after_lock does it all after the grant. Only for a
  * request that does not let go of the thread in between (a wait lets signal handlers lock,
  * and so use the spare slot). held_room lets no entry be prepared with LOCKTRACE_STATS or
- * LOCKTRACE_STACKS=full, so the entry is a lazy one without statistics. `known` from
- * lt_lock_common. */
+ * LOCKTRACE_STACKS=full, so the entry is a lazy one without statistics. A nested one asks
+ * the graph with the lock's memo of a known edge into it, in its cache slot (lt_cache_slot),
+ * which only a nested acquisition reads: a lock's home (lt_shadow_get) needs no slot. */
 static inline __attribute__((always_inline)) lt_held *lt_held_prepare(const lt_event *ev,
-                                                                     uint64_t *known,
                                                                      int *edges)
 {
     lt_thread *t = ev->self;
@@ -126,7 +122,8 @@ static inline __attribute__((always_inline)) lt_held *lt_held_prepare(const lt_e
     *edges = 0;
     if (pos) {
         lt_event copy = *ev; /* ev itself stays in the caller's registers */
-        *edges = lt_cfg.classes != LT_CLASSES_OFF || !lt_order_known(&copy, known);
+        *edges = lt_cfg.classes != LT_CLASSES_OFF ||
+                 !lt_order_known(&copy, &lt_cache_slot_of(t, ev->addr)->known);
     }
     lt_held *h = &t->held[pos];
     lt_held_fill(ev, h, 1);

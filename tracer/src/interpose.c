@@ -292,12 +292,11 @@ static inline __attribute__((always_inline)) int acquire_inline(const call *prot
     if (!ready())
         return 0;
     lt_event ev = proto->ev;
-    uint64_t *known;
     lt_held *spare = NULL;
     int edges = 0;
-    int common = enter(&ev) && lt_likely(lt_lock_common(&ev, &known));
+    int common = enter(&ev) && lt_likely(lt_lock_common(&ev));
     if (lt_likely(common))
-        spare = lt_held_prepare(&ev, known, &edges);
+        spare = lt_held_prepare(&ev, &edges);
     if (lt_unlikely(!spare))
         return acquire_unusual(&(call){ev, proto->has_clock, proto->clock, proto->abstime},
                                common);

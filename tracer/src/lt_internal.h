@@ -537,11 +537,49 @@ static inline lt_cache_slot *lt_cache_slot_of(lt_thread *t, const void *addr)
     return &t->cache[lt_addr_hash(addr, LT_CACHE_BITS)];
 }
 
-/* The shadow entry of addr, created (first seen at ra) when new. Inline: the thread's cache
- * answers almost every call; lt_shadow_lookup is the slow path. NULL only without memory. */
+/* Home entries (shadow.c): most locks' entries lie where their address says, so that a lookup
+ * is one load from the entry's own line. A 4 KiB page of the program's memory has a bucket of
+ * 128 homes, one per 32 bytes (no two locks of 32 bytes or more share one: pthread mutexes,
+ * rwlocks and condition variables are all larger), of 1,024 buckets: 8 MiB of zeroed memory,
+ * of which only the pages of homes in use are touched (all of it, 8 MiB, once a program has
+ * locks on thousands of pages). The pages of a 4 MiB region take the buckets in turn, from
+ * one its number's hash picks: an array of locks over up to 1,024 pages has no two pages in
+ * one bucket, and glibc's arenas, 64 MiB apart, do not all start in the same one. A lock
+ * whose home another lock has taken gets an entry elsewhere (shadow.c's slabs), found through
+ * the thread's cache and the shadow's tables as before. */
+#define LT_HOME_SLOT_SHIFT 5
+#define LT_HOME_PAGE_BITS (12 - LT_HOME_SLOT_SHIFT)
+#define LT_HOME_BUCKET_BITS 10
+#define LT_HOMES ((size_t)1 << (LT_HOME_BUCKET_BITS + LT_HOME_PAGE_BITS))
+extern lt_lock lt_shadow_homes[LT_HOMES] __attribute__((visibility("hidden"))); /* not
+                                           through the GOT: an address relative to the code */
+
+/* The home of the lock at addr (it may be another lock's, or no lock's). Its region's first
+ * bucket, added in pages to addr, leaves in bits 5-21 the bucket and the 32-byte slot, which
+ * scaled are the home's offset (fewer instructions than indices). */
+static inline lt_lock *lt_shadow_home(const void *addr)
+{
+    uintptr_t a = (uintptr_t)addr;
+    uintptr_t first = ((a >> (12 + LT_HOME_BUCKET_BITS)) * 0x9E3779B97F4A7C15ull) >>
+                      (64 - LT_HOME_BUCKET_BITS);
+    uintptr_t at = (a + (first << 12)) & (((uintptr_t)1 << (12 + LT_HOME_BUCKET_BITS)) -
+                                          ((uintptr_t)1 << LT_HOME_SLOT_SHIFT));
+    return (lt_lock *)(void *)((char *)lt_shadow_homes +
+                               at * (sizeof(lt_lock) >> LT_HOME_SLOT_SHIFT));
+}
+_Static_assert(sizeof(lt_lock) % ((size_t)1 << LT_HOME_SLOT_SHIFT) == 0,
+               "a home's offset in its bucket is its lock's offset in the page, scaled");
+
+/* The shadow entry of addr, created (first seen at ra) when new. Inline: its home, else the
+ * thread's cache, answers almost every call; lt_shadow_lookup is the slow path. An entry
+ * that names addr is addr's (only one names an address at a time). NULL only without
+ * memory. */
 static inline lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t ra,
                                      uintptr_t cfa)
 {
+    lt_lock *home = lt_shadow_home(addr);
+    if (lt_likely(atomic_load_explicit(&home->addr, memory_order_acquire) == addr))
+        return home;
     lt_cache_slot *slot = lt_cache_slot_of(t, addr);
     if (lt_likely(slot->addr == addr) &&
         atomic_load_explicit(&slot->lock->gen, memory_order_relaxed) == slot->gen)

@@ -1,6 +1,13 @@
 /*
  * shadow.c - per-lock shadow state, keyed by lock address.
  *
+ * Most entries are their locks' homes (lt_internal.h: lt_shadow_home), where lt_shadow_get
+ * finds them with one load from the entry's own line, no table, no thread cache: a program
+ * that goes through thousands of locks at random missed the cache twice a lookup otherwise
+ * (the table's slot, then the entry; `stressbench lazy`). A lock whose home another lock
+ * has gets its entry from a slab. Either way the entry is filed in the tables below, which
+ * stay the one account of which entry names which address.
+ *
  * 64 shards (a lock's is its page's), each an open-addressing table (linear probing) of
  * entry pointers under one of our own spinlocks, so unrelated locks rarely meet; a page's
  * locks have their home slots in address order (addr_hash), so neighbours' slots are
@@ -332,9 +339,41 @@ static lt_lock *entry_alloc(shard *s)
     return l;
 }
 
+/* Home entries (lt_internal.h: lt_shadow_home). Zeroed, a home names no lock (addr NULL) and
+ * is vacant; it is taken under its claim, by the shard of the address it then names, and
+ * freed as other entries are, but vacant again instead of on a free list: the next lock to
+ * take it may be of any shard. Like the slabs' entries, homes are never unmapped, so the
+ * (entry, gen) pairs kept of them go stale, never dangle. */
+_Alignas(4096) lt_lock lt_shadow_homes[LT_HOMES];
+
+static int is_home(const lt_lock *l)
+{
+    return (uintptr_t)l - (uintptr_t)lt_shadow_homes < sizeof lt_shadow_homes;
+}
+
+/* Under the shard's lock of addr, which has no entry: its home, claimed, when vacant; NULL
+ * when another lock has it (or the claim is busy: another shard's thread is taking it). */
+static lt_lock *home_take(const void *addr)
+{
+    lt_lock *l = lt_shadow_home(addr);
+    if (atomic_load_explicit(&l->addr, memory_order_relaxed) != NULL || !claim_try(l))
+        return NULL;
+    if (atomic_load_explicit(&l->addr, memory_order_relaxed) != NULL) { /* taken meanwhile */
+        claim_drop(l);
+        return NULL;
+    }
+    if (atomic_load_explicit(&l->gen, memory_order_relaxed) == 0) /* first used: see entry_alloc */
+        atomic_store_explicit(&l->gen, 1, memory_order_relaxed);
+    return l;
+}
+
 /* Under the shard's lock and l's claim: l, out of the table, is free for another address. */
 static void entry_free(shard *s, lt_lock *l)
 {
+    if (is_home(l)) {
+        atomic_store_explicit(&l->addr, NULL, memory_order_relaxed);
+        return;
+    }
     atomic_store_explicit(&l->addr, (const void *)~(uintptr_t)s->free_list,
                           memory_order_relaxed);
     s->free_list = l;
@@ -471,9 +510,11 @@ static lt_lock *find_or_create(const void *addr, int renew, int *created, uint32
     if (l) {
         claim(l);
         entry_renew(l, addr, renew, created);
-    } else if (make_room(s) && (l = entry_alloc(s)) != NULL) {
-        if (lt_lockmap_add(addr)) {
+    } else if (make_room(s) && ((l = home_take(addr)) != NULL ||
+                                (l = entry_alloc(s)) != NULL)) {
+        if (!is_home(l))
             claim(l); /* a thread that found it filed under another address may hold it */
+        if (lt_lockmap_add(addr)) {
             entry_clear(l, addr);
             slot_set(find_slot(table_of(atomic_load_explicit(&s->table, memory_order_relaxed)),
                                addr, h),
@@ -482,6 +523,7 @@ static lt_lock *find_or_create(const void *addr, int renew, int *created, uint32
             *created = 1;
         } else { /* its memory could not be followed */
             entry_free(s, l);
+            claim_drop(l);
             l = NULL;
         }
     }
@@ -528,8 +570,8 @@ static inline void run_ahead(const lt_lock *l)
 static lt_lock *renew_filed(const lt_thread *t, const void *addr, int *revived,
                             uint32_t *gen)
 {
-    lt_lock *l = predicted(t);
-    if (l && key_of(l) == addr)
+    lt_lock *l = lt_shadow_home(addr);
+    if (key_of(l) == addr || ((l = predicted(t)) != NULL && key_of(l) == addr))
         run_ahead(l);
     else
         l = probe_filed(shard_of(addr), addr, addr_hash(addr));
@@ -584,7 +626,8 @@ static __attribute__((noinline)) lt_lock *lookup_locked(lt_thread *t, const void
     }
     if (created)
         first_seen(t, l, ra, cfa);
-    cache_put(t, addr, l, gen);
+    if (!is_home(l))
+        cache_put(t, addr, l, gen);
     return l;
 }
 
@@ -616,7 +659,8 @@ lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t
     lt_lock *l = renew_filed(t, addr, &created, &gen);
     if (!l && !(l = find_or_create(addr, 1, &created, &gen)))
         return NULL;
-    cache_put(t, addr, l, gen);
+    if (!is_home(l)) /* a home needs none: lt_shadow_get looks there first */
+        cache_put(t, addr, l, gen);
     first_seen(t, l, ra, cfa);
     return l;
 }
@@ -628,7 +672,10 @@ lt_lock *lt_shadow_find(const void *addr)
 {
     uint64_t h = addr_hash(addr);
     shard *s = shard_of(addr);
-    lt_lock *l = probe_filed(s, addr, h);
+    lt_lock *l = lt_shadow_home(addr);
+    if (key_of(l) == addr)
+        return l;
+    l = probe_filed(s, addr, h);
     if (l && key_of(l) == addr)
         return l;
     lt_spin_lock(&s->lock);
