@@ -24,7 +24,9 @@
  * each lock they hold for read (writers wait for its readers). Joining the index costs a
  * wait O(its held set); a step costs O(its blockers).
  *
- * A thread in pthread_join waits for the joined thread. A thread in a condition wait that
+ * A thread in pthread_join waits for the joined thread (and, when that one is in a condition
+ * wait holding nothing, which is not published, finds that wait: "shown" below). A thread in
+ * a condition wait that
  * still holds other locks waits for the thread that last signalled that condition variable
  * (the likely signaller; another thread may signal instead, so such a cycle is a warning),
  * and for the holder of the wait's mutex: signalled, timed out or cancelled, the wait
@@ -254,8 +256,6 @@ static long ms_since(const struct timespec *t)
     return ms_between(t, &now);
 }
 
-/* ---------------------------------------------------------------------------------------- */
-
 /* ------------------------------------------------------------------------------------------
  * Condition waits of threads that hold nothing are not published (a thread pool's idle
  * workers wait so all the time); each thread only keeps where its wait is (lt_thread.
@@ -266,6 +266,7 @@ static long ms_since(const struct timespec *t)
  * mutex, never with the signaller hint, whose record it cannot keep), and the thread takes it
  * down as it leaves the wait (lt_waitfor_shown_end).
  * ---------------------------------------------------------------------------------------- */
+
 /* t's wait slot, filled, joins the list of waiting threads and the index. */
 static void link_wait(lt_thread *t, uint32_t reads)
 {
