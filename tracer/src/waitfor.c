@@ -26,13 +26,12 @@
  *
  * A thread in pthread_join waits for the joined thread (and, when that one is in a condition
  * wait holding nothing, which is not published, finds that wait: "shown" below). A thread in
- * a condition wait that
- * still holds other locks waits for the thread that last signalled that condition variable
- * (the likely signaller; another thread may signal instead, so such a cycle is a warning),
- * and for the holder of the wait's mutex: signalled, timed out or cancelled, the wait
- * returns only once libc has the mutex back, so a cycle through that holder is certain (a
- * waiter holding A with mutex M, the holder of M waiting for A: ThreadSanitizer and Helgrind
- * see M taken under A there).
+ * a condition wait that still holds other locks waits for the thread that last signalled
+ * that condition variable (the likely signaller; another thread may signal instead, so such
+ * a cycle is a warning), and for the holder of the wait's mutex: signalled, timed out or
+ * cancelled, the wait returns only once libc has the mutex back, so a cycle through that
+ * holder is certain (a waiter holding A with mutex M, the holder of M waiting for A:
+ * ThreadSanitizer and Helgrind see M taken under A there).
  *
  * Deadlocks follow LOCKTRACE_ACTION (abort, or the closing call returns EDEADLK); a cycle
  * with a timed wait on it is a warning, since that wait will end it.
