@@ -1,7 +1,8 @@
 /*
  * peer_guards_c.c - a C program that loads a C++ module with RTLD_LOCAL and calls into it
  * from two threads: the module's static-initialisation guards bind to the tracer's, which
- * must find the module's C++ runtime where the program cannot see it.
+ * must find the module's C++ runtime where the program cannot see it, or run the guards
+ * itself when the module carries its own runtime (-static-libstdc++).
  *   peer_guards_c MODULE
  */
 #include <dlfcn.h>
