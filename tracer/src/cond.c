@@ -130,6 +130,11 @@ void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w)
         q->unmarked = w;
     atomic_fetch_add(&s->count, 1);
     lt_spin_unlock(&s->lock);
+    /* the one store a wait makes for joiners: they find the wait from here (lt_cond_show).
+     * A condition wait in a signal handler that interrupted one replaces it and leaves NULL:
+     * the outer wait is then not found, which only misses a deadlock (keeping a chain of
+     * waits would cost every wait a store more, for a handler doing what POSIX forbids). */
+    ev->self->cond_wait = w;
     if (other.cv) {
         lt_event cev = *ev;
         cev.addr = cv;
@@ -148,6 +153,7 @@ void lt_cond_leave(lt_cond_waiter *w, int woken)
 {
     if (!w->cv)
         return;
+    lt_tls.self->cond_wait = NULL;
     shard *s = shard_of(w->cv);
     lt_spin_lock(&s->lock);
     queue *q = queue_of(s, w->cv);
@@ -172,6 +178,30 @@ void lt_cond_leave(lt_cond_waiter *w, int woken)
     }
     atomic_fetch_sub(&s->count, 1);
     lt_spin_unlock(&s->lock);
+    /* read after the lock: a search sets it only while w is in the queue, under that lock */
+    if (lt_unlikely(w->shown))
+        lt_waitfor_shown_end();
+}
+
+/* Under the shard's lock a waiter in its queue cannot leave the wait (lt_cond_leave takes
+ * that lock), so its record is live and stays so until show has published it. */
+int lt_cond_show(const lt_cond_waiter *seen, lt_cond_waiter *w, int seq,
+                 int (*show)(void *arg), void *arg)
+{
+    if (!seen->cv || seen->who.seq != seq)
+        return 0;
+    shard *s = shard_of(seen->cv);
+    int shown = 0;
+    lt_spin_lock(&s->lock);
+    const queue *q = queue_of(s, seen->cv);
+    const lt_cond_waiter *x = q ? q->head : NULL;
+    while (x && x != w)
+        x = x->next;
+    if (x && w->who.seq == seq && w->mutex == seen->mutex && !w->shown &&
+        (shown = show(arg)) != 0)
+        w->shown = 1;
+    lt_spin_unlock(&s->lock);
+    return shown;
 }
 
 void lt_cond_signalled(const void *cv, int all)

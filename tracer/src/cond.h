@@ -14,6 +14,7 @@ typedef struct lt_cond_waiter {
     lt_thread_info who;
     uintptr_t ra;       /* call site of the wait */
     int api;            /* lt_api of the wait (pthread_cond_wait, cnd_wait) */
+    int shown;          /* a joiner's search published this wait for its thread (waitfor.c) */
     uint64_t ticket;    /* its arrival in the queue: older waiters have lower tickets */
     struct lt_cond_waiter *next, *prev; /* its condition variable's queue (cond.c) */
 } lt_cond_waiter;
@@ -23,6 +24,14 @@ void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w);
 /* woken: the wait returned 0 (a signal or broadcast woke it, or libc woke it spuriously). */
 void lt_cond_leave(lt_cond_waiter *w, int woken);
 void lt_cond_signalled(const void *cv, int all);
+/* A condition wait of the thread with sequence number `seq`, as a joiner's search finds it:
+ * `w` is where the thread's lt_thread.cond_wait points, `seen` a copy of it made with
+ * lt_platform_peek (the thread may have left the wait, and its frame, meanwhile). When w is
+ * still that thread's wait, as seen, calls show(arg) while the thread cannot leave the wait,
+ * marks w shown (the thread then calls lt_waitfor_shown_end as it leaves) and returns show's
+ * result; 0 otherwise. */
+int lt_cond_show(const lt_cond_waiter *seen, lt_cond_waiter *w, int seq,
+                 int (*show)(void *arg), void *arg);
 /* Whether a signal or broadcast since w arrived has marked it (1): it no longer waits for
  * one. 0 while unmarked, and for a wait that was not counted (no memory). */
 int lt_cond_woken(const lt_cond_waiter *w);

@@ -20,7 +20,7 @@
 
 static int custom(const lt_lock *l)
 {
-    return l && l->api == LT_API_CUSTOM;
+    return l && (l->api == LT_API_CUSTOM || l->api == LT_API_CXX); /* no libc word to read */
 }
 
 int lt_lock_mutex_type(const void *addr, const lt_lock *l)

@@ -297,7 +297,11 @@ static void build_dump(int symbolize, int held_only, int skip_tid)
                                                                      copy.info.seq};
         if ((held_only && !copy.nheld) || copy.info.tid == skip_tid)
             continue;
-        int waiting = atomic_load(&copy.waiting.seq) & 1;
+        /* a condition wait of a thread that holds nothing is shown only to a joiner's search
+         * (waitfor.c): a dump leaves it out, as it does every other such wait (a pool's
+         * idle workers) */
+        int waiting = atomic_load(&copy.waiting.seq) & 1 &&
+                      !(copy.waiting.waits_for == LT_FOR_SIGNAL && !copy.nheld);
         const lt_thread_info *info = waiting ? &copy.waiting.who : &copy.info;
         int ti = (int)r->nthreads++;
         memcpy(d.names[ti], info->name, sizeof d.names[ti]);

@@ -18,7 +18,8 @@ typedef enum { LT_MUTEX_NORMAL, LT_MUTEX_RECURSIVE, LT_MUTEX_ERRORCHECK } lt_mut
 
 /* The interface the program locked through, so reports use the names it wrote: a C11 mtx_t
  * is a pthread mutex underneath (glibc), checked alike but named "mtx_t" in reports. */
-typedef enum { LT_API_PTHREAD, LT_API_C11, LT_API_CUSTOM } lt_api; /* CUSTOM: locktrace_mutex_* */
+/* CUSTOM: locktrace_mutex_*; CXX: the C++ ABI's static-initialisation guards */
+typedef enum { LT_API_PTHREAD, LT_API_C11, LT_API_CUSTOM, LT_API_CXX } lt_api;
 
 /* How a lock's identity ended, for a report naming a lock that is gone (an order it stood in
  * for is kept, order.c): LT_ENDED_NOT for one that lives. */

@@ -124,7 +124,7 @@ static const char *const mutex_type_names[] = {"normal", "recursive", "errorchec
 static const char *const mode_names[] = {"none", "read", "write"};
 static const char *const wait_names[] = {"try", "blocking", "timed"};
 static const char *const waits_for_names[] = {"lock", "join", "signal"};
-static const char *const api_names[] = {"pthread", "c11", "custom"};
+static const char *const api_names[] = {"pthread", "c11", "custom", "cxx"};
 static const char *const ended_names[] = {"no", "destroyed", "initialised-again", "freed",
                                           "reused"};
 
@@ -133,7 +133,7 @@ _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every w
 _Static_assert(LT_WHY_COUNT == 29, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(type_names) == LT_COND + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
-_Static_assert(LT_ARRAY_LEN(api_names) == LT_API_CUSTOM + 1, "name every api");
+_Static_assert(LT_ARRAY_LEN(api_names) == LT_API_CXX + 1, "name every api");
 _Static_assert(LT_ARRAY_LEN(ended_names) == LT_ENDED_REUSE + 1, "name every end of a lock");
 
 #define NAME_OF(table, i) ((i) >= 0 && (size_t)(i) < LT_ARRAY_LEN(table) ? (table)[i] : NULL)
@@ -196,7 +196,10 @@ static const char *lock_name(const lt_rep_lock *l)
     case LT_RWLOCK:
         return l->writer_pref ? "rwlock (writer-preferring)" : "rwlock (reader-preferring)";
     case LT_MUTEX: return NAME_OF(mutex, l->mutex_type) ? mutex[l->mutex_type] : "mutex";
-    case LT_ONCE: return l->api == LT_API_C11 ? "once_flag" : "pthread_once_t";
+    case LT_ONCE:
+        return l->api == LT_API_C11   ? "once_flag"
+               : l->api == LT_API_CXX ? "C++ static's guard"
+                                      : "pthread_once_t";
     case LT_COND: return l->api == LT_API_C11 ? "cnd_t" : "condition variable";
     default: return "spinlock";
     }

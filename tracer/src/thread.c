@@ -109,6 +109,7 @@ static lt_thread *register_thread(int seq)
     }
     t->info.tid = lt_platform_tid();
     t->info.seq = seq >= 0 ? seq : atomic_fetch_add(&next_seq, 1);
+    t->handle = (uintptr_t)pthread_self();
     t->held = t->inline_held;
     t->cap = LT_HELD_INLINE;
     held_room_update(t);

@@ -24,13 +24,14 @@
  * each lock they hold for read (writers wait for its readers). Joining the index costs a
  * wait O(its held set); a step costs O(its blockers).
  *
- * A thread in pthread_join waits for the joined thread. A thread in a condition wait that
- * still holds other locks waits for the thread that last signalled that condition variable
- * (the likely signaller; another thread may signal instead, so such a cycle is a warning),
- * and for the holder of the wait's mutex: signalled, timed out or cancelled, the wait
- * returns only once libc has the mutex back, so a cycle through that holder is certain (a
- * waiter holding A with mutex M, the holder of M waiting for A: ThreadSanitizer and Helgrind
- * see M taken under A there).
+ * A thread in pthread_join waits for the joined thread (and, when that one is in a condition
+ * wait holding nothing, which is not published, finds that wait: "shown" below). A thread in
+ * a condition wait that still holds other locks waits for the thread that last signalled
+ * that condition variable (the likely signaller; another thread may signal instead, so such
+ * a cycle is a warning), and for the holder of the wait's mutex: signalled, timed out or
+ * cancelled, the wait returns only once libc has the mutex back, so a cycle through that
+ * holder is certain (a waiter holding A with mutex M, the holder of M waiting for A:
+ * ThreadSanitizer and Helgrind see M taken under A there).
  *
  * Deadlocks follow LOCKTRACE_ACTION (abort, or the closing call returns EDEADLK); a cycle
  * with a timed wait on it is a warning, since that wait will end it.
@@ -254,6 +255,93 @@ static long ms_since(const struct timespec *t)
     return ms_between(t, &now);
 }
 
+/* ------------------------------------------------------------------------------------------
+ * Condition waits of threads that hold nothing are not published (a thread pool's idle
+ * workers wait so all the time); each thread only keeps where its wait is (lt_thread.
+ * cond_wait, one store). A join of such a thread still needs that wait: a joiner that holds
+ * the wait's mutex (it woke the waiter under it, then joined) waits forever, since the wait
+ * returns only with the mutex retaken. So the search, at a join of a thread not in the
+ * index, publishes the thread's condition wait for it ("shown": as the wait to retake its
+ * mutex, never with the signaller hint, whose record it cannot keep), and the thread takes it
+ * down as it leaves the wait (lt_waitfor_shown_end).
+ * ---------------------------------------------------------------------------------------- */
+
+/* t's wait slot, filled, joins the list of waiting threads and the index. */
+static void link_wait(lt_thread *t, uint32_t reads)
+{
+    lt_wait_slot *w = &t->waiting;
+    w->long_reported = 0;
+    w->prev_waiter = NULL;
+    w->next_waiter = waiters;
+    if (waiters)
+        waiters->waiting.prev_waiter = t;
+    waiters = t;
+    index_wait(t, reads);
+    atomic_fetch_add(&w->seq, 1);
+}
+
+typedef struct shown_wait {
+    lt_thread *t;
+    const lt_cond_waiter *seen; /* a copy of its record */
+    lt_lock *mutex;
+    uint32_t stack;             /* the wait's call site alone: its stack was not recorded */
+} shown_wait;
+
+typedef struct by_handle {
+    uintptr_t handle;
+    lt_thread *t;
+    lt_cond_waiter *w;
+    int seq;
+} by_handle;
+
+static void find_handle(lt_thread *t, void *arg)
+{
+    by_handle *f = arg;
+    if (t->handle == f->handle && !f->t) {
+        f->t = t;
+        f->w = t->cond_wait;
+        f->seq = t->info.seq;
+    }
+}
+
+/* Under wf_lock and the wait's condition-variable shard lock: the wait is live. */
+static int show(void *arg)
+{
+    const shown_wait *sw = arg;
+    lt_wait_slot *w = &sw->t->waiting;
+    if (atomic_load_explicit(&w->seq, memory_order_relaxed) & 1)
+        return 0; /* a wait of its own is published (a signal handler's) */
+    w->waits_for = LT_FOR_SIGNAL;
+    w->target = (uintptr_t)sw->seen->cv;
+    w->cond_waiter = NULL;
+    w->handle = sw->t->handle;
+    w->lock = sw->mutex;
+    w->gen = 0;
+    w->addr = sw->seen->mutex;
+    w->kind = LT_MUTEX;
+    w->mode = LT_MODE_WRITE;
+    w->wait = LT_WAIT_BLOCK;
+    w->api = (uint8_t)sw->seen->api;
+    w->stack = sw->stack;
+    w->who = sw->seen->who;
+    clock_gettime(CLOCK_MONOTONIC, &w->since);
+    link_wait(sw->t, 0); /* it holds nothing: else its wait would be published */
+    return 1;
+}
+
+/* The thread whose pthread_t is `handle`, when it is in a condition wait, with that wait
+ * shown; NULL otherwise. Under wf_lock. */
+static lt_thread *show_cond_wait(uintptr_t handle)
+{
+    by_handle f = {handle, NULL, NULL, 0};
+    lt_cond_waiter seen;
+    lt_thread_each(find_handle, &f);
+    if (!f.w || lt_platform_peek(&seen, f.w, sizeof seen) != 0)
+        return NULL;
+    shown_wait sw = {f.t, &seen, lt_shadow_find(seen.mutex), lt_stack_intern(&seen.ra, 1)};
+    return sw.mutex && lt_cond_show(&seen, f.w, f.seq, show, &sw) ? f.t : NULL;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 
 static lt_bfs search;
@@ -314,7 +402,8 @@ static void expand(lt_bfs *b, size_t at)
     if (w->waits_for == LT_FOR_LOCK) {
         expand_lock(b, at, &(want){w->lock, w->gen, w->addr, (lt_kind)w->kind, (lt_mode)w->mode});
     } else if (w->waits_for == LT_FOR_JOIN) {
-        offer(b, at, waiting_thread(BY_HANDLE, w->target), NULL);
+        lt_thread *v = waiting_thread(BY_HANDLE, w->target);
+        offer(b, at, v ? v : show_cond_wait(w->target), NULL);
     } else {
         /* the mutex first: a step through its holder is certain, the signaller a hint */
         if (w->lock && !expand_lock(b, at, &(want){w->lock,
@@ -323,7 +412,8 @@ static void expand(lt_bfs *b, size_t at)
                                                     w->addr, LT_MUTEX, LT_MODE_WRITE}))
             return;
         const signaller *s = signaller_of(w->target);
-        if (atomic_load_explicit(&s->cond, memory_order_relaxed) == w->target &&
+        if (w->cond_waiter && /* NULL: a wait shown for a joiner, whose record may be gone */
+            atomic_load_explicit(&s->cond, memory_order_relaxed) == w->target &&
             atomic_load_explicit(&s->threads, memory_order_relaxed) == lt_thread_count() &&
             !lt_cond_woken(w->cond_waiter))
             offer(b, at, waiting_thread(BY_SEQ, (uintptr_t)atomic_load_explicit(
@@ -368,14 +458,7 @@ static void publish(lt_event *ev, lt_wait_for what, uintptr_t target,
     w->mode = (uint8_t)ev->mode;
     w->wait = (uint8_t)ev->wait;
     w->api = ev->api;
-    w->long_reported = 0;
-    w->prev_waiter = NULL;
-    w->next_waiter = waiters;
-    if (waiters)
-        waiters->waiting.prev_waiter = t;
-    waiters = t;
-    index_wait(t, reads);
-    atomic_fetch_add(&w->seq, 1);
+    link_wait(t, reads);
 }
 
 static void unpublish(lt_thread *t)
@@ -590,6 +673,16 @@ void lt_waitfor_cond_begin(lt_event *ev, const void *cond, const lt_cond_waiter 
     if (!ev->lock)
         ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra, ev->cfa);
     (void)begin(ev, LT_FOR_SIGNAL, (uintptr_t)cond, w);
+}
+
+/* The calling thread leaves a condition wait that a joiner's search showed. */
+void lt_waitfor_shown_end(void)
+{
+    lt_thread *t = lt_tls.self;
+    lt_spin_lock(&wf_lock);
+    if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
+        unpublish(t);
+    lt_spin_unlock(&wf_lock);
 }
 
 void lt_waitfor_end(lt_event *ev)
