@@ -122,6 +122,7 @@ TL_API size_t tl_offset(const tl_tensor *t);         /* start offset in elements
 TL_API size_t tl_elem_count(const tl_tensor *t);
 TL_API tl_dtype tl_dtype_of(const tl_tensor *t);
 TL_API tl_device tl_device_of(const tl_tensor *t);
+/* Row-major strides on every dim of size 2 or more (candle's is_contiguous); any offset. */
 TL_API bool tl_is_contiguous(const tl_tensor *t);
 /* True when a and b are views of one storage (and so share one lock). */
 TL_API bool tl_shares_storage(const tl_tensor *a, const tl_tensor *b);

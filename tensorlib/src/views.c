@@ -24,8 +24,7 @@ tl_tensor *tl_narrow(const tl_tensor *t, size_t dim, size_t start, size_t len)
                        len, dim, tl_describe(t, d)), NULL;
     tl_layout l = t->layout;
     l.shape[dim] = len;
-    if (len > 0)
-        l.offset += start * l.stride[dim];
+    l.offset += start * l.stride[dim]; /* as candle's Layout::narrow, also for len 0 */
     return view(op, t, &l);
 }
 

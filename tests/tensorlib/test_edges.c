@@ -414,6 +414,25 @@ static void repeat_zero(void)
     tl_release(t);
 }
 
+/* Layouts as candle's Layout computes them: narrow moves the offset by start * stride also
+ * for a length of 0 (it stayed put), and is_contiguous asks row-major strides only of dims of
+ * 2 and more, so an empty view of a strided tensor is contiguous (it was not). */
+static void candle_layouts(void)
+{
+    tl_tensor *x = tl_zeros(SHAPE(5, 4), TL_F32, TL_CPU);
+    tl_tensor *none = tl_narrow(x, 0, 3, 0);
+    CHECK(none && tl_offset(none) == 12 && tl_is_contiguous(none));
+    tl_tensor *cols = tl_narrow(x, 1, 1, 3); /* strides [4, 1], not contiguous */
+    tl_tensor *empty = cols ? tl_narrow(cols, 0, 2, 0) : NULL; /* [0, 3], strides [4, 1] */
+    CHECK(cols && !tl_is_contiguous(cols));
+    CHECK(empty && tl_offset(empty) == 9 && tl_is_contiguous(empty));
+    tl_tensor *col = tl_narrow(x, 1, 2, 1), *flat = col ? tl_squeeze(col, 1) : NULL; /* [5], stride 4 */
+    tl_tensor *flat0 = flat ? tl_narrow(flat, 0, 5, 0) : NULL;
+    CHECK(flat && !tl_is_contiguous(flat) && flat0 && tl_is_contiguous(flat0));
+    CHECK(flat0 && tl_offset(flat0) == 22);
+    RELEASE(x, none, cols, empty, col, flat, flat0);
+}
+
 int main(void)
 {
     reshape_overflow();
@@ -433,5 +452,6 @@ int main(void)
     cumsum_sequential();
     scan_long();
     repeat_zero();
+    candle_layouts();
     return check_summary();
 }
