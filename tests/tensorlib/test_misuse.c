@@ -107,7 +107,8 @@ static void test_elementwise(tl_tensor *x, tl_tensor *v, tl_tensor *i)
     FAILS(tl_cmp(TL_LT, x, v), TL_ERR_SHAPE, "lt");
     FAILS(tl_cmp(TL_EQ, x, x64), TL_ERR_DTYPE, "eq");
     FAILS(tl_broadcast_cmp(TL_GE, x, sq), TL_ERR_SHAPE, "broadcast_ge");
-    FAILS(tl_cmp_scalar(TL_CMP_COUNT, x, 0), TL_ERR_ARG, "cmp");
+    FAILS(tl_cmp_scalar(TL_CMP_COUNT, x, 0), TL_ERR_ARG, "cmp_scalar");
+    FAILS(tl_binary_scalar(TL_BINARY_COUNT, x, 0), TL_ERR_ARG, "binary_scalar");
     FAILS(tl_where_cond(x, x, x), TL_ERR_DTYPE, "where_cond");
     FAILS(tl_where_cond(c, x, x64), TL_ERR_DTYPE, "where_cond");
     FAILS(tl_where_cond(c, v, v), TL_ERR_SHAPE, "where_cond");
