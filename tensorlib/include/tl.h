@@ -149,13 +149,16 @@ TL_API tl_tensor *tl_broadcast_as(const tl_tensor *t, const size_t *shape, size_
 /* t seen with shape left ++ t's shape (candle's broadcast_left). */
 TL_API tl_tensor *tl_broadcast_left(const tl_tensor *t, const size_t *left, size_t nleft);
 TL_API tl_tensor *tl_detach(const tl_tensor *t);
-TL_API tl_tensor *tl_flatten(const tl_tensor *t, size_t start_dim, size_t end_dim); /* inclusive */
+/* Dims start_dim..end_dim (inclusive) as one; start_dim >= end_dim returns t itself, retained
+ * (candle's flatten; a 0-d t becomes [1]). */
+TL_API tl_tensor *tl_flatten(const tl_tensor *t, size_t start_dim, size_t end_dim);
 TL_API tl_tensor *tl_flatten_all(const tl_tensor *t);
 /* Splits dim into n views whose sizes differ by one at most, the longer first (candle's chunk,
  * numpy's array_split: 10 into 4 is 3, 3, 2, 2); a dim shorter than n gives one view per
  * element, so there may be fewer than n. out has room for n; *count gets how many. */
 TL_API tl_status tl_chunk(const tl_tensor *t, size_t n, size_t dim, tl_tensor **out, size_t *count);
-TL_API tl_tensor *tl_get(const tl_tensor *t, size_t index); /* narrow(0, index, 1).squeeze(0) */
+/* narrow(0, index, 1).squeeze(0); a 0-d t is returned itself, retained (candle's get). */
+TL_API tl_tensor *tl_get(const tl_tensor *t, size_t index);
 TL_API tl_tensor *tl_contiguous(const tl_tensor *t);        /* t itself (retained) when already contiguous */
 TL_API tl_tensor *tl_copy(const tl_tensor *t);              /* new storage, always */
 /* Both always return new storage, even for the tensor's own dtype or device. */
@@ -265,7 +268,8 @@ TL_API tl_tensor *tl_flip(const tl_tensor *t, const size_t *dims, size_t ndims);
 /* rep[d] copies along each dim (0: the dim is empty, as numpy's tile); t gets leading size-1
  * dims up to nrep first (fewer repeats than t has dims is TL_ERR_SHAPE). */
 TL_API tl_tensor *tl_repeat(const tl_tensor *t, const size_t *rep, size_t nrep);
-/* left and right extra slices along dim: zeros, or copies of the edge slice. */
+/* left and right extra slices along dim: zeros, or copies of the edge slice; with none on
+ * either side, t itself, retained (candle's clone). */
 TL_API tl_tensor *tl_pad_with_zeros(const tl_tensor *t, size_t dim, size_t left, size_t right);
 TL_API tl_tensor *tl_pad_with_same(const tl_tensor *t, size_t dim, size_t left, size_t right);
 /* Nearest neighbour to [b, c, size] / [b, c, h, w]: index i reads min(in - 1,
@@ -321,6 +325,8 @@ TL_API tl_tensor *tl_index_select(const tl_tensor *t, const tl_tensor *ids, size
 TL_API tl_tensor *tl_gather(const tl_tensor *t, const tl_tensor *ids, size_t dim);
 TL_API tl_tensor *tl_scatter_add(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
 TL_API tl_tensor *tl_index_add(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
+/* New storage, except for one tensor: candle's cat returns it (retained, so the result shares
+ * its storage), and stack its unsqueezed view. */
 TL_API tl_tensor *tl_cat(const tl_tensor *const *ts, size_t n, size_t dim);
 TL_API tl_tensor *tl_stack(const tl_tensor *const *ts, size_t n, size_t dim);
 

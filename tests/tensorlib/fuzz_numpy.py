@@ -2057,7 +2057,9 @@ def op_fill():
 
 
 def op_view_layout():
-    """broadcast_left, flatten_all, t, detach, clone, to_device, narrow, permute: the values,
+    """broadcast_left, flatten_all, t, detach, clone, to_device, narrow, permute, and the
+    calls where candle returns its argument's clone (get of a 0-d tensor, cat of one,
+    flatten with start >= end, pads of 0 and 0: the same handle here): the values,
     whether the result shares the argument's storage, and its layout as candle's Layout
     computes it (narrow moves the offset, t/permute reorder shape and strides, new dims of a
     broadcast have stride 0); tl_is_contiguous as candle's is_contiguous on every tensor."""
@@ -2067,7 +2069,7 @@ def op_view_layout():
     x, xv, d = make(rand_values(s, dt), dt)
     v = vals(xv, dt)
     xs, xst, xoff = layout_of(x)
-    kinds = ['broadcast_left', 'flatten_all', 'detach', 'clone', 'to_device']
+    kinds = ['broadcast_left', 'flatten_all', 'detach', 'clone', 'to_device', 'itself']
     kinds += ['narrow'] if nd else []
     kinds += ['t', 'permute'] if nd >= 2 else ['t_fails']
     kind = pick(kinds)
@@ -2084,13 +2086,29 @@ def op_view_layout():
     elif kind == 'flatten_all':
         got = own(lib.tl_flatten_all(x), desc)
         ref = v.reshape(-1)
-        # candle's reshape: a view of a contiguous tensor, else a copy
-        share, want = candle_contiguous(xs, xst), None
+        # candle's flatten: a rank-1 tensor itself, else its reshape (a view of a contiguous
+        # tensor, a copy of another)
+        share, want = nd <= 1 or candle_contiguous(xs, xst), None
     elif kind == 'detach':
         got = own(lib.tl_detach(x), desc)
         ref = v
     elif kind == 'clone':  # candle's clone is the same Arc: here the same handle, retained
         got = own(lib.tl_clone(x), desc)
+        if got != x:
+            raise Mismatch('%s: a new handle' % desc)
+        ref = v
+    elif kind == 'itself':  # where candle returns its argument's clone: the same handle
+        a, dim = rdim(nd) if nd else (0, 0)
+        how, call = [
+            ('get of a 0-d tensor', lambda: lib.tl_get(x, int(rng.integers(0, 3)))),
+            ('cat of one', lambda: lib.tl_cat((P * 1)(x), 1, dim)),
+            ('flatten with start >= end', lambda: lib.tl_flatten(
+                x, dim, int(rng.integers(0, a + 1)))),
+            ('pad_with_zeros of 0, 0', lambda: lib.tl_pad_with_zeros(x, dim, 0, 0)),
+            ('pad_with_same of 0, 0', lambda: lib.tl_pad_with_same(x, dim, 0, 0))][
+                0 if nd == 0 else int(rng.integers(1, 5))]
+        desc += ' ' + how
+        got = own(call(), desc)
         if got != x:
             raise Mismatch('%s: a new handle' % desc)
         ref = v

@@ -433,6 +433,30 @@ static void candle_layouts(void)
     RELEASE(x, none, cols, empty, col, flat, flat0);
 }
 
+/* Where candle returns the tensor itself (its clone, so the result shares the storage and a
+ * guarded in-place op between the two is refused): get of a 0-d tensor (any index), flatten
+ * with start >= end, cat and stack of one tensor, pads of 0 and 0. Each made a copy or
+ * failed before. */
+static void candle_clones(void)
+{
+    tl_tensor *s = MAKE(TL_F32, SCALAR, 7);
+    tl_tensor *m = MAKE(TL_I32, SHAPE(2, 3), 1, 2, 3, 4, 5, 6), *mt = tl_t(m);
+    const tl_tensor *one[1] = {mt};
+    tl_tensor *got[7] = {tl_get(s, 0), tl_get(s, 5), tl_flatten(mt, 1, 0), tl_flatten(mt, 1, 1),
+                         tl_cat(one, 1, 1), tl_pad_with_zeros(mt, 0, 0, 0),
+                         tl_pad_with_same(mt, 1, 0, 0)};
+    const tl_tensor *want[7] = {s, s, mt, mt, mt, mt, mt};
+    for (int i = 0; i < 7; i++)
+        CHECK(got[i] == want[i]);
+    tl_tensor *st = tl_stack(one, 1, 0);
+    CHECK(st && tl_shares_storage(st, m) && tl_ndim(st) == 3 && tl_shape(st)[0] == 1);
+    EXPECT_FMT(st, "[[[1, 4], [2, 5], [3, 6]]]");
+    CHECK(tl_slice_set(got[4], m, 0, 0) == TL_ERR_SHARED_STORAGE);
+    for (int i = 0; i < 7; i++)
+        tl_release(got[i]);
+    RELEASE(s, m, mt);
+}
+
 int main(void)
 {
     reshape_overflow();
@@ -453,5 +477,6 @@ int main(void)
     scan_long();
     repeat_zero();
     candle_layouts();
+    candle_clones();
     return check_summary();
 }

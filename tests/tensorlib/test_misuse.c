@@ -76,12 +76,12 @@ static void test_views(tl_tensor *x, tl_tensor *v, tl_tensor *s)
     FAILS(tl_broadcast_as(x, SHAPE(2, 2)), TL_ERR_SHAPE, "broadcast_as");
     FAILS(tl_broadcast_as(x, SHAPE(3)), TL_ERR_SHAPE, "broadcast_as");
     FAILS(tl_broadcast_left(x, NULL, 1), TL_ERR_ARG, "broadcast_left");
-    FAILS(tl_flatten(x, 1, 0), TL_ERR_RANGE, "flatten");
+    FAILS(tl_flatten(x, 3, 0), TL_ERR_RANGE, "flatten");
     FAILS(tl_flatten(x, 0, 2), TL_ERR_RANGE, "flatten");
     FAILS_ST(tl_chunk(x, 0, 0, out, &count), TL_ERR_ARG, "chunk");
     FAILS_ST(tl_chunk(x, 2, 2, out, &count), TL_ERR_RANGE, "chunk");
     FAILS(tl_get(x, 2), TL_ERR_RANGE, "get");
-    FAILS(tl_get(s, 0), TL_ERR_RANGE, "get");
+    FAILS(tl_t(s), TL_ERR_SHAPE, "t");
     FAILS(tl_to_dtype(x, TL_DTYPE_COUNT), TL_ERR_DTYPE, "to_dtype");
     if (!tl_device_available(TL_METAL))
         FAILS(tl_to_device(x, TL_METAL), TL_ERR_DEVICE, "to_device");
