@@ -224,9 +224,12 @@ TL_API tl_tensor *tl_where_cond(const tl_tensor *cond, const tl_tensor *on_true,
 
 /* ------------------------------------------------------------------------------------------
  * Reductions over dims (ndims 0: over all dims); argmax/argmin take exactly one dim and return
- * u32 (the first index of equal extremes). max/min/argmax/argmin skip NaN, as candle's
- * f32::max fold does (numpy's would propagate it): an all-NaN run gives NaN and index 0. An
- * integer mean truncates; max/min/arg of an empty dim is TL_ERR_SHAPE.
+ * u32 (the first index of equal extremes). max/min/argmax/argmin follow candle's cpu
+ * backend, which starts from the first element of the run and moves only to a strictly
+ * greater (smaller) value: a NaN after a number is skipped, a NaN first gives NaN and index 0
+ * ([NaN, 5] has max NaN, [5, NaN] max 5; numpy would give NaN for both). Over several dims
+ * the run is taken in row-major order. An integer mean truncates; max/min/arg of an empty dim
+ * is TL_ERR_SHAPE.
  * ---------------------------------------------------------------------------------------- */
 typedef enum tl_reduce_op { TL_SUM, TL_MEAN, TL_MAX, TL_MIN, TL_ARGMAX, TL_ARGMIN, TL_REDUCE_COUNT } tl_reduce_op;
 TL_API tl_tensor *tl_reduce(tl_reduce_op op, const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim);

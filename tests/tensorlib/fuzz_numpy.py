@@ -741,10 +741,14 @@ def op_where():
 
 
 def nan_skip_ext(v, axis, op):
-    """candle's max/min: NaN skipped, an all-NaN run gives NaN (index 0)."""
+    """candle's max/min (its cpu ReduceIndex): from the run's first element, moving only to a
+    strictly greater / smaller value, so a later NaN is skipped and a NaN first stays. axis
+    may be a tuple: the run is the reduced dims in row-major order."""
+    axes = tuple(range(v.ndim)) if axis is None else axis if isinstance(axis, tuple) else (axis,)
+    first = v[tuple(0 if d in axes else slice(None) for d in range(v.ndim))]
     with np.errstate(all='ignore'), warnings_off():
-        if op == MAX: return np.nanmax(v, axis=axis)
-        return np.nanmin(v, axis=axis)
+        ext = np.nanmax(v, axis=axes) if op == MAX else np.nanmin(v, axis=axes)
+        return np.where(np.isnan(first), np.nan, ext)
 
 
 class warnings_off:
@@ -759,7 +763,8 @@ class warnings_off:
 
 
 def arg_ref(v, axis, op):
-    """First index of the extreme along axis, NaN skipped; all-NaN (or float NaN) -> 0."""
+    """First index of the extreme along axis, a later NaN skipped; a NaN first -> 0 (candle's
+    ReduceIndex never leaves it)."""
     m = np.moveaxis(v, axis, -1)
     out = np.zeros(m.shape[:-1], dtype=np.int64)
     for idx in np.ndindex(*m.shape[:-1]):
@@ -767,6 +772,8 @@ def arg_ref(v, axis, op):
         best, bi = None, 0
         for i, x in enumerate(row):
             if isinstance(x, float) and math.isnan(x):
+                if i == 0:
+                    break
                 continue
             if best is None or (x > best if op == ARGMAX else x < best):
                 best, bi = x, i
