@@ -184,7 +184,7 @@ TL_API const char *tl_unary_name(tl_unary_op op);
 TL_API tl_tensor *tl_affine(const tl_tensor *t, double mul, double add); /* t*mul + add */
 TL_API tl_tensor *tl_powf(const tl_tensor *t, double exponent);
 /* min(max(t, lo), hi), so hi everywhere when lo > hi (numpy's clip, candle's clamp); a NaN
- * bound fails. */
+ * bound is candle's: no bound on a float tensor (x < NaN is false), 0 on an integer one. */
 TL_API tl_tensor *tl_clamp(const tl_tensor *t, double lo, double hi);
 TL_API tl_tensor *tl_elu(const tl_tensor *t, double alpha);
 

@@ -584,7 +584,9 @@ def op_affine_family():
             compare(got, ref, dt, ulps=cond, label=desc)
         elif kind == 'clamp':
             # lo above hi too: then hi everywhere (numpy's clip, candle's clamp)
-            lo, hi = pick([-1.5, 0.0, 2.0, -100.0, 7.0]), pick([1.0, 3.5, 0.0, 300.0])
+            # a NaN bound as candle's: none on floats (x < NaN is false), 0 on integers
+            lo = pick([-1.5, 0.0, 2.0, -100.0, 7.0, math.nan])
+            hi = pick([1.0, 3.5, 0.0, 300.0, math.nan])
             desc += ' %g %g' % (lo, hi)
             got = own(lib.tl_clamp(x, lo, hi), desc)
             if dt in INTS:  # the bounds converted to the dtype first (Rust's `as`)
@@ -592,6 +594,7 @@ def op_affine_family():
                 compare(got, np.array([min(max(a, l), h) for a in v.flat], dtype=object)
                         .reshape(v.shape), dt, label=desc)
             else:
+                lo, hi = -math.inf if math.isnan(lo) else lo, math.inf if math.isnan(hi) else hi
                 compare(got, np.where(np.isnan(v), v, np.minimum(np.maximum(v, lo), hi)), dt,
                         label=desc)
         else:

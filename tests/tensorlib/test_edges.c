@@ -457,6 +457,19 @@ static void candle_clones(void)
     RELEASE(s, m, mt);
 }
 
+/* clamp with a NaN bound, as candle's maximum/minimum take it: no bound on a float tensor (it
+ * failed), 0 on an integer one (NaN as an integer). */
+static void clamp_nan_bound(void)
+{
+    tl_tensor *f = MAKE(TL_F32, SHAPE(4), -3, 0.5, 9, NAN);
+    tl_tensor *i = MAKE(TL_I32, SHAPE(3), -3, 1, 9);
+    EXPECT_FMT(tl_clamp(f, NAN, 1), "[-3.0, 0.5, 1.0, NaN]");
+    EXPECT_FMT(tl_clamp(f, 0, NAN), "[0.0, 0.5, 9.0, NaN]");
+    EXPECT_FMT(tl_clamp(i, NAN, 5), "[0, 1, 5]");
+    EXPECT_FMT(tl_clamp(i, -1, NAN), "[-1, 0, 0]");
+    RELEASE(f, i);
+}
+
 int main(void)
 {
     reshape_overflow();
@@ -478,5 +491,6 @@ int main(void)
     repeat_zero();
     candle_layouts();
     candle_clones();
+    clamp_nan_bound();
     return check_summary();
 }

@@ -95,8 +95,6 @@ static void test_elementwise(tl_tensor *x, tl_tensor *v, tl_tensor *i)
     FAILS(tl_unary(TL_GELU_ERF, i), TL_ERR_DTYPE, "gelu_erf");
     FAILS(tl_unary(TL_UNARY_COUNT, x), TL_ERR_ARG, "unary");
     FAILS(tl_powf(i, 2), TL_ERR_DTYPE, "powf");
-    FAILS(tl_clamp(x, NAN, 0), TL_ERR_ARG, "clamp");
-    FAILS(tl_clamp(x, 0, NAN), TL_ERR_ARG, "clamp");
     FAILS(tl_elu(i, 1), TL_ERR_DTYPE, "elu");
     FAILS(tl_add(x, v), TL_ERR_SHAPE, "add");
     FAILS(tl_sub(x, x64), TL_ERR_DTYPE, "sub");
