@@ -122,6 +122,7 @@ TL_API size_t tl_offset(const tl_tensor *t);         /* start offset in elements
 TL_API size_t tl_elem_count(const tl_tensor *t);
 TL_API tl_dtype tl_dtype_of(const tl_tensor *t);
 TL_API tl_device tl_device_of(const tl_tensor *t);
+/* Row-major strides on every dim of size 2 or more (candle's is_contiguous); any offset. */
 TL_API bool tl_is_contiguous(const tl_tensor *t);
 /* True when a and b are views of one storage (and so share one lock). */
 TL_API bool tl_shares_storage(const tl_tensor *a, const tl_tensor *b);
@@ -148,13 +149,16 @@ TL_API tl_tensor *tl_broadcast_as(const tl_tensor *t, const size_t *shape, size_
 /* t seen with shape left ++ t's shape (candle's broadcast_left). */
 TL_API tl_tensor *tl_broadcast_left(const tl_tensor *t, const size_t *left, size_t nleft);
 TL_API tl_tensor *tl_detach(const tl_tensor *t);
-TL_API tl_tensor *tl_flatten(const tl_tensor *t, size_t start_dim, size_t end_dim); /* inclusive */
+/* Dims start_dim..end_dim (inclusive) as one; start_dim >= end_dim returns t itself, retained
+ * (candle's flatten; a 0-d t becomes [1]). */
+TL_API tl_tensor *tl_flatten(const tl_tensor *t, size_t start_dim, size_t end_dim);
 TL_API tl_tensor *tl_flatten_all(const tl_tensor *t);
 /* Splits dim into n views whose sizes differ by one at most, the longer first (candle's chunk,
  * numpy's array_split: 10 into 4 is 3, 3, 2, 2); a dim shorter than n gives one view per
  * element, so there may be fewer than n. out has room for n; *count gets how many. */
 TL_API tl_status tl_chunk(const tl_tensor *t, size_t n, size_t dim, tl_tensor **out, size_t *count);
-TL_API tl_tensor *tl_get(const tl_tensor *t, size_t index); /* narrow(0, index, 1).squeeze(0) */
+/* narrow(0, index, 1).squeeze(0); a 0-d t is returned itself, retained (candle's get). */
+TL_API tl_tensor *tl_get(const tl_tensor *t, size_t index);
 TL_API tl_tensor *tl_contiguous(const tl_tensor *t);        /* t itself (retained) when already contiguous */
 TL_API tl_tensor *tl_copy(const tl_tensor *t);              /* new storage, always */
 /* Both always return new storage, even for the tensor's own dtype or device. */
@@ -180,7 +184,7 @@ TL_API const char *tl_unary_name(tl_unary_op op);
 TL_API tl_tensor *tl_affine(const tl_tensor *t, double mul, double add); /* t*mul + add */
 TL_API tl_tensor *tl_powf(const tl_tensor *t, double exponent);
 /* min(max(t, lo), hi), so hi everywhere when lo > hi (numpy's clip, candle's clamp); a NaN
- * bound fails. */
+ * bound is candle's: no bound on a float tensor (x < NaN is false), 0 on an integer one. */
 TL_API tl_tensor *tl_clamp(const tl_tensor *t, double lo, double hi);
 TL_API tl_tensor *tl_elu(const tl_tensor *t, double alpha);
 
@@ -220,9 +224,12 @@ TL_API tl_tensor *tl_where_cond(const tl_tensor *cond, const tl_tensor *on_true,
 
 /* ------------------------------------------------------------------------------------------
  * Reductions over dims (ndims 0: over all dims); argmax/argmin take exactly one dim and return
- * u32 (the first index of equal extremes). max/min/argmax/argmin skip NaN, as candle's
- * f32::max fold does (numpy's would propagate it): an all-NaN run gives NaN and index 0. An
- * integer mean truncates; max/min/arg of an empty dim is TL_ERR_SHAPE.
+ * u32 (the first index of equal extremes). max/min/argmax/argmin follow candle's cpu
+ * backend, which starts from the first element of the run and moves only to a strictly
+ * greater (smaller) value: a NaN after a number is skipped, a NaN first gives NaN and index 0
+ * ([NaN, 5] has max NaN, [5, NaN] max 5; numpy would give NaN for both). Over several dims
+ * the run is taken in row-major order. An integer mean truncates; max/min/arg of an empty dim
+ * is TL_ERR_SHAPE.
  * ---------------------------------------------------------------------------------------- */
 typedef enum tl_reduce_op { TL_SUM, TL_MEAN, TL_MAX, TL_MIN, TL_ARGMAX, TL_ARGMIN, TL_REDUCE_COUNT } tl_reduce_op;
 TL_API tl_tensor *tl_reduce(tl_reduce_op op, const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim);
@@ -264,7 +271,8 @@ TL_API tl_tensor *tl_flip(const tl_tensor *t, const size_t *dims, size_t ndims);
 /* rep[d] copies along each dim (0: the dim is empty, as numpy's tile); t gets leading size-1
  * dims up to nrep first (fewer repeats than t has dims is TL_ERR_SHAPE). */
 TL_API tl_tensor *tl_repeat(const tl_tensor *t, const size_t *rep, size_t nrep);
-/* left and right extra slices along dim: zeros, or copies of the edge slice. */
+/* left and right extra slices along dim: zeros, or copies of the edge slice; with none on
+ * either side, t itself, retained (candle's clone). */
 TL_API tl_tensor *tl_pad_with_zeros(const tl_tensor *t, size_t dim, size_t left, size_t right);
 TL_API tl_tensor *tl_pad_with_same(const tl_tensor *t, size_t dim, size_t left, size_t right);
 /* Nearest neighbour to [b, c, size] / [b, c, h, w]: index i reads min(in - 1,
@@ -320,6 +328,8 @@ TL_API tl_tensor *tl_index_select(const tl_tensor *t, const tl_tensor *ids, size
 TL_API tl_tensor *tl_gather(const tl_tensor *t, const tl_tensor *ids, size_t dim);
 TL_API tl_tensor *tl_scatter_add(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
 TL_API tl_tensor *tl_index_add(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
+/* New storage, except for one tensor: candle's cat returns it (retained, so the result shares
+ * its storage), and stack its unsqueezed view. */
 TL_API tl_tensor *tl_cat(const tl_tensor *const *ts, size_t n, size_t dim);
 TL_API tl_tensor *tl_stack(const tl_tensor *const *ts, size_t n, size_t dim);
 

@@ -2,6 +2,7 @@
  * concat.c - tl_cat and tl_stack. cat read-locks every argument in order (one storage twice
  * when an argument repeats, as candle does) and copies each into its slice of the result
  * through the backend's copy member; stack is cat of unsqueezed views, which take no lock.
+ * One argument is returned itself, as candle does (stack: its unsqueezed view).
  */
 #include <stdlib.h>
 
@@ -69,6 +70,8 @@ static tl_tensor *cat_op(const char *op, const tl_tensor *const *ts, size_t n, s
     size_t shape[TL_MAX_DIMS];
     if (cat_shape(op, ts, n, &dim, shape) != TL_OK)
         return NULL;
+    if (n == 1) /* candle's cat of one tensor is that tensor (a clone: the same storage) */
+        return tl_retain((tl_tensor *)ts[0]);
     cat_call c = {n, dim};
     return tl_run_op(op, ts, NULL, n, shape, ts[0]->layout.ndim, ts[0]->dtype, cat_kernel, &c);
 }

@@ -48,11 +48,13 @@ void tl_layout_contiguous(tl_layout *l, const size_t *shape, size_t ndim, size_t
     }
 }
 
+/* candle's Shape::is_contiguous: only dims of 2 and more need the row-major stride, so an
+ * empty dim may carry any stride too (an empty view is contiguous when its other dims are). */
 bool tl_layout_is_contiguous(const tl_layout *l)
 {
     size_t expect = 1;
     for (size_t i = l->ndim; i-- > 0;) {
-        if (l->shape[i] != 1 && l->stride[i] != expect)
+        if (l->shape[i] > 1 && l->stride[i] != expect)
             return false;
         expect *= l->shape[i];
     }

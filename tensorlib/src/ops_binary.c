@@ -190,27 +190,37 @@ static tl_tensor *int_div_saturating(const tl_tensor *t, double s)
     return r;
 }
 
+/* Both name the op in their errors ("mul: ...", "eq: ..."), as tl_binary and tl_cmp do. */
 tl_tensor *tl_binary_scalar(tl_binary_op op, const tl_tensor *t, double s)
 {
-    if (tl_check_tensor("binary_scalar", t) != TL_OK)
+    if ((unsigned)op >= TL_BINARY_COUNT)
+        return tl_fail(TL_ERR_ARG, "binary_scalar: invalid op %d", (int)op), NULL;
+    const char *name = binary_names[0][op];
+    if (tl_check_tensor(name, t) != TL_OK)
         return NULL;
-    if (!tl_dtype_is_float(t->dtype) && op == TL_DIV && s == trunc(s) && int_div_saturates(t, s))
-        return tl_within("div", int_div_saturating(t, s));
-    if (scalar_is_affine(op, t, s))
-        return tl_affine(t, op == TL_MUL ? s : op == TL_DIV ? 1.0 / s : 1.0,
-                         op == TL_ADD ? s : op == TL_SUB ? -s : 0.0);
-    tl_tensor *b = scalar_like("binary_scalar", t, s);
-    tl_tensor *out = b ? binary(op, t, b, false) : NULL;
-    tl_release(b);
-    return out;
+    tl_tensor *out = NULL;
+    if (!tl_dtype_is_float(t->dtype) && op == TL_DIV && s == trunc(s) && int_div_saturates(t, s)) {
+        out = int_div_saturating(t, s);
+    } else if (scalar_is_affine(op, t, s)) {
+        out = tl_affine(t, op == TL_MUL ? s : op == TL_DIV ? 1.0 / s : 1.0,
+                        op == TL_ADD ? s : op == TL_SUB ? -s : 0.0);
+    } else {
+        tl_tensor *b = scalar_like(name, t, s);
+        out = b ? binary(op, t, b, false) : NULL;
+        tl_release(b);
+    }
+    return tl_within(name, out);
 }
 
 tl_tensor *tl_cmp_scalar(tl_cmp_op op, const tl_tensor *t, double s)
 {
-    tl_tensor *b = scalar_like("cmp_scalar", t, s);
+    if ((unsigned)op >= TL_CMP_COUNT)
+        return tl_fail(TL_ERR_ARG, "cmp_scalar: invalid op %d", (int)op), NULL;
+    const char *name = cmp_names[0][op];
+    tl_tensor *b = scalar_like(name, t, s);
     tl_tensor *out = b ? cmp(op, t, b, false) : NULL;
     tl_release(b);
-    return out;
+    return tl_within(name, out);
 }
 
 static tl_status where_kernel(const tl_backend_i *b, const tl_operand *dst, const tl_operand *in,

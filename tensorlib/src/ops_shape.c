@@ -270,6 +270,8 @@ tl_tensor *tl_pad_with_zeros(const tl_tensor *t, size_t dim, size_t left, size_t
     const char *op = "pad_with_zeros";
     if (tl_check_tensor(op, t) != TL_OK || tl_check_dim(op, t, &dim) != TL_OK)
         return NULL;
+    if (left == 0 && right == 0) /* candle: t itself (its clone) */
+        return tl_retain((tl_tensor *)t);
     size_t shape[TL_MAX_DIMS];
     memcpy(shape, t->layout.shape, sizeof shape);
     shape[dim] = left;
@@ -287,10 +289,11 @@ tl_tensor *tl_pad_with_same(const tl_tensor *t, size_t dim, size_t left, size_t 
     if (tl_check_tensor(op, t) != TL_OK || tl_check_dim(op, t, &dim) != TL_OK)
         return NULL;
     size_t n = t->layout.shape[dim], shape[TL_MAX_DIMS];
+    if (left == 0 && right == 0) /* candle: t itself (its clone) */
+        return tl_retain((tl_tensor *)t);
     if (n == 0)
-        return left || right ? tl_fail(TL_ERR_SHAPE, "%s: dim %zu of %s is empty", op, dim,
-                                       tl_describe(t, d)), NULL
-                             : tl_within(op, tl_copy(t));
+        return tl_fail(TL_ERR_SHAPE, "%s: dim %zu of %s is empty", op, dim, tl_describe(t, d)),
+               NULL;
     memcpy(shape, t->layout.shape, sizeof shape);
     tl_tensor *first = tl_narrow(t, dim, 0, 1), *l = NULL, *r = NULL;
     tl_tensor *last = first ? tl_narrow(t, dim, n - 1, 1) : NULL;

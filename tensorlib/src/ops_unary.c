@@ -86,10 +86,16 @@ tl_tensor *tl_powf(const tl_tensor *t, double exponent)
 
 /* min(max(t, lo), hi): a lo above hi gives hi everywhere, as numpy's clip, candle's and
  * PyTorch's clamp do; a NaN bound has no such answer the three agree on. */
+/* candle's clamp is maximum(lo) then minimum(hi), each bound converted to t's dtype first: on
+ * a float tensor a NaN bound changes nothing (x < NaN is false in its maximum's test), on an
+ * integer tensor it is 0 (Rust's NaN as an integer). */
 tl_tensor *tl_clamp(const tl_tensor *t, double lo, double hi)
 {
-    if (isnan(lo) || isnan(hi))
-        return tl_fail(TL_ERR_ARG, "clamp: a bound is NaN (lo %g, hi %g)", lo, hi), NULL;
+    bool f = t && tl_dtype_is_float(t->dtype); /* a NULL t fails in scalar_op */
+    if (isnan(lo))
+        lo = f ? -INFINITY : 0.0;
+    if (isnan(hi))
+        hi = f ? INFINITY : 0.0;
     return scalar_op("clamp", TL_SCALAR_CLAMP, t, lo > hi ? hi : lo, hi, false);
 }
 

@@ -24,8 +24,7 @@ tl_tensor *tl_narrow(const tl_tensor *t, size_t dim, size_t start, size_t len)
                        len, dim, tl_describe(t, d)), NULL;
     tl_layout l = t->layout;
     l.shape[dim] = len;
-    if (len > 0)
-        l.offset += start * l.stride[dim];
+    l.offset += start * l.stride[dim]; /* as candle's Layout::narrow, also for len 0 */
     return view(op, t, &l);
 }
 
@@ -201,9 +200,8 @@ tl_tensor *tl_flatten(const tl_tensor *t, size_t start_dim, size_t end_dim)
         return tl_within(op, tl_reshape(t, (size_t[]){1}, 1));
     if (tl_check_dim(op, t, &start_dim) != TL_OK || tl_check_dim(op, t, &end_dim) != TL_OK)
         return NULL;
-    if (start_dim > end_dim)
-        return tl_fail(TL_ERR_RANGE, "%s: start dim %zu after end dim %zu", op, start_dim,
-                       end_dim), NULL;
+    if (start_dim >= end_dim) /* candle's flatten leaves t as it is (its clone) */
+        return tl_retain((tl_tensor *)t);
     size_t shape[TL_MAX_DIMS], n = 0;
     for (size_t i = 0; i < start_dim; i++)
         shape[n++] = t->layout.shape[i];
@@ -253,7 +251,9 @@ tl_tensor *tl_get(const tl_tensor *t, size_t index)
     char d[TL_DESC_STR];
     if (tl_check_tensor(op, t) != TL_OK)
         return NULL;
-    if (t->layout.ndim == 0 || index >= t->layout.shape[0])
+    if (t->layout.ndim == 0) /* candle's get: a scalar is its own element, whatever the index */
+        return tl_retain((tl_tensor *)t);
+    if (index >= t->layout.shape[0])
         return tl_fail(TL_ERR_RANGE, "%s: index %zu out of range for %s", op, index,
                        tl_describe(t, d)), NULL;
     tl_layout l = t->layout;

@@ -130,6 +130,29 @@ def declare(lib):
         'tl_load_npz': (C.c_int, [C.c_char_p, C.c_int, P, P]),
         'tl_named_free': (None, [P, SZ]),
         'tl_upsample_nearest1d': (P, [P, SZ]), 'tl_upsample_nearest2d': (P, [P, SZ, SZ]),
+        'tl_zeros': (P, [P, SZ, C.c_int, C.c_int]), 'tl_ones': (P, [P, SZ, C.c_int, C.c_int]),
+        'tl_zeros_like': (P, [P]), 'tl_ones_like': (P, [P]),
+        'tl_full_like': (P, [P, C.c_double]),
+        'tl_eye': (P, [SZ, C.c_int, C.c_int]), 'tl_tril2': (P, [SZ, C.c_int, C.c_int]),
+        'tl_triu2': (P, [SZ, C.c_int, C.c_int]),
+        'tl_strides': (C.POINTER(SZ), [P]), 'tl_offset': (SZ, [P]),
+        'tl_is_contiguous': (C.c_bool, [P]), 'tl_shares_storage': (C.c_bool, [P, P]),
+        'tl_broadcast_left': (P, [P, P, SZ]), 'tl_flatten_all': (P, [P]), 'tl_t': (P, [P]),
+        'tl_detach': (P, [P]), 'tl_clone': (P, [P]), 'tl_to_device': (P, [P, C.c_int]),
+        'tl_var_set': (C.c_int, [P, P]),
+        'tl_rand': (P, [C.c_double, C.c_double, P, SZ, C.c_int, C.c_int, C.c_uint64]),
+        'tl_randn': (P, [C.c_double, C.c_double, P, SZ, C.c_int, C.c_int, C.c_uint64]),
+        'tl_fail': (C.c_int, [C.c_int, C.c_char_p]),
+        'tl_custom_op1': (P, [P, P]), 'tl_custom_op2': (P, [P, P, P]),
+        'tl_custom_op3': (P, [P, P, P, P]),
+        'tl_inplace_op1': (C.c_int, [P, P]), 'tl_inplace_op2': (C.c_int, [P, P, P]),
+        'tl_inplace_op3': (C.c_int, [P, P, P, P]),
+        'tl_inplace_op2_safe': (C.c_int, [P, P, P]),
+        'tl_inplace_op3_safe': (C.c_int, [P, P, P, P]),
+        'tl_save_npz': (C.c_int, [C.c_char_p, P, SZ]),
+        'tl_save_safetensors': (C.c_int, [C.c_char_p, P, SZ]),
+        'tl_load_safetensors': (C.c_int, [C.c_char_p, C.c_int, P, P]),
+        'tl_load_safetensors_buffer': (C.c_int, [P, SZ, C.c_int, P, P]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -561,7 +584,9 @@ def op_affine_family():
             compare(got, ref, dt, ulps=cond, label=desc)
         elif kind == 'clamp':
             # lo above hi too: then hi everywhere (numpy's clip, candle's clamp)
-            lo, hi = pick([-1.5, 0.0, 2.0, -100.0, 7.0]), pick([1.0, 3.5, 0.0, 300.0])
+            # a NaN bound as candle's: none on floats (x < NaN is false), 0 on integers
+            lo = pick([-1.5, 0.0, 2.0, -100.0, 7.0, math.nan])
+            hi = pick([1.0, 3.5, 0.0, 300.0, math.nan])
             desc += ' %g %g' % (lo, hi)
             got = own(lib.tl_clamp(x, lo, hi), desc)
             if dt in INTS:  # the bounds converted to the dtype first (Rust's `as`)
@@ -569,6 +594,7 @@ def op_affine_family():
                 compare(got, np.array([min(max(a, l), h) for a in v.flat], dtype=object)
                         .reshape(v.shape), dt, label=desc)
             else:
+                lo, hi = -math.inf if math.isnan(lo) else lo, math.inf if math.isnan(hi) else hi
                 compare(got, np.where(np.isnan(v), v, np.minimum(np.maximum(v, lo), hi)), dt,
                         label=desc)
         else:
@@ -718,10 +744,14 @@ def op_where():
 
 
 def nan_skip_ext(v, axis, op):
-    """candle's max/min: NaN skipped, an all-NaN run gives NaN (index 0)."""
+    """candle's max/min (its cpu ReduceIndex): from the run's first element, moving only to a
+    strictly greater / smaller value, so a later NaN is skipped and a NaN first stays. axis
+    may be a tuple: the run is the reduced dims in row-major order."""
+    axes = tuple(range(v.ndim)) if axis is None else axis if isinstance(axis, tuple) else (axis,)
+    first = v[tuple(0 if d in axes else slice(None) for d in range(v.ndim))]
     with np.errstate(all='ignore'), warnings_off():
-        if op == MAX: return np.nanmax(v, axis=axis)
-        return np.nanmin(v, axis=axis)
+        ext = np.nanmax(v, axis=axes) if op == MAX else np.nanmin(v, axis=axes)
+        return np.where(np.isnan(first), np.nan, ext)
 
 
 class warnings_off:
@@ -736,7 +766,8 @@ class warnings_off:
 
 
 def arg_ref(v, axis, op):
-    """First index of the extreme along axis, NaN skipped; all-NaN (or float NaN) -> 0."""
+    """First index of the extreme along axis, a later NaN skipped; a NaN first -> 0 (candle's
+    ReduceIndex never leaves it)."""
     m = np.moveaxis(v, axis, -1)
     out = np.zeros(m.shape[:-1], dtype=np.int64)
     for idx in np.ndindex(*m.shape[:-1]):
@@ -744,6 +775,8 @@ def arg_ref(v, axis, op):
         best, bi = None, 0
         for i, x in enumerate(row):
             if isinstance(x, float) and math.isnan(x):
+                if i == 0:
+                    break
                 continue
             if best is None or (x > best if op == ARGMAX else x < best):
                 best, bi = x, i
@@ -1968,10 +2001,541 @@ def op_format():
     return desc
 
 
+# ------------------------------------------------------------------------------------------
+# The rest of tl.h: fills and masks, the remaining views and the layout queries, var_set,
+# to_device, rand/randn, custom and in-place op tables, .npz and safetensors saving
+# ------------------------------------------------------------------------------------------
+def candle_contiguous(shape, strides):
+    """candle's Shape::is_contiguous: row-major strides on every dim of size 2 or more."""
+    acc = 1
+    for d, st in zip(reversed(shape), reversed(strides)):
+        if d > 1 and st != acc:
+            return False
+        acc *= d
+    return True
+
+
+def layout_of(t):
+    """(shape, strides, offset) of a tensor, in elements."""
+    st = lib.tl_strides(t)
+    return shape_of(t), tuple(st[i] for i in range(lib.tl_ndim(t))), lib.tl_offset(t)
+
+
+def check_new(t, x, desc):
+    """t is new contiguous storage at offset 0, not x's."""
+    _, st, off = layout_of(t)
+    if not lib.tl_is_contiguous(t) or off != 0:
+        raise Mismatch('%s: a new tensor laid out %s offset %d' % (desc, st, off))
+    if x is not None and lib.tl_shares_storage(t, x):
+        raise Mismatch('%s: shares storage with its argument' % desc)
+
+
+def op_fill():
+    """zeros, ones, zeros_like/ones_like/full_like of a view (new contiguous storage of its
+    shape, the value converted as tl_full does), eye, tril2, triu2."""
+    dt = pick(FLOATS + INTS)
+    kind = pick(['zeros', 'ones', 'zeros_like', 'ones_like', 'full_like', 'eye', 'tril2',
+                 'triu2'])
+    if kind in ('eye', 'tril2', 'triu2'):
+        n = pick([0, 1, 2, 3, 5, 17, 64, 65])
+        desc = '%s %s %d' % (kind, NAMES[dt], n)
+        got = own(getattr(lib, 'tl_' + kind)(n, dt, 0), desc)
+        ones = np.ones((n, n))
+        ref = np.eye(n) if kind == 'eye' else np.tril(ones) if kind == 'tril2' else np.triu(ones)
+        compare(got, ref, dt, bits=True, label=desc)
+        check_new(got, None, desc)
+        return desc
+    s = rand_shape()
+    x = None
+    if kind in ('zeros', 'ones'):
+        desc = '%s %s %s' % (kind, NAMES[dt], s)
+        got = own(getattr(lib, 'tl_' + kind)(sizes(s), len(s), dt, 0), desc)
+        c = 0.0 if kind == 'zeros' else 1.0
+    else:
+        x, _, d = make(rand_values(s, dt), dt)
+        c = {'zeros_like': 0.0, 'ones_like': 1.0}.get(kind)
+        if c is None:
+            c = float(rand_values((), dt)) if dt in FLOATS else \
+                float(pick([0, 1, -1, 300, 2.7, -2.7, 1e20, -1e20, math.nan]))
+        desc = '%s %s %s(%s) %r' % (kind, NAMES[dt], s, d, c)
+        got = own(lib.tl_full_like(x, c) if kind == 'full_like' else
+                  getattr(lib, 'tl_' + kind)(x), desc)
+    ref = np.full(s, c) if dt in FLOATS else np.full(s, candle_as_int([c], dt)[0], dtype=object)
+    compare(got, ref, dt, bits=True, label=desc)
+    check_new(got, x, desc)
+    return desc
+
+
+def op_view_layout():
+    """broadcast_left, flatten_all, t, detach, clone, to_device, narrow, permute, and the
+    calls where candle returns its argument's clone (get of a 0-d tensor, cat of one,
+    flatten with start >= end, pads of 0 and 0: the same handle here): the values,
+    whether the result shares the argument's storage, and its layout as candle's Layout
+    computes it (narrow moves the offset, t/permute reorder shape and strides, new dims of a
+    broadcast have stride 0); tl_is_contiguous as candle's is_contiguous on every tensor."""
+    dt = pick(FLOATS + INTS)
+    s = rand_shape()
+    nd = len(s)
+    x, xv, d = make(rand_values(s, dt), dt)
+    v = vals(xv, dt)
+    xs, xst, xoff = layout_of(x)
+    kinds = ['broadcast_left', 'flatten_all', 'detach', 'clone', 'to_device', 'itself']
+    kinds += ['narrow'] if nd else []
+    kinds += ['t', 'permute'] if nd >= 2 else ['t_fails']
+    kind = pick(kinds)
+    desc = '%s %s %s(%s) strides %s offset %d' % (kind, NAMES[dt], s, d, xst, xoff)
+    if candle_contiguous(xs, xst) != bool(lib.tl_is_contiguous(x)):
+        raise Mismatch('%s: is_contiguous says %d' % (desc, lib.tl_is_contiguous(x)))
+    share, want = True, (xs, xst, xoff)
+    if kind == 'broadcast_left':
+        left = rand_shape(rank=int(rng.integers(0, min(3, 8 - nd) + 1)))
+        desc += ' left %s' % (left,)
+        got = own(lib.tl_broadcast_left(x, sizes(left), len(left)), desc)
+        ref = np.broadcast_to(v, left + s)
+        want = (left + xs, (0,) * len(left) + xst, xoff)
+    elif kind == 'flatten_all':
+        got = own(lib.tl_flatten_all(x), desc)
+        ref = v.reshape(-1)
+        # candle's flatten: a rank-1 tensor itself, else its reshape (a view of a contiguous
+        # tensor, a copy of another)
+        share, want = nd <= 1 or candle_contiguous(xs, xst), None
+    elif kind == 'detach':
+        got = own(lib.tl_detach(x), desc)
+        ref = v
+    elif kind == 'clone':  # candle's clone is the same Arc: here the same handle, retained
+        got = own(lib.tl_clone(x), desc)
+        if got != x:
+            raise Mismatch('%s: a new handle' % desc)
+        ref = v
+    elif kind == 'itself':  # where candle returns its argument's clone: the same handle
+        a, dim = rdim(nd) if nd else (0, 0)
+        how, call = [
+            ('get of a 0-d tensor', lambda: lib.tl_get(x, int(rng.integers(0, 3)))),
+            ('cat of one', lambda: lib.tl_cat((P * 1)(x), 1, dim)),
+            ('flatten with start >= end', lambda: lib.tl_flatten(
+                x, dim, int(rng.integers(0, a + 1)))),
+            ('pad_with_zeros of 0, 0', lambda: lib.tl_pad_with_zeros(x, dim, 0, 0)),
+            ('pad_with_same of 0, 0', lambda: lib.tl_pad_with_same(x, dim, 0, 0))][
+                0 if nd == 0 else int(rng.integers(1, 5))]
+        desc += ' ' + how
+        got = own(call(), desc)
+        if got != x:
+            raise Mismatch('%s: a new handle' % desc)
+        ref = v
+    elif kind == 'to_device':
+        got = own(lib.tl_to_device(x, 0), desc)
+        ref, share, want = v, False, None
+        check_new(got, x, desc)
+    elif kind == 'narrow':
+        a, dim = rdim(nd)
+        start = int(rng.integers(0, s[a] + 1))
+        ln = int(rng.integers(0, s[a] - start + 1))
+        desc += ' dim %d %d %d' % (a, start, ln)
+        got = own(lib.tl_narrow(x, dim, start, ln), desc)
+        ref = np.take(v, range(start, start + ln), axis=a)
+        ws = list(xs)
+        ws[a] = ln
+        want = (tuple(ws), xst, xoff + start * xst[a])
+    elif kind == 't':
+        got = own(lib.tl_t(x), desc)
+        ref = np.swapaxes(v, -1, -2)
+        sw = lambda q: q[:-2] + (q[-1], q[-2])
+        want = (sw(xs), sw(xst), xoff)
+    elif kind == 'permute':
+        p = [int(q) for q in rng.permutation(nd)]
+        desc += ' %s' % p
+        got = own(lib.tl_permute(x, sizes(p), nd), desc)
+        ref = np.transpose(v, p)
+        want = (tuple(xs[q] for q in p), tuple(xst[q] for q in p), xoff)
+    else:  # candle's t() needs 2 dims
+        expect_fail(lib.tl_t(x), 't of rank %d' % nd, desc)
+        if not err().startswith('t:'):
+            raise Mismatch('%s: message %r' % (desc, err()))
+        return desc
+    compare(got, ref, dt, bits=True, label=desc)
+    if bool(lib.tl_shares_storage(got, x)) != share:
+        raise Mismatch('%s: shares storage %d, want %d' % (desc, lib.tl_shares_storage(got, x),
+                                                            share))
+    gl = layout_of(got)
+    if want is not None and gl != want:
+        raise Mismatch('%s: layout %s, want %s' % (desc, gl, want))
+    if candle_contiguous(gl[0], gl[1]) != bool(lib.tl_is_contiguous(got)):
+        raise Mismatch('%s: result %s is_contiguous says %d' % (desc, gl,
+                                                                 lib.tl_is_contiguous(got)))
+    return desc
+
+
+def op_var_set():
+    """var_set (candle's Var::set) through a permuted target: its elements become src's; a
+    source sharing the target's storage (TL_ERR_SHARED_STORAGE), another shape
+    (TL_ERR_SHAPE) or dtype (TL_ERR_DTYPE) is refused and changes nothing."""
+    dt = pick(FLOATS + INTS)
+    s = rand_shape(rank=int(rng.integers(0, 5)))
+    nd = len(s)
+    bv = rand_values(s, dt)
+    base = raw(bv, dt)
+    p = [int(q) for q in rng.permutation(nd)]
+    target = own(lib.tl_permute(base, sizes(p), nd), 'permute')
+    ts = tuple(s[q] for q in p)
+    kind = pick(['ok', 'ok', 'shared', 'shape', 'dtype'])
+    desc = 'var_set %s %s base %s permute %s' % (kind, NAMES[dt], s, p)
+    if kind == 'ok':
+        src, sv, ds = make(rand_values(ts, dt), dt)
+        desc += ' src(%s)' % ds
+        if lib.tl_var_set(target, src):
+            raise Failed('%s: %s' % (desc, err()))
+        compare(target, vals(sv, dt), dt, bits=True, label=desc)
+        compare(base, np.transpose(vals(sv, dt), np.argsort(p)), dt, bits=True,
+                label=desc + ' (whole storage)')
+        return desc
+    if kind == 'shared':
+        src, want = own(lib.tl_detach(target), 'detach'), 8
+    elif kind == 'shape':
+        src, _, _ = make(rand_values(ts + (2,), dt), dt)
+        want = 2
+    else:
+        src, _, _ = make(rand_values(ts, pick([q for q in FLOATS + INTS if q != dt])), 0)
+        src = raw(rand_values(ts, F64 if dt != F64 else I32), F64 if dt != F64 else I32)
+        want = 3
+    rc = lib.tl_var_set(target, src)
+    if rc != want or lib.tl_last_status() != want or not err().startswith('var_set'):
+        raise Mismatch('%s: status %d (%r), want %d' % (desc, rc, err(), want))
+    compare(base, vals(bv, dt), dt, bits=True, label=desc + ' (unchanged)')
+    return desc
+
+
+def op_rand():
+    """rand/randn: the shape and float dtype asked for, uniform values inside [lo, hi), the
+    same values for the same seed and others for the next seed; 1000 or more values have a
+    mean within 6 standard errors of the distribution's (fixed seeds: no flakes). An integer
+    dtype, a NaN bound or a negative std is refused."""
+    dt = pick(FLOATS)
+    s = pick([(), (0,), (3,), (2, 3), (1000,), (40, 50)])
+    kind = pick(['rand', 'randn', 'misuse'])
+    seed = int(rng.integers(0, 2 ** 63))
+    f = lib.tl_rand if kind == 'rand' else lib.tl_randn
+    if kind == 'misuse':
+        bad = pick([('rand', 0.0, 1.0, pick(INTS)), ('randn', 0.0, 1.0, pick(INTS)),
+                    ('randn', 0.0, -1.0, dt), ('rand', math.nan, 1.0, dt)])
+        desc = 'misuse %s %r %r %s' % (bad[0], bad[1], bad[2], NAMES[bad[3]])
+        expect_fail(getattr(lib, 'tl_' + bad[0])(bad[1], bad[2], sizes(s), len(s), bad[3], 0,
+                                                 seed), 'bad arguments', desc)
+        if not err().startswith(bad[0]):
+            raise Mismatch('%s: message %r' % (desc, err()))
+        return desc
+    a, b = pick([(0.0, 1.0), (-2.0, 3.0), (5.0, 5.5), (-1024.0, 1024.0)] if kind == 'rand' else
+                [(0.0, 1.0), (3.0, 0.5), (-100.0, 10.0)])
+    desc = '%s %s %s %r %r seed %d' % (kind, NAMES[dt], s, a, b, seed)
+    t1 = own(f(a, b, sizes(s), len(s), dt, 0, seed), desc)
+    t2 = own(f(a, b, sizes(s), len(s), dt, 0, seed), desc)
+    t3 = own(f(a, b, sizes(s), len(s), dt, 0, seed + 1), desc)
+    g1, gdt = read(t1)
+    if gdt != dt or g1.shape != s:
+        raise Mismatch('%s: %s%s' % (desc, NAMES[gdt], g1.shape))
+    if g1.tobytes() != read(t2)[0].tobytes():
+        raise Mismatch('%s: another run of the seed gave other values' % desc)
+    if g1.size >= 2 and g1.tobytes() == read(t3)[0].tobytes():
+        raise Mismatch('%s: the next seed gave the same values' % desc)
+    x = from_store(g1, dt)
+    if not np.all(np.isfinite(x)):
+        raise Mismatch('%s: %s' % (desc, x[~np.isfinite(x)][:3]))
+    if kind == 'rand' and not np.all((x >= a) & (x < b)):
+        raise Mismatch('%s: %r outside [lo, hi)' % (desc, x[(x < a) | (x >= b)][:3]))
+    if x.size >= 1000:
+        mean, sd = ((a + b) / 2, (b - a) / math.sqrt(12)) if kind == 'rand' else (a, b)
+        if abs(x.mean() - mean) > 6 * sd / math.sqrt(x.size) + 2 * EPS[dt] * abs(mean):
+            raise Mismatch('%s: mean %r, want %r' % (desc, x.mean(), mean))
+        if abs(x.std() - sd) > 0.15 * sd:
+            raise Mismatch('%s: std %r, want %r' % (desc, x.std(), sd))
+    return desc
+
+
+class View(C.Structure):
+    _fields_ = [('data', P), ('dtype', C.c_int), ('ndim', SZ), ('shape', C.POINTER(SZ)),
+                ('strides', C.POINTER(SZ)), ('offset', SZ)]
+
+
+CUSTOM_FWD = C.CFUNCTYPE(P, P, C.POINTER(View), SZ)
+INPLACE_FWD = C.CFUNCTYPE(C.c_int, P, C.POINTER(View), C.POINTER(View), SZ)
+
+
+class CustomOp(C.Structure):
+    _fields_ = [('name', C.c_char_p), ('cpu_fwd', CUSTOM_FWD), ('metal_fwd', CUSTOM_FWD),
+                ('ctx', P)]
+
+
+class InplaceOp(C.Structure):
+    _fields_ = [('name', C.c_char_p), ('cpu_fwd', INPLACE_FWD), ('metal_fwd', INPLACE_FWD),
+                ('ctx', P)]
+
+
+def view_array(vw):
+    """A numpy array over a tl_view's elements (writable: the storage's own memory)."""
+    shape = tuple(vw.shape[i] for i in range(vw.ndim))
+    st = tuple(vw.strides[i] for i in range(vw.ndim))
+    store = np.dtype(STORE[vw.dtype])
+    if 0 in shape:
+        return np.empty(shape, store)
+    span = vw.offset + sum((n - 1) * q for n, q in zip(shape, st)) + 1
+    flat = np.frombuffer((C.c_char * (span * store.itemsize)).from_address(vw.data), store)
+    return np.lib.stride_tricks.as_strided(flat[vw.offset:], shape,
+                                           [q * store.itemsize for q in st])
+
+
+def op_custom():
+    """custom_op1/2/3 and inplace_op1/2/3 (and the _safe ones) with forwards written here:
+    each operand's tl_view (data, dtype, shape, strides in elements, offset) must show its
+    logical values; the custom forward returns the elementwise sum of its operands, the
+    in-place one adds them into the target (one when there are none) through the target's
+    view. Targets are permuted narrows of a base whose whole storage is checked; a _safe
+    call may get an operand that shares the target's storage (it is copied first, so its
+    values before the op count), a plain one given the target's storage twice fails with
+    TL_ERR_LOCK (glibc's EDEADLK, candle's unguarded contract) and changes nothing; a
+    forward's tl_fail reaches the caller; ctx is passed through."""
+    dt = pick(FLOATS + INTS)
+    nargs = int(rng.integers(1, 4))
+    kind = pick(['custom', 'inplace', 'inplace', 'fail'])
+    s = rand_shape(rank=int(rng.integers(0, 5)))
+    nd = len(s)
+    seen, token = [], int(rng.integers(1, 2 ** 31))
+
+    def record(ctx, views, n):
+        if ctx != token:
+            seen.append('ctx %r, want %r' % (ctx, token))
+        return [view_array(views[i]).copy() for i in range(n)], \
+            [views[i].dtype for i in range(n)]
+
+    def custom_fwd(ctx, views, n):
+        try:
+            arrs, dts = record(ctx, views, n)
+            total = sum(vals(from_store(a, q) if q in FLOATS else a, q) for a, q in zip(arrs, dts))
+            out = contig(to_store(wrap(total, dts[0]) if dts[0] in INTS else total, dts[0]))
+            return lib.tl_from_data(out.ctypes.data, sizes(out.shape), out.ndim, dts[0], 0)
+        except Exception:
+            seen.append(traceback.format_exc(limit=-2))
+            return None
+
+    def inplace_fwd(ctx, dst, args, n):
+        try:
+            arrs, dts = record(ctx, args, n)
+            out = view_array(dst[0])
+            q = dst[0].dtype
+            cur = vals(from_store(out, q) if q in FLOATS else out, q)
+            add = sum(vals(from_store(a, r) if r in FLOATS else a, r) for a, r in zip(arrs, dts)) \
+                if n else 1
+            res = cur + add
+            out[...] = to_store(wrap(res, q) if q in INTS else res, q)
+            return 0
+        except Exception:
+            seen.append(traceback.format_exc(limit=-2))
+            return 10
+
+    def failing_fwd(ctx, dst, args, n):
+        return lib.tl_fail(9, b'boom from the forward')
+
+    name = b'fuzzop'
+    if kind == 'custom':
+        gen = (lambda sh: rand_floats(sh, dt, huge=False)) if dt in FLOATS else \
+            (lambda sh: rand_values(sh, dt))
+        ops = [make(gen(s), dt) for _ in range(nargs)]
+        desc = 'custom_op%d %s %s (%s)' % (nargs, NAMES[dt], s, ', '.join(o[2] for o in ops))
+        fwd = CUSTOM_FWD(custom_fwd)
+        table = CustomOp(name, fwd, CUSTOM_FWD(), token)
+        f = [lib.tl_custom_op1, lib.tl_custom_op2, lib.tl_custom_op3][nargs - 1]
+        got = own(f(*[o[0] for o in ops], C.byref(table)), desc)
+        if seen:
+            raise Mismatch('%s: %s' % (desc, seen[0]))
+        with np.errstate(all='ignore'):
+            total = sum(vals(o[1], dt) for o in ops)
+        compare(got, wrap(total, dt) if dt in INTS else total, dt, bits=dt in INTS,
+                ulps=2 * nargs, label=desc)
+        return desc
+    # the target: a permuted narrow of base; the written region is checked in the whole base
+    base_shape = tuple(q + int(rng.integers(0, 2)) for q in s)
+    bv = rand_floats(base_shape, dt, huge=False) if dt in FLOATS else rand_values(base_shape, dt)
+    base = raw(bv, dt)
+    ref = vals(bv, dt).copy()
+    view, rv = base, ref
+    if nd:
+        a = int(rng.integers(0, nd))
+        view = own(lib.tl_narrow(base, a, base_shape[a] - s[a], s[a]), 'narrow')
+        sl = [slice(None)] * nd
+        sl[a] = slice(base_shape[a] - s[a], None)
+        p = [int(q) for q in rng.permutation(nd)]
+        view = own(lib.tl_permute(view, sizes(p), nd), 'permute')
+        rv = ref[tuple(sl)].transpose(p)
+    ts = rv.shape
+    n = nargs - 1
+    safe = n >= 1 and rng.random() < 0.5
+    shared = n >= 1 and rng.random() < 0.3
+    args, descs, avals = [], [], []
+    for i in range(n):
+        if shared and i == n - 1:  # a view of the base: the target's storage
+            cp = own(lib.tl_copy(view), 'copy')
+            arg = own(lib.tl_detach(view), 'detach') if rng.random() < 0.5 else base
+            if arg == base and ts != tuple(base_shape):
+                arg = own(lib.tl_detach(view), 'detach')
+            args.append(arg)
+            descs.append('shared')
+            avals.append(rv.copy() if arg != base else ref.copy())
+            del cp
+        else:
+            t, tv, td = make(rand_floats(ts, dt, huge=False) if dt in FLOATS else
+                             rand_values(ts, dt), dt)
+            args.append(t)
+            descs.append(td)
+            avals.append(vals(tv, dt))
+    desc = '%s%s%d %s base %s target %s (%s)' % (kind, '_safe' if safe else '', nargs, NAMES[dt],
+                                                 base_shape, ts, ', '.join(descs))
+    table = InplaceOp(name, INPLACE_FWD(failing_fwd if kind == 'fail' else inplace_fwd),
+                      INPLACE_FWD(), token)
+    if n == 0:
+        rc = lib.tl_inplace_op1(view, C.byref(table))
+    elif n == 1:
+        rc = (lib.tl_inplace_op2_safe if safe else lib.tl_inplace_op2)(view, args[0],
+                                                                        C.byref(table))
+    else:
+        rc = (lib.tl_inplace_op3_safe if safe else lib.tl_inplace_op3)(view, args[0], args[1],
+                                                                        C.byref(table))
+    if seen:
+        raise Mismatch('%s: %s' % (desc, seen[0]))
+    if shared and not safe:
+        if rc != 7 or not err().startswith('fuzzop'):
+            raise Mismatch('%s: status %d %r, want TL_ERR_LOCK (EDEADLK)' % (desc, rc, err()))
+        compare(base, ref, dt, bits=True, label=desc + ' (unchanged)')
+        return desc
+    if kind == 'fail':
+        if rc != 9 or err() != 'boom from the forward':
+            raise Mismatch('%s: status %d %r, want the forward\'s' % (desc, rc, err()))
+        return desc
+    if rc:
+        raise Failed('%s: %s' % (desc, err()))
+    with np.errstate(all='ignore'):
+        rv[...] = rv + (sum(avals) if n else 1)
+    if dt in INTS:
+        ref = wrap(ref, dt)
+    compare(base, ref, dt, ulps=2 * nargs, label=desc + ' (whole storage)')
+    return desc
+
+
+ST_NAME = {U8: 'U8', U32: 'U32', I64: 'I64', F16: 'F16', BF16: 'BF16', F32: 'F32', F64: 'F64',
+           I16: 'I16', I32: 'I32'}
+
+
+def safetensors_bytes(items, meta):
+    """A safetensors file as its format says: a u64 header length, the JSON header, data."""
+    import json
+    import struct
+    head, blobs, at = {}, [], 0
+    if meta:
+        head['__metadata__'] = meta
+    for name, dt, stored in items:
+        b = contig(stored).tobytes()
+        head[name] = {'dtype': ST_NAME[dt], 'shape': list(stored.shape),
+                      'data_offsets': [at, at + len(b)]}
+        blobs.append(b)
+        at += len(b)
+    h = json.dumps(head).encode()
+    h += b' ' * (-len(h) % 8)  # writers pad the header to 8 bytes with spaces
+    return struct.pack('<Q', len(h)) + h + b''.join(blobs)
+
+
+def parse_safetensors(data):
+    import json
+    import struct
+    n = struct.unpack('<Q', data[:8])[0]
+    head = json.loads(data[8:8 + n])
+    head.pop('__metadata__', None)
+    return head, data[8 + n:]
+
+
+def op_files():
+    """tl_save_npz read by numpy's np.load; tl_save_safetensors parsed here (header fields,
+    bytes); safetensors written here (any tensor order, __metadata__, 0-size and 0-d tensors)
+    read by tl_load_safetensors and tl_load_safetensors_buffer, names sorted."""
+    kind = pick(['save_npz', 'save_safetensors', 'load_safetensors'])
+    n = int(rng.integers(1, 4))
+    items = []
+    for i in range(n):
+        dt = pick(FLOATS + INTS if kind != 'save_npz' else [q for q in FLOATS + INTS if q != BF16])
+        s = rand_shape(rank=int(rng.integers(0, 4)))
+        items.append(('t%d_%s' % (int(rng.integers(0, 100)), NAMES[dt]) if i else 'w', dt, s,
+                      rand_values(s, dt)))
+    names = []
+    for it in items:  # distinct names
+        nm = it[0]
+        while nm in names:
+            nm += 'x'
+        names.append(nm)
+    desc = '%s %s' % (kind, [(nm, NAMES[it[1]], it[2]) for nm, it in zip(names, items)])
+    if kind == 'load_safetensors':
+        order = [int(q) for q in rng.permutation(n)]
+        stored = [(names[i], items[i][1], to_store(items[i][3], items[i][1])) for i in order]
+        data = safetensors_bytes(stored, {'format': 'pt'} if rng.random() < 0.5 else None)
+        path = os.path.join(scratch, 'x.safetensors')
+        with open(path, 'wb') as f:
+            f.write(data)
+        for how in ('file', 'buffer'):
+            out, cnt = P(), SZ()
+            buf = C.create_string_buffer(data, len(data))
+            rc = lib.tl_load_safetensors(path.encode(), 0, C.byref(out), C.byref(cnt)) \
+                if how == 'file' else \
+                lib.tl_load_safetensors_buffer(buf, len(data), 0, C.byref(out), C.byref(cnt))
+            if rc:
+                raise Failed('%s %s: %s' % (desc, how, err()))
+            arr = C.cast(out, C.POINTER(Named))
+            try:
+                got = [arr[i].name.decode() for i in range(cnt.value)]
+                if got != sorted(names):
+                    raise Mismatch('%s %s: names %s' % (desc, how, got))
+                for i in range(cnt.value):
+                    k = names.index(got[i])
+                    dt = items[k][1]
+                    compare(arr[i].tensor, vals(items[k][3], dt) if dt in INTS else items[k][3],
+                            dt, bits=True, label='%s %s %s' % (desc, how, got[i]))
+            finally:
+                lib.tl_named_free(out, cnt.value)
+        return desc
+    tensors = []
+    for it in items:
+        t, tv, d = make(it[3], it[1])
+        tensors.append((t, tv))
+    lst = (Named * n)(*[Named(nm.encode(), t) for nm, (t, _) in zip(names, tensors)])
+    if kind == 'save_npz':
+        path = os.path.join(scratch, 'out.npz')
+        if lib.tl_save_npz(path.encode(), lst, n):
+            raise Failed('%s: %s' % (desc, err()))
+        with np.load(path) as z:
+            if list(z.keys()) != names:
+                raise Mismatch('%s: numpy read names %s' % (desc, list(z.keys())))
+            for nm, it, (_, tv) in zip(names, items, tensors):
+                a = z[nm]
+                want = contig(to_store(vals(tv, it[1]), it[1]))
+                if a.dtype != np.dtype('<' + NPY[it[1]]) or a.shape != it[2] or \
+                        a.tobytes() != want.tobytes():
+                    raise Mismatch('%s: numpy read %s %s %s' % (desc, nm, a.dtype, a.shape))
+        return desc
+    path = os.path.join(scratch, 'out.safetensors')
+    if lib.tl_save_safetensors(path.encode(), lst, n):
+        raise Failed('%s: %s' % (desc, err()))
+    with open(path, 'rb') as f:
+        head, data = parse_safetensors(f.read())
+    if sorted(head) != sorted(names):
+        raise Mismatch('%s: header names %s' % (desc, sorted(head)))
+    for nm, it, (_, tv) in zip(names, items, tensors):
+        e = head[nm]
+        want = contig(to_store(vals(tv, it[1]), it[1])).tobytes()
+        lo, hi = e['data_offsets']
+        if e['dtype'] != ST_NAME[it[1]] or tuple(e['shape']) != it[2] or data[lo:hi] != want:
+            raise Mismatch('%s: %s written as %s' % (desc, nm, e))
+    return desc
+
+
 OPS = [op_unary, op_affine_family, op_binary, op_cmp, op_where, op_reduce, op_softmax,
        op_matmul, op_index, op_to_dtype, op_cat, op_stats, op_norms, op_scan, op_shape,
        op_sort, op_conv, op_pool, op_inplace, op_vec, op_create, op_misuse, op_format,
-       op_conv_transpose, op_upsample, op_npy]
+       op_conv_transpose, op_upsample, op_npy, op_fill, op_view_layout, op_var_set, op_rand,
+       op_custom, op_files]
 
 
 def main():

@@ -414,6 +414,62 @@ static void repeat_zero(void)
     tl_release(t);
 }
 
+/* Layouts as candle's Layout computes them: narrow moves the offset by start * stride also
+ * for a length of 0 (it stayed put), and is_contiguous asks row-major strides only of dims of
+ * 2 and more, so an empty view of a strided tensor is contiguous (it was not). */
+static void candle_layouts(void)
+{
+    tl_tensor *x = tl_zeros(SHAPE(5, 4), TL_F32, TL_CPU);
+    tl_tensor *none = tl_narrow(x, 0, 3, 0);
+    CHECK(none && tl_offset(none) == 12 && tl_is_contiguous(none));
+    tl_tensor *cols = tl_narrow(x, 1, 1, 3); /* strides [4, 1], not contiguous */
+    tl_tensor *empty = cols ? tl_narrow(cols, 0, 2, 0) : NULL; /* [0, 3], strides [4, 1] */
+    CHECK(cols && !tl_is_contiguous(cols));
+    CHECK(empty && tl_offset(empty) == 9 && tl_is_contiguous(empty));
+    tl_tensor *col = tl_narrow(x, 1, 2, 1), *flat = col ? tl_squeeze(col, 1) : NULL; /* [5], stride 4 */
+    tl_tensor *flat0 = flat ? tl_narrow(flat, 0, 5, 0) : NULL;
+    CHECK(flat && !tl_is_contiguous(flat) && flat0 && tl_is_contiguous(flat0));
+    CHECK(flat0 && tl_offset(flat0) == 22);
+    RELEASE(x, none, cols, empty, col, flat, flat0);
+}
+
+/* Where candle returns the tensor itself (its clone, so the result shares the storage and a
+ * guarded in-place op between the two is refused): get of a 0-d tensor (any index), flatten
+ * with start >= end, cat and stack of one tensor, pads of 0 and 0. Each made a copy or
+ * failed before. */
+static void candle_clones(void)
+{
+    tl_tensor *s = MAKE(TL_F32, SCALAR, 7);
+    tl_tensor *m = MAKE(TL_I32, SHAPE(2, 3), 1, 2, 3, 4, 5, 6), *mt = tl_t(m);
+    const tl_tensor *one[1] = {mt};
+    tl_tensor *got[7] = {tl_get(s, 0), tl_get(s, 5), tl_flatten(mt, 1, 0), tl_flatten(mt, 1, 1),
+                         tl_cat(one, 1, 1), tl_pad_with_zeros(mt, 0, 0, 0),
+                         tl_pad_with_same(mt, 1, 0, 0)};
+    const tl_tensor *want[7] = {s, s, mt, mt, mt, mt, mt};
+    for (int i = 0; i < 7; i++)
+        CHECK(got[i] == want[i]);
+    tl_tensor *st = tl_stack(one, 1, 0);
+    CHECK(st && tl_shares_storage(st, m) && tl_ndim(st) == 3 && tl_shape(st)[0] == 1);
+    EXPECT_FMT(st, "[[[1, 4], [2, 5], [3, 6]]]");
+    CHECK(tl_slice_set(got[4], m, 0, 0) == TL_ERR_SHARED_STORAGE);
+    for (int i = 0; i < 7; i++)
+        tl_release(got[i]);
+    RELEASE(s, m, mt);
+}
+
+/* clamp with a NaN bound, as candle's maximum/minimum take it: no bound on a float tensor (it
+ * failed), 0 on an integer one (NaN as an integer). */
+static void clamp_nan_bound(void)
+{
+    tl_tensor *f = MAKE(TL_F32, SHAPE(4), -3, 0.5, 9, NAN);
+    tl_tensor *i = MAKE(TL_I32, SHAPE(3), -3, 1, 9);
+    EXPECT_FMT(tl_clamp(f, NAN, 1), "[-3.0, 0.5, 1.0, NaN]");
+    EXPECT_FMT(tl_clamp(f, 0, NAN), "[0.0, 0.5, 9.0, NaN]");
+    EXPECT_FMT(tl_clamp(i, NAN, 5), "[0, 1, 5]");
+    EXPECT_FMT(tl_clamp(i, -1, NAN), "[-1, 0, 0]");
+    RELEASE(f, i);
+}
+
 int main(void)
 {
     reshape_overflow();
@@ -433,5 +489,8 @@ int main(void)
     cumsum_sequential();
     scan_long();
     repeat_zero();
+    candle_layouts();
+    candle_clones();
+    clamp_nan_bound();
     return check_summary();
 }

@@ -92,7 +92,9 @@ static void test_reshape(void)
     tl_tensor *f = tl_flatten(three, 1, 2);
     CHECK(tl_ndim(f) == 2 && tl_shape(f)[1] == 12);
     tl_release(f);
-    EXPECT_FAIL(tl_flatten(three, 2, 1), TL_ERR_RANGE, "flatten");
+    f = tl_flatten(three, 2, 1); /* candle: start after end leaves the tensor as it is */
+    CHECK(f == three);
+    tl_release(f);
     EXPECT_FAIL(tl_reshape(m, SHAPE(4, TL_INFER)), TL_ERR_SHAPE, "cannot reshape f32[2, 3]");
     EXPECT_FAIL(tl_reshape(m, SHAPE(TL_INFER, TL_INFER)), TL_ERR_SHAPE, "TL_INFER");
     EXPECT_FAIL(tl_reshape(m, SHAPE(7)), TL_ERR_SHAPE, "reshape");

@@ -5,7 +5,8 @@
  * the reduced dim, 0 elsewhere) yields the element's index along that dim.
  *
  * Floats accumulate in double, integers in int64 (sums wrap there and when stored into a
- * narrower integer). max/min skip NaN (a NaN accumulator takes the next number; all-NaN stays NaN).
+ * narrower integer). max/min fold with NaN skipped (a NaN accumulator takes the next number),
+ * then a run whose first element is NaN gets NaN back (keep_leading_nan: candle's rule).
  * f32/f64 sum/mean/max/min have typed run loops: a run along a reduced dim folds into one
  * accumulator with eight partial results (so the compiler can vectorize without reassociating
  * one long chain), a run along a kept dim updates a row of accumulators, eight source rows at a
@@ -198,6 +199,33 @@ static void store_results(tl_reduce_op op, bool ints, const tl_operand *dst, con
     }
 }
 
+/* candle's max/min/argmax/argmin (ReduceIndex in its cpu backend) start from the first
+ * element of the reduced run and move only to a strictly greater (smaller) one: a NaN after
+ * a number never wins, but a NaN first is never left (NaN, index 0). The folds above skip
+ * every NaN; this puts back the runs whose first element is NaN. acc_layout is the
+ * accumulators' view of src's shape (stride 0 on the reduced dims). */
+static void keep_leading_nan(const tl_operand *src, const tl_layout *acc_layout,
+                             uint32_t reduced, const accs *a)
+{
+    tl_layout first = *src->layout, acc = *acc_layout;
+    for (size_t d = 0; d < first.ndim; d++)
+        if (reduced & (1u << d))
+            first.shape[d] = acc.shape[d] = 1;
+    const tl_layout *ls[2] = {&first, &acc};
+    tl_iter it;
+    if (!tl_iter_init(&it, first.shape, first.ndim, ls, 2))
+        return;
+    do {
+        for (size_t k = 0; k < it.inner; k++) {
+            double v = tl_load(src->dtype, src->buf, it.off[0] + k * it.step[0]);
+            if (v != v) {
+                a->f[it.off[1] + k * it.step[1]] = NAN;
+                a->index[it.off[1] + k * it.step[1]] = 0;
+            }
+        }
+    } while (tl_iter_next(&it));
+}
+
 tl_status tl_cpu_reduce(tl_reduce_op op, const tl_operand *dst, const tl_operand *src,
                         uint32_t reduced)
 {
@@ -247,6 +275,8 @@ tl_status tl_cpu_reduce(tl_reduce_op op, const tl_operand *dst, const tl_operand
             }
         } while (tl_iter_next(&it));
     }
+    if (!ints && op != TL_SUM && op != TL_MEAN)
+        keep_leading_nan(src, &out, reduced, &a);
     store_results(op, ints, dst, &a, nout, count);
     free(block);
     return TL_OK;
