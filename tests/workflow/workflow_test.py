@@ -459,7 +459,8 @@ def dump_command(c):
     """'locktrace dump PID asks a running traced program for its thread dump and says what to
     do when the program was not started with a dump signal', by the launcher's pid or the
     program's; a program whose own handler took the dump signal is said to have written none."""
-    with Running(c, [c.a.locktrace, '--dump-signal=SIGUSR2', '--', 'sh', '-c',
+    # spelt as kill -s takes it: the command knows the signal as the tracer does
+    with Running(c, [c.a.locktrace, '--dump-signal=usr2', '--', 'sh', '-c',
                      f'{c.a.wfprog} hung-on-lock; true']) as r:
         pid = int(r.wait_for('stdout', r'^ready (\d+)$').group(1))
         ending, _, err = c.run([c.a.locktrace, 'dump', str(r.p.pid)])

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "tool.h"
@@ -66,8 +67,9 @@ static void program_name(int pid, char *buf, size_t size)
     }
 }
 
-/* SIGUSR1 and the like, as LOCKTRACE_DUMP_SIGNAL spells them; 0 when off or unknown. */
-static int signal_number(const char *name)
+/* SIGUSR1 and the like, as LOCKTRACE_DUMP_SIGNAL spells them (the tracer takes any case, with
+ * or without "SIG": config.c), with its usual name in *canon; 0 when off or unknown. */
+static int signal_number(const char *name, const char **canon)
 {
     static const struct {
         const char *name;
@@ -78,9 +80,13 @@ static int signal_number(const char *name)
                 {"SIGPWR", SIGPWR},
 #endif
     };
+    if (strncasecmp(name, "SIG", 3) == 0)
+        name += 3;
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
-        if (strcmp(name, sigs[i].name) == 0)
+        if (strcasecmp(name, sigs[i].name + 3) == 0) {
+            *canon = sigs[i].name;
             return sigs[i].sig;
+        }
     return 0;
 }
 
@@ -130,7 +136,8 @@ static int ask(int pid, const proc_env *e)
 {
     char name[64];
     program_name(pid, name, sizeof name);
-    int sig = signal_number(e->dump_signal);
+    const char *signame = "";
+    int sig = signal_number(e->dump_signal, &signame);
     if (!sig) {
         fprintf(stderr, "locktrace dump: %d (%s) was not started with a dump signal, and any "
                         "signal sent now would end it. Start it again as\n"
@@ -148,7 +155,7 @@ static int ask(int pid, const proc_env *e)
         return 1;
     }
     fprintf(stderr, "locktrace dump: asked %d (%s) for its thread dump with %s; it prints it on "
-                    "its standard error", pid, name, e->dump_signal);
+                    "its standard error", pid, name, signame);
     if (files)
         fprintf(stderr, " and writes it to %s/ as *.%d.dump-<n>.json (read it with: locktrace "
                         "report %s)", e->report_dir, pid, e->report_dir);
@@ -159,7 +166,7 @@ static int ask(int pid, const proc_env *e)
                     "%s handler of its own (servers often do), it ran instead of the tracer's; "
                     "start the program with another --dump-signal. Meanwhile, gdb -p %d -batch "
                     "-ex 'thread apply all bt' shows its threads' stacks.\n", pid, name,
-            DUMP_WAIT_MS / 1000, e->dump_signal, pid);
+            DUMP_WAIT_MS / 1000, signame, pid);
     return 1;
 }
 
