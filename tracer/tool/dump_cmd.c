@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "dumpsig.h"
 #include "tool.h"
 
 #define ENV_BYTES (1 << 20)
@@ -118,8 +119,9 @@ static int count_dumps(const char *dir, int pid)
     return n;
 }
 
-/* A program that installed its own handler for the dump signal after the tracer's (a server's
- * SIGUSR1) runs that instead and prints no dump, so the dump's file is waited for. */
+/* A program that blocks the dump signal in every thread, or takes it with sigwait, prints no
+ * dump (one with a handler of its own still does: the signal carries LT_DUMP_SIGVAL), so the
+ * dump's file is waited for. */
 static int dump_written(const char *dir, int pid, int before)
 {
     for (int waited = 0; waited < DUMP_WAIT_MS; waited += 50) {
@@ -149,7 +151,7 @@ static int ask(int pid, const proc_env *e)
     }
     char dir[4200];
     int files = dump_dir(pid, e, dir, sizeof dir), before = files ? count_dumps(dir, pid) : 0;
-    if (kill(pid, sig) != 0) {
+    if (sigqueue(pid, sig, (union sigval){.sival_int = LT_DUMP_SIGVAL}) != 0) {
         fprintf(stderr, "locktrace dump: cannot signal %d (%s): ", pid, name);
         perror(NULL);
         return 1;
@@ -162,11 +164,11 @@ static int ask(int pid, const proc_env *e)
     fputc('\n', stderr);
     if (!files || dump_written(dir, pid, before))
         return 0;
-    fprintf(stderr, "locktrace dump: no dump file from %d (%s) after %d s: if the program has a "
-                    "%s handler of its own (servers often do), it ran instead of the tracer's; "
-                    "start the program with another --dump-signal. Meanwhile, gdb -p %d -batch "
-                    "-ex 'thread apply all bt' shows its threads' stacks.\n", pid, name,
-            DUMP_WAIT_MS / 1000, signame, pid);
+    fprintf(stderr, "locktrace dump: no dump file from %d (%s) after %d s: if the program blocks "
+                    "%s in every thread or takes it with sigwait or signalfd (servers' worker "
+                    "processes often do), the tracer's handler never ran; start the program with "
+                    "another --dump-signal. Meanwhile, gdb -p %d -batch -ex 'thread apply all bt' "
+                    "shows its threads' stacks.\n", pid, name, DUMP_WAIT_MS / 1000, signame, pid);
     return 1;
 }
 
