@@ -42,6 +42,7 @@
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "graph.h"
@@ -68,6 +69,8 @@ typedef struct label {
     uint8_t from_partial : 1, to_partial : 1; /* the stack is only the frames recorded with it */
     uint8_t unwound : 1;               /* both stacks are unwound ones (see request_describe) */
 } label;
+_Static_assert(offsetof(label, from_stack) == 0 && offsetof(label, to_stack) == sizeof(uint32_t),
+               "the two stacks begin a label, side by side (desc_make writes them as one)");
 
 /* An edge, in 32 bytes: a program may make tens of millions (the `lazy` stress row), so nodes,
  * edges, labels and implied records are named by 32-bit indices into their pools (lt_ixpool),
@@ -1726,7 +1729,7 @@ static inline void desc_make(desc *d, const lt_thread *t, lt_held *h, lt_mode to
     uint32_t stacks[2] = {from_stack, to_stack};
     uint64_t word;
     memcpy(&word, stacks, sizeof word);
-    memcpy(&d->l.from_stack, &word, sizeof word);
+    memcpy(&d->l, &word, sizeof word); /* into the label, not its first field: they are its start */
     d->l.thread = thread;
     d->l.from_partial = partial != 0;
     d->l.to_partial = to_partial != 0;
