@@ -12,7 +12,8 @@
  *
  * Not covered: a thread that blocks the signal never takes it, so a process that blocks it in
  * every thread (Apache's workers) or takes it with sigwait or signalfd never dumps; neither
- * does a program that sets its handler by the system call itself.
+ * does a program that sets its handler by the system call itself, or through sigset() or
+ * sysv_signal(), which set it inside libc.
  */
 #define _GNU_SOURCE
 #include <errno.h>
