@@ -569,14 +569,14 @@ static int join_self(lt_event *ev)
     return report_deadlock(step, 1);
 }
 
-/* The calling thread is about to wait in pthread_join for `target`. A joiner that holds no
- * lock can close no cycle with other threads (nobody waits for it), so only one that does is
- * published. */
+/* The calling thread is about to wait in pthread_join for `target`. Every join is published,
+ * also one that holds no lock: another thread may join the joiner (two threads joining each
+ * other), and a join is rare enough that its wait record costs nothing that shows. */
 int lt_waitfor_join_begin(lt_event *ev, uintptr_t target)
 {
     if (lt_unlikely(target == (uintptr_t)pthread_self()))
         return join_self(ev);
-    return ev->self->nheld ? begin(ev, LT_FOR_JOIN, target, NULL) : 0;
+    return begin(ev, LT_FOR_JOIN, target, NULL);
 }
 
 /* The calling thread is about to wait on `cond`, its mutex already out of the held set. As

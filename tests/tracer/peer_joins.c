@@ -1,0 +1,353 @@
+/*
+ * peer_joins.c - deadlocks through pthread_join that Helgrind, DRD and ThreadSanitizer
+ * programs show, and the legal joins next to them:
+ *   - two threads that join each other (neither holds a lock);
+ *   - three threads in a ring of joins;
+ *   - a thread that holds a mutex, wakes a condition waiter of that mutex and joins it: the
+ *     waiter must retake the mutex before its wait returns;
+ *   - the same when the joiner has not signalled (whatever ends the wait, it needs the mutex);
+ * and silent: a chain of joins that ends in a thread that exits, joins of exited and
+ * detached threads, a timed join and a tryjoin of a blocked thread, a joiner holding a mutex
+ * that its condition-waiting target does not use, a waiter the joiner wakes after letting the
+ * mutex go, a pool of idle workers told to quit and joined, a cancelled waiter joined, a fork
+ * child that joins nothing of its parent's.
+ *   peer_joins NAME
+ * Each scenario prints what its calls returned and ends with "done".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "apis/poll.h"
+
+#define NOINLINE __attribute__((noinline))
+#define POOL 4
+
+static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER, other = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int go, quit;
+static pthread_t ring[3];
+static blocked_probe probes[3];
+static sem_t finished;
+
+static void result(const char *what, int rc)
+{
+    printf("%s -> %s\n", what,
+           rc == 0 ? "0" : rc == EDEADLK ? "EDEADLK" : rc == EBUSY ? "EBUSY" :
+           rc == ETIMEDOUT ? "ETIMEDOUT" : rc == EINVAL ? "EINVAL" : strerror(rc));
+    fflush(stdout);
+}
+
+/* ---- rings of joins ---- */
+
+/* Ring member i joins member i + 1 (mod n) once it is there; the last to join closes the
+ * ring. Each says what its join returned before it ends. */
+typedef struct member {
+    int i, n;
+    sem_t *started;
+} member;
+
+NOINLINE static void join_next(int i, int n)
+{
+    pthread_t next = ring[(i + 1) % n];
+    char what[32];
+    blocked_announce_on(&probes[i], (const void *)next, 4096);
+    int rc = pthread_join(next, NULL);
+    snprintf(what, sizeof what, "join %d", i);
+    result(what, rc);
+}
+
+static sem_t joined_ready;
+
+static void *ring_member(void *arg)
+{
+    member *m = arg;
+    sem_wait(&joined_ready); /* every handle of the ring is known */
+    /* members join in order: each waits for the one before it to block in its join */
+    if (m->i > 0)
+        blocked_until(&probes[m->i - 1]);
+    join_next(m->i, m->n);
+    sem_post(&finished);
+    return NULL;
+}
+
+/* Each member is joined only by the member before it, so the main thread waits for them by
+ * semaphore. glibc 2.36 waits forever (peer-join.2n). With LOCKTRACE_ACTION=edeadlk the
+ * closing join fails with EDEADLK, its thread ends, and the ring unwinds. */
+NOINLINE static void join_ring(int n)
+{
+    member m[3];
+    sem_init(&joined_ready, 0, 0);
+    sem_init(&finished, 0, 0);
+    for (int i = 0; i < n; i++) {
+        m[i] = (member){i, n, NULL};
+        pthread_create(&ring[i], NULL, ring_member, &m[i]);
+    }
+    for (int i = 0; i < n; i++)
+        sem_post(&joined_ready);
+    for (int i = 0; i < n; i++)
+        sem_wait(&finished);
+}
+
+/* ---- a joiner holding the mutex its condition-waiting target retakes ---- */
+
+static blocked_probe waiter;
+
+NOINLINE static void wait_for_go(void)
+{
+    pthread_mutex_lock(&mutex);
+    blocked_announce_on(&waiter, &cond, sizeof cond);
+    while (!go)
+        pthread_cond_wait(&cond, &mutex);
+    pthread_mutex_unlock(&mutex);
+}
+
+static void *go_waiter(void *arg)
+{
+    (void)arg;
+    wait_for_go();
+    return NULL;
+}
+
+/* The joiner takes `held`, says go (signalling when `wake`; under `held` when that is the
+ * waiter's mutex) and joins the waiter still holding `held`. If `held` is the waiter's
+ * mutex, the waiter cannot return from its wait: a deadlock; with LOCKTRACE_ACTION=edeadlk
+ * the join fails, the joiner lets the mutex go, wakes the waiter and joins again. */
+static void say_go(void)
+{
+    pthread_mutex_lock(&mutex);
+    go = 1;
+    pthread_cond_signal(&cond);
+    pthread_mutex_unlock(&mutex);
+}
+
+NOINLINE static void join_holding(pthread_mutex_t *held, int wake)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, go_waiter, NULL);
+    blocked_until(&waiter);
+    pthread_mutex_lock(held);
+    if (held == &mutex && wake) {
+        go = 1;
+        pthread_cond_signal(&cond);
+    }
+    struct timespec deadline = ms_from_now(20);
+    if (held != &mutex) /* the waiter is not woken yet: a join can only time out */
+        result("timedjoin", pthread_timedjoin_np(t, NULL, &deadline));
+    else
+        result("join", pthread_join(t, NULL));
+    pthread_mutex_unlock(held);
+    if (!go)
+        say_go();
+    result("join again", pthread_join(t, NULL));
+}
+
+/* The joiner lets the mutex go before it joins: the waiter retakes it and returns. */
+NOINLINE static void wake_then_join(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, go_waiter, NULL);
+    blocked_until(&waiter);
+    say_go();
+    result("join", pthread_join(t, NULL));
+}
+
+/* ---- legal joins ---- */
+
+static void *returns(void *arg)
+{
+    return arg;
+}
+
+static void *joins_returner(void *arg)
+{
+    pthread_t t;
+    (void)arg;
+    pthread_create(&t, NULL, returns, NULL);
+    result("inner join", pthread_join(t, NULL));
+    return NULL;
+}
+
+static sem_t release;
+
+static void *waits_for_release(void *arg)
+{
+    (void)arg;
+    sem_wait(&release);
+    return NULL;
+}
+
+/* main joins A, A joins B, B returns: a chain, not a cycle; then a thread joined long after
+ * it exited, and a detached one that still runs (EINVAL from glibc). */
+NOINLINE static void legal_joins(void)
+{
+    pthread_t a, done, detached;
+    pthread_attr_t attr;
+    pthread_create(&a, NULL, joins_returner, NULL);
+    result("outer join", pthread_join(a, NULL));
+    pthread_create(&done, NULL, returns, NULL);
+    sem_init(&release, 0, 0);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_create(&detached, &attr, waits_for_release, NULL);
+    pthread_attr_destroy(&attr);
+    result("detached join", pthread_join(detached, NULL));
+    sem_post(&release);
+    result("exited join", pthread_join(done, NULL));
+}
+
+/* A timed join and a tryjoin of a thread that waits on a condition variable with the mutex
+ * the joiner holds: they return, and the waiter goes on once the joiner lets the mutex go. */
+NOINLINE static void timed_joins(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, go_waiter, NULL);
+    blocked_until(&waiter);
+    pthread_mutex_lock(&mutex);
+    go = 1;
+    pthread_cond_signal(&cond);
+    struct timespec deadline = ms_from_now(20);
+    result("timedjoin", pthread_timedjoin_np(t, NULL, &deadline));
+    result("tryjoin", pthread_tryjoin_np(t, NULL));
+    pthread_mutex_unlock(&mutex);
+    result("join", pthread_join(t, NULL));
+}
+
+/* A pool of workers idle in condition waits, told to quit by broadcast and joined, once with
+ * the pool's mutex let go and once with another mutex held by the joiner. */
+static int idle;
+
+static void *pool_worker(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&mutex);
+    idle++;
+    while (!quit)
+        pthread_cond_wait(&cond, &mutex);
+    pthread_mutex_unlock(&mutex);
+    return NULL;
+}
+
+NOINLINE static void idle_pool(void)
+{
+    pthread_t w[POOL];
+    for (int i = 0; i < POOL; i++)
+        pthread_create(&w[i], NULL, pool_worker, NULL);
+    for (;;) {
+        pthread_mutex_lock(&mutex);
+        int n = idle;
+        pthread_mutex_unlock(&mutex);
+        if (n == POOL)
+            break;
+        sched_yield();
+    }
+    pthread_mutex_lock(&other);
+    pthread_mutex_lock(&mutex);
+    quit = 1;
+    pthread_cond_broadcast(&cond);
+    pthread_mutex_unlock(&mutex);
+    for (int i = 0; i < POOL; i++)
+        result("pool join", pthread_join(w[i], NULL));
+    pthread_mutex_unlock(&other);
+}
+
+/* A waiter cancelled in its condition wait (its cleanup lets the retaken mutex go) and
+ * joined by a thread that held that mutex to cancel it and let it go before joining. */
+static void unlock_mutex(void *arg)
+{
+    pthread_mutex_unlock(arg);
+}
+
+static void *cancellable_waiter(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&mutex);
+    pthread_cleanup_push(unlock_mutex, &mutex);
+    blocked_announce_on(&waiter, &cond, sizeof cond);
+    for (;;)
+        pthread_cond_wait(&cond, &mutex);
+    pthread_cleanup_pop(1);
+    return NULL;
+}
+
+NOINLINE static void cancelled_waiter(void)
+{
+    pthread_t t;
+    void *ret;
+    pthread_create(&t, NULL, cancellable_waiter, NULL);
+    blocked_until(&waiter);
+    pthread_mutex_lock(&mutex);
+    result("cancel", pthread_cancel(t));
+    pthread_mutex_unlock(&mutex);
+    result("join", pthread_join(t, &ret));
+    puts(ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
+}
+
+/* A fork while a thread is joining a condition waiter: the child has neither; it joins a
+ * thread of its own and exits; the parent's join returns once the waiter is told to go. */
+static blocked_probe joiner;
+
+static void *joins_waiter(void *arg)
+{
+    blocked_announce_on(&joiner, (const void *)**(pthread_t **)arg, 4096);
+    result("join in parent", pthread_join(**(pthread_t **)arg, NULL));
+    return NULL;
+}
+
+NOINLINE static void fork_while_joining(void)
+{
+    pthread_t w, j, *target = &w;
+    int status;
+    pthread_create(&w, NULL, go_waiter, NULL);
+    blocked_until(&waiter);
+    pthread_create(&j, NULL, joins_waiter, &target);
+    blocked_until(&joiner);
+    pid_t pid = fork();
+    if (pid == 0) {
+        pthread_t own;
+        pthread_create(&own, NULL, returns, NULL);
+        _exit(pthread_join(own, NULL) == 0 ? 0 : 1);
+    }
+    waitpid(pid, &status, 0);
+    printf("child -> %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    say_go();
+    pthread_join(j, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    const char *s = argc > 1 ? argv[1] : "";
+    if (!strcmp(s, "join-each-other"))
+        join_ring(2);
+    else if (!strcmp(s, "join-ring"))
+        join_ring(3);
+    else if (!strcmp(s, "wake-join-holding"))
+        join_holding(&mutex, 1);
+    else if (!strcmp(s, "join-holding"))
+        join_holding(&mutex, 0);
+    else if (!strcmp(s, "join-holding-other"))
+        join_holding(&other, 0);
+    else if (!strcmp(s, "wake-then-join"))
+        wake_then_join();
+    else if (!strcmp(s, "legal-joins"))
+        legal_joins();
+    else if (!strcmp(s, "timed-joins"))
+        timed_joins();
+    else if (!strcmp(s, "idle-pool"))
+        idle_pool();
+    else if (!strcmp(s, "cancelled-waiter"))
+        cancelled_waiter();
+    else if (!strcmp(s, "fork-while-joining"))
+        fork_while_joining();
+    else {
+        fprintf(stderr, "peer_joins: unknown scenario '%s'\n", s);
+        return 64;
+    }
+    puts("done");
+    return 0;
+}
