@@ -2,7 +2,7 @@
 """CPU per request of real servers (Debian's memcached and unbound), natively and traced.
 
   server_bench.py LIBLOCKTRACE [--servers memcached,unbound] [--repeat K] [--instructions]
-                  [--baseline OTHER_LIBLOCKTRACE] [--traced-env VAR=VALUE] [--syscalls]
+                  [--baseline OTHER_LIBLOCKTRACE] [--traced-env VAR=VALUE] [--syscalls] [--profile DIR]
                   [--warmup S] [--keep-profiles DIR] [--requests N] [--rate R] [--conns C] [--seconds S] [--qps Q]
 
 Needs `apt-get install memcached unbound dnsperf` (benchmark-only tools; a missing one is
@@ -31,6 +31,13 @@ the ratios of runs made in the same turn (less moved by a load that changes slow
 tracepoints). --warmup S runs the same load for S seconds before the measured one: a fresh
 server's first minutes make its new locks and order edges (each of a call site's first 64
 new edges unwinds), which a server that runs for days has long made.
+
+--profile DIR: each run also recorded with `perf record -g` (DIR/perf.<server>.<label>.<n>.data),
+and the median share of the server's samples that fell in liblocktrace's own code printed, with
+its top functions in the first traced run: a share is read within one run, so a load on the
+machine that changes between runs moves it far less than a ratio of two runs' CPU (it leaves
+out the libc calls the tracer makes, e.g. its trylock before each lock, and what it costs the
+program's own code in cache misses).
 
 --instructions: instead, one run each under valgrind's callgrind (apt-get install valgrind),
 instrumented only between "ready" and the end of the load (callgrind_control), printing the
@@ -151,7 +158,45 @@ class CpuProbe:
         return self.r
 
 
-class SyscallProbe(CpuProbe):
+class PerfProbe(CpuProbe):
+    """CpuProbe, with `perf <command> -p PID` attached to the server over the load only: perf
+    starts disabled and is switched on and off through its control pipe."""
+
+    def perf_args(self):
+        raise NotImplementedError
+
+    def begin(self, pid):
+        ctl_r, self.ctl = os.pipe()
+        self.ack, ack_w = os.pipe()
+        self.perf = subprocess.Popen(['perf'] + self.perf_args() + [
+                                      '-D', '-1', '--control', f'fd:{ctl_r},{ack_w}',
+                                      '-p', str(pid)],
+                                     pass_fds=(ctl_r, ack_w), stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
+        os.close(ctl_r)
+        os.close(ack_w)
+        self._control(b'enable')
+        super().begin(pid)
+
+    def _control(self, command):
+        """Sends perf a command and waits for its acknowledgement (counting or sampling is
+        then on or off): perf -p says nothing when it has attached."""
+        os.write(self.ctl, command + b'\n')
+        if not os.read(self.ack, 16).startswith(b'ack\n'):  # 'ack\n\0'
+            raise RuntimeError('perf: ' + self.perf.communicate(timeout=10)[1].decode())
+
+    def end(self, pid):
+        self._control(b'disable')
+        super().end(pid)
+        # The control pipe stays open until perf has ended: perf record that sees it closed
+        # first dies of the SIGINT without writing its file's header.
+        self.perf.send_signal(signal.SIGINT)
+        self.perf.communicate(timeout=60)
+        os.close(self.ctl)
+        os.close(self.ack)
+
+
+class SyscallProbe(PerfProbe):
     """CpuProbe, and what `perf stat` counts in the server over the load: its system calls
     (all, and futex: the waits and wakes of contended locks and condition variables) and
     page faults. The CPU figures then include the tracepoints' own cost."""
@@ -161,38 +206,60 @@ class SyscallProbe(CpuProbe):
     def __init__(self, d):
         self.out = os.path.join(d, 'perf.stat')
 
-    def begin(self, pid):
-        ctl_r, self.ctl = os.pipe()
-        self.ack, ack_w = os.pipe()
-        self.perf = subprocess.Popen(['perf', 'stat', '-x,', '-o', self.out, '-D', '-1',
-                                      '--control', f'fd:{ctl_r},{ack_w}', '-e',
-                                      ','.join(self.EVENTS), '-p', str(pid)],
-                                     pass_fds=(ctl_r, ack_w), stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE)
-        os.close(ctl_r)
-        os.close(ack_w)
-        self._control(b'enable')
-        super().begin(pid)
-
-    def _control(self, command):
-        """Sends perf a command and waits for its acknowledgement (the counters are then on
-        or off): perf stat -p says nothing when it has attached."""
-        os.write(self.ctl, command + b'\n')
-        if not os.read(self.ack, 16).startswith(b'ack\n'):  # 'ack\n\0'
-            raise RuntimeError('perf stat: ' + self.perf.communicate(timeout=10)[1].decode())
+    def perf_args(self):
+        return ['stat', '-x,', '-o', self.out, '-e', ','.join(self.EVENTS)]
 
     def end(self, pid):
-        self._control(b'disable')
         super().end(pid)
-        os.close(self.ctl)
-        os.close(self.ack)
-        self.perf.send_signal(signal.SIGINT)
-        self.perf.communicate(timeout=30)
         with open(self.out) as f:
             for line in f:
                 v = line.strip().split(',')
                 if len(v) > 2 and v[2] in self.EVENTS and v[0].isdigit():
                     self.r[self.EVENTS[v[2]]] = int(v[0])
+
+
+class ProfileProbe(PerfProbe):
+    """CpuProbe, and a `perf record -g` profile of the server over the load, kept as
+    DIR/perf.<server>.<label>.<n>.data; the result also holds the share of the samples that
+    fell in liblocktrace (its own code: the libc calls it makes count as libc's). That share
+    is read within one run, so a load on the machine that changes from run to run moves it
+    far less than the ratio of two runs' CPU. perf's sampling (1 kHz) adds to the CPU."""
+    runs = {}
+
+    def __init__(self, d, keep, server, label):
+        ProfileProbe.runs[(server, label)] = n = ProfileProbe.runs.get((server, label), 0) + 1
+        self.out = os.path.join(keep, f'perf.{server}.{label}.{n}.data')
+
+    def perf_args(self):
+        return ['record', '-g', '-F', '1000', '-q', '-o', self.out]
+
+    def end(self, pid):
+        super().end(pid)
+        self.r['samples in liblocktrace %'] = 100 * tracer_share(self.out)
+
+
+def perf_report(data, *args):
+    return subprocess.run(['perf', 'report', '-i', data, '--stdio', '--no-children', '-g', 'none']
+                          + list(args), capture_output=True, text=True, timeout=120).stdout
+
+
+def tracer_share(data):
+    """The fraction of the samples in data that fell in liblocktrace."""
+    for line in perf_report(data, '--sort', 'dso').splitlines():
+        m = re.match(r'\s*([\d.]+)%\s+(\S+)', line)
+        if m and m.group(2).startswith('liblocktrace'):
+            return float(m.group(1)) / 100
+    return 0.0
+
+
+def print_tracer_symbols(data, top=8):
+    """The functions of liblocktrace with most samples in one profile."""
+    rows = [line.strip() for line in perf_report(data, '--sort', 'sym', '--dsos',
+                                                 'liblocktrace.so').splitlines()
+            if re.match(r'\s*[\d.]+%', line)]
+    print(f'  top functions of liblocktrace in {data} (percent of all samples):')
+    for row in rows[:top]:
+        print('    ' + row)
 
 
 def valgrind_fd_limit():
@@ -413,8 +480,8 @@ def run_one(fn, env, o, probe_class):
         if b'locktrace:' in err:
             sys.stderr.write(err.decode(errors='replace'))
         r = probe.result()
-        if isinstance(r, dict):
-            return {k: v / answered for k, v in r.items()}
+        if isinstance(r, dict):  # per request, but for shares of the run
+            return {k: v if k.endswith('%') else v / answered for k, v in r.items()}
         return r / answered
 
 
@@ -434,12 +501,16 @@ def bench(name, o, envs):
         return
     runs = {label: [] for label, _ in envs}
     probe = SyscallProbe if o.syscalls else CpuProbe
+    if o.profile:
+        os.makedirs(o.profile, exist_ok=True)
+        probes = {label: (lambda d, label=label: ProfileProbe(d, o.profile, name, label))
+                  for label, _ in envs}
     # The order rotates each turn: with a fixed order, the build run right after native read
     # ~8 % more CPU per memcached request than the one after it, whichever build it was.
     for turn in range(o.repeat):
         k = turn % len(envs)
         for label, env in envs[k:] + envs[:k]:
-            runs[label].append(run_one(fn, env, o, probe))
+            runs[label].append(run_one(fn, env, o, probes[label] if o.profile else probe))
     cpu = {k: [r['cpu'] for r in v] for k, v in runs.items()}
     native = cpu['native']
     print(f'{title(o)}; server CPU per request, {o.repeat} interleaved runs each')
@@ -455,6 +526,8 @@ def bench(name, o, envs):
             print(f'  {k} per-pair ratios {min(pair):.2f}-{max(pair):.2f}x, median '
                   f'{statistics.median(pair):.2f}x (90 % interval {lo:.2f}-{hi:.2f}x)')
     print_details(runs)
+    if o.profile:
+        print_tracer_symbols(os.path.join(o.profile, f'perf.{name}.traced.1.data'))
 
 
 def median_interval(xs, rounds=2000):
@@ -476,7 +549,7 @@ def print_details(runs):
                else None for label, v in runs.items()}
         if all(m is None or m < 0.0005 for m in med.values()):
             continue
-        unit = ' us' if k.startswith('cpu') else ''
+        unit = ' us' if k.startswith('cpu') else ' %' if k.endswith('%') else ''
         print(f'  {k + " (median)":40}' +
               '  '.join(f'{label} {"-" if m is None else f"{m:.4f}{unit}"}'
                         for label, m in med.items()))
@@ -500,6 +573,10 @@ def main(argv):
     a.add_argument('--traced-env', metavar='VAR=VALUE', action='append', default=[],
                    help='also run the traced build with this LOCKTRACE_ setting (repeatable: '
                    'one more run per turn each), e.g. LOCKTRACE_INVERSION=off')
+    a.add_argument('--profile', metavar='DIR',
+                   help='record each run with perf record -g into DIR/perf.<server>.<label>.<n>.data '
+                   'and print the median share of the server\'s samples in liblocktrace, and '
+                   'its top functions in the first traced run (apt-get install linux-perf)')
     a.add_argument('--keep-profiles', metavar='DIR',
                    help='with --instructions: copy each run\'s callgrind output to DIR '
                    '(callgrind.out.1 native, .2 traced, .3 baseline; numbered on per server)')
@@ -516,6 +593,10 @@ def main(argv):
             setattr(o, k, v)
     if o.instructions and not (tool('valgrind') and tool('callgrind_control')):
         a.error('--instructions needs valgrind (apt-get install valgrind)')
+    if o.profile and not tool('perf'):
+        a.error('--profile needs perf (apt-get install linux-perf)')
+    if o.profile and (o.instructions or o.syscalls):
+        a.error('--profile goes with neither --instructions nor --syscalls')
     CallgrindProbe.keep = o.keep_profiles
     names = o.servers.split(',')
     for n in names:

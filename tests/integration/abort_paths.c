@@ -9,6 +9,9 @@
  *                             waits for good; then the relock
  *   abort_paths in-handler    prints a line and holds stdout's lock itself (as printf does
  *                             while it runs) when a signal's handler relocks the mutex
+ *   abort_paths closed-pipe   stdout becomes a pipe whose reader has closed its end (a
+ *                             `| head -1` that has ended): the abort is still SIGABRT, after
+ *                             the report, not SIGPIPE
  *   abort_paths trap          a SIGILL handler relocks the mutex; the illegal instruction is
  *                             the first of its function, so the frame the signal interrupted
  *                             is named right only when its address is looked up as is (it is
@@ -78,6 +81,12 @@ int main(int argc, char **argv)
         if (read(ready[0], &c, 1) != 1) /* stdout is locked from here on */
             return 3;
         relock();
+    } else if (strcmp(mode, "closed-pipe") == 0) {
+        int p[2];
+        if (pipe(p) != 0 || dup2(p[1], 1) != 1)
+            return 3;
+        close(p[0]);
+        relock();
     } else if (strcmp(mode, "in-handler") == 0) {
         signal(SIGUSR1, on_signal);
         flockfile(stdout);
@@ -89,7 +98,7 @@ int main(int argc, char **argv)
 #endif
         return 4;
     } else {
-        fprintf(stderr, "usage: abort_paths buffered|stdout-held|in-handler|trap\n");
+        fprintf(stderr, "usage: abort_paths buffered|stdout-held|closed-pipe|in-handler|trap\n");
         return 2;
     }
     return 0;

@@ -1,13 +1,15 @@
 /*
  * dump_signal.c - a program with a handler of its own for the dump signal (SIGUSR1 here, run
  * with LOCKTRACE_DUMP_SIGNAL=SIGUSR1), as servers have: what it sees of its action, which
- * signals run its handler and which dump. One thread, so a signal it sends itself is taken
+ * signals run its handler and which dump, what a vfork child's calls change (Python's
+ * subprocess resets handlers in one). One thread, so a signal it sends itself is taken
  * before the sending call returns. Prints each step on stdout.
  */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "dumpsig.h"
@@ -41,6 +43,14 @@ int main(void)
     printf("before: %s, now: %s\n", what(old.sa_handler), what(now.sa_handler));
     raise(SIGUSR1);
     printf("raise: handler ran %d\n", (int)ran);
+    pid_t child = vfork(); /* it shares the parent's memory, not its actions */
+    if (child == 0) {
+        signal(SIGUSR1, SIG_DFL);
+        _exit(0);
+    }
+    waitpid(child, NULL, 0);
+    sigaction(SIGUSR1, NULL, &now);
+    printf("after a vfork child's signal(SIG_DFL): %s\n", what(now.sa_handler));
     request_dump();
     printf("dump request: handler ran %d\n", (int)ran);
     printf("signal(SIG_IGN) replaced: %s\n", what(signal(SIGUSR1, SIG_IGN)));

@@ -12,7 +12,8 @@
  *
  * Not covered: a thread that blocks the signal never takes it, so a process that blocks it in
  * every thread (Apache's workers) or takes it with sigwait or signalfd never dumps; neither
- * does a program that sets its handler by the system call itself.
+ * does a program that sets its handler by the system call itself, or through sigset() or
+ * sysv_signal(), which set it inside libc.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dumpsig.h"
 #include "lt_internal.h"
@@ -34,6 +36,15 @@ static _Atomic int dump_sig; /* 0 until installed */
 static void (*dump_fn)(void);
 static struct sigaction actions[SLOTS]; /* the program's action for dump_sig, as it set it */
 static _Atomic unsigned current;
+/* The process these are of. A vfork child shares them with its parent, and its calls (Python's
+ * subprocess sets every handled signal back to default before the exec) are its own: they go
+ * to libc, whose actions it does not share. A fork child has a copy of its own. */
+static _Atomic int owner;
+
+static void forked(void)
+{
+    atomic_store(&owner, getpid());
+}
 
 static int handles(const struct sigaction *a)
 {
@@ -118,13 +129,15 @@ void lt_dumpsig_install(int sig, void (*dump)(void))
         before.sa_handler = SIG_DFL;
     }
     dump_fn = dump;
+    forked();
+    pthread_atfork(NULL, NULL, forked);
     set_action(sig, &before, NULL);
     atomic_store(&dump_sig, sig);
 }
 
 int lt_dumpsig_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-    if (sig == 0 || sig != atomic_load(&dump_sig))
+    if (sig == 0 || sig != atomic_load(&dump_sig) || getpid() != atomic_load(&owner))
         return 0;
     set_action(sig, act, old);
     return 1;

@@ -989,10 +989,21 @@ static void flush_stream(FILE *f)
     funlockfile(f);
 }
 
+/* A reader that closes its end between the poll and the write makes it raise SIGPIPE, which
+ * would end the process before its report: blocked meanwhile, and one raised here taken back
+ * (one the program had pending stays). */
 void lt_platform_flush_stdio(void)
 {
+    sigset_t pipe_only, mask, pending;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &mask);
+    int had = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
     flush_stream(&_IO_2_1_stdout_);
     flush_stream(&_IO_2_1_stderr_);
+    if (!had && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE))
+        sigtimedwait(&pipe_only, NULL, &(struct timespec){0, 0});
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
 }
 
 void lt_platform_exe_path(char *buf, size_t size)
