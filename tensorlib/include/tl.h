@@ -249,17 +249,20 @@ TL_API tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b);
 /* ------------------------------------------------------------------------------------------
  * Rearranging (candle's names; built from the ops above, so on every device that has those)
  * ---------------------------------------------------------------------------------------- */
-/* The running sum along dim (numpy's cumsum in t's dtype; candle's t @ triu2 gives the same
- * sums but costs n^2 and spreads a NaN or inf to earlier positions). */
+/* The running sum along dim: numpy's cumsum in t's dtype, one term at a time with each
+ * partial sum rounded to the dtype (so f32 0.1 summed 10^5 times ends at 9998.557, as numpy's
+ * does); integers wrap. candle's t @ triu2 adds the same terms in order but costs n^2 and
+ * spreads a NaN or inf to earlier positions (0 * inf). */
 TL_API tl_tensor *tl_cumsum(const tl_tensor *t, size_t dim);
-/* The running product along dim (numpy's cumprod in t's dtype: integers wrap; candle has
- * none). */
+/* The running product along dim, the same way (numpy's cumprod in t's dtype: integers wrap;
+ * candle has none). */
 TL_API tl_tensor *tl_cumprod(const tl_tensor *t, size_t dim);
 /* Elements shifted by shift places along dim, wrapping around (candle's roll, numpy's roll
  * along one axis): a negative shift rolls toward index 0. */
 TL_API tl_tensor *tl_roll(const tl_tensor *t, ptrdiff_t shift, size_t dim);
 TL_API tl_tensor *tl_flip(const tl_tensor *t, const size_t *dims, size_t ndims);
-/* rep[d] copies along each dim; t gets leading size-1 dims up to nrep first. */
+/* rep[d] copies along each dim (0: the dim is empty, as numpy's tile); t gets leading size-1
+ * dims up to nrep first (fewer repeats than t has dims is TL_ERR_SHAPE). */
 TL_API tl_tensor *tl_repeat(const tl_tensor *t, const size_t *rep, size_t nrep);
 /* left and right extra slices along dim: zeros, or copies of the edge slice. */
 TL_API tl_tensor *tl_pad_with_zeros(const tl_tensor *t, size_t dim, size_t left, size_t right);

@@ -113,6 +113,10 @@ typedef struct tl_backend_i {
     /* (optional) dst (u32, src's shape) = per row along the last dim, the indexes that sort
      * it stably, ascending or descending, NaN after every number */
     tl_status (*arg_sort)(const tl_operand *dst, const tl_operand *src, bool ascending);
+    /* (optional) dst (src's shape and dtype) = the running sum, or product when `product`, of
+     * src along dim, one term at a time with each partial result rounded to the dtype (numpy's
+     * cumsum/cumprod in that dtype); integers wrap. NULL: the op runs it on the cpu. */
+    tl_status (*scan)(const tl_operand *dst, const tl_operand *src, size_t dim, bool product);
 } tl_backend_i;
 
 /* TL_OK when the backend of tensor t has member; otherwise fails with TL_ERR_UNSUPPORTED

@@ -142,15 +142,17 @@ bad:
                    tl_shape_str(src->shape, src->ndim, ss), tl_shape_str(shape, ndim, ds));
 }
 
-/* A size past PTRDIFF_MAX is shown as the negative number it was written as: TL_INFER (a
- * reshape's hole) is "-1", and a -3 a caller converted to size_t reads "-3", not 2^64 - 3. */
+/* A size at most 2^31 below 2^64 is shown as the negative int it was written as: TL_INFER (a
+ * reshape's hole) is "-1", and a -3 a caller converted to size_t reads "-3", not 2^64 - 3.
+ * Every other size, 2^63 and the rest past PTRDIFF_MAX included, is the number it is. */
+#define NEGATIVE_SHOWN ((size_t)1 << 31)
 const char *tl_shape_str(const size_t *shape, size_t ndim, char *buf)
 {
     size_t len = 0, cap = TL_SHAPE_STR;
     buf[len++] = '[';
     for (size_t i = 0; i < ndim && i < TL_MAX_DIMS; i++)
-        len += shape[i] > PTRDIFF_MAX
-                   ? (size_t)snprintf(buf + len, cap - len, i ? ", %td" : "%td", (ptrdiff_t)shape[i])
+        len += 0 - shape[i] <= NEGATIVE_SHOWN && shape[i] != 0
+                   ? (size_t)snprintf(buf + len, cap - len, i ? ", -%zu" : "-%zu", 0 - shape[i])
                    : (size_t)snprintf(buf + len, cap - len, i ? ", %zu" : "%zu", shape[i]);
     snprintf(buf + len, cap - len, "]");
     return buf;

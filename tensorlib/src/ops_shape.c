@@ -1,10 +1,10 @@
 /*
  * ops_shape.c - candle's ops that rearrange or extend a tensor, built from other ops as candle
- * builds them (so every device with those ops has these): tril2/triu2/eye, cumsum and
- * cumprod, roll, flip, repeat, pad_with_zeros/pad_with_same, upsample_nearest1d/2d and the
- * out-of-place
- * scatter/slice_scatter. Each stops at the first failing step, whose message becomes the
- * thread's last error with the op's own name in front (tl_within).
+ * builds them (so every device with those ops has these): tril2/triu2/eye, roll, flip, repeat,
+ * pad_with_zeros/pad_with_same, upsample_nearest1d/2d and the out-of-place
+ * scatter/slice_scatter; and cumsum/cumprod, which have a kernel of their own. Each stops at
+ * the first failing step, whose message becomes the thread's last error with the op's own
+ * name in front (tl_within).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -56,62 +56,54 @@ tl_tensor *tl_eye(size_t n, tl_dtype dtype, tl_device device)
     return square_mask("eye", TL_EQ, n, dtype, device);
 }
 
-/* The running sum along dim in log2(n) rounds of shifted ops (a Hillis-Steele scan): the
- * round with span s combines every element with the one s places before it.
- * candle's cumsum multiplies by triu2(n) instead, which costs n^2 (20 000 elements took 46 s,
- * 10^5 wanted 40 GB) and lets a NaN or inf reach the positions before it (0 * inf is NaN). */
-static tl_tensor *scan(const char *op, tl_binary_op combine, const tl_tensor *t, size_t dim)
+typedef struct scan_args {
+    size_t dim;
+    bool product;
+} scan_args;
+
+static tl_tensor *scan(const char *op, const tl_tensor *t, size_t dim, bool product);
+
+static tl_status scan_kernel(const tl_backend_i *b, const tl_operand *dst, const tl_operand *in,
+                             const void *ctx)
+{
+    const scan_args *a = ctx;
+    return b->scan(dst, &in[0], a->dim, a->product);
+}
+
+/* A device without a scan kernel sends the tensor through the cpu's: the same values to the
+ * bit on every device, where a kernel composed of that device's ops would round differently. */
+static tl_tensor *scan_on_cpu(const char *op, const tl_tensor *t, size_t dim, bool product)
+{
+    tl_tensor *host = tl_to_device(t, TL_CPU);
+    tl_tensor *r = host ? scan(op, host, dim, product) : NULL;
+    tl_release(host);
+    return r ? then(r, tl_to_device(r, t->device)) : NULL;
+}
+
+/* numpy's cumsum/cumprod in t's dtype: one term at a time along dim, each partial result
+ * rounded to the dtype (the backend's scan member). candle's cumsum multiplies by triu2(n)
+ * instead, which costs n^2 (20 000 elements took 46 s, 10^5 wanted 40 GB) and lets a NaN or
+ * inf reach the positions before it (0 * inf is NaN); on finite values its matmul adds the
+ * same terms in the same order. A product tree would multiply blocks that over- or underflow
+ * on their own (f32 [0, 1e20, 1e20] gave NaN where every prefix product is 0). */
+static tl_tensor *scan(const char *op, const tl_tensor *t, size_t dim, bool product)
 {
     if (tl_check_tensor(op, t) != TL_OK || tl_check_dim(op, t, &dim) != TL_OK)
         return NULL;
-    size_t n = t->layout.shape[dim];
-    tl_tensor *r = tl_copy(t);
-    for (size_t span = 1; r && span < n; span *= 2) {
-        tl_tensor *head = tl_narrow(r, dim, 0, span);
-        tl_tensor *lo = tl_narrow(r, dim, 0, n - span), *hi = tl_narrow(r, dim, span, n - span);
-        tl_tensor *both = lo && hi ? tl_binary(combine, hi, lo) : NULL;
-        const tl_tensor *parts[2] = {head, both};
-        tl_tensor *next = head && both ? tl_cat(parts, 2, dim) : NULL;
-        tl_release(head);
-        tl_release(lo);
-        tl_release(hi);
-        tl_release(both);
-        r = then(r, next);
-    }
-    return tl_within(op, r);
+    if (!t->storage->backend->scan)
+        return tl_within(op, scan_on_cpu(op, t, dim, product));
+    scan_args a = {dim, product};
+    return tl_run_op(op, &t, NULL, 1, t->layout.shape, t->layout.ndim, t->dtype, scan_kernel, &a);
 }
 
 tl_tensor *tl_cumsum(const tl_tensor *t, size_t dim)
 {
-    return scan("cumsum", TL_ADD, t, dim);
+    return scan("cumsum", t, dim, false);
 }
 
-/* The running product one position at a time, as numpy's cumprod: n multiplications over
- * the other dims. A tree scan multiplies blocks that over- or underflow on their own, so
- * f32 [0, 1e20, 1e20] gave NaN (0 times the inf of 1e20 * 1e20) where every prefix
- * product is 0, and [inf, 1e-30, 1e-30] NaN where it is inf. */
 tl_tensor *tl_cumprod(const tl_tensor *t, size_t dim)
 {
-    const char *op = "cumprod";
-    if (tl_check_tensor(op, t) != TL_OK || tl_check_dim(op, t, &dim) != TL_OK)
-        return NULL;
-    size_t n = t->layout.shape[dim], made = 0;
-    if (n < 2)
-        return tl_within(op, tl_copy(t));
-    tl_tensor **parts = tl_calloc(n, sizeof *parts);
-    if (!parts)
-        return tl_fail_nomem(op, n * sizeof *parts), NULL;
-    parts[made++] = tl_narrow(t, dim, 0, 1);
-    for (; made < n && parts[made - 1]; made++) {
-        tl_tensor *x = tl_narrow(t, dim, made, 1);
-        parts[made] = x ? tl_mul(parts[made - 1], x) : NULL;
-        tl_release(x);
-    }
-    tl_tensor *r = parts[n - 1] ? tl_cat((const tl_tensor *const *)parts, n, dim) : NULL;
-    for (size_t i = 0; i < made; i++)
-        tl_release(parts[i]);
-    free(parts);
-    return tl_within(op, r);
+    return scan("cumprod", t, dim, true);
 }
 
 /* candle's roll: the last shift (mod the dim's size, so negative shifts roll the other way)
@@ -235,7 +227,9 @@ static tl_tensor *copies(const char *op, const tl_tensor *t, size_t n, size_t di
     return r;
 }
 
-/* candle's repeat: t (with leading 1s up to nrep dims) repeated rep[d] times along each dim. */
+/* candle's repeat: t (with leading 1s up to nrep dims) repeated rep[d] times along each dim.
+ * A 0 count empties its dim, as numpy's tile and PyTorch's repeat (which candle's says it
+ * follows) do; candle itself copies only counts above 1, so it leaves that dim whole. */
 tl_tensor *tl_repeat(const tl_tensor *t, const size_t *rep, size_t nrep)
 {
     const char *op = "repeat";
@@ -250,10 +244,12 @@ tl_tensor *tl_repeat(const tl_tensor *t, const size_t *rep, size_t nrep)
         shape[i] = i < lead ? 1 : t->layout.shape[i - lead];
     tl_tensor *r = tl_reshape(t, shape, nrep);
     for (size_t i = 0; r && i < nrep; i++) {
-        if (rep[i] == 0 || rep[i] > SIZE_MAX / sizeof(void *))
+        if (rep[i] > SIZE_MAX / sizeof(void *))
             return tl_release(r), tl_fail(TL_ERR_RANGE, "%s: %zu repeats of dim %zu", op, rep[i],
                                           i), NULL;
-        if (rep[i] > 1)
+        if (rep[i] == 0)
+            r = then(r, tl_narrow(r, i, 0, 0));
+        else if (rep[i] > 1)
             r = then(r, copies(op, r, rep[i], i));
     }
     return tl_within(op, r);

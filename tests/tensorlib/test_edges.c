@@ -22,6 +22,13 @@ static void reshape_overflow(void)
     /* the hole and a negative size read as written, not as 2^64 - 1 and 2^64 - 3 */
     EXPECT_FAIL(tl_reshape(t, SHAPE(3, TL_INFER)), TL_ERR_SHAPE, "cannot reshape f32[4] to [3, -1]");
     EXPECT_FAIL(tl_zeros(SHAPE(2, (size_t)-3), TL_F32, TL_CPU), TL_ERR_RANGE, "shape [2, -3] is too large");
+    /* sizes from 2^63 up are the numbers they are (they printed as negative) */
+    EXPECT_FAIL(tl_zeros(SHAPE((size_t)1 << 63), TL_F32, TL_CPU), TL_ERR_RANGE,
+                "shape [9223372036854775808] is too large");
+    EXPECT_FAIL(tl_zeros(SHAPE(3, SIZE_MAX - ((size_t)1 << 31)), TL_U8, TL_CPU), TL_ERR_RANGE,
+                "shape [3, 18446744071562067967] is too large");
+    EXPECT_FAIL(tl_reshape(t, SHAPE((size_t)1 << 63, 0)), TL_ERR_SHAPE, "[9223372036854775808, 0]");
+    EXPECT_FAIL(tl_reshape(t, SHAPE(-(size_t)1 << 31, 4)), TL_ERR_SHAPE, "[-2147483648, 4]");
     tl_release(t);
 }
 
@@ -357,6 +364,56 @@ static void cumprod_blocks(void)
     tl_release(zero);
 }
 
+/* cumsum adds one term at a time in the dtype, as numpy's cumsum in that dtype (and candle's
+ * matmul by triu2 on finite values): f32 1e8 + 1 rounds back to 1e8 at every step, where a
+ * tree scan added 8 ones first and reached 1e8 + 8; f16 2048 + 1 rounds to 2048. */
+static void cumsum_sequential(void)
+{
+    tl_tensor *f32 = MAKE(TL_F32, SHAPE(9), 1e8, 1, 1, 1, 1, 1, 1, 1, 1);
+    tl_tensor *f16 = MAKE(TL_F16, SHAPE(3), 2048, 1, 1);
+    tl_tensor *neg0 = MAKE(TL_F32, SHAPE(2), -0.0, -0.0);
+    EXPECT_VALS(tl_cumsum(f32, 0), 0, 1e8, 1e8, 1e8, 1e8, 1e8, 1e8, 1e8, 1e8, 1e8);
+    EXPECT_FMT(tl_cumsum(f16, 0), "[2048.0, 2048.0, 2048.0]");
+    EXPECT_FMT(tl_cumsum(neg0, 0), "[-0.0, -0.0]");
+    /* u8 in its own dtype: 3 * 100 = 300 wraps to 44, 44 * 100 = 4400 to 48 */
+    tl_tensor *u8 = MAKE(TL_U8, SHAPE(4), 3, 100, 100, 2);
+    EXPECT_FMT(tl_cumprod(u8, 0), "[3, 44, 48, 96]");
+    EXPECT_FMT(tl_cumsum(u8, 0), "[3, 103, 203, 205]");
+    RELEASE(f32, f16, neg0, u8);
+}
+
+/* A long scan runs as one kernel (cumprod was one narrow and one mul per position: 1 s for
+ * 10^5); the values at the end show every position was visited once. */
+static void scan_long(void)
+{
+    enum { N = 100000 };
+    tl_tensor *ones = tl_ones(SHAPE(N), TL_I64, TL_CPU);
+    tl_tensor *sum = tl_cumsum(ones, 0), *prod = tl_cumprod(ones, 0);
+    int64_t last = 0;
+    tl_tensor *tail = sum ? tl_narrow(sum, 0, N - 1, 1) : NULL;
+    CHECK(tail && tl_to_vec(tail, &last, sizeof last) == TL_OK && last == N);
+    tl_release(tail);
+    tail = prod ? tl_narrow(prod, 0, N - 1, 1) : NULL;
+    CHECK(tail && tl_to_vec(tail, &last, sizeof last) == TL_OK && last == 1);
+    RELEASE(tail, sum, prod, ones);
+}
+
+/* A repeat count of 0 empties its dim, as numpy's tile (it was refused; candle leaves the dim
+ * whole). */
+static void repeat_zero(void)
+{
+    tl_tensor *t = MAKE(TL_I32, SHAPE(2, 3), 1, 2, 3, 4, 5, 6);
+    tl_tensor *r = tl_repeat(t, SHAPE(0, 2));
+    CHECK(r && tl_ndim(r) == 2 && tl_shape(r)[0] == 0 && tl_shape(r)[1] == 6);
+    tl_release(r);
+    r = tl_repeat(t, SHAPE(2, 0, 1));
+    CHECK(r && tl_ndim(r) == 3 && tl_shape(r)[0] == 2 && tl_shape(r)[1] == 0 &&
+          tl_shape(r)[2] == 3);
+    EXPECT_FMT(r, "[[], []]");
+    EXPECT_FMT(tl_repeat(t, SHAPE(1, 2)), "[[1, 2, 3, 1, 2, 3], [4, 5, 6, 4, 5, 6]]");
+    tl_release(t);
+}
+
 int main(void)
 {
     reshape_overflow();
@@ -373,5 +430,8 @@ int main(void)
     small_ints();
     var_overflow();
     cumprod_blocks();
+    cumsum_sequential();
+    scan_long();
+    repeat_zero();
     return check_summary();
 }

@@ -404,9 +404,13 @@ extern _Atomic unsigned lt_foreign_unlocks;
  * writer: where the lock names another writer or none, the thread does not hold it (a held
  * entry that says otherwise is stale), and a large set needs no lookup - what makes a
  * thread that holds thousands of locks take one more without touching its set. Not a custom
- * lock, whose kind the program names at each call. */
-static inline lt_held *lt_held_find_lock(lt_thread *t, const void *addr, const lt_lock *l,
-                                         lt_kind kind, lt_api api)
+ * lock, whose kind the program names at each call. Always inline (in each lock entry point,
+ * through lt_lock_common): gcc 12 made it one shared function, and the call cost every
+ * acquisition ~10 instructions, more than the common case's answer (none held) itself. */
+static inline __attribute__((always_inline)) lt_held *lt_held_find_lock(lt_thread *t,
+                                                                       const void *addr,
+                                                                       const lt_lock *l,
+                                                                       lt_kind kind, lt_api api)
 {
     if (lt_likely(t->nheld == 0))
         return NULL;

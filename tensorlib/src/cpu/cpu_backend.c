@@ -73,4 +73,5 @@ const tl_backend_i tl_cpu_backend = {
     .index_add = tl_cpu_index_add,
     .softmax = tl_cpu_softmax,
     .arg_sort = tl_cpu_arg_sort,
+    .scan = tl_cpu_scan,
 };

@@ -1,6 +1,6 @@
 /*
  * cpu_heavy.h - the cpu kernels of the heavy ops: matmul and gemm (BLAS), conv1d/conv2d
- * (im2col + gemm), the index ops and softmax. cpu_backend.c lists the tl_backend_i members in
+ * (im2col + gemm), the index ops, softmax, sort and the scans (cumsum, cumprod). cpu_backend.c lists the tl_backend_i members in
  * its table; the other declarations are helpers shared between these files.
  * Prototypes are grouped by the file that defines them.
  */
@@ -68,5 +68,10 @@ tl_status tl_cpu_softmax(const tl_operand *dst, const tl_operand *src, size_t di
  * cpu_sort.c
  * ---------------------------------------------------------------------------------------- */
 tl_status tl_cpu_arg_sort(const tl_operand *dst, const tl_operand *src, bool ascending);
+
+/* ------------------------------------------------------------------------------------------
+ * cpu_scan.c
+ * ---------------------------------------------------------------------------------------- */
+tl_status tl_cpu_scan(const tl_operand *dst, const tl_operand *src, size_t dim, bool product);
 
 #endif

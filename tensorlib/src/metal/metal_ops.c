@@ -255,4 +255,5 @@ const tl_backend_i tl_metal_backend = {
     .scatter = NULL,              /* no Metal kernel */
     .index_add = NULL,            /* no Metal kernel */
     .softmax = metal_softmax,
+    .scan = NULL,                 /* no Metal kernel: cumsum/cumprod run on the cpu */
 };
