@@ -9,7 +9,7 @@
  * and silent: a chain of joins that ends in a thread that exits, joins of exited and
  * detached threads, a timed join and a tryjoin of a blocked thread, a joiner holding a mutex
  * that its condition-waiting target does not use, a waiter the joiner wakes after letting the
- * mutex go, a pool of idle workers told to quit and joined, a cancelled waiter joined, a fork
+ * mutex go, a "join" of a detached waiter (glibc refuses it at once), a pool of idle workers told to quit and joined, a cancelled waiter joined, a fork
  * child that joins nothing of its parent's.
  *   peer_joins NAME
  * Each scenario prints what its calls returned and ends with "done".
@@ -155,6 +155,38 @@ NOINLINE static void wake_then_join(void)
     blocked_until(&waiter);
     say_go();
     result("join", pthread_join(t, NULL));
+}
+
+/* The joiner holds the mutex a detached condition waiter must retake, and joins it: glibc
+ * refuses the join (EINVAL; POSIX leaves it undefined), so nothing waits. The thread is
+ * detached when created, or by pthread_detach. */
+static void *detached_waiter(void *arg)
+{
+    (void)arg;
+    wait_for_go();
+    sem_post(&finished);
+    return NULL;
+}
+
+NOINLINE static void join_detached(int at_create)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+    sem_init(&finished, 0, 0);
+    pthread_attr_init(&attr);
+    if (at_create)
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_create(&t, &attr, detached_waiter, NULL);
+    pthread_attr_destroy(&attr);
+    blocked_until(&waiter); /* started: a detach finds it (interpose_detach.c) */
+    if (!at_create)
+        result("detach", pthread_detach(t));
+    pthread_mutex_lock(&mutex);
+    go = 1;
+    pthread_cond_signal(&cond);
+    result("join", pthread_join(t, NULL));
+    pthread_mutex_unlock(&mutex);
+    sem_wait(&finished);
 }
 
 /* ---- legal joins ---- */
@@ -334,6 +366,10 @@ int main(int argc, char **argv)
         join_holding(&other, 0);
     else if (!strcmp(s, "wake-then-join"))
         wake_then_join();
+    else if (!strcmp(s, "join-detached-at-create"))
+        join_detached(1);
+    else if (!strcmp(s, "join-detached"))
+        join_detached(0);
     else if (!strcmp(s, "legal-joins"))
         legal_joins();
     else if (!strcmp(s, "timed-joins"))

@@ -737,7 +737,7 @@ lt_start *lt_interpose_start_new(void *fn, void *arg)
     lt_start *s = malloc(sizeof *s);
     lt_leave(&lt_tls);
     if (s)
-        *s = (lt_start){fn, arg, lt_thread_next_seq()};
+        *s = (lt_start){fn, arg, lt_thread_next_seq(), 0};
     return s;
 }
 
@@ -748,6 +748,8 @@ lt_start lt_interpose_started(lt_start *p)
     lt_tls.busy = 1;
     free(p);
     lt_thread_start(s.seq);
+    if (lt_tls.self)
+        lt_tls.self->detached = (uint8_t)s.detached;
     lt_platform_thread_init();
     lt_callsite_thread_init();
     lt_tls.busy = 0;
@@ -769,6 +771,9 @@ LT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
     lt_start *s = lt_interpose_start_new((void *)fn, arg);
     if (!s)
         return real.pthread_create(th, attr, fn, arg);
+    int state;
+    s->detached = attr && pthread_attr_getdetachstate(attr, &state) == 0 &&
+                  state == PTHREAD_CREATE_DETACHED;
     int rc = real.pthread_create(th, attr, thread_start, s);
     if (rc != 0)
         free(s);

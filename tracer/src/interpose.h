@@ -51,6 +51,7 @@ typedef struct lt_start {
     void *fn;
     void *arg;
     int seq;
+    int detached; /* created detached: no join of it ever waits (waitfor.c) */
 } lt_start;
 lt_start *lt_interpose_start_new(void *fn, void *arg);
 lt_start lt_interpose_started(lt_start *s);

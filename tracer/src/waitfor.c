@@ -297,7 +297,7 @@ typedef struct by_handle {
 static void find_handle(lt_thread *t, void *arg)
 {
     by_handle *f = arg;
-    if (t->handle == f->handle && !f->t) {
+    if (t->handle == f->handle && !f->t && !t->detached) {
         f->t = t;
         f->w = t->cond_wait;
         f->seq = t->info.seq;
@@ -403,7 +403,10 @@ static void expand(lt_bfs *b, size_t at)
         expand_lock(b, at, &(want){w->lock, w->gen, w->addr, (lt_kind)w->kind, (lt_mode)w->mode});
     } else if (w->waits_for == LT_FOR_JOIN) {
         lt_thread *v = waiting_thread(BY_HANDLE, w->target);
-        offer(b, at, v ? v : show_cond_wait(w->target), NULL);
+        if (!v)
+            v = show_cond_wait(w->target);
+        if (v && !v->detached) /* glibc refuses the join (EINVAL): it waits for nothing */
+            offer(b, at, v, NULL);
     } else {
         /* the mutex first: a step through its holder is certain, the signaller a hint */
         if (w->lock && !expand_lock(b, at, &(want){w->lock,
