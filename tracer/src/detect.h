@@ -112,7 +112,7 @@ static inline void lt_held_take(lt_event *ev)
  * LOCKTRACE_STACKS=full, so the entry is a lazy one without statistics. A nested one asks
  * the graph with the lock's memo of a known edge into it, in its cache slot (lt_cache_slot),
  * which only a nested acquisition reads: a lock's home (lt_shadow_get) needs no slot. */
-static inline __attribute__((always_inline)) lt_held *lt_held_prepare(const lt_event *ev,
+static inline __attribute__((always_inline)) lt_held *lt_held_prepare(lt_event *ev,
                                                                      int *edges)
 {
     lt_thread *t = ev->self;
@@ -127,6 +127,8 @@ static inline __attribute__((always_inline)) lt_held *lt_held_prepare(const lt_e
     }
     lt_held *h = &t->held[pos];
     lt_held_fill(ev, h, 1);
+    if (*edges)
+        ev->site = h->site; /* the new edge's description names it too (order.c) */
     return h;
 }
 

@@ -340,7 +340,7 @@ static int acquire_timed(call *c)
 #endif
 
 #define CALL(lock, kind, mode, wait, ...)                                                     \
-    (&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL, 0, 0},      \
+    (&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL, 0, 0, 0},      \
              __VA_ARGS__})
 #define ACQUIRE(...) acquire_inline(CALL(__VA_ARGS__))
 #define ACQUIRE_TIMED(lock, kind, mode, ...)                                                  \
@@ -352,7 +352,7 @@ typedef void (*lt_hook)(lt_event *);
 void lt_interpose_hook(lt_hook fn, const void *lock, lt_kind kind, lt_api api, uintptr_t ra,
                        uintptr_t cfa)
 {
-    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0, api};
+    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0, api, 0};
     if (!ready() || !enter(&ev))
         return;
     fn(&ev);
@@ -383,7 +383,7 @@ static __attribute__((noinline)) void unlock_unusual(lt_thread *t, int rc, const
                                                      lt_kind kind, lt_api api, uintptr_t ra,
                                                      uintptr_t cfa)
 {
-    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, t, NULL, NULL, 0, api};
+    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, t, NULL, NULL, 0, api, 0};
     lt_unlock_unusual(&ev, rc);
 }
 
@@ -686,7 +686,7 @@ LT_EXPORT int pthread_cond_broadcast(pthread_cond_t *cv)
  * edeadlk (libc would wait for the waiters forever). */
 int lt_interpose_cond_destroy(void *cv, lt_api api, uintptr_t ra, uintptr_t cfa)
 {
-    lt_event ev = {cv, LT_COND, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0, api};
+    lt_event ev = {cv, LT_COND, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0, api, 0};
     int refused = 0;
     if (enter(&ev)) {
         refused = lt_cond_destroy(&ev);
@@ -707,14 +707,14 @@ LT_EXPORT int pthread_cond_destroy(pthread_cond_t *cv)
 LT_EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
 {
     return cond_wait(&(call){{m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_BLOCK, CALLER, NULL, NULL,
-                              NULL, 0, 0}, 0, 0, NULL}, cv);
+                              NULL, 0, 0, 0}, 0, 0, NULL}, cv);
 }
 
 LT_EXPORT int pthread_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m,
                                      const struct timespec *t)
 {
     return cond_wait(&(call){{m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TIMED, CALLER, NULL, NULL,
-                              NULL, 0, 0}, 0, 0, t}, cv);
+                              NULL, 0, 0, 0}, 0, 0, t}, cv);
 }
 
 #if LT_TIMED_LOCKS
@@ -722,7 +722,7 @@ LT_EXPORT int pthread_cond_clockwait(pthread_cond_t *cv, pthread_mutex_t *m, clo
                                      const struct timespec *t)
 {
     return cond_wait(&(call){{m, LT_MUTEX, LT_MODE_WRITE, LT_WAIT_TIMED, CALLER, NULL, NULL,
-                              NULL, 0, 0}, 1, c, t}, cv);
+                              NULL, 0, 0, 0}, 1, c, t}, cv);
 }
 #endif
 
@@ -1100,7 +1100,7 @@ LT_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, .
 LT_EXPORT void locktrace_annotate_lock_impl(const void *lock, const void *object,
                                             locktrace_describe_fn describe)
 {
-    lt_event ev = {lock, LT_MUTEX, LT_MODE_NONE, LT_WAIT_TRY, CALLER, NULL, NULL, NULL, 0, 0};
+    lt_event ev = {lock, LT_MUTEX, LT_MODE_NONE, LT_WAIT_TRY, CALLER, NULL, NULL, NULL, 0, 0, 0};
     if (!ready() || !enter(&ev))
         return;
     lt_on_annotate(&ev, object, describe);
@@ -1109,7 +1109,7 @@ LT_EXPORT void locktrace_annotate_lock_impl(const void *lock, const void *object
 
 LT_EXPORT void locktrace_annotate_class_impl(const void *lock, const char *name)
 {
-    lt_event ev = {lock, LT_MUTEX, LT_MODE_NONE, LT_WAIT_TRY, CALLER, NULL, NULL, NULL, 0, 0};
+    lt_event ev = {lock, LT_MUTEX, LT_MODE_NONE, LT_WAIT_TRY, CALLER, NULL, NULL, NULL, 0, 0, 0};
     if (!ready() || !enter(&ev))
         return;
     lt_classes_annotate(&ev, name);
@@ -1118,7 +1118,7 @@ LT_EXPORT void locktrace_annotate_class_impl(const void *lock, const char *name)
 
 LT_EXPORT void locktrace_annotate_nesting_impl(const void *lock, unsigned order)
 {
-    lt_event ev = {lock, LT_MUTEX, LT_MODE_NONE, LT_WAIT_TRY, CALLER, NULL, NULL, NULL, 0, 0};
+    lt_event ev = {lock, LT_MUTEX, LT_MODE_NONE, LT_WAIT_TRY, CALLER, NULL, NULL, NULL, 0, 0, 0};
     if (!ready() || !enter(&ev))
         return;
     lt_classes_nesting(&ev, order);

@@ -54,7 +54,7 @@ static int thrd_result(int rc)
 
 #define C11_CALL(lock, mode, wait, abstime)                                                   \
     (&(lt_call){{(const void *)(lock), LT_MUTEX, (mode), (wait), CALLER, NULL, NULL, NULL, 0, \
-                 LT_API_C11},                                                                 \
+                 LT_API_C11, 0},                                                              \
                 0, 0, (abstime)})
 
 /* ------------------------------------------------------------------------------------------

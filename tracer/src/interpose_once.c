@@ -75,7 +75,7 @@ static void trampoline(void)
  * because it could never return. */
 static int once(pthread_once_t *ctl, void (*fn)(void), lt_api api, uintptr_t ra, uintptr_t cfa)
 {
-    lt_once_run r = {{ctl, LT_ONCE, LT_MODE_WRITE, LT_WAIT_BLOCK, ra, cfa, NULL, NULL, NULL, 0, api},
+    lt_once_run r = {{ctl, LT_ONCE, LT_MODE_WRITE, LT_WAIT_BLOCK, ra, cfa, NULL, NULL, NULL, 0, api, 0},
                      fn, 0, NULL};
     if (once_done(ctl))
         return real_pthread_once(ctl, fn);

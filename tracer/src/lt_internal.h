@@ -321,6 +321,8 @@ typedef struct lt_event {
     lt_held *held;      /* filled by lt_before_lock: this thread's entry for the lock */
     int published;      /* waitfor.c: this event's wait is the thread's published one */
     uint8_t api;        /* lt_api of the entry point, LT_API_PTHREAD = 0 */
+    uint32_t site;      /* lt_stack_site_lazy of (ra, cfa) once lt_held_prepare has it, for
+                           order.c's new edges; 0 = not yet (ask lt_stack_site_lazy) */
 } lt_event;
 
 /* Fibonacci hashing, top bits: locks at a regular stride (arrays of structs) spread evenly. */

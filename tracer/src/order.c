@@ -1684,7 +1684,7 @@ static void request_fill(request *r, int unwind)
         memcpy(t->info.name, r->thread.name, sizeof t->info.name); /* the name as last read */
         return;
     }
-    r->to_stack = lt_stack_site_lazy(t, r->ev->ra, r->ev->cfa); /* lt_stack_site, inline */
+    r->to_stack = r->ev->site ? r->ev->site : lt_stack_site_lazy(t, r->ev->ra, r->ev->cfa);
     r->to_partial = 1;
     if (!t->info.name[0])
         lt_thread_info_now(t, &t->info);
@@ -2834,7 +2834,8 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
     desc d;
     uint32_t lab;
     /* request_fill's lazy description, without a request: the thread is `who` already. */
-    desc_make(&d, t, h, ev->mode, lt_stack_site_lazy(t, ev->ra, ev->cfa), 1, 0, who);
+    desc_make(&d, t, h, ev->mode, ev->site ? ev->site : lt_stack_site_lazy(t, ev->ra, ev->cfa),
+              1, 0, who);
     if (!(lab = label_find(t, &d.l)))
         return 0; /* the graph lock keeps it */
     uint32_t e = edge_cache_take(t);
