@@ -4,7 +4,8 @@
  * repetitions: f32 matmul at 512 and 1024, elementwise add/mul/exp on 16M contiguous f32, a
  * 4-element add whose time is mostly the op's fixed cost (allocation plus the two read locks),
  * one uncontended read lock + unlock of a pthread rwlock, the part of that cost the locks are,
- * and on 4096x4096 f32: exp of a transposed view, sum over dim 0, softmax over the last dim.
+ * and on 4096x4096 f32: exp of a transposed view, sum over dim 0, softmax over the last dim,
+ * cumsum over each dim; cumprod of 16M.
  * Not a test: run on demand ("meson compile -C build bench-tensor").
  */
 #define _POSIX_C_SOURCE 200809L
@@ -54,6 +55,24 @@ static tl_tensor *op_softmax(const tl_tensor *a, const tl_tensor *b)
 {
     (void)b;
     return tl_softmax(a, 1);
+}
+
+static tl_tensor *op_cumsum0(const tl_tensor *a, const tl_tensor *b)
+{
+    (void)b;
+    return tl_cumsum(a, 0);
+}
+
+static tl_tensor *op_cumsum1(const tl_tensor *a, const tl_tensor *b)
+{
+    (void)b;
+    return tl_cumsum(a, 1);
+}
+
+static tl_tensor *op_cumprod(const tl_tensor *a, const tl_tensor *b)
+{
+    (void)b;
+    return tl_cumprod(a, 0);
 }
 
 /* Best time of reps runs of `calls` back-to-back calls; false when the op fails. */
@@ -122,6 +141,9 @@ int main(void)
     ok &= run("expT_4096", op_exp_t, m4096, 2, 7, 1);
     ok &= run("sum0_4096", op_sum0, m4096, 2, 7, 1);
     ok &= run("softmax_4096", op_softmax, m4096, 2, 7, 1);
+    ok &= run("cumsum0_4096", op_cumsum0, m4096, 2, 7, 1);
+    ok &= run("cumsum1_4096", op_cumsum1, m4096, 2, 7, 1);
+    ok &= run("cumprod_16M", op_cumprod, big, 1, 7, 1);
     run_rwlock(2000000);
     return ok ? 0 : 1;
 }

@@ -49,6 +49,9 @@ def numpy_times():
         'expT_4096': best_of(lambda: np.exp(m4096.T), 7),
         'sum0_4096': best_of(lambda: m4096.sum(axis=0), 7),
         'softmax_4096': best_of(lambda: softmax(m4096), 7),
+        'cumsum0_4096': best_of(lambda: np.cumsum(m4096, axis=0), 7),
+        'cumsum1_4096': best_of(lambda: np.cumsum(m4096, axis=1), 7),
+        'cumprod_16M': best_of(lambda: np.cumprod(x), 7),
     }
 
 

@@ -8,55 +8,87 @@
  * the correctly rounded operation in that dtype.) Integers wrap; the arithmetic runs on
  * uint64, whose low bits are what the narrower dtype keeps.
  *
- * Each run of the iterator over the other dims is carried along dim as a whole (not one line
- * along dim at a time), so a scan over dim 0 of a tall matrix streams through memory row by
- * row; over the last dim, consecutive steps touch neighbouring elements.
+ * Each run of the iterator over the other dims is one block of lines along dim, walked line
+ * by line or slice by slice, whichever follows dst's memory (by_lines).
  */
 #include "cpu_heavy.h"
 
-/* Element i of a run at position `at` along dim: the running value so far (at dst index
- * prev) combined with src's element, stored at dst index di. */
-static inline void step(const tl_operand *dst, const tl_operand *src, bool is_float, bool product,
-                        bool first, size_t di, size_t prev, size_t si)
+/* One run of the iterator over the other dims: `inner` lines along dim (their first elements
+ * di / si apart in dst / src), each n long (elements ds / ss apart). */
+typedef struct block {
+    size_t d0, s0, inner, di, si, n, ds, ss;
+} block;
+
+/* The order a block is walked in: line by line when dim is the faster of the two in dst's
+ * memory (a scan over the last dim), else slice by slice (over dim 0 of a tall matrix each
+ * slice is a row). Each partial result is stored in the dtype before the next step reads it,
+ * so the order changes nothing in the values. */
+static bool by_lines(const block *b)
 {
-    if (is_float) {
+    return b->ds < b->di || b->inner == 1;
+}
+
+/* f32 and f64 in their own type: one add or multiply of two values of the type is rounded
+ * once either way (computing in double and rounding gives the same bits for f32). */
+#define TYPED_BLOCK(T, NAME)                                                                          static void NAME(void *dbuf, const void *sbuf, const block *b, bool product)                      {                                                                                                     T *d = (T *)dbuf + b->d0;                                                                         const T *s = (const T *)sbuf + b->s0;                                                             if (by_lines(b)) {                                                                                    for (size_t i = 0; i < b->inner; i++) {                                                               T *dl = d + i * b->di;                                                                            const T *sl = s + i * b->si;                                                                      T acc = sl[0];                                                                                    dl[0] = acc;                                                                                      for (size_t at = 1; at < b->n; at++) {                                                                acc = product ? acc * sl[at * b->ss] : acc + sl[at * b->ss];                                      dl[at * b->ds] = acc;                                                                         }                                                                                             }                                                                                                 return;                                                                                       }                                                                                                 for (size_t i = 0; i < b->inner; i++)                                                                 d[i * b->di] = s[i * b->si];                                                                  for (size_t at = 1; at < b->n; at++) {                                                                T *dn = d + at * b->ds;                                                                           const T *dp = dn - b->ds, *sn = s + at * b->ss;                                                   for (size_t i = 0; i < b->inner; i++)                                                                 dn[i * b->di] = product ? dp[i * b->di] * sn[i * b->si]                                                                   : dp[i * b->di] + sn[i * b->si];                                  }                                                                                             }
+TYPED_BLOCK(float, block_f32)
+TYPED_BLOCK(double, block_f64)
+
+/* Element `at` of line i: the running value before it (dst) combined with src's element, in
+ * double for the other floats (rounded to the dtype when stored) and in uint64 for integers
+ * (whose low bits the narrower dtypes keep when stored). */
+static void generic_step(const tl_operand *dst, const tl_operand *src, const block *b, size_t i,
+                         size_t at, bool product)
+{
+    size_t di = b->d0 + i * b->di + at * b->ds, si = b->s0 + i * b->si + at * b->ss;
+    if (tl_dtype_is_float(src->dtype)) {
         double x = tl_load(src->dtype, src->buf, si);
-        if (!first) {
-            double p = tl_load(dst->dtype, dst->buf, prev);
+        if (at) {
+            double p = tl_load(dst->dtype, dst->buf, di - b->ds);
             x = product ? p * x : p + x;
         }
         tl_store(dst->dtype, dst->buf, di, x);
     } else {
         uint64_t x = (uint64_t)tl_load_i64(src->dtype, src->buf, si);
-        if (!first) {
-            uint64_t p = (uint64_t)tl_load_i64(dst->dtype, dst->buf, prev);
+        if (at) {
+            uint64_t p = (uint64_t)tl_load_i64(dst->dtype, dst->buf, di - b->ds);
             x = product ? p * x : p + x;
         }
         tl_store_i64(dst->dtype, dst->buf, di, (int64_t)x);
     }
 }
 
+static void generic_block(const tl_operand *dst, const tl_operand *src, const block *b,
+                          bool product)
+{
+    bool lines = by_lines(b);
+    for (size_t o = 0; o < (lines ? b->inner : b->n); o++)
+        for (size_t q = 0; q < (lines ? b->n : b->inner); q++)
+            generic_step(dst, src, b, lines ? o : q, lines ? q : o, product);
+}
+
 tl_status tl_cpu_scan(const tl_operand *dst, const tl_operand *src, size_t dim, bool product)
 {
-    /* the iterator walks the other dims (dim seen as size 1); each of its runs is then
-     * carried along dim slice by slice */
+    /* the iterator walks the other dims (dim seen as size 1); each of its runs is a block */
     tl_layout d = *dst->layout, s = *src->layout;
-    size_t n = s.shape[dim], dstride = d.stride[dim], sstride = s.stride[dim];
+    block b = {.n = s.shape[dim], .ds = d.stride[dim], .ss = s.stride[dim]};
     d.shape[dim] = s.shape[dim] = 1;
     const tl_layout *ls[2] = {&d, &s};
-    bool is_float = tl_dtype_is_float(src->dtype);
     tl_iter it;
-    if (n == 0 || !tl_iter_init(&it, d.shape, d.ndim, ls, 2))
+    if (b.n == 0 || !tl_iter_init(&it, d.shape, d.ndim, ls, 2))
         return TL_OK; /* an empty dim: nothing to write */
     do {
-        for (size_t at = 0; at < n; at++) {
-            size_t d0 = it.off[0] + at * dstride, s0 = it.off[1] + at * sstride;
-            for (size_t i = 0; i < it.inner; i++) {
-                size_t di = d0 + i * it.step[0];
-                step(dst, src, is_float, product, at == 0, di, di - (at ? dstride : 0),
-                     s0 + i * it.step[1]);
-            }
-        }
+        b.d0 = it.off[0];
+        b.s0 = it.off[1];
+        b.inner = it.inner;
+        b.di = it.step[0];
+        b.si = it.step[1];
+        if (src->dtype == TL_F32)
+            block_f32(dst->buf, src->buf, &b, product);
+        else if (src->dtype == TL_F64)
+            block_f64(dst->buf, src->buf, &b, product);
+        else
+            generic_block(dst, src, &b, product);
     } while (tl_iter_next(&it));
     return TL_OK;
 }
