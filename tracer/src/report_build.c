@@ -38,9 +38,6 @@ static char exe[4096];
  * skipped, since only the stacks identify an occurrence. */
 static int raw_only;
 
-/* The name of a signal handler's caller, the signal return trampoline (as gdb names it). */
-static const char SIGNAL_FRAME[] = "<signal handler called>";
-
 /* A copy of s in the string pool; NULL when s is NULL or the pool is full. */
 static const char *keep(const char *s)
 {
@@ -57,6 +54,9 @@ static const char *keep_same(const char *s, const char *prev)
 {
     return prev && s && strcmp(prev, s) == 0 ? prev : keep(s);
 }
+
+/* The signal frame's name, one copy: add_stack knows the frame after it by this pointer. */
+static const char signal_frame[] = LT_REP_SIGNAL_FRAME;
 
 /* The frames of one captured address into f (at most room, 1 or more): the calls inlined
  * there, innermost first, then its function. interrupted: ip is where a signal stopped the
@@ -79,7 +79,7 @@ static size_t fill_frames(lt_rep_frame *f, size_t room, uintptr_t ip, const lt_r
     }
     if (lt_platform_is_sigreturn(ip)) {
         f[0] = base;
-        f[0].function = SIGNAL_FRAME;
+        f[0].function = signal_frame;
         return 1;
     }
     /* ip is a return address: look up the call */
@@ -118,7 +118,7 @@ static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int loc
         }
         size_t k = fill_frames(&frames[nframes], MAX_FRAMES - nframes, ips[i],
                                i ? &frames[nframes - 1] : NULL,
-                               i && frames[nframes - 1].function == SIGNAL_FRAME);
+                               i && frames[nframes - 1].function == signal_frame);
         nframes += k;
         s->nframes += k;
     }

@@ -26,6 +26,10 @@
 
 #define LT_REPORT_VERSION 1 /* docs/report-schema.md; bump on any incompatible change */
 
+/* The function name of a signal handler's caller, the signal return trampoline (as gdb names
+ * it); the frame after it is the instruction the signal interrupted, no return address. */
+#define LT_REP_SIGNAL_FRAME "<signal handler called>"
+
 typedef struct lt_rep_frame {
     uint64_t ip;              /* the captured address (a return address except in frame #0) */
     const char *module;       /* path of the object file, NULL when unknown */

@@ -10,6 +10,7 @@
 #include "symbolize.h"
 
 #include "dwarf_frames.h"
+#include "report_data.h"
 #include "report_set.h"
 
 #include <dlfcn.h>
@@ -274,6 +275,13 @@ static module *usable(lt_symbolizer *sz, const lt_rep_frame *f, lt_symbolizer_no
     return m->problem ? NULL : m;
 }
 
+static int is_signal_frame(const lt_rep_frame *f)
+{
+    return f->function && strcmp(f->function, LT_REP_SIGNAL_FRAME) == 0;
+}
+
+/* A frame is looked up at its return address less one (the call), but the signal frame, kept
+ * as the tracer named it, and the frame after it: the instruction the signal interrupted. */
 size_t lt_symbolize_stack(lt_symbolizer *sz, const lt_rep_stack *s, lt_rep_frame *out, size_t max,
                           lt_symbolizer_notes *notes)
 {
@@ -281,7 +289,7 @@ size_t lt_symbolize_stack(lt_symbolizer *sz, const lt_rep_stack *s, lt_rep_frame
     for (size_t i = 0; i < s->nframes && n < max; i++) {
         const lt_rep_frame *f = &s->frames[i];
         module *m = usable(sz, f, notes);
-        if (!m) {
+        if (!m || is_signal_frame(f)) {
             out[n++] = *f;
             continue;
         }
@@ -289,7 +297,8 @@ size_t lt_symbolize_stack(lt_symbolizer *sz, const lt_rep_stack *s, lt_rep_frame
             continue;
         Dwarf_Addr bias;
         dwfl_module_getelf(m->mod, &bias);
-        n += frames_at(sz, m, bias + f->module_offset - 1, f, out + n, max - n);
+        int interrupted = i > 0 && is_signal_frame(&s->frames[i - 1]);
+        n += frames_at(sz, m, bias + f->module_offset - !interrupted, f, out + n, max - n);
     }
     return n;
 }
