@@ -178,9 +178,9 @@ NOINLINE static void join_detached(int at_create)
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_create(&t, &attr, detached_waiter, NULL);
     pthread_attr_destroy(&attr);
-    blocked_until(&waiter); /* started: a detach finds it (interpose_detach.c) */
-    if (!at_create)
+    if (!at_create) /* mostly before the thread has started (interpose_detach.c) */
         result("detach", pthread_detach(t));
+    blocked_until(&waiter);
     pthread_mutex_lock(&mutex);
     go = 1;
     pthread_cond_signal(&cond);
