@@ -104,9 +104,27 @@ static void hang(void)
     fflush(stdout);
     while (!done) {
         sigsuspend(&old);
-        printf("got %s\n", sigabbrev_np(last));
+        printf("got %s\n", last ? sigabbrev_np(last) : "none"); /* a dump request: none */
         fflush(stdout);
     }
+}
+
+/* Blocks SIGUSR1 in its one thread and takes it with sigwaitinfo, naming each on stdout: no
+ * handler ever runs. */
+static void sigwait_usr1(void)
+{
+    sigset_t set;
+    siginfo_t info;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    printf("ready %d\n", (int)getpid());
+    fflush(stdout);
+    for (;;)
+        if (sigwaitinfo(&set, &info) == SIGUSR1) {
+            printf("took USR1\n");
+            fflush(stdout);
+        }
 }
 
 /* Holds a lock and waits forever in a condition wait: a hang the dump should explain. */
@@ -146,6 +164,8 @@ int main(int argc, char **argv)
         hang();
     else if (!strcmp(mode, "hung-on-lock"))
         hung_on_lock();
+    else if (!strcmp(mode, "sigwait"))
+        sigwait_usr1();
     else if (!strcmp(mode, "self-deadlock")) {
         pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
         result("rdlock", known_write_read(&l));
@@ -162,7 +182,7 @@ int main(int argc, char **argv)
         noisy_unlock(&m);
     } else {
         fprintf(stderr, "usage: wfprog capped-then-suppressed|report-then-exit|hang|"
-                        "hung-on-lock|self-deadlock|clean|leak|bad-unlock\n");
+                        "hung-on-lock|sigwait|self-deadlock|clean|leak|bad-unlock\n");
         return 64;
     }
     return 0;

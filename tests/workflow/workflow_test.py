@@ -458,8 +458,10 @@ def launcher_signals(c):
 def dump_command(c):
     """'locktrace dump PID asks a running traced program for its thread dump and says what to
     do when the program was not started with a dump signal', by the launcher's pid or the
-    program's; a program whose own handler took the dump signal is said to have written none."""
-    with Running(c, [c.a.locktrace, '--dump-signal=SIGUSR2', '--', 'sh', '-c',
+    program's, and of a program with a handler of its own for the signal; one that takes the
+    signal with sigwait is said to have written none."""
+    # spelt as kill -s takes it: the command knows the signal as the tracer does
+    with Running(c, [c.a.locktrace, '--dump-signal=usr2', '--', 'sh', '-c',
                      f'{c.a.wfprog} hung-on-lock; true']) as r:
         pid = int(r.wait_for('stdout', r'^ready (\d+)$').group(1))
         ending, _, err = c.run([c.a.locktrace, 'dump', str(r.p.pid)])
@@ -500,15 +502,29 @@ def dump_command(c):
         need(ending == 1 and 'was not started with a dump signal' in err and
              '--dump-signal=SIGUSR1' in err, f'no dump signal: {ending} {err}')
         need(r.p.poll() is None, 'the program did not survive the question')
-    # A program with a handler of its own for the dump signal (a server's SIGUSR1) runs that
-    # and writes no dump: the command says so, instead of only "asked".
+    # A program with a handler of its own for the dump signal (a server's SIGUSR1, installed
+    # after the tracer's) keeps it for every other sender: the command's request dumps without
+    # running it, a plain kill runs it and does not dump.
     with Running(c, [c.a.locktrace, '--dump-signal=SIGUSR1', '--', c.a.wfprog, 'hang']) as r:
         pid = int(r.wait_for('stdout', r'^ready (\d+)$').group(1))
         ending, _, err = c.run([c.a.locktrace, 'dump', str(pid)])
+        need(ending == 0 and f'asked {pid} (wfprog)' in err, f'own SIGUSR1 handler: {ending} {err}')
+        r.wait_for('stderr', r'^locktrace: thread-dump:')
+        r.wait_for('stdout', r'^got none$')  # the request woke its sigsuspend, no handler of its own ran
+        os.kill(pid, signal.SIGUSR1)
         r.wait_for('stdout', r'^got USR1$')
+        os.kill(pid, signal.SIGTERM)
+        need(r.finish() == 0, f'launcher status {r.p.returncode}')
+        need(r.buf[r.p.stderr].decode().count('locktrace: thread-dump:') == 1,
+             f'a plain SIGUSR1 dumped too: {r.buf[r.p.stderr][-2000:]!r}')
+    # One that takes the signal with sigwaitinfo runs no handler: no dump, and the command says why.
+    with Running(c, [c.a.locktrace, '--dump-signal=SIGUSR1', '--', c.a.wfprog, 'sigwait']) as r:
+        pid = int(r.wait_for('stdout', r'^ready (\d+)$').group(1))
+        ending, _, err = c.run([c.a.locktrace, 'dump', str(pid)])
+        r.wait_for('stdout', r'^took USR1$')
         need(ending == 1 and re.search(rf'^locktrace dump: no dump file from {pid} \(wfprog\) after '
-                                       r'\d+ s: if the program has a SIGUSR1 handler of its own', err, re.M),
-             f'own SIGUSR1 handler: {ending} {err}')
+                                       r'\d+ s: if the program blocks SIGUSR1 in every thread or takes it with sigwait', err, re.M),
+             f'sigwait: {ending} {err}')
     ending, _, err = c.run([c.a.locktrace, 'dump', str(os.getpid())])
     need(ending == 1 and 'is not running under locktrace' in err, f'untraced pid: {ending} {err}')
 

@@ -33,6 +33,17 @@ static const option_desc options[] = {
 
 lt_config lt_cfg;
 
+/* value is the n bytes at entry, in any case; a signal's name also without its "SIG" (USR1
+ * for SIGUSR1, as kill -s and trap take it). */
+static int same_choice(const char *entry, size_t n, const char *value, size_t len)
+{
+    if (n > 3 && strncmp(entry, "SIG", 3) == 0 && strncasecmp(value, "SIG", 3) != 0) {
+        entry += 3;
+        n -= 3;
+    }
+    return n == len && strncasecmp(entry, value, n) == 0;
+}
+
 /* Index of value in the '|'-separated list, -1 when absent. */
 static int choice_index(const char *list, const char *value)
 {
@@ -40,7 +51,7 @@ static int choice_index(const char *list, const char *value)
     for (int i = 0; *list; i++) {
         const char *end = strchr(list, '|');
         size_t n = end ? (size_t)(end - list) : strlen(list);
-        if (n == len && strncasecmp(list, value, n) == 0)
+        if (same_choice(list, n, value, len))
             return i;
         if (!end)
             break;

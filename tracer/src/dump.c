@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dumpsig.h"
 #include "lockname.h"
 #include "lt_internal.h"
 #include "platform.h"
@@ -363,23 +364,16 @@ void lt_dump_held_at_signal(int sig, const char *name)
     atomic_store(&dumping, 0);
 }
 
-static void on_dump_signal(int sig)
+static void on_dump_signal(void)
 {
-    int saved = errno;
-    (void)sig;
     lt_dump_threads(0);
-    errno = saved;
 }
 
+/* dumpsig.c keeps the handler installed when the program sets its own for the signal. */
 void lt_dump_install(void)
 {
     size_t i = (size_t)lt_cfg.dump_signal;
     if (i >= LT_ARRAY_LEN(dump_signals) || dump_signals[i] == 0)
         return;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_dump_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(dump_signals[i], &sa, NULL);
+    lt_dumpsig_install(dump_signals[i], on_dump_signal);
 }

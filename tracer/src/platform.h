@@ -177,6 +177,10 @@ typedef struct lt_symbol {
  * the caller. Report time only. */
 size_t lt_platform_symbolize(uintptr_t ip, lt_symbol *out, size_t max);
 
+/* Nonzero when ip is the signal return trampoline: the frame of a signal handler's caller,
+ * whose next frame's address is the interrupted instruction, no return address. */
+int lt_platform_is_sigreturn(uintptr_t ip);
+
 /* The variable whose storage holds addr, from the ELF symbol tables of the loaded objects
  * (static and function-static symbols included, C++ demangled), as "name" or "name+0xK" in
  * buf (NUL-terminated, cut to size); 0 when no data symbol covers addr. Report time only. */
@@ -225,5 +229,9 @@ int lt_platform_function_safe(uintptr_t ip, char *name, size_t size);
 
 /* Path of the running executable, NUL-terminated, cut to size. */
 void lt_platform_exe_path(char *buf, size_t size);
+
+/* Before the tracer aborts the program: its standard output's and error's buffers written,
+ * where that cannot block or write a stream in use (platform_linux.c says when). */
+void lt_platform_flush_stdio(void);
 
 #endif

@@ -23,10 +23,13 @@
 #include <errno.h>
 #include <gnu/libc-version.h>
 #include <libunwind.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -925,6 +928,71 @@ int lt_platform_peek(void *dst, const void *src, size_t n)
 {
     struct iovec local = {dst, n}, remote = {(void *)src, n};
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+/* The kernel returns from a signal handler into the C library's sigreturn trampoline, which
+ * has no symbol a symbolizer finds (glibc's __restore_rt is local; the address looked up for
+ * it, one before, is often between functions) and is no call: it is recognised by its code,
+ * as unwinders do. */
+#if defined(__x86_64__)
+#define SIGRETURN_CODE {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, /* mov $15,%rax */ \
+                        0x0f, 0x05}                               /* syscall */
+#elif defined(__aarch64__)
+#define SIGRETURN_CODE {0x68, 0x11, 0x80, 0xd2, /* mov x8, #139 */ \
+                        0x01, 0x00, 0x00, 0xd4} /* svc #0 */
+#endif
+int lt_platform_is_sigreturn(uintptr_t ip)
+{
+#ifdef SIGRETURN_CODE
+    static const unsigned char code[] = SIGRETURN_CODE;
+    unsigned char here[sizeof code];
+    return lt_platform_peek(here, (const void *)ip, sizeof here) == 0 &&
+           memcmp(here, code, sizeof code) == 0;
+#else
+    (void)ip;
+    return 0;
+#endif
+}
+
+/*
+ * Writes out what the program left in its standard output's and error's buffers, before the
+ * tracer aborts it (abort() writes no stdio buffer, and what a program printed before it
+ * deadlocked is what its user reads first). Only where that can neither hang nor garble:
+ *  - the streams are glibc's own stdout and stderr objects (freopen keeps them); a FILE the
+ *    program put in their place may be freed, or run program code to write (fopencookie);
+ *  - a stream another thread has locked may stay locked for good (its holder may be one of
+ *    the deadlocked threads): ftrylockfile, never flockfile;
+ *  - a stream this thread has locked may be in the middle of an operation (a signal handler
+ *    that interrupted printf): glibc's lock word names its owner (as in libio's _IO_lock_t:
+ *    lock, count, owner), and such a stream is left alone, as is one whose program locks it
+ *    itself (FSETLOCKING_BYCALLER: no lock says whether it is in use);
+ *  - its descriptor must take a write now: a pipe whose reader waits for this process would
+ *    block the write, and with it the abort.
+ */
+extern FILE _IO_2_1_stdout_, _IO_2_1_stderr_;
+
+static void flush_stream(FILE *f)
+{
+    struct glibc_io_lock {
+        int lock, count;
+        void *owner;
+    } held;
+    void *lock = f->_lock;
+    int fd = fileno_unlocked(f);
+    struct pollfd p = {fd, POLLOUT, 0};
+    if (fd < 0 || __fsetlocking(f, FSETLOCKING_QUERY) == FSETLOCKING_BYCALLER || !lock ||
+        lt_platform_peek(&held, lock, sizeof held) != 0 ||
+        (held.lock && held.owner == (void *)pthread_self()) || poll(&p, 1, 0) != 1 ||
+        p.revents != POLLOUT || ftrylockfile(f) != 0)
+        return;
+    fflush(f);
+    funlockfile(f);
+}
+
+void lt_platform_flush_stdio(void)
+{
+    flush_stream(&_IO_2_1_stdout_);
+    flush_stream(&_IO_2_1_stderr_);
 }
 
 void lt_platform_exe_path(char *buf, size_t size)

@@ -324,3 +324,17 @@ void *lt_platform_remap(void *p, size_t old, size_t size)
     }
     return q;
 }
+
+/* _sigtramp has a symbol here, which names the frame. */
+int lt_platform_is_sigreturn(uintptr_t ip)
+{
+    (void)ip;
+    return 0;
+}
+
+/* Not here: whether this thread holds a stream's lock (a signal handler that interrupted
+ * printf) cannot be told from outside libc, and a stream written in the middle of an
+ * operation garbles it. */
+void lt_platform_flush_stdio(void)
+{
+}

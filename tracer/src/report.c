@@ -2,8 +2,8 @@
  * report.c - where every finding goes: it becomes plain report data (report_build.c),
  * unless suppressed it is printed as text (report_text.c) in one write(2) and, with
  * LOCKTRACE_REPORT_DIR, written as a JSON file (report_file.c); then the outcome is applied.
- * All of it happens under the report lock, so reports never interleave; no stdio, no
- * allocation here.
+ * All of it happens under the report lock, so reports never interleave; no stdio (but the
+ * program's own buffers flushed before an abort, platform.h), no allocation here.
  *
  * Reports are de-duplicated by signature (report_identity.c, report_seen.c): the first
  * occurrence prints in full, a repeat prints one line naming the first ("again (3rd time) at
@@ -117,6 +117,8 @@ static void report_locked(void *arg)
         f->outcome = LT_OUTCOME_CONTINUE; /* as if the tracer were not there */
     } else {
         lt_report_file_counted(f->kind);
+        if (f->outcome == LT_OUTCOME_ABORT)
+            lt_platform_flush_stdio(); /* the program's output first, as it came */
         if (s && s->count)
             repeat(s);
         else if (s)

@@ -38,6 +38,9 @@ static char exe[4096];
  * skipped, since only the stacks identify an occurrence. */
 static int raw_only;
 
+/* The name of a signal handler's caller, the signal return trampoline (as gdb names it). */
+static const char SIGNAL_FRAME[] = "<signal handler called>";
+
 /* A copy of s in the string pool; NULL when s is NULL or the pool is full. */
 static const char *keep(const char *s)
 {
@@ -56,8 +59,11 @@ static const char *keep_same(const char *s, const char *prev)
 }
 
 /* The frames of one captured address into f (at most room, 1 or more): the calls inlined
- * there, innermost first, then its function. */
-static size_t fill_frames(lt_rep_frame *f, size_t room, uintptr_t ip, const lt_rep_frame *prev)
+ * there, innermost first, then its function. interrupted: ip is where a signal stopped the
+ * thread (the frame before was the signal's), the instruction itself, not a return address
+ * whose call is one byte before. */
+static size_t fill_frames(lt_rep_frame *f, size_t room, uintptr_t ip, const lt_rep_frame *prev,
+                          int interrupted)
 {
     lt_symbol s[32];
     lt_rep_frame base = {.ip = ip};
@@ -71,8 +77,14 @@ static size_t fill_frames(lt_rep_frame *f, size_t room, uintptr_t ip, const lt_r
             base.build_id = keep_same(module.build_id, prev ? prev->build_id : NULL);
         base.module_offset = ip - module.base;
     }
+    if (lt_platform_is_sigreturn(ip)) {
+        f[0] = base;
+        f[0].function = SIGNAL_FRAME;
+        return 1;
+    }
     /* ip is a return address: look up the call */
-    size_t n = lt_platform_symbolize(ip - 1, s, room < LT_ARRAY_LEN(s) ? room : LT_ARRAY_LEN(s));
+    size_t n = lt_platform_symbolize(ip - !interrupted, s,
+                                     room < LT_ARRAY_LEN(s) ? room : LT_ARRAY_LEN(s));
     int own_wrapper = lt_wrapper_at(ip) == 1;
     for (size_t i = 0; i < n; i++) {
         f[i] = base;
@@ -84,7 +96,7 @@ static size_t fill_frames(lt_rep_frame *f, size_t room, uintptr_t ip, const lt_r
         f[i].inlined = s[i].inlined;
         if (!f[i].module && s[i].module) {
             f[i].module = keep(s[i].module);
-            f[i].module_offset = s[i].module_offset + 1;
+            f[i].module_offset = s[i].module_offset + !interrupted;
         }
     }
     return n;
@@ -105,7 +117,8 @@ static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int loc
             break;
         }
         size_t k = fill_frames(&frames[nframes], MAX_FRAMES - nframes, ips[i],
-                               i ? &frames[nframes - 1] : NULL);
+                               i ? &frames[nframes - 1] : NULL,
+                               i && frames[nframes - 1].function == SIGNAL_FRAME);
         nframes += k;
         s->nframes += k;
     }

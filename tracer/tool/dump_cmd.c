@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
+#include "dumpsig.h"
 #include "tool.h"
 
 #define ENV_BYTES (1 << 20)
@@ -66,8 +68,9 @@ static void program_name(int pid, char *buf, size_t size)
     }
 }
 
-/* SIGUSR1 and the like, as LOCKTRACE_DUMP_SIGNAL spells them; 0 when off or unknown. */
-static int signal_number(const char *name)
+/* SIGUSR1 and the like, as LOCKTRACE_DUMP_SIGNAL spells them (the tracer takes any case, with
+ * or without "SIG": config.c), with its usual name in *canon; 0 when off or unknown. */
+static int signal_number(const char *name, const char **canon)
 {
     static const struct {
         const char *name;
@@ -78,9 +81,13 @@ static int signal_number(const char *name)
                 {"SIGPWR", SIGPWR},
 #endif
     };
+    if (strncasecmp(name, "SIG", 3) == 0)
+        name += 3;
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
-        if (strcmp(name, sigs[i].name) == 0)
+        if (strcasecmp(name, sigs[i].name + 3) == 0) {
+            *canon = sigs[i].name;
             return sigs[i].sig;
+        }
     return 0;
 }
 
@@ -112,8 +119,9 @@ static int count_dumps(const char *dir, int pid)
     return n;
 }
 
-/* A program that installed its own handler for the dump signal after the tracer's (a server's
- * SIGUSR1) runs that instead and prints no dump, so the dump's file is waited for. */
+/* A program that blocks the dump signal in every thread, or takes it with sigwait, prints no
+ * dump (one with a handler of its own still does: the signal carries LT_DUMP_SIGVAL), so the
+ * dump's file is waited for. */
 static int dump_written(const char *dir, int pid, int before)
 {
     for (int waited = 0; waited < DUMP_WAIT_MS; waited += 50) {
@@ -130,7 +138,8 @@ static int ask(int pid, const proc_env *e)
 {
     char name[64];
     program_name(pid, name, sizeof name);
-    int sig = signal_number(e->dump_signal);
+    const char *signame = "";
+    int sig = signal_number(e->dump_signal, &signame);
     if (!sig) {
         fprintf(stderr, "locktrace dump: %d (%s) was not started with a dump signal, and any "
                         "signal sent now would end it. Start it again as\n"
@@ -142,24 +151,24 @@ static int ask(int pid, const proc_env *e)
     }
     char dir[4200];
     int files = dump_dir(pid, e, dir, sizeof dir), before = files ? count_dumps(dir, pid) : 0;
-    if (kill(pid, sig) != 0) {
+    if (sigqueue(pid, sig, (union sigval){.sival_int = LT_DUMP_SIGVAL}) != 0) {
         fprintf(stderr, "locktrace dump: cannot signal %d (%s): ", pid, name);
         perror(NULL);
         return 1;
     }
     fprintf(stderr, "locktrace dump: asked %d (%s) for its thread dump with %s; it prints it on "
-                    "its standard error", pid, name, e->dump_signal);
+                    "its standard error", pid, name, signame);
     if (files)
         fprintf(stderr, " and writes it to %s/ as *.%d.dump-<n>.json (read it with: locktrace "
                         "report %s)", e->report_dir, pid, e->report_dir);
     fputc('\n', stderr);
     if (!files || dump_written(dir, pid, before))
         return 0;
-    fprintf(stderr, "locktrace dump: no dump file from %d (%s) after %d s: if the program has a "
-                    "%s handler of its own (servers often do), it ran instead of the tracer's; "
-                    "start the program with another --dump-signal. Meanwhile, gdb -p %d -batch "
-                    "-ex 'thread apply all bt' shows its threads' stacks.\n", pid, name,
-            DUMP_WAIT_MS / 1000, e->dump_signal, pid);
+    fprintf(stderr, "locktrace dump: no dump file from %d (%s) after %d s: if the program blocks "
+                    "%s in every thread or takes it with sigwait or signalfd (servers' worker "
+                    "processes often do), the tracer's handler never ran; start the program with "
+                    "another --dump-signal. Meanwhile, gdb -p %d -batch -ex 'thread apply all bt' "
+                    "shows its threads' stacks.\n", pid, name, DUMP_WAIT_MS / 1000, signame, pid);
     return 1;
 }
 
