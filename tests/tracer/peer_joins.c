@@ -5,7 +5,8 @@
  *   - three threads in a ring of joins;
  *   - a thread that holds a mutex, wakes a condition waiter of that mutex and joins it: the
  *     waiter must retake the mutex before its wait returns;
- *   - the same when the joiner has not signalled (whatever ends the wait, it needs the mutex);
+ *   - the same when the joiner has not signalled (whatever ends the wait, it needs the mutex),
+ *     and through C11's thrd_join, cnd_wait and mtx_t;
  * and silent: a chain of joins that ends in a thread that exits, joins of exited and
  * detached threads, a timed join and a tryjoin of a blocked thread, a joiner holding a mutex
  * that its condition-waiting target does not use, a waiter the joiner wakes after letting the
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <threads.h>
 #include <unistd.h>
 
 #include "apis/poll.h"
@@ -147,6 +149,51 @@ NOINLINE static void join_holding(pthread_mutex_t *held, int wake)
     result("join again", pthread_join(t, NULL));
 }
 
+/* The same through C11 <threads.h>: thrd_join holding the mtx_t of the waiter's cnd_wait. */
+static mtx_t c11_mutex;
+static cnd_t c11_cond;
+static int c11_go;
+
+NOINLINE static void c11_wait_for_go(void)
+{
+    mtx_lock(&c11_mutex);
+    blocked_announce_on(&waiter, &c11_cond, sizeof c11_cond);
+    while (!c11_go)
+        cnd_wait(&c11_cond, &c11_mutex);
+    mtx_unlock(&c11_mutex);
+}
+
+static int c11_waiter(void *arg)
+{
+    (void)arg;
+    c11_wait_for_go();
+    return 5;
+}
+
+static const char *thrd_word(int rc)
+{
+    return rc == thrd_success ? "thrd_success" : rc == thrd_error ? "thrd_error" : "?";
+}
+
+NOINLINE static void c11_join_holding(void)
+{
+    thrd_t t;
+    int res = 0;
+    mtx_init(&c11_mutex, mtx_plain);
+    cnd_init(&c11_cond);
+    thrd_create(&t, c11_waiter, NULL);
+    blocked_until(&waiter);
+    mtx_lock(&c11_mutex);
+    c11_go = 1;
+    cnd_signal(&c11_cond);
+    int rc = thrd_join(t, &res);
+    printf("thrd_join -> %s\n", thrd_word(rc));
+    mtx_unlock(&c11_mutex);
+    if (rc != thrd_success)
+        printf("thrd_join again -> %s\n", thrd_word(thrd_join(t, &res)));
+    printf("result %d\n", res);
+}
+
 /* The joiner lets the mutex go before it joins: the waiter retakes it and returns. */
 NOINLINE static void wake_then_join(void)
 {
@@ -178,9 +225,9 @@ NOINLINE static void join_detached(int at_create)
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_create(&t, &attr, detached_waiter, NULL);
     pthread_attr_destroy(&attr);
-    blocked_until(&waiter); /* started: a detach finds it (interpose_detach.c) */
-    if (!at_create)
+    if (!at_create) /* mostly before the thread has started (interpose_detach.c) */
         result("detach", pthread_detach(t));
+    blocked_until(&waiter);
     pthread_mutex_lock(&mutex);
     go = 1;
     pthread_cond_signal(&cond);
@@ -360,6 +407,8 @@ int main(int argc, char **argv)
         join_ring(3);
     else if (!strcmp(s, "wake-join-holding"))
         join_holding(&mutex, 1);
+    else if (!strcmp(s, "c11-wake-join-holding"))
+        c11_join_holding();
     else if (!strcmp(s, "join-holding"))
         join_holding(&mutex, 0);
     else if (!strcmp(s, "join-holding-other"))

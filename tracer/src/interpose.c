@@ -748,8 +748,8 @@ lt_start lt_interpose_started(lt_start *p)
     lt_tls.busy = 1;
     free(p);
     lt_thread_start(s.seq);
-    if (lt_tls.self)
-        lt_tls.self->detached = (uint8_t)s.detached;
+    if (lt_tls.self && s.detached) /* else a pthread_detach may have marked it already */
+        lt_tls.self->detached = 1;
     lt_platform_thread_init();
     lt_callsite_thread_init();
     lt_tls.busy = 0;

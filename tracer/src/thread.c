@@ -44,13 +44,17 @@ static void registry_link(lt_thread *t)
     registry = t;
 }
 
-/* A fresh lt_thread in the registry; NULL when out of memory. */
+/* A fresh lt_thread for the calling thread in the registry; NULL when out of memory. Its
+ * handle is set under the lock: a detach walking the registry sees it, or the detach is
+ * pending when the thread claims it (waitfor.c). */
 static lt_thread *thread_new(void)
 {
     lt_spin_lock(&registry_lock);
     lt_thread *t = lt_pool_get(&pool);
-    if (t)
+    if (t) {
+        t->handle = (uintptr_t)pthread_self();
         registry_link(t);
+    }
     lt_spin_unlock(&registry_lock);
     return t;
 }
@@ -109,7 +113,7 @@ static lt_thread *register_thread(int seq)
     }
     t->info.tid = lt_platform_tid();
     t->info.seq = seq >= 0 ? seq : atomic_fetch_add(&next_seq, 1);
-    t->handle = (uintptr_t)pthread_self();
+    lt_waitfor_detach_claim(t); /* a pthread_detach that came before this registration */
     t->held = t->inline_held;
     t->cap = LT_HELD_INLINE;
     held_room_update(t);

@@ -699,6 +699,75 @@ void lt_waitfor_end(lt_event *ev)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Detached threads. A join of a detached thread fails at once (glibc: EINVAL; POSIX leaves it
+ * undefined), so it waits for nothing (expand reads lt_thread.detached). Threads created
+ * detached are marked as they start (interpose.c); pthread_detach (interpose_detach.c) marks
+ * the thread here. The usual detach comes right after pthread_create, often before the new
+ * thread has registered: the detach then stays pending, by handle, and the thread takes it
+ * as it registers (lt_waitfor_detach_claim). The detach leaves its handle pending before it
+ * walks the registry, and a thread's handle is set under the registry's lock: either the walk
+ * finds the thread, or the thread registers after it and finds the handle. A pending handle no
+ * thread claims (a detach of a thread that had already exited) stays until a later thread with
+ * that descriptor claims it, which then only hides that thread's joins; with every slot taken,
+ * a detach is not recorded, as none was before.
+ * ---------------------------------------------------------------------------------------- */
+#define PENDING 64
+
+static _Atomic uintptr_t pending[PENDING];
+static _Atomic int npending;
+
+typedef struct marking {
+    uintptr_t handle;
+    int found;
+} marking;
+
+static void mark(lt_thread *t, void *arg)
+{
+    marking *m = arg;
+    if (t->handle == m->handle) {
+        t->detached = 1;
+        m->found = 1;
+    }
+}
+
+/* Takes `handle` out of the pending set; 1 when it was there. */
+static int unpend(uintptr_t handle)
+{
+    for (int i = 0; i < PENDING; i++) {
+        uintptr_t h = handle;
+        if (atomic_load(&pending[i]) == handle &&
+            atomic_compare_exchange_strong(&pending[i], &h, 0)) {
+            atomic_fetch_sub(&npending, 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void lt_waitfor_detach_claim(lt_thread *t)
+{
+    if (atomic_load(&npending) && unpend(t->handle))
+        t->detached = 1;
+}
+
+/* `handle` was detached (pthread_detach returned 0): the thread with it is marked, or, when
+ * it has not registered yet, the handle is left pending for it. */
+void lt_waitfor_detached(uintptr_t handle)
+{
+    marking m = {handle, 0};
+    for (int i = 0; i < PENDING; i++) {
+        uintptr_t none = 0;
+        if (atomic_compare_exchange_strong(&pending[i], &none, handle)) {
+            atomic_fetch_add(&npending, 1);
+            break;
+        }
+    }
+    lt_thread_each(mark, &m);
+    if (m.found)
+        unpend(handle);
+}
+
+/* ------------------------------------------------------------------------------------------
  * The long-wait watchdog: a thread of ours, started with the first wait when
  * LOCKTRACE_WAIT_TIMEOUT is set, that looks at the waiting list a few times per timeout.
  * ---------------------------------------------------------------------------------------- */

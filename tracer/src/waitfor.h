@@ -14,6 +14,8 @@ void lt_waitfor_cond_begin(lt_event *ev, const void *cond, const lt_cond_waiter 
 void lt_waitfor_signalled(lt_thread *t, const void *cond);
 void lt_waitfor_end(lt_event *ev);
 void lt_waitfor_shown_end(void);
+void lt_waitfor_detached(uintptr_t handle);
+void lt_waitfor_detach_claim(lt_thread *t);
 void lt_waitfor_fork(lt_fork_phase phase);
 void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_lock *l);
 uint32_t lt_held_stack(lt_held *h, uint32_t under, int *partial);
