@@ -142,7 +142,7 @@ LT_EXPORT int __cxa_guard_acquire(int64_t *g)
         return acquire(g);
     lt_event ev = {g, LT_ONCE, LT_MODE_WRITE, LT_WAIT_BLOCK,
                    (uintptr_t)__builtin_return_address(0), (uintptr_t)__builtin_dwarf_cfa(),
-                   NULL, NULL, NULL, 0, LT_API_CXX};
+                   NULL, NULL, NULL, 0, LT_API_CXX, 0};
     ev.self = lt_self();
     if (!ev.self) {
         lt_leave(&lt_tls);
@@ -177,7 +177,7 @@ static void guard_end(int64_t *g, end_fn end, uintptr_t ra, uintptr_t cfa)
     if (!lt_interpose_ready() || !lt_enter(&lt_tls))
         return;
     lt_event ev = {g, LT_ONCE, LT_MODE_WRITE, LT_WAIT_BLOCK, ra, cfa, NULL, NULL, NULL, 0,
-                   LT_API_CXX};
+                   LT_API_CXX, 0};
     ev.self = lt_tls.self;
     if (ev.self && lt_held_find(ev.self, g))
         lt_after_unlock(&ev, 0);
