@@ -38,9 +38,8 @@
 
 /* ------------------------------------------------------------------------------------------
  * Layout: which elements of a storage a tensor sees. Strides and offset count elements.
- * A broadcast dim has stride 0. Contiguous means row-major over the shape (dims of size 0 or
- * 1 may carry any stride, as candle's); it does not imply offset 0 or that the view covers
- * the whole storage.
+ * A broadcast dim has stride 0. Contiguous: row-major over the shape (dims of size 0 or 1 may
+ * carry any stride, as candle's); not implying offset 0 or a view of the whole storage.
  * ---------------------------------------------------------------------------------------- */
 typedef struct tl_layout {
     size_t ndim;
