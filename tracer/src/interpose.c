@@ -276,10 +276,11 @@ static __attribute__((noinline)) int acquire_unusual(call *c, int common)
     return acquire_tried(c, rc);
 }
 
-/* A granted request with its held entry prepared, whose acquisition makes order edges. */
-static __attribute__((noinline)) int acquire_edges(call *c, lt_held *spare)
+/* A granted request with its held entry prepared, whose acquisition makes order edges: ev
+ * is lt_held_prepare's copy of the event. */
+static __attribute__((noinline)) int acquire_edges(lt_event *ev, lt_held *spare)
 {
-    lt_after_lock_edges(&c->ev, spare);
+    lt_after_lock_edges(ev, spare);
     lt_leave(&lt_tls);
     return 0;
 }
@@ -297,12 +298,12 @@ static inline __attribute__((always_inline)) int acquire_inline(const call *prot
      * rdlock's samples, before libc's own). A prefetch never faults, so a custom lock, whose
      * memory the tracer never reads, is no exception. */
     __builtin_prefetch(proto->ev.addr, 1);
-    lt_event ev = proto->ev;
+    lt_event ev = proto->ev, copy;
     lt_held *spare = NULL;
     int edges = 0;
     int common = enter(&ev) && lt_likely(lt_lock_common(&ev));
     if (lt_likely(common))
-        spare = lt_held_prepare(&ev, &edges);
+        spare = lt_held_prepare(&ev, &edges, &copy);
     if (lt_unlikely(!spare))
         return acquire_unusual(&(call){ev, proto->has_clock, proto->clock, proto->abstime},
                                common);
@@ -310,7 +311,7 @@ static inline __attribute__((always_inline)) int acquire_inline(const call *prot
     if (lt_unlikely(rc != 0))
         return acquire_tried(&(call){ev, proto->has_clock, proto->clock, proto->abstime}, rc);
     if (lt_unlikely(edges))
-        return acquire_edges(&(call){ev, proto->has_clock, proto->clock, proto->abstime}, spare);
+        return acquire_edges(&copy, spare);
     lt_held_commit(&ev, spare);
     lt_leave(&lt_tls);
     return 0;
