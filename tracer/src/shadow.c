@@ -468,9 +468,10 @@ static int entry_renew(lt_lock *l, const void *addr, int renew, int *revived)
 }
 
 /* Under the shard's lock: the entries destroy left in s's table (t) leave it, and their
- * addresses the lock map; one whose claim is busy stays. (Homes are in no table.) 1 when they were enough to bring
- * the table down to 3/8 full: each purge that does not grow the table then comes at least
- * 1/8 of its slots of new entries after the last, which pays for its walk over all of them. */
+ * addresses the lock map; one whose claim is busy stays (homes are in no table). 1 when they
+ * were enough to bring the table down to 3/8 full: each purge that does not grow the table
+ * then comes at least 1/8 of its slots of new entries after the last, which pays for its
+ * walk over all of them. */
 static int purge(shard *s, table t)
 {
     for (size_t i = 0; i <= slot_mask(t);) {
@@ -587,19 +588,13 @@ static inline void run_ahead(const lt_lock *l)
     __builtin_prefetch(l + 4, 1);
 }
 
-/* init of a lock whose entry is its home, or in the table, live or destroyed, without the
- * shard's lock: the entry renewed, with its gen; NULL when there is none or its claim is
- * busy (then find_or_create). A home, only this call changes now (see the top). */
+/* init of a lock whose entry is in the table, live or destroyed, without the shard's lock:
+ * the entry renewed, with its gen; NULL when there is none or its claim is busy (then
+ * find_or_create). */
 static lt_lock *renew_filed(const lt_thread *t, const void *addr, int *revived,
                             uint32_t *gen)
 {
-    lt_lock *l = lt_shadow_home(addr);
-    if (key_of(l) == addr) {
-        run_ahead(l);
-        entry_renew(l, addr, 1, revived);
-        *gen = atomic_load_explicit(&l->gen, memory_order_relaxed);
-        return l;
-    }
+    lt_lock *l;
     if ((l = predicted(t)) != NULL && key_of(l) == addr)
         run_ahead(l);
     else
@@ -681,7 +676,8 @@ lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra, uintptr_
  * program that makes locks by the thousand would otherwise spend most of its init calls
  * unwinding. A lock is mostly used soon after its init: the thread's cache names it from
  * here. */
-lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa)
+static __attribute__((noinline)) lt_lock *reset_filed(lt_thread *t, const void *addr,
+                                                       uintptr_t ra, uintptr_t cfa)
 {
     int created;
     uint32_t gen;
@@ -690,6 +686,21 @@ lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t
         return NULL;
     if (!is_home(l)) /* a home needs none: lt_shadow_get looks there first */
         cache_put(t, addr, l, gen);
+    first_seen(t, l, ra, cfa);
+    return l;
+}
+
+/* (A lock whose entry is its home - only this call changes it now, see the top - renews it
+ * here; the rest, reset_filed, out of line: its results through memory made the home's case
+ * cost ~20 instructions more in `stressbench groups`.) */
+lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa)
+{
+    lt_lock *l = lt_shadow_home(addr);
+    if (lt_unlikely(key_of(l) != addr))
+        return reset_filed(t, addr, ra, cfa);
+    run_ahead(l);
+    int revived;
+    entry_renew(l, addr, 1, &revived);
     first_seen(t, l, ra, cfa);
     return l;
 }
@@ -744,14 +755,8 @@ static int remove_locked(shard *s, const void *addr, uint64_t h)
     return 1;
 }
 
-/* destroy of the lock whose entry the caller found (l; NULL when it had none). A live home
- * only this call changes now (see the top). */
-void lt_shadow_destroy(const void *addr, lt_lock *l)
+static __attribute__((noinline)) void destroy_filed(const void *addr, lt_lock *l)
 {
-    if (l && is_home(l) && atomic_load_explicit(&l->addr, memory_order_relaxed) == addr) {
-        end_identity(l, addr);
-        return;
-    }
     if (l && claim_try(l)) {
         int live = atomic_load_explicit(&l->addr, memory_order_relaxed) == addr;
         if (live) /* and so filed under addr: only a claim changes addr */
@@ -765,6 +770,17 @@ void lt_shadow_destroy(const void *addr, lt_lock *l)
     if (remove_locked(s, addr, addr_hash(addr)))
         lt_lockmap_remove(addr); /* under the shard's lock: an entry made meanwhile keeps its bit */
     lt_spin_unlock(&s->lock);
+}
+
+/* destroy of the lock whose entry the caller found (l; NULL when it had none). A live home
+ * only this call changes now (see the top); the rest out of line (destroy_filed). */
+void lt_shadow_destroy(const void *addr, lt_lock *l)
+{
+    if (lt_likely(l && is_home(l) &&
+                  atomic_load_explicit(&l->addr, memory_order_relaxed) == addr))
+        end_identity(l, addr);
+    else
+        destroy_filed(addr, l);
 }
 
 /* Their memory is released: the addresses stop naming locks. A run of them in one shard (a
