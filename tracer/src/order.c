@@ -2019,6 +2019,27 @@ static uint32_t cache_size(size_t per, uint32_t least, uint32_t most)
     return n < least ? least : n > most ? most : (uint32_t)n;
 }
 
+/* How many a cache that has `have` lacks of `keep`. */
+static inline size_t short_of(size_t have, size_t keep)
+{
+    return have < keep ? keep - have : 0;
+}
+
+/* Freed objects a cache fill asks for ahead of the one it takes (ix_prefetch). */
+#define FILL_AHEAD 24
+
+/* A thread's cache takes `want` freed objects of p one after another (the last freed first):
+ * the lines of those `from` .. FILL_AHEAD - 1 places down its stack are asked for ahead:
+ * freed nodes and edges come back to a thread long after their locks ended (in `groups` a
+ * round of 25 K locks later), so each line a fill writes was a cache miss, one after the
+ * other (the fills were a tenth of the time in `groups`). */
+static inline void ix_prefetch(const lt_ixpool *p, unsigned bits, size_t size, size_t from,
+                               size_t want)
+{
+    for (size_t k = from; k < FILL_AHEAD && k < want && k < p->nfree; k++)
+        __builtin_prefetch(lt_ix_at(p, p->stack[p->nfree - 1 - k], bits, size), 1);
+}
+
 static size_t edge_cache_has(const lt_thread *t)
 {
     return (size_t)t->edge_nfree + t->edge_nblock;
@@ -2049,8 +2070,13 @@ static void edge_cache_put(lt_thread *t, uint32_t i)
 static int edge_cache_fill(lt_thread *t)
 {
     uint32_t block = cache_size(16, EDGE_CACHE, EDGE_BLOCK);
-    while (t->edge_nfree < EDGE_CACHE && lt_ix_has_free(&edge_pool))
-        edge_cache_put(t, lt_ix_take(&edge_pool)); /* edges_fast writes all of it */
+    ix_prefetch(&edge_pool, EDGE_BITS, sizeof(edge), 0, short_of(t->edge_nfree, EDGE_CACHE));
+    while (t->edge_nfree < EDGE_CACHE && lt_ix_has_free(&edge_pool)) {
+        uint32_t i = lt_ix_take(&edge_pool);
+        ix_prefetch(&edge_pool, EDGE_BITS, sizeof(edge), FILL_AHEAD - 1,
+                    short_of(t->edge_nfree, EDGE_CACHE));
+        edge_cache_put(t, i); /* edges_fast writes all of it */
+    }
     if (edge_cache_has(t) >= 2 * WALK)
         return 0;
     do {
@@ -2082,16 +2108,24 @@ static void node_cache_put(lt_thread *t, node *n)
     t->node_nfree++;
 }
 
+/* Under the graph lock: t's nodes topped up to `keep`; fewer when out of memory. */
+static void node_cache_fill(lt_thread *t, uint32_t keep)
+{
+    node *n;
+    ix_prefetch(&node_pool, NODE_BITS, sizeof(node), 0, short_of(t->node_nfree, keep));
+    while (t->node_nfree < keep && (n = node_take())) { /* node_init */
+        ix_prefetch(&node_pool, NODE_BITS, sizeof(node), FILL_AHEAD - 1, short_of(t->node_nfree, keep));
+        node_cache_put(t, n);
+    }
+}
+
 /* Under the graph lock: t's edges and nodes topped up; fewer when out of memory. 1 when it got
  * a new block of edges. */
 static int caches_fill(lt_thread *t)
 {
-    node *n;
     slot_claim(t);
     int block = edge_cache_fill(t);
-    uint32_t keep = cache_size(64, NODE_CACHE, NODE_MANY);
-    while (t->node_nfree < keep && (n = node_take())) /* node_init */
-        node_cache_put(t, n);
+    node_cache_fill(t, cache_size(64, NODE_CACHE, NODE_MANY));
     return block;
 }
 
@@ -2805,7 +2839,10 @@ static int edge_first_fits(lt_event *ev, uint32_t gen, node *from, int64_t a)
 /* In the gate: x, which holds e in its in-list, becomes X's node, and e joins H's out-list;
  * the known set gets neither yet (node_index). What was used: 2 both, 0 neither (X's
  * identity ended), -1 neither, and the general way must decide (another thread made X's node
- * meanwhile, maybe with this very edge: only the known set can tell). */
+ * meanwhile, maybe with this very edge: only the known set can tell). Only a thread that holds
+ * X makes its node (here, node_fast, node_get), so while this one holds X alone (held_alone)
+ * none can have made it since edge_first_fits looked: a release store publishes x, where a
+ * compare-and-swap was a locked instruction on every lock's first edge. */
 static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, node *x)
 {
     node *from = node_find(h->lock, h->gen), *other = NULL;
@@ -2813,8 +2850,10 @@ static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, 
         return -1;
     edge_at(e)->from = from->ix;
     atomic_store_explicit(&x->in_from, from->ix, memory_order_relaxed);
-    if (!atomic_compare_exchange_strong_explicit(&ev->lock->order_node, &other, x,
-                                                 memory_order_release, memory_order_acquire))
+    if (held_alone(ev->mode))
+        atomic_store_explicit(&ev->lock->order_node, x, memory_order_release);
+    else if (!atomic_compare_exchange_strong_explicit(&ev->lock->order_node, &other, x,
+                                                      memory_order_release, memory_order_acquire))
         return other->gen == gen ? -1 : 0;
     node_list(x);
     list_push(from, OUT, e, held_alone((lt_mode)h->mode));
