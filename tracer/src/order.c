@@ -46,11 +46,10 @@
 #include <string.h>
 
 #include "graph.h"
+#include "known.h"
 #include "lt_internal.h"
 #include "platform.h"
 
-#define KNOWN_MIN 4096        /* smallest size of the known set (slots) */
-#define TOMB 2                /* a removed fingerprint (fingerprints are odd) */
 #define ORD_LAST ((int64_t)1 << 62) /* above every address */
 #define WALK 16               /* held locks looked at per batch of new edges; a chain is one */
 #define SWEEP_MIN 8           /* list entries a node takes before its first sweep */
@@ -134,7 +133,7 @@ struct lt_order_node {
     uint8_t writer_pref;
     _Atomic uint8_t unindexed;      /* its in-list's one edge is not in the known set yet: made
                                        with it (edge_first), put there by node_index */
-    _Atomic uint8_t listed;         /* published, not freed: known_fill reads its out-list */
+    _Atomic uint8_t listed;         /* published, not freed: lt_order_known_fill reads its list */
     _Atomic uint8_t dead;           /* left the graph (node_kill, lt_order_forget): its edges
                                        are dead */
     _Atomic uint8_t ending;         /* its identity ended, what it implies is not drawn yet:
@@ -174,18 +173,9 @@ typedef struct implied {
     occurrence in, out;         /* from -> lock, lock -> to */
 } implied;
 
-/* A set of odd 64-bit keys (edge fingerprints, node ords) in open addressing: 0 marks a free
- * slot, TOMB a removed one. Written under the graph lock; the known set is read without it
- * (known_add says how it grows). */
-typedef struct key_set {
-    size_t mask, live;
-    _Alignas(64) _Atomic size_t used; /* edges_fast counts in without the lock: a line apart */
-    _Alignas(64) _Atomic uint64_t slot[];
-} key_set;
 
 static lt_spin graph_lock = LT_SPIN_INIT(LT_RANK_GRAPH);
-static key_set *_Atomic known;      /* fingerprints of the edges in the graph */
-static key_set *_Atomic moved;      /* address ords held by nodes at other addresses (node_place) */
+static lt_key_set *_Atomic moved; /* address ords held by nodes at other addresses (node_place) */
 static int moved_lost;              /* moved is incomplete (no memory): addresses are not used */
 static node *_Atomic ending;        /* nodes whose ends imply edges not yet drawn (dying_next) */
 static node *_Atomic dying;         /* killed nodes not yet taken for reaping (dying_next) */
@@ -195,9 +185,6 @@ static _Atomic size_t nedges;       /* edges whose fingerprints are, or are to b
                                        that a new lock's first edge adds to no shared counter;
                                        added to in the gate; under the lock: nedges_locked */
 static size_t ndead;                /* dead edges still in a list */
-static _Atomic size_t known_stale;  /* fingerprints in the known set of edges that are dead;
-                                       written under the graph lock, read by known_grow */
-static unsigned known_epoch;        /* copies and refills of the known set (known_grow) */
 static uint32_t stamp;
 static int64_t ord_first, ord_last = ORD_LAST; /* below or above every address ord */
 static _Atomic size_t nback;        /* back edges: while 0 the graph has no cycle */
@@ -209,7 +196,7 @@ static size_t nreported, reported_cap;
  * (edges_fast), beside each other; everything else that reads or changes the graph takes the
  * lock and shuts the gate, then waits for those inside to leave. Inside, only four things
  * change, each by atomic steps: fingerprints join the known set (and the log of a copy being
- * made, known_grow), edges are pushed on the heads of their nodes' lists, counters grow, and
+ * made, lt_known_grow), edges are pushed on the heads of their nodes' lists, counters grow, and
  * a lock without a node gets one, placed at its address where that agrees with its new edges
  * (node_fast); nothing is unlinked, reordered, searched or freed. So a holder of the lock has
  * the graph to itself as before, and a fast edge needs no reordering and no search: while no
@@ -220,8 +207,8 @@ static size_t nreported, reported_cap;
  * in by a flag on its slot's line, which graph_enter reads with the others: in `lazy` (4
  * threads making new edges at once) the one shared count of those inside went from core to
  * core twice a batch of new edges. The slot also counts the fingerprints its thread indexed
- * in the gate (nedges_total) and keeps the room it reserved in the known set ahead
- * (known_reserve): two more shared lines each batch wrote. Threads beyond GATE_SLOTS (and
+ * in the gate (lt_order_nedges) and keeps the room it reserved in the known set ahead
+ * (lt_known_reserve): two more shared lines each batch wrote. Threads beyond GATE_SLOTS (and
  * those that never took the lock) use the shared count.
  */
 #define GATE_SLOTS 64
@@ -234,8 +221,7 @@ static struct {
 typedef struct gate_slot {
     _Alignas(64) _Atomic int in; /* its thread is in the gate */
     _Atomic size_t added;        /* edges its thread indexed in the gate (not in nedges) */
-    size_t room;                 /* slots it reserved in the known set of epoch `epoch` */
-    unsigned epoch;
+    lt_known_room reserve;       /* what it reserved in the known set (lt_known_reserve) */
     const lt_thread *owner;      /* NULL: free; under the graph lock */
 } gate_slot;
 
@@ -245,6 +231,12 @@ static unsigned gate_nslots;         /* slots ever given: graph_enter looks at t
 static inline gate_slot *slot_of(const lt_thread *t)
 {
     return t->gate_slot ? &gate_slots[t->gate_slot - 1] : NULL;
+}
+
+static inline lt_known_room *known_room(const lt_thread *t)
+{
+    gate_slot *s = slot_of(t);
+    return s ? &s->reserve : NULL;
 }
 
 static void graph_enter(void)
@@ -263,6 +255,17 @@ static void graph_leave(void)
     if (graph_lock.depth == 1)
         atomic_store_explicit(&gate.shut, 0, memory_order_release);
     lt_spin_unlock(&graph_lock);
+}
+
+/* known.c's way into the graph lock (lt_known_grow). */
+void lt_order_lock(void)
+{
+    graph_enter();
+}
+
+void lt_order_unlock(void)
+{
+    graph_leave();
 }
 
 static inline void gate_leave(const lt_thread *t)
@@ -294,7 +297,7 @@ static void slot_claim(lt_thread *t)
         if (gate_slots[i].owner)
             continue;
         gate_slots[i].owner = t;
-        gate_slots[i].room = 0;
+        gate_slots[i].reserve.room = 0;
         t->gate_slot = i + 1;
         if (gate_nslots <= i)
             gate_nslots = i + 1;
@@ -311,7 +314,7 @@ static void slot_release(lt_thread *t)
         return;
     nedges_locked((ptrdiff_t)atomic_load_explicit(&s->added, memory_order_relaxed));
     atomic_store_explicit(&s->added, 0, memory_order_relaxed);
-    s->room = 0;
+    s->reserve.room = 0;
     s->owner = NULL;
     t->gate_slot = 0;
 }
@@ -331,148 +334,6 @@ static uint64_t fingerprint(const lt_lock *from, uint32_t gf, lt_mode mf, const 
     x ^= x >> 29;
     x *= 0xBF58476D1CE4E5B9ull;
     return (x ^ (x >> 32)) | 1;
-}
-
-/* A key's first slot. Keys that are addresses (ords) lie at a regular stride, which the
- * mask alone would pile into long runs. */
-static size_t set_home(const key_set *k, uint64_t key)
-{
-    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & k->mask;
-}
-
-static int set_in(const key_set *k, uint64_t key)
-{
-    for (size_t i = k ? set_home(k, key) : 0; k; i = (i + 1) & k->mask) {
-        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
-        if (v == key)
-            return 1;
-        if (v == 0)
-            return 0;
-    }
-    return 0;
-}
-
-static int set_has(key_set *_Atomic *set, uint64_t key)
-{
-    return set_in(atomic_load_explicit(set, memory_order_acquire), key);
-}
-
-/* key, known to be absent, into the first free or removed slot from its home on, counted by
- * the caller: 1 when the slot was free. */
-static int set_place(key_set *k, uint64_t key, size_t home)
-{
-    size_t i = home;
-    uint64_t v;
-    while ((v = atomic_load_explicit(&k->slot[i], memory_order_relaxed)) != 0 && v != TOMB)
-        i = (i + 1) & k->mask;
-    atomic_store_explicit(&k->slot[i], key, memory_order_release);
-    return v == 0;
-}
-
-/* Under the graph lock, key known to be absent: into the first free or removed slot. The gate
- * is shut, so no other thread counts in `used` (known_reserve): a plain store does for the
- * locked add. */
-static void set_put(key_set *k, uint64_t key)
-{
-    if (set_place(k, key, set_home(k, key)))
-        atomic_store_explicit(&k->used, atomic_load_explicit(&k->used, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-    k->live++;
-}
-
-/* Slots for n keys: four times as many (at least KNOWN_MIN), a power of two. */
-static size_t set_slots(size_t n)
-{
-    size_t size = KNOWN_MIN;
-    while (size < (n + 1) * 4)
-        size *= 2;
-    return size;
-}
-
-static size_t set_bytes(size_t slots)
-{
-    return sizeof(key_set) + slots * sizeof(uint64_t);
-}
-
-/* An empty set of `size` slots (a power of two); NULL when out of memory. */
-static key_set *set_map(size_t size)
-{
-    key_set *k = lt_map(set_bytes(size));
-    if (k)
-        k->mask = size - 1;
-    return k;
-}
-
-/* The keys of k without its tombstones into g, a new set no other thread sees yet, larger
- * than k. Each key's home in g is a line nowhere near the last one's: the lines of the next
- * COPY_AHEAD keys are asked for before each key goes in, so their misses overlap instead of
- * coming one after another (the known set of `lazy`'s 0.9 M edges is copied so, 1.3 M keys
- * in all); and g's counts are set once, not by a locked add per key. */
-#define COPY_AHEAD 16
-
-static void set_fill(key_set *g, const key_set *k)
-{
-    uint64_t ahead[COPY_AHEAD];
-    size_t home[COPY_AHEAD], n = 0;
-    for (size_t i = 0; k && i <= k->mask; i++) {
-        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
-        if (v == 0 || v == TOMB)
-            continue;
-        size_t at = n++ % COPY_AHEAD;
-        if (n > COPY_AHEAD)
-            set_place(g, ahead[at], home[at]);
-        ahead[at] = v;
-        home[at] = set_home(g, v);
-        __builtin_prefetch(&g->slot[home[at]], 1);
-    }
-    for (size_t j = n > COPY_AHEAD ? n - COPY_AHEAD : 0; j < n; j++)
-        set_place(g, ahead[j % COPY_AHEAD], home[j % COPY_AHEAD]);
-    atomic_store_explicit(&g->used, n, memory_order_relaxed);
-    g->live = n;
-}
-
-/* Under the graph lock: *set's keys without its tombstones, copied into a new set of `size`
- * slots, which replaces it in *set (the old one is the caller's). NULL when out of memory. */
-static key_set *set_copy(key_set *_Atomic *set, size_t size)
-{
-    key_set *k = atomic_load_explicit(set, memory_order_relaxed);
-    key_set *g = set_map(size);
-    if (!g)
-        return NULL;
-    set_fill(g, k);
-    atomic_store_explicit(set, g, memory_order_release);
-    return g;
-}
-
-/* Under the graph lock, key absent, for a set only ever read under it (moved): a full
- * set is replaced by a copy, and unmapped. 0 when out of memory. */
-static int set_add(key_set *_Atomic *set, uint64_t key)
-{
-    key_set *k = atomic_load_explicit(set, memory_order_relaxed);
-    if (!k || (k->used + 1) * 2 > k->mask + 1) {
-        key_set *g = set_copy(set, set_slots(k ? k->live : 0));
-        if (!g)
-            return 0;
-        if (k)
-            lt_platform_unmap(k, set_bytes(k->mask + 1));
-        k = g;
-    }
-    set_put(k, key);
-    return 1;
-}
-
-/* Under the graph lock. */
-static void set_remove(key_set *_Atomic *set, uint64_t key)
-{
-    key_set *k = atomic_load_explicit(set, memory_order_relaxed);
-    size_t i = k ? set_home(k, key) : 0;
-    uint64_t v = 0;
-    while (k && (v = atomic_load_explicit(&k->slot[i], memory_order_relaxed)) != key && v != 0)
-        i = (i + 1) & k->mask;
-    if (k && v == key) {
-        atomic_store_explicit(&k->slot[i], TOMB, memory_order_relaxed);
-        k->live--;
-    }
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -620,11 +481,11 @@ static void node_init(node *n, lt_lock *l, uint32_t gen, lt_kind kind, const voi
     n->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
 }
 
-/* n, just published as its lock's node, joins the nodes known_fill reads (it walks the node
- * pool, under the graph lock, so no thread is in the gate then). A node being made by another
- * thread, or kept in a thread's cache, is not listed: its lists may be anything. (A list of
- * all nodes cost a compare-and-swap on one global line for every new lock, and a write to
- * two other nodes' lines when it left.) */
+/* n, just published as its lock's node, joins the nodes lt_order_known_fill reads (it walks
+ * the node pool, under the graph lock, so no thread is in the gate then). A node being made
+ * by another thread, or kept in a thread's cache, is not listed: its lists may be anything.
+ * (A list of all nodes cost a compare-and-swap on one global line for every new lock, and a
+ * write to two other nodes' lines when it left.) */
 static void node_list(node *n)
 {
     atomic_store_explicit(&n->listed, 1, memory_order_relaxed);
@@ -678,8 +539,8 @@ static int ord_moved(const node *n)
 
 static int ord_free(int64_t a)
 {
-    key_set *k = atomic_load_explicit(&moved, memory_order_relaxed);
-    return !(k && k->live && set_has(&moved, ord_key(a)));
+    lt_key_set *k = atomic_load_explicit(&moved, memory_order_relaxed);
+    return !(k && k->live && lt_set_has(&moved, ord_key(a)));
 }
 
 static void node_place(node *n, int source, int64_t other)
@@ -714,7 +575,7 @@ static uint64_t edge_fingerprint(const edge *e)
 static edge *edge_live(uint32_t *link, int side);
 
 /* Under the graph lock: the fingerprint of every edge in the graph into k. */
-static void known_fill(key_set *k)
+void lt_order_known_fill(lt_key_set *k)
 {
     edge *e;
     for (uint32_t i = 1; i < node_pool.next; i++) {
@@ -724,12 +585,12 @@ static void known_fill(key_set *k)
         for (uint32_t *at = &n->list[OUT].first; !node_dead(n) && (e = edge_live(at, OUT));
              at = &e->next[OUT])
             if (!atomic_load_explicit(&node_at(e->to)->unindexed, memory_order_relaxed))
-                set_put(k, edge_fingerprint(e));
+                lt_set_put(k, edge_fingerprint(e));
     }
 }
 
 /* Under the graph lock: the edges whose fingerprints are, or are to be, in the known set. */
-static size_t nedges_total(void)
+size_t lt_order_nedges(void)
 {
     size_t n = atomic_load_explicit(&nedges, memory_order_relaxed);
     for (unsigned i = 0; i < gate_nslots; i++)
@@ -746,176 +607,6 @@ static void nedges_gated(const lt_thread *t, size_t d)
                               memory_order_relaxed);
     else
         atomic_fetch_add_explicit(&nedges, d, memory_order_relaxed);
-}
-
-/* A known set that another replaced: its memory goes, its range stays, reading as empty to
- * a reader still in it, who then asks the graph lock (known_add). */
-static void known_drop(key_set *k)
-{
-    if (k)
-        lt_platform_discard(k, set_bytes(k->mask + 1));
-}
-
-/* Under the graph lock: the known set made again from the edges in the graph, in k if it is
- * large enough; NULL when out of memory. */
-static key_set *known_refill(key_set *k)
-{
-    size_t size = set_slots(nedges_total());
-    if (k && size <= k->mask + 1) {
-        for (size_t i = 0; i <= k->mask; i++)
-            atomic_store_explicit(&k->slot[i], 0, memory_order_relaxed);
-        atomic_store_explicit(&k->used, 0, memory_order_relaxed);
-        k->live = 0;
-    } else {
-        key_set *old = k;
-        k = graph_room(set_bytes(size)) ? set_map(size) : NULL;
-        if (!k)
-            return NULL;
-        atomic_store_explicit(&known, k, memory_order_release);
-        known_drop(old);
-    }
-    atomic_store_explicit(&known_stale, 0, memory_order_relaxed);
-    known_fill(k);
-    return k;
-}
-
-/*
- * Growing the known set outside the graph lock. known_add's copy of a set of a million
- * fingerprints kept every other thread waiting for tens of ms: in the `lazy` stress row (4
- * threads, 0.9 M new edges) those copies were nearly all of the lock's hold time. So once
- * the set is GROW_AT full, the first thread to see it (known_grow) copies it into a set twice
- * as large outside the lock, while the others go on adding to the old one, which may fill to
- * seven eighths meanwhile (known_full); each fingerprint added meanwhile, in the gate or under
- * the lock, is also written to a log. Then it takes the lock, adds the logged ones (or, when
- * the log overflowed, reads the old set again) and publishes the copy - unless known_add
- * copied or refilled the set meanwhile (it filled up first), when the copy is dropped.
- * `growing` changes only under the lock, with the gate shut, so an adder sees it set from the
- * first fingerprint the copy may miss to the end.
- */
-#define GROW_AT(slots) ((slots) / 8 * 5) /* used, a set is copied (just below full) */
-#define GROW_LOG ((size_t)1 << 18)        /* fingerprints logged while a copy is made */
-
-static _Atomic int growing;          /* a copy of the known set is being made */
-static _Atomic size_t grow_nlogged;  /* fingerprints added meanwhile (some past the log's end) */
-static uint64_t *grow_log;           /* mapped by the first copy */
-
-/* Is the known set k full when `used` of its slots are? At three quarters of them; at seven
- * eighths while a copy twice as large is being made, so that the copy is not wasted. (Half,
- * with the replaced sets kept, was 45 bytes an edge in `lazy`; at three quarters a probe for
- * an absent fingerprint reads 8.5 slots on average, a line or two.) */
-static int known_full(const key_set *k, size_t used)
-{
-    size_t slots = k->mask + 1;
-    return used > (atomic_load_explicit(&growing, memory_order_relaxed) ? slots / 8 * 7
-                                                                        : slots / 4 * 3);
-}
-
-/* At most a quarter of k's fingerprints name dead edges: k is copied when it fills, not made
- * again from the edges. */
-static int known_mostly_live(const key_set *k)
-{
-    return atomic_load_explicit(&known_stale, memory_order_relaxed) * 4 <=
-           atomic_load_explicit(&k->used, memory_order_relaxed);
-}
-
-/* Under the graph lock or in the gate: fp was added to the known set. */
-static inline void known_logged(uint64_t fp)
-{
-    if (lt_likely(!atomic_load_explicit(&growing, memory_order_relaxed)))
-        return;
-    size_t i = atomic_fetch_add_explicit(&grow_nlogged, 1, memory_order_relaxed);
-    if (i < GROW_LOG)
-        grow_log[i] = fp;
-}
-
-/*
- * Under the graph lock, fp absent. 0 when out of memory. When the set is full (known_grow
- * came too late or not at all), a set of which at most a quarter are fingerprints of dead
- * edges is copied into one twice as large: a sequential read, where walking the edges would
- * miss the cache on each. Otherwise it is made again from the edges in the graph, which drops
- * those fingerprints: in place when it is large enough, else into a larger mapping. Readers
- * are not stopped: one racing with the refill may miss a fingerprint (it then takes the graph
- * lock, where the answer is exact), and any it finds was in the graph (or names an ending
- * identity). A replaced set keeps its range, as a reader may be inside it, but not its
- * memory (known_drop).
- */
-static int known_add(uint64_t fp)
-{
-    key_set *k = atomic_load_explicit(&known, memory_order_relaxed);
-    if (!k || known_full(k, k->used + 1)) {
-        key_set *old = k;
-        if (k && known_mostly_live(k)) {
-            size_t size = 2 * (k->mask + 1);
-            k = graph_room(set_bytes(size)) ? set_copy(&known, size) : NULL;
-            if (k)
-                known_drop(old);
-        } else {
-            k = known_refill(k);
-        }
-        known_epoch++;
-    }
-    if (!k)
-        return 0;
-    set_put(k, fp);
-    known_logged(fp);
-    return 1;
-}
-
-/* Under the graph lock: the keys of k (or of the log) that g lacks, into g. */
-static void known_catch_up(key_set *g, const key_set *k, size_t nlogged)
-{
-    for (size_t i = 0; nlogged > GROW_LOG && i <= k->mask; i++) {
-        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
-        if (v != 0 && v != TOMB && !set_in(g, v))
-            set_put(g, v);
-    }
-    for (size_t i = 0; nlogged <= GROW_LOG && i < nlogged; i++)
-        if (!set_in(g, grow_log[i]))
-            set_put(g, grow_log[i]);
-}
-
-/* Outside the graph lock and the gate: the known set copied into one twice as large if it is
- * GROW_AT full and no other thread is copying it. */
-static void known_grow(void)
-{
-    key_set *k = atomic_load_explicit(&known, memory_order_acquire), *g = NULL;
-    /* A set a quarter of which names dead edges is made again in place when it fills
-     * (known_add): copying it would double it with every round of locks made and destroyed.
-     * That is seen before the lock too: in `groups`, where every round's locks are destroyed,
-     * asking the lock took it for each new edge between GROW_AT and full. */
-    if (!k || atomic_load_explicit(&k->used, memory_order_relaxed) < GROW_AT(k->mask + 1) ||
-        atomic_load_explicit(&growing, memory_order_relaxed) || !known_mostly_live(k))
-        return;
-    graph_enter();
-    int mine = k == atomic_load_explicit(&known, memory_order_relaxed) &&
-               !atomic_load_explicit(&growing, memory_order_relaxed) && known_mostly_live(k) &&
-               graph_room(set_bytes(2 * (k->mask + 1))) &&
-               (grow_log || (grow_log = lt_map(GROW_LOG * sizeof *grow_log)));
-    unsigned epoch = known_epoch;
-    if (mine) {
-        atomic_store_explicit(&growing, 1, memory_order_relaxed);
-        atomic_store_explicit(&grow_nlogged, 0, memory_order_relaxed);
-    }
-    graph_leave();
-    if (!mine)
-        return;
-    /* Its pages written before the copy reads them: a page first read maps the shared zero
-     * page, and its first write then faults again and stops the other CPUs to flush it. */
-    if ((g = set_map(2 * (k->mask + 1))) != NULL) {
-        lt_prefault(g->slot, (g->mask + 1) * sizeof *g->slot);
-        set_fill(g, k);
-    }
-    graph_enter();
-    if (g && known_epoch == epoch) {
-        known_catch_up(g, k, atomic_load_explicit(&grow_nlogged, memory_order_relaxed));
-        atomic_store_explicit(&known, g, memory_order_release);
-        known_drop(k);
-        known_epoch++;
-    } else if (g) {
-        lt_platform_unmap(g, set_bytes(g->mask + 1));
-    }
-    atomic_store_explicit(&growing, 0, memory_order_relaxed);
-    graph_leave();
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -943,7 +634,7 @@ static void known_grow(void)
  *
  * A dead edge's fingerprint stays in the known set: it names a lock identity that ended (or
  * is ending: lt_order_forget comes before the lock's gen moves on), so no acquisition can make
- * it again; known_add drops such leftovers when it rebuilds.
+ * it again; lt_known_add drops such leftovers when it rebuilds.
  * ---------------------------------------------------------------------------------------- */
 #define REAP_STEP 16          /* list entries of dead nodes let go per taking of the lock */
 #define EAGER 32              /* a node leaves at once when its lists have no more entries */
@@ -980,9 +671,7 @@ static void edge_kill(uint32_t i)
         ndead++;
         if (indexed) {
             nedges_locked(-1);
-            atomic_store_explicit(&known_stale,
-                                  atomic_load_explicit(&known_stale, memory_order_relaxed) + 1,
-                                  memory_order_relaxed);
+            lt_known_dead();
         }
         if (e->back)
             atomic_fetch_sub_explicit(&nback, 1, memory_order_relaxed);
@@ -1031,7 +720,7 @@ static int node_index(node *x)
     if (lt_likely(!node_unindexed(x)))
         return 1;
     if ((e = unindexed_edge(x)) != NULL) {
-        if (!known_add(edge_fingerprint(e)))
+        if (!lt_known_add(edge_fingerprint(e)))
             return 0;
         nedges_locked(1);
     }
@@ -1093,7 +782,7 @@ static void node_kill(node *n)
 static void node_free(node *n)
 {
     if (ord_moved(n))
-        set_remove(&moved, ord_key(n->ord));
+        lt_set_remove(&moved, ord_key(n->ord));
     atomic_store_explicit(&n->listed, 0, memory_order_relaxed);
     lt_ix_put(&node_pool, n->ix);
 }
@@ -1368,8 +1057,8 @@ static void pk_moved(const lt_bfs_item *a, size_t n, int join)
         if (!ord_moved(x))
             continue;
         if (!join)
-            set_remove(&moved, ord_key(x->ord));
-        else if (!set_add(&moved, ord_key(x->ord)))
+            lt_set_remove(&moved, ord_key(x->ord));
+        else if (!lt_set_add(&moved, ord_key(x->ord)))
             moved_lost = 1;
     }
 }
@@ -1906,10 +1595,9 @@ static _Atomic int capped;
 
 static size_t graph_bytes(void)
 {
-    const key_set *k = atomic_load_explicit(&known, memory_order_relaxed);
     const label_set *s = atomic_load_explicit(&labels, memory_order_relaxed);
     return edge_pool.mapped + node_pool.mapped + label_pool.mapped + implied_pool.mapped +
-           (k ? set_bytes(k->mask + 1) : 0) + (s ? label_set_bytes(s->mask + 1) : 0);
+           lt_known_bytes() + (s ? label_set_bytes(s->mask + 1) : 0);
 }
 
 /* Under the graph lock: may the graph map `more` bytes? 0 when that would take it past the
@@ -1921,6 +1609,11 @@ static int graph_room(size_t more)
     if (!atomic_exchange(&capped, 1))
         lt_report_order_partial(lt_cfg.graph_max);
     return 0;
+}
+
+int lt_order_room(size_t more)
+{
+    return graph_room(more);
 }
 
 static int graph_capped(void)
@@ -1981,7 +1674,7 @@ static inline void edge_join(uint32_t i, node *from, node *to, int from_alone, i
 static int edge_insert(uint32_t i, node *from, node *to, uint64_t fp)
 {
     edge *e = edge_at(i);
-    if (!known_add(fp))
+    if (!lt_known_add(fp))
         return 0;
     nedges_locked(1);
     edge_join(i, from, to, 1, 1);
@@ -2149,75 +1842,17 @@ void lt_order_thread_exit(lt_thread *t)
     graph_leave();
 }
 
-/* Without the graph lock, room for it reserved in k->used: key into the known set k unless it
- * is there. 1 when this call put it, so this thread adds its edge and no other does. */
-static int known_claim(key_set *k, uint64_t key)
-{
-    for (size_t i = set_home(k, key);; i = (i + 1) & k->mask) {
-        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
-        if (v == 0 && atomic_compare_exchange_strong_explicit(&k->slot[i], &v, key,
-                                                              memory_order_release,
-                                                              memory_order_relaxed))
-            return 1;
-        if (v == key)
-            return 0;
-    }
-}
-
-/* Slots a thread with a gate slot reserves ahead in the known set k: a few, or fewer for a
- * small set, which the reserved but unused slots of many threads would fill early. */
-static size_t reserve_ahead(const key_set *k)
-{
-    size_t ahead = (k->mask + 1) >> 9;
-    return ahead < 64 ? ahead : 64;
-}
-
-/* In the gate: room for `room` more fingerprints in the known set k, counted in k->used
- * (known_claim needs it); 0 when k is full, and must grow under the lock. A thread with a
- * gate slot takes its reserve first, and reserves ahead when that is short: k->used, on a
- * line that every batch of fast edges wrote twice, is written once every few batches. A
- * reserve lasts as long as its set (the epoch): a copy or refill counts what it holds. */
-static int known_reserve(const lt_thread *t, key_set *k, size_t room)
-{
-    gate_slot *s = slot_of(t);
-    size_t have = s && s->epoch == known_epoch ? s->room : 0;
-    if (s && have >= room) {
-        s->room = have - room;
-        return 1;
-    }
-    size_t take = room - have + (s ? reserve_ahead(k) : 0);
-    if (known_full(k, atomic_fetch_add_explicit(&k->used, take, memory_order_relaxed) + take)) {
-        atomic_fetch_sub_explicit(&k->used, take, memory_order_relaxed);
-        return 0;
-    }
-    if (s) {
-        s->room = have + take - room;
-        s->epoch = known_epoch;
-    }
-    return 1;
-}
-
-/* In the gate: n of the slots known_reserve gave were not used. */
-static void known_unreserve(const lt_thread *t, key_set *k, size_t n)
-{
-    gate_slot *s = slot_of(t);
-    if (s)
-        s->room += n;
-    else if (n)
-        atomic_fetch_sub_explicit(&k->used, n, memory_order_relaxed);
-}
-
 /* In the gate, room for one key reserved in k, beside other threads doing the same: one of
  * them puts the fingerprint. */
-static void node_index_gated(const lt_thread *t, key_set *k, node *x)
+static void node_index_gated(const lt_thread *t, lt_key_set *k, node *x)
 {
     edge *e = unindexed_edge(x);
     uint64_t fp = e ? edge_fingerprint(e) : 0;
-    if (e && known_claim(k, fp)) {
-        known_logged(fp);
+    if (e && lt_set_claim(k, fp)) {
+        lt_known_logged(fp);
         nedges_gated(t, 1);
     } else
-        known_unreserve(t, k, 1);
+        lt_known_unreserve(known_room(t), k, 1);
     atomic_store_explicit(&x->unindexed, 0, memory_order_release);
 }
 
@@ -2232,7 +1867,7 @@ static node *node_fast(lt_thread *t, lt_lock *l, uint32_t gen, lt_kind kind, con
                        int64_t above, int64_t below)
 {
     int64_t a = (int64_t)(uintptr_t)addr;
-    key_set *k = atomic_load_explicit(&moved, memory_order_relaxed);
+    lt_key_set *k = atomic_load_explicit(&moved, memory_order_relaxed);
     if (!t->node_free || node_of(l) || !ord_is_addr(a) || a <= above || a >= below ||
         moved_lost || (k && k->live) || identity_ended(l, gen))
         return NULL;
@@ -2263,14 +1898,14 @@ static node *node_target(lt_thread *t, lt_held **hs, size_t n, const request *r)
  * Inside the gate: the edges hs[i] -> r (described in d[i]) that agree with the order, the
  * graph having no back edge, go into the graph: into a node of each end that is placed
  * already (or, for a new lock, made here: node_fast), from t's own edges, with the first
- * occurrence decided by known_claim. The others (an end without a node or a place, against
+ * occurrence decided by lt_set_claim. The others (an end without a node or a place, against
  * the order, a sweep due) are left at the front of hs, fps and d, for the lock: their number
  * is returned.
  */
 static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request *r)
 {
     lt_thread *t = r->ev->self;
-    key_set *k = atomic_load_explicit(&known, memory_order_acquire);
+    lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire);
     const lt_thread_info *who;
     node *to;
     if (atomic_load_explicit(&nback, memory_order_relaxed) || reap_pending() || graph_capped() ||
@@ -2278,7 +1913,7 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
         !(to = node_target(t, hs, n, r)) || !to->ord || node_sweep_due(to))
         return n;
     size_t room = n + (node_unindexed(to) != 0);
-    if (!known_reserve(t, k, room))
+    if (!lt_known_reserve(known_room(t), k, room))
         return n; /* the set must grow: under the lock */
     if (room > n)
         node_index_gated(t, k, to);
@@ -2297,15 +1932,15 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
             d[left++] = d[i];
             continue;
         }
-        if (!known_claim(k, fps[i]))
+        if (!lt_set_claim(k, fps[i]))
             continue;
-        known_logged(fps[i]);
+        lt_known_logged(fps[i]);
         uint32_t e = edge_cache_take(t);
         edge_fill(edge_at(e), &d[i], lab);
         edge_join(e, from, to, held_alone((lt_mode)hs[i]->mode), held_alone(r->ev->mode));
         added++;
     }
-    known_unreserve(t, k, n - added);
+    lt_known_unreserve(known_room(t), k, n - added);
     if (added)
         nedges_gated(t, added);
     r->added |= added > 0;
@@ -2334,7 +1969,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
     int fresh; /* r's lock has no node: no edge into it is known, none need be looked up */
     for (size_t i = 0; i < n; i++)
         edge_describe(&d[i], hs[i], r);
-    known_grow();
+    lt_known_grow();
     if (gate_enter(t)) {
         n = edges_fast(hs, fps, d, n, r);
         gate_leave(t);
@@ -2348,7 +1983,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
     fresh = node_fresh(r->ev->lock, r->gen);
     failed = !fresh && !node_index(node_of(r->ev->lock)) && !graph_capped();
     for (size_t i = 0; i < n && !failed && !graph_capped(); i++) {
-        if (fresh ? fp_repeated(fps, i) : set_has(&known, fps[i]))
+        if (fresh ? fp_repeated(fps, i) : lt_known_has(fps[i]))
             continue;
         if (identity_ended(hs[i]->lock, hs[i]->gen))
             continue;
@@ -2546,7 +2181,7 @@ static __attribute__((cold)) int imply(edge *i, edge *o, const node *x, const lt
     uint32_t hops = edge_hops(i) + edge_hops(o);
     uint64_t fp = fingerprint(from->lock, from->gen, (lt_mode)i->from_mode, to->lock, to->gen,
                               (lt_mode)o->to_mode);
-    if (hops > IMPLY_HOPS || graph_capped() || !node_index(to) || set_has(&known, fp))
+    if (hops > IMPLY_HOPS || graph_capped() || !node_index(to) || lt_known_has(fp))
         return 0;
     uint32_t vi = ix_take(&implied_pool), ei = vi ? ix_take(&edge_pool) : 0;
     if (!ei) {
@@ -2787,7 +2422,7 @@ static int batch_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
     if (r->fresh)
         return edges_add(hs, fps, n, r);
     for (size_t k = 0; k < n; k++) {
-        if (lt_likely(set_has(&known, fps[k])))
+        if (lt_likely(lt_known_has(fps[k])))
             continue;
         hs[fresh] = hs[k];
         fps[fresh++] = fps[k];
@@ -2823,12 +2458,12 @@ static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, const ui
                                   size_t n)
 {
     const node *x = node_of(l);
-    const key_set *k = atomic_load_explicit(&known, memory_order_acquire);
+    const lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire);
     if (x)
         prefetch_object(x, sizeof *x);
     caches_prefetch(t, !x);
     for (size_t i = 0; k && i < n; i++)
-        __builtin_prefetch(&k->slot[set_home(k, fps[i])], 1);
+        __builtin_prefetch(&k->slot[lt_set_home(k, fps[i])], 1);
 }
 
 /*
@@ -2843,7 +2478,7 @@ static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, const ui
  */
 static int edge_first_fits(lt_event *ev, uint32_t gen, node *from, int64_t a)
 {
-    key_set *m = atomic_load_explicit(&moved, memory_order_relaxed);
+    lt_key_set *m = atomic_load_explicit(&moved, memory_order_relaxed);
     return !atomic_load_explicit(&nback, memory_order_relaxed) && !reap_pending() &&
            !graph_capped() && from &&
            from->ord && from->ord < a && !node_sweep_due(from) && !moved_lost &&
@@ -2970,7 +2605,7 @@ static int unrecorded_may_close(lt_held **hs, const uint64_t *fps, size_t n, con
             (atomic_load_explicit(&nback, memory_order_relaxed) || h->ord > x->ord) &&
             atomic_load_explicit(chain_slot(unrecorded_key(fps[i])), memory_order_relaxed) !=
                 unrecorded_key(fps[i]) &&
-            !set_has(&known, fps[i]))
+            !lt_known_has(fps[i]))
             return 1;
     return 0;
 }
@@ -3022,7 +2657,7 @@ static inline size_t first_batch(lt_event *ev, uint32_t *gen, uint32_t *i, lt_he
     if (*first)
         return n;
     fingerprints(hs, n, ev, *gen, fps);
-    if (n == 1 && !*more && lt_likely(set_has(&known, fps[0])))
+    if (n == 1 && !*more && lt_likely(lt_known_has(fps[0])))
         return 0;
     return n;
 }
@@ -3076,7 +2711,7 @@ int lt_order_known(lt_event *ev, uint64_t *memo)
      * refill drops any, and it puts back every edge still in the graph ("Removal"). */
     if (fp == *memo)
         return 1;
-    if (!set_has(&known, fp))
+    if (!lt_known_has(fp))
         return 0;
     *memo = fp;
     return 1;
@@ -3093,7 +2728,7 @@ void lt_order_fork(lt_fork_phase phase)
         for (unsigned i = 0; i < gate_nslots; i++)
             atomic_store(&gate_slots[i].in, 0);
         atomic_store(&gate.shut, 0);
-        atomic_store(&growing, 0); /* a copy another thread was making is lost */
+        lt_known_fork_child(); /* a copy another thread was making is lost */
         lt_spin_fork(&graph_lock, phase);
     }
 }

@@ -1,0 +1,371 @@
+/*
+ * known.c - sets of odd 64-bit keys in open addressing, and the known set of edge
+ * fingerprints: how it is read without the graph lock, claimed in the gate, and grown (see
+ * known.h; order.c says what is looked up when).
+ */
+#include "known.h"
+
+#include "alloc.h"
+#include "lt_internal.h"
+#include "platform.h"
+
+#define KNOWN_MIN 4096 /* smallest size of the known set (slots) */
+#define TOMB 2         /* a removed key (keys are odd) */
+
+lt_key_set *_Atomic lt_known;
+_Atomic size_t lt_known_stale;  /* written under the graph lock, read by lt_known_grow */
+static unsigned known_epoch;    /* copies and refills of the known set (lt_known_grow) */
+
+/* key, known to be absent, into the first free or removed slot from its home on, counted by
+ * the caller: 1 when the slot was free. */
+static int set_place(lt_key_set *k, uint64_t key, size_t home)
+{
+    size_t i = home;
+    uint64_t v;
+    while ((v = atomic_load_explicit(&k->slot[i], memory_order_relaxed)) != 0 && v != TOMB)
+        i = (i + 1) & k->mask;
+    atomic_store_explicit(&k->slot[i], key, memory_order_release);
+    return v == 0;
+}
+
+/* Under the graph lock, key known to be absent: into the first free or removed slot. The gate
+ * is shut, so no other thread counts in `used` (lt_known_reserve): a plain store does for the
+ * locked add. */
+void lt_set_put(lt_key_set *k, uint64_t key)
+{
+    if (set_place(k, key, lt_set_home(k, key)))
+        atomic_store_explicit(&k->used, atomic_load_explicit(&k->used, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    k->live++;
+}
+
+/* Slots for n keys: four times as many (at least KNOWN_MIN), a power of two. */
+static size_t set_slots(size_t n)
+{
+    size_t size = KNOWN_MIN;
+    while (size < (n + 1) * 4)
+        size *= 2;
+    return size;
+}
+
+size_t lt_set_bytes(size_t slots)
+{
+    return sizeof(lt_key_set) + slots * sizeof(uint64_t);
+}
+
+/* An empty set of `size` slots (a power of two); NULL when out of memory. */
+static lt_key_set *set_map(size_t size)
+{
+    lt_key_set *k = lt_map(lt_set_bytes(size));
+    if (k)
+        k->mask = size - 1;
+    return k;
+}
+
+/* The keys of k without its tombstones into g, a new set no other thread sees yet, larger
+ * than k. Each key's home in g is a line nowhere near the last one's: the lines of the next
+ * COPY_AHEAD keys are asked for before each key goes in, so their misses overlap instead of
+ * coming one after another (the known set of `lazy`'s 0.9 M edges is copied so, 1.3 M keys
+ * in all); and g's counts are set once, not by a locked add per key. */
+#define COPY_AHEAD 16
+
+static void set_fill(lt_key_set *g, const lt_key_set *k)
+{
+    uint64_t ahead[COPY_AHEAD];
+    size_t home[COPY_AHEAD], n = 0;
+    for (size_t i = 0; k && i <= k->mask; i++) {
+        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
+        if (v == 0 || v == TOMB)
+            continue;
+        size_t at = n++ % COPY_AHEAD;
+        if (n > COPY_AHEAD)
+            set_place(g, ahead[at], home[at]);
+        ahead[at] = v;
+        home[at] = lt_set_home(g, v);
+        __builtin_prefetch(&g->slot[home[at]], 1);
+    }
+    for (size_t j = n > COPY_AHEAD ? n - COPY_AHEAD : 0; j < n; j++)
+        set_place(g, ahead[j % COPY_AHEAD], home[j % COPY_AHEAD]);
+    atomic_store_explicit(&g->used, n, memory_order_relaxed);
+    g->live = n;
+}
+
+/* Under the graph lock: *set's keys without its tombstones, copied into a new set of `size`
+ * slots, which replaces it in *set (the old one is the caller's). NULL when out of memory. */
+static lt_key_set *set_copy(lt_key_set *_Atomic *set, size_t size)
+{
+    lt_key_set *k = atomic_load_explicit(set, memory_order_relaxed);
+    lt_key_set *g = set_map(size);
+    if (!g)
+        return NULL;
+    set_fill(g, k);
+    atomic_store_explicit(set, g, memory_order_release);
+    return g;
+}
+
+/* Under the graph lock, key absent, for a set only ever read under it (moved): a full
+ * set is replaced by a copy, and unmapped. 0 when out of memory. */
+int lt_set_add(lt_key_set *_Atomic *set, uint64_t key)
+{
+    lt_key_set *k = atomic_load_explicit(set, memory_order_relaxed);
+    if (!k || (k->used + 1) * 2 > k->mask + 1) {
+        lt_key_set *g = set_copy(set, set_slots(k ? k->live : 0));
+        if (!g)
+            return 0;
+        if (k)
+            lt_platform_unmap(k, lt_set_bytes(k->mask + 1));
+        k = g;
+    }
+    lt_set_put(k, key);
+    return 1;
+}
+
+/* Under the graph lock. */
+void lt_set_remove(lt_key_set *_Atomic *set, uint64_t key)
+{
+    lt_key_set *k = atomic_load_explicit(set, memory_order_relaxed);
+    size_t i = k ? lt_set_home(k, key) : 0;
+    uint64_t v = 0;
+    while (k && (v = atomic_load_explicit(&k->slot[i], memory_order_relaxed)) != key && v != 0)
+        i = (i + 1) & k->mask;
+    if (k && v == key) {
+        atomic_store_explicit(&k->slot[i], TOMB, memory_order_relaxed);
+        k->live--;
+    }
+}
+
+/* A known set that another replaced: its memory goes, its range stays, reading as empty to
+ * a reader still in it, who then asks the graph lock (lt_known_add). */
+static void known_drop(lt_key_set *k)
+{
+    if (k)
+        lt_platform_discard(k, lt_set_bytes(k->mask + 1));
+}
+
+/* Under the graph lock: the known set made again from the edges in the graph, in k if it is
+ * large enough; NULL when out of memory. */
+static lt_key_set *known_refill(lt_key_set *k)
+{
+    size_t size = set_slots(lt_order_nedges());
+    if (k && size <= k->mask + 1) {
+        for (size_t i = 0; i <= k->mask; i++)
+            atomic_store_explicit(&k->slot[i], 0, memory_order_relaxed);
+        atomic_store_explicit(&k->used, 0, memory_order_relaxed);
+        k->live = 0;
+    } else {
+        lt_key_set *old = k;
+        k = lt_order_room(lt_set_bytes(size)) ? set_map(size) : NULL;
+        if (!k)
+            return NULL;
+        atomic_store_explicit(&lt_known, k, memory_order_release);
+        known_drop(old);
+    }
+    atomic_store_explicit(&lt_known_stale, 0, memory_order_relaxed);
+    lt_order_known_fill(k);
+    return k;
+}
+
+/*
+ * Growing the known set outside the graph lock. lt_known_add's copy of a set of a million
+ * fingerprints kept every other thread waiting for tens of ms: in the `lazy` stress row (4
+ * threads, 0.9 M new edges) those copies were nearly all of the lock's hold time. So once
+ * the set is GROW_AT full, the first thread to see it (lt_known_grow) copies it into a set twice
+ * as large outside the lock, while the others go on adding to the old one, which may fill to
+ * seven eighths meanwhile (known_full); each fingerprint added meanwhile, in the gate or under
+ * the lock, is also written to a log. Then it takes the lock, adds the logged ones (or, when
+ * the log overflowed, reads the old set again) and publishes the copy - unless lt_known_add
+ * copied or refilled the set meanwhile (it filled up first), when the copy is dropped.
+ * lt_known_growing changes only under the lock, with the gate shut, so an adder sees it set
+ * from the first fingerprint the copy may miss to the end.
+ */
+#define GROW_AT(slots) ((slots) / 8 * 5) /* used, a set is copied (just below full) */
+#define GROW_LOG ((size_t)1 << 18)        /* fingerprints logged while a copy is made */
+
+_Atomic int lt_known_growing;
+static _Atomic size_t grow_nlogged;  /* fingerprints added meanwhile (some past the log's end) */
+static uint64_t *grow_log;           /* mapped by the first copy */
+
+/* Is the known set k full when `used` of its slots are? At three quarters of them; at seven
+ * eighths while a copy twice as large is being made, so that the copy is not wasted. (Half,
+ * with the replaced sets kept, was 45 bytes an edge in `lazy`; at three quarters a probe for
+ * an absent fingerprint reads 8.5 slots on average, a line or two.) */
+static int known_full(const lt_key_set *k, size_t used)
+{
+    size_t slots = k->mask + 1;
+    return used > (atomic_load_explicit(&lt_known_growing, memory_order_relaxed) ? slots / 8 * 7
+                                                                        : slots / 4 * 3);
+}
+
+/* At most a quarter of k's fingerprints name dead edges: k is copied when it fills, not made
+ * again from the edges. */
+static int known_mostly_live(const lt_key_set *k)
+{
+    return atomic_load_explicit(&lt_known_stale, memory_order_relaxed) * 4 <=
+           atomic_load_explicit(&k->used, memory_order_relaxed);
+}
+
+/* Under the graph lock or in the gate, while a copy is being made: fp was added to the known
+ * set (lt_known_logged). */
+void lt_known_log(uint64_t fp)
+{
+    size_t i = atomic_fetch_add_explicit(&grow_nlogged, 1, memory_order_relaxed);
+    if (i < GROW_LOG)
+        grow_log[i] = fp;
+}
+
+/*
+ * Under the graph lock, fp absent. 0 when out of memory. When the set is full (lt_known_grow
+ * came too late or not at all), a set of which at most a quarter are fingerprints of dead
+ * edges is copied into one twice as large: a sequential read, where walking the edges would
+ * miss the cache on each. Otherwise it is made again from the edges in the graph, which drops
+ * those fingerprints: in place when it is large enough, else into a larger mapping. Readers
+ * are not stopped: one racing with the refill may miss a fingerprint (it then takes the graph
+ * lock, where the answer is exact), and any it finds was in the graph (or names an ending
+ * identity). A replaced set keeps its range, as a reader may be inside it, but not its
+ * memory (known_drop).
+ */
+int lt_known_add(uint64_t fp)
+{
+    lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_relaxed);
+    if (!k || known_full(k, k->used + 1)) {
+        lt_key_set *old = k;
+        if (k && known_mostly_live(k)) {
+            size_t size = 2 * (k->mask + 1);
+            k = lt_order_room(lt_set_bytes(size)) ? set_copy(&lt_known, size) : NULL;
+            if (k)
+                known_drop(old);
+        } else {
+            k = known_refill(k);
+        }
+        known_epoch++;
+    }
+    if (!k)
+        return 0;
+    lt_set_put(k, fp);
+    lt_known_logged(fp);
+    return 1;
+}
+
+/* Under the graph lock: the keys of k (or of the log) that g lacks, into g. */
+static void known_catch_up(lt_key_set *g, const lt_key_set *k, size_t nlogged)
+{
+    for (size_t i = 0; nlogged > GROW_LOG && i <= k->mask; i++) {
+        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
+        if (v != 0 && v != TOMB && !lt_set_in(g, v))
+            lt_set_put(g, v);
+    }
+    for (size_t i = 0; nlogged <= GROW_LOG && i < nlogged; i++)
+        if (!lt_set_in(g, grow_log[i]))
+            lt_set_put(g, grow_log[i]);
+}
+
+/* Outside the graph lock and the gate: the known set copied into one twice as large if it is
+ * GROW_AT full and no other thread is copying it. */
+void lt_known_grow(void)
+{
+    lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire), *g = NULL;
+    /* A set a quarter of which names dead edges is made again in place when it fills
+     * (lt_known_add): copying it would double it with every round of locks made and destroyed.
+     * That is seen before the lock too: in `groups`, where every round's locks are destroyed,
+     * asking the lock took it for each new edge between GROW_AT and full. */
+    if (!k || atomic_load_explicit(&k->used, memory_order_relaxed) < GROW_AT(k->mask + 1) ||
+        atomic_load_explicit(&lt_known_growing, memory_order_relaxed) || !known_mostly_live(k))
+        return;
+    lt_order_lock();
+    int mine = k == atomic_load_explicit(&lt_known, memory_order_relaxed) &&
+               !atomic_load_explicit(&lt_known_growing, memory_order_relaxed) &&
+               known_mostly_live(k) &&
+               lt_order_room(lt_set_bytes(2 * (k->mask + 1))) &&
+               (grow_log || (grow_log = lt_map(GROW_LOG * sizeof *grow_log)));
+    unsigned epoch = known_epoch;
+    if (mine) {
+        atomic_store_explicit(&lt_known_growing, 1, memory_order_relaxed);
+        atomic_store_explicit(&grow_nlogged, 0, memory_order_relaxed);
+    }
+    lt_order_unlock();
+    if (!mine)
+        return;
+    /* Its pages written before the copy reads them: a page first read maps the shared zero
+     * page, and its first write then faults again and stops the other CPUs to flush it. */
+    if ((g = set_map(2 * (k->mask + 1))) != NULL) {
+        lt_prefault(g->slot, (g->mask + 1) * sizeof *g->slot);
+        set_fill(g, k);
+    }
+    lt_order_lock();
+    if (g && known_epoch == epoch) {
+        known_catch_up(g, k, atomic_load_explicit(&grow_nlogged, memory_order_relaxed));
+        atomic_store_explicit(&lt_known, g, memory_order_release);
+        known_drop(k);
+        known_epoch++;
+    } else if (g) {
+        lt_platform_unmap(g, lt_set_bytes(g->mask + 1));
+    }
+    atomic_store_explicit(&lt_known_growing, 0, memory_order_relaxed);
+    lt_order_unlock();
+}
+
+/* Without the graph lock, room for it reserved in k->used: key into the known set k unless it
+ * is there. 1 when this call put it, so this thread adds its edge and no other does. */
+int lt_set_claim(lt_key_set *k, uint64_t key)
+{
+    for (size_t i = lt_set_home(k, key);; i = (i + 1) & k->mask) {
+        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
+        if (v == 0 && atomic_compare_exchange_strong_explicit(&k->slot[i], &v, key,
+                                                              memory_order_release,
+                                                              memory_order_relaxed))
+            return 1;
+        if (v == key)
+            return 0;
+    }
+}
+
+/* Slots a thread with a gate slot reserves ahead in the known set k: a few, or fewer for a
+ * small set, which the reserved but unused slots of many threads would fill early. */
+static size_t reserve_ahead(const lt_key_set *k)
+{
+    size_t ahead = (k->mask + 1) >> 9;
+    return ahead < 64 ? ahead : 64;
+}
+
+/* In the gate: room for `room` more fingerprints in the known set k, counted in k->used
+ * (lt_set_claim needs it); 0 when k is full, and must grow under the lock. A thread with a
+ * gate slot takes its reserve first, and reserves ahead when that is short: k->used, on a
+ * line that every batch of fast edges wrote twice, is written once every few batches. A
+ * reserve lasts as long as its set (the epoch): a copy or refill counts what it holds. */
+int lt_known_reserve(lt_known_room *s, lt_key_set *k, size_t room)
+{
+    size_t have = s && s->epoch == known_epoch ? s->room : 0;
+    if (s && have >= room) {
+        s->room = have - room;
+        return 1;
+    }
+    size_t take = room - have + (s ? reserve_ahead(k) : 0);
+    if (known_full(k, atomic_fetch_add_explicit(&k->used, take, memory_order_relaxed) + take)) {
+        atomic_fetch_sub_explicit(&k->used, take, memory_order_relaxed);
+        return 0;
+    }
+    if (s) {
+        s->room = have + take - room;
+        s->epoch = known_epoch;
+    }
+    return 1;
+}
+
+void lt_known_unreserve(lt_known_room *s, lt_key_set *k, size_t n)
+{
+    if (s)
+        s->room += n;
+    else if (n)
+        atomic_fetch_sub_explicit(&k->used, n, memory_order_relaxed);
+}
+
+size_t lt_known_bytes(void)
+{
+    const lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_relaxed);
+    return k ? lt_set_bytes(k->mask + 1) : 0;
+}
+
+void lt_known_fork_child(void)
+{
+    atomic_store(&lt_known_growing, 0);
+}

@@ -1,0 +1,132 @@
+/*
+ * known.h - sets of odd 64-bit keys in open addressing (lt_key_set), and the one of them the
+ * lock-order graph looks its edges up in: the known set of edge fingerprints (order.c says
+ * what a fingerprint is and when it is looked up; known.c how the set is read without a lock
+ * and grows). The look-ups are here, inline: they run on every nested acquisition.
+ *
+ * known.c reaches back into order.c for what the set is made from (lt_order_known_fill,
+ * lt_order_nedges), for the graph's bound on memory (lt_order_room) and for the graph lock
+ * (lt_order_lock), which serialises every change of the set but the gate's claims.
+ */
+#ifndef LT_KNOWN_H
+#define LT_KNOWN_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* 0 marks a free slot, 2 a removed key (keys are odd). Written under the graph lock; the
+ * known set is read without it (lt_known_add says how it grows). */
+typedef struct lt_key_set {
+    size_t mask, live;
+    _Alignas(64) _Atomic size_t used; /* edges_fast counts in without the lock: a line apart */
+    _Alignas(64) _Atomic uint64_t slot[];
+} lt_key_set;
+
+/* A key's first slot. Keys that are addresses (ords) lie at a regular stride, which the
+ * mask alone would pile into long runs. */
+static inline size_t lt_set_home(const lt_key_set *k, uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & k->mask;
+}
+
+static inline int lt_set_in(const lt_key_set *k, uint64_t key)
+{
+    for (size_t i = k ? lt_set_home(k, key) : 0; k; i = (i + 1) & k->mask) {
+        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
+        if (v == key)
+            return 1;
+        if (v == 0)
+            return 0;
+    }
+    return 0;
+}
+
+static inline int lt_set_has(lt_key_set *_Atomic *set, uint64_t key)
+{
+    return lt_set_in(atomic_load_explicit(set, memory_order_acquire), key);
+}
+
+size_t lt_set_bytes(size_t slots);
+
+/* Under the graph lock, key known to be absent: into the first free or removed slot. */
+void lt_set_put(lt_key_set *k, uint64_t key);
+
+/* Under the graph lock, key absent, for a set only ever read under it (order.c's `moved`): a
+ * full set is replaced by a copy, and unmapped. 0 when out of memory. */
+int lt_set_add(lt_key_set *_Atomic *set, uint64_t key);
+
+/* Under the graph lock. */
+void lt_set_remove(lt_key_set *_Atomic *set, uint64_t key);
+
+/* Without the graph lock, room for it reserved in k->used (lt_known_reserve): key into k
+ * unless it is there. 1 when this call put it, so this thread adds its edge and no other does. */
+int lt_set_claim(lt_key_set *k, uint64_t key);
+
+/* The known set: fingerprints of the edges in the graph. */
+extern lt_key_set *_Atomic lt_known;
+extern _Atomic int lt_known_growing;     /* a copy of it is being made (lt_known_grow) */
+extern _Atomic size_t lt_known_stale;    /* fingerprints in it of edges that are dead */
+
+static inline int lt_known_has(uint64_t fp)
+{
+    return lt_set_has(&lt_known, fp);
+}
+
+void lt_known_log(uint64_t fp);
+
+/* Under the graph lock or in the gate: fp was added to the known set. */
+static inline void lt_known_logged(uint64_t fp)
+{
+    if (__builtin_expect(atomic_load_explicit(&lt_known_growing, memory_order_relaxed), 0))
+        lt_known_log(fp);
+}
+
+/* Under the graph lock: one more fingerprint in the known set names a dead edge. The gate is
+ * shut, so a plain store does for a locked add. */
+static inline void lt_known_dead(void)
+{
+    atomic_store_explicit(&lt_known_stale,
+                          atomic_load_explicit(&lt_known_stale, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+/* Under the graph lock, fp absent: into the known set. 0 when out of memory. */
+int lt_known_add(uint64_t fp);
+
+/* Outside the graph lock and the gate: the known set copied into one twice as large if it is
+ * filling up and no other thread is copying it. */
+void lt_known_grow(void);
+
+/* Room a thread keeps reserved in the known set (lt_known_reserve), per gate slot. */
+typedef struct lt_known_room {
+    size_t room;     /* slots it reserved in the known set of epoch `epoch` */
+    unsigned epoch;
+} lt_known_room;
+
+/* In the gate: room for `room` more fingerprints in the known set k, counted in k->used
+ * (lt_set_claim needs it); 0 when k is full, and must grow under the lock. s: the thread's
+ * reserve (NULL: it has no gate slot). */
+int lt_known_reserve(lt_known_room *s, lt_key_set *k, size_t room);
+
+/* In the gate: n of the slots lt_known_reserve gave were not used. */
+void lt_known_unreserve(lt_known_room *s, lt_key_set *k, size_t n);
+
+/* The bytes the known set maps (the graph's bound counts them). */
+size_t lt_known_bytes(void);
+
+/* In the child after fork: a copy another thread was making is lost. */
+void lt_known_fork_child(void);
+
+/* From order.c, under the graph lock: the fingerprint of every edge in the graph into k
+ * (lt_set_put); how many edges have, or are to have, their fingerprints in the known set; may
+ * the graph map `more` bytes (0 caps it). */
+void lt_order_known_fill(lt_key_set *k);
+size_t lt_order_nedges(void);
+int lt_order_room(size_t more);
+
+/* From order.c: the graph lock, taken with the gate shut, and let go. */
+void lt_order_lock(void);
+void lt_order_unlock(void);
+
+#endif
