@@ -2,13 +2,16 @@
  * dump_handler.c - a thread dump taken while a thread waits for a mutex inside a signal
  * handler: the dump names the signal's frame "<signal handler called>", as reports do, and
  * `locktrace report` then names the function the signal interrupted. Run with
- * LOCKTRACE_DUMP_SIGNAL=SIGUSR1 (no handler of the program's: every SIGUSR1 dumps).
+ * LOCKTRACE_DUMP_SIGNAL=SIGUSR1 (no handler of the program's: every SIGUSR1 dumps); with the
+ * argument "abort" the main thread locks its mutex again instead, and the report's abort
+ * prints the other threads' dump, symbolized.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../blocked.h"
 
@@ -40,7 +43,7 @@ static void *spinner(void *arg)
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     pthread_t t;
     struct sigaction sa = {.sa_handler = lock_in_handler};
@@ -52,6 +55,8 @@ int main(void)
         sched_yield();
     pthread_kill(t, SIGUSR2);
     blocked_until(&in_handler);
+    if (argc > 1 && !strcmp(argv[1], "abort"))
+        pthread_mutex_lock(&mutex); /* a self-deadlock: the tracer aborts after its report */
     raise(SIGUSR1); /* the dump, taken by this thread before raise returns */
     pthread_mutex_unlock(&mutex);
     pthread_join(t, NULL);

@@ -6,7 +6,8 @@
  *   - a thread that holds a mutex, wakes a condition waiter of that mutex and joins it: the
  *     waiter must retake the mutex before its wait returns;
  *   - the same when the joiner has not signalled (whatever ends the wait, it needs the mutex),
- *     and through C11's thrd_join, cnd_wait and mtx_t;
+ *     and through C11's thrd_join, cnd_wait and mtx_t, and when a detach of an exited thread
+ *     came before (the new thread gets its descriptor);
  * and silent: a chain of joins that ends in a thread that exits, joins of exited and
  * detached threads, a timed join and a tryjoin of a blocked thread, a joiner holding a mutex
  * that its condition-waiting target does not use, a waiter the joiner wakes after letting the
@@ -223,6 +224,30 @@ NOINLINE static void c11_join_detached(int itself)
     printf("thrd_join -> %s\n", thrd_word(thrd_join(t, NULL)));
     mtx_unlock(&c11_mutex);
     sem_wait(&finished);
+}
+
+/* A detach of a thread that has already exited, then a new thread, which glibc gives the
+ * exited one's cached descriptor (the same pthread_t): that detach is not the new thread's,
+ * and a join that waits for it while holding the mutex of its wait is a deadlock found. */
+static void *exits_at_once(void *arg)
+{
+    (void)arg;
+    return NULL;
+}
+
+NOINLINE static void detach_exited_then_join_new(void)
+{
+    pthread_t gone, t;
+    clockid_t clock;
+    pthread_create(&gone, NULL, exits_at_once, NULL);
+    while (pthread_getcpuclockid(gone, &clock) != ESRCH) /* glibc: its kernel tid is cleared */
+        sched_yield();
+    result("detach of an exited thread", pthread_detach(gone));
+    pthread_create(&t, NULL, go_waiter, NULL);
+    blocked_until(&waiter);
+    pthread_mutex_lock(&mutex);
+    result("join", pthread_join(t, NULL));
+    pthread_mutex_unlock(&mutex);
 }
 
 /* The joiner lets the mutex go before it joins: the waiter retakes it and returns. */
@@ -454,6 +479,8 @@ int main(int argc, char **argv)
         c11_join_detached(0);
     else if (!strcmp(s, "c11-join-self-detached"))
         c11_join_detached(1);
+    else if (!strcmp(s, "detach-exited-join-new"))
+        detach_exited_then_join_new();
     else if (!strcmp(s, "legal-joins"))
         legal_joins();
     else if (!strcmp(s, "timed-joins"))

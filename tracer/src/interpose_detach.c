@@ -4,7 +4,9 @@
  * not the exported pthread_detach, so it needs an entry of its own.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
+#include <time.h>
 #if LT_C11_THREADS
 #include <threads.h>
 #endif
@@ -27,9 +29,21 @@ static detach_fn real_of(_Atomic(detach_fn) *slot, const char *name)
     return detach;
 }
 
-static void detached(pthread_t th)
+/* Whether th has exited: glibc clears a thread's kernel tid as it exits, and
+ * pthread_getcpuclockid answers ESRCH for it then. Asked before the detach, which frees the
+ * descriptor of an exited thread. */
+static int exited(pthread_t th)
 {
-    if (lt_interpose_ready() && lt_enter(&lt_tls)) {
+    clockid_t clock;
+    return pthread_getcpuclockid(th, &clock) == ESRCH;
+}
+
+/* A detach of a thread that has exited frees it and marks nothing: left pending, its handle
+ * would be claimed by the next thread that glibc gives the same cached descriptor, whose joins
+ * would then wait unseen. */
+static void detached(pthread_t th, int gone)
+{
+    if (!gone && lt_interpose_ready() && lt_enter(&lt_tls)) {
         lt_waitfor_detached((uintptr_t)th);
         lt_leave(&lt_tls);
     }
@@ -38,9 +52,10 @@ static void detached(pthread_t th)
 LT_EXPORT int pthread_detach(pthread_t th)
 {
     static _Atomic(detach_fn) real;
+    int gone = exited(th);
     int rc = real_of(&real, "pthread_detach")(th);
     if (rc == 0)
-        detached(th);
+        detached(th, gone);
     return rc;
 }
 
@@ -50,9 +65,10 @@ _Static_assert(sizeof(thrd_t) == sizeof(pthread_t), "thrd_t is a pthread_t (glib
 LT_EXPORT int thrd_detach(thrd_t th)
 {
     static _Atomic(detach_fn) real;
+    int gone = exited(th);
     int rc = real_of(&real, "thrd_detach")(th);
     if (rc == thrd_success)
-        detached(th);
+        detached(th, gone);
     return rc;
 }
 #endif

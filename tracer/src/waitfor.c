@@ -706,10 +706,12 @@ void lt_waitfor_end(lt_event *ev)
  * thread has registered: the detach then stays pending, by handle, and the thread takes it
  * as it registers (lt_waitfor_detach_claim). The detach leaves its handle pending before it
  * walks the registry, and a thread's handle is set under the registry's lock: either the walk
- * finds the thread, or the thread registers after it and finds the handle. A pending handle no
- * thread claims (a detach of a thread that had already exited) stays until a later thread with
- * that descriptor claims it, which then only hides that thread's joins; with every slot taken,
- * a detach is not recorded, as none was before.
+ * finds the thread, or the thread registers after it and finds the handle. A detach of a
+ * thread that had already exited does not come here (interpose_detach.c): its handle would
+ * stay pending until the next thread with that cached descriptor claimed it. One that exits
+ * between that check and this walk leaves its handle pending all the same, which then only
+ * hides a later thread's joins; with every slot taken, a detach is not recorded, as none was
+ * before.
  * ---------------------------------------------------------------------------------------- */
 #define PENDING 64
 
