@@ -398,6 +398,41 @@ static void check_shadow_home(void)
     forget(&pair[1]);
 }
 
+/* A destroyed lock whose entry is its home keeps it, whatever purges its shard makes of the
+ * destroyed entries in its table (shadow.c: init and destroy change a home with plain stores,
+ * which only holds while nothing else does): the next init there finds it, with a new gen,
+ * and only the release of its memory makes it vacant. The page's other locks, 4 bytes apart,
+ * have entries from the slab of the same shard, made and destroyed until purges have taken
+ * some of them. */
+static void check_shadow_home_purge(void)
+{
+    enum { N = 4096 / sizeof(int) };
+    static _Alignas(4096) int page[N];
+    lt_thread *t = lt_self();
+    lt_lock *home = lt_shadow_reset(t, &page[0], 0, 0);
+    CHECK(home == lt_shadow_home(&page[0]));
+    uint32_t gen = atomic_load(&home->gen);
+    lt_shadow_destroy(&page[0], home);
+    for (int round = 0; round < 4; round++)
+        for (int i = 1; i < N; i++)
+            if (i % 8)
+                lt_shadow_destroy(&page[i], lt_shadow_reset(t, &page[i], 0, 0));
+    int purged = 0;
+    for (int i = 1; i < N; i++)
+        purged += i % 8 && lt_shadow_find(&page[i]) == NULL;
+    CHECK(purged > 0);
+    CHECK(lt_shadow_find(&page[0]) == home && lt_lock_addr(home) == NULL &&
+          atomic_load(&home->gen) == gen + 1);
+    CHECK(lt_shadow_reset(t, &page[0], 0, 0) == home && lt_lock_addr(home) == &page[0] &&
+          atomic_load(&home->gen) == gen + 1);
+    lt_shadow_destroy(&page[0], home);
+    forget(&page[0]);
+    CHECK(lt_shadow_find(&page[0]) == NULL && lt_lock_addr(home) == NULL &&
+          !lt_lockmap_any((uintptr_t)&page[0], (uintptr_t)&page[1]));
+    for (int i = 1; i < N; i++)
+        forget(&page[i]);
+}
+
 /* Destroyed entries are kept up to a bound: of many locks destroyed, those a full table
  * holds are purged before it grows, and with them their place in the lock map. */
 static void check_shadow_destroy_bound(void)
@@ -870,6 +905,7 @@ int main(void)
     check_shadow_side();
     check_shadow_guess();
     check_shadow_home();
+    check_shadow_home_purge();
     check_shadow_destroy_bound();
     check_shadow_table();
     check_shadow_dense();

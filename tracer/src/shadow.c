@@ -5,8 +5,9 @@
  * finds them with one load from the entry's own line, no table, no thread cache: a program
  * that goes through thousands of locks at random missed the cache twice a lookup otherwise
  * (the table's slot, then the entry; `stressbench lazy`). A lock whose home another lock
- * has gets its entry from a slab. Either way the entry is filed in the tables below, which
- * stay the one account of which entry names which address.
+ * has gets its entry from a slab, filed in the tables below. A home is filed nowhere: its
+ * own addr says which address it is for (its key), and it stays that address's, live or
+ * destroyed, until the address's memory is released (lt_shadow_forget).
  *
  * 64 shards (a lock's is its page's), each an open-addressing table (linear probing) of
  * entry pointers under one of our own spinlocks, so unrelated locks rarely meet; a page's
@@ -43,13 +44,27 @@
  * one word says both whether the entry names a lock and where it is filed: a 64-byte entry
  * has no room for more.
  *
- * An entry's identity (addr, gen and what entry_clear resets) changes only under its
+ * A slab entry's identity (addr, gen and what entry_clear resets) changes only under its
  * claim (claim_try): a flag set by a CAS and held for a few stores, never across a wait.
  * Table changes take the shard's lock and then claim the entries they touch, waiting for a
  * claim to drop; destroy and init of a lock whose entry is in the table (live, or left there
  * by destroy) only claim it, without the shard's lock, and take the locked path when the
  * claim is busy. Half of `stressbench churn`'s tracer instructions were its inits and
  * destroys, a third of those the shard lock.
+ *
+ * A home needs no claim but to be taken: homes are shared by the addresses of different
+ * regions, and any shard's thread may want a vacant one (home_take). Once taken, only calls
+ * on its own address change it - init, destroy, a lookup that finds it destroyed (under the
+ * shard's lock), the release of its memory (under the shard's lock) - and a correct program
+ * makes none of those while another is under way (nor uses a lock while it inits or
+ * destroys it), while purge, the one change the program does not cause, never sees a home.
+ * So the program's init and destroy of a lock whose entry is its home change it with plain
+ * stores: their claims' compare-and-swaps were 8 % of `stressbench groups`' time, each
+ * waiting for the order graph's cold stores before it to drain. A program that races an
+ * init or destroy with another call on the same lock (undefined behaviour) may leave a home
+ * naming its lock when it should not, or vacant when it should name it: the tracer then
+ * loses that lock's history, but every step stays one a lone caller could make (no free
+ * list, no table is involved), so it never crashes.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -415,9 +430,13 @@ static const void *key_of(const lt_lock *l)
     return (const void *)((intptr_t)a < 0 ? ~a : a);
 }
 
-/* Under the shard's lock: the entry of addr, NULL when it has none. */
+/* Under the shard's lock: the entry of addr, its home or one filed in s's table; NULL when
+ * it has none. */
 static lt_lock *find_locked(const shard *s, const void *addr, uint64_t h)
 {
+    lt_lock *home = lt_shadow_home(addr);
+    if (key_of(home) == addr)
+        return home;
     uintptr_t word = atomic_load_explicit(&s->table, memory_order_relaxed);
     return word ? atomic_load_explicit(&find_slot(table_of(word), addr, h)->lock,
                                        memory_order_relaxed)
@@ -449,9 +468,10 @@ static int entry_renew(lt_lock *l, const void *addr, int renew, int *revived)
 }
 
 /* Under the shard's lock: the entries destroy left in s's table (t) leave it, and their
- * addresses the lock map; one whose claim is busy stays. 1 when they were enough to bring
- * the table down to 3/8 full: each purge that does not grow the table then comes at least
- * 1/8 of its slots of new entries after the last, which pays for its walk over all of them. */
+ * addresses the lock map; one whose claim is busy stays (homes are in no table). 1 when they
+ * were enough to bring the table down to 3/8 full: each purge that does not grow the table
+ * then comes at least 1/8 of its slots of new entries after the last, which pays for its
+ * walk over all of them. */
 static int purge(shard *s, table t)
 {
     for (size_t i = 0; i <= slot_mask(t);) {
@@ -510,16 +530,19 @@ static lt_lock *find_or_create(const void *addr, int renew, int *created, uint32
     if (l) {
         claim(l);
         entry_renew(l, addr, renew, created);
-    } else if (make_room(s) && ((l = home_take(addr)) != NULL ||
-                                (l = entry_alloc(s)) != NULL)) {
+    } else if ((l = home_take(addr)) != NULL ||
+               (make_room(s) && (l = entry_alloc(s)) != NULL)) {
         if (!is_home(l))
             claim(l); /* a thread that found it filed under another address may hold it */
         if (lt_lockmap_add(addr)) {
             entry_clear(l, addr);
-            slot_set(find_slot(table_of(atomic_load_explicit(&s->table, memory_order_relaxed)),
-                               addr, h),
-                     addr, l);
-            s->live++;
+            if (!is_home(l)) {
+                slot_set(find_slot(table_of(atomic_load_explicit(&s->table,
+                                                                 memory_order_relaxed)),
+                                   addr, h),
+                         addr, l);
+                s->live++;
+            }
             *created = 1;
         } else { /* its memory could not be followed */
             entry_free(s, l);
@@ -556,9 +579,10 @@ static inline lt_lock *predicted(const lt_thread *t)
     return last & 3 && (uintptr_t)next & 4095 ? next : NULL;
 }
 
-/* The guess was right: the program goes through its locks in order, and the entries a few
- * ahead are fetched now, to be written: init and destroy claim theirs with a compare-and-swap,
- * which holds up everything after it until its line is there. */
+/* The guess was right, or the entry is a home: the program may go through its locks in
+ * order, and the entries a few ahead are fetched now, to be written: init and destroy of a
+ * slab entry claim it with a compare-and-swap, which holds up everything after it until its
+ * line is there. */
 static inline void run_ahead(const lt_lock *l)
 {
     __builtin_prefetch(l + 4, 1);
@@ -570,8 +594,8 @@ static inline void run_ahead(const lt_lock *l)
 static lt_lock *renew_filed(const lt_thread *t, const void *addr, int *revived,
                             uint32_t *gen)
 {
-    lt_lock *l = lt_shadow_home(addr);
-    if (key_of(l) == addr || ((l = predicted(t)) != NULL && key_of(l) == addr))
+    lt_lock *l;
+    if ((l = predicted(t)) != NULL && key_of(l) == addr)
         run_ahead(l);
     else
         l = probe_filed(shard_of(addr), addr, addr_hash(addr));
@@ -652,7 +676,8 @@ lt_lock *lt_shadow_lookup(lt_thread *t, const void *addr, uintptr_t ra, uintptr_
  * program that makes locks by the thousand would otherwise spend most of its init calls
  * unwinding. A lock is mostly used soon after its init: the thread's cache names it from
  * here. */
-lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa)
+static __attribute__((noinline)) lt_lock *reset_filed(lt_thread *t, const void *addr,
+                                                       uintptr_t ra, uintptr_t cfa)
 {
     int created;
     uint32_t gen;
@@ -661,6 +686,21 @@ lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t
         return NULL;
     if (!is_home(l)) /* a home needs none: lt_shadow_get looks there first */
         cache_put(t, addr, l, gen);
+    first_seen(t, l, ra, cfa);
+    return l;
+}
+
+/* (A lock whose entry is its home - only this call changes it now, see the top - renews it
+ * here; the rest, reset_filed, out of line: its results through memory made the home's case
+ * cost ~20 instructions more in `stressbench groups`.) */
+lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa)
+{
+    lt_lock *l = lt_shadow_home(addr);
+    if (lt_unlikely(key_of(l) != addr))
+        return reset_filed(t, addr, ra, cfa);
+    run_ahead(l);
+    int revived;
+    entry_renew(l, addr, 1, &revived);
     first_seen(t, l, ra, cfa);
     return l;
 }
@@ -693,18 +733,20 @@ static void end_identity(lt_lock *l, const void *addr)
     gen_bump(l);
 }
 
-/* Under the shard's lock: the entry of addr, live or destroyed, leaves the table; the entry
- * is recycled. 0 when addr had none. */
+/* Under the shard's lock: the entry of addr, live or destroyed, leaves the table (a home:
+ * is vacant); the entry is recycled. 0 when addr had none. */
 static int remove_locked(shard *s, const void *addr, uint64_t h)
 {
-    uintptr_t word = atomic_load_explicit(&s->table, memory_order_relaxed);
-    table t = table_of(word);
-    slot *at = word ? find_slot(t, addr, h) : NULL;
-    lt_lock *l = at ? atomic_load_explicit(&at->lock, memory_order_relaxed) : NULL;
-    if (!l)
-        return 0;
-    remove_at(t, (size_t)(at - t.slot));
-    s->live--;
+    lt_lock *l = lt_shadow_home(addr);
+    if (key_of(l) != addr) {
+        uintptr_t word = atomic_load_explicit(&s->table, memory_order_relaxed);
+        table t = table_of(word);
+        slot *at = word ? find_slot(t, addr, h) : NULL;
+        if (!(l = at ? atomic_load_explicit(&at->lock, memory_order_relaxed) : NULL))
+            return 0;
+        remove_at(t, (size_t)(at - t.slot));
+        s->live--;
+    }
     claim(l);
     if (!destroyed(l))
         end_identity(l, addr);
@@ -713,8 +755,7 @@ static int remove_locked(shard *s, const void *addr, uint64_t h)
     return 1;
 }
 
-/* destroy of the lock whose entry the caller found (l; NULL when it had none). */
-void lt_shadow_destroy(const void *addr, lt_lock *l)
+static __attribute__((noinline)) void destroy_filed(const void *addr, lt_lock *l)
 {
     if (l && claim_try(l)) {
         int live = atomic_load_explicit(&l->addr, memory_order_relaxed) == addr;
@@ -729,6 +770,17 @@ void lt_shadow_destroy(const void *addr, lt_lock *l)
     if (remove_locked(s, addr, addr_hash(addr)))
         lt_lockmap_remove(addr); /* under the shard's lock: an entry made meanwhile keeps its bit */
     lt_spin_unlock(&s->lock);
+}
+
+/* destroy of the lock whose entry the caller found (l; NULL when it had none). A live home
+ * only this call changes now (see the top); the rest out of line (destroy_filed). */
+void lt_shadow_destroy(const void *addr, lt_lock *l)
+{
+    if (lt_likely(l && is_home(l) &&
+                  atomic_load_explicit(&l->addr, memory_order_relaxed) == addr))
+        end_identity(l, addr);
+    else
+        destroy_filed(addr, l);
 }
 
 /* Their memory is released: the addresses stop naming locks. A run of them in one shard (a
