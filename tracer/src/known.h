@@ -102,10 +102,11 @@ void lt_known_copy(void);
 
 /* Outside the graph lock and the gate: the known set copied into one twice as large if it is
  * LT_KNOWN_GROW_AT full and no other thread is copying it. Asked before each batch of new
- * edges, and the answer is almost always no: that much is inline. */
+ * edges, and the answer is almost always no: that much is inline. (An acquire load: k->mask
+ * was written by the thread that made k, before it published it.) */
 static inline void lt_known_grow(void)
 {
-    lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_relaxed);
+    lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire);
     if (k && atomic_load_explicit(&k->used, memory_order_relaxed) >= LT_KNOWN_GROW_AT(k->mask + 1))
         lt_known_copy();
 }
