@@ -2,6 +2,7 @@
 // Helgrind's static-initialisation cases), and the legal uses beside them:
 //   - a thread in a static's initialiser asks for a mutex that another thread holds while it
 //     waits for the same static: both wait forever;
+//   - the same with the holder reaching the static after the initialiser asked for the mutex;
 //   - an initialiser that reaches its own static again (libstdc++ throws
 //     recursive_init_error, which ends in std::terminate);
 // and silent: two threads reaching a static at once (one waits for the other's initialiser,
@@ -74,6 +75,47 @@ NOINLINE static void init_deadlock()
     int mine = locking_static();
     pthread_join(t, &other);
     std::printf("values %d %ld\n", mine, reinterpret_cast<long>(other));
+}
+
+// The same wait closed the other way round: the initialiser already waits for the mutex
+// when the holder reaches the static, so the holder's wait for the guard closes the cycle.
+enum { IN_INIT = 2 };
+static std::atomic<int> holding;
+
+NOINLINE static int lock_in_init_late()
+{
+    probe_announce(IN_INIT);
+    int rc = pthread_mutex_lock(&mutex);
+    result("lock in init", rc);
+    if (rc == 0)
+        pthread_mutex_unlock(&mutex);
+    return 43;
+}
+
+NOINLINE static int late_static()
+{
+    static int value = lock_in_init_late();
+    return value;
+}
+
+static void *hold_then_reach_late(void *)
+{
+    pthread_mutex_lock(&mutex);
+    holding = 1;
+    probe_until(IN_INIT);
+    int v = late_static();
+    pthread_mutex_unlock(&mutex);
+    return reinterpret_cast<void *>(static_cast<long>(v));
+}
+
+NOINLINE static void init_deadlock_guard_last()
+{
+    pthread_t t;
+    pthread_create(&t, nullptr, hold_then_reach_late, nullptr);
+    while (!holding)
+        sched_yield();
+    std::printf("value %d\n", late_static());
+    pthread_join(t, nullptr);
 }
 
 // ---- an initialiser that reaches its own static ----
@@ -189,6 +231,8 @@ int main(int argc, char **argv)
     const char *s = argc > 1 ? argv[1] : "";
     if (!std::strcmp(s, "init-deadlock"))
         init_deadlock();
+    else if (!std::strcmp(s, "init-deadlock-guard-last"))
+        init_deadlock_guard_last();
     else if (!std::strcmp(s, "recursive-init"))
         std::printf("value %d\n", recursive_static());
     else if (!std::strcmp(s, "concurrent-first-use"))

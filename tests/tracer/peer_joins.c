@@ -10,7 +10,8 @@
  * and silent: a chain of joins that ends in a thread that exits, joins of exited and
  * detached threads, a timed join and a tryjoin of a blocked thread, a joiner holding a mutex
  * that its condition-waiting target does not use, a waiter the joiner wakes after letting the
- * mutex go, a "join" of a detached waiter (glibc refuses it at once), a pool of idle workers told to quit and joined, a cancelled waiter joined, a fork
+ * mutex go, a "join" of a detached waiter (glibc refuses it at once; detached at creation, by
+ * pthread_detach or by C11 thrd_detach), a pool of idle workers told to quit and joined, a cancelled waiter joined, a fork
  * child that joins nothing of its parent's.
  *   peer_joins NAME
  * Each scenario prints what its calls returned and ends with "done".
@@ -192,6 +193,33 @@ NOINLINE static void c11_join_holding(void)
     if (rc != thrd_success)
         printf("thrd_join again -> %s\n", thrd_word(thrd_join(t, &res)));
     printf("result %d\n", res);
+}
+
+/* The same as join_detached through C11: the waiter detached by thrd_detach right after
+ * thrd_create; glibc's thrd_join refuses the join of a detached thread (thrd_error). */
+static int c11_detached_waiter(void *arg)
+{
+    (void)arg;
+    c11_wait_for_go();
+    sem_post(&finished);
+    return 0;
+}
+
+NOINLINE static void c11_join_detached(void)
+{
+    thrd_t t;
+    sem_init(&finished, 0, 0);
+    mtx_init(&c11_mutex, mtx_plain);
+    cnd_init(&c11_cond);
+    thrd_create(&t, c11_detached_waiter, NULL);
+    printf("thrd_detach -> %s\n", thrd_word(thrd_detach(t)));
+    blocked_until(&waiter);
+    mtx_lock(&c11_mutex);
+    c11_go = 1;
+    cnd_signal(&c11_cond);
+    printf("thrd_join -> %s\n", thrd_word(thrd_join(t, NULL)));
+    mtx_unlock(&c11_mutex);
+    sem_wait(&finished);
 }
 
 /* The joiner lets the mutex go before it joins: the waiter retakes it and returns. */
@@ -419,6 +447,8 @@ int main(int argc, char **argv)
         join_detached(1);
     else if (!strcmp(s, "join-detached"))
         join_detached(0);
+    else if (!strcmp(s, "c11-join-detached"))
+        c11_join_detached();
     else if (!strcmp(s, "legal-joins"))
         legal_joins();
     else if (!strcmp(s, "timed-joins"))

@@ -3,6 +3,7 @@
  */
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "lt_internal.h"
@@ -36,9 +37,19 @@ void *lt_remap(void *p, size_t old, size_t size)
 /* The smallest page size: a stride that touches every page wherever the range starts. */
 #define PAGE_MIN 4096
 
+/* The pages are made memory by one call first where the system can (lt_platform_populate):
+ * a page fault each was a trap out of the VM in `lazy` (pvm_irq_enable, 9 % of its time), and
+ * a known set copied by lt_known_grow under small pages took 512 of them for 2 MB - slow
+ * enough that the set filled up meanwhile and was copied again under the graph lock. The
+ * writes below then find every page there; they stay for systems without the call. */
 void lt_prefault(void *p, size_t size)
 {
     volatile char *c = p;
+    if (size) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        uintptr_t first = (uintptr_t)p & ~(uintptr_t)(page - 1);
+        lt_platform_populate((void *)first, (uintptr_t)p + size - first);
+    }
     for (size_t at = 0; at < size; at += PAGE_MIN)
         c[at] = 0;
     if (size)

@@ -3,8 +3,9 @@
  * too. Servers install handlers of their own for SIGUSR1 and the like (MariaDB, Apache,
  * nginx), which replaced the tracer's: `locktrace dump` then printed nothing and set off the
  * server's own action (Apache restarted gracefully). So the tracer's handler stays installed,
- * and the program's sigaction() and signal() calls for that signal (interpose_signal.c) record
- * its action instead, answered as if made (the old action, a query). The handler tells requests apart by their
+ * and the program's calls that set that signal's action (sigaction(), signal() and libc's
+ * other variants: interpose_signal.c) record its action instead, answered as if made (the old
+ * action, a query). The handler tells requests apart by their
  * value: `locktrace dump` sends the signal with sigqueue and LT_DUMP_SIGVAL, which dumps; any
  * other signal runs the program's action, with its mask and flags (a handler without
  * SA_RESTART still interrupts a blocking call). While the program has no handler of its own
@@ -12,8 +13,7 @@
  *
  * Not covered: a thread that blocks the signal never takes it, so a process that blocks it in
  * every thread (Apache's workers) or takes it with sigwait or signalfd never dumps; neither
- * does a program that sets its handler by the system call itself, or through sigset() or
- * sysv_signal(), which set it inside libc.
+ * does a program that sets its handler by the system call itself.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -8,8 +8,8 @@
  * asks for the dump, whatever handler the program has for that signal. "LTDM". */
 #define LT_DUMP_SIGVAL 0x4c54444d
 
-/* Installs dump as the handler of sig for good: the program's own sigaction() and signal()
- * calls for sig from then on are recorded as its action and answered as if made; the
+/* Installs dump as the handler of sig for good: the program's own calls that set sig's action
+ * (sigaction(), signal() and its variants) from then on are recorded as its action and answered as if made; the
  * program's action runs for every sig but the dump requests, once it has one. */
 void lt_dumpsig_install(int sig, void (*dump)(void));
 

@@ -98,6 +98,7 @@ static lt_key_set *set_copy(lt_key_set *_Atomic *set, size_t size)
     lt_key_set *g = set_map(size);
     if (!g)
         return NULL;
+    lt_prefault(g->slot, (g->mask + 1) * sizeof *g->slot); /* one call, not a fault a page */
     set_fill(g, k);
     atomic_store_explicit(set, g, memory_order_release);
     return g;

@@ -64,9 +64,14 @@ enum { OUT, IN }; /* an edge's two lists: its from node's out-list, its to node'
 typedef struct label {
     uint32_t from_stack, to_stack;     /* where from was taken, where to was taken under it */
     const lt_thread_info *thread;      /* the thread that made it (thread_intern) */
-    /* (Bits of one byte: see desc_make.) */
-    uint8_t from_partial : 1, to_partial : 1; /* the stack is only the frames recorded with it */
-    uint8_t unwound : 1;               /* both stacks are unwound ones (see request_describe) */
+    union {
+        struct {
+            uint8_t from_partial : 1, to_partial : 1; /* the stack is only the frames recorded
+                                                         with it */
+            uint8_t unwound : 1;       /* both stacks are unwound ones (see request_describe) */
+        };
+        uint8_t flags;                 /* the three, the rest 0: compared as one (label_same) */
+    };
 } label;
 _Static_assert(offsetof(label, from_stack) == 0 && offsetof(label, to_stack) == sizeof(uint32_t),
                "the two stacks begin a label, side by side (desc_make writes them as one)");
@@ -1412,14 +1417,16 @@ static inline void desc_make(desc *d, const lt_thread *t, lt_held *h, lt_mode to
     d->below = held_below(t, h);
     d->from_mode = h->mode;
     d->to_mode = (uint8_t)to_mode;
-    /* Both stacks by one store, and the three flags bits of one byte: label_find compares
-     * them a word at a time, and a load that spans narrower stores still in flight waits for
-     * them (store forwarding fails): a tenth of edge_first's time in groups. */
+    /* Both stacks by one store, and the flags as their byte: label_find compares the stacks
+     * as a word and the flags as a byte, and a load that spans narrower stores still in
+     * flight waits for them (store forwarding fails): a tenth of edge_first's time in groups
+     * each (three bit-fields compared at once were loaded as 4 bytes). */
     uint32_t stacks[2] = {from_stack, to_stack};
     uint64_t word;
     memcpy(&word, stacks, sizeof word);
     memcpy(&d->l, &word, sizeof word); /* into the label, not its first field: they are its start */
     d->l.thread = thread;
+    d->l.flags = 0;
     d->l.from_partial = partial != 0;
     d->l.to_partial = to_partial != 0;
     d->l.unwound = unwound != 0;
@@ -1505,8 +1512,7 @@ static size_t label_home(const label_set *s, const label *l)
 static int label_same(const label *a, const label *b)
 {
     return a->from_stack == b->from_stack && a->to_stack == b->to_stack &&
-           a->thread == b->thread && a->from_partial == b->from_partial &&
-           a->to_partial == b->to_partial && a->unwound == b->unwound;
+           a->thread == b->thread && a->flags == b->flags;
 }
 
 /* label_find's look-up in the set. */
@@ -1712,6 +1718,27 @@ static uint32_t cache_size(size_t per, uint32_t least, uint32_t most)
     return n < least ? least : n > most ? most : (uint32_t)n;
 }
 
+/* How many a cache that has `have` lacks of `keep`. */
+static inline size_t short_of(size_t have, size_t keep)
+{
+    return have < keep ? keep - have : 0;
+}
+
+/* Freed objects a cache fill asks for ahead of the one it takes (ix_prefetch). */
+#define FILL_AHEAD 24
+
+/* A thread's cache takes `want` freed objects of p one after another (the last freed first):
+ * the lines of those `from` .. FILL_AHEAD - 1 places down its stack are asked for ahead:
+ * freed nodes and edges come back to a thread long after their locks ended (in `groups` a
+ * round of 25 K locks later), so each line a fill writes was a cache miss, one after the
+ * other (the fills were a tenth of the time in `groups`). */
+static inline void ix_prefetch(const lt_ixpool *p, unsigned bits, size_t size, size_t from,
+                               size_t want)
+{
+    for (size_t k = from; k < FILL_AHEAD && k < want && k < p->nfree; k++)
+        __builtin_prefetch(lt_ix_at(p, p->stack[p->nfree - 1 - k], bits, size), 1);
+}
+
 static size_t edge_cache_has(const lt_thread *t)
 {
     return (size_t)t->edge_nfree + t->edge_nblock;
@@ -1742,8 +1769,13 @@ static void edge_cache_put(lt_thread *t, uint32_t i)
 static int edge_cache_fill(lt_thread *t)
 {
     uint32_t block = cache_size(16, EDGE_CACHE, EDGE_BLOCK);
-    while (t->edge_nfree < EDGE_CACHE && lt_ix_has_free(&edge_pool))
-        edge_cache_put(t, lt_ix_take(&edge_pool)); /* edges_fast writes all of it */
+    ix_prefetch(&edge_pool, EDGE_BITS, sizeof(edge), 0, short_of(t->edge_nfree, EDGE_CACHE));
+    while (t->edge_nfree < EDGE_CACHE && lt_ix_has_free(&edge_pool)) {
+        uint32_t i = lt_ix_take(&edge_pool);
+        ix_prefetch(&edge_pool, EDGE_BITS, sizeof(edge), FILL_AHEAD - 1,
+                    short_of(t->edge_nfree, EDGE_CACHE));
+        edge_cache_put(t, i); /* edges_fast writes all of it */
+    }
     if (edge_cache_has(t) >= 2 * WALK)
         return 0;
     do {
@@ -1775,16 +1807,24 @@ static void node_cache_put(lt_thread *t, node *n)
     t->node_nfree++;
 }
 
+/* Under the graph lock: t's nodes topped up to `keep`; fewer when out of memory. */
+static void node_cache_fill(lt_thread *t, uint32_t keep)
+{
+    node *n;
+    ix_prefetch(&node_pool, NODE_BITS, sizeof(node), 0, short_of(t->node_nfree, keep));
+    while (t->node_nfree < keep && (n = node_take())) { /* node_init */
+        ix_prefetch(&node_pool, NODE_BITS, sizeof(node), FILL_AHEAD - 1, short_of(t->node_nfree, keep));
+        node_cache_put(t, n);
+    }
+}
+
 /* Under the graph lock: t's edges and nodes topped up; fewer when out of memory. 1 when it got
  * a new block of edges. */
 static int caches_fill(lt_thread *t)
 {
-    node *n;
     slot_claim(t);
     int block = edge_cache_fill(t);
-    uint32_t keep = cache_size(64, NODE_CACHE, NODE_MANY);
-    while (t->node_nfree < keep && (n = node_take())) /* node_init */
-        node_cache_put(t, n);
+    node_cache_fill(t, cache_size(64, NODE_CACHE, NODE_MANY));
     return block;
 }
 
@@ -2398,6 +2438,15 @@ static inline void prefetch_object(const void *p, size_t size)
     __builtin_prefetch((const char *)p + size - 1, 1);
 }
 
+/* The edge (and the node, with `node`) t's next new edges will take from its caches. */
+static inline void caches_prefetch(const lt_thread *t, int node)
+{
+    if (node && t->node_free)
+        prefetch_object(t->node_free, sizeof(struct lt_order_node));
+    if (edge_cache_has(t))
+        __builtin_prefetch(edge_at(t->edge_free ? t->edge_free : t->edge_block), 1);
+}
+
 /* The lines this acquisition's new edges will most likely touch, asked for at once before
  * the work that comes first (look-ups, describing the edges): the new lock's node (or
  * the node the thread will make it from), the edge the thread will take next, and the known
@@ -2410,10 +2459,9 @@ static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, const ui
 {
     const node *x = node_of(l);
     const lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire);
-    if (x || (x = t->node_free) != NULL)
+    if (x)
         prefetch_object(x, sizeof *x);
-    if (edge_cache_has(t))
-        __builtin_prefetch(edge_at(t->edge_free ? t->edge_free : t->edge_block), 1);
+    caches_prefetch(t, !x);
     for (size_t i = 0; k && i < n; i++)
         __builtin_prefetch(&k->slot[lt_set_home(k, fps[i])], 1);
 }
@@ -2440,7 +2488,10 @@ static int edge_first_fits(lt_event *ev, uint32_t gen, node *from, int64_t a)
 /* In the gate: x, which holds e in its in-list, becomes X's node, and e joins H's out-list;
  * the known set gets neither yet (node_index). What was used: 2 both, 0 neither (X's
  * identity ended), -1 neither, and the general way must decide (another thread made X's node
- * meanwhile, maybe with this very edge: only the known set can tell). */
+ * meanwhile, maybe with this very edge: only the known set can tell). Only a thread that holds
+ * X makes its node (here, node_fast, node_get), so while this one holds X alone (held_alone)
+ * none can have made it since edge_first_fits looked: a release store publishes x, where a
+ * compare-and-swap was a locked instruction on every lock's first edge. */
 static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, node *x)
 {
     node *from = node_find(h->lock, h->gen), *other = NULL;
@@ -2448,8 +2499,10 @@ static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, 
         return -1;
     edge_at(e)->from = from->ix;
     atomic_store_explicit(&x->in_from, from->ix, memory_order_relaxed);
-    if (!atomic_compare_exchange_strong_explicit(&ev->lock->order_node, &other, x,
-                                                 memory_order_release, memory_order_acquire))
+    if (held_alone(ev->mode))
+        atomic_store_explicit(&ev->lock->order_node, x, memory_order_release);
+    else if (!atomic_compare_exchange_strong_explicit(&ev->lock->order_node, &other, x,
+                                                      memory_order_release, memory_order_acquire))
         return other->gen == gen ? -1 : 0;
     node_list(x);
     list_push(from, OUT, e, held_alone((lt_mode)h->mode));
@@ -2476,6 +2529,9 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
     uint32_t e = edge_cache_take(t);
     node *x = node_cache_take(t);
     edge *ep = edge_at(e);
+    /* Those the next lock's first edge takes, asked for now: there, stores to lines still on
+     * their way wait at the gate's locked instruction (a third of edge_first's time). */
+    caches_prefetch(t, 1);
     edge_fill(ep, &d, lab);
     ep->to = x->ix;
     ep->lists = 2;

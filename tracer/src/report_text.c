@@ -484,21 +484,6 @@ static void put_stack(out *o, const lt_rep *r, const lt_rep_stack *s)
     put_frames(o, s);
 }
 
-static void put_outcome(out *o, const lt_rep *r)
-{
-    switch (r->outcome) {
-    case LT_OUTCOME_ABORT:
-        put(o, "  action: abort (LOCKTRACE_ACTION=edeadlk makes the call fail with EDEADLK "
-               "instead)\n");
-        break;
-    case LT_OUTCOME_EDEADLK:
-        put(o, "  action: the call returns EDEADLK without locking (LOCKTRACE_ACTION=edeadlk)\n");
-        break;
-    default:
-        break;
-    }
-}
-
 /* Stacks of one role, in the order the report lists them; role NULL = every role that has
  * no place of its own in the order below. */
 static int placed(const char *role)
@@ -531,6 +516,73 @@ static const lt_rep_thread *thread_at(const lt_rep *r, int i)
 static const lt_rep_lock *lock_at(const lt_rep *r, int i)
 {
     return i >= 0 && (size_t)i < r->nlocks ? &r->locks[i] : &unknown_lock;
+}
+
+/* The action line of a report that stops a call (a self-deadlock's request, the wait that
+ * closes a deadlock), after "  action: ": what abort leaves undone and what
+ * LOCKTRACE_ACTION=edeadlk does instead, each API in its own words. A C++ static's guard
+ * cannot fail: under edeadlk the runtime's call is made as without the tracer. */
+typedef struct action_text {
+    const char *abort, *edeadlk;
+} action_text;
+
+#define REFUSED(fails, returns)                                                          \
+    (action_text)                                                                        \
+    {                                                                                    \
+        "abort (LOCKTRACE_ACTION=edeadlk makes " fails " instead)", returns " (LOCKTRACE_ACTION=edeadlk)" \
+    }
+
+static action_text action_of(const lt_rep *r)
+{
+    int type = -1, api = LT_API_PTHREAD, waits_for = LT_FOR_LOCK;
+    if (r->kind == LT_FIND_DEADLOCK && r->nsteps) {
+        const lt_rep_step *s = &r->steps[0];
+        waits_for = s->waits_for;
+        type = lock_at(r, s->lock)->type;
+        api = waits_for == LT_FOR_LOCK ? lock_at(r, s->lock)->api : s->api;
+    } else if (r->nlocks) {
+        type = r->locks[0].type;
+        api = r->locks[0].api;
+    }
+    if (waits_for == LT_FOR_JOIN)
+        return api == LT_API_C11 ? REFUSED("thrd_join fail with thrd_error",
+                                           "thrd_join returns thrd_error without waiting")
+                                 : REFUSED("the join fail with EDEADLK",
+                                           "the join returns EDEADLK without waiting");
+    if (type == LT_ONCE && api == LT_API_CXX && r->kind == LT_FIND_DEADLOCK)
+        return (action_text){"abort (with LOCKTRACE_ACTION=edeadlk the thread waits as without "
+                             "the tracer: a C++ static's guard cannot fail)",
+                             "none possible (LOCKTRACE_ACTION=edeadlk): a C++ static's guard "
+                             "cannot fail, so the thread waits as without the tracer"};
+    if (type == LT_ONCE && api == LT_API_CXX)
+        return (action_text){"abort (with LOCKTRACE_ACTION=edeadlk the call goes on: a C++ "
+                             "static's guard cannot fail, and the C++ runtime's own answer "
+                             "follows: libstdc++ throws recursive_init_error, libc++abi aborts)",
+                             "none possible (LOCKTRACE_ACTION=edeadlk): a C++ static's guard "
+                             "cannot fail, so the call goes on and the C++ runtime's own answer "
+                             "follows (libstdc++ throws recursive_init_error, libc++abi aborts)"};
+    if (type == LT_ONCE)
+        return api == LT_API_C11
+                   ? REFUSED("call_once return without running the init routine",
+                             "call_once returns without running the init routine")
+                   : REFUSED("pthread_once return EDEADLK without running the init routine",
+                             "pthread_once returns EDEADLK without running the init routine");
+    if (api == LT_API_C11)
+        return REFUSED("the call fail with thrd_error", "the call returns thrd_error without locking");
+    if (api == LT_API_CUSTOM)
+        return REFUSED("the annotation call return EDEADLK to the lock's own code",
+                       "the annotation call returns EDEADLK to the lock's own code");
+    return REFUSED("the call fail with EDEADLK", "the call returns EDEADLK without locking");
+}
+
+static void put_outcome(out *o, const lt_rep *r)
+{
+    if (r->outcome != LT_OUTCOME_ABORT && r->outcome != LT_OUTCOME_EDEADLK)
+        return;
+    action_text a = action_of(r);
+    put(o, "  action: ");
+    put(o, r->outcome == LT_OUTCOME_ABORT ? a.abort : a.edeadlk);
+    put(o, "\n");
 }
 
 static void put_ref(out *o, const lt_rep_lock *l)
@@ -941,7 +993,8 @@ static size_t format_cross(const lt_rep *r, char *buf, size_t size)
         put_inversion(&o, r);
     else
         put_long_wait(&o, r);
-    put_outcome(&o, r);
+    if (r->kind == LT_FIND_DEADLOCK) /* the others follow LOCKTRACE_INVERSION, or go on */
+        put_outcome(&o, r);
     return o.at;
 }
 
@@ -1002,11 +1055,16 @@ static void put_condvar(out *o, const lt_rep *r)
         if (s->partial)
             put(o, "    (call site only)\n");
     }
+    /* cnd_destroy returns nothing: a refused one just does not destroy */
+    int c11 = r->nlocks && r->locks[0].api == LT_API_C11;
     if (r->outcome == LT_OUTCOME_EDEADLK)
-        put(o, "  action: the destroy returns EBUSY without destroying (LOCKTRACE_ACTION=edeadlk)\n");
+        put(o, c11 ? "  action: cnd_destroy returns without destroying (LOCKTRACE_ACTION=edeadlk)\n"
+                   : "  action: the destroy returns EBUSY without destroying (LOCKTRACE_ACTION=edeadlk)\n");
     else if (r->outcome == LT_OUTCOME_ABORT)
-        put(o, "  action: abort (LOCKTRACE_ACTION=edeadlk makes the destroy return EBUSY "
-               "instead)\n");
+        put(o, c11 ? "  action: abort (LOCKTRACE_ACTION=edeadlk makes cnd_destroy return without "
+                     "destroying instead)\n"
+                   : "  action: abort (LOCKTRACE_ACTION=edeadlk makes the destroy return EBUSY "
+                     "instead)\n");
 }
 
 /* Order: summary, thread, the locks still held at exit or the lock concerned, the request
