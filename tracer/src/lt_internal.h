@@ -590,17 +590,18 @@ static inline lt_lock *lt_shadow_home(const void *addr)
 _Static_assert(sizeof(lt_lock) % ((size_t)1 << LT_HOME_SLOT_SHIFT) == 0,
                "a home's offset in its bucket is its lock's offset in the page, scaled");
 
-/* An init (made) or destroy (ended) of the lock at addr, *last the address of the thread's
- * last one, at its home: a program that makes or ends an array of locks goes through them at a small
- * stride, their homes too (lt_shadow_home), and the hardware prefetchers did not keep up
- * with the streams of a lifecycle (`stressbench groups`, perf: the home's load was a third
- * of init's and destroy's samples, and the order graph's node of the ended lock - read
- * through its home - 63 % of the graph's forgetting it). At that stride the homes 16 locks ahead and their locks
- * are fetched now, and `node`: the graph's node of the lock 8 ahead, read from its home
- * fetched 8 calls ago. A region's homes lie in the order of its pages, 2 bytes of homes a
- * byte of locks, so those homes are found from addr's without a hash (at the end of the
- * homes, or of a region, the guess is wrong: a wasted fetch; the node's is only read within
- * the homes). Prefetches never fault, and a home may name any lock, or none. */
+/* An init (made) or destroy (ended) of the lock at addr, whose home is at; *last the
+ * address of the thread's last one. A program that makes or ends an array of locks goes
+ * through them at a small stride, their homes too (lt_shadow_home), and the hardware
+ * prefetchers did not keep up with the streams of a lifecycle (`stressbench groups`, perf:
+ * the home's load was a third of init's and destroy's samples, and the order graph's node
+ * of the ended lock - read through its home - 63 % of the graph's forgetting it). At that
+ * stride the homes 16 locks ahead and their locks are fetched now, and `node`: the graph's
+ * node of the lock 8 ahead, read from its home fetched 8 calls ago. A region's homes lie in
+ * the order of its pages, 2 bytes of homes a byte of locks, so those homes are found from
+ * addr's without a hash (at the end of the homes, or of a region, the guess is wrong: a
+ * wasted fetch; the node's is only read within the homes). Prefetches never fault, and a
+ * home may name any lock, or none. */
 static inline void lt_shadow_ahead(uintptr_t *last, const void *addr, const lt_lock *at,
                                    int node)
 {
