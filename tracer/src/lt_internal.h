@@ -590,8 +590,9 @@ static inline lt_lock *lt_shadow_home(const void *addr)
 _Static_assert(sizeof(lt_lock) % ((size_t)1 << LT_HOME_SLOT_SHIFT) == 0,
                "a home's offset in its bucket is its lock's offset in the page, scaled");
 
-/* An init (made) or destroy (ended) of the lock at addr, whose home is at; *last the
- * address of the thread's last one. A program that makes or ends an array of locks goes
+/* An init (made) or destroy (ended) of the lock at addr, whose entry is at (its home, or
+ * NULL or a slab's entry: then nothing ahead is found); *last the address of the thread's
+ * last one. A program that makes or ends an array of locks goes
  * through them at a small stride, their homes too (lt_shadow_home), and the hardware
  * prefetchers did not keep up with the streams of a lifecycle (`stressbench groups`, perf:
  * the home's load was a third of init's and destroy's samples, and the order graph's node
