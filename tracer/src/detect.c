@@ -501,7 +501,6 @@ void lt_on_destroy(lt_event *ev)
     lt_thread *t = ev->self;
     lt_held *h = find_valid(t, ev->addr);
     ev->lock = lt_shadow_get(t, ev->addr, ev->ra, ev->cfa);
-    lt_shadow_ahead(&t->ended_last, ev->addr, ev->lock, 1); /* a lock's home, mostly */
     if (h && !lt_lock_word_held(ev->addr, ev->lock, ev->kind, (lt_mode)h->mode, t->info.tid)) {
         release(t, h);
         h = NULL;

@@ -275,7 +275,6 @@ typedef struct lt_thread {
                                      (0-3) of the run of entries found side by side (a
                                      program going through an array of locks finds the next
                                      one's after it) */
-    uintptr_t made_last, ended_last; /* the locks it last made and ended (lt_shadow_ahead) */
     lt_wait_slot waiting;
     lt_walk walks[LT_WALKS];      /* its last caller walks (callsite.c), */
     lt_walk_frames walk_frames[LT_WALKS]; /* and their frames */
@@ -476,28 +475,14 @@ static inline void lt_held_pop(lt_thread *t)
     t->nheld--;
 }
 
-/* How far ahead of the oldest entry of a large set its release fetches the lock and its
- * shadow entry (lt_held_remove_oldest). */
-#define LT_HELD_AHEAD 8
-
-/* The oldest entry h of a large set not indexed leaves: a hole in front (held_start). A set
- * that goes so is mostly released in the order it was taken, oldest first: the lock and the
- * shadow entry a few releases ahead are fetched now, to be written then (its unlock clears
- * the entry's writer: with thousands held that line was a cache miss, 43 % of the release's
- * samples in `stressbench groups`, and libc's unlock missed on the lock's word after it). */
+/* The oldest entry h of a large set not indexed leaves: a hole in front (held_start). */
 static inline void lt_held_remove_oldest(lt_thread *t, lt_held *h)
 {
     t->nheld--;
     h->addr = NULL;
     h->lock = NULL;
-    uint32_t start = ++t->held_start;
-    if (start == t->held_end) {
+    if (++t->held_start == t->held_end)
         t->held_start = t->held_end = 0;
-    } else if (start + LT_HELD_AHEAD < t->held_end) {
-        const lt_held *next = &t->held[start + LT_HELD_AHEAD];
-        __builtin_prefetch(next->lock, 1);
-        __builtin_prefetch(next->addr, 1);
-    }
 }
 
 /* h leaves the held set. Inline: locks mostly go last-in first-out, from a set not indexed, and
@@ -589,39 +574,6 @@ static inline lt_lock *lt_shadow_home(const void *addr)
 }
 _Static_assert(sizeof(lt_lock) % ((size_t)1 << LT_HOME_SLOT_SHIFT) == 0,
                "a home's offset in its bucket is its lock's offset in the page, scaled");
-
-/* An init (made) or destroy (ended) of the lock at addr, whose entry is at (its home, or
- * NULL or a slab's entry: then nothing ahead is found); *last the address of the thread's
- * last one. A program that makes or ends an array of locks goes
- * through them at a small stride, their homes too (lt_shadow_home), and the hardware
- * prefetchers did not keep up with the streams of a lifecycle (`stressbench groups`, perf:
- * the home's load was a third of init's and destroy's samples, and the order graph's node
- * of the ended lock - read through its home - 63 % of the graph's forgetting it). At that
- * stride the homes 16 locks ahead and their locks are fetched now, and `node`: the graph's
- * node of the lock 8 ahead, read from its home fetched 8 calls ago. A region's homes lie in
- * the order of its pages, 2 bytes of homes a byte of locks, so those homes are found from
- * addr's without a hash (at the end of the homes, or of a region, the guess is wrong: a
- * wasted fetch; the node's is only read within the homes). Prefetches never fault, and a
- * home may name any lock, or none. */
-static inline void lt_shadow_ahead(uintptr_t *last, const void *addr, const lt_lock *at,
-                                   int node)
-{
-    uintptr_t a = (uintptr_t)addr, stride = a - *last, home = (uintptr_t)at;
-    *last = a;
-    if (lt_likely(stride - 1 >= 4096)) /* none, or not an array's */
-        return;
-    __builtin_prefetch((const void *)(home + 32 * stride), 1);
-    __builtin_prefetch((const void *)(a + 16 * stride), 1);
-    if (node) {
-        uintptr_t near = (home + 16 * stride) & ~(uintptr_t)(sizeof(lt_lock) - 1);
-        if (near - (uintptr_t)lt_shadow_homes < sizeof lt_shadow_homes) {
-            const void *n = atomic_load_explicit(&((const lt_lock *)near)->order_node,
-                                                 memory_order_relaxed);
-            if (n)
-                __builtin_prefetch(n, 1);
-        }
-    }
-}
 
 /* The shadow entry of addr, created (first seen at ra) when new. Inline: its home, else the
  * thread's cache, answers almost every call; lt_shadow_lookup is the slow path. An entry

@@ -579,10 +579,10 @@ static inline lt_lock *predicted(const lt_thread *t)
     return last & 3 && (uintptr_t)next & 4095 ? next : NULL;
 }
 
-/* The guess was right: the program goes through its locks in order, and the entries a few
- * ahead are fetched now, to be written: init and destroy of a slab entry claim it with a
- * compare-and-swap, which holds up everything after it until its line is there. (Homes are
- * fetched ahead by lt_shadow_ahead.) */
+/* The guess was right, or the entry is a home: the program may go through its locks in
+ * order, and the entries a few ahead are fetched now, to be written: init and destroy of a
+ * slab entry claim it with a compare-and-swap, which holds up everything after it until its
+ * line is there. */
 static inline void run_ahead(const lt_lock *l)
 {
     __builtin_prefetch(l + 4, 1);
@@ -696,9 +696,9 @@ static __attribute__((noinline)) lt_lock *reset_filed(lt_thread *t, const void *
 lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa)
 {
     lt_lock *l = lt_shadow_home(addr);
-    lt_shadow_ahead(&t->made_last, addr, l, 0);
     if (lt_unlikely(key_of(l) != addr))
         return reset_filed(t, addr, ra, cfa);
+    run_ahead(l);
     int revived;
     entry_renew(l, addr, 1, &revived);
     first_seen(t, l, ra, cfa);
