@@ -196,23 +196,26 @@ NOINLINE static void c11_join_holding(void)
 }
 
 /* The same as join_detached through C11: the waiter detached by thrd_detach right after
- * thrd_create; glibc's thrd_join refuses the join of a detached thread (thrd_error). */
+ * thrd_create, or by itself; glibc's thrd_join refuses the join of a detached thread
+ * (thrd_error). */
 static int c11_detached_waiter(void *arg)
 {
-    (void)arg;
+    if (arg) /* it detaches itself, registered by then for sure */
+        printf("thrd_detach -> %s\n", thrd_word(thrd_detach(thrd_current())));
     c11_wait_for_go();
     sem_post(&finished);
     return 0;
 }
 
-NOINLINE static void c11_join_detached(void)
+NOINLINE static void c11_join_detached(int itself)
 {
     thrd_t t;
     sem_init(&finished, 0, 0);
     mtx_init(&c11_mutex, mtx_plain);
     cnd_init(&c11_cond);
-    thrd_create(&t, c11_detached_waiter, NULL);
-    printf("thrd_detach -> %s\n", thrd_word(thrd_detach(t)));
+    thrd_create(&t, c11_detached_waiter, itself ? &t : NULL);
+    if (!itself)
+        printf("thrd_detach -> %s\n", thrd_word(thrd_detach(t)));
     blocked_until(&waiter);
     mtx_lock(&c11_mutex);
     c11_go = 1;
@@ -448,7 +451,9 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "join-detached"))
         join_detached(0);
     else if (!strcmp(s, "c11-join-detached"))
-        c11_join_detached();
+        c11_join_detached(0);
+    else if (!strcmp(s, "c11-join-self-detached"))
+        c11_join_detached(1);
     else if (!strcmp(s, "legal-joins"))
         legal_joins();
     else if (!strcmp(s, "timed-joins"))

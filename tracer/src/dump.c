@@ -8,7 +8,8 @@
  * registry and each held set are read with lt_platform_peek (a vanished thread or a held set
  * regrown meanwhile reads as an error, never a fault). The dump is report data (lt_rep) in
  * static storage, printed by report_text.c's dump formatter; a signal's frames are
- * module+offset (lt_platform_module_safe), the abort's are symbolized.
+ * module+offset (lt_platform_module_safe) but for a signal handler's return trampoline, named
+ * as in reports; the abort's are symbolized.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -101,6 +102,10 @@ static void add_frame(lt_rep_stack *s, uintptr_t ip)
         f->build_id = m->build_id[0] ? m->build_id : NULL;
         f->module_offset = ip - m->base;
     }
+    /* named as reports name it (report_build.c), so `locktrace report` looks the interrupted
+     * frame after it up at its own address */
+    if (ip && lt_platform_is_sigreturn(ip))
+        f->function = LT_REP_SIGNAL_FRAME;
     s->nframes++;
 }
 

@@ -170,16 +170,16 @@ static lt_key_set *known_refill(lt_key_set *k)
  * Growing the known set outside the graph lock. lt_known_add's copy of a set of a million
  * fingerprints kept every other thread waiting for tens of ms: in the `lazy` stress row (4
  * threads, 0.9 M new edges) those copies were nearly all of the lock's hold time. So once
- * the set is GROW_AT full, the first thread to see it (lt_known_grow) copies it into a set twice
- * as large outside the lock, while the others go on adding to the old one, which may fill to
- * seven eighths meanwhile (known_full); each fingerprint added meanwhile, in the gate or under
- * the lock, is also written to a log. Then it takes the lock, adds the logged ones (or, when
- * the log overflowed, reads the old set again) and publishes the copy - unless lt_known_add
- * copied or refilled the set meanwhile (it filled up first), when the copy is dropped.
+ * the set is LT_KNOWN_GROW_AT full, the first thread to see it (lt_known_grow) copies it into
+ * a set twice as large outside the lock, while the others go on adding to the old one, which
+ * may fill to seven eighths meanwhile (known_full); each fingerprint added meanwhile, in the
+ * gate or under the lock, is also written to a log. Then it takes the lock, adds the logged
+ * ones (or, when the log overflowed, reads the old set again) and publishes the copy - unless
+ * lt_known_add copied or refilled the set meanwhile (it filled up first), when the copy is
+ * dropped.
  * lt_known_growing changes only under the lock, with the gate shut, so an adder sees it set
  * from the first fingerprint the copy may miss to the end.
  */
-#define GROW_AT(slots) ((slots) / 8 * 5) /* used, a set is copied (just below full) */
 #define GROW_LOG ((size_t)1 << 18)        /* fingerprints logged while a copy is made */
 
 _Atomic int lt_known_growing;
@@ -260,16 +260,16 @@ static void known_catch_up(lt_key_set *g, const lt_key_set *k, size_t nlogged)
             lt_set_put(g, grow_log[i]);
 }
 
-/* Outside the graph lock and the gate: the known set copied into one twice as large if it is
- * GROW_AT full and no other thread is copying it. */
-void lt_known_grow(void)
+/* lt_known_grow, the set LT_KNOWN_GROW_AT full: asked again, with the rest. */
+void lt_known_copy(void)
 {
     lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire), *g = NULL;
     /* A set a quarter of which names dead edges is made again in place when it fills
      * (lt_known_add): copying it would double it with every round of locks made and destroyed.
      * That is seen before the lock too: in `groups`, where every round's locks are destroyed,
-     * asking the lock took it for each new edge between GROW_AT and full. */
-    if (!k || atomic_load_explicit(&k->used, memory_order_relaxed) < GROW_AT(k->mask + 1) ||
+     * asking the lock took it for each new edge between LT_KNOWN_GROW_AT and full. */
+    if (!k ||
+        atomic_load_explicit(&k->used, memory_order_relaxed) < LT_KNOWN_GROW_AT(k->mask + 1) ||
         atomic_load_explicit(&lt_known_growing, memory_order_relaxed) || !known_mostly_live(k))
         return;
     lt_order_lock();

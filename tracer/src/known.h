@@ -94,9 +94,21 @@ static inline void lt_known_dead(void)
 /* Under the graph lock, fp absent: into the known set. 0 when out of memory. */
 int lt_known_add(uint64_t fp);
 
+/* Used slots from which on a set of `slots` is copied into one twice as large (lt_known_grow):
+ * just below full (lt_known_add). */
+#define LT_KNOWN_GROW_AT(slots) ((slots) / 8 * 5)
+
+void lt_known_copy(void);
+
 /* Outside the graph lock and the gate: the known set copied into one twice as large if it is
- * filling up and no other thread is copying it. */
-void lt_known_grow(void);
+ * LT_KNOWN_GROW_AT full and no other thread is copying it. Asked before each batch of new
+ * edges, and the answer is almost always no: that much is inline. */
+static inline void lt_known_grow(void)
+{
+    lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_relaxed);
+    if (k && atomic_load_explicit(&k->used, memory_order_relaxed) >= LT_KNOWN_GROW_AT(k->mask + 1))
+        lt_known_copy();
+}
 
 /* Room a thread keeps reserved in the known set (lt_known_reserve), per gate slot. */
 typedef struct lt_known_room {

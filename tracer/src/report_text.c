@@ -527,10 +527,8 @@ typedef struct action_text {
 } action_text;
 
 #define REFUSED(fails, returns)                                                          \
-    (action_text)                                                                        \
-    {                                                                                    \
-        "abort (LOCKTRACE_ACTION=edeadlk makes " fails " instead)", returns " (LOCKTRACE_ACTION=edeadlk)" \
-    }
+    ((action_text){"abort (LOCKTRACE_ACTION=edeadlk makes " fails " instead)",           \
+                   returns " (LOCKTRACE_ACTION=edeadlk)"})
 
 static action_text action_of(const lt_rep *r)
 {
