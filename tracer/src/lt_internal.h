@@ -475,28 +475,14 @@ static inline void lt_held_pop(lt_thread *t)
     t->nheld--;
 }
 
-/* How far ahead of the oldest entry of a large set its release fetches the lock and its
- * shadow entry (lt_held_remove_oldest). */
-#define LT_HELD_AHEAD 8
-
-/* The oldest entry h of a large set not indexed leaves: a hole in front (held_start). A set
- * that goes so is mostly released in the order it was taken, oldest first: the lock and the
- * shadow entry a few releases ahead are fetched now, to be written then (its unlock clears
- * the entry's writer: with thousands held that line was a cache miss, 43 % of the release's
- * samples in `stressbench groups`, and libc's unlock missed on the lock's word after it). */
+/* The oldest entry h of a large set not indexed leaves: a hole in front (held_start). */
 static inline void lt_held_remove_oldest(lt_thread *t, lt_held *h)
 {
     t->nheld--;
     h->addr = NULL;
     h->lock = NULL;
-    uint32_t start = ++t->held_start;
-    if (start == t->held_end) {
+    if (++t->held_start == t->held_end)
         t->held_start = t->held_end = 0;
-    } else if (start + LT_HELD_AHEAD < t->held_end) {
-        const lt_held *next = &t->held[start + LT_HELD_AHEAD];
-        __builtin_prefetch(next->lock, 1);
-        __builtin_prefetch(next->addr, 1);
-    }
 }
 
 /* h leaves the held set. Inline: locks mostly go last-in first-out, from a set not indexed, and
