@@ -272,6 +272,37 @@ NOINLINE static void timed_refused(void)
     result("rwlock destroy", pthread_rwlock_destroy(&rw));
 }
 
+/* A mutex's deadline with out-of-range nanoseconds, the mutex busy: glibc checks them only
+ * once it has to sleep, so each request returns at once and nothing waits: not a relock that
+ * hangs, nor a wait for the thread that joins the one asking. A free mutex is taken. */
+static void *timed_bad_other(void *m)
+{
+    struct timespec bad = {.tv_sec = 0, .tv_nsec = -1};
+    result("other thread's timedlock", pthread_mutex_timedlock(m, &bad));
+    return NULL;
+}
+
+NOINLINE static void timed_bad_deadline(void)
+{
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER, e;
+    struct timespec bad = {.tv_sec = 0, .tv_nsec = 1000000000};
+    pthread_t t;
+    mutex_of_type(&e, PTHREAD_MUTEX_ERRORCHECK);
+    result("lock", pthread_mutex_lock(&m));
+    result("timedlock", pthread_mutex_timedlock(&m, &bad));
+    result("clocklock", pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &bad));
+    pthread_create(&t, NULL, timed_bad_other, &m);
+    pthread_join(t, NULL);
+    result("unlock", pthread_mutex_unlock(&m));
+    result("errorcheck lock", pthread_mutex_lock(&e));
+    result("errorcheck timedlock", pthread_mutex_timedlock(&e, &bad));
+    result("errorcheck unlock", pthread_mutex_unlock(&e));
+    result("free timedlock", pthread_mutex_timedlock(&m, &bad));
+    result("unlock", pthread_mutex_unlock(&m));
+    result("destroy", pthread_mutex_destroy(&m));
+    result("errorcheck destroy", pthread_mutex_destroy(&e));
+}
+
 static void *unlock_for_owner(void *m)
 {
     result("other thread's unlock", pthread_mutex_unlock(m));
@@ -539,6 +570,8 @@ int main(int argc, char **argv)
         robust_exit();
     else if (!strcmp(s, "timed-refused"))
         timed_refused();
+    else if (!strcmp(s, "timed-bad-deadline"))
+        timed_bad_deadline();
     else if (!strcmp(s, "unlocked-by-other"))
         unlocked_by_other();
     else if (!strcmp(s, "fork-relock"))

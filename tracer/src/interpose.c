@@ -259,6 +259,8 @@ static __attribute__((noinline)) int acquire_tried(call *c, int rc)
         lt_platform_mutex_untry((void *)c->ev.addr, c->ev.self->info.tid);
     if (rc == EBUSY && c->ev.wait != LT_WAIT_TRY)
         rc = wait(c);
+    else if (rc == EBUSY && c->abstime) /* a timed request that cannot sleep (acquire_timed) */
+        rc = real_wait(c);
     lt_after_lock(&c->ev, rc);
     lt_leave(&lt_tls);
     return rc;
@@ -322,29 +324,46 @@ static __attribute__((noinline)) int acquire(call *c)
     return acquire_inline(c);
 }
 
-int lt_interpose_acquire(lt_call *c)
+#if LT_TIMED_LOCKS
+static int deadline_invalid(const call *c)
 {
-    return acquire(c);
+    return c->abstime && (c->abstime->tv_nsec < 0 || c->abstime->tv_nsec >= 1000000000L);
 }
 
-#if LT_TIMED_LOCKS
 /* A timed request libc refuses before it looks at the lock goes straight to libc: glibc
  * sleeps only on CLOCK_REALTIME and CLOCK_MONOTONIC, and an rwlock checks its deadline's
- * nanoseconds up front too (a mutex only once it has to sleep), where the try acquire makes
- * first would take the lock the call refuses. */
+ * nanoseconds up front too, where the try acquire makes first would take the lock the call
+ * refuses. */
 static int refused_up_front(const call *c)
 {
     if (c->has_clock && c->clock != CLOCK_REALTIME && c->clock != CLOCK_MONOTONIC)
         return 1;
-    return c->ev.kind == LT_RWLOCK && c->abstime &&
-           (c->abstime->tv_nsec < 0 || c->abstime->tv_nsec >= 1000000000L);
+    return c->ev.kind == LT_RWLOCK && deadline_invalid(c);
 }
 
+/* A mutex checks the deadline's nanoseconds only once it has to sleep, so with them out of
+ * range the request never waits: it takes a free lock and otherwise returns at once (EINVAL,
+ * or EDEADLK for an error-checking mutex its caller holds). It is a try, then, and neither a
+ * relock nor a request for a lock another thread holds is a deadlock; libc gives its own
+ * answer for a busy lock (acquire_tried). */
 static int acquire_timed(call *c)
 {
-    return ready() && refused_up_front(c) ? real_wait(c) : acquire(c);
+    if (ready() && refused_up_front(c))
+        return real_wait(c);
+    if (deadline_invalid(c))
+        c->ev.wait = LT_WAIT_TRY;
+    return acquire(c);
 }
 #endif
+
+int lt_interpose_acquire(lt_call *c)
+{
+#if LT_TIMED_LOCKS
+    if (c->ev.wait == LT_WAIT_TIMED)
+        return acquire_timed(c);
+#endif
+    return acquire(c);
+}
 
 #define CALL(lock, kind, mode, wait, ...)                                                     \
     (&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL, 0, 0, 0},      \
