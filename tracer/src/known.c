@@ -14,7 +14,7 @@
 
 lt_key_set *_Atomic lt_known;
 _Atomic size_t lt_known_stale;  /* written under the graph lock, read by lt_known_grow */
-static unsigned known_epoch;    /* copies and refills of the known set (lt_known_grow) */
+unsigned lt_known_epoch;        /* copies and refills of the known set (lt_known_grow) */
 
 /* key, known to be absent, into the first free or removed slot from its home on, counted by
  * the caller: 1 when the slot was free. */
@@ -238,7 +238,7 @@ int lt_known_add(uint64_t fp)
         } else {
             k = known_refill(k);
         }
-        known_epoch++;
+        lt_known_epoch++;
     }
     if (!k)
         return 0;
@@ -313,7 +313,7 @@ void lt_known_copy(void)
                known_mostly_live(k) &&
                lt_order_room(lt_set_bytes(2 * (k->mask + 1))) &&
                (grow_log || (grow_log = lt_map(GROW_LOG * sizeof *grow_log)));
-    unsigned epoch = known_epoch;
+    unsigned epoch = lt_known_epoch;
     if (mine) {
         atomic_store_explicit(&lt_known_growing, 1, memory_order_relaxed);
         atomic_store_explicit(&grow_nlogged, 0, memory_order_relaxed);
@@ -330,32 +330,17 @@ void lt_known_copy(void)
         early = known_catch_up_early(g);
     }
     lt_order_lock();
-    if (g && known_epoch == epoch) {
+    if (g && lt_known_epoch == epoch) {
         known_catch_up(g, k, atomic_load_explicit(&grow_nlogged, memory_order_relaxed), early);
         atomic_store_explicit(&lt_known, g, memory_order_release);
         known_drop(k);
-        known_epoch++;
+        lt_known_epoch++;
     } else if (g) {
         lt_platform_unmap(g, lt_set_bytes(g->mask + 1));
     }
     grow_log_clear();
     atomic_store_explicit(&lt_known_growing, 0, memory_order_relaxed);
     lt_order_unlock();
-}
-
-/* Without the graph lock, room for it reserved in k->used: key into the known set k unless it
- * is there. 1 when this call put it, so this thread adds its edge and no other does. */
-int lt_set_claim(lt_key_set *k, uint64_t key)
-{
-    for (size_t i = lt_set_home(k, key);; i = (i + 1) & k->mask) {
-        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
-        if (v == 0 && atomic_compare_exchange_strong_explicit(&k->slot[i], &v, key,
-                                                              memory_order_release,
-                                                              memory_order_relaxed))
-            return 1;
-        if (v == key)
-            return 0;
-    }
 }
 
 /* Slots a thread with a gate slot reserves ahead in the known set k: a few, or fewer for a
@@ -371,13 +356,9 @@ static size_t reserve_ahead(const lt_key_set *k)
  * gate slot takes its reserve first, and reserves ahead when that is short: k->used, on a
  * line that every batch of fast edges wrote twice, is written once every few batches. A
  * reserve lasts as long as its set (the epoch): a copy or refill counts what it holds. */
-int lt_known_reserve(lt_known_room *s, lt_key_set *k, size_t room)
+int lt_known_reserve_more(lt_known_room *s, lt_key_set *k, size_t room)
 {
-    size_t have = s && s->epoch == known_epoch ? s->room : 0;
-    if (s && have >= room) {
-        s->room = have - room;
-        return 1;
-    }
+    size_t have = s && s->epoch == lt_known_epoch ? s->room : 0;
     size_t take = room - have + (s ? reserve_ahead(k) : 0);
     if (known_full(k, atomic_fetch_add_explicit(&k->used, take, memory_order_relaxed) + take)) {
         atomic_fetch_sub_explicit(&k->used, take, memory_order_relaxed);
@@ -385,7 +366,7 @@ int lt_known_reserve(lt_known_room *s, lt_key_set *k, size_t room)
     }
     if (s) {
         s->room = have + take - room;
-        s->epoch = known_epoch;
+        s->epoch = lt_known_epoch;
     }
     return 1;
 }

@@ -61,7 +61,18 @@ void lt_set_remove(lt_key_set *_Atomic *set, uint64_t key);
 
 /* Without the graph lock, room for it reserved in k->used (lt_known_reserve): key into k
  * unless it is there. 1 when this call put it, so this thread adds its edge and no other does. */
-int lt_set_claim(lt_key_set *k, uint64_t key);
+static inline int lt_set_claim(lt_key_set *k, uint64_t key)
+{
+    for (size_t i = lt_set_home(k, key);; i = (i + 1) & k->mask) {
+        uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
+        if (v == 0 && atomic_compare_exchange_strong_explicit(&k->slot[i], &v, key,
+                                                              memory_order_release,
+                                                              memory_order_relaxed))
+            return 1;
+        if (v == key)
+            return 0;
+    }
+}
 
 /* The known set: fingerprints of the edges in the graph. */
 extern lt_key_set *_Atomic lt_known;
@@ -117,10 +128,22 @@ typedef struct lt_known_room {
     unsigned epoch;
 } lt_known_room;
 
+extern unsigned lt_known_epoch; /* copies and refills of the known set, under the graph lock */
+
+/* lt_known_reserve when the thread's own reserve is short (known.c). */
+int lt_known_reserve_more(lt_known_room *s, lt_key_set *k, size_t room);
+
 /* In the gate: room for `room` more fingerprints in the known set k, counted in k->used
  * (lt_set_claim needs it); 0 when k is full, and must grow under the lock. s: the thread's
- * reserve (NULL: it has no gate slot). */
-int lt_known_reserve(lt_known_room *s, lt_key_set *k, size_t room);
+ * reserve (NULL: it has no gate slot). Inline, with lt_set_claim: each new edge asks both. */
+static inline int lt_known_reserve(lt_known_room *s, lt_key_set *k, size_t room)
+{
+    if (s && s->epoch == lt_known_epoch && s->room >= room) {
+        s->room -= room;
+        return 1;
+    }
+    return lt_known_reserve_more(s, k, room);
+}
 
 /* In the gate: n of the slots lt_known_reserve gave were not used. */
 void lt_known_unreserve(lt_known_room *s, lt_key_set *k, size_t n);
