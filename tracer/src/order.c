@@ -1903,11 +1903,12 @@ static node *node_target(lt_thread *t, lt_held **hs, size_t n, const request *r)
  * Inside the gate: the edges hs[i] -> r (described in d[i]) that agree with the order, the
  * graph having no back edge, go into the graph: into a node of each end that is placed
  * already (or, for a new lock, made here: node_fast), from t's own edges, with the first
- * occurrence decided by lt_set_claim. The others (an end without a node or a place, against
- * the order, a sweep due) are left at the front of hs, fps and d, for the lock: their number
- * is returned.
+ * occurrence decided by lt_set_claim - from where the probe of `look` stopped (stops[i]), when
+ * it still holds. The others (an end without a node or a place, against the order, a sweep
+ * due) are left at the front of hs, fps and d, for the lock: their number is returned.
  */
-static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request *r)
+static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request *r,
+                         const lt_known_look *look, const size_t *stops)
 {
     lt_thread *t = r->ev->self;
     lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire);
@@ -1922,6 +1923,8 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
         return n; /* the set must grow: under the lock */
     if (room > n)
         node_index_gated(t, k, to);
+    if (look && !lt_known_look_holds(look, k))
+        stops = NULL;
     size_t left = 0, added = 0;
     for (size_t i = 0; i < n; i++) {
         node *from = node_find(hs[i]->lock, hs[i]->gen);
@@ -1937,7 +1940,7 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
             d[left++] = d[i];
             continue;
         }
-        if (!lt_set_claim(k, fps[i]))
+        if (!lt_set_claim_from(k, fps[i], stops ? stops[i] : lt_set_home(k, fps[i])))
             continue;
         lt_known_logged(fps[i]);
         uint32_t e = edge_cache_take(t);
@@ -1963,8 +1966,9 @@ static int fp_repeated(const uint64_t *fps, size_t i)
 
 /* Adds the edges hs[i] -> r (fingerprints fps[i]), each unless another thread just did: those
  * that agree with the order in the gate, the others under one taking of the graph lock. 0
- * when out of memory. */
-static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
+ * when out of memory. look, stops: where probes for them stopped (edges_fast), or NULL. */
+static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r,
+                     const lt_known_look *look, const size_t *stops)
 {
     lt_thread *t = r->ev->self;
     desc d[WALK];
@@ -1976,7 +1980,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
         edge_describe(&d[i], hs[i], r);
     lt_known_grow();
     if (gate_enter(t)) {
-        n = edges_fast(hs, fps, d, n, r);
+        n = edges_fast(hs, fps, d, n, r, look, stops);
         gate_leave(t);
         if (!n)
             return 1;
@@ -2023,7 +2027,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
 
 static void edge_add(lt_held *h, request *r, uint64_t fp)
 {
-    edges_add(&h, &fp, 1, r);
+    edges_add(&h, &fp, 1, r, NULL, NULL);
 }
 
 /* The closing edge H -> X as the graph has it; under the graph lock. */
@@ -2423,16 +2427,18 @@ static inline void fingerprints(lt_held **hs, size_t n, const lt_event *ev, uint
 /* Adds the edges of hs that are not in the graph yet; 0 when out of memory. */
 static int batch_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
 {
-    size_t fresh = 0;
+    size_t fresh = 0, stops[WALK];
+    lt_known_look look;
     if (r->fresh)
-        return edges_add(hs, fps, n, r);
+        return edges_add(hs, fps, n, r, NULL, NULL);
+    lt_known_look_now(&look);
     for (size_t k = 0; k < n; k++) {
-        if (lt_likely(lt_known_has(fps[k])))
+        if (lt_likely(lt_set_find(look.k, fps[k], &stops[fresh])))
             continue;
         hs[fresh] = hs[k];
         fps[fresh++] = fps[k];
     }
-    return fresh ? edges_add(hs, fps, fresh, r) : 1;
+    return fresh ? edges_add(hs, fps, fresh, r, &look, stops) : 1;
 }
 
 /* Asks for the lines of [p, p + size) (an object about to be read or written). */
