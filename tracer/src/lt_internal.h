@@ -285,6 +285,7 @@ typedef struct lt_thread {
     uint32_t edge_block;          /* free list, then a run of unused ones from edge_block */
     uint32_t edge_nfree, edge_nblock;
     uint32_t edge_label;          /* order.c: the label of its last new edge */
+    uint32_t node_made;           /* order.c: nodes it made from its own, not yet taken back */
     void *node_free;              /* order.c: nodes for the new locks it takes (a free list), */
     void *node_gone;              /* and those of locks it ended, to leave the graph together */
     uint32_t node_nfree, node_ngone;
