@@ -284,7 +284,8 @@ typedef struct lt_thread {
     uint32_t edge_free;           /* order.c: edges (pool indices) for its own new ones: a */
     uint32_t edge_block;          /* free list, then a run of unused ones from edge_block */
     uint32_t edge_nfree, edge_nblock;
-    uint32_t edge_label;          /* order.c: the label of its last new edge */
+#define LT_EDGE_LABELS 4
+    uint32_t edge_label[LT_EDGE_LABELS]; /* order.c: the labels of its last new edges */
     uint32_t node_made;           /* order.c: nodes it made from its own, not yet taken back */
     void *node_free;              /* order.c: nodes for the new locks it takes (a free list), */
     void *node_gone;              /* and those of locks it ended, to leave the graph together */

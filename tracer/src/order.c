@@ -1542,26 +1542,43 @@ static int label_same(const label *a, const label *b)
            a->thread == b->thread && a->flags == b->flags;
 }
 
-/* label_find's look-up in the set. */
+/* x, a label of t's new edge, is first among t's last ones (the others move down). */
+static uint32_t label_keep(lt_thread *t, uint32_t x)
+{
+    for (size_t j = LT_EDGE_LABELS - 1; j > 0; j--)
+        t->edge_label[j] = t->edge_label[j - 1];
+    return t->edge_label[0] = x;
+}
+
+/* label_find's look-up among t's other last labels, then in the set. */
 static __attribute__((noinline)) uint32_t label_lookup(lt_thread *t, const label *l)
 {
+    for (size_t j = 1; j < LT_EDGE_LABELS && t->edge_label[j]; j++) {
+        uint32_t x = t->edge_label[j];
+        if (label_same(label_at(x), l)) {
+            t->edge_label[j] = t->edge_label[0];
+            t->edge_label[0] = x;
+            return x;
+        }
+    }
     label_set *s = atomic_load_explicit(&labels, memory_order_acquire);
     for (size_t i = s ? label_home(s, l) : 0; s; i = (i + 1) & s->mask) {
         uint32_t x = atomic_load_explicit(&s->slot[i], memory_order_acquire);
         if (x == 0)
             return 0;
         if (label_same(label_at(x), l))
-            return t->edge_label = x;
+            return label_keep(t, x);
     }
     return 0;
 }
 
-/* l's index, its thread kept; 0 when it has none (yet). A thread's new edges mostly have the
- * label of its last one (t->edge_label), which is looked at first, inline. */
+/* l's index, its thread kept; 0 when it has none (yet). A thread's new edges mostly have one
+ * of the labels of its last few (t->edge_label, the last first): its call sites, each way
+ * round (`lazy` alternates four, for which one label missed half of the time). */
 static inline uint32_t label_find(lt_thread *t, const label *l)
 {
-    if (t->edge_label && label_same(label_at(t->edge_label), l))
-        return t->edge_label;
+    if (t->edge_label[0] && label_same(label_at(t->edge_label[0]), l))
+        return t->edge_label[0];
     return label_lookup(t, l);
 }
 
@@ -1605,7 +1622,7 @@ static uint32_t label_intern(lt_thread *t, const label *l)
         return 0;
     *(label *)label_at(x) = *l;
     label_put(s, x);
-    return t->edge_label = x;
+    return label_keep(t, x);
 }
 
 /* ------------------------------------------------------------------------------------------
