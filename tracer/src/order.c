@@ -811,8 +811,9 @@ static inline __attribute__((always_inline)) void node_free(node *n)
 }
 
 /* Under the graph lock: n, which no entry reaches any more, leaves the graph; at once when its
- * lists are short, else marked dead and reaped later. */
-static void node_leave(node *n)
+ * lists are short, else marked dead and reaped later. Inlined in a thread's batch
+ * (nodes_gone_leave), every lock's end in `groups`; node_leave elsewhere. */
+static inline __attribute__((always_inline)) void node_leave_at(node *n)
 {
     if (node_pushed(n) > EAGER) {
         node_kill(n);
@@ -826,6 +827,11 @@ static void node_leave(node *n)
         }
     }
     node_free(n);
+}
+
+static void node_leave(node *n)
+{
+    node_leave_at(n);
 }
 
 /* Under the graph lock: l lets go of its node n, which leaves the graph unless another thread
@@ -871,7 +877,7 @@ static void nodes_gone_leave(lt_thread *t)
     recycler = t;
     for (node *n; (n = t->node_gone) != NULL;) {
         t->node_gone = next_of(n);
-        node_leave(n);
+        node_leave_at(n);
     }
     recycler = NULL;
     t->node_ngone = 0;
