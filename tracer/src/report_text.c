@@ -1050,7 +1050,11 @@ static void put_condvar(out *o, const lt_rep *r)
             }
         }
     }
-    put(o, NAME_OF(reason_text, r->why) ? reason_text[r->why] : "");
+    if (barrier && r->why == LT_WHY_DESTROY_WAITED) /* no signal can end it, an arrival can */
+        put(o, "(glibc's destroy waits for the round to complete: forever, unless more threads "
+               "arrive at the barrier it destroys)");
+    else
+        put(o, NAME_OF(reason_text, r->why) ? reason_text[r->why] : "");
     put(o, "\n  thread:    ");
     put_thread(o, &r->threads[0]);
     put(o, "\n");
