@@ -16,6 +16,7 @@ typedef struct lt_cond_waiter {
     uintptr_t ra;       /* call site of the wait */
     int api;            /* lt_api of the wait (pthread_cond_wait, cnd_wait) */
     int shown;          /* a joiner's search published this wait for its thread (waitfor.c) */
+    int timed;          /* a wait with a deadline: a destroy waits for it only until then */
     uint64_t ticket;    /* its arrival in the queue: older waiters have lower tickets */
     struct lt_cond_waiter *next, *prev; /* its condition variable's queue (cond.c) */
 } lt_cond_waiter;
