@@ -48,7 +48,7 @@ void lt_cond_fork(lt_fork_phase phase);
 /* A barrier wait on ev->addr begins (ev: kind LT_BARRIER, self, ra, api); lt_cond_leave(w, 0)
  * ends it. */
 void lt_barrier_arrive(lt_event *ev, lt_cond_waiter *w);
-/* Whether barrier b has waits here (no lock of the caller's needed: a leaf spinlock). */
+/* Whether barrier b has waits here (inside the tracer: it takes cond.c's spinlock). */
 int lt_barrier_recorded(const void *b);
 /* A destroy or init (why: LT_WHY_DESTROY_WAITED, LT_WHY_INIT_WAITED) of barrier ev->addr
  * while glibc's word counts `blocked` threads in an incomplete round: reported when this
