@@ -641,6 +641,16 @@ static void nedges_gated(const lt_thread *t, size_t d)
 #define FORGET_BATCH 32       /* nodes a thread lets go of before they leave the graph */
 
 static void implied_put(struct implied *v);
+static void edge_cache_put(lt_thread *t, uint32_t i);
+static void node_cache_put(lt_thread *t, node *n);
+
+/* Under the graph lock: the thread whose nodes leave the graph (nodes_gone_leave), which takes
+ * what they free into its own caches, up to as many nodes as it made from them (node_made),
+ * and twice as many edges: a thread that ends the locks it made gets their memory back while
+ * it is still in the cache, where the pool gave it back a round of locks later, each line a
+ * cache miss then (`groups`: 25 K locks made, taken nested and destroyed, over and over).
+ * One that ends the locks of others fills the pool as before. */
+static lt_thread *recycler;
 
 /* One of its lists let go of edge i (e): the last one frees it. */
 static void edge_drop(uint32_t i, edge *e)
@@ -649,7 +659,10 @@ static void edge_drop(uint32_t i, edge *e)
         ndead--;
         if (e->implied)
             implied_put(implied_at(e->label));
-        lt_ix_put(&edge_pool, i);
+        if (recycler && recycler->edge_nfree < 2 * (size_t)recycler->node_nfree)
+            edge_cache_put(recycler, i);
+        else
+            lt_ix_put(&edge_pool, i);
     }
 }
 
@@ -784,7 +797,12 @@ static void node_free(node *n)
     if (ord_moved(n))
         lt_set_remove(&moved, ord_key(n->ord));
     atomic_store_explicit(&n->listed, 0, memory_order_relaxed);
-    lt_ix_put(&node_pool, n->ix);
+    if (recycler && recycler->node_made) {
+        recycler->node_made--;
+        node_cache_put(recycler, n);
+    } else {
+        lt_ix_put(&node_pool, n->ix);
+    }
 }
 
 /* Under the graph lock: n, which no entry reaches any more, leaves the graph; at once when its
@@ -844,10 +862,12 @@ static void nodes_gone_leave(lt_thread *t)
 {
     /* The first edge of each list asked for at once (a lock destroyed long after it was
      * taken has them out of the cache): their misses overlap instead of coming one by one. */
+    recycler = t;
     for (node *n; (n = t->node_gone) != NULL;) {
         t->node_gone = next_of(n);
         node_leave(n);
     }
+    recycler = NULL;
     t->node_ngone = 0;
 }
 
@@ -1522,26 +1542,43 @@ static int label_same(const label *a, const label *b)
            a->thread == b->thread && a->flags == b->flags;
 }
 
-/* label_find's look-up in the set. */
+/* x, a label of t's new edge, is first among t's last ones (the others move down). */
+static uint32_t label_keep(lt_thread *t, uint32_t x)
+{
+    for (size_t j = LT_EDGE_LABELS - 1; j > 0; j--)
+        t->edge_label[j] = t->edge_label[j - 1];
+    return t->edge_label[0] = x;
+}
+
+/* label_find's look-up among t's other last labels, then in the set. */
 static __attribute__((noinline)) uint32_t label_lookup(lt_thread *t, const label *l)
 {
+    for (size_t j = 1; j < LT_EDGE_LABELS && t->edge_label[j]; j++) {
+        uint32_t x = t->edge_label[j];
+        if (label_same(label_at(x), l)) {
+            t->edge_label[j] = t->edge_label[0];
+            t->edge_label[0] = x;
+            return x;
+        }
+    }
     label_set *s = atomic_load_explicit(&labels, memory_order_acquire);
     for (size_t i = s ? label_home(s, l) : 0; s; i = (i + 1) & s->mask) {
         uint32_t x = atomic_load_explicit(&s->slot[i], memory_order_acquire);
         if (x == 0)
             return 0;
         if (label_same(label_at(x), l))
-            return t->edge_label = x;
+            return label_keep(t, x);
     }
     return 0;
 }
 
-/* l's index, its thread kept; 0 when it has none (yet). A thread's new edges mostly have the
- * label of its last one (t->edge_label), which is looked at first, inline. */
+/* l's index, its thread kept; 0 when it has none (yet). A thread's new edges mostly have one
+ * of the labels of its last few (t->edge_label, the last first): its call sites, each way
+ * round (`lazy` alternates four, for which one label missed half of the time). */
 static inline uint32_t label_find(lt_thread *t, const label *l)
 {
-    if (t->edge_label && label_same(label_at(t->edge_label), l))
-        return t->edge_label;
+    if (t->edge_label[0] && label_same(label_at(t->edge_label[0]), l))
+        return t->edge_label[0];
     return label_lookup(t, l);
 }
 
@@ -1585,7 +1622,7 @@ static uint32_t label_intern(lt_thread *t, const label *l)
         return 0;
     *(label *)label_at(x) = *l;
     label_put(s, x);
-    return t->edge_label = x;
+    return label_keep(t, x);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -1884,6 +1921,7 @@ static node *node_fast(lt_thread *t, lt_lock *l, uint32_t gen, lt_kind kind, con
         return other->gen == gen ? other : NULL;
     }
     node_list(x);
+    t->node_made++;
     return x;
 }
 
@@ -1903,11 +1941,12 @@ static node *node_target(lt_thread *t, lt_held **hs, size_t n, const request *r)
  * Inside the gate: the edges hs[i] -> r (described in d[i]) that agree with the order, the
  * graph having no back edge, go into the graph: into a node of each end that is placed
  * already (or, for a new lock, made here: node_fast), from t's own edges, with the first
- * occurrence decided by lt_set_claim. The others (an end without a node or a place, against
- * the order, a sweep due) are left at the front of hs, fps and d, for the lock: their number
- * is returned.
+ * occurrence decided by lt_set_claim - from where the probe of `look` stopped (stops[i]), when
+ * it still holds. The others (an end without a node or a place, against the order, a sweep
+ * due) are left at the front of hs, fps and d, for the lock: their number is returned.
  */
-static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request *r)
+static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request *r,
+                         const lt_known_look *look, const size_t *stops)
 {
     lt_thread *t = r->ev->self;
     lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire);
@@ -1922,6 +1961,8 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
         return n; /* the set must grow: under the lock */
     if (room > n)
         node_index_gated(t, k, to);
+    if (look && !lt_known_look_holds(look, k))
+        stops = NULL;
     size_t left = 0, added = 0;
     for (size_t i = 0; i < n; i++) {
         node *from = node_find(hs[i]->lock, hs[i]->gen);
@@ -1937,7 +1978,7 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
             d[left++] = d[i];
             continue;
         }
-        if (!lt_set_claim(k, fps[i]))
+        if (!lt_set_claim_from(k, fps[i], stops ? stops[i] : lt_set_home(k, fps[i])))
             continue;
         lt_known_logged(fps[i]);
         uint32_t e = edge_cache_take(t);
@@ -1963,8 +2004,9 @@ static int fp_repeated(const uint64_t *fps, size_t i)
 
 /* Adds the edges hs[i] -> r (fingerprints fps[i]), each unless another thread just did: those
  * that agree with the order in the gate, the others under one taking of the graph lock. 0
- * when out of memory. */
-static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
+ * when out of memory. look, stops: where probes for them stopped (edges_fast), or NULL. */
+static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r,
+                     const lt_known_look *look, const size_t *stops)
 {
     lt_thread *t = r->ev->self;
     desc d[WALK];
@@ -1976,7 +2018,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
         edge_describe(&d[i], hs[i], r);
     lt_known_grow();
     if (gate_enter(t)) {
-        n = edges_fast(hs, fps, d, n, r);
+        n = edges_fast(hs, fps, d, n, r, look, stops);
         gate_leave(t);
         if (!n)
             return 1;
@@ -2023,7 +2065,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
 
 static void edge_add(lt_held *h, request *r, uint64_t fp)
 {
-    edges_add(&h, &fp, 1, r);
+    edges_add(&h, &fp, 1, r, NULL, NULL);
 }
 
 /* The closing edge H -> X as the graph has it; under the graph lock. */
@@ -2423,16 +2465,18 @@ static inline void fingerprints(lt_held **hs, size_t n, const lt_event *ev, uint
 /* Adds the edges of hs that are not in the graph yet; 0 when out of memory. */
 static int batch_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
 {
-    size_t fresh = 0;
+    size_t fresh = 0, stops[WALK];
+    lt_known_look look;
     if (r->fresh)
-        return edges_add(hs, fps, n, r);
+        return edges_add(hs, fps, n, r, NULL, NULL);
+    lt_known_look_now(&look);
     for (size_t k = 0; k < n; k++) {
-        if (lt_likely(lt_known_has(fps[k])))
+        if (lt_likely(lt_set_find(look.k, fps[k], &stops[fresh])))
             continue;
         hs[fresh] = hs[k];
         fps[fresh++] = fps[k];
     }
-    return fresh ? edges_add(hs, fps, fresh, r) : 1;
+    return fresh ? edges_add(hs, fps, fresh, r, &look, stops) : 1;
 }
 
 /* Asks for the lines of [p, p + size) (an object about to be read or written). */
@@ -2556,6 +2600,8 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
         edge_cache_put(t, e);
     if (used < 2)
         node_cache_put(t, x);
+    else
+        t->node_made++;
     return used >= 0;
 }
 
