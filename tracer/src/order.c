@@ -872,8 +872,6 @@ static void reap(size_t budget)
 /* Under the graph lock: the nodes t let go of (lt_order_forget) leave the graph. */
 static void nodes_gone_leave(lt_thread *t)
 {
-    /* The first edge of each list asked for at once (a lock destroyed long after it was
-     * taken has them out of the cache): their misses overlap instead of coming one by one. */
     recycler = t;
     for (node *n; (n = t->node_gone) != NULL;) {
         t->node_gone = next_of(n);
@@ -977,13 +975,6 @@ static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended 
         gate_leave(t);
     if (!got || implies)
         return;
-    /* Its edges are read when it leaves, with its batch: asked for now, they come while the
-     * program goes on (a lock destroyed long after it was taken has them out of the cache). */
-    for (int side = OUT; side <= IN; side++) {
-        uint32_t i = n->list[side].first;
-        if (i)
-            __builtin_prefetch(edge_at(i), 1);
-    }
     atomic_store_explicit(&n->dead, 1, memory_order_release);
     next_set(n, t->node_gone);
     t->node_gone = n;
