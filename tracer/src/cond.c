@@ -18,6 +18,12 @@
  * report is never false), at most one more per such return while marked waiters remain. A
  * broadcast marks everyone truly, so the doubt ends there. Reports are built from copies
  * after the shard lock is released (report.c's lock ranks before ours).
+ *
+ * Barrier waits (pthread_barrier_wait) are waiter records in the same queues, keyed by the
+ * barrier, with no mutex and never marked: a destroy or an init of a barrier while a round is
+ * incomplete is reported. Which waiters are still in that round only glibc's barrier word
+ * knows (a waiter of a completed round may not have left yet), so the count comes from the
+ * word and the records name the newest of that many waiters.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -74,16 +80,18 @@ static lt_outcome fatal_outcome(void)
     return lt_cfg.action == LT_ACTION_EDEADLK ? LT_OUTCOME_EDEADLK : LT_OUTCOME_ABORT;
 }
 
+/* A report about condition variable or barrier ev->addr (ev->kind); named are copies. */
 static void report(lt_event *ev, lt_reason why, const void *mutex, const void *other,
                    lt_cond_waiter *named, size_t n, size_t waiting, size_t waiting_max)
 {
     for (size_t i = 0; i < n; i++) /* copies: their names were kept when the waits began */
         lt_thread_info_fresh(&named[i].who);
-    lt_finding f = {.kind = LT_FIND_CONDVAR_MISUSE, .why = why};
+    int barrier = ev->kind == LT_BARRIER;
+    lt_finding f = {.kind = barrier ? LT_FIND_BARRIER_MISUSE : LT_FIND_CONDVAR_MISUSE, .why = why};
     f.outcome = why == LT_WHY_DESTROY_WAITED ? fatal_outcome() : LT_OUTCOME_CONTINUE;
     lt_thread_info_now(ev->self, &f.thread);
     f.lock = ev->addr;
-    f.lock_kind = LT_COND;
+    f.lock_kind = barrier ? LT_BARRIER : LT_COND;
     f.api = ev->api;
     f.mutex = mutex;
     f.other_mutex = other;
@@ -96,29 +104,29 @@ static void report(lt_event *ev, lt_reason why, const void *mutex, const void *o
     lt_report(&f);
 }
 
-void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w)
+/* Puts w (filled) at the end of the queue of w->cv; 0 when out of memory (w->cv is then NULL:
+ * the wait is not counted). When the oldest waiter waits with another mutex, *other becomes
+ * a copy of it (else it is left as it was). */
+static int enqueue(lt_cond_waiter *w, lt_cond_waiter *other)
 {
-    shard *s = shard_of(cv);
-    lt_cond_waiter other = {0};
-    *w = (lt_cond_waiter){.cv = cv, .mutex = ev->addr, .ra = ev->ra, .api = ev->api};
-    w->who = *lt_thread_info_kept(ev->self);
+    shard *s = shard_of(w->cv);
     lt_spin_lock(&s->lock);
-    queue *q = queue_of(s, cv);
+    queue *q = queue_of(s, w->cv);
     if (!q && (q = lt_pool_get(&s->pool)) != NULL) {
-        q->cv = cv;
+        q->cv = w->cv;
         q->arrivals = 0;
         q->unsure = 0;
         q->next = s->queues;
         s->queues = q;
     }
-    if (!q) { /* no memory: this wait is not counted */
+    if (!q) {
         lt_spin_unlock(&s->lock);
         w->cv = NULL;
-        return;
+        return 0;
     }
     /* one binding: every earlier waiter agrees with the oldest one or was reported */
     if (q->head && q->head->mutex != w->mutex)
-        other = *q->head;
+        *other = *q->head;
     w->ticket = q->arrivals++;
     w->prev = q->tail;
     if (q->tail)
@@ -130,6 +138,16 @@ void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w)
         q->unmarked = w;
     atomic_fetch_add(&s->count, 1);
     lt_spin_unlock(&s->lock);
+    return 1;
+}
+
+void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w)
+{
+    lt_cond_waiter other = {0};
+    *w = (lt_cond_waiter){.cv = cv, .mutex = ev->addr, .ra = ev->ra, .api = ev->api};
+    w->who = *lt_thread_info_kept(ev->self);
+    if (!enqueue(w, &other))
+        return;
     /* the one store a wait makes for joiners: they find the wait from here (lt_cond_show).
      * A condition wait in a signal handler that interrupted one replaces it and leaves NULL:
      * the outer wait is then not found, which only misses a deadlock (keeping a chain of
@@ -138,6 +156,7 @@ void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w)
     if (other.cv) {
         lt_event cev = *ev;
         cev.addr = cv;
+        cev.kind = LT_COND;
         report(&cev, LT_WHY_TWO_MUTEXES, w->mutex, other.mutex, &other, 1, 0, 0);
     }
 }
@@ -146,6 +165,7 @@ void lt_cond_wait_misuse(lt_event *ev, const void *cv, lt_reason why)
 {
     lt_event cev = *ev;
     cev.addr = cv;
+    cev.kind = LT_COND;
     report(&cev, why, ev->addr, NULL, NULL, 0, 0, 0);
 }
 
@@ -153,7 +173,8 @@ void lt_cond_leave(lt_cond_waiter *w, int woken)
 {
     if (!w->cv)
         return;
-    lt_tls.self->cond_wait = NULL;
+    if (w->mutex) /* a barrier wait was never the thread's condition wait */
+        lt_tls.self->cond_wait = NULL;
     shard *s = shard_of(w->cv);
     lt_spin_lock(&s->lock);
     queue *q = queue_of(s, w->cv);
@@ -258,6 +279,55 @@ int lt_cond_destroy(lt_event *ev)
         return 0;
     report(ev, LT_WHY_DESTROY_WAITED, found[0].mutex, NULL, found, n, total, total + unsure);
     return lt_cfg.action == LT_ACTION_EDEADLK;
+}
+
+void lt_barrier_arrive(lt_event *ev, lt_cond_waiter *w)
+{
+    lt_cond_waiter other;
+    *w = (lt_cond_waiter){.cv = ev->addr, .ra = ev->ra, .api = ev->api};
+    w->who = *lt_thread_info_kept(ev->self);
+    enqueue(w, &other);
+}
+
+int lt_barrier_recorded(const void *b)
+{
+    shard *s = shard_of(b);
+    if (atomic_load_explicit(&s->count, memory_order_relaxed) == 0)
+        return 0;
+    lt_spin_lock(&s->lock);
+    int found = queue_of(s, b) != NULL;
+    lt_spin_unlock(&s->lock);
+    return found;
+}
+
+/* The newest `blocked` records name the round's waiters: a record is made before glibc counts
+ * its arrival, so it is newer than those of every round completed before that arrival (only
+ * arrivals racing across a round's end may be named out of order, the count stays glibc's).
+ * A barrier with no record here (waited on in another process only) is not reported: nobody
+ * to name. */
+int lt_barrier_waited(lt_event *ev, lt_reason why, unsigned blocked)
+{
+    lt_cond_waiter found[NAMED_MAX];
+    size_t n = 0;
+    shard *s = shard_of(ev->addr);
+    if (!blocked || atomic_load_explicit(&s->count, memory_order_relaxed) == 0)
+        return 0;
+    lt_spin_lock(&s->lock);
+    const queue *q = queue_of(s, ev->addr);
+    for (const lt_cond_waiter *x = q ? q->tail : NULL; x && n < blocked && n < NAMED_MAX;
+         x = x->prev)
+        if (!x->mutex)
+            found[n++] = *x;
+    lt_spin_unlock(&s->lock);
+    if (!n)
+        return 0;
+    for (size_t i = 0; i < n / 2; i++) { /* oldest first, as a condition variable's */
+        lt_cond_waiter t = found[i];
+        found[i] = found[n - 1 - i];
+        found[n - 1 - i] = t;
+    }
+    report(ev, why, NULL, NULL, found, n, blocked, blocked);
+    return why == LT_WHY_DESTROY_WAITED && lt_cfg.action == LT_ACTION_EDEADLK;
 }
 
 /* In a fork child only the forking thread is left, and it is in no condition wait. */

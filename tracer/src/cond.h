@@ -8,9 +8,10 @@
 
 #include "lt_internal.h"
 
-/* One thread in a condition wait: lives on that thread's stack for the wait's duration. */
+/* One thread in a condition wait (or barrier wait): lives on that thread's stack for the
+ * wait's duration. */
 typedef struct lt_cond_waiter {
-    const void *cv, *mutex;
+    const void *cv, *mutex; /* cv: the condition variable or barrier; mutex NULL: a barrier */
     lt_thread_info who;
     uintptr_t ra;       /* call site of the wait */
     int api;            /* lt_api of the wait (pthread_cond_wait, cnd_wait) */
@@ -42,5 +43,16 @@ void lt_cond_wait_misuse(lt_event *ev, const void *cv, lt_reason why);
  * edeadlk: it returns EBUSY without calling libc). */
 int lt_cond_destroy(lt_event *ev);
 void lt_cond_fork(lt_fork_phase phase);
+
+/* A barrier wait on ev->addr begins (ev: kind LT_BARRIER, self, ra, api); lt_cond_leave(w, 0)
+ * ends it. */
+void lt_barrier_arrive(lt_event *ev, lt_cond_waiter *w);
+/* Whether barrier b has waits here (no lock of the caller's needed: a leaf spinlock). */
+int lt_barrier_recorded(const void *b);
+/* A destroy or init (why: LT_WHY_DESTROY_WAITED, LT_WHY_INIT_WAITED) of barrier ev->addr
+ * while glibc's word counts `blocked` threads in an incomplete round: reported when this
+ * process has waiters on it to name. 1 when a destroy is to be refused (LOCKTRACE_ACTION=
+ * edeadlk: it returns EBUSY without calling libc). */
+int lt_barrier_waited(lt_event *ev, lt_reason why, unsigned blocked);
 
 #endif

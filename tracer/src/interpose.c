@@ -439,9 +439,13 @@ static inline __attribute__((always_inline)) int unlock_any(lt_thread *t, const 
                                                             lt_kind kind, lt_api api,
                                                             uintptr_t ra, uintptr_t cfa)
 {
-    lt_held *h = lt_unlock_begin_any(t, lock);
+    lt_held *h = lt_unlock_begin_oldest(t, lock);
+    int oldest = h != NULL;
+    if (!oldest)
+        h = lt_unlock_begin_any(t, lock);
     int rc = real_unlock(lock, kind);
-    if (lt_unlikely(!lt_unlock_end_any(t, h, lock, rc)))
+    if (lt_unlikely(oldest ? !lt_unlock_end_oldest(t, h, lock, rc)
+                           : !lt_unlock_end_any(t, h, lock, rc)))
         unlock_unusual(t, rc, lock, kind, api, UNUSUAL_SITE(ra, cfa));
     lt_leave(&lt_tls);
     return rc;

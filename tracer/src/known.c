@@ -14,7 +14,7 @@
 
 lt_key_set *_Atomic lt_known;
 _Atomic size_t lt_known_stale;  /* written under the graph lock, read by lt_known_grow */
-unsigned lt_known_epoch;        /* copies and refills of the known set (lt_known_grow) */
+_Atomic unsigned lt_known_epoch; /* copies and refills of the known set (known.h) */
 
 /* key, known to be absent, into the first free or removed slot from its home on, counted by
  * the caller: 1 when the slot was free. */
@@ -186,6 +186,13 @@ _Atomic int lt_known_growing;
 static _Atomic size_t grow_nlogged;  /* fingerprints added meanwhile (some past the log's end) */
 static _Atomic uint64_t *grow_log;   /* mapped by the first copy; all 0 while none is made */
 
+/* Under the graph lock, the known set copied or made again: a plain store for the add, and a
+ * release one (lt_known_look). */
+static void known_epoch_next(void)
+{
+    atomic_store_explicit(&lt_known_epoch, lt_known_epoch_now() + 1, memory_order_release);
+}
+
 /* Is the known set k full when `used` of its slots are? At three quarters of them; at seven
  * eighths while a copy twice as large is being made, so that the copy is not wasted. (Half,
  * with the replaced sets kept, was 45 bytes an edge in `lazy`; at three quarters a probe for
@@ -238,7 +245,7 @@ int lt_known_add(uint64_t fp)
         } else {
             k = known_refill(k);
         }
-        lt_known_epoch++;
+        known_epoch_next();
     }
     if (!k)
         return 0;
@@ -313,7 +320,7 @@ void lt_known_copy(void)
                known_mostly_live(k) &&
                lt_order_room(lt_set_bytes(2 * (k->mask + 1))) &&
                (grow_log || (grow_log = lt_map(GROW_LOG * sizeof *grow_log)));
-    unsigned epoch = lt_known_epoch;
+    unsigned epoch = lt_known_epoch_now();
     if (mine) {
         atomic_store_explicit(&lt_known_growing, 1, memory_order_relaxed);
         atomic_store_explicit(&grow_nlogged, 0, memory_order_relaxed);
@@ -330,11 +337,11 @@ void lt_known_copy(void)
         early = known_catch_up_early(g);
     }
     lt_order_lock();
-    if (g && lt_known_epoch == epoch) {
+    if (g && lt_known_epoch_now() == epoch) {
         known_catch_up(g, k, atomic_load_explicit(&grow_nlogged, memory_order_relaxed), early);
         atomic_store_explicit(&lt_known, g, memory_order_release);
         known_drop(k);
-        lt_known_epoch++;
+        known_epoch_next();
     } else if (g) {
         lt_platform_unmap(g, lt_set_bytes(g->mask + 1));
     }
@@ -358,7 +365,7 @@ static size_t reserve_ahead(const lt_key_set *k)
  * reserve lasts as long as its set (the epoch): a copy or refill counts what it holds. */
 int lt_known_reserve_more(lt_known_room *s, lt_key_set *k, size_t room)
 {
-    size_t have = s && s->epoch == lt_known_epoch ? s->room : 0;
+    size_t have = s && s->epoch == lt_known_epoch_now() ? s->room : 0;
     size_t take = room - have + (s ? reserve_ahead(k) : 0);
     if (known_full(k, atomic_fetch_add_explicit(&k->used, take, memory_order_relaxed) + take)) {
         atomic_fetch_sub_explicit(&k->used, take, memory_order_relaxed);
@@ -366,7 +373,7 @@ int lt_known_reserve_more(lt_known_room *s, lt_key_set *k, size_t room)
     }
     if (s) {
         s->room = have + take - room;
-        s->epoch = lt_known_epoch;
+        s->epoch = lt_known_epoch_now();
     }
     return 1;
 }

@@ -30,16 +30,25 @@ static inline size_t lt_set_home(const lt_key_set *k, uint64_t key)
     return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & k->mask;
 }
 
-static inline int lt_set_in(const lt_key_set *k, uint64_t key)
+/* Is key in k? When not, *stop is the free slot its probe ended at. */
+static inline int lt_set_find(const lt_key_set *k, uint64_t key, size_t *stop)
 {
     for (size_t i = k ? lt_set_home(k, key) : 0; k; i = (i + 1) & k->mask) {
         uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
         if (v == key)
             return 1;
-        if (v == 0)
+        if (v == 0) {
+            *stop = i;
             return 0;
+        }
     }
     return 0;
+}
+
+static inline int lt_set_in(const lt_key_set *k, uint64_t key)
+{
+    size_t stop;
+    return lt_set_find(k, key, &stop);
 }
 
 static inline int lt_set_has(lt_key_set *_Atomic *set, uint64_t key)
@@ -61,9 +70,9 @@ void lt_set_remove(lt_key_set *_Atomic *set, uint64_t key);
 
 /* Without the graph lock, room for it reserved in k->used (lt_known_reserve): key into k
  * unless it is there. 1 when this call put it, so this thread adds its edge and no other does. */
-static inline int lt_set_claim(lt_key_set *k, uint64_t key)
+static inline int lt_set_claim_from(lt_key_set *k, uint64_t key, size_t from)
 {
-    for (size_t i = lt_set_home(k, key);; i = (i + 1) & k->mask) {
+    for (size_t i = from;; i = (i + 1) & k->mask) {
         uint64_t v = atomic_load_explicit(&k->slot[i], memory_order_relaxed);
         if (v == 0 && atomic_compare_exchange_strong_explicit(&k->slot[i], &v, key,
                                                               memory_order_release,
@@ -72,6 +81,11 @@ static inline int lt_set_claim(lt_key_set *k, uint64_t key)
         if (v == key)
             return 0;
     }
+}
+
+static inline int lt_set_claim(lt_key_set *k, uint64_t key)
+{
+    return lt_set_claim_from(k, key, lt_set_home(k, key));
 }
 
 /* The known set: fingerprints of the edges in the graph. */
@@ -128,7 +142,41 @@ typedef struct lt_known_room {
     unsigned epoch;
 } lt_known_room;
 
-extern unsigned lt_known_epoch; /* copies and refills of the known set, under the graph lock */
+/* Copies and refills of the known set: changed under the graph lock, by a release store after
+ * the set's slots (lt_known_look reads it outside). */
+extern _Atomic unsigned lt_known_epoch;
+
+static inline unsigned lt_known_epoch_now(void)
+{
+    return atomic_load_explicit(&lt_known_epoch, memory_order_relaxed);
+}
+
+/*
+ * A look at the known set outside the gate that a claim in the gate may go on from: a new
+ * edge's fingerprint was probed for (absent) before the gate, and was probed for again from
+ * its home by lt_set_claim - the same slots, ~20 instructions a new edge in `lazy`. The slots
+ * the first probe passed were taken then, and stay taken while the set is the same one and
+ * no refill emptied it (its epoch unchanged): a key put since is at or past the free slot it
+ * stopped at (lt_set_find's *stop), where the claim starts. The epoch is read first (acquire:
+ * a refill's slots are stored before its epoch), so a look that overlaps a refill sees an
+ * older epoch than the gate will.
+ */
+typedef struct lt_known_look {
+    lt_key_set *k;
+    unsigned epoch;
+} lt_known_look;
+
+static inline void lt_known_look_now(lt_known_look *l)
+{
+    l->epoch = atomic_load_explicit(&lt_known_epoch, memory_order_acquire);
+    l->k = atomic_load_explicit(&lt_known, memory_order_acquire);
+}
+
+/* In the gate, k the known set: does l still say where its probes stopped? */
+static inline int lt_known_look_holds(const lt_known_look *l, const lt_key_set *k)
+{
+    return l->k == k && l->epoch == lt_known_epoch_now();
+}
 
 /* lt_known_reserve when the thread's own reserve is short (known.c). */
 int lt_known_reserve_more(lt_known_room *s, lt_key_set *k, size_t room);
@@ -138,7 +186,7 @@ int lt_known_reserve_more(lt_known_room *s, lt_key_set *k, size_t room);
  * reserve (NULL: it has no gate slot). Inline, with lt_set_claim: each new edge asks both. */
 static inline int lt_known_reserve(lt_known_room *s, lt_key_set *k, size_t room)
 {
-    if (s && s->epoch == lt_known_epoch && s->room >= room) {
+    if (s && s->epoch == lt_known_epoch_now() && s->room >= room) {
         s->room -= room;
         return 1;
     }

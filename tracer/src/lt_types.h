@@ -11,7 +11,8 @@
 /* LT_ONCE: a once-control (pthread_once, call_once), held like a mutex by the thread running
  * its init routine; others calling it meanwhile wait for that thread. */
 /* LT_COND: a condition variable, named by condvar-misuse reports only (never held). */
-typedef enum { LT_RWLOCK, LT_MUTEX, LT_SPIN, LT_ONCE, LT_COND } lt_kind;
+/* LT_BARRIER: a pthread barrier, named by barrier-misuse reports only (never held). */
+typedef enum { LT_RWLOCK, LT_MUTEX, LT_SPIN, LT_ONCE, LT_COND, LT_BARRIER } lt_kind;
 typedef enum { LT_MODE_NONE, LT_MODE_READ, LT_MODE_WRITE } lt_mode; /* mutex, spin: WRITE */
 typedef enum { LT_WAIT_TRY, LT_WAIT_BLOCK, LT_WAIT_TIMED } lt_wait;
 typedef enum { LT_MUTEX_NORMAL, LT_MUTEX_RECURSIVE, LT_MUTEX_ERRORCHECK } lt_mutex_type;
@@ -47,6 +48,7 @@ typedef enum {
     LT_FIND_FREE_HELD,
     LT_FIND_CONDVAR_MISUSE,
     LT_FIND_DESTROYED_USE,
+    LT_FIND_BARRIER_MISUSE,
     LT_FIND_DEADLOCK,
     LT_FIND_INVERSION,
     LT_FIND_LONG_WAIT,
@@ -72,7 +74,7 @@ typedef enum {
     LT_WHY_WAIT_TIMEOUT,     /* long-wait: waited past LOCKTRACE_WAIT_TIMEOUT */
     LT_WHY_FREED,            /* free-held: the memory holding a held lock is released */
     LT_WHY_ONCE_RECURSION,   /* once-control called again from its own init routine */
-    LT_WHY_DESTROY_WAITED,   /* condvar destroyed while threads wait on it */
+    LT_WHY_DESTROY_WAITED,   /* condvar or barrier destroyed while threads wait on it */
     LT_WHY_TWO_MUTEXES,      /* condvar waited on with a mutex other waiters do not use */
     LT_WHY_WAIT_UNHELD,      /* condition wait with a mutex the thread does not hold */
     LT_WHY_RECURSIVE_WAIT,   /* condition wait with a recursive mutex held more than once */
@@ -84,6 +86,7 @@ typedef enum {
     LT_WHY_CLASS_DECLARED,   /* ... locks of one class nested against their declared order */
     LT_WHY_DESTROYED,        /* lock or unlock of a destroyed mutex: libc refuses it */
     LT_WHY_NO_MUTEX,         /* ... of memory marked as no mutex that no destroy left so */
+    LT_WHY_INIT_WAITED,      /* barrier initialised again while threads wait on it */
     LT_WHY_COUNT
 } lt_reason;
 

@@ -52,6 +52,10 @@ int lt_platform_mutex_destroy_refused(const void *mutex);
  * for it): 0 when none is, 1 when one is or that cannot be told. */
 int lt_platform_cond_waited(const void *cv);
 
+/* Linux: the threads libc counts as waiting on barrier b in a round not complete (its
+ * destroy would wait for them forever); 0 when none or when the word says nothing sure. */
+unsigned lt_platform_barrier_blocked(const void *b);
+
 /* After a trylock by thread tid returned ENOTRECOVERABLE: gives the mutex back if that try
  * left it locked by tid (glibc does so for a robust mutex; its lock calls do not). */
 void lt_platform_mutex_untry(void *mutex, int tid);

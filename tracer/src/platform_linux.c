@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <gnu/libc-version.h>
 #include <libunwind.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -418,6 +419,29 @@ int lt_platform_mutex_destroyed(const void *mutex)
 int lt_platform_cond_waited(const void *cv)
 {
     return (__atomic_load_n(&((const pthread_cond_t *)cv)->__data.__wrefs, __ATOMIC_ACQUIRE) >> 3) != 0;
+}
+
+/* glibc's barrier word (nptl, glibc >= 2.23; struct pthread_barrier in internaltypes.h):
+ * `in` counts arrivals, `current_round` is the arrival count at which the last round
+ * completed; a round is complete when in reaches current_round + count. Between the last
+ * arrival and its update of current_round the difference is `count`: not counted (they are
+ * being let go). Past the reset threshold (2^31 arrivals) arrivals wait for a reset: not
+ * counted either. */
+typedef struct glibc_barrier {
+    unsigned in, current_round, count;
+    int shared;
+    unsigned out;
+} glibc_barrier;
+_Static_assert(sizeof(glibc_barrier) <= sizeof(pthread_barrier_t), "glibc's barrier word");
+
+unsigned lt_platform_barrier_blocked(const void *b)
+{
+    const glibc_barrier *g = b;
+    unsigned in = __atomic_load_n(&g->in, __ATOMIC_ACQUIRE);
+    unsigned round = __atomic_load_n(&g->current_round, __ATOMIC_ACQUIRE);
+    unsigned count = __atomic_load_n(&g->count, __ATOMIC_RELAXED);
+    unsigned waiting = in - round;
+    return in > round && in <= INT_MAX && waiting < count ? waiting : 0;
 }
 
 /* glibc's private PTHREAD_MUTEX_ROBUST_NORMAL_NP bit in __kind (nptl/pthreadP.h). */

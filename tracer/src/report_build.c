@@ -211,10 +211,11 @@ static int plain_lock(lt_rep *r, const void *addr, lt_kind kind, int api)
     return (int)r->nlocks++;
 }
 
-/* ... and the waiters it names, each with the call site of its wait. */
+/* ... and the waiters it names, each with the call site of its wait (a barrier's waiters:
+ * with the barrier). */
 static void add_condvar(lt_rep *r, const lt_finding *f)
 {
-    plain_lock(r, f->lock, LT_COND, f->api);
+    plain_lock(r, f->lock, f->lock_kind, f->api);
     if (f->mutex)
         plain_lock(r, f->mutex, LT_MUTEX, f->api);
     if (f->other_mutex)
@@ -224,7 +225,7 @@ static void add_condvar(lt_rep *r, const lt_finding *f)
         const lt_cond_waiter *w = &f->waiters[i];
         add_thread(r, &w->who, 0);
         lt_rep_stack *s = add_stack(r, "waiting", lt_stack_intern(&w->ra, 1),
-                                    plain_lock(r, w->mutex, LT_MUTEX, w->api), 1);
+                                    w->mutex ? plain_lock(r, w->mutex, LT_MUTEX, w->api) : 0, 1);
         if (s)
             s->thread = (int)r->nthreads - 1;
     }
@@ -378,7 +379,7 @@ static void add_finding(lt_rep *r, const lt_finding *f)
             add_wait_steps(r, f);
         return;
     }
-    if (f->kind == LT_FIND_CONDVAR_MISUSE) {
+    if (f->kind == LT_FIND_CONDVAR_MISUSE || f->kind == LT_FIND_BARRIER_MISUSE) {
         add_condvar(r, f);
         return;
     }

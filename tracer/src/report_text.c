@@ -18,6 +18,7 @@ static const char *const kind_names[LT_FIND_KIND_COUNT] = {
     [LT_FIND_FREE_HELD] = "free-held",
     [LT_FIND_CONDVAR_MISUSE] = "condvar-misuse",
     [LT_FIND_DESTROYED_USE] = "use-after-destroy",
+    [LT_FIND_BARRIER_MISUSE] = "barrier-misuse",
     [LT_FIND_DEADLOCK] = "deadlock",
     [LT_FIND_INVERSION] = "lock-order-inversion",
     [LT_FIND_LONG_WAIT] = "long-wait",
@@ -33,6 +34,7 @@ static const char *const kind_verbs[LT_FIND_KIND_COUNT] = {
     [LT_FIND_FREE_HELD] = "frees the memory of",
     [LT_FIND_CONDVAR_MISUSE] = "",
     [LT_FIND_DESTROYED_USE] = "uses",
+    [LT_FIND_BARRIER_MISUSE] = "",
     [LT_FIND_DEADLOCK] = "",
     [LT_FIND_INVERSION] = "",
     [LT_FIND_LONG_WAIT] = "",
@@ -70,6 +72,7 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_CLASS_DECLARED] = "class-declared-order",
     [LT_WHY_DESTROYED] = "destroyed",
     [LT_WHY_NO_MUTEX] = "no-mutex",
+    [LT_WHY_INIT_WAITED] = "init-waited",
 };
 
 /* Why the request can never be granted (or what the misuse is), for the summary line. */
@@ -116,10 +119,13 @@ static const char *const reason_text[LT_WHY_COUNT] = {
                          "mutex again)",
     [LT_WHY_NO_MUTEX] = "its memory holds no valid mutex (never initialised, or "
                         "overwritten; libc refuses the call: EINVAL)",
+    [LT_WHY_INIT_WAITED] = "(undefined behaviour: glibc forgets their round, and they leave "
+                           "with the next round the new count completes)",
 };
 
 static const char *const outcome_names[] = {"continue", "abort", "edeadlk"};
-static const char *const type_names[] = {"rwlock", "mutex", "spinlock", "once", "condvar"};
+static const char *const type_names[] = {"rwlock", "mutex", "spinlock", "once", "condvar",
+                                         "barrier"};
 static const char *const mutex_type_names[] = {"normal", "recursive", "errorcheck"};
 static const char *const mode_names[] = {"none", "read", "write"};
 static const char *const wait_names[] = {"try", "blocking", "timed"};
@@ -128,10 +134,10 @@ static const char *const api_names[] = {"pthread", "c11", "custom", "cxx"};
 static const char *const ended_names[] = {"no", "destroyed", "initialised-again", "freed",
                                           "reused"};
 
-_Static_assert(LT_FIND_KIND_COUNT == 11, "name every finding kind in kind_names and kind_verbs");
+_Static_assert(LT_FIND_KIND_COUNT == 12, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 29, "name and explain every reason");
-_Static_assert(LT_ARRAY_LEN(type_names) == LT_COND + 1, "name every lock type");
+_Static_assert(LT_WHY_COUNT == 30, "name and explain every reason");
+_Static_assert(LT_ARRAY_LEN(type_names) == LT_BARRIER + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 _Static_assert(LT_ARRAY_LEN(api_names) == LT_API_CXX + 1, "name every api");
 _Static_assert(LT_ARRAY_LEN(ended_names) == LT_ENDED_REUSE + 1, "name every end of a lock");
@@ -201,6 +207,7 @@ static const char *lock_name(const lt_rep_lock *l)
                : l->api == LT_API_CXX ? "C++ static's guard"
                                       : "pthread_once_t";
     case LT_COND: return l->api == LT_API_C11 ? "cnd_t" : "condition variable";
+    case LT_BARRIER: return "barrier";
     default: return "spinlock";
     }
 }
@@ -393,7 +400,8 @@ static void put_taken(out *o, const lt_rep *r, const lt_rep_stack *s)
 {
     const lt_rep_lock *l = &r->locks[s->lock];
     static const char *const held_as[] = {" rwlock for ", " mutex, ", " spinlock, ",
-                                          " once-control, running its ", " condvar, "};
+                                          " once-control, running its ", " condvar, ",
+                                          " barrier, "};
     put(o, "  still held: ");
     put_addr(o, l);
     put(o, l->api == LT_API_C11 && l->type == LT_MUTEX ? " mtx_t, " : held_as[l->type]);
@@ -1000,6 +1008,8 @@ static size_t format_cross(const lt_rep *r, char *buf, size_t size)
  * condvar-misuse: locks[0] is the condition variable, locks[1] the mutex of this thread's
  * wait (or of the first waiter), locks[2] another mutex; threads[1..] wait on it, each with a
  * "waiting" stack naming the mutex it waits with.
+ * barrier-misuse: locks[0] is the barrier; threads[1..] wait on it, each with a "waiting"
+ * stack naming the barrier.
  * ---------------------------------------------------------------------------------------- */
 static void put_waiting(out *o, const lt_rep *r, const lt_rep_stack *s, const char *with)
 {
@@ -1011,18 +1021,21 @@ static void put_waiting(out *o, const lt_rep *r, const lt_rep_stack *s, const ch
 static void put_condvar(out *o, const lt_rep *r)
 {
     const lt_rep_lock *cv = lock0(r);
-    put(o, "locktrace: condvar-misuse: thread ");
+    int barrier = r->kind == LT_FIND_BARRIER_MISUSE;
+    put(o, barrier ? "locktrace: barrier-misuse: thread " : "locktrace: condvar-misuse: thread ");
     put_thread(o, &r->threads[0]);
-    if (r->why == LT_WHY_DESTROY_WAITED) {
-        put(o, " destroys ");
+    if (r->why == LT_WHY_DESTROY_WAITED || r->why == LT_WHY_INIT_WAITED) {
+        put(o, r->why == LT_WHY_INIT_WAITED ? " initialises " : " destroys ");
         put_ref(o, cv);
-        put(o, " while ");
+        put(o, r->why == LT_WHY_INIT_WAITED ? " again while " : " while ");
         put_dec(o, r->waiting);
         if (r->waiting_max > r->waiting) {
             put(o, " to ");
             put_dec(o, r->waiting_max);
         }
         put(o, r->waiting_max == 1 ? " thread waits on it " : " threads wait on it ");
+        if (barrier)
+            put(o, "in an unfinished round ");
     } else {
         put(o, " waits on ");
         put_ref(o, cv);
@@ -1047,7 +1060,10 @@ static void put_condvar(out *o, const lt_rep *r)
         if (strcmp(s->role, "waiting") != 0)
             continue;
         put(o, "  waiting: ");
-        put_waiting(o, r, s, " with ");
+        if (barrier)
+            put_thread(o, thread_at(r, s->thread));
+        else
+            put_waiting(o, r, s, " with ");
         put(o, ", waits at:\n");
         put_frames(o, s);
         if (s->partial)
@@ -1145,7 +1161,7 @@ size_t lt_rep_format_text(const lt_rep *r, char *buf, size_t size)
         return format_dump(r, buf, size);
     if (r->kind >= LT_FIND_DEADLOCK)
         return format_cross(r, buf, size);
-    if (r->kind == LT_FIND_CONDVAR_MISUSE) {
+    if (r->kind == LT_FIND_CONDVAR_MISUSE || r->kind == LT_FIND_BARRIER_MISUSE) {
         put_condvar(&o, r);
         return o.at;
     }

@@ -275,7 +275,7 @@ static size_t count_frames(reader *rd, const json_value *stacks)
     return n;
 }
 
-/* A destroy while threads wait: how many. Files written before the count was kept have only
+/* A destroy (or a barrier's init) while threads wait: how many. Files written before the count was kept have only
  * the waiters named (at most 64). */
 static void read_waiting(reader *rd, const json_value *root, lt_rep *r)
 {
@@ -340,7 +340,7 @@ static void read_report(reader *rd, const json_value *root, lt_rep_file *f)
         read_lock(rd, item(rd, locks, "locks", i, path), path, &r->locks[i]);
     if (r->kind >= LT_FIND_DEADLOCK)
         read_steps(rd, root, r);
-    if (r->why == LT_WHY_DESTROY_WAITED)
+    if (r->why == LT_WHY_DESTROY_WAITED || r->why == LT_WHY_INIT_WAITED)
         read_waiting(rd, root, r);
     const json_value *stacks = list(rd, root, "", "stacks", MAX_LIST);
     r->nstacks = stacks->u.array.n;

@@ -33,6 +33,9 @@ static const rule_text rules[] = {
     {"condvar-misuse", "CondvarMisuse", "warning",
      "A condition variable is destroyed while waited on, used with two mutexes, or waited on "
      "with a mutex not held."},
+    {"barrier-misuse", "BarrierMisuse", "warning",
+     "A barrier is destroyed, or initialised again, while threads wait in a round not "
+     "complete."},
     {"deadlock", "Deadlock", "error", "Threads wait for each other in a cycle."},
     {"lock-order-inversion", "LockOrderInversion", "warning",
      "Locks are taken in orders that form a cycle: a potential deadlock."},

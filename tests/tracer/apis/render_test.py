@@ -4,6 +4,7 @@ expected kind, reason and api names, `locktrace report --as-recorded` prints it 
 text the program printed, and `--json` reading its own output gives the same document.
 
   render_test.py --locktrace PATH --lib PATH --c11 PATH --once PATH --condvar PATH --exit-held PATH
+                 --barrier PATH
 """
 import argparse
 import glob
@@ -19,7 +20,7 @@ import expect  # noqa: E402
 
 def main():
     p = argparse.ArgumentParser()
-    for opt in ('--locktrace', '--lib', '--c11', '--once', '--condvar', '--exit-held'):
+    for opt in ('--locktrace', '--lib', '--c11', '--once', '--condvar', '--exit-held', '--barrier'):
         p.add_argument(opt, required=True)
     a = p.parse_args()
     for k, v in vars(a).items():
@@ -37,6 +38,12 @@ def main():
         (a.condvar, 'two-mutexes', {}, 'condvar-misuse', 'two-mutexes',
          lambda r: [l['type'] for l in r['locks']] == ['condvar', 'mutex', 'mutex']),
         (a.condvar, 'wait-unheld', {}, 'condvar-misuse', 'wait-unheld', lambda r: True),
+        (a.barrier, 'destroy-waited', {}, 'barrier-misuse', 'destroy-waited',
+         lambda r: [l['type'] for l in r['locks']] == ['barrier'] and len(r['threads']) == 2
+         and r['waiting'] == 1 and r['outcome'] == 'abort'),
+        (a.barrier, 'init-waited', {}, 'barrier-misuse', 'init-waited',
+         lambda r: r['locks'][0]['type'] == 'barrier' and r['waiting'] == 1
+         and r['outcome'] == 'continue'),
         (a.exit_held, 'exit', {'LOCKTRACE_EXIT_HELD': 'report'}, 'exit-held', 'process-exit',
          lambda r: len(r['locks']) == 4 and len(r['threads']) == 2),
     ]
