@@ -949,7 +949,7 @@ static __attribute__((noinline)) void forget_now(lt_lock *l, lt_ended how)
     graph_leave();
 }
 
-static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended how)
+void lt_order_forget_node(lt_lock *l, node *n, lt_ended how)
 {
     lt_thread *t = lt_tls.self;
     int busy = node_busy(n);
@@ -983,13 +983,6 @@ static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended 
         nodes_gone_leave(t);
         graph_leave();
     }
-}
-
-void lt_order_forget(lt_lock *l, lt_ended how)
-{
-    node *n = l ? node_of(l) : NULL;
-    if (n)
-        node_forget(l, n, how);
 }
 
 /* Can a thread holding n in `held` block one requesting it in `req`? */
