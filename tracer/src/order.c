@@ -653,7 +653,7 @@ static void node_cache_put(lt_thread *t, node *n);
 static lt_thread *recycler;
 
 /* One of its lists let go of edge i (e): the last one frees it. */
-static void edge_drop(uint32_t i, edge *e)
+static inline __attribute__((always_inline)) void edge_drop(uint32_t i, edge *e)
 {
     if (--e->lists == 0) {
         ndead--;
