@@ -2426,12 +2426,12 @@ static int self_conflicting(const lt_held *h)
            lt_lock_prefers_writer(h->addr, h->lock);
 }
 
-/* After a successful blocking or timed acquisition of ev->lock, before it joins the held
- * set, an edge leads from each held lock that is still what it was (newest first, down to the
- * newest anchor): is h one? */
-static inline int edge_source(const lt_held *h, const lt_event *ev)
+/* After a successful blocking or timed acquisition of l, before it joins the held set, an
+ * edge leads from each held lock that is still what it was (newest first, down to the newest
+ * anchor): is h one? */
+static inline int edge_source(const lt_held *h, const lt_lock *l)
 {
-    return h->lock && h->lock != ev->lock &&
+    return h->lock && h->lock != l &&
            atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen;
 }
 
@@ -2444,7 +2444,7 @@ static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t *i, lt
     *more = 0;
     while (*i > 0) {
         lt_held *h = &t->held[--*i];
-        if (!edge_source(h, ev))
+        if (!edge_source(h, ev->lock))
             continue;
         hs[n++] = h;
         if (*i > 0 && h->anchor && self_conflicting(h)) /* (the lowest ends the walk anyway) */
@@ -2741,19 +2741,18 @@ void lt_order_acquired(lt_event *ev)
  * held lock before an anchor stops there, without fingerprints: its chain is looked up by
  * lt_order_acquired, after the grant, which walks again (where every acquisition makes new
  * edges, fingerprinting them twice was 9 % of the instructions). */
-int lt_order_known(lt_event *ev, uint64_t *memo)
+int lt_order_known(lt_thread *t, lt_lock *l, lt_mode mode, lt_wait wait, uint64_t *memo)
 {
-    lt_thread *t = ev->self;
-    if (t->nheld == 0 || ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
+    if (t->nheld == 0 || wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
         return 1;
     /* No edge leads into a lock without a node: whatever the walk finds, it is not known (and
      * lt_order_acquired, which walks anyway, says so when it finds no edge to make). */
-    if (!node_of(ev->lock))
+    if (!node_of(l))
         return 0;
     lt_held *one = NULL;
     for (uint32_t i = t->held_end; i > 0;) {
         lt_held *h = &t->held[--i];
-        if (!edge_source(h, ev))
+        if (!edge_source(h, l))
             continue;
         if (one)
             return 0;
@@ -2763,8 +2762,8 @@ int lt_order_known(lt_event *ev, uint64_t *memo)
     }
     if (!one)
         return 1;
-    uint32_t gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
-    uint64_t fp = fingerprint(one->lock, one->gen, (lt_mode)one->mode, ev->lock, gen, ev->mode);
+    uint32_t gen = atomic_load_explicit(&l->gen, memory_order_relaxed);
+    uint64_t fp = fingerprint(one->lock, one->gen, (lt_mode)one->mode, l, gen, mode);
     /* A fingerprint the known set had stays in it while both its identities live: only a
      * refill drops any, and it puts back every edge still in the graph ("Removal"). */
     if (fp == *memo)
