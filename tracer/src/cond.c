@@ -144,7 +144,8 @@ static int enqueue(lt_cond_waiter *w, lt_cond_waiter *other)
 void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w)
 {
     lt_cond_waiter other = {0};
-    *w = (lt_cond_waiter){.cv = cv, .mutex = ev->addr, .ra = ev->ra, .api = ev->api};
+    *w = (lt_cond_waiter){.cv = cv, .mutex = ev->addr, .ra = ev->ra, .api = ev->api,
+                          .timed = ev->wait == LT_WAIT_TIMED};
     w->who = *lt_thread_info_kept(ev->self);
     if (!enqueue(w, &other))
         return;
@@ -256,7 +257,7 @@ int lt_cond_woken(const lt_cond_waiter *w)
 int lt_cond_destroy(lt_event *ev)
 {
     lt_cond_waiter found[NAMED_MAX];
-    size_t n = 0, total = 0, marked = 0;
+    size_t n = 0, total = 0, marked = 0, untimed = 0;
     shard *s = shard_of(ev->addr);
     if (atomic_load_explicit(&s->count, memory_order_relaxed) == 0)
         return 0;
@@ -270,6 +271,7 @@ int lt_cond_destroy(lt_event *ev)
         if (n < NAMED_MAX)
             found[n++] = *x;
         total++;
+        untimed += !x->timed;
     }
     size_t unsure = q && q->unsure < marked ? q->unsure : marked;
     lt_spin_unlock(&s->lock);
@@ -277,8 +279,10 @@ int lt_cond_destroy(lt_event *ev)
      * mutex, which the destroying thread may hold: libc no longer counts it, nor waits for it */
     if (!total || !lt_platform_cond_waited(ev->addr))
         return 0;
-    report(ev, LT_WHY_DESTROY_WAITED, found[0].mutex, NULL, found, n, total, total + unsure);
-    return lt_cfg.action == LT_ACTION_EDEADLK;
+    /* timed waits only: the destroy waits until they end (misuse, but no hang) */
+    lt_reason why = untimed ? LT_WHY_DESTROY_WAITED : LT_WHY_DESTROY_TIMED;
+    report(ev, why, found[0].mutex, NULL, found, n, total, total + unsure);
+    return why == LT_WHY_DESTROY_WAITED && lt_cfg.action == LT_ACTION_EDEADLK;
 }
 
 void lt_barrier_arrive(lt_event *ev, lt_cond_waiter *w)

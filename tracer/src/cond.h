@@ -16,6 +16,7 @@ typedef struct lt_cond_waiter {
     uintptr_t ra;       /* call site of the wait */
     int api;            /* lt_api of the wait (pthread_cond_wait, cnd_wait) */
     int shown;          /* a joiner's search published this wait for its thread (waitfor.c) */
+    int timed;          /* a wait with a deadline: a destroy waits for it only until then */
     uint64_t ticket;    /* its arrival in the queue: older waiters have lower tickets */
     struct lt_cond_waiter *next, *prev; /* its condition variable's queue (cond.c) */
 } lt_cond_waiter;
@@ -47,7 +48,7 @@ void lt_cond_fork(lt_fork_phase phase);
 /* A barrier wait on ev->addr begins (ev: kind LT_BARRIER, self, ra, api); lt_cond_leave(w, 0)
  * ends it. */
 void lt_barrier_arrive(lt_event *ev, lt_cond_waiter *w);
-/* Whether barrier b has waits here (no lock of the caller's needed: a leaf spinlock). */
+/* Whether barrier b has waits here (inside the tracer: it takes cond.c's spinlock). */
 int lt_barrier_recorded(const void *b);
 /* A destroy or init (why: LT_WHY_DESTROY_WAITED, LT_WHY_INIT_WAITED) of barrier ev->addr
  * while glibc's word counts `blocked` threads in an incomplete round: reported when this

@@ -48,10 +48,16 @@ static int enter(lt_event *ev, pthread_barrier_t *b, uintptr_t ra, uintptr_t cfa
 }
 
 /* The threads glibc counts in an incomplete round of b, when this process has waits on b
- * (else b may be memory no init has made a barrier yet: its word says nothing). */
+ * (else b may be memory no init has made a barrier yet: its word says nothing). Inside the
+ * tracer: a signal handler's condition signal must not find cond.c's spinlock taken. */
 static unsigned blocked_on(const pthread_barrier_t *b)
 {
-    return lt_barrier_recorded(b) ? lt_platform_barrier_blocked(b) : 0;
+    unsigned blocked = 0;
+    if (lt_interpose_ready() && lt_enter(&lt_tls)) {
+        blocked = lt_barrier_recorded(b) ? lt_platform_barrier_blocked(b) : 0;
+        lt_leave(&lt_tls);
+    }
+    return blocked;
 }
 
 /* 1 when the call is refused. */

@@ -25,6 +25,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "interpose.h"
 #include "lt_internal.h"
@@ -149,8 +150,10 @@ LT_EXPORT int __cxa_guard_acquire(int64_t *g)
         return acquire(g);
     }
     int rc = lt_before_lock(&ev);
-    /* a recursion (this thread holds the guard) was reported: the runtime's answer to it is
-     * an exception, which must not find a wait published */
+    int recursion = ev.held != NULL; /* this thread runs the initialiser: reported (or
+                                        suppressed) */
+    /* the runtime's answer to a recursion is an exception, which must not find a wait
+     * published */
     int waiting = rc == 0 && ev.lock && !ev.held && __atomic_load_n(byte_of(g, 1),
                                                                        __ATOMIC_RELAXED);
     if (waiting && lt_wait_begin(&ev) != 0) {
@@ -159,6 +162,10 @@ LT_EXPORT int __cxa_guard_acquire(int64_t *g)
         waiting = 0;
     }
     lt_leave(&lt_tls);
+    /* The fallback runtime has no recursive_init_error to throw, and its wait would wait for
+     * this very thread: it answers as libc++abi does. */
+    if (recursion && acquire == own_acquire)
+        abort();
     int run = acquire(g);
     lt_enter(&lt_tls);
     if (waiting)

@@ -87,6 +87,7 @@ typedef enum {
     LT_WHY_DESTROYED,        /* lock or unlock of a destroyed mutex: libc refuses it */
     LT_WHY_NO_MUTEX,         /* ... of memory marked as no mutex that no destroy left so */
     LT_WHY_INIT_WAITED,      /* barrier initialised again while threads wait on it */
+    LT_WHY_DESTROY_TIMED,    /* condvar destroyed while threads wait on it, every one timed */
     LT_WHY_COUNT
 } lt_reason;
 

@@ -7,11 +7,12 @@
 #include "lt_internal.h"
 
 void lt_order_acquired(lt_event *ev);
-/* Whether ev's acquisition, were it granted now, would add nothing to the graph (no edge, or
- * only known ones): then lt_order_acquired has nothing to do after the grant. *memo is the
- * caller's record of the last edge into ev's lock found known (0 = none): the edge is known
- * without a look at the known set when it is that one, and becomes it when the set has it. */
-int lt_order_known(lt_event *ev, uint64_t *memo);
+/* Whether t's acquisition of l in `mode`, were it granted now, would add nothing to the graph
+ * (no edge, or only known ones): then lt_order_acquired has nothing to do after the grant.
+ * *memo is the caller's record of the last edge into l found known (0 = none): the edge is
+ * known without a look at the known set when it is that one, and becomes it when the set has
+ * it. (The event's fields, not the event: the caller keeps it in registers.) */
+int lt_order_known(lt_thread *t, lt_lock *l, lt_mode mode, lt_wait wait, uint64_t *memo);
 /* The identity l has (or had, before its gen moves on) is history (`how`): its node and edges
  * leave the graph, the orders it stood in for between other locks stay. On init, destroy,
  * free and reuse, with the shadow entry still at the address. */

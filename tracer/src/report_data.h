@@ -132,6 +132,8 @@ typedef struct lt_rep {
 
 /* Name tables (report_text.c): index -> name; the reverse lookups return -1 when absent. */
 const char *lt_rep_kind_name(int kind);
+/* Whether a report of this reason counts threads waiting (lt_rep.waiting, waiting_max). */
+int lt_rep_counts_waiters(int why);
 const char *lt_rep_reason_name(int why);
 const char *lt_rep_outcome_name(int outcome);
 const char *lt_rep_type_name(int type);

@@ -215,7 +215,7 @@ size_t lt_rep_format_json(const lt_rep *r, char *buf, size_t size, size_t max_fr
     list(&j, "threads", r->threads, r->nthreads, sizeof *r->threads, thread, 0);
     list(&j, "locks", r->locks, r->nlocks, sizeof *r->locks, lock, 0);
     list(&j, "stacks", r->stacks, r->nstacks, sizeof *r->stacks, stack, max_frames);
-    if (r->why == LT_WHY_DESTROY_WAITED || r->why == LT_WHY_INIT_WAITED) {
+    if (lt_rep_counts_waiters(r->why)) {
         kv_dec(&j, "waiting", r->waiting, 0);
         kv_dec(&j, "waiting_max", r->waiting_max, 0);
     }

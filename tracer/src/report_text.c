@@ -73,6 +73,7 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_DESTROYED] = "destroyed",
     [LT_WHY_NO_MUTEX] = "no-mutex",
     [LT_WHY_INIT_WAITED] = "init-waited",
+    [LT_WHY_DESTROY_TIMED] = "destroy-timed-waited",
 };
 
 /* Why the request can never be granted (or what the misuse is), for the summary line. */
@@ -121,6 +122,8 @@ static const char *const reason_text[LT_WHY_COUNT] = {
                         "overwritten; libc refuses the call: EINVAL)",
     [LT_WHY_INIT_WAITED] = "(undefined behaviour: glibc forgets their round, and they leave "
                            "with the next round the new count completes)",
+    [LT_WHY_DESTROY_TIMED] = "(every wait timed: glibc's destroy waits until they end; "
+                             "undefined behaviour)",
 };
 
 static const char *const outcome_names[] = {"continue", "abort", "edeadlk"};
@@ -136,7 +139,7 @@ static const char *const ended_names[] = {"no", "destroyed", "initialised-again"
 
 _Static_assert(LT_FIND_KIND_COUNT == 12, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 30, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 31, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(type_names) == LT_BARRIER + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 _Static_assert(LT_ARRAY_LEN(api_names) == LT_API_CXX + 1, "name every api");
@@ -145,6 +148,13 @@ _Static_assert(LT_ARRAY_LEN(ended_names) == LT_ENDED_REUSE + 1, "name every end 
 #define NAME_OF(table, i) ((i) >= 0 && (size_t)(i) < LT_ARRAY_LEN(table) ? (table)[i] : NULL)
 
 const char *lt_rep_kind_name(int kind) { return NAME_OF(kind_names, kind); }
+
+int lt_rep_counts_waiters(int why)
+{
+    return why == LT_WHY_DESTROY_WAITED || why == LT_WHY_DESTROY_TIMED ||
+           why == LT_WHY_INIT_WAITED;
+}
+
 const char *lt_rep_reason_name(int why) { return NAME_OF(reason_names, why); }
 const char *lt_rep_outcome_name(int outcome) { return NAME_OF(outcome_names, outcome); }
 const char *lt_rep_type_name(int type) { return NAME_OF(type_names, type); }
@@ -1024,7 +1034,7 @@ static void put_condvar(out *o, const lt_rep *r)
     int barrier = r->kind == LT_FIND_BARRIER_MISUSE;
     put(o, barrier ? "locktrace: barrier-misuse: thread " : "locktrace: condvar-misuse: thread ");
     put_thread(o, &r->threads[0]);
-    if (r->why == LT_WHY_DESTROY_WAITED || r->why == LT_WHY_INIT_WAITED) {
+    if (lt_rep_counts_waiters(r->why)) {
         put(o, r->why == LT_WHY_INIT_WAITED ? " initialises " : " destroys ");
         put_ref(o, cv);
         put(o, r->why == LT_WHY_INIT_WAITED ? " again while " : " while ");
@@ -1050,7 +1060,11 @@ static void put_condvar(out *o, const lt_rep *r)
             }
         }
     }
-    put(o, NAME_OF(reason_text, r->why) ? reason_text[r->why] : "");
+    if (barrier && r->why == LT_WHY_DESTROY_WAITED) /* no signal can end it, an arrival can */
+        put(o, "(glibc's destroy waits for the round to complete: forever, unless more threads "
+               "arrive at the barrier it destroys)");
+    else
+        put(o, NAME_OF(reason_text, r->why) ? reason_text[r->why] : "");
     put(o, "\n  thread:    ");
     put_thread(o, &r->threads[0]);
     put(o, "\n");

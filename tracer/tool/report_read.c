@@ -340,7 +340,7 @@ static void read_report(reader *rd, const json_value *root, lt_rep_file *f)
         read_lock(rd, item(rd, locks, "locks", i, path), path, &r->locks[i]);
     if (r->kind >= LT_FIND_DEADLOCK)
         read_steps(rd, root, r);
-    if (r->why == LT_WHY_DESTROY_WAITED || r->why == LT_WHY_INIT_WAITED)
+    if (lt_rep_counts_waiters(r->why))
         read_waiting(rd, root, r);
     const json_value *stacks = list(rd, root, "", "stacks", MAX_LIST);
     r->nstacks = stacks->u.array.n;

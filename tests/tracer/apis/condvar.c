@@ -6,7 +6,9 @@
  * with two mutexes at once; wait-unheld: a condition wait with a mutex the thread does not
  * hold; legit: broadcast then destroy, destroy after the waiters left, re-init at a reused
  * address with another mutex, one condvar and one mutex from many threads, timed waits;
- * signal-count: a destroy counts exactly the waiters no signal has marked.
+ * signal-count: a destroy counts exactly the waiters no signal has marked; destroy-timed:
+ * a destroy while the only waiter is in a timed wait (glibc's destroy waits until it ends; a
+ * third thread ends it by cancelling the waiter once the destroy waits).
  * Blocked threads are found by polling /proc, never by sleeping.
  */
 #define _GNU_SOURCE
@@ -92,6 +94,60 @@ NOINLINE void wait_unheld(void)
     struct timespec t = ms_from_now(0);
     result("timedwait unheld", pthread_cond_timedwait(&cv, &m1, &t));
     pthread_mutex_unlock(&m1); /* the wait returned holding it */
+}
+
+static blocked_probe destroying;
+
+NOINLINE void *wait_timed(void *arg)
+{
+    (void)arg;
+    struct timespec t = ms_from_now(600000);
+    pthread_mutex_lock(&m1);
+    waiter_tid = gettid();
+    while (!ready_flag && pthread_cond_timedwait(&cv, &m1, &t) == 0)
+        ;
+    pthread_mutex_unlock(&m1);
+    return NULL;
+}
+
+static void *cancel_once_destroying(void *arg)
+{
+    blocked_until(&destroying);
+    pthread_cancel(*(pthread_t *)arg);
+    return NULL;
+}
+
+/* The waiter's cancellation retakes m1 and leaves the wait: the cleanup unlocks m1. */
+static void unlock_m1(void *arg)
+{
+    (void)arg;
+    pthread_mutex_unlock(&m1);
+}
+
+NOINLINE void *wait_timed_cancellable(void *arg)
+{
+    pthread_cleanup_push(unlock_m1, NULL);
+    wait_timed(arg);
+    pthread_cleanup_pop(0);
+    return NULL;
+}
+
+NOINLINE void destroy_timed(void)
+{
+    pthread_t waiter, canceller;
+    void *ret;
+    pthread_create(&waiter, NULL, wait_timed_cancellable, NULL);
+    while (!waiter_tid)
+        sched_yield();
+    pthread_mutex_lock(&m1); /* the waiter has released m1: it is inside the wait */
+    pthread_mutex_unlock(&m1);
+    blocked_wait_tid(waiter_tid);
+    pthread_create(&canceller, NULL, cancel_once_destroying, &waiter);
+    blocked_announce_on(&destroying, &cv, sizeof cv);
+    result("destroy", pthread_cond_destroy(&cv));
+    pthread_join(waiter, &ret);
+    pthread_join(canceller, NULL);
+    printf("waiter %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "returned");
 }
 
 /* ---- legit ---- */
@@ -244,8 +300,10 @@ int main(int argc, char **argv)
         signal_count(150);
     else if (argc == 2 && strcmp(argv[1], "crowd-count") == 0)
         signal_count(0);
+    else if (argc == 2 && strcmp(argv[1], "destroy-timed") == 0)
+        destroy_timed();
     else {
-        fprintf(stderr, "usage: condvar destroy-waited|two-mutexes|wait-unheld|legit|signal-count|crowd-count\n");
+        fprintf(stderr, "usage: condvar destroy-waited|two-mutexes|wait-unheld|legit|signal-count|crowd-count|destroy-timed\n");
         return 64;
     }
     return 0;
