@@ -124,8 +124,9 @@ static int enqueue(lt_cond_waiter *w, lt_cond_waiter *other)
         w->cv = NULL;
         return 0;
     }
-    /* one binding: every earlier waiter agrees with the oldest one or was reported */
-    if (q->head && q->head->mutex != w->mutex)
+    /* one binding: every earlier waiter agrees with the oldest one or was reported (a barrier
+     * wait, mutex NULL, binds nothing: memory that held a barrier may hold a condvar now) */
+    if (q->head && q->head->mutex && w->mutex && q->head->mutex != w->mutex)
         *other = *q->head;
     w->ticket = q->arrivals++;
     w->prev = q->tail;
