@@ -377,16 +377,25 @@ typedef void (*lt_hook)(lt_event *);
 
 /* Inline in the pthread entry points, which name fn: it is then called directly, not through
  * a pointer from a shared function (its call, the pointer's, and the shared frame were ~25
- * instructions of each init and destroy in `stressbench groups`). */
+ * instructions of each init and destroy in `stressbench groups`). hook_ready: for a caller
+ * that has asked ready() already (init and destroy ask it for libc's call too). */
+static inline __attribute__((always_inline)) void hook_ready(lt_hook fn, const void *lock,
+                                                             lt_kind kind, lt_api api,
+                                                             uintptr_t ra, uintptr_t cfa)
+{
+    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0, api, 0};
+    if (!enter(&ev))
+        return;
+    fn(&ev);
+    lt_leave(&lt_tls);
+}
+
 static inline __attribute__((always_inline)) void hook_inline(lt_hook fn, const void *lock,
                                                               lt_kind kind, lt_api api,
                                                               uintptr_t ra, uintptr_t cfa)
 {
-    lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0, api, 0};
-    if (!ready() || !enter(&ev))
-        return;
-    fn(&ev);
-    lt_leave(&lt_tls);
+    if (ready())
+        hook_ready(fn, lock, kind, api, ra, cfa);
 }
 
 void lt_interpose_hook(lt_hook fn, const void *lock, lt_kind kind, lt_api api, uintptr_t ra,
@@ -395,14 +404,12 @@ void lt_interpose_hook(lt_hook fn, const void *lock, lt_kind kind, lt_api api, u
     hook_inline(fn, lock, kind, api, ra, cfa);
 }
 
-static inline __attribute__((always_inline)) void hook(lt_hook fn, const void *lock,
-                                                       lt_kind kind, uintptr_t ra,
-                                                       uintptr_t cfa)
-{
-    hook_inline(fn, lock, kind, LT_API_PTHREAD, ra, cfa);
-}
-
-#define HOOK(fn, lock, kind) hook((fn), (const void *)(lock), (kind), CALLER)
+/* destroy: the tracer's event, then libc's call. */
+#define DESTROY(real_call, lock, kind)                                                        \
+    (ready() ? (hook_ready(lt_on_destroy, (const void *)(lock), (kind), LT_API_PTHREAD,      \
+                           CALLER),                                                           \
+                (real_call))                                                                  \
+             : 0)
 
 static inline int real_unlock(const void *lock, lt_kind kind)
 {
@@ -486,12 +493,12 @@ int lt_interpose_unlock(const void *lock, lt_kind kind, lt_api api, uintptr_t ra
 static inline int inited(int rc, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
 {
     if (rc == 0)
-        hook(lt_on_init, lock, kind, ra, cfa);
+        hook_ready(lt_on_init, lock, kind, LT_API_PTHREAD, ra, cfa);
     return rc;
 }
 
 #define INIT(real_call, lock, kind) \
-    inited(ready() ? (real_call) : 0, (const void *)(lock), (kind), CALLER)
+    (ready() ? inited((real_call), (const void *)(lock), (kind), CALLER) : 0)
 
 /* ------------------------------------------------------------------------------------------
  * Reader-writer locks.
@@ -503,8 +510,7 @@ LT_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_
 
 LT_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *l)
 {
-    HOOK(lt_on_destroy, l, LT_RWLOCK);
-    return ready() ? real.pthread_rwlock_destroy(l) : 0;
+    return DESTROY(real.pthread_rwlock_destroy(l), l, LT_RWLOCK);
 }
 
 LT_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
@@ -566,8 +572,7 @@ LT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *
 
 LT_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 {
-    HOOK(lt_on_destroy, m, LT_MUTEX);
-    return ready() ? real.pthread_mutex_destroy(m) : 0;
+    return DESTROY(real.pthread_mutex_destroy(m), m, LT_MUTEX);
 }
 
 LT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
@@ -608,8 +613,7 @@ LT_EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 
 LT_EXPORT int pthread_spin_destroy(pthread_spinlock_t *s)
 {
-    HOOK(lt_on_destroy, s, LT_SPIN);
-    return ready() ? real.pthread_spin_destroy(s) : 0;
+    return DESTROY(real.pthread_spin_destroy(s), s, LT_SPIN);
 }
 
 LT_EXPORT int pthread_spin_lock(pthread_spinlock_t *s)

@@ -674,10 +674,10 @@ static void nedges_locked(ptrdiff_t d)
                           memory_order_relaxed);
 }
 
-/* Edge i leaves the graph with one of its nodes, whose list lets go of it. */
-static void edge_kill(uint32_t i)
+/* Edge i (e) leaves the graph with one of its nodes, whose list lets go of it. Inlined where a
+ * node leaves with its lists (node_leave), every lock's end in `groups`. */
+static inline __attribute__((always_inline)) void edge_kill_at(uint32_t i, edge *e)
 {
-    edge *e = edge_at(i);
     if (!e->dead) {
         int indexed = !atomic_load_explicit(&node_at(e->to)->unindexed, memory_order_relaxed);
         e->dead = 1;
@@ -690,6 +690,11 @@ static void edge_kill(uint32_t i)
             atomic_fetch_sub_explicit(&nback, 1, memory_order_relaxed);
     }
     edge_drop(i, e);
+}
+
+static void edge_kill(uint32_t i)
+{
+    edge_kill_at(i, edge_at(i));
 }
 
 /* The first live edge from *link on in a list of `side`, unlinking the dead ones before it:
@@ -792,7 +797,7 @@ static void node_kill(node *n)
 
 /* Under the graph lock: n, whose edges are dead, leaves the listed nodes and the set of
  * moved ords, and goes back to the pool. */
-static void node_free(node *n)
+static inline __attribute__((always_inline)) void node_free(node *n)
 {
     if (ord_moved(n))
         lt_set_remove(&moved, ord_key(n->ord));
@@ -806,8 +811,9 @@ static void node_free(node *n)
 }
 
 /* Under the graph lock: n, which no entry reaches any more, leaves the graph; at once when its
- * lists are short, else marked dead and reaped later. */
-static void node_leave(node *n)
+ * lists are short, else marked dead and reaped later. Inlined in a thread's batch
+ * (nodes_gone_leave), every lock's end in `groups`; node_leave elsewhere. */
+static inline __attribute__((always_inline)) void node_leave_at(node *n)
 {
     if (node_pushed(n) > EAGER) {
         node_kill(n);
@@ -815,11 +821,17 @@ static void node_leave(node *n)
     }
     for (int side = OUT; side <= IN; side++) {
         for (uint32_t i = n->list[side].first, next; i; i = next) {
-            next = edge_at(i)->next[side];
-            edge_kill(i);
+            edge *e = edge_at(i);
+            next = e->next[side];
+            edge_kill_at(i, e);
         }
     }
     node_free(n);
+}
+
+static void node_leave(node *n)
+{
+    node_leave_at(n);
 }
 
 /* Under the graph lock: l lets go of its node n, which leaves the graph unless another thread
@@ -860,12 +872,10 @@ static void reap(size_t budget)
 /* Under the graph lock: the nodes t let go of (lt_order_forget) leave the graph. */
 static void nodes_gone_leave(lt_thread *t)
 {
-    /* The first edge of each list asked for at once (a lock destroyed long after it was
-     * taken has them out of the cache): their misses overlap instead of coming one by one. */
     recycler = t;
     for (node *n; (n = t->node_gone) != NULL;) {
         t->node_gone = next_of(n);
-        node_leave(n);
+        node_leave_at(n);
     }
     recycler = NULL;
     t->node_ngone = 0;
@@ -939,7 +949,7 @@ static __attribute__((noinline)) void forget_now(lt_lock *l, lt_ended how)
     graph_leave();
 }
 
-static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended how)
+void lt_order_forget_node(lt_lock *l, node *n, lt_ended how)
 {
     lt_thread *t = lt_tls.self;
     int busy = node_busy(n);
@@ -965,13 +975,6 @@ static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended 
         gate_leave(t);
     if (!got || implies)
         return;
-    /* Its edges are read when it leaves, with its batch: asked for now, they come while the
-     * program goes on (a lock destroyed long after it was taken has them out of the cache). */
-    for (int side = OUT; side <= IN; side++) {
-        uint32_t i = n->list[side].first;
-        if (i)
-            __builtin_prefetch(edge_at(i), 1);
-    }
     atomic_store_explicit(&n->dead, 1, memory_order_release);
     next_set(n, t->node_gone);
     t->node_gone = n;
@@ -980,13 +983,6 @@ static __attribute__((noinline)) void node_forget(lt_lock *l, node *n, lt_ended 
         nodes_gone_leave(t);
         graph_leave();
     }
-}
-
-void lt_order_forget(lt_lock *l, lt_ended how)
-{
-    node *n = l ? node_of(l) : NULL;
-    if (n)
-        node_forget(l, n, how);
 }
 
 /* Can a thread holding n in `held` block one requesting it in `req`? */
@@ -1669,10 +1665,16 @@ static int graph_capped(void)
  * long as it holds it? In the gate only a thread that holds a lock pushes on its node's
  * out-list, and only one that was just granted it on its in-list; a lock held for write (a
  * mutex or a spinlock always) has one holder, unless a thread unlocked a lock it did not
- * hold (lt_foreign_unlocks), when the held sets may say two. */
-static inline int held_alone(lt_mode mode)
+ * hold (lt_foreign_unlocks: `foreign`), when the held sets may say two. */
+static inline int held_alone(lt_mode mode, int foreign)
 {
-    return mode == LT_MODE_WRITE && !atomic_load_explicit(&lt_foreign_unlocks, memory_order_relaxed);
+    return mode == LT_MODE_WRITE && !foreign;
+}
+
+/* held_alone's `foreign`, read once for all the locks a caller asks about. */
+static inline int foreign_unlocks(void)
+{
+    return atomic_load_explicit(&lt_foreign_unlocks, memory_order_relaxed) != 0;
 }
 
 /* e onto the head of n's list of `side`: under the graph lock, or in edges_fast beside others
@@ -1964,6 +1966,7 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
     if (look && !lt_known_look_holds(look, k))
         stops = NULL;
     size_t left = 0, added = 0;
+    int foreign = foreign_unlocks();
     for (size_t i = 0; i < n; i++) {
         node *from = node_find(hs[i]->lock, hs[i]->gen);
         if (!from)
@@ -1983,7 +1986,8 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
         lt_known_logged(fps[i]);
         uint32_t e = edge_cache_take(t);
         edge_fill(edge_at(e), &d[i], lab);
-        edge_join(e, from, to, held_alone((lt_mode)hs[i]->mode), held_alone(r->ev->mode));
+        edge_join(e, from, to, held_alone((lt_mode)hs[i]->mode, foreign),
+                  held_alone(r->ev->mode, foreign));
         added++;
     }
     lt_known_unreserve(known_room(t), k, n - added);
@@ -2422,12 +2426,12 @@ static int self_conflicting(const lt_held *h)
            lt_lock_prefers_writer(h->addr, h->lock);
 }
 
-/* After a successful blocking or timed acquisition of ev->lock, before it joins the held
- * set, an edge leads from each held lock that is still what it was (newest first, down to the
- * newest anchor): is h one? */
-static inline int edge_source(const lt_held *h, const lt_event *ev)
+/* After a successful blocking or timed acquisition of l, before it joins the held set, an
+ * edge leads from each held lock that is still what it was (newest first, down to the newest
+ * anchor): is h one? */
+static inline int edge_source(const lt_held *h, const lt_lock *l)
 {
-    return h->lock && h->lock != ev->lock &&
+    return h->lock && h->lock != l &&
            atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen;
 }
 
@@ -2440,7 +2444,7 @@ static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t *i, lt
     *more = 0;
     while (*i > 0) {
         lt_held *h = &t->held[--*i];
-        if (!edge_source(h, ev))
+        if (!edge_source(h, ev->lock))
             continue;
         hs[n++] = h;
         if (*i > 0 && h->anchor && self_conflicting(h)) /* (the lowest ends the walk anyway) */
@@ -2450,6 +2454,50 @@ static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t *i, lt
             break;
         }
     }
+    return n;
+}
+
+/*
+ * At most SOURCES_MAX held locks lead an edge into a lock a thread takes: the newest ones, and
+ * below them the newest anchor, which every older one reaches. A thread that holds thousands
+ * of read locks of reader-preferring rwlocks, or of trylocked locks, has no anchor among them,
+ * and each acquisition made an edge from every one: N held made N^2/2 edges (10,000 read
+ * locks: 17 s and 2.9 GB, where the program alone takes no time). Past the bound the older
+ * ones' direct edges are not made, which is said once: an inversion through one of them goes
+ * unreported. Programs hold far fewer locks at once; lockdep and ThreadSanitizer track fewer.
+ */
+#define SOURCES_MAX 128
+_Static_assert(SOURCES_MAX == 128, "past_sources' note names the bound");
+
+/* The index above the newest anchor below *i (0 when none): what walk_held goes on from once
+ * SOURCES_MAX edge sources were walked. */
+static __attribute__((noinline)) uint32_t past_sources(lt_thread *t, const lt_event *ev,
+                                                        uint32_t i)
+{
+    int skipped = 0;
+    while (i > 0) {
+        const lt_held *h = &t->held[i - 1];
+        if (edge_source(h, ev->lock)) {
+            if (h->anchor && self_conflicting(h))
+                break;
+            skipped = 1;
+        }
+        i--;
+    }
+    if (skipped)
+        lt_report_degraded("a thread took a lock while holding more than 128 read-held or trylocked locks above its newest blocking one: "
+                           "lock orders from the older ones are not recorded");
+    return i;
+}
+
+/* The next batch of edge sources (walk_held), *sources of them walked so far. */
+static size_t walk_more(lt_thread *t, const lt_event *ev, uint32_t *i, lt_held **hs, int *more,
+                        size_t *sources)
+{
+    if (*sources >= SOURCES_MAX)
+        *i = past_sources(t, ev, *i);
+    size_t n = walk_held(t, ev, i, hs, more);
+    *sources += n;
     return n;
 }
 
@@ -2545,17 +2593,19 @@ static int edge_first_fits(lt_event *ev, uint32_t gen, node *from, int64_t a)
 static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, node *x)
 {
     node *from = node_find(h->lock, h->gen), *other = NULL;
+    int foreign;
     if (!edge_first_fits(ev, gen, from, x->ord))
         return -1;
+    foreign = foreign_unlocks();
     edge_at(e)->from = from->ix;
     atomic_store_explicit(&x->in_from, from->ix, memory_order_relaxed);
-    if (held_alone(ev->mode))
+    if (held_alone(ev->mode, foreign))
         atomic_store_explicit(&ev->lock->order_node, x, memory_order_release);
     else if (!atomic_compare_exchange_strong_explicit(&ev->lock->order_node, &other, x,
                                                       memory_order_release, memory_order_acquire))
         return other->gen == gen ? -1 : 0;
     node_list(x);
-    list_push(from, OUT, e, held_alone((lt_mode)h->mode));
+    list_push(from, OUT, e, held_alone((lt_mode)h->mode, foreign));
     return 2;
 }
 
@@ -2624,8 +2674,8 @@ static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev,
     if (chained && whole)
         atomic_store_explicit(chain_slot(key), key | 1, memory_order_relaxed);
     r.fresh = 0; /* the first batch may have given it a node, and other threads may add edges */
-    while (more) {
-        n = walk_held(t, ev, &i, hs, &more);
+    size_t sources = n;
+    while (more && (n = walk_more(t, ev, &i, hs, &more, &sources)) > 0) {
         fingerprints(hs, n, ev, gen, fps);
         batch_add(hs, fps, n, &r);
     }
@@ -2669,6 +2719,7 @@ static __attribute__((noinline)) void edges_unrecorded(lt_thread *t, lt_event *e
                                                        size_t n, int more)
 {
     request r = {.ev = ev, .gen = gen};
+    size_t sources = n;
     int may;
     for (;;) {
         int gated = gate_enter(t);
@@ -2679,9 +2730,8 @@ static __attribute__((noinline)) void edges_unrecorded(lt_thread *t, lt_event *e
             gate_leave(t);
         else
             graph_leave();
-        if (may || !more)
+        if (may || !more || !(n = walk_more(t, ev, &i, hs, &more, &sources)))
             break;
-        n = walk_held(t, ev, &i, hs, &more);
         fingerprints(hs, n, ev, gen, fps);
     }
     if (!may || cycle_check(&r))
@@ -2735,19 +2785,18 @@ void lt_order_acquired(lt_event *ev)
  * held lock before an anchor stops there, without fingerprints: its chain is looked up by
  * lt_order_acquired, after the grant, which walks again (where every acquisition makes new
  * edges, fingerprinting them twice was 9 % of the instructions). */
-int lt_order_known(lt_event *ev, uint64_t *memo)
+int lt_order_known(lt_thread *t, lt_lock *l, lt_mode mode, lt_wait wait, uint64_t *memo)
 {
-    lt_thread *t = ev->self;
-    if (t->nheld == 0 || ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
+    if (t->nheld == 0 || wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
         return 1;
     /* No edge leads into a lock without a node: whatever the walk finds, it is not known (and
      * lt_order_acquired, which walks anyway, says so when it finds no edge to make). */
-    if (!node_of(ev->lock))
+    if (!node_of(l))
         return 0;
     lt_held *one = NULL;
     for (uint32_t i = t->held_end; i > 0;) {
         lt_held *h = &t->held[--i];
-        if (!edge_source(h, ev))
+        if (!edge_source(h, l))
             continue;
         if (one)
             return 0;
@@ -2757,8 +2806,8 @@ int lt_order_known(lt_event *ev, uint64_t *memo)
     }
     if (!one)
         return 1;
-    uint32_t gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
-    uint64_t fp = fingerprint(one->lock, one->gen, (lt_mode)one->mode, ev->lock, gen, ev->mode);
+    uint32_t gen = atomic_load_explicit(&l->gen, memory_order_relaxed);
+    uint64_t fp = fingerprint(one->lock, one->gen, (lt_mode)one->mode, l, gen, mode);
     /* A fingerprint the known set had stays in it while both its identities live: only a
      * refill drops any, and it puts back every edge still in the graph ("Removal"). */
     if (fp == *memo)

@@ -398,7 +398,7 @@ static void entry_free(shard *s, lt_lock *l)
  * entry by its addr sees it cleared (the release store orders the plain ones before it: an
  * atomic read-modify-write here would wait for every store the thread has in flight, which
  * with thousands of locks are cache misses). The caller bumps or keeps gen. */
-static void entry_clear(lt_lock *l, const void *addr)
+static inline __attribute__((always_inline)) void entry_clear(lt_lock *l, const void *addr)
 {
     atomic_store_explicit(&l->writer, 0, memory_order_relaxed);
     atomic_store_explicit(&l->waiting_writers, 0, memory_order_relaxed);
@@ -454,8 +454,11 @@ static void gen_bump(lt_lock *l)
 
 /* Under l's claim, l filed under addr: addr names a lock again (a destroyed entry: the gen
  * moved on at destroy; *revived = 1), or, `renew`, a new one (a live entry, init of a known
- * lock). 0 when l is live and not to be renewed. */
-static int entry_renew(lt_lock *l, const void *addr, int renew, int *revived)
+ * lock). 0 when l is live and not to be renewed. Always inline, with entry_clear: an init of
+ * a lock in its home (lt_shadow_reset) renews it, and the two calls were 10 of the ~175
+ * instructions of such an init (`stressbench groups`). */
+static inline __attribute__((always_inline)) int entry_renew(lt_lock *l, const void *addr,
+                                                             int renew, int *revived)
 {
     *revived = destroyed(l);
     if (!*revived) {

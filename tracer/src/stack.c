@@ -232,16 +232,6 @@ uint32_t lt_stack_site_new(lt_thread *t, uintptr_t ra, uintptr_t cfa)
     return id;
 }
 
-/* Where the call at (ra, cfa) is made, as LOCKTRACE_STACKS records it: the whole stack
- * (full); else the call site and the callers callsite.c finds beyond it, wrappers included
- * (lt_stack_site_lazy), which costs a few loads where an unwind costs microseconds
- * (*partial = 1: the frames beyond are not known). */
-uint32_t lt_stack_site(lt_thread *t, uintptr_t ra, uintptr_t cfa, int *partial)
-{
-    *partial = lt_cfg.stacks != LT_STACKS_FULL;
-    return *partial ? lt_stack_site_lazy(t, ra, cfa) : lt_stack_here(ra);
-}
-
 void lt_stack_fork(lt_fork_phase phase)
 {
     if (phase != LT_FORK_PREPARE)

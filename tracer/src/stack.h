@@ -15,7 +15,6 @@ const uintptr_t *lt_stack_get(uint32_t id, size_t *n);
 
 uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial);
 size_t lt_stack_join(const lt_held *h, uint32_t under, uintptr_t *out, int *partial);
-uint32_t lt_stack_site(lt_thread *t, uintptr_t ra, uintptr_t cfa, int *partial);
 uint32_t lt_stack_site_new(lt_thread *t, uintptr_t ra, uintptr_t cfa);
 
 /* The call site (ra, cfa) and the callers callsite.c finds beyond it, interned: what a lazily
@@ -29,6 +28,17 @@ static inline uint32_t lt_stack_site_lazy(lt_thread *t, uintptr_t ra, uintptr_t 
     if (lt_likely(w && w->stack))
         return w->stack;
     return lt_stack_site_new(t, ra, cfa);
+}
+
+/* Where the call at (ra, cfa) is made, as LOCKTRACE_STACKS records it: the whole stack
+ * (full); else the call site and the callers callsite.c finds beyond it, wrappers included
+ * (lt_stack_site_lazy), which costs a few loads where an unwind costs microseconds
+ * (*partial = 1: the frames beyond are not known). Inline: every init asks it (shadow.c's
+ * first sighting), and its call was ~10 of the 40 instructions. */
+static inline uint32_t lt_stack_site(lt_thread *t, uintptr_t ra, uintptr_t cfa, int *partial)
+{
+    *partial = lt_cfg.stacks != LT_STACKS_FULL;
+    return *partial ? lt_stack_site_lazy(t, ra, cfa) : lt_stack_here(ra);
 }
 
 void lt_stack_fork(lt_fork_phase phase);
