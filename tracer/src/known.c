@@ -273,18 +273,27 @@ static void known_catch_up(lt_key_set *g, const lt_key_set *k, size_t nlogged, s
  * g, as far as their loggers wrote them (a fingerprint is odd: 0 is an entry not written yet),
  * pass after pass while the adders log CATCH_UP_TAIL or more meanwhile; how many entries it
  * took. Under the lock, with the gate shut, the copy of lazy's largest set caught up 40-80 K
- * logged fingerprints, a cache miss each in the new set: ~10 ms that every thread waited. */
+ * logged fingerprints, a cache miss each in the new set: ~10 ms that every thread waited.
+ *
+ * It stops once the set it copies was replaced (the epoch moved on: the copy will be dropped),
+ * and before g is seven eighths full, which it never is while that set is the known one (g
+ * is twice its size, and it is full at seven eighths). A copier descheduled long enough
+ * (load 24) saw lt_known_add copy the set twice meanwhile, the adders logging on into the
+ * larger ones (lt_known_growing stays set): the log outgrew g, which filled to its last slot,
+ * and the probe for the next logged fingerprint never ended - a thread spinning with the
+ * program's locks held, the others blocked on them. */
 #define CATCH_UP_TAIL 256
 
-static size_t known_catch_up_early(lt_key_set *g)
+static size_t known_catch_up_early(lt_key_set *g, unsigned epoch)
 {
-    size_t done = 0, before;
+    size_t done = 0, before, most = (g->mask + 1) / 8 * 7;
     do {
         before = done;
         size_t n = atomic_load_explicit(&grow_nlogged, memory_order_relaxed);
-        if (n > GROW_LOG)
-            return done; /* known_catch_up reads the old set again */
+        if (n > GROW_LOG || lt_known_epoch_now() != epoch)
+            return done; /* known_catch_up reads the old set again, or the copy is dropped */
         for (uint64_t v; done < n &&
+                         atomic_load_explicit(&g->used, memory_order_relaxed) < most &&
                          (v = atomic_load_explicit(&grow_log[done], memory_order_relaxed)) != 0;
              done++)
             if (!lt_set_in(g, v))
@@ -334,7 +343,7 @@ void lt_known_copy(void)
     if ((g = set_map(2 * (k->mask + 1))) != NULL) {
         lt_prefault(g->slot, (g->mask + 1) * sizeof *g->slot);
         set_fill(g, k);
-        early = known_catch_up_early(g);
+        early = known_catch_up_early(g, epoch);
     }
     lt_order_lock();
     if (g && lt_known_epoch_now() == epoch) {

@@ -2457,6 +2457,50 @@ static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t *i, lt
     return n;
 }
 
+/*
+ * At most SOURCES_MAX held locks lead an edge into a lock a thread takes: the newest ones, and
+ * below them the newest anchor, which every older one reaches. A thread that holds thousands
+ * of read locks of reader-preferring rwlocks, or of trylocked locks, has no anchor among them,
+ * and each acquisition made an edge from every one: N held made N^2/2 edges (10,000 read
+ * locks: 17 s and 2.9 GB, where the program alone takes no time). Past the bound the older
+ * ones' direct edges are not made, which is said once: an inversion through one of them goes
+ * unreported. Programs hold far fewer locks at once; lockdep and ThreadSanitizer track fewer.
+ */
+#define SOURCES_MAX 128
+_Static_assert(SOURCES_MAX == 128, "past_sources' note names the bound");
+
+/* The index above the newest anchor below *i (0 when none): what walk_held goes on from once
+ * SOURCES_MAX edge sources were walked. */
+static __attribute__((noinline)) uint32_t past_sources(lt_thread *t, const lt_event *ev,
+                                                        uint32_t i)
+{
+    int skipped = 0;
+    while (i > 0) {
+        const lt_held *h = &t->held[i - 1];
+        if (edge_source(h, ev->lock)) {
+            if (h->anchor && self_conflicting(h))
+                break;
+            skipped = 1;
+        }
+        i--;
+    }
+    if (skipped)
+        lt_report_degraded("a thread took a lock while holding more than 128 read-held or trylocked locks above its newest blocking one: "
+                           "lock orders from the older ones are not recorded");
+    return i;
+}
+
+/* The next batch of edge sources (walk_held), *sources of them walked so far. */
+static size_t walk_more(lt_thread *t, const lt_event *ev, uint32_t *i, lt_held **hs, int *more,
+                        size_t *sources)
+{
+    if (*sources >= SOURCES_MAX)
+        *i = past_sources(t, ev, *i);
+    size_t n = walk_held(t, ev, i, hs, more);
+    *sources += n;
+    return n;
+}
+
 /* The fingerprints of the edges hs[i] -> ev's lock (of gen `gen`) into fps. */
 static inline void fingerprints(lt_held **hs, size_t n, const lt_event *ev, uint32_t gen,
                                 uint64_t *fps)
@@ -2630,8 +2674,8 @@ static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev,
     if (chained && whole)
         atomic_store_explicit(chain_slot(key), key | 1, memory_order_relaxed);
     r.fresh = 0; /* the first batch may have given it a node, and other threads may add edges */
-    while (more) {
-        n = walk_held(t, ev, &i, hs, &more);
+    size_t sources = n;
+    while (more && (n = walk_more(t, ev, &i, hs, &more, &sources)) > 0) {
         fingerprints(hs, n, ev, gen, fps);
         batch_add(hs, fps, n, &r);
     }
@@ -2675,6 +2719,7 @@ static __attribute__((noinline)) void edges_unrecorded(lt_thread *t, lt_event *e
                                                        size_t n, int more)
 {
     request r = {.ev = ev, .gen = gen};
+    size_t sources = n;
     int may;
     for (;;) {
         int gated = gate_enter(t);
@@ -2685,9 +2730,8 @@ static __attribute__((noinline)) void edges_unrecorded(lt_thread *t, lt_event *e
             gate_leave(t);
         else
             graph_leave();
-        if (may || !more)
+        if (may || !more || !(n = walk_more(t, ev, &i, hs, &more, &sources)))
             break;
-        n = walk_held(t, ev, &i, hs, &more);
         fingerprints(hs, n, ev, gen, fps);
     }
     if (!may || cycle_check(&r))
