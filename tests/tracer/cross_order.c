@@ -16,7 +16,7 @@
 #include <string.h>
 
 #define NOINLINE __attribute__((noinline))
-#define MAX_LOCKS 64
+#define MAX_LOCKS 128
 
 static pthread_mutex_t mutexes[MAX_LOCKS];
 static pthread_rwlock_t rwlocks[MAX_LOCKS];
@@ -102,6 +102,23 @@ NOINLINE void *window_pair(void *arg)
     }
     pthread_mutex_unlock(&mutexes[0]);
     return NULL;
+}
+
+/* One thread read-holds n rwlocks of its own at once (default: reader-preferring, so none
+ * is an anchor and each leads an edge into the next), then lets them go. */
+NOINLINE void read_held(int n)
+{
+    pthread_rwlock_t *r = calloc((size_t)n, sizeof *r);
+    if (!r)
+        abort();
+    for (int i = 0; i < n; i++)
+        pthread_rwlock_rdlock(&r[i]);
+    for (int i = n; i-- > 0;)
+        pthread_rwlock_unlock(&r[i]);
+    for (int i = 0; i < n; i++)
+        pthread_rwlock_destroy(&r[i]);
+    free(r);
+    printf("%d read-held at once\n", n);
 }
 
 /* n locks; thread r takes all of them at once, starting at lock r and wrapping around: every
@@ -1301,6 +1318,8 @@ int main(int argc, char **argv)
         between = atoi(s + 7);
         one_after_another(2, window_pair);
         printf("%d trylocked and read-held between\n", between);
+    } else if (!strncmp(s, "read-held-", 10)) {
+        read_held(atoi(s + 10));
     } else if (!strncmp(s, "rotate-", 7)) {
         cycle_len = atoi(s + 7);
         one_after_another(cycle_len, take_rotated);

@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "lt_internal.h"
 #include "platform.h"
@@ -35,6 +36,7 @@
 #define SHARD_BITS 8
 #define SHARDS (1 << SHARD_BITS)
 #define NAMED_MAX 64 /* waiters named in one report (all are counted) */
+#define GRACE_POLLS 250 /* 1 ms each: how long libc's count of waiters may take to drop */
 
 /* The waiters of one condition variable, while it has any. */
 typedef struct queue {
@@ -124,8 +126,9 @@ static int enqueue(lt_cond_waiter *w, lt_cond_waiter *other)
         w->cv = NULL;
         return 0;
     }
-    /* one binding: every earlier waiter agrees with the oldest one or was reported */
-    if (q->head && q->head->mutex != w->mutex)
+    /* one binding: every earlier waiter agrees with the oldest one or was reported (a barrier
+     * wait, mutex NULL, binds nothing: memory that held a barrier may hold a condvar now) */
+    if (q->head && q->head->mutex && w->mutex && q->head->mutex != w->mutex)
         *other = *q->head;
     w->ticket = q->arrivals++;
     w->prev = q->tail;
@@ -253,6 +256,22 @@ int lt_cond_woken(const lt_cond_waiter *w)
     return woken;
 }
 
+/* Whether libc still counts a waiter on cv after a grace. A waiter that pthread_cancel has
+ * just been called for leaves libc's count as soon as it acts on the cancellation, before it
+ * retakes the mutex (which the destroying thread may hold): glibc's destroy then waits only
+ * that long, and a destroy right after cancelling the waiters is no hang. Only a destroy
+ * about to be reported waits here. */
+static int still_waited(const void *cv)
+{
+    struct timespec ms = {0, 1000 * 1000};
+    for (int i = 0; i < GRACE_POLLS; i++) {
+        if (!lt_platform_cond_waited(cv))
+            return 0;
+        nanosleep(&ms, NULL);
+    }
+    return 1;
+}
+
 /* Returns 1 when the destroy is to be refused (LOCKTRACE_ACTION=edeadlk). */
 int lt_cond_destroy(lt_event *ev)
 {
@@ -277,7 +296,7 @@ int lt_cond_destroy(lt_event *ev)
     lt_spin_unlock(&s->lock);
     /* a waiter that timed out or was cancelled is still in the queue while it retakes its
      * mutex, which the destroying thread may hold: libc no longer counts it, nor waits for it */
-    if (!total || !lt_platform_cond_waited(ev->addr))
+    if (!total || !still_waited(ev->addr))
         return 0;
     /* timed waits only: the destroy waits until they end (misuse, but no hang) */
     lt_reason why = untimed ? LT_WHY_DESTROY_WAITED : LT_WHY_DESTROY_TIMED;

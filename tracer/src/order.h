@@ -15,8 +15,15 @@ void lt_order_acquired(lt_event *ev);
 int lt_order_known(lt_thread *t, lt_lock *l, lt_mode mode, lt_wait wait, uint64_t *memo);
 /* The identity l has (or had, before its gen moves on) is history (`how`): its node and edges
  * leave the graph, the orders it stood in for between other locks stay. On init, destroy,
- * free and reuse, with the shadow entry still at the address. */
-void lt_order_forget(lt_lock *l, lt_ended how);
+ * free and reuse, with the shadow entry still at the address. A lock without a node (at
+ * init, nearly always) costs the inline load; lt_order_forget_node does the rest. */
+void lt_order_forget_node(lt_lock *l, struct lt_order_node *n, lt_ended how);
+static inline void lt_order_forget(lt_lock *l, lt_ended how)
+{
+    struct lt_order_node *n = l ? atomic_load_explicit(&l->order_node, memory_order_acquire) : NULL;
+    if (n)
+        lt_order_forget_node(l, n, how);
+}
 /* The exiting thread t gives back what the graph kept for it. */
 void lt_order_thread_exit(lt_thread *t);
 void lt_order_fork(lt_fork_phase phase);

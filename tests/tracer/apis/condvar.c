@@ -150,6 +150,33 @@ NOINLINE void destroy_timed(void)
     printf("waiter %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "returned");
 }
 
+NOINLINE void *wait_cancellable(void *arg)
+{
+    pthread_cleanup_push(unlock_m1, NULL);
+    wait_with_m1(arg);
+    pthread_cleanup_pop(0);
+    return NULL;
+}
+
+/* A shutdown: the waiter cancelled, the condition variable destroyed at once, holding the
+ * mutex the cancelled waiter must retake (glibc's destroy waits only until the waiter acts on
+ * its cancellation), then the join. Legal on glibc, silent. */
+NOINLINE void cancel_then_destroy(void)
+{
+    pthread_t th;
+    void *ret;
+    pthread_create(&th, NULL, wait_cancellable, NULL);
+    while (!waiter_tid)
+        sched_yield();
+    pthread_mutex_lock(&m1);
+    blocked_wait_tid(waiter_tid);
+    pthread_cancel(th);
+    result("destroy", pthread_cond_destroy(&cv));
+    pthread_mutex_unlock(&m1);
+    pthread_join(th, &ret);
+    printf("waiter %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "returned");
+}
+
 /* ---- legit ---- */
 static pthread_mutex_t lm = PTHREAD_MUTEX_INITIALIZER;
 static int turn, done_count;
@@ -302,8 +329,10 @@ int main(int argc, char **argv)
         signal_count(0);
     else if (argc == 2 && strcmp(argv[1], "destroy-timed") == 0)
         destroy_timed();
+    else if (argc == 2 && strcmp(argv[1], "cancel-then-destroy") == 0)
+        cancel_then_destroy();
     else {
-        fprintf(stderr, "usage: condvar destroy-waited|two-mutexes|wait-unheld|legit|signal-count|crowd-count|destroy-timed\n");
+        fprintf(stderr, "usage: condvar destroy-waited|two-mutexes|wait-unheld|legit|signal-count|crowd-count|destroy-timed|cancel-then-destroy\n");
         return 64;
     }
     return 0;
