@@ -443,15 +443,6 @@ static lt_lock *find_locked(const shard *s, const void *addr, uint64_t h)
                 : NULL;
 }
 
-/* Under the entry's claim, the only place gen changes once an entry is made: a load and a
- * store, not an atomic increment (see entry_clear). Readers that see the new gen see what
- * was stored before it (end_identity: addr cleared). */
-static void gen_bump(lt_lock *l)
-{
-    atomic_store_explicit(&l->gen, atomic_load_explicit(&l->gen, memory_order_relaxed) + 1,
-                          memory_order_release);
-}
-
 /* Under l's claim, l filed under addr: addr names a lock again (a destroyed entry: the gen
  * moved on at destroy; *revived = 1), or, `renew`, a new one (a live entry, init of a known
  * lock). 0 when l is live and not to be renewed. Always inline, with entry_clear: an init of
@@ -464,7 +455,7 @@ static inline __attribute__((always_inline)) int entry_renew(lt_lock *l, const v
     if (!*revived) {
         if (!renew)
             return 0;
-        gen_bump(l);
+        lt_shadow_gen_bump(l);
     }
     entry_clear(l, addr);
     return 1;
@@ -727,15 +718,6 @@ lt_lock *lt_shadow_find(const void *addr)
     return l;
 }
 
-/* Under the entry's claim, l live and filed under addr: the address stops naming a lock, l's
- * gen moves on (so the annotation and the rest of its state go with it). Its addr is cleared
- * before gen changes: see probe. */
-static void end_identity(lt_lock *l, const void *addr)
-{
-    atomic_store_explicit(&l->addr, (const void *)~(uintptr_t)addr, memory_order_relaxed);
-    gen_bump(l);
-}
-
 /* Under the shard's lock: the entry of addr, live or destroyed, leaves the table (a home:
  * is vacant); the entry is recycled. 0 when addr had none. */
 static int remove_locked(shard *s, const void *addr, uint64_t h)
@@ -752,7 +734,7 @@ static int remove_locked(shard *s, const void *addr, uint64_t h)
     }
     claim(l);
     if (!destroyed(l))
-        end_identity(l, addr);
+        lt_shadow_end_identity(l, addr);
     entry_free(s, l);
     claim_drop(l);
     return 1;
@@ -763,7 +745,7 @@ static __attribute__((noinline)) void destroy_filed(const void *addr, lt_lock *l
     if (l && claim_try(l)) {
         int live = atomic_load_explicit(&l->addr, memory_order_relaxed) == addr;
         if (live) /* and so filed under addr: only a claim changes addr */
-            end_identity(l, addr);
+            lt_shadow_end_identity(l, addr);
         claim_drop(l);
         if (live)
             return;
@@ -781,7 +763,7 @@ void lt_shadow_destroy(const void *addr, lt_lock *l)
 {
     if (lt_likely(l && is_home(l) &&
                   atomic_load_explicit(&l->addr, memory_order_relaxed) == addr))
-        end_identity(l, addr);
+        lt_shadow_end_identity(l, addr);
     else
         destroy_filed(addr, l);
 }
