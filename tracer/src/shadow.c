@@ -624,11 +624,25 @@ static void cache_put(lt_thread *t, const void *addr, lt_lock *l, uint32_t gen)
  * never made by a call (static initialisers, zeroed memory) are first seen by the thousand
  * in some programs, each a full unwind otherwise (`stressbench lazy`: 16 K unwinds, 15 % of
  * its samples). */
-static void first_seen(lt_thread *t, lt_lock *l, uintptr_t ra, uintptr_t cfa)
+static __attribute__((noinline)) lt_lock *first_seen_new(lt_thread *t, lt_lock *l,
+                                                        uintptr_t ra, uintptr_t cfa)
 {
     int partial;
     l->first_stack = lt_stack_site(t, ra, cfa, &partial);
     l->first_partial = (uint8_t)partial;
+    return l;
+}
+
+/* Returns l. (Its common case inline, a lazy stack whose walk holds with an id; the rest out
+ * of line, a tail call, so that lt_shadow_reset of a home needs no frame.) */
+static inline lt_lock *first_seen(lt_thread *t, lt_lock *l, uintptr_t ra, uintptr_t cfa)
+{
+    uint32_t id = lt_cfg.stacks != LT_STACKS_FULL ? lt_stack_site_held(t, ra, cfa) : 0;
+    if (lt_unlikely(!id))
+        return first_seen_new(t, l, ra, cfa);
+    l->first_stack = id;
+    l->first_partial = 1;
+    return l;
 }
 
 /* lt_shadow_lookup of an address the table has no live entry for. */
@@ -690,13 +704,14 @@ static __attribute__((noinline)) lt_lock *reset_filed(lt_thread *t, const void *
 lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa)
 {
     lt_lock *l = lt_shadow_home(addr);
-    if (lt_unlikely(key_of(l) != addr))
+    uintptr_t a = (uintptr_t)atomic_load_explicit(&l->addr, memory_order_acquire);
+    if (lt_unlikely(a != (uintptr_t)addr && ~a != (uintptr_t)addr)) /* not filed under addr */
         return reset_filed(t, addr, ra, cfa);
     run_ahead(l);
-    int revived;
-    entry_renew(l, addr, 1, &revived);
-    first_seen(t, l, ra, cfa);
-    return l;
+    if (a == (uintptr_t)addr) /* live: renewed (entry_renew, with the word loaded once) */
+        lt_shadow_gen_bump(l);
+    entry_clear(l, addr);
+    return first_seen(t, l, ra, cfa);
 }
 
 /* The entry of addr, live or destroyed (it then names no lock); never creates one. An entry
