@@ -644,16 +644,17 @@ static void implied_put(struct implied *v);
 static void edge_cache_put(lt_thread *t, uint32_t i);
 static void node_cache_put(lt_thread *t, node *n);
 
-/* Under the graph lock: the thread whose nodes leave the graph (nodes_gone_leave), which takes
- * what they free into its own caches, up to as many nodes as it made from them (node_made),
- * and twice as many edges: a thread that ends the locks it made gets their memory back while
- * it is still in the cache, where the pool gave it back a round of locks later, each line a
- * cache miss then (`groups`: 25 K locks made, taken nested and destroyed, over and over).
- * One that ends the locks of others fills the pool as before. */
-static lt_thread *recycler;
+/* `recycler`, where the functions below take one: the thread whose nodes leave the graph
+ * (nodes_gone_leave), which takes what they free into its own caches, up to as many nodes as
+ * it made from them (node_made), and twice as many edges: a thread that ends the locks it
+ * made gets their memory back while it is still in the cache, where the pool gave it back a
+ * round of locks later, each line a cache miss then (`groups`: 25 K locks made, taken nested
+ * and destroyed, over and over). One that ends the locks of others fills the pool as before
+ * (NULL). A parameter, not a global: inlined in the batch, it stays in a register. */
 
 /* One of its lists let go of edge i (e): the last one frees it. */
-static inline __attribute__((always_inline)) void edge_drop(uint32_t i, edge *e)
+static inline __attribute__((always_inline)) void edge_drop(uint32_t i, edge *e,
+                                                            lt_thread *recycler)
 {
     if (--e->lists == 0) {
         ndead--;
@@ -676,7 +677,8 @@ static void nedges_locked(ptrdiff_t d)
 
 /* Edge i (e) leaves the graph with one of its nodes, whose list lets go of it. Inlined where a
  * node leaves with its lists (node_leave), every lock's end in `groups`. */
-static inline __attribute__((always_inline)) void edge_kill_at(uint32_t i, edge *e)
+static inline __attribute__((always_inline)) void edge_kill_at(uint32_t i, edge *e,
+                                                               lt_thread *recycler)
 {
     if (!e->dead) {
         int indexed = !atomic_load_explicit(&node_at(e->to)->unindexed, memory_order_relaxed);
@@ -689,12 +691,12 @@ static inline __attribute__((always_inline)) void edge_kill_at(uint32_t i, edge 
         if (e->back)
             atomic_fetch_sub_explicit(&nback, 1, memory_order_relaxed);
     }
-    edge_drop(i, e);
+    edge_drop(i, e, recycler);
 }
 
 static void edge_kill(uint32_t i)
 {
-    edge_kill_at(i, edge_at(i));
+    edge_kill_at(i, edge_at(i), NULL);
 }
 
 /* The first live edge from *link on in a list of `side`, unlinking the dead ones before it:
@@ -797,7 +799,7 @@ static void node_kill(node *n)
 
 /* Under the graph lock: n, whose edges are dead, leaves the listed nodes and the set of
  * moved ords, and goes back to the pool. */
-static inline __attribute__((always_inline)) void node_free(node *n)
+static inline __attribute__((always_inline)) void node_free(node *n, lt_thread *recycler)
 {
     if (ord_moved(n))
         lt_set_remove(&moved, ord_key(n->ord));
@@ -813,7 +815,7 @@ static inline __attribute__((always_inline)) void node_free(node *n)
 /* Under the graph lock: n, which no entry reaches any more, leaves the graph; at once when its
  * lists are short, else marked dead and reaped later. Inlined in a thread's batch
  * (nodes_gone_leave), every lock's end in `groups`; node_leave elsewhere. */
-static inline __attribute__((always_inline)) void node_leave_at(node *n)
+static inline __attribute__((always_inline)) void node_leave_at(node *n, lt_thread *recycler)
 {
     if (node_pushed(n) > EAGER) {
         node_kill(n);
@@ -823,15 +825,15 @@ static inline __attribute__((always_inline)) void node_leave_at(node *n)
         for (uint32_t i = n->list[side].first, next; i; i = next) {
             edge *e = edge_at(i);
             next = e->next[side];
-            edge_kill_at(i, e);
+            edge_kill_at(i, e, recycler);
         }
     }
-    node_free(n);
+    node_free(n, recycler);
 }
 
 static void node_leave(node *n)
 {
-    node_leave_at(n);
+    node_leave_at(n, NULL);
 }
 
 /* Under the graph lock: l lets go of its node n, which leaves the graph unless another thread
@@ -864,7 +866,7 @@ static void reap(size_t budget)
             edge_kill(i);
         } else {
             reaping = next_of(n);
-            node_free(n);
+            node_free(n, NULL);
         }
     }
 }
@@ -872,12 +874,10 @@ static void reap(size_t budget)
 /* Under the graph lock: the nodes t let go of (lt_order_forget) leave the graph. */
 static void nodes_gone_leave(lt_thread *t)
 {
-    recycler = t;
     for (node *n; (n = t->node_gone) != NULL;) {
         t->node_gone = next_of(n);
-        node_leave_at(n);
+        node_leave_at(n, t);
     }
-    recycler = NULL;
     t->node_ngone = 0;
 }
 
