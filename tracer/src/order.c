@@ -1392,6 +1392,7 @@ static void request_fill(request *r, int unwind)
         r->to_partial = 0;
         lt_thread_info_now(t, &r->thread);
         memcpy(t->info.name, r->thread.name, sizeof t->info.name); /* the name as last read */
+        t->first_label = 0; /* it named the thread as it was (first_label) */
         return;
     }
     r->to_stack = r->ev->site ? r->ev->site : lt_stack_site_lazy(t, r->ev->ra, r->ev->cfa);
@@ -2609,22 +2610,45 @@ static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, 
     return 2;
 }
 
+/* The label of edge_first's edge h -> (the lock t takes in to_mode at to_stack), described as
+ * request_fill does lazily, without a request; 0: the graph lock keeps it. A thread makes its
+ * first edges at few places, in `groups` at one: its last label is kept with the stacks it
+ * has (first_stacks), and its thread is the one t->info says, until t->info changes (a name
+ * read again, request_fill; a fork, lt_order_fork) - where the thread was looked up among
+ * those kept, the label described and looked up for every lock. */
+static inline uint32_t first_label(lt_thread *t, lt_held *h, lt_mode to_mode, uint32_t to_stack)
+{
+    uint32_t from = h->stack ? h->stack : h->site; /* held_stack's, when not 0 */
+    uint64_t stacks = from | (uint64_t)to_stack << 32;
+    uint8_t partial = !h->stack;
+    const lt_thread_info *who;
+    desc d;
+    if (lt_likely(t->first_label && t->first_stacks == stacks && t->first_partial == partial &&
+                  from))
+        return t->first_label;
+    if (!t->info.name[0] || !(who = thread_kept_find(&t->info)))
+        return 0;
+    desc_make(&d, t, h, to_mode, to_stack, 1, 0, who);
+    uint32_t lab = label_find(t, &d.l);
+    if (lab && from) {
+        t->first_stacks = stacks;
+        t->first_partial = partial;
+        t->first_label = lab;
+    }
+    return lab;
+}
+
 static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
 {
     lt_thread *t = ev->self;
     int64_t a = (int64_t)(uintptr_t)ev->addr;
-    const lt_thread_info *who;
-    if (lt_cfg.stacks == LT_STACKS_FULL || !t->node_free || edge_cache_has(t) < 1 + WALK ||
-        !ord_is_addr(a) || !t->info.name[0] || site_unwinds(ev->ra) ||
-        !(who = thread_kept_find(&t->info)))
-        return 0;
-    desc d;
     uint32_t lab;
-    /* request_fill's lazy description, without a request: the thread is `who` already. */
-    desc_make(&d, t, h, ev->mode, ev->site ? ev->site : lt_stack_site_lazy(t, ev->ra, ev->cfa),
-              1, 0, who);
-    if (!(lab = label_find(t, &d.l)))
-        return 0; /* the graph lock keeps it */
+    if (lt_cfg.stacks == LT_STACKS_FULL || !t->node_free || edge_cache_has(t) < 1 + WALK ||
+        !ord_is_addr(a) || site_unwinds(ev->ra) ||
+        !(lab = first_label(t, h, ev->mode,
+                            ev->site ? ev->site : lt_stack_site_lazy(t, ev->ra, ev->cfa))))
+        return 0;
+    desc d = {.below = held_below(t, h), .from_mode = h->mode, .to_mode = (uint8_t)ev->mode};
     uint32_t e = edge_cache_take(t);
     node *x = node_cache_take(t);
     edge *ep = edge_at(e);
@@ -2820,6 +2844,9 @@ void lt_order_fork(lt_fork_phase phase)
     } else if (phase == LT_FORK_PARENT) {
         graph_leave();
     } else {
+        lt_thread *t = lt_tls.self;
+        if (t)
+            t->first_label = 0; /* its tid is the child's now (first_label) */
         atomic_store(&gate.in, 0); /* no thread is in edges_fast, but some may have counted */
         for (unsigned i = 0; i < gate_nslots; i++)
             atomic_store(&gate_slots[i].in, 0);
