@@ -801,7 +801,7 @@ static void node_kill(node *n)
  * moved ords, and goes back to the pool. */
 static inline __attribute__((always_inline)) void node_free(node *n, lt_thread *recycler)
 {
-    if (ord_moved(n))
+    if (atomic_load_explicit(&moved, memory_order_relaxed) && ord_moved(n)) /* (no set: none) */
         lt_set_remove(&moved, ord_key(n->ord));
     atomic_store_explicit(&n->listed, 0, memory_order_relaxed);
     if (recycler && recycler->node_made) {
