@@ -9,9 +9,12 @@
  */
 #include "order_oracle.h"
 
+#if defined(__clang__)
+#define NOINLINE __attribute__((noinline, optnone))
+#else
 #pragma GCC optimize("O0")
-
 #define NOINLINE __attribute__((noinline, noclone))
+#endif
 
 typedef int (*site_fn)(void *);
 

@@ -171,7 +171,8 @@ static size_t last_lock(const region *r, size_t from, size_t to)
  * is the byte of the granule d before one whose byte is v (v - d, at least 0). */
 #define RAMP_LEN (2 * AHEAD)
 static const uint8_t ramp[RAMP_LEN] = {
-#define R(k) ((k) >= AHEAD ? (k) - (AHEAD - 1) : 0)
+/* (Neither arm is negative: clang's -Wconstant-conversion checks the one not taken too.) */
+#define R(k) ((k) + 1 - ((k) >= AHEAD ? AHEAD : (k) + 1))
 #define R8(k) R(k), R(k + 1), R(k + 2), R(k + 3), R(k + 4), R(k + 5), R(k + 6), R(k + 7)
     R8(0), R8(8), R8(16), R8(24), R8(32), R8(40), R8(48), R8(56),
     R8(64), R8(72), R8(80), R8(88), R8(96), R8(104), R8(112), R(120), R(121), R(122), R(123),
