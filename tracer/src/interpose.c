@@ -160,6 +160,24 @@ static inline int enter(lt_event *ev)
     return (ev->self = enter_thread()) != NULL;
 }
 
+/* The guard and the tracer's readiness in one question, for unlock's and destroy's common
+ * case: the calling thread, now inside the tracer, when it is registered and the call is to
+ * be checked; NULL otherwise (not registered yet, inside the tracer already, untracked), for
+ * the slow path to ask ready() and enter_thread(). A thread registers only once the tracer
+ * is ready (its first call asks ready(), or the thread that created it did), so a registered
+ * one needs no other question. (The lock calls ask ready() and enter_thread() as before:
+ * there gcc kept two registers less through libc's try, and spilled them, 5 instructions
+ * more where ready() is 3.) */
+static inline lt_thread *enter_registered(void)
+{
+    if (lt_unlikely(atomic_load_explicit(&lt_untracked, memory_order_relaxed)) || lt_tls.busy)
+        return NULL;
+    lt_thread *t = lt_tls.self;
+    if (lt_likely(t != NULL))
+        lt_tls.busy = 1;
+    return t;
+}
+
 #define CALLER (uintptr_t)__builtin_return_address(0), (uintptr_t)__builtin_dwarf_cfa()
 
 /* ------------------------------------------------------------------------------------------
@@ -383,20 +401,26 @@ void lt_interpose_hook(void (*fn)(lt_event *), const void *lock, lt_kind kind, l
     lt_leave(&lt_tls);
 }
 
-/* destroy: the tracer's part, then libc's call. (init and destroy ask ready() once, for
- * libc's call too, and hand the call's fields to detect.h in registers.) */
-static inline __attribute__((always_inline)) void destroying(const void *lock, lt_kind kind,
-                                                             uintptr_t ra, uintptr_t cfa)
+/* destroy: the tracer's part, then libc's call; 0 when the tracer is not ready (nor is libc's
+ * function known). A registered thread needs no other question (enter_registered). init and
+ * destroy hand the call's fields to detect.h in registers. */
+static inline __attribute__((always_inline)) int destroying(const void *lock, lt_kind kind,
+                                                            uintptr_t ra, uintptr_t cfa)
 {
-    lt_thread *t = enter_thread();
-    if (!t)
-        return;
+    lt_thread *t = enter_registered();
+    if (lt_unlikely(!t)) {
+        if (!ready())
+            return 0;
+        if ((t = enter_thread()) == NULL)
+            return 1;
+    }
     lt_destroy_lock(t, lock, kind, LT_API_PTHREAD, ra, cfa);
     lt_leave(&lt_tls);
+    return 1;
 }
 
 #define DESTROY(real_call, lock, kind)                                                        \
-    (ready() ? (destroying((const void *)(lock), (kind), CALLER), (real_call)) : 0)
+    (destroying((const void *)(lock), (kind), CALLER) ? (real_call) : 0)
 
 static inline int real_unlock(const void *lock, lt_kind kind)
 {
@@ -451,14 +475,10 @@ static inline __attribute__((always_inline)) int unlock_any(lt_thread *t, const 
  * (lt_unlock_begin), which is cheaper while the lock is still held. The thread enters the
  * tracer before, so that its signal handlers pass through while its held set still names the
  * lock. Inline in the pthread entry points, which name the kind. */
-static inline __attribute__((always_inline)) int unlock(const void *lock, lt_kind kind,
-                                                        lt_api api, uintptr_t ra, uintptr_t cfa)
+static inline __attribute__((always_inline)) int unlock_entered(lt_thread *t, const void *lock,
+                                                                lt_kind kind, lt_api api,
+                                                                uintptr_t ra, uintptr_t cfa)
 {
-    if (!ready())
-        return 0;
-    lt_thread *t = enter_thread();
-    if (!t)
-        return real_unlock(lock, kind);
     const lt_held *top = lt_unlock_begin(t, lock);
     if (lt_unlikely(!top) && t->nheld) /* out of order, or a large set */
         return unlock_any(t, lock, kind, api, ra, cfa);
@@ -467,6 +487,27 @@ static inline __attribute__((always_inline)) int unlock(const void *lock, lt_kin
         unlock_unusual(t, rc, lock, kind, api, UNUSUAL_SITE(ra, cfa));
     lt_leave(&lt_tls);
     return rc;
+}
+
+/* An unlock enter_registered did not let in (see acquire_first); (ra, cfa) is its site. */
+static __attribute__((noinline)) int unlock_first(const void *lock, lt_kind kind, lt_api api,
+                                                  uintptr_t ra, uintptr_t cfa)
+{
+    if (!ready())
+        return 0;
+    lt_thread *t = enter_thread();
+    if (!t)
+        return real_unlock(lock, kind);
+    return unlock_entered(t, lock, kind, api, ra, cfa);
+}
+
+static inline __attribute__((always_inline)) int unlock(const void *lock, lt_kind kind,
+                                                        lt_api api, uintptr_t ra, uintptr_t cfa)
+{
+    lt_thread *t = enter_registered();
+    if (lt_unlikely(!t))
+        return unlock_first(lock, kind, api, UNUSUAL_SITE(ra, cfa));
+    return unlock_entered(t, lock, kind, api, ra, cfa);
 }
 
 int lt_interpose_unlock(const void *lock, lt_kind kind, lt_api api, uintptr_t ra, uintptr_t cfa)
