@@ -296,15 +296,6 @@ static __attribute__((noinline)) int acquire_unusual(call *c, int common)
     return acquire_tried(c, rc);
 }
 
-/* A granted request with its held entry prepared, whose acquisition makes order edges: ev
- * is lt_held_prepare's copy of the event. */
-static __attribute__((noinline)) int acquire_edges(lt_event *ev, lt_held *spare)
-{
-    lt_after_lock_edges(ev, spare);
-    lt_leave(&lt_tls);
-    return 0;
-}
-
 /* Inline in the entry points, which pass a call whose fields are constants but the lock and
  * the call site: the common case then runs on those constants, with the event in registers
  * (its copy into a call of its own is made only for the other cases). */
@@ -330,8 +321,11 @@ static inline __attribute__((always_inline)) int acquire_inline(const call *prot
     int rc = real_try(proto);
     if (lt_unlikely(rc != 0))
         return acquire_tried(&(call){ev, proto->has_clock, proto->clock, proto->abstime}, rc);
-    if (lt_unlikely(edges))
-        return acquire_edges(&copy, spare);
+    if (lt_unlikely(edges)) {
+        lt_after_lock_edges(&copy, spare);
+        lt_leave(&lt_tls);
+        return 0;
+    }
     lt_held_commit(&ev, spare);
     lt_leave(&lt_tls);
     return 0;
