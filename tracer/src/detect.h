@@ -139,11 +139,14 @@ static inline __attribute__((always_inline)) lt_held *lt_held_prepare(lt_event *
     return h;
 }
 
-/* libc granted the lock lt_held_prepare prepared entry h for. */
+/* libc granted the lock lt_held_prepare prepared entry h for. Its writer is named through
+ * h->lock (ev->lock, read back from the entry just written): ev's fields in registers were
+ * kept through libc's try for this store, spilled and loaded again. */
 static inline void lt_held_commit(lt_event *ev, lt_held *h)
 {
     lt_held_append(ev->self);
-    lt_held_granted(ev, h, 0);
+    if (ev->mode == LT_MODE_WRITE)
+        atomic_store_explicit(&h->lock->writer, ev->self->info.seq + 1, memory_order_relaxed);
 }
 
 void lt_after_lock_edges(lt_event *ev, lt_held *spare);

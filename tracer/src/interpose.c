@@ -318,13 +318,24 @@ static inline __attribute__((always_inline)) int acquire_inline(const call *prot
     if (lt_unlikely(!spare))
         return acquire_unusual(&(call){ev, proto->has_clock, proto->clock, proto->abstime},
                                common);
-    int rc = real_try(proto);
-    if (lt_unlikely(rc != 0))
-        return acquire_tried(&(call){ev, proto->has_clock, proto->clock, proto->abstime}, rc);
     if (lt_unlikely(edges)) {
+        /* The copy in memory is the event from here, where libc's try failing needs it too:
+         * the registers that held ev were spilled around the try otherwise. */
+        int rc = real_try(proto);
+        if (lt_unlikely(rc != 0))
+            return acquire_tried(&(call){copy, proto->has_clock, proto->clock, proto->abstime},
+                                 rc);
         lt_after_lock_edges(&copy, spare);
         lt_leave(&lt_tls);
         return 0;
+    }
+    int rc = real_try(proto);
+    if (lt_unlikely(rc != 0)) {
+        /* read back (the entry's lock; the common case holds none), not kept through the try
+         * in registers, which were spilled (lt_held_commit too names the writer so) */
+        ev.lock = spare->lock;
+        ev.held = NULL;
+        return acquire_tried(&(call){ev, proto->has_clock, proto->clock, proto->abstime}, rc);
     }
     lt_held_commit(&ev, spare);
     lt_leave(&lt_tls);
