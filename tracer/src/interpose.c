@@ -522,19 +522,20 @@ int lt_interpose_unlock(const void *lock, lt_kind kind, lt_api api, uintptr_t ra
 
 #define UNLOCK(lock, kind) unlock((const void *)(lock), (kind), LT_API_PTHREAD, 0, 0)
 
-/* init: a new identity for the address once libc has initialised the lock. */
-static inline __attribute__((always_inline)) int inited(int rc, const void *lock, uintptr_t ra,
-                                                        uintptr_t cfa)
+/* init: a new identity for the address once libc has initialised the lock. The call site is
+ * read here, after libc's call (inline in the entry point: its caller's), so that it is not
+ * kept through that call. */
+static inline __attribute__((always_inline)) int inited(int rc, const void *lock)
 {
     lt_thread *t;
     if (rc == 0 && (t = enter_thread()) != NULL) {
-        lt_init_lock(t, lock, LT_API_PTHREAD, ra, cfa);
+        lt_init_lock(t, lock, LT_API_PTHREAD, CALLER);
         lt_leave(&lt_tls);
     }
     return rc;
 }
 
-#define INIT(real_call, lock) (ready() ? inited((real_call), (const void *)(lock), CALLER) : 0)
+#define INIT(real_call, lock) (ready() ? inited((real_call), (const void *)(lock)) : 0)
 
 /* ------------------------------------------------------------------------------------------
  * Reader-writer locks.
