@@ -404,8 +404,9 @@ static inline lt_held *lt_held_find(lt_thread *t, const void *addr)
 }
 
 /* Unlocks libc accepted of locks their thread did not hold (detect.c): until there is one,
- * no held entry for write outlives its lock's release. */
-extern _Atomic unsigned lt_foreign_unlocks;
+ * no held entry for write outlives its lock's release. (Hidden, as lt_cfg: read with one
+ * instruction.) */
+extern _Atomic unsigned lt_foreign_unlocks __attribute__((visibility("hidden")));
 
 /* lt_held_find for a request of kind for the lock at addr, shadow entry l (NULL: none). A
  * mutex or spinlock is only ever held for write, and one this thread holds names it as its
