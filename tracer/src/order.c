@@ -2563,7 +2563,8 @@ static inline void fingerprints(lt_held **hs, size_t n, const lt_event *ev, uint
 }
 
 /* Adds the edges of hs that are not in the graph yet; 0 when out of memory. */
-static int batch_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
+static inline __attribute__((always_inline)) int batch_add(lt_held **hs, uint64_t *fps,
+                                                            size_t n, request *r)
 {
     size_t fresh = 0, stops[WALK];
     lt_known_look look;
@@ -2598,22 +2599,20 @@ static inline __attribute__((always_inline)) void caches_prefetch(const lt_threa
 }
 
 /* The lines this acquisition's new edges will most likely touch, asked for at once before
- * the work that comes first (look-ups, describing the edges): the new lock's node (or
- * the node the thread will make it from), the edge the thread will take next, and the known
- * set's slots of the fingerprints. Met one after the other, each was a cache miss: in
- * `groups` three of the order graph's misses a lock lifecycle, in `lazy` the new lock's node
- * was half of edges_add's time. (The held locks' nodes too cost 12 instructions an edge in
- * `lazy` and no time that could be measured: they were touched when those locks were taken.) */
-static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, const uint64_t *fps,
-                                  size_t n)
+ * the work that comes first (the look-ups): the new lock's node (or the node the thread will
+ * make it from) and the edge the thread will take next. Met one after the other, each was a
+ * cache miss: in `groups` three of the order graph's misses a lock lifecycle, in `lazy` the
+ * new lock's node was half of edges_add's time. (The held locks' nodes too cost 12
+ * instructions an edge in `lazy` and no time that could be measured: they were touched when
+ * those locks were taken. The known set's slots are not asked for: batch_add loads them right
+ * after, each load independent of the others - 8 instructions an edge in `lazy` for a head
+ * start of a few.) */
+static inline void edges_prefetch(const lt_thread *t, const lt_lock *l)
 {
     const node *x = node_of(l);
-    const lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire);
     if (x)
         prefetch_object(x, sizeof *x);
     caches_prefetch(t, !x);
-    for (size_t i = 0; k && i < n; i++)
-        __builtin_prefetch(&k->slot[lt_set_home(k, fps[i])], 1);
 }
 
 /*
@@ -2721,7 +2720,7 @@ static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev,
     if (chained && !r.fresh &&
         atomic_load_explicit(chain_slot(key), memory_order_relaxed) == (key | 1))
         return;
-    edges_prefetch(t, ev->lock, fps, n);
+    edges_prefetch(t, ev->lock);
     int whole = batch_add(hs, fps, n, &r);
     if (chained && whole)
         atomic_store_explicit(chain_slot(key), key | 1, memory_order_relaxed);
