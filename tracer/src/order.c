@@ -2832,18 +2832,13 @@ void lt_order_acquired(lt_event *ev)
         acquired_edges(ev->self, ev, gen, i, hs, fps, n, more);
 }
 
-/* Only the common case is answered: no edge, or one that is known. A walk that meets a second
- * held lock before an anchor stops there, without fingerprints: its chain is looked up by
- * lt_order_acquired, after the grant, which walks again (where every acquisition makes new
- * edges, fingerprinting them twice was 9 % of the instructions). */
-int lt_order_known(lt_thread *t, lt_lock *l, lt_mode mode, lt_wait wait, uint64_t *memo)
+/* lt_order_known for a lock with a node, something held. Only the common case is answered: no
+ * edge, or one that is known. A walk that meets a second held lock before an anchor stops
+ * there, without fingerprints: its chain is looked up by lt_order_acquired, after the grant,
+ * which walks again (where every acquisition makes new edges, fingerprinting them twice was
+ * 9 % of the instructions). */
+int lt_order_known_walk(lt_thread *t, lt_lock *l, lt_mode mode, uint64_t *memo)
 {
-    if (t->nheld == 0 || wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
-        return 1;
-    /* No edge leads into a lock without a node: whatever the walk finds, it is not known (and
-     * lt_order_acquired, which walks anyway, says so when it finds no edge to make). */
-    if (!node_of(l))
-        return 0;
     lt_held *one = NULL;
     for (uint32_t i = t->held_end; i > 0;) {
         lt_held *h = &t->held[--i];

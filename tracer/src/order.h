@@ -12,7 +12,20 @@ void lt_order_acquired(lt_event *ev);
  * *memo is the caller's record of the last edge into l found known (0 = none): the edge is
  * known without a look at the known set when it is that one, and becomes it when the set has
  * it. (The event's fields, not the event: the caller keeps it in registers.) */
-int lt_order_known(lt_thread *t, lt_lock *l, lt_mode mode, lt_wait wait, uint64_t *memo);
+int lt_order_known_walk(lt_thread *t, lt_lock *l, lt_mode mode, uint64_t *memo);
+/* Its answers without a walk inline: a lock's first acquisition under another (every one in
+ * `groups`) paid a call and a full frame for the load of l->order_node. No edge leads into a
+ * lock without a node: whatever the walk finds, it is not known (and lt_order_acquired, which
+ * walks anyway, says so when it finds no edge to make). */
+static inline int lt_order_known(lt_thread *t, lt_lock *l, lt_mode mode, lt_wait wait,
+                                 uint64_t *memo)
+{
+    if (t->nheld == 0 || wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
+        return 1;
+    if (!atomic_load_explicit(&l->order_node, memory_order_acquire))
+        return 0;
+    return lt_order_known_walk(t, l, mode, memo);
+}
 /* The identity l has (or had, before its gen moves on) is history (`how`): its node and edges
  * leave the graph, the orders it stood in for between other locks stay. On init, destroy,
  * free and reuse, with the shadow entry still at the address. A lock without a node (at
