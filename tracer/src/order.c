@@ -2385,8 +2385,15 @@ static size_t edge_infos(lt_edge_info *copy, size_t k, const edge *e)
  * probe answers. The key names lock identities (entry and gen), and edges leave the graph only
  * with an identity (lt_order_forget, before the gen changes), so a key found promises its
  * edges. The cache only loses keys (overwritten), which costs the lookups they saved.
+ *
+ * A thread whose sequences do not repeat (`lazy`: 1-10 of 16 K locks at random) found none
+ * there, and its look-up and its store were each a cache miss, a twentieth of its time: after
+ * CHAIN_TRUST look-ups missed in a row it asks the cache (and fills it) only once in
+ * CHAIN_RETRY acquisitions, until a look-up finds its chain again (chain_ask).
  * ---------------------------------------------------------------------------------------- */
 #define CHAIN_BITS 14
+#define CHAIN_TRUST 64
+#define CHAIN_RETRY 64
 
 static _Atomic uint64_t chains[1u << CHAIN_BITS];
 
@@ -2394,6 +2401,21 @@ static uint64_t chain_mix(uint64_t key, uint64_t fp)
 {
     key = (key ^ fp) * 0x9E3779B97F4A7C15ull;
     return key ^ (key >> 31);
+}
+
+/* Does this acquisition of t look its chain up (and keep it)? */
+static inline int chain_ask(lt_thread *t)
+{
+    return t->chain_missed < CHAIN_TRUST || (++t->chain_missed & (CHAIN_RETRY - 1)) == 0;
+}
+
+/* t's look-up found its chain (1) or not. */
+static inline void chain_found(lt_thread *t, int found)
+{
+    if (found)
+        t->chain_missed = 0;
+    else if (t->chain_missed < CHAIN_TRUST)
+        t->chain_missed++;
 }
 
 static _Atomic uint64_t *chain_slot(uint64_t key)
@@ -2714,12 +2736,15 @@ static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev,
 {
     request r = {.ev = ev, .gen = gen, .fresh = !node_of(ev->lock)};
     uint64_t key = 0;
-    int chained = n > 1 && !more;
+    int chained = n > 1 && !more && chain_ask(t);
     for (size_t k = 0; chained && k < n; k++)
         key = chain_mix(key, fps[k]);
-    if (chained && !r.fresh &&
-        atomic_load_explicit(chain_slot(key), memory_order_relaxed) == (key | 1))
-        return;
+    if (chained && !r.fresh) {
+        int found = atomic_load_explicit(chain_slot(key), memory_order_relaxed) == (key | 1);
+        chain_found(t, found);
+        if (found)
+            return;
+    }
     edges_prefetch(t, ev->lock);
     int whole = batch_add(hs, fps, n, &r);
     if (chained && whole)
