@@ -658,16 +658,17 @@ static void implied_put(struct implied *v);
 static void edge_cache_put(lt_thread *t, uint32_t i);
 static void node_cache_put(lt_thread *t, node *n);
 
-/* Under the graph lock: the thread whose nodes leave the graph (nodes_gone_leave), which takes
- * what they free into its own caches, up to as many nodes as it made from them (node_made),
- * and twice as many edges: a thread that ends the locks it made gets their memory back while
- * it is still in the cache, where the pool gave it back a round of locks later, each line a
- * cache miss then (`groups`: 25 K locks made, taken nested and destroyed, over and over).
- * One that ends the locks of others fills the pool as before. */
-static lt_thread *recycler;
+/* `recycler`, where the functions below take one: the thread whose nodes leave the graph
+ * (nodes_gone_leave), which takes what they free into its own caches, up to as many nodes as
+ * it made from them (node_made), and twice as many edges: a thread that ends the locks it
+ * made gets their memory back while it is still in the cache, where the pool gave it back a
+ * round of locks later, each line a cache miss then (`groups`: 25 K locks made, taken nested
+ * and destroyed, over and over). One that ends the locks of others fills the pool as before
+ * (NULL). A parameter, not a global: inlined in the batch, it stays in a register. */
 
 /* One of its lists let go of edge i (e): the last one frees it. */
-static inline __attribute__((always_inline)) void edge_drop(uint32_t i, edge *e)
+static inline __attribute__((always_inline)) void edge_drop(uint32_t i, edge *e,
+                                                            lt_thread *recycler)
 {
     if (--e->lists == 0) {
         ndead--;
@@ -690,7 +691,8 @@ static void nedges_locked(ptrdiff_t d)
 
 /* Edge i (e) leaves the graph with one of its nodes, whose list lets go of it. Inlined where a
  * node leaves with its lists (node_leave), every lock's end in `groups`. */
-static inline __attribute__((always_inline)) void edge_kill_at(uint32_t i, edge *e)
+static inline __attribute__((always_inline)) void edge_kill_at(uint32_t i, edge *e,
+                                                               lt_thread *recycler)
 {
     if (!e->dead) {
         int indexed = !atomic_load_explicit(&node_at(e->to)->unindexed, memory_order_relaxed);
@@ -703,12 +705,12 @@ static inline __attribute__((always_inline)) void edge_kill_at(uint32_t i, edge 
         if (e->back)
             atomic_fetch_sub_explicit(&nback, 1, memory_order_relaxed);
     }
-    edge_drop(i, e);
+    edge_drop(i, e, recycler);
 }
 
 static void edge_kill(uint32_t i)
 {
-    edge_kill_at(i, edge_at(i));
+    edge_kill_at(i, edge_at(i), NULL);
 }
 
 /* The first live edge from *link on in a list of `side`, unlinking the dead ones before it:
@@ -811,9 +813,9 @@ static void node_kill(node *n)
 
 /* Under the graph lock: n, whose edges are dead, leaves the listed nodes and the set of
  * moved ords, and goes back to the pool. */
-static inline __attribute__((always_inline)) void node_free(node *n)
+static inline __attribute__((always_inline)) void node_free(node *n, lt_thread *recycler)
 {
-    if (ord_moved(n))
+    if (atomic_load_explicit(&moved, memory_order_relaxed) && ord_moved(n)) /* (no set: none) */
         lt_set_remove(&moved, ord_key(n->ord));
     atomic_store_explicit(&n->listed, 0, memory_order_relaxed);
     if (recycler && recycler->node_made) {
@@ -827,7 +829,7 @@ static inline __attribute__((always_inline)) void node_free(node *n)
 /* Under the graph lock: n, which no entry reaches any more, leaves the graph; at once when its
  * lists are short, else marked dead and reaped later. Inlined in a thread's batch
  * (nodes_gone_leave), every lock's end in `groups`; node_leave elsewhere. */
-static inline __attribute__((always_inline)) void node_leave_at(node *n)
+static inline __attribute__((always_inline)) void node_leave_at(node *n, lt_thread *recycler)
 {
     if (node_pushed(n) > EAGER) {
         node_kill(n);
@@ -837,15 +839,15 @@ static inline __attribute__((always_inline)) void node_leave_at(node *n)
         for (uint32_t i = n->list[side].first, next; i; i = next) {
             edge *e = edge_at(i);
             next = e->next[side];
-            edge_kill_at(i, e);
+            edge_kill_at(i, e, recycler);
         }
     }
-    node_free(n);
+    node_free(n, recycler);
 }
 
 static void node_leave(node *n)
 {
-    node_leave_at(n);
+    node_leave_at(n, NULL);
 }
 
 /* Under the graph lock: l lets go of its node n, which leaves the graph unless another thread
@@ -878,7 +880,7 @@ static void reap(size_t budget)
             edge_kill(i);
         } else {
             reaping = next_of(n);
-            node_free(n);
+            node_free(n, NULL);
         }
     }
 }
@@ -886,12 +888,10 @@ static void reap(size_t budget)
 /* Under the graph lock: the nodes t let go of (lt_order_forget) leave the graph. */
 static void nodes_gone_leave(lt_thread *t)
 {
-    recycler = t;
     for (node *n; (n = t->node_gone) != NULL;) {
         t->node_gone = next_of(n);
-        node_leave_at(n);
+        node_leave_at(n, t);
     }
-    recycler = NULL;
     t->node_ngone = 0;
 }
 
@@ -1406,6 +1406,7 @@ static void request_fill(request *r, int unwind)
         r->to_partial = 0;
         lt_thread_info_now(t, &r->thread);
         memcpy(t->info.name, r->thread.name, sizeof t->info.name); /* the name as last read */
+        t->first_label = 0; /* it named the thread as it was (first_label) */
         return;
     }
     r->to_stack = r->ev->site ? r->ev->site : lt_stack_site_lazy(t, r->ev->ra, r->ev->cfa);
@@ -2682,22 +2683,45 @@ static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, 
     return 2;
 }
 
+/* The label of edge_first's edge h -> (the lock t takes in to_mode at to_stack), described as
+ * request_fill does lazily, without a request; 0: the graph lock keeps it. A thread makes its
+ * first edges at few places, in `groups` at one: its last label is kept with the stacks it
+ * has (first_stacks), and its thread is the one t->info says, until t->info changes (a name
+ * read again, request_fill; a fork, lt_order_fork) - where the thread was looked up among
+ * those kept, the label described and looked up for every lock. */
+static inline uint32_t first_label(lt_thread *t, lt_held *h, lt_mode to_mode, uint32_t to_stack)
+{
+    uint32_t from = h->stack ? h->stack : h->site; /* held_stack's, when not 0 */
+    uint64_t stacks = from | (uint64_t)to_stack << 32;
+    uint8_t partial = !h->stack;
+    const lt_thread_info *who;
+    desc d;
+    if (lt_likely(t->first_label && t->first_stacks == stacks && t->first_partial == partial &&
+                  from))
+        return t->first_label;
+    if (!t->info.name[0] || !(who = thread_kept_find(&t->info)))
+        return 0;
+    desc_make(&d, t, h, to_mode, to_stack, 1, 0, who);
+    uint32_t lab = label_find(t, &d.l);
+    if (lab && from) {
+        t->first_stacks = stacks;
+        t->first_partial = partial;
+        t->first_label = lab;
+    }
+    return lab;
+}
+
 static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
 {
     lt_thread *t = ev->self;
     int64_t a = (int64_t)(uintptr_t)ev->addr;
-    const lt_thread_info *who;
-    if (lt_cfg.stacks == LT_STACKS_FULL || !t->node_free || edge_cache_has(t) < 1 + WALK ||
-        !ord_is_addr(a) || !t->info.name[0] || site_unwinds(ev->ra) ||
-        !(who = thread_kept_find(&t->info)))
-        return 0;
-    desc d;
     uint32_t lab;
-    /* request_fill's lazy description, without a request: the thread is `who` already. */
-    desc_make(&d, t, h, ev->mode, ev->site ? ev->site : lt_stack_site_lazy(t, ev->ra, ev->cfa),
-              1, 0, who);
-    if (!(lab = label_find(t, &d.l)))
-        return 0; /* the graph lock keeps it */
+    if (lt_cfg.stacks == LT_STACKS_FULL || !t->node_free || edge_cache_has(t) < 1 + WALK ||
+        !ord_is_addr(a) || site_unwinds(ev->ra) ||
+        !(lab = first_label(t, h, ev->mode,
+                            ev->site ? ev->site : lt_stack_site_lazy(t, ev->ra, ev->cfa))))
+        return 0;
+    desc d = {.below = held_below(t, h), .from_mode = h->mode, .to_mode = (uint8_t)ev->mode};
     uint32_t e = edge_cache_take(t);
     node *x = node_cache_take(t);
     edge *ep = edge_at(e);
@@ -2896,6 +2920,9 @@ void lt_order_fork(lt_fork_phase phase)
     } else if (phase == LT_FORK_PARENT) {
         graph_leave();
     } else {
+        lt_thread *t = lt_tls.self;
+        if (t)
+            t->first_label = 0; /* its tid is the child's now (first_label) */
         atomic_store(&gate.in, 0); /* no thread is in edges_fast, but some may have counted */
         for (unsigned i = 0; i < gate_nslots; i++)
             atomic_store(&gate_slots[i].in, 0);
