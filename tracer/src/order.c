@@ -2011,6 +2011,11 @@ static size_t edges_fast(gate_slot *s, lt_held **hs, uint64_t *fps, size_t n, re
     if (look && !lt_known_look_holds(look, k))
         stops = NULL;
     size_t left = 0, added = 0;
+    /* A copy of the known set is being made: the fingerprints claimed here are logged for it,
+     * at once (lt_known_logged). */
+    int growing = atomic_load_explicit(&lt_known_growing, memory_order_relaxed);
+    uint64_t logged[WALK];
+    size_t nlogged = 0;
     uint32_t run = 0; /* the edges into `to`, the newest first (to `last`): pushed at once */
     edge *last = NULL;
     int foreign = foreign_unlocks();
@@ -2029,7 +2034,8 @@ static size_t edges_fast(gate_slot *s, lt_held **hs, uint64_t *fps, size_t n, re
         }
         if (!lt_set_claim_from(k, fps[i], stops ? stops[i] : lt_set_home(k, fps[i])))
             continue;
-        lt_known_logged(fps[i]);
+        if (lt_unlikely(growing))
+            logged[nlogged++] = fps[i];
         uint32_t e = edge_cache_take(t);
         edge *ep = edge_at(e); /* once: its byte stores may alias the pool's table of chunks */
         edge_fill(ep, &d, lab);
@@ -2039,6 +2045,8 @@ static size_t edges_fast(gate_slot *s, lt_held **hs, uint64_t *fps, size_t n, re
         last = added++ ? last : ep;
         run = e;
     }
+    if (nlogged)
+        lt_known_log(logged, nlogged);
     lt_known_unreserve(reserve, k, n - added);
     if (added) {
         list_push_run(to, IN, run, last, (uint32_t)added, held_alone(r->ev->mode, foreign));
