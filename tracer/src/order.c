@@ -1439,12 +1439,24 @@ static inline uint32_t held_stack(lt_held *h, uint32_t under, int *partial)
 
 /* The edge h -> (the lock t takes in to_mode, where to_stack says) as it will be kept, made by
  * `thread`. */
+static inline void desc_make_from(desc *d, const lt_thread *t, lt_held *h, uint32_t from_stack,
+                                  int partial, lt_mode to_mode, uint32_t to_stack,
+                                  int to_partial, int unwound, const lt_thread_info *thread);
+
 static inline void desc_make(desc *d, const lt_thread *t, lt_held *h, lt_mode to_mode,
                              uint32_t to_stack, int to_partial, int unwound,
                              const lt_thread_info *thread)
 {
     int partial;
     uint32_t from_stack = held_stack(h, unwound ? to_stack : 0, &partial);
+    desc_make_from(d, t, h, from_stack, partial, to_mode, to_stack, to_partial, unwound, thread);
+}
+
+/* desc_make with h's stack (and whether it is partial) known. */
+static inline void desc_make_from(desc *d, const lt_thread *t, lt_held *h, uint32_t from_stack,
+                                  int partial, lt_mode to_mode, uint32_t to_stack,
+                                  int to_partial, int unwound, const lt_thread_info *thread)
+{
     d->below = held_below(t, h);
     d->from_mode = h->mode;
     d->to_mode = (uint8_t)to_mode;
@@ -1477,9 +1489,11 @@ static inline void edge_describe(desc *d, lt_held *h, request *r)
 static inline int edge_describe_gated(desc *d, lt_held *h, const request *r,
                                       const lt_thread_info *who)
 {
-    if (!h->stack && (r->unwound || !h->site))
+    uint32_t from_stack = h->stack ? h->stack : r->unwound ? 0 : h->site;
+    if (!from_stack)
         return 0;
-    desc_make(d, r->ev->self, h, r->ev->mode, r->to_stack, r->to_partial, r->unwound, who);
+    desc_make_from(d, r->ev->self, h, from_stack, !h->stack, r->ev->mode, r->to_stack,
+                   r->to_partial, r->unwound, who);
     return 1;
 }
 
