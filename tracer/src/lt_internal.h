@@ -287,6 +287,7 @@ typedef struct lt_thread {
 #define LT_EDGE_LABELS 4
     uint32_t edge_label[LT_EDGE_LABELS]; /* order.c: the labels of its last new edges */
     uint32_t node_made;           /* order.c: nodes it made from its own, not yet taken back */
+    uint32_t chain_missed;        /* order.c: chain look-ups missed in a row (chain_ask) */
     void *node_free;              /* order.c: nodes for the new locks it takes (a free list), */
     void *node_gone;              /* and those of locks it ended, to leave the graph together */
     uint32_t node_nfree, node_ngone;

@@ -1439,12 +1439,24 @@ static inline uint32_t held_stack(lt_held *h, uint32_t under, int *partial)
 
 /* The edge h -> (the lock t takes in to_mode, where to_stack says) as it will be kept, made by
  * `thread`. */
+static inline void desc_make_from(desc *d, const lt_thread *t, lt_held *h, uint32_t from_stack,
+                                  int partial, lt_mode to_mode, uint32_t to_stack,
+                                  int to_partial, int unwound, const lt_thread_info *thread);
+
 static inline void desc_make(desc *d, const lt_thread *t, lt_held *h, lt_mode to_mode,
                              uint32_t to_stack, int to_partial, int unwound,
                              const lt_thread_info *thread)
 {
     int partial;
     uint32_t from_stack = held_stack(h, unwound ? to_stack : 0, &partial);
+    desc_make_from(d, t, h, from_stack, partial, to_mode, to_stack, to_partial, unwound, thread);
+}
+
+/* desc_make with h's stack (and whether it is partial) known. */
+static inline void desc_make_from(desc *d, const lt_thread *t, lt_held *h, uint32_t from_stack,
+                                  int partial, lt_mode to_mode, uint32_t to_stack,
+                                  int to_partial, int unwound, const lt_thread_info *thread)
+{
     d->below = held_below(t, h);
     d->from_mode = h->mode;
     d->to_mode = (uint8_t)to_mode;
@@ -1477,9 +1489,11 @@ static inline void edge_describe(desc *d, lt_held *h, request *r)
 static inline int edge_describe_gated(desc *d, lt_held *h, const request *r,
                                       const lt_thread_info *who)
 {
-    if (!h->stack && (r->unwound || !h->site))
+    uint32_t from_stack = h->stack ? h->stack : r->unwound ? 0 : h->site;
+    if (!from_stack)
         return 0;
-    desc_make(d, r->ev->self, h, r->ev->mode, r->to_stack, r->to_partial, r->unwound, who);
+    desc_make_from(d, r->ev->self, h, from_stack, !h->stack, r->ev->mode, r->to_stack,
+                   r->to_partial, r->unwound, who);
     return 1;
 }
 
@@ -2011,6 +2025,11 @@ static size_t edges_fast(gate_slot *s, lt_held **hs, uint64_t *fps, size_t n, re
     if (look && !lt_known_look_holds(look, k))
         stops = NULL;
     size_t left = 0, added = 0;
+    /* A copy of the known set is being made: the fingerprints claimed here are logged for it,
+     * at once (lt_known_logged). */
+    int growing = atomic_load_explicit(&lt_known_growing, memory_order_relaxed);
+    uint64_t logged[WALK];
+    size_t nlogged = 0;
     uint32_t run = 0; /* the edges into `to`, the newest first (to `last`): pushed at once */
     edge *last = NULL;
     int foreign = foreign_unlocks();
@@ -2029,7 +2048,8 @@ static size_t edges_fast(gate_slot *s, lt_held **hs, uint64_t *fps, size_t n, re
         }
         if (!lt_set_claim_from(k, fps[i], stops ? stops[i] : lt_set_home(k, fps[i])))
             continue;
-        lt_known_logged(fps[i]);
+        if (lt_unlikely(growing))
+            logged[nlogged++] = fps[i];
         uint32_t e = edge_cache_take(t);
         edge *ep = edge_at(e); /* once: its byte stores may alias the pool's table of chunks */
         edge_fill(ep, &d, lab);
@@ -2039,6 +2059,8 @@ static size_t edges_fast(gate_slot *s, lt_held **hs, uint64_t *fps, size_t n, re
         last = added++ ? last : ep;
         run = e;
     }
+    if (nlogged)
+        lt_known_log(logged, nlogged);
     lt_known_unreserve(reserve, k, n - added);
     if (added) {
         list_push_run(to, IN, run, last, (uint32_t)added, held_alone(r->ev->mode, foreign));
@@ -2386,8 +2408,15 @@ static size_t edge_infos(lt_edge_info *copy, size_t k, const edge *e)
  * probe answers. The key names lock identities (entry and gen), and edges leave the graph only
  * with an identity (lt_order_forget, before the gen changes), so a key found promises its
  * edges. The cache only loses keys (overwritten), which costs the lookups they saved.
+ *
+ * A thread whose sequences do not repeat (`lazy`: 1-10 of 16 K locks at random) found none
+ * there, and its look-up and its store were each a cache miss, a twentieth of its time: after
+ * CHAIN_TRUST look-ups missed in a row it asks the cache (and fills it) only once in
+ * CHAIN_RETRY acquisitions, until a look-up finds its chain again (chain_ask).
  * ---------------------------------------------------------------------------------------- */
 #define CHAIN_BITS 14
+#define CHAIN_TRUST 64
+#define CHAIN_RETRY 64
 
 static _Atomic uint64_t chains[1u << CHAIN_BITS];
 
@@ -2395,6 +2424,21 @@ static uint64_t chain_mix(uint64_t key, uint64_t fp)
 {
     key = (key ^ fp) * 0x9E3779B97F4A7C15ull;
     return key ^ (key >> 31);
+}
+
+/* Does this acquisition of t look its chain up (and keep it)? */
+static inline int chain_ask(lt_thread *t)
+{
+    return t->chain_missed < CHAIN_TRUST || (++t->chain_missed & (CHAIN_RETRY - 1)) == 0;
+}
+
+/* t's look-up found its chain (1) or not. */
+static inline void chain_found(lt_thread *t, int found)
+{
+    if (found)
+        t->chain_missed = 0;
+    else if (t->chain_missed < CHAIN_TRUST)
+        t->chain_missed++;
 }
 
 static _Atomic uint64_t *chain_slot(uint64_t key)
@@ -2564,7 +2608,8 @@ static inline void fingerprints(lt_held **hs, size_t n, const lt_event *ev, uint
 }
 
 /* Adds the edges of hs that are not in the graph yet; 0 when out of memory. */
-static int batch_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
+static inline __attribute__((always_inline)) int batch_add(lt_held **hs, uint64_t *fps,
+                                                            size_t n, request *r)
 {
     size_t fresh = 0, stops[WALK];
     lt_known_look look;
@@ -2599,22 +2644,20 @@ static inline __attribute__((always_inline)) void caches_prefetch(const lt_threa
 }
 
 /* The lines this acquisition's new edges will most likely touch, asked for at once before
- * the work that comes first (look-ups, describing the edges): the new lock's node (or
- * the node the thread will make it from), the edge the thread will take next, and the known
- * set's slots of the fingerprints. Met one after the other, each was a cache miss: in
- * `groups` three of the order graph's misses a lock lifecycle, in `lazy` the new lock's node
- * was half of edges_add's time. (The held locks' nodes too cost 12 instructions an edge in
- * `lazy` and no time that could be measured: they were touched when those locks were taken.) */
-static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, const uint64_t *fps,
-                                  size_t n)
+ * the work that comes first (the look-ups): the new lock's node (or the node the thread will
+ * make it from) and the edge the thread will take next. Met one after the other, each was a
+ * cache miss: in `groups` three of the order graph's misses a lock lifecycle, in `lazy` the
+ * new lock's node was half of edges_add's time. (The held locks' nodes too cost 12
+ * instructions an edge in `lazy` and no time that could be measured: they were touched when
+ * those locks were taken. The known set's slots are not asked for: batch_add loads them right
+ * after, each load independent of the others - 8 instructions an edge in `lazy` for a head
+ * start of a few.) */
+static inline void edges_prefetch(const lt_thread *t, const lt_lock *l)
 {
     const node *x = node_of(l);
-    const lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire);
     if (x)
         prefetch_object(x, sizeof *x);
     caches_prefetch(t, !x);
-    for (size_t i = 0; k && i < n; i++)
-        __builtin_prefetch(&k->slot[lt_set_home(k, fps[i])], 1);
 }
 
 /*
@@ -2739,13 +2782,16 @@ static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev,
 {
     request r = {.ev = ev, .gen = gen, .fresh = !node_of(ev->lock)};
     uint64_t key = 0;
-    int chained = n > 1 && !more;
+    int chained = n > 1 && !more && chain_ask(t);
     for (size_t k = 0; chained && k < n; k++)
         key = chain_mix(key, fps[k]);
-    if (chained && !r.fresh &&
-        atomic_load_explicit(chain_slot(key), memory_order_relaxed) == (key | 1))
-        return;
-    edges_prefetch(t, ev->lock, fps, n);
+    if (chained && !r.fresh) {
+        int found = atomic_load_explicit(chain_slot(key), memory_order_relaxed) == (key | 1);
+        chain_found(t, found);
+        if (found)
+            return;
+    }
+    edges_prefetch(t, ev->lock);
     int whole = batch_add(hs, fps, n, &r);
     if (chained && whole)
         atomic_store_explicit(chain_slot(key), key | 1, memory_order_relaxed);
