@@ -812,6 +812,17 @@ static inline __attribute__((always_inline)) void node_free(node *n, lt_thread *
     }
 }
 
+/* Under the graph lock: the edges of n's list of `side` (a constant) leave the graph. */
+static inline __attribute__((always_inline)) void list_leave(node *n, int side,
+                                                             lt_thread *recycler)
+{
+    for (uint32_t i = n->list[side].first, next; i; i = next) {
+        edge *e = edge_at(i);
+        next = e->next[side];
+        edge_kill_at(i, e, recycler);
+    }
+}
+
 /* Under the graph lock: n, which no entry reaches any more, leaves the graph; at once when its
  * lists are short, else marked dead and reaped later. Inlined in a thread's batch
  * (nodes_gone_leave), every lock's end in `groups`; node_leave elsewhere. */
@@ -821,13 +832,8 @@ static inline __attribute__((always_inline)) void node_leave_at(node *n, lt_thre
         node_kill(n);
         return;
     }
-    for (int side = OUT; side <= IN; side++) {
-        for (uint32_t i = n->list[side].first, next; i; i = next) {
-            edge *e = edge_at(i);
-            next = e->next[side];
-            edge_kill_at(i, e, recycler);
-        }
-    }
+    list_leave(n, OUT, recycler);
+    list_leave(n, IN, recycler);
     node_free(n, recycler);
 }
 
@@ -874,11 +880,13 @@ static void reap(size_t budget)
 /* Under the graph lock: the nodes t let go of (lt_order_forget) leave the graph. */
 static void nodes_gone_leave(lt_thread *t)
 {
-    for (node *n; (n = t->node_gone) != NULL;) {
-        t->node_gone = next_of(n);
+    node *n = t->node_gone, *next;
+    t->node_gone = NULL;
+    t->node_ngone = 0;
+    for (; n; n = next) {
+        next = next_of(n); /* (before n is freed) */
         node_leave_at(n, t);
     }
-    t->node_ngone = 0;
 }
 
 /*
