@@ -2620,27 +2620,28 @@ static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, 
 
 /* The label of edge_first's edge h -> (the lock t takes in to_mode at to_stack), described as
  * request_fill does lazily, without a request; 0: the graph lock keeps it. A thread makes its
- * first edges at few places, in `groups` at one: its last label is kept with the stacks it
- * has (first_stacks), and its thread is the one t->info says, until t->info changes (a name
- * read again, request_fill; a fork, lt_order_fork) - where the thread was looked up among
- * those kept, the label described and looked up for every lock. */
+ * first edges at few places, in `groups` at one: its last label is kept with what it was made
+ * from (h's stack and site, which give the from stack and its flag, and to_stack), and its
+ * thread is the one t->info says, until t->info changes (a name read again, request_fill; a
+ * fork, lt_order_fork) - where the thread was looked up among those kept, the label described
+ * and looked up for every lock. */
+_Static_assert(offsetof(lt_held, site) == offsetof(lt_held, stack) + sizeof(uint32_t),
+               "a held lock's stack and site are one word (first_label)");
 static inline uint32_t first_label(lt_thread *t, lt_held *h, lt_mode to_mode, uint32_t to_stack)
 {
-    uint32_t from = h->stack ? h->stack : h->site; /* held_stack's, when not 0 */
-    uint64_t stacks = from | (uint64_t)to_stack << 32;
-    uint8_t partial = !h->stack;
+    uint64_t held;
     const lt_thread_info *who;
     desc d;
-    if (lt_likely(t->first_label && t->first_stacks == stacks && t->first_partial == partial &&
-                  from))
+    memcpy(&held, &h->stack, sizeof held);
+    if (lt_likely(t->first_label && t->first_held == held && t->first_to == to_stack))
         return t->first_label;
     if (!t->info.name[0] || !(who = thread_kept_find(&t->info)))
         return 0;
     desc_make(&d, t, h, to_mode, to_stack, 1, 0, who);
     uint32_t lab = label_find(t, &d.l);
-    if (lab && from) {
-        t->first_stacks = stacks;
-        t->first_partial = partial;
+    if (lab && (h->stack || h->site)) { /* (else the depot gave the from stack: not kept) */
+        t->first_held = held;
+        t->first_to = to_stack;
         t->first_label = lab;
     }
     return lab;
