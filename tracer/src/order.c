@@ -2624,10 +2624,13 @@ static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, 
  * from (h's stack and site, which give the from stack and its flag, and to_stack), and its
  * thread is the one t->info says, until t->info changes (a name read again, request_fill; a
  * fork, lt_order_fork) - where the thread was looked up among those kept, the label described
- * and looked up for every lock. */
+ * and looked up for every lock. The label's to stack names the call site (its first frame is
+ * `ra`), so a label kept was made where ra had no unwinds left (site_unwinds), and none come
+ * back: the look at the site's counter is for labels not kept. */
 _Static_assert(offsetof(lt_held, site) == offsetof(lt_held, stack) + sizeof(uint32_t),
                "a held lock's stack and site are one word (first_label)");
-static inline uint32_t first_label(lt_thread *t, lt_held *h, lt_mode to_mode, uint32_t to_stack)
+static inline uint32_t first_label(lt_thread *t, lt_held *h, lt_mode to_mode, uint32_t to_stack,
+                                   uintptr_t ra)
 {
     uint64_t held;
     const lt_thread_info *who;
@@ -2635,7 +2638,7 @@ static inline uint32_t first_label(lt_thread *t, lt_held *h, lt_mode to_mode, ui
     memcpy(&held, &h->stack, sizeof held);
     if (lt_likely(t->first_label && t->first_held == held && t->first_to == to_stack))
         return t->first_label;
-    if (!t->info.name[0] || !(who = thread_kept_find(&t->info)))
+    if (site_unwinds(ra) || !t->info.name[0] || !(who = thread_kept_find(&t->info)))
         return 0;
     desc_make(&d, t, h, to_mode, to_stack, 1, 0, who);
     uint32_t lab = label_find(t, &d.l);
@@ -2653,9 +2656,9 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
     int64_t a = (int64_t)(uintptr_t)ev->addr;
     uint32_t lab;
     if (lt_cfg.stacks == LT_STACKS_FULL || !t->node_free || edge_cache_has(t) < 1 + WALK ||
-        !ord_is_addr(a) || site_unwinds(ev->ra) ||
+        !ord_is_addr(a) ||
         !(lab = first_label(t, h, ev->mode,
-                            ev->site ? ev->site : lt_stack_site_lazy(t, ev->ra, ev->cfa))))
+                            ev->site ? ev->site : lt_stack_site_lazy(t, ev->ra, ev->cfa), ev->ra)))
         return 0;
     desc d = {.below = held_below(t, h), .from_mode = h->mode, .to_mode = (uint8_t)ev->mode};
     uint32_t e = edge_cache_take(t);
