@@ -478,22 +478,22 @@ void lt_unlock_unusual(lt_event *ev, int rc)
         report_bad_unlock(ev, rc == 0);
 }
 
+void lt_init_held(lt_thread *t, const void *addr)
+{
+    lt_held *h = lt_held_find(t, addr);
+    if (h)
+        lt_held_remove(t, h);
+}
+
 void lt_on_init(lt_event *ev)
 {
-    lt_held *h = lt_held_find(ev->self, ev->addr);
-    if (h)
-        lt_held_remove(ev->self, h);
-    lt_lock *l = lt_shadow_reset(ev->self, ev->addr, ev->ra, ev->cfa);
-    lt_order_forget(l, LT_ENDED_INIT);
-    if (l)
-        l->api = ev->api;
+    lt_init_lock(ev->self, ev->addr, (lt_api)ev->api, ev->ra, ev->cfa);
 }
 
 /* Whether libc will refuse this destroy and leave the lock as it is. */
-static int destroy_refused(const lt_event *ev)
+static int destroy_refused(const void *addr, lt_kind kind, lt_api api)
 {
-    return ev->kind == LT_MUTEX && ev->api != LT_API_CUSTOM &&
-           lt_platform_mutex_destroy_refused(ev->addr);
+    return kind == LT_MUTEX && api != LT_API_CUSTOM && lt_platform_mutex_destroy_refused(addr);
 }
 
 /* destroy: the lock word must agree that the lock is held, by this thread (h) or by another.
@@ -526,21 +526,59 @@ static __attribute__((noinline)) lt_held *destroy_held(lt_event *ev, lt_held *h)
     return h;
 }
 
-/* (The check of a held lock out of line, destroy_held: its finding's frame and the registers
- * it kept cost every destroy of a lock nobody holds, the common one.) */
-void lt_on_destroy(lt_event *ev)
+/* The destroy ends the identity of the lock at addr (entry l), and this thread's entry h for
+ * it (NULL: none) goes too, unless libc refuses it. */
+static inline void destroy_end(lt_thread *t, const void *addr, lt_kind kind, lt_api api,
+                               lt_lock *l, lt_held *h)
 {
-    lt_thread *t = ev->self;
-    lt_held *h = find_valid(t, ev->addr);
-    ev->lock = lt_shadow_get(t, ev->addr, ev->ra, ev->cfa);
-    if (lt_unlikely(h || (ev->lock && atomic_load(&ev->lock->writer) != 0)))
-        h = destroy_held(ev, h);
-    if (destroy_refused(ev))
+    if (destroy_refused(addr, kind, api))
         return;
     if (h)
         lt_held_remove(t, h);
-    lt_order_forget(ev->lock, LT_ENDED_DESTROY);
-    lt_shadow_destroy(ev->addr, ev->lock);
+    lt_order_forget(l, LT_ENDED_DESTROY);
+    lt_shadow_destroy(addr, l);
+}
+
+/* lt_destroy_lock but for its common case. The check of a held lock (destroy_held) needs an
+ * event, for its finding. */
+static __attribute__((noinline)) void destroy_any(lt_thread *t, const void *addr, lt_kind kind,
+                                                  lt_api api, uintptr_t ra, uintptr_t cfa)
+{
+    lt_held *h = find_valid(t, addr);
+    lt_lock *l = lt_shadow_get(t, addr, ra, cfa);
+    if (h || (l && atomic_load(&l->writer) != 0)) {
+        lt_event ev = {addr, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, t, l, NULL, 0,
+                       (uint8_t)api, 0};
+        h = destroy_held(&ev, h);
+    }
+    destroy_end(t, addr, kind, api, l, h);
+}
+
+/* The common case first, inline: the thread holds no lock, the lock's entry is its home, live,
+ * and names no writer - no held entry, no check (destroy_held), and the home's identity ends
+ * with two stores (only calls on the home's own address change it: shadow.c). The rest is
+ * destroy_any's, whose lookups, event and check out of line kept registers and a frame in
+ * every destroy; the entry points pass the call's fields in registers (an event of theirs,
+ * stored and loaded again, was ~20 instructions of each destroy). */
+void lt_destroy_lock(lt_thread *t, const void *addr, lt_kind kind, lt_api api, uintptr_t ra,
+                     uintptr_t cfa)
+{
+    lt_lock *l = lt_shadow_home(addr);
+    if (lt_unlikely(t->nheld ||
+                    atomic_load_explicit(&l->addr, memory_order_acquire) != addr ||
+                    atomic_load_explicit(&l->writer, memory_order_relaxed) != 0)) {
+        destroy_any(t, addr, kind, api, ra, cfa);
+        return;
+    }
+    if (destroy_refused(addr, kind, api))
+        return;
+    lt_order_forget(l, LT_ENDED_DESTROY);
+    lt_shadow_end_identity(l, addr);
+}
+
+void lt_on_destroy(lt_event *ev)
+{
+    lt_destroy_lock(ev->self, ev->addr, ev->kind, (lt_api)ev->api, ev->ra, ev->cfa);
 }
 
 /* pthread_cond_*wait releases the mutex inside libc: it leaves the held set for the wait and

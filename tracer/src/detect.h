@@ -291,6 +291,25 @@ static inline void lt_after_unlock(lt_event *ev, int rc)
     if (!lt_unlock_done(ev->self, ev->addr, rc))
         lt_unlock_unusual(ev, rc);
 }
+void lt_init_held(lt_thread *t, const void *addr);
+
+/* init of the lock at addr by thread t, at the call (ra, cfa), through api: a new identity
+ * (lt_shadow_reset), the old one's node gone from the graph, and an entry the set still had
+ * for the address (the program re-made a lock it held: stale) gone. Inline in the entry
+ * points, with the call's fields in registers: an event in memory is for lt_on_init's
+ * callers. An empty set holds no entry: its lookup is skipped. */
+static inline void lt_init_lock(lt_thread *t, const void *addr, lt_api api, uintptr_t ra,
+                                uintptr_t cfa)
+{
+    if (lt_unlikely(t->nheld))
+        lt_init_held(t, addr);
+    lt_lock *l = lt_shadow_reset(t, addr, ra, cfa);
+    lt_order_forget(l, LT_ENDED_INIT);
+    if (l)
+        l->api = (uint8_t)api;
+}
+void lt_destroy_lock(lt_thread *t, const void *addr, lt_kind kind, lt_api api, uintptr_t ra,
+                     uintptr_t cfa);
 void lt_on_init(lt_event *ev);
 void lt_on_destroy(lt_event *ev);
 int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved);

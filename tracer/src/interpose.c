@@ -372,44 +372,31 @@ int lt_interpose_acquire(lt_call *c)
 #define ACQUIRE_TIMED(lock, kind, mode, ...)                                                  \
     acquire_timed(CALL(lock, kind, mode, LT_WAIT_TIMED, __VA_ARGS__))
 
-/* Unlock, init and destroy: one event around the real call. */
-typedef void (*lt_hook)(lt_event *);
-
-/* Inline in the pthread entry points, which name fn: it is then called directly, not through
- * a pointer from a shared function (its call, the pointer's, and the shared frame were ~25
- * instructions of each init and destroy in `stressbench groups`). hook_ready: for a caller
- * that has asked ready() already (init and destroy ask it for libc's call too). */
-static inline __attribute__((always_inline)) void hook_ready(lt_hook fn, const void *lock,
-                                                             lt_kind kind, lt_api api,
-                                                             uintptr_t ra, uintptr_t cfa)
+/* One event around an init or destroy of another interface (C11): fn from detect.h. */
+void lt_interpose_hook(void (*fn)(lt_event *), const void *lock, lt_kind kind, lt_api api,
+                       uintptr_t ra, uintptr_t cfa)
 {
     lt_event ev = {lock, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, NULL, NULL, NULL, 0, api, 0};
-    if (!enter(&ev))
+    if (!ready() || !enter(&ev))
         return;
     fn(&ev);
     lt_leave(&lt_tls);
 }
 
-static inline __attribute__((always_inline)) void hook_inline(lt_hook fn, const void *lock,
-                                                              lt_kind kind, lt_api api,
-                                                              uintptr_t ra, uintptr_t cfa)
+/* destroy: the tracer's part, then libc's call. (init and destroy ask ready() once, for
+ * libc's call too, and hand the call's fields to detect.h in registers.) */
+static inline __attribute__((always_inline)) void destroying(const void *lock, lt_kind kind,
+                                                             uintptr_t ra, uintptr_t cfa)
 {
-    if (ready())
-        hook_ready(fn, lock, kind, api, ra, cfa);
+    lt_thread *t = enter_thread();
+    if (!t)
+        return;
+    lt_destroy_lock(t, lock, kind, LT_API_PTHREAD, ra, cfa);
+    lt_leave(&lt_tls);
 }
 
-void lt_interpose_hook(lt_hook fn, const void *lock, lt_kind kind, lt_api api, uintptr_t ra,
-                       uintptr_t cfa)
-{
-    hook_inline(fn, lock, kind, api, ra, cfa);
-}
-
-/* destroy: the tracer's event, then libc's call. */
 #define DESTROY(real_call, lock, kind)                                                        \
-    (ready() ? (hook_ready(lt_on_destroy, (const void *)(lock), (kind), LT_API_PTHREAD,      \
-                           CALLER),                                                           \
-                (real_call))                                                                  \
-             : 0)
+    (ready() ? (destroying((const void *)(lock), (kind), CALLER), (real_call)) : 0)
 
 static inline int real_unlock(const void *lock, lt_kind kind)
 {
@@ -490,22 +477,25 @@ int lt_interpose_unlock(const void *lock, lt_kind kind, lt_api api, uintptr_t ra
 #define UNLOCK(lock, kind) unlock((const void *)(lock), (kind), LT_API_PTHREAD, 0, 0)
 
 /* init: a new identity for the address once libc has initialised the lock. */
-static inline int inited(int rc, const void *lock, lt_kind kind, uintptr_t ra, uintptr_t cfa)
+static inline __attribute__((always_inline)) int inited(int rc, const void *lock, uintptr_t ra,
+                                                        uintptr_t cfa)
 {
-    if (rc == 0)
-        hook_ready(lt_on_init, lock, kind, LT_API_PTHREAD, ra, cfa);
+    lt_thread *t;
+    if (rc == 0 && (t = enter_thread()) != NULL) {
+        lt_init_lock(t, lock, LT_API_PTHREAD, ra, cfa);
+        lt_leave(&lt_tls);
+    }
     return rc;
 }
 
-#define INIT(real_call, lock, kind) \
-    (ready() ? inited((real_call), (const void *)(lock), (kind), CALLER) : 0)
+#define INIT(real_call, lock) (ready() ? inited((real_call), (const void *)(lock), CALLER) : 0)
 
 /* ------------------------------------------------------------------------------------------
  * Reader-writer locks.
  * ---------------------------------------------------------------------------------------- */
 LT_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *attr)
 {
-    return INIT(real.pthread_rwlock_init(l, attr), l, LT_RWLOCK);
+    return INIT(real.pthread_rwlock_init(l, attr), l);
 }
 
 LT_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *l)
@@ -567,7 +557,7 @@ LT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
  * ---------------------------------------------------------------------------------------- */
 LT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 {
-    return INIT(real.pthread_mutex_init(m, attr), m, LT_MUTEX);
+    return INIT(real.pthread_mutex_init(m, attr), m);
 }
 
 LT_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
@@ -608,7 +598,7 @@ LT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
  * ---------------------------------------------------------------------------------------- */
 LT_EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 {
-    return INIT(real.pthread_spin_init(s, pshared), s, LT_SPIN);
+    return INIT(real.pthread_spin_init(s, pshared), s);
 }
 
 LT_EXPORT int pthread_spin_destroy(pthread_spinlock_t *s)

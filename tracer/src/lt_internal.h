@@ -604,6 +604,25 @@ static inline lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t r
 }
 lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa);
 void lt_shadow_destroy(const void *addr, lt_lock *l);
+
+/* Under the entry's claim (shadow.c), the only place gen changes once an entry is made: a
+ * load and a store, not an atomic increment (see shadow.c: entry_clear). Readers that see
+ * the new gen see what was stored before it (lt_shadow_end_identity: addr cleared). */
+static inline void lt_shadow_gen_bump(lt_lock *l)
+{
+    atomic_store_explicit(&l->gen, atomic_load_explicit(&l->gen, memory_order_relaxed) + 1,
+                          memory_order_release);
+}
+
+/* Under the entry's claim, l live and filed under addr (or a live home, which only calls on
+ * its own address change: shadow.c): the address stops naming a lock, l's gen moves on (so
+ * the annotation and the rest of its state go with it). Its addr is cleared before gen
+ * changes: see shadow.c's probe. */
+static inline void lt_shadow_end_identity(lt_lock *l, const void *addr)
+{
+    atomic_store_explicit(&l->addr, (const void *)~(uintptr_t)addr, memory_order_relaxed);
+    lt_shadow_gen_bump(l);
+}
 /* Their memory is released: the n addresses stop naming locks (see shadow.c). */
 void lt_shadow_forget(const void *const *addrs, size_t n);
 lt_lock *lt_shadow_find(const void *addr);

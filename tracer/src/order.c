@@ -1465,6 +1465,18 @@ static inline void edge_describe(desc *d, lt_held *h, request *r)
               &r->thread); /* until the graph keeps it (thread_intern) */
 }
 
+/* The same in the gate, r described and its thread kept (`who`), where the stack depot is
+ * not asked (lt_held_stack, for a stack of h that is neither recorded nor its call site's
+ * frames, or to be joined to r's unwound one): 0 then, and the graph lock describes it. */
+static inline int edge_describe_gated(desc *d, lt_held *h, const request *r,
+                                      const lt_thread_info *who)
+{
+    if (!h->stack && (r->unwound || !h->site))
+        return 0;
+    desc_make(d, r->ev->self, h, r->ev->mode, r->to_stack, r->to_partial, r->unwound, who);
+    return 1;
+}
+
 /* Edge e made as d says, its first occurrence label lab; not yet in the graph: its ends and
  * `lists` are written where it joins them (edge_join, edge_first). Field by field: `*e =
  * (edge){...}` compiled to a string store (rep stos) of the whole edge before its fields, in
@@ -1686,20 +1698,22 @@ static inline int foreign_unlocks(void)
     return atomic_load_explicit(&lt_foreign_unlocks, memory_order_relaxed) != 0;
 }
 
-/* e onto the head of n's list of `side`: under the graph lock, or in edges_fast beside others
- * doing the same (nothing else changes a list then, so a push cannot be lost or misplaced).
- * `alone`: no other thread pushes on it meanwhile (the lock is held, or held_alone), so a
- * load and a store do, where a compare-and-swap was the dearest instruction of a lock's
- * first edge in groups. */
-static inline __attribute__((always_inline)) void list_push(node *n, int side, uint32_t i,
-                                                            int alone)
+/* The run of edges first .. last (`count` of them, linked through next[side] from first to
+ * last) onto the head of n's list of `side`: under the graph lock, or in edges_fast beside
+ * others doing the same (nothing else changes a list then, so a push cannot be lost or
+ * misplaced). `alone`: no other thread pushes on it meanwhile (the lock is held, or
+ * held_alone), so a load and a store do, where a compare-and-swap was the dearest instruction
+ * of a lock's first edge in groups. */
+static inline __attribute__((always_inline)) void list_push_run(node *n, int side, uint32_t first,
+                                                                uint32_t last, uint32_t count,
+                                                                int alone)
 {
-    edge *e = edge_at(i);
+    edge *e = edge_at(last);
     list_head head = {.word = __atomic_load_n(&n->list[side].word, __ATOMIC_RELAXED)}, pushed;
     do {
         e->next[side] = head.first;
-        pushed.first = i;
-        pushed.pushed = head.pushed + 1;
+        pushed.first = first;
+        pushed.pushed = head.pushed + count;
         if (alone) {
             __atomic_store_n(&n->list[side].word, pushed.word, __ATOMIC_RELEASE);
             break;
@@ -1710,14 +1724,28 @@ static inline __attribute__((always_inline)) void list_push(node *n, int side, u
         atomic_store_explicit(&n->in_from, 0, memory_order_relaxed);
 }
 
-/* The new edge i, described (edge_fill, imply: not back, not dead), joins the lists of its
- * ends (not yet the order); list_push says what the alones are. */
-static inline void edge_join(uint32_t i, node *from, node *to, int from_alone, int to_alone)
+/* Edge i alone onto the head of n's list of `side` (list_push_run). */
+static inline __attribute__((always_inline)) void list_push(node *n, int side, uint32_t i,
+                                                            int alone)
+{
+    list_push_run(n, side, i, i, 1, alone);
+}
+
+/* The new edge i, described (edge_fill, imply: not back, not dead), gets its ends; it joins
+ * their lists by list_push or list_push_run. */
+static inline void edge_ends(uint32_t i, node *from, node *to)
 {
     edge *e = edge_at(i);
     e->from = from->ix;
     e->to = to->ix;
     e->lists = 2;
+}
+
+/* The new edge i joins the lists of its ends (not yet the order); list_push says what the
+ * alones are. */
+static inline void edge_join(uint32_t i, node *from, node *to, int from_alone, int to_alone)
+{
+    edge_ends(i, from, to);
     list_push(from, OUT, i, from_alone);
     list_push(to, IN, i, to_alone);
 }
@@ -1949,14 +1977,17 @@ static node *node_target(lt_thread *t, lt_held **hs, size_t n, const request *r)
 }
 
 /*
- * Inside the gate: the edges hs[i] -> r (described in d[i]) that agree with the order, the
- * graph having no back edge, go into the graph: into a node of each end that is placed
- * already (or, for a new lock, made here: node_fast), from t's own edges, with the first
- * occurrence decided by lt_set_claim - from where the probe of `look` stopped (stops[i]), when
- * it still holds. The others (an end without a node or a place, against the order, a sweep
- * due) are left at the front of hs, fps and d, for the lock: their number is returned.
+ * Inside the gate: the edges hs[i] -> r (r described) that agree with the order, the graph
+ * having no back edge, go into the graph: into a node of each end that is placed already (or,
+ * for a new lock, made here: node_fast), from t's own edges, with the first occurrence
+ * decided by lt_set_claim - from where the probe of `look` stopped (stops[i]), when it still
+ * holds. Each is described here, as it goes in: described for all before the gate, into an
+ * array that this loop read back, they cost `lazy` ~40 instructions a new edge. The others
+ * (an end without a node or a place, against the order, a sweep due, a description that
+ * needs the depot) are left at the front of hs and fps, for the lock: their number is
+ * returned.
  */
-static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request *r,
+static size_t edges_fast(lt_held **hs, uint64_t *fps, size_t n, request *r,
                          const lt_known_look *look, const size_t *stops)
 {
     lt_thread *t = r->ev->self;
@@ -1975,6 +2006,7 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
     if (look && !lt_known_look_holds(look, k))
         stops = NULL;
     size_t left = 0, added = 0;
+    uint32_t run = 0, last = 0; /* the edges into `to`, the newest first: pushed at once */
     int foreign = foreign_unlocks();
     for (size_t i = 0; i < n; i++) {
         node *from = node_find(hs[i]->lock, hs[i]->gen);
@@ -1982,26 +2014,29 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, desc *d, size_t n, request
             from = node_fast(t, hs[i]->lock, hs[i]->gen, (lt_kind)hs[i]->kind, hs[i]->addr, 0,
                              to->ord);
         uint32_t lab = 0;
-        d[i].l.thread = who;
+        desc d;
         if (!from || !from->ord || from->ord >= to->ord || node_sweep_due(from) ||
-            !(lab = label_find(t, &d[i].l))) {
+            !edge_describe_gated(&d, hs[i], r, who) || !(lab = label_find(t, &d.l))) {
             hs[left] = hs[i];
-            fps[left] = fps[i];
-            d[left++] = d[i];
+            fps[left++] = fps[i];
             continue;
         }
         if (!lt_set_claim_from(k, fps[i], stops ? stops[i] : lt_set_home(k, fps[i])))
             continue;
         lt_known_logged(fps[i]);
         uint32_t e = edge_cache_take(t);
-        edge_fill(edge_at(e), &d[i], lab);
-        edge_join(e, from, to, held_alone((lt_mode)hs[i]->mode, foreign),
-                  held_alone(r->ev->mode, foreign));
-        added++;
+        edge_fill(edge_at(e), &d, lab);
+        edge_ends(e, from, to);
+        list_push(from, OUT, e, held_alone((lt_mode)hs[i]->mode, foreign));
+        edge_at(e)->next[IN] = run;
+        last = added++ ? last : e;
+        run = e;
     }
     lt_known_unreserve(known_room(t), k, n - added);
-    if (added)
+    if (added) {
+        list_push_run(to, IN, run, last, (uint32_t)added, held_alone(r->ev->mode, foreign));
         nedges_gated(t, added);
+    }
     r->added |= added > 0;
     return left;
 }
@@ -2027,15 +2062,16 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r,
     const lt_thread_info *who = NULL;
     int failed = 0;
     int fresh; /* r's lock has no node: no edge into it is known, none need be looked up */
-    for (size_t i = 0; i < n; i++)
-        edge_describe(&d[i], hs[i], r);
+    request_describe(r);
     lt_known_grow();
     if (gate_enter(t)) {
-        n = edges_fast(hs, fps, d, n, r, look, stops);
+        n = edges_fast(hs, fps, n, r, look, stops);
         gate_leave(t);
         if (!n)
             return 1;
     }
+    for (size_t i = 0; i < n; i++)
+        edge_describe(&d[i], hs[i], r);
     graph_enter();
     ending_draw();
     reap(REAP_STEP * n);

@@ -443,15 +443,6 @@ static lt_lock *find_locked(const shard *s, const void *addr, uint64_t h)
                 : NULL;
 }
 
-/* Under the entry's claim, the only place gen changes once an entry is made: a load and a
- * store, not an atomic increment (see entry_clear). Readers that see the new gen see what
- * was stored before it (end_identity: addr cleared). */
-static void gen_bump(lt_lock *l)
-{
-    atomic_store_explicit(&l->gen, atomic_load_explicit(&l->gen, memory_order_relaxed) + 1,
-                          memory_order_release);
-}
-
 /* Under l's claim, l filed under addr: addr names a lock again (a destroyed entry: the gen
  * moved on at destroy; *revived = 1), or, `renew`, a new one (a live entry, init of a known
  * lock). 0 when l is live and not to be renewed. Always inline, with entry_clear: an init of
@@ -464,7 +455,7 @@ static inline __attribute__((always_inline)) int entry_renew(lt_lock *l, const v
     if (!*revived) {
         if (!renew)
             return 0;
-        gen_bump(l);
+        lt_shadow_gen_bump(l);
     }
     entry_clear(l, addr);
     return 1;
@@ -633,11 +624,25 @@ static void cache_put(lt_thread *t, const void *addr, lt_lock *l, uint32_t gen)
  * never made by a call (static initialisers, zeroed memory) are first seen by the thousand
  * in some programs, each a full unwind otherwise (`stressbench lazy`: 16 K unwinds, 15 % of
  * its samples). */
-static void first_seen(lt_thread *t, lt_lock *l, uintptr_t ra, uintptr_t cfa)
+static __attribute__((noinline)) lt_lock *first_seen_new(lt_thread *t, lt_lock *l,
+                                                        uintptr_t ra, uintptr_t cfa)
 {
     int partial;
     l->first_stack = lt_stack_site(t, ra, cfa, &partial);
     l->first_partial = (uint8_t)partial;
+    return l;
+}
+
+/* Returns l. (Its common case inline, a lazy stack whose walk holds with an id; the rest out
+ * of line, a tail call, so that lt_shadow_reset of a home needs no frame.) */
+static inline lt_lock *first_seen(lt_thread *t, lt_lock *l, uintptr_t ra, uintptr_t cfa)
+{
+    uint32_t id = lt_cfg.stacks != LT_STACKS_FULL ? lt_stack_site_held(t, ra, cfa) : 0;
+    if (lt_unlikely(!id))
+        return first_seen_new(t, l, ra, cfa);
+    l->first_stack = id;
+    l->first_partial = 1;
+    return l;
 }
 
 /* lt_shadow_lookup of an address the table has no live entry for. */
@@ -699,13 +704,14 @@ static __attribute__((noinline)) lt_lock *reset_filed(lt_thread *t, const void *
 lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa)
 {
     lt_lock *l = lt_shadow_home(addr);
-    if (lt_unlikely(key_of(l) != addr))
+    uintptr_t a = (uintptr_t)atomic_load_explicit(&l->addr, memory_order_acquire);
+    if (lt_unlikely(a != (uintptr_t)addr && ~a != (uintptr_t)addr)) /* not filed under addr */
         return reset_filed(t, addr, ra, cfa);
     run_ahead(l);
-    int revived;
-    entry_renew(l, addr, 1, &revived);
-    first_seen(t, l, ra, cfa);
-    return l;
+    if (a == (uintptr_t)addr) /* live: renewed (entry_renew, with the word loaded once) */
+        lt_shadow_gen_bump(l);
+    entry_clear(l, addr);
+    return first_seen(t, l, ra, cfa);
 }
 
 /* The entry of addr, live or destroyed (it then names no lock); never creates one. An entry
@@ -727,15 +733,6 @@ lt_lock *lt_shadow_find(const void *addr)
     return l;
 }
 
-/* Under the entry's claim, l live and filed under addr: the address stops naming a lock, l's
- * gen moves on (so the annotation and the rest of its state go with it). Its addr is cleared
- * before gen changes: see probe. */
-static void end_identity(lt_lock *l, const void *addr)
-{
-    atomic_store_explicit(&l->addr, (const void *)~(uintptr_t)addr, memory_order_relaxed);
-    gen_bump(l);
-}
-
 /* Under the shard's lock: the entry of addr, live or destroyed, leaves the table (a home:
  * is vacant); the entry is recycled. 0 when addr had none. */
 static int remove_locked(shard *s, const void *addr, uint64_t h)
@@ -752,7 +749,7 @@ static int remove_locked(shard *s, const void *addr, uint64_t h)
     }
     claim(l);
     if (!destroyed(l))
-        end_identity(l, addr);
+        lt_shadow_end_identity(l, addr);
     entry_free(s, l);
     claim_drop(l);
     return 1;
@@ -763,7 +760,7 @@ static __attribute__((noinline)) void destroy_filed(const void *addr, lt_lock *l
     if (l && claim_try(l)) {
         int live = atomic_load_explicit(&l->addr, memory_order_relaxed) == addr;
         if (live) /* and so filed under addr: only a claim changes addr */
-            end_identity(l, addr);
+            lt_shadow_end_identity(l, addr);
         claim_drop(l);
         if (live)
             return;
@@ -781,7 +778,7 @@ void lt_shadow_destroy(const void *addr, lt_lock *l)
 {
     if (lt_likely(l && is_home(l) &&
                   atomic_load_explicit(&l->addr, memory_order_relaxed) == addr))
-        end_identity(l, addr);
+        lt_shadow_end_identity(l, addr);
     else
         destroy_filed(addr, l);
 }

@@ -22,12 +22,21 @@ uint32_t lt_stack_site_new(lt_thread *t, uintptr_t ra, uintptr_t cfa);
  * holds (the same frames at the same call site), which it nearly always does: an acquisition
  * pays a few loads, and a loop that takes locks (or makes them, or edges) at one call site
  * interns its stack once. 0 when the depot has no room. */
+static inline uint32_t lt_stack_site_held(lt_thread *t, uintptr_t ra, uintptr_t cfa);
 static inline uint32_t lt_stack_site_lazy(lt_thread *t, uintptr_t ra, uintptr_t cfa)
 {
-    lt_walk *w = lt_callsite_holding(t, ra, cfa);
-    if (lt_likely(w && w->stack))
-        return w->stack;
+    uint32_t id = lt_stack_site_held(t, ra, cfa);
+    if (lt_likely(id))
+        return id;
     return lt_stack_site_new(t, ra, cfa);
+}
+
+/* lt_stack_site_lazy's answer when a walk of the thread's holds with an id, else 0 (nothing
+ * walked, nothing interned). */
+static inline uint32_t lt_stack_site_held(lt_thread *t, uintptr_t ra, uintptr_t cfa)
+{
+    lt_walk *w = lt_callsite_holding(t, ra, cfa);
+    return w ? w->stack : 0;
 }
 
 /* Where the call at (ra, cfa) is made, as LOCKTRACE_STACKS records it: the whole stack
