@@ -2629,21 +2629,22 @@ static int edge_first_fits(lt_event *ev, uint32_t gen, node *from, int64_t a)
            !(m && m->live) && !node_of(ev->lock) && !identity_ended(ev->lock, gen);
 }
 
-/* In the gate: x, which holds e in its in-list, becomes X's node, and e joins H's out-list;
+/* In the gate: x, which holds e (ep) in its in-list, becomes X's node, and e joins H's out-list;
  * the known set gets neither yet (node_index). What was used: 2 both, 0 neither (X's
  * identity ended), -1 neither, and the general way must decide (another thread made X's node
  * meanwhile, maybe with this very edge: only the known set can tell). Only a thread that holds
  * X makes its node (here, node_fast, node_get), so while this one holds X alone (held_alone)
  * none can have made it since edge_first_fits looked: a release store publishes x, where a
  * compare-and-swap was a locked instruction on every lock's first edge. */
-static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, node *x)
+static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, edge *ep,
+                            node *x)
 {
     node *from = node_find(h->lock, h->gen), *other = NULL;
     int foreign;
     if (!edge_first_fits(ev, gen, from, x->ord))
         return -1;
     foreign = foreign_unlocks();
-    edge_at(e)->from = from->ix;
+    ep->from = from->ix;
     atomic_store_explicit(&x->in_from, from->ix, memory_order_relaxed);
     if (held_alone(ev->mode, foreign))
         atomic_store_explicit(&ev->lock->order_node, x, memory_order_release);
@@ -2716,7 +2717,7 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
     atomic_store_explicit(&x->unindexed, 1, memory_order_relaxed);
     int used = -1;
     if (gate_enter(t)) {
-        used = edge_first_gated(ev, gen, h, e, x);
+        used = edge_first_gated(ev, gen, h, e, ep, x);
         gate_leave(t);
     }
     if (used < 1)
