@@ -490,12 +490,6 @@ void lt_on_init(lt_event *ev)
     lt_init_lock(ev->self, ev->addr, (lt_api)ev->api, ev->ra, ev->cfa);
 }
 
-/* Whether libc will refuse this destroy and leave the lock as it is. */
-static int destroy_refused(const void *addr, lt_kind kind, lt_api api)
-{
-    return kind == LT_MUTEX && api != LT_API_CUSTOM && lt_platform_mutex_destroy_refused(addr);
-}
-
 /* destroy: the lock word must agree that the lock is held, by this thread (h) or by another.
  * A held mutex whose destroy glibc refuses (EBUSY) stays the lock it was, held as before: its
  * held entry, its identity and its order edges stay for its unlock and what follows (dropped,
@@ -531,7 +525,7 @@ static __attribute__((noinline)) lt_held *destroy_held(lt_event *ev, lt_held *h)
 static inline void destroy_end(lt_thread *t, const void *addr, lt_kind kind, lt_api api,
                                lt_lock *l, lt_held *h)
 {
-    if (destroy_refused(addr, kind, api))
+    if (lt_destroy_refused(addr, kind, api))
         return;
     if (h)
         lt_held_remove(t, h);
@@ -539,10 +533,10 @@ static inline void destroy_end(lt_thread *t, const void *addr, lt_kind kind, lt_
     lt_shadow_destroy(addr, l);
 }
 
-/* lt_destroy_lock but for its common case. The check of a held lock (destroy_held) needs an
- * event, for its finding. */
-static __attribute__((noinline)) void destroy_any(lt_thread *t, const void *addr, lt_kind kind,
-                                                  lt_api api, uintptr_t ra, uintptr_t cfa)
+/* lt_destroy_lock (detect.h) but for its common case. The check of a held lock
+ * (destroy_held) needs an event, for its finding. */
+void lt_destroy_any(lt_thread *t, const void *addr, lt_kind kind, lt_api api, uintptr_t ra,
+                    uintptr_t cfa)
 {
     lt_held *h = find_valid(t, addr);
     lt_lock *l = lt_shadow_get(t, addr, ra, cfa);
@@ -552,28 +546,6 @@ static __attribute__((noinline)) void destroy_any(lt_thread *t, const void *addr
         h = destroy_held(&ev, h);
     }
     destroy_end(t, addr, kind, api, l, h);
-}
-
-/* The common case first, inline: the thread holds no lock, the lock's entry is its home, live,
- * and names no writer - no held entry, no check (destroy_held), and the home's identity ends
- * with two stores (only calls on the home's own address change it: shadow.c). The rest is
- * destroy_any's, whose lookups, event and check out of line kept registers and a frame in
- * every destroy; the entry points pass the call's fields in registers (an event of theirs,
- * stored and loaded again, was ~20 instructions of each destroy). */
-void lt_destroy_lock(lt_thread *t, const void *addr, lt_kind kind, lt_api api, uintptr_t ra,
-                     uintptr_t cfa)
-{
-    lt_lock *l = lt_shadow_home(addr);
-    if (lt_unlikely(t->nheld ||
-                    atomic_load_explicit(&l->addr, memory_order_acquire) != addr ||
-                    atomic_load_explicit(&l->writer, memory_order_relaxed) != 0)) {
-        destroy_any(t, addr, kind, api, ra, cfa);
-        return;
-    }
-    if (destroy_refused(addr, kind, api))
-        return;
-    lt_order_forget(l, LT_ENDED_DESTROY);
-    lt_shadow_end_identity(l, addr);
 }
 
 void lt_on_destroy(lt_event *ev)

@@ -6,6 +6,7 @@
 
 #include "lt_internal.h"
 #include "order.h"
+#include "platform.h"
 #include "stack.h"
 #include "stats.h"
 
@@ -308,8 +309,38 @@ static inline void lt_init_lock(lt_thread *t, const void *addr, lt_api api, uint
     if (l)
         l->api = (uint8_t)api;
 }
-void lt_destroy_lock(lt_thread *t, const void *addr, lt_kind kind, lt_api api, uintptr_t ra,
-                     uintptr_t cfa);
+
+/* Whether libc will refuse this destroy and leave the lock as it is. */
+static inline int lt_destroy_refused(const void *addr, lt_kind kind, lt_api api)
+{
+    return kind == LT_MUTEX && api != LT_API_CUSTOM && lt_platform_mutex_destroy_refused(addr);
+}
+
+void lt_destroy_any(lt_thread *t, const void *addr, lt_kind kind, lt_api api, uintptr_t ra,
+                    uintptr_t cfa);
+
+/* destroy of the lock at addr by thread t, at the call (ra, cfa), through api, before libc's.
+ * The common case inline: the thread holds no lock, the lock's entry is its home, live, and
+ * names no writer - no held entry, no check (destroy_held), and the home's identity ends with
+ * two stores (only calls on the home's own address change it: shadow.c). The rest is
+ * lt_destroy_any's, whose lookups, event and check kept registers and a frame in every
+ * destroy out of line. The entry points pass the call's fields in registers: an event of
+ * theirs, stored and loaded again, was ~20 instructions of each destroy, the call of this
+ * part ~12 more. */
+static inline void lt_destroy_lock(lt_thread *t, const void *addr, lt_kind kind, lt_api api,
+                                   uintptr_t ra, uintptr_t cfa)
+{
+    lt_lock *l = lt_shadow_home(addr);
+    if (lt_unlikely(t->nheld || atomic_load_explicit(&l->addr, memory_order_acquire) != addr ||
+                    atomic_load_explicit(&l->writer, memory_order_relaxed) != 0)) {
+        lt_destroy_any(t, addr, kind, api, ra, cfa);
+        return;
+    }
+    if (lt_destroy_refused(addr, kind, api))
+        return;
+    lt_order_forget(l, LT_ENDED_DESTROY);
+    lt_shadow_end_identity(l, addr);
+}
 void lt_on_init(lt_event *ev);
 void lt_on_destroy(lt_event *ev);
 int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved);

@@ -19,15 +19,20 @@
  * known set is read without it (lt_known_add says how it grows). */
 typedef struct lt_key_set {
     size_t mask, live;
+    unsigned shift;   /* 64 - log2(slots): lt_set_home keeps the top bits */
     _Alignas(64) _Atomic size_t used; /* edges_fast counts in without the lock: a line apart */
     _Alignas(64) _Atomic uint64_t slot[];
 } lt_key_set;
 
-/* A key's first slot. Keys that are addresses (ords) lie at a regular stride, which the
- * mask alone would pile into long runs. */
+/* A key's first slot: the top bits of its product with the golden ratio. Keys that are
+ * addresses (ords) lie at a regular stride, which the mask alone would pile into long runs.
+ * The top bits keep a set's order in the one twice as large (a key's home there is twice its
+ * home here, or one more), so a copy (set_fill) reads the old set and writes the new one
+ * front to back. (The mask, which a set whose memory went reads as 0 with its shift, keeps a
+ * reader still in it inside: known_drop.) */
 static inline size_t lt_set_home(const lt_key_set *k, uint64_t key)
 {
-    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & k->mask;
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> k->shift) & k->mask;
 }
 
 /* Is key in k? When not, *stop is the free slot its probe ended at. */

@@ -269,26 +269,35 @@ void lt_order_unlock(void)
     graph_leave();
 }
 
-static inline void gate_leave(const lt_thread *t)
+/* The gate left by a thread whose slot is s (slot_of). */
+static inline void gate_leave_slot(gate_slot *s)
 {
-    gate_slot *s = slot_of(t);
     if (s)
         atomic_store_explicit(&s->in, 0, memory_order_release);
     else
         atomic_fetch_sub_explicit(&gate.in, 1, memory_order_release);
 }
 
-static inline int gate_enter(const lt_thread *t)
+static inline void gate_leave(const lt_thread *t)
 {
-    gate_slot *s = slot_of(t);
+    gate_leave_slot(slot_of(t));
+}
+
+static inline int gate_enter_slot(gate_slot *s)
+{
     if (s)
         atomic_exchange(&s->in, 1); /* (a locked instruction on the thread's own line) */
     else
         atomic_fetch_add(&gate.in, 1);
     if (!atomic_load(&gate.shut))
         return 1;
-    gate_leave(t);
+    gate_leave_slot(s);
     return 0;
+}
+
+static inline int gate_enter(const lt_thread *t)
+{
+    return gate_enter_slot(slot_of(t));
 }
 
 /* Under the graph lock: t gets a free slot, if one is left. */
@@ -599,15 +608,20 @@ size_t lt_order_nedges(void)
     return n;
 }
 
-/* In the gate: t indexed d more edges. */
-static void nedges_gated(const lt_thread *t, size_t d)
+/* In the gate: the thread of slot s (slot_of) indexed d more edges. */
+static inline void nedges_slot(gate_slot *s, size_t d)
 {
-    gate_slot *s = slot_of(t);
     if (s)
         atomic_store_explicit(&s->added, atomic_load_explicit(&s->added, memory_order_relaxed) + d,
                               memory_order_relaxed);
     else
         atomic_fetch_add_explicit(&nedges, d, memory_order_relaxed);
+}
+
+/* In the gate: t indexed d more edges. */
+static void nedges_gated(const lt_thread *t, size_t d)
+{
+    nedges_slot(slot_of(t), d);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -1700,16 +1714,15 @@ static inline int foreign_unlocks(void)
 }
 
 /* The run of edges first .. last (`count` of them, linked through next[side] from first to
- * last) onto the head of n's list of `side`: under the graph lock, or in edges_fast beside
+ * last; `last` by its address, which a caller has at hand) onto the head of n's list of `side`: under the graph lock, or in edges_fast beside
  * others doing the same (nothing else changes a list then, so a push cannot be lost or
  * misplaced). `alone`: no other thread pushes on it meanwhile (the lock is held, or
  * held_alone), so a load and a store do, where a compare-and-swap was the dearest instruction
  * of a lock's first edge in groups. */
 static inline __attribute__((always_inline)) void list_push_run(node *n, int side, uint32_t first,
-                                                                uint32_t last, uint32_t count,
+                                                                edge *e, uint32_t count,
                                                                 int alone)
 {
-    edge *e = edge_at(last);
     list_head head = {.word = __atomic_load_n(&n->list[side].word, __ATOMIC_RELAXED)}, pushed;
     do {
         e->next[side] = head.first;
@@ -1729,14 +1742,13 @@ static inline __attribute__((always_inline)) void list_push_run(node *n, int sid
 static inline __attribute__((always_inline)) void list_push(node *n, int side, uint32_t i,
                                                             int alone)
 {
-    list_push_run(n, side, i, i, 1, alone);
+    list_push_run(n, side, i, edge_at(i), 1, alone);
 }
 
 /* The new edge i, described (edge_fill, imply: not back, not dead), gets its ends; it joins
  * their lists by list_push or list_push_run. */
-static inline void edge_ends(uint32_t i, node *from, node *to)
+static inline void edge_ends(edge *e, node *from, node *to)
 {
-    edge *e = edge_at(i);
     e->from = from->ix;
     e->to = to->ix;
     e->lists = 2;
@@ -1746,7 +1758,7 @@ static inline void edge_ends(uint32_t i, node *from, node *to)
  * alones are. */
 static inline void edge_join(uint32_t i, node *from, node *to, int from_alone, int to_alone)
 {
-    edge_ends(i, from, to);
+    edge_ends(edge_at(i), from, to);
     list_push(from, OUT, i, from_alone);
     list_push(to, IN, i, to_alone);
 }
@@ -1988,10 +2000,11 @@ static node *node_target(lt_thread *t, lt_held **hs, size_t n, const request *r)
  * needs the depot) are left at the front of hs and fps, for the lock: their number is
  * returned.
  */
-static size_t edges_fast(lt_held **hs, uint64_t *fps, size_t n, request *r,
+static size_t edges_fast(gate_slot *s, lt_held **hs, uint64_t *fps, size_t n, request *r,
                          const lt_known_look *look, const size_t *stops)
 {
     lt_thread *t = r->ev->self;
+    lt_known_room *reserve = s ? &s->reserve : NULL;
     lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire);
     const lt_thread_info *who;
     node *to;
@@ -2000,14 +2013,15 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, size_t n, request *r,
         !(to = node_target(t, hs, n, r)) || !to->ord || node_sweep_due(to))
         return n;
     size_t room = n + (node_unindexed(to) != 0);
-    if (!lt_known_reserve(known_room(t), k, room))
+    if (!lt_known_reserve(reserve, k, room))
         return n; /* the set must grow: under the lock */
     if (room > n)
         node_index_gated(t, k, to);
     if (look && !lt_known_look_holds(look, k))
         stops = NULL;
     size_t left = 0, added = 0;
-    uint32_t run = 0, last = 0; /* the edges into `to`, the newest first: pushed at once */
+    uint32_t run = 0; /* the edges into `to`, the newest first (to `last`): pushed at once */
+    edge *last = NULL;
     int foreign = foreign_unlocks();
     for (size_t i = 0; i < n; i++) {
         node *from = node_find(hs[i]->lock, hs[i]->gen);
@@ -2026,17 +2040,18 @@ static size_t edges_fast(lt_held **hs, uint64_t *fps, size_t n, request *r,
             continue;
         lt_known_logged(fps[i]);
         uint32_t e = edge_cache_take(t);
-        edge_fill(edge_at(e), &d, lab);
-        edge_ends(e, from, to);
-        list_push(from, OUT, e, held_alone((lt_mode)hs[i]->mode, foreign));
-        edge_at(e)->next[IN] = run;
-        last = added++ ? last : e;
+        edge *ep = edge_at(e); /* once: its byte stores may alias the pool's table of chunks */
+        edge_fill(ep, &d, lab);
+        edge_ends(ep, from, to);
+        list_push_run(from, OUT, e, ep, 1, held_alone((lt_mode)hs[i]->mode, foreign));
+        ep->next[IN] = run;
+        last = added++ ? last : ep;
         run = e;
     }
-    lt_known_unreserve(known_room(t), k, n - added);
+    lt_known_unreserve(reserve, k, n - added);
     if (added) {
         list_push_run(to, IN, run, last, (uint32_t)added, held_alone(r->ev->mode, foreign));
-        nedges_gated(t, added);
+        nedges_slot(s, added);
     }
     r->added |= added > 0;
     return left;
@@ -2065,9 +2080,10 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r,
     int fresh; /* r's lock has no node: no edge into it is known, none need be looked up */
     request_describe(r);
     lt_known_grow();
-    if (gate_enter(t)) {
-        n = edges_fast(hs, fps, n, r, look, stops);
-        gate_leave(t);
+    gate_slot *s = slot_of(t); /* (caches_fill below, under the lock, may give t one) */
+    if (gate_enter_slot(s)) {
+        n = edges_fast(s, hs, fps, n, r, look, stops);
+        gate_leave_slot(s);
         if (!n)
             return 1;
     }
