@@ -691,12 +691,14 @@ static void nedges_locked(ptrdiff_t d)
 }
 
 /* Edge i (e) leaves the graph with one of its nodes, whose list lets go of it. Inlined where a
- * node leaves with its lists (node_leave), every lock's end in `groups`. */
+ * node leaves with its lists (node_leave), every lock's end in `groups`. `to`: its to node,
+ * where the caller has it (NULL: looked up). */
 static inline __attribute__((always_inline)) void edge_kill_at(uint32_t i, edge *e,
-                                                               lt_thread *recycler)
+                                                               lt_thread *recycler, node *to)
 {
     if (!e->dead) {
-        int indexed = !atomic_load_explicit(&node_at(e->to)->unindexed, memory_order_relaxed);
+        int indexed = !atomic_load_explicit(&(to ? to : node_at(e->to))->unindexed,
+                                            memory_order_relaxed);
         e->dead = 1;
         ndead++;
         if (indexed) {
@@ -711,7 +713,7 @@ static inline __attribute__((always_inline)) void edge_kill_at(uint32_t i, edge 
 
 static void edge_kill(uint32_t i)
 {
-    edge_kill_at(i, edge_at(i), NULL);
+    edge_kill_at(i, edge_at(i), NULL, NULL);
 }
 
 /* The first live edge from *link on in a list of `side`, unlinking the dead ones before it:
@@ -827,14 +829,15 @@ static inline __attribute__((always_inline)) void node_free(node *n, lt_thread *
     }
 }
 
-/* Under the graph lock: the edges of n's list of `side` (a constant) leave the graph. */
+/* Under the graph lock: the edges of n's list of `side` (a constant) leave the graph; those of
+ * its in-list lead to n. */
 static inline __attribute__((always_inline)) void list_leave(node *n, int side,
                                                              lt_thread *recycler)
 {
     for (uint32_t i = n->list[side].first, next; i; i = next) {
         edge *e = edge_at(i);
         next = e->next[side];
-        edge_kill_at(i, e, recycler);
+        edge_kill_at(i, e, recycler, side == IN ? n : NULL);
     }
 }
 
