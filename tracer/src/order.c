@@ -975,19 +975,37 @@ static __attribute__((noinline)) void forget_now(lt_lock *l, lt_ended how)
     graph_leave();
 }
 
-void lt_order_forget_node(lt_lock *l, node *n, lt_ended how)
+/* n, let go of by its entry and not busy, waits in t's batch, which leaves the graph once it
+ * has FORGET_BATCH nodes (out of line: the common end of a lock then needs no frame). */
+static __attribute__((noinline)) void nodes_gone_batch(lt_thread *t)
 {
-    lt_thread *t = lt_tls.self;
-    int busy = node_busy(n);
-    /* A node goes on `ending` in the gate: no search runs until it is drawn, so none names
-     * it while its lock's memory may be going. When the gate is shut the lock answers. */
-    if (!t || atomic_load_explicit(&nback, memory_order_relaxed) || (busy && !gate_enter(t))) {
+    graph_enter();
+    nodes_gone_leave(t);
+    graph_leave();
+}
+
+static inline void node_gone(lt_thread *t, node *n)
+{
+    atomic_store_explicit(&n->dead, 1, memory_order_release);
+    next_set(n, t->node_gone);
+    t->node_gone = n;
+    if (++t->node_ngone >= FORGET_BATCH)
+        nodes_gone_batch(t);
+}
+
+/* lt_order_forget_node for a busy node (node_busy): it goes on `ending` in the gate when its
+ * end may imply edges, as no search runs until it is drawn, so none names it while its lock's
+ * memory may be going. When the gate is shut the lock answers. */
+static __attribute__((noinline)) void forget_busy(lt_lock *l, node *n, lt_ended how,
+                                                  lt_thread *t)
+{
+    if (!gate_enter(t)) {
         forget_now(l, how);
         return;
     }
     node *mine = n;
-    int implies = busy && node_implies(n), got = atomic_compare_exchange_strong(&l->order_node,
-                                                                                  &mine, NULL);
+    int implies = node_implies(n), got = atomic_compare_exchange_strong(&l->order_node, &mine,
+                                                                          NULL);
     if (got && implies) {
         node_end_note(n, how);
         atomic_store_explicit(&n->ending, 1, memory_order_release);
@@ -997,18 +1015,25 @@ void lt_order_forget_node(lt_lock *l, node *n, lt_ended how)
         while (!atomic_compare_exchange_weak_explicit(&ending, &top, n, memory_order_release,
                                                       memory_order_relaxed));
     }
-    if (busy)
-        gate_leave(t);
-    if (!got || implies)
+    gate_leave(t);
+    if (got && !implies)
+        node_gone(t, n);
+}
+
+void lt_order_forget_node(lt_lock *l, node *n, lt_ended how)
+{
+    lt_thread *t = lt_tls.self;
+    if (!t || atomic_load_explicit(&nback, memory_order_relaxed)) {
+        forget_now(l, how);
         return;
-    atomic_store_explicit(&n->dead, 1, memory_order_release);
-    next_set(n, t->node_gone);
-    t->node_gone = n;
-    if (++t->node_ngone >= FORGET_BATCH) {
-        graph_enter();
-        nodes_gone_leave(t);
-        graph_leave();
     }
+    if (node_busy(n)) {
+        forget_busy(l, n, how, t);
+        return;
+    }
+    node *mine = n;
+    if (atomic_compare_exchange_strong(&l->order_node, &mine, NULL))
+        node_gone(t, n);
 }
 
 /* Can a thread holding n in `held` block one requesting it in `req`? */
