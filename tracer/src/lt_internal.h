@@ -291,10 +291,10 @@ typedef struct lt_thread {
     void *node_free;              /* order.c: nodes for the new locks it takes (a free list), */
     void *node_gone;              /* and those of locks it ended, to leave the graph together */
     uint32_t node_nfree, node_ngone;
-    uint32_t gate_slot;           /* order.c: its slot of the gate + 1, 0 = none */
-    uint64_t first_stacks;        /* order.c (first_label): its last first edge's stacks, */
-    uint32_t first_label;         /* its label (0 = none), and whether the stack it came */
-    uint8_t first_partial;        /* from is the recorded frames only */
+    void *gate_slot;              /* order.c: its slot of the gate, NULL = none */
+    uint64_t first_held;          /* order.c (first_label): its last first edge's held */
+    uint32_t first_to;            /* stack and site, to stack, and label (0 = none) */
+    uint32_t first_label;
 #if LT_CHECKS
     lt_spin_ranks ranks;          /* the tracer locks it holds (spin.c) */
 #endif
