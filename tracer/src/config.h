@@ -22,7 +22,8 @@ typedef struct lt_config {
 #include "config.def"
 #undef LT_OPTION
 } lt_config;
-extern lt_config lt_cfg;
+/* hidden: read with one instruction, not an address first (every lock call reads it) */
+extern lt_config lt_cfg __attribute__((visibility("hidden")));
 void lt_config_load(void);
 
 #endif

@@ -139,11 +139,14 @@ static inline __attribute__((always_inline)) lt_held *lt_held_prepare(lt_event *
     return h;
 }
 
-/* libc granted the lock lt_held_prepare prepared entry h for. */
+/* libc granted the lock lt_held_prepare prepared entry h for. Its writer is named through
+ * h->lock (ev->lock, read back from the entry just written): ev's fields in registers were
+ * kept through libc's try for this store, spilled and loaded again. */
 static inline void lt_held_commit(lt_event *ev, lt_held *h)
 {
     lt_held_append(ev->self);
-    lt_held_granted(ev, h, 0);
+    if (ev->mode == LT_MODE_WRITE)
+        atomic_store_explicit(&h->lock->writer, ev->self->info.seq + 1, memory_order_relaxed);
 }
 
 void lt_after_lock_edges(lt_event *ev, lt_held *spare);
@@ -269,10 +272,14 @@ static inline lt_held *lt_unlock_begin_oldest(lt_thread *t, const void *addr)
     uint32_t end = t->held_end;
     lt_held *h = &t->held[t->held_start];
     if (end < LT_HELD_INDEX_MIN || end - 1 >= t->held_room || h->addr != addr ||
-        h->depth != 1 || !lt_held_current(t, h))
+        h->depth != 1 || atomic_load_explicit(&h->lock->gen, memory_order_relaxed) != h->gen)
         return NULL;
-    if (h->mode == LT_MODE_WRITE) /* current: the lock names this thread its writer */
+    if (h->mode == LT_MODE_WRITE) { /* current (lt_held_current) when the lock names this
+                                       thread its writer, which it no longer does */
+        if (atomic_load_explicit(&h->lock->writer, memory_order_relaxed) != t->info.seq + 1)
+            return NULL;
         atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
+    }
     return h;
 }
 

@@ -160,6 +160,24 @@ static inline int enter(lt_event *ev)
     return (ev->self = enter_thread()) != NULL;
 }
 
+/* The guard and the tracer's readiness in one question, for unlock's and destroy's common
+ * case: the calling thread, now inside the tracer, when it is registered and the call is to
+ * be checked; NULL otherwise (not registered yet, inside the tracer already, untracked), for
+ * the slow path to ask ready() and enter_thread(). A thread registers only once the tracer
+ * is ready (its first call asks ready(), or the thread that created it did), so a registered
+ * one needs no other question. (The lock calls ask ready() and enter_thread() as before:
+ * there gcc kept two registers less through libc's try, and spilled them, 5 instructions
+ * more where ready() is 3.) */
+static inline lt_thread *enter_registered(void)
+{
+    if (lt_unlikely(atomic_load_explicit(&lt_untracked, memory_order_relaxed)) || lt_tls.busy)
+        return NULL;
+    lt_thread *t = lt_tls.self;
+    if (lt_likely(t != NULL))
+        lt_tls.busy = 1;
+    return t;
+}
+
 #define CALLER (uintptr_t)__builtin_return_address(0), (uintptr_t)__builtin_dwarf_cfa()
 
 /* ------------------------------------------------------------------------------------------
@@ -278,15 +296,6 @@ static __attribute__((noinline)) int acquire_unusual(call *c, int common)
     return acquire_tried(c, rc);
 }
 
-/* A granted request with its held entry prepared, whose acquisition makes order edges: ev
- * is lt_held_prepare's copy of the event. */
-static __attribute__((noinline)) int acquire_edges(lt_event *ev, lt_held *spare)
-{
-    lt_after_lock_edges(ev, spare);
-    lt_leave(&lt_tls);
-    return 0;
-}
-
 /* Inline in the entry points, which pass a call whose fields are constants but the lock and
  * the call site: the common case then runs on those constants, with the event in registers
  * (its copy into a call of its own is made only for the other cases). */
@@ -309,11 +318,25 @@ static inline __attribute__((always_inline)) int acquire_inline(const call *prot
     if (lt_unlikely(!spare))
         return acquire_unusual(&(call){ev, proto->has_clock, proto->clock, proto->abstime},
                                common);
+    if (lt_unlikely(edges)) {
+        /* The copy in memory is the event from here, where libc's try failing needs it too:
+         * the registers that held ev were spilled around the try otherwise. */
+        int rc = real_try(proto);
+        if (lt_unlikely(rc != 0))
+            return acquire_tried(&(call){copy, proto->has_clock, proto->clock, proto->abstime},
+                                 rc);
+        lt_after_lock_edges(&copy, spare);
+        lt_leave(&lt_tls);
+        return 0;
+    }
     int rc = real_try(proto);
-    if (lt_unlikely(rc != 0))
+    if (lt_unlikely(rc != 0)) {
+        /* read back (the entry's lock; the common case holds none), not kept through the try
+         * in registers, which were spilled (lt_held_commit too names the writer so) */
+        ev.lock = spare->lock;
+        ev.held = NULL;
         return acquire_tried(&(call){ev, proto->has_clock, proto->clock, proto->abstime}, rc);
-    if (lt_unlikely(edges))
-        return acquire_edges(&copy, spare);
+    }
     lt_held_commit(&ev, spare);
     lt_leave(&lt_tls);
     return 0;
@@ -383,20 +406,26 @@ void lt_interpose_hook(void (*fn)(lt_event *), const void *lock, lt_kind kind, l
     lt_leave(&lt_tls);
 }
 
-/* destroy: the tracer's part, then libc's call. (init and destroy ask ready() once, for
- * libc's call too, and hand the call's fields to detect.h in registers.) */
-static inline __attribute__((always_inline)) void destroying(const void *lock, lt_kind kind,
-                                                             uintptr_t ra, uintptr_t cfa)
+/* destroy: the tracer's part, then libc's call; 0 when the tracer is not ready (nor is libc's
+ * function known). A registered thread needs no other question (enter_registered). init and
+ * destroy hand the call's fields to detect.h in registers. */
+static inline __attribute__((always_inline)) int destroying(const void *lock, lt_kind kind,
+                                                            uintptr_t ra, uintptr_t cfa)
 {
-    lt_thread *t = enter_thread();
-    if (!t)
-        return;
+    lt_thread *t = enter_registered();
+    if (lt_unlikely(!t)) {
+        if (!ready())
+            return 0;
+        if ((t = enter_thread()) == NULL)
+            return 1;
+    }
     lt_destroy_lock(t, lock, kind, LT_API_PTHREAD, ra, cfa);
     lt_leave(&lt_tls);
+    return 1;
 }
 
 #define DESTROY(real_call, lock, kind)                                                        \
-    (ready() ? (destroying((const void *)(lock), (kind), CALLER), (real_call)) : 0)
+    (destroying((const void *)(lock), (kind), CALLER) ? (real_call) : 0)
 
 static inline int real_unlock(const void *lock, lt_kind kind)
 {
@@ -451,14 +480,10 @@ static inline __attribute__((always_inline)) int unlock_any(lt_thread *t, const 
  * (lt_unlock_begin), which is cheaper while the lock is still held. The thread enters the
  * tracer before, so that its signal handlers pass through while its held set still names the
  * lock. Inline in the pthread entry points, which name the kind. */
-static inline __attribute__((always_inline)) int unlock(const void *lock, lt_kind kind,
-                                                        lt_api api, uintptr_t ra, uintptr_t cfa)
+static inline __attribute__((always_inline)) int unlock_entered(lt_thread *t, const void *lock,
+                                                                lt_kind kind, lt_api api,
+                                                                uintptr_t ra, uintptr_t cfa)
 {
-    if (!ready())
-        return 0;
-    lt_thread *t = enter_thread();
-    if (!t)
-        return real_unlock(lock, kind);
     const lt_held *top = lt_unlock_begin(t, lock);
     if (lt_unlikely(!top) && t->nheld) /* out of order, or a large set */
         return unlock_any(t, lock, kind, api, ra, cfa);
@@ -469,6 +494,27 @@ static inline __attribute__((always_inline)) int unlock(const void *lock, lt_kin
     return rc;
 }
 
+/* An unlock enter_registered did not let in (see acquire_first); (ra, cfa) is its site. */
+static __attribute__((noinline)) int unlock_first(const void *lock, lt_kind kind, lt_api api,
+                                                  uintptr_t ra, uintptr_t cfa)
+{
+    if (!ready())
+        return 0;
+    lt_thread *t = enter_thread();
+    if (!t)
+        return real_unlock(lock, kind);
+    return unlock_entered(t, lock, kind, api, ra, cfa);
+}
+
+static inline __attribute__((always_inline)) int unlock(const void *lock, lt_kind kind,
+                                                        lt_api api, uintptr_t ra, uintptr_t cfa)
+{
+    lt_thread *t = enter_registered();
+    if (lt_unlikely(!t))
+        return unlock_first(lock, kind, api, UNUSUAL_SITE(ra, cfa));
+    return unlock_entered(t, lock, kind, api, ra, cfa);
+}
+
 int lt_interpose_unlock(const void *lock, lt_kind kind, lt_api api, uintptr_t ra, uintptr_t cfa)
 {
     return unlock(lock, kind, api, ra, cfa);
@@ -476,19 +522,20 @@ int lt_interpose_unlock(const void *lock, lt_kind kind, lt_api api, uintptr_t ra
 
 #define UNLOCK(lock, kind) unlock((const void *)(lock), (kind), LT_API_PTHREAD, 0, 0)
 
-/* init: a new identity for the address once libc has initialised the lock. */
-static inline __attribute__((always_inline)) int inited(int rc, const void *lock, uintptr_t ra,
-                                                        uintptr_t cfa)
+/* init: a new identity for the address once libc has initialised the lock. The call site is
+ * read here, after libc's call (inline in the entry point: its caller's), so that it is not
+ * kept through that call. */
+static inline __attribute__((always_inline)) int inited(int rc, const void *lock)
 {
     lt_thread *t;
     if (rc == 0 && (t = enter_thread()) != NULL) {
-        lt_init_lock(t, lock, LT_API_PTHREAD, ra, cfa);
+        lt_init_lock(t, lock, LT_API_PTHREAD, CALLER);
         lt_leave(&lt_tls);
     }
     return rc;
 }
 
-#define INIT(real_call, lock) (ready() ? inited((real_call), (const void *)(lock), CALLER) : 0)
+#define INIT(real_call, lock) (ready() ? inited((real_call), (const void *)(lock)) : 0)
 
 /* ------------------------------------------------------------------------------------------
  * Reader-writer locks.

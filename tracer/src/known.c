@@ -206,13 +206,13 @@ static int known_mostly_live(const lt_key_set *k)
            atomic_load_explicit(&k->used, memory_order_relaxed);
 }
 
-/* Under the graph lock or in the gate, while a copy is being made: fp was added to the known
- * set (lt_known_logged). */
-void lt_known_log(uint64_t fp)
+/* Under the graph lock or in the gate, while a copy is being made: fps[0 .. n) were added to
+ * the known set (lt_known_logged, edges_fast): one locked add on the shared count for them. */
+void lt_known_log(const uint64_t *fps, size_t n)
 {
-    size_t i = atomic_fetch_add_explicit(&grow_nlogged, 1, memory_order_relaxed);
-    if (i < GROW_LOG)
-        atomic_store_explicit(&grow_log[i], fp, memory_order_relaxed);
+    size_t i = atomic_fetch_add_explicit(&grow_nlogged, n, memory_order_relaxed);
+    for (size_t j = 0; j < n && i + j < GROW_LOG; j++)
+        atomic_store_explicit(&grow_log[i + j], fps[j], memory_order_relaxed);
 }
 
 /*

@@ -103,13 +103,15 @@ static inline int lt_known_has(uint64_t fp)
     return lt_set_has(&lt_known, fp);
 }
 
-void lt_known_log(uint64_t fp);
+void lt_known_log(const uint64_t *fps, size_t n);
 
-/* Under the graph lock or in the gate: fp was added to the known set. */
+/* Under the graph lock or in the gate: fp was added to the known set. (lt_known_growing
+ * changes only under the lock with the gate shut: a thread in the gate may read it once for
+ * all it adds there, and log those together, as edges_fast does.) */
 static inline void lt_known_logged(uint64_t fp)
 {
     if (__builtin_expect(atomic_load_explicit(&lt_known_growing, memory_order_relaxed), 0))
-        lt_known_log(fp);
+        lt_known_log(&fp, 1);
 }
 
 /* Under the graph lock: one more fingerprint in the known set names a dead edge. The gate is

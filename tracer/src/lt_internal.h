@@ -287,13 +287,14 @@ typedef struct lt_thread {
 #define LT_EDGE_LABELS 4
     uint32_t edge_label[LT_EDGE_LABELS]; /* order.c: the labels of its last new edges */
     uint32_t node_made;           /* order.c: nodes it made from its own, not yet taken back */
+    uint32_t chain_missed;        /* order.c: chain look-ups missed in a row (chain_ask) */
     void *node_free;              /* order.c: nodes for the new locks it takes (a free list), */
     void *node_gone;              /* and those of locks it ended, to leave the graph together */
     uint32_t node_nfree, node_ngone;
-    uint32_t gate_slot;           /* order.c: its slot of the gate + 1, 0 = none */
-    uint64_t first_stacks;        /* order.c (first_label): its last first edge's stacks, */
-    uint32_t first_label;         /* its label (0 = none), and whether the stack it came */
-    uint8_t first_partial;        /* from is the recorded frames only */
+    void *gate_slot;              /* order.c: its slot of the gate, NULL = none */
+    uint64_t first_held;          /* order.c (first_label): its last first edge's held */
+    uint32_t first_to;            /* stack and site, to stack, and label (0 = none) */
+    uint32_t first_label;
 #if LT_CHECKS
     lt_spin_ranks ranks;          /* the tracer locks it holds (spin.c) */
 #endif
@@ -404,8 +405,9 @@ static inline lt_held *lt_held_find(lt_thread *t, const void *addr)
 }
 
 /* Unlocks libc accepted of locks their thread did not hold (detect.c): until there is one,
- * no held entry for write outlives its lock's release. */
-extern _Atomic unsigned lt_foreign_unlocks;
+ * no held entry for write outlives its lock's release. (Hidden, as lt_cfg: read with one
+ * instruction.) */
+extern _Atomic unsigned lt_foreign_unlocks __attribute__((visibility("hidden")));
 
 /* lt_held_find for a request of kind for the lock at addr, shadow entry l (NULL: none). A
  * mutex or spinlock is only ever held for write, and one this thread holds names it as its

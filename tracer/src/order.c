@@ -228,9 +228,10 @@ typedef struct gate_slot {
 static gate_slot gate_slots[GATE_SLOTS];
 static unsigned gate_nslots;         /* slots ever given: graph_enter looks at these */
 
+/* (A pointer in lt_thread, where an index cost each way through the gate a multiply-add.) */
 static inline gate_slot *slot_of(const lt_thread *t)
 {
-    return t->gate_slot ? &gate_slots[t->gate_slot - 1] : NULL;
+    return t->gate_slot;
 }
 
 static inline lt_known_room *known_room(const lt_thread *t)
@@ -307,7 +308,7 @@ static void slot_claim(lt_thread *t)
             continue;
         gate_slots[i].owner = t;
         gate_slots[i].reserve.room = 0;
-        t->gate_slot = i + 1;
+        t->gate_slot = &gate_slots[i];
         if (gate_nslots <= i)
             gate_nslots = i + 1;
     }
@@ -325,7 +326,7 @@ static void slot_release(lt_thread *t)
     atomic_store_explicit(&s->added, 0, memory_order_relaxed);
     s->reserve.room = 0;
     s->owner = NULL;
-    t->gate_slot = 0;
+    t->gate_slot = NULL;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -690,12 +691,14 @@ static void nedges_locked(ptrdiff_t d)
 }
 
 /* Edge i (e) leaves the graph with one of its nodes, whose list lets go of it. Inlined where a
- * node leaves with its lists (node_leave), every lock's end in `groups`. */
+ * node leaves with its lists (node_leave), every lock's end in `groups`. `to`: its to node,
+ * where the caller has it (NULL: looked up). */
 static inline __attribute__((always_inline)) void edge_kill_at(uint32_t i, edge *e,
-                                                               lt_thread *recycler)
+                                                               lt_thread *recycler, node *to)
 {
     if (!e->dead) {
-        int indexed = !atomic_load_explicit(&node_at(e->to)->unindexed, memory_order_relaxed);
+        int indexed = !atomic_load_explicit(&(to ? to : node_at(e->to))->unindexed,
+                                            memory_order_relaxed);
         e->dead = 1;
         ndead++;
         if (indexed) {
@@ -710,7 +713,7 @@ static inline __attribute__((always_inline)) void edge_kill_at(uint32_t i, edge 
 
 static void edge_kill(uint32_t i)
 {
-    edge_kill_at(i, edge_at(i), NULL);
+    edge_kill_at(i, edge_at(i), NULL, NULL);
 }
 
 /* The first live edge from *link on in a list of `side`, unlinking the dead ones before it:
@@ -826,6 +829,18 @@ static inline __attribute__((always_inline)) void node_free(node *n, lt_thread *
     }
 }
 
+/* Under the graph lock: the edges of n's list of `side` (a constant) leave the graph; those of
+ * its in-list lead to n. */
+static inline __attribute__((always_inline)) void list_leave(node *n, int side,
+                                                             lt_thread *recycler)
+{
+    for (uint32_t i = n->list[side].first, next; i; i = next) {
+        edge *e = edge_at(i);
+        next = e->next[side];
+        edge_kill_at(i, e, recycler, side == IN ? n : NULL);
+    }
+}
+
 /* Under the graph lock: n, which no entry reaches any more, leaves the graph; at once when its
  * lists are short, else marked dead and reaped later. Inlined in a thread's batch
  * (nodes_gone_leave), every lock's end in `groups`; node_leave elsewhere. */
@@ -835,13 +850,8 @@ static inline __attribute__((always_inline)) void node_leave_at(node *n, lt_thre
         node_kill(n);
         return;
     }
-    for (int side = OUT; side <= IN; side++) {
-        for (uint32_t i = n->list[side].first, next; i; i = next) {
-            edge *e = edge_at(i);
-            next = e->next[side];
-            edge_kill_at(i, e, recycler);
-        }
-    }
+    list_leave(n, OUT, recycler);
+    list_leave(n, IN, recycler);
     node_free(n, recycler);
 }
 
@@ -888,11 +898,13 @@ static void reap(size_t budget)
 /* Under the graph lock: the nodes t let go of (lt_order_forget) leave the graph. */
 static void nodes_gone_leave(lt_thread *t)
 {
-    for (node *n; (n = t->node_gone) != NULL;) {
-        t->node_gone = next_of(n);
+    node *n = t->node_gone, *next;
+    t->node_gone = NULL;
+    t->node_ngone = 0;
+    for (; n; n = next) {
+        next = next_of(n); /* (before n is freed) */
         node_leave_at(n, t);
     }
-    t->node_ngone = 0;
 }
 
 /*
@@ -963,19 +975,37 @@ static __attribute__((noinline)) void forget_now(lt_lock *l, lt_ended how)
     graph_leave();
 }
 
-void lt_order_forget_node(lt_lock *l, node *n, lt_ended how)
+/* n, let go of by its entry and not busy, waits in t's batch, which leaves the graph once it
+ * has FORGET_BATCH nodes (out of line: the common end of a lock then needs no frame). */
+static __attribute__((noinline)) void nodes_gone_batch(lt_thread *t)
 {
-    lt_thread *t = lt_tls.self;
-    int busy = node_busy(n);
-    /* A node goes on `ending` in the gate: no search runs until it is drawn, so none names
-     * it while its lock's memory may be going. When the gate is shut the lock answers. */
-    if (!t || atomic_load_explicit(&nback, memory_order_relaxed) || (busy && !gate_enter(t))) {
+    graph_enter();
+    nodes_gone_leave(t);
+    graph_leave();
+}
+
+static inline void node_gone(lt_thread *t, node *n)
+{
+    atomic_store_explicit(&n->dead, 1, memory_order_release);
+    next_set(n, t->node_gone);
+    t->node_gone = n;
+    if (++t->node_ngone >= FORGET_BATCH)
+        nodes_gone_batch(t);
+}
+
+/* lt_order_forget_node for a busy node (node_busy): it goes on `ending` in the gate when its
+ * end may imply edges, as no search runs until it is drawn, so none names it while its lock's
+ * memory may be going. When the gate is shut the lock answers. */
+static __attribute__((noinline)) void forget_busy(lt_lock *l, node *n, lt_ended how,
+                                                  lt_thread *t)
+{
+    if (!gate_enter(t)) {
         forget_now(l, how);
         return;
     }
     node *mine = n;
-    int implies = busy && node_implies(n), got = atomic_compare_exchange_strong(&l->order_node,
-                                                                                  &mine, NULL);
+    int implies = node_implies(n), got = atomic_compare_exchange_strong(&l->order_node, &mine,
+                                                                          NULL);
     if (got && implies) {
         node_end_note(n, how);
         atomic_store_explicit(&n->ending, 1, memory_order_release);
@@ -985,18 +1015,25 @@ void lt_order_forget_node(lt_lock *l, node *n, lt_ended how)
         while (!atomic_compare_exchange_weak_explicit(&ending, &top, n, memory_order_release,
                                                       memory_order_relaxed));
     }
-    if (busy)
-        gate_leave(t);
-    if (!got || implies)
+    gate_leave(t);
+    if (got && !implies)
+        node_gone(t, n);
+}
+
+void lt_order_forget_node(lt_lock *l, node *n, lt_ended how)
+{
+    lt_thread *t = lt_tls.self;
+    if (!t || atomic_load_explicit(&nback, memory_order_relaxed)) {
+        forget_now(l, how);
         return;
-    atomic_store_explicit(&n->dead, 1, memory_order_release);
-    next_set(n, t->node_gone);
-    t->node_gone = n;
-    if (++t->node_ngone >= FORGET_BATCH) {
-        graph_enter();
-        nodes_gone_leave(t);
-        graph_leave();
     }
+    if (node_busy(n)) {
+        forget_busy(l, n, how, t);
+        return;
+    }
+    node *mine = n;
+    if (atomic_compare_exchange_strong(&l->order_node, &mine, NULL))
+        node_gone(t, n);
 }
 
 /* Can a thread holding n in `held` block one requesting it in `req`? */
@@ -1439,12 +1476,24 @@ static inline uint32_t held_stack(lt_held *h, uint32_t under, int *partial)
 
 /* The edge h -> (the lock t takes in to_mode, where to_stack says) as it will be kept, made by
  * `thread`. */
+static inline void desc_make_from(desc *d, const lt_thread *t, lt_held *h, uint32_t from_stack,
+                                  int partial, lt_mode to_mode, uint32_t to_stack,
+                                  int to_partial, int unwound, const lt_thread_info *thread);
+
 static inline void desc_make(desc *d, const lt_thread *t, lt_held *h, lt_mode to_mode,
                              uint32_t to_stack, int to_partial, int unwound,
                              const lt_thread_info *thread)
 {
     int partial;
     uint32_t from_stack = held_stack(h, unwound ? to_stack : 0, &partial);
+    desc_make_from(d, t, h, from_stack, partial, to_mode, to_stack, to_partial, unwound, thread);
+}
+
+/* desc_make with h's stack (and whether it is partial) known. */
+static inline void desc_make_from(desc *d, const lt_thread *t, lt_held *h, uint32_t from_stack,
+                                  int partial, lt_mode to_mode, uint32_t to_stack,
+                                  int to_partial, int unwound, const lt_thread_info *thread)
+{
     d->below = held_below(t, h);
     d->from_mode = h->mode;
     d->to_mode = (uint8_t)to_mode;
@@ -1477,9 +1526,11 @@ static inline void edge_describe(desc *d, lt_held *h, request *r)
 static inline int edge_describe_gated(desc *d, lt_held *h, const request *r,
                                       const lt_thread_info *who)
 {
-    if (!h->stack && (r->unwound || !h->site))
+    uint32_t from_stack = h->stack ? h->stack : r->unwound ? 0 : h->site;
+    if (!from_stack)
         return 0;
-    desc_make(d, r->ev->self, h, r->ev->mode, r->to_stack, r->to_partial, r->unwound, who);
+    desc_make_from(d, r->ev->self, h, from_stack, !h->stack, r->ev->mode, r->to_stack,
+                   r->to_partial, r->unwound, who);
     return 1;
 }
 
@@ -2011,6 +2062,11 @@ static size_t edges_fast(gate_slot *s, lt_held **hs, uint64_t *fps, size_t n, re
     if (look && !lt_known_look_holds(look, k))
         stops = NULL;
     size_t left = 0, added = 0;
+    /* A copy of the known set is being made: the fingerprints claimed here are logged for it,
+     * at once (lt_known_logged). */
+    int growing = atomic_load_explicit(&lt_known_growing, memory_order_relaxed);
+    uint64_t logged[WALK];
+    size_t nlogged = 0;
     uint32_t run = 0; /* the edges into `to`, the newest first (to `last`): pushed at once */
     edge *last = NULL;
     int foreign = foreign_unlocks();
@@ -2029,7 +2085,8 @@ static size_t edges_fast(gate_slot *s, lt_held **hs, uint64_t *fps, size_t n, re
         }
         if (!lt_set_claim_from(k, fps[i], stops ? stops[i] : lt_set_home(k, fps[i])))
             continue;
-        lt_known_logged(fps[i]);
+        if (lt_unlikely(growing))
+            logged[nlogged++] = fps[i];
         uint32_t e = edge_cache_take(t);
         edge *ep = edge_at(e); /* once: its byte stores may alias the pool's table of chunks */
         edge_fill(ep, &d, lab);
@@ -2039,6 +2096,8 @@ static size_t edges_fast(gate_slot *s, lt_held **hs, uint64_t *fps, size_t n, re
         last = added++ ? last : ep;
         run = e;
     }
+    if (nlogged)
+        lt_known_log(logged, nlogged);
     lt_known_unreserve(reserve, k, n - added);
     if (added) {
         list_push_run(to, IN, run, last, (uint32_t)added, held_alone(r->ev->mode, foreign));
@@ -2386,8 +2445,15 @@ static size_t edge_infos(lt_edge_info *copy, size_t k, const edge *e)
  * probe answers. The key names lock identities (entry and gen), and edges leave the graph only
  * with an identity (lt_order_forget, before the gen changes), so a key found promises its
  * edges. The cache only loses keys (overwritten), which costs the lookups they saved.
+ *
+ * A thread whose sequences do not repeat (`lazy`: 1-10 of 16 K locks at random) found none
+ * there, and its look-up and its store were each a cache miss, a twentieth of its time: after
+ * CHAIN_TRUST look-ups missed in a row it asks the cache (and fills it) only once in
+ * CHAIN_RETRY acquisitions, until a look-up finds its chain again (chain_ask).
  * ---------------------------------------------------------------------------------------- */
 #define CHAIN_BITS 14
+#define CHAIN_TRUST 64
+#define CHAIN_RETRY 64
 
 static _Atomic uint64_t chains[1u << CHAIN_BITS];
 
@@ -2395,6 +2461,21 @@ static uint64_t chain_mix(uint64_t key, uint64_t fp)
 {
     key = (key ^ fp) * 0x9E3779B97F4A7C15ull;
     return key ^ (key >> 31);
+}
+
+/* Does this acquisition of t look its chain up (and keep it)? */
+static inline int chain_ask(lt_thread *t)
+{
+    return t->chain_missed < CHAIN_TRUST || (++t->chain_missed & (CHAIN_RETRY - 1)) == 0;
+}
+
+/* t's look-up found its chain (1) or not. */
+static inline void chain_found(lt_thread *t, int found)
+{
+    if (found)
+        t->chain_missed = 0;
+    else if (t->chain_missed < CHAIN_TRUST)
+        t->chain_missed++;
 }
 
 static _Atomic uint64_t *chain_slot(uint64_t key)
@@ -2564,7 +2645,8 @@ static inline void fingerprints(lt_held **hs, size_t n, const lt_event *ev, uint
 }
 
 /* Adds the edges of hs that are not in the graph yet; 0 when out of memory. */
-static int batch_add(lt_held **hs, uint64_t *fps, size_t n, request *r)
+static inline __attribute__((always_inline)) int batch_add(lt_held **hs, uint64_t *fps,
+                                                            size_t n, request *r)
 {
     size_t fresh = 0, stops[WALK];
     lt_known_look look;
@@ -2599,22 +2681,20 @@ static inline __attribute__((always_inline)) void caches_prefetch(const lt_threa
 }
 
 /* The lines this acquisition's new edges will most likely touch, asked for at once before
- * the work that comes first (look-ups, describing the edges): the new lock's node (or
- * the node the thread will make it from), the edge the thread will take next, and the known
- * set's slots of the fingerprints. Met one after the other, each was a cache miss: in
- * `groups` three of the order graph's misses a lock lifecycle, in `lazy` the new lock's node
- * was half of edges_add's time. (The held locks' nodes too cost 12 instructions an edge in
- * `lazy` and no time that could be measured: they were touched when those locks were taken.) */
-static inline void edges_prefetch(const lt_thread *t, const lt_lock *l, const uint64_t *fps,
-                                  size_t n)
+ * the work that comes first (the look-ups): the new lock's node (or the node the thread will
+ * make it from) and the edge the thread will take next. Met one after the other, each was a
+ * cache miss: in `groups` three of the order graph's misses a lock lifecycle, in `lazy` the
+ * new lock's node was half of edges_add's time. (The held locks' nodes too cost 12
+ * instructions an edge in `lazy` and no time that could be measured: they were touched when
+ * those locks were taken. The known set's slots are not asked for: batch_add loads them right
+ * after, each load independent of the others - 8 instructions an edge in `lazy` for a head
+ * start of a few.) */
+static inline void edges_prefetch(const lt_thread *t, const lt_lock *l)
 {
     const node *x = node_of(l);
-    const lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire);
     if (x)
         prefetch_object(x, sizeof *x);
     caches_prefetch(t, !x);
-    for (size_t i = 0; k && i < n; i++)
-        __builtin_prefetch(&k->slot[lt_set_home(k, fps[i])], 1);
 }
 
 /*
@@ -2636,21 +2716,22 @@ static int edge_first_fits(lt_event *ev, uint32_t gen, node *from, int64_t a)
            !(m && m->live) && !node_of(ev->lock) && !identity_ended(ev->lock, gen);
 }
 
-/* In the gate: x, which holds e in its in-list, becomes X's node, and e joins H's out-list;
+/* In the gate: x, which holds e (ep) in its in-list, becomes X's node, and e joins H's out-list;
  * the known set gets neither yet (node_index). What was used: 2 both, 0 neither (X's
  * identity ended), -1 neither, and the general way must decide (another thread made X's node
  * meanwhile, maybe with this very edge: only the known set can tell). Only a thread that holds
  * X makes its node (here, node_fast, node_get), so while this one holds X alone (held_alone)
  * none can have made it since edge_first_fits looked: a release store publishes x, where a
  * compare-and-swap was a locked instruction on every lock's first edge. */
-static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, node *x)
+static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, edge *ep,
+                            node *x)
 {
     node *from = node_find(h->lock, h->gen), *other = NULL;
     int foreign;
     if (!edge_first_fits(ev, gen, from, x->ord))
         return -1;
     foreign = foreign_unlocks();
-    edge_at(e)->from = from->ix;
+    ep->from = from->ix;
     atomic_store_explicit(&x->in_from, from->ix, memory_order_relaxed);
     if (held_alone(ev->mode, foreign))
         atomic_store_explicit(&ev->lock->order_node, x, memory_order_release);
@@ -2664,27 +2745,31 @@ static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, 
 
 /* The label of edge_first's edge h -> (the lock t takes in to_mode at to_stack), described as
  * request_fill does lazily, without a request; 0: the graph lock keeps it. A thread makes its
- * first edges at few places, in `groups` at one: its last label is kept with the stacks it
- * has (first_stacks), and its thread is the one t->info says, until t->info changes (a name
- * read again, request_fill; a fork, lt_order_fork) - where the thread was looked up among
- * those kept, the label described and looked up for every lock. */
-static inline uint32_t first_label(lt_thread *t, lt_held *h, lt_mode to_mode, uint32_t to_stack)
+ * first edges at few places, in `groups` at one: its last label is kept with what it was made
+ * from (h's stack and site, which give the from stack and its flag, and to_stack), and its
+ * thread is the one t->info says, until t->info changes (a name read again, request_fill; a
+ * fork, lt_order_fork) - where the thread was looked up among those kept, the label described
+ * and looked up for every lock. The label's to stack names the call site (its first frame is
+ * `ra`), so a label kept was made where ra had no unwinds left (site_unwinds), and none come
+ * back: the look at the site's counter is for labels not kept. */
+_Static_assert(offsetof(lt_held, site) == offsetof(lt_held, stack) + sizeof(uint32_t),
+               "a held lock's stack and site are one word (first_label)");
+static inline uint32_t first_label(lt_thread *t, lt_held *h, lt_mode to_mode, uint32_t to_stack,
+                                   uintptr_t ra)
 {
-    uint32_t from = h->stack ? h->stack : h->site; /* held_stack's, when not 0 */
-    uint64_t stacks = from | (uint64_t)to_stack << 32;
-    uint8_t partial = !h->stack;
+    uint64_t held;
     const lt_thread_info *who;
     desc d;
-    if (lt_likely(t->first_label && t->first_stacks == stacks && t->first_partial == partial &&
-                  from))
+    memcpy(&held, &h->stack, sizeof held);
+    if (lt_likely(t->first_label && t->first_held == held && t->first_to == to_stack))
         return t->first_label;
-    if (!t->info.name[0] || !(who = thread_kept_find(&t->info)))
+    if (site_unwinds(ra) || !t->info.name[0] || !(who = thread_kept_find(&t->info)))
         return 0;
     desc_make(&d, t, h, to_mode, to_stack, 1, 0, who);
     uint32_t lab = label_find(t, &d.l);
-    if (lab && from) {
-        t->first_stacks = stacks;
-        t->first_partial = partial;
+    if (lab && (h->stack || h->site)) { /* (else the depot gave the from stack: not kept) */
+        t->first_held = held;
+        t->first_to = to_stack;
         t->first_label = lab;
     }
     return lab;
@@ -2696,9 +2781,9 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
     int64_t a = (int64_t)(uintptr_t)ev->addr;
     uint32_t lab;
     if (lt_cfg.stacks == LT_STACKS_FULL || !t->node_free || edge_cache_has(t) < 1 + WALK ||
-        !ord_is_addr(a) || site_unwinds(ev->ra) ||
+        !ord_is_addr(a) ||
         !(lab = first_label(t, h, ev->mode,
-                            ev->site ? ev->site : lt_stack_site_lazy(t, ev->ra, ev->cfa))))
+                            ev->site ? ev->site : lt_stack_site_lazy(t, ev->ra, ev->cfa), ev->ra)))
         return 0;
     desc d = {.below = held_below(t, h), .from_mode = h->mode, .to_mode = (uint8_t)ev->mode};
     uint32_t e = edge_cache_take(t);
@@ -2719,7 +2804,7 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
     atomic_store_explicit(&x->unindexed, 1, memory_order_relaxed);
     int used = -1;
     if (gate_enter(t)) {
-        used = edge_first_gated(ev, gen, h, e, x);
+        used = edge_first_gated(ev, gen, h, e, ep, x);
         gate_leave(t);
     }
     if (used < 1)
@@ -2739,13 +2824,16 @@ static __attribute__((noinline)) void acquired_edges(lt_thread *t, lt_event *ev,
 {
     request r = {.ev = ev, .gen = gen, .fresh = !node_of(ev->lock)};
     uint64_t key = 0;
-    int chained = n > 1 && !more;
+    int chained = n > 1 && !more && chain_ask(t);
     for (size_t k = 0; chained && k < n; k++)
         key = chain_mix(key, fps[k]);
-    if (chained && !r.fresh &&
-        atomic_load_explicit(chain_slot(key), memory_order_relaxed) == (key | 1))
-        return;
-    edges_prefetch(t, ev->lock, fps, n);
+    if (chained && !r.fresh) {
+        int found = atomic_load_explicit(chain_slot(key), memory_order_relaxed) == (key | 1);
+        chain_found(t, found);
+        if (found)
+            return;
+    }
+    edges_prefetch(t, ev->lock);
     int whole = batch_add(hs, fps, n, &r);
     if (chained && whole)
         atomic_store_explicit(chain_slot(key), key | 1, memory_order_relaxed);

@@ -103,7 +103,9 @@ void lt_report_degraded(const char *what);
 void lt_report_out_of_memory(void);
 void lt_report_order_partial(size_t max);
 extern int64_t lt_order_partial_sec; /* when lt_report_order_partial was said; 0 = never */
-extern _Atomic int lt_untracked; /* nonzero once out of memory: nothing is checked any more */
+/* nonzero once out of memory: nothing is checked any more (hidden: every lock call reads it,
+ * with one instruction) */
+extern _Atomic int lt_untracked __attribute__((visibility("hidden")));
 void lt_report_fork(lt_fork_phase phase);
 
 /* report_seen.c: the distinct reports so far (by signature) -------------------------------- */
