@@ -15,7 +15,9 @@ write); `churn` (4 threads, each with 64 mutexes of its own: init, lock, unlock,
 that each take one mutex once, 4 alive at a time: what a thread's start and exit cost);
 `condwait` and `mutexwait` (3,000 threads, each holding a mutex of its own, blocked at once on
 one condition variable, then queued on its mutex / on one mutex; 10 rounds; figure: CPU
-seconds of the process, since the threads mostly wait). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
+seconds of the process, since the threads mostly wait); `spawn` (20 shell scripts that each run
+/bin/true 10 times: 220 short processes, each traced; figure: CPU seconds of the child
+processes, what each traced process costs at its start and exit). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
 --repeat times, one after the other in turn, so a busy moment of the machine hits every
 configuration alike; the median counts, and each configuration's best run is printed too.
 `noise` is the spread (min-max) of the ratio of the run pairs (run i traced / run i native).
@@ -47,6 +49,7 @@ ROWS = {
     'threads': ('stressbench', ['threads', '4', '5000', '1'], 's'),
     'condwait': ('stressbench', ['condwait', '3000', '10', '1'], 'cpu s'),
     'mutexwait': ('stressbench', ['mutexwait', '3000', '10', '1'], 'cpu s'),
+    'spawn': ('stressbench', ['spawn', '20', '10', '1'], 'cpu s'),
 }
 
 

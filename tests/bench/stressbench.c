@@ -21,17 +21,26 @@
  *       variable (condwait; the main thread broadcasts once all have arrived, and they then
  *       queue on its mutex) or on one mutex the main thread holds (mutexwait; it lets go once
  *       all have arrived); ROUNDS times. A thread pool's idle workers, a herd on one lock.
+ *   stressbench spawn SCRIPTS COMMANDS 1
+ *       SCRIPTS times, one after the other: a shell script (/bin/sh) that runs /bin/true
+ *       COMMANDS times. A test run made of scripts, make and configure: many short processes,
+ *       each of them traced (the environment, LD_PRELOAD with it, is inherited).
  * Prints "seconds=<wall time of the timed part>"; condwait and mutexwait also print
- * "cpu_seconds=<CPU time of the process in it>", since most of their wall time is waiting.
+ * "cpu_seconds=<CPU time of the process in it>", since most of their wall time is waiting,
+ * and spawn "cpu_seconds=<CPU time of its child processes>", where the cost is.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <semaphore.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <time.h>
+
+extern char **environ;
 
 static double now(void)
 {
@@ -40,12 +49,17 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static double cpu(void)
+static double cpu_of(int who)
 {
     struct rusage r;
-    getrusage(RUSAGE_SELF, &r);
+    getrusage(who, &r);
     return (double)(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
            (double)(r.ru_utime.tv_usec + r.ru_stime.tv_usec) * 1e-6;
+}
+
+static double cpu(void)
+{
+    return cpu_of(RUSAGE_SELF);
 }
 
 static unsigned step(unsigned *s)
@@ -306,28 +320,50 @@ static int herd(long threads, long rounds, long held, int on_cond)
     return n < threads;
 }
 
+/* The scripts of spawn, one after the other; 1 when one could not be run or failed. */
+static int spawn(long scripts, long commands)
+{
+    char script[128];
+    snprintf(script, sizeof script,
+             "i=0; while [ $i -lt %ld ]; do /bin/true || exit 1; i=$((i+1)); done", commands);
+    char *argv[] = {"sh", "-c", script, NULL};
+    for (long i = 0; i < scripts; i++) {
+        pid_t pid;
+        int status;
+        if (posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ) != 0 ||
+            waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    static const char *shapes[] = {"groups", "lazy", "churn", "threads", "condwait", "mutexwait"};
+    static const char *shapes[] = {"groups",   "lazy",      "churn", "threads",
+                                   "condwait", "mutexwait", "spawn"};
+    enum { SHAPES = sizeof shapes / sizeof shapes[0], SPAWN = SHAPES - 1 };
     int shape = 0;
-    while (argc == 5 && shape < 6 && strcmp(argv[1], shapes[shape]))
+    while (argc == 5 && shape < SHAPES && strcmp(argv[1], shapes[shape]))
         shape++;
-    if (argc != 5 || shape == 6) {
+    if (argc != 5 || shape == SHAPES) {
         fprintf(stderr, "usage: stressbench groups GROUPS SIZE LOOPS | lazy THREADS LOCKS ITERS"
                         " | churn THREADS MUTEXES ITERS | threads AT_ONCE ROUNDS LOCKS"
-                        " | condwait|mutexwait THREADS ROUNDS HELD\n");
+                        " | condwait|mutexwait THREADS ROUNDS HELD | spawn SCRIPTS COMMANDS 1\n");
         return 2;
     }
     long a = atol(argv[2]), b = atol(argv[3]), c = atol(argv[4]);
     if (a < 1 || b < 1 || c < 1)
         return 2;
-    double t0 = now(), c0 = cpu();
-    int rc = shape == 0   ? groups(a, b, c)
-             : shape == 1 ? lazy(a, b < 10 ? 10 : b, c)
-             : shape == 2 ? churn(a, b, c)
-             : shape == 3 ? short_lived(a, b, c)
-                          : herd(a, b, c, shape == 4);
-    if (shape >= 4)
+    double t0 = now(), c0 = cpu(), children0 = cpu_of(RUSAGE_CHILDREN);
+    int rc = shape == 0       ? groups(a, b, c)
+             : shape == 1     ? lazy(a, b < 10 ? 10 : b, c)
+             : shape == 2     ? churn(a, b, c)
+             : shape == 3     ? short_lived(a, b, c)
+             : shape == SPAWN ? spawn(a, b)
+                              : herd(a, b, c, shape == 4);
+    if (shape == SPAWN)
+        printf("cpu_seconds=%.6f ", cpu_of(RUSAGE_CHILDREN) - children0);
+    else if (shape >= 4)
         printf("cpu_seconds=%.6f ", cpu() - c0);
     printf("seconds=%.6f\n", now() - t0);
     return rc;

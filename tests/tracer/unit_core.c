@@ -313,16 +313,17 @@ static void check_shadow_side(void)
     static int object;
     lt_thread *t = lt_self();
     lt_lock *l = lt_shadow_get(t, &locks[0], 0, 0);
-    lt_lock_side *had = l ? atomic_load(&l->side) : NULL; /* a recycled entry may have one */
+    /* a recycled entry may have one */
+    lt_lock_side *had = l ? atomic_load(&lt_lock_cold_of(l)->side) : NULL;
     lt_shadow_annotate(l, NULL, NULL); /* nothing to keep: no side record made for it */
-    CHECK(l && atomic_load(&l->side) == had && lt_lock_object(l) == NULL);
+    CHECK(l && atomic_load(&lt_lock_cold_of(l)->side) == had && lt_lock_object(l) == NULL);
     lt_shadow_annotate(l, &object, NULL);
-    lt_lock_side *x = atomic_load(&l->side);
+    lt_lock_side *x = atomic_load(&lt_lock_cold_of(l)->side);
     CHECK(x && lt_lock_object(l) == &object && lt_shadow_side(l) == x);
     forget(&locks[0]);
     lt_lock *again = lt_shadow_get(t, &locks[1], 0, 0);
-    CHECK(again == l && atomic_load(&l->side) == x && lt_lock_object(l) == NULL &&
-          lt_lock_describe(l) == NULL);
+    CHECK(again == l && atomic_load(&lt_lock_cold_of(l)->side) == x &&
+          lt_lock_object(l) == NULL && lt_lock_describe(l) == NULL);
     lt_shadow_annotate(l, &locks[0], NULL);
     CHECK(lt_lock_object(l) == &locks[0]);
     forget(&locks[1]);
@@ -344,7 +345,8 @@ static void check_shadow_guess(void)
         l[i] = lt_shadow_get(t, &locks[i], 0, 0);
     int side_by_side = 0;
     for (int i = 0; i + 1 < N; i++)
-        side_by_side += l[i + 1] == l[i] + 1;
+        side_by_side += /* a slab entry: its hot record, then its cold one */
+            (uintptr_t)l[i + 1] - (uintptr_t)l[i] == sizeof(lt_lock) + sizeof(lt_lock_cold);
     CHECK(side_by_side > N / 2);
     int ok = 1;
     for (int i = 0; i < N && ok; i++) /* past the thread's cache, as a program with thousands */
@@ -481,9 +483,9 @@ static void check_shadow_heap(void)
         const void *addr = space + (size_t)i * 4096 + (size_t)(i % 64) * 8;
         lt_lock *l = lt_shadow_get(t, addr, 0, 0);
         ok = l && atomic_load(&l->gen) == 1 && lt_lock_addr(l) == addr && !lt_lock_object(l) &&
-             !lt_lock_describe(l) && !l->orphan_of && !atomic_load(&l->writer) &&
-             !atomic_load(&l->order_node) &&
-             (uintptr_t)l % 64 == 0;
+             !lt_lock_describe(l) && l->orphan_mode == LT_MODE_NONE &&
+             !atomic_load(&l->writer) && !atomic_load(&l->order_node) &&
+             (uintptr_t)l % _Alignof(lt_lock) == 0;
         entry[i] = (uintptr_t)l;
     }
     CHECK(ok);

@@ -240,9 +240,10 @@ static __attribute__((noinline)) uint32_t class_decide(lt_lock *l, uint32_t gen,
         if (!ips || !n || (id = site_class(ips, n)) == 0)
             return 0;
     }
-    uint64_t old = atomic_load_explicit(&l->klass, memory_order_relaxed);
+    _Atomic uint64_t *klass = &lt_lock_cold_of(l)->klass;
+    uint64_t old = atomic_load_explicit(klass, memory_order_relaxed);
     if ((uint32_t)(old >> 32) != gen &&
-        atomic_compare_exchange_strong(&l->klass, &old, (uint64_t)gen << 32 | id))
+        atomic_compare_exchange_strong(klass, &old, (uint64_t)gen << 32 | id))
         return id;
     return (uint32_t)(old >> 32) == gen ? (uint32_t)old : 0;
 }
@@ -250,7 +251,7 @@ static __attribute__((noinline)) uint32_t class_decide(lt_lock *l, uint32_t gen,
 /* The class of identity (l, gen), 0 = none. */
 static inline uint32_t class_of(lt_lock *l, uint32_t gen, lt_kind kind)
 {
-    uint64_t k = atomic_load_explicit(&l->klass, memory_order_relaxed);
+    uint64_t k = atomic_load_explicit(&lt_lock_cold_of(l)->klass, memory_order_relaxed);
     if (lt_likely((uint32_t)(k >> 32) == gen))
         return (uint32_t)k;
     return class_decide(l, gen, kind);
@@ -264,7 +265,8 @@ void lt_classes_annotate(lt_event *ev, const char *name)
     uint32_t id = class_id(name);
     uint32_t gen = atomic_load_explicit(&l->gen, memory_order_relaxed);
     if (id)
-        atomic_store_explicit(&l->klass, (uint64_t)gen << 32 | id, memory_order_relaxed);
+        atomic_store_explicit(&lt_lock_cold_of(l)->klass, (uint64_t)gen << 32 | id,
+                              memory_order_relaxed);
 }
 
 void lt_classes_nesting(lt_event *ev, unsigned order)

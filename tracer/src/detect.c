@@ -99,8 +99,8 @@ static int report_self(lt_event *ev, const lt_held *h, lt_reason why)
     if (h) {
         fill_held(&f, h);
     } else {
-        f.other = ev->lock->orphan_of;
         f.held_mode = (lt_mode)ev->lock->orphan_mode;
+        f.other = f.held_mode != LT_MODE_NONE ? lt_lock_cold_of(ev->lock)->orphan_of : NULL;
     }
     lt_report(&f);
     return f.outcome == LT_OUTCOME_EDEADLK ? EDEADLK : 0;
@@ -116,7 +116,7 @@ static int never_returns(const lt_event *ev, const lt_held *h, lt_reason *why)
                                            : LT_WHY_WRITER_QUEUED;
         return *why != LT_WHY_WRITER_QUEUED ||
                (lt_lock_prefers_writer(ev->addr, ev->lock) &&
-                atomic_load(&ev->lock->waiting_writers) > 0 &&
+                atomic_load(&lt_lock_cold_of(ev->lock)->waiting_writers) > 0 &&
                 lt_lock_writer_queued(ev->addr, ev->lock));
     case LT_MUTEX:
         switch (lt_lock_mutex_type(ev->addr, ev->lock)) {
@@ -245,7 +245,9 @@ static int confirmed(lt_event *ev, lt_held *h)
 static int orphan_confirmed(lt_event *ev)
 {
     lt_lock *l = ev->lock;
-    if (lt_lock_word_held(ev->addr, l, ev->kind, (lt_mode)l->orphan_mode, l->orphan_of->tid))
+    const lt_thread_info *gone = lt_lock_cold_of(l)->orphan_of; /* NULL: the mode was seen
+                                                          before it (lt_orphan_locks' fence) */
+    if (gone && lt_lock_word_held(ev->addr, l, ev->kind, (lt_mode)l->orphan_mode, gone->tid))
         return 1;
     renew(ev);
     return 0;
@@ -283,7 +285,8 @@ int lt_before_lock_slow(lt_event *ev)
         if (!ev->lock)
             return 0;
     }
-    if (lt_unlikely(ev->lock->orphan_of != NULL) && orphan_blocks(ev) && orphan_confirmed(ev))
+    if (lt_unlikely(ev->lock->orphan_mode != LT_MODE_NONE) && orphan_blocks(ev) &&
+        orphan_confirmed(ev))
         return report_self(ev, NULL, LT_WHY_ORPHANED);
     return 0;
 }
@@ -300,7 +303,7 @@ static int untimed_writer(const lt_event *ev)
 int lt_wait_begin(lt_event *ev)
 {
     if (untimed_writer(ev))
-        atomic_fetch_add(&ev->lock->waiting_writers, 1);
+        atomic_fetch_add(&lt_lock_cold_of(ev->lock)->waiting_writers, 1);
     if (lt_unlikely(lt_cfg.stats))
         lt_stats_wait_begin(ev);
     return ev->lock ? lt_waitfor_begin(ev) : 0;
@@ -313,7 +316,7 @@ void lt_wait_end(lt_event *ev)
     if (ev->lock)
         lt_waitfor_end(ev);
     if (untimed_writer(ev))
-        atomic_fetch_sub(&ev->lock->waiting_writers, 1);
+        atomic_fetch_sub(&lt_lock_cold_of(ev->lock)->waiting_writers, 1);
     if (lt_unlikely(lt_cfg.stats))
         lt_stats_wait_end(ev);
 }
@@ -352,7 +355,7 @@ void lt_after_lock_unusual(lt_event *ev, int rc)
     if ((rc != 0 && rc != EOWNERDEAD) || !ev->lock)
         return;
     if (rc == EOWNERDEAD)
-        ev->lock->orphan_of = NULL;
+        ev->lock->orphan_mode = LT_MODE_NONE;
     if (ev->held && ev->held->mode == ev->mode) {
         ev->held->depth++; /* recursive mutex, recursive read */
         if (lt_unlikely(lt_cfg.stats))
@@ -411,7 +414,7 @@ void lt_after_lock_edges(lt_event *ev, lt_held *spare)
 static void released_for_holder(lt_lock *l)
 {
     atomic_store(&l->writer, 0);
-    l->orphan_of = NULL;
+    l->orphan_mode = LT_MODE_NONE;
     atomic_fetch_add_explicit(&lt_foreign_unlocks, 1, memory_order_relaxed);
 }
 
@@ -578,7 +581,7 @@ int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved)
             return 0;
         /* a normal mutex another thread held is unlocked by the wait all the same: that
          * thread holds it no more, and the waiter does not wait for it */
-        if (!mine && (atomic_load(&ev->lock->writer) || ev->lock->orphan_of))
+        if (!mine && (atomic_load(&ev->lock->writer) || ev->lock->orphan_mode != LT_MODE_NONE))
             released_for_holder(ev->lock);
         *saved = (lt_held){.addr = ev->addr, .lock = ev->lock, .gen = atomic_load(&ev->lock->gen),
                            .kind = LT_MUTEX, .mode = LT_MODE_WRITE, .depth = 1, .ra = ev->ra};
@@ -662,8 +665,9 @@ void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner, int forked)
         lt_held *h = &t->held[i];
         if (!h->lock || !held_valid(t, h) || (forked && shared_with_parent(h)))
             continue;
+        lt_lock_cold_of(h->lock)->orphan_of = owner;
+        atomic_thread_fence(memory_order_release); /* before the mode, which says it is one */
         h->lock->orphan_mode = h->mode;
-        h->lock->orphan_of = owner;
     }
 }
 

@@ -45,7 +45,7 @@ static inline __attribute__((always_inline)) int lt_lock_common(lt_event *ev)
     lt_frame_lock_check(t, ev->addr, ev->ra, ev->cfa);
     lt_lock *l = ev->lock = lt_shadow_get(t, ev->addr, ev->ra, ev->cfa);
     lt_held *h = ev->held = lt_held_find_lock(t, ev->addr, l, ev->kind, ev->api);
-    return lt_likely(l != NULL) && lt_likely(!h) && l->api == ev->api && !l->orphan_of;
+    return lt_likely(l != NULL) && lt_likely(!h) && lt_lock_plain(l, ev->api);
 }
 
 static inline int lt_before_lock(lt_event *ev)

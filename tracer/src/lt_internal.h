@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #include "locktrace.h"
@@ -48,40 +49,100 @@ typedef struct lt_thread_info {
  * whenever the address gets a new identity (init, destroy, entry reuse), so (entry, gen) pairs
  * held in thread caches and held sets go stale instead of dangling.
  *
- * An entry is one cache line: a program with thousands of locks goes through their entries
- * at every init, acquisition, release and destroy, and at two lines each those misses were
- * most of the shadow's time (`stressbench groups`). What few locks use (an annotation, the
- * LOCKTRACE_STATS counters) is in a side record, made the first time a lock needs it.
+ * An entry is two records of 32 bytes: the hot one (lt_lock), all that init, an acquisition,
+ * a release and destroy of a plain lock read or write, and the cold one (lt_lock_cold,
+ * lt_lock_cold_of), what few locks or few calls need. A program with thousands of locks goes
+ * through their entries at every init, acquisition, release and destroy, and the lines it
+ * moves are most of the tracer's time there: `stressbench groups` (25,000 live mutexes of 40
+ * bytes) runs at ~2.3x the time per lock of the same calls on 2,500 locks. With 64-byte
+ * entries each lock's entry was a line of its own; hot records of locks side by side share
+ * lines. What fewer locks still use (an annotation, the LOCKTRACE_STATS counters) is in a side
+ * record, made the first time a lock needs it.
  * ---------------------------------------------------------------------------------------- */
 typedef struct lt_lock_side {
     const void *object;               /* annotation: the guarded object */
     locktrace_describe_fn describe;   /* annotation: how to describe it */
     struct lt_lock_stats *_Atomic stats; /* LOCKTRACE_STATS counters (stats.c), NULL = none */
+    _Atomic uint32_t gen;             /* the annotation's: the lock's gen when it was made */
 } lt_lock_side;
 
 typedef struct lt_lock {
-    _Alignas(64) const void *_Atomic addr; /* the lock's address; shadow.c keeps another value,
+    _Alignas(32) const void *_Atomic addr; /* the lock's address; shadow.c keeps another value,
                                          never a lock's address, while the entry names none:
                                          read it with lt_lock_addr */
-    _Atomic uint32_t gen;
-    _Atomic uint32_t claim;           /* shadow.c: nonzero while an identity change is made */
     struct lt_order_node *_Atomic order_node; /* order.c: its node in the order graph, of this
                                          or an ended gen; NULL = none. Written under the
                                          graph lock, once an identity */
-    const lt_thread_info *orphan_of;  /* exited while holding it, NULL = not orphaned */
-    _Atomic uint64_t klass;           /* classes.c: gen << 32 | class id of this identity;
-                                         another gen: not decided yet */
+    _Atomic uint32_t gen;
     _Atomic int writer;               /* seq+1 of the thread holding it exclusively, 0 = none */
-    _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
     uint32_t first_stack;             /* where the lock was first seen */
-    uint8_t orphan_mode;              /* lt_mode the exited thread held */
+    uint8_t orphan_mode;              /* lt_mode the exited thread held (its cold orphan_of);
+                                         LT_MODE_NONE = not orphaned */
     uint8_t api;                      /* lt_api the program last locked it through */
     uint8_t custom_flags;             /* LT_API_CUSTOM: LOCKTRACE_MUTEX_* flags of its create */
     uint8_t first_partial;            /* first_stack is the frames recorded lazily at init */
-    lt_lock_side *_Atomic side;       /* NULL until first needed (lt_shadow_side); then the
-                                         entry's for good, cleared with each identity */
 } lt_lock;
-_Static_assert(sizeof(lt_lock) == 64, "an entry is one cache line");
+_Static_assert(sizeof(lt_lock) == 32, "hot records share lines");
+_Static_assert(offsetof(lt_lock, api) == offsetof(lt_lock, orphan_mode) + 1,
+               "lt_lock_plain compares both at once");
+
+/* Whether l was last locked through api and is not orphaned: what an acquisition's common case
+ * asks (detect.h), one compare of the two bytes side by side. */
+static inline int lt_lock_plain(const lt_lock *l, uint8_t api)
+{
+    const uint8_t want[2] = {LT_MODE_NONE, api};
+    return memcmp(&l->orphan_mode, want, sizeof want) == 0;
+}
+
+/* None of it is reset by a new identity, so that init, which makes one, never touches the
+ * cold record: orphan_of means something only while the hot orphan_mode says so, klass and
+ * an annotation carry the gen they were made for, and waiting_writers counts threads blocked
+ * now, which each take back their own count whatever happened to the lock meanwhile. */
+typedef struct lt_lock_cold {
+    _Atomic uint32_t claim;           /* shadow.c: nonzero while an identity change is made */
+    _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
+    _Atomic uint64_t klass;           /* classes.c: gen << 32 | class id of this identity;
+                                         another gen: not decided yet */
+    const lt_thread_info *orphan_of;  /* the thread that exited holding it (orphan_mode) */
+    lt_lock_side *_Atomic side;       /* NULL until first needed (lt_shadow_side); then the
+                                         entry's for good */
+} lt_lock_cold;
+_Static_assert(sizeof(lt_lock_cold) == 32, "a slab entry (shadow.c) is one line");
+
+/* Home entries (shadow.c): most locks' entries lie where their address says, so that a lookup
+ * is one load from the entry's own hot record. A 4 KiB page of the program's memory has a
+ * bucket of 128 homes, one per 32 bytes (no two locks of 32 bytes or more share one: pthread
+ * mutexes, rwlocks and condition variables are all larger), of 1,024 buckets: 4 MiB of zeroed
+ * hot records, then their cold ones (4 MiB more, in the same order), of which only the pages
+ * of homes in use are touched. A home's hot record takes as many bytes as the program memory
+ * it stands for, so locks side by side have hot records side by side. The pages of a 4 MiB
+ * region take the buckets in turn, from one its number's hash picks: an array of locks over up
+ * to 1,024 pages has no two pages in one bucket, and glibc's arenas, 64 MiB apart, do not all
+ * start in the same one. A lock whose home another lock has taken gets an entry elsewhere
+ * (shadow.c's slabs: a line each, the hot record then the cold), found through the thread's
+ * cache and the shadow's tables. */
+#define LT_HOME_SLOT_SHIFT 5
+#define LT_HOME_PAGE_BITS (12 - LT_HOME_SLOT_SHIFT)
+#define LT_HOME_BUCKET_BITS 10
+#define LT_HOMES ((size_t)1 << (LT_HOME_BUCKET_BITS + LT_HOME_PAGE_BITS))
+typedef struct lt_home_area {
+    lt_lock hot[LT_HOMES];
+    lt_lock_cold cold[LT_HOMES];
+} lt_home_area;
+extern lt_home_area lt_shadow_homes __attribute__((visibility("hidden"))); /* not through
+                                           the GOT: an address relative to the code */
+
+static inline int lt_lock_is_home(const lt_lock *l)
+{
+    return (uintptr_t)l - (uintptr_t)lt_shadow_homes.hot < sizeof lt_shadow_homes.hot;
+}
+
+/* l's cold record. */
+static inline lt_lock_cold *lt_lock_cold_of(const lt_lock *l)
+{
+    return lt_lock_is_home(l) ? (lt_lock_cold *)(void *)((char *)l + sizeof lt_shadow_homes.hot)
+                              : (lt_lock_cold *)(void *)(l + 1);
+}
 
 /* The address l names now; NULL when it names none (destroyed, or not in use). */
 static inline const void *lt_lock_addr(const lt_lock *l)
@@ -90,15 +151,32 @@ static inline const void *lt_lock_addr(const lt_lock *l)
     return (intptr_t)a < 0 ? NULL : a;
 }
 
+/* l's side record when it holds an annotation of l's identity: one made in its gen, or, while
+ * l is destroyed (its gen moved on, its addr is another value), in the gen before - a
+ * destroyed lock keeps its annotation until the address is a lock again. */
+static inline const lt_lock_side *lt_lock_annotated(const lt_lock *l)
+{
+    const lt_lock_side *x = atomic_load_explicit(&lt_lock_cold_of(l)->side, memory_order_acquire);
+    if (!x)
+        return NULL;
+    uint32_t made = atomic_load_explicit(&x->gen, memory_order_acquire);
+    uint32_t gen = atomic_load_explicit(&l->gen, memory_order_acquire);
+    return made == gen ||
+                   (made + 1 == gen &&
+                    (intptr_t)atomic_load_explicit(&l->addr, memory_order_relaxed) < 0)
+               ? x
+               : NULL;
+}
+
 /* l's annotation (locktrace_annotate), NULL when none. */
 static inline const void *lt_lock_object(const lt_lock *l)
 {
-    const lt_lock_side *x = atomic_load_explicit(&l->side, memory_order_acquire);
+    const lt_lock_side *x = lt_lock_annotated(l);
     return x ? x->object : NULL;
 }
 static inline locktrace_describe_fn lt_lock_describe(const lt_lock *l)
 {
-    const lt_lock_side *x = atomic_load_explicit(&l->side, memory_order_acquire);
+    const lt_lock_side *x = lt_lock_annotated(l);
     return x ? x->describe : NULL;
 }
 
@@ -555,23 +633,6 @@ static inline lt_cache_slot *lt_cache_slot_of(lt_thread *t, const void *addr)
     return &t->cache[lt_addr_hash(addr, LT_CACHE_BITS)];
 }
 
-/* Home entries (shadow.c): most locks' entries lie where their address says, so that a lookup
- * is one load from the entry's own line. A 4 KiB page of the program's memory has a bucket of
- * 128 homes, one per 32 bytes (no two locks of 32 bytes or more share one: pthread mutexes,
- * rwlocks and condition variables are all larger), of 1,024 buckets: 8 MiB of zeroed memory,
- * of which only the pages of homes in use are touched (all of it, 8 MiB, once a program has
- * locks on thousands of pages). The pages of a 4 MiB region take the buckets in turn, from
- * one its number's hash picks: an array of locks over up to 1,024 pages has no two pages in
- * one bucket, and glibc's arenas, 64 MiB apart, do not all start in the same one. A lock
- * whose home another lock has taken gets an entry elsewhere (shadow.c's slabs), found through
- * the thread's cache and the shadow's tables as before. */
-#define LT_HOME_SLOT_SHIFT 5
-#define LT_HOME_PAGE_BITS (12 - LT_HOME_SLOT_SHIFT)
-#define LT_HOME_BUCKET_BITS 10
-#define LT_HOMES ((size_t)1 << (LT_HOME_BUCKET_BITS + LT_HOME_PAGE_BITS))
-extern lt_lock lt_shadow_homes[LT_HOMES] __attribute__((visibility("hidden"))); /* not
-                                           through the GOT: an address relative to the code */
-
 /* The home of the lock at addr (it may be another lock's, or no lock's). Its region's first
  * bucket, added in pages to addr, leaves in bits 5-21 the bucket and the 32-byte slot, which
  * scaled are the home's offset (fewer instructions than indices). */
@@ -582,7 +643,7 @@ static inline lt_lock *lt_shadow_home(const void *addr)
                       (64 - LT_HOME_BUCKET_BITS);
     uintptr_t at = (a + (first << 12)) & (((uintptr_t)1 << (12 + LT_HOME_BUCKET_BITS)) -
                                           ((uintptr_t)1 << LT_HOME_SLOT_SHIFT));
-    return (lt_lock *)(void *)((char *)lt_shadow_homes +
+    return (lt_lock *)(void *)((char *)lt_shadow_homes.hot +
                                at * (sizeof(lt_lock) >> LT_HOME_SLOT_SHIFT));
 }
 _Static_assert(sizeof(lt_lock) % ((size_t)1 << LT_HOME_SLOT_SHIFT) == 0,

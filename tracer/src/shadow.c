@@ -41,8 +41,8 @@
  * An entry that names no lock keeps in addr the complement of what it still needs: a destroyed
  * entry, the address its slot is filed under (its key); a free one, the next free entry. A
  * complement has the top bit set, which no lock's address has, so no probe matches it, and
- * one word says both whether the entry names a lock and where it is filed: a 64-byte entry
- * has no room for more.
+ * one word says both whether the entry names a lock and where it is filed: a hot record of
+ * 32 bytes has no room for more.
  *
  * A slab entry's identity (addr, gen and what entry_clear resets) changes only under its
  * claim (claim_try): a flag set by a CAS and held for a few stores, never across a wait.
@@ -307,11 +307,12 @@ static _Atomic uint32_t claim_epoch = 1;
 static int claim_try(lt_lock *l)
 {
     uint32_t now = atomic_load_explicit(&claim_epoch, memory_order_relaxed), seen = 0;
-    if (atomic_compare_exchange_strong_explicit(&l->claim, &seen, now, memory_order_acquire,
+    _Atomic uint32_t *c = &lt_lock_cold_of(l)->claim;
+    if (atomic_compare_exchange_strong_explicit(c, &seen, now, memory_order_acquire,
                                                 memory_order_relaxed))
         return 1;
     return seen != now && atomic_compare_exchange_strong_explicit(
-                              &l->claim, &seen, now, memory_order_acquire, memory_order_relaxed);
+                              c, &seen, now, memory_order_acquire, memory_order_relaxed);
 }
 
 /* Under the shard's lock: waits out a claim held by another thread (a few stores). */
@@ -323,7 +324,7 @@ static void claim(lt_lock *l)
 
 static void claim_drop(lt_lock *l)
 {
-    atomic_store_explicit(&l->claim, 0, memory_order_release);
+    atomic_store_explicit(&lt_lock_cold_of(l)->claim, 0, memory_order_release);
 }
 
 /* New entries start at gen 1 so a zeroed cache slot or held entry never matches. A shard's
@@ -331,6 +332,13 @@ static void claim_drop(lt_lock *l)
  * page-aligned (and SLAB_CHUNK apart), so without that the first entries of all shards would
  * share one set of the L1 and L2 caches, and a program with a few dozen locks would miss the
  * cache on every acquisition (cachegrind: 0.95 L1 misses per lockbench pair). */
+/* A slab entry: its line, the hot record then the cold one (lt_lock_cold_of). */
+typedef struct slab_entry {
+    _Alignas(64) lt_lock hot;
+    lt_lock_cold cold;
+} slab_entry;
+_Static_assert(sizeof(slab_entry) == 64, "a slab entry is one line");
+
 static lt_lock *entry_alloc(shard *s)
 {
     lt_lock *l = s->free_list;
@@ -339,8 +347,8 @@ static lt_lock *entry_alloc(shard *s)
                                                                    memory_order_relaxed);
         return l;
     }
-    if (s->slab_left < sizeof(lt_lock)) {
-        size_t skip = s->slab ? 0 : (size_t)(s - shards) * sizeof(lt_lock);
+    if (s->slab_left < sizeof(slab_entry)) {
+        size_t skip = s->slab ? 0 : (size_t)(s - shards) * sizeof(slab_entry);
         char *chunk = heap_alloc(SLAB_CHUNK);
         if (!chunk)
             return NULL;
@@ -348,8 +356,8 @@ static lt_lock *entry_alloc(shard *s)
         s->slab_left = SLAB_CHUNK - skip;
     }
     l = (lt_lock *)(void *)s->slab;
-    s->slab += sizeof(lt_lock);
-    s->slab_left -= sizeof(lt_lock);
+    s->slab += sizeof(slab_entry);
+    s->slab_left -= sizeof(slab_entry);
     atomic_store_explicit(&l->gen, 1, memory_order_relaxed); /* published with its slot */
     return l;
 }
@@ -359,12 +367,8 @@ static lt_lock *entry_alloc(shard *s)
  * freed as other entries are, but vacant again instead of on a free list: the next lock to
  * take it may be of any shard. Like the slabs' entries, homes are never unmapped, so the
  * (entry, gen) pairs kept of them go stale, never dangle. */
-_Alignas(4096) lt_lock lt_shadow_homes[LT_HOMES];
+_Alignas(4096) lt_home_area lt_shadow_homes;
 
-static int is_home(const lt_lock *l)
-{
-    return (uintptr_t)l - (uintptr_t)lt_shadow_homes < sizeof lt_shadow_homes;
-}
 
 /* Under the shard's lock of addr, which has no entry: its home, claimed, when vacant; NULL
  * when another lock has it (or the claim is busy: another shard's thread is taking it). */
@@ -385,7 +389,7 @@ static lt_lock *home_take(const void *addr)
 /* Under the shard's lock and l's claim: l, out of the table, is free for another address. */
 static void entry_free(shard *s, lt_lock *l)
 {
-    if (is_home(l)) {
+    if (lt_lock_is_home(l)) {
         atomic_store_explicit(&l->addr, NULL, memory_order_relaxed);
         return;
     }
@@ -397,19 +401,13 @@ static void entry_free(shard *s, lt_lock *l)
 /* Clears everything an identity owns, then names addr: a lock-free reader that finds the
  * entry by its addr sees it cleared (the release store orders the plain ones before it: an
  * atomic read-modify-write here would wait for every store the thread has in flight, which
- * with thousands of locks are cache misses). The caller bumps or keeps gen. */
+ * with thousands of locks are cache misses). All of it is in the hot record: what the cold one
+ * holds of an identity needs no clearing (lt_lock_cold). The caller bumps or keeps gen. */
 static inline __attribute__((always_inline)) void entry_clear(lt_lock *l, const void *addr)
 {
     atomic_store_explicit(&l->writer, 0, memory_order_relaxed);
-    atomic_store_explicit(&l->waiting_writers, 0, memory_order_relaxed);
     l->first_stack = 0;
     l->first_partial = 0;
-    lt_lock_side *x = atomic_load_explicit(&l->side, memory_order_relaxed);
-    if (x) {
-        x->object = NULL;
-        x->describe = NULL;
-    }
-    l->orphan_of = NULL;
     l->orphan_mode = LT_MODE_NONE;
     l->api = LT_API_PTHREAD;
     atomic_store_explicit(&l->addr, addr, memory_order_release);
@@ -526,11 +524,11 @@ static lt_lock *find_or_create(const void *addr, int renew, int *created, uint32
         entry_renew(l, addr, renew, created);
     } else if ((l = home_take(addr)) != NULL ||
                (make_room(s) && (l = entry_alloc(s)) != NULL)) {
-        if (!is_home(l))
+        if (!lt_lock_is_home(l))
             claim(l); /* a thread that found it filed under another address may hold it */
         if (lt_lockmap_add(addr)) {
             entry_clear(l, addr);
-            if (!is_home(l)) {
+            if (!lt_lock_is_home(l)) {
                 slot_set(find_slot(table_of(atomic_load_explicit(&s->table,
                                                                  memory_order_relaxed)),
                                    addr, h),
@@ -569,7 +567,7 @@ static lt_lock *find_or_create(const void *addr, int renew, int *created, uint32
 static inline lt_lock *predicted(const lt_thread *t)
 {
     uintptr_t last = t->shadow_last;
-    lt_lock *next = (lt_lock *)(last & ~(uintptr_t)3) + 1;
+    lt_lock *next = &((slab_entry *)(last & ~(uintptr_t)3) + 1)->hot;
     return last & 3 && (uintptr_t)next & 4095 ? next : NULL;
 }
 
@@ -579,7 +577,7 @@ static inline lt_lock *predicted(const lt_thread *t)
  * line is there. */
 static inline void run_ahead(const lt_lock *l)
 {
-    __builtin_prefetch(l + 4, 1);
+    __builtin_prefetch((const char *)l + 256, 1); /* 4 slab entries, ~6 homes of mutexes */
 }
 
 /* init of a lock whose entry is in the table, live or destroyed, without the shard's lock:
@@ -614,7 +612,7 @@ static void cache_put(lt_thread *t, const void *addr, lt_lock *l, uint32_t gen)
     slot->lock = l;
     slot->gen = gen;
     uintptr_t was = t->shadow_last, run = was & 3;
-    run = l == (lt_lock *)(was & ~(uintptr_t)3) + 1 ? 3 : run ? run - 1 : 0;
+    run = l == &((slab_entry *)(was & ~(uintptr_t)3) + 1)->hot ? 3 : run ? run - 1 : 0;
     t->shadow_last = (uintptr_t)l | run;
 }
 
@@ -658,7 +656,7 @@ static __attribute__((noinline)) lt_lock *lookup_locked(lt_thread *t, const void
     }
     if (created)
         first_seen(t, l, ra, cfa);
-    if (!is_home(l))
+    if (!lt_lock_is_home(l))
         cache_put(t, addr, l, gen);
     return l;
 }
@@ -692,7 +690,7 @@ static __attribute__((noinline)) lt_lock *reset_filed(lt_thread *t, const void *
     lt_lock *l = renew_filed(t, addr, &created, &gen);
     if (!l && !(l = find_or_create(addr, 1, &created, &gen)))
         return NULL;
-    if (!is_home(l)) /* a home needs none: lt_shadow_get looks there first */
+    if (!lt_lock_is_home(l)) /* a home needs none: lt_shadow_get looks there first */
         cache_put(t, addr, l, gen);
     first_seen(t, l, ra, cfa);
     return l;
@@ -776,7 +774,7 @@ static __attribute__((noinline)) void destroy_filed(const void *addr, lt_lock *l
  * only this call changes now (see the top); the rest out of line (destroy_filed). */
 void lt_shadow_destroy(const void *addr, lt_lock *l)
 {
-    if (lt_likely(l && is_home(l) &&
+    if (lt_likely(l && lt_lock_is_home(l) &&
                   atomic_load_explicit(&l->addr, memory_order_relaxed) == addr))
         lt_shadow_end_identity(l, addr);
     else
@@ -804,31 +802,37 @@ void lt_shadow_forget(const void *const *addrs, size_t n)
  * threads never both make one. Records come from the shadow's heap a page at a time. */
 lt_lock_side *lt_shadow_side(lt_lock *l)
 {
-    lt_lock_side *x = atomic_load_explicit(&l->side, memory_order_acquire);
+    lt_lock_side *_Atomic *side = &lt_lock_cold_of(l)->side;
+    lt_lock_side *x = atomic_load_explicit(side, memory_order_acquire);
     if (lt_likely(x != NULL))
         return x;
     shard *s = &shards[fib_hash((uintptr_t)l) >> (64 - SHARD_BITS)];
     lt_spin_lock(&s->lock);
-    x = atomic_load_explicit(&l->side, memory_order_relaxed);
+    x = atomic_load_explicit(side, memory_order_relaxed);
     if (!x && s->sides_left < sizeof *x && (s->sides = heap_alloc(SIDES_CHUNK)) != NULL)
         s->sides_left = SIDES_CHUNK;
     if (!x && s->sides_left >= sizeof *x) {
         x = (lt_lock_side *)(void *)s->sides;
         s->sides += sizeof *x;
         s->sides_left -= sizeof *x;
-        atomic_store_explicit(&l->side, x, memory_order_release);
+        atomic_store_explicit(side, x, memory_order_release);
     }
     lt_spin_unlock(&s->lock);
     return x;
 }
 
+/* The annotation names the gen it is made in, which is what ends it (lt_lock_annotated):
+ * init, which makes a new identity, does not touch the side record. */
 void lt_shadow_annotate(lt_lock *l, const void *object, locktrace_describe_fn describe)
 {
-    lt_lock_side *x = object || describe ? lt_shadow_side(l)
-                                         : atomic_load_explicit(&l->side, memory_order_acquire);
+    lt_lock_side *x = object || describe
+                          ? lt_shadow_side(l)
+                          : atomic_load_explicit(&lt_lock_cold_of(l)->side, memory_order_acquire);
     if (x) {
         x->object = object;
         x->describe = describe;
+        atomic_store_explicit(&x->gen, atomic_load_explicit(&l->gen, memory_order_relaxed),
+                              memory_order_release);
     }
 }
 

@@ -92,7 +92,7 @@ static lt_lock_stats *stats_of(lt_lock *l, const void *addr, lt_kind kind)
  * contention, which the exit table may want to show. */
 void lt_stats_forget(lt_lock *l, uint32_t gen)
 {
-    lt_lock_side *x = atomic_load_explicit(&l->side, memory_order_acquire);
+    lt_lock_side *x = atomic_load_explicit(&lt_lock_cold_of(l)->side, memory_order_acquire);
     lt_lock_stats *s = x ? atomic_load_explicit(&x->stats, memory_order_acquire) : NULL;
     if (lt_likely(!s) || s->gen != gen || atomic_load(&s->contended) != 0 ||
         !atomic_compare_exchange_strong(&x->stats, &s, NULL))
