@@ -265,9 +265,9 @@ static __attribute__((noinline, cold)) void gate_alone_end(void)
     atomic_store(&gate_alone, NULL);
     if (lt_platform_barrier_all() == 0)
         return;
-    /* Refused after it was readied: a seccomp filter the program installed since. Nothing
-     * then makes the alone thread's store seen at once; it leaves that thread's store buffer
-     * within microseconds, which these yields give it (no architecture promises it). */
+    /* Not to be had any more: the program installed a seccomp filter since it was readied.
+     * Nothing then makes the alone thread's store seen at once; it leaves that thread's store
+     * buffer within microseconds, which these yields give it (no architecture promises it). */
     for (int i = 0; i < 64; i++)
         sched_yield();
 }
