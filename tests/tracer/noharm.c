@@ -9,6 +9,11 @@
  *   noharm fds-limit    the same in a copy of itself started with a soft RLIMIT_NOFILE of 64
  *                       (the pipe moved below a lowered limit: CPython's
  *                       test_close_fds_when_max_fd_is_lowered)
+ *   noharm peek-refused a seccomp filter refuses process_vm_readv (EPERM, as container
+ *                       profiles do), then two threads take two mutexes in opposite orders:
+ *                       the tracer checks the addresses libunwind asks it to check another way,
+ *                       and the inversion's stacks reach start_thread (x86-64 only: elsewhere
+ *                       it says "no filter here" and takes the locks all the same)
  * Prints "done".
  */
 #define _GNU_SOURCE
@@ -18,7 +23,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
+#ifdef __x86_64__
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#endif
 
 static pthread_mutex_t outer = PTHREAD_MUTEX_INITIALIZER;
 
@@ -85,6 +100,67 @@ static int fds_limit(void)
     return 1;
 }
 
+static pthread_mutex_t first = PTHREAD_MUTEX_INITIALIZER, second = PTHREAD_MUTEX_INITIALIZER;
+
+static __attribute__((noinline)) void take(pthread_mutex_t *a, pthread_mutex_t *b)
+{
+    pthread_mutex_lock(a);
+    pthread_mutex_lock(b);
+    pthread_mutex_unlock(b);
+    pthread_mutex_unlock(a);
+}
+
+static void *first_then_second(void *arg)
+{
+    take(&first, &second);
+    return arg;
+}
+
+static void *second_then_first(void *arg)
+{
+    take(&second, &first);
+    return arg;
+}
+
+/* process_vm_readv answers EPERM from here on, for this process (x86-64's system call
+ * numbers); 1 when the filter is in place. */
+static int refuse_process_vm_readv(void)
+{
+#ifdef __x86_64__
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof code / sizeof code[0], code};
+    long word = 0, copy;
+    struct iovec local = {&copy, sizeof copy}, remote = {&word, sizeof word};
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+           prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0 &&
+           process_vm_readv(getpid(), &local, 1, &remote, 1, 0) < 0 && errno == EPERM;
+#else
+    return 0;
+#endif
+}
+
+static int peek_refused(void)
+{
+    pthread_t a, b;
+    if (!refuse_process_vm_readv())
+        printf("no filter here\n");
+    if (pthread_create(&a, NULL, first_then_second, NULL) != 0)
+        return 1;
+    pthread_join(a, NULL);
+    if (pthread_create(&b, NULL, second_then_first, NULL) != 0)
+        return 1;
+    pthread_join(b, NULL);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -93,8 +169,10 @@ int main(int argc, char **argv)
         rc = fds();
     else if (strcmp(mode, "fds-limit") == 0)
         rc = fds_limit();
+    else if (strcmp(mode, "peek-refused") == 0)
+        rc = peek_refused();
     else {
-        fprintf(stderr, "usage: noharm fds|fds-limit\n");
+        fprintf(stderr, "usage: noharm fds|fds-limit|peek-refused\n");
         return 2;
     }
     if (rc == 0)

@@ -234,6 +234,33 @@ static int page_good(uintptr_t page)
     return atomic_load_explicit(good_slot(page), memory_order_relaxed) == page;
 }
 
+/* process_vm_readv was refused (a seccomp filter that answers EPERM, a kernel without it). */
+static _Atomic int peek_refused;
+
+/* Whether the word at addr can be read, without faulting. process_vm_readv copies it (EFAULT
+ * for memory that cannot be read). Where it is refused, rt_sigprocmask with a `how` that is
+ * not one: the kernel copies the 8-byte set from addr first (EFAULT if it cannot), then
+ * refuses the call (EINVAL) without changing the mask; sandboxes allow it, since libc's own
+ * signal and thread functions need it. (Not through libc, which reads the set itself.) */
+static int word_readable(unw_word_t addr, unw_word_t *val)
+{
+    if (!atomic_load_explicit(&peek_refused, memory_order_relaxed)) {
+        struct iovec local = {val, sizeof *val}, remote = {(void *)addr, sizeof *val};
+        ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+        if (n == (ssize_t)sizeof *val)
+            return 1;
+        if (n >= 0 || (errno != EPERM && errno != ENOSYS))
+            return 0; /* part of it, or none (EFAULT): not readable */
+        atomic_store_explicit(&peek_refused, 1, memory_order_relaxed);
+    }
+    /* the kernel's set is 8 bytes (64 signals): the word, and a little more for a smaller one */
+    _Static_assert(sizeof(unw_word_t) <= 8, "a word fits in the kernel's signal set");
+    if (syscall(SYS_rt_sigprocmask, -1, (void *)addr, NULL, (size_t)8) == 0 || errno != EINVAL)
+        return 0;
+    memcpy(val, (const void *)addr, sizeof *val);
+    return 1;
+}
+
 /* The word at addr, read only once its pages are known to be readable. */
 static int checked_read(unw_word_t addr, unw_word_t *val)
 {
@@ -244,7 +271,7 @@ static int checked_read(unw_word_t addr, unw_word_t *val)
         memcpy(val, (const void *)addr, sizeof *val);
         return 0;
     }
-    if (lt_platform_peek(val, (const void *)addr, sizeof *val) != 0)
+    if (!word_readable(addr, val))
         return -UNW_EUNSPEC;
     atomic_store_explicit(good_slot(first), first, memory_order_relaxed);
     atomic_store_explicit(good_slot(last), last, memory_order_relaxed);
