@@ -57,8 +57,8 @@ static inline int lt_before_lock(lt_event *ev)
  * into it (a blocking request). Field by field: `since` is left to lt_stats_acquired. `lazy`:
  * LOCKTRACE_STACKS is lazy (the callers, not a full stack), a constant where the caller
  * knows it. */
-static inline __attribute__((always_inline)) void lt_held_fill(const lt_event *ev,
-                                                             lt_held *h, int lazy)
+static inline __attribute__((always_inline)) void lt_held_fill_call(const lt_event *ev,
+                                                                  lt_held *h)
 {
     h->addr = ev->addr;
     h->lock = ev->lock;
@@ -68,6 +68,21 @@ static inline __attribute__((always_inline)) void lt_held_fill(const lt_event *e
     h->anchor = ev->wait != LT_WAIT_TRY; /* order.c: edges lead into it */
     h->depth = 1;
     h->ra = ev->ra;
+}
+
+/* lt_held_fill of a lazy entry whose site the caller has (ev->site). */
+static inline __attribute__((always_inline)) void lt_held_fill_site(const lt_event *ev,
+                                                                  lt_held *h)
+{
+    lt_held_fill_call(ev, h);
+    h->stack = 0;
+    h->site = ev->site;
+}
+
+static inline __attribute__((always_inline)) void lt_held_fill(const lt_event *ev,
+                                                             lt_held *h, int lazy)
+{
+    lt_held_fill_call(ev, h);
     if (lt_likely(lazy)) {
         h->stack = 0;
         h->site = lt_stack_site_lazy(ev->self, ev->ra, ev->cfa);

@@ -4,7 +4,8 @@
  * Every lock entry point has the same shape: guard (tracer ready, not re-entered) -> event
  * before the call (may veto it) -> the real call -> event with the result. One shared path,
  * acquire_inline(), serves try, timed and blocking forms: it tries first and blocks only when
- * the lock is busy, which is where waits become visible. The held entry a grant makes is
+ * the lock is busy, which is where waits become visible; the pthread entry points take their
+ * common case in acquire_fast, and the rest there. The held entry a grant makes is
  * prepared before the try, so that a granted lock costs the program's critical section only
  * the stores that add it. Unlocks are recorded after the real unlock, once libc accepted
  * them; init reports after it (so the lock's attributes can be read), destroy before.
@@ -296,12 +297,11 @@ static __attribute__((noinline)) int acquire_unusual(call *c, int common)
     return acquire_tried(c, rc);
 }
 
-/* Inline in the entry points, which pass a call whose fields are constants but the lock and
- * the call site: the common case then runs on those constants, with the event in registers
- * (its copy into a call of its own is made only for the other cases). `here`: proto's call
- * site is the entry point's own caller, read again where it is needed after libc's try
- * (CALLER) instead of kept through it; acquire() passes 0, its proto's in memory. */
-static inline __attribute__((always_inline)) int acquire_inline(const call *proto, int here)
+/* Every request: the common case with the event in registers (its copy into a call of its
+ * own is made only for the other cases). Inline in acquire(), which the entry points' common
+ * case (acquire_fast) leaves the rest to, and which the timed and other interfaces' requests
+ * take. */
+static inline __attribute__((always_inline)) int acquire_inline(const call *proto)
 {
     if (!ready())
         return 0;
@@ -333,15 +333,11 @@ static inline __attribute__((always_inline)) int acquire_inline(const call *prot
     }
     int rc = real_try(proto);
     if (lt_unlikely(rc != 0)) {
-        /* the event again, not kept through the try in registers, which were spilled: the
-         * entry has the lock and its shadow entry (the common case holds none), the call site
-         * is read again, the rest are the call's constants */
-        lt_event again = {spare->addr, proto->ev.kind, proto->ev.mode, proto->ev.wait,
-                          here ? (uintptr_t)__builtin_return_address(0) : proto->ev.ra,
-                          here ? (uintptr_t)__builtin_dwarf_cfa() : proto->ev.cfa,
-                          ev.self, spare->lock, NULL, 0, proto->ev.api, 0};
-        return acquire_tried(&(call){again, proto->has_clock, proto->clock, proto->abstime},
-                             rc);
+        /* read back (the entry's lock; the common case holds none), not kept through the try
+         * in registers, which were spilled (lt_held_commit too names the writer so) */
+        ev.lock = spare->lock;
+        ev.held = NULL;
+        return acquire_tried(&(call){ev, proto->has_clock, proto->clock, proto->abstime}, rc);
     }
     lt_held_commit(&ev, spare);
     lt_leave(&lt_tls);
@@ -350,7 +346,7 @@ static inline __attribute__((always_inline)) int acquire_inline(const call *prot
 
 static __attribute__((noinline)) int acquire(call *c)
 {
-    return acquire_inline(c, 0);
+    return acquire_inline(c);
 }
 
 #if LT_TIMED_LOCKS
@@ -397,7 +393,78 @@ int lt_interpose_acquire(lt_call *c)
 #define CALL(lock, kind, mode, wait, ...)                                                     \
     (&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL, 0, 0, 0},      \
              __VA_ARGS__})
-#define ACQUIRE(...) acquire_inline(CALL(__VA_ARGS__), 1)
+/* The entry points' acquisition (untimed, pthread's): the common case with nothing live across
+ * its calls but the thread and the held entry it fills, so that the entry point saves two
+ * registers where the whole path (acquire_inline) saved six and kept the call site in a spilled
+ * register through libc's try (~20 instructions an acquisition). Anything else - a lock whose
+ * entry is not its home, in the thread's own stack, held by the thread, a large set that
+ * needs its index, a call site whose walk does not hold, a held set without room - goes to
+ * acquire(), which starts over, before the call changed anything but entering the tracer. The
+ * entry is filled before the order graph is asked, which then needs no more than the entry. */
+static inline __attribute__((always_inline)) int acquire_fast(const void *addr, lt_kind kind,
+                                                             lt_mode mode, lt_wait wait)
+{
+    if (!ready())
+        return 0;
+    __builtin_prefetch(addr, 1); /* see acquire_inline */
+    lt_thread *t = enter_thread();
+    if (lt_unlikely(!t))
+        goto general_outside;
+    uintptr_t ra = (uintptr_t)__builtin_return_address(0), cfa = (uintptr_t)__builtin_dwarf_cfa();
+    lt_lock *l = lt_shadow_home(addr);
+    if (lt_unlikely((uintptr_t)addr - t->stack_lo < t->stack_hi - t->stack_lo) ||
+        lt_unlikely(atomic_load_explicit(&l->addr, memory_order_acquire) != addr) ||
+        lt_unlikely(!lt_lock_plain(l, LT_API_PTHREAD)))
+        goto general;
+    if (t->nheld) {
+        if (t->held_end < LT_HELD_INDEX_MIN) {
+            if (lt_held_find(t, addr))
+                goto general;
+        } else if (kind == LT_RWLOCK ||
+                   atomic_load_explicit(&l->writer, memory_order_relaxed) == t->info.seq + 1 ||
+                   atomic_load_explicit(&lt_foreign_unlocks, memory_order_relaxed)) {
+            goto general; /* (lt_held_find_lock's shortcut, or the set's index) */
+        }
+    }
+    uint32_t pos = t->held_end;
+    if (lt_unlikely(pos >= t->held_room))
+        goto general;
+    uint32_t site = lt_stack_site_held(t, ra, cfa);
+    if (lt_unlikely(!site))
+        goto general;
+    lt_held *h = &t->held[pos];
+    lt_event ev = {addr, kind, mode, wait, ra, cfa, t, l, NULL, 0, LT_API_PTHREAD, site};
+    lt_held_fill_site(&ev, h);
+    if (pos && (lt_cfg.classes != LT_CLASSES_OFF ||
+                !lt_order_known(t, h->lock, mode, wait, &lt_cache_slot_of(t, h->addr)->known))) {
+        /* edges to record after the grant: the event again, in memory, from the entry */
+        lt_event copy = {h->addr, kind, mode, wait, h->ra, (uintptr_t)__builtin_dwarf_cfa(), t,
+                         h->lock, NULL, 0, LT_API_PTHREAD, h->site};
+        int rc = real_try(&(call){copy, 0, 0, NULL});
+        if (lt_unlikely(rc != 0))
+            return acquire_tried(&(call){copy, 0, 0, NULL}, rc);
+        lt_after_lock_edges(&copy, h);
+        lt_leave(&lt_tls);
+        return 0;
+    }
+    int rc = real_try(&(call){{h->addr, kind, mode, wait, 0, 0, NULL, NULL, NULL, 0, 0, 0}, 0, 0,
+                              NULL});
+    if (lt_unlikely(rc != 0)) {
+        lt_event again = {h->addr, kind, mode, wait, (uintptr_t)__builtin_return_address(0),
+                          (uintptr_t)__builtin_dwarf_cfa(), t, h->lock, NULL, 0,
+                          LT_API_PTHREAD, 0};
+        return acquire_tried(&(call){again, 0, 0, NULL}, rc);
+    }
+    lt_held_commit(&(lt_event){.self = t, .mode = mode}, h);
+    lt_leave(&lt_tls);
+    return 0;
+general:
+    lt_leave(&lt_tls);
+general_outside:
+    return acquire(CALL(addr, kind, mode, wait, 0, 0, NULL));
+}
+
+#define ACQUIRE(lock, kind, mode, wait, ...) acquire_fast((const void *)(lock), kind, mode, wait)
 #define ACQUIRE_TIMED(lock, kind, mode, ...)                                                  \
     acquire_timed(CALL(lock, kind, mode, LT_WAIT_TIMED, __VA_ARGS__))
 
