@@ -339,6 +339,39 @@ NOINLINE static void unlocked_by_other(void)
     result("spin destroy", pthread_spin_destroy(&s));
 }
 
+static void *rw_unlock_for_writer(void *rw)
+{
+    result("other thread's unlock of the written lock", pthread_rwlock_unlock(rw));
+    return NULL;
+}
+
+static void *rw_unlock_for_reader(void *rw)
+{
+    result("other thread's unlock of the read lock", pthread_rwlock_unlock(rw));
+    return NULL;
+}
+
+/* rwlocks unlocked by a thread that does not hold them (reported). glibc tells a writer's
+ * unlock by the lock's writer id: another thread's unlock is a read unlock, so the writer
+ * still holds the lock (its wrlock again returns EDEADLK) and its own unlock is a correct
+ * one. A read hold has no owner: another thread's unlock takes one reader off, and the
+ * reader's own unlock after it is accepted too. Each lock is left with a reader count below
+ * zero by then, and is not used again. */
+NOINLINE static void rwlock_unlocked_by_other(void)
+{
+    static pthread_rwlock_t written = PTHREAD_RWLOCK_INITIALIZER, read = PTHREAD_RWLOCK_INITIALIZER;
+    pthread_t t;
+    result("wrlock", pthread_rwlock_wrlock(&written));
+    pthread_create(&t, NULL, rw_unlock_for_writer, &written);
+    pthread_join(t, NULL);
+    result("wrlock again", pthread_rwlock_wrlock(&written));
+    result("unlock", pthread_rwlock_unlock(&written));
+    result("rdlock", pthread_rwlock_rdlock(&read));
+    pthread_create(&t, NULL, rw_unlock_for_reader, &read);
+    pthread_join(t, NULL);
+    result("unlock", pthread_rwlock_unlock(&read));
+}
+
 /* How a fork child ended, as "what: signal N" or "what: exit N". */
 static void child_status(const char *what, pid_t pid)
 {
@@ -574,6 +607,8 @@ int main(int argc, char **argv)
         timed_bad_deadline();
     else if (!strcmp(s, "unlocked-by-other"))
         unlocked_by_other();
+    else if (!strcmp(s, "rwlock-unlocked-by-other"))
+        rwlock_unlocked_by_other();
     else if (!strcmp(s, "fork-relock"))
         fork_relock();
     else if (!strcmp(s, "fork-relock-shared"))

@@ -418,6 +418,16 @@ static void released_for_holder(lt_lock *l)
     atomic_fetch_add_explicit(&lt_foreign_unlocks, 1, memory_order_relaxed);
 }
 
+/* Whether a writer still holds rwlock ev->addr after another thread's unlock that libc
+ * accepted: glibc's unlock by a thread that is not the writer is a read unlock, which leaves
+ * the writer holding the lock (its next wrlock returns EDEADLK, its own unlock releases it). */
+static int writer_kept(const lt_event *ev)
+{
+    pthread_rwlock_t word;
+    return ev->kind == LT_RWLOCK && lt_platform_peek(&word, ev->addr, sizeof word) == 0 &&
+           lt_platform_rwlock_writer_kept(&word);
+}
+
 /* Unlock of a lock this thread does not hold: report it; if libc unlocked it all the same,
  * forget what others held. */
 static void report_bad_unlock(lt_event *ev, int unlocked)
@@ -428,7 +438,7 @@ static void report_bad_unlock(lt_event *ev, int unlocked)
     f.req_mode = LT_MODE_NONE;
     f.request_stack = lt_stack_here(ev->ra);
     lt_report(&f);
-    if (l && unlocked)
+    if (l && unlocked && !writer_kept(ev))
         released_for_holder(l);
 }
 

@@ -80,6 +80,11 @@ int lt_platform_rwlock_prefers_writer(const void *rwlock);
  * contradicts. */
 int lt_platform_lock_held(const void *lock, int kind, int mode, int tid);
 
+/* Nonzero when the rwlock word (a copy will do) shows that its writer still holds it after
+ * an unlock by another thread that libc accepted (glibc makes that a read unlock); 0 where
+ * the word cannot tell. */
+int lt_platform_rwlock_writer_kept(const void *rwlock);
+
 /* Nonzero when the lock word shows a writer queued on a writer-preferring rwlock that holds
  * readers, i.e. a read request would block now. 1 where the word cannot tell. */
 int lt_platform_rwlock_writer_queued(const void *rwlock);

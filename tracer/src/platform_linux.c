@@ -60,7 +60,7 @@ void *lt_platform_real(const char *name, const char *version)
 
 #define UNWIND_FUNCS(X)                                                                     \
     X(unw_tdep_getcontext) X(unw_init_local) X(unw_step) X(unw_get_reg) X(unw_backtrace)   \
-    X(unw_get_proc_info_by_ip)
+    X(unw_get_proc_info_by_ip) X(unw_get_accessors)
 
 #define DW_FUNCS(X)                                                                         \
     X(dwfl_begin) X(dwfl_end) X(dwfl_report_begin_add) X(dwfl_report_elf) X(dwfl_report_end)    \
@@ -108,9 +108,10 @@ static size_t unw_tls_module;
  * child's count one short, so a later fork there waited for nobody). A thread that finds no
  * free slot (more than UNW_SLOTS calls at once) yields until one is.
  *
- * A call into libunwind may read and write libunwind's pipe (pipe_high), and read and write
- * are cancellation points: a thread with a cancel pending would be cancelled inside the lock
- * call that unwinds, after libc granted the lock and before the program's cleanup handler
+ * A call into libunwind may read files (a function's name, unwind information outside the
+ * loaded image) or, where its pipe is in use (unw_access_mem), read and write the pipe: these
+ * are cancellation points, and a thread with a cancel pending would be cancelled inside the
+ * lock call that unwinds, after libc granted the lock and before the program's cleanup handler
  * that releases it is pushed. So the calls run with cancellation disabled. */
 #define UNW_SLOTS 64
 static _Atomic(pthread_t) unw_calls[UNW_SLOTS]; /* 0 = free */
@@ -122,9 +123,14 @@ typedef struct unw_call {
     int errno_before; /* the program's: libunwind's checks of addresses leave EAGAIN or EBADF */
     size_t slot;      /* its claim in unw_calls */
     int cancel;       /* the cancellation state it had */
+    int pipe_guard;   /* SIGPIPE was blocked for the call: libunwind may use its pipe */
     sigset_t mask;    /* the signal mask it had */
     int pipe_pending; /* a SIGPIPE was pending for it already */
 } unw_call;
+
+/* libunwind's pipe is not used: its memory reads are ours (unw_access_mem), set once while
+ * libunwind is loaded, before another thread may call into it. */
+static _Atomic int unw_no_pipe;
 
 /* SIGPIPE alone. */
 static void pipe_set(sigset_t *set)
@@ -133,23 +139,28 @@ static void pipe_set(sigset_t *set)
     sigaddset(set, SIGPIPE);
 }
 
-/* Before a call into libunwind: disables cancellation, blocks SIGPIPE and claims a slot.
- * libunwind (1.6) opens its pipe again, closing the old one, without a lock when a check
- * finds it closed (a daemon closed every descriptor): another thread's check may write into
- * the pipe whose read end was just closed, and the SIGPIPE killed the program (harm-fd.1,
- * a few runs in a hundred). */
+/* Before a call into libunwind: disables cancellation, blocks SIGPIPE where libunwind may use
+ * its pipe, and claims a slot. libunwind (1.6) opens its pipe again, closing the old one,
+ * without a lock when a check finds it closed (a daemon closed every descriptor): another
+ * thread's check may write into the pipe whose read end was just closed, and the SIGPIPE
+ * killed the program (harm-fd.1, a few runs in a hundred). Without the pipe there is no
+ * SIGPIPE to fear, and the guard's three system calls per unwind are saved. */
 static void unw_enter(unw_call *c)
 {
     pthread_t self = pthread_self();
     sigset_t only_pipe, pending;
     c->errno_before = errno;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &c->cancel);
-    pipe_set(&only_pipe);
-    pthread_sigmask(SIG_BLOCK, &only_pipe, &c->mask);
-    /* Only a blocked SIGPIPE can be pending: while the thread had it unblocked none was, and
-     * asking costs a system call on each of the tens of thousands of unwinds a program makes. */
-    c->pipe_pending = sigismember(&c->mask, SIGPIPE) && sigpending(&pending) == 0 &&
-                      sigismember(&pending, SIGPIPE);
+    c->pipe_guard = !atomic_load_explicit(&unw_no_pipe, memory_order_relaxed);
+    if (c->pipe_guard) {
+        pipe_set(&only_pipe);
+        pthread_sigmask(SIG_BLOCK, &only_pipe, &c->mask);
+        /* Only a blocked SIGPIPE can be pending: while the thread had it unblocked none was,
+         * and asking costs a system call on each of the tens of thousands of unwinds a
+         * program makes. */
+        c->pipe_pending = sigismember(&c->mask, SIGPIPE) && sigpending(&pending) == 0 &&
+                          sigismember(&pending, SIGPIPE);
+    }
     for (size_t i = (size_t)(((uint64_t)self * 0x9E3779B97F4A7C15ull) >> 58);; i++) {
         pthread_t free_slot = 0;
         _Atomic(pthread_t) *slot = &unw_calls[i % UNW_SLOTS];
@@ -173,13 +184,92 @@ static void unw_leave(const unw_call *c)
 {
     sigset_t only_pipe;
     atomic_store(&unw_calls[c->slot], 0);
-    if (!c->pipe_pending) { /* takes one if pending, else returns at once: one system call */
-        pipe_set(&only_pipe);
-        sigtimedwait(&only_pipe, NULL, &(struct timespec){0, 0});
+    if (c->pipe_guard) {
+        if (!c->pipe_pending) { /* takes one if pending, else returns at once: one call */
+            pipe_set(&only_pipe);
+            sigtimedwait(&only_pipe, NULL, &(struct timespec){0, 0});
+        }
+        pthread_sigmask(SIG_SETMASK, &c->mask, NULL);
     }
-    pthread_sigmask(SIG_SETMASK, &c->mask, NULL);
     pthread_setcancelstate(c->cancel, NULL);
     errno = c->errno_before;
+}
+
+/* libunwind (1.6) checks an address before it reads the program's memory where it is told to
+ * (by default every read of an unwind step, "conservative checks") by writing a byte of it
+ * into a pipe that it opens when it sets itself up and keeps: two descriptors the program did
+ * not open, in every traced process. A program that lists its descriptors sees them (CPython's
+ * test_subprocess checks that a child has only the ones it was given: two failures), and one
+ * that opens descriptors up to its limit gets two fewer. So the pipe is refused while
+ * libunwind sets itself up (it ignores pipe2's result), and the local address space's reads
+ * of memory come here. The reads libunwind would check are checked, with process_vm_readv
+ * (EFAULT where the direct read would fault: one system call where libunwind's check made
+ * three), and a page found readable joins a small table of pages not checked again, as
+ * libunwind keeps 4 of its own (neither forgets a page, which can only matter for an address
+ * that only bad unwind information would give); the others are read directly, as libunwind
+ * reads them. Checking every read instead made LOCKTRACE_STACKS=full unwinds 4-6x slower
+ * (lifetime-4.2).
+ *
+ * Which reads libunwind checks is the low bit of the argument it passes to its own accessor
+ * (1.6 to 1.8: the unwound context's address, with that bit; 1.5 passed its cursor, and kept
+ * the flag there). So the accessor first checks every read of one step made from a context
+ * of unwind_first's, and stays only if each argument was that context (or NULL): otherwise
+ * libunwind's own accessor is put back, and libunwind opens its pipe at its first check, as
+ * it did before. */
+#define GOOD_PAGES 16                       /* a power of two */
+#define PAGE_4K ((uintptr_t)4095)           /* the smallest page size: larger ones hold them */
+static _Atomic uintptr_t good_pages[GOOD_PAGES]; /* page addresses, slot by page number */
+static _Atomic(pthread_t) unw_setting_up;   /* the thread whose pipe2 is libunwind's set-up */
+static const void *probe_context;           /* during set-up: the context the step is made on */
+static _Atomic int probe_mismatch;          /* an argument of the set-up's step was not it */
+static int (*unw_own_access_mem)(unw_addr_space_t, unw_word_t, unw_word_t *, int, void *);
+
+static _Atomic uintptr_t *good_slot(uintptr_t page)
+{
+    return &good_pages[(page >> 12) & (GOOD_PAGES - 1)];
+}
+
+static int page_good(uintptr_t page)
+{
+    return atomic_load_explicit(good_slot(page), memory_order_relaxed) == page;
+}
+
+/* The word at addr, read only once its pages are known to be readable. */
+static int checked_read(unw_word_t addr, unw_word_t *val)
+{
+    uintptr_t first = addr & ~PAGE_4K, last = (addr + sizeof *val - 1) & ~PAGE_4K;
+    if (first == 0) /* never mapped, and libunwind refuses it too */
+        return -UNW_EUNSPEC;
+    if (page_good(first) && page_good(last)) {
+        memcpy(val, (const void *)addr, sizeof *val);
+        return 0;
+    }
+    if (lt_platform_peek(val, (const void *)addr, sizeof *val) != 0)
+        return -UNW_EUNSPEC;
+    atomic_store_explicit(good_slot(first), first, memory_order_relaxed);
+    atomic_store_explicit(good_slot(last), last, memory_order_relaxed);
+    return 0;
+}
+
+static int unw_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
+                          void *arg)
+{
+    (void)as;
+    if (write) { /* as libunwind's own: in place (unw_set_reg; the tracer never writes) */
+        memcpy((void *)addr, val, sizeof *val);
+        return 0;
+    }
+    uintptr_t packed = (uintptr_t)arg;
+    const void *probe = probe_context;
+    if (lt_unlikely(probe != NULL)) {
+        if (arg && (const void *)(packed & ~(uintptr_t)1) != probe)
+            atomic_store(&probe_mismatch, 1);
+        return checked_read(addr, val);
+    }
+    if (packed & 1)
+        return checked_read(addr, val);
+    memcpy(val, (const void *)addr, sizeof *val);
+    return 0;
 }
 
 /* libunwind sets itself up at its first unwind, behind a flag it reads without its lock:
@@ -187,15 +277,29 @@ static void unw_leave(const unw_call *c)
  * set up (which is where libunwind sets itself up) while the library is being loaded
  * (load_once), before another thread may use it. Not unw_backtrace: its first call in a
  * thread also fills a 256 KiB trace cache, 64 of the page faults that every traced process
- * paid at its start (/bin/true: 123 more than native), whether it ever unwound or not. */
+ * paid at its start (/bin/true: 123 more than native), whether it ever unwound or not. One
+ * step from the cursor tells whether unw_access_mem may stay (above). */
 static void unwind_first(void)
 {
     unw_context_t ctx;
     unw_cursor_t cur;
     unw_call c;
+    unw_accessors_t *a;
     unw_enter(&c);
-    if (unw.unw_tdep_getcontext(&ctx) == 0)
-        unw.unw_init_local(&cur, &ctx);
+    atomic_store(&unw_setting_up, pthread_self());
+    a = unw.unw_get_accessors(*unw.local_as); /* which sets libunwind up too */
+    if (unw.unw_tdep_getcontext(&ctx) == 0 && unw.unw_init_local(&cur, &ctx) == 0 && a) {
+        unw_own_access_mem = a->access_mem;
+        probe_context = &ctx;
+        a->access_mem = unw_access_mem;
+        unw.unw_step(&cur);
+        probe_context = NULL;
+        if (atomic_load(&probe_mismatch))
+            a->access_mem = unw_own_access_mem;
+        else
+            atomic_store(&unw_no_pipe, 1);
+    }
+    atomic_store(&unw_setting_up, 0);
     unw_leave(&c);
 }
 
@@ -318,6 +422,10 @@ static int pipe_high(int fds[2], int flags)
 
 LT_EXPORT int pipe2(int fds[2], int flags)
 {
+    if (pthread_equal(atomic_load(&unw_setting_up), pthread_self())) {
+        errno = EMFILE; /* libunwind's pipe, not needed (unw_access_mem) */
+        return -1;
+    }
     int rc = (int)syscall(SYS_pipe2, fds, flags);
     return rc == 0 && lt_tls.busy ? pipe_high(fds, flags) : rc;
 }
@@ -573,6 +681,14 @@ int lt_platform_lock_held(const void *lock, int kind, int mode, int tid)
         return tid ? rw->__data.__cur_writer == tid : rw->__data.__cur_writer != 0;
     return (atomic_load((const _Atomic unsigned *)&rw->__data.__readers) >>
             GLIBC_RW_READER_SHIFT) != 0;
+}
+
+/* glibc's unlock tells a writer's from a reader's by __cur_writer, the writer's kernel id:
+ * another thread's unlock decrements the reader count (which wraps below zero) and leaves
+ * __cur_writer as it was. */
+int lt_platform_rwlock_writer_kept(const void *rwlock)
+{
+    return ((const pthread_rwlock_t *)rwlock)->__data.__cur_writer != 0;
 }
 
 int lt_platform_rwlock_writer_queued(const void *rwlock)

@@ -87,6 +87,12 @@ int lt_platform_lock_held(const void *lock, int kind, int mode, int tid)
     return 1;
 }
 
+int lt_platform_rwlock_writer_kept(const void *rwlock)
+{
+    (void)rwlock;
+    return 0;
+}
+
 int lt_platform_rwlock_writer_queued(const void *rwlock)
 {
     (void)rwlock;
