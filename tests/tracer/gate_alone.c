@@ -7,8 +7,11 @@
  * until a given number of them are made (polled, never slept on), then makes a new edge of
  * its own, which takes the graph lock and ends the first thread's way. The main thread goes on
  * until that is done, then reverses two of its edges: one made before the hand-over, one after
- * (the newest). Each child must report exactly those two inversions and nothing else; the
- * parent counts what the children printed and prints one line that does not depend on timing.
+ * (the newest). In every fourth child (x86-64) the main thread first installs a seccomp
+ * filter that refuses membarrier, as a program may after the tracer readied it: the hand-over
+ * then takes order.c's other way. Each child must report exactly those two inversions and
+ * nothing else; the parent counts what the children printed and prints one line that does not
+ * depend on timing.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -17,8 +20,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __x86_64__
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/syscall.h>
+#endif
 
 #define CHILDREN 40
 #define POOL 64
@@ -41,6 +53,28 @@ static void *other(void *arg)
     return NULL;
 }
 
+/* membarrier refused from now on in this thread and those it starts (x86-64; elsewhere
+ * nothing is installed and the child runs as the others). 0 when the filter did not go in. */
+static int refuse_membarrier(void)
+{
+#ifdef __x86_64__
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_membarrier, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof code / sizeof code[0], code};
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+           prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+#else
+    return 1;
+#endif
+}
+
 static void nest(pthread_mutex_t *a, pthread_mutex_t *b)
 {
     pthread_mutex_lock(a);
@@ -58,6 +92,8 @@ static int child(long k)
     pthread_mutex_init(&p, NULL);
     pthread_mutex_init(&q, NULL);
     nest(&outer, &early); /* before the other thread exists: made the alone way */
+    if (k % 4 == 3 && !refuse_membarrier())
+        return 1;
     if (pthread_create(&th, NULL, other, NULL) != 0)
         return 1;
     long i = 0;
