@@ -313,7 +313,7 @@ static inline void lt_init_lock(lt_thread *t, const void *addr, lt_api api, uint
         lt_init_held(t, addr);
     lt_lock *l = lt_shadow_reset(t, addr, ra, cfa);
     lt_order_forget(l, LT_ENDED_INIT);
-    if (l)
+    if (api != LT_API_PTHREAD && l) /* (the new identity's api is LT_API_PTHREAD) */
         l->api = (uint8_t)api;
 }
 

@@ -298,8 +298,10 @@ static __attribute__((noinline)) int acquire_unusual(call *c, int common)
 
 /* Inline in the entry points, which pass a call whose fields are constants but the lock and
  * the call site: the common case then runs on those constants, with the event in registers
- * (its copy into a call of its own is made only for the other cases). */
-static inline __attribute__((always_inline)) int acquire_inline(const call *proto)
+ * (its copy into a call of its own is made only for the other cases). `here`: proto's call
+ * site is the entry point's own caller, read again where it is needed after libc's try
+ * (CALLER) instead of kept through it; acquire() passes 0, its proto's in memory. */
+static inline __attribute__((always_inline)) int acquire_inline(const call *proto, int here)
 {
     if (!ready())
         return 0;
@@ -331,11 +333,15 @@ static inline __attribute__((always_inline)) int acquire_inline(const call *prot
     }
     int rc = real_try(proto);
     if (lt_unlikely(rc != 0)) {
-        /* read back (the entry's lock; the common case holds none), not kept through the try
-         * in registers, which were spilled (lt_held_commit too names the writer so) */
-        ev.lock = spare->lock;
-        ev.held = NULL;
-        return acquire_tried(&(call){ev, proto->has_clock, proto->clock, proto->abstime}, rc);
+        /* the event again, not kept through the try in registers, which were spilled: the
+         * entry has the lock and its shadow entry (the common case holds none), the call site
+         * is read again, the rest are the call's constants */
+        lt_event again = {spare->addr, proto->ev.kind, proto->ev.mode, proto->ev.wait,
+                          here ? (uintptr_t)__builtin_return_address(0) : proto->ev.ra,
+                          here ? (uintptr_t)__builtin_dwarf_cfa() : proto->ev.cfa,
+                          ev.self, spare->lock, NULL, 0, proto->ev.api, 0};
+        return acquire_tried(&(call){again, proto->has_clock, proto->clock, proto->abstime},
+                             rc);
     }
     lt_held_commit(&ev, spare);
     lt_leave(&lt_tls);
@@ -344,7 +350,7 @@ static inline __attribute__((always_inline)) int acquire_inline(const call *prot
 
 static __attribute__((noinline)) int acquire(call *c)
 {
-    return acquire_inline(c);
+    return acquire_inline(c, 0);
 }
 
 #if LT_TIMED_LOCKS
@@ -391,7 +397,7 @@ int lt_interpose_acquire(lt_call *c)
 #define CALL(lock, kind, mode, wait, ...)                                                     \
     (&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL, 0, 0, 0},      \
              __VA_ARGS__})
-#define ACQUIRE(...) acquire_inline(CALL(__VA_ARGS__))
+#define ACQUIRE(...) acquire_inline(CALL(__VA_ARGS__), 1)
 #define ACQUIRE_TIMED(lock, kind, mode, ...)                                                  \
     acquire_timed(CALL(lock, kind, mode, LT_WAIT_TIMED, __VA_ARGS__))
 

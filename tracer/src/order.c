@@ -228,6 +228,20 @@ typedef struct gate_slot {
 static gate_slot gate_slots[GATE_SLOTS];
 static unsigned gate_nslots;         /* slots ever given: graph_enter looks at these */
 
+/*
+ * The slot whose thread says it is in by a plain store (gate_enter_slot), NULL: none. Each
+ * way through the gate cost a locked exchange, in `groups` (one thread, a new lock's first
+ * edge at every acquisition) ~5 % of the traced run's CPU time, and the exchange is only there
+ * for a holder of the graph lock on another thread. So the first thread given a slot gets
+ * this one too, where the platform has a barrier for all threads (lt_platform_barrier_all),
+ * and keeps it while no other thread takes the lock: the first that does shuts the gate, takes
+ * it away for good and runs that barrier before it looks at the slots (gate_alone_end). After
+ * the barrier the alone thread's store is seen, or its next look finds the gate shut and
+ * gate_alone gone - the look that follows its store, which is why it looks twice.
+ */
+static gate_slot *_Atomic gate_alone;
+static int gate_alone_given;         /* under the graph lock: it was given once, never again */
+
 /* (A pointer in lt_thread, where an index cost each way through the gate a multiply-add.) */
 static inline gate_slot *slot_of(const lt_thread *t)
 {
@@ -240,10 +254,30 @@ static inline lt_known_room *known_room(const lt_thread *t)
     return s ? &s->reserve : NULL;
 }
 
+/* A thread other than the alone one (gate_alone) takes the graph lock, the gate shut: no
+ * thread enters without the exchange any more, and the alone one's store is seen once the
+ * barrier returns. */
+static __attribute__((noinline, cold)) void gate_alone_end(void)
+{
+    lt_thread *t = lt_tls.self;
+    if (t && slot_of(t) == atomic_load_explicit(&gate_alone, memory_order_relaxed))
+        return; /* (the alone thread itself, which is not in the gate now) */
+    atomic_store(&gate_alone, NULL);
+    if (lt_platform_barrier_all() == 0)
+        return;
+    /* Not to be had any more: the program installed a seccomp filter since it was readied.
+     * Nothing then makes the alone thread's store seen at once; it leaves that thread's store
+     * buffer within microseconds, which these yields give it (no architecture promises it). */
+    for (int i = 0; i < 64; i++)
+        sched_yield();
+}
+
 static void graph_enter(void)
 {
     lt_spin_lock(&graph_lock);
     atomic_store(&gate.shut, 1);
+    if (lt_unlikely(atomic_load_explicit(&gate_alone, memory_order_relaxed) != NULL))
+        gate_alone_end();
     while (atomic_load(&gate.in))
         sched_yield();
     for (unsigned i = 0; i < gate_nslots; i++)
@@ -285,10 +319,16 @@ static inline void gate_leave(const lt_thread *t)
 
 static inline int gate_enter_slot(gate_slot *s)
 {
-    if (s)
-        atomic_exchange(&s->in, 1); /* (a locked instruction on the thread's own line) */
-    else
+    if (!s) {
         atomic_fetch_add(&gate.in, 1);
+    } else if (s == atomic_load_explicit(&gate_alone, memory_order_relaxed)) {
+        atomic_store_explicit(&s->in, 1, memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst); /* (the store before the looks) */
+        if (lt_unlikely(s != atomic_load_explicit(&gate_alone, memory_order_relaxed)))
+            atomic_exchange(&s->in, 1);
+    } else {
+        atomic_exchange(&s->in, 1); /* (a locked instruction on the thread's own line) */
+    }
     if (!atomic_load(&gate.shut))
         return 1;
     gate_leave_slot(s);
@@ -311,6 +351,11 @@ static void slot_claim(lt_thread *t)
         t->gate_slot = &gate_slots[i];
         if (gate_nslots <= i)
             gate_nslots = i + 1;
+        if (!gate_alone_given) {
+            gate_alone_given = 1;
+            if (lt_platform_barrier_ready())
+                atomic_store(&gate_alone, &gate_slots[i]);
+        }
     }
 }
 
@@ -327,6 +372,8 @@ static void slot_release(lt_thread *t)
     s->reserve.room = 0;
     s->owner = NULL;
     t->gate_slot = NULL;
+    if (s == atomic_load_explicit(&gate_alone, memory_order_relaxed))
+        atomic_store(&gate_alone, NULL); /* (the next owner of s is another thread) */
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -2988,6 +3035,7 @@ void lt_order_fork(lt_fork_phase phase)
         if (t)
             t->first_label = 0; /* its tid is the child's now (first_label) */
         atomic_store(&gate.in, 0); /* no thread is in edges_fast, but some may have counted */
+        atomic_store(&gate_alone, NULL); /* (the child's barrier is not readied) */
         for (unsigned i = 0; i < gate_nslots; i++)
             atomic_store(&gate_slots[i].in, 0);
         atomic_store(&gate.shut, 0);

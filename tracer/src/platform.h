@@ -148,6 +148,14 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max);
  * phase, when it holds every tracer lock, and first in the parent and in the child. */
 void lt_platform_fork(lt_fork_phase phase);
 
+/* Asymmetric fences (order.c's gate): lt_platform_barrier_ready() readies the process for
+ * lt_platform_barrier_all() and says whether it can (0: no); lt_platform_barrier_all() then
+ * makes every thread of the process run a full memory barrier before it returns (0; -1 when
+ * it was refused all the same), so a thread may pair a plain store and a later load with it
+ * instead of a locked instruction of its own. */
+int lt_platform_barrier_ready(void);
+int lt_platform_barrier_all(void);
+
 /* Prepares the calling thread for later unwinding. Called where the thread holds none of the
  * program's locks: at load, and when a thread starts. */
 void lt_platform_thread_init(void);

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <errno.h>
 #include <gnu/libc-version.h>
 #include <libunwind.h>
@@ -327,6 +328,24 @@ static void unwind_first(void)
     }
     atomic_store(&unw_setting_up, 0);
     unw_leave(&c);
+}
+
+/* membarrier(2)'s expedited private barrier: an interrupt to each CPU running a thread of
+ * the process, once registered. (The global one waits for a scheduler grace period.) Only in
+ * a process without a seccomp filter: one that kills on membarrier would kill the program,
+ * so none may have come since it was readied either (prctl, which the thread names use,
+ * passes such filters). */
+int lt_platform_barrier_ready(void)
+{
+    return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 0 &&
+           syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+int lt_platform_barrier_all(void)
+{
+    if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 0)
+        return -1;
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ? 0 : -1;
 }
 
 void lt_platform_fork(lt_fork_phase phase)

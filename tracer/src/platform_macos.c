@@ -119,6 +119,17 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max)
     return n;
 }
 
+/* No process-wide barrier is offered: the gate keeps its locked instruction. */
+int lt_platform_barrier_ready(void)
+{
+    return 0;
+}
+
+int lt_platform_barrier_all(void)
+{
+    return -1;
+}
+
 /* The system unwinder's locks are libSystem's, which fork() itself makes safe. */
 void lt_platform_fork(lt_fork_phase phase)
 {

@@ -402,12 +402,15 @@ static void entry_free(shard *s, lt_lock *l)
  * entry by its addr sees it cleared (the release store orders the plain ones before it: an
  * atomic read-modify-write here would wait for every store the thread has in flight, which
  * with thousands of locks are cache misses). All of it is in the hot record: what the cold one
- * holds of an identity needs no clearing (lt_lock_cold). The caller bumps or keeps gen. */
-static inline __attribute__((always_inline)) void entry_clear(lt_lock *l, const void *addr)
+ * holds of an identity needs no clearing (lt_lock_cold). `first` and `partial`: where the
+ * lock is first seen, when the caller knows it already (first_seen); 0 = not yet. The caller
+ * bumps or keeps gen. */
+static inline __attribute__((always_inline)) void entry_clear(lt_lock *l, const void *addr,
+                                                              uint32_t first, int partial)
 {
     atomic_store_explicit(&l->writer, 0, memory_order_relaxed);
-    l->first_stack = 0;
-    l->first_partial = 0;
+    l->first_stack = first;
+    l->first_partial = (uint8_t)partial;
     l->orphan_mode = LT_MODE_NONE;
     l->api = LT_API_PTHREAD;
     atomic_store_explicit(&l->addr, addr, memory_order_release);
@@ -455,7 +458,7 @@ static inline __attribute__((always_inline)) int entry_renew(lt_lock *l, const v
             return 0;
         lt_shadow_gen_bump(l);
     }
-    entry_clear(l, addr);
+    entry_clear(l, addr, 0, 0);
     return 1;
 }
 
@@ -527,7 +530,7 @@ static lt_lock *find_or_create(const void *addr, int renew, int *created, uint32
         if (!lt_lock_is_home(l))
             claim(l); /* a thread that found it filed under another address may hold it */
         if (lt_lockmap_add(addr)) {
-            entry_clear(l, addr);
+            entry_clear(l, addr, 0, 0);
             if (!lt_lock_is_home(l)) {
                 slot_set(find_slot(table_of(atomic_load_explicit(&s->table,
                                                                  memory_order_relaxed)),
@@ -697,8 +700,10 @@ static __attribute__((noinline)) lt_lock *reset_filed(lt_thread *t, const void *
 }
 
 /* (A lock whose entry is its home - only this call changes it now, see the top - renews it
- * here; the rest, reset_filed, out of line: its results through memory made the home's case
- * cost ~20 instructions more in `stressbench groups`.) */
+ * here, with where it is first seen known before the entry names it, in the common case:
+ * first_seen's stores once more after entry_clear's were 2 of its instructions; the rest,
+ * reset_filed, out of line: its results through memory made the home's case cost ~20
+ * instructions more in `stressbench groups`.) */
 lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa)
 {
     lt_lock *l = lt_shadow_home(addr);
@@ -708,8 +713,9 @@ lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t
     run_ahead(l);
     if (a == (uintptr_t)addr) /* live: renewed (entry_renew, with the word loaded once) */
         lt_shadow_gen_bump(l);
-    entry_clear(l, addr);
-    return first_seen(t, l, ra, cfa);
+    uint32_t first = lt_cfg.stacks != LT_STACKS_FULL ? lt_stack_site_held(t, ra, cfa) : 0;
+    entry_clear(l, addr, first, 1); /* (first 0: first_seen_new records it) */
+    return lt_likely(first) ? l : first_seen_new(t, l, ra, cfa);
 }
 
 /* The entry of addr, live or destroyed (it then names no lock); never creates one. An entry
