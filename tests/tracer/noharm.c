@@ -23,17 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#ifdef __x86_64__
 #include <errno.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
-#endif
+
+#include "refuse_syscall.h"
 
 static pthread_mutex_t outer = PTHREAD_MUTEX_INITIALIZER;
 
@@ -122,25 +117,14 @@ static void *second_then_first(void *arg)
     return arg;
 }
 
-/* process_vm_readv answers EPERM from here on, for this process (x86-64's system call
- * numbers); 1 when the filter is in place. */
+/* process_vm_readv answers EPERM from here on, for this process; 1 when the filter is in
+ * place. */
 static int refuse_process_vm_readv(void)
 {
 #ifdef __x86_64__
-    struct sock_filter code[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = {sizeof code / sizeof code[0], code};
     long word = 0, copy;
     struct iovec local = {&copy, sizeof copy}, remote = {&word, sizeof word};
-    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
-           prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0 &&
+    return refuse_syscall(SYS_process_vm_readv) &&
            process_vm_readv(getpid(), &local, 1, &remote, 1, 0) < 0 && errno == EPERM;
 #else
     return 0;

@@ -1,0 +1,36 @@
+/*
+ * refuse_syscall.h - a seccomp filter that answers EPERM to one system call, for the tests of
+ * the tracer's ways around a sandbox that refuses what it would use (gate_alone.c: membarrier;
+ * noharm.c: process_vm_readv).
+ */
+#ifndef REFUSE_SYSCALL_H
+#define REFUSE_SYSCALL_H
+
+#ifdef __x86_64__
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+
+/* System call nr (x86-64's numbers) answers EPERM from now on, in this thread and those it
+ * starts; 1 when the filter went in. A call made in another architecture's mode is let through. */
+static inline int refuse_syscall(long nr)
+{
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof code / sizeof code[0], code};
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+           prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+#endif
+
+#endif
