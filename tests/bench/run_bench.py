@@ -25,10 +25,13 @@ configuration alike; the median counts, and each configuration's best run is pri
 class, nested in ascending address order) and its ratio to the traced run without classes
 (`vs traced`). --baseline runs another build of the library in the same turns (before/after:
 its median, and the ratios of its median and of its best run to native's).
---instructions: instead of times, the user-space instructions per lock/unlock pair of the
-lockbench rows under valgrind's callgrind (apt-get install valgrind), exact where times on a
-busy machine are not: each configuration runs at two iteration counts, and the difference
-is divided by the difference in pairs, so start-up and first sightings cancel out.
+--instructions: instead of times, user-space instructions under valgrind's callgrind (apt-get
+install valgrind), exact where times on a busy machine are not: per lock/unlock pair for the
+lockbench rows, per lock lifecycle (init, lock, unlock, destroy) for `groups`, per round of one
+thread for `lazy` (1 thread: callgrind runs threads one at a time anyway). Each configuration
+runs at two iteration counts, and the difference is divided by the difference in units, so
+start-up and first sightings cancel out (for `lazy`, the later rounds meet more known edges
+than the earlier ones: its figure is the cost of rounds 20,001-40,000).
 """
 import argparse
 import os
@@ -74,27 +77,34 @@ def instructions(prog, args, env):
     raise RuntimeError('callgrind wrote no totals')
 
 
-def per_pair(prog, args, env):
-    """Instructions per lock/unlock pair of a lockbench row: lockbench runs its loop 4 times
-    (a warm-up and 3 timed runs), threads x iterations x (2 if nested) pairs each."""
-    mode, threads = args[0], int(args[1])
-    small, large = 20000, 60000
-    counts = [instructions(prog, [mode, args[1], args[2], str(n)], env) for n in (small, large)]
-    pairs = 4 * threads * (large - small) * (2 if mode == 'nested' else 1)
-    return (counts[1] - counts[0]) / pairs
+# Instructions per unit of a row: (mode and arguments at a small and at a large count, units
+# between the two). lockbench runs its loop 4 times (a warm-up and 3 timed runs).
+UNITS = {
+    'flat-1': ('pair', ['flat', '1', '64'], 20000, 60000, lambda d: 4 * d),
+    'nested-1': ('pair', ['nested', '1', '64'], 20000, 60000, lambda d: 8 * d),
+    'flat-2': ('pair', ['flat', '2', '64'], 20000, 60000, lambda d: 8 * d),
+    'nested-2': ('pair', ['nested', '2', '64'], 20000, 60000, lambda d: 16 * d),
+    'groups': ('lifecycle', ['groups', '500', '50'], 2, 4, lambda d: 25000 * d),
+    'lazy': ('round', ['lazy', '1', '16384'], 20000, 40000, lambda d: d),
+}
+
+
+def per_unit(prog, row, env):
+    """Instructions per unit of a row: the difference of two runs over their units."""
+    _, args, small, large, units = UNITS[row]
+    counts = [instructions(prog, args + [str(n)], env) for n in (small, large)]
+    return (counts[1] - counts[0]) / units(large - small)
 
 
 def main_instructions(a, progs, configs):
-    print('user-space instructions per lock/unlock pair (callgrind; difference of two '
-          'iteration counts)')
-    print(f'{"row":9} ' + ' '.join(f'{n:>9}' for n, _ in configs) + '  ratio' +
+    print('user-space instructions per unit (callgrind; difference of two iteration counts)')
+    print(f'{"row":9} {"unit":9} ' + ' '.join(f'{n:>9}' for n, _ in configs) + '  ratio' +
           ('  baseline ratio' if a.baseline else ''))
     for row in a.rows.split(','):
-        prog, args, _ = ROWS[row]
-        if prog != 'lockbench':
+        if row not in UNITS:
             continue
-        n = {name: per_pair(progs[prog], args, env) for name, env in configs}
-        line = (f'{row:9} ' + ' '.join(f'{n[name]:9.0f}' for name, _ in configs) +
+        n = {name: per_unit(progs[ROWS[row][0]], row, env) for name, env in configs}
+        line = (f'{row:9} {UNITS[row][0]:9} ' + ' '.join(f'{n[name]:9.1f}' for name, _ in configs) +
                 f' {n["traced"] / n["native"]:5.2f}x')
         if a.baseline:
             line += f' {n["base"] / n["native"]:14.2f}x'
@@ -114,7 +124,8 @@ def main(argv):
     p.add_argument('--classes', action='store_true', help='also LOCKTRACE_CLASSES=site')
     p.add_argument('--baseline', metavar='LIB', help='another liblocktrace, run alongside')
     p.add_argument('--instructions', action='store_true',
-                   help='lockbench rows: instructions per pair under callgrind instead of times')
+                   help='instructions per unit under callgrind instead of times (rows: ' +
+                   ','.join(UNITS) + ')')
     a = p.parse_args(argv)
     progs = {'lockbench': a.lockbench, 'stressbench': a.stressbench}
     base = {k: v for k, v in os.environ.items() if not k.startswith('LOCKTRACE_')}
