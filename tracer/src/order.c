@@ -120,8 +120,8 @@ struct lt_order_node {
     lt_lock *lock;
     int64_t ord;                    /* place in the topological order; 0 until placed */
     list_head list[2];              /* edges out of it, into it (OUT, IN) */
-    uint32_t dying_next;            /* the next in a thread's node_gone, or in `ending`, or in
-                                       `dying`, then `reaping` (next_of) */
+    uint32_t dying_next;            /* the next in `ending`, or in `dying`, then `reaping`
+                                       (next_of) */
     _Atomic uint32_t in_from;       /* the node its in-list's one edge comes from, when that
                                        edge came with it (edge_first); 0 once another goes in
                                        (node_busy) */
@@ -700,7 +700,7 @@ static void nedges_gated(const lt_thread *t, size_t d)
  * ---------------------------------------------------------------------------------------- */
 #define REAP_STEP 16          /* list entries of dead nodes let go per taking of the lock */
 #define EAGER 32              /* a node leaves at once when its lists have no more entries */
-#define FORGET_BATCH 32       /* nodes a thread lets go of before they leave the graph */
+#define FORGET_BATCH LT_NODES_GONE /* nodes a thread lets go of before they leave the graph */
 
 static void implied_put(struct implied *v);
 static void edge_cache_put(lt_thread *t, uint32_t i);
@@ -945,13 +945,9 @@ static void reap(size_t budget)
 /* Under the graph lock: the nodes t let go of (lt_order_forget) leave the graph. */
 static void nodes_gone_leave(lt_thread *t)
 {
-    node *n = t->node_gone, *next;
-    t->node_gone = NULL;
+    for (uint32_t i = 0; i < t->node_ngone; i++)
+        node_leave_at(t->node_gone[i], t);
     t->node_ngone = 0;
-    for (; n; n = next) {
-        next = next_of(n); /* (before n is freed) */
-        node_leave_at(n, t);
-    }
 }
 
 /*
@@ -1034,8 +1030,7 @@ static __attribute__((noinline)) void nodes_gone_batch(lt_thread *t)
 static inline void node_gone(lt_thread *t, node *n)
 {
     atomic_store_explicit(&n->dead, 1, memory_order_release);
-    next_set(n, t->node_gone);
-    t->node_gone = n;
+    t->node_gone[t->node_ngone] = n;
     if (++t->node_ngone >= FORGET_BATCH)
         nodes_gone_batch(t);
 }
@@ -2013,7 +2008,7 @@ static int caches_fill(lt_thread *t)
 
 void lt_order_thread_exit(lt_thread *t)
 {
-    if (!edge_cache_has(t) && !t->node_free && !t->node_gone && !t->gate_slot)
+    if (!edge_cache_has(t) && !t->node_free && !t->node_ngone && !t->gate_slot)
         return;
     graph_enter();
     nodes_gone_leave(t);
