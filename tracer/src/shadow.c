@@ -374,9 +374,10 @@ _Alignas(4096) lt_home_area lt_shadow_homes;
  * (lt_home_area). Homes are zeroed memory the system makes a page at a time, at the first
  * touch, and a page fault each (a trap out of the VM: ~15 us here) was ~490 of the ~1,000
  * page faults of the first round of `stressbench groups` (25,000 mutexes initialised in
- * order), which is most of its time. A program that sights locks page after page (three in
- * a row) has the next HOME_AHEAD pages of both made memory by one call each: one fault in
- * 17 pages then. Others touch them as before (a few locks cost no pages ahead). */
+ * order), which is most of its time. A program that sights locks page after page has as
+ * many pages ahead made memory, of both, as it has seen in a row behind (from two, up to
+ * HOME_AHEAD), by one call each: one fault in 17 pages then. Others touch them as before (a
+ * few locks cost no pages ahead). */
 #define HOME_PAGES (sizeof lt_shadow_homes.hot / 4096)
 #define HOME_AHEAD 16
 static _Atomic uint64_t home_pages[HOME_PAGES / 64];
@@ -392,17 +393,19 @@ static void home_page_mark(size_t page)
                              memory_order_relaxed);
 }
 
-/* l, the home of an address about to be looked up or filed: its page is seen, and at the
- * third page in a row the next ones are made memory, hot and cold records
+/* l, the home of an address about to be looked up or filed: its page is seen, and when the
+ * pages behind it were, as many ahead are made memory, hot and cold records
  * (lt_platform_populate leaves what is there). Before the shard's lock is taken: a call
  * that makes 33 pages memory would keep the shard's other threads waiting. */
 static void home_pages_ahead(const lt_lock *l)
 {
-    size_t page = (size_t)(l - lt_shadow_homes.hot) / (4096 / sizeof *l), ahead = HOME_AHEAD;
+    size_t page = (size_t)(l - lt_shadow_homes.hot) / (4096 / sizeof *l), ahead = 0;
     if (home_page_seen(page))
         return;
     home_page_mark(page);
-    if (page < 2 || !home_page_seen(page - 1) || !home_page_seen(page - 2))
+    while (ahead < HOME_AHEAD && ahead < page && home_page_seen(page - 1 - ahead))
+        ahead++;
+    if (ahead < 2)
         return;
     if (ahead > HOME_PAGES - 1 - page)
         ahead = HOME_PAGES - 1 - page;
