@@ -1997,9 +1997,9 @@ static void node_fresh_prefault(node *n, uint32_t more)
 }
 
 /* Under the graph lock: t's nodes topped up to `keep`; fewer when out of memory. The fill
- * writes each node, and nodes never handed out before were a page fault each (a trap out of
- * the VM, ~15 us here: ~390 of the ~1,100 page faults of the first round of `groups`, which
- * are most of its time): their pages are made memory at once (node_fresh_prefault). */
+ * writes each node, and nodes never handed out before were a page fault each (~370 of the
+ * ~1,380 of `groups`, whose first round, most of its time, is page faults): their pages are
+ * made memory at once (node_fresh_prefault). */
 static void node_cache_fill(lt_thread *t, uint32_t keep)
 {
     node *n;

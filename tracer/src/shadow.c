@@ -372,12 +372,13 @@ _Alignas(4096) lt_home_area lt_shadow_homes;
 
 /* The pages of homes a first sighting found, by bit: hot records and their cold ones
  * (lt_home_area). Homes are zeroed memory the system makes a page at a time, at the first
- * touch, and a page fault each (a trap out of the VM: ~15 us here) was ~490 of the ~1,000
- * page faults of the first round of `stressbench groups` (25,000 mutexes initialised in
- * order), which is most of its time. A program that sights locks page after page has as
- * many pages ahead made memory, of both, as it has seen in a row behind (from two, up to
- * HOME_AHEAD), by one call each: one fault in 17 pages then. Others touch them as before (a
- * few locks cost no pages ahead). */
+ * touch: ~490 of the ~1,000 page faults of the first round of `stressbench groups` (25,000
+ * mutexes initialised in order), which is most of its time. A program that sights locks
+ * page after page has as many pages ahead made memory, of both, as it has seen in a row
+ * behind (from two, up to HOME_AHEAD), by one call each: one fault in 17 pages then. (In a
+ * VM that traps the first touch of each page anyway, as this machine's does, that saves the
+ * guest's part of a fault, a third of it.) Others touch them as before (a few locks cost no
+ * pages ahead). */
 #define HOME_PAGES (sizeof lt_shadow_homes.hot / 4096)
 #define HOME_AHEAD 16
 static _Atomic uint64_t home_pages[HOME_PAGES / 64];
