@@ -593,7 +593,63 @@ int lt_interpose_unlock(const void *lock, lt_kind kind, lt_api api, uintptr_t ra
     return unlock(lock, kind, api, ra, cfa);
 }
 
-#define UNLOCK(lock, kind) unlock((const void *)(lock), (kind), LT_API_PTHREAD, 0, 0)
+/* After libc refused an unlock that unlock_fast took, of h, the thread's entry for the lock:
+ * as lt_unlock_end. (ra, cfa) is the call site. */
+static __attribute__((noinline)) int unlock_refused(lt_thread *t, const lt_held *h, lt_kind kind,
+                                                    int rc, uintptr_t ra, uintptr_t cfa)
+{
+    const void *lock = h->addr;
+    lt_unlock_refused(t, h);
+    if (!lt_unlock_done_slow(t, lock, rc))
+        unlock_unusual(t, rc, lock, kind, LT_API_PTHREAD, ra, cfa);
+    lt_leave(&lt_tls);
+    return rc;
+}
+
+/* unlock_entered out of line, for unlock_fast's other cases; (ra, cfa) is the call site. */
+static __attribute__((noinline)) int unlock_general(lt_thread *t, const void *lock, lt_kind kind,
+                                                    uintptr_t ra, uintptr_t cfa)
+{
+    return unlock_entered(t, lock, kind, LT_API_PTHREAD, ra, cfa);
+}
+
+/* The entry points' unlock: its two common cases - the newest entry of a small set, the oldest
+ * of a large one (lt_unlock_begin_oldest), held once - with nothing live across libc's unlock:
+ * the entry is found again after it from the thread (which is inside the tracer, so its set
+ * has not changed), where keeping the thread, the lock and the entry through the call saved
+ * and restored five registers an unlock. The rest goes to unlock_general, before the call
+ * changed anything but entering the tracer. */
+static inline __attribute__((always_inline)) int unlock_fast(const void *lock, lt_kind kind)
+{
+    lt_thread *t = enter_registered();
+    if (lt_unlikely(!t))
+        return unlock_first(lock, kind, LT_API_PTHREAD, UNUSUAL_SITE(0, 0));
+    lt_held *h = lt_held_top(t, lock);
+    if (lt_likely(h && h->depth == 1)) {
+        if (lt_unlock_clears_writer(h)) /* (lt_unlock_begin, which gave groups 8 instructions
+                                           an unlock more, in the branch that follows) */
+            atomic_store_explicit(&h->lock->writer, 0, memory_order_relaxed);
+        int rc = real_unlock(lock, kind);
+        t = lt_tls.self;
+        if (lt_unlikely(rc != 0))
+            return unlock_refused(t, &t->held[t->held_end - 1], kind, rc, UNUSUAL_SITE(0, 0));
+        lt_held_pop(t);
+        lt_leave(&lt_tls);
+        return 0;
+    }
+    if (t->nheld && lt_unlock_begin_oldest(t, lock)) {
+        int rc = real_unlock(lock, kind);
+        t = lt_tls.self;
+        if (lt_unlikely(rc != 0))
+            return unlock_refused(t, &t->held[t->held_start], kind, rc, UNUSUAL_SITE(0, 0));
+        lt_held_remove_oldest(t, &t->held[t->held_start]);
+        lt_leave(&lt_tls);
+        return 0;
+    }
+    return unlock_general(t, lock, kind, UNUSUAL_SITE(0, 0));
+}
+
+#define UNLOCK(lock, kind) unlock_fast((const void *)(lock), (kind))
 
 /* init: a new identity for the address once libc has initialised the lock. The call site is
  * read here, after libc's call (inline in the entry point: its caller's), so that it is not

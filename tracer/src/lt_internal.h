@@ -367,8 +367,10 @@ typedef struct lt_thread {
     uint32_t node_made;           /* order.c: nodes it made from its own, not yet taken back */
     uint32_t chain_missed;        /* order.c: chain look-ups missed in a row (chain_ask) */
     void *node_free;              /* order.c: nodes for the new locks it takes (a free list), */
-    void *node_gone;              /* and those of locks it ended, to leave the graph together */
     uint32_t node_nfree, node_ngone;
+#define LT_NODES_GONE 32
+    struct lt_order_node *node_gone[LT_NODES_GONE]; /* and those of locks it ended, to leave
+                                     the graph together (node_ngone of them) */
     void *gate_slot;              /* order.c: its slot of the gate, NULL = none */
     uint64_t first_held;          /* order.c (first_label): its last first edge's held */
     uint32_t first_to;            /* stack and site, to stack, and label (0 = none) */

@@ -120,8 +120,8 @@ struct lt_order_node {
     lt_lock *lock;
     int64_t ord;                    /* place in the topological order; 0 until placed */
     list_head list[2];              /* edges out of it, into it (OUT, IN) */
-    uint32_t dying_next;            /* the next in a thread's node_gone, or in `ending`, or in
-                                       `dying`, then `reaping` (next_of) */
+    uint32_t dying_next;            /* the next in `ending`, or in `dying`, then `reaping`
+                                       (next_of) */
     _Atomic uint32_t in_from;       /* the node its in-list's one edge comes from, when that
                                        edge came with it (edge_first); 0 once another goes in
                                        (node_busy) */
@@ -700,7 +700,7 @@ static void nedges_gated(const lt_thread *t, size_t d)
  * ---------------------------------------------------------------------------------------- */
 #define REAP_STEP 16          /* list entries of dead nodes let go per taking of the lock */
 #define EAGER 32              /* a node leaves at once when its lists have no more entries */
-#define FORGET_BATCH 32       /* nodes a thread lets go of before they leave the graph */
+#define FORGET_BATCH LT_NODES_GONE /* nodes a thread lets go of before they leave the graph */
 
 static void implied_put(struct implied *v);
 static void edge_cache_put(lt_thread *t, uint32_t i);
@@ -945,13 +945,9 @@ static void reap(size_t budget)
 /* Under the graph lock: the nodes t let go of (lt_order_forget) leave the graph. */
 static void nodes_gone_leave(lt_thread *t)
 {
-    node *n = t->node_gone, *next;
-    t->node_gone = NULL;
+    for (uint32_t i = 0; i < t->node_ngone; i++)
+        node_leave_at(t->node_gone[i], t);
     t->node_ngone = 0;
-    for (; n; n = next) {
-        next = next_of(n); /* (before n is freed) */
-        node_leave_at(n, t);
-    }
 }
 
 /*
@@ -1034,8 +1030,7 @@ static __attribute__((noinline)) void nodes_gone_batch(lt_thread *t)
 static inline void node_gone(lt_thread *t, node *n)
 {
     atomic_store_explicit(&n->dead, 1, memory_order_release);
-    next_set(n, t->node_gone);
-    t->node_gone = n;
+    t->node_gone[t->node_ngone] = n;
     if (++t->node_ngone >= FORGET_BATCH)
         nodes_gone_batch(t);
 }
@@ -1990,12 +1985,29 @@ static void node_cache_put(lt_thread *t, node *n)
     t->node_nfree++;
 }
 
-/* Under the graph lock: t's nodes topped up to `keep`; fewer when out of memory. */
+/* n, the first node a fill takes that was never handed out before, and the `more` it takes
+ * after it: those in n's chunk (beside it, in index order) are made memory by one call. */
+static void node_fresh_prefault(node *n, uint32_t more)
+{
+    uint32_t room = (1u << NODE_BITS) - 1 - (n->ix & ((1u << NODE_BITS) - 1));
+    if (more > room)
+        more = room;
+    if (more)
+        lt_prefault(n + 1, more * sizeof(node));
+}
+
+/* Under the graph lock: t's nodes topped up to `keep`; fewer when out of memory. The fill
+ * writes each node, and nodes never handed out before were a page fault each (~370 of the
+ * ~1,380 of `groups`, whose first round, most of its time, is page faults): their pages are
+ * made memory at once (node_fresh_prefault). */
 static void node_cache_fill(lt_thread *t, uint32_t keep)
 {
     node *n;
+    uint32_t fresh = node_pool.next; /* the first index never handed out */
     ix_prefetch(&node_pool, NODE_BITS, sizeof(node), 0, short_of(t->node_nfree, keep));
     while (t->node_nfree < keep && (n = node_take())) { /* node_init */
+        if (n->ix == fresh)
+            node_fresh_prefault(n, keep - t->node_nfree - 1);
         ix_prefetch(&node_pool, NODE_BITS, sizeof(node), FILL_AHEAD - 1, short_of(t->node_nfree, keep));
         node_cache_put(t, n);
     }
@@ -2013,7 +2025,7 @@ static int caches_fill(lt_thread *t)
 
 void lt_order_thread_exit(lt_thread *t)
 {
-    if (!edge_cache_has(t) && !t->node_free && !t->node_gone && !t->gate_slot)
+    if (!edge_cache_has(t) && !t->node_free && !t->node_ngone && !t->gate_slot)
         return;
     graph_enter();
     nodes_gone_leave(t);
@@ -2992,12 +3004,28 @@ void lt_order_acquired(lt_event *ev)
         acquired_edges(ev->self, ev, gen, i, hs, fps, n, more);
 }
 
+/* Whether the edge one -> (l in `mode`) is known (lt_order_known_walk). */
+static inline int known_one(const lt_held *one, lt_lock *l, lt_mode mode, uint64_t *memo)
+{
+    uint32_t gen = atomic_load_explicit(&l->gen, memory_order_relaxed);
+    uint64_t fp = fingerprint(one->lock, one->gen, (lt_mode)one->mode, l, gen, mode);
+    /* A fingerprint the known set had stays in it while both its identities live: only a
+     * refill drops any, and it puts back every edge still in the graph ("Removal"). */
+    if (fp == *memo)
+        return 1;
+    if (!lt_known_has(fp))
+        return 0;
+    *memo = fp;
+    return 1;
+}
+
 /* lt_order_known for a lock with a node, something held. Only the common case is answered: no
  * edge, or one that is known. A walk that meets a second held lock before an anchor stops
  * there, without fingerprints: its chain is looked up by lt_order_acquired, after the grant,
  * which walks again (where every acquisition makes new edges, fingerprinting them twice was
  * 9 % of the instructions). */
-int lt_order_known_walk(lt_thread *t, lt_lock *l, lt_mode mode, uint64_t *memo)
+static __attribute__((noinline)) int known_walk_many(lt_thread *t, lt_lock *l, lt_mode mode,
+                                                     uint64_t *memo)
 {
     lt_held *one = NULL;
     for (uint32_t i = t->held_end; i > 0;) {
@@ -3012,16 +3040,17 @@ int lt_order_known_walk(lt_thread *t, lt_lock *l, lt_mode mode, uint64_t *memo)
     }
     if (!one)
         return 1;
-    uint32_t gen = atomic_load_explicit(&l->gen, memory_order_relaxed);
-    uint64_t fp = fingerprint(one->lock, one->gen, (lt_mode)one->mode, l, gen, mode);
-    /* A fingerprint the known set had stays in it while both its identities live: only a
-     * refill drops any, and it puts back every edge still in the graph ("Removal"). */
-    if (fp == *memo)
-        return 1;
-    if (!lt_known_has(fp))
-        return 0;
-    *memo = fp;
-    return 1;
+    return known_one(one, l, mode, memo);
+}
+
+/* lt_order_known_walk's answer for a set of one entry, the common nesting of two locks,
+ * without the walk's loop, which made the function save six registers (lockbench nested-1:
+ * 18 instructions a pair); known_walk_many walks larger ones. */
+int lt_order_known_walk(lt_thread *t, lt_lock *l, lt_mode mode, uint64_t *memo)
+{
+    if (t->held_end != 1)
+        return known_walk_many(t, l, mode, memo);
+    return !edge_source(&t->held[0], l) || known_one(&t->held[0], l, mode, memo);
 }
 
 void lt_order_fork(lt_fork_phase phase)

@@ -107,9 +107,10 @@ void *lt_platform_remap(void *p, size_t old, size_t size);
  * transparent huge pages): for large tables read at random, one TLB entry and one page fault
  * per 2 MB instead of per 4 KB. A hint; nothing changes where it is not taken. */
 void lt_platform_map_huge(void *p, size_t size);
-/* Makes [p, p + size) (page-aligned, mapped, not written yet) memory now, in one call, where
- * the system can (Linux 5.14: MADV_POPULATE_WRITE): for memory about to be written page after
- * page, a page fault each costs more than the call's work for all of them. A hint. */
+/* Makes [p, p + size) (page-aligned, mapped) memory now, in one call, where the system can
+ * (Linux 5.14: MADV_POPULATE_WRITE): for memory about to be written page after page, a page
+ * fault each costs more than the call's work for all of them. Pages that are memory already
+ * stay as they are. A hint. */
 void lt_platform_populate(void *p, size_t size);
 
 /* The allocator behind free() (the next definitions after the tracer), for the entry points
