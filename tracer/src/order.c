@@ -2599,14 +2599,6 @@ static int cycle_check(request *r)
     return 1;
 }
 
-/* A held lock taken by a blocking request (h->anchor) is an anchor if it conflicts with
- * itself in the mode it is held. */
-static int self_conflicting(const lt_held *h)
-{
-    return h->kind != LT_RWLOCK || h->mode == LT_MODE_WRITE ||
-           lt_lock_prefers_writer(h->addr, h->lock);
-}
-
 /* After a successful blocking or timed acquisition of l, before it joins the held set, an
  * edge leads from each held lock that is still what it was (newest first, down to the newest
  * anchor): is h one? */
@@ -2628,7 +2620,7 @@ static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t *i, lt
         if (!edge_source(h, ev->lock))
             continue;
         hs[n++] = h;
-        if (*i > 0 && h->anchor && self_conflicting(h)) /* (the lowest ends the walk anyway) */
+        if (*i > 0 && lt_held_anchor(h)) /* (the lowest ends the walk anyway) */
             break;
         if (n == WALK) {
             *more = *i > 0;
@@ -2657,9 +2649,9 @@ static __attribute__((noinline)) uint32_t past_sources(lt_thread *t, const lt_ev
 {
     int skipped = 0;
     while (i > 0) {
-        const lt_held *h = &t->held[i - 1];
+        lt_held *h = &t->held[i - 1];
         if (edge_source(h, ev->lock)) {
-            if (h->anchor && self_conflicting(h))
+            if (lt_held_anchor(h))
                 break;
             skipped = 1;
         }
@@ -3007,7 +2999,7 @@ int lt_order_known_walk(lt_thread *t, lt_lock *l, lt_mode mode, uint64_t *memo)
         if (one)
             return 0;
         one = h;
-        if (h->anchor && self_conflicting(h))
+        if (lt_held_anchor(h))
             break;
     }
     if (!one)
