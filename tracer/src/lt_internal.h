@@ -43,6 +43,21 @@ typedef struct lt_thread_info {
     char name[16]; /* kernel comm name, NUL-terminated */
 } lt_thread_info;
 
+/* What an edge of the order graph keeps of its first occurrence, but the modes (order.c's
+ * labels). */
+typedef struct lt_label {
+    uint32_t from_stack, to_stack;     /* where from was taken, where to was taken under it */
+    const lt_thread_info *thread;      /* the thread that made it (thread_intern) */
+    union {
+        struct {
+            uint8_t from_partial : 1, to_partial : 1; /* the stack is only the frames recorded
+                                                         with it */
+            uint8_t unwound : 1;       /* both stacks are unwound ones (see request_describe) */
+        };
+        uint8_t flags;                 /* the three, the rest 0: compared as one (label_same) */
+    };
+} lt_label;
+
 /* ------------------------------------------------------------------------------------------
  * Shadow state of one lock address. Entries are type-stable (never unmapped): a pointer to one
  * stays readable forever, and `gen` says whether it still names the same lock. gen changes
@@ -363,7 +378,11 @@ typedef struct lt_thread {
     uint32_t edge_block;          /* free list, then a run of unused ones from edge_block */
     uint32_t edge_nfree, edge_nblock;
 #define LT_EDGE_LABELS 4
-    uint32_t edge_label[LT_EDGE_LABELS]; /* order.c: the labels of its last new edges */
+    struct {
+        lt_label l;
+        uint32_t ix;              /* its index; 0 = none (l all 0) */
+    } edge_label[LT_EDGE_LABELS]; /* order.c (label_find): the labels of its last new edges */
+    uint32_t edge_label_next;     /* the one label_keep replaces next (mod LT_EDGE_LABELS) */
     uint32_t node_made;           /* order.c: nodes it made from its own, not yet taken back */
     uint32_t chain_missed;        /* order.c: chain look-ups missed in a row (chain_ask) */
     void *node_free;              /* order.c: nodes for the new locks it takes (a free list), */
