@@ -518,14 +518,6 @@ static void edge_new(lt_held *h, const lt_event *ev, uint32_t gen, uint32_t from
     prediction_free(&p);
 }
 
-/* A held lock taken by a blocking request, conflicting with itself in the mode it is held:
- * every older held lock reaches the new one through it (order.c's anchors). */
-static int anchor(const lt_held *h)
-{
-    return h->anchor && (h->kind != LT_RWLOCK || h->mode == LT_MODE_WRITE ||
-                         lt_lock_prefers_writer(h->addr, h->lock));
-}
-
 void lt_classes_acquired(lt_event *ev)
 {
     lt_thread *t = ev->self;
@@ -547,7 +539,7 @@ void lt_classes_acquired(lt_event *ev)
         uint64_t key = edge_key(from, (lt_mode)h->mode, to, ev->mode, dir);
         if (lt_unlikely(!key_known(key)))
             edge_new(h, ev, gen, from, to, key, &stack);
-        if (i && anchor(h)) /* nothing older to stop at: skip the test */
+        if (i && lt_held_anchor(h)) /* nothing older to stop at: skip the test */
             break;
     }
 }

@@ -31,7 +31,7 @@ int lt_lock_mutex_type(const void *addr, const lt_lock *l)
 }
 
 /* (libc's answer as it is, through a tail call: the order graph asks this of every lock
- * held for read at each nested acquisition, ~11 times an iteration of `stressbench lazy`.) */
+ * held for read that its walks pass, once a held entry: lt_held_anchor.) */
 int lt_lock_prefers_writer(const void *addr, const lt_lock *l)
 {
     if (custom(l))
@@ -629,7 +629,8 @@ void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
     if (!h)
         return;
     *h = *saved;
-    h->anchor = (uint8_t)same; /* edges lead into it, as into a blocking request's */
+    /* edges lead into it, as into a blocking request's */
+    h->anchor = lt_anchor_of((lt_kind)h->kind, (lt_mode)h->mode, same);
     if (h->mode == LT_MODE_WRITE && same)
         atomic_store(&h->lock->writer, ev->self->info.seq + 1);
     if (lt_unlikely(lt_cfg.stats))

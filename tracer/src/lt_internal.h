@@ -43,6 +43,21 @@ typedef struct lt_thread_info {
     char name[16]; /* kernel comm name, NUL-terminated */
 } lt_thread_info;
 
+/* What an edge of the order graph keeps of its first occurrence, but the modes (order.c's
+ * labels). */
+typedef struct lt_label {
+    uint32_t from_stack, to_stack;     /* where from was taken, where to was taken under it */
+    const lt_thread_info *thread;      /* the thread that made it (thread_intern) */
+    union {
+        struct {
+            uint8_t from_partial : 1, to_partial : 1; /* the stack is only the frames recorded
+                                                         with it */
+            uint8_t unwound : 1;       /* both stacks are unwound ones (see request_describe) */
+        };
+        uint8_t flags;                 /* the three, the rest 0: compared as one (label_same) */
+    };
+} lt_label;
+
 /* ------------------------------------------------------------------------------------------
  * Shadow state of one lock address. Entries are type-stable (never unmapped): a pointer to one
  * stays readable forever, and `gen` says whether it still names the same lock. gen changes
@@ -196,7 +211,7 @@ typedef struct lt_held {
     uint32_t gen;   /* lock->gen when acquired */
     uint8_t kind;   /* lt_kind */
     uint8_t mode;   /* lt_mode */
-    uint8_t anchor; /* taken by a blocking request: edges lead into it (order.c's anchors) */
+    uint8_t anchor; /* lt_anchor: taken by a blocking request, edges lead into it (order.c) */
     uint32_t depth; /* recursive mutex / recursive read acquisitions */
     uint32_t stack; /* stack id, 0 unless LOCKTRACE_STACKS=full */
     uint32_t site;  /* stack id of the call site and its callers; 0 = the call site alone */
@@ -363,7 +378,11 @@ typedef struct lt_thread {
     uint32_t edge_block;          /* free list, then a run of unused ones from edge_block */
     uint32_t edge_nfree, edge_nblock;
 #define LT_EDGE_LABELS 4
-    uint32_t edge_label[LT_EDGE_LABELS]; /* order.c: the labels of its last new edges */
+    struct {
+        lt_label l;
+        uint32_t ix;              /* its index; 0 = none (l all 0) */
+    } edge_label[LT_EDGE_LABELS]; /* order.c (label_find): the labels of its last new edges */
+    uint32_t edge_label_next;     /* the one label_keep replaces next (mod LT_EDGE_LABELS) */
     uint32_t node_made;           /* order.c: nodes it made from its own, not yet taken back */
     uint32_t chain_missed;        /* order.c: chain look-ups missed in a row (chain_ask) */
     void *node_free;              /* order.c: nodes for the new locks it takes (a free list), */
@@ -706,6 +725,37 @@ int lt_lock_prefers_writer(const void *addr, const lt_lock *l);
 int lt_lock_writer_queued(const void *addr, const lt_lock *l);
 int lt_lock_robust(const void *addr, const lt_lock *l);
 int lt_lock_word_held(const void *addr, const lt_lock *l, lt_kind kind, lt_mode mode, int tid);
+
+/* A held entry's `anchor` (order.c's anchors): not taken by a blocking request (NONE), or taken
+ * by one and an anchor (YES) or not (NO); ASK: a blocking read of an rwlock, the answer not
+ * asked yet (lt_held_anchor). */
+typedef enum lt_anchor { LT_ANCHOR_NONE, LT_ANCHOR_YES, LT_ANCHOR_NO, LT_ANCHOR_ASK } lt_anchor;
+
+/* The anchor of a held entry taken in `mode`, by a blocking request or not. */
+static inline uint8_t lt_anchor_of(lt_kind kind, lt_mode mode, int blocking)
+{
+    return !blocking ? LT_ANCHOR_NONE
+           : kind != LT_RWLOCK || mode == LT_MODE_WRITE ? LT_ANCHOR_YES
+                                                        : LT_ANCHOR_ASK;
+}
+
+/* Is h an anchor: taken by a blocking request (edges lead into it) and conflicting with itself
+ * in the mode it is held, so that every older held lock reaches a new one through it? A lock
+ * held for read conflicts with itself only on a writer-preferring rwlock, which its word says
+ * (two calls into libc's layout): asked once a held entry and kept there. The order graph
+ * walks the held locks at every nested acquisition, before the grant and after, and asked it
+ * at every read-held lock it passed, in `stressbench lazy` 1.9 times an acquisition, 0.6
+ * now. (Only a new lock, by init, changes the answer, and its holder holds the old one no
+ * more.) */
+static inline int lt_held_anchor(lt_held *h)
+{
+    if (h->anchor == LT_ANCHOR_YES)
+        return 1;
+    if (lt_likely(h->anchor != LT_ANCHOR_ASK))
+        return 0;
+    h->anchor = lt_lock_prefers_writer(h->addr, h->lock) ? LT_ANCHOR_YES : LT_ANCHOR_NO;
+    return h->anchor == LT_ANCHOR_YES;
+}
 
 /* The modules' own headers: a module includes just this file. */
 #include "alloc.h"

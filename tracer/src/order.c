@@ -58,21 +58,10 @@ typedef struct lt_order_node node;
 
 enum { OUT, IN }; /* an edge's two lists: its from node's out-list, its to node's in-list */
 
-/* What a plain edge keeps of its first occurrence, but the modes: kept once for all the
- * edges that have the same (a program makes its edges at few places, by few threads), and
- * named by its index in label_pool (labels). */
-typedef struct label {
-    uint32_t from_stack, to_stack;     /* where from was taken, where to was taken under it */
-    const lt_thread_info *thread;      /* the thread that made it (thread_intern) */
-    union {
-        struct {
-            uint8_t from_partial : 1, to_partial : 1; /* the stack is only the frames recorded
-                                                         with it */
-            uint8_t unwound : 1;       /* both stacks are unwound ones (see request_describe) */
-        };
-        uint8_t flags;                 /* the three, the rest 0: compared as one (label_same) */
-    };
-} label;
+/* What a plain edge keeps of its first occurrence, but the modes (lt_label): kept once for
+ * all the edges that have the same (a program makes its edges at few places, by few threads),
+ * and named by its index in label_pool (labels). */
+typedef lt_label label;
 _Static_assert(offsetof(label, from_stack) == 0 && offsetof(label, to_stack) == sizeof(uint32_t),
                "the two stacks begin a label, side by side (desc_make writes them as one)");
 
@@ -1658,25 +1647,17 @@ static int label_same(const label *a, const label *b)
            a->thread == b->thread && a->flags == b->flags;
 }
 
-/* x, a label of t's new edge, is first among t's last ones (the others move down). */
+/* x, a label of t's new edge, joins t's last ones in place of the oldest. */
 static uint32_t label_keep(lt_thread *t, uint32_t x)
 {
-    for (size_t j = LT_EDGE_LABELS - 1; j > 0; j--)
-        t->edge_label[j] = t->edge_label[j - 1];
-    return t->edge_label[0] = x;
+    unsigned j = t->edge_label_next++ % LT_EDGE_LABELS;
+    t->edge_label[j].l = *label_at(x);
+    return t->edge_label[j].ix = x;
 }
 
-/* label_find's look-up among t's other last labels, then in the set. */
+/* label_find's look-up in the set. */
 static __attribute__((noinline)) uint32_t label_lookup(lt_thread *t, const label *l)
 {
-    for (size_t j = 1; j < LT_EDGE_LABELS && t->edge_label[j]; j++) {
-        uint32_t x = t->edge_label[j];
-        if (label_same(label_at(x), l)) {
-            t->edge_label[j] = t->edge_label[0];
-            t->edge_label[0] = x;
-            return x;
-        }
-    }
     label_set *s = atomic_load_explicit(&labels, memory_order_acquire);
     for (size_t i = s ? label_home(s, l) : 0; s; i = (i + 1) & s->mask) {
         uint32_t x = atomic_load_explicit(&s->slot[i], memory_order_acquire);
@@ -1689,12 +1670,15 @@ static __attribute__((noinline)) uint32_t label_lookup(lt_thread *t, const label
 }
 
 /* l's index, its thread kept; 0 when it has none (yet). A thread's new edges mostly have one
- * of the labels of its last few (t->edge_label, the last first): its call sites, each way
- * round (`lazy` alternates four, for which one label missed half of the time). */
+ * of the labels of its last few, which it keeps by value (t->edge_label): its call sites, each
+ * way round (`lazy` alternates four, for which one label missed half of the time). Kept as
+ * indices, the most recent first, each look at one went through the pool's table of chunks
+ * and each hit not first moved it there: ~20 instructions a new edge in `lazy`. */
 static inline uint32_t label_find(lt_thread *t, const label *l)
 {
-    if (t->edge_label[0] && label_same(label_at(t->edge_label[0]), l))
-        return t->edge_label[0];
+    for (size_t j = 0; j < LT_EDGE_LABELS; j++)
+        if (label_same(&t->edge_label[j].l, l))
+            return t->edge_label[j].ix;
     return label_lookup(t, l);
 }
 
@@ -2611,14 +2595,6 @@ static int cycle_check(request *r)
     return 1;
 }
 
-/* A held lock taken by a blocking request (h->anchor) is an anchor if it conflicts with
- * itself in the mode it is held. */
-static int self_conflicting(const lt_held *h)
-{
-    return h->kind != LT_RWLOCK || h->mode == LT_MODE_WRITE ||
-           lt_lock_prefers_writer(h->addr, h->lock);
-}
-
 /* After a successful blocking or timed acquisition of l, before it joins the held set, an
  * edge leads from each held lock that is still what it was (newest first, down to the newest
  * anchor): is h one? */
@@ -2640,7 +2616,7 @@ static inline size_t walk_held(lt_thread *t, const lt_event *ev, uint32_t *i, lt
         if (!edge_source(h, ev->lock))
             continue;
         hs[n++] = h;
-        if (*i > 0 && h->anchor && self_conflicting(h)) /* (the lowest ends the walk anyway) */
+        if (*i > 0 && lt_held_anchor(h)) /* (the lowest ends the walk anyway) */
             break;
         if (n == WALK) {
             *more = *i > 0;
@@ -2669,9 +2645,9 @@ static __attribute__((noinline)) uint32_t past_sources(lt_thread *t, const lt_ev
 {
     int skipped = 0;
     while (i > 0) {
-        const lt_held *h = &t->held[i - 1];
+        lt_held *h = &t->held[i - 1];
         if (edge_source(h, ev->lock)) {
-            if (h->anchor && self_conflicting(h))
+            if (lt_held_anchor(h))
                 break;
             skipped = 1;
         }
@@ -3035,7 +3011,7 @@ static __attribute__((noinline)) int known_walk_many(lt_thread *t, lt_lock *l, l
         if (one)
             return 0;
         one = h;
-        if (h->anchor && self_conflicting(h))
+        if (lt_held_anchor(h))
             break;
     }
     if (!one)
