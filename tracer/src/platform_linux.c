@@ -361,6 +361,34 @@ static void unwind_first(void)
     unw_leave(&c);
 }
 
+/* The thread count of /proc/self/stat (its 20th field; the 2nd, the name, may hold spaces
+ * and parentheses, so the count is found from the last ')'). Not read under a seccomp filter,
+ * which might kill on open; read with cancellation disabled (a fork handler is no
+ * cancellation point), errno kept for the caller. */
+int lt_platform_alone(void)
+{
+    char buf[1024];
+    int state, saved = errno;
+    if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 0) {
+        errno = saved;
+        return 0;
+    }
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+    if (fd >= 0)
+        close(fd);
+    pthread_setcancelstate(state, NULL);
+    errno = saved;
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')');
+    for (int field = 2; p && field < 20; field++) /* p at the space before field + 1 */
+        p = strchr(p + 1, ' ');
+    return p && p[1] == '1' && p[2] == ' ';
+}
+
 /* membarrier(2)'s expedited private barrier: an interrupt to each CPU running a thread of
  * the process, once registered. (The global one waits for a scheduler grace period.) Only in
  * a process without a seccomp filter: one that kills on membarrier would kill the program,
