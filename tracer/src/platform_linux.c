@@ -150,14 +150,14 @@ static void pipe_set(sigset_t *set)
 static void unw_enter_as(unw_call *c, int masked)
 {
     pthread_t self = pthread_self();
-    sigset_t only_pipe, pending;
+    sigset_t all, only_pipe, pending;
     c->errno_before = errno;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &c->cancel);
     c->pipe_guard = !atomic_load_explicit(&unw_no_pipe, memory_order_relaxed);
     c->masked = masked;
     if (masked) {
-        sigfillset(&only_pipe);
-        pthread_sigmask(SIG_BLOCK, &only_pipe, &c->mask);
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &c->mask);
         c->asked = c->mask;
         lt_tls.unw_masked = c;
     }
