@@ -25,6 +25,14 @@
  *                            read end of: its SIGPIPE is pending; then it takes locks at new
  *                            call sites (the tracer unwinds, guarding libunwind's pipe
  *                            against SIGPIPE): the program's signal is still pending after
+ *   harm mask-unwind         the program keeps SIGUSR2 blocked and a thread keeps sending it
+ *                            SIGUSR1 while it takes locks from 16 new call sites (each one an
+ *                            unwind of the tracer's, with every signal blocked): after each,
+ *                            its mask is its own, its sigprocmask unblocks and blocks SIGUSR2
+ *                            for a raise() the handler takes at once, and SIGUSR1 arrives
+ *   harm fork-faults         after a lock, 50 fork children that exit at once: each makes
+ *                            fewer than 64 page faults (17 native; the tracer's fork handlers
+ *                            once cleared a 32-page table in every child, 81)
  *   harm cond-new-worker     a queue's owner starts a second worker while holding the queue
  *                            lock and waits on the pool's condition variable for it to say
  *                            it is ready; the first worker, the last to signal that variable,
@@ -67,6 +75,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -243,6 +252,103 @@ static int pipe_pending(void)
     printf("SIGPIPE pending after the locks: %s, taken by the program: %s\n", still ? "yes" : "no",
            taken ? "yes" : "no");
     return still && taken ? 0 : 4;
+}
+
+static volatile sig_atomic_t usr1_taken, usr2_taken;
+static atomic_int usr1_stop;
+static pthread_t usr1_target;
+
+static void count_usr1(int sig)
+{
+    (void)sig;
+    usr1_taken++;
+}
+
+static void count_usr2(int sig)
+{
+    (void)sig;
+    usr2_taken++;
+}
+
+static void *send_usr1(void *arg)
+{
+    while (!atomic_load(&usr1_stop)) {
+        pthread_kill(usr1_target, SIGUSR1);
+        sched_yield();
+    }
+    return arg;
+}
+
+/* After a lock call at a new site: the mask is the program's (SIGUSR2 alone of the two
+ * blocked), and its own sigprocmask calls change it: SIGUSR2, unblocked and raised, is taken
+ * before raise returns. 0 when all holds. */
+static int mask_is_own(void)
+{
+    sigset_t now, usr2;
+    sig_atomic_t before = usr2_taken;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    if (sigprocmask(SIG_BLOCK, NULL, &now) != 0 || sigismember(&now, SIGUSR2) != 1 ||
+        sigismember(&now, SIGUSR1) != 0)
+        return 1;
+    if (sigprocmask(SIG_UNBLOCK, &usr2, NULL) != 0 || raise(SIGUSR2) != 0 ||
+        sigprocmask(SIG_BLOCK, &usr2, NULL) != 0)
+        return 1;
+    return usr2_taken == before + 1 ? 0 : 1;
+}
+
+/* Each expansion calls take() from a call site of its own: a new site the tracer unwinds at. */
+#define NEW_SITE(m) (take(&(m), &global), bad |= mask_is_own(), sites++)
+#define NEW_SITES4(m) (NEW_SITE(m), NEW_SITE(m), NEW_SITE(m), NEW_SITE(m))
+
+static int mask_unwind(void)
+{
+    struct sigaction a1 = {.sa_handler = count_usr1}, a2 = {.sa_handler = count_usr2};
+    sigset_t usr2;
+    pthread_mutex_t m;
+    pthread_t sender;
+    int bad = 0, sites = 0;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    if (sigaction(SIGUSR1, &a1, NULL) != 0 || sigaction(SIGUSR2, &a2, NULL) != 0 ||
+        sigprocmask(SIG_BLOCK, &usr2, NULL) != 0 || pthread_mutex_init(&m, NULL) != 0)
+        return 1;
+    usr1_target = pthread_self();
+    if (pthread_create(&sender, NULL, send_usr1, NULL) != 0)
+        return 1;
+    NEW_SITES4(m), NEW_SITES4(m), NEW_SITES4(m), NEW_SITES4(m);
+    for (int i = 0; i < 10000 && !usr1_taken; i++) /* a loaded machine may not have sent yet */
+        usleep(1000);
+    atomic_store(&usr1_stop, 1);
+    pthread_join(sender, NULL);
+    pthread_mutex_destroy(&m);
+    printf("mask kept over %d new call sites: %s, SIGUSR2 taken %d times, SIGUSR1 taken: %s\n",
+           sites, bad ? "no" : "yes", (int)usr2_taken, usr1_taken ? "yes" : "no");
+    return bad || !usr1_taken ? 4 : 0;
+}
+
+/* What a fork child that exits at once costs: its page faults, from the children's usage. */
+static int fork_faults(void)
+{
+    struct rusage before, after;
+    enum { CHILDREN = 50 };
+    static pthread_mutex_t inner = PTHREAD_MUTEX_INITIALIZER;
+    take(&global, &inner); /* the tracer's tables now hold a lock order */
+    if (getrusage(RUSAGE_CHILDREN, &before) != 0)
+        return 1;
+    for (int i = 0; i < CHILDREN; i++) {
+        int status;
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(0);
+        if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
+            return 1;
+    }
+    if (getrusage(RUSAGE_CHILDREN, &after) != 0)
+        return 1;
+    long each = (after.ru_minflt - before.ru_minflt) / CHILDREN;
+    printf("page faults per fork child under 64: %s\n", each < 64 ? "yes" : "no");
+    return each < 64 ? 0 : 4;
 }
 
 static pthread_mutex_t leaver_holds = PTHREAD_MUTEX_INITIALIZER;
@@ -688,6 +794,10 @@ int main(int argc, char **argv)
         rc = fd_reuse_many();
     else if (!strcmp(s, "pipe-pending"))
         rc = pipe_pending();
+    else if (!strcmp(s, "mask-unwind"))
+        rc = mask_unwind();
+    else if (!strcmp(s, "fork-faults"))
+        rc = fork_faults();
     else if (!strcmp(s, "cond-new-worker"))
         rc = cond_new_worker();
     else if (!strcmp(s, "cond-woken"))
@@ -703,7 +813,8 @@ int main(int argc, char **argv)
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|fd-reuse|fd-reuse-many|pipe-pending|"
-                        "cond-new-worker|cond-woken|pshared-fork|spin-fork|timed-cycle|stats-exit\n");
+                        "mask-unwind|fork-faults|cond-new-worker|cond-woken|pshared-fork|spin-fork|timed-cycle|"
+                        "stats-exit\n");
         return 2;
     }
     if (rc == 3)

@@ -365,7 +365,8 @@ void lt_cond_fork(lt_fork_phase phase)
                 shards[i].queues = q->next;
                 lt_pool_put(&shards[i].pool, q);
             }
-            atomic_store(&shards[i].count, 0);
+            if (atomic_load(&shards[i].count) != 0) /* a write copies the page */
+                atomic_store(&shards[i].count, 0);
         }
     }
 }

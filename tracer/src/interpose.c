@@ -1046,6 +1046,7 @@ static void fork_phase(lt_fork_phase phase)
     int busy = lt_tls.busy;
     lt_tls.busy = 1; /* the child's bookkeeping allocates */
     if (phase == LT_FORK_PREPARE) {
+        lt_spin_fork_begin(!busy && lt_platform_alone());
         lt_report_fork(phase);
         lt_waitfor_fork(phase);
         lt_order_fork(phase);
@@ -1069,6 +1070,7 @@ static void fork_phase(lt_fork_phase phase)
         lt_order_fork(phase);
         lt_waitfor_fork(phase);
         lt_report_fork(phase);
+        lt_spin_fork_end();
     }
     lt_tls.busy = busy;
 }

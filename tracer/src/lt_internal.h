@@ -403,11 +403,12 @@ _Static_assert(offsetof(lt_thread, info.seq) < 64 && offsetof(lt_thread, held_ro
 
 /* All the tracer keeps in TLS. Initial-exec TLS is fast but comes from glibc's static TLS
  * block, whose spare room for libraries loaded by dlopen (the tracer itself, or a library
- * linked with it, loaded from Python) is a few hundred bytes: so TLS holds a flag and a
- * pointer, and the lt_thread is allocated (alloc.h, never malloc) when the thread registers. */
+ * linked with it, loaded from Python) is a few hundred bytes: so TLS holds a flag and two
+ * pointers, and the lt_thread is allocated (alloc.h, never malloc) when the thread registers. */
 typedef struct lt_tls_block {
     int busy;        /* re-entrancy: inside the tracer, pass calls through */
     lt_thread *self; /* NULL until the thread registers, and again once it has left */
+    void *unw_masked; /* platform: the unwind under way with every signal blocked, or NULL */
 } lt_tls_block;
 
 extern __thread lt_tls_block lt_tls LT_TLS;

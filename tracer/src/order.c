@@ -3041,8 +3041,9 @@ void lt_order_fork(lt_fork_phase phase)
             t->first_label = 0; /* its tid is the child's now (first_label) */
         atomic_store(&gate.in, 0); /* no thread is in edges_fast, but some may have counted */
         atomic_store(&gate_alone, NULL); /* (the child's barrier is not readied) */
-        for (unsigned i = 0; i < gate_nslots; i++)
-            atomic_store(&gate_slots[i].in, 0);
+        for (unsigned i = 0; i < gate_nslots; i++) /* written where not 0: a write copies */
+            if (atomic_load(&gate_slots[i].in) != 0)
+                atomic_store(&gate_slots[i].in, 0);
         atomic_store(&gate.shut, 0);
         lt_known_fork_child(); /* a copy another thread was making is lost */
         lt_spin_fork(&graph_lock, phase);

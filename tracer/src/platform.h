@@ -149,6 +149,10 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max);
  * phase, when it holds every tracer lock, and first in the parent and in the child. */
 void lt_platform_fork(lt_fork_phase phase);
 
+/* Whether the calling thread is the process's only one, as the kernel counts them (0 when
+ * that cannot be known: then there may be others). */
+int lt_platform_alone(void);
+
 /* Asymmetric fences (order.c's gate): lt_platform_barrier_ready() readies the process for
  * lt_platform_barrier_all() and says whether it can (0: no); lt_platform_barrier_all() then
  * makes every thread of the process run a full memory barrier before it returns (0; -1 when

@@ -119,6 +119,12 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max)
     return n;
 }
 
+/* Not known here: a fork takes every tracer lock as it does with threads. */
+int lt_platform_alone(void)
+{
+    return 0;
+}
+
 /* No process-wide barrier is offered: the gate keeps its locked instruction. */
 int lt_platform_barrier_ready(void)
 {

@@ -80,5 +80,10 @@ typedef enum { LT_FORK_PREPARE, LT_FORK_PARENT, LT_FORK_CHILD } lt_fork_phase;
 void lt_spin_lock(lt_spin *s);
 void lt_spin_unlock(lt_spin *s);
 void lt_spin_fork(lt_spin *s, lt_fork_phase phase);
+/* A fork's first tracer step (prepare) and its last (in the parent and in the child). alone:
+ * the forking thread is the process's only one and is not inside the tracer, so no tracer lock
+ * is held and lt_spin_fork leaves them all as they are. */
+void lt_spin_fork_begin(int alone);
+void lt_spin_fork_end(void);
 
 #endif
