@@ -202,13 +202,15 @@ static uint8_t ahead_of(size_t g, size_t next)
 }
 
 /* Writes the ahead bytes of granules [from, to], where no lock starts before to: v is the
- * byte of to, and each granule before it is one further from that lock (at most v bytes are
- * not 0, so a run of any length is one copy from the ramp and one fill). */
+ * byte of to, and each granule before it is one further from that lock. One copy from the
+ * ramp, whose AHEAD leading zeros cover a run up to AHEAD + v long; a longer one (a
+ * large block released) starts with a fill of zeros. */
 static void ramp_fill(region *r, size_t from, size_t to, uint8_t v)
 {
-    size_t n = to - from + 1, k = v < n ? v : n;
-    memset((uint8_t *)&r->ahead[from], 0, n - k);
-    memcpy((uint8_t *)&r->ahead[to + 1 - k], &ramp[AHEAD + v - k], k);
+    size_t n = to - from + 1, z = n > AHEAD + v ? n - (AHEAD + v) : 0;
+    if (z)
+        memset((uint8_t *)&r->ahead[from], 0, z);
+    memcpy((uint8_t *)&r->ahead[from + z], &ramp[AHEAD + v - (n - z)], n - z);
 }
 
 /* Under the stripes of g, after a bit of granule g changed: rewrites the ahead bytes that depend on
