@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
-"""CPU per request of real servers (Debian's memcached and unbound), natively and traced.
+"""CPU per request of real servers (Debian's memcached, unbound and rsyslog), natively and traced.
 
-  server_bench.py LIBLOCKTRACE [--servers memcached,unbound] [--repeat K] [--instructions]
+  server_bench.py LIBLOCKTRACE [--servers memcached,unbound,rsyslog] [--repeat K] [--instructions]
                   [--baseline OTHER_LIBLOCKTRACE] [--traced-env VAR=VALUE] [--syscalls] [--profile DIR]
                   [--warmup S] [--keep-profiles DIR] [--requests N] [--rate R] [--conns C] [--seconds S] [--qps Q]
+                  [--messages N] [--msg-rate R]
 
-Needs `apt-get install memcached unbound dnsperf` (benchmark-only tools; a missing one is
-skipped with its reason). Everything runs on 127.0.0.1, nothing reaches the network.
+Needs `apt-get install memcached unbound dnsperf rsyslog` (benchmark-only tools; a missing one
+is skipped with its reason). Everything runs on 127.0.0.1, nothing reaches the network.
 
 memcached: `memcached -l 127.0.0.1 -t 4` on a free port; this script sends N requests (9 gets
 to 1 set, 1,000 keys of 100 bytes) over C connections at a fixed total rate of R per second.
 unbound: 2 threads, iterator only, serving 10 static local-data zones of 100 names each (no
 recursion, no DNSSEC); dnsperf sends Q queries per second for S seconds (90 % names that
 exist, 10 % NXDOMAIN inside the zones).
+rsyslog: `rsyslogd -n` with its own configuration only: imtcp on a free port, a main queue
+with 2 worker threads, an omfile action with a queue of its own; this script sends N messages
+at R per second over one TCP connection (batches of 100), and the load ends when the file
+holds them all. rsyslog makes every message an object with a mutex of its own (initialised by
+the input thread, destroyed and freed by a queue worker): a lock's whole lifecycle per
+message, where memcached and unbound reuse their locks.
 
 Per run: the CPU time the server's threads spent between "ready" and the end of the load
 (user + system, in nanoseconds from /proc/PID/task/*/schedstat: /proc/PID/stat counts in
@@ -149,8 +156,9 @@ class CpuProbe:
             r['cpu ' + name] = r.get('cpu ' + name, 0.0) + us
             r[VOLUNTARY] += vol - vol0
             r[INVOLUNTARY] += invol - invol0
-        if now.keys() != self.threads.keys():
-            # A thread started or ended during the load: its time is only in the ticks.
+        if self.threads.keys() - now.keys():
+            # A thread ended during the load: its time is only in the ticks (one that started
+            # then spent all of its time in the load, from 0).
             r = {'cpu': ticks * 1e6}
         self.r = r
 
@@ -314,14 +322,14 @@ class CallgrindProbe:
 # ------------------------------------------------------------------------------------------
 # memcached
 # ------------------------------------------------------------------------------------------
-def mc_connect(port, start_s):
+def connect(port, start_s, server):
     deadline = time.monotonic() + start_s
     while True:
         try:
             return socket.create_connection(('127.0.0.1', port), timeout=10)
         except OSError:
             if time.monotonic() > deadline:
-                raise RuntimeError('memcached did not start listening')
+                raise RuntimeError(f'{server} did not start listening')
             time.sleep(0.02)
 
 
@@ -365,7 +373,7 @@ def memcached(env, o, probe):
     cmd = [tool('memcached'), '-l', '127.0.0.1', '-p', str(port), '-U', '0', '-t', '4']
     p = probe.popen(cmd + probe.user(), env)
     try:
-        socks = [mc_connect(port, probe.start_s) for _ in range(o.conns)]
+        socks = [connect(port, probe.start_s, 'memcached') for _ in range(o.conns)]
         bufs = [b''] * o.conns
         rnd = random.Random(1)
         warmup = o.warmup * o.rate
@@ -466,9 +474,84 @@ def unbound_title(o):
             f'({ZONES} local zones x {NAMES} names)' + warmed(o))
 
 
+# ------------------------------------------------------------------------------------------
+# rsyslog
+# ------------------------------------------------------------------------------------------
+SYSLOG_LINE = b'<13>Dec  3 19:00:00 benchhost bench[42]: message %8d of the benchmark load\n'
+
+
+def rsyslog_conf(d, port, out):
+    conf = os.path.join(d, 'rsyslog.conf')
+    with open(conf, 'w') as f:
+        f.write(f'global(workDirectory="{d}")\n'
+                'module(load="imtcp")\n'
+                f'input(type="imtcp" port="{port}" address="127.0.0.1")\n'
+                # queue workers start on demand; kept, so that their CPU stays countable
+                'main_queue(queue.type="LinkedList" queue.workerThreads="2"'
+                ' queue.timeoutWorkerthreadShutdown="-1")\n'
+                f'action(type="omfile" file="{out}" queue.type="LinkedList"'
+                ' queue.timeoutWorkerthreadShutdown="-1")\n')
+    return conf
+
+
+def lines_in(path, seen):
+    """seen: [bytes read, newlines in them] of path so far, brought up to date; the count."""
+    try:
+        with open(path, 'rb') as f:
+            f.seek(seen[0])
+            chunk = f.read()
+    except FileNotFoundError:
+        return 0
+    seen[0] += len(chunk)
+    seen[1] += chunk.count(b'\n')
+    return seen[1]
+
+
+def syslog_load(s, out, seen, o, first, count):
+    """Messages first .. first + count - 1 at o.msg_rate a second, in batches of 100, then
+    waits until the file holds all of them: the server's work is done when they are written."""
+    start = time.monotonic()
+    for n in range(first, first + count, 100):
+        due = start + (n - first) / o.msg_rate
+        now = time.monotonic()
+        if due > now:
+            time.sleep(due - now)
+        if now - start > DEADLINE_S:
+            raise RuntimeError('deadline passed')
+        s.sendall(b''.join(SYSLOG_LINE % i for i in range(n, min(n + 100, first + count))))
+    while lines_in(out, seen) < first + count:
+        if time.monotonic() - start > DEADLINE_S:
+            raise RuntimeError(f'rsyslog wrote {seen[1]} of {first + count} messages')
+        time.sleep(0.01)
+
+
+def rsyslog(env, o, probe):
+    """One rsyslog run: (messages written, stderr); probe measures the load."""
+    with tempfile.TemporaryDirectory(prefix='ltbench-rsyslog.') as d:
+        port, out = free_port(), os.path.join(d, 'messages')
+        p = probe.popen([tool('rsyslogd'), '-n', '-iNONE', '-f', rsyslog_conf(d, port, out)], env)
+        try:
+            s = connect(port, probe.start_s, 'rsyslog')
+            seen = [0, 0]
+            warmup = o.warmup * o.msg_rate
+            syslog_load(s, out, seen, o, 0, warmup)
+            probe.begin(p.pid)
+            syslog_load(s, out, seen, o, warmup, o.messages)
+            probe.end(p.pid)
+            s.close()
+        finally:
+            err = stop(p)
+    return o.messages, err
+
+
+def rsyslog_title(o):
+    return (f'rsyslog, {o.messages} messages at {o.msg_rate}/s over TCP to a file' + warmed(o))
+
+
 SERVERS = {
     'memcached': (memcached, memcached_title, ['memcached']),
     'unbound': (unbound, unbound_title, ['unbound', 'dnsperf']),
+    'rsyslog': (rsyslog, rsyslog_title, ['rsyslogd']),
 }
 
 
@@ -558,7 +641,7 @@ def print_details(runs):
 def main(argv):
     a = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     a.add_argument('lib')
-    a.add_argument('--servers', default='memcached,unbound')
+    a.add_argument('--servers', default='memcached,unbound,rsyslog')
     a.add_argument('--repeat', type=int, default=7)
     a.add_argument('--instructions', action='store_true',
                    help='user-space instructions per request under callgrind instead')
@@ -585,9 +668,13 @@ def main(argv):
     a.add_argument('--conns', type=int, default=8, help='memcached connections')
     a.add_argument('--qps', type=int, help='dnsperf queries per second')
     a.add_argument('--seconds', type=int, help='dnsperf seconds per run')
+    a.add_argument('--messages', type=int, help='rsyslog messages per run')
+    a.add_argument('--msg-rate', type=int, help='rsyslog messages per second')
     o = a.parse_args(argv)
-    defaults = (dict(requests=10000, rate=1000, qps=1000, seconds=10) if o.instructions else
-                dict(requests=50000, rate=10000, qps=10000, seconds=5))
+    defaults = (dict(requests=10000, rate=1000, qps=1000, seconds=10, messages=20000,
+                     msg_rate=2000) if o.instructions else
+                dict(requests=50000, rate=10000, qps=10000, seconds=5, messages=100000,
+                     msg_rate=20000))
     for k, v in defaults.items():
         if getattr(o, k) is None:
             setattr(o, k, v)

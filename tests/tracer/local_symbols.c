@@ -4,12 +4,29 @@
  * libraries its process has mapped: none may be, whatever DEBUGINFOD_URLS says.
  *   local_symbols clean   only takes a lock (for LOCKTRACE_STATS' table), reports nothing, and
  *                         says on stderr when main returns
+ *   local_symbols retitle first writes zeros over its argument and environment strings, as
+ *                         setproctitle does in nginx, redis and postgres, then reports
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 static const char *const network[] = {"libdebuginfod", "libcurl", "libssl", "libgnutls"};
+
+extern char **environ;
+
+/* The memory from argv[0] to the end of the last environment string, zeroed: where a process
+ * title is written. */
+static void retitle(char **argv)
+{
+    char *end = argv[0] + strlen(argv[0]) + 1;
+    for (char **a = argv; *a; a++)
+        end = *a + strlen(*a) + 1;
+    for (char **e = environ; *e; e++)
+        if (*e >= end)
+            end = *e + strlen(*e) + 1;
+    memset(argv[0], 0, (size_t)(end - argv[0]));
+}
 
 int main(int argc, char **argv)
 {
@@ -20,6 +37,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "local_symbols: main returns\n");
         return 0;
     }
+    if (argc > 1 && strcmp(argv[1], "retitle") == 0)
+        retitle(argv);
     pthread_mutex_unlock(&m);
 
     FILE *maps = fopen("/proc/self/maps", "r");

@@ -204,8 +204,19 @@ def setuid_program(c):
          f'not setuid: {status} {os.listdir(d)}\n{err}')
 
 
+def retitled_program(c):
+    """A program that writes over its environment strings after start (setproctitle in nginx,
+    redis, postgres) still gets its report file: the directory's name was copied at load."""
+    d = os.path.join(c.tmp, 'retitled')
+    status, out, err = run([c.a.program, 'retitle'], c.env(d))
+    need(status == 0, f'status {status}, stderr:\n{err}')
+    need(err.startswith('locktrace: bad-unlock:'), f'the report is not on stderr:\n{err}')
+    need(len(c.published(d)) == 2, f'expected the report and the summary in {d}, found '
+         f'{os.listdir(d) if os.path.isdir(d) else "no directory"}')
+
+
 CHECKS = {f.__name__: f for f in (planted_symlink, readonly_dir, full_disk, shared_dir,
-                                   setuid_program)}
+                                   setuid_program, retitled_program)}
 
 
 def main():

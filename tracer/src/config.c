@@ -183,6 +183,20 @@ static void answer_launcher(void)
     }
 }
 
+/* A string of the environment, copied: a program that rewrites its process title (redis,
+ * nginx, postgres: setproctitle) writes over the memory of its environment strings, and a
+ * report directory read from there at report time named none (redis's reports were printed,
+ * never filed). The original when memory is short. */
+static const char *own_copy(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *c = lt_platform_map(n);
+    if (!c)
+        return s;
+    memcpy(c, s, n);
+    return c;
+}
+
 void lt_config_load(void)
 {
     answer_launcher();
@@ -196,7 +210,7 @@ void lt_config_load(void)
                     "names from the environment\n");
                 env = NULL;
             }
-            *(const char **)((char *)&lt_cfg + o->offset) = env ? env : o->def;
+            *(const char **)((char *)&lt_cfg + o->offset) = env ? own_copy(env) : o->def;
             continue;
         }
         if (!store(o, env ? env : o->def)) {

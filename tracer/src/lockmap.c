@@ -187,6 +187,32 @@ _Static_assert(RAMP_LEN == 126, "ramp's initialiser lists 2 * AHEAD bytes");
 _Static_assert(sizeof(_Atomic uint8_t) == 1 && ATOMIC_CHAR_LOCK_FREE == 2,
                "ahead bytes are plain bytes");
 
+/* The first granule at or after g where a lock starts, if within AHEAD of it (the region's end
+ * counts as one); else NONE_NEAR. */
+static size_t next_lock(const region *r, size_t g)
+{
+    size_t next = first_lock(r, g, g + AHEAD < GRANULES ? g + AHEAD : GRANULES);
+    return next == NONE_NEAR && g + AHEAD >= GRANULES ? GRANULES : next;
+}
+
+/* The ahead byte of granule g when the first lock at or after it starts in granule next. */
+static uint8_t ahead_of(size_t g, size_t next)
+{
+    return (uint8_t)(next != NONE_NEAR && next - g < AHEAD ? AHEAD - (next - g) : 0);
+}
+
+/* Writes the ahead bytes of granules [from, to], where no lock starts before to: v is the
+ * byte of to, and each granule before it is one further from that lock. One copy from the
+ * ramp, whose AHEAD leading zeros cover a run up to AHEAD + v long; a longer one (a
+ * large block released) starts with a fill of zeros. */
+static void ramp_fill(region *r, size_t from, size_t to, uint8_t v)
+{
+    size_t n = to - from + 1, z = n > AHEAD + v ? n - (AHEAD + v) : 0;
+    if (z)
+        memset((uint8_t *)&r->ahead[from], 0, z);
+    memcpy((uint8_t *)&r->ahead[from + z], &ramp[AHEAD + v - (n - z)], n - z);
+}
+
 /* Under the stripes of g, after a bit of granule g changed: rewrites the ahead bytes that depend on
  * it, those of g and of the granules before it back to the previous one where a lock starts
  * (further back, the first lock on is that one or nearer). */
@@ -194,12 +220,7 @@ static void ahead_update(region *r, size_t g)
 {
     size_t back = g >= AHEAD - 1 ? g - (AHEAD - 1) : 0;
     size_t prev = last_lock(r, back, g);
-    size_t next = first_lock(r, g, g + AHEAD < GRANULES ? g + AHEAD : GRANULES);
-    if (next == NONE_NEAR && g + AHEAD >= GRANULES) /* the region's end */
-        next = GRANULES;
-    size_t stop = prev == NONE_NEAR ? back : prev + 1;
-    size_t v = next != NONE_NEAR && next - g < AHEAD ? AHEAD - (next - g) : 0;
-    memcpy((uint8_t *)&r->ahead[stop], &ramp[AHEAD - 1 + v - (g - stop)], g - stop + 1);
+    ramp_fill(r, prev == NONE_NEAR ? back : prev + 1, g, ahead_of(g, next_lock(r, g)));
 }
 
 /* Under the stripes of a: records that a lock starts at a (add) or no longer does, if that
@@ -250,18 +271,12 @@ void lt_lockmap_remove(const void *addr)
     stripes_unlock(s);
 }
 
-/* Whether a lock starts in granule g of r. */
-static int granule_has_lock(const region *r, size_t g)
-{
-    size_t slot = g << (GRANULE_SHIFT - SLOT_SHIFT);
-    uint64_t mask = ((1ull << (1u << (GRANULE_SHIFT - SLOT_SHIFT))) - 1) << (slot & 63);
-    return (atomic_load_explicit(&r->bits[slot >> 6], memory_order_relaxed) & mask) != 0;
-}
-
 /* Under the stripes of [lo, hi), a part of one chunk: clears the bits of its slots, and
  * rewrites the ahead bytes that depend on them, from the last granule of the part back to
  * the lock before it (or AHEAD granules before the part): each byte once, where a lock
- * removed at a time rewrote up to AHEAD of them and took its stripes. */
+ * removed at a time rewrote up to AHEAD of them and took its stripes; a run between two
+ * locks at a time (a word of bits finds a lock among 16 granules), since a byte at a time
+ * was 2,700 instructions of every free() of one of rsyslog's messages (a lock in ~600 bytes). */
 static void clear_part(region *r, uintptr_t lo, uintptr_t hi)
 {
     uint32_t gone = 0;
@@ -283,20 +298,22 @@ static void clear_part(region *r, uintptr_t lo, uintptr_t hi)
                           memory_order_relaxed);
     atomic_store_explicit(filter, atomic_load_explicit(filter, memory_order_relaxed) - gone,
                           memory_order_relaxed);
-    size_t g_lo = (lo & REGION_MASK) >> GRANULE_SHIFT, g = (hi - 1) & REGION_MASK;
-    g >>= GRANULE_SHIFT;
-    size_t next = first_lock(r, g, g + AHEAD < GRANULES ? g + AHEAD : GRANULES);
-    if (next == NONE_NEAR && g + AHEAD >= GRANULES) /* the region's end */
-        next = GRANULES;
-    size_t stop = g_lo >= AHEAD - 1 ? g_lo - (AHEAD - 1) : 0;
-    for (;; g--) {
-        int lock = granule_has_lock(r, g);
-        if (lock)
-            next = g;
-        size_t v = next != NONE_NEAR && next - g < AHEAD ? AHEAD - (next - g) : 0;
-        atomic_store_explicit(&r->ahead[g], (uint8_t)v, memory_order_relaxed);
-        if (g == stop || (lock && g < g_lo)) /* the bytes before that lock depend on it */
+    size_t g_lo = (lo & REGION_MASK) >> GRANULE_SHIFT;
+    size_t g = ((hi - 1) & REGION_MASK) >> GRANULE_SHIFT;
+    size_t next = next_lock(r, g), stop = g_lo >= AHEAD - 1 ? g_lo - (AHEAD - 1) : 0;
+    for (;;) {
+        size_t lock = last_lock(r, stop, g + 1);
+        if (lock == NONE_NEAR) {
+            ramp_fill(r, stop, g, ahead_of(g, next));
             return;
+        }
+        if (lock < g)
+            ramp_fill(r, lock + 1, g, ahead_of(g, next));
+        atomic_store_explicit(&r->ahead[lock], ahead_of(lock, lock), memory_order_relaxed);
+        if (lock < g_lo || lock == stop) /* the bytes before that lock depend on it */
+            return;
+        next = lock;
+        g = lock - 1;
     }
 }
 

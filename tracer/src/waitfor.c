@@ -39,6 +39,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 
@@ -873,14 +874,22 @@ static void *watchdog(void *arg)
     return NULL;
 }
 
+/* The watchdog starts with every signal blocked: it would inherit the mask of the program's
+ * thread that waited first, often one that blocks nothing yet, and a signal the program
+ * means for its own sigwait thread (it blocks them in all the others) could then be taken
+ * by ours: mariadbd under LOCKTRACE_WAIT_TIMEOUT never stopped on SIGTERM. */
 static void watchdog_start(void)
 {
     pthread_t th;
+    sigset_t all, mask;
     if (lt_cfg.wait_timeout == 0 || atomic_load_explicit(&watchdog_started, memory_order_relaxed) ||
         atomic_exchange(&watchdog_started, 1))
         return;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &mask);
     if (pthread_create(&th, NULL, watchdog, NULL) == 0)
         pthread_detach(th);
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
 }
 
 /* The watchdog does not survive fork(): the child starts its own with its first wait. */

@@ -33,6 +33,10 @@ static const char *const builtin[] = {
     "std::_Sp_locker::*", "__gnu_cxx::*mutex*::*", "__gnu_cxx::__scoped_lock::*",
     /* GLib: GMutex, GRWLock, GRecMutex and their lockers */
     "g_mutex_*", "g_rw_lock_*", "g_rec_mutex_*",
+    /* OpenSSL: every lock of libcrypto is made by CRYPTO_THREAD_lock_new and taken through
+     * CRYPTO_THREAD_read_lock/write_lock; without their callers, all of them are one site
+     * class, predicted against itself in nginx, haproxy and mariadbd alike */
+    "CRYPTO_THREAD_*",
 };
 
 static char **user; /* LOCKTRACE_WRAPPERS, shortened, in mapped memory */

@@ -151,6 +151,38 @@ static void check_ranges(uint64_t *s, int rounds)
     }
 }
 
+/* Each granule of [from, to) (16-byte aligned, to at least AHEAD granules before the end of
+ * the span): its block up to the next lock (the end of its region counts as one) is clear,
+ * one granule more is not. The next lock is found from the top down. */
+static int granules_exact(uintptr_t from, uintptr_t to)
+{
+    uintptr_t next = 0; /* none seen yet */
+    for (uintptr_t g = to + 16 * LT_LOCKMAP_AHEAD; g >= from; g -= 16) {
+        if (model_list(g, g + 16, NULL))
+            next = g;
+        size_t d = next ? (next - g) / 16 : LT_LOCKMAP_AHEAD;
+        d = d < LT_LOCKMAP_AHEAD ? d : LT_LOCKMAP_AHEAD;
+        if (g < to &&
+            (!CHECKF(!d || lt_lockmap_block_clear(g, 16 * d), "granule %#lx: lock within %zu",
+                     (unsigned long)g, d) ||
+             !CHECKF(d == LT_LOCKMAP_AHEAD || !lt_lockmap_block_clear(g, 16 * (d + 1)),
+                     "granule %#lx misses the lock %zu on", (unsigned long)g, d)))
+            return 0;
+        if ((g & LT_LOCKMAP_REGION_MASK) == 0)
+            next = g;
+    }
+    return 1;
+}
+
+/* Every granule whose ahead byte a clear of [lo, hi) may have rewritten, and one either side. */
+static int around_exact(uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t from = (lo & ~(uintptr_t)15) - 16 * (LT_LOCKMAP_AHEAD + 1),
+              to = ((hi + 15) & ~(uintptr_t)15) + 16,
+              top = BASE + SPAN - 16 * (LT_LOCKMAP_AHEAD + 1);
+    return granules_exact(from > BASE ? from : BASE, to < top ? to : top);
+}
+
 static void check_model(void)
 {
     uint64_t s = 0x9e3779b97f4a7c15ull;
@@ -181,9 +213,11 @@ static void check_model(void)
     for (int i = 0; i < 3000; i++) {
         uintptr_t lo, hi;
         range(&s, &lo, &hi);
-        if (i % 3 == 0)
+        if (i % 3 == 0) {
             clear(lo, hi);
-        else if (!model[(lo - BASE) / 4])
+            if (!around_exact(lo, hi))
+                break;
+        } else if (!model[(lo - BASE) / 4])
             add(lo & ~(uintptr_t)3);
         if (i % 500 == 0)
             check_ranges(&s, 2000);
@@ -266,21 +300,9 @@ static void *edge_writer(void *arg)
     return NULL;
 }
 
-/* Each granule before the edge's locks: its block up to the next lock is clear, one granule
- * more is not (a lock within reach). */
 static int edge_exact(void)
 {
-    for (uintptr_t g = EDGE - 32 - 16 * LT_LOCKMAP_AHEAD; g < EDGE + 32; g += 16) {
-        size_t d = 0;
-        while (d < LT_LOCKMAP_AHEAD && !model_list(g + 16 * d, g + 16 * d + 16, NULL))
-            d++;
-        if (!CHECKF(!d || lt_lockmap_block_clear(g, 16 * d), "granule %#lx: lock within %zu",
-                    (unsigned long)g, d) ||
-            !CHECKF(d == LT_LOCKMAP_AHEAD || !lt_lockmap_block_clear(g, 16 * (d + 1)),
-                    "granule %#lx misses the lock %zu on", (unsigned long)g, d))
-            return 0;
-    }
-    return 1;
+    return granules_exact(EDGE - 32 - 16 * LT_LOCKMAP_AHEAD, EDGE + 32);
 }
 
 static void check_edge(void)
