@@ -346,18 +346,25 @@ def mc_read_reply(s, buf):
         buf += chunk
 
 
-def mc_load(socks, bufs, rnd, o, first, count):
-    """Requests first .. first + count - 1 at o.rate a second, round robin over socks; the
-    first 1,000 requests and every tenth are sets."""
-    value = b'x' * 100
+def paced(first, count, rate, step=1):
+    """first, first + step, ... below first + count, each at its due time at rate a second
+    from now; a load that falls DEADLINE_S behind is an error, not a longer run."""
     start = time.monotonic()
-    for n in range(first, first + count):
-        due = start + (n - first) / o.rate
+    for n in range(first, first + count, step):
+        due = start + (n - first) / rate
         now = time.monotonic()
         if due > now:
             time.sleep(due - now)
         if now - start > DEADLINE_S:
             raise RuntimeError('deadline passed')
+        yield n
+
+
+def mc_load(socks, bufs, rnd, o, first, count):
+    """Requests first .. first + count - 1 at o.rate a second, round robin over socks; the
+    first 1,000 requests and every tenth are sets."""
+    value = b'x' * 100
+    for n in paced(first, count, o.rate):
         c = n % len(socks)
         key = b'key%d' % rnd.randrange(1000)
         if n % 10 == 0 or n < 1000:
@@ -511,13 +518,7 @@ def syslog_load(s, out, seen, o, first, count):
     """Messages first .. first + count - 1 at o.msg_rate a second, in batches of 100, then
     waits until the file holds all of them: the server's work is done when they are written."""
     start = time.monotonic()
-    for n in range(first, first + count, 100):
-        due = start + (n - first) / o.msg_rate
-        now = time.monotonic()
-        if due > now:
-            time.sleep(due - now)
-        if now - start > DEADLINE_S:
-            raise RuntimeError('deadline passed')
+    for n in paced(first, count, o.msg_rate, 100):
         s.sendall(b''.join(SYSLOG_LINE % i for i in range(n, min(n + 100, first + count))))
     while lines_in(out, seen) < first + count:
         if time.monotonic() - start > DEADLINE_S:
