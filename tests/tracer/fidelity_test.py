@@ -444,9 +444,51 @@ def waits(a, tmp):
         each_whole(f'{where} holding', [s for s in st if s[0].endswith('taken at:')], holding, text)
 
 
+def exact(where, stack, truth, text):
+    """A stack whose frames of truth's functions are truth, in order, none missing, and that is
+    not cut short at the frames recorded when the lock was taken."""
+    need(stack, f'{where}: stack missing:\n{text}')
+    frames, partial = stack
+    got = [f for f in frames if f[0] in {fn for fn, _ in truth}]
+    need(not partial and got == truth, f'{where}: frames {got}, want {truth}:\n{text}')
+
+
+def lto(a, tmp):
+    """Link-time optimisation (lto_main.c and lto_lock.c at -O2 -flto): the helper inlined from
+    the other file is a frame of its own with its line, and its caller's line follows, in the
+    inversion's four stacks and the self-deadlock's two, on stderr and in `locktrace report`."""
+    other = os.path.join(a.src, 'lto_lock.c')
+    take = ('lock_it', markers(other)['lock_it'])
+    p = Program(a, tmp, 'lto_main.c', '-O2', '-flto', libs=[other])
+    L = p.line
+    ending, out, err = p.run()
+    need(ending == 0 and out == 'done\n', f'{p.name}: {ending} {out!r}\n{err}')
+    need('lock-order-inversion: 2 locks' in err, f'{p.name}: no inversion:\n{err}')
+    for text, how in ((err, 'stderr'), (p.rendered(), 'locktrace report')):
+        st = [s for s in stacks(text) if s[0].endswith('taken at:')]
+        need(len(st) == 4, f'{p.name} ({how}): {len(st)} "taken at" stacks, want 4:\n{text}')
+        for edge, (held, taken) in enumerate(((st[0], st[1]), (st[2], st[3])), 1):
+            fn = 'Zero_then_one' if any(f[0] == 'Zero_then_one' for f in held[1]) else 'One_then_zero'
+            order = '01' if fn == 'Zero_then_one' else '10'
+            where = f'{p.name} ({how}) edge {edge}'
+            exact(f'{where} held lock', held[1:],
+                  [take, (fn, L(f'{fn}:{order[0]}')), ('main', L(f'main:{order}'))], text)
+            exact(f'{where} new lock', taken[1:],
+                  [take, (fn, L(f'{fn}:{order[1]}')), ('main', L(f'main:{order}'))], text)
+    ending, out, err = p.run('self')
+    need(ending == 'signal:SIGABRT', f'{p.name} self: {ending}\n{err}')
+    for text, how in ((err, 'stderr'), (p.rendered(), 'locktrace report')):
+        st = {h: (f, part) for h, f, part in stacks(text)}
+        where = f'{p.name} self ({how})'
+        exact(f'{where} request', st.get('request (this call):'),
+              [take, ('Relock', L('Relock:again')), ('main', L('main:relock'))], text)
+        exact(f'{where} earlier acquisition', st.get('earlier acquisition by this thread (held for lock):'),
+              [take, ('Relock', L('Relock:first')), ('main', L('main:relock'))], text)
+
+
 CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wrappers_std, wrappers_glib,
                                           wrappers_user, wrappers_nomatch, late_dlopen,
-                                          signature_wrappers, waits)}
+                                          signature_wrappers, waits, lto)}
 
 
 def main(argv):

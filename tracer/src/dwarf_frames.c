@@ -4,7 +4,6 @@
 #include "dwarf_frames.h"
 
 #include <dwarf.h>
-#include <stdlib.h>
 
 /* The compile unit covering addr: through .debug_aranges, or, for units without them (clang
  * emits none by default), by asking each unit whether it covers the address. */
@@ -51,20 +50,72 @@ static const char *die_name(const lt_dw_api *dw, Dwarf_Die *die)
     return linkage ? dw->name(dw->ctx, linkage) : dw->dwarf_diename(die);
 }
 
-/* Where an inlined subroutine was called from: its DW_AT_call_file and DW_AT_call_line. */
-static void call_site(const lt_dw_api *dw, Dwarf_Die *cu, Dwarf_Die *inl, lt_dw_frame *f)
+/* Where an inlined subroutine was called from: its DW_AT_call_file (an index into the file
+ * table of the unit the DIE itself is in) and DW_AT_call_line. */
+static void call_site(const lt_dw_api *dw, Dwarf_Die *inl, lt_dw_frame *f)
 {
     Dwarf_Attribute attr;
     Dwarf_Word idx = 0, ln = 0;
     Dwarf_Files *files;
+    Dwarf_Die unit;
     size_t nfiles;
     f->file = NULL;
     f->line = 0;
     if (dw->dwarf_formudata(dw->dwarf_attr(inl, DW_AT_call_file, &attr), &idx) == 0 &&
-        dw->dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && idx < nfiles)
+        dw->dwarf_diecu(inl, &unit, NULL, NULL) &&
+        dw->dwarf_getsrcfiles(&unit, &files, &nfiles) == 0 && idx < nfiles)
         f->file = dw->dwarf_filesrc(files, idx, NULL, NULL);
     if (dw->dwarf_formudata(dw->dwarf_attr(inl, DW_AT_call_line, &attr), &ln) == 0)
         f->line = (int)ln;
+}
+
+#define INLINED 64
+
+/* Whether a DIE under parent holds the code at pc; the inlined calls on the way down to the
+ * innermost one go into inl, the n-th at inl[n % INLINED] (*seen counts them: the innermost
+ * INLINED are kept). Not dwarf_getscopes: it looks for each inlined call's abstract origin in the call's own
+ * unit and finds no scope at all when the origin is in another, as every one is after gcc
+ * -flto (its units of code point into the units the compiler emitted before linking) and a
+ * call inlined from another file is after clang -flto. */
+static int inlined_at(const lt_dw_api *dw, Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *inl,
+                      int *seen, int depth)
+{
+    Dwarf_Die child, unit;
+    Dwarf_Attribute attr;
+    if (depth > 64 || dw->dwarf_child(parent, &child) != 0)
+        return 0;
+    do {
+        switch (dw->dwarf_tag(&child)) {
+        case DW_TAG_inlined_subroutine:
+        case DW_TAG_subprogram:
+        case DW_TAG_lexical_block:
+        case DW_TAG_try_block:
+        case DW_TAG_catch_block:
+        case DW_TAG_entry_point:
+            if (dw->dwarf_haspc(&child, pc) != 1)
+                break;
+            if (dw->dwarf_tag(&child) == DW_TAG_inlined_subroutine)
+                inl[(*seen)++ % INLINED] = child;
+            inlined_at(dw, &child, pc, inl, seen, depth + 1);
+            return 1;
+        case DW_TAG_namespace: /* no code of their own, but functions defined inside them */
+        case DW_TAG_module:
+        case DW_TAG_class_type:
+        case DW_TAG_structure_type:
+        case DW_TAG_union_type:
+            if (inlined_at(dw, &child, pc, inl, seen, depth + 1))
+                return 1;
+            break;
+        case DW_TAG_imported_unit: /* a partial unit, as dwz shares them between units */
+            if (dw->dwarf_formref_die(dw->dwarf_attr(&child, DW_AT_import, &attr), &unit) &&
+                inlined_at(dw, &unit, pc, inl, seen, depth + 1))
+                return 1;
+            break;
+        default:
+            break;
+        }
+    } while (dw->dwarf_siblingof(&child, &child) == 0);
+    return 0;
 }
 
 size_t lt_dw_frames(const lt_dw_api *dw, Dwfl_Module *mod, Dwarf_Addr addr, lt_dw_frame *out,
@@ -73,7 +124,7 @@ size_t lt_dw_frames(const lt_dw_api *dw, Dwfl_Module *mod, Dwarf_Addr addr, lt_d
     GElf_Off off = 0;
     GElf_Sym sym;
     Dwarf_Addr bias = 0;
-    Dwarf_Die store, *scopes = NULL, *chain = NULL;
+    Dwarf_Die store;
     if (max == 0)
         return 0;
     const char *fn = dw->dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
@@ -82,20 +133,18 @@ size_t lt_dw_frames(const lt_dw_api *dw, Dwfl_Module *mod, Dwarf_Addr addr, lt_d
     line_at(dw, mod, cu, addr, bias, &f);
     if (!fn && !f.file)
         return 0;
+    Dwarf_Die inl[INLINED];
+    int seen = 0;
+    if (cu)
+        inlined_at(dw, cu, addr - bias, inl, &seen, 0);
     size_t n = 0;
-    int nchain = cu && dw->dwarf_getscopes(cu, addr - bias, &scopes) > 0
-                     ? dw->dwarf_getscopes_die(&scopes[0], &chain) : 0;
-    for (int i = 0; i < nchain && n + 1 < max; i++) {
-        if (dw->dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
-            continue;
+    for (int i = seen; i-- > 0 && i >= seen - INLINED && n + 1 < max;) {
         lt_dw_frame in = f;
-        in.function = die_name(dw, &chain[i]);
+        in.function = die_name(dw, &inl[i % INLINED]);
         in.inlined = 1;
         out[n++] = in;
-        call_site(dw, cu, &chain[i], &f);
+        call_site(dw, &inl[i % INLINED], &f);
     }
-    free(scopes);
-    free(chain);
     out[n++] = f;
     return n;
 }
