@@ -428,17 +428,32 @@ static bool exact_i64(double v, int64_t *out)
     return true;
 }
 
-/* Integers keep the header's rule where the parameters allow it: clamp and affine with
- * integral parameters compute exactly in int64; other parameters go through the f64 kernels
- * and truncate when stored (candle's affine on integers does the same). */
+/* v as the integer dtype of range [lo, hi] holds it: Rust's `as` (truncated, saturated, NaN
+ * 0). */
+static int64_t as_int(double v, int64_t lo, int64_t hi)
+{
+    int64_t i;
+    tl_store(TL_I64, &i, 0, v);
+    return i < lo ? lo : i > hi ? hi : i;
+}
+
+/* Integers keep the header's rule where the parameters allow it: affine with integral
+ * parameters computes exactly in int64; other parameters go through the f64 kernels and
+ * truncate when stored (candle's affine on integers does the same). Clamp always stays in
+ * int64: candle converts its bounds to the tensor's dtype first, and a double's rounding of
+ * the values past 2^53 is no part of that. */
 tl_status tl_cpu_scalar(tl_scalar_op op, const tl_operand *dst, const tl_operand *src, double p0,
                         double p1)
 {
     const tl_operand *srcs[1] = {src};
     scalar_ctx c = {op, p0, p1, 0, 0, INT64_MIN, INT64_MAX};
     tl_int_range(dst->dtype, &c.lo, &c.hi);
-    bool ints = (op == TL_SCALAR_CLAMP || op == TL_SCALAR_AFFINE) && exact_i64(p0, &c.i0) &&
-                exact_i64(p1, &c.i1);
+    bool ints = op == TL_SCALAR_AFFINE && exact_i64(p0, &c.i0) && exact_i64(p1, &c.i1);
+    if (op == TL_SCALAR_CLAMP) {
+        c.i0 = as_int(p0, c.lo, c.hi);
+        c.i1 = as_int(p1, c.lo, c.hi);
+        ints = true;
+    }
     return ew_run(dst, srcs, 1, ints, scalar_chunk, &c);
 }
 
