@@ -243,6 +243,13 @@ static void integer_rules(void)
     EXPECT_FMT(tl_clamp(b, -1e300, 1e300), "[9007199254740993, -9223372036854775808]");
     EXPECT_FMT(tl_clamp(b, -0.5, 0x1p63), "[9007199254740993, 0]");
     EXPECT_FMT(tl_affine(b, 1, 2), "[9007199254740995, -9223372036854775806]");
+    /* x * mul leaves int64 but x * mul + add is back in range: exact, not saturated */
+    const int64_t edge[] = {-(((int64_t)1 << 62) + 3), ((int64_t)1 << 62) + 3};
+    tl_tensor *e = tl_from_data(edge, SHAPE(2), TL_I64, TL_CPU);
+    EXPECT_FMT(tl_affine(e, 2, 100), "[-9223372036854775714, 9223372036854775807]");
+    EXPECT_FMT(tl_affine(e, 2, -100), "[-9223372036854775808, 9223372036854775714]");
+    EXPECT_FMT(tl_affine(e, -2, 100), "[9223372036854775807, -9223372036854775714]");
+    tl_release(e);
     EXPECT_FMT(tl_unary(TL_ABS, b), "[9007199254740993, -9223372036854775808]");
     const int64_t m1[] = {-1, -1};
     tl_tensor *neg = tl_from_data(m1, SHAPE(2), TL_I64, TL_CPU);
