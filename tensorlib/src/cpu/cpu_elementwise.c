@@ -387,10 +387,20 @@ typedef struct scalar_ctx {
 static int64_t affine_sat(int64_t x, int64_t m, int64_t a, int64_t lo, int64_t hi)
 {
     int64_t p, r;
-    if (__builtin_mul_overflow(x, m, &p))
-        return (x < 0) != (m < 0) ? lo : hi;
-    if (__builtin_add_overflow(p, a, &r))
+    if (__builtin_mul_overflow(x, m, &p)) {
+        /* |x * m| >= 2^63: an add of the other sign may still bring the sum into int64
+         * (-(2^62 + 3) * 2 + 100), so the magnitudes are subtracted in uint64 */
+        bool neg = (x < 0) != (m < 0);
+        uint64_t ux = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;
+        uint64_t um = m < 0 ? 0 - (uint64_t)m : (uint64_t)m;
+        uint64_t ua = a < 0 ? 0 - (uint64_t)a : (uint64_t)a, mag;
+        uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+        if ((a < 0) == neg || __builtin_mul_overflow(ux, um, &mag) || mag - ua > limit)
+            return neg ? lo : hi;
+        r = neg ? (int64_t)(0 - (mag - ua)) : (int64_t)(mag - ua);
+    } else if (__builtin_add_overflow(p, a, &r)) {
         return a < 0 ? lo : hi;
+    }
     return r < lo ? lo : r > hi ? hi : r;
 }
 
