@@ -208,6 +208,7 @@ static void test_indexing(tl_tensor *x, tl_tensor *v, tl_tensor *i)
     FAILS(tl_gather(x, far, 0), TL_ERR_SHAPE, "gather");
     FAILS(tl_gather(x, negcol, 1), TL_ERR_RANGE, "gather");
     FAILS(tl_scatter_add(x, ids2, src, 1), TL_ERR_SHAPE, "scatter_add");
+    CHECK(strstr(tl_last_error(), "indexes i64[2, 1] must have the shape of source f32[2, 2]"));
     FAILS(tl_scatter_add(x, ids2, src64, 1), TL_ERR_DTYPE, "scatter_add");
     FAILS(tl_index_add(x, far, src, 1), TL_ERR_RANGE, "index_add");
     FAILS(tl_index_add(x, ids2, src, 1), TL_ERR_SHAPE, "index_add");
