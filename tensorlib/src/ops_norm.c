@@ -38,8 +38,10 @@ static tl_tensor *normalised(const tl_tensor *x, double eps, bool center)
     double h = (double)x->layout.shape[last];
     bool half = x->dtype == TL_F16 || x->dtype == TL_BF16;
     tl_tensor *xi = half ? tl_to_dtype(x, TL_F32) : tl_retain((tl_tensor *)x), *m = NULL;
-    if (xi && center && (m = tl_reduce(TL_MEAN, xi, &last, 1, true)))
-        xi = then(xi, tl_broadcast_sub(xi, m));
+    if (xi && center) { /* a failed mean ends the chain too, not just skips the centring */
+        m = tl_reduce(TL_MEAN, xi, &last, 1, true);
+        xi = then(xi, m ? tl_broadcast_sub(xi, m) : NULL);
+    }
     tl_tensor *ms = xi ? tl_unary(TL_SQR, xi) : NULL;
     if (ms)
         ms = then(ms, tl_reduce(TL_SUM, ms, &last, 1, true));
