@@ -481,6 +481,25 @@ static void clamp_nan_bound(void)
     RELEASE(f, i);
 }
 
+/* log_sum_exp over more terms near the maximum than f16 holds (70000 zeros: the shifted exps
+ * sum to 70000 > 65504) is log(70000) = 11.156 (numpy: np.log(70000), f16 11.156), a value
+ * every half dtype holds: within an ulp of the dtype (2^-7 for f16, 2^-4 for bf16 at 11). */
+static void log_sum_exp_wide_half(void)
+{
+    const tl_dtype dts[] = {TL_F16, TL_BF16};
+    for (size_t k = 0; k < 2; k++) {
+        tl_tensor *z = tl_zeros(SHAPE(1), dts[k], TL_CPU), *wide = NULL, *r = NULL, *w = NULL;
+        size_t n = 70000;
+        double got = NAN, ulp = dts[k] == TL_F16 ? 0x1p-7 : 0x1p-4;
+        if (z && (wide = tl_broadcast_as(z, &n, 1)) &&
+            (r = tl_log_sum_exp(wide, NULL, 0, false)) && (w = tl_to_dtype(r, TL_F64)))
+            CHECK(tl_to_vec(w, &got, sizeof got) == TL_OK);
+        CHECKF(fabs(got - log(70000.0)) <= ulp, "%s log_sum_exp of 70000 zeros: %g",
+               tl_dtype_name(dts[k]), got);
+        RELEASE(z, wide, r, w);
+    }
+}
+
 int main(void)
 {
     reshape_overflow();
@@ -503,5 +522,6 @@ int main(void)
     candle_layouts();
     candle_clones();
     clamp_nan_bound();
+    log_sum_exp_wide_half();
     return check_summary();
 }
