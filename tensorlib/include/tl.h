@@ -238,7 +238,8 @@ TL_API tl_tensor *tl_log_softmax(const tl_tensor *t, size_t dim);
 /* Unbiased variance along dim: sum((t - mean)^2) / (n - 1) (candle's var/var_keepdim); NaN
  * when the dim has fewer than 2 elements, as numpy's var(ddof=1). */
 TL_API tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim);
-/* log(sum(exp(t))) over dims (ndims 0: all), shifted by the maximum for stability. */
+/* log(sum(exp(t))) over dims (ndims 0: all), shifted by the maximum for stability; f16 and
+ * bf16 compute in f32 and round once (70000 f16 zeros give log(70000), not inf). */
 TL_API tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim);
 /* sqrt(sum(t^2)) over every element, a 0-d tensor (candle's norm; float dtypes, unscaled: a
  * square past the dtype's range gives inf, as numpy's norm of a float32 array). */

@@ -43,6 +43,12 @@ tl_tensor *tl_to_dtype(const tl_tensor *t, tl_dtype dtype)
     return tl_copy_as("to_dtype", t, dtype);
 }
 
+tl_tensor *tl_widen_half(const tl_tensor *t)
+{
+    bool half = t->dtype == TL_F16 || t->dtype == TL_BF16;
+    return half ? tl_to_dtype(t, TL_F32) : tl_retain((tl_tensor *)t);
+}
+
 /* Moves the elements through host memory: read under t's read lock, write to new storage. */
 tl_tensor *tl_to_device(const tl_tensor *t, tl_device device)
 {

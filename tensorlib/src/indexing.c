@@ -52,7 +52,8 @@ static tl_status check_1d(const char *op, const tl_tensor *ids)
     return tl_fail(TL_ERR_SHAPE, "%s: indexes must be 1-D, got %s", op, tl_describe(ids, d));
 }
 
-/* a and b have one rank and the same size on every dim but dim (or on all when `all`). */
+/* a and b have one rank and the same size on every dim but dim (or on all when `all`: b is
+ * then the indexes of source a). */
 static tl_status check_fits(const char *op, const tl_tensor *a, const tl_tensor *b, size_t dim,
                             bool all)
 {
@@ -62,8 +63,11 @@ static tl_status check_fits(const char *op, const tl_tensor *a, const tl_tensor 
         ok = (d == dim && !all) || a->layout.shape[d] == b->layout.shape[d];
     if (ok)
         return TL_OK;
-    return tl_fail(TL_ERR_SHAPE, "%s: shapes %s and %s differ %s", op, tl_describe(a, da),
-                   tl_describe(b, db), all ? "" : "outside dim");
+    if (all)
+        return tl_fail(TL_ERR_SHAPE, "%s: indexes %s must have the shape of source %s", op,
+                       tl_describe(b, db), tl_describe(a, da));
+    return tl_fail(TL_ERR_SHAPE, "%s: shapes %s and %s differ outside dim %zu", op,
+                   tl_describe(a, da), tl_describe(b, db), dim);
 }
 
 static tl_status index_select_kernel(const tl_backend_i *be, const tl_operand *dst,

@@ -117,7 +117,9 @@ tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim)
 }
 
 /* log(sum(exp(t))) over dims, shifted by the maximum so large values do not overflow; a slice
- * whose maximum is infinite (all -inf, or a +inf) is not shifted, giving -inf / +inf. */
+ * whose maximum is infinite (all -inf, or a +inf) is not shifted, giving -inf / +inf. f16 and
+ * bf16 compute in f32 and round once: 70000 terms near the maximum sum past f16's range while
+ * their log is 11.16. */
 tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t ndims, bool keepdim)
 {
     const char *op = "log_sum_exp";
@@ -126,13 +128,13 @@ tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t ndims, 
     if (tl_check_tensor(op, t) != TL_OK || tl_check_float(op, t) != TL_OK ||
         dims_mask(op, t, dims, ndims, &mask, list, &nlist) != TL_OK)
         return NULL;
-    tl_tensor *m = tl_reduce(TL_MAX, t, list, nlist, true), *finite = NULL, *zero = NULL;
-    tl_tensor *shift = NULL, *r = NULL;
+    tl_tensor *x = tl_widen_half(t), *m = x ? tl_reduce(TL_MAX, x, list, nlist, true) : NULL;
+    tl_tensor *finite = NULL, *zero = NULL, *shift = NULL, *r = NULL;
     if (m && (finite = tl_unary(TL_ABS, m)))
         finite = then(finite, tl_cmp_scalar(TL_LT, finite, INFINITY));
     if (finite && (zero = tl_zeros(m->layout.shape, m->layout.ndim, m->dtype, m->device)))
         shift = tl_where_cond(finite, m, zero);
-    if (shift && (r = tl_broadcast_sub(t, shift)))
+    if (shift && (r = tl_broadcast_sub(x, shift)))
         r = then(r, tl_unary(TL_EXP, r));
     if (r)
         r = then(r, tl_reduce(TL_SUM, r, list, nlist, true));
@@ -140,8 +142,11 @@ tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t ndims, 
         r = then(r, tl_unary(TL_LOG, r));
     if (r)
         r = then(r, tl_add(r, shift));
+    if (r && r->dtype != t->dtype)
+        r = then(r, tl_to_dtype(r, t->dtype));
     if (r && !keepdim)
         r = then(r, tl_reshape(r, shape, kept_shape(t, mask, shape)));
+    tl_release(x);
     tl_release(m);
     tl_release(finite);
     tl_release(zero);

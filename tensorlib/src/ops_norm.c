@@ -36,10 +36,11 @@ static tl_tensor *normalised(const tl_tensor *x, double eps, bool center)
 {
     size_t last = x->layout.ndim - 1;
     double h = (double)x->layout.shape[last];
-    bool half = x->dtype == TL_F16 || x->dtype == TL_BF16;
-    tl_tensor *xi = half ? tl_to_dtype(x, TL_F32) : tl_retain((tl_tensor *)x), *m = NULL;
-    if (xi && center && (m = tl_reduce(TL_MEAN, xi, &last, 1, true)))
-        xi = then(xi, tl_broadcast_sub(xi, m));
+    tl_tensor *xi = tl_widen_half(x), *m = NULL;
+    if (xi && center) { /* a failed mean ends the chain too, not just skips the centring */
+        m = tl_reduce(TL_MEAN, xi, &last, 1, true);
+        xi = then(xi, m ? tl_broadcast_sub(xi, m) : NULL);
+    }
     tl_tensor *ms = xi ? tl_unary(TL_SQR, xi) : NULL;
     if (ms)
         ms = then(ms, tl_reduce(TL_SUM, ms, &last, 1, true));
@@ -48,7 +49,7 @@ static tl_tensor *normalised(const tl_tensor *x, double eps, bool center)
     if (ms)
         ms = then(ms, tl_unary(TL_SQRT, ms));
     tl_tensor *r = ms ? tl_broadcast_div(xi, ms) : NULL;
-    if (r && half)
+    if (r && r->dtype != x->dtype)
         r = then(r, tl_to_dtype(r, x->dtype));
     tl_release(xi);
     tl_release(m);

@@ -288,5 +288,9 @@ TL_LOCK_INLINE tl_status tl_lock_read_all(const tl_tensor *const *ts, size_t n, 
  * ---------------------------------------------------------------------------------------- */
 /* A new contiguous tensor of dtype holding t's elements. Takes the read lock on t. */
 tl_tensor *tl_copy_as(const char *op, const tl_tensor *t, tl_dtype dtype);
+/* What an op built from other ops computes in: an f32 copy of an f16 or bf16 t (sums of their
+ * terms leave f16's range, and lose bf16's few bits, long before the result does), else t
+ * itself, retained. */
+tl_tensor *tl_widen_half(const tl_tensor *t);
 
 #endif

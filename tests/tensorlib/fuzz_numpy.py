@@ -289,7 +289,9 @@ def rand_ints(shape, dt, lo=None, hi=None, extremes=0.15):
         small = np.where(m, np.where(rng.random(n) < 0.5, big, ends), small)
     elif extremes:
         m = rng.random(n) < extremes
-        ends = np.array([lo, hi, lo + 1, hi - 1, 2 ** 40, -2 ** 40], dtype=np.int64)
+        # past 2^53 a double no longer holds every integer: ops must not go through one
+        ends = np.array([lo, hi, lo + 1, hi - 1, 2 ** 40, -2 ** 40, 2 ** 53 + 1, -2 ** 53 - 1,
+                         2 ** 62 + 3, -2 ** 62 - 3], dtype=np.int64)
         small = np.where(m, rng.choice(ends, size=n), small)
     return small.reshape(shape)
 
@@ -585,8 +587,9 @@ def op_affine_family():
         elif kind == 'clamp':
             # lo above hi too: then hi everywhere (numpy's clip, candle's clamp)
             # a NaN bound as candle's: none on floats (x < NaN is false), 0 on integers
-            lo = pick([-1.5, 0.0, 2.0, -100.0, 7.0, math.nan])
-            hi = pick([1.0, 3.5, 0.0, 300.0, math.nan])
+            # and bounds past every dtype (integers: saturated into it)
+            lo = pick([-1.5, 0.0, 2.0, -100.0, 7.0, math.nan, -1e300, 1e300])
+            hi = pick([1.0, 3.5, 0.0, 300.0, math.nan, 1e300, -1e300])
             desc += ' %g %g' % (lo, hi)
             got = own(lib.tl_clamp(x, lo, hi), desc)
             if dt in INTS:  # the bounds converted to the dtype first (Rust's `as`)

@@ -109,6 +109,29 @@ static void heavy_ops(run *r)
     tl_release(gids), tl_release(g), tl_release(sa), tl_release(c), tl_release(st);
 }
 
+/* The ops built from other ops (each step allocates) on an f16 view, so their f32 detours
+ * allocate too. */
+static void composites(run *r)
+{
+    tl_tensor *x = step(r, tl_rand(-1, 1, SHAPE(3, 4, 5), TL_F16, TL_CPU, 8));
+    tl_tensor *xt = step(r, tl_transpose(x, 0, 2));
+    tl_tensor *alpha = step(r, tl_ones(SHAPE(3), TL_F16, TL_CPU));
+    tl_tensor *beta = step(r, tl_zeros(SHAPE(3), TL_F16, TL_CPU));
+    tl_tensor *ln = step(r, tl_layer_norm(xt, alpha, beta, 1e-5));
+    tl_tensor *rms = step(r, tl_rms_norm(xt, alpha, 1e-5));
+    tl_tensor *var = step(r, tl_var(xt, 1, false));
+    tl_tensor *lse = step(r, tl_log_sum_exp(xt, (const size_t[]){0, 2}, 2, false));
+    tl_tensor *norm = step(r, tl_norm(xt));
+    tl_tensor *pw = step(r, tl_pow(xt, xt));
+    tl_tensor *cs = step(r, tl_cumsum(xt, 1));
+    tl_tensor *pad = step(r, tl_pad_with_same(xt, 2, 1, 2));
+    tl_tensor *rep = step(r, tl_repeat(xt, SHAPE(2, 1, 2)));
+    tl_tensor *ids = NULL, *sorted = step(r, tl_sort_last_dim(xt, true, &ids));
+    tl_release(x), tl_release(xt), tl_release(alpha), tl_release(beta), tl_release(ln);
+    tl_release(rms), tl_release(var), tl_release(lse), tl_release(norm), tl_release(pw);
+    tl_release(cs), tl_release(pad), tl_release(rep), tl_release(ids), tl_release(sorted);
+}
+
 /* Runs scenario with failure points 1, 2, ... until it completes untouched. */
 static void fault_sweep(const char *name, void (*scenario)(run *))
 {
@@ -135,5 +158,6 @@ int main(void)
     fault_sweep("reductions_and_copies", reductions_and_copies);
     fault_sweep("in_place", in_place);
     fault_sweep("heavy_ops", heavy_ops);
+    fault_sweep("composites", composites);
     return check_summary();
 }

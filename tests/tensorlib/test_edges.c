@@ -238,7 +238,18 @@ static void integer_rules(void)
     const int64_t big[] = {((int64_t)1 << 53) + 1, INT64_MIN};
     tl_tensor *b = tl_from_data(big, SHAPE(2), TL_I64, TL_CPU);
     EXPECT_FMT(tl_clamp(b, 0, 0x1p62), "[9007199254740993, 0]");
+    /* bounds past the dtype or not integral saturate and truncate into it first (candle's
+     * `as`), so they never cost the values their exactness (numpy's clip agrees) */
+    EXPECT_FMT(tl_clamp(b, -1e300, 1e300), "[9007199254740993, -9223372036854775808]");
+    EXPECT_FMT(tl_clamp(b, -0.5, 0x1p63), "[9007199254740993, 0]");
     EXPECT_FMT(tl_affine(b, 1, 2), "[9007199254740995, -9223372036854775806]");
+    /* x * mul leaves int64 but x * mul + add is back in range: exact, not saturated */
+    const int64_t edge[] = {-(((int64_t)1 << 62) + 3), ((int64_t)1 << 62) + 3};
+    tl_tensor *e = tl_from_data(edge, SHAPE(2), TL_I64, TL_CPU);
+    EXPECT_FMT(tl_affine(e, 2, 100), "[-9223372036854775714, 9223372036854775807]");
+    EXPECT_FMT(tl_affine(e, 2, -100), "[-9223372036854775808, 9223372036854775714]");
+    EXPECT_FMT(tl_affine(e, -2, 100), "[9223372036854775807, -9223372036854775714]");
+    tl_release(e);
     EXPECT_FMT(tl_unary(TL_ABS, b), "[9007199254740993, -9223372036854775808]");
     const int64_t m1[] = {-1, -1};
     tl_tensor *neg = tl_from_data(m1, SHAPE(2), TL_I64, TL_CPU);
@@ -470,6 +481,25 @@ static void clamp_nan_bound(void)
     RELEASE(f, i);
 }
 
+/* log_sum_exp over more terms near the maximum than f16 holds (70000 zeros: the shifted exps
+ * sum to 70000 > 65504) is log(70000) = 11.156 (numpy: np.log(70000), f16 11.156), a value
+ * every half dtype holds: within an ulp of the dtype (2^-7 for f16, 2^-4 for bf16 at 11). */
+static void log_sum_exp_wide_half(void)
+{
+    const tl_dtype dts[] = {TL_F16, TL_BF16};
+    for (size_t k = 0; k < 2; k++) {
+        tl_tensor *z = tl_zeros(SHAPE(1), dts[k], TL_CPU), *wide = NULL, *r = NULL, *w = NULL;
+        size_t n = 70000;
+        double got = NAN, ulp = dts[k] == TL_F16 ? 0x1p-7 : 0x1p-4;
+        if (z && (wide = tl_broadcast_as(z, &n, 1)) &&
+            (r = tl_log_sum_exp(wide, NULL, 0, false)) && (w = tl_to_dtype(r, TL_F64)))
+            CHECK(tl_to_vec(w, &got, sizeof got) == TL_OK);
+        CHECKF(fabs(got - log(70000.0)) <= ulp, "%s log_sum_exp of 70000 zeros: %g",
+               tl_dtype_name(dts[k]), got);
+        RELEASE(z, wide, r, w);
+    }
+}
+
 int main(void)
 {
     reshape_overflow();
@@ -492,5 +522,6 @@ int main(void)
     candle_layouts();
     candle_clones();
     clamp_nan_bound();
+    log_sum_exp_wide_half();
     return check_summary();
 }

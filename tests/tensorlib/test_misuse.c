@@ -208,6 +208,7 @@ static void test_indexing(tl_tensor *x, tl_tensor *v, tl_tensor *i)
     FAILS(tl_gather(x, far, 0), TL_ERR_SHAPE, "gather");
     FAILS(tl_gather(x, negcol, 1), TL_ERR_RANGE, "gather");
     FAILS(tl_scatter_add(x, ids2, src, 1), TL_ERR_SHAPE, "scatter_add");
+    CHECK(strstr(tl_last_error(), "indexes i64[2, 1] must have the shape of source f32[2, 2]"));
     FAILS(tl_scatter_add(x, ids2, src64, 1), TL_ERR_DTYPE, "scatter_add");
     FAILS(tl_index_add(x, far, src, 1), TL_ERR_RANGE, "index_add");
     FAILS(tl_index_add(x, ids2, src, 1), TL_ERR_SHAPE, "index_add");
@@ -319,6 +320,29 @@ static void test_files(tl_tensor *x)
     CHECK(list == NULL && n == 0);
 }
 
+/* A broadcast view may hold more elements than memory has bytes (2^61 + 1 f64s: 2^64 + 8
+ * bytes, 8 after wrapping). Ops whose result is small but which copy such an operand
+ * contiguous first must refuse it, not copy into the wrapped byte count. */
+static void test_huge_broadcast(void)
+{
+    size_t n = ((size_t)1 << 61) + 1;
+    tl_tensor *one = tl_ones(SHAPE(1), TL_F64, TL_CPU), *big = tl_broadcast_as(one, &n, 1);
+    tl_tensor *ids = tl_zeros(SHAPE(3), TL_U8, TL_CPU), *img = NULL, *sig = NULL;
+    if (!CHECK(big && ids))
+        goto out;
+    FAILS(tl_index_select(big, ids, 0), TL_ERR_RANGE, "index_select");
+    FAILS(tl_gather(big, ids, 0), TL_ERR_RANGE, "gather");
+    size_t wide[] = {1, 1, 1, n}, line[] = {1, 1, n};
+    img = tl_broadcast_as(one, wide, 4);
+    sig = tl_broadcast_as(one, line, 3);
+    if (!CHECK(img && sig))
+        goto out;
+    FAILS(tl_avg_pool2d(img, 1, n, 1, 1), TL_ERR_RANGE, "avg_pool2d");
+    FAILS(tl_conv1d(sig, sig, 0, 1, 1, 1), TL_ERR_RANGE, "conv1d");
+out:
+    RELEASE(one, big, ids, img, sig);
+}
+
 int main(void)
 {
     tl_tensor *x = MAKE(TL_F32, SHAPE(2, 3), 1, 2, 3, 4, 5, 6);
@@ -336,6 +360,7 @@ int main(void)
     test_view_outlives_parent();
     test_read_out(x);
     test_files(x);
+    test_huge_broadcast();
     RELEASE(x, v, i, s);
     return check_summary();
 }

@@ -387,10 +387,20 @@ typedef struct scalar_ctx {
 static int64_t affine_sat(int64_t x, int64_t m, int64_t a, int64_t lo, int64_t hi)
 {
     int64_t p, r;
-    if (__builtin_mul_overflow(x, m, &p))
-        return (x < 0) != (m < 0) ? lo : hi;
-    if (__builtin_add_overflow(p, a, &r))
+    if (__builtin_mul_overflow(x, m, &p)) {
+        /* |x * m| >= 2^63: an add of the other sign may still bring the sum into int64
+         * (-(2^62 + 3) * 2 + 100), so the magnitudes are subtracted in uint64 */
+        bool neg = (x < 0) != (m < 0);
+        uint64_t ux = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;
+        uint64_t um = m < 0 ? 0 - (uint64_t)m : (uint64_t)m;
+        uint64_t ua = a < 0 ? 0 - (uint64_t)a : (uint64_t)a, mag;
+        uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+        if ((a < 0) == neg || __builtin_mul_overflow(ux, um, &mag) || mag - ua > limit)
+            return neg ? lo : hi;
+        r = neg ? (int64_t)(0 - (mag - ua)) : (int64_t)(mag - ua);
+    } else if (__builtin_add_overflow(p, a, &r)) {
         return a < 0 ? lo : hi;
+    }
     return r < lo ? lo : r > hi ? hi : r;
 }
 
@@ -428,17 +438,32 @@ static bool exact_i64(double v, int64_t *out)
     return true;
 }
 
-/* Integers keep the header's rule where the parameters allow it: clamp and affine with
- * integral parameters compute exactly in int64; other parameters go through the f64 kernels
- * and truncate when stored (candle's affine on integers does the same). */
+/* v as the integer dtype of range [lo, hi] holds it: Rust's `as` (truncated, saturated, NaN
+ * 0). */
+static int64_t as_int(double v, int64_t lo, int64_t hi)
+{
+    int64_t i;
+    tl_store(TL_I64, &i, 0, v);
+    return i < lo ? lo : i > hi ? hi : i;
+}
+
+/* Integers keep the header's rule where the parameters allow it: affine with integral
+ * parameters computes exactly in int64; other parameters go through the f64 kernels and
+ * truncate when stored (candle's affine on integers does the same). Clamp always stays in
+ * int64: candle converts its bounds to the tensor's dtype first, and a double's rounding of
+ * the values past 2^53 is no part of that. */
 tl_status tl_cpu_scalar(tl_scalar_op op, const tl_operand *dst, const tl_operand *src, double p0,
                         double p1)
 {
     const tl_operand *srcs[1] = {src};
     scalar_ctx c = {op, p0, p1, 0, 0, INT64_MIN, INT64_MAX};
     tl_int_range(dst->dtype, &c.lo, &c.hi);
-    bool ints = (op == TL_SCALAR_CLAMP || op == TL_SCALAR_AFFINE) && exact_i64(p0, &c.i0) &&
-                exact_i64(p1, &c.i1);
+    bool ints = op == TL_SCALAR_AFFINE && exact_i64(p0, &c.i0) && exact_i64(p1, &c.i1);
+    if (op == TL_SCALAR_CLAMP) {
+        c.i0 = as_int(p0, c.lo, c.hi);
+        c.i1 = as_int(p1, c.lo, c.hi);
+        ints = true;
+    }
     return ew_run(dst, srcs, 1, ints, scalar_chunk, &c);
 }
 

@@ -18,14 +18,17 @@ tl_status tl_cpu_contiguous(const char *op, const tl_operand *o, tl_dtype dtype,
         *data = (const char *)o->buf + l->offset * es;
         return TL_OK;
     }
-    size_t nbytes = tl_layout_elems(l) * es;
+    size_t nbytes;
+    tl_status st = tl_shape_check(op, l->shape, l->ndim, es, &nbytes);
+    if (st != TL_OK) /* a broadcast view may hold more elements than memory has bytes */
+        return st;
     void *buf = tl_malloc(nbytes);
     if (!buf)
         return tl_fail_nomem(op, nbytes);
     tl_layout cl;
     tl_layout_contiguous(&cl, l->shape, l->ndim, 0);
     tl_operand copy = {buf, &cl, dtype};
-    tl_status st = tl_cpu_copy(&copy, o);
+    st = tl_cpu_copy(&copy, o);
     if (st != TL_OK) {
         free(buf);
         return st;
