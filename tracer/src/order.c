@@ -388,7 +388,7 @@ static uint64_t fingerprint(const lt_lock *from, uint32_t gf, lt_mode mf, const 
  * and the thread holding that mutex may be on its way into the graph lock.
  * ---------------------------------------------------------------------------------------- */
 #define NODE_BITS 12
-#define EDGE_BITS 17 /* chunks of 4 MB */
+#define EDGE_BITS 14 /* chunks of 512 KB: a program past its first takes large pages */
 #define LABEL_BITS 12
 #define IMPLIED_BITS 8
 
