@@ -73,7 +73,7 @@ static inline int lt_pool_has_free(const lt_pool *p)
  * millions of them: chunks of 2^bits objects, mapped when first needed and found through a
  * table; index 0 names none. Freed indices go on a stack, as in lt_pool. A pool that fills
  * its first chunk is a large one: its later chunks are large memory (lt_large_alloc). */
-#define LT_IX_CHUNKS 131072
+#define LT_IX_CHUNKS 16384
 typedef struct lt_ixpool {
     size_t size;
     unsigned bits;
