@@ -56,6 +56,48 @@ void lt_prefault(void *p, size_t size)
         c[size - 1] = 0;
 }
 
+/* Large memory is cut by an atomic add from one reservation of address space (pages become
+ * memory where first written, as a large page each: one fault per 2 MB, not 512), aligned to
+ * a large page so that its first one is whole; beyond the reservation, or where address space
+ * is capped (RLIMIT_AS) and it could not be made, from plain mappings. */
+#define LARGE_RESERVE ((size_t)1 << 30)
+#define LARGE_PAGE ((size_t)2 << 20)
+#define LARGE_NONE ((char *)1) /* no reservation could be made */
+
+static _Atomic size_t large_used;
+static char *_Atomic large_base; /* the reservation, LARGE_PAGE-aligned; NULL = not yet */
+
+static char *large_reservation(void)
+{
+    char *base = atomic_load_explicit(&large_base, memory_order_acquire);
+    if (base)
+        return base;
+    char *fresh = lt_platform_reserve(LARGE_RESERVE + LARGE_PAGE), *aligned = LARGE_NONE;
+    if (fresh) { /* the slack either side of the aligned part stays reserved, unused */
+        aligned = (char *)(((uintptr_t)fresh + LARGE_PAGE - 1) & ~(uintptr_t)(LARGE_PAGE - 1));
+        lt_platform_map_huge(aligned, LARGE_RESERVE);
+    }
+    if (!atomic_compare_exchange_strong_explicit(&large_base, &base, aligned,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        if (fresh)
+            lt_platform_unmap(fresh, LARGE_RESERVE + LARGE_PAGE);
+        return base;
+    }
+    return aligned;
+}
+
+void *lt_large_alloc(size_t size)
+{
+    size = (size + PAGE_MIN - 1) & ~(size_t)(PAGE_MIN - 1);
+    size_t at = atomic_fetch_add_explicit(&large_used, size, memory_order_relaxed);
+    if (at + size <= LARGE_RESERVE) {
+        char *base = large_reservation();
+        if (base != LARGE_NONE)
+            return base + at;
+    }
+    return lt_map(size);
+}
+
 void *lt_arena_alloc(lt_arena *a, size_t size, size_t align)
 {
     size_t pad = (size_t)(-(uintptr_t)a->next & (align - 1));
@@ -115,13 +157,9 @@ uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
         return 0;
     if (!p->chunk[c]) {
         size_t bytes = p->size << p->bits;
-        char *m = lt_platform_map(bytes);
-        if (!m) {
-            lt_report_out_of_memory();
+        char *m = c ? lt_large_alloc(bytes) : lt_map(bytes);
+        if (!m)
             return 0;
-        }
-        if (c)
-            lt_platform_map_huge(m, bytes);
         p->chunk[c] = m;
         p->mapped += bytes;
     }

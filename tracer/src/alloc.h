@@ -26,6 +26,12 @@ void *lt_remap(void *p, size_t old, size_t size);
  * and not where the memory is first used. */
 void lt_prefault(void *p, size_t size);
 
+/* size bytes of zeroed memory kept as long as the process, in large pages: for the chunks a
+ * structure takes once it has grown large (thousands of locks), where a page fault per 4 KB
+ * page costs more than the calls that fill it. Page-aligned; NULL when out of memory. Safe to
+ * call from any thread, with or without the caller's locks. */
+void *lt_large_alloc(size_t size);
+
 /* Bump allocation from mapped chunks of `chunk` bytes (a zeroed lt_arena: LT_ARENA_CHUNK), for
  * memory kept as long as the process (shadow entries, interned stacks, counters): it is never
  * given back. */
@@ -66,7 +72,7 @@ static inline int lt_pool_has_free(const lt_pool *p)
 /* Objects of one size named by 32-bit indices (half a pointer), for structures that link
  * millions of them: chunks of 2^bits objects, mapped when first needed and found through a
  * table; index 0 names none. Freed indices go on a stack, as in lt_pool. A pool that fills
- * its first chunk is a large one: its later chunks ask for large pages. */
+ * its first chunk is a large one: its later chunks are large memory (lt_large_alloc). */
 #define LT_IX_CHUNKS 16384
 typedef struct lt_ixpool {
     size_t size;

@@ -388,7 +388,8 @@ static uint64_t fingerprint(const lt_lock *from, uint32_t gf, lt_mode mf, const 
  * and the thread holding that mutex may be on its way into the graph lock.
  * ---------------------------------------------------------------------------------------- */
 #define NODE_BITS 12
-#define EDGE_BITS 17 /* chunks of 4 MB */
+#define EDGE_BITS 14 /* chunks of 512 KB, so that a program past its first takes large pages;
+                        2^28 edges in all (8 GB), then out of memory as any failed map */
 #define LABEL_BITS 12
 #define IMPLIED_BITS 8
 

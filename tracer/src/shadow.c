@@ -166,48 +166,19 @@ static size_t home(table t, uint64_t h)
  * time, a program's thousands of locks cost more in page faults than in their calls
  * (`stressbench groups`, 25,000 locks: ~1,100 faults in shadow.c, each 7-20 us on a virtual
  * machine, against ~250 instructions an init). Past its first HEAP_SMALL bytes (a program with
- * a few locks keeps small pages: no 2 MiB page zeroed and resident for it), the heap is one
- * reservation advised for large pages, a fault per 2 MiB, cut by an atomic add (shards take
- * from it under their own locks, concurrently); beyond the reservation, plain mappings.
+ * a few locks keeps small pages: no 2 MiB page zeroed and resident for it), it is taken from
+ * the large pages of lt_large_alloc.
  * ---------------------------------------------------------------------------------------- */
 #define HEAP_SMALL ((size_t)512 * 1024)
-#define HEAP_RESERVE ((size_t)1 << 30)
-#define HEAP_ALIGN ((size_t)2 << 20) /* a large page */
-#define HEAP_NONE ((char *)1)        /* no reservation could be made */
 
 static _Atomic size_t heap_used; /* bytes handed out, the small ones first */
-static char *_Atomic heap_base;  /* the reservation, HEAP_ALIGN-aligned; NULL = not yet */
-
-static char *heap_reservation(void)
-{
-    char *base = atomic_load_explicit(&heap_base, memory_order_acquire);
-    if (base)
-        return base;
-    char *fresh = lt_platform_reserve(HEAP_RESERVE + HEAP_ALIGN), *aligned = HEAP_NONE;
-    if (fresh) { /* the slack either side of the aligned part stays reserved, unused */
-        aligned = (char *)(((uintptr_t)fresh + HEAP_ALIGN - 1) & ~(uintptr_t)(HEAP_ALIGN - 1));
-        lt_platform_map_huge(aligned, HEAP_RESERVE);
-    }
-    if (!atomic_compare_exchange_strong_explicit(&heap_base, &base, aligned,
-                                                 memory_order_acq_rel, memory_order_acquire)) {
-        if (fresh)
-            lt_platform_unmap(fresh, HEAP_RESERVE + HEAP_ALIGN);
-        return base;
-    }
-    return aligned;
-}
 
 /* size bytes (a multiple of the page size) of zeroed, page-aligned memory; NULL when out of
  * memory. */
 static void *heap_alloc(size_t size)
 {
     size_t at = atomic_fetch_add_explicit(&heap_used, size, memory_order_relaxed);
-    if (at >= HEAP_SMALL && at - HEAP_SMALL + size <= HEAP_RESERVE) {
-        char *base = heap_reservation();
-        if (base != HEAP_NONE)
-            return base + (at - HEAP_SMALL);
-    }
-    return lt_map(size);
+    return at >= HEAP_SMALL ? lt_large_alloc(size) : lt_map(size);
 }
 
 /* ------------------------------------------------------------------------------------------
