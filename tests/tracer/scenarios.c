@@ -28,12 +28,17 @@ static void result(const char *what, int rc)
     fflush(stdout);
 }
 
-/* A deadline 5 s ahead on the given clock. */
+/* A deadline 300 ms ahead on the given clock: a timed request for a lock the thread holds
+ * times out there, with the tracer as without it. */
 static struct timespec soon(clockid_t clock)
 {
     struct timespec t;
     clock_gettime(clock, &t);
-    t.tv_sec += 5;
+    t.tv_nsec += 300000000;
+    if (t.tv_nsec >= 1000000000) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000;
+    }
     return t;
 }
 
@@ -100,7 +105,9 @@ static void *queue_writer(void *l)
     return NULL;
 }
 
-NOINLINE void read_again_with_writer_queued(pthread_rwlock_t *l)
+/* A timed read again times out behind the writer; the first read's unlock then lets the
+ * writer in. */
+NOINLINE void read_again_with_writer_queued(pthread_rwlock_t *l, int timed)
 {
     pthread_t th;
     pthread_rwlock_rdlock(l);
@@ -109,17 +116,24 @@ NOINLINE void read_again_with_writer_queued(pthread_rwlock_t *l)
         pthread_rwlock_unlock(l);
         usleep(1000);
     }
-    result("rdlock", pthread_rwlock_rdlock(l));
+    if (!timed) {
+        result("rdlock", pthread_rwlock_rdlock(l));
+        return;
+    }
+    struct timespec t = soon(CLOCK_REALTIME);
+    result("timedrdlock", pthread_rwlock_timedrdlock(l, &t));
+    pthread_rwlock_unlock(l);
+    pthread_join(th, NULL);
 }
 
-static void writer_preferring(void)
+static void writer_preferring(int timed)
 {
     pthread_rwlockattr_t a;
     static pthread_rwlock_t l;
     pthread_rwlockattr_init(&a);
     pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     pthread_rwlock_init(&l, &a);
-    read_again_with_writer_queued(&l);
+    read_again_with_writer_queued(&l, timed);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -666,7 +680,9 @@ int main(int argc, char **argv)
         lock_for_write(&rw);
         read_after_return(&rw);
     } else if (!strcmp(s, "rw-writer-queued"))
-        writer_preferring();
+        writer_preferring(0);
+    else if (!strcmp(s, "rw-writer-queued-timed"))
+        writer_preferring(1);
     else if (!strcmp(s, "mutex-relock"))
         mutex_relock(&plain);
     else if (!strcmp(s, "mutex-timed-relock"))

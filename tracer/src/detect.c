@@ -87,11 +87,14 @@ static lt_outcome fatal_outcome(void)
     return lt_cfg.action == LT_ACTION_EDEADLK ? LT_OUTCOME_EDEADLK : LT_OUTCOME_ABORT;
 }
 
-/* Reports a request that would never return; the result is the call's veto (0 = go on). */
+/* Reports a request that would never be granted; the result is the call's veto (0 = go on).
+ * A timed one goes on: libc gives up at its deadline (ETIMEDOUT), and a program survives
+ * that natively, as it does a cycle of threads with a timed wait in it (waitfor.c). */
 static int report_self(lt_event *ev, const lt_held *h, lt_reason why)
 {
     lt_finding f = {.kind = LT_FIND_SELF_DEADLOCK, .why = why};
-    f.outcome = why == LT_WHY_ERRORCHECK_RELOCK || why == LT_WHY_REREAD_POSSIBLE
+    f.outcome = why == LT_WHY_ERRORCHECK_RELOCK || why == LT_WHY_REREAD_POSSIBLE ||
+                        ev->wait == LT_WAIT_TIMED
                     ? LT_OUTCOME_CONTINUE
                     : fatal_outcome();
     fill_lock(&f, ev);

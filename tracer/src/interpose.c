@@ -1306,6 +1306,60 @@ LT_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, .
         pages_released(lo, old_len, ra);
     return ret;
 }
+
+/* A library that dlclose unloads takes the locks in its data with it (a plugin's static
+ * mutex): loaded again, often at the same address, its locks are new ones, as after munmap;
+ * their old orders would make false inversions with the new ones. ld.so unmaps it with its
+ * own munmap, unseen, and which objects go (dependencies too, or none while others hold
+ * them) is known only after the call: the objects listed before it and missing after it
+ * are gone, and their writable segments' locks are forgotten then, unreported. */
+static __attribute__((noinline)) void objects_gone(const lt_object_data *before, size_t n)
+{
+    size_t cap = n + 64, now_n;
+    lt_object_data *now = lt_map(cap * sizeof *now);
+    if (!now || (now_n = lt_platform_objects(now, cap)) > cap) {
+        if (now)
+            lt_platform_unmap(now, cap * sizeof *now);
+        return; /* the list overflowed: no way to tell what went */
+    }
+    lt_event ev = {0};
+    if (enter(&ev)) {
+        for (size_t i = 0; i < n; i++) {
+            size_t j = 0;
+            while (j < now_n && now[j].phdr != before[i].phdr)
+                j++;
+            uintptr_t lo = before[i].lo & ~(uintptr_t)(mem.page - 1);
+            uintptr_t hi = (before[i].hi + mem.page - 1) & ~(uintptr_t)(mem.page - 1);
+            if (j == now_n && lt_lockmap_any(lo, hi))
+                lt_memory_gone(ev.self, lo, hi);
+        }
+        lt_leave(&lt_tls);
+    }
+    lt_platform_unmap(now, cap * sizeof *now);
+}
+
+LT_EXPORT int dlclose(void *handle)
+{
+    if (!mem_ready() || !mem.dlclose || !ready()) {
+        int (*real)(void *) = (int (*)(void *))lt_platform_real("dlclose", NULL);
+        return real ? real(handle) : -1;
+    }
+    size_t cap = 0, n = lt_platform_objects(NULL, 0);
+    lt_object_data *before = NULL;
+    if (n) {
+        cap = n + 64;
+        before = lt_map(cap * sizeof *before);
+        if (before && (n = lt_platform_objects(before, cap)) > cap)
+            n = 0; /* more loaded meanwhile than room: none is looked for */
+    }
+    int rc = mem.dlclose(handle);
+    if (before) {
+        if (rc == 0 && n)
+            objects_gone(before, n);
+        lt_platform_unmap(before, cap * sizeof *before);
+    }
+    return rc;
+}
 #endif
 
 /* ------------------------------------------------------------------------------------------

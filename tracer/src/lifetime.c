@@ -147,11 +147,16 @@ void lt_memory_released(lt_thread *t, uintptr_t lo, uintptr_t hi, lt_release how
     forget_range(&rel);
 }
 
+void lt_memory_gone(lt_thread *t, uintptr_t lo, uintptr_t hi)
+{
+    release rel = {t, lo, hi, LT_RELEASE_MUNMAP, 0, 0};
+    if (hi > lo)
+        forget_range(&rel);
+}
+
 void lt_stack_released(lt_thread *t)
 {
-    release rel = {t, t->stack_lo, t->stack_hi, LT_RELEASE_MUNMAP, 0, 0};
-    if (t->stack_hi > t->stack_lo)
-        forget_range(&rel);
+    lt_memory_gone(t, t->stack_lo, t->stack_hi);
 }
 
 void lt_frame_lock_seen(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa)

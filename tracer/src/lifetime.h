@@ -132,6 +132,10 @@ typedef enum { LT_RELEASE_FREE, LT_RELEASE_REALLOC, LT_RELEASE_MUNMAP } lt_relea
  * the program's call site. The thread is inside the tracer. */
 void lt_memory_released(lt_thread *t, uintptr_t lo, uintptr_t hi, lt_release how, uintptr_t ra);
 
+/* [lo, hi) no longer holds the locks it held, and may be unmapped already (a library that
+ * dlclose unloaded): they are forgotten, unreported (their memory cannot be read). */
+void lt_memory_gone(lt_thread *t, uintptr_t lo, uintptr_t hi);
+
 /* The exiting thread's stack is going away: its locks are forgotten (no report: its frames
  * have all returned). */
 void lt_stack_released(lt_thread *t);

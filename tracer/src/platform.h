@@ -125,10 +125,21 @@ typedef struct lt_allocator {
     size_t (*usable_size)(void *);
     int (*munmap)(void *, size_t);
     void *(*mremap)(void *, size_t, size_t, int, ...); /* NULL when libc has none */
+    int (*dlclose)(void *);
     size_t page;
     int glibc_chunks;
 } lt_allocator;
 void lt_platform_allocator(lt_allocator *out);
+
+/* A loaded object (told by its program headers' address, its load address being 0 for a
+ * non-PIE program) and the span of its writable segments, where its static locks are. */
+typedef struct lt_object_data {
+    const void *phdr;
+    uintptr_t lo, hi;
+} lt_object_data;
+/* The loaded objects with writable segments: the first max of them into out; returns how
+ * many there are. */
+size_t lt_platform_objects(lt_object_data *out, size_t max);
 
 /* munmap and mremap without going through any interposed definition (while those are
  * resolved); target is mremap's new address (MREMAP_FIXED). */

@@ -595,6 +595,41 @@ static int same_module(const void *a, const void *b)
            qa.phdr == qb.phdr;
 }
 
+typedef struct object_list {
+    lt_object_data *out;
+    size_t max, n;
+} object_list;
+
+static int list_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    object_list *list = arg;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    (void)size;
+    for (size_t i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || !ph->p_memsz)
+            continue;
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (start < lo)
+            lo = start;
+        if (start + ph->p_memsz > hi)
+            hi = start + ph->p_memsz;
+    }
+    if (hi <= lo)
+        return 0;
+    if (list->n < list->max)
+        list->out[list->n] = (lt_object_data){info->dlpi_phdr, lo, hi};
+    list->n++;
+    return 0;
+}
+
+size_t lt_platform_objects(lt_object_data *out, size_t max)
+{
+    object_list list = {out, max, 0};
+    dl_iterate_phdr(list_object, &list);
+    return list.n;
+}
+
 void lt_platform_allocator(lt_allocator *out)
 {
     *out = (lt_allocator){0};
@@ -606,6 +641,7 @@ void lt_platform_allocator(lt_allocator *out)
     if (!out->munmap)
         out->munmap = lt_platform_munmap_direct;
     out->mremap = (void *(*)(void *, size_t, size_t, int, ...))dlsym(RTLD_NEXT, "mremap");
+    out->dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
     out->page = (size_t)getpagesize();
     if (!same_module((void *)out->free, (void *)out->usable_size))
         out->usable_size = NULL;

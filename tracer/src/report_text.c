@@ -593,6 +593,11 @@ static action_text action_of(const lt_rep *r)
 
 static void put_outcome(out *o, const lt_rep *r)
 {
+    if (r->kind == LT_FIND_SELF_DEADLOCK && r->outcome == LT_OUTCOME_CONTINUE && r->nlocks &&
+        r->locks[0].wait == LT_WAIT_TIMED) {
+        put(o, "  action: none (the request is timed: it fails, at the latest at its deadline)\n");
+        return;
+    }
     if (r->outcome != LT_OUTCOME_ABORT && r->outcome != LT_OUTCOME_EDEADLK)
         return;
     action_text a = action_of(r);

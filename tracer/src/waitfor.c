@@ -607,6 +607,9 @@ static void watchdog_start(void);
 static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond_waiter *cw)
 {
     lt_thread *t = ev->self;
+    /* A timed request for a lock this thread holds was reported by detect.c as the
+     * self-deadlock it is, and goes on to time out: its cycle is that report again. */
+    int told = what == LT_FOR_LOCK && ev->held && ev->wait == LT_WAIT_TIMED;
     if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
         return 0;
     t->waiting.stack = lt_stack_whole(t, ev->ra, ev->cfa);
@@ -617,7 +620,7 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond
     lt_spin_lock(&wf_lock);
     publish(ev, what, target, cw, reads);
     ev->published = 1;
-    size_t n = find_cycle(t);
+    size_t n = told ? 0 : find_cycle(t);
     frame *first = n ? lt_map(n * sizeof *first) : NULL;
     if (first)
         memcpy(first, path, n * sizeof *first);

@@ -48,7 +48,7 @@ NOINLINE void c11_relock(void)
 
 NOINLINE void c11_timed_relock(void)
 {
-    struct timespec t = soon();
+    struct timespec t = ms_from_now(300);
     mtx_init(&m, mtx_timed);
     mtx_lock(&m);
     result("mtx_timedlock", mtx_timedlock(&m, &t));

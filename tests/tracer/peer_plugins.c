@@ -1,0 +1,85 @@
+/*
+ * peer_plugins.c - a plugin's own lock across dlclose (Apache's graceful restart, PAM
+ * modules, any plugin host that unloads and loads again):
+ *   peer_plugins NAME PLUGIN USER_PLUGIN
+ *   - reload: the plugin's lock taken under a lock of the program's, the plugin unloaded
+ *     and loaded again (at the same address: the loader reuses the hole), its lock then
+ *     taken the other way. Two locks, not one: the first went with its library. Silent.
+ *   - dependency: the same through a plugin that needs it, so that unloading the one
+ *     unloads the other. Silent.
+ *   - kept: loaded twice and closed once, so still loaded: its lock is the same lock, and
+ *     the other way is an inversion, reported.
+ * Each prints whether the lock came back at its address, and "done".
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static pthread_mutex_t program_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *load(const char *path)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "dlopen: %s\n", dlerror());
+        exit(2);
+    }
+    return h;
+}
+
+static pthread_mutex_t *lock_of(void *h, const char *getter)
+{
+    pthread_mutex_t *(*get)(void) = (pthread_mutex_t * (*)(void)) dlsym(h, getter);
+    if (!get) {
+        fprintf(stderr, "dlsym: %s\n", dlerror());
+        exit(2);
+    }
+    return get();
+}
+
+NOINLINE static void nest(pthread_mutex_t *outer, pthread_mutex_t *inner)
+{
+    pthread_mutex_lock(outer);
+    pthread_mutex_lock(inner);
+    pthread_mutex_unlock(inner);
+    pthread_mutex_unlock(outer);
+}
+
+/* round 0 takes the plugin's lock under the program's, round 1 the other way */
+NOINLINE static void reload(const char *path, const char *getter, int keep)
+{
+    pthread_mutex_t *at[2];
+    void *kept = keep ? load(path) : NULL;
+    for (int round = 0; round < 2; round++) {
+        void *h = load(path);
+        at[round] = lock_of(h, getter);
+        if (round == 0)
+            nest(&program_lock, at[round]);
+        else
+            nest(at[round], &program_lock);
+        dlclose(h);
+    }
+    if (kept)
+        dlclose(kept);
+    printf("same address: %s\n", at[0] == at[1] ? "yes" : "no");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4)
+        return 2;
+    if (!strcmp(argv[1], "reload"))
+        reload(argv[2], "plugin_mutex", 0);
+    else if (!strcmp(argv[1], "dependency"))
+        reload(argv[3], "user_plugin_mutex", 0);
+    else if (!strcmp(argv[1], "kept"))
+        reload(argv[2], "plugin_mutex", 1);
+    else
+        return 2;
+    puts("done");
+    return 0;
+}
