@@ -634,6 +634,8 @@ static inline __attribute__((always_inline)) int unlock_fast(const void *lock, l
         if (lt_unlikely(rc != 0))
             return unlock_refused(t, &t->held[t->held_end - 1], kind, rc, UNUSUAL_SITE(0, 0));
         lt_held_pop(t);
+        if (!t->nheld)
+            lt_order_idle();
         lt_leave(&lt_tls);
         return 0;
     }

@@ -164,13 +164,14 @@ static lt_key_set *known_refill(lt_key_set *k)
  * Growing the known set outside the graph lock. lt_known_add's copy of a set of a million
  * fingerprints kept every other thread waiting for tens of ms: in the `lazy` stress row (4
  * threads, 0.9 M new edges) those copies were nearly all of the lock's hold time. So once
- * the set is LT_KNOWN_GROW_AT full, the first thread to see it (lt_known_grow) copies it into
- * a set twice as large outside the lock, while the others go on adding to the old one, which
- * may fill to seven eighths meanwhile (known_full); each fingerprint added meanwhile, in the
- * gate or under the lock, is also written to a log. It adds the logged ones to the copy as
- * far as they are written (known_catch_up_early), then takes the lock, adds the rest (or, when
- * the log overflowed, reads the old set again) and publishes the copy - unless lt_known_add
- * copied or refilled the set meanwhile (it filled up first), when the copy is dropped.
+ * the set is LT_KNOWN_GROW_AT full, the next thread to let go of its last lock (lt_known_idle;
+ * known.h says why then) copies it into a set twice as large outside the graph lock, while
+ * the others go on adding to the old one, which may fill to seven eighths meanwhile
+ * (known_full); each fingerprint added meanwhile, in the gate or under the lock, is also
+ * written to a log. It adds the logged ones to the copy as far as they are written
+ * (known_catch_up_early), then takes the lock, adds the rest (or, when the log overflowed,
+ * reads the old set again) and publishes the copy - unless lt_known_add copied or refilled
+ * the set meanwhile (it filled up first), when the copy is dropped.
  * lt_known_growing changes only under the lock, with the gate shut, so an adder sees it set
  * from the first fingerprint the copy may miss to the end.
  */
@@ -305,7 +306,27 @@ static void grow_log_clear(void)
         atomic_store_explicit(&grow_log[i], 0, memory_order_relaxed);
 }
 
-/* lt_known_grow, the set LT_KNOWN_GROW_AT full: asked again, with the rest. */
+_Atomic int lt_known_due;
+
+/* lt_known_grow, k LT_KNOWN_GROW_AT full. (A want that comes after the copy it wanted is
+ * dropped by that copy's first question: it is no longer that full.) */
+void lt_known_want(lt_key_set *k)
+{
+    if (atomic_load_explicit(&k->used, memory_order_relaxed) >= LT_KNOWN_GROW_NOW(k->mask + 1))
+        lt_known_copy();
+    else if (!atomic_load_explicit(&lt_known_due, memory_order_relaxed) &&
+             !atomic_load_explicit(&lt_known_growing, memory_order_relaxed) && known_mostly_live(k))
+        atomic_store_explicit(&lt_known_due, 1, memory_order_relaxed);
+}
+
+/* lt_known_idle, a copy wanted: the first thread to see it makes it. */
+void lt_known_copy_due(void)
+{
+    atomic_store_explicit(&lt_known_due, 0, memory_order_relaxed);
+    lt_known_copy();
+}
+
+/* The set LT_KNOWN_GROW_AT full: asked again, with the rest. */
 void lt_known_copy(void)
 {
     lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire), *g = NULL;

@@ -4,9 +4,15 @@
 #ifndef LT_ORDER_H
 #define LT_ORDER_H
 
+#include "known.h"
 #include "lt_internal.h"
 
 void lt_order_acquired(lt_event *ev);
+/* The calling thread let go of its last lock: the graph's work that waits for that. */
+static inline void lt_order_idle(void)
+{
+    lt_known_idle();
+}
 /* Whether t's acquisition of l in `mode`, were it granted now, would add nothing to the graph
  * (no edge, or only known ones): then lt_order_acquired has nothing to do after the grant.
  * *memo is the caller's record of the last edge into l found known (0 = none): the edge is
