@@ -61,26 +61,25 @@ void lt_prefault(void *p, size_t size)
  * a large page so that its first one is whole; beyond the reservation, or where address space
  * is capped (RLIMIT_AS) and it could not be made, from plain mappings. */
 #define LARGE_RESERVE ((size_t)1 << 30)
-#define LARGE_PAGE ((size_t)2 << 20)
 #define LARGE_NONE ((char *)1) /* no reservation could be made */
 
 static _Atomic size_t large_used;
-static char *_Atomic large_base; /* the reservation, LARGE_PAGE-aligned; NULL = not yet */
+static char *_Atomic large_base; /* the reservation, LT_LARGE_PAGE-aligned; NULL = not yet */
 
 static char *large_reservation(void)
 {
     char *base = atomic_load_explicit(&large_base, memory_order_acquire);
     if (base)
         return base;
-    char *fresh = lt_platform_reserve(LARGE_RESERVE + LARGE_PAGE), *aligned = LARGE_NONE;
+    char *fresh = lt_platform_reserve(LARGE_RESERVE + LT_LARGE_PAGE), *aligned = LARGE_NONE;
     if (fresh) { /* the slack either side of the aligned part stays reserved, unused */
-        aligned = (char *)(((uintptr_t)fresh + LARGE_PAGE - 1) & ~(uintptr_t)(LARGE_PAGE - 1));
+        aligned = (char *)(((uintptr_t)fresh + LT_LARGE_PAGE - 1) & ~(LT_LARGE_PAGE - 1));
         lt_platform_map_huge(aligned, LARGE_RESERVE);
     }
     if (!atomic_compare_exchange_strong_explicit(&large_base, &base, aligned,
                                                  memory_order_acq_rel, memory_order_acquire)) {
         if (fresh)
-            lt_platform_unmap(fresh, LARGE_RESERVE + LARGE_PAGE);
+            lt_platform_unmap(fresh, LARGE_RESERVE + LT_LARGE_PAGE);
         return base;
     }
     return aligned;
@@ -96,6 +95,16 @@ void *lt_large_alloc(size_t size)
             return base + at;
     }
     return lt_map(size);
+}
+
+/* Without an aligned mapping, the plain one: only its speed differs. */
+void *lt_remap_large(void *p, size_t old, size_t size)
+{
+    void *q = lt_platform_remap_aligned(p, old, size, LT_LARGE_PAGE);
+    if (!q)
+        return lt_remap(p, old, size);
+    lt_platform_collapse(q, size);
+    return q;
 }
 
 void *lt_arena_alloc(lt_arena *a, size_t size, size_t align)

@@ -26,11 +26,26 @@ void *lt_remap(void *p, size_t old, size_t size);
  * and not where the memory is first used. */
 void lt_prefault(void *p, size_t size);
 
-/* size bytes of zeroed memory kept as long as the process, in large pages: for the chunks a
- * structure takes once it has grown large (thousands of locks), where a page fault per 4 KB
- * page costs more than the calls that fill it. Page-aligned; NULL when out of memory. Safe to
- * call from any thread, with or without the caller's locks. */
+/* A structure that has grown to LT_LARGE_FROM bytes (thousands of locks) is a large one: its
+ * memory is in large pages from then on, where a page fault a 4 KB page cost more than the
+ * calls that fill it. Before, small pages: a program with a few locks has no 2 MB page
+ * zeroed and resident for it. */
+#define LT_LARGE_FROM ((size_t)256 << 10)
+#define LT_LARGE_PAGE ((size_t)2 << 20)
+
+static inline size_t lt_large_round(size_t size)
+{
+    return (size + LT_LARGE_PAGE - 1) & ~(LT_LARGE_PAGE - 1);
+}
+
+/* size bytes of zeroed memory kept as long as the process, in large pages, for the chunks of
+ * large structures. Page-aligned; NULL when out of memory. Safe to call from any thread, with
+ * or without the caller's locks. */
 void *lt_large_alloc(size_t size);
+
+/* lt_remap for a large structure, size a multiple of LT_LARGE_PAGE: the mapping moves to large
+ * pages, which take in its small ones. */
+void *lt_remap_large(void *p, size_t old, size_t size);
 
 /* Bump allocation from mapped chunks of `chunk` bytes (a zeroed lt_arena: LT_ARENA_CHUNK), for
  * memory kept as long as the process (shadow entries, interned stacks, counters): it is never

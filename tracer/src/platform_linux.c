@@ -568,6 +568,38 @@ void *lt_platform_remap(void *p, size_t old, size_t size)
     return q == MAP_FAILED ? NULL : q;
 }
 
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25 /* Linux 6.1; glibc's headers before 2.37 lack it */
+#endif
+
+void lt_platform_collapse(void *p, size_t size)
+{
+    lt_platform_map_huge(p, size);
+    int saved = errno; /* an older kernel, or a range with no page yet, says EINVAL */
+    madvise(p, size, MADV_COLLAPSE);
+    errno = saved;
+}
+
+/* mremap chooses the place, so the pages go to an aligned part of a larger reservation, the
+ * rest of which is then given back. */
+void *lt_platform_remap_aligned(void *p, size_t old, size_t size, size_t align)
+{
+    char *room = lt_platform_reserve(size + align);
+    if (!room)
+        return NULL;
+    char *at = (char *)(((uintptr_t)room + align - 1) & ~(uintptr_t)(align - 1));
+    void *q = lt_platform_mremap_direct(p, old, size, MREMAP_MAYMOVE | MREMAP_FIXED, at);
+    if (q == MAP_FAILED) {
+        lt_platform_unmap(room, size + align);
+        return NULL;
+    }
+    if (at != room)
+        lt_platform_unmap(room, (size_t)(at - room));
+    if (at + size != room + size + align)
+        lt_platform_unmap(at + size, (size_t)(room + align - at));
+    return q;
+}
+
 static uintptr_t load_segment(const struct dl_phdr_info *info, uintptr_t addr);
 
 typedef struct owner_query {
