@@ -159,6 +159,17 @@ void lt_pool_put(lt_pool *p, void *x)
     p->stack[p->nfree++] = x;
 }
 
+/* A pool's first chunk, alone in whole large pages of address space (p->whole) that stay
+ * small pages until it grows large; a plain mapping where that room cannot be made. */
+static char *first_chunk(lt_ixpool *p, size_t bytes)
+{
+    char *m = lt_platform_map_aligned(lt_large_round(bytes), LT_LARGE_PAGE);
+    if (!m)
+        return lt_map(bytes);
+    p->whole = lt_large_round(bytes);
+    return m;
+}
+
 uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
 {
     uint32_t per = 1u << p->bits, c = p->next >> p->bits, room = per - (p->next & (per - 1));
@@ -166,7 +177,7 @@ uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
         return 0;
     if (!p->chunk[c]) {
         size_t bytes = p->size << p->bits;
-        char *m = c ? lt_large_alloc(bytes) : lt_map(bytes);
+        char *m = c ? lt_large_alloc(bytes) : first_chunk(p, bytes);
         if (!m)
             return 0;
         p->chunk[c] = m;
@@ -175,6 +186,9 @@ uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
     uint32_t n = want < room ? want : room;
     *first = p->next;
     p->next += n;
+    if (p->whole && (size_t)(*first) * p->size < LT_LARGE_FROM &&
+        (size_t)p->next * p->size >= LT_LARGE_FROM)
+        lt_platform_collapse(p->chunk[0], p->whole);
     return n;
 }
 

@@ -580,23 +580,17 @@ void lt_platform_collapse(void *p, size_t size)
     errno = saved;
 }
 
-/* mremap chooses the place, so the pages go to an aligned part of a larger reservation, the
- * rest of which is then given back. */
+/* mremap chooses the place: the pages go where an aligned mapping was made for them. */
 void *lt_platform_remap_aligned(void *p, size_t old, size_t size, size_t align)
 {
-    char *room = lt_platform_reserve(size + align);
-    if (!room)
+    char *at = lt_platform_map_aligned(size, align);
+    if (!at)
         return NULL;
-    char *at = (char *)(((uintptr_t)room + align - 1) & ~(uintptr_t)(align - 1));
     void *q = lt_platform_mremap_direct(p, old, size, MREMAP_MAYMOVE | MREMAP_FIXED, at);
     if (q == MAP_FAILED) {
-        lt_platform_unmap(room, size + align);
+        lt_platform_unmap(at, size);
         return NULL;
     }
-    if (at != room)
-        lt_platform_unmap(room, (size_t)(at - room));
-    if (at + size != room + size + align)
-        lt_platform_unmap(at + size, (size_t)(room + align - at));
     return q;
 }
 

@@ -355,16 +355,11 @@ void lt_platform_collapse(void *p, size_t size)
 
 void *lt_platform_remap_aligned(void *p, size_t old, size_t size, size_t align)
 {
-    char *room = lt_platform_map(size + align);
-    if (!room)
-        return NULL;
-    char *at = (char *)(((uintptr_t)room + align - 1) & ~(uintptr_t)(align - 1));
-    if (at != room)
-        lt_platform_unmap(room, (size_t)(at - room));
-    if (at + size != room + size + align)
-        lt_platform_unmap(at + size, (size_t)(room + align - at));
-    memcpy(at, p, old < size ? old : size);
-    lt_platform_unmap(p, old);
+    char *at = lt_platform_map_aligned(size, align);
+    if (at) {
+        memcpy(at, p, old < size ? old : size);
+        lt_platform_unmap(p, old);
+    }
     return at;
 }
 
