@@ -364,18 +364,22 @@ static int home_page_seen(size_t page)
 /* Pages seen in each large page of the home area, hot and cold records alike. One that
  * reaches HOME_LARGE_AT of its 512 is being filled by a program with thousands of locks side
  * by side (`groups`: 245 pages of each), and becomes a large page then: its other pages are
- * no first touch each. A program's first pages of homes, and all of few or scattered locks,
- * stay small pages. */
+ * no first touch each. So does one that such a run of pages enters from a large one before
+ * it (groups' homes span two of each kind). A program's first pages of homes, and all of few
+ * or scattered locks, stay small pages. */
 #define HOME_LARGE_AT (LT_LARGE_FROM / 2 / 4096)
 #define HOME_RANGES (sizeof lt_shadow_homes / LT_LARGE_PAGE + 1)
 static _Atomic uint32_t home_range_pages[HOME_RANGES];
 
-static void home_range_count(const char *page)
+/* at: the hot or cold record page of homes numbered page, just seen. */
+static void home_range_count(const char *at, size_t page)
 {
-    size_t r = (uintptr_t)page / LT_LARGE_PAGE - (uintptr_t)&lt_shadow_homes / LT_LARGE_PAGE;
-    if (atomic_fetch_add_explicit(&home_range_pages[r], 1, memory_order_relaxed) ==
-        HOME_LARGE_AT - 1)
-        lt_platform_collapse((void *)((uintptr_t)page & ~(LT_LARGE_PAGE - 1)), LT_LARGE_PAGE);
+    size_t r = (uintptr_t)at / LT_LARGE_PAGE - (uintptr_t)&lt_shadow_homes / LT_LARGE_PAGE;
+    uint32_t seen = atomic_fetch_add_explicit(&home_range_pages[r], 1, memory_order_relaxed);
+    if (seen == HOME_LARGE_AT - 1 ||
+        (seen == 0 && r && page && home_page_seen(page - 1) &&
+         atomic_load_explicit(&home_range_pages[r - 1], memory_order_relaxed) >= HOME_LARGE_AT))
+        lt_platform_collapse((void *)((uintptr_t)at & ~(LT_LARGE_PAGE - 1)), LT_LARGE_PAGE);
 }
 
 static void home_page_mark(size_t page)
@@ -383,8 +387,8 @@ static void home_page_mark(size_t page)
     uint64_t bit = (uint64_t)1 << page % 64;
     if (atomic_fetch_or_explicit(&home_pages[page / 64], bit, memory_order_relaxed) & bit)
         return;
-    home_range_count((const char *)lt_shadow_homes.hot + page * 4096);
-    home_range_count((const char *)lt_shadow_homes.cold + page * 4096);
+    home_range_count((const char *)lt_shadow_homes.hot + page * 4096, page);
+    home_range_count((const char *)lt_shadow_homes.cold + page * 4096, page);
 }
 
 /* l, the home of an address about to be looked up or filed: its page is seen, and when the
