@@ -4,10 +4,13 @@
  * recovery of an earlier acquisition's stack from its call site and frame.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "lifetime.h"
@@ -232,6 +235,65 @@ static void forget(const void *addr)
 /* A set that was large and is small again stops using its index and empties it, in time
  * proportional to what it holds; when it grows large again, the index answers for the new
  * entries only. */
+static long vm_bytes(void)
+{
+    char buf[256];
+    int fd = open("/proc/self/statm", O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    return atol(buf) * sysconf(_SC_PAGESIZE);
+}
+
+/* A new thread's set grown past LT_LARGE_FROM (6,000 entries: 336 KB), with the address
+ * space capped (arg) 3 MB above what is mapped or not: capped, the aligned 4 MB room for its
+ * large pages cannot be made, and it grows as a plain mapping. Either way every entry is
+ * kept; uncapped, on Linux, the set lies on whole large pages. */
+static void *held_large(void *arg)
+{
+    enum { N = 6000 };
+    static char locks[N];
+    static lt_lock fake;
+    lt_thread *t = lt_self();
+    struct rlimit was = {0, 0};
+    long vm = vm_bytes();
+    int capped = arg != NULL && vm > 0 && getrlimit(RLIMIT_AS, &was) == 0;
+    if (capped) {
+        struct rlimit r = {(rlim_t)vm + 3 * 1024 * 1024, was.rlim_max};
+        CHECK(setrlimit(RLIMIT_AS, &r) == 0);
+    }
+    int ok = 1;
+    for (int i = 0; i < N && ok; i++)
+        ok = lt_held_push(t, &locks[i], &fake) != NULL;
+    if (capped)
+        CHECK(setrlimit(RLIMIT_AS, &was) == 0);
+    CHECKF(ok, "capped %d", capped);
+    for (int i = 0; i < N && ok; i += 7)
+        ok = lt_held_find(t, &locks[i]) && lt_held_find(t, &locks[i])->addr == &locks[i];
+    CHECKF(ok && t->nheld == N, "capped %d", capped);
+#ifdef __linux__
+    if (!capped)
+        CHECKF((uintptr_t)t->held % LT_LARGE_PAGE == 0 &&
+                   t->cap == LT_LARGE_PAGE / sizeof(lt_held),
+               "held %p cap %u", (void *)t->held, t->cap);
+#endif
+    while (t->nheld)
+        lt_held_remove(t, &t->held[t->nheld - 1]);
+    return NULL;
+}
+
+static void check_held_large(void)
+{
+    for (int capped = 0; capped < 2; capped++) {
+        pthread_t th;
+        CHECK(pthread_create(&th, NULL, held_large, capped ? &th : NULL) == 0);
+        pthread_join(th, NULL);
+    }
+}
+
 static void check_held_regrow(void)
 {
     lt_thread *t = lt_self();
@@ -899,6 +961,7 @@ int main(void)
     check_held_ends();
     check_held_regrow();
     check_held_churn();
+    check_held_large();
     check_scratch_fit();
     check_pool();
     check_shadow_heap(); /* first: its entries are new ones */

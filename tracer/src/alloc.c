@@ -61,26 +61,25 @@ void lt_prefault(void *p, size_t size)
  * a large page so that its first one is whole; beyond the reservation, or where address space
  * is capped (RLIMIT_AS) and it could not be made, from plain mappings. */
 #define LARGE_RESERVE ((size_t)1 << 30)
-#define LARGE_PAGE ((size_t)2 << 20)
 #define LARGE_NONE ((char *)1) /* no reservation could be made */
 
 static _Atomic size_t large_used;
-static char *_Atomic large_base; /* the reservation, LARGE_PAGE-aligned; NULL = not yet */
+static char *_Atomic large_base; /* the reservation, LT_LARGE_PAGE-aligned; NULL = not yet */
 
 static char *large_reservation(void)
 {
     char *base = atomic_load_explicit(&large_base, memory_order_acquire);
     if (base)
         return base;
-    char *fresh = lt_platform_reserve(LARGE_RESERVE + LARGE_PAGE), *aligned = LARGE_NONE;
+    char *fresh = lt_platform_reserve(LARGE_RESERVE + LT_LARGE_PAGE), *aligned = LARGE_NONE;
     if (fresh) { /* the slack either side of the aligned part stays reserved, unused */
-        aligned = (char *)(((uintptr_t)fresh + LARGE_PAGE - 1) & ~(uintptr_t)(LARGE_PAGE - 1));
+        aligned = (char *)(((uintptr_t)fresh + LT_LARGE_PAGE - 1) & ~(LT_LARGE_PAGE - 1));
         lt_platform_map_huge(aligned, LARGE_RESERVE);
     }
     if (!atomic_compare_exchange_strong_explicit(&large_base, &base, aligned,
                                                  memory_order_acq_rel, memory_order_acquire)) {
         if (fresh)
-            lt_platform_unmap(fresh, LARGE_RESERVE + LARGE_PAGE);
+            lt_platform_unmap(fresh, LARGE_RESERVE + LT_LARGE_PAGE);
         return base;
     }
     return aligned;
@@ -96,6 +95,16 @@ void *lt_large_alloc(size_t size)
             return base + at;
     }
     return lt_map(size);
+}
+
+/* Without an aligned mapping, the plain one: only its speed differs. */
+void *lt_remap_large(void *p, size_t old, size_t size)
+{
+    void *q = lt_platform_remap_aligned(p, old, size, LT_LARGE_PAGE);
+    if (!q)
+        return lt_remap(p, old, size);
+    lt_platform_collapse(q, size);
+    return q;
 }
 
 void *lt_arena_alloc(lt_arena *a, size_t size, size_t align)
@@ -150,6 +159,17 @@ void lt_pool_put(lt_pool *p, void *x)
     p->stack[p->nfree++] = x;
 }
 
+/* A pool's first chunk, alone in whole large pages of address space (p->whole) that stay
+ * small pages until it grows large; a plain mapping where that room cannot be made. */
+static char *first_chunk(lt_ixpool *p, size_t bytes)
+{
+    char *m = lt_platform_map_aligned(lt_large_round(bytes), LT_LARGE_PAGE);
+    if (!m)
+        return lt_map(bytes);
+    p->whole = lt_large_round(bytes);
+    return m;
+}
+
 uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
 {
     uint32_t per = 1u << p->bits, c = p->next >> p->bits, room = per - (p->next & (per - 1));
@@ -157,7 +177,7 @@ uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
         return 0;
     if (!p->chunk[c]) {
         size_t bytes = p->size << p->bits;
-        char *m = c ? lt_large_alloc(bytes) : lt_map(bytes);
+        char *m = c ? lt_large_alloc(bytes) : first_chunk(p, bytes);
         if (!m)
             return 0;
         p->chunk[c] = m;
@@ -166,6 +186,9 @@ uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
     uint32_t n = want < room ? want : room;
     *first = p->next;
     p->next += n;
+    if (p->whole && (size_t)(*first) * p->size < LT_LARGE_FROM &&
+        (size_t)p->next * p->size >= LT_LARGE_FROM)
+        lt_platform_collapse(p->chunk[0], p->whole);
     return n;
 }
 

@@ -26,11 +26,26 @@ void *lt_remap(void *p, size_t old, size_t size);
  * and not where the memory is first used. */
 void lt_prefault(void *p, size_t size);
 
-/* size bytes of zeroed memory kept as long as the process, in large pages: for the chunks a
- * structure takes once it has grown large (thousands of locks), where a page fault per 4 KB
- * page costs more than the calls that fill it. Page-aligned; NULL when out of memory. Safe to
- * call from any thread, with or without the caller's locks. */
+/* A structure that has grown to LT_LARGE_FROM bytes (thousands of locks) is a large one: its
+ * memory is in large pages from then on, where a page fault a 4 KB page cost more than the
+ * calls that fill it. Before, small pages: a program with a few locks has no 2 MB page
+ * zeroed and resident for it. */
+#define LT_LARGE_FROM ((size_t)256 << 10)
+#define LT_LARGE_PAGE ((size_t)2 << 20)
+
+static inline size_t lt_large_round(size_t size)
+{
+    return (size + LT_LARGE_PAGE - 1) & ~(LT_LARGE_PAGE - 1);
+}
+
+/* size bytes of zeroed memory kept as long as the process, in large pages, for the chunks of
+ * large structures. Page-aligned; NULL when out of memory. Safe to call from any thread, with
+ * or without the caller's locks. */
 void *lt_large_alloc(size_t size);
+
+/* lt_remap for a large structure, size a multiple of LT_LARGE_PAGE: the mapping moves to large
+ * pages, which take in its small ones. */
+void *lt_remap_large(void *p, size_t old, size_t size);
 
 /* Bump allocation from mapped chunks of `chunk` bytes (a zeroed lt_arena: LT_ARENA_CHUNK), for
  * memory kept as long as the process (shadow entries, interned stacks, counters): it is never
@@ -71,8 +86,9 @@ static inline int lt_pool_has_free(const lt_pool *p)
 
 /* Objects of one size named by 32-bit indices (half a pointer), for structures that link
  * millions of them: chunks of 2^bits objects, mapped when first needed and found through a
- * table; index 0 names none. Freed indices go on a stack, as in lt_pool. A pool that fills
- * its first chunk is a large one: its later chunks are large memory (lt_large_alloc). */
+ * table; index 0 names none. Freed indices go on a stack, as in lt_pool. The first chunk is
+ * in small pages until the pool has handed out LT_LARGE_FROM bytes of it, then in large ones,
+ * and later chunks are large memory (lt_large_alloc). */
 #define LT_IX_CHUNKS 16384
 typedef struct lt_ixpool {
     size_t size;
@@ -81,9 +97,10 @@ typedef struct lt_ixpool {
     uint32_t *stack; /* freed indices, the last freed on top */
     size_t nfree, cap;
     size_t mapped;   /* bytes of its chunks */
+    size_t whole;    /* the first chunk's mapping when it is of whole large pages; 0 = not */
     char *chunk[LT_IX_CHUNKS];
 } lt_ixpool;
-#define LT_IXPOOL(type, chunk_bits) {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, {NULL}}
+#define LT_IXPOOL(type, chunk_bits) {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, 0, {NULL}}
 
 /* The object at index i (not 0), which the pool handed out; bits and size are the pool's,
  * passed as constants by a caller that knows them (this runs on every link followed). */

@@ -107,6 +107,15 @@ void *lt_platform_remap(void *p, size_t old, size_t size);
  * transparent huge pages): for large tables read at random, one TLB entry and one page fault
  * per 2 MB instead of per 4 KB. A hint; nothing changes where it is not taken. */
 void lt_platform_map_huge(void *p, size_t size);
+/* Large pages under [p, p + size) (whole large pages, mapped) from now on, where the system
+ * has them: advised as lt_platform_map_huge, and those of its large pages that have small
+ * ones already made one now (Linux 6.1: MADV_COLLAPSE copies them), so that writing the rest
+ * costs no fault a 4 KB page. For a structure that has just grown large. A hint. */
+void lt_platform_collapse(void *p, size_t size);
+/* lt_platform_map and lt_platform_remap of mappings aligned to align (a power of two, a
+ * multiple of the page size): large pages can then lie under all of them. */
+void *lt_platform_map_aligned(size_t size, size_t align);
+void *lt_platform_remap_aligned(void *p, size_t old, size_t size, size_t align);
 /* Makes [p, p + size) (page-aligned, mapped) memory now, in one call, where the system can
  * (Linux 5.14: MADV_POPULATE_WRITE): for memory about to be written page after page, a page
  * fault each costs more than the call's work for all of them. Pages that are memory already

@@ -568,6 +568,32 @@ void *lt_platform_remap(void *p, size_t old, size_t size)
     return q == MAP_FAILED ? NULL : q;
 }
 
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25 /* Linux 6.1; glibc's headers before 2.37 lack it */
+#endif
+
+void lt_platform_collapse(void *p, size_t size)
+{
+    lt_platform_map_huge(p, size);
+    int saved = errno; /* an older kernel, or a range with no page yet, says EINVAL */
+    madvise(p, size, MADV_COLLAPSE);
+    errno = saved;
+}
+
+/* mremap chooses the place: the pages go where an aligned mapping was made for them. */
+void *lt_platform_remap_aligned(void *p, size_t old, size_t size, size_t align)
+{
+    char *at = lt_platform_map_aligned(size, align);
+    if (!at)
+        return NULL;
+    void *q = lt_platform_mremap_direct(p, old, size, MREMAP_MAYMOVE | MREMAP_FIXED, at);
+    if (q == MAP_FAILED) {
+        lt_platform_unmap(at, size);
+        return NULL;
+    }
+    return q;
+}
+
 static uintptr_t load_segment(const struct dl_phdr_info *info, uintptr_t addr);
 
 typedef struct owner_query {

@@ -348,6 +348,21 @@ void *lt_platform_remap(void *p, size_t old, size_t size)
     return q;
 }
 
+void lt_platform_collapse(void *p, size_t size)
+{
+    lt_platform_map_huge(p, size);
+}
+
+void *lt_platform_remap_aligned(void *p, size_t old, size_t size, size_t align)
+{
+    char *at = lt_platform_map_aligned(size, align);
+    if (at) {
+        memcpy(at, p, old < size ? old : size);
+        lt_platform_unmap(p, old);
+    }
+    return at;
+}
+
 /* _sigtramp has a symbol here, which names the frame. */
 int lt_platform_is_sigreturn(uintptr_t ip)
 {

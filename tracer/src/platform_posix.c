@@ -37,6 +37,20 @@ void lt_platform_unmap(void *p, size_t size)
     munmap(p, size);
 }
 
+/* The aligned part of a larger mapping, the rest given back. */
+void *lt_platform_map_aligned(size_t size, size_t align)
+{
+    char *room = lt_platform_map(size + align);
+    if (!room)
+        return NULL;
+    char *at = (char *)(((uintptr_t)room + align - 1) & ~(uintptr_t)(align - 1));
+    if (at != room)
+        lt_platform_unmap(room, (size_t)(at - room));
+    if (at != room + align)
+        lt_platform_unmap(at + size, (size_t)(room + align - at));
+    return at;
+}
+
 void lt_platform_map_huge(void *p, size_t size)
 {
 #ifdef MADV_HUGEPAGE

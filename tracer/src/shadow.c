@@ -165,12 +165,9 @@ static size_t home(table t, uint64_t h)
  * The heap: memory for slabs and tables, never given back. Faulted in a 4 KiB page at a
  * time, a program's thousands of locks cost more in page faults than in their calls
  * (`stressbench groups`, 25,000 locks: ~1,100 faults in shadow.c, each 7-20 us on a virtual
- * machine, against ~250 instructions an init). Past its first HEAP_SMALL bytes (a program with
- * a few locks keeps small pages: no 2 MiB page zeroed and resident for it), it is taken from
- * the large pages of lt_large_alloc.
+ * machine, against ~250 instructions an init). Past its first LT_LARGE_FROM bytes it is taken
+ * from the large pages of lt_large_alloc.
  * ---------------------------------------------------------------------------------------- */
-#define HEAP_SMALL ((size_t)512 * 1024)
-
 static _Atomic size_t heap_used; /* bytes handed out, the small ones first */
 
 /* size bytes (a multiple of the page size) of zeroed, page-aligned memory; NULL when out of
@@ -178,7 +175,7 @@ static _Atomic size_t heap_used; /* bytes handed out, the small ones first */
 static void *heap_alloc(size_t size)
 {
     size_t at = atomic_fetch_add_explicit(&heap_used, size, memory_order_relaxed);
-    return at >= HEAP_SMALL ? lt_large_alloc(size) : lt_map(size);
+    return at >= LT_LARGE_FROM ? lt_large_alloc(size) : lt_map(size);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -338,7 +335,12 @@ static lt_lock *entry_alloc(shard *s)
  * freed as other entries are, but vacant again instead of on a free list: the next lock to
  * take it may be of any shard. Like the slabs' entries, homes are never unmapped, so the
  * (entry, gen) pairs kept of them go stale, never dangle. */
-_Alignas(4096) lt_home_area lt_shadow_homes;
+#ifdef __APPLE__
+#define HOMES_ALIGN 4096 /* no large pages to align to */
+#else
+#define HOMES_ALIGN LT_LARGE_PAGE /* so that its large pages are whole: home_range_count */
+#endif
+_Alignas(HOMES_ALIGN) lt_home_area lt_shadow_homes;
 
 
 /* The pages of homes a first sighting found, by bit: hot records and their cold ones
@@ -359,10 +361,34 @@ static int home_page_seen(size_t page)
     return (atomic_load_explicit(&home_pages[page / 64], memory_order_relaxed) >> page % 64) & 1;
 }
 
+/* Pages seen in each large page of the home area, hot and cold records alike. One that
+ * reaches HOME_LARGE_AT of its 512 is being filled by a program with thousands of locks side
+ * by side (`groups`: 245 pages of each), and becomes a large page then: its other pages are
+ * no first touch each. So does one that such a run of pages enters from a large one before
+ * it (groups' homes span two of each kind). A program's first pages of homes, and all of few
+ * or scattered locks, stay small pages. */
+#define HOME_LARGE_AT (LT_LARGE_FROM / 2 / 4096)
+#define HOME_RANGES (sizeof lt_shadow_homes / LT_LARGE_PAGE + 1)
+static _Atomic uint32_t home_range_pages[HOME_RANGES];
+
+/* at: the hot or cold record page of homes numbered page, just seen. */
+static void home_range_count(const char *at, size_t page)
+{
+    size_t r = (uintptr_t)at / LT_LARGE_PAGE - (uintptr_t)&lt_shadow_homes / LT_LARGE_PAGE;
+    uint32_t seen = atomic_fetch_add_explicit(&home_range_pages[r], 1, memory_order_relaxed);
+    if (seen == HOME_LARGE_AT - 1 ||
+        (seen == 0 && r && page && home_page_seen(page - 1) &&
+         atomic_load_explicit(&home_range_pages[r - 1], memory_order_relaxed) >= HOME_LARGE_AT))
+        lt_platform_collapse((void *)((uintptr_t)at & ~(LT_LARGE_PAGE - 1)), LT_LARGE_PAGE);
+}
+
 static void home_page_mark(size_t page)
 {
-    atomic_fetch_or_explicit(&home_pages[page / 64], (uint64_t)1 << page % 64,
-                             memory_order_relaxed);
+    uint64_t bit = (uint64_t)1 << page % 64;
+    if (atomic_fetch_or_explicit(&home_pages[page / 64], bit, memory_order_relaxed) & bit)
+        return;
+    home_range_count((const char *)lt_shadow_homes.hot + page * 4096, page);
+    home_range_count((const char *)lt_shadow_homes.cold + page * 4096, page);
 }
 
 /* l, the home of an address about to be looked up or filed: its page is seen, and when the

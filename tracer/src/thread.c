@@ -355,22 +355,30 @@ void lt_held_compact(lt_thread *t)
  * the time). */
 static int held_grow(lt_thread *t)
 {
-    uint32_t cap = t->cap * 2;
+    size_t size = (size_t)t->cap * 2 * sizeof(lt_held);
+    int large = size >= LT_LARGE_FROM;
+    if (large)
+        size = lt_large_round(size);
+    uint32_t cap = (uint32_t)(size / sizeof(lt_held));
     if (t->held_indexed && !index_build(t, cap))
         return 0;
     lt_held *h;
     if (t->held == t->inline_held) {
-        if ((h = lt_map(cap * sizeof(lt_held))) != NULL)
+        if ((h = lt_map(size)) != NULL)
             memcpy(h, t->held, t->held_end * sizeof(lt_held));
+    } else if (large) {
+        h = lt_remap_large(t->held, t->cap * sizeof(lt_held), size);
     } else {
-        h = lt_remap(t->held, t->cap * sizeof(lt_held), cap * sizeof(lt_held));
+        h = lt_remap(t->held, t->cap * sizeof(lt_held), size);
     }
     if (!h)
         return 0;
-    /* the new half is written entry after entry from now on: faulted in a page at a time it
-     * cost a set of 25,000 locks ~350 page faults, most of its growth's time */
-    size_t kept = ((size_t)t->cap * sizeof(lt_held)) & ~(size_t)4095;
-    lt_platform_populate((char *)h + kept, cap * sizeof(lt_held) - kept);
+    /* the new half is written entry after entry from now on: faulted in a small page at a
+     * time it cost a set of 25,000 locks ~350 page faults, most of its growth's time */
+    if (!large) {
+        size_t kept = ((size_t)t->cap * sizeof(lt_held)) & ~(size_t)4095;
+        lt_platform_populate((char *)h + kept, size - kept);
+    }
     t->held = h;
     t->cap = cap;
     held_room_update(t);
