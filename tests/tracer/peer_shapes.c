@@ -19,6 +19,9 @@
  *     relock give what libc gives.
  *   - a timed join (pthread_timedjoin_np) of a thread that waits for a lock the joiner
  *     holds: the join times out, nothing is stuck.
+ *   - a signal handler that unlocks the mutex its own thread waits for, which the joiner
+ *     holds (glibc lets any thread unlock a normal mutex; ThreadSanitizer's
+ *     signal_in_futex_wait, with a futex of its own): a bad unlock, and no deadlock.
  * Each scenario prints what its calls returned and ends with "done".
  */
 #define _GNU_SOURCE
@@ -330,6 +333,33 @@ NOINLINE static void timed_join_holding(void)
     result("join", pthread_join(t, NULL));
 }
 
+/* ---- a signal handler releases the mutex its own thread waits for ---- */
+
+static void release_first(int sig)
+{
+    (void)sig;
+    pthread_mutex_unlock(&first);
+}
+
+/* Each round the waiter is signalled while it sleeps in its lock and main joins it at once:
+ * the join's check finds main holding what the waiter waits for, with the handler that
+ * releases it on its way. */
+NOINLINE static void signal_releases_wait(void)
+{
+    struct sigaction sa = {.sa_handler = release_first};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, NULL);
+    for (int round = 0; round < 5; round++) {
+        pthread_t t;
+        atomic_store(&other_waits.tid, 0);
+        pthread_mutex_lock(&first);
+        pthread_create(&t, NULL, take_first_once, NULL);
+        blocked_until(&other_waits);
+        pthread_kill(t, SIGUSR2);
+        result("join", pthread_join(t, NULL));
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -355,6 +385,8 @@ int main(int argc, char **argv)
         pi_abba();
     else if (!strcmp(s, "timed-join-holding"))
         timed_join_holding();
+    else if (!strcmp(s, "signal-releases-wait"))
+        signal_releases_wait();
     else {
         fprintf(stderr, "peer_shapes: unknown scenario '%s'\n", s);
         return 64;

@@ -431,18 +431,20 @@ static int writer_kept(const lt_event *ev)
            lt_platform_rwlock_writer_kept(&word);
 }
 
-/* Unlock of a lock this thread does not hold: report it; if libc unlocked it all the same,
- * forget what others held. */
+/* Unlock of a lock this thread does not hold: if libc unlocked it all the same, forget what
+ * others held, before the report (which takes a while: a thread waiting for the lock, which
+ * a signal handler in it unlocked, must not be seen waiting for its old holder meanwhile);
+ * then report it. */
 static void report_bad_unlock(lt_event *ev, int unlocked)
 {
     lt_lock *l = ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra, ev->cfa);
+    if (l && unlocked && !writer_kept(ev))
+        released_for_holder(l);
     lt_finding f = {.kind = LT_FIND_BAD_UNLOCK, .why = LT_WHY_NOT_HELD};
     fill_lock(&f, ev);
     f.req_mode = LT_MODE_NONE;
     f.request_stack = lt_stack_here(ev->ra);
     lt_report(&f);
-    if (l && unlocked && !writer_kept(ev))
-        released_for_holder(l);
 }
 
 /* The entry leaves the held set. */

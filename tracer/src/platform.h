@@ -31,6 +31,9 @@ void lt_platform_thread_name(char *buf, size_t size);
 /* The name of thread tid of this process now (a system call or a file read: for reports);
  * -1, buf untouched, when it cannot be read (the thread has exited). Async-signal-safe. */
 int lt_platform_thread_name_of(int tid, char *buf, size_t size);
+/* Whether thread tid of this process has a signal pending that it neither blocks nor
+ * ignores (its own, or one sent to the process): a handler will run in it. 0 when unknown. */
+int lt_platform_signal_coming(int tid);
 
 /* Type of a mutex read from the lock itself, so static initialisers count: lt_mutex_type. */
 int lt_platform_mutex_type(const void *mutex);

@@ -711,6 +711,46 @@ int lt_platform_thread_name_of(int tid, char *buf, size_t size)
     return 0;
 }
 
+/* The hexadecimal mask on the line of /proc's status that starts with `key`, 0 if none. */
+static uint64_t status_mask(const char *status, const char *key)
+{
+    const char *at = strstr(status, key);
+    uint64_t mask = 0;
+    if (!at)
+        return 0;
+    for (at += strlen(key); *at == ' ' || *at == '\t'; at++)
+        ;
+    for (;; at++) {
+        int d = *at >= '0' && *at <= '9'   ? *at - '0'
+                : *at >= 'a' && *at <= 'f' ? *at - 'a' + 10
+                                           : -1;
+        if (d < 0)
+            return mask;
+        mask = mask << 4 | (uint64_t)d;
+    }
+}
+
+int lt_platform_signal_coming(int tid)
+{
+    char path[64], status[4096];
+    size_t at = lt_fmt_str(path, sizeof path, 0, "/proc/self/task/");
+    at = lt_fmt_dec(path, sizeof path, at, tid);
+    lt_fmt_str(path, sizeof path, at, "/status");
+    int state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    size_t n = 0;
+    for (ssize_t got = 1; fd >= 0 && got > 0 && n < sizeof status - 1; n += (size_t)got)
+        if ((got = read(fd, status + n, sizeof status - 1 - n)) < 0)
+            got = 0;
+    if (fd >= 0)
+        close(fd);
+    pthread_setcancelstate(state, NULL);
+    status[n] = 0;
+    uint64_t pending = status_mask(status, "\nSigPnd:") | status_mask(status, "\nShdPnd:");
+    return (pending & ~status_mask(status, "\nSigBlk:") & ~status_mask(status, "\nSigIgn:")) != 0;
+}
+
 void lt_platform_thread_name(char *buf, size_t size)
 {
     char name[16] = {0}; /* PR_GET_NAME writes up to 16 bytes */

@@ -46,6 +46,12 @@ int lt_platform_thread_name_of(int tid, char *buf, size_t size)
     return -1;
 }
 
+int lt_platform_signal_coming(int tid)
+{
+    (void)tid;
+    return 0;
+}
+
 void lt_platform_thread_name(char *buf, size_t size)
 {
     if (size == 0)

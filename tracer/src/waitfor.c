@@ -548,13 +548,42 @@ static int uncertain(const frame *f, size_t n)
     return 0;
 }
 
-/* The cycle found when the wait began, confirmed (after the grace where it is uncertain):
- * filled into steps (mapped: nothing under wf_lock may call malloc, which in some programs
- * takes a pthread mutex whose holder may be about to wait), or NULL when it dissolved. */
-static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst, size_t *n)
+/* Whether libc's lock words say that each thread of the cycle path[0..n-1] holds the lock
+ * the one before it waits for; under wf_lock. A signal handler's unlock while its thread is
+ * inside the tracer passes through untracked (a handler that releases what its own thread
+ * waits for: ThreadSanitizer's signal_in_futex_wait), leaving an entry the word contradicts.
+ * A pthread_once or a C++ guard has no word that names a holder. */
+static int words_agree(size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const lt_held *h = path[i].by;
+        if (h && h->kind != LT_ONCE &&
+            !lt_lock_word_held(h->addr, h->lock, (lt_kind)h->kind, (lt_mode)h->mode,
+                               path[(i + 1) % n].u->info.tid))
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether a thread of the cycle is about to run a signal handler, which may end its wait:
+ * release what another waits for, leave by longjmp, act on a cancellation. */
+static int signal_coming(const frame *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (lt_platform_signal_coming(f[i].u->info.tid))
+            return 1;
+    return 0;
+}
+
+/* The cycle found when the wait began, confirmed (after the grace where it is uncertain, or
+ * where the lock words or a signal on its way say it may not last): filled into steps
+ * (mapped: nothing under wf_lock may call malloc, which in some programs takes a pthread
+ * mutex whose holder may be about to wait), or NULL when it dissolved. */
+static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst, int agree,
+                             size_t *n)
 {
     struct timespec grace = {0, GRACE_NS};
-    if (uncertain(first, nfirst))
+    if (!agree || uncertain(first, nfirst) || signal_coming(first, nfirst))
         nanosleep(&grace, NULL);
     lt_spin_lock(&wf_lock);
     lt_wait_step *steps = NULL;
@@ -622,13 +651,14 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond
     ev->published = 1;
     size_t n = told ? 0 : find_cycle(t);
     frame *first = n ? lt_map(n * sizeof *first) : NULL;
+    int agree = first && words_agree(n);
     if (first)
         memcpy(first, path, n * sizeof *first);
     lt_spin_unlock(&wf_lock);
     if (!first)
         return 0;
     size_t m;
-    lt_wait_step *steps = confirm(t, first, n, &m);
+    lt_wait_step *steps = confirm(t, first, n, agree, &m);
     lt_platform_unmap(first, n * sizeof *first);
     return steps ? report_deadlock(steps, m) : 0;
 }
