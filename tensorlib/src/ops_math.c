@@ -15,7 +15,16 @@ static tl_tensor *then(tl_tensor *in, tl_tensor *out)
     return out;
 }
 
-/* candle's pow: exp(b * log(a)); a and b of one shape (a <= 0 gives NaN, as in candle). */
+/* One precision up for pow: f16 and bf16 in f32, f32 in f64 where the device has it (the
+ * cpu; Metal has no f64). */
+static tl_tensor *pow_operand(const tl_tensor *t)
+{
+    return t->dtype == TL_F32 && t->device == TL_CPU ? tl_to_dtype(t, TL_F64) : tl_widen_half(t);
+}
+
+/* candle's pow: exp(b * log(a)); a and b of one shape (a <= 0 gives NaN, as in candle),
+ * computed one precision up and rounded once: log(a)'s rounding grows by |b log a| through
+ * the exp (f16 2^10 was 1026, f32 1.5^20 3325.255 against 3325.2568). */
 tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b)
 {
     char da[TL_DESC_STR], db[TL_DESC_STR];
@@ -24,11 +33,16 @@ tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b)
     if (!tl_same_shape(&a->layout, &b->layout))
         return tl_fail(TL_ERR_SHAPE, "pow: shape mismatch, lhs %s, rhs %s", tl_describe(a, da),
                        tl_describe(b, db)), NULL;
-    tl_tensor *t = tl_unary(TL_LOG, a);
+    tl_tensor *wa = pow_operand(a), *wb = wa ? pow_operand(b) : NULL;
+    tl_tensor *t = wb ? tl_unary(TL_LOG, wa) : NULL;
     if (t)
-        t = then(t, tl_mul(b, t));
+        t = then(t, tl_mul(wb, t));
     if (t)
         t = then(t, tl_unary(TL_EXP, t));
+    if (t && t->dtype != a->dtype)
+        t = then(t, tl_to_dtype(t, a->dtype));
+    tl_release(wa);
+    tl_release(wb);
     return tl_within("pow", t);
 }
 
@@ -128,8 +142,11 @@ tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t ndims, 
     if (tl_check_tensor(op, t) != TL_OK || tl_check_float(op, t) != TL_OK ||
         dims_mask(op, t, dims, ndims, &mask, list, &nlist) != TL_OK)
         return NULL;
-    tl_tensor *x = tl_widen_half(t), *m = x ? tl_reduce(TL_MAX, x, list, nlist, true) : NULL;
+    /* the maximum is exact in t's dtype, and its errors name the caller's tensor */
+    tl_tensor *m = tl_reduce(TL_MAX, t, list, nlist, true), *x = m ? tl_widen_half(t) : NULL;
     tl_tensor *finite = NULL, *zero = NULL, *shift = NULL, *r = NULL;
+    if (m)
+        m = then(m, x ? tl_widen_half(m) : NULL);
     if (m && (finite = tl_unary(TL_ABS, m)))
         finite = then(finite, tl_cmp_scalar(TL_LT, finite, INFINITY));
     if (finite && (zero = tl_zeros(m->layout.shape, m->layout.ndim, m->dtype, m->device)))

@@ -50,6 +50,8 @@ static void test_creation(void)
     FAILS(tl_rand(1, 0, SHAPE(2), TL_F32, TL_CPU, 1), TL_ERR_ARG, "rand");
     FAILS(tl_rand(0, 1, SHAPE(2), TL_U8, TL_CPU, 1), TL_ERR_DTYPE, "rand");
     FAILS(tl_randn(0, -1, SHAPE(2), TL_F32, TL_CPU, 1), TL_ERR_ARG, "randn");
+    FAILS(tl_randn(0, NAN, SHAPE(2), TL_F32, TL_CPU, 1), TL_ERR_ARG, "randn");
+    CHECK(strstr(tl_last_error(), "std nan is not a number >= 0")); /* it said "negative" */
     FAILS(tl_randn(0, 1, SHAPE(2), TL_I64, TL_CPU, 1), TL_ERR_DTYPE, "randn");
     if (!tl_device_available(TL_METAL))
         FAILS(tl_zeros(SHAPE(2), TL_F32, TL_METAL), TL_ERR_DEVICE, "zeros");
@@ -135,6 +137,10 @@ static void test_reductions(tl_tensor *x, tl_tensor *i)
     FAILS(tl_log_sum_exp(x, d00, 2, false), TL_ERR_ARG, "log_sum_exp");
     FAILS(tl_log_sum_exp(i, NULL, 0, false), TL_ERR_DTYPE, "log_sum_exp");
     FAILS(tl_log_sum_exp(empty, NULL, 0, false), TL_ERR_SHAPE, "log_sum_exp");
+    tl_tensor *empty16 = tl_zeros(SHAPE(0, 3), TL_F16, TL_CPU);
+    FAILS(tl_log_sum_exp(empty16, NULL, 0, false), TL_ERR_SHAPE, "log_sum_exp");
+    CHECK(strstr(tl_last_error(), "f16[0, 3]")); /* the caller's tensor, not an f32 detour */
+    tl_release(empty16);
     FAILS(tl_cumsum(x, 2), TL_ERR_RANGE, "cumsum");
     FAILS(tl_cumprod(x, 2), TL_ERR_RANGE, "cumprod");
     FAILS(tl_norm(i), TL_ERR_DTYPE, "norm");
