@@ -79,7 +79,7 @@ class Program:
         cc = a.cc if source.endswith('.c') else CXX[a.cc]
         self.exe = os.path.join(tmp, f'{os.path.basename(source)}-{cc}{opt}')
         subprocess.run([cc, '-g', opt, '-pthread', *flags, self.src, *libs, '-o', self.exe],
-                       check=True)
+                       check=True, cwd=tmp)  # where -gsplit-dwarf writes its .dwo files
         self.name = f'{source} {cc} {opt}'
 
     def line(self, mark):
@@ -486,9 +486,23 @@ def lto(a, tmp):
               [take, ('Relock', L('Relock:first')), ('main', L('main:relock'))], text)
 
 
+def split_dwarf(a, tmp):
+    """-gsplit-dwarf (helper_order.c at -O2): the program holds only skeleton units, the calls
+    inlined are described in the .dwo file beside it; both stacks of each edge of the
+    inversion name them with their lines, on stderr and in `locktrace report`."""
+    p = Program(a, tmp, 'helper_order.c', '-O2', '-gsplit-dwarf')
+    need(glob.glob(os.path.join(tmp, '*.dwo')), f'{p.name}: no .dwo file written in {tmp}')
+    ending, out, err = p.run()
+    need(ending == 0 and out == 'done\n', f'{p.name}: {ending} {out!r}\n{err}')
+    need(re.search(r'in \(inlined\) acquire \S*helper_order\.c:', err),
+         f'{p.name}: no inlined frame:\n{err}')
+    check_inversion_text(p, err, f'{p.name} (stderr)')
+    check_inversion_text(p, p.rendered(), f'{p.name} (locktrace report)')
+
+
 CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wrappers_std, wrappers_glib,
                                           wrappers_user, wrappers_nomatch, late_dlopen,
-                                          signature_wrappers, waits, lto)}
+                                          signature_wrappers, waits, lto, split_dwarf)}
 
 
 def main(argv):
