@@ -500,9 +500,39 @@ def split_dwarf(a, tmp):
     check_inversion_text(p, p.rendered(), f'{p.name} (locktrace report)')
 
 
+def leaked(a, tmp):
+    """leak.c: a lock leaked by a call that returned, requested again through the same helpers
+    from another caller. The request names that caller; the earlier acquisition names the
+    caller that leaked it, or only its recorded frames, marked as such, never the request's
+    caller. The same through a loop that takes the lock twice at one call site."""
+    for opt in ('-O0', '-O2'):
+        p = Program(a, tmp, 'leak.c', opt)
+        L = p.line
+        helpers = [('Take', L('Take'))] + [(f'Depth{i}', L(f'Depth{i}')) for i in range(1, 6)]
+        runs = {'leak': ([], [('Leaky', L('Leaky')), ('main', L('main:leaky'))],
+                         [('Other', L('Other')), ('main', L('main:other'))]),
+                'loop': (['loop'], [('Loop', L('Loop')), ('main', L('main:loop'))],
+                         [('Loop', L('Loop')), ('main', L('main:loop'))])}
+        for name, (args, earlier_callers, request_callers) in runs.items():
+            ending, out, err = p.run(*args)
+            need(ending == 'signal:SIGABRT', f'{p.name} {name}: {ending}\n{err}')
+            for text, how in ((err.split('locktrace: thread-dump:')[0], 'stderr'), (p.rendered(), 'locktrace report')):
+                st = {h: (f, part) for h, f, part in stacks(text)}
+                where = f'{p.name} {name} ({how})'
+                exact(f'{where} request', st.get('request (this call):'), helpers + request_callers, text)
+                held = st.get('earlier acquisition by this thread (held for lock):')
+                need(held, f'{where}: no earlier acquisition:\n{text}')
+                truth = helpers + earlier_callers
+                got = [f for f in held[0] if f[0] in {fn for fn, _ in truth + request_callers}]
+                need(got == truth or (held[1] and got and got == truth[:len(got)]),
+                     f'{where} earlier acquisition: frames {got}, want {truth} or, marked as '
+                     f'recorded only, its start:\n{text}')
+
+
 CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wrappers_std, wrappers_glib,
                                           wrappers_user, wrappers_nomatch, late_dlopen,
-                                          signature_wrappers, waits, lto, split_dwarf)}
+                                          signature_wrappers, waits, lto, split_dwarf,
+                                          leaked)}
 
 
 def main(argv):

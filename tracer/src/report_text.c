@@ -296,8 +296,8 @@ static void put_frames(out *o, const lt_rep_stack *s)
 static void put_partial(out *o, const lt_rep_stack *s)
 {
     if (s->partial)
-        put(o, "    (frames recorded when it was taken; the frames beyond have returned since; "
-               "LOCKTRACE_STACKS=full records whole stacks)\n");
+        put(o, "    (frames recorded when it was taken; its callers beyond them then are not known "
+               "now; LOCKTRACE_STACKS=full records whole stacks)\n");
 }
 
 /* One stack's frame lines, for other tables that show stacks (stats.c). */
