@@ -529,10 +529,34 @@ def leaked(a, tmp):
                      f'recorded only, its start:\n{text}')
 
 
+def place(a, tmp):
+    """A bug reached through libstdc++'s lock wrappers (sig_std.cpp at -O0 and -O2, through
+    std::lock_guard and std::unique_lock) is placed at the program's line, not at the
+    wrapper's in a libstdc++ header: its repeat line on stderr ("again ... at FILE:LINE") and
+    its SARIF location."""
+    for opt in ('-O0', '-O2'):
+        for guard in ('std::lock_guard', 'std::unique_lock'):
+            p = Program(a, tmp, 'sig_std.cpp', opt, f'-DGUARD={guard}')
+            where = f'{p.name} {guard}'
+            ending, out, err = p.run('twice', LOCKTRACE_ACTION='edeadlk')
+            need(ending == 0 and out.count('relock: EDEADLK\n') == 2, f'{where}: {ending} {out!r}\n{err}')
+            again = re.findall(r'^locktrace: self-deadlock: again \(2nd time\) at (\S+), see report', err, re.M)
+            need(again == [f'sig_std.cpp:{p.line("inner")}'], f'{where}: the repeat is placed at {again}:\n{err}')
+            files = sorted(glob.glob(os.path.join(tmp, 'reports', '*.json')))
+            sarif = subprocess.run([a.locktrace, 'report', '--sarif', '--source-root', a.src] + files,
+                                   capture_output=True, text=True, timeout=TIMEOUT)
+            results = json.loads(sarif.stdout)['runs'][0]['results']
+            need(len(results) == 1, f'{where}: {len(results)} SARIF results:\n{sarif.stdout}')
+            loc = results[0]['locations'][0].get('physicalLocation', {})
+            need(loc.get('artifactLocation', {}).get('uri') == 'sig_std.cpp' and
+                 loc.get('region', {}).get('startLine') == p.line('inner'),
+                 f'{where}: SARIF location {loc}, want sig_std.cpp:{p.line("inner")}')
+
+
 CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wrappers_std, wrappers_glib,
                                           wrappers_user, wrappers_nomatch, late_dlopen,
                                           signature_wrappers, waits, lto, split_dwarf,
-                                          leaked)}
+                                          leaked, place)}
 
 
 def main(argv):
