@@ -527,6 +527,12 @@ def leaked(a, tmp):
                 need(got == truth or (held[1] and got and got == truth[:len(got)]),
                      f'{where} earlier acquisition: frames {got}, want {truth} or, marked as '
                      f'recorded only, its start:\n{text}')
+            if name == 'leak' and held[1]:  # the HTML page says what a partial stack is too
+                files = sorted(glob.glob(os.path.join(tmp, 'reports', '*.json')))
+                page = subprocess.run([a.locktrace, 'report', '--html'] + files, capture_output=True,
+                                      text=True, timeout=TIMEOUT).stdout
+                need('(frames recorded when it was taken;' in page and 'only the call site' not in page,
+                     f'{p.name} {name} (html): a partial stack is not marked as such:\n{page}')
 
 
 def place(a, tmp):
