@@ -72,13 +72,13 @@ def check_chain(where, frames, partial, truth, decisive=-2):
 
 
 class Program:
-    def __init__(self, a, tmp, source, opt, *flags, libs=()):
+    def __init__(self, a, tmp, source, opt, *flags, libs=(), debug='-g'):
         self.a, self.tmp = a, tmp
         self.src = os.path.join(a.src, source)
         self.marks = markers(self.src)
         cc = a.cc if source.endswith('.c') else CXX[a.cc]
-        self.exe = os.path.join(tmp, f'{os.path.basename(source)}-{cc}{opt}')
-        subprocess.run([cc, '-g', opt, '-pthread', *flags, self.src, *libs, '-o', self.exe],
+        self.exe = os.path.join(tmp, f'{os.path.basename(source)}-{cc}{opt}{debug}')
+        subprocess.run([cc, debug, opt, '-pthread', *flags, self.src, *libs, '-o', self.exe],
                        check=True, cwd=tmp)  # where -gsplit-dwarf writes its .dwo files
         self.name = f'{source} {cc} {opt}'
 
@@ -559,10 +559,26 @@ def place(a, tmp):
                  f'{where}: SARIF location {loc}, want sig_std.cpp:{p.line("inner")}')
 
 
+def no_debug(a, tmp):
+    """A program built without -g (helper_order.c's self-deadlock at -O0 and -O2): its report
+    says that its frame has no file:line and why, naming the program, on stderr and in
+    `locktrace report`; built with -g, no such note."""
+    for opt in ('-O0', '-O2'):
+        for debug in ('-g0', '-g'):
+            p = Program(a, tmp, 'helper_order.c', opt, debug=debug)
+            ending, out, err = p.run('self')
+            need(ending == 'signal:SIGABRT', f'{p.name} {debug}: {ending}\n{err}')
+            note = re.compile(r'^  note: no file:line for \S+: (\S+) has no debug info for it \(build with -g;', re.M)
+            for text, how in ((err, 'stderr'), (p.rendered(), 'locktrace report')):
+                got = note.findall(text)
+                need(got == ([p.exe] if debug == '-g0' else []),
+                     f'{p.name} {debug} ({how}): notes for {got}, want {[p.exe] if debug == "-g0" else []}:\n{text}')
+
+
 CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wrappers_std, wrappers_glib,
                                           wrappers_user, wrappers_nomatch, late_dlopen,
                                           signature_wrappers, waits, lto, split_dwarf,
-                                          leaked, place)}
+                                          leaked, place, no_debug)}
 
 
 def main(argv):

@@ -159,6 +159,9 @@ void lt_rep_signature(const lt_rep *r, char out[17]);
  * first wait of a deadlock or long wait, the first edge's acquisition of an inversion; NULL
  * when the report has no stack. */
 const lt_rep_stack *lt_rep_primary_stack(const lt_rep *r);
+/* The program's frame of s: its first frame outside lock wrappers; of a stack of wrappers
+ * only, its first frame. NULL without frames. */
+const lt_rep_frame *lt_rep_own_frame(const lt_rep_stack *s);
 /* The first frame of s outside lock wrappers (the program's line, not std::mutex::lock's in a
  * libstdc++ header; of a stack of wrappers only, its first frame) when it has a source file
  * and line; NULL otherwise. */

@@ -122,9 +122,7 @@ const lt_rep_stack *lt_rep_primary_stack(const lt_rep *r)
     return r->nstacks ? &r->stacks[0] : NULL;
 }
 
-/* The program's frame of s: its first frame outside lock wrappers; a stack of wrappers only,
- * its first frame. NULL without frames. */
-static const lt_rep_frame *own_frame(const lt_rep_stack *s)
+const lt_rep_frame *lt_rep_own_frame(const lt_rep_stack *s)
 {
     for (size_t i = 0; s && i < s->nframes; i++)
         if (!s->frames[i].wrapper)
@@ -134,7 +132,7 @@ static const lt_rep_frame *own_frame(const lt_rep_stack *s)
 
 const lt_rep_frame *lt_rep_source_frame(const lt_rep_stack *s)
 {
-    const lt_rep_frame *f = own_frame(s);
+    const lt_rep_frame *f = lt_rep_own_frame(s);
     return f && f->file && f->line > 0 ? f : NULL;
 }
 
@@ -147,7 +145,7 @@ size_t lt_rep_format_place(const lt_rep *r, char *buf, size_t size, size_t at)
         at = lt_fmt_str(buf, size, at, ":");
         return lt_fmt_dec(buf, size, at, f->line);
     }
-    f = own_frame(s);
+    f = lt_rep_own_frame(s);
     if (f && f->function)
         return lt_fmt_str(buf, size, at, f->function);
     if (f && f->module) {

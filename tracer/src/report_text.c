@@ -1168,11 +1168,26 @@ static size_t format_dump(const lt_rep *r, char *buf, size_t size)
     return o.at;
 }
 
-size_t lt_rep_format_text(const lt_rep *r, char *buf, size_t size)
+/* Why the program's frame of the report's main stack shows no file:line, when it does not:
+ * its module was looked up (a frame left as an address on purpose, in a signal handler's
+ * thread dump, has none) and has no line for it. */
+static void put_no_line(out *o, const lt_rep *r)
+{
+    const lt_rep_frame *f = lt_rep_own_frame(lt_rep_primary_stack(r));
+    if (!f || f->file || !f->module ||
+        (f->function && strcmp(f->function, LT_REP_SIGNAL_FRAME) == 0))
+        return;
+    put(o, "  note: no file:line for ");
+    put_data(o, f->function ? f->function : "the program's frame");
+    put(o, ": ");
+    put_data(o, f->module);
+    put(o, " has no debug info for it (build with -g; a stripped file's debug file is found "
+           "under /usr/lib/debug/.build-id, and `locktrace report` also asks DEBUGINFOD_URLS)\n");
+}
+
+static size_t format_kind(const lt_rep *r, char *buf, size_t size)
 {
     out o = {buf, size, 0};
-    if (r->kind == LT_FIND_THREAD_DUMP)
-        return format_dump(r, buf, size);
     if (r->kind >= LT_FIND_DEADLOCK)
         return format_cross(r, buf, size);
     if (r->kind == LT_FIND_CONDVAR_MISUSE || r->kind == LT_FIND_BARRIER_MISUSE) {
@@ -1191,5 +1206,14 @@ size_t lt_rep_format_text(const lt_rep *r, char *buf, size_t size)
     put_role(&o, r, "held");
     put_role(&o, r, "first-seen");
     put_outcome(&o, r);
+    return o.at;
+}
+
+size_t lt_rep_format_text(const lt_rep *r, char *buf, size_t size)
+{
+    if (r->kind == LT_FIND_THREAD_DUMP)
+        return format_dump(r, buf, size);
+    out o = {buf, size, format_kind(r, buf, size)};
+    put_no_line(&o, r);
     return o.at;
 }
