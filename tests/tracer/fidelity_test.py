@@ -504,7 +504,8 @@ def leaked(a, tmp):
     """leak.c: a lock leaked by a call that returned, requested again through the same helpers
     from another caller. The request names that caller; the earlier acquisition names the
     caller that leaked it, or only its recorded frames, marked as such, never the request's
-    caller. The same through a loop that takes the lock twice at one call site."""
+    caller. The same through a loop that takes the lock twice at one call site, and for the
+    holder of a leaked lock whose memory is freed."""
     for opt in ('-O0', '-O2'):
         p = Program(a, tmp, 'leak.c', opt)
         L = p.line
@@ -533,6 +534,16 @@ def leaked(a, tmp):
                                       text=True, timeout=TIMEOUT).stdout
                 need('(frames recorded when it was taken;' in page and 'only the call site' not in page,
                      f'{p.name} {name} (html): a partial stack is not marked as such:\n{page}')
+        ending, out, err = p.run('free', LOCKTRACE_FREE_HELD='report')
+        need(ending == 0 and 'locktrace: free-held: ' in err, f'{p.name} free: {ending}\n{err}')
+        for text, how in ((err, 'stderr'), (p.rendered(), 'locktrace report')):
+            holder = [(f, part) for h, f, part in stacks(text) if h.startswith('held for lock by ')]
+            where = f'{p.name} free ({how}) holder'
+            need(len(holder) == 1, f'{where}: {len(holder)} holder stacks:\n{text}')
+            truth = helpers + [('Leaky', L('Leaky')), ('main', L('main:free'))]
+            got = [f for f in holder[0][0] if f[0] in {fn for fn, _ in truth}]
+            need(got == truth or (holder[0][1] and got and got == truth[:len(got)]),
+                 f'{where}: frames {got}, want {truth} or, marked as recorded only, its start:\n{text}')
 
 
 def place(a, tmp):

@@ -451,8 +451,7 @@ static void put_holder(out *o, const lt_rep *r, const lt_rep_stack *s)
                                                                      : &r->threads[0]);
     put(o, s->thread == 0 ? " (this thread), taken at:\n" : ", taken at:\n");
     put_frames(o, s);
-    if (s->partial)
-        put(o, "    (call site only; LOCKTRACE_STACKS=full records whole stacks)\n");
+    put_partial(o, s);
 }
 
 /* The other threads a report names: for now the gone owner of an orphaned lock. */

@@ -10,16 +10,19 @@
  *   leak         Leaky() leaks the lock, then Other() requests it
  *   leak loop    one loop takes the lock twice at the same call site: the earlier
  *                acquisition's frames are the same as the request's, at any depth
+ *   leak free    Leaky() leaks a lock in a heap block, then main frees the block: the
+ *                holder's frames have returned (LOCKTRACE_FREE_HELD=report: it goes on)
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
-static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER, *target = &m;
 static volatile int after;
 
 __attribute__((noinline)) void Take(void)
 {
-    pthread_mutex_lock(&m); /* @Take */
+    pthread_mutex_lock(target); /* @Take */
     after = 1;
 }
 
@@ -74,6 +77,13 @@ __attribute__((noinline)) void Loop(void)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "free") == 0) {
+        target = malloc(sizeof *target);
+        pthread_mutex_init(target, NULL);
+        Leaky(); /* @main:free */
+        free(target);
+        return 0;
+    }
     if (argc > 1 && strcmp(argv[1], "loop") == 0) {
         Loop(); /* @main:loop */
         after = 10;
