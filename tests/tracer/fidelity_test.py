@@ -586,10 +586,28 @@ def no_debug(a, tmp):
                      f'{p.name} {debug} ({how}): notes for {got}, want {[p.exe] if debug == "-g0" else []}:\n{text}')
 
 
+def merged(a, tmp):
+    """merged.c at -O2: the request's frame #0 names the marked line of its lock call, or, where
+    the compiler merged the two calls into one (clang: DWARF line 0), says that no single line
+    is the call's instead of printing ":0" alone; on stderr and in `locktrace report`."""
+    p = Program(a, tmp, 'merged.c', '-O2')
+    for arg in ('write', 'read'):
+        ending, out, err = p.run(arg)
+        need(ending == 'signal:SIGABRT', f'{p.name} {arg}: {ending}\n{err}')
+        for text, how in ((err.split('locktrace: thread-dump:')[0], 'stderr'), (p.rendered(), 'locktrace report')):
+            where = f'{p.name} {arg} ({how})'
+            top = re.search(r'request \(this call\):\n    #0 .*', text)
+            need(top, f'{where}: no request stack:\n{text}')
+            need(re.search(rf'merged\.c:({p.line(arg)}|0 \(no single line: code the compiler merged from '
+                           r'several lines\)) \(', top.group(0)),
+                 f'{where}: frame #0 names neither line {p.line(arg)} nor why it has none:\n{text}')
+            need(not re.search(r':0 \((?!no single line)', text), f'{where}: a line 0 unexplained:\n{text}')
+
+
 CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wrappers_std, wrappers_glib,
                                           wrappers_user, wrappers_nomatch, late_dlopen,
                                           signature_wrappers, waits, lto, split_dwarf,
-                                          leaked, place, no_debug)}
+                                          leaked, place, no_debug, merged)}
 
 
 def main(argv):

@@ -268,6 +268,10 @@ static void put_frame(out *o, size_t i, const lt_rep_frame *f)
         put_data(o, f->file);
         put(o, ":");
         put_dec(o, f->line);
+        /* DWARF's line 0: clang gives it to code it merged from several lines (one call
+         * instruction for two identical calls), so no line of the file is the right one */
+        if (f->line == 0)
+            put(o, " (no single line: code the compiler merged from several lines)");
     }
     if (f->module) {
         put(o, " (");
