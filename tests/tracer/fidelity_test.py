@@ -72,14 +72,14 @@ def check_chain(where, frames, partial, truth, decisive=-2):
 
 
 class Program:
-    def __init__(self, a, tmp, source, opt, *flags, libs=()):
+    def __init__(self, a, tmp, source, opt, *flags, libs=(), debug='-g'):
         self.a, self.tmp = a, tmp
         self.src = os.path.join(a.src, source)
         self.marks = markers(self.src)
         cc = a.cc if source.endswith('.c') else CXX[a.cc]
-        self.exe = os.path.join(tmp, f'{os.path.basename(source)}-{cc}{opt}')
-        subprocess.run([cc, '-g', opt, '-pthread', *flags, self.src, *libs, '-o', self.exe],
-                       check=True)
+        self.exe = os.path.join(tmp, f'{os.path.basename(source)}-{cc}{opt}{debug}')
+        subprocess.run([cc, debug, opt, '-pthread', *flags, self.src, *libs, '-o', self.exe],
+                       check=True, cwd=tmp)  # where -gsplit-dwarf writes its .dwo files
         self.name = f'{source} {cc} {opt}'
 
     def line(self, mark):
@@ -486,9 +486,128 @@ def lto(a, tmp):
               [take, ('Relock', L('Relock:first')), ('main', L('main:relock'))], text)
 
 
+def split_dwarf(a, tmp):
+    """-gsplit-dwarf (helper_order.c at -O2): the program holds only skeleton units, the calls
+    inlined are described in the .dwo file beside it; both stacks of each edge of the
+    inversion name them with their lines, on stderr and in `locktrace report`."""
+    p = Program(a, tmp, 'helper_order.c', '-O2', '-gsplit-dwarf')
+    need(glob.glob(os.path.join(tmp, '*.dwo')), f'{p.name}: no .dwo file written in {tmp}')
+    ending, out, err = p.run()
+    need(ending == 0 and out == 'done\n', f'{p.name}: {ending} {out!r}\n{err}')
+    need(re.search(r'in \(inlined\) acquire \S*helper_order\.c:', err),
+         f'{p.name}: no inlined frame:\n{err}')
+    check_inversion_text(p, err, f'{p.name} (stderr)')
+    check_inversion_text(p, p.rendered(), f'{p.name} (locktrace report)')
+
+
+def leaked(a, tmp):
+    """leak.c: a lock leaked by a call that returned, requested again through the same helpers
+    from another caller. The request names that caller; the earlier acquisition names the
+    caller that leaked it, or only its recorded frames, marked as such, never the request's
+    caller. The same through a loop that takes the lock twice at one call site, and for the
+    holder of a leaked lock whose memory is freed."""
+    for opt in ('-O0', '-O2'):
+        p = Program(a, tmp, 'leak.c', opt)
+        L = p.line
+        helpers = [('Take', L('Take'))] + [(f'Depth{i}', L(f'Depth{i}')) for i in range(1, 6)]
+        runs = {'leak': ([], [('Leaky', L('Leaky')), ('main', L('main:leaky'))],
+                         [('Other', L('Other')), ('main', L('main:other'))]),
+                'loop': (['loop'], [('Loop', L('Loop')), ('main', L('main:loop'))],
+                         [('Loop', L('Loop')), ('main', L('main:loop'))])}
+        for name, (args, earlier_callers, request_callers) in runs.items():
+            ending, out, err = p.run(*args)
+            need(ending == 'signal:SIGABRT', f'{p.name} {name}: {ending}\n{err}')
+            for text, how in ((err.split('locktrace: thread-dump:')[0], 'stderr'), (p.rendered(), 'locktrace report')):
+                st = {h: (f, part) for h, f, part in stacks(text)}
+                where = f'{p.name} {name} ({how})'
+                exact(f'{where} request', st.get('request (this call):'), helpers + request_callers, text)
+                held = st.get('earlier acquisition by this thread (held for lock):')
+                need(held, f'{where}: no earlier acquisition:\n{text}')
+                truth = helpers + earlier_callers
+                got = [f for f in held[0] if f[0] in {fn for fn, _ in truth + request_callers}]
+                need(got == truth or (held[1] and got and got == truth[:len(got)]),
+                     f'{where} earlier acquisition: frames {got}, want {truth} or, marked as '
+                     f'recorded only, its start:\n{text}')
+            if name == 'leak' and held[1]:  # the HTML page says what a partial stack is too
+                files = sorted(glob.glob(os.path.join(tmp, 'reports', '*.json')))
+                page = subprocess.run([a.locktrace, 'report', '--html'] + files, capture_output=True,
+                                      text=True, timeout=TIMEOUT).stdout
+                need('(frames recorded when it was taken;' in page and 'only the call site' not in page,
+                     f'{p.name} {name} (html): a partial stack is not marked as such:\n{page}')
+        ending, out, err = p.run('free', LOCKTRACE_FREE_HELD='report')
+        need(ending == 0 and 'locktrace: free-held: ' in err, f'{p.name} free: {ending}\n{err}')
+        for text, how in ((err, 'stderr'), (p.rendered(), 'locktrace report')):
+            holder = [(f, part) for h, f, part in stacks(text) if h.startswith('held for lock by ')]
+            where = f'{p.name} free ({how}) holder'
+            need(len(holder) == 1, f'{where}: {len(holder)} holder stacks:\n{text}')
+            truth = helpers + [('Leaky', L('Leaky')), ('main', L('main:free'))]
+            got = [f for f in holder[0][0] if f[0] in {fn for fn, _ in truth}]
+            need(got == truth or (holder[0][1] and got and got == truth[:len(got)]),
+                 f'{where}: frames {got}, want {truth} or, marked as recorded only, its start:\n{text}')
+
+
+def place(a, tmp):
+    """A bug reached through libstdc++'s lock wrappers (sig_std.cpp at -O0 and -O2, through
+    std::lock_guard and std::unique_lock) is placed at the program's line, not at the
+    wrapper's in a libstdc++ header: its repeat line on stderr ("again ... at FILE:LINE") and
+    its SARIF location."""
+    for opt in ('-O0', '-O2'):
+        for guard in ('std::lock_guard', 'std::unique_lock'):
+            p = Program(a, tmp, 'sig_std.cpp', opt, f'-DGUARD={guard}')
+            where = f'{p.name} {guard}'
+            ending, out, err = p.run('twice', LOCKTRACE_ACTION='edeadlk')
+            need(ending == 0 and out.count('relock: EDEADLK\n') == 2, f'{where}: {ending} {out!r}\n{err}')
+            again = re.findall(r'^locktrace: self-deadlock: again \(2nd time\) at (\S+), see report', err, re.M)
+            need(again == [f'sig_std.cpp:{p.line("inner")}'], f'{where}: the repeat is placed at {again}:\n{err}')
+            files = sorted(glob.glob(os.path.join(tmp, 'reports', '*.json')))
+            sarif = subprocess.run([a.locktrace, 'report', '--sarif', '--source-root', a.src] + files,
+                                   capture_output=True, text=True, timeout=TIMEOUT)
+            results = json.loads(sarif.stdout)['runs'][0]['results']
+            need(len(results) == 1, f'{where}: {len(results)} SARIF results:\n{sarif.stdout}')
+            loc = results[0]['locations'][0].get('physicalLocation', {})
+            need(loc.get('artifactLocation', {}).get('uri') == 'sig_std.cpp' and
+                 loc.get('region', {}).get('startLine') == p.line('inner'),
+                 f'{where}: SARIF location {loc}, want sig_std.cpp:{p.line("inner")}')
+
+
+def no_debug(a, tmp):
+    """A program built without -g (helper_order.c's self-deadlock at -O0 and -O2): its report
+    says that its frame has no file:line and why, naming the program, on stderr and in
+    `locktrace report`; built with -g, no such note."""
+    for opt in ('-O0', '-O2'):
+        for debug in ('-g0', '-g'):
+            p = Program(a, tmp, 'helper_order.c', opt, debug=debug)
+            ending, out, err = p.run('self')
+            need(ending == 'signal:SIGABRT', f'{p.name} {debug}: {ending}\n{err}')
+            note = re.compile(r'^  note: no file:line for \S+: (\S+) has no debug info for it \(build with -g;', re.M)
+            for text, how in ((err, 'stderr'), (p.rendered(), 'locktrace report')):
+                got = note.findall(text)
+                need(got == ([p.exe] if debug == '-g0' else []),
+                     f'{p.name} {debug} ({how}): notes for {got}, want {[p.exe] if debug == "-g0" else []}:\n{text}')
+
+
+def merged(a, tmp):
+    """merged.c at -O2: the request's frame #0 names the marked line of its lock call, or, where
+    the compiler merged the two calls into one (clang: DWARF line 0), says that no single line
+    is the call's instead of printing ":0" alone; on stderr and in `locktrace report`."""
+    p = Program(a, tmp, 'merged.c', '-O2')
+    for arg in ('write', 'read'):
+        ending, out, err = p.run(arg)
+        need(ending == 'signal:SIGABRT', f'{p.name} {arg}: {ending}\n{err}')
+        for text, how in ((err.split('locktrace: thread-dump:')[0], 'stderr'), (p.rendered(), 'locktrace report')):
+            where = f'{p.name} {arg} ({how})'
+            top = re.search(r'request \(this call\):\n    #0 .*', text)
+            need(top, f'{where}: no request stack:\n{text}')
+            need(re.search(rf'merged\.c:({p.line(arg)}|0 \(no single line: code the compiler merged from '
+                           r'several lines\)) \(', top.group(0)),
+                 f'{where}: frame #0 names neither line {p.line(arg)} nor why it has none:\n{text}')
+            need(not re.search(r':0 \((?!no single line)', text), f'{where}: a line 0 unexplained:\n{text}')
+
+
 CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wrappers_std, wrappers_glib,
                                           wrappers_user, wrappers_nomatch, late_dlopen,
-                                          signature_wrappers, waits, lto)}
+                                          signature_wrappers, waits, lto, split_dwarf,
+                                          leaked, place, no_debug, merged)}
 
 
 def main(argv):

@@ -133,8 +133,13 @@ size_t lt_dw_frames(const lt_dw_api *dw, Dwfl_Module *mod, Dwarf_Addr addr, lt_d
     line_at(dw, mod, cu, addr, bias, &f);
     if (!fn && !f.file)
         return 0;
-    Dwarf_Die inl[INLINED];
+    Dwarf_Die inl[INLINED], split;
+    uint8_t type = 0;
     int seen = 0;
+    /* -gsplit-dwarf: the unit in the program is a skeleton, its DIEs are in the .dwo file */
+    if (cu && dw->dwarf_cu_info(cu->cu, NULL, &type, NULL, &split, NULL, NULL, NULL) == 0 &&
+        type == DW_UT_skeleton && split.cu)
+        cu = &split;
     if (cu)
         inlined_at(dw, cu, addr - bias, inl, &seen, 0);
     size_t n = 0;

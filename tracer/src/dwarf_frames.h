@@ -17,6 +17,7 @@
     X(dwfl_module_getdwarf) X(dwarf_nextcu) X(dwarf_offdie) X(dwarf_haspc)                  \
     X(dwarf_getsrc_die) X(dwarf_lineno) X(dwarf_linesrc) X(dwarf_child) X(dwarf_siblingof)   \
     X(dwarf_tag) X(dwarf_attr) X(dwarf_attr_integrate) X(dwarf_formref_die) X(dwarf_diecu)   \
+    X(dwarf_cu_info)                                                                        \
     X(dwarf_formstring) X(dwarf_formudata) X(dwarf_diename) X(dwarf_getsrcfiles)            \
     X(dwarf_filesrc)
 

@@ -40,8 +40,7 @@ typedef struct lt_rep_frame {
     const char *file;         /* source file, NULL without debug info */
     int line;
     int inlined;              /* 1: a call inlined at this ip (its function's frame follows) */
-    int wrapper;              /* 1: in a lock wrapper (wrappers.c); set by the tracer, not
-                               * written to files (their recorded signature stands for it) */
+    int wrapper;              /* 1: in a lock wrapper (wrappers.c); set by the tracer */
 } lt_rep_frame;
 
 typedef struct lt_rep_stack {
@@ -160,8 +159,12 @@ void lt_rep_signature(const lt_rep *r, char out[17]);
  * first wait of a deadlock or long wait, the first edge's acquisition of an inversion; NULL
  * when the report has no stack. */
 const lt_rep_stack *lt_rep_primary_stack(const lt_rep *r);
-/* The first frame of s with a source file and line (the program's code, not the lock call);
- * NULL when none has one. */
+/* The program's frame of s: its first frame outside lock wrappers; of a stack of wrappers
+ * only, its first frame. NULL without frames. */
+const lt_rep_frame *lt_rep_own_frame(const lt_rep_stack *s);
+/* The first frame of s outside lock wrappers (the program's line, not std::mutex::lock's in a
+ * libstdc++ header; of a stack of wrappers only, its first frame) when it has a source file
+ * and line; NULL otherwise. */
 const lt_rep_frame *lt_rep_source_frame(const lt_rep_stack *s);
 /* Where the report is, short, appended at buf+at: "deadlock.c:153", else the function of
  * the primary stack's first frame, else "module+0x..." */

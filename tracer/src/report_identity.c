@@ -122,12 +122,18 @@ const lt_rep_stack *lt_rep_primary_stack(const lt_rep *r)
     return r->nstacks ? &r->stacks[0] : NULL;
 }
 
-const lt_rep_frame *lt_rep_source_frame(const lt_rep_stack *s)
+const lt_rep_frame *lt_rep_own_frame(const lt_rep_stack *s)
 {
     for (size_t i = 0; s && i < s->nframes; i++)
-        if (s->frames[i].file && s->frames[i].line > 0)
+        if (!s->frames[i].wrapper)
             return &s->frames[i];
-    return NULL;
+    return s && s->nframes ? &s->frames[0] : NULL;
+}
+
+const lt_rep_frame *lt_rep_source_frame(const lt_rep_stack *s)
+{
+    const lt_rep_frame *f = lt_rep_own_frame(s);
+    return f && f->file && f->line > 0 ? f : NULL;
 }
 
 size_t lt_rep_format_place(const lt_rep *r, char *buf, size_t size, size_t at)
@@ -139,7 +145,7 @@ size_t lt_rep_format_place(const lt_rep *r, char *buf, size_t size, size_t at)
         at = lt_fmt_str(buf, size, at, ":");
         return lt_fmt_dec(buf, size, at, f->line);
     }
-    f = s && s->nframes ? &s->frames[0] : NULL;
+    f = lt_rep_own_frame(s);
     if (f && f->function)
         return lt_fmt_str(buf, size, at, f->function);
     if (f && f->module) {

@@ -107,6 +107,8 @@ static void frame(jout *j, const lt_rep_frame *f)
     kv_str(j, "file", f->file, 0);
     kv_dec(j, "line", f->line, 0);
     kv_bool(j, "inlined", f->inlined, 0);
+    if (f->wrapper)
+        kv_bool(j, "wrapper", 1, 0);
 }
 
 static void stack(jout *j, const void *item, size_t max_frames)

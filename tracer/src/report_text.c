@@ -268,6 +268,10 @@ static void put_frame(out *o, size_t i, const lt_rep_frame *f)
         put_data(o, f->file);
         put(o, ":");
         put_dec(o, f->line);
+        /* DWARF's line 0: clang gives it to code it merged from several lines (one call
+         * instruction for two identical calls), so no line of the file is the right one */
+        if (f->line == 0)
+            put(o, " (no single line: code the compiler merged from several lines)");
     }
     if (f->module) {
         put(o, " (");
@@ -296,8 +300,8 @@ static void put_frames(out *o, const lt_rep_stack *s)
 static void put_partial(out *o, const lt_rep_stack *s)
 {
     if (s->partial)
-        put(o, "    (frames recorded when it was taken; the frames beyond have returned since; "
-               "LOCKTRACE_STACKS=full records whole stacks)\n");
+        put(o, "    (frames recorded when it was taken; its callers beyond them then are not known "
+               "now; LOCKTRACE_STACKS=full records whole stacks)\n");
 }
 
 /* One stack's frame lines, for other tables that show stacks (stats.c). */
@@ -451,8 +455,7 @@ static void put_holder(out *o, const lt_rep *r, const lt_rep_stack *s)
                                                                      : &r->threads[0]);
     put(o, s->thread == 0 ? " (this thread), taken at:\n" : ", taken at:\n");
     put_frames(o, s);
-    if (s->partial)
-        put(o, "    (call site only; LOCKTRACE_STACKS=full records whole stacks)\n");
+    put_partial(o, s);
 }
 
 /* The other threads a report names: for now the gone owner of an orphaned lock. */
@@ -1173,11 +1176,26 @@ static size_t format_dump(const lt_rep *r, char *buf, size_t size)
     return o.at;
 }
 
-size_t lt_rep_format_text(const lt_rep *r, char *buf, size_t size)
+/* Why the program's frame of the report's main stack shows no file:line, when it does not:
+ * its module was looked up (a frame left as an address on purpose, in a signal handler's
+ * thread dump, has none) and has no line for it. */
+static void put_no_line(out *o, const lt_rep *r)
+{
+    const lt_rep_frame *f = lt_rep_own_frame(lt_rep_primary_stack(r));
+    if (!f || f->file || !f->module ||
+        (f->function && strcmp(f->function, LT_REP_SIGNAL_FRAME) == 0))
+        return;
+    put(o, "  note: no file:line for ");
+    put_data(o, f->function ? f->function : "the program's frame");
+    put(o, ": ");
+    put_data(o, f->module);
+    put(o, " has no debug info for it (build with -g; a stripped file's debug file is found "
+           "under /usr/lib/debug/.build-id, and `locktrace report` also asks DEBUGINFOD_URLS)\n");
+}
+
+static size_t format_kind(const lt_rep *r, char *buf, size_t size)
 {
     out o = {buf, size, 0};
-    if (r->kind == LT_FIND_THREAD_DUMP)
-        return format_dump(r, buf, size);
     if (r->kind >= LT_FIND_DEADLOCK)
         return format_cross(r, buf, size);
     if (r->kind == LT_FIND_CONDVAR_MISUSE || r->kind == LT_FIND_BARRIER_MISUSE) {
@@ -1196,5 +1214,14 @@ size_t lt_rep_format_text(const lt_rep *r, char *buf, size_t size)
     put_role(&o, r, "held");
     put_role(&o, r, "first-seen");
     put_outcome(&o, r);
+    return o.at;
+}
+
+size_t lt_rep_format_text(const lt_rep *r, char *buf, size_t size)
+{
+    if (r->kind == LT_FIND_THREAD_DUMP)
+        return format_dump(r, buf, size);
+    out o = {buf, size, format_kind(r, buf, size)};
+    put_no_line(&o, r);
     return o.at;
 }

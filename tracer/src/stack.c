@@ -181,11 +181,17 @@ static uint32_t intern_recorded(lt_thread *t, uintptr_t ra, const uintptr_t *cal
  * The stack of an earlier acquisition taken lazily (held entry h: its call site and the
  * callers callsite.c recorded, interned as h->site), given a stack `under` this thread has
  * now. The recorded frames are right as far as they go. Beyond them the current stack is
- * used only where it returns to the outermost recorded call site exactly once: the frame that
- * made that call is then still at it, so its callers are the ones it had. A call site alone
- * (no caller recorded) is never joined to the current stack: a shared helper that took this
- * lock and now takes another one sits at the same call site with other callers. Otherwise the
- * recorded frames alone, *partial = 1.
+ * used only where it returns to the outermost recorded call site exactly once and, inside
+ * that frame, has moved on from the recorded frames (another call site at some depth): the
+ * frame that made the outermost call is then still at it, so its callers are the ones it had.
+ * Where the current frames are the recorded ones, call site for call site, the lock call is
+ * being made again from the same place: by the same frames (a loop) or by new ones that other
+ * callers made (a lock leaked by a call that has returned, then taken again through the same
+ * helpers), which return addresses cannot tell apart; the stack is whole only if the recorded
+ * frames reach the bottom of the current one. A call site alone (no caller recorded) is never
+ * joined to the current stack: a shared helper that took this lock and now takes another one
+ * sits at the same call site with other callers. Otherwise the recorded frames alone,
+ * *partial = 1.
  */
 uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial)
 {
@@ -209,7 +215,10 @@ size_t lt_stack_join(const lt_held *h, uint32_t under, uintptr_t *out, int *part
     for (size_t j = 0; ips && j < n; j++)
         if (ips[j] == rec[nr - 1] && matches++ == 0)
             at = j;
-    *partial = matches != 1;
+    size_t same = 0;
+    while (matches == 1 && same + 1 < nr && same < at && rec[nr - 2 - same] == ips[at - 1 - same])
+        same++;
+    *partial = matches != 1 || (same + 1 == nr && (at + 1 < n || n >= depth()));
     if (!rec)
         out[k++] = h->ra;
     for (size_t i = 0; i < nr; i++)

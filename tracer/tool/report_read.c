@@ -204,6 +204,8 @@ static void read_frame(reader *rd, const json_value *o, const char *at, lt_rep_f
     f->file = string(rd, o, at, "file", 1);
     f->line = (int)integer(rd, o, at, "line", 0, 1 << 30);
     f->inlined = boolean(rd, o, at, "inlined");
+    if (json_get(o, "wrapper")) /* optional: written when true, absent before 2026-12-03 */
+        f->wrapper = boolean(rd, o, at, "wrapper");
 }
 
 static void read_stack(reader *rd, const json_value *o, const char *at, lt_rep_stack *s,

@@ -280,8 +280,21 @@ static int is_signal_frame(const lt_rep_frame *f)
     return f->function && strcmp(f->function, LT_REP_SIGNAL_FRAME) == 0;
 }
 
+/* Whether the tracer marked the frame of the address of recorded frame `last` (its own
+ * frame, after the calls inlined there) that is named `function` as a lock wrapper. */
+static int recorded_wrapper(const lt_rep_stack *s, size_t last, const char *function)
+{
+    for (size_t k = last + 1; k-- > 0 && s->frames[k].ip == s->frames[last].ip &&
+                              (k == last || s->frames[k].inlined);)
+        if (function && s->frames[k].function && strcmp(s->frames[k].function, function) == 0)
+            return s->frames[k].wrapper;
+    return 0;
+}
+
 /* A frame is looked up at its return address less one (the call), but the signal frame, kept
- * as the tracer named it, and the frame after it: the instruction the signal interrupted. */
+ * as the tracer named it, and the frame after it: the instruction the signal interrupted.
+ * Each frame found keeps the tracer's lock wrapper mark of the frame it recorded under that
+ * name at that address. */
 size_t lt_symbolize_stack(lt_symbolizer *sz, const lt_rep_stack *s, lt_rep_frame *out, size_t max,
                           lt_symbolizer_notes *notes)
 {
@@ -298,7 +311,10 @@ size_t lt_symbolize_stack(lt_symbolizer *sz, const lt_rep_stack *s, lt_rep_frame
         Dwarf_Addr bias;
         dwfl_module_getelf(m->mod, &bias);
         int interrupted = i > 0 && is_signal_frame(&s->frames[i - 1]);
-        n += frames_at(sz, m, bias + f->module_offset - !interrupted, f, out + n, max - n);
+        size_t got = frames_at(sz, m, bias + f->module_offset - !interrupted, f, out + n, max - n);
+        for (size_t k = n; k < n + got; k++)
+            out[k].wrapper = recorded_wrapper(s, i, out[k].function);
+        n += got;
     }
     return n;
 }
