@@ -50,6 +50,8 @@ static void npy_from_numpy(void)
                "[[[-4.0, -3.0], [-2.0, -1.0]], [[0.0, 1.0], [2.0, 3.0]]]");
     EXPECT_FMT(tl_load_npy(at("bool.npy"), TL_CPU), "[1, 0, 1]");
     EXPECT_FAIL(tl_load_npy(at("c64.npy"), TL_CPU), TL_ERR_DTYPE, "<c8 is not supported");
+    /* the descr as the header writes it (it read "|O0": a size the header never gave) */
+    EXPECT_FAIL(tl_load_npy(at("object.npy"), TL_CPU), TL_ERR_DTYPE, "dtype |O is not supported");
     EXPECT_FAIL(tl_load_npy(at("model.safetensors"), TL_CPU), TL_ERR_ARG, "not a .npy file");
     EXPECT_FAIL(tl_load_npy(at("no-such-file.npy"), TL_CPU), TL_ERR_ARG, "cannot open");
 }
