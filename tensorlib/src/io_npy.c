@@ -85,8 +85,8 @@ static tl_status parse_header(const char *op, const char *h, size_t len, npy_hea
         if (npy_types[i].kind == kind && npy_types[i].size == size)
             out->dtype = npy_types[i].dtype;
     if (out->dtype == TL_DTYPE_COUNT)
-        return tl_fail(TL_ERR_DTYPE, "%s: numpy dtype %c%c%zu is not supported", op, order, kind,
-                       size);
+        return tl_fail(TL_ERR_DTYPE, "%s: numpy dtype %.*s is not supported", op,
+                       (int)(p - d - 1), d + 1);
     out->swap = order == '>' && size > 1;
     /* fortran_order */
     if (end - f >= 4 && memcmp(f, "True", 4) == 0)
