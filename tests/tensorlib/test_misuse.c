@@ -50,6 +50,8 @@ static void test_creation(void)
     FAILS(tl_rand(1, 0, SHAPE(2), TL_F32, TL_CPU, 1), TL_ERR_ARG, "rand");
     FAILS(tl_rand(0, 1, SHAPE(2), TL_U8, TL_CPU, 1), TL_ERR_DTYPE, "rand");
     FAILS(tl_randn(0, -1, SHAPE(2), TL_F32, TL_CPU, 1), TL_ERR_ARG, "randn");
+    FAILS(tl_randn(0, NAN, SHAPE(2), TL_F32, TL_CPU, 1), TL_ERR_ARG, "randn");
+    CHECK(strstr(tl_last_error(), "std nan is not a number >= 0")); /* it said "negative" */
     FAILS(tl_randn(0, 1, SHAPE(2), TL_I64, TL_CPU, 1), TL_ERR_DTYPE, "randn");
     if (!tl_device_available(TL_METAL))
         FAILS(tl_zeros(SHAPE(2), TL_F32, TL_METAL), TL_ERR_DEVICE, "zeros");
