@@ -245,6 +245,6 @@ tl_tensor *tl_randn(double mean, double std, const size_t *shape, size_t ndim, t
                     tl_device device, uint64_t seed)
 {
     if (!(std >= 0.0))
-        return tl_fail(TL_ERR_ARG, "randn: std %g is negative", std), NULL;
+        return tl_fail(TL_ERR_ARG, "randn: std %g is not a number >= 0", std), NULL;
     return random_tensor("randn", normal_gen, mean, std, 0, 0, shape, ndim, dtype, device, seed);
 }
