@@ -137,6 +137,10 @@ static void test_reductions(tl_tensor *x, tl_tensor *i)
     FAILS(tl_log_sum_exp(x, d00, 2, false), TL_ERR_ARG, "log_sum_exp");
     FAILS(tl_log_sum_exp(i, NULL, 0, false), TL_ERR_DTYPE, "log_sum_exp");
     FAILS(tl_log_sum_exp(empty, NULL, 0, false), TL_ERR_SHAPE, "log_sum_exp");
+    tl_tensor *empty16 = tl_zeros(SHAPE(0, 3), TL_F16, TL_CPU);
+    FAILS(tl_log_sum_exp(empty16, NULL, 0, false), TL_ERR_SHAPE, "log_sum_exp");
+    CHECK(strstr(tl_last_error(), "f16[0, 3]")); /* the caller's tensor, not an f32 detour */
+    tl_release(empty16);
     FAILS(tl_cumsum(x, 2), TL_ERR_RANGE, "cumsum");
     FAILS(tl_cumprod(x, 2), TL_ERR_RANGE, "cumprod");
     FAILS(tl_norm(i), TL_ERR_DTYPE, "norm");
