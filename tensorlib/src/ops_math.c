@@ -128,8 +128,11 @@ tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t ndims, 
     if (tl_check_tensor(op, t) != TL_OK || tl_check_float(op, t) != TL_OK ||
         dims_mask(op, t, dims, ndims, &mask, list, &nlist) != TL_OK)
         return NULL;
-    tl_tensor *x = tl_widen_half(t), *m = x ? tl_reduce(TL_MAX, x, list, nlist, true) : NULL;
+    /* the maximum is exact in t's dtype, and its errors name the caller's tensor */
+    tl_tensor *m = tl_reduce(TL_MAX, t, list, nlist, true), *x = m ? tl_widen_half(t) : NULL;
     tl_tensor *finite = NULL, *zero = NULL, *shift = NULL, *r = NULL;
+    if (m)
+        m = then(m, x ? tl_widen_half(m) : NULL);
     if (m && (finite = tl_unary(TL_ABS, m)))
         finite = then(finite, tl_cmp_scalar(TL_LT, finite, INFINITY));
     if (finite && (zero = tl_zeros(m->layout.shape, m->layout.ndim, m->dtype, m->device)))
