@@ -500,6 +500,17 @@ static void log_sum_exp_wide_half(void)
     }
 }
 
+/* pow on f16 is candle's exp(b * log(a)), rounded to f16 once: numpy's np.power of these
+ * f16 pairs is [1024, 243, 10000, 0.0002441, 343], each exact in f16 (rounding log(a), then
+ * b * log(a), to f16 on the way gave 1026, 242.75, 10008, 0.0002435, 343.75). */
+static void pow_half_rounds_once(void)
+{
+    tl_tensor *a = MAKE(TL_F16, SHAPE(5), 2, 3, 10, 0.5, 7);
+    tl_tensor *b = MAKE(TL_F16, SHAPE(5), 10, 5, 4, 12, 3);
+    EXPECT_FMT(tl_pow(a, b), "[1024.0, 243.0, 10000.0, 0.0002441, 343.0]");
+    RELEASE(a, b);
+}
+
 int main(void)
 {
     reshape_overflow();
@@ -523,5 +534,6 @@ int main(void)
     candle_clones();
     clamp_nan_bound();
     log_sum_exp_wide_half();
+    pow_half_rounds_once();
     return check_summary();
 }
