@@ -15,7 +15,9 @@ static tl_tensor *then(tl_tensor *in, tl_tensor *out)
     return out;
 }
 
-/* candle's pow: exp(b * log(a)); a and b of one shape (a <= 0 gives NaN, as in candle). */
+/* candle's pow: exp(b * log(a)); a and b of one shape (a <= 0 gives NaN, as in candle). f16
+ * and bf16 compute in f32 and round once: rounding log(a) and b * log(a) to f16 on the way
+ * made 2^10 1026. */
 tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b)
 {
     char da[TL_DESC_STR], db[TL_DESC_STR];
@@ -24,11 +26,16 @@ tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b)
     if (!tl_same_shape(&a->layout, &b->layout))
         return tl_fail(TL_ERR_SHAPE, "pow: shape mismatch, lhs %s, rhs %s", tl_describe(a, da),
                        tl_describe(b, db)), NULL;
-    tl_tensor *t = tl_unary(TL_LOG, a);
+    tl_tensor *wa = tl_widen_half(a), *wb = wa ? tl_widen_half(b) : NULL;
+    tl_tensor *t = wb ? tl_unary(TL_LOG, wa) : NULL;
     if (t)
-        t = then(t, tl_mul(b, t));
+        t = then(t, tl_mul(wb, t));
     if (t)
         t = then(t, tl_unary(TL_EXP, t));
+    if (t && t->dtype != a->dtype)
+        t = then(t, tl_to_dtype(t, a->dtype));
+    tl_release(wa);
+    tl_release(wb);
     return tl_within("pow", t);
 }
 
