@@ -503,11 +503,17 @@ static void log_sum_exp_wide_half(void)
 /* pow on f16 is candle's exp(b * log(a)), rounded to f16 once: numpy's np.power of these
  * f16 pairs is [1024, 243, 10000, 0.0002441, 343], each exact in f16 (rounding log(a), then
  * b * log(a), to f16 on the way gave 1026, 242.75, 10008, 0.0002435, 343.75). */
-static void pow_half_rounds_once(void)
+static void pow_rounds_once(void)
 {
     tl_tensor *a = MAKE(TL_F16, SHAPE(5), 2, 3, 10, 0.5, 7);
     tl_tensor *b = MAKE(TL_F16, SHAPE(5), 10, 5, 4, 12, 3);
     EXPECT_FMT(tl_pow(a, b), "[1024.0, 243.0, 10000.0, 0.0002441, 343.0]");
+    RELEASE(a, b);
+    /* f32 on the cpu likewise (numpy: 3325.2568, 243.0, 1.5943239e-07; the f32 composite
+     * carried log's rounding times |b log a|: 3325.255, 243.00003, 1.5943228e-7) */
+    a = MAKE(TL_F32, SHAPE(3), 1.5, 3, 0.3);
+    b = MAKE(TL_F32, SHAPE(3), 20, 5, 13);
+    EXPECT_FMT(tl_pow(a, b), "[3325.2568, 243.0, 1.5943239e-7]");
     RELEASE(a, b);
 }
 
@@ -534,6 +540,6 @@ int main(void)
     candle_clones();
     clamp_nan_bound();
     log_sum_exp_wide_half();
-    pow_half_rounds_once();
+    pow_rounds_once();
     return check_summary();
 }
