@@ -251,8 +251,8 @@ TL_API tl_tensor *tl_norm(const tl_tensor *t);
 TL_API tl_tensor *tl_rms_norm(const tl_tensor *x, const tl_tensor *alpha, double eps);
 TL_API tl_tensor *tl_layer_norm(const tl_tensor *x, const tl_tensor *alpha, const tl_tensor *beta,
                                 double eps);
-/* a^b elementwise as candle computes it, exp(b * log(a)); one shape, float dtypes (f16 and
- * bf16 compute in f32 and round once). */
+/* a^b elementwise as candle computes it, exp(b * log(a)); one shape, float dtypes. Computed
+ * one precision up and rounded once (f16/bf16 in f32; f32 in f64 on the cpu). */
 TL_API tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b);
 
 /* ------------------------------------------------------------------------------------------

@@ -15,9 +15,16 @@ static tl_tensor *then(tl_tensor *in, tl_tensor *out)
     return out;
 }
 
-/* candle's pow: exp(b * log(a)); a and b of one shape (a <= 0 gives NaN, as in candle). f16
- * and bf16 compute in f32 and round once: rounding log(a) and b * log(a) to f16 on the way
- * made 2^10 1026. */
+/* One precision up for pow: f16 and bf16 in f32, f32 in f64 where the device has it (the
+ * cpu; Metal has no f64). */
+static tl_tensor *pow_operand(const tl_tensor *t)
+{
+    return t->dtype == TL_F32 && t->device == TL_CPU ? tl_to_dtype(t, TL_F64) : tl_widen_half(t);
+}
+
+/* candle's pow: exp(b * log(a)); a and b of one shape (a <= 0 gives NaN, as in candle),
+ * computed one precision up and rounded once: log(a)'s rounding grows by |b log a| through
+ * the exp (f16 2^10 was 1026, f32 1.5^20 3325.255 against 3325.2568). */
 tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b)
 {
     char da[TL_DESC_STR], db[TL_DESC_STR];
@@ -26,7 +33,7 @@ tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b)
     if (!tl_same_shape(&a->layout, &b->layout))
         return tl_fail(TL_ERR_SHAPE, "pow: shape mismatch, lhs %s, rhs %s", tl_describe(a, da),
                        tl_describe(b, db)), NULL;
-    tl_tensor *wa = tl_widen_half(a), *wb = wa ? tl_widen_half(b) : NULL;
+    tl_tensor *wa = pow_operand(a), *wb = wa ? pow_operand(b) : NULL;
     tl_tensor *t = wb ? tl_unary(TL_LOG, wa) : NULL;
     if (t)
         t = then(t, tl_mul(wb, t));
