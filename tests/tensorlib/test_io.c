@@ -188,6 +188,11 @@ static void round_trips(void)
     EXPECT_FMT(tl_load_npy(scratch("scalar.npy"), TL_CPU), "2.5");
     tl_named dup[2] = {{names[0], h}, {names[0], s}};
     EXPECT_STATUS(tl_save_safetensors(scratch("dup.safetensors"), dup, 2), TL_ERR_ARG, "twice");
+    /* a safetensors name is a JSON string: bytes that are no UTF-8 are the caller's error (it
+     * said "out of memory for the header") */
+    tl_named latin1[1] = {{(char *)"caf\xe9", s}};
+    EXPECT_STATUS(tl_save_safetensors(scratch("latin1.safetensors"), latin1, 1), TL_ERR_ARG,
+                  "entry 0's name is not UTF-8");
     EXPECT_STATUS(tl_save_npy(s, "/nonexistent-dir/x.npy"), TL_ERR_ARG, "cannot create");
     RELEASE(h, s);
     for (size_t i = 0; i < 9; i++)
