@@ -221,6 +221,19 @@ static json_t *header_entry(const tl_tensor *t, const char *dtype, size_t at, si
                  : NULL;
 }
 
+/* Why jansson refused entry i of the header: its keys must be UTF-8, else it ran out of
+ * memory. */
+static tl_status entry_refused(const char *op, const char *name, size_t i)
+{
+    json_t *probe = json_string(name);
+    bool utf8 = probe != NULL;
+    json_decref(probe);
+    if (utf8)
+        return tl_fail(TL_ERR_NOMEM, "%s: out of memory for the header", op);
+    return tl_fail(TL_ERR_ARG, "%s: entry %zu's name is not UTF-8 (safetensors names are JSON "
+                   "strings)", op, i);
+}
+
 /* The header for list (data in list order): length field, JSON, spaces up to a multiple of 8
  * bytes so the data starts aligned. NULL after tl_fail. */
 static char *build_header(const char *op, const tl_named *list, size_t n, size_t *len)
@@ -240,7 +253,7 @@ static char *build_header(const char *op, const tl_named *list, size_t n, size_t
                                 &nbytes);
         if (st == TL_OK && json_object_set_new(root, list[i].name,
                                                header_entry(t, dt, at, nbytes)) != 0)
-            st = tl_fail(TL_ERR_NOMEM, "%s: out of memory for the header", op);
+            st = entry_refused(op, list[i].name, i);
         at += st == TL_OK ? nbytes : 0;
     }
     char *text = st == TL_OK ? json_dumps(root, JSON_COMPACT) : NULL;
