@@ -24,7 +24,9 @@ tl_status tl_io_map(const char *op, const char *path, tl_io_map_t *m)
     m->size = 0;
     if (!path)
         return tl_fail(TL_ERR_ARG, "%s: path is NULL", op);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO opens at once (to be refused below) instead of waiting for a writer;
+     * a regular file ignores it */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return tl_fail(TL_ERR_ARG, "%s: cannot open %s: %s", op, path, strerror(errno));
     struct stat st;

@@ -5,6 +5,7 @@
  * bit for bit (and io_numpy.py checks numpy reads it). Argument: the fixture directory.
  */
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tl_test.h"
@@ -201,6 +202,22 @@ static void round_trips(void)
     tl_release(bf16);
 }
 
+/* A FIFO with no writer is no file to load: opening it to read waited for a writer (it hung),
+ * so the check that it is no regular file never came. */
+static void special_files(void)
+{
+    char fifo[8192];
+    snprintf(fifo, sizeof fifo, "%s", scratch("fifo.npy"));
+    if (!CHECK(mkfifo(fifo, 0600) == 0))
+        return;
+    EXPECT_FAIL(tl_load_npy(fifo, TL_CPU), TL_ERR_ARG, "is not a regular file");
+    tl_named *list = NULL;
+    size_t n = 0;
+    EXPECT_STATUS(tl_load_safetensors(fifo, TL_CPU, &list, &n), TL_ERR_ARG,
+                  "is not a regular file");
+    unlink(fifo);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -218,6 +235,7 @@ int main(int argc, char **argv)
     safetensors_files();
     safetensors_headers();
     round_trips();
+    special_files();
     if (argc < 3) { /* our own scratch directory: clean it up */
         const char *files[] = {"all.safetensors", "all.npz", "scalar.npy", "known.npy"};
         for (size_t i = 0; i < 4; i++)
