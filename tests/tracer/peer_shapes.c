@@ -22,11 +22,15 @@
  *   - a signal handler that unlocks the mutex its own thread waits for, which the joiner
  *     holds (glibc lets any thread unlock a normal mutex; ThreadSanitizer's
  *     signal_in_futex_wait, with a futex of its own): a bad unlock, and no deadlock.
+ *   - a signal handler that siglongjmps out of its thread's lock call (an alarm as a lock
+ *     timeout, in old code; undefined, and harmless with glibc's mutexes): the thread then
+ *     holds a lock main waits for, and waits for nothing.
  * Each scenario prints what its calls returned and ends with "done".
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -360,6 +364,55 @@ NOINLINE static void signal_releases_wait(void)
     }
 }
 
+/* ---- a signal handler that jumps out of its thread's lock call ---- */
+
+static sigjmp_buf jump_back;
+static blocked_probe main_waits;
+static _Atomic int second_taken;
+
+static void jump_out(int sig)
+{
+    (void)sig;
+    siglongjmp(jump_back, 1);
+}
+
+/* Out of its wait for `first` by the jump, the thread takes `second` and keeps it until main
+ * waits for it. */
+static void *lock_until_signalled(void *arg)
+{
+    (void)arg;
+    if (sigsetjmp(jump_back, 1) == 0) {
+        blocked_announce_on(&other_waits, &first, sizeof first);
+        pthread_mutex_lock(&first);
+        puts("first taken");
+    }
+    pthread_mutex_lock(&second);
+    atomic_store(&second_taken, 1);
+    blocked_until(&main_waits);
+    pthread_mutex_unlock(&second);
+    return NULL;
+}
+
+NOINLINE static void signal_jumps_out(void)
+{
+    struct sigaction sa = {.sa_handler = jump_out};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    pthread_t t;
+    atomic_store(&other_waits.tid, 0);
+    pthread_mutex_lock(&first);
+    pthread_create(&t, NULL, lock_until_signalled, NULL);
+    blocked_until(&other_waits);
+    pthread_kill(t, SIGALRM);
+    while (!atomic_load(&second_taken))
+        sched_yield();
+    blocked_announce_on(&main_waits, &second, sizeof second);
+    result("lock of second", pthread_mutex_lock(&second));
+    pthread_mutex_unlock(&second);
+    pthread_mutex_unlock(&first);
+    result("join", pthread_join(t, NULL));
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -387,6 +440,8 @@ int main(int argc, char **argv)
         timed_join_holding();
     else if (!strcmp(s, "signal-releases-wait"))
         signal_releases_wait();
+    else if (!strcmp(s, "signal-jumps-out"))
+        signal_jumps_out();
     else {
         fprintf(stderr, "peer_shapes: unknown scenario '%s'\n", s);
         return 64;

@@ -34,6 +34,10 @@ int lt_platform_thread_name_of(int tid, char *buf, size_t size);
 /* Whether thread tid of this process has a signal pending that it neither blocks nor
  * ignores (its own, or one sent to the process): a handler will run in it. 0 when unknown. */
 int lt_platform_signal_coming(int tid);
+/* Whether thread tid of this process sleeps in a futex call, where glibc's locks, joins and
+ * condition waits block: 0 when it runs or is in another call, 1 when it sleeps there or
+ * that cannot be told. */
+int lt_platform_futex_asleep(int tid);
 
 /* Type of a mutex read from the lock itself, so static initialisers count: lt_mutex_type. */
 int lt_platform_mutex_type(const void *mutex);

@@ -730,23 +730,43 @@ static uint64_t status_mask(const char *status, const char *key)
     }
 }
 
-int lt_platform_signal_coming(int tid)
+/* /proc/self/task/<tid>/<file> into buf (NUL-terminated; "" when unreadable), with
+ * cancellation disabled: open and read are cancellation points. */
+static void task_file(int tid, const char *file, char *buf, size_t size)
 {
-    char path[64], status[4096];
+    char path[64];
     size_t at = lt_fmt_str(path, sizeof path, 0, "/proc/self/task/");
     at = lt_fmt_dec(path, sizeof path, at, tid);
-    lt_fmt_str(path, sizeof path, at, "/status");
+    at = lt_fmt_str(path, sizeof path, at, "/");
+    lt_fmt_str(path, sizeof path, at, file);
     int state;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     size_t n = 0;
-    for (ssize_t got = 1; fd >= 0 && got > 0 && n < sizeof status - 1; n += (size_t)got)
-        if ((got = read(fd, status + n, sizeof status - 1 - n)) < 0)
+    for (ssize_t got = 1; fd >= 0 && got > 0 && n < size - 1; n += (size_t)got)
+        if ((got = read(fd, buf + n, size - 1 - n)) < 0)
             got = 0;
     if (fd >= 0)
         close(fd);
     pthread_setcancelstate(state, NULL);
-    status[n] = 0;
+    buf[n] = 0;
+}
+
+int lt_platform_futex_asleep(int tid)
+{
+    char call[64];
+    task_file(tid, "syscall", call, sizeof call);
+    if (!call[0])
+        return 1;
+    char *end;
+    long nr = strtol(call, &end, 10);
+    return end != call && nr == SYS_futex;
+}
+
+int lt_platform_signal_coming(int tid)
+{
+    char status[4096];
+    task_file(tid, "status", status, sizeof status);
     uint64_t pending = status_mask(status, "\nSigPnd:") | status_mask(status, "\nShdPnd:");
     return (pending & ~status_mask(status, "\nSigBlk:") & ~status_mask(status, "\nSigIgn:")) != 0;
 }

@@ -575,24 +575,65 @@ static int signal_coming(const frame *f, size_t n)
     return 0;
 }
 
-/* The cycle found when the wait began, confirmed (after the grace where it is uncertain, or
- * where the lock words or a signal on its way say it may not last): filled into steps
- * (mapped: nothing under wf_lock may call malloc, which in some programs takes a pthread
- * mutex whose holder may be about to wait), or NULL when it dissolved. */
-static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst, int agree,
-                             size_t *n)
+/* Whether the other threads of a cycle that would end the program sleep in the kernel
+ * where their waits block (a futex; not a spinlock's or an annotated lock's wait). One that
+ * runs, or sleeps elsewhere, has either not reached its wait yet or left it without the
+ * tracer seeing it go: a signal handler that jumped out of its lock call (siglongjmp from an
+ * alarm, in old code) leaves the wait published for good. A cycle with a timed wait in it
+ * is a warning, and is not asked (two threads backing off with 1 ms timed locks would each
+ * wait out the grace, harm-timed.1). */
+static int others_asleep(const lt_wait_step *s, size_t n)
 {
-    struct timespec grace = {0, GRACE_NS};
-    if (!agree || uncertain(first, nfirst) || signal_coming(first, nfirst))
-        nanosleep(&grace, NULL);
-    lt_spin_lock(&wf_lock);
+    for (size_t i = 0; i < n; i++)
+        if (s[i].wait == LT_WAIT_TIMED || s[i].waits_for == LT_FOR_SIGNAL)
+            return 1;
+    for (size_t i = 1; i < n; i++) {
+        int spins = s[i].waits_for == LT_FOR_LOCK &&
+                    (s[i].wants.kind == LT_SPIN || s[i].wants.api == LT_API_CUSTOM);
+        if (!spins && !lt_platform_futex_asleep(s[i].thread.tid))
+            return 0;
+    }
+    return 1;
+}
+
+/* The cycle now in path[0..n-1], filled into steps (mapped: nothing under wf_lock may call
+ * malloc, which in some programs takes a pthread mutex whose holder may be about to wait)
+ * if it is made of the same waits as `first`; under wf_lock. */
+static lt_wait_step *steps_of(lt_thread *self, const frame *first, size_t nfirst, size_t *n)
+{
     lt_wait_step *steps = NULL;
     *n = find_cycle(self);
     if (*n && same_waits(first, nfirst, *n) &&
         (steps = lt_map(*n * sizeof *steps)) != NULL)
         for (size_t i = 0; i < *n; i++)
             fill_step(&steps[i], &path[i], &path[(i + 1) % *n]);
+    return steps;
+}
+
+/* The cycle found when the wait began, confirmed: at once when it is certain, else after
+ * the grace (where it is uncertain, where the lock words or a signal on its way say it may
+ * not last, or where another of its threads is not asleep in its wait), and then only if
+ * its threads are still in the same waits and asleep in them. NULL when it dissolved. */
+static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst, int agree,
+                             size_t *n)
+{
+    struct timespec grace = {0, GRACE_NS};
+    int settle = !agree || uncertain(first, nfirst) || signal_coming(first, nfirst);
+    lt_spin_lock(&wf_lock);
+    lt_wait_step *steps = steps_of(self, first, nfirst, n);
     lt_spin_unlock(&wf_lock);
+    if (steps && !settle && others_asleep(steps, *n))
+        return steps;
+    if (steps)
+        lt_platform_unmap(steps, *n * sizeof *steps);
+    nanosleep(&grace, NULL);
+    lt_spin_lock(&wf_lock);
+    steps = steps_of(self, first, nfirst, n);
+    lt_spin_unlock(&wf_lock);
+    if (steps && !others_asleep(steps, *n)) {
+        lt_platform_unmap(steps, *n * sizeof *steps);
+        steps = NULL;
+    }
     return steps;
 }
 
