@@ -24,7 +24,7 @@
  *     signal_in_futex_wait, with a futex of its own): a bad unlock, and no deadlock.
  *   - a signal handler that siglongjmps out of its thread's lock call (an alarm as a lock
  *     timeout, in old code; undefined, and harmless with glibc's mutexes): the thread then
- *     holds a lock main waits for, and waits for nothing.
+ *     holds a lock main waits for, and waits for nothing (or sleeps in condition waits).
  * Each scenario prints what its calls returned and ends with "done".
  */
 #define _GNU_SOURCE
@@ -369,6 +369,20 @@ NOINLINE static void signal_releases_wait(void)
 static sigjmp_buf jump_back;
 static blocked_probe main_waits;
 static _Atomic int second_taken;
+static int sleep_holding; /* the thread then sleeps in timed condition waits until main waits */
+static pthread_mutex_t sleep_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sleep_cv = PTHREAD_COND_INITIALIZER;
+
+static int main_waits_for_second(void)
+{
+    char path[64];
+    uintptr_t word;
+    int tid = atomic_load(&main_waits.tid);
+    if (!tid)
+        return 0;
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+    return blocked_futex_word_at(path, &word) && word - (uintptr_t)&second < sizeof second;
+}
 
 static void jump_out(int sig)
 {
@@ -388,13 +402,23 @@ static void *lock_until_signalled(void *arg)
     }
     pthread_mutex_lock(&second);
     atomic_store(&second_taken, 1);
-    blocked_until(&main_waits);
+    if (sleep_holding) {
+        pthread_mutex_lock(&sleep_mutex);
+        while (!main_waits_for_second()) {
+            struct timespec d = ms_from_now(10);
+            pthread_cond_timedwait(&sleep_cv, &sleep_mutex, &d);
+        }
+        pthread_mutex_unlock(&sleep_mutex);
+    } else {
+        blocked_until(&main_waits);
+    }
     pthread_mutex_unlock(&second);
     return NULL;
 }
 
-NOINLINE static void signal_jumps_out(void)
+NOINLINE static void signal_jumps_out(int sleeps)
 {
+    sleep_holding = sleeps;
     struct sigaction sa = {.sa_handler = jump_out};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGALRM, &sa, NULL);
@@ -441,7 +465,9 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "signal-releases-wait"))
         signal_releases_wait();
     else if (!strcmp(s, "signal-jumps-out"))
-        signal_jumps_out();
+        signal_jumps_out(0);
+    else if (!strcmp(s, "signal-jumps-out-sleeps"))
+        signal_jumps_out(1);
     else {
         fprintf(stderr, "peer_shapes: unknown scenario '%s'\n", s);
         return 64;

@@ -262,6 +262,7 @@ typedef struct lt_wait_slot {
     const struct lt_cond_waiter *cond_waiter; /* LT_FOR_SIGNAL: its record (cond.c) */
     uintptr_t handle;             /* pthread_t of this thread */
     uint32_t stack;               /* where it waits */
+    uintptr_t cfa;                /* the waiting call's frame (waitfor.c: left_behind) */
     lt_thread_info who;           /* the thread, with its kept name (lt_thread_info_kept) */
     struct timespec since;        /* CLOCK_MONOTONIC */
     struct lt_thread *next_waiter, *prev_waiter; /* waitfor.c's list, under its lock */

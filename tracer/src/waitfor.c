@@ -462,6 +462,7 @@ static void publish(lt_event *ev, lt_wait_for what, uintptr_t target,
     w->mode = (uint8_t)ev->mode;
     w->wait = (uint8_t)ev->wait;
     w->api = ev->api;
+    w->cfa = ev->cfa;
     link_wait(t, reads);
 }
 
@@ -670,13 +671,29 @@ static int report_deadlock(lt_wait_step *steps, size_t n)
 
 static void watchdog_start(void);
 
+/* Whether t's published wait was left without its end being seen: a call made at or above
+ * that wait's frame on the same stack (a signal handler that siglongjmp'd out of it); a
+ * handler's call nested in the wait is below it, or on another stack (sigaltstack). */
+static int left_behind(const lt_thread *t, uintptr_t cfa)
+{
+    uintptr_t lo = t->stack_lo, size = t->stack_hi - t->stack_lo, old = t->waiting.cfa;
+    return size && cfa - lo < size && old - lo < size && cfa >= old;
+}
+
 /* Publishes the wait and looks for a cycle through it; the result is the call's veto. A
  * wait that begins while the thread's own wait is published (a signal handler that locks
  * while its thread is blocked) is deferred: the thread stays shown in its outer wait, which
- * it returns to, and the nested one is neither published nor checked. */
+ * it returns to, and the nested one is neither published nor checked. A wait left behind
+ * is taken down first. */
 static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond_waiter *cw)
 {
     lt_thread *t = ev->self;
+    if (lt_unlikely(atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1) &&
+        left_behind(t, ev->cfa)) {
+        lt_spin_lock(&wf_lock);
+        unpublish(t);
+        lt_spin_unlock(&wf_lock);
+    }
     /* A timed request for a lock this thread holds was reported by detect.c as the
      * self-deadlock it is, and goes on to time out: its cycle is that report again. */
     int told = what == LT_FOR_LOCK && ev->held && ev->wait == LT_WAIT_TIMED;
