@@ -846,10 +846,12 @@ static __attribute__((noinline)) uint32_t site_b(void)
 
 /* The walk keeps the id it interned: asked again from the same callers, the same stack;
  * from other callers, theirs, and then the first ones' again. */
+static volatile int site_calls = 6; /* read each time: clang would unroll a constant count
+                                     into six call sites, and the ids would all differ */
 static void check_site_stacks(void)
 {
     uint32_t id[6];
-    for (int i = 0; i < 6; i++) /* one call site for both: a, a, b, a, b, b */
+    for (int i = 0; i < site_calls && i < 6; i++) /* one call site for both: a, a, b, a, b, b */
         id[i] = ((0x34 >> i) & 1 ? site_b : site_a)();
     uint32_t a1 = id[0], b1 = id[2];
     CHECKF(a1 && a1 == id[1] && a1 == id[3] && b1 == id[4] && b1 == id[5] && a1 != b1,
