@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "apis/poll.h"
+#include "vm_bytes.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -361,19 +362,6 @@ NOINLINE void refused_unlock(int type)
  * ---------------------------------------------------------------------------------------- */
 #define MANY 40000
 static pthread_mutex_t many[MANY];
-
-static long vm_bytes(void)
-{
-    char buf[256];
-    int fd = open("/proc/self/statm", O_RDONLY);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
-    return atol(buf) * sysconf(_SC_PAGESIZE);
-}
 
 NOINLINE void out_of_memory(void)
 {

@@ -16,6 +16,7 @@
 #include "lifetime.h"
 #include "lt_internal.h"
 #include "platform.h"
+#include "vm_bytes.h"
 
 static void check_fmt(void)
 {
@@ -232,22 +233,6 @@ static void forget(const void *addr)
     lt_lockmap_clear((uintptr_t)addr, (uintptr_t)addr + 1);
 }
 
-/* A set that was large and is small again stops using its index and empties it, in time
- * proportional to what it holds; when it grows large again, the index answers for the new
- * entries only. */
-static long vm_bytes(void)
-{
-    char buf[256];
-    int fd = open("/proc/self/statm", O_RDONLY);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
-    return atol(buf) * sysconf(_SC_PAGESIZE);
-}
-
 /* A new thread's set grown past LT_LARGE_FROM (6,000 entries: 336 KB), with the address
  * space capped (arg) 3 MB above what is mapped or not: capped, the aligned 4 MB room for its
  * large pages cannot be made, and it grows as a plain mapping. Either way every entry is
@@ -294,6 +279,9 @@ static void check_held_large(void)
     }
 }
 
+/* A set that was large and is small again stops using its index and empties it, in time
+ * proportional to what it holds; when it grows large again, the index answers for the new
+ * entries only. */
 static void check_held_regrow(void)
 {
     lt_thread *t = lt_self();
