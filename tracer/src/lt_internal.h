@@ -576,6 +576,19 @@ static inline lt_held *lt_held_top(const lt_thread *t, const void *addr)
     return lt_likely(h->addr == addr) ? h : NULL;
 }
 
+/* The second newest entry, when it is for addr (and the newest is not) and the set is not
+ * indexed: two nested locks released in the order they were taken, as memcached's workers and
+ * LRU maintainer release an item lock and an LRU lock, and unbound its two read locks. It
+ * leaves by lt_held_remove, the newest taking its place. NULL otherwise. */
+static inline lt_held *lt_held_second(const lt_thread *t, const void *addr)
+{
+    uint32_t end = t->held_end;
+    if (lt_unlikely(end - 1 >= t->held_room) || t->nheld < 2)
+        return NULL;
+    lt_held *h = &t->held[end - 2];
+    return h->addr == addr && h[1].addr != addr ? h : NULL;
+}
+
 /* The newest entry of a set not indexed leaves. The last one leaves the set as it began,
  * without a hole in front: a large set released oldest first loses its last entry here, and
  * with held_start left there the next round of acquisitions filled the set from that point,
