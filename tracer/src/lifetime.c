@@ -35,6 +35,7 @@
 #include "platform.h"
 
 #define BATCH 64 /* lock addresses listed from the lock map at a time */
+#define FEW_SLOTS 2 /* locks of a released range that leave the lock map one at a time */
 
 typedef struct release {
     lt_thread *t;
@@ -128,8 +129,10 @@ static void forget_range(const release *rel)
     uintptr_t slots[BATCH];
     const void *gone[BATCH];
     uintptr_t from = rel->lo;
+    size_t n;
     for (;;) {
-        size_t n = lt_lockmap_list(from, rel->hi, slots, BATCH), k = 0;
+        size_t k = 0;
+        n = lt_lockmap_list(from, rel->hi, slots, BATCH);
         for (size_t i = 0; i < n; i++)
             if ((gone[k] = forget_slot(rel, slots[i])) != NULL)
                 k++;
@@ -138,7 +141,15 @@ static void forget_range(const release *rel)
             break;
         from = slots[n - 1] + 4;
     }
-    lt_lockmap_clear(rel->lo, rel->hi);
+    /* The listing named every lock of the range. A few leave one at a time: the ahead bytes
+     * before each, back to the lock before it, where the range's clear looks at every word
+     * of bits and every stripe of the range first (rsyslog frees a block of ~600 bytes with
+     * one mutex in it per message: 573 instructions a free cleared it, 341 remove it). */
+    if (from == rel->lo && n <= FEW_SLOTS)
+        for (size_t i = 0; i < n; i++)
+            lt_lockmap_remove((const void *)slots[i]);
+    else
+        lt_lockmap_clear(rel->lo, rel->hi);
 }
 
 void lt_memory_released(lt_thread *t, uintptr_t lo, uintptr_t hi, lt_release how, uintptr_t ra)
