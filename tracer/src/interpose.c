@@ -297,6 +297,26 @@ static __attribute__((noinline)) int acquire_unusual(call *c, int common)
     return acquire_tried(c, rc);
 }
 
+/* The lock's word, which libc's try reads next, is fetched while the tracer looks up the
+ * lock's shadow entry: a program going through more locks than the cache holds misses on
+ * both, and the two misses then overlap (`stressbench lazy`: the entry's miss was 93 % of
+ * rdlock's samples, before libc's own). A prefetch never faults, so a custom lock, whose
+ * memory the tracer never reads, is no exception. For a write: libc's try writes the word
+ * with a compare-and-swap (glibc's rwlock try reads it first). With the line last written by
+ * another core, a prefetch for reading gets a shared copy, which the swap then has to claim
+ * again from the other core: two transactions between cores where the program's own rdlock
+ * (one atomic add) makes one. GCC emits x86's prefetch for a write (prefetchw; CPUs without
+ * it run it as a no-op) for __builtin_prefetch(p, 1) only when told the CPU has it, and
+ * otherwise a prefetch for reading, so it is asked for by name. */
+static inline __attribute__((always_inline)) void lock_prefetch(const void *addr)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__("prefetchw %0" : : "m"(*(const char *)addr));
+#else
+    __builtin_prefetch(addr, 1);
+#endif
+}
+
 /* Every request: the common case with the event in registers (its copy into a call of its
  * own is made only for the other cases). Inline in acquire(), which the entry points' common
  * case (acquire_fast) leaves the rest to, and which the timed and other interfaces' requests
@@ -305,12 +325,7 @@ static inline __attribute__((always_inline)) int acquire_inline(const call *prot
 {
     if (!ready())
         return 0;
-    /* The lock's word, which libc's try reads next, is fetched while the tracer looks up the
-     * lock's shadow entry: a program going through more locks than the cache holds misses on
-     * both, and the two misses then overlap (`stressbench lazy`: the entry's miss was 93 % of
-     * rdlock's samples, before libc's own). A prefetch never faults, so a custom lock, whose
-     * memory the tracer never reads, is no exception. */
-    __builtin_prefetch(proto->ev.addr, 1);
+    lock_prefetch(proto->ev.addr);
     lt_event ev = proto->ev, copy;
     lt_held *spare = NULL;
     int edges = 0;
@@ -447,7 +462,7 @@ static inline __attribute__((always_inline)) int acquire_fast(const void *addr, 
 {
     if (!ready())
         return 0;
-    __builtin_prefetch(addr, 1); /* see acquire_inline */
+    lock_prefetch(addr);
     lt_thread *t = enter_thread();
     if (lt_unlikely(!t))
         goto general_outside;
