@@ -540,6 +540,25 @@ static void pow_f64_libm(void)
     RELEASE(a, b, p);
 }
 
+/* argmax/argmin return u32, as candle's: over a dim of more than 2^32 elements (a broadcast
+ * view here) the index would wrap (2^32 + 1 elements whose last is the largest gave 0), so
+ * the call fails; the index of the last of 2^32 elements, 2^32 - 1, still fits. */
+static void arg_index_range(void)
+{
+    size_t big = ((size_t)1 << 32) + 1;
+    tl_tensor *one = tl_ones(SHAPE(1), TL_F32, TL_CPU);
+    tl_tensor *wide = tl_broadcast_as(one, SHAPE(big));
+    tl_tensor *rows = tl_broadcast_as(one, SHAPE(2, big));
+    EXPECT_FAIL(tl_reduce(TL_ARGMAX, wide, SHAPE(0), false), TL_ERR_RANGE,
+                "argmax: dim 0 of f32[4294967297]");
+    EXPECT_FAIL(tl_reduce(TL_ARGMIN, rows, SHAPE(1), true), TL_ERR_RANGE,
+                "more than a u32 index reaches");
+    tl_tensor *m = MAKE(TL_F32, SHAPE(2, 3), 1, 7, 3, 9, 2, 8);
+    EXPECT_VALS(tl_reduce(TL_ARGMAX, m, SHAPE(1), false), 0, 1, 0);
+    EXPECT_VALS(tl_reduce(TL_ARGMIN, m, SHAPE(0), false), 0, 0, 1, 0);
+    RELEASE(one, wide, rows, m);
+}
+
 int main(void)
 {
     reshape_overflow();
@@ -565,5 +584,6 @@ int main(void)
     log_sum_exp_wide_half();
     pow_rounds_once();
     pow_f64_libm();
+    arg_index_range();
     return check_summary();
 }
