@@ -68,6 +68,10 @@ typedef struct tl_backend_i {
     /* dst = a op b; a, b have dst's dtype */
     tl_status (*binary)(tl_binary_op op, const tl_operand *dst, const tl_operand *a,
                         const tl_operand *b);
+    /* (optional) dst = a ^ b, a float dtype, rounded once from libm's pow where a is positive
+     * and finite and b finite; elsewhere candle's exp(b * log(a)) (a <= 0 gives NaN, 0 ^ b
+     * 0 or inf). NULL: the generic layer composes exp(b * log(a)) one precision up. */
+    tl_status (*pow)(const tl_operand *dst, const tl_operand *a, const tl_operand *b);
     /* dst (u8) = a op b ? 1 : 0 */
     tl_status (*cmp)(tl_cmp_op op, const tl_operand *dst, const tl_operand *a,
                      const tl_operand *b);

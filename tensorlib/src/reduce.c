@@ -81,6 +81,11 @@ tl_tensor *tl_reduce(tl_reduce_op op, const tl_tensor *t, const size_t *dims, si
                    NULL;
         shape[i] = r ? 1 : t->layout.shape[i];
     }
+    /* the result is u32, as candle's: a longer dim's indices would wrap */
+    for (size_t i = 0; arg && i < t->layout.ndim; i++)
+        if ((a.mask & (1u << i)) && t->layout.shape[i] > (size_t)UINT32_MAX + 1)
+            return tl_fail(TL_ERR_RANGE, "%s: dim %zu of %s has %zu elements, more than a u32 "
+                           "index reaches", name, i, tl_describe(t, d), t->layout.shape[i]), NULL;
     if (TL_NEED(name, t, reduce) != TL_OK)
         return NULL;
     tl_tensor *r = tl_run_op(name, &t, NULL, 1, shape, t->layout.ndim, arg ? TL_U32 : t->dtype,

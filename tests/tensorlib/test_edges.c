@@ -517,6 +517,48 @@ static void pow_rounds_once(void)
     RELEASE(a, b);
 }
 
+/* f64 pow is libm's, correctly rounded here: the composite exp(b * log(a)) was up to 512 ulps
+ * off where |b log a| is large (0.999 ^ -5e5, 2.5 ^ 300). The wants are the exact powers
+ * (80 digits) rounded once, as glibc's pow gives them; numpy's np.power agrees with each within
+ * an ulp (its AVX-512 loop is 1 ulp below on #1 and #6). candle's domain stays: a < 0 and
+ * 0 ^ 0 give NaN, 0 ^ -1 inf. */
+static void pow_f64_libm(void)
+{
+    static const double want[] = {0x1.9fa8372200000p+11, 0x1.5bf0a790ce6f2p+1,
+                                  0x1.7e43c8800759cp+396, 0x1.a24fd12ab6c46p+721,
+                                  0x1.52a7fa9d2f8eap+1, 0x1.0e7c9eebc4401p-897,
+                                  0x1.2c3fe31a13ba2p-952};
+    tl_tensor *a = MAKE(TL_F64, SHAPE(11), 1.5, 1.0000001, 2.5, 0.999, 7, 1e-300, 3, -2, 0, 0, 0);
+    tl_tensor *b = MAKE(TL_F64, SHAPE(11), 20, 1e7, 300, -5e5, 0.5, 0.9, -600.5, 2, 2, -1, 0);
+    tl_tensor *p = tl_pow(a, b);
+    double got[11] = {0};
+    CHECK(p && tl_to_vec(p, got, sizeof got) == TL_OK);
+    for (size_t i = 0; i < 7; i++)
+        CHECKF(memcmp(&got[i], &want[i], sizeof got[i]) == 0, "pow #%zu: %a, want %a", i, got[i],
+               want[i]);
+    CHECK(isnan(got[7]) && got[8] == 0 && isinf(got[9]) && got[9] > 0 && isnan(got[10]));
+    RELEASE(a, b, p);
+}
+
+/* argmax/argmin return u32, as candle's: over a dim of more than 2^32 elements (a broadcast
+ * view here) the index would wrap (2^32 + 1 elements whose last is the largest gave 0), so
+ * the call fails; the index of the last of 2^32 elements, 2^32 - 1, still fits. */
+static void arg_index_range(void)
+{
+    size_t big = ((size_t)1 << 32) + 1;
+    tl_tensor *one = tl_ones(SHAPE(1), TL_F32, TL_CPU);
+    tl_tensor *wide = tl_broadcast_as(one, SHAPE(big));
+    tl_tensor *rows = tl_broadcast_as(one, SHAPE(2, big));
+    EXPECT_FAIL(tl_reduce(TL_ARGMAX, wide, SHAPE(0), false), TL_ERR_RANGE,
+                "argmax: dim 0 of f32[4294967297]");
+    EXPECT_FAIL(tl_reduce(TL_ARGMIN, rows, SHAPE(1), true), TL_ERR_RANGE,
+                "more than a u32 index reaches");
+    tl_tensor *m = MAKE(TL_F32, SHAPE(2, 3), 1, 7, 3, 9, 2, 8);
+    EXPECT_VALS(tl_reduce(TL_ARGMAX, m, SHAPE(1), false), 0, 1, 0);
+    EXPECT_VALS(tl_reduce(TL_ARGMIN, m, SHAPE(0), false), 0, 0, 1, 0);
+    RELEASE(one, wide, rows, m);
+}
+
 int main(void)
 {
     reshape_overflow();
@@ -541,5 +583,7 @@ int main(void)
     clamp_nan_bound();
     log_sum_exp_wide_half();
     pow_rounds_once();
+    pow_f64_libm();
+    arg_index_range();
     return check_summary();
 }

@@ -297,6 +297,26 @@ static __attribute__((noinline)) int acquire_unusual(call *c, int common)
     return acquire_tried(c, rc);
 }
 
+/* The lock's word, which libc's try reads next, is fetched while the tracer looks up the
+ * lock's shadow entry: a program going through more locks than the cache holds misses on
+ * both, and the two misses then overlap (`stressbench lazy`: the entry's miss was 93 % of
+ * rdlock's samples, before libc's own). A prefetch never faults, so a custom lock, whose
+ * memory the tracer never reads, is no exception. For a write: libc's try writes the word
+ * with a compare-and-swap (glibc's rwlock try reads it first). With the line last written by
+ * another core, a prefetch for reading gets a shared copy, which the swap then has to claim
+ * again from the other core: two transactions between cores where the program's own rdlock
+ * (one atomic add) makes one. GCC emits x86's prefetch for a write (prefetchw; CPUs without
+ * it run it as a no-op) for __builtin_prefetch(p, 1) only when told the CPU has it, and
+ * otherwise a prefetch for reading, so it is asked for by name. */
+static inline __attribute__((always_inline)) void lock_prefetch(const void *addr)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__("prefetchw %0" : : "m"(*(const char *)addr));
+#else
+    __builtin_prefetch(addr, 1);
+#endif
+}
+
 /* Every request: the common case with the event in registers (its copy into a call of its
  * own is made only for the other cases). Inline in acquire(), which the entry points' common
  * case (acquire_fast) leaves the rest to, and which the timed and other interfaces' requests
@@ -305,12 +325,7 @@ static inline __attribute__((always_inline)) int acquire_inline(const call *prot
 {
     if (!ready())
         return 0;
-    /* The lock's word, which libc's try reads next, is fetched while the tracer looks up the
-     * lock's shadow entry: a program going through more locks than the cache holds misses on
-     * both, and the two misses then overlap (`stressbench lazy`: the entry's miss was 93 % of
-     * rdlock's samples, before libc's own). A prefetch never faults, so a custom lock, whose
-     * memory the tracer never reads, is no exception. */
-    __builtin_prefetch(proto->ev.addr, 1);
+    lock_prefetch(proto->ev.addr);
     lt_event ev = proto->ev, copy;
     lt_held *spare = NULL;
     int edges = 0;
@@ -393,20 +408,61 @@ int lt_interpose_acquire(lt_call *c)
 #define CALL(lock, kind, mode, wait, ...)                                                     \
     (&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL, 0, 0, 0},      \
              __VA_ARGS__})
+/* acquire_fast's other cases, out of line and given the event's fields (the call site is the
+ * entry point's, read there): their events and calls, built in the entry point itself, gave
+ * every entry point a frame of 192 bytes and a fifth saved register for its common case too
+ * (lockbench instructions a pair: flat-1 260.0 -> 258.0, nested-1 294.5 -> 292.0). */
+
+/* Anything but the common case: acquire() starts over. */
+static __attribute__((noinline)) int acquire_general(const void *addr, lt_kind kind,
+                                                     lt_mode mode, lt_wait wait, uintptr_t ra,
+                                                     uintptr_t cfa)
+{
+    return acquire(&(call){{addr, kind, mode, wait, ra, cfa, NULL, NULL, NULL, 0, 0, 0}, 0, 0,
+                           NULL});
+}
+
+/* The acquisition of the thread's spare entry h may make new order edges: they are recorded
+ * after the grant, from the event again, in memory, made from the entry. */
+static __attribute__((noinline)) int acquire_edges(lt_thread *t, lt_held *h, lt_kind kind,
+                                                   lt_mode mode, lt_wait wait, uintptr_t cfa)
+{
+    lt_event copy = {h->addr, kind, mode, wait, h->ra, cfa, t, h->lock, NULL, 0, LT_API_PTHREAD,
+                     h->site};
+    int rc = real_try(&(call){copy, 0, 0, NULL});
+    if (lt_unlikely(rc != 0))
+        return acquire_tried(&(call){copy, 0, 0, NULL}, rc);
+    lt_after_lock_edges(&copy, h);
+    lt_leave(&lt_tls);
+    return 0;
+}
+
+/* libc's try answered rc (not 0) for the lock of the thread's spare entry, which acquire_fast
+ * filled and did not append: the thread is inside the tracer, so the entry is still there. */
+static __attribute__((noinline)) int acquire_fast_tried(lt_kind kind, lt_mode mode, lt_wait wait,
+                                                        uintptr_t ra, uintptr_t cfa, int rc)
+{
+    lt_thread *t = lt_tls.self;
+    const lt_held *h = &t->held[t->held_end];
+    lt_event again = {h->addr, kind, mode, wait, ra, cfa, t, h->lock, NULL, 0, LT_API_PTHREAD, 0};
+    return acquire_tried(&(call){again, 0, 0, NULL}, rc);
+}
+
 /* The entry points' acquisition (untimed, pthread's): the common case with nothing live across
- * its calls but the thread and the held entry it fills, so that the entry point saves two
+ * its calls but the thread and the held entry it fills, so that the entry point saves four
  * registers where the whole path (acquire_inline) saved six and kept the call site in a spilled
  * register through libc's try (~20 instructions an acquisition). Anything else - a lock whose
  * entry is not its home, in the thread's own stack, held by the thread, a large set that
  * needs its index, a call site whose walk does not hold, a held set without room - goes to
- * acquire(), which starts over, before the call changed anything but entering the tracer. The
- * entry is filled before the order graph is asked, which then needs no more than the entry. */
+ * acquire_general, which starts over, before the call changed anything but entering the
+ * tracer. The entry is filled before the order graph is asked, which then needs no more than
+ * the entry. */
 static inline __attribute__((always_inline)) int acquire_fast(const void *addr, lt_kind kind,
                                                              lt_mode mode, lt_wait wait)
 {
     if (!ready())
         return 0;
-    __builtin_prefetch(addr, 1); /* see acquire_inline */
+    lock_prefetch(addr);
     lt_thread *t = enter_thread();
     if (lt_unlikely(!t))
         goto general_outside;
@@ -436,32 +492,21 @@ static inline __attribute__((always_inline)) int acquire_fast(const void *addr, 
     lt_event ev = {addr, kind, mode, wait, ra, cfa, t, l, NULL, 0, LT_API_PTHREAD, site};
     lt_held_fill_site(&ev, h);
     if (pos && (lt_cfg.classes != LT_CLASSES_OFF ||
-                !lt_order_known(t, h->lock, mode, wait, &lt_cache_slot_of(t, h->addr)->known))) {
-        /* edges to record after the grant: the event again, in memory, from the entry */
-        lt_event copy = {h->addr, kind, mode, wait, h->ra, (uintptr_t)__builtin_dwarf_cfa(), t,
-                         h->lock, NULL, 0, LT_API_PTHREAD, h->site};
-        int rc = real_try(&(call){copy, 0, 0, NULL});
-        if (lt_unlikely(rc != 0))
-            return acquire_tried(&(call){copy, 0, 0, NULL}, rc);
-        lt_after_lock_edges(&copy, h);
-        lt_leave(&lt_tls);
-        return 0;
-    }
+                !lt_order_known(t, h->lock, mode, wait, &lt_cache_slot_of(t, h->addr)->known)))
+        return acquire_edges(t, h, kind, mode, wait, (uintptr_t)__builtin_dwarf_cfa());
     int rc = real_try(&(call){{h->addr, kind, mode, wait, 0, 0, NULL, NULL, NULL, 0, 0, 0}, 0, 0,
                               NULL});
-    if (lt_unlikely(rc != 0)) {
-        lt_event again = {h->addr, kind, mode, wait, (uintptr_t)__builtin_return_address(0),
-                          (uintptr_t)__builtin_dwarf_cfa(), t, h->lock, NULL, 0,
-                          LT_API_PTHREAD, 0};
-        return acquire_tried(&(call){again, 0, 0, NULL}, rc);
-    }
+    if (lt_unlikely(rc != 0))
+        return acquire_fast_tried(kind, mode, wait, (uintptr_t)__builtin_return_address(0),
+                                  (uintptr_t)__builtin_dwarf_cfa(), rc);
     lt_held_commit(&(lt_event){.self = t, .mode = mode}, h);
     lt_leave(&lt_tls);
     return 0;
 general:
     lt_leave(&lt_tls);
 general_outside:
-    return acquire(CALL(addr, kind, mode, wait, 0, 0, NULL));
+    return acquire_general(addr, kind, mode, wait, (uintptr_t)__builtin_return_address(0),
+                           (uintptr_t)__builtin_dwarf_cfa());
 }
 
 #define ACQUIRE(lock, kind, mode, wait, ...) acquire_fast((const void *)(lock), kind, mode, wait)

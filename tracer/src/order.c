@@ -274,10 +274,33 @@ static void graph_enter(void)
             sched_yield();
 }
 
+static int graph_capped(void);
+
+/* Under the graph lock: nothing that only the lock changes stands in the way of a first edge
+ * made in the gate (edge_first_fits): no back edge, no dead node waiting for reaping, not
+ * capped, no address ord moved or lost. */
+static int graph_quiet(void)
+{
+    lt_key_set *m = atomic_load_explicit(&moved, memory_order_relaxed);
+    return !atomic_load_explicit(&nback, memory_order_relaxed) && !reaping &&
+           !atomic_load_explicit(&dying, memory_order_relaxed) && !graph_capped() &&
+           !moved_lost && !(m && m->live);
+}
+
+/* graph_quiet as the last holder of the graph lock left it: what a thread in the gate reads,
+ * where those six looks were made at every lock's first edge (`groups`: 13 instructions of
+ * the 866 the tracer adds to a lock's lifecycle). Only the lock changes what it sums up, and
+ * the lock shuts the gate first (Dekker's handshake with gate_enter); it is written before
+ * the gate opens again (release), so a thread that saw the gate open sees the value written
+ * for the graph it enters. (`ending` is not in it: forget_busy adds to it in the gate.) */
+static _Atomic int quiet = 1;
+
 static void graph_leave(void)
 {
-    if (graph_lock.depth == 1)
+    if (graph_lock.depth == 1) {
+        atomic_store_explicit(&quiet, graph_quiet(), memory_order_relaxed);
         atomic_store_explicit(&gate.shut, 0, memory_order_release);
+    }
     lt_spin_unlock(&graph_lock);
 }
 
@@ -2745,11 +2768,10 @@ static inline void edges_prefetch(const lt_thread *t, const lt_lock *l)
  */
 static int edge_first_fits(lt_event *ev, uint32_t gen, node *from, int64_t a)
 {
-    lt_key_set *m = atomic_load_explicit(&moved, memory_order_relaxed);
-    return !atomic_load_explicit(&nback, memory_order_relaxed) && !reap_pending() &&
-           !graph_capped() && from &&
-           from->ord && from->ord < a && !node_sweep_due(from) && !moved_lost &&
-           !(m && m->live) && !node_of(ev->lock) && !identity_ended(ev->lock, gen);
+    return atomic_load_explicit(&quiet, memory_order_relaxed) &&
+           !atomic_load_explicit(&ending, memory_order_relaxed) && from && from->ord &&
+           from->ord < a && !node_sweep_due(from) && !node_of(ev->lock) &&
+           !identity_ended(ev->lock, gen);
 }
 
 /* In the gate: x, which holds e (ep) in its in-list, becomes X's node, and e joins H's out-list;

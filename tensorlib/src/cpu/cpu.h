@@ -65,6 +65,7 @@ tl_status tl_cpu_scalar(tl_scalar_op op, const tl_operand *dst, const tl_operand
                         double p1);
 tl_status tl_cpu_binary(tl_binary_op op, const tl_operand *dst, const tl_operand *a,
                         const tl_operand *b);
+tl_status tl_cpu_pow(const tl_operand *dst, const tl_operand *a, const tl_operand *b);
 tl_status tl_cpu_cmp(tl_cmp_op op, const tl_operand *dst, const tl_operand *a, const tl_operand *b);
 tl_status tl_cpu_where(const tl_operand *dst, const tl_operand *cond, const tl_operand *t,
                        const tl_operand *f);

@@ -59,6 +59,7 @@ const tl_backend_i tl_cpu_backend = {
     .unary = tl_cpu_unary,
     .scalar = tl_cpu_scalar,
     .binary = tl_cpu_binary,
+    .pow = tl_cpu_pow,
     .cmp = tl_cpu_cmp,
     .where = tl_cpu_where,
     .reduce = tl_cpu_reduce,

@@ -487,6 +487,39 @@ tl_status tl_cpu_binary(tl_binary_op op, const tl_operand *dst, const tl_operand
     return ew_run(dst, srcs, 2, true, binary_chunk, &op);
 }
 
+/* pow in double (an f32's pow rounded once from it): libm's pow keeps within an ulp, where
+ * exp(b * log(a)) carries log's rounding times |b log a| (some 30 ulps in f64). Outside
+ * positive finite bases and finite exponents the composite stays, for candle's results there
+ * (NaN for a < 0, and for 0 ^ 0, 1 ^ inf, inf ^ 0, which libm's pow makes 1). */
+static double pow_one(double x, double y)
+{
+    return x > 0 && isfinite(x) && isfinite(y) ? pow(x, y) : exp(y * log(x));
+}
+
+static tl_status pow_chunk(const void *ctx, tl_dtype t, void *dst, const void *const *src,
+                           size_t n)
+{
+    (void)ctx;
+    if (t == TL_F32) {
+        float *d = dst;
+        const float *a = src[0], *b = src[1];
+        for (size_t i = 0; i < n; i++)
+            d[i] = (float)pow_one(a[i], b[i]);
+    } else {
+        double *d = dst;
+        const double *a = src[0], *b = src[1];
+        for (size_t i = 0; i < n; i++)
+            d[i] = pow_one(a[i], b[i]);
+    }
+    return TL_OK;
+}
+
+tl_status tl_cpu_pow(const tl_operand *dst, const tl_operand *a, const tl_operand *b)
+{
+    const tl_operand *srcs[2] = {a, b};
+    return ew_run(dst, srcs, 2, false, pow_chunk, NULL);
+}
+
 /* Comparisons and where take the packed path (their dtypes differ from dst's), as double or
  * as int64; the same loop serves both. */
 #define CMP_LOOP(T)                                                                               \
