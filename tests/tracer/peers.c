@@ -413,31 +413,78 @@ NOINLINE static void fork_relock(void)
     }
 }
 
-/* The neighbour: a process-shared mutex in shared memory, held by the forking thread. The
- * child's lock waits for the parent's unlock, as it should. */
+/* The child's request of what its thread held at the fork in shared memory: a mutex or
+ * rwlock waits in a futex, a spinlock spins (polled through a flag it sets first). */
+static void wait_for_child(pid_t pid, const atomic_int *spinning)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)pid);
+    while (spinning ? !atomic_load(spinning) : !blocked_in_futex_at(path))
+        sched_yield();
+}
+
+/* The neighbours: locks in shared memory held by the forking thread, a process-shared
+ * mutex, a process-shared rwlock held for read (the child asks for write) and a spinlock (a
+ * spinlock's word names no owner, nor a read-held rwlock's a reader: these were taken for
+ * the child's own and it aborted, as relocking and upgrading). The child's request waits for
+ * the parent's unlock, as it should. */
 NOINLINE static void fork_relock_shared(void)
 {
+    struct shared {
+        pthread_mutex_t m;
+        pthread_rwlock_t rw;
+        pthread_spinlock_t spin;
+        atomic_int spinning;
+    } *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     pthread_mutexattr_t attr;
-    pthread_mutex_t *m = mmap(NULL, sizeof *m, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                              -1, 0);
+    pthread_rwlockattr_t rwattr;
     pthread_mutexattr_init(&attr);
     pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-    pthread_mutex_init(m, &attr);
-    pthread_mutex_lock(m);
+    pthread_mutex_init(&sh->m, &attr);
+    pthread_rwlockattr_init(&rwattr);
+    pthread_rwlockattr_setpshared(&rwattr, PTHREAD_PROCESS_SHARED);
+    pthread_rwlock_init(&sh->rw, &rwattr);
+    pthread_spin_init(&sh->spin, PTHREAD_PROCESS_SHARED);
+    atomic_init(&sh->spinning, 0);
+
+    pthread_mutex_lock(&sh->m);
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
-        child_relocks(m);
-        _exit(pthread_mutex_unlock(m));
+        child_relocks(&sh->m);
+        _exit(pthread_mutex_unlock(&sh->m));
     }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)pid);
-    while (!blocked_in_futex_at(path))
-        sched_yield();
-    pthread_mutex_unlock(m);
+    wait_for_child(pid, NULL);
+    pthread_mutex_unlock(&sh->m);
     child_status("process-shared", pid);
-    pthread_mutex_destroy(m);
-    munmap(m, sizeof *m);
+
+    pthread_rwlock_rdlock(&sh->rw);
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        pthread_rwlock_wrlock(&sh->rw);
+        _exit(pthread_rwlock_unlock(&sh->rw));
+    }
+    wait_for_child(pid, NULL);
+    pthread_rwlock_unlock(&sh->rw);
+    child_status("process-shared rwlock read-held", pid);
+
+    pthread_spin_lock(&sh->spin);
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        atomic_store(&sh->spinning, 1);
+        pthread_spin_lock(&sh->spin);
+        _exit(pthread_spin_unlock(&sh->spin));
+    }
+    wait_for_child(pid, &sh->spinning);
+    pthread_spin_unlock(&sh->spin);
+    child_status("spinlock in shared memory", pid);
+
+    pthread_mutex_destroy(&sh->m);
+    pthread_rwlock_destroy(&sh->rw);
+    pthread_spin_destroy(&sh->spin);
+    munmap(sh, sizeof *sh);
 }
 
 /* A condition wait with a recursive mutex locked twice: libc unlocks it once and waits with

@@ -205,10 +205,21 @@ static int shared_with_parent(const lt_held *h);
  * owner checks (error-checking, recursive, an rwlock's EDEADLK) fail for it here. */
 static int forked_seq = -1, forked_tid;
 
-void lt_on_forked(const lt_thread *t, int tid_in_parent)
+/* What t holds in memory shared with the parent is the parent's thread's to release, not
+ * this copy's: it leaves t's held set, or the child locking it again (waiting for the parent,
+ * as it does natively) is taken for a relock or an upgrade. A mutex or rwlock held for write
+ * would leave by its word naming the parent's id (drop_stale); a spinlock's word names no
+ * owner and a read-held rwlock's names no reader. */
+void lt_on_forked(lt_thread *t, int tid_in_parent)
 {
     forked_seq = t->info.seq;
     forked_tid = tid_in_parent;
+    lt_held_compact(t); /* entries below i then stay where they are while ones above go */
+    for (uint32_t i = t->held_end; i-- > 0;) {
+        lt_held *h = &t->held[i];
+        if (h->lock && held_valid(t, h) && shared_with_parent(h))
+            release(t, h);
+    }
 }
 
 /* Whether this thread held h's lock for write when the process forked (it hangs, whatever

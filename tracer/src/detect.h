@@ -371,6 +371,6 @@ void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn desc
 void lt_on_thread_exit(lt_thread *t);
 void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner, int forked);
 /* In a fork child: t is the thread that forked, tid_in_parent its kernel id there. */
-void lt_on_forked(const lt_thread *t, int tid_in_parent);
+void lt_on_forked(lt_thread *t, int tid_in_parent);
 
 #endif
