@@ -408,55 +408,14 @@ int lt_interpose_acquire(lt_call *c)
 #define CALL(lock, kind, mode, wait, ...)                                                     \
     (&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL, 0, 0, 0},      \
              __VA_ARGS__})
-/* acquire_fast's other cases, out of line and given the event's fields (the call site is the
- * entry point's, read there): their events and calls, built in the entry point itself, gave
- * every entry point a frame of 192 bytes and a fifth saved register for its common case too
- * (lockbench instructions a pair: flat-1 260.0 -> 258.0, nested-1 294.5 -> 292.0). */
-
-/* Anything but the common case: acquire() starts over. */
-static __attribute__((noinline)) int acquire_general(const void *addr, lt_kind kind,
-                                                     lt_mode mode, lt_wait wait, uintptr_t ra,
-                                                     uintptr_t cfa)
-{
-    return acquire(&(call){{addr, kind, mode, wait, ra, cfa, NULL, NULL, NULL, 0, 0, 0}, 0, 0,
-                           NULL});
-}
-
-/* The acquisition of the thread's spare entry h may make new order edges: they are recorded
- * after the grant, from the event again, in memory, made from the entry. */
-static __attribute__((noinline)) int acquire_edges(lt_thread *t, lt_held *h, lt_kind kind,
-                                                   lt_mode mode, lt_wait wait, uintptr_t cfa)
-{
-    lt_event copy = {h->addr, kind, mode, wait, h->ra, cfa, t, h->lock, NULL, 0, LT_API_PTHREAD,
-                     h->site};
-    int rc = real_try(&(call){copy, 0, 0, NULL});
-    if (lt_unlikely(rc != 0))
-        return acquire_tried(&(call){copy, 0, 0, NULL}, rc);
-    lt_after_lock_edges(&copy, h);
-    lt_leave(&lt_tls);
-    return 0;
-}
-
-/* libc's try answered rc (not 0) for the lock of the thread's spare entry, which acquire_fast
- * filled and did not append: the thread is inside the tracer, so the entry is still there. */
-static __attribute__((noinline)) int acquire_fast_tried(lt_kind kind, lt_mode mode, lt_wait wait,
-                                                        uintptr_t ra, uintptr_t cfa, int rc)
-{
-    lt_thread *t = lt_tls.self;
-    const lt_held *h = &t->held[t->held_end];
-    lt_event again = {h->addr, kind, mode, wait, ra, cfa, t, h->lock, NULL, 0, LT_API_PTHREAD, 0};
-    return acquire_tried(&(call){again, 0, 0, NULL}, rc);
-}
-
 /* The entry points' acquisition (untimed, pthread's): the common case with nothing live across
- * its calls but the thread and the held entry it fills, so that the entry point saves four
+ * its calls but the thread and the held entry it fills, so that the entry point saves two
  * registers where the whole path (acquire_inline) saved six and kept the call site in a spilled
  * register through libc's try (~20 instructions an acquisition). Anything else - a lock whose
  * entry is not its home, in the thread's own stack, held by the thread, a large set that
  * needs its index, a call site whose walk does not hold, a held set without room - goes to
- * acquire_general, which starts over, before the call changed anything but entering the
- * tracer. The entry is filled before the order graph is asked, which then needs no more than
- * the entry. */
+ * acquire(), which starts over, before the call changed anything but entering the tracer. The
+ * entry is filled before the order graph is asked, which then needs no more than the entry. */
 static inline __attribute__((always_inline)) int acquire_fast(const void *addr, lt_kind kind,
                                                              lt_mode mode, lt_wait wait)
 {
@@ -492,21 +451,32 @@ static inline __attribute__((always_inline)) int acquire_fast(const void *addr, 
     lt_event ev = {addr, kind, mode, wait, ra, cfa, t, l, NULL, 0, LT_API_PTHREAD, site};
     lt_held_fill_site(&ev, h);
     if (pos && (lt_cfg.classes != LT_CLASSES_OFF ||
-                !lt_order_known(t, h->lock, mode, wait, &lt_cache_slot_of(t, h->addr)->known)))
-        return acquire_edges(t, h, kind, mode, wait, (uintptr_t)__builtin_dwarf_cfa());
+                !lt_order_known(t, h->lock, mode, wait, &lt_cache_slot_of(t, h->addr)->known))) {
+        /* edges to record after the grant: the event again, in memory, from the entry */
+        lt_event copy = {h->addr, kind, mode, wait, h->ra, (uintptr_t)__builtin_dwarf_cfa(), t,
+                         h->lock, NULL, 0, LT_API_PTHREAD, h->site};
+        int rc = real_try(&(call){copy, 0, 0, NULL});
+        if (lt_unlikely(rc != 0))
+            return acquire_tried(&(call){copy, 0, 0, NULL}, rc);
+        lt_after_lock_edges(&copy, h);
+        lt_leave(&lt_tls);
+        return 0;
+    }
     int rc = real_try(&(call){{h->addr, kind, mode, wait, 0, 0, NULL, NULL, NULL, 0, 0, 0}, 0, 0,
                               NULL});
-    if (lt_unlikely(rc != 0))
-        return acquire_fast_tried(kind, mode, wait, (uintptr_t)__builtin_return_address(0),
-                                  (uintptr_t)__builtin_dwarf_cfa(), rc);
+    if (lt_unlikely(rc != 0)) {
+        lt_event again = {h->addr, kind, mode, wait, (uintptr_t)__builtin_return_address(0),
+                          (uintptr_t)__builtin_dwarf_cfa(), t, h->lock, NULL, 0,
+                          LT_API_PTHREAD, 0};
+        return acquire_tried(&(call){again, 0, 0, NULL}, rc);
+    }
     lt_held_commit(&(lt_event){.self = t, .mode = mode}, h);
     lt_leave(&lt_tls);
     return 0;
 general:
     lt_leave(&lt_tls);
 general_outside:
-    return acquire_general(addr, kind, mode, wait, (uintptr_t)__builtin_return_address(0),
-                           (uintptr_t)__builtin_dwarf_cfa());
+    return acquire(CALL(addr, kind, mode, wait, 0, 0, NULL));
 }
 
 #define ACQUIRE(lock, kind, mode, wait, ...) acquire_fast((const void *)(lock), kind, mode, wait)
