@@ -58,13 +58,6 @@ int lt_platform_futex_asleep(int tid)
     return 1;
 }
 
-uint64_t lt_platform_others_stuck(const int *skip, size_t n)
-{
-    (void)skip;
-    (void)n;
-    return 0;
-}
-
 void lt_platform_thread_name(char *buf, size_t size)
 {
     if (size == 0)

@@ -33,13 +33,6 @@
  * holder is certain (a waiter holding A with mutex M, the holder of M waiting for A:
  * ThreadSanitizer and Helgrind see M taken under A there).
  *
- * The hint is only a guess: the thread that will signal may be any other, busy with work, in
- * I/O, or blocked on a lock that a running thread will release. A cycle through it is
- * therefore reported only when no thread outside it can run to signal: every other thread
- * of the process sleeps in an untimed futex wait of its own process, the same ones before and
- * after the grace (lt_platform_others_stuck). A correct program whose signaller is slow is
- * never a stall; a real one is reported when its cycle closes with the rest already asleep.
- *
  * Deadlocks follow LOCKTRACE_ACTION (abort, or the closing call returns EDEADLK); a cycle
  * with a timed wait on it is a warning, since that wait will end it.
  */
@@ -72,7 +65,6 @@ static uint32_t stamp;
 static frame *path;
 static size_t path_cap;
 static _Atomic int watchdog_started;
-static _Atomic int watchdog_tid; /* the tracer's own thread: no thread of the program */
 
 /* The index of waiting threads (see above), under wf_lock: chained buckets of links, each
  * found by (what, key). A thread's links for its seq, its pthread_t and the lock it waits to
@@ -619,37 +611,10 @@ static lt_wait_step *steps_of(lt_thread *self, const frame *first, size_t nfirst
     return steps;
 }
 
-/* Whether the cycle in steps rests on a condition variable's last-signaller hint. */
-static int hinted(const lt_wait_step *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (s[i].waits_for == LT_FOR_SIGNAL)
-            return 1;
-    return 0;
-}
-
-/* For a cycle through the signaller hint: the fingerprint of the other threads' waits when
- * all of them sleep where only a thread of the process can wake them (see the top); 0 when
- * one may still run and signal. The steps' threads are the cycle's own. */
-static uint64_t stall_print(const lt_wait_step *s, size_t n)
-{
-    int *skip = lt_map((n + 1) * sizeof *skip);
-    if (!skip)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        skip[i] = s[i].thread.tid;
-    skip[n] = atomic_load_explicit(&watchdog_tid, memory_order_relaxed);
-    uint64_t print = lt_platform_others_stuck(skip, n + 1);
-    lt_platform_unmap(skip, (n + 1) * sizeof *skip);
-    return print;
-}
-
 /* The cycle found when the wait began, confirmed: at once when it is certain, else after
  * the grace (where it is uncertain, where the lock words or a signal on its way say it may
  * not last, or where another of its threads is not asleep in its wait), and then only if
- * its threads are still in the same waits and asleep in them; one through the signaller
- * hint only while the rest of the process is stalled, before the grace and after it. NULL
- * when it dissolved. */
+ * its threads are still in the same waits and asleep in them. NULL when it dissolved. */
 static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst, int agree,
                              size_t *n)
 {
@@ -660,18 +625,13 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
     lt_spin_unlock(&wf_lock);
     if (steps && !settle && others_asleep(steps, *n))
         return steps;
-    int hint = steps && hinted(steps, *n);
-    uint64_t stall = hint ? stall_print(steps, *n) : 0;
     if (steps)
         lt_platform_unmap(steps, *n * sizeof *steps);
-    if (hint && !stall)
-        return NULL; /* a thread outside the cycle may still signal: the wait goes on at once */
     nanosleep(&grace, NULL);
     lt_spin_lock(&wf_lock);
     steps = steps_of(self, first, nfirst, n);
     lt_spin_unlock(&wf_lock);
-    if (steps && (!others_asleep(steps, *n) ||
-                  (hinted(steps, *n) && stall_print(steps, *n) != stall))) {
+    if (steps && !others_asleep(steps, *n)) {
         lt_platform_unmap(steps, *n * sizeof *steps);
         steps = NULL;
     }
@@ -995,7 +955,6 @@ static void *watchdog(void *arg)
 {
     (void)arg;
     lt_tls.busy = 1; /* our thread: its own calls are not the program's */
-    atomic_store(&watchdog_tid, lt_platform_tid());
     struct timespec period = {0, WATCH_NS};
     for (;;) {
         holders hs;
