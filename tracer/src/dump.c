@@ -133,6 +133,8 @@ static int add_symbolized(lt_rep_stack *s, uint32_t id)
         f.file = keep(f.file);
         d.frames[d.nframes++] = f;
     }
+    if (s->nframes == sym->nframes) /* said of its last frame: only when that one is here */
+        s->cut = sym->cut;
     return 1;
 }
 

@@ -207,6 +207,11 @@ size_t lt_platform_backtrace(uintptr_t *ips, size_t max);
 /* Start address of the function containing ip, 0 when unknown. */
 uintptr_t lt_platform_proc_start(uintptr_t ip);
 
+/* Whether the unwinder has unwind information for the code at ip (a return address: the call
+ * before it is looked up): 1, 0 when it has none (an unwind that reaches ip stops there), -1
+ * when that is not known. Reports ask it of a stack's last frame (report_build.c). */
+int lt_platform_unwind_info(uintptr_t ip);
+
 /* Nonzero when ip lies in the tracer's own code. */
 int lt_platform_in_tracer(uintptr_t ip);
 

@@ -1068,6 +1068,18 @@ uintptr_t lt_platform_proc_start(uintptr_t ip)
     return rc == 0 ? pi.start_ip : 0;
 }
 
+int lt_platform_unwind_info(uintptr_t ip)
+{
+    unw_proc_info_t pi;
+    unw_call c;
+    if (!have_unwind() || ip == 0)
+        return -1;
+    unw_enter(&c);
+    int rc = unw.unw_get_proc_info_by_ip(*unw.local_as, ip - 1, &pi, NULL);
+    unw_leave(&c);
+    return rc == 0 ? 1 : rc == -UNW_ENOINFO ? 0 : -1;
+}
+
 /* ------------------------------------------------------------------------------------------
  * Separate debug files, found locally only: by build-id under /usr/lib/debug/.build-id, else
  * by .gnu_debuglink beside the file, in its .debug/ directory or under /usr/lib/debug.

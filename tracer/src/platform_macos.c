@@ -190,6 +190,13 @@ uintptr_t lt_platform_proc_start(uintptr_t ip)
     return dladdr((void *)ip, &info) && info.dli_saddr ? (uintptr_t)info.dli_saddr : 0;
 }
 
+/* backtrace(3) follows frame pointers and says nothing of where it stopped. */
+int lt_platform_unwind_info(uintptr_t ip)
+{
+    (void)ip;
+    return -1;
+}
+
 /* dladdr only: no inlined calls, no lines. */
 void lt_platform_symbolize_init(void)
 {

@@ -102,8 +102,23 @@ static size_t fill_frames(lt_rep_frame *f, size_t room, uintptr_t ip, const lt_r
     return n;
 }
 
+/* Why the stack ips[0 .. n) ends where it does, when that is not at the thread's outermost
+ * frame: asked of its last frame only where that is where the unwind (or the walk that
+ * recorded a lazily taken stack, which knows no more than an unwind) stopped: not at the depth
+ * limit, nor with frames left out. Report time only: the unwinder's look-up of one address
+ * (interrupted: ips[n - 1] is the instruction a signal stopped, not a return address). */
+static lt_rep_cut cut_at(const uintptr_t *ips, size_t n, size_t dropped, int interrupted)
+{
+    if (raw_only || !n || dropped || n >= lt_stack_depth())
+        return LT_CUT_NONE;
+    return lt_platform_unwind_info(ips[n - 1] + (uintptr_t)interrupted) == 0
+               ? LT_CUT_NO_UNWIND_INFO
+               : LT_CUT_NONE;
+}
+
 static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int lock, int partial)
 {
+    int interrupted = 0;
     size_t n;
     const uintptr_t *ips = lt_stack_get(id, &n);
     if (r->nstacks == MAX_STACKS || !ips)
@@ -116,12 +131,13 @@ static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int loc
             s->dropped = n - i;
             break;
         }
+        interrupted = i && frames[nframes - 1].function == signal_frame;
         size_t k = fill_frames(&frames[nframes], MAX_FRAMES - nframes, ips[i],
-                               i ? &frames[nframes - 1] : NULL,
-                               i && frames[nframes - 1].function == signal_frame);
+                               i ? &frames[nframes - 1] : NULL, interrupted);
         nframes += k;
         s->nframes += k;
     }
+    s->cut = cut_at(ips, n, s->dropped, interrupted);
     return s;
 }
 

@@ -43,6 +43,15 @@ typedef struct lt_rep_frame {
     int wrapper;              /* 1: in a lock wrapper (wrappers.c); set by the tracer */
 } lt_rep_frame;
 
+/* Why a stack ends before the thread's outermost frame (lt_rep_stack.cut). A stack that ends at
+ * LOCKTRACE_STACK_DEPTH frames, or whose frames were left out to fit the report (dropped),
+ * is not asked why: its last frame is not where the unwind stopped. */
+typedef enum lt_rep_cut {
+    LT_CUT_NONE,          /* whole, as far as the unwinder can tell */
+    LT_CUT_NO_UNWIND_INFO /* the last frame's code has no unwind information (built without
+                             unwind tables): its callers cannot be found */
+} lt_rep_cut;
+
 typedef struct lt_rep_stack {
     const char *role;     /* what the stack shows, see role_heading[] in report_text.c */
     int thread;           /* index into lt_rep.threads, -1 = none */
@@ -50,6 +59,7 @@ typedef struct lt_rep_stack {
     int step;             /* index into lt_rep.steps, -1 = none */
     int partial;          /* 1: only the frames recorded at acquisition */
     size_t dropped;       /* frames left out to fit the report */
+    lt_rep_cut cut;       /* why the unwind stopped at the last frame, when known */
     size_t nframes;
     lt_rep_frame *frames;
 } lt_rep_stack;
@@ -142,6 +152,7 @@ const char *lt_rep_wait_name(int wait);
 const char *lt_rep_waits_for_name(int waits_for);
 const char *lt_rep_api_name(int api);
 const char *lt_rep_ended_name(int ended);
+const char *lt_rep_cut_name(int cut);
 int lt_rep_lookup(const char *(*names)(int), const char *name, size_t len);
 
 /* report_text.c: the text the program prints on stderr (and `locktrace report` prints). */

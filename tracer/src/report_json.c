@@ -121,6 +121,10 @@ static void stack(jout *j, const void *item, size_t max_frames)
     kv_dec(j, "step", s->step, 0);
     kv_bool(j, "partial", s->partial, 0);
     kv_dec(j, "dropped", (long long)(s->dropped + s->nframes - n), 0);
+    /* why the unwind stopped at the last frame listed: written only when cut short, and not
+     * when frames are left out (the last one listed is then not where it stopped) */
+    if (s->cut != LT_CUT_NONE && n == s->nframes)
+        kv_str(j, "cut", lt_rep_cut_name(s->cut), 0);
     key(j, "frames", 0);
     raw(j, "[");
     for (size_t i = 0; i < n; i++) {

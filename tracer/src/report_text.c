@@ -136,6 +136,7 @@ static const char *const waits_for_names[] = {"lock", "join", "signal"};
 static const char *const api_names[] = {"pthread", "c11", "custom", "cxx"};
 static const char *const ended_names[] = {"no", "destroyed", "initialised-again", "freed",
                                           "reused"};
+static const char *const cut_names[] = {"none", "no-unwind-info"};
 
 _Static_assert(LT_FIND_KIND_COUNT == 12, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
@@ -164,6 +165,7 @@ const char *lt_rep_wait_name(int wait) { return NAME_OF(wait_names, wait); }
 const char *lt_rep_waits_for_name(int waits_for) { return NAME_OF(waits_for_names, waits_for); }
 const char *lt_rep_api_name(int api) { return NAME_OF(api_names, api); }
 const char *lt_rep_ended_name(int ended) { return NAME_OF(ended_names, ended); }
+const char *lt_rep_cut_name(int cut) { return NAME_OF(cut_names, cut); }
 
 /* Index whose name is name[0..len), -1 when none: names(i) is NULL past the end. */
 int lt_rep_lookup(const char *(*names)(int), const char *name, size_t len)
@@ -283,6 +285,30 @@ static void put_frame(out *o, size_t i, const lt_rep_frame *f)
     put(o, "\n");
 }
 
+/* After a stack the unwinder could not follow to the thread's outermost frame: where and why
+ * it stopped, so that its last frame is not taken for the thread's first. */
+static void put_cut(out *o, const lt_rep_stack *s)
+{
+    const lt_rep_frame *f = s->nframes ? &s->frames[s->nframes - 1] : NULL;
+    if (s->cut != LT_CUT_NO_UNWIND_INFO || !f)
+        return;
+    put(o, "    ... stack cut short: no unwind information for ");
+    if (f->function)
+        put_data(o, f->function);
+    if (f->function && f->module)
+        put(o, " (");
+    if (f->module) {
+        put_data(o, f->module);
+        put(o, "+");
+        put_hex(o, f->module_offset);
+    }
+    if (f->function && f->module)
+        put(o, ")");
+    if (!f->function && !f->module)
+        put_hex(o, f->ip);
+    put(o, ", so its callers are not known (-fasynchronous-unwind-tables keeps it)\n");
+}
+
 static void put_frames(out *o, const lt_rep_stack *s)
 {
     if (!s->nframes)
@@ -294,12 +320,14 @@ static void put_frames(out *o, const lt_rep_stack *s)
         put_dec(o, (long)s->dropped);
         put(o, " more frames left out of the report)\n");
     }
+    put_cut(o, s);
 }
 
-/* After a lazily taken stack that could not be completed: what the frames are. */
+/* After a lazily taken stack that could not be completed: what the frames are. Not after a
+ * stack cut short (put_cut): an unwind at the time would have stopped at the same frame. */
 static void put_partial(out *o, const lt_rep_stack *s)
 {
-    if (s->partial)
+    if (s->partial && s->cut == LT_CUT_NONE)
         put(o, "    (frames recorded when it was taken; its callers beyond them then are not known "
                "now; LOCKTRACE_STACKS=full records whole stacks)\n");
 }

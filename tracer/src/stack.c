@@ -111,7 +111,7 @@ const uintptr_t *lt_stack_get(uint32_t id, size_t *n)
     return x ? x->ips : NULL;
 }
 
-static size_t depth(void)
+size_t lt_stack_depth(void)
 {
     return lt_cfg.stack_depth ? (size_t)lt_cfg.stack_depth : 48;
 }
@@ -133,10 +133,10 @@ static size_t program_start(const uintptr_t *ips, size_t n, uintptr_t from_ra)
 uint32_t lt_stack_here(uintptr_t from_ra)
 {
     uintptr_t ips[MAX_FRAMES + SLACK];
-    size_t n = lt_platform_backtrace(ips, depth() + SLACK);
+    size_t n = lt_platform_backtrace(ips, lt_stack_depth() + SLACK);
     size_t start = program_start(ips, n, from_ra);
     n -= start;
-    return lt_stack_intern(ips + start, n < depth() ? n : depth());
+    return lt_stack_intern(ips + start, n < lt_stack_depth() ? n : lt_stack_depth());
 }
 
 /* The calling thread's whole stack from its call at (ra, cfa), as lt_stack_here finds it,
@@ -146,7 +146,7 @@ uint32_t lt_stack_here(uintptr_t from_ra)
 uint32_t lt_stack_whole(lt_thread *t, uintptr_t ra, uintptr_t cfa)
 {
     uintptr_t ips[MAX_FRAMES];
-    size_t n = lt_callsite_stack(t, ra, cfa, ips, depth());
+    size_t n = lt_callsite_stack(t, ra, cfa, ips, lt_stack_depth());
     return n ? lt_stack_intern(ips, n) : lt_stack_here(ra);
 }
 
@@ -218,12 +218,12 @@ size_t lt_stack_join(const lt_held *h, uint32_t under, uintptr_t *out, int *part
     size_t same = 0;
     while (matches == 1 && same + 1 < nr && same < at && rec[nr - 2 - same] == ips[at - 1 - same])
         same++;
-    *partial = matches != 1 || (same + 1 == nr && (at + 1 < n || n >= depth()));
+    *partial = matches != 1 || (same + 1 == nr && (at + 1 < n || n >= lt_stack_depth()));
     if (!rec)
         out[k++] = h->ra;
     for (size_t i = 0; i < nr; i++)
         out[k++] = rec[i];
-    for (size_t j = at + 1; !*partial && j < n && k < depth(); j++)
+    for (size_t j = at + 1; !*partial && j < n && k < lt_stack_depth(); j++)
         out[k++] = ips[j];
     return k;
 }

@@ -12,6 +12,7 @@ uint32_t lt_stack_whole(lt_thread *t, uintptr_t ra, uintptr_t cfa);
 uint32_t lt_stack_intern(const uintptr_t *ips, size_t n);
 const uintptr_t *lt_stack_get(uint32_t id, size_t *n);
 #define LT_STACK_MAX 256 /* frames of a stack at most: LOCKTRACE_STACK_DEPTH's upper bound */
+size_t lt_stack_depth(void); /* frames a stack keeps: LOCKTRACE_STACK_DEPTH */
 
 uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial);
 size_t lt_stack_join(const lt_held *h, uint32_t under, uintptr_t *out, int *partial);

@@ -222,6 +222,8 @@ static void read_stack(reader *rd, const json_value *o, const char *at, lt_rep_s
                   : -1;
     s->partial = boolean(rd, o, at, "partial");
     s->dropped = (size_t)integer(rd, o, at, "dropped", 0, 1 << 30);
+    if (json_get(o, "cut")) /* optional: written when cut short, absent before 2026-12-04 */
+        s->cut = (lt_rep_cut)name(rd, o, at, "cut", lt_rep_cut_name);
     const json_value *fs = list(rd, o, at, "frames", MAX_LIST);
     char fat[PATH_BYTES];
     sub(fat, sizeof fat, at, "frames", 0);
