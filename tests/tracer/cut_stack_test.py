@@ -3,9 +3,9 @@
 code has no unwind information in one build (--cut) and has it in the other (--whole). In the
 first, the unwind stops at cut_lock_twice: its report's stacks must still name that frame
 right and then say that the stack was cut short and why, in the text on stderr, in the JSON
-file (`cut`) and in `locktrace report`'s rendering of that file. In the second, the stacks go
-on to main or the thread's start, and none may say so; nor may one cut at
-LOCKTRACE_STACK_DEPTH.
+file (`cut`) and in `locktrace report`'s renderings of that file (text, SARIF, HTML). In the
+second, the stacks go on to main or the thread's start, and none may say so; nor may one cut
+at LOCKTRACE_STACK_DEPTH.
 
   cut_stack_test.py CHECK --lib LIB --locktrace TOOL --cut PROGRAM --whole PROGRAM
                     --source cut_stack_lock.c
@@ -94,7 +94,18 @@ class Ctx:
         status, shown, why = run([self.a.locktrace, 'report', rdir], env)
         need(shown.startswith('locktrace: self-deadlock: '),
              f'`locktrace report` status {status}:\n{shown}{why}')
+        self.forms = {}
+        for form in ('--sarif', '--html'):
+            status, self.forms[form], why = run([self.a.locktrace, 'report', form, rdir], env)
+            need(status == 0, f'`locktrace report {form}` status {status}: {why}')
         return err, rep, shown
+
+    def sarif_stacks(self):
+        """The messages of the SARIF stacks, by the role they start with."""
+        results = json.loads(self.forms['--sarif'])['runs'][0]['results']
+        need(len(results) == 1, f'{len(results)} SARIF results')
+        return {st['message']['text'].split(' ')[0]: st['message']['text']
+                for st in results[0]['stacks']}
 
 
 def json_stack(rep, role):
@@ -127,6 +138,11 @@ def expect_cut(ctx, program, mode, **more):
         need(s.get('cut') == 'no-unwind-info', f'JSON {role} stack: cut {s.get("cut")!r}')
         need(len(s['frames']) == 1 and s['frames'][0]['function'] == 'cut_lock_twice'
              and s['frames'][0]['line'] == line, f'JSON {role} frames {s["frames"]}')
+        msg = ctx.sarif_stacks().get(role, '')
+        need('stack cut short: no unwind information' in msg, f'SARIF {role} stack: {msg!r}')
+    cut = sum(1 for s in rep['stacks'] if 'cut' in s)
+    need(ctx.forms['--html'].count('<p class="cut">') == cut,
+         f'HTML: {ctx.forms["--html"].count("<p class=")} cut lines for {cut} stacks cut short')
 
 
 def expect_whole(ctx, program, mode, callers, **more):
@@ -141,6 +157,8 @@ def expect_whole(ctx, program, mode, callers, **more):
                  + '\n'.join(block))
     for s in rep['stacks']:
         need('cut' not in s, f'JSON stack {s["role"]} has cut {s.get("cut")!r}')
+    for form, text in ctx.forms.items():
+        need('cut short' not in text, f'`locktrace report {form}` says a stack was cut short')
     return rep
 
 

@@ -195,14 +195,20 @@ static void related(FILE *to, const lt_rep *r, const lt_rep_stack *primary, cons
     fputc(']', to);
 }
 
-/* Every stack whole, as SARIF stacks (role and thread as the message). */
+/* Every stack whole, as SARIF stacks (role and thread as the message, and, for a stack cut
+ * short, why: the text report's line after its frames). */
 static void stacks(FILE *to, const lt_rep *r, const char *root)
 {
     fputs(",\"stacks\":[", to);
     for (size_t i = 0; i < r->nstacks; i++) {
         const lt_rep_stack *s = &r->stacks[i];
-        char label[160], msg[300];
-        snprintf(msg, sizeof msg, "%s%s", s->role, thread_label(r, s->thread, label, sizeof label));
+        char label[160], msg[400];
+        snprintf(msg, sizeof msg, "%s%s%s", s->role,
+                 thread_label(r, s->thread, label, sizeof label),
+                 s->cut == LT_CUT_NO_UNWIND_INFO
+                     ? " (stack cut short: no unwind information for its last frame, so its "
+                       "callers are not known)"
+                     : "");
         fputs(i ? ",{\"message\":{\"text\":" : "{\"message\":{\"text\":", to);
         str(to, msg);
         fputs("},\"frames\":[", to);
