@@ -57,6 +57,20 @@
  *                            with a 1 ms timeout, 1000 times: every round both give up, as
  *                            natively (about 1 ms a round); the tracer once held each round's
  *                            cycle for a 50 ms grace before either thread began its wait
+ *   harm cond-busy-sleep     an owner holding the queue lock waits on a condition variable;
+ *                            the thread that signalled it last now blocks on the queue lock,
+ *                            and a third thread, alive before that signal, will signal once
+ *                            its work (300 ms asleep) is done: no deadlock, no warning
+ *   harm cond-busy-io        the same, the third thread blocked in a read of a pipe that a
+ *                            fourth fills after 300 ms
+ *   harm cond-busy-lock      the same, the third thread blocked on a mutex a fourth holds for
+ *                            300 ms
+ *   harm cond-stalled        the same, but the third thread waits forever on a condition
+ *                            variable nobody signals: the whole process sleeps, reported
+ *   harm cond-stalled-late   the same, the third thread at work (300 ms asleep) when the
+ *                            cycle closes and only then waiting forever: reported
+ *   harm cond-busy-timed     the same as cond-busy-sleep, the third thread's work a
+ *                            condition wait with a 300 ms deadline nobody signals
  *   harm stats-exit          20 fork children, each: 40 mutexes taken, a thread that holds one
  *                            and leaves when the child's exit() releases it from an atexit
  *                            handler (its exit-held report then runs while the exit prints
@@ -67,6 +81,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
@@ -774,6 +789,137 @@ static int timed_cycle(void)
     return 0;
 }
 
+/* cond-busy-*: the condition variable's last signaller is not the thread that will signal. */
+static pthread_mutex_t busy_queue = PTHREAD_MUTEX_INITIALIZER, busy_pool = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t busy_gate = PTHREAD_MUTEX_INITIALIZER, busy_never_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t busy_cv = PTHREAD_COND_INITIALIZER, busy_never_cv = PTHREAD_COND_INITIALIZER;
+static int busy_state, busy_pipe[2];
+static _Atomic int busy_gate_taken;
+static blocked_probe busy_owner_waits, busy_first_queues, busy_third_waits;
+
+enum { BUSY_SLEEP, BUSY_IO, BUSY_LOCK, BUSY_STALLED, BUSY_STALLED_LATE, BUSY_TIMED };
+
+static void busy_signal(int state)
+{
+    pthread_mutex_lock(&busy_pool);
+    busy_state = state;
+    pthread_cond_signal(&busy_cv);
+    pthread_mutex_unlock(&busy_pool);
+}
+
+static void busy_nap(void)
+{
+    nanosleep(&(struct timespec){0, 300 * 1000 * 1000}, NULL);
+}
+
+/* The last signaller: signals, then needs the queue lock the owner holds in its wait. */
+static void *busy_first(void *arg)
+{
+    busy_signal(1);
+    blocked_until(&busy_owner_waits);
+    blocked_announce(&busy_first_queues);
+    pthread_mutex_lock(&busy_queue);
+    pthread_mutex_unlock(&busy_queue);
+    return arg;
+}
+
+/* A wait on a condition variable nobody signals, for ever or until the deadline. */
+static void busy_never(const struct timespec *until)
+{
+    pthread_mutex_lock(&busy_never_mu);
+    if (!until) {
+        blocked_announce_on(&busy_third_waits, &busy_never_cv, sizeof busy_never_cv);
+        for (;;)
+            pthread_cond_wait(&busy_never_cv, &busy_never_mu);
+    }
+    while (pthread_cond_timedwait(&busy_never_cv, &busy_never_mu, until) != ETIMEDOUT)
+        continue;
+    pthread_mutex_unlock(&busy_never_mu);
+}
+
+/* The thread that will signal, once it is through its work. */
+static void *busy_third(void *arg)
+{
+    int mode = (int)(intptr_t)arg;
+    char byte;
+    struct timespec until;
+    if (mode == BUSY_STALLED)
+        busy_never(NULL);
+    blocked_until(&busy_first_queues);
+    if (mode == BUSY_STALLED_LATE) {
+        busy_nap();
+        busy_never(NULL);
+    }
+    if (mode == BUSY_SLEEP)
+        busy_nap();
+    else if (mode == BUSY_TIMED) {
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 300 * 1000 * 1000;
+        until.tv_sec += until.tv_nsec / 1000000000;
+        until.tv_nsec %= 1000000000;
+        busy_never(&until);
+    }
+    else if (mode == BUSY_IO && read(busy_pipe[0], &byte, 1) != 1)
+        return NULL;
+    else if (mode == BUSY_LOCK) {
+        while (!atomic_load(&busy_gate_taken))
+            sched_yield();
+        pthread_mutex_lock(&busy_gate);
+        pthread_mutex_unlock(&busy_gate);
+    }
+    busy_signal(2);
+    return arg;
+}
+
+/* The fourth thread: fills the pipe, or releases the gate, after its own work; else it
+ * leaves at once. */
+static void *busy_fourth(void *arg)
+{
+    int mode = (int)(intptr_t)arg;
+    if (mode == BUSY_STALLED || mode == BUSY_STALLED_LATE || mode == BUSY_TIMED)
+        return arg;
+    if (mode == BUSY_LOCK) {
+        pthread_mutex_lock(&busy_gate);
+        atomic_store(&busy_gate_taken, 1);
+    }
+    blocked_until(&busy_first_queues);
+    busy_nap();
+    if (mode == BUSY_IO && write(busy_pipe[1], "x", 1) != 1)
+        return NULL;
+    if (mode == BUSY_LOCK)
+        pthread_mutex_unlock(&busy_gate);
+    return arg;
+}
+
+static int cond_busy(int mode)
+{
+    pthread_t first, third, fourth;
+    if (pipe(busy_pipe) != 0)
+        return 1;
+    /* every thread starts before the first signal: a thread started since a signal makes
+     * the tracer drop the signaller hint, and the program would prove nothing */
+    if (pthread_create(&third, NULL, busy_third, (void *)(intptr_t)mode) != 0 ||
+        pthread_create(&fourth, NULL, busy_fourth, (void *)(intptr_t)mode) != 0)
+        return 1;
+    if (mode == BUSY_STALLED)
+        blocked_until(&busy_third_waits);
+    pthread_mutex_lock(&busy_queue);
+    if (pthread_create(&first, NULL, busy_first, NULL) != 0)
+        return 1;
+    pthread_mutex_lock(&busy_pool);
+    while (busy_state < 1)
+        pthread_cond_wait(&busy_cv, &busy_pool);
+    blocked_announce_on(&busy_owner_waits, &busy_cv, sizeof busy_cv);
+    while (busy_state < 2)
+        pthread_cond_wait(&busy_cv, &busy_pool);
+    pthread_mutex_unlock(&busy_pool);
+    pthread_mutex_unlock(&busy_queue);
+    pthread_join(first, NULL);
+    pthread_join(third, NULL);
+    pthread_join(fourth, NULL);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -802,6 +948,18 @@ int main(int argc, char **argv)
         rc = cond_new_worker();
     else if (!strcmp(s, "cond-woken"))
         rc = cond_woken();
+    else if (!strcmp(s, "cond-busy-sleep"))
+        rc = cond_busy(BUSY_SLEEP);
+    else if (!strcmp(s, "cond-busy-io"))
+        rc = cond_busy(BUSY_IO);
+    else if (!strcmp(s, "cond-busy-lock"))
+        rc = cond_busy(BUSY_LOCK);
+    else if (!strcmp(s, "cond-stalled"))
+        rc = cond_busy(BUSY_STALLED);
+    else if (!strcmp(s, "cond-stalled-late"))
+        rc = cond_busy(BUSY_STALLED_LATE);
+    else if (!strcmp(s, "cond-busy-timed"))
+        rc = cond_busy(BUSY_TIMED);
     else if (!strcmp(s, "pshared-fork"))
         rc = pshared_fork();
     else if (!strcmp(s, "spin-fork"))
@@ -813,8 +971,9 @@ int main(int argc, char **argv)
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|fd-reuse|fd-reuse-many|pipe-pending|"
-                        "mask-unwind|fork-faults|cond-new-worker|cond-woken|pshared-fork|spin-fork|timed-cycle|"
-                        "stats-exit\n");
+                        "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
+                        "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|pshared-fork|"
+                        "spin-fork|timed-cycle|stats-exit\n");
         return 2;
     }
     if (rc == 3)

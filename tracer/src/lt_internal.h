@@ -256,6 +256,8 @@ typedef struct lt_wait_slot {
     const void *addr;
     uint8_t kind, mode, wait;     /* lt_kind, lt_mode, lt_wait */
     uint8_t long_reported;        /* a long-wait report was made for this wait */
+    uint8_t deferred;             /* closed a cycle through a signaller hint not yet seen
+                                   * stalled: the watchdog looks again (waitfor.c) */
     uint8_t waits_for;            /* lt_wait_for; the lock fields serve LT_FOR_LOCK only */
     uint8_t api;                  /* lt_api of the call that waits (pthread_join, thrd_join) */
     uintptr_t target;             /* LT_FOR_JOIN: the pthread_t; LT_FOR_SIGNAL: the condvar */
@@ -267,6 +269,7 @@ typedef struct lt_wait_slot {
     struct timespec since;        /* CLOCK_MONOTONIC */
     struct lt_thread *next_waiter, *prev_waiter; /* waitfor.c's list, under its lock */
     uint32_t mark;                /* cycle search visit stamp, under waitfor.c's lock */
+    uint32_t looked;              /* the watchdog's round that last looked at a deferred wait */
     lt_wait_link by_seq, by_handle, by_write; /* waitfor.c's index, under its lock */
     lt_wait_link *reads;          /* likewise, one per lock held for read */
 } lt_wait_slot;

@@ -727,18 +727,25 @@ static void node_cache_put(lt_thread *t, node *n);
  * and destroyed, over and over). One that ends the locks of others fills the pool as before
  * (NULL). A parameter, not a global: inlined in the batch, it stays in a register. */
 
+/* Edge i (e), in no list any more, goes back to the recycler's cache or the pool. */
+static inline __attribute__((always_inline)) void edge_free(uint32_t i, edge *e,
+                                                            lt_thread *recycler)
+{
+    if (e->implied)
+        implied_put(implied_at(e->label));
+    if (recycler && recycler->edge_nfree < 2 * (size_t)recycler->node_nfree)
+        edge_cache_put(recycler, i);
+    else
+        lt_ix_put(&edge_pool, i);
+}
+
 /* One of its lists let go of edge i (e): the last one frees it. */
 static inline __attribute__((always_inline)) void edge_drop(uint32_t i, edge *e,
                                                             lt_thread *recycler)
 {
     if (--e->lists == 0) {
         ndead--;
-        if (e->implied)
-            implied_put(implied_at(e->label));
-        if (recycler && recycler->edge_nfree < 2 * (size_t)recycler->node_nfree)
-            edge_cache_put(recycler, i);
-        else
-            lt_ix_put(&edge_pool, i);
+        edge_free(i, e, recycler);
     }
 }
 
@@ -753,20 +760,24 @@ static void nedges_locked(ptrdiff_t d)
 /* Edge i (e) leaves the graph with one of its nodes, whose list lets go of it. Inlined where a
  * node leaves with its lists (node_leave), every lock's end in `groups`. `to`: its to node,
  * where the caller has it (NULL: looked up). */
+/* The live edge e, whose to node is `to`, leaves the counts of the graph. */
+static inline __attribute__((always_inline)) void edge_uncount(const edge *e, const node *to)
+{
+    if (!atomic_load_explicit(&to->unindexed, memory_order_relaxed)) {
+        nedges_locked(-1);
+        lt_known_dead();
+    }
+    if (e->back)
+        atomic_fetch_sub_explicit(&nback, 1, memory_order_relaxed);
+}
+
 static inline __attribute__((always_inline)) void edge_kill_at(uint32_t i, edge *e,
                                                                lt_thread *recycler, node *to)
 {
     if (!e->dead) {
-        int indexed = !atomic_load_explicit(&(to ? to : node_at(e->to))->unindexed,
-                                            memory_order_relaxed);
+        edge_uncount(e, to ? to : node_at(e->to));
         e->dead = 1;
         ndead++;
-        if (indexed) {
-            nedges_locked(-1);
-            lt_known_dead();
-        }
-        if (e->back)
-            atomic_fetch_sub_explicit(&nback, 1, memory_order_relaxed);
     }
     edge_drop(i, e, recycler);
 }
@@ -889,15 +900,29 @@ static inline __attribute__((always_inline)) void node_free(node *n, lt_thread *
     }
 }
 
-/* Under the graph lock: the edges of n's list of `side` (a constant) leave the graph; those of
- * its in-list lead to n. */
+/* Under the graph lock: the edges of n's list of `side` (a constant) leave the graph. A live
+ * edge at the head of its other end's list leaves that list too, and is freed at once: else it
+ * is marked dead there and visited again when that list lets go of it - in `groups`, where a
+ * lock's one edge out is the one edge into the next lock, each edge was visited from both ends,
+ * its second visit a third of what a lock's end cost the graph. The other end's line is read
+ * anyway (its `unindexed`, edge_uncount). The gate is shut, so no list changes meanwhile; a
+ * node_busy that reads the other end's list without the lock sees the edge or not, and either
+ * way tells no lie, as n, the edge's end, has left. */
 static inline __attribute__((always_inline)) void list_leave(node *n, int side,
                                                              lt_thread *recycler)
 {
+    const int other = side == OUT ? IN : OUT;
     for (uint32_t i = n->list[side].first, next; i; i = next) {
         edge *e = edge_at(i);
+        node *o = node_at(side == OUT ? e->to : e->from);
         next = e->next[side];
-        edge_kill_at(i, e, recycler, side == IN ? n : NULL);
+        if (!e->dead && o->list[other].first == i) {
+            __atomic_store_n(&o->list[other].first, e->next[other], __ATOMIC_RELAXED);
+            edge_uncount(e, side == OUT ? o : n);
+            edge_free(i, e, recycler);
+        } else {
+            edge_kill_at(i, e, recycler, side == IN ? n : o);
+        }
     }
 }
 

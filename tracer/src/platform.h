@@ -38,6 +38,13 @@ int lt_platform_signal_coming(int tid);
  * condition waits block: 0 when it runs or is in another call, 1 when it sleeps there or
  * that cannot be told. */
 int lt_platform_futex_asleep(int tid);
+/* Whether every thread of this process but the n in skip sleeps in a futex wait on its own
+ * memory (not shared with another process) without a deadline (glibc's untimed lock, join
+ * and condition waits), which only a thread of this process can end: nonzero then, a
+ * fingerprint of those waits (equal for the same threads asleep at the same places). 0 when
+ * one runs, sleeps elsewhere (I/O, a timer, a signal wait) or with a deadline. Where the
+ * threads cannot be looked at, 1: nothing says the rest of the process may still run. */
+uint64_t lt_platform_others_stuck(const int *skip, size_t n);
 
 /* Type of a mutex read from the lock itself, so static initialisers count: lt_mutex_type. */
 int lt_platform_mutex_type(const void *mutex);

@@ -12,6 +12,7 @@
 #define UNW_LOCAL_ONLY
 #include "platform.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <elfutils/libdw.h>
@@ -1600,6 +1601,102 @@ static int maps_scan(int (*fn)(const char *line, void *arg), void *arg)
     if (fd >= 0)
         close(fd);
     return done;
+}
+
+/* The futex operations that sleep, all with their deadline (NULL: none) as the 4th argument. */
+static int futex_sleeps(unsigned long op)
+{
+    switch (op & FUTEX_CMD_MASK) {
+    case FUTEX_WAIT: case FUTEX_WAIT_BITSET: case FUTEX_LOCK_PI: case FUTEX_WAIT_REQUEUE_PI:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+typedef struct word_scan {
+    uintptr_t word;
+    int private;
+} word_scan;
+
+static int word_line(const char *line, void *arg)
+{
+    word_scan *w = arg;
+    maps_line l;
+    parse_maps_line(line, &l);
+    if (w->word < l.start || w->word >= l.end)
+        return 0;
+    const char *perms = strchr(line, ' ');
+    w->private = perms && strlen(perms) > 4 && perms[4] == 'p';
+    return 1;
+}
+
+/* /proc/self/task/<tid>/syscall reads "nr arg0 .. arg5 sp pc" while the thread sleeps in a
+ * call: whether it is an untimed futex wait that no other process can end. A wait without
+ * the private flag (glibc's join waits on the thread's tid word so, for the kernel's wake at
+ * exit) is one when its word lies in a private mapping. */
+static int stuck_in(const char *call)
+{
+    char *end;
+    unsigned long arg[4];
+    if (strtol(call, &end, 10) != SYS_futex || end == call)
+        return 0;
+    for (int i = 0; i < 4; i++) {
+        const char *at = end;
+        arg[i] = strtoul(at, &end, 16);
+        if (end == at)
+            return 0;
+    }
+    if (!futex_sleeps(arg[1]) || arg[3] != 0)
+        return 0;
+    word_scan w = {arg[0], 0};
+    return (arg[1] & FUTEX_PRIVATE_FLAG) || (maps_scan(word_line, &w) && w.private);
+}
+
+uint64_t lt_platform_others_stuck(const int *skip, size_t n)
+{
+    union {
+        char bytes[4096];
+        struct dirent64 align;
+    } buf;
+    uint64_t print = 1;
+    int state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state); /* open is a cancellation point */
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    pthread_setcancelstate(state, NULL);
+    if (fd < 0)
+        return 1; /* no /proc: as without the check */
+    for (;;) {
+        long got = syscall(SYS_getdents64, fd, buf.bytes, sizeof buf.bytes);
+        if (got <= 0) {
+            print = got < 0 ? 1 : print;
+            break;
+        }
+        for (long at = 0; at < got && print;) {
+            const struct dirent64 *d = (const struct dirent64 *)(buf.bytes + at);
+            at += d->d_reclen;
+            char *end;
+            long tid = strtol(d->d_name, &end, 10);
+            size_t i = 0;
+            while (i < n && skip[i] != tid)
+                i++;
+            if (end == d->d_name || *end || i < n)
+                continue;
+            char call[256];
+            task_file((int)tid, "syscall", call, sizeof call);
+            if (!stuck_in(call)) {
+                print = 0;
+                break;
+            }
+            for (const char *c = call; *c; c++)
+                print = (print ^ (unsigned char)*c) * 0x100000001b3ull;
+            print = (print ^ (uint64_t)tid) * 0x100000001b3ull;
+        }
+        if (!print)
+            break;
+    }
+    close(fd);
+    return print ? print | 1 : 0;
 }
 
 typedef struct module_scan {

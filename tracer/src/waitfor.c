@@ -33,6 +33,18 @@
  * holder is certain (a waiter holding A with mutex M, the holder of M waiting for A:
  * ThreadSanitizer and Helgrind see M taken under A there).
  *
+ * The hint is only a guess: the thread that will signal may be any other, busy with work, in
+ * I/O, or blocked on a lock that a running thread will release. A cycle through it is
+ * therefore reported only when no thread outside it can run to signal: every other thread
+ * of the process sleeps in an untimed futex wait of its own process, the same ones before and
+ * after the grace (lt_platform_others_stuck). Seen once, that is only a moment: a thread
+ * still on its way into its futex, or just woken, reads as running. So a cycle not yet seen
+ * stalled is "deferred": the wait that closed it goes on, marked, and the watchdog searches
+ * from it again each grace period while it lasts, until the cycle dissolves (the signal came,
+ * the wait ended) or the whole process is seen stalled, which it then reports. A correct
+ * program whose signaller is slow is never a stall; a real one is reported soon after its
+ * last thread falls asleep. Waits that close no such cycle never meet any of this.
+ *
  * Deadlocks follow LOCKTRACE_ACTION (abort, or the closing call returns EDEADLK); a cycle
  * with a timed wait on it is a warning, since that wait will end it.
  */
@@ -65,6 +77,8 @@ static uint32_t stamp;
 static frame *path;
 static size_t path_cap;
 static _Atomic int watchdog_started;
+static _Atomic int watchdog_tid; /* the tracer's own thread: no thread of the program */
+static _Atomic uint32_t deferred_waits; /* waits marked deferred (see the top); under wf_lock */
 
 /* The index of waiting threads (see above), under wf_lock: chained buckets of links, each
  * found by (what, key). A thread's links for its seq, its pthread_t and the lock it waits to
@@ -272,6 +286,7 @@ static void link_wait(lt_thread *t, uint32_t reads)
 {
     lt_wait_slot *w = &t->waiting;
     w->long_reported = 0;
+    w->deferred = 0;
     w->prev_waiter = NULL;
     w->next_waiter = waiters;
     if (waiters)
@@ -466,6 +481,15 @@ static void publish(lt_event *ev, lt_wait_for what, uintptr_t target,
     link_wait(t, reads);
 }
 
+/* t's wait is no longer deferred; under wf_lock. */
+static void undefer(lt_thread *t)
+{
+    if (t->waiting.deferred) {
+        t->waiting.deferred = 0;
+        atomic_fetch_sub_explicit(&deferred_waits, 1, memory_order_relaxed);
+    }
+}
+
 static void unpublish(lt_thread *t)
 {
     lt_wait_slot *w = &t->waiting;
@@ -476,6 +500,7 @@ static void unpublish(lt_thread *t)
     if (w->next_waiter)
         w->next_waiter->waiting.prev_waiter = w->prev_waiter;
     unindex_wait(t);
+    undefer(t);
     atomic_fetch_add(&w->seq, 1);
 }
 
@@ -611,10 +636,53 @@ static lt_wait_step *steps_of(lt_thread *self, const frame *first, size_t nfirst
     return steps;
 }
 
-/* The cycle found when the wait began, confirmed: at once when it is certain, else after
- * the grace (where it is uncertain, where the lock words or a signal on its way say it may
- * not last, or where another of its threads is not asleep in its wait), and then only if
- * its threads are still in the same waits and asleep in them. NULL when it dissolved. */
+/* Whether the cycle in steps rests on a condition variable's last-signaller hint. */
+static int hinted(const lt_wait_step *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i].waits_for == LT_FOR_SIGNAL)
+            return 1;
+    return 0;
+}
+
+/* For a cycle through the signaller hint: the fingerprint of the other threads' waits when
+ * all of them sleep where only a thread of the process can wake them (see the top); 0 when
+ * one may still run and signal. The steps' threads are the cycle's own. */
+static uint64_t stall_print(const lt_wait_step *s, size_t n)
+{
+    int *skip = lt_map((n + 1) * sizeof *skip);
+    if (!skip)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        skip[i] = s[i].thread.tid;
+    skip[n] = atomic_load_explicit(&watchdog_tid, memory_order_relaxed);
+    uint64_t print = lt_platform_others_stuck(skip, n + 1);
+    lt_platform_unmap(skip, (n + 1) * sizeof *skip);
+    return print;
+}
+
+static void watchdog_start(int always);
+
+/* t's wait `seq` closed a cycle through the signaller hint that is not seen stalled yet: the
+ * watchdog looks at it again while it lasts (see the top). */
+static void defer(lt_thread *t, uint32_t seq)
+{
+    lt_spin_lock(&wf_lock);
+    lt_wait_slot *w = &t->waiting;
+    if (atomic_load_explicit(&w->seq, memory_order_relaxed) == seq && !w->deferred) {
+        w->deferred = 1;
+        atomic_fetch_add_explicit(&deferred_waits, 1, memory_order_relaxed);
+    }
+    lt_spin_unlock(&wf_lock);
+    watchdog_start(1);
+}
+
+/* The cycle found when the wait began (first[0] is self's), confirmed: at once when it is
+ * certain, else after the grace (where it is uncertain, where the lock words or a signal on
+ * its way say it may not last, or where another of its threads is not asleep in its wait),
+ * and then only if its threads are still in the same waits and asleep in them; one through
+ * the signaller hint only while the rest of the process is stalled, before the grace and
+ * after it, and else deferred. NULL when it dissolved or is deferred. */
 static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst, int agree,
                              size_t *n)
 {
@@ -625,13 +693,29 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
     lt_spin_unlock(&wf_lock);
     if (steps && !settle && others_asleep(steps, *n))
         return steps;
+    uint64_t stall = steps && hinted(steps, *n) ? stall_print(steps, *n) : 1;
     if (steps)
         lt_platform_unmap(steps, *n * sizeof *steps);
+    if (!stall) {
+        /* a thread outside the cycle may still signal: the wait goes on at once */
+        defer(self, first[0].seq);
+        return NULL;
+    }
     nanosleep(&grace, NULL);
     lt_spin_lock(&wf_lock);
     steps = steps_of(self, first, nfirst, n);
     lt_spin_unlock(&wf_lock);
-    if (steps && !others_asleep(steps, *n)) {
+    if (!steps)
+        return NULL;
+    if (hinted(steps, *n)) {
+        uint64_t now = stall_print(steps, *n);
+        if (!now || now != stall) {
+            lt_platform_unmap(steps, *n * sizeof *steps);
+            defer(self, first[0].seq);
+            return NULL;
+        }
+    }
+    if (!others_asleep(steps, *n)) {
         lt_platform_unmap(steps, *n * sizeof *steps);
         steps = NULL;
     }
@@ -669,8 +753,6 @@ static int report_deadlock(lt_wait_step *steps, size_t n)
     return f.outcome == LT_OUTCOME_EDEADLK ? EDEADLK : 0;
 }
 
-static void watchdog_start(void);
-
 /* Whether t's published wait was left without its end being seen: a call made at or above
  * that wait's frame on the same stack (a signal handler that siglongjmp'd out of it); a
  * handler's call nested in the wait is below it, or on another stack (sigaltstack). */
@@ -702,7 +784,7 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond
     t->waiting.stack = lt_stack_whole(t, ev->ra, ev->cfa);
     t->waiting.who = *lt_thread_info_kept(t);
     clock_gettime(CLOCK_MONOTONIC, &t->waiting.since);
-    watchdog_start();
+    watchdog_start(0);
     uint32_t reads = read_holds(t);
     lt_spin_lock(&wf_lock);
     publish(ev, what, target, cw, reads);
@@ -862,8 +944,9 @@ void lt_waitfor_detached(uintptr_t handle)
 }
 
 /* ------------------------------------------------------------------------------------------
- * The long-wait watchdog: a thread of ours, started with the first wait when
- * LOCKTRACE_WAIT_TIMEOUT is set, that looks at the waiting list a few times per timeout.
+ * The watchdog: a thread of ours, started with the first wait when LOCKTRACE_WAIT_TIMEOUT is
+ * set, that looks at the waiting list a few times per timeout, or else with the first
+ * deferred wait (see the top), which it looks at each grace period while there are some.
  * ---------------------------------------------------------------------------------------- */
 typedef struct holders {
     const lt_lock *lock;      /* the waited-for identity */
@@ -951,15 +1034,67 @@ static void report_long_wait(holders *hs)
     lt_report(&f);
 }
 
+/* One look at each deferred wait (see the top): the cycle through it is searched again and
+ * confirmed as when the wait began; reported once the rest of the process is seen stalled,
+ * forgotten once it is gone. Only a cycle through the hint is reported from here, as the
+ * warning it is: a certain one is reported by the wait that closes it, which may veto its
+ * call. */
+static void look_again(void)
+{
+    static uint32_t round;
+    round++;
+    for (;;) {
+        lt_spin_lock(&wf_lock);
+        lt_thread *t = atomic_load_explicit(&deferred_waits, memory_order_relaxed) ? waiters : NULL;
+        while (t && (!t->waiting.deferred || t->waiting.looked == round))
+            t = t->waiting.next_waiter;
+        if (!t) {
+            lt_spin_unlock(&wf_lock);
+            return;
+        }
+        t->waiting.looked = round;
+        uint32_t seq = atomic_load_explicit(&t->waiting.seq, memory_order_relaxed);
+        size_t n = find_cycle(t);
+        frame *first = n ? lt_map(n * sizeof *first) : NULL;
+        int agree = first && words_agree(n);
+        if (first)
+            memcpy(first, path, n * sizeof *first);
+        else
+            undefer(t);
+        lt_spin_unlock(&wf_lock);
+        if (!first)
+            continue;
+        size_t m;
+        lt_wait_step *steps = confirm(t, first, n, agree, &m);
+        lt_platform_unmap(first, n * sizeof *first);
+        if (!steps)
+            continue;
+        lt_spin_lock(&wf_lock);
+        if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) == seq)
+            undefer(t);
+        lt_spin_unlock(&wf_lock);
+        if (hinted(steps, m))
+            report_deadlock(steps, m);
+        else
+            lt_platform_unmap(steps, m * sizeof *steps);
+    }
+}
+
+/* Long waits are looked for only under LOCKTRACE_WAIT_TIMEOUT; deferred waits, each grace
+ * period while there are some. */
 static void *watchdog(void *arg)
 {
     (void)arg;
     lt_tls.busy = 1; /* our thread: its own calls are not the program's */
-    struct timespec period = {0, WATCH_NS};
+    atomic_store(&watchdog_tid, lt_platform_tid());
     for (;;) {
         holders hs;
-        while (next_long_wait(&hs))
+        while (lt_cfg.wait_timeout && next_long_wait(&hs))
             report_long_wait(&hs);
+        look_again();
+        struct timespec period = {0, atomic_load_explicit(&deferred_waits, memory_order_relaxed)
+                                         ? GRACE_NS
+                                         : WATCH_NS};
         nanosleep(&period, NULL);
     }
     return NULL;
@@ -969,11 +1104,12 @@ static void *watchdog(void *arg)
  * thread that waited first, often one that blocks nothing yet, and a signal the program
  * means for its own sigwait thread (it blocks them in all the others) could then be taken
  * by ours: mariadbd under LOCKTRACE_WAIT_TIMEOUT never stopped on SIGTERM. */
-static void watchdog_start(void)
+static void watchdog_start(int always)
 {
     pthread_t th;
     sigset_t all, mask;
-    if (lt_cfg.wait_timeout == 0 || atomic_load_explicit(&watchdog_started, memory_order_relaxed) ||
+    if ((!always && lt_cfg.wait_timeout == 0) ||
+        atomic_load_explicit(&watchdog_started, memory_order_relaxed) ||
         atomic_exchange(&watchdog_started, 1))
         return;
     sigfillset(&all);
@@ -983,7 +1119,8 @@ static void watchdog_start(void)
     pthread_sigmask(SIG_SETMASK, &mask, NULL);
 }
 
-/* The watchdog does not survive fork(): the child starts its own with its first wait. */
+/* The watchdog does not survive fork(): the child starts its own with its first wait (or
+ * deferred one). */
 void lt_waitfor_fork(lt_fork_phase phase)
 {
     lt_spin_fork(&wf_lock, phase);
@@ -991,6 +1128,8 @@ void lt_waitfor_fork(lt_fork_phase phase)
         for (lt_thread *t = waiters; t; t = t->waiting.next_waiter)
             unindex_wait(t);
         waiters = NULL;
+        atomic_store(&deferred_waits, 0);
+        atomic_store(&watchdog_tid, 0);
         atomic_store(&watchdog_started, 0);
     }
 }
