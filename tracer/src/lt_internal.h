@@ -269,7 +269,8 @@ typedef struct lt_wait_slot {
     struct timespec since;        /* CLOCK_MONOTONIC */
     struct lt_thread *next_waiter, *prev_waiter; /* waitfor.c's list, under its lock */
     uint32_t mark;                /* cycle search visit stamp, under waitfor.c's lock */
-    uint32_t looked;              /* the watchdog's round that last looked at a deferred wait */
+    uint32_t next_look;           /* the watchdog's round that looks at a deferred wait next */
+    uint8_t looks;                /* how many times it looked (waitfor.c: look_again) */
     lt_wait_link by_seq, by_handle, by_write; /* waitfor.c's index, under its lock */
     lt_wait_link *reads;          /* likewise, one per lock held for read */
 } lt_wait_slot;

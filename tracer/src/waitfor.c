@@ -62,6 +62,11 @@
 #define GRACE_NS (50 * 1000 * 1000) /* before a found cycle is searched again */
 #define HOLDERS_SHOWN 16            /* holders named by a long-wait report */
 #define WATCH_NS (250 * 1000 * 1000) /* watchdog period; timeouts are whole seconds */
+/* A deferred wait is looked at again after 1, 2, 4, ... watchdog rounds, at most 2^this: each
+ * look reads every thread's state from /proc, which for a correct program whose cycle through
+ * the hint lasts (a long wait) would otherwise cost a file read a thread every 50 ms, for as
+ * long as it lasts; a stall is still reported within about 2^this grace periods (~2 s). */
+#define LOOK_SPACING_MAX 5
 #define SIGNALLERS 4096             /* condition variables whose last signaller is known */
 #define INDEX_BITS 14               /* buckets of the index of waiting threads */
 
@@ -79,6 +84,7 @@ static size_t path_cap;
 static _Atomic int watchdog_started;
 static _Atomic int watchdog_tid; /* the tracer's own thread: no thread of the program */
 static _Atomic uint32_t deferred_waits; /* waits marked deferred (see the top); under wf_lock */
+static uint32_t watch_round;            /* the watchdog's rounds so far; under wf_lock */
 
 /* The index of waiting threads (see above), under wf_lock: chained buckets of links, each
  * found by (what, key). A thread's links for its seq, its pthread_t and the lock it waits to
@@ -671,6 +677,8 @@ static void defer(lt_thread *t, uint32_t seq)
     lt_wait_slot *w = &t->waiting;
     if (atomic_load_explicit(&w->seq, memory_order_relaxed) == seq && !w->deferred) {
         w->deferred = 1;
+        w->looks = 0;
+        w->next_look = watch_round + 1;
         atomic_fetch_add_explicit(&deferred_waits, 1, memory_order_relaxed);
     }
     lt_spin_unlock(&wf_lock);
@@ -1041,18 +1049,23 @@ static void report_long_wait(holders *hs)
  * call. */
 static void look_again(void)
 {
-    static uint32_t round;
-    round++;
+    if (!atomic_load_explicit(&deferred_waits, memory_order_relaxed))
+        return;
+    lt_spin_lock(&wf_lock);
+    uint32_t round = ++watch_round;
+    lt_spin_unlock(&wf_lock);
     for (;;) {
         lt_spin_lock(&wf_lock);
         lt_thread *t = atomic_load_explicit(&deferred_waits, memory_order_relaxed) ? waiters : NULL;
-        while (t && (!t->waiting.deferred || t->waiting.looked == round))
+        while (t && (!t->waiting.deferred || (int32_t)(t->waiting.next_look - round) > 0))
             t = t->waiting.next_waiter;
         if (!t) {
             lt_spin_unlock(&wf_lock);
             return;
         }
-        t->waiting.looked = round;
+        lt_wait_slot *w = &t->waiting;
+        w->next_look = round + (1u << (w->looks < LOOK_SPACING_MAX ? w->looks : LOOK_SPACING_MAX));
+        w->looks += w->looks < LOOK_SPACING_MAX;
         uint32_t seq = atomic_load_explicit(&t->waiting.seq, memory_order_relaxed);
         size_t n = find_cycle(t);
         frame *first = n ? lt_map(n * sizeof *first) : NULL;
