@@ -27,6 +27,15 @@ void *tl_malloc(size_t nbytes)
     return injected_failure() ? NULL : malloc(nbytes ? nbytes : 1);
 }
 
+void *tl_malloc_aligned(size_t align, size_t nbytes)
+{
+    /* aligned_alloc wants a size that is a multiple of the alignment (C11 7.22.3.1). */
+    size_t size = nbytes ? (nbytes + align - 1) / align * align : align;
+    if (size < nbytes)
+        return NULL;
+    return injected_failure() ? NULL : aligned_alloc(align, size);
+}
+
 void *tl_calloc(size_t n, size_t size)
 {
     return injected_failure() ? NULL : calloc(n ? n : 1, size ? size : 1);

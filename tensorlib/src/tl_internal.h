@@ -106,6 +106,8 @@ unsigned tl_fail_count(void);
  * test hook tl_debug_fail_alloc reaches every allocation point. Free with free().
  * ---------------------------------------------------------------------------------------- */
 void *tl_malloc(size_t nbytes);          /* nbytes may be 0 */
+/* For types with _Alignas beyond malloc's: align is a power of two (pass _Alignof(type)). */
+void *tl_malloc_aligned(size_t align, size_t nbytes);
 void *tl_calloc(size_t n, size_t size);
 
 /* ------------------------------------------------------------------------------------------

@@ -8,7 +8,10 @@ second, the stacks go on to main or the thread's start, and none may say so; nor
 at LOCKTRACE_STACK_DEPTH.
 
   cut_stack_test.py CHECK --lib LIB --locktrace TOOL --cut PROGRAM --whole PROGRAM
-                    --source cut_stack_lock.c
+                    --fp PROGRAM --source cut_stack_lock.c
+
+--fp is the first build with frame pointers kept: libunwind follows them where there is no
+unwind information, so nothing may say a stack was cut short there either.
 
 Exit 0 on success, 1 with the reasons.
 """
@@ -120,26 +123,37 @@ def check_top(ctx, frame_line, line, where):
 
 
 def expect_cut(ctx, program, mode, **more):
+    """The request stack (a whole unwind) is cut short at cut_lock_twice and says why; so is the
+    earlier acquisition's with LOCKTRACE_STACKS=full. Recorded lazily, that one is marked as
+    recorded frames instead (the walk that recorded it is no unwind: libunwind may go on past
+    a frame without unwind information, by its frame pointer; see the fp_* checks)."""
     err, rep, shown = ctx.report(program, mode, **more)
+    full = more.get('LOCKTRACE_STACKS') == 'full'
+    roles = (('  request (this call):', 'request', ctx.second, True),
+             ('  earlier acquisition by this thread', 'held', ctx.first, full))
     for text, what in ((err, 'stderr'), (shown, '`locktrace report`')):
-        for heading, line in (('  request (this call):', ctx.second),
-                              ('  earlier acquisition by this thread', ctx.first)):
+        for heading, role, line, cut in roles:
             block = text_stack(text, heading)
             need(len(block) >= 2, f'{what}, {heading}: {block}')
             check_top(ctx, block[0], line, f'{what}, {heading}')
             # the unwind stops at cut_lock_twice: no frame of the caller, then the reason
-            need(CUT_LINE.match(block[1]), f'{what}, {heading}: no cut-short line after #0:\n'
-                 + '\n'.join(block))
-            # the lazily recorded stack's advice (LOCKTRACE_STACKS=full) would not help here
-            need(not any('LOCKTRACE_STACKS=full' in b for b in block),
-                 f'{what}, {heading}: advises LOCKTRACE_STACKS=full:\n' + '\n'.join(block))
-    for role, line in (('request', ctx.second), ('held', ctx.first)):
+            if cut:
+                need(CUT_LINE.match(block[1]), f'{what}, {heading}: no cut-short line after '
+                     '#0:\n' + '\n'.join(block))
+            else:
+                need(block[1].startswith('    (frames recorded when it was taken') and
+                     not any(MARKER in b for b in block), f'{what}, {heading}: want the '
+                     'recorded-frames line, no cut-short line:\n' + '\n'.join(block))
+    sarif = ctx.sarif_stacks()
+    for _, role, line, cut in roles:
         s = json_stack(rep, role)
-        need(s.get('cut') == 'no-unwind-info', f'JSON {role} stack: cut {s.get("cut")!r}')
+        need(s.get('cut') == ('no-unwind-info' if cut else None) and s['partial'] != cut,
+             f'JSON {role} stack: cut {s.get("cut")!r}, partial {s["partial"]}')
         need(len(s['frames']) == 1 and s['frames'][0]['function'] == 'cut_lock_twice'
              and s['frames'][0]['line'] == line, f'JSON {role} frames {s["frames"]}')
-        msg = ctx.sarif_stacks().get(role, '')
-        need('stack cut short: no unwind information' in msg, f'SARIF {role} stack: {msg!r}')
+        msg = sarif.get(role, '')
+        need(('stack cut short: no unwind information' in msg) == cut,
+             f'SARIF {role} stack: {msg!r}')
     cut = sum(1 for s in rep['stacks'] if 'cut' in s)
     need(ctx.forms['--html'].count('<p class="cut">') == cut,
          f'HTML: {ctx.forms["--html"].count("<p class=")} cut lines for {cut} stacks cut short')
@@ -182,6 +196,30 @@ def whole_depth(ctx):
          f'request stack at LOCKTRACE_STACK_DEPTH=4: {json_stack(rep, "request")}')
 
 
+def expect_not_cut(ctx, program, mode, **more):
+    """Without unwind information but with frame pointers, libunwind goes on by the frame
+    pointer: the request stack has callers, and no stack (the lazily recorded one, whose walk
+    stops at cut_lock_twice, included) may say its callers are not known."""
+    err, rep, shown = ctx.report(program, mode, **more)
+    for text, what in [(err, 'stderr'), (shown, '`locktrace report`')] + \
+            [(t, '`locktrace report ' + f + '`') for f, t in ctx.forms.items()]:
+        need(MARKER not in text and 'cut short' not in text,
+             f'{what} says a stack was cut short:\n{text}')
+    block = text_stack(err, '  request (this call):')
+    check_top(ctx, block[0], ctx.second, 'stderr')
+    need(len(json_stack(rep, 'request')['frames']) > 1, f'request stack has no callers:\n{err}')
+    for s in rep['stacks']:
+        need('cut' not in s, f'JSON stack {s["role"]} has cut {s.get("cut")!r}')
+
+
+def fp_main(ctx):
+    expect_not_cut(ctx, ctx.a.fp, 'main')
+
+
+def fp_full(ctx):
+    expect_not_cut(ctx, ctx.a.fp, 'main', LOCKTRACE_STACKS='full')
+
+
 def cut_main(ctx):
     expect_cut(ctx, ctx.a.cut, 'main')
 
@@ -195,13 +233,13 @@ def cut_full(ctx):
 
 
 CHECKS = {f.__name__: f for f in (cut_main, cut_thread, cut_full, whole_main, whole_thread,
-                                  whole_full, whole_depth)}
+                                  whole_full, whole_depth, fp_main, fp_full)}
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument('check', choices=sorted(CHECKS))
-    for opt in ('--lib', '--locktrace', '--cut', '--whole', '--source'):
+    for opt in ('--lib', '--locktrace', '--cut', '--whole', '--fp', '--source'):
         p.add_argument(opt, required=True)
     a = p.parse_args()
     return run_check(CHECKS, a.check, lambda tmp: Ctx(a, tmp))

@@ -122,7 +122,7 @@ static const char *keep(const char *str)
 /* At abort: the depot's stack symbolized (report_build.c), copied in. 1 when it was. */
 static int add_symbolized(lt_rep_stack *s, uint32_t id)
 {
-    const lt_rep_stack *sym = lt_report_build_stack(id);
+    const lt_rep_stack *sym = lt_report_build_stack(id, s->partial);
     if (!sym)
         return 0;
     for (size_t i = 0; i < sym->nframes && d.nframes < DUMP_FRAMES; i++, s->nframes++) {

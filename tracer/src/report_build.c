@@ -103,13 +103,16 @@ static size_t fill_frames(lt_rep_frame *f, size_t room, uintptr_t ip, const lt_r
 }
 
 /* Why the stack ips[0 .. n) ends where it does, when that is not at the thread's outermost
- * frame: asked of its last frame only where that is where the unwind (or the walk that
- * recorded a lazily taken stack, which knows no more than an unwind) stopped: not at the depth
- * limit, nor with frames left out. Report time only: the unwinder's look-up of one address
- * (interrupted: ips[n - 1] is the instruction a signal stopped, not a return address). */
-static lt_rep_cut cut_at(const uintptr_t *ips, size_t n, size_t dropped, int interrupted)
+ * frame: asked of its last frame only where that is where an unwind stopped: not at the depth
+ * limit, nor with frames left out, nor in frames recorded lazily (partial: the walk that
+ * records them stops at a frame without unwind information where libunwind may still go on,
+ * by the frame pointer, so LOCKTRACE_STACKS=full can know more; they are marked as recorded
+ * frames already). Report time only: the unwinder's look-up of one address (interrupted:
+ * ips[n - 1] is the instruction a signal stopped, not a return address). */
+static lt_rep_cut cut_at(const uintptr_t *ips, size_t n, int partial, size_t dropped,
+                         int interrupted)
 {
-    if (raw_only || !n || dropped || n >= lt_stack_depth())
+    if (raw_only || !n || partial || dropped || n >= lt_stack_depth())
         return LT_CUT_NONE;
     return lt_platform_unwind_info(ips[n - 1] + (uintptr_t)interrupted) == 0
                ? LT_CUT_NO_UNWIND_INFO
@@ -137,7 +140,7 @@ static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int loc
         nframes += k;
         s->nframes += k;
     }
-    s->cut = cut_at(ips, n, s->dropped, interrupted);
+    s->cut = cut_at(ips, n, partial, s->dropped, interrupted);
     return s;
 }
 
@@ -249,12 +252,12 @@ static void add_condvar(lt_rep *r, const lt_finding *f)
 
 /* Outside a report: for the exit-time statistics table, when no report runs, and for the
  * thread dump at abort, which runs under the report lock after the report is out. */
-const lt_rep_stack *lt_report_build_stack(uint32_t id)
+const lt_rep_stack *lt_report_build_stack(uint32_t id, int partial)
 {
     static lt_rep r;
     nframes = string_used = 0;
     r = (lt_rep){.stacks = stacks};
-    return add_stack(&r, "first-seen", id, -1, 0);
+    return add_stack(&r, "first-seen", id, -1, partial);
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -45,7 +45,8 @@ typedef struct lt_rep_frame {
 
 /* Why a stack ends before the thread's outermost frame (lt_rep_stack.cut). A stack that ends at
  * LOCKTRACE_STACK_DEPTH frames, or whose frames were left out to fit the report (dropped),
- * is not asked why: its last frame is not where the unwind stopped. */
+ * is not asked why: its last frame is not where the unwind stopped; nor is a partial one
+ * (report_build.c, cut_at). */
 typedef enum lt_rep_cut {
     LT_CUT_NONE,          /* whole, as far as the unwinder can tell */
     LT_CUT_NO_UNWIND_INFO /* the last frame's code has no unwind information (built without
@@ -181,8 +182,9 @@ const lt_rep_frame *lt_rep_source_frame(const lt_rep_stack *s);
  * the primary stack's first frame, else "module+0x..." */
 size_t lt_rep_format_place(const lt_rep *r, char *buf, size_t size, size_t at);
 
-/* report_build.c (tracer only): stack id -> symbolized frames, valid until the next build. */
-const lt_rep_stack *lt_report_build_stack(uint32_t id);
+/* report_build.c (tracer only): stack id -> symbolized frames, valid until the next build;
+ * partial: the id is the frames recorded with a lazily taken acquisition (lt_rep_stack). */
+const lt_rep_stack *lt_report_build_stack(uint32_t id, int partial);
 
 /* report_json.c: the report as one JSON document, frames per stack capped at max_frames
  * (the rest are counted as dropped). Returns the length it needs, which may exceed size:

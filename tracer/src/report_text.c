@@ -323,11 +323,10 @@ static void put_frames(out *o, const lt_rep_stack *s)
     put_cut(o, s);
 }
 
-/* After a lazily taken stack that could not be completed: what the frames are. Not after a
- * stack cut short (put_cut): an unwind at the time would have stopped at the same frame. */
+/* After a lazily taken stack that could not be completed: what the frames are. */
 static void put_partial(out *o, const lt_rep_stack *s)
 {
-    if (s->partial && s->cut == LT_CUT_NONE)
+    if (s->partial)
         put(o, "    (frames recorded when it was taken; its callers beyond them then are not known "
                "now; LOCKTRACE_STACKS=full records whole stacks)\n");
 }

@@ -27,6 +27,7 @@ typedef struct lt_lock_stats {
     uint32_t gen;                 /* identity of the lock these count */
     lt_kind kind;
     uint32_t first_stack;
+    uint8_t first_partial;        /* first_stack is the call site and callers recorded lazily */
     _Atomic uint64_t acquired, contended;
     _Atomic uint64_t wait_ns, wait_max_ns, hold_ns, hold_max_ns;
     struct lt_lock_stats *next;   /* every counter set, for the exit table */
@@ -64,7 +65,8 @@ static lt_lock_stats *fresh(lt_lock *l, const void *addr, lt_kind kind, uint32_t
         all = s;
     if (s) {
         *s = (lt_lock_stats){.lock = l, .addr = addr, .gen = gen, .kind = kind,
-                             .first_stack = l->first_stack, .next = next};
+                             .first_stack = l->first_stack,
+                             .first_partial = l->first_partial, .next = next};
         nall++;
     }
     lt_spin_unlock(&stats_lock);
@@ -237,7 +239,7 @@ static void put_row(tab *t, const lt_lock_stats *s)
         put(t, desc);
         put(t, "\n");
     }
-    const lt_rep_stack *first = lt_report_build_stack(s->first_stack);
+    const lt_rep_stack *first = lt_report_build_stack(s->first_stack, s->first_partial);
     if (first) {
         put(t, "      first seen:\n");
         t->at = lt_rep_format_frames(first, t->buf, sizeof t->buf, t->at);

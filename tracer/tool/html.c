@@ -238,7 +238,7 @@ static void draw_stack(FILE *to, const lt_rep *r, const lt_rep_stack *s, const c
         fprintf(to, " &middot; T%d (tid %d) ", t->seq, t->tid);
         esc(to, t->name);
     }
-    fputs(s->partial && s->cut == LT_CUT_NONE ? " <small>(frames recorded when it was taken; its callers beyond them then are not "
+    fputs(s->partial ? " <small>(frames recorded when it was taken; its callers beyond them then are not "
                      "known now)</small></h3><ol class=\"stack\">"
                      : "</h3><ol class=\"stack\">", to);
     for (size_t i = 0; i < s->nframes; i++) {

@@ -337,7 +337,7 @@ static tl_status ew_run(const tl_operand *dst, const tl_operand *const *src, siz
                 ins[k] = tl_cpu_at(src[k]->buf, src[k]->dtype, it.off[k + 1]);
             st = fn(ctx, dst->dtype, tl_cpu_at(dst->buf, dst->dtype, it.off[0]), ins, it.inner);
         } else if (wants_tiles(&it)) {
-            if (!t && !(t = tl_malloc(sizeof *t))) {
+            if (!t && !(t = tl_malloc_aligned(_Alignof(tiles), sizeof *t))) {
                 st = tl_fail_nomem("elementwise tiles", sizeof *t);
                 break;
             }
