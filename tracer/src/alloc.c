@@ -177,11 +177,9 @@ static char *first_chunk(lt_ixpool *p, size_t bytes)
 }
 
 /* The pages go where their large pages can go whole (the same place within a large page), in
- * address space from the large reservation, which costs nothing until written; the room is all
- * of that space, the pages where they landed: the parts either side share large pages with
- * them and with the reservation's neighbours, which made them resident unused (max RSS in
- * `lazy` +4 MB). Of the memory given before and not used yet, the range with less left is
- * given back (two are kept: the first chunk's rest, or an older gift, and the newest). */
+ * address space from the large reservation, which costs nothing until written. Of the memory
+ * given before and not used yet, the range with less left is given back (two are kept: the
+ * first chunk's rest, or an older gift, and the newest). */
 void lt_ix_give(lt_ixpool *p, void *mem, size_t size)
 {
     size = (size + PAGE_MIN - 1) & ~(size_t)(PAGE_MIN - 1);
@@ -195,8 +193,8 @@ void lt_ix_give(lt_ixpool *p, void *mem, size_t size)
     int k = p->room[0].left > p->room[1].left;
     if (p->room[k].left)
         lt_platform_discard(p->room[k].at, p->room[k].left);
-    p->room[k].at = room;
-    p->room[k].left = size + LT_LARGE_PAGE;
+    p->room[k].at = to;
+    p->room[k].left = size;
 }
 
 /* A chunk of `bytes` but the first: from p's room when it has enough. A gift's rest too small
