@@ -160,26 +160,19 @@ void lt_pool_put(lt_pool *p, void *x)
 }
 
 /* A pool's first chunk, alone in whole large pages of address space (p->whole) that stay
- * small pages until it grows large; a plain mapping where that room cannot be made. The
- * chunks that fit in the rest of those pages are its next ones (room[0]): once it grows
- * large, those are memory already (lt_platform_collapse makes all of p->whole a large page),
- * where each was fresh memory, zeroed at its first touch, and the rest stayed unused (in
- * `lazy` 1.4 MB of node_pool's 2 MB and 1.5 MB of edge_pool's). */
+ * small pages until it grows large; a plain mapping where that room cannot be made. */
 static char *first_chunk(lt_ixpool *p, size_t bytes)
 {
     char *m = lt_platform_map_aligned(lt_large_round(bytes), LT_LARGE_PAGE);
     if (!m)
         return lt_map(bytes);
     p->whole = lt_large_round(bytes);
-    p->room[0].at = m + bytes;
-    p->room[0].left = (p->whole - bytes) / bytes * bytes;
     return m;
 }
 
 /* The pages go where their large pages can go whole (the same place within a large page), in
- * address space from the large reservation, which costs nothing until written. Of the memory
- * given before and not used yet, the range with less left is given back (two are kept: the
- * first chunk's rest, or an older gift, and the newest). */
+ * address space from the large reservation, which costs nothing until written. The memory
+ * given before and not used yet is given back: one range is kept, the newest. */
 void lt_ix_give(lt_ixpool *p, void *mem, size_t size)
 {
     size = (size + PAGE_MIN - 1) & ~(size_t)(PAGE_MIN - 1);
@@ -190,26 +183,23 @@ void lt_ix_give(lt_ixpool *p, void *mem, size_t size)
         lt_platform_discard(mem, size);
         return;
     }
-    int k = p->room[0].left > p->room[1].left;
-    if (p->room[k].left)
-        lt_platform_discard(p->room[k].at, p->room[k].left);
-    p->room[k].at = to;
-    p->room[k].left = size;
+    if (p->given_left)
+        lt_platform_discard(p->given, p->given_left);
+    p->given = to;
+    p->given_left = size;
 }
 
-/* A chunk of `bytes` but the first: from p's room when it has enough. A gift's rest too small
- * for a chunk is given back (the first chunk's room holds whole chunks). */
+/* A chunk of `bytes` but the first: from the memory given to p when it has enough. */
 static char *chunk_next(lt_ixpool *p, size_t bytes)
 {
-    int k = p->room[0].left >= bytes ? 0 : 1;
-    if (p->room[k].left < bytes)
+    if (p->given_left < bytes)
         return lt_large_alloc(bytes);
-    char *m = p->room[k].at;
-    p->room[k].at += bytes;
-    p->room[k].left -= bytes;
-    if (p->room[k].left < bytes && p->room[k].left) {
-        lt_platform_discard(p->room[k].at, p->room[k].left);
-        p->room[k].left = 0;
+    char *m = p->given;
+    p->given += bytes;
+    p->given_left -= bytes;
+    if (p->given_left < bytes && p->given_left) { /* too little for a chunk: given back */
+        lt_platform_discard(p->given, p->given_left);
+        p->given_left = 0;
     }
     return m;
 }

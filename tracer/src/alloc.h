@@ -87,9 +87,8 @@ static inline int lt_pool_has_free(const lt_pool *p)
 /* Objects of one size named by 32-bit indices (half a pointer), for structures that link
  * millions of them: chunks of 2^bits objects, mapped when first needed and found through a
  * table; index 0 names none. Freed indices go on a stack, as in lt_pool. The first chunk is
- * in small pages until the pool has handed out LT_LARGE_FROM bytes of it, then in large ones;
- * later chunks come from the rest of those large pages, from memory given to the pool
- * (lt_ix_give), else from large memory (lt_large_alloc). */
+ * in small pages until the pool has handed out LT_LARGE_FROM bytes of it, then in large ones,
+ * and later chunks are large memory (lt_large_alloc). */
 #define LT_IX_CHUNKS 16384
 typedef struct lt_ixpool {
     size_t size;
@@ -99,15 +98,12 @@ typedef struct lt_ixpool {
     size_t nfree, cap;
     size_t mapped;   /* bytes of its chunks */
     size_t whole;    /* the first chunk's mapping when it is of whole large pages; 0 = not */
-    struct {
-        char *at;
-        size_t left;
-    } room[2];       /* memory for its next chunks: the rest of the first one's large pages,
-                        memory given to it (lt_ix_give) */
+    char *given;     /* memory given to it (lt_ix_give) that is no chunk yet */
+    size_t given_left;
     char *chunk[LT_IX_CHUNKS];
 } lt_ixpool;
 #define LT_IXPOOL(type, chunk_bits) \
-    {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, 0, {{NULL, 0}, {NULL, 0}}, {NULL}}
+    {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, 0, NULL, 0, {NULL}}
 
 /* The object at index i (not 0), which the pool handed out; bits and size are the pool's,
  * passed as constants by a caller that knows them (this runs on every link followed). */
