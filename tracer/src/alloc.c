@@ -170,40 +170,6 @@ static char *first_chunk(lt_ixpool *p, size_t bytes)
     return m;
 }
 
-/* The pages go where their large pages can go whole (the same place within a large page), in
- * address space from the large reservation, which costs nothing until written. The memory
- * given before and not used yet is given back: one range is kept, the newest. */
-void lt_ix_give(lt_ixpool *p, void *mem, size_t size)
-{
-    size = (size + PAGE_MIN - 1) & ~(size_t)(PAGE_MIN - 1);
-    char *room = lt_large_alloc(size + LT_LARGE_PAGE), *to = NULL;
-    if (room)
-        to = room + (((uintptr_t)mem - (uintptr_t)room) & (LT_LARGE_PAGE - 1));
-    if (!to || !lt_platform_move(mem, size, to)) {
-        lt_platform_discard(mem, size);
-        return;
-    }
-    if (p->given_left)
-        lt_platform_discard(p->given, p->given_left);
-    p->given = to;
-    p->given_left = size;
-}
-
-/* A chunk of `bytes` but the first: from the memory given to p when it has enough. */
-static char *chunk_next(lt_ixpool *p, size_t bytes)
-{
-    if (p->given_left < bytes)
-        return lt_large_alloc(bytes);
-    char *m = p->given;
-    p->given += bytes;
-    p->given_left -= bytes;
-    if (p->given_left < bytes && p->given_left) { /* too little for a chunk: given back */
-        lt_platform_discard(p->given, p->given_left);
-        p->given_left = 0;
-    }
-    return m;
-}
-
 uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
 {
     uint32_t per = 1u << p->bits, c = p->next >> p->bits, room = per - (p->next & (per - 1));
@@ -211,7 +177,7 @@ uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
         return 0;
     if (!p->chunk[c]) {
         size_t bytes = p->size << p->bits;
-        char *m = c ? chunk_next(p, bytes) : first_chunk(p, bytes);
+        char *m = c ? lt_large_alloc(bytes) : first_chunk(p, bytes);
         if (!m)
             return 0;
         p->chunk[c] = m;

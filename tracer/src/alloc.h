@@ -98,12 +98,9 @@ typedef struct lt_ixpool {
     size_t nfree, cap;
     size_t mapped;   /* bytes of its chunks */
     size_t whole;    /* the first chunk's mapping when it is of whole large pages; 0 = not */
-    char *given;     /* memory given to it (lt_ix_give) that is no chunk yet */
-    size_t given_left;
     char *chunk[LT_IX_CHUNKS];
 } lt_ixpool;
-#define LT_IXPOOL(type, chunk_bits) \
-    {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, 0, NULL, 0, {NULL}}
+#define LT_IXPOOL(type, chunk_bits) {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, 0, {NULL}}
 
 /* The object at index i (not 0), which the pool handed out; bits and size are the pool's,
  * passed as constants by a caller that knows them (this runs on every link followed). */
@@ -128,13 +125,6 @@ static inline void lt_ix_put(lt_ixpool *p, uint32_t i)
     else
         lt_ix_keep(p, i);
 }
-
-/* Memory [mem, mem + size) from lt_large_alloc that its owner no longer uses, though readers
- * without a lock may still read it: its pages become p's next chunks but the first, and mem's
- * range reads as zeros from then on (lt_platform_move; where that cannot be, they are given
- * back: lt_platform_discard). Only for a pool whose objects are written whole before they are
- * read: those chunks hold what mem held. */
-void lt_ix_give(lt_ixpool *p, void *mem, size_t size);
 
 /* Up to `want` indices never handed out, in a row from *first (in one chunk): how many, 0
  * when out of memory. */

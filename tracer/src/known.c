@@ -136,18 +136,12 @@ void lt_set_remove(lt_key_set *_Atomic *set, uint64_t key)
     }
 }
 
-/* Under the graph lock, a known set that another replaced: its memory goes, its range stays,
- * reading as empty to a reader still in it, who then asks the graph lock (lt_known_add). A
- * large set's pages go on as the graph's (lt_order_give): in `lazy` the sets dropped as the
- * set doubled were 15 MB, as much as half the edges then made, and a page the kernel zeroes
- * at its first touch cost this VM more than the work done in it. */
+/* A known set that another replaced: its memory goes, its range stays, reading as empty to
+ * a reader still in it, who then asks the graph lock (lt_known_add). */
 static void known_drop(lt_key_set *k)
 {
-    size_t bytes = k ? lt_set_bytes(k->mask + 1) : 0;
-    if (bytes >= KNOWN_LARGE)
-        lt_order_give(k, bytes);
-    else if (k)
-        lt_platform_discard(k, bytes);
+    if (k)
+        lt_platform_discard(k, lt_set_bytes(k->mask + 1));
 }
 
 /* Under the graph lock: the known set made again from the edges in the graph, in k if it is

@@ -231,12 +231,10 @@ void lt_known_fork_child(void);
 
 /* From order.c, under the graph lock: the fingerprint of every edge in the graph into k
  * (lt_set_put); how many edges have, or are to have, their fingerprints in the known set; may
- * the graph map `more` bytes (0 caps it); memory from lt_large_alloc the known set no longer
- * uses, for the graph to use again (readers may still be in it: lt_ix_give). */
+ * the graph map `more` bytes (0 caps it). */
 void lt_order_known_fill(lt_key_set *k);
 size_t lt_order_nedges(void);
 int lt_order_room(size_t more);
-void lt_order_give(void *mem, size_t size);
 
 /* From order.c: the graph lock, taken with the gate shut, and let go. */
 void lt_order_lock(void);

@@ -1809,13 +1809,6 @@ int lt_order_room(size_t more)
     return graph_room(more);
 }
 
-/* Edges are written whole before they are read (edge_fill and edge_ends, imply): they take
- * memory as it is. */
-void lt_order_give(void *mem, size_t size)
-{
-    lt_ix_give(&edge_pool, mem, size);
-}
-
 static int graph_capped(void)
 {
     return atomic_load_explicit(&capped, memory_order_relaxed);

@@ -113,12 +113,6 @@ void *lt_platform_reserve(size_t size);
  * the range still mapped: it reads as zeros from then on, for readers that may still be in it
  * without a lock. */
 void lt_platform_discard(void *p, size_t size);
-/* The pages of [p, p + size) (page-aligned, mapped) moved to [to, to + size) (a mapping of
- * the caller's, which they replace), contents and all, and [p, p + size) left as
- * lt_platform_discard leaves it: memory given back and used again without being zeroed and
- * faulted in anew. 0 when the system cannot (Linux 5.7: mremap's MREMAP_DONTUNMAP), nothing
- * changed then. */
-int lt_platform_move(void *p, size_t size, void *to);
 /* The mapping p of old bytes (from lt_platform_map) grown to size bytes, contents kept, the
  * new part zeroed; NULL on failure, p then untouched. Linux moves the pages (mremap): no copy,
  * and the pages already written are not faulted in again. */

@@ -563,19 +563,6 @@ void *lt_platform_mremap_direct(void *old, size_t old_size, size_t new_size, int
     return (void *)syscall(SYS_mremap, old, old_size, new_size, flags, target);
 }
 
-#ifndef MREMAP_DONTUNMAP
-#define MREMAP_DONTUNMAP 4 /* Linux 5.7; glibc's headers before 2.32 lack it */
-#endif
-
-int lt_platform_move(void *p, size_t size, void *to)
-{
-    int saved = errno; /* an older kernel says EINVAL */
-    void *q = lt_platform_mremap_direct(p, size, size,
-                                        MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, to);
-    errno = saved;
-    return q == to;
-}
-
 void *lt_platform_remap(void *p, size_t old, size_t size)
 {
     void *q = lt_platform_mremap_direct(p, old, size, MREMAP_MAYMOVE, NULL);

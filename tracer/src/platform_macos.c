@@ -364,15 +364,6 @@ int lt_platform_function_safe(uintptr_t ip, char *name, size_t size)
     return 0;
 }
 
-/* No mremap here: pages are not moved. */
-int lt_platform_move(void *p, size_t size, void *to)
-{
-    (void)p;
-    (void)size;
-    (void)to;
-    return 0;
-}
-
 /* No mremap here: a new mapping and a copy. */
 void *lt_platform_remap(void *p, size_t old, size_t size)
 {
