@@ -1614,21 +1614,16 @@ static int futex_sleeps(unsigned long op)
     }
 }
 
-typedef struct word_scan {
-    uintptr_t word;
-    int private;
-} word_scan;
-
-static int word_line(const char *line, void *arg)
+/* 1 for the line whose mapping holds *arg, 2 when that mapping is shared ('s' in its perms). */
+static int shared_line(const char *line, void *arg)
 {
-    word_scan *w = arg;
     maps_line l;
     parse_maps_line(line, &l);
-    if (w->word < l.start || w->word >= l.end)
+    uintptr_t addr = *(const uintptr_t *)arg;
+    if (addr < l.start || addr >= l.end)
         return 0;
     const char *perms = strchr(line, ' ');
-    w->private = perms && strlen(perms) > 4 && perms[4] == 'p';
-    return 1;
+    return perms && strlen(perms) > 4 && perms[4] == 's' ? 2 : 1;
 }
 
 /* /proc/self/task/<tid>/syscall reads "nr arg0 .. arg5 sp pc" while the thread sleeps in a
@@ -1649,8 +1644,8 @@ static int stuck_in(const char *call)
     }
     if (!futex_sleeps(arg[1]) || arg[3] != 0)
         return 0;
-    word_scan w = {arg[0], 0};
-    return (arg[1] & FUTEX_PRIVATE_FLAG) || (maps_scan(word_line, &w) && w.private);
+    uintptr_t word = arg[0];
+    return (arg[1] & FUTEX_PRIVATE_FLAG) || maps_scan(shared_line, &word) == 1;
 }
 
 uint64_t lt_platform_others_stuck(const int *skip, size_t n)
@@ -1761,18 +1756,6 @@ int lt_platform_mapping(uintptr_t addr, lt_mapping *out)
 {
     mapping_scan m = {addr, out};
     return maps_scan(mapping_line, &m);
-}
-
-/* 1 for the line whose mapping holds *arg, 2 when that mapping is shared ('s' in its perms). */
-static int shared_line(const char *line, void *arg)
-{
-    maps_line l;
-    parse_maps_line(line, &l);
-    uintptr_t addr = *(const uintptr_t *)arg;
-    if (addr < l.start || addr >= l.end)
-        return 0;
-    const char *perms = strchr(line, ' ');
-    return perms && strlen(perms) > 4 && perms[4] == 's' ? 2 : 1;
 }
 
 int lt_platform_shared_memory(const void *addr)
