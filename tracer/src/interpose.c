@@ -654,6 +654,18 @@ static inline __attribute__((always_inline)) int unlock_fast(const void *lock, l
         lt_leave(&lt_tls);
         return 0;
     }
+    /* A large set's oldest entry before the second newest: a large set is released newest
+       first (above) or oldest first (`stressbench groups`: its second-newest question before
+       cost each unlock 9 instructions); a small set pays one compare for it. */
+    if (t->held_end >= LT_HELD_INDEX_MIN && t->nheld && lt_unlock_begin_oldest(t, lock)) {
+        int rc = real_unlock(lock, kind);
+        t = lt_tls.self;
+        if (lt_unlikely(rc != 0))
+            return unlock_refused(t, &t->held[t->held_start], kind, rc, UNUSUAL_SITE(0, 0));
+        lt_held_remove_oldest(t, &t->held[t->held_start]);
+        lt_leave(&lt_tls);
+        return 0;
+    }
     if ((h = lt_held_second(t, lock)) != NULL && h->depth == 1) {
         /* (out of line, unlock_general looked at the newest entry again, scanned the set and
            saved and restored registers: 159 instructions such an unlock, 11 % of memcached's) */
@@ -664,15 +676,6 @@ static inline __attribute__((always_inline)) int unlock_fast(const void *lock, l
         if (lt_unlikely(rc != 0))
             return unlock_refused(t, &t->held[t->held_end - 2], kind, rc, UNUSUAL_SITE(0, 0));
         lt_held_remove(t, &t->held[t->held_end - 2]);
-        lt_leave(&lt_tls);
-        return 0;
-    }
-    if (t->nheld && lt_unlock_begin_oldest(t, lock)) {
-        int rc = real_unlock(lock, kind);
-        t = lt_tls.self;
-        if (lt_unlikely(rc != 0))
-            return unlock_refused(t, &t->held[t->held_start], kind, rc, UNUSUAL_SITE(0, 0));
-        lt_held_remove_oldest(t, &t->held[t->held_start]);
         lt_leave(&lt_tls);
         return 0;
     }
