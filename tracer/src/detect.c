@@ -396,11 +396,9 @@ void lt_after_lock_nested(lt_event *ev)
         lt_classes_acquired(ev);
 }
 
-/* libc granted the lock lt_held_prepare filled `spare` for, and the acquisition may make
- * order edges: they are recorded as lt_held_take records them, then the entry joins the set.
- * The hooks leave the slot beyond the set alone, but may shrink the set (drop_stale) or index
- * it: the entry then goes where a push puts it. */
-static __attribute__((noinline)) void spare_moved(lt_event *ev, lt_held *spare)
+/* The set changed under lt_after_lock_edges' hooks (detect.h): the entry goes where a push
+ * puts it. */
+void lt_after_lock_moved(lt_event *ev, lt_held *spare)
 {
     lt_held moved = *spare;
     lt_held *h = lt_held_push(ev->self, moved.addr, moved.lock);
@@ -410,18 +408,6 @@ static __attribute__((noinline)) void spare_moved(lt_event *ev, lt_held *spare)
     }
 }
 
-/* (The rare case out of line: its copy of the entry made the common case save and restore
- * five registers, 17 of its 49 instructions in `stressbench groups`.) */
-void lt_after_lock_edges(lt_event *ev, lt_held *spare)
-{
-    lt_thread *t = ev->self;
-    if (t->nheld)
-        lt_after_lock_nested(ev);
-    if (lt_likely(lt_held_spare(t) == spare))
-        lt_held_commit(ev, spare);
-    else
-        spare_moved(ev, spare);
-}
 
 /* libc released l for whichever thread held it, on another thread's call: the holder's entry
  * is stale from here (held_valid, drop_stale). */

@@ -164,7 +164,27 @@ static inline void lt_held_commit(lt_event *ev, lt_held *h)
         atomic_store_explicit(&h->lock->writer, ev->self->info.seq + 1, memory_order_relaxed);
 }
 
-void lt_after_lock_edges(lt_event *ev, lt_held *spare);
+void lt_after_lock_moved(lt_event *ev, lt_held *spare);
+
+/* libc granted thread t the lock lt_held_prepare filled `spare` for, in mode, and the
+ * acquisition (ev) may make order edges: they are recorded as lt_held_take records them, then
+ * the entry joins the set. The hooks leave the slot beyond the set alone, but may shrink the
+ * set (drop_stale) or index it: the entry then goes where a push puts it (lt_after_lock_moved).
+ * Inline, with t and mode apart from ev: the pthread entry points have them in a register and
+ * as a constant, where a call of this part cost each of `stressbench groups`' locks 8
+ * instructions (its frame, and ev's fields loaded again after the hooks). */
+static inline __attribute__((always_inline)) void lt_after_lock_edges(lt_thread *t,
+                                                                     lt_mode mode,
+                                                                     lt_event *ev,
+                                                                     lt_held *spare)
+{
+    if (t->nheld)
+        lt_after_lock_nested(ev);
+    if (lt_likely(lt_held_spare(t) == spare))
+        lt_held_commit(&(lt_event){.self = t, .mode = mode}, spare);
+    else
+        lt_after_lock_moved(ev, spare);
+}
 
 /* rc is libc's result. */
 static inline void lt_after_lock(lt_event *ev, int rc)

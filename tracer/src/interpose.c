@@ -342,7 +342,7 @@ static inline __attribute__((always_inline)) int acquire_inline(const call *prot
         if (lt_unlikely(rc != 0))
             return acquire_tried(&(call){copy, proto->has_clock, proto->clock, proto->abstime},
                                  rc);
-        lt_after_lock_edges(&copy, spare);
+        lt_after_lock_edges(copy.self, copy.mode, &copy, spare);
         lt_leave(&lt_tls);
         return 0;
     }
@@ -458,7 +458,7 @@ static inline __attribute__((always_inline)) int acquire_fast(const void *addr, 
         int rc = real_try(&(call){copy, 0, 0, NULL});
         if (lt_unlikely(rc != 0))
             return acquire_tried(&(call){copy, 0, 0, NULL}, rc);
-        lt_after_lock_edges(&copy, h);
+        lt_after_lock_edges(t, mode, &copy, h);
         lt_leave(&lt_tls);
         return 0;
     }
