@@ -276,6 +276,24 @@ int lt_known_add(uint64_t fp)
     return 1;
 }
 
+/* Log entries read ahead of the one added (catch_up_one). */
+#define CATCH_UP_AHEAD 16
+
+/* Log entry i of n, v, into g unless it is there. A logged fingerprint's home in g is a
+ * cache miss (they are logged in no order), so the home of the one CATCH_UP_AHEAD further on
+ * is asked for first: one at a time, those misses were most of a catch-up's time (`lazy`:
+ * 110-250 K fingerprints a run, ~25 ns each). An entry not written yet reads 0, whose home
+ * is asked for in vain. */
+static void catch_up_one(lt_key_set *g, size_t i, size_t n, uint64_t v)
+{
+    if (i + CATCH_UP_AHEAD < n) {
+        uint64_t ahead = atomic_load_explicit(&grow_log[i + CATCH_UP_AHEAD], memory_order_relaxed);
+        __builtin_prefetch(&g->slot[lt_set_home(g, ahead)], 1);
+    }
+    if (!lt_set_in(g, v))
+        lt_set_put(g, v);
+}
+
 /* Under the graph lock: the keys of k (or of the log from `from` on) that g lacks, into g. */
 static void known_catch_up(lt_key_set *g, const lt_key_set *k, size_t nlogged, size_t from)
 {
@@ -284,11 +302,8 @@ static void known_catch_up(lt_key_set *g, const lt_key_set *k, size_t nlogged, s
         if (v != 0 && v != TOMB && !lt_set_in(g, v))
             lt_set_put(g, v);
     }
-    for (size_t i = from; nlogged <= GROW_LOG && i < nlogged; i++) {
-        uint64_t v = atomic_load_explicit(&grow_log[i], memory_order_relaxed);
-        if (!lt_set_in(g, v))
-            lt_set_put(g, v);
-    }
+    for (size_t i = from; nlogged <= GROW_LOG && i < nlogged; i++)
+        catch_up_one(g, i, nlogged, atomic_load_explicit(&grow_log[i], memory_order_relaxed));
 }
 
 /* Outside the graph lock, g still the copier's own: the logged fingerprints that g lacks, into
@@ -318,8 +333,7 @@ static size_t known_catch_up_early(lt_key_set *g, unsigned epoch)
                          atomic_load_explicit(&g->used, memory_order_relaxed) < most &&
                          (v = atomic_load_explicit(&grow_log[done], memory_order_relaxed)) != 0;
              done++)
-            if (!lt_set_in(g, v))
-                lt_set_put(g, v);
+            catch_up_one(g, done, n, v);
     } while (done - before >= CATCH_UP_TAIL);
     return done;
 }
