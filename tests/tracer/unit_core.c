@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "known.h"
 #include "lifetime.h"
 #include "lt_internal.h"
 #include "platform.h"
@@ -62,6 +63,35 @@ static void check_scratch_fit(void)
     ((int *)a)[99999] = 1;
     CHECK(((int *)a)[9] == 7);
     lt_platform_unmap(a, cap * sizeof(int));
+}
+
+/* An odd key a little random (splitmix64), as a fingerprint is. */
+static uint64_t key_nth(uint64_t i)
+{
+    uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (z ^ (z >> 31)) | 1;
+}
+
+/* A key set keeps every key through the copies it grows by (set_fill, eight slots at a time,
+ * from sets with removed keys in them, up to large memory), and none it lost. */
+static void check_key_set(void)
+{
+    enum { N = 300000 }; /* a multiple of 3: every third key is removed, N / 3 in all */
+    static lt_key_set *_Atomic set;
+    for (uint64_t i = 0; i < N; i++) {
+        CHECK(lt_set_add(&set, key_nth(i)));
+        if (i % 3 == 2)
+            lt_set_remove(&set, key_nth(i - 1));
+    }
+    size_t wrong = 0;
+    for (uint64_t i = 0; i < N; i++)
+        wrong += lt_set_has(&set, key_nth(i)) != (i % 3 != 1);
+    CHECKF(wrong == 0, "%zu keys wrong", wrong);
+    lt_key_set *k = atomic_load(&set);
+    CHECK(k->live == N - N / 3);
+    lt_platform_unmap(k, lt_set_bytes(k->mask + 1));
 }
 
 /* A pool hands back the objects put into it, the last put first, before it takes any from
@@ -969,5 +999,6 @@ int main(void)
     check_site_stacks();
     check_walk_ways();
     check_short_walk();
+    check_key_set();
     return check_summary();
 }

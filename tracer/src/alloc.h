@@ -98,9 +98,10 @@ typedef struct lt_ixpool {
     size_t nfree, cap;
     size_t mapped;   /* bytes of its chunks */
     size_t whole;    /* the first chunk's mapping when it is of whole large pages; 0 = not */
+    _Atomic int collapse; /* that mapping is to become large pages (lt_ix_settle) */
     char *chunk[LT_IX_CHUNKS];
 } lt_ixpool;
-#define LT_IXPOOL(type, chunk_bits) {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, 0, {NULL}}
+#define LT_IXPOOL(type, chunk_bits) {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, 0, 0, {NULL}}
 
 /* The object at index i (not 0), which the pool handed out; bits and size are the pool's,
  * passed as constants by a caller that knows them (this runs on every link followed). */
@@ -129,6 +130,12 @@ static inline void lt_ix_put(lt_ixpool *p, uint32_t i)
 /* Up to `want` indices never handed out, in a row from *first (in one chunk): how many, 0
  * when out of memory. */
 uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first);
+
+/* Pools whose first chunk is to become large pages: lt_ix_block found it so under the lock
+ * that guards the pool, lt_ix_settle makes it so after that lock is let go. */
+extern _Atomic unsigned lt_ix_due;
+
+void lt_ix_settle(lt_ixpool *p);
 
 static inline int lt_ix_has_free(const lt_ixpool *p)
 {

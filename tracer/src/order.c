@@ -295,13 +295,18 @@ static int graph_quiet(void)
  * for the graph it enters. (`ending` is not in it: forget_busy adds to it in the gate.) */
 static _Atomic int quiet = 1;
 
+static void pools_settle(void);
+
 static void graph_leave(void)
 {
-    if (graph_lock.depth == 1) {
+    int last = graph_lock.depth == 1;
+    if (last) {
         atomic_store_explicit(&quiet, graph_quiet(), memory_order_relaxed);
         atomic_store_explicit(&gate.shut, 0, memory_order_release);
     }
     lt_spin_unlock(&graph_lock);
+    if (last && lt_unlikely(atomic_load_explicit(&lt_ix_due, memory_order_relaxed)))
+        pools_settle();
 }
 
 /* known.c's way into the graph lock (lt_known_grow). */
@@ -426,6 +431,16 @@ static lt_ixpool node_pool = LT_IXPOOL(node_room, NODE_BITS);
 static lt_ixpool edge_pool = LT_IXPOOL(edge, EDGE_BITS);
 static lt_ixpool label_pool = LT_IXPOOL(label, LABEL_BITS);
 static lt_ixpool implied_pool = LT_IXPOOL(implied, IMPLIED_BITS);
+
+/* After the graph lock, which guards the pools, is let go: the first chunks that are to become
+ * large pages do (lt_ix_settle). */
+static __attribute__((noinline, cold)) void pools_settle(void)
+{
+    lt_ix_settle(&node_pool);
+    lt_ix_settle(&edge_pool);
+    lt_ix_settle(&label_pool);
+    lt_ix_settle(&implied_pool);
+}
 
 static inline node *node_at(uint32_t i)
 {
