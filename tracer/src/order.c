@@ -1569,14 +1569,19 @@ static inline void desc_make(desc *d, const lt_thread *t, lt_held *h, lt_mode to
     desc_make_from(d, t, h, from_stack, partial, to_mode, to_stack, to_partial, unwound, thread);
 }
 
-/* desc_make with h's stack (and whether it is partial) known. */
-static inline void desc_make_from(desc *d, const lt_thread *t, lt_held *h, uint32_t from_stack,
-                                  int partial, lt_mode to_mode, uint32_t to_stack,
-                                  int to_partial, int unwound, const lt_thread_info *thread)
+/* The part of d that is the edge's own, not its label's: what edge_fill takes from d. */
+static inline void desc_ends(desc *d, const lt_thread *t, const lt_held *h, lt_mode to_mode)
 {
     d->below = held_below(t, h);
     d->from_mode = h->mode;
     d->to_mode = (uint8_t)to_mode;
+}
+
+/* The label of the edge from a lock taken at from_stack (partial: only its recorded frames)
+ * to one taken at to_stack, made by `thread`. */
+static inline void label_make(label *l, uint32_t from_stack, int partial, uint32_t to_stack,
+                              int to_partial, int unwound, const lt_thread_info *thread)
+{
     /* Both stacks by one store, and the flags as their byte: label_find compares the stacks
      * as a word and the flags as a byte, and a load that spans narrower stores still in
      * flight waits for them (store forwarding fails): a tenth of edge_first's time in groups
@@ -1584,12 +1589,21 @@ static inline void desc_make_from(desc *d, const lt_thread *t, lt_held *h, uint3
     uint32_t stacks[2] = {from_stack, to_stack};
     uint64_t word;
     memcpy(&word, stacks, sizeof word);
-    memcpy(&d->l, &word, sizeof word); /* into the label, not its first field: they are its start */
-    d->l.thread = thread;
-    d->l.flags = 0;
-    d->l.from_partial = partial != 0;
-    d->l.to_partial = to_partial != 0;
-    d->l.unwound = unwound != 0;
+    memcpy(l, &word, sizeof word); /* into the label, not its first field: they are its start */
+    l->thread = thread;
+    l->flags = 0;
+    l->from_partial = partial != 0;
+    l->to_partial = to_partial != 0;
+    l->unwound = unwound != 0;
+}
+
+/* desc_make with h's stack (and whether it is partial) known. */
+static inline void desc_make_from(desc *d, const lt_thread *t, lt_held *h, uint32_t from_stack,
+                                  int partial, lt_mode to_mode, uint32_t to_stack,
+                                  int to_partial, int unwound, const lt_thread_info *thread)
+{
+    desc_ends(d, t, h, to_mode);
+    label_make(&d->l, from_stack, partial, to_stack, to_partial, unwound, thread);
 }
 
 /* The edge h -> r as it will be kept. */
@@ -1598,20 +1612,6 @@ static inline void edge_describe(desc *d, lt_held *h, request *r)
     request_describe(r);
     desc_make(d, r->ev->self, h, r->ev->mode, r->to_stack, r->to_partial, r->unwound,
               &r->thread); /* until the graph keeps it (thread_intern) */
-}
-
-/* The same in the gate, r described and its thread kept (`who`), where the stack depot is
- * not asked (lt_held_stack, for a stack of h that is neither recorded nor its call site's
- * frames, or to be joined to r's unwound one): 0 then, and the graph lock describes it. */
-static inline int edge_describe_gated(desc *d, lt_held *h, const request *r,
-                                      const lt_thread_info *who)
-{
-    uint32_t from_stack = h->stack ? h->stack : r->unwound ? 0 : h->site;
-    if (!from_stack)
-        return 0;
-    desc_make_from(d, r->ev->self, h, from_stack, !h->stack, r->ev->mode, r->to_stack,
-                   r->to_partial, r->unwound, who);
-    return 1;
 }
 
 /* Edge e made as d says, its first occurrence label lab; not yet in the graph: its ends and
@@ -1729,6 +1729,41 @@ static inline uint32_t label_find(lt_thread *t, const label *l)
         if (label_same(&t->edge_label[j].l, l))
             return t->edge_label[j].ix;
     return label_lookup(t, l);
+}
+
+/* The label edge_label_gated found last in one batch: the from stack it was found for (its
+ * partial flag above it; 0: none yet), and its index. */
+typedef struct label_memo {
+    uint64_t from;
+    uint32_t lab;
+} label_memo;
+
+/*
+ * The edge h -> r in the gate, r described and its thread kept (`who`): d's part that is the
+ * edge's own (desc_ends), and its label's index; 0: the graph lock describes it, where the
+ * stack depot is asked (lt_held_stack, for a stack of h that is neither recorded nor its call
+ * site's frames, or to be joined to r's unwound one). The labels of a batch's edges differ
+ * only in their from stacks, and a batch's held locks were mostly taken at one place (`lazy`:
+ * its read locks at one call site): the label found last (*m) is asked first, where making
+ * each edge's label and finding it (label_find) cost ~40 instructions a new edge.
+ */
+static inline uint32_t edge_label_gated(desc *d, lt_held *h, const request *r,
+                                        const lt_thread_info *who, label_memo *m)
+{
+    uint32_t from_stack = h->stack ? h->stack : r->unwound ? 0 : h->site;
+    uint64_t from = (uint64_t)!h->stack << 32 | from_stack;
+    if (!from_stack)
+        return 0;
+    desc_ends(d, r->ev->self, h, r->ev->mode);
+    if (from == m->from)
+        return m->lab;
+    label_make(&d->l, from_stack, !h->stack, r->to_stack, r->to_partial, r->unwound, who);
+    uint32_t lab = label_find(r->ev->self, &d->l);
+    if (lab) {
+        m->from = from;
+        m->lab = lab;
+    }
+    return lab;
 }
 
 /* Under the graph lock: label x (absent) into s. */
@@ -2159,6 +2194,7 @@ static size_t edges_fast(gate_slot *s, lt_held **hs, uint64_t *fps, size_t n, re
     int growing = atomic_load_explicit(&lt_known_growing, memory_order_relaxed);
     uint64_t logged[WALK];
     size_t nlogged = 0;
+    label_memo memo = {0, 0};
     uint32_t run = 0; /* the edges into `to`, the newest first (to `last`): pushed at once */
     edge *last = NULL;
     int foreign = foreign_unlocks();
@@ -2170,7 +2206,7 @@ static size_t edges_fast(gate_slot *s, lt_held **hs, uint64_t *fps, size_t n, re
         uint32_t lab = 0;
         desc d;
         if (!from || !from->ord || from->ord >= to->ord || node_sweep_due(from) ||
-            !edge_describe_gated(&d, hs[i], r, who) || !(lab = label_find(t, &d.l))) {
+            !(lab = edge_label_gated(&d, hs[i], r, who, &memo))) {
             hs[left] = hs[i];
             fps[left++] = fps[i];
             continue;
