@@ -50,13 +50,6 @@ static inline int lt_set_find(const lt_key_set *k, uint64_t key, size_t *stop)
     return 0;
 }
 
-/* Asks for the line of each key's home slot in k (NULL: none), to be written (lt_set_claim). */
-static inline void lt_set_prefetch(const lt_key_set *k, const uint64_t *keys, size_t n)
-{
-    for (size_t i = 0; k && i < n; i++)
-        __builtin_prefetch((const void *)&k->slot[lt_set_home(k, keys[i])], 1);
-}
-
 static inline int lt_set_in(const lt_key_set *k, uint64_t key)
 {
     size_t stop;

@@ -390,8 +390,6 @@ typedef struct lt_thread {
     uint32_t edge_label_next;     /* the one label_keep replaces next (mod LT_EDGE_LABELS) */
     uint32_t node_made;           /* order.c: nodes it made from its own, not yet taken back */
     uint32_t chain_missed;        /* order.c: chain look-ups missed in a row (chain_ask) */
-    uint32_t edges_new;           /* order.c: batches in a row whose edges were all new
-                                     (batch_add) */
     void *node_free;              /* order.c: nodes for the new locks it takes (a free list), */
     uint32_t node_nfree, node_ngone;
 #define LT_NODES_GONE 32

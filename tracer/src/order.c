@@ -2211,10 +2211,8 @@ static size_t edges_fast(gate_slot *s, lt_held **hs, uint64_t *fps, size_t n, re
             fps[left++] = fps[i];
             continue;
         }
-        if (!lt_set_claim_from(k, fps[i], stops ? stops[i] : lt_set_home(k, fps[i]))) {
-            t->edges_new = 0; /* known: batch_add looks up first again */
+        if (!lt_set_claim_from(k, fps[i], stops ? stops[i] : lt_set_home(k, fps[i])))
             continue;
-        }
         if (lt_unlikely(growing))
             logged[nlogged++] = fps[i];
         uint32_t e = edge_cache_take(t);
@@ -2276,10 +2274,8 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r,
     fresh = node_fresh(r->ev->lock, r->gen);
     failed = !fresh && !node_index(node_of(r->ev->lock)) && !graph_capped();
     for (size_t i = 0; i < n && !failed && !graph_capped(); i++) {
-        if (fresh ? fp_repeated(fps, i) : lt_known_has(fps[i])) {
-            t->edges_new = 0; /* (batch_add) */
+        if (fresh ? fp_repeated(fps, i) : lt_known_has(fps[i]))
             continue;
-        }
         if (identity_ended(hs[i]->lock, hs[i]->gen))
             continue;
         if (!to && identity_ended(r->ev->lock, r->gen))
@@ -2768,36 +2764,21 @@ static inline void fingerprints(lt_held **hs, size_t n, const lt_event *ev, uint
                              ev->mode);
 }
 
-/*
- * Adds the edges of hs that are not in the graph yet; 0 when out of memory. Each is looked up
- * in the known set first, so that a known one does not go through the gate - unless the
- * thread's last NEW_TRUST batches had no known edge (`lazy`: 1-10 of 16 K locks at random,
- * nearly every edge new). Its edges then go to edges_add at once, whose claims (lt_set_claim)
- * look them up from their homes, and a known one met there (t->edges_new = 0) makes the thread
- * look up first again. Their homes are asked for here: a cache miss each in a large set, which
- * come in while edges_add readies the batch, where the look-ups waited for them (in `lazy` half
- * of the time a batch of new edges took, and ~20 instructions an edge).
- */
-#define NEW_TRUST 64
-
+/* Adds the edges of hs that are not in the graph yet; 0 when out of memory. */
 static inline __attribute__((always_inline)) int batch_add(lt_held **hs, uint64_t *fps,
                                                             size_t n, request *r)
 {
-    lt_thread *t = r->ev->self;
     size_t fresh = 0, stops[WALK];
     lt_known_look look;
-    lt_known_look_now(&look);
-    if (r->fresh || t->edges_new >= NEW_TRUST) {
-        lt_set_prefetch(look.k, fps, n);
+    if (r->fresh)
         return edges_add(hs, fps, n, r, NULL, NULL);
-    }
+    lt_known_look_now(&look);
     for (size_t k = 0; k < n; k++) {
         if (lt_likely(lt_set_find(look.k, fps[k], &stops[fresh])))
             continue;
         hs[fresh] = hs[k];
         fps[fresh++] = fps[k];
     }
-    t->edges_new = fresh == n ? t->edges_new + 1 : 0;
     return fresh ? edges_add(hs, fps, fresh, r, &look, stops) : 1;
 }
 
