@@ -208,7 +208,7 @@ static int forked_seq = -1, forked_tid;
 /* What t holds in memory shared with the parent is the parent's thread's to release, not
  * this copy's: it leaves t's held set, or the child locking it again (waiting for the parent,
  * as it does natively) is taken for a relock or an upgrade. A mutex or rwlock held for write
- * would leave by its word naming the parent's id (drop_stale); a spinlock's word names no
+ * would leave by its word naming the parent's id (lt_drop_stale); a spinlock's word names no
  * owner and a read-held rwlock's names no reader. */
 void lt_on_forked(lt_thread *t, int tid_in_parent)
 {
@@ -383,18 +383,6 @@ void lt_after_lock_unusual(lt_event *ev, int rc)
  * is one, no held entry outlives its lock's release (lt_internal.h). */
 _Atomic unsigned lt_foreign_unlocks;
 
-static void drop_stale(lt_thread *t);
-
-/* An acquisition while other locks are held: the order graph and the class graph. A lock
- * another thread unlocked for this one is no longer held: no edge leads out of it. */
-void lt_after_lock_nested(lt_event *ev)
-{
-    if (lt_unlikely(atomic_load_explicit(&lt_foreign_unlocks, memory_order_relaxed)))
-        drop_stale(ev->self);
-    lt_order_acquired(ev);
-    if (lt_unlikely(lt_cfg.classes != LT_CLASSES_OFF))
-        lt_classes_acquired(ev);
-}
 
 /* The set changed under lt_after_lock_edges' hooks (detect.h): the entry goes where a push
  * puts it. */
@@ -410,7 +398,7 @@ void lt_after_lock_moved(lt_event *ev, lt_held *spare)
 
 
 /* libc released l for whichever thread held it, on another thread's call: the holder's entry
- * is stale from here (held_valid, drop_stale). */
+ * is stale from here (held_valid, lt_drop_stale). */
 static void released_for_holder(lt_lock *l)
 {
     atomic_store(&l->writer, 0);
@@ -686,7 +674,7 @@ void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner, int forked)
 
 /* Entries whose lock word says t does not hold them (the memory became another lock, or is
  * gone: read with peek) leave t's held set. */
-static void drop_stale(lt_thread *t)
+void lt_drop_stale(lt_thread *t)
 {
     union {
         pthread_mutex_t m;
@@ -711,7 +699,7 @@ static void drop_stale(lt_thread *t)
 
 /* A robust mutex held at thread exit is what robust mutexes are for: libc hands the next
  * locker EOWNERDEAD (ThreadSanitizer calls it correct too). The word is read with peek, as
- * drop_stale reads it. */
+ * lt_drop_stale reads it. */
 static int robust_mutex(const lt_held *h)
 {
     pthread_mutex_t word;
@@ -749,7 +737,7 @@ static void report_exit_held(lt_thread *t, const lt_thread_info *info)
  * exited thread's record is kept for those reports. */
 void lt_on_thread_exit(lt_thread *t)
 {
-    drop_stale(t);
+    lt_drop_stale(t);
     if (t->nheld == 0)
         return;
     lt_held_compact(t);

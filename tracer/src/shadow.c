@@ -371,6 +371,10 @@ static int home_page_seen(size_t page)
 #define HOME_RANGES (sizeof lt_shadow_homes / LT_LARGE_PAGE + 1)
 static _Atomic uint32_t home_range_pages[HOME_RANGES];
 
+/* The large pages of homes that are to become large pages, by bit (home_ranges_settle). */
+static _Atomic uint64_t home_ranges_due;
+_Static_assert(HOME_RANGES <= 64, "home_ranges_due has a bit for each large page of homes");
+
 /* at: the hot or cold record page of homes numbered page, just seen. */
 static void home_range_count(const char *at, size_t page)
 {
@@ -379,7 +383,25 @@ static void home_range_count(const char *at, size_t page)
     if (seen == HOME_LARGE_AT - 1 ||
         (seen == 0 && r && page && home_page_seen(page - 1) &&
          atomic_load_explicit(&home_range_pages[r - 1], memory_order_relaxed) >= HOME_LARGE_AT))
-        lt_platform_collapse((void *)((uintptr_t)at & ~(LT_LARGE_PAGE - 1)), LT_LARGE_PAGE);
+        atomic_fetch_or_explicit(&home_ranges_due, (uint64_t)1 << r, memory_order_relaxed);
+}
+
+/* The large pages of homes that became due are made so (lt_platform_collapse), unless the
+ * calling thread holds a lock: the call waits in the kernel for every CPU to drain its page
+ * lists and for a large page (`lazy`: 0.3-42 ms of wall time, with 1-7 of the program's
+ * locks held, for which its other threads waited meanwhile). Then the next sighting of a new
+ * page by a thread that holds none makes them, before that page's first touch (a program
+ * whose locks are all first seen under others keeps small pages, as before HOME_LARGE_AT). */
+static void home_ranges_settle(void)
+{
+    const lt_thread *t = lt_tls.self;
+    if (!atomic_load_explicit(&home_ranges_due, memory_order_relaxed) || (t && t->nheld))
+        return;
+    uint64_t due = atomic_exchange_explicit(&home_ranges_due, 0, memory_order_relaxed);
+    uintptr_t first = (uintptr_t)&lt_shadow_homes / LT_LARGE_PAGE;
+    for (; due; due &= due - 1)
+        lt_platform_collapse((void *)((first + (uintptr_t)__builtin_ctzll(due)) * LT_LARGE_PAGE),
+                             LT_LARGE_PAGE);
 }
 
 static void home_page_mark(size_t page)
@@ -403,12 +425,14 @@ static void home_pages_ahead(const lt_lock *l)
     home_page_mark(page);
     while (ahead < HOME_AHEAD && ahead < page && home_page_seen(page - 1 - ahead))
         ahead++;
-    if (ahead < 2)
-        return;
-    if (ahead > HOME_PAGES - 1 - page)
+    int run = ahead >= 2; /* pages behind it were seen in a row */
+    if (run && ahead > HOME_PAGES - 1 - page)
         ahead = HOME_PAGES - 1 - page;
-    for (size_t k = 1; k <= ahead; k++)
+    for (size_t k = 1; run && k <= ahead; k++)
         home_page_mark(page + k);
+    home_ranges_settle();
+    if (!run)
+        return;
     lt_platform_populate((char *)lt_shadow_homes.hot + (page + 1) * 4096, ahead * 4096);
     lt_platform_populate((char *)lt_shadow_homes.cold + page * 4096, (ahead + 1) * 4096);
 }
