@@ -131,8 +131,11 @@ static uint64_t word_upto(const region *r, size_t slot)
            (~0ull >> (63 - (slot & 63)));
 }
 
-/* The first granule of r in [from, to) where a lock starts; NONE_NEAR when none does. */
-static size_t first_lock(const region *r, size_t from, size_t to)
+/* The first granule of r in [from, to) where a lock starts; NONE_NEAR when none does.
+ * first_lock, last_lock and next_lock are inline: every new lock's add (change) calls them,
+ * and their calls were ~15 of the ~1,780 instructions a lock of `stressbench groups`' first
+ * loop, where each of its 25,000 mutexes is new. */
+static inline size_t first_lock(const region *r, size_t from, size_t to)
 {
     size_t slot = from << (GRANULE_SHIFT - SLOT_SHIFT), end = to << (GRANULE_SHIFT - SLOT_SHIFT);
     for (uint64_t bits = word_from(r, slot); slot < end;) {
@@ -148,7 +151,7 @@ static size_t first_lock(const region *r, size_t from, size_t to)
 }
 
 /* The last granule of r in [from, to) where a lock starts; NONE_NEAR when none does. */
-static size_t last_lock(const region *r, size_t from, size_t to)
+static inline size_t last_lock(const region *r, size_t from, size_t to)
 {
     if (to <= from)
         return NONE_NEAR;
@@ -189,7 +192,7 @@ _Static_assert(sizeof(_Atomic uint8_t) == 1 && ATOMIC_CHAR_LOCK_FREE == 2,
 
 /* The first granule at or after g where a lock starts, if within AHEAD of it (the region's end
  * counts as one); else NONE_NEAR. */
-static size_t next_lock(const region *r, size_t g)
+static inline size_t next_lock(const region *r, size_t g)
 {
     size_t next = first_lock(r, g, g + AHEAD < GRANULES ? g + AHEAD : GRANULES);
     return next == NONE_NEAR && g + AHEAD >= GRANULES ? GRANULES : next;
