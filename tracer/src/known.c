@@ -87,7 +87,7 @@ static unsigned slot_keep(uint64_t *keys, unsigned m, const _Atomic uint64_t *s)
  * are set once, not by a locked add per key. k is read eight slots at a time, its keys
  * gathered without a branch (slot_keep, written out): a branch a slot on whether it held a
  * key went either way at random at the load a set is copied at (5/8), and its mispredictions
- * were a third of the copy's time (`lazy`, the 1.3 M keys of its copies: 13.6 -> 9.3 ms of
+ * were a third of the copy's time (`lazy`, the 1.3 M keys of its copies: 13.3 -> 9.5 ms of
  * CPU a run). */
 static void set_fill(lt_key_set *g, const lt_key_set *k)
 {
@@ -282,7 +282,7 @@ int lt_known_add(uint64_t fp)
 /* Log entry i of n, v, into g unless it is there. A logged fingerprint's home in g is a
  * cache miss (they are logged in no order), so the home of the one CATCH_UP_AHEAD further on
  * is asked for first: one at a time, those misses were most of a catch-up's time (`lazy`:
- * 110-250 K fingerprints a run, ~25 ns each). An entry not written yet reads 0, whose home
+ * 110-250 K fingerprints a run, ~30 ns each). An entry not written yet reads 0, whose home
  * is asked for in vain. */
 static void catch_up_one(lt_key_set *g, size_t i, size_t n, uint64_t v)
 {

@@ -390,8 +390,8 @@ static void home_range_count(const char *at, size_t page)
  * calling thread holds a lock: the call waits in the kernel for every CPU to drain its page
  * lists and for a large page (`lazy`: 0.3-42 ms of wall time, with 1-7 of the program's
  * locks held, for which its other threads waited meanwhile). Then the next sighting of a new
- * page by a thread that holds none makes them, before that page's first touch (a program
- * whose locks are all first seen under others keeps small pages, as before HOME_LARGE_AT). */
+ * page by a thread that holds none makes them, before that page's first touch; a program
+ * whose threads never sight one holding none keeps its small pages there. */
 static void home_ranges_settle(void)
 {
     const lt_thread *t = lt_tls.self;
