@@ -203,7 +203,7 @@ static size_t nreported, reported_cap;
 #define GATE_SLOTS 64
 
 static struct {
-    _Alignas(64) _Atomic unsigned in; /* threads without a slot in the gate */
+    _Alignas(64) _Atomic int in;      /* threads without a slot in the gate */
     _Atomic int shut;                 /* the graph lock's holder wants the graph to itself */
 } gate;
 
@@ -267,11 +267,9 @@ static void graph_enter(void)
     atomic_store(&gate.shut, 1);
     if (lt_unlikely(atomic_load_explicit(&gate_alone, memory_order_relaxed) != NULL))
         gate_alone_end();
-    while (atomic_load(&gate.in))
-        sched_yield();
+    lt_spin_wait(&gate.in);
     for (unsigned i = 0; i < gate_nslots; i++)
-        while (atomic_load(&gate_slots[i].in))
-            sched_yield();
+        lt_spin_wait(&gate_slots[i].in);
 }
 
 static int graph_capped(void);
@@ -350,6 +348,18 @@ static inline int gate_enter_slot(gate_slot *s)
         return 1;
     gate_leave_slot(s);
     return 0;
+}
+
+/* The gate found shut by another thread's holder of the graph lock: waits for it to open
+ * (1) instead of queueing for the lock behind it. With 4 threads making new edges at once
+ * (`lazy`), each that found the gate shut took the lock in turn and shut it again for the
+ * next: a convoy. 0 when t holds the lock itself. */
+static int gate_wait_open(const lt_thread *t)
+{
+    if (atomic_load_explicit(&graph_lock.owner, memory_order_relaxed) == t->info.tid)
+        return 0;
+    lt_spin_wait(&gate.shut);
+    return 1;
 }
 
 static inline int gate_enter(const lt_thread *t)
@@ -2274,7 +2284,7 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r,
     request_describe(r);
     lt_known_grow();
     gate_slot *s = slot_of(t); /* (caches_fill below, under the lock, may give t one) */
-    if (gate_enter_slot(s)) {
+    if (gate_enter_slot(s) || (gate_wait_open(t) && gate_enter_slot(s))) {
         n = edges_fast(s, hs, fps, n, r, look, stops);
         gate_leave_slot(s);
         if (!n)

@@ -136,6 +136,16 @@ void *lt_platform_remap_aligned(void *p, size_t old, size_t size, size_t align);
  * stay as they are. A hint. */
 void lt_platform_populate(void *p, size_t size);
 
+/* A pause in a busy wait: the CPU told so (less power, the other hyperthread runs). */
+static inline void lt_platform_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 /* The allocator behind free() (the next definitions after the tracer), for the entry points
  * that release memory. usable_size is NULL when the allocator that defines free does not
  * define it too (a foreign one would misread its blocks); glibc_chunks says blocks carry

@@ -78,6 +78,9 @@ typedef struct lt_spin_ranks {
 typedef enum { LT_FORK_PREPARE, LT_FORK_PARENT, LT_FORK_CHILD } lt_fork_phase;
 
 void lt_spin_lock(lt_spin *s);
+/* Waits a moment for *busy to read 0 (a holder on another CPU about to let go), then gives
+ * the CPU away between looks until it does. */
+void lt_spin_wait(const _Atomic int *busy);
 void lt_spin_unlock(lt_spin *s);
 void lt_spin_fork(lt_spin *s, lt_fork_phase phase);
 /* A fork's first tracer step (prepare) and its last (in the parent and in the child). alone:
