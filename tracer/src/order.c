@@ -499,14 +499,17 @@ static inline inline_edge *inline_at(uint32_t i)
 #define INLINE_KIND ((uintptr_t)7)
 #define INLINE_FROM_WRITE ((uintptr_t)8)
 #define INLINE_TO_WRITE ((uintptr_t)16)
-_Static_assert(LT_BARRIER <= 7 && LT_MODE_WRITE == 2 && LT_MODE_READ == 1,
+_Static_assert(LT_BARRIER <= 7 && LT_MODE_WRITE == 2 && LT_MODE_READ == 1 &&
+                   INLINE_FROM_WRITE == (uintptr_t)LT_MODE_WRITE << 2 &&
+                   INLINE_TO_WRITE == (uintptr_t)LT_MODE_WRITE << 3,
                "a kind in three bits, a mode in one");
 
+/* (WRITE is the mode with bit 1: shifted into place, where a compare each cost branches.) */
 static inline uintptr_t inline_pack(const lt_lock *l, lt_kind kind, lt_mode from_mode,
                                     lt_mode to_mode)
 {
-    return (uintptr_t)l | (uintptr_t)kind | (from_mode == LT_MODE_WRITE ? INLINE_FROM_WRITE : 0) |
-           (to_mode == LT_MODE_WRITE ? INLINE_TO_WRITE : 0);
+    return (uintptr_t)l | (uintptr_t)kind | ((uintptr_t)(from_mode & LT_MODE_WRITE) << 2) |
+           ((uintptr_t)(to_mode & LT_MODE_WRITE) << 3);
 }
 
 static inline lt_lock *inline_from(const inline_edge *r)
@@ -573,14 +576,16 @@ static node *order_ref(const lt_lock *l)
     return atomic_load_explicit(&l->order_node, memory_order_acquire);
 }
 
-/* A reference that is no node (nodes are aligned; order.h knows the low bits) says what the
- * lock has by its low bits, and names an edge's room by the index above them: an inline edge
- * into the lock (inline_ref, index << 2 | 1); no edge, and the room of an ended identity's
- * inline edge, kept by the entry for its next (kept_ref, | 3); no edge in but inline edges out
- * of it, and maybe a room kept (root_ref, | 2). */
+/* A reference that is no node has its top bit set, so that "a node?" is one signed compare
+ * as "NULL?" was (node_of, node_find and order.h, on every nested acquisition), and says what
+ * the lock has by its low bits (a node's are 0; order.h knows them), an edge's room by the
+ * index between: an inline edge into the lock (inline_ref, 1); no edge, and the room of an
+ * ended identity's inline edge, kept by the entry for its next (kept_ref, 3); no edge in but
+ * inline edges out of it, and maybe a room kept (root_ref, 2). */
 #define REF_INLINE 1
 #define REF_ROOT 2
 #define REF_KEPT 3
+#define REF_TOP ((uintptr_t)1 << 63)
 
 static inline uint32_t ref_inline(const node *r)
 {
@@ -592,12 +597,12 @@ static inline uint32_t ref_inline(const node *r)
 static inline uint32_t ref_room(const node *r)
 {
     uintptr_t v = (uintptr_t)r;
-    return v & 3 ? (uint32_t)(v >> 2) : 0;
+    return v & REF_TOP ? (uint32_t)(v >> 2) : 0;
 }
 
 static inline node *ref_node(const node *r)
 {
-    return (uintptr_t)r & 3 ? NULL : (node *)r;
+    return (intptr_t)r > 0 ? (node *)r : NULL;
 }
 
 /* Does a lock so referred to have neither a node nor an inline edge? */
@@ -608,7 +613,7 @@ static inline int ref_free(const node *r)
 
 static inline node *room_ref(uint32_t i, uintptr_t kind)
 {
-    return (node *)(((uintptr_t)i << 2) | kind);
+    return (node *)(REF_TOP | ((uintptr_t)i << 2) | kind);
 }
 
 static inline node *inline_ref(uint32_t i)
@@ -1137,7 +1142,7 @@ static void nodes_gone_leave(lt_thread *t)
 static int node_implies(const node *x);
 static int node_busy(const node *x);
 static void inline_forget_locked(lt_lock *l);
-static const inline_edge *inline_implied(const lt_lock *l, const inline_edge *r);
+static inline const inline_edge *inline_implied(const lt_lock *l, const inline_edge *r);
 static void node_imply(node *x);
 
 /* What a report says of the lock of x, whose identity ends now (`how`): noted in x, as its
@@ -1236,12 +1241,14 @@ static __attribute__((noinline)) void forget_busy(lt_lock *l, node *n, lt_ended 
         node_gone(t, n);
 }
 
-/* lt_order_forget_node for a lock with an inline edge in, or out only (ref): in the gate, so
- * that no holder of the graph lock makes it real meanwhile, the entry keeps the room for its
- * next identity, unless the end implies an edge, when the lock makes it real first. A plain
- * store: two ends of one identity at once (a program's race) store the same. */
-static inline void inline_forget(lt_lock *l, node *ref, lt_ended how, lt_thread *t)
+/* lt_order_forget for a lock with an inline edge in, or out only (ref): in the gate, so that
+ * no holder of the graph lock makes it real meanwhile, the entry keeps the room for its next
+ * identity, unless the end implies an edge, when the lock makes it real first. A plain store:
+ * two ends of one identity at once (a program's race) store the same. (A function of its own:
+ * lt_order_forget_node's frame was a tenth of a lock's end in `groups`.) */
+void lt_order_forget_inline(lt_lock *l, node *ref, lt_ended how)
 {
+    lt_thread *t = lt_tls.self;
     uint32_t i = ref_room(ref);
     if (t && gate_enter(t)) {
         int done = !ref_inline(ref) || !inline_implied(l, inline_at(i));
@@ -1257,10 +1264,6 @@ static inline void inline_forget(lt_lock *l, node *ref, lt_ended how, lt_thread 
 void lt_order_forget_node(lt_lock *l, node *n, lt_ended how)
 {
     lt_thread *t = lt_tls.self;
-    if (!ref_node(n)) { /* (order.h passes no kept room) */
-        inline_forget(l, n, how, t);
-        return;
-    }
     if (!t || atomic_load_explicit(&nback, memory_order_relaxed)) {
         forget_now(l, how);
         return;
@@ -2773,7 +2776,7 @@ static inline uint32_t inline_of(const lt_lock *l)
  * identity), which init has moved on before it ends r (lt_order_forget). Read in the gate or
  * under the graph lock; in the gate a room taken meanwhile may be read, which at worst sends
  * the caller the general way. */
-static inline_edge *inline_child_edge(const inline_edge *r, const lt_lock *p)
+static inline inline_edge *inline_child_edge(const inline_edge *r, const lt_lock *p)
 {
     lt_lock *c = inline_child(r);
     uint32_t ci = c ? inline_of(c) : 0;
@@ -2784,7 +2787,7 @@ static inline_edge *inline_child_edge(const inline_edge *r, const lt_lock *p)
 /* The end of l, whose inline edge is r, implies an edge ("Ended locks") when its edge in lives
  * and its linked child was taken with that edge's lock held right under l: that child's inline
  * edge then, else NULL. */
-static const inline_edge *inline_implied(const lt_lock *l, const inline_edge *r)
+static inline const inline_edge *inline_implied(const lt_lock *l, const inline_edge *r)
 {
     const lt_lock *p = inline_from(r);
     const inline_edge *cr;
@@ -3248,7 +3251,6 @@ static int inline_first(lt_event *ev, uint32_t gen, lt_held *h, uint32_t lab)
     int foreign = foreign_unlocks(), kept;
     if (!held_alone(ev->mode, foreign) || !held_alone((lt_mode)h->mode, foreign))
         return 0;
-    caches_prefetch(t, 0);
     if (!gate_enter(t))
         return 0;
     kept = inline_first_gated(ev, gen, h, lab);
