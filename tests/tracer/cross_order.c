@@ -752,10 +752,17 @@ NOINLINE void *take_many_orders(void *arg)
     return NULL;
 }
 
-NOINLINE void past_graph_max(void)
+/* `inline_first`: an inline edge A -> X recorded first (inline_chain, below), inverted past
+ * the bound too. */
+static void inline_first_recorded(void);
+static void inline_then_inverted(void);
+
+NOINLINE void past_graph_max(int inline_first)
 {
     pthread_t th[MANY_THREADS];
     mutex_pair(0, 1);
+    if (inline_first)
+        inline_first_recorded();
     for (int i = 0; i < MANY_LOCKS; i++)
         pthread_mutex_init(&many_locks[i], NULL);
     for (long i = 0; i < MANY_THREADS; i++)
@@ -763,7 +770,9 @@ NOINLINE void past_graph_max(void)
     for (int i = 0; i < MANY_THREADS; i++)
         pthread_join(th[i], NULL);
     mutex_pair(1, 0);
-    puts("many orders, inverted");
+    if (inline_first)
+        inline_then_inverted();
+    puts(inline_first ? "inline edge, many orders, both inverted" : "many orders, inverted");
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -1251,6 +1260,17 @@ NOINLINE void inline_fork(void)
     puts(WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "parent: child done" : "parent: child failed");
 }
 
+static void inline_first_recorded(void)
+{
+    pthread_mutex_t *ax[2] = {&inline_locks[0], &inline_locks[5]};
+    inline_chain(ax, 2);
+}
+
+static void inline_then_inverted(void)
+{
+    take_two(&inline_locks[5], &inline_locks[0]);
+}
+
 /* ------------------------------------------------------------------------------------------
  * Ended after a lock's first edge came with its node: once a call site has unwound the stacks
  * of its first edges, a lock's first edge H -> X is made with X's node (order.c edge_first),
@@ -1535,7 +1555,9 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "churn-then-invert"))
         churn_then_invert();
     else if (!strcmp(s, "past-graph-max"))
-        past_graph_max();
+        past_graph_max(0);
+    else if (!strcmp(s, "inline-past-graph-max"))
+        past_graph_max(1);
     else if (!strcmp(s, "refill"))
         refill_then_invert();
     else if (!strcmp(s, "many-destroyed"))

@@ -3362,6 +3362,25 @@ static int unrecorded_may_close(lt_held **hs, const uint64_t *fps, size_t n, con
     return 0;
 }
 
+/* Capped: the inline edges into ev's lock (of gen `gen`) and the held locks hs made real, as
+ * they were recorded before, so that unrecorded_may_close and the search see them (where
+ * memory for their nodes is still to be had). */
+static void inline_realise_capped(lt_held **hs, size_t n, const lt_event *ev, uint32_t gen)
+{
+    int any = inline_of(ev->lock) != 0;
+    for (size_t k = 0; k < n; k++)
+        any |= inline_of(hs[k]->lock) != 0;
+    if (!any)
+        return;
+    graph_enter();
+    if (inline_of(ev->lock) && !identity_ended(ev->lock, gen))
+        inline_realise(ev->lock, gen);
+    for (size_t k = 0; k < n; k++)
+        if (inline_of(hs[k]->lock) && !identity_ended(hs[k]->lock, hs[k]->gen))
+            inline_realise(hs[k]->lock, hs[k]->gen);
+    graph_leave();
+}
+
 /* Capped: ev's new edges are not recorded, but one that closes a cycle with the recorded ones
  * is reported as before; a search that finds none marks the edges checked. */
 static __attribute__((noinline)) void edges_unrecorded(lt_thread *t, lt_event *ev, uint32_t gen,
@@ -3372,6 +3391,7 @@ static __attribute__((noinline)) void edges_unrecorded(lt_thread *t, lt_event *e
     size_t sources = n;
     int may;
     for (;;) {
+        inline_realise_capped(hs, n, ev, gen);
         int gated = gate_enter(t);
         if (!gated)
             graph_enter();
