@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 #define MAX_LOCKS 128
@@ -750,10 +752,17 @@ NOINLINE void *take_many_orders(void *arg)
     return NULL;
 }
 
-NOINLINE void past_graph_max(void)
+/* `inline_first`: an inline edge A -> X recorded first (inline_chain, below), inverted past
+ * the bound too. */
+static void inline_first_recorded(void);
+static void inline_then_inverted(void);
+
+NOINLINE void past_graph_max(int inline_first)
 {
     pthread_t th[MANY_THREADS];
     mutex_pair(0, 1);
+    if (inline_first)
+        inline_first_recorded();
     for (int i = 0; i < MANY_LOCKS; i++)
         pthread_mutex_init(&many_locks[i], NULL);
     for (long i = 0; i < MANY_THREADS; i++)
@@ -761,7 +770,9 @@ NOINLINE void past_graph_max(void)
     for (int i = 0; i < MANY_THREADS; i++)
         pthread_join(th[i], NULL);
     mutex_pair(1, 0);
-    puts("many orders, inverted");
+    if (inline_first)
+        inline_then_inverted();
+    puts(inline_first ? "inline edge, many orders, both inverted" : "many orders, inverted");
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -1094,6 +1105,173 @@ NOINLINE void reported_set(void)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Inline edges (order.c): past its unwound edges, a call site's first edges into new locks
+ * taken under locks without a node are kept inline, in the new lock's entry, once the same
+ * stacks made one before (its label is known). Each scenario makes its inline edges so
+ * (inline_chain) and then checks that the graph still has what it would have had with nodes:
+ * the edges made real when a second edge goes in, when an edge goes out to a lock with a
+ * node, when the lock ends while the one under it lives, and the orders of ended identities
+ * gone at a reused address, in a fork child too.
+ * ---------------------------------------------------------------------------------------- */
+#define INLINE_WARM 80
+
+static pthread_mutex_t inline_warm[INLINE_WARM];
+static pthread_mutex_t inline_dummy[4];
+static pthread_mutex_t inline_locks[8]; /* a, b, c, d, q, x, p1, p2 */
+
+/* m[0] .. m[n-1] taken nested, each at one call site, released newest first. */
+NOINLINE void take_chain(pthread_mutex_t *const *m, int n)
+{
+    for (int i = 0; i < n; i++)
+        pthread_mutex_lock(m[i]);
+    for (int i = n; i-- > 0;)
+        pthread_mutex_unlock(m[i]);
+}
+
+/* The n new locks m taken nested, their edges kept inline: the call site's unwound edges
+ * used up, then the same stacks' label made by as many other new locks. */
+NOINLINE void inline_chain(pthread_mutex_t *const *m, int n)
+{
+    pthread_mutex_t *warm[INLINE_WARM], *dummy[4];
+    for (int i = 0; i < INLINE_WARM; i++)
+        warm[i] = &inline_warm[i];
+    for (int i = 0; i < n; i++)
+        dummy[i] = &inline_dummy[i];
+    take_chain(warm, INLINE_WARM);
+    for (volatile int round = 0; round < 2; round++) /* (one call: the same stacks) */
+        take_chain(round ? m : dummy, n);
+    for (int i = 0; i < n; i++) { /* new locks for the next call */
+        pthread_mutex_destroy(dummy[i]);
+        pthread_mutex_init(dummy[i], NULL);
+    }
+}
+
+/* B, then a new lock X taken under it, at another call site: the general way. */
+NOINLINE void chain2(pthread_mutex_t *b, pthread_mutex_t *x)
+{
+    pthread_mutex_t *m[2] = {b, x};
+    take_chain(m, 2);
+}
+
+/* A, B, C, D nested (inline edges A -> B -> C -> D); Q, D: D's second edge in makes the chain
+ * real; then D, A: the cycle of four. */
+NOINLINE void inline_second_in(void)
+{
+    pthread_mutex_t *a = &inline_locks[0], *b = &inline_locks[1], *c = &inline_locks[2],
+                    *d = &inline_locks[3], *q = &inline_locks[4];
+    pthread_mutex_t *abcd[4] = {a, b, c, d};
+    inline_chain(abcd, 4);
+    chain2(q, d);
+    take_two(d, a);
+    puts("inline chain, a second edge in, inverted");
+}
+
+/* A, X nested (inline); B made real (two edges in); X, B: an edge out of X to a lock with a
+ * node makes A -> X real; then B, A: the cycle A -> X -> B -> A. */
+NOINLINE void inline_out_edge(void)
+{
+    pthread_mutex_t *a = &inline_locks[0], *b = &inline_locks[1], *x = &inline_locks[5],
+                    *p1 = &inline_locks[6], *p2 = &inline_locks[7];
+    pthread_mutex_t *ax[2] = {a, x};
+    inline_chain(ax, 2);
+    chain2(p1, b);
+    chain2(p2, b);
+    take_two(x, b);
+    take_two(b, a);
+    puts("inline edge, an edge out to a lock with a node, inverted");
+}
+
+/* A, X nested (inline), then X, A: the report shows A -> X as first taken, in take_chain. */
+NOINLINE void inline_report(void)
+{
+    pthread_mutex_t *a = &inline_locks[0], *x = &inline_locks[5];
+    pthread_mutex_t *ax[2] = {a, x};
+    inline_chain(ax, 2);
+    take_two(x, a);
+    puts("inline edge, inverted");
+}
+
+/* A, X, B nested (inline, B linked to X), X destroyed while A lives (`how` 0; 1: after X was
+ * made real by a second edge in, which makes B real too; 2: initialised again instead, its
+ * gen moved on before its end), then B, A: the order X implied. */
+NOINLINE void inline_ended(int how)
+{
+    pthread_mutex_t *a = &inline_locks[0], *b = &inline_locks[1], *x = &inline_locks[5],
+                    *q = &inline_locks[4];
+    pthread_mutex_t *axb[3] = {a, x, b};
+    inline_chain(axb, 3);
+    if (how == 1)
+        chain2(q, x);
+    if (how != 2)
+        pthread_mutex_destroy(x);
+    pthread_mutex_init(x, NULL);
+    take_two(b, a);
+    puts(how == 1   ? "inline chain made real, middle destroyed, inverted"
+         : how == 2 ? "inline chain, middle initialised again, inverted"
+                    : "inline chain, middle destroyed, inverted");
+}
+
+/* A, X nested (inline); A destroyed and initialised again (`what` 0) or X (1, 2), then X, A:
+ * other identities, silent. With 2, B, X nested before (inline: X's entry kept the room of
+ * its ended identity's edge for this one), and X, B after: reported. */
+NOINLINE void inline_identity(int what)
+{
+    pthread_mutex_t *a = &inline_locks[0], *b = &inline_locks[1], *x = &inline_locks[5];
+    pthread_mutex_t *ended = what ? x : a, *ax[2] = {a, x}, *bx[2] = {b, x};
+    inline_chain(ax, 2);
+    pthread_mutex_destroy(ended);
+    pthread_mutex_init(ended, NULL);
+    if (what == 2)
+        inline_chain(bx, 2);
+    take_two(x, a);
+    if (what == 2)
+        take_two(x, b);
+    puts(what == 2 ? "inline edge, its lock renewed, silent; a new one, inverted"
+                   : "inline edge, a lock renewed, inverted silently");
+}
+
+/* B, X nested (inline: B a root), then X, B (B's first edge in would be inline too, but for
+ * its edge out): reported. */
+NOINLINE void inline_root_inverted(void)
+{
+    pthread_mutex_t *b = &inline_locks[1], *x = &inline_locks[5];
+    pthread_mutex_t *bx[2] = {b, x}, *xb[2] = {x, b};
+    inline_chain(bx, 2);
+    inline_chain(xb, 2);
+    puts("inline edge, inverted at the same call sites");
+}
+
+/* A, X nested (inline); a fork child takes X, A: reported there; the parent waits. */
+NOINLINE void inline_fork(void)
+{
+    pthread_mutex_t *a = &inline_locks[0], *x = &inline_locks[5];
+    pthread_mutex_t *ax[2] = {a, x};
+    inline_chain(ax, 2);
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        take_two(x, a);
+        puts("child: inline edge, inverted");
+        fflush(stdout);
+        _exit(0);
+    }
+    int status;
+    waitpid(child, &status, 0);
+    puts(WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "parent: child done" : "parent: child failed");
+}
+
+static void inline_first_recorded(void)
+{
+    pthread_mutex_t *ax[2] = {&inline_locks[0], &inline_locks[5]};
+    inline_chain(ax, 2);
+}
+
+static void inline_then_inverted(void)
+{
+    take_two(&inline_locks[5], &inline_locks[0]);
+}
+
+/* ------------------------------------------------------------------------------------------
  * Ended after a lock's first edge came with its node: once a call site has unwound the stacks
  * of its first edges, a lock's first edge H -> X is made with X's node (order.c edge_first),
  * and X's end then tells from H alone (in_from) that nothing is implied when H has ended -
@@ -1377,7 +1555,9 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "churn-then-invert"))
         churn_then_invert();
     else if (!strcmp(s, "past-graph-max"))
-        past_graph_max();
+        past_graph_max(0);
+    else if (!strcmp(s, "inline-past-graph-max"))
+        past_graph_max(1);
     else if (!strcmp(s, "refill"))
         refill_then_invert();
     else if (!strcmp(s, "many-destroyed"))
@@ -1420,6 +1600,28 @@ int main(int argc, char **argv)
         reported_then_abba();
     else if (!strcmp(s, "reported-set"))
         reported_set();
+    else if (!strcmp(s, "inline-second-in"))
+        inline_second_in();
+    else if (!strcmp(s, "inline-out-edge"))
+        inline_out_edge();
+    else if (!strcmp(s, "inline-report"))
+        inline_report();
+    else if (!strcmp(s, "inline-ended"))
+        inline_ended(0);
+    else if (!strcmp(s, "inline-ended-real"))
+        inline_ended(1);
+    else if (!strcmp(s, "inline-ended-reinit"))
+        inline_ended(2);
+    else if (!strcmp(s, "inline-source-renewed"))
+        inline_identity(0);
+    else if (!strcmp(s, "inline-lock-renewed"))
+        inline_identity(1);
+    else if (!strcmp(s, "inline-renewed"))
+        inline_identity(2);
+    else if (!strcmp(s, "inline-root-inverted"))
+        inline_root_inverted();
+    else if (!strcmp(s, "inline-fork"))
+        inline_fork();
     else if (!strcmp(s, "ended-first-edge"))
         ended_first_edge(0);
     else if (!strcmp(s, "ended-first-edge-grown"))

@@ -159,8 +159,9 @@ void lt_pool_put(lt_pool *p, void *x)
     p->stack[p->nfree++] = x;
 }
 
-/* A pool's first chunk, alone in whole large pages of address space (p->whole) that stay
- * small pages until it grows large; a plain mapping where that room cannot be made. */
+/* A pool's first chunk, at the start of whole large pages of address space (p->whole) that
+ * stay small pages until it grows large, and whose rest its next chunks fill then (the
+ * collapse zeroed it all); a plain mapping where that room cannot be made. */
 static char *first_chunk(lt_ixpool *p, size_t bytes)
 {
     char *m = lt_platform_map_aligned(lt_large_round(bytes), LT_LARGE_PAGE);
@@ -177,7 +178,9 @@ uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
         return 0;
     if (!p->chunk[c]) {
         size_t bytes = p->size << p->bits;
-        char *m = c ? lt_large_alloc(bytes) : first_chunk(p, bytes);
+        char *m = !c ? first_chunk(p, bytes)
+                  : (size_t)(c + 1) * bytes <= p->whole ? p->chunk[0] + (size_t)c * bytes
+                                                         : lt_large_alloc(bytes);
         if (!m)
             return 0;
         p->chunk[c] = m;
@@ -186,8 +189,8 @@ uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
     uint32_t n = want < room ? want : room;
     *first = p->next;
     p->next += n;
-    if (p->whole && (size_t)(*first) * p->size < LT_LARGE_FROM &&
-        (size_t)p->next * p->size >= LT_LARGE_FROM) {
+    if (p->whole && (size_t)(*first) * p->size < LT_IX_LARGE_FROM &&
+        (size_t)p->next * p->size >= LT_IX_LARGE_FROM) {
         atomic_store_explicit(&p->collapse, 1, memory_order_release);
         atomic_fetch_add_explicit(&lt_ix_due, 1, memory_order_relaxed);
     }

@@ -87,9 +87,17 @@ static inline int lt_pool_has_free(const lt_pool *p)
 /* Objects of one size named by 32-bit indices (half a pointer), for structures that link
  * millions of them: chunks of 2^bits objects, mapped when first needed and found through a
  * table; index 0 names none. Freed indices go on a stack, as in lt_pool. The first chunk is
- * in small pages until the pool has handed out LT_LARGE_FROM bytes of it, then in large ones,
- * and later chunks are large memory (lt_large_alloc). */
+ * in small pages until the pool has handed out LT_IX_LARGE_FROM bytes of it, then in large
+ * ones; later chunks fill the rest of those large pages, then are large memory
+ * (lt_large_alloc). */
 #define LT_IX_CHUNKS 16384
+
+/* Sooner than LT_LARGE_FROM: where a first touch of a small page is a fault and a trap out of
+ * the VM (~25 us here), the collapse of the first chunk (~0.4 ms: its 2 MB zeroed, the small
+ * pages copied) costs what 16 of them do, and a pool that has grown to 64 KB in its first
+ * round usually grows on (`stressbench groups`: 344 KB of nodes and 800 KB of edges, whose
+ * first chunks were 64 first touches each before they collapsed). */
+#define LT_IX_LARGE_FROM ((size_t)64 << 10)
 typedef struct lt_ixpool {
     size_t size;
     unsigned bits;

@@ -86,8 +86,8 @@ typedef struct lt_lock {
                                          never a lock's address, while the entry names none:
                                          read it with lt_lock_addr */
     struct lt_order_node *_Atomic order_node; /* order.c: its node in the order graph, of this
-                                         or an ended gen; NULL = none. Written under the
-                                         graph lock, once an identity */
+                                         or an ended gen; NULL = none; negative: inline
+                                         edges, or none (low bits 3), order.c's ref_room */
     _Atomic uint32_t gen;
     _Atomic int writer;               /* seq+1 of the thread holding it exclusively, 0 = none */
     uint32_t first_stack;             /* where the lock was first seen */

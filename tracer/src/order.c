@@ -2,7 +2,9 @@
  * order.c - the lock-order graph over lock instances, and lock-order inversions.
  *
  * A node is one lock identity, (shadow entry, gen), reached from the entry (order_node): an
- * entry has at most one, of its current gen or of one that ended. init, destroy and free end
+ * entry has at most one, of its current gen or of one that ended. A new lock's first edge
+ * taken under a lock without a node needs neither a node nor an edge: it is kept in the
+ * new lock's entry ("Inline edges") until the graph needs it. init, destroy and free end
  * it with all its edges, in O(1) ("Removal"), so a reused address starts without history and
  * the graph does not grow with lock churn; a node whose entry has moved on to another gen some
  * other way is skipped by the search and ended when the entry gets its next node. An edge
@@ -84,6 +86,20 @@ typedef struct edge {
 } edge;
 _Static_assert(sizeof(edge) == 32, "an edge is 32 bytes");
 
+/* An inline edge H -> X ("Inline edges"), in an edge's room: X has no node, and its entry's
+ * order_node names this (inline_ref). 32 bytes, so the lock's low bits carry the rest. */
+typedef struct inline_edge {
+    uintptr_t from;       /* H's entry; in the low bits (aligned to 32) H's kind, and whether
+                             H was held and X taken for write (inline_pack) */
+    uint32_t from_gen;    /* H's gen */
+    uint32_t label;       /* its first occurrence */
+    uint64_t below;       /* as an edge's */
+    _Atomic uintptr_t child; /* X's one linked inline child's entry ("Inline edges"), 0: none;
+                                in the low bits X's kind */
+} inline_edge;
+_Static_assert(sizeof(inline_edge) == sizeof(edge), "an inline edge takes an edge's room");
+_Static_assert(_Alignof(lt_lock) >= 32, "an entry's five low bits are free");
+
 /* An edge being made, before the graph keeps it: its label as it will be, whose thread is
  * the request's own until it is kept (thread_intern). */
 typedef struct desc {
@@ -110,7 +126,8 @@ struct lt_order_node {
     int64_t ord;                    /* place in the topological order; 0 until placed */
     list_head list[2];              /* edges out of it, into it (OUT, IN) */
     uint32_t dying_next;            /* the next in `ending`, or in `dying`, then `reaping`
-                                       (next_of) */
+                                       (next_of); while inline_realise makes it, the inline
+                                       edge it makes real */
     _Atomic uint32_t in_from;       /* the node its in-list's one edge comes from, when that
                                        edge came with it (edge_first); 0 once another goes in
                                        (node_busy) */
@@ -129,6 +146,7 @@ struct lt_order_node {
                                        it is in `ending` ("Ended locks") */
 };
 _Static_assert(sizeof(struct lt_order_node) == 64, "a node is one line");
+_Static_assert(_Alignof(struct lt_order_node) > 1, "an inline edge's reference is odd");
 
 /* What only searches and reports read of a node, kept apart (node_cold) so that a lock's
  * lifecycle - its node made, its first edge, its end - touches one line: in `groups` (25 K
@@ -191,6 +209,8 @@ static size_t nreported, reported_cap;
  * the graph to itself as before, and a fast edge needs no reordering and no search: while no
  * back edge exists an edge that agrees with the order cannot close a cycle (Dekker's
  * handshake: in, then look at shut; shut, then look at in; sequentially consistent both).
+ * (Inline edges are made and ended in the gate too, for the same reason: no holder of the
+ * lock makes them real meanwhile. They touch no list and no node.)
  *
  * A thread with a slot of its own (gate_slot, given under the lock by slot_claim) says it is
  * in by a flag on its slot's line, which graph_enter reads with the others: in `lazy` (4
@@ -480,6 +500,43 @@ static inline edge *edge_at(uint32_t i)
     return lt_ix_at(&edge_pool, i, EDGE_BITS, sizeof(edge));
 }
 
+static inline inline_edge *inline_at(uint32_t i)
+{
+    return (inline_edge *)edge_at(i);
+}
+
+#define INLINE_LOW ((uintptr_t)31)
+#define INLINE_KIND ((uintptr_t)7)
+#define INLINE_FROM_WRITE ((uintptr_t)8)
+#define INLINE_TO_WRITE ((uintptr_t)16)
+_Static_assert(LT_BARRIER <= 7 && LT_MODE_WRITE == 2 && LT_MODE_READ == 1 &&
+                   INLINE_FROM_WRITE == (uintptr_t)LT_MODE_WRITE << 2 &&
+                   INLINE_TO_WRITE == (uintptr_t)LT_MODE_WRITE << 3,
+               "a kind in three bits, a mode in one");
+
+/* (WRITE is the mode with bit 1: shifted into place, where a compare each cost branches.) */
+static inline uintptr_t inline_pack(const lt_lock *l, lt_kind kind, lt_mode from_mode,
+                                    lt_mode to_mode)
+{
+    return (uintptr_t)l | (uintptr_t)kind | ((uintptr_t)(from_mode & LT_MODE_WRITE) << 2) |
+           ((uintptr_t)(to_mode & LT_MODE_WRITE) << 3);
+}
+
+static inline lt_lock *inline_from(const inline_edge *r)
+{
+    return (lt_lock *)(r->from & ~INLINE_LOW);
+}
+
+static inline lt_mode inline_mode(const inline_edge *r, uintptr_t bit)
+{
+    return r->from & bit ? LT_MODE_WRITE : LT_MODE_READ;
+}
+
+static inline lt_lock *inline_child(const inline_edge *r)
+{
+    return (lt_lock *)(atomic_load_explicit(&r->child, memory_order_relaxed) & ~INLINE_LOW);
+}
+
 static inline const label *label_at(uint32_t i)
 {
     return lt_ix_at(&label_pool, i, LABEL_BITS, sizeof(label));
@@ -523,9 +580,66 @@ static int node_live(const node *n)
                              atomic_load_explicit(&n->ending, memory_order_relaxed));
 }
 
-static node *node_of(const lt_lock *l)
+/* What l's entry says of it in the graph: a node, an inline edge (ref_inline), or NULL. */
+static node *order_ref(const lt_lock *l)
 {
     return atomic_load_explicit(&l->order_node, memory_order_acquire);
+}
+
+/* A reference that is no node has its top bit set, so that "a node?" is one signed compare
+ * as "NULL?" was (node_of, node_find and order.h, on every nested acquisition), and says what
+ * the lock has by its low bits (a node's are 0; order.h knows them), an edge's room by the
+ * index between: an inline edge into the lock (inline_ref, 1); no edge, and the room of an
+ * ended identity's inline edge, kept by the entry for its next (kept_ref, 3); no edge in but
+ * inline edges out of it, and maybe a room kept (root_ref, 2). */
+#define REF_INLINE 1
+#define REF_ROOT 2
+#define REF_KEPT 3
+#define REF_TOP ((uintptr_t)1 << 63)
+
+static inline uint32_t ref_inline(const node *r)
+{
+    uintptr_t v = (uintptr_t)r;
+    return (v & 3) == REF_INLINE ? (uint32_t)(v >> 2) : 0;
+}
+
+/* The room a reference names, or 0. */
+static inline uint32_t ref_room(const node *r)
+{
+    uintptr_t v = (uintptr_t)r;
+    return v & REF_TOP ? (uint32_t)(v >> 2) : 0;
+}
+
+static inline node *ref_node(const node *r)
+{
+    return (intptr_t)r > 0 ? (node *)r : NULL;
+}
+
+/* Does a lock so referred to have neither a node nor an inline edge? */
+static inline int ref_free(const node *r)
+{
+    return !r || ((uintptr_t)r & 3) == REF_KEPT;
+}
+
+static inline node *room_ref(uint32_t i, uintptr_t kind)
+{
+    return (node *)(REF_TOP | ((uintptr_t)i << 2) | kind);
+}
+
+static inline node *inline_ref(uint32_t i)
+{
+    return room_ref(i, REF_INLINE);
+}
+
+/* The lock has no edge now: its room kept, if it has one. */
+static inline node *kept_ref(uint32_t i)
+{
+    return i ? room_ref(i, REF_KEPT) : NULL;
+}
+
+static node *node_of(const lt_lock *l)
+{
+    return ref_node(order_ref(l));
 }
 
 /* The node of (l, gen), NULL when it has none; under the graph lock. */
@@ -542,6 +656,7 @@ static int identity_ended(const lt_lock *l, uint32_t gen)
 }
 
 static void node_retire(lt_lock *l, node *n);
+static void inline_realise(lt_lock *l, uint32_t gen);
 
 /* Is (l, gen) new to the graph: without a node, so no edge leads into it? (Or ending: its
  * node went first, lt_order_forget, and no edge is made for it.) */
@@ -590,10 +705,16 @@ static void node_list(node *n)
  * one goes); a new one is not yet in the order (ord 0). Under the graph lock. */
 static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
 {
-    node *n = node_of(l);
-    if (n && n->gen == gen)
+    node *n = order_ref(l);
+    if (ref_inline(n)) {
+        inline_realise(l, gen);
+        if (ref_inline(n = order_ref(l)))
+            return NULL; /* (out of memory) */
+    }
+    uint32_t kept = ref_room(n);
+    if (ref_node(n) && n->gen == gen)
         return n;
-    if (n)
+    if (ref_node(n))
         node_retire(l, n);
     n = node_take();
     if (!n)
@@ -601,6 +722,8 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
     node_init(n, l, gen, kind, addr, 0);
     node_list(n);
     atomic_store_explicit(&l->order_node, n, memory_order_release);
+    if (kept)
+        lt_ix_put(&edge_pool, kept);
     return n;
 }
 
@@ -1028,6 +1151,8 @@ static void nodes_gone_leave(lt_thread *t)
  */
 static int node_implies(const node *x);
 static int node_busy(const node *x);
+static void inline_forget_locked(lt_lock *l);
+static inline const inline_edge *inline_implied(const lt_lock *l, const inline_edge *r);
 static void node_imply(node *x);
 
 /* What a report says of the lock of x, whose identity ends now (`how`): noted in x, as its
@@ -1073,6 +1198,7 @@ static __attribute__((noinline)) void forget_now(lt_lock *l, lt_ended how)
     node *n;
     graph_enter();
     ending_draw();
+    inline_forget_locked(l);
     if ((n = node_of(l)) != NULL) {
         node_end_note(n, how);
         node_imply(n);
@@ -1123,6 +1249,26 @@ static __attribute__((noinline)) void forget_busy(lt_lock *l, node *n, lt_ended 
     gate_leave(t);
     if (got && !implies)
         node_gone(t, n);
+}
+
+/* lt_order_forget for a lock with an inline edge in, or out only (ref): in the gate, so that
+ * no holder of the graph lock makes it real meanwhile, the entry keeps the room for its next
+ * identity, unless the end implies an edge, when the lock makes it real first. A plain store:
+ * two ends of one identity at once (a program's race) store the same. (A function of its own:
+ * lt_order_forget_node's frame was a tenth of a lock's end in `groups`.) */
+void lt_order_forget_inline(lt_lock *l, node *ref, lt_ended how)
+{
+    lt_thread *t = lt_tls.self;
+    uint32_t i = ref_room(ref);
+    if (t && gate_enter(t)) {
+        int done = !ref_inline(ref) || !inline_implied(l, inline_at(i));
+        if (done)
+            atomic_store_explicit(&l->order_node, kept_ref(i), memory_order_release);
+        gate_leave(t);
+        if (done)
+            return;
+    }
+    forget_now(l, how);
 }
 
 void lt_order_forget_node(lt_lock *l, node *n, lt_ended how)
@@ -2156,16 +2302,20 @@ static node *node_fast(lt_thread *t, lt_lock *l, uint32_t gen, lt_kind kind, con
 {
     int64_t a = (int64_t)(uintptr_t)addr;
     lt_key_set *k = atomic_load_explicit(&moved, memory_order_relaxed);
-    if (!t->node_free || node_of(l) || !ord_is_addr(a) || a <= above || a >= below ||
+    node *other = order_ref(l), *x;
+    uint32_t kept = ref_room(other);
+    if (!t->node_free || !ref_free(other) || !ord_is_addr(a) || a <= above || a >= below ||
         moved_lost || (k && k->live) || identity_ended(l, gen))
         return NULL;
-    node *x = node_cache_take(t), *other = NULL;
+    x = node_cache_take(t);
     node_init(x, l, gen, kind, addr, a);
     if (!atomic_compare_exchange_strong_explicit(&l->order_node, &other, x, memory_order_release,
                                                  memory_order_acquire)) {
         node_cache_put(t, x);
-        return other->gen == gen ? other : NULL;
+        return (other = node_of(l)) != NULL && other->gen == gen ? other : NULL;
     }
+    if (kept)
+        edge_cache_put(t, kept); /* (only the winner of the exchange: nobody else names it) */
     node_list(x);
     t->node_made++;
     return x;
@@ -2296,6 +2446,8 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r,
     ending_draw();
     reap(REAP_STEP * n);
     int block = caches_fill(t);
+    if (ref_inline(order_ref(r->ev->lock)) && !identity_ended(r->ev->lock, r->gen))
+        inline_realise(r->ev->lock, r->gen); /* (its edge in is then known, or looked up) */
     fresh = node_fresh(r->ev->lock, r->gen);
     failed = !fresh && !node_index(node_of(r->ev->lock)) && !graph_capped();
     for (size_t i = 0; i < n && !failed && !graph_capped(); i++) {
@@ -2591,6 +2743,153 @@ static size_t edge_infos(lt_edge_info *copy, size_t k, const edge *e)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Inline edges. A lock's first edge H -> X, taken while H has no node (none, or an inline edge
+ * of its own), is not made a node and an edge: X's entry names an inline edge (inline_ref), a
+ * record of what the edge would keep, in an edge's room from the thread's own, made and
+ * dropped in the gate without a list or a shared line touched. A program that makes locks
+ * and takes each under the one before (`groups`: a chain of 25,000) so gives each a record
+ * instead of a node, an edge and a push on the held lock's list, and ends it by putting the
+ * record back (inline_forget), where a node left the graph with its edges.
+ *
+ * Sound because the inline edges form trees off the graph: each lock with an inline edge has
+ * no other edge in, and its edges out are inline edges into locks that had none. So no cycle
+ * passes through it, and nothing but its end needs it: no search, report or look-up in the
+ * known set meets it (inline edges are not in the known set, as first edges are not:
+ * node_index). The moment a lock with an inline edge would get a node (node_get: a second
+ * edge in, an edge out to a lock that is no new one, its edge looked up again) the edge is made
+ * real (inline_realise), and so are the inline edges up from it, whose locks get nodes in
+ * turn (node_fast and edges_fast leave such locks to the graph lock, which does it).
+ *
+ * Its end: X's end implies an edge P -> C ("Ended locks") when its edge in, P -> X, lives and
+ * an edge X -> C out of it was first made with P held right under X. X records one such child,
+ * its linked child: the first lock taken fresh under it while X had its inline edge (another is
+ * made the general way, which makes X real). A child taken under X before X had an edge in
+ * (X had no node and no inline edge) is not linked and need not be: for X -> C to have been
+ * made with a lock P held under X, X (taken by a blocking request, an anchor; else the walk
+ * goes on to P and makes P -> C itself) was taken while P was held, which made P -> X then,
+ * so X had an edge in. So X's end makes its edges real first (then the node's end draws what
+ * it implies) only when its edge in lives and its linked child was taken over P: a lock ended
+ * after the one it was taken under (`groups`: FIFO) costs a look at that one's gen. A lock
+ * made real makes its linked child real too, down the children: a node's end reads only its
+ * lists.
+  * ---------------------------------------------------------------------------------------- */
+
+/* l's inline edge, 0 when it has none. */
+static inline uint32_t inline_of(const lt_lock *l)
+{
+    return ref_inline(order_ref(l));
+}
+
+/* The inline edge of the linked child that p's inline edge r names, while that child's edge
+ * still comes from p: NULL when the child ended or was made real. Its from_gen is the gen of
+ * r's identity (the link is made with the child's edge, and r's room gets a new link with each
+ * identity), which init has moved on before it ends r (lt_order_forget). Read in the gate or
+ * under the graph lock; in the gate a room taken meanwhile may be read, which at worst sends
+ * the caller the general way. */
+static inline inline_edge *inline_child_edge(const inline_edge *r, const lt_lock *p)
+{
+    lt_lock *c = inline_child(r);
+    uint32_t ci = c ? inline_of(c) : 0;
+    inline_edge *cr = ci ? inline_at(ci) : NULL;
+    return cr && inline_from(cr) == p ? cr : NULL;
+}
+
+/* The end of l, whose inline edge is r, implies an edge ("Ended locks") when its edge in lives
+ * and its linked child was taken with that edge's lock held right under l: that child's inline
+ * edge then, else NULL. */
+static inline const inline_edge *inline_implied(const lt_lock *l, const inline_edge *r)
+{
+    const lt_lock *p = inline_from(r);
+    const inline_edge *cr;
+    return !identity_ended(p, r->from_gen) && (cr = inline_child_edge(r, l)) != NULL &&
+                   cr->below == ident_key(p, r->from_gen)
+               ? cr
+               : NULL;
+}
+
+/* Under the graph lock: l, of gen `gen`, with an inline edge, gets a node, and so do the locks
+ * up the inline edges into it, to the first that has a node, or none, or ended; each node keeps
+ * the index of its lock's inline edge in dying_next (on no list yet) for inline_edge_real. How
+ * many got one: fewer when out of memory. */
+static size_t inline_nodes(lt_lock *l, uint32_t gen)
+{
+    size_t k = 0;
+    for (uint32_t i; (i = inline_of(l)) != 0; k++) {
+        inline_edge *r = inline_at(i);
+        node *n = node_take();
+        if (!n)
+            break;
+        node_init(n, l, gen,
+                  (lt_kind)(atomic_load_explicit(&r->child, memory_order_relaxed) & INLINE_KIND),
+                  lt_lock_addr(l), 0);
+        n->dying_next = i;
+        node_list(n);
+        atomic_store_explicit(&l->order_node, n, memory_order_release);
+        l = inline_from(r);
+        gen = r->from_gen;
+        if (identity_ended(l, gen)) {
+            k++;
+            break;
+        }
+    }
+    return k;
+}
+
+/* Under the graph lock: the inline edge that n keeps (inline_nodes) becomes an edge of the
+ * graph in its room, from the node of the lock it comes from (made now if that has none),
+ * unless that lock ended or has no node (out of memory). That lock it returns, and in *child
+ * the linked child of n's lock, if that is still inline. */
+static lt_lock *inline_edge_real(node *n, lt_lock **child)
+{
+    uint32_t i = n->dying_next;
+    inline_edge r = *inline_at(i);
+    lt_lock *p = inline_from(&r);
+    lt_mode fm = inline_mode(&r, INLINE_FROM_WRITE), tm = inline_mode(&r, INLINE_TO_WRITE);
+    node *from = node_find(p, r.from_gen); /* (one made for an identity init ended: its end) */
+    n->dying_next = 0;
+    *child = inline_child_edge(&r, n->lock) ? inline_child(&r) : NULL;
+    if (!from && !identity_ended(p, r.from_gen) && !inline_of(p)) /* (inline: out of memory) */
+        from = node_get(p, r.from_gen, (lt_kind)(r.from & INLINE_KIND), lt_lock_addr(p));
+    if (from) {
+        *edge_at(i) = (edge){.label = r.label, .from_mode = (uint8_t)fm, .to_mode = (uint8_t)tm,
+                             .below = r.below};
+        if (edge_insert(i, from, n, fingerprint(p, r.from_gen, fm, n->lock, n->gen, tm)))
+            return p;
+    }
+    lt_ix_put(&edge_pool, i);
+    return p;
+}
+
+/* Under the graph lock: the inline edge of l (of gen `gen`), and those it takes with it,
+ * become nodes and edges of the graph: up the inline edges into it, and down from each lock
+ * made real its linked child, and that one's, and so on (each current: it has its edge). */
+static void inline_realise(lt_lock *l, uint32_t gen)
+{
+    lt_lock *c, *up;
+    for (size_t k = inline_nodes(l, gen); k--; l = up) {
+        up = inline_edge_real(node_of(l), &c);
+        while (c && inline_nodes(c, atomic_load_explicit(&c->gen, memory_order_relaxed)))
+            inline_edge_real(node_of(c), &c);
+    }
+}
+
+/* Under the graph lock, l's identity ending: its inline edge, if it has one, goes, or, when
+ * its end implies an edge, is made real first, so that the node's end draws it. */
+static void inline_forget_locked(lt_lock *l)
+{
+    node *ref = order_ref(l);
+    uint32_t i = ref_room(ref);
+    if (ref_node(ref) || ref_free(ref))
+        return;
+    const inline_edge *cr = ref_inline(ref) ? inline_implied(l, inline_at(i)) : NULL;
+    if (cr) {
+        inline_realise(l, cr->from_gen); /* (its gen, which init moved on already) */
+        return;
+    }
+    atomic_store_explicit(&l->order_node, kept_ref(i), memory_order_release);
+}
+
+/* ------------------------------------------------------------------------------------------
  * Chains (lockdep's idea): an acquisition makes edges from a sequence of held locks into the
  * new one, and a program repeats its sequences. A chain's key combines the fingerprints of
  * its edges; once every edge of a chain is in the graph, the key goes into a direct-mapped
@@ -2856,7 +3155,7 @@ static int edge_first_fits(lt_event *ev, uint32_t gen, node *from, int64_t a)
 {
     return atomic_load_explicit(&quiet, memory_order_relaxed) &&
            !atomic_load_explicit(&ending, memory_order_relaxed) && from && from->ord &&
-           from->ord < a && !node_sweep_due(from) && !node_of(ev->lock) &&
+           from->ord < a && !node_sweep_due(from) && ref_free(order_ref(ev->lock)) &&
            !identity_ended(ev->lock, gen);
 }
 
@@ -2870,9 +3169,10 @@ static int edge_first_fits(lt_event *ev, uint32_t gen, node *from, int64_t a)
 static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, edge *ep,
                             node *x)
 {
-    node *from = node_find(h->lock, h->gen), *other = NULL;
+    node *from = node_find(h->lock, h->gen), *other = order_ref(ev->lock);
+    uint32_t kept = ref_room(other);
     int foreign;
-    if (!edge_first_fits(ev, gen, from, x->ord))
+    if (!ref_free(other) || !edge_first_fits(ev, gen, from, x->ord))
         return -1;
     foreign = foreign_unlocks();
     ep->from = from->ix;
@@ -2881,7 +3181,9 @@ static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, 
         atomic_store_explicit(&ev->lock->order_node, x, memory_order_release);
     else if (!atomic_compare_exchange_strong_explicit(&ev->lock->order_node, &other, x,
                                                       memory_order_release, memory_order_acquire))
-        return other->gen == gen ? -1 : 0;
+        return (other = node_of(ev->lock)) == NULL || other->gen == gen ? -1 : 0;
+    if (kept)
+        edge_cache_put(ev->self, kept); /* (this thread's: it alone replaced the reference) */
     node_list(x);
     list_push(from, OUT, e, held_alone((lt_mode)h->mode, foreign));
     return 2;
@@ -2919,15 +3221,65 @@ static inline uint32_t first_label(lt_thread *t, lt_held *h, lt_mode to_mode, ui
     return lab;
 }
 
+/* In the gate: inline_first's edge h -> X, where only this thread holds X and h. The lock h
+ * may have an inline edge of its own, then X becomes its linked child, unless it has one;
+ * else it is a root from now on (root_ref), so that no inline edge goes into it. */
+static int inline_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t lab)
+{
+    lt_thread *t = ev->self;
+    lt_lock *x = ev->lock, *p = h->lock;
+    node *pr = order_ref(p), *xr = order_ref(x);
+    inline_edge *pe = ref_inline(pr) ? inline_at(ref_inline(pr)) : NULL;
+    if (!ref_free(xr) || identity_ended(x, gen) || node_of(p) ||
+        (pe && inline_child_edge(pe, p)))
+        return 0;
+    uint32_t i = xr ? ref_room(xr) : edge_cache_take(t); /* (the entry's room, kept) */
+    inline_edge *r = inline_at(i);
+    r->from = inline_pack(p, (lt_kind)h->kind, (lt_mode)h->mode, ev->mode);
+    r->from_gen = h->gen;
+    r->label = lab;
+    r->below = held_below(t, h);
+    atomic_store_explicit(&r->child, (uintptr_t)ev->kind, memory_order_relaxed);
+    if (pe)
+        atomic_store_explicit(&pe->child,
+                              (uintptr_t)x | (atomic_load_explicit(&pe->child, memory_order_relaxed) &
+                                              INLINE_KIND),
+                              memory_order_relaxed);
+    else if (ref_free(pr))
+        atomic_store_explicit(&p->order_node, room_ref(ref_room(pr), REF_ROOT),
+                              memory_order_relaxed);
+    atomic_store_explicit(&x->order_node, inline_ref(i), memory_order_release);
+    return 1;
+}
+
+/* A lock's first edge h -> X, h without a node: kept inline ("Inline edges"), when this
+ * thread alone holds both (held_alone), so none but it makes an edge into X or out of h
+ * meanwhile. 0: the general way takes it. */
+static int inline_first(lt_event *ev, uint32_t gen, lt_held *h, uint32_t lab)
+{
+    lt_thread *t = ev->self;
+    int foreign = foreign_unlocks(), kept;
+    if (!held_alone(ev->mode, foreign) || !held_alone((lt_mode)h->mode, foreign))
+        return 0;
+    if (!gate_enter(t))
+        return 0;
+    kept = inline_first_gated(ev, gen, h, lab);
+    gate_leave(t);
+    return kept;
+}
+
 static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
 {
     lt_thread *t = ev->self;
     int64_t a = (int64_t)(uintptr_t)ev->addr;
     uint32_t lab;
-    if (lt_cfg.stacks == LT_STACKS_FULL || !t->node_free || edge_cache_has(t) < 1 + WALK ||
-        !ord_is_addr(a) ||
+    if (lt_cfg.stacks == LT_STACKS_FULL || edge_cache_has(t) < 1 + WALK ||
         !(lab = first_label(t, h, ev->mode,
                             ev->site ? ev->site : lt_stack_site_lazy(t, ev->ra, ev->cfa), ev->ra)))
+        return 0;
+    if (!node_of(h->lock))
+        return inline_first(ev, gen, h, lab);
+    if (!t->node_free || !ord_is_addr(a))
         return 0;
     desc d = {.below = held_below(t, h), .from_mode = h->mode, .to_mode = (uint8_t)ev->mode};
     uint32_t e = edge_cache_take(t);
@@ -3020,6 +3372,25 @@ static int unrecorded_may_close(lt_held **hs, const uint64_t *fps, size_t n, con
     return 0;
 }
 
+/* Capped: the inline edges into ev's lock (of gen `gen`) and the held locks hs made real, as
+ * they were recorded before, so that unrecorded_may_close and the search see them (where
+ * memory for their nodes is still to be had). */
+static void inline_realise_capped(lt_held **hs, size_t n, const lt_event *ev, uint32_t gen)
+{
+    int any = inline_of(ev->lock) != 0;
+    for (size_t k = 0; k < n; k++)
+        any |= inline_of(hs[k]->lock) != 0;
+    if (!any)
+        return;
+    graph_enter();
+    if (inline_of(ev->lock) && !identity_ended(ev->lock, gen))
+        inline_realise(ev->lock, gen);
+    for (size_t k = 0; k < n; k++)
+        if (inline_of(hs[k]->lock) && !identity_ended(hs[k]->lock, hs[k]->gen))
+            inline_realise(hs[k]->lock, hs[k]->gen);
+    graph_leave();
+}
+
 /* Capped: ev's new edges are not recorded, but one that closes a cycle with the recorded ones
  * is reported as before; a search that finds none marks the edges checked. */
 static __attribute__((noinline)) void edges_unrecorded(lt_thread *t, lt_event *ev, uint32_t gen,
@@ -3030,6 +3401,7 @@ static __attribute__((noinline)) void edges_unrecorded(lt_thread *t, lt_event *e
     size_t sources = n;
     int may;
     for (;;) {
+        inline_realise_capped(hs, n, ev, gen);
         int gated = gate_enter(t);
         if (!gated)
             graph_enter();
@@ -3063,7 +3435,7 @@ static inline size_t first_batch(lt_event *ev, uint32_t *gen, uint32_t *i, lt_he
     *gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     *i = t->held_end;
     size_t n = walk_held(t, ev, i, hs, more);
-    *first = n == 1 && !*more && !node_of(ev->lock);
+    *first = n == 1 && !*more && ref_free(order_ref(ev->lock));
     if (*first)
         return n;
     fingerprints(hs, n, ev, *gen, fps);

@@ -21,14 +21,16 @@ static inline void lt_order_idle(void)
 int lt_order_known_walk(lt_thread *t, lt_lock *l, lt_mode mode, uint64_t *memo);
 /* Its answers without a walk inline: a lock's first acquisition under another (every one in
  * `groups`) paid a call and a full frame for the load of l->order_node. No edge leads into a
- * lock without a node: whatever the walk finds, it is not known (and lt_order_acquired, which
+ * lock without a node but its inline edge, which is in no known set: whatever the walk finds,
+ * it is not known (and lt_order_acquired, which
  * walks anyway, says so when it finds no edge to make). */
 static inline int lt_order_known(lt_thread *t, lt_lock *l, lt_mode mode, lt_wait wait,
                                  uint64_t *memo)
 {
     if (t->nheld == 0 || wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
         return 1;
-    if (!atomic_load_explicit(&l->order_node, memory_order_acquire))
+    intptr_t ref = (intptr_t)atomic_load_explicit(&l->order_node, memory_order_acquire);
+    if (ref <= 0) /* (no node: inline edges or none, order.c's "Inline edges") */
         return 0;
     return lt_order_known_walk(t, l, mode, memo);
 }
@@ -37,11 +39,16 @@ static inline int lt_order_known(lt_thread *t, lt_lock *l, lt_mode mode, lt_wait
  * free and reuse, with the shadow entry still at the address. A lock without a node (at
  * init, nearly always) costs the inline load; lt_order_forget_node does the rest. */
 void lt_order_forget_node(lt_lock *l, struct lt_order_node *n, lt_ended how);
+void lt_order_forget_inline(lt_lock *l, struct lt_order_node *ref, lt_ended how);
 static inline void lt_order_forget(lt_lock *l, lt_ended how)
 {
     struct lt_order_node *n = l ? atomic_load_explicit(&l->order_node, memory_order_acquire) : NULL;
-    if (n)
+    if ((intptr_t)n < 0) { /* inline edges (order.c), or (low bits 3) none: an ended one's room */
+        if (((uintptr_t)n & 3) != 3)
+            lt_order_forget_inline(l, n, how);
+    } else if (n) {
         lt_order_forget_node(l, n, how);
+    }
 }
 /* The exiting thread t gives back what the graph kept for it. */
 void lt_order_thread_exit(lt_thread *t);
