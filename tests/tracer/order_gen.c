@@ -1,7 +1,8 @@
 /*
  * order_gen.c - random lock programs in the shapes that exercise a new lock's first edges
  * (chains of locks made and taken at once under the newest one, hand over hand, then ended
- * and made again at the same address), checked against what the program itself saw.
+ * and made again at the same address, and two of a chain taken the other way after some of
+ * it ended), checked against what the program itself saw.
  *
  * Each program runs in a child of its own (an empty lock-order graph), with its stderr in a
  * memory file. Its threads take turns (semaphores, no lock order), so nothing ever waits.
@@ -298,6 +299,34 @@ static int fresh_slot(void)
     return i;
 }
 
+/* A chain of new locks, let go (oldest or newest first), some of them ended (and made again
+ * at once), then two of them taken the other way: an inversion only while both live. */
+static void chain_inverted(int me)
+{
+    int ch[MAX_HELD], n = 0, len = 2 + rn(3), base = g.nstack, i;
+    while (n < len && g.nstack < MAX_HELD && (i = fresh_slot()) >= 0) {
+        lock(i, me);
+        ch[n++] = i;
+    }
+    for (int oldest = pct(50); g.nstack > base;)
+        unlock_at(oldest ? base : g.nstack - 1);
+    for (int c = 0; c < n; c++)
+        if (pct(35)) {
+            end(ch[c]);
+            if (pct(50))
+                create(ch[c], 0);
+        }
+    if (n < 2 || ordered || g.nstack + 2 > MAX_HELD)
+        return;
+    int x = rn(n - 1), y = x + 1 + rn(n - 1 - x);
+    if (!g.live[ch[x]] || !g.live[ch[y]])
+        return;
+    lock(ch[y], me);
+    lock(ch[x], me);
+    unlock_at(g.nstack - 1);
+    unlock_at(g.nstack - 1);
+}
+
 static void segment(int me)
 {
     int nops = 3 + rn(16);
@@ -309,7 +338,7 @@ static void segment(int me)
         } else if (r < 60) { /* release one, mostly the newest */
             if (g.nstack)
                 unlock_at(pct(75) ? g.nstack - 1 : rn(g.nstack));
-        } else if (r < 85) { /* a chain of new locks, each taken under the one before */
+        } else if (r < 80) { /* a chain of new locks, each taken under the one before */
             for (int c = 1 + rn(4); c > 0 && g.nstack < MAX_HELD; c--) {
                 if ((i = fresh_slot()) < 0)
                     break;
@@ -317,7 +346,9 @@ static void segment(int me)
                 if (pct(25) && g.nstack >= 2) /* hand over hand */
                     unlock_at(g.nstack - 2);
             }
-        } else if (r < 95) { /* end a lock, maybe make one again there at once */
+        } else if (r < 90) {
+            chain_inverted(me);
+        } else if (r < 96) { /* end a lock, maybe make one again there at once */
             if ((i = pick(1)) >= 0) {
                 end(i);
                 if (pct(60))
@@ -624,6 +655,10 @@ static int check(const char *text, off_t len)
         if (a->before > from && memmem(text + from, (size_t)(a->before - from), "locktrace: ", 11)) {
             printf("acquisition %d: a report before it, outside any acquisition\n", k);
             return 0;
+        }
+        if (verbose && a->after > a->before) {
+            const char *at = text + a->before, *nl = memchr(at, '\n', (size_t)(a->after - a->before));
+            trace("acquisition %d reported: %.*s\n", k, nl ? (int)(nl - at) : 0, at);
         }
         int fresh = a->how != TRY && closes_new_pair(a);
         for (int h = a->nheld - 1, above = 1; a->how != TRY && h >= 0; h--) {

@@ -97,13 +97,22 @@ void *lt_large_alloc(size_t size)
     return lt_map(size);
 }
 
-/* Without an aligned mapping, the plain one: only its speed differs. */
+/* From small pages (old not whole large pages), a copy: the copy's first write makes each
+ * large page, where their collapse (MADV_COLLAPSE) zeroed them too, copied the small pages
+ * and first waited for every CPU to drain its page lists: 0.3 ms on this VM while idle, up to
+ * 14 ms while its other CPU was busy. From large pages, a move, which takes them whole. Without
+ * an aligned mapping, the plain one: only its speed differs. */
 void *lt_remap_large(void *p, size_t old, size_t size)
 {
-    void *q = lt_platform_remap_aligned(p, old, size, LT_LARGE_PAGE);
+    char *q = old % LT_LARGE_PAGE ? lt_platform_map_aligned(size, LT_LARGE_PAGE)
+                                  : lt_platform_remap_aligned(p, old, size, LT_LARGE_PAGE);
     if (!q)
         return lt_remap(p, old, size);
-    lt_platform_collapse(q, size);
+    lt_platform_map_huge(q, size);
+    if (old % LT_LARGE_PAGE) {
+        memcpy(q, p, old);
+        lt_platform_unmap(p, old);
+    }
     return q;
 }
 

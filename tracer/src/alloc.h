@@ -44,7 +44,7 @@ static inline size_t lt_large_round(size_t size)
 void *lt_large_alloc(size_t size);
 
 /* lt_remap for a large structure, size a multiple of LT_LARGE_PAGE: the mapping moves to large
- * pages, which take in its small ones. */
+ * pages, its small ones copied into them. */
 void *lt_remap_large(void *p, size_t old, size_t size);
 
 /* Bump allocation from mapped chunks of `chunk` bytes (a zeroed lt_arena: LT_ARENA_CHUNK), for

@@ -112,9 +112,10 @@ static inline int lt_lock_plain(const lt_lock *l, uint8_t api)
 /* None of it is reset by a new identity, so that init, which makes one, never touches the
  * cold record: orphan_of means something only while the hot orphan_mode says so, klass and
  * an annotation carry the gen they were made for, and waiting_writers counts threads blocked
- * now, which each take back their own count whatever happened to the lock meanwhile. */
+ * now, which each take back their own count whatever happened to the lock meanwhile. Nor do
+ * init and destroy claim the entry here (shadow.c keeps claims in a table of their own): a
+ * program that only makes, takes and destroys locks never touches its cold records. */
 typedef struct lt_lock_cold {
-    _Atomic uint32_t claim;           /* shadow.c: nonzero while an identity change is made */
     _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
     _Atomic uint64_t klass;           /* classes.c: gen << 32 | class id of this identity;
                                          another gen: not decided yet */
@@ -129,7 +130,7 @@ _Static_assert(sizeof(lt_lock_cold) == 32, "a slab entry (shadow.c) is one line"
  * bucket of 128 homes, one per 32 bytes (no two locks of 32 bytes or more share one: pthread
  * mutexes, rwlocks and condition variables are all larger), of 1,024 buckets: 4 MiB of zeroed
  * hot records, then their cold ones (4 MiB more, in the same order), of which only the pages
- * of homes in use are touched. A home's hot record takes as many bytes as the program memory
+ * of homes whose cold records are used are touched. A home's hot record takes as many bytes as the program memory
  * it stands for, so locks side by side have hot records side by side. The pages of a 4 MiB
  * region take the buckets in turn, from one its number's hash picks: an array of locks over up
  * to 1,024 pages has no two pages in one bucket, and glibc's arenas, 64 MiB apart, do not all

@@ -271,11 +271,25 @@ static void remove_at(table t, size_t i)
  * before the fork belongs to a thread the child does not have, so the child takes it over. */
 static _Atomic uint32_t claim_epoch = 1;
 
+/* Claims are words of a table, by entry: in the entries' cold records, each init of a home
+ * (`stressbench groups`: 25,000 at once) touched its cold page, 4 MB of zeroed large pages for
+ * 1 MB of mutexes and their collapse, and a line a lifecycle. Entries 512 KB of homes (or
+ * 256 KB of slabs) apart share a word: a claim is held for a few stores and no thread holds
+ * two, so sharing one is a short wait (claim) or a claim found busy (claim_try), which every
+ * caller already takes as a possibility. */
+#define CLAIM_BITS 14
+static _Atomic uint32_t claims[1u << CLAIM_BITS];
+
+static _Atomic uint32_t *claim_of(const lt_lock *l)
+{
+    return &claims[((uintptr_t)l >> LT_HOME_SLOT_SHIFT) & ((1u << CLAIM_BITS) - 1)];
+}
+
 /* The claim of l, or 0 when another thread holds it now. */
 static int claim_try(lt_lock *l)
 {
     uint32_t now = atomic_load_explicit(&claim_epoch, memory_order_relaxed), seen = 0;
-    _Atomic uint32_t *c = &lt_lock_cold_of(l)->claim;
+    _Atomic uint32_t *c = claim_of(l);
     if (atomic_compare_exchange_strong_explicit(c, &seen, now, memory_order_acquire,
                                                 memory_order_relaxed))
         return 1;
@@ -292,7 +306,7 @@ static void claim(lt_lock *l)
 
 static void claim_drop(lt_lock *l)
 {
-    atomic_store_explicit(&lt_lock_cold_of(l)->claim, 0, memory_order_release);
+    atomic_store_explicit(claim_of(l), 0, memory_order_release);
 }
 
 /* New entries start at gen 1 so a zeroed cache slot or held entry never matches. A shard's
@@ -343,11 +357,12 @@ static lt_lock *entry_alloc(shard *s)
 _Alignas(HOMES_ALIGN) lt_home_area lt_shadow_homes;
 
 
-/* The pages of homes a first sighting found, by bit: hot records and their cold ones
- * (lt_home_area). Homes are zeroed memory the system makes a page at a time, at the first
- * touch: ~490 of the ~1,000 page faults of the first round of `stressbench groups` (25,000
- * mutexes initialised in order), which is most of its time. A program that sights locks
- * page after page has as many pages ahead made memory, of both, as it has seen in a row
+/* The pages of homes a first sighting found, by bit: hot records, and their cold ones where
+ * each identity writes them (home_cold_used; lt_home_area). Homes are zeroed memory the system
+ * makes a page at a time, at the first touch: ~490 of the ~1,000 page faults of the first
+ * round of `stressbench groups` (25,000 mutexes initialised in order), which is most of its
+ * time. A program that sights locks page after page has as many pages ahead made memory, of
+ * both, as it has seen in a row
  * behind (from two, up to HOME_AHEAD), by one call each: one fault in 17 pages then. (In a
  * VM that traps the first touch of each page anyway, as this machine's does, that saves the
  * guest's part of a fault, a third of it.) Others touch them as before (a few locks cost no
@@ -404,13 +419,23 @@ static void home_ranges_settle(void)
                              LT_LARGE_PAGE);
 }
 
+/* Whether a lock's cold record is written at each of its identities: with classes (klass).
+ * Otherwise few locks' are (a writer that blocks, an orphan, an annotation), a page at a
+ * time as they come, and a program with thousands of locks has no page of cold homes made
+ * memory ahead, nor its 2 MB collapsed, for none used. */
+static int home_cold_used(void)
+{
+    return lt_cfg.classes != LT_CLASSES_OFF;
+}
+
 static void home_page_mark(size_t page)
 {
     uint64_t bit = (uint64_t)1 << page % 64;
     if (atomic_fetch_or_explicit(&home_pages[page / 64], bit, memory_order_relaxed) & bit)
         return;
     home_range_count((const char *)lt_shadow_homes.hot + page * 4096, page);
-    home_range_count((const char *)lt_shadow_homes.cold + page * 4096, page);
+    if (home_cold_used())
+        home_range_count((const char *)lt_shadow_homes.cold + page * 4096, page);
 }
 
 /* l, the home of an address about to be looked up or filed: its page is seen, and when the
@@ -434,7 +459,8 @@ static void home_pages_ahead(const lt_lock *l)
     if (!run)
         return;
     lt_platform_populate((char *)lt_shadow_homes.hot + (page + 1) * 4096, ahead * 4096);
-    lt_platform_populate((char *)lt_shadow_homes.cold + page * 4096, (ahead + 1) * 4096);
+    if (home_cold_used())
+        lt_platform_populate((char *)lt_shadow_homes.cold + page * 4096, (ahead + 1) * 4096);
 }
 
 /* Under the shard's lock of addr, which has no entry: its home, claimed, when vacant; NULL
