@@ -1328,6 +1328,47 @@ NOINLINE void ended_first_edge(int grown)
                : "first edge, X destroyed, inverted");
 }
 
+/* B read-held with P under it when X (writer-preferring) is written; another time B written,
+ * X read under it and S locked under X. X and B destroyed: X's end implies B:w -> S, the
+ * occurrence S was taken at, and nothing through B:r -> X:w, whose below (P) is another
+ * occurrence's; so B's end implies no P -> S, P never held while S was taken: S, P after
+ * the ends is silent. `inverted` takes S, P before the ends (a cycle with P -> X:w and
+ * X:r -> S, reported) and P, S after them: that inversion of two live mutexes is reported
+ * too (a P -> S implied meanwhile made P, S look known). */
+NOINLINE void ended_modes(int inverted)
+{
+    static pthread_mutex_t p = PTHREAD_MUTEX_INITIALIZER, s = PTHREAD_MUTEX_INITIALIZER;
+    static pthread_rwlock_t b, x;
+    pthread_rwlockattr_t a;
+    pthread_rwlockattr_init(&a);
+    pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&x, &a);
+    pthread_rwlockattr_destroy(&a);
+    pthread_rwlock_init(&b, NULL);
+    pthread_mutex_trylock(&p);
+    pthread_rwlock_rdlock(&b);
+    pthread_rwlock_wrlock(&x);
+    pthread_rwlock_unlock(&x);
+    pthread_rwlock_unlock(&b);
+    pthread_mutex_unlock(&p);
+    pthread_rwlock_wrlock(&b);
+    pthread_rwlock_rdlock(&x);
+    pthread_mutex_lock(&s);
+    pthread_mutex_unlock(&s);
+    pthread_rwlock_unlock(&x);
+    pthread_rwlock_unlock(&b);
+    if (inverted)
+        take_two(&s, &p);
+    pthread_rwlock_destroy(&x);
+    pthread_rwlock_destroy(&b);
+    if (inverted)
+        take_two(&p, &s);
+    else
+        take_two(&s, &p);
+    puts(inverted ? "two occurrences through ended locks, then an inversion"
+                  : "two occurrences through ended locks, then S, P");
+}
+
 /* ------------------------------------------------------------------------------------------
  * Ended in a mass free: a heap block of MASS mutexes, all held at once in index order (each
  * taken under the one before, as in the `groups` stress row) but for a few in the middle
@@ -1626,6 +1667,10 @@ int main(int argc, char **argv)
         ended_first_edge(0);
     else if (!strcmp(s, "ended-first-edge-grown"))
         ended_first_edge(1);
+    else if (!strcmp(s, "ended-modes"))
+        ended_modes(0);
+    else if (!strcmp(s, "ended-modes-inverted"))
+        ended_modes(1);
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;

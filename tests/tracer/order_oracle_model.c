@@ -23,10 +23,12 @@
  *   (X reached again in its other mode is none). The
  *   nearest goals give the shortest cycles; the one found is reported unless its set of locks
  *   was reported before. When several shortest cycles exist the tracer may pick any of them.
- * - When X ends, each edge X -> S whose lock below is B, with an edge into X from B (or an
- *   implied edge into X whose lock right before X on its path is B), from P, becomes an
- *   implied edge P -> S, unless P -> S (same modes) exists; it keeps the ended locks of its
- *   path, which a report lists. Then X and its edges leave the graph.
+ * - When X ends, each edge X:x -> S whose lock below is B, held in mode b then, with an edge
+ *   B:b -> X:x (or an implied edge into X in mode x whose lock right before X on its path is
+ *   B, held in mode b) from P, becomes an implied edge P -> S, unless P -> S (same modes)
+ *   exists; it keeps the ended locks of its path, which a report lists. Then X and its edges
+ *   leave the graph. (The modes make the edge in the one of the occurrence X -> S was made
+ *   at: B read-held under X at one time and write-held at another implies nothing across.)
  * - A report's closing edge H -> X goes into the graph as a plain edge: made, when H was held
  *   under the anchor (the walk made none), or made plain, when it was an implied one.
  */
@@ -50,7 +52,9 @@ typedef struct ident {
 typedef struct medge {
     int from, to, fm, tm;
     int below; /* ident under `from` at the first occurrence, -1: none */
+    int below_mode; /* the mode it was held in then */
     int last;  /* ident right before `to` on the path (plain: from) */
+    int last_mode; /* the mode it was held in when `to` was taken (plain: fm) */
     int alive;
     int hops;
     int npath;
@@ -210,7 +214,8 @@ static void end_ident(oracle_model *m, int x)
         for (int b = X->nin - 1; b >= 0; b--) {
             int ki = X->in[b];
             medge out = m->edges[ko], in = m->edges[ki];
-            if (!in.alive || in.last != out.below || in.from == out.to ||
+            if (!in.alive || in.last != out.below || in.last_mode != out.below_mode ||
+                in.tm != out.fm || in.from == out.to ||
                 find_edge(m, in.from, in.fm, out.to, out.tm) >= 0)
                 continue;
             if (in.hops + out.hops > IMPLY_HOPS) {
@@ -222,7 +227,8 @@ static void end_ident(oracle_model *m, int x)
                 continue;
             }
             medge e = {.from = in.from, .to = out.to, .fm = in.fm, .tm = out.tm,
-                       .below = in.below, .last = out.last, .hops = in.hops + out.hops};
+                       .below = in.below, .below_mode = in.below_mode, .last = out.last,
+                       .last_mode = out.last_mode, .hops = in.hops + out.hops};
             memcpy(e.path, in.path, (size_t)in.npath * sizeof *e.path);
             e.npath = in.npath;
             e.path[e.npath++] = x;
@@ -439,7 +445,9 @@ static int acquire(oracle_model *m, const oracle_step *s)
             if (find_edge(m, h->id, h->mode, x, s->mode) < 0) {
                 int below = k > 0 ? m->held[t][k - 1].id : -1;
                 add_edge(m, (medge){.from = h->id, .to = x, .fm = h->mode, .tm = s->mode,
-                                    .below = below, .last = h->id, .hops = 1});
+                                    .below = below,
+                                    .below_mode = k > 0 ? m->held[t][k - 1].mode : 0,
+                                    .last = h->id, .last_mode = h->mode, .hops = 1});
                 fresh++;
                 X = &m->ids[x];
             }
@@ -513,12 +521,14 @@ static void closing_edge(oracle_model *m, int goal)
             continue;
         int e = find_edge(m, goal, h->mode, m->x, m->mode);
         medge plain = {.from = goal, .to = m->x, .fm = h->mode, .tm = m->mode,
-                       .below = k > 0 ? m->held[t][k - 1].id : -1, .last = goal, .hops = 1,
-                       .alive = 1};
+                       .below = k > 0 ? m->held[t][k - 1].id : -1,
+                       .below_mode = k > 0 ? m->held[t][k - 1].mode : 0, .last = goal,
+                       .last_mode = h->mode, .hops = 1, .alive = 1};
         if (e < 0) {
             add_edge(m, plain);
         } else if (m->edges[e].npath) {
             plain.below = m->edges[e].below; /* the occurrence changes, not what was under */
+            plain.below_mode = m->edges[e].below_mode;
             m->edges[e] = plain;
         }
         return;

@@ -198,8 +198,8 @@ uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
     uint32_t n = want < room ? want : room;
     *first = p->next;
     p->next += n;
-    if (p->whole && (size_t)(*first) * p->size < LT_IX_LARGE_FROM &&
-        (size_t)p->next * p->size >= LT_IX_LARGE_FROM) {
+    if (p->whole && (size_t)(*first) * p->size < LT_LARGE_FROM &&
+        (size_t)p->next * p->size >= LT_LARGE_FROM) {
         atomic_store_explicit(&p->collapse, 1, memory_order_release);
         atomic_fetch_add_explicit(&lt_ix_due, 1, memory_order_relaxed);
     }

@@ -26,11 +26,16 @@ void *lt_remap(void *p, size_t old, size_t size);
  * and not where the memory is first used. */
 void lt_prefault(void *p, size_t size);
 
-/* A structure that has grown to LT_LARGE_FROM bytes (thousands of locks) is a large one: its
- * memory is in large pages from then on, where a page fault a 4 KB page cost more than the
- * calls that fill it. Before, small pages: a program with a few locks has no 2 MB page
- * zeroed and resident for it. */
-#define LT_LARGE_FROM ((size_t)256 << 10)
+/* A structure that has grown to LT_LARGE_FROM bytes (a thousand locks or more) is a large
+ * one: its memory is in large pages from then on, where a page fault a 4 KB page cost more
+ * than the calls that fill it. Before, small pages: a program with a few locks has no 2 MB
+ * page zeroed and resident for it. Where a first touch of a small page is a fault and a trap
+ * out of the VM (~25 us on this one; ~14 us for a page made memory ahead), making a large
+ * page (0.1-0.4 ms: zeroed, faulted in or collapsed) costs what 16 of them do, and a
+ * structure that has grown to 64 KB in a program's first round usually grows on
+ * (`stressbench groups`: 344 KB of nodes, 800 KB of edges, a 1.4 MB held set, which took 64,
+ * 64 and 56 small pages each at 256 KB). */
+#define LT_LARGE_FROM ((size_t)64 << 10)
 #define LT_LARGE_PAGE ((size_t)2 << 20)
 
 static inline size_t lt_large_round(size_t size)
@@ -87,17 +92,10 @@ static inline int lt_pool_has_free(const lt_pool *p)
 /* Objects of one size named by 32-bit indices (half a pointer), for structures that link
  * millions of them: chunks of 2^bits objects, mapped when first needed and found through a
  * table; index 0 names none. Freed indices go on a stack, as in lt_pool. The first chunk is
- * in small pages until the pool has handed out LT_IX_LARGE_FROM bytes of it, then in large
+ * in small pages until the pool has handed out LT_LARGE_FROM bytes of it, then in large
  * ones; later chunks fill the rest of those large pages, then are large memory
  * (lt_large_alloc). */
 #define LT_IX_CHUNKS 16384
-
-/* Sooner than LT_LARGE_FROM: where a first touch of a small page is a fault and a trap out of
- * the VM (~25 us here), the collapse of the first chunk (~0.4 ms: its 2 MB zeroed, the small
- * pages copied) costs what 16 of them do, and a pool that has grown to 64 KB in its first
- * round usually grows on (`stressbench groups`: 344 KB of nodes and 800 KB of edges, whose
- * first chunks were 64 first touches each before they collapsed). */
-#define LT_IX_LARGE_FROM ((size_t)64 << 10)
 typedef struct lt_ixpool {
     size_t size;
     unsigned bits;

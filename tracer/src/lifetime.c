@@ -115,7 +115,8 @@ static const void *forget_slot(const release *rel, uintptr_t slot)
         if (mine)
             lt_held_remove(rel->t, mine);
         lt_order_forget(l, LT_ENDED_FREE);
-        lt_stats_forget(l, gen);
+        if (lt_unlikely(lt_cfg.stats)) /* else none has counters: their pointer is in the */
+            lt_stats_forget(l, gen);    /* cold record, a page fault a page of freed locks */
         return addr;
     }
     return NULL;

@@ -2508,7 +2508,8 @@ static edge *edge_find(const lt_held *h, const request *r, node *x)
  * A -> X -> B. When X's identity ends its edges go, and the order A -> B would go with them.
  * So an edge out of an anchor keeps the lock that was held right under it when the edge was
  * first made (edge.below), and when X ends, each edge X -> S out of it with a lock P below,
- * where the graph has P -> X, becomes an implied edge P -> S (unless the graph has that edge
+ * where the graph has P -> X in the modes P and X were held in then (that occurrence's edge,
+ * held_key), becomes an implied edge P -> S (unless the graph has that edge
  * already): an edge like any other, which says what happened - S was taken while P was held
  * - and keeps how it is known, the occurrences of P -> X and X -> S and X as it was
  * (`implied`), so a report through it names X and shows every stack. It is implied in turn
@@ -2542,7 +2543,18 @@ static uint64_t ident_key(const lt_lock *l, uint32_t gen)
     return (uint64_t)(uintptr_t)l | (gen & 63) | (uint64_t)(gen >> 6) << 48;
 }
 
-/* The lock the edge h -> ev stands in for too, as ident_key: the newest lock held under h,
+/* A lock held, as a below key: its ident_key and whether it was held for write (bit 47: user
+ * addresses lie below 2^47), so that an implication through X pairs X -> S with the edge into
+ * X of the same occurrence ("Ended locks"): a lock read-held under X once and write-held under
+ * it another time implies nothing across the two. */
+#define BELOW_WRITE ((uint64_t)1 << 47)
+
+static inline uint64_t held_key(const lt_held *k)
+{
+    return ident_key(k->lock, k->gen) | (k->mode == LT_MODE_WRITE ? BELOW_WRITE : 0);
+}
+
+/* The lock the edge h -> ev stands in for too, as a below key: the newest lock held under h,
  * looked for among WALK entries (a removed one leaves a hole); 0 when there is none. Only an
  * anchor needs it, where the walk stops (walk_held); under any other lock the walk went on and
  * made that lock's edge, which the graph then knows, so asking is dearer than keeping it. A
@@ -2552,7 +2564,7 @@ static __attribute__((noinline)) uint64_t held_below_far(const lt_thread *t, con
 {
     for (const lt_held *k = h - 1, *stop = h - WALK < t->held ? t->held : h - WALK; k-- != stop;)
         if (k->lock)
-            return ident_key(k->lock, k->gen);
+            return held_key(k);
     return 0;
 }
 
@@ -2561,16 +2573,18 @@ static inline uint64_t held_below(const lt_thread *t, const lt_held *h)
     if (h == t->held)
         return 0;
     if (lt_likely(h[-1].lock != NULL))
-        return ident_key(h[-1].lock, h[-1].gen);
+        return held_key(&h[-1]);
     return held_below_far(t, h);
 }
 
-/* The lock right before e's end on its path, as ident_key: its from, or on an implied edge the
- * last lock that ended in between. */
+/* The lock right before e's end on its path, as a below key (held_key): its from, or on an
+ * implied edge the last lock that ended in between. */
 static uint64_t edge_last(const edge *e)
 {
     const node *from = node_at(e->from);
-    return e->implied ? implied_at(e->label)->last : ident_key(from->lock, from->gen);
+    return e->implied ? implied_at(e->label)->last
+                      : ident_key(from->lock, from->gen) |
+                            (e->from_mode == LT_MODE_WRITE ? BELOW_WRITE : 0);
 }
 
 static uint32_t edge_hops(const edge *e)
@@ -2659,7 +2673,9 @@ static __attribute__((cold)) int imply(edge *i, edge *o, const node *x, const lt
     }
     implied *v = implied_at(vi);
     *v = (implied){.ix = vi, .refs = 1, .hops = hops, .lock = *ref,
-                   .last = o->implied ? implied_at(o->label)->last : ident_key(x->lock, x->gen)};
+                   .last = o->implied ? implied_at(o->label)->last
+                                      : ident_key(x->lock, x->gen) |
+                                            (o->from_mode == LT_MODE_WRITE ? BELOW_WRITE : 0)};
     occurrence_of(&v->in, i);
     occurrence_of(&v->out, o);
     if (v->in.sub)
@@ -2697,7 +2713,8 @@ static __attribute__((cold)) void node_imply(node *x)
             edge *i = edge_at(ii);
             if (made == IMPLY_MAX || ++looked > IMPLY_LOOK)
                 return;
-            if (!edge_may_imply(i, IN) || edge_last(i) != o->below || i->from == o->to ||
+            if (!edge_may_imply(i, IN) || edge_last(i) != o->below || i->to_mode != o->from_mode ||
+                i->from == o->to ||
                 !node_live(node_at(i->from)))
                 continue;
             made += (size_t)imply(i, o, x, &ref);
@@ -2802,7 +2819,10 @@ static inline const inline_edge *inline_implied(const lt_lock *l, const inline_e
     const lt_lock *p = inline_from(r);
     const inline_edge *cr;
     return !identity_ended(p, r->from_gen) && (cr = inline_child_edge(r, l)) != NULL &&
-                   cr->below == ident_key(p, r->from_gen)
+                   cr->below == (ident_key(p, r->from_gen) |
+                                 (inline_mode(r, INLINE_FROM_WRITE) == LT_MODE_WRITE ? BELOW_WRITE
+                                                                                    : 0)) &&
+                   inline_mode(r, INLINE_TO_WRITE) == inline_mode(cr, INLINE_FROM_WRITE)
                ? cr
                : NULL;
 }

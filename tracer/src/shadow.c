@@ -362,11 +362,10 @@ _Alignas(HOMES_ALIGN) lt_home_area lt_shadow_homes;
  * makes a page at a time, at the first touch: ~490 of the ~1,000 page faults of the first
  * round of `stressbench groups` (25,000 mutexes initialised in order), which is most of its
  * time. A program that sights locks page after page has as many pages ahead made memory, of
- * both, as it has seen in a row
- * behind (from two, up to HOME_AHEAD), by one call each: one fault in 17 pages then. (In a
- * VM that traps the first touch of each page anyway, as this machine's does, that saves the
- * guest's part of a fault, a third of it.) Others touch them as before (a few locks cost no
- * pages ahead). */
+ * both, as it has seen in a row behind (from two, up to HOME_AHEAD), by one call each: one
+ * fault in 17 pages then. (In a VM that traps the first touch of each page anyway, as this
+ * machine's does, that saves the guest's part of a fault, a third of it.) Others touch them
+ * as before (a few locks cost no pages ahead). */
 #define HOME_PAGES (sizeof lt_shadow_homes.hot / 4096)
 #define HOME_AHEAD 16
 static _Atomic uint64_t home_pages[HOME_PAGES / 64];
@@ -376,13 +375,14 @@ static int home_page_seen(size_t page)
     return (atomic_load_explicit(&home_pages[page / 64], memory_order_relaxed) >> page % 64) & 1;
 }
 
-/* Pages seen in each large page of the home area, hot and cold records alike. One that
- * reaches HOME_LARGE_AT of its 512 is being filled by a program with thousands of locks side
- * by side (`groups`: 245 pages of each), and becomes a large page then: its other pages are
- * no first touch each. So does one that such a run of pages enters from a large one before
- * it (groups' homes span two of each kind). A program's first pages of homes, and all of few
- * or scattered locks, stay small pages. */
-#define HOME_LARGE_AT (LT_LARGE_FROM / 2 / 4096)
+/* Pages seen in each large page of the home area, of hot records and of the cold ones that
+ * are counted (home_cold_used). One that reaches HOME_LARGE_AT of its 512 is being filled by a
+ * program with thousands of locks side by side (`groups`: 245 pages of hot records), and
+ * becomes a large page then: its other pages are no first touch each. So does one that such a
+ * run of pages enters from a large one before it (groups' homes may span two). A program's
+ * first pages of homes, and all of few or scattered locks, stay small pages. */
+#define HOME_LARGE_AT 32 /* not LT_LARGE_FROM's 16 pages: a page of homes may stand for one
+                            lock, where a page of a pool holds dozens of objects */
 #define HOME_RANGES (sizeof lt_shadow_homes / LT_LARGE_PAGE + 1)
 static _Atomic uint32_t home_range_pages[HOME_RANGES];
 
