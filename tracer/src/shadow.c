@@ -362,8 +362,8 @@ _Alignas(HOMES_ALIGN) lt_home_area lt_shadow_homes;
  * makes a page at a time, at the first touch: ~490 of the ~1,000 page faults of the first
  * round of `stressbench groups` (25,000 mutexes initialised in order), which is most of its
  * time. A program that sights locks page after page has as many pages ahead made memory, of
- * both, as it has seen in a row
- * behind (from two, up to HOME_AHEAD), by one call each: one fault in 17 pages then. (In a
+ * both, as it has seen in a row behind (from two, up to HOME_AHEAD), by one call each: one
+ * fault in 17 pages then. (In a
  * VM that traps the first touch of each page anyway, as this machine's does, that saves the
  * guest's part of a fault, a third of it.) Others touch them as before (a few locks cost no
  * pages ahead). */
