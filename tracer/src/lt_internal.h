@@ -130,8 +130,9 @@ _Static_assert(sizeof(lt_lock_cold) == 32, "a slab entry (shadow.c) is one line"
  * bucket of 128 homes, one per 32 bytes (no two locks of 32 bytes or more share one: pthread
  * mutexes, rwlocks and condition variables are all larger), of 1,024 buckets: 4 MiB of zeroed
  * hot records, then their cold ones (4 MiB more, in the same order), of which only the pages
- * of homes whose cold records are used are touched. A home's hot record takes as many bytes as the program memory
- * it stands for, so locks side by side have hot records side by side. The pages of a 4 MiB
+ * of homes in use are touched (of cold records, only where they are written). A home's hot
+ * record takes as many bytes as the program memory it stands for, so locks side by side have
+ * hot records side by side. The pages of a 4 MiB
  * region take the buckets in turn, from one its number's hash picks: an array of locks over up
  * to 1,024 pages has no two pages in one bucket, and glibc's arenas, 64 MiB apart, do not all
  * start in the same one. A lock whose home another lock has taken gets an entry elsewhere

@@ -2535,12 +2535,13 @@ static edge *edge_find(const lt_held *h, const request *r, node *x)
 #define IMPLIES_LOOK 4        /* list entries node_implies reads before it says "may" */
 
 
-/* A lock identity as one number: the entry's address (user space, below 2^48; 64-byte
- * aligned) and the low 22 bits of its gen, so two identities share one only when 2^22
- * others came between them at one entry. */
+/* A lock identity as one number: the entry's address (user space, below 2^47; 32-byte
+ * aligned: a home is half a line) and the low 21 bits of its gen, so two identities share
+ * one only when 2^21 others came between them at one entry. (With 6 bits of gen beside a
+ * home's address, the home 32 bytes below at a gen 32 higher had the same key.) */
 static uint64_t ident_key(const lt_lock *l, uint32_t gen)
 {
-    return (uint64_t)(uintptr_t)l | (gen & 63) | (uint64_t)(gen >> 6) << 48;
+    return (uint64_t)(uintptr_t)l | (gen & 31) | (uint64_t)(gen >> 5) << 48;
 }
 
 /* A lock held, as a below key: its ident_key and whether it was held for write (bit 47: user
