@@ -48,6 +48,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "warm_reports.h"
+
 #define SLOTS 10
 #define THREADS 3
 #define MAX_HELD 6   /* below the tracer's walk of the 8 newest held locks (README) */
@@ -722,22 +724,6 @@ static int run_seed(uint64_t seed)
     return 0;
 }
 
-/* One report in this process first: its children then find the symbolizer's tables read
- * (each would read them again for its first report). A bad unlock of an error-checking
- * mutex: refused with EPERM, a report of another kind than the programs'. */
-static void warm_reports(void)
-{
-    pthread_mutex_t m;
-    pthread_mutexattr_t a;
-    pthread_mutexattr_init(&a);
-    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
-    pthread_mutex_init(&m, &a);
-    pthread_mutexattr_destroy(&a);
-    if (pthread_mutex_unlock(&m) != EPERM)
-        printf("order_gen: an unlock of a free error-checking mutex did not fail\n");
-    pthread_mutex_destroy(&m);
-}
-
 /* Programs in this process first, their locks taken in slot order (no inversion, no report):
  * the tracer's first edges at a call site go the general way until the site's stack is known
  * (order.c "Inline edges" needs a warm call site), and the children start from this state. */
@@ -761,7 +747,7 @@ int main(void)
     uint64_t count = many ? strtoull(many, NULL, 0) : PROGRAMS;
     int failed = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
-    warm_reports();
+    warm_reports("order_gen");
     warm_sites();
     if (one) {
         verbose = 1;

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 
 #include "order_oracle.h"
+#include "warm_reports.h"
 
 #define INVERSION "locktrace: lock-order-inversion: "
 #define MAX_CYCLE 1024
@@ -192,28 +193,10 @@ static uint64_t env_number(const char *name, uint64_t otherwise)
     return v && *v ? strtoull(v, NULL, 0) : otherwise;
 }
 
-/* One report in this process before any program runs: the tracer then has the debugging
- * information of this program and libc read (and inflated) when it forks the children, which
- * otherwise each read it again for their first report (~40 % of the run's time). A bad unlock
- * of an error-checking mutex: the call fails with EPERM, and the report is about another kind
- * than the programs'. */
-static void warm_reports(void)
-{
-    pthread_mutex_t m;
-    pthread_mutexattr_t a;
-    pthread_mutexattr_init(&a);
-    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
-    pthread_mutex_init(&m, &a);
-    pthread_mutexattr_destroy(&a);
-    if (pthread_mutex_unlock(&m) != EPERM)
-        printf("order_oracle: an unlock of a free error-checking mutex did not fail\n");
-    pthread_mutex_destroy(&m);
-}
-
 int main(void)
 {
     totals t = {0};
-    warm_reports();
+    warm_reports("order_oracle");
     features = (oracle_features){
         .types = (unsigned)env_number("ORDER_ORACLE_TYPES", (1u << TY_COUNT) - 1),
         .timed = (int)env_number("ORDER_ORACLE_TIMED", 1),
