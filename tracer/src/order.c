@@ -2530,8 +2530,18 @@ static edge *edge_find(const lt_held *h, const request *r, node *x)
  * stands for P when an edge out of S names the lock under S. Edges that only chain through X
  * at different times (X -> A, then later B -> X) imply nothing: no lock was held under X.
  *
- * What is kept is the lock under X at X -> S's first occurrence: S taken under X later with
- * another lock under it implies nothing more. An ending makes at most IMPLY_MAX implied edges,
+ * The lock P under X may be no anchor (read-held where reads do not block each other, or
+ * trylocked): then P does not stand for the locks under it, each of which made its own edge
+ * into X when X was taken, and S was taken while each was held. So the edge keeps them all,
+ * down to the newest anchor among them (with A, R read, X, S nested: R and A), as a run
+ * (below_run) in an edge's room of its own, and X's end pairs X -> S with the edge into X from
+ * each; the implied edge keeps the next lock of the run as its lock below (what was under its
+ * from when S was taken), or past the run's last what that lock's edge into X had. A run
+ * holds RUN_KEYS locks: an order through more non-anchors stacked under X is lost. A plain
+ * mutex under a plain mutex (`groups`) never has one: the test is its held entry's anchor byte.
+ *
+ * What is kept is the locks under X at X -> S's first occurrence: S taken under X later with
+ * other locks under it implies nothing more. An ending makes at most IMPLY_MAX implied edges,
  * found among IMPLY_LOOK (edge in, edge out) pairs, each with a path of at most IMPLY_HOPS
  * plain edges; beyond those bounds an order is lost as it was before. An ending is drawn
  * (ending_draw, before the graph is next searched or reordered) only when the node may have a
@@ -2619,6 +2629,12 @@ static inline below_run *run_at(uint64_t below)
     return (below_run *)edge_at((uint32_t)below);
 }
 
+/* The anchor bit of lt_anchor that YES and ASK have, NONE and NO lack: without it h is none. */
+#define ANCHOR_MAYBE 1
+_Static_assert((LT_ANCHOR_YES & LT_ANCHOR_ASK & ANCHOR_MAYBE) &&
+                   !((LT_ANCHOR_NONE | LT_ANCHOR_NO) & ANCHOR_MAYBE),
+               "YES and ASK have the bit, NONE and NO lack it");
+
 static __attribute__((noinline)) uint64_t edge_below_far(const lt_thread *t, lt_held *h)
 {
     lt_held *k = held_under(t, h);
@@ -2628,13 +2644,15 @@ static __attribute__((noinline)) uint64_t edge_below_far(const lt_thread *t, lt_
 }
 
 /* The below of a new edge h -> the lock t takes (desc_ends): held_below, or BELOW_RUN when h
- * is an anchor and the lock under it is none. A plain mutex under a plain mutex answers at
- * once. */
+ * is an anchor and the lock under it is none. Answered at once by the held entries' anchor
+ * bytes when the lock under h is an anchor (a plain mutex under a plain mutex, `groups`) or
+ * h is known to be none (a read-held rwlock the walk went past, `lazy`). */
 static inline uint64_t edge_below(const lt_thread *t, lt_held *h)
 {
     if (h == t->held)
         return 0;
-    if (lt_likely(h[-1].lock != NULL && h[-1].anchor == LT_ANCHOR_YES))
+    if (lt_likely(h[-1].lock != NULL &&
+                  (!(h->anchor & ANCHOR_MAYBE) || h[-1].anchor == LT_ANCHOR_YES)))
         return held_key(&h[-1]);
     return edge_below_far(t, h);
 }
@@ -2644,17 +2662,20 @@ static inline uint64_t edge_below(const lt_thread *t, lt_held *h)
  * second one or no edge left. */
 static __attribute__((noinline)) uint64_t below_keep(lt_thread *t, lt_held *h)
 {
-    below_run run = {{0}};
+    uint64_t key[RUN_KEYS] = {0};
     size_t n = 0;
-    for (lt_held *k = h; n < RUN_KEYS && (k = held_under(t, k)) != NULL;) {
-        run.key[n++] = held_key(k);
+    for (lt_held *k = h, *stop = h - WALK < t->held ? t->held : h - WALK;
+         n < RUN_KEYS && k-- != stop;) {
+        if (!k->lock)
+            continue; /* (a hole, as held_under passes) */
+        key[n++] = held_key(k);
         if (lt_held_anchor(k))
             break;
     }
     if (n < 2 || !edge_cache_has(t))
-        return run.key[0];
+        return key[0];
     uint32_t i = edge_cache_take(t);
-    *run_at(i) = run;
+    memcpy(run_at(i)->key, key, sizeof key);
     return BELOW_RUN | i;
 }
 
