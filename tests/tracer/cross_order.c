@@ -1370,6 +1370,77 @@ NOINLINE void ended_modes(int inverted)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Ended under locks that are no anchors: A, R (read-held, reader-preferring: no anchor), B, C
+ * nested makes R -> B and A -> B, and B -> C only (B an anchor); when B ends, C was taken
+ * while R and A were held, so B's end implies both R -> C and A -> C, and C, A after it is a
+ * live inversion of A and C (reported through B). The variants stack a trylocked lock on R,
+ * and the neighbours are silent: A not held when C was taken under B (released before B, or
+ * between B and C; or held only at another acquisition of B), or the way back into R a read,
+ * which does not block a read.
+ * ---------------------------------------------------------------------------------------- */
+static pthread_mutex_t run_a = PTHREAD_MUTEX_INITIALIZER, run_c = PTHREAD_MUTEX_INITIALIZER,
+                       run_t = PTHREAD_MUTEX_INITIALIZER, run_q = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t run_b;
+static pthread_rwlock_t run_r = PTHREAD_RWLOCK_INITIALIZER;
+
+typedef enum { RUN_PLAIN, RUN_TRY, RUN_AFTER, RUN_BEFORE, RUN_OTHER } run_shape;
+
+/* B, C taken under A, R (read), in `shape`, and all let go; then B destroyed. */
+static NOINLINE void run_made(run_shape shape)
+{
+    pthread_mutex_init(&run_b, NULL);
+    if (shape == RUN_OTHER) { /* A, R, B first; then Q, R, B, C: A never held with C */
+        pthread_mutex_lock(&run_a);
+        pthread_rwlock_rdlock(&run_r);
+        pthread_mutex_lock(&run_b);
+        pthread_mutex_unlock(&run_b);
+        pthread_rwlock_unlock(&run_r);
+        pthread_mutex_unlock(&run_a);
+    }
+    pthread_mutex_t *under = shape == RUN_OTHER ? &run_q : &run_a;
+    pthread_mutex_lock(under);
+    pthread_rwlock_rdlock(&run_r);
+    if (shape == RUN_BEFORE)
+        pthread_mutex_unlock(under);
+    if (shape == RUN_TRY && pthread_mutex_trylock(&run_t))
+        abort();
+    pthread_mutex_lock(&run_b);
+    if (shape == RUN_AFTER)
+        pthread_mutex_unlock(under);
+    pthread_mutex_lock(&run_c);
+    pthread_mutex_unlock(&run_c);
+    pthread_mutex_unlock(&run_b);
+    if (shape == RUN_TRY)
+        pthread_mutex_unlock(&run_t);
+    pthread_rwlock_unlock(&run_r);
+    if (shape != RUN_BEFORE && shape != RUN_AFTER)
+        pthread_mutex_unlock(under);
+    pthread_mutex_destroy(&run_b);
+    fprintf(stderr, "run: A %p R %p T %p C %p\n", (void *)&run_a, (void *)&run_r, (void *)&run_t,
+            (void *)&run_c);
+}
+
+/* After run_made(shape): C held, then `then` ("a": A, "t": T, "r": R read, "w": R write). */
+NOINLINE void ended_run(run_shape shape, const char *then)
+{
+    run_made(shape);
+    pthread_mutex_lock(&run_c);
+    if (!strcmp(then, "a") || !strcmp(then, "t")) {
+        pthread_mutex_t *m = *then == 'a' ? &run_a : &run_t;
+        pthread_mutex_lock(m);
+        pthread_mutex_unlock(m);
+    } else {
+        if (*then == 'r')
+            pthread_rwlock_rdlock(&run_r);
+        else
+            pthread_rwlock_wrlock(&run_r);
+        pthread_rwlock_unlock(&run_r);
+    }
+    pthread_mutex_unlock(&run_c);
+    printf("B ended under a read-held rwlock, then C, %s\n", then);
+}
+
+/* ------------------------------------------------------------------------------------------
  * Ended in a mass free: a heap block of MASS mutexes, all held at once in index order (each
  * taken under the one before, as in the `groups` stress row) but for a few in the middle
  * (which would otherwise be ordered already), with X (and Y) of those taken between A and B: A, X, B nested, or A, X, Y, B with Y right after or right before X
@@ -1671,6 +1742,22 @@ int main(int argc, char **argv)
         ended_modes(0);
     else if (!strcmp(s, "ended-modes-inverted"))
         ended_modes(1);
+    else if (!strcmp(s, "ended-run"))
+        ended_run(RUN_PLAIN, "a");
+    else if (!strcmp(s, "ended-run-try"))
+        ended_run(RUN_TRY, "a");
+    else if (!strcmp(s, "ended-run-try-t"))
+        ended_run(RUN_TRY, "t");
+    else if (!strcmp(s, "ended-run-read"))
+        ended_run(RUN_PLAIN, "r");
+    else if (!strcmp(s, "ended-run-write"))
+        ended_run(RUN_PLAIN, "w");
+    else if (!strcmp(s, "ended-run-after"))
+        ended_run(RUN_AFTER, "a");
+    else if (!strcmp(s, "ended-run-before"))
+        ended_run(RUN_BEFORE, "a");
+    else if (!strcmp(s, "ended-run-other"))
+        ended_run(RUN_OTHER, "a");
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;

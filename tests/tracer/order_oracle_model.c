@@ -14,7 +14,9 @@
  *   held right under its `from` at its first occurrence ("below"). The README says this of
  *   edges out of anchors; the tracer keeps it for every edge (order.c's held_below_far:
  *   "asking is dearer than keeping it"), and that shows when a lock that was no anchor ends
- *   after an ending made an implied edge out of it.
+ *   after an ending made an implied edge out of it. When `from` is an anchor and the lock
+ *   right under it is none, the edge keeps the locks under it down to the newest anchor among
+ *   them, at most 4 (the run).
  * - Modes conflict when either is write; read against read only on a writer-preferring
  *   rwlock; mutexes and spinlocks always.
  * - When an acquisition made a new edge, the graph is searched breadth-first from (X, m):
@@ -23,10 +25,12 @@
  *   (X reached again in its other mode is none). The
  *   nearest goals give the shortest cycles; the one found is reported unless its set of locks
  *   was reported before. When several shortest cycles exist the tracer may pick any of them.
- * - When X ends, each edge X:x -> S whose lock below is B, held in mode b then, with an edge
- *   B:b -> X:x (or an implied edge into X in mode x whose lock right before X on its path is
- *   B, held in mode b) from P, becomes an implied edge P -> S, unless P -> S (same modes)
- *   exists; it keeps the ended locks of its path, which a report lists. Then X and its edges
+ * - When X ends, each edge X:x -> S whose lock below (or one of its run) is B, held in mode b
+ *   then, with an edge B:b -> X:x (or an implied edge into X in mode x whose lock right before
+ *   X on its path is B, held in mode b) from P, becomes an implied edge P -> S, unless P -> S
+ *   (same modes) exists; its lock below is the next of the run after B, or past the run's
+ *   last (and for a single one) the newest below of the edge in; it keeps the ended locks of
+ *   its path, which a report lists. Then X and its edges
  *   leave the graph. (The modes make the edge in the one of the occurrence X -> S was made
  *   at: B read-held under X at one time and write-held at another implies nothing across.)
  * - A report's closing edge H -> X goes into the graph as a plain edge: made, when H was held
@@ -41,6 +45,7 @@
 #define IMPLY_MAX 64  /* implied edges one ending makes (README "Limits") */
 #define IMPLY_HOPS 16 /* plain edges an implied edge stands for */
 #define MAX_PATHS 256 /* shortest cycles compared one by one; more: any of them is accepted */
+#define RUN_KEYS 4    /* locks an edge out of an anchor keeps under it (README "Limits") */
 
 typedef struct ident {
     int slot, type, alive;
@@ -51,8 +56,9 @@ typedef struct ident {
 
 typedef struct medge {
     int from, to, fm, tm;
-    int below; /* ident under `from` at the first occurrence, -1: none */
-    int below_mode; /* the mode it was held in then */
+    int nbelow; /* idents under `from` at the first occurrence (below_of), newest first */
+    int below[RUN_KEYS];
+    int below_mode[RUN_KEYS]; /* the modes they were held in then */
     int last;  /* ident right before `to` on the path (plain: from) */
     int last_mode; /* the mode it was held in when `to` was taken (plain: fm) */
     int alive;
@@ -177,8 +183,8 @@ static void print_edge(const oracle_model *m, const medge *e)
     printf("  %d.%d:%c -> %d.%d:%c (%#lx -> %#lx)", m->ids[e->from].slot, e->from, "rw"[e->fm],
            m->ids[e->to].slot, e->to, "rw"[e->tm], (unsigned long)m->ids[e->from].addr,
            (unsigned long)m->ids[e->to].addr);
-    if (e->below >= 0)
-        printf(" below %d.%d", m->ids[e->below].slot, e->below);
+    for (int j = 0; j < e->nbelow; j++)
+        printf("%s%d.%d", j ? "," : " below ", m->ids[e->below[j]].slot, e->below[j]);
     for (int j = 0; j < e->npath; j++)
         printf("%s%d.%d", j ? "," : " through ", m->ids[e->path[j]].slot, e->path[j]);
     printf("\n");
@@ -209,13 +215,15 @@ static void end_ident(oracle_model *m, int x)
     int made = 0;
     for (int a = X->nout - 1; a >= 0; a--) {
         int ko = X->out[a];
-        if (!m->edges[ko].alive || m->edges[ko].below < 0)
+        if (!m->edges[ko].alive || !m->edges[ko].nbelow)
             continue;
         for (int b = X->nin - 1; b >= 0; b--) {
             int ki = X->in[b];
             medge out = m->edges[ko], in = m->edges[ki];
-            if (!in.alive || in.last != out.below || in.last_mode != out.below_mode ||
-                in.tm != out.fm || in.from == out.to ||
+            int j = 0;
+            while (j < out.nbelow && (in.last != out.below[j] || in.last_mode != out.below_mode[j]))
+                j++;
+            if (!in.alive || j == out.nbelow || in.tm != out.fm || in.from == out.to ||
                 find_edge(m, in.from, in.fm, out.to, out.tm) >= 0)
                 continue;
             if (in.hops + out.hops > IMPLY_HOPS) {
@@ -226,9 +234,13 @@ static void end_ident(oracle_model *m, int x)
                 m->beyond = "an ending would imply more than 64 edges";
                 continue;
             }
+            /* under in.from when out was made: the next of out's run; past its last, what
+               in's first occurrence had (its newest) */
             medge e = {.from = in.from, .to = out.to, .fm = in.fm, .tm = out.tm,
-                       .below = in.below, .below_mode = in.below_mode, .last = out.last,
+                       .nbelow = j + 1 < out.nbelow || in.nbelow, .last = out.last,
                        .last_mode = out.last_mode, .hops = in.hops + out.hops};
+            e.below[0] = j + 1 < out.nbelow ? out.below[j + 1] : in.below[0];
+            e.below_mode[0] = j + 1 < out.nbelow ? out.below_mode[j + 1] : in.below_mode[0];
             memcpy(e.path, in.path, (size_t)in.npath * sizeof *e.path);
             e.npath = in.npath;
             e.path[e.npath++] = x;
@@ -427,6 +439,22 @@ static int search(oracle_model *m, int t, int x, int mode)
     return certain ? V_MUST : fresh ? V_MAY : V_NONE;
 }
 
+/* What the edge from held[t][k] keeps under it: the lock right under it; when it is an
+ * anchor and that lock is none, the locks under it down to the newest anchor among them, at
+ * most RUN_KEYS (each of them had its own edge into the anchor, and all were held when the
+ * edge was made). */
+static void below_of(const oracle_model *m, int t, int k, medge *e)
+{
+    const mheld *h = &m->held[t][k];
+    e->nbelow = 0;
+    for (int j = k - 1; j >= 0 && e->nbelow < RUN_KEYS; j--) {
+        e->below[e->nbelow] = m->held[t][j].id;
+        e->below_mode[e->nbelow++] = m->held[t][j].mode;
+        if (!h->anchor || m->held[t][j].anchor)
+            break;
+    }
+}
+
 static int acquire(oracle_model *m, const oracle_step *s)
 {
     int t = s->thread, x = m->slot_id[s->lock];
@@ -443,11 +471,10 @@ static int acquire(oracle_model *m, const oracle_step *s)
         for (int k = m->nheld[t] - 1; k >= 0; k--) {
             const mheld *h = &m->held[t][k];
             if (find_edge(m, h->id, h->mode, x, s->mode) < 0) {
-                int below = k > 0 ? m->held[t][k - 1].id : -1;
-                add_edge(m, (medge){.from = h->id, .to = x, .fm = h->mode, .tm = s->mode,
-                                    .below = below,
-                                    .below_mode = k > 0 ? m->held[t][k - 1].mode : 0,
-                                    .last = h->id, .last_mode = h->mode, .hops = 1});
+                medge e = {.from = h->id, .to = x, .fm = h->mode, .tm = s->mode,
+                           .last = h->id, .last_mode = h->mode, .hops = 1};
+                below_of(m, t, k, &e);
+                add_edge(m, e);
                 fresh++;
                 X = &m->ids[x];
             }
@@ -520,15 +547,16 @@ static void closing_edge(oracle_model *m, int goal)
         if (h->id != goal)
             continue;
         int e = find_edge(m, goal, h->mode, m->x, m->mode);
-        medge plain = {.from = goal, .to = m->x, .fm = h->mode, .tm = m->mode,
-                       .below = k > 0 ? m->held[t][k - 1].id : -1,
-                       .below_mode = k > 0 ? m->held[t][k - 1].mode : 0, .last = goal,
+        medge plain = {.from = goal, .to = m->x, .fm = h->mode, .tm = m->mode, .last = goal,
                        .last_mode = h->mode, .hops = 1, .alive = 1};
         if (e < 0) {
+            below_of(m, t, k, &plain);
             add_edge(m, plain);
         } else if (m->edges[e].npath) {
-            plain.below = m->edges[e].below; /* the occurrence changes, not what was under */
-            plain.below_mode = m->edges[e].below_mode;
+            /* the occurrence changes, not what was under */
+            plain.nbelow = m->edges[e].nbelow;
+            memcpy(plain.below, m->edges[e].below, sizeof plain.below);
+            memcpy(plain.below_mode, m->edges[e].below_mode, sizeof plain.below_mode);
             m->edges[e] = plain;
         }
         return;

@@ -81,10 +81,16 @@ typedef struct edge {
     uint8_t dead : 1;                  /* left the graph with one of its nodes ("Removal") */
     uint8_t implied : 1;               /* implied through an ended lock: `label` is its record */
     uint8_t lists;                     /* how many of the two lists still hold it */
-    uint64_t below;                    /* ident_key of the lock held right under `from` when
-                                          it was first made, `from` an anchor; 0 = none */
+    uint64_t below;                    /* the lock held right under `from` when it was first
+                                          made, as a below key (held_key), `from` an anchor;
+                                          or the run of them down to an anchor (BELOW_RUN):
+                                          "Ended locks"; 0 = none */
 } edge;
 _Static_assert(sizeof(edge) == 32, "an edge is 32 bytes");
+
+/* A below that names a run (below_run, "Ended locks"), in its low 32 bits: no below key has
+ * bit 63. Alone, in a desc: the run is to be made where the edge is kept (edge_fill). */
+#define BELOW_RUN ((uint64_t)1 << 63)
 
 /* An inline edge H -> X ("Inline edges"), in an edge's room: X has no node, and its entry's
  * order_node names this (inline_ref). 32 bytes, so the lock's low bits carry the rest. */
@@ -864,6 +870,7 @@ static void nedges_gated(const lt_thread *t, size_t d)
 #define FORGET_BATCH LT_NODES_GONE /* nodes a thread lets go of before they leave the graph */
 
 static void implied_put(struct implied *v);
+static void below_put(uint64_t below, lt_thread *recycler);
 static void edge_cache_put(lt_thread *t, uint32_t i);
 static void node_cache_put(lt_thread *t, node *n);
 
@@ -881,6 +888,7 @@ static inline __attribute__((always_inline)) void edge_free(uint32_t i, edge *e,
 {
     if (e->implied)
         implied_put(implied_at(e->label));
+    below_put(e->below, recycler);
     if (recycler && recycler->edge_nfree < 2 * (size_t)recycler->node_nfree)
         edge_cache_put(recycler, i);
     else
@@ -1711,6 +1719,8 @@ static void request_describe(request *r)
 }
 
 static inline uint64_t held_below(const lt_thread *t, const lt_held *h);
+static inline uint64_t edge_below(const lt_thread *t, lt_held *h);
+static uint64_t below_keep(lt_thread *t, lt_held *h);
 
 /* lt_held_stack(h, under, partial), with its answers that need no depot inline: every new
  * edge out of a lock taken lazily asks, nearly always with no stack to join, and the two
@@ -1741,9 +1751,9 @@ static inline void desc_make(desc *d, const lt_thread *t, lt_held *h, lt_mode to
 }
 
 /* The part of d that is the edge's own, not its label's: what edge_fill takes from d. */
-static inline void desc_ends(desc *d, const lt_thread *t, const lt_held *h, lt_mode to_mode)
+static inline void desc_ends(desc *d, const lt_thread *t, lt_held *h, lt_mode to_mode)
 {
-    d->below = held_below(t, h);
+    d->below = edge_below(t, h);
     d->from_mode = h->mode;
     d->to_mode = (uint8_t)to_mode;
 }
@@ -1785,18 +1795,20 @@ static inline void edge_describe(desc *d, lt_held *h, request *r)
               &r->thread); /* until the graph keeps it (thread_intern) */
 }
 
-/* Edge e made as d says, its first occurrence label lab; not yet in the graph: its ends and
- * `lists` are written where it joins them (edge_join, edge_first). Field by field: `*e =
- * (edge){...}` compiled to a string store (rep stos) of the whole edge before its fields, in
- * edges_fast ~17 of the instructions a new edge takes. */
-static void edge_fill(edge *e, const desc *d, uint32_t lab)
+/* Edge e made as d says (of h -> the lock t takes), its first occurrence label lab; not yet in
+ * the graph: its ends and `lists` are written where it joins them (edge_join, edge_first).
+ * Field by field: `*e = (edge){...}` compiled to a string store (rep stos) of the whole edge
+ * before its fields, in edges_fast ~17 of the instructions a new edge takes. A run of locks
+ * below (BELOW_RUN) is made here, where the edge is kept, from one of t's own edges: t has
+ * WALK more than the edges it makes. */
+static void edge_fill(edge *e, const desc *d, uint32_t lab, lt_thread *t, lt_held *h)
 {
     e->next[OUT] = e->next[IN] = 0;
     e->label = lab;
     e->from_mode = d->from_mode;
     e->to_mode = d->to_mode;
     e->back = e->dead = e->implied = 0;
-    e->below = d->below;
+    e->below = lt_unlikely(d->below == BELOW_RUN) ? below_keep(t, h) : d->below;
 }
 
 static inline uint64_t edge_fp(const lt_held *h, const request *r)
@@ -2392,7 +2404,7 @@ static size_t edges_fast(gate_slot *s, lt_held **hs, uint64_t *fps, size_t n, re
             logged[nlogged++] = fps[i];
         uint32_t e = edge_cache_take(t);
         edge *ep = edge_at(e); /* once: its byte stores may alias the pool's table of chunks */
-        edge_fill(ep, &d, lab);
+        edge_fill(ep, &d, lab, t, hs[i]);
         edge_ends(ep, from, to);
         list_push_run(from, OUT, e, ep, 1, held_alone((lt_mode)hs[i]->mode, foreign));
         ep->next[IN] = run;
@@ -2467,8 +2479,9 @@ static int edges_add(lt_held **hs, uint64_t *fps, size_t n, request *r,
             lab = label_intern(t, &d[i].l);
         }
         if (lab && edge_cache_has(t)) {
-            edge_fill(edge_at(e = edge_cache_take(t)), &d[i], lab);
+            edge_fill(edge_at(e = edge_cache_take(t)), &d[i], lab, t, hs[i]);
             if (!edge_link(e, hs[i], to, fps[i])) {
+                below_put(edge_at(e)->below, NULL);
                 lt_ix_put(&edge_pool, e);
                 e = 0;
             }
@@ -2517,8 +2530,18 @@ static edge *edge_find(const lt_held *h, const request *r, node *x)
  * stands for P when an edge out of S names the lock under S. Edges that only chain through X
  * at different times (X -> A, then later B -> X) imply nothing: no lock was held under X.
  *
- * What is kept is the lock under X at X -> S's first occurrence: S taken under X later with
- * another lock under it implies nothing more. An ending makes at most IMPLY_MAX implied edges,
+ * The lock P under X may be no anchor (read-held where reads do not block each other, or
+ * trylocked): then P does not stand for the locks under it, each of which made its own edge
+ * into X when X was taken, and S was taken while each was held. So the edge keeps them all,
+ * down to the newest anchor among them (with A, R read, X, S nested: R and A), as a run
+ * (below_run) in an edge's room of its own, and X's end pairs X -> S with the edge into X from
+ * each; the implied edge keeps the next lock of the run as its lock below (what was under its
+ * from when S was taken), or past the run's last what that lock's edge into X had. A run
+ * holds RUN_KEYS locks: an order through more non-anchors stacked under X is lost. A plain
+ * mutex under a plain mutex (`groups`) never has one: the test is its held entry's anchor byte.
+ *
+ * What is kept is the locks under X at X -> S's first occurrence: S taken under X later with
+ * other locks under it implies nothing more. An ending makes at most IMPLY_MAX implied edges,
  * found among IMPLY_LOOK (edge in, edge out) pairs, each with a path of at most IMPLY_HOPS
  * plain edges; beyond those bounds an order is lost as it was before. An ending is drawn
  * (ending_draw, before the graph is next searched or reordered) only when the node may have a
@@ -2536,12 +2559,13 @@ static edge *edge_find(const lt_held *h, const request *r, node *x)
 
 
 /* A lock identity as one number: the entry's address (user space, below 2^47; 32-byte
- * aligned: a home is half a line) and the low 21 bits of its gen, so two identities share
- * one only when 2^21 others came between them at one entry. (With 6 bits of gen beside a
- * home's address, the home 32 bytes below at a gen 32 higher had the same key.) */
+ * aligned: a home is half a line) and the low 20 bits of its gen (bits 0-4 and 48-62), so
+ * two identities share one only when 2^20 others came between them at one entry. (With 6
+ * bits of gen beside a home's address, the home 32 bytes below at a gen 32 higher had the
+ * same key.) Bit 63 is left for BELOW_RUN. */
 static uint64_t ident_key(const lt_lock *l, uint32_t gen)
 {
-    return (uint64_t)(uintptr_t)l | (gen & 31) | (uint64_t)(gen >> 5) << 48;
+    return (uint64_t)(uintptr_t)l | (gen & 31) | (uint64_t)((gen >> 5) & 0x7fff) << 48;
 }
 
 /* A lock held, as a below key: its ident_key and whether it was held for write (bit 47: user
@@ -2555,18 +2579,26 @@ static inline uint64_t held_key(const lt_held *k)
     return ident_key(k->lock, k->gen) | (k->mode == LT_MODE_WRITE ? BELOW_WRITE : 0);
 }
 
-/* The lock the edge h -> ev stands in for too, as a below key: the newest lock held under h,
- * looked for among WALK entries (a removed one leaves a hole); 0 when there is none. Only an
- * anchor needs it, where the walk stops (walk_held); under any other lock the walk went on and
- * made that lock's edge, which the graph then knows, so asking is dearer than keeping it. A
- * lock under h that ended since is kept too: no edge leads from it any more, so it implies
- * nothing. */
+/* The held entry under h: the newest below it among WALK entries (a removed one leaves a
+ * hole); NULL when there is none. */
+static lt_held *held_under(const lt_thread *t, const lt_held *h)
+{
+    for (lt_held *k = (lt_held *)h, *stop = h - WALK < t->held ? t->held : (lt_held *)h - WALK;
+         k-- != stop;)
+        if (k->lock)
+            return k;
+    return NULL;
+}
+
+/* The lock the edge h -> ev stands in for too, as a below key: the newest lock held under h;
+ * 0 when there is none. Only an anchor needs it, where the walk stops (walk_held); under any
+ * other lock the walk went on and made that lock's edge, which the graph then knows, so
+ * asking is dearer than keeping it. A lock under h that ended since is kept too: no edge
+ * leads from it any more, so it implies nothing. */
 static __attribute__((noinline)) uint64_t held_below_far(const lt_thread *t, const lt_held *h)
 {
-    for (const lt_held *k = h - 1, *stop = h - WALK < t->held ? t->held : h - WALK; k-- != stop;)
-        if (k->lock)
-            return held_key(k);
-    return 0;
+    const lt_held *k = held_under(t, h);
+    return k ? held_key(k) : 0;
 }
 
 static inline uint64_t held_below(const lt_thread *t, const lt_held *h)
@@ -2576,6 +2608,103 @@ static inline uint64_t held_below(const lt_thread *t, const lt_held *h)
     if (lt_likely(h[-1].lock != NULL))
         return held_key(&h[-1]);
     return held_below_far(t, h);
+}
+
+#define RUN_KEYS 4
+
+/* The locks held under an anchor when an edge out of it was first made, as below keys, newest
+ * first, down to the newest anchor among them, or RUN_KEYS of them; 0 after the last. In an
+ * edge's room, the edge's own: it goes with the edge (edge_free). A lock under the anchor
+ * that is no anchor itself (read-held where reads do not block each other, trylocked) does not
+ * stand for the locks under it, each of which led its own edge into the anchor: S taken under
+ * X with R (read) and A held under it was taken while R and A were held, and X's end implies
+ * both R -> S and A -> S. */
+typedef struct below_run {
+    uint64_t key[RUN_KEYS];
+} below_run;
+_Static_assert(sizeof(below_run) == sizeof(edge), "a run takes an edge's room");
+
+static inline below_run *run_at(uint64_t below)
+{
+    return (below_run *)edge_at((uint32_t)below);
+}
+
+/* The anchor bit of lt_anchor that YES and ASK have, NONE and NO lack: without it h is none. */
+#define ANCHOR_MAYBE 1
+_Static_assert((LT_ANCHOR_YES & LT_ANCHOR_ASK & ANCHOR_MAYBE) &&
+                   !((LT_ANCHOR_NONE | LT_ANCHOR_NO) & ANCHOR_MAYBE),
+               "YES and ASK have the bit, NONE and NO lack it");
+
+static __attribute__((noinline)) uint64_t edge_below_far(const lt_thread *t, lt_held *h)
+{
+    lt_held *k = held_under(t, h);
+    if (!k)
+        return 0;
+    return lt_held_anchor(h) && !lt_held_anchor(k) ? BELOW_RUN : held_key(k);
+}
+
+/* The below of a new edge h -> the lock t takes (desc_ends): held_below, or BELOW_RUN when h
+ * is an anchor and the lock under it is none. Answered at once by the held entries' anchor
+ * bytes when the lock under h is an anchor (a plain mutex under a plain mutex, `groups`) or
+ * h is known to be none (a read-held rwlock the walk went past, `lazy`). */
+static inline uint64_t edge_below(const lt_thread *t, lt_held *h)
+{
+    if (h == t->held)
+        return 0;
+    if (lt_likely(h[-1].lock != NULL &&
+                  (!(h->anchor & ANCHOR_MAYBE) || h[-1].anchor == LT_ANCHOR_YES)))
+        return held_key(&h[-1]);
+    return edge_below_far(t, h);
+}
+
+/* The below of a new edge out of the anchor h whose lock under it is no anchor: its run, in
+ * one of t's own edges; the newest key alone (what kept it before runs) when there is no
+ * second one or no edge left. */
+static __attribute__((noinline)) uint64_t below_keep(lt_thread *t, lt_held *h)
+{
+    uint64_t key[RUN_KEYS] = {0};
+    size_t n = 0;
+    for (lt_held *k = h, *stop = h - WALK < t->held ? t->held : h - WALK;
+         n < RUN_KEYS && k-- != stop;) {
+        if (!k->lock)
+            continue; /* (a hole, as held_under passes) */
+        key[n++] = held_key(k);
+        if (lt_held_anchor(k))
+            break;
+    }
+    if (n < 2 || !edge_cache_has(t))
+        return key[0];
+    uint32_t i = edge_cache_take(t);
+    memcpy(run_at(i)->key, key, sizeof key);
+    return BELOW_RUN | i;
+}
+
+/* An edge's below goes with it: its run back to the recycler's cache or the pool (as
+ * edge_free puts an edge). */
+static void below_put(uint64_t below, lt_thread *recycler)
+{
+    if (lt_likely(!(below & BELOW_RUN)))
+        return;
+    if (recycler && recycler->edge_nfree < 2 * (size_t)recycler->node_nfree)
+        edge_cache_put(recycler, (uint32_t)below);
+    else
+        lt_ix_put(&edge_pool, (uint32_t)below);
+}
+
+/* The below keys of an edge's below into keys (RUN_KEYS of room); how many. */
+static size_t below_keys(uint64_t below, uint64_t *keys)
+{
+    if (!(below & BELOW_RUN)) {
+        keys[0] = below;
+        return below != 0;
+    }
+    const below_run *run = run_at(below);
+    size_t n = 0;
+    while (n < RUN_KEYS && run->key[n]) {
+        keys[n] = run->key[n];
+        n++;
+    }
+    return n;
 }
 
 /* The lock right before e's end on its path, as a below key (held_key): its from, or on an
@@ -2655,10 +2784,11 @@ static void ended_ref(lt_lock_ref *r, const node *x)
                        .first_partial = c->first_partial};
 }
 
-/* The implied edge from -> to of i = from -> x and o = x -> to, x ended (named ref), unless
- * the graph has it or its path would be too long; 1 when made. Out of memory, the order is
- * lost, as it was before implied edges. */
-static __attribute__((cold)) int imply(edge *i, edge *o, const node *x, const lt_lock_ref *ref)
+/* The implied edge from -> to of i = from -> x and o = x -> to, x ended (named ref), with
+ * `below` (a key: an implied edge has no run), unless the graph has it or its path would be
+ * too long; 1 when made. Out of memory, the order is lost, as it was before implied edges. */
+static __attribute__((cold)) int imply(edge *i, edge *o, const node *x, const lt_lock_ref *ref,
+                                       uint64_t below)
 {
     node *from = node_at(i->from), *to = node_at(o->to);
     uint32_t hops = edge_hops(i) + edge_hops(o);
@@ -2684,7 +2814,7 @@ static __attribute__((cold)) int imply(edge *i, edge *o, const node *x, const lt
     if (v->out.sub)
         v->out.sub->refs++;
     *edge_at(ei) = (edge){.label = vi, .from_mode = i->from_mode, .to_mode = o->to_mode,
-                          .implied = 1, .below = i->below};
+                          .implied = 1, .below = below};
     if (edge_insert(ei, from, to, fp))
         return 1;
     implied_put(v);
@@ -2699,7 +2829,8 @@ static __attribute__((cold)) int imply(edge *i, edge *o, const node *x, const lt
 static __attribute__((cold)) void node_imply(node *x)
 {
     lt_lock_ref ref;
-    size_t made = 0, looked = 0;
+    size_t made = 0, looked = 0, n;
+    uint64_t keys[RUN_KEYS], first[RUN_KEYS];
     uint32_t in = x->list[IN].first;
     while (in && !edge_may_imply(edge_at(in), IN))
         in = edge_at(in)->next[IN];
@@ -2710,15 +2841,23 @@ static __attribute__((cold)) void node_imply(node *x)
         edge *o = edge_at(oi);
         if (!edge_may_imply(o, OUT) || !node_live(node_at(o->to)))
             continue;
+        n = below_keys(o->below, keys);
         for (uint32_t ii = x->list[IN].first; ii; ii = edge_at(ii)->next[IN]) {
             edge *i = edge_at(ii);
+            size_t k = 0;
             if (made == IMPLY_MAX || ++looked > IMPLY_LOOK)
                 return;
-            if (!edge_may_imply(i, IN) || edge_last(i) != o->below || i->to_mode != o->from_mode ||
-                i->from == o->to ||
+            if (!edge_may_imply(i, IN) || i->to_mode != o->from_mode || i->from == o->to ||
                 !node_live(node_at(i->from)))
                 continue;
-            made += (size_t)imply(i, o, x, &ref);
+            for (uint64_t last = edge_last(i); k < n && keys[k] != last; k++)
+                ;
+            if (k == n)
+                continue;
+            /* The lock under i's from when o was made: the next in the run; below the run's
+             * last, what i's own first occurrence had (its newest) */
+            made += (size_t)imply(i, o, x, &ref,
+                                  k + 1 < n ? keys[k + 1] : (below_keys(i->below, first), first[0]));
         }
     }
 }
@@ -3302,7 +3441,7 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
         return inline_first(ev, gen, h, lab);
     if (!t->node_free || !ord_is_addr(a))
         return 0;
-    desc d = {.below = held_below(t, h), .from_mode = h->mode, .to_mode = (uint8_t)ev->mode};
+    desc d = {.below = edge_below(t, h), .from_mode = h->mode, .to_mode = (uint8_t)ev->mode};
     uint32_t e = edge_cache_take(t);
     node *x = node_cache_take(t);
     edge *ep = edge_at(e);
@@ -3310,7 +3449,7 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
      * there, stores to lines still on their way wait at the gate's locked instruction (a
      * third of edge_first's time). */
     caches_prefetch(t, 1);
-    edge_fill(ep, &d, lab);
+    edge_fill(ep, &d, lab, t, h);
     ep->to = x->ix;
     ep->lists = 2;
     node_init(x, ev->lock, gen, ev->kind, ev->addr, a);
@@ -3324,8 +3463,10 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
         used = edge_first_gated(ev, gen, h, e, ep, x);
         gate_leave(t);
     }
-    if (used < 1)
+    if (used < 1) {
+        below_put(ep->below, t);
         edge_cache_put(t, e);
+    }
     if (used < 2)
         node_cache_put(t, x);
     else
