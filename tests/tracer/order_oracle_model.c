@@ -29,10 +29,10 @@
  *   then, with an edge B:b -> X:x (or an implied edge into X in mode x whose lock right before
  *   X on its path is B, held in mode b) from P, becomes an implied edge P -> S, unless P -> S
  *   (same modes) exists; its lock below is the next of the run after B, or past the run's
- *   last (and for a single one) the newest below of the edge in; it keeps the ended locks of
- *   its path, which a report lists. Then X and its edges
- *   leave the graph. (The modes make the edge in the one of the occurrence X -> S was made
- *   at: B read-held under X at one time and write-held at another implies nothing across.)
+ *   last (and for a single one) none (so P's end implies nothing through it); it keeps the
+ *   ended locks of its path, which a report lists. Then X and its edges leave the graph.
+ *   (The modes make the edge in the one of the occurrence X -> S was made at: B read-held
+ *   under X at one time and write-held at another implies nothing across.)
  * - A report's closing edge H -> X goes into the graph as a plain edge: made, when H was held
  *   under the anchor (the walk made none), or made plain, when it was an implied one.
  */
@@ -234,13 +234,15 @@ static void end_ident(oracle_model *m, int x)
                 m->beyond = "an ending would imply more than 64 edges";
                 continue;
             }
-            /* under in.from when out was made: the next of out's run; past its last, what
-               in's first occurrence had (its newest) */
+            /* under in.from when out was made: the next of out's run; past its last none
+               is known (in's below is of in's first occurrence, maybe another) */
             medge e = {.from = in.from, .to = out.to, .fm = in.fm, .tm = out.tm,
-                       .nbelow = j + 1 < out.nbelow || in.nbelow, .last = out.last,
+                       .nbelow = j + 1 < out.nbelow, .last = out.last,
                        .last_mode = out.last_mode, .hops = in.hops + out.hops};
-            e.below[0] = j + 1 < out.nbelow ? out.below[j + 1] : in.below[0];
-            e.below_mode[0] = j + 1 < out.nbelow ? out.below_mode[j + 1] : in.below_mode[0];
+            if (e.nbelow) {
+                e.below[0] = out.below[j + 1];
+                e.below_mode[0] = out.below_mode[j + 1];
+            }
             memcpy(e.path, in.path, (size_t)in.npath * sizeof *e.path);
             e.npath = in.npath;
             e.path[e.npath++] = x;

@@ -2526,9 +2526,10 @@ static edge *edge_find(const lt_held *h, const request *r, node *x)
  * already): an edge like any other, which says what happened - S was taken while P was held
  * - and keeps how it is known, the occurrences of P -> X and X -> S and X as it was
  * (`implied`), so a report through it names X and shows every stack. It is implied in turn
- * when P or S ends: its path then grows, and the lock right before S on it (implied.last)
- * stands for P when an edge out of S names the lock under S. Edges that only chain through X
- * at different times (X -> A, then later B -> X) imply nothing: no lock was held under X.
+ * when S ends, or P when it knows the lock under P (below): its path then grows, and the lock
+ * right before S on it (implied.last) stands for P when an edge out of S names the lock under
+ * S. Edges that only chain through X at different times (X -> A, then later B -> X) imply
+ * nothing: no lock was held under X.
  *
  * The lock P under X may be no anchor (read-held where reads do not block each other, or
  * trylocked): then P does not stand for the locks under it, each of which made its own edge
@@ -2536,7 +2537,11 @@ static edge *edge_find(const lt_held *h, const request *r, node *x)
  * down to the newest anchor among them (with A, R read, X, S nested: R and A), as a run
  * (below_run) in an edge's room of its own, and X's end pairs X -> S with the edge into X from
  * each; the implied edge keeps the next lock of the run as its lock below (what was under its
- * from when S was taken), or past the run's last what that lock's edge into X had. A run
+ * from when S was taken). Past the run's last (and under a single lock below) it keeps none:
+ * what was under P when S was taken is not known - P -> X's own below is of P -> X's first
+ * occurrence, maybe another acquisition of X than the one S was taken under - so P's end
+ * implies nothing through it (an order through two ended anchors, A, X, B, C nested, B then X
+ * ended, is lost; keeping P -> X's below there made a false one, Y -> C). A run
  * holds RUN_KEYS locks: an order through more non-anchors stacked under X is lost. A plain
  * mutex under a plain mutex (`groups`) never has one: the test is its held entry's anchor byte.
  *
@@ -2830,7 +2835,7 @@ static __attribute__((cold)) void node_imply(node *x)
 {
     lt_lock_ref ref;
     size_t made = 0, looked = 0, n;
-    uint64_t keys[RUN_KEYS], first[RUN_KEYS];
+    uint64_t keys[RUN_KEYS];
     uint32_t in = x->list[IN].first;
     while (in && !edge_may_imply(edge_at(in), IN))
         in = edge_at(in)->next[IN];
@@ -2854,10 +2859,12 @@ static __attribute__((cold)) void node_imply(node *x)
                 ;
             if (k == n)
                 continue;
-            /* The lock under i's from when o was made: the next in the run; below the run's
-             * last, what i's own first occurrence had (its newest) */
-            made += (size_t)imply(i, o, x, &ref,
-                                  k + 1 < n ? keys[k + 1] : (below_keys(i->below, first), first[0]));
+            /* The lock under i's from when o was made: the next in the run. Past the run's
+             * last it is not known - i's own below is of i's first occurrence, maybe another
+             * acquisition than o's - so none: the implied edge implies nothing at its from's
+             * end (with Y, X, S then Z, X, S, T nested, S's end would else imply X -> T
+             * under Y, and X's then Y -> T, which never happened) */
+            made += (size_t)imply(i, o, x, &ref, k + 1 < n ? keys[k + 1] : 0);
         }
     }
 }
