@@ -1441,6 +1441,83 @@ NOINLINE void ended_run(run_shape shape, const char *then)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Ended one under another: what an implied edge keeps as its lock below is only what is known
+ * to have been held under its from when its head was taken. Y, A, B nested makes A -> B with Y
+ * under A; Z, A, B, C nested later makes B -> C with A under B; when B ends, A -> C is implied,
+ * but what was under A then (Z) nothing records - A -> B's Y is of another acquisition - so
+ * when A ends next, C, Y is no inversion: silent. So when A ends first and B next: Y -> B,
+ * implied through A (A -> B was first made under Y), is no Y -> C through B -> C under A
+ * (that A was under Z). But when P -> X is implied through L (P, L, X nested, L destroyed) and
+ * S is taken under X with P held under it (P, R read, X, S), X's end implies P -> S through
+ * L and X: S, P reported, both ended locks named. With R read-held between A and B the run of
+ * B -> C says A was under R when C was taken, so B's end implies R -> C and A -> C, and R's end
+ * before or after B's keeps A -> C: C, A reported.
+ * ---------------------------------------------------------------------------------------- */
+static pthread_mutex_t two_y = PTHREAD_MUTEX_INITIALIZER, two_z = PTHREAD_MUTEX_INITIALIZER,
+                       two_c = PTHREAD_MUTEX_INITIALIZER, two_a, two_b;
+static pthread_rwlock_t two_r;
+
+static NOINLINE void lock_all(pthread_mutex_t **m, int n)
+{
+    for (int i = 0; i < n; i++)
+        pthread_mutex_lock(m[i]);
+    for (int i = n; i-- > 0;)
+        pthread_mutex_unlock(m[i]);
+}
+
+/* Y, A, B; then Z, A, B, C; B then A destroyed (A first when `a_first`); then C, Y. */
+NOINLINE void ended_other_under(int a_first)
+{
+    pthread_mutex_init(&two_a, NULL);
+    pthread_mutex_init(&two_b, NULL);
+    lock_all((pthread_mutex_t *[]){&two_y, &two_a, &two_b}, 3);
+    lock_all((pthread_mutex_t *[]){&two_z, &two_a, &two_b, &two_c}, 4);
+    pthread_mutex_destroy(a_first ? &two_a : &two_b);
+    pthread_mutex_destroy(a_first ? &two_b : &two_a);
+    lock_all((pthread_mutex_t *[]){&two_c, &two_y}, 2);
+    puts("A -> B under Y, B -> C under A under Z, B and A destroyed, then C, Y");
+}
+
+/* P (two_y), L, X nested; L destroyed; P, R (read), X, S nested; X destroyed; then S, P. */
+NOINLINE void ended_two_under(void)
+{
+    pthread_mutex_init(&two_a, NULL);
+    pthread_mutex_init(&two_b, NULL);
+    pthread_rwlock_init(&two_r, NULL);
+    lock_all((pthread_mutex_t *[]){&two_y, &two_a, &two_b}, 3);
+    pthread_mutex_destroy(&two_a);
+    pthread_mutex_lock(&two_y);
+    pthread_rwlock_rdlock(&two_r);
+    lock_all((pthread_mutex_t *[]){&two_b, &two_c}, 2);
+    pthread_rwlock_unlock(&two_r);
+    pthread_mutex_unlock(&two_y);
+    pthread_mutex_destroy(&two_b);
+    fprintf(stderr, "two: P %p S %p\n", (void *)&two_y, (void *)&two_c);
+    lock_all((pthread_mutex_t *[]){&two_c, &two_y}, 2);
+    puts("P, L, X nested, L destroyed, P, R read, X, S nested, X destroyed, then S, P");
+}
+
+/* A (two_y), R (read), B, C nested; B and R destroyed (R first when `r_first`); then C, A. */
+NOINLINE void ended_run_two(int r_first)
+{
+    pthread_mutex_init(&two_b, NULL);
+    pthread_rwlock_init(&two_r, NULL);
+    pthread_mutex_lock(&two_y);
+    pthread_rwlock_rdlock(&two_r);
+    lock_all((pthread_mutex_t *[]){&two_b, &two_c}, 2);
+    pthread_rwlock_unlock(&two_r);
+    pthread_mutex_unlock(&two_y);
+    if (r_first)
+        pthread_rwlock_destroy(&two_r);
+    pthread_mutex_destroy(&two_b);
+    if (!r_first)
+        pthread_rwlock_destroy(&two_r);
+    fprintf(stderr, "run: A %p C %p\n", (void *)&two_y, (void *)&two_c);
+    lock_all((pthread_mutex_t *[]){&two_c, &two_y}, 2);
+    puts("A, R read, B, C nested, B and R destroyed, then C, A");
+}
+
+/* ------------------------------------------------------------------------------------------
  * Ended in a mass free: a heap block of MASS mutexes, all held at once in index order (each
  * taken under the one before, as in the `groups` stress row) but for a few in the middle
  * (which would otherwise be ordered already), with X (and Y) of those taken between A and B: A, X, B nested, or A, X, Y, B with Y right after or right before X
@@ -1758,6 +1835,16 @@ int main(int argc, char **argv)
         ended_run(RUN_BEFORE, "a");
     else if (!strcmp(s, "ended-run-other"))
         ended_run(RUN_OTHER, "a");
+    else if (!strcmp(s, "ended-other-under"))
+        ended_other_under(0);
+    else if (!strcmp(s, "ended-other-under-a-first"))
+        ended_other_under(1);
+    else if (!strcmp(s, "ended-two-under"))
+        ended_two_under();
+    else if (!strcmp(s, "ended-run-two"))
+        ended_run_two(0);
+    else if (!strcmp(s, "ended-run-two-r-first"))
+        ended_run_two(1);
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;

@@ -25,14 +25,14 @@
  *   (X reached again in its other mode is none). The
  *   nearest goals give the shortest cycles; the one found is reported unless its set of locks
  *   was reported before. When several shortest cycles exist the tracer may pick any of them.
- * - When X ends, each edge X:x -> S whose lock below (or one of its run) is B, held in mode b
- *   then, with an edge B:b -> X:x (or an implied edge into X in mode x whose lock right before
- *   X on its path is B, held in mode b) from P, becomes an implied edge P -> S, unless P -> S
+ * - When X ends, each edge X:x -> S whose lock below (or one of its run) is P, held in mode p
+ *   then, with an edge P:p -> X:x (plain or implied; the ended lock right before X on an
+ *   implied one's path does not stand for P), becomes an implied edge P -> S, unless P -> S
  *   (same modes) exists; its lock below is the next of the run after B, or past the run's
- *   last (and for a single one) the newest below of the edge in; it keeps the ended locks of
- *   its path, which a report lists. Then X and its edges
- *   leave the graph. (The modes make the edge in the one of the occurrence X -> S was made
- *   at: B read-held under X at one time and write-held at another implies nothing across.)
+ *   last (and for a single one) none (so P's end implies nothing through it); it keeps the
+ *   ended locks of its path, which a report lists. Then X and its edges leave the graph.
+ *   (The modes make the edge in the one of the occurrence X -> S was made at: B read-held
+ *   under X at one time and write-held at another implies nothing across.)
  * - A report's closing edge H -> X goes into the graph as a plain edge: made, when H was held
  *   under the anchor (the walk made none), or made plain, when it was an implied one.
  */
@@ -59,8 +59,6 @@ typedef struct medge {
     int nbelow; /* idents under `from` at the first occurrence (below_of), newest first */
     int below[RUN_KEYS];
     int below_mode[RUN_KEYS]; /* the modes they were held in then */
-    int last;  /* ident right before `to` on the path (plain: from) */
-    int last_mode; /* the mode it was held in when `to` was taken (plain: fm) */
     int alive;
     int hops;
     int npath;
@@ -221,7 +219,7 @@ static void end_ident(oracle_model *m, int x)
             int ki = X->in[b];
             medge out = m->edges[ko], in = m->edges[ki];
             int j = 0;
-            while (j < out.nbelow && (in.last != out.below[j] || in.last_mode != out.below_mode[j]))
+            while (j < out.nbelow && (in.from != out.below[j] || in.fm != out.below_mode[j]))
                 j++;
             if (!in.alive || j == out.nbelow || in.tm != out.fm || in.from == out.to ||
                 find_edge(m, in.from, in.fm, out.to, out.tm) >= 0)
@@ -234,13 +232,14 @@ static void end_ident(oracle_model *m, int x)
                 m->beyond = "an ending would imply more than 64 edges";
                 continue;
             }
-            /* under in.from when out was made: the next of out's run; past its last, what
-               in's first occurrence had (its newest) */
+            /* under in.from when out was made: the next of out's run; past its last none
+               is known (in's below is of in's first occurrence, maybe another) */
             medge e = {.from = in.from, .to = out.to, .fm = in.fm, .tm = out.tm,
-                       .nbelow = j + 1 < out.nbelow || in.nbelow, .last = out.last,
-                       .last_mode = out.last_mode, .hops = in.hops + out.hops};
-            e.below[0] = j + 1 < out.nbelow ? out.below[j + 1] : in.below[0];
-            e.below_mode[0] = j + 1 < out.nbelow ? out.below_mode[j + 1] : in.below_mode[0];
+                       .nbelow = j + 1 < out.nbelow, .hops = in.hops + out.hops};
+            if (e.nbelow) {
+                e.below[0] = out.below[j + 1];
+                e.below_mode[0] = out.below_mode[j + 1];
+            }
             memcpy(e.path, in.path, (size_t)in.npath * sizeof *e.path);
             e.npath = in.npath;
             e.path[e.npath++] = x;
@@ -471,8 +470,7 @@ static int acquire(oracle_model *m, const oracle_step *s)
         for (int k = m->nheld[t] - 1; k >= 0; k--) {
             const mheld *h = &m->held[t][k];
             if (find_edge(m, h->id, h->mode, x, s->mode) < 0) {
-                medge e = {.from = h->id, .to = x, .fm = h->mode, .tm = s->mode,
-                           .last = h->id, .last_mode = h->mode, .hops = 1};
+                medge e = {.from = h->id, .to = x, .fm = h->mode, .tm = s->mode, .hops = 1};
                 below_of(m, t, k, &e);
                 add_edge(m, e);
                 fresh++;
@@ -547,8 +545,8 @@ static void closing_edge(oracle_model *m, int goal)
         if (h->id != goal)
             continue;
         int e = find_edge(m, goal, h->mode, m->x, m->mode);
-        medge plain = {.from = goal, .to = m->x, .fm = h->mode, .tm = m->mode, .last = goal,
-                       .last_mode = h->mode, .hops = 1, .alive = 1};
+        medge plain = {.from = goal, .to = m->x, .fm = h->mode, .tm = m->mode, .hops = 1,
+                       .alive = 1};
         if (e < 0) {
             below_of(m, t, k, &plain);
             add_edge(m, plain);

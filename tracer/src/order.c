@@ -181,7 +181,6 @@ typedef struct implied {
     uint32_t ix;                /* its index in implied_pool */
     uint32_t refs;
     uint32_t hops;              /* plain edges on the path */
-    uint64_t last;              /* ident_key of the lock right before `to` on the path */
     lt_lock_ref lock;           /* the ended lock, as reports name it */
     occurrence in, out;         /* from -> lock, lock -> to */
 } implied;
@@ -2525,10 +2524,13 @@ static edge *edge_find(const lt_held *h, const request *r, node *x)
  * held_key), becomes an implied edge P -> S (unless the graph has that edge
  * already): an edge like any other, which says what happened - S was taken while P was held
  * - and keeps how it is known, the occurrences of P -> X and X -> S and X as it was
- * (`implied`), so a report through it names X and shows every stack. It is implied in turn
- * when P or S ends: its path then grows, and the lock right before S on it (implied.last)
- * stands for P when an edge out of S names the lock under S. Edges that only chain through X
- * at different times (X -> A, then later B -> X) imply nothing: no lock was held under X.
+ * (`implied`), so a report through it names X and shows every stack. It is implied in turn,
+ * its path growing, when S ends and an edge out of S names P itself under S, or when P ends
+ * and it knows the lock under P (below). X, the lock right before S on its path, does not
+ * stand for P: an edge out of S made with X under S may come from another acquisition of S
+ * than X -> S's first occurrence, the one that had P under X (P, X, S nested, then Q, X, S, T:
+ * P was never held when T was taken). Edges that only chain through X at different times
+ * (X -> A, then later B -> X) imply nothing: no lock was held under X.
  *
  * The lock P under X may be no anchor (read-held where reads do not block each other, or
  * trylocked): then P does not stand for the locks under it, each of which made its own edge
@@ -2536,7 +2538,11 @@ static edge *edge_find(const lt_held *h, const request *r, node *x)
  * down to the newest anchor among them (with A, R read, X, S nested: R and A), as a run
  * (below_run) in an edge's room of its own, and X's end pairs X -> S with the edge into X from
  * each; the implied edge keeps the next lock of the run as its lock below (what was under its
- * from when S was taken), or past the run's last what that lock's edge into X had. A run
+ * from when S was taken). Past the run's last (and under a single lock below) it keeps none:
+ * what was under P when S was taken is not known - P -> X's own below is of P -> X's first
+ * occurrence, maybe another acquisition of X than the one S was taken under - so P's end
+ * implies nothing through it (an order through two ended anchors, A, X, B, C nested, B then X
+ * ended, is lost; keeping P -> X's below there made a false one, Y -> C). A run
  * holds RUN_KEYS locks: an order through more non-anchors stacked under X is lost. A plain
  * mutex under a plain mutex (`groups`) never has one: the test is its held entry's anchor byte.
  *
@@ -2707,14 +2713,11 @@ static size_t below_keys(uint64_t below, uint64_t *keys)
     return n;
 }
 
-/* The lock right before e's end on its path, as a below key (held_key): its from, or on an
- * implied edge the last lock that ended in between. */
-static uint64_t edge_last(const edge *e)
+/* e's from as it was held when e was made, as a below key (held_key). */
+static uint64_t edge_from_key(const edge *e)
 {
     const node *from = node_at(e->from);
-    return e->implied ? implied_at(e->label)->last
-                      : ident_key(from->lock, from->gen) |
-                            (e->from_mode == LT_MODE_WRITE ? BELOW_WRITE : 0);
+    return ident_key(from->lock, from->gen) | (e->from_mode == LT_MODE_WRITE ? BELOW_WRITE : 0);
 }
 
 static uint32_t edge_hops(const edge *e)
@@ -2787,8 +2790,7 @@ static void ended_ref(lt_lock_ref *r, const node *x)
 /* The implied edge from -> to of i = from -> x and o = x -> to, x ended (named ref), with
  * `below` (a key: an implied edge has no run), unless the graph has it or its path would be
  * too long; 1 when made. Out of memory, the order is lost, as it was before implied edges. */
-static __attribute__((cold)) int imply(edge *i, edge *o, const node *x, const lt_lock_ref *ref,
-                                       uint64_t below)
+static __attribute__((cold)) int imply(edge *i, edge *o, const lt_lock_ref *ref, uint64_t below)
 {
     node *from = node_at(i->from), *to = node_at(o->to);
     uint32_t hops = edge_hops(i) + edge_hops(o);
@@ -2803,10 +2805,7 @@ static __attribute__((cold)) int imply(edge *i, edge *o, const node *x, const lt
         return 0;
     }
     implied *v = implied_at(vi);
-    *v = (implied){.ix = vi, .refs = 1, .hops = hops, .lock = *ref,
-                   .last = o->implied ? implied_at(o->label)->last
-                                      : ident_key(x->lock, x->gen) |
-                                            (o->from_mode == LT_MODE_WRITE ? BELOW_WRITE : 0)};
+    *v = (implied){.ix = vi, .refs = 1, .hops = hops, .lock = *ref};
     occurrence_of(&v->in, i);
     occurrence_of(&v->out, o);
     if (v->in.sub)
@@ -2830,7 +2829,7 @@ static __attribute__((cold)) void node_imply(node *x)
 {
     lt_lock_ref ref;
     size_t made = 0, looked = 0, n;
-    uint64_t keys[RUN_KEYS], first[RUN_KEYS];
+    uint64_t keys[RUN_KEYS];
     uint32_t in = x->list[IN].first;
     while (in && !edge_may_imply(edge_at(in), IN))
         in = edge_at(in)->next[IN];
@@ -2850,14 +2849,16 @@ static __attribute__((cold)) void node_imply(node *x)
             if (!edge_may_imply(i, IN) || i->to_mode != o->from_mode || i->from == o->to ||
                 !node_live(node_at(i->from)))
                 continue;
-            for (uint64_t last = edge_last(i); k < n && keys[k] != last; k++)
+            for (uint64_t from = edge_from_key(i); k < n && keys[k] != from; k++)
                 ;
             if (k == n)
                 continue;
-            /* The lock under i's from when o was made: the next in the run; below the run's
-             * last, what i's own first occurrence had (its newest) */
-            made += (size_t)imply(i, o, x, &ref,
-                                  k + 1 < n ? keys[k + 1] : (below_keys(i->below, first), first[0]));
+            /* The lock under i's from when o was made: the next in the run. Past the run's
+             * last it is not known - i's own below is of i's first occurrence, maybe another
+             * acquisition than o's - so none: the implied edge implies nothing at its from's
+             * end (with Y, X, S then Z, X, S, T nested, S's end would else imply X -> T
+             * under Y, and X's then Y -> T, which never happened) */
+            made += (size_t)imply(i, o, &ref, k + 1 < n ? keys[k + 1] : 0);
         }
     }
 }
