@@ -89,8 +89,8 @@ typedef struct edge {
 _Static_assert(sizeof(edge) == 32, "an edge is 32 bytes");
 
 /* A below that names a run (below_run, "Ended locks"), in its low 32 bits: no below key has
- * bit 63. Alone, in a desc: the run is to be made where the edge is kept (edge_fill). */
-#define BELOW_RUN ((uint64_t)1 << 63)
+ * bit 48 (ident_key). Alone, in a desc: below_keep decides where the edge is kept (edge_fill). */
+#define BELOW_RUN ((uint64_t)1 << 48)
 
 /* An inline edge H -> X ("Inline edges"), in an edge's room: X has no node, and its entry's
  * order_node names this (inline_ref). 32 bytes, so the lock's low bits carry the rest. */
@@ -1797,9 +1797,9 @@ static inline void edge_describe(desc *d, lt_held *h, request *r)
 /* Edge e made as d says (of h -> the lock t takes), its first occurrence label lab; not yet in
  * the graph: its ends and `lists` are written where it joins them (edge_join, edge_first).
  * Field by field: `*e = (edge){...}` compiled to a string store (rep stos) of the whole edge
- * before its fields, in edges_fast ~17 of the instructions a new edge takes. A run of locks
- * below (BELOW_RUN) is made here, where the edge is kept, from one of t's own edges: t has
- * WALK more than the edges it makes. */
+ * before its fields, in edges_fast ~17 of the instructions a new edge takes. A below that
+ * edge_below left open (BELOW_RUN) is decided here, where the edge is kept, a run from one of
+ * t's own edges: t has WALK more than the edges it makes. */
 static void edge_fill(edge *e, const desc *d, uint32_t lab, lt_thread *t, lt_held *h)
 {
     e->next[OUT] = e->next[IN] = 0;
@@ -1807,7 +1807,7 @@ static void edge_fill(edge *e, const desc *d, uint32_t lab, lt_thread *t, lt_hel
     e->from_mode = d->from_mode;
     e->to_mode = d->to_mode;
     e->back = e->dead = e->implied = 0;
-    e->below = lt_unlikely(d->below == BELOW_RUN) ? below_keep(t, h) : d->below;
+    e->below = lt_unlikely(d->below & BELOW_RUN) ? below_keep(t, h) : d->below;
 }
 
 static inline uint64_t edge_fp(const lt_held *h, const request *r)
@@ -2565,13 +2565,13 @@ static edge *edge_find(const lt_held *h, const request *r, node *x)
 
 
 /* A lock identity as one number: the entry's address (user space, below 2^47; 32-byte
- * aligned: a home is half a line) and the low 20 bits of its gen (bits 0-4 and 48-62), so
+ * aligned: a home is half a line) and the low 20 bits of its gen (bits 0-4 and 49-63), so
  * two identities share one only when 2^20 others came between them at one entry. (With 6
  * bits of gen beside a home's address, the home 32 bytes below at a gen 32 higher had the
- * same key.) Bit 63 is left for BELOW_RUN. */
+ * same key.) Bit 47 is left for BELOW_WRITE, bit 48 for BELOW_RUN. */
 static uint64_t ident_key(const lt_lock *l, uint32_t gen)
 {
-    return (uint64_t)(uintptr_t)l | (gen & 31) | (uint64_t)((gen >> 5) & 0x7fff) << 48;
+    return (uint64_t)(uintptr_t)l | (gen & 31) | (uint64_t)(gen >> 5) << 49;
 }
 
 /* A lock held, as a below key: its ident_key and whether it was held for write (bit 47: user
@@ -2641,18 +2641,10 @@ _Static_assert((LT_ANCHOR_YES & LT_ANCHOR_ASK & ANCHOR_MAYBE) &&
                    !((LT_ANCHOR_NONE | LT_ANCHOR_NO) & ANCHOR_MAYBE),
                "YES and ASK have the bit, NONE and NO lack it");
 
-static __attribute__((noinline)) uint64_t edge_below_far(const lt_thread *t, lt_held *h)
-{
-    lt_held *k = held_under(t, h);
-    if (!k)
-        return 0;
-    return lt_held_anchor(h) && !lt_held_anchor(k) ? BELOW_RUN : held_key(k);
-}
-
-/* The below of a new edge h -> the lock t takes (desc_ends): held_below, or BELOW_RUN when h
- * is an anchor and the lock under it is none. Answered at once by the held entries' anchor
- * bytes when the lock under h is an anchor (a plain mutex under a plain mutex, `groups`) or
- * h is known to be none (a read-held rwlock the walk went past, `lazy`). */
+/* The below of a new edge h -> the lock t takes (desc_ends): held_below, answered at once by
+ * the held entries' anchor bytes when the lock under h is an anchor (a plain mutex under a
+ * plain mutex, `groups`) or h is known to be none (a read-held rwlock the walk went past,
+ * `lazy`); else BELOW_RUN, for below_keep to decide where the edge is kept. */
 static inline uint64_t edge_below(const lt_thread *t, lt_held *h)
 {
     if (h == t->held)
@@ -2660,16 +2652,18 @@ static inline uint64_t edge_below(const lt_thread *t, lt_held *h)
     if (lt_likely(h[-1].lock != NULL &&
                   (!(h->anchor & ANCHOR_MAYBE) || h[-1].anchor == LT_ANCHOR_YES)))
         return held_key(&h[-1]);
-    return edge_below_far(t, h);
+    return BELOW_RUN;
 }
 
-/* The below of a new edge out of the anchor h whose lock under it is no anchor: its run, in
- * one of t's own edges; the newest key alone (what kept it before runs) when there is no
- * second one or no edge left. */
+/* The below of a new edge out of h that edge_below left open: when h is an anchor and the
+ * lock under it is none, its run, in one of t's own edges; else, or when there is no second
+ * lock or no edge left, the newest key alone (held_below). */
 static __attribute__((noinline)) uint64_t below_keep(lt_thread *t, lt_held *h)
 {
     uint64_t key[RUN_KEYS] = {0};
     size_t n = 0;
+    if (!lt_held_anchor(h))
+        return held_below(t, h);
     for (lt_held *k = h, *stop = h - WALK < t->held ? t->held : h - WALK;
          n < RUN_KEYS && k-- != stop;) {
         if (!k->lock)
