@@ -327,6 +327,14 @@ def suppress(c):
     rules = c.write('supp', 'self-deadlock:unlock_not_held\nbad-unlock:nothing_like_it*\n')
     _, _, err = c.scenario('bad-unlock', LOCKTRACE_SUPPRESSIONS=rules)
     need('locktrace: bad-unlock:' in err, 'a rule for another kind or function suppressed it')
+    # the README's form, a comment after the rule (its pattern was "unlock_not_*   # a
+    # function", matching nothing); a '#' with no blank before it is the pattern's own
+    rules = c.write('supp', 'bad-unlock:unlock_not_*          # a function\n')
+    ending, _, err = c.scenario('bad-unlock', LOCKTRACE_SUPPRESSIONS=rules)
+    need(ending == 0 and 'locktrace:' not in err, f'a rule with a comment after it: not suppressed: {err}')
+    rules = c.write('supp', 'bad-unlock:unlock_not_*#1\n')
+    _, _, err = c.scenario('bad-unlock', LOCKTRACE_SUPPRESSIONS=rules)
+    need('locktrace: bad-unlock:' in err, 'a pattern was cut at its own #')
 
 
 def suppress_errors(c):

@@ -8,6 +8,7 @@
  * outcomes, with the rule each row checks.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -284,6 +285,35 @@ NOINLINE void cond_wait_cancelled(void)
 NOINLINE void unlock_not_held(pthread_mutex_t *m)
 {
     result("unlock", pthread_mutex_unlock(m));
+}
+
+/* Locks taken past the tracer, through libc's own functions (found in libc's handle, as
+ * Python's ctypes.CDLL("libc.so.6") finds them; a library loaded with RTLD_DEEPBIND calls
+ * them too), and released through the ordinary calls: each thread holds what it unlocks,
+ * libc's words say so. Holding nothing, then holding another lock (an out-of-order release),
+ * then an rwlock held for write. */
+NOINLINE void unlock_taken_past_tracer(void)
+{
+    static pthread_mutex_t other = PTHREAD_MUTEX_INITIALIZER;
+    static pthread_rwlock_t w = PTHREAD_RWLOCK_INITIALIZER;
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    int (*lock)(pthread_mutex_t *) =
+        libc ? (int (*)(pthread_mutex_t *))dlsym(libc, "pthread_mutex_lock") : NULL;
+    int (*wrlock)(pthread_rwlock_t *) =
+        libc ? (int (*)(pthread_rwlock_t *))dlsym(libc, "pthread_rwlock_wrlock") : NULL;
+    if (!lock || !wrlock) {
+        result("libc's own lock functions", ENOENT);
+        return;
+    }
+    lock(&plain);
+    result("unlock", pthread_mutex_unlock(&plain));
+    pthread_mutex_lock(&other);
+    lock(&plain);
+    result("unlock under another", pthread_mutex_unlock(&plain));
+    pthread_mutex_unlock(&other);
+    wrlock(&w);
+    result("wrunlock", pthread_rwlock_unlock(&w));
+    dlclose(libc);
 }
 
 /* Reports of one kind stop after a cap, saying so once. */
@@ -705,6 +735,8 @@ int main(int argc, char **argv)
         cond_wait_cancelled();
     else if (!strcmp(s, "bad-unlock"))
         unlock_not_held(&plain);
+    else if (!strcmp(s, "unlock-past-tracer"))
+        unlock_taken_past_tracer();
     else if (!strcmp(s, "bad-unlock-many"))
         unlock_not_held_often(&plain);
     else if (!strcmp(s, "destroy-held"))

@@ -1,6 +1,9 @@
-// scenarios_cpp.cpp - the same-thread rules through libstdc++: std::shared_mutex and
-// std::mutex never call pthread_*_init, so the tracer meets their locks on first use.
+// scenarios_cpp.cpp - the same-thread rules through libstdc++, and legal neighbours of the
+// order rule (std::lock's back-off) and of condition waits (condition_variable_any's own
+// mutex): std::shared_mutex and std::mutex never call pthread_*_init, so the tracer meets
+// their locks on first use.
 //   scenarios_cpp NAME
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -78,6 +81,64 @@ NOINLINE void cxx_exceptions()
     std::printf("caught %d\n", caught);
 }
 
+// std::scoped_lock and std::lock in opposite orders by three threads: libstdc++'s std::lock
+// blocks only on its first lock and try-locks the others, backing off when one is taken, so
+// no thread ever waits for a lock while holding another: no order, no inversion.
+NOINLINE void cxx_scoped_lock_orders()
+{
+    static std::mutex a, b;
+    std::thread t1([] {
+        for (int i = 0; i < 2000; i++)
+            std::scoped_lock<std::mutex, std::mutex> l(a, b);
+    });
+    std::thread t2([] {
+        for (int i = 0; i < 2000; i++)
+            std::scoped_lock<std::mutex, std::mutex> l(b, a);
+    });
+    std::thread t3([] {
+        for (int i = 0; i < 2000; i++) {
+            std::unique_lock<std::mutex> la(a, std::defer_lock), lb(b, std::defer_lock);
+            std::lock(lb, la);
+        }
+    });
+    t1.join();
+    t2.join();
+    t3.join();
+    std::puts("scoped locks done");
+}
+
+// std::condition_variable_any over a std::shared_mutex: readers wait in shared mode, the
+// writer notifies holding the lock exclusively. libstdc++ waits on an internal mutex of the
+// condition variable, taken under the caller's lock, and retakes the caller's lock only after
+// releasing it: no inversion between the two.
+NOINLINE void cxx_condvar_any()
+{
+    std::condition_variable_any cv;
+    std::atomic<int> entered{0};
+    int ready = 0, woken = 0;
+    std::thread readers[3];
+    for (auto &r : readers)
+        r = std::thread([&] {
+            std::shared_lock<std::shared_mutex> l(shared);
+            entered++;
+            cv.wait(l, [&] { return ready != 0; });
+            std::lock_guard<std::mutex> g(plain);
+            woken++;
+        });
+    while (entered.load() < 3)
+        std::this_thread::yield();
+    {
+        // granted once every reader, having counted itself under its shared lock, released
+        // it in its wait
+        std::unique_lock<std::shared_mutex> w(shared);
+        ready = 1;
+        cv.notify_all();
+    }
+    for (auto &r : readers)
+        r.join();
+    std::printf("woken %d\n", woken);
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -93,6 +154,10 @@ int main(int argc, char **argv)
         cxx_exceptions();
     else if (!std::strcmp(s, "condvar"))
         cxx_condvar();
+    else if (!std::strcmp(s, "scoped-lock-orders"))
+        cxx_scoped_lock_orders();
+    else if (!std::strcmp(s, "condvar-any"))
+        cxx_condvar_any();
     else
         return 64;
     return 0;

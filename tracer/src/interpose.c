@@ -543,6 +543,23 @@ static __attribute__((noinline)) void unlock_unusual(lt_thread *t, int rc, const
     (ra) ? (ra) : (uintptr_t)__builtin_return_address(0),                                  \
         (ra) ? (cfa) : (uintptr_t)__builtin_dwarf_cfa()
 
+/* Unlock of a lock the held set does not have: a bad unlock, unless libc's lock word names
+ * this thread its owner. Then the thread took the lock through a call the tracer does not
+ * see - a library loaded with RTLD_DEEPBIND, or a function pointer dlsym found in libc's own
+ * handle (Python's ctypes.CDLL("libc.so.6")), calls libc directly - and the unlock is its own,
+ * not a finding. Read before libc's unlock, which clears the owner. (ra, cfa) is the call site,
+ * as UNUSUAL_SITE gives it. */
+static __attribute__((noinline)) int unlock_unheld(lt_thread *t, const void *lock, lt_kind kind,
+                                                   lt_api api, uintptr_t ra, uintptr_t cfa)
+{
+    int libc_owner = lt_platform_lock_owned_by(lock, kind, t->info.tid);
+    int rc = real_unlock(lock, kind);
+    if (!libc_owner || rc != 0)
+        unlock_unusual(t, rc, lock, kind, api, ra, cfa);
+    lt_leave(&lt_tls);
+    return rc;
+}
+
 /* unlock (below) of a lock that is not the newest entry of a small set: released out of
  * order, or from a large set. Inline too: called, it cost each of groups' unlocks 28 more
  * instructions; inline, the newest entry's unlock pays 3 (flat-1: 323 -> 326 a pair). */
@@ -552,8 +569,8 @@ static inline __attribute__((always_inline)) int unlock_any(lt_thread *t, const 
 {
     lt_held *h = lt_unlock_begin_oldest(t, lock);
     int oldest = h != NULL;
-    if (!oldest)
-        h = lt_unlock_begin_any(t, lock);
+    if (!oldest && !(h = lt_unlock_begin_any(t, lock)) && !lt_cfg.stats) /* (with stats, */
+        return unlock_unheld(t, lock, kind, api, UNUSUAL_SITE(ra, cfa)); /* no entry is found) */
     int rc = real_unlock(lock, kind);
     if (lt_unlikely(oldest ? !lt_unlock_end_oldest(t, h, lock, rc)
                            : !lt_unlock_end_any(t, h, lock, rc)))
@@ -573,8 +590,11 @@ static inline __attribute__((always_inline)) int unlock_entered(lt_thread *t, co
                                                                 uintptr_t ra, uintptr_t cfa)
 {
     const lt_held *top = lt_unlock_begin(t, lock);
-    if (lt_unlikely(!top) && t->nheld) /* out of order, or a large set */
-        return unlock_any(t, lock, kind, api, ra, cfa);
+    if (lt_unlikely(!top)) {
+        if (t->nheld) /* out of order, or a large set */
+            return unlock_any(t, lock, kind, api, ra, cfa);
+        return unlock_unheld(t, lock, kind, api, UNUSUAL_SITE(ra, cfa));
+    }
     int rc = real_unlock(lock, kind);
     if (lt_unlikely(!lt_unlock_end(t, top, lock, rc)))
         unlock_unusual(t, rc, lock, kind, api, UNUSUAL_SITE(ra, cfa));

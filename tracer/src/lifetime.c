@@ -24,7 +24,9 @@
  * compared with the frame that held it the last time: another frame (another function, or
  * the same one called from elsewhere) means the old lock is gone and is forgotten, silently,
  * before the request; otherwise its history (order edges) would join the new lock's and
- * make false inversions.
+ * make false inversions. The same function called again from the same call site (a loop)
+ * has the same top and return address, so its new lock keeps the old one's history: nothing
+ * the tracer sees tells the two calls apart (README, "Not followed").
  */
 #define _GNU_SOURCE
 #include "lifetime.h"

@@ -94,6 +94,11 @@ int lt_platform_rwlock_prefers_writer(const void *rwlock);
  * contradicts. */
 int lt_platform_lock_held(const void *lock, int kind, int mode, int tid);
 
+/* Nonzero only when the lock word names the thread with kernel id `tid` as the lock's owner
+ * (a mutex's owner, an rwlock's writer); 0 when it names another or none, or cannot name one
+ * (a spinlock, a read hold, a word the platform keeps private). */
+int lt_platform_lock_owned_by(const void *lock, int kind, int tid);
+
 /* Nonzero when the rwlock word (a copy will do) shows that its writer still holds it after
  * an unlock by another thread that libc accepted (glibc makes that a read unlock); 0 where
  * the word cannot tell. */

@@ -925,6 +925,15 @@ int lt_platform_lock_held(const void *lock, int kind, int mode, int tid)
 /* glibc's unlock tells a writer's from a reader's by __cur_writer, the writer's kernel id:
  * another thread's unlock decrements the reader count (which wraps below zero) and leaves
  * __cur_writer as it was. */
+int lt_platform_lock_owned_by(const void *lock, int kind, int tid)
+{
+    switch (kind) {
+    case LT_MUTEX: return ((const pthread_mutex_t *)lock)->__data.__owner == tid;
+    case LT_RWLOCK: return ((const pthread_rwlock_t *)lock)->__data.__cur_writer == tid;
+    default: return 0;
+    }
+}
+
 int lt_platform_rwlock_writer_kept(const void *rwlock)
 {
     return ((const pthread_rwlock_t *)rwlock)->__data.__cur_writer != 0;

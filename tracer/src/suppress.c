@@ -1,9 +1,10 @@
 /*
- * suppress.c - LOCKTRACE_SUPPRESSIONS: a file of lines "<kind>:<pattern>", '#' comments and
- * blank lines. A report of that kind is suppressed when the pattern ('*' matches any run of
- * characters) matches a function name, a module path or base name, or a source file path or
- * base name in any of its frames. Suppressed reports are counted (summary file), not printed.
- * A few built-in rules come first: see builtin[].
+ * suppress.c - LOCKTRACE_SUPPRESSIONS: a file of lines "<kind>:<pattern>", '#' comments (a
+ * whole line, or after a rule and a blank) and blank lines. A report of that kind is
+ * suppressed when the pattern ('*' matches any run of characters) matches a function name, a
+ * module path or base name, or a source file path or base name in any of its frames.
+ * Suppressed reports are counted (summary file), not printed. A few built-in rules come
+ * first: see builtin[].
  *
  * The file is read once at load time, where a problem stops the program with the file and
  * line named; matching runs at report time on the loaded rules without allocating.
@@ -85,11 +86,23 @@ static char *trim(char *s, char *end)
     return s;
 }
 
-/* One line (NUL-terminated); adds a rule unless it is blank or a comment. */
+/* Where the line's comment starts, else end: at a '#' that begins the line or follows a blank,
+ * so a rule may carry one after it (the README's "bad-unlock:legacy_cache_*   # a function"
+ * was a pattern that matched nothing), while a '#' inside a name stays part of the pattern
+ * (a lambda's "{lambda()#1}"). */
+static char *comment_start(char *line, char *end)
+{
+    for (char *p = line; p < end; p++)
+        if (*p == '#' && (p == line || p[-1] == ' ' || p[-1] == '\t'))
+            return p;
+    return end;
+}
+
+/* One line (not NUL-terminated: it ends at end); adds a rule unless it is blank or a comment. */
 static void parse_line(const char *path, long lineno, char *line, char *end)
 {
-    line = trim(line, end);
-    if (!*line || *line == '#')
+    line = trim(line, comment_start(line, end));
+    if (!*line)
         return;
     char *colon = strchr(line, ':');
     if (!colon)
