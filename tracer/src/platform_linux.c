@@ -922,9 +922,6 @@ int lt_platform_lock_held(const void *lock, int kind, int mode, int tid)
             GLIBC_RW_READER_SHIFT) != 0;
 }
 
-/* glibc's unlock tells a writer's from a reader's by __cur_writer, the writer's kernel id:
- * another thread's unlock decrements the reader count (which wraps below zero) and leaves
- * __cur_writer as it was. */
 int lt_platform_lock_owned_by(const void *lock, int kind, int tid)
 {
     switch (kind) {
@@ -934,6 +931,9 @@ int lt_platform_lock_owned_by(const void *lock, int kind, int tid)
     }
 }
 
+/* glibc's unlock tells a writer's from a reader's by __cur_writer, the writer's kernel id:
+ * another thread's unlock decrements the reader count (which wraps below zero) and leaves
+ * __cur_writer as it was. */
 int lt_platform_rwlock_writer_kept(const void *rwlock)
 {
     return ((const pthread_rwlock_t *)rwlock)->__data.__cur_writer != 0;
