@@ -638,8 +638,11 @@ void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn desc
  * there and will release it. Read with peek: the child must not fault on memory the parent
  * unmapped while a thread held a lock in it. A spinlock's word has no process-shared mark
  * and needs none (no futex: its waiters spin on the word), so shared memory is enough; a
- * mutex or rwlock must be process-shared, or a waiter sleeps on a futex of its own process
- * that the parent's unlock never wakes. */
+ * mutex or rwlock must be process-shared too, or a waiter sleeps on a futex of its own
+ * process that the parent's unlock never wakes. The mark alone is not enough: a
+ * process-shared lock in private memory (a global, the heap) is the child's own copy, which
+ * the parent's unlock never reaches either (the child hung silently). The mapping is looked
+ * up last, for a process-shared lock held at the fork only. */
 static int shared_with_parent(const lt_held *h)
 {
     union {
@@ -653,7 +656,7 @@ static int shared_with_parent(const lt_held *h)
         return lt_platform_shared_memory(h->addr);
     return (h->kind == LT_MUTEX || h->kind == LT_RWLOCK) &&
            lt_platform_peek(&word, h->addr, size) == 0 &&
-           lt_platform_lock_pshared(&word, h->kind);
+           lt_platform_lock_pshared(&word, h->kind) && lt_platform_shared_memory(h->addr);
 }
 
 /* Marks what t holds as held for good by `owner`, which can no longer release it: it exited,
