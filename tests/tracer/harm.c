@@ -53,6 +53,8 @@
  *                            is gone and the parent's unlock never reaches it, so the child
  *                            hangs natively ("child hung"); traced, the child's lock is
  *                            reported and aborted ("child aborted"; it once hung silently)
+ *   harm robust-fork         the same with a robust mutex (not process-shared): its holder
+ *                            never exits in the child, so no EOWNERDEAD comes there either
  *   harm spin-fork           the same with a spinlock in shared memory (its word has no
  *                            process-shared mark): the child spins in libc's
  *                            pthread_spin_lock until the parent's thread unlocks it. The
@@ -659,7 +661,8 @@ static void pshared_child(void)
 /* A process-shared mutex in private memory (a global): the fork child's copy is held by a
  * thread the child does not have, and the holder's unlock in the parent reaches the parent's
  * copy only. The child's lock hangs natively (it sleeps on its copy's word, seen in /proc);
- * traced, it is reported and aborted. Says which. */
+ * traced, it is reported and aborted. Says which. With `robust`, a robust mutex instead: its
+ * holder never exits in the child, so nothing marks it for EOWNERDEAD there. */
 static pthread_mutex_t private_pshared;
 
 static void *private_holder(void *arg)
@@ -678,12 +681,13 @@ static void private_child(void)
     pthread_mutex_unlock(&private_pshared);
 }
 
-static int pshared_private_fork(void)
+static int pshared_private_fork(int robust)
 {
     pthread_mutexattr_t ma;
     pthread_t holder;
     if (map_shared_locks() != 0 || pthread_mutexattr_init(&ma) != 0 ||
-        pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED) != 0 ||
+        (robust ? pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST)
+                : pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED)) != 0 ||
         pthread_mutex_init(&private_pshared, &ma) != 0)
         return 1;
     pid_t child = fork_while_held(private_holder, &holder, private_child);
@@ -1022,7 +1026,9 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "pshared-fork"))
         rc = pshared_fork();
     else if (!strcmp(s, "pshared-private-fork"))
-        rc = pshared_private_fork();
+        rc = pshared_private_fork(0);
+    else if (!strcmp(s, "robust-fork"))
+        rc = pshared_private_fork(1);
     else if (!strcmp(s, "spin-fork"))
         rc = spin_fork();
     else if (!strcmp(s, "timed-cycle"))
@@ -1034,7 +1040,7 @@ int main(int argc, char **argv)
                         "stack-same-frame|cancel-pending|fd-reuse|fd-reuse-many|pipe-pending|"
                         "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
                         "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|pshared-fork|"
-                        "pshared-private-fork|spin-fork|timed-cycle|stats-exit\n");
+                        "pshared-private-fork|robust-fork|spin-fork|timed-cycle|stats-exit\n");
         return 2;
     }
     if (rc == 3)
