@@ -48,6 +48,13 @@
  *                            shared memory when main forks; the child takes both, blocking
  *                            until that thread, alive in the parent, releases them: the child
  *                            gets them, no report (a fork once orphaned them in the child)
+ *   harm pshared-private-fork  a thread holds a process-shared mutex in private memory (a
+ *                            global) when main forks; the child locks it: its copy's holder
+ *                            is gone and the parent's unlock never reaches it, so the child
+ *                            hangs natively ("child hung"); traced, the child's lock is
+ *                            reported and aborted ("child aborted"; it once hung silently)
+ *   harm robust-fork         the same with a robust mutex (not process-shared): its holder
+ *                            never exits in the child, so no EOWNERDEAD comes there either
  *   harm spin-fork           the same with a spinlock in shared memory (its word has no
  *                            process-shared mark): the child spins in libc's
  *                            pthread_spin_lock until the parent's thread unlocks it. The
@@ -651,6 +658,62 @@ static void pshared_child(void)
     pthread_mutex_unlock(&shl->m);
 }
 
+/* A process-shared mutex in private memory (a global): the fork child's copy is held by a
+ * thread the child does not have, and the holder's unlock in the parent reaches the parent's
+ * copy only. The child's lock hangs natively (it sleeps on its copy's word, seen in /proc);
+ * traced, it is reported and aborted. Says which. With `robust`, a robust mutex instead: its
+ * holder never exits in the child, so nothing marks it for EOWNERDEAD there. */
+static pthread_mutex_t private_pshared;
+
+static void *private_holder(void *arg)
+{
+    pthread_mutex_lock(&private_pshared);
+    atomic_store(&shl->held, 1);
+    while (atomic_load(&shl->release) < 1)
+        sched_yield();
+    pthread_mutex_unlock(&private_pshared);
+    return arg;
+}
+
+static void private_child(void)
+{
+    pthread_mutex_lock(&private_pshared);
+    pthread_mutex_unlock(&private_pshared);
+}
+
+static int pshared_private_fork(int robust)
+{
+    pthread_mutexattr_t ma;
+    pthread_t holder;
+    if (map_shared_locks() != 0 || pthread_mutexattr_init(&ma) != 0 ||
+        (robust ? pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST)
+                : pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED)) != 0 ||
+        pthread_mutex_init(&private_pshared, &ma) != 0)
+        return 1;
+    pid_t child = fork_while_held(private_holder, &holder, private_child);
+    if (child < 0)
+        return 1;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/syscall", (int)child);
+    uintptr_t word = 0;
+    int status = 0, hung = 0;
+    while (waitpid(child, &status, WNOHANG) != child) {
+        if (atomic_load(&shl->step) >= 1 && blocked_futex_word_at(path, &word) &&
+            word == (uintptr_t)&private_pshared) {
+            hung = 1;
+            kill(child, SIGKILL);
+            waitpid(child, &status, 0);
+            break;
+        }
+        sched_yield();
+    }
+    atomic_store(&shl->release, 1);
+    pthread_join(holder, NULL);
+    puts(hung ? "child hung"
+              : WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT ? "child aborted" : "child exited");
+    return 0;
+}
+
 static int pshared_fork(void)
 {
     if (map_shared_locks() != 0)
@@ -962,6 +1025,10 @@ int main(int argc, char **argv)
         rc = cond_busy(BUSY_TIMED);
     else if (!strcmp(s, "pshared-fork"))
         rc = pshared_fork();
+    else if (!strcmp(s, "pshared-private-fork"))
+        rc = pshared_private_fork(0);
+    else if (!strcmp(s, "robust-fork"))
+        rc = pshared_private_fork(1);
     else if (!strcmp(s, "spin-fork"))
         rc = spin_fork();
     else if (!strcmp(s, "timed-cycle"))
@@ -973,7 +1040,7 @@ int main(int argc, char **argv)
                         "stack-same-frame|cancel-pending|fd-reuse|fd-reuse-many|pipe-pending|"
                         "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
                         "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|pshared-fork|"
-                        "spin-fork|timed-cycle|stats-exit\n");
+                        "pshared-private-fork|robust-fork|spin-fork|timed-cycle|stats-exit\n");
         return 2;
     }
     if (rc == 3)

@@ -102,8 +102,9 @@ static int report_self(lt_event *ev, const lt_held *h, lt_reason why)
     if (h) {
         fill_held(&f, h);
     } else {
+        const lt_gone *gone = lt_lock_cold_of(ev->lock)->orphan_of;
         f.held_mode = (lt_mode)ev->lock->orphan_mode;
-        f.other = f.held_mode != LT_MODE_NONE ? lt_lock_cold_of(ev->lock)->orphan_of : NULL;
+        f.other = f.held_mode != LT_MODE_NONE && gone ? &gone->info : NULL;
     }
     lt_report(&f);
     return f.outcome == LT_OUTCOME_EDEADLK ? EDEADLK : 0;
@@ -187,13 +188,18 @@ static lt_held *find_valid(lt_thread *t, const void *addr)
 }
 
 /* A lock held by a gone thread blocks a conflicting request for good; robust mutexes are the
- * exception (they hand the next locker EOWNERDEAD). */
+ * exception (they hand the next locker EOWNERDEAD) when their holder exited, not when it was
+ * left behind by fork: the kernel marks a robust mutex at its holder's exit, and that holder
+ * lives on in the parent (the child's lock hung silently). */
 static int orphan_blocks(const lt_event *ev)
 {
     const lt_lock *l = ev->lock;
     if (ev->wait == LT_WAIT_TRY || (l->orphan_mode != LT_MODE_WRITE && ev->mode != LT_MODE_WRITE))
         return 0;
-    return ev->kind != LT_MUTEX || !lt_lock_robust(ev->addr, ev->lock);
+    if (ev->kind != LT_MUTEX || !lt_lock_robust(ev->addr, ev->lock))
+        return 1;
+    const lt_gone *gone = lt_lock_cold_of(l)->orphan_of; /* NULL: see orphan_confirmed */
+    return gone && gone->by_fork;
 }
 
 static void release(lt_thread *t, lt_held *h);
@@ -259,9 +265,9 @@ static int confirmed(lt_event *ev, lt_held *h)
 static int orphan_confirmed(lt_event *ev)
 {
     lt_lock *l = ev->lock;
-    const lt_thread_info *gone = lt_lock_cold_of(l)->orphan_of; /* NULL: the mode was seen
-                                                          before it (lt_orphan_locks' fence) */
-    if (gone && lt_lock_word_held(ev->addr, l, ev->kind, (lt_mode)l->orphan_mode, gone->tid))
+    const lt_gone *gone = lt_lock_cold_of(l)->orphan_of; /* NULL: the mode was seen before it
+                                                   (lt_orphan_locks' fence) */
+    if (gone && lt_lock_word_held(ev->addr, l, ev->kind, (lt_mode)l->orphan_mode, gone->info.tid))
         return 1;
     renew(ev);
     return 0;
@@ -638,8 +644,11 @@ void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn desc
  * there and will release it. Read with peek: the child must not fault on memory the parent
  * unmapped while a thread held a lock in it. A spinlock's word has no process-shared mark
  * and needs none (no futex: its waiters spin on the word), so shared memory is enough; a
- * mutex or rwlock must be process-shared, or a waiter sleeps on a futex of its own process
- * that the parent's unlock never wakes. */
+ * mutex or rwlock must be process-shared too, or a waiter sleeps on a futex of its own
+ * process that the parent's unlock never wakes. The mark alone is not enough: a
+ * process-shared lock in private memory (a global, the heap) is the child's own copy, which
+ * the parent's unlock never reaches either (the child hung silently). The mapping is looked
+ * up last, for a process-shared lock held at the fork only. */
 static int shared_with_parent(const lt_held *h)
 {
     union {
@@ -653,18 +662,18 @@ static int shared_with_parent(const lt_held *h)
         return lt_platform_shared_memory(h->addr);
     return (h->kind == LT_MUTEX || h->kind == LT_RWLOCK) &&
            lt_platform_peek(&word, h->addr, size) == 0 &&
-           lt_platform_lock_pshared(&word, h->kind);
+           lt_platform_lock_pshared(&word, h->kind) && lt_platform_shared_memory(h->addr);
 }
 
 /* Marks what t holds as held for good by `owner`, which can no longer release it: it exited,
- * or (forked) it is a thread of the parent of this fork child, where only the
+ * or (by_fork) it is a thread of the parent of this fork child, where only the
  * process-shared locks can still be released. In a fork child t may have stopped half-way
  * through filling an entry: those have no lock yet. */
-void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner, int forked)
+void lt_orphan_locks(lt_thread *t, const lt_gone *owner)
 {
     for (uint32_t i = 0; i < t->held_end; i++) {
         lt_held *h = &t->held[i];
-        if (!h->lock || !held_valid(t, h) || (forked && shared_with_parent(h)))
+        if (!h->lock || !held_valid(t, h) || (owner->by_fork && shared_with_parent(h)))
             continue;
         lt_lock_cold_of(h->lock)->orphan_of = owner;
         atomic_thread_fence(memory_order_release); /* before the mode, which says it is one */
@@ -744,9 +753,9 @@ void lt_on_thread_exit(lt_thread *t)
     lt_thread_info info;
     lt_thread_info_now(t, &info);
     report_exit_held(t, &info);
-    lt_thread_info *gone = malloc(sizeof *gone);
+    lt_gone *gone = malloc(sizeof *gone);
     if (gone) {
-        *gone = info;
-        lt_orphan_locks(t, gone, 0);
+        *gone = (lt_gone){info, 0};
+        lt_orphan_locks(t, gone);
     }
 }

@@ -403,7 +403,7 @@ int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved);
 void lt_cond_reacquire(lt_event *ev, const lt_held *saved);
 void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn describe);
 void lt_on_thread_exit(lt_thread *t);
-void lt_orphan_locks(lt_thread *t, const lt_thread_info *owner, int forked);
+void lt_orphan_locks(lt_thread *t, const lt_gone *owner);
 /* In a fork child: t is the thread that forked, tid_in_parent its kernel id there. */
 void lt_on_forked(lt_thread *t, int tid_in_parent);
 

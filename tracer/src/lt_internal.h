@@ -43,6 +43,14 @@ typedef struct lt_thread_info {
     char name[16]; /* kernel comm name, NUL-terminated */
 } lt_thread_info;
 
+/* A thread gone holding locks (their orphan_of): who it was, and how it went. By its exit, the
+ * kernel marks the robust mutexes it held, whose next locker gets EOWNERDEAD; by fork (a
+ * thread of the parent that the child did not get), nothing ever does in the child. */
+typedef struct lt_gone {
+    lt_thread_info info;
+    int by_fork;
+} lt_gone;
+
 /* What an edge of the order graph keeps of its first occurrence, but the modes (order.c's
  * labels). */
 typedef struct lt_label {
@@ -119,7 +127,7 @@ typedef struct lt_lock_cold {
     _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
     _Atomic uint64_t klass;           /* classes.c: gen << 32 | class id of this identity;
                                          another gen: not decided yet */
-    const lt_thread_info *orphan_of;  /* the thread that exited holding it (orphan_mode) */
+    const lt_gone *orphan_of;         /* the thread gone holding it (orphan_mode) */
     lt_lock_side *_Atomic side;       /* NULL until first needed (lt_shadow_side); then the
                                          entry's for good */
 } lt_lock_cold;

@@ -81,7 +81,8 @@ int lt_platform_lock_pshared(const void *lock, int kind);
 
 /* Nonzero when addr is in a mapping shared with other processes (MAP_SHARED, a fork child's
  * parent among them), from /proc/self/maps: for a spinlock, whose word has no process-shared
- * mark. Never allocates. */
+ * mark, and a process-shared mutex or rwlock, whose mark does not say where it lives. Never
+ * allocates. */
 int lt_platform_shared_memory(const void *addr);
 
 /* Nonzero when the rwlock makes readers queue behind waiting writers (glibc:

@@ -291,7 +291,8 @@ int lt_platform_lock_pshared(const void *lock, int kind)
     return 0;
 }
 
-/* Only spinlocks ask, and libsystem has none. */
+/* Only spinlocks, which libsystem has none of, and process-shared locks, which
+ * lt_platform_lock_pshared never finds here, ask. */
 int lt_platform_shared_memory(const void *addr)
 {
     (void)addr;

@@ -447,10 +447,10 @@ static void fork_child(void)
     for (lt_thread *t = registry; t; t = t->next) {
         if (t == self || t->nheld == 0)
             continue;
-        lt_thread_info *gone = malloc(sizeof *gone);
+        lt_gone *gone = malloc(sizeof *gone);
         if (gone) {
-            *gone = t->info;
-            lt_orphan_locks(t, gone, 1);
+            *gone = (lt_gone){t->info, 1};
+            lt_orphan_locks(t, gone);
         }
     }
     registry = NULL;
