@@ -668,12 +668,16 @@ static int shared_with_parent(const lt_held *h)
 /* Marks what t holds as held for good by `owner`, which can no longer release it: it exited,
  * or (by_fork) it is a thread of the parent of this fork child, where only the
  * process-shared locks can still be released. In a fork child t may have stopped half-way
- * through filling an entry: those have no lock yet. */
+ * through filling an entry: those have no lock yet. Nor does a once-control whose init
+ * routine a thread of the parent was running stay taken in the child: glibc keeps the fork
+ * generation in its word, and a child's pthread_once runs the routine afresh (it was an
+ * abort, a correct program's child killed). */
 void lt_orphan_locks(lt_thread *t, const lt_gone *owner)
 {
     for (uint32_t i = 0; i < t->held_end; i++) {
         lt_held *h = &t->held[i];
-        if (!h->lock || !held_valid(t, h) || (owner->by_fork && shared_with_parent(h)))
+        if (!h->lock || !held_valid(t, h) ||
+            (owner->by_fork && (h->kind == LT_ONCE || shared_with_parent(h))))
             continue;
         lt_lock_cold_of(h->lock)->orphan_of = owner;
         atomic_thread_fence(memory_order_release); /* before the mode, which says it is one */
