@@ -55,6 +55,10 @@
  *                            reported and aborted ("child aborted"; it once hung silently)
  *   harm robust-fork         the same with a robust mutex (not process-shared): its holder
  *                            never exits in the child, so no EOWNERDEAD comes there either
+ *   harm atfork-rwlock       atfork handlers: prepare takes an rwlock for write, the child's
+ *                            handler unlocks it, which glibc takes for a read unlock (the
+ *                            fork changed the writer's id): the child's wrlock hangs natively
+ *                            ("child hung"); traced, reported and aborted ("child aborted")
  *   harm spin-fork           the same with a spinlock in shared memory (its word has no
  *                            process-shared mark): the child spins in libc's
  *                            pthread_spin_lock until the parent's thread unlocks it. The
@@ -658,6 +662,29 @@ static void pshared_child(void)
     pthread_mutex_unlock(&shl->m);
 }
 
+/* Prints what became of fork child `child` once it announced its request (step 1) for the
+ * lock at [lock, lock + size): "child hung" when it sleeps on a futex word in the lock (killed
+ * then), "child aborted" (the tracer's report), or "child exited". */
+static void say_child_fate(pid_t child, const void *lock, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/syscall", (int)child);
+    uintptr_t word = 0, lo = (uintptr_t)lock;
+    int status = 0, hung = 0;
+    while (waitpid(child, &status, WNOHANG) != child) {
+        if (atomic_load(&shl->step) >= 1 && blocked_futex_word_at(path, &word) && word >= lo &&
+            word < lo + size) {
+            hung = 1;
+            kill(child, SIGKILL);
+            waitpid(child, &status, 0);
+            break;
+        }
+        sched_yield();
+    }
+    puts(hung ? "child hung"
+              : WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT ? "child aborted" : "child exited");
+}
+
 /* A process-shared mutex in private memory (a global): the fork child's copy is held by a
  * thread the child does not have, and the holder's unlock in the parent reaches the parent's
  * copy only. The child's lock hangs natively (it sleeps on its copy's word, seen in /proc);
@@ -693,24 +720,33 @@ static int pshared_private_fork(int robust)
     pid_t child = fork_while_held(private_holder, &holder, private_child);
     if (child < 0)
         return 1;
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/syscall", (int)child);
-    uintptr_t word = 0;
-    int status = 0, hung = 0;
-    while (waitpid(child, &status, WNOHANG) != child) {
-        if (atomic_load(&shl->step) >= 1 && blocked_futex_word_at(path, &word) &&
-            word == (uintptr_t)&private_pshared) {
-            hung = 1;
-            kill(child, SIGKILL);
-            waitpid(child, &status, 0);
-            break;
-        }
-        sched_yield();
-    }
+    say_child_fate(child, &private_pshared, sizeof private_pshared);
     atomic_store(&shl->release, 1);
     pthread_join(holder, NULL);
-    puts(hung ? "child hung"
-              : WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT ? "child aborted" : "child exited");
+    return 0;
+}
+
+/* An atfork discipline with an rwlock: the prepare handler takes it for write, the parent
+ * and child handlers unlock it. In the child glibc takes that unlock for a read unlock (the
+ * writer is named by its kernel id, which the fork changed), so the child's next wrlock hangs
+ * natively; traced, it is reported and aborted (it once hung silently). Says which. */
+static pthread_rwlock_t atfork_rw = PTHREAD_RWLOCK_INITIALIZER;
+static void atfork_wrlock(void) { pthread_rwlock_wrlock(&atfork_rw); }
+static void atfork_unlock(void) { pthread_rwlock_unlock(&atfork_rw); }
+
+static int atfork_rwlock(void)
+{
+    if (map_shared_locks() != 0 || pthread_atfork(atfork_wrlock, atfork_unlock, atfork_unlock) != 0)
+        return 1;
+    pid_t child = fork();
+    if (child == 0) {
+        atomic_store(&shl->step, 1);
+        pthread_rwlock_wrlock(&atfork_rw);
+        _exit(0);
+    }
+    if (child < 0)
+        return 1;
+    say_child_fate(child, &atfork_rw, sizeof atfork_rw);
     return 0;
 }
 
@@ -1029,6 +1065,8 @@ int main(int argc, char **argv)
         rc = pshared_private_fork(0);
     else if (!strcmp(s, "robust-fork"))
         rc = pshared_private_fork(1);
+    else if (!strcmp(s, "atfork-rwlock"))
+        rc = atfork_rwlock();
     else if (!strcmp(s, "spin-fork"))
         rc = spin_fork();
     else if (!strcmp(s, "timed-cycle"))
@@ -1040,7 +1078,8 @@ int main(int argc, char **argv)
                         "stack-same-frame|cancel-pending|fd-reuse|fd-reuse-many|pipe-pending|"
                         "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
                         "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|pshared-fork|"
-                        "pshared-private-fork|robust-fork|spin-fork|timed-cycle|stats-exit\n");
+                        "pshared-private-fork|robust-fork|atfork-rwlock|spin-fork|timed-cycle|"
+                        "stats-exit\n");
         return 2;
     }
     if (rc == 3)

@@ -205,11 +205,26 @@ static int orphan_blocks(const lt_event *ev)
 static void release(lt_thread *t, lt_held *h);
 static void report_bad_unlock(lt_event *ev, int unlocked);
 static int shared_with_parent(const lt_held *h);
+static void orphan_entry(const lt_held *h, const lt_gone *owner);
 
 /* In a fork child, the thread that forked (by seq) and its kernel id in the parent: the words
  * of the mutexes and rwlocks it held for write at the fork still name that id, so libc's
  * owner checks (error-checking, recursive, an rwlock's EDEADLK) fail for it here. */
 static int forked_seq = -1, forked_tid;
+
+/* An rwlock the thread that forked held for write, in private memory: in the child nothing
+ * can release it. glibc's unlock tells a writer by its kernel id, which the fork changed, so
+ * the child's unlock (an atfork child handler's) is taken for a read unlock and the lock stays
+ * written by the parent's id. Besides its held entry (a relock is a fork-relock while it
+ * lasts) it becomes an orphan of the parent's thread, so that a request after that unlock -
+ * which hung silently - is reported as one for a lock a gone thread holds. */
+static int written_for_good(const lt_held *h, int tid_in_parent)
+{
+    pthread_rwlock_t word;
+    return h->kind == LT_RWLOCK && h->mode == LT_MODE_WRITE && !custom(h->lock) &&
+           lt_platform_peek(&word, h->addr, sizeof word) == 0 &&
+           lt_platform_lock_held(&word, LT_RWLOCK, LT_MODE_WRITE, tid_in_parent);
+}
 
 /* What t holds in memory shared with the parent is the parent's thread's to release, not
  * this copy's: it leaves t's held set, or the child locking it again (waiting for the parent,
@@ -218,13 +233,22 @@ static int forked_seq = -1, forked_tid;
  * owner and a read-held rwlock's names no reader. */
 void lt_on_forked(lt_thread *t, int tid_in_parent)
 {
+    lt_gone *parent_self = NULL;
     forked_seq = t->info.seq;
     forked_tid = tid_in_parent;
     lt_held_compact(t); /* entries below i then stay where they are while ones above go */
     for (uint32_t i = t->held_end; i-- > 0;) {
         lt_held *h = &t->held[i];
-        if (h->lock && held_valid(t, h) && shared_with_parent(h))
+        if (!h->lock || !held_valid(t, h))
+            continue;
+        if (shared_with_parent(h)) {
             release(t, h);
+        } else if (written_for_good(h, tid_in_parent) &&
+                   (parent_self || (parent_self = malloc(sizeof *parent_self)) != NULL)) {
+            *parent_self = (lt_gone){t->info, 1};
+            parent_self->info.tid = tid_in_parent;
+            orphan_entry(h, parent_self);
+        }
     }
 }
 
@@ -668,17 +692,28 @@ static int shared_with_parent(const lt_held *h)
 /* Marks what t holds as held for good by `owner`, which can no longer release it: it exited,
  * or (by_fork) it is a thread of the parent of this fork child, where only the
  * process-shared locks can still be released. In a fork child t may have stopped half-way
- * through filling an entry: those have no lock yet. */
+ * through filling an entry: those have no lock yet. Nor does a once-control whose init
+ * routine a thread of the parent was running stay taken in the child: glibc keeps the fork
+ * generation in its word, and a child's pthread_once runs the routine afresh (it was an
+ * abort, a correct program's child killed). */
 void lt_orphan_locks(lt_thread *t, const lt_gone *owner)
 {
     for (uint32_t i = 0; i < t->held_end; i++) {
         lt_held *h = &t->held[i];
-        if (!h->lock || !held_valid(t, h) || (owner->by_fork && shared_with_parent(h)))
+        if (!h->lock || !held_valid(t, h) ||
+            (owner->by_fork && (h->kind == LT_ONCE || shared_with_parent(h))))
             continue;
-        lt_lock_cold_of(h->lock)->orphan_of = owner;
-        atomic_thread_fence(memory_order_release); /* before the mode, which says it is one */
-        h->lock->orphan_mode = h->mode;
+        orphan_entry(h, owner);
     }
+}
+
+/* h's lock is held for good by `owner`. (Out of line: inlined into its two callers, its fence
+ * failed the ThreadSanitizer build of the core, -Werror=tsan.) */
+static __attribute__((noinline)) void orphan_entry(const lt_held *h, const lt_gone *owner)
+{
+    lt_lock_cold_of(h->lock)->orphan_of = owner;
+    atomic_thread_fence(memory_order_release); /* before the mode, which says it is one */
+    h->lock->orphan_mode = h->mode;
 }
 
 /* Entries whose lock word says t does not hold them (the memory became another lock, or is

@@ -5,13 +5,17 @@
  * itself forever without the tracer); call-once-self: the same through C11 call_once;
  * cross: two threads, each inside the init routine of one control, call the other's
  * (each waits for the other forever); legit: many threads racing for one slow control,
- * nested controls, an init routine taking a mutex, a cancelled init routine run again.
+ * nested controls, an init routine taking a mutex, a cancelled init routine run again;
+ * fork-during-init: a fork while another thread runs an init routine, whose child calls that
+ * pthread_once: glibc's once word carries the fork generation, so the child runs the routine
+ * itself, as it prints.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <threads.h>
 #include <unistd.h>
 
@@ -158,6 +162,53 @@ NOINLINE void legit(void)
     printf("slow %d inner %d cancelled %d\n", slow_runs, inner_runs, cancelled_runs);
 }
 
+/* ---- fork-during-init ---- */
+static pthread_once_t once_forked = PTHREAD_ONCE_INIT;
+static atomic_int forked_in_init, forked_release;
+static pid_t parent_pid;
+
+NOINLINE void init_forked(void)
+{
+    if (getpid() != parent_pid) {
+        printf("the child ran the init routine\n");
+        return;
+    }
+    forked_in_init = 1;
+    while (!forked_release)
+        sched_yield();
+}
+
+static void *run_forked_init(void *arg)
+{
+    (void)arg;
+    pthread_once(&once_forked, init_forked);
+    return NULL;
+}
+
+NOINLINE int fork_during_init(void)
+{
+    pthread_t th;
+    int status = -1;
+    parent_pid = getpid();
+    if (pthread_create(&th, NULL, run_forked_init, NULL) != 0)
+        return 1;
+    while (!forked_in_init)
+        sched_yield();
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        pthread_once(&once_forked, init_forked);
+        fflush(stdout);
+        _exit(0);
+    }
+    if (child > 0)
+        waitpid(child, &status, 0);
+    forked_release = 1;
+    pthread_join(th, NULL);
+    printf("child status %d\n", status);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "self") == 0)
@@ -168,8 +219,10 @@ int main(int argc, char **argv)
         cross();
     else if (argc == 2 && strcmp(argv[1], "legit") == 0)
         legit();
+    else if (argc == 2 && strcmp(argv[1], "fork-during-init") == 0)
+        fork_during_init();
     else {
-        fprintf(stderr, "usage: once self|call-once-self|cross|legit\n");
+        fprintf(stderr, "usage: once self|call-once-self|cross|legit|fork-during-init\n");
         return 64;
     }
     printf("returned\n");
