@@ -3122,6 +3122,21 @@ static void closing_unwound(lt_edge_info *i, lt_held *h, request *r)
         edge_add(h, r, edge_fp(h, r));
 }
 
+/* Under the graph lock, before a search for cycles through the lock t takes: the inline edges
+ * into the locks t holds, the search's goals (cycle_expand), made real. Such an edge is in no
+ * list, and where it comes from a lock that got a node since (a root keeps no record of its
+ * children), the search from that lock did not find the held one: P -> H inline, P given a
+ * node by another edge, then H held under an anchor whose chain of inline edges up to H was cut
+ * by an ended lock, and t's request for P (H -> P through its held set) went unreported. */
+static void held_inline_realise(lt_thread *t)
+{
+    for (uint32_t i = t->held_start; i < t->held_end; i++) {
+        const lt_held *h = &t->held[i];
+        if (h->lock && inline_of(h->lock) && !identity_ended(h->lock, h->gen))
+            inline_realise(h->lock, h->gen);
+    }
+}
+
 /* New edges went into X: the shortest cycle through it, if the graph has cycles at all.
  * Reported after the graph lock is released. The closing edge H -> X is this acquisition's,
  * as first made if that was unwound, else described from the live stack. 0 when the search
@@ -3134,6 +3149,7 @@ static int cycle_check(request *r)
     size_t n = 0, m = 0;
     graph_enter();
     ending_draw();
+    held_inline_realise(r->ev->self);
     node *x = node_find(r->ev->lock, r->gen);
     if (x) {
         cycle_bfs.expand = cycle_expand;
