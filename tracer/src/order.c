@@ -3262,6 +3262,8 @@ static inline void fingerprints(lt_held **hs, size_t n, const lt_event *ev, uint
                              ev->mode);
 }
 
+static __attribute__((noinline)) int inline_first_locked(lt_held *h, request *r);
+
 /* Adds the edges of hs that are not in the graph yet; 0 when out of memory. */
 static inline __attribute__((always_inline)) int batch_add(lt_held **hs, uint64_t *fps,
                                                             size_t n, request *r)
@@ -3269,7 +3271,7 @@ static inline __attribute__((always_inline)) int batch_add(lt_held **hs, uint64_
     size_t fresh = 0, stops[WALK];
     lt_known_look look;
     if (r->fresh)
-        return edges_add(hs, fps, n, r, NULL, NULL);
+        return (n == 1 && inline_first_locked(hs[0], r)) || edges_add(hs, fps, n, r, NULL, NULL);
     lt_known_look_now(&look);
     for (size_t k = 0; k < n; k++) {
         if (lt_likely(lt_set_find(look.k, fps[k], &stops[fresh])))
@@ -3395,10 +3397,13 @@ static inline uint32_t first_label(lt_thread *t, lt_held *h, lt_mode to_mode, ui
     return lab;
 }
 
-/* In the gate: inline_first's edge h -> X, where only this thread holds X and h. The lock h
- * may have an inline edge of its own, then X becomes its linked child, unless it has one;
- * else it is a root from now on (root_ref), so that no inline edge goes into it. */
-static int inline_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t lab)
+/* In the gate, or under the graph lock (inline_first_locked): inline_first's edge h -> X,
+ * where only this thread holds X and h. The lock h may have an inline edge of its own, then X
+ * becomes its linked child, unless it has one; else it is a root from now on (root_ref), so
+ * that no inline edge goes into it. (Inline in both: called, it cost every lock's first edge
+ * in `groups` 13 instructions.) */
+static inline __attribute__((always_inline)) int inline_first_gated(lt_event *ev, uint32_t gen,
+                                                                    lt_held *h, uint32_t lab)
 {
     lt_thread *t = ev->self;
     lt_lock *x = ev->lock, *p = h->lock;
@@ -3439,6 +3444,41 @@ static int inline_first(lt_event *ev, uint32_t gen, lt_held *h, uint32_t lab)
         return 0;
     kept = inline_first_gated(ev, gen, h, lab);
     gate_leave(t);
+    return kept;
+}
+
+/*
+ * A lock's first edge h -> X, h without a node, that edge_first left to the general way (the
+ * call site still unwinds, UNWOUND_PER_SITE; the thread has too few edges of its own; full
+ * stacks), described as edges_add would: kept inline all the same, under the graph lock, when
+ * both are held by this thread alone. Made there as a node and an edge, X's node made every
+ * later lock taken under X take edge_first's way with a node: in `groups` the 64 unwound
+ * first edges of the first round gave all its 25,000 locks nodes, and their pool's pages,
+ * zeroed, were a large part of that round, most of the row's time. 0: the general way goes
+ * on. (Out of line, and asked before edges_add, not in it: there it cost `lazy` 30
+ * instructions a round.)
+ */
+static __attribute__((noinline)) int inline_first_locked(lt_held *h, request *r)
+{
+    lt_thread *t = r->ev->self;
+    int foreign = foreign_unlocks(), kept = 0, block;
+    const lt_thread_info *who;
+    uint32_t lab;
+    desc d;
+    if (!held_alone(r->ev->mode, foreign) || !held_alone((lt_mode)h->mode, foreign) ||
+        node_of(h->lock) || !ref_free(order_ref(r->ev->lock)))
+        return 0;
+    edge_describe(&d, h, r);
+    graph_enter();
+    slot_claim(t);
+    block = edge_cache_fill(t);
+    if (!graph_capped() && edge_cache_has(t) && (who = thread_intern(&r->thread)) != NULL) {
+        d.l.thread = who;
+        kept = (lab = label_intern(t, &d.l)) != 0 && inline_first_gated(r->ev, r->gen, h, lab);
+    }
+    graph_leave();
+    if (block)
+        lt_prefault(edge_at(t->edge_block), t->edge_nblock * sizeof(edge));
     return kept;
 }
 
