@@ -1518,6 +1518,70 @@ NOINLINE void ended_run_two(int r_first)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * A root's inline child as the search's goal (order.c held_inline_realise): each round on new
+ * heap locks, P, then H, A, B nested; A released; C under B; P released; D under C; B
+ * released; E under D; D released; B destroyed; another thread takes Y, then P (P gets a
+ * node, its inline edge P -> H stays); then H, C, E held, P: H -> P against P -> H. Every lock
+ * call goes through one call site, taken past its unwinds first, and a back edge (X1, X2 both
+ * ways) makes new edges searched; rounds 2 and 3 (call sites known: inline edges) were silent.
+ */
+struct root_set {
+    pthread_mutex_t p, h, a, b, c, d, e, y;
+};
+static struct root_set *root;
+
+NOINLINE static void root_lock(pthread_mutex_t *m)
+{
+    pthread_mutex_lock(m);
+    __asm__ volatile("");
+}
+
+static void *root_other(void *arg)
+{
+    (void)arg;
+    root_lock(&root->y);
+    root_lock(&root->p);
+    pthread_mutex_unlock(&root->p);
+    pthread_mutex_unlock(&root->y);
+    return NULL;
+}
+
+NOINLINE void root_child_goal(void)
+{
+    static pthread_mutex_t warm[80], x1 = PTHREAD_MUTEX_INITIALIZER, x2 = PTHREAD_MUTEX_INITIALIZER;
+    for (int i = 0; i < 80; i++) {
+        pthread_mutex_init(&warm[i], NULL);
+        root_lock(&warm[i]);
+    }
+    for (int i = 79; i >= 0; i--)
+        pthread_mutex_unlock(&warm[i]);
+    root_lock(&x1), root_lock(&x2), pthread_mutex_unlock(&x2), pthread_mutex_unlock(&x1);
+    root_lock(&x2), root_lock(&x1), pthread_mutex_unlock(&x1), pthread_mutex_unlock(&x2);
+    for (int k = 0; k < 3; k++) {
+        root = calloc(1, sizeof *root); /* (never freed: new addresses each round) */
+        root_lock(&root->p);
+        root_lock(&root->h);
+        root_lock(&root->a);
+        root_lock(&root->b);
+        pthread_mutex_unlock(&root->a);
+        root_lock(&root->c);
+        pthread_mutex_unlock(&root->p);
+        root_lock(&root->d);
+        pthread_mutex_unlock(&root->b);
+        root_lock(&root->e);
+        pthread_mutex_unlock(&root->d);
+        pthread_mutex_destroy(&root->b);
+        one_after_another(1, root_other);
+        root_lock(&root->p);
+        pthread_mutex_unlock(&root->p);
+        pthread_mutex_unlock(&root->e);
+        pthread_mutex_unlock(&root->c);
+        pthread_mutex_unlock(&root->h);
+    }
+    puts("P, H, A, B nested, A, P, B released, B destroyed, P taken elsewhere, then P, 3 rounds");
+}
+
+/* ------------------------------------------------------------------------------------------
  * Ended in a mass free: a heap block of MASS mutexes, all held at once in index order (each
  * taken under the one before, as in the `groups` stress row) but for a few in the middle
  * (which would otherwise be ordered already), with X (and Y) of those taken between A and B: A, X, B nested, or A, X, Y, B with Y right after or right before X
@@ -1845,6 +1909,8 @@ int main(int argc, char **argv)
         ended_run_two(0);
     else if (!strcmp(s, "ended-run-two-r-first"))
         ended_run_two(1);
+    else if (!strcmp(s, "root-child-goal"))
+        root_child_goal();
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;

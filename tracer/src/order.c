@@ -3125,6 +3125,21 @@ static void closing_unwound(lt_edge_info *i, lt_held *h, request *r)
         edge_add(h, r, edge_fp(h, r));
 }
 
+/* Under the graph lock, before a search for cycles through the lock t takes: the inline edges
+ * into the locks t holds, the search's goals (cycle_expand), made real. Such an edge is in no
+ * list, and where it comes from a lock that got a node since (a root keeps no record of its
+ * children), the search from that lock did not find the held one: P -> H inline, P given a
+ * node by another edge, then H held under an anchor whose chain of inline edges up to H was cut
+ * by an ended lock, and t's request for P (H -> P through its held set) went unreported. */
+static void held_inline_realise(lt_thread *t)
+{
+    for (uint32_t i = t->held_start; i < t->held_end; i++) {
+        const lt_held *h = &t->held[i];
+        if (h->lock && inline_of(h->lock) && !identity_ended(h->lock, h->gen))
+            inline_realise(h->lock, h->gen);
+    }
+}
+
 /* New edges went into X: the shortest cycle through it, if the graph has cycles at all.
  * Reported after the graph lock is released. The closing edge H -> X is this acquisition's,
  * as first made if that was unwound, else described from the live stack. 0 when the search
@@ -3137,6 +3152,7 @@ static int cycle_check(request *r)
     size_t n = 0, m = 0;
     graph_enter();
     ending_draw();
+    held_inline_realise(r->ev->self);
     node *x = node_find(r->ev->lock, r->gen);
     if (x) {
         cycle_bfs.expand = cycle_expand;
@@ -3246,6 +3262,8 @@ static inline void fingerprints(lt_held **hs, size_t n, const lt_event *ev, uint
                              ev->mode);
 }
 
+static __attribute__((noinline)) int inline_first_locked(lt_held *h, request *r);
+
 /* Adds the edges of hs that are not in the graph yet; 0 when out of memory. */
 static inline __attribute__((always_inline)) int batch_add(lt_held **hs, uint64_t *fps,
                                                             size_t n, request *r)
@@ -3253,7 +3271,7 @@ static inline __attribute__((always_inline)) int batch_add(lt_held **hs, uint64_
     size_t fresh = 0, stops[WALK];
     lt_known_look look;
     if (r->fresh)
-        return edges_add(hs, fps, n, r, NULL, NULL);
+        return (n == 1 && inline_first_locked(hs[0], r)) || edges_add(hs, fps, n, r, NULL, NULL);
     lt_known_look_now(&look);
     for (size_t k = 0; k < n; k++) {
         if (lt_likely(lt_set_find(look.k, fps[k], &stops[fresh])))
@@ -3379,10 +3397,13 @@ static inline uint32_t first_label(lt_thread *t, lt_held *h, lt_mode to_mode, ui
     return lab;
 }
 
-/* In the gate: inline_first's edge h -> X, where only this thread holds X and h. The lock h
- * may have an inline edge of its own, then X becomes its linked child, unless it has one;
- * else it is a root from now on (root_ref), so that no inline edge goes into it. */
-static int inline_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t lab)
+/* In the gate, or under the graph lock (inline_first_locked): inline_first's edge h -> X,
+ * where only this thread holds X and h. The lock h may have an inline edge of its own, then X
+ * becomes its linked child, unless it has one; else it is a root from now on (root_ref), so
+ * that no inline edge goes into it. (Inline in both: called, it cost every lock's first edge
+ * in `groups` 13 instructions.) */
+static inline __attribute__((always_inline)) int inline_first_gated(lt_event *ev, uint32_t gen,
+                                                                    lt_held *h, uint32_t lab)
 {
     lt_thread *t = ev->self;
     lt_lock *x = ev->lock, *p = h->lock;
@@ -3423,6 +3444,41 @@ static int inline_first(lt_event *ev, uint32_t gen, lt_held *h, uint32_t lab)
         return 0;
     kept = inline_first_gated(ev, gen, h, lab);
     gate_leave(t);
+    return kept;
+}
+
+/*
+ * A lock's first edge h -> X, h without a node, that edge_first left to the general way (the
+ * call site still unwinds, UNWOUND_PER_SITE; the thread has too few edges of its own; full
+ * stacks), described as edges_add would: kept inline all the same, under the graph lock, when
+ * both are held by this thread alone. Made there as a node and an edge, X's node made every
+ * later lock taken under X take edge_first's way with a node: in `groups` the 64 unwound
+ * first edges of the first round gave all its 25,000 locks nodes, and their pool's pages,
+ * zeroed, were a large part of that round, most of the row's time. 0: the general way goes
+ * on. (Out of line, and asked before edges_add, not in it: there it cost `lazy` 30
+ * instructions a round.)
+ */
+static __attribute__((noinline)) int inline_first_locked(lt_held *h, request *r)
+{
+    lt_thread *t = r->ev->self;
+    int foreign = foreign_unlocks(), kept = 0, block;
+    const lt_thread_info *who;
+    uint32_t lab;
+    desc d;
+    if (!held_alone(r->ev->mode, foreign) || !held_alone((lt_mode)h->mode, foreign) ||
+        node_of(h->lock) || !ref_free(order_ref(r->ev->lock)))
+        return 0;
+    edge_describe(&d, h, r);
+    graph_enter();
+    slot_claim(t);
+    block = edge_cache_fill(t);
+    if (!graph_capped() && edge_cache_has(t) && (who = thread_intern(&r->thread)) != NULL) {
+        d.l.thread = who;
+        kept = (lab = label_intern(t, &d.l)) != 0 && inline_first_gated(r->ev, r->gen, h, lab);
+    }
+    graph_leave();
+    if (block)
+        lt_prefault(edge_at(t->edge_block), t->edge_nblock * sizeof(edge));
     return kept;
 }
 
