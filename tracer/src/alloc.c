@@ -180,8 +180,16 @@ static char *first_chunk(lt_ixpool *p, size_t bytes)
     return m;
 }
 
+#if LT_CHECKS
+void lt_ix_guarded(const lt_ixpool *p)
+{
+    lt_spin_assert_mine(p->guard);
+}
+#endif
+
 uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
 {
+    lt_ix_guarded(p);
     uint32_t per = 1u << p->bits, c = p->next >> p->bits, room = per - (p->next & (per - 1));
     if (c >= LT_IX_CHUNKS)
         return 0;

@@ -105,9 +105,20 @@ typedef struct lt_ixpool {
     size_t mapped;   /* bytes of its chunks */
     size_t whole;    /* the first chunk's mapping when it is of whole large pages; 0 = not */
     _Atomic int collapse; /* that mapping is to become large pages (lt_ix_settle) */
+    const struct lt_spin *guard; /* the tracer lock every use of the pool is under */
     char *chunk[LT_IX_CHUNKS];
 } lt_ixpool;
-#define LT_IXPOOL(type, chunk_bits) {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, 0, 0, {NULL}}
+#define LT_IXPOOL(type, chunk_bits, lock) \
+    {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, 0, 0, (lock), {NULL}}
+
+/* With LT_CHECKS a pool taken from or given to without its guard held is an internal error
+ * (lt_spin_assert_mine): one such put, outside the graph lock, beside a fill on another
+ * thread, had an index handed out twice, which showed only much later, one run in hundreds. */
+#if LT_CHECKS
+void lt_ix_guarded(const lt_ixpool *p);
+#else
+static inline void lt_ix_guarded(const lt_ixpool *p) { (void)p; }
+#endif
 
 /* The object at index i (not 0), which the pool handed out; bits and size are the pool's,
  * passed as constants by a caller that knows them (this runs on every link followed). */
@@ -122,11 +133,13 @@ void lt_ix_keep(lt_ixpool *p, uint32_t i);
 /* An index, not zeroed; 0 when out of memory. */
 static inline uint32_t lt_ix_take(lt_ixpool *p)
 {
+    lt_ix_guarded(p);
     return p->nfree ? p->stack[--p->nfree] : lt_ix_fresh(p);
 }
 
 static inline void lt_ix_put(lt_ixpool *p, uint32_t i)
 {
+    lt_ix_guarded(p);
     if (p->nfree < p->cap)
         p->stack[p->nfree++] = i;
     else

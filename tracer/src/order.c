@@ -462,10 +462,10 @@ typedef struct node_room {
     node_cold cold;
 } node_room;
 
-static lt_ixpool node_pool = LT_IXPOOL(node_room, NODE_BITS);
-static lt_ixpool edge_pool = LT_IXPOOL(edge, EDGE_BITS);
-static lt_ixpool label_pool = LT_IXPOOL(label, LABEL_BITS);
-static lt_ixpool implied_pool = LT_IXPOOL(implied, IMPLIED_BITS);
+static lt_ixpool node_pool = LT_IXPOOL(node_room, NODE_BITS, &graph_lock);
+static lt_ixpool edge_pool = LT_IXPOOL(edge, EDGE_BITS, &graph_lock);
+static lt_ixpool label_pool = LT_IXPOOL(label, LABEL_BITS, &graph_lock);
+static lt_ixpool implied_pool = LT_IXPOOL(implied, IMPLIED_BITS, &graph_lock);
 
 /* After the graph lock, which guards the pools, is let go: the first chunks that are to become
  * large pages do (lt_ix_settle). */
@@ -2694,6 +2694,16 @@ static void below_put(uint64_t below, lt_thread *recycler)
         lt_ix_put(&edge_pool, (uint32_t)below);
 }
 
+/* The below of an edge t made and did not use, outside the graph lock: its run back to t's
+ * own cache, never the pool, which only the lock guards (below_put put it there when t's
+ * cache was full, and a fill on another thread at that moment took an index twice: under
+ * `lazy`, one run in a few hundred ran away at its threads' exit). */
+static void below_unused(uint64_t below, lt_thread *t)
+{
+    if (lt_unlikely(below & BELOW_RUN))
+        edge_cache_put(t, (uint32_t)below);
+}
+
 /* The below keys of an edge's below into keys (RUN_KEYS of room); how many. */
 static size_t below_keys(uint64_t below, uint64_t *keys)
 {
@@ -3518,7 +3528,7 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
         gate_leave(t);
     }
     if (used < 1) {
-        below_put(ep->below, t);
+        below_unused(ep->below, t);
         edge_cache_put(t, e);
     }
     if (used < 2)

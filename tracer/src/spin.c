@@ -112,6 +112,19 @@ void lt_spin_lock(lt_spin *s)
     s->depth = 1;
 }
 
+#if LT_CHECKS
+void lt_spin_assert_mine(const lt_spin *s)
+{
+    lt_thread *self = lt_tls.self;
+    int me = self ? self->info.tid : lt_platform_tid();
+    if (atomic_load_explicit(&s->owner, memory_order_relaxed) != me) {
+        static const char m[] = "locktrace: internal error: a pool used without its tracer lock\n";
+        lt_platform_write(2, m, sizeof m - 1);
+        abort();
+    }
+}
+#endif
+
 void lt_spin_unlock(lt_spin *s)
 {
     if (--s->depth == 0) {

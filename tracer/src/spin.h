@@ -82,6 +82,10 @@ void lt_spin_lock(lt_spin *s);
  * the CPU away between looks until it does. */
 void lt_spin_wait(const _Atomic int *busy);
 void lt_spin_unlock(lt_spin *s);
+#if LT_CHECKS
+/* An internal error (a message, then abort()) unless this thread holds s. */
+void lt_spin_assert_mine(const lt_spin *s);
+#endif
 void lt_spin_fork(lt_spin *s, lt_fork_phase phase);
 /* A fork's first tracer step (prepare) and its last (in the parent and in the child). alone:
  * the forking thread is the process's only one and is not inside the tracer, so no tracer lock
