@@ -87,6 +87,15 @@
  *                            handler (its exit-held report then runs while the exit prints
  *                            LOCKTRACE_STATS's table): every child exits 0 (the table's stacks
  *                            and the report once shared unlocked storage: killed by SIGSEGV)
+ *   harm against-first       200 rounds: 40 new rwlocks read-locked in address order, one more
+ *                            read and one written above them, then a new one below the last
+ *                            written (its first edge against the address order, which the
+ *                            gate gives up); another thread destroys each round's locks, so the
+ *                            freed edges fill the pool the next round takes from. The edge's
+ *                            run of below keys went back to the shared pool outside the graph
+ *                            lock when the thread's own list was full: a race that handed an
+ *                            index out twice under `lazy` (with LT_CHECKS, as development
+ *                            builds and CI have, the unguarded use aborts at once)
  * Prints "done" (and exits 3 when the two frames' mutexes did not share an address, which
  * would make the stack-reuse cases prove nothing).
  */
@@ -1019,6 +1028,39 @@ static int cond_busy(int mode)
     return 0;
 }
 
+#define AGAINST_READ 40
+#define AGAINST_LOCKS (AGAINST_READ + 3)
+
+static void *against_destroy(void *p)
+{
+    pthread_rwlock_t *a = p;
+    for (int i = 0; i < AGAINST_LOCKS; i++)
+        pthread_rwlock_destroy(&a[i]);
+    free(a);
+    return NULL;
+}
+
+static int against_first(void)
+{
+    for (int r = 0; r < 200; r++) {
+        pthread_rwlock_t *a = malloc(AGAINST_LOCKS * sizeof *a);
+        pthread_t t;
+        if (!a)
+            return 1;
+        for (int i = 0; i < AGAINST_LOCKS; i++)
+            pthread_rwlock_init(&a[i], NULL);
+        for (int i = 1; i <= AGAINST_READ + 1; i++)
+            pthread_rwlock_rdlock(&a[i]);
+        pthread_rwlock_wrlock(&a[AGAINST_READ + 2]);
+        pthread_rwlock_wrlock(&a[0]);
+        for (int i = AGAINST_LOCKS; i--;)
+            pthread_rwlock_unlock(&a[i]);
+        if (pthread_create(&t, NULL, against_destroy, a) || pthread_join(t, NULL))
+            return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -1073,13 +1115,15 @@ int main(int argc, char **argv)
         rc = timed_cycle();
     else if (!strcmp(s, "stats-exit"))
         rc = stats_exit();
+    else if (!strcmp(s, "against-first"))
+        rc = against_first();
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|fd-reuse|fd-reuse-many|pipe-pending|"
                         "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
                         "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|pshared-fork|"
                         "pshared-private-fork|robust-fork|atfork-rwlock|spin-fork|timed-cycle|"
-                        "stats-exit\n");
+                        "stats-exit|against-first\n");
         return 2;
     }
     if (rc == 3)
