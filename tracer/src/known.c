@@ -443,14 +443,6 @@ int lt_known_reserve_more(lt_known_room *s, lt_key_set *k, size_t room)
     return 1;
 }
 
-void lt_known_unreserve(lt_known_room *s, lt_key_set *k, size_t n)
-{
-    if (s)
-        s->room += n;
-    else if (n)
-        atomic_fetch_sub_explicit(&k->used, n, memory_order_relaxed);
-}
-
 size_t lt_known_bytes(void)
 {
     const lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_relaxed);

@@ -220,8 +220,15 @@ static inline int lt_known_reserve(lt_known_room *s, lt_key_set *k, size_t room)
     return lt_known_reserve_more(s, k, room);
 }
 
-/* In the gate: n of the slots lt_known_reserve gave were not used. */
-void lt_known_unreserve(lt_known_room *s, lt_key_set *k, size_t n);
+/* In the gate: n of the slots lt_known_reserve gave were not used. (Inline: every batch of new
+ * edges gives some back, most of them none.) */
+static inline void lt_known_unreserve(lt_known_room *s, lt_key_set *k, size_t n)
+{
+    if (s)
+        s->room += n;
+    else if (n)
+        atomic_fetch_sub_explicit(&k->used, n, memory_order_relaxed);
+}
 
 /* The bytes the known set maps (the graph's bound counts them). */
 size_t lt_known_bytes(void);

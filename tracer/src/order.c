@@ -1262,13 +1262,19 @@ static __attribute__((noinline)) void forget_busy(lt_lock *l, node *n, lt_ended 
  * no holder of the graph lock makes it real meanwhile, the entry keeps the room for its next
  * identity, unless the end implies an edge, when the lock makes it real first. A plain store:
  * two ends of one identity at once (a program's race) store the same. (A function of its own:
- * lt_order_forget_node's frame was a tenth of a lock's end in `groups`.) */
+ * lt_order_forget_node's frame was a tenth of a lock's end in `groups`.) ref was read before
+ * the gate: a holder of the graph lock may have given l a node since, though no thread holds
+ * l - another thread's acquisition made an inline edge out of l real (inline_realise goes up
+ * the inline edges, inline_edge_real gives their from a node) - and its room is then an edge
+ * of the graph, or back in the pool. So the gate reads the reference again, and the lock
+ * answers when it changed (a destroy that went on with the one it read took the real edge
+ * for an inline one, or kept a room the pool handed out again). */
 void lt_order_forget_inline(lt_lock *l, node *ref, lt_ended how)
 {
     lt_thread *t = lt_tls.self;
     uint32_t i = ref_room(ref);
     if (t && gate_enter(t)) {
-        int done = !ref_inline(ref) || !inline_implied(l, inline_at(i));
+        int done = order_ref(l) == ref && (!ref_inline(ref) || !inline_implied(l, inline_at(i)));
         if (done)
             atomic_store_explicit(&l->order_node, kept_ref(i), memory_order_release);
         gate_leave(t);
