@@ -140,6 +140,7 @@ __attribute__((constructor)) static void locktrace_load(void)
         lt_callsite_thread_init();
         lt_leave(&lt_tls);
     }
+    lt_platform_gc_roots(); /* outside the tracer: libgc may take its lock */
     errno = saved;
 }
 

@@ -180,6 +180,10 @@ typedef struct lt_object_data {
  * many there are. */
 size_t lt_platform_objects(lt_object_data *out, size_t max);
 
+/* Tells a conservative garbage collector loaded with the program (libgc) that the tracer's
+ * writable segments hold no reference to its heap: not roots to read at each collection. */
+void lt_platform_gc_roots(void);
+
 /* munmap and mremap without going through any interposed definition (while those are
  * resolved); target is mremap's new address (MREMAP_FIXED). */
 int lt_platform_munmap_direct(void *p, size_t size);

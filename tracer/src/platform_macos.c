@@ -168,6 +168,11 @@ void lt_platform_fork(lt_fork_phase phase)
     (void)phase;
 }
 
+/* libgc on macOS finds data segments through dyld, not tried here. */
+void lt_platform_gc_roots(void)
+{
+}
+
 /* backtrace() keeps no per-thread state that needs preparing. */
 void lt_platform_thread_init(void)
 {
