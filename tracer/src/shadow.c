@@ -323,6 +323,7 @@ _Static_assert(sizeof(slab_entry) == 64, "a slab entry is one line");
 
 static lt_lock *entry_alloc(shard *s)
 {
+    lt_spin_assert_mine(&s->lock); /* (the free list and the slab are the shard's) */
     lt_lock *l = s->free_list;
     if (l) {
         s->free_list = (lt_lock *)~(uintptr_t)atomic_load_explicit(&l->addr,
@@ -482,6 +483,7 @@ static lt_lock *home_take(const void *addr)
 /* Under the shard's lock and l's claim: l, out of the table, is free for another address. */
 static void entry_free(shard *s, lt_lock *l)
 {
+    lt_spin_assert_mine(&s->lock);
     if (lt_lock_is_home(l)) {
         atomic_store_explicit(&l->addr, NULL, memory_order_relaxed);
         return;
