@@ -10,6 +10,11 @@
  * program calls (the tracer, when preloaded): every one of them excluded, nothing else.
  *   gc_roots excluded   prints "tracer's writable segments excluded: yes" (natively:
  *                       "no tracer"), then "done"
+ *   gc_roots scan       what LeakSanitizer reads (harm-gc.2): 100 malloc'd mutexes, each
+ *                       locked and unlocked, then the tracer's writable segments read a word
+ *                       at a time as a scanner does: no word points into any of them (the
+ *                       homes kept their addresses, so LeakSanitizer reported no leak of a
+ *                       block holding a lock); prints "words pointing at the locks: 0"
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -17,6 +22,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_RANGES 16
@@ -63,16 +69,63 @@ static int segments_of(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
+#define NLOCKS 100
+static pthread_mutex_t *locks[NLOCKS];
+
+typedef struct scan {
+    uintptr_t base;
+    int found;
+    long pointing;
+} scan;
+
+static int scan_segments(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    scan *sc = arg;
+    (void)size;
+    if (info->dlpi_addr != sc->base)
+        return 0;
+    sc->found = 1;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || !ph->p_memsz)
+            continue;
+        const uintptr_t *w = (const uintptr_t *)(info->dlpi_addr + ph->p_vaddr);
+        const uintptr_t *end = (const uintptr_t *)((const char *)w + ph->p_memsz);
+        for (; w < end; w++)
+            for (int k = 0; k < NLOCKS; k++)
+                if (*w >= (uintptr_t)locks[k] && *w < (uintptr_t)(locks[k] + 1))
+                    sc->pointing++;
+    }
+    return 1;
+}
+
+/* The tracer's static memory, read as LeakSanitizer reads it. */
+static int scan_tracer(uintptr_t base)
+{
+    for (int k = 0; k < NLOCKS; k++) {
+        locks[k] = malloc(sizeof *locks[k]);
+        if (!locks[k] || pthread_mutex_init(locks[k], NULL) || pthread_mutex_lock(locks[k]) ||
+            pthread_mutex_unlock(locks[k]))
+            return 1;
+    }
+    scan sc = {base, 0, 0};
+    dl_iterate_phdr(scan_segments, &sc);
+    printf("words pointing at the locks: %ld\ndone\n", sc.found ? sc.pointing : -1L);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2 || strcmp(argv[1], "excluded")) {
-        fprintf(stderr, "usage: gc_roots excluded\n");
+    if (argc != 2 || (strcmp(argv[1], "excluded") && strcmp(argv[1], "scan"))) {
+        fprintf(stderr, "usage: gc_roots excluded|scan\n");
         return 2;
     }
     Dl_info lock_at, libc_at;
     if (!dladdr(dlsym(RTLD_DEFAULT, "pthread_mutex_lock"), &lock_at) ||
         !dladdr(dlsym(RTLD_DEFAULT, "gnu_get_libc_version"), &libc_at))
         return 1;
+    if (lock_at.dli_fbase != libc_at.dli_fbase && !strcmp(argv[1], "scan"))
+        return scan_tracer((uintptr_t)lock_at.dli_fbase);
     if (lock_at.dli_fbase == libc_at.dli_fbase) {
         printf("no tracer: %d ranges excluded\ndone\n", nexcluded);
         return 0;

@@ -33,7 +33,7 @@
 #define HOLD_NS 50000L   /* most a handler waits for the taker */
 
 static pthread_mutex_t g[CHAINS], l[CHAINS], c[CHAINS], mine;
-static atomic_long ending = -1; /* the chain (round * CHAINS + j) whose l the ender destroys; -1: none */
+static atomic_long ending = -1; /* the chain (round * CHAINS + j) whose l is ending, -1: none */
 static atomic_long ended = -1;  /* the last chain whose l's destroy returned */
 static atomic_long go = -1;     /* the last chain a handler let the taker take */
 static atomic_long taken = -1;  /* the last chain whose c the taker took */

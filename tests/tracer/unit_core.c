@@ -609,7 +609,8 @@ static void check_shadow_table(void)
         entry[i] = lt_shadow_get(t, locks[i], 0, 0);
     }
     for (int i = 0; i < N && ok; i++)
-        ok = entry[i] && lt_shadow_find(locks[i]) == entry[i] && entry[i]->addr == locks[i];
+        ok = entry[i] && lt_shadow_find(locks[i]) == entry[i] &&
+             lt_lock_addr(entry[i]) == locks[i];
     CHECK(ok);
     for (int i = 0; i < N; i += 2) {
         freed[i / 2] = (uintptr_t)entry[i];
@@ -655,10 +656,11 @@ static void check_shadow_dense(void)
         odd[i] = lt_shadow_get(t, space + 4 * (i / 3) + 1 + i % 3, 0, 0);
     for (int i = 0; i < N && ok; i++)
         ok = entry[i] && lt_shadow_find(space + 4 * i) == entry[i] &&
-             entry[i]->addr == space + 4 * i;
+             lt_lock_addr(entry[i]) == space + 4 * i;
     for (int i = 0; i < ODD && ok; i++)
-        ok = odd[i] && odd[i] != entry[i / 3] && lt_shadow_find(odd[i]->addr) == odd[i] &&
-             odd[i]->addr == space + 4 * (i / 3) + 1 + i % 3;
+        ok = odd[i] && odd[i] != entry[i / 3] &&
+             lt_shadow_find(lt_lock_addr(odd[i])) == odd[i] &&
+             lt_lock_addr(odd[i]) == space + 4 * (i / 3) + 1 + i % 3;
     CHECK(ok);
     for (int i = 0; i < N; i += 3) /* destroyed, then made a lock again at the same place */
         lt_shadow_destroy(space + 4 * i, entry[i]);
@@ -678,7 +680,7 @@ static void check_shadow_dense(void)
         ok = lt_shadow_find(space + 4 * (i / 3) + 1 + i % 3) == odd[i];
     CHECK(ok); /* the others are still found after removals inside their probe chains */
     for (int i = 0; i < ODD; i++)
-        forget(odd[i]->addr);
+        forget(lt_lock_addr(odd[i]));
     for (int i = 1; i < N; i += 2)
         forget(space + 4 * i);
     for (int i = 0; i < N && ok; i++)

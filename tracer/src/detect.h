@@ -387,7 +387,8 @@ static inline void lt_destroy_lock(lt_thread *t, const void *addr, lt_kind kind,
                                    uintptr_t ra, uintptr_t cfa)
 {
     lt_lock *l = lt_shadow_home(addr);
-    if (lt_unlikely(t->nheld || atomic_load_explicit(&l->addr, memory_order_acquire) != addr ||
+    if (lt_unlikely(t->nheld ||
+                    atomic_load_explicit(&l->addr, memory_order_acquire) != lt_addr_named(addr) ||
                     atomic_load_explicit(&l->writer, memory_order_relaxed) != 0)) {
         lt_destroy_any(t, addr, kind, api, ra, cfa);
         return;

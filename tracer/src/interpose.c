@@ -429,7 +429,7 @@ static inline __attribute__((always_inline)) int acquire_fast(const void *addr, 
     uintptr_t ra = (uintptr_t)__builtin_return_address(0), cfa = (uintptr_t)__builtin_dwarf_cfa();
     lt_lock *l = lt_shadow_home(addr);
     if (lt_unlikely((uintptr_t)addr - t->stack_lo < t->stack_hi - t->stack_lo) ||
-        lt_unlikely(atomic_load_explicit(&l->addr, memory_order_acquire) != addr) ||
+        lt_unlikely(atomic_load_explicit(&l->addr, memory_order_acquire) != lt_addr_named(addr)) ||
         lt_unlikely(!lt_lock_plain(l, LT_API_PTHREAD)))
         goto general;
     if (t->nheld) {

@@ -90,9 +90,9 @@ typedef struct lt_lock_side {
 } lt_lock_side;
 
 typedef struct lt_lock {
-    _Alignas(32) const void *_Atomic addr; /* the lock's address; shadow.c keeps another value,
-                                         never a lock's address, while the entry names none:
-                                         read it with lt_lock_addr */
+    _Alignas(32) const void *_Atomic addr; /* the lock's address, marked (lt_addr_named);
+                                         shadow.c keeps another value, never a marked address,
+                                         while the entry names none: read it with lt_lock_addr */
     struct lt_order_node *_Atomic order_node; /* order.c: its node in the order graph, of this
                                          or an ended gen; NULL = none; negative: inline
                                          edges, or none (low bits 3), order.c's ref_room */
@@ -106,6 +106,17 @@ typedef struct lt_lock {
     uint8_t first_partial;            /* first_stack is the frames recorded lazily at init */
 } lt_lock;
 _Static_assert(sizeof(lt_lock) == 32, "hot records share lines");
+
+/* What a live entry's addr keeps: its lock's address with bit 62 set, an address no program
+ * has (user space ends below bit 57). Memory scanners that take the tracer's static memory
+ * for roots, where the homes are (LeakSanitizer, a conservative collector), find no pointer
+ * to the program's lock there: a leaked block holding a lock was no leak to LeakSanitizer.
+ * Still positive, where an ended entry's complement is negative, and never NULL. */
+#define LT_ADDR_NAMED ((uintptr_t)1 << 62)
+static inline const void *lt_addr_named(const void *addr)
+{
+    return (const void *)((uintptr_t)addr | LT_ADDR_NAMED);
+}
 _Static_assert(offsetof(lt_lock, api) == offsetof(lt_lock, orphan_mode) + 1,
                "lt_lock_plain compares both at once");
 
@@ -172,8 +183,8 @@ static inline lt_lock_cold *lt_lock_cold_of(const lt_lock *l)
 /* The address l names now; NULL when it names none (destroyed, or not in use). */
 static inline const void *lt_lock_addr(const lt_lock *l)
 {
-    const void *a = atomic_load_explicit(&l->addr, memory_order_acquire);
-    return (intptr_t)a < 0 ? NULL : a;
+    uintptr_t a = (uintptr_t)atomic_load_explicit(&l->addr, memory_order_acquire);
+    return (intptr_t)a < 0 ? NULL : (const void *)(a & ~LT_ADDR_NAMED);
 }
 
 /* l's side record when it holds an annotation of l's identity: one made in its gen, or, while
@@ -707,7 +718,7 @@ static inline lt_lock *lt_shadow_get(lt_thread *t, const void *addr, uintptr_t r
                                      uintptr_t cfa)
 {
     lt_lock *home = lt_shadow_home(addr);
-    if (lt_likely(atomic_load_explicit(&home->addr, memory_order_acquire) == addr))
+    if (lt_likely(atomic_load_explicit(&home->addr, memory_order_acquire) == lt_addr_named(addr)))
         return home;
     lt_cache_slot *slot = lt_cache_slot_of(t, addr);
     if (lt_likely(slot->addr == addr) &&

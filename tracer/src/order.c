@@ -297,6 +297,14 @@ static void graph_enter(void)
         lt_spin_wait(&gate_slots[i].in);
 }
 
+/* What is written "under the graph lock" with plain stores (the gate is shut, so no other
+ * thread writes it): with LT_CHECKS an internal error unless the calling thread holds the lock
+ * (the pools check the same, lt_ix_guarded); nothing in a release build. */
+static inline void graph_held(void)
+{
+    lt_spin_assert_mine(&graph_lock);
+}
+
 static int graph_capped(void);
 
 /* Under the graph lock: nothing that only the lock changes stands in the way of a first edge
@@ -395,6 +403,7 @@ static inline int gate_enter(const lt_thread *t)
 /* Under the graph lock: t gets a free slot, if one is left. */
 static void slot_claim(lt_thread *t)
 {
+    graph_held();
     for (unsigned i = 0; !t->gate_slot && i < GATE_SLOTS; i++) {
         if (gate_slots[i].owner)
             continue;
@@ -416,6 +425,7 @@ static void nedges_locked(ptrdiff_t d);
 /* Under the graph lock, t exiting: its slot is free again, its count of edges in nedges. */
 static void slot_release(lt_thread *t)
 {
+    graph_held();
     gate_slot *s = slot_of(t);
     if (!s)
         return;
@@ -710,6 +720,7 @@ static void node_list(node *n)
  * one goes); a new one is not yet in the order (ord 0). Under the graph lock. */
 static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
 {
+    graph_held();
     node *n = order_ref(l);
     if (ref_inline(n)) {
         inline_realise(l, gen);
@@ -800,6 +811,7 @@ static edge *edge_live(uint32_t *link, int side);
 /* Under the graph lock: the fingerprint of every edge in the graph into k. */
 void lt_order_known_fill(lt_key_set *k)
 {
+    graph_held();
     edge *e;
     for (uint32_t i = 1; i < node_pool.next; i++) {
         node *n = node_at(i);
@@ -815,6 +827,7 @@ void lt_order_known_fill(lt_key_set *k)
 /* Under the graph lock: the edges whose fingerprints are, or are to be, in the known set. */
 size_t lt_order_nedges(void)
 {
+    graph_held();
     size_t n = atomic_load_explicit(&nedges, memory_order_relaxed);
     for (unsigned i = 0; i < gate_nslots; i++)
         n += atomic_load_explicit(&gate_slots[i].added, memory_order_relaxed);
@@ -908,6 +921,7 @@ static inline __attribute__((always_inline)) void edge_drop(uint32_t i, edge *e,
  * nedges, and a plain store does instead of a locked add for every edge made or killed. */
 static void nedges_locked(ptrdiff_t d)
 {
+    graph_held();
     atomic_store_explicit(&nedges, atomic_load_explicit(&nedges, memory_order_relaxed) + (size_t)d,
                           memory_order_relaxed);
 }
@@ -979,6 +993,7 @@ static int node_unindexed(const node *x)
 /* Under the graph lock; 0 when out of memory (or capped). */
 static int node_index(node *x)
 {
+    graph_held();
     edge *e;
     if (lt_likely(!node_unindexed(x)))
         return 1;
@@ -1116,6 +1131,7 @@ static void node_retire(lt_lock *l, node *n)
  */
 static void reap(size_t budget)
 {
+    graph_held();
     if (atomic_load_explicit(&nback, memory_order_relaxed))
         budget = SIZE_MAX;
     for (; budget; budget--) {
@@ -1138,6 +1154,7 @@ static void reap(size_t budget)
 /* Under the graph lock: the nodes t let go of (lt_order_forget) leave the graph. */
 static void nodes_gone_leave(lt_thread *t)
 {
+    graph_held();
     for (uint32_t i = 0; i < t->node_ngone; i++)
         node_leave_at(t->node_gone[i], t);
     t->node_ngone = 0;
@@ -1183,6 +1200,7 @@ static void node_end_note(node *x, lt_ended how)
  * each with the edges it implies drawn (a later one still stands for its lock then). */
 static void ending_draw(void)
 {
+    graph_held();
     node *n = atomic_load_explicit(&ending, memory_order_relaxed), *first = NULL, *next;
     if (lt_likely(!n))
         return;
@@ -1847,6 +1865,7 @@ static const lt_thread_info *thread_kept_find(const lt_thread_info *who)
 
 static const lt_thread_info *thread_intern(const lt_thread_info *who)
 {
+    graph_held();
     const lt_thread_info **slot = thread_slot(who);
     if (thread_kept_find(who))
         return *slot;
@@ -1976,6 +1995,7 @@ static size_t label_set_bytes(size_t slots)
  * memory. */
 static uint32_t label_intern(lt_thread *t, const label *l)
 {
+    graph_held();
     uint32_t x = label_find(t, l);
     label_set *s = atomic_load_explicit(&labels, memory_order_relaxed), *g;
     if (x)
@@ -2110,6 +2130,7 @@ static inline void edge_join(uint32_t i, node *from, node *to, int from_alone, i
  * into the graph and the order; under the graph lock. 0 when out of memory. */
 static int edge_insert(uint32_t i, node *from, node *to, uint64_t fp)
 {
+    graph_held();
     edge *e = edge_at(i);
     if (!lt_known_add(fp))
         return 0;
@@ -2987,6 +3008,7 @@ static inline const inline_edge *inline_implied(const lt_lock *l, const inline_e
  * many got one: fewer when out of memory. */
 static size_t inline_nodes(lt_lock *l, uint32_t gen)
 {
+    graph_held();
     size_t k = 0;
     for (uint32_t i; (i = inline_of(l)) != 0; k++) {
         inline_edge *r = inline_at(i);
@@ -3051,6 +3073,7 @@ static void inline_realise(lt_lock *l, uint32_t gen)
  * its end implies an edge, is made real first, so that the node's end draws it. */
 static void inline_forget_locked(lt_lock *l)
 {
+    graph_held();
     node *ref = order_ref(l);
     uint32_t i = ref_room(ref);
     if (ref_node(ref) || ref_free(ref))

@@ -207,7 +207,7 @@ static inline lt_lock *live_as(lt_lock *l, const void *addr, uint32_t *gen)
 {
     uint32_t g = atomic_load_explicit(&l->gen, memory_order_acquire);
     const void *named = atomic_load_explicit(&l->addr, memory_order_acquire);
-    if (named != addr || atomic_load_explicit(&l->gen, memory_order_relaxed) != g)
+    if (named != lt_addr_named(addr) || atomic_load_explicit(&l->gen, memory_order_relaxed) != g)
         return NULL;
     *gen = g;
     return l;
@@ -323,6 +323,7 @@ _Static_assert(sizeof(slab_entry) == 64, "a slab entry is one line");
 
 static lt_lock *entry_alloc(shard *s)
 {
+    lt_spin_assert_mine(&s->lock); /* (the free list and the slab are the shard's) */
     lt_lock *l = s->free_list;
     if (l) {
         s->free_list = (lt_lock *)~(uintptr_t)atomic_load_explicit(&l->addr,
@@ -482,6 +483,7 @@ static lt_lock *home_take(const void *addr)
 /* Under the shard's lock and l's claim: l, out of the table, is free for another address. */
 static void entry_free(shard *s, lt_lock *l)
 {
+    lt_spin_assert_mine(&s->lock);
     if (lt_lock_is_home(l)) {
         atomic_store_explicit(&l->addr, NULL, memory_order_relaxed);
         return;
@@ -506,7 +508,7 @@ static inline __attribute__((always_inline)) void entry_clear(lt_lock *l, const 
     l->first_partial = (uint8_t)partial;
     l->orphan_mode = LT_MODE_NONE;
     l->api = LT_API_PTHREAD;
-    atomic_store_explicit(&l->addr, addr, memory_order_release);
+    atomic_store_explicit(&l->addr, lt_addr_named(addr), memory_order_release);
 }
 
 /* A destroyed entry stays in its slot, filed under its key, and names no lock. (A free entry
@@ -521,7 +523,7 @@ static int destroyed(const lt_lock *l)
 static const void *key_of(const lt_lock *l)
 {
     uintptr_t a = (uintptr_t)atomic_load_explicit(&l->addr, memory_order_acquire);
-    return (const void *)((intptr_t)a < 0 ? ~a : a);
+    return (const void *)((intptr_t)a < 0 ? ~a : a & ~LT_ADDR_NAMED);
 }
 
 /* Under the shard's lock: the entry of addr, its home or one filed in s's table; NULL when
@@ -802,10 +804,11 @@ lt_lock *lt_shadow_reset(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t
 {
     lt_lock *l = lt_shadow_home(addr);
     uintptr_t a = (uintptr_t)atomic_load_explicit(&l->addr, memory_order_acquire);
-    if (lt_unlikely(a != (uintptr_t)addr && ~a != (uintptr_t)addr)) /* not filed under addr */
+    uintptr_t named = (uintptr_t)lt_addr_named(addr);
+    if (lt_unlikely(a != named && ~a != (uintptr_t)addr)) /* not filed under addr */
         return reset_filed(t, addr, ra, cfa);
     run_ahead(l);
-    if (a == (uintptr_t)addr) /* live: renewed (entry_renew, with the word loaded once) */
+    if (a == named) /* live: renewed (entry_renew, with the word loaded once) */
         lt_shadow_gen_bump(l);
     uint32_t first = lt_cfg.stacks != LT_STACKS_FULL ? lt_stack_site_held(t, ra, cfa) : 0;
     entry_clear(l, addr, first, 1); /* (first 0: first_seen_new records it) */
@@ -856,7 +859,7 @@ static int remove_locked(shard *s, const void *addr, uint64_t h)
 static __attribute__((noinline)) void destroy_filed(const void *addr, lt_lock *l)
 {
     if (l && claim_try(l)) {
-        int live = atomic_load_explicit(&l->addr, memory_order_relaxed) == addr;
+        int live = atomic_load_explicit(&l->addr, memory_order_relaxed) == lt_addr_named(addr);
         if (live) /* and so filed under addr: only a claim changes addr */
             lt_shadow_end_identity(l, addr);
         claim_drop(l);
@@ -875,7 +878,7 @@ static __attribute__((noinline)) void destroy_filed(const void *addr, lt_lock *l
 void lt_shadow_destroy(const void *addr, lt_lock *l)
 {
     if (lt_likely(l && lt_lock_is_home(l) &&
-                  atomic_load_explicit(&l->addr, memory_order_relaxed) == addr))
+                  atomic_load_explicit(&l->addr, memory_order_relaxed) == lt_addr_named(addr)))
         lt_shadow_end_identity(l, addr);
     else
         destroy_filed(addr, l);

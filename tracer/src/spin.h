@@ -30,7 +30,10 @@
  *   LT_RANK_CLASSES   class_lock (classes.c)          mapping memory only
  *
  * With -Dtracer_checks (LT_CHECKS, on in development builds and CI) taking a lock out of
- * this order is an internal error: a message naming both ranks, then abort().
+ * this order is an internal error: a message naming both ranks, then abort(). So is using,
+ * without the lock, state its comment says is under it, where the code asks
+ * (lt_spin_assert_mine: the index pools, the graph's plain stores, shadow.c's free lists,
+ * waitfor.c's list of waiting threads).
  */
 #ifndef LT_SPIN_H
 #define LT_SPIN_H
@@ -82,9 +85,12 @@ void lt_spin_lock(lt_spin *s);
  * the CPU away between looks until it does. */
 void lt_spin_wait(const _Atomic int *busy);
 void lt_spin_unlock(lt_spin *s);
+/* With LT_CHECKS an internal error (a message, then abort()) unless this thread holds s: for
+ * what a comment says is used "under" s. Nothing in a release build. */
 #if LT_CHECKS
-/* An internal error (a message, then abort()) unless this thread holds s. */
 void lt_spin_assert_mine(const lt_spin *s);
+#else
+static inline void lt_spin_assert_mine(const lt_spin *s) { (void)s; }
 #endif
 void lt_spin_fork(lt_spin *s, lt_fork_phase phase);
 /* A fork's first tracer step (prepare) and its last (in the parent and in the child). alone:

@@ -290,6 +290,7 @@ static long ms_since(const struct timespec *t)
 /* t's wait slot, filled, joins the list of waiting threads and the index. */
 static void link_wait(lt_thread *t, uint32_t reads)
 {
+    lt_spin_assert_mine(&wf_lock); /* (the list, the index and its links) */
     lt_wait_slot *w = &t->waiting;
     w->long_reported = 0;
     w->deferred = 0;
@@ -498,6 +499,7 @@ static void undefer(lt_thread *t)
 
 static void unpublish(lt_thread *t)
 {
+    lt_spin_assert_mine(&wf_lock);
     lt_wait_slot *w = &t->waiting;
     if (w->prev_waiter)
         w->prev_waiter->waiting.next_waiter = w->next_waiter;
