@@ -1085,22 +1085,6 @@ void lt_platform_thread_init(void)
         __tls_get_addr(&(tls_index){unw_tls_module, 0});
 }
 
-int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
-{
-    pthread_attr_t a;
-    void *addr;
-    size_t size;
-    if (pthread_getattr_np(pthread_self(), &a) != 0)
-        return -1;
-    int rc = pthread_attr_getstack(&a, &addr, &size);
-    pthread_attr_destroy(&a);
-    if (rc != 0)
-        return -1;
-    *lo = (uintptr_t)addr;
-    *hi = (uintptr_t)addr + size;
-    return 0;
-}
-
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
 {
     unw_call c;
@@ -1656,6 +1640,67 @@ static int maps_scan(int (*fn)(const char *line, void *arg), void *arg)
     if (fd >= 0)
         close(fd);
     return done;
+}
+
+/* The main thread's stack as glibc's pthread_getattr_np gives it: it ends at the page above
+ * __libc_stack_end and reaches RLIMIT_STACK down from the end of the stack's mapping, but no
+ * lower than the end of the mapping below. glibc reads /proc/self/maps for that with stdio and
+ * sscanf: 128 K instructions, a malloc and a sched_getaffinity at the start of every traced
+ * process (a fifth of the instructions of a traced /bin/true), which maps_scan's one pass does
+ * without. */
+extern void *__libc_stack_end;
+
+typedef struct stack_scan {
+    uintptr_t in, to, below; /* in: an address of the stack; its mapping's end; the one below */
+} stack_scan;
+
+static int stack_line(const char *line, void *arg)
+{
+    stack_scan *s = arg;
+    maps_line l;
+    parse_maps_line(line, &l);
+    if (l.start <= s->in && s->in < l.end) {
+        s->to = l.end;
+        return 1;
+    }
+    s->below = l.end;
+    return 0;
+}
+
+static int main_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+{
+    struct rlimit r;
+    uintptr_t page = (uintptr_t)getpagesize(), sp = (uintptr_t)__builtin_frame_address(0);
+    stack_scan s = {(uintptr_t)__libc_stack_end, 0, 0};
+    if (getrlimit(RLIMIT_STACK, &r) != 0 || !maps_scan(stack_line, &s))
+        return -1;
+    uintptr_t end = (s.in & ~(page - 1)) + page;
+    uintptr_t size = ((uintptr_t)r.rlim_cur - (s.to - end)) & ~(page - 1);
+    if (size > end - s.below)
+        size = end - s.below;
+    if (sp < end - size || sp >= end) /* not on the main stack (a fork child of a thread) */
+        return -1;
+    *lo = end - size;
+    *hi = end;
+    return 0;
+}
+
+int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+{
+    pthread_attr_t a;
+    void *addr;
+    size_t size;
+    if (gettid() == getpid() && main_stack_bounds(lo, hi) == 0)
+        return 0;
+    if (pthread_getattr_np(pthread_self(), &a) != 0)
+        return -1;
+    int rc = pthread_attr_getstack(&a, &addr, &size);
+    pthread_attr_destroy(&a);
+    if (rc != 0)
+        return -1;
+    *lo = (uintptr_t)addr;
+    *hi = (uintptr_t)addr + size;
+    return 0;
 }
 
 /* The futex operations that sleep, all with their deadline (NULL: none) as the 4th argument. */
