@@ -14,6 +14,18 @@
  * that comes earlier. A call made by the resolving thread while resolution is under way
  * (dlsym may allocate, an allocator may lock) is answered with success without locking:
  * there is only that one thread then.
+ *
+ * The unwinder (libunwind, dlopened, with a thread-local block malloc allocates) is readied
+ * where no lock of the program's can be held: from the constructor when an object loaded
+ * with the program may call a lock entry point, else at the first call that asks whether
+ * the tracer is ready. A process whose objects call none (sh, sed, grep, make: most processes
+ * of a build) then never loads it: a third of what the tracer cost each of them at its
+ * start. Its first such call comes from code loaded later (a plugin, an NSS module) or
+ * through a pointer looked up by name, before that call takes anything and while no thread
+ * holds a lock the tracer has seen, since none was taken through it yet. (Loaded from a call
+ * made inside a lock of the program's, a malloc that takes that lock, or the dynamic
+ * linker's lock held by another thread waiting for it, would hang the process: that is why
+ * a process whose own objects lock loads it at start, where none is held.)
  */
 #define _GNU_SOURCE
 #ifdef __APPLE__
@@ -21,6 +33,7 @@
 #endif
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -66,8 +79,9 @@ static struct {
 #undef X
 } real;
 
-/* Resolution state: NONE -> RESOLVING (by resolver_tid) -> READY. */
-enum { NONE, RESOLVING, READY };
+/* Resolution state: NONE -> RESOLVING (by resolver_tid) -> STARTED -> FINISHING (by
+ * resolver_tid: the unwinder) -> READY. */
+enum { NONE, RESOLVING, STARTED, FINISHING, READY };
 static _Atomic int state;
 static _Atomic int resolver_tid;
 
@@ -89,8 +103,9 @@ static void fork_parent(void);
 static void fork_child(void);
 static inline int mem_ready(void);
 
-/* Returns 1 when the tracer is ready; 0 inside the resolving thread's own resolution. */
-static __attribute__((noinline)) int init_slow(void)
+/* Resolves, reads the configuration, registers the calling thread: 1 once done; 0 inside the
+ * resolving thread's own resolution. */
+static int start(void)
 {
     int expected = NONE;
     if (atomic_compare_exchange_strong(&state, &expected, RESOLVING)) {
@@ -110,15 +125,45 @@ static __attribute__((noinline)) int init_slow(void)
         lt_self();
         pthread_atfork(fork_prepare, fork_parent, fork_child);
         lt_tls.busy = 0;
+        atomic_store(&state, STARTED);
+        errno = saved;
+        return 1;
+    }
+    if (expected != RESOLVING)
+        return 1;
+    if (atomic_load(&resolver_tid) == lt_platform_tid())
+        return 0;
+    while (atomic_load(&state) == RESOLVING)
+        ;
+    return 1;
+}
+
+/* Readies the unwinder for the calling thread (loading it), and with that the tracer; always
+ * 1. Not from inside the tracer (the thread's call then passes through, as its own calls
+ * made meanwhile do). Others wait: a fork, a new thread, a check, may need the unwinder. */
+static int finish(void)
+{
+    int expected = STARTED;
+    if (!lt_tls.busy && atomic_compare_exchange_strong(&state, &expected, FINISHING)) {
+        int saved = errno; /* loading libunwind leaves its pipe's EAGAIN */
+        atomic_store(&resolver_tid, lt_platform_tid());
+        lt_tls.busy = 1;
+        lt_platform_thread_init();
+        lt_tls.busy = 0;
         atomic_store(&state, READY);
         errno = saved;
         return 1;
     }
-    if (atomic_load(&resolver_tid) == lt_platform_tid())
-        return 0;
-    while (atomic_load(&state) != READY)
-        ;
+    if (expected == FINISHING && atomic_load(&resolver_tid) != lt_platform_tid())
+        while (atomic_load(&state) != READY)
+            sched_yield();
     return 1;
+}
+
+/* Returns 1 when the tracer is ready; 0 inside the resolving thread's own resolution. */
+static __attribute__((noinline)) int init_slow(void)
+{
+    return start() && finish();
 }
 
 static inline int ready(void)
@@ -131,14 +176,15 @@ int lt_interpose_ready(void)
     return ready();
 }
 
-/* errno stays as it was (0 when main starts): loading libunwind leaves its pipe's EAGAIN. */
+/* errno stays as it was (0 when main starts). */
 __attribute__((constructor)) static void locktrace_load(void)
 {
     int saved = errno;
-    if (ready() && lt_enter(&lt_tls)) {
-        lt_platform_thread_init();
+    if (start() && lt_enter(&lt_tls)) {
         lt_callsite_thread_init();
         lt_leave(&lt_tls);
+        if (lt_platform_locks_linked())
+            finish();
     }
     lt_platform_gc_roots(); /* outside the tracer: libgc may take its lock */
     errno = saved;
@@ -166,8 +212,10 @@ static inline int enter(lt_event *ev)
  * case: the calling thread, now inside the tracer, when it is registered and the call is to
  * be checked; NULL otherwise (not registered yet, inside the tracer already, untracked), for
  * the slow path to ask ready() and enter_thread(). A thread registers only once the tracer
- * is ready (its first call asks ready(), or the thread that created it did), so a registered
- * one needs no other question. (The lock calls ask ready() and enter_thread() as before:
+ * has started (its first call asks ready(), or the thread that created it did), so a
+ * registered one needs no other question. (Only the unwinder may not be ready then, in a
+ * process that has locked nothing through the tracer: a report, the one use it could have
+ * in an unlock or a destroy, loads it, as it loads libdw.) (The lock calls ask ready() and enter_thread() as before:
  * there gcc kept two registers less through libc's try, and spilled them, 5 instructions
  * more where ready() is 3.) */
 static inline lt_thread *enter_registered(void)

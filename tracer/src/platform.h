@@ -215,9 +215,15 @@ int lt_platform_alone(void);
 int lt_platform_barrier_ready(void);
 int lt_platform_barrier_all(void);
 
-/* Prepares the calling thread for later unwinding. Called where the thread holds none of the
- * program's locks: at load, and when a thread starts. */
+/* Prepares the calling thread for later unwinding (loading the unwinder first if it is not
+ * yet). Called where the thread holds none of the program's locks: at load, when a thread
+ * starts, and at the first call of a process that loaded it later (interpose.c). */
 void lt_platform_thread_init(void);
+
+/* Whether an object loaded now may call one of the tracer's lock entry points (any export
+ * but those a process that takes no lock calls: free, sigaction, _exit...); 1 when that
+ * cannot be told. */
+int lt_platform_locks_linked(void);
 
 /* The calling thread's stack: [*lo, *hi). 0, or -1 when unknown. Called where the thread
  * holds none of the program's locks (it may allocate). */

@@ -691,8 +691,12 @@ static int own_writable(struct dl_phdr_info *info, size_t size, void *arg)
  * is for. Not when the collector is malloc too (built with redirect-malloc): then the blocks
  * the tracer mallocs would be. The call is made outside dl_iterate_phdr, whose lock libgc
  * takes under its own. A libgc loaded later (dlopen) is not told. */
+static int maybe_defined(const char *name);
+
 void lt_platform_gc_roots(void)
 {
+    if (!maybe_defined("GC_exclude_static_roots")) /* dlsym's miss would malloc its message */
+        return;
     void (*exclude)(void *, void *) =
         (void (*)(void *, void *))dlsym(RTLD_DEFAULT, "GC_exclude_static_roots");
     if (!exclude || same_module((void *)exclude, dlsym(RTLD_DEFAULT, "malloc")))
@@ -701,6 +705,175 @@ void lt_platform_gc_roots(void)
     dl_iterate_phdr(own_writable, &own);
     for (size_t i = 0; i < own.n; i++)
         exclude(own.lo[i], own.hi[i]);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Whether the objects loaded now call a lock entry point of the tracer's. Code calls a function
+ * of another object only through a dynamic relocation that names it (a PLT slot, a GOT entry,
+ * a pointer in data), so the names their relocations give are what they can call. libc and
+ * the dynamic linker name none but free and realloc.
+ * ---------------------------------------------------------------------------------------- */
+
+/* The tracer's exports that a process calls without taking any lock: the memory that may hold
+ * locks (free and the like), signal actions, pipes, _exit and dlclose. (sh, make, sed and grep
+ * call some of them: free and realloc, sigaction, pipe, dlclose.) Every other export counts
+ * as a lock entry point, new ones too. */
+static const char *const lock_free_exports[] = {
+    "free", "cfree", "realloc", "reallocarray", "munmap", "mremap", "dlclose", "pipe", "pipe2",
+    "_exit", "_Exit", "sigaction", "sigprocmask", "signal", "bsd_signal", "ssignal",
+    "sysv_signal", "__sysv_signal", "sigset", "sigignore", "siginterrupt"};
+
+#if UINTPTR_MAX > 0xffffffffu
+#define REL_SYM ELF64_R_SYM
+#else
+#define REL_SYM ELF32_R_SYM
+#endif
+
+/* An object's dynamic symbols, strings and relocations as the loader has them in memory. */
+typedef struct dyn_tables {
+    const ElfW(Sym) *sym;
+    const char *str;
+    const uint32_t *gnu_hash;
+    const char *rel[2]; /* the relocations (DT_RELA or DT_REL) and the PLT's (DT_JMPREL) */
+    size_t rel_size[2], rel_ent[2];
+} dyn_tables;
+
+/* The loader rewrites the addresses in a dynamic section to run-time ones where it may write
+ * there; where it may not (a read-only dynamic section), they are offsets from the base. */
+static const void *dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) p)
+{
+    return (const void *)(p < info->dlpi_addr ? p + info->dlpi_addr : p);
+}
+
+static void dyn_tables_of(const struct dl_phdr_info *info, dyn_tables *t)
+{
+    const ElfW(Dyn) *d = NULL;
+    int plt_rela = 1;
+    *t = (dyn_tables){.rel_ent = {sizeof(ElfW(Rela)), sizeof(ElfW(Rela))}};
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+            d = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    for (; d && d->d_tag != DT_NULL; d++) {
+        switch (d->d_tag) {
+        case DT_SYMTAB: t->sym = dyn_ptr(info, d->d_un.d_ptr); break;
+        case DT_STRTAB: t->str = dyn_ptr(info, d->d_un.d_ptr); break;
+        case DT_GNU_HASH: t->gnu_hash = dyn_ptr(info, d->d_un.d_ptr); break;
+        case DT_RELA: case DT_REL: t->rel[0] = dyn_ptr(info, d->d_un.d_ptr); break;
+        case DT_RELASZ: case DT_RELSZ: t->rel_size[0] = d->d_un.d_val; break;
+        case DT_RELAENT: case DT_RELENT: t->rel_ent[0] = d->d_un.d_val; break;
+        case DT_JMPREL: t->rel[1] = dyn_ptr(info, d->d_un.d_ptr); break;
+        case DT_PLTRELSZ: t->rel_size[1] = d->d_un.d_val; break;
+        case DT_PLTREL: plt_rela = d->d_un.d_val == DT_RELA; break;
+        }
+    }
+    t->rel_ent[1] = plt_rela ? sizeof(ElfW(Rela)) : sizeof(ElfW(Rel));
+}
+
+/* name's symbol in t's GNU hash table (its Bloom filter rejects nearly every other name at
+ * once); NULL when t does not define it. */
+static const ElfW(Sym) *gnu_lookup(const dyn_tables *t, const char *name)
+{
+    enum { BITS = sizeof(ElfW(Addr)) * 8 };
+    const uint32_t *h = t->gnu_hash;
+    uint32_t nbuckets = h[0], first = h[1], nbloom = h[2], shift = h[3];
+    const ElfW(Addr) *bloom = (const ElfW(Addr) *)&h[4];
+    const uint32_t *buckets = (const uint32_t *)&bloom[nbloom], *chain = &buckets[nbuckets];
+    uint32_t hash = 5381;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        hash = hash * 33 + *c;
+    ElfW(Addr) word = bloom[(hash / BITS) % nbloom];
+    ElfW(Addr) mask = ((ElfW(Addr))1 << (hash % BITS)) | ((ElfW(Addr))1 << ((hash >> shift) % BITS));
+    if ((word & mask) != mask)
+        return NULL;
+    for (uint32_t i = buckets[hash % nbuckets]; i >= first; i++) {
+        uint32_t h2 = chain[i - first];
+        if ((h2 | 1) == (hash | 1) && strcmp(name, t->str + t->sym[i].st_name) == 0)
+            return t->sym[i].st_shndx != SHN_UNDEF ? &t->sym[i] : NULL;
+        if (h2 & 1)
+            break;
+    }
+    return NULL;
+}
+
+static int lock_entry(const dyn_tables *own, const char *name)
+{
+    if (!gnu_lookup(own, name))
+        return 0;
+    for (size_t i = 0; i < LT_ARRAY_LEN(lock_free_exports); i++)
+        if (strcmp(name, lock_free_exports[i]) == 0)
+            return 0;
+    return 1;
+}
+
+typedef struct linked_query {
+    uintptr_t self; /* an address of the tracer's */
+    dyn_tables own;
+    int own_found, locks;
+} linked_query;
+
+static int find_own(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    linked_query *q = arg;
+    (void)size;
+    if (!load_segment(info, q->self))
+        return 0;
+    dyn_tables_of(info, &q->own);
+    q->own_found = q->own.sym && q->own.str && q->own.gnu_hash;
+    return 1;
+}
+
+static int calls_locks(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    linked_query *q = arg;
+    dyn_tables t;
+    (void)size;
+    if (load_segment(info, q->self))
+        return 0;
+    dyn_tables_of(info, &t);
+    for (int k = 0; k < 2 && t.sym && t.str; k++)
+        for (size_t at = 0; t.rel[k] && t.rel_ent[k] && at + t.rel_ent[k] <= t.rel_size[k];
+             at += t.rel_ent[k]) {
+            /* r_info follows r_offset in both forms */
+            size_t sym = REL_SYM(((const ElfW(Rel) *)(t.rel[k] + at))->r_info);
+            if (sym && lock_entry(&q->own, t.str + t.sym[sym].st_name))
+                return q->locks = 1;
+        }
+    return 0;
+}
+
+typedef struct name_query {
+    const char *name;
+    int found;
+} name_query;
+
+static int defines(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    name_query *q = arg;
+    dyn_tables t;
+    (void)size;
+    dyn_tables_of(info, &t);
+    if (!t.sym || !t.str)
+        return 0;
+    q->found = !t.gnu_hash || gnu_lookup(&t, q->name); /* no GNU table: cannot tell */
+    return q->found;
+}
+
+/* Whether a loaded object may define name; without dlsym, whose miss (the common answer)
+ * allocates its error message: the only malloc a traced process that takes no lock made. */
+static int maybe_defined(const char *name)
+{
+    name_query q = {name, 0};
+    dl_iterate_phdr(defines, &q);
+    return q.found;
+}
+
+int lt_platform_locks_linked(void)
+{
+    linked_query q = {.self = (uintptr_t)lt_platform_locks_linked};
+    if (dl_iterate_phdr(find_own, &q) != 1 || !q.own_found)
+        return 1;
+    dl_iterate_phdr(calls_locks, &q);
+    return q.locks;
 }
 
 void lt_platform_allocator(lt_allocator *out)

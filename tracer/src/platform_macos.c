@@ -178,6 +178,12 @@ void lt_platform_thread_init(void)
 {
 }
 
+/* Not told: the unwinder needs no loading here. */
+int lt_platform_locks_linked(void)
+{
+    return 1;
+}
+
 int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
 {
     pthread_t self = pthread_self();
