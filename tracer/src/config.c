@@ -31,7 +31,7 @@ static const option_desc options[] = {
 #undef LT_OPTION
 };
 
-lt_config lt_cfg;
+lt_config lt_cfg LT_START_DATA;
 
 /* value is the n bytes at entry, in any case; a signal's name also without its "SIG" (USR1
  * for SIGUSR1, as kill -s and trap take it). */

@@ -77,13 +77,20 @@ static struct {
 #define X(name, version) __typeof__(&name) name;
     LT_REALS(X)
 #undef X
-} real;
+} real LT_START_DATA;
+
+#ifndef __APPLE__
+/* The start variables' section (lt_internal.h) begins a page, so that they (under a
+ * kilobyte) share one: this file is the library's first, and the assembler's alignment comes
+ * before any of the file's variables. */
+__asm__(".pushsection lt_start, \"aw\"\n.balign 4096\n.popsection");
+#endif
 
 /* Resolution state: NONE -> RESOLVING (by resolver_tid) -> STARTED -> FINISHING (by
  * resolver_tid: the unwinder) -> READY. */
 enum { NONE, RESOLVING, STARTED, FINISHING, READY };
-static _Atomic int state;
-static _Atomic int resolver_tid;
+static _Atomic int state LT_START_DATA;
+static _Atomic int resolver_tid LT_START_DATA;
 
 static void resolve(void)
 {
@@ -1215,9 +1222,9 @@ static void fork_child(void)
  * ---------------------------------------------------------------------------------------- */
 enum { READY_CHUNKS = READY + 1 }; /* ready, and blocks carry glibc's chunk header */
 
-static lt_allocator mem;
-static _Atomic int mem_state; /* NONE -> RESOLVING -> READY or READY_CHUNKS */
-static _Atomic int mem_resolver;
+static lt_allocator mem LT_START_DATA;
+static _Atomic int mem_state LT_START_DATA; /* NONE -> RESOLVING -> READY or READY_CHUNKS */
+static _Atomic int mem_resolver LT_START_DATA;
 
 static __attribute__((noinline)) int mem_resolve(void)
 {

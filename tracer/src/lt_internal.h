@@ -33,6 +33,15 @@
 
 #define LT_EXPORT __attribute__((visibility("default")))
 #define LT_TLS __attribute__((tls_model("initial-exec")))
+/* The variables every traced process writes (or reads) at its start and exit, whether it
+ * takes a lock or not, side by side in a section of their own, which the linker gathers
+ * after .data and interpose.c starts on a page: scattered over .bss and .data, each page they
+ * were on was a page fault at every start (a traced /bin/true: 76 faults, 73 now). */
+#ifdef __APPLE__
+#define LT_START_DATA __attribute__((section("__DATA,__lt_start")))
+#else
+#define LT_START_DATA __attribute__((section("lt_start")))
+#endif
 #define lt_likely(x) __builtin_expect(!!(x), 1)
 #define lt_unlikely(x) __builtin_expect(!!(x), 0)
 

@@ -1412,7 +1412,7 @@ static int report_object(struct dl_phdr_info *info, size_t size, void *arg)
  * nothing from an ended session is still in use. */
 static Dwfl *symbolizer(void)
 {
-    static Dwfl_Callbacks callbacks = {.find_debuginfo = find_debuginfo_local};
+    static const Dwfl_Callbacks callbacks = {.find_debuginfo = find_debuginfo_local};
     loader_gen now = {0, 0};
     if (!have_dw())
         return NULL;

@@ -43,9 +43,11 @@ int __cxa_atexit(void (*fn)(void *), void *arg, void *dso); /* the C runtime's (
 static char json_buf[JSON_BYTES];
 #define NAME_BYTES 4096
 static char path[NAME_BYTES], tmp_path[NAME_BYTES];
-static unsigned long counted[LT_FIND_KIND_COUNT], suppressed[LT_FIND_KIND_COUNT];
+/* read at every exit */
+static unsigned long counted[LT_FIND_KIND_COUNT] LT_START_DATA,
+    suppressed[LT_FIND_KIND_COUNT] LT_START_DATA;
 static int write_failed;
-static pid_t owner; /* the process whose reports these are */
+static pid_t owner LT_START_DATA; /* the process whose reports these are */
 
 static const char *program_name(void)
 {

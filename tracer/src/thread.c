@@ -23,12 +23,13 @@
 
 __thread lt_tls_block lt_tls LT_TLS;
 
-static lt_spin registry_lock = LT_SPIN_INIT(LT_RANK_REGISTRY); /* the registry, the pool */
-static lt_thread *registry;
-static lt_pool pool = LT_POOL(lt_thread, 256 * 1024);
-static _Atomic int next_seq;
-static pthread_key_t exit_key;
-static _Atomic int exit_key_ready;
+/* registry_lock: the registry, the pool */
+static lt_spin registry_lock LT_START_DATA = LT_SPIN_INIT(LT_RANK_REGISTRY);
+static lt_thread *registry LT_START_DATA;
+static lt_pool pool LT_START_DATA = LT_POOL(lt_thread, 256 * 1024);
+static _Atomic int next_seq LT_START_DATA;
+static pthread_key_t exit_key LT_START_DATA;
+static _Atomic int exit_key_ready LT_START_DATA;
 
 /* ---------------------------------------------------------------------------------------- */
 

@@ -900,7 +900,7 @@ void lt_waitfor_end(lt_event *ev)
 #define PENDING 64
 
 static _Atomic uintptr_t pending[PENDING];
-static _Atomic int npending;
+static _Atomic int npending LT_START_DATA; /* read by every registration */
 
 typedef struct marking {
     uintptr_t handle;
