@@ -17,7 +17,11 @@ that each take one mutex once, 4 alive at a time: what a thread's start and exit
 one condition variable, then queued on its mutex / on one mutex; 10 rounds; figure: CPU
 seconds of the process, since the threads mostly wait); `spawn` (20 shell scripts that each run
 /bin/true 10 times: 220 short processes, each traced; figure: CPU seconds of the child
-processes, what each traced process costs at its start and exit). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
+processes, what each traced process costs at its start and exit); `exec` and `exec-lock` (200
+processes started one after the other: /bin/true, which takes no lock, and a process that takes
+one mutex; figure: CPU seconds of the children), `exec-wall` (`exec`'s wall time) and `fork`
+(500 fork()s of a child that calls _exit at once; figure: CPU seconds of the process and its
+children). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
 --repeat times, one after the other in turn, so a busy moment of the machine hits every
 configuration alike; the median counts, and each configuration's best run is printed too.
 `noise` is the spread (min-max) of the ratio of the run pairs (run i traced / run i native).
@@ -53,14 +57,20 @@ ROWS = {
     'condwait': ('stressbench', ['condwait', '3000', '10', '1'], 'cpu s'),
     'mutexwait': ('stressbench', ['mutexwait', '3000', '10', '1'], 'cpu s'),
     'spawn': ('stressbench', ['spawn', '20', '10', '1'], 'cpu s'),
+    'exec': ('stressbench', ['exec', '200', '0', '1'], 'cpu s'),
+    'exec-wall': ('stressbench', ['exec', '200', '0', '1'], 's'),
+    'exec-lock': ('stressbench', ['exec', '200', '1', '1'], 'cpu s'),
+    'fork': ('stressbench', ['fork', '500', '1', '1'], 'cpu s'),
 }
 
 
-def measure(prog, args, env):
+def measure(prog, args, env, unit):
+    """The row's figure: ns per pair, CPU seconds or (unit 's') wall seconds."""
     out = subprocess.run([prog] + args, env=env, check=True, capture_output=True, text=True,
                          timeout=300).stdout
-    m = (re.search(r'ns_per_lock=([\d.]+)', out) or re.search(r'cpu_seconds=([\d.]+)', out) or
-         re.search(r'seconds=([\d.]+)', out))
+    m = (re.search(r'ns_per_lock=([\d.]+)', out) or
+         (unit != 's' and re.search(r'cpu_seconds=([\d.]+)', out)) or
+         re.search(r'(?<!_)seconds=([\d.]+)', out))
     return float(m.group(1))
 
 
@@ -151,7 +161,7 @@ def main(argv):
         runs = {name: [] for name, _ in configs}
         for _ in range(a.repeat):
             for name, extra in configs:
-                runs[name].append(measure(progs[prog], args, {**base, **extra}))
+                runs[name].append(measure(progs[prog], args, {**base, **extra}, unit))
         med = {name: statistics.median(v) for name, v in runs.items()}
         pair = [t / n for t, n in zip(runs['traced'], runs['native'])]
         line = (f'{row:9} {unit:7} {med["native"]:9.3f} {med["traced"]:9.3f} '

@@ -25,9 +25,16 @@
  *       SCRIPTS times, one after the other: a shell script (/bin/sh) that runs /bin/true
  *       COMMANDS times. A test run made of scripts, make and configure: many short processes,
  *       each of them traced (the environment, LD_PRELOAD with it, is inherited).
+ *   stressbench exec PROCESSES LOCKS 1
+ *       PROCESSES times, one after the other: start a process and wait for it. With LOCKS 0
+ *       it is /bin/true, a process that takes no lock (as sed, grep or sh); else this program
+ *       again (`stressbench locks LOCKS 1 1`), which takes LOCKS mutexes, nested, once.
+ *   stressbench fork PROCESSES 1 1
+ *       PROCESSES times: fork a child that calls _exit(0) at once, and wait for it.
  * Prints "seconds=<wall time of the timed part>"; condwait and mutexwait also print
  * "cpu_seconds=<CPU time of the process in it>", since most of their wall time is waiting,
- * and spawn "cpu_seconds=<CPU time of its child processes>", where the cost is.
+ * spawn and exec "cpu_seconds=<CPU time of its child processes>", where the cost is, and fork
+ * "cpu_seconds=<CPU time of the process and its children>".
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -39,6 +46,7 @@
 #include <sys/wait.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -337,32 +345,85 @@ static int spawn(long scripts, long commands)
     return 0;
 }
 
+/* The processes of exec, one after the other; 1 when one could not be run or failed. */
+static int exec_each(const char *self, long processes, long locks)
+{
+    char n[32];
+    snprintf(n, sizeof n, "%ld", locks);
+    char *own[] = {(char *)self, "locks", n, "1", "1", NULL}, *lockless[] = {"true", NULL};
+    const char *path = locks ? self : "/bin/true";
+    for (long i = 0; i < processes; i++) {
+        pid_t pid;
+        int status;
+        if (posix_spawn(&pid, path, NULL, NULL, locks ? own : lockless, environ) != 0 ||
+            waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* exec's child: locks mutexes taken nested and released, once. */
+static int take_locks(long locks)
+{
+    pthread_mutex_t *m = calloc((size_t)locks, sizeof *m);
+    if (!m)
+        return 1;
+    for (long i = 0; i < locks; i++)
+        pthread_mutex_init(&m[i], NULL);
+    for (long i = 0; i < locks; i++)
+        pthread_mutex_lock(&m[i]);
+    for (long i = locks; i-- > 0;)
+        pthread_mutex_unlock(&m[i]);
+    free(m);
+    return 0;
+}
+
+static int fork_each(long processes)
+{
+    for (long i = 0; i < processes; i++) {
+        int status;
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(0);
+        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+            return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    static const char *shapes[] = {"groups",   "lazy",      "churn", "threads",
-                                   "condwait", "mutexwait", "spawn"};
-    enum { SHAPES = sizeof shapes / sizeof shapes[0], SPAWN = SHAPES - 1 };
+    static const char *shapes[] = {"groups",   "lazy",      "churn", "threads", "condwait",
+                                   "mutexwait", "spawn", "exec", "locks", "fork"};
+    enum { SHAPES = sizeof shapes / sizeof shapes[0], SPAWN = 6, EXEC, LOCKS, FORK };
     int shape = 0;
     while (argc == 5 && shape < SHAPES && strcmp(argv[1], shapes[shape]))
         shape++;
     if (argc != 5 || shape == SHAPES) {
         fprintf(stderr, "usage: stressbench groups GROUPS SIZE LOOPS | lazy THREADS LOCKS ITERS"
                         " | churn THREADS MUTEXES ITERS | threads AT_ONCE ROUNDS LOCKS"
-                        " | condwait|mutexwait THREADS ROUNDS HELD | spawn SCRIPTS COMMANDS 1\n");
+                        " | condwait|mutexwait THREADS ROUNDS HELD | spawn SCRIPTS COMMANDS 1"
+                        " | exec PROCESSES LOCKS 1 | fork PROCESSES 1 1\n");
         return 2;
     }
     long a = atol(argv[2]), b = atol(argv[3]), c = atol(argv[4]);
-    if (a < 1 || b < 1 || c < 1)
+    if (a < 1 || b < (shape == EXEC ? 0 : 1) || c < 1)
         return 2;
+    if (shape == LOCKS)
+        return take_locks(a);
     double t0 = now(), c0 = cpu(), children0 = cpu_of(RUSAGE_CHILDREN);
     int rc = shape == 0       ? groups(a, b, c)
              : shape == 1     ? lazy(a, b < 10 ? 10 : b, c)
              : shape == 2     ? churn(a, b, c)
              : shape == 3     ? short_lived(a, b, c)
              : shape == SPAWN ? spawn(a, b)
+             : shape == EXEC  ? exec_each(argv[0], a, b)
+             : shape == FORK  ? fork_each(a)
                               : herd(a, b, c, shape == 4);
-    if (shape == SPAWN)
+    if (shape == SPAWN || shape == EXEC)
         printf("cpu_seconds=%.6f ", cpu_of(RUSAGE_CHILDREN) - children0);
+    else if (shape == FORK)
+        printf("cpu_seconds=%.6f ", cpu() - c0 + cpu_of(RUSAGE_CHILDREN) - children0);
     else if (shape >= 4)
         printf("cpu_seconds=%.6f ", cpu() - c0);
     printf("seconds=%.6f\n", now() - t0);
