@@ -398,6 +398,11 @@ typedef struct lt_thread {
     struct lt_cond_waiter *cond_wait; /* the condition wait it is in, innermost (cond.c) */
     const void *custom_wait;    /* the lock of locktrace_mutex_block's wait, until post_lock */
     uint8_t custom_wait_kind, custom_wait_mode;
+#if LT_CHECKS
+    lt_spin_ranks ranks;          /* the tracer locks it holds (spin.c): on the first page with
+                                     the header, which registration writes (at the end, 64 KiB
+                                     on, it was a page fault more at every start) */
+#endif
     lt_cache_slot cache[LT_CACHE_SLOTS];
     uintptr_t shadow_last;        /* shadow.c: the entry the last lookup found, | a count
                                      (0-3) of the run of entries found side by side (a
@@ -429,9 +434,6 @@ typedef struct lt_thread {
     uint64_t first_held;          /* order.c (first_label): its last first edge's held */
     uint32_t first_to;            /* stack and site, to stack, and label (0 = none) */
     uint32_t first_label;
-#if LT_CHECKS
-    lt_spin_ranks ranks;          /* the tracer locks it holds (spin.c) */
-#endif
 } lt_thread;
 _Static_assert(offsetof(lt_thread, info.seq) < 64 && offsetof(lt_thread, held_room) < 64,
                "a lock call reads one line of its thread's header");
