@@ -269,6 +269,16 @@ static int page_good(uintptr_t page)
 /* process_vm_readv was refused (a seccomp filter that answers EPERM, a kernel without it). */
 static _Atomic int peek_refused;
 
+/* The process to read from with process_vm_readv: the calling thread's id, which names it as
+ * well as its pid does, kept by the registry without a system call (getpid is one: two for
+ * each word a check reads, 24 at a process's first lock call); the pid for a thread that has
+ * not registered. A vfork child's, its parent's thread's, reads the same memory. */
+static pid_t self_pid(void)
+{
+    const lt_thread *t = lt_tls.self;
+    return t ? t->info.tid : getpid();
+}
+
 /* Whether the word at addr can be read, without faulting. process_vm_readv copies it (EFAULT
  * for memory that cannot be read). Where it is refused, rt_sigprocmask with a `how` that is
  * not one: the kernel copies the 8-byte set from addr first (EFAULT if it cannot), then
@@ -278,7 +288,7 @@ static int word_readable(unw_word_t addr, unw_word_t *val)
 {
     if (!atomic_load_explicit(&peek_refused, memory_order_relaxed)) {
         struct iovec local = {val, sizeof *val}, remote = {(void *)addr, sizeof *val};
-        ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+        ssize_t n = process_vm_readv(self_pid(), &local, 1, &remote, 1, 0);
         if (n == (ssize_t)sizeof *val)
             return 1;
         if (n >= 0 || (errno != EPERM && errno != ENOSYS))
@@ -1576,7 +1586,7 @@ int lt_platform_data_symbol(uintptr_t addr, char *buf, size_t size)
 int lt_platform_peek(void *dst, const void *src, size_t n)
 {
     struct iovec local = {dst, n}, remote = {(void *)src, n};
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+    return process_vm_readv(self_pid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
 }
 
 /* The kernel returns from a signal handler into the C library's sigreturn trampoline, which
