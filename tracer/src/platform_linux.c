@@ -1778,14 +1778,20 @@ static int elf_at(uintptr_t base, lt_module *out)
         return 0;
     out->base = eh.e_type == ET_EXEC ? 0 : base;
     out->build_id[0] = 0;
-    for (int i = 0; i < eh.e_phnum && i < 64; i++) {
-        ElfW(Phdr) ph;
-        if (lt_platform_peek(&ph, (const char *)base + eh.e_phoff + (size_t)i * sizeof ph,
-                             sizeof ph) != 0 || ph.p_type != PT_NOTE)
+    /* the headers 16 at a time (a system call each was a dozen at a first lock call), one at
+     * a time where that fails */
+    ElfW(Phdr) phs[16];
+    for (int i = 0, got = 0; i < eh.e_phnum && i < 64; i++) {
+        const char *at = (const char *)base + eh.e_phoff + (size_t)i * sizeof *phs;
+        if (i % 16 == 0)
+            got = lt_platform_peek(phs, at, (eh.e_phnum - i < 16 ? eh.e_phnum - i : 16) *
+                                                sizeof *phs) == 0;
+        ElfW(Phdr) *ph = &phs[i % 16];
+        if ((!got && lt_platform_peek(ph, at, sizeof *ph) != 0) || ph->p_type != PT_NOTE)
             continue;
         char notes[512];
-        size_t n = ph.p_memsz < sizeof notes ? ph.p_memsz : sizeof notes;
-        if (lt_platform_peek(notes, (const void *)(out->base + ph.p_vaddr), n) != 0)
+        size_t n = ph->p_memsz < sizeof notes ? ph->p_memsz : sizeof notes;
+        if (lt_platform_peek(notes, (const void *)(out->base + ph->p_vaddr), n) != 0)
             continue;
         for (size_t at = 0; at + sizeof(ElfW(Nhdr)) <= n;) {
             const ElfW(Nhdr) *note = (const ElfW(Nhdr) *)(notes + at);
