@@ -16,16 +16,17 @@
  * there is only that one thread then.
  *
  * The unwinder (libunwind, dlopened, with a thread-local block malloc allocates) is readied
- * where no lock of the program's can be held: from the constructor when an object loaded
- * with the program may call a lock entry point, else at the first call that asks whether
- * the tracer is ready. A process whose objects call none (sh, sed, grep, make: most processes
- * of a build) then never loads it: a third of what the tracer cost each of them at its
- * start. Its first such call comes from code loaded later (a plugin, an NSS module) or
- * through a pointer looked up by name, before that call takes anything and while no thread
- * holds a lock the tracer has seen, since none was taken through it yet. (Loaded from a call
- * made inside a lock of the program's, a malloc that takes that lock, or the dynamic
- * linker's lock held by another thread waiting for it, would hang the process: that is why
- * a process whose own objects lock loads it at start, where none is held.)
+ * from the constructor, where the program holds no lock, when an object loaded with the
+ * program may call a lock entry point; else at the first call that asks whether the tracer
+ * is ready. A process whose objects call none (sh, sed, grep, make: most processes of a
+ * build) then never loads it, about half of what the tracer cost each of them at its start.
+ * Such a call comes from code loaded later (a plugin, an NSS module) or through a pointer
+ * looked up by name, and the unwinder is loaded before the call takes anything, while no
+ * thread holds a lock the tracer has seen (none was taken through it yet). (Loaded inside a
+ * lock of the program's, by a malloc that takes that lock, or waiting for the dynamic
+ * linker's lock held by a thread that waits for that lock, it would hang the process: so a
+ * process whose own code may lock, from its allocator or a signal handler too, loads it at
+ * start.)
  */
 #define _GNU_SOURCE
 #ifdef __APPLE__
