@@ -216,8 +216,9 @@ int lt_platform_barrier_ready(void);
 int lt_platform_barrier_all(void);
 
 /* Prepares the calling thread for later unwinding (loading the unwinder first if it is not
- * yet). Called where the thread holds none of the program's locks: at load, when a thread
- * starts, and at the first call of a process that loaded it later (interpose.c). */
+ * yet). Called at load and when a thread starts, where the thread holds none of the
+ * program's locks, and in a process that did not load it at start, at its first call, before
+ * that call takes anything (interpose.c). */
 void lt_platform_thread_init(void);
 
 /* Whether an object loaded now may call one of the tracer's lock entry points (any export
