@@ -187,6 +187,46 @@ void lt_ix_guarded(const lt_ixpool *p)
 }
 #endif
 
+int lt_ix_give(lt_ixpool *p, void *mem, size_t size)
+{
+    lt_ix_guarded(p);
+    size_t bytes = p->size << p->bits;
+    for (unsigned g = 0; g < LT_IX_GIVEN && size >= bytes; g++) {
+        if (p->ngiven[g])
+            continue;
+        p->given[g] = mem;
+        p->ngiven[g] = (uint32_t)(size / bytes);
+        return 1;
+    }
+    return 0;
+}
+
+/* A chunk of `bytes` from the memory given to p (lt_ix_give), NULL: none left. */
+static char *ix_given(lt_ixpool *p, size_t bytes)
+{
+    for (unsigned g = 0; g < LT_IX_GIVEN; g++) {
+        if (!p->ngiven[g])
+            continue;
+        char *m = p->given[g];
+        p->given[g] = m + bytes;
+        p->ngiven[g]--;
+        return m;
+    }
+    return NULL;
+}
+
+/* Chunk c's memory: the first (first_chunk), in the first one's whole large pages, given
+ * (lt_ix_give), or large memory. */
+static char *chunk_memory(lt_ixpool *p, uint32_t c, size_t bytes)
+{
+    if (!c)
+        return first_chunk(p, bytes);
+    if ((size_t)(c + 1) * bytes <= p->whole)
+        return p->chunk[0] + (size_t)c * bytes;
+    char *m = ix_given(p, bytes);
+    return m ? m : lt_large_alloc(bytes);
+}
+
 uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
 {
     lt_ix_guarded(p);
@@ -195,9 +235,7 @@ uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
         return 0;
     if (!p->chunk[c]) {
         size_t bytes = p->size << p->bits;
-        char *m = !c ? first_chunk(p, bytes)
-                  : (size_t)(c + 1) * bytes <= p->whole ? p->chunk[0] + (size_t)c * bytes
-                                                         : lt_large_alloc(bytes);
+        char *m = chunk_memory(p, c, bytes);
         if (!m)
             return 0;
         p->chunk[c] = m;

@@ -96,6 +96,7 @@ static inline int lt_pool_has_free(const lt_pool *p)
  * ones; later chunks fill the rest of those large pages, then are large memory
  * (lt_large_alloc). */
 #define LT_IX_CHUNKS 16384
+#define LT_IX_GIVEN 4 /* ranges of memory given and not used yet (lt_ix_give) */
 typedef struct lt_ixpool {
     size_t size;
     unsigned bits;
@@ -106,10 +107,12 @@ typedef struct lt_ixpool {
     size_t whole;    /* the first chunk's mapping when it is of whole large pages; 0 = not */
     _Atomic int collapse; /* that mapping is to become large pages (lt_ix_settle) */
     const struct lt_spin *guard; /* the tracer lock every use of the pool is under */
+    char *given[LT_IX_GIVEN]; /* memory given for its next chunks (lt_ix_give), */
+    uint32_t ngiven[LT_IX_GIVEN]; /* in so many chunks each; 0: none */
     char *chunk[LT_IX_CHUNKS];
 } lt_ixpool;
 #define LT_IXPOOL(type, chunk_bits, lock) \
-    {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, 0, 0, (lock), {NULL}}
+    {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, 0, 0, (lock), {NULL}, {0}, {NULL}}
 
 /* With LT_CHECKS a pool taken from or given to without its guard held is an internal error
  * (lt_spin_assert_mine): one such put, outside the graph lock, beside a fill on another
@@ -149,6 +152,12 @@ static inline void lt_ix_put(lt_ixpool *p, uint32_t i)
 /* Up to `want` indices never handed out, in a row from *first (in one chunk): how many, 0
  * when out of memory. */
 uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first);
+
+/* Under p's guard: [mem, mem + size), memory made before and no longer used (of any
+ * content: the pool's objects are written whole before they are read), for p's next chunks,
+ * where it saves making fresh memory. 0 when p takes none of it (less than a chunk, or
+ * LT_IX_GIVEN ranges given and not used yet): the caller keeps it. */
+int lt_ix_give(lt_ixpool *p, void *mem, size_t size);
 
 /* Pools whose first chunk is to become large pages: lt_ix_block found it so under the lock
  * that guards the pool, lt_ix_settle makes it so after that lock is let go. */

@@ -2153,6 +2153,13 @@ static int edge_link(uint32_t i, const lt_held *h, node *to, uint64_t fp)
     return from && edge_insert(i, from, to, fp);
 }
 
+/* known.c's way to give the edges the slots of a replaced known set (known_drop). */
+int lt_order_recycle(void *mem, size_t size)
+{
+    graph_held();
+    return lt_ix_give(&edge_pool, mem, size);
+}
+
 /* Each thread keeps edges of its own for edges_fast, which takes no lock: edges freed to the
  * pool, taken under the graph lock, else a block of new ones, untouched: the thread faults
  * their pages in after it leaves the lock (edges_add), not in the gate or under the lock,
@@ -2161,7 +2168,8 @@ static int edge_link(uint32_t i, const lt_held *h, node *to, uint64_t fp)
  * block's rest joins it) before the new block. Blocks grow with the graph, from EDGE_CACHE
  * edges to EDGE_BLOCK (blocks of EDGE_CACHE made half of the graph lock's takings in the
  * `lazy` stress row: 4 threads, 0.9 M new edges), and so do the nodes a thread keeps; edges
- * come in chunks of 4 MB, of large pages from the second on (lt_ixpool). */
+ * come in chunks of 512 KB, of large pages from the second on (lt_ixpool), or in the slots of
+ * a known set that was replaced (lt_order_recycle). */
 #define EDGE_CACHE 256
 #define EDGE_BLOCK 4096
 #define NODE_CACHE 64
