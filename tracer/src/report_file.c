@@ -462,10 +462,10 @@ static void at_exit(void *unused)
 {
     (void)unused;
     unsigned long reports = total(counted);
-    lt_tls.busy = 1;
+    lt_busy_set(&lt_tls, LT_BUSY_IN);
     if (lt_cfg.report_dir[0])
         lt_report_exclusive(at_exit_locked);
-    lt_tls.busy = 0;
+    lt_leave(&lt_tls);
     if (lt_cfg.exitcode && reports > 0)
         exit(lt_cfg.exitcode);
 }

@@ -251,7 +251,7 @@ static void print_table(void)
     static tab t;
     const lt_lock_stats *shown[TOP];
     size_t n = 0;
-    lt_tls.busy = 1;
+    lt_busy_set(&lt_tls, LT_BUSY_IN);
     t.at = 0;
     put(&t, "locktrace: statistics (LOCKTRACE_STATS): the most contended of ");
     put_num(&t, nall, 0);
@@ -261,7 +261,7 @@ static void print_table(void)
     for (lt_lock_stats *s; n < TOP && (s = next_row(shown, n)) != NULL; shown[n++] = s)
         put_row(&t, s);
     lt_platform_write(2, t.buf, t.at);
-    lt_tls.busy = 0;
+    lt_leave(&lt_tls);
 }
 
 /* A fork child counts its own acquisitions from zero (its parent's table is the parent's). */
