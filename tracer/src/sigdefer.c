@@ -87,7 +87,7 @@ static int asynchronous(int sig)
 
 int lt_sig_ours(int sig)
 {
-    return asynchronous(sig) && atomic_load_explicit(&owner, memory_order_relaxed) == getpid();
+    return asynchronous(sig);
 }
 
 static const struct sigaction *program(int sig)
@@ -275,8 +275,9 @@ static int set(int sig, const struct sigaction *act, struct sigaction *old, int 
 int lt_sig_sigaction(int sig, const struct sigaction *act, struct sigaction *old,
                      lt_sigaction_fn real)
 {
-    if (!act) {
-        int rc = real(sig, NULL, old);
+    /* a query, or a vfork child's action (libc sets it; this memory is its parent's too) */
+    if (!act || atomic_load_explicit(&owner, memory_order_relaxed) != getpid()) {
+        int rc = real(sig, act, old);
         if (rc == 0 && old)
             answer(old, program(sig));
         return rc;

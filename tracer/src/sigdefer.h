@@ -16,7 +16,7 @@ typedef int (*lt_sigaction_fn)(int, const struct sigaction *, struct sigaction *
 void lt_sig_init(void);
 
 /* Whether the program's sigaction for sig goes through lt_sig_sigaction: an asynchronous
- * signal, set by the process the tracer started in (not a vfork child sharing its memory). */
+ * signal. */
 int lt_sig_ours(int sig);
 
 /* The program's sigaction(sig, act, old) for a signal lt_sig_ours: a handler of the program's
