@@ -1100,7 +1100,18 @@ LT_EXPORT int pthread_join(pthread_t th, void **ret)
  * tracer's have let go. From the prepare handler to the end of the parent's or the child's
  * the forking thread is inside the tracer (only libc runs between them): a handler of the
  * program's that parked it there, holding every tracer lock, stopped all the others. */
-static int fork_busy; /* under every tracer lock: the forking thread's busy before the fork */
+/* Under every tracer lock: the forking thread's busy before each fork under way, 2 bits each,
+ * the innermost lowest (a fork from a signal handler nests in the fork its thread was making,
+ * as in spin.c's fork_alone). */
+static unsigned long fork_busy;
+
+/* The busy the innermost fork found, popped. */
+static int fork_busy_pop(void)
+{
+    int busy = (int)(fork_busy & 3);
+    fork_busy >>= 2;
+    return busy;
+}
 
 static void fork_phase(lt_fork_phase phase)
 {
@@ -1119,7 +1130,7 @@ static void fork_phase(lt_fork_phase phase)
         lt_cond_fork(phase);
         lt_classes_fork(phase);
         lt_platform_fork(phase);
-        fork_busy = busy;
+        fork_busy = fork_busy << 2 | (unsigned)busy;
     } else {
         lt_sig_fork(phase);
         lt_platform_fork(phase);
@@ -1144,7 +1155,7 @@ static void fork_prepare(void)
 
 static void fork_parent(void)
 {
-    int busy = fork_busy;
+    int busy = fork_busy_pop();
     fork_phase(LT_FORK_PARENT);
     lt_busy_restore(&lt_tls, busy);
 }
@@ -1154,7 +1165,7 @@ static void fork_child(void)
 {
     lt_thread *self = lt_tls.self;
     int tid_in_parent = self ? self->info.tid : 0;
-    int busy = fork_busy;
+    int busy = fork_busy_pop();
     fork_phase(LT_FORK_CHILD);
     if (self)
         lt_on_forked(self, tid_in_parent);

@@ -700,13 +700,31 @@ static inline int lt_enter(lt_tls_block *b)
 }
 
 void lt_sig_flush(void);
-static inline void lt_leave_check(void) {}
+
+#if LT_CHECKS
+/* spin.c: an internal error (a message, then abort()). */
+__attribute__((noreturn, cold)) void lt_leave_violation(void);
+/* The thread leaves the tracer holding none of its locks and out of the order graph's gate
+ * (its slot's flag, the slot's first word: order.c): a handler of the program's that ran now
+ * and parked the thread would stop every thread that needs them (sigdefer.c). A thread
+ * without a slot is counted in the gate with others and not checked. */
+static inline void lt_leave_check(const lt_tls_block *b)
+{
+    const lt_thread *t = b->self;
+    if (t && (t->ranks.held || (t->gate_slot && atomic_load_explicit(
+                                                    (const _Atomic int *)t->gate_slot,
+                                                    memory_order_relaxed))))
+        lt_leave_violation();
+}
+#else
+static inline void lt_leave_check(const lt_tls_block *b) { (void)b; }
+#endif
 
 /* Out of the tracer: a handler deferred meanwhile runs now (sigdefer.c). A signal after the
  * store runs at once; one before it set sigpend, which the load after it sees. */
 static inline void lt_leave(lt_tls_block *b)
 {
-    lt_leave_check();
+    lt_leave_check(b);
     lt_busy_set(b, LT_BUSY_OUT);
     if (lt_unlikely(b->sigpend))
         lt_sig_flush();
