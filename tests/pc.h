@@ -11,7 +11,9 @@
 #include <link.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 /* The program counter a signal interrupted, from the handler's third argument. */
 static inline uintptr_t pc_interrupted(const void *uc)
@@ -24,6 +26,27 @@ static inline uintptr_t pc_interrupted(const void *uc)
 #else
 #error "pc.h reads the interrupted pc on x86-64 and AArch64 only"
 #endif
+}
+
+/* Installs handler (SA_SIGINFO) for sig the way the rt_sigaction system call does, past an
+ * interposed sigaction: locktrace runs a handler set by sigaction only once its thread is out
+ * of the tracer (sigdefer.c), and a probe must run where the signal finds the thread, inside
+ * it too. libc's sigaction installs it first, for libc's signal return (SA_RESTORER); the
+ * system call then puts the handler itself in the tracer's wrapper's place. 0 or -1. */
+static inline int pc_probe_install(int sig, void (*handler)(int, siginfo_t *, void *), int flags)
+{
+    struct sigaction sa = {.sa_sigaction = handler, .sa_flags = flags | SA_SIGINFO};
+    struct { /* the kernel's struct sigaction (x86-64's and AArch64's) */
+        void *handler;
+        unsigned long flags;
+        void *restorer;
+        uint64_t mask;
+    } k;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, NULL) != 0 || syscall(SYS_rt_sigaction, sig, NULL, &k, 8) != 0)
+        return -1;
+    k.handler = (void *)handler;
+    return syscall(SYS_rt_sigaction, sig, &k, NULL, 8) == 0 ? 0 : -1;
 }
 
 /* Where libc's own function `name` lies, [*lo, *hi) (the tracer's, if it has one of that name,

@@ -192,9 +192,7 @@ static int wait_child(pid_t pid, const char *who)
 static int fork_while_parked(parker *p, void (*child_site)(pthread_mutex_t *), const char *who)
 {
     pthread_t parked_th, releaser, me = pthread_self();
-    struct sigaction sa = {.sa_sigaction = note_pc, .sa_flags = SA_SIGINFO | SA_RESTART};
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGUSR2, &sa, NULL) != 0)
+    if (pc_probe_install(SIGUSR2, note_pc, SA_RESTART) != 0)
         return 1;
     atomic_store(&parked, 0);
     atomic_store(&released, 0);
@@ -246,9 +244,9 @@ static volatile sig_atomic_t in_child;
 
 /* The handler of a signal delivered inside main's unwind: forks; the child returns from
  * here into that unwind and goes on as main's code says. */
-static void fork_in_handler(int sig)
+static void fork_in_handler(int sig, siginfo_t *info, void *uc)
 {
-    (void)sig;
+    (void)sig, (void)info, (void)uc;
     pid_t pid = fork();
     if (pid == 0)
         in_child = 1;
@@ -257,10 +255,8 @@ static void fork_in_handler(int sig)
 
 static int signal_own(void)
 {
-    struct sigaction sa = {.sa_handler = fork_in_handler};
     pthread_mutex_t m;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGUSR1, &sa, NULL) != 0)
+    if (pc_probe_install(SIGUSR1, fork_in_handler, 0) != 0) /* (it runs inside the unwind) */
         return 1;
     lock_site_b(&fresh_b); /* the tracer's first unwinds: libunwind is loaded */
     armed = RAISE;

@@ -6,9 +6,10 @@
  * and the program's calls that set that signal's action (sigaction(), signal() and libc's
  * other variants: interpose_signal.c) record its action instead, answered as if made (the old
  * action, a query). The handler tells requests apart by their
- * value: `locktrace dump` sends the signal with sigqueue and LT_DUMP_SIGVAL, which dumps; any
- * other signal runs the program's action, with its mask and flags (a handler without
- * SA_RESTART still interrupts a blocking call). While the program has no handler of its own
+ * value: `locktrace dump` sends the signal with sigqueue and LT_DUMP_SIGVAL, which dumps (at
+ * once: the dump takes no lock); any other signal runs the program's action, with its mask
+ * and flags (a handler without SA_RESTART still interrupts a blocking call), outside the
+ * tracer as sigdefer.c runs every other handler of the program's. While the program has no handler of its own
  * (default action), every one dumps, as the variable asks; one it ignores dumps only when asked.
  *
  * Not covered: a thread that blocks the signal never takes it, so a process that blocks it in
@@ -26,6 +27,7 @@
 #include "dumpsig.h"
 #include "lt_internal.h"
 #include "platform.h"
+#include "sigdefer.h"
 
 #define SLOTS 8 /* the program's last actions: a handler reads one that is not rewritten */
 
@@ -91,10 +93,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
             set_action(sig, &dfl, NULL);
         }
         errno = saved;
-        if (a.sa_flags & SA_SIGINFO)
-            a.sa_sigaction(sig, info, uctx);
-        else
-            a.sa_handler(sig);
+        lt_sig_dispatch(sig, info, uctx, &a); /* outside the tracer, as any other handler */
         return;
     }
     errno = saved;

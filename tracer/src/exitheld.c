@@ -47,7 +47,7 @@ static size_t collect(void)
 static void at_exit(void)
 {
     int busy = lt_tls.busy;
-    lt_tls.busy = 1;
+    lt_busy_set(&lt_tls, LT_BUSY_IN);
     size_t n = collect();
     lt_thread *self = lt_tls.self;
     if (n > 0) {
@@ -60,7 +60,7 @@ static void at_exit(void)
             f.thread = owners[0];
         lt_report(&f);
     }
-    lt_tls.busy = busy;
+    lt_busy_restore(&lt_tls, busy);
 }
 
 /* The fatal signals whose default action ends the process; a handler is installed only where

@@ -43,6 +43,7 @@
 #include "interpose.h"
 #include "lifetime.h"
 #include "platform.h"
+#include "sigdefer.h"
 
 /* macOS has no timed, clock or spin lock functions (and no clock condition wait): there
  * those entry points are compiled out, with the calls that would reach them. */
@@ -119,7 +120,7 @@ static int start(void)
     if (atomic_compare_exchange_strong(&state, &expected, RESOLVING)) {
         int saved = errno; /* the program's call (or its start) sees errno as libc left it */
         atomic_store(&resolver_tid, lt_platform_tid());
-        lt_tls.busy = 1;
+        lt_busy_set(&lt_tls, LT_BUSY_IN);
         resolve();
         /* The allocator too, before a thread can start (through pthread_create, which waits
          * for this): a new thread's first free (its start record) resolved it with dlsym,
@@ -132,8 +133,8 @@ static int start(void)
         lt_dump_install();
         lt_self();
         pthread_atfork(fork_prepare, fork_parent, fork_child);
-        lt_tls.busy = 0;
         atomic_store(&state, STARTED);
+        lt_leave(&lt_tls); /* (after STARTED: a handler deferred meanwhile may lock) */
         errno = saved;
         return 1;
     }
@@ -155,10 +156,10 @@ static int finish(void)
     if (!lt_tls.busy && atomic_compare_exchange_strong(&state, &expected, FINISHING)) {
         int saved = errno; /* loading libunwind leaves its pipe's EAGAIN */
         atomic_store(&resolver_tid, lt_platform_tid());
-        lt_tls.busy = 1;
+        lt_busy_set(&lt_tls, LT_BUSY_IN);
         lt_platform_thread_init();
-        lt_tls.busy = 0;
         atomic_store(&state, READY);
+        lt_leave(&lt_tls); /* (after READY: a handler deferred meanwhile may lock) */
         errno = saved;
         return 1;
     }
@@ -232,7 +233,7 @@ static inline lt_thread *enter_registered(void)
         return NULL;
     lt_thread *t = lt_tls.self;
     if (lt_likely(t != NULL))
-        lt_tls.busy = 1;
+        lt_busy_set(&lt_tls, LT_BUSY_IN);
     return t;
 }
 
@@ -300,7 +301,7 @@ static int real_wait(const call *c)
  * wait record down on the way out. */
 static void lock_wait_cancelled(void *ev)
 {
-    lt_tls.busy = 1;
+    lt_busy_set(&lt_tls, LT_BUSY_IN);
     lt_wait_end(ev);
     lt_leave(&lt_tls);
 }
@@ -1056,6 +1057,7 @@ lt_start *lt_interpose_start_new(void *fn, void *arg)
     lt_event ev = {0};
     if (!enter(&ev))
         return NULL;
+    lt_busy_set(&lt_tls, LT_BUSY_PASS); /* malloc may block on a lock of the program's */
     lt_start *s = malloc(sizeof *s);
     lt_leave(&lt_tls);
     if (s)
@@ -1067,14 +1069,15 @@ lt_start lt_interpose_started(lt_start *p)
 {
     lt_start s = *p;
     int saved = errno; /* a new thread's fn starts with errno 0, as without the tracer */
-    lt_tls.busy = 1;
+    lt_busy_set(&lt_tls, LT_BUSY_PASS); /* free may block on a lock of the program's */
     free(p);
+    lt_busy_set(&lt_tls, LT_BUSY_IN);
     lt_thread_start(s.seq);
     if (lt_tls.self && s.detached) /* else a pthread_detach may have marked it already */
         lt_tls.self->detached = 1;
     lt_platform_thread_init();
     lt_callsite_thread_init();
-    lt_tls.busy = 0;
+    lt_leave(&lt_tls);
     errno = saved;
     return s;
 }
@@ -1105,7 +1108,7 @@ LT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 /* A cancelled join (pthread_join is a cancellation point) takes its wait record down. */
 static void join_cancelled(void *ev)
 {
-    lt_tls.busy = 1;
+    lt_busy_set(&lt_tls, LT_BUSY_IN);
     lt_waitfor_end(ev);
     lt_leave(&lt_tls);
 }
@@ -1150,12 +1153,27 @@ LT_EXPORT int pthread_join(pthread_t th, void **ret)
  * taken in spin.h's rank order by the tracer's own atfork prepare handler, registered when
  * the tracer starts: handlers registered later (the program's) run before it, while the
  * tracer still serves other threads, and their parent and child handlers run after the
- * tracer's have let go. */
+ * tracer's have let go. From the prepare handler to the end of the parent's or the child's
+ * the forking thread is inside the tracer (only libc runs between them): a handler of the
+ * program's that parked it there, holding every tracer lock, stopped all the others. */
+/* Under every tracer lock: the forking thread's busy before each fork under way, 2 bits each,
+ * the innermost lowest (a fork from a signal handler nests in the fork its thread was making,
+ * as in spin.c's fork_alone). */
+static unsigned long fork_busy;
+
+/* The busy the innermost fork found, popped. */
+static int fork_busy_pop(void)
+{
+    int busy = (int)(fork_busy & 3);
+    fork_busy >>= 2;
+    return busy;
+}
+
 static void fork_phase(lt_fork_phase phase)
 {
-    int busy = lt_tls.busy;
-    lt_tls.busy = 1; /* the child's bookkeeping allocates */
     if (phase == LT_FORK_PREPARE) {
+        int busy = lt_tls.busy;
+        lt_busy_set(&lt_tls, LT_BUSY_IN);
         lt_spin_fork_begin(!busy && lt_platform_alone());
         lt_report_fork(phase);
         lt_waitfor_fork(phase);
@@ -1168,7 +1186,9 @@ static void fork_phase(lt_fork_phase phase)
         lt_cond_fork(phase);
         lt_classes_fork(phase);
         lt_platform_fork(phase);
+        fork_busy = fork_busy << 2 | (unsigned)busy;
     } else {
+        lt_sig_fork(phase);
         lt_platform_fork(phase);
         lt_classes_fork(phase);
         lt_cond_fork(phase);
@@ -1182,7 +1202,6 @@ static void fork_phase(lt_fork_phase phase)
         lt_report_fork(phase);
         lt_spin_fork_end();
     }
-    lt_tls.busy = busy;
 }
 
 static void fork_prepare(void)
@@ -1192,7 +1211,9 @@ static void fork_prepare(void)
 
 static void fork_parent(void)
 {
+    int busy = fork_busy_pop();
     fork_phase(LT_FORK_PARENT);
+    lt_busy_restore(&lt_tls, busy);
 }
 
 /* The forking thread's id, as its held locks' words still name it, is the parent's. */
@@ -1200,9 +1221,11 @@ static void fork_child(void)
 {
     lt_thread *self = lt_tls.self;
     int tid_in_parent = self ? self->info.tid : 0;
+    int busy = fork_busy_pop();
     fork_phase(LT_FORK_CHILD);
     if (self)
         lt_on_forked(self, tid_in_parent);
+    lt_busy_restore(&lt_tls, busy);
 }
 
 #ifndef __APPLE__

@@ -127,9 +127,9 @@ static acquire_fn real_acquire(void)
     acquire_fn a = atomic_load_explicit(&rt.acquire, memory_order_acquire);
     if (lt_unlikely(!a)) {
         int busy = lt_tls.busy;
-        lt_tls.busy = 1; /* the loader's calls are not the program's */
+        lt_busy_set(&lt_tls, LT_BUSY_IN); /* the loader's calls are not the program's */
         resolve();
-        lt_tls.busy = busy;
+        lt_busy_restore(&lt_tls, busy);
         a = atomic_load(&rt.acquire);
     }
     return a;

@@ -1,11 +1,14 @@
 /*
  * interpose_signal.c - sigaction() and libc's other ways to set a signal's action: the
  * program's calls for the dump signal are recorded, not made, so the tracer's handler stays
- * (dumpsig.c); every other goes to libc. glibc's signal() variants (signal, bsd_signal and
- * ssignal; sysv_signal and __sysv_signal, which is what signal() is in a program built for
- * strict ISO C or X/Open; System V's sigset, sigignore and siginterrupt) set the action
- * inside libc, past an interposed sigaction, so each has its own entry that records the
- * action sigaction() would have been given.
+ * (dumpsig.c); those for the other asynchronous signals install the tracer's wrapper for a
+ * handler, which runs it outside the tracer (sigdefer.c); the rest go to libc. glibc's
+ * signal() variants (signal, bsd_signal and ssignal; sysv_signal and __sysv_signal, which is
+ * what signal() is in a program built for strict ISO C or X/Open; System V's sigset,
+ * sigignore and siginterrupt) set the action inside libc, past an interposed sigaction, so
+ * each has its own entry that sets, through ours, the action sigaction() would have been
+ * given. (siginterrupt changes only the flags of the kernel's action, the wrapper's: libc's
+ * does that right.)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,6 +18,7 @@
 #include "dumpsig.h"
 #include "lt_internal.h"
 #include "platform.h"
+#include "sigdefer.h"
 
 typedef void (*handler_fn)(int);
 
@@ -41,6 +45,7 @@ __attribute__((constructor)) static void resolve(void)
     real.sigset = (handler_fn(*)(int, handler_fn))lt_platform_real("sigset", NULL);
     real.sigignore = (int (*)(int))lt_platform_real("sigignore", NULL);
     real.siginterrupt = (int (*)(int, int))lt_platform_real("siginterrupt", NULL);
+    lt_sig_init();
 }
 
 /* The real function, resolved now if a library's constructor calls before ours ran. */
@@ -50,25 +55,41 @@ LT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 {
     if (lt_dumpsig_sigaction(sig, act, old))
         return 0;
+    if (lt_sig_ours(sig))
+        return lt_sig_sigaction(sig, act, old, REAL(sigaction));
     return REAL(sigaction)(sig, act, old);
+}
+
+/* The program's action for sig (act, NULL: a query), when the tracer answers for it: 1, the
+ * previous action in *old (0 or -1 with errno in *rc); else 0, libc's to answer. */
+static int answered(int sig, const struct sigaction *act, struct sigaction *old, int *rc)
+{
+    *rc = 0;
+    if (lt_dumpsig_sigaction(sig, act, old))
+        return 1;
+    if (!lt_sig_ours(sig))
+        return 0;
+    *rc = lt_sig_sigaction(sig, act, old, REAL(sigaction));
+    return 1;
 }
 
 /* A handler set the way one of libc's signal() variants sets it (flags; mask_self: the signal
  * is blocked while its handler runs by the action's mask, not only by the kernel's default):
- * recorded when sig is the dump signal (1, the previous handler in *prev), else 0 and left to
- * libc, which also refuses SIG_ERR. */
+ * when the tracer answers for sig, 1, the previous handler in *prev (SIG_ERR on failure),
+ * else 0 and left to libc, which also refuses SIG_ERR. */
 static int recorded(int sig, handler_fn handler, int flags, int mask_self, handler_fn *prev)
 {
     struct sigaction a, old;
+    int rc;
     memset(&a, 0, sizeof a);
     a.sa_handler = handler;
     sigemptyset(&a.sa_mask);
     if (mask_self)
         sigaddset(&a.sa_mask, sig);
     a.sa_flags = flags;
-    if (handler == SIG_ERR || !lt_dumpsig_sigaction(sig, &a, &old))
+    if (handler == SIG_ERR || !answered(sig, &a, &old, &rc))
         return 0;
-    *prev = old.sa_handler;
+    *prev = rc == 0 ? old.sa_handler : SIG_ERR;
     return 1;
 }
 
@@ -125,10 +146,11 @@ LT_EXPORT handler_fn sigset(int sig, handler_fn disp)
 {
     struct sigaction old;
     handler_fn prev;
-    if (disp == SIG_HOLD && lt_dumpsig_sigaction(sig, NULL, &old))
-        return was_blocked(SIG_BLOCK, sig) ? SIG_HOLD : old.sa_handler;
+    int rc;
+    if (disp == SIG_HOLD && answered(sig, NULL, &old, &rc))
+        return rc != 0 ? SIG_ERR : was_blocked(SIG_BLOCK, sig) ? SIG_HOLD : old.sa_handler;
     if (disp != SIG_HOLD && recorded(sig, disp, 0, 0, &prev))
-        return was_blocked(SIG_UNBLOCK, sig) ? SIG_HOLD : prev;
+        return prev == SIG_ERR ? SIG_ERR : was_blocked(SIG_UNBLOCK, sig) ? SIG_HOLD : prev;
     return REAL(sigset)(sig, disp);
 }
 
@@ -136,7 +158,7 @@ LT_EXPORT int sigignore(int sig)
 {
     handler_fn prev;
     if (recorded(sig, SIG_IGN, 0, 0, &prev))
-        return 0;
+        return prev == SIG_ERR ? -1 : 0;
     return REAL(sigignore)(sig);
 }
 

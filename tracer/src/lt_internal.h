@@ -440,13 +440,26 @@ _Static_assert(offsetof(lt_thread, info.seq) < 64 && offsetof(lt_thread, held_ro
 
 /* All the tracer keeps in TLS. Initial-exec TLS is fast but comes from glibc's static TLS
  * block, whose spare room for libraries loaded by dlopen (the tracer itself, or a library
- * linked with it, loaded from Python) is a few hundred bytes: so TLS holds a flag and two
- * pointers, and the lt_thread is allocated (alloc.h, never malloc) when the thread registers. */
+ * linked with it, loaded from Python) is a few hundred bytes: so TLS holds two flags and three
+ * pointers, and the lt_thread is allocated (alloc.h, never malloc) when the thread registers.
+ *
+ * busy is also what the program's signal handlers ask (sigdefer.c): LT_BUSY_IN defers them
+ * to the thread's way out of the tracer (lt_leave), where sigpend says one waits. */
+enum {
+    LT_BUSY_OUT,  /* outside the tracer */
+    LT_BUSY_IN,   /* inside: calls pass through, the program's handlers wait for lt_leave */
+    LT_BUSY_PASS, /* calls pass through, handlers run at once: the thread holds nothing of the
+                     tracer's (a leaving thread after its teardown, the watchdog, the tracer's
+                     calls into the program's allocator, which may block on a program lock) */
+};
 typedef struct lt_tls_block {
-    int busy;        /* re-entrancy: inside the tracer, pass calls through */
+    int busy;        /* LT_BUSY_*: re-entrancy, inside the tracer pass calls through */
+    int sigpend;     /* sigdefer.c: a handler deferred, to run at lt_leave */
     lt_thread *self; /* NULL until the thread registers, and again once it has left */
     void *unw_masked; /* platform: the unwind under way with every signal blocked, or NULL */
+    void *_Atomic sigrec; /* sigdefer.c: the thread's deferred handlers, NULL until one */
 } lt_tls_block;
+_Static_assert(sizeof(lt_tls_block) <= 32, "glibc's spare static TLS is a few hundred bytes");
 
 extern __thread lt_tls_block lt_tls LT_TLS;
 
@@ -678,14 +691,64 @@ void lt_thread_fork(lt_fork_phase phase);
 void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg);
 lt_thread *lt_thread_first(void);
 
+/* busy is read by the thread's own signal handlers: the compiler must neither sink the store
+ * that enters past the tracer's first lock or gate entry (acquire operations let earlier
+ * stores move after them) nor hoist the store that leaves above its last release. The fences
+ * emit no instruction. */
+static inline void lt_busy_set(lt_tls_block *b, int busy)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    b->busy = busy;
+    atomic_signal_fence(memory_order_seq_cst);
+}
+
 static inline int lt_enter(lt_tls_block *b)
 {
     if (b->busy)
         return 0;
-    b->busy = 1;
+    lt_busy_set(b, LT_BUSY_IN);
     return 1;
 }
-static inline void lt_leave(lt_tls_block *b) { b->busy = 0; }
+
+void lt_sig_flush(void);
+
+#if LT_CHECKS
+/* spin.c: an internal error (a message, then abort()). */
+__attribute__((noreturn, cold)) void lt_leave_violation(void);
+/* The thread leaves the tracer holding none of its locks and out of the order graph's gate
+ * (its slot's flag, the slot's first word: order.c): a handler of the program's that ran now
+ * and parked the thread would stop every thread that needs them (sigdefer.c). A thread
+ * without a slot is counted in the gate with others and not checked. */
+static inline void lt_leave_check(const lt_tls_block *b)
+{
+    const lt_thread *t = b->self;
+    if (t && (t->ranks.held || (t->gate_slot && atomic_load_explicit(
+                                                    (const _Atomic int *)t->gate_slot,
+                                                    memory_order_relaxed))))
+        lt_leave_violation();
+}
+#else
+static inline void lt_leave_check(const lt_tls_block *b) { (void)b; }
+#endif
+
+/* Out of the tracer: a handler deferred meanwhile runs now (sigdefer.c). A signal after the
+ * store runs at once; one before it set sigpend, which the load after it sees. */
+static inline void lt_leave(lt_tls_block *b)
+{
+    lt_leave_check(b);
+    lt_busy_set(b, LT_BUSY_OUT);
+    if (lt_unlikely(b->sigpend))
+        lt_sig_flush();
+}
+
+/* busy back to what a caller that set it found (LT_BUSY_OUT: it leaves the tracer). */
+static inline void lt_busy_restore(lt_tls_block *b, int busy)
+{
+    if (busy == LT_BUSY_OUT)
+        lt_leave(b);
+    else
+        lt_busy_set(b, busy);
+}
 
 /* lifetime.c: a lock request for memory in the calling thread's own stack. */
 void lt_frame_lock_seen(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa);

@@ -238,6 +238,7 @@ typedef struct gate_slot {
     lt_known_room reserve;       /* what it reserved in the known set (lt_known_reserve) */
     const lt_thread *owner;      /* NULL: free; under the graph lock */
 } gate_slot;
+_Static_assert(offsetof(gate_slot, in) == 0, "lt_leave_check reads its thread's slot's flag");
 
 static gate_slot gate_slots[GATE_SLOTS];
 static unsigned gate_nslots;         /* slots ever given: graph_enter looks at these */

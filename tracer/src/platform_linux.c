@@ -202,8 +202,10 @@ static void unw_leave(const unw_call *c)
     if (c->masked) {
         lt_tls.unw_masked = NULL;
         pthread_sigmask(SIG_SETMASK, &c->asked, NULL);
-    } else if (c->pipe_guard) {
-        pthread_sigmask(SIG_SETMASK, &c->mask, NULL);
+    } else if (c->pipe_guard && !sigismember(&c->mask, SIGPIPE)) {
+        /* SIGPIPE alone: a signal deferred during the call stays blocked (sigdefer.c) */
+        pipe_set(&only_pipe);
+        pthread_sigmask(SIG_UNBLOCK, &only_pipe, NULL);
     }
     pthread_setcancelstate(c->cancel, NULL);
     errno = c->errno_before;
@@ -1662,7 +1664,8 @@ void lt_platform_flush_stdio(void)
     flush_stream(&_IO_2_1_stderr_);
     if (!had && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE))
         sigtimedwait(&pipe_only, NULL, &(struct timespec){0, 0});
-    pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    if (!sigismember(&mask, SIGPIPE)) /* SIGPIPE alone: see unw_leave */
+        pthread_sigmask(SIG_UNBLOCK, &pipe_only, NULL);
 }
 
 void lt_platform_exe_path(char *buf, size_t size)

@@ -18,11 +18,13 @@
 #include <mach/mach.h>
 #include <mach/mach_vm.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "lt_internal.h"
+#include "sigdefer.h"
 
 /* Thread ids are 64-bit on macOS; reports show them, small values fit an int. */
 int lt_platform_tid(void)
@@ -420,4 +422,28 @@ int lt_platform_is_sigreturn(uintptr_t ip)
  * operation garbles it. */
 void lt_platform_flush_stdio(void)
 {
+}
+
+/* sigdefer.h: no handler is deferred on macOS, where the tracer does not interpose sigaction
+ * (interpose_signal.c and sigdefer.c are Linux only): a handler of the program's runs at
+ * once, as it did before. */
+void lt_sig_flush(void)
+{
+}
+
+void lt_sig_dispatch(int sig, siginfo_t *info, void *uctx, const struct sigaction *a)
+{
+    if (a->sa_flags & SA_SIGINFO)
+        a->sa_sigaction(sig, info, uctx);
+    else
+        a->sa_handler(sig);
+}
+
+void lt_sig_thread_exit(void)
+{
+}
+
+void lt_sig_fork(lt_fork_phase phase)
+{
+    (void)phase;
 }

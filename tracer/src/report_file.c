@@ -317,8 +317,12 @@ void lt_report_file_flush(void)
 /* Not from a vfork child: the tables are its parent's, the files too. */
 void lt_report_file_at_exit(void)
 {
-    if (owner == getpid() && lt_cfg.report_dir[0]) /* 0 until lt_report_setup */
+    if (owner == getpid() && lt_cfg.report_dir[0]) { /* 0 until lt_report_setup */
+        int busy = lt_tls.busy;
+        lt_busy_set(&lt_tls, LT_BUSY_IN); /* the report lock is the tracer's */
         lt_report_exclusive(lt_report_file_flush);
+        lt_busy_restore(&lt_tls, busy);
+    }
 }
 
 void lt_report_file_counted(lt_finding_kind kind)
@@ -464,10 +468,10 @@ static void at_exit(void *unused)
 {
     (void)unused;
     unsigned long reports = total(counted);
-    lt_tls.busy = 1;
+    lt_busy_set(&lt_tls, LT_BUSY_IN);
     if (lt_cfg.report_dir[0])
         lt_report_exclusive(at_exit_locked);
-    lt_tls.busy = 0;
+    lt_leave(&lt_tls);
     if (lt_cfg.exitcode && reports > 0)
         exit(lt_cfg.exitcode);
 }

@@ -32,6 +32,14 @@ static void rank_violation(const lt_spin *s, int holding)
     abort();
 }
 
+void lt_leave_violation(void)
+{
+    static const char msg[] = "locktrace: internal error: the thread leaves the tracer holding "
+                              "a tracer lock or in the order graph's gate\n";
+    lt_platform_write(2, msg, sizeof msg - 1);
+    abort();
+}
+
 static void rank_taken(lt_thread *self, const lt_spin *s)
 {
     lt_spin_ranks *my = ranks_of(self);

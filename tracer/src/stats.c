@@ -251,7 +251,6 @@ static void print_table(void)
     static tab t;
     const lt_lock_stats *shown[TOP];
     size_t n = 0;
-    lt_tls.busy = 1;
     t.at = 0;
     put(&t, "locktrace: statistics (LOCKTRACE_STATS): the most contended of ");
     put_num(&t, nall, 0);
@@ -261,7 +260,6 @@ static void print_table(void)
     for (lt_lock_stats *s; n < TOP && (s = next_row(shown, n)) != NULL; shown[n++] = s)
         put_row(&t, s);
     lt_platform_write(2, t.buf, t.at);
-    lt_tls.busy = 0;
 }
 
 /* A fork child counts its own acquisitions from zero (its parent's table is the parent's). */
@@ -285,7 +283,10 @@ void lt_stats_fork(lt_fork_phase phase)
  * racing the exit) uses too; without it the exit crashed now and then (harm-stats.1). */
 static void print_table_exclusive(void)
 {
+    int busy = lt_tls.busy;
+    lt_busy_set(&lt_tls, LT_BUSY_IN); /* (before the report lock, which it would hold outside) */
     lt_report_exclusive(print_table);
+    lt_busy_restore(&lt_tls, busy);
 }
 
 void lt_stats_setup(void)

@@ -5,8 +5,8 @@
  * event (or when our pthread_create trampoline starts it): its lt_thread comes from a pool of
  * mapped memory, it gets a sequence number T<n>, joins the registry, and arms a pthread key
  * whose destructor is our view of the thread's exit. That destructor gives the lt_thread back
- * to the pool; the thread stays `busy` for good, so late calls from other destructors pass
- * straight through. Pooled lt_threads are never unmapped, so a reader racing with an exit
+ * to the pool; the thread stays `busy` (LT_BUSY_PASS) for good, so late calls from other
+ * destructors pass straight through, and the program's signal handlers run at once. Pooled lt_threads are never unmapped, so a reader racing with an exit
  * (the thread dump) reads stale data, never unmapped memory.
  *
  * The held set is an array in acquisition order: inline in the lt_thread for the first few
@@ -20,6 +20,7 @@
 #include "lifetime.h"
 #include "order.h"
 #include "platform.h"
+#include "sigdefer.h"
 
 __thread lt_tls_block lt_tls LT_TLS;
 
@@ -178,12 +179,14 @@ static void thread_exit(void *arg)
         pthread_setspecific(exit_key, t);
         return;
     }
-    lt_tls.busy = 1; /* for good: the thread is leaving */
+    lt_busy_set(&lt_tls, LT_BUSY_IN);
     lt_on_thread_exit(t);
     lt_stack_released(t); /* its frames have returned: the locks in them are gone */
     lt_order_thread_exit(t);
     lt_tls.self = NULL;
     thread_delete(t);
+    lt_busy_set(&lt_tls, LT_BUSY_PASS); /* for good: the thread is leaving */
+    lt_sig_thread_exit();
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -1100,7 +1100,8 @@ static void look_again(void)
 static void *watchdog(void *arg)
 {
     (void)arg;
-    lt_tls.busy = 1; /* our thread: its own calls are not the program's */
+    lt_busy_set(&lt_tls, LT_BUSY_IN); /* our thread: its own calls are not the program's (and
+                                          it takes no signal) */
     atomic_store(&watchdog_tid, lt_platform_tid());
     for (;;) {
         holders hs;

@@ -1,0 +1,297 @@
+/*
+ * sigdefer.c - the program's handlers of asynchronous signals never run inside the tracer.
+ * A handler may park its thread wherever the signal found it: a stop-the-world collector's
+ * (Boehm GC, Mono) acknowledges, then waits in sigsuspend until the collector resumes the
+ * thread. Parked inside the tracer - holding one of its spinlocks, or in the order graph's
+ * gate - it made the next thread that needed them wait for ever, the collector among them.
+ * Signals cannot be blocked around each lock call (a system call each), so, as
+ * ThreadSanitizer does, the tracer installs its own handler (the wrapper) with the mask and
+ * flags of every handler function the program sets for an asynchronous signal, and keeps the
+ * program's action here. The wrapper runs the program's handler at once when its thread is
+ * outside the tracer (lt_tls.busy not LT_BUSY_IN). Inside, it records the signal, blocks it
+ * in the mask the interrupted code gets back (further instances stay pending in the kernel:
+ * standard signals coalesce as they would, real-time ones queue in order) and returns; the
+ * thread's way out of the tracer, lt_leave, runs it (lt_sig_flush), with errno kept. The
+ * tracer's real blocking calls (a busy lock's wait, a condition wait, a join) run outside
+ * it, so a thread blocked on a lock answers a stop request at once, as without the tracer;
+ * and nothing the tracer waits for inside (a tracer lock, the gate) waits for a handler.
+ *
+ * sigaction() answers the program's own action as the old one. Not wrapped: the synchronous
+ * signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT, SIGPIPE), whose handler
+ * must run where the fault is (a write into a page the program protected, the tracer's own
+ * abort()); SIG_DFL and SIG_IGN; the tracer's own handlers; what a vfork child sets (as in
+ * dumpsig.c); a handler set by the system call itself (the Go runtime).
+ *
+ * A deferred handler gets the siginfo it was sent with and, as its context, the flush point's
+ * (getcontext): the thread's registers and stack there hold all of the program's frames, for a
+ * collector's conservative scan; a handler that edits its context to send the thread elsewhere
+ * (Go's preemption) has no effect, and one that resumes it (setcontext) resumes the flush.
+ *
+ * The wrapper takes no lock and allocates nothing but the thread's records (NSIG of them), by
+ * mmap, the first time it defers; when that fails the handler runs at once, as before. Linux
+ * only: interpose_signal.c installs the wrapper, and macOS builds neither.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "lt_internal.h"
+#include "platform.h"
+#include "sigdefer.h"
+
+#define SLOTS 4 /* the program's last actions for a signal: a handler reads one not rewritten */
+
+/* The program's action for each signal the wrapper is installed for, as it set it. */
+static struct {
+    struct sigaction slot[SLOTS];
+    _Atomic unsigned current;
+} kept[NSIG];
+
+/* Taken by one thread at a time that sets an action, with every signal blocked: a handler of
+ * that thread that set one too would wait for itself. */
+static atomic_flag writing = ATOMIC_FLAG_INIT;
+
+/* The process the actions are of: a vfork child shares this memory, not the kernel's actions
+ * (dumpsig.c). */
+static _Atomic int owner;
+
+/* A signal deferred in its thread (lt_tls.sigrec: NSIG of them, by signal number). */
+typedef struct deferred {
+    int armed;
+    siginfo_t info;
+    struct sigaction act; /* the program's action when the signal came */
+} deferred;
+
+#define RECORDS_SIZE (NSIG * sizeof(deferred))
+
+void lt_sig_init(void)
+{
+    atomic_store(&owner, getpid());
+}
+
+static int asynchronous(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: case SIGBUS: case SIGFPE: case SIGILL: case SIGTRAP: case SIGSYS:
+    case SIGABRT: case SIGPIPE: case SIGKILL: case SIGSTOP:
+        return 0;
+    default:
+        return sig > 0 && sig < NSIG;
+    }
+}
+
+int lt_sig_ours(int sig)
+{
+    return asynchronous(sig);
+}
+
+static const struct sigaction *program(int sig)
+{
+    return &kept[sig].slot[atomic_load_explicit(&kept[sig].current, memory_order_acquire)];
+}
+
+/* Under `writing`. */
+static void publish(int sig, const struct sigaction *a)
+{
+    unsigned next = (atomic_load_explicit(&kept[sig].current, memory_order_relaxed) + 1) % SLOTS;
+    kept[sig].slot[next] = *a;
+    atomic_store_explicit(&kept[sig].current, next, memory_order_release);
+}
+
+static void call(int sig, siginfo_t *info, void *uctx, const struct sigaction *a)
+{
+    if (a->sa_flags & SA_SIGINFO)
+        a->sa_sigaction(sig, info, uctx);
+    else
+        a->sa_handler(sig);
+}
+
+/* The thread's records, mapped now if it has none; NULL when that fails. */
+static deferred *records(void)
+{
+    void *r = atomic_load_explicit(&lt_tls.sigrec, memory_order_relaxed);
+    if (lt_likely(r != NULL))
+        return r;
+    int saved = errno;
+    void *none = NULL, *p = lt_platform_map(RECORDS_SIZE);
+    /* a handler of another signal that came meanwhile may have mapped them */
+    if (p && !atomic_compare_exchange_strong(&lt_tls.sigrec, &none, p)) {
+        lt_platform_unmap(p, RECORDS_SIZE);
+        p = none;
+    }
+    errno = saved;
+    return p;
+}
+
+/* Records sig for lt_leave and blocks it until then; 0 when it cannot (then it runs now). */
+static int defer(int sig, const siginfo_t *info, void *uctx, const struct sigaction *a)
+{
+    deferred *r = records();
+    /* armed: a second instance of a SA_NODEFER handler's signal, come while the first is
+     * recorded */
+    if (!r || r[sig].armed)
+        return 0;
+    r[sig].armed = 1;
+    r[sig].info = *info;
+    r[sig].act = *a;
+    sigaddset(&((ucontext_t *)uctx)->uc_sigmask, sig);
+    atomic_signal_fence(memory_order_seq_cst);
+    lt_tls.sigpend = 1;
+    return 1;
+}
+
+void lt_sig_dispatch(int sig, siginfo_t *info, void *uctx, const struct sigaction *a)
+{
+    if (lt_tls.busy == LT_BUSY_IN && defer(sig, info, uctx, a))
+        return;
+    call(sig, info, uctx, a);
+}
+
+/* The program's handler is its tail call: the stacks reports show go from the handler to the
+ * signal's frame, as without the tracer. */
+static void wrapper(int sig, siginfo_t *info, void *uctx)
+{
+    const struct sigaction *a = program(sig);
+    if (lt_tls.busy == LT_BUSY_IN && defer(sig, info, uctx, a))
+        return;
+    if (a->sa_flags & SA_SIGINFO)
+        a->sa_sigaction(sig, info, uctx);
+    else
+        a->sa_handler(sig);
+}
+
+/* The lowest signal deferred; 0 when none. */
+static int first_armed(const deferred *r)
+{
+    for (int sig = 1; sig < NSIG; sig++)
+        if (r[sig].armed)
+            return sig;
+    return 0;
+}
+
+/* Each deferred handler, lowest signal first, with the mask it would have had: the
+ * interrupted code's, the action's, and its own signal but with SA_NODEFER. Then the
+ * interrupted mask comes back, and the instances kept pending meanwhile are delivered (at
+ * once: the thread is outside the tracer). A handler that calls into the tracer and leaves it
+ * flushes the records still armed itself. */
+void lt_sig_flush(void)
+{
+    deferred *r = atomic_load_explicit(&lt_tls.sigrec, memory_order_relaxed);
+    int saved = errno;
+    ucontext_t uc;
+    getcontext(&uc);
+    sigset_t now = uc.uc_sigmask; /* the interrupted mask, and the signals deferred */
+    for (int sig = 1; sig < NSIG; sig++)
+        if (r[sig].armed)
+            sigdelset(&uc.uc_sigmask, sig);
+    for (int sig; (sig = first_armed(r)) != 0;) {
+        deferred d = r[sig];
+        r[sig].armed = 0;
+        atomic_signal_fence(memory_order_seq_cst);
+        sigset_t mask;
+        sigorset(&mask, &now, &d.act.sa_mask);
+        if (d.act.sa_flags & SA_NODEFER)
+            sigdelset(&mask, sig);
+        else
+            sigaddset(&mask, sig);
+        pthread_sigmask(SIG_SETMASK, &mask, NULL);
+        errno = saved;
+        call(sig, &d.info, &uc, &d.act);
+    }
+    lt_tls.sigpend = 0;
+    pthread_sigmask(SIG_SETMASK, &uc.uc_sigmask, NULL);
+    errno = saved;
+}
+
+void lt_sig_thread_exit(void)
+{
+    if (lt_tls.sigpend)
+        lt_sig_flush();
+    void *r = atomic_exchange_explicit(&lt_tls.sigrec, NULL, memory_order_relaxed);
+    if (r)
+        lt_platform_unmap(r, RECORDS_SIZE);
+}
+
+void lt_sig_fork(lt_fork_phase phase)
+{
+    if (phase != LT_FORK_CHILD)
+        return;
+    atomic_store(&owner, getpid());
+    atomic_flag_clear(&writing); /* a thread the child has not may have held it */
+    deferred *r = atomic_load_explicit(&lt_tls.sigrec, memory_order_relaxed);
+    sigset_t dropped;
+    sigemptyset(&dropped);
+    for (int sig = 1; r && sig < NSIG; sig++)
+        if (r[sig].armed) {
+            r[sig].armed = 0;
+            sigaddset(&dropped, sig);
+        }
+    lt_tls.sigpend = 0;
+    pthread_sigmask(SIG_UNBLOCK, &dropped, NULL);
+}
+
+/* old, the kernel's action, made the program's own where the kernel's handler is the
+ * wrapper: the kept handler and whether it takes a siginfo, with the mask and the other flags
+ * as the kernel keeps them (as libc answers without the tracer). Where SA_RESETHAND reset the
+ * wrapper's action, the kernel keeps its flags, and the wrapper's SA_SIGINFO goes. */
+static void answer(struct sigaction *old, const struct sigaction *a)
+{
+    if (old->sa_sigaction == wrapper)
+        old->sa_sigaction = a->sa_sigaction;
+    else if (old->sa_handler != SIG_DFL || !(old->sa_flags & a->sa_flags & SA_RESETHAND))
+        return;
+    old->sa_flags = (old->sa_flags & ~SA_SIGINFO) | (a->sa_flags & SA_SIGINFO);
+}
+
+/* Under `writing`, every signal blocked. wrap: act is a handler of the program's. The
+ * program's action is kept before the wrapper is installed, which so always finds one;
+ * the wrapper goes before an action without it does. */
+static int set(int sig, const struct sigaction *act, struct sigaction *old, int wrap,
+               lt_sigaction_fn real)
+{
+    struct sigaction before = *program(sig), k;
+    int rc;
+    if (!wrap) {
+        rc = real(sig, act, old);
+    } else {
+        publish(sig, act);
+        k = *act;
+        k.sa_sigaction = wrapper;
+        k.sa_flags |= SA_SIGINFO;
+        rc = real(sig, &k, old);
+        if (rc != 0)
+            publish(sig, &before);
+    }
+    if (rc == 0 && old)
+        answer(old, &before);
+    return rc;
+}
+
+int lt_sig_sigaction(int sig, const struct sigaction *act, struct sigaction *old,
+                     lt_sigaction_fn real)
+{
+    /* a query, or a vfork child's action (libc sets it; this memory is its parent's too) */
+    if (!act || atomic_load_explicit(&owner, memory_order_relaxed) != getpid()) {
+        int rc = real(sig, act, old);
+        if (rc == 0 && old)
+            answer(old, program(sig));
+        return rc;
+    }
+    /* asked before `writing` is taken: dladdr takes the loader's lock */
+    int wrap = act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN &&
+               !lt_platform_in_tracer((uintptr_t)act->sa_handler);
+    sigset_t all, mask;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &mask);
+    while (atomic_flag_test_and_set_explicit(&writing, memory_order_acquire))
+        lt_platform_pause();
+    int rc = set(sig, act, old, wrap, real);
+    atomic_flag_clear_explicit(&writing, memory_order_release);
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    return rc;
+}
