@@ -324,7 +324,7 @@ static int graph_quiet(void)
  * the 866 the tracer adds to a lock's lifecycle). Only the lock changes what it sums up, and
  * the lock shuts the gate first (Dekker's handshake with gate_enter); it is written before
  * the gate opens again (release), so a thread that saw the gate open sees the value written
- * for the graph it enters. (`ending` is not in it: forget_busy adds to it in the gate.) */
+ * for the graph it enters. (`ending` is not in it: forget_ending adds to it in the gate.) */
 static _Atomic int quiet = 1;
 
 static void pools_settle(void);
@@ -1250,31 +1250,17 @@ static inline void node_gone(lt_thread *t, node *n)
         nodes_gone_batch(t);
 }
 
-/* lt_order_forget_node for a busy node (node_busy): it goes on `ending` in the gate when its
- * end may imply edges, as no search runs until it is drawn, so none names it while its lock's
- * memory may be going. When the gate is shut the lock answers. */
-static __attribute__((noinline)) void forget_busy(lt_lock *l, node *n, lt_ended how,
-                                                  lt_thread *t)
+/* l's node n, busy (node_busy), goes on `ending` in the gate: its end may imply edges, and no
+ * search runs until it is drawn, so none names it while its lock's memory may be going. */
+static __attribute__((noinline)) void forget_ending(node *n, lt_ended how)
 {
-    if (!gate_enter(t)) {
-        forget_now(l, how);
-        return;
-    }
-    node *mine = n;
-    int implies = node_implies(n), got = atomic_compare_exchange_strong(&l->order_node, &mine,
-                                                                          NULL);
-    if (got && implies) {
-        node_end_note(n, how);
-        atomic_store_explicit(&n->ending, 1, memory_order_release);
-        node *top = atomic_load_explicit(&ending, memory_order_relaxed);
-        do
-            next_set(n, top);
-        while (!atomic_compare_exchange_weak_explicit(&ending, &top, n, memory_order_release,
-                                                      memory_order_relaxed));
-    }
-    gate_leave(t);
-    if (got && !implies)
-        node_gone(t, n);
+    node_end_note(n, how);
+    atomic_store_explicit(&n->ending, 1, memory_order_release);
+    node *top = atomic_load_explicit(&ending, memory_order_relaxed);
+    do
+        next_set(n, top);
+    while (!atomic_compare_exchange_weak_explicit(&ending, &top, n, memory_order_release,
+                                                  memory_order_relaxed));
 }
 
 /* lt_order_forget for a lock with an inline edge in, or out only (ref): in the gate, so that
@@ -1303,19 +1289,28 @@ void lt_order_forget_inline(lt_lock *l, node *ref, lt_ended how)
     forget_now(l, how);
 }
 
+/* In the gate, like lt_order_forget_inline and for the same reason: a holder of the graph
+ * lock may be making l's node now, though no thread holds l - another thread's acquisition
+ * makes the inline edges around l real (inline_realise publishes the nodes up the inline
+ * edges, then makes their edges; node_get gives the lock they come from one, then its edge out;
+ * the children down are made after) - and its lists are then not yet what node_busy reads.
+ * A destroy that read them so took the node from its entry under inline_realise, which then
+ * went on with the NULL it read back (SIGSEGV in inline_edge_real), or the end lost what it
+ * implied. When the gate is shut the lock answers. */
 void lt_order_forget_node(lt_lock *l, node *n, lt_ended how)
 {
     lt_thread *t = lt_tls.self;
-    if (!t || atomic_load_explicit(&nback, memory_order_relaxed)) {
+    if (!t || atomic_load_explicit(&nback, memory_order_relaxed) || !gate_enter(t)) {
         forget_now(l, how);
         return;
     }
-    if (node_busy(n)) {
-        forget_busy(l, n, how, t);
-        return;
-    }
     node *mine = n;
-    if (atomic_compare_exchange_strong(&l->order_node, &mine, NULL))
+    int implies = node_busy(n) && node_implies(n),
+        got = atomic_compare_exchange_strong(&l->order_node, &mine, NULL);
+    if (got && implies)
+        forget_ending(n, how);
+    gate_leave(t);
+    if (got && !implies)
         node_gone(t, n);
 }
 
@@ -2804,8 +2799,10 @@ static int node_implies(const node *x)
     return list_may_imply(x, IN) && list_may_imply(x, OUT);
 }
 
-/* Are both of x's lists non-empty, so that only node_implies can tell? A list that is empty
- * tells at once: x's edges are only added by x's own acquisitions, none of which comes now.
+/* Are both of x's lists non-empty, so that only node_implies can tell? In the gate (a holder
+ * of the graph lock adds edges to nodes of locks no thread holds: inline_realise, imply). A
+ * list that is empty tells at once: x's edges are otherwise only added by x's own
+ * acquisitions, none of which comes now.
  * So does an in-list whose one edge came with x (in_from) from a node that left the graph:
  * the edge cannot imply (edge_may_imply), and it is told without reading it - at the
  * destroy of a lock taken under another destroyed before it (`groups`), the edge's line was
