@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../pc.h"
+
 #define CHAINS 64
 #define ROUNDS 600
 #define PERIOD_NS 20000L /* the timer's interval */
@@ -49,9 +51,9 @@ static long now_ns(void)
 /* The timer's signal, in the taker: inside its acquisition of a chain's c, once a chain, the
  * ender destroys that chain's l now, and the taker waits for it. Bounded: the handler may
  * have come while the taker holds a tracer lock that the destroy waits for. */
-static void hold(int sig)
+static void hold(int sig, siginfo_t *info, void *uc)
 {
-    (void)sig;
+    (void)sig, (void)info, (void)uc;
     long k = atomic_load(&taking);
     if (k < 0 || k == held)
         return;
@@ -65,17 +67,15 @@ static void hold(int sig)
 static int timer_start(void)
 {
     struct sigevent ev;
-    struct sigaction sa;
     timer_t tm;
     struct itimerspec every = {{0, PERIOD_NS}, {0, PERIOD_NS}};
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = hold;
-    sa.sa_flags = SA_RESTART;
     memset(&ev, 0, sizeof ev);
     ev.sigev_notify = SIGEV_THREAD_ID;
     ev.sigev_signo = SIGALRM;
     ev._sigev_un._tid = gettid();
-    return sigaction(SIGALRM, &sa, NULL) == 0 && timer_create(CLOCK_MONOTONIC, &ev, &tm) == 0 &&
+    /* installed past the tracer, which would otherwise run it only once the thread left */
+    return pc_probe_install(SIGALRM, hold, SA_RESTART) == 0 &&
+           timer_create(CLOCK_MONOTONIC, &ev, &tm) == 0 &&
            timer_settime(tm, 0, &every, NULL) == 0;
 }
 

@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../pc.h"
+
 #define WORKERS 4
 #define LOCKS 4096
 #define ROUNDS 60000
@@ -45,9 +47,9 @@ static unsigned next_rand(unsigned *s)
     return *s >> 8;
 }
 
-static void hold(int sig)
+static void hold(int sig, siginfo_t *info, void *uc)
 {
-    (void)sig;
+    (void)sig, (void)info, (void)uc;
     int saved = errno;
     unsigned s = atomic_fetch_add(&hold_seed, 0x9e3779b9u);
     long ns = HOLD_MIN_NS + (long)(next_rand(&s) % (unsigned)HOLD_SPAN_NS);
@@ -103,11 +105,8 @@ static long long cpu_ns(pthread_t t)
 /* One run: the workers, and the main thread holding whichever is stuck in the tracer. */
 static int run(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = hold;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGUSR1, &sa, NULL) != 0)
+    /* installed past the tracer, which would otherwise run it only once the worker left */
+    if (pc_probe_install(SIGUSR1, hold, 0) != 0)
         return 1;
     for (size_t i = 0; i < WORKERS; i++)
         if (pthread_create(&worker_id[i], NULL, work, (void *)i) != 0)
