@@ -153,10 +153,11 @@ static inline void lt_ix_put(lt_ixpool *p, uint32_t i)
  * when out of memory. */
 uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first);
 
-/* Under p's guard: [mem, mem + size), memory made before and no longer used (of any
- * content: the pool's objects are written whole before they are read), for p's next chunks,
- * where it saves making fresh memory. 0 when p takes none of it (less than a chunk, or
- * LT_IX_GIVEN ranges given and not used yet): the caller keeps it. */
+/* Under p's guard: [mem, mem + size), memory made before and no longer used, for p's next
+ * chunks, where it saves making fresh memory. Of any content: only for a pool whose objects
+ * are written whole before they are read (order.c's edges; not its nodes, whose cold parts
+ * keep search stamps). 0 when p takes none of it (less than a chunk, or LT_IX_GIVEN ranges
+ * given and not used yet): the caller keeps it. */
 int lt_ix_give(lt_ixpool *p, void *mem, size_t size);
 
 /* Pools whose first chunk is to become large pages: lt_ix_block found it so under the lock
