@@ -631,6 +631,12 @@ static inline node *ref_node(const node *r)
     return (intptr_t)r > 0 ? (node *)r : NULL;
 }
 
+/* Is a lock so referred to a root: inline edges out of it, none in, no node? */
+static inline int ref_root(const node *r)
+{
+    return ((uintptr_t)r & 3) == REF_ROOT;
+}
+
 /* Does a lock so referred to have neither a node nor an inline edge? */
 static inline int ref_free(const node *r)
 {
@@ -3038,9 +3044,13 @@ static size_t inline_nodes(lt_lock *l, uint32_t gen)
 }
 
 /* Under the graph lock: the inline edge that n keeps (inline_nodes) becomes an edge of the
- * graph in its room, from the node of the lock it comes from (made now if that has none),
- * unless that lock ended or has no node (out of memory). That lock it returns, and in *child
- * the linked child of n's lock, if that is still inline. */
+ * graph in its room, from the node of the lock it comes from (made now if that is a root),
+ * unless that lock ended, is still inline (out of memory) or is no root any more: its end let
+ * go of its reference (lt_order_forget, while no thread holds it), and a destroy or free moves
+ * the gen on only after that, so identity_ended does not tell yet. (A node made for it then
+ * was one of an ended identity, at the address its end cleared: an rwlock's kind read there
+ * was a SIGSEGV in node_init.) That lock it returns, and in *child the linked child of n's
+ * lock, if that is still inline. */
 static lt_lock *inline_edge_real(node *n, lt_lock **child)
 {
     uint32_t i = n->dying_next;
@@ -3050,7 +3060,7 @@ static lt_lock *inline_edge_real(node *n, lt_lock **child)
     node *from = node_find(p, r.from_gen); /* (one made for an identity init ended: its end) */
     n->dying_next = 0;
     *child = inline_child_edge(&r, n->lock) ? inline_child(&r) : NULL;
-    if (!from && !identity_ended(p, r.from_gen) && !inline_of(p)) /* (inline: out of memory) */
+    if (!from && !identity_ended(p, r.from_gen) && ref_root(order_ref(p)))
         from = node_get(p, r.from_gen, (lt_kind)(r.from & INLINE_KIND), lt_lock_addr(p));
     if (from) {
         *edge_at(i) = (edge){.label = r.label, .from_mode = (uint8_t)fm, .to_mode = (uint8_t)tm,
