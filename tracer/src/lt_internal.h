@@ -449,8 +449,8 @@ enum {
     LT_BUSY_OUT,  /* outside the tracer */
     LT_BUSY_IN,   /* inside: calls pass through, the program's handlers wait for lt_leave */
     LT_BUSY_PASS, /* calls pass through, handlers run at once: the thread holds nothing of the
-                     tracer's (a leaving thread after its teardown, the watchdog, the tracer's
-                     calls into the program's allocator, which may block on a program lock) */
+                     tracer's (a leaving thread after its teardown, the tracer's calls into
+                     the program's allocator, which may block on a program lock) */
 };
 typedef struct lt_tls_block {
     int busy;        /* LT_BUSY_*: re-entrancy, inside the tracer pass calls through */
