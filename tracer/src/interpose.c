@@ -1155,8 +1155,8 @@ LT_EXPORT int pthread_join(pthread_t th, void **ret)
  * tracer still serves other threads, and their parent and child handlers run after the
  * tracer's have let go. From the prepare handler to the end of the parent's or the child's
  * the forking thread is inside the tracer (only libc runs between them): a handler of the
- * program's that parked it there, holding every tracer lock, stopped all the others. */
-/* Under every tracer lock: the forking thread's busy before each fork under way, 2 bits each,
+ * program's that parked it there, holding every tracer lock, stopped all the others. Its busy
+ * before the fork is kept, under every tracer lock, in fork_busy: 2 bits a fork under way,
  * the innermost lowest (a fork from a signal handler nests in the fork its thread was making,
  * as in spin.c's fork_alone). */
 static unsigned long fork_busy;

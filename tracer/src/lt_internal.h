@@ -449,12 +449,18 @@ enum {
     LT_BUSY_OUT,  /* outside the tracer */
     LT_BUSY_IN,   /* inside: calls pass through, the program's handlers wait for lt_leave */
     LT_BUSY_PASS, /* calls pass through, handlers run at once: the thread holds nothing of the
-                     tracer's (a leaving thread after its teardown, the watchdog, the tracer's
-                     calls into the program's allocator, which may block on a program lock) */
+                     tracer's (a leaving thread after its teardown, the tracer's calls into
+                     the program's allocator, which may block on a program lock) */
 };
 typedef struct lt_tls_block {
-    int busy;        /* LT_BUSY_*: re-entrancy, inside the tracer pass calls through */
-    int sigpend;     /* sigdefer.c: a handler deferred, to run at lt_leave */
+    int busy; /* LT_BUSY_*: re-entrancy, inside the tracer pass calls through */
+    union {
+        struct {
+            uint16_t sigpend; /* sigdefer.c: a handler deferred, to run at lt_leave */
+            uint16_t crit;    /* LT_CHECKS: tracer locks held and gate entries (lt_crit) */
+        };
+        uint32_t leave_work; /* either: lt_leave's one test */
+    };
     lt_thread *self; /* NULL until the thread registers, and again once it has left */
     void *unw_masked; /* platform: the unwind under way with every signal blocked, or NULL */
     void *_Atomic sigrec; /* sigdefer.c: the thread's deferred handlers, NULL until one */
@@ -712,33 +718,30 @@ static inline int lt_enter(lt_tls_block *b)
 
 void lt_sig_flush(void);
 
-#if LT_CHECKS
-/* spin.c: an internal error (a message, then abort()). */
-__attribute__((noreturn, cold)) void lt_leave_violation(void);
-/* The thread leaves the tracer holding none of its locks and out of the order graph's gate
- * (its slot's flag, the slot's first word: order.c): a handler of the program's that ran now
- * and parked the thread would stop every thread that needs them (sigdefer.c). A thread
- * without a slot is counted in the gate with others and not checked. */
-static inline void lt_leave_check(const lt_tls_block *b)
+/* With LT_CHECKS, the thread took one of the tracer's locks or entered the order graph's gate
+ * (+1), let go of it or left (-1): lt_leave finds it holds none. Without, nothing. */
+static inline void lt_crit(int d)
 {
-    const lt_thread *t = b->self;
-    if (t && (t->ranks.held || (t->gate_slot && atomic_load_explicit(
-                                                    (const _Atomic int *)t->gate_slot,
-                                                    memory_order_relaxed))))
-        lt_leave_violation();
-}
+#if LT_CHECKS
+    lt_tls.crit = (uint16_t)(lt_tls.crit + d);
 #else
-static inline void lt_leave_check(const lt_tls_block *b) { (void)b; }
+    (void)d;
 #endif
+}
+
+/* lt_leave's rare work: a tracer lock still held or the gate not left (LT_CHECKS: a handler
+ * of the program's that ran now and parked the thread would stop every thread that needs
+ * them; an internal error), else the handlers deferred meanwhile. */
+void lt_leave_slow(lt_tls_block *b);
 
 /* Out of the tracer: a handler deferred meanwhile runs now (sigdefer.c). A signal after the
- * store runs at once; one before it set sigpend, which the load after it sees. */
+ * store runs at once; one before it set sigpend, which the load after it sees. sigpend and
+ * crit are one word, so the check costs nothing on the way out. */
 static inline void lt_leave(lt_tls_block *b)
 {
-    lt_leave_check(b);
     lt_busy_set(b, LT_BUSY_OUT);
-    if (lt_unlikely(b->sigpend))
-        lt_sig_flush();
+    if (lt_unlikely(b->leave_work))
+        lt_leave_slow(b);
 }
 
 /* busy back to what a caller that set it found (LT_BUSY_OUT: it leaves the tracer). */

@@ -238,7 +238,6 @@ typedef struct gate_slot {
     lt_known_room reserve;       /* what it reserved in the known set (lt_known_reserve) */
     const lt_thread *owner;      /* NULL: free; under the graph lock */
 } gate_slot;
-_Static_assert(offsetof(gate_slot, in) == 0, "lt_leave_check reads its thread's slot's flag");
 
 static gate_slot gate_slots[GATE_SLOTS];
 static unsigned gate_nslots;         /* slots ever given: graph_enter looks at these */
@@ -355,6 +354,7 @@ void lt_order_unlock(void)
 /* The gate left by a thread whose slot is s (slot_of). */
 static inline void gate_leave_slot(gate_slot *s)
 {
+    lt_crit(-1);
     if (s)
         atomic_store_explicit(&s->in, 0, memory_order_release);
     else
@@ -368,6 +368,7 @@ static inline void gate_leave(const lt_thread *t)
 
 static inline int gate_enter_slot(gate_slot *s)
 {
+    lt_crit(1);
     if (!s) {
         atomic_fetch_add(&gate.in, 1);
     } else if (s == atomic_load_explicit(&gate_alone, memory_order_relaxed)) {

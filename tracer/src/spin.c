@@ -32,14 +32,6 @@ static void rank_violation(const lt_spin *s, int holding)
     abort();
 }
 
-void lt_leave_violation(void)
-{
-    static const char msg[] = "locktrace: internal error: the thread leaves the tracer holding "
-                              "a tracer lock or in the order graph's gate\n";
-    lt_platform_write(2, msg, sizeof msg - 1);
-    abort();
-}
-
 static void rank_taken(lt_thread *self, const lt_spin *s)
 {
     lt_spin_ranks *my = ranks_of(self);
@@ -52,12 +44,14 @@ static void rank_taken(lt_thread *self, const lt_spin *s)
         rank_violation(s, r);
     my->n[r]++;
     my->held |= 1u << r;
+    lt_crit(1);
     my->last[r] = s;
 }
 
 static void rank_released(lt_thread *self, const lt_spin *s)
 {
     lt_spin_ranks *my = ranks_of(self);
+    lt_crit(-1);
     if (--my->n[s->rank] == 0) {
         my->last[s->rank] = NULL;
         my->held &= ~(1u << s->rank);
@@ -67,6 +61,18 @@ static void rank_released(lt_thread *self, const lt_spin *s)
 static void rank_taken(lt_thread *self, const lt_spin *s) { (void)self, (void)s; }
 static void rank_released(lt_thread *self, const lt_spin *s) { (void)self, (void)s; }
 #endif
+
+/* lt_internal.h's lt_leave. crit counts only with LT_CHECKS. */
+void lt_leave_slow(lt_tls_block *b)
+{
+    if (b->crit) {
+        static const char msg[] = "locktrace: internal error: the thread leaves the tracer "
+                                  "holding a tracer lock or in the order graph's gate\n";
+        lt_platform_write(2, msg, sizeof msg - 1);
+        abort();
+    }
+    lt_sig_flush();
+}
 
 /* Pauses before the first yield, a few microseconds: what a holder running on another CPU
  * needs for most of the tracer's work under a lock. Each yield is a system call and, where
