@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -47,6 +48,21 @@ static inline int pc_probe_install(int sig, void (*handler)(int, siginfo_t *, vo
         return -1;
     k.handler = (void *)handler;
     return syscall(SYS_rt_sigaction, sig, &k, NULL, 8) == 0 ? 0 : -1;
+}
+
+/* handler (pc_probe_install, SA_RESTART) run by a timer's sig in the calling thread every
+ * period_ns: a probe that interrupts the thread wherever it is, inside the tracer too. 1 when
+ * it runs, 0 when it could not be set. */
+static inline int pc_probe_timer(int sig, void (*handler)(int, siginfo_t *, void *),
+                                 long period_ns)
+{
+    struct sigevent ev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = sig};
+    struct itimerspec every = {{0, period_ns}, {0, period_ns}};
+    timer_t tm;
+    ev._sigev_un._tid = gettid();
+    return pc_probe_install(sig, handler, SA_RESTART) == 0 &&
+           timer_create(CLOCK_MONOTONIC, &ev, &tm) == 0 &&
+           timer_settime(tm, 0, &every, NULL) == 0;
 }
 
 /* Where libc's own function `name` lies, [*lo, *hi) (the tracer's, if it has one of that name,

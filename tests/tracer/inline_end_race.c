@@ -23,7 +23,6 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,27 +87,11 @@ static void nest3(int j)
     pthread_mutex_unlock(&g[j]);
 }
 
-/* SIGALRM to this thread every PERIOD_NS. */
-static int timer_start(void)
-{
-    struct sigevent ev;
-    timer_t tm;
-    struct itimerspec every = {{0, PERIOD_NS}, {0, PERIOD_NS}};
-    memset(&ev, 0, sizeof ev);
-    ev.sigev_notify = SIGEV_THREAD_ID;
-    ev.sigev_signo = SIGALRM;
-    ev._sigev_un._tid = gettid();
-    /* installed past the tracer, which would otherwise run it only once the thread left */
-    return pc_probe_install(SIGALRM, hold, SA_RESTART) == 0 &&
-           timer_create(CLOCK_MONOTONIC, &ev, &tm) == 0 &&
-           timer_settime(tm, 0, &every, NULL) == 0;
-}
-
 int main(void)
 {
     pthread_t tk;
     pthread_mutex_init(&mine, NULL);
-    if (pthread_create(&tk, NULL, taker, NULL) != 0 || !timer_start())
+    if (pthread_create(&tk, NULL, taker, NULL) != 0 || !pc_probe_timer(SIGALRM, hold, PERIOD_NS))
         return 1;
     for (long round = 0; round < ROUNDS; round++) {
         for (int j = 0; j < CHAINS; j++) {

@@ -21,7 +21,6 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,26 +62,10 @@ static void hold(int sig, siginfo_t *info, void *uc)
         ;
 }
 
-/* SIGALRM to the calling thread every PERIOD_NS. */
-static int timer_start(void)
-{
-    struct sigevent ev;
-    timer_t tm;
-    struct itimerspec every = {{0, PERIOD_NS}, {0, PERIOD_NS}};
-    memset(&ev, 0, sizeof ev);
-    ev.sigev_notify = SIGEV_THREAD_ID;
-    ev.sigev_signo = SIGALRM;
-    ev._sigev_un._tid = gettid();
-    /* installed past the tracer, which would otherwise run it only once the thread left */
-    return pc_probe_install(SIGALRM, hold, SA_RESTART) == 0 &&
-           timer_create(CLOCK_MONOTONIC, &ev, &tm) == 0 &&
-           timer_settime(tm, 0, &every, NULL) == 0;
-}
-
 static void *taker(void *arg)
 {
     (void)arg;
-    atomic_store(&timer_ok, timer_start() ? 1 : -1);
+    atomic_store(&timer_ok, pc_probe_timer(SIGALRM, hold, PERIOD_NS) ? 1 : -1);
     for (long k = 0; k < (long)ROUNDS * CHAINS; k++) {
         while (atomic_load(&made) < k / CHAINS)
             ;
