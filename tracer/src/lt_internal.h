@@ -453,14 +453,9 @@ enum {
                      the program's allocator, which may block on a program lock) */
 };
 typedef struct lt_tls_block {
-    int busy; /* LT_BUSY_*: re-entrancy, inside the tracer pass calls through */
-    union {
-        struct {
-            uint16_t sigpend; /* sigdefer.c: a handler deferred, to run at lt_leave */
-            uint16_t crit;    /* LT_CHECKS: tracer locks held and gate entries (lt_crit) */
-        };
-        uint32_t leave_work; /* either: lt_leave's one test */
-    };
+    int busy;         /* LT_BUSY_*: re-entrancy, inside the tracer pass calls through */
+    uint16_t sigpend; /* sigdefer.c: a handler deferred, to run at lt_leave */
+    uint16_t crit;    /* LT_CHECKS: tracer locks held and gate entries (lt_crit) */
     lt_thread *self; /* NULL until the thread registers, and again once it has left */
     void *unw_masked; /* platform: the unwind under way with every signal blocked, or NULL */
     void *_Atomic sigrec; /* sigdefer.c: the thread's deferred handlers, NULL until one */
@@ -735,12 +730,16 @@ static inline void lt_crit(int d)
 void lt_leave_slow(lt_tls_block *b);
 
 /* Out of the tracer: a handler deferred meanwhile runs now (sigdefer.c). A signal after the
- * store runs at once; one before it set sigpend, which the load after it sees. sigpend and
- * crit are one word, so the check costs nothing on the way out. */
+ * store runs at once; one before it set sigpend, which the load after it sees. One test of
+ * sigpend and crit, as wide as their stores: x86-64 `movzwl; or; jne`, the instructions the
+ * test of sigpend alone took. (They were read as one 32-bit word: a load wider than a store
+ * still on its way - the gate's crit - cannot take its value from it and waits until every
+ * older store is written, the held entry's and the lock's lines missing the cache among them;
+ * in `groups`, whose every lock and destroy leaves the gate just before, 9 % of the CPU.) */
 static inline void lt_leave(lt_tls_block *b)
 {
     lt_busy_set(b, LT_BUSY_OUT);
-    if (lt_unlikely(b->leave_work))
+    if (lt_unlikely(b->sigpend | b->crit))
         lt_leave_slow(b);
 }
 
