@@ -2,7 +2,8 @@
  * pc.h - where a thread is, for test programs that must act once another thread (or a fork
  * child) runs a given function that never sleeps in the kernel (a spin, a yield loop): a
  * signal handler reads the interrupted program counter, which the test compares with the
- * function's bounds. Include it with _GNU_SOURCE defined (dladdr1).
+ * function's bounds; or a timer's handler holds a thread wherever it is (pc_probe_timer,
+ * pc_hold). Include it with _GNU_SOURCE defined (dladdr1).
  */
 #ifndef PC_H
 #define PC_H
@@ -10,6 +11,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -63,6 +65,25 @@ static inline int pc_probe_timer(int sig, void (*handler)(int, siginfo_t *, void
     return pc_probe_install(sig, handler, SA_RESTART) == 0 &&
            timer_create(CLOCK_MONOTONIC, &ev, &tm) == 0 &&
            timer_settime(tm, 0, &every, NULL) == 0;
+}
+
+/* A handler's hold of its thread where the signal found it, for chain k (k < 0: none): once a
+ * chain (*held), it lets the other thread go on k, then waits until that thread has done k,
+ * at most ns, since the hold may have come while this thread has what the other one needs. */
+static inline void pc_hold(long k, long *held, atomic_long *go, atomic_long *done, long ns)
+{
+    struct timespec ts;
+    if (k < 0 || k == *held)
+        return;
+    *held = k;
+    atomic_store(go, k);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    long until = ts.tv_sec * 1000000000L + ts.tv_nsec + ns;
+    while (atomic_load(done) < k) {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if (ts.tv_sec * 1000000000L + ts.tv_nsec >= until)
+            return;
+    }
 }
 
 /* Where libc's own function `name` lies, [*lo, *hi) (the tracer's, if it has one of that name,

@@ -15,6 +15,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
+#include "random_pair.h"
+
 #define WORKERS 4
 #define LOCKS 256
 #define COLLECTIONS 300
@@ -28,32 +30,11 @@ typedef struct node {
 static pthread_mutex_t locks[LOCKS];
 static atomic_int stop, broken;
 
-static unsigned next_random(unsigned *r)
-{
-    return (*r = *r * 1103515245u + 12345u) >> 8;
-}
-
-static void nested(unsigned *r)
-{
-    unsigned i = next_random(r) % LOCKS, j = next_random(r) % LOCKS;
-    if (i == j)
-        return;
-    if (i > j) {
-        unsigned t = i;
-        i = j;
-        j = t;
-    }
-    pthread_mutex_lock(&locks[i]);
-    pthread_mutex_lock(&locks[j]);
-    pthread_mutex_unlock(&locks[j]);
-    pthread_mutex_unlock(&locks[i]);
-}
-
 /* A mutex in the collected heap, new to the tracer, taken under one of the shared ones. */
 static void fresh_lock(unsigned *r)
 {
     pthread_mutex_t *m = GC_MALLOC(sizeof *m);
-    pthread_mutex_t *outer = &locks[next_random(r) % LOCKS];
+    pthread_mutex_t *outer = &locks[random_next(r) % LOCKS];
     pthread_mutex_init(m, NULL);
     pthread_mutex_lock(outer);
     pthread_mutex_lock(m);
@@ -64,7 +45,7 @@ static void fresh_lock(unsigned *r)
 
 static void *worker(void *arg)
 {
-    unsigned r = (unsigned)(size_t)arg + 1;
+    unsigned r = (unsigned)(size_t)arg + 1, low;
     node *kept = NULL, *garbage = NULL;
     for (long n = 0; n < KEPT; n++) { /* reachable only from this thread's stack */
         node *x = GC_MALLOC(sizeof *x);
@@ -76,7 +57,7 @@ static void *worker(void *arg)
         node *x = GC_MALLOC(sizeof *x);
         x->next = n % 1000 ? garbage : NULL;
         garbage = x;
-        nested(&r);
+        random_pair(locks, LOCKS, &r, &low);
         if (n % 128 == 0)
             fresh_lock(&r);
     }
@@ -92,7 +73,7 @@ static void *worker(void *arg)
 int main(void)
 {
     pthread_t th[WORKERS];
-    unsigned r = 7;
+    unsigned r = 7, low;
     GC_INIT();
     for (int i = 0; i < LOCKS; i++)
         pthread_mutex_init(&locks[i], NULL);
@@ -101,7 +82,7 @@ int main(void)
             return 1;
     for (int k = 0; k < COLLECTIONS; k++) {
         GC_gcollect();
-        nested(&r);
+        random_pair(locks, LOCKS, &r, &low);
         fresh_lock(&r);
     }
     atomic_store(&stop, 1);

@@ -40,26 +40,13 @@ static atomic_long go = -1;     /* the last chain a handler let the taker take *
 static atomic_long taken = -1;  /* the last chain whose c the taker took */
 static long held = -1;          /* (the ender's) the last chain a handler held it in */
 
-static long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
 /* The timer's signal, in the ender: inside a destroy of l, once a chain, the taker takes its
  * c now, and the ender waits for it. Once only, so the ender always gets on: the handler may
  * have come while it holds a tracer lock that the taker then waits for. */
 static void hold(int sig, siginfo_t *info, void *uc)
 {
     (void)sig, (void)info, (void)uc;
-    long k = atomic_load(&ending);
-    if (k < 0 || k == held)
-        return;
-    held = k;
-    atomic_store(&go, k);
-    for (long until = now_ns() + HOLD_NS; atomic_load(&taken) < k && now_ns() < until;)
-        ;
+    pc_hold(atomic_load(&ending), &held, &go, &taken, HOLD_NS);
 }
 
 static void *taker(void *arg)

@@ -40,26 +40,13 @@ static atomic_long ended = -1;  /* the last chain whose l's destroy returned */
 static long held = -1;          /* (the taker's) the last chain a handler held it in */
 static atomic_int timer_ok;     /* the taker's timer runs: 1, failed: -1 */
 
-static long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
 /* The timer's signal, in the taker: inside its acquisition of a chain's c, once a chain, the
  * ender destroys that chain's l now, and the taker waits for it. Bounded: the handler may
  * have come while the taker holds a tracer lock that the destroy waits for. */
 static void hold(int sig, siginfo_t *info, void *uc)
 {
     (void)sig, (void)info, (void)uc;
-    long k = atomic_load(&taking);
-    if (k < 0 || k == held)
-        return;
-    held = k;
-    atomic_store(&go, k);
-    for (long until = now_ns() + HOLD_NS; atomic_load(&ended) < k && now_ns() < until;)
-        ;
+    pc_hold(atomic_load(&taking), &held, &go, &ended, HOLD_NS);
 }
 
 static void *taker(void *arg)

@@ -38,6 +38,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "random_pair.h"
+
 #define NLOCKS 1024
 #define MUTATORS 2
 
@@ -73,27 +75,13 @@ static void resume_handler(int sig)
     (void)sig;
 }
 
-static unsigned next_random(unsigned *r)
-{
-    return (*r = *r * 1103515245u + 12345u) >> 8;
-}
-
 static void *mutator(void *arg)
 {
     unsigned r = (unsigned)(uintptr_t)arg + 1;
     for (unsigned n = 0; !atomic_load(&stop); n++) {
-        int i = next_random(&r) % NLOCKS, j = next_random(&r) % NLOCKS;
-        if (i == j)
+        unsigned i;
+        if (!random_pair(locks, NLOCKS, &r, &i))
             continue;
-        if (i > j) {
-            int t = i;
-            i = j;
-            j = t;
-        }
-        pthread_mutex_lock(&locks[i]);
-        pthread_mutex_lock(&locks[j]);
-        pthread_mutex_unlock(&locks[j]);
-        pthread_mutex_unlock(&locks[i]);
         if (n % 64 == 0) { /* a new lock: a new shadow entry, a new node's first edge */
             pthread_mutex_t fresh;
             pthread_mutex_init(&fresh, NULL);
