@@ -82,6 +82,12 @@
  *                            cycle closes and only then waiting forever: reported
  *   harm cond-busy-timed     the same as cond-busy-sleep, the third thread's work a
  *                            condition wait with a 300 ms deadline nobody signals
+ *   harm cond-busy-mutex     the same, but the last signaller blocks on the queue lock and
+ *                            the third thread on the condition variable's own mutex before
+ *                            the owner's wait begins (libgc's collector and its free-list
+ *                            builders): when the owner's wait closes the cycle, every other
+ *                            thread sleeps in a futex wait, but the third one only until
+ *                            the wait releases the mutex: no deadlock, no warning
  *   harm stats-exit          20 fork children, each: 40 mutexes taken, a thread that holds one
  *                            and leaves when the child's exit() releases it from an atexit
  *                            handler (its exit-held report then runs while the exit prints
@@ -902,10 +908,10 @@ static pthread_mutex_t busy_queue = PTHREAD_MUTEX_INITIALIZER, busy_pool = PTHRE
 static pthread_mutex_t busy_gate = PTHREAD_MUTEX_INITIALIZER, busy_never_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t busy_cv = PTHREAD_COND_INITIALIZER, busy_never_cv = PTHREAD_COND_INITIALIZER;
 static int busy_state, busy_pipe[2];
-static _Atomic int busy_gate_taken;
+static _Atomic int busy_gate_taken, busy_owner_holds;
 static blocked_probe busy_owner_waits, busy_first_queues, busy_third_waits;
 
-enum { BUSY_SLEEP, BUSY_IO, BUSY_LOCK, BUSY_STALLED, BUSY_STALLED_LATE, BUSY_TIMED };
+enum { BUSY_SLEEP, BUSY_IO, BUSY_LOCK, BUSY_STALLED, BUSY_STALLED_LATE, BUSY_TIMED, BUSY_MUTEX };
 
 static void busy_signal(int state)
 {
@@ -920,12 +926,14 @@ static void busy_nap(void)
     nanosleep(&(struct timespec){0, 300 * 1000 * 1000}, NULL);
 }
 
-/* The last signaller: signals, then needs the queue lock the owner holds in its wait. */
+/* The last signaller: signals, then needs the queue lock the owner holds in its wait (with
+ * BUSY_MUTEX, already before the owner's wait begins). */
 static void *busy_first(void *arg)
 {
     busy_signal(1);
-    blocked_until(&busy_owner_waits);
-    blocked_announce(&busy_first_queues);
+    if ((int)(intptr_t)arg != BUSY_MUTEX)
+        blocked_until(&busy_owner_waits);
+    blocked_announce_on(&busy_first_queues, &busy_queue, sizeof busy_queue);
     pthread_mutex_lock(&busy_queue);
     pthread_mutex_unlock(&busy_queue);
     return arg;
@@ -974,6 +982,11 @@ static void *busy_third(void *arg)
             sched_yield();
         pthread_mutex_lock(&busy_gate);
         pthread_mutex_unlock(&busy_gate);
+    } else if (mode == BUSY_MUTEX) {
+        /* the signal's own mutex, which the owner holds until its wait begins */
+        while (!atomic_load(&busy_owner_holds))
+            sched_yield();
+        blocked_announce_on(&busy_third_waits, &busy_pool, sizeof busy_pool);
     }
     busy_signal(2);
     return arg;
@@ -984,7 +997,8 @@ static void *busy_third(void *arg)
 static void *busy_fourth(void *arg)
 {
     int mode = (int)(intptr_t)arg;
-    if (mode == BUSY_STALLED || mode == BUSY_STALLED_LATE || mode == BUSY_TIMED)
+    if (mode == BUSY_STALLED || mode == BUSY_STALLED_LATE || mode == BUSY_TIMED ||
+        mode == BUSY_MUTEX)
         return arg;
     if (mode == BUSY_LOCK) {
         pthread_mutex_lock(&busy_gate);
@@ -1012,11 +1026,18 @@ static int cond_busy(int mode)
     if (mode == BUSY_STALLED)
         blocked_until(&busy_third_waits);
     pthread_mutex_lock(&busy_queue);
-    if (pthread_create(&first, NULL, busy_first, NULL) != 0)
+    if (pthread_create(&first, NULL, busy_first, (void *)(intptr_t)mode) != 0)
         return 1;
     pthread_mutex_lock(&busy_pool);
     while (busy_state < 1)
         pthread_cond_wait(&busy_cv, &busy_pool);
+    if (mode == BUSY_MUTEX) {
+        /* the last signaller asleep on the queue lock, the next one on busy_pool: until the
+         * wait below begins, every thread but this one sleeps in an untimed futex wait */
+        blocked_until(&busy_first_queues);
+        atomic_store(&busy_owner_holds, 1);
+        blocked_until(&busy_third_waits);
+    }
     blocked_announce_on(&busy_owner_waits, &busy_cv, sizeof busy_cv);
     while (busy_state < 2)
         pthread_cond_wait(&busy_cv, &busy_pool);
@@ -1101,6 +1122,8 @@ int main(int argc, char **argv)
         rc = cond_busy(BUSY_STALLED_LATE);
     else if (!strcmp(s, "cond-busy-timed"))
         rc = cond_busy(BUSY_TIMED);
+    else if (!strcmp(s, "cond-busy-mutex"))
+        rc = cond_busy(BUSY_MUTEX);
     else if (!strcmp(s, "pshared-fork"))
         rc = pshared_fork();
     else if (!strcmp(s, "pshared-private-fork"))
@@ -1121,9 +1144,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|fd-reuse|fd-reuse-many|pipe-pending|"
                         "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
-                        "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|pshared-fork|"
-                        "pshared-private-fork|robust-fork|atfork-rwlock|spin-fork|timed-cycle|"
-                        "stats-exit|against-first\n");
+                        "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|cond-busy-mutex|"
+                        "pshared-fork|pshared-private-fork|robust-fork|atfork-rwlock|spin-fork|"
+                        "timed-cycle|stats-exit|against-first\n");
         return 2;
     }
     if (rc == 3)
