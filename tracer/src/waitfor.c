@@ -37,18 +37,21 @@
  * I/O, or blocked on a lock that a running thread will release. A cycle through it is
  * therefore reported only when no thread outside it can run to signal: every other thread
  * of the process sleeps in an untimed futex wait of its own process, the same ones before and
- * after the grace (lt_platform_others_stuck). A condition waiter of the cycle must have begun
- * its wait in libc by then, its mutex released: its search runs before that, with the mutex
- * out of its held set but still its own, and a thread asleep on that mutex (the next
- * signaller, often: it signals under the mutex) is held up by the waiter alone and wakes as
- * the wait begins (libgc's collector waits for its free-list builders so, each of which
- * takes the condition variable's mutex to signal). Seen once, that is only a moment: a thread
- * still on its way into its futex, or just woken, reads as running. So a cycle not yet seen
- * stalled is "deferred": the wait that closed it goes on, marked, and the watchdog searches
- * from it again each grace period while it lasts, until the cycle dissolves (the signal came,
- * the wait ended) or the whole process is seen stalled, which it then reports. A correct
- * program whose signaller is slow is never a stall; a real one is reported soon after its
- * last thread falls asleep. Waits that close no such cycle never meet any of this.
+ * after the grace, and no timer is armed to send a signal the program handles, whose handler
+ * may end one of those waits (lt_platform_others_stuck). A condition waiter of the cycle must
+ * have begun its wait in libc by then, its mutex released: its search runs before that, with
+ * the mutex out of its held set but still its own, and a thread asleep on that mutex (the
+ * next signaller, often: it signals under the mutex) is held up by the waiter alone and
+ * wakes as the wait begins (libgc's collector waits for its free-list builders so, each of
+ * which takes the condition variable's mutex to signal). A process-shared condition variable
+ * has no hint: a thread of another process may signal it. Seen once, a stall is only a
+ * moment: a thread still on its way into its futex, or just woken, reads as running. So a
+ * cycle not yet seen stalled is "deferred": the wait that closed it goes on, marked, and the
+ * watchdog searches from it again each grace period while it lasts, until the cycle
+ * dissolves (the signal came, the wait ended) or the whole process is seen stalled, which it
+ * then reports. A correct program whose signaller is slow is never a stall; a real one is
+ * reported soon after its last thread falls asleep. Waits that close no such cycle never meet
+ * any of this.
  *
  * Deadlocks follow LOCKTRACE_ACTION (abort, or the closing call returns EDEADLK); a cycle
  * with a timed wait on it is a warning, since that wait will end it.
@@ -443,7 +446,9 @@ static void expand(lt_bfs *b, size_t at)
                                                     w->addr, LT_MUTEX, LT_MODE_WRITE}))
             return;
         const signaller *s = signaller_of(w->target);
-        if (w->cond_waiter && /* NULL: a wait shown for a joiner, whose record may be gone */
+        /* no record: a wait shown for a joiner (its record may be gone), or one on a
+         * process-shared condition variable (lt_waitfor_cond_begin) */
+        if (w->cond_waiter &&
             atomic_load_explicit(&s->cond, memory_order_relaxed) == w->target &&
             atomic_load_explicit(&s->threads, memory_order_relaxed) == lt_thread_count() &&
             !lt_cond_woken(w->cond_waiter))
@@ -881,7 +886,10 @@ int lt_waitfor_join_begin(lt_event *ev, uintptr_t target)
 
 /* The calling thread is about to wait on `cond`, its mutex already out of the held set. As
  * for joins, only a thread that still holds locks can close a cycle. Never vetoed: such a
- * cycle is a warning. */
+ * cycle is a warning. A process-shared condition variable may be signalled by a thread of
+ * another process, which neither its last signaller here nor a stall of this process says
+ * anything about: its wait goes without the hint (as a wait shown for a joiner does), and
+ * waits only to retake its mutex. */
 void lt_waitfor_cond_begin(lt_event *ev, const void *cond, const lt_cond_waiter *w)
 {
     if (!ev->self->nheld)
@@ -889,7 +897,7 @@ void lt_waitfor_cond_begin(lt_event *ev, const void *cond, const lt_cond_waiter 
     /* the mutex the wait retakes (the held set no longer has it) */
     if (!ev->lock)
         ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra, ev->cfa);
-    (void)begin(ev, LT_FOR_SIGNAL, (uintptr_t)cond, w);
+    (void)begin(ev, LT_FOR_SIGNAL, (uintptr_t)cond, lt_platform_cond_shared(cond) ? NULL : w);
 }
 
 /* The calling thread leaves a condition wait that a joiner's search showed. */
