@@ -82,6 +82,24 @@
  *                            cycle closes and only then waiting forever: reported
  *   harm cond-busy-timed     the same as cond-busy-sleep, the third thread's work a
  *                            condition wait with a 300 ms deadline nobody signals
+ *   harm cond-busy-mutex     the same, but the last signaller blocks on the queue lock and
+ *                            the third thread on the condition variable's own mutex before
+ *                            the owner's wait begins (libgc's collector and its free-list
+ *                            builders): when the owner's wait closes the cycle, every other
+ *                            thread sleeps in a futex wait, but the third one only until
+ *                            the wait releases the mutex: no deadlock, no warning
+ *   harm cond-busy-alarm     the same as cond-stalled, but the third thread waits on a
+ *                            semaphore that a SIGALRM handler posts in 2 s (setitimer), then
+ *                            signals: every thread sleeps, yet a handler will wake one: no
+ *                            deadlock, no warning
+ *   harm cond-busy-timer     the same with a POSIX timer (timer_create) notifying by SIGUSR2
+ *   harm cond-stalled-alarm  the same as cond-busy-alarm, but SIGALRM is ignored: nothing
+ *                            will post the semaphore, reported
+ *   harm cond-busy-process   an owner holding the queue lock waits on a process-shared
+ *                            condition variable; this process's last signaller of it then
+ *                            blocks on the queue lock, and a fork child signals it 1 s later:
+ *                            the whole process sleeps, but another one will wake it: no
+ *                            deadlock, no warning
  *   harm stats-exit          20 fork children, each: 40 mutexes taken, a thread that holds one
  *                            and leaves when the child's exit() releases it from an atexit
  *                            handler (its exit-held report then runs while the exit prints
@@ -105,12 +123,14 @@
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -902,10 +922,13 @@ static pthread_mutex_t busy_queue = PTHREAD_MUTEX_INITIALIZER, busy_pool = PTHRE
 static pthread_mutex_t busy_gate = PTHREAD_MUTEX_INITIALIZER, busy_never_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t busy_cv = PTHREAD_COND_INITIALIZER, busy_never_cv = PTHREAD_COND_INITIALIZER;
 static int busy_state, busy_pipe[2];
-static _Atomic int busy_gate_taken;
+static _Atomic int busy_gate_taken, busy_owner_holds;
 static blocked_probe busy_owner_waits, busy_first_queues, busy_third_waits;
 
-enum { BUSY_SLEEP, BUSY_IO, BUSY_LOCK, BUSY_STALLED, BUSY_STALLED_LATE, BUSY_TIMED };
+enum {
+    BUSY_SLEEP, BUSY_IO, BUSY_LOCK, BUSY_STALLED, BUSY_STALLED_LATE, BUSY_TIMED, BUSY_MUTEX,
+    BUSY_ALARM, BUSY_TIMER, BUSY_ALARM_IGNORED
+};
 
 static void busy_signal(int state)
 {
@@ -920,12 +943,14 @@ static void busy_nap(void)
     nanosleep(&(struct timespec){0, 300 * 1000 * 1000}, NULL);
 }
 
-/* The last signaller: signals, then needs the queue lock the owner holds in its wait. */
+/* The last signaller: signals, then needs the queue lock the owner holds in its wait (with
+ * BUSY_MUTEX, already before the owner's wait begins). */
 static void *busy_first(void *arg)
 {
     busy_signal(1);
-    blocked_until(&busy_owner_waits);
-    blocked_announce(&busy_first_queues);
+    if ((int)(intptr_t)arg != BUSY_MUTEX)
+        blocked_until(&busy_owner_waits);
+    blocked_announce_on(&busy_first_queues, &busy_queue, sizeof busy_queue);
     pthread_mutex_lock(&busy_queue);
     pthread_mutex_unlock(&busy_queue);
     return arg;
@@ -945,6 +970,35 @@ static void busy_never(const struct timespec *until)
     pthread_mutex_unlock(&busy_never_mu);
 }
 
+static sem_t busy_sem;
+
+static void busy_post(int sig)
+{
+    (void)sig;
+    sem_post(&busy_sem);
+}
+
+/* A semaphore only a signal handler posts, 2 s from now: an alarm (setitimer), a POSIX timer
+ * that notifies by SIGUSR2, or an alarm whose signal is ignored (nothing posts it). */
+static void busy_alarmed(int mode)
+{
+    struct sigaction sa = {.sa_handler = mode == BUSY_ALARM_IGNORED ? SIG_IGN : busy_post};
+    struct itimerspec in2s = {.it_value = {2, 0}};
+    timer_t id;
+    struct sigevent ev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR2};
+    sem_init(&busy_sem, 0, 0);
+    sigaction(mode == BUSY_TIMER ? SIGUSR2 : SIGALRM, &sa, NULL);
+    if (mode == BUSY_TIMER) {
+        if (timer_create(CLOCK_MONOTONIC, &ev, &id) != 0 || timer_settime(id, 0, &in2s, NULL) != 0)
+            abort();
+    } else if (setitimer(ITIMER_REAL, &(struct itimerval){.it_value = {2, 0}}, NULL) != 0) {
+        abort();
+    }
+    blocked_announce_on(&busy_third_waits, &busy_sem, sizeof busy_sem);
+    while (sem_wait(&busy_sem) != 0) /* EINTR: a handler ran in this thread */
+        continue;
+}
+
 /* The thread that will signal, once it is through its work. */
 static void *busy_third(void *arg)
 {
@@ -953,6 +1007,8 @@ static void *busy_third(void *arg)
     struct timespec until;
     if (mode == BUSY_STALLED)
         busy_never(NULL);
+    if (mode == BUSY_ALARM || mode == BUSY_TIMER || mode == BUSY_ALARM_IGNORED)
+        busy_alarmed(mode);
     blocked_until(&busy_first_queues);
     if (mode == BUSY_STALLED_LATE) {
         busy_nap();
@@ -974,6 +1030,11 @@ static void *busy_third(void *arg)
             sched_yield();
         pthread_mutex_lock(&busy_gate);
         pthread_mutex_unlock(&busy_gate);
+    } else if (mode == BUSY_MUTEX) {
+        /* the signal's own mutex, which the owner holds until its wait begins */
+        while (!atomic_load(&busy_owner_holds))
+            sched_yield();
+        blocked_announce_on(&busy_third_waits, &busy_pool, sizeof busy_pool);
     }
     busy_signal(2);
     return arg;
@@ -984,7 +1045,7 @@ static void *busy_third(void *arg)
 static void *busy_fourth(void *arg)
 {
     int mode = (int)(intptr_t)arg;
-    if (mode == BUSY_STALLED || mode == BUSY_STALLED_LATE || mode == BUSY_TIMED)
+    if (mode != BUSY_SLEEP && mode != BUSY_IO && mode != BUSY_LOCK)
         return arg;
     if (mode == BUSY_LOCK) {
         pthread_mutex_lock(&busy_gate);
@@ -1009,14 +1070,22 @@ static int cond_busy(int mode)
     if (pthread_create(&third, NULL, busy_third, (void *)(intptr_t)mode) != 0 ||
         pthread_create(&fourth, NULL, busy_fourth, (void *)(intptr_t)mode) != 0)
         return 1;
-    if (mode == BUSY_STALLED)
+    if (mode == BUSY_STALLED || mode == BUSY_ALARM || mode == BUSY_TIMER ||
+        mode == BUSY_ALARM_IGNORED)
         blocked_until(&busy_third_waits);
     pthread_mutex_lock(&busy_queue);
-    if (pthread_create(&first, NULL, busy_first, NULL) != 0)
+    if (pthread_create(&first, NULL, busy_first, (void *)(intptr_t)mode) != 0)
         return 1;
     pthread_mutex_lock(&busy_pool);
     while (busy_state < 1)
         pthread_cond_wait(&busy_cv, &busy_pool);
+    if (mode == BUSY_MUTEX) {
+        /* the last signaller asleep on the queue lock, the next one on busy_pool: until the
+         * wait below begins, every thread but this one sleeps in an untimed futex wait */
+        blocked_until(&busy_first_queues);
+        atomic_store(&busy_owner_holds, 1);
+        blocked_until(&busy_third_waits);
+    }
     blocked_announce_on(&busy_owner_waits, &busy_cv, sizeof busy_cv);
     while (busy_state < 2)
         pthread_cond_wait(&busy_cv, &busy_pool);
@@ -1026,6 +1095,84 @@ static int cond_busy(int mode)
     pthread_join(third, NULL);
     pthread_join(fourth, NULL);
     return 0;
+}
+
+/* cond-busy-process: the next signaller is a thread of another process. */
+typedef struct xproc {
+    pthread_mutex_t pool;
+    pthread_cond_t cv;
+    int state;
+    _Atomic int first_tid;
+} xproc;
+
+static xproc *xp;
+static pthread_mutex_t xp_queue = PTHREAD_MUTEX_INITIALIZER;
+
+static void xp_signal(int state)
+{
+    pthread_mutex_lock(&xp->pool);
+    xp->state = state;
+    pthread_cond_signal(&xp->cv);
+    pthread_mutex_unlock(&xp->pool);
+}
+
+/* The last signaller of this process, then on the queue lock the owner holds in its wait. */
+static void *xp_first(void *arg)
+{
+    atomic_store(&xp->first_tid, blocked_tid());
+    xp_signal(1);
+    pthread_mutex_lock(&xp_queue);
+    pthread_mutex_unlock(&xp_queue);
+    return arg;
+}
+
+/* The child: once the parent's first thread sleeps on the queue lock (the cycle closed), its
+ * work (1 s), then the signal the owner waits for. */
+static void xp_child(pid_t parent)
+{
+    char path[96];
+    int tid;
+    while ((tid = atomic_load(&xp->first_tid)) == 0)
+        sched_yield();
+    snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)parent, tid);
+    uintptr_t word;
+    while (!blocked_futex_word_at(path, &word) || word != (uintptr_t)&xp_queue)
+        sched_yield();
+    nanosleep(&(struct timespec){1, 0}, NULL);
+    xp_signal(2);
+    _exit(0);
+}
+
+static int cond_busy_process(void)
+{
+    pthread_mutexattr_t ma;
+    pthread_condattr_t ca;
+    pthread_t first;
+    int status;
+    pid_t parent = getpid(), child;
+    xp = mmap(NULL, sizeof *xp, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (xp == MAP_FAILED)
+        return 1;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+    if (pthread_mutex_init(&xp->pool, &ma) != 0 || pthread_cond_init(&xp->cv, &ca) != 0)
+        return 1;
+    if ((child = fork()) < 0)
+        return 1;
+    if (child == 0)
+        xp_child(parent);
+    pthread_mutex_lock(&xp_queue);
+    if (pthread_create(&first, NULL, xp_first, NULL) != 0)
+        return 1;
+    pthread_mutex_lock(&xp->pool);
+    while (xp->state < 2)
+        pthread_cond_wait(&xp->cv, &xp->pool);
+    pthread_mutex_unlock(&xp->pool);
+    pthread_mutex_unlock(&xp_queue);
+    pthread_join(first, NULL);
+    return waitpid(child, &status, 0) == child && WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : 1;
 }
 
 #define AGAINST_READ 40
@@ -1101,6 +1248,16 @@ int main(int argc, char **argv)
         rc = cond_busy(BUSY_STALLED_LATE);
     else if (!strcmp(s, "cond-busy-timed"))
         rc = cond_busy(BUSY_TIMED);
+    else if (!strcmp(s, "cond-busy-mutex"))
+        rc = cond_busy(BUSY_MUTEX);
+    else if (!strcmp(s, "cond-busy-alarm"))
+        rc = cond_busy(BUSY_ALARM);
+    else if (!strcmp(s, "cond-busy-timer"))
+        rc = cond_busy(BUSY_TIMER);
+    else if (!strcmp(s, "cond-stalled-alarm"))
+        rc = cond_busy(BUSY_ALARM_IGNORED);
+    else if (!strcmp(s, "cond-busy-process"))
+        rc = cond_busy_process();
     else if (!strcmp(s, "pshared-fork"))
         rc = pshared_fork();
     else if (!strcmp(s, "pshared-private-fork"))
@@ -1121,7 +1278,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|fd-reuse|fd-reuse-many|pipe-pending|"
                         "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
-                        "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|pshared-fork|"
+                        "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|cond-busy-mutex|"
+                        "cond-busy-alarm|cond-busy-timer|cond-stalled-alarm|cond-busy-process|pshared-fork|"
                         "pshared-private-fork|robust-fork|atfork-rwlock|spin-fork|timed-cycle|"
                         "stats-exit|against-first\n");
         return 2;

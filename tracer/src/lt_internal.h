@@ -291,7 +291,8 @@ typedef struct lt_wait_slot {
     uint8_t waits_for;            /* lt_wait_for; the lock fields serve LT_FOR_LOCK only */
     uint8_t api;                  /* lt_api of the call that waits (pthread_join, thrd_join) */
     uintptr_t target;             /* LT_FOR_JOIN: the pthread_t; LT_FOR_SIGNAL: the condvar */
-    const struct lt_cond_waiter *cond_waiter; /* LT_FOR_SIGNAL: its record (cond.c) */
+    const struct lt_cond_waiter *cond_waiter; /* LT_FOR_SIGNAL: its record (cond.c); NULL: no
+                                               * hint (waitfor.c) */
     uintptr_t handle;             /* pthread_t of this thread */
     uint32_t stack;               /* where it waits */
     uintptr_t cfa;                /* the waiting call's frame (waitfor.c: left_behind) */

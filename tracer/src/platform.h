@@ -42,8 +42,10 @@ int lt_platform_futex_asleep(int tid);
  * memory (not shared with another process) without a deadline (glibc's untimed lock, join
  * and condition waits), which only a thread of this process can end: nonzero then, a
  * fingerprint of those waits (equal for the same threads asleep at the same places). 0 when
- * one runs, sleeps elsewhere (I/O, a timer, a signal wait) or with a deadline. Where the
- * threads cannot be looked at, 1: nothing says the rest of the process may still run. */
+ * one runs, sleeps elsewhere (I/O, a timer, a signal wait) or with a deadline, or when a
+ * timer of the process will send a signal the program handles, whose handler may end a
+ * wait. Where the threads cannot be looked at, 1: nothing says the rest of the process may
+ * still run. */
 uint64_t lt_platform_others_stuck(const int *skip, size_t n);
 
 /* Type of a mutex read from the lock itself, so static initialisers count: lt_mutex_type. */
@@ -65,6 +67,10 @@ int lt_platform_mutex_destroy_refused(const void *mutex);
 /* Whether libc counts a thread in a wait on condition variable cv (its destroy would wait
  * for it): 0 when none is, 1 when one is or that cannot be told. */
 int lt_platform_cond_waited(const void *cv);
+
+/* Whether condition variable cv is process-shared (a thread of another process may signal
+ * it); 0 when that cannot be told. */
+int lt_platform_cond_shared(const void *cv);
 
 /* Linux: the threads libc counts as waiting on barrier b in a round not complete (its
  * destroy would wait for them forever); 0 when none or when the word says nothing sure. */

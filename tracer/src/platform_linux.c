@@ -40,6 +40,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -964,13 +965,9 @@ static uint64_t status_mask(const char *status, const char *key)
 
 /* /proc/self/task/<tid>/<file> into buf (NUL-terminated; "" when unreadable), with
  * cancellation disabled: open and read are cancellation points. */
-static void task_file(int tid, const char *file, char *buf, size_t size)
+/* The file at `path` (under /proc), as much as fits in buf; "" when it cannot be read. */
+static void proc_file(const char *path, char *buf, size_t size)
 {
-    char path[64];
-    size_t at = lt_fmt_str(path, sizeof path, 0, "/proc/self/task/");
-    at = lt_fmt_dec(path, sizeof path, at, tid);
-    at = lt_fmt_str(path, sizeof path, at, "/");
-    lt_fmt_str(path, sizeof path, at, file);
     int state;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -982,6 +979,16 @@ static void task_file(int tid, const char *file, char *buf, size_t size)
         close(fd);
     pthread_setcancelstate(state, NULL);
     buf[n] = 0;
+}
+
+static void task_file(int tid, const char *file, char *buf, size_t size)
+{
+    char path[64];
+    size_t at = lt_fmt_str(path, sizeof path, 0, "/proc/self/task/");
+    at = lt_fmt_dec(path, sizeof path, at, tid);
+    at = lt_fmt_str(path, sizeof path, at, "/");
+    lt_fmt_str(path, sizeof path, at, file);
+    proc_file(path, buf, size);
 }
 
 int lt_platform_futex_asleep(int tid)
@@ -1043,6 +1050,13 @@ int lt_platform_mutex_destroyed(const void *mutex)
 int lt_platform_cond_waited(const void *cv)
 {
     return (__atomic_load_n(&((const pthread_cond_t *)cv)->__data.__wrefs, __ATOMIC_ACQUIRE) >> 3) != 0;
+}
+
+/* glibc >= 2.25 keeps the process-shared attribute in bit 0 of __wrefs
+ * (__PTHREAD_COND_SHARED_MASK); init sets it, and the waiters' count above it never does. */
+int lt_platform_cond_shared(const void *cv)
+{
+    return (__atomic_load_n(&((const pthread_cond_t *)cv)->__data.__wrefs, __ATOMIC_RELAXED) & 1) != 0;
 }
 
 /* glibc's barrier word (nptl, glibc >= 2.23; struct pthread_barrier in internaltypes.h):
@@ -1940,6 +1954,46 @@ static int stuck_in(const char *call)
     return (arg[1] & FUTEX_PRIVATE_FLAG) || maps_scan(shared_line, &word) == 1;
 }
 
+/* Whether the program has a handler for sig (the tracer's wrapper of one counts). */
+static int handled(int sig)
+{
+    struct sigaction a;
+    return sig > 0 && sig < NSIG && sigaction(sig, NULL, &a) == 0 && a.sa_handler != SIG_DFL &&
+           a.sa_handler != SIG_IGN;
+}
+
+/* Whether a timer of the process is armed to send a signal the program handles: the handler
+ * may end a futex wait that no thread of the process would end (an alarm whose handler
+ * posts a semaphore). The real-time interval timer (alarm, setitimer) and the POSIX timers
+ * that notify by a signal, listed in /proc/self/timers (a kernel without that file shows
+ * none). The CPU-time interval timers do not advance while the program's threads sleep; a
+ * timer that starts a thread (SIGEV_THREAD) has a glibc thread waiting for its signal in
+ * sigtimedwait, which no stall counts as stuck. */
+static int timer_coming(void)
+{
+    struct itimerval real;
+    if (getitimer(ITIMER_REAL, &real) == 0 &&
+        (real.it_value.tv_sec || real.it_value.tv_usec) && handled(SIGALRM))
+        return 1;
+    char list[4096];
+    proc_file("/proc/self/timers", list, sizeof list);
+    /* each timer: "ID: <id>\nsignal: <signo>/<value>\nnotify: <how>/<pid|tid>.<n>\n..." */
+    for (const char *at = strstr(list, "ID: "); at; at = strstr(at + 1, "ID: ")) {
+        char *end;
+        long id = strtol(at + 4, &end, 10);
+        const char *sig = strstr(end, "\nsignal: ");
+        const char *how = strstr(end, "\nnotify: ");
+        struct itimerspec left;
+        if (end == at + 4 || !sig || !how || strncmp(how + 9, "signal/", 7) != 0)
+            continue;
+        if (syscall(SYS_timer_gettime, (int)id, &left) == 0 &&
+            (left.it_value.tv_sec || left.it_value.tv_nsec) &&
+            handled((int)strtol(sig + 9, NULL, 10)))
+            return 1;
+    }
+    return 0;
+}
+
 uint64_t lt_platform_others_stuck(const int *skip, size_t n)
 {
     union {
@@ -1948,6 +2002,8 @@ uint64_t lt_platform_others_stuck(const int *skip, size_t n)
     } buf;
     uint64_t print = 1;
     int state;
+    if (timer_coming())
+        return 0;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state); /* open is a cancellation point */
     int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     pthread_setcancelstate(state, NULL);

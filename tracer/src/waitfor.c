@@ -37,13 +37,21 @@
  * I/O, or blocked on a lock that a running thread will release. A cycle through it is
  * therefore reported only when no thread outside it can run to signal: every other thread
  * of the process sleeps in an untimed futex wait of its own process, the same ones before and
- * after the grace (lt_platform_others_stuck). Seen once, that is only a moment: a thread
- * still on its way into its futex, or just woken, reads as running. So a cycle not yet seen
- * stalled is "deferred": the wait that closed it goes on, marked, and the watchdog searches
- * from it again each grace period while it lasts, until the cycle dissolves (the signal came,
- * the wait ended) or the whole process is seen stalled, which it then reports. A correct
- * program whose signaller is slow is never a stall; a real one is reported soon after its
- * last thread falls asleep. Waits that close no such cycle never meet any of this.
+ * after the grace, and no timer is armed to send a signal the program handles, whose handler
+ * may end one of those waits (lt_platform_others_stuck). A condition waiter of the cycle must
+ * have begun its wait in libc by then, its mutex released: its search runs before that, with
+ * the mutex out of its held set but still its own, and a thread asleep on that mutex (the
+ * next signaller, often: it signals under the mutex) is held up by the waiter alone and
+ * wakes as the wait begins (libgc's collector waits for its free-list builders so, each of
+ * which takes the condition variable's mutex to signal). A process-shared condition variable
+ * has no hint: a thread of another process may signal it. Seen once, a stall is only a
+ * moment: a thread still on its way into its futex, or just woken, reads as running. So a
+ * cycle not yet seen stalled is "deferred": the wait that closed it goes on, marked, and the
+ * watchdog searches from it again each grace period while it lasts, until the cycle
+ * dissolves (the signal came, the wait ended) or the whole process is seen stalled, which it
+ * then reports. A correct program whose signaller is slow is never a stall; a real one is
+ * reported soon after its last thread falls asleep. Waits that close no such cycle never meet
+ * any of this.
  *
  * Deadlocks follow LOCKTRACE_ACTION (abort, or the closing call returns EDEADLK); a cycle
  * with a timed wait on it is a warning, since that wait will end it.
@@ -438,7 +446,9 @@ static void expand(lt_bfs *b, size_t at)
                                                     w->addr, LT_MUTEX, LT_MODE_WRITE}))
             return;
         const signaller *s = signaller_of(w->target);
-        if (w->cond_waiter && /* NULL: a wait shown for a joiner, whose record may be gone */
+        /* no record: a wait shown for a joiner (its record may be gone), or one on a
+         * process-shared condition variable (lt_waitfor_cond_begin) */
+        if (w->cond_waiter &&
             atomic_load_explicit(&s->cond, memory_order_relaxed) == w->target &&
             atomic_load_explicit(&s->threads, memory_order_relaxed) == lt_thread_count() &&
             !lt_cond_woken(w->cond_waiter))
@@ -630,10 +640,29 @@ static int others_asleep(const lt_wait_step *s, size_t n)
     return 1;
 }
 
+/* Whether a thread of the cycle in path[0..n-1] that waits for the signaller hint still
+ * holds its condition wait's mutex by libc's word, though its held set no longer has it: it
+ * has not begun its wait in libc yet (see the top). A recursive mutex locked more than once
+ * stays in the held set, and locked, through the whole wait (detect.c). Under wf_lock, which
+ * keeps the wait, its held set and so its mutex in place. */
+static int mutex_kept(size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        lt_thread *u = path[i].u;
+        const lt_wait_slot *w = &u->waiting;
+        if (w->waits_for == LT_FOR_SIGNAL && !path[i].by &&
+            lt_platform_lock_owned_by(w->addr, LT_MUTEX, u->info.tid) &&
+            !lt_held_find(u, w->addr))
+            return 1;
+    }
+    return 0;
+}
+
 /* The cycle now in path[0..n-1], filled into steps (mapped: nothing under wf_lock may call
  * malloc, which in some programs takes a pthread mutex whose holder may be about to wait)
- * if it is made of the same waits as `first`; under wf_lock. */
-static lt_wait_step *steps_of(lt_thread *self, const frame *first, size_t nfirst, size_t *n)
+ * if it is made of the same waits as `first`; *kept as mutex_kept. Under wf_lock. */
+static lt_wait_step *steps_of(lt_thread *self, const frame *first, size_t nfirst, size_t *n,
+                              int *kept)
 {
     lt_wait_step *steps = NULL;
     *n = find_cycle(self);
@@ -641,6 +670,7 @@ static lt_wait_step *steps_of(lt_thread *self, const frame *first, size_t nfirst
         (steps = lt_map(*n * sizeof *steps)) != NULL)
         for (size_t i = 0; i < *n; i++)
             fill_step(&steps[i], &path[i], &path[(i + 1) % *n]);
+    *kept = steps && mutex_kept(*n);
     return steps;
 }
 
@@ -654,10 +684,13 @@ static int hinted(const lt_wait_step *s, size_t n)
 }
 
 /* For a cycle through the signaller hint: the fingerprint of the other threads' waits when
- * all of them sleep where only a thread of the process can wake them (see the top); 0 when
- * one may still run and signal. The steps' threads are the cycle's own. */
-static uint64_t stall_print(const lt_wait_step *s, size_t n)
+ * all of them sleep where only a thread of the process can wake them and every condition
+ * waiter of the cycle has released its mutex (`kept`: one has not, see the top); 0 when one
+ * may still run and signal. The steps' threads are the cycle's own. */
+static uint64_t stall_print(const lt_wait_step *s, size_t n, int kept)
 {
+    if (kept)
+        return 0;
     int *skip = lt_map((n + 1) * sizeof *skip);
     if (!skip)
         return 0;
@@ -691,19 +724,21 @@ static void defer(lt_thread *t, uint32_t seq)
  * certain, else after the grace (where it is uncertain, where the lock words or a signal on
  * its way say it may not last, or where another of its threads is not asleep in its wait),
  * and then only if its threads are still in the same waits and asleep in them; one through
- * the signaller hint only while the rest of the process is stalled, before the grace and
- * after it, and else deferred. NULL when it dissolved or is deferred. */
+ * the signaller hint only while the rest of the process is stalled and its condition waiters
+ * have released their mutexes, before the grace and after it, and else deferred. NULL when
+ * it dissolved or is deferred. */
 static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst, int agree,
                              size_t *n)
 {
     struct timespec grace = {0, GRACE_NS};
     int settle = !agree || uncertain(first, nfirst) || signal_coming(first, nfirst);
+    int kept;
     lt_spin_lock(&wf_lock);
-    lt_wait_step *steps = steps_of(self, first, nfirst, n);
+    lt_wait_step *steps = steps_of(self, first, nfirst, n, &kept);
     lt_spin_unlock(&wf_lock);
     if (steps && !settle && others_asleep(steps, *n))
         return steps;
-    uint64_t stall = steps && hinted(steps, *n) ? stall_print(steps, *n) : 1;
+    uint64_t stall = steps && hinted(steps, *n) ? stall_print(steps, *n, kept) : 1;
     if (steps)
         lt_platform_unmap(steps, *n * sizeof *steps);
     if (!stall) {
@@ -713,12 +748,12 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
     }
     nanosleep(&grace, NULL);
     lt_spin_lock(&wf_lock);
-    steps = steps_of(self, first, nfirst, n);
+    steps = steps_of(self, first, nfirst, n, &kept);
     lt_spin_unlock(&wf_lock);
     if (!steps)
         return NULL;
     if (hinted(steps, *n)) {
-        uint64_t now = stall_print(steps, *n);
+        uint64_t now = stall_print(steps, *n, kept);
         if (!now || now != stall) {
             lt_platform_unmap(steps, *n * sizeof *steps);
             defer(self, first[0].seq);
@@ -851,7 +886,10 @@ int lt_waitfor_join_begin(lt_event *ev, uintptr_t target)
 
 /* The calling thread is about to wait on `cond`, its mutex already out of the held set. As
  * for joins, only a thread that still holds locks can close a cycle. Never vetoed: such a
- * cycle is a warning. */
+ * cycle is a warning. A process-shared condition variable may be signalled by a thread of
+ * another process, which neither its last signaller here nor a stall of this process says
+ * anything about: its wait goes without the hint (as a wait shown for a joiner does), and
+ * waits only to retake its mutex. */
 void lt_waitfor_cond_begin(lt_event *ev, const void *cond, const lt_cond_waiter *w)
 {
     if (!ev->self->nheld)
@@ -859,7 +897,7 @@ void lt_waitfor_cond_begin(lt_event *ev, const void *cond, const lt_cond_waiter 
     /* the mutex the wait retakes (the held set no longer has it) */
     if (!ev->lock)
         ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra, ev->cfa);
-    (void)begin(ev, LT_FOR_SIGNAL, (uintptr_t)cond, w);
+    (void)begin(ev, LT_FOR_SIGNAL, (uintptr_t)cond, lt_platform_cond_shared(cond) ? NULL : w);
 }
 
 /* The calling thread leaves a condition wait that a joiner's search showed. */
