@@ -252,7 +252,9 @@ uintptr_t lt_platform_proc_start(uintptr_t ip);
  * when that is not known. Reports ask it of a stack's last frame (report_build.c). */
 int lt_platform_unwind_info(uintptr_t ip);
 
-/* Nonzero when ip lies in the tracer's own code. */
+/* Nonzero when ip lies in the tracer's own object. Safe in a signal handler once the tracer's
+ * load constructors ran (Linux: the bounds are found at the first question, which
+ * interpose_signal.c's constructor asks). */
 int lt_platform_in_tracer(uintptr_t ip);
 
 /* What is known about a code address. Strings stay valid until the next call. */

@@ -1556,6 +1556,40 @@ static uintptr_t load_segment(const struct dl_phdr_info *info, uintptr_t addr)
     return 0;
 }
 
+/* The tracer's own object: from the start of its first loaded segment to the end of its last,
+ * found once. Then the question is two compares, which a signal handler may ask (sigaction's,
+ * whether a handler is the tracer's: dladdr there took the loader's lock, and the thread the
+ * signal interrupted might be taking it - in dladdr itself, in the same sigaction). */
+static _Atomic uintptr_t own_lo, own_hi;
+
+static int own_bounds(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    if (!load_segment(info, (uintptr_t)lt_platform_in_tracer))
+        return 0;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD) {
+            lo = start < lo ? start : lo;
+            hi = start + ph->p_memsz > hi ? start + ph->p_memsz : hi;
+        }
+    }
+    atomic_store_explicit(&own_lo, lo, memory_order_relaxed);
+    atomic_store_explicit(&own_hi, hi, memory_order_release);
+    return 1;
+}
+
+int lt_platform_in_tracer(uintptr_t ip)
+{
+    if (lt_unlikely(!atomic_load_explicit(&own_hi, memory_order_acquire)))
+        dl_iterate_phdr(own_bounds, NULL);
+    uintptr_t lo = atomic_load_explicit(&own_lo, memory_order_relaxed);
+    return ip - lo < atomic_load_explicit(&own_hi, memory_order_relaxed) - lo;
+}
+
 static int segment_of(struct dl_phdr_info *info, size_t size, void *arg)
 {
     uintptr_t *addr = arg, start = load_segment(info, *addr);

@@ -454,3 +454,12 @@ void lt_sig_fork(lt_fork_phase phase)
 {
     (void)phase;
 }
+
+int lt_platform_in_tracer(uintptr_t ip)
+{
+    static void *self_base;
+    Dl_info me, it;
+    if (!self_base && dladdr((void *)lt_platform_in_tracer, &me))
+        self_base = me.dli_fbase;
+    return dladdr((void *)ip, &it) && it.dli_fbase == self_base;
+}

@@ -2,8 +2,7 @@
  * platform_posix.c - the platform functions (platform.h) that Linux and macOS implement the
  * same way, with POSIX calls only.
  */
-#define _GNU_SOURCE /* glibc: dladdr and Dl_info */
-#include <dlfcn.h>
+#define _GNU_SOURCE /* glibc: MAP_ANON, MAP_NORESERVE, madvise */
 #include <errno.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -87,13 +86,4 @@ void lt_platform_discard(void *p, size_t size)
     int saved = errno;
     mmap(p, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON | MAP_FIXED, -1, 0);
     errno = saved;
-}
-
-int lt_platform_in_tracer(uintptr_t ip)
-{
-    static void *self_base;
-    Dl_info me, it;
-    if (!self_base && dladdr((void *)lt_platform_in_tracer, &me))
-        self_base = me.dli_fbase;
-    return dladdr((void *)ip, &it) && it.dli_fbase == self_base;
 }

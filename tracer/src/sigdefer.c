@@ -72,6 +72,7 @@ typedef struct deferred {
 void lt_sig_init(void)
 {
     atomic_store(&owner, getpid());
+    lt_platform_in_tracer(0); /* its bounds found now, not in a handler's sigaction */
 }
 
 static int asynchronous(int sig)
@@ -282,7 +283,8 @@ int lt_sig_sigaction(int sig, const struct sigaction *act, struct sigaction *old
             answer(old, program(sig));
         return rc;
     }
-    /* asked before `writing` is taken: dladdr takes the loader's lock */
+    /* asked before `writing` is taken (a compare: a handler's sigaction may ask it while the
+     * thread it interrupted is in this very call) */
     int wrap = act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN &&
                !lt_platform_in_tracer((uintptr_t)act->sa_handler);
     sigset_t all, mask;
