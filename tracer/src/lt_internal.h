@@ -456,7 +456,7 @@ enum {
 typedef struct lt_tls_block {
     int busy;         /* LT_BUSY_*: re-entrancy, inside the tracer pass calls through */
     uint16_t sigpend; /* sigdefer.c: a handler deferred, to run at lt_leave */
-    uint16_t crit;    /* LT_CHECKS: tracer locks held and gate entries (lt_crit) */
+    uint16_t crit;    /* LT_CHECKS: tracer locks held and gate entries (LT_CRIT_*) */
     lt_thread *self; /* NULL until the thread registers, and again once it has left */
     void *unw_masked; /* platform: the unwind under way with every signal blocked, or NULL */
     void *_Atomic sigrec; /* sigdefer.c: the thread's deferred handlers, NULL until one */
@@ -714,12 +714,19 @@ static inline int lt_enter(lt_tls_block *b)
 
 void lt_sig_flush(void);
 
-/* With LT_CHECKS, the thread took one of the tracer's locks or entered the order graph's gate
- * (+1), let go of it or left (-1): lt_leave finds it holds none. Without, nothing. */
-static inline void lt_crit(int d)
+/* With LT_CHECKS, what lt_leave finds the thread still holds (crit, 0 when nothing): the
+ * ranks of the tracer locks it holds, bit r - the rank check's own bookkeeping, kept here, so
+ * taking a tracer lock costs nothing more (spin.c) - and above them the count of its entries
+ * into the order graph's gate (lt_crit_gate). Without, crit stays 0. */
+#define LT_CRIT_RANKS ((1u << LT_RANK_COUNT) - 1)
+#define LT_CRIT_GATE (1u << LT_RANK_COUNT)
+_Static_assert(LT_RANK_COUNT <= 14, "crit holds the rank bits and a count of gate entries");
+
+/* The thread entered the order graph's gate (+1) or left it (-1). */
+static inline void lt_crit_gate(int d)
 {
 #if LT_CHECKS
-    lt_tls.crit = (uint16_t)(lt_tls.crit + d);
+    lt_tls.crit = (uint16_t)(lt_tls.crit + d * (int)LT_CRIT_GATE);
 #else
     (void)d;
 #endif

@@ -354,7 +354,7 @@ void lt_order_unlock(void)
 /* The gate left by a thread whose slot is s (slot_of). */
 static inline void gate_leave_slot(gate_slot *s)
 {
-    lt_crit(-1);
+    lt_crit_gate(-1);
     if (s)
         atomic_store_explicit(&s->in, 0, memory_order_release);
     else
@@ -368,7 +368,7 @@ static inline void gate_leave(const lt_thread *t)
 
 static inline int gate_enter_slot(gate_slot *s)
 {
-    lt_crit(1);
+    lt_crit_gate(1);
     if (!s) {
         atomic_fetch_add(&gate.in, 1);
     } else if (s == atomic_load_explicit(&gate_alone, memory_order_relaxed)) {

@@ -38,23 +38,22 @@ static void rank_taken(lt_thread *self, const lt_spin *s)
     int r = s->rank;
     if (r <= LT_RANK_NONE || r >= LT_RANK_COUNT)
         rank_violation(s, 0);
-    if (my->held >> (r + 1))
-        rank_violation(s, 31 - __builtin_clz(my->held));
+    unsigned held = lt_tls.crit & LT_CRIT_RANKS;
+    if (held >> (r + 1))
+        rank_violation(s, 31 - __builtin_clz(held));
     if (my->n[r] && (uintptr_t)s <= (uintptr_t)my->last[r])
         rank_violation(s, r);
     my->n[r]++;
-    my->held |= 1u << r;
-    lt_crit(1);
+    lt_tls.crit = (uint16_t)(lt_tls.crit | 1u << r);
     my->last[r] = s;
 }
 
 static void rank_released(lt_thread *self, const lt_spin *s)
 {
     lt_spin_ranks *my = ranks_of(self);
-    lt_crit(-1);
     if (--my->n[s->rank] == 0) {
         my->last[s->rank] = NULL;
-        my->held &= ~(1u << s->rank);
+        lt_tls.crit = (uint16_t)(lt_tls.crit & ~(1u << s->rank));
     }
 }
 #else
@@ -62,7 +61,7 @@ static void rank_taken(lt_thread *self, const lt_spin *s) { (void)self, (void)s;
 static void rank_released(lt_thread *self, const lt_spin *s) { (void)self, (void)s; }
 #endif
 
-/* lt_internal.h's lt_leave. crit counts only with LT_CHECKS. */
+/* lt_internal.h's lt_leave. crit is not 0 only with LT_CHECKS. */
 void lt_leave_slow(lt_tls_block *b)
 {
     if (b->crit) {

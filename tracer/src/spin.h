@@ -63,13 +63,13 @@ typedef struct lt_spin {
 } lt_spin;
 
 #if LT_CHECKS
-/* What a thread holds, for the rank check: how many locks of each rank, which ranks (bit r),
- * and the last one taken of each rank. A registered thread keeps it in its lt_thread, which
- * the lock reaches anyway for the thread's id; spin.c keeps one in TLS for a thread before
- * it registers and after it leaves (neither happens while it holds a tracer lock). */
+/* What a thread holds, for the rank check: how many locks of each rank and the last one
+ * taken of each rank (which ranks it holds, bit r, are lt_tls.crit's: lt_internal.h). A
+ * registered thread keeps it in its lt_thread, which the lock reaches anyway for the thread's
+ * id; spin.c keeps one in TLS for a thread before it registers and after it leaves (neither
+ * happens while it holds a tracer lock). */
 typedef struct lt_spin_ranks {
     unsigned short n[LT_RANK_COUNT];
-    unsigned held;
     const lt_spin *last[LT_RANK_COUNT];
 } lt_spin_ranks;
 #endif
