@@ -30,8 +30,10 @@
 
 static lt_spin report_lock = LT_SPIN_INIT(LT_RANK_REPORT);
 static char report_buf[REPORT_BYTES];
-static int reported[LT_FIND_KIND_COUNT]; /* distinct reports per kind, printed or not */
-static unsigned printed;                  /* distinct reports printed in full: their numbers */
+/* (Both on the page every fork child writes: its start variables', lt_internal.h.) */
+static int reported[LT_FIND_KIND_COUNT] LT_START_DATA; /* distinct reports per kind, printed
+                                                          or not */
+static unsigned printed LT_START_DATA; /* distinct reports printed in full: their numbers */
 
 /* "locktrace: further <kind> reports are not printed" into report_buf; its length. */
 static size_t format_quiet(int kind)

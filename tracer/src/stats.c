@@ -266,7 +266,7 @@ static void print_table(void)
 void lt_stats_fork(lt_fork_phase phase)
 {
     lt_spin_fork(&stats_lock, phase);
-    if (phase != LT_FORK_CHILD)
+    if (phase != LT_FORK_CHILD || !lt_cfg.stats) /* (off: none, and no look at their page) */
         return;
     for (lt_lock_stats *s = all; s; s = s->next) {
         atomic_store(&s->acquired, 0);

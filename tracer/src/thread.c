@@ -446,8 +446,11 @@ void lt_held_remove_slow(lt_thread *t, lt_held *h)
 static void fork_child(void)
 {
     lt_thread *self = lt_tls.self;
-    if (self)
-        self->info.tid = lt_platform_tid();
+    if (self) /* the child's only thread leads it: its id is the process's (and libc's getpid
+                 is beside fork's code, where gettid was a page fault in every child) */
+        self->info.tid = getpid();
+    if (registry == self && (!self || !self->next))
+        return; /* none other: the registry is the child's as it is (a write copies a page) */
     for (lt_thread *t = registry; t; t = t->next) {
         if (t == self || t->nheld == 0)
             continue;
