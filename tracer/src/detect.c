@@ -232,7 +232,7 @@ static int written_for_good(const lt_held *h, int tid_in_parent)
  * as it does natively) is taken for a relock or an upgrade. A mutex or rwlock held for write
  * would leave by its word naming the parent's id (lt_drop_stale); a spinlock's word names no
  * owner and a read-held rwlock's names no reader. */
-void lt_on_forked(lt_thread *t, int tid_in_parent)
+LT_FORK_PATH void lt_on_forked(lt_thread *t, int tid_in_parent)
 {
     lt_gone *parent_self = NULL;
     forked_seq = t->info.seq;

@@ -1181,7 +1181,7 @@ static int fork_busy_pop(void)
     return busy;
 }
 
-static void fork_phase(lt_fork_phase phase)
+LT_FORK_PATH static void fork_phase(lt_fork_phase phase)
 {
     if (phase == LT_FORK_PREPARE) {
         int busy = lt_tls.busy;
@@ -1215,12 +1215,12 @@ static void fork_phase(lt_fork_phase phase)
     }
 }
 
-static void fork_prepare(void)
+LT_FORK_PATH static void fork_prepare(void)
 {
     fork_phase(LT_FORK_PREPARE);
 }
 
-static void fork_parent(void)
+LT_FORK_PATH static void fork_parent(void)
 {
     int busy = fork_busy_pop();
     fork_phase(LT_FORK_PARENT);
@@ -1228,7 +1228,7 @@ static void fork_parent(void)
 }
 
 /* The forking thread's id, as its held locks' words still name it, is the parent's. */
-static void fork_child(void)
+LT_FORK_PATH static void fork_child(void)
 {
     lt_thread *self = lt_tls.self;
     int tid_in_parent = self ? self->info.tid : 0;

@@ -462,7 +462,7 @@ size_t lt_known_bytes(void)
 
 /* A copy another thread was making is lost. The log is all 0 while none is made: nothing is
  * written then (a page written in the child is a page copied). */
-void lt_known_fork_child(void)
+LT_FORK_PATH void lt_known_fork_child(void)
 {
     if (!atomic_load_explicit(&lt_known_growing, memory_order_relaxed))
         return;

@@ -45,6 +45,11 @@
 #else
 #define LT_START_DATA __attribute__((section("lt_start")))
 #endif
+/* The code a fork child runs in the tracer (the fork handlers) and a process's way out
+ * through _exit: cold, so that the compiler puts it in .text.unlikely, which the linker
+ * gathers at the start of the text. A child maps the library's code afresh, 64 KiB at a page
+ * fault (the kernel's fault-around), and that code was in five such pieces. */
+#define LT_FORK_PATH __attribute__((cold))
 #define lt_likely(x) __builtin_expect(!!(x), 1)
 #define lt_unlikely(x) __builtin_expect(!!(x), 0)
 

@@ -3785,7 +3785,7 @@ int lt_order_known_walk(lt_thread *t, lt_lock *l, lt_mode mode, uint64_t *memo)
 /* A fork made alone (lt_fork_alone) neither takes the graph lock nor shuts the gate: no
  * other thread is in it or can enter. In the child each word is written only where it is
  * not what the child needs already: a write copies its page. */
-void lt_order_fork(lt_fork_phase phase)
+LT_FORK_PATH void lt_order_fork(lt_fork_phase phase)
 {
     lt_thread *t = lt_tls.self;
     if (phase == LT_FORK_PREPARE && t && t->first_label)

@@ -391,7 +391,7 @@ static void unwind_first(void)
  * cancellation point), errno kept for the caller. In the fork of a process that never had a
  * second thread this cost 4 system calls and a page of stack written (a page fault) at each
  * fork. */
-int lt_platform_alone(void)
+LT_FORK_PATH int lt_platform_alone(void)
 {
     if (NEVER_THREADED())
         return 1;
@@ -435,7 +435,7 @@ int lt_platform_barrier_all(void)
     return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ? 0 : -1;
 }
 
-void lt_platform_fork(lt_fork_phase phase)
+LT_FORK_PATH void lt_platform_fork(lt_fork_phase phase)
 {
     if (lt_fork_alone()) /* no other thread is inside libunwind, nor can enter it */
         return;

@@ -232,7 +232,7 @@ void lt_report_order_partial(size_t max)
 }
 
 /* A fork child starts with no reports of its own. */
-void lt_report_fork(lt_fork_phase phase)
+LT_FORK_PATH void lt_report_fork(lt_fork_phase phase)
 {
     lt_spin_fork(&report_lock, phase);
     if (phase == LT_FORK_CHILD) {

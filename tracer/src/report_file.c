@@ -317,7 +317,7 @@ void lt_report_file_flush(void)
 }
 
 /* Not from a vfork child: the tables are its parent's, the files too. */
-void lt_report_file_at_exit(void)
+LT_FORK_PATH void lt_report_file_at_exit(void)
 {
     if (owner == getpid() && filing) { /* 0 until lt_report_setup */
         int busy = lt_tls.busy;
@@ -337,7 +337,7 @@ void lt_report_file_suppressed(lt_finding_kind kind)
     suppressed[kind]++;
 }
 
-void lt_report_file_fork_child(void)
+LT_FORK_PATH void lt_report_file_fork_child(void)
 {
     owner = getpid();
     memset(counted, 0, sizeof counted);

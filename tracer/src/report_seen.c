@@ -113,7 +113,7 @@ lt_seen *lt_seen_at(size_t i)
 /* A fork child forgets the parent's reports. The key table is 32 pages: cleared only when it
  * holds keys, since writing it in every child copies (or fills) each page, 31 of a fork's 72
  * page faults under the tracer for a program that made no report (stress-ng --fork). */
-void lt_seen_fork_child(void)
+LT_FORK_PATH void lt_seen_fork_child(void)
 {
     if (nkeys)
         memset(keys, 0, sizeof keys);

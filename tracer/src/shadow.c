@@ -942,7 +942,7 @@ void lt_shadow_annotate(lt_lock *l, const void *object, locktrace_describe_fn de
 /* A fork made alone takes no shard lock (lt_spin_fork) and needs no new claim epoch: claims
  * are held inside the tracer, where no thread was (its only one outside), and the count's
  * page is not copied. */
-void lt_shadow_fork(lt_fork_phase phase)
+LT_FORK_PATH void lt_shadow_fork(lt_fork_phase phase)
 {
     if (lt_fork_alone())
         return;

@@ -217,7 +217,7 @@ void lt_sig_thread_exit(void)
         lt_platform_unmap(r, RECORDS_SIZE);
 }
 
-void lt_sig_fork(lt_fork_phase phase)
+LT_FORK_PATH void lt_sig_fork(lt_fork_phase phase)
 {
     if (phase != LT_FORK_CHILD)
         return;

@@ -153,7 +153,7 @@ void lt_spin_unlock(lt_spin *s)
  * 24 of a fork's page faults. A fork made alone takes none (and the thread, outside the
  * tracer, holds none). The child has only the forking thread, which holds every lock it took
  * before the fork: it lets go of them all, writing only those held. */
-void lt_spin_fork(lt_spin *s, lt_fork_phase phase)
+LT_FORK_PATH void lt_spin_fork(lt_spin *s, lt_fork_phase phase)
 {
     if (lt_fork_alone())
         return; /* (not even a look: a page the parent never read is a page fault each child) */

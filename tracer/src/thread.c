@@ -443,7 +443,7 @@ void lt_held_remove_slow(lt_thread *t, lt_held *h)
 /* Only the forking thread lives on in the child; what the others held stays locked there
  * for good, so those locks become orphans of their (vanished) holders, except process-shared
  * ones, which the holders release in the parent. */
-static void fork_child(void)
+LT_FORK_PATH static void fork_child(void)
 {
     lt_thread *self = lt_tls.self;
     if (self) /* the child's only thread leads it: its id is the process's (and libc's getpid
@@ -465,7 +465,7 @@ static void fork_child(void)
         registry_link(self);
 }
 
-void lt_thread_fork(lt_fork_phase phase)
+LT_FORK_PATH void lt_thread_fork(lt_fork_phase phase)
 {
     lt_spin_fork(&registry_lock, phase);
     if (phase == LT_FORK_CHILD)

@@ -1138,7 +1138,7 @@ static void watchdog_start(int always)
 /* The watchdog does not survive fork(): the child starts its own with its first wait (or
  * deferred one). A fork made alone has no other thread, so none waits and no watchdog runs
  * (it never ends): only a start that failed is forgotten, as where other threads were. */
-void lt_waitfor_fork(lt_fork_phase phase)
+LT_FORK_PATH void lt_waitfor_fork(lt_fork_phase phase)
 {
     lt_spin_fork(&wf_lock, phase);
     if (phase == LT_FORK_CHILD && lt_fork_alone()) {
