@@ -544,7 +544,7 @@ void lt_classes_acquired(lt_event *ev)
     }
 }
 
-void lt_classes_fork(lt_fork_phase phase)
+LT_FORK_PATH void lt_classes_fork(lt_fork_phase phase)
 {
     lt_spin_fork(&class_lock, phase);
 }

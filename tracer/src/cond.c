@@ -354,8 +354,10 @@ int lt_barrier_waited(lt_event *ev, lt_reason why, unsigned blocked)
 }
 
 /* In a fork child only the forking thread is left, and it is in no condition wait. */
-void lt_cond_fork(lt_fork_phase phase)
+LT_FORK_PATH void lt_cond_fork(lt_fork_phase phase)
 {
+    if (phase != LT_FORK_CHILD && lt_fork_alone())
+        return; /* (lt_spin_fork: none taken; not a call for each shard) */
     for (int k = 0; k < SHARDS; k++) {
         int i = phase == LT_FORK_PREPARE ? k : SHARDS - 1 - k;
         lt_spin_fork(&shards[i].lock, phase);

@@ -210,7 +210,8 @@ static void orphan_entry(const lt_held *h, const lt_gone *owner);
 /* In a fork child, the thread that forked (by seq) and its kernel id in the parent: the words
  * of the mutexes and rwlocks it held for write at the fork still name that id, so libc's
  * owner checks (error-checking, recursive, an rwlock's EDEADLK) fail for it here. */
-static int forked_seq = -1, forked_tid;
+static int forked_seq LT_START_DATA = -1, forked_tid LT_START_DATA; /* (written by every
+                                                                       fork child) */
 
 /* An rwlock the thread that forked held for write, in private memory: in the child nothing
  * can release it. glibc's unlock tells a writer by its kernel id, which the fork changed, so
@@ -231,11 +232,13 @@ static int written_for_good(const lt_held *h, int tid_in_parent)
  * as it does natively) is taken for a relock or an upgrade. A mutex or rwlock held for write
  * would leave by its word naming the parent's id (lt_drop_stale); a spinlock's word names no
  * owner and a read-held rwlock's names no reader. */
-void lt_on_forked(lt_thread *t, int tid_in_parent)
+LT_FORK_PATH void lt_on_forked(lt_thread *t, int tid_in_parent)
 {
     lt_gone *parent_self = NULL;
     forked_seq = t->info.seq;
     forked_tid = tid_in_parent;
+    if (!t->held_end)
+        return; /* (held nothing: and lt_held_compact's code is another page to map) */
     lt_held_compact(t); /* entries below i then stay where they are while ones above go */
     for (uint32_t i = t->held_end; i-- > 0;) {
         lt_held *h = &t->held[i];

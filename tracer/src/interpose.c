@@ -1157,24 +1157,35 @@ LT_EXPORT int pthread_join(pthread_t th, void **ret)
  * the forking thread is inside the tracer (only libc runs between them): a handler of the
  * program's that parked it there, holding every tracer lock, stopped all the others. Its busy
  * before the fork is kept, under every tracer lock, in fork_busy: 2 bits a fork under way,
- * the innermost lowest (a fork from a signal handler nests in the fork its thread was making,
- * as in spin.c's fork_alone). */
+ * the innermost lowest (a fork from a signal handler nests in the fork its thread was making).
+ * A fork made alone (lt_fork_alone: the process's only thread, outside the tracer) takes no
+ * lock and keeps nothing there: its busy, LT_BUSY_FORK, says that it was LT_BUSY_OUT. */
 static unsigned long fork_busy;
+
+/* Whether the forking thread is the process's only one: no other registered with the tracer
+ * (a thread a raw clone made, which libc does not count, is once it called in: the one that
+ * could hold a tracer lock), and none as libc or the kernel count them. */
+static int fork_alone_now(void)
+{
+    lt_thread *self = lt_tls.self;
+    return lt_thread_first() == self && (!self || !self->next) && lt_platform_alone();
+}
 
 /* The busy the innermost fork found, popped. */
 static int fork_busy_pop(void)
 {
+    if (lt_fork_alone())
+        return LT_BUSY_OUT;
     int busy = (int)(fork_busy & 3);
     fork_busy >>= 2;
     return busy;
 }
 
-static void fork_phase(lt_fork_phase phase)
+LT_FORK_PATH static void fork_phase(lt_fork_phase phase)
 {
     if (phase == LT_FORK_PREPARE) {
         int busy = lt_tls.busy;
-        lt_busy_set(&lt_tls, LT_BUSY_IN);
-        lt_spin_fork_begin(!busy && lt_platform_alone());
+        lt_busy_set(&lt_tls, !busy && fork_alone_now() ? LT_BUSY_FORK : LT_BUSY_IN);
         lt_report_fork(phase);
         lt_waitfor_fork(phase);
         lt_order_fork(phase);
@@ -1186,7 +1197,8 @@ static void fork_phase(lt_fork_phase phase)
         lt_cond_fork(phase);
         lt_classes_fork(phase);
         lt_platform_fork(phase);
-        fork_busy = fork_busy << 2 | (unsigned)busy;
+        if (!lt_fork_alone())
+            fork_busy = fork_busy << 2 | (unsigned)busy;
     } else {
         lt_sig_fork(phase);
         lt_platform_fork(phase);
@@ -1200,16 +1212,15 @@ static void fork_phase(lt_fork_phase phase)
         lt_order_fork(phase);
         lt_waitfor_fork(phase);
         lt_report_fork(phase);
-        lt_spin_fork_end();
     }
 }
 
-static void fork_prepare(void)
+LT_FORK_PATH static void fork_prepare(void)
 {
     fork_phase(LT_FORK_PREPARE);
 }
 
-static void fork_parent(void)
+LT_FORK_PATH static void fork_parent(void)
 {
     int busy = fork_busy_pop();
     fork_phase(LT_FORK_PARENT);
@@ -1217,7 +1228,7 @@ static void fork_parent(void)
 }
 
 /* The forking thread's id, as its held locks' words still name it, is the parent's. */
-static void fork_child(void)
+LT_FORK_PATH static void fork_child(void)
 {
     lt_thread *self = lt_tls.self;
     int tid_in_parent = self ? self->info.tid : 0;

@@ -20,7 +20,7 @@ __attribute__((constructor)) static void resolve(void)
     real_Exit = (void (*)(int))lt_platform_real("_Exit", NULL);
 }
 
-static _Noreturn void end(void (*real)(int), int status)
+LT_FORK_PATH static _Noreturn void end(void (*real)(int), int status)
 {
     lt_report_file_at_exit();
     if (real)
@@ -29,12 +29,12 @@ static _Noreturn void end(void (*real)(int), int status)
         syscall(SYS_exit_group, status);
 }
 
-LT_EXPORT void _exit(int status)
+LT_FORK_PATH LT_EXPORT void _exit(int status)
 {
     end(real_exit, status);
 }
 
-LT_EXPORT void _Exit(int status)
+LT_FORK_PATH LT_EXPORT void _Exit(int status)
 {
     end(real_Exit, status);
 }

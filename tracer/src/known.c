@@ -460,8 +460,12 @@ size_t lt_known_bytes(void)
     return k ? lt_set_bytes(k->mask + 1) : 0;
 }
 
-void lt_known_fork_child(void)
+/* A copy another thread was making is lost. The log is all 0 while none is made: nothing is
+ * written then (a page written in the child is a page copied). */
+LT_FORK_PATH void lt_known_fork_child(void)
 {
-    grow_log_clear(); /* of a copy another thread was making: lost */
+    if (!atomic_load_explicit(&lt_known_growing, memory_order_relaxed))
+        return;
+    grow_log_clear();
     atomic_store(&lt_known_growing, 0);
 }

@@ -364,8 +364,10 @@ void lt_lockmap_clear(uintptr_t lo, uintptr_t hi)
     }
 }
 
-void lt_lockmap_fork(lt_fork_phase phase)
+LT_FORK_PATH void lt_lockmap_fork(lt_fork_phase phase)
 {
+    if (lt_fork_alone())
+        return; /* (lt_spin_fork: none taken; not a call for each stripe) */
     for (int i = 0; i < STRIPES; i++)
         lt_spin_fork(&stripes[phase == LT_FORK_PREPARE ? i : STRIPES - 1 - i].lock, phase);
 }

@@ -36,12 +36,20 @@
 /* The variables every traced process writes (or reads) at its start and exit, whether it
  * takes a lock or not, side by side in a section of their own, which the linker gathers
  * after .data and interpose.c starts on a page: scattered over .bss and .data, each page they
- * were on was a page fault at every start (a traced /bin/true: 76 faults, 73 now). */
+ * were on was a page fault at every start (a traced /bin/true: 76 faults, 73 now). Those
+ * every fork child writes or reads are there too: a page the child writes is a page copied,
+ * and one the parent never touched a page fault when the child reads it (the fork of a
+ * process with one thread: 40 faults in the child, 17 natively, 22 so). */
 #ifdef __APPLE__
 #define LT_START_DATA __attribute__((section("__DATA,__lt_start")))
 #else
 #define LT_START_DATA __attribute__((section("lt_start")))
 #endif
+/* The code a fork child runs in the tracer (the fork handlers) and a process's way out
+ * through _exit: cold, so that the compiler puts it in .text.unlikely, which the linker
+ * gathers at the start of the text. A child maps the library's code afresh, 64 KiB at a page
+ * fault (the kernel's fault-around), and that code was in five such pieces. */
+#define LT_FORK_PATH __attribute__((cold))
 #define lt_likely(x) __builtin_expect(!!(x), 1)
 #define lt_unlikely(x) __builtin_expect(!!(x), 0)
 
@@ -444,14 +452,18 @@ _Static_assert(offsetof(lt_thread, info.seq) < 64 && offsetof(lt_thread, held_ro
  * linked with it, loaded from Python) is a few hundred bytes: so TLS holds two flags and three
  * pointers, and the lt_thread is allocated (alloc.h, never malloc) when the thread registers.
  *
- * busy is also what the program's signal handlers ask (sigdefer.c): LT_BUSY_IN defers them
- * to the thread's way out of the tracer (lt_leave), where sigpend says one waits. */
+ * busy is also what the program's signal handlers ask (sigdefer.c): LT_BUSY_IN and
+ * LT_BUSY_FORK defer them to the thread's way out of the tracer (lt_leave), where sigpend says
+ * one waits (lt_busy_defers). */
 enum {
     LT_BUSY_OUT,  /* outside the tracer */
     LT_BUSY_IN,   /* inside: calls pass through, the program's handlers wait for lt_leave */
     LT_BUSY_PASS, /* calls pass through, handlers run at once: the thread holds nothing of the
                      tracer's (a leaving thread after its teardown, the tracer's calls into
                      the program's allocator, which may block on a program lock) */
+    LT_BUSY_FORK, /* as LT_BUSY_IN, in a fork the process's only thread makes from outside the
+                     tracer (lt_fork_alone), from the tracer's prepare handler to the end of
+                     its parent or child handler */
 };
 typedef struct lt_tls_block {
     int busy;         /* LT_BUSY_*: re-entrancy, inside the tracer pass calls through */
@@ -464,6 +476,24 @@ typedef struct lt_tls_block {
 _Static_assert(sizeof(lt_tls_block) <= 32, "glibc's spare static TLS is a few hundred bytes");
 
 extern __thread lt_tls_block lt_tls LT_TLS;
+
+/* Whether a program's handler of a signal that finds its thread so busy waits for lt_leave. */
+static inline int lt_busy_defers(int busy)
+{
+    return busy == LT_BUSY_IN || busy == LT_BUSY_FORK;
+}
+
+/* In the fork handlers: the fork is made by the process's only thread from outside the
+ * tracer, so no other thread holds a tracer lock or is in the order graph's gate, and none can
+ * be until the fork is made (nothing but libc and the fork handlers runs meanwhile). The
+ * handlers then take no lock and write only what the child must have otherwise (a page written
+ * after the fork is a page fault in each process, ~50-100 us on a virtual machine). Told by
+ * the forking thread's own busy, which the handlers write anyway, where a word of its own
+ * was another page written in each process at each fork. */
+static inline int lt_fork_alone(void)
+{
+    return lt_tls.busy == LT_BUSY_FORK;
+}
 
 /* ------------------------------------------------------------------------------------------
  * Events from interpose.c to the checker.

@@ -253,7 +253,7 @@ static unsigned gate_nslots;         /* slots ever given: graph_enter looks at t
  * the barrier the alone thread's store is seen, or its next look finds the gate shut and
  * gate_alone gone - the look that follows its store, which is why it looks twice.
  */
-static gate_slot *_Atomic gate_alone;
+static gate_slot *_Atomic gate_alone LT_START_DATA; /* (read by every fork child) */
 static int gate_alone_given;         /* under the graph lock: it was given once, never again */
 
 /* (A pointer in lt_thread, where an index cost each way through the gate a multiply-add.) */
@@ -3782,23 +3782,32 @@ int lt_order_known_walk(lt_thread *t, lt_lock *l, lt_mode mode, uint64_t *memo)
     return !edge_source(&t->held[0], l) || known_one(&t->held[0], l, mode, memo);
 }
 
-void lt_order_fork(lt_fork_phase phase)
+/* A fork made alone (lt_fork_alone) neither takes the graph lock nor shuts the gate: no
+ * other thread is in it or can enter. In the child each word is written only where it is
+ * not what the child needs already: a write copies its page. */
+LT_FORK_PATH void lt_order_fork(lt_fork_phase phase)
 {
-    if (phase == LT_FORK_PREPARE) {
-        graph_enter();
-    } else if (phase == LT_FORK_PARENT) {
-        graph_leave();
-    } else {
-        lt_thread *t = lt_tls.self;
-        if (t)
-            t->first_label = 0; /* its tid is the child's now (first_label) */
-        atomic_store(&gate.in, 0); /* no thread is in edges_fast, but some may have counted */
-        atomic_store(&gate_alone, NULL); /* (the child's barrier is not readied) */
-        for (unsigned i = 0; i < gate_nslots; i++) /* written where not 0: a write copies */
-            if (atomic_load(&gate_slots[i].in) != 0)
-                atomic_store(&gate_slots[i].in, 0);
-        atomic_store(&gate.shut, 0);
-        lt_known_fork_child(); /* a copy another thread was making is lost */
-        lt_spin_fork(&graph_lock, phase);
+    lt_thread *t = lt_tls.self;
+    if (phase == LT_FORK_PREPARE && t && t->first_label)
+        t->first_label = 0; /* the child's tid is another (first_label): let go of before, so
+                               that the child neither writes its page nor reads one the
+                               parent never touched (the end of lt_thread) */
+    if (phase != LT_FORK_CHILD) {
+        if (!lt_fork_alone())
+            (phase == LT_FORK_PREPARE ? graph_enter : graph_leave)();
+        return;
     }
+    if (atomic_load_explicit(&gate_alone, memory_order_relaxed) != NULL)
+        atomic_store(&gate_alone, NULL); /* (the child's barrier is not readied) */
+    if (lt_fork_alone())
+        return; /* no thread was in the gate nor held the lock; no known set was being copied */
+    if (atomic_load(&gate.in) != 0)
+        atomic_store(&gate.in, 0); /* no thread is in edges_fast, but some may have counted */
+    for (unsigned i = 0; i < gate_nslots; i++)
+        if (atomic_load(&gate_slots[i].in) != 0)
+            atomic_store(&gate_slots[i].in, 0);
+    if (atomic_load(&gate.shut) != 0)
+        atomic_store(&gate.shut, 0);
+    lt_known_fork_child(); /* a copy another thread was making is lost */
+    lt_spin_fork(&graph_lock, phase);
 }

@@ -375,12 +375,27 @@ static void unwind_first(void)
     unw_leave(&c);
 }
 
-/* The thread count of /proc/self/stat (its 20th field; the 2nd, the name, may hold spaces
- * and parentheses, so the count is found from the last ')'). Not read under a seccomp filter,
- * which might kill on open; read with cancellation disabled (a fork handler is no
- * cancellation point), errno kept for the caller. */
-int lt_platform_alone(void)
+/* glibc's __libc_single_threaded (2.32 on, <sys/single_threaded.h>) is true while the
+ * process has never had a second thread, as libc creates them (pthread_create, its own
+ * helper threads): then nothing is read. (It is false for good once a thread was made, and
+ * in a child forked by a process that had one.) */
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define NEVER_THREADED() (__libc_single_threaded != 0)
+#else
+#define NEVER_THREADED() 0
+#endif
+
+/* Else the thread count of /proc/self/stat (its 20th field; the 2nd, the name, may hold
+ * spaces and parentheses, so the count is found from the last ')'). Not read under a seccomp
+ * filter, which might kill on open; read with cancellation disabled (a fork handler is no
+ * cancellation point), errno kept for the caller. In the fork of a process that never had a
+ * second thread this cost 4 system calls and a page of stack written (a page fault) at each
+ * fork. */
+LT_FORK_PATH int lt_platform_alone(void)
 {
+    if (NEVER_THREADED())
+        return 1;
     char buf[1024];
     int state, saved = errno;
     if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 0) {
@@ -421,8 +436,10 @@ int lt_platform_barrier_all(void)
     return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ? 0 : -1;
 }
 
-void lt_platform_fork(lt_fork_phase phase)
+LT_FORK_PATH void lt_platform_fork(lt_fork_phase phase)
 {
+    if (lt_fork_alone()) /* no other thread is inside libunwind, nor can enter it */
+        return;
     pthread_t self = pthread_self();
     if (phase == LT_FORK_PREPARE) {
         atomic_store(&unwind_forker, self);

@@ -30,8 +30,10 @@
 
 static lt_spin report_lock = LT_SPIN_INIT(LT_RANK_REPORT);
 static char report_buf[REPORT_BYTES];
-static int reported[LT_FIND_KIND_COUNT]; /* distinct reports per kind, printed or not */
-static unsigned printed;                  /* distinct reports printed in full: their numbers */
+/* (Both on the page every fork child writes: its start variables', lt_internal.h.) */
+static int reported[LT_FIND_KIND_COUNT] LT_START_DATA; /* distinct reports per kind, printed
+                                                          or not */
+static unsigned printed LT_START_DATA; /* distinct reports printed in full: their numbers */
 
 /* "locktrace: further <kind> reports are not printed" into report_buf; its length. */
 static size_t format_quiet(int kind)
@@ -230,7 +232,7 @@ void lt_report_order_partial(size_t max)
 }
 
 /* A fork child starts with no reports of its own. */
-void lt_report_fork(lt_fork_phase phase)
+LT_FORK_PATH void lt_report_fork(lt_fork_phase phase)
 {
     lt_spin_fork(&report_lock, phase);
     if (phase == LT_FORK_CHILD) {

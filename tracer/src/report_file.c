@@ -48,6 +48,8 @@ static unsigned long counted[LT_FIND_KIND_COUNT] LT_START_DATA,
     suppressed[LT_FIND_KIND_COUNT] LT_START_DATA;
 static int write_failed;
 static pid_t owner LT_START_DATA; /* the process whose reports these are */
+static int filing LT_START_DATA;   /* lt_cfg.report_dir is set: read at exit, where the
+                                      string's page was a page fault in each fork child */
 
 static const char *program_name(void)
 {
@@ -315,9 +317,9 @@ void lt_report_file_flush(void)
 }
 
 /* Not from a vfork child: the tables are its parent's, the files too. */
-void lt_report_file_at_exit(void)
+LT_FORK_PATH void lt_report_file_at_exit(void)
 {
-    if (owner == getpid() && lt_cfg.report_dir[0]) { /* 0 until lt_report_setup */
+    if (owner == getpid() && filing) { /* 0 until lt_report_setup */
         int busy = lt_tls.busy;
         lt_busy_set(&lt_tls, LT_BUSY_IN); /* the report lock is the tracer's */
         lt_report_exclusive(lt_report_file_flush);
@@ -335,7 +337,7 @@ void lt_report_file_suppressed(lt_finding_kind kind)
     suppressed[kind]++;
 }
 
-void lt_report_file_fork_child(void)
+LT_FORK_PATH void lt_report_file_fork_child(void)
 {
     owner = getpid();
     memset(counted, 0, sizeof counted);
@@ -479,6 +481,7 @@ static void at_exit(void *unused)
 void lt_report_setup(void)
 {
     owner = getpid();
+    filing = lt_cfg.report_dir[0] != 0;
     if (lt_cfg.suppressions[0])
         lt_suppress_load(lt_cfg.suppressions);
     /* Not atexit(): from a shared library that ties the handler to our DSO, so it would run

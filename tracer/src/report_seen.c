@@ -23,7 +23,7 @@
 #define SUPPRESSED (-1)
 
 static lt_seen seen[MAX_SEEN];
-static size_t nseen;
+static size_t nseen LT_START_DATA; /* (with nkeys: read by every fork child) */
 
 typedef struct key_slot {
     uint64_t key;   /* 0 = free */
@@ -31,7 +31,7 @@ typedef struct key_slot {
 } key_slot;
 
 static key_slot keys[KEY_SLOTS];
-static size_t nkeys;
+static size_t nkeys LT_START_DATA;
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -113,9 +113,10 @@ lt_seen *lt_seen_at(size_t i)
 /* A fork child forgets the parent's reports. The key table is 32 pages: cleared only when it
  * holds keys, since writing it in every child copies (or fills) each page, 31 of a fork's 72
  * page faults under the tracer for a program that made no report (stress-ng --fork). */
-void lt_seen_fork_child(void)
+LT_FORK_PATH void lt_seen_fork_child(void)
 {
     if (nkeys)
         memset(keys, 0, sizeof keys);
-    nkeys = nseen = 0;
+    if (nkeys || nseen)
+        nkeys = nseen = 0;
 }

@@ -939,8 +939,13 @@ void lt_shadow_annotate(lt_lock *l, const void *object, locktrace_describe_fn de
     }
 }
 
-void lt_shadow_fork(lt_fork_phase phase)
+/* A fork made alone takes no shard lock (lt_spin_fork) and needs no new claim epoch: claims
+ * are held inside the tracer, where no thread was (its only one outside), and the count's
+ * page is not copied. */
+LT_FORK_PATH void lt_shadow_fork(lt_fork_phase phase)
 {
+    if (lt_fork_alone())
+        return;
     if (phase == LT_FORK_CHILD)
         atomic_fetch_add_explicit(&claim_epoch, 1, memory_order_relaxed);
     for (int i = 0; i < SHARDS; i++)

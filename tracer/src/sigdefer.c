@@ -8,8 +8,8 @@
  * ThreadSanitizer does, the tracer installs its own handler (the wrapper) with the mask and
  * flags of every handler function the program sets for an asynchronous signal, and keeps the
  * program's action here. The wrapper runs the program's handler at once when its thread is
- * outside the tracer (lt_tls.busy not LT_BUSY_IN). Inside, it records the signal, blocks it
- * in the mask the interrupted code gets back (further instances stay pending in the kernel:
+ * outside the tracer (lt_busy_defers(lt_tls.busy) is 0). Inside, it records the signal, blocks
+ * it in the mask the interrupted code gets back (further instances stay pending in the kernel:
  * standard signals coalesce as they would, real-time ones queue in order) and returns; the
  * thread's way out of the tracer, lt_leave, runs it (lt_sig_flush), with errno kept. The
  * tracer's real blocking calls (a busy lock's wait, a condition wait, a join) run outside
@@ -54,11 +54,11 @@ static struct {
 
 /* Taken by one thread at a time that sets an action, with every signal blocked: a handler of
  * that thread that set one too would wait for itself. */
-static atomic_flag writing = ATOMIC_FLAG_INIT;
+static atomic_flag writing LT_START_DATA = ATOMIC_FLAG_INIT;
 
 /* The process the actions are of: a vfork child shares this memory, not the kernel's actions
- * (dumpsig.c). */
-static _Atomic int owner;
+ * (dumpsig.c). Written at start and by every fork child, as `writing` is. */
+static _Atomic int owner LT_START_DATA;
 
 /* A signal deferred in its thread (lt_tls.sigrec: NSIG of them, by signal number). */
 typedef struct deferred {
@@ -148,7 +148,7 @@ static int defer(int sig, const siginfo_t *info, void *uctx, const struct sigact
 
 void lt_sig_dispatch(int sig, siginfo_t *info, void *uctx, const struct sigaction *a)
 {
-    if (lt_tls.busy == LT_BUSY_IN && defer(sig, info, uctx, a))
+    if (lt_busy_defers(lt_tls.busy) && defer(sig, info, uctx, a))
         return;
     call(sig, info, uctx, a);
 }
@@ -158,7 +158,7 @@ void lt_sig_dispatch(int sig, siginfo_t *info, void *uctx, const struct sigactio
 static void wrapper(int sig, siginfo_t *info, void *uctx)
 {
     const struct sigaction *a = program(sig);
-    if (lt_tls.busy == LT_BUSY_IN && defer(sig, info, uctx, a))
+    if (lt_busy_defers(lt_tls.busy) && defer(sig, info, uctx, a))
         return;
     if (a->sa_flags & SA_SIGINFO)
         a->sa_sigaction(sig, info, uctx);
@@ -218,16 +218,18 @@ void lt_sig_thread_exit(void)
         lt_platform_unmap(r, RECORDS_SIZE);
 }
 
-void lt_sig_fork(lt_fork_phase phase)
+LT_FORK_PATH void lt_sig_fork(lt_fork_phase phase)
 {
     if (phase != LT_FORK_CHILD)
         return;
     atomic_store(&owner, getpid());
     atomic_flag_clear(&writing); /* a thread the child has not may have held it */
     deferred *r = atomic_load_explicit(&lt_tls.sigrec, memory_order_relaxed);
+    if (!r)
+        return; /* none ever deferred: no system call, no page of libc's code in the child */
     sigset_t dropped;
     sigemptyset(&dropped);
-    for (int sig = 1; r && sig < NSIG; sig++)
+    for (int sig = 1; sig < NSIG; sig++)
         if (r[sig].armed) {
             r[sig].armed = 0;
             sigaddset(&dropped, sig);

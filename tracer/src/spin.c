@@ -147,40 +147,19 @@ void lt_spin_unlock(lt_spin *s)
     }
 }
 
-/* The forks under way, innermost in bit 0 (a fork from a signal handler nests in the fork
- * its thread was making): 1 for one made alone. Taking each lock before a fork and letting go
- * of it after, in the parent and in the child, writes each lock's page twice after the fork,
- * once in each process: a page copied in both, 24 of a fork's page faults. Alone, no other
- * thread holds a lock and none can take one until the fork is made. Concurrent forks are
- * never alone: they shift in zeros. */
-static _Atomic unsigned long fork_alone;
-
-void lt_spin_fork_begin(int alone)
+/* Taking each lock before a fork and letting go of it after, in the parent and in the child,
+ * wrote each lock's page twice after the fork, once in each process: a page copied in both,
+ * 24 of a fork's page faults. A fork made alone takes none (and the thread, outside the
+ * tracer, holds none). The child has only the forking thread, which holds every lock it took
+ * before the fork: it lets go of them all, writing only those held. */
+LT_FORK_PATH void lt_spin_fork(lt_spin *s, lt_fork_phase phase)
 {
-    unsigned long bits = atomic_load(&fork_alone);
-    while (!atomic_compare_exchange_weak(&fork_alone, &bits, bits << 1 | (alone != 0)))
-        ;
-}
-
-void lt_spin_fork_end(void)
-{
-    unsigned long bits = atomic_load(&fork_alone);
-    while (!atomic_compare_exchange_weak(&fork_alone, &bits, bits >> 1))
-        ;
-}
-
-/* The child has only the forking thread, which holds every lock it took before the fork: it
- * lets go of them all, writing only those held (a fork made alone took none here, only what
- * a module took itself, such as order.c's graph lock). */
-void lt_spin_fork(lt_spin *s, lt_fork_phase phase)
-{
-    int alone = atomic_load_explicit(&fork_alone, memory_order_relaxed) & 1;
+    if (lt_fork_alone())
+        return; /* (not even a look: a page the parent never read is a page fault each child) */
     if (phase == LT_FORK_PREPARE) {
-        if (!alone)
-            lt_spin_lock(s);
+        lt_spin_lock(s);
     } else if (phase == LT_FORK_PARENT) {
-        if (!alone)
-            lt_spin_unlock(s);
+        lt_spin_unlock(s);
     } else if (atomic_load_explicit(&s->owner, memory_order_relaxed) != 0 || s->depth != 0) {
         if (atomic_load_explicit(&s->owner, memory_order_relaxed) != 0)
             rank_released(lt_tls.self, s); /* by the forking thread, the child's only one */

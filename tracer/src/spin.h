@@ -92,11 +92,8 @@ void lt_spin_assert_mine(const lt_spin *s);
 #else
 static inline void lt_spin_assert_mine(const lt_spin *s) { (void)s; }
 #endif
+/* Takes s before a fork, lets go of it after in the parent, frees it in the child: in a fork
+ * made alone (lt_fork_alone) none is held, and it leaves them all as they are. */
 void lt_spin_fork(lt_spin *s, lt_fork_phase phase);
-/* A fork's first tracer step (prepare) and its last (in the parent and in the child). alone:
- * the forking thread is the process's only one and is not inside the tracer, so no tracer lock
- * is held and lt_spin_fork leaves them all as they are. */
-void lt_spin_fork_begin(int alone);
-void lt_spin_fork_end(void);
 
 #endif

@@ -241,8 +241,10 @@ uint32_t lt_stack_site_new(lt_thread *t, uintptr_t ra, uintptr_t cfa)
     return id;
 }
 
-void lt_stack_fork(lt_fork_phase phase)
+LT_FORK_PATH void lt_stack_fork(lt_fork_phase phase)
 {
+    if (lt_fork_alone())
+        return; /* (lt_spin_fork: none taken; not a call for each stripe) */
     if (phase != LT_FORK_PREPARE)
         lt_spin_fork(&arena_lock, phase);
     for (int i = 0; i < STRIPES; i++)

@@ -263,10 +263,10 @@ static void print_table(void)
 }
 
 /* A fork child counts its own acquisitions from zero (its parent's table is the parent's). */
-void lt_stats_fork(lt_fork_phase phase)
+LT_FORK_PATH void lt_stats_fork(lt_fork_phase phase)
 {
     lt_spin_fork(&stats_lock, phase);
-    if (phase != LT_FORK_CHILD)
+    if (phase != LT_FORK_CHILD || !lt_cfg.stats) /* (off: none, and no look at their page) */
         return;
     for (lt_lock_stats *s = all; s; s = s->next) {
         atomic_store(&s->acquired, 0);

@@ -443,11 +443,14 @@ void lt_held_remove_slow(lt_thread *t, lt_held *h)
 /* Only the forking thread lives on in the child; what the others held stays locked there
  * for good, so those locks become orphans of their (vanished) holders, except process-shared
  * ones, which the holders release in the parent. */
-static void fork_child(void)
+LT_FORK_PATH static void fork_child(void)
 {
     lt_thread *self = lt_tls.self;
-    if (self)
-        self->info.tid = lt_platform_tid();
+    if (self) /* the child's only thread leads it: its id is the process's (and libc's getpid
+                 is beside fork's code, where gettid was a page fault in every child) */
+        self->info.tid = getpid();
+    if (registry == self && (!self || !self->next))
+        return; /* none other: the registry is the child's as it is (a write copies a page) */
     for (lt_thread *t = registry; t; t = t->next) {
         if (t == self || t->nheld == 0)
             continue;
@@ -462,7 +465,7 @@ static void fork_child(void)
         registry_link(self);
 }
 
-void lt_thread_fork(lt_fork_phase phase)
+LT_FORK_PATH void lt_thread_fork(lt_fork_phase phase)
 {
     lt_spin_fork(&registry_lock, phase);
     if (phase == LT_FORK_CHILD)

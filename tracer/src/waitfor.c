@@ -89,7 +89,7 @@ static lt_thread *waiters;
 static uint32_t stamp;
 static frame *path;
 static size_t path_cap;
-static _Atomic int watchdog_started;
+static _Atomic int watchdog_started LT_START_DATA; /* (read by a fork made alone) */
 static _Atomic int watchdog_tid; /* the tracer's own thread: no thread of the program */
 static _Atomic uint32_t deferred_waits; /* waits marked deferred (see the top); under wf_lock */
 static uint32_t watch_round;            /* the watchdog's rounds so far; under wf_lock */
@@ -1174,11 +1174,15 @@ static void watchdog_start(int always)
 }
 
 /* The watchdog does not survive fork(): the child starts its own with its first wait (or
- * deferred one). */
-void lt_waitfor_fork(lt_fork_phase phase)
+ * deferred one). A fork made alone has no other thread, so none waits and no watchdog runs
+ * (it never ends): only a start that failed is forgotten, as where other threads were. */
+LT_FORK_PATH void lt_waitfor_fork(lt_fork_phase phase)
 {
     lt_spin_fork(&wf_lock, phase);
-    if (phase == LT_FORK_CHILD) {
+    if (phase == LT_FORK_CHILD && lt_fork_alone()) {
+        if (atomic_load_explicit(&watchdog_started, memory_order_relaxed))
+            atomic_store(&watchdog_started, 0);
+    } else if (phase == LT_FORK_CHILD) {
         for (lt_thread *t = waiters; t; t = t->waiting.next_waiter)
             unindex_wait(t);
         waiters = NULL;
