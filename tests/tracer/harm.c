@@ -98,6 +98,9 @@
  *   harm cond-busy-timer     the same with a POSIX timer (timer_create) notifying by SIGUSR2
  *   harm cond-stalled-alarm  the same as cond-busy-alarm, but SIGALRM is ignored: nothing
  *                            will post the semaphore, reported
+ *   harm cond-stalled-early  the same as cond-stalled, but the last signaller is asleep on the
+ *                            queue lock before the owner's wait begins: the wait closes the
+ *                            cycle (and is judged once it has released its mutex), reported
  *   harm cond-busy-process   an owner holding the queue lock waits on a process-shared
  *                            condition variable; this process's last signaller of it then
  *                            blocks on the queue lock, and a fork child signals it 1 s later:
@@ -932,7 +935,7 @@ static blocked_probe busy_owner_waits, busy_first_queues, busy_third_waits;
 
 enum {
     BUSY_SLEEP, BUSY_IO, BUSY_LOCK, BUSY_STALLED, BUSY_STALLED_LATE, BUSY_TIMED, BUSY_MUTEX,
-    BUSY_ALARM, BUSY_TIMER, BUSY_ALARM_IGNORED
+    BUSY_ALARM, BUSY_TIMER, BUSY_ALARM_IGNORED, BUSY_STALLED_EARLY
 };
 
 static void busy_signal(int state)
@@ -949,11 +952,12 @@ static void busy_nap(void)
 }
 
 /* The last signaller: signals, then needs the queue lock the owner holds in its wait (with
- * BUSY_MUTEX, already before the owner's wait begins). */
+ * BUSY_MUTEX and BUSY_STALLED_EARLY, already before the owner's wait begins). */
 static void *busy_first(void *arg)
 {
+    int mode = (int)(intptr_t)arg;
     busy_signal(1);
-    if ((int)(intptr_t)arg != BUSY_MUTEX)
+    if (mode != BUSY_MUTEX && mode != BUSY_STALLED_EARLY)
         blocked_until(&busy_owner_waits);
     blocked_announce_on(&busy_first_queues, &busy_queue, sizeof busy_queue);
     pthread_mutex_lock(&busy_queue);
@@ -1010,7 +1014,7 @@ static void *busy_third(void *arg)
     int mode = (int)(intptr_t)arg;
     char byte;
     struct timespec until;
-    if (mode == BUSY_STALLED)
+    if (mode == BUSY_STALLED || mode == BUSY_STALLED_EARLY)
         busy_never(NULL);
     if (mode == BUSY_ALARM || mode == BUSY_TIMER || mode == BUSY_ALARM_IGNORED)
         busy_alarmed(mode);
@@ -1076,7 +1080,7 @@ static int cond_busy(int mode)
         pthread_create(&fourth, NULL, busy_fourth, (void *)(intptr_t)mode) != 0)
         return 1;
     if (mode == BUSY_STALLED || mode == BUSY_ALARM || mode == BUSY_TIMER ||
-        mode == BUSY_ALARM_IGNORED)
+        mode == BUSY_ALARM_IGNORED || mode == BUSY_STALLED_EARLY)
         blocked_until(&busy_third_waits);
     pthread_mutex_lock(&busy_queue);
     if (pthread_create(&first, NULL, busy_first, (void *)(intptr_t)mode) != 0)
@@ -1084,10 +1088,11 @@ static int cond_busy(int mode)
     pthread_mutex_lock(&busy_pool);
     while (busy_state < 1)
         pthread_cond_wait(&busy_cv, &busy_pool);
+    if (mode == BUSY_MUTEX || mode == BUSY_STALLED_EARLY)
+        blocked_until(&busy_first_queues); /* the wait below closes the cycle */
     if (mode == BUSY_MUTEX) {
-        /* the last signaller asleep on the queue lock, the next one on busy_pool: until the
-         * wait below begins, every thread but this one sleeps in an untimed futex wait */
-        blocked_until(&busy_first_queues);
+        /* the next signaller asleep on busy_pool: until the wait below begins, every thread
+         * but this one sleeps in an untimed futex wait */
         atomic_store(&busy_owner_holds, 1);
         blocked_until(&busy_third_waits);
     }
@@ -1261,6 +1266,8 @@ int main(int argc, char **argv)
         rc = cond_busy(BUSY_TIMER);
     else if (!strcmp(s, "cond-stalled-alarm"))
         rc = cond_busy(BUSY_ALARM_IGNORED);
+    else if (!strcmp(s, "cond-stalled-early"))
+        rc = cond_busy(BUSY_STALLED_EARLY);
     else if (!strcmp(s, "cond-busy-process"))
         rc = cond_busy_process();
     else if (!strcmp(s, "pshared-fork"))
@@ -1284,7 +1291,8 @@ int main(int argc, char **argv)
                         "stack-same-frame|cancel-pending|fd-reuse|fd-reuse-many|pipe-pending|"
                         "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
                         "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|cond-busy-mutex|"
-                        "cond-busy-alarm|cond-busy-timer|cond-stalled-alarm|cond-busy-process|pshared-fork|"
+                        "cond-busy-alarm|cond-busy-timer|cond-stalled-alarm|cond-stalled-early|"
+                        "cond-busy-process|pshared-fork|"
                         "pshared-private-fork|robust-fork|atfork-rwlock|spin-fork|timed-cycle|"
                         "stats-exit|against-first\n");
         return 2;

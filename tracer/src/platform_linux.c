@@ -2016,8 +2016,8 @@ static int handled(int sig)
 /* Whether a timer of the process is armed to send a signal the program handles: the handler
  * may end a futex wait that no thread of the process would end (an alarm whose handler
  * posts a semaphore). The real-time interval timer (alarm, setitimer) and the POSIX timers
- * that notify by a signal, listed in /proc/self/timers (a kernel without that file shows
- * none). The CPU-time interval timers do not advance while the program's threads sleep; a
+ * that notify by a signal, listed in /proc/self/timers (its first 4 KB, some 50 timers; a
+ * kernel without that file shows none). The CPU-time interval timers do not advance while the program's threads sleep; a
  * timer that starts a thread (SIGEV_THREAD) has a glibc thread waiting for its signal in
  * sigtimedwait, which no stall counts as stuck. */
 static int timer_coming(void)
