@@ -183,7 +183,7 @@ static char *first_chunk(lt_ixpool *p, size_t bytes)
 #if LT_CHECKS
 void lt_ix_guarded(const lt_ixpool *p)
 {
-    lt_spin_assert_mine(p->guard);
+    lt_spin_assert_rank(p->guard);
 }
 #endif
 

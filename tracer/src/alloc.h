@@ -106,16 +106,17 @@ typedef struct lt_ixpool {
     size_t mapped;   /* bytes of its chunks */
     size_t whole;    /* the first chunk's mapping when it is of whole large pages; 0 = not */
     _Atomic int collapse; /* that mapping is to become large pages (lt_ix_settle) */
-    const struct lt_spin *guard; /* the tracer lock every use of the pool is under */
+    int guard; /* the rank (spin.h) of the tracer lock every use of the pool is under, one
+                  lock of its rank (lt_spin_assert_rank) */
     char *given[LT_IX_GIVEN]; /* memory given for its next chunks (lt_ix_give), */
     uint32_t ngiven[LT_IX_GIVEN]; /* in so many chunks each; 0: none */
     char *chunk[LT_IX_CHUNKS];
 } lt_ixpool;
-#define LT_IXPOOL(type, chunk_bits, lock) \
-    {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, 0, 0, (lock), {NULL}, {0}, {NULL}}
+#define LT_IXPOOL(type, chunk_bits, rank) \
+    {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, 0, 0, (rank), {NULL}, {0}, {NULL}}
 
 /* With LT_CHECKS a pool taken from or given to without its guard held is an internal error
- * (lt_spin_assert_mine): one such put, outside the graph lock, beside a fill on another
+ * (lt_spin_assert_rank): one such put, outside the graph lock, beside a fill on another
  * thread, had an index handed out twice, which showed only much later, one run in hundreds. */
 #if LT_CHECKS
 void lt_ix_guarded(const lt_ixpool *p);

@@ -474,10 +474,10 @@ typedef struct node_room {
     node_cold cold;
 } node_room;
 
-static lt_ixpool node_pool = LT_IXPOOL(node_room, NODE_BITS, &graph_lock);
-static lt_ixpool edge_pool = LT_IXPOOL(edge, EDGE_BITS, &graph_lock);
-static lt_ixpool label_pool = LT_IXPOOL(label, LABEL_BITS, &graph_lock);
-static lt_ixpool implied_pool = LT_IXPOOL(implied, IMPLIED_BITS, &graph_lock);
+static lt_ixpool node_pool = LT_IXPOOL(node_room, NODE_BITS, LT_RANK_GRAPH);
+static lt_ixpool edge_pool = LT_IXPOOL(edge, EDGE_BITS, LT_RANK_GRAPH);
+static lt_ixpool label_pool = LT_IXPOOL(label, LABEL_BITS, LT_RANK_GRAPH);
+static lt_ixpool implied_pool = LT_IXPOOL(implied, IMPLIED_BITS, LT_RANK_GRAPH);
 
 /* After the graph lock, which guards the pools, is let go: the first chunks that are to become
  * large pages do (lt_ix_settle). */

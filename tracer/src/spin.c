@@ -126,16 +126,26 @@ void lt_spin_lock(lt_spin *s)
 }
 
 #if LT_CHECKS
+static void unguarded(void)
+{
+    static const char m[] =
+        "locktrace: internal error: tracer state used without the tracer lock that guards it\n";
+    lt_platform_write(2, m, sizeof m - 1);
+    abort();
+}
+
 void lt_spin_assert_mine(const lt_spin *s)
 {
     lt_thread *self = lt_tls.self;
     int me = self ? self->info.tid : lt_platform_tid();
-    if (atomic_load_explicit(&s->owner, memory_order_relaxed) != me) {
-        static const char m[] =
-            "locktrace: internal error: tracer state used without the tracer lock that guards it\n";
-        lt_platform_write(2, m, sizeof m - 1);
-        abort();
-    }
+    if (atomic_load_explicit(&s->owner, memory_order_relaxed) != me)
+        unguarded();
+}
+
+void lt_spin_assert_rank(int rank)
+{
+    if (!(ranks_of(lt_tls.self)->held & 1u << rank))
+        unguarded();
 }
 #endif
 

@@ -32,8 +32,8 @@
  * With -Dtracer_checks (LT_CHECKS, on in development builds and CI) taking a lock out of
  * this order is an internal error: a message naming both ranks, then abort(). So is using,
  * without the lock, state its comment says is under it, where the code asks
- * (lt_spin_assert_mine: the index pools, the graph's plain stores, shadow.c's free lists,
- * waitfor.c's list of waiting threads).
+ * (lt_spin_assert_mine: the graph's plain stores, shadow.c's free lists, waitfor.c's list of
+ * waiting threads; lt_spin_assert_rank: the index pools).
  */
 #ifndef LT_SPIN_H
 #define LT_SPIN_H
@@ -87,10 +87,15 @@ void lt_spin_wait(const _Atomic int *busy);
 void lt_spin_unlock(lt_spin *s);
 /* With LT_CHECKS an internal error (a message, then abort()) unless this thread holds s: for
  * what a comment says is used "under" s. Nothing in a release build. */
+/* The same for the lock of a rank that one lock has (the graph's): a rank where a pointer
+ * to the lock in a structure's initializer is a relocation the loader writes at every start,
+ * a page copied in each process (order.c's index pools: 4 pages). */
 #if LT_CHECKS
 void lt_spin_assert_mine(const lt_spin *s);
+void lt_spin_assert_rank(int rank);
 #else
 static inline void lt_spin_assert_mine(const lt_spin *s) { (void)s; }
+static inline void lt_spin_assert_rank(int rank) { (void)rank; }
 #endif
 /* Takes s before a fork, lets go of it after in the parent, frees it in the child: in a fork
  * made alone (lt_fork_alone) none is held, and it leaves them all as they are. */
