@@ -144,7 +144,7 @@ void lt_spin_assert_mine(const lt_spin *s)
 
 void lt_spin_assert_rank(int rank)
 {
-    if (!(ranks_of(lt_tls.self)->held & 1u << rank))
+    if (!(lt_tls.crit & LT_CRIT_RANKS & 1u << rank))
         unguarded();
 }
 #endif
