@@ -11,7 +11,11 @@
  * outside the tracer (lt_busy_defers(lt_tls.busy) is 0). Inside, it records the signal, blocks
  * it in the mask the interrupted code gets back (further instances stay pending in the kernel:
  * standard signals coalesce as they would, real-time ones queue in order) and returns; the
- * thread's way out of the tracer, lt_leave, runs it (lt_sig_flush), with errno kept. The
+ * thread's way out of the tracer, lt_leave, runs it (lt_sig_flush), with errno kept. So does
+ * a signal that finds its thread in the tracer's own code while a deferred handler waits (on
+ * its way out: lt_leave between its store of busy and its test of sigpend; or in a flush):
+ * run at once, a handler that took a lock would flush the waiting ones from its own context,
+ * and the mask its return restores would keep their signals blocked for good. The
  * tracer's real blocking calls (a busy lock's wait, a condition wait, a join) run outside
  * it, so a thread blocked on a lock answers a stop request at once, as without the tracer;
  * and nothing the tracer waits for inside (a tracer lock, the gate) waits for a handler.
@@ -109,6 +113,30 @@ static void publish(int sig, const struct sigaction *a)
     atomic_store_explicit(&kept[sig].current, next, memory_order_release);
 }
 
+/* The program counter the signal interrupted; 0 where not known. */
+static uintptr_t interrupted_pc(const void *uctx)
+{
+    const ucontext_t *uc = uctx;
+#if defined(__x86_64__)
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__i386__)
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_EIP];
+#elif defined(__aarch64__)
+    return (uintptr_t)uc->uc_mcontext.pc;
+#else
+    (void)uc;
+    return 0;
+#endif
+}
+
+/* Whether the handler of a signal that came with uctx waits for lt_leave (see the top). */
+static int waits(const void *uctx)
+{
+    int busy = lt_tls.busy;
+    return lt_busy_defers(busy) || (busy == LT_BUSY_OUT && lt_tls.sigpend &&
+                                    lt_platform_in_tracer(interrupted_pc(uctx)));
+}
+
 static void call(int sig, siginfo_t *info, void *uctx, const struct sigaction *a)
 {
     if (a->sa_flags & SA_SIGINFO)
@@ -134,7 +162,11 @@ static deferred *records(void)
     return p;
 }
 
-/* Records sig for lt_leave and blocks it until then; 0 when it cannot (then it runs now). */
+/* Records sig for lt_leave and blocks it until then; 0 when it cannot (then it runs now).
+ * Every recorded signal is blocked in the mask the interrupted code gets back, not only sig:
+ * one recorded where the signal interrupted another one's wrapper before its first step was
+ * blocked in that wrapper's mask alone, which its return threw away, and its next instance
+ * found the record armed and ran at once, on the thread's way out of the tracer. */
 static int defer(int sig, const siginfo_t *info, void *uctx, const struct sigaction *a)
 {
     deferred *r = records();
@@ -145,7 +177,9 @@ static int defer(int sig, const siginfo_t *info, void *uctx, const struct sigact
     r[sig].armed = 1;
     r[sig].info = *info;
     r[sig].act = *a;
-    sigaddset(&((ucontext_t *)uctx)->uc_sigmask, sig);
+    for (int s = 1; s < NSIG; s++)
+        if (r[s].armed)
+            sigaddset(&((ucontext_t *)uctx)->uc_sigmask, s);
     atomic_signal_fence(memory_order_seq_cst);
     lt_tls.sigpend = 1;
     return 1;
@@ -153,7 +187,7 @@ static int defer(int sig, const siginfo_t *info, void *uctx, const struct sigact
 
 void lt_sig_dispatch(int sig, siginfo_t *info, void *uctx, const struct sigaction *a)
 {
-    if (lt_busy_defers(lt_tls.busy) && defer(sig, info, uctx, a))
+    if (waits(uctx) && defer(sig, info, uctx, a))
         return;
     call(sig, info, uctx, a);
 }
@@ -163,7 +197,7 @@ void lt_sig_dispatch(int sig, siginfo_t *info, void *uctx, const struct sigactio
 static void wrapper(int sig, siginfo_t *info, void *uctx)
 {
     const struct sigaction *a = program(sig);
-    if (lt_busy_defers(lt_tls.busy) && defer(sig, info, uctx, a))
+    if (waits(uctx) && defer(sig, info, uctx, a))
         return;
     if (a->sa_flags & SA_SIGINFO)
         a->sa_sigaction(sig, info, uctx);
@@ -188,6 +222,11 @@ static int first_armed(const deferred *r)
 void lt_sig_flush(void)
 {
     deferred *r = atomic_load_explicit(&lt_tls.sigrec, memory_order_relaxed);
+    int was = lt_tls.busy;
+    /* Inside, but while a handler runs: a signal that comes meanwhile (in libc's code too:
+     * errno's address, getcontext, pthread_sigmask) is armed for the loop below, so none of
+     * these records is run, and its signal unblocked, from another context than this one. */
+    lt_busy_set(&lt_tls, LT_BUSY_IN);
     int saved = errno;
     ucontext_t uc;
     getcontext(&uc);
@@ -195,10 +234,21 @@ void lt_sig_flush(void)
     for (int sig = 1; sig < NSIG; sig++)
         if (r[sig].armed)
             sigdelset(&uc.uc_sigmask, sig);
-    for (int sig; (sig = first_armed(r)) != 0;) {
+    for (;;) {
+        int sig = first_armed(r);
+        if (!sig) {
+            lt_busy_set(&lt_tls, was);
+            lt_tls.sigpend = 0;
+            atomic_signal_fence(memory_order_seq_cst);
+            if (!first_armed(r))
+                break;
+            /* deferred after the look (busy, or waits): blocked in this context only, since
+             * the mask getcontext read, so not in it */
+            lt_busy_set(&lt_tls, LT_BUSY_IN);
+            continue;
+        }
         deferred d = r[sig];
         r[sig].armed = 0;
-        atomic_signal_fence(memory_order_seq_cst);
         sigset_t mask;
         sigorset(&mask, &now, &d.act.sa_mask);
         if (d.act.sa_flags & SA_NODEFER)
@@ -206,10 +256,11 @@ void lt_sig_flush(void)
         else
             sigaddset(&mask, sig);
         pthread_sigmask(SIG_SETMASK, &mask, NULL);
+        lt_busy_set(&lt_tls, was);
         errno = saved;
         call(sig, &d.info, &uc, &d.act);
+        lt_busy_set(&lt_tls, LT_BUSY_IN);
     }
-    lt_tls.sigpend = 0;
     pthread_sigmask(SIG_SETMASK, &uc.uc_sigmask, NULL);
     errno = saved;
 }
