@@ -162,6 +162,14 @@ static deferred *records(void)
     return p;
 }
 
+/* Every recorded signal blocked in the mask the interrupted code gets back. */
+static void block_armed(const deferred *r, void *uctx)
+{
+    for (int s = 1; s < NSIG; s++)
+        if (r[s].armed)
+            sigaddset(&((ucontext_t *)uctx)->uc_sigmask, s);
+}
+
 /* Records sig for lt_leave and blocks it until then; 0 when it cannot (then it runs now).
  * Every recorded signal is blocked in the mask the interrupted code gets back, not only sig:
  * one recorded where the signal interrupted another one's wrapper before its first step was
@@ -177,18 +185,26 @@ static int defer(int sig, const siginfo_t *info, void *uctx, const struct sigact
     r[sig].armed = 1;
     r[sig].info = *info;
     r[sig].act = *a;
-    for (int s = 1; s < NSIG; s++)
-        if (r[s].armed)
-            sigaddset(&((ucontext_t *)uctx)->uc_sigmask, s);
+    block_armed(r, uctx);
     atomic_signal_fence(memory_order_seq_cst);
     lt_tls.sigpend = 1;
     return 1;
+}
+
+/* A handler run at once while records wait: their signals blocked in the mask its return
+ * restores (defer), so that none is lost to a wrapper's mask that sigreturn throws away. */
+static void mind_armed(void *uctx)
+{
+    const deferred *r = atomic_load_explicit(&lt_tls.sigrec, memory_order_relaxed);
+    if (lt_unlikely(lt_tls.sigpend) && r)
+        block_armed(r, uctx);
 }
 
 void lt_sig_dispatch(int sig, siginfo_t *info, void *uctx, const struct sigaction *a)
 {
     if (waits(uctx) && defer(sig, info, uctx, a))
         return;
+    mind_armed(uctx);
     call(sig, info, uctx, a);
 }
 
@@ -199,6 +215,7 @@ static void wrapper(int sig, siginfo_t *info, void *uctx)
     const struct sigaction *a = program(sig);
     if (waits(uctx) && defer(sig, info, uctx, a))
         return;
+    mind_armed(uctx);
     if (a->sa_flags & SA_SIGINFO)
         a->sa_sigaction(sig, info, uctx);
     else
