@@ -20,6 +20,8 @@ test run:
   --same-as-native     run the command a second time without the preload and require
                        byte-identical stdout and stderr and the same exit status
   --cwd DIR            run in DIR
+  --no-report-files    run with LOCKTRACE_REPORT_DIR set to a new empty directory, and
+                       require it to be empty at the end (a clean program leaves no file)
 
 Exit status 0 when every check holds, 1 otherwise (with the reasons and the captured output),
 77 (meson's 'skip') when --skip-unless names a file that does not exist.
@@ -30,6 +32,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 
 
 def parse_args(argv):
@@ -49,6 +52,7 @@ def parse_args(argv):
     p.add_argument('--same-as-native', action='store_true')
     p.add_argument('--skip-unless', action='append', default=[])
     p.add_argument('--cwd')
+    p.add_argument('--no-report-files', action='store_true')
     p.add_argument('command', nargs=argparse.REMAINDER)
     args = p.parse_args(argv)
     if args.command and args.command[0] == '--':
@@ -141,8 +145,13 @@ def main(argv):
             print(f'skipped: {path} does not exist')
             return 77
     env = environment(args, args.preload)
-    ending, out, err = run(args.command, env, args.timeout, args.cwd)
-    failures = check(args, ending, out, err)
+    with tempfile.TemporaryDirectory(prefix='expect-reports.') as reports:
+        if args.no_report_files:
+            env['LOCKTRACE_REPORT_DIR'] = reports
+        ending, out, err = run(args.command, env, args.timeout, args.cwd)
+        failures = check(args, ending, out, err)
+        if args.no_report_files and os.listdir(reports):
+            failures.append(f'report files written: {sorted(os.listdir(reports))}')
     if args.same_as_native:
         n_ending, n_out, n_err = run(args.command, environment(args, []), args.timeout, args.cwd)
         if (n_ending, n_out, n_err) != (ending, out, err):

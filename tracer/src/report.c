@@ -92,8 +92,8 @@ static void repeat(lt_seen *s)
     lt_report_file_repeat(s);
 }
 
-/* What f is: suppressed, a report seen before (*s), or new (*s, with its full report *r). A
- * finding the tables cannot hold is neither: *s NULL. */
+/* What f is: suppressed, expected (a built-in rule), a report seen before (*s), or new (*s,
+ * with its full report *r). A finding the tables cannot hold is neither: *s NULL. */
 static int classify(const lt_finding *f, lt_seen **s, const lt_rep **r)
 {
     uint64_t key = lt_seen_key(lt_report_build_raw(f));
@@ -102,7 +102,7 @@ static int classify(const lt_finding *f, lt_seen **s, const lt_rep **r)
     if (what != LT_SEEN_UNKNOWN)
         return what;
     *r = lt_report_build(f);
-    what = lt_suppressed(*r) ? LT_SEEN_SUPPRESSED : LT_SEEN_REPORT;
+    what = lt_suppressed(*r);
     *s = what == LT_SEEN_REPORT ? lt_seen_of(*r) : NULL;
     lt_seen_remember(key, what, *s);
     return what;
@@ -114,8 +114,10 @@ static void report_locked(void *arg)
     lt_finding *f = arg;
     lt_seen *s;
     const lt_rep *r;
-    if (classify(f, &s, &r) == LT_SEEN_SUPPRESSED) {
-        lt_report_file_suppressed(f->kind);
+    int what = classify(f, &s, &r);
+    if (what == LT_SEEN_SUPPRESSED || what == LT_SEEN_EXPECTED) {
+        if (what == LT_SEEN_SUPPRESSED)
+            lt_report_file_suppressed(f->kind);
         f->outcome = LT_OUTCOME_CONTINUE; /* as if the tracer were not there */
     } else {
         lt_report_file_counted(f->kind);

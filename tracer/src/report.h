@@ -124,9 +124,12 @@ typedef struct lt_seen {
     char place[128];          /* "deadlock.c:153" (lt_rep_format_place) */
 } lt_seen;
 
-enum { LT_SEEN_UNKNOWN, LT_SEEN_SUPPRESSED, LT_SEEN_REPORT };
+/* LT_SEEN_EXPECTED: matched by a built-in rule (suppress.c), what a widely run program does
+ * on purpose: not counted, so such a program stays clean (no summary file). */
+enum { LT_SEEN_UNKNOWN, LT_SEEN_SUPPRESSED, LT_SEEN_EXPECTED, LT_SEEN_REPORT };
 uint64_t lt_seen_key(const struct lt_rep *raw); /* of lt_report_build_raw's report */
-/* What key was: LT_SEEN_UNKNOWN, LT_SEEN_SUPPRESSED, or LT_SEEN_REPORT with *out. */
+/* What key was: LT_SEEN_UNKNOWN, LT_SEEN_SUPPRESSED, LT_SEEN_EXPECTED, or LT_SEEN_REPORT
+ * with *out. */
 int lt_seen_lookup(uint64_t key, lt_seen **out);
 void lt_seen_remember(uint64_t key, int what, const lt_seen *s);
 /* The report of r's signature, added (count 0) when new; NULL when the table is full. */
@@ -150,6 +153,8 @@ void lt_report_file_write_dump(const char *json, size_t len); /* async-signal-sa
 void lt_suppress_load(const char *path);
 /* Glob with '*' only (any run of characters): suppressions and LOCKTRACE_WRAPPERS. */
 int lt_glob(const char *pattern, const char *s);
+/* What the rules make of r: LT_SEEN_EXPECTED (a built-in rule), LT_SEEN_SUPPRESSED (the
+ * user's), or LT_SEEN_REPORT. */
 int lt_suppressed(const struct lt_rep *r);
 int lt_suppress_kind(int kind); /* 1: some rule names this kind */
 

@@ -21,13 +21,14 @@
 #define MAX_SEEN 2048   /* distinct reports: more than the per-kind caps print */
 #define KEY_SLOTS 8192  /* power of two; open addressing, never more than half full */
 #define SUPPRESSED (-1)
+#define EXPECTED (-2)
 
 static lt_seen seen[MAX_SEEN];
 static size_t nseen LT_START_DATA; /* (with nkeys: read by every fork child) */
 
 typedef struct key_slot {
     uint64_t key;   /* 0 = free */
-    int what;       /* index into seen[], or SUPPRESSED */
+    int what;       /* index into seen[], SUPPRESSED or EXPECTED */
 } key_slot;
 
 static key_slot keys[KEY_SLOTS];
@@ -76,6 +77,8 @@ int lt_seen_lookup(uint64_t key, lt_seen **out)
         return LT_SEEN_UNKNOWN;
     if (k->what == SUPPRESSED)
         return LT_SEEN_SUPPRESSED;
+    if (k->what == EXPECTED)
+        return LT_SEEN_EXPECTED;
     *out = &seen[k->what];
     return LT_SEEN_REPORT;
 }
@@ -85,7 +88,9 @@ void lt_seen_remember(uint64_t key, int what, const lt_seen *s)
     key_slot *k = slot_of(key);
     if (k->key || nkeys >= KEY_SLOTS / 2 || (what == LT_SEEN_REPORT && !s))
         return;
-    *k = (key_slot){key, what == LT_SEEN_REPORT ? (int)(s - seen) : SUPPRESSED};
+    *k = (key_slot){key, what == LT_SEEN_REPORT       ? (int)(s - seen)
+                         : what == LT_SEEN_SUPPRESSED ? SUPPRESSED
+                                                      : EXPECTED};
     nkeys++;
 }
 

@@ -4,7 +4,7 @@
  * suppressed when the pattern ('*' matches any run of characters) matches a function name, a
  * module path or base name, or a source file path or base name in any of its frames.
  * Suppressed reports are counted (summary file), not printed. A few built-in rules come
- * first: see builtin[].
+ * first: see builtin[]; what they match is not even counted.
  *
  * The file is read once at load time, where a problem stops the program with the file and
  * line named; matching runs at report time on the loaded rules without allocating.
@@ -33,7 +33,9 @@ static size_t nrules;
  * takes Threads_lock in SafepointSynchronize::begin and returns from VMThread::run holding
  * it, so that no Java thread runs again while the launcher exits the process; whether the
  * tracer sees that thread exit first is a race, so every Java program got the report now
- * and then. A later request for that lock is still reported (the lock stays an orphan). */
+ * and then. A later request for that lock is still reported (the lock stays an orphan).
+ * Not counted either: a summary file of suppressed counts would be the same noise on disk
+ * (a Java program under the launcher left one). */
 static const rule builtin[] = {
     {LT_FIND_EXIT_HELD, "SafepointSynchronize::begin()"},
 };
@@ -204,9 +206,9 @@ int lt_suppressed(const lt_rep *r)
 {
     for (size_t i = 0; i < LT_ARRAY_LEN(builtin); i++)
         if (rule_matches(&builtin[i], r))
-            return 1;
+            return LT_SEEN_EXPECTED;
     for (size_t i = 0; i < nrules; i++)
         if (rule_matches(&rules[i], r))
-            return 1;
-    return 0;
+            return LT_SEEN_SUPPRESSED;
+    return LT_SEEN_REPORT;
 }
