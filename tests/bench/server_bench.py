@@ -3,7 +3,7 @@
 
   server_bench.py LIBLOCKTRACE [--servers memcached,unbound,rsyslog] [--repeat K] [--instructions]
                   [--baseline OTHER_LIBLOCKTRACE] [--traced-env VAR=VALUE] [--syscalls] [--profile DIR]
-                  [--warmup S] [--keep-profiles DIR] [--requests N] [--rate R] [--conns C] [--seconds S] [--qps Q]
+                  [--warmup S] [--lock-calls SO] [--keep-profiles DIR] [--requests N] [--rate R] [--conns C] [--seconds S] [--qps Q]
                   [--messages N] [--msg-rate R]
 
 Needs `apt-get install memcached unbound dnsperf rsyslog` (benchmark-only tools; a missing one
@@ -45,6 +45,12 @@ its top functions in the first traced run: a share is read within one run, so a 
 machine that changes between runs moves it far less than a ratio of two runs' CPU (it leaves
 out the libc calls the tracer makes, e.g. its trylock before each lock, and what it costs the
 program's own code in cache misses).
+
+--lock-calls LOCKCOUNT_SO (build/tests/bench/liblockcount.so): first, one native run with that
+preload, printing the pthread lock calls a request makes by kind and how many acquisitions
+were made holding another lock. The tracer's cost is per lock operation, and nested ones also
+ask the order graph: memcached makes ~16 lock/unlock pairs a request at 10 K/s (its LRU
+maintainer's, all taken under its own maintainer lock, more than half), unbound 2.
 
 --instructions: instead, one run each under valgrind's callgrind (apt-get install valgrind),
 instrumented only between "ready" and the end of the load (callgrind_control), printing the
@@ -164,6 +170,48 @@ class CpuProbe:
 
     def result(self):
         return self.r
+
+
+# lockcount.c's counters, in its file's order.
+LOCK_CALLS = ('mutex lock', 'mutex trylock', 'mutex trylock busy', 'mutex unlock',
+              'rwlock rdlock', 'rwlock wrlock', 'rwlock try', 'rwlock unlock', 'spin lock',
+              'spin unlock', 'cond wait', 'cond signal', 'nested acquisitions')
+
+
+class LockCountProbe(CpuProbe):
+    """CpuProbe, and the lock calls lockcount.so (preloaded, natively) counted over the load:
+    the counters are a file the server maps, read at the load's start and end."""
+
+    def __init__(self, d):
+        self.file = os.path.join(d, 'lockcount')
+
+    def popen(self, cmd, env):
+        return super().popen(cmd, {**env, 'LOCKCOUNT_FILE': self.file})
+
+    def counts(self):
+        with open(self.file, 'rb') as f:
+            data = f.read()
+        return struct.unpack(f'{len(LOCK_CALLS)}Q', data[:8 * len(LOCK_CALLS)])
+
+    def begin(self, pid):
+        super().begin(pid)
+        self.start = self.counts()
+
+    def end(self, pid):
+        super().end(pid)
+        for name, a, b in zip(LOCK_CALLS, self.start, self.counts()):
+            self.r[name] = b - a
+
+
+def print_lock_calls(name, o, fn, env, lib):
+    """One native run with lockcount.so preloaded: the lock calls a request makes."""
+    r = run_one(fn, {**env, 'LD_PRELOAD': os.path.abspath(lib)}, o, LockCountProbe)
+    acquired = sum(r[k] for k in LOCK_CALLS if 'lock' in k and 'unlock' not in k
+                   and 'busy' not in k and 'nested' not in k)
+    print(f'{name}: lock calls per request (native, one run, {os.path.basename(lib)}): '
+          + ', '.join(f'{k} {r[k]:.2f}' for k in LOCK_CALLS[:-1] if r[k] >= 0.005)
+          + f'; nested acquisitions {r[LOCK_CALLS[-1]]:.2f} '
+          f'({100 * r[LOCK_CALLS[-1]] / acquired if acquired else 0:.0f} % of {acquired:.2f})')
 
 
 class PerfProbe(CpuProbe):
@@ -577,6 +625,8 @@ def bench(name, o, envs):
         print(f'{name}: skipped, not installed: {" ".join(missing)} '
               f'(apt-get install {" ".join(tools)})')
         return
+    if o.lock_calls:
+        print_lock_calls(name, o, fn, envs[0][1], o.lock_calls)
     if o.instructions:
         n, *ts = (run_one(fn, env, o, CallgrindProbe) for _, env in envs)
         print(f'{title(o)}; user-space instructions per request (callgrind, one run each)')
@@ -661,6 +711,10 @@ def main(argv):
                    help='record each run with perf record -g into DIR/perf.<server>.<label>.<n>.data '
                    'and print the median share of the server\'s samples in liblocktrace, and '
                    'its top functions in the first traced run (apt-get install linux-perf)')
+    a.add_argument('--lock-calls', metavar='LOCKCOUNT_SO',
+                   help='first, one native run with this preload (build/tests/bench/'
+                   'liblockcount.so) printing the lock calls per request by kind, and how '
+                   'many acquisitions were made holding another lock')
     a.add_argument('--keep-profiles', metavar='DIR',
                    help='with --instructions: copy each run\'s callgrind output to DIR '
                    '(callgrind.out.1 native, .2 traced, .3 baseline; numbered on per server)')
