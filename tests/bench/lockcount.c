@@ -20,7 +20,7 @@
 
 /* The counters, in the file's order (server_bench.py: LOCK_CALLS). */
 enum {
-    MUTEX_LOCK, MUTEX_TRYLOCK, MUTEX_TRYLOCK_BUSY, MUTEX_UNLOCK,
+    MUTEX_INIT, MUTEX_DESTROY, MUTEX_LOCK, MUTEX_TRYLOCK, MUTEX_TRYLOCK_BUSY, MUTEX_UNLOCK,
     RWLOCK_RDLOCK, RWLOCK_WRLOCK, RWLOCK_TRY, RWLOCK_UNLOCK,
     SPIN_LOCK, SPIN_UNLOCK, COND_WAIT, COND_SIGNAL,
     NESTED, NCOUNTS
@@ -29,7 +29,8 @@ enum {
 static _Atomic unsigned long *counts;
 static _Thread_local long held;
 
-static int (*next_mutex_lock)(pthread_mutex_t *), (*next_mutex_trylock)(pthread_mutex_t *),
+static int (*next_mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *),
+    (*next_mutex_destroy)(pthread_mutex_t *), (*next_mutex_lock)(pthread_mutex_t *), (*next_mutex_trylock)(pthread_mutex_t *),
     (*next_mutex_unlock)(pthread_mutex_t *);
 static int (*next_rdlock)(pthread_rwlock_t *), (*next_wrlock)(pthread_rwlock_t *),
     (*next_tryrdlock)(pthread_rwlock_t *), (*next_trywrlock)(pthread_rwlock_t *),
@@ -44,6 +45,8 @@ static int (*next_cond_wait)(pthread_cond_t *, pthread_mutex_t *),
 /* From setup, or from a call that comes first: another library's constructor may lock. */
 static void resolve(void)
 {
+    RESOLVE(mutex_init);
+    RESOLVE(mutex_destroy);
     RESOLVE(mutex_lock);
     RESOLVE(mutex_trylock);
     RESOLVE(mutex_unlock);
@@ -103,6 +106,19 @@ static int released(int rc, int what)
     if (rc == 0 && held > 0)
         held--;
     return rc;
+}
+
+/* rsyslog makes, takes and frees a mutex per message: the tracer's init and destroy work. */
+int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+    count(MUTEX_INIT);
+    return NEXT(mutex_init)(m, a);
+}
+
+int pthread_mutex_destroy(pthread_mutex_t *m)
+{
+    count(MUTEX_DESTROY);
+    return NEXT(mutex_destroy)(m);
 }
 
 int pthread_mutex_lock(pthread_mutex_t *m)

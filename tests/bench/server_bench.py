@@ -176,7 +176,7 @@ class CpuProbe:
 
 
 # lockcount.c's counters, in its file's order.
-LOCK_CALLS = ('mutex lock', 'mutex trylock', 'mutex trylock busy', 'mutex unlock',
+LOCK_CALLS = ('mutex init', 'mutex destroy', 'mutex lock', 'mutex trylock', 'mutex trylock busy', 'mutex unlock',
               'rwlock rdlock', 'rwlock wrlock', 'rwlock try', 'rwlock unlock', 'spin lock',
               'spin unlock', 'cond wait', 'cond signal', 'nested acquisitions')
 
@@ -209,8 +209,8 @@ class LockCountProbe(CpuProbe):
 def print_lock_calls(name, o, fn, env, lib):
     """One native run with lockcount.so preloaded: the lock calls a request makes."""
     r = run_one(fn, {**env, 'LD_PRELOAD': os.path.abspath(lib)}, o, LockCountProbe)
-    acquired = sum(r[k] for k in LOCK_CALLS if 'lock' in k and 'unlock' not in k
-                   and 'busy' not in k and 'nested' not in k)
+    acquired = sum(r[k] for k in ('mutex lock', 'mutex trylock', 'rwlock rdlock',
+                                  'rwlock wrlock', 'rwlock try', 'spin lock'))
     print(f'{name}: lock calls per request (native, one run, {os.path.basename(lib)}): '
           + ', '.join(f'{k} {r[k]:.2f}' for k in LOCK_CALLS[:-1] if r[k] >= 0.005)
           + f'; nested acquisitions {r[LOCK_CALLS[-1]]:.2f} '
