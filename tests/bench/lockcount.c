@@ -35,7 +35,9 @@ static int (*next_mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *),
 static int (*next_rdlock)(pthread_rwlock_t *), (*next_wrlock)(pthread_rwlock_t *),
     (*next_tryrdlock)(pthread_rwlock_t *), (*next_trywrlock)(pthread_rwlock_t *),
     (*next_rwlock_unlock)(pthread_rwlock_t *);
+#ifndef __APPLE__ /* (macOS has no pthread spinlocks; this preload is for Linux's servers) */
 static int (*next_spin_lock)(pthread_spinlock_t *), (*next_spin_unlock)(pthread_spinlock_t *);
+#endif
 static int (*next_cond_wait)(pthread_cond_t *, pthread_mutex_t *),
     (*next_cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *),
     (*next_cond_signal)(pthread_cond_t *), (*next_cond_broadcast)(pthread_cond_t *);
@@ -55,8 +57,10 @@ static void resolve(void)
     next_tryrdlock = (__typeof__(next_tryrdlock))dlsym(RTLD_NEXT, "pthread_rwlock_tryrdlock");
     next_trywrlock = (__typeof__(next_trywrlock))dlsym(RTLD_NEXT, "pthread_rwlock_trywrlock");
     RESOLVE(rwlock_unlock);
+#ifndef __APPLE__
     RESOLVE(spin_lock);
     RESOLVE(spin_unlock);
+#endif
     RESOLVE(cond_wait);
     RESOLVE(cond_timedwait);
     RESOLVE(cond_signal);
@@ -162,6 +166,7 @@ int pthread_rwlock_unlock(pthread_rwlock_t *l)
     return released(NEXT(rwlock_unlock)(l), RWLOCK_UNLOCK);
 }
 
+#ifndef __APPLE__
 int pthread_spin_lock(pthread_spinlock_t *s)
 {
     return granted(NEXT(spin_lock)(s), SPIN_LOCK);
@@ -171,6 +176,7 @@ int pthread_spin_unlock(pthread_spinlock_t *s)
 {
     return released(NEXT(spin_unlock)(s), SPIN_UNLOCK);
 }
+#endif
 
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
