@@ -30,10 +30,10 @@ static _Atomic unsigned long *counts;
 static _Thread_local long held;
 
 static int (*next_mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *),
-    (*next_mutex_destroy)(pthread_mutex_t *), (*next_mutex_lock)(pthread_mutex_t *), (*next_mutex_trylock)(pthread_mutex_t *),
-    (*next_mutex_unlock)(pthread_mutex_t *);
-static int (*next_rdlock)(pthread_rwlock_t *), (*next_wrlock)(pthread_rwlock_t *),
-    (*next_tryrdlock)(pthread_rwlock_t *), (*next_trywrlock)(pthread_rwlock_t *),
+    (*next_mutex_destroy)(pthread_mutex_t *), (*next_mutex_lock)(pthread_mutex_t *),
+    (*next_mutex_trylock)(pthread_mutex_t *), (*next_mutex_unlock)(pthread_mutex_t *);
+static int (*next_rwlock_rdlock)(pthread_rwlock_t *), (*next_rwlock_wrlock)(pthread_rwlock_t *),
+    (*next_rwlock_tryrdlock)(pthread_rwlock_t *), (*next_rwlock_trywrlock)(pthread_rwlock_t *),
     (*next_rwlock_unlock)(pthread_rwlock_t *);
 #ifndef __APPLE__ /* (macOS has no pthread spinlocks; this preload is for Linux's servers) */
 static int (*next_spin_lock)(pthread_spinlock_t *), (*next_spin_unlock)(pthread_spinlock_t *);
@@ -52,10 +52,10 @@ static void resolve(void)
     RESOLVE(mutex_lock);
     RESOLVE(mutex_trylock);
     RESOLVE(mutex_unlock);
-    next_rdlock = (__typeof__(next_rdlock))dlsym(RTLD_NEXT, "pthread_rwlock_rdlock");
-    next_wrlock = (__typeof__(next_wrlock))dlsym(RTLD_NEXT, "pthread_rwlock_wrlock");
-    next_tryrdlock = (__typeof__(next_tryrdlock))dlsym(RTLD_NEXT, "pthread_rwlock_tryrdlock");
-    next_trywrlock = (__typeof__(next_trywrlock))dlsym(RTLD_NEXT, "pthread_rwlock_trywrlock");
+    RESOLVE(rwlock_rdlock);
+    RESOLVE(rwlock_wrlock);
+    RESOLVE(rwlock_tryrdlock);
+    RESOLVE(rwlock_trywrlock);
     RESOLVE(rwlock_unlock);
 #ifndef __APPLE__
     RESOLVE(spin_lock);
@@ -92,7 +92,7 @@ static void count(int what)
         atomic_fetch_add_explicit(&counts[what], 1, memory_order_relaxed);
 }
 
-/* A call that comes before setup is not counted. */
+/* A grant: counted, and the thread holds one lock more (a call before setup: not counted). */
 static int granted(int rc, int what)
 {
     count(what);
@@ -143,22 +143,22 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 
 int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
-    return granted(NEXT(rdlock)(l), RWLOCK_RDLOCK);
+    return granted(NEXT(rwlock_rdlock)(l), RWLOCK_RDLOCK);
 }
 
 int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
-    return granted(NEXT(wrlock)(l), RWLOCK_WRLOCK);
+    return granted(NEXT(rwlock_wrlock)(l), RWLOCK_WRLOCK);
 }
 
 int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
-    return granted(NEXT(tryrdlock)(l), RWLOCK_TRY);
+    return granted(NEXT(rwlock_tryrdlock)(l), RWLOCK_TRY);
 }
 
 int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
-    return granted(NEXT(trywrlock)(l), RWLOCK_TRY);
+    return granted(NEXT(rwlock_trywrlock)(l), RWLOCK_TRY);
 }
 
 int pthread_rwlock_unlock(pthread_rwlock_t *l)
