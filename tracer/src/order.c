@@ -442,21 +442,6 @@ static void slot_release(lt_thread *t)
 
 /* ---------------------------------------------------------------------------------------- */
 
-/* Fingerprint of from(gf, mf) -> to(gt, mt); shadow entries are aligned, so the modes fit in
- * the low bits of their addresses. Three independent multiplies, then one mixing round: this
- * runs on every nested acquisition. */
-static uint64_t fingerprint(const lt_lock *from, uint32_t gf, lt_mode mf, const lt_lock *to,
-                            uint32_t gt, lt_mode mt)
-{
-    uint64_t a = ((uintptr_t)from | (uintptr_t)mf) * 0x9E3779B97F4A7C15ull;
-    uint64_t b = ((uintptr_t)to | (uintptr_t)mt) * 0xC2B2AE3D27D4EB4Full;
-    uint64_t g = (((uint64_t)gf << 32) | gt) * 0x165667B19E3779F9ull;
-    uint64_t x = a ^ ((b << 31) | (b >> 33)) ^ g;
-    x ^= x >> 29;
-    x *= 0xBF58476D1CE4E5B9ull;
-    return (x ^ (x >> 32)) | 1;
-}
-
 /* ------------------------------------------------------------------------------------------
  * Nodes and edges come from mapped slabs and go back to free lists, under the graph lock.
  * Nothing under that lock may call malloc: a program's own malloc may take a pthread mutex,
@@ -810,7 +795,7 @@ static void edge_ends_place(node *from, node *to)
 static uint64_t edge_fingerprint(const edge *e)
 {
     const node *from = node_at(e->from), *to = node_at(e->to);
-    return fingerprint(from->lock, from->gen, (lt_mode)e->from_mode, to->lock, to->gen,
+    return lt_order_fingerprint(from->lock, from->gen, (lt_mode)e->from_mode, to->lock, to->gen,
                        (lt_mode)e->to_mode);
 }
 
@@ -1842,7 +1827,7 @@ static void edge_fill(edge *e, const desc *d, uint32_t lab, lt_thread *t, lt_hel
 
 static inline uint64_t edge_fp(const lt_held *h, const request *r)
 {
-    return fingerprint(h->lock, h->gen, (lt_mode)h->mode, r->ev->lock, r->gen, r->ev->mode);
+    return lt_order_fingerprint(h->lock, h->gen, (lt_mode)h->mode, r->ev->lock, r->gen, r->ev->mode);
 }
 
 /* The threads edges name, each as it was named (a thread's name changes rarely), kept once
@@ -2841,7 +2826,7 @@ static __attribute__((cold)) int imply(edge *i, edge *o, const lt_lock_ref *ref,
 {
     node *from = node_at(i->from), *to = node_at(o->to);
     uint32_t hops = edge_hops(i) + edge_hops(o);
-    uint64_t fp = fingerprint(from->lock, from->gen, (lt_mode)i->from_mode, to->lock, to->gen,
+    uint64_t fp = lt_order_fingerprint(from->lock, from->gen, (lt_mode)i->from_mode, to->lock, to->gen,
                               (lt_mode)o->to_mode);
     if (hops > IMPLY_HOPS || graph_capped() || !node_index(to) || lt_known_has(fp))
         return 0;
@@ -3066,7 +3051,7 @@ static lt_lock *inline_edge_real(node *n, lt_lock **child)
     if (from) {
         *edge_at(i) = (edge){.label = r.label, .from_mode = (uint8_t)fm, .to_mode = (uint8_t)tm,
                              .below = r.below};
-        if (edge_insert(i, from, n, fingerprint(p, r.from_gen, fm, n->lock, n->gen, tm)))
+        if (edge_insert(i, from, n, lt_order_fingerprint(p, r.from_gen, fm, n->lock, n->gen, tm)))
             return p;
     }
     lt_ix_put(&edge_pool, i);
@@ -3314,7 +3299,7 @@ static inline void fingerprints(lt_held **hs, size_t n, const lt_event *ev, uint
                                 uint64_t *fps)
 {
     for (size_t k = 0; k < n; k++)
-        fps[k] = fingerprint(hs[k]->lock, hs[k]->gen, (lt_mode)hs[k]->mode, ev->lock, gen,
+        fps[k] = lt_order_fingerprint(hs[k]->lock, hs[k]->gen, (lt_mode)hs[k]->mode, ev->lock, gen,
                              ev->mode);
 }
 
@@ -3362,9 +3347,9 @@ static inline __attribute__((always_inline)) void caches_prefetch(const lt_threa
  * cache miss: in `groups` three of the order graph's misses a lock lifecycle, in `lazy` the
  * new lock's node was half of edges_add's time. (The held locks' nodes too cost 12
  * instructions an edge in `lazy` and no time that could be measured: they were touched when
- * those locks were taken. The known set's slots are not asked for: batch_add loads them right
- * after, each load independent of the others - 8 instructions an edge in `lazy` for a head
- * start of a few.) */
+ * those locks were taken. The known set's slots were asked for as the request entered, where
+ * that was a head start: lt_order_prefetch; asked for here, batch_add loads them right after -
+ * 8 instructions an edge in `lazy` for a head start of a few.) */
 static inline void edges_prefetch(const lt_thread *t, const lt_lock *l)
 {
     const node *x = node_of(l);
@@ -3737,7 +3722,7 @@ void lt_order_acquired(lt_event *ev)
 static inline int known_one(const lt_held *one, lt_lock *l, lt_mode mode, uint64_t *memo)
 {
     uint32_t gen = atomic_load_explicit(&l->gen, memory_order_relaxed);
-    uint64_t fp = fingerprint(one->lock, one->gen, (lt_mode)one->mode, l, gen, mode);
+    uint64_t fp = lt_order_fingerprint(one->lock, one->gen, (lt_mode)one->mode, l, gen, mode);
     /* A fingerprint the known set had stays in it while both its identities live: only a
      * refill drops any, and it puts back every edge still in the graph ("Removal"). */
     if (fp == *memo)
