@@ -485,13 +485,14 @@ static inline __attribute__((always_inline)) int acquire_fast(const void *addr, 
         goto general_outside;
     uintptr_t ra = (uintptr_t)__builtin_return_address(0), cfa = (uintptr_t)__builtin_dwarf_cfa();
     lt_lock *l = lt_shadow_home(addr);
-    if (t->held_end)
-        lt_order_prefetch(t, l, mode);
     if (lt_unlikely((uintptr_t)addr - t->stack_lo < t->stack_hi - t->stack_lo) ||
         lt_unlikely(atomic_load_explicit(&l->addr, memory_order_acquire) != lt_addr_named(addr)) ||
         lt_unlikely(!lt_lock_plain(l, LT_API_PTHREAD)))
         goto general;
     if (t->nheld) {
+        /* (After the entry's load in program order, but not waiting for it: its miss is
+         * still on its way while the branches above are taken as predicted.) */
+        lt_order_prefetch(t, l, mode);
         if (t->held_end < LT_HELD_INDEX_MIN) {
             if (lt_held_find(t, addr))
                 goto general;

@@ -24,40 +24,15 @@ static inline uint64_t lt_order_fingerprint(const lt_lock *from, uint32_t gf, lt
     return (x ^ (x >> 32)) | 1;
 }
 
-/* Known sets from this many slots on (1 MB) are asked for ahead (lt_order_prefetch): smaller
- * ones stay in the cache, where the fingerprints cost only instructions (lockbench nested-1). */
-#define LT_ORDER_PREFETCH_FROM ((size_t)1 << 17)
-/* Held locks whose edges into a new lock are asked for ahead, newest first. */
-#define LT_ORDER_PREFETCH_HELD 8
-
-/*
- * As t's request for `to` (its shadow entry, not read yet) in `mode` enters: the known-set
- * slots where the edges from its newest held locks into it would be, asked for before the
- * entry's line arrives. The fingerprints name the new lock's gen, which is in that line: gen 1,
- * a lock's first identity (shadow.c), is taken for it, the gen of every lock never destroyed
- * or initialised again. Once the set outgrows the cache each look-up is a miss (`lazy`: 16 MB,
- * where 1-10 of 16 K locks are taken nested at random), and each came after the entry's own
- * miss, which the fingerprint waited for: one after the other, two a nested acquisition. Asked
- * for together, they overlap. The walk stops at the newest anchor already known as one, as
- * order.c's does (without asking a read-held lock: that calls into libc); a prefetch of a
- * wrong slot (another gen, an entry that is not the lock's home) only costs the line.
- */
+/* As t's request for `to` (its shadow entry, not read yet) in `mode` enters, while the known
+ * set is large: the known-set slots of its edges from the newest held locks asked for
+ * (order.c). Out of line: inline, its registers cost every request (lockbench flat-1: 3
+ * instructions a pair). */
+void lt_order_prefetch_held(const lt_thread *t, const lt_lock *to, lt_mode mode);
 static inline void lt_order_prefetch(const lt_thread *t, const lt_lock *to, lt_mode mode)
 {
-    lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire);
-    if (!k || k->mask < LT_ORDER_PREFETCH_FROM - 1)
-        return;
-    for (uint32_t i = t->held_end, n = 0; i > 0 && n < LT_ORDER_PREFETCH_HELD;) {
-        const lt_held *h = &t->held[--i];
-        if (!h->lock)
-            continue;
-        __builtin_prefetch(&k->slot[lt_set_home(k, lt_order_fingerprint(h->lock, h->gen,
-                                                                         (lt_mode)h->mode, to,
-                                                                         1, mode))]);
-        if (h->anchor == LT_ANCHOR_YES)
-            break;
-        n++;
-    }
+    if (lt_unlikely(atomic_load_explicit(&lt_known_ahead, memory_order_relaxed)))
+        lt_order_prefetch_held(t, to, mode);
 }
 /* The calling thread let go of its last lock: the graph's work that waits for that. */
 static inline void lt_order_idle(void)
