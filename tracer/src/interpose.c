@@ -490,9 +490,6 @@ static inline __attribute__((always_inline)) int acquire_fast(const void *addr, 
         lt_unlikely(!lt_lock_plain(l, LT_API_PTHREAD)))
         goto general;
     if (t->nheld) {
-        /* (After the entry's load in program order, but not waiting for it: its miss is
-         * still on its way while the branches above are taken as predicted.) */
-        lt_order_prefetch(t, l, mode);
         if (t->held_end < LT_HELD_INDEX_MIN) {
             if (lt_held_find(t, addr))
                 goto general;

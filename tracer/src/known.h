@@ -121,7 +121,7 @@ extern _Atomic int lt_known_growing;     /* a copy of it is being made (lt_known
 extern _Atomic size_t lt_known_stale;    /* fingerprints in it of edges that are dead */
 
 /* Known sets from this many slots on (1 MB) outgrow the cache, and are asked for ahead
- * (order.h: lt_order_prefetch); smaller ones stay in it, where the fingerprints would cost
+ * (order.c: prefetch_held); smaller ones stay in it, where the fingerprints would cost
  * only instructions (lockbench nested-1). lt_known_ahead: the known set is that large; read
  * by every nested acquisition, written with each copy or refill (known.c). */
 #define LT_KNOWN_AHEAD_FROM ((size_t)1 << 17)

@@ -442,6 +442,21 @@ static void slot_release(lt_thread *t)
 
 /* ---------------------------------------------------------------------------------------- */
 
+/* Fingerprint of from(gf, mf) -> to(gt, mt); shadow entries are aligned, so the modes fit in
+ * the low bits of their addresses. Three independent multiplies, then one mixing round: this
+ * runs on every nested acquisition. */
+static uint64_t fingerprint(const lt_lock *from, uint32_t gf, lt_mode mf, const lt_lock *to,
+                            uint32_t gt, lt_mode mt)
+{
+    uint64_t a = ((uintptr_t)from | (uintptr_t)mf) * 0x9E3779B97F4A7C15ull;
+    uint64_t b = ((uintptr_t)to | (uintptr_t)mt) * 0xC2B2AE3D27D4EB4Full;
+    uint64_t g = (((uint64_t)gf << 32) | gt) * 0x165667B19E3779F9ull;
+    uint64_t x = a ^ ((b << 31) | (b >> 33)) ^ g;
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    return (x ^ (x >> 32)) | 1;
+}
+
 /* ------------------------------------------------------------------------------------------
  * Nodes and edges come from mapped slabs and go back to free lists, under the graph lock.
  * Nothing under that lock may call malloc: a program's own malloc may take a pthread mutex,
@@ -795,7 +810,7 @@ static void edge_ends_place(node *from, node *to)
 static uint64_t edge_fingerprint(const edge *e)
 {
     const node *from = node_at(e->from), *to = node_at(e->to);
-    return lt_order_fingerprint(from->lock, from->gen, (lt_mode)e->from_mode, to->lock, to->gen,
+    return fingerprint(from->lock, from->gen, (lt_mode)e->from_mode, to->lock, to->gen,
                        (lt_mode)e->to_mode);
 }
 
@@ -1827,7 +1842,7 @@ static void edge_fill(edge *e, const desc *d, uint32_t lab, lt_thread *t, lt_hel
 
 static inline uint64_t edge_fp(const lt_held *h, const request *r)
 {
-    return lt_order_fingerprint(h->lock, h->gen, (lt_mode)h->mode, r->ev->lock, r->gen, r->ev->mode);
+    return fingerprint(h->lock, h->gen, (lt_mode)h->mode, r->ev->lock, r->gen, r->ev->mode);
 }
 
 /* The threads edges name, each as it was named (a thread's name changes rarely), kept once
@@ -2826,7 +2841,7 @@ static __attribute__((cold)) int imply(edge *i, edge *o, const lt_lock_ref *ref,
 {
     node *from = node_at(i->from), *to = node_at(o->to);
     uint32_t hops = edge_hops(i) + edge_hops(o);
-    uint64_t fp = lt_order_fingerprint(from->lock, from->gen, (lt_mode)i->from_mode, to->lock, to->gen,
+    uint64_t fp = fingerprint(from->lock, from->gen, (lt_mode)i->from_mode, to->lock, to->gen,
                               (lt_mode)o->to_mode);
     if (hops > IMPLY_HOPS || graph_capped() || !node_index(to) || lt_known_has(fp))
         return 0;
@@ -3051,7 +3066,7 @@ static lt_lock *inline_edge_real(node *n, lt_lock **child)
     if (from) {
         *edge_at(i) = (edge){.label = r.label, .from_mode = (uint8_t)fm, .to_mode = (uint8_t)tm,
                              .below = r.below};
-        if (edge_insert(i, from, n, lt_order_fingerprint(p, r.from_gen, fm, n->lock, n->gen, tm)))
+        if (edge_insert(i, from, n, fingerprint(p, r.from_gen, fm, n->lock, n->gen, tm)))
             return p;
     }
     lt_ix_put(&edge_pool, i);
@@ -3299,7 +3314,7 @@ static inline void fingerprints(lt_held **hs, size_t n, const lt_event *ev, uint
                                 uint64_t *fps)
 {
     for (size_t k = 0; k < n; k++)
-        fps[k] = lt_order_fingerprint(hs[k]->lock, hs[k]->gen, (lt_mode)hs[k]->mode, ev->lock, gen,
+        fps[k] = fingerprint(hs[k]->lock, hs[k]->gen, (lt_mode)hs[k]->mode, ev->lock, gen,
                              ev->mode);
 }
 
@@ -3348,7 +3363,7 @@ static inline __attribute__((always_inline)) void caches_prefetch(const lt_threa
  * new lock's node was half of edges_add's time. (The held locks' nodes too cost 12
  * instructions an edge in `lazy` and no time that could be measured: they were touched when
  * those locks were taken. The known set's slots were asked for as the request entered, where
- * that was a head start: lt_order_prefetch; asked for here, batch_add loads them right after -
+ * that was a head start: prefetch_held; asked for here, batch_add loads them right after -
  * 8 instructions an edge in `lazy` for a head start of a few.) */
 static inline void edges_prefetch(const lt_thread *t, const lt_lock *l)
 {
@@ -3723,27 +3738,30 @@ void lt_order_acquired(lt_event *ev)
 
 /*
  * The known-set slots where the edges from t's newest held locks into `to` (in `mode`) would
- * be, asked for as the request enters, before the lock's shadow entry arrives. The
+ * be, asked for by the check before the grant (lt_order_known_walk) before it reads the lock's
+ * shadow entry: the core gets here while the wrapper's load of that entry is still on its
+ * way, the branches on it taken as predicted (an entry is nearly always what they expect). The
  * fingerprints name the new lock's gen, which is in that entry's line: gen 1, a lock's first
  * identity (shadow.c), is taken for it, the gen of every lock never destroyed or initialised
  * again. Once the set outgrows the cache each look-up is a miss (`lazy`: 16 MB, where 1-10 of
  * 16 K locks are taken nested at random), and each came after the entry's own miss, which the
  * fingerprint waited for: two misses one after the other, a nested acquisition. Asked for
- * together, they overlap. The walk stops at the newest anchor already known as one, as
- * walk_held does (without asking a read-held lock: that calls into libc); a prefetch of a
- * wrong slot (another gen, an entry that is not the lock's home, a set replaced meanwhile)
- * only costs the line.
+ * together, they overlap. (Asked for in the wrapper, before the entry's load, its registers
+ * cost every request: lockbench flat-1 3 instructions a pair.) The walk stops at the newest
+ * anchor already known as one, as walk_held does (without asking a read-held lock: that calls
+ * into libc); a prefetch of a wrong slot (another gen, an entry that is not the lock's home, a
+ * set replaced meanwhile) only costs the line.
  */
-void lt_order_prefetch_held(const lt_thread *t, const lt_lock *to, lt_mode mode)
+static __attribute__((noinline, cold)) void prefetch_held(const lt_thread *t, const lt_lock *to,
+                                                         lt_mode mode)
 {
     lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire);
     for (uint32_t i = t->held_end, n = 0; k && i > 0 && n < PREFETCH_HELD;) {
         const lt_held *h = &t->held[--i];
         if (!h->lock)
             continue;
-        __builtin_prefetch(&k->slot[lt_set_home(k, lt_order_fingerprint(h->lock, h->gen,
-                                                                         (lt_mode)h->mode, to,
-                                                                         1, mode))]);
+        __builtin_prefetch(
+            &k->slot[lt_set_home(k, fingerprint(h->lock, h->gen, (lt_mode)h->mode, to, 1, mode))]);
         if (h->anchor == LT_ANCHOR_YES)
             break;
         n++;
@@ -3754,7 +3772,7 @@ void lt_order_prefetch_held(const lt_thread *t, const lt_lock *to, lt_mode mode)
 static inline int known_one(const lt_held *one, lt_lock *l, lt_mode mode, uint64_t *memo)
 {
     uint32_t gen = atomic_load_explicit(&l->gen, memory_order_relaxed);
-    uint64_t fp = lt_order_fingerprint(one->lock, one->gen, (lt_mode)one->mode, l, gen, mode);
+    uint64_t fp = fingerprint(one->lock, one->gen, (lt_mode)one->mode, l, gen, mode);
     /* A fingerprint the known set had stays in it while both its identities live: only a
      * refill drops any, and it puts back every edge still in the graph ("Removal"). */
     if (fp == *memo)
@@ -3794,6 +3812,8 @@ static __attribute__((noinline)) int known_walk_many(lt_thread *t, lt_lock *l, l
  * 18 instructions a pair); known_walk_many walks larger ones. */
 int lt_order_known_walk(lt_thread *t, lt_lock *l, lt_mode mode, uint64_t *memo)
 {
+    if (lt_unlikely(atomic_load_explicit(&lt_known_ahead, memory_order_relaxed)))
+        prefetch_held(t, l, mode);
     if (t->held_end != 1)
         return known_walk_many(t, l, mode, memo);
     return !edge_source(&t->held[0], l) || known_one(&t->held[0], l, mode, memo);

@@ -8,32 +8,6 @@
 #include "lt_internal.h"
 
 void lt_order_acquired(lt_event *ev);
-
-/* Fingerprint of the edge from(gf, mf) -> to(gt, mt), the known set's key (order.c); shadow
- * entries are aligned, so the modes fit in the low bits of their addresses. Three independent
- * multiplies, then one mixing round: this runs on every nested acquisition. */
-static inline uint64_t lt_order_fingerprint(const lt_lock *from, uint32_t gf, lt_mode mf,
-                                            const lt_lock *to, uint32_t gt, lt_mode mt)
-{
-    uint64_t a = ((uintptr_t)from | (uintptr_t)mf) * 0x9E3779B97F4A7C15ull;
-    uint64_t b = ((uintptr_t)to | (uintptr_t)mt) * 0xC2B2AE3D27D4EB4Full;
-    uint64_t g = (((uint64_t)gf << 32) | gt) * 0x165667B19E3779F9ull;
-    uint64_t x = a ^ ((b << 31) | (b >> 33)) ^ g;
-    x ^= x >> 29;
-    x *= 0xBF58476D1CE4E5B9ull;
-    return (x ^ (x >> 32)) | 1;
-}
-
-/* As t's request for `to` (its shadow entry, not read yet) in `mode` enters, while the known
- * set is large: the known-set slots of its edges from the newest held locks asked for
- * (order.c). Out of line: inline, its registers cost every request (lockbench flat-1: 3
- * instructions a pair). */
-void lt_order_prefetch_held(const lt_thread *t, const lt_lock *to, lt_mode mode);
-static inline void lt_order_prefetch(const lt_thread *t, const lt_lock *to, lt_mode mode)
-{
-    if (lt_unlikely(atomic_load_explicit(&lt_known_ahead, memory_order_relaxed)))
-        lt_order_prefetch_held(t, to, mode);
-}
 /* The calling thread let go of its last lock: the graph's work that waits for that. */
 static inline void lt_order_idle(void)
 {
@@ -62,7 +36,7 @@ static inline int lt_order_known(lt_thread *t, lt_lock *l, lt_mode mode, lt_wait
         return 1;
     /* Edges to make after the grant, into this node: its line asked for now, not where they
      * are made (order.c's edges_prefetch). Its address is in l's entry, so it could not be
-     * asked for with the known set's slots (lt_order_prefetch); once those were, it was the
+     * asked for with the known set's slots (order.c's prefetch_held); once those were, it was the
      * miss `lazy` waited for, a third of the time of making its new edges. */
     __builtin_prefetch((const void *)ref, 1);
     return 0;
