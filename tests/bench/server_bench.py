@@ -3,7 +3,7 @@
 
   server_bench.py LIBLOCKTRACE [--servers memcached,unbound,rsyslog] [--repeat K] [--instructions]
                   [--baseline OTHER_LIBLOCKTRACE] [--traced-env VAR=VALUE] [--syscalls] [--profile DIR]
-                  [--warmup S] [--keep-profiles DIR] [--requests N] [--rate R] [--conns C] [--seconds S] [--qps Q]
+                  [--warmup S] [--lock-calls SO] [--keep-profiles DIR] [--requests N] [--rate R] [--conns C] [--seconds S] [--qps Q]
                   [--messages N] [--msg-rate R]
 
 Needs `apt-get install memcached unbound dnsperf rsyslog` (benchmark-only tools; a missing one
@@ -46,10 +46,19 @@ machine that changes between runs moves it far less than a ratio of two runs' CP
 out the libc calls the tracer makes, e.g. its trylock before each lock, and what it costs the
 program's own code in cache misses).
 
+--lock-calls LOCKCOUNT_SO (build/tests/bench/liblockcount.so): first, one native run with that
+preload, printing the pthread lock calls a request makes by kind and how many acquisitions
+were made holding another lock. The tracer's cost is per lock operation, and nested ones also
+ask the order graph: memcached makes ~16 lock/unlock pairs a request at 10 K/s (its LRU
+maintainer's, all taken under its own maintainer lock, more than half), unbound 2.
+
 --instructions: instead, one run each under valgrind's callgrind (apt-get install valgrind),
 instrumented only between "ready" and the end of the load (callgrind_control), printing the
 user-space instructions the server executed per request: exact where CPU time is noisy
-(it leaves out the kernel, which is most of a loopback server's CPU, and cache misses).
+(it leaves out the kernel, which is most of a loopback server's CPU, and cache misses); and
+the lock/unlock pairs per request of each run (calls of libc's unlocks), which memcached's
+LRU maintainer moves from run to run (10-28 a request at 1,000/s), with the tracer's
+instructions per pair they give.
 Defaults then drop to 10,000 requests at 1,000/s and 1,000 queries/s for 10 s.
 """
 import argparse
@@ -164,6 +173,48 @@ class CpuProbe:
 
     def result(self):
         return self.r
+
+
+# lockcount.c's counters, in its file's order.
+LOCK_CALLS = ('mutex init', 'mutex destroy', 'mutex lock', 'mutex trylock', 'mutex trylock busy', 'mutex unlock',
+              'rwlock rdlock', 'rwlock wrlock', 'rwlock try', 'rwlock unlock', 'spin lock',
+              'spin unlock', 'cond wait', 'cond signal', 'nested acquisitions')
+
+
+class LockCountProbe(CpuProbe):
+    """CpuProbe, and the lock calls lockcount.so (preloaded, natively) counted over the load:
+    the counters are a file the server maps, read at the load's start and end."""
+
+    def __init__(self, d):
+        self.file = os.path.join(d, 'lockcount')
+
+    def popen(self, cmd, env):
+        return super().popen(cmd, {**env, 'LOCKCOUNT_FILE': self.file})
+
+    def counts(self):
+        with open(self.file, 'rb') as f:
+            data = f.read()
+        return struct.unpack(f'{len(LOCK_CALLS)}Q', data[:8 * len(LOCK_CALLS)])
+
+    def begin(self, pid):
+        super().begin(pid)
+        self.start = self.counts()
+
+    def end(self, pid):
+        super().end(pid)
+        for name, a, b in zip(LOCK_CALLS, self.start, self.counts()):
+            self.r[name] = b - a
+
+
+def print_lock_calls(name, o, fn, env, lib):
+    """One native run with lockcount.so preloaded: the lock calls a request makes."""
+    r = run_one(fn, {**env, 'LD_PRELOAD': os.path.abspath(lib)}, o, LockCountProbe)
+    acquired = sum(r[k] for k in ('mutex lock', 'mutex trylock', 'rwlock rdlock',
+                                  'rwlock wrlock', 'rwlock try', 'spin lock'))
+    print(f'{name}: lock calls per request (native, one run, {os.path.basename(lib)}): '
+          + ', '.join(f'{k} {r[k]:.2f}' for k in LOCK_CALLS[:-1] if r[k] >= 0.005)
+          + f'; nested acquisitions {r[LOCK_CALLS[-1]]:.2f} '
+          f'({100 * r[LOCK_CALLS[-1]] / acquired if acquired else 0:.0f} % of {acquired:.2f})')
 
 
 class PerfProbe(CpuProbe):
@@ -313,10 +364,28 @@ class CallgrindProbe:
             CallgrindProbe.runs = getattr(CallgrindProbe, 'runs', 0) + 1
             shutil.copy(self.out, os.path.join(self.keep, f'callgrind.out.{self.runs}'))
         with open(self.out) as f:
-            m = re.search(r'^totals: (\d+)', f.read(), re.M)
+            text = f.read()
+        m = re.search(r'^totals: (\d+)', text, re.M)
         if not m:
             raise RuntimeError(f'no instruction count in {self.out}')
-        return int(m.group(1))
+        return {'instructions': int(m.group(1)), 'unlocks': libc_unlocks(text)}
+
+
+def libc_unlocks(text):
+    """The calls of libc's exported unlocks (mutex, rwlock, spin) in a callgrind output: the
+    lock/unlock pairs of the run, natively and traced alike (the tracer's unlock calls libc's;
+    libc's internal unlocks, e.g. a condition wait's, have other names)."""
+    names, n, counting = {}, 0, False
+    for line in text.splitlines():
+        m = re.match(r'(c?)fn=\((\d+)\)(?: (.*))?$', line)  # (a name is given once, either)
+        if m:
+            if m.group(3):
+                names[m.group(2)] = m.group(3)
+            counting = m.group(1) == 'c' and re.match(r'pthread_(mutex|rwlock|spin)_unlock@',
+                                                      names.get(m.group(2), '')) is not None
+        elif counting and line.startswith('calls='):
+            n += int(line[6:].split()[0])
+    return n
 
 
 # ------------------------------------------------------------------------------------------
@@ -577,11 +646,22 @@ def bench(name, o, envs):
         print(f'{name}: skipped, not installed: {" ".join(missing)} '
               f'(apt-get install {" ".join(tools)})')
         return
+    if o.lock_calls:
+        print_lock_calls(name, o, fn, envs[0][1], o.lock_calls)
     if o.instructions:
         n, *ts = (run_one(fn, env, o, CallgrindProbe) for _, env in envs)
         print(f'{title(o)}; user-space instructions per request (callgrind, one run each)')
-        print(f'  native {n:8.0f}' + ''.join(f'  {label} {t:8.0f}  ratio {t / n:.2f}x  ({t - n:+.0f})'
-                                           for (label, _), t in zip(envs[1:], ts)))
+        i = 'instructions'
+        print(f'  native {n[i]:8.0f}' + ''.join(f'  {label} {t[i]:8.0f}  ratio {t[i] / n[i]:.2f}x  '
+                                              f'({t[i] - n[i]:+.0f})'
+                                              for (label, _), t in zip(envs[1:], ts)))
+        # A server's own background work (memcached's LRU maintainer) moves its lock count
+        # from run to run; the tracer's cost is per lock operation.
+        print('  lock/unlock pairs per request (libc unlock calls): '
+              + '  '.join(f'{label} {r["unlocks"]:.2f}' for (label, _), r in zip(envs, [n] + ts)))
+        print('  per pair, traced minus native per request over the traced run\'s pairs: '
+              + '  '.join(f'{label} {(t[i] - n[i]) / t["unlocks"]:.0f}'
+                          for (label, _), t in zip(envs[1:], ts) if t['unlocks']))
         return
     runs = {label: [] for label, _ in envs}
     probe = SyscallProbe if o.syscalls else CpuProbe
@@ -661,6 +741,10 @@ def main(argv):
                    help='record each run with perf record -g into DIR/perf.<server>.<label>.<n>.data '
                    'and print the median share of the server\'s samples in liblocktrace, and '
                    'its top functions in the first traced run (apt-get install linux-perf)')
+    a.add_argument('--lock-calls', metavar='LOCKCOUNT_SO',
+                   help='first, one native run with this preload (build/tests/bench/'
+                   'liblockcount.so) printing the lock calls per request by kind, and how '
+                   'many acquisitions were made holding another lock')
     a.add_argument('--keep-profiles', metavar='DIR',
                    help='with --instructions: copy each run\'s callgrind output to DIR '
                    '(callgrind.out.1 native, .2 traced, .3 baseline; numbered on per server)')

@@ -100,6 +100,9 @@
  *                            child exits, 1 s after the cycle closed: every thread sleeps and
  *                            no timer is armed, yet another process will wake one: no
  *                            deadlock, no warning
+ *   harm cond-stalled-child  the same as cond-busy-child, but SIGCHLD is not handled: nothing
+ *                            will post the semaphore, reported (alive or a zombie, the child
+ *                            wakes nobody)
  *   harm cond-stalled-alarm  the same as cond-busy-alarm, but SIGALRM is ignored: nothing
  *                            will post the semaphore, reported
  *   harm cond-stalled-early  the same as cond-stalled, but the last signaller is asleep on the
@@ -939,7 +942,8 @@ static blocked_probe busy_owner_waits, busy_first_queues, busy_third_waits;
 
 enum {
     BUSY_SLEEP, BUSY_IO, BUSY_LOCK, BUSY_STALLED, BUSY_STALLED_LATE, BUSY_TIMED, BUSY_MUTEX,
-    BUSY_ALARM, BUSY_TIMER, BUSY_ALARM_IGNORED, BUSY_STALLED_EARLY, BUSY_CHILD
+    BUSY_ALARM, BUSY_TIMER, BUSY_ALARM_IGNORED, BUSY_STALLED_EARLY, BUSY_CHILD,
+    BUSY_CHILD_UNHANDLED
 };
 
 /* BUSY_CHILD: the last signaller's tid, shared with the fork child that waits for it */
@@ -967,7 +971,7 @@ static void *busy_first(void *arg)
     busy_signal(1);
     if (mode != BUSY_MUTEX && mode != BUSY_STALLED_EARLY)
         blocked_until(&busy_owner_waits);
-    if (mode == BUSY_CHILD)
+    if (mode == BUSY_CHILD || mode == BUSY_CHILD_UNHANDLED)
         atomic_store(busy_first_tid, blocked_tid());
     blocked_announce_on(&busy_first_queues, &busy_queue, sizeof busy_queue);
     pthread_mutex_lock(&busy_queue);
@@ -1037,9 +1041,9 @@ static void busy_child(pid_t parent)
 
 /* A semaphore the SIGCHLD handler posts when a fork child exits: no thread of the process,
  * no timer, wakes the thread that waits on it, another process does. */
-static pid_t busy_forked(void)
+static pid_t busy_forked(int mode)
 {
-    struct sigaction sa = {.sa_handler = busy_post};
+    struct sigaction sa = {.sa_handler = mode == BUSY_CHILD ? busy_post : SIG_DFL};
     pid_t parent = getpid(), child;
     sem_init(&busy_sem, 0, 0);
     sigaction(SIGCHLD, &sa, NULL);
@@ -1063,9 +1067,9 @@ static void *busy_third(void *arg)
         busy_never(NULL);
     if (mode == BUSY_ALARM || mode == BUSY_TIMER || mode == BUSY_ALARM_IGNORED)
         busy_alarmed(mode);
-    if (mode == BUSY_CHILD) {
+    if (mode == BUSY_CHILD || mode == BUSY_CHILD_UNHANDLED) {
         int status;
-        pid_t child = busy_forked();
+        pid_t child = busy_forked(mode);
         busy_signal(2);
         busy_child_ok = waitpid(child, &status, 0) == child && status == 0;
         return arg;
@@ -1136,7 +1140,8 @@ static int cond_busy(int mode)
         pthread_create(&fourth, NULL, busy_fourth, (void *)(intptr_t)mode) != 0)
         return 1;
     if (mode == BUSY_STALLED || mode == BUSY_ALARM || mode == BUSY_TIMER ||
-        mode == BUSY_ALARM_IGNORED || mode == BUSY_STALLED_EARLY || mode == BUSY_CHILD)
+        mode == BUSY_ALARM_IGNORED || mode == BUSY_STALLED_EARLY || mode == BUSY_CHILD ||
+        mode == BUSY_CHILD_UNHANDLED)
         blocked_until(&busy_third_waits);
     pthread_mutex_lock(&busy_queue);
     if (pthread_create(&first, NULL, busy_first, (void *)(intptr_t)mode) != 0)
@@ -1320,6 +1325,8 @@ int main(int argc, char **argv)
         rc = cond_busy(BUSY_ALARM);
     else if (!strcmp(s, "cond-busy-child"))
         rc = cond_busy(BUSY_CHILD);
+    else if (!strcmp(s, "cond-stalled-child"))
+        rc = cond_busy(BUSY_CHILD_UNHANDLED);
     else if (!strcmp(s, "cond-busy-timer"))
         rc = cond_busy(BUSY_TIMER);
     else if (!strcmp(s, "cond-stalled-alarm"))

@@ -219,11 +219,16 @@ _Atomic int lt_known_growing;
 static _Atomic size_t grow_nlogged;  /* fingerprints added meanwhile (some past the log's end) */
 static _Atomic uint64_t *grow_log;   /* mapped by the first copy; all 0 while none is made */
 
+_Atomic uint8_t lt_known_ahead;
+
 /* Under the graph lock, the known set copied or made again: a plain store for the add, and a
- * release one (lt_known_look). */
+ * release one (lt_known_look); and whether it is large enough to be asked for ahead. */
 static void known_epoch_next(void)
 {
+    const lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_relaxed);
     atomic_store_explicit(&lt_known_epoch, lt_known_epoch_now() + 1, memory_order_release);
+    atomic_store_explicit(&lt_known_ahead, k && k->mask + 1 >= LT_KNOWN_AHEAD_FROM,
+                          memory_order_relaxed);
 }
 
 /* Is the known set k full when `used` of its slots are? At three quarters of them; at seven

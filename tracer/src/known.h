@@ -120,6 +120,13 @@ extern lt_key_set *_Atomic lt_known;
 extern _Atomic int lt_known_growing;     /* a copy of it is being made (lt_known_grow) */
 extern _Atomic size_t lt_known_stale;    /* fingerprints in it of edges that are dead */
 
+/* Known sets from this many slots on (1 MB) outgrow the cache, and are asked for ahead
+ * (order.c: prefetch_held); smaller ones stay in it, where the fingerprints would cost
+ * only instructions (lockbench nested-1). lt_known_ahead: the known set is that large; read
+ * by every nested acquisition, written with each copy or refill (known.c). */
+#define LT_KNOWN_AHEAD_FROM ((size_t)1 << 17)
+extern _Atomic uint8_t lt_known_ahead __attribute__((visibility("hidden")));
+
 static inline int lt_known_has(uint64_t fp)
 {
     return lt_set_has(&lt_known, fp);

@@ -3362,9 +3362,9 @@ static inline __attribute__((always_inline)) void caches_prefetch(const lt_threa
  * cache miss: in `groups` three of the order graph's misses a lock lifecycle, in `lazy` the
  * new lock's node was half of edges_add's time. (The held locks' nodes too cost 12
  * instructions an edge in `lazy` and no time that could be measured: they were touched when
- * those locks were taken. The known set's slots are not asked for: batch_add loads them right
- * after, each load independent of the others - 8 instructions an edge in `lazy` for a head
- * start of a few.) */
+ * those locks were taken. The known set's slots were asked for as the request entered, where
+ * that was a head start: prefetch_held; asked for here, batch_add loads them right after -
+ * 8 instructions an edge in `lazy` for a head start of a few.) */
 static inline void edges_prefetch(const lt_thread *t, const lt_lock *l)
 {
     const node *x = node_of(l);
@@ -3733,6 +3733,41 @@ void lt_order_acquired(lt_event *ev)
         acquired_edges(ev->self, ev, gen, i, hs, fps, n, more);
 }
 
+/* Held locks whose edges into a new lock are asked for ahead, newest first. */
+#define PREFETCH_HELD 8
+
+/*
+ * The known-set slots where the edges from t's newest held locks into `to` (in `mode`) would
+ * be, asked for by the check before the grant (lt_order_known_walk) before it reads the lock's
+ * shadow entry: the core gets here while the wrapper's load of that entry is still on its
+ * way, the branches on it taken as predicted (an entry is nearly always what they expect). The
+ * fingerprints name the new lock's gen, which is in that entry's line: gen 1, a lock's first
+ * identity (shadow.c), is taken for it, the gen of every lock never destroyed or initialised
+ * again. Once the set outgrows the cache each look-up is a miss (`lazy`: 16 MB, where 1-10 of
+ * 16 K locks are taken nested at random), and each came after the entry's own miss, which the
+ * fingerprint waited for: two misses one after the other, a nested acquisition. Asked for
+ * together, they overlap. (Asked for in the wrapper, before the entry's load, its registers
+ * cost every request: lockbench flat-1 3 instructions a pair.) The walk stops at the newest
+ * anchor already known as one, as walk_held does (without asking a read-held lock: that calls
+ * into libc); a prefetch of a wrong slot (another gen, an entry that is not the lock's home, a
+ * set replaced meanwhile) only costs the line.
+ */
+static __attribute__((noinline, cold)) void prefetch_held(const lt_thread *t, const lt_lock *to,
+                                                         lt_mode mode)
+{
+    lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire);
+    for (uint32_t i = t->held_end, n = 0; k && i > 0 && n < PREFETCH_HELD;) {
+        const lt_held *h = &t->held[--i];
+        if (!h->lock)
+            continue;
+        __builtin_prefetch(
+            &k->slot[lt_set_home(k, fingerprint(h->lock, h->gen, (lt_mode)h->mode, to, 1, mode))]);
+        if (h->anchor == LT_ANCHOR_YES)
+            break;
+        n++;
+    }
+}
+
 /* Whether the edge one -> (l in `mode`) is known (lt_order_known_walk). */
 static inline int known_one(const lt_held *one, lt_lock *l, lt_mode mode, uint64_t *memo)
 {
@@ -3777,6 +3812,8 @@ static __attribute__((noinline)) int known_walk_many(lt_thread *t, lt_lock *l, l
  * 18 instructions a pair); known_walk_many walks larger ones. */
 int lt_order_known_walk(lt_thread *t, lt_lock *l, lt_mode mode, uint64_t *memo)
 {
+    if (lt_unlikely(atomic_load_explicit(&lt_known_ahead, memory_order_relaxed)))
+        prefetch_held(t, l, mode);
     if (t->held_end != 1)
         return known_walk_many(t, l, mode, memo);
     return !edge_source(&t->held[0], l) || known_one(&t->held[0], l, mode, memo);
