@@ -96,6 +96,10 @@
  *                            signals: every thread sleeps, yet a handler will wake one: no
  *                            deadlock, no warning
  *   harm cond-busy-timer     the same with a POSIX timer (timer_create) notifying by SIGUSR2
+ *   harm cond-busy-child     the same, the semaphore posted by a SIGCHLD handler when a fork
+ *                            child exits, 1 s after the cycle closed: every thread sleeps and
+ *                            no timer is armed, yet another process will wake one: no
+ *                            deadlock, no warning
  *   harm cond-stalled-alarm  the same as cond-busy-alarm, but SIGALRM is ignored: nothing
  *                            will post the semaphore, reported
  *   harm cond-stalled-early  the same as cond-stalled, but the last signaller is asleep on the
@@ -935,8 +939,12 @@ static blocked_probe busy_owner_waits, busy_first_queues, busy_third_waits;
 
 enum {
     BUSY_SLEEP, BUSY_IO, BUSY_LOCK, BUSY_STALLED, BUSY_STALLED_LATE, BUSY_TIMED, BUSY_MUTEX,
-    BUSY_ALARM, BUSY_TIMER, BUSY_ALARM_IGNORED, BUSY_STALLED_EARLY
+    BUSY_ALARM, BUSY_TIMER, BUSY_ALARM_IGNORED, BUSY_STALLED_EARLY, BUSY_CHILD
 };
+
+/* BUSY_CHILD: the last signaller's tid, shared with the fork child that waits for it */
+static _Atomic int *busy_first_tid;
+static int busy_child_ok;
 
 static void busy_signal(int state)
 {
@@ -959,6 +967,8 @@ static void *busy_first(void *arg)
     busy_signal(1);
     if (mode != BUSY_MUTEX && mode != BUSY_STALLED_EARLY)
         blocked_until(&busy_owner_waits);
+    if (mode == BUSY_CHILD)
+        atomic_store(busy_first_tid, blocked_tid());
     blocked_announce_on(&busy_first_queues, &busy_queue, sizeof busy_queue);
     pthread_mutex_lock(&busy_queue);
     pthread_mutex_unlock(&busy_queue);
@@ -1008,6 +1018,41 @@ static void busy_alarmed(int mode)
         continue;
 }
 
+/* BUSY_CHILD's fork child: once the parent's last signaller sleeps on the queue lock (the
+ * cycle closed, every thread of the parent asleep), its work (1 s), then its exit, whose
+ * SIGCHLD the parent handles. */
+static void busy_child(pid_t parent)
+{
+    char path[96];
+    int tid;
+    uintptr_t word;
+    while ((tid = atomic_load(busy_first_tid)) == 0)
+        sched_yield();
+    snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)parent, tid);
+    while (!blocked_futex_word_at(path, &word) || word != (uintptr_t)&busy_queue)
+        sched_yield();
+    nanosleep(&(struct timespec){1, 0}, NULL);
+    _exit(0);
+}
+
+/* A semaphore the SIGCHLD handler posts when a fork child exits: no thread of the process,
+ * no timer, wakes the thread that waits on it, another process does. */
+static pid_t busy_forked(void)
+{
+    struct sigaction sa = {.sa_handler = busy_post};
+    pid_t parent = getpid(), child;
+    sem_init(&busy_sem, 0, 0);
+    sigaction(SIGCHLD, &sa, NULL);
+    if ((child = fork()) == 0)
+        busy_child(parent);
+    if (child < 0)
+        abort();
+    blocked_announce_on(&busy_third_waits, &busy_sem, sizeof busy_sem);
+    while (sem_wait(&busy_sem) != 0) /* EINTR: a handler ran in this thread */
+        continue;
+    return child;
+}
+
 /* The thread that will signal, once it is through its work. */
 static void *busy_third(void *arg)
 {
@@ -1018,6 +1063,13 @@ static void *busy_third(void *arg)
         busy_never(NULL);
     if (mode == BUSY_ALARM || mode == BUSY_TIMER || mode == BUSY_ALARM_IGNORED)
         busy_alarmed(mode);
+    if (mode == BUSY_CHILD) {
+        int status;
+        pid_t child = busy_forked();
+        busy_signal(2);
+        busy_child_ok = waitpid(child, &status, 0) == child && status == 0;
+        return arg;
+    }
     blocked_until(&busy_first_queues);
     if (mode == BUSY_STALLED_LATE) {
         busy_nap();
@@ -1074,13 +1126,17 @@ static int cond_busy(int mode)
     pthread_t first, third, fourth;
     if (pipe(busy_pipe) != 0)
         return 1;
+    busy_first_tid = mmap(NULL, sizeof *busy_first_tid, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (busy_first_tid == MAP_FAILED)
+        return 1;
     /* every thread starts before the first signal: a thread started since a signal makes
      * the tracer drop the signaller hint, and the program would prove nothing */
     if (pthread_create(&third, NULL, busy_third, (void *)(intptr_t)mode) != 0 ||
         pthread_create(&fourth, NULL, busy_fourth, (void *)(intptr_t)mode) != 0)
         return 1;
     if (mode == BUSY_STALLED || mode == BUSY_ALARM || mode == BUSY_TIMER ||
-        mode == BUSY_ALARM_IGNORED || mode == BUSY_STALLED_EARLY)
+        mode == BUSY_ALARM_IGNORED || mode == BUSY_STALLED_EARLY || mode == BUSY_CHILD)
         blocked_until(&busy_third_waits);
     pthread_mutex_lock(&busy_queue);
     if (pthread_create(&first, NULL, busy_first, (void *)(intptr_t)mode) != 0)
@@ -1104,7 +1160,7 @@ static int cond_busy(int mode)
     pthread_join(first, NULL);
     pthread_join(third, NULL);
     pthread_join(fourth, NULL);
-    return 0;
+    return mode != BUSY_CHILD || busy_child_ok ? 0 : 1;
 }
 
 /* cond-busy-process: the next signaller is a thread of another process. */
@@ -1262,6 +1318,8 @@ int main(int argc, char **argv)
         rc = cond_busy(BUSY_MUTEX);
     else if (!strcmp(s, "cond-busy-alarm"))
         rc = cond_busy(BUSY_ALARM);
+    else if (!strcmp(s, "cond-busy-child"))
+        rc = cond_busy(BUSY_CHILD);
     else if (!strcmp(s, "cond-busy-timer"))
         rc = cond_busy(BUSY_TIMER);
     else if (!strcmp(s, "cond-stalled-alarm"))

@@ -43,8 +43,8 @@ int lt_platform_futex_asleep(int tid);
  * and condition waits), which only a thread of this process can end: nonzero then, a
  * fingerprint of those waits (equal for the same threads asleep at the same places). 0 when
  * one runs, sleeps elsewhere (I/O, a timer, a signal wait) or with a deadline, or when a
- * timer of the process will send a signal the program handles, whose handler may end a
- * wait. Where the threads cannot be looked at, 1: nothing says the rest of the process may
+ * timer of the process, or a child process's exit, will send a signal the program handles,
+ * whose handler may end a wait. Where the threads cannot be looked at, 1: nothing says the rest of the process may
  * still run. */
 uint64_t lt_platform_others_stuck(const int *skip, size_t n);
 

@@ -42,6 +42,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -2045,6 +2046,20 @@ static int timer_coming(void)
     return 0;
 }
 
+/* Whether a child process's exit will send a SIGCHLD the program handles: its handler may
+ * end a futex wait (a semaphore it posts) as a timer's does. waitid's WNOWAIT leaves every
+ * child waitable for the program, and the system call itself is no cancellation point, as
+ * glibc's waitid is; it answers for the children of every thread of the process. */
+static int child_coming(void)
+{
+    siginfo_t info;
+    int saved = errno;
+    int some = handled(SIGCHLD) &&
+               syscall(SYS_waitid, P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT, NULL) == 0;
+    errno = saved;
+    return some;
+}
+
 uint64_t lt_platform_others_stuck(const int *skip, size_t n)
 {
     union {
@@ -2053,7 +2068,7 @@ uint64_t lt_platform_others_stuck(const int *skip, size_t n)
     } buf;
     uint64_t print = 1;
     int state;
-    if (timer_coming())
+    if (timer_coming() || child_coming())
         return 0;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state); /* open is a cancellation point */
     int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -37,8 +37,9 @@
  * I/O, or blocked on a lock that a running thread will release. A cycle through it is
  * therefore reported only when no thread outside it can run to signal: every other thread
  * of the process sleeps in an untimed futex wait of its own process, the same ones before and
- * after the grace, and no timer is armed to send a signal the program handles, whose handler
- * may end one of those waits (lt_platform_others_stuck). A condition waiter of the cycle must
+ * after the grace, and no timer is armed, and no child process is alive, to send a signal the
+ * program handles, whose handler may end one of those waits (lt_platform_others_stuck; a
+ * signal another process sends at will cannot be foreseen). A condition waiter of the cycle must
  * have begun its wait in libc by then, its mutex released: its search runs before that, with
  * the mutex out of its held set but still its own, and a thread asleep on that mutex (the
  * next signaller, often: it signals under the mutex) is held up by the waiter alone and
