@@ -20,6 +20,11 @@
  *   - jump: a timer's handler siglongjmps out of the thread's lock calls; afterwards the
  *     thread is still traced (an inversion it makes is reported) and another thread's new
  *     edges are still made (the gate is not left occupied).
+ *   - nest: two timers' signals at a high rate on a thread that locks: one handler counts,
+ *     the other takes a mutex of its own. A signal deferred inside a lock call is blocked
+ *     until it is run; run by the other handler's way out of the tracer, in that handler's
+ *     context, it stayed blocked in the context the handler returned to, for good. After
+ *     each round's unlock neither signal may be blocked.
  * Each scenario prints what it saw and ends with "done".
  */
 #define _GNU_SOURCE
@@ -36,6 +41,7 @@
 #include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "random_pair.h"
@@ -504,6 +510,63 @@ static void jump(void)
     pthread_mutex_unlock(&jb);
 }
 
+#define NEST_ROUNDS 200000
+static pthread_mutex_t nest_locks[64], handlers_own = PTHREAD_MUTEX_INITIALIZER;
+static atomic_long counted, locked;
+
+static void counts(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&counted, 1);
+}
+
+static void locks_own(int sig)
+{
+    (void)sig;
+    pthread_mutex_lock(&handlers_own);
+    pthread_mutex_unlock(&handlers_own);
+    atomic_fetch_add(&locked, 1);
+}
+
+/* sig to this thread every ns, by a timer of its own; 0 when it cannot be made. */
+static int thread_timer(int sig, long ns, timer_t *tm)
+{
+    struct sigevent ev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = sig};
+    struct itimerspec every = {{0, ns}, {0, ns}};
+    ev._sigev_un._tid = gettid();
+    return timer_create(CLOCK_MONOTONIC, &ev, tm) == 0 && timer_settime(*tm, 0, &every, NULL) == 0;
+}
+
+static void nest(void)
+{
+    timer_t alrm, usr1;
+    long blocked_at = -1;
+    for (int i = 0; i < 64; i++)
+        pthread_mutex_init(&nest_locks[i], NULL);
+    set_handler(SIGALRM, counts, 0);
+    set_handler(SIGUSR1, locks_own, 0);
+    if (!thread_timer(SIGALRM, 31000, &alrm) || !thread_timer(SIGUSR1, 37000, &usr1)) {
+        puts("no timers");
+        return;
+    }
+    for (long i = 0; i < NEST_ROUNDS && blocked_at < 0; i++) {
+        sigset_t now;
+        pthread_mutex_lock(&nest_locks[0]);
+        pthread_mutex_lock(&nest_locks[1 + i % 63]);
+        pthread_mutex_unlock(&nest_locks[1 + i % 63]);
+        pthread_mutex_unlock(&nest_locks[0]);
+        pthread_sigmask(SIG_BLOCK, NULL, &now);
+        if (sigismember(&now, SIGALRM) || sigismember(&now, SIGUSR1))
+            blocked_at = i;
+    }
+    timer_delete(alrm);
+    timer_delete(usr1);
+    if (blocked_at >= 0)
+        printf("blocked after round %ld\n", blocked_at);
+    else
+        puts("never blocked");
+    printf("handlers ran: %s\n", atomic_load(&counted) && atomic_load(&locked) ? "both" : "not both");
+}
 
 int main(int argc, char **argv)
 {
@@ -522,7 +585,8 @@ int main(int argc, char **argv)
         rt_queue();
     else if (!strcmp(s, "jump"))
         jump();
-
+    else if (!strcmp(s, "nest"))
+        nest();
     else
         return 2;
     puts("done");

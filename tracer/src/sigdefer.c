@@ -9,9 +9,10 @@
  * flags of every handler function the program sets for an asynchronous signal, and keeps the
  * program's action here. The wrapper runs the program's handler at once when its thread is
  * outside the tracer (lt_busy_defers(lt_tls.busy) is 0). Inside, it records the signal, blocks
- * it in the mask the interrupted code gets back (further instances stay pending in the kernel:
- * standard signals coalesce as they would, real-time ones queue in order) and returns; the
- * thread's way out of the tracer, lt_leave, runs it (lt_sig_flush), with errno kept. So does
+ * it - and every signal the wrapper handles - in the mask the interrupted code gets back
+ * (further instances stay pending in the kernel: standard signals coalesce as they would,
+ * real-time ones queue in order) and returns; the thread's way out of the tracer, lt_leave,
+ * runs it (lt_sig_flush), with errno kept, and gives the mask back. So does
  * a signal that finds its thread in the tracer's own code while a deferred handler waits (on
  * its way out: lt_leave between its store of busy and its test of sigpend; or in a flush):
  * run at once, a handler that took a lock would flush the waiting ones from its own context,
@@ -69,14 +70,27 @@ static void *_Atomic writer LT_START_DATA;
  * (dumpsig.c). Written at start and by every fork child, as `writer` is. */
 static _Atomic int owner LT_START_DATA;
 
-/* A signal deferred in its thread (lt_tls.sigrec: NSIG of them, by signal number). */
+/* The signals whose kernel handler is the wrapper (by the writer; a handler in another thread
+ * may read it as the writer sets or clears a bit: either answer only moves when that signal
+ * comes, see defer). */
+static sigset_t wrapped;
+
+/* A signal deferred in its thread. */
 typedef struct deferred {
     int armed;
     siginfo_t info;
     struct sigaction act; /* the program's action when the signal came */
 } deferred;
 
-#define RECORDS_SIZE (NSIG * sizeof(deferred))
+/* The thread's records (lt_tls.sigrec): one per signal number, and the signals the deferrals
+ * since the last flush blocked in the masks they hand back (defer), which the flush gives
+ * back. */
+typedef struct records {
+    deferred d[NSIG];
+    sigset_t blocked;
+} records;
+
+#define RECORDS_SIZE sizeof(records)
 
 void lt_sig_init(void)
 {
@@ -146,7 +160,7 @@ static void call(int sig, siginfo_t *info, void *uctx, const struct sigaction *a
 }
 
 /* The thread's records, mapped now if it has none; NULL when that fails. */
-static deferred *records(void)
+static records *mine(void)
 {
     void *r = atomic_load_explicit(&lt_tls.sigrec, memory_order_relaxed);
     if (lt_likely(r != NULL))
@@ -162,30 +176,44 @@ static deferred *records(void)
     return p;
 }
 
-/* Every recorded signal blocked in the mask the interrupted code gets back. */
-static void block_armed(const deferred *r, void *uctx)
+/* Every recorded signal, and with also_wrapped every wrapped one, added to mask; those it
+ * did not hold noted for the flush. Whether one was added. */
+static int block(records *r, sigset_t *mask, int also_wrapped)
 {
+    int added = 0;
     for (int s = 1; s < NSIG; s++)
-        if (r[s].armed)
-            sigaddset(&((ucontext_t *)uctx)->uc_sigmask, s);
+        if ((r->d[s].armed || (also_wrapped && sigismember(&wrapped, s))) &&
+            !sigismember(mask, s)) {
+            sigaddset(mask, s);
+            sigaddset(&r->blocked, s);
+            added = 1;
+        }
+    return added;
 }
 
 /* Records sig for lt_leave and blocks it until then; 0 when it cannot (then it runs now).
- * Every recorded signal is blocked in the mask the interrupted code gets back, not only sig:
- * one recorded where the signal interrupted another one's wrapper before its first step was
- * blocked in that wrapper's mask alone, which its return threw away, and its next instance
- * found the record armed and ran at once, on the thread's way out of the tracer. */
+ * Every wrapped signal is blocked in the mask the interrupted code gets back, not only sig,
+ * until the flush gives back the mask it had. A deferral that interrupted another signal's
+ * wrapper blocked its signal in that wrapper's mask alone, which the wrapper's return threw
+ * away: before the wrapper's first step; or after it had deferred its own signal (this
+ * session's `nest` failures, read in an event ring: SIGALRM deferred inside a lock call,
+ * SIGUSR1 deferred in SIGALRM's wrapper on its way back, SIGUSR1 left unblocked; its next
+ * instance came on the thread's way out of the tracer, found the record armed and ran at
+ * once; its lock call's way out ran the records from inside that handler - SIGUSR1's own
+ * handler nested in itself, a false self-deadlock report, or the signals that handler's
+ * return blocked again (mind_armed) left blocked for good). With every wrapped signal
+ * blocked from the first deferral on, no wrapper runs in that context until the flush. */
 static int defer(int sig, const siginfo_t *info, void *uctx, const struct sigaction *a)
 {
-    deferred *r = records();
+    records *r = mine();
     /* armed: a second instance of a SA_NODEFER handler's signal, come while the first is
      * recorded */
-    if (!r || r[sig].armed)
+    if (!r || r->d[sig].armed)
         return 0;
-    r[sig].armed = 1;
-    r[sig].info = *info;
-    r[sig].act = *a;
-    block_armed(r, uctx);
+    r->d[sig].armed = 1;
+    r->d[sig].info = *info;
+    r->d[sig].act = *a;
+    block(r, &((ucontext_t *)uctx)->uc_sigmask, 1);
     atomic_signal_fence(memory_order_seq_cst);
     lt_tls.sigpend = 1;
     return 1;
@@ -195,9 +223,9 @@ static int defer(int sig, const siginfo_t *info, void *uctx, const struct sigact
  * restores (defer), so that none is lost to a wrapper's mask that sigreturn throws away. */
 static void mind_armed(void *uctx)
 {
-    const deferred *r = atomic_load_explicit(&lt_tls.sigrec, memory_order_relaxed);
+    records *r = atomic_load_explicit(&lt_tls.sigrec, memory_order_relaxed);
     if (lt_unlikely(lt_tls.sigpend) && r)
-        block_armed(r, uctx);
+        block(r, &((ucontext_t *)uctx)->uc_sigmask, 0);
 }
 
 void lt_sig_dispatch(int sig, siginfo_t *info, void *uctx, const struct sigaction *a)
@@ -223,22 +251,25 @@ static void wrapper(int sig, siginfo_t *info, void *uctx)
 }
 
 /* The lowest signal deferred; 0 when none. */
-static int first_armed(const deferred *r)
+static int first_armed(const records *r)
 {
     for (int sig = 1; sig < NSIG; sig++)
-        if (r[sig].armed)
+        if (r->d[sig].armed)
             return sig;
     return 0;
 }
 
 /* Each deferred handler, lowest signal first, with the mask it would have had: the
- * interrupted code's, the action's, and its own signal but with SA_NODEFER. Then the
- * interrupted mask comes back, and the instances kept pending meanwhile are delivered (at
- * once: the thread is outside the tracer). A handler that calls into the tracer and leaves it
- * flushes the records still armed itself. */
+ * interrupted code's, the action's, and its own signal but with SA_NODEFER; the records still
+ * waiting stay blocked (one deferred after getcontext read the mask, unblocked for another
+ * one's handler, came again there, found its record armed and ran at once: a handler of its
+ * own signal's run nested in it - harm-signal.14). Then the interrupted mask comes back, and
+ * the instances kept pending meanwhile are delivered (at once: the thread is outside the
+ * tracer). A handler that calls into the tracer and leaves it flushes the records still
+ * armed itself. */
 void lt_sig_flush(void)
 {
-    deferred *r = atomic_load_explicit(&lt_tls.sigrec, memory_order_relaxed);
+    records *r = atomic_load_explicit(&lt_tls.sigrec, memory_order_relaxed);
     int was = lt_tls.busy;
     /* Inside, but while a handler runs: a signal that comes meanwhile (in libc's code too:
      * errno's address, getcontext, pthread_sigmask) is armed for the loop below, so none of
@@ -247,10 +278,13 @@ void lt_sig_flush(void)
     int saved = errno;
     ucontext_t uc;
     getcontext(&uc);
-    sigset_t now = uc.uc_sigmask; /* the interrupted mask, and the signals deferred */
+    /* the interrupted mask: without the signals deferred and those their deferrals blocked
+     * (the ones blocked since in this context only, not in it) */
     for (int sig = 1; sig < NSIG; sig++)
-        if (r[sig].armed)
+        if (r->d[sig].armed || sigismember(&r->blocked, sig)) {
             sigdelset(&uc.uc_sigmask, sig);
+            sigdelset(&r->blocked, sig);
+        }
     for (;;) {
         int sig = first_armed(r);
         if (!sig) {
@@ -264,20 +298,31 @@ void lt_sig_flush(void)
             lt_busy_set(&lt_tls, LT_BUSY_IN);
             continue;
         }
-        deferred d = r[sig];
-        r[sig].armed = 0;
+        deferred d = r->d[sig];
+        r->d[sig].armed = 0;
         sigset_t mask;
-        sigorset(&mask, &now, &d.act.sa_mask);
+        sigorset(&mask, &uc.uc_sigmask, &d.act.sa_mask);
         if (d.act.sa_flags & SA_NODEFER)
             sigdelset(&mask, sig);
         else
             sigaddset(&mask, sig);
-        pthread_sigmask(SIG_SETMASK, &mask, NULL);
+        /* again while a signal deferred meanwhile was not in it */
+        block(r, &mask, 0);
+        do
+            pthread_sigmask(SIG_SETMASK, &mask, NULL);
+        while (block(r, &mask, 0));
         lt_busy_set(&lt_tls, was);
         errno = saved;
+        /* What deferrals in this flush blocked is not for a flush inside the handler to give
+         * back: it went to this context's masks, and the handler's is the one just set (a
+         * signal blocked there, its own, came unblocked in the handler and ran nested in it).
+         * One deferred from here on blocks in the handler's mask: given back by the flush of
+         * its lock call, or by this one's end. */
+        sigemptyset(&r->blocked);
         call(sig, &d.info, &uc, &d.act);
         lt_busy_set(&lt_tls, LT_BUSY_IN);
     }
+    sigemptyset(&r->blocked); /* what deferrals since blocked, in this context only */
     pthread_sigmask(SIG_SETMASK, &uc.uc_sigmask, NULL);
     errno = saved;
 }
@@ -297,14 +342,14 @@ LT_FORK_PATH void lt_sig_fork(lt_fork_phase phase)
         return;
     atomic_store(&owner, getpid());
     atomic_store(&writer, NULL); /* a thread the child has not may have held it */
-    deferred *r = atomic_load_explicit(&lt_tls.sigrec, memory_order_relaxed);
+    records *r = atomic_load_explicit(&lt_tls.sigrec, memory_order_relaxed);
     if (!r)
         return; /* none ever deferred: no system call, no page of libc's code in the child */
-    sigset_t dropped;
-    sigemptyset(&dropped);
+    sigset_t dropped = r->blocked;
+    sigemptyset(&r->blocked);
     for (int sig = 1; sig < NSIG; sig++)
-        if (r[sig].armed) {
-            r[sig].armed = 0;
+        if (r->d[sig].armed) {
+            r->d[sig].armed = 0;
             sigaddset(&dropped, sig);
         }
     lt_tls.sigpend = 0;
@@ -334,7 +379,10 @@ static int set(int sig, const struct sigaction *act, struct sigaction *old, int 
     int rc;
     if (!wrap) {
         rc = real(sig, act, old);
+        if (rc == 0)
+            sigdelset(&wrapped, sig);
     } else {
+        sigaddset(&wrapped, sig); /* before the wrapper can come */
         publish(sig, act);
         k = *act;
         k.sa_sigaction = wrapper;
