@@ -116,12 +116,8 @@ static int find_tracer(struct dl_phdr_info *info, size_t size, void *fn)
     return 0;
 }
 
-static void set_handler(int sig, void (*fn)(int))
+static void install(int sig, struct sigaction sa)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = fn;
-    sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     sigaction(sig, &sa, NULL);
 }
@@ -135,14 +131,9 @@ static void __attribute__((noinline)) lock_site(void)
 
 int main(void)
 {
-    struct sigaction trap;
-    memset(&trap, 0, sizeof trap);
-    trap.sa_sigaction = step;
-    trap.sa_flags = SA_SIGINFO;
-    sigemptyset(&trap.sa_mask);
-    sigaction(SIGTRAP, &trap, NULL);
-    set_handler(SIGUSR1, counts);
-    set_handler(SIGUSR2, locks_own);
+    install(SIGTRAP, (struct sigaction){.sa_sigaction = step, .sa_flags = SA_SIGINFO});
+    install(SIGUSR1, (struct sigaction){.sa_handler = counts, .sa_flags = SA_RESTART});
+    install(SIGUSR2, (struct sigaction){.sa_handler = locks_own, .sa_flags = SA_RESTART});
     dl_iterate_phdr(find_tracer, (void *)(uintptr_t)dlsym(RTLD_DEFAULT, "pthread_mutex_lock"));
     if (pc_libc_function("getcontext", &getcontext_lo, &getcontext_hi) != 0) {
         puts("getcontext not found");
