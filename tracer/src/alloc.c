@@ -168,18 +168,6 @@ void lt_pool_put(lt_pool *p, void *x)
     p->stack[p->nfree++] = x;
 }
 
-/* A pool's first chunk, at the start of whole large pages of address space (p->whole) that
- * stay small pages until it grows large, and whose rest its next chunks fill then (the
- * collapse zeroed it all); a plain mapping where that room cannot be made. */
-static char *first_chunk(lt_ixpool *p, size_t bytes)
-{
-    char *m = lt_platform_map_aligned(lt_large_round(bytes), LT_LARGE_PAGE);
-    if (!m)
-        return lt_map(bytes);
-    p->whole = lt_large_round(bytes);
-    return m;
-}
-
 #if LT_CHECKS
 void lt_ix_guarded(const lt_ixpool *p)
 {
@@ -215,22 +203,20 @@ static char *ix_given(lt_ixpool *p, size_t bytes)
     return NULL;
 }
 
-/* Chunk c's memory: the first (first_chunk), in the first one's whole large pages, given
- * (lt_ix_give), or large memory. */
+/* Chunk c's memory: the first small pages, the others given (lt_ix_give) or large memory. */
 static char *chunk_memory(lt_ixpool *p, uint32_t c, size_t bytes)
 {
+    char *m;
     if (!c)
-        return first_chunk(p, bytes);
-    if ((size_t)(c + 1) * bytes <= p->whole)
-        return p->chunk[0] + (size_t)c * bytes;
-    char *m = ix_given(p, bytes);
-    return m ? m : lt_large_alloc(bytes);
+        return lt_map(bytes);
+    return (m = ix_given(p, bytes)) != NULL ? m : lt_large_alloc(bytes);
 }
 
 uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
 {
     lt_ix_guarded(p);
-    uint32_t per = 1u << p->bits, c = p->next >> p->bits, room = per - (p->next & (per - 1));
+    uint32_t next = lt_ix_next(p), per = 1u << p->bits, c = next >> p->bits,
+             room = per - (next & (per - 1));
     if (c >= LT_IX_CHUNKS)
         return 0;
     if (!p->chunk[c]) {
@@ -241,31 +227,12 @@ uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
         p->chunk[c] = m;
         p->mapped += bytes;
     }
+    if (c == 0)
+        room = lt_ix_small(p) - next;
     uint32_t n = want < room ? want : room;
-    *first = p->next;
-    p->next += n;
-    if (p->whole && (size_t)(*first) * p->size < LT_LARGE_FROM &&
-        (size_t)p->next * p->size >= LT_LARGE_FROM) {
-        atomic_store_explicit(&p->collapse, 1, memory_order_release);
-        atomic_fetch_add_explicit(&lt_ix_due, 1, memory_order_relaxed);
-    }
+    *first = next;
+    p->next = next + n;
     return n;
-}
-
-_Atomic unsigned lt_ix_due;
-
-/* The collapse waits, in the kernel, for every CPU to drain its page lists and for a large
- * page to be found: 1-28 ms in `lazy` on this VM (0.3 ms of CPU), and under the graph lock,
- * where lt_ix_block found it due, the other threads spun for the lock all that while. Any
- * thread may read the first chunk meanwhile: the kernel moves its pages under them. The
- * exchange lets one caller make it; chunk[0] and whole are as they were when it was due. */
-void lt_ix_settle(lt_ixpool *p)
-{
-    if (atomic_load_explicit(&p->collapse, memory_order_relaxed) &&
-        atomic_exchange_explicit(&p->collapse, 0, memory_order_acquire)) {
-        atomic_fetch_sub_explicit(&lt_ix_due, 1, memory_order_relaxed);
-        lt_platform_collapse(p->chunk[0], p->whole);
-    }
 }
 
 /* lt_ix_take without a freed index. */

@@ -92,9 +92,9 @@ static inline int lt_pool_has_free(const lt_pool *p)
 /* Objects of one size named by 32-bit indices (half a pointer), for structures that link
  * millions of them: chunks of 2^bits objects, mapped when first needed and found through a
  * table; index 0 names none. Freed indices go on a stack, as in lt_pool. The first chunk is
- * in small pages until the pool has handed out LT_LARGE_FROM bytes of it, then in large
- * ones; later chunks fill the rest of those large pages, then are large memory
- * (lt_large_alloc). */
+ * small pages, of which a pool hands out LT_LARGE_FROM bytes (lt_ix_next): one that grows past
+ * them skips the rest of that chunk, address space never touched, and its later chunks are
+ * large memory (lt_large_alloc). */
 #define LT_IX_CHUNKS 16384
 #define LT_IX_GIVEN 4 /* ranges of memory given and not used yet (lt_ix_give) */
 typedef struct lt_ixpool {
@@ -104,8 +104,6 @@ typedef struct lt_ixpool {
     uint32_t *stack; /* freed indices, the last freed on top */
     size_t nfree, cap;
     size_t mapped;   /* bytes of its chunks */
-    size_t whole;    /* the first chunk's mapping when it is of whole large pages; 0 = not */
-    _Atomic int collapse; /* that mapping is to become large pages (lt_ix_settle) */
     int guard; /* the rank (spin.h) of the tracer lock every use of the pool is under, one
                   lock of its rank (lt_spin_assert_rank) */
     char *given[LT_IX_GIVEN]; /* memory given for its next chunks (lt_ix_give), */
@@ -113,7 +111,7 @@ typedef struct lt_ixpool {
     char *chunk[LT_IX_CHUNKS];
 } lt_ixpool;
 #define LT_IXPOOL(type, chunk_bits, rank) \
-    {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, 0, 0, (rank), {NULL}, {0}, {NULL}}
+    {sizeof(type), (chunk_bits), 1, NULL, 0, 0, 0, (rank), {NULL}, {0}, {NULL}}
 
 /* With LT_CHECKS a pool taken from or given to without its guard held is an internal error
  * (lt_spin_assert_rank): one such put, outside the graph lock, beside a fill on another
@@ -161,21 +159,47 @@ uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first);
  * given and not used yet): the caller keeps it. */
 int lt_ix_give(lt_ixpool *p, void *mem, size_t size);
 
-/* Pools whose first chunk is to become large pages: lt_ix_block found it so under the lock
- * that guards the pool, lt_ix_settle makes it so after that lock is let go. */
-extern _Atomic unsigned lt_ix_due;
-
-void lt_ix_settle(lt_ixpool *p);
-
 static inline int lt_ix_has_free(const lt_ixpool *p)
 {
     return p->nfree != 0;
 }
 
+/* The indices of p's first chunk that it hands out: those of the chunk's first LT_LARGE_FROM
+ * bytes, small pages; a pool that grows past them skips the rest of the chunk (lt_ix_over).
+ * Large pages were had before by collapsing those small pages into one (MADV_COLLAPSE) and
+ * filling the rest: the kernel waits there for every CPU to drain its page lists (0.2 ms of
+ * CPU, and up to 4 ms of wall time in `groups` on this VM while the other CPU was busy), where
+ * the first touch of large memory makes a large page at once (0.06 ms). */
+static inline uint32_t lt_ix_small(const lt_ixpool *p)
+{
+    size_t n = (LT_LARGE_FROM + p->size - 1) / p->size, per = (size_t)1 << p->bits;
+    return (uint32_t)(n < per ? n : per);
+}
+
+/* i, or the second chunk's first index when the first chunk skips i: a walk over the indices
+ * handed out goes on there. */
+static inline uint32_t lt_ix_over(const lt_ixpool *p, uint32_t i)
+{
+    return i >= lt_ix_small(p) && i < 1u << p->bits ? 1u << p->bits : i;
+}
+
+/* The index p's next block (or take without a freed index) begins at. */
+static inline uint32_t lt_ix_next(const lt_ixpool *p)
+{
+    return lt_ix_over(p, p->next);
+}
+
+/* How many indices p has handed out (freed ones too; index 0 counted as one). */
+static inline uint32_t lt_ix_handed(const lt_ixpool *p)
+{
+    uint32_t per = 1u << p->bits;
+    return p->next > per ? p->next - (per - lt_ix_small(p)) : p->next;
+}
+
 /* The bytes the next block (or take without a freed index) maps: a chunk, or none. */
 static inline size_t lt_ix_maps(const lt_ixpool *p)
 {
-    uint32_t c = p->next >> p->bits;
+    uint32_t c = lt_ix_next(p) >> p->bits;
     return c < LT_IX_CHUNKS && !p->chunk[c] ? p->size << p->bits : 0;
 }
 

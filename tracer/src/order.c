@@ -326,8 +326,6 @@ static int graph_quiet(void)
  * for the graph it enters. (`ending` is not in it: forget_ending adds to it in the gate.) */
 static _Atomic int quiet = 1;
 
-static void pools_settle(void);
-
 static void graph_leave(void)
 {
     int last = graph_lock.depth == 1;
@@ -336,8 +334,6 @@ static void graph_leave(void)
         atomic_store_explicit(&gate.shut, 0, memory_order_release);
     }
     lt_spin_unlock(&graph_lock);
-    if (last && lt_unlikely(atomic_load_explicit(&lt_ix_due, memory_order_relaxed)))
-        pools_settle();
 }
 
 /* known.c's way into the graph lock (lt_known_grow). */
@@ -478,16 +474,6 @@ static lt_ixpool node_pool = LT_IXPOOL(node_room, NODE_BITS, LT_RANK_GRAPH);
 static lt_ixpool edge_pool = LT_IXPOOL(edge, EDGE_BITS, LT_RANK_GRAPH);
 static lt_ixpool label_pool = LT_IXPOOL(label, LABEL_BITS, LT_RANK_GRAPH);
 static lt_ixpool implied_pool = LT_IXPOOL(implied, IMPLIED_BITS, LT_RANK_GRAPH);
-
-/* After the graph lock, which guards the pools, is let go: the first chunks that are to become
- * large pages do (lt_ix_settle). */
-static __attribute__((noinline, cold)) void pools_settle(void)
-{
-    lt_ix_settle(&node_pool);
-    lt_ix_settle(&edge_pool);
-    lt_ix_settle(&label_pool);
-    lt_ix_settle(&implied_pool);
-}
 
 static inline node *node_at(uint32_t i)
 {
@@ -821,7 +807,7 @@ void lt_order_known_fill(lt_key_set *k)
 {
     graph_held();
     edge *e;
-    for (uint32_t i = 1; i < node_pool.next; i++) {
+    for (uint32_t i = 1; (i = lt_ix_over(&node_pool, i)) < node_pool.next; i++) {
         node *n = node_at(i);
         if (!atomic_load_explicit(&n->listed, memory_order_relaxed))
             continue;
@@ -2183,7 +2169,7 @@ int lt_order_recycle(void *mem, size_t size)
  * graph lock. */
 static uint32_t cache_size(size_t per, uint32_t least, uint32_t most)
 {
-    size_t n = edge_pool.next / per;
+    size_t n = lt_ix_handed(&edge_pool) / per;
     return n < least ? least : n > most ? most : (uint32_t)n;
 }
 
@@ -2294,7 +2280,7 @@ static void node_fresh_prefault(node *n, uint32_t more)
 static void node_cache_fill(lt_thread *t, uint32_t keep)
 {
     node *n;
-    uint32_t fresh = node_pool.next; /* the first index never handed out */
+    uint32_t fresh = lt_ix_next(&node_pool); /* the first index never handed out */
     ix_prefetch(&node_pool, NODE_BITS, sizeof(node), 0, short_of(t->node_nfree, keep));
     while (t->node_nfree < keep && (n = node_take())) { /* node_init */
         if (n->ix == fresh)
