@@ -42,14 +42,18 @@ void *lt_remap(void *p, size_t old, size_t size)
  * a known set copied by lt_known_grow under small pages took 512 of them for 2 MB - slow
  * enough that the set filled up meanwhile and was copied again under the graph lock. The
  * writes below then find every page there; they stay for systems without the call. */
+void lt_populate(const volatile void *p, size_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t first = (uintptr_t)p & ~(uintptr_t)(page - 1);
+    if (size)
+        lt_platform_populate((void *)first, (uintptr_t)p + size - first);
+}
+
 void lt_prefault(void *p, size_t size)
 {
     volatile char *c = p;
-    if (size) {
-        size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        uintptr_t first = (uintptr_t)p & ~(uintptr_t)(page - 1);
-        lt_platform_populate((void *)first, (uintptr_t)p + size - first);
-    }
+    lt_populate(p, size);
     for (size_t at = 0; at < size; at += PAGE_MIN)
         c[at] = 0;
     if (size)

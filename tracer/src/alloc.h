@@ -26,6 +26,11 @@ void *lt_remap(void *p, size_t old, size_t size);
  * and not where the memory is first used. */
 void lt_prefault(void *p, size_t size);
 
+/* The pages of [p, p + size) made memory by one call where the system can
+ * (lt_platform_populate), from the page p is in; what is in them is left as it is, so that it
+ * may be memory in use. */
+void lt_populate(const volatile void *p, size_t size);
+
 /* A structure that has grown to LT_LARGE_FROM bytes (a thousand locks or more) is a large
  * one: its memory is in large pages from then on, where a page fault a 4 KB page cost more
  * than the calls that fill it. Before, small pages: a program with a few locks has no 2 MB
