@@ -229,7 +229,7 @@ uint32_t lt_ix_block(lt_ixpool *p, uint32_t want, uint32_t *first)
         if (!m)
             return 0;
         p->chunk[c] = m;
-        p->mapped += bytes;
+        p->mapped += lt_ix_bytes(p, c);
     }
     if (c == 0)
         room = lt_ix_small(p) - next;

@@ -108,7 +108,7 @@ typedef struct lt_ixpool {
     uint32_t next;   /* indices from here on were never handed out */
     uint32_t *stack; /* freed indices, the last freed on top */
     size_t nfree, cap;
-    size_t mapped;   /* bytes of its chunks */
+    size_t mapped;   /* bytes of its chunks that it hands out (lt_ix_bytes) */
     int guard; /* the rank (spin.h) of the tracer lock every use of the pool is under, one
                   lock of its rank (lt_spin_assert_rank) */
     char *given[LT_IX_GIVEN]; /* memory given for its next chunks (lt_ix_give), */
@@ -201,11 +201,18 @@ static inline uint32_t lt_ix_handed(const lt_ixpool *p)
     return p->next > per ? p->next - (per - lt_ix_small(p)) : p->next;
 }
 
+/* The bytes of chunk c that p hands out: the first one's small part, or a whole chunk. What
+ * the graph's bound counts (lt_ix_maps, mapped): the rest of the first chunk is never touched. */
+static inline size_t lt_ix_bytes(const lt_ixpool *p, uint32_t c)
+{
+    return c ? p->size << p->bits : (size_t)lt_ix_small(p) * p->size;
+}
+
 /* The bytes the next block (or take without a freed index) maps: a chunk, or none. */
 static inline size_t lt_ix_maps(const lt_ixpool *p)
 {
     uint32_t c = lt_ix_next(p) >> p->bits;
-    return c < LT_IX_CHUNKS && !p->chunk[c] ? p->size << p->bits : 0;
+    return c < LT_IX_CHUNKS && !p->chunk[c] ? lt_ix_bytes(p, c) : 0;
 }
 
 /* Makes the mapped array *a of *cap elements of `size` bytes hold at least n, keeping its
