@@ -24,8 +24,8 @@
  * sigaction() answers the program's own action as the old one. Not wrapped: the synchronous
  * signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT, SIGPIPE), whose handler
  * must run where the fault is (a write into a page the program protected, the tracer's own
- * abort()); SIG_DFL and SIG_IGN; the tracer's own handlers; what a vfork child sets (as in
- * dumpsig.c); a handler set by the system call itself (the Go runtime).
+ * abort()); SIG_DFL and SIG_IGN; the tracer's own handlers; what a vfork child sets (vmchild.c,
+ * as in dumpsig.c); a handler set by the system call itself (the Go runtime).
  *
  * A deferred handler gets the siginfo it was sent with and, as its context, the flush point's
  * (getcontext): the thread's registers and stack there hold all of the program's frames, for a
@@ -43,11 +43,11 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <ucontext.h>
-#include <unistd.h>
 
 #include "lt_internal.h"
 #include "platform.h"
 #include "sigdefer.h"
+#include "vmchild.h"
 
 #define SLOTS 4 /* the program's last actions for a signal: a handler reads one not rewritten */
 
@@ -65,10 +65,6 @@ static struct {
  * leaves the kept handler the nested call's and the kernel's flags and mask the interrupted
  * one's. */
 static void *_Atomic writer LT_START_DATA;
-
-/* The process the actions are of: a vfork child shares this memory, not the kernel's actions
- * (dumpsig.c). Written at start and by every fork child, as `writer` is. */
-static _Atomic int owner LT_START_DATA;
 
 /* The signals whose kernel handler is the wrapper (by the writer; a handler in another thread
  * may read it as the writer sets or clears a bit: either answer only moves when that signal
@@ -94,7 +90,7 @@ typedef struct records {
 
 void lt_sig_init(void)
 {
-    atomic_store(&owner, getpid());
+    lt_vm_init();
     lt_platform_in_tracer(0); /* its bounds found now, not in a handler's sigaction */
 }
 
@@ -340,7 +336,6 @@ LT_FORK_PATH void lt_sig_fork(lt_fork_phase phase)
 {
     if (phase != LT_FORK_CHILD)
         return;
-    atomic_store(&owner, getpid());
     atomic_store(&writer, NULL); /* a thread the child has not may have held it */
     records *r = atomic_load_explicit(&lt_tls.sigrec, memory_order_relaxed);
     if (!r)
@@ -400,7 +395,7 @@ int lt_sig_sigaction(int sig, const struct sigaction *act, struct sigaction *old
                      lt_sigaction_fn real)
 {
     /* a query, or a vfork child's action (libc sets it; this memory is its parent's too) */
-    if (!act || atomic_load_explicit(&owner, memory_order_relaxed) != getpid()) {
+    if (!act || lt_vm_child()) {
         int rc = real(sig, act, old);
         if (rc == 0 && old)
             answer(old, program(sig));
