@@ -120,6 +120,7 @@ void lt_dumpsig_install(int sig, void (*dump)(void))
     dump_fn = dump;
     lt_vm_init();
     set_action(sig, &before, NULL);
+    lt_sig_dispatches(sig);
     atomic_store(&dump_sig, sig);
 }
 

@@ -446,6 +446,11 @@ void lt_sig_dispatch(int sig, siginfo_t *info, void *uctx, const struct sigactio
         a->sa_handler(sig);
 }
 
+void lt_sig_dispatches(int sig)
+{
+    (void)sig;
+}
+
 void lt_sig_thread_exit(void)
 {
 }
