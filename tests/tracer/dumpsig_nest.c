@@ -20,7 +20,6 @@
  * (the program must be traced for that) and what the handler saw.
  */
 #define _GNU_SOURCE
-#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -32,25 +31,19 @@
 #include <unistd.h>
 
 #include "../pc.h"
+#include "trapstep.h"
 
-#define TRAP_FLAG 0x100
 #define OTHER SIGUSR2
 #define DUMP SIGUSR1
 #define PROBE SIGURG
 
 enum { ARMING, IN_WRAPPER, FIRST_SENT, PLACED };
 
-static pthread_mutex_t site = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t tracer_lo, tracer_hi, other_wrapper;
 __attribute__((used)) static uintptr_t restorer;
 static volatile sig_atomic_t state = ARMING, stepping;
 static atomic_int other_runs, other_runs_at_send, dump_runs;
 static int values[4];
-
-static void send(int sig)
-{
-    syscall(SYS_tgkill, getpid(), gettid(), sig);
-}
 
 /* sig with a value (a SI_QUEUE signal that is no dump request). */
 static void send_value(int sig, int value)
@@ -113,25 +106,19 @@ static void step(int sig, siginfo_t *info, void *uctx)
 {
     (void)sig, (void)info;
     ucontext_t *uc = uctx;
-    uintptr_t pc = pc_interrupted(uc);
-    if (!stepping || state == PLACED) {
-        uc->uc_mcontext.gregs[REG_EFL] &= ~TRAP_FLAG;
-        return;
-    }
-    if (state == ARMING && pc - tracer_lo < tracer_hi - tracer_lo &&
-        !sigismember(&uc->uc_sigmask, OTHER) && !sigismember(&uc->uc_sigmask, PROBE)) {
+    int in_tracer = pc_interrupted(uc) - tracer_lo < tracer_hi - tracer_lo;
+    if (stepping && state == ARMING && in_tracer && !sigismember(&uc->uc_sigmask, OTHER) &&
+        !sigismember(&uc->uc_sigmask, PROBE)) {
         atomic_store(&other_runs_at_send, atomic_load(&other_runs));
         hold(OTHER, PROBE);
-        send(OTHER);
-        send(PROBE);
-    } else if (state == FIRST_SENT) {
+        trapstep_send(OTHER);
+        trapstep_send(PROBE);
+    } else if (stepping && state == FIRST_SENT) {
         hold(DUMP, 0);
         send_value(DUMP, 2);
         state = PLACED;
-        uc->uc_mcontext.gregs[REG_EFL] &= ~TRAP_FLAG;
-        return;
     }
-    uc->uc_mcontext.gregs[REG_EFL] |= TRAP_FLAG;
+    trapstep_flag(uc, stepping && state != PLACED);
 }
 
 static void counts(int sig)
@@ -148,36 +135,6 @@ static void notes(int sig, siginfo_t *info, void *uctx)
         values[n] = info->si_code == SI_QUEUE ? info->si_value.sival_int : -1;
 }
 
-/* The executable segment of the object holding the lock call the program links to, but
- * libc's: the tracer's, when it is preloaded. */
-static int find_tracer(struct dl_phdr_info *info, size_t size, void *fn)
-{
-    (void)size;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && (uintptr_t)fn - lo < ph->p_memsz &&
-            !strstr(info->dlpi_name, "libc.so")) {
-            tracer_lo = lo;
-            tracer_hi = lo + ph->p_memsz;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static void install(int sig, struct sigaction sa)
-{
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
-}
-
-static void __attribute__((noinline)) lock_site(void)
-{
-    pthread_mutex_lock(&site);
-    pthread_mutex_unlock(&site);
-}
-
 int main(void)
 {
     struct { /* the kernel's struct sigaction */
@@ -186,26 +143,18 @@ int main(void)
         void *restorer;
         uint64_t mask;
     } k;
-    install(SIGTRAP, (struct sigaction){.sa_sigaction = step, .sa_flags = SA_SIGINFO});
-    install(OTHER, (struct sigaction){.sa_handler = counts, .sa_flags = SA_RESTART});
-    install(DUMP, (struct sigaction){.sa_sigaction = notes, .sa_flags = SA_SIGINFO | SA_RESTART});
+    trapstep_install(SIGTRAP, (struct sigaction){.sa_sigaction = step, .sa_flags = SA_SIGINFO});
+    trapstep_install(OTHER, (struct sigaction){.sa_handler = counts, .sa_flags = SA_RESTART});
+    trapstep_install(DUMP, (struct sigaction){.sa_sigaction = notes,
+                                              .sa_flags = SA_SIGINFO | SA_RESTART});
     if (pc_probe_install(PROBE, probe, SA_RESTART) != 0 ||
         syscall(SYS_rt_sigaction, OTHER, NULL, &k, 8) != 0) {
         puts("probe not installed");
         return 1;
     }
     other_wrapper = (uintptr_t)k.handler;
-    dl_iterate_phdr(find_tracer, (void *)(uintptr_t)dlsym(RTLD_DEFAULT, "pthread_mutex_lock"));
-    /* the first rounds make the tracer's first-time work at the site (an unwind with every
-     * signal blocked, SIGTRAP too: a trap then kills); then stepped ones until placed */
-    for (int i = 0; i < 23 && state != PLACED; i++) {
-        stepping = i >= 3;
-        if (stepping)
-            raise(SIGTRAP);
-        lock_site();
-    }
-    stepping = 0;
-    raise(SIGTRAP); /* the trap flag off, were it still on */
+    trapstep_tracer(&tracer_lo, &tracer_hi);
+    trapstep_rounds(&stepping, &state, PLACED, 20);
     sigset_t now;
     pthread_sigmask(SIG_BLOCK, NULL, &now);
     int n = atomic_load(&dump_runs);
