@@ -10,9 +10,10 @@
  * So, where interpose_vfork.c is built (LT_VFORK_COUNTED: x86-64 Linux with glibc), the
  * tracer's vfork counts the children alive that share the memory, and only while one is does
  * the check cost a getpid; clone, with CLONE_VM and without CLONE_THREAD, marks it for good
- * (such a child runs beside its parent, for as long as it likes). Elsewhere, and for children
- * made by the system call itself (syscall(SYS_vfork), an inline clone), every check asks
- * getpid, as it did.
+ * (such a child runs beside its parent, for as long as it likes). Elsewhere every check asks
+ * getpid, as it did. Not told apart where counted: a child the system call makes directly
+ * (syscall(SYS_clone, ...), inline assembly as the Go runtime's, which sets its actions by
+ * the system call too); its sigaction would change its parent's kept actions.
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>
