@@ -324,7 +324,10 @@ TL_API tl_tensor *tl_max_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t
 TL_API tl_tensor *tl_avg_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t sh, size_t sw);
 
 /* ------------------------------------------------------------------------------------------
- * Indexing and combining. Index tensors have an integer dtype.
+ * Indexing and combining. Index tensors have an integer dtype. An index equal to its dtype's
+ * maximum (u8 255, i16 32767, u32 4294967295, ...) is candle's "no index": index_select and
+ * gather give 0 there, scatter (set and add) and index_add skip it; any other index outside
+ * the dim (a negative one too) fails with TL_ERR_RANGE and changes nothing.
  * ---------------------------------------------------------------------------------------- */
 TL_API tl_tensor *tl_index_select(const tl_tensor *t, const tl_tensor *ids, size_t dim);
 TL_API tl_tensor *tl_gather(const tl_tensor *t, const tl_tensor *ids, size_t dim);

@@ -933,6 +933,16 @@ def idx_dtype():
     return pick([U8, U32, I64, I16, I32])
 
 
+def with_none(iv, idt):
+    """Index values with candle's "no index" (the index dtype's maximum, cpu_backend's
+    IndexSelect/Gather/Scatter/IndexAdd since #2940) put in a few places, sometimes."""
+    iv = np.array(iv, dtype=np.int64)
+    if iv.size and rng.random() < 0.2:
+        for _ in range(int(rng.integers(1, 3))):
+            iv.flat[int(rng.integers(0, iv.size))] = INT_RANGE[idt][1]
+    return iv
+
+
 def op_index():
     dt = pick(FLOATS + INTS)
     kind = pick(['index_select', 'gather', 'scatter_add', 'index_add', 'scatter'])
@@ -945,14 +955,18 @@ def op_index():
     bad = rng.random() < 0.1
     hi = s[a] + (3 if bad else 0)
     desc = '%s %s %s(%s) dim %d ids %s' % (kind, NAMES[dt], s, dx, a, NAMES[idt])
+    none = INT_RANGE[idt][1]  # candle's "no index": reads 0, writes nowhere
 
     def ids_of(shape):
         if hi == 0:
-            return np.zeros(shape, dtype=np.int64)
+            return with_none(np.zeros(shape, dtype=np.int64), idt)
         out = rng.integers(0, min(hi, INT_RANGE[idt][1] + 1), size=shape, dtype=np.int64)
         if bad and idt in (I64, I16, I32) and out.size:  # a negative index is out of range too
             out.flat[int(rng.integers(0, out.size))] = -1
-        return out
+        return with_none(out, idt)
+
+    def out_of_range(iv):
+        return (((iv >= s[a]) & (iv != none)) | (iv < 0)).any()
 
     if kind == 'index_select':
         n = int(rng.integers(0, 6))
@@ -962,10 +976,15 @@ def op_index():
         ids, iv, di = make(iv, idt)
         desc += ' %s(%s)' % (list(iv), di)
         t = lib.tl_index_select(x, ids, dim)
-        if ((iv >= s[a]) | (iv < 0)).any():
+        if out_of_range(iv):
             expect_fail(t, 'index out of range', desc)
             return desc
-        compare(own(t, desc), np.take(v, iv.astype(np.int64), axis=a), dt, bits=True, label=desc)
+        if s[a]:
+            ref = np.take(v, np.where(iv == none, 0, iv).astype(np.int64), axis=a)
+        else:  # every index is the marker
+            ref = np.zeros(s[:a] + (len(iv),) + s[a + 1:], v.dtype)
+        ref[(slice(None),) * a + (iv == none,)] = 0
+        compare(own(t, desc), ref, dt, bits=True, label=desc)
         return desc
     if kind == 'gather':
         gs = list(s)
@@ -974,11 +993,13 @@ def op_index():
         ids, iv, di = make(iv, idt)
         desc += ' ids %s(%s)' % (tuple(gs), di)
         t = lib.tl_gather(x, ids, dim)
-        if ((iv >= s[a]) | (iv < 0)).any():
+        if out_of_range(iv):
             expect_fail(t, 'index out of range', desc)
             return desc
-        compare(own(t, desc), np.take_along_axis(v, iv.astype(np.int64), axis=a), dt, bits=True,
-                label=desc)
+        ref = np.take_along_axis(v, np.where(iv == none, 0, iv).astype(np.int64), axis=a) \
+            if s[a] else np.zeros(iv.shape, v.dtype)
+        ref[iv == none] = 0
+        compare(own(t, desc), ref, dt, bits=True, label=desc)
         return desc
     if kind in ('scatter_add', 'scatter'):
         ss = list(s)
@@ -991,12 +1012,13 @@ def op_index():
                 for idx in np.ndindex(*m.shape[:-1]):
                     # within what the index dtype holds (u8 ids of a 700 dim would wrap)
                     m[idx] = rng.permutation(max(min(hi, INT_RANGE[idt][1] + 1), ss[a]))[:ss[a]]
+            iv = with_none(iv, idt)
         ids, iv, di = make(iv, idt, allow_bcast=False)
         src, sv, ds = make(rand_floats(tuple(ss), dt, huge=False) if dt in FLOATS else
                            rand_values(tuple(ss), dt), dt)
         desc += ' ids %s(%s) src(%s)' % (tuple(ss), di, ds)
         t = (lib.tl_scatter_add if kind == 'scatter_add' else lib.tl_scatter)(x, ids, src, dim)
-        if ((iv >= s[a]) | (iv < 0)).any():
+        if out_of_range(iv):
             expect_fail(t, 'index out of range', desc)
             return desc
         ref = v.copy() if dt in INTS else v.copy()
@@ -1004,6 +1026,8 @@ def op_index():
         ref = np.array(ref, dtype=object) if dt in INTS else ref
         mag = np.abs(np.where(np.isfinite(v), v, 0)) if dt in FLOATS else None
         for idx in np.ndindex(*ss):
+            if iv[idx] == none:
+                continue
             j = list(idx)
             j[a] = int(iv[idx])
             if kind == 'scatter':
@@ -1029,13 +1053,15 @@ def op_index():
                        rand_values(tuple(ss), dt), dt)
     desc += ' ids %s src(%s)' % (list(iv), ds)
     t = lib.tl_index_add(x, ids, src, dim)
-    if ((iv >= s[a]) | (iv < 0)).any():
+    if out_of_range(iv):
         expect_fail(t, 'index out of range', desc)
         return desc
     ref = np.array(v, dtype=object) if dt in INTS else v.copy()
     svv = vals(sv, dt)
     mag = np.abs(np.where(np.isfinite(v), v, 0)) if dt in FLOATS else None
     for i, j in enumerate(iv.astype(np.int64)):
+        if j == none:
+            continue
         sl = [slice(None)] * nd
         sl[a] = int(j)
         sl2 = [slice(None)] * nd
@@ -1607,7 +1633,7 @@ def op_inplace():
         ss = list(vs)
         ss[b] = int(rng.integers(0, 3))
         idt = idx_dtype()
-        reach = min(vs[b], INT_RANGE[idt][1] + 1)  # indexes the index dtype holds
+        reach = min(vs[b], INT_RANGE[idt][1])  # indexes the index dtype holds, its max aside
         if kind == 'scatter_set':
             ss[b] = min(ss[b], vs[b])
             iv = np.zeros(tuple(ss), dtype=np.int64)
@@ -1620,6 +1646,7 @@ def op_inplace():
             if vs[b] == 0:
                 ss[b] = 0
                 iv = np.zeros(tuple(ss), dtype=np.int64)
+        iv = with_none(iv, idt)  # candle's "no index": skipped
         ids, iv, di = make(iv, idt, allow_bcast=False)
         src, sv, ds = make(rand_floats(tuple(ss), dt, huge=False) if dt in FLOATS else
                            rand_values(tuple(ss), dt), dt)
@@ -1631,6 +1658,8 @@ def op_inplace():
         mag = np.abs(np.where(np.isfinite(ref), ref, 0)) if dt in FLOATS else None
         mv = mag[tuple(sl)].transpose(p) if mag is not None else None
         for idx in np.ndindex(*ss):
+            if iv[idx] == INT_RANGE[idt][1]:
+                continue
             j = list(idx)
             j[b] = int(iv[idx])
             rv[tuple(j)] = svv[idx] if kind == 'scatter_set' else rv[tuple(j)] + svv[idx]
