@@ -3,6 +3,7 @@
  * where tensorlib had differed. Each case names the candle function it follows; the expected
  * values are worked out by hand from that function, with the reasoning beside them.
  */
+#include <math.h>
 #include <stdint.h>
 
 #include "tl_test.h"
@@ -49,8 +50,41 @@ static void index_max_is_none(void)
     RELEASE(x, m, iu, il, src, ih, bad, neg);
 }
 
+/* candle-core/src/cpu_backend/mod.rs, Affine: mul and add go into the tensor's dtype first
+ * (T::from_f64, Rust's `as`: truncated, saturated, NaN 0) and `v * mul + add` is computed in
+ * it, wrapping (a release build). tensor.rs, bin_trait!: `t + s` is affine(1, s), `t - s`
+ * affine(1, -s), `t * s` affine(s, 0), `t / s` affine(1 / s, 0) (issue #2115: "kind of by
+ * design", u8 3 / 4.0 is 0 there). */
+static void integer_affine_in_dtype(void)
+{
+    tl_tensor *u = MAKE(TL_U8, SHAPE(4), 0, 3, 200, 255);
+    EXPECT_FMT(tl_affine(u, 0.5, 0), "[0, 0, 0, 0]");          /* 0.5 as u8 = 0 */
+    EXPECT_FMT(tl_affine(u, 1, 100), "[100, 103, 44, 99]");    /* 300, 355 wrap mod 256 */
+    EXPECT_FMT(tl_affine(u, 1, -1), "[0, 3, 200, 255]");       /* -1 as u8 = 0 */
+    EXPECT_FMT(tl_affine(u, 2.9, 1.9), "[1, 7, 145, 255]");    /* 2 and 1: 401 -> 145, 511 -> 255 */
+    EXPECT_FMT(tl_affine(u, NAN, 7), "[7, 7, 7, 7]");          /* NaN as u8 = 0 */
+    EXPECT_FMT(tl_binary_scalar(TL_ADD, u, 100), "[100, 103, 44, 99]");
+    EXPECT_FMT(tl_binary_scalar(TL_SUB, u, 2), "[0, 3, 200, 255]"); /* + (-2 as u8 = 0) */
+    EXPECT_FMT(tl_binary_scalar(TL_MUL, u, 0.5), "[0, 0, 0, 0]");
+    EXPECT_FMT(tl_binary_scalar(TL_MUL, u, 3), "[0, 9, 88, 253]"); /* 600 - 512, 765 - 512 */
+    EXPECT_FMT(tl_binary_scalar(TL_DIV, u, 1), "[0, 3, 200, 255]"); /* 1 / 1 = 1 */
+    EXPECT_FMT(tl_binary_scalar(TL_DIV, u, 2), "[0, 0, 0, 0]");     /* 1 / 2 as u8 = 0 */
+    EXPECT_FMT(tl_binary_scalar(TL_DIV, u, -1), "[0, 0, 0, 0]");    /* -1.0 as u8 = 0 */
+    /* 1 / 0 = inf, as u8 = 255: x * 255 mod 256 is -x mod 256; no division, no failure */
+    EXPECT_FMT(tl_binary_scalar(TL_DIV, u, 0), "[0, 253, 56, 1]");
+    /* a signed dtype: -1 stays -1, and -32768 * -1 wraps back to -32768 */
+    tl_tensor *h = MAKE(TL_I16, SHAPE(3), -32768, -7, 9);
+    EXPECT_FMT(tl_binary_scalar(TL_DIV, h, -1), "[-32768, 7, -9]");
+    EXPECT_FMT(tl_binary_scalar(TL_ADD, h, -1.5), "[32767, -8, 8]"); /* -1.5 as i16 = -1 */
+    EXPECT_FMT(tl_affine(h, 1e10, 0), "[-32768, -32761, 32759]"); /* 1e10 as i16 = 32767 */
+    /* maximum/minimum take the scalar with to_dtype, no arithmetic: unchanged */
+    EXPECT_FMT(tl_binary_scalar(TL_MAXIMUM, u, 2.5), "[2, 3, 200, 255]");
+    RELEASE(u, h);
+}
+
 int main(void)
 {
     index_max_is_none();
+    integer_affine_in_dtype();
     return check_summary();
 }
