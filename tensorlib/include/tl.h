@@ -272,8 +272,9 @@ TL_API tl_tensor *tl_cumprod(const tl_tensor *t, size_t dim);
  * along one axis): a negative shift rolls toward index 0. */
 TL_API tl_tensor *tl_roll(const tl_tensor *t, ptrdiff_t shift, size_t dim);
 TL_API tl_tensor *tl_flip(const tl_tensor *t, const size_t *dims, size_t ndims);
-/* rep[d] copies along each dim (0: the dim is empty, as numpy's tile); t gets leading size-1
- * dims up to nrep first (fewer repeats than t has dims is TL_ERR_SHAPE). */
+/* rep[d] copies along each dim (0: the dim is empty, as numpy's tile and candle's repeat since
+ * its #3877); t gets leading size-1 dims up to nrep first (fewer repeats than t has dims is
+ * TL_ERR_SHAPE, as PyTorch's; candle applies them to the leading dims unchecked). */
 TL_API tl_tensor *tl_repeat(const tl_tensor *t, const size_t *rep, size_t nrep);
 /* left and right extra slices along dim: zeros, or copies of the edge slice; with none on
  * either side, t itself, retained (candle's clone). */

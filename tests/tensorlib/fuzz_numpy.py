@@ -1346,7 +1346,8 @@ def op_shape():
                for _ in range(int(rng.integers(nd, nd + 2)) if nd < 5 else nd)]
         desc += ' %s' % rep
         t = lib.tl_repeat(x, sizes(rep), len(rep))
-        # a 0 count empties the dim, as numpy's tile (candle's repeat leaves it whole)
+        # a 0 count empties the dim, as numpy's tile and candle's repeat since #3877 (0.11.0
+        # and before left it whole)
         got = own(t, desc)
         ref = np.tile(v, rep) if len(rep) else v
         compare(got, ref, dt, bits=True, label=desc)
