@@ -22,20 +22,27 @@
  *                       a condition wait until a third wakes it: the program itself never
  *                       makes the call, so it prints "trapped: 0" (x86-64 only: elsewhere
  *                       "no filter here" first)
+ *   noharm name-trapped a seccomp filter traps prctl(PR_GET_NAME) (Firefox's content sandbox
+ *                       does, logging each call), then 2 threads make 200 timed condition
+ *                       waits each: a traced thread asks for its name at most once, so
+ *                       "asked at most once a thread: yes" (x86-64 only: elsewhere "no filter
+ *                       here" first)
  * Prints "done".
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
-#include <stdatomic.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <ucontext.h>
 #include <sys/uio.h>
+#include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <errno.h>
 
@@ -270,6 +277,52 @@ static int peek_trapped(void)
     return 0;
 }
 
+static pthread_mutex_t nap_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t nap_cond = PTHREAD_COND_INITIALIZER;
+
+/* 200 condition waits that time out (the tracer records the waiter, by name, at each). */
+static void *napper(void *arg)
+{
+    pthread_mutex_lock(&nap_mutex);
+    for (int i = 0; i < 200; i++) {
+        struct timespec at;
+        clock_gettime(CLOCK_REALTIME, &at);
+        at.tv_nsec += 100000;
+        if (at.tv_nsec >= 1000000000) {
+            at.tv_sec++;
+            at.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&nap_cond, &nap_mutex, &at);
+    }
+    pthread_mutex_unlock(&nap_mutex);
+    return arg;
+}
+
+static int name_trapped(void)
+{
+    pthread_t t[2];
+    char name[16];
+#ifdef __x86_64__
+    struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSYS, &sa, NULL) != 0 ||
+        !filter_syscall_if(SYS_prctl, 1, PR_GET_NAME, SECCOMP_RET_TRAP) ||
+        prctl(PR_GET_NAME, name, 0, 0, 0) == 0 || errno != ENOSYS || atomic_load(&trapped) != 1)
+        printf("no filter here\n");
+#else
+    printf("no filter here\n");
+    (void)name;
+#endif
+    atomic_store(&trapped, 0);
+    for (int i = 0; i < 2; i++)
+        if (pthread_create(&t[i], NULL, napper, NULL) != 0)
+            return 1;
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    printf("asked at most once a thread: %s\n", atomic_load(&trapped) <= 3 ? "yes" : "no");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -282,8 +335,10 @@ int main(int argc, char **argv)
         rc = peek_refused();
     else if (strcmp(mode, "peek-trapped") == 0)
         rc = peek_trapped();
+    else if (strcmp(mode, "name-trapped") == 0)
+        rc = name_trapped();
     else {
-        fprintf(stderr, "usage: noharm fds|fds-limit|peek-refused|peek-trapped\n");
+        fprintf(stderr, "usage: noharm fds|fds-limit|peek-refused|peek-trapped|name-trapped\n");
         return 2;
     }
     if (rc == 0)

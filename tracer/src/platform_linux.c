@@ -1016,10 +1016,17 @@ int lt_platform_signal_coming(int tid)
     return (pending & ~status_mask(status, "\nSigBlk:") & ~status_mask(status, "\nSigIgn:")) != 0;
 }
 
+/* A sandbox may refuse PR_GET_NAME (Firefox's content processes trap it, log the call on
+ * stderr and make it fail): the name is then "?", not empty, so that it is not asked again at
+ * every wait (1,400 logged refusals in one headless screenshot), and errno stays the
+ * program's. */
 void lt_platform_thread_name(char *buf, size_t size)
 {
     char name[16] = {0}; /* PR_GET_NAME writes up to 16 bytes */
-    prctl(PR_GET_NAME, name, 0, 0, 0);
+    int saved = errno;
+    if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0 || !name[0])
+        name[0] = '?';
+    errno = saved;
     size_t i = 0;
     for (; i + 1 < size && name[i]; i++)
         buf[i] = name[i];
