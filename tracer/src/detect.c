@@ -247,8 +247,7 @@ LT_FORK_PATH void lt_on_forked(lt_thread *t, int tid_in_parent)
         if (shared_with_parent(h)) {
             release(t, h);
         } else if (written_for_good(h, tid_in_parent) &&
-                   (parent_self || (parent_self = malloc(sizeof *parent_self)) != NULL)) {
-            *parent_self = (lt_gone){t->info, 1};
+                   (parent_self || (parent_self = lt_gone_forked(&t->info)) != NULL)) {
             parent_self->info.tid = tid_in_parent;
             orphan_entry(h, parent_self);
         }
