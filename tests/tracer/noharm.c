@@ -14,20 +14,39 @@
  *                       the tracer checks the addresses libunwind asks it to check another way,
  *                       and the inversion's stacks reach start_thread (x86-64 only: elsewhere
  *                       it says "no filter here" and takes the locks all the same)
+ *   noharm peek-trapped a seccomp filter traps process_vm_readv (SIGSYS, as Chromium's and
+ *                       Firefox's sandboxes do; the handler here counts the call and makes it
+ *                       fail, where Chromium's crashes the process), then threads take locks
+ *                       at new call sites, one exits holding a robust mutex, which main
+ *                       takes back, and main, holding a mutex, joins a thread that sleeps in
+ *                       a condition wait until a third wakes it: the program itself never
+ *                       makes the call, so it prints "trapped: 0" (x86-64 only: elsewhere
+ *                       "no filter here" first)
+ *   noharm name-trapped a seccomp filter traps prctl(PR_GET_NAME) (Firefox's content sandbox
+ *                       does, logging each call), then 2 threads make 200 timed condition
+ *                       waits each: a traced thread asks for its name at most once, so
+ *                       "asked at most once a thread: yes" (x86-64 only: elsewhere "no filter
+ *                       here" first)
  * Prints "done".
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <errno.h>
 
+#include "../blocked.h"
 #include "refuse_syscall.h"
 
 static pthread_mutex_t outer = PTHREAD_MUTEX_INITIALIZER;
@@ -145,6 +164,165 @@ static int peek_refused(void)
     return 0;
 }
 
+static atomic_int trapped;
+
+/* A trapped call: counted, and made to fail with ENOSYS as the program goes on. */
+static void on_sigsys(int sig, siginfo_t *info, void *context)
+{
+    (void)sig;
+    (void)info;
+#ifdef __x86_64__
+    ((ucontext_t *)context)->uc_mcontext.gregs[REG_RAX] = -ENOSYS;
+#else
+    (void)context;
+#endif
+    atomic_fetch_add(&trapped, 1);
+}
+
+/* process_vm_readv raises SIGSYS from here on, for this process; 1 when the filter is in
+ * place (shown by a call of its own, which is not counted). */
+static int trap_process_vm_readv(void)
+{
+#ifdef __x86_64__
+    struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
+    long word = 0, copy;
+    struct iovec local = {&copy, sizeof copy}, remote = {&word, sizeof word};
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSYS, &sa, NULL) != 0 || !trap_syscall(SYS_process_vm_readv))
+        return 0;
+    int refused = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) < 0 && errno == ENOSYS &&
+                  atomic_load(&trapped) == 1;
+    atomic_store(&trapped, 0);
+    return refused;
+#else
+    return 0;
+#endif
+}
+
+static pthread_mutex_t robust;
+
+static __attribute__((noinline)) void *exit_holding_robust(void *arg)
+{
+    pthread_mutex_lock(&robust);
+    return arg;
+}
+
+static pthread_mutex_t cv_mutex = PTHREAD_MUTEX_INITIALIZER, joiner_holds = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int go;
+static blocked_probe in_cond_wait, in_join;
+
+static void *cond_waiter(void *arg)
+{
+    pthread_mutex_lock(&cv_mutex);
+    blocked_announce_on(&in_cond_wait, &cv, sizeof cv);
+    while (!go)
+        pthread_cond_wait(&cv, &cv_mutex);
+    pthread_mutex_unlock(&cv_mutex);
+    return arg;
+}
+
+/* Wakes the condition waiter once main sleeps in its join: the tracer has looked at the
+ * waiter's condition wait by then. */
+static void *waker(void *arg)
+{
+    blocked_until(&in_join);
+    pthread_mutex_lock(&cv_mutex);
+    go = 1;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&cv_mutex);
+    return arg;
+}
+
+/* Joins a thread in a condition wait while holding a mutex (the tracer searches the join's
+ * wait for a cycle, through that condition wait). */
+static int join_cond_waiter(void)
+{
+    pthread_t w, k;
+    if (pthread_create(&w, NULL, cond_waiter, NULL) != 0)
+        return 1;
+    blocked_until(&in_cond_wait);
+    if (pthread_create(&k, NULL, waker, NULL) != 0)
+        return 1;
+    pthread_mutex_lock(&joiner_holds);
+    blocked_announce_on(&in_join, (const void *)w, 4096);
+    pthread_join(w, NULL);
+    pthread_mutex_unlock(&joiner_holds);
+    pthread_join(k, NULL);
+    return 0;
+}
+
+static int peek_trapped(void)
+{
+    pthread_t a, b, c;
+    pthread_mutexattr_t attr;
+    if (!trap_process_vm_readv())
+        printf("no filter here\n");
+    if (pthread_create(&a, NULL, new_sites, NULL) != 0 || pthread_create(&b, NULL, new_sites, NULL) != 0)
+        return 1;
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&robust, &attr);
+    if (pthread_create(&c, NULL, exit_holding_robust, NULL) != 0)
+        return 1;
+    pthread_join(c, NULL);
+    if (pthread_mutex_lock(&robust) != EOWNERDEAD || pthread_mutex_consistent(&robust) != 0)
+        return 1;
+    pthread_mutex_unlock(&robust);
+    if (join_cond_waiter() != 0)
+        return 1;
+    printf("trapped: %d\n", atomic_load(&trapped));
+    return 0;
+}
+
+static pthread_mutex_t nap_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t nap_cond = PTHREAD_COND_INITIALIZER;
+
+/* 200 condition waits that time out (the tracer records the waiter, by name, at each). */
+static void *napper(void *arg)
+{
+    pthread_mutex_lock(&nap_mutex);
+    for (int i = 0; i < 200; i++) {
+        struct timespec at;
+        clock_gettime(CLOCK_REALTIME, &at);
+        at.tv_nsec += 100000;
+        if (at.tv_nsec >= 1000000000) {
+            at.tv_sec++;
+            at.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&nap_cond, &nap_mutex, &at);
+    }
+    pthread_mutex_unlock(&nap_mutex);
+    return arg;
+}
+
+static int name_trapped(void)
+{
+    pthread_t t[2];
+    char name[16];
+#ifdef __x86_64__
+    struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSYS, &sa, NULL) != 0 ||
+        !filter_syscall_if(SYS_prctl, 1, PR_GET_NAME, SECCOMP_RET_TRAP) ||
+        prctl(PR_GET_NAME, name, 0, 0, 0) == 0 || errno != ENOSYS || atomic_load(&trapped) != 1)
+        printf("no filter here\n");
+#else
+    printf("no filter here\n");
+    (void)name;
+#endif
+    atomic_store(&trapped, 0);
+    for (int i = 0; i < 2; i++)
+        if (pthread_create(&t[i], NULL, napper, NULL) != 0)
+            return 1;
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    printf("asked at most once a thread: %s\n", atomic_load(&trapped) <= 3 ? "yes" : "no");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -155,8 +333,12 @@ int main(int argc, char **argv)
         rc = fds_limit();
     else if (strcmp(mode, "peek-refused") == 0)
         rc = peek_refused();
+    else if (strcmp(mode, "peek-trapped") == 0)
+        rc = peek_trapped();
+    else if (strcmp(mode, "name-trapped") == 0)
+        rc = name_trapped();
     else {
-        fprintf(stderr, "usage: noharm fds|fds-limit|peek-refused\n");
+        fprintf(stderr, "usage: noharm fds|fds-limit|peek-refused|peek-trapped|name-trapped\n");
         return 2;
     }
     if (rc == 0)

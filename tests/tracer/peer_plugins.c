@@ -9,6 +9,11 @@
  *     unloads the other. Silent.
  *   - kept: loaded twice and closed once, so still loaded: its lock is the same lock, and
  *     the other way is an inversion, reported.
+ *   - after-inversion: two locks of the program's taken in both orders (an inversion,
+ *     reported: the order graph has a cycle from then on, and a lock leaves it at once), the
+ *     plugin's lock taken under and over them, the plugin unloaded (peer_plugin_far.c: its
+ *     lock's page stays unmapped). The tracer read the gone lock's word (SIGSEGV; LibreOffice
+ *     at exit, NSS_Shutdown unloading its modules). Prints "unloaded".
  * Each prints whether the lock came back at its address, and "done".
  */
 #include <dlfcn.h>
@@ -68,6 +73,22 @@ NOINLINE static void reload(const char *path, const char *getter, int keep)
     printf("same address: %s\n", at[0] == at[1] ? "yes" : "no");
 }
 
+static pthread_mutex_t first_lock = PTHREAD_MUTEX_INITIALIZER,
+                       second_lock = PTHREAD_MUTEX_INITIALIZER;
+
+NOINLINE static void after_inversion(const char *path)
+{
+    nest(&first_lock, &second_lock);
+    nest(&second_lock, &first_lock);
+    void *h = load(path);
+    pthread_mutex_t *plugin = lock_of(h, "plugin_mutex");
+    nest(&program_lock, plugin);
+    nest(&first_lock, plugin);
+    nest(plugin, &second_lock);
+    dlclose(h);
+    printf("unloaded\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4)
@@ -78,6 +99,8 @@ int main(int argc, char **argv)
         reload(argv[3], "user_plugin_mutex", 0);
     else if (!strcmp(argv[1], "kept"))
         reload(argv[2], "plugin_mutex", 1);
+    else if (!strcmp(argv[1], "after-inversion"))
+        after_inversion(argv[2]);
     else
         return 2;
     puts("done");

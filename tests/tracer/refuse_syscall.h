@@ -1,7 +1,7 @@
 /*
- * refuse_syscall.h - a seccomp filter that answers EPERM to one system call, for the tests of
- * the tracer's ways around a sandbox that refuses what it would use (gate_alone.c: membarrier;
- * noharm.c: process_vm_readv).
+ * refuse_syscall.h - a seccomp filter that answers EPERM to one system call, or traps it
+ * (SIGSYS), for the tests of the tracer's ways around a sandbox that refuses what it would use
+ * (gate_alone.c: membarrier; noharm.c: process_vm_readv).
  */
 #ifndef REFUSE_SYSCALL_H
 #define REFUSE_SYSCALL_H
@@ -14,22 +14,43 @@
 #include <stddef.h>
 #include <sys/prctl.h>
 
-/* System call nr (x86-64's numbers) answers EPERM from now on, in this thread and those it
- * starts; 1 when the filter went in. A call made in another architecture's mode is let through. */
-static inline int refuse_syscall(long nr)
+/* System call nr (x86-64's numbers) gets the filter's `action` from now on, in this thread and
+ * those it starts, when its first argument is arg0 (any, when match_arg0 is 0); 1 when the
+ * filter went in. A call made in another architecture's mode is let through. */
+static inline int filter_syscall_if(long nr, int match_arg0, unsigned arg0, unsigned action)
 {
     struct sock_filter code[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])), /* low half */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arg0, 0, match_arg0 ? 1 : 0),
+        BPF_STMT(BPF_RET | BPF_K, action),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
     struct sock_fprog prog = {sizeof code / sizeof code[0], code};
     return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+static inline int filter_syscall(long nr, unsigned action)
+{
+    return filter_syscall_if(nr, 0, 0, action);
+}
+
+/* System call nr answers EPERM from now on (container profiles). */
+static inline int refuse_syscall(long nr)
+{
+    return filter_syscall(nr, SECCOMP_RET_ERRNO | EPERM);
+}
+
+/* System call nr raises SIGSYS from now on, instead of running (Chromium's and Firefox's
+ * sandboxes: their handlers crash the process, or log the call and make it fail). */
+static inline int trap_syscall(long nr)
+{
+    return filter_syscall(nr, SECCOMP_RET_TRAP);
 }
 #endif
 

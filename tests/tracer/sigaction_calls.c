@@ -12,14 +12,30 @@
  *     back: how many times the signal mask changed meanwhile (this program's pthread_sigmask,
  *     exported by -rdynamic, is the one the tracer's calls reach). Without the tracer none;
  *     the tracer blocked every signal around each action it set, two mask changes a call.
+ *   - vfork: children that run in the parent's memory (vfork's, then clone's with CLONE_VM and
+ *     CLONE_VFORK) set, as Python's subprocess does before its exec, one handled signal back
+ *     to the default and a handler of their own for another, then exec or exit. Their
+ *     actions are their own: the parent's handlers must still run, and sigaction must still
+ *     answer them. (The tracer keeps the program's actions in memory such a child shares.)
+ *   - getpid: how many getpid calls 1000 sigaction calls make, before and after a vfork
+ *     child (this program's getpid, exported too, counts). None without the tracer; the
+ *     tracer asked getpid at each call, to tell a vfork child from its parent. Then a vfork
+ *     that a seccomp filter refuses: -1 and EAGAIN, and still no getpid.
  * Each scenario prints what it saw and ends with "done".
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +48,15 @@ int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
     atomic_fetch_add(&mask_changes, 1);
     return syscall(SYS_rt_sigprocmask, how, set, old, 8) == 0 ? 0 : -1;
+}
+
+static atomic_int getpid_calls;
+
+/* Counts too, then makes the system call, as glibc's does. */
+pid_t getpid(void)
+{
+    atomic_fetch_add(&getpid_calls, 1);
+    return (pid_t)syscall(SYS_getpid);
 }
 
 static void handler(int sig)
@@ -98,6 +123,116 @@ static void nested(void)
     printf("probes and wrapped handlers ran: yes\n");
 }
 
+static atomic_int parents_runs, childs_runs;
+
+static void parents(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&parents_runs, 1);
+}
+
+static void childs(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&childs_runs, 1);
+}
+
+/* A child in its parent's memory, before its exec (exec != NULL) or exit. */
+static int child_sets(void *exec)
+{
+    set_action(SIGUSR1, SIG_DFL, NULL);
+    set_action(SIGUSR2, childs, NULL);
+    if (exec)
+        execl("/bin/true", "true", (char *)NULL);
+    _exit(0);
+}
+
+/* Whether the parent's handlers run and are answered as before. */
+static int parents_kept(void)
+{
+    struct sigaction usr1, usr2;
+    int before = atomic_load(&parents_runs);
+    raise(SIGUSR1);
+    raise(SIGUSR2);
+    return atomic_load(&parents_runs) == before + 2 && sigaction(SIGUSR1, NULL, &usr1) == 0 &&
+           sigaction(SIGUSR2, NULL, &usr2) == 0 && usr1.sa_handler == parents &&
+           usr2.sa_handler == parents;
+}
+
+/* One child of each round, vfork's or clone's; 1 when the parent's handlers stayed. */
+static int round_kept(int i, int by_clone)
+{
+    static char stack[64 * 1024] __attribute__((aligned(16)));
+    void *exec = i % 2 ? "exec" : NULL;
+    int status;
+    pid_t child;
+    if (by_clone) {
+        child = clone(child_sets, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, exec);
+    } else {
+        child = vfork();
+        if (child == 0)
+            child_sets(exec);
+    }
+    return child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+           WEXITSTATUS(status) == 0 && parents_kept();
+}
+
+static void vforks(void)
+{
+    set_action(SIGUSR1, parents, NULL);
+    set_action(SIGUSR2, parents, NULL);
+    for (int by_clone = 0; by_clone < 2; by_clone++) {
+        int kept = 0;
+        for (int i = 0; i < 10; i++)
+            kept += round_kept(i, by_clone);
+        printf("%s children: the parent's handlers kept in %d of 10\n",
+               by_clone ? "clone(CLONE_VM)" : "vfork", kept);
+    }
+    printf("the children's handler ran in the parent: %s\n",
+           atomic_load(&childs_runs) ? "yes" : "no");
+}
+
+/* getpid calls in 1000 sigaction calls. */
+static int getpids_in_actions(void)
+{
+    int before = atomic_load(&getpid_calls);
+    for (int i = 0; i < 1000; i++)
+        set_action(SIGUSR1, i % 2 ? SIG_DFL : handler, NULL);
+    return atomic_load(&getpid_calls) - before;
+}
+
+static void getpids(void)
+{
+    int first = getpids_in_actions(), status;
+    pid_t child = vfork();
+    if (child == 0)
+        _exit(0);
+    if (child < 0 || waitpid(child, &status, 0) != child) {
+        printf("no vfork child\n");
+        return;
+    }
+    printf("getpid calls in 1000 sigaction calls: %d, after a vfork child: %d\n", first,
+           getpids_in_actions());
+    /* vfork refused (EAGAIN, by a seccomp filter): its failure as libc's, no child counted */
+    struct sock_filter refuse[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_vfork, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EAGAIN),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof refuse / sizeof refuse[0], refuse};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+        printf("no seccomp filter\n");
+        return;
+    }
+    errno = 0;
+    child = vfork();
+    int err = errno;
+    printf("a refused vfork: %d, %s; getpid calls in 1000 sigaction calls: %d\n", (int)child,
+           err == EAGAIN ? "EAGAIN" : "another errno", getpids_in_actions());
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -106,8 +241,12 @@ int main(int argc, char **argv)
         nested();
     else if (!strcmp(s, "masks"))
         masks();
+    else if (!strcmp(s, "vfork"))
+        vforks();
+    else if (!strcmp(s, "getpid"))
+        getpids();
     else
-        return fprintf(stderr, "usage: sigaction_calls nested|masks\n"), 2;
+        return fprintf(stderr, "usage: sigaction_calls nested|masks|vfork|getpid\n"), 2;
     printf("done\n");
     return 0;
 }

@@ -17,7 +17,6 @@
  * placed (the program must be traced for that) and what the handlers found.
  */
 #define _GNU_SOURCE
-#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -29,21 +28,15 @@
 #include <unistd.h>
 
 #include "../pc.h"
-
-#define TRAP_FLAG 0x100
+#include "trapstep.h"
 
 enum { ARMING, AT_GETCONTEXT, PLACED };
 
-static pthread_mutex_t site = PTHREAD_MUTEX_INITIALIZER, handlers_own = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t handlers_own = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t tracer_lo, tracer_hi, getcontext_lo, getcontext_hi, prev_pc;
 static volatile sig_atomic_t state = ARMING, stepping;
 static atomic_int counted, usr2_inside, usr2_nested, usr2_ran, raised, usr2_blocked_then;
 static int counted_at_send = -1;
-
-static void send(int sig)
-{
-    syscall(SYS_tgkill, getpid(), gettid(), sig);
-}
 
 /* After each instruction: SIGUSR1 where the tracer may defer it, SIGUSR2 after getcontext's
  * system call once SIGUSR1 waits. */
@@ -53,7 +46,7 @@ static void step(int sig, siginfo_t *info, void *uctx)
     ucontext_t *uc = uctx;
     uintptr_t pc = pc_interrupted(uc);
     if (!stepping || state == PLACED) {
-        uc->uc_mcontext.gregs[REG_EFL] &= ~TRAP_FLAG;
+        trapstep_flag(uc, 0);
         return;
     }
     if (state == ARMING && pc - tracer_lo < tracer_hi - tracer_lo) {
@@ -61,18 +54,18 @@ static void step(int sig, siginfo_t *info, void *uctx)
             state = AT_GETCONTEXT; /* the last one sent was not run: deferred */
         } else {
             counted_at_send = atomic_load(&counted);
-            send(SIGUSR1);
+            trapstep_send(SIGUSR1);
         }
     } else if (state == AT_GETCONTEXT && prev_pc - getcontext_lo < getcontext_hi - getcontext_lo &&
                !memcmp((const void *)prev_pc, "\x0f\x05", 2)) {
         /* (the trap after a system call comes an instruction later) */
-        send(SIGUSR2);
+        trapstep_send(SIGUSR2);
         state = PLACED;
-        uc->uc_mcontext.gregs[REG_EFL] &= ~TRAP_FLAG;
+        trapstep_flag(uc, 0);
         return;
     }
     prev_pc = pc;
-    uc->uc_mcontext.gregs[REG_EFL] |= TRAP_FLAG;
+    trapstep_flag(uc, 1);
 }
 
 static void counts(int sig)
@@ -98,57 +91,17 @@ static void locks_own(int sig)
     atomic_fetch_add(&usr2_ran, 1);
 }
 
-/* The executable segment of the object holding the lock call the program links to, but
- * libc's: the tracer's, when it is preloaded. */
-static int find_tracer(struct dl_phdr_info *info, size_t size, void *fn)
-{
-    (void)size;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && (uintptr_t)fn - lo < ph->p_memsz &&
-            !strstr(info->dlpi_name, "libc.so")) {
-            tracer_lo = lo;
-            tracer_hi = lo + ph->p_memsz;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static void install(int sig, struct sigaction sa)
-{
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
-}
-
-/* One lock call, from one stack each time. */
-static void __attribute__((noinline)) lock_site(void)
-{
-    pthread_mutex_lock(&site);
-    pthread_mutex_unlock(&site);
-}
-
 int main(void)
 {
-    install(SIGTRAP, (struct sigaction){.sa_sigaction = step, .sa_flags = SA_SIGINFO});
-    install(SIGUSR1, (struct sigaction){.sa_handler = counts, .sa_flags = SA_RESTART});
-    install(SIGUSR2, (struct sigaction){.sa_handler = locks_own, .sa_flags = SA_RESTART});
-    dl_iterate_phdr(find_tracer, (void *)(uintptr_t)dlsym(RTLD_DEFAULT, "pthread_mutex_lock"));
+    trapstep_install(SIGTRAP, (struct sigaction){.sa_sigaction = step, .sa_flags = SA_SIGINFO});
+    trapstep_install(SIGUSR1, (struct sigaction){.sa_handler = counts, .sa_flags = SA_RESTART});
+    trapstep_install(SIGUSR2, (struct sigaction){.sa_handler = locks_own, .sa_flags = SA_RESTART});
+    trapstep_tracer(&tracer_lo, &tracer_hi);
     if (pc_libc_function("getcontext", &getcontext_lo, &getcontext_hi) != 0) {
         puts("getcontext not found");
         return 1;
     }
-    for (int i = 0; i < 4; i++) {
-        /* the last round stepped: the first ones make the tracer's first-time work at the
-         * site (an unwind with every signal blocked, SIGTRAP too: a trap then kills) */
-        stepping = i == 3;
-        if (stepping)
-            raise(SIGTRAP);
-        lock_site();
-    }
-    stepping = 0;
-    raise(SIGTRAP); /* the trap flag off, were it still on */
+    trapstep_rounds(&stepping, &state, PLACED, 1);
     sigset_t now;
     pthread_sigmask(SIG_BLOCK, NULL, &now);
     printf("placed: %s\n", state == PLACED ? "yes" : "no");

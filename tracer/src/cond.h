@@ -28,7 +28,8 @@ void lt_cond_leave(lt_cond_waiter *w, int woken);
 void lt_cond_signalled(const void *cv, int all);
 /* A condition wait of the thread with sequence number `seq`, as a joiner's search finds it:
  * `w` is where the thread's lt_thread.cond_wait points, `seen` a copy of it made with
- * lt_platform_peek (the thread may have left the wait, and its frame, meanwhile). When w is
+ * lt_platform_read (the thread may have left the wait, and its frame, meanwhile; its stack
+ * stays until the join). When w is
  * still that thread's wait, as seen, calls show(arg) while the thread cannot leave the wait,
  * marks w shown (the thread then calls lt_waitfor_shown_end as it leaves) and returns show's
  * result; 0 otherwise. */

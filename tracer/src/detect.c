@@ -223,7 +223,7 @@ static int written_for_good(const lt_held *h, int tid_in_parent)
 {
     pthread_rwlock_t word;
     return h->kind == LT_RWLOCK && h->mode == LT_MODE_WRITE && !custom(h->lock) &&
-           lt_platform_peek(&word, h->addr, sizeof word) == 0 &&
+           lt_platform_read(&word, h->addr, sizeof word) == 0 &&
            lt_platform_lock_held(&word, LT_RWLOCK, LT_MODE_WRITE, tid_in_parent);
 }
 
@@ -247,8 +247,7 @@ LT_FORK_PATH void lt_on_forked(lt_thread *t, int tid_in_parent)
         if (shared_with_parent(h)) {
             release(t, h);
         } else if (written_for_good(h, tid_in_parent) &&
-                   (parent_self || (parent_self = malloc(sizeof *parent_self)) != NULL)) {
-            *parent_self = (lt_gone){t->info, 1};
+                   (parent_self || (parent_self = lt_gone_forked(&t->info)) != NULL)) {
             parent_self->info.tid = tid_in_parent;
             orphan_entry(h, parent_self);
         }
@@ -441,11 +440,12 @@ static void released_for_holder(lt_lock *l)
 
 /* Whether a writer still holds rwlock ev->addr after another thread's unlock that libc
  * accepted: glibc's unlock by a thread that is not the writer is a read unlock, which leaves
- * the writer holding the lock (its next wrlock returns EDEADLK, its own unlock releases it). */
+ * the writer holding the lock (its next wrlock returns EDEADLK, its own unlock releases it).
+ * The lock was just unlocked here: read in place (lt_platform_read), in any sandbox. */
 static int writer_kept(const lt_event *ev)
 {
     pthread_rwlock_t word;
-    return ev->kind == LT_RWLOCK && lt_platform_peek(&word, ev->addr, sizeof word) == 0 &&
+    return ev->kind == LT_RWLOCK && lt_platform_read(&word, ev->addr, sizeof word) == 0 &&
            lt_platform_rwlock_writer_kept(&word);
 }
 
@@ -668,8 +668,9 @@ void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn desc
 }
 
 /* A lock the fork child shares with its parent: the parent's thread that holds it lives on
- * there and will release it. Read with peek: the child must not fault on memory the parent
- * unmapped while a thread held a lock in it. A spinlock's word has no process-shared mark
+ * there and will release it. Checked before it is read (lt_platform_read): the child must
+ * not fault on memory the parent unmapped while a thread held a lock in it, and the child has
+ * no other thread to unmap it meanwhile. A spinlock's word has no process-shared mark
  * and needs none (no futex: its waiters spin on the word), so shared memory is enough; a
  * mutex or rwlock must be process-shared too, or a waiter sleeps on a futex of its own
  * process that the parent's unlock never wakes. The mark alone is not enough: a
@@ -688,7 +689,7 @@ static int shared_with_parent(const lt_held *h)
     if (h->kind == LT_SPIN)
         return lt_platform_shared_memory(h->addr);
     return (h->kind == LT_MUTEX || h->kind == LT_RWLOCK) &&
-           lt_platform_peek(&word, h->addr, size) == 0 &&
+           lt_platform_read(&word, h->addr, size) == 0 &&
            lt_platform_lock_pshared(&word, h->kind) && lt_platform_shared_memory(h->addr);
 }
 
@@ -720,7 +721,8 @@ static __attribute__((noinline)) void orphan_entry(const lt_held *h, const lt_go
 }
 
 /* Entries whose lock word says t does not hold them (the memory became another lock, or is
- * gone: read with peek) leave t's held set. */
+ * gone: checked before it is read, lt_platform_read) leave t's held set. t is the calling
+ * thread, leaving: what it holds does not go away meanwhile in a correct program. */
 void lt_drop_stale(lt_thread *t)
 {
     union {
@@ -738,20 +740,20 @@ void lt_drop_stale(lt_thread *t)
         if (h->kind >= LT_ARRAY_LEN(size) || custom(h->lock))
             continue; /* no word to read: a custom lock's memory is never read */
         if (atomic_load_explicit(&h->lock->gen, memory_order_relaxed) != h->gen || /* freed */
-            lt_platform_peek(&word, h->addr, size[h->kind]) != 0 ||
+            lt_platform_read(&word, h->addr, size[h->kind]) != 0 ||
             !lt_platform_lock_held(&word, h->kind, h->mode, t->info.tid))
             release(t, h);
     }
 }
 
 /* A robust mutex held at thread exit is what robust mutexes are for: libc hands the next
- * locker EOWNERDEAD (ThreadSanitizer calls it correct too). The word is read with peek, as
+ * locker EOWNERDEAD (ThreadSanitizer calls it correct too). The word is read as
  * lt_drop_stale reads it. */
 static int robust_mutex(const lt_held *h)
 {
     pthread_mutex_t word;
     return h->kind == LT_MUTEX && !custom(h->lock) &&
-           lt_platform_peek(&word, h->addr, sizeof word) == 0 && lt_platform_mutex_robust(&word);
+           lt_platform_read(&word, h->addr, sizeof word) == 0 && lt_platform_mutex_robust(&word);
 }
 
 /* The exit-held report of a leaving thread: its locks, robust mutexes left out unless

@@ -22,12 +22,12 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "dumpsig.h"
 #include "lt_internal.h"
 #include "platform.h"
 #include "sigdefer.h"
+#include "vmchild.h"
 
 #define SLOTS 8 /* the program's last actions: a handler reads one that is not rewritten */
 
@@ -38,16 +38,6 @@ static _Atomic int dump_sig; /* 0 until installed */
 static void (*dump_fn)(void);
 static struct sigaction actions[SLOTS]; /* the program's action for dump_sig, as it set it */
 static _Atomic unsigned current;
-/* The process these are of. A vfork child shares them with its parent, and its calls (Python's
- * subprocess sets every handled signal back to default before the exec) are its own: they go
- * to libc, whose actions it does not share. A fork child has a copy of its own. */
-static _Atomic int owner;
-
-static void forked(void)
-{
-    atomic_store(&owner, getpid());
-}
-
 static int handles(const struct sigaction *a)
 {
     return a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN;
@@ -128,15 +118,18 @@ void lt_dumpsig_install(int sig, void (*dump)(void))
         before.sa_handler = SIG_DFL;
     }
     dump_fn = dump;
-    forked();
-    pthread_atfork(NULL, NULL, forked);
+    lt_vm_init();
     set_action(sig, &before, NULL);
+    lt_sig_dispatches(sig);
     atomic_store(&dump_sig, sig);
 }
 
 int lt_dumpsig_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-    if (sig == 0 || sig != atomic_load(&dump_sig) || getpid() != atomic_load(&owner))
+    /* A vfork child's calls (Python's subprocess sets every handled signal back to the
+     * default before the exec) are its own: they go to libc, whose actions it does not
+     * share, not to these, which it does. */
+    if (sig == 0 || sig != atomic_load(&dump_sig) || lt_vm_child())
         return 0;
     set_action(sig, act, old);
     return 1;

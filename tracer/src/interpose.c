@@ -44,6 +44,7 @@
 #include "lifetime.h"
 #include "platform.h"
 #include "sigdefer.h"
+#include "vmchild.h"
 
 /* macOS has no timed, clock or spin lock functions (and no clock condition wait): there
  * those entry points are compiled out, with the calls that would reach them. */
@@ -1200,6 +1201,7 @@ LT_FORK_PATH static void fork_phase(lt_fork_phase phase)
         if (!lt_fork_alone())
             fork_busy = fork_busy << 2 | (unsigned)busy;
     } else {
+        lt_vm_fork(phase);
         lt_sig_fork(phase);
         lt_platform_fork(phase);
         lt_classes_fork(phase);

@@ -720,6 +720,8 @@ void lt_thread_info_now(lt_thread *t, lt_thread_info *out);
 const lt_thread_info *lt_thread_info_kept(lt_thread *t);
 void lt_thread_info_fresh(lt_thread_info *info);
 void lt_thread_fork(lt_fork_phase phase);
+/* In a fork child: a record of a thread it did not get (by_fork), not from malloc. */
+lt_gone *lt_gone_forked(const lt_thread_info *info);
 void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg);
 lt_thread *lt_thread_first(void);
 

@@ -43,6 +43,7 @@
  * Each cycle is reported once, keyed by its set of locks.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
 #include <string.h>
@@ -1173,6 +1174,17 @@ static void inline_forget_locked(lt_lock *l);
 static inline const inline_edge *inline_implied(const lt_lock *l, const inline_edge *r);
 static void node_imply(node *x);
 
+/* The type of mutex x, read from a copy of its word: its memory may be gone already (a
+ * dlclose'd library's static mutex, forgotten after the unmapping: LibreOffice faulted at
+ * exit, NSS_Shutdown unloading its modules; peer-plugin.4). Then it is not known: normal. */
+static uint8_t ended_mutex_type(const node *x, const lt_lock *l)
+{
+    pthread_mutex_t word;
+    if (lt_platform_read(&word, (const void *)x->addr, sizeof word) != 0)
+        memset(&word, 0, sizeof word);
+    return (uint8_t)lt_lock_mutex_type(&word, l);
+}
+
 /* What a report says of the lock of x, whose identity ends now (`how`): noted in x, as its
  * memory may go before x's end is drawn. */
 static void node_end_note(node *x, lt_ended how)
@@ -1180,7 +1192,7 @@ static void node_end_note(node *x, lt_ended how)
     lt_lock *l = x->lock;
     node_cold *c = cold_of(x);
     c->how = (uint8_t)how;
-    c->mutex_type = (uint8_t)(x->kind == LT_MUTEX ? lt_lock_mutex_type(x->addr, l) : 0);
+    c->mutex_type = x->kind == LT_MUTEX ? ended_mutex_type(x, l) : 0;
     c->api = l->api;
     c->first_stack = 0;
     c->first_partial = 0;

@@ -287,8 +287,13 @@ int lt_platform_data_symbol(uintptr_t addr, char *buf, size_t size);
 void lt_platform_symbolize_init(void);
 
 /* Copies n bytes at src that another thread may unmap meanwhile: 0 on success, -1 when some
- * of it is not mapped (nothing faults). Async-signal-safe. */
+ * of it is not mapped (nothing faults). Async-signal-safe. Linux: process_vm_readv, which a
+ * sandbox's seccomp filter may refuse, or kill the process for (Chromium's). */
 int lt_platform_peek(void *dst, const void *src, size_t n);
+/* The same for memory no other thread can unmap meanwhile (the caller's own locks, the code
+ * it runs, libc's own objects), in any sandbox: checked first, then copied (a mapping removed
+ * between the two would fault). errno is kept. Async-signal-safe. */
+int lt_platform_read(void *dst, const void *src, size_t n);
 /* The object file that contains ip: its path (the executable's is absolute), load address and
  * GNU build-id in lowercase hex ("" when it has none). Never allocates. 0 when ip is in no
  * loaded object. */

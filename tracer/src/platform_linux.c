@@ -238,9 +238,9 @@ static void unw_enter_masked(unw_call *c)
  * test_subprocess checks that a child has only the ones it was given: two failures), and one
  * that opens descriptors up to its limit gets two fewer. So the pipe is refused while
  * libunwind sets itself up (it ignores pipe2's result), and the local address space's reads
- * of memory come here. The reads libunwind would check are checked, with process_vm_readv
- * (EFAULT where the direct read would fault: one system call where libunwind's check made
- * three), and a page found readable joins a small table of pages not checked again, as
+ * of memory come here. The reads libunwind would check are checked, with one system call
+ * (bytes_readable: EFAULT where the direct read would fault; libunwind's check made three),
+ * and a page found readable joins a small table of pages not checked again, as
  * libunwind keeps 4 of its own (neither forgets a page, which can only matter for an address
  * that only bad unwind information would give); the others are read directly, as libunwind
  * reads them. Checking every read instead made LOCKTRACE_STACKS=full unwinds 4-6x slower
@@ -270,38 +270,26 @@ static int page_good(uintptr_t page)
     return atomic_load_explicit(good_slot(page), memory_order_relaxed) == page;
 }
 
-/* process_vm_readv was refused (a seccomp filter that answers EPERM, a kernel without it). */
-static _Atomic int peek_refused;
-
-/* The process to read from with process_vm_readv: the calling thread's id, which names it as
- * well as its pid does, kept by the registry without a system call (getpid is one: two for
- * each word a check reads, 24 at a process's first lock call); the pid for a thread that has
- * not registered. A vfork child's, its parent's thread's, reads the same memory. */
-static pid_t self_pid(void)
+/* Whether the 8 bytes at addr can be read, without faulting: rt_sigprocmask with a `how`
+ * that is not one. The kernel copies the 8-byte set from addr first (EFAULT if it cannot),
+ * then refuses the call (EINVAL) without changing the mask. Every sandbox lets it through,
+ * since libc's own signal and thread functions need it. process_vm_readv, which the tracer
+ * used first, is a debugging call that sandboxes forbid, and not always with an error:
+ * Chromium's seccomp filter traps it (SIGSYS) and its handler crashes the process on purpose,
+ * as a filter whose action is to kill does; inside an unwind, which blocks every signal, the
+ * kernel killed the process outright (harm-peek.2). Not through libc, which reads the set
+ * itself. Leaves errno EINVAL or EFAULT. */
+static int bytes_readable(uintptr_t addr)
 {
-    const lt_thread *t = lt_tls.self;
-    return t ? t->info.tid : getpid();
+    return syscall(SYS_rt_sigprocmask, -1, (void *)addr, NULL, (size_t)8) != 0 && errno == EINVAL;
 }
 
-/* Whether the word at addr can be read, without faulting. process_vm_readv copies it (EFAULT
- * for memory that cannot be read). Where it is refused, rt_sigprocmask with a `how` that is
- * not one: the kernel copies the 8-byte set from addr first (EFAULT if it cannot), then
- * refuses the call (EINVAL) without changing the mask; sandboxes allow it, since libc's own
- * signal and thread functions need it. (Not through libc, which reads the set itself.) */
+/* Whether the word at addr can be read, without faulting. */
 static int word_readable(unw_word_t addr, unw_word_t *val)
 {
-    if (!atomic_load_explicit(&peek_refused, memory_order_relaxed)) {
-        struct iovec local = {val, sizeof *val}, remote = {(void *)addr, sizeof *val};
-        ssize_t n = process_vm_readv(self_pid(), &local, 1, &remote, 1, 0);
-        if (n == (ssize_t)sizeof *val)
-            return 1;
-        if (n >= 0 || (errno != EPERM && errno != ENOSYS))
-            return 0; /* part of it, or none (EFAULT): not readable */
-        atomic_store_explicit(&peek_refused, 1, memory_order_relaxed);
-    }
     /* the kernel's set is 8 bytes (64 signals): the word, and a little more for a smaller one */
     _Static_assert(sizeof(unw_word_t) <= 8, "a word fits in the kernel's signal set");
-    if (syscall(SYS_rt_sigprocmask, -1, (void *)addr, NULL, (size_t)8) == 0 || errno != EINVAL)
+    if (!bytes_readable(addr))
         return 0;
     memcpy(val, (const void *)addr, sizeof *val);
     return 1;
@@ -1028,10 +1016,17 @@ int lt_platform_signal_coming(int tid)
     return (pending & ~status_mask(status, "\nSigBlk:") & ~status_mask(status, "\nSigIgn:")) != 0;
 }
 
+/* A sandbox may refuse PR_GET_NAME (Firefox's content processes trap it, log the call on
+ * stderr and make it fail): the name is then "?", not empty, so that it is not asked again at
+ * every wait (1,400 logged refusals in one headless screenshot), and errno stays the
+ * program's. */
 void lt_platform_thread_name(char *buf, size_t size)
 {
     char name[16] = {0}; /* PR_GET_NAME writes up to 16 bytes */
-    prctl(PR_GET_NAME, name, 0, 0, 0);
+    int saved = errno;
+    if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0 || !name[0])
+        name[0] = '?';
+    errno = saved;
     size_t i = 0;
     for (; i + 1 < size && name[i]; i++)
         buf[i] = name[i];
@@ -1650,11 +1645,39 @@ int lt_platform_data_symbol(uintptr_t addr, char *buf, size_t size)
     return 1;
 }
 
-/* process_vm_readv on ourselves reports EFAULT instead of raising SIGSEGV. */
+/* process_vm_readv on ourselves reports EFAULT instead of raising SIGSEGV, in one copy that
+ * a mapping removed meanwhile cannot fault. The process is named by getpid, a system call:
+ * not by the thread id the registry keeps, which a child that a raw clone made (Chromium's
+ * zygote makes its renderers so, without libc's fork handlers) inherits from its parent,
+ * naming the parent (whose memory it read) or, in a new pid namespace, nobody. */
 int lt_platform_peek(void *dst, const void *src, size_t n)
 {
     struct iovec local = {dst, n}, remote = {(void *)src, n};
-    return process_vm_readv(self_pid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+/* Each 4 KiB page of the range is checked (its first 8 bytes: a page is readable whole or not
+ * at all), then the bytes are copied: no process_vm_readv, which sandboxes forbid, Chromium's
+ * fatally (see bytes_readable; its renderers crashed at their first new lock call site, whose
+ * object's ELF header this reads). A mapping removed between the check and the copy would
+ * fault: hence only for memory no other thread can take away meanwhile. errno is the
+ * caller's. */
+int lt_platform_read(void *dst, const void *src, size_t n)
+{
+    if (n == 0)
+        return 0;
+    int saved = errno, ok = 1;
+    uintptr_t page = (uintptr_t)src & ~PAGE_4K, last = ((uintptr_t)src + n - 1) & ~PAGE_4K;
+    for (;; page += PAGE_4K + 1) {
+        ok = page != 0 && bytes_readable(page);
+        if (!ok || page == last)
+            break;
+    }
+    errno = saved;
+    if (!ok)
+        return -1;
+    memcpy(dst, src, n);
+    return 0;
 }
 
 /* The kernel returns from a signal handler into the C library's sigreturn trampoline, which
@@ -1673,7 +1696,7 @@ int lt_platform_is_sigreturn(uintptr_t ip)
 #ifdef SIGRETURN_CODE
     static const unsigned char code[] = SIGRETURN_CODE;
     unsigned char here[sizeof code];
-    return lt_platform_peek(here, (const void *)ip, sizeof here) == 0 &&
+    return lt_platform_read(here, (const void *)ip, sizeof here) == 0 && /* code being run */
            memcmp(here, code, sizeof code) == 0;
 #else
     (void)ip;
@@ -1708,7 +1731,7 @@ static void flush_stream(FILE *f)
     int fd = fileno_unlocked(f);
     struct pollfd p = {fd, POLLOUT, 0};
     if (fd < 0 || __fsetlocking(f, FSETLOCKING_QUERY) == FSETLOCKING_BYCALLER || !lock ||
-        lt_platform_peek(&held, lock, sizeof held) != 0 ||
+        lt_platform_read(&held, lock, sizeof held) != 0 || /* glibc's own streams' lock */
         (held.lock && held.owner == (void *)pthread_self()) || poll(&p, 1, 0) != 1 ||
         p.revents != POLLOUT || ftrylockfile(f) != 0)
         return;
@@ -1842,7 +1865,7 @@ static void parse_maps_line(const char *s, maps_line *l)
 static int elf_at(uintptr_t base, lt_module *out)
 {
     ElfW(Ehdr) eh;
-    if (lt_platform_peek(&eh, (const void *)base, sizeof eh) != 0 ||
+    if (lt_platform_read(&eh, (const void *)base, sizeof eh) != 0 ||
         memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
         return 0;
     out->base = eh.e_type == ET_EXEC ? 0 : base;
@@ -1853,14 +1876,14 @@ static int elf_at(uintptr_t base, lt_module *out)
     for (int i = 0, got = 0; i < eh.e_phnum && i < 64; i++) {
         const char *at = (const char *)base + eh.e_phoff + (size_t)i * sizeof *phs;
         if (i % 16 == 0)
-            got = lt_platform_peek(phs, at, (eh.e_phnum - i < 16 ? eh.e_phnum - i : 16) *
+            got = lt_platform_read(phs, at, (eh.e_phnum - i < 16 ? eh.e_phnum - i : 16) *
                                                 sizeof *phs) == 0;
         ElfW(Phdr) *ph = &phs[i % 16];
-        if ((!got && lt_platform_peek(ph, at, sizeof *ph) != 0) || ph->p_type != PT_NOTE)
+        if ((!got && lt_platform_read(ph, at, sizeof *ph) != 0) || ph->p_type != PT_NOTE)
             continue;
         char notes[512];
         size_t n = ph->p_memsz < sizeof notes ? ph->p_memsz : sizeof notes;
-        if (lt_platform_peek(notes, (const void *)(out->base + ph->p_vaddr), n) != 0)
+        if (lt_platform_read(notes, (const void *)(out->base + ph->p_vaddr), n) != 0)
             continue;
         for (size_t at = 0; at + sizeof(ElfW(Nhdr)) <= n;) {
             const ElfW(Nhdr) *note = (const ElfW(Nhdr) *)(notes + at);

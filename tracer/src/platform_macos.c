@@ -328,6 +328,11 @@ int lt_platform_peek(void *dst, const void *src, size_t n)
     return kr == KERN_SUCCESS && got == n ? 0 : -1;
 }
 
+int lt_platform_read(void *dst, const void *src, size_t n)
+{
+    return lt_platform_peek(dst, src, n);
+}
+
 /* A path that does not fit leaves buf empty rather than cut (the call says how much it needs). */
 void lt_platform_exe_path(char *buf, size_t size)
 {
@@ -444,6 +449,11 @@ void lt_sig_dispatch(int sig, siginfo_t *info, void *uctx, const struct sigactio
         a->sa_sigaction(sig, info, uctx);
     else
         a->sa_handler(sig);
+}
+
+void lt_sig_dispatches(int sig)
+{
+    (void)sig;
 }
 
 void lt_sig_thread_exit(void)

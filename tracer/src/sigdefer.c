@@ -9,14 +9,14 @@
  * flags of every handler function the program sets for an asynchronous signal, and keeps the
  * program's action here. The wrapper runs the program's handler at once when its thread is
  * outside the tracer (lt_busy_defers(lt_tls.busy) is 0). Inside, it records the signal, blocks
- * it - and every signal the wrapper handles - in the mask the interrupted code gets back
- * (further instances stay pending in the kernel: standard signals coalesce as they would,
- * real-time ones queue in order) and returns; the thread's way out of the tracer, lt_leave,
- * runs it (lt_sig_flush), with errno kept, and gives the mask back. So does
- * a signal that finds its thread in the tracer's own code while a deferred handler waits (on
- * its way out: lt_leave between its store of busy and its test of sigpend; or in a flush):
- * run at once, a handler that took a lock would flush the waiting ones from its own context,
- * and the mask its return restores would keep their signals blocked for good. The
+ * it - and every signal the wrapper (or dumpsig.c's handler) handles - in the mask the
+ * interrupted code gets back (further instances stay pending in the kernel: standard signals
+ * coalesce as they would, real-time ones queue in order) and returns; the thread's way out of
+ * the tracer, lt_leave, runs it (lt_sig_flush), with errno kept, and gives the mask back. So
+ * does a signal that finds its thread in the tracer's own code while a deferred handler waits
+ * (on its way out: lt_leave between its store of busy and its test of sigpend; or in a
+ * flush): run at once, a handler that took a lock would flush the waiting ones from its own
+ * context, and the mask its return restores would keep their signals blocked for good. The
  * tracer's real blocking calls (a busy lock's wait, a condition wait, a join) run outside
  * it, so a thread blocked on a lock answers a stop request at once, as without the tracer;
  * and nothing the tracer waits for inside (a tracer lock, the gate) waits for a handler.
@@ -24,8 +24,8 @@
  * sigaction() answers the program's own action as the old one. Not wrapped: the synchronous
  * signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT, SIGPIPE), whose handler
  * must run where the fault is (a write into a page the program protected, the tracer's own
- * abort()); SIG_DFL and SIG_IGN; the tracer's own handlers; what a vfork child sets (as in
- * dumpsig.c); a handler set by the system call itself (the Go runtime).
+ * abort()); SIG_DFL and SIG_IGN; the tracer's own handlers; what a vfork child sets (vmchild.c,
+ * as in dumpsig.c); a handler set by the system call itself (the Go runtime).
  *
  * A deferred handler gets the siginfo it was sent with and, as its context, the flush point's
  * (getcontext): the thread's registers and stack there hold all of the program's frames, for a
@@ -43,11 +43,11 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <ucontext.h>
-#include <unistd.h>
 
 #include "lt_internal.h"
 #include "platform.h"
 #include "sigdefer.h"
+#include "vmchild.h"
 
 #define SLOTS 4 /* the program's last actions for a signal: a handler reads one not rewritten */
 
@@ -66,13 +66,9 @@ static struct {
  * one's. */
 static void *_Atomic writer LT_START_DATA;
 
-/* The process the actions are of: a vfork child shares this memory, not the kernel's actions
- * (dumpsig.c). Written at start and by every fork child, as `writer` is. */
-static _Atomic int owner LT_START_DATA;
-
-/* The signals whose kernel handler is the wrapper (by the writer; a handler in another thread
- * may read it as the writer sets or clears a bit: either answer only moves when that signal
- * comes, see defer). */
+/* The signals whose kernel handler is the wrapper, or dumpsig.c's (by the writer; a handler
+ * in another thread may read it as the writer sets or clears a bit: either answer only moves
+ * when that signal comes, see defer). */
 static sigset_t wrapped;
 
 /* A signal deferred in its thread. */
@@ -94,7 +90,7 @@ typedef struct records {
 
 void lt_sig_init(void)
 {
-    atomic_store(&owner, getpid());
+    lt_vm_init();
     lt_platform_in_tracer(0); /* its bounds found now, not in a handler's sigaction */
 }
 
@@ -340,7 +336,6 @@ LT_FORK_PATH void lt_sig_fork(lt_fork_phase phase)
 {
     if (phase != LT_FORK_CHILD)
         return;
-    atomic_store(&owner, getpid());
     atomic_store(&writer, NULL); /* a thread the child has not may have held it */
     records *r = atomic_load_explicit(&lt_tls.sigrec, memory_order_relaxed);
     if (!r)
@@ -396,11 +391,45 @@ static int set(int sig, const struct sigaction *act, struct sigaction *old, int 
     return rc;
 }
 
+/* The calling thread becomes the writer; 1 when it was already (a handler of its own that
+ * interrupted it there). */
+static int become_writer(void)
+{
+    void *me = &lt_tls, *none = NULL;
+    int nested = atomic_load_explicit(&writer, memory_order_relaxed) == me;
+    while (!nested && !atomic_compare_exchange_weak_explicit(&writer, &none, me,
+                                                              memory_order_acquire,
+                                                              memory_order_relaxed)) {
+        none = NULL;
+        lt_platform_pause();
+    }
+    return nested;
+}
+
+static void leave_writer(int nested)
+{
+    if (!nested)
+        atomic_store_explicit(&writer, NULL, memory_order_release);
+}
+
+/* dumpsig.c's handler stays the kernel's for good and runs the program's through
+ * lt_sig_dispatch: its signal is blocked from a deferral to the flush as the wrapper's are.
+ * Left out, it came inside a wrapper that had deferred its own signal, was deferred there
+ * and blocked in that wrapper's mask alone, which the wrapper's return threw away; its next
+ * instance found its record waiting and ran the program's handler at once, inside the lock
+ * call and before the first one (harm-signal.17). */
+void lt_sig_dispatches(int sig)
+{
+    int nested = become_writer();
+    sigaddset(&wrapped, sig);
+    leave_writer(nested);
+}
+
 int lt_sig_sigaction(int sig, const struct sigaction *act, struct sigaction *old,
                      lt_sigaction_fn real)
 {
     /* a query, or a vfork child's action (libc sets it; this memory is its parent's too) */
-    if (!act || atomic_load_explicit(&owner, memory_order_relaxed) != getpid()) {
+    if (!act || lt_vm_child()) {
         int rc = real(sig, act, old);
         if (rc == 0 && old)
             answer(old, program(sig));
@@ -411,17 +440,9 @@ int lt_sig_sigaction(int sig, const struct sigaction *act, struct sigaction *old
     struct sigaction a = *act, was;
     int wrap = a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN &&
                !lt_platform_in_tracer((uintptr_t)a.sa_handler);
-    void *me = &lt_tls, *none = NULL;
-    int nested = atomic_load_explicit(&writer, memory_order_relaxed) == me;
-    while (!nested && !atomic_compare_exchange_weak_explicit(&writer, &none, me,
-                                                              memory_order_acquire,
-                                                              memory_order_relaxed)) {
-        none = NULL;
-        lt_platform_pause();
-    }
+    int nested = become_writer();
     int rc = set(sig, &a, old ? &was : NULL, wrap, real);
-    if (!nested)
-        atomic_store_explicit(&writer, NULL, memory_order_release);
+    leave_writer(nested);
     if (rc == 0 && old)
         *old = was;
     return rc;

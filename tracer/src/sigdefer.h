@@ -30,6 +30,11 @@ int lt_sig_sigaction(int sig, const struct sigaction *act, struct sigaction *old
  * program's (dumpsig.c). */
 void lt_sig_dispatch(int sig, siginfo_t *info, void *uctx, const struct sigaction *a);
 
+/* sig's kernel handler is the tracer's own for good, and runs the program's handler through
+ * lt_sig_dispatch (dumpsig.c's): blocked, as the wrapper's signals are, from a deferral in a
+ * thread to its flush. */
+void lt_sig_dispatches(int sig);
+
 /* The thread leaves for good (busy LT_BUSY_PASS): deferred handlers run, their records go. */
 void lt_sig_thread_exit(void);
 

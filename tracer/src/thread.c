@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "lifetime.h"
 #include "order.h"
 #include "platform.h"
@@ -440,6 +441,20 @@ void lt_held_remove_slow(lt_thread *t, lt_held *h)
 
 /* ---------------------------------------------------------------------------------------- */
 
+/* A thread the fork child did not get, recorded in memory of the tracer's own: the program's
+ * malloc may be one whose fork handlers (registered after the tracer's, so run after its child
+ * handler) let go of the allocator's locks that its prepare handler took, and a malloc here
+ * hung on them (Firefox: mozjemalloc; harm-fork.11). Only fork children allocate from this
+ * arena, each while it has one thread, so it needs no lock. */
+LT_FORK_PATH lt_gone *lt_gone_forked(const lt_thread_info *info)
+{
+    static lt_arena forked = LT_ARENA(4096);
+    lt_gone *gone = lt_arena_alloc(&forked, sizeof *gone, _Alignof(lt_gone));
+    if (gone)
+        *gone = (lt_gone){*info, 1};
+    return gone;
+}
+
 /* Only the forking thread lives on in the child; what the others held stays locked there
  * for good, so those locks become orphans of their (vanished) holders, except process-shared
  * ones, which the holders release in the parent. */
@@ -454,11 +469,9 @@ LT_FORK_PATH static void fork_child(void)
     for (lt_thread *t = registry; t; t = t->next) {
         if (t == self || t->nheld == 0)
             continue;
-        lt_gone *gone = malloc(sizeof *gone);
-        if (gone) {
-            *gone = (lt_gone){t->info, 1};
+        lt_gone *gone = lt_gone_forked(&t->info);
+        if (gone)
             lt_orphan_locks(t, gone);
-        }
     }
     registry = NULL;
     if (self)

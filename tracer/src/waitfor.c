@@ -362,13 +362,15 @@ static int show(void *arg)
 }
 
 /* The thread whose pthread_t is `handle`, when it is in a condition wait, with that wait
- * shown; NULL otherwise. Under wf_lock. */
+ * shown; NULL otherwise. Under wf_lock. The wait's record is on that thread's stack, which
+ * only the calling thread, joining it, releases (a joinable thread's stack is freed by its
+ * join): read in place (lt_platform_read), as in a sandbox that forbids process_vm_readv. */
 static lt_thread *show_cond_wait(uintptr_t handle)
 {
     by_handle f = {handle, NULL, NULL, 0};
     lt_cond_waiter seen;
     lt_thread_each(find_handle, &f);
-    if (!f.w || lt_platform_peek(&seen, f.w, sizeof seen) != 0)
+    if (!f.w || lt_platform_read(&seen, f.w, sizeof seen) != 0)
         return NULL;
     shown_wait sw = {f.t, &seen, lt_shadow_find(seen.mutex), lt_stack_intern(&seen.ra, 1)};
     return sw.mutex && lt_cond_show(&seen, f.w, f.seq, show, &sw) ? f.t : NULL;

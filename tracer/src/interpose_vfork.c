@@ -1,0 +1,69 @@
+/*
+ * interpose_vfork.c - vfork and clone, which tell vmchild.c when a child may run in the
+ * process's memory, so that the tracer's sigaction need not ask getpid at each call (x86-64
+ * with glibc: meson builds this file there only).
+ *
+ * vfork is made here, by the system call, as libc makes it, and not by a call to libc's: the
+ * child returns from it first, and its calls then write over the stack the parent returns
+ * through, so the return address is kept in a register (the parent's registers are its own).
+ * The count is taken before the system call and given back by the parent once it runs again
+ * (its child has exec'd or exited). The child goes back to its caller by a jump, not a
+ * return, for the same reason on a shadow stack (CET), which the child shares too: a return
+ * would let its next call write over the entry the parent's return is checked against.
+ *
+ * clone's child with CLONE_VM and without CLONE_THREAD shares the memory for as long as it
+ * runs: it marks the process for good, and the call goes on to libc's clone (__clone, the
+ * name glibc also exports it by), arguments and stack untouched.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <sys/syscall.h>
+
+#include "lt_internal.h"
+#include "vmchild.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* A vfork that failed: errno set, -1 (vfork's tail call, with its caller's stack). */
+__attribute__((used)) static int vfork_failed(int err)
+{
+    errno = err;
+    return -1;
+}
+
+__asm__(
+    "	.text\n"
+    "	.globl vfork\n"
+    "	.type vfork, @function\n"
+    "	.p2align 4\n"
+    "vfork:\n"
+    "	lock incl lt_vm_children(%rip)\n"
+    "	popq %rdi\n"
+    "	movl $" STR(SYS_vfork) ", %eax\n"
+    "	syscall\n"
+    "	testl %eax, %eax\n"
+    "	jnz 1f\n"
+    "	jmp *%rdi\n"
+    "1:	pushq %rdi\n"
+    "	lock decl lt_vm_children(%rip)\n"
+    "	cmpl $-4095, %eax\n"
+    "	jae 2f\n"
+    "	ret\n"
+    "2:	negl %eax\n"
+    "	movl %eax, %edi\n"
+    "	jmp vfork_failed\n"
+    "	.size vfork, .-vfork\n"
+    "\n"
+    "	.globl clone\n"
+    "	.type clone, @function\n"
+    "	.p2align 4\n"
+    "clone:\n"
+    "	testl $" STR(CLONE_VM) ", %edx\n"
+    "	jz 1f\n"
+    "	testl $" STR(CLONE_THREAD) ", %edx\n"
+    "	jnz 1f\n"
+    "	lock orl $" STR(LT_VM_FOR_GOOD) ", lt_vm_children(%rip)\n"
+    "1:	jmp __clone@PLT\n"
+    "	.size clone, .-clone\n");
