@@ -69,7 +69,7 @@ TL_API tl_status tl_fail(tl_status status, const char *fmt, ...) __attribute__((
 /* Integers compute in int64 and wrap when stored into u8/u32/i16/i32 (u8 200 + 100 is 44, as
  * in candle and numpy; integer -> integer conversions keep the low bits too). Float -> integer
  * conversions truncate toward zero, saturate, and map NaN to 0 (Rust's `as`). Integer
- * division by zero fails with TL_ERR_RANGE. */
+ * division by a tensor holding zero fails with TL_ERR_RANGE (candle's Rust panics). */
 typedef enum tl_dtype {
     TL_U8, TL_U32, TL_I64, TL_F16, TL_BF16, TL_F32, TL_F64, TL_I16, TL_I32, TL_DTYPE_COUNT
 } tl_dtype;
@@ -181,7 +181,10 @@ typedef enum tl_unary_op {
 TL_API tl_tensor *tl_unary(tl_unary_op op, const tl_tensor *t);
 TL_API const char *tl_unary_name(tl_unary_op op);
 
-TL_API tl_tensor *tl_affine(const tl_tensor *t, double mul, double add); /* t*mul + add */
+/* t * mul + add. On an integer t, candle's: mul and add become t's dtype first (Rust's `as`:
+ * truncated, saturated, NaN 0) and the result wraps in the dtype (u8 250 * 2 + 1 is 245, u8
+ * x * 0.5 is 0). */
+TL_API tl_tensor *tl_affine(const tl_tensor *t, double mul, double add);
 TL_API tl_tensor *tl_powf(const tl_tensor *t, double exponent);
 /* min(max(t, lo), hi), so hi everywhere when lo > hi (numpy's clip, candle's clamp); a NaN
  * bound is candle's: no bound on a float tensor (x < NaN is false), 0 on an integer one. */
@@ -191,11 +194,10 @@ TL_API tl_tensor *tl_elu(const tl_tensor *t, double alpha);
 /* Binary ops follow candle's shape contract: both operands have one shape (TL_ERR_SHAPE names
  * both otherwise), one dtype and one device. tl_broadcast_binary (broadcast_add, ...)
  * broadcasts numpy-style instead; tl_binary_scalar takes a scalar as the right operand, as
- * candle's `t + s` &c: on an integer t, add/sub/mul (and div by a non-integral s) are candle's
- * affine maps, computed in f64 and converted back like Rust's `as` (u8 3 * 0.5 is 1, u8 1 - 2
- * is 0); an integral divisor divides exactly, the quotient saturating into the dtype (u8 / -1
- * and u8 / 256 are 0, i16 -32768 / -1 is 32767); maximum/minimum convert s to t's dtype
- * first. */
+ * candle's `t + s` &c: on a float t, s rounded to t's dtype; on an integer t, add/sub/mul/div
+ * are candle's affine(1, s), affine(1, -s), affine(s, 0), affine(1 / s, 0), which tl_affine
+ * computes in the dtype (see there): u8 3 * 0.5 is 0, u8 1 - 2 is 1, u8 6 / 2 is 0 (1 / 2 is
+ * u8 0), u8 x / 0 is x * 255, wrapped. maximum/minimum convert s to t's dtype first. */
 typedef enum tl_binary_op { TL_ADD, TL_SUB, TL_MUL, TL_DIV, TL_MAXIMUM, TL_MINIMUM, TL_BINARY_COUNT } tl_binary_op;
 TL_API tl_tensor *tl_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b);
 TL_API tl_tensor *tl_broadcast_binary(tl_binary_op op, const tl_tensor *a, const tl_tensor *b);
@@ -270,8 +272,9 @@ TL_API tl_tensor *tl_cumprod(const tl_tensor *t, size_t dim);
  * along one axis): a negative shift rolls toward index 0. */
 TL_API tl_tensor *tl_roll(const tl_tensor *t, ptrdiff_t shift, size_t dim);
 TL_API tl_tensor *tl_flip(const tl_tensor *t, const size_t *dims, size_t ndims);
-/* rep[d] copies along each dim (0: the dim is empty, as numpy's tile); t gets leading size-1
- * dims up to nrep first (fewer repeats than t has dims is TL_ERR_SHAPE). */
+/* rep[d] copies along each dim (0: the dim is empty, as numpy's tile and candle's repeat since
+ * its #3877); t gets leading size-1 dims up to nrep first (fewer repeats than t has dims is
+ * TL_ERR_SHAPE, as PyTorch's; candle applies them to the leading dims unchecked). */
 TL_API tl_tensor *tl_repeat(const tl_tensor *t, const size_t *rep, size_t nrep);
 /* left and right extra slices along dim: zeros, or copies of the edge slice; with none on
  * either side, t itself, retained (candle's clone). */
@@ -324,7 +327,10 @@ TL_API tl_tensor *tl_max_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t
 TL_API tl_tensor *tl_avg_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t sh, size_t sw);
 
 /* ------------------------------------------------------------------------------------------
- * Indexing and combining. Index tensors have an integer dtype.
+ * Indexing and combining. Index tensors have an integer dtype. An index equal to its dtype's
+ * maximum (u8 255, i16 32767, u32 4294967295, ...) is candle's "no index": index_select and
+ * gather give 0 there, scatter (set and add) and index_add skip it; any other index outside
+ * the dim (a negative one too) fails with TL_ERR_RANGE and changes nothing.
  * ---------------------------------------------------------------------------------------- */
 TL_API tl_tensor *tl_index_select(const tl_tensor *t, const tl_tensor *ids, size_t dim);
 TL_API tl_tensor *tl_gather(const tl_tensor *t, const tl_tensor *ids, size_t dim);

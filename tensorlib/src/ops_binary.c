@@ -3,10 +3,9 @@
  * where_cond. candle's shape contract: the plain ops want operands of one shape (an error
  * names both), the broadcast_* ops broadcast numpy-style, and a scalar operand is a 0-d tensor
  * of the other operand's dtype broadcast to its shape (but integer tensors with + - * / of a
- * scalar are candle's affine maps). Inputs are read-locked together, in argument order.
+ * scalar are candle's affine maps, computed in the dtype). Inputs are read-locked together,
+ * in argument order.
  */
-#include <math.h>
-
 #include "backend.h"
 
 static const char *const binary_names[2][TL_BINARY_COUNT] = {
@@ -138,56 +137,15 @@ static tl_tensor *scalar_like(const char *op, const tl_tensor *t, double s)
     return b;
 }
 
-/* candle's `t + s`, `t - s`, `t * s` are affine maps, computed in f64 and converted back with
- * `as`, which matters for integer tensors: u8 1 - 2 is 0 and u8 3 * 0.5 is 1 (not 3 * 0, nor a
- * wrapped 255). An integral divisor divides exactly (0 fails as integer division does; the
- * quotient saturates into the dtype, see int_div_saturating), any other (NaN included) is
- * candle's multiplication by 1 / s; maximum and minimum convert s to t's dtype. */
-static bool scalar_is_affine(tl_binary_op op, const tl_tensor *t, double s)
+/* candle's `t + s`, `t - s`, `t * s`, `t / s` are affine maps (tensor.rs, bin_trait!: affine(1,
+ * s), affine(1, -s), affine(s, 0), affine(1 / s, 0)), which an integer tensor computes in its
+ * dtype with mul and add converted to it first (tl_cpu_scalar): u8 1 - 2 is 1, u8 3 * 0.5 is
+ * 0, u8 6 / 2 is 6 * 0 (1 / 2 becomes 0) and a division by 0 multiplies by the dtype's maximum
+ * (1 / 0 is inf). A float tensor takes s as a tensor of its dtype. */
+static bool scalar_is_affine(tl_binary_op op, const tl_tensor *t)
 {
-    if (tl_dtype_is_float(t->dtype))
-        return false;
-    return op == TL_ADD || op == TL_SUB || op == TL_MUL ||
-           (op == TL_DIV && s != trunc(s)); /* NaN too: candle's x * (1 / NaN), stored as 0 */
-}
-
-/* Whether t / s, for an integer t and an integral s, needs int_div_saturating: s is -1 (the
- * minimum over -1 overflows) or lies outside what t's dtype holds. */
-static bool int_div_saturates(const tl_tensor *t, double s)
-{
-    int64_t lo = 0, hi = 0;
-    tl_int_range(t->dtype, &lo, &hi);
-    return s == -1 || s < (double)lo || s >= (double)hi + 1.0;
-}
-
-/* t / s for those: the exact quotient saturated into t's dtype, as Rust's `as` stores it (u8 5
- * / -1 is 0, u8 255 / 256 is 0, i16 -32768 / -1 is 32767). Converting s into the dtype first,
- * as for divisors it holds, would saturate s itself: u8 / -1 became a division by zero and
- * u8 255 / 256 gave 1. */
-static tl_tensor *int_div_saturating(const tl_tensor *t, double s)
-{
-    if (s == -1) /* -x: exact and saturating */
-        return tl_affine(t, -1.0, 0.0);
-    if (t->dtype == TL_I64) { /* |s| >= 2^63: only -2^63 / 2^63 is nonzero (-1) */
-        if (s != 0x1p63)
-            return tl_zeros(t->layout.shape, t->layout.ndim, TL_I64, t->device);
-        tl_tensor *min = tl_cmp_scalar(TL_EQ, t, -0x1p63);
-        tl_tensor *wide = min ? tl_to_dtype(min, TL_I64) : NULL;
-        tl_tensor *q = wide ? tl_affine(wide, -1.0, 0.0) : NULL;
-        tl_release(min);
-        tl_release(wide);
-        return q;
-    }
-    /* narrower dtypes: exact in i64, and the quotient (|q| <= 2^32) exact in f64, whose
-     * conversion saturates */
-    tl_tensor *wide = tl_to_dtype(t, TL_I64);
-    tl_tensor *q = wide ? tl_binary_scalar(TL_DIV, wide, s) : NULL;
-    tl_tensor *f = q ? tl_to_dtype(q, TL_F64) : NULL;
-    tl_tensor *r = f ? tl_to_dtype(f, t->dtype) : NULL;
-    tl_release(wide);
-    tl_release(q);
-    tl_release(f);
-    return r;
+    return !tl_dtype_is_float(t->dtype) &&
+           (op == TL_ADD || op == TL_SUB || op == TL_MUL || op == TL_DIV);
 }
 
 /* Both name the op in their errors ("mul: ...", "eq: ..."), as tl_binary and tl_cmp do. */
@@ -199,9 +157,7 @@ tl_tensor *tl_binary_scalar(tl_binary_op op, const tl_tensor *t, double s)
     if (tl_check_tensor(name, t) != TL_OK)
         return NULL;
     tl_tensor *out = NULL;
-    if (!tl_dtype_is_float(t->dtype) && op == TL_DIV && s == trunc(s) && int_div_saturates(t, s)) {
-        out = int_div_saturating(t, s);
-    } else if (scalar_is_affine(op, t, s)) {
+    if (scalar_is_affine(op, t)) {
         out = tl_affine(t, op == TL_MUL ? s : op == TL_DIV ? 1.0 / s : 1.0,
                         op == TL_ADD ? s : op == TL_SUB ? -s : 0.0);
     } else {

@@ -17,8 +17,9 @@ each input in a random layout (contiguous, permuted, narrowed with an offset, st
 broadcast view, or one of these of another), runs the op and compares with numpy computing
 in f64 (or exact integers) and rounding to the dtype once. Where candle and numpy differ the
 reference follows candle as tl.h documents it (max/min skip NaN, round halves away from 0,
-relu/sign of NaN are 0, integer division truncates, float -> integer is Rust's `as`); each
-such place says so. Misuse (bad dims, shapes, dtypes) must fail with a message naming the op,
+relu/sign of NaN are 0, integer division truncates, float -> integer is Rust's `as`, an
+integer affine or `t op scalar` converts its parameters into the dtype and wraps there, an
+index equal to its dtype's maximum is no index); each such place says so. Misuse (bad dims, shapes, dtypes) must fail with a message naming the op,
 and the library must print nothing: fd 1 and 2 are captured and must stay empty.
 
 Tolerances, |got - want| <= atol + rtol * |want| against the f64 reference rounded to the
@@ -466,15 +467,10 @@ def candle_as_int(x, dt):
 
 
 def int_affine(v, mul, add, dt):
-    """candle's affine on integers: (x as f64 * mul + add) as T; with integral mul and add
-    tensorlib computes it exactly and saturates, which is the same up to 2^53 and right past
-    it."""
-    if mul == int(mul) and add == int(add):
-        lo, hi = INT_RANGE[dt]
-        out = [min(max(int(x) * int(mul) + int(add), lo), hi) for x in v.flat]
-        return np.array(out, dtype=object).reshape(v.shape)
-    with np.errstate(all='ignore'):
-        return candle_as_int(v.astype(np.float64) * mul + add, dt)
+    """candle's affine on integers (cpu_backend's Affine): mul and add become T first
+    (T::from_f64, Rust's `as`), then v * mul + add in T, wrapping (a release build)."""
+    m, a = (int(candle_as_int([p], dt)[0]) for p in (mul, add))
+    return wrap(np.array([int(x) * m + a for x in v.flat], dtype=object).reshape(v.shape), dt)
 
 
 def unary_ref(op, x):
@@ -664,21 +660,15 @@ def op_binary():
         t = lib.tl_binary_scalar(op, x, s)
         v = vals(xv, dt)
         if dt in INTS:
-            if op == DIV and s == 0 and xv.size:
-                expect_fail(t, 'div by scalar 0', desc)
-                return desc
             got = own(t, desc)
             if op in (MAXIMUM, MINIMUM):
                 sv = candle_as_int([s], dt)[0]
                 ref = [max(a, sv) if op == MAXIMUM else min(a, sv) for a in v.flat]
                 ref = np.array(ref, dtype=object).reshape(v.shape)
-            elif op == DIV and s == int(s):
-                lo, hi = INT_RANGE[dt]
-                q = [tdiv(int(a), int(s)) for a in v.flat]
-                ref = np.array([min(max(x, lo), hi) for x in q], dtype=object).reshape(v.shape)
-            else:
-                mul, add = {ADD: (1.0, s), SUB: (1.0, -s), MUL: (s, 0.0)}.get(op, (None, 0.0))
-                mul = 1 / s if mul is None else mul
+            else:  # candle's t + s &c: affine(1, s), affine(1, -s), affine(s, 0), affine(1 / s, 0)
+                with np.errstate(divide='ignore'):
+                    inv = float(np.float64(1) / np.float64(s))
+                mul, add = {ADD: (1.0, s), SUB: (1.0, -s), MUL: (s, 0.0), DIV: (inv, 0.0)}[op]
                 ref = int_affine(v, mul, add, dt)
             compare(got, ref, dt, label=desc)
         else:
@@ -933,6 +923,16 @@ def idx_dtype():
     return pick([U8, U32, I64, I16, I32])
 
 
+def with_none(iv, idt):
+    """Index values with candle's "no index" (the index dtype's maximum, cpu_backend's
+    IndexSelect/Gather/Scatter/IndexAdd since #2940) put in a few places, sometimes."""
+    iv = np.array(iv, dtype=np.int64)
+    if iv.size and rng.random() < 0.2:
+        for _ in range(int(rng.integers(1, 3))):
+            iv.flat[int(rng.integers(0, iv.size))] = INT_RANGE[idt][1]
+    return iv
+
+
 def op_index():
     dt = pick(FLOATS + INTS)
     kind = pick(['index_select', 'gather', 'scatter_add', 'index_add', 'scatter'])
@@ -945,14 +945,18 @@ def op_index():
     bad = rng.random() < 0.1
     hi = s[a] + (3 if bad else 0)
     desc = '%s %s %s(%s) dim %d ids %s' % (kind, NAMES[dt], s, dx, a, NAMES[idt])
+    none = INT_RANGE[idt][1]  # candle's "no index": reads 0, writes nowhere
 
     def ids_of(shape):
         if hi == 0:
-            return np.zeros(shape, dtype=np.int64)
+            return with_none(np.zeros(shape, dtype=np.int64), idt)
         out = rng.integers(0, min(hi, INT_RANGE[idt][1] + 1), size=shape, dtype=np.int64)
         if bad and idt in (I64, I16, I32) and out.size:  # a negative index is out of range too
             out.flat[int(rng.integers(0, out.size))] = -1
-        return out
+        return with_none(out, idt)
+
+    def out_of_range(iv):
+        return (((iv >= s[a]) & (iv != none)) | (iv < 0)).any()
 
     if kind == 'index_select':
         n = int(rng.integers(0, 6))
@@ -962,10 +966,15 @@ def op_index():
         ids, iv, di = make(iv, idt)
         desc += ' %s(%s)' % (list(iv), di)
         t = lib.tl_index_select(x, ids, dim)
-        if ((iv >= s[a]) | (iv < 0)).any():
+        if out_of_range(iv):
             expect_fail(t, 'index out of range', desc)
             return desc
-        compare(own(t, desc), np.take(v, iv.astype(np.int64), axis=a), dt, bits=True, label=desc)
+        if s[a]:
+            ref = np.take(v, np.where(iv == none, 0, iv).astype(np.int64), axis=a)
+        else:  # every index is the marker
+            ref = np.zeros(s[:a] + (len(iv),) + s[a + 1:], v.dtype)
+        ref[(slice(None),) * a + (iv == none,)] = 0
+        compare(own(t, desc), ref, dt, bits=True, label=desc)
         return desc
     if kind == 'gather':
         gs = list(s)
@@ -974,11 +983,13 @@ def op_index():
         ids, iv, di = make(iv, idt)
         desc += ' ids %s(%s)' % (tuple(gs), di)
         t = lib.tl_gather(x, ids, dim)
-        if ((iv >= s[a]) | (iv < 0)).any():
+        if out_of_range(iv):
             expect_fail(t, 'index out of range', desc)
             return desc
-        compare(own(t, desc), np.take_along_axis(v, iv.astype(np.int64), axis=a), dt, bits=True,
-                label=desc)
+        ref = np.take_along_axis(v, np.where(iv == none, 0, iv).astype(np.int64), axis=a) \
+            if s[a] else np.zeros(iv.shape, v.dtype)
+        ref[iv == none] = 0
+        compare(own(t, desc), ref, dt, bits=True, label=desc)
         return desc
     if kind in ('scatter_add', 'scatter'):
         ss = list(s)
@@ -991,12 +1002,13 @@ def op_index():
                 for idx in np.ndindex(*m.shape[:-1]):
                     # within what the index dtype holds (u8 ids of a 700 dim would wrap)
                     m[idx] = rng.permutation(max(min(hi, INT_RANGE[idt][1] + 1), ss[a]))[:ss[a]]
+            iv = with_none(iv, idt)
         ids, iv, di = make(iv, idt, allow_bcast=False)
         src, sv, ds = make(rand_floats(tuple(ss), dt, huge=False) if dt in FLOATS else
                            rand_values(tuple(ss), dt), dt)
         desc += ' ids %s(%s) src(%s)' % (tuple(ss), di, ds)
         t = (lib.tl_scatter_add if kind == 'scatter_add' else lib.tl_scatter)(x, ids, src, dim)
-        if ((iv >= s[a]) | (iv < 0)).any():
+        if out_of_range(iv):
             expect_fail(t, 'index out of range', desc)
             return desc
         ref = v.copy() if dt in INTS else v.copy()
@@ -1004,6 +1016,8 @@ def op_index():
         ref = np.array(ref, dtype=object) if dt in INTS else ref
         mag = np.abs(np.where(np.isfinite(v), v, 0)) if dt in FLOATS else None
         for idx in np.ndindex(*ss):
+            if iv[idx] == none:
+                continue
             j = list(idx)
             j[a] = int(iv[idx])
             if kind == 'scatter':
@@ -1029,13 +1043,15 @@ def op_index():
                        rand_values(tuple(ss), dt), dt)
     desc += ' ids %s src(%s)' % (list(iv), ds)
     t = lib.tl_index_add(x, ids, src, dim)
-    if ((iv >= s[a]) | (iv < 0)).any():
+    if out_of_range(iv):
         expect_fail(t, 'index out of range', desc)
         return desc
     ref = np.array(v, dtype=object) if dt in INTS else v.copy()
     svv = vals(sv, dt)
     mag = np.abs(np.where(np.isfinite(v), v, 0)) if dt in FLOATS else None
     for i, j in enumerate(iv.astype(np.int64)):
+        if j == none:
+            continue
         sl = [slice(None)] * nd
         sl[a] = int(j)
         sl2 = [slice(None)] * nd
@@ -1330,7 +1346,8 @@ def op_shape():
                for _ in range(int(rng.integers(nd, nd + 2)) if nd < 5 else nd)]
         desc += ' %s' % rep
         t = lib.tl_repeat(x, sizes(rep), len(rep))
-        # a 0 count empties the dim, as numpy's tile (candle's repeat leaves it whole)
+        # a 0 count empties the dim, as numpy's tile and candle's repeat since #3877 (0.11.0
+        # and before left it whole)
         got = own(t, desc)
         ref = np.tile(v, rep) if len(rep) else v
         compare(got, ref, dt, bits=True, label=desc)
@@ -1607,7 +1624,7 @@ def op_inplace():
         ss = list(vs)
         ss[b] = int(rng.integers(0, 3))
         idt = idx_dtype()
-        reach = min(vs[b], INT_RANGE[idt][1] + 1)  # indexes the index dtype holds
+        reach = min(vs[b], INT_RANGE[idt][1])  # indexes the index dtype holds, its max aside
         if kind == 'scatter_set':
             ss[b] = min(ss[b], vs[b])
             iv = np.zeros(tuple(ss), dtype=np.int64)
@@ -1620,6 +1637,7 @@ def op_inplace():
             if vs[b] == 0:
                 ss[b] = 0
                 iv = np.zeros(tuple(ss), dtype=np.int64)
+        iv = with_none(iv, idt)  # candle's "no index": skipped
         ids, iv, di = make(iv, idt, allow_bcast=False)
         src, sv, ds = make(rand_floats(tuple(ss), dt, huge=False) if dt in FLOATS else
                            rand_values(tuple(ss), dt), dt)
@@ -1631,6 +1649,8 @@ def op_inplace():
         mag = np.abs(np.where(np.isfinite(ref), ref, 0)) if dt in FLOATS else None
         mv = mag[tuple(sl)].transpose(p) if mag is not None else None
         for idx in np.ndindex(*ss):
+            if iv[idx] == INT_RANGE[idt][1]:
+                continue
             j = list(idx)
             j[b] = int(iv[idx])
             rv[tuple(j)] = svv[idx] if kind == 'scatter_set' else rv[tuple(j)] + svv[idx]

@@ -382,29 +382,15 @@ typedef struct scalar_ctx {
     int64_t lo, hi; /* the range of the result's integer dtype */
 } scalar_ctx;
 
-/* x * m + a, saturated into [lo, hi]: candle's affine computes in f64 and stores with `as`,
- * which saturates (this is the same, exact beyond 2^53). */
-static int64_t affine_sat(int64_t x, int64_t m, int64_t a, int64_t lo, int64_t hi)
+/* x * m + a in the dtype, wrapping: candle's affine on an integer tensor converts mul and add
+ * to the dtype first (T::from_f64, Rust's `as`) and computes `v * mul + add` there, which
+ * wraps in a release build; the low bits of the int64 result are that. */
+static int64_t affine_wrap(int64_t x, int64_t m, int64_t a)
 {
-    int64_t p, r;
-    if (__builtin_mul_overflow(x, m, &p)) {
-        /* |x * m| >= 2^63: an add of the other sign may still bring the sum into int64
-         * (-(2^62 + 3) * 2 + 100), so the magnitudes are subtracted in uint64 */
-        bool neg = (x < 0) != (m < 0);
-        uint64_t ux = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;
-        uint64_t um = m < 0 ? 0 - (uint64_t)m : (uint64_t)m;
-        uint64_t ua = a < 0 ? 0 - (uint64_t)a : (uint64_t)a, mag;
-        uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-        if ((a < 0) == neg || __builtin_mul_overflow(ux, um, &mag) || mag - ua > limit)
-            return neg ? lo : hi;
-        r = neg ? (int64_t)(0 - (mag - ua)) : (int64_t)(mag - ua);
-    } else if (__builtin_add_overflow(p, a, &r)) {
-        return a < 0 ? lo : hi;
-    }
-    return r < lo ? lo : r > hi ? hi : r;
+    return (int64_t)((uint64_t)x * (uint64_t)m + (uint64_t)a);
 }
 
-/* Integer affine and clamp with integral parameters i0, i1, exact in int64. */
+/* Integer affine and clamp, with the parameters i0, i1 already in the dtype. */
 static void scalar_i64(const scalar_ctx *c, int64_t *restrict d, const int64_t *restrict s,
                        size_t n)
 {
@@ -412,7 +398,7 @@ static void scalar_i64(const scalar_ctx *c, int64_t *restrict d, const int64_t *
     for (size_t i = 0; i < n; i++) {
         int64_t x = s[i];
         d[i] = c->op == TL_SCALAR_CLAMP ? (x < i0 ? i0 : x > i1 ? i1 : x)
-                                        : affine_sat(x, i0, i1, c->lo, c->hi);
+                                        : affine_wrap(x, i0, i1);
     }
 }
 
@@ -429,15 +415,6 @@ static tl_status scalar_chunk(const void *ctx, tl_dtype t, void *dst, const void
     return TL_OK;
 }
 
-/* v as an int64 when it is an integer in range. */
-static bool exact_i64(double v, int64_t *out)
-{
-    if (!(v >= -0x1p63 && v < 0x1p63) || v != trunc(v))
-        return false;
-    *out = (int64_t)v;
-    return true;
-}
-
 /* v as the integer dtype of range [lo, hi] holds it: Rust's `as` (truncated, saturated, NaN
  * 0). */
 static int64_t as_int(double v, int64_t lo, int64_t hi)
@@ -447,23 +424,18 @@ static int64_t as_int(double v, int64_t lo, int64_t hi)
     return i < lo ? lo : i > hi ? hi : i;
 }
 
-/* Integers keep the header's rule where the parameters allow it: affine with integral
- * parameters computes exactly in int64; other parameters go through the f64 kernels and
- * truncate when stored (candle's affine on integers does the same). Clamp always stays in
- * int64: candle converts its bounds to the tensor's dtype first, and a double's rounding of
- * the values past 2^53 is no part of that. */
+/* On an integer tensor both parameters become the dtype's values first, as candle's affine
+ * (T::from_f64) and clamp (its bounds converted with to_dtype) do, and the op stays in int64:
+ * u8 3 * 0.5 is 3 * 0, u8 1 + -2 is 1 + 0, u8 200 + 100 wraps to 44. */
 tl_status tl_cpu_scalar(tl_scalar_op op, const tl_operand *dst, const tl_operand *src, double p0,
                         double p1)
 {
     const tl_operand *srcs[1] = {src};
     scalar_ctx c = {op, p0, p1, 0, 0, INT64_MIN, INT64_MAX};
     tl_int_range(dst->dtype, &c.lo, &c.hi);
-    bool ints = op == TL_SCALAR_AFFINE && exact_i64(p0, &c.i0) && exact_i64(p1, &c.i1);
-    if (op == TL_SCALAR_CLAMP) {
-        c.i0 = as_int(p0, c.lo, c.hi);
-        c.i1 = as_int(p1, c.lo, c.hi);
-        ints = true;
-    }
+    c.i0 = as_int(p0, c.lo, c.hi);
+    c.i1 = as_int(p1, c.lo, c.hi);
+    bool ints = op == TL_SCALAR_AFFINE || op == TL_SCALAR_CLAMP;
     return ew_run(dst, srcs, 1, ints, scalar_chunk, &c);
 }
 

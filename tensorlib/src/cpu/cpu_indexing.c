@@ -2,7 +2,9 @@
  * cpu_indexing.c - index_select, gather, scatter (set and add) and index_add on the cpu.
  * Sources and index tensors are first made contiguous (cpu_scratch.c), so the kernels are
  * row-major walks. Every index is range-checked before anything is written: an in-place
- * scatter that fails leaves its target untouched. The writing kernels address the target
+ * scatter that fails leaves its target untouched. An index equal to its dtype's maximum (u8
+ * 255, u32 4294967295, i64 2^63 - 1, ...) addresses nothing, as in candle (#2940): it reads
+ * as 0 in index_select and gather and is skipped by scatter and index_add. The writing kernels address the target
  * through its own layout, so a strided or offset target is updated in place.
  */
 #include <stdlib.h>
@@ -14,6 +16,14 @@
 static uint64_t index_at(const tl_operand *ids, const void *data, size_t i)
 {
     return (uint64_t)tl_load_i64(ids->dtype, data, i);
+}
+
+/* candle's "no index" marker: the index dtype's largest value. */
+static bool index_none(const tl_operand *ids, uint64_t v)
+{
+    int64_t lo = 0, hi = 0;
+    tl_int_range(ids->dtype, &lo, &hi);
+    return v == (uint64_t)hi;
 }
 
 /* The elements before dim (outer) and after it (inner) of a shape. */
@@ -31,7 +41,7 @@ static tl_status check_ids(const char *op, const tl_operand *ids, const void *da
     char shape[TL_SHAPE_STR];
     for (size_t i = 0; i < count; i++) {
         uint64_t v = index_at(ids, data, i);
-        if (v >= limit)
+        if (v >= limit && !index_none(ids, v))
             return tl_fail(TL_ERR_RANGE, "%s: index %lld out of range for dim %zu of %s", op,
                            (long long)(int64_t)v, dim,
                            tl_shape_str(target->shape, target->ndim, shape));
@@ -74,9 +84,13 @@ tl_status tl_cpu_index_select(const tl_operand *dst, const tl_operand *src, cons
         size_t block = inner * tl_dtype_size(src->dtype);
         char *d = (char *)dst->buf + dst->layout->offset * tl_dtype_size(dst->dtype);
         for (size_t o = 0; o < outer; o++)
-            for (size_t j = 0; j < m; j++, d += block)
-                memcpy(d, (const char *)a.src +
-                              (o * n + index_at(ids, a.ids, j)) * block, block);
+            for (size_t j = 0; j < m; j++, d += block) {
+                uint64_t id = index_at(ids, a.ids, j);
+                if (index_none(ids, id))
+                    memset(d, 0, block);
+                else
+                    memcpy(d, (const char *)a.src + (o * n + id) * block, block);
+            }
     }
     index_args_free(&a);
     return st;
@@ -95,8 +109,12 @@ tl_status tl_cpu_gather(const tl_operand *dst, const tl_operand *src, const tl_o
         for (size_t o = 0; o < outer; o++)
             for (size_t j = 0; j < m; j++)
                 for (size_t i = 0; i < inner; i++, e++) {
-                    size_t from = (o * n + index_at(ids, a.ids, e)) * inner + i;
-                    memcpy(d + e * es, (const char *)a.src + from * es, es);
+                    uint64_t id = index_at(ids, a.ids, e);
+                    if (index_none(ids, id))
+                        memset(d + e * es, 0, es);
+                    else
+                        memcpy(d + e * es, (const char *)a.src + ((o * n + id) * inner + i) * es,
+                               es);
                 }
     }
     index_args_free(&a);
@@ -135,14 +153,16 @@ static void scatter_walk(const tl_operand *dst, const void *src, const size_t *s
     size_t es = tl_dtype_size(dst->dtype), count = tl_shape_elems(shape, dl->ndim);
     size_t idx[TL_MAX_DIMS] = {0};
     for (size_t e = 0; e < count; e++) {
-        size_t id = index_at(ids, id_data, per_element ? e : idx[dim]);
-        size_t off = dl->offset + id * dl->stride[dim];
-        for (size_t d = 0; d < dl->ndim; d++)
-            off += d == dim ? 0 : idx[d] * dl->stride[d];
-        if (add)
-            add_elem(dst->dtype, dst->buf, off, src, e);
-        else
-            memcpy((char *)dst->buf + off * es, (const char *)src + e * es, es);
+        uint64_t id = index_at(ids, id_data, per_element ? e : idx[dim]);
+        if (!index_none(ids, id)) {
+            size_t off = dl->offset + id * dl->stride[dim];
+            for (size_t d = 0; d < dl->ndim; d++)
+                off += d == dim ? 0 : idx[d] * dl->stride[d];
+            if (add)
+                add_elem(dst->dtype, dst->buf, off, src, e);
+            else
+                memcpy((char *)dst->buf + off * es, (const char *)src + e * es, es);
+        }
         for (size_t d = dl->ndim; d-- > 0;) { /* next row-major position */
             if (++idx[d] < shape[d])
                 break;
