@@ -7,8 +7,11 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -57,12 +60,49 @@ NOINLINE static void short_threads(void)
     printf("made %d threads, each took 3 locks: %s\n", SHORT_THREADS, bad ? "bad" : "ok");
 }
 
+/* ------------------------------------------------------------------------------------------
+ * A handler on an alternate signal stack of SIGSTKSZ's classic 8 KiB (about 6 KiB used
+ * natively here) takes two locks nested: a new lock order, whose first occurrence the tracer
+ * unwinds. The unwind (libunwind's cursor, the tracer's arrays of frames: ~7 KiB) overflowed
+ * the stack, and the program died of SIGSEGV. A machine whose signal frame is larger (AMX)
+ * gets a stack that much larger.
+ * ---------------------------------------------------------------------------------------- */
+static pthread_mutex_t handler_outer = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t handler_inner = PTHREAD_MUTEX_INITIALIZER;
+static volatile sig_atomic_t handled, handler_bad;
+
+static void locking_handler(int sig)
+{
+    (void)sig;
+    handler_bad |= pthread_mutex_lock(&handler_outer) | pthread_mutex_lock(&handler_inner);
+    handler_bad |= pthread_mutex_unlock(&handler_inner) | pthread_mutex_unlock(&handler_outer);
+    handled++;
+}
+
+NOINLINE static void altstack_lock(void)
+{
+    long min = sysconf(_SC_MINSIGSTKSZ);
+    size_t size = min > 4096 ? 2 * (size_t)min + 4096 : 8192;
+    stack_t ss = {.ss_sp = malloc(size), .ss_size = size};
+    struct sigaction sa = {.sa_handler = locking_handler, .sa_flags = SA_ONSTACK};
+    if (!ss.ss_sp || sigaltstack(&ss, NULL) != 0 || sigaction(SIGUSR1, &sa, NULL) != 0) {
+        printf("set-up failed\n");
+        return;
+    }
+    for (int i = 0; i < 100; i++)
+        raise(SIGUSR1);
+    printf("handler on an alternate stack ran %d times: %s\n", (int)handled,
+           handler_bad ? "bad" : "ok");
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (!strcmp(s, "short-threads"))
         short_threads();
+    else if (!strcmp(s, "altstack-lock"))
+        altstack_lock();
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;
