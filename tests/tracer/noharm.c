@@ -166,18 +166,16 @@ static int peek_refused(void)
 
 static atomic_int trapped;
 
+#ifdef __x86_64__
 /* A trapped call: counted, and made to fail with ENOSYS as the program goes on. */
 static void on_sigsys(int sig, siginfo_t *info, void *context)
 {
     (void)sig;
     (void)info;
-#ifdef __x86_64__
     ((ucontext_t *)context)->uc_mcontext.gregs[REG_RAX] = -ENOSYS;
-#else
-    (void)context;
-#endif
     atomic_fetch_add(&trapped, 1);
 }
+#endif
 
 /* process_vm_readv raises SIGSYS from here on, for this process; 1 when the filter is in
  * place (shown by a call of its own, which is not counted). */
