@@ -158,7 +158,7 @@ static void learn(uintptr_t pc, uintptr_t sp, uintptr_t caller_sp, uintptr_t ret
 }
 
 /* A full unwind from here measures every frame from the call site (ra, cfa) outwards. */
-static void learn_stack(uintptr_t ra, uintptr_t cfa)
+static __attribute__((noinline)) void learn_unwound(uintptr_t ra, uintptr_t cfa)
 {
     lt_frame f[UNWIND_MAX];
     size_t n = lt_platform_unwind(f, UNWIND_MAX), j = 0;
@@ -170,14 +170,20 @@ static void learn_stack(uintptr_t ra, uintptr_t cfa)
         learn_end(f[j].ip, 1);
 }
 
+/* None where the stack is short of room: a later walk learns them. */
+static void learn_stack(uintptr_t ra, uintptr_t cfa)
+{
+    if (lt_callsite_room(lt_tls.self) >= LT_UNWIND_ROOM)
+        learn_unwound(ra, cfa);
+}
+
 /* Decides whether site s is in a lock wrapper (the first walk that asks); its flags after,
  * without SITE_DECIDED when that is not known yet. Finding the function reads the object's
  * symbol table and /proc/self/maps, about 20 KiB of stack: a thread with less left than
  * DECIDE_ROOM (made with a small stack) leaves the question to a later walk. */
 static __attribute__((noinline)) uint32_t site_decide(const lt_thread *t, site *s)
 {
-    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-    if (t->stack_lo && sp - t->stack_lo < DECIDE_ROOM)
+    if (lt_callsite_room(t) < DECIDE_ROOM)
         return atomic_load_explicit(&s->flags, memory_order_relaxed);
     int state; /* reading files: cancellation points inside a lock call (see platform) */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
@@ -185,6 +191,18 @@ static __attribute__((noinline)) uint32_t site_decide(const lt_thread *t, site *
     pthread_setcancelstate(state, NULL);
     uint32_t add = w < 0 ? 0 : SITE_DECIDED | (w ? SITE_WRAPPER : 0);
     return atomic_fetch_or(&s->flags, add) | add;
+}
+
+/* In the thread's own stack, from its bounds; in its alternate signal stack (a handler's, as
+ * small as SIGSTKSZ, 8 KiB, where an unwind at a new lock order overflowed it: lim11), from
+ * that stack's base, asked of the kernel only off the thread's own stack; SIZE_MAX in a stack
+ * of the program's own (a coroutine's), whose bounds are not known. */
+__attribute__((noinline)) size_t lt_callsite_room(const lt_thread *t)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo;
+    if (t && t->stack_lo && sp >= t->stack_lo && sp < t->stack_hi)
+        return sp - t->stack_lo;
+    return lt_platform_altstack_base(sp, &lo) ? sp - lo : SIZE_MAX;
 }
 
 void lt_callsite_thread_init(void)

@@ -11,6 +11,12 @@
  * locks (at load, when a thread starts). */
 void lt_callsite_thread_init(void);
 
+/* Bytes of stack left below the caller's frame (callsite.c). An unwind takes up to
+ * LT_UNWIND_ROOM of them below the frame that asks for it (libunwind's cursor and its walk of
+ * the loaded objects): with less, the tracer does without. */
+#define LT_UNWIND_ROOM (10u * 1024)
+size_t lt_callsite_room(const lt_thread *t);
+
 size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uintptr_t cfa,
                         uintptr_t *out);
 

@@ -430,7 +430,7 @@ static void slot_release(lt_thread *t)
         return;
     nedges_locked((ptrdiff_t)atomic_load_explicit(&s->added, memory_order_relaxed));
     atomic_store_explicit(&s->added, 0, memory_order_relaxed);
-    s->reserve.room = 0;
+    lt_known_give_back(&s->reserve);
     s->owner = NULL;
     t->gate_slot = NULL;
     if (s == atomic_load_explicit(&gate_alone, memory_order_relaxed))

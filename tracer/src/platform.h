@@ -236,6 +236,10 @@ int lt_platform_locks_linked(void);
  * holds none of the program's locks (it may allocate). */
 int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi);
 
+/* 1, with its lowest address in *lo, when sp is in the calling thread's alternate signal
+ * stack (sigaltstack) and the thread runs on it; 0 otherwise. A system call: no lock. */
+int lt_platform_altstack_base(uintptr_t sp, uintptr_t *lo);
+
 /* Runs fn(arg) on the stack [stack, stack + size) and returns when fn does:
  * 0; -1 when this platform cannot switch stacks (fn has not run). One call at a time: the
  * contexts are static (callers hold a lock). */

@@ -1016,16 +1016,27 @@ int lt_platform_signal_coming(int tid)
     return (pending & ~status_mask(status, "\nSigBlk:") & ~status_mask(status, "\nSigIgn:")) != 0;
 }
 
-/* A sandbox may refuse PR_GET_NAME (Firefox's content processes trap it, log the call on
- * stderr and make it fail): the name is then "?", not empty, so that it is not asked again at
- * every wait (1,400 logged refusals in one headless screenshot), and errno stays the
- * program's. */
+/* A sandbox may refuse PR_GET_NAME: Firefox's content processes trap it, log the call on
+ * stderr and make it fail, and some died of SIGSEGV meanwhile (1 or 2 in each traced headless
+ * screenshot, whose picture was then missing). Once refused, it is not asked again in the
+ * process (a fork child's sandbox is its own: asked again there), and the name is "?", not
+ * empty, so that a thread's kept name is not asked for at every wait (1,400 logged refusals in
+ * one screenshot). errno stays the program's. */
+static _Atomic pid_t names_refused; /* the process where PR_GET_NAME was refused */
+
 void lt_platform_thread_name(char *buf, size_t size)
 {
     char name[16] = {0}; /* PR_GET_NAME writes up to 16 bytes */
     int saved = errno;
-    if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0 || !name[0])
+    pid_t refused = atomic_load_explicit(&names_refused, memory_order_relaxed);
+    if (refused && refused == getpid()) {
         name[0] = '?';
+    } else if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0) {
+        atomic_store_explicit(&names_refused, getpid(), memory_order_relaxed);
+        name[0] = '?';
+    } else if (!name[0]) {
+        name[0] = '?';
+    }
     errno = saved;
     size_t i = 0;
     for (; i + 1 < size && name[i]; i++)

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE /* glibc: MAP_ANON, MAP_NORESERVE, madvise */
 #include <errno.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -86,4 +87,14 @@ void lt_platform_discard(void *p, size_t size)
     int saved = errno;
     mmap(p, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON | MAP_FIXED, -1, 0);
     errno = saved;
+}
+
+int lt_platform_altstack_base(uintptr_t sp, uintptr_t *lo)
+{
+    stack_t ss;
+    if (sigaltstack(NULL, &ss) != 0 || !(ss.ss_flags & SS_ONSTACK) ||
+        sp < (uintptr_t)ss.ss_sp || sp - (uintptr_t)ss.ss_sp >= ss.ss_size)
+        return 0;
+    *lo = (uintptr_t)ss.ss_sp;
+    return 1;
 }

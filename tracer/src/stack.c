@@ -129,8 +129,7 @@ static size_t program_start(const uintptr_t *ips, size_t n, uintptr_t from_ra)
     return i < n ? i : 0;
 }
 
-/* The current stack from the program's call site outwards. */
-uint32_t lt_stack_here(uintptr_t from_ra)
+static __attribute__((noinline)) uint32_t stack_unwound(uintptr_t from_ra)
 {
     uintptr_t ips[MAX_FRAMES + SLACK];
     size_t n = lt_platform_backtrace(ips, lt_stack_depth() + SLACK);
@@ -139,15 +138,30 @@ uint32_t lt_stack_here(uintptr_t from_ra)
     return lt_stack_intern(ips + start, n < lt_stack_depth() ? n : lt_stack_depth());
 }
 
+/* The current stack from the program's call site outwards; the call site alone where the
+ * stack is short of room for the unwind (asked before the frames that hold its arrays). */
+uint32_t lt_stack_here(uintptr_t from_ra)
+{
+    if (lt_callsite_room(lt_tls.self) < LT_UNWIND_ROOM)
+        return from_ra ? lt_stack_intern(&from_ra, 1) : 0;
+    return stack_unwound(from_ra);
+}
+
 /* The calling thread's whole stack from its call at (ra, cfa), as lt_stack_here finds it,
  * but read through the site table (callsite.c) where that knows every frame: a few loads a
  * frame instead of an unwind. Blocking waits take it (a thread pool's workers wait over and
  * over from the same frames). */
-uint32_t lt_stack_whole(lt_thread *t, uintptr_t ra, uintptr_t cfa)
+static __attribute__((noinline)) uint32_t stack_walked(lt_thread *t, uintptr_t ra,
+                                                       uintptr_t cfa)
 {
     uintptr_t ips[MAX_FRAMES];
     size_t n = lt_callsite_stack(t, ra, cfa, ips, lt_stack_depth());
-    return n ? lt_stack_intern(ips, n) : lt_stack_here(ra);
+    return n ? lt_stack_intern(ips, n) : stack_unwound(ra);
+}
+
+uint32_t lt_stack_whole(lt_thread *t, uintptr_t ra, uintptr_t cfa)
+{
+    return lt_callsite_room(t) < LT_UNWIND_ROOM ? lt_stack_here(ra) : stack_walked(t, ra, cfa);
 }
 
 /* The call site ra and its callers[0 .. nc), interned: from the calling thread's cache of
