@@ -620,8 +620,8 @@ int oracle_model_accept(oracle_model *m, const uintptr_t *addr, const unsigned c
         cand *c = &m->cands[i];
         used += (size_t)snprintf(why + used, size - used, "%s (", i ? "," : "");
         for (int j = 0; j < c->nseq && used < size; j++)
-            used += (size_t)snprintf(why + used, size - used, "%s%#lx", j ? " -> " : "",
-                                     (unsigned long)c->seq[j]);
+            used += (size_t)snprintf(why + used, size - used, "%s%#lx%s", j ? " -> " : "",
+                                     (unsigned long)c->seq[j], c->ended[j] ? " (ended)" : "");
         if (used < size)
             used += (size_t)snprintf(why + used, size - used, ")%s",
                                      was_reported(m, c) ? " reported before" : "");
