@@ -69,6 +69,27 @@ static int cycle_of(const char *line, uintptr_t *addr)
     return n > 1 && addr[n - 1] == addr[0] ? n - 1 : -1;
 }
 
+/* The positions of the cycle of n locks whose report (text up to `end`) says they no longer
+ * exist: "... (edges A to B), under locks that no longer exist:" names the locks taken by
+ * edges A to B-1, which are the cycle's entries A to B-1 (edge k takes entry k, edge n entry
+ * 0). Nonzero ended[k] for those. */
+static void ended_of(const char *text, const char *end, int n, unsigned char *ended)
+{
+    static const char tail[] = "), under locks that no longer exist:";
+    memset(ended, 0, (size_t)n);
+    for (const char *p = text; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *eol = nl ? nl : end;
+        const char *e = memmem(p, (size_t)(eol - p), "(edges ", 7);
+        int a, b, used = 0;
+        if (e && sscanf(e, "(edges %d to %d%n", &a, &b, &used) == 2 &&
+            strncmp(e + used, tail, strlen(tail)) == 0)
+            for (int k = a; k < b && k < n; k++)
+                ended[k] = 1;
+        p = eol + 1;
+    }
+}
+
 static void fail(totals *t, const oracle_program *p, int step, const char *what, const char *text,
                  size_t len, int *failed)
 {
@@ -86,6 +107,7 @@ static int check_step(totals *t, const oracle_program *p, oracle_model *m, int i
                       const char *text, size_t from, size_t to, int *failed)
 {
     static uintptr_t addr[MAX_CYCLE];
+    static unsigned char ended[MAX_CYCLE];
     char why[2048];
     int inversions = 0;
     t->ambiguous += verdict == V_MAY;
@@ -113,13 +135,15 @@ static int check_step(totals *t, const oracle_program *p, oracle_model *m, int i
                 return 0;
             }
             if (verdict == V_NONE) {
-                oracle_model_accept(m, NULL, -1, why, sizeof why);
+                oracle_model_accept(m, NULL, NULL, -1, why, sizeof why);
                 fail(t, p, i, "a report the model has no new cycle for", why, strlen(why),
                      failed);
                 printf("%.*s\n", (int)(to - from > 4000 ? 4000 : to - from), text + from);
                 return 0;
             }
-            if (!oracle_model_accept(m, again ? NULL : addr, n, why, sizeof why)) {
+            if (n > 0)
+                ended_of(line, text + to, n, ended);
+            if (!oracle_model_accept(m, again ? NULL : addr, ended, n, why, sizeof why)) {
                 fail(t, p, i, why, text + from, to - from, failed);
                 return 0;
             }
@@ -127,7 +151,7 @@ static int check_step(totals *t, const oracle_program *p, oracle_model *m, int i
         at = next;
     }
     if (verdict == V_MUST && !inversions) {
-        oracle_model_accept(m, NULL, -1, why, sizeof why);
+        oracle_model_accept(m, NULL, NULL, -1, why, sizeof why);
         fail(t, p, i, "no report where the model has a new cycle", why, strlen(why), failed);
         return 0;
     }

@@ -95,12 +95,14 @@ void oracle_model_free(oracle_model *m);
 /* Steps the model through step i; returns V_NONE when no report may come of it, V_MUST when
  * one must, V_MAY when either is right (two cycles equally short, one already reported). */
 int oracle_model_step(oracle_model *m, int i);
-/* A report at the last step named the cycle `addr` (n addresses in the report's order): 1
+/* A report at the last step named the cycle `addr` (n addresses in the report's order, ended[k]
+ * nonzero where the report says addr[k] is a lock that no longer exists): 1
  * when it is one the model expects there (it is then remembered as reported), else 0 with
  * what was expected in `why`. addr NULL and n 0: a report printed as a repeat of an earlier
  * one (the same stacks), whose locks are not shown: 1 when the model has exactly one new
  * cycle there (several: oracle_model_beyond says so). addr NULL, n -1: only `why`. */
-int oracle_model_accept(oracle_model *m, const uintptr_t *addr, int n, char *why, size_t size);
+int oracle_model_accept(oracle_model *m, const uintptr_t *addr, const unsigned char *ended, int n,
+                        char *why, size_t size);
 /* Nonzero when the program went past a documented limit of the tracer (the comparison of its
  * later steps is then meaningless): a string saying which. */
 const char *oracle_model_beyond(const oracle_model *m);

@@ -75,6 +75,9 @@ typedef struct cand {
     int nkey, nseq;
     int key[64];
     uintptr_t seq[64 * IMPLY_HOPS];
+    /* seq[k] is an ended lock on an implied edge's path: its address may be a live lock's
+       too (init again), and two cycles over the same addresses are then told apart by it */
+    unsigned char ended[64 * IMPLY_HOPS];
 } cand;
 
 struct oracle_model {
@@ -312,10 +315,14 @@ static void add_cand(oracle_model *m, const int *st, const int *ev, int len)
     c->nseq = 0;
     for (int k = 0; k < len; k++) {
         const medge *e = &m->edges[ev[k]];
+        c->ended[c->nseq] = 0;
         c->seq[c->nseq++] = m->ids[e->from].addr;
-        for (int j = 0; j < e->npath; j++)
+        for (int j = 0; j < e->npath; j++) {
+            c->ended[c->nseq] = 1;
             c->seq[c->nseq++] = m->ids[e->path[j]].addr;
+        }
     }
+    c->ended[c->nseq] = 0;
     c->seq[c->nseq++] = m->ids[st[len] / 2].addr;
 }
 
@@ -561,12 +568,15 @@ static void closing_edge(oracle_model *m, int goal)
     }
 }
 
-/* Is b a rotation of a (n entries each)? */
-static int rotation(const uintptr_t *a, const uintptr_t *b, int n)
+/* Is the report's cycle b (ended flags be) the candidate c, rotated? The flags count: a cycle
+ * through a lock that was initialised again and one through its new identity have the same
+ * addresses but not the same set of locks (seed 340653: the first was reported, the model took
+ * the report for the second and called the second's own report a repeat). */
+static int rotation(const cand *c, const uintptr_t *b, const unsigned char *be, int n)
 {
     for (int r = 0; r < n; r++) {
         int k = 0;
-        while (k < n && a[(r + k) % n] == b[k])
+        while (k < n && c->seq[(r + k) % n] == b[k] && c->ended[(r + k) % n] == !!be[k])
             k++;
         if (k == n)
             return 1;
@@ -574,14 +584,15 @@ static int rotation(const uintptr_t *a, const uintptr_t *b, int n)
     return 0;
 }
 
-int oracle_model_accept(oracle_model *m, const uintptr_t *addr, int n, char *why, size_t size)
+int oracle_model_accept(oracle_model *m, const uintptr_t *addr, const unsigned char *ended, int n,
+                        char *why, size_t size)
 {
     int unreported = 0;
     for (int i = 0; i < m->ncands; i++)
         unreported += !was_reported(m, &m->cands[i]);
     for (int i = 0; i < m->ncands; i++) {
         cand *c = &m->cands[i];
-        if (was_reported(m, c) || (addr ? c->nseq != n || !rotation(c->seq, addr, n)
+        if (was_reported(m, c) || (addr ? c->nseq != n || !rotation(c, addr, ended, n)
                                         : n != 0 || unreported != 1))
             continue;
         m->reported = grow(m->reported, &m->capreported, m->nreported + 1, sizeof *m->reported);
@@ -609,8 +620,8 @@ int oracle_model_accept(oracle_model *m, const uintptr_t *addr, int n, char *why
         cand *c = &m->cands[i];
         used += (size_t)snprintf(why + used, size - used, "%s (", i ? "," : "");
         for (int j = 0; j < c->nseq && used < size; j++)
-            used += (size_t)snprintf(why + used, size - used, "%s%#lx", j ? " -> " : "",
-                                     (unsigned long)c->seq[j]);
+            used += (size_t)snprintf(why + used, size - used, "%s%#lx%s", j ? " -> " : "",
+                                     (unsigned long)c->seq[j], c->ended[j] ? " (ended)" : "");
         if (used < size)
             used += (size_t)snprintf(why + used, size - used, ")%s",
                                      was_reported(m, c) ? " reported before" : "");
