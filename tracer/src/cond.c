@@ -243,7 +243,10 @@ void lt_cond_signalled(const void *cv, int all)
     lt_spin_unlock(&s->lock);
 }
 
-/* The marked waiters are the front of the queue: those older than its oldest unmarked one. */
+/* The marked waiters are the front of the queue: those older than its oldest unmarked one.
+ * No queue: w has left the wait, the last to (a wait shown for a joiner is unpublished only
+ * after lt_cond_leave, so a search may still find it then): it waits for no signal. Read as
+ * unmarked, that was a NULL queue read, and harm-signal.10 died of it once in a suite run. */
 int lt_cond_woken(const lt_cond_waiter *w)
 {
     if (!w->cv)
@@ -251,7 +254,7 @@ int lt_cond_woken(const lt_cond_waiter *w)
     shard *s = shard_of(w->cv);
     lt_spin_lock(&s->lock);
     const queue *q = queue_of(s, w->cv);
-    int woken = is_marked(q, w);
+    int woken = !q || is_marked(q, w);
     lt_spin_unlock(&s->lock);
     return woken;
 }
