@@ -22,9 +22,12 @@ test run:
   --cwd DIR            run in DIR
   --no-report-files    run with LOCKTRACE_REPORT_DIR set to a new empty directory, and
                        require it to be empty at the end (a clean program leaves no file)
+  --skip-status S      the program exiting with S means it cannot run here (a privilege it
+                       lacks): a skip, its stdout printed as the reason
 
 Exit status 0 when every check holds, 1 otherwise (with the reasons and the captured output),
-77 (meson's 'skip') when --skip-unless names a file that does not exist.
+77 (meson's 'skip') when --skip-unless names a file that does not exist, or the program
+exits with --skip-status.
 """
 import argparse
 import os
@@ -53,6 +56,7 @@ def parse_args(argv):
     p.add_argument('--skip-unless', action='append', default=[])
     p.add_argument('--cwd')
     p.add_argument('--no-report-files', action='store_true')
+    p.add_argument('--skip-status', type=int)
     p.add_argument('command', nargs=argparse.REMAINDER)
     args = p.parse_args(argv)
     if args.command and args.command[0] == '--':
@@ -149,6 +153,9 @@ def main(argv):
         if args.no_report_files:
             env['LOCKTRACE_REPORT_DIR'] = reports
         ending, out, err = run(args.command, env, args.timeout, args.cwd)
+        if args.skip_status is not None and ending == args.skip_status:
+            print('skipped:', out.decode('utf-8', 'replace').strip())
+            return 77
         failures = check(args, ending, out, err)
         if args.no_report_files and os.listdir(reports):
             failures.append(f'report files written: {sorted(os.listdir(reports))}')
