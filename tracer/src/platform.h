@@ -148,6 +148,11 @@ void *lt_platform_remap_aligned(void *p, size_t old, size_t size, size_t align);
  * stay as they are. A hint. */
 void lt_platform_populate(void *p, size_t size);
 
+/* Sleeps about us microseconds (less when a signal comes), letting every other thread of any
+ * priority run; not a cancellation point (a thread waiting for a tracer lock must not be
+ * unwound there). */
+void lt_platform_nap(unsigned us);
+
 /* A pause in a busy wait: the CPU told so (less power, the other hyperthread runs). */
 static inline void lt_platform_pause(void)
 {

@@ -41,6 +41,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <time.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <ucontext.h>
@@ -917,6 +918,13 @@ void lt_platform_allocator(lt_allocator *out)
 int lt_platform_tid(void)
 {
     return gettid();
+}
+
+/* The system call itself: glibc's nanosleep and clock_nanosleep are cancellation points. */
+void lt_platform_nap(unsigned us)
+{
+    struct timespec t = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+    syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &t, NULL);
 }
 
 int lt_platform_secure(void)

@@ -16,6 +16,7 @@
 #include <libunwind.h>
 #include <mach-o/dyld.h>
 #include <mach/mach.h>
+#include <mach/mach_time.h>
 #include <mach/mach_vm.h>
 #include <pthread.h>
 #include <signal.h>
@@ -32,6 +33,14 @@ int lt_platform_tid(void)
     uint64_t tid = 0;
     pthread_threadid_np(NULL, &tid);
     return (int)tid;
+}
+
+/* A Mach wait: nanosleep is a cancellation point. */
+void lt_platform_nap(unsigned us)
+{
+    mach_timebase_info_data_t base;
+    mach_timebase_info(&base);
+    mach_wait_until(mach_absolute_time() + (uint64_t)us * 1000 * base.denom / base.numer);
 }
 
 int lt_platform_secure(void)
