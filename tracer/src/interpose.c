@@ -143,8 +143,8 @@ static int start(void)
         return 1;
     if (atomic_load(&resolver_tid) == lt_platform_tid())
         return 0;
-    while (atomic_load(&state) == RESOLVING)
-        ;
+    for (unsigned round = 0; atomic_load(&state) == RESOLVING;)
+        lt_spin_backoff(&round);
     return 1;
 }
 
@@ -165,8 +165,8 @@ static int finish(void)
         return 1;
     }
     if (expected == FINISHING && atomic_load(&resolver_tid) != lt_platform_tid())
-        while (atomic_load(&state) != READY)
-            sched_yield();
+        for (unsigned round = 0; atomic_load(&state) != READY;)
+            lt_spin_backoff(&round);
     return 1;
 }
 

@@ -175,12 +175,13 @@ static void unw_enter_as(unw_call *c, int masked)
         c->pipe_pending = sigismember(&c->mask, SIGPIPE) && sigpending(&pending) == 0 &&
                           sigismember(&pending, SIGPIPE);
     }
+    unsigned round = 0;
     for (size_t i = (size_t)(((uint64_t)self * 0x9E3779B97F4A7C15ull) >> 58);; i++) {
         pthread_t free_slot = 0;
         _Atomic(pthread_t) *slot = &unw_calls[i % UNW_SLOTS];
         if (!atomic_compare_exchange_strong(slot, &free_slot, self)) {
             if (i % UNW_SLOTS == UNW_SLOTS - 1)
-                sched_yield();
+                lt_spin_backoff(&round);
             continue;
         }
         if (!atomic_load(&unwind_fork) || pthread_equal(atomic_load(&unwind_forker), self)) {
@@ -189,7 +190,7 @@ static void unw_enter_as(unw_call *c, int masked)
         }
         atomic_store(slot, 0);
         while (atomic_load(&unwind_fork))
-            sched_yield();
+            lt_spin_backoff(&round);
     }
 }
 
@@ -438,8 +439,9 @@ LT_FORK_PATH void lt_platform_fork(lt_fork_phase phase)
     for (size_t i = 0; i < UNW_SLOTS; i++) {
         pthread_t t;
         if (phase == LT_FORK_PREPARE) {
-            while ((t = atomic_load(&unw_calls[i])) != 0 && !pthread_equal(t, self))
-                sched_yield();
+            for (unsigned round = 0;
+                 (t = atomic_load(&unw_calls[i])) != 0 && !pthread_equal(t, self);)
+                lt_spin_backoff(&round);
         } else if (phase == LT_FORK_CHILD) { /* the child has no other thread */
             if (!pthread_equal(atomic_load(&unw_calls[i]), self))
                 atomic_store(&unw_calls[i], 0);
@@ -486,8 +488,9 @@ static int load_once(_Atomic int *state, const char *soname, int (*bind)(void *)
             lt_report_degraded(soname[3] == 'u' ? "cannot load libunwind.so.8: no stacks"
                                                 : "cannot load libdw.so.1: no function names");
     }
-    while ((s = atomic_load_explicit(state, memory_order_acquire)) == LOADING)
-        sched_yield();
+    for (unsigned round = 0;
+         (s = atomic_load_explicit(state, memory_order_acquire)) == LOADING;)
+        lt_spin_backoff(&round);
     return s == LOADED;
 }
 

@@ -300,8 +300,8 @@ static int claim_try(lt_lock *l)
 /* Under the shard's lock: waits out a claim held by another thread (a few stores). */
 static void claim(lt_lock *l)
 {
-    while (!claim_try(l))
-        sched_yield();
+    for (unsigned round = 0; !claim_try(l);)
+        lt_spin_backoff(&round);
 }
 
 static void claim_drop(lt_lock *l)

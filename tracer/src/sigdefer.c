@@ -397,11 +397,11 @@ static int become_writer(void)
 {
     void *me = &lt_tls, *none = NULL;
     int nested = atomic_load_explicit(&writer, memory_order_relaxed) == me;
-    while (!nested && !atomic_compare_exchange_weak_explicit(&writer, &none, me,
-                                                              memory_order_acquire,
-                                                              memory_order_relaxed)) {
+    for (unsigned round = 0;
+         !nested && !atomic_compare_exchange_weak_explicit(&writer, &none, me, memory_order_acquire,
+                                                           memory_order_relaxed);) {
         none = NULL;
-        lt_platform_pause();
+        lt_spin_backoff(&round);
     }
     return nested;
 }

@@ -97,7 +97,7 @@ static int spins(void)
     return v;
 }
 
-/* Yields before the first nap: a holder that lost its CPU to the waiter gets it back at once.
+/* After the pauses, yields: a holder that lost its CPU to the waiter gets it back at once.
  * Then naps, from NAP_FIRST microseconds, doubling to NAP_MOST. A waiter of real-time priority
  * (SCHED_FIFO, SCHED_RR) never yields its CPU to a holder of a lower one: on a CPU they share
  * (a pinned process, more busy real-time threads than CPUs) the holder ran only in the
@@ -109,22 +109,23 @@ static int spins(void)
 #define NAP_FIRST 16
 #define NAP_MOST 1024
 
+void lt_spin_backoff(unsigned *round)
+{
+    unsigned r = (*round)++, n = (unsigned)spins();
+    if (r < n) {
+        lt_platform_pause();
+    } else if (r < n + YIELDS) {
+        sched_yield();
+    } else {
+        unsigned doublings = r - n - YIELDS;
+        lt_platform_nap(doublings < 6 ? NAP_FIRST << doublings : NAP_MOST);
+    }
+}
+
 void lt_spin_wait(const _Atomic int *busy)
 {
-    for (int i = 0, n = spins(); i < n; i++) {
-        if (!atomic_load(busy))
-            return;
-        lt_platform_pause();
-    }
-    for (unsigned i = 0, nap = NAP_FIRST; atomic_load(busy); i++) {
-        if (i < YIELDS) {
-            sched_yield();
-            continue;
-        }
-        lt_platform_nap(nap);
-        if (nap < NAP_MOST)
-            nap *= 2;
-    }
+    for (unsigned round = 0; atomic_load(busy);)
+        lt_spin_backoff(&round);
 }
 
 void lt_spin_lock(lt_spin *s)

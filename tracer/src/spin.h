@@ -81,8 +81,12 @@ typedef struct lt_spin_ranks {
 typedef enum { LT_FORK_PREPARE, LT_FORK_PARENT, LT_FORK_CHILD } lt_fork_phase;
 
 void lt_spin_lock(lt_spin *s);
-/* Waits a moment for *busy to read 0 (a holder on another CPU about to let go), then gives
- * the CPU away between looks until it does. */
+/* One step of waiting for another thread to finish something, round counting the steps from
+ * 0: a pause while a holder on another CPU is likely about to let go, then yields, then naps
+ * of up to a millisecond (so that a holder of any priority runs). Every wait of the tracer for
+ * another thread goes through it. */
+void lt_spin_backoff(unsigned *round);
+/* Waits for *busy to read 0, by lt_spin_backoff. */
 void lt_spin_wait(const _Atomic int *busy);
 void lt_spin_unlock(lt_spin *s);
 /* With LT_CHECKS an internal error (a message, then abort()) unless this thread holds s: for
