@@ -112,6 +112,7 @@ static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
 static inline int mem_ready(void);
+static int mem_glibc(void);
 
 /* Resolves, reads the configuration, registers the calling thread: 1 once done; 0 inside the
  * resolving thread's own resolution. */
@@ -130,6 +131,14 @@ static int start(void)
          * (tensorlib's tests under LOCKTRACE_CLASSES, 1 run in 5, where a library's
          * constructor started a thread before ours ran). */
         mem_ready();
+        /* Where malloc is not glibc's, the unwinder and libdw are loaded (dlopen allocates)
+         * only from the tracer's constructor on: a call before it comes from another
+         * library's constructor, maybe from inside that allocator holding its own lock
+         * (tcmalloc's first malloc, in libstdc++'s constructor, calls pthread_once from its
+         * sbrk hook under its spinlock): every program with tcmalloc hung there, /bin/true
+         * included (`harm-alloc.1`). Such calls are traced, without stacks. */
+        if (mem_glibc())
+            lt_platform_loads_allow();
         lt_config_load();
         lt_dump_install();
         lt_self();
@@ -190,11 +199,21 @@ int lt_interpose_ready(void)
 __attribute__((constructor)) static void locktrace_load(void)
 {
     int saved = errno;
+    lt_platform_loads_allow();
     if (start() && lt_enter(&lt_tls)) {
         lt_callsite_thread_init();
         lt_leave(&lt_tls);
-        if (lt_platform_locks_linked())
+        /* Now, not at the first lock call, where the program links lock calls (its first is
+         * near), or where malloc is not glibc's: that allocator may call a lock function while
+         * it holds its own lock, and the unwinder's load would then wait for it. A call before
+         * this one may have readied the tracer without the unwinder: it is loaded here. */
+        if (lt_platform_locks_linked() || !mem_glibc()) {
             finish();
+            if (lt_enter(&lt_tls)) {
+                lt_platform_thread_init();
+                lt_leave(&lt_tls);
+            }
+        }
     }
     lt_platform_gc_roots(); /* outside the tracer: libgc may take its lock */
     errno = saved;
@@ -1275,8 +1294,8 @@ static __attribute__((noinline)) int mem_resolve(void)
     }
     if (atomic_load(&mem_resolver) == lt_platform_tid())
         return 0;
-    while (atomic_load_explicit(&mem_state, memory_order_acquire) < READY)
-        ;
+    for (unsigned round = 0; atomic_load_explicit(&mem_state, memory_order_acquire) < READY;)
+        lt_spin_backoff(&round);
     return 1;
 }
 
@@ -1284,6 +1303,12 @@ static inline int mem_ready(void)
 {
     return lt_likely(atomic_load_explicit(&mem_state, memory_order_acquire) >= READY) ||
            mem_resolve();
+}
+
+/* Whether malloc is glibc's, as far as the tracer can tell. */
+static int mem_glibc(void)
+{
+    return mem_ready() && atomic_load_explicit(&mem_state, memory_order_acquire) == READY_CHUNKS;
 }
 
 /* The size word of glibc block p's chunk, the word before p: its size (bits 0-2 are flags).

@@ -15,6 +15,10 @@
  * when not NULL; NULL when there is none. May allocate: call with the re-entrancy flag set. */
 void *lt_platform_real(const char *name, const char *version);
 
+/* From now on the unwinder and the symbolizer may be loaded (dlopen allocates); before, what
+ * needs them goes without (no stack, no names). */
+void lt_platform_loads_allow(void);
+
 /* Kernel id of the calling thread. */
 int lt_platform_tid(void);
 
@@ -166,7 +170,8 @@ static inline void lt_platform_pause(void)
 /* The allocator behind free() (the next definitions after the tracer), for the entry points
  * that release memory. usable_size is NULL when the allocator that defines free does not
  * define it too (a foreign one would misread its blocks); glibc_chunks says blocks carry
- * glibc's chunk header (the block's size in the word before it). munmap is never NULL;
+ * glibc's chunk header (the block's size in the word before it): free and the program's
+ * malloc are both glibc's. munmap is never NULL;
  * page is the page size. */
 typedef struct lt_allocator {
     void (*free)(void *);

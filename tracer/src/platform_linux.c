@@ -473,6 +473,14 @@ static int bind_dw(void *h)
 
 enum { UNLOADED, LOADING, LOADED, MISSING };
 
+/* lt_platform_loads_allow: until then load_once loads nothing and says so. */
+static _Atomic int loads_allowed;
+
+void lt_platform_loads_allow(void)
+{
+    atomic_store_explicit(&loads_allowed, 1, memory_order_release);
+}
+
 /* Loads soname privately and binds its symbols, once; 1 when it is usable. A thread that
  * arrives while another one loads waits for it. */
 static int load_once(_Atomic int *state, const char *soname, int (*bind)(void *))
@@ -480,6 +488,8 @@ static int load_once(_Atomic int *state, const char *soname, int (*bind)(void *)
     int s = atomic_load_explicit(state, memory_order_acquire);
     if (lt_likely(s == LOADED))
         return 1;
+    if (!atomic_load_explicit(&loads_allowed, memory_order_acquire))
+        return 0;
     if (s == UNLOADED && atomic_compare_exchange_strong(state, &s, LOADING)) {
         void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
         s = h && bind(h) ? LOADED : MISSING;
@@ -914,8 +924,11 @@ void lt_platform_allocator(lt_allocator *out)
     out->page = (size_t)getpagesize();
     if (!same_module((void *)out->free, (void *)out->usable_size))
         out->usable_size = NULL;
+    /* The program's malloc too: a malloc preloaded before the tracer (LD_PRELOAD=libtcmalloc.so:
+     * liblocktrace.so) is the program's, while the next free after the tracer is glibc's. */
     out->glibc_chunks = out->usable_size &&
-                        same_module((void *)out->free, (void *)gnu_get_libc_version);
+                        same_module((void *)out->free, (void *)gnu_get_libc_version) &&
+                        same_module(dlsym(RTLD_DEFAULT, "malloc"), (void *)gnu_get_libc_version);
 }
 
 int lt_platform_tid(void)

@@ -35,6 +35,11 @@ int lt_platform_tid(void)
     return (int)tid;
 }
 
+/* Nothing is loaded on macOS (backtrace() and dladdr are libc's). */
+void lt_platform_loads_allow(void)
+{
+}
+
 /* A Mach wait: nanosleep is a cancellation point. */
 void lt_platform_nap(unsigned us)
 {
