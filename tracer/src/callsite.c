@@ -170,10 +170,10 @@ static __attribute__((noinline)) void learn_unwound(uintptr_t ra, uintptr_t cfa)
         learn_end(f[j].ip, 1);
 }
 
-/* None where the stack is short of room: a later walk learns them. */
+/* None where the tracer may not unwind: a later walk learns them. */
 static void learn_stack(uintptr_t ra, uintptr_t cfa)
 {
-    if (lt_callsite_room(lt_tls.self) >= LT_UNWIND_ROOM)
+    if (lt_callsite_may_unwind(lt_tls.self, ra))
         learn_unwound(ra, cfa);
 }
 
@@ -203,6 +203,11 @@ __attribute__((noinline)) size_t lt_callsite_room(const lt_thread *t)
     if (t && t->stack_lo && sp >= t->stack_lo && sp < t->stack_hi)
         return sp - t->stack_lo;
     return lt_platform_altstack_base(sp, &lo) ? sp - lo : SIZE_MAX;
+}
+
+int lt_callsite_may_unwind(const lt_thread *t, uintptr_t ra)
+{
+    return lt_callsite_room(t) >= LT_UNWIND_ROOM && !lt_platform_in_unwinder(ra);
 }
 
 void lt_callsite_thread_init(void)

@@ -16,6 +16,11 @@ void lt_callsite_thread_init(void);
  * the loaded objects): with less, the tracer does without. */
 #define LT_UNWIND_ROOM (10u * 1024)
 size_t lt_callsite_room(const lt_thread *t);
+/* Whether the tracer may unwind at the program's call ra: with LT_UNWIND_ROOM of stack left,
+ * and not in a call libunwind itself makes (the program's own unwind, which holds libunwind's
+ * locks: the tracer's unwind, with the same libunwind, waited for them, and every program
+ * calling unw_step hung: `harm-unwind.1`). Where it may not, the call site stands alone. */
+int lt_callsite_may_unwind(const lt_thread *t, uintptr_t ra);
 
 size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uintptr_t cfa,
                         uintptr_t *out);

@@ -270,6 +270,9 @@ int lt_platform_unwind_info(uintptr_t ip);
  * load constructors ran (Linux: the bounds are found at the first question, which
  * interpose_signal.c's constructor asks). */
 int lt_platform_in_tracer(uintptr_t ip);
+/* Whether ip is in the unwinder the tracer loaded (0 before it is loaded): a lock call made
+ * from there is the program's own call into it, which holds the unwinder's locks. */
+int lt_platform_in_unwinder(uintptr_t ip);
 
 /* What is known about a code address. Strings stay valid until the next call. */
 typedef struct lt_symbol {

@@ -451,6 +451,16 @@ LT_FORK_PATH void lt_platform_fork(lt_fork_phase phase)
         atomic_store(&unwind_fork, 0);
 }
 
+/* An object's span of addresses (span_of, lt_platform_in_tracer). */
+typedef struct span {
+    _Atomic uintptr_t lo, hi;
+} span;
+static void span_of(span *sp, uintptr_t addr);
+
+/* libunwind's span, once loaded. The tracer's libunwind is the program's where the program
+ * loads it too (one copy a process, whatever RTLD_LOCAL says). */
+static span unwinder;
+
 static int bind_unwind(void *h)
 {
     int ok = 1;
@@ -458,8 +468,10 @@ static int bind_unwind(void *h)
     ok &= (unw.local_as = dlsym(h, LT_STR(unw_local_addr_space))) != NULL;
     if (dlinfo(h, RTLD_DI_TLS_MODID, &unw_tls_module) != 0)
         unw_tls_module = 0;
-    if (ok)
+    if (ok) {
+        span_of(&unwinder, (uintptr_t)unw.unw_backtrace);
         unwind_first();
+    }
     return ok;
 }
 
@@ -1604,38 +1616,62 @@ static uintptr_t load_segment(const struct dl_phdr_info *info, uintptr_t addr)
     return 0;
 }
 
-/* The tracer's own object: from the start of its first loaded segment to the end of its last,
- * found once. Then the question is two compares, which a signal handler may ask (sigaction's,
- * whether a handler is the tracer's: dladdr there took the loader's lock, and the thread the
- * signal interrupted might be taking it - in dladdr itself, in the same sigaction). */
-static _Atomic uintptr_t own_lo, own_hi;
+/* An object's span: from the start of its first loaded segment to the end of its last, found
+ * once by an address in it. Then the question is two compares, which a signal handler may ask
+ * (sigaction's, whether a handler is the tracer's: dladdr there took the loader's lock, and
+ * the thread the signal interrupted might be taking it - in dladdr itself, in the same
+ * sigaction). */
+typedef struct span_query {
+    uintptr_t addr, lo, hi;
+} span_query;
 
-static int own_bounds(struct dl_phdr_info *info, size_t size, void *arg)
+static int span_find(struct dl_phdr_info *info, size_t size, void *arg)
 {
+    span_query *q = arg;
     (void)size;
-    (void)arg;
-    if (!load_segment(info, (uintptr_t)lt_platform_in_tracer))
+    if (!load_segment(info, q->addr))
         return 0;
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    q->lo = UINTPTR_MAX;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t start = info->dlpi_addr + ph->p_vaddr;
         if (ph->p_type == PT_LOAD) {
-            lo = start < lo ? start : lo;
-            hi = start + ph->p_memsz > hi ? start + ph->p_memsz : hi;
+            q->lo = start < q->lo ? start : q->lo;
+            q->hi = start + ph->p_memsz > q->hi ? start + ph->p_memsz : q->hi;
         }
     }
-    atomic_store_explicit(&own_lo, lo, memory_order_relaxed);
-    atomic_store_explicit(&own_hi, hi, memory_order_release);
     return 1;
 }
 
+/* Sets *sp to the span of the object that holds addr (nothing when none does). */
+static void span_of(span *sp, uintptr_t addr)
+{
+    span_query q = {addr, 0, 0};
+    if (!dl_iterate_phdr(span_find, &q))
+        return;
+    atomic_store_explicit(&sp->lo, q.lo, memory_order_relaxed);
+    atomic_store_explicit(&sp->hi, q.hi, memory_order_release);
+}
+
+static int in_span(span *sp, uintptr_t ip)
+{
+    uintptr_t hi = atomic_load_explicit(&sp->hi, memory_order_acquire);
+    uintptr_t lo = atomic_load_explicit(&sp->lo, memory_order_relaxed);
+    return ip - lo < hi - lo;
+}
+
+static span own;
+
 int lt_platform_in_tracer(uintptr_t ip)
 {
-    if (lt_unlikely(!atomic_load_explicit(&own_hi, memory_order_acquire)))
-        dl_iterate_phdr(own_bounds, NULL);
-    uintptr_t lo = atomic_load_explicit(&own_lo, memory_order_relaxed);
-    return ip - lo < atomic_load_explicit(&own_hi, memory_order_relaxed) - lo;
+    if (lt_unlikely(!atomic_load_explicit(&own.hi, memory_order_acquire)))
+        span_of(&own, (uintptr_t)lt_platform_in_tracer);
+    return in_span(&own, ip);
+}
+
+int lt_platform_in_unwinder(uintptr_t ip)
+{
+    return in_span(&unwinder, ip);
 }
 
 static int segment_of(struct dl_phdr_info *info, size_t size, void *arg)

@@ -35,6 +35,13 @@ int lt_platform_tid(void)
     return (int)tid;
 }
 
+/* The tracer unwinds with backtrace(), which takes no lock the program's unwinding holds. */
+int lt_platform_in_unwinder(uintptr_t ip)
+{
+    (void)ip;
+    return 0;
+}
+
 /* Nothing is loaded on macOS (backtrace() and dladdr are libc's). */
 void lt_platform_loads_allow(void)
 {

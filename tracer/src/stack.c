@@ -142,7 +142,7 @@ static __attribute__((noinline)) uint32_t stack_unwound(uintptr_t from_ra)
  * stack is short of room for the unwind (asked before the frames that hold its arrays). */
 uint32_t lt_stack_here(uintptr_t from_ra)
 {
-    if (lt_callsite_room(lt_tls.self) < LT_UNWIND_ROOM)
+    if (!lt_callsite_may_unwind(lt_tls.self, from_ra))
         return from_ra ? lt_stack_intern(&from_ra, 1) : 0;
     return stack_unwound(from_ra);
 }
@@ -161,7 +161,7 @@ static __attribute__((noinline)) uint32_t stack_walked(lt_thread *t, uintptr_t r
 
 uint32_t lt_stack_whole(lt_thread *t, uintptr_t ra, uintptr_t cfa)
 {
-    return lt_callsite_room(t) < LT_UNWIND_ROOM ? lt_stack_here(ra) : stack_walked(t, ra, cfa);
+    return lt_callsite_may_unwind(t, ra) ? stack_walked(t, ra, cfa) : lt_stack_here(ra);
 }
 
 /* The call site ra and its callers[0 .. nc), interned: from the calling thread's cache of
