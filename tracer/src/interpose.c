@@ -94,6 +94,7 @@ __asm__(".pushsection lt_start, \"aw\"\n.balign 4096\n.popsection");
 enum { NONE, RESOLVING, STARTED, FINISHING, READY };
 static _Atomic int state LT_START_DATA;
 static _Atomic int resolver_tid LT_START_DATA;
+static _Atomic int constructed LT_START_DATA; /* the tracer's constructor has begun */
 
 static void resolve(void)
 {
@@ -137,8 +138,8 @@ static int start(void)
          * (tcmalloc's first malloc, in libstdc++'s constructor, calls pthread_once from its
          * sbrk hook under its spinlock): every program with tcmalloc hung there, /bin/true
          * included (`harm-alloc.1`). Such calls are traced, without stacks. */
-        if (mem_glibc())
-            lt_platform_loads_allow();
+        if (!atomic_load(&constructed) && !mem_glibc())
+            lt_platform_loads_wait(1);
         lt_config_load();
         lt_dump_install();
         lt_self();
@@ -199,7 +200,8 @@ int lt_interpose_ready(void)
 __attribute__((constructor)) static void locktrace_load(void)
 {
     int saved = errno;
-    lt_platform_loads_allow();
+    atomic_store(&constructed, 1);
+    lt_platform_loads_wait(0);
     if (start() && lt_enter(&lt_tls)) {
         lt_callsite_thread_init();
         lt_leave(&lt_tls);

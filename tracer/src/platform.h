@@ -15,9 +15,9 @@
  * when not NULL; NULL when there is none. May allocate: call with the re-entrancy flag set. */
 void *lt_platform_real(const char *name, const char *version);
 
-/* From now on the unwinder and the symbolizer may be loaded (dlopen allocates); before, what
+/* While wait is set the unwinder and the symbolizer are not loaded (dlopen allocates): what
  * needs them goes without (no stack, no names). */
-void lt_platform_loads_allow(void);
+void lt_platform_loads_wait(int wait);
 
 /* Kernel id of the calling thread. */
 int lt_platform_tid(void);

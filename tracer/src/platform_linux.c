@@ -485,12 +485,12 @@ static int bind_dw(void *h)
 
 enum { UNLOADED, LOADING, LOADED, MISSING };
 
-/* lt_platform_loads_allow: until then load_once loads nothing and says so. */
-static _Atomic int loads_allowed;
+/* lt_platform_loads_wait: while set, load_once loads nothing and says so. */
+static _Atomic int loads_waiting;
 
-void lt_platform_loads_allow(void)
+void lt_platform_loads_wait(int wait)
 {
-    atomic_store_explicit(&loads_allowed, 1, memory_order_release);
+    atomic_store_explicit(&loads_waiting, wait, memory_order_release);
 }
 
 /* Loads soname privately and binds its symbols, once; 1 when it is usable. A thread that
@@ -500,7 +500,7 @@ static int load_once(_Atomic int *state, const char *soname, int (*bind)(void *)
     int s = atomic_load_explicit(state, memory_order_acquire);
     if (lt_likely(s == LOADED))
         return 1;
-    if (!atomic_load_explicit(&loads_allowed, memory_order_acquire))
+    if (atomic_load_explicit(&loads_waiting, memory_order_acquire))
         return 0;
     if (s == UNLOADED && atomic_compare_exchange_strong(state, &s, LOADING)) {
         void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);

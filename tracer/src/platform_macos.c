@@ -43,8 +43,9 @@ int lt_platform_in_unwinder(uintptr_t ip)
 }
 
 /* Nothing is loaded on macOS (backtrace() and dladdr are libc's). */
-void lt_platform_loads_allow(void)
+void lt_platform_loads_wait(int wait)
 {
+    (void)wait;
 }
 
 /* A Mach wait: nanosleep is a cancellation point. */
