@@ -27,6 +27,14 @@
  *                       timed condition waits each: the tracer asks for a thread's name, and
  *                       once refused asks no more, so "asked at most once: yes" (x86-64 only:
  *                       elsewhere "no filter here" first)
+ *   noharm grow-trapped mremap|populate
+ *                       a seccomp filter traps mremap, or madvise(MADV_POPULATE_WRITE)
+ *                       (Firefox's content sandbox traps both, logging each call), then main
+ *                       holds 3,000 mutexes at once (trylock: no order edges) and lets them go,
+ *                       and two threads take two mutexes in opposite orders: the tracer grows
+ *                       the held set, asks for the call once at most, and, the call refused,
+ *                       tracks on and reports the inversion; "asked at most once: yes"
+ *                       (x86-64 only: elsewhere "no filter here" first)
  * Prints "done".
  */
 #define _GNU_SOURCE
@@ -37,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -304,7 +313,7 @@ static int name_trapped(void)
     struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGSYS, &sa, NULL) != 0 ||
-        !filter_syscall_if(SYS_prctl, 1, PR_GET_NAME, SECCOMP_RET_TRAP) ||
+        !filter_syscall_if(SYS_prctl, 0, PR_GET_NAME, SECCOMP_RET_TRAP) ||
         prctl(PR_GET_NAME, name, 0, 0, 0) == 0 || errno != ENOSYS || atomic_load(&trapped) != 1)
         printf("no filter here\n");
 #else
@@ -318,6 +327,62 @@ static int name_trapped(void)
             return 1;
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], NULL);
+    printf("asked at most once: %s\n", atomic_load(&trapped) <= 1 ? "yes" : "no");
+    return 0;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; the filter traps it whatever the kernel knows */
+#endif
+#define HELD_AT_ONCE 3000
+
+static pthread_mutex_t held_at_once[HELD_AT_ONCE];
+
+/* The call raises SIGSYS from here on (a call of the program's own shows it, not counted); 1
+ * when the filter is in place. */
+static int trap_call(const char *call)
+{
+#ifdef __x86_64__
+    struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
+    int in;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSYS, &sa, NULL) != 0)
+        return 0;
+    if (strcmp(call, "mremap") == 0) {
+        char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        in = p != MAP_FAILED && trap_syscall(SYS_mremap) &&
+             mremap(p, 4096, 8192, MREMAP_MAYMOVE) == MAP_FAILED && errno == ENOSYS;
+    } else {
+        static char page[4096] __attribute__((aligned(4096)));
+        in = filter_syscall_if(SYS_madvise, 2, MADV_POPULATE_WRITE, SECCOMP_RET_TRAP) &&
+             madvise(page, sizeof page, MADV_POPULATE_WRITE) != 0 && errno == ENOSYS;
+    }
+    in = in && atomic_load(&trapped) == 1;
+    atomic_store(&trapped, 0);
+    return in;
+#else
+    (void)call;
+    return 0;
+#endif
+}
+
+static int grow_trapped(const char *call)
+{
+    pthread_t a, b;
+    if (!trap_call(call))
+        printf("no filter here\n");
+    for (int i = 0; i < HELD_AT_ONCE; i++)
+        if (pthread_mutex_init(&held_at_once[i], NULL) != 0 ||
+            pthread_mutex_trylock(&held_at_once[i]) != 0)
+            return 1;
+    for (int i = HELD_AT_ONCE; i-- > 0;)
+        pthread_mutex_unlock(&held_at_once[i]);
+    if (pthread_create(&a, NULL, first_then_second, NULL) != 0)
+        return 1;
+    pthread_join(a, NULL);
+    if (pthread_create(&b, NULL, second_then_first, NULL) != 0)
+        return 1;
+    pthread_join(b, NULL);
     printf("asked at most once: %s\n", atomic_load(&trapped) <= 1 ? "yes" : "no");
     return 0;
 }
@@ -336,8 +401,11 @@ int main(int argc, char **argv)
         rc = peek_trapped();
     else if (strcmp(mode, "name-trapped") == 0)
         rc = name_trapped();
+    else if (strcmp(mode, "grow-trapped") == 0 && argc > 2)
+        rc = grow_trapped(argv[2]);
     else {
-        fprintf(stderr, "usage: noharm fds|fds-limit|peek-refused|peek-trapped|name-trapped\n");
+        fprintf(stderr, "usage: noharm fds|fds-limit|peek-refused|peek-trapped|name-trapped|"
+                        "grow-trapped mremap|populate\n");
         return 2;
     }
     if (rc == 0)
