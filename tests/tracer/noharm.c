@@ -35,6 +35,17 @@
  *                       the held set, asks for the call once at most, and, the call refused,
  *                       tracks on and reports the inversion; "asked at most once: yes"
  *                       (x86-64 only: elsewhere "no filter here" first)
+ *   noharm report-trapped
+ *                       a seccomp filter traps process_vm_readv (Chromium's sandbox crashes
+ *                       the process there), each trapped call written on stderr ("SIGSYS"),
+ *                       then: a thread holds 41 mutexes (a held set in mapped memory, not in
+ *                       its record) and waits for one main holds; main, holding two, raises
+ *                       SIGUSR1 (run with LOCKTRACE_DUMP_SIGNAL=SIGUSR1: a thread dump); two
+ *                       threads take two heap mutexes in opposite orders (a report names
+ *                       them); main exits holding its mutex, the thread still in its wait
+ *                       (with LOCKTRACE_EXIT_HELD=report: an exit-held report). The tracer
+ *                       reads no memory with the call: no "SIGSYS" (x86-64 only: elsewhere
+ *                       "no filter here" first)
  * Prints "done".
  */
 #define _GNU_SOURCE
@@ -387,6 +398,83 @@ static int grow_trapped(const char *call)
     return 0;
 }
 
+#ifdef __x86_64__
+/* A trapped call, said on stderr (the tracer may make it at exit, after main's last word). */
+static void say_sigsys(int sig, siginfo_t *info, void *context)
+{
+    static const char line[] = "SIGSYS: process_vm_readv\n";
+    (void)sig;
+    (void)info;
+    ((ucontext_t *)context)->uc_mcontext.gregs[REG_RAX] = -ENOSYS;
+    write(2, line, sizeof line - 1);
+}
+#endif
+
+static pthread_mutex_t other_holds = PTHREAD_MUTEX_INITIALIZER, main_holds = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t never_given = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t other_holds_too[40];
+static blocked_probe holder_waits;
+
+/* Holds 41 mutexes and waits for one main never lets go of (main exits meanwhile). */
+static void *hold_and_wait(void *arg)
+{
+    for (int i = 0; i < 40; i++)
+        if (pthread_mutex_init(&other_holds_too[i], NULL) != 0 ||
+            pthread_mutex_trylock(&other_holds_too[i]) != 0)
+            return arg;
+    pthread_mutex_lock(&other_holds);
+    blocked_announce_on(&holder_waits, &never_given, sizeof never_given);
+    pthread_mutex_lock(&never_given);
+    return arg;
+}
+
+static pthread_mutex_t *heap_a, *heap_b;
+
+static void *heap_a_then_b(void *arg)
+{
+    take(heap_a, heap_b);
+    return arg;
+}
+
+static void *heap_b_then_a(void *arg)
+{
+    take(heap_b, heap_a);
+    return arg;
+}
+
+static int report_trapped(void)
+{
+    pthread_t h, a, b;
+#ifdef __x86_64__
+    struct sigaction sa = {.sa_sigaction = say_sigsys, .sa_flags = SA_SIGINFO};
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSYS, &sa, NULL) != 0 || !trap_syscall(SYS_process_vm_readv))
+        printf("no filter here\n");
+#else
+    printf("no filter here\n");
+#endif
+    pthread_mutex_lock(&never_given);
+    if (pthread_create(&h, NULL, hold_and_wait, NULL) != 0)
+        return 1;
+    blocked_until(&holder_waits);
+    pthread_mutex_lock(&main_holds);
+    raise(SIGUSR1);
+    heap_a = malloc(sizeof *heap_a);
+    heap_b = malloc(sizeof *heap_b);
+    if (!heap_a || !heap_b || pthread_mutex_init(heap_a, NULL) != 0 ||
+        pthread_mutex_init(heap_b, NULL) != 0)
+        return 1;
+    if (pthread_create(&a, NULL, heap_a_then_b, NULL) != 0)
+        return 1;
+    pthread_join(a, NULL);
+    if (pthread_create(&b, NULL, heap_b_then_a, NULL) != 0)
+        return 1;
+    pthread_join(b, NULL);
+    printf("done\n");
+    fflush(stdout);
+    exit(0); /* holding main_holds, the thread holding other_holds */
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -403,9 +491,11 @@ int main(int argc, char **argv)
         rc = name_trapped();
     else if (strcmp(mode, "grow-trapped") == 0 && argc > 2)
         rc = grow_trapped(argv[2]);
+    else if (strcmp(mode, "report-trapped") == 0)
+        rc = report_trapped();
     else {
         fprintf(stderr, "usage: noharm fds|fds-limit|peek-refused|peek-trapped|name-trapped|"
-                        "grow-trapped mremap|populate\n");
+                        "grow-trapped mremap|populate|report-trapped\n");
         return 2;
     }
     if (rc == 0)

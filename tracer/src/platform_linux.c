@@ -1681,7 +1681,32 @@ int lt_platform_data_symbol(uintptr_t addr, char *buf, size_t size)
 int lt_platform_peek(void *dst, const void *src, size_t n)
 {
     struct iovec local = {dst, n}, remote = {(void *)src, n};
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+    if (lt_platform_refused(LT_REFUSED_PEEK))
+        return -1;
+    int saved = errno;
+    int ok = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
+    errno = saved;
+    return ok ? 0 : -1;
+}
+
+/* The "Seccomp:" line of /proc/self/status: 0 no filter, 2 filters (1, strict mode, allows no
+ * call the tracer makes). Where the file cannot be read, as with a filter: Chromium's sandbox
+ * refuses the open (EPERM) in its renderers, or has them in an empty root without /proc. A
+ * kernel without seccomp has no such line. Not prctl(PR_GET_SECCOMP), which Chromium's
+ * filter crashes the process for; not a watch on the program's prctl and seccomp calls, which
+ * misses those made with a raw system call instruction (Chromium's). A filter installed by
+ * another thread after this read and before the peeks that follow it is missed. */
+void lt_platform_peek_begin(void)
+{
+    char status[4096];
+    if (lt_platform_refused(LT_REFUSED_PEEK))
+        return;
+    int saved = errno;
+    proc_file("/proc/self/status", status, sizeof status);
+    errno = saved;
+    const char *line = strstr(status, "\nSeccomp:");
+    if (!status[0] || (line && status_mask(line, "\nSeccomp:") != 0))
+        lt_platform_refuse(LT_REFUSED_PEEK);
 }
 
 /* Each 4 KiB page of the range is checked (its first 8 bytes: a page is readable whole or not
