@@ -144,16 +144,31 @@ static __attribute__((noinline)) void take(pthread_mutex_t *a, pthread_mutex_t *
     pthread_mutex_unlock(a);
 }
 
+static pthread_mutex_t *one = &first, *two = &second; /* the pair taken both ways */
+
 static void *first_then_second(void *arg)
 {
-    take(&first, &second);
+    take(one, two);
     return arg;
 }
 
 static void *second_then_first(void *arg)
 {
-    take(&second, &first);
+    take(two, one);
     return arg;
+}
+
+/* A thread takes one then two, another after it two then one: an inversion. */
+static int take_both_ways(void)
+{
+    pthread_t a, b;
+    if (pthread_create(&a, NULL, first_then_second, NULL) != 0)
+        return 1;
+    pthread_join(a, NULL);
+    if (pthread_create(&b, NULL, second_then_first, NULL) != 0)
+        return 1;
+    pthread_join(b, NULL);
+    return 0;
 }
 
 /* process_vm_readv answers EPERM from here on, for this process; 1 when the filter is in
@@ -172,16 +187,9 @@ static int refuse_process_vm_readv(void)
 
 static int peek_refused(void)
 {
-    pthread_t a, b;
     if (!refuse_process_vm_readv())
         printf("no filter here\n");
-    if (pthread_create(&a, NULL, first_then_second, NULL) != 0)
-        return 1;
-    pthread_join(a, NULL);
-    if (pthread_create(&b, NULL, second_then_first, NULL) != 0)
-        return 1;
-    pthread_join(b, NULL);
-    return 0;
+    return take_both_ways();
 }
 
 static atomic_int trapped;
@@ -379,7 +387,6 @@ static int trap_call(const char *call)
 
 static int grow_trapped(const char *call)
 {
-    pthread_t a, b;
     if (!trap_call(call))
         printf("no filter here\n");
     for (int i = 0; i < HELD_AT_ONCE; i++)
@@ -388,12 +395,8 @@ static int grow_trapped(const char *call)
             return 1;
     for (int i = HELD_AT_ONCE; i-- > 0;)
         pthread_mutex_unlock(&held_at_once[i]);
-    if (pthread_create(&a, NULL, first_then_second, NULL) != 0)
+    if (take_both_ways() != 0)
         return 1;
-    pthread_join(a, NULL);
-    if (pthread_create(&b, NULL, second_then_first, NULL) != 0)
-        return 1;
-    pthread_join(b, NULL);
     printf("asked at most once: %s\n", atomic_load(&trapped) <= 1 ? "yes" : "no");
     return 0;
 }
@@ -428,23 +431,9 @@ static void *hold_and_wait(void *arg)
     return arg;
 }
 
-static pthread_mutex_t *heap_a, *heap_b;
-
-static void *heap_a_then_b(void *arg)
-{
-    take(heap_a, heap_b);
-    return arg;
-}
-
-static void *heap_b_then_a(void *arg)
-{
-    take(heap_b, heap_a);
-    return arg;
-}
-
 static int report_trapped(void)
 {
-    pthread_t h, a, b;
+    pthread_t h;
 #ifdef __x86_64__
     struct sigaction sa = {.sa_sigaction = say_sigsys, .sa_flags = SA_SIGINFO};
     sigemptyset(&sa.sa_mask);
@@ -459,17 +448,11 @@ static int report_trapped(void)
     blocked_until(&holder_waits);
     pthread_mutex_lock(&main_holds);
     raise(SIGUSR1);
-    heap_a = malloc(sizeof *heap_a);
-    heap_b = malloc(sizeof *heap_b);
-    if (!heap_a || !heap_b || pthread_mutex_init(heap_a, NULL) != 0 ||
-        pthread_mutex_init(heap_b, NULL) != 0)
+    one = malloc(sizeof *one);
+    two = malloc(sizeof *two);
+    if (!one || !two || pthread_mutex_init(one, NULL) != 0 || pthread_mutex_init(two, NULL) != 0 ||
+        take_both_ways() != 0)
         return 1;
-    if (pthread_create(&a, NULL, heap_a_then_b, NULL) != 0)
-        return 1;
-    pthread_join(a, NULL);
-    if (pthread_create(&b, NULL, heap_b_then_a, NULL) != 0)
-        return 1;
-    pthread_join(b, NULL);
     printf("done\n");
     fflush(stdout);
     exit(0); /* holding main_holds, the thread holding other_holds */
