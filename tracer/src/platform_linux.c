@@ -585,11 +585,9 @@ void *lt_platform_mremap_direct(void *old, size_t old_size, size_t new_size, int
 /* mremap with `flags` (and target), or where a sandbox refuses it (Firefox's content sandbox
  * traps and logs it: 216-2,141 lines a headless screenshot, and each refusal turned tracking
  * off in that process as out of memory), a copy into `fresh` (NULL: a new mapping) from then
- * on. The copy keeps the old pages mapped, their contents as they were, until it is done: a
- * thread reading them by their old address meanwhile (a report peeking at another thread's
- * held set; only the owning thread writes it, and it is the one that moves it) reads what it
- * would have read before the move, where mremap unmaps them at once; after either, it reads
- * an error (lt_platform_peek). NULL on failure, p then untouched; errno kept. */
+ * on. No reader is in the old pages meanwhile, either way: the tracer's grown mappings are
+ * scratch arrays under one lock and held sets, which their own thread moves only while no
+ * report reads them (thread.c: held_readers). NULL on failure, p then untouched; errno kept. */
 static void *remap(void *p, size_t old, size_t size, int flags, void *fresh)
 {
     int saved = errno;
