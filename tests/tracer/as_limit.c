@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vm_bytes.h"
+
 #define LOCKS 300000
 #define THREADS 4
 
@@ -26,19 +28,6 @@ static void *pairs(void *arg)
         pthread_mutex_unlock(&locks[i]);
     }
     return NULL;
-}
-
-static long peak_kb(void)
-{
-    char line[256];
-    long kb = -1;
-    FILE *f = fopen("/proc/self/status", "r");
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmPeak:", 7))
-            kb = atol(line + 7);
-    if (f)
-        fclose(f);
-    return kb;
 }
 
 int main(int argc, char **argv)
@@ -65,7 +54,7 @@ int main(int argc, char **argv)
     }
     memset(more, 1, 4 << 20);
     if (argc > 1 && !strcmp(argv[1], "peak"))
-        printf("peak %ld\n", peak_kb());
+        printf("peak %ld\n", vm_peak_bytes() / 1024);
     puts("ok");
     free(more);
     free(locks);

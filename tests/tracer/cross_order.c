@@ -941,15 +941,20 @@ static union {
     pthread_rwlock_t rw;
 } retyped;
 
+static void retyped_mutex(int type)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, type);
+    pthread_mutex_init(&retyped.m, &attr);
+    pthread_mutexattr_destroy(&attr);
+}
+
 NOINLINE void ended_retyped(int x_type, int again, int real)
 {
     pthread_mutex_t *a = &mutexes[24], *b = &mutexes[25];
     if (x_type >= 0) {
-        pthread_mutexattr_t attr;
-        pthread_mutexattr_init(&attr);
-        pthread_mutexattr_settype(&attr, x_type);
-        pthread_mutex_init(&retyped.m, &attr);
-        pthread_mutexattr_destroy(&attr);
+        retyped_mutex(x_type);
         if (real) {
             take_two(&mutexes[26], a);
             take_two(&mutexes[27], a);
@@ -968,15 +973,10 @@ NOINLINE void ended_retyped(int x_type, int again, int real)
         pthread_rwlock_unlock(&retyped.rw);
         pthread_mutex_unlock(a);
     }
-    if (again >= 0) {
-        pthread_mutexattr_t attr;
-        pthread_mutexattr_init(&attr);
-        pthread_mutexattr_settype(&attr, again);
-        pthread_mutex_init(&retyped.m, &attr);
-        pthread_mutexattr_destroy(&attr);
-    } else {
+    if (again >= 0)
+        retyped_mutex(again);
+    else
         pthread_rwlock_init(&retyped.rw, NULL);
-    }
     take_two(b, a);
     puts("nested, initialised again as another type, inverted");
 }
