@@ -16,9 +16,10 @@ size_t lt_fmt_dec(char *buf, size_t size, size_t at, long v);
 size_t lt_fmt_ordinal(char *buf, size_t size, size_t at, unsigned long n); /* 1st, 2nd, 11th */
 
 /* s's n bytes (NULs among them) as a terminal shows them as they are: printable ASCII and
- * UTF-8 characters past the C1 controls as they are, any other byte as \\xNN. For text from
+ * UTF-8 characters past the C1 controls as they are, any other byte as \xNN. For text from
  * files and the environment echoed in a message: a binary file's escape sequences would
- * otherwise reach the terminal. */
+ * otherwise reach the terminal. A character that n cuts is read whole (lt_utf8_len), so s goes
+ * on past n to a NUL or further. */
 size_t lt_fmt_shown(char *buf, size_t size, size_t at, const char *s, size_t n);
 
 /* The length of the UTF-8 character s starts with (RFC 3629: shortest form, no surrogates,
