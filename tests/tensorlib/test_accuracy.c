@@ -12,25 +12,27 @@
 
 #include "tl_test.h"
 
-/* Distance in ulps between two floats of one format, on their ordered bit patterns. */
-static double ulps_f64(double a, double b)
+/* Distance in ulps of dt (f32 or f64) between a and b, on their ordered bit patterns (keys
+ * of one sign subtract exactly; of opposite signs the distance is huge anyway). */
+static double ulps_apart(double a, double b, tl_dtype dt)
 {
-    int64_t ia, ib;
-    memcpy(&ia, &a, sizeof ia);
-    memcpy(&ib, &b, sizeof ib);
-    ia = ia < 0 ? -(ia & INT64_MAX) : ia;
-    ib = ib < 0 ? -(ib & INT64_MAX) : ib;
-    return fabs((double)ia - (double)ib);
-}
-
-static double ulps_f32(float a, float b)
-{
-    int32_t ia, ib;
-    memcpy(&ia, &a, sizeof ia);
-    memcpy(&ib, &b, sizeof ib);
-    ia = ia < 0 ? -(ia & INT32_MAX) : ia;
-    ib = ib < 0 ? -(ib & INT32_MAX) : ib;
-    return fabs((double)ia - (double)ib);
+    double v[2] = {a, b};
+    int64_t k[2];
+    for (int i = 0; i < 2; i++) {
+        if (dt == TL_F32) {
+            float f = (float)v[i];
+            int32_t bits;
+            memcpy(&bits, &f, sizeof bits);
+            k[i] = bits < 0 ? -(int64_t)(bits & INT32_MAX) : bits;
+        } else {
+            int64_t bits;
+            memcpy(&bits, &v[i], sizeof bits);
+            k[i] = bits < 0 ? -(bits & INT64_MAX) : bits;
+        }
+    }
+    if ((k[0] < 0) != (k[1] < 0))
+        return fabs((double)k[0] - (double)k[1]);
+    return (double)(k[0] > k[1] ? k[0] - k[1] : k[1] - k[0]);
 }
 
 /* t (owned, f32 or f64) holds want[i] within max_ulps each. */
@@ -42,7 +44,7 @@ static int expect_ulps(tl_tensor *t, const double *want, size_t n, double max_ul
     tl_tensor *f = t ? tl_to_dtype(t, TL_F64) : NULL;
     int ok = f && n <= 64 && tl_elem_count(f) == n && tl_to_vec(f, got, sizeof got) == TL_OK;
     for (size_t i = 0; ok && i < n; i++) {
-        double d = dt == TL_F32 ? ulps_f32((float)got[i], (float)want[i]) : ulps_f64(got[i], want[i]);
+        double d = ulps_apart(got[i], want[i], dt);
         if (!(d <= max_ulps)) {
             printf("    element %zu: got %.17g, want %.17g (%g ulps)\n", i, got[i], want[i], d);
             ok = 0;
