@@ -131,10 +131,44 @@ static void gelu_erf_tail(void)
     RELEASE(x, y);
 }
 
+/* log_softmax is (x - max) - log(sum), and the sum holds exp(0) = 1 for the maximum: adding
+ * the small terms to that 1 rounds them to 2^-53 absolute, so the largest element's log
+ * probability, -log(1 + small), came out 1e-16 off where it is -7.5e-6 (about 1e4 ulps, 33492
+ * at -2.1e-5 in the sweep). log1p of the other terms keeps it. Reference: x - max -
+ * ln(sum exp(x - max)) at 60 digits (log1p's series where the rest is below 1e-30). Along the
+ * last dim (rows) and along dim 0 (columns). */
+static void log_softmax_near_zero(void)
+{
+    static const double rows[3][4] = {{0, -12, -13.5, -20}, {3, -9, -9, 1.0e-3 - 10},
+                                      {5, 5, -30, -31}};
+    static const double want[3][4] = {
+        {-7.5172043390833976e-06, -12.00000751720434, -13.50000751720434, -20.000007517204338},
+        {-1.4550909708585823e-05, -12.00001455090971, -12.00001455090971, -12.99901455090971},
+        {-0.6931471805599457, -0.6931471805599457, -35.69314718055995, -36.69314718055995}};
+    double cols[4][3];
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < 4; j++)
+            cols[j][i] = rows[i][j];
+    tl_tensor *r = tl_from_data(rows, SHAPE(3, 4), TL_F64, TL_CPU);
+    tl_tensor *c = tl_from_data(cols, SHAPE(4, 3), TL_F64, TL_CPU);
+    tl_tensor *lr = tl_log_softmax(r, 1), *lc = tl_log_softmax(c, 0);
+    for (size_t i = 0; i < 3; i++) {
+        tl_tensor *gr = tl_get(lr, i), *cn = tl_narrow(lc, 1, i, 1);
+        EXPECT_ULPS(gr, 2, want[i][0], want[i][1], want[i][2], want[i][3]);
+        EXPECT_ULPS(cn, 2, want[i][0], want[i][1], want[i][2], want[i][3]);
+    }
+    /* f32 too: one class 30 above the rest, its log probability -1.28e-13 (main gave
+     * -1.27898e-13, 14000 ulps off: the double sum's 2^-53 against a result of 2^-43) */
+    tl_tensor *f = MAKE(TL_F32, SHAPE(4), 0, -30, -31, -40);
+    EXPECT_ULPS(tl_log_softmax(f, 0), 2, -1.2800525e-13, -30, -31, -40);
+    RELEASE(r, c, lr, lc, f);
+}
+
 int main(void)
 {
     sum_over_rows_in_double();
     logistic_tails();
     gelu_erf_tail();
+    log_softmax_near_zero();
     return check_summary();
 }
