@@ -7,7 +7,9 @@
  * log1p((ones - 1) + rest), ones the count of terms exactly 1 (exp(0) at the maximum) and rest
  * the sum of the others: log(sum) rounded the rest into that 1 (2^-53 absolute), so a log
  * probability near 0 - the largest element's when it dominates, -log(1 + rest) - lost its
- * relative accuracy (1e4 ulps at -7.5e-6 in f64; 0 for -2e-210). softmax keeps the plain sum.
+ * relative accuracy (1e4 ulps at -7.5e-6 in f64; 0 for -2e-210). Only a sum below 2 needs it
+ * (above, log(sum) > 0.69 and its rounding is below an ulp), so the split takes a second pass
+ * over the exps then only; softmax keeps the plain sum.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -37,27 +39,34 @@
             part[0] = part[k] > part[0] ? part[k] : part[0];                                     \
         return part[0];                                                                          \
     }                                                                                            \
-    SIMD_CLONES static double row_exp_sum##SUFFIX(const T *x, T *y, size_t n, T max,            \
-                                                  double *ones)                                  \
+    SIMD_CLONES static double row_exp_sum##SUFFIX(const T *x, T *y, size_t n, T max)             \
     {                                                                                            \
-        double part[LANES / 2] = {0}, one[LANES / 2] = {0};                                      \
+        double part[LANES / 2] = {0};                                                            \
         size_t j = 0;                                                                            \
         for (size_t i = 0; i < n; i++)                                                           \
             y[i] = EXP(x[i] - max);                                                              \
-        if (!ones) {                                                                             \
-            for (; j + LANES / 2 <= n; j += LANES / 2)                                           \
-                for (int k = 0; k < LANES / 2; k++)                                              \
-                    part[k] += (double)y[j + k];                                                 \
-        } else { /* the rest and the count of ones apart */                                     \
-            for (; j + LANES / 2 <= n; j += LANES / 2)                                           \
-                for (int k = 0; k < LANES / 2; k++) {                                            \
-                    double v = y[j + k], is_one = v == 1.0 ? 1.0 : 0.0;                          \
-                    part[k] += v - is_one;                                                       \
-                    one[k] += is_one;                                                            \
-                }                                                                                \
-        }                                                                                        \
+        for (; j + LANES / 2 <= n; j += LANES / 2)                                               \
+            for (int k = 0; k < LANES / 2; k++)                                                  \
+                part[k] += (double)y[j + k];                                                     \
+        for (; j < n; j++)                                                                       \
+            part[0] += (double)y[j];                                                             \
+        for (int k = 1; k < LANES / 2; k++)                                                      \
+            part[0] += part[k];                                                                  \
+        return part[0];                                                                          \
+    }                                                                                            \
+    /* the sum of the exps y that are not exactly 1, and (in *ones) how many are */              \
+    SIMD_CLONES static double row_rest##SUFFIX(const T *y, size_t n, double *ones)               \
+    {                                                                                            \
+        double part[LANES / 2] = {0}, one[LANES / 2] = {0};                                      \
+        size_t j = 0;                                                                            \
+        for (; j + LANES / 2 <= n; j += LANES / 2)                                               \
+            for (int k = 0; k < LANES / 2; k++) {                                                \
+                double v = y[j + k], is_one = v == 1.0 ? 1.0 : 0.0;                              \
+                part[k] += v - is_one;                                                           \
+                one[k] += is_one;                                                                \
+            }                                                                                    \
         for (; j < n; j++) {                                                                     \
-            double v = y[j], is_one = ones && v == 1.0 ? 1.0 : 0.0;                              \
+            double v = y[j], is_one = v == 1.0 ? 1.0 : 0.0;                                      \
             part[0] += v - is_one;                                                               \
             one[0] += is_one;                                                                    \
         }                                                                                        \
@@ -65,15 +74,16 @@
             part[0] += part[k];                                                                  \
             one[0] += one[k];                                                                    \
         }                                                                                        \
-        if (ones)                                                                                \
-            *ones = one[0];                                                                      \
+        *ones = one[0];                                                                          \
         return part[0];                                                                          \
     }                                                                                            \
-    /* sum: the sum (softmax), or the rest beside the ones (log_softmax) */                      \
     SIMD_CLONES static void row_finish##SUFFIX(const T *x, T *y, size_t n, T max, double sum,    \
-                                               double ones, bool take_log)                       \
+                                               bool take_log)                                    \
     {                                                                                            \
-        T lse = take_log ? (T)log1p((ones - 1) + sum) : 0, scale = (T)(1.0 / sum);               \
+        double ones = 1, rest = sum - 1; /* exact for a sum below 2 */                          \
+        if (take_log && sum < 2)                                                                 \
+            rest = row_rest##SUFFIX(y, n, &ones);                                                \
+        T lse = (T)log1p((ones - 1) + rest), scale = (T)(1.0 / sum);                             \
         if (take_log)                                                                            \
             for (size_t j = 0; j < n; j++)                                                       \
                 y[j] = (x[j] - max) - lse;                                                       \
@@ -85,8 +95,7 @@
     {                                                                                            \
         for (size_t r = 0; r < rows; r++, x += n, y += n) {                                      \
             T max = row_max##SUFFIX(x, n);                                                       \
-            double ones = 0, sum = row_exp_sum##SUFFIX(x, y, n, max, take_log ? &ones : NULL);   \
-            row_finish##SUFFIX(x, y, n, max, sum, ones, take_log);                               \
+            row_finish##SUFFIX(x, y, n, max, row_exp_sum##SUFFIX(x, y, n, max), take_log);       \
         }                                                                                        \
     }
 
@@ -102,25 +111,32 @@
         for (size_t o = 0; o < outer; o++, x += n * inner, y += n * inner) {                     \
             for (size_t i = 0; i < inner; i++) {                                                 \
                 mx[i] = x[i];                                                                    \
-                sum[i] = ones[i] = 0;                                                            \
+                sum[i] = 0;                                                                      \
             }                                                                                    \
             for (size_t j = 1; j < n; j++)                                                       \
                 for (size_t i = 0; i < inner; i++)                                               \
                     mx[i] = x[j * inner + i] > mx[i] ? x[j * inner + i] : mx[i];                 \
-            if (!take_log)                                                                       \
+            for (size_t j = 0; j < n; j++)                                                       \
+                for (size_t i = 0; i < inner; i++) {                                             \
+                    y[j * inner + i] = EXP(x[j * inner + i] - mx[i]);                            \
+                    sum[i] += y[j * inner + i];                                                  \
+                }                                                                                \
+            bool split = false;                                                                  \
+            for (size_t i = 0; i < inner && take_log; i++) {                                     \
+                split |= sum[i] < 2;                                                             \
+                ones[i] = 1;                                                                     \
+                sum[i] -= 1; /* the rest; exact for a sum below 2 */                            \
+            }                                                                                    \
+            if (split) { /* the rest and the count of ones apart */                             \
+                for (size_t i = 0; i < inner; i++)                                               \
+                    sum[i] = ones[i] = 0;                                                        \
                 for (size_t j = 0; j < n; j++)                                                   \
                     for (size_t i = 0; i < inner; i++) {                                         \
-                        y[j * inner + i] = EXP(x[j * inner + i] - mx[i]);                        \
-                        sum[i] += y[j * inner + i];                                              \
-                    }                                                                            \
-            else /* the rest and the count of ones apart */                                     \
-                for (size_t j = 0; j < n; j++)                                                   \
-                    for (size_t i = 0; i < inner; i++) {                                         \
-                        double e = y[j * inner + i] = EXP(x[j * inner + i] - mx[i]);             \
-                        double is_one = e == 1.0 ? 1.0 : 0.0;                                    \
-                        sum[i] += e - is_one;                                                    \
+                        double v = y[j * inner + i], is_one = v == 1.0 ? 1.0 : 0.0;              \
+                        sum[i] += v - is_one;                                                    \
                         ones[i] += is_one;                                                       \
                     }                                                                            \
+            }                                                                                    \
             for (size_t i = 0; i < inner; i++) /* sum becomes log(sum) or 1 / sum */           \
                 sum[i] = take_log ? log1p((ones[i] - 1) + sum[i]) : 1.0 / sum[i];                \
             for (size_t j = 0; j < n; j++)                                                       \
