@@ -930,6 +930,57 @@ NOINLINE void ended_rwlock(void)
     puts("rwlocks nested, destroyed, inverted");
 }
 
+/* X, a lock of one type (`x_type`: a mutex type, or -1: a writer-preferring rwlock), taken
+ * nested between A and B (its edges inline; `real`: A given a node first, by two edges in, so
+ * that X's node is made with its first edge in, from its lock), then
+ * initialised again as a lock of another type (`again`: a mutex type, or -1: a
+ * reader-preferring rwlock),
+ * which ends it; then B, A: the report names X as the lock it was, not as its successor. */
+static union {
+    pthread_mutex_t m;
+    pthread_rwlock_t rw;
+} retyped;
+
+static void retyped_mutex(int type)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, type);
+    pthread_mutex_init(&retyped.m, &attr);
+    pthread_mutexattr_destroy(&attr);
+}
+
+NOINLINE void ended_retyped(int x_type, int again, int real)
+{
+    pthread_mutex_t *a = &mutexes[24], *b = &mutexes[25];
+    if (x_type >= 0) {
+        retyped_mutex(x_type);
+        if (real) {
+            take_two(&mutexes[26], a);
+            take_two(&mutexes[27], a);
+        }
+        take_nested(a, &retyped.m, b);
+    } else {
+        pthread_rwlockattr_t attr;
+        pthread_rwlockattr_init(&attr);
+        pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+        pthread_rwlock_init(&retyped.rw, &attr);
+        pthread_rwlockattr_destroy(&attr);
+        pthread_mutex_lock(a);
+        pthread_rwlock_wrlock(&retyped.rw);
+        pthread_mutex_lock(b);
+        pthread_mutex_unlock(b);
+        pthread_rwlock_unlock(&retyped.rw);
+        pthread_mutex_unlock(a);
+    }
+    if (again >= 0)
+        retyped_mutex(again);
+    else
+        pthread_rwlock_init(&retyped.rw, NULL);
+    take_two(b, a);
+    puts("nested, initialised again as another type, inverted");
+}
+
 /* X lives in a heap block, freed without a destroy; the block's memory (malloc hands the same
  * size back) becomes another mutex, taken alone. */
 NOINLINE void ended_freed(void)
@@ -1825,6 +1876,14 @@ int main(int argc, char **argv)
         ended_destroyed(1, 0);
     else if (!strcmp(s, "ended-reinit"))
         ended_destroyed(0, 1);
+    else if (!strcmp(s, "ended-retyped-recursive-rwlock"))
+        ended_retyped(PTHREAD_MUTEX_RECURSIVE, -1, 0);
+    else if (!strcmp(s, "ended-retyped-errorcheck-normal-node"))
+        ended_retyped(PTHREAD_MUTEX_ERRORCHECK, PTHREAD_MUTEX_NORMAL, 1);
+    else if (!strcmp(s, "ended-retyped-recursive-normal-node"))
+        ended_retyped(PTHREAD_MUTEX_RECURSIVE, PTHREAD_MUTEX_NORMAL, 1);
+    else if (!strcmp(s, "ended-retyped-rwlock-rwlock"))
+        ended_retyped(-1, -1, 0);
     else if (!strcmp(s, "ended-rwlock"))
         ended_rwlock();
     else if (!strcmp(s, "ended-freed"))

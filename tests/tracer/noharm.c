@@ -27,6 +27,25 @@
  *                       timed condition waits each: the tracer asks for a thread's name, and
  *                       once refused asks no more, so "asked at most once: yes" (x86-64 only:
  *                       elsewhere "no filter here" first)
+ *   noharm grow-trapped mremap|populate
+ *                       a seccomp filter traps mremap, or madvise(MADV_POPULATE_WRITE)
+ *                       (Firefox's content sandbox traps both, logging each call), then main
+ *                       holds 3,000 mutexes at once (trylock: no order edges) and lets them go,
+ *                       and two threads take two mutexes in opposite orders: the tracer grows
+ *                       the held set, asks for the call once at most, and, the call refused,
+ *                       tracks on and reports the inversion; "asked at most once: yes"
+ *                       (x86-64 only: elsewhere "no filter here" first)
+ *   noharm report-trapped
+ *                       a seccomp filter traps process_vm_readv (Chromium's sandbox crashes
+ *                       the process there), each trapped call written on stderr ("SIGSYS"),
+ *                       then: a thread holds 41 mutexes (a held set in mapped memory, not in
+ *                       its record) and waits for one main holds; main, holding two, raises
+ *                       SIGUSR1 (run with LOCKTRACE_DUMP_SIGNAL=SIGUSR1: a thread dump); two
+ *                       threads take two heap mutexes in opposite orders (a report names
+ *                       them); main exits holding its mutex, the thread still in its wait
+ *                       (with LOCKTRACE_EXIT_HELD=report: an exit-held report). The tracer
+ *                       reads no memory with the call: no "SIGSYS" (x86-64 only: elsewhere
+ *                       "no filter here" first)
  * Prints "done".
  */
 #define _GNU_SOURCE
@@ -37,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -124,16 +144,31 @@ static __attribute__((noinline)) void take(pthread_mutex_t *a, pthread_mutex_t *
     pthread_mutex_unlock(a);
 }
 
+static pthread_mutex_t *one = &first, *two = &second; /* the pair taken both ways */
+
 static void *first_then_second(void *arg)
 {
-    take(&first, &second);
+    take(one, two);
     return arg;
 }
 
 static void *second_then_first(void *arg)
 {
-    take(&second, &first);
+    take(two, one);
     return arg;
+}
+
+/* A thread takes one then two, another after it two then one: an inversion. */
+static int take_both_ways(void)
+{
+    pthread_t a, b;
+    if (pthread_create(&a, NULL, first_then_second, NULL) != 0)
+        return 1;
+    pthread_join(a, NULL);
+    if (pthread_create(&b, NULL, second_then_first, NULL) != 0)
+        return 1;
+    pthread_join(b, NULL);
+    return 0;
 }
 
 /* process_vm_readv answers EPERM from here on, for this process; 1 when the filter is in
@@ -152,16 +187,9 @@ static int refuse_process_vm_readv(void)
 
 static int peek_refused(void)
 {
-    pthread_t a, b;
     if (!refuse_process_vm_readv())
         printf("no filter here\n");
-    if (pthread_create(&a, NULL, first_then_second, NULL) != 0)
-        return 1;
-    pthread_join(a, NULL);
-    if (pthread_create(&b, NULL, second_then_first, NULL) != 0)
-        return 1;
-    pthread_join(b, NULL);
-    return 0;
+    return take_both_ways();
 }
 
 static atomic_int trapped;
@@ -304,7 +332,7 @@ static int name_trapped(void)
     struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGSYS, &sa, NULL) != 0 ||
-        !filter_syscall_if(SYS_prctl, 1, PR_GET_NAME, SECCOMP_RET_TRAP) ||
+        !filter_syscall_if(SYS_prctl, 0, PR_GET_NAME, SECCOMP_RET_TRAP) ||
         prctl(PR_GET_NAME, name, 0, 0, 0) == 0 || errno != ENOSYS || atomic_load(&trapped) != 1)
         printf("no filter here\n");
 #else
@@ -322,6 +350,114 @@ static int name_trapped(void)
     return 0;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; the filter traps it whatever the kernel knows */
+#endif
+#define HELD_AT_ONCE 3000
+
+static pthread_mutex_t held_at_once[HELD_AT_ONCE];
+
+/* The call raises SIGSYS from here on (a call of the program's own shows it, not counted); 1
+ * when the filter is in place. */
+static int trap_call(const char *call)
+{
+#ifdef __x86_64__
+    struct sigaction sa = {.sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO};
+    int in;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSYS, &sa, NULL) != 0)
+        return 0;
+    if (strcmp(call, "mremap") == 0) {
+        char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        in = p != MAP_FAILED && trap_syscall(SYS_mremap) &&
+             mremap(p, 4096, 8192, MREMAP_MAYMOVE) == MAP_FAILED && errno == ENOSYS;
+    } else {
+        static char page[4096] __attribute__((aligned(4096)));
+        in = filter_syscall_if(SYS_madvise, 2, MADV_POPULATE_WRITE, SECCOMP_RET_TRAP) &&
+             madvise(page, sizeof page, MADV_POPULATE_WRITE) != 0 && errno == ENOSYS;
+    }
+    in = in && atomic_load(&trapped) == 1;
+    atomic_store(&trapped, 0);
+    return in;
+#else
+    (void)call;
+    return 0;
+#endif
+}
+
+static int grow_trapped(const char *call)
+{
+    if (!trap_call(call))
+        printf("no filter here\n");
+    for (int i = 0; i < HELD_AT_ONCE; i++)
+        if (pthread_mutex_init(&held_at_once[i], NULL) != 0 ||
+            pthread_mutex_trylock(&held_at_once[i]) != 0)
+            return 1;
+    for (int i = HELD_AT_ONCE; i-- > 0;)
+        pthread_mutex_unlock(&held_at_once[i]);
+    if (take_both_ways() != 0)
+        return 1;
+    printf("asked at most once: %s\n", atomic_load(&trapped) <= 1 ? "yes" : "no");
+    return 0;
+}
+
+#ifdef __x86_64__
+/* A trapped call, said on stderr (the tracer may make it at exit, after main's last word). */
+static void say_sigsys(int sig, siginfo_t *info, void *context)
+{
+    static const char line[] = "SIGSYS: process_vm_readv\n";
+    (void)sig;
+    (void)info;
+    ((ucontext_t *)context)->uc_mcontext.gregs[REG_RAX] = -ENOSYS;
+    write(2, line, sizeof line - 1);
+}
+#endif
+
+static pthread_mutex_t other_holds = PTHREAD_MUTEX_INITIALIZER, main_holds = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t never_given = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t other_holds_too[40];
+static blocked_probe holder_waits;
+
+/* Holds 41 mutexes and waits for one main never lets go of (main exits meanwhile). */
+static void *hold_and_wait(void *arg)
+{
+    for (int i = 0; i < 40; i++)
+        if (pthread_mutex_init(&other_holds_too[i], NULL) != 0 ||
+            pthread_mutex_trylock(&other_holds_too[i]) != 0)
+            return arg;
+    pthread_mutex_lock(&other_holds);
+    blocked_announce_on(&holder_waits, &never_given, sizeof never_given);
+    pthread_mutex_lock(&never_given);
+    return arg;
+}
+
+static int report_trapped(void)
+{
+    pthread_t h;
+#ifdef __x86_64__
+    struct sigaction sa = {.sa_sigaction = say_sigsys, .sa_flags = SA_SIGINFO};
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSYS, &sa, NULL) != 0 || !trap_syscall(SYS_process_vm_readv))
+        printf("no filter here\n");
+#else
+    printf("no filter here\n");
+#endif
+    pthread_mutex_lock(&never_given);
+    if (pthread_create(&h, NULL, hold_and_wait, NULL) != 0)
+        return 1;
+    blocked_until(&holder_waits);
+    pthread_mutex_lock(&main_holds);
+    raise(SIGUSR1);
+    one = malloc(sizeof *one);
+    two = malloc(sizeof *two);
+    if (!one || !two || pthread_mutex_init(one, NULL) != 0 || pthread_mutex_init(two, NULL) != 0 ||
+        take_both_ways() != 0)
+        return 1;
+    printf("done\n");
+    fflush(stdout);
+    exit(0); /* holding main_holds, the thread holding other_holds */
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -336,8 +472,13 @@ int main(int argc, char **argv)
         rc = peek_trapped();
     else if (strcmp(mode, "name-trapped") == 0)
         rc = name_trapped();
+    else if (strcmp(mode, "grow-trapped") == 0 && argc > 2)
+        rc = grow_trapped(argv[2]);
+    else if (strcmp(mode, "report-trapped") == 0)
+        rc = report_trapped();
     else {
-        fprintf(stderr, "usage: noharm fds|fds-limit|peek-refused|peek-trapped|name-trapped\n");
+        fprintf(stderr, "usage: noharm fds|fds-limit|peek-refused|peek-trapped|name-trapped|"
+                        "grow-trapped mremap|populate|report-trapped\n");
         return 2;
     }
     if (rc == 0)

@@ -15,9 +15,9 @@
 #include <sys/prctl.h>
 
 /* System call nr (x86-64's numbers) gets the filter's `action` from now on, in this thread and
- * those it starts, when its first argument is arg0 (any, when match_arg0 is 0); 1 when the
- * filter went in. A call made in another architecture's mode is let through. */
-static inline int filter_syscall_if(long nr, int match_arg0, unsigned arg0, unsigned action)
+ * those it starts, when its argument number arg (from 0) is value (any, when arg is -1); 1
+ * when the filter went in. A call made in another architecture's mode is let through. */
+static inline int filter_syscall_if(long nr, int arg, unsigned value, unsigned action)
 {
     struct sock_filter code[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
@@ -25,8 +25,9 @@ static inline int filter_syscall_if(long nr, int match_arg0, unsigned arg0, unsi
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 3),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])), /* low half */
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arg0, 0, match_arg0 ? 1 : 0),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, /* the low half */
+                 offsetof(struct seccomp_data, args) + 8 * (arg < 0 ? 0 : arg)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, value, 0, arg < 0 ? 0 : 1),
         BPF_STMT(BPF_RET | BPF_K, action),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
@@ -37,7 +38,7 @@ static inline int filter_syscall_if(long nr, int match_arg0, unsigned arg0, unsi
 
 static inline int filter_syscall(long nr, unsigned action)
 {
-    return filter_syscall_if(nr, 0, 0, action);
+    return filter_syscall_if(nr, -1, 0, action);
 }
 
 /* System call nr answers EPERM from now on (container profiles). */

@@ -56,6 +56,12 @@ class Ctx:
             f.write(text)
         return path
 
+    def write_bytes(self, name, data):
+        path = os.path.join(self.tmp, 'supp-' + name)
+        with open(path, 'wb') as f:
+            f.write(data)
+        return path
+
 
 # --- report files ------------------------------------------------------------------------
 
@@ -350,6 +356,35 @@ def suppress_errors(c):
     need(ending == 2 and re.search(r'nope: cannot read the file: No such file', err), err)
 
 
+
+def suppress_shown(c):
+    """A binary suppressions file or a bad LOCKTRACE_* value is named in the error with each
+    byte a terminal would act on as \\xNN: escape sequences (a title, colours, a cleared
+    screen), NUL and bytes that are no UTF-8 never reach the terminal as they are."""
+    cases = [
+        ({'LOCKTRACE_SUPPRESSIONS': c.write('supp', '# rules\n')}, None),
+        ({'LOCKTRACE_SUPPRESSIONS': c.write_bytes('esc', b'# rules\n\x1b]0;owned\x07\x1b[31mdeadlock\xff:x\n')},
+         r"supp-esc:2: unknown report kind: \x1b]0;owned\x07\x1b[31mdeadlock\xff" "\n"),
+        ({'LOCKTRACE_SUPPRESSIONS': c.write_bytes('nul', b'bad-unlock:x\n\x1b[2J\x00\xff:y\n')},
+         r"supp-nul:2: a NUL byte in the line: \x1b[2J\x00\xff:y" "\n"),
+        ({'LOCKTRACE_ACTION': os.fsdecode(b'\x1b[31mred\xff\xc2\x9b')},
+         r"bad value for LOCKTRACE_ACTION: '\x1b[31mred\xff\xc2\x9b'; accepted values: "),
+        ({'LOCKTRACE_WRAPPERS': os.fsdecode(b'lock_*,\x1b[1m,,')},
+         r"bad value for LOCKTRACE_WRAPPERS: 'lock_*,\x1b[1m,,': an empty pattern"),
+        ({os.fsdecode(b'LOCKTRACE_\x1b[1mX'): '1'},
+         r"unknown variable LOCKTRACE_\x1b[1mX; LOCKTRACE_HELP"),
+        ({'LOCKTRACE_ACTION': 'caf\u00e9'}, "bad value for LOCKTRACE_ACTION: 'caf\u00e9'; "),
+    ]
+    for env, want in cases:
+        ending, out, err = c.scenario('bad-unlock', **env)
+        if want is None:
+            need(ending == 0 and 'locktrace: bad-unlock:' in err, f'a plain file: {ending} {out!r} {err!r}')
+            continue
+        need(ending == 2 and out == '', f'{env}: ending {ending}, stdout {out!r}')
+        need(want in err, f'{env}: want {want!r} in {err!r}')
+        need('\x1b' not in err and '\ufffd' not in err and '\x00' not in err and '\x9b' not in err,
+             f'{env}: raw bytes reached stderr: {err!r}')
+
 # --- the launcher --------------------------------------------------------------------------
 
 def launcher(c):
@@ -465,7 +500,7 @@ def raw_bytes(c):
 CHECKS = {f.__name__: f for f in (json_on_abort, unwritable_dir, summary_at_exit, exitcode, render_same_text,
                                    resymbolize, build_id_mismatch, bad_files, json_round_trip,
                                    cross_kinds, suppress, suppress_errors, launcher, linked_pkgconfig,
-                                   inlined_cpp, free_held, predicted, raw_bytes)}
+                                   inlined_cpp, free_held, predicted, raw_bytes, suppress_shown)}
 
 
 def main():

@@ -3,6 +3,7 @@
  */
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -63,7 +64,10 @@ void lt_prefault(void *p, size_t size)
 /* Large memory is cut by an atomic add from one reservation of address space (pages become
  * memory where first written, as a large page each: one fault per 2 MB, not 512), aligned to
  * a large page so that its first one is whole; beyond the reservation, or where address space
- * is capped (RLIMIT_AS) and it could not be made, from plain mappings. */
+ * is capped (RLIMIT_AS), from plain mappings. Under a cap the reservation is not even tried:
+ * made, its 1 GiB counted against the program's own allocations, which a program that fits
+ * its cap natively with less than that to spare then had refused. The cap is read once, at
+ * the first large allocation: one the program sets after that finds the reservation made. */
 #define LARGE_RESERVE ((size_t)1 << 30)
 #define LARGE_NONE ((char *)1) /* no reservation could be made */
 
@@ -75,7 +79,10 @@ static char *large_reservation(void)
     char *base = atomic_load_explicit(&large_base, memory_order_acquire);
     if (base)
         return base;
-    char *fresh = lt_platform_reserve(LARGE_RESERVE + LT_LARGE_PAGE), *aligned = LARGE_NONE;
+    struct rlimit as;
+    int capped = getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY;
+    char *fresh = capped ? NULL : lt_platform_reserve(LARGE_RESERVE + LT_LARGE_PAGE),
+         *aligned = LARGE_NONE;
     if (fresh) { /* the slack either side of the aligned part stays reserved, unused */
         aligned = (char *)(((uintptr_t)fresh + LT_LARGE_PAGE - 1) & ~(LT_LARGE_PAGE - 1));
         lt_platform_map_huge(aligned, LARGE_RESERVE);

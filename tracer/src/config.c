@@ -124,6 +124,14 @@ static void say(const char *a, const char *b, const char *c, const char *d)
     lt_platform_write(2, buf, n);
 }
 
+/* s in buf as a message may show it (lt_fmt_shown): the environment may hold any bytes,
+ * escape sequences among them. */
+static const char *shown(char *buf, size_t size, const char *s)
+{
+    lt_fmt_shown(buf, size, 0, s, s ? strlen(s) : 0);
+    return buf;
+}
+
 static void print_help(void)
 {
     for (size_t i = 0; i < LT_ARRAY_LEN(options); i++) {
@@ -160,7 +168,9 @@ static void reject_unknown(void)
         char name[128];
         memcpy(name, *e, n < sizeof name ? n : sizeof name - 1);
         name[n < sizeof name ? n : sizeof name - 1] = 0;
-        say("locktrace: unknown variable ", name, "; LOCKTRACE_HELP=1 lists the known ones", "\n");
+        char seen[sizeof name * 4];
+        say("locktrace: unknown variable ", shown(seen, sizeof seen, name),
+            "; LOCKTRACE_HELP=1 lists the known ones", "\n");
         _exit(2);
     }
 }
@@ -214,7 +224,8 @@ void lt_config_load(void)
             continue;
         }
         if (!store(o, env ? env : o->def)) {
-            say("locktrace: bad value for ", o->name, ": '", env);
+            char seen[1024];
+            say("locktrace: bad value for ", o->name, ": '", shown(seen, sizeof seen, env));
             say("'; accepted values: ", o->accepted, "\n", "");
             _exit(2);
         }

@@ -5,8 +5,9 @@
  * the aborting one) with symbolized stacks.
  *
  * From a signal handler nothing may lock or allocate, and the other threads run on: the
- * registry and each held set are read with lt_platform_peek (a vanished thread or a held set
- * regrown meanwhile reads as an error, never a fault). The dump is report data (lt_rep) in
+ * registry's records (pooled, never unmapped) are read with lt_platform_read, each held set
+ * with lt_held_copy (one regrown meanwhile reads as an error, never a fault): no
+ * process_vm_readv, which sandboxes forbid. The dump is report data (lt_rep) in
  * static storage, printed by report_text.c's dump formatter; a signal's frames are
  * module+offset (lt_platform_module_safe) but for a signal handler's return trampoline, named
  * as in reports; the abort's are symbolized.
@@ -209,12 +210,12 @@ static void add_held_stack(int ti, int l, const lt_held *h, uint32_t under)
 }
 
 /* A large set has holes (removed entries, lock NULL) between held_start and held_end. */
-static void add_held_entries(const lt_thread *t, int ti, uint32_t under)
+static void add_held_entries(const lt_thread *t, const lt_thread *live, int ti, uint32_t under)
 {
     lt_held chunk[16];
     for (uint32_t i = t->held_start; i < t->held_end; i += 16) {
         uint32_t k = t->held_end - i < 16 ? t->held_end - i : 16;
-        if (lt_platform_peek(chunk, t->held + i, k * sizeof *chunk) != 0)
+        if (lt_held_copy(live, t->held, t->held_moves, i, k, chunk) != 0)
             return; /* the held set was regrown meanwhile: its locks are left out */
         for (uint32_t j = 0; j < k; j++) {
             const lt_held *h = &chunk[j];
@@ -233,12 +234,12 @@ static void add_held(const lt_thread *t, const lt_thread *live, int ti)
     size_t nstacks = r->nstacks, nframes = d.nframes, strings = d.string_used;
     uint32_t seq = atomic_load(&t->waiting.seq), now;
     uint32_t under = seq & 1 ? t->waiting.stack : 0;
-    add_held_entries(t, ti, under);
-    if (under && (lt_platform_peek(&now, &live->waiting.seq, sizeof now) != 0 || now != seq)) {
+    add_held_entries(t, live, ti, under);
+    if (under && (lt_platform_read(&now, &live->waiting.seq, sizeof now) != 0 || now != seq)) {
         r->nstacks = nstacks;
         d.nframes = nframes;
         d.string_used = strings;
-        add_held_entries(t, ti, 0);
+        add_held_entries(t, live, ti, 0);
     }
 }
 
@@ -298,8 +299,8 @@ static void build_dump(int symbolize, int held_only, int skip_tid)
     lt_thread copy;
     const lt_thread *t = lt_thread_first();
     for (int n = 0; t && n < MAX_THREADS && r->nthreads < DUMP_THREADS; n++, t = copy.next) {
-        if (lt_platform_peek(&copy, t, sizeof copy) != 0)
-            break; /* a thread left while the list was read: the dump stops there */
+        if (lt_platform_read(&copy, t, sizeof copy) != 0) /* pooled: never unmapped */
+            break;
         if (d.nstack_of < DUMP_THREADS && copy.stack_hi > copy.stack_lo)
             d.stack_of[d.nstack_of++] = (__typeof__(d.stack_of[0])){copy.stack_lo, copy.stack_hi,
                                                                      copy.info.seq};

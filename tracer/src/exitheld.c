@@ -5,8 +5,8 @@
  * thread dump is (no locks, no allocation: raw addresses), then the signal takes its course.
  * Off by default: many programs exit holding locks on purpose.
  *
- * Other threads run on while exit() runs, so their held sets are read with lt_platform_peek,
- * as the thread dump reads them: an entry changing meanwhile may be missed, never a fault.
+ * Other threads run on while exit() runs, so their held sets are read with lt_held_copy, as
+ * the thread dump reads them: an entry changing meanwhile may be missed, never a fault.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -29,10 +29,10 @@ static size_t collect(void)
     size_t n = 0;
     const lt_thread *t = lt_thread_first();
     for (int k = 0; t && k < MAX_THREADS && n < MAX_HELD; k++, t = copy.next) {
-        if (lt_platform_peek(&copy, t, sizeof copy) != 0)
+        if (lt_platform_read(&copy, t, sizeof copy) != 0) /* pooled: never unmapped */
             break;
         uint32_t m = copy.held_end < MAX_HELD - n ? copy.held_end : (uint32_t)(MAX_HELD - n);
-        if (m == 0 || lt_platform_peek(&held[n], copy.held, m * sizeof *held) != 0)
+        if (m == 0 || lt_held_copy(t, copy.held, copy.held_moves, 0, m, &held[n]) != 0)
             continue;
         size_t base = n;
         for (uint32_t i = 0; i < m; i++)

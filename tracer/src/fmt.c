@@ -45,6 +45,33 @@ size_t lt_fmt_ordinal(char *buf, size_t size, size_t at, unsigned long n)
     return lt_fmt_str(buf, size, at, (tens >= 11 && tens <= 13) || ones > 3 ? "th" : suffix[ones]);
 }
 
+size_t lt_fmt_shown(char *buf, size_t size, size_t at, const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0, len; i < n && at + 1 < size; i += len) {
+        len = u[i] >= 0x20 && u[i] < 0x7f ? 1 : u[i] >= 0x80 ? lt_utf8_len(s + i) : 0;
+        if (len > n - i || (u[i] == 0xC2 && u[i + 1] < 0xA0)) /* (C1 controls: U+0080..009F) */
+            len = 0;
+        if (len == 0) {
+            if (at + 4 >= size)
+                break;
+            buf[at++] = '\\';
+            buf[at++] = 'x';
+            buf[at++] = "0123456789abcdef"[u[i] >> 4];
+            buf[at++] = "0123456789abcdef"[u[i] & 15];
+            len = 1;
+        } else if (at + len < size) {
+            for (size_t k = 0; k < len; k++)
+                buf[at++] = s[i + k];
+        } else {
+            break;
+        }
+    }
+    if (at < size)
+        buf[at] = 0;
+    return at;
+}
+
 size_t lt_utf8_len(const char *s)
 {
     const unsigned char *u = (const unsigned char *)s;

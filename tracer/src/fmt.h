@@ -15,6 +15,13 @@ size_t lt_fmt_hex(char *buf, size_t size, size_t at, uintptr_t v); /* 0x... */
 size_t lt_fmt_dec(char *buf, size_t size, size_t at, long v);
 size_t lt_fmt_ordinal(char *buf, size_t size, size_t at, unsigned long n); /* 1st, 2nd, 11th */
 
+/* s's n bytes (NULs among them) as a terminal shows them as they are: printable ASCII and
+ * UTF-8 characters past the C1 controls as they are, any other byte as \xNN. For text from
+ * files and the environment echoed in a message: a binary file's escape sequences would
+ * otherwise reach the terminal. A character that n cuts is read whole (lt_utf8_len), so s goes
+ * on past n to a NUL or further. */
+size_t lt_fmt_shown(char *buf, size_t size, size_t at, const char *s, size_t n);
+
 /* The length of the UTF-8 character s starts with (RFC 3629: shortest form, no surrogates,
  * at most U+10FFFF), 0 when its bytes are not one. Report strings come from the program and
  * the system (thread names, paths, symbols, annotations) and may hold any bytes; writers of

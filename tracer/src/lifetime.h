@@ -10,10 +10,12 @@
 #include "lt_internal.h"
 
 /* lockmap.c ------------------------------------------------------------------------------ */
-#define LT_LOCKMAP_REGION_SHIFT 30 /* 1 GiB regions */
+#define LT_LOCKMAP_REGION_SHIFT 24 /* 16 MiB regions */
+#define LT_LOCKMAP_DIR_SHIFT 30    /* found through a directory per 1 GiB */
 #define LT_LOCKMAP_CHUNK_SHIFT 16  /* a count per 64 KiB chunk */
 #define LT_LOCKMAP_SLOT_SHIFT 2    /* a bit per 4-byte slot */
 #define LT_LOCKMAP_REGIONS (1u << (47 - LT_LOCKMAP_REGION_SHIFT))
+#define LT_LOCKMAP_DIRS (1u << (47 - LT_LOCKMAP_DIR_SHIFT))
 #define LT_LOCKMAP_REGION_MASK ((1ull << LT_LOCKMAP_REGION_SHIFT) - 1)
 #define LT_LOCKMAP_WORD_SHIFT (LT_LOCKMAP_SLOT_SHIFT + 6) /* 256 bytes per word of bits */
 #define LT_LOCKMAP_GRANULE_SHIFT 4 /* glibc's blocks start and end on 16 bytes */
@@ -24,7 +26,9 @@
 
 /* One region: mapped on the first lock it holds, never unmapped; reserved address space
  * (MAP_NORESERVE), so only the words of bits and the ahead bytes near real locks become
- * memory. */
+ * memory. 1.5 MB of address space: what RLIMIT_AS counts is ~9 % of the 16 MiB stretches
+ * that hold locks (1 GiB regions reserved 96 MB each, and a program that fitted its limit
+ * natively with less than that to spare had its own allocations refused traced). */
 typedef struct lt_lockmap_region {
     _Atomic uint32_t count[1u << (LT_LOCKMAP_REGION_SHIFT - LT_LOCKMAP_CHUNK_SHIFT)];
     /* bit (a >> 2) % 64 of word (a >> 8) is set when a lock starts in that slot; a = the
@@ -36,7 +40,25 @@ typedef struct lt_lockmap_region {
     _Atomic uint8_t ahead[LT_LOCKMAP_GRANULES];
 } lt_lockmap_region;
 
-extern lt_lockmap_region *_Atomic lt_lockmap_regions[LT_LOCKMAP_REGIONS];
+/* The regions of 1 GiB, mapped with its first region. */
+typedef struct lt_lockmap_dir {
+    lt_lockmap_region *_Atomic region[1u << (LT_LOCKMAP_DIR_SHIFT - LT_LOCKMAP_REGION_SHIFT)];
+} lt_lockmap_dir;
+
+extern lt_lockmap_dir *_Atomic lt_lockmap_dirs[LT_LOCKMAP_DIRS];
+
+/* The region of a, NULL when it has no lock yet. The index is masked, not checked: an address
+ * beyond 47 bits, where no lock is ever recorded, may read another region. */
+static inline lt_lockmap_region *lt_lockmap_region_at(uintptr_t a)
+{
+    lt_lockmap_dir *d = atomic_load_explicit(
+        &lt_lockmap_dirs[(a >> LT_LOCKMAP_DIR_SHIFT) & (LT_LOCKMAP_DIRS - 1)], memory_order_acquire);
+    return d ? atomic_load_explicit(&d->region[(a >> LT_LOCKMAP_REGION_SHIFT) &
+                                               ((1u << (LT_LOCKMAP_DIR_SHIFT -
+                                                        LT_LOCKMAP_REGION_SHIFT)) - 1)],
+                                    memory_order_acquire)
+             : NULL;
+}
 
 /* The filter every free() reads first: per 64 KiB chunk index modulo 2^16 (chunks 4 GiB
  * apart share an entry), the bits set in all of those chunks. 0 = no lock in the chunk. */
@@ -84,10 +106,7 @@ static inline int lt_lockmap_maybe(uintptr_t lo, uintptr_t hi)
     if (lt_likely(!atomic_load_explicit(&lt_lockmap_filter[c & (LT_LOCKMAP_FILTER - 1)],
                                         memory_order_relaxed)))
         return 0;
-    lt_lockmap_region *g = atomic_load_explicit(
-        &lt_lockmap_regions[(c >> (LT_LOCKMAP_REGION_SHIFT - LT_LOCKMAP_CHUNK_SHIFT)) &
-                            (LT_LOCKMAP_REGIONS - 1)],
-        memory_order_acquire);
+    lt_lockmap_region *g = lt_lockmap_region_at(lo);
     if (!g) /* a chunk 4 GiB away has locks */
         return 0;
     size_t w = (lo & LT_LOCKMAP_REGION_MASK) >> LT_LOCKMAP_WORD_SHIFT;
@@ -112,9 +131,7 @@ static inline int lt_lockmap_maybe(uintptr_t lo, uintptr_t hi)
  * Read relaxed and without a lock, as lt_lockmap_maybe is (see there). */
 static inline int lt_lockmap_block_clear(uintptr_t p, size_t span)
 {
-    lt_lockmap_region *g = atomic_load_explicit(
-        &lt_lockmap_regions[(p >> LT_LOCKMAP_REGION_SHIFT) & (LT_LOCKMAP_REGIONS - 1)],
-        memory_order_acquire);
+    lt_lockmap_region *g = lt_lockmap_region_at(p);
     if (!g) /* none in p's region: the block is clear unless it reaches into the next */
         return !((p ^ (p + span - 1)) >> LT_LOCKMAP_REGION_SHIFT);
     uint8_t v = atomic_load_explicit(

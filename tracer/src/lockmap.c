@@ -2,8 +2,8 @@
  * lockmap.c - where known locks live, by address: the summary that free(), realloc() and
  * munmap() consult before any hash lookup, and the index that lists the locks of a range.
  *
- * The user address space (47 bits) is cut into 1 GiB regions. A region, mapped on the first
- * lock it holds and never unmapped, has one bit per 4-byte slot (a lock starts in that slot),
+ * The user address space (47 bits) is cut into 16 MiB regions, found through a directory per
+ * 1 GiB (lt_lockmap_region_at). A region, mapped on the first lock it holds and never unmapped, has one bit per 4-byte slot (a lock starts in that slot),
  * per 64 KiB chunk a count of the bits set there, and per 16-byte granule an ahead byte: how
  * far on the next lock is, up to 63 granules. A filter of 2^16 counts (256 KiB, indexed by
  * the chunk's number modulo 2^16) sums the counts of the chunks that share an entry.
@@ -45,7 +45,7 @@
 
 typedef lt_lockmap_region region;
 
-region *_Atomic lt_lockmap_regions[LT_LOCKMAP_REGIONS];
+lt_lockmap_dir *_Atomic lt_lockmap_dirs[LT_LOCKMAP_DIRS];
 _Atomic uint32_t lt_lockmap_filter[LT_LOCKMAP_FILTER];
 
 /* Writers' locks, by a hash of the chunk's filter entry (each on a cache line of its own):
@@ -90,16 +90,38 @@ static _Atomic uint32_t *filter_of(uintptr_t a)
 /* The region of a; NULL when it has no lock yet or a is beyond the table. */
 static region *region_of(uintptr_t a)
 {
-    if (a >> REGION_SHIFT >= LT_LOCKMAP_REGIONS)
-        return NULL;
-    return atomic_load_explicit(&lt_lockmap_regions[a >> REGION_SHIFT], memory_order_acquire);
+    return a >> REGION_SHIFT < LT_LOCKMAP_REGIONS ? lt_lockmap_region_at(a) : NULL;
+}
+
+/* Where the stretch of no known lock that a, in no region, lies in ends at the latest: its
+ * region's end, or its directory's when that has none. 0: the top of the address space. */
+static uintptr_t empty_end(uintptr_t a)
+{
+    int dir = a >> REGION_SHIFT < LT_LOCKMAP_REGIONS &&
+              atomic_load_explicit(&lt_lockmap_dirs[a >> LT_LOCKMAP_DIR_SHIFT], memory_order_acquire);
+    return (a | (dir ? REGION_MASK : ((uintptr_t)1 << LT_LOCKMAP_DIR_SHIFT) - 1)) + 1;
+}
+
+/* The directory of a, mapped if new; NULL when memory is short. */
+static lt_lockmap_dir *dir_make(uintptr_t a)
+{
+    lt_lockmap_dir *_Atomic *slot = &lt_lockmap_dirs[a >> LT_LOCKMAP_DIR_SHIFT];
+    lt_lockmap_dir *d = atomic_load_explicit(slot, memory_order_acquire), *fresh;
+    if (d || !(fresh = lt_platform_map(sizeof *fresh)))
+        return d;
+    if (!atomic_compare_exchange_strong(slot, &d, fresh)) {
+        lt_platform_unmap(fresh, sizeof *fresh);
+        return d;
+    }
+    return fresh;
 }
 
 /* The region of a, mapped if new; NULL when a is beyond the table or memory is short. */
 static region *region_make(uintptr_t a)
 {
     region *r = region_of(a);
-    if (r || a >> REGION_SHIFT >= LT_LOCKMAP_REGIONS)
+    lt_lockmap_dir *d;
+    if (r || a >> REGION_SHIFT >= LT_LOCKMAP_REGIONS || !(d = dir_make(a)))
         return r;
     region *fresh = lt_platform_reserve(sizeof *fresh);
     if (!fresh)
@@ -107,7 +129,8 @@ static region *region_make(uintptr_t a)
     for (size_t d = 1; d < AHEAD; d++) /* the region's end, as a lock */
         atomic_store_explicit(&fresh->ahead[GRANULES - d], (uint8_t)(AHEAD - d),
                               memory_order_relaxed);
-    if (!atomic_compare_exchange_strong(&lt_lockmap_regions[a >> REGION_SHIFT], &r, fresh)) {
+    if (!atomic_compare_exchange_strong(
+            &d->region[(a >> REGION_SHIFT) & (LT_ARRAY_LEN(d->region) - 1)], &r, fresh)) {
         lt_platform_unmap(fresh, sizeof *fresh);
         return r;
     }
@@ -374,7 +397,7 @@ void lt_lockmap_clear(uintptr_t lo, uintptr_t hi)
 {
     for (uintptr_t a = lo; a < hi;) {
         region *r = region_of(a);
-        uintptr_t end = (a | (r ? ((uintptr_t)1 << CHUNK_SHIFT) - 1 : REGION_MASK)) + 1;
+        uintptr_t end = r ? (a | (((uintptr_t)1 << CHUNK_SHIFT) - 1)) + 1 : empty_end(a);
         uintptr_t to = end < hi ? end : hi;
         if (r && atomic_load_explicit(&r->count[chunk_of(a)], memory_order_relaxed)) {
             lt_spin *s[3];
@@ -412,8 +435,8 @@ static int each_word(uintptr_t lo, uintptr_t hi, word_fn each, void *arg)
         if (a >> REGION_SHIFT >= LT_LOCKMAP_REGIONS) /* no lock is known up there */
             return 0;
         region *r = region_of(a);
-        if (!r) { /* skip the rest of an empty region */
-            c = ((a | REGION_MASK) >> CHUNK_SHIFT);
+        if (!r) { /* skip the rest of an empty region, or directory */
+            c = (empty_end(a) >> CHUNK_SHIFT) - 1;
             continue;
         }
         if (!atomic_load_explicit(&r->count[chunk_of(a)], memory_order_relaxed))

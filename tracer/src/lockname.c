@@ -9,7 +9,8 @@
  *     "registry+0x8", a C++ "ns::f()::mu");
  *   - in a malloc block: "heap block 0x... (N bytes), offset K", the block found by walking
  *     the allocator's records (lt_platform_heap_block). When it cannot be found (another
- *     allocator, records that do not validate), the mapping: "heap (block start unknown)" in
+ *     allocator, records that do not validate, a seccomp filter: lt_platform_peek_begin),
+ *     the mapping: "heap (block start unknown)" in
  *     the brk heap, "anonymous mapping 0x... (N bytes), offset K" elsewhere (a thread arena, a
  *     large block, the program's own mmap). free-held reports know the block being released
  *     and name it themselves (report_build.c), in the same words;
@@ -34,6 +35,7 @@ static int unwound;
 void lt_lockname_begin(void)
 {
     unwound = 0;
+    lt_platform_peek_begin();
 }
 
 size_t lt_lockname_stack(char *buf, size_t size, int seq, const char *function)
@@ -91,8 +93,8 @@ static void owner_of(lt_thread *t, void *arg)
     q->found = 1;
     q->seq = t->info.seq;
     q->self = t == lt_tls.self;
-    if (!q->self && (lt_platform_peek(q->walks, t->walks, sizeof q->walks) != 0 ||
-                     lt_platform_peek(q->frames, t->walk_frames, sizeof q->frames) != 0))
+    if (!q->self && (lt_platform_read(q->walks, t->walks, sizeof q->walks) != 0 ||
+                     lt_platform_read(q->frames, t->walk_frames, sizeof q->frames) != 0))
         memset(q->walks, 0, sizeof q->walks);
 }
 
@@ -100,7 +102,7 @@ static void owner_of(lt_thread *t, void *arg)
  * that made the lock call at w->ra) spans [cfa, sp[0]), frame i [sp[i-1], sp[i]). A frame
  * counts only while the return address it keeps (at frame[i].slot) is still the one the walk read:
  * then the same call chain is still on the stack there. The thread runs on meanwhile, so
- * every read is a peek. */
+ * every read is a peek (none under a seccomp filter: the lock is then "stack of T2" only). */
 static const char *walked_frame_of(const lt_walk *walks, const lt_walk_frames *frames,
                                    uintptr_t addr)
 {

@@ -398,6 +398,7 @@ typedef struct lt_thread {
     uint32_t *held_index;       /* addr -> position + 1, open addressing, mapped */
     uint32_t held_index_bits;   /* log2 of its slots; 0 = not mapped */
     int held_indexed;           /* held_index is in use (held_end reached LT_HELD_INDEX_MIN) */
+    _Atomic uint32_t held_moves; /* odd while held is being replaced (thread.c: lt_held_copy) */
     lt_held inline_held[LT_HELD_INLINE];
     struct lt_thread *next, *prev; /* registry of live threads */
     uint64_t wait_start;        /* LOCKTRACE_STATS: when the current blocking wait began (ns) */
@@ -724,6 +725,13 @@ void lt_thread_fork(lt_fork_phase phase);
 lt_gone *lt_gone_forked(const lt_thread_info *info);
 void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg);
 lt_thread *lt_thread_first(void);
+/* Copies entries [i, i + n) of the held set `set` of thread `live` (an lt_thread, never
+ * unmapped), which its thread may be replacing meanwhile, for a report, a dump or an exit-held
+ * list; set and moves as read from live before (held, held_moves). 0, or -1 when the set was
+ * replaced since, or is being replaced (the caller leaves it out). In any sandbox (no
+ * process_vm_readv); async-signal-safe; no lock, no wait. */
+int lt_held_copy(const lt_thread *live, const lt_held *set, uint32_t moves, uint32_t i,
+                 uint32_t n, lt_held *to);
 
 /* busy is read by the thread's own signal handlers: the compiler must neither sink the store
  * that enters past the tracer's first lock or gate entry (acquire operations let earlier

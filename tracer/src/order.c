@@ -102,7 +102,7 @@ typedef struct inline_edge {
     uint32_t label;       /* its first occurrence */
     uint64_t below;       /* as an edge's */
     _Atomic uintptr_t child; /* X's one linked inline child's entry ("Inline edges"), 0: none;
-                                in the low bits X's kind */
+                                in the low bits X's kind and flavour (INLINE_X) */
 } inline_edge;
 _Static_assert(sizeof(inline_edge) == sizeof(edge), "an inline edge takes an edge's room");
 _Static_assert(_Alignof(lt_lock) >= 32, "an entry's five low bits are free");
@@ -143,7 +143,7 @@ struct lt_order_node {
     uint8_t sweep_shift;            /* swept again once 2^sweep_shift edges were pushed */
     uint8_t kind;                   /* lt_kind */
     uint8_t exclusive_only;         /* mutex or spinlock: every request conflicts */
-    uint8_t writer_pref;
+    uint8_t flavour;                /* lock_flavour, read while its identity lived */
     _Atomic uint8_t unindexed;      /* its in-list's one edge is not in the known set yet: made
                                        with it (edge_first), put there by node_index */
     _Atomic uint8_t listed;         /* published, not freed: lt_order_known_fill reads its list */
@@ -513,6 +513,8 @@ static inline inline_edge *inline_at(uint32_t i)
 #define INLINE_KIND ((uintptr_t)7)
 #define INLINE_FROM_WRITE ((uintptr_t)8)
 #define INLINE_TO_WRITE ((uintptr_t)16)
+#define INLINE_FLAVOUR_SHIFT 3
+#define INLINE_X INLINE_LOW /* what a child word keeps of its own lock: kind, flavour */
 _Static_assert(LT_BARRIER <= 7 && LT_MODE_WRITE == 2 && LT_MODE_READ == 1 &&
                    INLINE_FROM_WRITE == (uintptr_t)LT_MODE_WRITE << 2 &&
                    INLINE_TO_WRITE == (uintptr_t)LT_MODE_WRITE << 3,
@@ -692,13 +694,28 @@ static uint8_t sweep_shift(uint32_t entries)
     return shift > 31 ? 31 : shift;
 }
 
+/* What a lock of `kind` is beyond its kind, as reports name it: an rwlock whether it prefers
+ * writers, a mutex its type. Read from the lock at its first edge, while it lives, and kept
+ * with the edge (inline) or node: an identity ended by init is gone from its memory (libc's
+ * init runs first), and a report named it by its successor (a recursive mutex initialised
+ * again as an rwlock was "mutex (normal)"). Noted where the lock enters the graph, not at
+ * init: most locks never do, and an acquisition that makes no new edge reads nothing. */
+static uint8_t lock_flavour(const lt_lock *l, lt_kind kind, const void *addr)
+{
+    if (kind == LT_RWLOCK)
+        return (uint8_t)lt_lock_prefers_writer(addr, l);
+    return kind == LT_MUTEX ? (uint8_t)lt_lock_mutex_type(addr, l) : 0;
+}
+_Static_assert(LT_MUTEX_ERRORCHECK < (1 << (5 - INLINE_FLAVOUR_SHIFT)) && LT_BARRIER < 8,
+               "a flavour fits above a kind in an inline child word's free bits");
+
 /* n, from the pool or a thread's own, made the node of (l, gen), at `ord` (0: not placed). */
-static void node_init(node *n, lt_lock *l, uint32_t gen, lt_kind kind, const void *addr,
-                      int64_t ord)
+static void node_init(node *n, lt_lock *l, uint32_t gen, lt_kind kind, uint8_t flavour,
+                      const void *addr, int64_t ord)
 {
     *n = (node){.addr = addr, .lock = l, .gen = gen, .ix = n->ix, .kind = (uint8_t)kind,
-                .exclusive_only = kind != LT_RWLOCK, .sweep_shift = sweep_shift(0), .ord = ord};
-    n->writer_pref = kind == LT_RWLOCK && lt_lock_prefers_writer(addr, l);
+                .exclusive_only = kind != LT_RWLOCK, .flavour = flavour,
+                .sweep_shift = sweep_shift(0), .ord = ord};
 }
 
 /* n, just published as its lock's node, joins the nodes lt_order_known_fill reads (it walks
@@ -730,7 +747,7 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
     n = node_take();
     if (!n)
         return NULL;
-    node_init(n, l, gen, kind, addr, 0);
+    node_init(n, l, gen, kind, lock_flavour(l, kind, addr), addr, 0);
     node_list(n);
     atomic_store_explicit(&l->order_node, n, memory_order_release);
     if (kept)
@@ -1174,25 +1191,16 @@ static void inline_forget_locked(lt_lock *l);
 static inline const inline_edge *inline_implied(const lt_lock *l, const inline_edge *r);
 static void node_imply(node *x);
 
-/* The type of mutex x, read from a copy of its word: its memory may be gone already (a
- * dlclose'd library's static mutex, forgotten after the unmapping: LibreOffice faulted at
- * exit, NSS_Shutdown unloading its modules; peer-plugin.4). Then it is not known: normal. */
-static uint8_t ended_mutex_type(const node *x, const lt_lock *l)
-{
-    pthread_mutex_t word;
-    if (lt_platform_read(&word, (const void *)x->addr, sizeof word) != 0)
-        memset(&word, 0, sizeof word);
-    return (uint8_t)lt_lock_mutex_type(&word, l);
-}
-
 /* What a report says of the lock of x, whose identity ends now (`how`): noted in x, as its
- * memory may go before x's end is drawn. */
+ * memory may go before x's end is drawn. Its type is the one noted while it lived (flavour):
+ * its memory may be gone already (a dlclose'd library's static mutex, forgotten after the
+ * unmapping: LibreOffice faulted at exit; peer-plugin.4), or another lock's (init). */
 static void node_end_note(node *x, lt_ended how)
 {
     lt_lock *l = x->lock;
     node_cold *c = cold_of(x);
     c->how = (uint8_t)how;
-    c->mutex_type = x->kind == LT_MUTEX ? ended_mutex_type(x, l) : 0;
+    c->mutex_type = x->kind == LT_MUTEX ? x->flavour : 0;
     c->api = l->api;
     c->first_stack = 0;
     c->first_partial = 0;
@@ -1322,7 +1330,8 @@ void lt_order_forget_node(lt_lock *l, node *n, lt_ended how)
 /* Can a thread holding n in `held` block one requesting it in `req`? */
 static int conflicts(const node *n, lt_mode held, lt_mode req)
 {
-    return n->exclusive_only || held == LT_MODE_WRITE || req == LT_MODE_WRITE || n->writer_pref;
+    return n->exclusive_only || held == LT_MODE_WRITE || req == LT_MODE_WRITE ||
+           n->flavour; /* (an rwlock's: whether it prefers writers) */
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -2358,7 +2367,7 @@ static node *node_fast(lt_thread *t, lt_lock *l, uint32_t gen, lt_kind kind, con
         moved_lost || (k && k->live) || identity_ended(l, gen))
         return NULL;
     x = node_cache_take(t);
-    node_init(x, l, gen, kind, addr, a);
+    node_init(x, l, gen, kind, lock_flavour(l, kind, addr), addr, a);
     if (!atomic_compare_exchange_strong_explicit(&l->order_node, &other, x, memory_order_release,
                                                  memory_order_acquire)) {
         node_cache_put(t, x);
@@ -2827,8 +2836,8 @@ static void ended_ref(lt_lock_ref *r, const node *x)
 {
     const node_cold *c = cold_of(x);
     *r = (lt_lock_ref){.addr = x->addr, .kind = (lt_kind)x->kind, .mutex_type = c->mutex_type,
-                       .writer_pref = x->writer_pref, .api = c->api, .generation = x->gen,
-                       .ended = (lt_ended)c->how, .first_stack = c->first_stack,
+                       .writer_pref = x->kind == LT_RWLOCK && x->flavour, .api = c->api,
+                       .generation = x->gen, .ended = (lt_ended)c->how, .first_stack = c->first_stack,
                        .first_partial = c->first_partial};
 }
 
@@ -3026,9 +3035,9 @@ static size_t inline_nodes(lt_lock *l, uint32_t gen)
         node *n = node_take();
         if (!n)
             break;
-        node_init(n, l, gen,
-                  (lt_kind)(atomic_load_explicit(&r->child, memory_order_relaxed) & INLINE_KIND),
-                  lt_lock_addr(l), 0);
+        uintptr_t x = atomic_load_explicit(&r->child, memory_order_relaxed);
+        node_init(n, l, gen, (lt_kind)(x & INLINE_KIND),
+                  (uint8_t)((x & INLINE_X) >> INLINE_FLAVOUR_SHIFT), lt_lock_addr(l), 0);
         n->dying_next = i;
         node_list(n);
         atomic_store_explicit(&l->order_node, n, memory_order_release);
@@ -3472,11 +3481,13 @@ static inline __attribute__((always_inline)) int inline_first_gated(lt_event *ev
     r->from_gen = h->gen;
     r->label = lab;
     r->below = held_below(t, h);
-    atomic_store_explicit(&r->child, (uintptr_t)ev->kind, memory_order_relaxed);
+    uintptr_t flavour = lock_flavour(x, ev->kind, ev->addr);
+    atomic_store_explicit(&r->child, (uintptr_t)ev->kind | flavour << INLINE_FLAVOUR_SHIFT,
+                          memory_order_relaxed);
     if (pe)
         atomic_store_explicit(&pe->child,
                               (uintptr_t)x | (atomic_load_explicit(&pe->child, memory_order_relaxed) &
-                                              INLINE_KIND),
+                                              INLINE_X),
                               memory_order_relaxed);
     else if (ref_free(pr))
         atomic_store_explicit(&p->order_node, room_ref(ref_room(pr), REF_ROOT),
@@ -3560,7 +3571,7 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
     edge_fill(ep, &d, lab, t, h);
     ep->to = x->ix;
     ep->lists = 2;
-    node_init(x, ev->lock, gen, ev->kind, ev->addr, a);
+    node_init(x, ev->lock, gen, ev->kind, lock_flavour(ev->lock, ev->kind, ev->addr), ev->addr, a);
     x->list[IN].first = e;
     x->list[IN].pushed = 1;
     /* x is this thread's until the gate publishes it (release): a plain store, where `=` on

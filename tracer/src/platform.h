@@ -30,6 +30,27 @@ int lt_platform_write(int fd, const char *buf, size_t len);
  * trusted with file names. */
 int lt_platform_secure(void);
 
+/* Calls a sandbox's seccomp filter may refuse: Firefox's content processes trap and log each
+ * (a line "Sandbox: seccomp sandbox violation" on stderr), then make it fail. Once one is
+ * refused in a process, the tracer does without it there (lt_platform_refused). */
+typedef enum lt_refusable {
+    LT_REFUSED_NAME,     /* prctl(PR_GET_NAME): the thread is named "?" */
+    LT_REFUSED_POPULATE, /* madvise(MADV_POPULATE_WRITE): pages are faulted in when touched */
+    LT_REFUSED_REMAP,    /* mremap: a mapping grows by a new one and a copy */
+    LT_REFUSED_PEEK,     /* process_vm_readv: see lt_platform_peek_begin */
+    LT_REFUSABLE
+} lt_refusable;
+/* Whether `call` was refused in this process (by lt_platform_refuse). By process id: a child
+ * that shares the memory (vfork, a raw clone) may have installed a filter of its own; a fork
+ * child whose parent was refused asks once again. A system call only once something was
+ * refused in some process. Async-signal-safe; errno kept. */
+int lt_platform_refused(lt_refusable call);
+void lt_platform_refuse(lt_refusable call);
+/* Whether errno, set by a failed call, says a filter refused it rather than the call failing
+ * on its own: any error but ENOMEM, EAGAIN and EINTR (a filter's is its own choice: EPERM,
+ * ENOSYS, EACCES...). */
+int lt_platform_refusal(int err);
+
 /* Name of the calling thread (NUL-terminated, truncated to size). */
 void lt_platform_thread_name(char *buf, size_t size);
 /* The name of thread tid of this process now (a system call or a file read: for reports);
@@ -146,6 +167,10 @@ void lt_platform_collapse(void *p, size_t size);
  * multiple of the page size): large pages can then lie under all of them. */
 void *lt_platform_map_aligned(size_t size, size_t align);
 void *lt_platform_remap_aligned(void *p, size_t old, size_t size, size_t align);
+/* The mapping p of old bytes moved to q, a fresh mapping of size bytes, by a copy, and p given
+ * back; returns q (NULL when q is). Where the pages cannot be moved (no mremap, or one a
+ * sandbox refuses). */
+void *lt_platform_copy_over(void *p, size_t old, void *q, size_t size);
 /* Makes [p, p + size) (page-aligned, mapped) memory now, in one call, where the system can
  * (Linux 5.14: MADV_POPULATE_WRITE): for memory about to be written page after page, a page
  * fault each costs more than the call's work for all of them. Pages that are memory already
@@ -304,9 +329,16 @@ int lt_platform_data_symbol(uintptr_t addr, char *buf, size_t size);
 void lt_platform_symbolize_init(void);
 
 /* Copies n bytes at src that another thread may unmap meanwhile: 0 on success, -1 when some
- * of it is not mapped (nothing faults). Async-signal-safe. Linux: process_vm_readv, which a
- * sandbox's seccomp filter may refuse, or kill the process for (Chromium's). */
+ * of it is not mapped (nothing faults), or when it cannot be read safely here: after
+ * lt_platform_peek_begin found a seccomp filter. Async-signal-safe. Linux: process_vm_readv,
+ * which a sandbox's filter may refuse, or kill the process for (Chromium's). */
 int lt_platform_peek(void *dst, const void *src, size_t n);
+/* Called before a report peeks (lockname.c: the heap's records, other threads' stacks):
+ * finds out whether a seccomp filter is in force now, one file read (async-signal-safe). Once
+ * one is, every lt_platform_peek of the process fails from then on (a filter is never taken
+ * away, and is inherited): not every filter forbids process_vm_readv, but Chromium's kills
+ * the process for it and Firefox's traps and logs it. Held sets need no peek (lt_held_copy). */
+void lt_platform_peek_begin(void);
 /* The same for memory no other thread can unmap meanwhile (the caller's own locks, the code
  * it runs, libc's own objects), in any sandbox: checked first, then copied (a mapping removed
  * between the two would fault). errno is kept. Async-signal-safe. */

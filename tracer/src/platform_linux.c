@@ -608,10 +608,30 @@ void *lt_platform_mremap_direct(void *old, size_t old_size, size_t new_size, int
     return (void *)syscall(SYS_mremap, old, old_size, new_size, flags, target);
 }
 
+/* mremap with `flags` (and target), or where a sandbox refuses it (Firefox's content sandbox
+ * traps and logs it: 216-2,141 lines a headless screenshot, and each refusal turned tracking
+ * off in that process as out of memory), a copy into `fresh` (NULL: a new mapping) from then
+ * on. No reader is in the old pages meanwhile, either way: the tracer's grown mappings are
+ * scratch arrays under one lock and held sets, which their own thread moves only while no
+ * report reads them (thread.c: held_readers). NULL on failure, p then untouched; errno kept. */
+static void *remap(void *p, size_t old, size_t size, int flags, void *fresh)
+{
+    int saved = errno;
+    void *q = MAP_FAILED;
+    if (!lt_platform_refused(LT_REFUSED_REMAP)) {
+        q = lt_platform_mremap_direct(p, old, size, flags, fresh);
+        if (q == MAP_FAILED && lt_platform_refusal(errno))
+            lt_platform_refuse(LT_REFUSED_REMAP);
+    }
+    if (q == MAP_FAILED && lt_platform_refused(LT_REFUSED_REMAP))
+        q = lt_platform_copy_over(p, old, fresh ? fresh : lt_platform_map(size), size);
+    errno = saved;
+    return q == MAP_FAILED ? NULL : q;
+}
+
 void *lt_platform_remap(void *p, size_t old, size_t size)
 {
-    void *q = lt_platform_mremap_direct(p, old, size, MREMAP_MAYMOVE, NULL);
-    return q == MAP_FAILED ? NULL : q;
+    return remap(p, old, size, MREMAP_MAYMOVE, NULL);
 }
 
 #ifndef MADV_COLLAPSE
@@ -632,11 +652,9 @@ void *lt_platform_remap_aligned(void *p, size_t old, size_t size, size_t align)
     char *at = lt_platform_map_aligned(size, align);
     if (!at)
         return NULL;
-    void *q = lt_platform_mremap_direct(p, old, size, MREMAP_MAYMOVE | MREMAP_FIXED, at);
-    if (q == MAP_FAILED) {
+    void *q = remap(p, old, size, MREMAP_MAYMOVE | MREMAP_FIXED, at);
+    if (!q)
         lt_platform_unmap(at, size);
-        return NULL;
-    }
     return q;
 }
 
@@ -1055,20 +1073,17 @@ int lt_platform_signal_coming(int tid)
 /* A sandbox may refuse PR_GET_NAME: Firefox's content processes trap it, log the call on
  * stderr and make it fail, and some died of SIGSEGV meanwhile (1 or 2 in each traced headless
  * screenshot, whose picture was then missing). Once refused, it is not asked again in the
- * process (a fork child's sandbox is its own: asked again there), and the name is "?", not
- * empty, so that a thread's kept name is not asked for at every wait (1,400 logged refusals in
- * one screenshot). errno stays the program's. */
-static _Atomic pid_t names_refused; /* the process where PR_GET_NAME was refused */
-
+ * process (lt_platform_refused), and the name is "?", not empty, so that a thread's kept name
+ * is not asked for at every wait (1,400 logged refusals in one screenshot). errno stays the
+ * program's. */
 void lt_platform_thread_name(char *buf, size_t size)
 {
     char name[16] = {0}; /* PR_GET_NAME writes up to 16 bytes */
     int saved = errno;
-    pid_t refused = atomic_load_explicit(&names_refused, memory_order_relaxed);
-    if (refused && refused == getpid()) {
+    if (lt_platform_refused(LT_REFUSED_NAME)) {
         name[0] = '?';
     } else if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0) {
-        atomic_store_explicit(&names_refused, getpid(), memory_order_relaxed);
+        lt_platform_refuse(LT_REFUSED_NAME);
         name[0] = '?';
     } else if (!name[0]) {
         name[0] = '?';
@@ -1724,7 +1739,32 @@ int lt_platform_data_symbol(uintptr_t addr, char *buf, size_t size)
 int lt_platform_peek(void *dst, const void *src, size_t n)
 {
     struct iovec local = {dst, n}, remote = {(void *)src, n};
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+    if (lt_platform_refused(LT_REFUSED_PEEK))
+        return -1;
+    int saved = errno;
+    int ok = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
+    errno = saved;
+    return ok ? 0 : -1;
+}
+
+/* The "Seccomp:" line of /proc/self/status: 0 no filter, 2 filters (1, strict mode, allows no
+ * call the tracer makes). Where the file cannot be read, as with a filter: Chromium's sandbox
+ * refuses the open (EPERM) in its renderers, or has them in an empty root without /proc. A
+ * kernel without seccomp has no such line. Not prctl(PR_GET_SECCOMP), which Chromium's
+ * filter crashes the process for; not a watch on the program's prctl and seccomp calls, which
+ * misses those made with a raw system call instruction (Chromium's). A filter installed by
+ * another thread after this read and before the peeks that follow it is missed. */
+void lt_platform_peek_begin(void)
+{
+    char status[4096];
+    if (lt_platform_refused(LT_REFUSED_PEEK))
+        return;
+    int saved = errno;
+    proc_file("/proc/self/status", status, sizeof status);
+    errno = saved;
+    const char *line = strstr(status, "\nSeccomp:");
+    if (!status[0] || (line && status_mask(line, "\nSeccomp:") != 0))
+        lt_platform_refuse(LT_REFUSED_PEEK);
 }
 
 /* Each 4 KiB page of the range is checked (its first 8 bytes: a page is readable whole or not

@@ -355,6 +355,11 @@ int lt_platform_read(void *dst, const void *src, size_t n)
     return lt_platform_peek(dst, src, n);
 }
 
+/* No seccomp here: mach_vm_read_overwrite is the task's own. */
+void lt_platform_peek_begin(void)
+{
+}
+
 /* A path that does not fit leaves buf empty rather than cut (the call says how much it needs). */
 void lt_platform_exe_path(char *buf, size_t size)
 {
@@ -421,12 +426,7 @@ int lt_platform_function_safe(uintptr_t ip, char *name, size_t size)
 /* No mremap here: a new mapping and a copy. */
 void *lt_platform_remap(void *p, size_t old, size_t size)
 {
-    void *q = lt_platform_map(size);
-    if (q) {
-        memcpy(q, p, old < size ? old : size);
-        lt_platform_unmap(p, old);
-    }
-    return q;
+    return lt_platform_copy_over(p, old, lt_platform_map(size), size);
 }
 
 void lt_platform_collapse(void *p, size_t size)
@@ -436,12 +436,7 @@ void lt_platform_collapse(void *p, size_t size)
 
 void *lt_platform_remap_aligned(void *p, size_t old, size_t size, size_t align)
 {
-    char *at = lt_platform_map_aligned(size, align);
-    if (at) {
-        memcpy(at, p, old < size ? old : size);
-        lt_platform_unmap(p, old);
-    }
-    return at;
+    return lt_platform_copy_over(p, old, lt_platform_map_aligned(size, align), size);
 }
 
 /* _sigtramp has a symbol here, which names the frame. */

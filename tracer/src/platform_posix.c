@@ -5,6 +5,8 @@
 #define _GNU_SOURCE /* glibc: MAP_ANON, MAP_NORESERVE, madvise */
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -63,11 +65,43 @@ void lt_platform_map_huge(void *p, size_t size)
 #endif
 }
 
+static _Atomic pid_t refused[LT_REFUSABLE]; /* the process where each call was refused */
+
+int lt_platform_refused(lt_refusable call)
+{
+    pid_t in = atomic_load_explicit(&refused[call], memory_order_relaxed);
+    return in && in == getpid();
+}
+
+void lt_platform_refuse(lt_refusable call)
+{
+    atomic_store_explicit(&refused[call], getpid(), memory_order_relaxed);
+}
+
+int lt_platform_refusal(int err)
+{
+    return err != ENOMEM && err != EAGAIN && err != EINTR;
+}
+
+void *lt_platform_copy_over(void *p, size_t old, void *q, size_t size)
+{
+    if (q) {
+        memcpy(q, p, old < size ? old : size);
+        lt_platform_unmap(p, old);
+    }
+    return q;
+}
+
+/* Asked no more in a process once refused: Firefox's content sandbox logged each call (12-16
+ * lines a headless screenshot). An older kernel's EINVAL counts too: it will not have it
+ * later either. */
 void lt_platform_populate(void *p, size_t size)
 {
 #ifdef MADV_POPULATE_WRITE
-    int saved = errno; /* an older kernel says EINVAL: the program's call must not */
-    madvise(p, size, MADV_POPULATE_WRITE);
+    int saved = errno; /* the program's: a refused call must not change it */
+    if (!lt_platform_refused(LT_REFUSED_POPULATE) && madvise(p, size, MADV_POPULATE_WRITE) != 0 &&
+        lt_platform_refusal(errno))
+        lt_platform_refuse(LT_REFUSED_POPULATE);
     errno = saved;
 #else
     (void)p;

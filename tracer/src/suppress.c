@@ -40,18 +40,20 @@ static const rule builtin[] = {
     {LT_FIND_EXIT_HELD, "SafepointSynchronize::begin()"},
 };
 
-static void fail(const char *path, long line, const char *problem, const char *detail)
+/* The file's name and its text are shown (lt_fmt_shown): a binary file's bytes would reach the
+ * terminal as they are. detail is n bytes. */
+static void fail(const char *path, long line, const char *problem, const char *detail, size_t n)
 {
     char msg[4200];
     size_t at = lt_fmt_str(msg, sizeof msg, 0, "locktrace: LOCKTRACE_SUPPRESSIONS: ");
-    at = lt_fmt_str(msg, sizeof msg, at, path);
+    at = lt_fmt_shown(msg, sizeof msg, at, path, strlen(path));
     if (line > 0) {
         at = lt_fmt_str(msg, sizeof msg, at, ":");
         at = lt_fmt_dec(msg, sizeof msg, at, line);
     }
     at = lt_fmt_str(msg, sizeof msg, at, ": ");
     at = lt_fmt_str(msg, sizeof msg, at, problem);
-    at = lt_fmt_str(msg, sizeof msg, at, detail);
+    at = lt_fmt_shown(msg, sizeof msg, at, detail, n);
     at = lt_fmt_str(msg, sizeof msg, at, "\n");
     lt_platform_write(2, msg, at);
     _exit(2);
@@ -64,7 +66,7 @@ static char *read_file(const char *path, size_t *len)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         const char *why = fd < 0 ? strerror(errno) : "not a regular file";
-        fail(path, 0, "cannot read the file: ", why);
+        fail(path, 0, "cannot read the file: ", why, strlen(why));
     }
     char *text = lt_platform_map((size_t)st.st_size + 1);
     size_t got = 0, want = (size_t)st.st_size;
@@ -73,7 +75,7 @@ static char *read_file(const char *path, size_t *len)
         got += (size_t)n;
     close(fd);
     if (!text || n < 0)
-        fail(path, 0, "cannot read the file", "");
+        fail(path, 0, "cannot read the file", "", 0);
     *len = got;
     return text;
 }
@@ -103,20 +105,23 @@ static char *comment_start(char *line, char *end)
 /* One line (not NUL-terminated: it ends at end); adds a rule unless it is blank or a comment. */
 static void parse_line(const char *path, long lineno, char *line, char *end)
 {
-    line = trim(line, comment_start(line, end));
+    char *stop = comment_start(line, end);
+    if (memchr(line, 0, (size_t)(stop - line)))
+        fail(path, lineno, "a NUL byte in the line: ", line, (size_t)(stop - line));
+    line = trim(line, stop);
     if (!*line)
         return;
     char *colon = strchr(line, ':');
     if (!colon)
-        fail(path, lineno, "expected <kind>:<pattern>, got: ", line);
+        fail(path, lineno, "expected <kind>:<pattern>, got: ", line, strlen(line));
     *colon = 0;
     char *name = trim(line, colon);
     char *pattern = trim(colon + 1, colon + 1 + strlen(colon + 1));
     int kind = lt_rep_lookup(lt_rep_kind_name, name, strlen(name));
     if (kind < 0)
-        fail(path, lineno, "unknown report kind: ", name);
+        fail(path, lineno, "unknown report kind: ", name, strlen(name));
     if (!*pattern)
-        fail(path, lineno, "empty pattern after ", name);
+        fail(path, lineno, "empty pattern after ", name, strlen(name));
     rules[nrules++] = (rule){kind, pattern};
 }
 
@@ -128,7 +133,7 @@ void lt_suppress_load(const char *path)
         lines += text[i] == '\n';
     rules = lt_platform_map(lines * sizeof *rules);
     if (!rules)
-        fail(path, 0, "out of memory", "");
+        fail(path, 0, "out of memory", "", 0);
     char *line = text;
     for (long lineno = 1; line <= text + len; lineno++) {
         char *nl = memchr(line, '\n', (size_t)(text + len - line));

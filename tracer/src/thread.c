@@ -64,13 +64,48 @@ static lt_thread *thread_new(void)
 
 static void held_room_update(lt_thread *t);
 
+/* Reports, dumps and exit-held lists read other threads' held sets while those threads run on
+ * (lt_held_copy) with a check of each page and a copy (lt_platform_read): process_vm_readv,
+ * one safe copy, is what sandboxes forbid (Chromium's kills the process for it). The set's
+ * memory must then stay mapped between the check and the copy: its thread replaces it
+ * (held_grow, held_release) with held_moves odd, and gives the old memory back only when no
+ * reader is in (held_readers); else it keeps the range for good, its pages given back and
+ * reading as zeros (removed entries): address space only, and only while a report reads. Each
+ * side writes its word, then reads the other's (sequentially consistent): a reader the owner
+ * did not see finds held_moves odd or changed, and leaves the set out. */
+static _Atomic unsigned held_readers;
+
+/* Whether the old memory may be unmapped now (held_retire). */
+static int held_replace_begin(lt_thread *t)
+{
+    atomic_fetch_add(&t->held_moves, 1);
+    return atomic_load(&held_readers) == 0;
+}
+
+static void held_replace_end(lt_thread *t)
+{
+    atomic_fetch_add_explicit(&t->held_moves, 1, memory_order_release);
+}
+
+static void held_retire(void *p, size_t size, int unmap)
+{
+    if (unmap)
+        lt_platform_unmap(p, size);
+    else
+        lt_platform_discard(p, size);
+}
+
 static void held_release(lt_thread *t)
 {
-    if (t->held != t->inline_held)
-        lt_platform_unmap(t->held, t->cap * sizeof(lt_held));
+    if (t->held != t->inline_held) {
+        lt_held *old = t->held;
+        int alone = held_replace_begin(t);
+        t->held = t->inline_held;
+        held_replace_end(t);
+        held_retire(old, t->cap * sizeof(lt_held), alone);
+    }
     if (t->held_index)
         lt_platform_unmap(t->held_index, ((size_t)1 << t->held_index_bits) * sizeof(uint32_t));
-    t->held = t->inline_held;
     t->cap = LT_HELD_INLINE;
     t->nheld = t->held_end = t->held_start = 0;
     t->held_index = NULL;
@@ -357,7 +392,7 @@ void lt_held_compact(lt_thread *t)
 /* Fails only when memory is exhausted, and tracking is then off. Mapped entries move by
  * remapping: a set that grows to thousands copies none of them, nor faults its pages in
  * again (copying made a quarter of a 25,000-lock set's page faults, and its memmove 2 % of
- * the time). */
+ * the time); copied while a report reads held sets (held_replace_begin). */
 static int held_grow(lt_thread *t)
 {
     size_t size = (size_t)t->cap * 2 * sizeof(lt_held);
@@ -367,8 +402,9 @@ static int held_grow(lt_thread *t)
     uint32_t cap = (uint32_t)(size / sizeof(lt_held));
     if (t->held_indexed && !index_build(t, cap))
         return 0;
-    lt_held *h;
-    if (t->held == t->inline_held) {
+    lt_held *h, *old = t->held == t->inline_held ? NULL : t->held;
+    int alone = held_replace_begin(t);
+    if (!old || !alone) {
         if ((h = lt_map(size)) != NULL)
             memcpy(h, t->held, t->held_end * sizeof(lt_held));
     } else if (large) {
@@ -376,16 +412,22 @@ static int held_grow(lt_thread *t)
     } else {
         h = lt_remap(t->held, t->cap * sizeof(lt_held), size);
     }
-    if (!h)
+    if (!h) {
+        held_replace_end(t);
         return 0;
+    }
     /* the new half is written entry after entry from now on: faulted in a small page at a
      * time it cost a set of 25,000 locks ~350 page faults, most of its growth's time */
     if (!large) {
         size_t kept = ((size_t)t->cap * sizeof(lt_held)) & ~(size_t)4095;
         lt_platform_populate((char *)h + kept, size - kept);
     }
+    size_t old_bytes = (size_t)t->cap * sizeof(lt_held);
     t->held = h;
     t->cap = cap;
+    held_replace_end(t);
+    if (old && !alone)
+        held_retire(old, old_bytes, 0);
     held_room_update(t);
     return 1;
 }
@@ -461,6 +503,8 @@ LT_FORK_PATH lt_gone *lt_gone_forked(const lt_thread_info *info)
 LT_FORK_PATH static void fork_child(void)
 {
     lt_thread *self = lt_tls.self;
+    if (atomic_load_explicit(&held_readers, memory_order_relaxed)) /* a reader not forked */
+        atomic_store_explicit(&held_readers, 0, memory_order_relaxed);
     if (self) /* the child's only thread leads it: its id is the process's (and libc's getpid
                  is beside fork's code, where gettid was a page fault in every child) */
         self->info.tid = getpid();
@@ -488,13 +532,27 @@ LT_FORK_PATH void lt_thread_fork(lt_fork_phase phase)
 /* ---------------------------------------------------------------------------------------- */
 
 /* Calls fn for every live thread under the registry lock: none can leave meanwhile, but they
- * go on running, so fn reads their held sets with lt_platform_peek. */
+ * go on running, so fn reads their held sets with lt_held_copy. */
 void lt_thread_each(void (*fn)(lt_thread *t, void *arg), void *arg)
 {
     lt_spin_lock(&registry_lock);
     for (lt_thread *t = registry; t; t = t->next)
         fn(t, arg);
     lt_spin_unlock(&registry_lock);
+}
+
+/* See held_readers. A dump in a signal handler that stopped its own thread in held_grow finds
+ * held_moves odd. */
+int lt_held_copy(const lt_thread *live, const lt_held *set, uint32_t moves, uint32_t i,
+                 uint32_t n, lt_held *to)
+{
+    lt_thread *t = (lt_thread *)live;
+    atomic_fetch_add(&held_readers, 1);
+    int ok = !(moves & 1) && atomic_load(&t->held_moves) == moves &&
+             *(lt_held *const volatile *)&t->held == set &&
+             lt_platform_read(to, set + i, n * sizeof *to) == 0;
+    atomic_fetch_sub(&held_readers, 1);
+    return ok ? 0 : -1;
 }
 
 /* The registry's head without the lock, for the thread dump (a signal handler cannot lock). */

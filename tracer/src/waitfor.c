@@ -1013,16 +1013,17 @@ typedef struct holder_query {
     size_t n, max;
 } holder_query;
 
-/* Adds t's entry for the lock, read with peek since t runs on. */
+/* Adds t's entry for the lock, read with lt_held_copy since t runs on. */
 static void find_holder(lt_thread *t, void *arg)
 {
     holder_query *q = arg;
     lt_held chunk[32];
+    uint32_t moves = atomic_load(&t->held_moves);
     lt_held *base = t->held;
     uint32_t n = t->held_end;
     for (uint32_t i = 0; i < n && q->n < q->max; i += 32) {
         uint32_t k = n - i < 32 ? n - i : 32;
-        if (lt_platform_peek(chunk, base + i, k * sizeof *chunk) != 0)
+        if (lt_held_copy(t, base, moves, i, k, chunk) != 0)
             return;
         for (uint32_t j = 0; j < k; j++) {
             if (chunk[j].lock != q->lock || chunk[j].gen != q->gen)

@@ -268,7 +268,7 @@ static void fail(const char *list, const char *why)
 {
     char msg[1024];
     size_t n = lt_fmt_str(msg, sizeof msg, 0, "locktrace: bad value for LOCKTRACE_WRAPPERS: '");
-    n = lt_fmt_str(msg, sizeof msg, n, list);
+    n = lt_fmt_shown(msg, sizeof msg, n, list, strlen(list));
     n = lt_fmt_str(msg, sizeof msg, n, "': ");
     n = lt_fmt_str(msg, sizeof msg, n, why);
     n = lt_fmt_str(msg, sizeof msg, n, "; accepted values: function name patterns separated "
