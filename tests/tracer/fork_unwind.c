@@ -147,12 +147,14 @@ static void note_pc(int sig, siginfo_t *info, void *uc)
 }
 
 /* Lets the parked thread go once the thread forking waits for it in fork() (a signal finds it
- * in libc's sched_yield, which nothing else calls during its fork), or its fork has returned. */
+ * in libc's sched_yield or syscall, where the tracer's waits yield, then nap, and which nothing
+ * else calls during its fork), or its fork has returned. */
 static void *release_when_fork_waits(void *arg)
 {
     pthread_t forker = *(pthread_t *)arg;
-    uintptr_t lo = 0, hi = 0;
+    uintptr_t lo = 0, hi = 0, nap_lo = 0, nap_hi = 0;
     pc_libc_function("sched_yield", &lo, &hi);
+    pc_libc_function("syscall", &nap_lo, &nap_hi);
     atomic_store(&releasing, 1);
     while (atomic_load(&forking) != 2) {
         int before = atomic_load(&samples);
@@ -163,7 +165,8 @@ static void *release_when_fork_waits(void *arg)
         while (atomic_load(&samples) == before && atomic_load(&forking) != 2)
             sched_yield();
         uintptr_t pc = atomic_load(&main_pc);
-        if (atomic_load(&samples) != before && pc >= lo && pc < hi)
+        if (atomic_load(&samples) != before &&
+            ((pc >= lo && pc < hi) || (pc >= nap_lo && pc < nap_hi)))
             break;
     }
     atomic_store(&released, 1);
