@@ -586,6 +586,42 @@ def no_debug(a, tmp):
                      f'{p.name} {debug} ({how}): notes for {got}, want {[p.exe] if debug == "-g0" else []}:\n{text}')
 
 
+def gaps(a, tmp):
+    """gap_main.cpp (mixed_nodebug.c built without -g, linked first) at -O0 and -O2, both
+    modes: a frame of the program that addr2line (binutils, independent of libdw) places in no
+    line shows none, on stderr and in `locktrace report`; lock_twice's frame (no debug info)
+    says why, and the frames with lines name the marked ones."""
+    nodebug = os.path.join(a.src, 'mixed_nodebug.c')
+    frame = re.compile(r'^    #\d+ 0x[0-9a-f]+ in (?:\(inlined\) )?(.*?)(?: (\S+):(\d+))? \((\S+)\+0x([0-9a-f]+)\)$', re.M)
+    for opt in ('-O0', '-O2'):
+        obj = os.path.join(tmp, f'mixed_nodebug{opt}.o')
+        subprocess.run([a.cc, '-g0', opt, '-c', nodebug, '-o', obj], check=True, cwd=tmp)
+        p = Program(a, tmp, 'gap_main.cpp', opt, '-std=c++17', obj)
+        for mode, own in (('upgrade', ('put', 'put')), ('nodebug', ('lock_twice', None))):
+            ending, out, err = p.run(mode)
+            need(ending == 'signal:SIGABRT', f'{p.name} {mode}: {ending}\n{err}')
+            for text, how in ((err.split('locktrace: thread-dump:')[0], 'stderr'), (p.rendered(), 'locktrace report')):
+                where = f'{p.name} {mode} ({how})'
+                frames = [m for m in frame.finditer(text) if m.group(4) == p.exe]
+                need(frames, f'{where}: no frame of the program:\n{text}')
+                offs = sorted({int(m.group(5), 16) - 1 for m in frames})
+                known = dict(zip(offs, subprocess.run(['addr2line', '-e', p.exe] + [hex(o) for o in offs],
+                                                      capture_output=True, text=True, check=True).stdout.split()))
+                for m in frames:
+                    need(m.group(2) is None or not known[int(m.group(5), 16) - 1].startswith('??'),
+                         f'{where}: {m.group(0).strip()} names a line addr2line finds none at:\n{text}')
+                st = stacks(text)
+                need(st and st[0][0].startswith('request'), f'{where}: no request stack:\n{text}')
+                fn, mark = own
+                want = (fn, p.line(mark) if mark else 0)
+                need(want in st[0][1], f'{where}: {want} not in the request stack {st[0][1]}:\n{text}')
+                if mode == 'nodebug':
+                    need(('through', p.line('through')) in st[0][1],
+                         f'{where}: through:{p.line("through")} not in {st[0][1]}')
+                    need(re.search(r'^  note: no file:line for lock_twice: \S+ has no debug info for it', text, re.M),
+                         f'{where}: no note on the missing line:\n{text}')
+
+
 def merged(a, tmp):
     """merged.c at -O2: the request's frame #0 names the marked line of its lock call, or, where
     the compiler merged the two calls into one (clang: DWARF line 0), says that no single line
@@ -607,7 +643,7 @@ def merged(a, tmp):
 CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wrappers_std, wrappers_glib,
                                           wrappers_user, wrappers_nomatch, late_dlopen,
                                           signature_wrappers, waits, lto, split_dwarf,
-                                          leaked, place, no_debug, merged)}
+                                          leaked, place, no_debug, merged, gaps)}
 
 
 def main(argv):

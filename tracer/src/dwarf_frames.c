@@ -5,13 +5,24 @@
 
 #include <dwarf.h>
 
+/* Whether the unit's own address ranges hold pc. libdw answers an address past the end of a
+ * unit's ranges with that unit, and with a line of it where a row shares the address of its
+ * sequence's end: _start, laid between main (.text.startup) and the unit's other functions,
+ * was shown at the last line of main's unit, and so would code built without -g be. A unit
+ * that names no ranges at all is taken at libdw's word. */
+static int unit_holds(const lt_dw_api *dw, Dwarf_Die *cu, Dwarf_Addr pc)
+{
+    return dw->dwarf_haspc(cu, pc) == 1 ||
+           (!dw->dwarf_hasattr(cu, DW_AT_low_pc) && !dw->dwarf_hasattr(cu, DW_AT_ranges));
+}
+
 /* The compile unit covering addr: through .debug_aranges, or, for units without them (clang
  * emits none by default), by asking each unit whether it covers the address. */
 static Dwarf_Die *unit_at(const lt_dw_api *dw, Dwfl_Module *mod, Dwarf_Addr addr,
                           Dwarf_Die *store, Dwarf_Addr *bias)
 {
     Dwarf_Die *cu = dw->dwfl_module_addrdie(mod, addr, bias);
-    if (cu)
+    if (cu && unit_holds(dw, cu, addr - *bias))
         return cu;
     Dwarf *dbg = dw->dwfl_module_getdwarf(mod, bias);
     Dwarf_Off off = 0, next;
@@ -24,7 +35,8 @@ static Dwarf_Die *unit_at(const lt_dw_api *dw, Dwfl_Module *mod, Dwarf_Addr addr
     return NULL;
 }
 
-/* The line at addr: the innermost inlined call's own line when addr is in one. */
+/* The line at addr, in cu (which holds it): the innermost inlined call's own line when addr
+ * is in one. */
 static void line_at(const lt_dw_api *dw, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr addr,
                     Dwarf_Addr bias, lt_dw_frame *f)
 {
@@ -32,7 +44,7 @@ static void line_at(const lt_dw_api *dw, Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_
     Dwarf_Line *dl;
     if (l) {
         f->file = dw->dwfl_lineinfo(l, NULL, &f->line, NULL, NULL, NULL);
-    } else if (cu && (dl = dw->dwarf_getsrc_die(cu, addr - bias)) != NULL &&
+    } else if ((dl = dw->dwarf_getsrc_die(cu, addr - bias)) != NULL &&
                dw->dwarf_lineno(dl, &f->line) == 0) {
         f->file = dw->dwarf_linesrc(dl, NULL, NULL);
     }
@@ -130,7 +142,8 @@ size_t lt_dw_frames(const lt_dw_api *dw, Dwfl_Module *mod, Dwarf_Addr addr, lt_d
     const char *fn = dw->dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
     Dwarf_Die *cu = unit_at(dw, mod, addr, &store, &bias);
     lt_dw_frame f = {.function = fn ? dw->name(dw->ctx, fn) : NULL, .function_offset = off};
-    line_at(dw, mod, cu, addr, bias, &f);
+    if (cu)
+        line_at(dw, mod, cu, addr, bias, &f);
     if (!fn && !f.file)
         return 0;
     Dwarf_Die inl[INLINED], split;

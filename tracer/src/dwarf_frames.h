@@ -14,7 +14,7 @@
 
 #define LT_DW_FRAME_FUNCS(X)                                                                \
     X(dwfl_module_addrinfo) X(dwfl_module_getsrc) X(dwfl_lineinfo) X(dwfl_module_addrdie)   \
-    X(dwfl_module_getdwarf) X(dwarf_nextcu) X(dwarf_offdie) X(dwarf_haspc)                  \
+    X(dwfl_module_getdwarf) X(dwarf_nextcu) X(dwarf_offdie) X(dwarf_haspc) X(dwarf_hasattr)\
     X(dwarf_getsrc_die) X(dwarf_lineno) X(dwarf_linesrc) X(dwarf_child) X(dwarf_siblingof)   \
     X(dwarf_tag) X(dwarf_attr) X(dwarf_attr_integrate) X(dwarf_formref_die) X(dwarf_diecu)   \
     X(dwarf_cu_info)                                                                        \
