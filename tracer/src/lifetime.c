@@ -84,7 +84,8 @@ static void report_free_held(const release *rel, const void *addr, const lt_lock
     lt_report(&f);
 }
 
-/* Who holds (l, gen): the releasing thread (*mine), or another thread (*other); 0 = nobody. */
+/* Who holds (l, gen): the releasing thread (*mine), or another thread (*other) whose hold the
+ * lock confirms (an entry outlives libc's unlock a moment); 0 = nobody. */
 static int held_by(const release *rel, const void *addr, const lt_lock *l, uint32_t gen,
                    lt_held **mine, lt_wait_step *other)
 {
@@ -92,7 +93,7 @@ static int held_by(const release *rel, const void *addr, const lt_lock *l, uint3
     *mine = h && h->lock == l && h->gen == gen ? h : NULL;
     if (*mine)
         return 1;
-    return lt_holders_find(l, gen, other, 1) != 0;
+    return lt_holders_find(l, gen, 1, other, 1) != 0;
 }
 
 /* Forgets the lock at addr (a slot address: a lock may start up to 3 bytes into it), or the

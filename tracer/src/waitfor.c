@@ -1009,9 +1009,22 @@ typedef struct holders {
 typedef struct holder_query {
     const lt_lock *lock;
     uint32_t gen;
+    int confirm;
     lt_wait_step *out;
     size_t n, max;
 } holder_query;
+
+/* Whether t's entry h (a copy) still stands for a hold of its lock, for a query that confirms
+ * it: an unlock leaves the held set after libc's unlock, so for a moment the entry outlives
+ * the hold, and the next owner may take the lock, release it and free its memory meanwhile
+ * (a thread pool whose last worker signals its destructor under the pool's mutex). The
+ * writer goes before libc's unlock (lt_unlock_begin), and the lock word says whether
+ * anybody still reads it; the memory is the program's still (the caller's release). */
+static int holder_confirmed(const lt_thread *t, const lt_held *h)
+{
+    return lt_held_current(t, h) &&
+           lt_lock_word_held(h->addr, h->lock, (lt_kind)h->kind, (lt_mode)h->mode, t->info.tid);
+}
 
 /* Adds t's entry for the lock, read with lt_held_copy since t runs on. */
 static void find_holder(lt_thread *t, void *arg)
@@ -1026,7 +1039,8 @@ static void find_holder(lt_thread *t, void *arg)
         if (lt_held_copy(t, base, moves, i, k, chunk) != 0)
             return;
         for (uint32_t j = 0; j < k; j++) {
-            if (chunk[j].lock != q->lock || chunk[j].gen != q->gen)
+            if (chunk[j].lock != q->lock || chunk[j].gen != q->gen ||
+                (q->confirm && !holder_confirmed(t, &chunk[j])))
                 continue;
             lt_wait_step *s = &q->out[q->n++];
             s->thread = atomic_load(&t->waiting.seq) & 1 ? t->waiting.who : t->info;
@@ -1041,10 +1055,11 @@ static void find_holder(lt_thread *t, void *arg)
 
 /* The threads that hold (lock, gen) now, at most max, as steps: thread, held_mode, the lock's
  * address and kind (wants) and where it took the lock (the call site, unless a whole stack is
- * known). */
-size_t lt_holders_find(const lt_lock *lock, uint32_t gen, lt_wait_step *out, size_t max)
+ * known). confirm: only holds the lock's writer and its word confirm (holder_confirmed). */
+size_t lt_holders_find(const lt_lock *lock, uint32_t gen, int confirm, lt_wait_step *out,
+                       size_t max)
 {
-    holder_query q = {lock, gen, out, 0, max};
+    holder_query q = {lock, gen, confirm, out, 0, max};
     lt_thread_each(find_holder, &q);
     return q.n;
 }
@@ -1075,7 +1090,7 @@ static int next_long_wait(holders *hs)
 
 static void report_long_wait(holders *hs)
 {
-    hs->n += lt_holders_find(hs->lock, hs->gen, hs->steps + 1, HOLDERS_SHOWN);
+    hs->n += lt_holders_find(hs->lock, hs->gen, 0, hs->steps + 1, HOLDERS_SHOWN);
     name_threads(hs->steps, hs->n, 0);
     lt_finding f = {.kind = LT_FIND_LONG_WAIT, .why = LT_WHY_WAIT_TIMEOUT,
                     .outcome = LT_OUTCOME_CONTINUE};

@@ -19,6 +19,7 @@ void lt_waitfor_detach_claim(lt_thread *t);
 void lt_waitfor_fork(lt_fork_phase phase);
 void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_lock *l);
 uint32_t lt_held_stack(lt_held *h, uint32_t under, int *partial);
-size_t lt_holders_find(const lt_lock *lock, uint32_t gen, lt_wait_step *out, size_t max);
+size_t lt_holders_find(const lt_lock *lock, uint32_t gen, int confirm, lt_wait_step *out,
+                       size_t max);
 
 #endif

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "blocked.h"
 #include "locktrace.h"
 
 #define NOINLINE __attribute__((noinline))
@@ -349,6 +350,70 @@ NOINLINE void munmap_while_held(void)
     puts("unmapped while read-held");
 }
 
+/* A lock's last holder hands it over and its memory is freed at once: a thread pool's
+ * shutdown (MariaDB's tpool, whose destructor waits on a condition variable under the pool's
+ * mutex until its last worker, holding that mutex, signals that none is left). Once libc has
+ * let go of the lock the next owner may take it, release it and free its memory before the
+ * last holder is back from libc's unlock (its futex wake of the waiter): no thread holds the
+ * lock then. The same for a read-held rwlock the freeing thread waits to write-lock. */
+typedef struct pool {
+    pthread_mutex_t mu;
+    pthread_cond_t none_left;
+    pthread_rwlock_t rw;
+    int workers;
+    char payload[40];
+} pool;
+
+NOINLINE void *pool_worker_end(void *arg)
+{
+    pool *p = arg;
+    pthread_mutex_lock(&p->mu); /* the owner is in its wait: it let go of the mutex there */
+    p->workers--;
+    pthread_cond_signal(&p->none_left);
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+static blocked_probe writer;
+
+NOINLINE void *pool_reader_end(void *arg)
+{
+    pool *p = arg;
+    pthread_rwlock_rdlock(&p->rw);
+    atomic_store(&holding, 1);
+    blocked_until(&writer); /* the owner waits for the write lock */
+    pthread_rwlock_unlock(&p->rw);
+    return NULL;
+}
+
+NOINLINE void handoff_free(long rounds, int read)
+{
+    for (long i = 0; i < rounds; i++) {
+        pool *p = calloc(1, sizeof *p);
+        pthread_t th;
+        if (read) {
+            atomic_store(&holding, 0);
+            atomic_store(&writer.tid, 0);
+            pthread_create(&th, NULL, pool_reader_end, p);
+            while (!atomic_load(&holding))
+                sched_yield();
+            blocked_announce_on(&writer, &p->rw, sizeof p->rw);
+            pthread_rwlock_wrlock(&p->rw);
+            pthread_rwlock_unlock(&p->rw);
+        } else {
+            p->workers = 1;
+            pthread_mutex_lock(&p->mu);
+            pthread_create(&th, NULL, pool_worker_end, p);
+            while (p->workers)
+                pthread_cond_wait(&p->none_left, &p->mu);
+            pthread_mutex_unlock(&p->mu);
+        }
+        free(p);
+        pthread_join(th, NULL);
+    }
+    puts("rounds done");
+}
+
 /* ------------------------------------------------------------------------------------------
  * Locks on a thread's stack end when the thread exits.
  * ---------------------------------------------------------------------------------------- */
@@ -607,6 +672,10 @@ int main(int argc, char **argv)
         mremap_while_held(1);
     else if (!strcmp(name, "mremap-move-held"))
         mremap_while_held(0);
+    else if (!strcmp(name, "handoff-free"))
+        handoff_free(argc > 2 ? atol(argv[2]) : 2000, 0);
+    else if (!strcmp(name, "handoff-free-read"))
+        handoff_free(argc > 2 ? atol(argv[2]) : 2000, 1);
     else if (!strcmp(name, "stack-reuse"))
         stack_reuse();
     else if (!strcmp(name, "destroy-reuse"))
