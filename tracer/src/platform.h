@@ -37,7 +37,9 @@ typedef enum lt_refusable {
     LT_REFUSED_NAME,     /* prctl(PR_GET_NAME): the thread is named "?" */
     LT_REFUSED_POPULATE, /* madvise(MADV_POPULATE_WRITE): pages are faulted in when touched */
     LT_REFUSED_REMAP,    /* mremap: a mapping grows by a new one and a copy */
-    LT_REFUSED_PEEK,     /* process_vm_readv: see lt_platform_peek_begin */
+    LT_REFUSED_KILLABLE, /* calls a filter may kill the process for (process_vm_readv,
+                          * membarrier, the fork's /proc read): none once a filter was seen
+                          * (platform_linux.c, filtered) */
     LT_REFUSABLE
 } lt_refusable;
 /* Whether `call` was refused in this process (by lt_platform_refuse). By process id: a child
@@ -245,14 +247,14 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max);
 void lt_platform_fork(lt_fork_phase phase);
 
 /* Whether the calling thread is the process's only one, as the kernel counts them (0 when
- * that cannot be known: then there may be others). */
+ * that cannot be known: then there may be others, as under a seccomp filter). */
 int lt_platform_alone(void);
 
 /* Asymmetric fences (order.c's gate): lt_platform_barrier_ready() readies the process for
  * lt_platform_barrier_all() and says whether it can (0: no); lt_platform_barrier_all() then
  * makes every thread of the process run a full memory barrier before it returns (0; -1 when
- * it was refused all the same), so a thread may pair a plain store and a later load with it
- * instead of a locked instruction of its own. */
+ * it cannot, as under a seccomp filter installed since), so a thread may pair a plain store
+ * and a later load with it instead of a locked instruction of its own. */
 int lt_platform_barrier_ready(void);
 int lt_platform_barrier_all(void);
 
@@ -337,7 +339,8 @@ int lt_platform_peek(void *dst, const void *src, size_t n);
  * finds out whether a seccomp filter is in force now, one file read (async-signal-safe). Once
  * one is, every lt_platform_peek of the process fails from then on (a filter is never taken
  * away, and is inherited): not every filter forbids process_vm_readv, but Chromium's kills
- * the process for it and Firefox's traps and logs it. Held sets need no peek (lt_held_copy). */
+ * the process for it and Firefox's traps and logs it (LT_REFUSED_KILLABLE). Held sets need no
+ * peek (lt_held_copy). */
 void lt_platform_peek_begin(void);
 /* The same for memory no other thread can unmap meanwhile (the caller's own locks, the code
  * it runs, libc's own objects), in any sandbox: checked first, then copied (a mapping removed

@@ -377,52 +377,39 @@ static void unwind_first(void)
 #define NEVER_THREADED() 0
 #endif
 
-/* Else the thread count of /proc/self/stat (its 20th field; the 2nd, the name, may hold
- * spaces and parentheses, so the count is found from the last ')'). Not read under a seccomp
- * filter, which might kill on open; read with cancellation disabled (a fork handler is no
- * cancellation point), errno kept for the caller. In the fork of a process that never had a
- * second thread this cost 4 system calls and a page of stack written (a page fault) at each
- * fork. */
+/* What filtered reads of /proc/thread-self/status: its "Seccomp:" line comes near byte 900
+ * (a long "Groups:" line moves it on: not found, a filter may be in force). */
+#define STATUS_SIZE 2048
+static int filtered(char *status, size_t size);
+
+/* Else the "Threads:" line of /proc/thread-self/status, as filtered read it: not read once a
+ * seccomp filter was seen (one might kill on open; the thread may then not be alone). In the
+ * fork of a process that never had a second thread this cost 4 system calls and a page of
+ * stack written (a page fault) at each fork. */
 LT_FORK_PATH int lt_platform_alone(void)
 {
     if (NEVER_THREADED())
         return 1;
-    char buf[1024];
-    int state, saved = errno;
-    if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 0) {
-        errno = saved;
-        return 0;
-    }
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-    if (fd >= 0)
-        close(fd);
-    pthread_setcancelstate(state, NULL);
-    errno = saved;
-    if (n <= 0)
-        return 0;
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')');
-    for (int field = 2; p && field < 20; field++) /* p at the space before field + 1 */
-        p = strchr(p + 1, ' ');
-    return p && p[1] == '1' && p[2] == ' ';
+    char status[STATUS_SIZE];
+    filtered(status, sizeof status);
+    return strstr(status, "\nThreads:\t1\n") != NULL;
 }
 
 /* membarrier(2)'s expedited private barrier: an interrupt to each CPU running a thread of
- * the process, once registered. (The global one waits for a scheduler grace period.) Only in
- * a process without a seccomp filter: one that kills on membarrier would kill the program,
- * so none may have come since it was readied either (prctl, which the thread names use,
- * passes such filters). */
+ * the process, once registered. (The global one waits for a scheduler grace period.) Only
+ * where no seccomp filter is in force: Chromium's kills the process for membarrier, so none
+ * may have come since it was readied either. */
 int lt_platform_barrier_ready(void)
 {
-    return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 0 &&
+    char status[STATUS_SIZE];
+    return !filtered(status, sizeof status) &&
            syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
 int lt_platform_barrier_all(void)
 {
-    if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 0)
+    char status[STATUS_SIZE];
+    if (filtered(status, sizeof status))
         return -1;
     return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ? 0 : -1;
 }
@@ -1023,9 +1010,8 @@ static uint64_t status_mask(const char *status, const char *key)
     }
 }
 
-/* /proc/self/task/<tid>/<file> into buf (NUL-terminated; "" when unreadable), with
+/* The file at `path` (under /proc), as much as fits in buf; "" when it cannot be read. With
  * cancellation disabled: open and read are cancellation points. */
-/* The file at `path` (under /proc), as much as fits in buf; "" when it cannot be read. */
 static void proc_file(const char *path, char *buf, size_t size)
 {
     int state;
@@ -1039,6 +1025,34 @@ static void proc_file(const char *path, char *buf, size_t size)
         close(fd);
     pthread_setcancelstate(state, NULL);
     buf[n] = 0;
+}
+
+/* Whether a seccomp filter is, or may be, in force in the calling thread: the "Seccomp:" line
+ * of /proc/thread-self/status (0 no filter, 2 filters; 1, strict mode, allows no call the
+ * tracer makes), read into status ("" once a filter was seen: not read again). A filter is
+ * never taken away and is inherited, so once one is seen, calls a filter may kill the process
+ * for are made no more (LT_REFUSED_KILLABLE), nor is the file read again. May be: the file
+ * unreadable (Chromium's renderers: open refused with EPERM, or an empty root without /proc),
+ * or the line not within what was read. A kernel without seccomp has no such line. Not
+ * prctl(PR_GET_SECCOMP), which Chromium's filter kills the process for where it lets open
+ * fail (libc opens files of its own: sandboxes refuse file system calls with an error, the
+ * rest they do not expect with death); not a watch on the program's prctl and seccomp calls,
+ * which misses those made with a raw system call instruction (Chromium's). Per thread: a
+ * filter may be the calling thread's alone. A filter installed by another thread after this
+ * read and before the calls that follow it is missed. Async-signal-safe; errno kept. */
+static int filtered(char *status, size_t size)
+{
+    status[0] = 0;
+    if (lt_platform_refused(LT_REFUSED_KILLABLE))
+        return 1;
+    int saved = errno;
+    proc_file("/proc/thread-self/status", status, size);
+    errno = saved;
+    const char *line = strstr(status, "\nSeccomp:");
+    if (line ? status_mask(line, "\nSeccomp:") == 0 : status[0] && strlen(status) < size - 1)
+        return 0;
+    lt_platform_refuse(LT_REFUSED_KILLABLE);
+    return 1;
 }
 
 static void task_file(int tid, const char *file, char *buf, size_t size)
@@ -1767,7 +1781,7 @@ int lt_platform_data_symbol(uintptr_t addr, char *buf, size_t size)
 int lt_platform_peek(void *dst, const void *src, size_t n)
 {
     struct iovec local = {dst, n}, remote = {(void *)src, n};
-    if (lt_platform_refused(LT_REFUSED_PEEK))
+    if (lt_platform_refused(LT_REFUSED_KILLABLE))
         return -1;
     int saved = errno;
     int ok = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
@@ -1775,24 +1789,10 @@ int lt_platform_peek(void *dst, const void *src, size_t n)
     return ok ? 0 : -1;
 }
 
-/* The "Seccomp:" line of /proc/self/status: 0 no filter, 2 filters (1, strict mode, allows no
- * call the tracer makes). Where the file cannot be read, as with a filter: Chromium's sandbox
- * refuses the open (EPERM) in its renderers, or has them in an empty root without /proc. A
- * kernel without seccomp has no such line. Not prctl(PR_GET_SECCOMP), which Chromium's
- * filter crashes the process for; not a watch on the program's prctl and seccomp calls, which
- * misses those made with a raw system call instruction (Chromium's). A filter installed by
- * another thread after this read and before the peeks that follow it is missed. */
 void lt_platform_peek_begin(void)
 {
-    char status[4096];
-    if (lt_platform_refused(LT_REFUSED_PEEK))
-        return;
-    int saved = errno;
-    proc_file("/proc/self/status", status, sizeof status);
-    errno = saved;
-    const char *line = strstr(status, "\nSeccomp:");
-    if (!status[0] || (line && status_mask(line, "\nSeccomp:") != 0))
-        lt_platform_refuse(LT_REFUSED_PEEK);
+    char status[STATUS_SIZE];
+    filtered(status, sizeof status);
 }
 
 /* Each 4 KiB page of the range is checked (its first 8 bytes: a page is readable whole or not
