@@ -332,16 +332,19 @@ void lt_platform_symbolize_init(void);
 
 /* Copies n bytes at src that another thread may unmap meanwhile: 0 on success, -1 when some
  * of it is not mapped (nothing faults), or when it cannot be read safely here: after
- * lt_platform_peek_begin found a seccomp filter. Async-signal-safe. Linux: process_vm_readv,
+ * lt_platform_filtered found a seccomp filter. Async-signal-safe. Linux: process_vm_readv,
  * which a sandbox's filter may refuse, or kill the process for (Chromium's). */
 int lt_platform_peek(void *dst, const void *src, size_t n);
-/* Called before a report peeks (lockname.c: the heap's records, other threads' stacks):
- * finds out whether a seccomp filter is in force now, one file read (async-signal-safe). Once
- * one is, every lt_platform_peek of the process fails from then on (a filter is never taken
+/* Whether a seccomp filter is, or may be, in force in the calling thread now: one file read
+ * while none was seen in the process, none after (async-signal-safe; errno kept). Asked before
+ * a call a sandbox may kill the process for (Chromium's, in every process: membarrier,
+ * getitimer, timer_gettime; in its GPU process: mremap), and before
+ * a report peeks (lockname.c: the heap's records, other threads' stacks): once a filter is
+ * seen, every lt_platform_peek of the process fails from then on (a filter is never taken
  * away, and is inherited): not every filter forbids process_vm_readv, but Chromium's kills
  * the process for it and Firefox's traps and logs it (LT_REFUSED_KILLABLE). Held sets need no
- * peek (lt_held_copy). */
-void lt_platform_peek_begin(void);
+ * peek (lt_held_copy). Elsewhere than Linux 0. */
+int lt_platform_filtered(void);
 /* The same for memory no other thread can unmap meanwhile (the caller's own locks, the code
  * it runs, libc's own objects), in any sandbox: checked first, then copied (a mapping removed
  * between the two would fault). errno is kept. Async-signal-safe. */

@@ -401,15 +401,13 @@ LT_FORK_PATH int lt_platform_alone(void)
  * may have come since it was readied either. */
 int lt_platform_barrier_ready(void)
 {
-    char status[STATUS_SIZE];
-    return !filtered(status, sizeof status) &&
+    return !lt_platform_filtered() &&
            syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
 int lt_platform_barrier_all(void)
 {
-    char status[STATUS_SIZE];
-    if (filtered(status, sizeof status))
+    if (lt_platform_filtered())
         return -1;
     return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ? 0 : -1;
 }
@@ -597,8 +595,8 @@ void *lt_platform_mremap_direct(void *old, size_t old_size, size_t new_size, int
 
 /* mremap with `flags` (and target), or where a sandbox refuses it (Firefox's content sandbox
  * traps and logs it: 216-2,141 lines a headless screenshot, and each refusal turned tracking
- * off in that process as out of memory), a copy into `fresh` (NULL: a new mapping) from then
- * on. No reader is in the old pages meanwhile, either way: the tracer's grown mappings are
+ * off in that process as out of memory) or may kill for it (lt_platform_filtered), a copy into
+ * `fresh` (NULL: a new mapping) from then on. No reader is in the old pages meanwhile, either way: the tracer's grown mappings are
  * scratch arrays under one lock and held sets, which their own thread moves only while no
  * report reads them (thread.c: held_readers). NULL on failure, p then untouched; errno kept. */
 static void *remap(void *p, size_t old, size_t size, int flags, void *fresh)
@@ -606,9 +604,13 @@ static void *remap(void *p, size_t old, size_t size, int flags, void *fresh)
     int saved = errno;
     void *q = MAP_FAILED;
     if (!lt_platform_refused(LT_REFUSED_REMAP)) {
-        q = lt_platform_mremap_direct(p, old, size, flags, fresh);
-        if (q == MAP_FAILED && lt_platform_refusal(errno))
+        if (lt_platform_filtered()) { /* Chromium's baseline policy (its GPU process) kills */
             lt_platform_refuse(LT_REFUSED_REMAP);
+        } else {
+            q = lt_platform_mremap_direct(p, old, size, flags, fresh);
+            if (q == MAP_FAILED && lt_platform_refusal(errno))
+                lt_platform_refuse(LT_REFUSED_REMAP);
+        }
     }
     if (q == MAP_FAILED && lt_platform_refused(LT_REFUSED_REMAP))
         q = lt_platform_copy_over(p, old, fresh ? fresh : lt_platform_map(size), size);
@@ -1789,10 +1791,10 @@ int lt_platform_peek(void *dst, const void *src, size_t n)
     return ok ? 0 : -1;
 }
 
-void lt_platform_peek_begin(void)
+int lt_platform_filtered(void)
 {
     char status[STATUS_SIZE];
-    filtered(status, sizeof status);
+    return filtered(status, sizeof status);
 }
 
 /* Each 4 KiB page of the range is checked (its first 8 bytes: a page is readable whole or not
@@ -2182,10 +2184,13 @@ static int handled(int sig)
  * that notify by a signal, listed in /proc/self/timers (its first 4 KB, some 50 timers; a
  * kernel without that file shows none). The CPU-time interval timers do not advance while the program's threads sleep; a
  * timer that starts a thread (SIGEV_THREAD) has a glibc thread waiting for its signal in
- * sigtimedwait, which no stall counts as stuck. */
+ * sigtimedwait, which no stall counts as stuck. Under a seccomp filter one may be: the calls
+ * that would say are not made. */
 static int timer_coming(void)
 {
     struct itimerval real;
+    if (lt_platform_filtered()) /* Chromium's filter kills for getitimer and timer_gettime */
+        return 1;
     if (getitimer(ITIMER_REAL, &real) == 0 &&
         (real.it_value.tv_sec || real.it_value.tv_usec) && handled(SIGALRM))
         return 1;
