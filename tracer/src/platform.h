@@ -236,7 +236,9 @@ typedef struct lt_frame {
     uintptr_t ip, sp;
 } lt_frame;
 
-/* Unwinds the calling thread, innermost first, at most max frames; returns the count. */
+/* Unwinds the calling thread, innermost first, at most max frames; returns the count. None
+ * while the thread holds a lock the unwinder took (lt_held_unwinder): this one, the backtrace,
+ * proc_start and unwind_info below then answer as for an address they know nothing of. */
 size_t lt_platform_unwind(lt_frame *frames, size_t max);
 
 /* Where a fork() is, for the unwinder's own locks (a thread inside the unwinder at the fork
@@ -296,7 +298,8 @@ int lt_platform_unwind_info(uintptr_t ip);
  * interpose_signal.c's constructor asks). */
 int lt_platform_in_tracer(uintptr_t ip);
 /* Whether ip is in the unwinder the tracer loaded (0 before it is loaded): a lock call made
- * from there is the program's own call into it, which holds the unwinder's locks. */
+ * from there is the program's own call into it, which holds the unwinder's locks or is
+ * taking one. */
 int lt_platform_in_unwinder(uintptr_t ip);
 
 /* What is known about a code address. Strings stay valid until the next call. */

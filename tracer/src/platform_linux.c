@@ -150,9 +150,20 @@ static void pipe_set(sigset_t *set)
  * without a lock when a check finds it closed (a daemon closed every descriptor): another
  * thread's check may write into the pipe whose read end was just closed, and the SIGPIPE
  * killed the program (harm-fd.1, a few runs in a hundred). Without the pipe there is no
- * SIGPIPE to fear, and the guard's three system calls per unwind are saved. */
-static void unw_enter_as(unw_call *c, int masked)
+ * SIGPIPE to fear, and the guard's three system calls per unwind are saved.
+ *
+ * Refused (0: the caller answers "no frames") while this thread holds a lock that libunwind
+ * took: the tracer's libunwind is the program's where the program loads it too (one copy a
+ * process), and the program's unwind holds libunwind's cache lock while it calls out - mmap
+ * and munmap when its cache is remade, dl_iterate_phdr, sigprocmask. A lock call made there
+ * (an mmap of the program's own that takes a mutex) had the tracer unwind, with the same
+ * libunwind, which waited for that lock forever, every signal blocked (harm-unwind.2). Asked
+ * here, where every call into libunwind passes, it holds for reports too (lockname.c names a
+ * lock by the frame of an unwind). */
+static int unw_enter_as(unw_call *c, int masked)
 {
+    if (lt_unlikely(lt_held_unwinder(lt_tls.self)))
+        return 0;
     pthread_t self = pthread_self();
     sigset_t all, only_pipe, pending;
     c->errno_before = errno;
@@ -186,7 +197,7 @@ static void unw_enter_as(unw_call *c, int masked)
         }
         if (!atomic_load(&unwind_fork) || pthread_equal(atomic_load(&unwind_forker), self)) {
             c->slot = i % UNW_SLOTS;
-            return;
+            return 1;
         }
         atomic_store(slot, 0);
         while (atomic_load(&unwind_fork))
@@ -215,9 +226,9 @@ static void unw_leave(const unw_call *c)
     errno = c->errno_before;
 }
 
-static void unw_enter(unw_call *c)
+static int unw_enter(unw_call *c)
 {
-    unw_enter_as(c, 0);
+    return unw_enter_as(c, 0);
 }
 
 /* For an unwind that steps frame by frame: libunwind (1.6, built to block signals) blocks
@@ -228,9 +239,9 @@ static void unw_enter(unw_call *c)
  * to, and libunwind's own calls (sigprocmask, below) are answered from unw_call: two
  * system calls an unwind. unw_backtrace, whose cached frames make no such call, keeps
  * unw_enter. */
-static void unw_enter_masked(unw_call *c)
+static int unw_enter_masked(unw_call *c)
 {
-    unw_enter_as(c, 1);
+    return unw_enter_as(c, 1);
 }
 
 /* libunwind (1.6) checks an address before it reads the program's memory where it is told to
@@ -348,7 +359,8 @@ static void unwind_first(void)
     unw_cursor_t cur;
     unw_call c;
     unw_accessors_t *a;
-    unw_enter(&c);
+    if (!unw_enter(&c)) /* loaded first inside the program's unwind: libunwind's accessor stays */
+        return;
     atomic_store(&unw_setting_up, pthread_self());
     a = unw.unw_get_accessors(*unw.local_as); /* which sets libunwind up too */
     if (unw.unw_tdep_getcontext(&ctx) == 0 && unw.unw_init_local(&cur, &ctx) == 0 && a) {
@@ -1332,9 +1344,8 @@ static size_t unwind_frames(lt_frame *frames, size_t max)
 size_t lt_platform_unwind(lt_frame *frames, size_t max)
 {
     unw_call c;
-    if (!have_unwind())
+    if (!have_unwind() || !unw_enter_masked(&c))
         return 0;
-    unw_enter_masked(&c);
     size_t n = unwind_frames(frames, max);
     unw_leave(&c);
     return n;
@@ -1362,9 +1373,8 @@ void lt_platform_thread_init(void)
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
 {
     unw_call c;
-    if (!have_unwind())
+    if (!have_unwind() || !unw_enter(&c))
         return 0;
-    unw_enter(&c);
     int n = unw.unw_backtrace((void **)ips, (int)max);
     unw_leave(&c);
     return n > 0 ? (size_t)n : 0;
@@ -1374,9 +1384,8 @@ uintptr_t lt_platform_proc_start(uintptr_t ip)
 {
     unw_proc_info_t pi;
     unw_call c;
-    if (!have_unwind())
+    if (!have_unwind() || !unw_enter(&c))
         return 0;
-    unw_enter(&c);
     int rc = unw.unw_get_proc_info_by_ip(*unw.local_as, ip, &pi, NULL);
     unw_leave(&c);
     return rc == 0 ? pi.start_ip : 0;
@@ -1386,9 +1395,8 @@ int lt_platform_unwind_info(uintptr_t ip)
 {
     unw_proc_info_t pi;
     unw_call c;
-    if (!have_unwind() || ip == 0)
+    if (!have_unwind() || ip == 0 || !unw_enter(&c))
         return -1;
-    unw_enter(&c);
     int rc = unw.unw_get_proc_info_by_ip(*unw.local_as, ip - 1, &pi, NULL);
     unw_leave(&c);
     return rc == 0 ? 1 : rc == -UNW_ENOINFO ? 0 : -1;

@@ -350,6 +350,23 @@ static lt_held *index_find(const lt_thread *t, const void *addr)
  * the index, which the calling thread makes now when the set has none. Another thread's set
  * (the wait-for check reads those of blocked threads) is scanned instead: only its thread
  * changes it. */
+/* Asked before each of the tracer's calls into libunwind (platform_linux.c), not where locks
+ * are taken: the acquisition's fast path pays nothing, and a set's entries are seldom more
+ * than a few. Whose ra is in the unwinder is known only once the tracer has loaded it, so the
+ * entries are asked then, not when they were made. A set being replaced (held_moves odd: only
+ * a signal handler can find it so) is not read, and counts as holding one. */
+int lt_held_unwinder(const lt_thread *t)
+{
+    if (!t || !t->nheld)
+        return 0;
+    if (atomic_load_explicit(&t->held_moves, memory_order_relaxed) & 1)
+        return 1;
+    for (uint32_t i = t->held_end; i-- > t->held_start;)
+        if (t->held[i].lock && lt_platform_in_unwinder(t->held[i].ra))
+            return 1;
+    return 0;
+}
+
 lt_held *lt_held_find_large(lt_thread *t, const void *addr)
 {
     if (!t->held_indexed && (t != lt_tls.self || !index_build(t, t->cap))) {
