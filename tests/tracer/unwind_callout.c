@@ -14,15 +14,15 @@
  */
 #undef _FILE_OFFSET_BITS /* meson's 64 would name it mmap64: libunwind calls mmap */
 #define _GNU_SOURCE
-#define UNW_LOCAL_ONLY
 #include <dlfcn.h>
-#include <libunwind.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "own_unwind.h"
 
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t unwinding = PTHREAD_MUTEX_INITIALIZER;
@@ -72,13 +72,8 @@ static int __attribute__((noinline)) unwind_at(int depth)
 {
     if (depth > 0)
         return unwind_at(depth - 1) + 1;
-    unw_context_t context;
-    unw_cursor_t cursor;
-    int n = 0;
     stepping = 1;
-    if (unw_getcontext(&context) == 0 && unw_init_local(&cursor, &context) == 0)
-        while (unw_step(&cursor) > 0)
-            n++;
+    int n = own_unwind_steps();
     stepping = 0;
     return n;
 }
