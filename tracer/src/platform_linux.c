@@ -154,10 +154,11 @@ static void pipe_set(sigset_t *set)
  *
  * Refused (0: the caller answers "no frames") while this thread holds a lock that libunwind
  * took: the tracer's libunwind is the program's where the program loads it too (one copy a
- * process), and the program's unwind holds libunwind's cache lock while it calls out - mmap
- * and munmap when its cache is remade, dl_iterate_phdr, sigprocmask. A lock call made there
- * (an mmap of the program's own that takes a mutex) had the tracer unwind, with the same
- * libunwind, which waited for that lock forever, every signal blocked (harm-unwind.2). Asked
+ * process), and the program's unwind holds libunwind's cache lock while it calls out -
+ * dl_iterate_phdr at each look-up its cache misses, mmap and munmap when its cache is remade,
+ * sigprocmask. A lock call made there (a dl_iterate_phdr or mmap of the program's own that
+ * takes a mutex) had the tracer unwind, with the same libunwind, which waited for that lock
+ * forever, every signal blocked (harm-unwind.5, .2). Asked
  * here, where every call into libunwind passes, it holds for reports too (lockname.c names a
  * lock by the frame of an unwind). */
 static int unw_enter_as(unw_call *c, int masked)
