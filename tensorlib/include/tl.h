@@ -324,7 +324,10 @@ TL_API tl_tensor *tl_conv_transpose1d(const tl_tensor *x, const tl_tensor *kerne
                                       size_t groups);
 TL_API tl_tensor *tl_conv_transpose2d(const tl_tensor *x, const tl_tensor *kernel, size_t padding,
                                       size_t output_padding, size_t stride, size_t dilation);
-/* Max / mean of each kh x kw window of [b, c, h, w], windows sh x sw apart, no padding. */
+/* Max / mean of each kh x kw window of [b, c, h, w], windows sh x sw apart, no padding. The
+ * max is candle's, as tl_reduce's: from the window's first element, rows in order, moving
+ * only to a strictly greater one (a NaN first in its window is the result, a later one is
+ * skipped). */
 TL_API tl_tensor *tl_max_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t sh, size_t sw);
 TL_API tl_tensor *tl_avg_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t sh, size_t sw);
 

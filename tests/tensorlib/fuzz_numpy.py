@@ -16,10 +16,11 @@ and values (NaN, +-inf, -0, denormals, huge and tiny magnitudes, integer extreme
 each input in a random layout (contiguous, permuted, narrowed with an offset, strided, a
 broadcast view, or one of these of another), runs the op and compares with numpy computing
 in f64 (or exact integers) and rounding to the dtype once. Where candle and numpy differ the
-reference follows candle as tl.h documents it (max/min skip NaN, round halves away from 0,
-relu/sign of NaN are 0, integer division truncates, float -> integer is Rust's `as`, an
-integer affine or `t op scalar` converts its parameters into the dtype and wraps there, an
-index equal to its dtype's maximum is no index); each such place says so. Misuse (bad dims, shapes, dtypes) must fail with a message naming the op,
+reference follows candle as tl.h documents it (max/min and max_pool2d skip a NaN after a
+number, round halves away from 0, relu/sign of NaN are 0, integer division truncates, float
+-> integer is Rust's `as`, an integer affine or `t op scalar` converts its parameters into
+the dtype and wraps there, an index equal to its dtype's maximum is no index); each such
+place says so. Misuse (bad dims, shapes, dtypes) must fail with a message naming the op,
 and the library must print nothing: fd 1 and 2 are captured and must stay empty.
 
 Tolerances, |got - want| <= atol + rtol * |want| against the f64 reference rounded to the
@@ -1561,8 +1562,9 @@ def op_pool():
         for i in range(oh):
             for j in range(ow):
                 win = v[:, :, i * sh:i * sh + kh, j * sw:j * sw + kw]
-                # max_pool2d propagates NaN as PyTorch does
-                ref[:, :, i, j] = win.max(axis=(2, 3)) if mx else win.mean(axis=(2, 3))
+                # candle's MaxPool2D: a NaN first in its window wins, a later one is skipped
+                ref[:, :, i, j] = nan_skip_ext(win, (2, 3), MAX) if mx else \
+                    win.mean(axis=(2, 3))
     if mx:  # exact, up to the sign of a zero (which of -0 and 0 is the max)
         compare(got, ref, dt, ulps=0, label=desc)
         return desc

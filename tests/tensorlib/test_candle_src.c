@@ -82,9 +82,32 @@ static void integer_affine_in_dtype(void)
     RELEASE(u, h);
 }
 
+/* candle-core/src/cpu_backend/mod.rs, MaxPool2D: `largest` starts at the window's first
+ * (top left) element and is replaced when `largest < s`, rows in order; ReduceIndex (max)
+ * folds a run the same way. So a NaN first in its window is the result, a later NaN is
+ * skipped, and of -0 and 0 the first stays: one rule for max_pool2d and max. */
+static void max_pool_nan_like_max(void)
+{
+    /* [[NaN, 1, 5], [2, NaN, 0], [-inf, 4, NaN]], 2x2 windows, stride 1 */
+    tl_tensor *x = MAKE(TL_F32, SHAPE(1, 1, 3, 3), NAN, 1, 5, 2, NAN, 0, -INFINITY, 4, NAN);
+    /* [NaN 1; 2 NaN] NaN first; [1 5; NaN 0] 5; [2 NaN; -inf 4] 4; [NaN 0; 4 NaN] NaN first */
+    EXPECT_FMT(tl_max_pool2d(x, 2, 2, 1, 1), "[[[[NaN, 5.0], [4.0, NaN]]]]");
+    /* the rows as max reduces them: NaN first stays, a later NaN is skipped */
+    EXPECT_FMT(tl_reduce(TL_MAX, x, (const size_t[]){3}, 1, false), "[[[NaN, 2.0, 4.0]]]");
+    /* a 1x3 window along each row gives the same as max */
+    EXPECT_FMT(tl_max_pool2d(x, 1, 3, 1, 1), "[[[[NaN], [2.0], [4.0]]]]");
+    tl_tensor *h = tl_to_dtype(x, TL_F16);
+    EXPECT_FMT(tl_max_pool2d(h, 3, 3, 1, 1), "[[[[NaN]]]]");
+    EXPECT_FMT(tl_max_pool2d(h, 2, 2, 1, 1), "[[[[NaN, 5.0], [4.0, NaN]]]]");
+    tl_tensor *z = MAKE(TL_F64, SHAPE(1, 1, 1, 4), -0.0, 0.0, 0.0, -0.0);
+    EXPECT_FMT(tl_max_pool2d(z, 1, 2, 1, 2), "[[[[-0.0, 0.0]]]]");
+    RELEASE(x, h, z);
+}
+
 int main(void)
 {
     index_max_is_none();
     integer_affine_in_dtype();
+    max_pool_nan_like_max();
     return check_summary();
 }

@@ -1,8 +1,10 @@
 /*
  * cpu_pool.c - max_pool2d and avg_pool2d on the cpu: each output element folds its window of
- * the (contiguous, double) source. A NaN in a window makes its maximum NaN, as PyTorch does.
+ * the (contiguous, double) source. The maximum is candle's MaxPool2D fold, the same as its max
+ * reduction (ReduceIndex): start from the window's first element (top left), move only to a
+ * strictly greater one, rows in order. So a NaN first in its window is the result and a later
+ * NaN is skipped, as tl_reduce's max does; one rule for both (PyTorch would propagate any).
  */
-#include <math.h>
 #include <stdlib.h>
 
 #include "cpu_heavy.h"
@@ -31,7 +33,7 @@ tl_status tl_cpu_pool2d(const tl_operand *dst, const tl_operand *src, const size
                     for (size_t ky = 0; ky < window[0]; ky++)
                         for (size_t kx = 0; kx < window[1]; kx++) {
                             double v = win[ky * w + kx];
-                            acc = !max ? acc + v : v > acc || isnan(v) ? v : acc;
+                            acc = !max ? acc + v : v > acc ? v : acc;
                         }
                     *r++ = max ? acc : acc / (double)(window[0] * window[1]);
                 }
