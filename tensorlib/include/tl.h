@@ -338,6 +338,8 @@ TL_API tl_tensor *tl_avg_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t
  * the dim (a negative one too) fails with TL_ERR_RANGE and changes nothing.
  * ---------------------------------------------------------------------------------------- */
 TL_API tl_tensor *tl_index_select(const tl_tensor *t, const tl_tensor *ids, size_t dim);
+/* gather: ids has t's rank and at most t's size on every dim but dim (candle's rule); the
+ * result has ids' shape, out[p] = t[p with p[dim] = ids[p]]. */
 TL_API tl_tensor *tl_gather(const tl_tensor *t, const tl_tensor *ids, size_t dim);
 TL_API tl_tensor *tl_scatter_add(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
 TL_API tl_tensor *tl_index_add(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);

@@ -104,10 +104,35 @@ static void max_pool_nan_like_max(void)
     RELEASE(x, h, z);
 }
 
+/* candle-core/src/tensor.rs, gather (since #2567, with tests): indexes have self's rank and
+ * at most self's size on every dim but dim; out[p] = self[p with p[dim] = ids[p]] (its doc,
+ * torch's gather). candle's cpu kernel flattens the dims before dim by the indexes' sizes, so
+ * where one of those is cut it reads other rows: that is not copied (the meaning is). */
+static void gather_smaller_ids(void)
+{
+    tl_tensor *t = MAKE(TL_F32, SHAPE(3, 3), 1, 2, 3, 4, 5, 6, 7, 8, 9);
+    tl_tensor *r = tl_from_data((const uint32_t[]){2, 0}, SHAPE(1, 2), TL_U32, TL_CPU);
+    EXPECT_FMT(tl_gather(t, r, 0), "[[7.0, 2.0]]"); /* t[2][0], t[0][1] */
+    tl_tensor *c = tl_from_data((const int64_t[]){2, 0}, SHAPE(2, 1), TL_I64, TL_CPU);
+    EXPECT_FMT(tl_gather(t, c, 1), "[[3.0], [4.0]]"); /* t[0][2], t[1][0] */
+    /* t[i][j][k] = 6i + 3j + k; ids [2, 1, 2] along dim 2 read t[i][0][ids] */
+    tl_tensor *a = tl_arange(0, 12, 1, TL_F64, TL_CPU), *t3 = tl_reshape(a, SHAPE(2, 2, 3));
+    tl_tensor *i3 = tl_from_data((const int16_t[]){2, 0, 1, 1}, SHAPE(2, 1, 2), TL_I16, TL_CPU);
+    EXPECT_FMT(tl_gather(t3, i3, 2), "[[[2.0, 0.0]], [[7.0, 7.0]]]");
+    /* a transposed source: the same values through its strides */
+    tl_tensor *tt = tl_transpose(t, 0, 1);
+    EXPECT_FMT(tl_gather(tt, r, 0), "[[3.0, 4.0]]"); /* tt[2][0] = t[0][2], tt[0][1] = t[1][0] */
+    /* larger than self outside dim: refused */
+    tl_tensor *big = tl_from_data((const uint8_t[]){0, 0, 0, 0}, SHAPE(4, 1), TL_U8, TL_CPU);
+    EXPECT_FAIL(tl_gather(t, big, 1), TL_ERR_SHAPE, "gather: indexes");
+    RELEASE(t, r, c, a, t3, i3, tt, big);
+}
+
 int main(void)
 {
     index_max_is_none();
     integer_affine_in_dtype();
     max_pool_nan_like_max();
+    gather_smaller_ids();
     return check_summary();
 }
