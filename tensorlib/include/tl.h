@@ -318,7 +318,8 @@ TL_API tl_tensor *tl_conv2d(const tl_tensor *x, const tl_tensor *kernel, size_t 
 /* The adjoint of conv (PyTorch's conv_transpose): x [b, c_in, l] / [b, c_in, h, w], kernel
  * [c_in, c_out/groups, k...] -> [b, c_out, (in - 1) * stride - 2 * padding + dilation * (k - 1)
  * + output_padding + 1 ...]; output_padding below stride or dilation; padding that leaves a
- * size of 0 or less fails with TL_ERR_SHAPE, as PyTorch's does. */
+ * size of 0 or less fails with TL_ERR_SHAPE, as PyTorch's does, and so does a kernel of size
+ * 0; an empty input gives an empty output. */
 TL_API tl_tensor *tl_conv_transpose1d(const tl_tensor *x, const tl_tensor *kernel, size_t padding,
                                       size_t output_padding, size_t stride, size_t dilation,
                                       size_t groups);

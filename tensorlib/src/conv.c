@@ -80,11 +80,18 @@ static tl_tensor *conv_op(const conv_call *c, const tl_tensor *x, const tl_tenso
 }
 
 /* The output size of conv_transpose on one axis, overflow-checked:
- * (in - 1) * stride + dilation * (k - 1) + output_padding + 1 - 2 * padding. */
-static tl_status transposed_size(const conv_call *c, size_t in, size_t k, size_t *out)
+ * (in - 1) * stride + dilation * (k - 1) + output_padding + 1 - 2 * padding. An empty input
+ * gives an empty output; a kernel of size 0 fails, as conv's does (candle's k - 1 would
+ * underflow). */
+static tl_status transposed_size(const conv_call *c, const tl_tensor *k_t, size_t in, size_t k,
+                                 size_t *out)
 {
     size_t a, b, sum;
-    if (in == 0 || k == 0) {
+    char dk[TL_DESC_STR];
+    if (k == 0)
+        return tl_fail(TL_ERR_SHAPE, "%s: kernel %s has a spatial size of 0", c->op,
+                       tl_describe(k_t, dk));
+    if (in == 0) {
         *out = 0;
         return TL_OK;
     }
@@ -131,7 +138,7 @@ static tl_tensor *conv_transpose_op(const conv_call *c, const tl_tensor *x, cons
                        c->op, tl_describe(k, dk), tl_describe(x, dx), c->p.groups), NULL;
     shape[0] = xs[0];
     for (size_t d = 2; d < c->spatial + 2; d++)
-        if (transposed_size(c, xs[d], ks[d], &shape[d]) != TL_OK)
+        if (transposed_size(c, k, xs[d], ks[d], &shape[d]) != TL_OK)
             return NULL;
     const tl_tensor *in[] = {x, k};
     return tl_run_op(c->op, in, NULL, 2, shape, c->spatial + 2, x->dtype, conv_transpose_kernel,

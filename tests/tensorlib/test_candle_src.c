@@ -128,11 +128,28 @@ static void gather_smaller_ids(void)
     RELEASE(t, r, c, a, t3, i3, tt, big);
 }
 
+/* candle-core/src/conv.rs, conv_transpose1d/2d: the output size is computed in usize with
+ * dilation * (k_size - 1), so a kernel of size 0 underflows (a panic in a debug build); conv1d
+ * and conv2d refuse it here already, conv_transpose made an empty output. */
+static void conv_transpose_empty_kernel(void)
+{
+    tl_tensor *x = MAKE(TL_F32, SHAPE(1, 1, 3), 1, 2, 3), *k = tl_zeros(SHAPE(1, 1, 0), TL_F32,
+                                                                       TL_CPU);
+    EXPECT_FAIL(tl_conv_transpose1d(x, k, 0, 0, 1, 1, 1), TL_ERR_SHAPE,
+                "conv_transpose1d: kernel f32[1, 1, 0]");
+    tl_tensor *x2 = tl_zeros(SHAPE(1, 1, 2, 2), TL_F32, TL_CPU);
+    tl_tensor *k2 = tl_zeros(SHAPE(1, 1, 2, 0), TL_F32, TL_CPU);
+    EXPECT_FAIL(tl_conv_transpose2d(x2, k2, 0, 0, 1, 1), TL_ERR_SHAPE, "conv_transpose2d: kernel");
+    EXPECT_FAIL(tl_conv1d(x, k, 0, 1, 1, 1), TL_ERR_SHAPE, "conv1d: kernel");
+    RELEASE(x, k, x2, k2);
+}
+
 int main(void)
 {
     index_max_is_none();
     integer_affine_in_dtype();
     max_pool_nan_like_max();
     gather_smaller_ids();
+    conv_transpose_empty_kernel();
     return check_summary();
 }
