@@ -328,7 +328,7 @@ TL_API tl_tensor *tl_conv_transpose2d(const tl_tensor *x, const tl_tensor *kerne
 /* Max / mean of each kh x kw window of [b, c, h, w], windows sh x sw apart, no padding. The
  * max is candle's, as tl_reduce's: from the window's first element, rows in order, moving
  * only to a strictly greater one (a NaN first in its window is the result, a later one is
- * skipped). */
+ * skipped). max_pool2d takes every dtype, avg_pool2d floats only. */
 TL_API tl_tensor *tl_max_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t sh, size_t sw);
 TL_API tl_tensor *tl_avg_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t sh, size_t sw);
 

@@ -190,7 +190,9 @@ static tl_status pool_kernel(const tl_backend_i *be, const tl_operand *dst,
 static tl_tensor *pool2d(const char *op, const tl_tensor *t, const pool_call *c)
 {
     char d[TL_DESC_STR];
-    if (tl_check_tensor(op, t) != TL_OK || tl_check_float(op, t) != TL_OK ||
+    /* max_pool2d takes every dtype (candle's MaxPool2D does); candle's avg_pool2d of an
+     * integer tensor multiplies by (1 / window) as the dtype, 0: refused here */
+    if (tl_check_tensor(op, t) != TL_OK || (!c->max && tl_check_float(op, t) != TL_OK) ||
         TL_NEED(op, t, pool2d) != TL_OK)
         return NULL;
     if (t->layout.ndim != 4)

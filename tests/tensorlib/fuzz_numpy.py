@@ -1548,13 +1548,14 @@ def op_conv():
 
 
 def op_pool():
-    dt = pick(FLOATS)
+    mx = bool(rng.random() < 0.5)
+    dt = pick(FLOATS + INTS if mx else FLOATS)  # candle's MaxPool2D takes every dtype
     s = (int(rng.integers(1, 3)), int(rng.integers(1, 3)), int(rng.integers(1, 7)),
          int(rng.integers(1, 7)))
     kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
     sh, sw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
-    mx = bool(rng.random() < 0.5)
-    x, xv, d = make(rand_floats(s, dt, special=0.05, huge=False), dt)
+    x, xv, d = make(rand_floats(s, dt, special=0.05, huge=False) if dt in FLOATS else
+                    rand_ints(s, dt), dt)
     v = vals(xv, dt)
     desc = '%s %s %s(%s) k %d %d s %d %d' % ('max_pool2d' if mx else 'avg_pool2d', NAMES[dt], s,
                                              d, kh, kw, sh, sw)
@@ -1564,14 +1565,14 @@ def op_pool():
         return desc
     got = own(t, desc)
     oh, ow = (s[2] - kh) // sh + 1, (s[3] - kw) // sw + 1
-    ref = np.zeros(s[:2] + (oh, ow))
+    ref = np.zeros(s[:2] + (oh, ow), dtype=object if dt in INTS else np.float64)
     with np.errstate(all='ignore'):
         for i in range(oh):
             for j in range(ow):
                 win = v[:, :, i * sh:i * sh + kh, j * sw:j * sw + kw]
                 # candle's MaxPool2D: a NaN first in its window wins, a later one is skipped
-                ref[:, :, i, j] = nan_skip_ext(win, (2, 3), MAX) if mx else \
-                    win.mean(axis=(2, 3))
+                ref[:, :, i, j] = win.max(axis=(2, 3)) if dt in INTS else \
+                    nan_skip_ext(win, (2, 3), MAX) if mx else win.mean(axis=(2, 3))
     if mx:  # exact, up to the sign of a zero (which of -0 and 0 is the max)
         compare(got, ref, dt, ulps=0, label=desc)
         return desc

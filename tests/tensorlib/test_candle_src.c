@@ -104,6 +104,24 @@ static void max_pool_nan_like_max(void)
     RELEASE(x, h, z);
 }
 
+/* MaxPool2D is a Map1 over every dtype (`T: WithDType`): integers too, compared exactly (an
+ * i64 past 2^53 as well). AvgPool2D multiplies the window's sum by T::from_f64(1 / (kh * kw)),
+ * 0 for an integer window of two or more: a by-product, refused here. */
+static void max_pool_integers(void)
+{
+    tl_tensor *u = MAKE(TL_U8, SHAPE(1, 1, 2, 3), 0, 255, 7, 9, 3, 254);
+    EXPECT_FMT(tl_max_pool2d(u, 2, 2, 1, 1), "[[[[255, 255]]]]");
+    EXPECT_FMT(tl_max_pool2d(u, 1, 1, 1, 2), "[[[[0, 7], [9, 254]]]]");
+    tl_tensor *l = tl_from_data((const int64_t[]){INT64_C(4611686018427387904),
+                                                  INT64_C(4611686018427387905), -5, INT64_MIN},
+                                SHAPE(1, 1, 2, 2), TL_I64, TL_CPU);
+    EXPECT_FMT(tl_max_pool2d(l, 1, 2, 1, 1), "[[[[4611686018427387905], [-5]]]]");
+    tl_tensor *h = MAKE(TL_I16, SHAPE(1, 1, 1, 3), -32768, -1, -32768);
+    EXPECT_FMT(tl_max_pool2d(h, 1, 2, 1, 1), "[[[[-1, -1]]]]");
+    EXPECT_FAIL(tl_avg_pool2d(u, 2, 2, 1, 1), TL_ERR_DTYPE, "avg_pool2d");
+    RELEASE(u, l, h);
+}
+
 /* candle-core/src/tensor.rs, gather (since #2567, with tests): indexes have self's rank and
  * at most self's size on every dim but dim; out[p] = self[p with p[dim] = ids[p]] (its doc,
  * torch's gather). candle's cpu kernel flattens the dims before dim by the indexes' sizes, so
@@ -149,6 +167,7 @@ int main(void)
     index_max_is_none();
     integer_affine_in_dtype();
     max_pool_nan_like_max();
+    max_pool_integers();
     gather_smaller_ids();
     conv_transpose_empty_kernel();
     return check_summary();
