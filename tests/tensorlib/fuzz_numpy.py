@@ -1522,12 +1522,14 @@ def conv_ref(x, k, pad, stride, dil, groups):
 def op_conv():
     dt = pick(FLOATS)
     two = bool(rng.random() < 0.5)
-    groups = pick([1, 1, 2])
-    b, cin, cout = int(rng.integers(1, 3)), groups * int(rng.integers(1, 3)), \
-        groups * int(rng.integers(1, 3))
+    groups = pick([1, 1, 2, 3])
+    big = rng.random() < 0.06  # a few with more channels, wider inputs and kernels
+    cmax, smax, kmax = (7, 17, 6) if big else (3, 7, 4)
+    b, cin, cout = int(rng.integers(1, 3)), groups * int(rng.integers(1, cmax)), \
+        groups * int(rng.integers(1, cmax))
     nsp = 2 if two else 1
-    ks = tuple(int(rng.integers(1, 4)) for _ in range(nsp))
-    sp = tuple(int(rng.integers(1, 7)) for _ in range(nsp))
+    ks = tuple(int(rng.integers(1, kmax)) for _ in range(nsp))
+    sp = tuple(int(rng.integers(1, smax)) for _ in range(nsp))
     pad, stride, dil = int(rng.integers(0, 3)), int(rng.integers(1, 3)), int(rng.integers(1, 3))
     x, xv, dx = make(rand_floats((b, cin) + sp, dt, special=0.02, huge=False), dt)
     k, kv, dk = make(rand_floats((cout, cin // groups) + ks, dt, special=0, huge=False), dt)
@@ -1759,12 +1761,14 @@ def conv_t_ref(x, k, pad, opad, stride, dil, groups):
 def op_conv_transpose():
     dt = pick(FLOATS)
     two = bool(rng.random() < 0.5)
-    groups = 1 if two else pick([1, 1, 2])
-    b, cin, copg = int(rng.integers(1, 3)), groups * int(rng.integers(1, 3)), \
-        int(rng.integers(1, 3))
+    groups = 1 if two else pick([1, 1, 2, 3])
+    big = rng.random() < 0.06  # a few with more channels, wider inputs and kernels
+    cmax, smax, kmax = (7, 13, 6) if big else (3, 6, 4)
+    b, cin, copg = int(rng.integers(1, 3)), groups * int(rng.integers(1, cmax)), \
+        int(rng.integers(1, cmax))
     nsp = 2 if two else 1
-    ks = tuple(int(rng.integers(1, 4)) for _ in range(nsp))
-    sp = tuple(int(rng.integers(1, 6)) for _ in range(nsp))
+    ks = tuple(int(rng.integers(1, kmax)) for _ in range(nsp))
+    sp = tuple(int(rng.integers(1, smax)) for _ in range(nsp))
     pad, stride, dil = int(rng.integers(0, 3)), int(rng.integers(1, 3)), int(rng.integers(1, 3))
     opad = int(rng.integers(0, max(stride, dil)))
     x, xv, dx = make(rand_floats((b, cin) + sp, dt, special=0.02, huge=False), dt)
@@ -2023,7 +2027,7 @@ def op_shape_rules():
     kind = pick(['binary', 'cmp', 'broadcast_add', 'where_cond', 'matmul', 'broadcast_matmul',
                  'mv', 'dot', 'cat', 'stack', 'gather', 'scatter_add', 'index_add',
                  'index_select', 'slice_scatter', 'broadcast_as', 'conv1d', 'conv2d',
-                 'conv_transpose1d', 'conv_transpose2d'])
+                 'conv_transpose1d', 'conv_transpose2d', 'rms_norm', 'layer_norm'])
     base = rand_shape(rank=int(rng.integers(1, 5)), maxd=4)
     nd = len(base)
     ok, ref, name, call = True, None, kind, None
@@ -2203,6 +2207,19 @@ def op_shape_rules():
             sl[a] = slice(start, start + ss[a])
             out[tuple(sl)] = vals(sv, dt)
             return out
+    elif kind in ('rms_norm', 'layer_norm'):
+        # candle-nn's ops: alpha (and beta) 1-D, as long as x's last dim
+        dt = pick(FLOATS)
+        x, xv, dx = make(rand_floats(base, dt, special=0, huge=False), dt)
+        sa = near_shape((base[-1],), 0.3)
+        sb = near_shape((base[-1],), 0.2)
+        al, _, _ = make(rand_floats(sa, dt, special=0, huge=False), dt)
+        be, _, _ = make(rand_floats(sb, dt, special=0, huge=False), dt)
+        ok = sa == (base[-1],) and (kind == 'rms_norm' or sb == sa)
+        desc = 'shape_rules %s %s %s(%s) alpha %s beta %s' % (kind, NAMES[dt], base, dx, sa, sb)
+        call = (lambda: lib.tl_rms_norm(x, al, 1e-5)) if kind == 'rms_norm' else \
+            (lambda: lib.tl_layer_norm(x, al, be, 1e-5))
+        ref = None  # values: op_norms
     elif kind == 'broadcast_as':
         src = near_shape(base, 0.3)
         src = tuple(1 if rng.random() < 0.3 else q for q in src)
@@ -2277,6 +2294,10 @@ def op_shape_rules():
             raise Mismatch('%s: failed without a message naming %s: %r' % (desc, name, msg))
         return desc
     got = own(t, desc)
+    if ref is None:
+        if shape_of(got) != base:
+            raise Mismatch('%s: shape %s, want %s' % (desc, shape_of(got), base))
+        return desc
     want = ref()
     compare(got, want, U8 if kind == 'cmp' else dt, bits=False, ulps=0, label=desc)
     return desc
