@@ -8,8 +8,8 @@
 #include "lt_internal.h"
 
 /* Takes the calling thread's stack bounds; where the thread holds none of the program's
- * locks (at load, when a thread starts). */
-void lt_callsite_thread_init(void);
+ * locks (at load, when a thread starts: made, one pthread_create made). */
+void lt_callsite_thread_init(int made);
 
 /* Bytes of stack left below the caller's frame (callsite.c). An unwind takes up to
  * LT_UNWIND_ROOM of them below the frame that asks for it (libunwind's cursor and its walk of

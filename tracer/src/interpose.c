@@ -203,7 +203,7 @@ __attribute__((constructor)) static void locktrace_load(void)
     atomic_store(&constructed, 1);
     lt_platform_loads_wait(0);
     if (start() && lt_enter(&lt_tls)) {
-        lt_callsite_thread_init();
+        lt_callsite_thread_init(0);
         lt_leave(&lt_tls);
         /* Now, not at the first lock call, where the program links lock calls (its first is
          * near), or where malloc is not glibc's: that allocator may call a lock function while
@@ -1098,7 +1098,7 @@ lt_start lt_interpose_started(lt_start *p)
     if (lt_tls.self && s.detached) /* else a pthread_detach may have marked it already */
         lt_tls.self->detached = 1;
     lt_platform_thread_init();
-    lt_callsite_thread_init();
+    lt_callsite_thread_init(1);
     lt_leave(&lt_tls);
     errno = saved;
     return s;

@@ -267,9 +267,10 @@ void lt_platform_thread_init(void);
  * cannot be told. */
 int lt_platform_locks_linked(void);
 
-/* The calling thread's stack: [*lo, *hi). 0, or -1 when unknown. Called where the thread
- * holds none of the program's locks (it may allocate). */
-int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi);
+/* The calling thread's stack: [*lo, *hi). 0, or -1 when unknown. made: the thread is one
+ * pthread_create made (not the process's first), its stack one the thread library gave it.
+ * Called where the thread holds none of the program's locks (it may allocate). */
+int lt_platform_stack_bounds(int made, uintptr_t *lo, uintptr_t *hi);
 
 /* 1, with its lowest address in *lo, when sp is in the calling thread's alternate signal
  * stack (sigaltstack) and the thread runs on it; 0 otherwise. A system call: no lock. */

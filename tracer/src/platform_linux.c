@@ -2105,12 +2105,14 @@ static int main_stack_bounds(uintptr_t *lo, uintptr_t *hi)
     return 0;
 }
 
-int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+/* A thread pthread_create made is not asked whether it leads the process: two system calls
+ * at each start, which a thread started natively does not make. */
+int lt_platform_stack_bounds(int made, uintptr_t *lo, uintptr_t *hi)
 {
     pthread_attr_t a;
     void *addr;
     size_t size;
-    if (gettid() == getpid() && main_stack_bounds(lo, hi) == 0)
+    if (!made && gettid() == getpid() && main_stack_bounds(lo, hi) == 0)
         return 0;
     if (pthread_getattr_np(pthread_self(), &a) != 0)
         return -1;

@@ -208,8 +208,9 @@ int lt_platform_locks_linked(void)
     return 1;
 }
 
-int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+int lt_platform_stack_bounds(int made, uintptr_t *lo, uintptr_t *hi)
 {
+    (void)made;
     pthread_t self = pthread_self();
     *hi = (uintptr_t)pthread_get_stackaddr_np(self); /* the top: stacks grow down */
     *lo = *hi - pthread_get_stacksize_np(self);
