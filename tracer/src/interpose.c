@@ -1138,10 +1138,11 @@ static void join_cancelled(void *ev)
 /* A join is a wait like a lock request: it can close a cycle (the joined thread waits for a
  * lock the joiner holds). */
 int lt_interpose_join(pthread_t th, int (*join)(pthread_t th, void *arg), void *arg, lt_api api,
-                      uintptr_t ra)
+                      uintptr_t ra, uintptr_t cfa)
 {
     lt_event ev = {0};
     ev.ra = ra;
+    ev.cfa = cfa;
     ev.api = api;
     if (!enter(&ev))
         return join(th, arg);
@@ -1167,8 +1168,7 @@ LT_EXPORT int pthread_join(pthread_t th, void **ret)
 {
     if (!ready())
         return EINVAL;
-    return lt_interpose_join(th, real_join, ret, LT_API_PTHREAD,
-                             (uintptr_t)__builtin_return_address(0));
+    return lt_interpose_join(th, real_join, ret, LT_API_PTHREAD, CALLER);
 }
 
 /* Every tracer lock is held across fork(), so the child gets consistent tables. They are
