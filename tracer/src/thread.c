@@ -48,10 +48,12 @@ static void registry_link(lt_thread *t)
     registry = t;
 }
 
-/* A recycled lt_thread made as a fresh one. The walks' frames (36 of its 64 KiB) are left as
- * they are: callsite.c reads a walk's frames only up to its n, and writes them before, and
- * every walk is zeroed (n 0). Zeroing all of it was 63,000 of the 82,000 instructions the
- * tracer added to a thread's start and exit (callgrind, `stressbench sigthreads`). */
+/* An lt_thread given back made as a fresh one, by the thread that leaves it (thread_delete),
+ * so the pool holds them zeroed. The walks' frames (36 of its 64 KiB) are left as they are:
+ * callsite.c reads a walk's frames only up to its n, and writes them before, and every walk
+ * is zeroed (n 0). Zeroing all of it at the next start, under the registry lock, was 63,000
+ * of the 82,000 instructions the tracer added to a thread's start and exit (callgrind,
+ * `stressbench sigthreads`). */
 static void thread_clear(lt_thread *t)
 {
     memset(t, 0, offsetof(lt_thread, walk_frames));
@@ -59,24 +61,16 @@ static void thread_clear(lt_thread *t)
 }
 
 /* A fresh lt_thread for the calling thread (its id: tid) in the registry; NULL when out of
- * memory. Made ready between two holds of the lock, not under it: threads that start and end
- * together queue on it, and a signal storm stretches whatever its holder does (100 threads
- * each starting 10 under a 10 us timer yielded 16,000 times on it). Its handle is set before
- * it joins the registry, under the lock: a detach walking the registry sees it, or the
+ * memory. Its handle is set under the lock: a detach walking the registry sees it, or the
  * detach is pending when the thread claims it (waitfor.c). */
 static lt_thread *thread_new(int tid)
 {
     lt_spin_lock_as(&registry_lock, tid);
-    int recycled = lt_pool_has_free(&pool);
-    lt_thread *t = lt_pool_take(&pool);
-    lt_spin_unlock(&registry_lock);
-    if (!t)
-        return NULL;
-    if (recycled)
-        thread_clear(t);
-    t->handle = (uintptr_t)pthread_self();
-    lt_spin_lock_as(&registry_lock, tid);
-    registry_link(t);
+    lt_thread *t = lt_pool_take(&pool); /* zeroed: fresh, or by thread_clear */
+    if (t) {
+        t->handle = (uintptr_t)pthread_self();
+        registry_link(t);
+    }
     lt_spin_unlock(&registry_lock);
     return t;
 }
@@ -133,17 +127,29 @@ static void held_release(lt_thread *t)
     held_room_update(t);
 }
 
-/* Out of the registry and back to the pool, by its thread (no longer lt_tls.self). */
+/* Out of the registry and back to the pool, by its thread (no longer lt_tls.self), zeroed
+ * between two holds of the lock, not under it: threads that start and end together queue on
+ * it, and a signal storm stretches whatever its holder does (100 threads each starting 10
+ * under a 10 us timer yielded 16,000 times on it). Zeroed with busy LT_BUSY_PASS: the thread
+ * holds nothing of the tracer's then, and a signal that comes runs its handler at once, where
+ * a deferred one cost a flush (three system calls) at the thread's way out. A reader without
+ * the lock (the thread dump) may read zeros there as it may read stale data. */
 static void thread_delete(lt_thread *t)
 {
+    int tid = t->info.tid;
     held_release(t);
-    lt_spin_lock_as(&registry_lock, t->info.tid);
+    lt_spin_lock_as(&registry_lock, tid);
     if (t->prev)
         t->prev->next = t->next;
     else
         registry = t->next;
     if (t->next)
         t->next->prev = t->prev;
+    lt_spin_unlock(&registry_lock);
+    lt_busy_set(&lt_tls, LT_BUSY_PASS);
+    thread_clear(t);
+    lt_busy_set(&lt_tls, LT_BUSY_IN);
+    lt_spin_lock_as(&registry_lock, tid);
     lt_pool_put(&pool, t);
     lt_spin_unlock(&registry_lock);
 }
