@@ -310,6 +310,29 @@ NOINLINE void free_while_other_holds(void)
     puts("freed while another thread holds it");
 }
 
+NOINLINE void *hold_pool_read(void *arg)
+{
+    pthread_rwlock_rdlock(arg);
+    atomic_store(&holding, 1);
+    while (!atomic_load(&released))
+        usleep(1000);
+    return NULL; /* never unlocks: the memory is gone */
+}
+
+/* The same for a read hold: the rwlock's word still counts the reader (holder_confirmed). */
+NOINLINE void free_while_other_reads(void)
+{
+    pthread_t th;
+    pthread_rwlock_t *rw = calloc(1, 200);
+    pthread_create(&th, NULL, hold_pool_read, rw);
+    while (!atomic_load(&holding))
+        usleep(1000);
+    free(rw);
+    atomic_store(&released, 1);
+    pthread_join(th, NULL);
+    puts("freed while another thread reads it");
+}
+
 NOINLINE void free_while_self_holds(void)
 {
     object *o = object_new(1);
@@ -654,6 +677,8 @@ int main(int argc, char **argv)
         annotate_out_of_memory();
     else if (!strcmp(name, "free-held-other"))
         free_while_other_holds();
+    else if (!strcmp(name, "free-held-other-read"))
+        free_while_other_reads();
     else if (!strcmp(name, "free-held-self"))
         free_while_self_holds();
     else if (!strcmp(name, "realloc-held"))
