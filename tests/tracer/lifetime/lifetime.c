@@ -286,14 +286,20 @@ static void destroy_annotated(int again)
  * ---------------------------------------------------------------------------------------- */
 static _Atomic int holding, released;
 
+/* A holder's thread, once it holds its lock: it never unlocks, the memory is gone. */
+static void *hold_until_released(void)
+{
+    atomic_store(&holding, 1);
+    while (!atomic_load(&released))
+        usleep(1000);
+    return NULL;
+}
+
 NOINLINE void *hold_object_lock(void *arg)
 {
     object *o = arg;
     pthread_mutex_lock(&o->mu);
-    atomic_store(&holding, 1);
-    while (!atomic_load(&released))
-        usleep(1000);
-    return NULL; /* never unlocks: the memory is gone */
+    return hold_until_released();
 }
 
 NOINLINE void free_while_other_holds(void)
@@ -313,10 +319,7 @@ NOINLINE void free_while_other_holds(void)
 NOINLINE void *hold_pool_read(void *arg)
 {
     pthread_rwlock_rdlock(arg);
-    atomic_store(&holding, 1);
-    while (!atomic_load(&released))
-        usleep(1000);
-    return NULL; /* never unlocks: the memory is gone */
+    return hold_until_released();
 }
 
 /* The same for a read hold: the rwlock's word still counts the reader (holder_confirmed). */
