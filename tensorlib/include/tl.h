@@ -318,13 +318,17 @@ TL_API tl_tensor *tl_conv2d(const tl_tensor *x, const tl_tensor *kernel, size_t 
 /* The adjoint of conv (PyTorch's conv_transpose): x [b, c_in, l] / [b, c_in, h, w], kernel
  * [c_in, c_out/groups, k...] -> [b, c_out, (in - 1) * stride - 2 * padding + dilation * (k - 1)
  * + output_padding + 1 ...]; output_padding below stride or dilation; padding that leaves a
- * size of 0 or less fails with TL_ERR_SHAPE, as PyTorch's does. */
+ * size of 0 or less fails with TL_ERR_SHAPE, as PyTorch's does, and so does a kernel of size
+ * 0; an empty input gives an empty output. */
 TL_API tl_tensor *tl_conv_transpose1d(const tl_tensor *x, const tl_tensor *kernel, size_t padding,
                                       size_t output_padding, size_t stride, size_t dilation,
                                       size_t groups);
 TL_API tl_tensor *tl_conv_transpose2d(const tl_tensor *x, const tl_tensor *kernel, size_t padding,
                                       size_t output_padding, size_t stride, size_t dilation);
-/* Max / mean of each kh x kw window of [b, c, h, w], windows sh x sw apart, no padding. */
+/* Max / mean of each kh x kw window of [b, c, h, w], windows sh x sw apart, no padding. The
+ * max is candle's, as tl_reduce's: from the window's first element, rows in order, moving
+ * only to a strictly greater one (a NaN first in its window is the result, a later one is
+ * skipped). max_pool2d takes every dtype, avg_pool2d floats only. */
 TL_API tl_tensor *tl_max_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t sh, size_t sw);
 TL_API tl_tensor *tl_avg_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t sh, size_t sw);
 
@@ -335,6 +339,8 @@ TL_API tl_tensor *tl_avg_pool2d(const tl_tensor *t, size_t kh, size_t kw, size_t
  * the dim (a negative one too) fails with TL_ERR_RANGE and changes nothing.
  * ---------------------------------------------------------------------------------------- */
 TL_API tl_tensor *tl_index_select(const tl_tensor *t, const tl_tensor *ids, size_t dim);
+/* gather: ids has t's rank and at most t's size on every dim but dim (candle's rule); the
+ * result has ids' shape, out[p] = t[p with p[dim] = ids[p]]. */
 TL_API tl_tensor *tl_gather(const tl_tensor *t, const tl_tensor *ids, size_t dim);
 TL_API tl_tensor *tl_scatter_add(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);
 TL_API tl_tensor *tl_index_add(const tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim);

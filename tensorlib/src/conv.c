@@ -80,11 +80,18 @@ static tl_tensor *conv_op(const conv_call *c, const tl_tensor *x, const tl_tenso
 }
 
 /* The output size of conv_transpose on one axis, overflow-checked:
- * (in - 1) * stride + dilation * (k - 1) + output_padding + 1 - 2 * padding. */
-static tl_status transposed_size(const conv_call *c, size_t in, size_t k, size_t *out)
+ * (in - 1) * stride + dilation * (k - 1) + output_padding + 1 - 2 * padding. An empty input
+ * gives an empty output; a kernel of size 0 fails, as conv's does (candle's k - 1 would
+ * underflow). */
+static tl_status transposed_size(const conv_call *c, const tl_tensor *k_t, size_t in, size_t k,
+                                 size_t *out)
 {
     size_t a, b, sum;
-    if (in == 0 || k == 0) {
+    char dk[TL_DESC_STR];
+    if (k == 0)
+        return tl_fail(TL_ERR_SHAPE, "%s: kernel %s has a spatial size of 0", c->op,
+                       tl_describe(k_t, dk));
+    if (in == 0) {
         *out = 0;
         return TL_OK;
     }
@@ -131,7 +138,7 @@ static tl_tensor *conv_transpose_op(const conv_call *c, const tl_tensor *x, cons
                        c->op, tl_describe(k, dk), tl_describe(x, dx), c->p.groups), NULL;
     shape[0] = xs[0];
     for (size_t d = 2; d < c->spatial + 2; d++)
-        if (transposed_size(c, xs[d], ks[d], &shape[d]) != TL_OK)
+        if (transposed_size(c, k, xs[d], ks[d], &shape[d]) != TL_OK)
             return NULL;
     const tl_tensor *in[] = {x, k};
     return tl_run_op(c->op, in, NULL, 2, shape, c->spatial + 2, x->dtype, conv_transpose_kernel,
@@ -183,7 +190,9 @@ static tl_status pool_kernel(const tl_backend_i *be, const tl_operand *dst,
 static tl_tensor *pool2d(const char *op, const tl_tensor *t, const pool_call *c)
 {
     char d[TL_DESC_STR];
-    if (tl_check_tensor(op, t) != TL_OK || tl_check_float(op, t) != TL_OK ||
+    /* max_pool2d takes every dtype (candle's MaxPool2D does); candle's avg_pool2d of an
+     * integer tensor multiplies by (1 / window) as the dtype, 0: refused here */
+    if (tl_check_tensor(op, t) != TL_OK || (!c->max && tl_check_float(op, t) != TL_OK) ||
         TL_NEED(op, t, pool2d) != TL_OK)
         return NULL;
     if (t->layout.ndim != 4)

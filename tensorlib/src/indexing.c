@@ -52,20 +52,28 @@ static tl_status check_1d(const char *op, const tl_tensor *ids)
     return tl_fail(TL_ERR_SHAPE, "%s: indexes must be 1-D, got %s", op, tl_describe(ids, d));
 }
 
-/* a and b have one rank and the same size on every dim but dim (or on all when `all`: b is
- * then the indexes of source a). */
+/* How check_fits compares b's dims to a's. */
+typedef enum fit { FIT_BUT_DIM, FIT_ALL, FIT_WITHIN } fit;
+
+/* a and b have one rank and the same size on every dim but dim (FIT_ALL: on all, b is then
+ * the indexes of source a; FIT_WITHIN: b at most a's size outside dim, gather's indexes). */
 static tl_status check_fits(const char *op, const tl_tensor *a, const tl_tensor *b, size_t dim,
-                            bool all)
+                            fit how)
 {
     char da[TL_DESC_STR], db[TL_DESC_STR];
     bool ok = a->layout.ndim == b->layout.ndim;
-    for (size_t d = 0; ok && d < a->layout.ndim; d++)
-        ok = (d == dim && !all) || a->layout.shape[d] == b->layout.shape[d];
+    for (size_t d = 0; ok && d < a->layout.ndim; d++) {
+        size_t x = a->layout.shape[d], y = b->layout.shape[d];
+        ok = how == FIT_ALL ? x == y : d == dim || (how == FIT_WITHIN ? y <= x : x == y);
+    }
     if (ok)
         return TL_OK;
-    if (all)
+    if (how == FIT_ALL)
         return tl_fail(TL_ERR_SHAPE, "%s: indexes %s must have the shape of source %s", op,
                        tl_describe(b, db), tl_describe(a, da));
+    if (how == FIT_WITHIN)
+        return tl_fail(TL_ERR_SHAPE, "%s: indexes %s must have the rank of %s and no dim but %zu "
+                       "larger", op, tl_describe(b, db), tl_describe(a, da), dim);
     return tl_fail(TL_ERR_SHAPE, "%s: shapes %s and %s differ outside dim %zu", op,
                    tl_describe(a, da), tl_describe(b, db), dim);
 }
@@ -100,7 +108,7 @@ tl_tensor *tl_gather(const tl_tensor *t, const tl_tensor *ids, size_t dim)
 {
     index_call c = {"gather", dim};
     if (check_operands(c.op, t, ids, &c.dim) != TL_OK ||
-        check_fits(c.op, t, ids, c.dim, false) != TL_OK ||
+        check_fits(c.op, t, ids, c.dim, FIT_WITHIN) != TL_OK ||
         check_backend(c.op, t, tl_backend_of(t->device)->gather != NULL) != TL_OK)
         return NULL;
     const tl_tensor *in[] = {t, ids};
@@ -117,8 +125,8 @@ static tl_status check_scatter(const char *op, const tl_tensor *t, const tl_tens
     if (st == TL_OK)
         st = tl_check_same(op, t, src);
     if (st == TL_OK)
-        st = check_fits(op, t, src, *dim, false);
-    return st == TL_OK ? check_fits(op, src, ids, *dim, true) : st;
+        st = check_fits(op, t, src, *dim, FIT_BUT_DIM);
+    return st == TL_OK ? check_fits(op, src, ids, *dim, FIT_ALL) : st;
 }
 
 /* Copies self (args[0]) into dst, then lets the backend add into it in place. */
@@ -156,7 +164,8 @@ tl_tensor *tl_index_add(const tl_tensor *t, const tl_tensor *ids, const tl_tenso
     index_call c = {"index_add", dim};
     char di[TL_DESC_STR], ds[TL_DESC_STR];
     if (check_operands(c.op, t, ids, &c.dim) != TL_OK || check_1d(c.op, ids) != TL_OK ||
-        tl_check_same(c.op, t, src) != TL_OK || check_fits(c.op, t, src, c.dim, false) != TL_OK ||
+        tl_check_same(c.op, t, src) != TL_OK ||
+        check_fits(c.op, t, src, c.dim, FIT_BUT_DIM) != TL_OK ||
         check_backend(c.op, t, tl_backend_of(t->device)->index_add != NULL) != TL_OK)
         return NULL;
     if (src->layout.shape[c.dim] != ids->layout.shape[0]) {

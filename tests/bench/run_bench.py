@@ -21,7 +21,9 @@ processes, what each traced process costs at its start and exit); `exec` and `ex
 processes started one after the other: /bin/true, which takes no lock, and a process that takes
 one mutex; figure: CPU seconds of the children), `exec-wall` (`exec`'s wall time) and `fork`
 (500 fork()s of a child that calls _exit at once; figure: CPU seconds of the process and its
-children). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
+children); `sigthreads` and `sigthreads-cpu` (100 threads that each start 10 threads that return
+at once, and join them, under a SIGALRM every 10 us whose handler counts: 1,100 thread starts
+and exits in a signal storm; figures: wall seconds, CPU seconds of the process). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
 --repeat times, one after the other in turn, so a busy moment of the machine hits every
 configuration alike; the median counts, and each configuration's best run is printed too.
 `noise` is the spread (min-max) of the ratio of the run pairs (run i traced / run i native).
@@ -61,6 +63,8 @@ ROWS = {
     'exec-wall': ('stressbench', ['exec', '200', '0', '1'], 's'),
     'exec-lock': ('stressbench', ['exec', '200', '1', '1'], 'cpu s'),
     'fork': ('stressbench', ['fork', '500', '1', '1'], 'cpu s'),
+    'sigthreads': ('stressbench', ['sigthreads', '100', '10', '10'], 's'),
+    'sigthreads-cpu': ('stressbench', ['sigthreads', '100', '10', '10'], 'cpu s'),
 }
 
 

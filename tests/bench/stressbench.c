@@ -31,18 +31,26 @@
  *       again (`stressbench locks LOCKS 1 1`), which takes LOCKS mutexes, nested, once.
  *   stressbench fork PROCESSES 1 1
  *       PROCESSES times: fork a child that calls _exit(0) at once, and wait for it.
+ *   stressbench sigthreads PARENTS CHILDREN MICROSECONDS
+ *       a SIGALRM every MICROSECONDS (ITIMER_REAL) to a handler that counts it, while PARENTS
+ *       threads each start CHILDREN threads that return at once, then join them: threads
+ *       started and ended in a storm of signals, each interrupting whatever runs (the
+ *       tracer's thread table too).
  * Prints "seconds=<wall time of the timed part>"; condwait and mutexwait also print
  * "cpu_seconds=<CPU time of the process in it>", since most of their wall time is waiting,
- * spawn and exec "cpu_seconds=<CPU time of its child processes>", where the cost is, and fork
- * "cpu_seconds=<CPU time of the process and its children>".
+ * spawn and exec "cpu_seconds=<CPU time of its child processes>", where the cost is, fork
+ * "cpu_seconds=<CPU time of the process and its children>", sigthreads the process's CPU time
+ * and "signals=<handled>".
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <string.h>
 #include <time.h>
@@ -391,11 +399,66 @@ static int fork_each(long processes)
     return 0;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+
+static volatile sig_atomic_t storm_signals;
+static long storm_children;
+
+static void storm_tick(int sig)
+{
+    (void)sig;
+    storm_signals++;
+}
+
+static void *storm_child(void *arg)
+{
+    return arg;
+}
+
+static void *storm_parent(void *arg)
+{
+    pthread_t *th = malloc((size_t)storm_children * sizeof *th);
+    long started = 0;
+    while (th && started < storm_children &&
+           !pthread_create(&th[started], NULL, storm_child, NULL))
+        started++;
+    for (long i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    free(th);
+    return th && started == storm_children ? arg : (void *)1;
+}
+
+static int storm(long parents, long children, long interval_us)
+{
+    pthread_t *th = malloc((size_t)parents * sizeof *th);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = storm_tick;
+    sa.sa_flags = SA_RESTART;
+    struct itimerval every = {{0, interval_us}, {0, interval_us}}, off = {{0, 0}, {0, 0}};
+    if (!th || sigaction(SIGALRM, &sa, NULL) != 0 || setitimer(ITIMER_REAL, &every, NULL) != 0)
+        return 1;
+    storm_children = children;
+    long started = 0;
+    void *failed = NULL;
+    while (started < parents && !pthread_create(&th[started], NULL, storm_parent, NULL))
+        started++;
+    for (long i = 0; i < started; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        failed = failed ? failed : r;
+    }
+    setitimer(ITIMER_REAL, &off, NULL);
+    free(th);
+    return started < parents || failed;
+}
+
 int main(int argc, char **argv)
 {
     static const char *shapes[] = {"groups",   "lazy",      "churn", "threads", "condwait",
-                                   "mutexwait", "spawn", "exec", "locks", "fork"};
-    enum { SHAPES = sizeof shapes / sizeof shapes[0], SPAWN = 6, EXEC, LOCKS, FORK };
+                                   "mutexwait", "spawn", "exec", "locks", "fork",
+                                   "sigthreads"};
+    enum { SHAPES = sizeof shapes / sizeof shapes[0], SPAWN = 6, EXEC, LOCKS, FORK, STORM };
     int shape = 0;
     while (argc == 5 && shape < SHAPES && strcmp(argv[1], shapes[shape]))
         shape++;
@@ -403,7 +466,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: stressbench groups GROUPS SIZE LOOPS | lazy THREADS LOCKS ITERS"
                         " | churn THREADS MUTEXES ITERS | threads AT_ONCE ROUNDS LOCKS"
                         " | condwait|mutexwait THREADS ROUNDS HELD | spawn SCRIPTS COMMANDS 1"
-                        " | exec PROCESSES LOCKS 1 | fork PROCESSES 1 1\n");
+                        " | exec PROCESSES LOCKS 1 | fork PROCESSES 1 1"
+                        " | sigthreads PARENTS CHILDREN MICROSECONDS\n");
         return 2;
     }
     long a = atol(argv[2]), b = atol(argv[3]), c = atol(argv[4]);
@@ -419,11 +483,14 @@ int main(int argc, char **argv)
              : shape == SPAWN ? spawn(a, b)
              : shape == EXEC  ? exec_each(argv[0], a, b)
              : shape == FORK  ? fork_each(a)
+             : shape == STORM ? storm(a, b, c)
                               : herd(a, b, c, shape == 4);
     if (shape == SPAWN || shape == EXEC)
         printf("cpu_seconds=%.6f ", cpu_of(RUSAGE_CHILDREN) - children0);
     else if (shape == FORK)
         printf("cpu_seconds=%.6f ", cpu() - c0 + cpu_of(RUSAGE_CHILDREN) - children0);
+    else if (shape == STORM)
+        printf("cpu_seconds=%.6f signals=%ld ", cpu() - c0, (long)storm_signals);
     else if (shape >= 4)
         printf("cpu_seconds=%.6f ", cpu() - c0);
     printf("seconds=%.6f\n", now() - t0);

@@ -9,17 +9,21 @@ norm, rms_norm/layer_norm, pow, cumsum/cumprod, roll, flip, repeat, pads, reshap
 (un)squeeze, transpose, get, chunk, copy, slice_scatter, sort, matmul/broadcast_matmul, mv,
 dot, conv1d/2d, conv_transpose1d/2d, pools, upsample_nearest, index_select, gather, scatter,
 scatter_add, index_add, cat/stack, to_dtype, full/arange, in-place const_set, slice_set,
-scatter_set and scatter_add_set through strided views (the whole storage checked), tl_format.
+scatter_set and scatter_add_set through strided views (the whole storage checked), tl_format,
+and shapes next to valid ones for every op that relates shapes (binary, where_cond, matmul,
+mv, dot, cat, stack, gather, scatter_add, index_add, index_select, slice_scatter,
+broadcast_as, conv and conv_transpose): accepted or refused as candle's checks decide.
 
 Every round draws an op of tl.h, random shapes (rank 0-5, 0-size and size-1 dims), a dtype
 and values (NaN, +-inf, -0, denormals, huge and tiny magnitudes, integer extremes), builds
 each input in a random layout (contiguous, permuted, narrowed with an offset, strided, a
 broadcast view, or one of these of another), runs the op and compares with numpy computing
 in f64 (or exact integers) and rounding to the dtype once. Where candle and numpy differ the
-reference follows candle as tl.h documents it (max/min skip NaN, round halves away from 0,
-relu/sign of NaN are 0, integer division truncates, float -> integer is Rust's `as`, an
-integer affine or `t op scalar` converts its parameters into the dtype and wraps there, an
-index equal to its dtype's maximum is no index); each such place says so. Misuse (bad dims, shapes, dtypes) must fail with a message naming the op,
+reference follows candle as tl.h documents it (max/min and max_pool2d skip a NaN after a
+number, round halves away from 0, relu/sign of NaN are 0, integer division truncates, float
+-> integer is Rust's `as`, an integer affine or `t op scalar` converts its parameters into
+the dtype and wraps there, an index equal to its dtype's maximum is no index); each such
+place says so. Misuse (bad dims, shapes, dtypes) must fail with a message naming the op,
 and the library must print nothing: fd 1 and 2 are captured and must stay empty.
 
 Tolerances, |got - want| <= atol + rtol * |want| against the f64 reference rounded to the
@@ -979,6 +983,8 @@ def op_index():
     if kind == 'gather':
         gs = list(s)
         gs[a] = int(rng.integers(0, 4))
+        if rng.random() < 0.3:  # ids smaller than t outside dim: candle's rule (#2567)
+            gs = [q if i == a else int(rng.integers(0, q + 1)) for i, q in enumerate(gs)]
         iv = ids_of(tuple(gs))
         ids, iv, di = make(iv, idt)
         desc += ' ids %s(%s)' % (tuple(gs), di)
@@ -986,7 +992,9 @@ def op_index():
         if out_of_range(iv):
             expect_fail(t, 'index out of range', desc)
             return desc
-        ref = np.take_along_axis(v, np.where(iv == none, 0, iv).astype(np.int64), axis=a) \
+        # torch's meaning: out[p] = t[p with p[a] = ids[p]], so t cut to ids' other dims
+        vc = v[tuple(slice(None) if i == a else slice(0, q) for i, q in enumerate(gs))]
+        ref = np.take_along_axis(vc, np.where(iv == none, 0, iv).astype(np.int64), axis=a) \
             if s[a] else np.zeros(iv.shape, v.dtype)
         ref[iv == none] = 0
         compare(own(t, desc), ref, dt, bits=True, label=desc)
@@ -1514,12 +1522,14 @@ def conv_ref(x, k, pad, stride, dil, groups):
 def op_conv():
     dt = pick(FLOATS)
     two = bool(rng.random() < 0.5)
-    groups = pick([1, 1, 2])
-    b, cin, cout = int(rng.integers(1, 3)), groups * int(rng.integers(1, 3)), \
-        groups * int(rng.integers(1, 3))
+    groups = pick([1, 1, 2, 3])
+    big = rng.random() < 0.06  # a few with more channels, wider inputs and kernels
+    cmax, smax, kmax = (7, 17, 6) if big else (3, 7, 4)
+    b, cin, cout = int(rng.integers(1, 3)), groups * int(rng.integers(1, cmax)), \
+        groups * int(rng.integers(1, cmax))
     nsp = 2 if two else 1
-    ks = tuple(int(rng.integers(1, 4)) for _ in range(nsp))
-    sp = tuple(int(rng.integers(1, 7)) for _ in range(nsp))
+    ks = tuple(int(rng.integers(1, kmax)) for _ in range(nsp))
+    sp = tuple(int(rng.integers(1, smax)) for _ in range(nsp))
     pad, stride, dil = int(rng.integers(0, 3)), int(rng.integers(1, 3)), int(rng.integers(1, 3))
     x, xv, dx = make(rand_floats((b, cin) + sp, dt, special=0.02, huge=False), dt)
     k, kv, dk = make(rand_floats((cout, cin // groups) + ks, dt, special=0, huge=False), dt)
@@ -1540,13 +1550,14 @@ def op_conv():
 
 
 def op_pool():
-    dt = pick(FLOATS)
+    mx = bool(rng.random() < 0.5)
+    dt = pick(FLOATS + INTS if mx else FLOATS)  # candle's MaxPool2D takes every dtype
     s = (int(rng.integers(1, 3)), int(rng.integers(1, 3)), int(rng.integers(1, 7)),
          int(rng.integers(1, 7)))
     kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
     sh, sw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
-    mx = bool(rng.random() < 0.5)
-    x, xv, d = make(rand_floats(s, dt, special=0.05, huge=False), dt)
+    x, xv, d = make(rand_floats(s, dt, special=0.05, huge=False) if dt in FLOATS else
+                    rand_ints(s, dt), dt)
     v = vals(xv, dt)
     desc = '%s %s %s(%s) k %d %d s %d %d' % ('max_pool2d' if mx else 'avg_pool2d', NAMES[dt], s,
                                              d, kh, kw, sh, sw)
@@ -1556,13 +1567,14 @@ def op_pool():
         return desc
     got = own(t, desc)
     oh, ow = (s[2] - kh) // sh + 1, (s[3] - kw) // sw + 1
-    ref = np.zeros(s[:2] + (oh, ow))
+    ref = np.zeros(s[:2] + (oh, ow), dtype=object if dt in INTS else np.float64)
     with np.errstate(all='ignore'):
         for i in range(oh):
             for j in range(ow):
                 win = v[:, :, i * sh:i * sh + kh, j * sw:j * sw + kw]
-                # max_pool2d propagates NaN as PyTorch does
-                ref[:, :, i, j] = win.max(axis=(2, 3)) if mx else win.mean(axis=(2, 3))
+                # candle's MaxPool2D: a NaN first in its window wins, a later one is skipped
+                ref[:, :, i, j] = win.max(axis=(2, 3)) if dt in INTS else \
+                    nan_skip_ext(win, (2, 3), MAX) if mx else win.mean(axis=(2, 3))
     if mx:  # exact, up to the sign of a zero (which of -0 and 0 is the max)
         compare(got, ref, dt, ulps=0, label=desc)
         return desc
@@ -1749,12 +1761,14 @@ def conv_t_ref(x, k, pad, opad, stride, dil, groups):
 def op_conv_transpose():
     dt = pick(FLOATS)
     two = bool(rng.random() < 0.5)
-    groups = 1 if two else pick([1, 1, 2])
-    b, cin, copg = int(rng.integers(1, 3)), groups * int(rng.integers(1, 3)), \
-        int(rng.integers(1, 3))
+    groups = 1 if two else pick([1, 1, 2, 3])
+    big = rng.random() < 0.06  # a few with more channels, wider inputs and kernels
+    cmax, smax, kmax = (7, 13, 6) if big else (3, 6, 4)
+    b, cin, copg = int(rng.integers(1, 3)), groups * int(rng.integers(1, cmax)), \
+        int(rng.integers(1, cmax))
     nsp = 2 if two else 1
-    ks = tuple(int(rng.integers(1, 4)) for _ in range(nsp))
-    sp = tuple(int(rng.integers(1, 6)) for _ in range(nsp))
+    ks = tuple(int(rng.integers(1, kmax)) for _ in range(nsp))
+    sp = tuple(int(rng.integers(1, smax)) for _ in range(nsp))
     pad, stride, dil = int(rng.integers(0, 3)), int(rng.integers(1, 3)), int(rng.integers(1, 3))
     opad = int(rng.integers(0, max(stride, dil)))
     x, xv, dx = make(rand_floats((b, cin) + sp, dt, special=0.02, huge=False), dt)
@@ -1969,6 +1983,323 @@ def op_misuse():
         raise Mismatch('%s: status %d, want %d (%r)' % (desc, st, status[0], msg))
     if 'dim -0 ' in msg:
         raise Mismatch('%s: dim 0 named "-0": %r' % (desc, msg))
+    return desc
+
+
+def near_shape(s, p=0.3):
+    """s with some dims moved by one, set to 0 or 1 or grown, sometimes a dim added or
+    dropped: shapes next to an accepted one, accepted or not."""
+    s = list(s)
+    for i in range(len(s)):
+        r = rng.random()
+        if r < p / 2:
+            s[i] = max(0, s[i] + pick([-1, 1]))
+        elif r < p:
+            s[i] = pick([0, 1, s[i] + 2])
+    r = rng.random()
+    if r < 0.08 and len(s) < 5:
+        s.insert(int(rng.integers(0, len(s) + 1)), pick([1, 2]))
+    elif r < 0.16 and s:
+        del s[int(rng.integers(0, len(s)))]
+    return tuple(s)
+
+
+def small_values(shape, dt):
+    """Small integers in any dtype: sums and products of a few are exact in every dtype."""
+    return rand_ints(shape, I16, extremes=0).clip(0 if dt in (U8, U32) else -8, 8).astype(
+        np.float64 if dt in FLOATS else np.int64)
+
+
+def bcast_ok(a, b):
+    """candle's Shape::broadcast_shape_binary_op: numpy's rule."""
+    try:
+        return np.broadcast_shapes(a, b)
+    except ValueError:
+        return None
+
+
+def op_shape_rules():
+    """Shapes next to valid ones for every op that relates two or more shapes, accepted or
+    refused as candle's checks decide (tensor.rs, conv.rs, shape.rs, layout.rs at 0.11):
+    an accepted call is checked against numpy, a refused one must fail with a message that
+    starts with the op, never crash or make a tensor."""
+    dt = pick(FLOATS + INTS)
+    kind = pick(['binary', 'cmp', 'broadcast_add', 'where_cond', 'matmul', 'broadcast_matmul',
+                 'mv', 'dot', 'cat', 'stack', 'gather', 'scatter_add', 'index_add',
+                 'index_select', 'slice_scatter', 'broadcast_as', 'conv1d', 'conv2d',
+                 'conv_transpose1d', 'conv_transpose2d', 'rms_norm', 'layer_norm'])
+    base = rand_shape(rank=int(rng.integers(1, 5)), maxd=4)
+    nd = len(base)
+    ok, ref, name, call = True, None, kind, None
+    mk = lambda sh: make(small_values(sh, dt), dt)  # noqa: E731
+    desc = 'shape_rules %s %s' % (kind, NAMES[dt])
+    if kind in ('binary', 'cmp', 'broadcast_add', 'where_cond'):
+        sa, sb = base, near_shape(base)
+        x, xv, dx = mk(sa)
+        y, yv, dy = mk(sb)
+        a, b = vals(xv, dt), vals(yv, dt)
+        desc += ' %s(%s) %s(%s)' % (sa, dx, sb, dy)
+        if kind == 'broadcast_add':
+            name, out = 'broadcast_add', bcast_ok(sa, sb)
+            ok = out is not None
+            call = lambda: lib.tl_broadcast_binary(ADD, x, y)  # noqa: E731
+            ref = (lambda: wrap(a + b, dt) if dt in INTS else a + b)  # noqa: E731
+        elif kind == 'where_cond':  # candle: same_shape_binary_op twice, no broadcasting
+            sc = near_shape(base) if rng.random() < 0.5 else base
+            c, cv, dc = make(rand_ints(sc, U8, lo=0, hi=1), U8)
+            desc += ' cond %s(%s)' % (sc, dc)
+            ok = sc == sa == sb
+            call = lambda: lib.tl_where_cond(c, x, y)  # noqa: E731
+            ref = lambda: np.where(vals(cv, U8) != 0, a, b)  # noqa: E731
+        else:  # same_shape_binary_op
+            ok = sa == sb
+            name = 'add' if kind == 'binary' else 'eq'
+            call = (lambda: lib.tl_binary(ADD, x, y)) if kind == 'binary' else \
+                (lambda: lib.tl_cmp(EQ, x, y))
+            ref = (lambda: wrap(a + b, dt) if dt in INTS else a + b) if kind == 'binary' else \
+                (lambda: (a == b).astype(np.int64))
+    elif kind in ('matmul', 'broadcast_matmul', 'mv', 'dot'):
+        m, k, n = (int(rng.integers(0, 4)) for _ in range(3))
+        if kind == 'mv':
+            sa, sb = near_shape((m, k)), near_shape((k,))
+            ok = len(sa) == 2 and len(sb) == 1 and sa[1] == sb[0]
+        elif kind == 'dot':
+            sa, sb = near_shape((k,)), near_shape((k,))
+            ok = len(sa) == 1 and sa == sb
+        else:
+            lead = base[:-1] if nd > 1 else ()
+            sa = near_shape(lead + (m, k), 0.15)
+            sb = near_shape(lead + (k, n), 0.15)
+            if kind == 'matmul':
+                # ranks equal, >= 2, k agrees, batch dims equal (candle compares only their
+                # products, [2, 3] against [3, 2] runs there as 6 flat batches: tl.h's
+                # stricter rule, as its doc says "b1..bi" for both)
+                ok = len(sa) >= 2 and len(sa) == len(sb) and sa[-1] == sb[-2] and \
+                    sa[:-2] == sb[:-2]
+            else:
+                ok = len(sa) >= 2 and len(sb) >= 2 and sa[-1] == sb[-2] and \
+                    bcast_ok(sa[:-2], sb[:-2]) is not None
+        x, xv, dx = mk(sa)
+        y, yv, dy = mk(sb)
+        a, b = vals(xv, dt), vals(yv, dt)
+        desc += ' %s(%s) %s(%s)' % (sa, dx, sb, dy)
+        f = {'matmul': lib.tl_matmul, 'broadcast_matmul': lib.tl_broadcast_matmul,
+             'mv': lib.tl_mv, 'dot': lib.tl_dot}[kind]
+        call = lambda: f(x, y)  # noqa: E731
+
+        def ref():
+            if kind == 'dot':
+                r = (a * b).sum() if a.size else 0
+            elif kind == 'mv':
+                r = (a * b).sum(axis=-1) if a.size else np.zeros(sa[0], dtype=a.dtype)
+            elif kind == 'matmul':  # candle multiplies the batches in flat order
+                bs = int(np.prod(sa[:-2]))
+                aa, bb = a.reshape((bs,) + sa[-2:]), b.reshape((bs,) + sb[-2:])
+                r = np.array([(aa[i][:, :, None] * bb[i][None, :, :]).sum(axis=1)
+                              for i in range(bs)], dtype=a.dtype).reshape(
+                    sa[:-2] + (sa[-2], sb[-1]))
+            else:
+                lead = bcast_ok(sa[:-2], sb[:-2])
+                aa = np.broadcast_to(a, lead + sa[-2:])
+                bb = np.broadcast_to(b, lead + sb[-2:])
+                r = (aa[..., :, :, None] * bb[..., None, :, :]).sum(axis=-2)
+            return wrap(r, dt) if dt in INTS else r
+    elif kind in ('cat', 'stack'):
+        a = int(rng.integers(0, nd + (kind == 'stack')))  # parts' ranks differ: no TL_DIM
+        parts = []
+        for i in range(int(rng.integers(1, 4))):
+            sh = list(base)
+            if kind == 'cat':
+                sh[a] = int(rng.integers(0, 3))
+            parts.append(near_shape(tuple(sh), 0.15) if rng.random() < 0.4 else tuple(sh))
+        made = [mk(sh) for sh in parts]
+        arr = (P * len(made))(*[t for t, _, _ in made])
+        desc += ' %s dim %d' % (parts, a)
+        if kind == 'cat':  # one rank, same dims but dim
+            r0 = len(parts[0])
+            ok = a < r0 and all(len(q) == r0 and all(q[i] == parts[0][i] for i in range(r0)
+                                                     if i != a) for q in parts)
+        else:
+            ok = all(q == parts[0] for q in parts) and a <= len(parts[0])
+        call = lambda: (lib.tl_cat if kind == 'cat' else lib.tl_stack)(  # noqa: E731
+            arr, len(made), a)
+        ref = lambda: (np.concatenate if kind == 'cat' else np.stack)(  # noqa: E731
+            [vals(v, dt) for _, v, _ in made], axis=a)
+    elif kind in ('gather', 'scatter_add', 'index_add', 'index_select'):
+        a, dim = rdim(nd)
+        x, xv, dx = mk(base)
+        v = vals(xv, dt)
+        idt = idx_dtype()
+        hi = max(base[a], 1)
+
+        def ids_for(sh):
+            iv = rng.integers(0, hi, size=sh) if base[a] else np.zeros(sh, dtype=np.int64)
+            return make(np.minimum(iv, INT_RANGE[idt][1] - 1), idt, allow_bcast=False)
+
+        if kind == 'gather':
+            gs = list(base)
+            gs[a] = int(rng.integers(0, 4))
+            gs = near_shape(tuple(gs), 0.3)
+            ok = len(gs) == nd and all(gs[i] <= base[i] for i in range(nd) if i != a)
+            ids, iv, di = ids_for(gs)
+            ok = ok and (base[a] > 0 or iv.size == 0)
+            desc += ' %s(%s) dim %d ids %s %s(%s)' % (base, dx, a, NAMES[idt], gs, di)
+            call = lambda: lib.tl_gather(x, ids, dim)  # noqa: E731
+
+            def ref():  # torch's gather: out[p] = x[p with p[dim] = ids[p]]
+                out = np.zeros(gs, dtype=v.dtype)
+                for p in np.ndindex(*gs):
+                    q = list(p)
+                    q[a] = int(iv[p])
+                    out[p] = v[tuple(q)]
+                return out
+        elif kind == 'index_select':
+            si = near_shape((int(rng.integers(0, 4)),), 0.3)
+            ids, iv, di = ids_for(si)
+            ok = len(si) == 1 and (base[a] > 0 or iv.size == 0)
+            desc += ' %s(%s) dim %d ids %s %s(%s)' % (base, dx, a, NAMES[idt], si, di)
+            call = lambda: lib.tl_index_select(x, ids, dim)  # noqa: E731
+            ref = lambda: np.take(v, iv.reshape(-1).astype(np.int64), axis=a)  # noqa: E731
+        else:
+            ss = list(base)
+            ss[a] = int(rng.integers(0, 4))
+            ss = near_shape(tuple(ss), 0.2)
+            src, sv, ds = mk(ss)
+            srcv = vals(sv, dt)
+            if kind == 'scatter_add':  # src fits self but along dim; ids has src's shape
+                si = near_shape(ss, 0.2) if rng.random() < 0.4 else ss
+                ok = len(ss) == nd and all(ss[i] == base[i] for i in range(nd) if i != a) \
+                    and si == ss
+            else:  # src fits self but along dim; 1-D ids, as long as src along dim
+                si = near_shape((ss[a] if a < len(ss) else 1,), 0.2)
+                ok = len(ss) == nd and all(ss[i] == base[i] for i in range(nd) if i != a) \
+                    and len(si) == 1 and si[0] == ss[a]
+            ids, iv, di = ids_for(si)
+            ok = ok and (base[a] > 0 or iv.size == 0)
+            desc += ' %s(%s) dim %d ids %s %s(%s) src %s(%s)' % (base, dx, a, NAMES[idt], si,
+                                                                di, ss, ds)
+            f = lib.tl_scatter_add if kind == 'scatter_add' else lib.tl_index_add
+            call = lambda: f(x, ids, src, dim)  # noqa: E731
+
+            def ref():
+                out = np.array(v, dtype=object) if dt in INTS else v.copy()
+                for p in np.ndindex(*ss):
+                    q = list(p)
+                    q[a] = int(iv[p] if kind == 'scatter_add' else iv[p[a]])
+                    out[tuple(q)] = out[tuple(q)] + srcv[p]
+                return wrap(out, dt) if dt in INTS else out
+    elif kind == 'slice_scatter':
+        a, dim = rdim(nd)
+        ss = list(base)
+        ss[a] = int(rng.integers(0, base[a] + 2))
+        ss = near_shape(tuple(ss), 0.15)
+        start = int(rng.integers(0, 3))
+        x, xv, dx = mk(base)
+        src, sv, ds = mk(ss)
+        ok = len(ss) == nd and all(ss[i] == base[i] for i in range(nd) if i != a) and \
+            ss[a] + start <= base[a]
+        desc += ' %s(%s) dim %d start %d src %s(%s)' % (base, dx, a, start, ss, ds)
+        call = lambda: lib.tl_slice_scatter(x, src, dim, start)  # noqa: E731
+
+        def ref():
+            out = vals(xv, dt).copy()
+            sl = [slice(None)] * nd
+            sl[a] = slice(start, start + ss[a])
+            out[tuple(sl)] = vals(sv, dt)
+            return out
+    elif kind in ('rms_norm', 'layer_norm'):
+        # candle-nn's ops: alpha (and beta) 1-D, as long as x's last dim
+        dt = pick(FLOATS)
+        x, xv, dx = make(rand_floats(base, dt, special=0, huge=False), dt)
+        sa = near_shape((base[-1],), 0.3)
+        sb = near_shape((base[-1],), 0.2)
+        al, _, _ = make(rand_floats(sa, dt, special=0, huge=False), dt)
+        be, _, _ = make(rand_floats(sb, dt, special=0, huge=False), dt)
+        ok = sa == (base[-1],) and (kind == 'rms_norm' or sb == sa)
+        desc = 'shape_rules %s %s %s(%s) alpha %s beta %s' % (kind, NAMES[dt], base, dx, sa, sb)
+        call = (lambda: lib.tl_rms_norm(x, al, 1e-5)) if kind == 'rms_norm' else \
+            (lambda: lib.tl_layer_norm(x, al, be, 1e-5))
+        ref = None  # values: op_norms
+    elif kind == 'broadcast_as':
+        src = near_shape(base, 0.3)
+        src = tuple(1 if rng.random() < 0.3 else q for q in src)
+        x, xv, dx = mk(src)
+        desc += ' %s(%s) -> %s' % (src, dx, base)
+        # layout.rs broadcast_as: new dims on the left, each old one equal or 1
+        ok = len(src) <= nd and all(q == t or q == 1 for q, t in zip(src, base[nd - len(src):]))
+        call = lambda: lib.tl_broadcast_as(x, sizes(base), nd)  # noqa: E731
+        ref = lambda: np.broadcast_to(vals(xv, dt), base)  # noqa: E731
+    else:  # convolutions: candle's channel rules; every output length at least 1
+        two = kind.endswith('2d')
+        trans = 'transpose' in kind
+        nsp = 2 if two else 1
+        groups = 1 if (two and trans) else pick([1, 1, 2, 3])
+        b = int(rng.integers(0, 3))
+        cin = groups * int(rng.integers(1, 3))
+        co = int(rng.integers(1, 3)) * (1 if trans else groups)
+        ks = tuple(int(rng.integers(1, 4)) for _ in range(nsp))
+        sp = tuple(int(rng.integers(1, 6)) for _ in range(nsp))
+        pad, stride, dil = int(rng.integers(0, 3)), int(rng.integers(1, 3)), \
+            int(rng.integers(1, 3))
+        opad = int(rng.integers(0, max(stride, dil))) if trans else 0
+        xs = near_shape((b, cin) + sp, 0.12)
+        kshape = ((cin, co) if trans else (co, cin // groups)) + ks
+        kshape = near_shape(kshape, 0.12)
+        dtf = pick(FLOATS)
+        x, xv, dx = make(small_values(xs, dtf), dtf)
+        k, kv, dk = make(small_values(kshape, dtf), dtf)
+        dt = dtf
+        desc = 'shape_rules %s %s x %s(%s) k %s(%s) pad %d stride %d dil %d groups %d opad %d' \
+            % (kind, NAMES[dt], xs, dx, kshape, dk, pad, stride, dil, groups, opad)
+        r = 2 + nsp
+        ok = len(xs) == r and len(kshape) == r
+        # a kernel of size 0 fails (candle's dilation * (k - 1) underflows)
+        ok = ok and all(q >= 1 for q in kshape[2:])
+        if ok and trans:
+            # conv_transpose1d: c_in == kernel's c_in, c_in % groups == 0; an empty input
+            # gives an empty output (candle's (l_in - 1) * stride underflows: tl.h's choice)
+            ok = xs[1] == kshape[0] and xs[1] % groups == 0
+            full = [(xs[2 + i] - 1) * stride + dil * (kshape[2 + i] - 1) + 1 + opad
+                    for i in range(nsp)]
+            ok = ok and all(xs[2 + i] == 0 or f - 2 * pad >= 1 for i, f in enumerate(full))
+            empty = (xs[0], kshape[1] * groups) + tuple(
+                0 if xs[2 + i] == 0 else f - 2 * pad for i, f in enumerate(full))
+        elif ok:
+            # c_in == kernel's c_in * groups, and the kernel's c_out splits into the groups;
+            # 0 input channels fail (candle would make zeros: tl.h's choice)
+            ok = xs[1] >= 1 and xs[1] == kshape[1] * groups and kshape[0] % groups == 0
+            ok = ok and all(xs[2 + i] + 2 * pad >= dil * (kshape[2 + i] - 1) + 1
+                            for i in range(nsp))
+        if trans:
+            call = (lambda: lib.tl_conv_transpose2d(x, k, pad, opad, stride, dil)) if two else \
+                (lambda: lib.tl_conv_transpose1d(x, k, pad, opad, stride, dil, groups))
+        else:
+            call = lambda: (lib.tl_conv2d if two else lib.tl_conv1d)(  # noqa: E731
+                x, k, pad, stride, dil, groups)
+
+        def ref():
+            if trans and 0 in xs[2:]:
+                return np.zeros(empty)
+            f = conv_t_ref if trans else conv_ref
+            args = (pad, opad, stride, dil, groups) if trans else (pad, stride, dil, groups)
+            return f(vals(xv, dt), vals(kv, dt), *args)[0]
+    t = call()
+    if not ok:
+        if t:
+            live.append(t)
+            raise Mismatch('%s: succeeded with shape %s, candle refuses it' % (
+                desc, shape_of(t)))
+        msg = err()
+        if not msg or not (msg.startswith(name) or msg.startswith(name.split('_')[0])):
+            raise Mismatch('%s: failed without a message naming %s: %r' % (desc, name, msg))
+        return desc
+    got = own(t, desc)
+    if ref is None:
+        if shape_of(got) != base:
+            raise Mismatch('%s: shape %s, want %s' % (desc, shape_of(got), base))
+        return desc
+    want = ref()
+    compare(got, want, U8 if kind == 'cmp' else dt, bits=False, ulps=0, label=desc)
     return desc
 
 
@@ -2560,7 +2891,7 @@ OPS = [op_unary, op_affine_family, op_binary, op_cmp, op_where, op_reduce, op_so
        op_matmul, op_index, op_to_dtype, op_cat, op_stats, op_norms, op_scan, op_shape,
        op_sort, op_conv, op_pool, op_inplace, op_vec, op_create, op_misuse, op_format,
        op_conv_transpose, op_upsample, op_npy, op_fill, op_view_layout, op_var_set, op_rand,
-       op_custom, op_files]
+       op_custom, op_files, op_shape_rules]
 
 
 def main():

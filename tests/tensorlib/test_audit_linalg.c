@@ -6,8 +6,8 @@
  * sum of |a||b| however the terms cancel, broadcast_matmul with missing and size-1 batch
  * dims, integer matmul on every integer dtype; conv1d/conv2d with a kernel as large as the
  * padded input, padding wider than the kernel, stride above the kernel, dilation with
- * depthwise groups; max_pool2d (a NaN anywhere in a window gives NaN, as in PyTorch; candle
- * keeps it only when it comes first) and avg_pool2d.
+ * depthwise groups; max_pool2d (candle's: a NaN first in its window is the result, a later
+ * one is skipped, as in max) and avg_pool2d.
  */
 #include <float.h>
 #include <math.h>

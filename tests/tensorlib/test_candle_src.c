@@ -82,9 +82,93 @@ static void integer_affine_in_dtype(void)
     RELEASE(u, h);
 }
 
+/* candle-core/src/cpu_backend/mod.rs, MaxPool2D: `largest` starts at the window's first
+ * (top left) element and is replaced when `largest < s`, rows in order; ReduceIndex (max)
+ * folds a run the same way. So a NaN first in its window is the result, a later NaN is
+ * skipped, and of -0 and 0 the first stays: one rule for max_pool2d and max. */
+static void max_pool_nan_like_max(void)
+{
+    /* [[NaN, 1, 5], [2, NaN, 0], [-inf, 4, NaN]], 2x2 windows, stride 1 */
+    tl_tensor *x = MAKE(TL_F32, SHAPE(1, 1, 3, 3), NAN, 1, 5, 2, NAN, 0, -INFINITY, 4, NAN);
+    /* [NaN 1; 2 NaN] NaN first; [1 5; NaN 0] 5; [2 NaN; -inf 4] 4; [NaN 0; 4 NaN] NaN first */
+    EXPECT_FMT(tl_max_pool2d(x, 2, 2, 1, 1), "[[[[NaN, 5.0], [4.0, NaN]]]]");
+    /* the rows as max reduces them: NaN first stays, a later NaN is skipped */
+    EXPECT_FMT(tl_reduce(TL_MAX, x, (const size_t[]){3}, 1, false), "[[[NaN, 2.0, 4.0]]]");
+    /* a 1x3 window along each row gives the same as max */
+    EXPECT_FMT(tl_max_pool2d(x, 1, 3, 1, 1), "[[[[NaN], [2.0], [4.0]]]]");
+    tl_tensor *h = tl_to_dtype(x, TL_F16);
+    EXPECT_FMT(tl_max_pool2d(h, 3, 3, 1, 1), "[[[[NaN]]]]");
+    EXPECT_FMT(tl_max_pool2d(h, 2, 2, 1, 1), "[[[[NaN, 5.0], [4.0, NaN]]]]");
+    tl_tensor *z = MAKE(TL_F64, SHAPE(1, 1, 1, 4), -0.0, 0.0, 0.0, -0.0);
+    EXPECT_FMT(tl_max_pool2d(z, 1, 2, 1, 2), "[[[[-0.0, 0.0]]]]");
+    RELEASE(x, h, z);
+}
+
+/* MaxPool2D is a Map1 over every dtype (`T: WithDType`): integers too, compared exactly (an
+ * i64 past 2^53 as well). AvgPool2D multiplies the window's sum by T::from_f64(1 / (kh * kw)),
+ * 0 for an integer window of two or more: a by-product, refused here. */
+static void max_pool_integers(void)
+{
+    tl_tensor *u = MAKE(TL_U8, SHAPE(1, 1, 2, 3), 0, 255, 7, 9, 3, 254);
+    EXPECT_FMT(tl_max_pool2d(u, 2, 2, 1, 1), "[[[[255, 255]]]]");
+    EXPECT_FMT(tl_max_pool2d(u, 1, 1, 1, 2), "[[[[0, 7], [9, 254]]]]");
+    tl_tensor *l = tl_from_data((const int64_t[]){INT64_C(4611686018427387904),
+                                                  INT64_C(4611686018427387905), -5, INT64_MIN},
+                                SHAPE(1, 1, 2, 2), TL_I64, TL_CPU);
+    EXPECT_FMT(tl_max_pool2d(l, 1, 2, 1, 1), "[[[[4611686018427387905], [-5]]]]");
+    tl_tensor *h = MAKE(TL_I16, SHAPE(1, 1, 1, 3), -32768, -1, -32768);
+    EXPECT_FMT(tl_max_pool2d(h, 1, 2, 1, 1), "[[[[-1, -1]]]]");
+    EXPECT_FAIL(tl_avg_pool2d(u, 2, 2, 1, 1), TL_ERR_DTYPE, "avg_pool2d");
+    RELEASE(u, l, h);
+}
+
+/* candle-core/src/tensor.rs, gather (since #2567, with tests): indexes have self's rank and
+ * at most self's size on every dim but dim; out[p] = self[p with p[dim] = ids[p]] (its doc,
+ * torch's gather). candle's cpu kernel flattens the dims before dim by the indexes' sizes, so
+ * where one of those is cut it reads other rows: that is not copied (the meaning is). */
+static void gather_smaller_ids(void)
+{
+    tl_tensor *t = MAKE(TL_F32, SHAPE(3, 3), 1, 2, 3, 4, 5, 6, 7, 8, 9);
+    tl_tensor *r = tl_from_data((const uint32_t[]){2, 0}, SHAPE(1, 2), TL_U32, TL_CPU);
+    EXPECT_FMT(tl_gather(t, r, 0), "[[7.0, 2.0]]"); /* t[2][0], t[0][1] */
+    tl_tensor *c = tl_from_data((const int64_t[]){2, 0}, SHAPE(2, 1), TL_I64, TL_CPU);
+    EXPECT_FMT(tl_gather(t, c, 1), "[[3.0], [4.0]]"); /* t[0][2], t[1][0] */
+    /* t[i][j][k] = 6i + 3j + k; ids [2, 1, 2] along dim 2 read t[i][0][ids] */
+    tl_tensor *a = tl_arange(0, 12, 1, TL_F64, TL_CPU), *t3 = tl_reshape(a, SHAPE(2, 2, 3));
+    tl_tensor *i3 = tl_from_data((const int16_t[]){2, 0, 1, 1}, SHAPE(2, 1, 2), TL_I16, TL_CPU);
+    EXPECT_FMT(tl_gather(t3, i3, 2), "[[[2.0, 0.0]], [[7.0, 7.0]]]");
+    /* a transposed source: the same values through its strides */
+    tl_tensor *tt = tl_transpose(t, 0, 1);
+    EXPECT_FMT(tl_gather(tt, r, 0), "[[3.0, 4.0]]"); /* tt[2][0] = t[0][2], tt[0][1] = t[1][0] */
+    /* larger than self outside dim: refused */
+    tl_tensor *big = tl_from_data((const uint8_t[]){0, 0, 0, 0}, SHAPE(4, 1), TL_U8, TL_CPU);
+    EXPECT_FAIL(tl_gather(t, big, 1), TL_ERR_SHAPE, "gather: indexes");
+    RELEASE(t, r, c, a, t3, i3, tt, big);
+}
+
+/* candle-core/src/conv.rs, conv_transpose1d/2d: the output size is computed in usize with
+ * dilation * (k_size - 1), so a kernel of size 0 underflows (a panic in a debug build); conv1d
+ * and conv2d refuse it here already, conv_transpose made an empty output. */
+static void conv_transpose_empty_kernel(void)
+{
+    tl_tensor *x = MAKE(TL_F32, SHAPE(1, 1, 3), 1, 2, 3), *k = tl_zeros(SHAPE(1, 1, 0), TL_F32,
+                                                                       TL_CPU);
+    EXPECT_FAIL(tl_conv_transpose1d(x, k, 0, 0, 1, 1, 1), TL_ERR_SHAPE,
+                "conv_transpose1d: kernel f32[1, 1, 0]");
+    tl_tensor *x2 = tl_zeros(SHAPE(1, 1, 2, 2), TL_F32, TL_CPU);
+    tl_tensor *k2 = tl_zeros(SHAPE(1, 1, 2, 0), TL_F32, TL_CPU);
+    EXPECT_FAIL(tl_conv_transpose2d(x2, k2, 0, 0, 1, 1), TL_ERR_SHAPE, "conv_transpose2d: kernel");
+    EXPECT_FAIL(tl_conv1d(x, k, 0, 1, 1, 1), TL_ERR_SHAPE, "conv1d: kernel");
+    RELEASE(x, k, x2, k2);
+}
+
 int main(void)
 {
     index_max_is_none();
     integer_affine_in_dtype();
+    max_pool_nan_like_max();
+    max_pool_integers();
+    gather_smaller_ids();
+    conv_transpose_empty_kernel();
     return check_summary();
 }

@@ -67,6 +67,7 @@
 #include <errno.h>
 
 #include "../blocked.h"
+#include "hold_many.h"
 #include "refuse_syscall.h"
 
 static pthread_mutex_t outer = PTHREAD_MUTEX_INITIALIZER;
@@ -353,10 +354,6 @@ static int name_trapped(void)
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; the filter traps it whatever the kernel knows */
 #endif
-#define HELD_AT_ONCE 3000
-
-static pthread_mutex_t held_at_once[HELD_AT_ONCE];
-
 /* The call raises SIGSYS from here on (a call of the program's own shows it, not counted); 1
  * when the filter is in place. */
 static int trap_call(const char *call)
@@ -389,13 +386,7 @@ static int grow_trapped(const char *call)
 {
     if (!trap_call(call))
         printf("no filter here\n");
-    for (int i = 0; i < HELD_AT_ONCE; i++)
-        if (pthread_mutex_init(&held_at_once[i], NULL) != 0 ||
-            pthread_mutex_trylock(&held_at_once[i]) != 0)
-            return 1;
-    for (int i = HELD_AT_ONCE; i-- > 0;)
-        pthread_mutex_unlock(&held_at_once[i]);
-    if (take_both_ways() != 0)
+    if (hold_many() != 0 || take_both_ways() != 0)
         return 1;
     printf("asked at most once: %s\n", atomic_load(&trapped) <= 1 ? "yes" : "no");
     return 0;

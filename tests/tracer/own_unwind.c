@@ -6,10 +6,10 @@
  * forever (every program calling unw_step hung).
  *   own_unwind   prints "frames found: yes", then "done"
  */
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 #include <pthread.h>
 #include <stdio.h>
+
+#include "own_unwind.h"
 
 static pthread_mutex_t counted = PTHREAD_MUTEX_INITIALIZER;
 static int found;
@@ -18,14 +18,8 @@ static int __attribute__((noinline)) unwind_at(int depth)
 {
     if (depth > 0)
         return unwind_at(depth - 1) + 1;
-    unw_context_t context;
-    unw_cursor_t cursor;
-    int n = 0;
     void *ips[64];
-    if (unw_getcontext(&context) == 0 && unw_init_local(&cursor, &context) == 0)
-        while (unw_step(&cursor) > 0)
-            n++;
-    return n + unw_backtrace(ips, 64);
+    return own_unwind_steps() + unw_backtrace(ips, 64);
 }
 
 static void *unwinder(void *arg)

@@ -807,7 +807,7 @@ static void check_recovery(void)
     lt_held a, b;
     int partial = -1;
     size_t n, na, nb;
-    lt_callsite_thread_init();
+    lt_callsite_thread_init(0);
     caller_a(&a, NULL, &partial);
     const uintptr_t *fa = lt_stack_get(a.site, &na);
     CHECKF(fa && na == 1 + LT_CALLERS && fa[0] == a.ra, "recorded %zu frames", na);
@@ -945,7 +945,7 @@ static void *short_walk(void *arg)
     lt_held h;
     lt_thread *t = lt_self(); /* registered, then prepared as interpose.c's thread start does */
     lt_platform_thread_init();
-    lt_callsite_thread_init();
+    lt_callsite_thread_init(1);
     record(&h);
     lt_walk *w = lt_callsite_holding(t, h.ra, record_cfa);
     size_t n = 0;

@@ -210,11 +210,11 @@ int lt_callsite_may_unwind(const lt_thread *t, uintptr_t ra)
     return lt_callsite_room(t) >= LT_UNWIND_ROOM && !lt_platform_in_unwinder(ra);
 }
 
-void lt_callsite_thread_init(void)
+void lt_callsite_thread_init(int made)
 {
     uintptr_t lo, hi;
     lt_thread *t = lt_tls.self;
-    if (t && lt_platform_stack_bounds(&lo, &hi) == 0) {
+    if (t && lt_platform_stack_bounds(made, &lo, &hi) == 0) {
         t->stack_lo = lo;
         t->stack_hi = hi;
     }

@@ -8,8 +8,8 @@
 #include "lt_internal.h"
 
 /* Takes the calling thread's stack bounds; where the thread holds none of the program's
- * locks (at load, when a thread starts). */
-void lt_callsite_thread_init(void);
+ * locks (at load, when a thread starts: made, one pthread_create made). */
+void lt_callsite_thread_init(int made);
 
 /* Bytes of stack left below the caller's frame (callsite.c). An unwind takes up to
  * LT_UNWIND_ROOM of them below the frame that asks for it (libunwind's cursor and its walk of
@@ -19,7 +19,12 @@ size_t lt_callsite_room(const lt_thread *t);
 /* Whether the tracer may unwind at the program's call ra: with LT_UNWIND_ROOM of stack left,
  * and not in a call libunwind itself makes (the program's own unwind, which holds libunwind's
  * locks: the tracer's unwind, with the same libunwind, waited for them, and every program
- * calling unw_step hung: `harm-unwind.1`). Where it may not, the call site stands alone. */
+ * calling unw_step hung: `harm-unwind.1`). Where it may not, the call site stands alone.
+ * The locks the thread holds already are the platform's to ask (lt_held_unwinder, before
+ * every call into libunwind); ra is asked here for the call being made: the lock it takes
+ * joins the held set only after its order edges are recorded, which unwind where the site
+ * table does not know the frames (with LOCKTRACE_STACKS=full that unwind waited for the cache
+ * lock libc had just granted: `harm-unwind.4`). */
 int lt_callsite_may_unwind(const lt_thread *t, uintptr_t ra);
 
 size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uintptr_t cfa,

@@ -203,7 +203,7 @@ __attribute__((constructor)) static void locktrace_load(void)
     atomic_store(&constructed, 1);
     lt_platform_loads_wait(0);
     if (start() && lt_enter(&lt_tls)) {
-        lt_callsite_thread_init();
+        lt_callsite_thread_init(0);
         lt_leave(&lt_tls);
         /* Now, not at the first lock call, where the program links lock calls (its first is
          * near), or where malloc is not glibc's: that allocator may call a lock function while
@@ -1098,7 +1098,7 @@ lt_start lt_interpose_started(lt_start *p)
     if (lt_tls.self && s.detached) /* else a pthread_detach may have marked it already */
         lt_tls.self->detached = 1;
     lt_platform_thread_init();
-    lt_callsite_thread_init();
+    lt_callsite_thread_init(1);
     lt_leave(&lt_tls);
     errno = saved;
     return s;
@@ -1138,10 +1138,11 @@ static void join_cancelled(void *ev)
 /* A join is a wait like a lock request: it can close a cycle (the joined thread waits for a
  * lock the joiner holds). */
 int lt_interpose_join(pthread_t th, int (*join)(pthread_t th, void *arg), void *arg, lt_api api,
-                      uintptr_t ra)
+                      uintptr_t ra, uintptr_t cfa)
 {
     lt_event ev = {0};
     ev.ra = ra;
+    ev.cfa = cfa;
     ev.api = api;
     if (!enter(&ev))
         return join(th, arg);
@@ -1167,8 +1168,7 @@ LT_EXPORT int pthread_join(pthread_t th, void **ret)
 {
     if (!ready())
         return EINVAL;
-    return lt_interpose_join(th, real_join, ret, LT_API_PTHREAD,
-                             (uintptr_t)__builtin_return_address(0));
+    return lt_interpose_join(th, real_join, ret, LT_API_PTHREAD, CALLER);
 }
 
 /* Every tracer lock is held across fork(), so the child gets consistent tables. They are

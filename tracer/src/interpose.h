@@ -37,9 +37,10 @@ void lt_interpose_hook(void (*fn)(lt_event *), const void *lock, lt_kind kind, l
                        uintptr_t ra, uintptr_t cfa);
 /* A join (pthread_join, thrd_join) as a wait the wait-for check sees: join(th, arg) makes
  * the real call; its result is returned, or EDEADLK when the wait would close a deadlock
- * (LOCKTRACE_ACTION=edeadlk). api names the call in reports. */
+ * (LOCKTRACE_ACTION=edeadlk). api names the call in reports; ra and cfa are the program's
+ * call, as for a lock call (its stack is read through the call-site table, not unwound). */
 int lt_interpose_join(pthread_t th, int (*join)(pthread_t th, void *arg), void *arg, lt_api api,
-                      uintptr_t ra);
+                      uintptr_t ra, uintptr_t cfa);
 /* interpose_c11.c, interpose_once.c: resolve their real functions, from interpose.c's one
  * resolution. */
 void lt_interpose_c11_resolve(void);

@@ -165,6 +165,7 @@ LT_EXPORT int thrd_join(thrd_t th, int *res)
     if (!lt_interpose_ready())
         return thrd_error;
     int rc = lt_interpose_join(th, real_thrd_join, res, LT_API_C11,
-                               (uintptr_t)__builtin_return_address(0));
+                               (uintptr_t)__builtin_return_address(0),
+                               (uintptr_t)__builtin_dwarf_cfa());
     return rc == EDEADLK ? thrd_error : rc;
 }

@@ -9,7 +9,7 @@
  *     "registry+0x8", a C++ "ns::f()::mu");
  *   - in a malloc block: "heap block 0x... (N bytes), offset K", the block found by walking
  *     the allocator's records (lt_platform_heap_block). When it cannot be found (another
- *     allocator, records that do not validate, a seccomp filter: lt_platform_peek_begin),
+ *     allocator, records that do not validate, a seccomp filter: lt_platform_filtered),
  *     the mapping: "heap (block start unknown)" in
  *     the brk heap, "anonymous mapping 0x... (N bytes), offset K" elsewhere (a thread arena, a
  *     large block, the program's own mmap). free-held reports know the block being released
@@ -35,7 +35,7 @@ static int unwound;
 void lt_lockname_begin(void)
 {
     unwound = 0;
-    lt_platform_peek_begin();
+    lt_platform_filtered(); /* (then no peek where a filter is in force) */
 }
 
 size_t lt_lockname_stack(char *buf, size_t size, int seq, const char *function)

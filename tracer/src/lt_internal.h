@@ -615,6 +615,10 @@ static inline __attribute__((always_inline)) lt_held *lt_held_find_lock(lt_threa
     return lt_held_find(t, addr);
 }
 
+/* Whether t (NULL: none) holds a lock taken by a call from inside the unwinder
+ * (lt_platform_in_unwinder): the program's own unwind, which holds libunwind's locks while it
+ * calls out (thread.c). */
+int lt_held_unwinder(const lt_thread *t);
 lt_held *lt_held_push_slow(lt_thread *t, const void *addr, lt_lock *l);
 void lt_held_remove_slow(lt_thread *t, lt_held *h);
 

@@ -37,7 +37,9 @@ typedef enum lt_refusable {
     LT_REFUSED_NAME,     /* prctl(PR_GET_NAME): the thread is named "?" */
     LT_REFUSED_POPULATE, /* madvise(MADV_POPULATE_WRITE): pages are faulted in when touched */
     LT_REFUSED_REMAP,    /* mremap: a mapping grows by a new one and a copy */
-    LT_REFUSED_PEEK,     /* process_vm_readv: see lt_platform_peek_begin */
+    LT_REFUSED_KILLABLE, /* calls a filter may kill the process for (process_vm_readv,
+                          * membarrier, the fork's /proc read): none once a filter was seen
+                          * (platform_linux.c, filtered) */
     LT_REFUSABLE
 } lt_refusable;
 /* Whether `call` was refused in this process (by lt_platform_refuse). By process id: a child
@@ -236,7 +238,9 @@ typedef struct lt_frame {
     uintptr_t ip, sp;
 } lt_frame;
 
-/* Unwinds the calling thread, innermost first, at most max frames; returns the count. */
+/* Unwinds the calling thread, innermost first, at most max frames; returns the count. None
+ * while the thread holds a lock the unwinder took (lt_held_unwinder): this one, the backtrace,
+ * proc_start and unwind_info below then answer as for an address they know nothing of. */
 size_t lt_platform_unwind(lt_frame *frames, size_t max);
 
 /* Where a fork() is, for the unwinder's own locks (a thread inside the unwinder at the fork
@@ -245,14 +249,14 @@ size_t lt_platform_unwind(lt_frame *frames, size_t max);
 void lt_platform_fork(lt_fork_phase phase);
 
 /* Whether the calling thread is the process's only one, as the kernel counts them (0 when
- * that cannot be known: then there may be others). */
+ * that cannot be known: then there may be others, as under a seccomp filter). */
 int lt_platform_alone(void);
 
 /* Asymmetric fences (order.c's gate): lt_platform_barrier_ready() readies the process for
  * lt_platform_barrier_all() and says whether it can (0: no); lt_platform_barrier_all() then
  * makes every thread of the process run a full memory barrier before it returns (0; -1 when
- * it was refused all the same), so a thread may pair a plain store and a later load with it
- * instead of a locked instruction of its own. */
+ * it cannot, as under a seccomp filter installed since), so a thread may pair a plain store
+ * and a later load with it instead of a locked instruction of its own. */
 int lt_platform_barrier_ready(void);
 int lt_platform_barrier_all(void);
 
@@ -267,9 +271,10 @@ void lt_platform_thread_init(void);
  * cannot be told. */
 int lt_platform_locks_linked(void);
 
-/* The calling thread's stack: [*lo, *hi). 0, or -1 when unknown. Called where the thread
- * holds none of the program's locks (it may allocate). */
-int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi);
+/* The calling thread's stack: [*lo, *hi). 0, or -1 when unknown. made: the thread is one
+ * pthread_create made (not the process's first), its stack one the thread library gave it.
+ * Called where the thread holds none of the program's locks (it may allocate). */
+int lt_platform_stack_bounds(int made, uintptr_t *lo, uintptr_t *hi);
 
 /* 1, with its lowest address in *lo, when sp is in the calling thread's alternate signal
  * stack (sigaltstack) and the thread runs on it; 0 otherwise. A system call: no lock. */
@@ -296,7 +301,8 @@ int lt_platform_unwind_info(uintptr_t ip);
  * interpose_signal.c's constructor asks). */
 int lt_platform_in_tracer(uintptr_t ip);
 /* Whether ip is in the unwinder the tracer loaded (0 before it is loaded): a lock call made
- * from there is the program's own call into it, which holds the unwinder's locks. */
+ * from there is the program's own call into it, which holds the unwinder's locks or is
+ * taking one. */
 int lt_platform_in_unwinder(uintptr_t ip);
 
 /* What is known about a code address. Strings stay valid until the next call. */
@@ -330,15 +336,19 @@ void lt_platform_symbolize_init(void);
 
 /* Copies n bytes at src that another thread may unmap meanwhile: 0 on success, -1 when some
  * of it is not mapped (nothing faults), or when it cannot be read safely here: after
- * lt_platform_peek_begin found a seccomp filter. Async-signal-safe. Linux: process_vm_readv,
+ * lt_platform_filtered found a seccomp filter. Async-signal-safe. Linux: process_vm_readv,
  * which a sandbox's filter may refuse, or kill the process for (Chromium's). */
 int lt_platform_peek(void *dst, const void *src, size_t n);
-/* Called before a report peeks (lockname.c: the heap's records, other threads' stacks):
- * finds out whether a seccomp filter is in force now, one file read (async-signal-safe). Once
- * one is, every lt_platform_peek of the process fails from then on (a filter is never taken
+/* Whether a seccomp filter is, or may be, in force in the calling thread now: one file read
+ * while none was seen in the process, none after (async-signal-safe; errno kept). Asked before
+ * a call a sandbox may kill the process for (Chromium's, in every process: membarrier,
+ * getitimer, timer_gettime; in its GPU process: mremap), and before
+ * a report peeks (lockname.c: the heap's records, other threads' stacks): once a filter is
+ * seen, every lt_platform_peek of the process fails from then on (a filter is never taken
  * away, and is inherited): not every filter forbids process_vm_readv, but Chromium's kills
- * the process for it and Firefox's traps and logs it. Held sets need no peek (lt_held_copy). */
-void lt_platform_peek_begin(void);
+ * the process for it and Firefox's traps and logs it (LT_REFUSED_KILLABLE). Held sets need no
+ * peek (lt_held_copy). Elsewhere than Linux 0. */
+int lt_platform_filtered(void);
 /* The same for memory no other thread can unmap meanwhile (the caller's own locks, the code
  * it runs, libc's own objects), in any sandbox: checked first, then copied (a mapping removed
  * between the two would fault). errno is kept. Async-signal-safe. */

@@ -150,9 +150,21 @@ static void pipe_set(sigset_t *set)
  * without a lock when a check finds it closed (a daemon closed every descriptor): another
  * thread's check may write into the pipe whose read end was just closed, and the SIGPIPE
  * killed the program (harm-fd.1, a few runs in a hundred). Without the pipe there is no
- * SIGPIPE to fear, and the guard's three system calls per unwind are saved. */
-static void unw_enter_as(unw_call *c, int masked)
+ * SIGPIPE to fear, and the guard's three system calls per unwind are saved.
+ *
+ * Refused (0: the caller answers "no frames") while this thread holds a lock that libunwind
+ * took: the tracer's libunwind is the program's where the program loads it too (one copy a
+ * process), and the program's unwind holds libunwind's cache lock while it calls out -
+ * dl_iterate_phdr at each look-up its cache misses, mmap and munmap when its cache is remade,
+ * sigprocmask. A lock call made there (a dl_iterate_phdr or mmap of the program's own that
+ * takes a mutex) had the tracer unwind, with the same libunwind, which waited for that lock
+ * forever, every signal blocked (harm-unwind.5, .2). Asked
+ * here, where every call into libunwind passes, it holds for reports too (lockname.c names a
+ * lock by the frame of an unwind). */
+static int unw_enter_as(unw_call *c, int masked)
 {
+    if (lt_unlikely(lt_held_unwinder(lt_tls.self)))
+        return 0;
     pthread_t self = pthread_self();
     sigset_t all, only_pipe, pending;
     c->errno_before = errno;
@@ -186,7 +198,7 @@ static void unw_enter_as(unw_call *c, int masked)
         }
         if (!atomic_load(&unwind_fork) || pthread_equal(atomic_load(&unwind_forker), self)) {
             c->slot = i % UNW_SLOTS;
-            return;
+            return 1;
         }
         atomic_store(slot, 0);
         while (atomic_load(&unwind_fork))
@@ -215,9 +227,9 @@ static void unw_leave(const unw_call *c)
     errno = c->errno_before;
 }
 
-static void unw_enter(unw_call *c)
+static int unw_enter(unw_call *c)
 {
-    unw_enter_as(c, 0);
+    return unw_enter_as(c, 0);
 }
 
 /* For an unwind that steps frame by frame: libunwind (1.6, built to block signals) blocks
@@ -228,9 +240,9 @@ static void unw_enter(unw_call *c)
  * to, and libunwind's own calls (sigprocmask, below) are answered from unw_call: two
  * system calls an unwind. unw_backtrace, whose cached frames make no such call, keeps
  * unw_enter. */
-static void unw_enter_masked(unw_call *c)
+static int unw_enter_masked(unw_call *c)
 {
-    unw_enter_as(c, 1);
+    return unw_enter_as(c, 1);
 }
 
 /* libunwind (1.6) checks an address before it reads the program's memory where it is told to
@@ -348,7 +360,8 @@ static void unwind_first(void)
     unw_cursor_t cur;
     unw_call c;
     unw_accessors_t *a;
-    unw_enter(&c);
+    if (!unw_enter(&c)) /* loaded first inside the program's unwind: libunwind's accessor stays */
+        return;
     atomic_store(&unw_setting_up, pthread_self());
     a = unw.unw_get_accessors(*unw.local_as); /* which sets libunwind up too */
     if (unw.unw_tdep_getcontext(&ctx) == 0 && unw.unw_init_local(&cur, &ctx) == 0 && a) {
@@ -377,52 +390,37 @@ static void unwind_first(void)
 #define NEVER_THREADED() 0
 #endif
 
-/* Else the thread count of /proc/self/stat (its 20th field; the 2nd, the name, may hold
- * spaces and parentheses, so the count is found from the last ')'). Not read under a seccomp
- * filter, which might kill on open; read with cancellation disabled (a fork handler is no
- * cancellation point), errno kept for the caller. In the fork of a process that never had a
- * second thread this cost 4 system calls and a page of stack written (a page fault) at each
- * fork. */
+/* What filtered reads of /proc/thread-self/status: its "Seccomp:" line comes near byte 900
+ * (a long "Groups:" line moves it on: not found, a filter may be in force). */
+#define STATUS_SIZE 2048
+static int filtered(char *status, size_t size);
+
+/* Else the "Threads:" line of /proc/thread-self/status, as filtered read it: not read once a
+ * seccomp filter was seen (one might kill on open; the thread may then not be alone). In the
+ * fork of a process that never had a second thread this cost 4 system calls and a page of
+ * stack written (a page fault) at each fork. */
 LT_FORK_PATH int lt_platform_alone(void)
 {
     if (NEVER_THREADED())
         return 1;
-    char buf[1024];
-    int state, saved = errno;
-    if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 0) {
-        errno = saved;
-        return 0;
-    }
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-    if (fd >= 0)
-        close(fd);
-    pthread_setcancelstate(state, NULL);
-    errno = saved;
-    if (n <= 0)
-        return 0;
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')');
-    for (int field = 2; p && field < 20; field++) /* p at the space before field + 1 */
-        p = strchr(p + 1, ' ');
-    return p && p[1] == '1' && p[2] == ' ';
+    char status[STATUS_SIZE];
+    filtered(status, sizeof status);
+    return strstr(status, "\nThreads:\t1\n") != NULL;
 }
 
 /* membarrier(2)'s expedited private barrier: an interrupt to each CPU running a thread of
- * the process, once registered. (The global one waits for a scheduler grace period.) Only in
- * a process without a seccomp filter: one that kills on membarrier would kill the program,
- * so none may have come since it was readied either (prctl, which the thread names use,
- * passes such filters). */
+ * the process, once registered. (The global one waits for a scheduler grace period.) Only
+ * where no seccomp filter is in force: Chromium's kills the process for membarrier, so none
+ * may have come since it was readied either. */
 int lt_platform_barrier_ready(void)
 {
-    return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 0 &&
+    return !lt_platform_filtered() &&
            syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
 int lt_platform_barrier_all(void)
 {
-    if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 0)
+    if (lt_platform_filtered())
         return -1;
     return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ? 0 : -1;
 }
@@ -610,8 +608,8 @@ void *lt_platform_mremap_direct(void *old, size_t old_size, size_t new_size, int
 
 /* mremap with `flags` (and target), or where a sandbox refuses it (Firefox's content sandbox
  * traps and logs it: 216-2,141 lines a headless screenshot, and each refusal turned tracking
- * off in that process as out of memory), a copy into `fresh` (NULL: a new mapping) from then
- * on. No reader is in the old pages meanwhile, either way: the tracer's grown mappings are
+ * off in that process as out of memory) or may kill for it (lt_platform_filtered), a copy into
+ * `fresh` (NULL: a new mapping) from then on. No reader is in the old pages meanwhile, either way: the tracer's grown mappings are
  * scratch arrays under one lock and held sets, which their own thread moves only while no
  * report reads them (thread.c: held_readers). NULL on failure, p then untouched; errno kept. */
 static void *remap(void *p, size_t old, size_t size, int flags, void *fresh)
@@ -619,9 +617,13 @@ static void *remap(void *p, size_t old, size_t size, int flags, void *fresh)
     int saved = errno;
     void *q = MAP_FAILED;
     if (!lt_platform_refused(LT_REFUSED_REMAP)) {
-        q = lt_platform_mremap_direct(p, old, size, flags, fresh);
-        if (q == MAP_FAILED && lt_platform_refusal(errno))
+        if (lt_platform_filtered()) { /* Chromium's baseline policy (its GPU process) kills */
             lt_platform_refuse(LT_REFUSED_REMAP);
+        } else {
+            q = lt_platform_mremap_direct(p, old, size, flags, fresh);
+            if (q == MAP_FAILED && lt_platform_refusal(errno))
+                lt_platform_refuse(LT_REFUSED_REMAP);
+        }
     }
     if (q == MAP_FAILED && lt_platform_refused(LT_REFUSED_REMAP))
         q = lt_platform_copy_over(p, old, fresh ? fresh : lt_platform_map(size), size);
@@ -1023,9 +1025,8 @@ static uint64_t status_mask(const char *status, const char *key)
     }
 }
 
-/* /proc/self/task/<tid>/<file> into buf (NUL-terminated; "" when unreadable), with
+/* The file at `path` (under /proc), as much as fits in buf; "" when it cannot be read. With
  * cancellation disabled: open and read are cancellation points. */
-/* The file at `path` (under /proc), as much as fits in buf; "" when it cannot be read. */
 static void proc_file(const char *path, char *buf, size_t size)
 {
     int state;
@@ -1039,6 +1040,34 @@ static void proc_file(const char *path, char *buf, size_t size)
         close(fd);
     pthread_setcancelstate(state, NULL);
     buf[n] = 0;
+}
+
+/* Whether a seccomp filter is, or may be, in force in the calling thread: the "Seccomp:" line
+ * of /proc/thread-self/status (0 no filter, 2 filters; 1, strict mode, allows no call the
+ * tracer makes), read into status ("" once a filter was seen: not read again). A filter is
+ * never taken away and is inherited, so once one is seen, calls a filter may kill the process
+ * for are made no more (LT_REFUSED_KILLABLE), nor is the file read again. May be: the file
+ * unreadable (Chromium's renderers: open refused with EPERM, or an empty root without /proc),
+ * or the line not within what was read. A kernel without seccomp has no such line. Not
+ * prctl(PR_GET_SECCOMP), which Chromium's filter kills the process for where it lets open
+ * fail (libc opens files of its own: sandboxes refuse file system calls with an error, the
+ * rest they do not expect with death); not a watch on the program's prctl and seccomp calls,
+ * which misses those made with a raw system call instruction (Chromium's). Per thread: a
+ * filter may be the calling thread's alone. A filter installed by another thread after this
+ * read and before the calls that follow it is missed. Async-signal-safe; errno kept. */
+static int filtered(char *status, size_t size)
+{
+    status[0] = 0;
+    if (lt_platform_refused(LT_REFUSED_KILLABLE))
+        return 1;
+    int saved = errno;
+    proc_file("/proc/thread-self/status", status, size);
+    errno = saved;
+    const char *line = strstr(status, "\nSeccomp:");
+    if (line ? status_mask(line, "\nSeccomp:") == 0 : status[0] && strlen(status) < size - 1)
+        return 0;
+    lt_platform_refuse(LT_REFUSED_KILLABLE);
+    return 1;
 }
 
 static void task_file(int tid, const char *file, char *buf, size_t size)
@@ -1332,9 +1361,8 @@ static size_t unwind_frames(lt_frame *frames, size_t max)
 size_t lt_platform_unwind(lt_frame *frames, size_t max)
 {
     unw_call c;
-    if (!have_unwind())
+    if (!have_unwind() || !unw_enter_masked(&c))
         return 0;
-    unw_enter_masked(&c);
     size_t n = unwind_frames(frames, max);
     unw_leave(&c);
     return n;
@@ -1362,9 +1390,8 @@ void lt_platform_thread_init(void)
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
 {
     unw_call c;
-    if (!have_unwind())
+    if (!have_unwind() || !unw_enter(&c))
         return 0;
-    unw_enter(&c);
     int n = unw.unw_backtrace((void **)ips, (int)max);
     unw_leave(&c);
     return n > 0 ? (size_t)n : 0;
@@ -1374,9 +1401,8 @@ uintptr_t lt_platform_proc_start(uintptr_t ip)
 {
     unw_proc_info_t pi;
     unw_call c;
-    if (!have_unwind())
+    if (!have_unwind() || !unw_enter(&c))
         return 0;
-    unw_enter(&c);
     int rc = unw.unw_get_proc_info_by_ip(*unw.local_as, ip, &pi, NULL);
     unw_leave(&c);
     return rc == 0 ? pi.start_ip : 0;
@@ -1386,9 +1412,8 @@ int lt_platform_unwind_info(uintptr_t ip)
 {
     unw_proc_info_t pi;
     unw_call c;
-    if (!have_unwind() || ip == 0)
+    if (!have_unwind() || ip == 0 || !unw_enter(&c))
         return -1;
-    unw_enter(&c);
     int rc = unw.unw_get_proc_info_by_ip(*unw.local_as, ip - 1, &pi, NULL);
     unw_leave(&c);
     return rc == 0 ? 1 : rc == -UNW_ENOINFO ? 0 : -1;
@@ -1767,7 +1792,7 @@ int lt_platform_data_symbol(uintptr_t addr, char *buf, size_t size)
 int lt_platform_peek(void *dst, const void *src, size_t n)
 {
     struct iovec local = {dst, n}, remote = {(void *)src, n};
-    if (lt_platform_refused(LT_REFUSED_PEEK))
+    if (lt_platform_refused(LT_REFUSED_KILLABLE))
         return -1;
     int saved = errno;
     int ok = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
@@ -1775,24 +1800,10 @@ int lt_platform_peek(void *dst, const void *src, size_t n)
     return ok ? 0 : -1;
 }
 
-/* The "Seccomp:" line of /proc/self/status: 0 no filter, 2 filters (1, strict mode, allows no
- * call the tracer makes). Where the file cannot be read, as with a filter: Chromium's sandbox
- * refuses the open (EPERM) in its renderers, or has them in an empty root without /proc. A
- * kernel without seccomp has no such line. Not prctl(PR_GET_SECCOMP), which Chromium's
- * filter crashes the process for; not a watch on the program's prctl and seccomp calls, which
- * misses those made with a raw system call instruction (Chromium's). A filter installed by
- * another thread after this read and before the peeks that follow it is missed. */
-void lt_platform_peek_begin(void)
+int lt_platform_filtered(void)
 {
-    char status[4096];
-    if (lt_platform_refused(LT_REFUSED_PEEK))
-        return;
-    int saved = errno;
-    proc_file("/proc/self/status", status, sizeof status);
-    errno = saved;
-    const char *line = strstr(status, "\nSeccomp:");
-    if (!status[0] || (line && status_mask(line, "\nSeccomp:") != 0))
-        lt_platform_refuse(LT_REFUSED_PEEK);
+    char status[STATUS_SIZE];
+    return filtered(status, sizeof status);
 }
 
 /* Each 4 KiB page of the range is checked (its first 8 bytes: a page is readable whole or not
@@ -2105,12 +2116,14 @@ static int main_stack_bounds(uintptr_t *lo, uintptr_t *hi)
     return 0;
 }
 
-int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+/* A thread pthread_create made is not asked whether it leads the process: two system calls
+ * at each start, which a thread started natively does not make. */
+int lt_platform_stack_bounds(int made, uintptr_t *lo, uintptr_t *hi)
 {
     pthread_attr_t a;
     void *addr;
     size_t size;
-    if (gettid() == getpid() && main_stack_bounds(lo, hi) == 0)
+    if (!made && gettid() == getpid() && main_stack_bounds(lo, hi) == 0)
         return 0;
     if (pthread_getattr_np(pthread_self(), &a) != 0)
         return -1;
@@ -2182,10 +2195,13 @@ static int handled(int sig)
  * that notify by a signal, listed in /proc/self/timers (its first 4 KB, some 50 timers; a
  * kernel without that file shows none). The CPU-time interval timers do not advance while the program's threads sleep; a
  * timer that starts a thread (SIGEV_THREAD) has a glibc thread waiting for its signal in
- * sigtimedwait, which no stall counts as stuck. */
+ * sigtimedwait, which no stall counts as stuck. Under a seccomp filter one may be: the calls
+ * that would say are not made. */
 static int timer_coming(void)
 {
     struct itimerval real;
+    if (lt_platform_filtered()) /* Chromium's filter kills for getitimer and timer_gettime */
+        return 1;
     if (getitimer(ITIMER_REAL, &real) == 0 &&
         (real.it_value.tv_sec || real.it_value.tv_usec) && handled(SIGALRM))
         return 1;

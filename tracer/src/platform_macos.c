@@ -208,8 +208,9 @@ int lt_platform_locks_linked(void)
     return 1;
 }
 
-int lt_platform_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+int lt_platform_stack_bounds(int made, uintptr_t *lo, uintptr_t *hi)
 {
+    (void)made;
     pthread_t self = pthread_self();
     *hi = (uintptr_t)pthread_get_stackaddr_np(self); /* the top: stacks grow down */
     *lo = *hi - pthread_get_stacksize_np(self);
@@ -356,8 +357,9 @@ int lt_platform_read(void *dst, const void *src, size_t n)
 }
 
 /* No seccomp here: mach_vm_read_overwrite is the task's own. */
-void lt_platform_peek_begin(void)
+int lt_platform_filtered(void)
 {
+    return 0;
 }
 
 /* A path that does not fit leaves buf empty rather than cut (the call says how much it needs). */

@@ -32,8 +32,9 @@
  * collector's conservative scan; a handler that edits its context to send the thread elsewhere
  * (Go's preemption) has no effect, and one that resumes it (setcontext) resumes the flush.
  *
- * The wrapper takes no lock and allocates nothing but the thread's records (NSIG of them), by
- * mmap, the first time it defers; when that fails the handler runs at once, as before. Linux
+ * The wrapper takes no lock and allocates nothing but the thread's records (NSIG of them), the
+ * first time it defers: records a thread that ended left (spare), else by mmap; when that
+ * fails the handler runs at once, as before. Linux
  * only: interpose_signal.c installs the wrapper, and macOS builds neither.
  */
 #define _GNU_SOURCE
@@ -87,6 +88,38 @@ typedef struct records {
 } records;
 
 #define RECORDS_SIZE sizeof(records)
+
+/* Records threads that ended gave back, clean (none armed, none blocked), for the next thread
+ * that defers: a mapping made and unmapped at each thread's start and end under a signal
+ * storm (most of 1,100 threads, 100 each starting 10 under a 10 us timer) cost two system
+ * calls, a page fault and, unmapped by a process with other threads, a flush of the other
+ * CPUs' TLBs. A slot is taken and given with one atomic exchange or compare-and-swap, which a
+ * signal handler may do (no lock, no ABA: a slot holds one pointer, taken whole). */
+#define SPARE 64
+static void *_Atomic spare[SPARE];
+
+static void *spare_take(void)
+{
+    for (int i = 0; i < SPARE; i++)
+        if (atomic_load_explicit(&spare[i], memory_order_relaxed)) {
+            void *r = atomic_exchange_explicit(&spare[i], NULL, memory_order_acquire);
+            if (r)
+                return r;
+        }
+    return NULL;
+}
+
+static void spare_give(void *r)
+{
+    for (int i = 0; i < SPARE; i++) {
+        void *none = NULL;
+        if (!atomic_load_explicit(&spare[i], memory_order_relaxed) &&
+            atomic_compare_exchange_strong_explicit(&spare[i], &none, r, memory_order_release,
+                                                    memory_order_relaxed))
+            return;
+    }
+    lt_platform_unmap(r, RECORDS_SIZE);
+}
 
 void lt_sig_init(void)
 {
@@ -162,10 +195,12 @@ static records *mine(void)
     if (lt_likely(r != NULL))
         return r;
     int saved = errno;
-    void *none = NULL, *p = lt_platform_map(RECORDS_SIZE);
-    /* a handler of another signal that came meanwhile may have mapped them */
+    void *none = NULL, *p = spare_take();
+    if (!p)
+        p = lt_platform_map(RECORDS_SIZE);
+    /* a handler of another signal that came meanwhile may have taken some */
     if (p && !atomic_compare_exchange_strong(&lt_tls.sigrec, &none, p)) {
-        lt_platform_unmap(p, RECORDS_SIZE);
+        spare_give(p);
         p = none;
     }
     errno = saved;
@@ -323,13 +358,14 @@ void lt_sig_flush(void)
     errno = saved;
 }
 
+/* With busy LT_BUSY_PASS none is deferred any more: the flush leaves the records clean. */
 void lt_sig_thread_exit(void)
 {
     if (lt_tls.sigpend)
         lt_sig_flush();
     void *r = atomic_exchange_explicit(&lt_tls.sigrec, NULL, memory_order_relaxed);
     if (r)
-        lt_platform_unmap(r, RECORDS_SIZE);
+        spare_give(r);
 }
 
 LT_FORK_PATH void lt_sig_fork(lt_fork_phase phase)

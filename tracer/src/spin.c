@@ -131,12 +131,17 @@ void lt_spin_wait(const _Atomic int *busy)
 void lt_spin_lock(lt_spin *s)
 {
     lt_thread *self = lt_tls.self;
-    int me = self ? self->info.tid : lt_platform_tid(), free_ = 0;
+    lt_spin_lock_as(s, self ? self->info.tid : lt_platform_tid());
+}
+
+void lt_spin_lock_as(lt_spin *s, int me)
+{
+    int free_ = 0;
     if (atomic_load_explicit(&s->owner, memory_order_relaxed) == me) {
         s->depth++;
         return;
     }
-    rank_taken(self, s);
+    rank_taken(lt_tls.self, s);
     while (!atomic_compare_exchange_weak_explicit(&s->owner, &free_, me, memory_order_acquire,
                                                   memory_order_relaxed)) {
         free_ = 0;

@@ -81,6 +81,9 @@ typedef struct lt_spin_ranks {
 typedef enum { LT_FORK_PREPARE, LT_FORK_PARENT, LT_FORK_CHILD } lt_fork_phase;
 
 void lt_spin_lock(lt_spin *s);
+/* lt_spin_lock by the calling thread, whose id is me: for a thread not registered, which
+ * spares the system call that asks it (a thread's start and exit, thread.c). */
+void lt_spin_lock_as(lt_spin *s, int me);
 /* One step of waiting for another thread to finish something, round counting the steps from
  * 0: a pause while a holder on another CPU is likely about to let go, then yields, then naps
  * of up to a millisecond (so that a holder of any priority runs). Every wait of the tracer for

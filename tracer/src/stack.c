@@ -129,10 +129,14 @@ static size_t program_start(const uintptr_t *ips, size_t n, uintptr_t from_ra)
     return i < n ? i : 0;
 }
 
+/* The call site alone where the unwinder gives no frames (it may not unwind now:
+ * platform_linux.c's unw_enter_as). */
 static __attribute__((noinline)) uint32_t stack_unwound(uintptr_t from_ra)
 {
     uintptr_t ips[MAX_FRAMES + SLACK];
     size_t n = lt_platform_backtrace(ips, lt_stack_depth() + SLACK);
+    if (!n)
+        return from_ra ? lt_stack_intern(&from_ra, 1) : 0;
     size_t start = program_start(ips, n, from_ra);
     n -= start;
     return lt_stack_intern(ips + start, n < lt_stack_depth() ? n : lt_stack_depth());

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,13 +48,25 @@ static void registry_link(lt_thread *t)
     registry = t;
 }
 
-/* A fresh lt_thread for the calling thread in the registry; NULL when out of memory. Its
- * handle is set under the lock: a detach walking the registry sees it, or the detach is
- * pending when the thread claims it (waitfor.c). */
-static lt_thread *thread_new(void)
+/* An lt_thread given back made as a fresh one, by the thread that leaves it (thread_delete),
+ * so the pool holds them zeroed. The walks' frames (36 of its 64 KiB) are left as they are:
+ * callsite.c reads a walk's frames only up to its n, and writes them before, and every walk
+ * is zeroed (n 0). Zeroing all of it at the next start, under the registry lock, was 63,000
+ * of the 82,000 instructions the tracer added to a thread's start and exit (callgrind,
+ * `stressbench sigthreads`). */
+static void thread_clear(lt_thread *t)
 {
-    lt_spin_lock(&registry_lock);
-    lt_thread *t = lt_pool_get(&pool);
+    memset(t, 0, offsetof(lt_thread, walk_frames));
+    memset(t->walk_next, 0, sizeof *t - offsetof(lt_thread, walk_next));
+}
+
+/* A fresh lt_thread for the calling thread (its id: tid) in the registry; NULL when out of
+ * memory. Its handle is set under the lock: a detach walking the registry sees it, or the
+ * detach is pending when the thread claims it (waitfor.c). */
+static lt_thread *thread_new(int tid)
+{
+    lt_spin_lock_as(&registry_lock, tid);
+    lt_thread *t = lt_pool_take(&pool); /* zeroed: fresh, or by thread_clear */
     if (t) {
         t->handle = (uintptr_t)pthread_self();
         registry_link(t);
@@ -114,17 +127,29 @@ static void held_release(lt_thread *t)
     held_room_update(t);
 }
 
-/* Out of the registry and back to the pool. */
+/* Out of the registry and back to the pool, by its thread (no longer lt_tls.self), zeroed
+ * between two holds of the lock, not under it: threads that start and end together queue on
+ * it, and a signal storm stretches whatever its holder does (100 threads each starting 10
+ * under a 10 us timer yielded 16,000 times on it). Zeroed with busy LT_BUSY_PASS: the thread
+ * holds nothing of the tracer's then, and a signal that comes runs its handler at once, where
+ * a deferred one cost a flush (three system calls) at the thread's way out. A reader without
+ * the lock (the thread dump) may read zeros there as it may read stale data. */
 static void thread_delete(lt_thread *t)
 {
+    int tid = t->info.tid;
     held_release(t);
-    lt_spin_lock(&registry_lock);
+    lt_spin_lock_as(&registry_lock, tid);
     if (t->prev)
         t->prev->next = t->next;
     else
         registry = t->next;
     if (t->next)
         t->next->prev = t->prev;
+    lt_spin_unlock(&registry_lock);
+    lt_busy_set(&lt_tls, LT_BUSY_PASS);
+    thread_clear(t);
+    lt_busy_set(&lt_tls, LT_BUSY_IN);
+    lt_spin_lock_as(&registry_lock, tid);
     lt_pool_put(&pool, t);
     lt_spin_unlock(&registry_lock);
 }
@@ -144,12 +169,13 @@ static void arm_exit_hook(lt_thread *t)
 
 static lt_thread *register_thread(int seq)
 {
-    lt_thread *t = thread_new();
+    int tid = lt_platform_tid();
+    lt_thread *t = thread_new(tid);
     if (!t) {
         lt_report_degraded("out of memory for a thread's state: its locks are not tracked");
         return NULL;
     }
-    t->info.tid = lt_platform_tid();
+    t->info.tid = tid;
     t->info.seq = seq >= 0 ? seq : atomic_fetch_add(&next_seq, 1);
     lt_waitfor_detach_claim(t); /* a pthread_detach that came before this registration */
     t->held = t->inline_held;
@@ -350,6 +376,23 @@ static lt_held *index_find(const lt_thread *t, const void *addr)
  * the index, which the calling thread makes now when the set has none. Another thread's set
  * (the wait-for check reads those of blocked threads) is scanned instead: only its thread
  * changes it. */
+/* Asked before each of the tracer's calls into libunwind (platform_linux.c), not where locks
+ * are taken: the acquisition's fast path pays nothing, and a set's entries are seldom more
+ * than a few. Whose ra is in the unwinder is known only once the tracer has loaded it, so the
+ * entries are asked then, not when they were made. A set being replaced (held_moves odd: only
+ * a signal handler can find it so) is not read, and counts as holding one. */
+int lt_held_unwinder(const lt_thread *t)
+{
+    if (!t || !t->nheld)
+        return 0;
+    if (atomic_load_explicit(&t->held_moves, memory_order_relaxed) & 1)
+        return 1;
+    for (uint32_t i = t->held_end; i-- > t->held_start;)
+        if (t->held[i].lock && lt_platform_in_unwinder(t->held[i].ra))
+            return 1;
+    return 0;
+}
+
 lt_held *lt_held_find_large(lt_thread *t, const void *addr)
 {
     if (!t->held_indexed && (t != lt_tls.self || !index_build(t, t->cap))) {

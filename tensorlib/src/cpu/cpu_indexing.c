@@ -96,26 +96,37 @@ tl_status tl_cpu_index_select(const tl_operand *dst, const tl_operand *src, cons
     return st;
 }
 
+/* ids may be smaller than src on the dims but dim (candle's rule, torch's meaning): output
+ * element p reads src at p with p[dim] replaced by ids[p], so the walk over ids' shape keeps
+ * p's offset in the contiguous source (`at`, dim's term left out) as it goes. */
 tl_status tl_cpu_gather(const tl_operand *dst, const tl_operand *src, const tl_operand *ids,
                         size_t dim)
 {
-    size_t n = src->layout->shape[dim], m = ids->layout->shape[dim], outer, inner;
+    const tl_layout *il = ids->layout;
+    size_t count = tl_layout_elems(il), nd = il->ndim, cs[TL_MAX_DIMS], p[TL_MAX_DIMS] = {0};
     index_args a;
     tl_status st = index_args_get("gather", src, ids, src->layout, dim, &a);
     if (st == TL_OK) {
-        split_at(ids->layout, dim, &outer, &inner);
-        size_t es = tl_dtype_size(src->dtype), e = 0;
+        for (size_t d = nd, step = 1; d-- > 0; step *= src->layout->shape[d])
+            cs[d] = step;
+        size_t es = tl_dtype_size(src->dtype), at = 0;
         char *d = (char *)dst->buf + dst->layout->offset * es;
-        for (size_t o = 0; o < outer; o++)
-            for (size_t j = 0; j < m; j++)
-                for (size_t i = 0; i < inner; i++, e++) {
-                    uint64_t id = index_at(ids, a.ids, e);
-                    if (index_none(ids, id))
-                        memset(d + e * es, 0, es);
-                    else
-                        memcpy(d + e * es, (const char *)a.src + ((o * n + id) * inner + i) * es,
-                               es);
+        for (size_t e = 0; e < count; e++) {
+            uint64_t id = index_at(ids, a.ids, e);
+            if (index_none(ids, id))
+                memset(d + e * es, 0, es);
+            else
+                memcpy(d + e * es, (const char *)a.src + (at + id * cs[dim]) * es, es);
+            for (size_t k = nd; k-- > 0;) { /* the next p, row-major */
+                size_t step = k == dim ? 0 : cs[k];
+                if (++p[k] < il->shape[k]) {
+                    at += step;
+                    break;
                 }
+                at -= (il->shape[k] - 1) * step;
+                p[k] = 0;
+            }
+        }
     }
     index_args_free(&a);
     return st;

@@ -182,8 +182,10 @@ bool tlm_gather_args(const tl_view *src, const tl_view *ids, size_t dim, tlk_ind
 {
     if (ids->ndim != src->ndim || dim >= src->ndim)
         return false;
+    /* ids smaller than src outside dim is candle's rule: the kernel reads src at the output's
+     * coordinates */
     for (size_t d = 0; d < src->ndim; d++)
-        if (d != dim && ids->shape[d] != src->shape[d])
+        if (d != dim && ids->shape[d] > src->shape[d])
             return false;
     return index_args(src, ids, dim, ids->shape, args);
 }

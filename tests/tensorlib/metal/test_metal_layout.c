@@ -108,7 +108,11 @@ static void test_index(void)
     size_t gs[] = {4, 2}, gst[] = {2, 1};
     tl_view g = view(2, gs, gst, 0);
     CHECK(tlm_gather_args(&src, &g, 1, &a) && a.n == 8 && a.dim_size == 3);
-    CHECK(!tlm_gather_args(&src, &g, 0, &a)); /* dim 1 differs: 2 vs 3 */
+    /* along dim 0, ids' dim 1 (2) is within src's (3): candle's rule, torch's meaning */
+    CHECK(tlm_gather_args(&src, &g, 0, &a) && a.n == 8 && a.dim_size == 4);
+    size_t ws[] = {2, 4}, wst[] = {4, 1};
+    tl_view w = view(2, ws, wst, 0);
+    CHECK(!tlm_gather_args(&src, &w, 0, &a)); /* dim 1 larger: 4 vs 3 */
     CHECK(!tlm_index_select_args(&src, &g, 0, &a)); /* ids must be 1-D */
 }
 

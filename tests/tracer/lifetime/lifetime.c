@@ -286,14 +286,20 @@ static void destroy_annotated(int again)
  * ---------------------------------------------------------------------------------------- */
 static _Atomic int holding, released;
 
+/* A holder's thread, once it holds its lock: it never unlocks, the memory is gone. */
+static void *hold_until_released(void)
+{
+    atomic_store(&holding, 1);
+    while (!atomic_load(&released))
+        usleep(1000);
+    return NULL;
+}
+
 NOINLINE void *hold_object_lock(void *arg)
 {
     object *o = arg;
     pthread_mutex_lock(&o->mu);
-    atomic_store(&holding, 1);
-    while (!atomic_load(&released))
-        usleep(1000);
-    return NULL; /* never unlocks: the memory is gone */
+    return hold_until_released();
 }
 
 NOINLINE void free_while_other_holds(void)
@@ -308,6 +314,26 @@ NOINLINE void free_while_other_holds(void)
     atomic_store(&released, 1);
     pthread_join(th, NULL);
     puts("freed while another thread holds it");
+}
+
+NOINLINE void *hold_pool_read(void *arg)
+{
+    pthread_rwlock_rdlock(arg);
+    return hold_until_released();
+}
+
+/* The same for a read hold: the rwlock's word still counts the reader (holder_confirmed). */
+NOINLINE void free_while_other_reads(void)
+{
+    pthread_t th;
+    pthread_rwlock_t *rw = calloc(1, 200);
+    pthread_create(&th, NULL, hold_pool_read, rw);
+    while (!atomic_load(&holding))
+        usleep(1000);
+    free(rw);
+    atomic_store(&released, 1);
+    pthread_join(th, NULL);
+    puts("freed while another thread reads it");
 }
 
 NOINLINE void free_while_self_holds(void)
@@ -654,6 +680,8 @@ int main(int argc, char **argv)
         annotate_out_of_memory();
     else if (!strcmp(name, "free-held-other"))
         free_while_other_holds();
+    else if (!strcmp(name, "free-held-other-read"))
+        free_while_other_reads();
     else if (!strcmp(name, "free-held-self"))
         free_while_self_holds();
     else if (!strcmp(name, "realloc-held"))
