@@ -38,8 +38,8 @@ typedef enum lt_refusable {
     LT_REFUSED_POPULATE, /* madvise(MADV_POPULATE_WRITE): pages are faulted in when touched */
     LT_REFUSED_REMAP,    /* mremap: a mapping grows by a new one and a copy */
     LT_REFUSED_KILLABLE, /* calls a filter may kill the process for (process_vm_readv,
-                          * membarrier, the fork's /proc read): none once a filter was seen
-                          * (platform_linux.c, filtered) */
+                          * membarrier, mremap, the timers', the fork's /proc read): none
+                          * once a filter was seen (lt_platform_filtered) */
     LT_REFUSABLE
 } lt_refusable;
 /* Whether `call` was refused in this process (by lt_platform_refuse). By process id: a child
@@ -342,12 +342,12 @@ int lt_platform_peek(void *dst, const void *src, size_t n);
 /* Whether a seccomp filter is, or may be, in force in the calling thread now: one file read
  * while none was seen in the process, none after (async-signal-safe; errno kept). Asked before
  * a call a sandbox may kill the process for (Chromium's, in every process: membarrier,
- * getitimer, timer_gettime; in its GPU process: mremap), and before
- * a report peeks (lockname.c: the heap's records, other threads' stacks): once a filter is
- * seen, every lt_platform_peek of the process fails from then on (a filter is never taken
- * away, and is inherited): not every filter forbids process_vm_readv, but Chromium's kills
- * the process for it and Firefox's traps and logs it (LT_REFUSED_KILLABLE). Held sets need no
- * peek (lt_held_copy). Elsewhere than Linux 0. */
+ * getitimer, timer_gettime; in its GPU process: mremap), and before a report peeks
+ * (lockname.c: the heap's records, other threads' stacks): once a filter is seen, every
+ * lt_platform_peek of the process fails from then on (a filter is never taken away, and is
+ * inherited): not every filter forbids process_vm_readv, but Chromium's kills the process
+ * for it and Firefox's traps and logs it (LT_REFUSED_KILLABLE). Held sets need no peek
+ * (lt_held_copy). Elsewhere than Linux 0. */
 int lt_platform_filtered(void);
 /* The same for memory no other thread can unmap meanwhile (the caller's own locks, the code
  * it runs, libc's own objects), in any sandbox: checked first, then copied (a mapping removed
