@@ -404,6 +404,27 @@ class Mismatch(Exception):
     pass
 
 
+# FUZZ_STATS=1: per (op, dtype), the checks made, the largest error in ulps of the dtype (of
+# the reference's magnitude; below the smallest normal, in subnormal steps) and the largest
+# share of its tolerance an error used, printed at the end.
+STATS = None
+current_op = None
+
+
+def note_error(g, w, dt, tol):
+    fin = np.isfinite(g) & np.isfinite(w)
+    with np.errstate(all='ignore'):
+        err = np.abs(g - w)
+        step = np.maximum(EPS[dt] * 2.0 ** np.floor(np.log2(np.maximum(np.abs(w), 1e-300))),
+                          TINY[dt])
+        ulp = float(np.max(np.where(fin, err / step, 0), initial=0))
+        used = float(np.max(np.where(fin & (tol > 0), err / tol, 0), initial=0)) \
+            if tol is not None else 0.0
+    k = (current_op, NAMES[dt])
+    n, u0, s0 = STATS.get(k, (0, 0.0, 0.0))
+    STATS[k] = (n + 1, max(u0, ulp), max(s0, used))
+
+
 def compare(t, want, dt, ulps=4, atol=None, bits=False, label=''):
     """want: f64 reference (floats: rounded here to dt) or exact ints."""
     got, gdt = read(t)
@@ -421,6 +442,10 @@ def compare(t, want, dt, ulps=4, atol=None, bits=False, label=''):
     if dt in INTS:
         w = want.astype(object) if want.dtype == object else want.astype(np.int64)
         g = got.astype(np.int64)
+        if STATS is not None:
+            k = (current_op, NAMES[dt])
+            n, u0, s0 = STATS.get(k, (0, 0.0, 0.0))
+            STATS[k] = (n + 1, u0, s0)
         bad = np.nonzero(g != w)
         if len(bad[0]):
             i = tuple(x[0] for x in bad)
@@ -442,6 +467,8 @@ def compare(t, want, dt, ulps=4, atol=None, bits=False, label=''):
                 (np.abs(w) + tol >= HUGE[dt])
             # a finite reference rounding just past the dtype's range
             same |= np.isfinite(want) & np.isinf(g) & np.isinf(w) & (g == w)
+    if STATS is not None:
+        note_error(g, w, dt, None if bits else tol)
     bad = np.nonzero(~np.asarray(same))
     if len(bad[0]):
         i = tuple(x[0] for x in bad)
@@ -2901,8 +2928,9 @@ def main():
     seed = int(sys.argv[2]) if len(sys.argv) > 2 else 20261202
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3000
     only = sys.argv[4].split(',') if len(sys.argv) > 4 else None
-    global MAX_RANK
+    global MAX_RANK, STATS
     MAX_RANK = int(os.environ.get('FUZZ_MAX_RANK', MAX_RANK))
+    STATS = {} if os.environ.get('FUZZ_STATS') else None
     import warnings
     warnings.simplefilter('ignore')  # fd 2 must hold only what the library writes
     global scratch
@@ -2923,6 +2951,8 @@ def main():
     try:
         for r in range(rounds):
             op = ops[r % len(ops)]
+            global current_op
+            current_op = op.__name__[3:]
             t0 = time.time()
             try:
                 op()
@@ -2945,6 +2975,8 @@ def main():
         print('FAIL', f)
     if os.environ.get('FUZZ_TIMES'):
         print(sorted(spent.items(), key=lambda kv: -kv[1])[:8])
+    for (o, d), (n, ulp, used) in sorted((STATS or {}).items()):
+        print('STATS %s %s checks %d max_ulps %.3g max_tol_share %.3g' % (o, d, n, ulp, used))
     if printed:
         print('FAIL: the library printed %d bytes: %r' % (len(printed), printed[:200]))
     print('%d rounds over %d ops, seed %d: %d failures (%d distinct)' % (
