@@ -1516,6 +1516,7 @@ def op_sort():
     for idx in np.ndindex(*s[:-1]):
         order[idx] = sort_key_order(list(v[idx]), asc)
     compare(ids, order, U32, label=desc + ' indices')
+    compare(own(lib.tl_arg_sort_last_dim(x, asc), desc), order, U32, label=desc + ' arg_sort')
     compare(got, np.take_along_axis(v, order, axis=-1), dt, bits=dt in FLOATS, label=desc)
     return desc
 
