@@ -250,6 +250,7 @@ rng = None
 
 
 MAX_RANK = 6  # rand_shape draws ranks 0..MAX_RANK-1 (strided views add one; TL_MAX_DIMS is 8)
+BIG = 0.1  # the share of shapes with one dim past the kernels' blocks (FUZZ_BIG)
 
 
 def rand_shape(rank=None, zero=0.08, maxd=5):
@@ -261,7 +262,7 @@ def rand_shape(rank=None, zero=0.08, maxd=5):
     for _ in range(rank):
         r = rng.random()
         dims.append(0 if r < zero else 1 if r < zero + 0.2 else int(rng.integers(2, maxd + 1)))
-    if rank and maxd == 5 and rng.random() < 0.1:
+    if rank and maxd == 5 and rng.random() < BIG:
         dims[int(rng.integers(0, rank))] = int(rng.choice([63, 64, 65, 129, 257, 700]))
     return tuple(dims)
 
@@ -2929,8 +2930,9 @@ def main():
     seed = int(sys.argv[2]) if len(sys.argv) > 2 else 20261202
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3000
     only = sys.argv[4].split(',') if len(sys.argv) > 4 else None
-    global MAX_RANK, STATS
+    global MAX_RANK, STATS, BIG
     MAX_RANK = int(os.environ.get('FUZZ_MAX_RANK', MAX_RANK))
+    BIG = float(os.environ.get('FUZZ_BIG', BIG))
     STATS = {} if os.environ.get('FUZZ_STATS') else None
     import warnings
     warnings.simplefilter('ignore')  # fd 2 must hold only what the library writes
