@@ -2622,7 +2622,9 @@ def op_rand():
         raise Mismatch('%s: %s%s' % (desc, NAMES[gdt], g1.shape))
     if g1.tobytes() != read(t2)[0].tobytes():
         raise Mismatch('%s: another run of the seed gave other values' % desc)
-    if g1.size >= 2 and g1.tobytes() == read(t3)[0].tobytes():
+    # six values at least: bf16 holds 16 values in [5, 5.5), so three of them match the
+    # next seed's once in 4096 draws (seed 131039 met it); six, once in 2^24
+    if g1.size >= 6 and g1.tobytes() == read(t3)[0].tobytes():
         raise Mismatch('%s: the next seed gave the same values' % desc)
     x = from_store(g1, dt)
     if not np.all(np.isfinite(x)):
