@@ -104,7 +104,13 @@ static void gelu_erf_tail(void)
     EXPECT_ULPS(tl_unary(TL_GELU_ERF, x), 4, -4.0066405e-37, -2.1317785e-32);
     tl_tensor *y = MAKE(TL_F64, SHAPE(2), -36, -30);
     EXPECT_ULPS(tl_unary(TL_GELU_ERF, y), 4, -1.505744663687022e-282, -1.472014178144456e-196);
-    RELEASE(x, y);
+    /* below x = -37 erfc(-x / sqrt 2) is subnormal: main multiplied its lost bits by 0.5 x
+     * (-3.538981280086475e-309: 17 subnormal steps; -9.4e-323 for -5.4e-323). Reference:
+     * the same decimal erfc, 60 digits, tens13 */
+    tl_tensor *s = MAKE(TL_F64, SHAPE(3), -37.664713263823344, -37.62804645427882, -38.5);
+    EXPECT_ULPS(tl_unary(TL_GELU_ERF, s), 1, -3.53898128008656e-309, -1.4072326122385203e-308,
+                -5.4e-323);
+    RELEASE(x, y, s);
 }
 
 /* log_softmax is (x - max) - log(sum), and the sum holds exp(0) = 1 for the maximum: adding

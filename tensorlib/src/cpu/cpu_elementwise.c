@@ -138,9 +138,15 @@ static inline float gelu_erf_f32(float x)
     return (float)(0.5 * x * erfc(x * -0.70710678118654752440));
 }
 
+/* Below x = -37 erfc(-x / sqrt 2) is itself subnormal (its last bits gone) and 0.5 * x
+ * multiplied that loss by up to 19 (17 subnormal steps off, x = -37.63): there erfcl's wider
+ * exponent keeps every bit and the result rounds once (x87 long double; where long double is
+ * double this is the same as the formula below). */
 static inline double gelu_erf_f64(double x)
 {
     const double c = 0.7071067811865476, c_lo = -4.833646656726457e-17; /* 1/sqrt 2 = c + c_lo */
+    if (x < -37)
+        return (double)(0.5L * x * erfcl(x * -0.707106781186547524400844362104849039L));
     double xs = fabs(x) < 64 ? x : 0, p = xs * c;
     double z = -(x * c), dz = -(two_prod_err(xs, c, p) + xs * c_lo);
     return 0.5 * x * (erfc(z) - dz * 1.1283791670955126 * exp(-z * z));
