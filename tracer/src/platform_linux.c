@@ -611,7 +611,8 @@ void *lt_platform_mremap_direct(void *old, size_t old_size, size_t new_size, int
  * off in that process as out of memory) or may kill for it (lt_platform_filtered), a copy
  * into `fresh` (NULL: a new mapping) from then on. No reader is in the old pages meanwhile,
  * either way: the tracer's grown mappings are scratch arrays under one lock and held sets,
- * which their own thread moves only while no report reads them (thread.c: held_readers). NULL on failure, p then untouched; errno kept. */
+ * which their own thread moves only while no report reads them (thread.c: held_readers). NULL
+ * on failure, p then untouched; errno kept. */
 static void *remap(void *p, size_t old, size_t size, int flags, void *fresh)
 {
     int saved = errno;

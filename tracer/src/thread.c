@@ -372,10 +372,6 @@ static lt_held *index_find(const lt_thread *t, const void *addr)
     }
 }
 
-/* lt_held_find for a large set that holds locks, none of its ends addr's (lt_held_find_ends):
- * the index, which the calling thread makes now when the set has none. Another thread's set
- * (the wait-for check reads those of blocked threads) is scanned instead: only its thread
- * changes it. */
 /* Asked before each of the tracer's calls into libunwind (platform_linux.c), not where locks
  * are taken: the acquisition's fast path pays nothing, and a set's entries are seldom more
  * than a few. Whose ra is in the unwinder is known only once the tracer has loaded it, so the
@@ -393,6 +389,10 @@ int lt_held_unwinder(const lt_thread *t)
     return 0;
 }
 
+/* lt_held_find for a large set that holds locks, none of its ends addr's (lt_held_find_ends):
+ * the index, which the calling thread makes now when the set has none. Another thread's set
+ * (the wait-for check reads those of blocked threads) is scanned instead: only its thread
+ * changes it. */
 lt_held *lt_held_find_large(lt_thread *t, const void *addr)
 {
     if (!t->held_indexed && (t != lt_tls.self || !index_build(t, t->cap))) {
