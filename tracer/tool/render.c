@@ -200,6 +200,20 @@ static out_format format_of(const char *a)
                                        : OUT_TEXT;
 }
 
+/* The value of option a (--NAME=VALUE, or --NAME then VALUE as the next argument); NULL and
+ * a message when there is none (the last argument, or "--"), rather than an empty value
+ * that read as "--source-root: : No such file or directory". */
+static const char *value_of(const char *a, const char *what, int argc, char **argv, int *i)
+{
+    const char *eq = strchr(a, '=');
+    if (eq)
+        return eq + 1;
+    if (*i + 1 < argc && strcmp(argv[*i + 1], "--") != 0)
+        return argv[++*i];
+    fprintf(stderr, "locktrace report: %s needs a value: %s\n", a, what);
+    return NULL;
+}
+
 /* Options anywhere before a "--" (`locktrace report DIR --html` as well); the files are
  * moved to the front of argv in their order. Returns how many, -1 to stop (status in
  * *status). */
@@ -228,7 +242,11 @@ static int parse(int argc, char **argv, options *o, int *status)
         } else if (strcmp(a, "--as-recorded") == 0)
             o->as_recorded = 1;
         else if (strncmp(a, "--path-map=", 11) == 0 || strcmp(a, "--path-map") == 0) {
-            const char *spec = a[10] == '=' ? a + 11 : i + 1 < argc ? argv[++i] : "";
+            const char *spec = value_of(a, "OLD=NEW", argc, argv, &i);
+            if (!spec) {
+                *status = 2;
+                return -1;
+            }
             if (lt_path_map_add(spec) != 0) {
                 fprintf(stderr, "locktrace report: --path-map wants OLD=NEW (at most 32), got "
                                 "'%s'\n", spec);
@@ -236,7 +254,11 @@ static int parse(int argc, char **argv, options *o, int *status)
                 return -1;
             }
         } else if (strncmp(a, "--source-root=", 14) == 0 || strcmp(a, "--source-root") == 0) {
-            const char *dir = a[13] == '=' ? a + 14 : i + 1 < argc ? argv[++i] : "";
+            const char *dir = value_of(a, "DIR", argc, argv, &i);
+            if (!dir) {
+                *status = 2;
+                return -1;
+            }
             if (!realpath(dir, o->source_root)) {
                 fprintf(stderr, "locktrace report: --source-root: %s: %s\n", dir, strerror(errno));
                 *status = 2;
