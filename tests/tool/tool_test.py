@@ -77,11 +77,19 @@ def short_options(c):
 
 def option_without_value(c):
     """An option whose value is missing before `--` says so; it does not take `--` as its
-    value (that said "bad value for LOCKTRACE_ACTION: '--'") and does not run the program."""
+    value (that said "bad value for LOCKTRACE_ACTION: '--'") and does not run the program;
+    so do the report command's options."""
     for opt, accepted in (('--action', 'abort|edeadlk'), ('--report-dir', 'DIR')):
         ending, out, err = c.launch(opt, '--', c.a.prog, 'bad-unlock')
         need(ending == 2 and f'locktrace: {opt} needs a value: {accepted}' in err and
              'bad-unlock' not in err, f'{opt} --: {ending} {err}')
+    # The report command's options with a value: last, or before "--" (that said
+    # "--source-root: : No such file or directory", and --path-map "got ''").
+    for opt, accepted in (('--source-root', 'DIR'), ('--path-map', 'OLD=NEW')):
+        for tail in ([], ['--', c.dir]):
+            ending, out, err = c.launch('report', opt, *tail)
+            need(ending == 2 and err == f'locktrace report: {opt} needs a value: {accepted}\n',
+                 f'report {opt} {tail}: {ending} {err}')
 
 
 def report_dir_slash(c):
@@ -141,16 +149,25 @@ def help_text(c):
     for hint in ('still hangs with no report', '--wait-timeout=10',
                  '--dump-signal=SIGUSR1 and then `locktrace dump PID`'):
         need(hint in intro, f'hang hint "{hint}" missing: {intro}')
+    # README: "`locktrace --help` and `man locktrace` list them all"; LOCKTRACE_HELP is no
+    # option, and an LD_PRELOAD user gets no report files without LOCKTRACE_REPORT_DIR.
+    for hint in ('LOCKTRACE_HELP=1', 'no report files unless LOCKTRACE_REPORT_DIR is set'):
+        need(hint in intro, f'"{hint}" missing: {intro}')
 
 
 def man_page(c):
-    """The man page's synopsis and COMMANDS name --html and --path-map, as the command has."""
+    """The man page's synopsis and COMMANDS name --html and --path-map, as the command has, and
+    ENVIRONMENT the variables that are no options (LOCKTRACE_HELP)."""
     text = open(c.a.man).read()
     synopsis = text[text.index('.SH SYNOPSIS'):text.index('.SH DESCRIPTION')]
     commands = text[text.index('.SH COMMANDS'):text.index('.SH EXIT STATUS')]
     for part, name in ((synopsis, 'SYNOPSIS'), (commands, 'COMMANDS')):
         for opt in (r'\-\-html', r'\-\-path\-map', r'\-\-sarif', r'\-\-json'):
             need(opt in part, f'{name} lacks {opt}:\n{part}')
+    # The variables that are no options: the page names them in ENVIRONMENT.
+    env = text[text.index('.SH ENVIRONMENT'):text.index('.SH COMMANDS')]
+    for var in ('LOCKTRACE_HELP=1', 'LOCKTRACE_REPORT_DIR', 'LD_PRELOAD'):
+        need(var in env, f'ENVIRONMENT lacks {var}:\n{env}')
 
 
 def setid_program(c):

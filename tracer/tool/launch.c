@@ -87,8 +87,12 @@ void lt_tool_launch_usage(FILE *to)
                 "run it with --wait-timeout=10 to name the holder of a lock waited for that\n"
                 "long, or with --dump-signal=SIGUSR1 and then `locktrace dump PID` for every\n"
                 "thread's held locks and waits.\n\n"
+                "Without the launcher (liblocktrace put in " PRELOAD_VAR " by hand) the tracer\n"
+                "reads the same LOCKTRACE_* variables, but writes no report files unless\n"
+                "LOCKTRACE_REPORT_DIR is set; LOCKTRACE_HELP=1 makes it print every variable it\n"
+                "reads with its accepted values, then exit before main.\n\n"
                 "Options (each sets the LOCKTRACE_* variable named; --opt=value or\n"
-                "--opt value):\n");
+                "--opt value; a word value in any case):\n");
     for (size_t i = 0; i < sizeof options / sizeof *options; i++) {
         if (!option_name(&options[i], name, sizeof name))
             continue;
