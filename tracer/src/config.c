@@ -178,15 +178,15 @@ static void reject_unknown(void)
 /* The launcher hands down a pipe and waits for a word on it: without one it knows the
  * program runs untraced. Answered once, before anything else: a bad configuration found next
  * ends the process with status 2, which the launcher must pass on rather than say the tracer
- * never loaded. The variable goes, so the program's children (a shell's commands) do not
- * write to a descriptor that may mean something else by then. */
+ * never loaded. The variable goes after lt_config_load has checked it like the others (a
+ * bad value set by hand is refused, not read as 0), so the program's children (a shell's
+ * commands) do not write to a descriptor that may mean something else by then. */
 static void answer_launcher(void)
 {
     static const char word[] = "locktrace loaded\n";
     struct stat st;
     const char *var = getenv("LOCKTRACE_LAUNCHER_FD");
     int fd = var ? atoi(var) : 0;
-    unsetenv("LOCKTRACE_LAUNCHER_FD");
     if (fd > 2 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
         lt_platform_write(fd, word, sizeof word - 1);
         close(fd);
@@ -230,6 +230,7 @@ void lt_config_load(void)
             _exit(2);
         }
     }
+    unsetenv("LOCKTRACE_LAUNCHER_FD");
     if (lt_cfg.help) {
         print_help();
         _exit(0);
