@@ -183,6 +183,20 @@ def missing_interpreter(c):
     ending, out, err = c.launch('--report-dir=', '--', good)
     need(ending == 0 and out == 'hi\n' and 'cannot run' not in err, f'{good}: {ending} {out} {err}')
 
+
+def summary_names_command(c):
+    """The closing line tells how to read the reports again with the command as it was run:
+    from a build tree "build/tracer/locktrace report", where a bare "locktrace report" is not
+    found (it said that); through PATH "locktrace report"."""
+    ending, out, err = c.launch('--report-dir=' + c.dir, '--', c.a.prog, 'bad-unlock')
+    need(ending == 0 and f'(read them again with: {c.a.locktrace} report FILE...)\n' in err,
+         f'run by its path: {ending} {err}')
+    ending, out, err = c.run(['locktrace', '--report-dir=' + c.dir, '--', c.a.prog, 'bad-unlock'],
+                             env={'PATH': os.path.dirname(c.a.locktrace) + ':' +
+                                  os.environ.get('PATH', '')})
+    need(ending == 0 and '(read them again with: locktrace report FILE...)\n' in err,
+         f'run through PATH: {ending} {err}')
+
 def help_text(c):
     """--help names every form of the report command, says what the exit statuses mean and
     what to try when a program hangs with no report."""
@@ -251,10 +265,11 @@ def report_options_anywhere(c):
 
 def normalized(line):
     """A report line without what changes from run to run and machine to machine: addresses,
-    thread ids, the directories of modules and of the report directory."""
+    thread ids, the directories of modules, of the report directory and of the launcher."""
     line = re.sub(r'0x[0-9a-f]+', '0x_', line)
     line = re.sub(r'\(tid \d+\)', '(tid _)', line)
     line = re.sub(r'\((?:\S*/)?([^/\s]+)\+0x_\)', r'(\1+0x_)', line)
+    line = re.sub(r'with: \S*locktrace report', 'with: locktrace report', line)
     return re.sub(r' in \S+/ \(read them again', ' in DIR/ (read them again', line)
 
 
@@ -284,9 +299,9 @@ def readme_example(c):
 
 
 CHECKS = {f.__name__: f for f in (bad_configuration, short_options, option_without_value,
-                                   cannot_run, missing_interpreter, report_dir_slash, help_text,
-                                   man_page, setid_program, report_options_anywhere,
-                                   readme_example)}
+                                   cannot_run, missing_interpreter, summary_names_command,
+                                   report_dir_slash, help_text, man_page, setid_program,
+                                   report_options_anywhere, readme_example)}
 
 
 def main():
