@@ -795,8 +795,139 @@ def op_index():
     return desc
 
 
+def op_rearrange():
+    """cumprod, roll, flip, repeat, pad_with_zeros/same, cat, stack, dot, mv, eye, tril2,
+    triu2, arange: torch's cumprod, roll, flip, Tensor.repeat, F.pad (constant, replicate),
+    cat, stack, dot, mv, eye, tril, triu, arange."""
+    dt = pick(FLOATS + INTS)
+    kind = pick(['cumprod', 'roll', 'flip', 'repeat', 'pad', 'cat', 'stack', 'dot', 'mv',
+                 'eye', 'arange'])
+    sub(kind)
+    # cumprod is numpy's in the dtype (tl.h): a partial product that underflows to 0 or
+    # overflows there meets an inf or a 0 later as NaN, where torch's (f64, and its native
+    # ones accumulate a precision up) does not. Floats get magnitudes in [0.5, 2] and dims up
+    # to 4 (no dim past the blocks), so no partial product leaves the dtype's normal range
+    s = rand_shape(rank=int(rng().integers(1, 5)),
+                   maxd=4 if kind == 'cumprod' and dt in FLOATS else 5)
+    nd = len(s)
+
+    def cumprod_floats(sh):
+        n = int(np.prod(sh, dtype=np.int64))
+        v = 2.0 ** rng().uniform(-1, 1, n) * rng().choice([1.0, -1.0], n)
+        m = rng().random(n) < 0.05
+        v[m] = rng().choice([0.0, -0.0, math.inf, -math.inf, math.nan], int(m.sum()))
+        return rounded(v, dt).reshape(sh)
+    gen = cumprod_floats if kind == 'cumprod' and dt in FLOATS else \
+        (lambda sh: rand_floats(sh, dt, special=0.05, huge=False,
+                                scale=1.0 if kind in ('dot', 'mv') else None)) \
+        if dt in FLOATS else (lambda sh: rand_ints(sh, dt, extremes=0.05))
+    desc = '%s %s' % (kind, NAMES[dt])
+    if kind in ('eye', 'arange'):
+        n = int(rng().integers(0, 9))
+        if kind == 'eye':
+            fn = pick([(lib().tl_eye, torch.eye, 'eye'),
+                       (lib().tl_tril2, lambda k, **kw: torch.tril(torch.ones(k, k, **kw)),
+                        'tril2'),
+                       (lib().tl_triu2, lambda k, **kw: torch.triu(torch.ones(k, k, **kw)),
+                        'triu2')])
+            desc = '%s %s %d' % (fn[2], NAMES[dt], n)
+            sub(fn[2])
+            compare(own(fn[0](n, dt, 0), desc), back(fn[1](n, dtype=torch.int64), dt), dt,
+                    label=desc)
+            return desc
+        start = float(pick([0, 1, -3, 10] if dt in INTS else [0, 1, -3, 2.5, 0.1, 10]))
+        step = float(pick([1, 2, -1, 3] if dt in INTS else [1, 2, -1, 0.5, 0.3, -0.7, 3]))
+        end = start + step * float(pick([0, 1, 2.5, 5, 7, -1]))
+        desc += ' %r %r %r' % (start, end, step)
+        got = own(lib().tl_arange(start, end, step, dt, 0), desc)
+        # torch's f64 arange: start + i * step, ceil((end - start) / step) values (numpy's);
+        # an end behind start is torch's error and candle's (and numpy's) empty range
+        ref = torch.arange(start, end, step, dtype=torch.float64).numpy() \
+            if (end - start) * step > 0 else np.zeros(0)
+        if dt in INTS:
+            compare(got, candle_as_int(ref, dt), dt, label=desc)
+        else:
+            compare(got, ref, dt, atol=4 * EPS[dt] * abs(step) * len(ref), label=desc)
+        return desc
+    if kind in ('dot', 'mv'):
+        m, k = int(rng().integers(0, 6)), pick([0, 1, 3, 17, 64, 65])
+        x, xv, dx = make(gen((m, k) if kind == 'mv' else (k,)), dt)
+        y, yv, dy = make(gen((k,)), dt)
+        desc += ' %s(%s) %s(%s)' % (xv.shape, dx, (k,), dy)
+        got = own((lib().tl_mv if kind == 'mv' else lib().tl_dot)(x, y), desc)
+        a, b = tt(vals(xv, dt), dt), tt(vals(yv, dt), dt)
+        fn = torch.mv if kind == 'mv' else torch.dot
+        if dt in INTS:  # products and sums in the dtype wrap as int64's low bits
+            compare(got, back(fn(a.to(torch.int64), b.to(torch.int64)), dt), dt, label=desc)
+        else:
+            mag = fn(finite_abs(a), finite_abs(b)).numpy()
+            compare(got, back(fn(a, b), dt), dt, atol=(k + 2) * EPS[dt] * mag, label=desc)
+        return desc
+    if kind in ('cat', 'stack'):
+        a, dim = rdim(nd + 1 if kind == 'stack' else nd)
+        parts = []
+        for _ in range(int(rng().integers(1, 4))):
+            sh = list(s)
+            if kind == 'cat':
+                sh[a] = int(rng().integers(0, 4))
+            parts.append(make(gen(tuple(sh)), dt))
+        arr = (fz.P * len(parts))(*[p[0] for p in parts])
+        desc += ' %s dim %d %s' % ([p[1].shape for p in parts], a, [p[2] for p in parts])
+        got = own((lib().tl_stack if kind == 'stack' else lib().tl_cat)(arr, len(parts), dim),
+                  desc)
+        ref = (torch.stack if kind == 'stack' else torch.cat)(
+            [tt(vals(p[1], dt), dt) for p in parts], a)
+        compare(got, back(ref, dt), dt, bits=True, label=desc)
+        return desc
+    x, xv, d = make(gen(s), dt)
+    tv = tt(vals(xv, dt), dt)
+    desc += ' %s(%s)' % (s, d)
+    if kind == 'flip':
+        dims = list({rdim(nd)[0] for _ in range(int(rng().integers(0, nd + 1)))})
+        desc += ' dims %s' % dims
+        got = own(lib().tl_flip(x, sizes(dims), len(dims)), desc)
+        compare(got, back(torch.flip(tv, dims), dt), dt, bits=True, label=desc)
+        return desc
+    if kind == 'repeat':
+        rep = [int(rng().integers(0, 4)) for _ in range(nd + int(rng().integers(0, 2)))]
+        desc += ' rep %s' % rep
+        got = own(lib().tl_repeat(x, sizes(rep), len(rep)), desc)
+        compare(got, back(tv.repeat(*rep), dt), dt, bits=True, label=desc)
+        return desc
+    a, dim = rdim(nd)
+    desc += ' dim %d' % a
+    if kind == 'cumprod':
+        got = own(lib().tl_cumprod(x, dim), desc)
+        if dt in INTS:  # torch multiplies integers in int64: its low bits are the dtype's
+            compare(got, back(torch.cumprod(tv.to(torch.int64), a), dt), dt, label=desc)
+        else:  # each partial product rounded once more in the dtype: n roundings
+            ref = torch.cumprod(tv, a)
+            compare(got, back(ref, dt), dt, ulps=s[a] + 2, label=desc)
+        return desc
+    if kind == 'roll':
+        sh = int(rng().integers(-12, 13))
+        desc += ' shift %d' % sh
+        got = own(lib().tl_roll(x, sh, dim), desc)
+        compare(got, back(torch.roll(tv, sh, a), dt), dt, bits=True, label=desc)
+        return desc
+    left, right = int(rng().integers(0, 3)), int(rng().integers(0, 3))
+    same = bool(rng().random() < 0.5) and s[a] > 0
+    desc += ' %s %d %d' % ('same' if same else 'zeros', left, right)
+    got = own((lib().tl_pad_with_same if same else lib().tl_pad_with_zeros)(x, dim, left, right),
+              desc)
+    if same:  # torch's replicate pad wants floats and pads only the last dims: cat the edges
+        ref = torch.cat([tv.narrow(a, 0, 1)] * left + [tv] + [tv.narrow(a, s[a] - 1, 1)] * right,
+                        a)
+    elif tv.numel():
+        ref = F.pad(tv, [0, 0] * (nd - 1 - a) + [left, right])
+    else:  # torch's F.pad refuses a tensor with an empty dim ("negative output size")
+        ref = torch.zeros(s[:a] + (s[a] + left + right,) + s[a + 1:], dtype=tv.dtype)
+    compare(got, back(ref, dt), dt, bits=True, label=desc)
+    return desc
+
+
 OPS = [op_unary, op_param, op_binary, op_where, op_to_dtype, op_reduce, op_stats, op_norms,
-       op_scan, op_matmul, op_conv, op_pool, op_upsample, op_index]
+       op_scan, op_matmul, op_conv, op_pool, op_upsample, op_index, op_rearrange]
 
 
 if __name__ == '__main__':
