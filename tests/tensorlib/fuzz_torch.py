@@ -6,6 +6,15 @@
 fuzz_numpy.py's sibling with an independent oracle: its driver, inputs (random ranks with
 0-size and size-1 dims, every dtype, NaN/+-inf/-0/subnormal/huge values, permuted, narrowed,
 strided and broadcast views) and comparison are reused; only the references come from torch.
+
+Ops: the unary table (gelu with tanh and erf, silu, erf, sigmoid, ...), elu, powf, pow,
+clamp, affine, binary ops and comparisons (same shape and broadcast), where_cond, every
+dtype conversion, sum/mean/max/min/argmax/argmin over sets of dims, var, log_sum_exp, norm,
+softmax/log_softmax, layer_norm/rms_norm, cumsum, cumprod, the stable sort and arg_sort,
+matmul/broadcast_matmul, dot, mv, conv1d/2d (stride, padding, dilation, groups),
+conv_transpose1d/2d (output_padding), max/avg_pool2d, upsample_nearest1d/2d,
+index_select, gather, scatter, scatter_add, index_add, roll, flip, repeat, pads, cat,
+stack, eye/tril2/triu2, arange.
 Floats are computed by torch in float64 and rounded to the dtype once (compare), except the
 dtype conversions, which are torch's own f64/f32 -> f16/bf16/f32 conversions; integers are
 torch's own arithmetic in the dtype (u32, which torch 1.13 lacks, in int64 then wrapped).
@@ -17,6 +26,10 @@ skip a NaN after a number (a NaN first wins), pow is exp(b * log(a)), integer me
 truncates, float -> integer conversion is Rust's `as` (saturating, NaN -> 0; torch's is
 undefined out of range), f32/f64 -> bf16 and i64 -> f16/bf16 round once (torch's go through
 f32 and can round twice), upsample_nearest uses candle's f64 ratio (torch 1.13's is a float).
+Where torch's own f64 is measurably wrong (mpmath), the tolerance or reference says so:
+gelu/gelu_erf/elu cancel in torch's formulas, its vectorised pow overflows DBL_MAX ** 1,
+its layer_norm was 75 eps off on a row where tensorlib was 4.7. The PARTED lines at the end
+count, per rule, the elements where torch was overruled.
 Candle's "no index" marker (an index equal to its dtype's maximum) has no torch equivalent:
 fuzz_numpy covers it, no index here is one.
 
@@ -28,9 +41,10 @@ the dtype; f16/bf16 accumulate in f32, so this is loose for them); softmax, log_
 log_sum_exp, var, norm and the norms as fuzz_numpy states them; integers, comparisons,
 where, index_select, gather, scatter, sort, conversions and upsampling exact.
 
-Runs by hand (torch is not a build or CI dependency): exits 77 with a message when torch is
-absent. FUZZ_STATS=1 prints per op and dtype the checks made, the largest error in ulps and
-the largest share of its tolerance used.
+Meson test fuzz_torch (1400 rounds) and by hand; torch is not a build or CI dependency: exits
+77 with a message when it is absent. FUZZ_STATS=1 prints per op and dtype the checks made,
+the largest error in ulps and the largest share of its tolerance used (a result dtype other
+than the input's is named after '<': argmax<f32 checks u32 indexes of an f32 input).
 """
 import math
 import os
