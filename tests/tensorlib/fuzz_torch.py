@@ -613,7 +613,7 @@ def op_conv():
     nsp = 2 if two else 1
     ks = tuple(ri(1, kmax) for _ in range(nsp))
     sp = tuple(ri(1, smax) for _ in range(nsp))
-    pad, stride, dil = ri(0, 3), ri(1, 4), ri(1, 3)
+    pad, stride, dil = ri(0, 5), ri(1, 5), ri(1, 4)
     opad = ri(0, max(stride, dil)) if tr else 0
     kshape = ((cin, cout // groups) if tr else (cout, cin // groups)) + ks
     x, xv, dx = make(rand_floats((b, cin) + sp, dt, special=0.02, huge=False), dt)
@@ -653,8 +653,8 @@ def op_pool():
     mx = bool(rng().random() < 0.5)
     dt = pick(FLOATS + INTS if mx else FLOATS)  # candle's MaxPool2D takes every dtype
     ri = lambda lo, hi: int(rng().integers(lo, hi))  # noqa: E731
-    s = (ri(1, 3), ri(1, 3), ri(1, 9), ri(1, 9))
-    kh, kw, sh, sw = ri(1, 4), ri(1, 4), ri(1, 4), ri(1, 4)
+    s = (ri(1, 3), ri(1, 3), ri(1, 13), ri(1, 13))
+    kh, kw, sh, sw = ri(1, 6), ri(1, 6), ri(1, 5), ri(1, 5)
     x, xv, d = make(rand_floats(s, dt, special=0.05, huge=False) if dt in FLOATS else
                     rand_ints(s, dt), dt)
     v = vals(xv, dt)
