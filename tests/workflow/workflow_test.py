@@ -717,6 +717,8 @@ def ctest_recipe(c):
     line makes a test with a report fail and leaves a clean test passing."""
     if not shutil.which('cmake') or not shutil.which('ctest'):
         raise Skipped('cmake is not installed (CI installs it in .ci/run)')
+    if not shutil.which('make'):
+        raise Skipped("make, cmake's default generator, is not installed (CI installs it)")
     readme = open(os.path.join(c.a.source_root, 'README.md')).read()
     m = re.search(r'^cmake -B build -DCMAKE_CROSSCOMPILING_EMULATOR="/usr/local/bin/locktrace;'
                   r'(--exitcode=66;--)" &&$', readme, re.M)
