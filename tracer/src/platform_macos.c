@@ -56,6 +56,17 @@ void lt_platform_nap(unsigned us)
     mach_wait_until(mach_absolute_time() + (uint64_t)us * 1000 * base.denom / base.numer);
 }
 
+void lt_platform_sleep_on(_Atomic int *word, int value, unsigned us)
+{
+    (void)word, (void)value;
+    lt_platform_nap(us);
+}
+
+void lt_platform_wake_one(_Atomic int *word)
+{
+    (void)word;
+}
+
 int lt_platform_secure(void)
 {
     return issetugid();
