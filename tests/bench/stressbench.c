@@ -21,6 +21,11 @@
  *       variable (condwait; the main thread broadcasts once all have arrived, and they then
  *       queue on its mutex) or on one mutex the main thread holds (mutexwait; it lets go once
  *       all have arrived); ROUNDS times. A thread pool's idle workers, a herd on one lock.
+ *   stressbench crowd THREADS LOCKS ROUNDS
+ *       THREADS threads alive at once, each with LOCKS mutexes of its own: they start, meet at
+ *       a barrier, then each takes its mutexes nested and releases them, ROUNDS times, at
+ *       the same moment as all the others, and meet again before they end. Thousands of
+ *       threads making their first lock orders at once (a pool's workers at start).
  *   stressbench spawn SCRIPTS COMMANDS 1
  *       SCRIPTS times, one after the other: a shell script (/bin/sh) that runs /bin/true
  *       COMMANDS times. A test run made of scripts, make and configure: many short processes,
@@ -40,7 +45,7 @@
  * "cpu_seconds=<CPU time of the process in it>", since most of their wall time is waiting,
  * spawn and exec "cpu_seconds=<CPU time of its child processes>", where the cost is, fork
  * "cpu_seconds=<CPU time of the process and its children>", sigthreads the process's CPU time
- * and "signals=<handled>".
+ * and "signals=<handled>", crowd the process's CPU time.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -336,6 +341,53 @@ static int herd(long threads, long rounds, long held, int on_cond)
     return n < threads;
 }
 
+static long crowd_locks, crowd_rounds;
+static pthread_barrier_t crowd_meet;
+
+static void *crowd_worker(void *arg)
+{
+    pthread_mutex_t *m = arg;
+    for (long i = 0; i < crowd_locks; i++)
+        pthread_mutex_init(&m[i], NULL);
+    pthread_barrier_wait(&crowd_meet);
+    for (long r = 0; r < crowd_rounds; r++) {
+        for (long i = 0; i < crowd_locks; i++)
+            pthread_mutex_lock(&m[i]);
+        for (long i = crowd_locks; i-- > 0;)
+            pthread_mutex_unlock(&m[i]);
+    }
+    pthread_barrier_wait(&crowd_meet);
+    for (long i = 0; i < crowd_locks; i++)
+        pthread_mutex_destroy(&m[i]);
+    return NULL;
+}
+
+static int crowd(long threads, long locks, long rounds)
+{
+    pthread_t *th = malloc((size_t)threads * sizeof *th);
+    pthread_mutex_t *m = malloc((size_t)(threads * locks) * sizeof *m);
+    pthread_attr_t attr;
+    long n = 0;
+    if (!th || !m)
+        return 1;
+    crowd_locks = locks;
+    crowd_rounds = rounds;
+    pthread_barrier_init(&crowd_meet, NULL, (unsigned)threads);
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024); /* thousands of threads */
+    while (n < threads && !pthread_create(&th[n], &attr, crowd_worker, &m[n * locks]))
+        n++;
+    pthread_attr_destroy(&attr);
+    if (n < threads) /* the barrier would wait for threads that never came */
+        exit(1);
+    for (long i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&crowd_meet);
+    free(th);
+    free(m);
+    return 0;
+}
+
 /* The scripts of spawn, one after the other; 1 when one could not be run or failed. */
 static int spawn(long scripts, long commands)
 {
@@ -457,8 +509,8 @@ int main(int argc, char **argv)
 {
     static const char *shapes[] = {"groups",   "lazy",      "churn", "threads", "condwait",
                                    "mutexwait", "spawn", "exec", "locks", "fork",
-                                   "sigthreads"};
-    enum { SHAPES = sizeof shapes / sizeof shapes[0], SPAWN = 6, EXEC, LOCKS, FORK, STORM };
+                                   "sigthreads", "crowd"};
+    enum { SHAPES = sizeof shapes / sizeof shapes[0], SPAWN = 6, EXEC, LOCKS, FORK, STORM, CROWD };
     int shape = 0;
     while (argc == 5 && shape < SHAPES && strcmp(argv[1], shapes[shape]))
         shape++;
@@ -467,7 +519,8 @@ int main(int argc, char **argv)
                         " | churn THREADS MUTEXES ITERS | threads AT_ONCE ROUNDS LOCKS"
                         " | condwait|mutexwait THREADS ROUNDS HELD | spawn SCRIPTS COMMANDS 1"
                         " | exec PROCESSES LOCKS 1 | fork PROCESSES 1 1"
-                        " | sigthreads PARENTS CHILDREN MICROSECONDS\n");
+                        " | sigthreads PARENTS CHILDREN MICROSECONDS"
+                        " | crowd THREADS LOCKS ROUNDS\n");
         return 2;
     }
     long a = atol(argv[2]), b = atol(argv[3]), c = atol(argv[4]);
@@ -484,6 +537,7 @@ int main(int argc, char **argv)
              : shape == EXEC  ? exec_each(argv[0], a, b)
              : shape == FORK  ? fork_each(a)
              : shape == STORM ? storm(a, b, c)
+             : shape == CROWD ? crowd(a, b, c)
                               : herd(a, b, c, shape == 4);
     if (shape == SPAWN || shape == EXEC)
         printf("cpu_seconds=%.6f ", cpu_of(RUSAGE_CHILDREN) - children0);
@@ -491,7 +545,7 @@ int main(int argc, char **argv)
         printf("cpu_seconds=%.6f ", cpu() - c0 + cpu_of(RUSAGE_CHILDREN) - children0);
     else if (shape == STORM)
         printf("cpu_seconds=%.6f signals=%ld ", cpu() - c0, (long)storm_signals);
-    else if (shape >= 4)
+    else if (shape >= 4) /* condwait, mutexwait, crowd */
         printf("cpu_seconds=%.6f ", cpu() - c0);
     printf("seconds=%.6f\n", now() - t0);
     return rc;
