@@ -26,6 +26,13 @@
  *       a barrier, then each takes its mutexes nested and releases them, ROUNDS times, at
  *       the same moment as all the others, and meet again before they end. Thousands of
  *       threads making their first lock orders at once (a pool's workers at start).
+ *   stressbench replace LOCKS OPS 1
+ *       one thread, LOCKS slots of heap mutexes kept in index order: OPS times, take a slot's
+ *       mutex and, under it, one of the next 8 slots' (index order: no cycle), let go; one
+ *       time in 16 the first is then destroyed and freed, and made anew (malloc, init) the
+ *       next time its slot is picked. A chain of ordered locks whose members are replaced
+ *       all the time, at addresses unrelated to their order (lock coupling along a list
+ *       whose nodes come and go).
  *   stressbench spawn SCRIPTS COMMANDS 1
  *       SCRIPTS times, one after the other: a shell script (/bin/sh) that runs /bin/true
  *       COMMANDS times. A test run made of scripts, make and configure: many short processes,
@@ -341,6 +348,41 @@ static int herd(long threads, long rounds, long held, int on_cond)
     return n < threads;
 }
 
+static int replace(long nlocks, long ops)
+{
+    pthread_mutex_t **slot = calloc((size_t)nlocks, sizeof *slot);
+    unsigned seed = 2463534242u;
+    if (!slot)
+        return 1;
+    for (long k = 0; k < ops; k++) {
+        long i = (long)(step(&seed) % (unsigned)nlocks);
+        long j = i + 1 + (long)(step(&seed) % 8);
+        if (!slot[i]) {
+            if ((slot[i] = malloc(sizeof *slot[i])) == NULL)
+                return 1;
+            pthread_mutex_init(slot[i], NULL);
+        }
+        pthread_mutex_lock(slot[i]);
+        if (j < nlocks && slot[j]) {
+            pthread_mutex_lock(slot[j]);
+            pthread_mutex_unlock(slot[j]);
+        }
+        pthread_mutex_unlock(slot[i]);
+        if (step(&seed) % 16 == 0) {
+            pthread_mutex_destroy(slot[i]);
+            free(slot[i]);
+            slot[i] = NULL;
+        }
+    }
+    for (long i = 0; i < nlocks; i++)
+        if (slot[i]) {
+            pthread_mutex_destroy(slot[i]);
+            free(slot[i]);
+        }
+    free(slot);
+    return 0;
+}
+
 static long crowd_locks, crowd_rounds;
 static pthread_barrier_t crowd_meet;
 
@@ -509,8 +551,9 @@ int main(int argc, char **argv)
 {
     static const char *shapes[] = {"groups",   "lazy",      "churn", "threads", "condwait",
                                    "mutexwait", "spawn", "exec", "locks", "fork",
-                                   "sigthreads", "crowd"};
-    enum { SHAPES = sizeof shapes / sizeof shapes[0], SPAWN = 6, EXEC, LOCKS, FORK, STORM, CROWD };
+                                   "sigthreads", "crowd", "replace"};
+    enum { SHAPES = sizeof shapes / sizeof shapes[0], SPAWN = 6, EXEC, LOCKS, FORK, STORM, CROWD,
+           REPLACE };
     int shape = 0;
     while (argc == 5 && shape < SHAPES && strcmp(argv[1], shapes[shape]))
         shape++;
@@ -520,7 +563,7 @@ int main(int argc, char **argv)
                         " | condwait|mutexwait THREADS ROUNDS HELD | spawn SCRIPTS COMMANDS 1"
                         " | exec PROCESSES LOCKS 1 | fork PROCESSES 1 1"
                         " | sigthreads PARENTS CHILDREN MICROSECONDS"
-                        " | crowd THREADS LOCKS ROUNDS\n");
+                        " | crowd THREADS LOCKS ROUNDS | replace LOCKS OPS 1\n");
         return 2;
     }
     long a = atol(argv[2]), b = atol(argv[3]), c = atol(argv[4]);
@@ -538,6 +581,7 @@ int main(int argc, char **argv)
              : shape == FORK  ? fork_each(a)
              : shape == STORM ? storm(a, b, c)
              : shape == CROWD ? crowd(a, b, c)
+             : shape == REPLACE ? replace(a, b)
                               : herd(a, b, c, shape == 4);
     if (shape == SPAWN || shape == EXEC)
         printf("cpu_seconds=%.6f ", cpu_of(RUSAGE_CHILDREN) - children0);
@@ -545,7 +589,7 @@ int main(int argc, char **argv)
         printf("cpu_seconds=%.6f ", cpu() - c0 + cpu_of(RUSAGE_CHILDREN) - children0);
     else if (shape == STORM)
         printf("cpu_seconds=%.6f signals=%ld ", cpu() - c0, (long)storm_signals);
-    else if (shape >= 4) /* condwait, mutexwait, crowd */
+    else if (shape >= 4 && shape != REPLACE) /* condwait, mutexwait, crowd */
         printf("cpu_seconds=%.6f ", cpu() - c0);
     printf("seconds=%.6f\n", now() - t0);
     return rc;
