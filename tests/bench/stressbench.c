@@ -301,27 +301,37 @@ static void herd_open(long *what, long value)
     pthread_mutex_unlock(&herd_lock);
 }
 
+/* Starts up to n threads on small stacks (thousands of them), thread i running fn with
+ * &own[i * per]: how many started. */
+static long start_many(pthread_t *th, long n, void *(*fn)(void *), pthread_mutex_t *own,
+                       long per)
+{
+    pthread_attr_t attr;
+    long started = 0;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    while (started < n && !pthread_create(&th[started], &attr, fn, &own[started * per]))
+        started++;
+    pthread_attr_destroy(&attr);
+    return started;
+}
+
 /* Each round: the workers take their mutexes and arrive, block (on herd_wake, or on herd_gate
  * which this thread holds meanwhile), are let go, and are done. */
 static int herd(long threads, long rounds, long held, int on_cond)
 {
     pthread_t *th = malloc((size_t)threads * sizeof *th);
     pthread_mutex_t *own = malloc((size_t)(threads * held) * sizeof *own);
-    pthread_attr_t attr;
-    long n = 0;
+    long n;
     if (!th || !own)
         return 1;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 256 * 1024); /* thousands of threads */
     herd_held = held;
     herd_on_cond = on_cond;
     sem_init(&herd_arrived, 0, 0);
     sem_init(&herd_done, 0, 0);
     for (long i = 0; i < threads * held; i++)
         pthread_mutex_init(&own[i], NULL);
-    while (n < threads && !pthread_create(&th[n], &attr, herd_worker, &own[n * held]))
-        n++;
-    pthread_attr_destroy(&attr);
+    n = start_many(th, threads, herd_worker, own, held);
     for (long r = 1; r <= rounds; r++) {
         if (!on_cond)
             pthread_mutex_lock(&herd_gate);
@@ -408,21 +418,14 @@ static int crowd(long threads, long locks, long rounds)
 {
     pthread_t *th = malloc((size_t)threads * sizeof *th);
     pthread_mutex_t *m = malloc((size_t)(threads * locks) * sizeof *m);
-    pthread_attr_t attr;
-    long n = 0;
     if (!th || !m)
         return 1;
     crowd_locks = locks;
     crowd_rounds = rounds;
     pthread_barrier_init(&crowd_meet, NULL, (unsigned)threads);
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 256 * 1024); /* thousands of threads */
-    while (n < threads && !pthread_create(&th[n], &attr, crowd_worker, &m[n * locks]))
-        n++;
-    pthread_attr_destroy(&attr);
-    if (n < threads) /* the barrier would wait for threads that never came */
-        exit(1);
-    for (long i = 0; i < n; i++)
+    if (start_many(th, threads, crowd_worker, m, locks) < threads)
+        exit(1); /* the barrier would wait for threads that never came */
+    for (long i = 0; i < threads; i++)
         pthread_join(th[i], NULL);
     pthread_barrier_destroy(&crowd_meet);
     free(th);
