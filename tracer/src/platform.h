@@ -186,7 +186,7 @@ void lt_platform_nap(unsigned us);
 /* Sleeps while *word holds value, about us microseconds at most, until lt_platform_wake_one
  * wakes it (or a signal comes); not a cancellation point. A timed wait, so that it never
  * reads as the untimed futex wait of a stalled thread (lt_platform_others_stuck). Where there is no
- * futex (macOS) a nap of us, and lt_platform_wake_one does nothing. */
+ * futex (macOS) a nap of at most a millisecond, and lt_platform_wake_one does nothing. */
 void lt_platform_sleep_on(_Atomic int *word, int value, unsigned us);
 /* Wakes one thread asleep in lt_platform_sleep_on(word, ...). */
 void lt_platform_wake_one(_Atomic int *word);
