@@ -4,7 +4,10 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-PACKAGES="meson ninja-build pkg-config gcc g++ python3 python3-numpy
+# dpkg-dev: meson asks its dpkg-architecture for Debian's library directory
+# (lib/x86_64-linux-gnu); without it, as on a fresh Debian, it installs into lib64, where
+# neither pkg-config nor the dynamic loader looks.
+PACKAGES="meson ninja-build pkg-config gcc g++ python3 python3-numpy dpkg-dev
           libunwind-dev uthash-dev libopenblas-dev libdw-dev libjansson-dev openssl"
 
 missing=""

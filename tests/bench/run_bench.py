@@ -23,7 +23,13 @@ one mutex; figure: CPU seconds of the children), `exec-wall` (`exec`'s wall time
 (500 fork()s of a child that calls _exit at once; figure: CPU seconds of the process and its
 children); `sigthreads` and `sigthreads-cpu` (100 threads that each start 10 threads that return
 at once, and join them, under a SIGALRM every 10 us whose handler counts: 1,100 thread starts
-and exits in a signal storm; figures: wall seconds, CPU seconds of the process). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
+and exits in a signal storm; figures: wall seconds, CPU seconds of the process); `crowd` and
+`crowd-cpu` (2,000 threads alive at once, each taking 4 mutexes of its own nested, 10 rounds,
+all at the same moment: thousands of threads making their first lock orders at once; figures:
+wall seconds, CPU seconds of the process); `replace` (one thread, 1,024 slots of heap mutexes
+taken in index order, one and one of the next 8 under it, 300,000 times, the first destroyed,
+freed and made anew one time in 16: a chain of ordered locks whose members are replaced all
+the time; figure: seconds). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
 --repeat times, one after the other in turn, so a busy moment of the machine hits every
 configuration alike; the median counts, and each configuration's best run is printed too.
 `noise` is the spread (min-max) of the ratio of the run pairs (run i traced / run i native).
@@ -65,6 +71,9 @@ ROWS = {
     'fork': ('stressbench', ['fork', '500', '1', '1'], 'cpu s'),
     'sigthreads': ('stressbench', ['sigthreads', '100', '10', '10'], 's'),
     'sigthreads-cpu': ('stressbench', ['sigthreads', '100', '10', '10'], 'cpu s'),
+    'crowd': ('stressbench', ['crowd', '2000', '4', '10'], 's'),
+    'crowd-cpu': ('stressbench', ['crowd', '2000', '4', '10'], 'cpu s'),
+    'replace': ('stressbench', ['replace', '1024', '300000', '1'], 's'),
 }
 
 

@@ -21,6 +21,18 @@
  *       variable (condwait; the main thread broadcasts once all have arrived, and they then
  *       queue on its mutex) or on one mutex the main thread holds (mutexwait; it lets go once
  *       all have arrived); ROUNDS times. A thread pool's idle workers, a herd on one lock.
+ *   stressbench crowd THREADS LOCKS ROUNDS
+ *       THREADS threads alive at once, each with LOCKS mutexes of its own: they start, meet at
+ *       a barrier, then each takes its mutexes nested and releases them, ROUNDS times, at
+ *       the same moment as all the others, and meet again before they end. Thousands of
+ *       threads making their first lock orders at once (a pool's workers at start).
+ *   stressbench replace LOCKS OPS 1
+ *       one thread, LOCKS slots of heap mutexes kept in index order: OPS times, take a slot's
+ *       mutex and, under it, one of the next 8 slots' (index order: no cycle), let go; one
+ *       time in 16 the first is then destroyed and freed, and made anew (malloc, init) the
+ *       next time its slot is picked. A chain of ordered locks whose members are replaced
+ *       all the time, at addresses unrelated to their order (lock coupling along a list
+ *       whose nodes come and go).
  *   stressbench spawn SCRIPTS COMMANDS 1
  *       SCRIPTS times, one after the other: a shell script (/bin/sh) that runs /bin/true
  *       COMMANDS times. A test run made of scripts, make and configure: many short processes,
@@ -40,7 +52,7 @@
  * "cpu_seconds=<CPU time of the process in it>", since most of their wall time is waiting,
  * spawn and exec "cpu_seconds=<CPU time of its child processes>", where the cost is, fork
  * "cpu_seconds=<CPU time of the process and its children>", sigthreads the process's CPU time
- * and "signals=<handled>".
+ * and "signals=<handled>", crowd the process's CPU time.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -289,27 +301,37 @@ static void herd_open(long *what, long value)
     pthread_mutex_unlock(&herd_lock);
 }
 
+/* Starts up to n threads on small stacks (thousands of them), thread i running fn with
+ * &own[i * per]: how many started. */
+static long start_many(pthread_t *th, long n, void *(*fn)(void *), pthread_mutex_t *own,
+                       long per)
+{
+    pthread_attr_t attr;
+    long started = 0;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    while (started < n && !pthread_create(&th[started], &attr, fn, &own[started * per]))
+        started++;
+    pthread_attr_destroy(&attr);
+    return started;
+}
+
 /* Each round: the workers take their mutexes and arrive, block (on herd_wake, or on herd_gate
  * which this thread holds meanwhile), are let go, and are done. */
 static int herd(long threads, long rounds, long held, int on_cond)
 {
     pthread_t *th = malloc((size_t)threads * sizeof *th);
     pthread_mutex_t *own = malloc((size_t)(threads * held) * sizeof *own);
-    pthread_attr_t attr;
-    long n = 0;
+    long n;
     if (!th || !own)
         return 1;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 256 * 1024); /* thousands of threads */
     herd_held = held;
     herd_on_cond = on_cond;
     sem_init(&herd_arrived, 0, 0);
     sem_init(&herd_done, 0, 0);
     for (long i = 0; i < threads * held; i++)
         pthread_mutex_init(&own[i], NULL);
-    while (n < threads && !pthread_create(&th[n], &attr, herd_worker, &own[n * held]))
-        n++;
-    pthread_attr_destroy(&attr);
+    n = start_many(th, threads, herd_worker, own, held);
     for (long r = 1; r <= rounds; r++) {
         if (!on_cond)
             pthread_mutex_lock(&herd_gate);
@@ -334,6 +356,81 @@ static int herd(long threads, long rounds, long held, int on_cond)
     free(th);
     free(own);
     return n < threads;
+}
+
+static int replace(long nlocks, long ops)
+{
+    pthread_mutex_t **slot = calloc((size_t)nlocks, sizeof *slot);
+    unsigned seed = 2463534242u;
+    if (!slot)
+        return 1;
+    for (long k = 0; k < ops; k++) {
+        long i = (long)(step(&seed) % (unsigned)nlocks);
+        long j = i + 1 + (long)(step(&seed) % 8);
+        if (!slot[i]) {
+            if ((slot[i] = malloc(sizeof *slot[i])) == NULL)
+                return 1;
+            pthread_mutex_init(slot[i], NULL);
+        }
+        pthread_mutex_lock(slot[i]);
+        if (j < nlocks && slot[j]) {
+            pthread_mutex_lock(slot[j]);
+            pthread_mutex_unlock(slot[j]);
+        }
+        pthread_mutex_unlock(slot[i]);
+        if (step(&seed) % 16 == 0) {
+            pthread_mutex_destroy(slot[i]);
+            free(slot[i]);
+            slot[i] = NULL;
+        }
+    }
+    for (long i = 0; i < nlocks; i++)
+        if (slot[i]) {
+            pthread_mutex_destroy(slot[i]);
+            free(slot[i]);
+        }
+    free(slot);
+    return 0;
+}
+
+static long crowd_locks, crowd_rounds;
+static pthread_barrier_t crowd_meet;
+
+static void *crowd_worker(void *arg)
+{
+    pthread_mutex_t *m = arg;
+    for (long i = 0; i < crowd_locks; i++)
+        pthread_mutex_init(&m[i], NULL);
+    pthread_barrier_wait(&crowd_meet);
+    for (long r = 0; r < crowd_rounds; r++) {
+        for (long i = 0; i < crowd_locks; i++)
+            pthread_mutex_lock(&m[i]);
+        for (long i = crowd_locks; i-- > 0;)
+            pthread_mutex_unlock(&m[i]);
+    }
+    pthread_barrier_wait(&crowd_meet);
+    for (long i = 0; i < crowd_locks; i++)
+        pthread_mutex_destroy(&m[i]);
+    return NULL;
+}
+
+static int crowd(long threads, long locks, long rounds)
+{
+    pthread_t *th = malloc((size_t)threads * sizeof *th);
+    pthread_mutex_t *m = malloc((size_t)(threads * locks) * sizeof *m);
+    if (!th || !m)
+        return 1;
+    crowd_locks = locks;
+    crowd_rounds = rounds;
+    pthread_barrier_init(&crowd_meet, NULL, (unsigned)threads);
+    if (start_many(th, threads, crowd_worker, m, locks) < threads)
+        exit(1); /* the barrier would wait for threads that never came */
+    for (long i = 0; i < threads; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&crowd_meet);
+    free(th);
+    free(m);
+    return 0;
 }
 
 /* The scripts of spawn, one after the other; 1 when one could not be run or failed. */
@@ -457,8 +554,9 @@ int main(int argc, char **argv)
 {
     static const char *shapes[] = {"groups",   "lazy",      "churn", "threads", "condwait",
                                    "mutexwait", "spawn", "exec", "locks", "fork",
-                                   "sigthreads"};
-    enum { SHAPES = sizeof shapes / sizeof shapes[0], SPAWN = 6, EXEC, LOCKS, FORK, STORM };
+                                   "sigthreads", "crowd", "replace"};
+    enum { SHAPES = sizeof shapes / sizeof shapes[0], SPAWN = 6, EXEC, LOCKS, FORK, STORM, CROWD,
+           REPLACE };
     int shape = 0;
     while (argc == 5 && shape < SHAPES && strcmp(argv[1], shapes[shape]))
         shape++;
@@ -467,7 +565,8 @@ int main(int argc, char **argv)
                         " | churn THREADS MUTEXES ITERS | threads AT_ONCE ROUNDS LOCKS"
                         " | condwait|mutexwait THREADS ROUNDS HELD | spawn SCRIPTS COMMANDS 1"
                         " | exec PROCESSES LOCKS 1 | fork PROCESSES 1 1"
-                        " | sigthreads PARENTS CHILDREN MICROSECONDS\n");
+                        " | sigthreads PARENTS CHILDREN MICROSECONDS"
+                        " | crowd THREADS LOCKS ROUNDS | replace LOCKS OPS 1\n");
         return 2;
     }
     long a = atol(argv[2]), b = atol(argv[3]), c = atol(argv[4]);
@@ -484,6 +583,8 @@ int main(int argc, char **argv)
              : shape == EXEC  ? exec_each(argv[0], a, b)
              : shape == FORK  ? fork_each(a)
              : shape == STORM ? storm(a, b, c)
+             : shape == CROWD ? crowd(a, b, c)
+             : shape == REPLACE ? replace(a, b)
                               : herd(a, b, c, shape == 4);
     if (shape == SPAWN || shape == EXEC)
         printf("cpu_seconds=%.6f ", cpu_of(RUSAGE_CHILDREN) - children0);
@@ -491,7 +592,7 @@ int main(int argc, char **argv)
         printf("cpu_seconds=%.6f ", cpu() - c0 + cpu_of(RUSAGE_CHILDREN) - children0);
     else if (shape == STORM)
         printf("cpu_seconds=%.6f signals=%ld ", cpu() - c0, (long)storm_signals);
-    else if (shape >= 4)
+    else if (shape >= 4 && shape != REPLACE) /* condwait, mutexwait, crowd */
         printf("cpu_seconds=%.6f ", cpu() - c0);
     printf("seconds=%.6f\n", now() - t0);
     return rc;

@@ -3,9 +3,10 @@
 
   readme_command.py SOURCE_ROOT
 
-Copies every file git tracks (as it is in the working tree) into a temporary directory, runs
-the first command of README.md's first ```sh block there with a clean environment (no build
-directory exists yet), and checks that it built everything and that the demo's report came
+Copies every file git tracks (as it is in the working tree; every file but meson's build
+directories where there is no git or no checkout) into a temporary directory, runs the first
+command of README.md's first ```sh block there with a clean environment (no build directory
+exists yet), and checks that it built everything and that the demo's report came
 out: a self-deadlock naming the tensorlib storage, and the abort passed through.
 """
 import os
@@ -32,10 +33,25 @@ def first_command(readme):
     sys.exit('README.md\'s first ```sh block has no command')
 
 
+def source_files(src):
+    """The files git tracks; without git or outside a git checkout (a tarball, a bare
+    Debian that has no git), every file but those of meson build directories."""
+    try:
+        ls = subprocess.run(['git', '-C', src, 'ls-files', '-z'], capture_output=True)
+        if ls.returncode == 0:
+            return ls.stdout.decode().split('\0')
+    except FileNotFoundError:
+        pass
+    names = []
+    for top, dirs, files in os.walk(src):
+        dirs[:] = [d for d in dirs if d != '.git'
+                   and not os.path.isdir(os.path.join(top, d, 'meson-private'))]
+        names += [os.path.relpath(os.path.join(top, f), src) for f in files if f != '.git']
+    return names
+
+
 def copy_tracked(src, dst):
-    names = subprocess.run(['git', '-C', src, 'ls-files', '-z'], check=True,
-                           capture_output=True).stdout.decode().split('\0')
-    for name in filter(None, names):
+    for name in filter(None, source_files(src)):
         if not os.path.exists(os.path.join(src, name)):
             continue  # deleted in the working tree, not yet committed
         os.makedirs(os.path.join(dst, os.path.dirname(name)), exist_ok=True)

@@ -570,6 +570,13 @@ def op_unary():
         compare(got, wrap(ref, dt), dt, label=desc)
         return desc
     x64 = vals(xv, dt)
+    ulps, atol = unary_tolerance(op, x64, dt)
+    compare(got, unary_ref(op, x64), dt, ulps=ulps, atol=atol, label=desc)
+    return desc
+
+
+def unary_tolerance(op, x64, dt):
+    """(ulps, atol) of a float unary op against an f64 reference (fuzz_torch's too)."""
     ulps = 4
     if op == UGELU:  # the exp's argument carries the f32 rounding of u, times |u|
         with np.errstate(all='ignore'):
@@ -587,8 +594,7 @@ def op_unary():
         # 20 subnormal steps; tensorlib's is within 1 there)
         ulps = 8 + np.where(np.isfinite(x64), 2 * x64 * x64, 0)
         atol = 24 * TINY[dt]
-    compare(got, unary_ref(op, x64), dt, ulps=ulps, atol=atol, label=desc)
-    return desc
+    return ulps, atol
 
 
 def op_affine_family():
@@ -2928,10 +2934,11 @@ OPS = [op_unary, op_affine_family, op_binary, op_cmp, op_where, op_reduce, op_so
        op_custom, op_files, op_shape_rules]
 
 
-def main():
+def main(ops=None, usage=__doc__):
+    """The driver, fuzz_torch's too: ops (default OPS) in turn, failures and STATS printed."""
     global lib, rng
     if len(sys.argv) < 2:
-        sys.exit(__doc__)
+        sys.exit(usage)
     seed = int(sys.argv[2]) if len(sys.argv) > 2 else 20261202
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3000
     only = sys.argv[4].split(',') if len(sys.argv) > 4 else None
@@ -2947,7 +2954,7 @@ def main():
     lib = C.CDLL(sys.argv[1])
     declare(lib)
     rng = np.random.default_rng(seed)
-    ops = [o for o in OPS if not only or o.__name__[3:] in only]
+    ops = [o for o in ops or OPS if not only or o.__name__[3:] in only]
     # the library must print nothing: fds 1 and 2 go to a file during the rounds
     cap = tempfile.TemporaryFile()
     saved = os.dup(1), os.dup(2)

@@ -12,6 +12,7 @@ import glob
 import os
 import re
 import shutil
+import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
@@ -135,6 +136,75 @@ def cannot_run(c):
          'directory is run as ./NAME)' in err, f'localprog: {ending} {err}')
 
 
+
+def with_loader(prog, copy, loader):
+    """Copies the ELF program prog to copy with its PT_INTERP renamed loader (no longer than
+    the old name), as a program built for another libc names one this system lacks."""
+    with open(prog, 'rb') as f:
+        data = bytearray(f.read())
+    need(data[:5] == b'\x7fELF\x02' and data[5] == 1, f'{prog}: not a 64-bit little-endian ELF')
+    phoff, = struct.unpack_from('<Q', data, 0x20)
+    phentsize, phnum = struct.unpack_from('<HH', data, 0x36)
+    for i in range(phnum):
+        kind, = struct.unpack_from('<I', data, phoff + i * phentsize)
+        if kind == 3:  # PT_INTERP
+            offset, = struct.unpack_from('<Q', data, phoff + i * phentsize + 8)
+            size, = struct.unpack_from('<Q', data, phoff + i * phentsize + 32)
+            need(len(loader) < size, f'{loader} longer than the loader of {prog}')
+            data[offset:offset + size] = loader.encode().ljust(size, b'\0')
+            break
+    else:
+        raise Failed(f'{prog} has no PT_INTERP')
+    with open(copy, 'wb') as f:
+        f.write(data)
+    os.chmod(copy, 0o755)
+
+
+def missing_interpreter(c):
+    """A program that is there but whose interpreter is not says which one, where the launcher
+    said "No such file or directory" about a file the user can see: a script's #! names a
+    missing program, or ends in a carriage return (a script with DOS line ends), an ELF
+    program's dynamic loader is not installed (built for another libc). Status 127 as a
+    shell's; the same through PATH. A script whose interpreter is there runs."""
+    bad = os.path.join(c.tmp, 'bad-interp.sh')
+    dos = os.path.join(c.tmp, 'dos.sh')
+    good = os.path.join(c.tmp, 'good.sh')
+    elf = os.path.join(c.tmp, 'other-libc')
+    for path, text in ((bad, '#! /no/such/shell -e\necho hi\n'), (dos, '#!/bin/sh\r\necho hi\r\n'),
+                       (good, '#!/bin/sh\necho hi\n')):
+        with open(path, 'w', newline='') as f:
+            f.write(text)
+        os.chmod(path, 0o755)
+    with_loader(c.a.prog, elf, '/lib/ld-none.so.1')
+    for prog, said in ((bad, 'its interpreter /no/such/shell (its #! line) does not exist'),
+                       (dos, 'its #! line ends in a carriage return, so the interpreter sought is '
+                             '"/bin/sh\\r", which does not exist (DOS line ends: dos2unix)'),
+                       (elf, 'its dynamic loader /lib/ld-none.so.1 is not installed (a program '
+                             'built for another system or libc?)')):
+        ending, out, err = c.launch('--report-dir=', '--', prog)
+        need(ending == 127 and f'locktrace: cannot run {prog}: {said}\n' in err,
+             f'{prog}: {ending} {err}')
+    ending, out, err = c.launch('--report-dir=', '--', 'bad-interp.sh',
+                                env={'PATH': c.tmp + ':' + os.environ.get('PATH', '')})
+    need(ending == 127 and 'locktrace: cannot run bad-interp.sh: its interpreter /no/such/shell '
+         in err, f'through PATH: {ending} {err}')
+    ending, out, err = c.launch('--report-dir=', '--', good)
+    need(ending == 0 and out == 'hi\n' and 'cannot run' not in err, f'{good}: {ending} {out} {err}')
+
+
+def summary_names_command(c):
+    """The closing line tells how to read the reports again with the command as it was run:
+    from a build tree "build/tracer/locktrace report", where a bare "locktrace report" is not
+    found (it said that); through PATH "locktrace report"."""
+    ending, out, err = c.launch('--report-dir=' + c.dir, '--', c.a.prog, 'bad-unlock')
+    need(ending == 0 and f'(read them again with: {c.a.locktrace} report FILE...)\n' in err,
+         f'run by its path: {ending} {err}')
+    ending, out, err = c.run(['locktrace', '--report-dir=' + c.dir, '--', c.a.prog, 'bad-unlock'],
+                             env={'PATH': os.path.dirname(c.a.locktrace) + ':' +
+                                  os.environ.get('PATH', '')})
+    need(ending == 0 and '(read them again with: locktrace report FILE...)\n' in err,
+         f'run through PATH: {ending} {err}')
+
 def help_text(c):
     """--help names every form of the report command, says what the exit statuses mean and
     what to try when a program hangs with no report."""
@@ -212,10 +282,11 @@ def report_options_anywhere(c):
 
 def normalized(line):
     """A report line without what changes from run to run and machine to machine: addresses,
-    thread ids, the directories of modules and of the report directory."""
+    thread ids, the directories of modules, of the report directory and of the launcher."""
     line = re.sub(r'0x[0-9a-f]+', '0x_', line)
     line = re.sub(r'\(tid \d+\)', '(tid _)', line)
     line = re.sub(r'\((?:\S*/)?([^/\s]+)\+0x_\)', r'(\1+0x_)', line)
+    line = re.sub(r'with: \S*locktrace report', 'with: locktrace report', line)
     return re.sub(r' in \S+/ \(read them again', ' in DIR/ (read them again', line)
 
 
@@ -245,8 +316,9 @@ def readme_example(c):
 
 
 CHECKS = {f.__name__: f for f in (bad_configuration, short_options, option_without_value,
-                                   cannot_run, report_dir_slash, help_text, man_page,
-                                   setid_program, report_options_anywhere, readme_example)}
+                                   cannot_run, missing_interpreter, summary_names_command,
+                                   report_dir_slash, help_text, man_page, setid_program,
+                                   report_options_anywhere, readme_example)}
 
 
 def main():

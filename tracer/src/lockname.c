@@ -14,7 +14,8 @@
  *     the brk heap, "anonymous mapping 0x... (N bytes), offset K" elsewhere (a thread arena, a
  *     large block, the program's own mmap). free-held reports know the block being released
  *     and name it themselves (report_build.c), in the same words;
- *   - elsewhere: the mapping.
+ *   - elsewhere: the mapping ("shared anonymous mapping 0x... (N bytes), offset K" for
+ *     mmap's MAP_SHARED | MAP_ANONYMOUS).
  * Nothing here runs on the lock paths; all of it under the report lock.
  */
 #define _GNU_SOURCE
@@ -161,6 +162,12 @@ static int mapping_name(uintptr_t addr, char *buf, size_t size)
     }
     if (strcmp(m.path, "[heap]") == 0) {
         lt_fmt_str(buf, size, 0, "heap (block start unknown)");
+        return 1;
+    }
+    /* mmap(MAP_SHARED | MAP_ANONYMOUS), where a process-shared lock most often lives: the
+     * kernel shows it as a deleted /dev/zero, which no program opened. */
+    if (strcmp(m.path, "/dev/zero (deleted)") == 0) {
+        lt_lockname_region(buf, size, "shared anonymous mapping ", m.start, m.end - m.start, addr);
         return 1;
     }
     if (m.path[0] == '/') {

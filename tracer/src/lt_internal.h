@@ -427,6 +427,7 @@ typedef struct lt_thread {
     uint32_t edge_free;           /* order.c: edges (pool indices) for its own new ones: a */
     uint32_t edge_block;          /* free list, then a run of unused ones from edge_block */
     uint32_t edge_nfree, edge_nblock;
+    uint32_t edge_grant;          /* the size of the last block of new ones it took */
 #define LT_EDGE_LABELS 4
     struct {
         lt_label l;

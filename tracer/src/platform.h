@@ -183,6 +183,13 @@ void lt_platform_populate(void *p, size_t size);
  * priority run; not a cancellation point (a thread waiting for a tracer lock must not be
  * unwound there). */
 void lt_platform_nap(unsigned us);
+/* Sleeps while *word holds value, about us microseconds at most, until lt_platform_wake_one
+ * wakes it (or a signal comes); not a cancellation point. A timed wait, so that it never
+ * reads as the untimed futex wait of a stalled thread (lt_platform_others_stuck). Where there is no
+ * futex (macOS) a nap of at most a millisecond, and lt_platform_wake_one does nothing. */
+void lt_platform_sleep_on(_Atomic int *word, int value, unsigned us);
+/* Wakes one thread asleep in lt_platform_sleep_on(word, ...). */
+void lt_platform_wake_one(_Atomic int *word);
 
 /* A pause in a busy wait: the CPU told so (less power, the other hyperthread runs). */
 static inline void lt_platform_pause(void)

@@ -976,6 +976,17 @@ void lt_platform_nap(unsigned us)
     syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &t, NULL);
 }
 
+void lt_platform_sleep_on(_Atomic int *word, int value, unsigned us)
+{
+    struct timespec t = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, value, &t, NULL, 0);
+}
+
+void lt_platform_wake_one(_Atomic int *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 int lt_platform_secure(void)
 {
     return getauxval(AT_SECURE) != 0;
@@ -1089,7 +1100,13 @@ int lt_platform_futex_asleep(int tid)
         return 1;
     char *end;
     long nr = strtol(call, &end, 10);
-    return end != call && nr == SYS_futex;
+    if (end == call || nr != SYS_futex)
+        return 0;
+    /* A word of the tracer's own: the thread waits for a tracer lock (lt_platform_sleep_on),
+     * inside the tracer, where a nap was before: not where a program's wait blocks. */
+    const char *at = end;
+    uintptr_t word = strtoul(at, &end, 16);
+    return end == at || !lt_platform_in_tracer(word);
 }
 
 int lt_platform_signal_coming(int tid)

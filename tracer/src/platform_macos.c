@@ -56,6 +56,19 @@ void lt_platform_nap(unsigned us)
     mach_wait_until(mach_absolute_time() + (uint64_t)us * 1000 * base.denom / base.numer);
 }
 
+/* No futex here, so nothing wakes the sleeper: a nap of at most a millisecond, the longest of
+ * lt_spin_backoff's, so that a free lock is seen as soon as before. */
+void lt_platform_sleep_on(_Atomic int *word, int value, unsigned us)
+{
+    (void)word, (void)value;
+    lt_platform_nap(us < 1000 ? us : 1000);
+}
+
+void lt_platform_wake_one(_Atomic int *word)
+{
+    (void)word;
+}
+
 int lt_platform_secure(void)
 {
     return issetugid();

@@ -130,6 +130,10 @@ static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int loc
     *s = (lt_rep_stack){.role = role, .thread = 0, .lock = lock, .step = -1, .partial = partial};
     s->frames = &frames[nframes];
     for (size_t i = 0; i < n; i++) {
+        /* The tracer's own frames inside the program's stack are none of the program's calls:
+         * a once-control's init routine runs from libc through interpose_once.c. */
+        if (i && lt_platform_in_tracer(ips[i]))
+            continue;
         if (nframes == MAX_FRAMES) {
             s->dropped = n - i;
             break;

@@ -2,9 +2,9 @@
  * spin.h - the tracer's own locks, and the one order in which they may be taken.
  *
  * A tracer lock is never one of the program's (interposed) locks: it is an lt_spin, a
- * spinlock that yields while it waits and that the thread owning it may take again (a
- * program's atfork handler registered before the tracer's runs while the forking thread
- * holds them all, and may lock).
+ * spinlock that yields, then sleeps until its unlock, while it waits, and that the thread
+ * owning it may take again (a program's atfork handler registered before the tracer's runs
+ * while the forking thread holds them all, and may lock).
  *
  * The rank table. A thread may take a lock only while every tracer lock it holds ranks
  * before it (same-rank array locks: in address order, which fork does with all of them and
@@ -57,9 +57,10 @@ typedef enum {
 } lt_rank;
 
 typedef struct lt_spin {
-    _Atomic int owner; /* tid of the holder, 0 = free */
-    int depth;         /* nested acquisitions by the holder */
-    int rank;          /* lt_rank */
+    _Atomic int owner;    /* tid of the holder, 0 = free */
+    int depth;            /* nested acquisitions by the holder */
+    int rank;             /* lt_rank */
+    _Atomic int sleepers; /* waiters asleep on owner (spin.c), whom the unlock wakes */
 } lt_spin;
 
 #if LT_CHECKS
@@ -74,7 +75,7 @@ typedef struct lt_spin_ranks {
 } lt_spin_ranks;
 #endif
 
-#define LT_SPIN_INIT(rank) {0, 0, (rank)}
+#define LT_SPIN_INIT(rank) {0, 0, (rank), 0}
 
 /* Where a fork() is: every module with a lock of its own takes it before, releases it after
  * in the parent, and resets it in the child. */

@@ -1,8 +1,8 @@
 /*
  * elf_probe.c - reads a program's ELF headers from a read-only mapping, every offset checked
- * against the file's size: PT_INTERP says whether it is dynamically linked, DT_NEEDED names
- * its shared sanitizer runtime, and the symbol tables show a static one (__asan_init,
- * __tsan_init).
+ * against the file's size: PT_INTERP says whether it is dynamically linked and by which loader
+ * (named when the kernel cannot find it), DT_NEEDED names its shared sanitizer runtime, and
+ * the symbol tables show a static one (__asan_init, __tsan_init).
  */
 #define _GNU_SOURCE
 #include "elf_probe.h"
@@ -114,8 +114,11 @@ static void probe(const image *im, lt_elf_info *out)
     out->linkage = LT_ELF_STATIC;
     for (unsigned i = 0; i < eh->e_phnum; i++) {
         const Elf64_Phdr *ph = at(im, eh->e_phoff + (uint64_t)i * sizeof *ph, sizeof *ph);
-        if (ph && ph->p_type == PT_INTERP)
+        if (ph && ph->p_type == PT_INTERP) {
+            const char *interp = string_at(im, ph->p_offset);
             out->linkage = LT_ELF_DYNAMIC;
+            snprintf(out->interp, sizeof out->interp, "%s", interp ? interp : "");
+        }
         if (ph && ph->p_type == PT_DYNAMIC)
             read_dynamic(im, eh, ph, out);
     }

@@ -15,6 +15,7 @@ typedef struct lt_elf_info {
                             * loader ignores a preload path */
     int asan, tsan;        /* linked with that sanitizer's runtime (shared or static) */
     char asan_needed[64];  /* the DT_NEEDED name of a shared ASan runtime, "" when static */
+    char interp[128];      /* its PT_INTERP, the dynamic loader the kernel runs it with */
 } lt_elf_info;
 
 /* Probes the file at path (a 64-bit ELF of this machine's byte order; anything else, such

@@ -428,12 +428,61 @@ static int wait_program(void)
     }
 }
 
+/* ENOENT about a file that is there: what the kernel runs it with is missing, the
+ * interpreter its #! line names (a script with DOS line ends names "/bin/sh\r") or the
+ * dynamic loader of an ELF program (one built for a 32-bit system or another libc). NULL
+ * when path is no such file. */
+static const char *missing_interpreter(const char *path)
+{
+    static char why[PATH_MAX + 160];
+    char head[PATH_MAX];
+    lt_elf_info info;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, head, sizeof head - 1);
+    if (fd >= 0)
+        close(fd);
+    if (n < 2)
+        return NULL;
+    head[n] = 0;
+    if (head[0] == '#' && head[1] == '!') {
+        char *interp = head + 2 + strspn(head + 2, " \t");
+        interp[strcspn(interp, " \t\n")] = 0;
+        char *cr = strchr(interp, '\r');
+        if (access(interp, F_OK) == 0)
+            return NULL;
+        if (cr) {
+            *cr = 0;
+            snprintf(why, sizeof why, "its #! line ends in a carriage return, so the interpreter "
+                     "sought is \"%s\\r\", which does not exist (DOS line ends: dos2unix)", interp);
+        } else {
+            snprintf(why, sizeof why, "its interpreter %s (its #! line) does not exist", interp);
+        }
+        return why;
+    }
+    if (memcmp(head, "\177ELF", 4) != 0)
+        return NULL;
+    if (lt_elf_probe(path, &info) == 0 && info.interp[0] && access(info.interp, F_OK) == 0)
+        return NULL;
+    if (info.interp[0])
+        snprintf(why, sizeof why, "its dynamic loader %s is not installed (a program built for "
+                 "another system or libc?)", info.interp);
+    else
+        snprintf(why, sizeof why, "its dynamic loader is not installed (a 32-bit program, or one "
+                 "built for another machine or libc?)");
+    return why;
+}
+
 /* Why execvp failed, as a shell would put it: EACCES is most often a directory or a file
- * without its execute bit; ENOENT for a bare name, a program in this directory that PATH
- * does not hold. */
+ * without its execute bit; ENOENT for a file that is there, a missing interpreter, and for a
+ * bare name, a program in this directory that PATH does not hold. */
 static const char *exec_error(const char *name, int err)
 {
     struct stat st;
+    char path[PATH_MAX];
+    const char *interp = err == ENOENT && find_program(name, path, sizeof path)
+                             ? missing_interpreter(path) : NULL;
+    if (interp)
+        return interp;
     if (err == ENOENT && !strchr(name, '/') && stat(name, &st) == 0 && S_ISREG(st.st_mode))
         return "not found in PATH (a program in this directory is run as ./NAME)";
     if (err != EACCES || !strchr(name, '/') || stat(name, &st) != 0)

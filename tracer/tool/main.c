@@ -36,8 +36,12 @@ const char lt_tool_dump_usage[] =
     "report files on, the dump's file is waited for (5 s): a program with a handler of its\n"
     "own for that signal writes none, and the status is 1.\n";
 
+const char *lt_tool_self = "locktrace";
+
 int main(int argc, char **argv)
 {
+    if (argc > 0 && strchr(argv[0], '/'))
+        lt_tool_self = argv[0];
     if (argc > 1 && strcmp(argv[1], "report") == 0)
         return lt_tool_report(argc - 2, argv + 2);
     if (argc > 1 && strcmp(argv[1], "dump") == 0)

@@ -198,14 +198,15 @@ int lt_tool_summarize(const char *dir, char **before, int say)
     if (!say)
         return (int)t.reports;
     if (t.dumps)
-        fprintf(stderr, "locktrace: %ld thread dump%s in %s/ (read %s with: locktrace report %s)\n",
-                t.dumps, t.dumps == 1 ? "" : "s", dir, t.dumps == 1 ? "it" : "them", dir);
+        fprintf(stderr, "locktrace: %ld thread dump%s in %s/ (read %s with: %s report %s)\n",
+                t.dumps, t.dumps == 1 ? "" : "s", dir, t.dumps == 1 ? "it" : "them",
+                lt_tool_self, dir);
     if (!t.reports)
         return 0;
     fprintf(stderr, "locktrace: %ld report%s (", t.reports, t.reports == 1 ? "" : "s");
     for (size_t k = 0; k < t.nkinds; k++)
         fprintf(stderr, "%s%ld %s", k ? ", " : "", t.kinds[k].reports, t.kinds[k].kind);
-    fprintf(stderr, "; %ld occurrence%s) in %s/ (read them again with: locktrace report FILE...)\n",
-            t.occurrences, t.occurrences == 1 ? "" : "s", dir);
+    fprintf(stderr, "; %ld occurrence%s) in %s/ (read them again with: %s report FILE...)\n",
+            t.occurrences, t.occurrences == 1 ? "" : "s", dir, lt_tool_self);
     return (int)t.reports;
 }

@@ -10,6 +10,10 @@
 extern const char lt_tool_report_usage[];
 extern const char lt_tool_dump_usage[];
 
+/* The command as it was run ("build/tracer/locktrace" from a build tree, "locktrace" through
+ * PATH): what a message tells the user to type next. */
+extern const char *lt_tool_self;
+
 /* `locktrace dump PID` (argv after "dump"): asks a traced program for its thread dump. */
 int lt_tool_dump(int argc, char **argv);
 

@@ -2,8 +2,8 @@
  * names.c - locks in every kind of place, each made to show up in a report, for the names
  * reports give unannotated locks (tests/tracer/names/names_test.py): a global, a file-static,
  * a function-static, a member of a global struct, one deep in a large .bss, a lock on this
- * thread's stack and on another thread's, a heap block, annotated locks in an inversion's
- * table, and thread dumps.
+ * thread's stack and on another thread's, a heap block, a shared anonymous mapping, annotated
+ * locks in an inversion's table, and thread dumps.
  *
  * Run with LOCKTRACE_ACTION=edeadlk: a relock reports and returns EDEADLK, so every scenario
  * ends normally. Also compiled as C++ (names_cpp.cpp), where the same variables have mangled
@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "locktrace.h"
 
@@ -135,6 +137,22 @@ static void heap(void)
     free(o);
 }
 
+/* A process-shared mutex in a MAP_SHARED | MAP_ANONYMOUS mapping, as a program shares one
+ * with its fork children; its second page, so the offset says which. */
+static void shared_anon(void)
+{
+    size_t len = 2 * (size_t)sysconf(_SC_PAGESIZE), at = len / 2 + 64;
+    char *p = (char *)mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    pthread_mutexattr_t a;
+    pthread_mutex_t *m = (pthread_mutex_t *)(p + at);
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    pthread_mutex_init(m, &a);
+    printf("shared anonymous mapping %p (%zu bytes), offset %zu\n", (void *)p, len, at);
+    relock(m);
+    munmap(p, len);
+}
+
 /* Two annotated locks, and the inversion between them. */
 struct account {
     pthread_mutex_t mu;
@@ -218,6 +236,8 @@ int main(int argc, char **argv)
         other_stack(0);
     else if (!strcmp(s, "heap"))
         heap();
+    else if (!strcmp(s, "shared-anon"))
+        shared_anon();
     else if (!strcmp(s, "table")) {
         both_orders(&order_a, &registry.mu);
         printf("table\n");

@@ -161,6 +161,18 @@ def heap(c):
     relocked(c, 'heap', printed)
 
 
+def shared_anon(c):
+    """A process-shared mutex in an mmap(MAP_SHARED | MAP_ANONYMOUS) mapping as "shared
+    anonymous mapping 0x... (N bytes), offset K", as the program prints it: the kernel calls
+    that mapping "/dev/zero (deleted)", which the report said ("mapping of /dev/zero
+    (deleted), file offset 0x1040") though the program opened no such file."""
+    def printed(out):
+        where = re.search(r'^shared anonymous mapping .*$', out, re.M)
+        need(where, f'the program printed no mapping:\n{out}')
+        return re.escape(where.group(0))
+    relocked(c, 'shared-anon', printed)
+
+
 def table_globals(c):
     """'in the "how it deadlocks" table': both rows name both globals."""
     r = table(c, 'table', [(r'"registry\+0x8"', '"order_a"'), ('"order_a"', r'"registry\+0x8"')])
@@ -211,7 +223,8 @@ def dump_signal(c):
 CHECKS = {
     'global': global_, 'file-static': file_static, 'function-static': function_static,
     'member': member, 'far-bss': far_bss, 'stack': stack, 'thread-stack': thread_stack, 'other-stack': other_stack,
-    'other-stack-unseen': other_stack_unseen, 'heap': heap, 'table': table_globals,
+    'other-stack-unseen': other_stack_unseen, 'heap': heap, 'shared-anon': shared_anon,
+    'table': table_globals,
     'annotated': table_annotated, 'cpp-members': cpp_members, 'dump-abort': dump_abort,
     'dump-signal': dump_signal,
 }
