@@ -52,8 +52,10 @@ static tl_tensor *longk_operand(bool left, size_t k, bool is_signed, tl_dtype dt
 }
 
 /* Accumulation error against the scale of the terms: |got - want| <= rtol(dt) |want| +
- * tol * sum |a||b|, tol 1e-12 for f64 and 1e-5 otherwise (an f32 running sum of 2^16 terms
- * can be off by 4e-3 of the scale). */
+ * tol * sum |a||b|, tol 1e-12 for f64 and 5e-4 otherwise (an f32 running sum of 2^16 terms
+ * can be off by 4e-3 of the scale). f32 and f16 go to OpenBLAS's sgemm, whose accuracy is its
+ * CPU kernel's: Haswell's within 1e-5, Cooperlake's (AVX-512, chosen for this machine's CPU where
+ * OPENBLAS_CORETYPE does not say otherwise) 1.2e-4. */
 static void run_longk(const fx_case *c, tl_dtype dt, fx_variant v)
 {
     size_t k = (size_t)fx_param(c, "k");
@@ -63,7 +65,7 @@ static void run_longk(const fx_case *c, tl_dtype dt, fx_variant v)
     tl_tensor *got = a && b ? tl_matmul(a, b) : NULL;
     tl_tensor *got64 = got ? tl_to_dtype(got, TL_F64) : NULL;
     const fx_tensor *want = fx_get(c, "out"), *scale = fx_get(c, "scale");
-    double vals[6], tol = dt == TL_F64 ? 1e-12 : 1e-5;
+    double vals[6], tol = dt == TL_F64 ? 1e-12 : 5e-4;
     bool ok = got64 && want && scale && want->count == 6 &&
               tl_to_vec(got64, vals, sizeof vals) == TL_OK;
     for (size_t i = 0; ok && i < 6; i++) {
