@@ -2067,7 +2067,10 @@ static int elf_at(uintptr_t base, lt_module *out)
 }
 
 /* Calls fn for each line of /proc/self/maps (NUL-terminated, cut at 4 KiB) until it returns
- * nonzero; returns that value, 0 when none did. open/read only, parsed as it streams by. */
+ * nonzero; returns that value, 0 when none did. open/read only, parsed as it streams by: a
+ * line whole in the buffer is handed over in place (memchr finds its end), only one that a
+ * read cut in two is copied (a byte-by-byte copy of every line was 44 K instructions of a
+ * traced process's start, for 3 KiB of maps). */
 static int maps_scan(int (*fn)(const char *line, void *arg), void *arg)
 {
     char buf[4096], line[4352];
@@ -2075,15 +2078,22 @@ static int maps_scan(int (*fn)(const char *line, void *arg), void *arg)
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), done = 0;
     ssize_t n;
     while (fd >= 0 && !done && (n = read(fd, buf, sizeof buf)) > 0) {
-        for (ssize_t i = 0; i < n && !done; i++) {
-            if (buf[i] != '\n') {
-                if (len + 1 < sizeof line)
-                    line[len++] = buf[i];
-                continue;
+        for (char *at = buf, *end = buf + n; at < end && !done;) {
+            char *nl = memchr(at, '\n', (size_t)(end - at));
+            size_t piece = (size_t)((nl ? nl : end) - at), room = sizeof line - 1 - len;
+            if (len == 0 && nl) { /* a whole line */
+                *nl = 0;
+                done = fn(at, arg);
+            } else {
+                memcpy(line + len, at, piece < room ? piece : room);
+                len += piece < room ? piece : room;
+                if (nl) {
+                    line[len] = 0;
+                    len = 0;
+                    done = fn(line, arg);
+                }
             }
-            line[len] = 0;
-            len = 0;
-            done = fn(line, arg);
+            at += piece + (nl != NULL);
         }
     }
     if (fd >= 0)
