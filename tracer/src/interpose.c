@@ -168,6 +168,7 @@ static int finish(void)
         int saved = errno; /* loading libunwind leaves its pipe's EAGAIN */
         atomic_store(&resolver_tid, lt_platform_tid());
         lt_busy_set(&lt_tls, LT_BUSY_IN);
+        lt_thread_bounds_settle();
         lt_platform_thread_init();
         atomic_store(&state, READY);
         lt_leave(&lt_tls); /* (after READY: a handler deferred meanwhile may lock) */
@@ -203,7 +204,13 @@ __attribute__((constructor)) static void locktrace_load(void)
     atomic_store(&constructed, 1);
     lt_platform_loads_wait(0);
     if (start() && lt_enter(&lt_tls)) {
-        lt_callsite_thread_init(0);
+        if (lt_tls.self && lt_platform_main_stack_later()) {
+            lt_thread_bounds_later(lt_tls.self);
+            if (atomic_load(&state) != STARTED) /* finished meanwhile (or finishing) */
+                lt_thread_bounds_settle();
+        } else {
+            lt_callsite_thread_init(0);
+        }
         lt_leave(&lt_tls);
         /* Now, not at the first lock call, where the program links lock calls (its first is
          * near), or where malloc is not glibc's: that allocator may call a lock function while

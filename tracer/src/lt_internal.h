@@ -720,6 +720,8 @@ static inline void lt_held_remove(lt_thread *t, lt_held *h)
 }
 void lt_held_compact(lt_thread *t);
 void lt_thread_start(int seq);
+void lt_thread_bounds_later(lt_thread *t);
+void lt_thread_bounds_settle(void);
 int lt_thread_next_seq(void);
 int lt_thread_count(void); /* threads numbered so far: grows when one starts */
 void lt_thread_info_now(lt_thread *t, lt_thread_info *out);

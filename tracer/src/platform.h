@@ -283,6 +283,15 @@ int lt_platform_locks_linked(void);
  * Called where the thread holds none of the program's locks (it may allocate). */
 int lt_platform_stack_bounds(int made, uintptr_t *lo, uintptr_t *hi);
 
+/* Whether the calling thread is the process's main thread, on its stack, whose bounds are
+ * costly to read (Linux: /proc/self/maps, 4 system calls and a parse at the start of every
+ * traced process, most of which never take a lock): lt_platform_main_stack reads them when
+ * the tracer is first needed. 0 where they are cheap: lt_platform_stack_bounds at once. */
+int lt_platform_main_stack_later(void);
+
+/* The main thread's stack [*lo, *hi), asked from any thread; 0, or -1 when unknown. */
+int lt_platform_main_stack(uintptr_t *lo, uintptr_t *hi);
+
 /* 1, with its lowest address in *lo, when sp is in the calling thread's alternate signal
  * stack (sigaltstack) and the thread runs on it; 0 otherwise. A system call: no lock. */
 int lt_platform_altstack_base(uintptr_t sp, uintptr_t *lo);

@@ -2126,10 +2126,11 @@ static int stack_line(const char *line, void *arg)
     return 0;
 }
 
-static int main_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+/* From any thread: what it reads is the process's. */
+int lt_platform_main_stack(uintptr_t *lo, uintptr_t *hi)
 {
     struct rlimit r;
-    uintptr_t page = (uintptr_t)getpagesize(), sp = (uintptr_t)__builtin_frame_address(0);
+    uintptr_t page = (uintptr_t)getpagesize();
     stack_scan s = {(uintptr_t)__libc_stack_end, 0, 0};
     if (getrlimit(RLIMIT_STACK, &r) != 0 || !maps_scan(stack_line, &s))
         return -1;
@@ -2137,11 +2138,20 @@ static int main_stack_bounds(uintptr_t *lo, uintptr_t *hi)
     uintptr_t size = ((uintptr_t)r.rlim_cur - (s.to - end)) & ~(page - 1);
     if (size > end - s.below)
         size = end - s.below;
-    if (sp < end - size || sp >= end) /* not on the main stack (a fork child of a thread) */
-        return -1;
     *lo = end - size;
     *hi = end;
     return 0;
+}
+
+/* The main thread runs its constructors within a few KiB of __libc_stack_end, and nothing
+ * else is mapped within a megabyte below a stack (the kernel's guard gap): a thread's stack,
+ * in a fork child of that thread, is never this near. */
+#define MAIN_STACK_NEAR (64u * 1024)
+
+int lt_platform_main_stack_later(void)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0), end = (uintptr_t)__libc_stack_end;
+    return sp < end && end - sp < MAIN_STACK_NEAR && gettid() == getpid();
 }
 
 /* A thread pthread_create made is not asked whether it leads the process: two system calls
@@ -2151,7 +2161,10 @@ int lt_platform_stack_bounds(int made, uintptr_t *lo, uintptr_t *hi)
     pthread_attr_t a;
     void *addr;
     size_t size;
-    if (!made && gettid() == getpid() && main_stack_bounds(lo, hi) == 0)
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    /* not on the main stack: a fork child of a thread */
+    if (!made && gettid() == getpid() && lt_platform_main_stack(lo, hi) == 0 && sp >= *lo &&
+        sp < *hi)
         return 0;
     if (pthread_getattr_np(pthread_self(), &a) != 0)
         return -1;

@@ -221,12 +221,27 @@ int lt_platform_locks_linked(void)
     return 1;
 }
 
+static void stack_of(pthread_t thread, uintptr_t *lo, uintptr_t *hi)
+{
+    *hi = (uintptr_t)pthread_get_stackaddr_np(thread); /* the top: stacks grow down */
+    *lo = *hi - pthread_get_stacksize_np(thread);
+}
+
 int lt_platform_stack_bounds(int made, uintptr_t *lo, uintptr_t *hi)
 {
     (void)made;
-    pthread_t self = pthread_self();
-    *hi = (uintptr_t)pthread_get_stackaddr_np(self); /* the top: stacks grow down */
-    *lo = *hi - pthread_get_stacksize_np(self);
+    stack_of(pthread_self(), lo, hi);
+    return 0;
+}
+
+int lt_platform_main_stack_later(void)
+{
+    return 0;
+}
+
+int lt_platform_main_stack(uintptr_t *lo, uintptr_t *hi)
+{
+    stack_of(pthread_main_thread_np(), lo, hi);
     return 0;
 }
 

@@ -33,6 +33,9 @@ static lt_pool pool LT_START_DATA = LT_POOL(lt_thread, 256 * 1024);
 static _Atomic int next_seq LT_START_DATA;
 static pthread_key_t exit_key LT_START_DATA;
 static _Atomic int exit_key_ready LT_START_DATA;
+/* The main thread while its stack bounds are still to be read (lt_thread_bounds_later),
+ * written under registry_lock; NULL when none. */
+static lt_thread *_Atomic bounds_due LT_START_DATA;
 
 /* ---------------------------------------------------------------------------------------- */
 
@@ -139,6 +142,8 @@ static void thread_delete(lt_thread *t)
     int tid = t->info.tid;
     held_release(t);
     lt_spin_lock_as(&registry_lock, tid);
+    if (atomic_load_explicit(&bounds_due, memory_order_relaxed) == t) /* main's pthread_exit */
+        atomic_store_explicit(&bounds_due, NULL, memory_order_relaxed);
     if (t->prev)
         t->prev->next = t->next;
     else
@@ -551,6 +556,9 @@ LT_FORK_PATH static void fork_child(void)
     if (self) /* the child's only thread leads it: its id is the process's (and libc's getpid
                  is beside fork's code, where gettid was a page fault in every child) */
         self->info.tid = getpid();
+    lt_thread *due = atomic_load_explicit(&bounds_due, memory_order_relaxed);
+    if (due && due != self) /* the main thread is not the child's: its stack is no one's */
+        atomic_store_explicit(&bounds_due, NULL, memory_order_relaxed);
     if (registry == self && (!self || !self->next))
         return; /* none other: the registry is the child's as it is (a write copies a page) */
     for (lt_thread *t = registry; t; t = t->next) {
@@ -573,6 +581,37 @@ LT_FORK_PATH void lt_thread_fork(lt_fork_phase phase)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+
+/* The main thread's stack bounds are read from /proc/self/maps (4 system calls, 3 KiB to
+ * parse), which most traced processes, those that never make a lock call, need not: t, the
+ * main thread at load, gets them when the tracer is first needed (lt_thread_bounds_settle,
+ * before any call is checked), by whichever thread needs it (the main thread's first call
+ * may be in a handler on another stack; another thread's may come first). */
+void lt_thread_bounds_later(lt_thread *t)
+{
+    lt_spin_lock(&registry_lock);
+    atomic_store_explicit(&bounds_due, t, memory_order_relaxed);
+    lt_spin_unlock(&registry_lock);
+}
+
+/* The bounds are read outside the lock and written under it, where the thread cannot have
+ * left (thread_delete forgets it first), lo before hi: a dump that reads them meanwhile
+ * without the lock finds hi 0, an empty stack. */
+void lt_thread_bounds_settle(void)
+{
+    uintptr_t lo, hi;
+    if (!atomic_load_explicit(&bounds_due, memory_order_acquire))
+        return;
+    int known = lt_platform_main_stack(&lo, &hi) == 0;
+    lt_spin_lock(&registry_lock);
+    lt_thread *t = atomic_exchange_explicit(&bounds_due, NULL, memory_order_relaxed);
+    if (t && known) {
+        t->stack_lo = lo;
+        atomic_signal_fence(memory_order_release);
+        t->stack_hi = hi;
+    }
+    lt_spin_unlock(&registry_lock);
+}
 
 /* Calls fn for every live thread under the registry lock: none can leave meanwhile, but they
  * go on running, so fn reads their held sets with lt_held_copy. */
