@@ -20,7 +20,7 @@
 #include "lt_internal.h"
 #include "platform.h"
 
-static int (*real_pthread_once)(pthread_once_t *, void (*)(void));
+static int (*real_pthread_once)(pthread_once_t *, void (*)(void)) LT_START_DATA;
 
 void lt_interpose_once_resolve(void)
 {

@@ -39,7 +39,10 @@
  * were on was a page fault at every start (a traced /bin/true: 76 faults, 73 now). Those
  * every fork child writes or reads are there too: a page the child writes is a page copied,
  * and one the parent never touched a page fault when the child reads it (the fork of a
- * process with one thread: 40 faults in the child, 17 natively, 22 so). */
+ * process with one thread: 40 faults in the child, 17 natively, 22 so). Also the few its
+ * first lock call reads that are written once (lt_untracked, the unwinder's state and span):
+ * a page each otherwise. Written at every thread start or report at most: they share lines
+ * with those read on every lock call. */
 #ifdef __APPLE__
 #define LT_START_DATA __attribute__((section("__DATA,__lt_start")))
 #else

@@ -457,7 +457,7 @@ static void span_of(span *sp, uintptr_t addr);
 
 /* libunwind's span, once loaded. The tracer's libunwind is the program's where the program
  * loads it too (one copy a process, whatever RTLD_LOCAL says). */
-static span unwinder;
+static span unwinder LT_START_DATA;
 
 static int bind_unwind(void *h)
 {
@@ -484,7 +484,7 @@ static int bind_dw(void *h)
 enum { UNLOADED, LOADING, LOADED, MISSING };
 
 /* lt_platform_loads_wait: while set, load_once loads nothing and says so. */
-static _Atomic int loads_waiting;
+static _Atomic int loads_waiting LT_START_DATA;
 
 void lt_platform_loads_wait(int wait)
 {
@@ -516,7 +516,7 @@ static int load_once(_Atomic int *state, const char *soname, int (*bind)(void *)
 
 static int have_unwind(void)
 {
-    static _Atomic int state;
+    static _Atomic int state LT_START_DATA;
     return load_once(&state, "libunwind.so.8", bind_unwind);
 }
 
@@ -1318,7 +1318,7 @@ int lt_platform_rwlock_writer_queued(const void *rwlock)
  * that an unwind from fn (lockname.c names a lock's frame) goes on into the caller's stack. */
 static ucontext_t on_back, on_other;
 static unw_context_t on_caller;
-static _Atomic uintptr_t on_lo, on_hi;
+static _Atomic uintptr_t on_lo LT_START_DATA, on_hi LT_START_DATA;
 static void (*on_fn)(void *);
 static void *on_arg;
 
@@ -1746,7 +1746,7 @@ static int in_span(span *sp, uintptr_t ip)
     return ip - lo < hi - lo;
 }
 
-static span own;
+static span own LT_START_DATA;
 
 int lt_platform_in_tracer(uintptr_t ip)
 {

@@ -188,7 +188,7 @@ void lt_report_exclusive(void (*fn)(void))
     lt_spin_unlock(&report_lock);
 }
 
-_Atomic int lt_untracked;
+_Atomic int lt_untracked LT_START_DATA;
 
 /* The tracer lost track of the program's locks (out of memory): from here on it checks and
  * reports nothing, and says so once. After losing track, any report could be false. */
