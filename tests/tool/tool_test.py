@@ -146,6 +146,18 @@ def cannot_run(c):
     ending, out, err = c.launch('--report-dir=', '--', 'localprog', 'bad-unlock')
     need(ending == 127 and 'locktrace: cannot run localprog: not found in PATH (a program in this '
          'directory is run as ./NAME)' in err, f'localprog: {ending} {err}')
+    # A script of the current directory named without ./ and without its execute bit: one
+    # message says both steps (it said "./NAME", then "chmod +x?") and the interpreter's way.
+    with open(os.path.join(c.tmp, 'job.py'), 'w') as f:
+        f.write('#!/usr/bin/python3 -u\nprint("hi")\n')
+    for prog, what in (('job.py', 'not found in PATH, and the file of that name in this directory '
+                                  'is not executable'),
+                       ('./job.py', 'the file is not executable')):
+        ending, out, err = c.launch('--report-dir=', '--', prog)
+        need(ending == (127 if prog == 'job.py' else 126) and
+             f'locktrace: cannot run {prog}: {what} (run it through its interpreter: locktrace -- '
+             f'/usr/bin/python3 -u {prog}; or chmod +x {prog}, then locktrace -- ./job.py)\n' in err,
+             f'{prog}: {ending} {err}')
 
 
 
