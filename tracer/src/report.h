@@ -43,6 +43,9 @@ typedef struct lt_wait_step {
     lt_mode held_mode;
     uint32_t held_stack;
     int held_partial; /* held_stack is only the frames recorded with it */
+    int now_waits;    /* long-wait holder: it waits itself now; waits_for, wants (then not the
+                         lock it holds), want_mode, wait, wait_stack, waited_ms and blocker (a
+                         join's thread) say for what */
 } lt_wait_step;
 
 /* One edge of the lock-order graph, immutable once published (order.c). */

@@ -109,6 +109,8 @@ typedef struct lt_rep_step {
     long waited_ms;
     uint64_t cond;  /* the condition variable of an LT_FOR_SIGNAL wait */
     int api;        /* lt_api of a join or condition wait (thrd_join, cnd_wait) */
+    int now_waits;  /* long-wait holder: it waits itself now, as a waiter's step says (its
+                       lock the one it waits for, blocker the thread it joins) */
 } lt_rep_step;
 
 typedef struct lt_rep {

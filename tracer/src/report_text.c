@@ -998,6 +998,42 @@ static int predicted(const lt_rep *r)
            r->why == LT_WHY_CLASS_DECLARED;
 }
 
+/* A long-wait holder that waits itself: what for, and where (as a deadlock's thread). */
+static void put_holder_wait(out *o, const lt_rep *r, size_t i)
+{
+    const lt_rep_step *s = &r->steps[i];
+    put(o, "  and ");
+    put_tref(o, thread_at(r, s->thread));
+    if (s->waits_for == LT_FOR_JOIN) {
+        put(o, s->api == LT_API_C11 ? " waits itself in thrd_join for " : " waits itself in "
+                                                                          "pthread_join for ");
+        if (s->blocker >= 0)
+            put_tref(o, thread_at(r, s->blocker));
+        else
+            put(o, "a thread");
+        put(o, " to exit");
+    } else if (s->waits_for == LT_FOR_SIGNAL) {
+        put(o, s->api == LT_API_C11 ? " waits itself on condition variable (cnd_t) "
+                                    : " waits itself on condition variable ");
+        put_hex(o, s->cond);
+        put(o, " for a signal, keeping this lock (a thread that takes it before it signals "
+               "waits for ever)");
+    } else {
+        const lt_rep_lock *l = lock_at(r, s->lock);
+        put(o, " waits itself for ");
+        put(o, mode_word(l->type, s->want_mode));
+        put(o, " on ");
+        put_ref(o, l);
+        put(o, " (");
+        put(o, NAME_OF(wait_names, s->wait) ? wait_names[s->wait] : "?");
+        put(o, ")");
+    }
+    put(o, ", for ");
+    put_dec(o, s->waited_ms);
+    put(o, " ms now, at:\n");
+    put_step_stack(o, r, "waiting", i);
+}
+
 static void put_long_wait(out *o, const lt_rep *r)
 {
     const lt_rep_step *w = &r->steps[0];
@@ -1026,6 +1062,8 @@ static void put_long_wait(out *o, const lt_rep *r)
         put_thread(o, thread_at(r, r->steps[i].thread));
         put(o, ", taken at:\n");
         put_step_stack(o, r, "holding", i);
+        if (r->steps[i].now_waits)
+            put_holder_wait(o, r, i);
     }
 }
 
