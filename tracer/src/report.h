@@ -64,6 +64,7 @@ typedef struct lt_finding {
     lt_thread_info thread;       /* the thread that triggered the finding */
     const lt_thread_info *other; /* the exited owner (LT_WHY_ORPHANED), or the holder of a
                                     freed lock that is another thread (free-held), else NULL */
+    int other_by_fork;           /* the owner is a thread of the parent that fork left behind */
     const void *lock;
     uint32_t generation;         /* the lock's shadow generation, 0 = unknown */
     lt_kind lock_kind;

@@ -153,7 +153,7 @@ static lt_rep_thread *add_thread(lt_rep *r, const lt_thread_info *t, int gone)
     lt_rep_thread *out = &threads[r->nthreads];
     memcpy(thread_names[r->nthreads], t->name, sizeof t->name);
     thread_names[r->nthreads][sizeof t->name - 1] = 0;
-    *out = (lt_rep_thread){t->seq, t->tid, thread_names[r->nthreads], gone};
+    *out = (lt_rep_thread){t->seq, t->tid, thread_names[r->nthreads], gone, 0};
     r->nthreads++;
     return out;
 }
@@ -413,7 +413,7 @@ static void add_finding(lt_rep *r, const lt_finding *f)
         return;
     }
     if (f->other)
-        add_thread(r, f->other, f->why == LT_WHY_ORPHANED);
+        add_thread(r, f->other, f->why == LT_WHY_ORPHANED)->by_fork = f->other_by_fork;
     if (f->kind == LT_FIND_EXIT_HELD)
         add_held_locks(r, f);
     else

@@ -88,6 +88,7 @@ typedef struct lt_rep_thread {
     int tid;
     const char *name;
     int gone; /* has exited (or was left behind by fork) */
+    int by_fork; /* gone: a thread of the parent that fork did not copy into this child */
 } lt_rep_thread;
 
 /* One link of a cross-thread report (indices into threads and locks, -1 = none).

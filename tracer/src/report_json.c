@@ -183,6 +183,8 @@ static void thread(jout *j, const void *item, size_t unused)
     kv_dec(j, "tid", t->tid, 0);
     kv_str(j, "name", t->name, 0);
     kv_bool(j, "gone", t->gone, 0);
+    if (t->by_fork)
+        kv_bool(j, "by_fork", 1, 0);
 }
 
 /* NUL-terminates what fits; the length needed. */

@@ -493,7 +493,12 @@ static void put_others(out *o, const lt_rep *r)
             continue;
         put(o, "  held by ");
         put_thread(o, &r->threads[i]);
-        put(o, ", which is gone (an exit-held report shows where it took the lock)\n");
+        /* no exit-held report tells of a thread fork left behind: say what that means */
+        put(o, r->threads[i].by_fork
+                   ? ", which is gone: a thread of the parent that fork did not copy into this "
+                     "child (only the thread that forks is), so nothing here will unlock it; take "
+                     "the lock around fork (pthread_atfork) or lock nothing a child needs\n"
+                   : ", which is gone (an exit-held report shows where it took the lock)\n");
     }
 }
 
