@@ -942,6 +942,13 @@ int lt_platform_locks_linked(void)
     return q.locks;
 }
 
+static int valgrind_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    return info->dlpi_name && strstr(info->dlpi_name, "/vgpreload_core-") != NULL;
+}
+
 void lt_platform_allocator(lt_allocator *out)
 {
     *out = (lt_allocator){0};
@@ -959,9 +966,14 @@ void lt_platform_allocator(lt_allocator *out)
         out->usable_size = NULL;
     /* The program's malloc too: a malloc preloaded before the tracer (LD_PRELOAD=libtcmalloc.so:
      * liblocktrace.so) is the program's, while the next free after the tracer is glibc's. */
+    /* Under valgrind, libc's free runs valgrind's allocator (redirected where it is, not
+     * where dlsym finds it), whose blocks have no chunk header: each read of one was an
+     * "Invalid read of size 8" in liblocktrace.so, and --error-exitcode failed the run.
+     * valgrind preloads its core object into every program it runs. */
     out->glibc_chunks = out->usable_size &&
                         same_module((void *)out->free, (void *)gnu_get_libc_version) &&
-                        same_module(dlsym(RTLD_DEFAULT, "malloc"), (void *)gnu_get_libc_version);
+                        same_module(dlsym(RTLD_DEFAULT, "malloc"), (void *)gnu_get_libc_version) &&
+                        !dl_iterate_phdr(valgrind_object, NULL);
 }
 
 int lt_platform_tid(void)
