@@ -463,9 +463,14 @@ NOINLINE void slow_io_holding_lock(void)
     pthread_mutex_unlock(&io_lock);
 }
 
+void holder_waits(void);
+static const char *holder_does; /* "cond", "lock", "join": what the holder does (below) */
+
 NOINLINE void *long_wait(void *arg)
 {
-    if ((long)arg == 0) {
+    if ((long)arg == 0 && holder_does) {
+        holder_waits();
+    } else if ((long)arg == 0) {
         slow_io_holding_lock();
     } else {
         pthread_barrier_wait(&barrier);
@@ -482,7 +487,6 @@ NOINLINE void *long_wait(void *arg)
  * long-wait report says what the holder does, not only where it took the lock. */
 static pthread_mutex_t side_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t side_cv = PTHREAD_COND_INITIALIZER;
-static const char *holder_does;
 static atomic_int side_taken;
 
 static void *sleeper(void *arg)
@@ -520,19 +524,6 @@ NOINLINE void holder_waits(void)
         pthread_join(th, NULL);
     }
     pthread_mutex_unlock(&io_lock);
-}
-
-NOINLINE void *long_wait_holder(void *arg)
-{
-    if ((long)arg == 0) {
-        holder_waits();
-    } else {
-        pthread_barrier_wait(&barrier);
-        blocked_announce_on(&probes[1], &io_lock, sizeof io_lock);
-        result("lock", pthread_mutex_lock(&io_lock));
-        pthread_mutex_unlock(&io_lock);
-    }
-    return NULL;
 }
 
 NOINLINE void *dump_waiter(void *arg)
@@ -593,7 +584,7 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "long-wait"))
         run_threads(2, long_wait);
     else if (!strncmp(s, "long-wait-", 10) && (holder_does = s + 10))
-        run_threads(2, long_wait_holder);
+        run_threads(2, long_wait);
     else if (!strcmp(s, "dump"))
         dump_on_signal();
     else if (!strcmp(s, "crowd-cycle"))

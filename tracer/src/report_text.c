@@ -666,6 +666,16 @@ static void put_step_stack(out *o, const lt_rep *r, const char *role, size_t i)
     put_partial(o, s);
 }
 
+/* "read on rwlock ... 0x... "name" (blocking": how step s wants lock l, the parenthesis open. */
+static void put_wanted(out *o, const lt_rep_lock *l, const lt_rep_step *s)
+{
+    put(o, mode_word(l->type, s->want_mode));
+    put(o, " on ");
+    put_ref(o, l);
+    put(o, " (");
+    put(o, NAME_OF(wait_names, s->wait) ? wait_names[s->wait] : "?");
+}
+
 /* What the thread of step i waits for, and who holds it up. */
 static void put_cycle_wait(out *o, const lt_rep *r, size_t i)
 {
@@ -689,11 +699,7 @@ static void put_cycle_wait(out *o, const lt_rep *r, size_t i)
         return;
     }
     put(o, "\n    waits for ");
-    put(o, mode_word(l->type, s->want_mode));
-    put(o, " on ");
-    put_ref(o, l);
-    put(o, " (");
-    put(o, NAME_OF(wait_names, s->wait) ? wait_names[s->wait] : "?");
+    put_wanted(o, l, s);
     put(o, s->held_mode == LT_MODE_NONE ? "), queued behind " : "), held for ");
     if (s->held_mode != LT_MODE_NONE) {
         put(o, mode_word(l->type, s->held_mode));
@@ -1024,13 +1030,8 @@ static void put_holder_wait(out *o, const lt_rep *r, size_t i)
         put(o, " for a signal, keeping this lock (a thread that takes it before it signals "
                "waits for ever)");
     } else {
-        const lt_rep_lock *l = lock_at(r, s->lock);
         put(o, " waits itself for ");
-        put(o, mode_word(l->type, s->want_mode));
-        put(o, " on ");
-        put_ref(o, l);
-        put(o, " (");
-        put(o, NAME_OF(wait_names, s->wait) ? wait_names[s->wait] : "?");
+        put_wanted(o, lock_at(r, s->lock), s);
         put(o, ")");
     }
     put(o, ", for ");
