@@ -43,12 +43,17 @@ def bad_configuration(c):
     """A bad option value, a misspelt variable, a bad wrapper list or suppressions file and
     LOCKTRACE_HELP end the program before main: the launcher passes the tracer's status on (2,
     or 0 for the help) and does not claim the tracer never loaded or the program ran untraced."""
-    cases = [(['--action=bogus'], {}, 2, r"bad value for LOCKTRACE_ACTION: 'bogus'"),
-             (['--stack-depth', '2'], {}, 2, r"bad value for LOCKTRACE_STACK_DEPTH: '2'"),
+    cases = [(['--action=bogus'], {}, 2,
+              r"bad value for --action \(LOCKTRACE_ACTION\): 'bogus'"),
+             (['--stack-depth', '2'], {}, 2,
+              r"bad value for --stack-depth \(LOCKTRACE_STACK_DEPTH\): '2'"),
+             (['--wait-timeout=abc'], {}, 2,
+              r"bad value for --wait-timeout \(LOCKTRACE_WAIT_TIMEOUT\): 'abc'; accepted values"),
              ([], {'LOCKTRACE_ACTON': 'abort'}, 2, r'unknown variable LOCKTRACE_ACTON'),
-             (['--wrappers=a,,b'], {}, 2, r"bad value for LOCKTRACE_WRAPPERS: 'a,,b'"),
+             (['--wrappers=a,,b'], {}, 2,
+              r"bad value for --wrappers \(LOCKTRACE_WRAPPERS\): 'a,,b'"),
              (['--suppressions=/nonexistent'], {}, 2,
-              r'LOCKTRACE_SUPPRESSIONS: /nonexistent: cannot read the file'),
+              r'--suppressions \(LOCKTRACE_SUPPRESSIONS\): /nonexistent: cannot read the file'),
              ([], {'LOCKTRACE_HELP': '1'}, 0, r'^LOCKTRACE_ACTION=abort\|edeadlk')]
     for opts, env, status, said in cases:
         ending, out, err = c.launch(*opts, '--report-dir=' + c.dir, '--', c.a.prog,
@@ -58,6 +63,13 @@ def bad_configuration(c):
         need(re.search(said, err, re.M), 'message ' + what)
         need(NOT_LOADED not in err and 'untraced' not in err, 'launcher claim ' + what)
         need('bad-unlock' not in err, 'the program ran: ' + what)
+    # Without the launcher there is no option to name: the variable alone.
+    ending, out, err = c.run([c.a.prog, 'bad-unlock'],
+                             {'LD_PRELOAD': os.path.join(os.path.dirname(os.path.abspath(
+                                 c.a.locktrace)), 'liblocktrace.so'),
+                              'LOCKTRACE_WAIT_TIMEOUT': 'abc'})
+    need(ending == 2 and "locktrace: bad value for LOCKTRACE_WAIT_TIMEOUT: 'abc'" in err,
+         f'LD_PRELOAD: {ending} {err}')
 
 
 def short_options(c):
@@ -134,6 +146,18 @@ def cannot_run(c):
     ending, out, err = c.launch('--report-dir=', '--', 'localprog', 'bad-unlock')
     need(ending == 127 and 'locktrace: cannot run localprog: not found in PATH (a program in this '
          'directory is run as ./NAME)' in err, f'localprog: {ending} {err}')
+    # A script of the current directory named without ./ and without its execute bit: one
+    # message says both steps (it said "./NAME", then "chmod +x?") and the interpreter's way.
+    with open(os.path.join(c.tmp, 'job.py'), 'w') as f:
+        f.write('#!/usr/bin/python3 -u\nprint("hi")\n')
+    for prog, what in (('job.py', 'not found in PATH, and the file of that name in this directory '
+                                  'is not executable'),
+                       ('./job.py', 'the file is not executable')):
+        ending, out, err = c.launch('--report-dir=', '--', prog)
+        need(ending == (127 if prog == 'job.py' else 126) and
+             f'locktrace: cannot run {prog}: {what} (run it through its interpreter: locktrace -- '
+             f'/usr/bin/python3 -u {prog}; or chmod +x {prog}, then locktrace -- ./job.py)\n' in err,
+             f'{prog}: {ending} {err}')
 
 
 

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,9 +463,14 @@ NOINLINE void slow_io_holding_lock(void)
     pthread_mutex_unlock(&io_lock);
 }
 
+void holder_waits(void);
+static const char *holder_does; /* "cond", "lock", "join": what the holder does (below) */
+
 NOINLINE void *long_wait(void *arg)
 {
-    if ((long)arg == 0) {
+    if ((long)arg == 0 && holder_does) {
+        holder_waits();
+    } else if ((long)arg == 0) {
         slow_io_holding_lock();
     } else {
         pthread_barrier_wait(&barrier);
@@ -473,6 +479,51 @@ NOINLINE void *long_wait(void *arg)
         pthread_mutex_unlock(&io_lock);
     }
     return NULL;
+}
+
+/* The holder of io_lock waits itself once thread 1 waits for it, for 3 s: on a condition
+ * variable no one signals (keeping io_lock, as a consumer that waits holding a lock its
+ * producer needs), for a lock a sleeping thread holds, or in a join of a sleeping thread. A
+ * long-wait report says what the holder does, not only where it took the lock. */
+static pthread_mutex_t side_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t side_cv = PTHREAD_COND_INITIALIZER;
+static atomic_int side_taken;
+
+static void *sleeper(void *arg)
+{
+    if (arg)
+        pthread_mutex_lock(&side_lock);
+    atomic_store(&side_taken, 1);
+    pause_ms(3000);
+    if (arg)
+        pthread_mutex_unlock(&side_lock);
+    return NULL;
+}
+
+NOINLINE void holder_waits(void)
+{
+    pthread_t th;
+    struct timespec t = in_ms(3000);
+    pthread_mutex_lock(&io_lock);
+    pthread_barrier_wait(&barrier);
+    blocked_until(&probes[1]);
+    if (!strcmp(holder_does, "cond")) {
+        pthread_mutex_lock(&side_lock);
+        while (pthread_cond_timedwait(&side_cv, &side_lock, &t) == 0)
+            ;
+        pthread_mutex_unlock(&side_lock);
+    } else {
+        int lock = !strcmp(holder_does, "lock");
+        pthread_create(&th, NULL, sleeper, lock ? &side_lock : NULL);
+        while (lock && !atomic_load(&side_taken))
+            sched_yield();
+        if (lock) {
+            pthread_mutex_lock(&side_lock);
+            pthread_mutex_unlock(&side_lock);
+        }
+        pthread_join(th, NULL);
+    }
+    pthread_mutex_unlock(&io_lock);
 }
 
 NOINLINE void *dump_waiter(void *arg)
@@ -531,6 +582,8 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "join-legit"))
         join_legit();
     else if (!strcmp(s, "long-wait"))
+        run_threads(2, long_wait);
+    else if (!strncmp(s, "long-wait-", 10) && (holder_does = s + 10))
         run_threads(2, long_wait);
     else if (!strcmp(s, "dump"))
         dump_on_signal();

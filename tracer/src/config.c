@@ -175,6 +175,26 @@ static void reject_unknown(void)
     }
 }
 
+/* Under the launcher a variable was most likely set by its option: a message that named only
+ * LOCKTRACE_WAIT_TIMEOUT left someone who typed --wait-timeout=abc to make the link. Both are
+ * named, as the variable may have come from the environment all the same. */
+static int launched;
+
+size_t lt_config_named(char *buf, size_t size, size_t at, const char *var)
+{
+    if (launched && strncmp(var, "LOCKTRACE_", 10) == 0) {
+        at = lt_fmt_str(buf, size, at, "--");
+        for (const char *s = var + 10; *s; s++) {
+            char c[2] = {*s == '_' ? '-' : (char)tolower((unsigned char)*s), 0};
+            at = lt_fmt_str(buf, size, at, c);
+        }
+        at = lt_fmt_str(buf, size, at, " (");
+        at = lt_fmt_str(buf, size, at, var);
+        return lt_fmt_str(buf, size, at, ")");
+    }
+    return lt_fmt_str(buf, size, at, var);
+}
+
 /* The launcher hands down a pipe and waits for a word on it: without one it knows the
  * program runs untraced. Answered once, before anything else: a bad configuration found next
  * ends the process with status 2, which the launcher must pass on rather than say the tracer
@@ -188,6 +208,7 @@ static void answer_launcher(void)
     const char *var = getenv("LOCKTRACE_LAUNCHER_FD");
     int fd = var ? atoi(var) : 0;
     if (fd > 2 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+        launched = 1;
         lt_platform_write(fd, word, sizeof word - 1);
         close(fd);
     }
@@ -224,8 +245,9 @@ void lt_config_load(void)
             continue;
         }
         if (!store(o, env ? env : o->def)) {
-            char seen[1024];
-            say("locktrace: bad value for ", o->name, ": '", shown(seen, sizeof seen, env));
+            char seen[1024], name[128];
+            lt_config_named(name, sizeof name, 0, o->name);
+            say("locktrace: bad value for ", name, ": '", shown(seen, sizeof seen, env));
             say("'; accepted values: ", o->accepted, "\n", "");
             _exit(2);
         }

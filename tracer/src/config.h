@@ -25,5 +25,8 @@ typedef struct lt_config {
 /* hidden: read with one instruction, not an address first (every lock call reads it) */
 extern lt_config lt_cfg __attribute__((visibility("hidden")));
 void lt_config_load(void);
+/* var ("LOCKTRACE_WAIT_TIMEOUT") at buf+at as a message names it: with the launcher's option
+ * first ("--wait-timeout (LOCKTRACE_WAIT_TIMEOUT)") when the launcher started the process. */
+size_t lt_config_named(char *buf, size_t size, size_t at, const char *var);
 
 #endif

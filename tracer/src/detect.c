@@ -105,6 +105,7 @@ static int report_self(lt_event *ev, const lt_held *h, lt_reason why)
         const lt_gone *gone = lt_lock_cold_of(ev->lock)->orphan_of;
         f.held_mode = (lt_mode)ev->lock->orphan_mode;
         f.other = f.held_mode != LT_MODE_NONE && gone ? &gone->info : NULL;
+        f.other_by_fork = f.other && gone->by_fork;
     }
     lt_report(&f);
     return f.outcome == LT_OUTCOME_EDEADLK ? EDEADLK : 0;

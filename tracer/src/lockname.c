@@ -186,10 +186,58 @@ static int mapping_name(uintptr_t addr, char *buf, size_t size)
     return 1;
 }
 
+/* A thread-local variable of some thread: "tls_mu (thread-local of T1)". Looked for before a
+ * thread's stack, where glibc puts a thread's static TLS (it said "stack of T1"; in the main
+ * thread, "anonymous mapping ..."): just below the thread's TCB (its pthread_t) on x86-64,
+ * so only the threads whose TCB lies a little above addr are asked, and the reporting thread,
+ * whose blocks of a dlopen'ed library's TLS are heap blocks (malloc'd at its first use of
+ * them; another thread's are not looked for: any heap block may be one). They are listed
+ * first and asked after: the asking takes the loader's lock (dl_iterate_phdr), never under
+ * the registry's, which a thread starting inside a dl_iterate_phdr callback would want. */
+#define TLS_SPAN ((uintptr_t)1 << 20) /* static TLS blocks and TCB: far less */
+#define TLS_ASKED 8
+
+typedef struct tls_owner {
+    uintptr_t addr;
+    size_t n;
+    uintptr_t handle[TLS_ASKED];
+    int seq[TLS_ASKED];
+} tls_owner;
+
+static void tls_near(lt_thread *t, void *arg)
+{
+    tls_owner *q = arg;
+    if (q->n < TLS_ASKED && t != lt_tls.self && t->handle > q->addr &&
+        t->handle - q->addr <= TLS_SPAN) {
+        q->handle[q->n] = t->handle;
+        q->seq[q->n++] = t->info.seq;
+    }
+}
+
+static int tls_name(uintptr_t addr, char *buf, size_t size)
+{
+    tls_owner q = {.addr = addr};
+    if (lt_tls.self) {
+        q.handle[q.n] = lt_tls.self->handle;
+        q.seq[q.n++] = lt_tls.self->info.seq;
+    }
+    lt_thread_each(tls_near, &q);
+    for (size_t i = 0; i < q.n; i++) {
+        if (!lt_platform_tls_symbol(addr, q.handle[i], buf, size))
+            continue;
+        size_t n = strlen(buf);
+        n = lt_fmt_str(buf, size, n, " (thread-local of T");
+        n = lt_fmt_dec(buf, size, n, q.seq[i]);
+        lt_fmt_str(buf, size, n, ")");
+        return 1;
+    }
+    return 0;
+}
+
 int lt_lockname(uintptr_t addr, char *buf, size_t size)
 {
     if (!addr || !size)
         return 0;
-    return stack_name(addr, buf, size) || lt_platform_data_symbol(addr, buf, size) ||
-           mapping_name(addr, buf, size);
+    return tls_name(addr, buf, size) || stack_name(addr, buf, size) ||
+           lt_platform_data_symbol(addr, buf, size) || mapping_name(addr, buf, size);
 }

@@ -441,6 +441,7 @@ typedef struct lt_thread {
     uint32_t chain_missed;        /* order.c: chain look-ups missed in a row (chain_ask) */
     void *node_free;              /* order.c: nodes for the new locks it takes (a free list), */
     uint32_t node_nfree, node_ngone;
+    uint32_t node_grant;          /* the nodes its last fill kept it (node_cache_fill) */
 #define LT_NODES_GONE 32
     struct lt_order_node *node_gone[LT_NODES_GONE]; /* and those of locks it ended, to leave
                                      the graph together (node_ngone of them) */

@@ -345,6 +345,10 @@ int lt_platform_is_sigreturn(uintptr_t ip);
  * (static and function-static symbols included, C++ demangled), as "name" or "name+0xK" in
  * buf (NUL-terminated, cut to size); 0 when no data symbol covers addr. Report time only. */
 int lt_platform_data_symbol(uintptr_t addr, char *buf, size_t size);
+/* The thread-local variable (of the thread whose pthread_t is `thread`) whose storage holds
+ * addr, as lt_platform_data_symbol names one; 0 when none does, or where the thread's TLS
+ * blocks cannot be found (glibc on x86-64 only). Report time only. */
+int lt_platform_tls_symbol(uintptr_t addr, uintptr_t thread, char *buf, size_t size);
 
 /* Loads now what lt_platform_symbolize needs, for a caller that will symbolize at exit: a
  * library loaded then would run its initialisers after the program's own cleanup. */

@@ -69,7 +69,8 @@ void *lt_platform_real(const char *name, const char *version)
 #define DW_FUNCS(X)                                                                         \
     X(dwfl_begin) X(dwfl_end) X(dwfl_report_begin_add) X(dwfl_report_elf) X(dwfl_report_end)    \
     X(dwfl_build_id_find_debuginfo) X(dwfl_addrmodule)                                      \
-    X(dwfl_module_build_id) X(dwelf_elf_gnu_build_id) X(elf_version) X(elf_begin) X(elf_end)
+    X(dwfl_module_build_id) X(dwelf_elf_gnu_build_id) X(elf_version) X(elf_begin) X(elf_end)   \
+    X(dwfl_module_getsymtab) X(dwfl_module_getsym_info)
 
 #define FIELD(f) __typeof__(&f) f;
 static struct {
@@ -942,6 +943,13 @@ int lt_platform_locks_linked(void)
     return q.locks;
 }
 
+static int valgrind_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    return info->dlpi_name && strstr(info->dlpi_name, "/vgpreload_core-") != NULL;
+}
+
 void lt_platform_allocator(lt_allocator *out)
 {
     *out = (lt_allocator){0};
@@ -959,9 +967,14 @@ void lt_platform_allocator(lt_allocator *out)
         out->usable_size = NULL;
     /* The program's malloc too: a malloc preloaded before the tracer (LD_PRELOAD=libtcmalloc.so:
      * liblocktrace.so) is the program's, while the next free after the tracer is glibc's. */
+    /* Under valgrind, libc's free runs valgrind's allocator (redirected where it is, not
+     * where dlsym finds it), whose blocks have no chunk header: each read of one was an
+     * "Invalid read of size 8" in liblocktrace.so, and --error-exitcode failed the run.
+     * valgrind preloads its core object into every program it runs. */
     out->glibc_chunks = out->usable_size &&
                         same_module((void *)out->free, (void *)gnu_get_libc_version) &&
-                        same_module(dlsym(RTLD_DEFAULT, "malloc"), (void *)gnu_get_libc_version);
+                        same_module(dlsym(RTLD_DEFAULT, "malloc"), (void *)gnu_get_libc_version) &&
+                        !dl_iterate_phdr(valgrind_object, NULL);
 }
 
 int lt_platform_tid(void)
@@ -1801,6 +1814,91 @@ int lt_platform_data_symbol(uintptr_t addr, char *buf, size_t size)
     }
     return 1;
 }
+
+/* ------------------------------------------------------------------------------------------
+ * Thread-local variables. A thread's block of a module's TLS is found through its dynamic
+ * thread vector (DTV), which glibc keeps in the thread's TCB on x86-64 (tcbhead_t: the TCB's
+ * own address, then the DTV; pthread_t is the TCB's address): entry m (16 bytes: the block,
+ * what to free) is module m's block, -1 while not made. That layout is glibc's own, so it is
+ * checked first against what dl_iterate_phdr says of the reporting thread's blocks
+ * (dlpi_tls_data); every read of another thread's is a peek, as that thread runs on (a DTV it
+ * grows meanwhile is read stale, and a block found so is still checked to hold addr).
+ * ---------------------------------------------------------------------------------------- */
+#if defined(__x86_64__) && defined(__GLIBC__)
+typedef struct tls_query {
+    uintptr_t addr, self_dtv, dtv;
+    int bad;               /* the reporting thread's DTV disagrees with dl_iterate_phdr */
+    uintptr_t image, offset; /* found: the module's TLS image, and addr's offset in its block */
+} tls_query;
+
+static int dtv_of(uintptr_t tcb, uintptr_t *dtv)
+{
+    return tcb && lt_platform_peek(dtv, (const void *)(tcb + sizeof(void *)), sizeof *dtv) == 0;
+}
+
+static int dtv_block(uintptr_t dtv, size_t module, uintptr_t *block)
+{
+    return lt_platform_peek(block, (const void *)(dtv + module * 2 * sizeof(void *)),
+                            sizeof *block) == 0 && *block != (uintptr_t)-1;
+}
+
+static int tls_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    tls_query *q = arg;
+    const ElfW(Phdr) *tls = NULL;
+    uintptr_t mine, theirs;
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_TLS)
+            tls = &info->dlpi_phdr[i];
+    if (!tls || !info->dlpi_tls_modid)
+        return 0;
+    if (info->dlpi_tls_data &&
+        (!dtv_block(q->self_dtv, info->dlpi_tls_modid, &mine) || mine != (uintptr_t)info->dlpi_tls_data))
+        return q->bad = 1;
+    if (!dtv_block(q->dtv, info->dlpi_tls_modid, &theirs) || q->addr - theirs >= tls->p_memsz)
+        return 0;
+    q->image = info->dlpi_addr + tls->p_vaddr;
+    q->offset = q->addr - theirs;
+    return 1;
+}
+
+int lt_platform_tls_symbol(uintptr_t addr, uintptr_t thread, char *buf, size_t size)
+{
+    tls_query q = {.addr = addr};
+    Dwfl *dwfl = symbolizer();
+    if (!dwfl || !dtv_of((uintptr_t)pthread_self(), &q.self_dtv) || !dtv_of(thread, &q.dtv) ||
+        !dl_iterate_phdr(tls_module, &q) || q.bad)
+        return 0;
+    Dwfl_Module *mod = data_module(dwfl, q.image);
+    int n = mod ? dw.dwfl_module_getsymtab(mod) : 0;
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr value;
+        const char *name = dw.dwfl_module_getsym_info(mod, i, &sym, &value, NULL, NULL, NULL);
+        /* a TLS symbol's value is its offset in the module's block (unadjusted here) */
+        if (!name || GELF_ST_TYPE(sym.st_info) != STT_TLS || q.offset - sym.st_value >= sym.st_size)
+            continue;
+        nnames = 0;
+        size_t at = lt_fmt_str(buf, size, 0, name_of(NULL, name));
+        if (q.offset != sym.st_value) {
+            at = lt_fmt_str(buf, size, at, "+");
+            lt_fmt_hex(buf, size, at, q.offset - sym.st_value);
+        }
+        return 1;
+    }
+    return 0;
+}
+#else
+int lt_platform_tls_symbol(uintptr_t addr, uintptr_t thread, char *buf, size_t size)
+{
+    (void)addr;
+    (void)thread;
+    (void)buf;
+    (void)size;
+    return 0;
+}
+#endif
 
 /* process_vm_readv on ourselves reports EFAULT instead of raising SIGSEGV, in one copy that
  * a mapping removed meanwhile cannot fault. The process is named by getpid, a system call:

@@ -43,6 +43,9 @@ typedef struct lt_wait_step {
     lt_mode held_mode;
     uint32_t held_stack;
     int held_partial; /* held_stack is only the frames recorded with it */
+    int now_waits;    /* long-wait holder: it waits itself now; waits_for, wants (then not the
+                         lock it holds), want_mode, wait, wait_stack, waited_ms and blocker (a
+                         join's thread) say for what */
 } lt_wait_step;
 
 /* One edge of the lock-order graph, immutable once published (order.c). */
@@ -61,6 +64,7 @@ typedef struct lt_finding {
     lt_thread_info thread;       /* the thread that triggered the finding */
     const lt_thread_info *other; /* the exited owner (LT_WHY_ORPHANED), or the holder of a
                                     freed lock that is another thread (free-held), else NULL */
+    int other_by_fork;           /* the owner is a thread of the parent that fork left behind */
     const void *lock;
     uint32_t generation;         /* the lock's shadow generation, 0 = unknown */
     lt_kind lock_kind;

@@ -153,7 +153,7 @@ static lt_rep_thread *add_thread(lt_rep *r, const lt_thread_info *t, int gone)
     lt_rep_thread *out = &threads[r->nthreads];
     memcpy(thread_names[r->nthreads], t->name, sizeof t->name);
     thread_names[r->nthreads][sizeof t->name - 1] = 0;
-    *out = (lt_rep_thread){t->seq, t->tid, thread_names[r->nthreads], gone};
+    *out = (lt_rep_thread){t->seq, t->tid, thread_names[r->nthreads], gone, 0};
     r->nthreads++;
     return out;
 }
@@ -346,13 +346,19 @@ static void add_wait_steps(lt_rep *r, const lt_finding *f)
                             .lock = -1, .from = -1, .want_mode = w->want_mode,
                             .held_mode = w->held_mode, .wait = w->wait, .blocker = -1,
                             .waited_ms = w->waited_ms};
-        if (f->kind == LT_FIND_DEADLOCK)
+        /* a long-wait holder's own wait is told as a waiter's */
+        st->now_waits = f->kind == LT_FIND_LONG_WAIT && i > 0 && w->now_waits;
+        int waits = f->kind == LT_FIND_DEADLOCK || i == 0 || st->now_waits;
+        if (f->kind == LT_FIND_DEADLOCK ||
+            (st->now_waits && w->waits_for == LT_FOR_JOIN && w->blocker.seq >= 0))
             st->blocker = thread_index(r, &w->blocker);
+        if (!waits)
+            continue;
         if (w->waits_for != LT_FOR_LOCK)
             st->api = w->wants.api;
         if (w->waits_for == LT_FOR_SIGNAL)
             st->cond = (uintptr_t)w->wants.addr;
-        else if (w->waits_for == LT_FOR_LOCK && (f->kind == LT_FIND_DEADLOCK || i == 0))
+        else if (w->waits_for == LT_FOR_LOCK)
             st->lock = lock_index(r, &w->wants);
     }
     /* A deadlock step's lock is held by its blocker; a long-wait holder step is the holder. */
@@ -360,7 +366,7 @@ static void add_wait_steps(lt_rep *r, const lt_finding *f)
     for (size_t i = 0; i < r->nsteps; i++) {
         const lt_wait_step *w = &f->steps[i];
         const lt_rep_step *st = &steps[i];
-        if (deadlock || i == 0)
+        if (deadlock || i == 0 || st->now_waits)
             add_step_stack(r, "waiting", w->wait_stack, (int)i, st->thread, 0);
         if (deadlock ? w->held_mode != LT_MODE_NONE : i > 0)
             add_step_stack(r, "holding", w->held_stack, (int)i,
@@ -407,7 +413,7 @@ static void add_finding(lt_rep *r, const lt_finding *f)
         return;
     }
     if (f->other)
-        add_thread(r, f->other, f->why == LT_WHY_ORPHANED);
+        add_thread(r, f->other, f->why == LT_WHY_ORPHANED)->by_fork = f->other_by_fork;
     if (f->kind == LT_FIND_EXIT_HELD)
         add_held_locks(r, f);
     else

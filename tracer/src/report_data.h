@@ -88,6 +88,7 @@ typedef struct lt_rep_thread {
     int tid;
     const char *name;
     int gone; /* has exited (or was left behind by fork) */
+    int by_fork; /* gone: a thread of the parent that fork did not copy into this child */
 } lt_rep_thread;
 
 /* One link of a cross-thread report (indices into threads and locks, -1 = none).
@@ -109,6 +110,8 @@ typedef struct lt_rep_step {
     long waited_ms;
     uint64_t cond;  /* the condition variable of an LT_FOR_SIGNAL wait */
     int api;        /* lt_api of a join or condition wait (thrd_join, cnd_wait) */
+    int now_waits;  /* long-wait holder: it waits itself now, as a waiter's step says (its
+                       lock the one it waits for, blocker the thread it joins) */
 } lt_rep_step;
 
 typedef struct lt_rep {

@@ -171,6 +171,8 @@ static void step(jout *j, const void *item, size_t unused)
     kv_dec(j, "blocker", s->blocker, 0);
     kv_dec(j, "waited_ms", s->waited_ms, 0);
     kv_hex(j, "condition", s->cond, 0);
+    if (s->now_waits)
+        kv_bool(j, "now_waits", 1, 0);
 }
 
 static void thread(jout *j, const void *item, size_t unused)
@@ -181,6 +183,8 @@ static void thread(jout *j, const void *item, size_t unused)
     kv_dec(j, "tid", t->tid, 0);
     kv_str(j, "name", t->name, 0);
     kv_bool(j, "gone", t->gone, 0);
+    if (t->by_fork)
+        kv_bool(j, "by_fork", 1, 0);
 }
 
 /* NUL-terminates what fits; the length needed. */

@@ -493,7 +493,12 @@ static void put_others(out *o, const lt_rep *r)
             continue;
         put(o, "  held by ");
         put_thread(o, &r->threads[i]);
-        put(o, ", which is gone (an exit-held report shows where it took the lock)\n");
+        /* no exit-held report tells of a thread fork left behind: say what that means */
+        put(o, r->threads[i].by_fork
+                   ? ", which is gone: a thread of the parent that fork did not copy into this "
+                     "child (only the thread that forks is), so nothing here will unlock it; take "
+                     "the lock around fork (pthread_atfork) or lock nothing a child needs\n"
+                   : ", which is gone (an exit-held report shows where it took the lock)\n");
     }
 }
 
@@ -661,6 +666,16 @@ static void put_step_stack(out *o, const lt_rep *r, const char *role, size_t i)
     put_partial(o, s);
 }
 
+/* "read on rwlock ... 0x... "name" (blocking": how step s wants lock l, the parenthesis open. */
+static void put_wanted(out *o, const lt_rep_lock *l, const lt_rep_step *s)
+{
+    put(o, mode_word(l->type, s->want_mode));
+    put(o, " on ");
+    put_ref(o, l);
+    put(o, " (");
+    put(o, NAME_OF(wait_names, s->wait) ? wait_names[s->wait] : "?");
+}
+
 /* What the thread of step i waits for, and who holds it up. */
 static void put_cycle_wait(out *o, const lt_rep *r, size_t i)
 {
@@ -684,11 +699,7 @@ static void put_cycle_wait(out *o, const lt_rep *r, size_t i)
         return;
     }
     put(o, "\n    waits for ");
-    put(o, mode_word(l->type, s->want_mode));
-    put(o, " on ");
-    put_ref(o, l);
-    put(o, " (");
-    put(o, NAME_OF(wait_names, s->wait) ? wait_names[s->wait] : "?");
+    put_wanted(o, l, s);
     put(o, s->held_mode == LT_MODE_NONE ? "), queued behind " : "), held for ");
     if (s->held_mode != LT_MODE_NONE) {
         put(o, mode_word(l->type, s->held_mode));
@@ -998,6 +1009,37 @@ static int predicted(const lt_rep *r)
            r->why == LT_WHY_CLASS_DECLARED;
 }
 
+/* A long-wait holder that waits itself: what for, and where (as a deadlock's thread). */
+static void put_holder_wait(out *o, const lt_rep *r, size_t i)
+{
+    const lt_rep_step *s = &r->steps[i];
+    put(o, "  and ");
+    put_tref(o, thread_at(r, s->thread));
+    if (s->waits_for == LT_FOR_JOIN) {
+        put(o, s->api == LT_API_C11 ? " waits itself in thrd_join for " : " waits itself in "
+                                                                          "pthread_join for ");
+        if (s->blocker >= 0)
+            put_tref(o, thread_at(r, s->blocker));
+        else
+            put(o, "a thread");
+        put(o, " to exit");
+    } else if (s->waits_for == LT_FOR_SIGNAL) {
+        put(o, s->api == LT_API_C11 ? " waits itself on condition variable (cnd_t) "
+                                    : " waits itself on condition variable ");
+        put_hex(o, s->cond);
+        put(o, " for a signal, keeping this lock (a thread that takes it before it signals "
+               "waits for ever)");
+    } else {
+        put(o, " waits itself for ");
+        put_wanted(o, lock_at(r, s->lock), s);
+        put(o, ")");
+    }
+    put(o, ", for ");
+    put_dec(o, s->waited_ms);
+    put(o, " ms now, at:\n");
+    put_step_stack(o, r, "waiting", i);
+}
+
 static void put_long_wait(out *o, const lt_rep *r)
 {
     const lt_rep_step *w = &r->steps[0];
@@ -1026,6 +1068,8 @@ static void put_long_wait(out *o, const lt_rep *r)
         put_thread(o, thread_at(r, r->steps[i].thread));
         put(o, ", taken at:\n");
         put_step_stack(o, r, "holding", i);
+        if (r->steps[i].now_waits)
+            put_holder_wait(o, r, i);
     }
 }
 

@@ -45,7 +45,9 @@ static const rule builtin[] = {
 static void fail(const char *path, long line, const char *problem, const char *detail, size_t n)
 {
     char msg[4200];
-    size_t at = lt_fmt_str(msg, sizeof msg, 0, "locktrace: LOCKTRACE_SUPPRESSIONS: ");
+    size_t at = lt_fmt_str(msg, sizeof msg, 0, "locktrace: ");
+    at = lt_config_named(msg, sizeof msg, at, "LOCKTRACE_SUPPRESSIONS");
+    at = lt_fmt_str(msg, sizeof msg, at, ": ");
     at = lt_fmt_shown(msg, sizeof msg, at, path, strlen(path));
     if (line > 0) {
         at = lt_fmt_str(msg, sizeof msg, at, ":");

@@ -1088,9 +1088,37 @@ static int next_long_wait(holders *hs)
     return found;
 }
 
+/* What each holder does now when it waits itself, as the thread dump shows it: a holder in a
+ * condition wait, in a join or waiting for another lock is the story of most long waits
+ * (cv_deadlock: the consumer waits on a condition holding the lock the producer needs). Under
+ * wf_lock a published wait and its lock surely exist (fill_wait). The holder was seen by its
+ * held set just before: matched by its thread's number, it may have stopped waiting since. */
+static void holders_wait(holders *hs)
+{
+    lt_spin_lock(&wf_lock);
+    for (lt_thread *t = waiters; t; t = t->waiting.next_waiter)
+        for (size_t i = 1; i < hs->n; i++) {
+            lt_wait_step *s = &hs->steps[i];
+            if (t->waiting.who.seq != s->thread.seq || s->now_waits)
+                continue;
+            fill_wait(s, &t->waiting);
+            s->now_waits = 1;
+        }
+    lt_spin_unlock(&wf_lock);
+    for (size_t i = 1; i < hs->n; i++) {
+        lt_wait_step *s = &hs->steps[i];
+        by_handle f = {(uintptr_t)s->wants.addr, NULL, NULL, 0};
+        if (!s->now_waits || s->waits_for != LT_FOR_JOIN)
+            continue;
+        lt_thread_each(find_handle, &f);
+        s->blocker = f.t ? f.t->info : (lt_thread_info){.seq = -1};
+    }
+}
+
 static void report_long_wait(holders *hs)
 {
     hs->n += lt_holders_find(hs->lock, hs->gen, 0, hs->steps + 1, HOLDERS_SHOWN);
+    holders_wait(hs);
     name_threads(hs->steps, hs->n, 0);
     lt_finding f = {.kind = LT_FIND_LONG_WAIT, .why = LT_WHY_WAIT_TIMEOUT,
                     .outcome = LT_OUTCOME_CONTINUE};

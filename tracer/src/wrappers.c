@@ -267,7 +267,9 @@ static size_t shorten(const char *in, size_t len, char *out)
 static void fail(const char *list, const char *why)
 {
     char msg[1024];
-    size_t n = lt_fmt_str(msg, sizeof msg, 0, "locktrace: bad value for LOCKTRACE_WRAPPERS: '");
+    size_t n = lt_fmt_str(msg, sizeof msg, 0, "locktrace: bad value for ");
+    n = lt_config_named(msg, sizeof msg, n, "LOCKTRACE_WRAPPERS");
+    n = lt_fmt_str(msg, sizeof msg, n, ": '");
     n = lt_fmt_shown(msg, sizeof msg, n, list, strlen(list));
     n = lt_fmt_str(msg, sizeof msg, n, "': ");
     n = lt_fmt_str(msg, sizeof msg, n, why);

@@ -472,6 +472,29 @@ static const char *missing_interpreter(const char *path)
     return why;
 }
 
+/* what, then the two ways to run the file name: a script through the interpreter its #! line
+ * names (python3 prog.py), or made executable. */
+static const char *not_executable(const char *name, const char *what)
+{
+    static char why[PATH_MAX * 2 + 512];
+    char head[256] = "", run[PATH_MAX + 8];
+    int fd = open(name, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, head, sizeof head - 1);
+    if (fd >= 0)
+        close(fd);
+    head[n > 0 ? n : 0] = 0;
+    snprintf(run, sizeof run, "%s%s", strchr(name, '/') ? "" : "./", name);
+    if (head[0] == '#' && head[1] == '!') {
+        char *interp = head + 2 + strspn(head + 2, " \t");
+        interp[strcspn(interp, "\r\n")] = 0;
+        snprintf(why, sizeof why, "%s (run it through its interpreter: locktrace -- %s %s; or "
+                 "chmod +x %s, then locktrace -- %s)", what, interp, name, name, run);
+    } else {
+        snprintf(why, sizeof why, "%s (chmod +x %s, then locktrace -- %s)", what, name, run);
+    }
+    return why;
+}
+
 /* Why execvp failed, as a shell would put it: EACCES is most often a directory or a file
  * without its execute bit; ENOENT for a file that is there, a missing interpreter, and for a
  * bare name, a program in this directory that PATH does not hold. */
@@ -483,14 +506,18 @@ static const char *exec_error(const char *name, int err)
                              ? missing_interpreter(path) : NULL;
     if (interp)
         return interp;
-    if (err == ENOENT && !strchr(name, '/') && stat(name, &st) == 0 && S_ISREG(st.st_mode))
+    int here = err == ENOENT && !strchr(name, '/') && stat(name, &st) == 0 && S_ISREG(st.st_mode);
+    if (here && (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
         return "not found in PATH (a program in this directory is run as ./NAME)";
+    if (here) /* one message for both steps, not "./NAME" and then "chmod +x" */
+        return not_executable(name, "not found in PATH, and the file of that name in this "
+                                    "directory is not executable");
     if (err != EACCES || !strchr(name, '/') || stat(name, &st) != 0)
         return strerror(err);
     if (S_ISDIR(st.st_mode))
         return "it is a directory";
     if (S_ISREG(st.st_mode) && !(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
-        return "the file is not executable (chmod +x?)";
+        return not_executable(name, "the file is not executable");
     return strerror(err);
 }
 

@@ -160,6 +160,8 @@ static void read_thread(reader *rd, const json_value *o, const char *at, lt_rep_
     t->tid = (int)integer(rd, o, at, "tid", 0, 1 << 30);
     t->name = string(rd, o, at, "name", 0);
     t->gone = boolean(rd, o, at, "gone");
+    if (json_get(o, "by_fork")) /* a thread fork left behind; absent = false */
+        t->by_fork = boolean(rd, o, at, "by_fork");
 }
 
 static void read_lock(reader *rd, const json_value *o, const char *at, lt_rep_lock *l)
@@ -249,6 +251,8 @@ static void read_step(reader *rd, const json_value *o, const char *at, lt_rep_st
     s->cond = address(rd, o, at, "condition");
     if (json_get(o, "api")) /* joins and condition waits; absent = pthread */
         s->api = name(rd, o, at, "api", lt_rep_api_name);
+    if (json_get(o, "now_waits")) /* a long-wait holder that waits itself; absent = false */
+        s->now_waits = boolean(rd, o, at, "now_waits");
 }
 
 /* The cross-thread kinds: the steps that the text is made of (report_data.h). */

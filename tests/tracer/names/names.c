@@ -2,7 +2,7 @@
  * names.c - locks in every kind of place, each made to show up in a report, for the names
  * reports give unannotated locks (tests/tracer/names/names_test.py): a global, a file-static,
  * a function-static, a member of a global struct, one deep in a large .bss, a lock on this
- * thread's stack and on another thread's, a heap block, a shared anonymous mapping, annotated
+ * thread's stack and on another thread's, thread-local ones, a heap block, a shared anonymous mapping, annotated
  * locks in an inversion's table, and thread dumps.
  *
  * Run with LOCKTRACE_ACTION=edeadlk: a relock reports and returns EDEADLK, so every scenario
@@ -44,6 +44,10 @@ struct {
     pthread_mutex_t mu;
 } late = {{0}, PTHREAD_MUTEX_INITIALIZER};
 
+/* Thread-local locks: a variable of its own, and a member of a struct (in another thread). */
+__thread pthread_mutex_t tls_mu = PTHREAD_MUTEX_INITIALIZER;
+__thread struct registry tls_registry = {0, PTHREAD_MUTEX_INITIALIZER};
+
 /* Locks m twice: the second is a self-deadlock the tracer reports (EDEADLK with
  * LOCKTRACE_ACTION=edeadlk); prints what the relock returned. */
 static NOINLINE void relock(pthread_mutex_t *m)
@@ -67,6 +71,13 @@ static NOINLINE void stack_user(void)
     pthread_mutex_init(&m, NULL);
     relock(&m);
     pthread_mutex_destroy(&m);
+}
+
+static void *tls_worker(void *arg)
+{
+    (void)arg;
+    relock(&tls_registry.mu);
+    return NULL;
 }
 
 static void *stack_worker(void *arg)
@@ -229,6 +240,10 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "stack"))
         stack_user();
     else if (!strcmp(s, "thread-stack") && pthread_create(&t, NULL, stack_worker, NULL) == 0)
+        pthread_join(t, NULL);
+    else if (!strcmp(s, "thread-local"))
+        relock(&tls_mu);
+    else if (!strcmp(s, "thread-local-thread") && pthread_create(&t, NULL, tls_worker, NULL) == 0)
         pthread_join(t, NULL);
     else if (!strcmp(s, "other-stack"))
         other_stack(1);

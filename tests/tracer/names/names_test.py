@@ -134,6 +134,18 @@ def thread_stack(c):
     relocked(c, 'thread-stack', r'stack of T1, frame of stack_user' + (r'\(\)' if c.cpp else ''))
 
 
+def thread_local(c):
+    """A thread-local lock by its variable and thread: it was "anonymous mapping 0x...
+    (N bytes), offset K" in the main thread (the block ld.so maps for its static TLS)."""
+    relocked(c, 'thread-local', r'tls_mu \(thread-local of T0\)')
+
+
+def thread_local_thread(c):
+    """... and in another thread, whose static TLS glibc puts at the top of its stack: it was
+    "stack of T1"."""
+    relocked(c, 'thread-local-thread', r'tls_registry\+0x8 \(thread-local of T1\)')
+
+
 def other_stack(c):
     """A lock on another thread's stack, named by the thread that finds the inversion: the
     frame comes from the other thread's own lock call in that frame."""
@@ -223,6 +235,7 @@ def dump_signal(c):
 CHECKS = {
     'global': global_, 'file-static': file_static, 'function-static': function_static,
     'member': member, 'far-bss': far_bss, 'stack': stack, 'thread-stack': thread_stack, 'other-stack': other_stack,
+    'thread-local': thread_local, 'thread-local-thread': thread_local_thread,
     'other-stack-unseen': other_stack_unseen, 'heap': heap, 'shared-anon': shared_anon,
     'table': table_globals,
     'annotated': table_annotated, 'cpp-members': cpp_members, 'dump-abort': dump_abort,
