@@ -199,7 +199,7 @@ static _Atomic size_t nedges;       /* edges whose fingerprints are, or are to b
                                        added to in the gate; under the lock: nedges_locked */
 static size_t ndead;                /* dead edges still in a list */
 static uint32_t stamp;
-static int64_t ord_first, ord_last = ORD_LAST; /* below or above every address ord */
+static int64_t ord_first, ord_last = ORD_LAST; /* below or above every address ord (even) */
 static _Atomic size_t nback;        /* back edges: while 0 the graph has no cycle */
 static void *reported;              /* uint64_t keys of reported cycles, mapped */
 static size_t nreported, reported_cap;
@@ -774,11 +774,11 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
  * reordered the rest of the chain). So then it goes right beside that lock instead (ord_near:
  * just above its source, just below its target), where any lock ordered before (after) that
  * one is ordered before (after) it too. Those places are odd ords, which no lock's own
- * address is (a lock at an odd address is placed as if it had none), so they never stand in
- * the way of an address; a node holding one is in `moved` like any node holding an address
- * ord not its own.
+ * address is (a lock at an odd address is placed as if it had none) and the ends are not
+ * (they move by 2), so they never stand in the way of an address or an end; a node holding
+ * one is in `moved` like any node holding an address ord not its own.
  */
-#define NEAR_TRIES 8 /* odd ords ord_near looks at: bounded, each one probe of `moved` */
+#define NEAR_TRIES 40 /* odd ords ord_near looks at: bounded, each one probe of `moved` */
 
 static uint64_t ord_key(int64_t ord)
 {
@@ -796,10 +796,10 @@ static int ord_own_ok(int64_t a)
     return ord_is_addr(a) && !(a & 1);
 }
 
-/* n holds an address ord that is not its own: it is in `moved`. */
+/* n holds an odd ord, or an address ord that is not its own: it is in `moved`. */
 static int ord_moved(const node *n)
 {
-    return ord_is_addr(n->ord) && (n->ord != (int64_t)(uintptr_t)n->addr || (n->ord & 1));
+    return (n->ord & 1) || (ord_is_addr(n->ord) && n->ord != (int64_t)(uintptr_t)n->addr);
 }
 
 static int ord_free(int64_t a)
@@ -815,14 +815,19 @@ static int ord_near_ok(void)
     return !moved_lost && k && k->live;
 }
 
-/* The nearest free odd ord below `other` (for a source) or above it (a target), of the
- * NEAR_TRIES nearest, taken: it joins `moved`. 0: none (or no memory to remember it). */
+/* A free odd ord below `other` (for a source) or above it (a target), taken: it joins `moved`.
+ * The 8 nearest first, then ever farther ones (2^k, up to 2^35 away): where many locks went
+ * beside the same ones, the odd ords there are taken, and a place past some of their
+ * neighbours is still nearer than an end. 0: none of NEAR_TRIES (or no memory to remember
+ * it). */
 static int64_t ord_near(int64_t other, int source)
 {
-    int64_t step = source ? -2 : 2, c = source ? (other - 2) | 1 : (other + 1) | 1;
-    for (int i = 0; i < NEAR_TRIES && ord_is_addr(c); i++, c += step)
-        if (ord_free(c))
-            return lt_set_add(&moved, ord_key(c)) ? c : 0;
+    int64_t c = source ? (other - 2) | 1 : (other + 1) | 1;
+    for (int64_t i = 0, d = 0; i < NEAR_TRIES; i++, d = d < 16 ? d + 2 : d * 2) {
+        int64_t at = source ? c - d : c + d;
+        if (ord_free(at))
+            return lt_set_add(&moved, ord_key(at)) ? at : 0;
+    }
     return 0;
 }
 
@@ -835,7 +840,7 @@ static void node_place(node *n, int source, int64_t other, int near)
     if (!moved_lost && ord_own_ok(a) && (source ? a < other : a > other) && ord_free(a))
         n->ord = a;
     else
-        n->ord = source ? --ord_first : ++ord_last;
+        n->ord = source ? (ord_first -= 2) : (ord_last += 2);
 }
 
 /* Places the new ones of an edge's ends, from -> to. */
