@@ -572,6 +572,27 @@ NOINLINE void reorder_then_reuse(int placed)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Beside, then inverted: 6 -> 2 runs against the places that 1 -> 2 and 4 -> 6 gave by
+ * address, and the graph is reordered; from then on a new lock goes right beside the lock its
+ * first edge names: 9 and 10, each first taken before 6, just below 6 - at two places, not
+ * one, or 9 -> 10 and 10 -> 9 would both look ordered and the inversion would go unseen (as
+ * it did with a build that gave both the same place).
+ * ---------------------------------------------------------------------------------------- */
+NOINLINE void beside_then_invert(void)
+{
+    mutex_pair(1, 2);
+    mutex_pair(1, 3);
+    mutex_pair(4, 5);
+    mutex_pair(4, 6);
+    mutex_pair(6, 2);
+    mutex_pair(9, 6);
+    mutex_pair(10, 6);
+    mutex_pair(9, 10);
+    mutex_pair(10, 9);
+    puts("reordered, two placed below one, inverted");
+}
+
+/* ------------------------------------------------------------------------------------------
  * A thread remembers the last edge into a lock it found known (its cache slot's memo): a
  * nested pair repeated, then the same pair with the outer lock renewed, the inner one renewed,
  * and (rwlocks) the outer one taken in another mode must each make an edge of its own, and
@@ -1777,6 +1798,110 @@ NOINLINE void many_reused(int by_free, int cycle)
     puts("many reused, inverted");
 }
 
+/* ------------------------------------------------------------------------------------------
+ * A replaced chain: CHAIN heap mutexes taken in index order (one, then one of the next 8 under
+ * it), and a lock let go of is at times destroyed, freed and made anew - at once (the same
+ * memory, a new lock) or the next time its slot is taken (memory another slot let go of): lock
+ * coupling along a list whose nodes come and go, at addresses unrelated to their order. Two
+ * threads, a chain each, at once; silent. `invert`: then three slots of thread 0's chain are
+ * made anew against address order (the allocator hands back freed memory last first), taken
+ * in order with their neighbours, and two of them the other way round.
+ * ---------------------------------------------------------------------------------------- */
+#define CHAIN 96
+
+typedef struct chain {
+    pthread_mutex_t *slot[CHAIN];
+    unsigned seed;
+} chain;
+
+static chain chains[2];
+
+static pthread_mutex_t *chain_slot(chain *c, int i)
+{
+    if (!c->slot[i]) {
+        c->slot[i] = malloc(sizeof *c->slot[i]);
+        if (!c->slot[i])
+            abort();
+        pthread_mutex_init(c->slot[i], NULL);
+    }
+    return c->slot[i];
+}
+
+static void chain_drop(chain *c, int i)
+{
+    pthread_mutex_destroy(c->slot[i]);
+    free(c->slot[i]);
+    c->slot[i] = NULL;
+}
+
+NOINLINE void chain_pair(chain *c, int i, int j)
+{
+    pthread_mutex_lock(chain_slot(c, i));
+    pthread_mutex_lock(chain_slot(c, j));
+    pthread_mutex_unlock(c->slot[j]);
+    pthread_mutex_unlock(c->slot[i]);
+}
+
+static unsigned chain_step(chain *c)
+{
+    c->seed = c->seed * 1103515245u + 12345u;
+    return c->seed >> 8;
+}
+
+NOINLINE void *chain_walk(void *arg)
+{
+    chain *c = arg;
+    for (int k = 0; k < 20000; k++) {
+        int i = (int)(chain_step(c) % (CHAIN - 8)), j = i + 1 + (int)(chain_step(c) % 8);
+        chain_pair(c, i, j);
+        unsigned r = chain_step(c) % 16;
+        if (r == 0)
+            chain_drop(c, i); /* made anew the next time it is taken */
+        else if (r == 1) {
+            chain_drop(c, i);
+            chain_slot(c, i); /* made anew at once, most likely in the same memory */
+        }
+    }
+    return NULL;
+}
+
+NOINLINE void chain_inverted(chain *c, int i, int j)
+{
+    pthread_mutex_lock(c->slot[j]);
+    pthread_mutex_lock(c->slot[i]);
+    pthread_mutex_unlock(c->slot[i]);
+    pthread_mutex_unlock(c->slot[j]);
+}
+
+static void replaced_chain(int invert)
+{
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++) {
+        chains[t].seed = 12345u + (unsigned)t;
+        pthread_create(&th[t], NULL, chain_walk, &chains[t]);
+    }
+    for (int t = 0; t < 2; t++)
+        pthread_join(th[t], NULL);
+    if (invert) {
+        chain *c = &chains[0];
+        int a = CHAIN / 2;
+        for (int i = a; i < a + 3; i++)
+            if (c->slot[i])
+                chain_drop(c, i);
+        for (int i = a + 2; i >= a; i--)
+            chain_slot(c, i);
+        for (int i = a - 8; i < a + 3; i++)
+            for (int j = i + 1; j <= i + 8 && j < CHAIN; j++)
+                chain_pair(c, i, j);
+        chain_inverted(c, a, a + 2);
+    }
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < CHAIN; i++)
+            if (chains[t].slot[i])
+                chain_drop(&chains[t], i);
+    puts(invert ? "replaced chains, inverted" : "replaced chains");
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -1970,6 +2095,12 @@ int main(int argc, char **argv)
         ended_run_two(1);
     else if (!strcmp(s, "root-child-goal"))
         root_child_goal();
+    else if (!strcmp(s, "beside-then-invert"))
+        beside_then_invert();
+    else if (!strcmp(s, "replaced-chain"))
+        replaced_chain(0);
+    else if (!strcmp(s, "replaced-chain-invert"))
+        replaced_chain(1);
     else {
         fprintf(stderr, "unknown scenario '%s'\n", s);
         return 64;

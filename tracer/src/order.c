@@ -199,7 +199,7 @@ static _Atomic size_t nedges;       /* edges whose fingerprints are, or are to b
                                        added to in the gate; under the lock: nedges_locked */
 static size_t ndead;                /* dead edges still in a list */
 static uint32_t stamp;
-static int64_t ord_first, ord_last = ORD_LAST; /* below or above every address ord */
+static int64_t ord_first, ord_last = ORD_LAST; /* below or above every address ord (even) */
 static _Atomic size_t nback;        /* back edges: while 0 the graph has no cycle */
 static void *reported;              /* uint64_t keys of reported cycles, mapped */
 static size_t nreported, reported_cap;
@@ -766,7 +766,20 @@ static node *node_get(lt_lock *l, uint32_t gen, lt_kind kind, const void *addr)
  * address ords lie between ord_first and ORD_LAST). The first is the new node itself: the
  * entry at an address has one node, and an entry leaves its address only after its node left
  * the graph (lt_order_forget). While nothing was reordered `moved` is empty and never probed.
+ *
+ * Once something was reordered, addresses have failed to predict the order, and a new lock
+ * placed by its address (or at an end) lies far from the lock its first edge names: its next
+ * edges, with that lock's neighbours, then reorder everything between (`stressbench replace`,
+ * a chain in index order whose locks are remade at unrelated addresses: every new lock
+ * reordered the rest of the chain). So then it goes right beside that lock instead (ord_near:
+ * just above its source, just below its target), where any lock ordered before (after) that
+ * one is ordered before (after) it too. Those places are odd ords, which no lock's own
+ * address is (a lock at an odd address is placed as if it had none) and the ends are not
+ * (they move by 2), so they never stand in the way of an address or an end; a node holding
+ * one is in `moved` like any node holding an address ord not its own.
  */
+#define NEAR_TRIES 40 /* odd ords ord_near looks at: bounded, each one probe of `moved` */
+
 static uint64_t ord_key(int64_t ord)
 {
     return (uint64_t)ord << 1 | 1;
@@ -777,10 +790,16 @@ static int ord_is_addr(int64_t ord)
     return ord > 0 && ord < ORD_LAST;
 }
 
-/* n holds an address ord that is not its own: it is in `moved`. */
+/* A lock at address a may have a as its ord (even: odd ords are ord_near's). */
+static int ord_own_ok(int64_t a)
+{
+    return ord_is_addr(a) && !(a & 1);
+}
+
+/* n holds an odd ord, or an address ord that is not its own: it is in `moved`. */
 static int ord_moved(const node *n)
 {
-    return ord_is_addr(n->ord) && n->ord != (int64_t)(uintptr_t)n->addr;
+    return (n->ord & 1) || (ord_is_addr(n->ord) && n->ord != (int64_t)(uintptr_t)n->addr);
 }
 
 static int ord_free(int64_t a)
@@ -789,25 +808,51 @@ static int ord_free(int64_t a)
     return !(k && k->live && lt_set_has(&moved, ord_key(a)));
 }
 
-static void node_place(node *n, int source, int64_t other)
+/* Something was reordered and `moved` is complete: ord_near may look. */
+static int ord_near_ok(void)
+{
+    lt_key_set *k = atomic_load_explicit(&moved, memory_order_relaxed);
+    return !moved_lost && k && k->live;
+}
+
+/* A free odd ord below `other` (for a source) or above it (a target), taken: it joins `moved`.
+ * The 8 nearest first, then ever farther ones (2^k, up to 2^35 away): where many locks went
+ * beside the same ones, the odd ords there are taken, and a place past some of their
+ * neighbours is still nearer than an end. 0: none of NEAR_TRIES (or no memory to remember
+ * it). */
+static int64_t ord_near(int64_t other, int source)
+{
+    int64_t c = source ? (other - 2) | 1 : (other + 1) | 1;
+    for (int64_t i = 0, d = 0; i < NEAR_TRIES; i++, d = d < 16 ? d + 2 : d * 2) {
+        int64_t at = source ? c - d : c + d;
+        if (ord_free(at))
+            return lt_set_add(&moved, ord_key(at)) ? at : 0;
+    }
+    return 0;
+}
+
+/* `other`: the other end's ord, or (near 0) its address, when it has no place yet. */
+static void node_place(node *n, int source, int64_t other, int near)
 {
     int64_t a = (int64_t)(uintptr_t)n->addr;
-    if (!moved_lost && ord_is_addr(a) && (source ? a < other : a > other) && ord_free(a))
+    if (near && ord_near_ok() && (n->ord = ord_near(other, source)) != 0)
+        return;
+    if (!moved_lost && ord_own_ok(a) && (source ? a < other : a > other) && ord_free(a))
         n->ord = a;
     else
-        n->ord = source ? --ord_first : ++ord_last;
+        n->ord = source ? (ord_first -= 2) : (ord_last += 2);
 }
 
 /* Places the new ones of an edge's ends, from -> to. */
 static void edge_ends_place(node *from, node *to)
 {
     if (!from->ord && !to->ord) {
-        node_place(from, 1, (int64_t)(uintptr_t)to->addr);
-        node_place(to, 0, from->ord);
+        node_place(from, 1, (int64_t)(uintptr_t)to->addr, 0);
+        node_place(to, 0, from->ord, 1);
     } else if (!from->ord) {
-        node_place(from, 1, to->ord);
+        node_place(from, 1, to->ord, 1);
     } else if (!to->ord) {
-        node_place(to, 0, from->ord);
+        node_place(to, 0, from->ord, 1);
     }
 }
 
@@ -2382,7 +2427,7 @@ static node *node_fast(lt_thread *t, lt_lock *l, uint32_t gen, lt_kind kind, con
     lt_key_set *k = atomic_load_explicit(&moved, memory_order_relaxed);
     node *other = order_ref(l), *x;
     uint32_t kept = ref_room(other);
-    if (!t->node_free || !ref_free(other) || !ord_is_addr(a) || a <= above || a >= below ||
+    if (!t->node_free || !ref_free(other) || !ord_own_ok(a) || a <= above || a >= below ||
         moved_lost || (k && k->live) || identity_ended(l, gen))
         return NULL;
     x = node_cache_take(t);
@@ -3577,7 +3622,7 @@ static int edge_first(lt_event *ev, uint32_t gen, lt_held *h)
         return 0;
     if (!node_of(h->lock))
         return inline_first(ev, gen, h, lab);
-    if (!t->node_free || !ord_is_addr(a))
+    if (!t->node_free || !ord_own_ok(a))
         return 0;
     desc d = {.below = edge_below(t, h), .from_mode = h->mode, .to_mode = (uint8_t)ev->mode};
     uint32_t e = edge_cache_take(t);
