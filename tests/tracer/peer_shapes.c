@@ -25,9 +25,10 @@
  *   - a signal handler that siglongjmps out of its thread's lock call (an alarm as a lock
  *     timeout, in old code; undefined, and harmless with glibc's mutexes): the thread then
  *     holds a lock main waits for, and waits for nothing (or sleeps in condition waits).
- *   - a signal handler that runs for a while (300 ms) in a thread blocked on a lock, while
- *     main closes an AB-BA cycle with it: the thread is not asleep in its wait when main's
- *     check looks, nor one grace later, and is back in it after that: a deadlock all the same.
+ *   - a signal handler that runs for a while (300 ms; 2 s) in a thread blocked on a lock,
+ *     while main closes an AB-BA cycle with it: the thread is not asleep in its wait when
+ *     main's check looks, nor one grace later (nor 20), and is back in it after that: a
+ *     deadlock all the same.
  * Each scenario prints what its calls returned and ends with "done".
  */
 #define _GNU_SOURCE
@@ -445,6 +446,7 @@ NOINLINE static void signal_jumps_out(int sleeps)
 static pthread_mutex_t busy_a = PTHREAD_MUTEX_INITIALIZER, busy_b = PTHREAD_MUTEX_INITIALIZER;
 static blocked_probe busy_waits;
 static atomic_int busy_handling;
+static long busy_ns;
 
 static void busy_handler(int sig)
 {
@@ -454,7 +456,7 @@ static void busy_handler(int sig)
     atomic_store(&busy_handling, 1);
     do
         clock_gettime(CLOCK_MONOTONIC, &now);
-    while ((now.tv_sec - start.tv_sec) * 1000000000L + now.tv_nsec - start.tv_nsec < 300000000L);
+    while ((now.tv_sec - start.tv_sec) * 1000000000L + now.tv_nsec - start.tv_nsec < busy_ns);
 }
 
 static void *busy_waiter(void *arg)
@@ -466,8 +468,9 @@ static void *busy_waiter(void *arg)
     return NULL;
 }
 
-NOINLINE static void handler_runs_in_wait(void)
+NOINLINE static void handler_runs_in_wait(long ms)
 {
+    busy_ns = ms * 1000000L;
     struct sigaction sa = {.sa_handler = busy_handler};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR2, &sa, NULL);
@@ -513,7 +516,9 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "signal-jumps-out-sleeps"))
         signal_jumps_out(1);
     else if (!strcmp(s, "handler-runs-in-wait"))
-        handler_runs_in_wait();
+        handler_runs_in_wait(300);
+    else if (!strcmp(s, "handler-runs-in-wait-long"))
+        handler_runs_in_wait(2000);
     else {
         fprintf(stderr, "peer_shapes: unknown scenario '%s'\n", s);
         return 64;
