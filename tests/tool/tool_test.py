@@ -50,6 +50,8 @@ def bad_configuration(c):
              (['--wait-timeout=abc'], {}, 2,
               r"bad value for --wait-timeout \(LOCKTRACE_WAIT_TIMEOUT\): 'abc'; accepted values"),
              ([], {'LOCKTRACE_ACTON': 'abort'}, 2, r'unknown variable LOCKTRACE_ACTON'),
+             # no option sets it: --help is the launcher's own
+             ([], {'LOCKTRACE_HELP': 'maybe'}, 2, r"^locktrace: bad value for LOCKTRACE_HELP: 'maybe'"),
              (['--wrappers=a,,b'], {}, 2,
               r"bad value for --wrappers \(LOCKTRACE_WRAPPERS\): 'a,,b'"),
              (['--suppressions=/nonexistent'], {}, 2,

@@ -25,6 +25,10 @@
  *   - a signal handler that siglongjmps out of its thread's lock call (an alarm as a lock
  *     timeout, in old code; undefined, and harmless with glibc's mutexes): the thread then
  *     holds a lock main waits for, and waits for nothing (or sleeps in condition waits).
+ *   - a signal handler that runs for a while (300 ms; 2 s) in a thread blocked on a lock,
+ *     while main closes an AB-BA cycle with it: the thread is not asleep in its wait when
+ *     main's check looks, nor one grace later (nor 20), and is back in it after that: a
+ *     deadlock all the same.
  * Each scenario prints what its calls returned and ends with "done".
  */
 #define _GNU_SOURCE
@@ -437,6 +441,49 @@ NOINLINE static void signal_jumps_out(int sleeps)
     result("join", pthread_join(t, NULL));
 }
 
+/* handler-runs-in-wait: `busy_a` holder waits for busy_b while its handler runs; main holds
+ * busy_b and asks for busy_a once the handler has begun. */
+static pthread_mutex_t busy_a = PTHREAD_MUTEX_INITIALIZER, busy_b = PTHREAD_MUTEX_INITIALIZER;
+static blocked_probe busy_waits;
+static atomic_int busy_handling;
+static long busy_ns;
+
+static void busy_handler(int sig)
+{
+    (void)sig;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    atomic_store(&busy_handling, 1);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    while ((now.tv_sec - start.tv_sec) * 1000000000L + now.tv_nsec - start.tv_nsec < busy_ns);
+}
+
+static void *busy_waiter(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&busy_a);
+    blocked_announce_on(&busy_waits, &busy_b, sizeof busy_b);
+    pthread_mutex_lock(&busy_b);
+    return NULL;
+}
+
+NOINLINE static void handler_runs_in_wait(long ms)
+{
+    busy_ns = ms * 1000000L;
+    struct sigaction sa = {.sa_handler = busy_handler};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, NULL);
+    pthread_mutex_lock(&busy_b);
+    pthread_t t;
+    pthread_create(&t, NULL, busy_waiter, NULL);
+    blocked_until(&busy_waits);
+    pthread_kill(t, SIGUSR2);
+    while (!atomic_load(&busy_handling))
+        sched_yield();
+    result("lock of busy_a", pthread_mutex_lock(&busy_a));
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -468,6 +515,10 @@ int main(int argc, char **argv)
         signal_jumps_out(0);
     else if (!strcmp(s, "signal-jumps-out-sleeps"))
         signal_jumps_out(1);
+    else if (!strcmp(s, "handler-runs-in-wait"))
+        handler_runs_in_wait(300);
+    else if (!strcmp(s, "handler-runs-in-wait-long"))
+        handler_runs_in_wait(2000);
     else {
         fprintf(stderr, "peer_shapes: unknown scenario '%s'\n", s);
         return 64;

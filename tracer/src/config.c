@@ -182,7 +182,9 @@ static int launched;
 
 size_t lt_config_named(char *buf, size_t size, size_t at, const char *var)
 {
-    if (launched && strncmp(var, "LOCKTRACE_", 10) == 0) {
+    /* LOCKTRACE_HELP and LOCKTRACE_LAUNCHER_* are no options (the launcher's own --help) */
+    if (launched && strncmp(var, "LOCKTRACE_", 10) == 0 && strcmp(var + 10, "HELP") != 0 &&
+        strncmp(var + 10, "LAUNCHER_", 9) != 0) {
         at = lt_fmt_str(buf, size, at, "--");
         for (const char *s = var + 10; *s; s++) {
             char c[2] = {*s == '_' ? '-' : (char)tolower((unsigned char)*s), 0};

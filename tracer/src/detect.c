@@ -102,10 +102,13 @@ static int report_self(lt_event *ev, const lt_held *h, lt_reason why)
     if (h) {
         fill_held(&f, h);
     } else {
-        const lt_gone *gone = lt_lock_cold_of(ev->lock)->orphan_of;
+        const lt_lock_cold *cold = lt_lock_cold_of(ev->lock);
         f.held_mode = (lt_mode)ev->lock->orphan_mode;
-        f.other = f.held_mode != LT_MODE_NONE && gone ? &gone->info : NULL;
-        f.other_by_fork = f.other && gone->by_fork;
+        f.other = f.held_mode != LT_MODE_NONE && cold->orphan_of ? &cold->orphan_of->info : NULL;
+        f.other_by_fork = f.other && cold->orphan_of->by_fork;
+        /* where the gone thread took it: a fork child has no exit-held report that says so */
+        f.held_stack = f.other ? cold->orphan_stack : 0;
+        f.held_partial = lt_cfg.stacks != LT_STACKS_FULL;
     }
     lt_report(&f);
     return f.outcome == LT_OUTCOME_EDEADLK ? EDEADLK : 0;
@@ -716,7 +719,10 @@ void lt_orphan_locks(lt_thread *t, const lt_gone *owner)
  * failed the ThreadSanitizer build of the core, -Werror=tsan.) */
 static __attribute__((noinline)) void orphan_entry(const lt_held *h, const lt_gone *owner)
 {
-    lt_lock_cold_of(h->lock)->orphan_of = owner;
+    lt_lock_cold *cold = lt_lock_cold_of(h->lock);
+    cold->orphan_of = owner;
+    cold->orphan_stack = h->stack ? h->stack : h->site; /* interned already: no allocation on
+                                                            the fork and exit paths */
     atomic_thread_fence(memory_order_release); /* before the mode, which says it is one */
     h->lock->orphan_mode = h->mode;
 }

@@ -156,6 +156,8 @@ static inline int lt_lock_plain(const lt_lock *l, uint8_t api)
  * program that only makes, takes and destroys locks never touches its cold records. */
 typedef struct lt_lock_cold {
     _Atomic int waiting_writers;      /* threads blocked in an untimed write request now */
+    uint32_t orphan_stack;            /* where orphan_of took it: a stack id (its recorded
+                                         frames when lazily taken), 0 = the call site alone */
     _Atomic uint64_t klass;           /* classes.c: gen << 32 | class id of this identity;
                                          another gen: not decided yet */
     const lt_gone *orphan_of;         /* the thread gone holding it (orphan_mode) */

@@ -426,8 +426,13 @@ static void add_finding(lt_rep *r, const lt_finding *f)
     } else {
         add_stack(r, "request", f->request_stack, -1, 0);
     }
-    if (!f->other && f->kind != LT_FIND_FREE_HELD)
+    if (!f->other && f->kind != LT_FIND_FREE_HELD) {
         add_stack(r, "held", f->held_stack, 0, f->held_partial);
+    } else if (f->why == LT_WHY_ORPHANED && f->held_stack) { /* the gone thread, thread 1 */
+        lt_rep_stack *s = add_stack(r, "holder", f->held_stack, 0, f->held_partial);
+        if (s)
+            s->thread = 1;
+    }
     add_stack(r, "first-seen", f->first_stack, 0, f->first_partial);
 }
 

@@ -485,12 +485,17 @@ static void put_holder(out *o, const lt_rep *r, const lt_rep_stack *s)
     put_partial(o, s);
 }
 
-/* The other threads a report names: for now the gone owner of an orphaned lock. */
+/* The other threads a report names: for now the gone owner of an orphaned lock, and where it
+ * took the lock when known (its "holder" stack: a fork child has no exit-held report). */
 static void put_others(out *o, const lt_rep *r)
 {
     for (size_t i = 1; i < r->nthreads; i++) {
         if (!r->threads[i].gone)
             continue;
+        const lt_rep_stack *taken = NULL;
+        for (size_t k = 0; k < r->nstacks; k++)
+            if (!strcmp(r->stacks[k].role, "holder") && r->stacks[k].thread == (int)i)
+                taken = &r->stacks[k];
         put(o, "  held by ");
         put_thread(o, &r->threads[i]);
         /* no exit-held report tells of a thread fork left behind: say what that means */
@@ -498,7 +503,13 @@ static void put_others(out *o, const lt_rep *r)
                    ? ", which is gone: a thread of the parent that fork did not copy into this "
                      "child (only the thread that forks is), so nothing here will unlock it; take "
                      "the lock around fork (pthread_atfork) or lock nothing a child needs\n"
-                   : ", which is gone (an exit-held report shows where it took the lock)\n");
+               : taken ? ", which is gone (it exited)\n"
+                       : ", which is gone (an exit-held report shows where it took the lock)\n");
+        if (taken) {
+            put(o, "  it took the lock at:\n");
+            put_frames(o, taken);
+            put_partial(o, taken);
+        }
     }
 }
 
@@ -539,16 +550,18 @@ static void put_stack(out *o, const lt_rep *r, const lt_rep_stack *s)
 
 /* Stacks of one role, in the order the report lists them; role NULL = every role that has
  * no place of its own in the order below. */
-static int placed(const char *role)
+static int placed(const lt_rep *r, const lt_rep_stack *s)
 {
-    return !strcmp(role, "taken") || !strcmp(role, "held") || !strcmp(role, "first-seen");
+    if (!strcmp(s->role, "holder")) /* a gone holder's: with it, put_others */
+        return s->thread > 0 && (size_t)s->thread < r->nthreads && r->threads[s->thread].gone;
+    return !strcmp(s->role, "taken") || !strcmp(s->role, "held") || !strcmp(s->role, "first-seen");
 }
 
 static void put_role(out *o, const lt_rep *r, const char *role)
 {
     for (size_t i = 0; i < r->nstacks; i++) {
         const lt_rep_stack *s = &r->stacks[i];
-        if (role ? strcmp(s->role, role) == 0 : !placed(s->role))
+        if (role ? strcmp(s->role, role) == 0 : !placed(r, s))
             put_stack(o, r, s);
     }
 }
