@@ -367,6 +367,9 @@ size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t
         }
     }
     lt_walk *w = &set[t->walk_next[k]++ % LT_WALK_WAYS];
+    if (!w->frames) /* a way's first walk: frames next to the last ones given (a thread of
+                       a few call sites writes a page of them, not one a walk) */
+        w->frames = ++t->walk_frames_used;
     if (best && w != best) {
         lt_walk_frames *to = lt_callsite_frames(t, w), *old = lt_callsite_frames(t, best);
         memcpy(to->frame, old->frame, from * sizeof to->frame[0]);

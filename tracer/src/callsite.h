@@ -50,10 +50,10 @@ size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t
 const lt_walk_frames *lt_callsite_walk_of(lt_thread *t, uintptr_t ra, uintptr_t cfa,
                                           const uintptr_t *out, size_t n);
 
-/* The frames of t's walk w. */
+/* The frames of t's walk w, one that was made (callsite.c: lt_callsite_new_walk). */
 static inline lt_walk_frames *lt_callsite_frames(lt_thread *t, const lt_walk *w)
 {
-    return &t->walk_frames[w - t->walks];
+    return &t->walk_frames[w->frames - 1];
 }
 
 /* The word of a near walk's check i (lt_walk), in the frames above cfa. */

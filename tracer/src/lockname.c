@@ -109,7 +109,9 @@ static const char *walked_frame_of(const lt_walk *walks, const lt_walk_frames *f
 {
     for (size_t k = 0; k < LT_WALKS; k++) {
         const lt_walk *w = &walks[k];
-        const lt_walk_frames *f = &frames[k];
+        if (w->frames == 0 || w->frames > LT_WALKS) /* none, or a copy taken mid-change */
+            continue;
+        const lt_walk_frames *f = &frames[w->frames - 1];
         uintptr_t lo = w->cfa, pc = w->ra;
         for (uint32_t i = 0; i < w->n && i < LT_CALLERS; i++) {
             uintptr_t word;

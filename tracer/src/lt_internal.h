@@ -344,12 +344,14 @@ typedef struct lt_walk {
     uint8_t n;                      /* callers found */
     uint8_t near;                   /* the check needs no more than this line */
     uint8_t wrappers;               /* frames 0 .. wrappers-1 are lock wrappers (callsite.c) */
+    uint8_t frames;                 /* its frames: its thread's walk_frames[frames - 1]; 0 =
+                                       none yet (callsite.h: lt_callsite_frames) */
     uint16_t near_off[LT_WALK_NEAR]; /* frame[i].slot - cfa, in words */
     uintptr_t near_caller[LT_WALK_NEAR]; /* frame[i].caller */
 } lt_walk;
 _Static_assert(sizeof(lt_walk) == 64, "a near walk's check reads one line");
 
-/* The frames of the walk at the same index (lt_thread's walk_frames). */
+/* The frames of a walk (lt_walk.frames). */
 typedef struct lt_walk_frames {
     lt_walk_frame frame[LT_CALLERS_MAX];
     uintptr_t sp[LT_CALLERS_MAX];   /* the stack pointer of the frame that returns to caller i */
@@ -418,15 +420,17 @@ typedef struct lt_thread {
                                      the header, which registration writes (at the end, 64 KiB
                                      on, it was a page fault more at every start) */
 #endif
-    lt_cache_slot cache[LT_CACHE_SLOTS];
+    /* What a thread writes in its first lock calls lies together after the header; the
+     * arrays a thread fills as it meets call sites and locks come after (a page or two of
+     * them for a thread of a few call sites), and the shadow cache, which only locks away
+     * from their homes use, comes last: 2,000 threads of 4 locks each wrote 8 of its 17
+     * pages each, spread over them (`stressbench crowd`). */
     uintptr_t shadow_last;        /* shadow.c: the entry the last lookup found, | a count
                                      (0-3) of the run of entries found side by side (a
                                      program going through an array of locks finds the next
                                      one's after it) */
-    lt_wait_slot waiting;
-    lt_walk walks[LT_WALKS];      /* its last caller walks (callsite.c), */
-    lt_walk_frames walk_frames[LT_WALKS]; /* and their frames */
     uint8_t walk_next[1u << LT_WALK_SET_BITS]; /* per set: the way the next new walk takes */
+    uint8_t walk_frames_used;     /* walk_frames given to walks, in the order they were made */
     lt_site_slot sites[LT_SITE_SLOTS]; /* its last interned recorded stacks (stack.c) */
     lt_frame_lock frame_locks[1u << LT_FRAME_LOCK_BITS]; /* locks in its frames (lifetime.c) */
     uint32_t edge_free;           /* order.c: edges (pool indices) for its own new ones: a */
@@ -451,6 +455,10 @@ typedef struct lt_thread {
     uint64_t first_held;          /* order.c (first_label): its last first edge's held */
     uint32_t first_to;            /* stack and site, to stack, and label (0 = none) */
     uint32_t first_label;
+    lt_wait_slot waiting;
+    lt_walk walks[LT_WALKS];      /* its last caller walks (callsite.c), */
+    lt_walk_frames walk_frames[LT_WALKS]; /* and their frames (lt_walk.frames) */
+    lt_cache_slot cache[LT_CACHE_SLOTS];
 } lt_thread;
 _Static_assert(offsetof(lt_thread, info.seq) < 64 && offsetof(lt_thread, held_room) < 64,
                "a lock call reads one line of its thread's header");

@@ -633,6 +633,19 @@ static void *remap(void *p, size_t old, size_t size, int flags, void *fresh)
     return q == MAP_FAILED ? NULL : q;
 }
 
+/* MADV_DONTNEED: the pages of a private mapping read as zeros after it, and the call takes the
+ * address space's lock for reading, where a mapping made over them (MAP_FIXED) takes it for
+ * writing, behind every page fault of every thread: 4,000 threads ending at once, each giving
+ * its state back so (thread.c), took 4.1 s of CPU against 1.7 s (`memprobe nested 4000`). A
+ * call refused (a sandbox) maps the range anew. */
+void lt_platform_discard(void *p, size_t size)
+{
+    int saved = errno;
+    if (madvise(p, size, MADV_DONTNEED) != 0)
+        mmap(p, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    errno = saved;
+}
+
 void *lt_platform_remap(void *p, size_t old, size_t size)
 {
     return remap(p, old, size, MREMAP_MAYMOVE, NULL);

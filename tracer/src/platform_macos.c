@@ -453,6 +453,14 @@ int lt_platform_function_safe(uintptr_t ip, char *name, size_t size)
     return 0;
 }
 
+/* A new mapping over the range: madvise(MADV_DONTNEED) here leaves the pages' contents. */
+void lt_platform_discard(void *p, size_t size)
+{
+    int saved = errno;
+    mmap(p, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON | MAP_FIXED, -1, 0);
+    errno = saved;
+}
+
 /* No mremap here: a new mapping and a copy. */
 void *lt_platform_remap(void *p, size_t old, size_t size)
 {

@@ -116,13 +116,6 @@ void *lt_platform_reserve(size_t size)
     return p == MAP_FAILED ? NULL : p;
 }
 
-void lt_platform_discard(void *p, size_t size)
-{
-    int saved = errno;
-    mmap(p, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON | MAP_FIXED, -1, 0);
-    errno = saved;
-}
-
 int lt_platform_altstack_base(uintptr_t sp, uintptr_t *lo)
 {
     stack_t ss;
