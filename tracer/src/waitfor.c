@@ -859,6 +859,12 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond
     watchdog_start(0);
     uint32_t reads = read_holds(t);
     lt_spin_lock(&wf_lock);
+    /* A joiner's search may have shown this thread's condition wait since the look above
+     * (show_cond_wait: between lt_cond_arrive and here): its own wait replaces that one. Linked
+     * a second time, the list of waiters became a loop, and the next walk of it (the watchdog's,
+     * under wf_lock) never ended: every thread then hung on wf_lock (wait-2.1a, 1 run in ~200). */
+    if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
+        unpublish(t);
     publish(ev, what, target, cw, reads);
     ev->published = 1;
     size_t n = told ? 0 : find_cycle(t);
