@@ -74,6 +74,26 @@ def bad_configuration(c):
          f'LD_PRELOAD: {ending} {err}')
 
 
+def relative_paths(c):
+    """A relative --suppressions file is read from the launcher's directory by every process
+    of the tree, also by one that changed directory first (a test script's "cd sub && ./t",
+    ctest's per-test directories): it stopped each of them with status 2, "cannot read the
+    file". With LD_PRELOAD alone, the message names the directory it was looked for in."""
+    os.mkdir(os.path.join(c.tmp, 'sub'))
+    with open(os.path.join(c.tmp, 'supp.txt'), 'w') as f:
+        f.write('bad-unlock:*\n')
+    ending, out, err = c.launch('--suppressions=supp.txt', '--report-dir=rep', '--', 'sh', '-c',
+                                f'cd sub && exec {c.a.prog} bad-unlock')
+    need(ending == 0 and 'cannot read' not in err and 'locktrace: bad-unlock' not in err,
+         f'cd sub under the launcher: {ending} {err}')
+    lib = os.path.join(os.path.dirname(c.a.locktrace), 'liblocktrace.so')
+    ending, out, err = c.run(['sh', '-c', f'cd sub && exec {c.a.prog} bad-unlock'],
+                             {'LD_PRELOAD': lib, 'LOCKTRACE_SUPPRESSIONS': 'supp.txt'})
+    need(ending == 2 and 'locktrace: LOCKTRACE_SUPPRESSIONS: supp.txt (in ' +
+         os.path.join(os.path.realpath(c.tmp), 'sub') + '): cannot read the file' in err,
+         f'LD_PRELOAD from sub: {ending} {err}')
+
+
 def short_options(c):
     """-h is --help, and --help after other options too; any other single-dash word before the program is an unknown option (not
     "cannot run -x"); after --, it is the program's name."""
@@ -341,7 +361,7 @@ def readme_example(c):
         at += 1
 
 
-CHECKS = {f.__name__: f for f in (bad_configuration, short_options, option_without_value,
+CHECKS = {f.__name__: f for f in (bad_configuration, relative_paths, short_options, option_without_value,
                                    cannot_run, missing_interpreter, summary_names_command,
                                    report_dir_slash, help_text, man_page, setid_program,
                                    report_options_anywhere, readme_example)}

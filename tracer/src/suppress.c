@@ -49,6 +49,13 @@ static void fail(const char *path, long line, const char *problem, const char *d
     at = lt_config_named(msg, sizeof msg, at, "LOCKTRACE_SUPPRESSIONS");
     at = lt_fmt_str(msg, sizeof msg, at, ": ");
     at = lt_fmt_shown(msg, sizeof msg, at, path, strlen(path));
+    char cwd[1024];
+    if (line == 0 && path[0] != '/' && getcwd(cwd, sizeof cwd)) {
+        /* read from the process's directory, which may not be the one it was named in */
+        at = lt_fmt_str(msg, sizeof msg, at, " (in ");
+        at = lt_fmt_shown(msg, sizeof msg, at, cwd, strlen(cwd));
+        at = lt_fmt_str(msg, sizeof msg, at, ")");
+    }
     if (line > 0) {
         at = lt_fmt_str(msg, sizeof msg, at, ":");
         at = lt_fmt_dec(msg, sizeof msg, at, line);

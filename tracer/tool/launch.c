@@ -184,17 +184,29 @@ static int parse_options(int argc, char **argv)
     return i;
 }
 
+/* A path variable made absolute (against the launcher's directory) into buf and set again:
+ * every process of the tree reads it, and one that has changed directory first (a test
+ * script's "cd sub && ./test", make -C, ctest's per-test directories) would look elsewhere:
+ * a relative --suppressions file stopped every such process with "cannot read the file". */
+static const char *absolute_var(const char *var, const char *dflt, char *buf, size_t size)
+{
+    const char *path = getenv(var);
+    char cwd[PATH_MAX];
+    if (!path)
+        path = dflt;
+    if (path[0] == '/' || !path[0] || !getcwd(cwd, sizeof cwd) ||
+        (size_t)snprintf(buf, size, "%s/%s", cwd, path) >= size)
+        snprintf(buf, size, "%s", path);
+    if (buf[0])
+        setenv(var, buf, 1);
+    return buf;
+}
+
 /* The report directory, made absolute so a program that changes directory still writes
  * where the launcher looks, without the trailing slashes "DIR/" came with (messages add one). */
 static const char *report_dir(char *buf, size_t size)
 {
-    const char *dir = getenv("LOCKTRACE_REPORT_DIR");
-    char cwd[PATH_MAX];
-    if (!dir)
-        dir = DEFAULT_REPORT_DIR;
-    if (dir[0] == '/' || !dir[0] || !getcwd(cwd, sizeof cwd) ||
-        (size_t)snprintf(buf, size, "%s/%s", cwd, dir) >= size)
-        snprintf(buf, size, "%s", dir);
+    absolute_var("LOCKTRACE_REPORT_DIR", DEFAULT_REPORT_DIR, buf, size);
     for (size_t n = strlen(buf); n > 1 && buf[n - 1] == '/'; n--)
         buf[n - 1] = 0;
     setenv("LOCKTRACE_REPORT_DIR", buf, 1);
@@ -701,6 +713,8 @@ int lt_tool_launch(int argc, char **argv)
     if (preload(lib, asan) != 0)
         return 125;
     report_dir(dir, sizeof dir);
+    char supp[PATH_MAX];
+    absolute_var("LOCKTRACE_SUPPRESSIONS", "", supp, sizeof supp);
     int private = private_report_dir(dir, sizeof dir);
     char pid[24];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
