@@ -466,6 +466,9 @@ def dump_command(c):
         ending, _, err = c.run([c.a.locktrace, 'dump', str(r.p.pid)])
         need(ending == 0 and re.search(rf'asked {pid} \(wfprog\) for its thread dump with SIGUSR2', err),
              f'dump by launcher pid: {ending} {err}')
+        # the command as run, as the launcher's own line does ("locktrace report" is not
+        # found when it was run as build/tracer/locktrace)
+        need(f'(read it with: {c.a.locktrace} report ' in err, f'dump names the command: {err}')
         r.wait_for('stderr', r'^locktrace: thread-dump:(.*\n)+.*waits for 0x[0-9a-f]+ mutex')
         ending, _, err = c.run([c.a.locktrace, 'dump', str(pid)])
         need(ending == 0 and f'asked {pid} (wfprog)' in err, f'dump by program pid: {ending} {err}')
@@ -499,7 +502,8 @@ def dump_command(c):
         pid = int(r.wait_for('stdout', r'^ready (\d+)$').group(1))
         ending, _, err = c.run([c.a.locktrace, 'dump', str(pid)])
         need(ending == 1 and 'was not started with a dump signal' in err and
-             '--dump-signal=SIGUSR1' in err, f'no dump signal: {ending} {err}')
+             f'  {c.a.locktrace} --dump-signal=SIGUSR1 -- PROGRAM' in err and
+             f'then run {c.a.locktrace} dump again' in err, f'no dump signal: {ending} {err}')
         need(r.p.poll() is None, 'the program did not survive the question')
     # A program with a handler of its own for the dump signal (a server's SIGUSR1, installed
     # after the tracer's) keeps it for every other sender: the command's request dumps without

@@ -141,12 +141,14 @@ static int ask(int pid, const proc_env *e)
     const char *signame = "";
     int sig = signal_number(e->dump_signal, &signame);
     if (!sig) {
+        /* the command as it was run: build/tracer/locktrace is not on a newcomer's PATH */
         fprintf(stderr, "locktrace dump: %d (%s) was not started with a dump signal, and any "
                         "signal sent now would end it. Start it again as\n"
-                        "  locktrace --dump-signal=SIGUSR1 -- PROGRAM...   (or with "
+                        "  %s --dump-signal=SIGUSR1 -- PROGRAM...   (or with "
                         "LOCKTRACE_DUMP_SIGNAL=SIGUSR1)\n"
-                        "then run locktrace dump again. Meanwhile, gdb -p %d -batch -ex "
-                        "'thread apply all bt' shows its threads' stacks.\n", pid, name, pid);
+                        "then run %s dump again. Meanwhile, gdb -p %d -batch -ex "
+                        "'thread apply all bt' shows its threads' stacks.\n", pid, name,
+                lt_tool_self, lt_tool_self, pid);
         return 1;
     }
     char dir[4200];
@@ -159,8 +161,8 @@ static int ask(int pid, const proc_env *e)
     fprintf(stderr, "locktrace dump: asked %d (%s) for its thread dump with %s; it prints it on "
                     "its standard error", pid, name, signame);
     if (files)
-        fprintf(stderr, " and writes it to %s/ as *.%d.dump-<n>.json (read it with: locktrace "
-                        "report %s)", e->report_dir, pid, e->report_dir);
+        fprintf(stderr, " and writes it to %s/ as *.%d.dump-<n>.json (read it with: %s report %s)",
+                e->report_dir, pid, lt_tool_self, e->report_dir);
     fputc('\n', stderr);
     if (!files || dump_written(dir, pid, before))
         return 0;
