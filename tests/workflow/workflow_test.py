@@ -127,7 +127,8 @@ def report_dir(c):
     """'locktrace report takes files and directories and knows summary files': a directory
     with reports of two programs and their summaries, given as the directory or as the
     shell's *.json, prints both reports and exits 0; an empty or missing directory has no
-    reports (status 0), a missing file is an error."""
+    reports (status 0), one of that name in a build directory is named; a missing file is an
+    error."""
     for _ in range(2):
         ending, _, _ = c.traced('bad-unlock')
         need(ending == 0, f'ending {ending}')
@@ -153,6 +154,17 @@ def report_dir(c):
     need(ending == 0 and json.loads(out)['runs'][0]['results'] == [], f'sarif: {ending} {err}')
     ending, out, err = c.report(missing + '.json')
     need(ending == 1 and 'No such file' in err, f'a missing file: {ending} {err}')
+    # The README's CI step reads ./locktrace-reports/ from the top of the checkout, while
+    # ctest, meson test and make check run tests (and so write reports) in a build directory:
+    # the step then printed an empty SARIF log and said only "no such directory".
+    os.makedirs(os.path.join(c.tmp, 'build', 'tests', 'locktrace-reports'))
+    ending, out, err = c.report('--sarif', 'locktrace-reports/')
+    need(ending == 0 and json.loads(out)['runs'][0]['results'] == [] and
+         'no such directory, so no reports (the tracer makes it for the first report); but there '
+         'is build/tests/locktrace-reports/: tests run by meson test, ctest or make check write '
+         'their reports in their own working directory, unless the launcher is given an absolute '
+         '--report-dir (--report-dir=$PWD/locktrace-reports)\n' in err,
+         f'reports written under a build directory: {ending} {err}')
 
 
 def unwritable_report_dir(c):

@@ -173,6 +173,72 @@ static int load_dir(const char *dir, const options *o, lt_symbolizer *sz, lt_rep
     return status;
 }
 
+/* Whether dir/name is a directory, kept in found (at most 3) when it is. */
+static void look_in(const char *dir, const char *name, char found[][4096], int *n)
+{
+    struct stat st;
+    if (*n < 3 && (size_t)snprintf(found[*n], sizeof found[*n], "%s/%s", dir, name) <
+                      sizeof found[*n] &&
+        stat(found[*n], &st) == 0 && S_ISDIR(st.st_mode))
+        (*n)++;
+}
+
+/* The directories one and two levels below the current one that hold a directory named
+ * name (dot directories skipped, at most 3 found): tests run by meson, ctest or make run in
+ * the build directory or one of its subdirectories, so a relative --report-dir, or the
+ * default ./locktrace-reports, lands there and not where the CI step reads it. At most
+ * 20000 entries are looked at (run from a home directory, the step must still end soon). */
+static int elsewhere(const char *name, char found[][4096])
+{
+    int n = 0, budget = 20000;
+    DIR *top = opendir(".");
+    for (struct dirent *e; top && n < 3 && budget > 0 && (e = readdir(top)); budget--) {
+        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+            continue;
+        look_in(e->d_name, name, found, &n);
+        DIR *sub = opendir(e->d_name);
+        for (struct dirent *f; sub && n < 3 && budget > 0 && (f = readdir(sub)); budget--) {
+            char in[4096];
+            if (f->d_name[0] != '.' && (f->d_type == DT_DIR || f->d_type == DT_UNKNOWN) &&
+                (size_t)snprintf(in, sizeof in, "%s/%s", e->d_name, f->d_name) < sizeof in)
+                look_in(in, name, found, &n);
+        }
+        if (sub)
+            closedir(sub);
+    }
+    if (top)
+        closedir(top);
+    return n;
+}
+
+/* A missing report directory, said on stderr; where one of that name lies below the current
+ * directory, that is most likely where the tests wrote (README's CI steps read
+ * ./locktrace-reports/ from the top of the checkout: ctest, meson test and make check run
+ * each test in a build directory, and the step printed an empty SARIF log, silently). */
+static void say_missing(const char *arg)
+{
+    char name[4096], found[3][4096];
+    size_t len = strlen(arg);
+    while (len > 1 && arg[len - 1] == '/')
+        len--;
+    const char *base = arg + len;
+    while (base > arg && base[-1] != '/')
+        base--;
+    snprintf(name, sizeof name, "%.*s", (int)(arg + len - base), base);
+    fprintf(stderr, "locktrace report: %s: no such directory, so no reports (the tracer makes it "
+                    "for the first report)", arg);
+    int n = arg[0] != '/' && name[0] && strcmp(name, ".") && strcmp(name, "..")
+                ? elsewhere(name, found)
+                : 0;
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, "%s%s/", i ? ", " : "; but there is ", found[i]);
+    if (n)
+        fprintf(stderr, ": tests run by meson test, ctest or make check write their reports in "
+                        "their own working directory, unless the launcher is given an absolute "
+                        "--report-dir (--report-dir=$PWD/%s)", name);
+    fputc('\n', stderr);
+}
+
 /* A report directory that does not exist is an empty one: the tracer makes it only for a
  * first report, so after a clean run `locktrace report --sarif locktrace-reports/` (a CI
  * step) prints an empty log and succeeds. Only a missing *.json file is an error. */
@@ -184,8 +250,7 @@ static int load(const char *arg, const options *o, lt_symbolizer *sz, lt_report_
     if (found && S_ISDIR(st.st_mode))
         return load_dir(arg, o, sz, set);
     if (!found && errno == ENOENT && (len < 5 || strcmp(arg + len - 5, ".json") != 0)) {
-        fprintf(stderr, "locktrace report: %s: no such directory, so no reports (the tracer "
-                        "makes it for the first report)\n", arg);
+        say_missing(arg);
         return 0;
     }
     return load_file(arg, o, sz, set);
