@@ -41,14 +41,10 @@ static void step(int sig, siginfo_t *info, void *uctx)
         trapstep_flag(uc, 0);
         return;
     }
-    if (pc - tracer_lo < tracer_hi - tracer_lo) {
-        if (counted_at_send >= 0 && atomic_load(&counted) == counted_at_send) {
-            state = PLACED; /* the last one sent was not run: deferred */
-            trapstep_flag(uc, 0);
-            return;
-        }
-        counted_at_send = atomic_load(&counted);
-        trapstep_send(SIGUSR1);
+    if (trapstep_deferred(pc, tracer_lo, tracer_hi, SIGUSR1, &counted, &counted_at_send)) {
+        state = PLACED;
+        trapstep_flag(uc, 0);
+        return;
     }
     trapstep_flag(uc, 1);
 }
