@@ -49,13 +49,9 @@ static void step(int sig, siginfo_t *info, void *uctx)
         trapstep_flag(uc, 0);
         return;
     }
-    if (state == ARMING && pc - tracer_lo < tracer_hi - tracer_lo) {
-        if (counted_at_send >= 0 && atomic_load(&counted) == counted_at_send) {
-            state = AT_GETCONTEXT; /* the last one sent was not run: deferred */
-        } else {
-            counted_at_send = atomic_load(&counted);
-            trapstep_send(SIGUSR1);
-        }
+    if (state == ARMING &&
+        trapstep_deferred(pc, tracer_lo, tracer_hi, SIGUSR1, &counted, &counted_at_send)) {
+        state = AT_GETCONTEXT;
     } else if (state == AT_GETCONTEXT && prev_pc - getcontext_lo < getcontext_hi - getcontext_lo &&
                !memcmp((const void *)prev_pc, "\x0f\x05", 2)) {
         /* (the trap after a system call comes an instruction later) */

@@ -10,6 +10,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -49,6 +50,21 @@ static inline void trapstep_tracer(uintptr_t *lo, uintptr_t *hi)
 static inline void trapstep_send(int sig)
 {
     syscall(SYS_tgkill, getpid(), gettid(), sig);
+}
+
+/* For a trap handler at pc: sends sig while pc is in [lo, hi), until one sent was not run
+ * by the next instruction there (its handler adds to *counted): deferred, 1. *sent_at, the
+ * count at the last send, starts at -1. */
+static inline int trapstep_deferred(uintptr_t pc, uintptr_t lo, uintptr_t hi, int sig,
+                                    atomic_int *counted, int *sent_at)
+{
+    if (pc - lo >= hi - lo)
+        return 0;
+    if (*sent_at >= 0 && atomic_load(counted) == *sent_at)
+        return 1;
+    *sent_at = atomic_load(counted);
+    trapstep_send(sig);
+    return 0;
 }
 
 /* The trap flag in the context a trap handler returns to: on, the next instruction traps. */

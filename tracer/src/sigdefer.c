@@ -291,7 +291,7 @@ static int first_armed(const records *r)
 }
 
 /* Each deferred handler, lowest signal first, with the mask it would have had: the
- * interrupted code's, the action's, and its own signal but with SA_NODEFER; the records still
+ * interrupted code's, the action's, and its own signal unless SA_NODEFER; the records still
  * waiting stay blocked (one deferred after getcontext read the mask, unblocked for another
  * one's handler, came again there, found its record armed and ran at once: a handler of its
  * own signal's run nested in it - harm-signal.14). Then the interrupted mask comes back, and
@@ -331,11 +331,11 @@ void lt_sig_flush(void)
         }
         deferred d = r->d[sig];
         r->d[sig].armed = 0;
+        /* as the kernel: SA_NODEFER only leaves out the signal it adds, one the action's
+         * sa_mask names stays blocked (SBCL's stop-for-GC handler checks that it is) */
         sigset_t mask;
         sigorset(&mask, &uc.uc_sigmask, &d.act.sa_mask);
-        if (d.act.sa_flags & SA_NODEFER)
-            sigdelset(&mask, sig);
-        else
+        if (!(d.act.sa_flags & SA_NODEFER))
             sigaddset(&mask, sig);
         /* again while a signal deferred meanwhile was not in it */
         block(r, &mask, 0);
