@@ -12,7 +12,7 @@
  * blocking, timed, try. Every acquisition notes the locks held then and how long stderr was
  * before and after it, so each report belongs to one acquisition.
  *
- * The check is the rules of tracer/src/order.c's header and the README's "Limits" written
+ * The check is the rules of tracer/src/order.c's header and docs/limits.md as written
  * down once more, not the tracer's code: an acquisition of X in mode m, not a trylock, orders
  * every lock H its thread holds (in mode h) before X ("H:h -> X:m", a fact, kept after the
  * locks end). A lock identity is (slot, incarnation): init, destroy and free end one. Modes
@@ -627,7 +627,7 @@ static int pair_closed(int x, int y)
 
 /* Does acquisition a (not a trylock) close a 2-lock inversion of X with a lock H it holds,
  * X:x -> H:y known and conflicting at both, never closed before? It must be reported when
- * both of its edges are the graph's own (README "Limits": an order older than an anchor is
+ * both of its edges are the graph's own (docs/limits.md: an order older than an anchor is
  * kept only through it, and through its end only as far as "Ended locks" implies): X -> H made
  * with no anchor between, and H at or above the newest anchor now. */
 static int closes_new_pair(const acq *a)

@@ -42,10 +42,10 @@
 
 #include "order_oracle.h"
 
-#define IMPLY_MAX 64  /* implied edges one ending makes (README "Limits") */
+#define IMPLY_MAX 64  /* implied edges one ending makes (docs/limits.md) */
 #define IMPLY_HOPS 16 /* plain edges an implied edge stands for */
 #define MAX_PATHS 256 /* shortest cycles compared one by one; more: any of them is accepted */
-#define RUN_KEYS 4    /* locks an edge out of an anchor keeps under it (README "Limits") */
+#define RUN_KEYS 4    /* locks an edge out of an anchor keeps under it (docs/limits.md) */
 
 typedef struct ident {
     int slot, type, alive;

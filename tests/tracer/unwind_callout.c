@@ -7,7 +7,7 @@
  * under a mutex (an order edge into libunwind's lock as well). One thread: libunwind 1.6
  * reads its cache after letting go of the cache lock, and a cache another thread remade
  * meanwhile is unmapped (a crash without the tracer where two threads unwind and flush, one
- * run in a few; the tracer's own unwinds in another thread are such a thread: README Limits).
+ * run in a few; the tracer's own unwinds in another thread are such a thread: docs/limits.md).
  *   unwind_callout phdr     dl_iterate_phdr takes a mutex; prints "frames found: yes",
  *                           "walks counted: yes"
  *   unwind_callout mmap     mmap takes a mutex; prints "frames found: yes", "mmaps counted: yes"
