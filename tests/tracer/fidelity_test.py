@@ -640,10 +640,29 @@ def merged(a, tmp):
             need(not re.search(r':0 \((?!no single line)', text), f'{where}: a line 0 unexplained:\n{text}')
 
 
+def lambdas(a, tmp):
+    """lambda.cpp at -O0 and -O2: the self-deadlock's request names the inner lambda's line, the
+    outer lambda's line and main's, in that order (inlined or not), and its earlier acquisition
+    the outer lambda's lock line, then main's; on stderr and in `locktrace report`. Checked by
+    file:line (the names of lambdas differ from compiler to compiler)."""
+    for opt in ('-O0', '-O2'):
+        p = Program(a, tmp, 'lambda.cpp', opt, '-std=c++17')
+        ending, out, err = p.run()
+        need(ending == 'signal:SIGABRT', f'{p.name}: {ending}\n{err}')
+        for text, how in ((err.split('locktrace: thread-dump:')[0], 'stderr'), (p.rendered(), 'locktrace report')):
+            where = f'{p.name} ({how})'
+            mine = {}
+            for heading, frames in re.findall(r'^  (request \(this call\)|earlier acquisition by this thread[^\n]*):\n((?:    .*\n)+)', text, re.M):
+                mine[heading.split()[0]] = [int(m) for m in re.findall(r' \S*lambda\.cpp:(\d+) ', frames)]
+            want = {'request': [p.line('again'), p.line('with:body'), p.line('main')],
+                    'earlier': [p.line('with:lock'), p.line('main')]}
+            need(mine == want, f'{where}: lines of lambda.cpp {mine}, want {want}:\n{text}')
+
+
 CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wrappers_std, wrappers_glib,
                                           wrappers_user, wrappers_nomatch, late_dlopen,
                                           signature_wrappers, waits, lto, split_dwarf,
-                                          leaked, place, no_debug, merged, gaps)}
+                                          leaked, place, no_debug, merged, gaps, lambdas)}
 
 
 def main(argv):

@@ -88,9 +88,11 @@ static void call_site(const lt_dw_api *dw, Dwarf_Die *inl, lt_dw_frame *f)
  * INLINED are kept). Not dwarf_getscopes: it looks for each inlined call's abstract origin in the call's own
  * unit and finds no scope at all when the origin is in another, as every one is after gcc
  * -flto (its units of code point into the units the compiler emitted before linking) and a
- * call inlined from another file is after clang -flto. */
+ * call inlined from another file is after clang -flto. With nested, also under functions and
+ * blocks that do not hold pc: gcc puts the code of a member function of a local class (a
+ * lambda's operator()) under the function that defines the class, not at the unit's top. */
 static int inlined_at(const lt_dw_api *dw, Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *inl,
-                      int *seen, int depth)
+                      int *seen, int depth, int nested)
 {
     Dwarf_Die child, unit;
     Dwarf_Attribute attr;
@@ -104,23 +106,27 @@ static int inlined_at(const lt_dw_api *dw, Dwarf_Die *parent, Dwarf_Addr pc, Dwa
         case DW_TAG_try_block:
         case DW_TAG_catch_block:
         case DW_TAG_entry_point:
-            if (dw->dwarf_haspc(&child, pc) != 1)
+            if (dw->dwarf_haspc(&child, pc) != 1) {
+                if (nested && dw->dwarf_tag(&child) != DW_TAG_inlined_subroutine &&
+                    inlined_at(dw, &child, pc, inl, seen, depth + 1, nested))
+                    return 1;
                 break;
+            }
             if (dw->dwarf_tag(&child) == DW_TAG_inlined_subroutine)
                 inl[(*seen)++ % INLINED] = child;
-            inlined_at(dw, &child, pc, inl, seen, depth + 1);
+            inlined_at(dw, &child, pc, inl, seen, depth + 1, 0);
             return 1;
         case DW_TAG_namespace: /* no code of their own, but functions defined inside them */
         case DW_TAG_module:
         case DW_TAG_class_type:
         case DW_TAG_structure_type:
         case DW_TAG_union_type:
-            if (inlined_at(dw, &child, pc, inl, seen, depth + 1))
+            if (inlined_at(dw, &child, pc, inl, seen, depth + 1, nested))
                 return 1;
             break;
         case DW_TAG_imported_unit: /* a partial unit, as dwz shares them between units */
             if (dw->dwarf_formref_die(dw->dwarf_attr(&child, DW_AT_import, &attr), &unit) &&
-                inlined_at(dw, &unit, pc, inl, seen, depth + 1))
+                inlined_at(dw, &unit, pc, inl, seen, depth + 1, nested))
                 return 1;
             break;
         default:
@@ -153,8 +159,10 @@ size_t lt_dw_frames(const lt_dw_api *dw, Dwfl_Module *mod, Dwarf_Addr addr, lt_d
     if (cu && dw->dwarf_cu_info(cu->cu, NULL, &type, NULL, &split, NULL, NULL, NULL) == 0 &&
         type == DW_UT_skeleton && split.cu)
         cu = &split;
-    if (cu)
-        inlined_at(dw, cu, addr - bias, inl, &seen, 0);
+    /* the walk under functions that do not hold the address only when the plain one, which
+     * skips their subtrees, finds no function that does */
+    if (cu && !inlined_at(dw, cu, addr - bias, inl, &seen, 0, 0))
+        inlined_at(dw, cu, addr - bias, inl, &seen, 0, 1);
     size_t n = 0;
     for (int i = seen; i-- > 0 && i >= seen - INLINED && n + 1 < max;) {
         lt_dw_frame in = f;
