@@ -171,7 +171,7 @@ void lt_memory_gone(lt_thread *t, uintptr_t lo, uintptr_t hi)
 
 void lt_stack_released(lt_thread *t)
 {
-    lt_memory_gone(t, t->stack_lo, t->stack_hi);
+    lt_memory_gone(t, lt_platform_stack_low(t->stack_lo, t->stack_hi), t->stack_hi);
 }
 
 void lt_frame_lock_seen(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa)

@@ -80,7 +80,7 @@ static const char *frame_of(uintptr_t addr)
 /* The thread whose stack holds the address, and for another thread a copy of its last
  * caller walks (callsite.c): each knows the frames of a lock call, bounds and all. */
 typedef struct owner_query {
-    uintptr_t addr;
+    uintptr_t addr, lo, hi;
     int seq, self, found;
     lt_walk walks[LT_WALKS];
     lt_walk_frames frames[LT_WALKS];
@@ -92,6 +92,8 @@ static void owner_of(lt_thread *t, void *arg)
     if (q->found || q->addr < t->stack_lo || q->addr >= t->stack_hi)
         return;
     q->found = 1;
+    q->lo = t->stack_lo;
+    q->hi = t->stack_hi;
     q->seq = t->info.seq;
     q->self = t == lt_tls.self;
     if (!q->self && (lt_platform_read(q->walks, t->walks, sizeof q->walks) != 0 ||
@@ -133,7 +135,7 @@ static int stack_name(uintptr_t addr, char *buf, size_t size)
     memset(&q, 0, sizeof q);
     q.addr = addr;
     lt_thread_each(owner_of, &q);
-    if (!q.found)
+    if (!q.found || addr < lt_platform_stack_low(q.lo, q.hi)) /* (read outside the registry's lock) */
         return 0;
     lt_lockname_stack(buf, size, q.seq, q.self ? frame_of(addr) : walked_frame_of(q.walks, q.frames, addr));
     return 1;

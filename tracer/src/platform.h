@@ -292,6 +292,14 @@ int lt_platform_main_stack_later(void);
 /* The main thread's stack [*lo, *hi), asked from any thread; 0, or -1 when unknown. */
 int lt_platform_main_stack(uintptr_t *lo, uintptr_t *hi);
 
+/* The lowest address of the stack [lo, hi) a thread's bounds name, as it is now: lo, but for
+ * a main thread's stack whose lo was only where it could grow to (Linux: RLIMIT_STACK's reach,
+ * down to the mapping below it when read), the start of its mapping now: under `ulimit -s
+ * unlimited` the brk heap lies below the stack with nothing mapped between, and grows into
+ * that reach. Reads /proc/self/maps for such a stack: for reports and a thread's exit, never
+ * on a lock path. */
+uintptr_t lt_platform_stack_low(uintptr_t lo, uintptr_t hi);
+
 /* 1, with its lowest address in *lo, when sp is in the calling thread's alternate signal
  * stack (sigaltstack) and the thread runs on it; 0 otherwise. A system call: no lock. */
 int lt_platform_altstack_base(uintptr_t sp, uintptr_t *lo);

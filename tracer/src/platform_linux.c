@@ -1925,6 +1925,10 @@ int lt_platform_peek(void *dst, const void *src, size_t n)
         return -1;
     int saved = errno;
     int ok = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
+    /* ESRCH: the main thread has left (pthread_exit) and the process's leader has no memory;
+     * the calling thread names the same memory */
+    if (!ok && errno == ESRCH)
+        ok = process_vm_readv(gettid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
     errno = saved;
     return ok ? 0 : -1;
 }
@@ -2186,9 +2190,18 @@ static int maps_scan(int (*fn)(const char *line, void *arg), void *arg)
 {
     char buf[4096], line[4352];
     size_t len = 0;
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), done = 0;
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), done = 0, first = 1;
     ssize_t n;
-    while (fd >= 0 && !done && (n = read(fd, buf, sizeof buf)) > 0) {
+    while (fd >= 0 && !done && ((n = read(fd, buf, sizeof buf)) > 0 || first)) {
+        /* Once the main thread has left (pthread_exit), the process's maps read empty (its
+         * leader has no memory): the calling thread's own view then, the same mappings. */
+        if (first && n <= 0) {
+            close(fd);
+            fd = open("/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
+            first = 0;
+            continue;
+        }
+        first = 0;
         for (char *at = buf, *end = buf + n; at < end && !done;) {
             char *nl = memchr(at, '\n', (size_t)(end - at));
             size_t piece = (size_t)((nl ? nl : end) - at), room = sizeof line - 1 - len;
@@ -2221,7 +2234,7 @@ static int maps_scan(int (*fn)(const char *line, void *arg), void *arg)
 extern void *__libc_stack_end;
 
 typedef struct stack_scan {
-    uintptr_t in, to, below; /* in: an address of the stack; its mapping's end; the one below */
+    uintptr_t in, from, to, below; /* in: an address of the stack; its mapping; the one below */
 } stack_scan;
 
 static int stack_line(const char *line, void *arg)
@@ -2230,6 +2243,7 @@ static int stack_line(const char *line, void *arg)
     maps_line l;
     parse_maps_line(line, &l);
     if (l.start <= s->in && s->in < l.end) {
+        s->from = l.start;
         s->to = l.end;
         return 1;
     }
@@ -2237,12 +2251,16 @@ static int stack_line(const char *line, void *arg)
     return 0;
 }
 
+/* The end of the main stack as lt_platform_main_stack last read it: lt_platform_stack_low
+ * knows a stack whose low end is a reach by it. */
+static _Atomic uintptr_t main_stack_end;
+
 /* From any thread: what it reads is the process's. */
 int lt_platform_main_stack(uintptr_t *lo, uintptr_t *hi)
 {
     struct rlimit r;
     uintptr_t page = (uintptr_t)getpagesize();
-    stack_scan s = {(uintptr_t)__libc_stack_end, 0, 0};
+    stack_scan s = {(uintptr_t)__libc_stack_end, 0, 0, 0};
     if (getrlimit(RLIMIT_STACK, &r) != 0 || !maps_scan(stack_line, &s))
         return -1;
     uintptr_t end = (s.in & ~(page - 1)) + page;
@@ -2251,7 +2269,22 @@ int lt_platform_main_stack(uintptr_t *lo, uintptr_t *hi)
         size = end - s.below;
     *lo = end - size;
     *hi = end;
+    atomic_store_explicit(&main_stack_end, end, memory_order_relaxed);
     return 0;
+}
+
+/* The kernel grows the stack's mapping down and never shrinks it: whatever of the stack was
+ * ever used lies in the mapping now, and what lies below it is not the stack (in the legacy
+ * layout, the brk heap grown since the bounds were read: Apache Traffic Server's
+ * traffic_manager raises the limit to unlimited for traffic_server, whose heap locks were
+ * named "stack of T0" and forgotten when its main thread left). */
+uintptr_t lt_platform_stack_low(uintptr_t lo, uintptr_t hi)
+{
+    stack_scan s = {hi - 1, 0, 0, 0};
+    if (hi != atomic_load_explicit(&main_stack_end, memory_order_relaxed) ||
+        !maps_scan(stack_line, &s))
+        return lo;
+    return s.from > lo ? s.from : lo;
 }
 
 /* The main thread runs its constructors within a few KiB of __libc_stack_end, and nothing

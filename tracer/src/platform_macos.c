@@ -245,6 +245,13 @@ int lt_platform_main_stack(uintptr_t *lo, uintptr_t *hi)
     return 0;
 }
 
+/* The main thread's stack is a mapping of its own size: its bounds are exact. */
+uintptr_t lt_platform_stack_low(uintptr_t lo, uintptr_t hi)
+{
+    (void)hi;
+    return lo;
+}
+
 /* ucontext is deprecated on macOS (and never run here): callers stay on their own stack. */
 int lt_platform_on_stack(void (*fn)(void *), void *arg, void *stack, size_t size)
 {

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../../blocked.h"
@@ -170,26 +171,115 @@ static void moved(void)
         free(left[--n]);
 }
 
+/* An object at or above `above` (chunks freed lower down are left alone). */
+static struct object *object_above(const char *above)
+{
+    struct object *o;
+    for (int i = 0; i < (1 << 20) && (char *)(o = (struct object *)calloc(1, sizeof *o)) < above; i++)
+        ;
+    return o;
+}
+
+/* Two objects at or above `above`, with their locks initialized and their names announced. */
+static void object_pair_above(struct object **a, struct object **b, const char *above)
+{
+    *a = object_above(above);
+    *b = object_above(above);
+    pthread_mutex_init(&(*a)->mu, NULL);
+    pthread_mutex_init(&(*b)->mu, NULL);
+    expect(&(*a)->mu, *a);
+    expect(&(*b)->mu, *b);
+}
+
+static void object_pair(struct object **a, struct object **b)
+{
+    object_pair_above(a, b, NULL);
+}
+
+static void *in_order(void *arg)
+{
+    struct object **o = (struct object **)arg;
+    pthread_mutex_lock(&o[0]->mu);
+    pthread_mutex_lock(&o[1]->mu);
+    pthread_mutex_unlock(&o[1]->mu);
+    pthread_mutex_unlock(&o[0]->mu);
+    return NULL;
+}
+
 /* Both orders of two heap locks: an inversion whose table names both blocks. */
 static void inversion(void)
 {
-    struct object *a = (struct object *)calloc(1, sizeof *a);
-    struct object *b = (struct object *)calloc(1, sizeof *b);
-    pthread_mutex_init(&a->mu, NULL);
-    pthread_mutex_init(&b->mu, NULL);
-    expect(&a->mu, a);
-    expect(&b->mu, b);
-    pthread_mutex_lock(&a->mu);
-    pthread_mutex_lock(&b->mu);
-    pthread_mutex_unlock(&b->mu);
-    pthread_mutex_unlock(&a->mu);
-    pthread_mutex_lock(&b->mu);
-    pthread_mutex_lock(&a->mu);
-    pthread_mutex_unlock(&a->mu);
-    pthread_mutex_unlock(&b->mu);
+    struct object *a, *b;
+    object_pair(&a, &b);
+    in_order((struct object *[]){a, b});
+    in_order((struct object *[]){b, a});
     printf("inversion\n");
     free(a);
     free(b);
+}
+
+/* Under `ulimit -s unlimited` (run so: exits 3 otherwise) Linux lays the brk heap out below the
+ * main stack with nothing mapped between, and the main stack's bounds reach down to the heap's
+ * end as it was when they were read, at the first lock call. Returns a pair of objects above
+ * that end (allocated until the heap has grown past it): neither is the main thread's stack. */
+static void grown_pair(struct object **a, struct object **b)
+{
+    struct rlimit r;
+    if (getrlimit(RLIMIT_STACK, &r) != 0 || r.rlim_cur != RLIM_INFINITY) {
+        fprintf(stderr, "RLIMIT_STACK is not unlimited\n");
+        exit(3);
+    }
+    static pthread_mutex_t first = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&first);
+    pthread_mutex_unlock(&first);
+    char *end = (char *)sbrk(0);
+    object_pair_above(a, b, end);
+    if ((char *)*a < end || (char *)*b < end) {
+        fprintf(stderr, "the heap did not grow past %p\n", (void *)end);
+        exit(3);
+    }
+    need_place(*a, 'b');
+    need_place(*b, 'b');
+}
+
+static void grown(void)
+{
+    struct object *a, *b;
+    grown_pair(&a, &b);
+    in_order((struct object *[]){a, b});
+    in_order((struct object *[]){b, a});
+    printf("inversion\n");
+}
+
+/* The other order, once the main thread has left by pthread_exit (joined): the locks and the
+ * first order outlive it, and the report names them (the process's /proc/self/maps then reads
+ * empty and process_vm_readv of its pid finds no memory). */
+static pthread_t main_thread;
+static struct object *left_pair[2];
+
+static void *after_main(void *arg)
+{
+    (void)arg;
+    pthread_join(main_thread, NULL);
+    in_order((struct object *[]){left_pair[1], left_pair[0]});
+    printf("inversion\n");
+    fflush(stdout);
+    return NULL;
+}
+
+static void main_leaves(int grow)
+{
+    pthread_t t;
+    if (grow)
+        grown_pair(&left_pair[0], &left_pair[1]);
+    else
+        object_pair(&left_pair[0], &left_pair[1]);
+    if (pthread_create(&t, NULL, in_order, left_pair) != 0 || pthread_join(t, NULL) != 0)
+        exit(4);
+    main_thread = pthread_self();
+    if (pthread_create(&t, NULL, after_main, NULL) != 0)
+        exit(4);
+    pthread_exit(NULL);
 }
 
 /* A real deadlock: T1 and T2 each hold their object's lock, then want the other's. T2 asks
@@ -364,6 +454,12 @@ int main(int argc, char **argv)
         moved();
     else if (!strcmp(s, "inversion"))
         inversion();
+    else if (!strcmp(s, "grown"))
+        grown();
+    else if (!strcmp(s, "main-left"))
+        main_leaves(0);
+    else if (!strcmp(s, "grown-main-left"))
+        main_leaves(1);
     else if (!strcmp(s, "cycle"))
         cycle();
     else if (!strcmp(s, "long-wait"))

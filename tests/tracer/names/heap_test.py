@@ -13,6 +13,7 @@ import glob
 import json
 import os
 import re
+import resource
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
@@ -94,6 +95,21 @@ def inversion(c):
         need(re.search(row, err, re.M), f'no row {row}:\n{err}')
 
 
+def unlimited_stack(check):
+    """check run under `ulimit -s unlimited` (Linux's legacy layout: the brk heap below the
+    main stack, nothing mapped between), set here for the program, which checks it."""
+    def run(c):
+        soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+        if hard != resource.RLIM_INFINITY:
+            raise Skipped('the hard RLIMIT_STACK is not unlimited')
+        resource.setrlimit(resource.RLIMIT_STACK, (resource.RLIM_INFINITY, hard))
+        try:
+            return check(c)
+        finally:
+            resource.setrlimit(resource.RLIMIT_STACK, (soft, hard))
+    return run
+
+
 def cpp_new(c):
     """C++: objects `new`ed with a std::mutex member, in both orders."""
     if not c.a.cpp:
@@ -141,6 +157,13 @@ CHECKS = {
     'arena-heaps': relocked('arena-heaps', 2),
     'large': relocked('large'), 'aligned': relocked('aligned', 2), 'moved': relocked('moved'),
     'inversion': inversion,
+    # heap locks above the brk heap's end when the main stack's reach was read: not its stack
+    'grown': unlimited_stack(lambda c: named(c, [c.a.program, 'grown'], 'lock-order-inversion')),
+    # the main thread has left by pthread_exit: its stack forgotten, not the heap grown into
+    # its reach; the locks still named
+    'main-left': lambda c: named(c, [c.a.program, 'main-left'], 'lock-order-inversion'),
+    'grown-main-left': unlimited_stack(lambda c: named(c, [c.a.program, 'grown-main-left'],
+                                                       'lock-order-inversion')),
     'cycle': lambda c: named(c, [c.a.program, 'cycle'], 'deadlock'),
     'long-wait': lambda c: named(c, [c.a.program, 'long-wait'], 'long-wait',
                                  LOCKTRACE_WAIT_TIMEOUT='1'),
