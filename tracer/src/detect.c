@@ -18,40 +18,28 @@
 #include "lt_internal.h"
 #include "platform.h"
 
-static int custom(const lt_lock *l)
-{
-    return l && (l->api == LT_API_CUSTOM || l->api == LT_API_CXX); /* no libc word to read */
-}
-
-int lt_lock_mutex_type(const void *addr, const lt_lock *l)
-{
-    if (custom(l))
-        return l->custom_flags & LOCKTRACE_MUTEX_RECURSIVE ? LT_MUTEX_RECURSIVE : LT_MUTEX_NORMAL;
-    return lt_platform_mutex_type(addr);
-}
-
 /* (libc's answer as it is, through a tail call: the order graph asks this of every lock
  * held for read that its walks pass, once a held entry: lt_held_anchor.) */
 int lt_lock_prefers_writer(const void *addr, const lt_lock *l)
 {
-    if (custom(l))
+    if (lt_lock_custom(l))
         return 0;
     return lt_platform_rwlock_prefers_writer(addr);
 }
 
 int lt_lock_writer_queued(const void *addr, const lt_lock *l)
 {
-    return !custom(l) && lt_platform_rwlock_writer_queued(addr);
+    return !lt_lock_custom(l) && lt_platform_rwlock_writer_queued(addr);
 }
 
 int lt_lock_robust(const void *addr, const lt_lock *l)
 {
-    return !custom(l) && lt_platform_mutex_robust(addr);
+    return !lt_lock_custom(l) && lt_platform_mutex_robust(addr);
 }
 
 int lt_lock_word_held(const void *addr, const lt_lock *l, lt_kind kind, lt_mode mode, int tid)
 {
-    return custom(l) || lt_platform_lock_held(addr, kind, mode, tid);
+    return lt_lock_custom(l) || lt_platform_lock_held(addr, kind, mode, tid);
 }
 
 static void fill_lock(lt_finding *f, const lt_event *ev)
@@ -226,7 +214,7 @@ static int forked_seq LT_START_DATA = -1, forked_tid LT_START_DATA; /* (written 
 static int written_for_good(const lt_held *h, int tid_in_parent)
 {
     pthread_rwlock_t word;
-    return h->kind == LT_RWLOCK && h->mode == LT_MODE_WRITE && !custom(h->lock) &&
+    return h->kind == LT_RWLOCK && h->mode == LT_MODE_WRITE && !lt_lock_custom(h->lock) &&
            lt_platform_read(&word, h->addr, sizeof word) == 0 &&
            lt_platform_lock_held(&word, LT_RWLOCK, LT_MODE_WRITE, tid_in_parent);
 }
@@ -264,7 +252,7 @@ LT_FORK_PATH void lt_on_forked(lt_thread *t, int tid_in_parent)
 static int held_in_parent(const lt_event *ev, const lt_held *h)
 {
     if (lt_likely(ev->self->info.seq != forked_seq) || h->mode != LT_MODE_WRITE ||
-        (h->kind != LT_MUTEX && h->kind != LT_RWLOCK) || custom(h->lock))
+        (h->kind != LT_MUTEX && h->kind != LT_RWLOCK) || lt_lock_custom(h->lock))
         return 0;
     return lt_platform_lock_held(h->addr, h->kind, LT_MODE_WRITE, forked_tid) &&
            !shared_with_parent(h);
@@ -688,7 +676,7 @@ static int shared_with_parent(const lt_held *h)
         pthread_rwlock_t rw;
     } word;
     size_t size = h->kind == LT_MUTEX ? sizeof word.m : sizeof word.rw;
-    if (custom(h->lock))
+    if (lt_lock_custom(h->lock))
         return 0;
     if (h->kind == LT_SPIN)
         return lt_platform_shared_memory(h->addr);
@@ -744,7 +732,7 @@ void lt_drop_stale(lt_thread *t)
         lt_held *h = &t->held[i];
         if (!h->lock)
             continue;
-        if (h->kind >= LT_ARRAY_LEN(size) || custom(h->lock))
+        if (h->kind >= LT_ARRAY_LEN(size) || lt_lock_custom(h->lock))
             continue; /* no word to read: a custom lock's memory is never read */
         if (atomic_load_explicit(&h->lock->gen, memory_order_relaxed) != h->gen || /* freed */
             lt_platform_read(&word, h->addr, size[h->kind]) != 0 ||
@@ -759,7 +747,7 @@ void lt_drop_stale(lt_thread *t)
 static int robust_mutex(const lt_held *h)
 {
     pthread_mutex_t word;
-    return h->kind == LT_MUTEX && !custom(h->lock) &&
+    return h->kind == LT_MUTEX && !lt_lock_custom(h->lock) &&
            lt_platform_read(&word, h->addr, sizeof word) == 0 && lt_platform_mutex_robust(&word);
 }
 

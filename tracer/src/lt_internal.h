@@ -29,6 +29,7 @@
 
 #include "locktrace.h"
 #include "lt_types.h"
+#include "platform.h"
 #include "spin.h"
 
 #define LT_EXPORT __attribute__((visibility("default")))
@@ -902,10 +903,22 @@ lt_lock_side *lt_shadow_side(lt_lock *l);
 void lt_shadow_annotate(lt_lock *l, const void *object, locktrace_describe_fn describe);
 
 /* What a lock's own word says (platform.h), except for a custom lock (locktrace_mutex_*,
- * api LT_API_CUSTOM), whose memory the tracer never reads: its type comes from its create
- * flags, it prefers no writers, is not robust, and who holds it is what the tracer recorded.
- * l may be NULL (no shadow entry). Defined in detect.c. */
-int lt_lock_mutex_type(const void *addr, const lt_lock *l);
+ * api LT_API_CUSTOM; or a C++ guard), whose memory the tracer never reads: its type comes from
+ * its create flags, it prefers no writers, is not robust, and who holds it is what the tracer
+ * recorded. l may be NULL (no shadow entry). Defined in detect.c, but for the type: inline, as
+ * the order graph asks it at every mutex's first edge. */
+static inline int lt_lock_custom(const lt_lock *l)
+{
+    return l && (l->api == LT_API_CUSTOM || l->api == LT_API_CXX); /* no libc word to read */
+}
+
+static inline int lt_lock_mutex_type(const void *addr, const lt_lock *l)
+{
+    if (lt_unlikely(lt_lock_custom(l)))
+        return l->custom_flags & LOCKTRACE_MUTEX_RECURSIVE ? LT_MUTEX_RECURSIVE : LT_MUTEX_NORMAL;
+    return lt_platform_mutex_type(addr);
+}
+
 int lt_lock_prefers_writer(const void *addr, const lt_lock *l);
 int lt_lock_writer_queued(const void *addr, const lt_lock *l);
 int lt_lock_robust(const void *addr, const lt_lock *l);

@@ -1,14 +1,17 @@
 /*
  * platform.h - the OS primitives the tracer needs, one contract each. platform_linux.c
- * implements them for Linux/glibc; a platform_macos.c provides the same set. No other file
- * calls dlsym, unwinds, reads lock internals or writes to a descriptor directly.
+ * implements them for Linux/glibc (but for three reads of glibc's mutex word, inline below);
+ * a platform_macos.c provides the same set. No other file calls dlsym, unwinds, reads lock
+ * internals or writes to a descriptor directly.
  */
 #ifndef LT_PLATFORM_H
 #define LT_PLATFORM_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lt_types.h"
 #include "spin.h"
 
 /* The next definition of `name` after the tracer (RTLD_NEXT), of symbol version `version`
@@ -75,8 +78,6 @@ int lt_platform_futex_asleep(int tid);
  * still run. */
 uint64_t lt_platform_others_stuck(const int *skip, size_t n);
 
-/* Type of a mutex read from the lock itself, so static initialisers count: lt_mutex_type. */
-int lt_platform_mutex_type(const void *mutex);
 
 /* For a mutex libc refuses to lock or unlock because its word marks it invalid: 1 when the
  * word is as pthread_mutex_destroy leaves it and no init made a mutex again, 2 when it is
@@ -84,12 +85,44 @@ int lt_platform_mutex_type(const void *mutex);
  * when it cannot be told. */
 int lt_platform_mutex_destroyed(const void *mutex);
 
+/* Type of a mutex read from the lock itself, so static initialisers count: lt_mutex_type. */
 /* Nonzero for a robust mutex: its owner's death makes lock return EOWNERDEAD, not hang. */
-int lt_platform_mutex_robust(const void *mutex);
-
 /* Nonzero when libc's pthread_mutex_destroy will refuse the mutex (EBUSY) and leave it as it
  * is, locked; 0 when it will destroy it or that cannot be told. */
+#ifdef __APPLE__
+int lt_platform_mutex_type(const void *mutex);
+int lt_platform_mutex_robust(const void *mutex);
 int lt_platform_mutex_destroy_refused(const void *mutex);
+#else
+/* glibc's mutex word, read inline: the order graph asks a mutex's type at its first edge and
+ * every destroy asks whether libc will refuse it, and their calls into platform_linux.c were
+ * 23 of the ~790 instructions the tracer adds to a lock's lifecycle in `stressbench groups`
+ * (the rest of what glibc's words say stays there). */
+static inline int lt_platform_mutex_type(const void *mutex)
+{
+    switch (((const pthread_mutex_t *)mutex)->__data.__kind & 3) { /* adaptive: normal */
+    case PTHREAD_MUTEX_RECURSIVE_NP: return LT_MUTEX_RECURSIVE;
+    case PTHREAD_MUTEX_ERRORCHECK_NP: return LT_MUTEX_ERRORCHECK;
+    default: return LT_MUTEX_NORMAL;
+    }
+}
+
+/* glibc's private PTHREAD_MUTEX_ROBUST_NORMAL_NP bit in __kind (nptl/pthreadP.h). */
+enum { LT_GLIBC_MUTEX_ROBUST_BIT = 16 };
+
+static inline int lt_platform_mutex_robust(const void *mutex)
+{
+    return (((const pthread_mutex_t *)mutex)->__data.__kind & LT_GLIBC_MUTEX_ROBUST_BIT) != 0;
+}
+
+/* glibc's destroy (nptl/pthread_mutex_destroy.c) refuses a mutex that is not robust while
+ * __nusers counts a holder, before it marks anything. */
+static inline int lt_platform_mutex_destroy_refused(const void *mutex)
+{
+    return !lt_platform_mutex_robust(mutex) &&
+           ((const pthread_mutex_t *)mutex)->__data.__nusers != 0;
+}
+#endif
 
 /* Whether libc counts a thread in a wait on condition variable cv (its destroy would wait
  * for it): 0 when none is, 1 when one is or that cannot be told. */

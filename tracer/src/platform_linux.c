@@ -1169,16 +1169,6 @@ void lt_platform_thread_name(char *buf, size_t size)
         buf[i] = 0;
 }
 
-/* glibc keeps the type in the low bits of __kind; adaptive behaves like a normal mutex. */
-int lt_platform_mutex_type(const void *mutex)
-{
-    switch (((const pthread_mutex_t *)mutex)->__data.__kind & 3) {
-    case PTHREAD_MUTEX_RECURSIVE_NP: return LT_MUTEX_RECURSIVE;
-    case PTHREAD_MUTEX_ERRORCHECK_NP: return LT_MUTEX_ERRORCHECK;
-    default: return LT_MUTEX_NORMAL;
-    }
-}
-
 /* glibc's destroy sets __kind to -1, which every lock and unlock call refuses (EINVAL); init,
  * a static initialiser or zeroed memory give a valid kind again. It destroys only a mutex
  * nobody holds (__nusers 0, not robust), so the rest of its word stays unlocked: a kind of -1
@@ -1228,22 +1218,6 @@ unsigned lt_platform_barrier_blocked(const void *b)
     unsigned count = __atomic_load_n(&g->count, __ATOMIC_RELAXED);
     unsigned waiting = in - round;
     return in > round && in <= INT_MAX && waiting < count ? waiting : 0;
-}
-
-/* glibc's private PTHREAD_MUTEX_ROBUST_NORMAL_NP bit in __kind (nptl/pthreadP.h). */
-enum { GLIBC_MUTEX_ROBUST_BIT = 16 };
-
-int lt_platform_mutex_robust(const void *mutex)
-{
-    return (((const pthread_mutex_t *)mutex)->__data.__kind & GLIBC_MUTEX_ROBUST_BIT) != 0;
-}
-
-/* glibc's destroy (nptl/pthread_mutex_destroy.c) refuses a mutex that is not robust while
- * __nusers counts a holder, before it marks anything. */
-int lt_platform_mutex_destroy_refused(const void *mutex)
-{
-    return !lt_platform_mutex_robust(mutex) &&
-           ((const pthread_mutex_t *)mutex)->__data.__nusers != 0;
 }
 
 /* glibc's trylock of a robust mutex made unrecoverable takes its word and returns
