@@ -13,7 +13,9 @@
  * that its condition-waiting target does not use, a waiter the joiner wakes after letting the
  * mutex go, a "join" of a detached waiter (glibc refuses it at once; detached at creation, by
  * pthread_detach or by C11 thrd_detach), a pool of idle workers told to quit and joined, a cancelled waiter joined, a fork
- * child that joins nothing of its parent's.
+ * child that joins nothing of its parent's; and a condition wait that a joiner's search shows
+ * while its own thread is publishing it (the clock read below holds it there), whose stack
+ * the later deadlock report shows whole.
  *   peer_joins NAME
  * Each scenario prints what its calls returned and ends with "done".
  */
@@ -21,8 +23,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <threads.h>
 #include <unistd.h>
@@ -454,6 +458,77 @@ NOINLINE static void fork_while_joining(void)
     pthread_join(j, NULL);
 }
 
+/* ---- a joiner's search shows a condition wait its thread is publishing itself ---- */
+
+/* The waiter holds `other` and waits on `cond` with `mutex`; the tracer publishes that wait
+ * (it holds a lock), and reads the clock on the way, after it has recorded where the wait is
+ * and before it takes its wait-for lock. This program's clock_gettime (the tracer's call
+ * comes here: -rdynamic) holds the waiter there, once, until the main thread sleeps in its
+ * join of it, whose search has shown the wait meanwhile (a condition wait found from its
+ * record, with its call site alone). Then a third thread takes `mutex`, which the wait must
+ * retake, and asks for `other`: a deadlock, whose report shows where the waiter waits, with
+ * the caller of its wait. */
+static _Atomic int hook_tid; /* the waiter, from its wait until the clock read */
+static _Atomic int held_at_clock;
+static blocked_probe joining, publisher;
+
+int clock_gettime(clockid_t clock, struct timespec *t)
+{
+    if (atomic_load(&hook_tid) && atomic_load(&hook_tid) == blocked_tid()) {
+        atomic_store(&hook_tid, 0);
+        atomic_store(&held_at_clock, 1);
+        blocked_until(&joining);
+    }
+    return (int)syscall(SYS_clock_gettime, clock, t);
+}
+
+NOINLINE static void wait_holding_other(void)
+{
+    pthread_mutex_lock(&mutex);
+    blocked_announce_on(&publisher, &cond, sizeof cond);
+    atomic_store(&hook_tid, blocked_tid());
+    while (!go)
+        pthread_cond_wait(&cond, &mutex);
+    pthread_mutex_unlock(&mutex);
+}
+
+NOINLINE static void hold_other_and_wait(void)
+{
+    pthread_mutex_lock(&other);
+    wait_holding_other();
+    pthread_mutex_unlock(&other);
+}
+
+static void *publishing_waiter(void *arg)
+{
+    (void)arg;
+    hold_other_and_wait();
+    return NULL;
+}
+
+NOINLINE static void *closes_cycle(void *arg)
+{
+    (void)arg;
+    blocked_until(&publisher);
+    pthread_mutex_lock(&mutex);
+    pthread_mutex_lock(&other);
+    pthread_mutex_unlock(&other);
+    pthread_mutex_unlock(&mutex);
+    return NULL;
+}
+
+NOINLINE static void join_while_published(void)
+{
+    pthread_t w, c;
+    pthread_create(&w, NULL, publishing_waiter, NULL);
+    pthread_create(&c, NULL, closes_cycle, NULL);
+    while (!atomic_load(&held_at_clock))
+        sched_yield();
+    blocked_announce_on(&joining, (const void *)w, 4096);
+    result("join", pthread_join(w, NULL));
+    pthread_join(c, NULL);
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -491,6 +566,8 @@ int main(int argc, char **argv)
         cancelled_waiter();
     else if (!strcmp(s, "fork-while-joining"))
         fork_while_joining();
+    else if (!strcmp(s, "join-while-published"))
+        join_while_published();
     else {
         fprintf(stderr, "peer_joins: unknown scenario '%s'\n", s);
         return 64;

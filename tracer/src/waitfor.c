@@ -853,18 +853,25 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond
     int told = what == LT_FOR_LOCK && ev->held && ev->wait == LT_WAIT_TIMED;
     if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
         return 0;
-    t->waiting.stack = lt_stack_whole(t, ev->ra, ev->cfa);
-    t->waiting.who = *lt_thread_info_kept(t);
-    clock_gettime(CLOCK_MONOTONIC, &t->waiting.since);
+    uint32_t stack = lt_stack_whole(t, ev->ra, ev->cfa);
+    lt_thread_info who = *lt_thread_info_kept(t);
+    struct timespec since;
+    clock_gettime(CLOCK_MONOTONIC, &since);
     watchdog_start(0);
     uint32_t reads = read_holds(t);
     lt_spin_lock(&wf_lock);
     /* A joiner's search may have shown this thread's condition wait since the look above
      * (show_cond_wait: between lt_cond_arrive and here): its own wait replaces that one. Linked
      * a second time, the list of waiters became a loop, and the next walk of it (the watchdog's,
-     * under wf_lock) never ended: every thread then hung on wf_lock (wait-2.1a, 1 run in ~200). */
+     * under wf_lock) never ended: every thread then hung on wf_lock (wait-2.1a, 1 run in ~200).
+     * Where the wait is, and since when, go in the slot here too: written before the lock, the
+     * show overwrote them, and a deadlock report gave the wait its call site alone
+     * (peer-join.16). */
     if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
         unpublish(t);
+    t->waiting.stack = stack;
+    t->waiting.who = who;
+    t->waiting.since = since;
     publish(ev, what, target, cw, reads);
     ev->published = 1;
     size_t n = told ? 0 : find_cycle(t);
