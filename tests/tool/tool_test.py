@@ -65,6 +65,16 @@ def bad_configuration(c):
         need(re.search(said, err, re.M), 'message ' + what)
         need(NOT_LOADED not in err and 'untraced' not in err, 'launcher claim ' + what)
         need('bad-unlock' not in err, 'the program ran: ' + what)
+    # An unknown kind in a suppressions file lists the kinds (a typo had to be mended from
+    # the README).
+    supp = os.path.join(c.tmp, 'typo.supp')
+    with open(supp, 'w') as f:
+        f.write('# the vendor library\nbad_unlock:libvendor*\n')
+    ending, out, err = c.launch('--suppressions=' + supp, '--', c.a.prog, 'bad-unlock')
+    need(ending == 2 and f'{supp}:2: unknown report kind: bad_unlock (the kinds: self-deadlock, '
+         'bad-unlock, destroy-held, exit-held, free-held, condvar-misuse, use-after-destroy, '
+         'barrier-misuse, deadlock, lock-order-inversion, long-wait)\n' in err,
+         f'unknown kind: {ending} {err}')
     # Without the launcher there is no option to name: the variable alone.
     ending, out, err = c.run([c.a.prog, 'bad-unlock'],
                              {'LD_PRELOAD': os.path.join(os.path.dirname(os.path.abspath(
