@@ -28,11 +28,11 @@ class Ctx:
         self.tmp = tmp
         self.dir = os.path.join(tmp, 'reports')
 
-    def run(self, cmd, env=None):
+    def run(self, cmd, env=None, cwd=None):
         e = {k: v for k, v in os.environ.items()
              if not k.startswith('LOCKTRACE_') and k != 'LD_PRELOAD'}
         e.update(env or {})
-        ending, out, err = expect.run(cmd, e, 30, self.tmp)
+        ending, out, err = expect.run(cmd, e, 30, cwd or self.tmp)
         return ending, out.decode('utf-8', 'replace'), err.decode('utf-8', 'replace')
 
     def launch(self, *args, env=None):
@@ -65,6 +65,16 @@ def bad_configuration(c):
         need(re.search(said, err, re.M), 'message ' + what)
         need(NOT_LOADED not in err and 'untraced' not in err, 'launcher claim ' + what)
         need('bad-unlock' not in err, 'the program ran: ' + what)
+    # An unknown kind in a suppressions file lists the kinds (a typo had to be mended from
+    # the README).
+    supp = os.path.join(c.tmp, 'typo.supp')
+    with open(supp, 'w') as f:
+        f.write('# the vendor library\nbad_unlock:libvendor*\n')
+    ending, out, err = c.launch('--suppressions=' + supp, '--', c.a.prog, 'bad-unlock')
+    need(ending == 2 and f'{supp}:2: unknown report kind: bad_unlock (the kinds: self-deadlock, '
+         'bad-unlock, destroy-held, exit-held, free-held, condvar-misuse, use-after-destroy, '
+         'barrier-misuse, deadlock, lock-order-inversion, long-wait)\n' in err,
+         f'unknown kind: {ending} {err}')
     # Without the launcher there is no option to name: the variable alone.
     ending, out, err = c.run([c.a.prog, 'bad-unlock'],
                              {'LD_PRELOAD': os.path.join(os.path.dirname(os.path.abspath(
@@ -86,6 +96,11 @@ def relative_paths(c):
                                 f'cd sub && exec {c.a.prog} bad-unlock')
     need(ending == 0 and 'cannot read' not in err and 'locktrace: bad-unlock' not in err,
          f'cd sub under the launcher: {ending} {err}')
+    # made absolute from / as "/x", not "//x"
+    ending, out, err = c.run([c.a.locktrace, '--report-dir=proc/no/such', '--', 'sh', '-c',
+                              f'cd /; exec {c.a.prog} bad-unlock'], cwd='/')
+    need(ending == 0 and 'cannot write report files into /proc/no/such (' in err,
+         f'from /: {ending} {err}')
     lib = os.path.join(os.path.dirname(c.a.locktrace), 'liblocktrace.so')
     ending, out, err = c.run(['sh', '-c', f'cd sub && exec {c.a.prog} bad-unlock'],
                              {'LD_PRELOAD': lib, 'LOCKTRACE_SUPPRESSIONS': 'supp.txt'})

@@ -364,7 +364,7 @@ def suppress_shown(c):
     cases = [
         ({'LOCKTRACE_SUPPRESSIONS': c.write('supp', '# rules\n')}, None),
         ({'LOCKTRACE_SUPPRESSIONS': c.write_bytes('esc', b'# rules\n\x1b]0;owned\x07\x1b[31mdeadlock\xff:x\n')},
-         r"supp-esc:2: unknown report kind: \x1b]0;owned\x07\x1b[31mdeadlock\xff" "\n"),
+         r"supp-esc:2: unknown report kind: \x1b]0;owned\x07\x1b[31mdeadlock\xff (the kinds: "),
         ({'LOCKTRACE_SUPPRESSIONS': c.write_bytes('nul', b'bad-unlock:x\n\x1b[2J\x00\xff:y\n')},
          r"supp-nul:2: a NUL byte in the line: \x1b[2J\x00\xff:y" "\n"),
         ({'LOCKTRACE_ACTION': os.fsdecode(b'\x1b[31mred\xff\xc2\x9b')},

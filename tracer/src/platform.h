@@ -68,6 +68,10 @@ int lt_platform_signal_coming(int tid);
  * condition waits block: 0 when it runs or is in another call, 1 when it sleeps there or
  * that cannot be told. */
 int lt_platform_futex_asleep(int tid);
+/* What thread tid of this process does now, for a long-wait holder that waits for no lock:
+ * "running", or "the system call read on fd 3 (pipe:[41])" (the file named for calls on a
+ * descriptor); "" when it cannot be told (a seccomp filter, no /proc, macOS). */
+void lt_platform_thread_doing(int tid, char *buf, size_t size);
 /* Whether every thread of this process but the n in skip sleeps in a futex wait on its own
  * memory (not shared with another process) without a deadline (glibc's untimed lock, join
  * and condition waits), which only a thread of this process can end: nonzero then, a

@@ -1118,6 +1118,80 @@ static void task_file(int tid, const char *file, char *buf, size_t size)
     proc_file(path, buf, size);
 }
 
+/* The calls a holder sleeps in while its waiters wait: I/O, sleeps, child waits, and the
+ * futex of a lock the tracer does not see (a semaphore, a raw futex); fd: its first
+ * argument is a descriptor, whose file is named. */
+static const struct {
+    long nr;
+    const char *name;
+    int fd;
+} calls[] = {
+    {SYS_read, "read", 1}, {SYS_write, "write", 1}, {SYS_readv, "readv", 1},
+    {SYS_writev, "writev", 1}, {SYS_pread64, "pread64", 1}, {SYS_pwrite64, "pwrite64", 1},
+    {SYS_recvfrom, "recvfrom", 1}, {SYS_recvmsg, "recvmsg", 1}, {SYS_sendto, "sendto", 1},
+    {SYS_sendmsg, "sendmsg", 1}, {SYS_accept, "accept", 1}, {SYS_accept4, "accept4", 1},
+    {SYS_connect, "connect", 1}, {SYS_flock, "flock", 1}, {SYS_fcntl, "fcntl", 1},
+    {SYS_fsync, "fsync", 1}, {SYS_fdatasync, "fdatasync", 1}, {SYS_epoll_pwait, "epoll_pwait", 1},
+    {SYS_ppoll, "ppoll", 0}, {SYS_pselect6, "pselect6", 0}, {SYS_nanosleep, "nanosleep", 0},
+    {SYS_clock_nanosleep, "clock_nanosleep", 0}, {SYS_wait4, "wait4", 0},
+    {SYS_waitid, "waitid", 0}, {SYS_futex, "futex", 0},
+    {SYS_rt_sigtimedwait, "rt_sigtimedwait", 0}, {SYS_rt_sigsuspend, "rt_sigsuspend", 0},
+    {SYS_openat, "openat", 0},
+#ifdef SYS_epoll_wait /* not on every architecture */
+    {SYS_epoll_wait, "epoll_wait", 1},
+#endif
+#ifdef SYS_poll
+    {SYS_poll, "poll", 0},
+#endif
+#ifdef SYS_select
+    {SYS_select, "select", 0},
+#endif
+#ifdef SYS_pause
+    {SYS_pause, "pause", 0},
+#endif
+};
+
+void lt_platform_thread_doing(int tid, char *buf, size_t size)
+{
+    char call[128];
+    buf[0] = 0;
+    if (lt_platform_filtered()) /* no file of /proc read where a filter may kill for it */
+        return;
+    task_file(tid, "syscall", call, sizeof call);
+    if (strncmp(call, "running", 7) == 0) {
+        lt_fmt_str(buf, size, 0, "running");
+        return;
+    }
+    char *end;
+    long nr = strtol(call, &end, 10);
+    if (end == call || nr < 0)
+        return;
+    size_t i = 0, n = sizeof calls / sizeof calls[0];
+    while (i < n && calls[i].nr != nr)
+        i++;
+    size_t at = lt_fmt_str(buf, size, 0, "the system call ");
+    if (i == n) {
+        lt_fmt_dec(buf, size, at, nr);
+        return;
+    }
+    at = lt_fmt_str(buf, size, at, calls[i].name);
+    unsigned long fd = strtoul(end, NULL, 16);
+    if (!calls[i].fd || fd > INT32_MAX)
+        return;
+    char path[64], file[256];
+    size_t p = lt_fmt_str(path, sizeof path, 0, "/proc/self/fd/");
+    lt_fmt_dec(path, sizeof path, p, (long)fd);
+    ssize_t got = readlink(path, file, sizeof file - 1);
+    at = lt_fmt_str(buf, size, at, " on fd ");
+    at = lt_fmt_dec(buf, size, at, (long)fd);
+    if (got > 0) {
+        file[got] = 0;
+        at = lt_fmt_str(buf, size, at, " (");
+        at = lt_fmt_str(buf, size, at, file);
+        lt_fmt_str(buf, size, at, ")");
+    }
+}
+
 int lt_platform_futex_asleep(int tid)
 {
     char call[64];

@@ -95,6 +95,13 @@ int lt_platform_futex_asleep(int tid)
     return 1;
 }
 
+void lt_platform_thread_doing(int tid, char *buf, size_t size)
+{
+    (void)tid;
+    if (size)
+        buf[0] = 0;
+}
+
 /* Another thread's system call cannot be read here: the cycle stands as the hint makes it. */
 uint64_t lt_platform_others_stuck(const int *skip, size_t n)
 {

@@ -46,6 +46,8 @@ typedef struct lt_wait_step {
     int now_waits;    /* long-wait holder: it waits itself now; waits_for, wants (then not the
                          lock it holds), want_mode, wait, wait_stack, waited_ms and blocker (a
                          join's thread) say for what */
+    char now_in[160]; /* long-wait holder that waits for nothing the tracer sees: what it does
+                         (lt_platform_thread_doing), "" unknown */
 } lt_wait_step;
 
 /* One edge of the lock-order graph, immutable once published (order.c). */

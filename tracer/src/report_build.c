@@ -348,6 +348,8 @@ static void add_wait_steps(lt_rep *r, const lt_finding *f)
                             .waited_ms = w->waited_ms};
         /* a long-wait holder's own wait is told as a waiter's */
         st->now_waits = f->kind == LT_FIND_LONG_WAIT && i > 0 && w->now_waits;
+        if (f->kind == LT_FIND_LONG_WAIT && i > 0 && !w->now_waits && w->now_in[0])
+            st->now_in = w->now_in;
         int waits = f->kind == LT_FIND_DEADLOCK || i == 0 || st->now_waits;
         if (f->kind == LT_FIND_DEADLOCK ||
             (st->now_waits && w->waits_for == LT_FOR_JOIN && w->blocker.seq >= 0))

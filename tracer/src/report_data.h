@@ -112,6 +112,8 @@ typedef struct lt_rep_step {
     int api;        /* lt_api of a join or condition wait (thrd_join, cnd_wait) */
     int now_waits;  /* long-wait holder: it waits itself now, as a waiter's step says (its
                        lock the one it waits for, blocker the thread it joins) */
+    const char *now_in; /* long-wait holder that waits for no lock: "running", "the system
+                           call read on fd 3 (pipe:[41])"; NULL unknown */
 } lt_rep_step;
 
 typedef struct lt_rep {

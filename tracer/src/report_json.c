@@ -173,6 +173,8 @@ static void step(jout *j, const void *item, size_t unused)
     kv_hex(j, "condition", s->cond, 0);
     if (s->now_waits)
         kv_bool(j, "now_waits", 1, 0);
+    if (s->now_in)
+        kv_str(j, "now_in", s->now_in, 0);
 }
 
 static void thread(jout *j, const void *item, size_t unused)

@@ -1053,6 +1053,23 @@ static void put_holder_wait(out *o, const lt_rep *r, size_t i)
     put_step_stack(o, r, "waiting", i);
 }
 
+/* A holder that waits for no lock, condition or join: what /proc said it did at the report
+ * (a slow holder, most often: its waiters go on when it returns and unlocks). */
+static void put_holder_doing(out *o, const lt_rep *r, size_t i)
+{
+    const lt_rep_step *s = &r->steps[i];
+    put(o, "  and ");
+    put_tref(o, thread_at(r, s->thread));
+    put(o, " waits for no lock, condition or join now: it is ");
+    if (strcmp(s->now_in, "running") == 0) {
+        put(o, "running (a holder computing for long?)\n");
+        return;
+    }
+    put(o, "in ");
+    put_data(o, s->now_in);
+    put(o, " (a holder in slow I/O or a sleep, or waiting for what the tracer does not see)\n");
+}
+
 static void put_long_wait(out *o, const lt_rep *r)
 {
     const lt_rep_step *w = &r->steps[0];
@@ -1083,6 +1100,8 @@ static void put_long_wait(out *o, const lt_rep *r)
         put_step_stack(o, r, "holding", i);
         if (r->steps[i].now_waits)
             put_holder_wait(o, r, i);
+        else if (r->steps[i].now_in)
+            put_holder_doing(o, r, i);
     }
 }
 

@@ -127,8 +127,18 @@ static void parse_line(const char *path, long lineno, char *line, char *end)
     char *name = trim(line, colon);
     char *pattern = trim(colon + 1, colon + 1 + strlen(colon + 1));
     int kind = lt_rep_lookup(lt_rep_kind_name, name, strlen(name));
-    if (kind < 0)
-        fail(path, lineno, "unknown report kind: ", name, strlen(name));
+    if (kind < 0) {
+        /* the kinds listed: a typo ("bad_unlock") or a guess ("*") cannot be mended otherwise
+         * without the README at hand */
+        char what[1024];
+        size_t at = lt_fmt_shown(what, sizeof what, 0, name, strlen(name));
+        for (int k = 0; k < LT_FIND_THREAD_DUMP; k++) {
+            at = lt_fmt_str(what, sizeof what, at, k ? ", " : " (the kinds: ");
+            at = lt_fmt_str(what, sizeof what, at, lt_rep_kind_name(k));
+        }
+        at = lt_fmt_str(what, sizeof what, at, ")");
+        fail(path, lineno, "unknown report kind: ", what, at);
+    }
     if (!*pattern)
         fail(path, lineno, "empty pattern after ", name, strlen(name));
     rules[nrules++] = (rule){kind, pattern};

@@ -1142,6 +1142,12 @@ static void holders_wait(holders *hs)
             s->now_waits = 1;
         }
     lt_spin_unlock(&wf_lock);
+    /* One that waits for nothing the tracer sees: the system call it sleeps in (read on a
+     * pipe, a sleep, a semaphore's futex) or running tells a slow holder from a stuck one. */
+    for (size_t i = 1; i < hs->n; i++)
+        if (!hs->steps[i].now_waits)
+            lt_platform_thread_doing(hs->steps[i].thread.tid, hs->steps[i].now_in,
+                                     sizeof hs->steps[i].now_in);
     for (size_t i = 1; i < hs->n; i++) {
         lt_wait_step *s = &hs->steps[i];
         by_handle f = {(uintptr_t)s->wants.addr, NULL, NULL, 0};

@@ -195,7 +195,7 @@ static const char *absolute_var(const char *var, const char *dflt, char *buf, si
     if (!path)
         path = dflt;
     if (path[0] == '/' || !path[0] || !getcwd(cwd, sizeof cwd) ||
-        (size_t)snprintf(buf, size, "%s/%s", cwd, path) >= size)
+        (size_t)snprintf(buf, size, "%s%s%s", cwd, cwd[1] ? "/" : "", path) >= size)
         snprintf(buf, size, "%s", path);
     if (buf[0])
         setenv(var, buf, 1);

@@ -253,6 +253,8 @@ static void read_step(reader *rd, const json_value *o, const char *at, lt_rep_st
         s->api = name(rd, o, at, "api", lt_rep_api_name);
     if (json_get(o, "now_waits")) /* a long-wait holder that waits itself; absent = false */
         s->now_waits = boolean(rd, o, at, "now_waits");
+    if (json_get(o, "now_in")) /* what a long-wait holder that waits for no lock does */
+        s->now_in = string(rd, o, at, "now_in", 0);
 }
 
 /* The cross-thread kinds: the steps that the text is made of (report_data.h). */
