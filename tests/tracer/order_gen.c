@@ -13,12 +13,12 @@
  * before and after it, so each report belongs to one acquisition.
  *
  * The check is the rules of tracer/src/order.c's header and docs/limits.md as written
- * down once more, not the tracer's code: an acquisition of X in mode m, not a trylock, orders
- * every lock H its thread holds (in mode h) before X ("H:h -> X:m", a fact, kept after the
- * locks end). A lock identity is (slot, incarnation): init, destroy and free end one. Modes
+ * down once more, not the tracer's code: a blocking acquisition of X in mode m (not a trylock
+ * nor a timed one: neither can wait for good) orders every lock H its thread holds (in mode h)
+ * before X ("H:h -> X:m", a fact, kept after the locks end). A lock identity is (slot, incarnation): init, destroy and free end one. Modes
  * conflict when either is write, read against read only on a writer-preferring rwlock; a
  * mutex always conflicts.
- *  - Nothing false: an inversion report comes at a blocking or timed acquisition of X, at
+ *  - Nothing false: an inversion report comes at a blocking acquisition of X, at
  *    most one an acquisition, and its cycle (addresses in order) is one of facts through X's
  *    identity, conflicting at each lock; a place may stand for any identity its address had,
  *    and the places the report says ended may be passed over (an implied edge through ended
@@ -28,7 +28,7 @@
  *  - Nothing missed where the graph must have it: an acquisition that closes a 2-lock
  *    inversion X:m under H:h with X:x -> H:y, conflicting at both, between two live locks
  *    whose pair no acquisition closed before, must report something, when both edges are
- *    the graph's own: made with no anchor between (a lock taken by a blocking or timed
+ *    the graph's own: made with no anchor between (a lock taken by a blocking
  *    request that conflicts with itself; an older lock's order is kept only through it,
  *    and through its end only as far as "Ended locks" implies).
  * Which cycle is not checked: several may be equally short, and a search meets them in the
@@ -74,7 +74,7 @@ typedef struct ident {
 typedef struct acq {
     int id, mode, how;
     int nheld, held[MAX_HELD], hmode[MAX_HELD];
-    int anchor[MAX_HELD]; /* held[h] was taken by a blocking or timed request and conflicts
+    int anchor[MAX_HELD]; /* held[h] was taken by a blocking request and conflicts
                              with itself in its mode: it stands for the locks under it */
     off_t before, after; /* stderr's length around the call */
 } acq;
@@ -265,7 +265,7 @@ static void lock(int i, int me)
     if (r)
         die("a lock of a free lock failed");
     g.held[i] = 1 + a->mode;
-    g.anchor[i] = a->how != TRY && (a->mode == WRITE || g.wpref[i]);
+    g.anchor[i] = a->how == BLOCK && (a->mode == WRITE || g.wpref[i]);
     g.stack[g.nstack++] = i;
 }
 
@@ -577,10 +577,11 @@ static int check_reports(const acq *a, int k, const char *text, off_t from, off_
         if (strncmp(line, "locktrace: ", 11) != 0)
             continue;
         int len = (int)(nl ? nl - line : to - (line - text));
-        if (strncmp(line, INVERSION, strlen(INVERSION)) != 0 || ++reports > 1 || a->how == TRY) {
+        if (strncmp(line, INVERSION, strlen(INVERSION)) != 0 || ++reports > 1 || a->how != BLOCK) {
             printf("acquisition %d: %s: %.*s\n", k,
-                   reports > 1 ? "a second report" : a->how == TRY ? "a report at a trylock"
-                                                                   : "a report of another kind",
+                   reports > 1        ? "a second report"
+                   : a->how != BLOCK ? "a report at a trylock or timed lock"
+                                     : "a report of another kind",
                    len, line);
             return 0;
         }
@@ -662,8 +663,8 @@ static int check(const char *text, off_t len)
             const char *at = text + a->before, *nl = memchr(at, '\n', (size_t)(a->after - a->before));
             trace("acquisition %d reported: %.*s\n", k, nl ? (int)(nl - at) : 0, at);
         }
-        int fresh = a->how != TRY && closes_new_pair(a);
-        for (int h = a->nheld - 1, above = 1; a->how != TRY && h >= 0; h--) {
+        int fresh = a->how == BLOCK && closes_new_pair(a);
+        for (int h = a->nheld - 1, above = 1; a->how == BLOCK && h >= 0; h--) {
             add_fact(a->held[h], a->hmode[h], a->id, a->mode, above);
             above = above && !a->anchor[h];
         }

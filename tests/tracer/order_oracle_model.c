@@ -7,10 +7,10 @@
  * - A lock identity lives from init to its end (destroy, init again, free of its block).
  * - A lock taken again by the thread that holds it (recursive mutex, read of a read-held
  *   rwlock) makes no edge: it is counted in the entry of its first acquisition.
- * - A blocking or timed acquisition of X in mode m by thread T makes an edge H(h) -> X(m)
- *   from each lock H that T holds (in mode h), newest first, down to the newest "anchor": a
- *   lock T took by a blocking or timed request that conflicts with itself in its held mode.
- *   A trylock makes no edge into its lock, and its lock is no anchor. An edge keeps the lock
+ * - A blocking acquisition of X in mode m by thread T makes an edge H(h) -> X(m) from each
+ *   lock H that T holds (in mode h), newest first, down to the newest "anchor": a lock T took
+ *   by a blocking request that conflicts with itself in its held mode. A trylock or a timed
+ *   request makes no edge into its lock (it cannot wait for good), and its lock is no anchor. An edge keeps the lock
  *   held right under its `from` at its first occurrence ("below"). The README says this of
  *   edges out of anchors; the tracer keeps it for every edge (order.c's held_below_far:
  *   "asking is dearer than keeping it"), and that shows when a lock that was no anchor ends
@@ -473,7 +473,7 @@ static int acquire(oracle_model *m, const oracle_step *s)
             m->held[t][k].count++;
             return V_NONE;
         }
-    if (s->op != OP_TRY) {
+    if (s->op == OP_LOCK) {
         for (int k = m->nheld[t] - 1; k >= 0; k--) {
             const mheld *h = &m->held[t][k];
             if (find_edge(m, h->id, h->mode, x, s->mode) < 0) {
@@ -487,7 +487,7 @@ static int acquire(oracle_model *m, const oracle_step *s)
                 break;
         }
     }
-    int anchor = s->op != OP_TRY && conflicts(X, s->mode, s->mode);
+    int anchor = s->op == OP_LOCK && conflicts(X, s->mode, s->mode);
     m->held[t][m->nheld[t]++] = (mheld){x, s->mode, anchor, 1};
     return fresh ? search(m, t, x, s->mode) : V_NONE;
 }

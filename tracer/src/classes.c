@@ -521,7 +521,7 @@ static void edge_new(lt_held *h, const lt_event *ev, uint32_t gen, uint32_t from
 void lt_classes_acquired(lt_event *ev)
 {
     lt_thread *t = ev->self;
-    if (ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
+    if (!lt_wait_orders(ev->wait) || lt_cfg.inversion == LT_INVERSION_OFF)
         return;
     uint32_t gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     uint32_t to = class_of(ev->lock, gen, ev->kind), stack = 0;

@@ -634,11 +634,14 @@ void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
     }
     /* libc retook the mutex with a blocking lock under the locks the thread holds: edges
      * lead from them into it, as into a lock call's (M, then A, then a wait on M's condition
-     * is A -> M against M -> A), unless the mutex is another lock by now */
+     * is A -> M against M -> A), unless the mutex is another lock by now; a timed wait's too:
+     * its deadline ends the wait, not the retaking */
     int same = atomic_load(&saved->lock->gen) == saved->gen;
     if (same && ev->self->nheld) {
         ev->lock = saved->lock;
-        lt_after_lock_nested(ev);
+        lt_event retake = *ev;
+        retake.wait = LT_WAIT_BLOCK;
+        lt_after_lock_nested(&retake);
     }
     lt_held *h = lt_held_push(ev->self, saved->addr, saved->lock);
     if (!h)

@@ -79,7 +79,7 @@ static inline __attribute__((always_inline)) void lt_held_fill_call(const lt_eve
     h->gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     h->kind = (uint8_t)ev->kind;
     h->mode = (uint8_t)ev->mode;
-    h->anchor = lt_anchor_of(ev->kind, ev->mode, ev->wait != LT_WAIT_TRY);
+    h->anchor = lt_anchor_of(ev->kind, ev->mode, lt_wait_orders(ev->wait));
     h->depth = 1;
     h->ra = ev->ra;
 }

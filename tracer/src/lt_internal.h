@@ -924,6 +924,18 @@ int lt_lock_writer_queued(const void *addr, const lt_lock *l);
 int lt_lock_robust(const void *addr, const lt_lock *l);
 int lt_lock_word_held(const void *addr, const lt_lock *l, lt_kind kind, lt_mode mode, int tid);
 
+/* Does a request of this kind order the locks its thread holds before its lock (order.c's
+ * edges into it, classes.c's predictions)? Only one that may wait for good. A trylock never
+ * waits; a timed request gives up at its deadline, so no schedule hangs for good on an order
+ * through it: a back-off that takes its second lock with a deadline, drops the first on
+ * ETIMEDOUT and retries is correct code (Helgrind and ThreadSanitizer's deadlock detector
+ * take a timed lock as a trylock too). A cycle of threads really waiting, a timed wait among
+ * them, is still a warning (waitfor.c). */
+static inline int lt_wait_orders(lt_wait wait)
+{
+    return wait == LT_WAIT_BLOCK;
+}
+
 /* A held entry's `anchor` (order.c's anchors): not taken by a blocking request (NONE), or taken
  * by one and an anchor (YES) or not (NO); ASK: a blocking read of an rwlock, the answer not
  * asked yet (lt_held_anchor). */

@@ -8,7 +8,8 @@
  * it with all its edges, in O(1) ("Removal"), so a reused address starts without history and
  * the graph does not grow with lock churn; a node whose entry has moved on to another gen some
  * other way is skipped by the search and ended when the entry gets its next node. An edge
- * A -> B, labelled with the modes, says B was acquired (not by a trylock) while A was held; it
+ * A -> B, labelled with the modes, says B was acquired (by a request that may wait for good,
+ * not a trylock or a timed one: lt_wait_orders) while A was held; it
  * keeps the stacks and the thread of its first occurrence (see "New edges" for how much).
  *
  * Cost: after each nested acquisition the thread looks up (held -> new) for the locks it holds
@@ -3308,7 +3309,7 @@ static int cycle_check(request *r)
     return 1;
 }
 
-/* After a successful blocking or timed acquisition of l, before it joins the held set, an
+/* After a successful blocking acquisition of l, before it joins the held set, an
  * edge leads from each held lock that is still what it was (newest first, down to the newest
  * anchor): is h one? */
 static inline int edge_source(const lt_held *h, const lt_lock *l)
@@ -3770,15 +3771,16 @@ static __attribute__((noinline)) void edges_unrecorded(lt_thread *t, lt_event *e
 }
 
 /* The first batch of the edges ev's acquisition makes (walk_held from the newest held lock)
- * into hs and fps; 0 when it adds none: a trylock, inversions off, nothing held, or one edge
- * that is known (the steady state of a nested acquisition). A lock without a node has no
- * known edge into it: the known set, a miss in the cache when large, is not looked at. Its
- * first edge, one (*first), is left without a fingerprint, which edge_first does not need. */
+ * into hs and fps; 0 when it adds none: a trylock or timed request, inversions off, nothing
+ * held, or one edge that is known (the steady state of a nested acquisition). A lock without
+ * a node has no known edge into it: the known set, a miss in the cache when large, is not
+ * looked at. Its first edge, one (*first), is left without a fingerprint, which edge_first
+ * does not need. */
 static inline size_t first_batch(lt_event *ev, uint32_t *gen, uint32_t *i, lt_held **hs,
                                  uint64_t *fps, int *more, int *first)
 {
     lt_thread *t = ev->self;
-    if (t->nheld == 0 || ev->wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
+    if (t->nheld == 0 || !lt_wait_orders(ev->wait) || lt_cfg.inversion == LT_INVERSION_OFF)
         return 0;
     *gen = atomic_load_explicit(&ev->lock->gen, memory_order_relaxed);
     *i = t->held_end;

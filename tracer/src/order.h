@@ -27,7 +27,7 @@ int lt_order_known_walk(lt_thread *t, lt_lock *l, lt_mode mode, uint64_t *memo);
 static inline int lt_order_known(lt_thread *t, lt_lock *l, lt_mode mode, lt_wait wait,
                                  uint64_t *memo)
 {
-    if (t->nheld == 0 || wait == LT_WAIT_TRY || lt_cfg.inversion == LT_INVERSION_OFF)
+    if (t->nheld == 0 || !lt_wait_orders(wait) || lt_cfg.inversion == LT_INVERSION_OFF)
         return 1;
     intptr_t ref = (intptr_t)atomic_load_explicit(&l->order_node, memory_order_acquire);
     if (ref <= 0) /* (no node: inline edges or none, order.c's "Inline edges") */
