@@ -737,7 +737,7 @@ def ctest_recipe(c):
         raise Skipped("make, cmake's default generator, is not installed (CI installs it)")
     readme = open(os.path.join(c.a.source_root, 'README.md')).read()
     m = re.search(r'^cmake -B build -DCMAKE_CROSSCOMPILING_EMULATOR="/usr/local/bin/locktrace;'
-                  r'(--exitcode=66;--)" &&$', readme, re.M)
+                  r'(--exitcode=66;--report-dir=\$PWD/locktrace-reports;--)" &&$', readme, re.M)
     need(m, 'the README has no CMAKE_CROSSCOMPILING_EMULATOR recipe')
     proj = os.path.join(c.tmp, 'proj')
     os.mkdir(proj)
@@ -749,13 +749,19 @@ def ctest_recipe(c):
                 'add_test(NAME with_report COMMAND wfprog bad-unlock)\n'
                 'add_test(NAME clean COMMAND wfprog clean)\n')
     build = os.path.join(proj, 'build')
-    emulator = f'-DCMAKE_CROSSCOMPILING_EMULATOR={c.a.locktrace};{m.group(1)}'
+    # the recipe runs at the top of the checkout, where the shell makes $PWD that directory
+    emulator = f'-DCMAKE_CROSSCOMPILING_EMULATOR={c.a.locktrace};{m.group(1).replace("$PWD", proj)}'
     for cmd in (['cmake', '-S', proj, '-B', build, emulator], ['cmake', '--build', build]):
         ending, out, err = c.run(cmd, timeout=300)
         need(ending == 0, f'{cmd}: {ending} {out[-2000:]} {err[-2000:]}')
     ending, out, err = c.run(['ctest', '--test-dir', build], timeout=120)
     need(ending != 0 and re.search(r'1 - with_report \(Failed\)', out) and
          re.search(r'50% tests passed, 1 tests failed out of 2', out), f'ctest: {ending} {out}')
+    # ctest runs each test in the build directory: the reports are where the recipe's later
+    # steps (locktrace report ... locktrace-reports/) read them, at the top
+    reports = os.path.join(proj, 'locktrace-reports')
+    need(os.path.isdir(reports) and any(n.endswith('.json') for n in os.listdir(reports)),
+         f'no report in {reports}: {os.listdir(proj)}')
 
 
 CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_del_byte, report_dir,
