@@ -157,6 +157,23 @@ static inline void locktrace_annotate_nesting(const void *lock, unsigned order)
         locktrace_annotate_nesting_impl(lock, order);
 }
 
+/*
+ * Memory the program recycles itself holds new locks from here on: an object pool that builds
+ * std::mutex objects in it again with placement new, a slab cleared with memset or given
+ * PTHREAD_MUTEX_INITIALIZER again. No pthread call tells the tracer of that, and without this
+ * call the locks there keep the orders of the ones before them (a pool object nested the other
+ * way round than the last one at its address is a false lock-order-inversion). The tracer
+ * forgets every lock in [addr, addr + size) as free() does; a lock still held there is a
+ * free-held report. Call it when the memory is handed out again.
+ */
+void locktrace_memory_recycled_impl(const void *addr, size_t size) __attribute__((weak));
+
+static inline void locktrace_memory_recycled(const void *addr, size_t size)
+{
+    if (locktrace_memory_recycled_impl)
+        locktrace_memory_recycled_impl(addr, size);
+}
+
 /* Nonzero when liblocktrace is loaded into this process and watching it. */
 static inline int locktrace_active(void)
 {

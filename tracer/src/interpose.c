@@ -1573,6 +1573,16 @@ LT_EXPORT void locktrace_annotate_nesting_impl(const void *lock, unsigned order)
     lt_leave(&lt_tls);
 }
 
+LT_EXPORT void locktrace_memory_recycled_impl(const void *addr, size_t size)
+{
+    uintptr_t lo = (uintptr_t)addr, hi = lo + size;
+    lt_event ev = {addr, LT_MUTEX, LT_MODE_NONE, LT_WAIT_TRY, CALLER, NULL, NULL, NULL, 0, 0, 0};
+    if (hi <= lo || !ready() || !lt_lockmap_any(lo, hi) || !enter(&ev))
+        return;
+    lt_memory_released(ev.self, lo, hi, LT_RELEASE_RECYCLED, ev.ra);
+    lt_leave(&lt_tls);
+}
+
 LT_EXPORT int locktrace_active_impl(void)
 {
     return 1;

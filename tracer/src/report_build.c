@@ -171,12 +171,17 @@ static const char *describe(const void *object, locktrace_describe_fn fn)
 }
 
 /* free-held: the lock's place in the memory being released, "heap block 0x... (N bytes),
- * offset K" (free, realloc) or "mapping 0x... (N bytes), offset K" (munmap). */
+ * offset K" (free, realloc), "mapping 0x... (N bytes), offset K" (munmap) or "recycled memory
+ * 0x... (N bytes), offset K" (locktrace_memory_recycled). */
 static const char *block_name(const lt_finding *f)
 {
+    static const char *const kinds[] = {[LT_RELEASE_FREE] = "heap block ",
+                                        [LT_RELEASE_REALLOC] = "heap block ",
+                                        [LT_RELEASE_MUNMAP] = "mapping ",
+                                        [LT_RELEASE_RECYCLED] = "recycled memory "};
     char buf[128];
-    lt_lockname_region(buf, sizeof buf, f->block_how == LT_RELEASE_MUNMAP ? "mapping " : "heap block ",
-                       f->block, f->block_size, (uintptr_t)f->lock);
+    lt_lockname_region(buf, sizeof buf, kinds[f->block_how], f->block, f->block_size,
+                       (uintptr_t)f->lock);
     return keep(buf);
 }
 
