@@ -55,6 +55,7 @@ static tl_tensor *run(const char *op, const tl_tensor *const *in, const tl_layou
         tl_status st = fn(out->storage->backend, &dst, ops, ctx);
         tl_unlock_all(in, n);
         if (st != TL_OK) {
+            tl_fail_within(op); /* a kernel's own failure ("reduce: out of memory") */
             tl_release(out);
             out = NULL;
         }

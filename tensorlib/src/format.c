@@ -170,7 +170,7 @@ int tl_format(const tl_tensor *t, char *buf, size_t size)
         return tl_fail_nomem("format", nbytes), -1;
     if (tl_to_vec(t, host, nbytes) != TL_OK) {
         free(host);
-        return -1;
+        return tl_fail_within("format"), -1;
     }
     writer w = {buf, size, 0};
     size_t next = 0;

@@ -96,6 +96,7 @@ tl_status tl_io_tensor_bytes(const char *op, const tl_tensor *t, void **bytes, s
     if (st != TL_OK) {
         free(*bytes);
         *bytes = NULL;
+        st = tl_fail_within(op);
     }
     return st;
 }

@@ -97,7 +97,7 @@ tl_tensor *tl_reshape(const tl_tensor *t, const size_t *shape, size_t ndim)
     size_t target[TL_MAX_DIMS];
     if (tl_check_tensor(op, t) != TL_OK || reshape_target(op, t, shape, ndim, target) != TL_OK)
         return NULL;
-    tl_tensor *src = tl_contiguous(t);
+    tl_tensor *src = tl_within(op, tl_contiguous(t));
     if (!src)
         return NULL;
     tl_layout l;
@@ -215,7 +215,7 @@ tl_tensor *tl_flatten_all(const tl_tensor *t)
 {
     if (tl_check_tensor("flatten_all", t) != TL_OK)
         return NULL;
-    return tl_flatten(t, 0, t->layout.ndim ? t->layout.ndim - 1 : 0);
+    return tl_within("flatten_all", tl_flatten(t, 0, t->layout.ndim ? t->layout.ndim - 1 : 0));
 }
 
 tl_status tl_chunk(const tl_tensor *t, size_t n, size_t dim, tl_tensor **out, size_t *count)

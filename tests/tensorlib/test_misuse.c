@@ -1,11 +1,14 @@
 /*
  * test_misuse.c - bad input to every public entry point is an error value whose message
  * starts with the name of the op the caller called ("log_sum_exp: ...", not the name of a
- * step it is built from), never a crash, print or abort: wrong shapes, wrong dtypes, dims
+ * step it is built from, nor of its kernel: "format: to_vec: ...", "sum: reduce: out of
+ * memory ..."), never a crash, print or abort: wrong shapes, wrong dtypes, dims
  * and indexes out of range, NULL, operands that share the target's storage, and views that
  * outlive the tensor they were taken from. test_null_args checks a NULL tensor everywhere.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "tl_test.h"
 
@@ -325,6 +328,58 @@ static void test_files(tl_tensor *x)
     CHECK(list == NULL && n == 0);
 }
 
+/* A failure inside a step of an op (a read-out's to_vec, a kernel's own buffer, reshape's
+ * copy) is named by the op called: every allocation of each call fails in turn. */
+static const char *const step_ops[] = {"format", "save_npy", "save_npz", "save_safetensors",
+                                       "sum", "broadcast_add", "reshape", "flatten_all",
+                                       "conv_transpose2d"};
+
+static tl_status step_call(size_t k, tl_tensor *t, tl_tensor *row, tl_tensor *img,
+                           const char *dir)
+{
+    char path[256], buf[64];
+    tl_named one = {"t", t};
+    snprintf(path, sizeof path, "%s/%zu", dir, k);
+    switch (k) {
+    case 0: return tl_format(t, buf, sizeof buf) < 0 ? tl_last_status() : TL_OK;
+    case 1: return tl_save_npy(t, path);
+    case 2: return tl_save_npz(path, &one, 1);
+    case 3: return tl_save_safetensors(path, &one, 1);
+    case 4: return result_status(tl_reduce(TL_SUM, t, (const size_t[]){0}, 1, false));
+    case 5: return result_status(tl_broadcast_add(t, row));
+    case 6: return result_status(tl_reshape(t, SHAPE(6)));
+    case 7: return result_status(tl_flatten_all(t));
+    default: return result_status(tl_conv_transpose2d(img, img, 0, 0, 1, 1));
+    }
+}
+
+static void test_failing_steps(tl_tensor *x)
+{
+    char dir[] = "/tmp/tl_misuse_XXXXXX", path[64];
+    tl_tensor *t = tl_t(x), *row = tl_ones(SHAPE(2), TL_F32, TL_CPU);
+    tl_tensor *img = tl_ones(SHAPE(1, 1, 2, 2), TL_F32, TL_CPU);
+    tl_tensor *num = MAKE(TL_I32, SHAPE(2), 1, 2), *zero = tl_zeros(SHAPE(1), TL_I32, TL_CPU);
+    if (!CHECK(t && row && img && num && zero && mkdtemp(dir)))
+        goto out;
+    for (size_t k = 0; k < sizeof step_ops / sizeof *step_ops; k++) {
+        for (long nth = 1; nth < 100; nth++) { /* each takes a few allocations */
+            tl_debug_fail_alloc(nth);
+            tl_status st = step_call(k, t, row, img, dir);
+            long left = tl_debug_fail_alloc(0);
+            if (st == TL_OK && left > 0)
+                break;
+            named(st, TL_ERR_NOMEM, step_ops[k], step_ops[k], __FILE__, __LINE__);
+        }
+        snprintf(path, sizeof path, "%s/%zu", dir, k);
+        unlink(path);
+    }
+    rmdir(dir);
+    /* a kernel's error: the division by zero found while dividing */
+    FAILS(tl_broadcast_div(num, zero), TL_ERR_RANGE, "broadcast_div");
+out:
+    RELEASE(t, row, img, num, zero);
+}
+
 /* A broadcast view may hold more elements than memory has bytes (2^61 + 1 f64s: 2^64 + 8
  * bytes, 8 after wrapping). Ops whose result is small but which copy such an operand
  * contiguous first must refuse it, not copy into the wrapped byte count. */
@@ -364,6 +419,7 @@ int main(void)
     test_in_place(x, v, i);
     test_view_outlives_parent();
     test_read_out(x);
+    test_failing_steps(x);
     test_files(x);
     test_huge_broadcast();
     RELEASE(x, v, i, s);
