@@ -119,6 +119,19 @@ static lt_rep_cut cut_at(const uintptr_t *ips, size_t n, int partial, size_t dro
                : LT_CUT_NONE;
 }
 
+/* How many of the k frames of a stack's top address are calls of locktrace.h's inline
+ * functions (locktrace_memory_recycled, locktrace_mutex_pre_lock): the tracer's interface,
+ * inlined into the program's function. Left out, as the tracer's own frames are: the
+ * program's line is #0, as in a report of a pthread call. */
+static size_t annotation_frames(const lt_rep_frame *f, size_t k)
+{
+    size_t n = 0;
+    while (n + 1 < k && f[n].inlined && f[n].function &&
+           strncmp(f[n].function, "locktrace_", 10) == 0)
+        n++;
+    return n;
+}
+
 static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int lock, int partial)
 {
     int interrupted = 0;
@@ -141,6 +154,11 @@ static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int loc
         interrupted = i && frames[nframes - 1].function == signal_frame;
         size_t k = fill_frames(&frames[nframes], MAX_FRAMES - nframes, ips[i],
                                i ? &frames[nframes - 1] : NULL, interrupted);
+        size_t api = i ? 0 : annotation_frames(&frames[nframes], k);
+        if (api) {
+            k -= api;
+            memmove(&frames[nframes], &frames[nframes + api], k * sizeof *frames);
+        }
         nframes += k;
         s->nframes += k;
     }
