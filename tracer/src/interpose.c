@@ -1491,8 +1491,18 @@ LT_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, .
  * mutex): loaded again, often at the same address, its locks are new ones, as after munmap;
  * their old orders would make false inversions with the new ones. ld.so unmaps it with its
  * own munmap, unseen, and which objects go (dependencies too, or none while others hold
- * them) is known only after the call: the objects listed before it and missing after it
- * are gone, and their writable segments' locks are forgotten then, unreported. */
+ * them) is known only after the call, or inside it, as each one's destructors run
+ * (__cxa_finalize below): there, its memory still there, a lock still held is reported as
+ * munmap reports one. After the call, the objects listed before it and missing after it are
+ * gone, and what their writable segments still hold is forgotten, unreported. */
+
+/* The pages of an object's writable segments. */
+static void object_pages(const lt_object_data *o, uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = o->lo & ~(uintptr_t)(mem.page - 1);
+    *hi = (o->hi + mem.page - 1) & ~(uintptr_t)(mem.page - 1);
+}
+
 static __attribute__((noinline)) void objects_gone(const lt_object_data *before, size_t n)
 {
     size_t cap = n + 64, now_n;
@@ -1508,8 +1518,8 @@ static __attribute__((noinline)) void objects_gone(const lt_object_data *before,
             size_t j = 0;
             while (j < now_n && now[j].phdr != before[i].phdr)
                 j++;
-            uintptr_t lo = before[i].lo & ~(uintptr_t)(mem.page - 1);
-            uintptr_t hi = (before[i].hi + mem.page - 1) & ~(uintptr_t)(mem.page - 1);
+            uintptr_t lo, hi;
+            object_pages(&before[i], &lo, &hi);
             if (j == now_n && lt_lockmap_any(lo, hi))
                 lt_memory_gone(ev.self, lo, hi);
         }
@@ -1532,13 +1542,51 @@ LT_EXPORT int dlclose(void *handle)
         if (before && (n = lt_platform_objects(before, cap)) > cap)
             n = 0; /* more loaded meanwhile than room: none is looked for */
     }
+    lt_event ev = {0};
+    uintptr_t outer = 0; /* (a destructor's own dlclose nests) */
+    if (enter(&ev)) {
+        outer = ev.self->unloading;
+        ev.self->unloading = (uintptr_t)__builtin_return_address(0);
+        lt_leave(&lt_tls);
+    }
     int rc = mem.dlclose(handle);
+    if (ev.self)
+        ev.self->unloading = outer;
     if (before) {
         if (rc == 0 && n)
             objects_gone(before, n);
         lt_platform_unmap(before, cap * sizeof *before);
     }
     return rc;
+}
+
+/* Each object's destructors end with gcc's crtstuff calling __cxa_finalize with its handle
+ * (an address in its data), which runs its C++ static objects' destructors and its atexit
+ * functions; then its memory is unmapped, at once in dlclose. Inside dlclose (the thread's
+ * `unloading`), the object's locks are forgotten here, after everything of the object's own
+ * that could still release them (but for destructors with a priority, which run after),
+ * and one still held is a free-held report, the library named (its holder would unlock
+ * unmapped memory). At exit nothing is unmapped: it passes by. An object built without
+ * crtstuff does not call it: its locks are forgotten after the unload, unreported. */
+LT_EXPORT void __cxa_finalize(void *dso)
+{
+    void (*real)(void *) = mem_ready() && mem.cxa_finalize
+                               ? mem.cxa_finalize
+                               : (void (*)(void *))lt_platform_real("__cxa_finalize", NULL);
+    if (real)
+        real(dso);
+    lt_thread *t = lt_tls.self;
+    lt_event ev = {0};
+    lt_object_data o;
+    if (!dso || !t || !t->unloading || !enter(&ev))
+        return;
+    uintptr_t lo, hi;
+    if (lt_platform_object_of((uintptr_t)dso, &o)) {
+        object_pages(&o, &lo, &hi);
+        if (lt_lockmap_any(lo, hi))
+            lt_memory_released(ev.self, lo, hi, LT_RELEASE_DLCLOSE, ev.self->unloading);
+    }
+    lt_leave(&lt_tls);
 }
 #endif
 

@@ -189,17 +189,26 @@ static const char *describe(const void *object, locktrace_describe_fn fn)
 }
 
 /* free-held: the lock's place in the memory being released, "heap block 0x... (N bytes),
- * offset K" (free, realloc), "mapping 0x... (N bytes), offset K" (munmap) or "recycled memory
- * 0x... (N bytes), offset K" (locktrace_memory_recycled). */
+ * offset K" (free, realloc), "mapping 0x... (N bytes), offset K" (munmap), "recycled memory
+ * 0x... (N bytes), offset K" (locktrace_memory_recycled) or "library PATH, data 0x... (N
+ * bytes), offset K" (dlclose; still loaded as the report is made). */
 static const char *block_name(const lt_finding *f)
 {
     static const char *const kinds[] = {[LT_RELEASE_FREE] = "heap block ",
                                         [LT_RELEASE_REALLOC] = "heap block ",
                                         [LT_RELEASE_MUNMAP] = "mapping ",
-                                        [LT_RELEASE_RECYCLED] = "recycled memory "};
-    char buf[128];
-    lt_lockname_region(buf, sizeof buf, kinds[f->block_how], f->block, f->block_size,
-                       (uintptr_t)f->lock);
+                                        [LT_RELEASE_RECYCLED] = "recycled memory ",
+                                        [LT_RELEASE_DLCLOSE] = "library data "};
+    char buf[384], what[320];
+    const char *kind = kinds[f->block_how];
+    if (f->block_how == LT_RELEASE_DLCLOSE && !raw_only &&
+        lt_platform_module((uintptr_t)f->lock, &module)) {
+        size_t n = lt_fmt_str(what, sizeof what, 0, "library ");
+        n = lt_fmt_str(what, sizeof what, n, module.path);
+        lt_fmt_str(what, sizeof what, n, ", data ");
+        kind = what;
+    }
+    lt_lockname_region(buf, sizeof buf, kind, f->block, f->block_size, (uintptr_t)f->lock);
     return keep(buf);
 }
 
