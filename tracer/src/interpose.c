@@ -492,6 +492,24 @@ int lt_interpose_acquire(lt_call *c)
     return acquire(c);
 }
 
+/* A recursive mutex taken again by the thread that holds it (acquire_fast found its entry):
+ * no order to check and nothing to report, so it is one more level of the entry once libc
+ * counts it - where the general path asked every question of a relock (~470 of the tracer's
+ * instructions a relock and its unlock in coturn, against ~170 for a first acquisition). The
+ * rest goes the general way: another type, an entry no longer current, LOCKTRACE_STATS
+ * (held_room 0), and a try libc refuses, which changed nothing: a fork child relocking the
+ * mutex its parent held (libc's owner is the parent's thread: EBUSY, a report there), a count
+ * at its limit (EAGAIN). 1 when it took the lock. */
+static __attribute__((noinline)) int relock_recursive(lt_thread *t, lt_held *h, const void *addr)
+{
+    if (h->mode != LT_MODE_WRITE || !t->held_room || !lt_held_current(t, h) ||
+        lt_lock_mutex_type(addr, h->lock) != LT_MUTEX_RECURSIVE ||
+        real.pthread_mutex_trylock((void *)addr) != 0)
+        return 0;
+    h->depth++;
+    return 1;
+}
+
 #define CALL(lock, kind, mode, wait, ...)                                                     \
     (&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL, 0, 0, 0},      \
              __VA_ARGS__})
@@ -520,8 +538,13 @@ static inline __attribute__((always_inline)) int acquire_fast(const void *addr, 
         goto general;
     if (t->nheld) {
         if (t->held_end < LT_HELD_INDEX_MIN) {
-            if (lt_held_find(t, addr))
-                goto general;
+            lt_held *held = lt_held_find(t, addr);
+            if (held) {
+                if (kind != LT_MUTEX || !relock_recursive(t, held, addr))
+                    goto general;
+                lt_leave(&lt_tls);
+                return 0;
+            }
         } else if (kind == LT_RWLOCK ||
                    atomic_load_explicit(&l->writer, memory_order_relaxed) == t->info.seq + 1 ||
                    atomic_load_explicit(&lt_foreign_unlocks, memory_order_relaxed)) {
@@ -735,6 +758,22 @@ static __attribute__((noinline)) int unlock_general(lt_thread *t, const void *lo
     return unlock_entered(t, lock, kind, LT_API_PTHREAD, ra, cfa);
 }
 
+/* unlock_fast's newest entry held more than once (a recursive mutex's or read's relock): a
+ * level less once libc accepted the unlock; anything else as unlock_general. (ra, cfa) is
+ * the call site. */
+static __attribute__((noinline)) int unlock_level(lt_thread *t, lt_held *h, const void *lock,
+                                                  lt_kind kind, uintptr_t ra, uintptr_t cfa)
+{
+    if (!lt_held_current(t, h))
+        return unlock_general(t, lock, kind, ra, cfa);
+    int rc = real_unlock(lock, kind);
+    if (lt_unlikely(rc != 0))
+        return unlock_refused(t, h, kind, rc, ra, cfa);
+    h->depth--;
+    lt_leave(&lt_tls);
+    return 0;
+}
+
 /* The entry points' unlock: its common cases - the newest or second newest entry of a small
  * set, the oldest of a large one (lt_unlock_begin_oldest), held once - with nothing live across libc's unlock:
  * the entry is found again after it from the thread (which is inside the tracer, so its set
@@ -761,6 +800,8 @@ static inline __attribute__((always_inline)) int unlock_fast(const void *lock, l
         lt_leave(&lt_tls);
         return 0;
     }
+    if (h && h->depth > 1)
+        return unlock_level(t, h, lock, kind, UNUSUAL_SITE(0, 0));
     /* A large set's oldest entry before the second newest: a large set is released newest
        first (above) or oldest first (`stressbench groups`: its second-newest question before
        cost each unlock 9 instructions); a small set pays one compare for it. */
