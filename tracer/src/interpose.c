@@ -492,19 +492,34 @@ int lt_interpose_acquire(lt_call *c)
     return acquire(c);
 }
 
-/* A recursive mutex taken again by the thread that holds it (acquire_fast found its entry):
- * no order to check and nothing to report, so it is one more level of the entry once libc
- * counts it - where the general path asked every question of a relock (~470 of the tracer's
- * instructions a relock and its unlock in coturn, against ~170 for a first acquisition). The
- * rest goes the general way: another type, an entry no longer current, LOCKTRACE_STATS
- * (held_room 0), and a try libc refuses, which changed nothing: a fork child relocking the
- * mutex its parent held (libc's owner is the parent's thread: EBUSY, a report there), a count
- * at its limit (EAGAIN). 1 when it took the lock. */
-static __attribute__((noinline)) int relock_recursive(lt_thread *t, lt_held *h, const void *addr)
+/* Whether a lock the thread holds (h, found by acquire_fast) can be taken again in mode with
+ * nothing to check or report: a recursive mutex, and a read of an rwlock held for read that
+ * does not prefer writers (where a queued writer cannot stop the read: lt_before_lock_slow
+ * asks exactly that). The entry must be current, and held_room not 0 (LOCKTRACE_STATS
+ * counts a relock, which the general path does). */
+static int relock_silent(const lt_thread *t, const lt_held *h, const void *addr, lt_kind kind,
+                         lt_mode mode)
 {
-    if (h->mode != LT_MODE_WRITE || !t->held_room || !lt_held_current(t, h) ||
-        lt_lock_mutex_type(addr, h->lock) != LT_MUTEX_RECURSIVE ||
-        real.pthread_mutex_trylock((void *)addr) != 0)
+    if (h->mode != mode || !t->held_room || !lt_held_current(t, h))
+        return 0;
+    if (kind == LT_MUTEX)
+        return lt_lock_mutex_type(addr, h->lock) == LT_MUTEX_RECURSIVE;
+    return kind == LT_RWLOCK && mode == LT_MODE_READ && !lt_lock_prefers_writer(addr, h->lock);
+}
+
+/* A lock taken again by the thread that holds it, where that is legal (relock_silent): one
+ * more level of its entry once libc counts it, where the general path asked every question
+ * of a relock (~470 of the tracer's instructions a relock and its unlock in coturn, whose
+ * recursive mutexes are taken again all the time, against ~170 for a first acquisition).
+ * The rest goes the general way, and so does a try libc refuses, which changed nothing: a
+ * fork child relocking a mutex its parent held (libc's owner is the parent's thread: EBUSY,
+ * a report there), a count at its limit (EAGAIN). 1 when it took the lock. */
+static __attribute__((noinline)) int relock(lt_thread *t, lt_held *h, const void *addr,
+                                            lt_kind kind, lt_mode mode)
+{
+    if (!relock_silent(t, h, addr, kind, mode) ||
+        real_try(&(call){{addr, kind, mode, LT_WAIT_TRY, 0, 0, NULL, NULL, NULL, 0, 0, 0}, 0, 0,
+                         NULL}) != 0)
         return 0;
     h->depth++;
     return 1;
@@ -540,7 +555,7 @@ static inline __attribute__((always_inline)) int acquire_fast(const void *addr, 
         if (t->held_end < LT_HELD_INDEX_MIN) {
             lt_held *held = lt_held_find(t, addr);
             if (held) {
-                if (kind != LT_MUTEX || !relock_recursive(t, held, addr))
+                if (!relock(t, held, addr, kind, mode))
                     goto general;
                 lt_leave(&lt_tls);
                 return 0;
