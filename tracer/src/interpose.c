@@ -517,9 +517,10 @@ static int relock_silent(const lt_thread *t, const lt_held *h, const void *addr,
 static __attribute__((noinline)) int relock(lt_thread *t, lt_held *h, const void *addr,
                                             lt_kind kind, lt_mode mode)
 {
-    if (!relock_silent(t, h, addr, kind, mode) ||
-        real_try(&(call){{addr, kind, mode, LT_WAIT_TRY, 0, 0, NULL, NULL, NULL, 0, 0, 0}, 0, 0,
-                         NULL}) != 0)
+    if (!relock_silent(t, h, addr, kind, mode))
+        return 0;
+    void *l = (void *)addr;
+    if ((kind == LT_MUTEX ? real.pthread_mutex_trylock(l) : real.pthread_rwlock_tryrdlock(l)) != 0)
         return 0;
     h->depth++;
     return 1;
