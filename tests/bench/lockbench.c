@@ -1,10 +1,12 @@
 /*
  * lockbench.c - a lock-heavy microbenchmark: threads x rwlocks x iterations, ~90 % reads and
  * a small write under each lock otherwise.
- *   lockbench flat|nested THREADS LOCKS ITERS
+ *   lockbench flat|nested|relock THREADS LOCKS ITERS
  * flat:   one lock per iteration.
  * nested: two locks per iteration, always in index order (write the lower ~10 % of the time,
  *         read the higher).
+ * relock: one recursive mutex per iteration, taken and taken again while held (a library
+ *         calling itself through its own API: GLib's GRecMutex, coturn's), two pairs.
  * Prints "ns_per_lock=<ns per lock/unlock pair> locks_per_s=<pairs per second>", best of
  * three runs. run_bench.py runs it natively and under the tracer.
  */
@@ -22,7 +24,8 @@ typedef struct slot {
 } slot;
 
 static slot *slots;
-static int nlocks, nested;
+static pthread_mutex_t *recursive; /* relock's, apart: the other modes' slots stay as they are */
+static int nlocks, nested, relock;
 static long iters;
 static pthread_barrier_t start;
 
@@ -72,13 +75,25 @@ static long two(unsigned *seed)
     return v;
 }
 
+static long again(unsigned *seed)
+{
+    unsigned r = step(seed);
+    unsigned i = r % (unsigned)nlocks;
+    pthread_mutex_lock(&recursive[i]);
+    pthread_mutex_lock(&recursive[i]);
+    long v = ++slots[i].value;
+    pthread_mutex_unlock(&recursive[i]);
+    pthread_mutex_unlock(&recursive[i]);
+    return v;
+}
+
 static void *worker(void *arg)
 {
     unsigned seed = 2463534242u + (unsigned)(size_t)arg * 7919u;
     long sink = 0;
     pthread_barrier_wait(&start);
     for (long n = 0; n < iters; n++)
-        sink += nested ? two(&seed) : one(&seed);
+        sink += relock ? again(&seed) : nested ? two(&seed) : one(&seed);
     return (void *)sink;
 }
 
@@ -106,11 +121,13 @@ static double run(int threads)
 
 int main(int argc, char **argv)
 {
-    if (argc != 5 || (strcmp(argv[1], "flat") && strcmp(argv[1], "nested"))) {
-        fprintf(stderr, "usage: lockbench flat|nested THREADS LOCKS ITERS\n");
+    if (argc != 5 || (strcmp(argv[1], "flat") && strcmp(argv[1], "nested") &&
+                      strcmp(argv[1], "relock"))) {
+        fprintf(stderr, "usage: lockbench flat|nested|relock THREADS LOCKS ITERS\n");
         return 2;
     }
     nested = !strcmp(argv[1], "nested");
+    relock = !strcmp(argv[1], "relock");
     int threads = atoi(argv[2]);
     nlocks = atoi(argv[3]);
     iters = atol(argv[4]);
@@ -121,13 +138,23 @@ int main(int argc, char **argv)
         pthread_rwlock_init(&slots[i].lock, NULL);
         slots[i].value = 0;
     }
+    if (relock) {
+        pthread_mutexattr_t a;
+        pthread_mutexattr_init(&a);
+        pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+        recursive = malloc(sizeof *recursive * (size_t)nlocks);
+        for (int i = 0; recursive && i < nlocks; i++)
+            pthread_mutex_init(&recursive[i], &a);
+        if (!recursive)
+            return 2;
+    }
     run(threads); /* warm-up: first sight of every lock, page faults */
     double best = 1e30;
     for (int k = 0; k < 3; k++) {
         double t = run(threads);
         best = t < best ? t : best;
     }
-    double pairs = (double)iters * threads * (nested ? 2 : 1);
+    double pairs = (double)iters * threads * (nested || relock ? 2 : 1);
     printf("ns_per_lock=%.2f locks_per_s=%.0f\n", best * 1e9 / pairs * threads, pairs / best);
     return 0;
 }

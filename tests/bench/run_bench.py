@@ -6,7 +6,9 @@ and prints native, traced and the ratio of each.
                [--baseline OTHER_LIBLOCKTRACE]
 
 Rows: lockbench flat/nested with 1 and 2 threads (64 rwlocks, ~90 % reads; figure: ns per
-lock/unlock pair, i.e. wall time x threads / pairs, the cost one thread pays per pair), and the
+lock/unlock pair, i.e. wall time x threads / pairs, the cost one thread pays per pair),
+`relock-1` (one thread, 64 recursive mutexes, each taken and taken again while held: a first
+acquisition and a relock, ns per pair), and the
 two stress shapes of stressbench (figure: seconds): `groups` (one thread, 500 groups x 50
 nested mutexes held at once, 10 loops of init/lock all/unlock all/destroy) and `lazy` (4
 threads, 16 K lazily initialised rwlocks, <= 10 held in increasing index order, 1 in 5 for
@@ -58,6 +60,7 @@ ROWS = {
     'nested-1': ('lockbench', ['nested', '1', '64', '2000000'], 'ns/pair'),
     'flat-2': ('lockbench', ['flat', '2', '64', '1000000'], 'ns/pair'),
     'nested-2': ('lockbench', ['nested', '2', '64', '1000000'], 'ns/pair'),
+    'relock-1': ('lockbench', ['relock', '1', '64', '1000000'], 'ns/pair'),
     'groups': ('stressbench', ['groups', '500', '50', '10'], 's'),
     'lazy': ('stressbench', ['lazy', '4', '16384', '20000'], 's'),
     'churn': ('stressbench', ['churn', '4', '64', '4000'], 's'),
@@ -107,6 +110,7 @@ UNITS = {
     'nested-1': ('pair', ['nested', '1', '64'], 20000, 60000, lambda d: 8 * d),
     'flat-2': ('pair', ['flat', '2', '64'], 20000, 60000, lambda d: 8 * d),
     'nested-2': ('pair', ['nested', '2', '64'], 20000, 60000, lambda d: 16 * d),
+    'relock-1': ('pair', ['relock', '1', '64'], 20000, 60000, lambda d: 8 * d),
     'groups': ('lifecycle', ['groups', '500', '50'], 2, 4, lambda d: 25000 * d),
     'lazy': ('round', ['lazy', '1', '16384'], 20000, 40000, lambda d: d),
 }

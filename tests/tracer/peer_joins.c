@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,7 +32,11 @@
 #include <threads.h>
 #include <unistd.h>
 
+#include "../pc.h"
 #include "apis/poll.h"
+#if defined(__x86_64__)
+#include "trapstep.h"
+#endif
 
 #define NOINLINE __attribute__((noinline))
 #define POOL 4
@@ -529,6 +534,186 @@ NOINLINE static void join_while_published(void)
     pthread_join(c, NULL);
 }
 
+/* ---- a shown wait, and a signal handler's lock wait in its thread ---- */
+
+/* The waiter's last wait before its condition wait was made far down its stack (a lock call
+ * under a 256 KiB frame); its condition wait, holding nothing, is not published, and the
+ * main thread's join, holding `other`, shows it. A signal handler in the waiter then waits
+ * for a lock (`hand`, which the third thread holds until the handler sleeps on it): a wait
+ * nested in the shown one, below it on the stack, which leaves the shown wait in place. Once
+ * the waiter sleeps in its condition wait again, the third thread takes `mutex`, which that
+ * wait must retake, and asks for `other`: a deadlock through the shown wait. The shown wait
+ * had the frame of the waiter's last wait, and the handler's wait, above that one, took the
+ * shown wait down as one left behind: the deadlock went unreported and the program hung. */
+static pthread_mutex_t deep = PTHREAD_MUTEX_INITIALIZER, hand = PTHREAD_MUTEX_INITIALIZER;
+static blocked_probe deep_waiter, handler_waiter, cond_waiter;
+static _Atomic int handled;
+
+NOINLINE static void lock_deep(void)
+{
+    volatile char pad[256 * 1024];
+    pad[0] = 1;
+    blocked_announce_on(&deep_waiter, &deep, sizeof deep);
+    pthread_mutex_lock(&deep);
+    pthread_mutex_unlock(&deep);
+    pad[sizeof pad - 1] = pad[0];
+}
+
+static void take_hand(int sig)
+{
+    (void)sig;
+    blocked_announce_on(&handler_waiter, &hand, sizeof hand);
+    pthread_mutex_lock(&hand);
+    pthread_mutex_unlock(&hand);
+    atomic_store(&handled, 1);
+}
+
+NOINLINE static void wait_after_deep(void)
+{
+    lock_deep();
+    pthread_mutex_lock(&mutex);
+    blocked_announce_on(&cond_waiter, &cond, sizeof cond);
+    while (!go)
+        pthread_cond_wait(&cond, &mutex);
+    pthread_mutex_unlock(&mutex);
+}
+
+static void *deep_then_wait(void *arg)
+{
+    (void)arg;
+    wait_after_deep();
+    return NULL;
+}
+
+NOINLINE static void *signal_then_close(void *arg)
+{
+    pthread_t w = *(pthread_t *)arg;
+    blocked_until(&joining); /* the join has shown the wait */
+    pthread_mutex_lock(&hand);
+    pthread_kill(w, SIGUSR1);
+    blocked_until(&handler_waiter);
+    pthread_mutex_unlock(&hand);
+    while (!atomic_load(&handled))
+        sched_yield();
+    blocked_until(&cond_waiter); /* back in its condition wait */
+    pthread_mutex_lock(&mutex);
+    pthread_mutex_lock(&other);
+    pthread_mutex_unlock(&other);
+    pthread_mutex_unlock(&mutex);
+    return NULL;
+}
+
+NOINLINE static void join_shown_then_handler(void)
+{
+    pthread_t w, c;
+    struct sigaction sa = {.sa_handler = take_hand, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    pthread_mutex_lock(&deep);
+    pthread_create(&w, NULL, deep_then_wait, NULL);
+    blocked_until(&deep_waiter);
+    pthread_mutex_unlock(&deep);
+    blocked_until(&cond_waiter);
+    pthread_mutex_lock(&other);
+    pthread_create(&c, NULL, signal_then_close, &w);
+    blocked_announce_on(&joining, (const void *)w, 4096);
+    result("join", pthread_join(w, NULL));
+    pthread_mutex_unlock(&other);
+    pthread_join(c, NULL);
+}
+
+#if defined(__x86_64__)
+/* ---- a condition wait shown before its own thread looks at its wait slot ---- */
+
+/* The waiter holds `reads` for read and waits on `cond` with `mutex`: a wait the tracer
+ * publishes (it holds a lock), with its read hold indexed for the writers that wait for it.
+ * Single-stepped from just before the wait (trapstep.h), the waiter is held at the entry of
+ * the tracer's lt_waitfor_cond_begin, its wait recorded but not yet looked at, until the
+ * main thread sleeps in its join, whose search has shown the wait meanwhile. The third thread
+ * then takes `mutex`, which the wait must retake, and asks to write `reads`: a deadlock
+ * through the waiter's read hold. The waiter used to keep the shown wait, without its read
+ * holds (nor its signaller hint): the deadlock went unreported and the program hung. A
+ * first wait at the same place, holding nothing and unstepped, makes the tracer's first-time
+ * work there (with every signal blocked, a trap would kill). */
+static pthread_rwlock_t reads = PTHREAD_RWLOCK_INITIALIZER;
+static uintptr_t cond_begin;
+static volatile sig_atomic_t stepping;
+static _Atomic int held_at_begin;
+static blocked_probe stepped_waiter;
+
+static void step_to_cond_begin(int sig, siginfo_t *info, void *uctx)
+{
+    (void)sig, (void)info;
+    ucontext_t *uc = uctx;
+    if (!stepping) {
+        trapstep_flag(uc, 0);
+        return;
+    }
+    if (pc_interrupted(uc) != cond_begin) {
+        trapstep_flag(uc, 1);
+        return;
+    }
+    stepping = 0;
+    trapstep_flag(uc, 0);
+    atomic_store(&held_at_begin, 1);
+    blocked_until(&joining);
+}
+
+NOINLINE static void wait_round(int round)
+{
+    pthread_mutex_lock(&mutex);
+    blocked_announce_on(&stepped_waiter, &cond, sizeof cond);
+    if (round) {
+        stepping = 1;
+        raise(SIGTRAP);
+    }
+    while (go <= round)
+        pthread_cond_wait(&cond, &mutex);
+    pthread_mutex_unlock(&mutex);
+}
+
+static void *read_and_wait(void *arg)
+{
+    (void)arg;
+    wait_round(0);
+    pthread_rwlock_rdlock(&reads);
+    wait_round(1);
+    pthread_rwlock_unlock(&reads);
+    return NULL;
+}
+
+NOINLINE static void *write_reads(void *arg)
+{
+    (void)arg;
+    blocked_until(&joining);
+    blocked_until(&stepped_waiter); /* in its condition wait */
+    pthread_mutex_lock(&mutex);
+    pthread_rwlock_wrlock(&reads);
+    pthread_rwlock_unlock(&reads);
+    pthread_mutex_unlock(&mutex);
+    return NULL;
+}
+
+NOINLINE static void join_shown_before_look(void)
+{
+    pthread_t w, c;
+    cond_begin = trapstep_tracer_function("lt_waitfor_cond_begin");
+    if (!cond_begin || pc_probe_install(SIGTRAP, step_to_cond_begin, 0) != 0) {
+        puts("lt_waitfor_cond_begin not found");
+        return;
+    }
+    pthread_create(&w, NULL, read_and_wait, NULL);
+    blocked_until(&stepped_waiter);
+    say_go(); /* go 1: the first round ends */
+    while (!atomic_load(&held_at_begin))
+        sched_yield();
+    pthread_create(&c, NULL, write_reads, NULL);
+    blocked_announce_on(&joining, (const void *)w, 4096);
+    result("join", pthread_join(w, NULL));
+    pthread_join(c, NULL);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -568,6 +753,12 @@ int main(int argc, char **argv)
         fork_while_joining();
     else if (!strcmp(s, "join-while-published"))
         join_while_published();
+    else if (!strcmp(s, "join-shown-then-handler"))
+        join_shown_then_handler();
+#if defined(__x86_64__)
+    else if (!strcmp(s, "join-shown-before-look"))
+        join_shown_before_look();
+#endif
     else {
         fprintf(stderr, "peer_joins: unknown scenario '%s'\n", s);
         return 64;

@@ -14,10 +14,18 @@
  *     plugin's lock taken under and over them, the plugin unloaded (peer_plugin_far.c: its
  *     lock's page stays unmapped). The tracer read the gone lock's word (SIGSEGV; LibreOffice
  *     at exit, NSS_Shutdown unloading its modules). Prints "unloaded".
- * Each prints whether the lock came back at its address, and "done".
+ *   - unload-held: the plugin's lock taken under the program's, then taken and kept, and the
+ *     plugin unloaded: its holder would unlock unmapped memory (free-held). Loaded again, its
+ *     lock taken the other way: a new lock, silent.
+ *   - unload-held-other: the same kept by another thread, unloaded by the main thread.
+ *   - unload-released, unload-released-atexit: the lock kept until the plugin's destructor,
+ *     or a function it registered with atexit, lets it go as the plugin is unloaded: silent.
+ *   - unload-kept-held: kept held while a second handle keeps the plugin loaded: silent.
+ * Each prints whether the lock came back at its address, or what it did, and "done".
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +97,73 @@ NOINLINE static void after_inversion(const char *path)
     printf("unloaded\n");
 }
 
+static void hold(void *h, int how)
+{
+    void (*hold_it)(int) = (void (*)(int))dlsym(h, "plugin_hold");
+    if (!hold_it) {
+        fprintf(stderr, "dlsym: %s\n", dlerror());
+        exit(2);
+    }
+    hold_it(how);
+}
+
+NOINLINE static void unload_held(const char *path)
+{
+    void *h = load(path);
+    pthread_mutex_t *before = lock_of(h, "plugin_mutex");
+    nest(&program_lock, before);
+    hold(h, 0);
+    dlclose(h);
+    h = load(path);
+    pthread_mutex_t *after = lock_of(h, "plugin_mutex");
+    nest(after, &program_lock);
+    dlclose(h);
+    printf("unloaded while held, same address: %s\n", before == after ? "yes" : "no");
+}
+
+static sem_t held, unloaded;
+
+static void *holder(void *h)
+{
+    hold(h, 0);
+    sem_post(&held);
+    sem_wait(&unloaded);
+    return NULL;
+}
+
+NOINLINE static void unload_held_other(const char *path)
+{
+    pthread_t t;
+    void *h = load(path);
+    sem_init(&held, 0, 0);
+    sem_init(&unloaded, 0, 0);
+    pthread_create(&t, NULL, holder, h);
+    sem_wait(&held);
+    dlclose(h);
+    sem_post(&unloaded);
+    pthread_join(t, NULL);
+    puts("unloaded while another thread holds it");
+}
+
+NOINLINE static void unload_released(const char *path, int how)
+{
+    void *h = load(path);
+    hold(h, how);
+    dlclose(h);
+    puts("unloaded, let go as it was");
+}
+
+NOINLINE static void unload_kept_held(const char *path)
+{
+    void *kept = load(path), *h = load(path);
+    pthread_mutex_t *lock = lock_of(h, "plugin_mutex");
+    hold(h, 0);
+    dlclose(h);
+    pthread_mutex_unlock(lock);
+    dlclose(kept);
+    puts("closed while held, still loaded");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4)
@@ -101,6 +176,16 @@ int main(int argc, char **argv)
         reload(argv[2], "plugin_mutex", 1);
     else if (!strcmp(argv[1], "after-inversion"))
         after_inversion(argv[2]);
+    else if (!strcmp(argv[1], "unload-held"))
+        unload_held(argv[2]);
+    else if (!strcmp(argv[1], "unload-held-other"))
+        unload_held_other(argv[2]);
+    else if (!strcmp(argv[1], "unload-released"))
+        unload_released(argv[2], 1);
+    else if (!strcmp(argv[1], "unload-released-atexit"))
+        unload_released(argv[2], 2);
+    else if (!strcmp(argv[1], "unload-kept-held"))
+        unload_kept_held(argv[2]);
     else
         return 2;
     puts("done");

@@ -7,12 +7,15 @@
 #define TRAPSTEP_H
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -44,6 +47,42 @@ static inline void trapstep_tracer(uintptr_t *lo, uintptr_t *hi)
     dl_iterate_phdr(trapstep_find, bounds);
     *lo = bounds[0];
     *hi = bounds[1];
+}
+
+/* The address of the tracer's function `name`, a local one too (its ELF symbol table: the
+ * build's library is not stripped); 0 when there is none. For a test that holds a thread at
+ * the entry of one step of the tracer's. */
+static inline uintptr_t trapstep_tracer_function(const char *name)
+{
+    Dl_info info;
+    struct stat st;
+    uintptr_t found = 0;
+    if (!dladdr(dlsym(RTLD_DEFAULT, "pthread_mutex_lock"), &info) || !info.dli_fname)
+        return 0;
+    int fd = open(info.dli_fname, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    const char *elf = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (elf == MAP_FAILED)
+        return 0;
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)elf;
+    const ElfW(Shdr) *sh = (const ElfW(Shdr) *)(elf + eh->e_shoff);
+    for (int i = 0; i < eh->e_shnum && !found; i++) {
+        if (sh[i].sh_type != SHT_SYMTAB)
+            continue;
+        const ElfW(Sym) *sym = (const ElfW(Sym) *)(elf + sh[i].sh_offset);
+        const char *names = elf + sh[sh[i].sh_link].sh_offset;
+        for (size_t k = 0; k < sh[i].sh_size / sizeof *sym && !found; k++)
+            if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_value &&
+                strcmp(names + sym[k].st_name, name) == 0)
+                found = (uintptr_t)info.dli_fbase + sym[k].st_value;
+    }
+    munmap((void *)elf, (size_t)st.st_size);
+    return found;
 }
 
 /* sig to the calling thread: delivered before the call returns, unless it is blocked. */

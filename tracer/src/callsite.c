@@ -357,7 +357,7 @@ static size_t still_holds(lt_thread *t, const lt_walk *w, uintptr_t *out)
  * read the same slots up to there, so out holds what the longest one read. */
 size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out)
 {
-    lt_walk *set = lt_callsite_set(t, ra), *best = NULL;
+    lt_walk *set = lt_callsite_set(t, ra, cfa), *best = NULL;
     size_t from = 0, k = (size_t)(set - t->walks) / LT_WALK_WAYS;
     for (lt_walk *w = set; w < set + LT_WALK_WAYS; w++) {
         size_t n;
@@ -391,7 +391,7 @@ static int walk_found(const lt_walk_frames *f, const uintptr_t *out, size_t n)
 const lt_walk_frames *lt_callsite_walk_of(lt_thread *t, uintptr_t ra, uintptr_t cfa,
                                           const uintptr_t *out, size_t n)
 {
-    const lt_walk *w = lt_callsite_set(t, ra);
+    const lt_walk *w = lt_callsite_set(t, ra, cfa);
     for (size_t i = 0; i < LT_WALK_WAYS; i++, w++)
         if (w->ra == ra && w->cfa == cfa && w->n == n &&
             walk_found(lt_callsite_frames(t, w), out, n))

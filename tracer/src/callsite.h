@@ -35,10 +35,9 @@ size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uin
  * nearby addresses together), and a set holds LT_WALK_WAYS walks: a lock helper called from
  * several places (memcached's item_lock) starts walks at one (ra, cfa) that differ in the
  * callers, and each eviction costs a walk with table lookups. */
-static inline lt_walk *lt_callsite_set(lt_thread *t, uintptr_t ra)
+static inline lt_walk *lt_callsite_set(lt_thread *t, uintptr_t ra, uintptr_t cfa)
 {
-    return &t->walks[((ra ^ (ra >> LT_WALK_SET_BITS)) & ((1u << LT_WALK_SET_BITS) - 1)) *
-                     LT_WALK_WAYS];
+    return &t->walks[((ra ^ (cfa >> 4)) & ((1u << LT_WALK_SET_BITS) - 1)) * LT_WALK_WAYS];
 }
 
 size_t lt_callsite_stack(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out, size_t max);
@@ -98,7 +97,7 @@ static inline int lt_callsite_holds(lt_thread *t, const lt_walk *w, uintptr_t cf
  * when none does. */
 static inline lt_walk *lt_callsite_holding(lt_thread *t, uintptr_t ra, uintptr_t cfa)
 {
-    lt_walk *w = lt_callsite_set(t, ra);
+    lt_walk *w = lt_callsite_set(t, ra, cfa);
     for (size_t i = 0; i < LT_WALK_WAYS; i++, w++)
         if (w->ra == ra && w->cfa == cfa && lt_likely(lt_callsite_holds(t, w, cfa, NULL)))
             return w;
@@ -113,7 +112,7 @@ static inline lt_walk *lt_callsite_holding(lt_thread *t, uintptr_t ra, uintptr_t
 static inline lt_walk *lt_callsite_held_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa,
                                              uintptr_t *out, size_t *n)
 {
-    lt_walk *w = lt_callsite_set(t, ra);
+    lt_walk *w = lt_callsite_set(t, ra, cfa);
     for (size_t i = 0; i < LT_WALK_WAYS; i++, w++) {
         if (w->ra == ra && w->cfa == cfa && lt_likely(lt_callsite_holds(t, w, cfa, out))) {
             *n = w->n;

@@ -147,8 +147,8 @@ static int enqueue(lt_cond_waiter *w, lt_cond_waiter *other)
 void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w)
 {
     lt_cond_waiter other = {0};
-    *w = (lt_cond_waiter){.cv = cv, .mutex = ev->addr, .ra = ev->ra, .api = ev->api,
-                          .timed = ev->wait == LT_WAIT_TIMED};
+    *w = (lt_cond_waiter){.cv = cv, .mutex = ev->addr, .ra = ev->ra, .cfa = ev->cfa,
+                          .api = ev->api, .timed = ev->wait == LT_WAIT_TIMED};
     w->who = *lt_thread_info_kept(ev->self);
     if (!enqueue(w, &other))
         return;

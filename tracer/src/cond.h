@@ -14,6 +14,7 @@ typedef struct lt_cond_waiter {
     const void *cv, *mutex; /* cv: the condition variable or barrier; mutex NULL: a barrier */
     lt_thread_info who;
     uintptr_t ra;       /* call site of the wait */
+    uintptr_t cfa;      /* the waiting call's frame (waitfor.c: a shown wait's, left_behind) */
     int api;            /* lt_api of the wait (pthread_cond_wait, cnd_wait) */
     int shown;          /* a joiner's search published this wait for its thread (waitfor.c) */
     int timed;          /* a wait with a deadline: a destroy waits for it only until then */

@@ -492,6 +492,40 @@ int lt_interpose_acquire(lt_call *c)
     return acquire(c);
 }
 
+/* Whether a lock the thread holds (h, found by acquire_fast) can be taken again in mode with
+ * nothing to check or report: a recursive mutex, and a read of an rwlock held for read that
+ * does not prefer writers (where a queued writer cannot stop the read: lt_before_lock_slow
+ * asks exactly that). The entry must be current, and held_room not 0 (LOCKTRACE_STATS
+ * counts a relock, which the general path does). */
+static int relock_silent(const lt_thread *t, const lt_held *h, const void *addr, lt_kind kind,
+                         lt_mode mode)
+{
+    if (h->mode != mode || !t->held_room || !lt_held_current(t, h))
+        return 0;
+    if (kind == LT_MUTEX)
+        return lt_lock_mutex_type(addr, h->lock) == LT_MUTEX_RECURSIVE;
+    return kind == LT_RWLOCK && mode == LT_MODE_READ && !lt_lock_prefers_writer(addr, h->lock);
+}
+
+/* A lock taken again by the thread that holds it, where that is legal (relock_silent): one
+ * more level of its entry once libc counts it, where the general path asked every question
+ * of a relock (~470 of the tracer's instructions a relock and its unlock in coturn, whose
+ * recursive mutexes are taken again all the time, against ~170 for a first acquisition).
+ * The rest goes the general way, and so does a try libc refuses, which changed nothing: a
+ * fork child relocking a mutex its parent held (libc's owner is the parent's thread: EBUSY,
+ * a report there), a count at its limit (EAGAIN). 1 when it took the lock. */
+static __attribute__((noinline)) int relock(lt_thread *t, lt_held *h, const void *addr,
+                                            lt_kind kind, lt_mode mode)
+{
+    if (!relock_silent(t, h, addr, kind, mode))
+        return 0;
+    void *l = (void *)addr;
+    if ((kind == LT_MUTEX ? real.pthread_mutex_trylock(l) : real.pthread_rwlock_tryrdlock(l)) != 0)
+        return 0;
+    h->depth++;
+    return 1;
+}
+
 #define CALL(lock, kind, mode, wait, ...)                                                     \
     (&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL, 0, 0, 0},      \
              __VA_ARGS__})
@@ -520,8 +554,13 @@ static inline __attribute__((always_inline)) int acquire_fast(const void *addr, 
         goto general;
     if (t->nheld) {
         if (t->held_end < LT_HELD_INDEX_MIN) {
-            if (lt_held_find(t, addr))
-                goto general;
+            lt_held *held = lt_held_find(t, addr);
+            if (held) {
+                if (!relock(t, held, addr, kind, mode))
+                    goto general;
+                lt_leave(&lt_tls);
+                return 0;
+            }
         } else if (kind == LT_RWLOCK ||
                    atomic_load_explicit(&l->writer, memory_order_relaxed) == t->info.seq + 1 ||
                    atomic_load_explicit(&lt_foreign_unlocks, memory_order_relaxed)) {
@@ -735,6 +774,22 @@ static __attribute__((noinline)) int unlock_general(lt_thread *t, const void *lo
     return unlock_entered(t, lock, kind, LT_API_PTHREAD, ra, cfa);
 }
 
+/* unlock_fast's newest entry held more than once (a recursive mutex's or read's relock): a
+ * level less once libc accepted the unlock; anything else as unlock_general. (ra, cfa) is
+ * the call site. */
+static __attribute__((noinline)) int unlock_level(lt_thread *t, lt_held *h, const void *lock,
+                                                  lt_kind kind, uintptr_t ra, uintptr_t cfa)
+{
+    if (!lt_held_current(t, h))
+        return unlock_general(t, lock, kind, ra, cfa);
+    int rc = real_unlock(lock, kind);
+    if (lt_unlikely(rc != 0))
+        return unlock_refused(t, h, kind, rc, ra, cfa);
+    h->depth--;
+    lt_leave(&lt_tls);
+    return 0;
+}
+
 /* The entry points' unlock: its common cases - the newest or second newest entry of a small
  * set, the oldest of a large one (lt_unlock_begin_oldest), held once - with nothing live across libc's unlock:
  * the entry is found again after it from the thread (which is inside the tracer, so its set
@@ -761,6 +816,8 @@ static inline __attribute__((always_inline)) int unlock_fast(const void *lock, l
         lt_leave(&lt_tls);
         return 0;
     }
+    if (h && h->depth > 1)
+        return unlock_level(t, h, lock, kind, UNUSUAL_SITE(0, 0));
     /* A large set's oldest entry before the second newest: a large set is released newest
        first (above) or oldest first (`stressbench groups`: its second-newest question before
        cost each unlock 9 instructions); a small set pays one compare for it. */
@@ -1491,8 +1548,18 @@ LT_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, .
  * mutex): loaded again, often at the same address, its locks are new ones, as after munmap;
  * their old orders would make false inversions with the new ones. ld.so unmaps it with its
  * own munmap, unseen, and which objects go (dependencies too, or none while others hold
- * them) is known only after the call: the objects listed before it and missing after it
- * are gone, and their writable segments' locks are forgotten then, unreported. */
+ * them) is known only after the call, or inside it, as each one's destructors run
+ * (__cxa_finalize below): there, its memory still there, a lock still held is reported as
+ * munmap reports one. After the call, the objects listed before it and missing after it are
+ * gone, and what their writable segments still hold is forgotten, unreported. */
+
+/* The pages of an object's writable segments. */
+static void object_pages(const lt_object_data *o, uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = o->lo & ~(uintptr_t)(mem.page - 1);
+    *hi = (o->hi + mem.page - 1) & ~(uintptr_t)(mem.page - 1);
+}
+
 static __attribute__((noinline)) void objects_gone(const lt_object_data *before, size_t n)
 {
     size_t cap = n + 64, now_n;
@@ -1508,8 +1575,8 @@ static __attribute__((noinline)) void objects_gone(const lt_object_data *before,
             size_t j = 0;
             while (j < now_n && now[j].phdr != before[i].phdr)
                 j++;
-            uintptr_t lo = before[i].lo & ~(uintptr_t)(mem.page - 1);
-            uintptr_t hi = (before[i].hi + mem.page - 1) & ~(uintptr_t)(mem.page - 1);
+            uintptr_t lo, hi;
+            object_pages(&before[i], &lo, &hi);
             if (j == now_n && lt_lockmap_any(lo, hi))
                 lt_memory_gone(ev.self, lo, hi);
         }
@@ -1532,13 +1599,51 @@ LT_EXPORT int dlclose(void *handle)
         if (before && (n = lt_platform_objects(before, cap)) > cap)
             n = 0; /* more loaded meanwhile than room: none is looked for */
     }
+    lt_event ev = {0};
+    uintptr_t outer = 0; /* (a destructor's own dlclose nests) */
+    if (enter(&ev)) {
+        outer = ev.self->unloading;
+        ev.self->unloading = (uintptr_t)__builtin_return_address(0);
+        lt_leave(&lt_tls);
+    }
     int rc = mem.dlclose(handle);
+    if (ev.self)
+        ev.self->unloading = outer;
     if (before) {
         if (rc == 0 && n)
             objects_gone(before, n);
         lt_platform_unmap(before, cap * sizeof *before);
     }
     return rc;
+}
+
+/* Each object's destructors end with gcc's crtstuff calling __cxa_finalize with its handle
+ * (an address in its data), which runs its C++ static objects' destructors and its atexit
+ * functions; then its memory is unmapped, at once in dlclose. Inside dlclose (the thread's
+ * `unloading`), the object's locks are forgotten here, after everything of the object's own
+ * that could still release them (but for destructors with a priority, which run after),
+ * and one still held is a free-held report, the library named (its holder would unlock
+ * unmapped memory). At exit nothing is unmapped: it passes by. An object built without
+ * crtstuff does not call it: its locks are forgotten after the unload, unreported. */
+LT_EXPORT void __cxa_finalize(void *dso)
+{
+    void (*real)(void *) = mem_ready() && mem.cxa_finalize
+                               ? mem.cxa_finalize
+                               : (void (*)(void *))lt_platform_real("__cxa_finalize", NULL);
+    if (real)
+        real(dso);
+    lt_thread *t = lt_tls.self;
+    lt_event ev = {0};
+    lt_object_data o;
+    if (!dso || !t || !t->unloading || !enter(&ev))
+        return;
+    uintptr_t lo, hi;
+    if (lt_platform_object_of((uintptr_t)dso, &o)) {
+        object_pages(&o, &lo, &hi);
+        if (lt_lockmap_any(lo, hi))
+            lt_memory_released(ev.self, lo, hi, LT_RELEASE_DLCLOSE, ev.self->unloading);
+    }
+    lt_leave(&lt_tls);
 }
 #endif
 

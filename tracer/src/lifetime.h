@@ -142,7 +142,13 @@ static inline int lt_lockmap_block_clear(uintptr_t p, size_t span)
 }
 
 /* lifetime.c ----------------------------------------------------------------------------- */
-typedef enum { LT_RELEASE_FREE, LT_RELEASE_REALLOC, LT_RELEASE_MUNMAP, LT_RELEASE_RECYCLED } lt_release;
+typedef enum {
+    LT_RELEASE_FREE,
+    LT_RELEASE_REALLOC,
+    LT_RELEASE_MUNMAP,
+    LT_RELEASE_RECYCLED,
+    LT_RELEASE_DLCLOSE /* a library's writable segments, about to be unmapped by dlclose */
+} lt_release;
 
 /* [lo, hi) stops holding locks (the caller is about to free or unmap it): every known lock
  * in it is forgotten, and one that some thread holds is reported first (free-held). ra is

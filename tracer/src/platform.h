@@ -252,6 +252,7 @@ typedef struct lt_allocator {
     int (*munmap)(void *, size_t);
     void *(*mremap)(void *, size_t, size_t, int, ...); /* NULL when libc has none */
     int (*dlclose)(void *);
+    void (*cxa_finalize)(void *);
     size_t page;
     int glibc_chunks;
 } lt_allocator;
@@ -266,6 +267,8 @@ typedef struct lt_object_data {
 /* The loaded objects with writable segments: the first max of them into out; returns how
  * many there are. */
 size_t lt_platform_objects(lt_object_data *out, size_t max);
+/* The loaded object whose writable segments' span holds addr, into *out; 0 when none. */
+int lt_platform_object_of(uintptr_t addr, lt_object_data *out);
 
 /* Tells a conservative garbage collector loaded with the program (libgc) that the tracer's
  * writable segments hold no reference to its heap: not roots to read at each collection. */

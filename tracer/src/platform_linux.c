@@ -707,11 +707,10 @@ typedef struct object_list {
     size_t max, n;
 } object_list;
 
-static int list_object(struct dl_phdr_info *info, size_t size, void *arg)
+/* The span of the object's writable segments into *out; 0 when it has none. */
+static int object_data(const struct dl_phdr_info *info, lt_object_data *out)
 {
-    object_list *list = arg;
     uintptr_t lo = UINTPTR_MAX, hi = 0;
-    (void)size;
     for (size_t i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || !ph->p_memsz)
@@ -722,10 +721,19 @@ static int list_object(struct dl_phdr_info *info, size_t size, void *arg)
         if (start + ph->p_memsz > hi)
             hi = start + ph->p_memsz;
     }
-    if (hi <= lo)
+    *out = (lt_object_data){info->dlpi_phdr, lo, hi};
+    return hi > lo;
+}
+
+static int list_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    object_list *list = arg;
+    lt_object_data o;
+    (void)size;
+    if (!object_data(info, &o))
         return 0;
     if (list->n < list->max)
-        list->out[list->n] = (lt_object_data){info->dlpi_phdr, lo, hi};
+        list->out[list->n] = o;
     list->n++;
     return 0;
 }
@@ -735,6 +743,24 @@ size_t lt_platform_objects(lt_object_data *out, size_t max)
     object_list list = {out, max, 0};
     dl_iterate_phdr(list_object, &list);
     return list.n;
+}
+
+typedef struct object_query {
+    uintptr_t addr;
+    lt_object_data *out;
+} object_query;
+
+static int object_holding(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    object_query *q = arg;
+    (void)size;
+    return object_data(info, q->out) && q->addr - q->out->lo < q->out->hi - q->out->lo;
+}
+
+int lt_platform_object_of(uintptr_t addr, lt_object_data *out)
+{
+    object_query q = {addr, out};
+    return dl_iterate_phdr(object_holding, &q) == 1;
 }
 
 /* The tracer's own writable segments (its .data and .bss, 16 MB of tables: shadow homes,
@@ -795,11 +821,13 @@ void lt_platform_gc_roots(void)
  * ---------------------------------------------------------------------------------------- */
 
 /* The tracer's exports that a process calls without taking any lock: the memory that may hold
- * locks (free and the like), signal actions, pipes, _exit and dlclose. (sh, make, sed and grep
- * call some of them: free and realloc, sigaction, pipe, dlclose.) Every other export counts
+ * locks (free and the like), signal actions, pipes, _exit, dlclose and __cxa_finalize (which
+ * every object's crtstuff names). (sh, make, sed and grep call some of them: free and
+ * realloc, sigaction, pipe, dlclose.) Every other export counts
  * as a lock entry point, new ones too. */
 static const char *const lock_free_exports[] = {
-    "free", "cfree", "realloc", "reallocarray", "munmap", "mremap", "dlclose", "pipe", "pipe2",
+    "free", "cfree", "realloc", "reallocarray", "munmap", "mremap", "dlclose", "__cxa_finalize",
+    "pipe", "pipe2",
     "_exit", "_Exit", "sigaction", "sigprocmask", "signal", "bsd_signal", "ssignal",
     "sysv_signal", "__sysv_signal", "sigset", "sigignore", "siginterrupt"};
 
@@ -975,6 +1003,7 @@ void lt_platform_allocator(lt_allocator *out)
         out->munmap = lt_platform_munmap_direct;
     out->mremap = (void *(*)(void *, size_t, size_t, int, ...))dlsym(RTLD_NEXT, "mremap");
     out->dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+    out->cxa_finalize = (void (*)(void *))dlsym(RTLD_NEXT, "__cxa_finalize");
     out->page = (size_t)getpagesize();
     if (!same_module((void *)out->free, (void *)out->usable_size))
         out->usable_size = NULL;

@@ -119,6 +119,19 @@ static lt_rep_cut cut_at(const uintptr_t *ips, size_t n, int partial, size_t dro
                : LT_CUT_NONE;
 }
 
+/* How many of the k frames of a stack's top address are calls of locktrace.h's inline
+ * functions (locktrace_memory_recycled, locktrace_mutex_pre_lock): the tracer's interface,
+ * inlined into the program's function. Left out, as the tracer's own frames are: the
+ * program's line is #0, as in a report of a pthread call. */
+static size_t annotation_frames(const lt_rep_frame *f, size_t k)
+{
+    size_t n = 0;
+    while (n + 1 < k && f[n].inlined && f[n].function &&
+           strncmp(f[n].function, "locktrace_", 10) == 0)
+        n++;
+    return n;
+}
+
 static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int lock, int partial)
 {
     int interrupted = 0;
@@ -141,6 +154,11 @@ static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int loc
         interrupted = i && frames[nframes - 1].function == signal_frame;
         size_t k = fill_frames(&frames[nframes], MAX_FRAMES - nframes, ips[i],
                                i ? &frames[nframes - 1] : NULL, interrupted);
+        size_t api = i ? 0 : annotation_frames(&frames[nframes], k);
+        if (api) {
+            k -= api;
+            memmove(&frames[nframes], &frames[nframes + api], k * sizeof *frames);
+        }
         nframes += k;
         s->nframes += k;
     }
@@ -171,17 +189,26 @@ static const char *describe(const void *object, locktrace_describe_fn fn)
 }
 
 /* free-held: the lock's place in the memory being released, "heap block 0x... (N bytes),
- * offset K" (free, realloc), "mapping 0x... (N bytes), offset K" (munmap) or "recycled memory
- * 0x... (N bytes), offset K" (locktrace_memory_recycled). */
+ * offset K" (free, realloc), "mapping 0x... (N bytes), offset K" (munmap), "recycled memory
+ * 0x... (N bytes), offset K" (locktrace_memory_recycled) or "library PATH, data 0x... (N
+ * bytes), offset K" (dlclose; still loaded as the report is made). */
 static const char *block_name(const lt_finding *f)
 {
     static const char *const kinds[] = {[LT_RELEASE_FREE] = "heap block ",
                                         [LT_RELEASE_REALLOC] = "heap block ",
                                         [LT_RELEASE_MUNMAP] = "mapping ",
-                                        [LT_RELEASE_RECYCLED] = "recycled memory "};
-    char buf[128];
-    lt_lockname_region(buf, sizeof buf, kinds[f->block_how], f->block, f->block_size,
-                       (uintptr_t)f->lock);
+                                        [LT_RELEASE_RECYCLED] = "recycled memory ",
+                                        [LT_RELEASE_DLCLOSE] = "library data "};
+    char buf[384], what[320];
+    const char *kind = kinds[f->block_how];
+    if (f->block_how == LT_RELEASE_DLCLOSE && !raw_only &&
+        lt_platform_module((uintptr_t)f->lock, &module)) {
+        size_t n = lt_fmt_str(what, sizeof what, 0, "library ");
+        n = lt_fmt_str(what, sizeof what, n, module.path);
+        lt_fmt_str(what, sizeof what, n, ", data ");
+        kind = what;
+    }
+    lt_lockname_region(buf, sizeof buf, kind, f->block, f->block_size, (uintptr_t)f->lock);
     return keep(buf);
 }
 

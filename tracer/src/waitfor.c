@@ -363,6 +363,7 @@ static int show(void *arg)
     w->wait = LT_WAIT_BLOCK;
     w->api = (uint8_t)sw->seen->api;
     w->stack = sw->stack;
+    w->cfa = sw->seen->cfa; /* else the thread's last wait's: left_behind compares with it */
     w->who = sw->seen->who;
     clock_gettime(CLOCK_MONOTONIC, &w->since);
     link_wait(sw->t, 0); /* it holds nothing: else its wait would be published */
@@ -827,7 +828,10 @@ static int report_deadlock(lt_wait_step *steps, size_t n, int veto)
 
 /* Whether t's published wait was left without its end being seen: a call made at or above
  * that wait's frame on the same stack (a signal handler that siglongjmp'd out of it); a
- * handler's call nested in the wait is below it, or on another stack (sigaltstack). */
+ * handler's call nested in the wait is below it, or on another stack (sigaltstack). A
+ * condition wait a joiner's search showed has the frame of its call (show), so that call's
+ * own wait, when the show came before it looked, is one made at that frame too: it replaces
+ * the shown one, which lacks the signaller hint and the thread's read holds. */
 static int left_behind(const lt_thread *t, uintptr_t cfa)
 {
     uintptr_t lo = t->stack_lo, size = t->stack_hi - t->stack_lo, old = t->waiting.cfa;
@@ -838,11 +842,13 @@ static int left_behind(const lt_thread *t, uintptr_t cfa)
  * wait that begins while the thread's own wait is published (a signal handler that locks
  * while its thread is blocked) is deferred: the thread stays shown in its outer wait, which
  * it returns to, and the nested one is neither published nor checked. A wait left behind
- * is taken down first. */
+ * is taken down first, and so is this call's own condition wait shown for a joiner before
+ * this look (left_behind). */
 static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond_waiter *cw)
 {
     lt_thread *t = ev->self;
-    if (lt_unlikely(atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1) &&
+    /* (acquire: a shown wait's frame was written by the joiner) */
+    if (lt_unlikely(atomic_load_explicit(&t->waiting.seq, memory_order_acquire) & 1) &&
         left_behind(t, ev->cfa)) {
         lt_spin_lock(&wf_lock);
         unpublish(t);
