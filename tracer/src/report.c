@@ -199,16 +199,27 @@ void lt_report_out_of_memory(void)
         lt_platform_write(2, msg, sizeof msg - 1);
 }
 
-/* The tracer had to stop tracking something (memory exhausted): said once, never fatal. */
+/* The reasons said so far, by their text's address (each caller's own literal). One flag for
+ * all of them hid every reason but the first: a process without libdw said that at its first
+ * report and nothing after, a call-site table that filled later among it. */
+#define DEGRADED_REASONS 16
+static const char *_Atomic degraded_said[DEGRADED_REASONS];
+
+/* The tracer had to stop tracking something (memory exhausted, a table full, a library
+ * missing): said once for each reason, never fatal. */
 void lt_report_degraded(const char *what)
 {
-    static _Atomic int said;
     char buf[256];
-    if (atomic_exchange(&said, 1))
-        return;
+    for (size_t i = 0; i < DEGRADED_REASONS; i++) {
+        const char *at = NULL;
+        if (atomic_compare_exchange_strong(&degraded_said[i], &at, what))
+            break;
+        if (at == what)
+            return;
+    }
     size_t n = lt_fmt_str(buf, sizeof buf, 0, "locktrace: note: ");
-    n = lt_fmt_str(buf, sizeof buf, n, what);
-    n = lt_fmt_str(buf, sizeof buf, n, "; from now on some locks may go unchecked\n");
+    n = lt_fmt_str(buf, sizeof buf, n, what); /* what is lost, in the caller's words */
+    n = lt_fmt_str(buf, sizeof buf, n, "\n");
     lt_platform_write(2, buf, n);
 }
 

@@ -105,6 +105,7 @@ typedef struct lt_finding {
 /* report.c ------------------------------------------------------------------------------- */
 #define LT_REPORT_CAP 100 /* reports printed per kind; later ones are counted */
 void lt_report(lt_finding *f);
+/* "locktrace: note: <what>; ...": once for each reason (what's address: a literal of its own) */
 void lt_report_degraded(const char *what);
 void lt_report_out_of_memory(void);
 void lt_report_order_partial(size_t max);
