@@ -1500,15 +1500,19 @@ void lt_platform_thread_init(void)
      * its own allocations refused and goes on. A block of the same size malloc'd and freed
      * first stays in this thread's cache for it; refused, the thread unwinds nothing (its
      * stacks are its call sites) and the block is never asked for. */
+    int busy = lt_tls.busy;
+    lt_busy_set(&lt_tls, LT_BUSY_PASS); /* the program's allocator may block on a program lock */
     void *room = malloc(unw_tls_bytes ? unw_tls_bytes : 1);
+    if (room) {
+        free(room);
+        __tls_get_addr(&(tls_index){unw_tls_module, 0});
+    }
+    lt_busy_set(&lt_tls, busy);
     if (!room) {
         if (lt_tls.self)
             lt_tls.self->unwind_none = 1;
         lt_report_degraded("out of memory for a thread's unwinder state: its stacks are call sites only");
-        return;
     }
-    free(room);
-    __tls_get_addr(&(tls_index){unw_tls_module, 0});
 }
 
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
