@@ -1182,6 +1182,14 @@ static void put_condvar(out *o, const lt_rep *r)
     put_role(o, r, "request");
     for (size_t i = 0; i < r->nstacks; i++) {
         const lt_rep_stack *s = &r->stacks[i];
+        if (strcmp(s->role, "held") != 0)
+            continue;
+        put(o, "  the mutex stays locked from its outermost acquisition by this thread:\n");
+        put_frames(o, s);
+        put_partial(o, s);
+    }
+    for (size_t i = 0; i < r->nstacks; i++) {
+        const lt_rep_stack *s = &r->stacks[i];
         if (strcmp(s->role, "waiting") != 0)
             continue;
         put(o, "  waiting: ");
