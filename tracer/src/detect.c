@@ -338,12 +338,26 @@ static int untimed_writer(const lt_event *ev)
 /* A writer about to block is what makes a recursive read hang on a writer-preferring lock;
  * a timed writer gives up, and the read then goes on. The wait-for check (waitfor.c) may veto
  * the wait: the result is the call's (0 = block). */
+/* A normal mutex that this thread does not hold at ev->addr, whose word says the thread holds
+ * it all the same: the memory is mapped at another address too (a ring buffer mapped twice
+ * back to back, a segment a library maps again), and the thread took it there; or it took
+ * it around the tracer. The wait hangs. Read only when the request blocks. */
+static int held_elsewhere(const lt_event *ev)
+{
+    return ev->kind == LT_MUTEX && !ev->held && ev->lock && !lt_lock_custom(ev->lock) &&
+           lt_lock_mutex_type(ev->addr, ev->lock) == LT_MUTEX_NORMAL &&
+           !lt_lock_robust(ev->addr, ev->lock) &&
+           lt_lock_word_held(ev->addr, ev->lock, LT_MUTEX, LT_MODE_WRITE, ev->self->info.tid);
+}
+
 int lt_wait_begin(lt_event *ev)
 {
     if (untimed_writer(ev))
         atomic_fetch_add(&lt_lock_cold_of(ev->lock)->waiting_writers, 1);
     if (lt_unlikely(lt_cfg.stats))
         lt_stats_wait_begin(ev);
+    if (lt_unlikely(held_elsewhere(ev))) /* lt_wait_end follows, as after a veto */
+        return report_self(ev, NULL, LT_WHY_HELD_ELSEWHERE);
     return ev->lock ? lt_waitfor_begin(ev) : 0;
 }
 
