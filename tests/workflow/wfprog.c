@@ -180,9 +180,15 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "bad-unlock")) {
         pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
         noisy_unlock(&m);
+    } else if (!strcmp(mode, "bad-unlock-exec") && argc > 2) { /* then becomes argv[2...] */
+        pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+        noisy_unlock(&m);
+        execv(argv[2], argv + 2);
+        return 127;
     } else {
         fprintf(stderr, "usage: wfprog capped-then-suppressed|report-then-exit|hang|"
-                        "hung-on-lock|sigwait|self-deadlock|clean|leak|bad-unlock\n");
+                        "hung-on-lock|sigwait|self-deadlock|clean|leak|bad-unlock|"
+                        "bad-unlock-exec PROGRAM ARGS...\n");
         return 64;
     }
     return 0;

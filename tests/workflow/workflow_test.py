@@ -567,6 +567,100 @@ def exit_code_tree(c):
         need(os.listdir(scratch) == [], f'left behind: {os.listdir(scratch)}')
 
 
+def no_file_line(dir, n, kinds):
+    """The launcher's line for n reports that have no file in dir."""
+    one = n == 1
+    return (f'locktrace: {n} report{"" if one else "s"} ({kinds}) {"was" if one else "were"} '
+            f'printed on stderr but {"has" if one else "have"} no file in {dir}/ '
+            f'({"it" if one else "they"} could not be written there, the tracer said why on '
+            f'stderr; or {"it was" if one else "they were"} removed)\n')
+
+
+def running(pid):
+    """Whether pid is there and no zombie (a daemon's parent may never reap it)."""
+    try:
+        return open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except OSError:
+        return False
+
+
+def unfiled_setup(c):
+    """wfprog, a report directory that cannot be made (a path through a regular file: it
+    fails as a full disk or a read-only directory does, for root too), and the launcher's
+    command with --exitcode=66 and that directory, up to `sh -c`."""
+    bad = os.path.join(c.write('afile', ''), 'reports')
+    return c.a.wfprog, bad, [c.a.locktrace, '--exitcode=66', '--report-dir=' + bad, '--', 'sh', '-c']
+
+
+def unfiled_reports(c):
+    """'a report that happened makes --exitcode fire, whatever became of its file': a child
+    of sh -c whose report directory cannot be made, a child that removed its files, one that
+    closed every descriptor and took their numbers for a file of its own, one that reported
+    and exec'd a program that reported under the same pid; each run exits 66 and the
+    launcher's last line counts the reports that have no file (a full disk: checked by hand
+    on a full tmpfs, which needs root to mount)."""
+    wf, bad, lt = unfiled_setup(c)
+    ending, _, err = c.run(lt + [f'{wf} bad-unlock; true'])
+    need(ending == 66 and re.search(r'^locktrace: bad-unlock:', err, re.M) and
+         'LOCKTRACE_REPORT_DIR: not a directory' in err and
+         err.endswith(no_file_line(bad, 1, '1 bad-unlock')), f'directory not writable: {ending} {err}')
+    ending, _, err = c.run(lt[:1] + lt[2:] + [f'{wf} bad-unlock; true'])
+    need(ending == 0 and err.endswith(no_file_line(bad, 1, '1 bad-unlock')),
+         f'without --exitcode: {ending} {err}')
+    ending, _, err = c.run(lt + [f'{wf} bad-unlock-exec {wf} bad-unlock; true'])
+    need(ending == 66 and err.endswith(no_file_line(bad, 2, '2 bad-unlock')),
+         f'a report, then exec, then a report under the same pid: {ending} {err}')
+    own = os.path.join(c.tmp, 'own.log')
+    closer = c.write('closer.py', f"""import os
+os.closerange(0, 65536)
+for _ in range(16):
+    os.set_inheritable(os.open({own!r}, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), True)
+os.execv({wf!r}, [{wf!r}, 'bad-unlock'])
+""")
+    ending, _, err = c.run(lt + [f'{sys.executable} {closer}; true'])
+    text = open(own).read() if os.path.exists(own) else ''
+    need(ending == 66 and err.endswith(no_file_line(bad, 1, '1 bad-unlock')),
+         f'every descriptor closed, their numbers reused: {ending} {err}')
+    need(re.search(r'^locktrace: bad-unlock:', text, re.M) and 'locktrace-reports' not in text,
+         f'the program\'s own file (its fds 0-15): {text!r}')
+    ending, _, err = c.run([c.a.locktrace, '--exitcode=66', '--report-dir=' + c.dir, '--', 'sh',
+                            '-c', f'{wf} bad-unlock; rm -r {c.dir}; true'])
+    need(ending == 66 and err.endswith(no_file_line(c.dir, 1, '1 bad-unlock')),
+         f'the report file removed: {ending} {err}')
+
+
+def unfiled_neighbours(c):
+    """The legal neighbours of unfiled_reports: a report the user suppressed, in a child
+    whose report directory cannot be made, counts for nothing; a clean tree keeps its status
+    and says nothing; reports whose files were written are counted once; a daemon reporting
+    after the launcher ended prints its report and the directory's line, and nothing more."""
+    wf, bad, lt = unfiled_setup(c)
+    rules = c.write('supp', 'bad-unlock:noisy_unlock\n')
+    ending, _, err = c.run(lt[:3] + ['--suppressions=' + rules] + lt[3:] + [f'{wf} bad-unlock; true'])
+    need(ending == 0 and 'bad-unlock' not in err and 'no file' not in err,
+         f'suppressed by the user: {ending} {err}')
+    ending, _, err = c.run(lt + [f'{wf} clean; exit 3'])
+    need(ending == 3 and err == '', f'a clean tree: {ending} {err}')
+    ending, _, err = c.run([c.a.locktrace, '--exitcode=66', '--report-dir=' + c.dir, '--', 'sh',
+                            '-c', f'{wf} bad-unlock; {wf} bad-unlock; true'])
+    need(ending == 66 and '2 reports (2 bad-unlock; 2 occurrences)' in err and 'no file' not in err,
+         f'reports with their files: {ending} {err}')
+    log = os.path.join(c.tmp, 'daemon.log')
+    ending, out, err = c.run(lt + [f'(sleep 1; exec {wf} bad-unlock) >/dev/null 2>{log} '
+                                   '</dev/null & echo $!'])
+    pid = int(out.split()[0]) if out.split() else 0
+    need(ending == 0 and 'the program left ' in err, f'a daemon: {ending} {err}')
+    for _ in range(300):  # the daemon ends within a few seconds; 30 s at most
+        if not pid or not running(pid):
+            break
+        time.sleep(0.1)
+    text = open(log).read()
+    lines = [l for l in text.splitlines() if l.startswith('locktrace')]
+    need(len(lines) == 2 and lines[0].startswith('locktrace: bad-unlock:') and
+         'LOCKTRACE_REPORT_DIR: not a directory' in lines[1],
+         f'the daemon reporting after the launcher ended: {text!r}')
+
+
 def left_running(c):
     """'a daemon's reports come after the launcher is gone': a traced process the program
     leaves running is named in one line that says where its reports will go; a tree that
@@ -769,7 +863,7 @@ CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_
                                    sarif, launcher_signals, dump_command, exit_code_tree, left_running,
                                    readme_own_program,
                                    space_path,
-                                   not_loaded, asan_program, tsan_program, install_prefix,
+                                   not_loaded, unfiled_reports, unfiled_neighbours, asan_program, tsan_program, install_prefix,
                                    ctest_recipe, html, path_map, debuginfod)}
 
 

@@ -39,10 +39,12 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -2093,6 +2095,25 @@ void lt_platform_exe_path(char *buf, size_t size)
     ssize_t n = size ? readlink("/proc/self/exe", buf, size - 1) : -1;
     if (size)
         buf[n > 0 ? n : 0] = 0;
+}
+
+int lt_platform_datagram(const char *name, const char *msg, size_t len)
+{
+    struct sockaddr_un to = {.sun_family = AF_UNIX}; /* sun_path[0] 0: the abstract name */
+    size_t n = strlen(name);
+    int rc = -1, saved = errno;
+    if (n >= sizeof to.sun_path || lt_platform_filtered())
+        return -1;
+    memcpy(to.sun_path + 1, name, n);
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd >= 0) {
+        ssize_t sent = sendto(fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&to,
+                              (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n));
+        rc = sent == (ssize_t)len ? 0 : errno == EAGAIN || errno == ENOBUFS ? 1 : -1;
+        close(fd);
+    }
+    errno = saved;
+    return rc;
 }
 
 /* n's build-id as lowercase hex into out (129 bytes); 0 when n is not a GNU build-id note. */

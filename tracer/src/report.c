@@ -76,8 +76,10 @@ static void first(const lt_rep *r, lt_seen *s)
     }
     if (len)
         lt_platform_write(2, report_buf, len);
-    if (s->number)
+    if (s->number) {
         lt_report_file_write(r, s);
+        lt_report_channel_new(r->kind);
+    }
 }
 
 static void repeat(lt_seen *s)
@@ -130,6 +132,7 @@ static void report_locked(void *arg)
     }
     if (f->outcome == LT_OUTCOME_ABORT) {
         lt_report_file_flush(); /* the counts of the other reports, before they are lost */
+        lt_report_channel_flush();
         lt_dump_other_threads(); /* still under the lock: it uses report_build.c's pools */
     }
 }
@@ -242,5 +245,6 @@ LT_FORK_PATH void lt_report_fork(lt_fork_phase phase)
         printed = 0;
         lt_seen_fork_child();
         lt_report_file_fork_child();
+        lt_report_channel_fork_child();
     }
 }

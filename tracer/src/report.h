@@ -156,6 +156,12 @@ void lt_report_file_counted(lt_finding_kind kind);
 void lt_report_file_suppressed(lt_finding_kind kind);
 void lt_report_file_fork_child(void);
 void lt_report_file_write_dump(const char *json, size_t len); /* async-signal-safe */
+/* report_channel.c: each new report said to the launcher (report lock held) */
+void lt_report_channel_setup(void);
+void lt_report_channel_new(lt_finding_kind kind);
+void lt_report_channel_flush(void); /* what the launcher's full queue kept back, again */
+int lt_report_channel_pending(void); /* whether there is such (read without the lock) */
+void lt_report_channel_fork_child(void);
 void lt_suppress_load(const char *path);
 /* Glob with '*' only (any run of characters): suppressions and LOCKTRACE_WRAPPERS. */
 int lt_glob(const char *pattern, const char *s);

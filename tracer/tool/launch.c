@@ -371,6 +371,7 @@ static int check_program(const char *name, char *asan, size_t size)
 #define MAX_TREE 4096
 
 static pid_t child;
+static int channel = -1; /* the tracer's word of each report (channel.c), -1 when none */
 
 static const int forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGALRM,
                                 SIGWINCH, SIGURG,
@@ -424,17 +425,19 @@ static void set_forwarding(int on)
     sigaction(SIGCHLD, &sa, NULL);
 }
 
-/* Waits for the program to end, passing signals on meanwhile; its wait status. */
+/* Waits for the program to end, passing signals on meanwhile and reading the channel as
+ * its datagrams come (its queue is short); the program's wait status. */
 static int wait_program(void)
 {
     char drain[64];
     int status;
     for (;;) {
         forward_pending();
+        lt_channel_drain(channel);
         if (waitpid(child, &status, WNOHANG) == child)
             return status;
-        struct pollfd p = {wake[0], POLLIN, 0};
-        if (poll(&p, 1, 1000) > 0)
+        struct pollfd p[2] = {{wake[0], POLLIN, 0}, {channel, POLLIN, 0}};
+        if (poll(p, channel >= 0 ? 2 : 1, 1000) > 0)
             while (read(wake[0], drain, sizeof drain) > 0)
                 ;
     }
@@ -563,6 +566,7 @@ static int await_handshake(int fd, int *status, int *ended)
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (int open = 1;; forward_pending()) {
         struct pollfd p = {fd, POLLIN, 0};
+        lt_channel_drain(channel);
         if (poll(&p, open, 50) > 0) {
             ssize_t n = read(fd, word, sizeof word);
             if (n > 0)
@@ -719,12 +723,16 @@ int lt_tool_launch(int argc, char **argv)
     char pid[24];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
     setenv("LOCKTRACE_LAUNCHER_PID", pid, 1);
+    channel = lt_channel_open();
     char **before = dir[0] ? lt_tool_list_reports(dir) : NULL;
     int status = run(argv + first, 1, &own);
     remove_link();
     if (status != -1)
         say_left_running(dir, private);
-    int reports = dir[0] ? lt_tool_summarize(dir, before, !private) : 0;
+    lt_channel_drain(channel); /* what the tree said up to its end */
+    lt_kind_counts heard;
+    lt_channel_heard(&heard);
+    int reports = lt_tool_summarize(dir, before, dir[0] && !private, &heard);
     lt_tool_free_list(before);
     if (private)
         remove_private_dir(dir);
