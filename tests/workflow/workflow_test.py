@@ -167,6 +167,46 @@ def report_dir(c):
          f'reports written under a build directory: {ending} {err}')
 
 
+def summary_named(c):
+    """'a summary file named alone says what it is': `locktrace report X.summary.json` printed
+    nothing and exited 0. It prints the report files the summary lists (text and --json),
+    after one note naming the process, its reports by kind and the directory to give; named
+    with its reports or their directory it adds nothing; a summary of suppressed reports only
+    says it lists no file; one whose report file is gone is an error like a missing file."""
+    ending, _, _ = c.traced('bad-unlock')
+    need(ending == 0, f'ending {ending}')
+    (summ,) = glob.glob(os.path.join(c.dir, '*.summary.json'))
+    (rep,) = [f for f in glob.glob(os.path.join(c.dir, '*.json')) if f != summ]
+    pid = summary(c.dir)['pid']
+    ending, want, err = c.report(rep)
+    need(ending == 0 and err == '' and want.startswith('locktrace: bad-unlock:'), f'{rep}: {ending} {err}')
+    ending, out, err = c.report(summ)
+    note = (f'locktrace report: {summ}: a summary file, not a report: process {pid} had 1 distinct '
+            f'report (1 bad-unlock); its report file follows (or give the directory: '
+            f'{c.a.locktrace} report {c.dir}/)\n')
+    need(ending == 0 and out == want and err == note, f'the summary alone: {ending} {out!r} {err!r}')
+    ending, out, err = c.report('--json', summ)
+    need(ending == 0 and json.loads(out)['pid'] == pid and err == note, f'--json: {ending} {err}')
+    for args in ((summ, rep), (rep, summ), (c.dir, summ)):
+        ending, out, err = c.report(*args)
+        need(ending == 0 and out == want and err == '', f'named with its report {args}: {ending} {out!r} {err!r}')
+    shutil.rmtree(c.dir)
+    rules = c.write('supp', 'bad-unlock:noisy_unlock\n')
+    ending, _, _ = c.traced('bad-unlock', LOCKTRACE_SUPPRESSIONS=rules)
+    (summ,) = glob.glob(os.path.join(c.dir, '*.summary.json'))
+    ending, out, err = c.report(summ)
+    need(ending == 0 and out == '' and 'had 0 distinct reports and 1 suppressed (1 bad-unlock); it '
+         'lists no report file' in err, f'suppressed only: {ending} {out!r} {err!r}')
+    shutil.rmtree(c.dir)
+    ending, _, _ = c.traced('bad-unlock')
+    (summ,) = glob.glob(os.path.join(c.dir, '*.summary.json'))
+    for f in glob.glob(os.path.join(c.dir, '*.1.json')):
+        os.unlink(f)
+    ending, out, err = c.report(summ)
+    need(ending == 1 and out == '' and 'its report file follows' in err and
+         re.search(r'\.1\.json: .*No such file', err), f'its report file gone: {ending} {err!r}')
+
+
 def unwritable_report_dir(c):
     """'a report directory that cannot be written says why': run where the default
     ./locktrace-reports cannot be made (a directory without write permission, as a user who
@@ -863,7 +903,7 @@ CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_
                                    sarif, launcher_signals, dump_command, exit_code_tree, left_running,
                                    readme_own_program,
                                    space_path,
-                                   not_loaded, unfiled_reports, unfiled_neighbours, asan_program, tsan_program, install_prefix,
+                                   not_loaded, unfiled_reports, unfiled_neighbours, summary_named, asan_program, tsan_program, install_prefix,
                                    ctest_recipe, html, path_map, debuginfod)}
 
 
