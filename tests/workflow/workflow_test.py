@@ -701,6 +701,37 @@ def unfiled_neighbours(c):
          f'the daemon reporting after the launcher ended: {text!r}')
 
 
+def untraced_children(c):
+    """'a child started with an environment that drops the tracer is named': a program that
+    removes LD_PRELOAD and then starts another (execve, execl, execvp, posix_spawn, system,
+    popen) ran it untraced, silently, its lock bugs unreported; the launcher now names it at
+    the end, and one started traced but without the launcher's socket in its environment
+    (its reports would not count). Neighbours: the same starts with the environment kept say
+    nothing; an exec that fails takes its word back; without the launcher nothing is printed
+    (the tracer never changes a child's environment, and prints no notes of its own)."""
+    wf = c.a.wfprog
+    untraced = ('locktrace: 1 program ran without the tracer: the program that started it gave it '
+                'an environment whose LD_PRELOAD does not name it (cleared or replaced): ')
+    for how in ('execve', 'execl', 'execvp', 'posix_spawn', 'system', 'popen'):
+        name = wf if how.startswith('exec') or how == 'posix_spawn' else f'{how}: {wf} bad-unlock'
+        ending, out, err = c.run([c.a.locktrace, '--', wf, 'start', how, 'LD_PRELOAD', wf, 'bad-unlock'])
+        need(ending == 0 and 'locktrace: bad-unlock' not in err and
+             re.search(re.escape(untraced + name) + r' \(in pid \d+\)\n$', err),
+             f'{how} without LD_PRELOAD: {ending} {err!r}')
+        ending, out, err = c.run([c.a.locktrace, '--', wf, 'start', how, '-', wf, 'clean'])
+        need(ending == 0 and err == '', f'{how} with the environment kept: {ending} {err!r}')
+    ending, _, err = c.run([c.a.locktrace, '--', wf, 'start', 'execve', 'LOCKTRACE_LAUNCHER_SOCKET',
+                            wf, 'clean'])
+    need(ending == 0 and re.search(
+        r'^locktrace: 1 program ran traced but without LOCKTRACE_LAUNCHER_SOCKET in its environment '
+        r'.*: ' + re.escape(wf) + r' \(in pid \d+\)\n$', err),
+        f'the launcher\'s socket dropped: {ending} {err!r}')
+    ending, _, err = c.run([c.a.locktrace, '--', 'sh', '-c', 'env -i /nonexistent/prog'])
+    need(ending == 127 and 'without the tracer' not in err, f'a failed exec: {ending} {err!r}')
+    ending, out, err = c.run([wf, 'start', 'execve', 'LD_PRELOAD', wf, 'clean'], preload=True)
+    need(ending == 0 and err == '', f'LD_PRELOAD by hand, no launcher: {ending} {err!r}')
+
+
 def left_running(c):
     """'a daemon's reports come after the launcher is gone': a traced process the program
     leaves running is named in one line that says where its reports will go; a tree that
@@ -903,7 +934,7 @@ CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_
                                    sarif, launcher_signals, dump_command, exit_code_tree, left_running,
                                    readme_own_program,
                                    space_path,
-                                   not_loaded, unfiled_reports, unfiled_neighbours, summary_named, asan_program, tsan_program, install_prefix,
+                                   not_loaded, unfiled_reports, unfiled_neighbours, summary_named, untraced_children, asan_program, tsan_program, install_prefix,
                                    ctest_recipe, html, path_map, debuginfod)}
 
 

@@ -162,6 +162,10 @@ void lt_report_channel_new(lt_finding_kind kind);
 void lt_report_channel_flush(void); /* what the launcher's full queue kept back, again */
 int lt_report_channel_pending(void); /* whether there is such (read without the lock) */
 void lt_report_channel_fork_child(void);
+/* interpose_exec.c: program runs as process pid (from system or popen: is started by it)
+ * "untraced", "unheard" (traced, but its environment lost the launcher's socket), or that
+ * start "failed". No lock taken. */
+void lt_report_channel_exec(const char *what, long pid, const char *program);
 void lt_suppress_load(const char *path);
 /* Glob with '*' only (any run of characters): suppressions and LOCKTRACE_WRAPPERS. */
 int lt_glob(const char *pattern, const char *s);

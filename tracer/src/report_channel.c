@@ -104,6 +104,28 @@ int lt_report_channel_pending(void)
     return pending;
 }
 
+/* "locktrace-exec KEY PID WHAT PROGRAM": PROGRAM runs as process PID (or, from system and
+ * popen, is started by it) untraced, or traced but unheard, or that is taken back (failed).
+ * No lock, no state: the caller may be a vfork child. */
+void lt_report_channel_exec(const char *what, long pid, const char *program)
+{
+    char msg[640];
+    int state;
+    if (!name[0])
+        return;
+    size_t at = lt_fmt_str(msg, sizeof msg, 0, "locktrace-exec ");
+    at = lt_fmt_str(msg, sizeof msg, at, key);
+    at = lt_fmt_str(msg, sizeof msg, at, " ");
+    at = lt_fmt_dec(msg, sizeof msg, at, pid);
+    at = lt_fmt_str(msg, sizeof msg, at, " ");
+    at = lt_fmt_str(msg, sizeof msg, at, what);
+    at = lt_fmt_str(msg, sizeof msg, at, " ");
+    at = lt_fmt_str(msg, sizeof msg, at, program);
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+    lt_platform_datagram(name, msg, at);
+    pthread_setcancelstate(state, NULL);
+}
+
 LT_FORK_PATH void lt_report_channel_fork_child(void)
 {
     owner = getpid();

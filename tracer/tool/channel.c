@@ -10,6 +10,8 @@
  * only with the key. Each datagram carries a process's running counts (its pid and the time
  * its tracer loaded tell one program from the next one exec'd under that pid), so the last
  * one heard of a process says everything, and one lost to a full queue is made up by the next.
+ * The tracer's exec functions say on it which programs they start without the tracer, or
+ * without this socket (interpose_exec.c): the launcher names them at the end.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -144,13 +146,95 @@ static void heard(char *msg)
     }
 }
 
+/* The programs a traced process started untraced (no tracer in the environment it gave
+ * them) or unheard (traced, but without this socket in their environment). */
+typedef struct started {
+    long pid;
+    int unheard;
+    char *program;
+} started;
+
+static started *starts;
+static size_t nstarts, starts_cap;
+
+/* "locktrace-exec KEY PID untraced|unheard|failed PROGRAM": a failed one takes back the
+ * last word of that process about that program. */
+static void heard_exec(char *rest)
+{
+    char *save, *k = strtok_r(rest, " ", &save), *pid = strtok_r(NULL, " ", &save),
+                *what = strtok_r(NULL, " ", &save), *program = save;
+    if (!k || strcmp(k, key) != 0 || !pid || !what || !program || !*program)
+        return;
+    program[strcspn(program, "\n")] = 0;
+    for (char *c = program; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    if (strcmp(what, "failed") == 0) {
+        for (size_t i = nstarts; i-- > 0;)
+            if (starts[i].pid == atol(pid) && strcmp(starts[i].program, program) == 0) {
+                free(starts[i].program);
+                starts[i] = starts[--nstarts];
+                break;
+            }
+        return;
+    }
+    if (strcmp(what, "untraced") != 0 && strcmp(what, "unheard") != 0)
+        return;
+    if (nstarts == starts_cap) {
+        started *p = realloc(starts, (starts_cap = starts_cap ? starts_cap * 2 : 8) * sizeof *p);
+        if (!p)
+            return;
+        starts = p;
+    }
+    char *copy = strdup(program);
+    if (copy)
+        starts[nstarts++] = (started){atol(pid), what[2] == 'h', copy};
+}
+
+/* One line for the programs that ran untraced (unheard = 0) or unheard (1), when any. */
+static void say_started(int unheard)
+{
+    size_t n = 0, shown = 0;
+    for (size_t i = 0; i < nstarts; i++)
+        n += starts[i].unheard == unheard;
+    if (!n)
+        return;
+    if (unheard)
+        fprintf(stderr, "locktrace: %zu program%s ran traced but without LOCKTRACE_LAUNCHER_SOCKET "
+                        "in %s environment (the program that started %s replaced it), so %s "
+                        "reports do not count here unless %s files do: ", n, n == 1 ? "" : "s",
+                n == 1 ? "its" : "their", n == 1 ? "it" : "them", n == 1 ? "its" : "their",
+                n == 1 ? "its" : "their");
+    else
+        fprintf(stderr, "locktrace: %zu program%s ran without the tracer: the program that started "
+                        "%s gave %s an environment whose LD_PRELOAD does not name it (cleared or "
+                        "replaced): ", n, n == 1 ? "" : "s", n == 1 ? "it" : "them",
+                n == 1 ? "it" : "them");
+    for (size_t i = 0; i < nstarts && shown < 3; i++)
+        if (starts[i].unheard == unheard)
+            fprintf(stderr, "%s%s (in pid %ld)", shown++ ? ", " : "", starts[i].program,
+                    starts[i].pid);
+    if (n > shown)
+        fprintf(stderr, " and %zu more", n - shown);
+    fputc('\n', stderr);
+}
+
+void lt_channel_say_started(void)
+{
+    say_started(0);
+    say_started(1);
+}
+
 void lt_channel_drain(int fd)
 {
-    char msg[1024];
+    char msg[1024]; /* the tracer's are 640 bytes at most */
     ssize_t n;
     while (fd >= 0 && (n = recv(fd, msg, sizeof msg - 1, MSG_DONTWAIT)) >= 0) {
         msg[n] = 0;
-        heard(msg);
+        if (strncmp(msg, "locktrace-exec ", 15) == 0)
+            heard_exec(msg + 15);
+        else
+            heard(msg);
     }
 }
 

@@ -732,6 +732,7 @@ int lt_tool_launch(int argc, char **argv)
     lt_channel_drain(channel); /* what the tree said up to its end */
     lt_kind_counts heard;
     lt_channel_heard(&heard);
+    lt_channel_say_started();
     int reports = lt_tool_summarize(dir, before, dir[0] && !private, &heard);
     lt_tool_free_list(before);
     if (private)

@@ -58,5 +58,8 @@ int lt_tool_summarize(const char *dir, char **before, int say, const lt_kind_cou
 int lt_channel_open(void);
 void lt_channel_drain(int fd);
 void lt_channel_heard(lt_kind_counts *out);
+/* A line on stderr for the programs the tree started untraced, one for those started traced
+ * but out of the socket's reach; nothing when there were none. */
+void lt_channel_say_started(void);
 
 #endif
