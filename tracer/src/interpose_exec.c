@@ -9,14 +9,15 @@
  * An exec that fails takes its word back; posix_spawn speaks only once the child is started.
  *
  * Only where the tracer was itself preloaded: a program that links it in (pkg-config) keeps
- * its children's tracing to their own linking. Nothing here allocates or takes a lock: the
- * caller may be a vfork child, or a fork child of a threaded program.
+ * its children's tracing to their own linking. Nothing here allocates or takes a lock but the
+ * first call of each function, which looks its real one up (dlsym: glibc makes its lock new in
+ * a fork child, and a vfork child shares it with the running parent).
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,50 +33,45 @@ typedef int (*execv_fn)(const char *, char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
                         const posix_spawnattr_t *, char *const[], char *const[]);
+typedef int (*system_fn)(const char *);
+typedef FILE *(*popen_fn)(const char *, const char *);
 
-static execve_fn real_execve, real_execvpe;
-static execv_fn real_execv, real_execvp;
-static fexecve_fn real_fexecve;
-static spawn_fn real_spawn, real_spawnp;
-static int (*real_system)(const char *);
-static FILE *(*real_popen)(const char *, const char *);
-static char tracer[256]; /* the tracer's file name (no directory); "" when not preloaded */
+/* The real function of that name, resolved at its first call (not at every process start:
+ * nine lookups were 14,000 instructions of a traced /bin/true's 522,000). */
+static void *real_of(_Atomic(void *) *slot, const char *name)
+{
+    void *fn = atomic_load_explicit(slot, memory_order_acquire);
+    if (!fn) {
+        fn = lt_platform_real(name, NULL);
+        atomic_store(slot, fn);
+    }
+    return fn;
+}
 
-/* Whether the LD_PRELOAD of env (NULL: none) names a file called `tracer`; the dynamic
+/* Whether an LD_PRELOAD value (NULL: none) names the tracer: a file whose name starts with
+ * "liblocktrace" (the launcher's symlink for a path with spaces is one too); the dynamic
  * linker splits it at colons and spaces. */
 static int names_tracer(const char *value)
 {
-    size_t n = strlen(tracer);
+    static const char tracer[] = "liblocktrace";
     for (const char *p = value; p && *p;) {
         size_t len = strcspn(p, ": ");
         const char *base = p + len;
         while (base > p && base[-1] != '/')
             base--;
-        if ((size_t)(p + len - base) == n && memcmp(base, tracer, n) == 0)
+        if ((size_t)(p + len - base) >= sizeof tracer - 1 &&
+            memcmp(base, tracer, sizeof tracer - 1) == 0)
             return 1;
         p += len + (p[len] != 0);
     }
     return 0;
 }
 
-__attribute__((constructor)) static void resolve(void)
+static int preloaded; /* the tracer came in through LD_PRELOAD, not linked in */
+
+__attribute__((constructor)) static void preloaded_at_start(void)
 {
-    Dl_info self;
-    real_execve = (execve_fn)lt_platform_real("execve", NULL);
-    real_execvpe = (execve_fn)lt_platform_real("execvpe", NULL);
-    real_execv = (execv_fn)lt_platform_real("execv", NULL);
-    real_execvp = (execv_fn)lt_platform_real("execvp", NULL);
-    real_fexecve = (fexecve_fn)lt_platform_real("fexecve", NULL);
-    real_spawn = (spawn_fn)lt_platform_real("posix_spawn", NULL);
-    real_spawnp = (spawn_fn)lt_platform_real("posix_spawnp", NULL);
-    real_system = (int (*)(const char *))lt_platform_real("system", NULL);
-    real_popen = (FILE * (*)(const char *, const char *))lt_platform_real("popen", NULL);
-    if (dladdr((void *)resolve, &self) && self.dli_fname) {
-        const char *base = strrchr(self.dli_fname, '/');
-        lt_fmt_str(tracer, sizeof tracer, 0, base ? base + 1 : self.dli_fname);
-        if (!names_tracer(getenv("LD_PRELOAD")))
-            tracer[0] = 0;
-    }
+    preloaded = names_tracer(getenv("LD_PRELOAD"));
 }
 
 static const char *var_of(char *const envp[], const char *name, size_t n)
@@ -93,7 +89,7 @@ static const char *var_of(char *const envp[], const char *name, size_t n)
 static int look(char *const envp[], long pid, const char *program)
 {
     const char *what = NULL;
-    if (!tracer[0])
+    if (!preloaded)
         return 0;
     if (!names_tracer(var_of(envp, "LD_PRELOAD=", 11)))
         what = "untraced";
@@ -115,7 +111,8 @@ static int failed(int said, const char *program)
 static int exec_env(const char *path, char *const argv[], char *const envp[], int search)
 {
     int said = look(envp, (long)getpid(), path);
-    execve_fn real = search ? real_execvpe : real_execve;
+    static _Atomic(void *) slots[2];
+    execve_fn real = (execve_fn)real_of(&slots[search], search ? "execvpe" : "execve");
     if (real)
         real(path, argv, envp);
     else
@@ -126,7 +123,8 @@ static int exec_env(const char *path, char *const argv[], char *const envp[], in
 static int exec_environ(const char *path, char *const argv[], int search)
 {
     int said = look(environ, (long)getpid(), path);
-    execv_fn real = search ? real_execvp : real_execv;
+    static _Atomic(void *) slots[2];
+    execv_fn real = (execv_fn)real_of(&slots[search], search ? "execvp" : "execv");
     if (real)
         real(path, argv);
     else
@@ -158,8 +156,10 @@ LT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     const char *name = argv[0] ? argv[0] : "(fexecve)";
     int said = look(envp, (long)getpid(), name);
-    if (real_fexecve)
-        real_fexecve(fd, argv, envp);
+    static _Atomic(void *) slot;
+    fexecve_fn real = (fexecve_fn)real_of(&slot, "fexecve");
+    if (real)
+        real(fd, argv, envp);
     else
         errno = ENOSYS;
     return failed(said, name);
@@ -221,14 +221,16 @@ static int spawn(spawn_fn real, pid_t *pid, const char *path,
 LT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
                           const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-    return spawn(real_spawn, pid, path, fa, attr, argv, envp);
+    static _Atomic(void *) slot;
+    return spawn((spawn_fn)real_of(&slot, "posix_spawn"), pid, path, fa, attr, argv, envp);
 }
 
 LT_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
                            const posix_spawnattr_t *attr, char *const argv[],
                            char *const envp[])
 {
-    return spawn(real_spawnp, pid, file, fa, attr, argv, envp);
+    static _Atomic(void *) slot;
+    return spawn((spawn_fn)real_of(&slot, "posix_spawnp"), pid, file, fa, attr, argv, envp);
 }
 
 /* system and popen start /bin/sh with the program's environment (libc's own spawn inside,
@@ -244,14 +246,18 @@ static void look_shell(const char *how, const char *command)
 
 LT_EXPORT int system(const char *command)
 {
+    static _Atomic(void *) slot;
+    system_fn real = (system_fn)real_of(&slot, "system");
     if (command)
         look_shell("system: ", command);
-    return real_system ? real_system(command) : -1;
+    return real ? real(command) : -1;
 }
 
 LT_EXPORT FILE *popen(const char *command, const char *mode)
 {
-    FILE *f = real_popen ? real_popen(command, mode) : NULL;
+    static _Atomic(void *) slot;
+    popen_fn real = (popen_fn)real_of(&slot, "popen");
+    FILE *f = real ? real(command, mode) : NULL;
     if (f)
         look_shell("popen: ", command);
     return f;

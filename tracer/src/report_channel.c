@@ -20,8 +20,10 @@
  * environment, which only the user can read) keeps other users' datagrams out: the socket's
  * name is visible to all in /proc/net/unix.
  *
- * Called under the report lock, or from the exit paths through lt_report_exclusive: static
- * buffers, no allocation.
+ * The exec functions (interpose_exec.c) say here which programs they start untraced.
+ *
+ * Called under the report lock, or from the exit paths through lt_report_exclusive; the exec
+ * messages from anywhere (a vfork child too): no allocation, no lock.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -39,7 +41,8 @@
 static char name[NAME_BYTES], key[KEY_BYTES];
 static unsigned long counts[LT_FIND_KIND_COUNT] LT_START_DATA;
 static int pending LT_START_DATA; /* counts not yet heard: the last send found the queue full */
-static pid_t owner LT_START_DATA;  /* a vfork child shares these: it sends nothing */
+static pid_t owner LT_START_DATA;  /* 0: no launcher; a vfork child shares these: it sends
+                                      nothing */
 static long image; /* when the tracer loaded: microseconds within 1000 s */
 
 /* "@NAME:KEY" into name and key; off (name "") when the value is not of that form. */
@@ -48,10 +51,10 @@ void lt_report_channel_setup(void)
     const char *v = lt_cfg.launcher_socket, *colon = strrchr(v, ':');
     size_t n = colon ? (size_t)(colon - v) : 0;
     struct timespec t;
-    owner = getpid();
     if (v[0] != '@' || n < 2 || n - 1 >= sizeof name || !colon[1] ||
         strlen(colon + 1) >= sizeof key)
         return;
+    owner = getpid();
     memcpy(name, v + 1, n - 1);
     name[n - 1] = 0;
     lt_fmt_str(key, sizeof key, 0, colon + 1);
@@ -59,19 +62,28 @@ void lt_report_channel_setup(void)
     image = (long)(t.tv_sec % 1000) * 1000000 + t.tv_nsec / 1000;
 }
 
+#define MSG_BYTES 640
+
+/* "<word> KEY PID " into msg (MSG_BYTES); its length. */
+static size_t head(char *msg, const char *word, long pid)
+{
+    size_t at = lt_fmt_str(msg, MSG_BYTES, 0, word);
+    at = lt_fmt_str(msg, MSG_BYTES, at, " ");
+    at = lt_fmt_str(msg, MSG_BYTES, at, key);
+    at = lt_fmt_str(msg, MSG_BYTES, at, " ");
+    at = lt_fmt_dec(msg, MSG_BYTES, at, pid);
+    return lt_fmt_str(msg, MSG_BYTES, at, " ");
+}
+
 /* With cancellation off: sendto is a cancellation point, and the exit paths call this under
  * the report lock. */
 static void send_counts(void)
 {
-    char msg[640];
+    char msg[MSG_BYTES];
     int state;
-    if (!name[0] || owner != getpid())
+    if (!owner || owner != getpid())
         return;
-    size_t at = lt_fmt_str(msg, sizeof msg, 0, "locktrace-reports ");
-    at = lt_fmt_str(msg, sizeof msg, at, key);
-    at = lt_fmt_str(msg, sizeof msg, at, " ");
-    at = lt_fmt_dec(msg, sizeof msg, at, (long)owner);
-    at = lt_fmt_str(msg, sizeof msg, at, " ");
+    size_t at = head(msg, "locktrace-reports", (long)owner);
     at = lt_fmt_dec(msg, sizeof msg, at, image);
     for (int k = 0, first = 1; k < LT_FIND_KIND_COUNT; k++) {
         if (!counts[k])
@@ -83,7 +95,7 @@ static void send_counts(void)
         first = 0;
     }
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
-    pending = at < sizeof msg && lt_platform_datagram(name, msg, at) == 1;
+    pending = lt_platform_datagram(name, msg, at) == 1;
     pthread_setcancelstate(state, NULL);
 }
 
@@ -109,15 +121,11 @@ int lt_report_channel_pending(void)
  * No lock, no state: the caller may be a vfork child. */
 void lt_report_channel_exec(const char *what, long pid, const char *program)
 {
-    char msg[640];
+    char msg[MSG_BYTES];
     int state;
-    if (!name[0])
+    if (!owner)
         return;
-    size_t at = lt_fmt_str(msg, sizeof msg, 0, "locktrace-exec ");
-    at = lt_fmt_str(msg, sizeof msg, at, key);
-    at = lt_fmt_str(msg, sizeof msg, at, " ");
-    at = lt_fmt_dec(msg, sizeof msg, at, pid);
-    at = lt_fmt_str(msg, sizeof msg, at, " ");
+    size_t at = head(msg, "locktrace-exec", pid);
     at = lt_fmt_str(msg, sizeof msg, at, what);
     at = lt_fmt_str(msg, sizeof msg, at, " ");
     at = lt_fmt_str(msg, sizeof msg, at, program);
@@ -126,8 +134,11 @@ void lt_report_channel_exec(const char *what, long pid, const char *program)
     pthread_setcancelstate(state, NULL);
 }
 
+/* Nothing to do (no system call in every fork) when there is no launcher: owner is 0. */
 LT_FORK_PATH void lt_report_channel_fork_child(void)
 {
+    if (!owner)
+        return;
     owner = getpid();
     pending = 0;
     memset(counts, 0, sizeof counts);

@@ -2,7 +2,9 @@
  * launch.c - `locktrace [options] [--] program [args...]`: runs the program with liblocktrace
  * preloaded, passes its exit status (or its death by signal) through, and at the end says in
  * one line on stderr how many reports were written, of which kinds, and where - only when
- * there were some, so a clean program's output is unchanged.
+ * there were some, so a clean program's output is unchanged. The reports are counted from
+ * their files and from what every traced process says on the launcher's socket (channel.c),
+ * so a report whose file could not be written still counts.
  *
  * The options are the LOCKTRACE_* variables of config.def: --report-dir for
  * LOCKTRACE_REPORT_DIR and so on, so an option added there is an option here.
@@ -74,14 +76,16 @@ void lt_tool_launch_usage(FILE *to)
                 "stderr and written as JSON files to ./" DEFAULT_REPORT_DIR "/ unless\n"
                 "LOCKTRACE_REPORT_DIR or --report-dir says otherwise (--report-dir= turns files\n"
                 "off). When reports were written, one last line on stderr counts them by kind\n"
-                "and names the directory; traced processes the program left running (a daemon)\n"
-                "are named in a line of their own; a clean run prints nothing of its own.\n\n"
+                "and names the directory (another, those whose file could not be written);\n"
+                "traced processes the program left running (a daemon), and programs started\n"
+                "with an environment that dropped the tracer (LD_PRELOAD cleared), are named\n"
+                "in lines of their own; a clean run prints nothing of its own.\n\n"
                 "Exit status: the program's own (or, when it died of a signal, the launcher\n"
                 "dies of the same signal); --exitcode=N when the program exited and any\n"
-                "process it started wrote a report (report files on or off); 2 for a bad\n"
-                "option or LOCKTRACE_* variable; 125 when the tracer could not be loaded into\n"
-                "the program; 126 or 127 when the program could not be run. `locktrace report\n"
-                "--help` explains the report command.\n\n"
+                "process it started made a report (report files on or off, written or not);\n"
+                "2 for a bad option or LOCKTRACE_* variable; 125 when the tracer could not be\n"
+                "loaded into the program; 126 or 127 when the program could not be run.\n"
+                "`locktrace report --help` explains the report command.\n\n"
                 "A program that still hangs with no report waits for something other than a\n"
                 "lock cycle (a lock whose holder waits elsewhere, a condition never signalled):\n"
                 "run it with --wait-timeout=10 to name the holder of a lock waited for that\n"
