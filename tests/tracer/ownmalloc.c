@@ -32,27 +32,7 @@ static void *take(size_t size, size_t align)
     return p;
 }
 
-void *malloc(size_t size) { return take(size, 16); }
-void free(void *p) { (void)p; }
-void *calloc(size_t n, size_t size) { return take(n * size, 16); } /* the arena is zeroed */
-void *memalign(size_t align, size_t size) { return take(size, align < 16 ? 16 : align); }
-void *aligned_alloc(size_t align, size_t size) { return memalign(align, size); }
-
-int posix_memalign(void **out, size_t align, size_t size)
-{
-    *out = memalign(align, size);
-    return *out ? 0 : 12;
-}
-
-void *realloc(void *old, size_t size)
-{
-    void *p = malloc(size);
-    if (p && old) {
-        size_t was = ((size_t *)old)[-1];
-        memcpy(p, old, was < size ? was : size);
-    }
-    return p;
-}
+#include "take_alloc.h"
 
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 

@@ -634,11 +634,16 @@ NOINLINE static void join_shown_then_handler(void)
  * through the waiter's read hold. The waiter used to keep the shown wait, without its read
  * holds (nor its signaller hint): the deadlock went unreported and the program hung. A
  * first wait at the same place, holding nothing and unstepped, makes the tracer's first-time
- * work there (with every signal blocked, a trap would kill). */
+ * work there (with every signal blocked, a trap would kill).
+ * The same through the signaller hint (hinted): the waiter holds `other` instead; between the
+ * rounds the third thread signals `cond` (nobody waits: it is the condition variable's last
+ * signaller), then, the wait shown and the waiter asleep in it, asks for `other`: a cycle
+ * through the hint (a warning, once every other thread is seen asleep), after which the
+ * program stays stuck until killed. The shown wait had no hint: nothing was reported. */
 static pthread_rwlock_t reads = PTHREAD_RWLOCK_INITIALIZER;
 static uintptr_t cond_begin;
 static volatile sig_atomic_t stepping;
-static _Atomic int held_at_begin;
+static _Atomic int held_at_begin, first_round_over, hinted;
 static blocked_probe stepped_waiter;
 
 static void step_to_cond_begin(int sig, siginfo_t *info, void *uctx)
@@ -694,7 +699,34 @@ NOINLINE static void *write_reads(void *arg)
     return NULL;
 }
 
-NOINLINE static void join_shown_before_look(void)
+static void *hold_and_wait(void *arg)
+{
+    (void)arg;
+    wait_round(0);
+    atomic_store(&first_round_over, 1);
+    pthread_mutex_lock(&other);
+    while (!atomic_load(&hinted))
+        sched_yield();
+    wait_round(1);
+    pthread_mutex_unlock(&other);
+    return NULL;
+}
+
+NOINLINE static void *signal_then_want_other(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&first_round_over)) /* its signal was main's */
+        sched_yield();
+    pthread_cond_signal(&cond);
+    atomic_store(&hinted, 1);
+    blocked_until(&joining);
+    blocked_until(&stepped_waiter); /* in its condition wait */
+    pthread_mutex_lock(&other);
+    pthread_mutex_unlock(&other);
+    return NULL;
+}
+
+NOINLINE static void join_shown_before_look(int hint)
 {
     pthread_t w, c;
     cond_begin = trapstep_tracer_function("lt_waitfor_cond_begin");
@@ -702,12 +734,15 @@ NOINLINE static void join_shown_before_look(void)
         puts("lt_waitfor_cond_begin not found");
         return;
     }
-    pthread_create(&w, NULL, read_and_wait, NULL);
+    pthread_create(&w, NULL, hint ? hold_and_wait : read_and_wait, NULL);
+    if (hint) /* every thread there before the hint's signal */
+        pthread_create(&c, NULL, signal_then_want_other, NULL);
     blocked_until(&stepped_waiter);
     say_go(); /* go 1: the first round ends */
     while (!atomic_load(&held_at_begin))
         sched_yield();
-    pthread_create(&c, NULL, write_reads, NULL);
+    if (!hint)
+        pthread_create(&c, NULL, write_reads, NULL);
     blocked_announce_on(&joining, (const void *)w, 4096);
     result("join", pthread_join(w, NULL));
     pthread_join(c, NULL);
@@ -757,7 +792,9 @@ int main(int argc, char **argv)
         join_shown_then_handler();
 #if defined(__x86_64__)
     else if (!strcmp(s, "join-shown-before-look"))
-        join_shown_before_look();
+        join_shown_before_look(0);
+    else if (!strcmp(s, "join-shown-before-look-hinted"))
+        join_shown_before_look(1);
 #endif
     else {
         fprintf(stderr, "peer_joins: unknown scenario '%s'\n", s);

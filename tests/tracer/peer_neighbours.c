@@ -11,6 +11,9 @@
  *     recursive read of a rwsem). Reported and the call goes on; a tryrdlock is silent.
  *   - a condition variable destroyed while its waiter, timed out or cancelled, retakes the
  *     mutex the destroying thread holds (libc counts it on the condition variable no more).
+ *   - a process-shared mutex in memory mapped at two addresses (a ring buffer mapped twice):
+ *     locked at one and unlocked at the other is one lock (silent); locked again at the
+ *     other by its holder hangs natively, as any normal mutex relocked.
  *   - a cancelled join, signal handlers taking locks while their thread is blocked in a lock
  *     or a condition wait, condition waits on CLOCK_MONOTONIC, C11 timed and recursive mutexes.
  *   peer_neighbours NAME
@@ -22,7 +25,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <threads.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "apis/poll.h"
@@ -101,6 +106,34 @@ NOINLINE static void garbage_mutex(void)
     result("trylock", pthread_mutex_trylock(&m));
     result("lock", pthread_mutex_lock(&m));
     result("unlock", pthread_mutex_unlock(&m));
+}
+
+/* One process-shared normal mutex seen at two addresses: a memfd mapped twice. Taken at one
+ * address and released at the other, then taken at one and requested at the other: timed
+ * (it times out, as natively), then blocking when relock is set (it hangs natively). */
+NOINLINE static void mapped_twice(int relock)
+{
+    int fd = memfd_create("ring", 0);
+    if (fd < 0 || ftruncate(fd, 4096) != 0)
+        return;
+    pthread_mutex_t *a = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    pthread_mutex_t *b = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (a == MAP_FAILED || b == MAP_FAILED)
+        return;
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+    pthread_mutex_init(a, &attr);
+    result("lock at a", pthread_mutex_lock(a));
+    result("unlock at b", pthread_mutex_unlock(b));
+    result("lock at b", pthread_mutex_lock(b));
+    result("unlock at a", pthread_mutex_unlock(a));
+    result("lock at a", pthread_mutex_lock(a)); /* no order b -> a: b was released at a */
+    struct timespec deadline = ms_from_now(50);
+    result("timedlock at b", pthread_mutex_timedlock(b, &deadline));
+    if (relock)
+        result("lock at b", pthread_mutex_lock(b));
+    result("unlock at a", pthread_mutex_unlock(a));
 }
 
 /* Reads of a writer-preferring rwlock taken again by the reading thread: blocking, timed,
@@ -356,6 +389,10 @@ int main(int argc, char **argv)
         wait_unheld(PTHREAD_MUTEX_RECURSIVE);
     else if (!strcmp(name, "garbage"))
         garbage_mutex();
+    else if (!strcmp(name, "mapped-twice"))
+        mapped_twice(0);
+    else if (!strcmp(name, "mapped-twice-relock"))
+        mapped_twice(1);
     else if (!strcmp(name, "reread-writer-preferring"))
         reread_writer_preferring();
     else if (!strcmp(name, "cond-destroy-timed-out"))

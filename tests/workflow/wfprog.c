@@ -6,9 +6,11 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../blocked.h"
@@ -153,6 +155,42 @@ static void hung_on_lock(void)
 
 static void *volatile leaked;
 
+/* Starts prog (argv[0] of args) the way `how` names, with the environment given minus the
+ * variable `drop` ("-" drops none): the exec functions, posix_spawn, system and popen. */
+static int start(const char *how, const char *drop, char **args)
+{
+    extern char **environ;
+    if (strcmp(drop, "-") != 0)
+        unsetenv(drop);
+    char **env = environ;
+    pid_t pid;
+    if (!strcmp(how, "execve"))
+        execve(args[0], args, env);
+    else if (!strcmp(how, "execvp"))
+        execvp(args[0], args);
+    else if (!strcmp(how, "execl"))
+        execl(args[0], args[0], args[1], (char *)NULL);
+    else if (!strcmp(how, "execle"))
+        execle(args[0], args[0], args[1], (char *)NULL, env);
+    else if (!strcmp(how, "posix_spawn")) {
+        int rc = posix_spawn(&pid, args[0], NULL, NULL, args, env);
+        return rc ? 127 : waitpid(pid, &rc, 0) == pid && WIFEXITED(rc) ? WEXITSTATUS(rc) : 126;
+    } else if (!strcmp(how, "system")) {
+        char cmd[4096];
+        snprintf(cmd, sizeof cmd, "%s %s", args[0], args[1]);
+        int rc = system(cmd);
+        return WIFEXITED(rc) ? WEXITSTATUS(rc) : 126;
+    } else if (!strcmp(how, "popen")) {
+        char cmd[4096], line[256];
+        snprintf(cmd, sizeof cmd, "%s %s", args[0], args[1]);
+        FILE *f = popen(cmd, "r");
+        while (f && fgets(line, sizeof line, f))
+            fputs(line, stdout);
+        return f ? WEXITSTATUS(pclose(f)) : 127;
+    }
+    return 127;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -180,9 +218,17 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "bad-unlock")) {
         pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
         noisy_unlock(&m);
+    } else if (!strcmp(mode, "start") && argc == 6) { /* start HOW DROP PROGRAM ARG */
+        return start(argv[2], argv[3], argv + 4);
+    } else if (!strcmp(mode, "bad-unlock-exec") && argc > 2) { /* then becomes argv[2...] */
+        pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+        noisy_unlock(&m);
+        execv(argv[2], argv + 2);
+        return 127;
     } else {
         fprintf(stderr, "usage: wfprog capped-then-suppressed|report-then-exit|hang|"
-                        "hung-on-lock|sigwait|self-deadlock|clean|leak|bad-unlock\n");
+                        "hung-on-lock|sigwait|self-deadlock|clean|leak|bad-unlock|"
+                        "bad-unlock-exec PROGRAM ARGS...|start HOW DROP PROGRAM ARG\n");
         return 64;
     }
     return 0;

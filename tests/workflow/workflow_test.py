@@ -167,6 +167,46 @@ def report_dir(c):
          f'reports written under a build directory: {ending} {err}')
 
 
+def summary_named(c):
+    """'a summary file named alone says what it is': `locktrace report X.summary.json` printed
+    nothing and exited 0. It prints the report files the summary lists (text and --json),
+    after one note naming the process, its reports by kind and the directory to give; named
+    with its reports or their directory it adds nothing; a summary of suppressed reports only
+    says it lists no file; one whose report file is gone is an error like a missing file."""
+    ending, _, _ = c.traced('bad-unlock')
+    need(ending == 0, f'ending {ending}')
+    (summ,) = glob.glob(os.path.join(c.dir, '*.summary.json'))
+    (rep,) = [f for f in glob.glob(os.path.join(c.dir, '*.json')) if f != summ]
+    pid = summary(c.dir)['pid']
+    ending, want, err = c.report(rep)
+    need(ending == 0 and err == '' and want.startswith('locktrace: bad-unlock:'), f'{rep}: {ending} {err}')
+    ending, out, err = c.report(summ)
+    note = (f'locktrace report: {summ}: a summary file, not a report: process {pid} had 1 distinct '
+            f'report (1 bad-unlock); its report file follows (or give the directory: '
+            f'{c.a.locktrace} report {c.dir}/)\n')
+    need(ending == 0 and out == want and err == note, f'the summary alone: {ending} {out!r} {err!r}')
+    ending, out, err = c.report('--json', summ)
+    need(ending == 0 and json.loads(out)['pid'] == pid and err == note, f'--json: {ending} {err}')
+    for args in ((summ, rep), (rep, summ), (c.dir, summ)):
+        ending, out, err = c.report(*args)
+        need(ending == 0 and out == want and err == '', f'named with its report {args}: {ending} {out!r} {err!r}')
+    shutil.rmtree(c.dir)
+    rules = c.write('supp', 'bad-unlock:noisy_unlock\n')
+    ending, _, _ = c.traced('bad-unlock', LOCKTRACE_SUPPRESSIONS=rules)
+    (summ,) = glob.glob(os.path.join(c.dir, '*.summary.json'))
+    ending, out, err = c.report(summ)
+    need(ending == 0 and out == '' and 'had 0 distinct reports and 1 suppressed (1 bad-unlock); it '
+         'lists no report file' in err, f'suppressed only: {ending} {out!r} {err!r}')
+    shutil.rmtree(c.dir)
+    ending, _, _ = c.traced('bad-unlock')
+    (summ,) = glob.glob(os.path.join(c.dir, '*.summary.json'))
+    for f in glob.glob(os.path.join(c.dir, '*.1.json')):
+        os.unlink(f)
+    ending, out, err = c.report(summ)
+    need(ending == 1 and out == '' and 'its report file follows' in err and
+         re.search(r'\.1\.json: .*No such file', err), f'its report file gone: {ending} {err!r}')
+
+
 def unwritable_report_dir(c):
     """'a report directory that cannot be written says why': run where the default
     ./locktrace-reports cannot be made (a directory without write permission, as a user who
@@ -567,6 +607,131 @@ def exit_code_tree(c):
         need(os.listdir(scratch) == [], f'left behind: {os.listdir(scratch)}')
 
 
+def no_file_line(dir, n, kinds):
+    """The launcher's line for n reports that have no file in dir."""
+    one = n == 1
+    return (f'locktrace: {n} report{"" if one else "s"} ({kinds}) {"was" if one else "were"} '
+            f'printed on stderr but {"has" if one else "have"} no file in {dir}/ '
+            f'({"it" if one else "they"} could not be written there, the tracer said why on '
+            f'stderr; or {"it was" if one else "they were"} removed)\n')
+
+
+def running(pid):
+    """Whether pid is there and no zombie (a daemon's parent may never reap it)."""
+    try:
+        return open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except OSError:
+        return False
+
+
+def unfiled_setup(c):
+    """wfprog, a report directory that cannot be made (a path through a regular file: it
+    fails as a full disk or a read-only directory does, for root too), and the launcher's
+    command with --exitcode=66 and that directory, up to `sh -c`."""
+    bad = os.path.join(c.write('afile', ''), 'reports')
+    return c.a.wfprog, bad, [c.a.locktrace, '--exitcode=66', '--report-dir=' + bad, '--', 'sh', '-c']
+
+
+def unfiled_reports(c):
+    """'a report that happened makes --exitcode fire, whatever became of its file': a child
+    of sh -c whose report directory cannot be made, a child that removed its files, one that
+    closed every descriptor and took their numbers for a file of its own, one that reported
+    and exec'd a program that reported under the same pid; each run exits 66 and the
+    launcher's last line counts the reports that have no file (a full disk: checked by hand
+    on a full tmpfs, which needs root to mount)."""
+    wf, bad, lt = unfiled_setup(c)
+    ending, _, err = c.run(lt + [f'{wf} bad-unlock; true'])
+    need(ending == 66 and re.search(r'^locktrace: bad-unlock:', err, re.M) and
+         'LOCKTRACE_REPORT_DIR: not a directory' in err and
+         err.endswith(no_file_line(bad, 1, '1 bad-unlock')), f'directory not writable: {ending} {err}')
+    ending, _, err = c.run(lt[:1] + lt[2:] + [f'{wf} bad-unlock; true'])
+    need(ending == 0 and err.endswith(no_file_line(bad, 1, '1 bad-unlock')),
+         f'without --exitcode: {ending} {err}')
+    ending, _, err = c.run(lt + [f'{wf} bad-unlock-exec {wf} bad-unlock; true'])
+    need(ending == 66 and err.endswith(no_file_line(bad, 2, '2 bad-unlock')),
+         f'a report, then exec, then a report under the same pid: {ending} {err}')
+    own = os.path.join(c.tmp, 'own.log')
+    closer = c.write('closer.py', f"""import os
+os.closerange(0, 65536)
+for _ in range(16):
+    os.set_inheritable(os.open({own!r}, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), True)
+os.execv({wf!r}, [{wf!r}, 'bad-unlock'])
+""")
+    ending, _, err = c.run(lt + [f'{sys.executable} {closer}; true'])
+    text = open(own).read() if os.path.exists(own) else ''
+    need(ending == 66 and err.endswith(no_file_line(bad, 1, '1 bad-unlock')),
+         f'every descriptor closed, their numbers reused: {ending} {err}')
+    need(re.search(r'^locktrace: bad-unlock:', text, re.M) and 'locktrace-reports' not in text,
+         f'the program\'s own file (its fds 0-15): {text!r}')
+    ending, _, err = c.run([c.a.locktrace, '--exitcode=66', '--report-dir=' + c.dir, '--', 'sh',
+                            '-c', f'{wf} bad-unlock; rm -r {c.dir}; true'])
+    need(ending == 66 and err.endswith(no_file_line(c.dir, 1, '1 bad-unlock')),
+         f'the report file removed: {ending} {err}')
+
+
+def unfiled_neighbours(c):
+    """The legal neighbours of unfiled_reports: a report the user suppressed, in a child
+    whose report directory cannot be made, counts for nothing; a clean tree keeps its status
+    and says nothing; reports whose files were written are counted once; a daemon reporting
+    after the launcher ended prints its report and the directory's line, and nothing more."""
+    wf, bad, lt = unfiled_setup(c)
+    rules = c.write('supp', 'bad-unlock:noisy_unlock\n')
+    ending, _, err = c.run(lt[:3] + ['--suppressions=' + rules] + lt[3:] + [f'{wf} bad-unlock; true'])
+    need(ending == 0 and 'bad-unlock' not in err and 'no file' not in err,
+         f'suppressed by the user: {ending} {err}')
+    ending, _, err = c.run(lt + [f'{wf} clean; exit 3'])
+    need(ending == 3 and err == '', f'a clean tree: {ending} {err}')
+    ending, _, err = c.run([c.a.locktrace, '--exitcode=66', '--report-dir=' + c.dir, '--', 'sh',
+                            '-c', f'{wf} bad-unlock; {wf} bad-unlock; true'])
+    need(ending == 66 and '2 reports (2 bad-unlock; 2 occurrences)' in err and 'no file' not in err,
+         f'reports with their files: {ending} {err}')
+    log = os.path.join(c.tmp, 'daemon.log')
+    ending, out, err = c.run(lt + [f'(sleep 1; exec {wf} bad-unlock) >/dev/null 2>{log} '
+                                   '</dev/null & echo $!'])
+    pid = int(out.split()[0]) if out.split() else 0
+    need(ending == 0 and 'the program left ' in err, f'a daemon: {ending} {err}')
+    for _ in range(300):  # the daemon ends within a few seconds; 30 s at most
+        if not pid or not running(pid):
+            break
+        time.sleep(0.1)
+    text = open(log).read()
+    lines = [l for l in text.splitlines() if l.startswith('locktrace')]
+    need(len(lines) == 2 and lines[0].startswith('locktrace: bad-unlock:') and
+         'LOCKTRACE_REPORT_DIR: not a directory' in lines[1],
+         f'the daemon reporting after the launcher ended: {text!r}')
+
+
+def untraced_children(c):
+    """'a child started with an environment that drops the tracer is named': a program that
+    removes LD_PRELOAD and then starts another (execve, execl, execvp, posix_spawn, system,
+    popen) ran it untraced, silently, its lock bugs unreported; the launcher now names it at
+    the end, and one started traced but without the launcher's socket in its environment
+    (its reports would not count). Neighbours: the same starts with the environment kept say
+    nothing; an exec that fails takes its word back; without the launcher nothing is printed
+    (the tracer never changes a child's environment, and prints no notes of its own)."""
+    wf = c.a.wfprog
+    untraced = ('locktrace: 1 program ran without the tracer: the program that started it gave it '
+                'an environment whose LD_PRELOAD does not name it (cleared or replaced): ')
+    for how in ('execve', 'execl', 'execvp', 'posix_spawn', 'system', 'popen'):
+        name = wf if how.startswith('exec') or how == 'posix_spawn' else f'{how}: {wf} bad-unlock'
+        ending, out, err = c.run([c.a.locktrace, '--', wf, 'start', how, 'LD_PRELOAD', wf, 'bad-unlock'])
+        need(ending == 0 and 'locktrace: bad-unlock' not in err and
+             re.search(re.escape(untraced + name) + r' \(in pid \d+\)\n$', err),
+             f'{how} without LD_PRELOAD: {ending} {err!r}')
+        ending, out, err = c.run([c.a.locktrace, '--', wf, 'start', how, '-', wf, 'clean'])
+        need(ending == 0 and err == '', f'{how} with the environment kept: {ending} {err!r}')
+    ending, _, err = c.run([c.a.locktrace, '--', wf, 'start', 'execve', 'LOCKTRACE_LAUNCHER_SOCKET',
+                            wf, 'clean'])
+    need(ending == 0 and re.search(
+        r'^locktrace: 1 program ran traced but without LOCKTRACE_LAUNCHER_SOCKET in its environment '
+        r'.*: ' + re.escape(wf) + r' \(in pid \d+\)\n$', err),
+        f'the launcher\'s socket dropped: {ending} {err!r}')
+    ending, _, err = c.run([c.a.locktrace, '--', 'sh', '-c', 'env -i /nonexistent/prog'])
+    need(ending == 127 and 'without the tracer' not in err, f'a failed exec: {ending} {err!r}')
+    ending, out, err = c.run([wf, 'start', 'execve', 'LD_PRELOAD', wf, 'clean'], preload=True)
+    need(ending == 0 and err == '', f'LD_PRELOAD by hand, no launcher: {ending} {err!r}')
+
+
 def left_running(c):
     """'a daemon's reports come after the launcher is gone': a traced process the program
     leaves running is named in one line that says where its reports will go; a tree that
@@ -769,7 +934,7 @@ CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_
                                    sarif, launcher_signals, dump_command, exit_code_tree, left_running,
                                    readme_own_program,
                                    space_path,
-                                   not_loaded, asan_program, tsan_program, install_prefix,
+                                   not_loaded, unfiled_reports, unfiled_neighbours, summary_named, untraced_children, asan_program, tsan_program, install_prefix,
                                    ctest_recipe, html, path_map, debuginfod)}
 
 

@@ -84,7 +84,8 @@ static lt_outcome fatal_outcome(void)
 
 /* A report about condition variable or barrier ev->addr (ev->kind); named are copies. */
 static void report(lt_event *ev, lt_reason why, const void *mutex, const void *other,
-                   lt_cond_waiter *named, size_t n, size_t waiting, size_t waiting_max)
+                   lt_cond_waiter *named, size_t n, size_t waiting, size_t waiting_max,
+                   const lt_held *held)
 {
     for (size_t i = 0; i < n; i++) /* copies: their names were kept when the waits began */
         lt_thread_info_fresh(&named[i].who);
@@ -103,6 +104,8 @@ static void report(lt_event *ev, lt_reason why, const void *mutex, const void *o
     f.waiting = waiting;
     f.waiting_max = waiting_max;
     f.request_stack = lt_stack_here(ev->ra);
+    if (held)
+        lt_fill_held(&f, held);
     lt_report(&f);
 }
 
@@ -161,16 +164,16 @@ void lt_cond_arrive(lt_event *ev, const void *cv, lt_cond_waiter *w)
         lt_event cev = *ev;
         cev.addr = cv;
         cev.kind = LT_COND;
-        report(&cev, LT_WHY_TWO_MUTEXES, w->mutex, other.mutex, &other, 1, 0, 0);
+        report(&cev, LT_WHY_TWO_MUTEXES, w->mutex, other.mutex, &other, 1, 0, 0, NULL);
     }
 }
 
-void lt_cond_wait_misuse(lt_event *ev, const void *cv, lt_reason why)
+void lt_cond_wait_misuse(lt_event *ev, const void *cv, lt_reason why, const lt_held *held)
 {
     lt_event cev = *ev;
     cev.addr = cv;
     cev.kind = LT_COND;
-    report(&cev, why, ev->addr, NULL, NULL, 0, 0, 0);
+    report(&cev, why, ev->addr, NULL, NULL, 0, 0, 0, held);
 }
 
 void lt_cond_leave(lt_cond_waiter *w, int woken)
@@ -303,7 +306,7 @@ int lt_cond_destroy(lt_event *ev)
         return 0;
     /* timed waits only: the destroy waits until they end (misuse, but no hang) */
     lt_reason why = untimed ? LT_WHY_DESTROY_WAITED : LT_WHY_DESTROY_TIMED;
-    report(ev, why, found[0].mutex, NULL, found, n, total, total + unsure);
+    report(ev, why, found[0].mutex, NULL, found, n, total, total + unsure, NULL);
     return why == LT_WHY_DESTROY_WAITED && lt_cfg.action == LT_ACTION_EDEADLK;
 }
 
@@ -352,7 +355,7 @@ int lt_barrier_waited(lt_event *ev, lt_reason why, unsigned blocked)
         found[i] = found[n - 1 - i];
         found[n - 1 - i] = t;
     }
-    report(ev, why, NULL, NULL, found, n, blocked, blocked);
+    report(ev, why, NULL, NULL, found, n, blocked, blocked, NULL);
     return why == LT_WHY_DESTROY_WAITED && lt_cfg.action == LT_ACTION_EDEADLK;
 }
 

@@ -40,8 +40,9 @@ int lt_cond_show(const lt_cond_waiter *seen, lt_cond_waiter *w, int seq,
  * one. 0 while unmarked, and for a wait that was not counted (no memory). */
 int lt_cond_woken(const lt_cond_waiter *w);
 /* A condition wait on cv with ev's mutex that does not do what it says (why: the thread does
- * not hold the mutex, or holds it more than once). */
-void lt_cond_wait_misuse(lt_event *ev, const void *cv, lt_reason why);
+ * not hold the mutex, or holds it more than once: held is then its entry, whose stack says
+ * where the lock the wait keeps was taken). */
+void lt_cond_wait_misuse(lt_event *ev, const void *cv, lt_reason why, const lt_held *held);
 /* ev->addr is the condition variable; 1 when the destroy is refused (LOCKTRACE_ACTION=
  * edeadlk: it returns EBUSY without calling libc). */
 int lt_cond_destroy(lt_event *ev);

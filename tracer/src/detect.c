@@ -64,7 +64,7 @@ static void fill_lock(lt_finding *f, const lt_event *ev)
 }
 
 /* The earlier acquisition h, after f->request_stack (the stack it is joined to). */
-static void fill_held(lt_finding *f, const lt_held *h)
+void lt_fill_held(lt_finding *f, const lt_held *h)
 {
     f->held_mode = (lt_mode)h->mode;
     f->held_stack = h->stack ? h->stack : lt_stack_lazy(h, f->request_stack, &f->held_partial);
@@ -88,7 +88,7 @@ static int report_self(lt_event *ev, const lt_held *h, lt_reason why)
     fill_lock(&f, ev);
     f.request_stack = lt_stack_here(ev->ra);
     if (h) {
-        fill_held(&f, h);
+        lt_fill_held(&f, h);
     } else {
         const lt_lock_cold *cold = lt_lock_cold_of(ev->lock);
         f.held_mode = (lt_mode)ev->lock->orphan_mode;
@@ -338,12 +338,26 @@ static int untimed_writer(const lt_event *ev)
 /* A writer about to block is what makes a recursive read hang on a writer-preferring lock;
  * a timed writer gives up, and the read then goes on. The wait-for check (waitfor.c) may veto
  * the wait: the result is the call's (0 = block). */
+/* A normal mutex that this thread does not hold at ev->addr, whose word says the thread holds
+ * it all the same: the memory is mapped at another address too (a ring buffer mapped twice
+ * back to back, a segment a library maps again), and the thread took it there; or it took
+ * it around the tracer. The wait hangs. Read only when the request blocks. */
+static int held_elsewhere(const lt_event *ev)
+{
+    return ev->kind == LT_MUTEX && !ev->held && ev->lock && !lt_lock_custom(ev->lock) &&
+           lt_lock_mutex_type(ev->addr, ev->lock) == LT_MUTEX_NORMAL &&
+           !lt_lock_robust(ev->addr, ev->lock) &&
+           lt_lock_word_held(ev->addr, ev->lock, LT_MUTEX, LT_MODE_WRITE, ev->self->info.tid);
+}
+
 int lt_wait_begin(lt_event *ev)
 {
     if (untimed_writer(ev))
         atomic_fetch_add(&lt_lock_cold_of(ev->lock)->waiting_writers, 1);
     if (lt_unlikely(lt_cfg.stats))
         lt_stats_wait_begin(ev);
+    if (lt_unlikely(held_elsewhere(ev))) /* lt_wait_end follows, as after a veto */
+        return report_self(ev, NULL, LT_WHY_HELD_ELSEWHERE);
     return ev->lock ? lt_waitfor_begin(ev) : 0;
 }
 
@@ -539,7 +553,7 @@ static __attribute__((noinline)) lt_held *destroy_held(lt_event *ev, lt_held *h)
         f.req_mode = LT_MODE_NONE;
         f.request_stack = lt_stack_here(ev->ra);
         if (h)
-            fill_held(&f, h);
+            lt_fill_held(&f, h);
         else
             f.held_mode = LT_MODE_WRITE;
         f.held_partial = !h;
@@ -591,7 +605,7 @@ int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved)
     if (!h) {
         int mine = lt_platform_lock_held(ev->addr, LT_MUTEX, LT_MODE_WRITE, ev->self->info.tid);
         if (!mine) {
-            lt_cond_wait_misuse(ev, cv, LT_WHY_WAIT_UNHELD);
+            lt_cond_wait_misuse(ev, cv, LT_WHY_WAIT_UNHELD, NULL);
             /* a mutex that checks its owner (error-checking, recursive, robust) makes libc
              * refuse the wait with EPERM, unlocking nothing: the thread still holds nothing
              * and waits for nothing */
@@ -615,7 +629,7 @@ int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved)
     *saved = *h;
     if (h->depth > 1) {
         /* libc unlocks a recursive mutex once, and waits with it still locked */
-        lt_cond_wait_misuse(ev, cv, LT_WHY_RECURSIVE_WAIT);
+        lt_cond_wait_misuse(ev, cv, LT_WHY_RECURSIVE_WAIT, h);
         h->depth--;
         saved->depth = 0; /* the wait gives back a level, not the lock */
         return 1;

@@ -408,4 +408,9 @@ void lt_orphan_locks(lt_thread *t, const lt_gone *owner);
 /* In a fork child: t is the thread that forked, tid_in_parent its kernel id there. */
 void lt_on_forked(lt_thread *t, int tid_in_parent);
 
+/* f->held_mode and f->held_stack of the earlier acquisition h, after f->request_stack (report.h
+ * comes after this header). */
+struct lt_finding;
+void lt_fill_held(struct lt_finding *f, const lt_held *h);
+
 #endif

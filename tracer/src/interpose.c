@@ -674,7 +674,9 @@ static __attribute__((noinline)) void unlock_unusual(lt_thread *t, int rc, const
  * see - a library loaded with RTLD_DEEPBIND, or a function pointer dlsym found in libc's own
  * handle (Python's ctypes.CDLL("libc.so.6")), calls libc directly - and the unlock is its own,
  * not a finding. Read before libc's unlock, which clears the owner. (ra, cfa) is the call site,
- * as UNUSUAL_SITE gives it. */
+ * as UNUSUAL_SITE gives it. Or the lock's memory is mapped at another address too, where the
+ * thread took it: that entry is stale once libc unlocked it here (lt_drop_stale reads the
+ * words of what the thread holds), or it would lead false lock orders out of it. */
 static __attribute__((noinline)) int unlock_unheld(lt_thread *t, const void *lock, lt_kind kind,
                                                    lt_api api, uintptr_t ra, uintptr_t cfa)
 {
@@ -682,6 +684,8 @@ static __attribute__((noinline)) int unlock_unheld(lt_thread *t, const void *loc
     int rc = real_unlock(lock, kind);
     if (!libc_owner || rc != 0)
         unlock_unusual(t, rc, lock, kind, api, ra, cfa);
+    else if (t->nheld)
+        lt_drop_stale(t);
     lt_leave(&lt_tls);
     return rc;
 }

@@ -413,6 +413,8 @@ typedef struct lt_thread {
     struct lt_once_run *once_top; /* once init routines running on this thread, innermost first */
     uintptr_t handle;           /* its pthread_t: a join names the thread it waits for so */
     uint8_t detached;           /* a join of it fails at once (EINVAL): nobody waits for it */
+    uint8_t unwind_none;        /* platform: libunwind's state for it could not be had, so it
+                                   makes no unwind (lt_platform_thread_init) */
     struct lt_cond_waiter *cond_wait; /* the condition wait it is in, innermost (cond.c) */
     const void *custom_wait;    /* the lock of locktrace_mutex_block's wait, until post_lock */
     uint8_t custom_wait_kind, custom_wait_mode;

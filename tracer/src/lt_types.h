@@ -88,6 +88,8 @@ typedef enum {
     LT_WHY_NO_MUTEX,         /* ... of memory marked as no mutex that no destroy left so */
     LT_WHY_INIT_WAITED,      /* barrier initialised again while threads wait on it */
     LT_WHY_DESTROY_TIMED,    /* condvar destroyed while threads wait on it, every one timed */
+    LT_WHY_HELD_ELSEWHERE,   /* normal mutex whose word names this thread, not held at this
+                                address: the same memory mapped twice */
     LT_WHY_COUNT
 } lt_reason;
 

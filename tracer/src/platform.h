@@ -458,6 +458,14 @@ int lt_platform_function_safe(uintptr_t ip, char *name, size_t size);
 /* Path of the running executable, NUL-terminated, cut to size. */
 void lt_platform_exe_path(char *buf, size_t size);
 
+/* Sends len bytes at msg as one datagram to the unix socket of abstract name `name` (Linux's
+ * abstract namespace: no file system involved), never waiting: 0 when sent, 1 when the
+ * socket's queue is full for now, -1 when it cannot be sent (no such socket any more, a
+ * seccomp filter seen: lt_platform_filtered). A socket of its own each time, closed at once:
+ * a descriptor kept open may have been closed or reused by the program (a daemon closes them
+ * all). errno kept. Elsewhere than Linux -1. */
+int lt_platform_datagram(const char *name, const char *msg, size_t len);
+
 /* Before the tracer aborts the program: its standard output's and error's buffers written,
  * where that cannot block or write a stream in use (platform_linux.c says when). */
 void lt_platform_flush_stdio(void);

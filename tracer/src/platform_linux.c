@@ -39,10 +39,12 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -88,9 +90,9 @@ static lt_dw_api dw_frames; /* what dwarf_frames.c calls: bound with the rest of
 #define BIND_DW(f) BIND(dw, f)
 #define BIND_DW_FRAMES(f) BIND(dw_frames, f)
 
-/* libunwind's module id for thread-local storage, 0 when it has none (see
- * lt_platform_thread_init) */
-static size_t unw_tls_module;
+/* libunwind's module id for thread-local storage, 0 when it has none, and the bytes glibc
+ * mallocs for a thread's block of it (see lt_platform_thread_init) */
+static size_t unw_tls_module, unw_tls_bytes;
 
 /* libunwind takes locks of its own, through pthread_mutex_lock (passed straight through
  * inside the tracer): a fork made while another thread is inside libunwind (an unwind, a
@@ -164,7 +166,7 @@ static void pipe_set(sigset_t *set)
  * lock by the frame of an unwind). */
 static int unw_enter_as(unw_call *c, int masked)
 {
-    if (lt_unlikely(lt_held_unwinder(lt_tls.self)))
+    if (lt_unlikely(lt_held_unwinder(lt_tls.self) || (lt_tls.self && lt_tls.self->unwind_none)))
         return 0;
     pthread_t self = pthread_self();
     sigset_t all, only_pipe, pending;
@@ -460,6 +462,22 @@ static void span_of(span *sp, uintptr_t addr);
  * loads it too (one copy a process, whatever RTLD_LOCAL says). */
 static span unwinder LT_START_DATA;
 
+/* unw_tls_bytes from libunwind's PT_TLS: its size, and its alignment where that is more than
+ * malloc's (glibc 2.36's allocate_dtv_entry then mallocs both). */
+static int tls_bytes_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    if (info->dlpi_tls_modid != unw_tls_module)
+        return 0;
+    for (size_t i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_TLS)
+            unw_tls_bytes = ph->p_memsz + (ph->p_align > _Alignof(max_align_t) ? ph->p_align : 0);
+    }
+    return 1;
+}
+
 static int bind_unwind(void *h)
 {
     int ok = 1;
@@ -467,6 +485,8 @@ static int bind_unwind(void *h)
     ok &= (unw.local_as = dlsym(h, LT_STR(unw_local_addr_space))) != NULL;
     if (dlinfo(h, RTLD_DI_TLS_MODID, &unw_tls_module) != 0)
         unw_tls_module = 0;
+    if (unw_tls_module)
+        dl_iterate_phdr(tls_bytes_of, NULL);
     if (ok) {
         span_of(&unwinder, (uintptr_t)unw.unw_backtrace);
         unwind_first();
@@ -1504,8 +1524,26 @@ extern void *__tls_get_addr(tls_index *ti);
  * program that starts 20000 such threads). */
 void lt_platform_thread_init(void)
 {
-    if (have_unwind() && unw_tls_module)
+    if (!have_unwind() || !unw_tls_module)
+        return;
+    /* glibc ends the process when that malloc is refused ("cannot allocate memory for
+     * thread-local data: ABORT", status 127), where the program, near its memory's end, has
+     * its own allocations refused and goes on. A block of the same size malloc'd and freed
+     * first stays in this thread's cache for it; refused, the thread unwinds nothing (its
+     * stacks are its call sites) and the block is never asked for. */
+    int busy = lt_tls.busy;
+    lt_busy_set(&lt_tls, LT_BUSY_PASS); /* the program's allocator may block on a program lock */
+    void *room = malloc(unw_tls_bytes ? unw_tls_bytes : 1);
+    if (room) {
+        free(room);
         __tls_get_addr(&(tls_index){unw_tls_module, 0});
+    }
+    lt_busy_set(&lt_tls, busy);
+    if (!room) {
+        if (lt_tls.self)
+            lt_tls.self->unwind_none = 1;
+        lt_report_degraded("out of memory for a thread's unwinder state: its stacks are call sites only");
+    }
 }
 
 size_t lt_platform_backtrace(uintptr_t *ips, size_t max)
@@ -2122,6 +2160,25 @@ void lt_platform_exe_path(char *buf, size_t size)
     ssize_t n = size ? readlink("/proc/self/exe", buf, size - 1) : -1;
     if (size)
         buf[n > 0 ? n : 0] = 0;
+}
+
+int lt_platform_datagram(const char *name, const char *msg, size_t len)
+{
+    struct sockaddr_un to = {.sun_family = AF_UNIX}; /* sun_path[0] 0: the abstract name */
+    size_t n = strlen(name);
+    int rc = -1, saved = errno;
+    if (n >= sizeof to.sun_path || lt_platform_filtered())
+        return -1;
+    memcpy(to.sun_path + 1, name, n);
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd >= 0) {
+        ssize_t sent = sendto(fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&to,
+                              (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n));
+        rc = sent == (ssize_t)len ? 0 : errno == EAGAIN || errno == ENOBUFS ? 1 : -1;
+        close(fd);
+    }
+    errno = saved;
+    return rc;
 }
 
 /* n's build-id as lowercase hex into out (129 bytes); 0 when n is not a GNU build-id note. */

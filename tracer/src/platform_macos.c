@@ -412,6 +412,15 @@ void lt_platform_exe_path(char *buf, size_t size)
         buf[0] = 0;
 }
 
+/* No abstract socket namespace: the launcher offers no socket here (report files only). */
+int lt_platform_datagram(const char *name, const char *msg, size_t len)
+{
+    (void)name;
+    (void)msg;
+    (void)len;
+    return -1;
+}
+
 /* dladdr names the image and its load address. Mach-O has no GNU build-id (its LC_UUID is
  * another kind of identity, which `locktrace report` does not compare), so build_id stays "". */
 int lt_platform_module(uintptr_t ip, lt_module *out)

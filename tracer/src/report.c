@@ -76,8 +76,10 @@ static void first(const lt_rep *r, lt_seen *s)
     }
     if (len)
         lt_platform_write(2, report_buf, len);
-    if (s->number)
+    if (s->number) {
         lt_report_file_write(r, s);
+        lt_report_channel_new(r->kind);
+    }
 }
 
 static void repeat(lt_seen *s)
@@ -130,6 +132,7 @@ static void report_locked(void *arg)
     }
     if (f->outcome == LT_OUTCOME_ABORT) {
         lt_report_file_flush(); /* the counts of the other reports, before they are lost */
+        lt_report_channel_flush();
         lt_dump_other_threads(); /* still under the lock: it uses report_build.c's pools */
     }
 }
@@ -199,16 +202,27 @@ void lt_report_out_of_memory(void)
         lt_platform_write(2, msg, sizeof msg - 1);
 }
 
-/* The tracer had to stop tracking something (memory exhausted): said once, never fatal. */
+/* The reasons said so far, by their text's address (each caller's own literal). One flag for
+ * all of them hid every reason but the first: a process without libdw said that at its first
+ * report and nothing after, a call-site table that filled later among it. */
+#define DEGRADED_REASONS 16
+static const char *_Atomic degraded_said[DEGRADED_REASONS];
+
+/* The tracer had to stop tracking something (memory exhausted, a table full, a library
+ * missing): said once for each reason, never fatal. */
 void lt_report_degraded(const char *what)
 {
-    static _Atomic int said;
     char buf[256];
-    if (atomic_exchange(&said, 1))
-        return;
+    for (size_t i = 0; i < DEGRADED_REASONS; i++) {
+        const char *at = NULL;
+        if (atomic_compare_exchange_strong(&degraded_said[i], &at, what))
+            break;
+        if (at == what)
+            return;
+    }
     size_t n = lt_fmt_str(buf, sizeof buf, 0, "locktrace: note: ");
-    n = lt_fmt_str(buf, sizeof buf, n, what);
-    n = lt_fmt_str(buf, sizeof buf, n, "; from now on some locks may go unchecked\n");
+    n = lt_fmt_str(buf, sizeof buf, n, what); /* what is lost, in the caller's words */
+    n = lt_fmt_str(buf, sizeof buf, n, "\n");
     lt_platform_write(2, buf, n);
 }
 
@@ -242,5 +256,6 @@ LT_FORK_PATH void lt_report_fork(lt_fork_phase phase)
         printed = 0;
         lt_seen_fork_child();
         lt_report_file_fork_child();
+        lt_report_channel_fork_child();
     }
 }

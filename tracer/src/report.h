@@ -105,6 +105,7 @@ typedef struct lt_finding {
 /* report.c ------------------------------------------------------------------------------- */
 #define LT_REPORT_CAP 100 /* reports printed per kind; later ones are counted */
 void lt_report(lt_finding *f);
+/* "locktrace: note: <what>; ...": once for each reason (what's address: a literal of its own) */
 void lt_report_degraded(const char *what);
 void lt_report_out_of_memory(void);
 void lt_report_order_partial(size_t max);
@@ -156,6 +157,16 @@ void lt_report_file_counted(lt_finding_kind kind);
 void lt_report_file_suppressed(lt_finding_kind kind);
 void lt_report_file_fork_child(void);
 void lt_report_file_write_dump(const char *json, size_t len); /* async-signal-safe */
+/* report_channel.c: each new report said to the launcher (report lock held) */
+void lt_report_channel_setup(void);
+void lt_report_channel_new(lt_finding_kind kind);
+void lt_report_channel_flush(void); /* what the launcher's full queue kept back, again */
+int lt_report_channel_pending(void); /* whether there is such (read without the lock) */
+void lt_report_channel_fork_child(void);
+/* interpose_exec.c: program runs as process pid (from system or popen: is started by it)
+ * "untraced", "unheard" (traced, but its environment lost the launcher's socket), or that
+ * start "failed". No lock taken. */
+void lt_report_channel_exec(const char *what, long pid, const char *program);
 void lt_suppress_load(const char *path);
 /* Glob with '*' only (any run of characters): suppressions and LOCKTRACE_WRAPPERS. */
 int lt_glob(const char *pattern, const char *s);

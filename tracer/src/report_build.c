@@ -276,6 +276,7 @@ static void add_condvar(lt_rep *r, const lt_finding *f)
     if (f->other_mutex)
         plain_lock(r, f->other_mutex, LT_MUTEX, f->nwaiters ? f->waiters[0].api : f->api);
     add_stack(r, "request", f->request_stack, 0, 0);
+    add_stack(r, "held", f->held_stack, 1, f->held_partial); /* the recursive mutex kept */
     for (size_t i = 0; i < f->nwaiters && r->nthreads < MAX_THREADS; i++) {
         const lt_cond_waiter *w = &f->waiters[i];
         add_thread(r, &w->who, 0);

@@ -316,13 +316,17 @@ void lt_report_file_flush(void)
             update(s);
 }
 
-/* Not from a vfork child: the tables are its parent's, the files too. */
+/* Not from a vfork child: the tables are its parent's, the files too. The launcher's counts
+ * that its full queue kept back go again (report_channel.c). */
 LT_FORK_PATH void lt_report_file_at_exit(void)
 {
-    if (owner == getpid() && filing) { /* 0 until lt_report_setup */
+    if (owner == getpid() && (filing || lt_report_channel_pending())) { /* 0 until set up */
         int busy = lt_tls.busy;
         lt_busy_set(&lt_tls, LT_BUSY_IN); /* the report lock is the tracer's */
-        lt_report_exclusive(lt_report_file_flush);
+        if (filing)
+            lt_report_exclusive(lt_report_file_flush);
+        if (lt_report_channel_pending())
+            lt_report_exclusive(lt_report_channel_flush);
         lt_busy_restore(&lt_tls, busy);
     }
 }
@@ -473,6 +477,8 @@ static void at_exit(void *unused)
     lt_busy_set(&lt_tls, LT_BUSY_IN);
     if (lt_cfg.report_dir[0])
         lt_report_exclusive(at_exit_locked);
+    if (lt_report_channel_pending())
+        lt_report_exclusive(lt_report_channel_flush);
     lt_leave(&lt_tls);
     if (lt_cfg.exitcode && reports > 0)
         exit(lt_cfg.exitcode);
@@ -482,6 +488,7 @@ void lt_report_setup(void)
 {
     owner = getpid();
     filing = lt_cfg.report_dir[0] != 0;
+    lt_report_channel_setup();
     if (lt_cfg.suppressions[0])
         lt_suppress_load(lt_cfg.suppressions);
     /* Not atexit(): from a shared library that ties the handler to our DSO, so it would run

@@ -51,6 +51,7 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_ERRORCHECK_RELOCK] = "errorcheck-relock",
     [LT_WHY_SPIN_RELOCK] = "spin-relock",
     [LT_WHY_FORK_RELOCK] = "fork-relock",
+    [LT_WHY_HELD_ELSEWHERE] = "held-elsewhere",
     [LT_WHY_ORPHANED] = "orphaned",
     [LT_WHY_NOT_HELD] = "not-held",
     [LT_WHY_DESTROY] = "destroy",
@@ -93,6 +94,10 @@ static const char *const reason_text[LT_WHY_COUNT] = {
     [LT_WHY_FORK_RELOCK] = "it holds it already, since before this process forked (the lock "
                            "word names its thread id in the parent: whatever the type, the "
                            "call hangs)",
+    [LT_WHY_HELD_ELSEWHERE] = "its lock word names this thread its owner, though the thread "
+                              "did not take it at this address (the same memory mapped at "
+                              "two addresses, or a lock taken around the tracer): a normal "
+                              "mutex hangs",
     [LT_WHY_ORPHANED] = "a thread that is gone (exited, or left behind by fork) holds it "
                         "(it can never be granted)",
     [LT_WHY_NOT_HELD] = "it does not hold it",
@@ -140,7 +145,7 @@ static const char *const cut_names[] = {"none", "no-unwind-info"};
 
 _Static_assert(LT_FIND_KIND_COUNT == 12, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 31, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 32, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(type_names) == LT_BARRIER + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 _Static_assert(LT_ARRAY_LEN(api_names) == LT_API_CXX + 1, "name every api");
@@ -1180,6 +1185,14 @@ static void put_condvar(out *o, const lt_rep *r)
     put_thread(o, &r->threads[0]);
     put(o, "\n");
     put_role(o, r, "request");
+    for (size_t i = 0; i < r->nstacks; i++) {
+        const lt_rep_stack *s = &r->stacks[i];
+        if (strcmp(s->role, "held") != 0)
+            continue;
+        put(o, "  the mutex stays locked from its outermost acquisition by this thread:\n");
+        put_frames(o, s);
+        put_partial(o, s);
+    }
     for (size_t i = 0; i < r->nstacks; i++) {
         const lt_rep_stack *s = &r->stacks[i];
         if (strcmp(s->role, "waiting") != 0)

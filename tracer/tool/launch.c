@@ -2,7 +2,9 @@
  * launch.c - `locktrace [options] [--] program [args...]`: runs the program with liblocktrace
  * preloaded, passes its exit status (or its death by signal) through, and at the end says in
  * one line on stderr how many reports were written, of which kinds, and where - only when
- * there were some, so a clean program's output is unchanged.
+ * there were some, so a clean program's output is unchanged. The reports are counted from
+ * their files and from what every traced process says on the launcher's socket (channel.c),
+ * so a report whose file could not be written still counts.
  *
  * The options are the LOCKTRACE_* variables of config.def: --report-dir for
  * LOCKTRACE_REPORT_DIR and so on, so an option added there is an option here.
@@ -74,14 +76,16 @@ void lt_tool_launch_usage(FILE *to)
                 "stderr and written as JSON files to ./" DEFAULT_REPORT_DIR "/ unless\n"
                 "LOCKTRACE_REPORT_DIR or --report-dir says otherwise (--report-dir= turns files\n"
                 "off). When reports were written, one last line on stderr counts them by kind\n"
-                "and names the directory; traced processes the program left running (a daemon)\n"
-                "are named in a line of their own; a clean run prints nothing of its own.\n\n"
+                "and names the directory (another, those whose file could not be written);\n"
+                "traced processes the program left running (a daemon), and programs started\n"
+                "with an environment that dropped the tracer (LD_PRELOAD cleared), are named\n"
+                "in lines of their own; a clean run prints nothing of its own.\n\n"
                 "Exit status: the program's own (or, when it died of a signal, the launcher\n"
                 "dies of the same signal); --exitcode=N when the program exited and any\n"
-                "process it started wrote a report (report files on or off); 2 for a bad\n"
-                "option or LOCKTRACE_* variable; 125 when the tracer could not be loaded into\n"
-                "the program; 126 or 127 when the program could not be run. `locktrace report\n"
-                "--help` explains the report command.\n\n"
+                "process it started made a report (report files on or off, written or not);\n"
+                "2 for a bad option or LOCKTRACE_* variable; 125 when the tracer could not be\n"
+                "loaded into the program; 126 or 127 when the program could not be run.\n"
+                "`locktrace report --help` explains the report command.\n\n"
                 "A program that still hangs with no report waits for something other than a\n"
                 "lock cycle (a lock whose holder waits elsewhere, a condition never signalled):\n"
                 "run it with --wait-timeout=10 to name the holder of a lock waited for that\n"
@@ -371,6 +375,7 @@ static int check_program(const char *name, char *asan, size_t size)
 #define MAX_TREE 4096
 
 static pid_t child;
+static int channel = -1; /* the tracer's word of each report (channel.c), -1 when none */
 
 static const int forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM, SIGALRM,
                                 SIGWINCH, SIGURG,
@@ -424,17 +429,19 @@ static void set_forwarding(int on)
     sigaction(SIGCHLD, &sa, NULL);
 }
 
-/* Waits for the program to end, passing signals on meanwhile; its wait status. */
+/* Waits for the program to end, passing signals on meanwhile and reading the channel as
+ * its datagrams come (its queue is short); the program's wait status. */
 static int wait_program(void)
 {
     char drain[64];
     int status;
     for (;;) {
         forward_pending();
+        lt_channel_drain(channel);
         if (waitpid(child, &status, WNOHANG) == child)
             return status;
-        struct pollfd p = {wake[0], POLLIN, 0};
-        if (poll(&p, 1, 1000) > 0)
+        struct pollfd p[2] = {{wake[0], POLLIN, 0}, {channel, POLLIN, 0}};
+        if (poll(p, channel >= 0 ? 2 : 1, 1000) > 0)
             while (read(wake[0], drain, sizeof drain) > 0)
                 ;
     }
@@ -563,6 +570,7 @@ static int await_handshake(int fd, int *status, int *ended)
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (int open = 1;; forward_pending()) {
         struct pollfd p = {fd, POLLIN, 0};
+        lt_channel_drain(channel);
         if (poll(&p, open, 50) > 0) {
             ssize_t n = read(fd, word, sizeof word);
             if (n > 0)
@@ -719,12 +727,17 @@ int lt_tool_launch(int argc, char **argv)
     char pid[24];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
     setenv("LOCKTRACE_LAUNCHER_PID", pid, 1);
+    channel = lt_channel_open();
     char **before = dir[0] ? lt_tool_list_reports(dir) : NULL;
     int status = run(argv + first, 1, &own);
     remove_link();
     if (status != -1)
         say_left_running(dir, private);
-    int reports = dir[0] ? lt_tool_summarize(dir, before, !private) : 0;
+    lt_channel_drain(channel); /* what the tree said up to its end */
+    lt_kind_counts heard;
+    lt_channel_heard(&heard);
+    lt_channel_say_started();
+    int reports = lt_tool_summarize(dir, before, dir[0] && !private, &heard);
     lt_tool_free_list(before);
     if (private)
         remove_private_dir(dir);

@@ -4,7 +4,8 @@
  * their build-ids still match; with --json, the same data as normalized JSON; with --sarif or
  * --html, all of them as one SARIF log (sarif.c) or one page (html.c). --path-map OLD=NEW
  * reads the binaries and sources of reports copied from another machine where they are here. A directory stands for
- * the report files in it; summary files are recognised and skipped. A file that cannot be read
+ * the report files in it, summary files skipped; a summary file named by itself stands for the
+ * report files it lists, after a note saying what it is. A file that cannot be read
  * as a report is an error naming the file and the problem; the others are still printed.
  * --as-recorded skips re-symbolizing: the frames exactly as the program saw them.
  */
@@ -81,13 +82,48 @@ static int print(const lt_rep *r, int json)
     }
 }
 
-/* 1 when text is a summary file (<program>.<pid>.summary.json): not a report, not an error. */
-static int is_summary(const char *text, size_t len)
+/* The files read as reports so far, by device and inode: a summary file named among the
+ * arguments stays silent when the reports it lists were read too (the shell's *.json). */
+static struct file_id {
+    dev_t dev;
+    ino_t ino;
+} *loaded;
+static size_t nloaded;
+
+static void note_loaded(const char *path)
+{
+    struct stat st;
+    struct file_id *p = stat(path, &st) == 0 ? realloc(loaded, (nloaded + 1) * sizeof *p) : NULL;
+    if (p) {
+        loaded = p;
+        loaded[nloaded++] = (struct file_id){st.st_dev, st.st_ino};
+    }
+}
+
+static int was_loaded(const char *path)
+{
+    struct stat st;
+    for (size_t i = 0; stat(path, &st) == 0 && i < nloaded; i++)
+        if (loaded[i].dev == st.st_dev && loaded[i].ino == st.st_ino)
+            return 1;
+    return 0;
+}
+
+/* The summary files named as arguments, read after everything else. */
+static char **summaries;
+static size_t nsummaries;
+
+/* 1 when text is a summary file (<program>.<pid>.summary.json): not a report, not an error;
+ * kept in summaries. */
+static int is_summary(const char *path, const char *text, size_t len)
 {
     char err[64];
     json_doc *doc = json_parse(text, len, err, sizeof err);
     int yes = doc && json_get(json_root(doc), "locktrace_summary") != NULL;
     json_free(doc);
+    char **p = yes ? realloc(summaries, (nsummaries + 1) * sizeof *p) : NULL;
+    if (p && (p[nsummaries] = strdup(path)) != NULL)
+        summaries = p, nsummaries++;
     return yes;
 }
 
@@ -99,13 +135,14 @@ static int load_file(const char *path, const options *o, lt_symbolizer *sz, lt_r
     char *text = lt_read_file(path, MAX_REPORT_BYTES, &len, err, sizeof err);
     lt_rep_file *f = text ? lt_rep_read(text, len, err, sizeof err) : NULL;
     if (!f) {
-        int summary = text && is_summary(text, len);
+        int summary = text && is_summary(path, text, len);
         free(text);
         if (summary)
             return 0;
         fprintf(stderr, "locktrace report: %s: %s\n", path, err);
         return 1;
     }
+    note_loaded(path);
     lt_rep *r = lt_rep_of(f);
     lt_symbolizer_notes notes = {say_note, (void *)path};
     lt_rep out = sz ? lt_rep_resymbolize(r, sz, &notes) : *r;
@@ -125,6 +162,87 @@ static int load_file(const char *path, const options *o, lt_symbolizer *sz, lt_r
     if (rc)
         fprintf(stderr, "locktrace report: %s: out of memory\n", path);
     return rc ? 1 : 0;
+}
+
+/* "N kind, N kind" of a summary's {"kind":N,...} into buf; the sum. */
+static long kinds_of(const json_value *counts, char *buf, size_t size)
+{
+    long sum = 0;
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t i = 0; counts && counts->type == JSON_OBJECT && i < counts->u.object.n; i++) {
+        const json_value *v = counts->u.object.members[i].value;
+        long n = v->type == JSON_INT ? (long)v->u.integer : 0;
+        sum += n;
+        if (at < size)
+            at += (size_t)snprintf(buf + at, size - at, "%s%ld %s", at ? ", " : "", n,
+                                   counts->u.object.members[i].key);
+    }
+    return sum;
+}
+
+/* A summary file named as an argument: it is not a report, but says which report files
+ * belong to its process; those not read already (from the arguments or a directory) are
+ * read now, after a note that says what the file is. Named with its reports (the shell's
+ * *.json), it says nothing. It said nothing at all before: `locktrace report X.summary.json`
+ * printed nothing and exited 0. */
+static int load_summary(const char *path, const options *o, lt_symbolizer *sz,
+                        lt_report_set *set)
+{
+    char err[256], kinds[512], suppressed[512], dir[4096], file[4096 + 256];
+    size_t len;
+    int status = 0;
+    if (was_loaded(path)) /* named twice, or summaries that list each other */
+        return 0;
+    note_loaded(path);
+    char *text = lt_read_file(path, MAX_REPORT_BYTES, &len, err, sizeof err);
+    json_doc *doc = text ? json_parse(text, len, err, sizeof err) : NULL;
+    const json_value *root = doc ? json_root(doc) : NULL;
+    const json_value *reports = root ? json_get(root, "reports") : NULL;
+    const json_value *pid = root ? json_get(root, "pid") : NULL;
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path + 1) : 0, path);
+    size_t listed = reports && reports->type == JSON_ARRAY ? reports->u.array.n : 0, unread = 0;
+    for (size_t i = 0; i < listed; i++) {
+        const json_value *name = json_get(reports->u.array.items[i], "file");
+        if (name && name->type == JSON_STRING && !strchr(name->u.string, '/') &&
+            (size_t)snprintf(file, sizeof file, "%s%s", dir, name->u.string) < sizeof file &&
+            !was_loaded(file))
+            unread++;
+    }
+    if (root && listed && !unread) {
+        json_free(doc);
+        free(text);
+        return 0;
+    }
+    long distinct = kinds_of(root ? json_get(root, "distinct") : NULL, kinds, sizeof kinds);
+    long hidden = kinds_of(root ? json_get(root, "suppressed") : NULL, suppressed,
+                           sizeof suppressed);
+    fprintf(stderr, "locktrace report: %s: a summary file, not a report: process %lld had %ld "
+                    "distinct report%s%s%s%s", path,
+            pid && pid->type == JSON_INT ? pid->u.integer : -1LL, distinct,
+            distinct == 1 ? "" : "s", distinct ? " (" : "", kinds, distinct ? ")" : "");
+    if (hidden)
+        fprintf(stderr, " and %ld suppressed (%s)", hidden, suppressed);
+    if (unread)
+        fprintf(stderr, "; %s report file%s follow%s (or give the directory: %s report %s)\n",
+                unread == listed ? "its" : "the rest of its", unread == 1 ? "" : "s",
+                unread == 1 ? "s" : "", lt_tool_self, dir[0] ? dir : ".");
+    else
+        fprintf(stderr, "; it lists no report file (suppressed reports, those past the cap of "
+                        "100 per kind and those of a program whose name JSON cannot hold as it "
+                        "is have none): the report files are %s<program>.<pid>.<n>.json\n",
+                dir);
+    for (size_t i = 0; i < listed; i++) {
+        const json_value *name = json_get(reports->u.array.items[i], "file");
+        if (name && name->type == JSON_STRING && !strchr(name->u.string, '/') &&
+            (size_t)snprintf(file, sizeof file, "%s%s", dir, name->u.string) < sizeof file &&
+            !was_loaded(file))
+            status |= load_file(file, o, sz, set);
+    }
+    json_free(doc);
+    free(text);
+    return status;
 }
 
 /* Report file names in dir, sorted as versions (prog.9.json before prog.10.json). */
@@ -360,6 +478,12 @@ int lt_tool_report(int argc, char **argv)
     lt_report_set set = {0};
     for (int i = 0; i < files; i++)
         status |= load(argv[i], &o, sz, &set);
+    for (size_t i = 0; i < nsummaries; i++) {
+        status |= load_summary(summaries[i], &o, sz, &set);
+        free(summaries[i]);
+    }
+    free(summaries);
+    free(loaded);
     if (o.format == OUT_SARIF)
         status |= lt_sarif_write(stdout, &set, o.source_root);
     else if (o.format == OUT_HTML)

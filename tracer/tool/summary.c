@@ -177,7 +177,28 @@ static void add_report(tally *t, const char *dir, const char *name)
     free(text);
 }
 
-int lt_tool_summarize(const char *dir, char **before, int say)
+/* The reports of heard beyond those of t, by kind, into missing: reports with no file. */
+static void unfiled(const tally *t, const lt_kind_counts *heard, tally *missing)
+{
+    for (size_t i = 0; heard && i < heard->n; i++) {
+        long files = 0;
+        for (size_t k = 0; k < t->nkinds; k++)
+            if (strcmp(t->kinds[k].kind, heard->k[i].kind) == 0)
+                files = t->kinds[k].reports;
+        if (heard->k[i].reports > files)
+            add(missing, heard->k[i].kind, heard->k[i].reports - files, 0);
+    }
+}
+
+/* "N report(s) (N kind, N kind" */
+static void print_kinds(const tally *t)
+{
+    fprintf(stderr, "locktrace: %ld report%s (", t->reports, t->reports == 1 ? "" : "s");
+    for (size_t k = 0; k < t->nkinds; k++)
+        fprintf(stderr, "%s%ld %s", k ? ", " : "", t->kinds[k].reports, t->kinds[k].kind);
+}
+
+int lt_tool_summarize(const char *dir, char **before, int say, const lt_kind_counts *heard)
 {
     char **now = lt_tool_list_reports(dir);
     tally t = {0};
@@ -195,18 +216,26 @@ int lt_tool_summarize(const char *dir, char **before, int say)
             add_report(&t, dir, now[i]);
     free(t.summarized);
     lt_tool_free_list(now);
+    tally missing = {0};
+    unfiled(&t, heard, &missing);
     if (!say)
-        return (int)t.reports;
+        return (int)(t.reports + missing.reports);
     if (t.dumps)
         fprintf(stderr, "locktrace: %ld thread dump%s in %s/ (read %s with: %s report %s)\n",
                 t.dumps, t.dumps == 1 ? "" : "s", dir, t.dumps == 1 ? "it" : "them",
                 lt_tool_self, dir);
-    if (!t.reports)
-        return 0;
-    fprintf(stderr, "locktrace: %ld report%s (", t.reports, t.reports == 1 ? "" : "s");
-    for (size_t k = 0; k < t.nkinds; k++)
-        fprintf(stderr, "%s%ld %s", k ? ", " : "", t.kinds[k].reports, t.kinds[k].kind);
-    fprintf(stderr, "; %ld occurrence%s) in %s/ (read them again with: %s report FILE...)\n",
-            t.occurrences, t.occurrences == 1 ? "" : "s", dir, lt_tool_self);
-    return (int)t.reports;
+    if (t.reports) {
+        print_kinds(&t);
+        fprintf(stderr, "; %ld occurrence%s) in %s/ (read them again with: %s report FILE...)\n",
+                t.occurrences, t.occurrences == 1 ? "" : "s", dir, lt_tool_self);
+    }
+    if (missing.reports) {
+        print_kinds(&missing);
+        fprintf(stderr, ") %s printed on stderr but %s no file in %s/ (%s could not be "
+                        "written there, the tracer said why on stderr; or %s removed)\n",
+                missing.reports == 1 ? "was" : "were", missing.reports == 1 ? "has" : "have",
+                dir, missing.reports == 1 ? "it" : "they",
+                missing.reports == 1 ? "it was" : "they were");
+    }
+    return (int)(t.reports + missing.reports);
 }

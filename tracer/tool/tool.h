@@ -35,9 +35,31 @@ char **lt_tool_list_reports(const char *dir);
 char **lt_tool_list_all(const char *dir);
 void lt_tool_free_list(char **names);
 
+/* Distinct reports by kind. */
+#define LT_TOOL_KINDS 16
+typedef struct lt_kind_counts {
+    size_t n;
+    struct {
+        char kind[64];
+        long reports;
+    } k[LT_TOOL_KINDS];
+} lt_kind_counts;
+
 /* Counts the report files in dir that are not listed in `before` (NULL-terminated names, or
  * NULL) and name this launcher, by kind; with say, prints the one-line summary on stderr when
- * there are any. Returns their number. */
-int lt_tool_summarize(const char *dir, char **before, int say);
+ * there are any, and a line for the reports `heard` counts (the launcher's socket) beyond
+ * them: reports with no file. Returns the number of reports, those without a file too. */
+int lt_tool_summarize(const char *dir, char **before, int say, const lt_kind_counts *heard);
+
+/* channel.c: the launcher's socket, on which every traced process says how many reports it
+ * made (LOCKTRACE_LAUNCHER_SOCKET, set by lt_channel_open); -1 where there is none (report
+ * files alone count then). lt_channel_drain reads what waits on it; lt_channel_heard sums it
+ * up by kind. */
+int lt_channel_open(void);
+void lt_channel_drain(int fd);
+void lt_channel_heard(lt_kind_counts *out);
+/* A line on stderr for the programs the tree started untraced, one for those started traced
+ * but out of the socket's reach; nothing when there were none. */
+void lt_channel_say_started(void);
 
 #endif
