@@ -1,6 +1,6 @@
 /*
- * peer_guards_probe.c - blocked.h for the C++ program peer_guards.cpp (blocked.h is C11: its
- * probe has an _Atomic field): a thread announces it is about to block, another waits until
+ * peer_guards_probe.c - blocked.h for the C++ programs peer_guards.cpp and scenarios_cpp.cpp
+ * (blocked.h is C11: its probe has an _Atomic field): a thread announces it is about to block, another waits until
  * the kernel shows it asleep in a futex wait.
  */
 #define _GNU_SOURCE

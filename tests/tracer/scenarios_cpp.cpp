@@ -1,7 +1,7 @@
 // scenarios_cpp.cpp - the same-thread rules through libstdc++, and legal neighbours of the
 // order rule (std::lock's back-off) and of condition waits (condition_variable_any's own
 // mutex): std::shared_mutex and std::mutex never call pthread_*_init, so the tracer meets
-// their locks on first use.
+// their locks on first use. And a deadlock through std::thread::join.
 //   scenarios_cpp NAME
 #include <atomic>
 #include <condition_variable>
@@ -13,6 +13,9 @@
 #include <thread>
 
 #define NOINLINE __attribute__((noinline))
+
+extern "C" void probe_announce(int i); // peer_guards_probe.c
+extern "C" void probe_until(int i);
 
 static std::shared_mutex shared;
 static std::mutex plain;
@@ -139,6 +142,21 @@ NOINLINE void cxx_condvar_any()
     std::printf("woken %d\n", woken);
 }
 
+// A pool's shutdown joins its worker while holding the mutex the worker takes next: a
+// deadlock through std::thread::join, which libstdc++ runs out of line (no debug info there
+// on a stock system), so the report's own frame must be this function's line of the join.
+NOINLINE void cxx_join_holding()
+{
+    std::unique_lock<std::mutex> l(plain);
+    std::thread worker([] {
+        probe_announce(0);
+        std::lock_guard<std::mutex> g(plain);
+    });
+    // the worker waits first, so the join closes the cycle and its stack is the report's own
+    probe_until(0);
+    worker.join();
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -158,6 +176,8 @@ int main(int argc, char **argv)
         cxx_scoped_lock_orders();
     else if (!std::strcmp(s, "condvar-any"))
         cxx_condvar_any();
+    else if (!std::strcmp(s, "join-holding"))
+        cxx_join_holding();
     else
         return 64;
     return 0;

@@ -293,6 +293,26 @@ def sarif(c):
     need(inv_res['partialFingerprints'] != selfs[0]['partialFingerprints'], 'different bugs share a fingerprint')
 
 
+def sarif_join(c):
+    """A deadlock through std::thread::join, which libstdc++ runs out of line without debug
+    info: its SARIF result is located at the program's line of the join (it had no location
+    at all, and code scanning has nowhere to show such an alert)."""
+    if not c.a.scenarios_cpp:
+        raise Skipped('no C++ compiler: scenarios_cpp was not built')
+    ending, _, err = c.run([c.a.scenarios_cpp, 'join-holding'], {'LOCKTRACE_REPORT_DIR': c.dir},
+                           preload=True)
+    need(ending == 'signal:SIGABRT' and 'locktrace: deadlock:' in err, f'join-holding: {ending} {err}')
+    ending, out, err = c.report('--sarif', '--source-root', c.a.source_root, c.dir)
+    need(ending == 0, f'locktrace report --sarif: {ending} {err}')
+    results = json.loads(out)['runs'][0]['results']
+    need(len(results) == 1 and results[0]['locations'], f'results {results}')
+    loc = results[0]['locations'][0]['physicalLocation']
+    src = os.path.join(c.a.source_root, 'tests', 'tracer', 'scenarios_cpp.cpp')
+    want = source_line(src, 'worker.join();')
+    need(loc['artifactLocation']['uri'] == 'tests/tracer/scenarios_cpp.cpp' and
+         loc['region']['startLine'] == want, f'location {loc}, expected scenarios_cpp.cpp:{want}')
+
+
 def chromium(c, page):
     """Loads page in headless chromium; (DOM after load, console lines)."""
     exe = shutil.which('chromium') or shutil.which('chromium-browser')
@@ -931,7 +951,7 @@ def ctest_recipe(c):
 
 CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_del_byte, report_dir,
                                    unwritable_report_dir,
-                                   sarif, launcher_signals, dump_command, exit_code_tree, left_running,
+                                   sarif, sarif_join, launcher_signals, dump_command, exit_code_tree, left_running,
                                    readme_own_program,
                                    space_path,
                                    not_loaded, unfiled_reports, unfiled_neighbours, summary_named, untraced_children, asan_program, tsan_program, install_prefix,
@@ -946,6 +966,7 @@ def main():
     p.add_argument('--wfprog', required=True)
     p.add_argument('--cross-order', help='tests/tracer/cross_order')
     p.add_argument('--cross-deadlock', help='tests/tracer/cross_deadlock')
+    p.add_argument('--scenarios-cpp', help='tests/tracer/scenarios_cpp')
     p.add_argument('--wfstatic', help='a statically linked program')
     p.add_argument('--cc', help='the C compiler')
     p.add_argument('--wf-address', help='wfprog built with -fsanitize=address')
@@ -953,6 +974,7 @@ def main():
     p.add_argument('--source-root', help='the top of the source tree')
     args = p.parse_args()
     for k in ('locktrace', 'lib', 'wfprog', 'cross_order', 'cross_deadlock', 'source_root', 'wfstatic',
+              'scenarios_cpp',
               'wf_address',
               'wf_thread'):
         if getattr(args, k):

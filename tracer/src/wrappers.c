@@ -29,6 +29,10 @@ static const char *const builtin[] = {
     "std::*mutex*::*", "std::*_lock::*", "std::lock_guard::*", "std::lock", "std::try_lock",
     "std::*lock_impl*", "std::*condition_variable*::*", "std::__glibcxx_rwlock_*", "__gthread_*",
     "__gthrw_*",
+    /* std::thread::join: out of line in libstdc++ (no debug info there on a stock system),
+     * so a join that waits in a deadlock named it, not the program's line of the join, and
+     * its SARIF result had no location */
+    "std::thread::join",
     /* libstdc++'s own locks: shared_ptr's atomic operations, <ext/concurrence.h> */
     "std::_Sp_locker::*", "__gnu_cxx::*mutex*::*", "__gnu_cxx::__scoped_lock::*",
     /* GLib: GMutex, GRWLock, GRecMutex and their lockers */
