@@ -142,6 +142,26 @@ def option_without_value(c):
                  f'report {opt} {tail}: {ending} {err}')
 
 
+def no_program(c):
+    """Options and no program: an option meant as a flag that took the program as its value
+    (`--stats ./prog`) is named with what it took and how to write it, and nothing runs; the
+    whole usage (all that was printed before) is left for a bare `locktrace`."""
+    ending, out, err = c.launch('--stats', c.a.prog)
+    need(ending == 2 and err == f'locktrace: no program to run: --stats took {c.a.prog} as its '
+         'value (write --stats=VALUE, accepted: 0|1|no|yes|false|true|off|on, then the '
+         'program)\n', f'--stats PROG: {ending} {err}')
+    # the last option that took the next word names it, though options follow it
+    ending, out, err = c.launch('--action', 'edeadlk', '--wait-timeout', c.a.prog, '--exitcode=3')
+    need(ending == 2 and err.startswith(f'locktrace: no program to run: --wait-timeout took '
+                                        f'{c.a.prog} as its value'), f'--wait-timeout PROG: {ending} {err}')
+    for args in (['--exitcode=3'], ['--exitcode=3', '--']):
+        ending, out, err = c.launch(*args)
+        need(ending == 2 and err == 'locktrace: no program to run after the options (usage: '
+             'locktrace [options] [--] program [args...])\n', f'{args}: {ending} {err}')
+    ending, out, err = c.launch()
+    need(ending == 2 and err.startswith('usage: locktrace') and not out, f'no arguments: {ending} {err[:200]}')
+
+
 def report_dir_slash(c):
     """A directory given with its trailing slash (as the README writes locktrace-reports/)
     is named with one slash in the launcher's line and names its files so in messages; a file that is no report is named with the
@@ -379,7 +399,7 @@ def readme_example(c):
 CHECKS = {f.__name__: f for f in (bad_configuration, relative_paths, short_options, option_without_value,
                                    cannot_run, missing_interpreter, summary_names_command,
                                    report_dir_slash, help_text, man_page, setid_program,
-                                   report_options_anywhere, readme_example)}
+                                   report_options_anywhere, readme_example, no_program)}
 
 
 def main():

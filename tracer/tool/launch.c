@@ -158,9 +158,10 @@ static const option_desc *lookup(const char *arg, size_t len)
 }
 
 /* Sets the variables the options name; returns the index of the program, -1 on error, -2
- * for --help. */
-static int parse_options(int argc, char **argv)
+ * for --help. *spaced is the index of the last option whose value was the next word, or -1. */
+static int parse_options(int argc, char **argv, int *spaced)
 {
+    *spaced = -1;
     int i = 0;
     for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
         if (strcmp(argv[i], "--") == 0)
@@ -183,9 +184,27 @@ static int parse_options(int argc, char **argv)
             fprintf(stderr, "locktrace: %s needs a value: %s\n", argv[i], o->accepted);
             return -1;
         }
+        if (!eq)
+            *spaced = i;
         setenv(o->var, eq ? eq + 1 : argv[++i], 1);
     }
     return i;
+}
+
+/* Options and no program after them. Most often an option meant as a flag took the program
+ * as its value ("--stats ./prog" sets --stats to ./prog), which printed the whole usage
+ * without a word on what was wrong. */
+static void no_program(char **argv, int spaced)
+{
+    const char *arg = spaced >= 0 ? argv[spaced] + 2 : NULL;
+    const option_desc *o = arg ? lookup(arg, strlen(arg)) : NULL;
+    if (o)
+        fprintf(stderr, "locktrace: no program to run: %s took %s as its value (write "
+                        "%s=VALUE, accepted: %s, then the program)\n",
+                argv[spaced], argv[spaced + 1], argv[spaced], o->accepted);
+    else
+        fprintf(stderr, "locktrace: no program to run after the options (usage: locktrace "
+                        "[options] [--] program [args...])\n");
 }
 
 /* A path variable made absolute (against the launcher's directory) into buf and set again:
@@ -697,7 +716,8 @@ static int pass_through(int status)
 int lt_tool_launch(int argc, char **argv)
 {
     char lib[PATH_MAX], dir[PATH_MAX], asan[64];
-    int first = parse_options(argc, argv);
+    int spaced;
+    int first = parse_options(argc, argv, &spaced);
     if (first == -2) {
         lt_tool_launch_usage(stdout);
         return 0;
@@ -705,7 +725,10 @@ int lt_tool_launch(int argc, char **argv)
     if (first < 0)
         return 2;
     if (first == argc) {
-        lt_tool_launch_usage(stderr);
+        if (argc)
+            no_program(argv, spaced);
+        else
+            lt_tool_launch_usage(stderr);
         return 2;
     }
     int how = check_program(argv[first], asan, sizeof asan);
