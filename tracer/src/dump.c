@@ -257,28 +257,33 @@ static void add_wait(const lt_wait_slot *w, int ti)
     add_stack("waiting", ti, l, (int)r->nsteps++, w->stack, 0, 0);
 }
 
-/* Where each lock lives. At abort, as reports say it (lockname.c); in a signal handler only
- * what needs no lock, allocation or symbols: the thread whose stack holds it. */
-static void name_locks(void)
+/* Where the lock or condition variable at a lives, kept; NULL when unknown. At abort, as
+ * reports say it (lockname.c); in a signal handler only what needs no lock, allocation or
+ * symbols: the thread whose stack holds it. */
+static const char *name_of(uintptr_t a)
 {
     char buf[1024];
     if (d.symbolize)
-        lt_lockname_begin();
-    for (size_t i = 0; i < d.rep.nlocks; i++) {
-        uintptr_t a = d.locks[i].addr;
-        if (d.symbolize) {
-            if (lt_lockname(a, buf, sizeof buf))
-                d.locks[i].name = keep(buf);
-            continue;
-        }
-        for (size_t k = 0; k < d.nstack_of; k++) {
-            if (a >= d.stack_of[k].lo && a < d.stack_of[k].hi) {
-                lt_lockname_stack(buf, sizeof buf, d.stack_of[k].seq, NULL);
-                d.locks[i].name = keep(buf);
-                break;
-            }
+        return lt_lockname(a, buf, sizeof buf) ? keep(buf) : NULL;
+    for (size_t k = 0; k < d.nstack_of; k++) {
+        if (a >= d.stack_of[k].lo && a < d.stack_of[k].hi) {
+            lt_lockname_stack(buf, sizeof buf, d.stack_of[k].seq, NULL);
+            return keep(buf);
         }
     }
+    return NULL;
+}
+
+/* Where each lock lives, and each condition variable a thread waits on. */
+static void name_locks(void)
+{
+    if (d.symbolize)
+        lt_lockname_begin();
+    for (size_t i = 0; i < d.rep.nlocks; i++)
+        d.locks[i].name = name_of(d.locks[i].addr);
+    for (size_t i = 0; i < d.rep.nsteps; i++)
+        if (d.steps[i].cond)
+            d.steps[i].cond_name = name_of(d.steps[i].cond);
 }
 
 /* held_only: only the threads that hold a lock; skip_tid: a thread left out (0 = none). */

@@ -471,7 +471,8 @@ static void add_finding(lt_rep *r, const lt_finding *f)
     add_stack(r, "first-seen", f->first_stack, 0, f->first_partial);
 }
 
-/* Where each lock lives (lockname.c), for those the finding did not name. */
+/* Where each lock lives (lockname.c), for those the finding did not name, and each condition
+ * variable a step waits on. */
 static void name_locks(lt_rep *r)
 {
     char buf[1024];
@@ -479,6 +480,9 @@ static void name_locks(lt_rep *r)
     for (size_t i = 0; i < r->nlocks; i++)
         if (!locks[i].name && lt_lockname((uintptr_t)locks[i].addr, buf, sizeof buf))
             locks[i].name = keep(buf);
+    for (size_t i = 0; i < r->nsteps; i++)
+        if (steps[i].cond && lt_lockname((uintptr_t)steps[i].cond, buf, sizeof buf))
+            steps[i].cond_name = keep(buf);
 }
 
 /* The report with its stacks as captured addresses only (one frame each, no module, no

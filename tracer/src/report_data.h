@@ -109,6 +109,7 @@ typedef struct lt_rep_step {
     int blocker;
     long waited_ms;
     uint64_t cond;  /* the condition variable of an LT_FOR_SIGNAL wait */
+    const char *cond_name; /* where that condition variable lives, as a lock's name says */
     int api;        /* lt_api of a join or condition wait (thrd_join, cnd_wait) */
     int now_waits;  /* long-wait holder: it waits itself now, as a waiter's step says (its
                        lock the one it waits for, blocker the thread it joins) */

@@ -171,6 +171,8 @@ static void step(jout *j, const void *item, size_t unused)
     kv_dec(j, "blocker", s->blocker, 0);
     kv_dec(j, "waited_ms", s->waited_ms, 0);
     kv_hex(j, "condition", s->cond, 0);
+    if (s->cond_name)
+        kv_str(j, "condition_name", s->cond_name, 0);
     if (s->now_waits)
         kv_bool(j, "now_waits", 1, 0);
     if (s->now_in)

@@ -708,6 +708,7 @@ static void put_cycle_wait(out *o, const lt_rep *r, size_t i)
             put(o, s->api == LT_API_C11 ? "\n    waits on condition variable (cnd_t) "
                                         : "\n    waits on condition variable ");
             put_hex(o, s->cond);
+            put_name(o, s->cond_name);
             put(o, " for a signal; the last one came from ");
             put_tref(o, thread_at(r, s->blocker));
             put(o, "\n");
@@ -1045,6 +1046,7 @@ static void put_holder_wait(out *o, const lt_rep *r, size_t i)
         put(o, s->api == LT_API_C11 ? " waits itself on condition variable (cnd_t) "
                                     : " waits itself on condition variable ");
         put_hex(o, s->cond);
+        put_name(o, s->cond_name);
         put(o, " for a signal, keeping this lock (a thread that takes it before it signals "
                "waits for ever)");
     } else {
@@ -1245,6 +1247,7 @@ static void put_dump_wait(out *o, const lt_rep *r, const lt_rep_step *s)
     } else if (s->waits_for == LT_FOR_SIGNAL) {
         put(o, "    waits on condition variable ");
         put_hex(o, s->cond);
+        put_name(o, s->cond_name);
         put(o, " for ");
     } else {
         put(o, "    waits for ");

@@ -249,6 +249,8 @@ static void read_step(reader *rd, const json_value *o, const char *at, lt_rep_st
     s->blocker = (int)integer(rd, o, at, "blocker", -1, maxt);
     s->waited_ms = (long)integer(rd, o, at, "waited_ms", 0, INT32_MAX);
     s->cond = address(rd, o, at, "condition");
+    if (json_get(o, "condition_name")) /* optional: absent before 2026-12-06 */
+        s->cond_name = string(rd, o, at, "condition_name", 0);
     if (json_get(o, "api")) /* joins and condition waits; absent = pthread */
         s->api = name(rd, o, at, "api", lt_rep_api_name);
     if (json_get(o, "now_waits")) /* a long-wait holder that waits itself; absent = false */
