@@ -162,6 +162,28 @@ def no_program(c):
     need(ending == 2 and err.startswith('usage: locktrace') and not out, f'no arguments: {ending} {err[:200]}')
 
 
+def report_of_text(c):
+    """`locktrace report` given the text the program printed (its stderr, kept from a CI log)
+    says that is what it got and where the JSON files are; it said "line 1, column 1:
+    unexpected character 'l'". A file that is neither keeps the parser's message."""
+    ending, out, err = c.launch('--report-dir=', '--', c.a.prog, 'bad-unlock')
+    need(ending == 0 and err.startswith('locktrace: bad-unlock:'), f'making a report: {ending} {err}')
+    log = os.path.join(c.tmp, 'ci.log')
+    with open(log, 'w') as f:
+        f.write('make check\n' + err)
+    ending, out, rerr = c.launch('report', log)
+    need(ending == 1 and not out and rerr == f'locktrace report: {log}: not a report file but the '
+         'text of reports as printed; `locktrace report` reads the JSON files of the report '
+         'directory (./locktrace-reports/ under the launcher, or --report-dir)\n',
+         f'report of the text: {ending} {rerr}')
+    other = os.path.join(c.tmp, 'notes.txt')
+    with open(other, 'w') as f:
+        f.write('the locktrace: notes\n')
+    ending, out, rerr = c.launch('report', other)
+    need(ending == 1 and rerr == f"locktrace report: {other}: line 1, column 1: unexpected "
+         "character 't'\n", f'another text file: {ending} {rerr}')
+
+
 def report_dir_slash(c):
     """A directory given with its trailing slash (as the README writes locktrace-reports/)
     is named with one slash in the launcher's line and names its files so in messages; a file that is no report is named with the
@@ -399,7 +421,8 @@ def readme_example(c):
 CHECKS = {f.__name__: f for f in (bad_configuration, relative_paths, short_options, option_without_value,
                                    cannot_run, missing_interpreter, summary_names_command,
                                    report_dir_slash, help_text, man_page, setid_program,
-                                   report_options_anywhere, readme_example, no_program)}
+                                   report_options_anywhere, readme_example, no_program,
+                                   report_of_text)}
 
 
 def main():

@@ -373,6 +373,27 @@ static int read_guarded(reader *rd, lt_rep_file *f)
     return 0;
 }
 
+/* A file that is not JSON but a report's text as the program printed it (its stderr, kept
+ * from a CI log): said so, instead of the parser's "unexpected character 'l'", with where the
+ * files are. JSON that does not parse keeps the parser's message. */
+static void printed_text(const char *text, size_t len, char *err, size_t errsize)
+{
+    static const char line[] = "locktrace: ";
+    size_t i = 0, n = sizeof line - 1;
+    while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
+        i++;
+    if (i < len && (text[i] == '{' || text[i] == '['))
+        return;
+    for (size_t at = 0; at + n <= len; at++)
+        if ((at == 0 || text[at - 1] == '\n') && memcmp(text + at, line, n) == 0) {
+            snprintf(err, errsize, "not a report file but the text of reports as printed; "
+                                   "`locktrace report` reads the JSON files of the report "
+                                   "directory (./locktrace-reports/ under the launcher, or "
+                                   "--report-dir)");
+            return;
+        }
+}
+
 lt_rep_file *lt_rep_read(const char *text, size_t len, char *err, size_t errsize)
 {
     reader rd = {.err = err, .errsize = errsize};
@@ -383,6 +404,7 @@ lt_rep_file *lt_rep_read(const char *text, size_t len, char *err, size_t errsize
     }
     f->doc = json_parse(text, len, err, errsize);
     if (!f->doc) {
+        printed_text(text, len, err, errsize);
         free(f);
         return NULL;
     }
