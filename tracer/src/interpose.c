@@ -1330,6 +1330,37 @@ LT_FORK_PATH static void fork_child(void)
     lt_busy_restore(&lt_tls, busy);
 }
 
+/* A child the system call makes, past libc's fork (interpose_vfork.c): the atfork handlers'
+ * work all the same, or a tracer lock another thread held at the fork stays taken in the
+ * child for good (its first new lock order hung). libc's record of the thread's kernel id
+ * keeps the parent's there (the kernel writes the child's only where libc's fork asks it to),
+ * so the words of the locks the thread took, before the fork and after, name that id: the
+ * thread keeps it in the tracer too, and holds what it held (a recursive mutex locked again
+ * is counted, not hung). */
+LT_FORK_PATH int lt_interpose_fork_unseen_prepare(void)
+{
+    if (atomic_load(&state) < STARTED) /* no atfork handler yet, nothing to keep either */
+        return 0;
+    fork_prepare();
+    return 1;
+}
+
+LT_FORK_PATH void lt_interpose_fork_unseen_parent(void)
+{
+    fork_parent();
+}
+
+LT_FORK_PATH void lt_interpose_fork_unseen_child(void)
+{
+    lt_thread *self = lt_tls.self;
+    int tid = self ? self->info.tid : 0;
+    int busy = fork_busy_pop();
+    fork_phase(LT_FORK_CHILD);
+    if (self)
+        self->info.tid = tid;
+    lt_busy_restore(&lt_tls, busy);
+}
+
 #ifndef __APPLE__
 /* ------------------------------------------------------------------------------------------
  * Memory that can hold locks: free, cfree, realloc, reallocarray, munmap, mremap and mmap over
