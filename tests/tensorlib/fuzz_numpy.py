@@ -856,8 +856,8 @@ def op_reduce():
             np.sum(np.zeros(v.shape), axis=axes, keepdims=keep).shape, dtype=np.int64)
         if op == SUM:
             ref = wrap(tot, dt)
-        elif op == MEAN:  # numpy's exact mean truncated (candle's divides the wrapped sum)
-            w = wrap(tot, I64)
+        elif op == MEAN:  # the exact mean truncated (tl.h), summed without wrapping
+            w = np.sum(np.asarray(v, dtype=object), axis=axes, keepdims=keep) if v.size else tot
             ref = np.array([int(a) // n if a >= 0 else -(-int(a) // n) for a in
                             np.asarray(w).flat] if n else [0] * np.size(w),
                            dtype=object).reshape(np.shape(w))
