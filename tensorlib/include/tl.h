@@ -252,8 +252,9 @@ TL_API tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t 
 TL_API tl_tensor *tl_norm(const tl_tensor *t);
 /* candle-nn's norms over the last dim of a float x (rank >= 1), with alpha (and beta) 1-D of
  * that dim's size and x's dtype: rms_norm is x / sqrt(mean(x^2) + eps) * alpha, layer_norm
- * (x - mean) / sqrt(mean((x - mean)^2) + eps) * alpha + beta (the biased variance). f16 and
- * bf16 are normalised in f32 and rounded back before alpha and beta, as candle-nn does. */
+ * (x - mean) / sqrt(mean((x - mean)^2) + eps) * alpha + beta (the biased variance). x is
+ * normalised where its squares cannot overflow (f16 in f32; f32 and bf16 in f64 on the cpu) and
+ * rounded back before alpha and beta, as candle-nn does for f16 and bf16. */
 TL_API tl_tensor *tl_rms_norm(const tl_tensor *x, const tl_tensor *alpha, double eps);
 TL_API tl_tensor *tl_layer_norm(const tl_tensor *x, const tl_tensor *alpha, const tl_tensor *beta,
                                 double eps);
