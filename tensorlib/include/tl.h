@@ -92,7 +92,9 @@ TL_API tl_tensor *tl_ones_like(const tl_tensor *t);
 TL_API tl_tensor *tl_full_like(const tl_tensor *t, double value);
 /* start + i * step for i below ceil((end - start) / step), numpy's count (a last value may round
  * past end: 1, 1.3, 0.1 gives 1.3000000000000003); 1-D. candle adds step in the dtype while
- * below end instead (docs/candle-semantics.md). */
+ * below end instead (docs/candle-semantics.md). On an integer dtype a whole start and step
+ * count in int64 and wrap into the dtype, as torch's and numpy's (u8 -3, 3, 2 gives 253, 255,
+ * 1); a fractional one gives the double values converted as tl_to_dtype does. */
 TL_API tl_tensor *tl_arange(double start, double end, double step, tl_dtype dtype, tl_device device);
 /* Copies elem_count(shape) elements of dtype from data. */
 TL_API tl_tensor *tl_from_data(const void *data, const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device);
@@ -250,8 +252,9 @@ TL_API tl_tensor *tl_log_sum_exp(const tl_tensor *t, const size_t *dims, size_t 
 TL_API tl_tensor *tl_norm(const tl_tensor *t);
 /* candle-nn's norms over the last dim of a float x (rank >= 1), with alpha (and beta) 1-D of
  * that dim's size and x's dtype: rms_norm is x / sqrt(mean(x^2) + eps) * alpha, layer_norm
- * (x - mean) / sqrt(mean((x - mean)^2) + eps) * alpha + beta (the biased variance). f16 and
- * bf16 are normalised in f32 and rounded back before alpha and beta, as candle-nn does. */
+ * (x - mean) / sqrt(mean((x - mean)^2) + eps) * alpha + beta (the biased variance). x is
+ * normalised where its squares cannot overflow (f16 in f32; f32 and bf16 in f64 on the cpu) and
+ * rounded back before alpha and beta, as candle-nn does for f16 and bf16. */
 TL_API tl_tensor *tl_rms_norm(const tl_tensor *x, const tl_tensor *alpha, double eps);
 TL_API tl_tensor *tl_layer_norm(const tl_tensor *x, const tl_tensor *alpha, const tl_tensor *beta,
                                 double eps);

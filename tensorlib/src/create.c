@@ -82,11 +82,14 @@ tl_tensor *tl_from_data(const void *data, const size_t *shape, size_t ndim, tl_d
     return from_host("from_data", data, shape, ndim, dtype, device);
 }
 
-/* A host array of n elements of dtype, each gen(state, i); written to a new tensor. */
+/* A host array of n elements of dtype, each gen(state, i) (stored as tl_store does: integers
+ * saturate), or igen(state, i) when gen is NULL (stored as tl_store_i64 does: they wrap);
+ * written to a new tensor. */
 typedef double (*gen_fn)(void *state, size_t i);
+typedef int64_t (*igen_fn)(void *state, size_t i);
 
-static tl_tensor *generated(const char *op, gen_fn gen, void *state, const size_t *shape,
-                            size_t ndim, tl_dtype dtype, tl_device device)
+static tl_tensor *generated(const char *op, gen_fn gen, igen_fn igen, void *state,
+                            const size_t *shape, size_t ndim, tl_dtype dtype, tl_device device)
 {
     size_t nbytes;
     if (!tl_dtype_valid(dtype))
@@ -97,19 +100,35 @@ static tl_tensor *generated(const char *op, gen_fn gen, void *state, const size_
     if (!host)
         return tl_fail_nomem(op, nbytes), NULL;
     size_t n = tl_shape_elems(shape, ndim);
-    for (size_t i = 0; i < n; i++)
-        tl_store(dtype, host, i, gen(state, i));
+    for (size_t i = 0; i < n; i++) {
+        if (gen)
+            tl_store(dtype, host, i, gen(state, i));
+        else
+            tl_store_i64(dtype, host, i, igen(state, i));
+    }
     tl_tensor *t = from_host(op, host, shape, ndim, dtype, device);
     free(host);
     return t;
 }
 
-struct arange_state { double start, step; };
+struct arange_state { double start, step; int64_t istart, istep; };
 
 static double arange_gen(void *state, size_t i)
 {
     const struct arange_state *a = state;
     return a->start + (double)i * a->step;
+}
+
+static int64_t arange_igen(void *state, size_t i)
+{
+    const struct arange_state *a = state;
+    return (int64_t)((uint64_t)a->istart + (uint64_t)i * (uint64_t)a->istep);
+}
+
+/* v is a whole number int64 holds. */
+static bool whole_int64(double v)
+{
+    return v == trunc(v) && v >= -0x1p63 && v < 0x1p63;
 }
 
 tl_tensor *tl_arange(double start, double end, double step, tl_dtype dtype, tl_device device)
@@ -121,8 +140,17 @@ tl_tensor *tl_arange(double start, double end, double step, tl_dtype dtype, tl_d
     if (count > (double)(SIZE_MAX / 8))
         return tl_fail(TL_ERR_RANGE, "arange: %g elements is too many", count), NULL;
     size_t n = count > 0 ? (size_t)count : 0;
-    struct arange_state a = {start, step};
-    return generated("arange", arange_gen, &a, &n, 1, dtype, device);
+    struct arange_state a = {start, step, 0, 0};
+    /* An integer range with a whole start and step counts in int64 and wraps into the dtype,
+     * as tl.h's integers do and torch's and numpy's aranges do (u8 0 to 300 by 7 ends 31, 38
+     * rather than saturating at 255; i64 from 2^53 by 1 counts where doubles cannot). */
+    if (!tl_dtype_is_float(dtype) && tl_dtype_valid(dtype) && whole_int64(start) &&
+        whole_int64(step)) {
+        a.istart = (int64_t)start;
+        a.istep = (int64_t)step;
+        return generated("arange", NULL, arange_igen, &a, &n, 1, dtype, device);
+    }
+    return generated("arange", arange_gen, NULL, &a, &n, 1, dtype, device);
 }
 
 /* xoshiro256** seeded through splitmix64: small, fast, reproducible across platforms. */
@@ -219,7 +247,7 @@ static tl_tensor *random_tensor(const char *op, gen_fn gen, double a, double b, 
                NULL;
     rng r = {.dtype = dtype, .lo = lo, .hi = hi};
     rng_seed(&r, seed, a, b);
-    return generated(op, gen, &r, shape, ndim, dtype, device);
+    return generated(op, gen, NULL, &r, shape, ndim, dtype, device);
 }
 
 tl_tensor *tl_rand(double lo, double hi, const size_t *shape, size_t ndim, tl_dtype dtype,

@@ -1,8 +1,9 @@
 /*
  * ops_norm.c - candle-nn's rms_norm and layer_norm over the last dim, built from other ops as
- * candle-nn's rms_norm_slow / layer_norm_slow are: f16 and bf16 are normalised in f32 and
- * converted back before alpha (and beta) apply. Each stops at the first failing step, whose
- * message becomes the thread's last error with the op's own name in front (tl_within).
+ * candle-nn's rms_norm_slow / layer_norm_slow are, normalised one precision up (below) and
+ * converted back before alpha (and beta) apply, as candle-nn does for f16 and bf16. Each stops
+ * at the first failing step, whose message becomes the thread's last error with the op's own
+ * name in front (tl_within).
  */
 #include <math.h>
 
@@ -31,12 +32,22 @@ static tl_status check_param(const char *op, const char *name, const tl_tensor *
     return TL_OK;
 }
 
-/* x / sqrt(mean(x^2 over the last dim) + eps), in f32 for half dtypes, back in x's dtype. */
+/* x in a dtype where its squares cannot overflow: f16's (65504^2) fit f32, but f32's and
+ * bf16's (up to 1.2e77) need f64, which the cpu has. In x's own dtype a row holding -3e38
+ * squared to inf and normalised every element to 0 or NaN, where torch (which accumulates f32
+ * in double on the cpu) gives finite values. Metal has no f64: f32 there. */
+static tl_tensor *widened(const tl_tensor *x)
+{
+    bool wide = (x->dtype == TL_F32 || x->dtype == TL_BF16) && x->device == TL_CPU;
+    return wide ? tl_to_dtype(x, TL_F64) : tl_widen_half(x);
+}
+
+/* x / sqrt(mean(x^2 over the last dim) + eps), computed widened, back in x's dtype. */
 static tl_tensor *normalised(const tl_tensor *x, double eps, bool center)
 {
     size_t last = x->layout.ndim - 1;
     double h = (double)x->layout.shape[last];
-    tl_tensor *xi = tl_widen_half(x), *m = NULL;
+    tl_tensor *xi = widened(x), *m = NULL;
     if (xi && center) { /* a failed mean ends the chain too, not just skips the centring */
         m = tl_reduce(TL_MEAN, xi, &last, 1, true);
         xi = then(xi, m ? tl_broadcast_sub(xi, m) : NULL);

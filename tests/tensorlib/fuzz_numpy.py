@@ -856,8 +856,8 @@ def op_reduce():
             np.sum(np.zeros(v.shape), axis=axes, keepdims=keep).shape, dtype=np.int64)
         if op == SUM:
             ref = wrap(tot, dt)
-        elif op == MEAN:  # numpy's exact mean truncated (candle's divides the wrapped sum)
-            w = wrap(tot, I64)
+        elif op == MEAN:  # the exact mean truncated (tl.h), summed without wrapping
+            w = np.sum(np.asarray(v, dtype=object), axis=axes, keepdims=keep) if v.size else tot
             ref = np.array([int(a) // n if a >= 0 else -(-int(a) // n) for a in
                             np.asarray(w).flat] if n else [0] * np.size(w),
                            dtype=object).reshape(np.shape(w))
@@ -1763,9 +1763,8 @@ def op_create():
     t = lib.tl_arange(start, end, step, dt, 0)
     ref = np.arange(start, end, step)
     got = own(t, desc)
-    if dt in INTS:
-        ref = candle_as_int(ref, dt)
-        compare(got, ref, dt, label=desc)
+    if dt in INTS:  # whole start and step: counted in int64 and wrapped into dt (tl.h)
+        compare(got, wrap(ref.astype(np.int64), dt), dt, label=desc)
     else:
         compare(got, ref, dt, ulps=4, atol=4 * EPS[dt] * abs(step) * len(ref), label=desc)
     return desc

@@ -858,8 +858,8 @@ def op_rearrange():
         # an end behind start is torch's error and candle's (and numpy's) empty range
         ref = torch.arange(start, end, step, dtype=torch.float64).numpy() \
             if (end - start) * step > 0 else np.zeros(0)
-        if dt in INTS:
-            compare(got, candle_as_int(ref, dt), dt, label=desc)
+        if dt in INTS:  # whole start and step: counted in int64, wrapped into dt (tl.h)
+            compare(got, wrap(ref.astype(np.int64), dt), dt, label=desc)
         else:
             compare(got, ref, dt, atol=4 * EPS[dt] * abs(step) * len(ref), label=desc)
         return desc

@@ -15,6 +15,14 @@ static void test_constants(void)
     EXPECT_FMT(tl_zeros(SHAPE(2, 0), TL_F32, TL_CPU), "[[], []]");
 }
 
+/* The view t[start, start + len) of a 1-D t, which it releases. */
+static tl_tensor *narrowed(tl_tensor *t, size_t start, size_t len)
+{
+    tl_tensor *n = t ? tl_narrow(t, 0, start, len) : NULL;
+    tl_release(t);
+    return n;
+}
+
 static void test_arange(void)
 {
     EXPECT_FMT(tl_arange(0, 5, 1, TL_I64, TL_CPU), "[0, 1, 2, 3, 4]");
@@ -22,6 +30,20 @@ static void test_arange(void)
     EXPECT_FMT(tl_arange(3, 0, -1, TL_F16, TL_CPU), "[3.0, 2.0, 1.0]");
     EXPECT_FMT(tl_arange(2, 2, 1, TL_U8, TL_CPU), "[]");
     EXPECT_FAIL(tl_arange(0, 1, 0, TL_F32, TL_CPU), TL_ERR_ARG, "arange");
+    /* a whole start and step count in int64 and wrap into the dtype, as torch's and numpy's
+     * aranges do (they were computed in double and saturated: 255 six times, 0, 0, 1, and
+     * 2^53 twice) */
+    EXPECT_FMT(narrowed(tl_arange(0, 300, 7, TL_U8, TL_CPU), 37, 6),
+               "[3, 10, 17, 24, 31, 38]");
+    EXPECT_FMT(tl_arange(-3, 3, 2, TL_U8, TL_CPU), "[253, 255, 1]");
+    EXPECT_FMT(tl_arange(-3, 3, 2, TL_I16, TL_CPU), "[-3, -1, 1]");
+    EXPECT_FMT(tl_arange(0x1p53, 0x1p53 + 4, 1, TL_I64, TL_CPU),
+               "[9007199254740992, 9007199254740993, 9007199254740994, 9007199254740995]");
+    EXPECT_FMT(tl_arange(4294967290.0, 4294967300.0, 3, TL_U32, TL_CPU),
+               "[4294967290, 4294967293, 0, 3]");
+    /* a fractional start or step keeps the double values, truncated (Rust's `as`) */
+    EXPECT_FMT(tl_arange(0.5, 4, 1.5, TL_I32, TL_CPU), "[0, 2, 3]");
+    EXPECT_FMT(tl_arange(10, -10, -7.5, TL_I64, TL_CPU), "[10, 2, -5]");
 }
 
 static void test_from_data(void)

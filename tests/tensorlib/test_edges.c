@@ -561,6 +561,27 @@ static void arg_index_range(void)
     RELEASE(one, wide, rows, m);
 }
 
+/* rms_norm and layer_norm of rows whose squares pass f32's range: normalised in f64, they
+ * are finite (torch's too); in f32 the sum of squares was inf and every element 0 (or beta).
+ * [3e38, -3e38] has mean 0 and root mean square 3e38; [1e20, 1] has root mean square
+ * 1e20 / sqrt 2 and mean (1e20 + 1) / 2. */
+static void nn_norm_big(tl_dtype dt)
+{
+    tl_tensor *x = MAKE(dt, SHAPE(2, 2), 3e38, -3e38, 1e20, 1);
+    tl_tensor *alpha = MAKE(dt, SHAPE(2), 2, 3), *beta = MAKE(dt, SHAPE(2), 0.5, 0.5);
+    double r = sqrt(2.0), tol = dt == TL_F32 ? 1e-6 : 1e-2;
+    EXPECT_VALS(tl_rms_norm(x, alpha, 1e-5), tol, 2, -3, 2 * r, 3 * r * 1e-20);
+    EXPECT_VALS(tl_layer_norm(x, alpha, beta, 1e-5), tol, 2.5, -2.5, 2.5, -2.5);
+    /* the transposed view: the same rows read down the columns */
+    tl_tensor *xt = tl_t(x), *xtt = xt ? tl_contiguous(xt) : NULL, *back = xtt ? tl_t(xtt) : NULL;
+    EXPECT_VALS(tl_rms_norm(back, alpha, 1e-5), tol, 2, -3, 2 * r, 3 * r * 1e-20);
+    /* a row of ordinary values is unchanged: [1, 3] normalises to [1, 3] / sqrt 5, [-1, 1] */
+    tl_tensor *y = MAKE(dt, SHAPE(1, 2), 1, 3);
+    EXPECT_VALS(tl_rms_norm(y, alpha, 0), tol, 2 / sqrt(5.0), 9 / sqrt(5.0));
+    EXPECT_VALS(tl_layer_norm(y, alpha, beta, 0), tol, -1.5, 3.5);
+    RELEASE(x, alpha, beta, xt, xtt, back, y);
+}
+
 int main(void)
 {
     reshape_overflow();
@@ -587,5 +608,7 @@ int main(void)
     pow_rounds_once();
     pow_f64_libm();
     arg_index_range();
+    nn_norm_big(TL_F32);
+    nn_norm_big(TL_BF16);
     return check_summary();
 }

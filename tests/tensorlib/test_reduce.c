@@ -133,6 +133,41 @@ static void test_dtypes(void)
     tl_release(u);
 }
 
+/* An integer mean is the exact mean truncated toward 0 (tl.h), also where the run's sum would
+ * wrap in int64: INT64_MIN and -11 sum to INT64_MAX - 10, whose half has the wrong sign. */
+static void test_int_mean_exact(void)
+{
+    const int64_t v[] = {INT64_MIN, -11,        INT64_MAX, INT64_MAX, INT64_MAX, 1,
+                         7,         -2,         -7,        2,         5,         -6};
+    tl_tensor *x = tl_from_data(v, SHAPE(12), TL_I64, TL_CPU);
+    tl_tensor *pairs = tl_reshape(x, SHAPE(6, 2));
+    tl_tensor *threes = tl_reshape(x, SHAPE(4, 3));
+    int64_t got[6] = {0};
+    tl_tensor *m = tl_reduce(TL_MEAN, pairs, DIMS(1), false);
+    CHECK(m && tl_to_vec(m, got, sizeof got) == TL_OK);
+    /* -4611686018427387909.5, INT64_MAX, 4611686018427387904, 2.5, -2.5, -0.5 */
+    CHECK(got[0] == -4611686018427387909 && got[1] == INT64_MAX &&
+          got[2] == 4611686018427387904 && got[3] == 2 && got[4] == -2 && got[5] == 0);
+    tl_release(m);
+    /* (INT64_MIN - 11 + INT64_MAX) / 3 = -4, (2 INT64_MAX + 1) / 3 = 6148914691236517205,
+     * -2 / 3 and 1 / 3 are 0 */
+    m = tl_reduce(TL_MEAN, threes, DIMS(1), false);
+    CHECK(m && tl_to_vec(m, got, 4 * sizeof got[0]) == TL_OK);
+    CHECK(got[0] == -4 && got[1] == 6148914691236517205 && got[2] == 0 && got[3] == 0);
+    tl_release(m);
+    /* the same over dim 0 of the transpose, and over everything */
+    tl_tensor *t = tl_t(pairs);
+    m = tl_reduce(TL_MEAN, t, DIMS(0), false);
+    CHECK(m && tl_to_vec(m, got, sizeof got) == TL_OK && got[0] == -4611686018427387909 &&
+          got[1] == INT64_MAX && got[5] == 0);
+    tl_release(m);
+    m = tl_reduce(TL_MEAN, x, NULL, 0, false);
+    /* the twelve sum to 2^64 - 14 (0 - 14 once wrapped): the mean is 1537228672809129300 */
+    CHECK(m && tl_to_vec(m, got, sizeof got[0]) == TL_OK && got[0] == 1537228672809129300);
+    tl_release(m);
+    RELEASE(t, threes, pairs, x);
+}
+
 static void test_errors(void)
 {
     tl_tensor *m = tl_zeros(SHAPE(2, 3), TL_F32, TL_CPU);
@@ -158,6 +193,7 @@ int main(void)
     test_typed_runs(TL_F32);
     test_typed_runs(TL_F64);
     test_dtypes();
+    test_int_mean_exact();
     test_errors();
     return check_summary();
 }

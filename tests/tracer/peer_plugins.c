@@ -21,6 +21,14 @@
  *   - unload-released, unload-released-atexit: the lock kept until the plugin's destructor,
  *     or a function it registered with atexit, lets it go as the plugin is unloaded: silent.
  *   - unload-kept-held: kept held while a second handle keeps the plugin loaded: silent.
+ *   - unload-held-deepbind: loaded with RTLD_DEEPBIND (its calls bind to libc first: its
+ *     __cxa_finalize is libc's own), its lock taken by the program and kept, the plugin
+ *     unloaded: free-held.
+ *   - unload-relocked: the plugin's destructor takes its lock and lets it go as it is
+ *     unloaded: silent.
+ *   - never-unloaded: the lock kept, the plugin never unloaded, the program exits: silent.
+ * PLUGIN may be peer_plugin.c built with a destructor of a priority, or without gcc's
+ * start-up files (meson.build).
  * Each prints whether the lock came back at its address, or what it did, and "done".
  */
 #include <dlfcn.h>
@@ -121,6 +129,24 @@ NOINLINE static void unload_held(const char *path)
     printf("unloaded while held, same address: %s\n", before == after ? "yes" : "no");
 }
 
+NOINLINE static void unload_held_deepbind(const char *path)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (!h) {
+        fprintf(stderr, "dlopen: %s\n", dlerror());
+        exit(2);
+    }
+    pthread_mutex_lock(lock_of(h, "plugin_mutex"));
+    dlclose(h);
+    puts("unloaded while held, bound deep");
+}
+
+NOINLINE static void never_unloaded(const char *path)
+{
+    hold(load(path), 0);
+    puts("kept held, never unloaded");
+}
+
 static sem_t held, unloaded;
 
 static void *holder(void *h)
@@ -186,6 +212,12 @@ int main(int argc, char **argv)
         unload_released(argv[2], 2);
     else if (!strcmp(argv[1], "unload-kept-held"))
         unload_kept_held(argv[2]);
+    else if (!strcmp(argv[1], "unload-held-deepbind"))
+        unload_held_deepbind(argv[2]);
+    else if (!strcmp(argv[1], "unload-relocked"))
+        unload_released(argv[2], 3);
+    else if (!strcmp(argv[1], "never-unloaded"))
+        never_unloaded(argv[2]);
     else
         return 2;
     puts("done");

@@ -112,6 +112,32 @@ def summary_at_exit(c):
     need(s['reports'][0]['kind'] == 'bad-unlock' and s['counts'] == {'bad-unlock': 1}, f'summary {s}')
 
 
+def exec_image(c):
+    """A program that reports, then execs itself (the pid stays) and reports again: each
+    image's report has a file of its own, the later one named by its image number, and the
+    launcher's line and `locktrace report` count both (until 2026-12-06 the second image's
+    file replaced the first's, and its summary hid what was left: 1 report, one on stderr
+    without a file)."""
+    ending, _, err = c.run([c.a.locktrace, '--report-dir', c.dir, '--', c.a.scenarios,
+                            'bad-unlock-exec'], preload=False)
+    need(ending == 0, f'ending {ending}: {err}')
+    names = sorted(os.listdir(c.dir))
+    pid = names[0].split('.')[1] if names else '?'
+    want = [f'scenarios.{pid}.1.json', f'scenarios.{pid}.image2.1.json',
+            f'scenarios.{pid}.image2.summary.json']
+    need(names == want, f'files {names}, want {want}')
+    first, second = (json.load(open(os.path.join(c.dir, n))) for n in want[:2])
+    need(first['pid'] == second['pid'] and 'image' not in first and second['image'] == 2,
+         f'pids and images {first["pid"]} {first.get("image")} {second["pid"]} {second.get("image")}')
+    s = json.load(open(os.path.join(c.dir, want[2])))
+    need(s['image'] == 2 and [r['file'] for r in s['reports']] == [want[1]], f'summary {s}')
+    need(re.search(r'^locktrace: 2 reports \(2 bad-unlock; 2 occurrences\) in ', err, re.M)
+         and 'no file' not in err, f'launcher line: {err}')
+    ending, out, err = c.report(c.dir)
+    need(ending == 0 and len(re.findall(r'^locktrace: bad-unlock: ', out, re.M)) == 2,
+         f'locktrace report: {ending} {out} {err}')
+
+
 def exitcode(c):
     """'LOCKTRACE_EXITCODE=<n> makes a program that produced reports exit with n (default:
     unchanged)', keeping the program's output."""
@@ -497,7 +523,7 @@ def raw_bytes(c):
              f'locktrace report {fmt} does not name relock_<U+FFFD><U+FFFD>')
 
 
-CHECKS = {f.__name__: f for f in (json_on_abort, unwritable_dir, summary_at_exit, exitcode, render_same_text,
+CHECKS = {f.__name__: f for f in (json_on_abort, unwritable_dir, summary_at_exit, exec_image, exitcode, render_same_text,
                                    resymbolize, build_id_mismatch, bad_files, json_round_trip,
                                    cross_kinds, suppress, suppress_errors, launcher, linked_pkgconfig,
                                    inlined_cpp, free_held, predicted, raw_bytes, suppress_shown)}

@@ -317,6 +317,15 @@ NOINLINE void unlock_taken_past_tracer(void)
 }
 
 /* Reports of one kind stop after a cap, saying so once. */
+/* The same, then the program runs itself again in the same process (exec keeps the pid), and
+ * that image reports too: each image's report has a file of its own. */
+NOINLINE void unlock_not_held_then_exec(pthread_mutex_t *m, const char *self)
+{
+    unlock_not_held(m);
+    execl(self, self, "bad-unlock", (char *)NULL);
+    perror("execl");
+}
+
 NOINLINE void unlock_not_held_often(pthread_mutex_t *m)
 {
     for (int i = 0; i < 150; i++)
@@ -735,6 +744,8 @@ int main(int argc, char **argv)
         cond_wait_cancelled();
     else if (!strcmp(s, "bad-unlock"))
         unlock_not_held(&plain);
+    else if (!strcmp(s, "bad-unlock-exec"))
+        unlock_not_held_then_exec(&plain, "/proc/self/exe");
     else if (!strcmp(s, "unlock-past-tracer"))
         unlock_taken_past_tracer();
     else if (!strcmp(s, "bad-unlock-many"))

@@ -1330,6 +1330,37 @@ LT_FORK_PATH static void fork_child(void)
     lt_busy_restore(&lt_tls, busy);
 }
 
+/* A child the system call makes, past libc's fork (interpose_vfork.c): the atfork handlers'
+ * work all the same, or a tracer lock another thread held at the fork stays taken in the
+ * child for good (its first new lock order hung). libc's record of the thread's kernel id
+ * keeps the parent's there (the kernel writes the child's only where libc's fork asks it to),
+ * so the words of the locks the thread took, before the fork and after, name that id: the
+ * thread keeps it in the tracer too, and holds what it held (a recursive mutex locked again
+ * is counted, not hung). */
+LT_FORK_PATH int lt_interpose_fork_unseen_prepare(void)
+{
+    if (atomic_load(&state) < STARTED) /* no atfork handler yet, nothing to keep either */
+        return 0;
+    fork_prepare();
+    return 1;
+}
+
+LT_FORK_PATH void lt_interpose_fork_unseen_parent(void)
+{
+    fork_parent();
+}
+
+LT_FORK_PATH void lt_interpose_fork_unseen_child(void)
+{
+    lt_thread *self = lt_tls.self;
+    int tid = self ? self->info.tid : 0;
+    int busy = fork_busy_pop();
+    fork_phase(LT_FORK_CHILD);
+    if (self)
+        self->info.tid = tid;
+    lt_busy_restore(&lt_tls, busy);
+}
+
 #ifndef __APPLE__
 /* ------------------------------------------------------------------------------------------
  * Memory that can hold locks: free, cfree, realloc, reallocarray, munmap, mremap and mmap over
@@ -1551,11 +1582,15 @@ LT_EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, .
 /* A library that dlclose unloads takes the locks in its data with it (a plugin's static
  * mutex): loaded again, often at the same address, its locks are new ones, as after munmap;
  * their old orders would make false inversions with the new ones. ld.so unmaps it with its
- * own munmap, unseen, and which objects go (dependencies too, or none while others hold
- * them) is known only after the call, or inside it, as each one's destructors run
- * (__cxa_finalize below): there, its memory still there, a lock still held is reported as
- * munmap reports one. After the call, the objects listed before it and missing after it are
- * gone, and what their writable segments still hold is forgotten, unreported. */
+ * own munmap, unseen, after all of its destructors, and which objects go (dependencies too,
+ * or none while others hold them) is known only after the call. So the locks held as it
+ * begins are noted (lifetime.h), and after it, the objects listed before it and missing
+ * after it are gone: what their writable segments still hold is forgotten, and a lock still
+ * held is reported as munmap reports one (its holder would unlock unmapped memory). Judged
+ * there, after everything of the object's own that could release it: its destructors, with
+ * a priority or not, and its atexit functions (glibc's __cxa_finalize, which an object
+ * built without gcc's crtstuff, or loaded with RTLD_DEEPBIND, never calls through the
+ * tracer). At exit nothing is unmapped, and nothing is judged. */
 
 /* The pages of an object's writable segments. */
 static void object_pages(const lt_object_data *o, uintptr_t *lo, uintptr_t *hi)
@@ -1564,29 +1599,41 @@ static void object_pages(const lt_object_data *o, uintptr_t *lo, uintptr_t *hi)
     *hi = (o->hi + mem.page - 1) & ~(uintptr_t)(mem.page - 1);
 }
 
-static __attribute__((noinline)) void objects_gone(const lt_object_data *before, size_t n)
+/* The objects of before[0 .. n) missing from the loader's list now (listed into now[], room
+ * for cap: mapped before the unload, as nothing may be mapped between the unload and
+ * lt_unload_hold) have their locks judged. */
+static __attribute__((noinline)) void objects_gone(const lt_object_data *before, size_t n,
+                                                   lt_object_data *now, size_t cap,
+                                                   lt_unloading *u, uintptr_t ra)
 {
-    size_t cap = n + 64, now_n;
-    lt_object_data *now = lt_map(cap * sizeof *now);
-    if (!now || (now_n = lt_platform_objects(now, cap)) > cap) {
-        if (now)
-            lt_platform_unmap(now, cap * sizeof *now);
-        return; /* the list overflowed: no way to tell what went */
-    }
     lt_event ev = {0};
+    if (!enter(&ev))
+        return;
+    lt_unload_hold(u);
+    size_t now_n = lt_platform_objects(now, cap);
+    for (size_t i = 0; i < n && now_n <= cap; i++) { /* else no way to tell what went */
+        size_t j = 0;
+        while (j < now_n && now[j].phdr != before[i].phdr)
+            j++;
+        uintptr_t lo, hi;
+        object_pages(&before[i], &lo, &hi);
+        if (j == now_n && lt_lockmap_any(lo, hi))
+            lt_memory_unloaded(ev.self, lo, hi, ra, u);
+    }
+    lt_leave(&lt_tls);
+}
+
+/* The held locks of the objects' writable segments, noted (NULL: none held). */
+static __attribute__((noinline)) lt_unloading *unload_begin(const lt_object_data *before,
+                                                           size_t n)
+{
+    lt_event ev = {0};
+    lt_unloading *u = NULL;
     if (enter(&ev)) {
-        for (size_t i = 0; i < n; i++) {
-            size_t j = 0;
-            while (j < now_n && now[j].phdr != before[i].phdr)
-                j++;
-            uintptr_t lo, hi;
-            object_pages(&before[i], &lo, &hi);
-            if (j == now_n && lt_lockmap_any(lo, hi))
-                lt_memory_gone(ev.self, lo, hi);
-        }
+        u = lt_unload_begin(before, n);
         lt_leave(&lt_tls);
     }
-    lt_platform_unmap(now, cap * sizeof *now);
+    return u;
 }
 
 LT_EXPORT int dlclose(void *handle)
@@ -1596,58 +1643,24 @@ LT_EXPORT int dlclose(void *handle)
         return real ? real(handle) : -1;
     }
     size_t cap = 0, n = lt_platform_objects(NULL, 0);
-    lt_object_data *before = NULL;
+    lt_object_data *before = NULL; /* then room for the list after: cap each */
+    lt_unloading *u = NULL;
     if (n) {
         cap = n + 64;
-        before = lt_map(cap * sizeof *before);
+        before = lt_map(2 * cap * sizeof *before);
         if (before && (n = lt_platform_objects(before, cap)) > cap)
             n = 0; /* more loaded meanwhile than room: none is looked for */
-    }
-    lt_event ev = {0};
-    uintptr_t outer = 0; /* (a destructor's own dlclose nests) */
-    if (enter(&ev)) {
-        outer = ev.self->unloading;
-        ev.self->unloading = (uintptr_t)__builtin_return_address(0);
-        lt_leave(&lt_tls);
+        if (before && n)
+            u = unload_begin(before, n);
     }
     int rc = mem.dlclose(handle);
-    if (ev.self)
-        ev.self->unloading = outer;
     if (before) {
         if (rc == 0 && n)
-            objects_gone(before, n);
-        lt_platform_unmap(before, cap * sizeof *before);
+            objects_gone(before, n, before + cap, cap, u, (uintptr_t)__builtin_return_address(0));
+        lt_platform_unmap(before, 2 * cap * sizeof *before);
     }
+    lt_unload_end(u);
     return rc;
-}
-
-/* Each object's destructors end with gcc's crtstuff calling __cxa_finalize with its handle
- * (an address in its data), which runs its C++ static objects' destructors and its atexit
- * functions; then its memory is unmapped, at once in dlclose. Inside dlclose (the thread's
- * `unloading`), the object's locks are forgotten here, after everything of the object's own
- * that could still release them (but for destructors with a priority, which run after),
- * and one still held is a free-held report, the library named (its holder would unlock
- * unmapped memory). At exit nothing is unmapped: it passes by. An object built without
- * crtstuff does not call it: its locks are forgotten after the unload, unreported. */
-LT_EXPORT void __cxa_finalize(void *dso)
-{
-    void (*real)(void *) = mem_ready() && mem.cxa_finalize
-                               ? mem.cxa_finalize
-                               : (void (*)(void *))lt_platform_real("__cxa_finalize", NULL);
-    if (real)
-        real(dso);
-    lt_thread *t = lt_tls.self;
-    lt_event ev = {0};
-    lt_object_data o;
-    if (!dso || !t || !t->unloading || !enter(&ev))
-        return;
-    uintptr_t lo, hi;
-    if (lt_platform_object_of((uintptr_t)dso, &o)) {
-        object_pages(&o, &lo, &hi);
-        if (lt_lockmap_any(lo, hi))
-            lt_memory_released(ev.self, lo, hi, LT_RELEASE_DLCLOSE, ev.self->unloading);
-    }
-    lt_leave(&lt_tls);
 }
 #endif
 

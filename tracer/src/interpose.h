@@ -41,6 +41,11 @@ void lt_interpose_hook(void (*fn)(lt_event *), const void *lock, lt_kind kind, l
  * call, as for a lock call (its stack is read through the call-site table, not unwound). */
 int lt_interpose_join(pthread_t th, int (*join)(pthread_t th, void *arg), void *arg, lt_api api,
                       uintptr_t ra, uintptr_t cfa);
+/* A child made by the fork system call itself (interpose_vfork.c): prepare (0 when the
+ * tracer has not started: then nothing else), then parent or child after the call. */
+int lt_interpose_fork_unseen_prepare(void);
+void lt_interpose_fork_unseen_parent(void);
+void lt_interpose_fork_unseen_child(void);
 /* interpose_c11.c, interpose_once.c: resolve their real functions, from interpose.c's one
  * resolution. */
 void lt_interpose_c11_resolve(void);

@@ -14,12 +14,19 @@
  * clone's child with CLONE_VM and without CLONE_THREAD shares the memory for as long as it
  * runs: it marks the process for good, and the call goes on to libc's clone (__clone, the
  * name glibc also exports it by), arguments and stack untouched.
+ *
+ * syscall makes the system call as libc's does, but a child made as fork makes one
+ * (syscall(SYS_fork); SYS_clone without CLONE_VM and without a stack of its own, as
+ * ThreadSanitizer's fork tests make them) passes by libc's fork and with it the tracer's
+ * atfork handlers: their work is done here, around the call. Not seen: such a child made by
+ * SYS_clone3 or by the instruction itself (inline assembly).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
 #include <sys/syscall.h>
 
+#include "interpose.h"
 #include "lt_internal.h"
 #include "vmchild.h"
 
@@ -33,8 +40,67 @@ __attribute__((used)) static int vfork_failed(int err)
     return -1;
 }
 
+/* A system call that failed: errno set, -1 (syscall's tail call). */
+__attribute__((used)) static long syscall_failed(int err)
+{
+    errno = err;
+    return -1;
+}
+
+/* The fork-like system call nr with its first five arguments (clone's flags, stack, parent
+ * and child id words, TLS), between the atfork handlers' work; as syscall answers it. */
+__attribute__((used)) static long fork_by_syscall(long nr, long a, long b, long c, long d, long e)
+{
+    int saved = errno;
+    int traced = lt_interpose_fork_unseen_prepare();
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    long r;
+    __asm__ volatile("syscall"
+                     : "=a"(r)
+                     : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
+                     : "rcx", "r11", "memory");
+    if (traced) {
+        if (r == 0)
+            lt_interpose_fork_unseen_child();
+        else
+            lt_interpose_fork_unseen_parent();
+    }
+    errno = saved;
+    return (unsigned long)r >= -4095UL ? syscall_failed((int)-r) : r;
+}
+
 __asm__(
     "	.text\n"
+    "	.globl syscall\n"
+    "	.type syscall, @function\n"
+    "	.p2align 4\n"
+    "syscall:\n"
+    "	cmpq $" STR(SYS_fork) ", %rdi\n"
+    "	je 3f\n"
+    "	cmpq $" STR(SYS_clone) ", %rdi\n"
+    "	jne 1f\n"
+    "	testl $" STR(CLONE_VM) ", %esi\n"
+    "	jnz 1f\n"
+    "	testq %rdx, %rdx\n"
+    "	jz 3f\n"
+    "1:	movq %rdi, %rax\n"
+    "	movq %rsi, %rdi\n"
+    "	movq %rdx, %rsi\n"
+    "	movq %rcx, %rdx\n"
+    "	movq %r8, %r10\n"
+    "	movq %r9, %r8\n"
+    "	movq 8(%rsp), %r9\n"
+    "	syscall\n"
+    "	cmpq $-4095, %rax\n"
+    "	jae 2f\n"
+    "	ret\n"
+    "2:	negl %eax\n"
+    "	movl %eax, %edi\n"
+    "	jmp syscall_failed\n"
+    "3:	jmp fork_by_syscall\n"
+    "	.size syscall, .-syscall\n"
+    "\n"
     "	.globl vfork\n"
     "	.type vfork, @function\n"
     "	.p2align 4\n"

@@ -38,6 +38,21 @@
 
 #define BATCH 64 /* lock addresses listed from the lock map at a time */
 #define FEW_SLOTS 2 /* locks of a released range that leave the lock map one at a time */
+#define UNLOAD_NOTES 64   /* held locks noted before a dlclose; more are reported unnoted */
+#define UNLOAD_MODULES 16 /* the objects that hold them */
+
+/* What a lock held as dlclose began says of itself (its memory may be gone after). */
+typedef struct unload_note {
+    const void *addr;
+    int mutex_type, writer_pref;
+} unload_note;
+
+struct lt_unloading {
+    size_t nnotes, nmodules;
+    unload_note notes[UNLOAD_NOTES];
+    lt_module_span modules[UNLOAD_MODULES];
+    int holds[UNLOAD_MODULES]; /* the module's span is reserved (lt_unload_hold) */
+};
 
 typedef struct release {
     lt_thread *t;
@@ -45,7 +60,18 @@ typedef struct release {
     lt_release how;
     uintptr_t ra;
     int report;     /* report held locks (not for a thread's own stack at exit) */
+    int unloaded;   /* the memory is gone with its library (dlclose) */
+    const lt_unloading *notes; /* what its held locks said as the unload began, or NULL */
 } release;
+
+/* u's note of the lock at addr, NULL when none. */
+static const unload_note *note_of(const lt_unloading *u, const void *addr)
+{
+    for (size_t i = 0; u && i < u->nnotes; i++)
+        if (u->notes[i].addr == addr)
+            return &u->notes[i];
+    return NULL;
+}
 
 static void report_free_held(const release *rel, const void *addr, const lt_lock *l,
                              uint32_t gen, const lt_held *mine, const lt_wait_step *other)
@@ -59,12 +85,21 @@ static void report_free_held(const release *rel, const void *addr, const lt_lock
     if (other)
         kind = other->wants.kind;
     f.lock_kind = kind;
-    if (kind == LT_MUTEX)
-        f.mutex_type = lt_platform_mutex_type(addr);
-    if (kind == LT_RWLOCK)
-        f.writer_pref = lt_platform_rwlock_prefers_writer(addr);
     f.object = lt_lock_object(l);
-    f.describe = lt_lock_describe(l); /* the memory is still the program's: freed after this */
+    if (rel->unloaded) {
+        /* Its memory is gone, and maybe the describe function with it: what was noted as the
+         * unload began; a lock not noted (taken since, by a destructor; or past the notes'
+         * room) is named a normal mutex. */
+        const unload_note *n = note_of(rel->notes, addr);
+        f.mutex_type = n ? n->mutex_type : LT_MUTEX_NORMAL;
+        f.writer_pref = n ? n->writer_pref : 0;
+    } else {
+        if (kind == LT_MUTEX)
+            f.mutex_type = lt_platform_mutex_type(addr);
+        if (kind == LT_RWLOCK)
+            f.writer_pref = lt_platform_rwlock_prefers_writer(addr);
+        f.describe = lt_lock_describe(l); /* the memory is still the program's: freed after */
+    }
     f.first_stack = l->first_stack;
     f.first_partial = l->first_partial;
     f.request_stack = lt_stack_here(rel->ra);
@@ -85,7 +120,9 @@ static void report_free_held(const release *rel, const void *addr, const lt_lock
 }
 
 /* Who holds (l, gen): the releasing thread (*mine), or another thread (*other) whose hold the
- * lock confirms (an entry outlives libc's unlock a moment); 0 = nobody. */
+ * lock confirms (an entry outlives libc's unlock a moment); 0 = nobody. The word of a lock
+ * whose library is gone cannot be read: the tracer's own record confirms it then (the writer
+ * leaves it before libc's unlock). */
 static int held_by(const release *rel, const void *addr, const lt_lock *l, uint32_t gen,
                    lt_held **mine, lt_wait_step *other)
 {
@@ -93,7 +130,8 @@ static int held_by(const release *rel, const void *addr, const lt_lock *l, uint3
     *mine = h && h->lock == l && h->gen == gen ? h : NULL;
     if (*mine)
         return 1;
-    return lt_holders_find(l, gen, 1, other, 1) != 0;
+    return lt_holders_find(l, gen, rel->unloaded ? LT_CONFIRM_RECORD : LT_CONFIRM_WORD, other,
+                           1) != 0;
 }
 
 /* Forgets the lock at addr (a slot address: a lock may start up to 3 bytes into it), or the
@@ -158,20 +196,122 @@ static void forget_range(const release *rel)
 
 void lt_memory_released(lt_thread *t, uintptr_t lo, uintptr_t hi, lt_release how, uintptr_t ra)
 {
-    release rel = {t, lo, hi, how, ra, 1};
+    release rel = {t, lo, hi, how, ra, 1, 0, NULL};
     forget_range(&rel);
 }
 
-void lt_memory_gone(lt_thread *t, uintptr_t lo, uintptr_t hi)
+/* [lo, hi) no longer holds the locks it held: they are forgotten, unreported. */
+static void memory_gone(lt_thread *t, uintptr_t lo, uintptr_t hi)
 {
-    release rel = {t, lo, hi, LT_RELEASE_MUNMAP, 0, 0};
+    release rel = {t, lo, hi, LT_RELEASE_MUNMAP, 0, 0, 0, NULL};
     if (hi > lo)
         forget_range(&rel);
 }
 
+#ifndef __APPLE__ /* dlclose is followed on Linux only (interpose.c) */
+/* The held locks found in the objects' spans, gathered under the registry lock: what they
+ * say of themselves and where their objects are is asked after it. Small: dlclose may be
+ * called from a thread with a small stack. */
+typedef struct unload_found {
+    const void *addr;
+    const lt_lock *lock;
+    uint8_t kind;
+} unload_found;
+
+typedef struct unload_query {
+    const lt_object_data *objects;
+    size_t nobjects;
+    unload_found found[UNLOAD_NOTES];
+    size_t n;
+} unload_query;
+
+static int in_objects(const unload_query *q, uintptr_t a)
+{
+    for (size_t i = 0; i < q->nobjects; i++)
+        if (a - q->objects[i].lo < q->objects[i].hi - q->objects[i].lo)
+            return 1;
+    return 0;
+}
+
+static void note_thread(lt_thread *t, void *arg)
+{
+    unload_query *q = arg;
+    lt_held chunk[8];
+    uint32_t moves = atomic_load(&t->held_moves);
+    lt_held *base = t->held;
+    uint32_t n = t->held_end;
+    for (uint32_t i = 0; i < n && q->n < UNLOAD_NOTES; i += 8) {
+        uint32_t k = n - i < 8 ? n - i : 8;
+        if (lt_held_copy(t, base, moves, i, k, chunk) != 0)
+            return;
+        for (uint32_t j = 0; j < k && q->n < UNLOAD_NOTES; j++)
+            if (chunk[j].lock && atomic_load(&chunk[j].lock->gen) == chunk[j].gen &&
+                in_objects(q, (uintptr_t)chunk[j].addr))
+                q->found[q->n++] = (unload_found){chunk[j].addr, chunk[j].lock, chunk[j].kind};
+    }
+}
+
+lt_unloading *lt_unload_begin(const lt_object_data *objects, size_t n)
+{
+    unload_query q = {objects, n, {{0}}, 0};
+    lt_thread_each(note_thread, &q);
+    if (!q.n)
+        return NULL;
+    lt_unloading *u = lt_map(sizeof *u);
+    if (!u)
+        return NULL;
+    for (size_t i = 0; i < q.n; i++) {
+        const unload_found *h = &q.found[i];
+        uintptr_t a = (uintptr_t)h->addr;
+        if (note_of(u, h->addr))
+            continue; /* read by two threads */
+        unload_note *note = &u->notes[u->nnotes++];
+        *note = (unload_note){h->addr, LT_MUTEX_NORMAL, 0};
+        if (h->kind == LT_MUTEX)
+            note->mutex_type = lt_lock_mutex_type(h->addr, h->lock);
+        if (h->kind == LT_RWLOCK)
+            note->writer_pref = lt_lock_prefers_writer(h->addr, h->lock);
+        size_t m = 0;
+        while (m < u->nmodules && a - u->modules[m].lo >= u->modules[m].hi - u->modules[m].lo)
+            m++;
+        if (m == u->nmodules && m < UNLOAD_MODULES &&
+            lt_platform_module_span(a, &u->modules[m]))
+            u->nmodules++;
+    }
+    return u;
+}
+
+void lt_unload_hold(lt_unloading *u)
+{
+    for (size_t i = 0; u && i < u->nmodules; i++)
+        u->holds[i] = lt_platform_hold_hole(u->modules[i].lo, u->modules[i].hi) == 0;
+}
+
+void lt_unload_end(lt_unloading *u)
+{
+    if (!u)
+        return;
+    for (size_t i = 0; i < u->nmodules; i++)
+        if (u->holds[i])
+            lt_platform_release_hole(u->modules[i].lo, u->modules[i].hi);
+    lt_platform_unmap(u, sizeof *u);
+}
+
+void lt_memory_unloaded(lt_thread *t, uintptr_t lo, uintptr_t hi, uintptr_t ra,
+                        const lt_unloading *u)
+{
+    release rel = {t, lo, hi, LT_RELEASE_DLCLOSE, ra, 1, 1, u};
+    if (u)
+        lt_platform_modules_unloaded(u->modules, u->nmodules);
+    forget_range(&rel);
+    lt_platform_modules_unloaded(NULL, 0);
+}
+
+#endif
+
 void lt_stack_released(lt_thread *t)
 {
-    lt_memory_gone(t, lt_platform_stack_low(t->stack_lo, t->stack_hi), t->stack_hi);
+    memory_gone(t, lt_platform_stack_low(t->stack_lo, t->stack_hi), t->stack_hi);
 }
 
 void lt_frame_lock_seen(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t cfa)
@@ -189,7 +329,7 @@ void lt_frame_lock_seen(lt_thread *t, const void *addr, uintptr_t ra, uintptr_t 
         return; /* held by a frame beyond the measured ones */
     lt_frame_lock *s = &t->frame_locks[lt_addr_hash(addr, LT_FRAME_LOCK_BITS)];
     if (s->addr == addr && (s->top != w->sp[i] || s->ret != ret[i])) {
-        release rel = {t, a, a + 1, LT_RELEASE_MUNMAP, ra, 0};
+        release rel = {t, a, a + 1, LT_RELEASE_MUNMAP, ra, 0, 0, NULL};
         forget_range(&rel);
     }
     *s = (lt_frame_lock){addr, w->sp[i], ret[i]};

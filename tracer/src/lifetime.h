@@ -155,9 +155,26 @@ typedef enum {
  * the program's call site. The thread is inside the tracer. */
 void lt_memory_released(lt_thread *t, uintptr_t lo, uintptr_t hi, lt_release how, uintptr_t ra);
 
-/* [lo, hi) no longer holds the locks it held, and may be unmapped already (a library that
- * dlclose unloaded): they are forgotten, unreported (their memory cannot be read). */
-void lt_memory_gone(lt_thread *t, uintptr_t lo, uintptr_t hi);
+/* dlclose (interpose.c). Which objects it unloads is known only after it (dependencies go
+ * too, or none while another handle holds them), and then their memory is gone: ld.so
+ * unmaps it with its own munmap, unseen, after every destructor of theirs, which may still
+ * release their locks (a destructor, an atexit function, one with a priority that runs
+ * after __cxa_finalize). So before it, lt_unload_begin notes each lock some thread holds in
+ * the objects' writable spans (what its word says of it) and each object that holds one (its
+ * file, for the stacks in it); NULL when none is held. After it, each object gone is handed
+ * to lt_memory_unloaded: its locks are forgotten, and one that some thread still holds is
+ * reported (free-held: its holder would unlock unmapped memory), from the notes, without
+ * reading the memory. */
+struct lt_object_data;
+typedef struct lt_unloading lt_unloading;
+lt_unloading *lt_unload_begin(const struct lt_object_data *objects, size_t n);
+/* Between the two, the spans of the objects noted are reserved where nothing is mapped any
+ * more (those unloaded), so that the tracer's own memory for the reports does not fill the
+ * hole an object left: loaded again, it lands where it was, as without the tracer. */
+void lt_unload_hold(lt_unloading *u);
+void lt_memory_unloaded(lt_thread *t, uintptr_t lo, uintptr_t hi, uintptr_t ra,
+                        const lt_unloading *u);
+void lt_unload_end(lt_unloading *u);
 
 /* The exiting thread's stack is going away: its locks are forgotten (no report: its frames
  * have all returned). */

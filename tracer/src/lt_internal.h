@@ -418,7 +418,6 @@ typedef struct lt_thread {
     struct lt_cond_waiter *cond_wait; /* the condition wait it is in, innermost (cond.c) */
     const void *custom_wait;    /* the lock of locktrace_mutex_block's wait, until post_lock */
     uint8_t custom_wait_kind, custom_wait_mode;
-    uintptr_t unloading;        /* in dlclose: the program's call site; else 0 (interpose.c) */
 #if LT_CHECKS
     lt_spin_ranks ranks;          /* the tracer locks it holds (spin.c): on the first page with
                                      the header, which registration writes (at the end, 64 KiB

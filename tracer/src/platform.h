@@ -252,7 +252,6 @@ typedef struct lt_allocator {
     int (*munmap)(void *, size_t);
     void *(*mremap)(void *, size_t, size_t, int, ...); /* NULL when libc has none */
     int (*dlclose)(void *);
-    void (*cxa_finalize)(void *);
     size_t page;
     int glibc_chunks;
 } lt_allocator;
@@ -267,8 +266,6 @@ typedef struct lt_object_data {
 /* The loaded objects with writable segments: the first max of them into out; returns how
  * many there are. */
 size_t lt_platform_objects(lt_object_data *out, size_t max);
-/* The loaded object whose writable segments' span holds addr, into *out; 0 when none. */
-int lt_platform_object_of(uintptr_t addr, lt_object_data *out);
 
 /* Tells a conservative garbage collector loaded with the program (libgc) that the tracer's
  * writable segments hold no reference to its heap: not roots to read at each collection. */
@@ -423,13 +420,30 @@ int lt_platform_filtered(void);
 int lt_platform_read(void *dst, const void *src, size_t n);
 /* The object file that contains ip: its path (the executable's is absolute), load address and
  * GNU build-id in lowercase hex ("" when it has none). Never allocates. 0 when ip is in no
- * loaded object. */
+ * loaded object, nor in one of the thread's list of objects just unloaded (below). */
 typedef struct lt_module {
     char path[4096];
     uintptr_t base;
     char build_id[2 * 64 + 1];
 } lt_module;
 int lt_platform_module(uintptr_t ip, lt_module *out);
+/* A loaded object's file and the span [lo, hi) of its loaded segments. */
+typedef struct lt_module_span {
+    lt_module module;
+    uintptr_t lo, hi;
+} lt_module_span;
+#ifndef __APPLE__
+/* The loaded object that holds addr; 0 when none does. */
+int lt_platform_module_span(uintptr_t addr, lt_module_span *out);
+/* Objects dlclose has just unloaded: until the thread calls this again (n = 0: none), its
+ * reports name addresses in them as if they were still loaded (file, build-id, function and
+ * line, read from the files). The caller keeps m[] meanwhile. */
+void lt_platform_modules_unloaded(const lt_module_span *m, size_t n);
+/* The pages of [lo, hi) reserved, mapped inaccessible, when nothing is mapped there; 0 when
+ * they are. Given back by lt_platform_release_hole (the same lo and hi). */
+int lt_platform_hold_hole(uintptr_t lo, uintptr_t hi);
+void lt_platform_release_hole(uintptr_t lo, uintptr_t hi);
+#endif
 /* The same, async-signal-safe (no loader lock, no allocation), for the thread dump; also the
  * address range [lo, hi) of the object's mappings, so a caller can reuse the answer. */
 int lt_platform_module_safe(uintptr_t ip, lt_module *out, uintptr_t *lo, uintptr_t *hi);

@@ -765,24 +765,6 @@ size_t lt_platform_objects(lt_object_data *out, size_t max)
     return list.n;
 }
 
-typedef struct object_query {
-    uintptr_t addr;
-    lt_object_data *out;
-} object_query;
-
-static int object_holding(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    object_query *q = arg;
-    (void)size;
-    return object_data(info, q->out) && q->addr - q->out->lo < q->out->hi - q->out->lo;
-}
-
-int lt_platform_object_of(uintptr_t addr, lt_object_data *out)
-{
-    object_query q = {addr, out};
-    return dl_iterate_phdr(object_holding, &q) == 1;
-}
-
 /* The tracer's own writable segments (its .data and .bss, 16 MB of tables: shadow homes,
  * lock map, report buffers), at most 4 of them. */
 typedef struct own_segments {
@@ -841,12 +823,11 @@ void lt_platform_gc_roots(void)
  * ---------------------------------------------------------------------------------------- */
 
 /* The tracer's exports that a process calls without taking any lock: the memory that may hold
- * locks (free and the like), signal actions, pipes, _exit, dlclose and __cxa_finalize (which
- * every object's crtstuff names). (sh, make, sed and grep call some of them: free and
- * realloc, sigaction, pipe, dlclose.) Every other export counts
- * as a lock entry point, new ones too. */
+ * locks (free and the like), signal actions, pipes, _exit and dlclose. (sh, make, sed and
+ * grep call some of them: free and realloc, sigaction, pipe, dlclose.) Every other export
+ * counts as a lock entry point, new ones too. */
 static const char *const lock_free_exports[] = {
-    "free", "cfree", "realloc", "reallocarray", "munmap", "mremap", "dlclose", "__cxa_finalize",
+    "free", "cfree", "realloc", "reallocarray", "munmap", "mremap", "dlclose",
     "pipe", "pipe2",
     "_exit", "_Exit", "sigaction", "sigprocmask", "signal", "bsd_signal", "ssignal",
     "sysv_signal", "__sysv_signal", "sigset", "sigignore", "siginterrupt"};
@@ -1023,7 +1004,6 @@ void lt_platform_allocator(lt_allocator *out)
         out->munmap = lt_platform_munmap_direct;
     out->mremap = (void *(*)(void *, size_t, size_t, int, ...))dlsym(RTLD_NEXT, "mremap");
     out->dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
-    out->cxa_finalize = (void (*)(void *))dlsym(RTLD_NEXT, "__cxa_finalize");
     out->page = (size_t)getpagesize();
     if (!same_module((void *)out->free, (void *)out->usable_size))
         out->usable_size = NULL;
@@ -1656,6 +1636,13 @@ static int read_gen(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
+/* The objects dlclose has just unloaded that this thread's reports still name
+ * (lt_platform_modules_unloaded), and the number of that list, 0 when there is none. */
+static __thread const lt_module_span *unloaded LT_TLS;
+static __thread size_t nunloaded LT_TLS;
+static __thread unsigned long unloaded_list LT_TLS;
+static _Atomic unsigned long unloaded_lists; /* lists made so far */
+
 /* The libdw session, and the loader's state it knows: the counts it was brought up to date
  * at, and the load biases of the objects reported to it. */
 #define KNOWN_OBJECTS 4096
@@ -1663,6 +1650,7 @@ static struct {
     Dwfl *dwfl;
     int tried;
     loader_gen at;
+    unsigned long unloaded; /* the list of unloaded objects it knows too, 0 = none */
     size_t nknown;
     uintptr_t known[KNOWN_OBJECTS];
 } session;
@@ -1716,12 +1704,21 @@ static void report_objects(void)
         for (size_t i = 0; i < found.n; i++)
             dw.dwfl_report_elf(session.dwfl, found.path[i], found.path[i], -1, found.addr[i], true);
     } while (found.more);
+    for (size_t i = 0; i < nunloaded; i++) { /* unless something was loaded there since */
+        const lt_module *m = &unloaded[i].module;
+        size_t k = 0;
+        while (k < session.nknown && session.known[k] != m->base)
+            k++;
+        if (k == session.nknown)
+            dw.dwfl_report_elf(session.dwfl, m->path, m->path, -1, m->base, true);
+    }
 }
 
 /* The libdw session, brought up to date when the loader's counts have moved since it was: a
  * library dlopened since then is added (it would have no names or lines); after an unload
  * the session is made anew, since a library loaded where a closed one was would get the
- * closed one's. Reports are serialised; lt_symbol's strings last until the next call, so
+ * closed one's; so it is when the thread's list of objects just unloaded changes, whose
+ * files it then reads too. Reports are serialised; lt_symbol's strings last until the next call, so
  * nothing from an ended session is still in use. */
 static Dwfl *symbolizer(void)
 {
@@ -1730,14 +1727,16 @@ static Dwfl *symbolizer(void)
     if (!have_dw())
         return NULL;
     dl_iterate_phdr(read_gen, &now);
-    if (session.tried && now.adds == session.at.adds && now.subs == session.at.subs)
+    if (session.tried && now.adds == session.at.adds && now.subs == session.at.subs &&
+        session.unloaded == unloaded_list)
         return session.dwfl;
-    if (session.dwfl && now.subs != session.at.subs) {
+    if (session.dwfl && (now.subs != session.at.subs || session.unloaded != unloaded_list)) {
         dw.dwfl_end(session.dwfl);
         session.dwfl = NULL;
     }
     session.tried = 1;
     session.at = now;
+    session.unloaded = unloaded_list;
     if (!session.dwfl) {
         session.nknown = 0;
         if ((session.dwfl = dw.dwfl_begin(&callbacks)) == NULL)
@@ -2233,10 +2232,73 @@ static int module_of(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
+void lt_platform_modules_unloaded(const lt_module_span *m, size_t n)
+{
+    unloaded = m;
+    nunloaded = n;
+    unloaded_list = n ? atomic_fetch_add(&unloaded_lists, 1) + 1 : 0;
+}
+
+/* The pages of [lo, hi). */
+static size_t hole_pages(uintptr_t *lo, uintptr_t hi)
+{
+    uintptr_t page = (uintptr_t)getpagesize();
+    *lo &= ~(page - 1);
+    return ((hi + page - 1) & ~(page - 1)) - *lo;
+}
+
+int lt_platform_hold_hole(uintptr_t lo, uintptr_t hi)
+{
+    size_t size = hole_pages(&lo, hi);
+    void *p = mmap((void *)lo, size, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    if (p != (void *)lo) { /* a kernel before 4.17 took the address for a hint */
+        lt_platform_munmap_direct(p, size);
+        return -1;
+    }
+    return 0;
+}
+
+void lt_platform_release_hole(uintptr_t lo, uintptr_t hi)
+{
+    size_t size = hole_pages(&lo, hi);
+    lt_platform_munmap_direct((void *)lo, size);
+}
+
 int lt_platform_module(uintptr_t ip, lt_module *out)
 {
     module_query q = {ip, out};
-    return dl_iterate_phdr(module_of, &q) == 1;
+    if (dl_iterate_phdr(module_of, &q) == 1)
+        return 1;
+    for (size_t i = 0; i < nunloaded; i++)
+        if (ip - unloaded[i].lo < unloaded[i].hi - unloaded[i].lo) {
+            *out = unloaded[i].module;
+            return 1;
+        }
+    return 0;
+}
+
+typedef struct module_span_query {
+    module_query module;
+    span_query span;
+} module_span_query;
+
+static int module_span_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    module_span_query *q = arg;
+    return module_of(info, size, &q->module) && span_find(info, size, &q->span);
+}
+
+int lt_platform_module_span(uintptr_t addr, lt_module_span *out)
+{
+    module_span_query q = {{addr, &out->module}, {addr, 0, 0}};
+    if (dl_iterate_phdr(module_span_of, &q) != 1)
+        return 0;
+    out->lo = q.span.lo;
+    out->hi = q.span.hi;
+    return 1;
 }
 
 /* ------------------------------------------------------------------------------------------

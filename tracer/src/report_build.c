@@ -191,7 +191,7 @@ static const char *describe(const void *object, locktrace_describe_fn fn)
 /* free-held: the lock's place in the memory being released, "heap block 0x... (N bytes),
  * offset K" (free, realloc), "mapping 0x... (N bytes), offset K" (munmap), "recycled memory
  * 0x... (N bytes), offset K" (locktrace_memory_recycled) or "library PATH, data 0x... (N
- * bytes), offset K" (dlclose; still loaded as the report is made). */
+ * bytes), offset K" (dlclose; unloaded already, named from what was noted before: lifetime.h). */
 static const char *block_name(const lt_finding *f)
 {
     static const char *const kinds[] = {[LT_RELEASE_FREE] = "heap block ",

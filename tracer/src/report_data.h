@@ -127,6 +127,7 @@ typedef struct lt_rep {
     int pid;
     const char *program;  /* path of the executable */
     int launcher_pid;     /* pid of the locktrace launcher that ran it, 0 = none */
+    int image;            /* which program image of the pid (report_file.c), 0 or 1 = the first */
     int warning;          /* deadlock: 1 = a timed wait ends it, 2 = a signal from outside may */
     int one_thread;       /* lock-order-inversion: one thread took the locks in both orders */
     int wait_timeout;     /* long-wait: LOCKTRACE_WAIT_TIMEOUT in seconds */

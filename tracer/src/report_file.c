@@ -5,6 +5,15 @@
  * aborts); at exit, a <program>.<pid>.summary.json listing every report; and
  * LOCKTRACE_EXITCODE.
  *
+ * An exec keeps the pid, so a program that execs itself (or another of the same name) would
+ * write its second image's files over its first's. Each image's files carry its image number
+ * k, <program>.<pid>.image<k>.<n>.json, when an earlier image of that name and pid left files
+ * in the directory (k = 2, 3, ...; the first image's names are as above): found at the
+ * image's first file, by the first names an image writes (its report 1, its summary, its
+ * dump 1). A leftover of an earlier process that had the same pid counts too: its files are
+ * kept, not replaced. The number is in the files' JSON (`image`), so the launcher tells the
+ * images' summaries apart.
+ *
  * A repeat updates its report's file: the occurrence count and last time at the end of the
  * document are rewritten (read back, new tail, temporary file, rename). So that a bug in a
  * tight loop stays cheap, a file is rewritten at most every REWRITE_MS; a count left pending
@@ -50,6 +59,7 @@ static int write_failed;
 static pid_t owner LT_START_DATA; /* the process whose reports these are */
 static int filing LT_START_DATA;   /* lt_cfg.report_dir is set: read at exit, where the
                                       string's page was a page fault in each fork child */
+static _Atomic unsigned image;     /* this image's number in file names; 0 until found */
 
 static const char *program_name(void)
 {
@@ -60,17 +70,29 @@ static const char *program_name(void)
     return slash ? slash + 1 : exe[0] ? exe : "program";
 }
 
-/* "<prefix><program>.<pid>.<what><suffix>" into buf. */
-static void file_name(char *buf, size_t size, const char *prefix, const char *what,
-                      const char *suffix)
+/* "<prefix><program>.<pid>.[image<k>.]<what><suffix>" into buf: k > 1 only. */
+static void image_name(char *buf, size_t size, unsigned k, const char *prefix, const char *what,
+                       const char *suffix)
 {
     size_t at = lt_fmt_str(buf, size, 0, prefix);
     at = lt_fmt_str(buf, size, at, program_name());
     at = lt_fmt_str(buf, size, at, ".");
     at = lt_fmt_dec(buf, size, at, (long)getpid());
     at = lt_fmt_str(buf, size, at, ".");
+    if (k > 1) {
+        at = lt_fmt_str(buf, size, at, "image");
+        at = lt_fmt_dec(buf, size, at, (long)k);
+        at = lt_fmt_str(buf, size, at, ".");
+    }
     at = lt_fmt_str(buf, size, at, what);
     lt_fmt_str(buf, size, at, suffix);
+}
+
+/* "<prefix><program>.<pid>.[image<k>.]<what><suffix>" of this image (its number found). */
+static void file_name(char *buf, size_t size, const char *prefix, const char *what,
+                      const char *suffix)
+{
+    image_name(buf, size, atomic_load(&image), prefix, what, suffix);
 }
 
 /* mkdir -p, quietly: a failure shows when the directory cannot be opened. Returns the errno
@@ -170,16 +192,62 @@ static const char *full_name(const char *name)
     return buf;
 }
 
+#define MAX_IMAGES 1000 /* past this many images of one pid, the last one's names are reused */
+
+/* Whether an image numbered k left a file in dfd: the first of each kind it writes, a regular
+ * file (a link planted under such a name is no image's: it is replaced, as before). */
+static int image_left_files(int dfd, unsigned k)
+{
+    static const char *const firsts[] = {"1", "summary", "dump-1"};
+    char name[NAME_BYTES];
+    struct stat st;
+    for (size_t i = 0; i < LT_ARRAY_LEN(firsts); i++) {
+        image_name(name, sizeof name, k, "", firsts[i], ".json");
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+            return 1;
+    }
+    return 0;
+}
+
+/* This image's number, found in dfd at its first file: the first that no earlier image left
+ * files under. Also from the dump signal's handler (fstatat only), so whoever finds it first
+ * sets it, before any file of this image is written. */
+static unsigned image_found(int dfd)
+{
+    unsigned k = atomic_load(&image), none = 0;
+    if (k)
+        return k;
+    for (k = 1; k < MAX_IMAGES && image_left_files(dfd, k); k++)
+        ;
+    return atomic_compare_exchange_strong(&image, &none, k) ? k : none;
+}
+
+/* The same where no descriptor of the directory is open yet; 1 when it cannot be opened
+ * (nothing will be written there), left to be found again. */
+static unsigned image_now(void)
+{
+    unsigned k = atomic_load(&image);
+    if (k)
+        return k;
+    int dfd = open_dir();
+    if (dfd < 0)
+        return 1;
+    k = image_found(dfd);
+    close(dfd);
+    return k;
+}
+
 /* Writes data[0..len) as file `what`, atomically: written in full under a temporary name,
  * then renamed; the names are built in the caller's buffers (the size of path). 0 on
  * success; on failure nothing is published. */
 static int write_file(const char *what, const char *data, size_t len, char *path, char *tmp_path)
 {
-    file_name(path, NAME_BYTES, "", what, ".json");
-    file_name(tmp_path, NAME_BYTES, ".", what, ".json.tmp");
     int dfd = open_dir();
     if (dfd < 0)
         return -1;
+    image_found(dfd);
+    file_name(path, NAME_BYTES, "", what, ".json");
+    file_name(tmp_path, NAME_BYTES, ".", what, ".json.tmp");
     int fd = create_tmp(dfd, tmp_path), err = 0;
     if (fd < 0)
         err = errno;
@@ -238,6 +306,7 @@ void lt_report_file_write(const lt_rep *r, lt_seen *s)
     if (!lt_cfg.report_dir[0])
         return;
     lt_rep counted = *r;
+    counted.image = image_now();
     memcpy(counted.signature, s->signature, sizeof s->signature);
     counted.occurrences = s->count;
     counted.last_time_sec = s->last_sec;
@@ -344,6 +413,7 @@ void lt_report_file_suppressed(lt_finding_kind kind)
 LT_FORK_PATH void lt_report_file_fork_child(void)
 {
     owner = getpid();
+    atomic_store(&image, 0); /* a new pid: its own images */
     memset(counted, 0, sizeof counted);
     memset(suppressed, 0, sizeof suppressed);
 }
@@ -431,6 +501,11 @@ static void write_summary(void)
     s_dec(&o, (unsigned long)getpid());
     s_put(&o, ",\"launcher_pid\":");
     s_dec(&o, (unsigned long)lt_cfg.launcher_pid);
+    unsigned k = image_now();
+    if (k > 1) {
+        s_put(&o, ",\"image\":");
+        s_dec(&o, k);
+    }
     s_put(&o, ",\"reports\":[");
     if (safe)
         s_reports(&o);

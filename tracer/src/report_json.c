@@ -226,6 +226,8 @@ size_t lt_rep_format_json(const lt_rep *r, char *buf, size_t size, size_t max_fr
     kv_dec(&j, "pid", r->pid, 0);
     kv_str(&j, "program", r->program, 0);
     kv_dec(&j, "launcher_pid", r->launcher_pid, 0);
+    if (r->image > 1)
+        kv_dec(&j, "image", r->image, 0);
     list(&j, "threads", r->threads, r->nthreads, sizeof *r->threads, thread, 0);
     list(&j, "locks", r->locks, r->nlocks, sizeof *r->locks, lock, 0);
     list(&j, "stacks", r->stacks, r->nstacks, sizeof *r->stacks, stack, max_frames);

@@ -11,9 +11,10 @@
  * tracer's vfork counts the children alive that share the memory, and only while one is does
  * the check cost a getpid; clone, with CLONE_VM and without CLONE_THREAD, marks it for good
  * (such a child runs beside its parent, for as long as it likes). Elsewhere every check asks
- * getpid, as it did. Not told apart where counted: a child the system call makes directly
- * (syscall(SYS_clone, ...), inline assembly as the Go runtime's, which sets its actions by
- * the system call too); its sigaction would change its parent's kept actions.
+ * getpid, as it did. Not told apart where counted: a child in the memory that the system
+ * call makes directly (syscall(SYS_clone, CLONE_VM ...), inline assembly as the Go runtime's,
+ * which sets its actions by the system call too); its sigaction would change its parent's
+ * kept actions. (A child the system call makes as fork does is a fork's: interpose_vfork.c.)
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>

@@ -1063,10 +1063,11 @@ typedef struct holder_query {
  * (a thread pool whose last worker signals its destructor under the pool's mutex). The
  * writer goes before libc's unlock (lt_unlock_begin), and the lock word says whether
  * anybody still reads it; the memory is the program's still (the caller's release). */
-static int holder_confirmed(const lt_thread *t, const lt_held *h)
+static int holder_confirmed(const lt_thread *t, const lt_held *h, int confirm)
 {
     return lt_held_current(t, h) &&
-           lt_lock_word_held(h->addr, h->lock, (lt_kind)h->kind, (lt_mode)h->mode, t->info.tid);
+           (confirm == LT_CONFIRM_RECORD ||
+            lt_lock_word_held(h->addr, h->lock, (lt_kind)h->kind, (lt_mode)h->mode, t->info.tid));
 }
 
 /* Adds t's entry for the lock, read with lt_held_copy since t runs on. */
@@ -1083,7 +1084,7 @@ static void find_holder(lt_thread *t, void *arg)
             return;
         for (uint32_t j = 0; j < k; j++) {
             if (chunk[j].lock != q->lock || chunk[j].gen != q->gen ||
-                (q->confirm && !holder_confirmed(t, &chunk[j])))
+                (q->confirm && !holder_confirmed(t, &chunk[j], q->confirm)))
                 continue;
             lt_wait_step *s = &q->out[q->n++];
             s->thread = atomic_load(&t->waiting.seq) & 1 ? t->waiting.who : t->info;
@@ -1098,7 +1099,8 @@ static void find_holder(lt_thread *t, void *arg)
 
 /* The threads that hold (lock, gen) now, at most max, as steps: thread, held_mode, the lock's
  * address and kind (wants) and where it took the lock (the call site, unless a whole stack is
- * known). confirm: only holds the lock's writer and its word confirm (holder_confirmed). */
+ * known). confirm (LT_CONFIRM_*): only holds that the tracer's record of the lock, and its
+ * word too with LT_CONFIRM_WORD, confirm (holder_confirmed). */
 size_t lt_holders_find(const lt_lock *lock, uint32_t gen, int confirm, lt_wait_step *out,
                        size_t max)
 {
@@ -1166,7 +1168,7 @@ static void holders_wait(holders *hs)
 
 static void report_long_wait(holders *hs)
 {
-    hs->n += lt_holders_find(hs->lock, hs->gen, 0, hs->steps + 1, HOLDERS_SHOWN);
+    hs->n += lt_holders_find(hs->lock, hs->gen, LT_CONFIRM_NONE, hs->steps + 1, HOLDERS_SHOWN);
     holders_wait(hs);
     name_threads(hs->steps, hs->n, 0);
     lt_finding f = {.kind = LT_FIND_LONG_WAIT, .why = LT_WHY_WAIT_TIMEOUT,

@@ -19,6 +19,10 @@ void lt_waitfor_detach_claim(lt_thread *t);
 void lt_waitfor_fork(lt_fork_phase phase);
 void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_lock *l);
 uint32_t lt_held_stack(lt_held *h, uint32_t under, int *partial);
+/* How lt_holders_find confirms a holder's entry (which outlives libc's unlock a moment): not
+ * at all, by the tracer's record of the lock (its generation and exclusive holder), or by
+ * that and the lock's word (the memory must be the program's still). */
+enum { LT_CONFIRM_NONE, LT_CONFIRM_RECORD, LT_CONFIRM_WORD };
 size_t lt_holders_find(const lt_lock *lock, uint32_t gen, int confirm, lt_wait_step *out,
                        size_t max);
 

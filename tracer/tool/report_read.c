@@ -153,6 +153,7 @@ static void *table(reader *rd, size_t n, size_t size)
  * The parts of a report.
  * ---------------------------------------------------------------------------------------- */
 #define MAX_LIST 100000
+#define MAX_IMAGE 1000 /* report_file.c numbers no more images of a pid */
 
 static void read_thread(reader *rd, const json_value *o, const char *at, lt_rep_thread *t)
 {
@@ -329,6 +330,8 @@ static void read_header(reader *rd, const json_value *root, lt_rep *r)
     r->program = string(rd, root, "", "program", 0);
     if (json_get(root, "launcher_pid")) /* optional: absent in reports made without it */
         r->launcher_pid = (int)integer(rd, root, "", "launcher_pid", 0, INT32_MAX);
+    if (json_get(root, "image")) /* optional: only a later image of its pid has it */
+        r->image = (int)integer(rd, root, "", "image", 2, MAX_IMAGE);
     if (json_get(root, "occurrences")) /* optional: absent in thread dumps and older files */
         read_count(rd, root, r);
 }

@@ -1,10 +1,11 @@
 /*
  * summary.c - the launcher's last line: the reports the program wrote, counted by kind, and
- * how many times they occurred. A process that exited normally wrote a summary file
+ * how many times they occurred. A program image that exited normally wrote a summary file
  * (<program>.<pid>.summary.json) whose counts are taken as they are, so the line and the
  * summary agree (they also count reports past the per-kind cap, which have no file); the
- * report files of a process that left none (it aborted, or was killed) are counted one by
- * one, each with the occurrences it records. Only files that were not there before the
+ * report files of an image that left none (it aborted, was killed, or exec'd another) are
+ * counted one by one, each with the occurrences it records. An exec keeps the pid: a later
+ * image's files carry its image number (report_file.c), so its summary stands for its own. Only files that were not there before the
  * program started and that name this launcher (launcher_pid) count: tests run in parallel
  * under launchers of their own share one directory. Thread dumps are counted apart: they
  * were asked for, they are no finding (and no reason for --exitcode).
@@ -20,7 +21,7 @@
 #include "report_read.h"
 #include "tool.h"
 
-/* A report or summary file: "<program>.<pid>.<n>.json", not a temporary. */
+/* A report or summary file: "<program>.<pid>.[image<k>.]<n>.json", not a temporary. */
 static int is_json(const char *name)
 {
     size_t n = strlen(name);
@@ -89,7 +90,9 @@ typedef struct tally {
     } kinds[MAX_KINDS];
     size_t nkinds;
     long reports, occurrences, dumps;
-    long *summarized; /* pids whose summary was counted: their report files are in it */
+    struct image {
+        long pid, image;
+    } *summarized; /* program images whose summary was counted: their report files are in it */
     size_t nsummarized;
 } tally;
 
@@ -137,17 +140,25 @@ static long integer(const json_value *v, long otherwise)
     return v && v->type == JSON_INT ? (long)v->u.integer : otherwise;
 }
 
+/* The program image a file is of: its pid and, since an exec keeps the pid, its image
+ * number (absent in the first image's files). */
+static struct image image_of(const json_value *root)
+{
+    return (struct image){integer(json_get(root, "pid"), -1),
+                          integer(json_get(root, "image"), 1)};
+}
+
 /* A summary: its process's distinct reports and occurrences per kind. */
 static void add_summary(tally *t, const json_value *root)
 {
     const json_value *distinct = json_get(root, "distinct"), *counts = json_get(root, "counts");
     if (!distinct || distinct->type != JSON_OBJECT)
         return; /* an older summary: its report files count instead */
-    long *p = realloc(t->summarized, (t->nsummarized + 1) * sizeof *p);
+    struct image *p = realloc(t->summarized, (t->nsummarized + 1) * sizeof *p);
     if (!p)
         return;
     t->summarized = p;
-    t->summarized[t->nsummarized++] = integer(json_get(root, "pid"), -1);
+    t->summarized[t->nsummarized++] = image_of(root);
     for (size_t i = 0; i < distinct->u.object.n; i++) {
         const char *kind = distinct->u.object.members[i].key;
         add(t, kind, integer(distinct->u.object.members[i].value, 0),
@@ -155,10 +166,10 @@ static void add_summary(tally *t, const json_value *root)
     }
 }
 
-static int summarized(const tally *t, long pid)
+static int summarized(const tally *t, struct image im)
 {
     for (size_t i = 0; i < t->nsummarized; i++)
-        if (t->summarized[i] == pid)
+        if (t->summarized[i].pid == im.pid && t->summarized[i].image == im.image)
             return 1;
     return 0;
 }
@@ -170,7 +181,7 @@ static void add_report(tally *t, const char *dir, const char *name)
     json_doc *doc = load(dir, name, &text);
     const json_value *root = doc ? json_root(doc) : NULL;
     const json_value *k = root ? json_get(root, "kind") : NULL;
-    if (!root || (mine(root) && !summarized(t, integer(json_get(root, "pid"), -1))))
+    if (!root || (mine(root) && !summarized(t, image_of(root))))
         add(t, k && k->type == JSON_STRING ? k->u.string : "unreadable", 1,
             integer(root ? json_get(root, "occurrences") : NULL, 1));
     json_free(doc);

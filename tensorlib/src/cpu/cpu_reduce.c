@@ -19,8 +19,10 @@
 
 typedef struct accs {
     double *f;     /* float accumulators */
-    int64_t *i;    /* integer accumulators */
+    int64_t *i;    /* integer accumulators (an integer mean: the sum of the quotients) */
+    int64_t *rem;  /* an integer mean: the sum of the remainders, kept within (-count, count) */
     size_t *index; /* argmax/argmin: where the extreme was found */
+    size_t count;  /* elements per output */
 } accs;
 
 #define MAX_OF(m, v) ((v) > (m) || (m) != (m) ? (v) : (m))
@@ -137,13 +139,42 @@ static void typed_run(tl_reduce_op op, const tl_operand *src, size_t s_off, size
 /* ------------------------------------------------------------------------------------------
  * Generic element path (integers, f16/bf16, argmax/argmin)
  * ---------------------------------------------------------------------------------------- */
+/* An integer mean is the exact mean truncated, even where the run's sum would wrap in int64
+ * (an i64 run holding INT64_MIN and -11 sums to INT64_MAX - 10): each v adds v / count to
+ * the accumulator and v % count to the remainder, which moves whole counts into the
+ * accumulator to stay within (-count, count). The quotients add up to the mean's integer part
+ * or one off it, which is in range, so their running total may wrap on the way (it is kept
+ * unsigned) and still ends right. */
+static void add_to_mean(const accs *a, size_t k, int64_t v)
+{
+    int64_t n = (int64_t)a->count, r = a->rem[k] + v % n;
+    uint64_t q = (uint64_t)a->i[k] + (uint64_t)(v / n);
+    if (r >= n) {
+        r -= n;
+        q++;
+    } else if (r <= -n) {
+        r += n;
+        q--;
+    }
+    a->i[k] = (int64_t)q;
+    a->rem[k] = r;
+}
+
+/* The exact mean q + rem / count truncated toward 0, |rem| < count. */
+static int64_t mean_of(int64_t q, int64_t rem)
+{
+    return q > 0 && rem < 0 ? q - 1 : q < 0 && rem > 0 ? q + 1 : q;
+}
+
 static void add_element(tl_reduce_op op, bool ints, const accs *a, size_t k,
                         const tl_operand *src, size_t at, size_t index)
 {
     if (ints) {
         int64_t v = tl_load_i64(src->dtype, src->buf, at), *m = &a->i[k];
         bool better = op == TL_MAX || op == TL_ARGMAX ? v > *m : v < *m;
-        if (op == TL_SUM || op == TL_MEAN)
+        if (op == TL_MEAN)
+            add_to_mean(a, k, v);
+        else if (op == TL_SUM)
             *m = (int64_t)((uint64_t)*m + (uint64_t)v);
         else if (better || (is_arg(op) && a->index[k] == SIZE_MAX)) {
             *m = v;
@@ -179,6 +210,7 @@ static void init_accs(tl_reduce_op op, const accs *a, size_t n)
     for (size_t k = 0; k < n; k++) {
         a->f[k] = fold ? 0.0 : NAN;
         a->i[k] = fold ? 0 : op == TL_MAX || op == TL_ARGMAX ? INT64_MIN : INT64_MAX;
+        a->rem[k] = 0;
         a->index[k] = SIZE_MAX; /* nothing seen yet */
     }
 }
@@ -191,9 +223,9 @@ static void store_results(tl_reduce_op op, bool ints, const tl_operand *dst, con
         if (is_arg(op)) /* SIZE_MAX only for an empty dim, which the generic layer refuses */
             tl_store_i64(dst->dtype, dst->buf, at,
                          a->index[k] == SIZE_MAX ? 0 : (int64_t)a->index[k]);
-        else if (ints) /* an empty integer mean is 0 rather than a division by zero */
+        else if (ints) /* an empty integer mean is 0 (nothing was added) */
             tl_store_i64(dst->dtype, dst->buf, at,
-                         op == TL_MEAN ? (count ? a->i[k] / (int64_t)count : 0) : a->i[k]);
+                         op == TL_MEAN ? mean_of(a->i[k], a->rem[k]) : a->i[k]);
         else
             tl_store(dst->dtype, dst->buf, at, op == TL_MEAN ? a->f[k] / (double)count : a->f[k]);
     }
@@ -233,12 +265,13 @@ tl_status tl_cpu_reduce(tl_reduce_op op, const tl_operand *dst, const tl_operand
     bool ints = !tl_dtype_is_float(src->dtype);
     bool typed = (src->dtype == TL_F32 || src->dtype == TL_F64) && !is_arg(op);
     size_t nout = tl_layout_elems(dst->layout), count = 1;
-    size_t per_output = sizeof(double) + sizeof(int64_t) + sizeof(size_t);
+    size_t per_output = sizeof(double) + 2 * sizeof(int64_t) + sizeof(size_t);
     void *block = tl_calloc(nout, per_output);
     if (!block)
         return tl_fail_nomem("reduce", nout * per_output);
-    accs a = {block, (int64_t *)((double *)block + nout), NULL};
-    a.index = (size_t *)(a.i + nout);
+    accs a = {block, (int64_t *)((double *)block + nout), NULL, NULL, 0};
+    a.rem = a.i + nout;
+    a.index = (size_t *)(a.rem + nout);
     init_accs(op, &a, nout);
 
     tl_layout out = {.ndim = sl->ndim}, index = {.ndim = sl->ndim};
@@ -249,6 +282,7 @@ tl_status tl_cpu_reduce(tl_reduce_op op, const tl_operand *dst, const tl_operand
         index.stride[d] = r ? 1 : 0;
         count *= r ? sl->shape[d] : 1;
     }
+    a.count = count;
     const tl_layout *ls[3] = {sl, &out, &index};
     tl_iter it;
     if (tl_iter_init(&it, sl->shape, sl->ndim, ls, is_arg(op) ? 3 : 2)) {

@@ -1,0 +1,189 @@
+/*
+ * peer_forks.c - children made by the fork system call itself, past libc's fork, as
+ * ThreadSanitizer's own fork tests make them (syscall(SYS_fork), and clone without CLONE_VM
+ * and without a stack of its own): libc's atfork handlers do not run, and libc's record of
+ * the thread's kernel id keeps the parent's (the kernel writes the child's id only where
+ * libc's fork asks it to). Chosen by name:
+ *   peer_forks NAME
+ *   - churn: another thread makes new lock orders without a pause while main makes children
+ *     that each nest two mutexes of their own, then exit. Natively each exits at once.
+ *   - orphan: another thread holds a mutex while main makes a child that locks it: natively
+ *     the child hangs, for no thread of its process will ever unlock it.
+ *   - own: the neighbours: the child locks again the recursive mutex its thread held at the
+ *     fork and unlocks the normal one: libc's lock words name the id libc still gives the
+ *     thread, so the thread holds them in the child, and both calls succeed.
+ * Each scenario prints what its children did and ends with "done".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+#define CHILDREN 400
+#define CHURN_LOCKS 16
+
+static atomic_int stop, holding;
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+
+/* A child of the system call: fork's, or clone's made as fork makes one (even rounds). */
+static pid_t fork_by_syscall(int round)
+{
+    if (round % 2 == 0)
+        return (pid_t)syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+    return (pid_t)syscall(SYS_fork);
+}
+
+/* How a child ended, as "signal N" or "exit N". */
+static void child_status(const char *what, pid_t pid)
+{
+    int status;
+    if (pid < 0) {
+        printf("%s: fork -> %s\n", what, strerror(errno));
+        exit(2);
+    }
+    waitpid(pid, &status, 0);
+    printf("%s: %s %d\n", what, WIFSIGNALED(status) ? "signal" : "exit",
+           WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    fflush(stdout);
+}
+
+/* Fresh mutexes taken in a chain: every pair is a new lock order for the tracer. */
+static void *churn(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&stop)) {
+        pthread_mutex_t *m[CHURN_LOCKS];
+        for (int i = 0; i < CHURN_LOCKS; i++) {
+            m[i] = malloc(sizeof *m[i]);
+            pthread_mutex_init(m[i], NULL);
+        }
+        for (int i = 0; i < CHURN_LOCKS; i++)
+            pthread_mutex_lock(m[i]);
+        for (int i = CHURN_LOCKS; i-- > 0;)
+            pthread_mutex_unlock(m[i]);
+        for (int i = 0; i < CHURN_LOCKS; i++) {
+            pthread_mutex_destroy(m[i]);
+            free(m[i]);
+        }
+    }
+    return NULL;
+}
+
+NOINLINE static void nest_two(void)
+{
+    pthread_mutex_t outer = PTHREAD_MUTEX_INITIALIZER, inner = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&outer);
+    pthread_mutex_lock(&inner);
+    pthread_mutex_unlock(&inner);
+    pthread_mutex_unlock(&outer);
+}
+
+/* The tracer's state is under its own locks, which the churning thread takes again and
+ * again: a child made while it held one must not find it taken for good. */
+NOINLINE static void churn_children(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, churn, NULL);
+    int failed = 0;
+    for (int i = 0; i < CHILDREN; i++) {
+        fflush(stdout);
+        pid_t pid = fork_by_syscall(i);
+        if (pid == 0) {
+            nest_two();
+            _exit(0);
+        }
+        int status;
+        if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
+            failed++;
+    }
+    atomic_store(&stop, 1);
+    pthread_join(t, NULL);
+    printf("children: %d of %d failed\n", failed, CHILDREN);
+}
+
+static void *hold(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&held);
+    atomic_store(&holding, 1);
+    while (!atomic_load(&stop))
+        sched_yield();
+    pthread_mutex_unlock(&held);
+    return NULL;
+}
+
+NOINLINE static void child_locks_held(void)
+{
+    pthread_mutex_lock(&held);
+}
+
+/* The child asks for a mutex that only a thread left behind in the parent could unlock. */
+NOINLINE static void orphan(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, hold, NULL);
+    while (!atomic_load(&holding))
+        sched_yield();
+    for (int round = 0; round < 2; round++) {
+        fflush(stdout);
+        pid_t pid = fork_by_syscall(round);
+        if (pid == 0) {
+            child_locks_held();
+            _exit(0);
+        }
+        child_status(round % 2 == 0 ? "clone's child" : "fork's child", pid);
+    }
+    atomic_store(&stop, 1);
+    pthread_join(t, NULL);
+}
+
+/* The child's calls on what its thread held at the fork. */
+NOINLINE static void own(void)
+{
+    pthread_mutex_t normal = PTHREAD_MUTEX_INITIALIZER, recursive;
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&recursive, &attr);
+    pthread_mutexattr_destroy(&attr);
+    pthread_mutex_lock(&normal);
+    pthread_mutex_lock(&recursive);
+    for (int round = 0; round < 2; round++) {
+        fflush(stdout);
+        pid_t pid = fork_by_syscall(round);
+        if (pid == 0) {
+            int relock = pthread_mutex_lock(&recursive);
+            int unlocks = pthread_mutex_unlock(&recursive) | pthread_mutex_unlock(&recursive);
+            _exit(relock | unlocks | pthread_mutex_unlock(&normal));
+        }
+        child_status(round % 2 == 0 ? "clone's child" : "fork's child", pid);
+    }
+    pthread_mutex_unlock(&recursive);
+    pthread_mutex_unlock(&normal);
+}
+
+int main(int argc, char **argv)
+{
+    const char *s = argc > 1 ? argv[1] : "";
+    if (!strcmp(s, "churn"))
+        churn_children();
+    else if (!strcmp(s, "orphan"))
+        orphan();
+    else if (!strcmp(s, "own"))
+        own();
+    else {
+        fprintf(stderr, "peer_forks: unknown scenario '%s'\n", s);
+        return 64;
+    }
+    puts("done");
+    return 0;
+}
