@@ -119,8 +119,9 @@ static int decide(void)
 {
     static const char *const std_yes[] = {
         "_ZNSt18condition_variable4waitERSt11unique_lockISt5mutexE", /* condition_variable::wait */
-        "_ZNSt18condition_variable10notify_oneEv", "_ZNSt10_Sp_lockerC1EPKv", NULL};
-    static const char *const std_no[] = {"_ZNSt6thread4joinEv", "_ZSt9terminatev", NULL};
+        "_ZNSt18condition_variable10notify_oneEv", "_ZNSt10_Sp_lockerC1EPKv",
+        "_ZNSt6thread4joinEv", /* std::thread::join, a wrapper since deadlock-9.9 */ NULL};
+    static const char *const std_no[] = {"_ZNSt6thread6detachEv", "_ZSt9terminatev", NULL};
     static const char *const glib_yes[] = {"g_rw_lock_writer_lock", "g_rw_lock_reader_lock",
                                            "g_rec_mutex_lock", "g_mutex_lock", NULL};
     static const char *const glib_no[] = {"g_strdup", "g_thread_new", NULL};
