@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "lockname.h"
 #include "lt_internal.h"
 #include "platform.h"
 #include "report_data.h"
@@ -224,8 +225,16 @@ static void put_row(tab *t, const lt_lock_stats *s)
     t->at = lt_fmt_hex(t->buf, sizeof t->buf, t->at, (uintptr_t)s->addr);
     put(t, " ");
     put(t, kinds[s->kind]);
-    put(t, "\n");
     const lt_lock *l = s->lock;
+    /* where it lives, as a report names it: the address alone told the reader nothing of
+     * the program's (a lock destroyed before the exit is named by where it lived) */
+    char name[512];
+    if (lt_lockname((uintptr_t)s->addr, name, sizeof name)) {
+        put(t, " \"");
+        put(t, name);
+        put(t, "\"");
+    }
+    put(t, "\n");
     const void *object = lt_lock_object(l);
     locktrace_describe_fn describe = lt_lock_describe(l);
     if (atomic_load(&l->gen) == s->gen && (object || describe)) {
@@ -252,6 +261,7 @@ static void print_table(void)
     const lt_lock_stats *shown[TOP];
     size_t n = 0;
     t.at = 0;
+    lt_lockname_begin();
     put(&t, "locktrace: statistics (LOCKTRACE_STATS): the most contended of ");
     put_num(&t, nall, 0);
     put(&t, nall == 1 ? " lock\n" : " locks\n");
