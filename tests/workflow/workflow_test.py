@@ -604,6 +604,31 @@ def dump_command(c):
     need(ending == 1 and 'is not running under locktrace' in err, f'untraced pid: {ending} {err}')
 
 
+def parent_pid(pid):
+    """The parent of pid, from /proc (read here, not by the code under test)."""
+    with open(f'/proc/{pid}/stat') as f:
+        return int(f.read().rsplit(')', 1)[1].split()[1])
+
+
+def dump_wrapped(c):
+    """`locktrace dump` given the pid of what started the launcher (a CI job's `timeout 600
+    locktrace -- test`, whose pid is the one at hand) names the launcher to ask, and asks
+    nothing; it said only that the pid was not running under locktrace."""
+    with Running(c, ['timeout', str(TIMEOUT * 2), c.a.locktrace, '--dump-signal=usr2', '--',
+                     c.a.wfprog, 'hung-on-lock']) as r:
+        pid = int(r.wait_for('stdout', r'^ready (\d+)$').group(1))
+        launcher = parent_pid(pid)
+        ending, _, err = c.run([c.a.locktrace, 'dump', str(r.p.pid)])
+        need(ending == 1 and err == f'locktrace dump: {r.p.pid} (timeout) is not running under '
+             f'locktrace, but it started the launcher {launcher}: run {c.a.locktrace} dump '
+             f'{launcher}\n', f'dump of timeout\'s pid: {ending} {err}')
+        need('thread-dump' not in r.buf[r.p.stderr].decode(), 'a dump was asked for')
+        ending, _, err = c.run([c.a.locktrace, 'dump', str(launcher)])
+        need(ending == 0 and f'asked {pid} (wfprog)' in err, f'dump by the launcher named: {ending} {err}')
+        os.kill(r.p.pid, signal.SIGTERM)  # timeout passes it on to the launcher, and it to wfprog
+        need(r.finish() in (124, -signal.SIGTERM), f'timeout status {r.p.returncode}')
+
+
 def exit_code_tree(c):
     """'the exit code covers the whole process tree it started': --exitcode through sh -c,
     where the shell's own status is 0, with report files on or off."""
@@ -951,7 +976,7 @@ def ctest_recipe(c):
 
 CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_del_byte, report_dir,
                                    unwritable_report_dir,
-                                   sarif, sarif_join, launcher_signals, dump_command, exit_code_tree, left_running,
+                                   sarif, sarif_join, launcher_signals, dump_command, dump_wrapped, exit_code_tree, left_running,
                                    readme_own_program,
                                    space_path,
                                    not_loaded, unfiled_reports, unfiled_neighbours, summary_named, untraced_children, asan_program, tsan_program, install_prefix,

@@ -203,6 +203,39 @@ static int ask_tree(int launcher, int *failed)
     return n;
 }
 
+/* The parent of pid, from /proc/<pid>/stat (after the command's closing parenthesis: the
+ * state, then the parent); 0 when it cannot be read. */
+static int parent_of(int pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = 0;
+    char *close = strrchr(buf, ')');
+    int ppid = 0;
+    return close && sscanf(close + 1, " %*c %d", &ppid) == 1 ? ppid : 0;
+}
+
+/* A launcher that pid started, as in a CI job's `timeout 600 locktrace -- test`, whose pid is
+ * the one at hand: the launcher of a traced process, when its parent is pid; 0 when none. */
+static int launcher_child(int pid)
+{
+    DIR *d = opendir("/proc");
+    int found = 0;
+    for (struct dirent *de; d && !found && (de = readdir(d)) != NULL;) {
+        proc_env e;
+        if (isdigit((unsigned char)de->d_name[0]) && read_env(atoi(de->d_name), &e) == 0 &&
+            e.launcher_pid > 0 && parent_of(e.launcher_pid) == pid)
+            found = e.launcher_pid;
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
 int lt_tool_dump(int argc, char **argv)
 {
     char *end;
@@ -223,6 +256,15 @@ int lt_tool_dump(int argc, char **argv)
         return failed; /* a launcher: its whole tree */
     if (e.traced)
         return ask((int)pid, &e); /* run with LD_PRELOAD and LOCKTRACE_* by hand */
+    int child = launcher_child((int)pid);
+    if (child) {
+        char name[64];
+        program_name((int)pid, name, sizeof name);
+        fprintf(stderr, "locktrace dump: %ld (%s) is not running under locktrace, but it started "
+                        "the launcher %d: run %s dump %d\n", pid, name, child, lt_tool_self,
+                child);
+        return 1;
+    }
     fprintf(stderr, "locktrace dump: %ld is not running under locktrace (no LOCKTRACE_* "
                     "variable in its environment, and no process names it as its launcher)\n",
             pid);
