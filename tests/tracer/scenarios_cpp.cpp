@@ -1,13 +1,14 @@
 // scenarios_cpp.cpp - the same-thread rules through libstdc++, and legal neighbours of the
 // order rule (std::lock's back-off) and of condition waits (condition_variable_any's own
 // mutex): std::shared_mutex and std::mutex never call pthread_*_init, so the tracer meets
-// their locks on first use. And a deadlock through std::thread::join.
+// their locks on first use. And deadlocks through std::thread::join and std::async.
 //   scenarios_cpp NAME
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <future>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
@@ -157,6 +158,19 @@ NOINLINE void cxx_join_holding()
     worker.join();
 }
 
+// The same through std::async: get() joins the task's thread from libstdc++'s headers inlined
+// here (<future>, <mutex>) and libc's pthread_once, holding the mutex the task needs.
+NOINLINE void cxx_async_holding()
+{
+    std::unique_lock<std::mutex> l(plain);
+    auto f = std::async(std::launch::async, [] {
+        probe_announce(1);
+        std::lock_guard<std::mutex> g(plain);
+    });
+    probe_until(1);
+    f.get();
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -178,6 +192,8 @@ int main(int argc, char **argv)
         cxx_condvar_any();
     else if (!std::strcmp(s, "join-holding"))
         cxx_join_holding();
+    else if (!std::strcmp(s, "async-holding"))
+        cxx_async_holding();
     else
         return 64;
     return 0;

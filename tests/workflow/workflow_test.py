@@ -295,22 +295,26 @@ def sarif(c):
 
 def sarif_join(c):
     """A deadlock through std::thread::join, which libstdc++ runs out of line without debug
-    info: its SARIF result is located at the program's line of the join (it had no location
-    at all, and code scanning has nowhere to show such an alert)."""
+    info, or through a std::async future's get(), which joins from libstdc++'s headers and
+    libc: its SARIF result is located at the program's line of the join or the get (it had
+    none, and code scanning has nowhere to show such an alert)."""
     if not c.a.scenarios_cpp:
         raise Skipped('no C++ compiler: scenarios_cpp was not built')
-    ending, _, err = c.run([c.a.scenarios_cpp, 'join-holding'], {'LOCKTRACE_REPORT_DIR': c.dir},
-                           preload=True)
-    need(ending == 'signal:SIGABRT' and 'locktrace: deadlock:' in err, f'join-holding: {ending} {err}')
-    ending, out, err = c.report('--sarif', '--source-root', c.a.source_root, c.dir)
-    need(ending == 0, f'locktrace report --sarif: {ending} {err}')
-    results = json.loads(out)['runs'][0]['results']
-    need(len(results) == 1 and results[0]['locations'], f'results {results}')
-    loc = results[0]['locations'][0]['physicalLocation']
     src = os.path.join(c.a.source_root, 'tests', 'tracer', 'scenarios_cpp.cpp')
-    want = source_line(src, 'worker.join();')
-    need(loc['artifactLocation']['uri'] == 'tests/tracer/scenarios_cpp.cpp' and
-         loc['region']['startLine'] == want, f'location {loc}, expected scenarios_cpp.cpp:{want}')
+    for scenario, line in (('join-holding', 'worker.join();'), ('async-holding', 'f.get();')):
+        d = os.path.join(c.tmp, scenario)
+        ending, _, err = c.run([c.a.scenarios_cpp, scenario], {'LOCKTRACE_REPORT_DIR': d},
+                               preload=True)
+        need(ending == 'signal:SIGABRT' and 'locktrace: deadlock:' in err, f'{scenario}: {ending} {err}')
+        ending, out, err = c.report('--sarif', '--source-root', c.a.source_root, d)
+        need(ending == 0, f'locktrace report --sarif: {ending} {err}')
+        results = json.loads(out)['runs'][0]['results']
+        need(len(results) == 1 and results[0]['locations'], f'{scenario}: results {results}')
+        loc = results[0]['locations'][0].get('physicalLocation', {})
+        want = source_line(src, line)
+        need(loc.get('artifactLocation', {}).get('uri') == 'tests/tracer/scenarios_cpp.cpp' and
+             loc['region']['startLine'] == want,
+             f'{scenario}: location {results[0]["locations"]}, expected scenarios_cpp.cpp:{want}')
 
 
 def chromium(c, page):

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fmt.h"
 #include "report_set.h"
@@ -95,9 +96,9 @@ static char *encode(const char *path)
     return out;
 }
 
-/* A source path as a URI reference relative to root ("../src/a.c" from a build directory
- * becomes "src/a.c"); NULL when the path is absolute outside root. */
-static char *relative_uri(const char *path, const char *root)
+/* A source path relative to root ("../src/a.c" from a build directory is "src/a.c"); NULL
+ * when the path is absolute outside root. */
+static const char *tree_path(const char *path, const char *root)
 {
     size_t rn = strlen(root);
     while (rn > 1 && root[rn - 1] == '/')
@@ -107,7 +108,37 @@ static char *relative_uri(const char *path, const char *root)
             return NULL;
         path += rn + 1;
     }
-    return encode(lt_path_in_tree(path));
+    return lt_path_in_tree(path);
+}
+
+/* The path as a URI reference relative to root; NULL when it is outside. */
+static char *relative_uri(const char *path, const char *root)
+{
+    const char *rel = tree_path(path, root);
+    return rel ? encode(rel) : NULL;
+}
+
+/* Whether frame f's source file is a file of the tree at root. */
+static int in_tree(const lt_rep_frame *f, const char *root)
+{
+    const char *rel = f->file && f->line > 0 ? tree_path(f->file, root) : NULL;
+    char path[4096];
+    return rel && (size_t)snprintf(path, sizeof path, "%s/%s", root, rel) < sizeof path &&
+           access(path, R_OK) == 0;
+}
+
+/* Where a stack is located: the program's frame (past lock wrappers), or, when its source is
+ * no file of the tree, the first frame below it whose source is (code scanning shows only the
+ * repository's files). A std::async future's get() joins its thread through libstdc++'s
+ * headers inlined into the program (<future>, <mutex>, invoke.h) and libc's pthread_once:
+ * such a deadlock's result had no location. */
+static const lt_rep_frame *located(const lt_rep_stack *s, const char *root)
+{
+    const lt_rep_frame *own = lt_rep_source_frame(s);
+    for (const lt_rep_frame *f = own; f && f < s->frames + s->nframes; f++)
+        if (in_tree(f, root))
+            return f;
+    return own;
 }
 
 /* "physicalLocation":{...} for frame f; 0 when it has no usable source location. */
@@ -182,7 +213,7 @@ static void related(FILE *to, const lt_rep *r, const lt_rep_stack *primary, cons
     fputs(",\"relatedLocations\":[", to);
     for (size_t i = 0; i < r->nstacks; i++) {
         const lt_rep_stack *s = &r->stacks[i];
-        const lt_rep_frame *f = lt_rep_source_frame(s);
+        const lt_rep_frame *f = located(s, root);
         char label[160], msg[400];
         if (s == primary || !f)
             continue;
@@ -235,7 +266,7 @@ static void result(FILE *to, const lt_report_entry *e, int index, int rule_index
     const char *kind = lt_rep_kind_name(r->kind);
     const rule_text *rt = rule_for(kind);
     const lt_rep_stack *primary = lt_rep_primary_stack(r);
-    const lt_rep_frame *where = lt_rep_source_frame(primary);
+    const lt_rep_frame *where = located(primary, root);
     char sig[17], *msg = summary_line(r);
     lt_rep_signature(r, sig);
     fprintf(to, "%s{\"ruleId\":", index ? "," : "");
