@@ -13,6 +13,9 @@
  *   - own: the neighbours: the child locks again the recursive mutex its thread held at the
  *     fork and unlocks the normal one: libc's lock words name the id libc still gives the
  *     thread, so the thread holds them in the child, and both calls succeed.
+ *   - vfork-waits: clone with CLONE_VFORK and without CLONE_VM, whose child waits for a byte
+ *     another thread of the parent writes after a lock call, while the parent waits in clone
+ *     for the child.
  * Each scenario prints what its children did and ends with "done".
  */
 #define _GNU_SOURCE
@@ -27,6 +30,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "../blocked.h"
 
 #define NOINLINE __attribute__((noinline))
 #define CHILDREN 450
@@ -193,6 +198,52 @@ NOINLINE static void own(void)
     pthread_mutex_unlock(&normal);
 }
 
+static int handover[2];
+static pid_t main_tid;
+
+static int child_reads(void *arg)
+{
+    (void)arg;
+    char byte;
+    return read(handover[0], &byte, 1) == 1 ? 0 : 1;
+}
+
+/* Whether main is in the clone system call. */
+static int main_in_clone(void)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)main_tid);
+    return blocked_syscall_line(path, buf, sizeof buf) && atol(buf) == SYS_clone;
+}
+
+/* Once main waits in clone for its child: a lock call, then the byte the child waits for. */
+static void *lock_then_write(void *arg)
+{
+    (void)arg;
+    while (!main_in_clone())
+        sched_yield();
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&fresh);
+    pthread_mutex_unlock(&fresh);
+    pthread_mutex_destroy(&fresh);
+    return write(handover[1], "x", 1) == 1 ? NULL : (void *)1;
+}
+
+/* The parent's clone returns only once its CLONE_VFORK child has exited, and the child needs
+ * the other thread: that thread's lock call must not wait for the clone. */
+NOINLINE static void vfork_waits(void)
+{
+    pthread_t t;
+    if (pipe(handover) != 0)
+        exit(2);
+    main_tid = (pid_t)blocked_tid();
+    pthread_create(&t, NULL, lock_then_write, NULL);
+    fflush(stdout);
+    child_status("vfork clone", clone(child_reads, child_stack + sizeof child_stack,
+                                      CLONE_VFORK | SIGCHLD, NULL));
+    pthread_join(t, NULL);
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -202,6 +253,8 @@ int main(int argc, char **argv)
         orphan();
     else if (!strcmp(s, "own"))
         own();
+    else if (!strcmp(s, "vfork-waits"))
+        vfork_waits();
     else {
         fprintf(stderr, "peer_forks: unknown scenario '%s'\n", s);
         return 64;

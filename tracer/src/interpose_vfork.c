@@ -21,7 +21,10 @@
  * without a stack of its own (as ThreadSanitizer's fork tests make them) go through the
  * handlers; so does clone without CLONE_VM, whose child runs the child handler on its stack
  * before the program's function. Not seen: such a child made by SYS_clone3 or by the
- * instruction itself (inline assembly), nor one with a TLS of its own (CLONE_SETTLS).
+ * instruction itself (inline assembly), nor one with a TLS of its own (CLONE_SETTLS), nor one
+ * with CLONE_VFORK: its parent's call returns only once the child has exec'd or exited, and
+ * the tracer's locks, held from the prepare handler to the parent's, would stop the parent's
+ * other threads for as long (a child that waits for one of them would never end).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -88,9 +91,10 @@ static int clone_child(void *arg)
     return start->fn(start->arg);
 }
 
-/* clone without CLONE_VM (nor a TLS of the child's own, which the tracer's state is not in):
- * libc's, between the atfork handlers' work. Its arguments past arg are read whether the
- * caller gave them or not, as libc's clone reads them; they count only where flags say. */
+/* clone without CLONE_VM, CLONE_SETTLS (a TLS of the child's own, which the tracer's state is
+ * not in) and CLONE_VFORK (see the top of this file): libc's, between the atfork handlers'
+ * work. Its arguments past arg are read whether the caller gave them or not, as libc's clone
+ * reads them; they count only where flags say. */
 __attribute__((used)) static int clone_forklike(int (*fn)(void *), void *stack, int flags,
                                                 void *arg, pid_t *parent_tid, void *tls,
                                                 pid_t *child_tid)
@@ -122,6 +126,8 @@ __asm__(
     "	testl $" STR(CLONE_VM) ", %esi\n"
     "	jnz 1f\n"
     "	testl $" STR(CLONE_SETTLS) ", %esi\n"
+    "	jnz 1f\n"
+    "	testl $" STR(CLONE_VFORK) ", %esi\n"
     "	jnz 1f\n"
     "	testq %rdx, %rdx\n"
     "	jz 3f\n"
@@ -174,6 +180,8 @@ __asm__(
     "	lock orl $" STR(LT_VM_FOR_GOOD) ", lt_vm_children(%rip)\n"
     "1:	jmp __clone@PLT\n"
     "2:	testl $" STR(CLONE_SETTLS) ", %edx\n"
+    "	jnz 1b\n"
+    "	testl $" STR(CLONE_VFORK) ", %edx\n"
     "	jnz 1b\n"
     "	jmp clone_forklike\n"
     "	.size clone, .-clone\n");
