@@ -25,20 +25,27 @@ static inline int blocked_tid(void)
     return (int)syscall(SYS_gettid);
 }
 
+/* The /proc syscall file at `path` in buf (the system call's number, then its arguments):
+ * 1, or 0 when it could not be read. */
+static inline int blocked_syscall_line(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t got = read(fd, buf, size - 1);
+    close(fd);
+    if (got <= 0)
+        return 0;
+    buf[got] = 0;
+    return 1;
+}
+
 /* Whether the thread whose /proc syscall file is `path` sleeps in a futex call right now; if
  * so and `word` is not NULL, *word is the futex word it sleeps on (the call's first argument). */
 static inline int blocked_futex_word_at(const char *path, uintptr_t *word)
 {
     char buf[256], *end;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t got = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (got <= 0)
-        return 0;
-    buf[got] = 0;
-    if (strtol(buf, &end, 10) != SYS_futex)
+    if (!blocked_syscall_line(path, buf, sizeof buf) || strtol(buf, &end, 10) != SYS_futex)
         return 0;
     if (word)
         *word = (uintptr_t)strtoull(end, NULL, 16);

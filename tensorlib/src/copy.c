@@ -49,6 +49,12 @@ tl_tensor *tl_widen_half(const tl_tensor *t)
     return half ? tl_to_dtype(t, TL_F32) : tl_retain((tl_tensor *)t);
 }
 
+tl_tensor *tl_widen_squares(const tl_tensor *t)
+{
+    bool wide = (t->dtype == TL_F32 || t->dtype == TL_BF16) && t->device == TL_CPU;
+    return wide ? tl_to_dtype(t, TL_F64) : tl_widen_half(t);
+}
+
 /* Moves the elements through host memory: read under t's read lock, write to new storage. */
 tl_tensor *tl_to_device(const tl_tensor *t, tl_device device)
 {

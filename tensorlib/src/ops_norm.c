@@ -32,22 +32,15 @@ static tl_status check_param(const char *op, const char *name, const tl_tensor *
     return TL_OK;
 }
 
-/* x in a dtype where its squares cannot overflow: f16's (65504^2) fit f32, but f32's and
- * bf16's (up to 1.2e77) need f64, which the cpu has. In x's own dtype a row holding -3e38
- * squared to inf and normalised every element to 0 or NaN, where torch (which accumulates f32
- * in double on the cpu) gives finite values. Metal has no f64: f32 there. */
-static tl_tensor *widened(const tl_tensor *x)
-{
-    bool wide = (x->dtype == TL_F32 || x->dtype == TL_BF16) && x->device == TL_CPU;
-    return wide ? tl_to_dtype(x, TL_F64) : tl_widen_half(x);
-}
-
-/* x / sqrt(mean(x^2 over the last dim) + eps), computed widened, back in x's dtype. */
+/* x / sqrt(mean(x^2 over the last dim) + eps), back in x's dtype. Computed where x's squares
+ * cannot overflow (tl_widen_squares): in x's own dtype a row holding -3e38 squared to inf and
+ * normalised every element to 0 or NaN, where torch (which accumulates f32 in double on the
+ * cpu) gives finite values. */
 static tl_tensor *normalised(const tl_tensor *x, double eps, bool center)
 {
     size_t last = x->layout.ndim - 1;
     double h = (double)x->layout.shape[last];
-    tl_tensor *xi = widened(x), *m = NULL;
+    tl_tensor *xi = tl_widen_squares(x), *m = NULL;
     if (xi && center) { /* a failed mean ends the chain too, not just skips the centring */
         m = tl_reduce(TL_MEAN, xi, &last, 1, true);
         xi = then(xi, m ? tl_broadcast_sub(xi, m) : NULL);

@@ -144,8 +144,11 @@ static tl_tensor *remap(const char *op, const tl_tensor *t, size_t dim, size_t n
                         uint32_t (*pick)(size_t i, size_t in, size_t out))
 {
     size_t in = t->layout.shape[dim];
-    if (in > UINT32_MAX || n > SIZE_MAX / sizeof(uint32_t))
-        return tl_fail(TL_ERR_RANGE, "%s: dim of %zu is too large", op, in), NULL;
+    if (in > UINT32_MAX) /* the indexes are u32 */
+        return tl_fail(TL_ERR_RANGE, "%s: dim %zu has %zu elements, more than u32 indexes reach",
+                       op, dim, in), NULL;
+    if (n > SIZE_MAX / sizeof(uint32_t))
+        return tl_fail(TL_ERR_RANGE, "%s: size %zu along dim %zu is too large", op, n, dim), NULL;
     uint32_t *ids = tl_malloc(n * sizeof *ids);
     if (!ids)
         return tl_fail_nomem(op, n * sizeof *ids), NULL;

@@ -294,5 +294,9 @@ tl_tensor *tl_copy_as(const char *op, const tl_tensor *t, tl_dtype dtype);
  * terms leave f16's range, and lose bf16's few bits, long before the result does), else t
  * itself, retained. */
 tl_tensor *tl_widen_half(const tl_tensor *t);
+/* For an op that squares t's values: a copy in a dtype where those squares cannot overflow
+ * (f16 in f32, whose range holds 65504^2; f32 and bf16 in f64 on the cpu, Metal having no
+ * f64: f32 there), else t itself, retained. */
+tl_tensor *tl_widen_squares(const tl_tensor *t);
 
 #endif

@@ -365,6 +365,24 @@ static void var_overflow(void)
     tl_release(r);
 }
 
+/* A variance inside the dtype's range whose squared deviations are not: 99 zeros and one v
+ * have mean v / 100 and squared deviations summing to 99 v^2 / 100, so the unbiased variance
+ * is v^2 / 100. f16 squared 594 to inf, f32 and bf16 squared 2e19 to inf: var was inf for
+ * 3600 and 4e36 (numpy's and torch's values). */
+static void var_big_deviation(tl_dtype dt, double v, double want, double tol)
+{
+    double x[100] = {0};
+    x[99] = v;
+    tl_tensor *t = tt_make(dt, x, SHAPE(100));
+    EXPECT_VALS(tl_var(t, 0, false), tol, want);
+    /* the same down the column of a [100, 1] view, and a neighbour of ordinary size */
+    tl_tensor *col = tl_unsqueeze(t, 1);
+    EXPECT_VALS(tl_var(col, 0, true), tol, want);
+    tl_tensor *small = MAKE(dt, SHAPE(4), 1, 2, 3, 4);
+    EXPECT_VALS(tl_var(small, 0, false), tol, 5.0 / 3);
+    RELEASE(t, col, small);
+}
+
 /* cumprod is the running product in numpy's order: a block product that overflows (1e20 *
  * 1e20 in f32) or underflows must not meet a 0 or an inf of the prefix (NaN). */
 static void cumprod_blocks(void)
@@ -610,5 +628,8 @@ int main(void)
     arg_index_range();
     nn_norm_big(TL_F32);
     nn_norm_big(TL_BF16);
+    var_big_deviation(TL_F16, 600, 3600, 1e-3);
+    var_big_deviation(TL_F32, 2e19, 4e36, 1e-6);
+    var_big_deviation(TL_BF16, 2e19, 4e36, 1e-2);
     return check_summary();
 }

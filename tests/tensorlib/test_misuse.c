@@ -162,6 +162,11 @@ static void test_rearranging(tl_tensor *x, tl_tensor *s, tl_tensor *i)
     FAILS(tl_pad_with_same(x, TL_DIM(-3), 1, 1), TL_ERR_RANGE, "pad_with_same");
     FAILS(tl_upsample_nearest1d(x, 4), TL_ERR_SHAPE, "upsample_nearest1d");
     FAILS(tl_upsample_nearest2d(x, 4, 4), TL_ERR_SHAPE, "upsample_nearest2d");
+    tl_tensor *row = tl_zeros(SHAPE(1, 1, 2), TL_F32, TL_CPU);
+    FAILS(tl_upsample_nearest1d(row, (size_t)1 << 62), TL_ERR_RANGE, "upsample_nearest1d");
+    /* it named the input's size: "dim of 2 is too large" */
+    CHECK(strstr(tl_last_error(), "size 4611686018427387904 along dim 2 is too large"));
+    tl_release(row);
     FAILS(tl_scatter(x, fids, src, 1), TL_ERR_DTYPE, "scatter");
     FAILS(tl_scatter(x, ids, src, 1), TL_ERR_RANGE, "scatter");
     FAILS(tl_scatter(x, ids, src, 2), TL_ERR_RANGE, "scatter");

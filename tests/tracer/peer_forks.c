@@ -1,9 +1,10 @@
 /*
  * peer_forks.c - children made by the fork system call itself, past libc's fork, as
- * ThreadSanitizer's own fork tests make them (syscall(SYS_fork), and clone without CLONE_VM
- * and without a stack of its own): libc's atfork handlers do not run, and libc's record of
- * the thread's kernel id keeps the parent's (the kernel writes the child's id only where
- * libc's fork asks it to). Chosen by name:
+ * ThreadSanitizer's own fork tests make them (syscall(SYS_fork), and SYS_clone without
+ * CLONE_VM and without a stack of its own), and by libc's clone without CLONE_VM: libc's
+ * atfork handlers do not run, and libc's record of the thread's kernel id keeps the parent's
+ * (the kernel writes the child's id only where libc's fork asks it to). The scenarios make
+ * their children each way in turn. Chosen by name:
  *   peer_forks NAME
  *   - churn: another thread makes new lock orders without a pause while main makes children
  *     that each nest two mutexes of their own, then exit. Natively each exits at once.
@@ -12,6 +13,9 @@
  *   - own: the neighbours: the child locks again the recursive mutex its thread held at the
  *     fork and unlocks the normal one: libc's lock words name the id libc still gives the
  *     thread, so the thread holds them in the child, and both calls succeed.
+ *   - vfork-waits: clone with CLONE_VFORK and without CLONE_VM, whose child waits for a byte
+ *     another thread of the parent writes after a lock call, while the parent waits in clone
+ *     for the child.
  * Each scenario prints what its children did and ends with "done".
  */
 #define _GNU_SOURCE
@@ -27,19 +31,48 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../blocked.h"
+
 #define NOINLINE __attribute__((noinline))
-#define CHILDREN 400
+#define CHILDREN 450
 #define CHURN_LOCKS 16
+#define WAYS 3
 
 static atomic_int stop, holding;
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
 
-/* A child of the system call: fork's, or clone's made as fork makes one (even rounds). */
-static pid_t fork_by_syscall(int round)
+/* What a child runs; its result is the child's exit status. */
+typedef int (*child_fn)(void);
+static child_fn child_work;
+static _Alignas(16) char child_stack[1 << 16]; /* each child's copy of it is its own */
+
+static int clone_start(void *arg)
 {
-    if (round % 2 == 0)
-        return (pid_t)syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
-    return (pid_t)syscall(SYS_fork);
+    (void)arg;
+    return child_work();
+}
+
+static const char *const way_names[WAYS] = {"clone system call", "fork system call", "clone"};
+
+/* A child running fn, made the way `round` picks: the clone system call as fork makes it,
+ * the fork system call, or libc's clone on a stack of its own. */
+static pid_t make_child(int round, child_fn fn)
+{
+    pid_t pid;
+    switch (round % WAYS) {
+    case 0:
+        pid = (pid_t)syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+        break;
+    case 1:
+        pid = (pid_t)syscall(SYS_fork);
+        break;
+    default:
+        child_work = fn;
+        return clone(clone_start, child_stack + sizeof child_stack, SIGCHLD, NULL);
+    }
+    if (pid == 0)
+        _exit(fn());
+    return pid;
 }
 
 /* How a child ended, as "signal N" or "exit N". */
@@ -78,13 +111,14 @@ static void *churn(void *arg)
     return NULL;
 }
 
-NOINLINE static void nest_two(void)
+NOINLINE static int nest_two(void)
 {
     pthread_mutex_t outer = PTHREAD_MUTEX_INITIALIZER, inner = PTHREAD_MUTEX_INITIALIZER;
     pthread_mutex_lock(&outer);
     pthread_mutex_lock(&inner);
     pthread_mutex_unlock(&inner);
     pthread_mutex_unlock(&outer);
+    return 0;
 }
 
 /* The tracer's state is under its own locks, which the churning thread takes again and
@@ -96,11 +130,7 @@ NOINLINE static void churn_children(void)
     int failed = 0;
     for (int i = 0; i < CHILDREN; i++) {
         fflush(stdout);
-        pid_t pid = fork_by_syscall(i);
-        if (pid == 0) {
-            nest_two();
-            _exit(0);
-        }
+        pid_t pid = make_child(i, nest_two);
         int status;
         if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
             failed++;
@@ -121,9 +151,9 @@ static void *hold(void *arg)
     return NULL;
 }
 
-NOINLINE static void child_locks_held(void)
+NOINLINE static int child_locks_held(void)
 {
-    pthread_mutex_lock(&held);
+    return pthread_mutex_lock(&held);
 }
 
 /* The child asks for a mutex that only a thread left behind in the parent could unlock. */
@@ -133,23 +163,26 @@ NOINLINE static void orphan(void)
     pthread_create(&t, NULL, hold, NULL);
     while (!atomic_load(&holding))
         sched_yield();
-    for (int round = 0; round < 2; round++) {
+    for (int round = 0; round < WAYS; round++) {
         fflush(stdout);
-        pid_t pid = fork_by_syscall(round);
-        if (pid == 0) {
-            child_locks_held();
-            _exit(0);
-        }
-        child_status(round % 2 == 0 ? "clone's child" : "fork's child", pid);
+        child_status(way_names[round], make_child(round, child_locks_held));
     }
     atomic_store(&stop, 1);
     pthread_join(t, NULL);
 }
 
+static pthread_mutex_t normal = PTHREAD_MUTEX_INITIALIZER, recursive;
+
+static int relock_and_unlock(void)
+{
+    int relock = pthread_mutex_lock(&recursive);
+    int unlocks = pthread_mutex_unlock(&recursive) | pthread_mutex_unlock(&recursive);
+    return relock | unlocks | pthread_mutex_unlock(&normal);
+}
+
 /* The child's calls on what its thread held at the fork. */
 NOINLINE static void own(void)
 {
-    pthread_mutex_t normal = PTHREAD_MUTEX_INITIALIZER, recursive;
     pthread_mutexattr_t attr;
     pthread_mutexattr_init(&attr);
     pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
@@ -157,18 +190,58 @@ NOINLINE static void own(void)
     pthread_mutexattr_destroy(&attr);
     pthread_mutex_lock(&normal);
     pthread_mutex_lock(&recursive);
-    for (int round = 0; round < 2; round++) {
+    for (int round = 0; round < WAYS; round++) {
         fflush(stdout);
-        pid_t pid = fork_by_syscall(round);
-        if (pid == 0) {
-            int relock = pthread_mutex_lock(&recursive);
-            int unlocks = pthread_mutex_unlock(&recursive) | pthread_mutex_unlock(&recursive);
-            _exit(relock | unlocks | pthread_mutex_unlock(&normal));
-        }
-        child_status(round % 2 == 0 ? "clone's child" : "fork's child", pid);
+        child_status(way_names[round], make_child(round, relock_and_unlock));
     }
     pthread_mutex_unlock(&recursive);
     pthread_mutex_unlock(&normal);
+}
+
+static int handover[2];
+static pid_t main_tid;
+
+static int child_reads(void *arg)
+{
+    (void)arg;
+    char byte;
+    return read(handover[0], &byte, 1) == 1 ? 0 : 1;
+}
+
+/* Whether main is in the clone system call. */
+static int main_in_clone(void)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)main_tid);
+    return blocked_syscall_line(path, buf, sizeof buf) && atol(buf) == SYS_clone;
+}
+
+/* Once main waits in clone for its child: a lock call, then the byte the child waits for. */
+static void *lock_then_write(void *arg)
+{
+    (void)arg;
+    while (!main_in_clone())
+        sched_yield();
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&fresh);
+    pthread_mutex_unlock(&fresh);
+    pthread_mutex_destroy(&fresh);
+    return write(handover[1], "x", 1) == 1 ? NULL : (void *)1;
+}
+
+/* The parent's clone returns only once its CLONE_VFORK child has exited, and the child needs
+ * the other thread: that thread's lock call must not wait for the clone. */
+NOINLINE static void vfork_waits(void)
+{
+    pthread_t t;
+    if (pipe(handover) != 0)
+        exit(2);
+    main_tid = (pid_t)blocked_tid();
+    pthread_create(&t, NULL, lock_then_write, NULL);
+    fflush(stdout);
+    child_status("vfork clone", clone(child_reads, child_stack + sizeof child_stack,
+                                      CLONE_VFORK | SIGCHLD, NULL));
+    pthread_join(t, NULL);
 }
 
 int main(int argc, char **argv)
@@ -180,6 +253,8 @@ int main(int argc, char **argv)
         orphan();
     else if (!strcmp(s, "own"))
         own();
+    else if (!strcmp(s, "vfork-waits"))
+        vfork_waits();
     else {
         fprintf(stderr, "peer_forks: unknown scenario '%s'\n", s);
         return 64;

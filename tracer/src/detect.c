@@ -536,9 +536,10 @@ void lt_on_init(lt_event *ev)
  * A held mutex whose destroy glibc refuses (EBUSY) stays the lock it was, held as before: its
  * held entry, its identity and its order edges stay for its unlock and what follows (dropped,
  * the program's correct unlock after the refusal read as a bad unlock). destroy_held: the
- * destroy of a lock held (h, this thread's entry) or with a writer; h, or NULL when the word
- * says this thread does not hold it. */
-static __attribute__((noinline)) lt_held *destroy_held(lt_event *ev, lt_held *h)
+ * destroy of a lock held (h, this thread's entry), with a writer, or with readers (`readers`:
+ * the word shows some, lt_destroy_read_held); h, or NULL when the word says this thread does
+ * not hold it. */
+static __attribute__((noinline)) lt_held *destroy_held(lt_event *ev, lt_held *h, int readers)
 {
     lt_thread *t = ev->self;
     if (h && !lt_lock_word_held(ev->addr, ev->lock, ev->kind, (lt_mode)h->mode, t->info.tid)) {
@@ -547,7 +548,7 @@ static __attribute__((noinline)) lt_held *destroy_held(lt_event *ev, lt_held *h)
     }
     int other = ev->lock && atomic_load(&ev->lock->writer) != 0 &&
                 lt_lock_word_held(ev->addr, ev->lock, ev->kind, LT_MODE_WRITE, 0);
-    if (h || other) {
+    if (h || other || readers) {
         lt_finding f = {.kind = LT_FIND_DESTROY_HELD, .why = LT_WHY_DESTROY};
         fill_lock(&f, ev);
         f.req_mode = LT_MODE_NONE;
@@ -555,7 +556,7 @@ static __attribute__((noinline)) lt_held *destroy_held(lt_event *ev, lt_held *h)
         if (h)
             lt_fill_held(&f, h);
         else
-            f.held_mode = LT_MODE_WRITE;
+            f.held_mode = other ? LT_MODE_WRITE : LT_MODE_READ;
         f.held_partial = !h;
         lt_report(&f);
     }
@@ -582,10 +583,11 @@ void lt_destroy_any(lt_thread *t, const void *addr, lt_kind kind, lt_api api, ui
 {
     lt_held *h = find_valid(t, addr);
     lt_lock *l = lt_shadow_get(t, addr, ra, cfa);
-    if (h || (l && atomic_load(&l->writer) != 0)) {
+    int readers = lt_destroy_read_held(addr, kind, api);
+    if (h || (l && atomic_load(&l->writer) != 0) || readers) {
         lt_event ev = {addr, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, t, l, NULL, 0,
                        (uint8_t)api, 0};
-        h = destroy_held(&ev, h);
+        h = destroy_held(&ev, h, readers);
     }
     destroy_end(t, addr, kind, api, l, h);
 }
@@ -793,9 +795,12 @@ static void report_exit_held(lt_thread *t, const lt_thread_info *info)
     free(shown);
 }
 
-/* The thread is leaving with locks held: report once, then orphan the locks so a later
- * request for one is known to be hopeless (a robust mutex's is not: orphan_blocks). The
- * exited thread's record is kept for those reports. */
+/* The thread is leaving with locks held: orphan the locks so a later request for one is known
+ * to be hopeless (a robust mutex's is not: orphan_blocks), then report once. The orphaning
+ * comes first: the program's key destructors have run, so nothing will release them, and a
+ * first report takes 0.3-1 s to symbolize, during which another thread's request used to find
+ * a live holder, wait for it, and hang silently once it was gone (scen18: a detached thread's
+ * read lock; misuse-5.3w). The exited thread's record is kept for those reports. */
 void lt_on_thread_exit(lt_thread *t)
 {
     lt_drop_stale(t);
@@ -804,10 +809,10 @@ void lt_on_thread_exit(lt_thread *t)
     lt_held_compact(t);
     lt_thread_info info;
     lt_thread_info_now(t, &info);
-    report_exit_held(t, &info);
     lt_gone *gone = malloc(sizeof *gone);
     if (gone) {
         *gone = (lt_gone){info, 0};
         lt_orphan_locks(t, gone);
     }
+    report_exit_held(t, &info);
 }

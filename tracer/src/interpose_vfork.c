@@ -15,11 +15,16 @@
  * runs: it marks the process for good, and the call goes on to libc's clone (__clone, the
  * name glibc also exports it by), arguments and stack untouched.
  *
- * syscall makes the system call as libc's does, but a child made as fork makes one
- * (syscall(SYS_fork); SYS_clone without CLONE_VM and without a stack of its own, as
- * ThreadSanitizer's fork tests make them) passes by libc's fork and with it the tracer's
- * atfork handlers: their work is done here, around the call. Not seen: such a child made by
- * SYS_clone3 or by the instruction itself (inline assembly).
+ * A child in a copy of the memory that does not come from libc's fork passes by the tracer's
+ * atfork handlers: their work is done here, around the call that makes it. syscall makes the
+ * system call as libc's does, but syscall(SYS_fork) and SYS_clone without CLONE_VM and
+ * without a stack of its own (as ThreadSanitizer's fork tests make them) go through the
+ * handlers; so does clone without CLONE_VM, whose child runs the child handler on its stack
+ * before the program's function. Not seen: such a child made by SYS_clone3 or by the
+ * instruction itself (inline assembly), nor one with a TLS of its own (CLONE_SETTLS), nor one
+ * with CLONE_VFORK: its parent's call returns only once the child has exec'd or exited, and
+ * the tracer's locks, held from the prepare handler to the parent's, would stop the parent's
+ * other threads for as long (a child that waits for one of them would never end).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -70,6 +75,44 @@ __attribute__((used)) static long fork_by_syscall(long nr, long a, long b, long 
     return (unsigned long)r >= -4095UL ? syscall_failed((int)-r) : r;
 }
 
+int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...);
+
+/* A child clone makes in a copy of the memory starts here, on its own stack: the child's
+ * handler, then the program's function. */
+struct clone_start {
+    int (*fn)(void *);
+    void *arg;
+};
+
+static int clone_child(void *arg)
+{
+    struct clone_start *start = arg; /* the child's copy of the parent's frame */
+    lt_interpose_fork_unseen_child();
+    return start->fn(start->arg);
+}
+
+/* clone without CLONE_VM, CLONE_SETTLS (a TLS of the child's own, which the tracer's state is
+ * not in) and CLONE_VFORK (see the top of this file): libc's, between the atfork handlers'
+ * work. Its arguments past arg are read whether the caller gave them or not, as libc's clone
+ * reads them; they count only where flags say. */
+__attribute__((used)) static int clone_forklike(int (*fn)(void *), void *stack, int flags,
+                                                void *arg, pid_t *parent_tid, void *tls,
+                                                pid_t *child_tid)
+{
+    struct clone_start start = {fn, arg};
+    int saved = errno;
+    if (!lt_interpose_fork_unseen_prepare()) {
+        errno = saved;
+        return __clone(fn, stack, flags, arg, parent_tid, tls, child_tid);
+    }
+    errno = saved;
+    int r = __clone(clone_child, stack, flags, &start, parent_tid, tls, child_tid);
+    saved = errno;
+    lt_interpose_fork_unseen_parent();
+    errno = saved;
+    return r;
+}
+
 __asm__(
     "	.text\n"
     "	.globl syscall\n"
@@ -81,6 +124,10 @@ __asm__(
     "	cmpq $" STR(SYS_clone) ", %rdi\n"
     "	jne 1f\n"
     "	testl $" STR(CLONE_VM) ", %esi\n"
+    "	jnz 1f\n"
+    "	testl $" STR(CLONE_SETTLS) ", %esi\n"
+    "	jnz 1f\n"
+    "	testl $" STR(CLONE_VFORK) ", %esi\n"
     "	jnz 1f\n"
     "	testq %rdx, %rdx\n"
     "	jz 3f\n"
@@ -127,9 +174,14 @@ __asm__(
     "	.p2align 4\n"
     "clone:\n"
     "	testl $" STR(CLONE_VM) ", %edx\n"
-    "	jz 1f\n"
+    "	jz 2f\n"
     "	testl $" STR(CLONE_THREAD) ", %edx\n"
     "	jnz 1f\n"
     "	lock orl $" STR(LT_VM_FOR_GOOD) ", lt_vm_children(%rip)\n"
     "1:	jmp __clone@PLT\n"
+    "2:	testl $" STR(CLONE_SETTLS) ", %edx\n"
+    "	jnz 1b\n"
+    "	testl $" STR(CLONE_VFORK) ", %edx\n"
+    "	jnz 1b\n"
+    "	jmp clone_forklike\n"
     "	.size clone, .-clone\n");

@@ -448,6 +448,8 @@ typedef struct lt_thread {
     uint32_t edge_label_next;     /* the one label_keep replaces next (mod LT_EDGE_LABELS) */
     uint32_t node_made;           /* order.c: nodes it made from its own, not yet taken back */
     uint32_t chain_missed;        /* order.c: chain look-ups missed in a row (chain_ask) */
+    uint32_t label_sweep;         /* order.c: the sweep of labels its edge_label and
+                                     first_label were kept after (labels_current) */
     void *node_free;              /* order.c: nodes for the new locks it takes (a free list), */
     uint32_t node_nfree, node_ngone;
     uint32_t node_grant;          /* the nodes its last fill kept it (node_cache_fill) */
@@ -898,6 +900,9 @@ static inline void lt_shadow_end_identity(lt_lock *l, const void *addr)
 /* Their memory is released: the n addresses stop naming locks (see shadow.c). */
 void lt_shadow_forget(const void *const *addrs, size_t n);
 lt_lock *lt_shadow_find(const void *addr);
+/* Every entry ever made to fn, without a lock (order.c's sweep: lock entries keep its inline
+ * edges). */
+void lt_shadow_each(void (*fn)(lt_lock *l, void *ctx), void *ctx);
 void lt_shadow_fork(lt_fork_phase phase);
 /* l's side record, made now when it has none; NULL when out of memory (said once). */
 lt_lock_side *lt_shadow_side(lt_lock *l);
@@ -914,7 +919,10 @@ static inline int lt_lock_custom(const lt_lock *l)
     return l && (l->api == LT_API_CUSTOM || l->api == LT_API_CXX); /* no libc word to read */
 }
 
-static inline int lt_lock_mutex_type(const void *addr, const lt_lock *l)
+/* (Always inlined: gcc called it from the order graph's first edges once order.c grew, 15
+ * instructions every lock's first edge in `groups`.) */
+static inline __attribute__((always_inline)) int lt_lock_mutex_type(const void *addr,
+                                                                  const lt_lock *l)
 {
     if (lt_unlikely(lt_lock_custom(l)))
         return l->custom_flags & LOCKTRACE_MUTEX_RECURSIVE ? LT_MUTEX_RECURSIVE : LT_MUTEX_NORMAL;

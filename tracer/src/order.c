@@ -1904,11 +1904,20 @@ static inline uint64_t edge_fp(const lt_held *h, const request *r)
 /* The threads edges name, each as it was named (a thread's name changes rarely), kept once
  * each: a label holds a pointer, not the 24 bytes. The last one kept for each thread (by
  * seq, hashed) is looked up first; a thread that misses there, or was renamed, is kept
- * again. Under the graph lock; NULL when out of memory. */
+ * again. Under the graph lock; NULL when out of memory. A record that no label and no
+ * implied edge names any more goes back to the pool at the next sweep (label_sweep). */
 #define THREAD_SLOTS 1024
 
+typedef struct thread_rec {
+    lt_thread_info info; /* first: a label's thread is this */
+    uint32_t mark;       /* the last sweep that found it named (sweep_stamp) */
+} thread_rec;
+
 static const lt_thread_info *thread_kept[THREAD_SLOTS];
-static lt_arena thread_arena = LT_ARENA(LT_ARENA_CHUNK);
+static uint32_t sweep_stamp; /* sweeps made (label_sweep), for their marks */
+static lt_pool thread_pool = LT_POOL(thread_rec, LT_ARENA_CHUNK);
+static thread_rec **thread_recs; /* every record kept, for the sweep */
+static size_t nthread_recs, thread_recs_cap;
 
 static const lt_thread_info **thread_slot(const lt_thread_info *who)
 {
@@ -1926,21 +1935,26 @@ static const lt_thread_info *thread_intern(const lt_thread_info *who)
 {
     graph_held();
     const lt_thread_info **slot = thread_slot(who);
+    thread_rec *kept;
     if (thread_kept_find(who))
         return *slot;
-    lt_thread_info *kept = lt_arena_alloc(&thread_arena, sizeof *kept, _Alignof(lt_thread_info));
-    if (kept) {
-        *kept = *who;
-        *slot = kept;
-    }
-    return kept;
+    if (!lt_scratch_fit((void **)&thread_recs, &thread_recs_cap, nthread_recs + 1,
+                        sizeof *thread_recs) ||
+        !(kept = lt_pool_take(&thread_pool)))
+        return NULL;
+    *kept = (thread_rec){.info = *who, .mark = sweep_stamp};
+    thread_recs[nthread_recs++] = kept;
+    *slot = &kept->info;
+    return &kept->info;
 }
 
 /* The labels, found by what they say through an open-addressing set of their indices: read
  * without the graph lock (edges_fast and edge_first leave an edge whose label is not found to
  * the lock), written under it, and copied into one twice as large when half full (the old
- * one keeps its range but not its memory: a reader still in it finds nothing). A label is
- * kept as long as the process: there are as many as distinct (stacks, thread) pairs. */
+ * one keeps its range but not its memory: a reader still in it finds nothing). There are as
+ * many as distinct (stacks, thread) pairs with an edge: a label that no edge names any more
+ * goes back to the pool at the next sweep (label_sweep), so a thread's labels go some time
+ * after its edges. */
 #define LABELS_MIN 1024
 
 typedef struct label_set {
@@ -1985,6 +1999,30 @@ static __attribute__((noinline)) uint32_t label_lookup(lt_thread *t, const label
             return label_keep(t, x);
     }
     return 0;
+}
+
+/* Sweeps of the labels made (label_sweep): an index a thread found before one may name
+ * another label since, or a freed one. Written under the graph lock with the gate shut, so
+ * read in the gate or under the lock it says whether one came between. */
+static _Atomic uint32_t label_sweeps;
+
+/* In the gate or under the graph lock: were t's kept labels (edge_label, first_label), and
+ * the indices it found outside the gate, found after the last sweep? Those found before are
+ * not used (edge_first: the general way, under the lock, finds them again). */
+static inline int labels_current(const lt_thread *t)
+{
+    return t->label_sweep == atomic_load_explicit(&label_sweeps, memory_order_relaxed);
+}
+
+/* In the gate or under the graph lock: t's kept labels emptied when a sweep came since they
+ * were found. */
+static inline void labels_renew(lt_thread *t)
+{
+    if (lt_likely(labels_current(t)))
+        return;
+    memset(t->edge_label, 0, sizeof t->edge_label);
+    t->first_label = 0;
+    t->label_sweep = atomic_load_explicit(&label_sweeps, memory_order_relaxed);
 }
 
 /* l's index, its thread kept; 0 when it has none (yet). A thread's new edges mostly have one
@@ -2050,15 +2088,26 @@ static size_t label_set_bytes(size_t slots)
     return sizeof(label_set) + slots * sizeof(uint32_t);
 }
 
+static void label_sweep(const lt_thread_info *pin);
+
+/* Labels in use from which on the next label made sweeps first (label_sweep sets it). */
+static size_t label_sweep_at = LABELS_MIN;
+
 /* Under the graph lock: l's index, made if it has none, its thread kept; 0 when out of
  * memory. */
 static uint32_t label_intern(lt_thread *t, const label *l)
 {
     graph_held();
+    labels_renew(t);
     uint32_t x = label_find(t, l);
-    label_set *s = atomic_load_explicit(&labels, memory_order_relaxed), *g;
+    label_set *s, *g;
     if (x)
         return x;
+    if (lt_ix_handed(&label_pool) - label_pool.nfree >= label_sweep_at) {
+        label_sweep(l->thread);
+        labels_renew(t);
+    }
+    s = atomic_load_explicit(&labels, memory_order_relaxed);
     if (!s || (s->used + 1) * 2 > s->mask + 1) {
         size_t size = s ? 2 * (s->mask + 1) : LABELS_MIN;
         if (!graph_room(label_set_bytes(size)) || !(g = lt_map(label_set_bytes(size))))
@@ -2077,6 +2126,135 @@ static uint32_t label_intern(lt_thread *t, const label *l)
     *(label *)label_at(x) = *l;
     label_put(s, x);
     return label_keep(t, x);
+}
+
+/*
+ * The sweep: labels and thread records that nothing names any more go back to their pools.
+ * Kept for good, a thread that made a lock order left them for the life of the process (~90
+ * bytes a thread, counted against LOCKTRACE_GRAPH_MAX): a server with a thread per
+ * connection grew by that much a connection, and 100,000 short threads took a graph bounded
+ * at 1 MB past its bound, after which a new inversion went unreported (harden-limit.5).
+ * Under the graph lock with the gate shut, so nothing names a label anew meanwhile. What
+ * names one: an edge in a list of a listed node (dead ones too: marking them costs less than
+ * telling), an inline edge (in a lock's entry, which lt_shadow_each reads), and an index a
+ * thread found outside the gate, which it uses only if no sweep came between
+ * (labels_current). A thread record is named by the labels that stay and by implied edges.
+ * Reference counts would have cost every lock's first edge a store to its label's line, and
+ * its end a locked one when another thread ends it; the sweep costs the first edge a compare.
+ * It runs when the labels in use reach twice those the last one kept, and a sixteenth of the
+ * nodes, edges and lock entries it walked (so that the walk is paid for), LABELS_MIN at least.
+ */
+#define SWEEP_PER 16
+
+static uint64_t *label_marks; /* by label index: named, then (a second run of words) free */
+static size_t label_marks_cap;
+
+static inline void mark_set(uint64_t *bits, uint32_t i)
+{
+    bits[i / 64] |= (uint64_t)1 << (i % 64);
+}
+
+static inline int mark_has(const uint64_t *bits, uint32_t i)
+{
+    return (bits[i / 64] >> (i % 64)) & 1;
+}
+
+static void label_mark(uint32_t i)
+{
+    if (i && i < label_pool.next)
+        mark_set(label_marks, i);
+}
+
+static void thread_mark(const lt_thread_info *who)
+{
+    if (who)
+        ((thread_rec *)(uintptr_t)who)->mark = sweep_stamp;
+}
+
+/* The threads of an implied edge's path (its records, each an edge's first occurrence). */
+static void implied_mark(const implied *v)
+{
+    const occurrence *o[2] = {&v->in, &v->out};
+    for (int k = 0; k < 2; k++) {
+        if (o[k]->sub)
+            implied_mark(o[k]->sub);
+        else
+            thread_mark(o[k]->thread);
+    }
+}
+
+/* lt_shadow_each's: the label of l's inline edge, if it has one; ctx counts the entries. */
+static void inline_mark(lt_lock *l, void *ctx)
+{
+    uint32_t i = ref_inline(order_ref(l));
+    if (i)
+        label_mark(inline_at(i)->label);
+    ++*(size_t *)ctx;
+}
+
+/* Under the graph lock: the sweep, `pin` (a record about to be named) kept. */
+static void label_sweep(const lt_thread_info *pin)
+{
+    graph_held();
+    uint32_t next = label_pool.next;
+    size_t words = (next + 63) / 64, walked = 0, live = 0;
+    label_set *s = atomic_load_explicit(&labels, memory_order_relaxed);
+    if (!s || !lt_scratch_fit((void **)&label_marks, &label_marks_cap, 2 * words,
+                              sizeof *label_marks))
+        return;
+    uint64_t *named = label_marks, *spare = label_marks + words;
+    memset(label_marks, 0, 2 * words * sizeof *label_marks);
+    for (size_t k = 0; k < label_pool.nfree; k++)
+        mark_set(spare, label_pool.stack[k]);
+    sweep_stamp++;
+    thread_mark(pin);
+    for (uint32_t i = 1; (i = lt_ix_over(&node_pool, i)) < node_pool.next; i++, walked++) {
+        const node *n = node_at(i);
+        if (!atomic_load_explicit(&n->listed, memory_order_relaxed))
+            continue;
+        for (uint32_t j = n->list[OUT].first; j; j = edge_at(j)->next[OUT], walked++) {
+            const edge *e = edge_at(j);
+            if (e->implied)
+                implied_mark(implied_at(e->label));
+            else
+                label_mark(e->label);
+        }
+    }
+    lt_shadow_each(inline_mark, &walked);
+    /* The set again, in place, of the labels that stay: a reader outside the gate meanwhile
+     * finds fewer, or an index it does not use (labels_current). */
+    for (size_t i = 0; i <= s->mask; i++)
+        atomic_store_explicit(&s->slot[i], 0, memory_order_relaxed);
+    s->used = 0;
+    for (uint32_t i = 1; (i = lt_ix_over(&label_pool, i)) < next; i++) {
+        if (mark_has(spare, i))
+            continue;
+        if (!mark_has(named, i)) {
+            lt_ix_put(&label_pool, i);
+            continue;
+        }
+        label_put(s, i);
+        thread_mark(label_at(i)->thread);
+        live++;
+    }
+    for (size_t k = 0; k < nthread_recs;) {
+        thread_rec *r = thread_recs[k];
+        if (r->mark == sweep_stamp) {
+            k++;
+            continue;
+        }
+        const lt_thread_info **slot = thread_slot(&r->info);
+        if (*slot == &r->info)
+            *slot = NULL;
+        thread_recs[k] = thread_recs[--nthread_recs];
+        lt_pool_put(&thread_pool, r);
+    }
+    atomic_store_explicit(&label_sweeps,
+                          atomic_load_explicit(&label_sweeps, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    label_sweep_at = 2 * live > walked / SWEEP_PER ? 2 * live : walked / SWEEP_PER;
+    if (label_sweep_at < LABELS_MIN)
+        label_sweep_at = LABELS_MIN;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -2279,8 +2457,10 @@ static size_t edge_cache_has(const lt_thread *t)
     return (size_t)t->edge_nfree + t->edge_nblock;
 }
 
-/* A thread's own edges: a free list threaded through next[OUT], then the run from edge_block. */
-static uint32_t edge_cache_take(lt_thread *t)
+/* A thread's own edges: a free list threaded through next[OUT], then the run from edge_block.
+ * (Always inlined, as inline_child_edge: once the file grew by the sweep, gcc called both
+ * from lt_order_acquired, 7 instructions every lock's first edge in `groups`.) */
+static inline __attribute__((always_inline)) uint32_t edge_cache_take(lt_thread *t)
 {
     uint32_t i = t->edge_free;
     if (i) {
@@ -2487,6 +2667,7 @@ static size_t edges_fast(gate_slot *s, lt_held **hs, uint64_t *fps, size_t n, re
     lt_key_set *k = atomic_load_explicit(&lt_known, memory_order_acquire);
     const lt_thread_info *who;
     node *to;
+    labels_renew(t);
     if (atomic_load_explicit(&nback, memory_order_relaxed) || reap_pending() || graph_capped() ||
         edge_cache_has(t) < n + WALK || !k || !(who = thread_kept_find(&r->thread)) ||
         !(to = node_target(t, hs, n, r)) || !to->ord || node_sweep_due(to))
@@ -3074,7 +3255,8 @@ static inline uint32_t inline_of(const lt_lock *l)
  * identity), which init has moved on before it ends r (lt_order_forget). Read in the gate or
  * under the graph lock; in the gate a room taken meanwhile may be read, which at worst sends
  * the caller the general way. */
-static inline inline_edge *inline_child_edge(const inline_edge *r, const lt_lock *p)
+static inline __attribute__((always_inline)) inline_edge *inline_child_edge(const inline_edge *r,
+                                                                            const lt_lock *p)
 {
     lt_lock *c = inline_child(r);
     uint32_t ci = c ? inline_of(c) : 0;
@@ -3489,7 +3671,7 @@ static int edge_first_gated(lt_event *ev, uint32_t gen, lt_held *h, uint32_t e, 
     node *from = node_find(h->lock, h->gen), *other = order_ref(ev->lock);
     uint32_t kept = ref_room(other);
     int foreign;
-    if (!ref_free(other) || !edge_first_fits(ev, gen, from, x->ord))
+    if (!ref_free(other) || !edge_first_fits(ev, gen, from, x->ord) || !labels_current(ev->self))
         return -1;
     foreign = foreign_unlocks();
     ep->from = from->ix;
@@ -3585,7 +3767,7 @@ static int inline_first(lt_event *ev, uint32_t gen, lt_held *h, uint32_t lab)
         return 0;
     if (!gate_enter(t))
         return 0;
-    kept = inline_first_gated(ev, gen, h, lab);
+    kept = labels_current(t) && inline_first_gated(ev, gen, h, lab);
     gate_leave(t);
     return kept;
 }

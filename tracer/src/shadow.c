@@ -321,6 +321,24 @@ typedef struct slab_entry {
 } slab_entry;
 _Static_assert(sizeof(slab_entry) == 64, "a slab entry is one line");
 
+/* A slab chunk's first line, before its entries: the chunk made before it, so that
+ * lt_shadow_each finds every entry ever handed out without a shard's lock. */
+typedef struct slab_head {
+    _Alignas(64) struct slab_head *next;
+} slab_head;
+_Static_assert(sizeof(slab_head) == sizeof(slab_entry), "a chunk's head takes an entry's room");
+
+static slab_head *_Atomic slab_chunks; /* the newest chunk; pushed by any shard */
+
+static void slab_chunk_push(slab_head *h)
+{
+    slab_head *top = atomic_load_explicit(&slab_chunks, memory_order_relaxed);
+    do
+        h->next = top;
+    while (!atomic_compare_exchange_weak_explicit(&slab_chunks, &top, h, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
 static lt_lock *entry_alloc(shard *s)
 {
     lt_spin_assert_mine(&s->lock); /* (the free list and the slab are the shard's) */
@@ -331,10 +349,12 @@ static lt_lock *entry_alloc(shard *s)
         return l;
     }
     if (s->slab_left < sizeof(slab_entry)) {
-        size_t skip = s->slab ? 0 : (size_t)(s - shards) * sizeof(slab_entry);
+        size_t skip = sizeof(slab_head) +
+                      (s->slab ? 0 : (size_t)(s - shards) * sizeof(slab_entry));
         char *chunk = heap_alloc(SLAB_CHUNK);
         if (!chunk)
             return NULL;
+        slab_chunk_push((slab_head *)(void *)chunk);
         s->slab = chunk + skip;
         s->slab_left = SLAB_CHUNK - skip;
     }
@@ -473,6 +493,25 @@ static void home_pages_ahead(const lt_lock *l)
     claims_ahead(lt_shadow_homes.hot + (page + 1) * (4096 / sizeof *l), ahead);
     if (home_cold_used())
         lt_platform_populate((char *)lt_shadow_homes.cold + page * 4096, (ahead + 1) * 4096);
+}
+
+/* Every entry ever handed out (and some never handed out, zeroed), each to fn: the homes of
+ * the pages seen (every home is taken on one, find_or_create), then the slab chunks. Without
+ * a lock: entries are never unmapped, and the caller reads only what its own lock guards
+ * (order.c's order_node, under the graph lock with its gate shut). */
+void lt_shadow_each(void (*fn)(lt_lock *l, void *ctx), void *ctx)
+{
+    const size_t per = 4096 / sizeof(lt_lock);
+    for (size_t page = 0; page < HOME_PAGES; page++) {
+        if (!home_page_seen(page))
+            continue;
+        for (size_t i = 0; i < per; i++)
+            fn(&lt_shadow_homes.hot[page * per + i], ctx);
+    }
+    for (slab_head *h = atomic_load_explicit(&slab_chunks, memory_order_acquire); h; h = h->next)
+        for (slab_entry *e = (slab_entry *)(void *)(h + 1);
+             (char *)e < (char *)h + SLAB_CHUNK; e++)
+            fn(&e->hot, ctx);
 }
 
 /* Under the shard's lock of addr, which has no entry: its home, claimed, when vacant; NULL
