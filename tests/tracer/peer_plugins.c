@@ -27,6 +27,8 @@
  *   - unload-relocked: the plugin's destructor takes its lock and lets it go as it is
  *     unloaded: silent.
  *   - never-unloaded: the lock kept, the plugin never unloaded, the program exits: silent.
+ *   - unload-under-program-lock: unload-released while the program holds a lock of its own
+ *     (a plugin host's registry lock): silent.
  * PLUGIN may be peer_plugin.c built with a destructor of a priority, or without gcc's
  * start-up files (meson.build).
  * Each prints whether the lock came back at its address, or what it did, and "done".
@@ -179,6 +181,13 @@ NOINLINE static void unload_released(const char *path, int how)
     puts("unloaded, let go as it was");
 }
 
+NOINLINE static void unload_under_program_lock(const char *path)
+{
+    pthread_mutex_lock(&program_lock);
+    unload_released(path, 1);
+    pthread_mutex_unlock(&program_lock);
+}
+
 NOINLINE static void unload_kept_held(const char *path)
 {
     void *kept = load(path), *h = load(path);
@@ -218,6 +227,8 @@ int main(int argc, char **argv)
         unload_released(argv[2], 3);
     else if (!strcmp(argv[1], "never-unloaded"))
         never_unloaded(argv[2]);
+    else if (!strcmp(argv[1], "unload-under-program-lock"))
+        unload_under_program_lock(argv[2]);
     else
         return 2;
     puts("done");

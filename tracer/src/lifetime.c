@@ -225,10 +225,12 @@ typedef struct unload_query {
     size_t n;
 } unload_query;
 
+/* Whether a lies in an object that may go: not the executable's (a program that holds a
+ * lock of its own while it unloads a plugin, a common case, costs no notes). */
 static int in_objects(const unload_query *q, uintptr_t a)
 {
     for (size_t i = 0; i < q->nobjects; i++)
-        if (a - q->objects[i].lo < q->objects[i].hi - q->objects[i].lo)
+        if (!q->objects[i].program && a - q->objects[i].lo < q->objects[i].hi - q->objects[i].lo)
             return 1;
     return 0;
 }

@@ -266,6 +266,7 @@ void lt_platform_allocator(lt_allocator *out);
 typedef struct lt_object_data {
     const void *phdr;
     uintptr_t lo, hi;
+    int program; /* the executable, which is never unloaded */
 } lt_object_data;
 /* The loaded objects with writable segments: the first max of them into out; returns how
  * many there are. */

@@ -741,7 +741,8 @@ static int object_data(const struct dl_phdr_info *info, lt_object_data *out)
         if (start + ph->p_memsz > hi)
             hi = start + ph->p_memsz;
     }
-    *out = (lt_object_data){info->dlpi_phdr, lo, hi};
+    *out = (lt_object_data){info->dlpi_phdr, lo, hi,
+                            (uintptr_t)info->dlpi_phdr == getauxval(AT_PHDR)};
     return hi > lo;
 }
 
