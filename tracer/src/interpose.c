@@ -82,6 +82,14 @@ static struct {
 #undef X
 } real LT_START_DATA;
 
+/* glibc 2.34's _Fork, resolved with the others (a signal handler may make the first call). */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+#define LT_UNDERSCORE_FORK 1
+static _Atomic(pid_t (*)(void)) real_underscore_fork;
+#else
+#define LT_UNDERSCORE_FORK 0
+#endif
+
 #ifndef __APPLE__
 /* The start variables' section (lt_internal.h) begins a page, so that they (under a
  * kilobyte) share one: this file is the library's first, and the assembler's alignment comes
@@ -101,6 +109,9 @@ static void resolve(void)
 #define X(name, version) real.name = (__typeof__(&name))lt_platform_real(#name, version);
     LT_REALS(X)
 #undef X
+#if LT_UNDERSCORE_FORK
+    atomic_store(&real_underscore_fork, (pid_t (*)(void))lt_platform_real("_Fork", NULL));
+#endif
 #ifndef __APPLE__
     lt_interpose_once_resolve();
 #endif
@@ -1360,6 +1371,35 @@ LT_FORK_PATH void lt_interpose_fork_unseen_child(void)
         self->info.tid = tid;
     lt_busy_restore(&lt_tls, busy);
 }
+
+#if LT_UNDERSCORE_FORK
+/* glibc's _Fork: a fork without the atfork handlers, which a signal handler may make. The
+ * tracer's are not the program's to skip: a tracer lock another thread held at that moment
+ * stayed taken in the child, whose first new lock order hung. The kernel gives libc the
+ * child's id, as for fork, so the child is fork's. (glibc's fork calls its own _Fork, not
+ * this one.) */
+LT_EXPORT pid_t _Fork(void)
+{
+    pid_t (*fork_fn)(void) = atomic_load_explicit(&real_underscore_fork, memory_order_acquire);
+    if (!fork_fn) {
+        fork_fn = (pid_t (*)(void))lt_platform_real("_Fork", NULL);
+        atomic_store(&real_underscore_fork, fork_fn);
+    }
+    int saved = errno;
+    int traced = lt_interpose_fork_unseen_prepare();
+    errno = saved;
+    pid_t pid = fork_fn();
+    saved = errno;
+    if (traced) {
+        if (pid == 0)
+            fork_child();
+        else
+            fork_parent();
+    }
+    errno = saved;
+    return pid;
+}
+#endif
 
 #ifndef __APPLE__
 /* ------------------------------------------------------------------------------------------
