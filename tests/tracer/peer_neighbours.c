@@ -11,6 +11,10 @@
  *     recursive read of a rwsem). Reported and the call goes on; a tryrdlock is silent.
  *   - a condition variable destroyed while its waiter, timed out or cancelled, retakes the
  *     mutex the destroying thread holds (libc counts it on the condition variable no more).
+ *   - an rwlock destroyed while another thread reads it: glibc destroys it without a word
+ *     (the reader's unlock after it goes through), where a held mutex's destroy is refused.
+ *     Next to it: a destroy after the readers left, and after a stray unlock by a thread that
+ *     held nothing (glibc's reader count goes below zero: no reader holds it).
  *   - a process-shared mutex in memory mapped at two addresses (a ring buffer mapped twice):
  *     locked at one and unlocked at the other is one lock (silent); locked again at the
  *     other by its holder hangs natively, as any normal mutex relocked.
@@ -155,6 +159,53 @@ NOINLINE static void reread_writer_preferring(void)
     result("wrlock", pthread_rwlock_wrlock(&rw));
     result("unlock", pthread_rwlock_unlock(&rw));
     result("destroy", pthread_rwlock_destroy(&rw));
+}
+
+/* An rwlock destroyed while another thread holds it for read (stray 0), then made again, read
+ * and released, and destroyed (silent); or (stray 1) unlocked by a thread that holds nothing,
+ * then destroyed: a bad unlock, and no reader holds it at the destroy. */
+static pthread_rwlock_t shared_rw;
+static _Atomic int read_stage;
+
+static void *read_until_told(void *arg)
+{
+    (void)arg;
+    pthread_rwlock_rdlock(&shared_rw);
+    read_stage = 1;
+    while (read_stage != 2)
+        sched_yield();
+    result("reader's unlock", pthread_rwlock_unlock(&shared_rw));
+    return NULL;
+}
+
+static void *stray_unlock(void *arg)
+{
+    (void)arg;
+    result("stray unlock", pthread_rwlock_unlock(&shared_rw));
+    return NULL;
+}
+
+NOINLINE static void destroy_read_held(int stray)
+{
+    pthread_t t;
+    pthread_rwlock_init(&shared_rw, NULL);
+    pthread_create(&t, NULL, stray ? stray_unlock : read_until_told, NULL);
+    while (!stray && read_stage != 1)
+        sched_yield();
+    if (stray)
+        pthread_join(t, NULL);
+    result("destroy", pthread_rwlock_destroy(&shared_rw));
+    if (stray)
+        return;
+    read_stage = 2;
+    pthread_join(t, NULL);
+    pthread_rwlock_init(&shared_rw, NULL);
+    pthread_create(&t, NULL, read_until_told, NULL);
+    while (read_stage != 1)
+        sched_yield();
+    read_stage = 2;
+    pthread_join(t, NULL);
+    result("destroy after the reader left", pthread_rwlock_destroy(&shared_rw));
 }
 
 /* ---- legal neighbours ---- */
@@ -395,6 +446,10 @@ int main(int argc, char **argv)
         mapped_twice(1);
     else if (!strcmp(name, "reread-writer-preferring"))
         reread_writer_preferring();
+    else if (!strcmp(name, "destroy-read-held"))
+        destroy_read_held(0);
+    else if (!strcmp(name, "destroy-after-stray-unlock"))
+        destroy_read_held(1);
     else if (!strcmp(name, "cond-destroy-timed-out"))
         destroy_left_cond(0);
     else if (!strcmp(name, "cond-destroy-cancelled"))

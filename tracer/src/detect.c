@@ -536,9 +536,10 @@ void lt_on_init(lt_event *ev)
  * A held mutex whose destroy glibc refuses (EBUSY) stays the lock it was, held as before: its
  * held entry, its identity and its order edges stay for its unlock and what follows (dropped,
  * the program's correct unlock after the refusal read as a bad unlock). destroy_held: the
- * destroy of a lock held (h, this thread's entry) or with a writer; h, or NULL when the word
- * says this thread does not hold it. */
-static __attribute__((noinline)) lt_held *destroy_held(lt_event *ev, lt_held *h)
+ * destroy of a lock held (h, this thread's entry), with a writer, or with readers (`readers`:
+ * the word shows some, lt_destroy_read_held); h, or NULL when the word says this thread does
+ * not hold it. */
+static __attribute__((noinline)) lt_held *destroy_held(lt_event *ev, lt_held *h, int readers)
 {
     lt_thread *t = ev->self;
     if (h && !lt_lock_word_held(ev->addr, ev->lock, ev->kind, (lt_mode)h->mode, t->info.tid)) {
@@ -547,7 +548,7 @@ static __attribute__((noinline)) lt_held *destroy_held(lt_event *ev, lt_held *h)
     }
     int other = ev->lock && atomic_load(&ev->lock->writer) != 0 &&
                 lt_lock_word_held(ev->addr, ev->lock, ev->kind, LT_MODE_WRITE, 0);
-    if (h || other) {
+    if (h || other || readers) {
         lt_finding f = {.kind = LT_FIND_DESTROY_HELD, .why = LT_WHY_DESTROY};
         fill_lock(&f, ev);
         f.req_mode = LT_MODE_NONE;
@@ -555,7 +556,7 @@ static __attribute__((noinline)) lt_held *destroy_held(lt_event *ev, lt_held *h)
         if (h)
             lt_fill_held(&f, h);
         else
-            f.held_mode = LT_MODE_WRITE;
+            f.held_mode = other ? LT_MODE_WRITE : LT_MODE_READ;
         f.held_partial = !h;
         lt_report(&f);
     }
@@ -582,10 +583,11 @@ void lt_destroy_any(lt_thread *t, const void *addr, lt_kind kind, lt_api api, ui
 {
     lt_held *h = find_valid(t, addr);
     lt_lock *l = lt_shadow_get(t, addr, ra, cfa);
-    if (h || (l && atomic_load(&l->writer) != 0)) {
+    int readers = lt_destroy_read_held(addr, kind, api);
+    if (h || (l && atomic_load(&l->writer) != 0) || readers) {
         lt_event ev = {addr, kind, LT_MODE_NONE, LT_WAIT_TRY, ra, cfa, t, l, NULL, 0,
                        (uint8_t)api, 0};
-        h = destroy_held(&ev, h);
+        h = destroy_held(&ev, h, readers);
     }
     destroy_end(t, addr, kind, api, l, h);
 }

@@ -375,21 +375,33 @@ static inline int lt_destroy_refused(const void *addr, lt_kind kind, lt_api api)
 void lt_destroy_any(lt_thread *t, const void *addr, lt_kind kind, lt_api api, uintptr_t ra,
                     uintptr_t cfa);
 
+/* Whether libc's word shows readers holding the rwlock at addr: its readers are in held sets of
+ * their own, which a destroy does not search, and glibc destroys a read-held rwlock without a
+ * word (until 2026-12-06 only a writer of another thread was seen; peer-misuse.7). A custom
+ * lock's memory is not libc's: never read. */
+static inline int lt_destroy_read_held(const void *addr, lt_kind kind, lt_api api)
+{
+    return kind == LT_RWLOCK && api != LT_API_CUSTOM && lt_platform_rwlock_read_held(addr);
+}
+
 /* destroy of the lock at addr by thread t, at the call (ra, cfa), through api, before libc's.
  * The common case inline: the thread holds no lock, the lock's entry is its home, live, and
- * names no writer - no held entry, no check (destroy_held), and the home's identity ends with
- * two stores (only calls on the home's own address change it: shadow.c). The rest is
- * lt_destroy_any's, whose lookups, event and check kept registers and a frame in every
- * destroy out of line. The entry points pass the call's fields in registers: an event of
- * theirs, stored and loaded again, was ~20 instructions of each destroy, the call of this
- * part ~12 more. */
-static inline void lt_destroy_lock(lt_thread *t, const void *addr, lt_kind kind, lt_api api,
-                                   uintptr_t ra, uintptr_t cfa)
+ * names no writer, and no reader holds it - no held entry, no check (destroy_held), and the
+ * home's identity ends with two stores (only calls on the home's own address change it:
+ * shadow.c). The rest is lt_destroy_any's, whose lookups, event and check kept registers and
+ * a frame in every destroy out of line. The entry points pass the call's fields in
+ * registers: an event of theirs, stored and loaded again, was ~20 instructions of each
+ * destroy, the call of this part ~12 more; so was a call of it, which the compiler made once
+ * the check of an rwlock's readers was added (a mutex's destroy: 25 instructions). */
+static inline __attribute__((always_inline)) void lt_destroy_lock(lt_thread *t, const void *addr,
+                                                                  lt_kind kind, lt_api api,
+                                                                  uintptr_t ra, uintptr_t cfa)
 {
     lt_lock *l = lt_shadow_home(addr);
     if (lt_unlikely(t->nheld ||
                     atomic_load_explicit(&l->addr, memory_order_acquire) != lt_addr_named(addr) ||
-                    atomic_load_explicit(&l->writer, memory_order_relaxed) != 0)) {
+                    atomic_load_explicit(&l->writer, memory_order_relaxed) != 0 ||
+                    lt_destroy_read_held(addr, kind, api))) {
         lt_destroy_any(t, addr, kind, api, ra, cfa);
         return;
     }

@@ -179,6 +179,10 @@ int lt_platform_rwlock_writer_kept(const void *rwlock);
  * readers, i.e. a read request would block now. 1 where the word cannot tell. */
 int lt_platform_rwlock_writer_queued(const void *rwlock);
 
+/* Nonzero when the rwlock word shows readers holding it (whichever threads they are); 0 when
+ * it shows none, or cannot tell. */
+int lt_platform_rwlock_read_held(const void *rwlock);
+
 /* Zeroed, page-aligned memory outside malloc; NULL on failure. Freed with lt_platform_unmap. */
 void *lt_platform_map(size_t size);
 void lt_platform_unmap(void *p, size_t size);

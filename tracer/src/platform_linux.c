@@ -1416,6 +1416,17 @@ int lt_platform_rwlock_writer_queued(const void *rwlock)
     return !(r & GLIBC_RW_WRPHASE) && (r & GLIBC_RW_WRLOCKED) && (r >> GLIBC_RW_READER_SHIFT);
 }
 
+/* In a read phase the count is of readers that hold the lock (or have it granted and are on
+ * their way out of rdlock); in a write phase it counts readers waiting, who hold nothing. A
+ * count with its top bit set is one another thread's unlock took below zero
+ * (lt_platform_rwlock_writer_kept): no reader holds it. */
+int lt_platform_rwlock_read_held(const void *rwlock)
+{
+    unsigned r = atomic_load((const _Atomic unsigned *)&((const pthread_rwlock_t *)rwlock)
+                                 ->__data.__readers);
+    return !(r & GLIBC_RW_WRPHASE) && (r >> GLIBC_RW_READER_SHIFT) != 0 && !(r >> 31);
+}
+
 /* Static rather than on the caller's stack, which is the one short of room. While fn runs,
  * [on_lo, on_hi) is its stack and on_caller the caller's registers where it switched, so
  * that an unwind from fn (lockname.c names a lock's frame) goes on into the caller's stack. */

@@ -169,6 +169,12 @@ int lt_platform_rwlock_writer_queued(const void *rwlock)
     return 1;
 }
 
+int lt_platform_rwlock_read_held(const void *rwlock)
+{
+    (void)rwlock;
+    return 0;
+}
+
 size_t lt_platform_unwind(lt_frame *frames, size_t max)
 {
     unw_context_t ctx;
