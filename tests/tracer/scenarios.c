@@ -475,6 +475,77 @@ static void orphaned_robust(void)
     pthread_mutex_unlock(&m);
 }
 
+/* A request made while the leaving holder is still writing its exit-held report: that report
+ * is kept from ending (stderr is a full pipe) until main's request has been made. The holder
+ * leaves for good once its key destructors ran, so its lock is an orphan from then: a timed
+ * request reports it, then times out as natively (a blocking one would hang: it used to find
+ * the holder alive and wait silently). */
+static int pipe_read_end;
+static _Atomic int holder_tid, requester_tid;
+
+static void *exit_holding_plain(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&plain);
+    holder_tid = blocked_tid();
+    return NULL;
+}
+
+/* In the system call `nr` now. */
+static int in_syscall(int tid, long nr)
+{
+    char path[64], buf[32];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int in = fgets(buf, sizeof buf, f) && strtol(buf, NULL, 10) == nr;
+    fclose(f);
+    return in;
+}
+
+/* Once main sleeps (in its timed request, or waiting for the report lock the holder keeps
+ * while its write waits), empties the pipe until the holder is gone. */
+static void *drain_when_requested(void *arg)
+{
+    (void)arg;
+    blocked_wait_tid(requester_tid);
+    char buf[4096], path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d", (int)holder_tid);
+    fcntl(pipe_read_end, F_SETFL, O_NONBLOCK);
+    while (access(path, F_OK) == 0)
+        if (read(pipe_read_end, buf, sizeof buf) <= 0)
+            sched_yield();
+    return NULL;
+}
+
+static void exit_held_mid_report(void)
+{
+    int p[2], saved = dup(2);
+    if (pipe(p) != 0 || saved < 0)
+        return;
+    fcntl(p[1], F_SETPIPE_SZ, 4096);
+    fcntl(p[1], F_SETFL, O_NONBLOCK);
+    char fill[512];
+    memset(fill, '.', sizeof fill);
+    while (write(p[1], fill, sizeof fill) > 0)
+        continue;
+    fcntl(p[1], F_SETFL, 0);
+    pipe_read_end = p[0];
+    dup2(p[1], 2);
+    pthread_t holder, drainer;
+    pthread_create(&holder, NULL, exit_holding_plain, NULL);
+    while (!holder_tid || !in_syscall(holder_tid, SYS_write))
+        sched_yield();
+    dup2(saved, 2);
+    requester_tid = blocked_tid();
+    pthread_create(&drainer, NULL, drain_when_requested, NULL);
+    struct timespec deadline = soon(CLOCK_REALTIME);
+    result("timedlock", pthread_mutex_timedlock(&plain, &deadline));
+    pthread_join(drainer, NULL);
+    pthread_join(holder, NULL);
+}
+
 static void orphaned(void)
 {
     pthread_t th;
@@ -758,6 +829,8 @@ int main(int argc, char **argv)
         cond_retake(s + 12);
     else if (!strcmp(s, "exit-held"))
         orphaned();
+    else if (!strcmp(s, "exit-held-mid-report"))
+        exit_held_mid_report();
     else if (!strcmp(s, "exit-held-pthread-exit"))
         exit_via_pthread_exit();
     else if (!strcmp(s, "exit-destructor-unlocks"))

@@ -795,9 +795,12 @@ static void report_exit_held(lt_thread *t, const lt_thread_info *info)
     free(shown);
 }
 
-/* The thread is leaving with locks held: report once, then orphan the locks so a later
- * request for one is known to be hopeless (a robust mutex's is not: orphan_blocks). The
- * exited thread's record is kept for those reports. */
+/* The thread is leaving with locks held: orphan the locks so a later request for one is known
+ * to be hopeless (a robust mutex's is not: orphan_blocks), then report once. The orphaning
+ * comes first: the program's key destructors have run, so nothing will release them, and a
+ * first report takes 0.3-1 s to symbolize, during which another thread's request used to find
+ * a live holder, wait for it, and hang silently once it was gone (scen18: a detached thread's
+ * read lock; misuse-5.3w). The exited thread's record is kept for those reports. */
 void lt_on_thread_exit(lt_thread *t)
 {
     lt_drop_stale(t);
@@ -806,10 +809,10 @@ void lt_on_thread_exit(lt_thread *t)
     lt_held_compact(t);
     lt_thread_info info;
     lt_thread_info_now(t, &info);
-    report_exit_held(t, &info);
     lt_gone *gone = malloc(sizeof *gone);
     if (gone) {
         *gone = (lt_gone){info, 0};
         lt_orphan_locks(t, gone);
     }
+    report_exit_held(t, &info);
 }
