@@ -164,10 +164,10 @@ static int start(void)
 static int finish(void)
 {
     int expected = STARTED;
-    if (!lt_tls.busy && atomic_compare_exchange_strong(&state, &expected, FINISHING)) {
+    if (lt_outside(&lt_tls) && atomic_compare_exchange_strong(&state, &expected, FINISHING)) {
         int saved = errno; /* loading libunwind leaves its pipe's EAGAIN */
         atomic_store(&resolver_tid, lt_platform_tid());
-        lt_busy_set(&lt_tls, LT_BUSY_IN);
+        lt_enter(&lt_tls);
         lt_thread_bounds_settle();
         lt_platform_thread_init();
         atomic_store(&state, READY);
@@ -228,17 +228,31 @@ __attribute__((constructor)) static void locktrace_load(void)
     errno = saved;
 }
 
-/* Guard: the calling thread when this call is to be checked (the thread is then inside the
- * tracer), else NULL. */
-static inline lt_thread *enter_thread(void)
+static inline lt_thread *entered_thread(void)
 {
-    if (lt_unlikely(atomic_load_explicit(&lt_untracked, memory_order_relaxed)) ||
-        !lt_enter(&lt_tls))
-        return NULL;
     lt_thread *t = lt_self();
     if (lt_unlikely(!t))
         lt_leave(&lt_tls);
     return t;
+}
+
+/* enter_thread where the tracer is untracked or the thread not simply outside it. */
+static __attribute__((noinline, cold)) lt_thread *enter_thread_busy(void)
+{
+    if (atomic_load_explicit(&lt_untracked, memory_order_relaxed) || !lt_enter(&lt_tls))
+        return NULL;
+    return entered_thread();
+}
+
+/* Guard: the calling thread when this call is to be checked (the thread is then inside the
+ * tracer), else NULL. (One test of both words, as the common case's two were before a busy
+ * thread could be let in: LT_BUSY_ASYNC, lt_enter.) */
+static inline lt_thread *enter_thread(void)
+{
+    if (lt_unlikely(atomic_load_explicit(&lt_untracked, memory_order_relaxed) | lt_tls.busy))
+        return enter_thread_busy();
+    lt_busy_set(&lt_tls, LT_BUSY_IN);
+    return entered_thread();
 }
 
 static inline int enter(lt_event *ev)
@@ -1246,7 +1260,7 @@ LT_EXPORT int pthread_join(pthread_t th, void **ret)
  * tracer's have let go. From the prepare handler to the end of the parent's or the child's
  * the forking thread is inside the tracer (only libc runs between them): a handler of the
  * program's that parked it there, holding every tracer lock, stopped all the others. Its busy
- * before the fork is kept, under every tracer lock, in fork_busy: 2 bits a fork under way,
+ * before the fork is kept, under every tracer lock, in fork_busy: 3 bits a fork under way,
  * the innermost lowest (a fork from a signal handler nests in the fork its thread was making).
  * A fork made alone (lt_fork_alone: the process's only thread, outside the tracer) takes no
  * lock and keeps nothing there: its busy, LT_BUSY_FORK, says that it was LT_BUSY_OUT. */
@@ -1266,8 +1280,8 @@ static int fork_busy_pop(void)
 {
     if (lt_fork_alone())
         return LT_BUSY_OUT;
-    int busy = (int)(fork_busy & 3);
-    fork_busy >>= 2;
+    int busy = (int)(fork_busy & 7);
+    fork_busy >>= 3;
     return busy;
 }
 
@@ -1288,7 +1302,7 @@ LT_FORK_PATH static void fork_phase(lt_fork_phase phase)
         lt_classes_fork(phase);
         lt_platform_fork(phase);
         if (!lt_fork_alone())
-            fork_busy = fork_busy << 2 | (unsigned)busy;
+            fork_busy = fork_busy << 3 | (unsigned)busy;
     } else {
         lt_vm_fork(phase);
         lt_sig_fork(phase);
