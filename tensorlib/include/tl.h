@@ -253,8 +253,8 @@ TL_API tl_tensor *tl_norm(const tl_tensor *t);
 /* candle-nn's norms over the last dim of a float x (rank >= 1), with alpha (and beta) 1-D of
  * that dim's size and x's dtype: rms_norm is x / sqrt(mean(x^2) + eps) * alpha, layer_norm
  * (x - mean) / sqrt(mean((x - mean)^2) + eps) * alpha + beta (the biased variance). x is
- * normalised where its squares cannot overflow (f16 in f32; f32 and bf16 in f64 on the cpu) and
- * rounded back before alpha and beta, as candle-nn does for f16 and bf16. */
+ * normalised in f32 (f16, bf16) or its own dtype, again in f64 on the cpu where its squares
+ * overflowed that, and rounded back before alpha and beta, as candle-nn does for f16 and bf16. */
 TL_API tl_tensor *tl_rms_norm(const tl_tensor *x, const tl_tensor *alpha, double eps);
 TL_API tl_tensor *tl_layer_norm(const tl_tensor *x, const tl_tensor *alpha, const tl_tensor *beta,
                                 double eps);

@@ -2,6 +2,7 @@
  * copy.c - operations that produce new storage holding a tensor's elements: copy,
  * contiguous, to_dtype, to_device.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "backend.h"
@@ -53,6 +54,23 @@ tl_tensor *tl_widen_squares(const tl_tensor *t)
 {
     bool wide = (t->dtype == TL_F32 || t->dtype == TL_BF16) && t->device == TL_CPU;
     return wide ? tl_to_dtype(t, TL_F64) : tl_widen_half(t);
+}
+
+int tl_has_inf(const tl_tensor *t)
+{
+    if (tl_elem_count(t) == 0)
+        return 0;
+    tl_tensor *a = tl_unary(TL_ABS, t), *inf = NULL, *any = NULL;
+    if (a)
+        inf = tl_cmp_scalar(TL_EQ, a, INFINITY);
+    if (inf)
+        any = tl_reduce(TL_MAX, inf, NULL, 0, false);
+    uint8_t found = 0;
+    int r = any && tl_to_vec(any, &found, sizeof found) == TL_OK ? found != 0 : -1;
+    tl_release(a);
+    tl_release(inf);
+    tl_release(any);
+    return r;
 }
 
 /* Moves the elements through host memory: read under t's read lock, write to new storage. */

@@ -116,23 +116,16 @@ static tl_tensor *finite_or_zero(tl_tensor *t)
 }
 
 /* candle's var_keepdim: sum((t - mean)^2) / (n - 1) along dim (unbiased), as the corrected
- * two-pass sum (sum(d^2) - sum(d)^2 / n) / (n - 1) with d = t - mean: the mean rounded to
- * t's dtype is off by up to half an ulp of the values, which alone adds n * err^2 to the sum
- * (f32 values near 1e6 with variance 1: 1e-3 relative); sum(d)^2 / n takes it out again. It
- * is squared as (sum(d) / sqrt(n))^2, and one that still overflows the dtype counts as 0: a
- * variance past the dtype's range is inf (as numpy and candle give), not inf - inf = NaN. All
- * of it is computed where the squares of t's values cannot overflow (tl_widen_squares) and
- * rounded to t's dtype once: in f16, 99 zeros and a 600 squared 594 to inf and had a variance
- * of inf for 3600 (f32 99 zeros and a 2e19: inf for 4e36). */
-tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim)
+ * two-pass sum (sum(d^2) - sum(d)^2 / n) / (n - 1) with d = t - mean, in w's dtype: the mean
+ * rounded to w's dtype is off by up to half an ulp of the values, which alone adds n * err^2
+ * to the sum (f32 values near 1e6 with variance 1: 1e-3 relative); sum(d)^2 / n takes it out
+ * again. It is squared as (sum(d) / sqrt(n))^2, and one that still overflows the dtype counts
+ * as 0: a variance past the dtype's range is inf (as numpy and candle give), not
+ * inf - inf = NaN. */
+static tl_tensor *var_in(const tl_tensor *w, size_t dim, bool keepdim)
 {
-    const char *op = "var";
-    if (tl_check_tensor(op, t) != TL_OK || tl_check_float(op, t) != TL_OK ||
-        tl_check_dim(op, t, &dim) != TL_OK)
-        return NULL;
-    double n = (double)t->layout.shape[dim];
-    tl_tensor *w = tl_widen_squares(t);
-    tl_tensor *mean = w ? tl_reduce(TL_MEAN, w, &dim, 1, true) : NULL;
+    double n = (double)w->layout.shape[dim];
+    tl_tensor *mean = tl_reduce(TL_MEAN, w, &dim, 1, true);
     tl_tensor *d = mean ? tl_broadcast_sub(w, mean) : NULL;
     tl_tensor *sum_d = d ? tl_reduce(TL_SUM, d, &dim, 1, keepdim) : NULL;
     tl_tensor *sum_d2 = d ? tl_unary(TL_SQR, d) : NULL;
@@ -149,13 +142,37 @@ tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim)
     tl_tensor *r = sum_d && sum_d2 ? tl_add(sum_d2, sum_d) : NULL;
     if (r) /* an empty dim has no variance: NaN, as numpy's (the scale 1 / -1 gave -0) */
         r = then(r, tl_affine(r, n > 0 ? 1.0 / (n - 1.0) : NAN, 0.0));
-    if (r && r->dtype != t->dtype)
-        r = then(r, tl_to_dtype(r, t->dtype));
-    tl_release(w);
     tl_release(mean);
     tl_release(d);
     tl_release(sum_d);
     tl_release(sum_d2);
+    return r;
+}
+
+/* var_in in t's dtype; a variance that came out inf is computed again where the squares cannot
+ * overflow (tl_widen_squares) and rounded to t's dtype once: in f16, 99 zeros and a 600
+ * squared 594 to inf and had a variance of inf for 3600 (f32 99 zeros and a 2e19: inf for
+ * 4e36). */
+tl_tensor *tl_var(const tl_tensor *t, size_t dim, bool keepdim)
+{
+    const char *op = "var";
+    if (tl_check_tensor(op, t) != TL_OK || tl_check_float(op, t) != TL_OK ||
+        tl_check_dim(op, t, &dim) != TL_OK)
+        return NULL;
+    tl_tensor *r = var_in(t, dim, keepdim);
+    int overflow = r ? tl_has_inf(r) : 0;
+    if (overflow < 0)
+        r = then(r, NULL);
+    if (r && overflow) {
+        tl_tensor *w = tl_widen_squares(t);
+        if (w && w->dtype != t->dtype)
+            r = then(r, var_in(w, dim, keepdim));
+        else if (!w)
+            r = then(r, NULL);
+        tl_release(w);
+    }
+    if (r && r->dtype != t->dtype)
+        r = then(r, tl_to_dtype(r, t->dtype));
     return tl_within(op, r);
 }
 

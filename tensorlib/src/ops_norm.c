@@ -32,16 +32,17 @@ static tl_status check_param(const char *op, const char *name, const tl_tensor *
     return TL_OK;
 }
 
-/* x / sqrt(mean(x^2 over the last dim) + eps), back in x's dtype. Computed where x's squares
- * cannot overflow (tl_widen_squares): in x's own dtype a row holding -3e38 squared to inf and
- * normalised every element to 0 or NaN, where torch (which accumulates f32 in double on the
- * cpu) gives finite values. */
-static tl_tensor *normalised(const tl_tensor *x, double eps, bool center)
+/* xi (x in the dtype it is normalised in; released here) over the root of its mean square
+ * along the last dim plus eps, centred first for layer_norm; *overflow tells whether a mean
+ * square came out inf. */
+static tl_tensor *normalise_in(tl_tensor *xi, double eps, bool center, int *overflow)
 {
-    size_t last = x->layout.ndim - 1;
-    double h = (double)x->layout.shape[last];
-    tl_tensor *xi = tl_widen_squares(x), *m = NULL;
-    if (xi && center) { /* a failed mean ends the chain too, not just skips the centring */
+    if (!xi)
+        return NULL;
+    size_t last = xi->layout.ndim - 1;
+    double h = (double)xi->layout.shape[last];
+    tl_tensor *m = NULL;
+    if (center) { /* a failed mean ends the chain too, not just skips the centring */
         m = tl_reduce(TL_MEAN, xi, &last, 1, true);
         xi = then(xi, m ? tl_broadcast_sub(xi, m) : NULL);
     }
@@ -50,14 +51,35 @@ static tl_tensor *normalised(const tl_tensor *x, double eps, bool center)
         ms = then(ms, tl_reduce(TL_SUM, ms, &last, 1, true));
     if (ms)
         ms = then(ms, tl_affine(ms, 1.0 / h, eps));
+    if (ms && (*overflow = tl_has_inf(ms)) < 0)
+        ms = then(ms, NULL);
     if (ms)
         ms = then(ms, tl_unary(TL_SQRT, ms));
     tl_tensor *r = ms ? tl_broadcast_div(xi, ms) : NULL;
-    if (r && r->dtype != x->dtype)
-        r = then(r, tl_to_dtype(r, x->dtype));
     tl_release(xi);
     tl_release(m);
     tl_release(ms);
+    return r;
+}
+
+/* x / sqrt(mean(x^2 over the last dim) + eps), back in x's dtype: in f32 for f16 and bf16, as
+ * candle-nn's, and again where the squares cannot overflow (tl_widen_squares) when they did:
+ * a row holding -3e38 squared to inf and normalised every element to 0 or NaN, where torch
+ * (which accumulates f32 in double on the cpu) gives finite values. */
+static tl_tensor *normalised(const tl_tensor *x, double eps, bool center)
+{
+    int overflow = 0;
+    tl_tensor *r = normalise_in(tl_widen_half(x), eps, center, &overflow);
+    if (r && overflow) {
+        tl_tensor *w = tl_widen_squares(x);
+        if (w && w->dtype != r->dtype)
+            r = then(r, normalise_in(tl_retain(w), eps, center, &overflow));
+        else if (!w)
+            r = then(r, NULL);
+        tl_release(w);
+    }
+    if (r && r->dtype != x->dtype)
+        r = then(r, tl_to_dtype(r, x->dtype));
     return r;
 }
 

@@ -296,7 +296,11 @@ tl_tensor *tl_copy_as(const char *op, const tl_tensor *t, tl_dtype dtype);
 tl_tensor *tl_widen_half(const tl_tensor *t);
 /* For an op that squares t's values: a copy in a dtype where those squares cannot overflow
  * (f16 in f32, whose range holds 65504^2; f32 and bf16 in f64 on the cpu, Metal having no
- * f64: f32 there), else t itself, retained. */
+ * f64: f32 there), else t itself, retained. Twice the memory and about three times the time:
+ * the ops use it only to redo a result whose squares overflowed (tl_has_inf). */
 tl_tensor *tl_widen_squares(const tl_tensor *t);
+/* 1 when the float tensor t holds an infinity, 0 when not, -1 (the thread's last error set)
+ * when the check failed. */
+int tl_has_inf(const tl_tensor *t);
 
 #endif

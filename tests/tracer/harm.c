@@ -15,6 +15,16 @@
  *                            no cancellation points) takes a rwlock and a mutex, pushing a
  *                            cleanup handler after each, then reaches pause(): the handlers
  *                            release both, so the main thread can take them after the join
+ *   harm cancel-async        threads with asynchronous cancellation on make and destroy a mutex
+ *                            and an rwlock of their own frame without end (and take them with
+ *                            cancellation deferred); each
+ *                            is cancelled once it has gone round, and joined; 100 rounds of 4:
+ *                            the cancellation may come inside the tracer, which must neither
+ *                            crash nor keep a tracer lock or a half-written held set
+ *   harm cancel-async-wait   a thread with asynchronous cancellation on blocks on a mutex main
+ *                            holds and is cancelled there: it ends at once (the wait is libc's,
+ *                            asynchronous), main then takes and frees the mutex; and the
+ *                            thread's cancellation type reads back as it set it
  *   harm fd-reuse            a daemon's start: after its first locks it closes every descriptor
  *                            from 3 on, makes a pipe of its own (3 and 4 again), and threads
  *                            take locks at new call sites: what it reads back from its pipe is
@@ -522,6 +532,96 @@ static int cancel_pending(void)
         pthread_mutex_destroy(&cancel_mutex);
         pthread_rwlock_destroy(&cancel_rw);
     }
+    return 0;
+}
+
+#define ASYNC_THREADS 4
+static _Atomic long async_rounds[ASYNC_THREADS];
+
+static void *async_churn(void *arg)
+{
+    _Atomic long *rounds = arg;
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+    for (;;) {
+        pthread_mutex_t m;
+        pthread_rwlock_t rw;
+        pthread_mutex_init(&m, NULL);
+        pthread_rwlock_init(&rw, NULL);
+        /* deferred while they are held: a thread that ends holding a lock is reported
+         * (exit-held), and disabling cancellation does not stop a cancellation signal already
+         * sent (glibc 2.36) */
+        pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, NULL);
+        pthread_rwlock_rdlock(&rw);
+        pthread_mutex_lock(&m);
+        pthread_mutex_unlock(&m);
+        pthread_rwlock_unlock(&rw);
+        pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+        pthread_rwlock_destroy(&rw);
+        pthread_mutex_destroy(&m);
+        atomic_fetch_add(rounds, 1);
+    }
+    return NULL;
+}
+
+/* Each thread cancelled once it has gone round a few times, wherever it is then. */
+static int cancel_async(void)
+{
+    for (int round = 0; round < 100; round++) {
+        pthread_t th[ASYNC_THREADS];
+        for (int i = 0; i < ASYNC_THREADS; i++) {
+            atomic_store(&async_rounds[i], 0);
+            if (pthread_create(&th[i], NULL, async_churn, &async_rounds[i]) != 0)
+                return 1;
+        }
+        for (int i = 0; i < ASYNC_THREADS; i++) {
+            while (atomic_load(&async_rounds[i]) < 3 + round % 7)
+                sched_yield();
+            pthread_cancel(th[i]);
+        }
+        for (int i = 0; i < ASYNC_THREADS; i++)
+            pthread_join(th[i], NULL);
+    }
+    return 0;
+}
+
+static pthread_mutex_t async_held = PTHREAD_MUTEX_INITIALIZER;
+static blocked_probe async_waits;
+static int async_types[2];
+
+static void *async_waiter(void *arg)
+{
+    (void)arg;
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &async_types[0]);
+    pthread_mutex_t m;
+    pthread_mutex_init(&m, NULL);
+    pthread_mutex_lock(&m); /* the tracer in between: the type must come back as set */
+    pthread_mutex_unlock(&m);
+    pthread_mutex_destroy(&m);
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &async_types[1]);
+    blocked_announce(&async_waits);
+    pthread_mutex_lock(&async_held);
+    pthread_mutex_unlock(&async_held);
+    return NULL;
+}
+
+static int cancel_async_wait(void)
+{
+    pthread_t th;
+    void *ret = NULL;
+    pthread_mutex_lock(&async_held);
+    if (pthread_create(&th, NULL, async_waiter, NULL) != 0)
+        return 1;
+    blocked_until(&async_waits);
+    pthread_cancel(th);
+    pthread_join(th, &ret);
+    pthread_mutex_unlock(&async_held);
+    int rc = pthread_mutex_lock(&async_held);
+    if (rc == 0)
+        pthread_mutex_unlock(&async_held);
+    printf("types %s, %s; waiter %s; lock -> %d\n",
+           async_types[0] == PTHREAD_CANCEL_DEFERRED ? "deferred" : "asynchronous",
+           async_types[1] == PTHREAD_CANCEL_DEFERRED ? "deferred" : "asynchronous",
+           ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled", rc);
     return 0;
 }
 
@@ -1293,6 +1393,10 @@ int main(int argc, char **argv)
         rc = stack_same_frame();
     else if (!strcmp(s, "cancel-pending"))
         rc = cancel_pending();
+    else if (!strcmp(s, "cancel-async"))
+        rc = cancel_async();
+    else if (!strcmp(s, "cancel-async-wait"))
+        rc = cancel_async_wait();
     else if (!strcmp(s, "fd-reuse"))
         rc = fd_reuse();
     else if (!strcmp(s, "fd-reuse-many"))
@@ -1353,7 +1457,7 @@ int main(int argc, char **argv)
         rc = against_first();
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
-                        "stack-same-frame|cancel-pending|fd-reuse|fd-reuse-many|pipe-pending|"
+                        "stack-same-frame|cancel-pending|cancel-async|cancel-async-wait|fd-reuse|fd-reuse-many|pipe-pending|"
                         "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
                         "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|cond-busy-mutex|"
                         "cond-busy-alarm|cond-busy-timer|cond-stalled-alarm|cond-stalled-early|"

@@ -4,7 +4,8 @@
  * CLONE_VM and without a stack of its own), and by libc's clone without CLONE_VM: libc's
  * atfork handlers do not run, and libc's record of the thread's kernel id keeps the parent's
  * (the kernel writes the child's id only where libc's fork asks it to). The scenarios make
- * their children each way in turn. Chosen by name:
+ * their children each way in turn; churn and orphan also by glibc's _Fork, which skips the
+ * atfork handlers too but gives libc the child's id. Chosen by name:
  *   peer_forks NAME
  *   - churn: another thread makes new lock orders without a pause while main makes children
  *     that each nest two mutexes of their own, then exit. Natively each exits at once.
@@ -34,9 +35,10 @@
 #include "../blocked.h"
 
 #define NOINLINE __attribute__((noinline))
-#define CHILDREN 450
+#define CHILDREN 480
 #define CHURN_LOCKS 16
-#define WAYS 3
+#define WAYS 3     /* the ways whose child keeps the parent's id in libc */
+#define ALL_WAYS 4 /* ... and _Fork */
 
 static atomic_int stop, holding;
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
@@ -52,19 +54,23 @@ static int clone_start(void *arg)
     return child_work();
 }
 
-static const char *const way_names[WAYS] = {"clone system call", "fork system call", "clone"};
+static const char *const way_names[ALL_WAYS] = {"clone system call", "fork system call", "clone",
+                                                "_Fork"};
 
-/* A child running fn, made the way `round` picks: the clone system call as fork makes it,
- * the fork system call, or libc's clone on a stack of its own. */
-static pid_t make_child(int round, child_fn fn)
+/* A child running fn, made the way `way` picks: the clone system call as fork makes it, the
+ * fork system call, libc's clone on a stack of its own, or _Fork. */
+static pid_t make_child(int way, child_fn fn)
 {
     pid_t pid;
-    switch (round % WAYS) {
+    switch (way) {
     case 0:
         pid = (pid_t)syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
         break;
     case 1:
         pid = (pid_t)syscall(SYS_fork);
+        break;
+    case 3:
+        pid = _Fork();
         break;
     default:
         child_work = fn;
@@ -130,7 +136,7 @@ NOINLINE static void churn_children(void)
     int failed = 0;
     for (int i = 0; i < CHILDREN; i++) {
         fflush(stdout);
-        pid_t pid = make_child(i, nest_two);
+        pid_t pid = make_child(i % ALL_WAYS, nest_two);
         int status;
         if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
             failed++;
@@ -163,9 +169,9 @@ NOINLINE static void orphan(void)
     pthread_create(&t, NULL, hold, NULL);
     while (!atomic_load(&holding))
         sched_yield();
-    for (int round = 0; round < WAYS; round++) {
+    for (int way = 0; way < ALL_WAYS; way++) {
         fflush(stdout);
-        child_status(way_names[round], make_child(round, child_locks_held));
+        child_status(way_names[way], make_child(way, child_locks_held));
     }
     atomic_store(&stop, 1);
     pthread_join(t, NULL);
@@ -190,9 +196,9 @@ NOINLINE static void own(void)
     pthread_mutexattr_destroy(&attr);
     pthread_mutex_lock(&normal);
     pthread_mutex_lock(&recursive);
-    for (int round = 0; round < WAYS; round++) {
+    for (int way = 0; way < WAYS; way++) {
         fflush(stdout);
-        child_status(way_names[round], make_child(round, relock_and_unlock));
+        child_status(way_names[way], make_child(way, relock_and_unlock));
     }
     pthread_mutex_unlock(&recursive);
     pthread_mutex_unlock(&normal);

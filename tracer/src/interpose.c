@@ -82,6 +82,14 @@ static struct {
 #undef X
 } real LT_START_DATA;
 
+/* glibc 2.34's _Fork, resolved with the others (a signal handler may make the first call). */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+#define LT_UNDERSCORE_FORK 1
+static _Atomic(pid_t (*)(void)) real_underscore_fork;
+#else
+#define LT_UNDERSCORE_FORK 0
+#endif
+
 #ifndef __APPLE__
 /* The start variables' section (lt_internal.h) begins a page, so that they (under a
  * kilobyte) share one: this file is the library's first, and the assembler's alignment comes
@@ -101,6 +109,9 @@ static void resolve(void)
 #define X(name, version) real.name = (__typeof__(&name))lt_platform_real(#name, version);
     LT_REALS(X)
 #undef X
+#if LT_UNDERSCORE_FORK
+    atomic_store(&real_underscore_fork, (pid_t (*)(void))lt_platform_real("_Fork", NULL));
+#endif
 #ifndef __APPLE__
     lt_interpose_once_resolve();
 #endif
@@ -164,10 +175,10 @@ static int start(void)
 static int finish(void)
 {
     int expected = STARTED;
-    if (!lt_tls.busy && atomic_compare_exchange_strong(&state, &expected, FINISHING)) {
+    if (lt_outside(&lt_tls) && atomic_compare_exchange_strong(&state, &expected, FINISHING)) {
         int saved = errno; /* loading libunwind leaves its pipe's EAGAIN */
         atomic_store(&resolver_tid, lt_platform_tid());
-        lt_busy_set(&lt_tls, LT_BUSY_IN);
+        lt_enter(&lt_tls);
         lt_thread_bounds_settle();
         lt_platform_thread_init();
         atomic_store(&state, READY);
@@ -228,17 +239,31 @@ __attribute__((constructor)) static void locktrace_load(void)
     errno = saved;
 }
 
-/* Guard: the calling thread when this call is to be checked (the thread is then inside the
- * tracer), else NULL. */
-static inline lt_thread *enter_thread(void)
+static inline lt_thread *entered_thread(void)
 {
-    if (lt_unlikely(atomic_load_explicit(&lt_untracked, memory_order_relaxed)) ||
-        !lt_enter(&lt_tls))
-        return NULL;
     lt_thread *t = lt_self();
     if (lt_unlikely(!t))
         lt_leave(&lt_tls);
     return t;
+}
+
+/* enter_thread where the tracer is untracked or the thread not simply outside it. */
+static __attribute__((noinline, cold)) lt_thread *enter_thread_busy(void)
+{
+    if (atomic_load_explicit(&lt_untracked, memory_order_relaxed) || !lt_enter(&lt_tls))
+        return NULL;
+    return entered_thread();
+}
+
+/* Guard: the calling thread when this call is to be checked (the thread is then inside the
+ * tracer), else NULL. (One test of both words, as the common case's two were before a busy
+ * thread could be let in: LT_BUSY_ASYNC, lt_enter.) */
+static inline lt_thread *enter_thread(void)
+{
+    if (lt_unlikely(atomic_load_explicit(&lt_untracked, memory_order_relaxed) | lt_tls.busy))
+        return enter_thread_busy();
+    lt_busy_set(&lt_tls, LT_BUSY_IN);
+    return entered_thread();
 }
 
 static inline int enter(lt_event *ev)
@@ -1246,7 +1271,7 @@ LT_EXPORT int pthread_join(pthread_t th, void **ret)
  * tracer's have let go. From the prepare handler to the end of the parent's or the child's
  * the forking thread is inside the tracer (only libc runs between them): a handler of the
  * program's that parked it there, holding every tracer lock, stopped all the others. Its busy
- * before the fork is kept, under every tracer lock, in fork_busy: 2 bits a fork under way,
+ * before the fork is kept, under every tracer lock, in fork_busy: 3 bits a fork under way,
  * the innermost lowest (a fork from a signal handler nests in the fork its thread was making).
  * A fork made alone (lt_fork_alone: the process's only thread, outside the tracer) takes no
  * lock and keeps nothing there: its busy, LT_BUSY_FORK, says that it was LT_BUSY_OUT. */
@@ -1266,8 +1291,8 @@ static int fork_busy_pop(void)
 {
     if (lt_fork_alone())
         return LT_BUSY_OUT;
-    int busy = (int)(fork_busy & 3);
-    fork_busy >>= 2;
+    int busy = (int)(fork_busy & 7);
+    fork_busy >>= 3;
     return busy;
 }
 
@@ -1288,7 +1313,7 @@ LT_FORK_PATH static void fork_phase(lt_fork_phase phase)
         lt_classes_fork(phase);
         lt_platform_fork(phase);
         if (!lt_fork_alone())
-            fork_busy = fork_busy << 2 | (unsigned)busy;
+            fork_busy = fork_busy << 3 | (unsigned)busy;
     } else {
         lt_vm_fork(phase);
         lt_sig_fork(phase);
@@ -1360,6 +1385,35 @@ LT_FORK_PATH void lt_interpose_fork_unseen_child(void)
         self->info.tid = tid;
     lt_busy_restore(&lt_tls, busy);
 }
+
+#if LT_UNDERSCORE_FORK
+/* glibc's _Fork: a fork without the atfork handlers, which a signal handler may make. The
+ * tracer's are not the program's to skip: a tracer lock another thread held at that moment
+ * stayed taken in the child, whose first new lock order hung. The kernel gives libc the
+ * child's id, as for fork, so the child is fork's. (glibc's fork calls its own _Fork, not
+ * this one.) */
+LT_EXPORT pid_t _Fork(void)
+{
+    pid_t (*fork_fn)(void) = atomic_load_explicit(&real_underscore_fork, memory_order_acquire);
+    if (!fork_fn) {
+        fork_fn = (pid_t (*)(void))lt_platform_real("_Fork", NULL);
+        atomic_store(&real_underscore_fork, fork_fn);
+    }
+    int saved = errno;
+    int traced = lt_interpose_fork_unseen_prepare();
+    errno = saved;
+    pid_t pid = fork_fn();
+    saved = errno;
+    if (traced) {
+        if (pid == 0)
+            fork_child();
+        else
+            fork_parent();
+    }
+    errno = saved;
+    return pid;
+}
+#endif
 
 #ifndef __APPLE__
 /* ------------------------------------------------------------------------------------------

@@ -485,6 +485,8 @@ enum {
     LT_BUSY_FORK, /* as LT_BUSY_IN, in a fork the process's only thread makes from outside the
                      tracer (lt_fork_alone), from the tracer's prepare handler to the end of
                      its parent or child handler */
+    LT_BUSY_ASYNC, /* as LT_BUSY_OUT, the program's asynchronous cancellation on: lt_enter
+                      defers it while the thread is inside (cancel.c) */
 };
 typedef struct lt_tls_block {
     int busy;         /* LT_BUSY_*: re-entrancy, inside the tracer pass calls through */
@@ -770,10 +772,31 @@ static inline void lt_busy_set(lt_tls_block *b, int busy)
     atomic_signal_fence(memory_order_seq_cst);
 }
 
+/* Whether the thread is outside the tracer, as the program's own calls find it. */
+static inline int lt_outside(const lt_tls_block *b)
+{
+    return b->busy == LT_BUSY_OUT || b->busy == LT_BUSY_ASYNC;
+}
+
+/* cancel.c: lt_enter of a thread that is not LT_BUSY_OUT: into the tracer with its
+ * cancellation deferred (1) when it is LT_BUSY_ASYNC, else 0. */
+__attribute__((cold)) int lt_enter_busy(lt_tls_block *b);
+
+/* cancel.c: out of the tracer, cancellation asynchronous again (lt_leave_slow); and,
+ * as the thread leaves for good, deferred for the rest of its exit. */
+void lt_cancel_async_again(lt_tls_block *b);
+void lt_cancel_async_end(lt_tls_block *b);
+
+/* cancel.c, for interpose_cancel.c: libc's pthread_setcanceltype; the thread marked
+ * LT_BUSY_ASYNC (on) or not. */
+typedef int (*canceltype_fn)(int, int *);
+canceltype_fn lt_cancel_real(void);
+void lt_cancel_async_mark(lt_tls_block *b, int on);
+
 static inline int lt_enter(lt_tls_block *b)
 {
     if (b->busy)
-        return 0;
+        return lt_enter_busy(b);
     lt_busy_set(b, LT_BUSY_IN);
     return 1;
 }
@@ -786,7 +809,11 @@ void lt_sig_flush(void);
  * into the order graph's gate (lt_crit_gate). Without, crit stays 0. */
 #define LT_CRIT_RANKS ((1u << LT_RANK_COUNT) - 1)
 #define LT_CRIT_GATE (1u << LT_RANK_COUNT)
-_Static_assert(LT_RANK_COUNT <= 14, "crit holds the rank bits and a count of gate entries");
+/* In every build, its top bit: the thread is LT_BUSY_ASYNC outside the tracer, so that
+ * lt_leave's one test sends it to turn its cancellation back (cancel.c). */
+#define LT_CRIT_ASYNC (1u << 15)
+_Static_assert(LT_RANK_COUNT <= 13,
+               "crit holds the rank bits, a count of gate entries and LT_CRIT_ASYNC");
 
 /* The thread entered the order graph's gate (+1) or left it (-1). */
 static inline void lt_crit_gate(int d)
@@ -817,10 +844,10 @@ static inline void lt_leave(lt_tls_block *b)
         lt_leave_slow(b);
 }
 
-/* busy back to what a caller that set it found (LT_BUSY_OUT: it leaves the tracer). */
+/* busy back to what a caller that set it found (outside: it leaves the tracer). */
 static inline void lt_busy_restore(lt_tls_block *b, int busy)
 {
-    if (busy == LT_BUSY_OUT)
+    if (busy == LT_BUSY_OUT || busy == LT_BUSY_ASYNC)
         lt_leave(b);
     else
         lt_busy_set(b, busy);

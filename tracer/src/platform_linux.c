@@ -578,7 +578,7 @@ LT_EXPORT int pipe2(int fds[2], int flags)
         return -1;
     }
     int rc = (int)syscall(SYS_pipe2, fds, flags);
-    return rc == 0 && lt_tls.busy ? pipe_high(fds, flags) : rc;
+    return rc == 0 && !lt_outside(&lt_tls) ? pipe_high(fds, flags) : rc;
 }
 
 LT_EXPORT int pipe(int fds[2])

@@ -61,16 +61,19 @@ static void rank_taken(lt_thread *self, const lt_spin *s) { (void)self, (void)s;
 static void rank_released(lt_thread *self, const lt_spin *s) { (void)self, (void)s; }
 #endif
 
-/* lt_internal.h's lt_leave. crit is not 0 only with LT_CHECKS. */
+/* lt_internal.h's lt_leave. crit is not 0 only with LT_CHECKS, or with LT_CRIT_ASYNC. */
 void lt_leave_slow(lt_tls_block *b)
 {
-    if (b->crit) {
+    if (b->crit & ~LT_CRIT_ASYNC) {
         static const char msg[] = "locktrace: internal error: the thread leaves the tracer "
                                   "holding a tracer lock or in the order graph's gate\n";
         lt_platform_write(2, msg, sizeof msg - 1);
         abort();
     }
-    lt_sig_flush();
+    if (b->sigpend)
+        lt_sig_flush();
+    if (b->crit & LT_CRIT_ASYNC)
+        lt_cancel_async_again(b);
 }
 
 /* Pauses before the first yield, a few microseconds: what a holder running on another CPU

@@ -284,6 +284,7 @@ static void thread_exit(void *arg)
         pthread_setspecific(exit_key, t);
         return;
     }
+    lt_cancel_async_end(&lt_tls);
     lt_busy_set(&lt_tls, LT_BUSY_IN);
     lt_on_thread_exit(t);
     lt_stack_released(t); /* its frames have returned: the locks in them are gone */

@@ -19,10 +19,11 @@
 
 typedef struct accs {
     double *f;     /* float accumulators */
-    int64_t *i;    /* integer accumulators (an integer mean: the sum of the quotients) */
-    int64_t *rem;  /* an integer mean: the sum of the remainders, kept within (-count, count) */
+    int64_t *i;    /* integer accumulators (a split mean: the sum of the quotients) */
+    int64_t *rem;  /* a split mean: the sum of the remainders, kept within (-count, count) */
     size_t *index; /* argmax/argmin: where the extreme was found */
     size_t count;  /* elements per output */
+    bool split;    /* an integer mean whose int64 sum could wrap (below) */
 } accs;
 
 #define MAX_OF(m, v) ((v) > (m) || (m) != (m) ? (v) : (m))
@@ -140,11 +141,13 @@ static void typed_run(tl_reduce_op op, const tl_operand *src, size_t s_off, size
  * Generic element path (integers, f16/bf16, argmax/argmin)
  * ---------------------------------------------------------------------------------------- */
 /* An integer mean is the exact mean truncated, even where the run's sum would wrap in int64
- * (an i64 run holding INT64_MIN and -11 sums to INT64_MAX - 10): each v adds v / count to
- * the accumulator and v % count to the remainder, which moves whole counts into the
- * accumulator to stay within (-count, count). The quotients add up to the mean's integer part
- * or one off it, which is in range, so their running total may wrap on the way (it is kept
- * unsigned) and still ends right. */
+ * (an i64 run holding INT64_MIN and -11 sums to INT64_MAX - 10). Such a mean is split: each
+ * v adds v / count to the accumulator and v % count to the remainder, which moves whole counts
+ * into the accumulator to stay within (-count, count). The quotients add up to the mean's
+ * integer part or one off it, which is in range, so their running total may wrap on the way
+ * (it is kept unsigned) and still ends right. The divisions cost a third more than a sum, so
+ * only a mean whose sum could wrap is split: an i64 one, or a run of 2^31 elements or more
+ * (below that, values of 32 bits or fewer sum inside int64). */
 static void add_to_mean(const accs *a, size_t k, int64_t v)
 {
     int64_t n = (int64_t)a->count, r = a->rem[k] + v % n;
@@ -172,9 +175,9 @@ static void add_element(tl_reduce_op op, bool ints, const accs *a, size_t k,
     if (ints) {
         int64_t v = tl_load_i64(src->dtype, src->buf, at), *m = &a->i[k];
         bool better = op == TL_MAX || op == TL_ARGMAX ? v > *m : v < *m;
-        if (op == TL_MEAN)
+        if (op == TL_MEAN && a->split)
             add_to_mean(a, k, v);
-        else if (op == TL_SUM)
+        else if (op == TL_SUM || op == TL_MEAN)
             *m = (int64_t)((uint64_t)*m + (uint64_t)v);
         else if (better || (is_arg(op) && a->index[k] == SIZE_MAX)) {
             *m = v;
@@ -223,9 +226,12 @@ static void store_results(tl_reduce_op op, bool ints, const tl_operand *dst, con
         if (is_arg(op)) /* SIZE_MAX only for an empty dim, which the generic layer refuses */
             tl_store_i64(dst->dtype, dst->buf, at,
                          a->index[k] == SIZE_MAX ? 0 : (int64_t)a->index[k]);
-        else if (ints) /* an empty integer mean is 0 (nothing was added) */
+        else if (ints && op == TL_MEAN) /* an empty integer mean is 0 (nothing was added) */
             tl_store_i64(dst->dtype, dst->buf, at,
-                         op == TL_MEAN ? mean_of(a->i[k], a->rem[k]) : a->i[k]);
+                         a->split ? mean_of(a->i[k], a->rem[k])
+                                  : count ? a->i[k] / (int64_t)count : 0);
+        else if (ints)
+            tl_store_i64(dst->dtype, dst->buf, at, a->i[k]);
         else
             tl_store(dst->dtype, dst->buf, at, op == TL_MEAN ? a->f[k] / (double)count : a->f[k]);
     }
@@ -269,7 +275,7 @@ tl_status tl_cpu_reduce(tl_reduce_op op, const tl_operand *dst, const tl_operand
     void *block = tl_calloc(nout, per_output);
     if (!block)
         return tl_fail_nomem("reduce", nout * per_output);
-    accs a = {block, (int64_t *)((double *)block + nout), NULL, NULL, 0};
+    accs a = {block, (int64_t *)((double *)block + nout), NULL, NULL, 0, false};
     a.rem = a.i + nout;
     a.index = (size_t *)(a.rem + nout);
     init_accs(op, &a, nout);
@@ -283,6 +289,7 @@ tl_status tl_cpu_reduce(tl_reduce_op op, const tl_operand *dst, const tl_operand
         count *= r ? sl->shape[d] : 1;
     }
     a.count = count;
+    a.split = op == TL_MEAN && (src->dtype == TL_I64 || count > (size_t)INT32_MAX);
     const tl_layout *ls[3] = {sl, &out, &index};
     tl_iter it;
     if (tl_iter_init(&it, sl->shape, sl->ndim, ls, is_arg(op) ? 3 : 2)) {

@@ -1,0 +1,24 @@
+/*
+ * interpose_cancel.c - pthread_setcanceltype: a thread that turns asynchronous cancellation on
+ * is marked, so that the tracer defers it while the thread is inside (cancel.c says why).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+
+#include "interpose.h"
+#include "lt_internal.h"
+
+/* The program's call: marked before an asynchronous type takes effect (from then on a
+ * cancellation may come at once), unmarked after a deferred one did. Called from inside the
+ * tracer (a handler deferred to lt_leave), the call is the program's alone. */
+LT_EXPORT int pthread_setcanceltype(int type, int *old)
+{
+    lt_tls_block *b = &lt_tls;
+    int outside = lt_outside(b);
+    if (outside && type == PTHREAD_CANCEL_ASYNCHRONOUS)
+        lt_cancel_async_mark(b, 1);
+    int rc = lt_cancel_real()(type, old);
+    if (outside && (rc != 0 || type != PTHREAD_CANCEL_ASYNCHRONOUS) && b->busy == LT_BUSY_ASYNC)
+        lt_cancel_async_mark(b, 0);
+    return rc;
+}
