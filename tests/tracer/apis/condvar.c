@@ -8,7 +8,8 @@
  * address with another mutex, one condvar and one mutex from many threads, timed waits;
  * signal-count: a destroy counts exactly the waiters no signal has marked; destroy-timed:
  * a destroy while the only waiter is in a timed wait (glibc's destroy waits until it ends; a
- * third thread ends it by cancelling the waiter once the destroy waits).
+ * third thread ends it by cancelling the waiter once the destroy waits); destroy-timed-slack:
+ * the same with a waiter whose deadline is 3 s on, by a thread with 20 ms of timer slack.
  * Blocked threads are found by polling /proc, never by sleeping.
  */
 #define _GNU_SOURCE
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,18 +49,24 @@ NOINLINE void *wait_with_m1(void *arg)
     return NULL;
 }
 
-/* Starts a thread blocked in pthread_cond_wait(&cv, &m1). */
-static pthread_t start_waiter(void)
+/* Starts a thread that runs fn, blocked in a wait on cv with m1 once this returns. */
+static pthread_t start_waiter_in(void *(*fn)(void *))
 {
     pthread_t th;
     waiter_tid = 0;
-    pthread_create(&th, NULL, wait_with_m1, NULL);
+    pthread_create(&th, NULL, fn, NULL);
     while (!waiter_tid)
         sched_yield();
     pthread_mutex_lock(&m1); /* the waiter has released m1: it is inside the wait */
     pthread_mutex_unlock(&m1);
     blocked_wait_tid(waiter_tid);
     return th;
+}
+
+/* Starts a thread blocked in pthread_cond_wait(&cv, &m1). */
+static pthread_t start_waiter(void)
+{
+    return start_waiter_in(wait_with_m1);
 }
 
 static void release_waiter(pthread_t th)
@@ -97,11 +105,12 @@ NOINLINE void wait_unheld(void)
 }
 
 static blocked_probe destroying;
+static long wait_ms = 600000; /* a timed waiter's deadline */
 
 NOINLINE void *wait_timed(void *arg)
 {
     (void)arg;
-    struct timespec t = ms_from_now(600000);
+    struct timespec t = ms_from_now(wait_ms);
     pthread_mutex_lock(&m1);
     waiter_tid = gettid();
     while (!ready_flag && pthread_cond_timedwait(&cv, &m1, &t) == 0)
@@ -148,6 +157,18 @@ NOINLINE void destroy_timed(void)
     pthread_join(waiter, &ret);
     pthread_join(canceller, NULL);
     printf("waiter %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "returned");
+}
+
+/* A waiter whose wait ends by itself 3 s on, destroyed at once by a thread whose naps last
+ * 20 ms or more (timer slack): the tracer's 250 ms grace must be of the clock, not of naps,
+ * to find the waiter still there. glibc's destroy waits for the deadline. */
+NOINLINE void destroy_timed_slack(void)
+{
+    wait_ms = 3000;
+    pthread_t waiter = start_waiter_in(wait_timed);
+    prctl(PR_SET_TIMERSLACK, 20000000UL);
+    result("destroy", pthread_cond_destroy(&cv));
+    pthread_join(waiter, NULL);
 }
 
 NOINLINE void *wait_cancellable(void *arg)
@@ -331,8 +352,10 @@ int main(int argc, char **argv)
         destroy_timed();
     else if (argc == 2 && strcmp(argv[1], "cancel-then-destroy") == 0)
         cancel_then_destroy();
+    else if (argc == 2 && strcmp(argv[1], "destroy-timed-slack") == 0)
+        destroy_timed_slack();
     else {
-        fprintf(stderr, "usage: condvar destroy-waited|two-mutexes|wait-unheld|legit|signal-count|crowd-count|destroy-timed|cancel-then-destroy\n");
+        fprintf(stderr, "usage: condvar destroy-waited|two-mutexes|wait-unheld|legit|signal-count|crowd-count|destroy-timed|cancel-then-destroy|destroy-timed-slack\n");
         return 64;
     }
     return 0;
