@@ -49,18 +49,24 @@ NOINLINE void *wait_with_m1(void *arg)
     return NULL;
 }
 
-/* Starts a thread blocked in pthread_cond_wait(&cv, &m1). */
-static pthread_t start_waiter(void)
+/* Starts a thread that runs fn, blocked in a wait on cv with m1 once this returns. */
+static pthread_t start_waiter_in(void *(*fn)(void *))
 {
     pthread_t th;
     waiter_tid = 0;
-    pthread_create(&th, NULL, wait_with_m1, NULL);
+    pthread_create(&th, NULL, fn, NULL);
     while (!waiter_tid)
         sched_yield();
     pthread_mutex_lock(&m1); /* the waiter has released m1: it is inside the wait */
     pthread_mutex_unlock(&m1);
     blocked_wait_tid(waiter_tid);
     return th;
+}
+
+/* Starts a thread blocked in pthread_cond_wait(&cv, &m1). */
+static pthread_t start_waiter(void)
+{
+    return start_waiter_in(wait_with_m1);
 }
 
 static void release_waiter(pthread_t th)
@@ -99,11 +105,12 @@ NOINLINE void wait_unheld(void)
 }
 
 static blocked_probe destroying;
+static long wait_ms = 600000; /* a timed waiter's deadline */
 
 NOINLINE void *wait_timed(void *arg)
 {
     (void)arg;
-    struct timespec t = ms_from_now(600000);
+    struct timespec t = ms_from_now(wait_ms);
     pthread_mutex_lock(&m1);
     waiter_tid = gettid();
     while (!ready_flag && pthread_cond_timedwait(&cv, &m1, &t) == 0)
@@ -155,27 +162,10 @@ NOINLINE void destroy_timed(void)
 /* A waiter whose wait ends by itself 3 s on, destroyed at once by a thread whose naps last
  * 20 ms or more (timer slack): the tracer's 250 ms grace must be of the clock, not of naps,
  * to find the waiter still there. glibc's destroy waits for the deadline. */
-NOINLINE void *wait_3s(void *arg)
-{
-    (void)arg;
-    struct timespec t = ms_from_now(3000);
-    pthread_mutex_lock(&m1);
-    waiter_tid = gettid();
-    while (!ready_flag && pthread_cond_timedwait(&cv, &m1, &t) == 0)
-        ;
-    pthread_mutex_unlock(&m1);
-    return NULL;
-}
-
 NOINLINE void destroy_timed_slack(void)
 {
-    pthread_t waiter;
-    pthread_create(&waiter, NULL, wait_3s, NULL);
-    while (!waiter_tid)
-        sched_yield();
-    pthread_mutex_lock(&m1); /* the waiter has released m1: it is inside the wait */
-    pthread_mutex_unlock(&m1);
-    blocked_wait_tid(waiter_tid);
+    wait_ms = 3000;
+    pthread_t waiter = start_waiter_in(wait_timed);
     prctl(PR_SET_TIMERSLACK, 20000000UL);
     result("destroy", pthread_cond_destroy(&cv));
     pthread_join(waiter, NULL);
