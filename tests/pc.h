@@ -86,12 +86,9 @@ static inline void pc_hold(long k, long *held, atomic_long *go, atomic_long *don
     }
 }
 
-/* Where libc's own function `name` lies, [*lo, *hi) (the tracer's, if it has one of that name,
- * is another function); -1 when unknown. */
-static inline int pc_libc_function(const char *name, uintptr_t *lo, uintptr_t *hi)
+/* Where the function at fn lies, [*lo, *hi) (its symbol's size); -1 when unknown. */
+static inline int pc_function_at(void *fn, uintptr_t *lo, uintptr_t *hi)
 {
-    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-    void *fn = libc ? dlsym(libc, name) : NULL;
     Dl_info info;
     const ElfW(Sym) *sym = NULL;
     if (!fn || !dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size)
@@ -99,6 +96,21 @@ static inline int pc_libc_function(const char *name, uintptr_t *lo, uintptr_t *h
     *lo = (uintptr_t)info.dli_saddr;
     *hi = *lo + sym->st_size;
     return 0;
+}
+
+/* Where libc's own function `name` lies (the tracer's, if it has one of that name, is another
+ * function). */
+static inline int pc_libc_function(const char *name, uintptr_t *lo, uintptr_t *hi)
+{
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    return pc_function_at(libc ? dlsym(libc, name) : NULL, lo, hi);
+}
+
+/* The function the program's calls of name reach: a preloaded library's where it defines one
+ * (the tracer's syscall), libc's otherwise. */
+static inline int pc_called_function(const char *name, uintptr_t *lo, uintptr_t *hi)
+{
+    return pc_function_at(dlsym(RTLD_DEFAULT, name), lo, hi);
 }
 
 #endif

@@ -147,14 +147,15 @@ static void note_pc(int sig, siginfo_t *info, void *uc)
 }
 
 /* Lets the parked thread go once the thread forking waits for it in fork() (a signal finds it
- * in libc's sched_yield or syscall, where the tracer's waits yield, then nap, and which nothing
- * else calls during its fork), or its fork has returned. */
+ * in libc's sched_yield or in syscall, libc's or the tracer's own, where the tracer's waits
+ * yield, then nap, and which nothing else calls during its fork), or its fork has returned. */
 static void *release_when_fork_waits(void *arg)
 {
     pthread_t forker = *(pthread_t *)arg;
-    uintptr_t lo = 0, hi = 0, nap_lo = 0, nap_hi = 0;
+    uintptr_t lo = 0, hi = 0, nap_lo = 0, nap_hi = 0, call_lo = 0, call_hi = 0;
     pc_libc_function("sched_yield", &lo, &hi);
     pc_libc_function("syscall", &nap_lo, &nap_hi);
+    pc_called_function("syscall", &call_lo, &call_hi);
     atomic_store(&releasing, 1);
     while (atomic_load(&forking) != 2) {
         int before = atomic_load(&samples);
@@ -166,7 +167,8 @@ static void *release_when_fork_waits(void *arg)
             sched_yield();
         uintptr_t pc = atomic_load(&main_pc);
         if (atomic_load(&samples) != before &&
-            ((pc >= lo && pc < hi) || (pc >= nap_lo && pc < nap_hi)))
+            ((pc >= lo && pc < hi) || (pc >= nap_lo && pc < nap_hi) ||
+             (pc >= call_lo && pc < call_hi)))
             break;
     }
     atomic_store(&released, 1);
