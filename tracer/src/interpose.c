@@ -361,16 +361,19 @@ static void lock_wait_cancelled(void *ev)
 }
 
 /* The lock is busy: publish the wait, block in libc, take the wait down. Out of line: the
- * cleanup handler's setjmp would slow every acquisition down. */
+ * cleanup handler's setjmp would slow every acquisition down. The handler is pushed before the
+ * tracer is left and popped once it is entered again: a thread with asynchronous cancellation
+ * on (cancel.c) is cancelled at that leave when a cancellation came while it was inside, and
+ * its wait, left published, led the wait-for check's search round a dead thread for good. */
 static __attribute__((noinline)) int wait(call *c)
 {
     int rc = lt_wait_begin(&c->ev);
     if (rc == 0) {
-        lt_leave(&lt_tls);
         pthread_cleanup_push(lock_wait_cancelled, &c->ev);
+        lt_leave(&lt_tls);
         rc = real_wait(c);
-        pthread_cleanup_pop(0);
         lt_enter(&lt_tls);
+        pthread_cleanup_pop(0);
     }
     lt_wait_end(&c->ev);
     return rc;
@@ -1070,6 +1073,7 @@ static int cond_wait(call *c, pthread_cond_t *cv)
     int rc;
     if (!ready())
         return 0;
+    pthread_cleanup_push(cond_return, &st); /* (before the leave, as wait's) */
     if (enter(&c->ev)) {
         st.released = lt_cond_release(&c->ev, cv, &st.saved);
         /* not released: libc refuses the wait (EPERM), which waits for nothing */
@@ -1080,7 +1084,6 @@ static int cond_wait(call *c, pthread_cond_t *cv)
         }
         lt_leave(&lt_tls);
     }
-    pthread_cleanup_push(cond_return, &st);
     rc = real_cond_wait(c, cv);
     st.woken = rc == 0;
     pthread_cleanup_pop(1);
@@ -1240,13 +1243,13 @@ int lt_interpose_join(pthread_t th, int (*join)(pthread_t th, void *arg), void *
     if (!enter(&ev))
         return join(th, arg);
     int rc = lt_waitfor_join_begin(&ev, (uintptr_t)th);
-    lt_leave(&lt_tls);
-    if (rc == 0) {
+    if (rc == 0) { /* (pushed before the leave, as wait's) */
         pthread_cleanup_push(join_cancelled, &ev);
+        lt_leave(&lt_tls);
         rc = join(th, arg);
+        lt_enter(&lt_tls);
         pthread_cleanup_pop(0);
     }
-    lt_enter(&lt_tls);
     lt_waitfor_end(&ev);
     lt_leave(&lt_tls);
     return rc;

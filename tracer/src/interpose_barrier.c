@@ -112,12 +112,12 @@ LT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
     one_fn wait = (one_fn)real_of(&real, "pthread_barrier_wait");
     lt_event ev;
     lt_cond_waiter w = {0};
+    int rc;
+    pthread_cleanup_push(left, &w); /* (before the leave: interpose.c's wait says why) */
     if (enter(&ev, b, CALLER)) {
         lt_barrier_arrive(&ev, &w);
         lt_leave(&lt_tls);
     }
-    int rc;
-    pthread_cleanup_push(left, &w);
     rc = wait(b);
     pthread_cleanup_pop(1);
     return rc;

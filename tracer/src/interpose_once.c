@@ -36,6 +36,7 @@ typedef struct lt_once_run {
     lt_event ev;
     void (*fn)(void);
     int waiting;
+    int held; /* the control is held by this thread (trampoline) */
     struct lt_once_run *outer;
 } lt_once_run;
 
@@ -48,10 +49,23 @@ static inline int once_done(const pthread_once_t *ctl)
 static void run_end(void *arg)
 {
     lt_once_run *r = arg;
-    if (lt_enter(&lt_tls)) {
+    if (r->held && lt_enter(&lt_tls)) {
         lt_after_unlock(&r->ev, 0);
         lt_leave(&lt_tls);
     }
+}
+
+/* The thread cancelled while in once_slow's call of libc's pthread_once (in the routine, or
+ * at the tracer's leave before it): its run and its wait end with it. */
+static void once_cancelled(void *arg)
+{
+    lt_once_run *r = arg;
+    int busy = lt_tls.busy;
+    lt_busy_set(&lt_tls, LT_BUSY_IN);
+    r->ev.self->once_top = r->outer;
+    if (r->waiting)
+        lt_wait_end(&r->ev);
+    lt_busy_restore(&lt_tls, busy);
 }
 
 /* libc calls this on the thread that runs the init routine: the control becomes held by it
@@ -60,14 +74,15 @@ static void run_end(void *arg)
 static void trampoline(void)
 {
     lt_once_run *r = lt_tls.self->once_top;
+    pthread_cleanup_push(run_end, r); /* (before the leave: interpose.c's wait says why) */
     if (lt_enter(&lt_tls)) {
         if (r->waiting)
             lt_wait_end(&r->ev);
         r->waiting = 0;
         lt_after_lock(&r->ev, 0);
+        r->held = 1;
         lt_leave(&lt_tls);
     }
-    pthread_cleanup_push(run_end, r);
     r->fn();
     pthread_cleanup_pop(1);
 }
@@ -79,7 +94,7 @@ static __attribute__((noinline)) int once_slow(pthread_once_t *ctl, void (*fn)(v
                                                uintptr_t ra, uintptr_t cfa)
 {
     lt_once_run r = {{ctl, LT_ONCE, LT_MODE_WRITE, LT_WAIT_BLOCK, ra, cfa, NULL, NULL, NULL, 0, api, 0},
-                     fn, 0, NULL};
+                     fn, 0, 0, NULL};
     if (once_done(ctl))
         return real_pthread_once(ctl, fn);
     if (!lt_enter(&lt_tls))
@@ -102,9 +117,11 @@ static __attribute__((noinline)) int once_slow(pthread_once_t *ctl, void (*fn)(v
     }
     r.outer = r.ev.self->once_top;
     r.ev.self->once_top = &r;
+    pthread_cleanup_push(once_cancelled, &r); /* (before the leave, as trampoline's) */
     lt_leave(&lt_tls);
     rc = real_pthread_once(ctl, r.ev.lock ? trampoline : fn);
     lt_enter(&lt_tls);
+    pthread_cleanup_pop(0);
     r.ev.self->once_top = r.outer;
     if (r.waiting)
         lt_wait_end(&r.ev);
