@@ -14,10 +14,12 @@
 LT_EXPORT int pthread_setcanceltype(int type, int *old)
 {
     lt_tls_block *b = &lt_tls;
+    canceltype_fn real = lt_cancel_real(); /* (resolved before the mark: no dlsym from a
+                                              handler's lt_enter meanwhile) */
     int outside = lt_outside(b);
     if (outside && type == PTHREAD_CANCEL_ASYNCHRONOUS)
         lt_cancel_async_mark(b, 1);
-    int rc = lt_cancel_real()(type, old);
+    int rc = real(type, old);
     if (outside && (rc != 0 || type != PTHREAD_CANCEL_ASYNCHRONOUS) && b->busy == LT_BUSY_ASYNC)
         lt_cancel_async_mark(b, 0);
     return rc;
