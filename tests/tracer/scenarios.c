@@ -546,6 +546,108 @@ static void exit_held_mid_report(void)
     pthread_join(holder, NULL);
 }
 
+/* A thread already waiting for a lock when its holder leaves holding it waits for good,
+ * natively in silence. The holder leaves once the waiter (main) sleeps in its wait. `how`:
+ * the holder takes a mutex ("mutex"), a robust one (its waiter gets EOWNERDEAD: "robust"),
+ * one a key destructor releases as it leaves ("destructor"), the rwlock for read or write
+ * ("rw-read", "rw-write"); or it takes the mutex while main waits for another one, which a
+ * third thread holds until the holder has gone ("other"); or a third thread, still running,
+ * ends the process while main waits for the mutex (as uWSGI's reload does: "ended"). */
+static const char *waited_how;
+static blocked_probe orphan_waiter;
+static _Atomic int waited_holding, waited_holder_tid, waited_other_held;
+static pthread_mutex_t waited_robust, waited_other = PTHREAD_MUTEX_INITIALIZER;
+
+static int waited(const char *how)
+{
+    return !strcmp(waited_how, how);
+}
+
+NOINLINE void *leave_while_waited(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "holder");
+    if (waited("rw-read"))
+        pthread_rwlock_rdlock(&rw);
+    else if (waited("rw-write"))
+        pthread_rwlock_wrlock(&rw);
+    else
+        pthread_mutex_lock(waited("robust") ? &waited_robust : &plain);
+    if (waited("destructor"))
+        pthread_setspecific(unlock_key, &plain);
+    waited_holder_tid = blocked_tid();
+    waited_holding = 1;
+    blocked_until(&orphan_waiter);
+    return NULL;
+}
+
+/* "other": lets main's mutex go once the holder has gone. */
+static void *release_after_holder(void *arg)
+{
+    char path[64];
+    (void)arg;
+    pthread_mutex_lock(&waited_other);
+    waited_other_held = 1;
+    while (!waited_holding)
+        sched_yield();
+    snprintf(path, sizeof path, "/proc/self/task/%d", (int)waited_holder_tid);
+    while (access(path, F_OK) == 0)
+        sched_yield();
+    pthread_mutex_unlock(&waited_other);
+    return NULL;
+}
+
+/* "ended": ends the process a while after the holder has gone, main waiting still. */
+static void *exit_after_holder(void *arg)
+{
+    char path[64];
+    (void)arg;
+    while (!waited_holding)
+        sched_yield();
+    snprintf(path, sizeof path, "/proc/self/task/%d", (int)waited_holder_tid);
+    while (access(path, F_OK) == 0)
+        sched_yield();
+    usleep(300000); /* (no wait for a state: this thread must only be alive meanwhile) */
+    puts("exit");
+    exit(0);
+}
+
+NOINLINE void wait_for_leaving_holder(void)
+{
+    pthread_t holder, other;
+    if (waited("robust")) {
+        pthread_mutexattr_t a;
+        pthread_mutexattr_init(&a);
+        pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+        pthread_mutex_init(&waited_robust, &a);
+    }
+    if (waited("destructor"))
+        pthread_key_create(&unlock_key, unlock_value);
+    if (waited("other") || waited("ended"))
+        pthread_create(&other, NULL, waited("other") ? release_after_holder : exit_after_holder,
+                       NULL);
+    pthread_create(&holder, NULL, leave_while_waited, NULL);
+    while (!waited_holding || (waited("other") && !waited_other_held))
+        sched_yield();
+    if (waited("rw-read") || waited("rw-write")) {
+        blocked_announce_on(&orphan_waiter, &rw, sizeof rw);
+        result(waited("rw-read") ? "wrlock" : "rdlock",
+               waited("rw-read") ? pthread_rwlock_wrlock(&rw) : pthread_rwlock_rdlock(&rw));
+        return;
+    }
+    pthread_mutex_t *m = waited("robust") ? &waited_robust : waited("other") ? &waited_other
+                                                                              : &plain;
+    blocked_announce_on(&orphan_waiter, m, sizeof *m);
+    int rc = pthread_mutex_lock(m);
+    result("lock", rc);
+    if (rc == EOWNERDEAD)
+        pthread_mutex_consistent(m);
+    pthread_mutex_unlock(m);
+    pthread_join(holder, NULL);
+    if (waited("other"))
+        pthread_join(other, NULL);
+}
+
 static void orphaned(void)
 {
     pthread_t th;
@@ -837,6 +939,10 @@ int main(int argc, char **argv)
         destructor_releases();
     else if (!strcmp(s, "exit-held-robust"))
         orphaned_robust();
+    else if (!strncmp(s, "exit-held-waited-", 17)) {
+        waited_how = s + 17;
+        wait_for_leaving_holder();
+    }
     else if (!strcmp(s, "held-paths"))
         held_paths();
     else if (!strcmp(s, "unlock-out-of-order"))

@@ -75,6 +75,18 @@ static lt_outcome fatal_outcome(void)
     return lt_cfg.action == LT_ACTION_EDEADLK ? LT_OUTCOME_EDEADLK : LT_OUTCOME_ABORT;
 }
 
+/* The gone thread that holds l for good, and where it took it (orphan_entry). */
+static void fill_orphan(lt_finding *f, const lt_lock *l)
+{
+    const lt_lock_cold *cold = lt_lock_cold_of(l);
+    f->held_mode = (lt_mode)l->orphan_mode;
+    f->other = f->held_mode != LT_MODE_NONE && cold->orphan_of ? &cold->orphan_of->info : NULL;
+    f->other_by_fork = f->other && cold->orphan_of->by_fork;
+    /* where the gone thread took it: a fork child has no exit-held report that says so */
+    f->held_stack = f->other ? cold->orphan_stack : 0;
+    f->held_partial = lt_cfg.stacks != LT_STACKS_FULL;
+}
+
 /* Reports a request that would never be granted; the result is the call's veto (0 = go on).
  * A timed one goes on: libc gives up at its deadline (ETIMEDOUT), and a program survives
  * that natively, as it does a cycle of threads with a timed wait in it (waitfor.c). */
@@ -87,17 +99,10 @@ static int report_self(lt_event *ev, const lt_held *h, lt_reason why)
                     : fatal_outcome();
     fill_lock(&f, ev);
     f.request_stack = lt_stack_here(ev->ra);
-    if (h) {
+    if (h)
         lt_fill_held(&f, h);
-    } else {
-        const lt_lock_cold *cold = lt_lock_cold_of(ev->lock);
-        f.held_mode = (lt_mode)ev->lock->orphan_mode;
-        f.other = f.held_mode != LT_MODE_NONE && cold->orphan_of ? &cold->orphan_of->info : NULL;
-        f.other_by_fork = f.other && cold->orphan_of->by_fork;
-        /* where the gone thread took it: a fork child has no exit-held report that says so */
-        f.held_stack = f.other ? cold->orphan_stack : 0;
-        f.held_partial = lt_cfg.stacks != LT_STACKS_FULL;
-    }
+    else
+        fill_orphan(&f, ev->lock);
     lt_report(&f);
     return f.outcome == LT_OUTCOME_EDEADLK ? EDEADLK : 0;
 }
@@ -183,15 +188,20 @@ static lt_held *find_valid(lt_thread *t, const void *addr)
  * exception (they hand the next locker EOWNERDEAD) when their holder exited, not when it was
  * left behind by fork: the kernel marks a robust mutex at its holder's exit, and that holder
  * lives on in the parent (the child's lock hung silently). */
-static int orphan_blocks(const lt_event *ev)
+static int orphan_blocks_request(const lt_lock *l, const void *addr, lt_kind kind, lt_mode mode,
+                                 lt_wait wait)
 {
-    const lt_lock *l = ev->lock;
-    if (ev->wait == LT_WAIT_TRY || (l->orphan_mode != LT_MODE_WRITE && ev->mode != LT_MODE_WRITE))
+    if (wait == LT_WAIT_TRY || (l->orphan_mode != LT_MODE_WRITE && mode != LT_MODE_WRITE))
         return 0;
-    if (ev->kind != LT_MUTEX || !lt_lock_robust(ev->addr, ev->lock))
+    if (kind != LT_MUTEX || !lt_lock_robust(addr, l))
         return 1;
     const lt_gone *gone = lt_lock_cold_of(l)->orphan_of; /* NULL: see orphan_confirmed */
     return gone && gone->by_fork;
+}
+
+static int orphan_blocks(const lt_event *ev)
+{
+    return orphan_blocks_request(ev->lock, ev->addr, ev->kind, ev->mode, ev->wait);
 }
 
 static void release(lt_thread *t, lt_held *h);
@@ -279,13 +289,18 @@ static int confirmed(lt_event *ev, lt_held *h)
     return 0;
 }
 
+/* Does the lock word agree that the gone thread still holds l? */
+static int orphan_holds(const lt_lock *l, const void *addr, lt_kind kind)
+{
+    const lt_gone *gone = lt_lock_cold_of(l)->orphan_of; /* NULL: the mode was seen before it
+                                                   (lt_orphan_locks' fence) */
+    return gone && lt_lock_word_held(addr, l, kind, (lt_mode)l->orphan_mode, gone->info.tid);
+}
+
 /* ... and that the gone thread still holds it. */
 static int orphan_confirmed(lt_event *ev)
 {
-    lt_lock *l = ev->lock;
-    const lt_gone *gone = lt_lock_cold_of(l)->orphan_of; /* NULL: the mode was seen before it
-                                                   (lt_orphan_locks' fence) */
-    if (gone && lt_lock_word_held(ev->addr, l, ev->kind, (lt_mode)l->orphan_mode, gone->info.tid))
+    if (orphan_holds(ev->lock, ev->addr, ev->kind))
         return 1;
     renew(ev);
     return 0;
@@ -350,6 +365,18 @@ static int held_elsewhere(const lt_event *ev)
            lt_lock_word_held(ev->addr, ev->lock, LT_MUTEX, LT_MODE_WRITE, ev->self->info.tid);
 }
 
+/* A blocking request whose lock's holder left (lt_on_thread_exit) after the check before the
+ * request (lt_before_lock_slow) and before its wait was published, which the leaving thread's
+ * look at the published waits (orphan_waiters) then did not find: the wait is published under
+ * waitfor.c's lock before this looks, the orphan marked before that look takes it, so one of
+ * the two sees the other. (A timed request ends at its deadline, and was told already when it
+ * was an orphan before.) */
+static int orphaned_meanwhile(const lt_event *ev)
+{
+    return ev->wait == LT_WAIT_BLOCK && lt_unlikely(ev->lock->orphan_mode != LT_MODE_NONE) &&
+           orphan_blocks(ev) && orphan_holds(ev->lock, ev->addr, ev->kind);
+}
+
 int lt_wait_begin(lt_event *ev)
 {
     if (untimed_writer(ev))
@@ -358,7 +385,12 @@ int lt_wait_begin(lt_event *ev)
         lt_stats_wait_begin(ev);
     if (lt_unlikely(held_elsewhere(ev))) /* lt_wait_end follows, as after a veto */
         return report_self(ev, NULL, LT_WHY_HELD_ELSEWHERE);
-    return ev->lock ? lt_waitfor_begin(ev) : 0;
+    if (!ev->lock)
+        return 0;
+    int veto = lt_waitfor_begin(ev);
+    if (!veto && orphaned_meanwhile(ev))
+        return report_self(ev, NULL, LT_WHY_ORPHANED);
+    return veto;
 }
 
 void lt_wait_end(lt_event *ev)
@@ -795,6 +827,47 @@ static void report_exit_held(lt_thread *t, const lt_thread_info *info)
     free(shown);
 }
 
+/* A wait published before its lock's holder exited holding the lock (waitfor.c's
+ * lt_waitfor_orphaned): does it still wait for good, as a request after the exit would
+ * (orphan_blocks)? */
+int lt_orphan_wait_hopeless(const lt_orphan_wait *w)
+{
+    return orphan_blocks_request(w->lock, w->addr, (lt_kind)w->kind, (lt_mode)w->mode,
+                                 (lt_wait)w->wait) &&
+           orphan_holds(w->lock, w->addr, (lt_kind)w->kind);
+}
+
+/* Such a wait, reported by the watchdog once the rest of the process stalled, as the request
+ * it is, from its thread's wait record. It goes on: it cannot be made to fail now, and a
+ * process so stalled may still be ended from outside as it means to be (uWSGI's graceful
+ * reload cancels the worker thread that holds its accept mutex while the main thread waits
+ * for it, and the master kills the stalled worker a second later: an abort there turned a
+ * reload into a crash). */
+void lt_report_orphan_wait(const lt_orphan_wait *w)
+{
+    lt_finding f = {.kind = LT_FIND_SELF_DEADLOCK, .why = LT_WHY_ORPHANED_WAITING};
+    f.outcome = LT_OUTCOME_CONTINUE;
+    f.thread = w->who;
+    lt_thread_info_fresh(&f.thread);
+    f.lock = w->addr;
+    f.lock_kind = (lt_kind)w->kind;
+    if (w->kind == LT_MUTEX)
+        f.mutex_type = lt_lock_mutex_type(w->addr, w->lock);
+    if (w->kind == LT_RWLOCK)
+        f.writer_pref = lt_lock_prefers_writer(w->addr, w->lock);
+    f.req_mode = (lt_mode)w->mode;
+    f.wait = (lt_wait)w->wait;
+    f.api = w->api;
+    f.object = lt_lock_object(w->lock);
+    f.describe = lt_lock_describe(w->lock);
+    f.first_stack = w->lock->first_stack;
+    f.first_partial = w->lock->first_partial;
+    f.generation = atomic_load_explicit(&w->lock->gen, memory_order_relaxed);
+    f.request_stack = w->stack;
+    fill_orphan(&f, w->lock);
+    lt_report(&f);
+}
+
 /* The thread is leaving with locks held: orphan the locks so a later request for one is known
  * to be hopeless (a robust mutex's is not: orphan_blocks), then report once. The orphaning
  * comes first: the program's key destructors have run, so nothing will release them, and a
@@ -815,4 +888,6 @@ void lt_on_thread_exit(lt_thread *t)
         lt_orphan_locks(t, gone);
     }
     report_exit_held(t, &info);
+    if (gone)
+        lt_waitfor_orphaned(gone);
 }

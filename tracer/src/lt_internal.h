@@ -301,7 +301,9 @@ typedef struct lt_wait_slot {
     uint8_t kind, mode, wait;     /* lt_kind, lt_mode, lt_wait */
     uint8_t long_reported;        /* a long-wait report was made for this wait */
     uint8_t deferred;             /* closed a cycle through a signaller hint not yet seen
-                                   * stalled: the watchdog looks again (waitfor.c) */
+                                   * stalled, or `orphaned`: the watchdog looks again
+                                   * (waitfor.c) */
+    uint8_t orphaned;             /* its lock's holder exited holding it meanwhile */
     uint8_t waits_for;            /* lt_wait_for; the lock fields serve LT_FOR_LOCK only */
     uint8_t api;                  /* lt_api of the call that waits (pthread_join, thrd_join) */
     uintptr_t target;             /* LT_FOR_JOIN: the pthread_t; LT_FOR_SIGNAL: the condvar */

@@ -90,6 +90,7 @@ typedef enum {
     LT_WHY_DESTROY_TIMED,    /* condvar destroyed while threads wait on it, every one timed */
     LT_WHY_HELD_ELSEWHERE,   /* normal mutex whose word names this thread, not held at this
                                 address: the same memory mapped twice */
+    LT_WHY_ORPHANED_WAITING, /* ... and a thread already waiting for it when that one exited */
     LT_WHY_COUNT
 } lt_reason;
 

@@ -53,6 +53,7 @@ static const char *const reason_names[LT_WHY_COUNT] = {
     [LT_WHY_FORK_RELOCK] = "fork-relock",
     [LT_WHY_HELD_ELSEWHERE] = "held-elsewhere",
     [LT_WHY_ORPHANED] = "orphaned",
+    [LT_WHY_ORPHANED_WAITING] = "orphaned-waiting",
     [LT_WHY_NOT_HELD] = "not-held",
     [LT_WHY_DESTROY] = "destroy",
     [LT_WHY_EXIT] = "exit",
@@ -100,6 +101,8 @@ static const char *const reason_text[LT_WHY_COUNT] = {
                               "mutex hangs",
     [LT_WHY_ORPHANED] = "a thread that is gone (exited, or left behind by fork) holds it "
                         "(it can never be granted)",
+    [LT_WHY_ORPHANED_WAITING] = "the thread that held it exited while this one waited for it, "
+                                "and left it locked (the wait can never end)",
     [LT_WHY_NOT_HELD] = "it does not hold it",
     [LT_WHY_DESTROY] = "it is held",
     [LT_WHY_EXIT] = "",
@@ -145,7 +148,7 @@ static const char *const cut_names[] = {"none", "no-unwind-info"};
 
 _Static_assert(LT_FIND_KIND_COUNT == 12, "name every finding kind in kind_names and kind_verbs");
 _Static_assert(LT_ARRAY_LEN(waits_for_names) == LT_FOR_SIGNAL + 1, "name every wait target");
-_Static_assert(LT_WHY_COUNT == 32, "name and explain every reason");
+_Static_assert(LT_WHY_COUNT == 33, "name and explain every reason");
 _Static_assert(LT_ARRAY_LEN(type_names) == LT_BARRIER + 1, "name every lock type");
 _Static_assert(LT_ARRAY_LEN(outcome_names) == LT_OUTCOME_EDEADLK + 1, "name every outcome");
 _Static_assert(LT_ARRAY_LEN(api_names) == LT_API_CXX + 1, "name every api");
@@ -649,6 +652,11 @@ static void put_outcome(out *o, const lt_rep *r)
     if (r->kind == LT_FIND_SELF_DEADLOCK && r->outcome == LT_OUTCOME_CONTINUE && r->nlocks &&
         r->locks[0].wait == LT_WAIT_TIMED) {
         put(o, "  action: none (the request is timed: it fails, at the latest at its deadline)\n");
+        return;
+    }
+    if (r->why == LT_WHY_ORPHANED_WAITING) { /* reported by the watchdog: no call to fail */
+        put(o, "  action: none (the thread waits in libc already, and waits on as without the "
+               "tracer: only a signal or the end of the process can end the wait now)\n");
         return;
     }
     if (r->outcome != LT_OUTCOME_ABORT && r->outcome != LT_OUTCOME_EDEADLK)

@@ -311,6 +311,7 @@ static void link_wait(lt_thread *t, uint32_t reads)
     lt_wait_slot *w = &t->waiting;
     w->long_reported = 0;
     w->deferred = 0;
+    w->orphaned = 0;
     w->prev_waiter = NULL;
     w->next_waiter = waiters;
     if (waiters)
@@ -513,6 +514,7 @@ static void publish(lt_event *ev, lt_wait_for what, uintptr_t target,
 /* t's wait is no longer deferred; under wf_lock. */
 static void undefer(lt_thread *t)
 {
+    t->waiting.orphaned = 0;
     if (t->waiting.deferred) {
         t->waiting.deferred = 0;
         atomic_fetch_sub_explicit(&deferred_waits, 1, memory_order_relaxed);
@@ -716,20 +718,78 @@ static uint64_t stall_print(const lt_wait_step *s, size_t n, int kept)
 
 static void watchdog_start(int always);
 
+/* The watchdog's first look at t's wait comes with its next round; under wf_lock. */
+static void defer_locked(lt_thread *t)
+{
+    lt_wait_slot *w = &t->waiting;
+    if (w->deferred)
+        return;
+    w->deferred = 1;
+    w->looks = 0;
+    w->next_look = watch_round + 1;
+    atomic_fetch_add_explicit(&deferred_waits, 1, memory_order_relaxed);
+}
+
 /* t's wait `seq` closed a cycle through the signaller hint that is not seen stalled yet: the
  * watchdog looks at it again while it lasts (see the top). */
 static void defer(lt_thread *t, uint32_t seq)
 {
     lt_spin_lock(&wf_lock);
-    lt_wait_slot *w = &t->waiting;
-    if (atomic_load_explicit(&w->seq, memory_order_relaxed) == seq && !w->deferred) {
-        w->deferred = 1;
-        w->looks = 0;
-        w->next_look = watch_round + 1;
-        atomic_fetch_add_explicit(&deferred_waits, 1, memory_order_relaxed);
-    }
+    if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) == seq)
+        defer_locked(t);
     lt_spin_unlock(&wf_lock);
     watchdog_start(1);
+}
+
+/*
+ * A blocking wait for a lock whose holder exited holding it, published before the exit, is no
+ * wait that a later check meets: no cycle (a gone thread waits for nothing), no request after
+ * the exit (detect.c's orphan check). It waits for good unless another thread of the process
+ * still runs to end it some other way: a cancellation, a handler that jumps out of it, the
+ * process's exit. So it is deferred as a cycle through the signaller hint is, and reported
+ * once the rest of the process is seen stalled, before and after a grace (orphan_look); the
+ * report lets it wait on (detect.c: lt_report_orphan_wait). A timed wait ends at its
+ * deadline.
+ */
+void lt_waitfor_orphaned(const lt_gone *gone)
+{
+    int any = 0;
+    lt_spin_lock(&wf_lock);
+    for (lt_thread *u = waiters; u; u = u->waiting.next_waiter) {
+        lt_wait_slot *w = &u->waiting;
+        if (w->waits_for != LT_FOR_LOCK || w->wait != LT_WAIT_BLOCK || !w->lock ||
+            w->lock->orphan_mode == LT_MODE_NONE || lt_lock_cold_of(w->lock)->orphan_of != gone ||
+            atomic_load_explicit(&w->lock->gen, memory_order_relaxed) != w->gen)
+            continue;
+        w->orphaned = 1;
+        defer_locked(u);
+        any = 1;
+    }
+    lt_spin_unlock(&wf_lock);
+    if (any)
+        watchdog_start(1);
+}
+
+/* The watchdog's look at t's wait `seq`, marked orphaned (copied as w): reported when it is
+ * still hopeless and every other thread sleeps for good, the same before and after a grace;
+ * forgotten when it is no longer hopeless (the lock word no longer names the gone thread). */
+static void orphan_look(lt_thread *t, uint32_t seq, const lt_orphan_wait *w)
+{
+    struct timespec grace = {0, GRACE_NS};
+    int skip[2] = {w->who.tid, atomic_load_explicit(&watchdog_tid, memory_order_relaxed)};
+    int hopeless = lt_orphan_wait_hopeless(w);
+    uint64_t stall = hopeless ? lt_platform_others_stuck(skip, 2) : 0;
+    if (stall) {
+        nanosleep(&grace, NULL);
+        stall = lt_platform_others_stuck(skip, 2) == stall && lt_orphan_wait_hopeless(w);
+    }
+    lt_spin_lock(&wf_lock);
+    int same = atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) == seq;
+    if (same && (!hopeless || stall))
+        undefer(t);
+    lt_spin_unlock(&wf_lock);
+    if (same && stall)
+        lt_report_orphan_wait(w);
 }
 
 /* The cycle found when the wait began (first[0] is self's), confirmed: at once when it is
@@ -1206,6 +1266,14 @@ static void look_again(void)
         w->next_look = round + (1u << (w->looks < LOOK_SPACING_MAX ? w->looks : LOOK_SPACING_MAX));
         w->looks += w->looks < LOOK_SPACING_MAX;
         uint32_t seq = atomic_load_explicit(&t->waiting.seq, memory_order_relaxed);
+        if (w->orphaned) {
+            lt_orphan_wait copy = {.lock = w->lock, .addr = w->addr, .stack = w->stack,
+                                   .kind = w->kind, .mode = w->mode, .wait = w->wait,
+                                   .api = w->api, .who = w->who};
+            lt_spin_unlock(&wf_lock);
+            orphan_look(t, seq, &copy);
+            continue;
+        }
         size_t n = find_cycle(t);
         frame *first = n ? lt_map(n * sizeof *first) : NULL;
         int agree = first && words_agree(n);

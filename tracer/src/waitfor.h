@@ -17,6 +17,20 @@ void lt_waitfor_shown_end(void);
 void lt_waitfor_detached(uintptr_t handle);
 void lt_waitfor_detach_claim(lt_thread *t);
 void lt_waitfor_fork(lt_fork_phase phase);
+/* A published lock wait, as lt_waitfor_orphaned copies it. */
+typedef struct lt_orphan_wait {
+    lt_lock *lock;
+    const void *addr;
+    uint32_t stack;
+    uint8_t kind, mode, wait, api;
+    lt_thread_info who;
+} lt_orphan_wait;
+/* The published waits for locks that `gone` holds for good now (lt_orphan_locks) are given
+ * to the watchdog, which asks detect.c whether one is hopeless (lt_orphan_wait_hopeless) and
+ * reports it (lt_report_orphan_wait) once the rest of the process is stalled. */
+void lt_waitfor_orphaned(const lt_gone *gone);
+int lt_orphan_wait_hopeless(const lt_orphan_wait *w);
+void lt_report_orphan_wait(const lt_orphan_wait *w);
 void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_lock *l);
 uint32_t lt_held_stack(lt_held *h, uint32_t under, int *partial);
 /* How lt_holders_find confirms a holder's entry (which outlives libc's unlock a moment): not
