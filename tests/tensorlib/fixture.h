@@ -76,6 +76,10 @@ bool fx_expect_tol(const tl_tensor *got, const fx_tensor *want, tl_dtype dtype, 
 bool fx_failed_with(tl_status got, tl_status want, const char *part);
 /* TL_OK for a tensor (which it releases), tl_last_status() for NULL. */
 tl_status fx_status(tl_tensor *t);
+/* Checks (check.h) that a tensor-returning call failed with want and a message holding part;
+ * FX_FAILS_ST the same for a call that returns a tl_status. */
+#define FX_FAILS(call, want, part) CHECK(fx_failed_with(fx_status(call), (want), (part)))
+#define FX_FAILS_ST(call, want, part) CHECK(fx_failed_with((call), (want), (part)))
 
 /* Releases every tensor named (NULL is fine): FX_RELEASE(a, b, out). */
 #define FX_RELEASE(...)                                                                          \

@@ -102,14 +102,13 @@ static void test_dot_mv_ints_and_misuse(void)
     tl_tensor *m = tl_zeros((const size_t[]){2, 3}, 2, TL_U8, TL_CPU);
     tl_tensor *b2 = tl_zeros((const size_t[]){2}, 1, TL_U8, TL_CPU);
     tl_tensor *bf = tl_zeros((const size_t[]){3}, 1, TL_F32, TL_CPU);
-    CHECK(fx_failed_with(fx_status(tl_dot(a, b2)), TL_ERR_SHAPE,
-                         "dot: needs two 1-D tensors of one length, got u8[3] and u8[2]"));
-    CHECK(fx_failed_with(fx_status(tl_dot(m, m)), TL_ERR_SHAPE, "dot: needs two 1-D"));
-    CHECK(fx_failed_with(fx_status(tl_dot(a, bf)), TL_ERR_DTYPE, "dot: dtype mismatch"));
-    CHECK(fx_failed_with(fx_status(tl_mv(m, b2)), TL_ERR_SHAPE,
-                         "mv: needs [m, k] and [k], got u8[2, 3] and u8[2]"));
-    CHECK(fx_failed_with(fx_status(tl_mv(a, m)), TL_ERR_SHAPE, "mv: needs [m, k]"));
-    CHECK(fx_failed_with(fx_status(tl_mv(NULL, a)), TL_ERR_ARG, "mv"));
+    FX_FAILS(tl_dot(a, b2), TL_ERR_SHAPE,
+             "dot: needs two 1-D tensors of one length, got u8[3] and u8[2]");
+    FX_FAILS(tl_dot(m, m), TL_ERR_SHAPE, "dot: needs two 1-D");
+    FX_FAILS(tl_dot(a, bf), TL_ERR_DTYPE, "dot: dtype mismatch");
+    FX_FAILS(tl_mv(m, b2), TL_ERR_SHAPE, "mv: needs [m, k] and [k], got u8[2, 3] and u8[2]");
+    FX_FAILS(tl_mv(a, m), TL_ERR_SHAPE, "mv: needs [m, k]");
+    FX_FAILS(tl_mv(NULL, a), TL_ERR_ARG, "mv");
     FX_RELEASE(a, b, d, m, b2, bf);
 }
 
@@ -124,16 +123,15 @@ static void test_nn_norm_misuse(void)
     tl_tensor *xi = tl_zeros((const size_t[]){2, 4}, 2, TL_I32, TL_CPU);
     tl_tensor *ai = tl_ones((const size_t[]){4}, 1, TL_I32, TL_CPU);
     tl_tensor *s = tl_zeros(NULL, 0, TL_F32, TL_CPU);
-    CHECK(fx_failed_with(fx_status(tl_rms_norm(x, a2, 1e-5)), TL_ERR_SHAPE,
-                         "rms_norm: alpha must be [4] (the last dim of f32[2, 4]), got f32[2]"));
-    CHECK(fx_failed_with(fx_status(tl_rms_norm(x, a14, 1e-5)), TL_ERR_SHAPE, "rms_norm: alpha"));
-    CHECK(fx_failed_with(fx_status(tl_rms_norm(x, a4d, 1e-5)), TL_ERR_DTYPE, "rms_norm: dtype"));
-    CHECK(fx_failed_with(fx_status(tl_rms_norm(xi, ai, 1e-5)), TL_ERR_DTYPE, "rms_norm"));
-    CHECK(fx_failed_with(fx_status(tl_rms_norm(s, a4, 1e-5)), TL_ERR_RANGE, "rms_norm: dim"));
-    CHECK(fx_failed_with(fx_status(tl_rms_norm(NULL, a4, 1e-5)), TL_ERR_ARG, "rms_norm"));
-    CHECK(fx_failed_with(fx_status(tl_layer_norm(x, a4, a2, 1e-5)), TL_ERR_SHAPE,
-                         "layer_norm: beta must be [4]"));
-    CHECK(fx_failed_with(fx_status(tl_layer_norm(x, a4, NULL, 1e-5)), TL_ERR_ARG, "layer_norm"));
+    FX_FAILS(tl_rms_norm(x, a2, 1e-5), TL_ERR_SHAPE,
+             "rms_norm: alpha must be [4] (the last dim of f32[2, 4]), got f32[2]");
+    FX_FAILS(tl_rms_norm(x, a14, 1e-5), TL_ERR_SHAPE, "rms_norm: alpha");
+    FX_FAILS(tl_rms_norm(x, a4d, 1e-5), TL_ERR_DTYPE, "rms_norm: dtype");
+    FX_FAILS(tl_rms_norm(xi, ai, 1e-5), TL_ERR_DTYPE, "rms_norm");
+    FX_FAILS(tl_rms_norm(s, a4, 1e-5), TL_ERR_RANGE, "rms_norm: dim");
+    FX_FAILS(tl_rms_norm(NULL, a4, 1e-5), TL_ERR_ARG, "rms_norm");
+    FX_FAILS(tl_layer_norm(x, a4, a2, 1e-5), TL_ERR_SHAPE, "layer_norm: beta must be [4]");
+    FX_FAILS(tl_layer_norm(x, a4, NULL, 1e-5), TL_ERR_ARG, "layer_norm");
     FX_RELEASE(x, a4, a2, a14, a4d, xi, ai, s);
 }
 

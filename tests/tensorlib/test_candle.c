@@ -184,27 +184,22 @@ static void by_hand(void)
     prints(tl_cumsum(cu, 0), "[200, 250, 4]", "u8 cumsum");
     tl_release(cu);
     /* errors */
-    CHECK(fx_failed_with(fx_status(tl_broadcast_matmul(x, l)), TL_ERR_SHAPE, "broadcast_matmul"));
-    CHECK(fx_failed_with(fx_status(tl_pad_with_same(x, 5, 1, 1)), TL_ERR_RANGE, "dim 5"));
-    CHECK(fx_failed_with(fx_status(tl_repeat(x, (const size_t[]){2}, 1)), TL_ERR_SHAPE,
-                         "repeat"));
-    CHECK(fx_failed_with(fx_status(tl_upsample_nearest2d(x, 2, 2)), TL_ERR_SHAPE, "rank 4"));
-    CHECK(fx_failed_with(fx_status(tl_max_pool2d(img, 3, 1, 1, 1)), TL_ERR_SHAPE, "window"));
-    CHECK(fx_failed_with(fx_status(tl_avg_pool2d(img, 1, 1, 0, 1)), TL_ERR_SHAPE, "stride"));
+    FX_FAILS(tl_broadcast_matmul(x, l), TL_ERR_SHAPE, "broadcast_matmul");
+    FX_FAILS(tl_pad_with_same(x, 5, 1, 1), TL_ERR_RANGE, "dim 5");
+    FX_FAILS(tl_repeat(x, (const size_t[]){2}, 1), TL_ERR_SHAPE, "repeat");
+    FX_FAILS(tl_upsample_nearest2d(x, 2, 2), TL_ERR_SHAPE, "rank 4");
+    FX_FAILS(tl_max_pool2d(img, 3, 1, 1, 1), TL_ERR_SHAPE, "window");
+    FX_FAILS(tl_avg_pool2d(img, 1, 1, 0, 1), TL_ERR_SHAPE, "stride");
     tl_tensor *k = tl_ones((const size_t[]){2, 1, 3}, 3, TL_F32, TL_CPU);
-    CHECK(fx_failed_with(fx_status(tl_conv_transpose1d(l, k, 0, 1, 1, 1, 1)), TL_ERR_ARG,
-                         "output_padding"));
-    CHECK(fx_failed_with(fx_status(tl_conv_transpose1d(l, k, 3, 0, 1, 1, 1)), TL_ERR_SHAPE,
-                         "padding 3 leaves no output"));
-    CHECK(fx_failed_with(fx_status(tl_conv_transpose1d(l, k, 0, 0, SIZE_MAX / 2, 1, 1)),
-                         TL_ERR_RANGE, "overflows"));
-    CHECK(fx_failed_with(fx_status(tl_conv_transpose1d(l, k, 0, 0, 1, 1, 3)), TL_ERR_SHAPE,
-                         "groups"));
+    FX_FAILS(tl_conv_transpose1d(l, k, 0, 1, 1, 1, 1), TL_ERR_ARG, "output_padding");
+    FX_FAILS(tl_conv_transpose1d(l, k, 3, 0, 1, 1, 1), TL_ERR_SHAPE, "padding 3 leaves no output");
+    FX_FAILS(tl_conv_transpose1d(l, k, 0, 0, SIZE_MAX / 2, 1, 1), TL_ERR_RANGE, "overflows");
+    FX_FAILS(tl_conv_transpose1d(l, k, 0, 0, 1, 1, 3), TL_ERR_SHAPE, "groups");
     tl_release(k);
-    CHECK(fx_failed_with(fx_status(tl_var(x, 7, false)), TL_ERR_RANGE, "var"));
+    FX_FAILS(tl_var(x, 7, false), TL_ERR_RANGE, "var");
     tl_tensor *xi = tl_to_dtype(x, TL_I64);
-    CHECK(fx_failed_with(fx_status(tl_pow(xi, xi)), TL_ERR_DTYPE, "pow"));
-    CHECK(fx_failed_with(fx_status(tl_unary(TL_SIGMOID, xi)), TL_ERR_DTYPE, "sigmoid"));
+    FX_FAILS(tl_pow(xi, xi), TL_ERR_DTYPE, "pow");
+    FX_FAILS(tl_unary(TL_SIGMOID, xi), TL_ERR_DTYPE, "sigmoid");
     FX_RELEASE(xi, x, l, img);
 }
 

@@ -64,11 +64,6 @@ static void test_broadcast_batch(void)
     FX_RELEASE(x1, k, x, y);
 }
 
-static void expect_error(tl_tensor *got, tl_status status, const char *part)
-{
-    CHECK(fx_failed_with(fx_status(got), status, part));
-}
-
 static void test_errors(void)
 {
     size_t xs[] = {1, 4, 5, 5}, ks[] = {2, 2, 3, 3}, x1s[] = {1, 4, 5}, k1s[] = {2, 4, 7};
@@ -76,19 +71,19 @@ static void test_errors(void)
     tl_tensor *x1 = tl_zeros(x1s, 3, TL_F32, TL_CPU), *k1 = tl_zeros(k1s, 3, TL_F32, TL_CPU);
     tl_tensor *kd = tl_zeros(ks, 4, TL_F64, TL_CPU), *xi = tl_zeros(xs, 4, TL_U32, TL_CPU);
     tl_tensor *ki = tl_zeros(ks, 4, TL_U32, TL_CPU);
-    expect_error(tl_conv2d(x, k, 0, 1, 1, 1), TL_ERR_SHAPE,
-                 "conv2d: kernel f32[2, 2, 3, 3] does not fit input f32[1, 4, 5, 5] with 1 groups");
-    expect_error(tl_conv2d(x, k, 0, 0, 1, 2), TL_ERR_ARG,
-                 "conv2d: groups, stride and dilation must be >= 1 (got 2, 0, 1)");
-    expect_error(tl_conv2d(x1, k, 0, 1, 1, 2), TL_ERR_SHAPE,
-                 "conv2d: needs input and kernel of rank 4, got f32[1, 4, 5] and f32[2, 2, 3, 3]");
-    expect_error(tl_conv1d(x1, k1, 0, 1, 1, 1), TL_ERR_SHAPE,
-                 "conv1d: kernel f32[2, 4, 7] (dilation 1) does not fit input f32[1, 4, 5] "
-                 "padded by 0");
-    expect_error(tl_conv2d(x, kd, 0, 1, 1, 2), TL_ERR_DTYPE,
-                 "conv2d: dtype mismatch (f32[1, 4, 5, 5] and f64[2, 2, 3, 3])");
-    expect_error(tl_conv2d(xi, ki, 0, 1, 1, 2), TL_ERR_DTYPE,
-                 "conv2d: needs a float dtype, got u32[1, 4, 5, 5]");
+    FX_FAILS(tl_conv2d(x, k, 0, 1, 1, 1), TL_ERR_SHAPE,
+             "conv2d: kernel f32[2, 2, 3, 3] does not fit input f32[1, 4, 5, 5] with 1 groups");
+    FX_FAILS(tl_conv2d(x, k, 0, 0, 1, 2), TL_ERR_ARG,
+             "conv2d: groups, stride and dilation must be >= 1 (got 2, 0, 1)");
+    FX_FAILS(tl_conv2d(x1, k, 0, 1, 1, 2), TL_ERR_SHAPE,
+             "conv2d: needs input and kernel of rank 4, got f32[1, 4, 5] and f32[2, 2, 3, 3]");
+    FX_FAILS(tl_conv1d(x1, k1, 0, 1, 1, 1), TL_ERR_SHAPE,
+             "conv1d: kernel f32[2, 4, 7] (dilation 1) does not fit input f32[1, 4, 5] "
+             "padded by 0");
+    FX_FAILS(tl_conv2d(x, kd, 0, 1, 1, 2), TL_ERR_DTYPE,
+             "conv2d: dtype mismatch (f32[1, 4, 5, 5] and f64[2, 2, 3, 3])");
+    FX_FAILS(tl_conv2d(xi, ki, 0, 1, 1, 2), TL_ERR_DTYPE,
+             "conv2d: needs a float dtype, got u32[1, 4, 5, 5]");
     tl_tensor *ok = tl_conv2d(x, k, 1, 2, 2, 2); /* the same operands fit with 2 groups */
     CHECKF(ok && tl_shape(ok)[1] == 2 && tl_shape(ok)[2] == 2, "%s", tl_last_error());
     FX_RELEASE(ok, x, k, x1, k1, kd, xi, ki);

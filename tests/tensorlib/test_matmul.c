@@ -89,26 +89,20 @@ static void test_empty(void)
     FX_RELEASE(a, b, ab, c, d, cd);
 }
 
-static void expect_error(tl_tensor *got, tl_status status, const char *part)
-{
-    CHECK(fx_failed_with(fx_status(got), status, part));
-}
-
 static void test_errors(void)
 {
     size_t s3[] = {3}, s23[] = {2, 3}, s43[] = {4, 3}, s223[] = {2, 2, 3}, s334[] = {3, 3, 4};
     tl_tensor *v = tl_zeros(s3, 1, TL_F32, TL_CPU), *m23 = tl_zeros(s23, 2, TL_F32, TL_CPU);
     tl_tensor *m43 = tl_zeros(s43, 2, TL_F32, TL_CPU), *d43 = tl_zeros(s43, 2, TL_F64, TL_CPU);
     tl_tensor *b223 = tl_zeros(s223, 3, TL_F32, TL_CPU), *b334 = tl_zeros(s334, 3, TL_F32, TL_CPU);
-    expect_error(tl_matmul(v, m23), TL_ERR_SHAPE,
-                 "matmul: needs two operands of one rank >= 2, got f32[3] @ f32[2, 3]");
-    expect_error(tl_matmul(m23, m43), TL_ERR_SHAPE,
-                 "matmul: inner dims differ (3 vs 4) in f32[2, 3] @ f32[4, 3]");
-    expect_error(tl_matmul(b223, b334), TL_ERR_SHAPE,
-                 "matmul: batch dims differ in f32[2, 2, 3] @ f32[3, 3, 4]");
-    expect_error(tl_matmul(m23, d43), TL_ERR_DTYPE,
-                 "matmul: dtype mismatch (f32[2, 3] and f64[4, 3])");
-    expect_error(tl_matmul(NULL, m23), TL_ERR_ARG, "matmul: tensor argument is NULL");
+    FX_FAILS(tl_matmul(v, m23), TL_ERR_SHAPE,
+             "matmul: needs two operands of one rank >= 2, got f32[3] @ f32[2, 3]");
+    FX_FAILS(tl_matmul(m23, m43), TL_ERR_SHAPE,
+             "matmul: inner dims differ (3 vs 4) in f32[2, 3] @ f32[4, 3]");
+    FX_FAILS(tl_matmul(b223, b334), TL_ERR_SHAPE,
+             "matmul: batch dims differ in f32[2, 2, 3] @ f32[3, 3, 4]");
+    FX_FAILS(tl_matmul(m23, d43), TL_ERR_DTYPE, "matmul: dtype mismatch (f32[2, 3] and f64[4, 3])");
+    FX_FAILS(tl_matmul(NULL, m23), TL_ERR_ARG, "matmul: tensor argument is NULL");
     FX_RELEASE(v, m23, m43, d43, b223, b334);
 }
 

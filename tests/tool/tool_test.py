@@ -7,7 +7,6 @@ options and variables, programs it cannot trace, report files given in any order
 --prog is tests/tracer/scenarios (its 'bad-unlock' writes one report and exits 0). Each CHECK
 is one meson test; it exits 0 on success, 1 with the reasons, 77 to skip.
 """
-import argparse
 import glob
 import os
 import re
@@ -17,7 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 import expect  # noqa: E402
-from checks import Failed, Skipped, need, run_check  # noqa: E402
+from checks import Failed, Skipped, check_parser, need, run_main  # noqa: E402
 
 NOT_LOADED = 'did not load'
 
@@ -426,18 +425,13 @@ CHECKS = {f.__name__: f for f in (bad_configuration, relative_paths, short_optio
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument('check', choices=sorted(CHECKS))
+    p = check_parser(CHECKS)
     p.add_argument('--locktrace', required=True)
     p.add_argument('--prog', required=True)
     p.add_argument('--man', required=True)
     p.add_argument('--demo', help='build/demo/deadlock')
     p.add_argument('--readme', help='README.md')
-    args = p.parse_args()
-    for k in ('locktrace', 'prog', 'man', 'demo', 'readme'):
-        if getattr(args, k):
-            setattr(args, k, os.path.abspath(getattr(args, k)))
-    return run_check(CHECKS, args.check, lambda tmp: Ctx(args, tmp), 'locktrace-tool-')
+    return run_main(CHECKS, p, ('locktrace', 'prog', 'man', 'demo', 'readme'), Ctx, 'locktrace-tool-')
 
 
 if __name__ == '__main__':

@@ -15,7 +15,6 @@ unwind information, so nothing may say a stack was cut short there either.
 
 Exit 0 on success, 1 with the reasons.
 """
-import argparse
 import glob
 import json
 import os
@@ -25,7 +24,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from checks import Failed, need, run_check  # noqa: E402
+from checks import Failed, check_parser, need, run_main  # noqa: E402
 
 TIMEOUT = 30
 MARKER = '... stack cut short: no unwind information for '
@@ -237,12 +236,10 @@ CHECKS = {f.__name__: f for f in (cut_main, cut_thread, cut_full, whole_main, wh
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument('check', choices=sorted(CHECKS))
+    p = check_parser(CHECKS)
     for opt in ('--lib', '--locktrace', '--cut', '--whole', '--fp', '--source'):
         p.add_argument(opt, required=True)
-    a = p.parse_args()
-    return run_check(CHECKS, a.check, lambda tmp: Ctx(a, tmp))
+    return run_main(CHECKS, p, (), Ctx)
 
 
 if __name__ == '__main__':

@@ -8,7 +8,6 @@ occurrence count and first/last time; the launcher's line and the summary file a
 Expected line numbers come from marker comments in dedup.c, expected ordinals from
 ordinal() below, never from the tracer. Exit 0 on success, 1 with the reasons.
 """
-import argparse
 import datetime
 import glob
 import json
@@ -18,7 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 import expect  # noqa: E402
-from checks import need, run_check  # noqa: E402
+from checks import check_parser, need, run_main  # noqa: E402
 
 TIMEOUT = 30
 FULL = re.compile(r'^locktrace: (\S+): (?!again \()')
@@ -334,16 +333,12 @@ CHECKS = {f.__name__: f for f in (loop, stable, fork, two_bugs, two_sites, lines
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('check', choices=sorted(CHECKS))
+    ap = check_parser(CHECKS)
     ap.add_argument('--locktrace', required=True)
     ap.add_argument('--lib', required=True)
     ap.add_argument('--dedup', required=True)
     ap.add_argument('--source', required=True)
-    args = ap.parse_args()
-    for k in ('locktrace', 'lib', 'dedup', 'source'):
-        setattr(args, k, os.path.abspath(getattr(args, k)))
-    return run_check(CHECKS, args.check, lambda tmp: Ctx(args, tmp))
+    return run_main(CHECKS, ap, ('locktrace', 'lib', 'dedup', 'source'), Ctx)
 
 
 if __name__ == '__main__':

@@ -10,7 +10,6 @@ PROGRAM reports one bad unlock and exits 0 (local_symbols); --linked is the same
 linked with the tracer (setuid check). Exit 0 on success, 1 with the reasons, 77 (skip) with
 the reason when the check needs what this machine does not allow (mount, root).
 """
-import argparse
 import glob
 import os
 import shutil
@@ -19,7 +18,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from checks import Failed, Skipped, need, run_check  # noqa: E402
+from checks import Failed, Skipped, check_parser, need, run_main  # noqa: E402
 
 TIMEOUT = 20
 
@@ -224,16 +223,11 @@ CHECKS = {f.__name__: f for f in (planted_symlink, readonly_dir, full_disk, shar
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument('check', choices=sorted(CHECKS))
+    p = check_parser(CHECKS)
     p.add_argument('--lib', required=True)
     p.add_argument('--program', required=True)
     p.add_argument('--linked')
-    args = p.parse_args()
-    args.lib, args.program = os.path.abspath(args.lib), os.path.abspath(args.program)
-    if args.linked:
-        args.linked = os.path.abspath(args.linked)
-    return run_check(CHECKS, args.check, lambda tmp: Ctx(args, tmp), 'locktrace-dirs-')
+    return run_main(CHECKS, p, ('lib', 'program', 'linked'), Ctx, 'locktrace-dirs-')
 
 
 if __name__ == '__main__':

@@ -8,7 +8,6 @@ still run through expect.py's run(), under its process-group timeout.
 CHECK is one of the functions named in CHECKS below; tests/tracer/meson.build runs each as
 its own test with the issue sentence it checks. Exit 0 on success, 1 with the reasons.
 """
-import argparse
 import glob
 import json
 import os
@@ -19,7 +18,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 import expect  # noqa: E402
-from checks import Failed, need, run_check  # noqa: E402
+from checks import Failed, check_parser, need, run_main  # noqa: E402
 
 TIMEOUT = 20
 
@@ -530,8 +529,7 @@ CHECKS = {f.__name__: f for f in (json_on_abort, unwritable_dir, summary_at_exit
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument('check', choices=sorted(CHECKS))
+    p = check_parser(CHECKS)
     p.add_argument('--locktrace', required=True)
     p.add_argument('--lib', required=True)
     p.add_argument('--scenarios', required=True)
@@ -543,12 +541,8 @@ def main():
     p.add_argument('--pc-dir', help='where meson wrote locktrace-uninstalled.pc')
     p.add_argument('--cc', help='the C compiler, for linked_pkgconfig')
     p.add_argument('--source', help='scenarios.c, for linked_pkgconfig')
-    args = p.parse_args()
-    args.locktrace, args.lib, args.scenarios = map(os.path.abspath, (args.locktrace, args.lib, args.scenarios))
-    for opt in ('scenarios_cpp', 'cross_deadlock', 'cross_order', 'lifetime', 'classes'):
-        if getattr(args, opt):
-            setattr(args, opt, os.path.abspath(getattr(args, opt)))
-    return run_check(CHECKS, args.check, lambda tmp: Ctx(args, tmp))
+    return run_main(CHECKS, p, ('locktrace', 'lib', 'scenarios', 'scenarios_cpp', 'cross_deadlock',
+                                'cross_order', 'lifetime', 'classes'), Ctx)
 
 
 if __name__ == '__main__':

@@ -1,7 +1,7 @@
 /*
  * take_alloc.h - malloc's entry points over the includer's take(size, align): a bump
- * allocator over a zeroed arena whose blocks keep their size just before them (ownmalloc.c,
- * tls_refused.c). free keeps everything.
+ * allocator of zeroed blocks that keep their size just before them, the low bit free for the
+ * includer's use (ownmalloc.c, tls_refused.c, names/ownheap.c). free keeps everything.
  */
 #ifndef TAKE_ALLOC_H
 #define TAKE_ALLOC_H
@@ -13,7 +13,7 @@ static void *take(size_t size, size_t align);
 
 void *malloc(size_t size) { return take(size, 16); }
 void free(void *p) { (void)p; }
-void *calloc(size_t n, size_t size) { return take(n * size, 16); } /* the arena is zeroed */
+void *calloc(size_t n, size_t size) { return take(n * size, 16); } /* blocks come zeroed */
 void *memalign(size_t align, size_t size) { return take(size, align < 16 ? 16 : align); }
 void *aligned_alloc(size_t align, size_t size) { return memalign(align, size); }
 
@@ -27,7 +27,7 @@ void *realloc(void *old, size_t size)
 {
     void *p = malloc(size);
     if (p && old) {
-        size_t was = ((size_t *)old)[-1];
+        size_t was = ((size_t *)old)[-1] & ~(size_t)1;
         memcpy(p, old, was < size ? was : size);
     }
     return p;

@@ -8,7 +8,6 @@ Programs run through expect.py's run(), under its process-group timeout.
 Each CHECK is one meson test; it exits 0 on success, 1 with the reasons, 77 to skip (with
 the reason printed).
 """
-import argparse
 import glob
 import json
 import os
@@ -25,7 +24,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 import expect  # noqa: E402
-from checks import Failed, Skipped, need, run_check  # noqa: E402
+from checks import Failed, Skipped, check_parser, need, run_main  # noqa: E402
 
 TIMEOUT = 30
 
@@ -988,8 +987,7 @@ CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument('check', choices=sorted(CHECKS))
+    p = check_parser(CHECKS)
     p.add_argument('--locktrace', required=True)
     p.add_argument('--lib', required=True)
     p.add_argument('--wfprog', required=True)
@@ -1001,14 +999,8 @@ def main():
     p.add_argument('--wf-address', help='wfprog built with -fsanitize=address')
     p.add_argument('--wf-thread', help='wfprog built with -fsanitize=thread')
     p.add_argument('--source-root', help='the top of the source tree')
-    args = p.parse_args()
-    for k in ('locktrace', 'lib', 'wfprog', 'cross_order', 'cross_deadlock', 'source_root', 'wfstatic',
-              'scenarios_cpp',
-              'wf_address',
-              'wf_thread'):
-        if getattr(args, k):
-            setattr(args, k, os.path.abspath(getattr(args, k)))
-    return run_check(CHECKS, args.check, lambda tmp: Ctx(args, tmp), 'locktrace-wf-')
+    return run_main(CHECKS, p, ('locktrace', 'lib', 'wfprog', 'cross_order', 'cross_deadlock', 'source_root',
+                                'wfstatic', 'scenarios_cpp', 'wf_address', 'wf_thread'), Ctx, 'locktrace-wf-')
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -209,20 +209,24 @@ static void add_held_stack(int ti, int l, const lt_held *h, uint32_t under)
         add_frame(s, ips[i]);
 }
 
-/* A large set has holes (removed entries, lock NULL) between held_start and held_end. */
+/* What add_held_entry needs: the thread's index and the wait stack to join (add_held_stack). */
+typedef struct held_where {
+    int ti;
+    uint32_t under;
+} held_where;
+
+static int add_held_entry(const lt_held *h, void *arg)
+{
+    const held_where *w = arg;
+    add_held_stack(w->ti, add_lock(h->addr, h->kind, h->mode), h, w->under);
+    return 0;
+}
+
+/* A held set regrown meanwhile has its locks left out (lt_held_walk). */
 static void add_held_entries(const lt_thread *t, const lt_thread *live, int ti, uint32_t under)
 {
-    lt_held chunk[16];
-    for (uint32_t i = t->held_start; i < t->held_end; i += 16) {
-        uint32_t k = t->held_end - i < 16 ? t->held_end - i : 16;
-        if (lt_held_copy(live, t->held, t->held_moves, i, k, chunk) != 0)
-            return; /* the held set was regrown meanwhile: its locks are left out */
-        for (uint32_t j = 0; j < k; j++) {
-            const lt_held *h = &chunk[j];
-            if (h->lock)
-                add_held_stack(ti, add_lock(h->addr, h->kind, h->mode), h, under);
-        }
-    }
+    held_where w = {ti, under};
+    lt_held_walk(live, t->held, t->held_moves, t->held_start, t->held_end, add_held_entry, &w);
 }
 
 /* The held entries of thread t (a copy of the live thread at `live`), each where it was taken.

@@ -22,17 +22,6 @@
 typedef int (*init_fn)(pthread_barrier_t *, const pthread_barrierattr_t *, unsigned);
 typedef int (*one_fn)(pthread_barrier_t *);
 
-/* The real function of that name, resolved at the first call (a library's constructor may
- * start its threads at a barrier before the tracer's own resolution ran). */
-static void *real_of(void *_Atomic *slot, const char *name)
-{
-    void *fn = atomic_load_explicit(slot, memory_order_acquire);
-    if (!fn) {
-        fn = lt_platform_real(name, NULL);
-        atomic_store(slot, fn);
-    }
-    return fn;
-}
 
 /* Enters the tracer for barrier b (ev->self set); 0 when the tracer is not to look. */
 static int enter(lt_event *ev, pthread_barrier_t *b, uintptr_t ra, uintptr_t cfa)
@@ -78,9 +67,9 @@ static int waited(pthread_barrier_t *b, lt_reason why, unsigned blocked, uintptr
 LT_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr,
                                    unsigned count)
 {
-    static void *_Atomic real;
+    static _Atomic(void *) real; /* a library's constructor may start its threads at a barrier */
     unsigned blocked = blocked_on(b);
-    int rc = ((init_fn)real_of(&real, "pthread_barrier_init"))(b, attr, count);
+    int rc = ((init_fn)lt_platform_real_lazy(&real, "pthread_barrier_init"))(b, attr, count);
     if (rc == 0)
         waited(b, LT_WHY_INIT_WAITED, blocked, CALLER);
     return rc;
@@ -88,10 +77,10 @@ LT_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierat
 
 LT_EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
 {
-    static void *_Atomic real;
+    static _Atomic(void *) real;
     if (waited(b, LT_WHY_DESTROY_WAITED, blocked_on(b), CALLER))
         return EBUSY;
-    return ((one_fn)real_of(&real, "pthread_barrier_destroy"))(b);
+    return ((one_fn)lt_platform_real_lazy(&real, "pthread_barrier_destroy"))(b);
 }
 
 /* Not a cancellation point, but asynchronous cancellation or a pthread_exit from a signal
@@ -108,8 +97,8 @@ static void left(void *arg)
 
 LT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 {
-    static void *_Atomic real;
-    one_fn wait = (one_fn)real_of(&real, "pthread_barrier_wait");
+    static _Atomic(void *) real;
+    one_fn wait = (one_fn)lt_platform_real_lazy(&real, "pthread_barrier_wait");
     lt_event ev;
     lt_cond_waiter w = {0};
     int rc;

@@ -17,17 +17,6 @@
 
 typedef int (*detach_fn)(pthread_t);
 
-/* The real function of that name, resolved at the first call (a library's constructor may
- * detach before the tracer's own resolution ran). */
-static detach_fn real_of(_Atomic(detach_fn) *slot, const char *name)
-{
-    detach_fn detach = atomic_load_explicit(slot, memory_order_acquire);
-    if (!detach) {
-        detach = (detach_fn)lt_platform_real(name, NULL);
-        atomic_store(slot, detach);
-    }
-    return detach;
-}
 
 /* Whether th has exited: glibc clears a thread's kernel tid as it exits, and
  * pthread_getcpuclockid answers ESRCH for it then. Asked before the detach, which frees the
@@ -51,9 +40,10 @@ static void detached(pthread_t th, int gone)
 
 LT_EXPORT int pthread_detach(pthread_t th)
 {
-    static _Atomic(detach_fn) real;
+    static _Atomic(void *) real; /* a library's constructor may detach before the tracer's
+                                    own resolution ran */
     int gone = exited(th);
-    int rc = real_of(&real, "pthread_detach")(th);
+    int rc = ((detach_fn)lt_platform_real_lazy(&real, "pthread_detach"))(th);
     if (rc == 0)
         detached(th, gone);
     return rc;
@@ -64,9 +54,9 @@ _Static_assert(sizeof(thrd_t) == sizeof(pthread_t), "thrd_t is a pthread_t (glib
 
 LT_EXPORT int thrd_detach(thrd_t th)
 {
-    static _Atomic(detach_fn) real;
+    static _Atomic(void *) real;
     int gone = exited(th);
-    int rc = real_of(&real, "thrd_detach")(th);
+    int rc = ((detach_fn)lt_platform_real_lazy(&real, "thrd_detach"))(th);
     if (rc == thrd_success)
         detached(th, gone);
     return rc;

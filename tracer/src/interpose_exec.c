@@ -36,17 +36,8 @@ typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t 
 typedef int (*system_fn)(const char *);
 typedef FILE *(*popen_fn)(const char *, const char *);
 
-/* The real function of that name, resolved at its first call (not at every process start:
- * nine lookups were 14,000 instructions of a traced /bin/true's 522,000). */
-static void *real_of(_Atomic(void *) *slot, const char *name)
-{
-    void *fn = atomic_load_explicit(slot, memory_order_acquire);
-    if (!fn) {
-        fn = lt_platform_real(name, NULL);
-        atomic_store(slot, fn);
-    }
-    return fn;
-}
+/* Each function's real one is looked up at its first call (lt_platform_real_lazy), not at
+ * every process start: nine lookups were 14,000 instructions of a traced /bin/true's 522,000. */
 
 /* Whether an LD_PRELOAD value (NULL: none) names the tracer: a file whose name starts with
  * "liblocktrace" (the launcher's symlink for a path with spaces is one too); the dynamic
@@ -112,7 +103,7 @@ static int exec_env(const char *path, char *const argv[], char *const envp[], in
 {
     int said = look(envp, (long)getpid(), path);
     static _Atomic(void *) slots[2];
-    execve_fn real = (execve_fn)real_of(&slots[search], search ? "execvpe" : "execve");
+    execve_fn real = (execve_fn)lt_platform_real_lazy(&slots[search], search ? "execvpe" : "execve");
     if (real)
         real(path, argv, envp);
     else
@@ -124,7 +115,7 @@ static int exec_environ(const char *path, char *const argv[], int search)
 {
     int said = look(environ, (long)getpid(), path);
     static _Atomic(void *) slots[2];
-    execv_fn real = (execv_fn)real_of(&slots[search], search ? "execvp" : "execv");
+    execv_fn real = (execv_fn)lt_platform_real_lazy(&slots[search], search ? "execvp" : "execv");
     if (real)
         real(path, argv);
     else
@@ -157,7 +148,7 @@ LT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
     const char *name = argv[0] ? argv[0] : "(fexecve)";
     int said = look(envp, (long)getpid(), name);
     static _Atomic(void *) slot;
-    fexecve_fn real = (fexecve_fn)real_of(&slot, "fexecve");
+    fexecve_fn real = (fexecve_fn)lt_platform_real_lazy(&slot, "fexecve");
     if (real)
         real(fd, argv, envp);
     else
@@ -222,7 +213,7 @@ LT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
                           const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
     static _Atomic(void *) slot;
-    return spawn((spawn_fn)real_of(&slot, "posix_spawn"), pid, path, fa, attr, argv, envp);
+    return spawn((spawn_fn)lt_platform_real_lazy(&slot, "posix_spawn"), pid, path, fa, attr, argv, envp);
 }
 
 LT_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
@@ -230,7 +221,7 @@ LT_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
                            char *const envp[])
 {
     static _Atomic(void *) slot;
-    return spawn((spawn_fn)real_of(&slot, "posix_spawnp"), pid, file, fa, attr, argv, envp);
+    return spawn((spawn_fn)lt_platform_real_lazy(&slot, "posix_spawnp"), pid, file, fa, attr, argv, envp);
 }
 
 /* system and popen start /bin/sh with the program's environment (libc's own spawn inside,
@@ -247,7 +238,7 @@ static void look_shell(const char *how, const char *command)
 LT_EXPORT int system(const char *command)
 {
     static _Atomic(void *) slot;
-    system_fn real = (system_fn)real_of(&slot, "system");
+    system_fn real = (system_fn)lt_platform_real_lazy(&slot, "system");
     if (command)
         look_shell("system: ", command);
     return real ? real(command) : -1;
@@ -256,7 +247,7 @@ LT_EXPORT int system(const char *command)
 LT_EXPORT FILE *popen(const char *command, const char *mode)
 {
     static _Atomic(void *) slot;
-    popen_fn real = (popen_fn)real_of(&slot, "popen");
+    popen_fn real = (popen_fn)lt_platform_real_lazy(&slot, "popen");
     FILE *f = real ? real(command, mode) : NULL;
     if (f)
         look_shell("popen: ", command);

@@ -235,22 +235,20 @@ static int in_objects(const unload_query *q, uintptr_t a)
     return 0;
 }
 
+/* Notes h if it holds a lock in the objects; 1 (ends the walk) once the notes are full. */
+static int note_held(const lt_held *h, void *arg)
+{
+    unload_query *q = arg;
+    if (atomic_load(&h->lock->gen) == h->gen && in_objects(q, (uintptr_t)h->addr))
+        q->found[q->n++] = (unload_found){h->addr, h->lock, h->kind};
+    return q->n == UNLOAD_NOTES;
+}
+
 static void note_thread(lt_thread *t, void *arg)
 {
     unload_query *q = arg;
-    lt_held chunk[8];
-    uint32_t moves = atomic_load(&t->held_moves);
-    lt_held *base = t->held;
-    uint32_t n = t->held_end;
-    for (uint32_t i = 0; i < n && q->n < UNLOAD_NOTES; i += 8) {
-        uint32_t k = n - i < 8 ? n - i : 8;
-        if (lt_held_copy(t, base, moves, i, k, chunk) != 0)
-            return;
-        for (uint32_t j = 0; j < k && q->n < UNLOAD_NOTES; j++)
-            if (chunk[j].lock && atomic_load(&chunk[j].lock->gen) == chunk[j].gen &&
-                in_objects(q, (uintptr_t)chunk[j].addr))
-                q->found[q->n++] = (unload_found){chunk[j].addr, chunk[j].lock, chunk[j].kind};
-    }
+    if (q->n < UNLOAD_NOTES)
+        lt_held_walk_live(t, note_held, q);
 }
 
 lt_unloading *lt_unload_begin(const lt_object_data *objects, size_t n)

@@ -762,6 +762,15 @@ lt_thread *lt_thread_first(void);
  * process_vm_readv); async-signal-safe; no lock, no wait. */
 int lt_held_copy(const lt_thread *live, const lt_held *set, uint32_t moves, uint32_t i,
                  uint32_t n, lt_held *to);
+/* Calls fn with a copy of each entry in [from, end) of such a set, in order, but the removed
+ * ones (lock NULL), until fn returns nonzero; set, moves and end as for lt_held_copy. A set
+ * replaced meanwhile ends the walk: the entries not visited yet are left out. The same safety
+ * as lt_held_copy. lt_held_walk_live reads set, moves and end from live itself, and walks
+ * from 0: a live thread's held_start may change under the reader. */
+typedef int lt_held_visit(const lt_held *h, void *arg);
+void lt_held_walk(const lt_thread *live, const lt_held *set, uint32_t moves, uint32_t from,
+                  uint32_t end, lt_held_visit *fn, void *arg);
+void lt_held_walk_live(const lt_thread *live, lt_held_visit *fn, void *arg);
 
 /* busy is read by the thread's own signal handlers: the compiler must neither sink the store
  * that enters past the tracer's first lock or gate entry (acquire operations let earlier

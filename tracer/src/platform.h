@@ -8,6 +8,7 @@
 #define LT_PLATFORM_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,20 @@
 /* The next definition of `name` after the tracer (RTLD_NEXT), of symbol version `version`
  * when not NULL; NULL when there is none. May allocate: call with the re-entrancy flag set. */
 void *lt_platform_real(const char *name, const char *version);
+
+/* lt_platform_real(name, NULL), resolved at the first call and kept in *slot: for functions a
+ * library's constructor may call before the tracer's own resolution ran, and for those not
+ * worth a lookup at every process start. Resolved twice at worst, by two first calls at once,
+ * to the same function. */
+static inline void *lt_platform_real_lazy(_Atomic(void *) *slot, const char *name)
+{
+    void *fn = atomic_load_explicit(slot, memory_order_acquire);
+    if (!fn) {
+        fn = lt_platform_real(name, NULL);
+        atomic_store(slot, fn);
+    }
+    return fn;
+}
 
 /* While wait is set the unwinder and the symbolizer are not loaded (dlopen allocates): what
  * needs them goes without (no stack, no names). */

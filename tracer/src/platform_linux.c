@@ -1148,6 +1148,27 @@ static void task_file(int tid, const char *file, char *buf, size_t size)
     proc_file(path, buf, size);
 }
 
+/* A task's syscall file, "nr arg0 .. arg5 sp pc" (the arguments in hex) while it sleeps in a
+ * call: the call's number (-1 when there is none: "running", "-1 sp pc" outside a call, or
+ * nothing read), and up to n of its first arguments in arg; how many were read. */
+static int syscall_of(const char *call, long *nr, unsigned long *arg, int n)
+{
+    char *end;
+    *nr = strtol(call, &end, 10);
+    if (end == call || *nr < 0) {
+        *nr = -1;
+        return 0;
+    }
+    int got = 0;
+    for (const char *at = end; got < n; at = end) {
+        arg[got] = strtoul(at, &end, 16);
+        if (end == at)
+            break;
+        got++;
+    }
+    return got;
+}
+
 /* The calls a holder sleeps in while its waiters wait: I/O, sleeps, child waits, and the
  * futex of a lock the tracer does not see (a semaphore, a raw futex); fd: its first
  * argument is a descriptor, whose file is named. */
@@ -1192,9 +1213,10 @@ void lt_platform_thread_doing(int tid, char *buf, size_t size)
         lt_fmt_str(buf, size, 0, "running");
         return;
     }
-    char *end;
-    long nr = strtol(call, &end, 10);
-    if (end == call || nr < 0)
+    long nr;
+    unsigned long fd;
+    int args = syscall_of(call, &nr, &fd, 1);
+    if (nr < 0)
         return;
     size_t i = 0, n = sizeof calls / sizeof calls[0];
     while (i < n && calls[i].nr != nr)
@@ -1205,8 +1227,7 @@ void lt_platform_thread_doing(int tid, char *buf, size_t size)
         return;
     }
     at = lt_fmt_str(buf, size, at, calls[i].name);
-    unsigned long fd = strtoul(end, NULL, 16);
-    if (!calls[i].fd || fd > INT32_MAX)
+    if (!calls[i].fd || args < 1 || fd > INT32_MAX)
         return;
     char path[64], file[256];
     size_t p = lt_fmt_str(path, sizeof path, 0, "/proc/self/fd/");
@@ -1228,15 +1249,14 @@ int lt_platform_futex_asleep(int tid)
     task_file(tid, "syscall", call, sizeof call);
     if (!call[0])
         return 1;
-    char *end;
-    long nr = strtol(call, &end, 10);
-    if (end == call || nr != SYS_futex)
+    long nr;
+    unsigned long word;
+    int args = syscall_of(call, &nr, &word, 1);
+    if (nr != SYS_futex)
         return 0;
     /* A word of the tracer's own: the thread waits for a tracer lock (lt_platform_sleep_on),
      * inside the tracer, where a nap was before: not where a program's wait blocks. */
-    const char *at = end;
-    uintptr_t word = strtoul(at, &end, 16);
-    return end == at || !lt_platform_in_tracer(word);
+    return args < 1 || !lt_platform_in_tracer(word);
 }
 
 int lt_platform_signal_coming(int tid)
@@ -2558,16 +2578,10 @@ static int shared_line(const char *line, void *arg)
  * exit) is one when its word lies in a private mapping. */
 static int stuck_in(const char *call)
 {
-    char *end;
+    long nr;
     unsigned long arg[4];
-    if (strtol(call, &end, 10) != SYS_futex || end == call)
+    if (syscall_of(call, &nr, arg, 4) < 4 || nr != SYS_futex)
         return 0;
-    for (int i = 0; i < 4; i++) {
-        const char *at = end;
-        arg[i] = strtoul(at, &end, 16);
-        if (end == at)
-            return 0;
-    }
     if (!futex_sleeps(arg[1]) || arg[3] != 0)
         return 0;
     uintptr_t word = arg[0];

@@ -676,6 +676,33 @@ int lt_held_copy(const lt_thread *live, const lt_held *set, uint32_t moves, uint
     return ok ? 0 : -1;
 }
 
+/* Entries are copied a chunk at a time onto the reader's stack: 16 of 56 bytes keeps the
+ * frame small enough for a signal handler's stack and for a dlclose on a small thread stack,
+ * and a set of up to 16 costs one copy. */
+#define HELD_WALK_CHUNK 16
+
+void lt_held_walk(const lt_thread *live, const lt_held *set, uint32_t moves, uint32_t from,
+                  uint32_t end, lt_held_visit *fn, void *arg)
+{
+    lt_held chunk[HELD_WALK_CHUNK];
+    for (uint32_t i = from; i < end; i += HELD_WALK_CHUNK) {
+        uint32_t k = end - i < HELD_WALK_CHUNK ? end - i : HELD_WALK_CHUNK;
+        if (lt_held_copy(live, set, moves, i, k, chunk) != 0)
+            return;
+        for (uint32_t j = 0; j < k; j++)
+            if (chunk[j].lock && fn(&chunk[j], arg))
+                return;
+    }
+}
+
+/* held_moves first: a set replaced after it is read is then found out by the copy. */
+void lt_held_walk_live(const lt_thread *live, lt_held_visit *fn, void *arg)
+{
+    uint32_t moves = atomic_load(&((lt_thread *)live)->held_moves);
+    const lt_held *set = live->held;
+    lt_held_walk(live, set, moves, 0, live->held_end, fn, arg);
+}
+
 /* The registry's head without the lock, for the thread dump (a signal handler cannot lock). */
 lt_thread *lt_thread_first(void)
 {

@@ -1110,6 +1110,7 @@ typedef struct holders {
 } holders;
 
 typedef struct holder_query {
+    const lt_thread *t; /* the thread whose held set is being walked */
     const lt_lock *lock;
     uint32_t gen;
     int confirm;
@@ -1130,31 +1131,31 @@ static int holder_confirmed(const lt_thread *t, const lt_held *h, int confirm)
             lt_lock_word_held(h->addr, h->lock, (lt_kind)h->kind, (lt_mode)h->mode, t->info.tid));
 }
 
-/* Adds t's entry for the lock, read with lt_held_copy since t runs on. */
+/* Adds h as q->t's step when it is an entry for the lock; 1 (ends the walk) then. */
+static int holder_step(const lt_held *h, void *arg)
+{
+    holder_query *q = arg;
+    const lt_thread *t = q->t;
+    if (h->lock != q->lock || h->gen != q->gen ||
+        (q->confirm && !holder_confirmed(t, h, q->confirm)))
+        return 0;
+    lt_wait_step *s = &q->out[q->n++];
+    s->thread = atomic_load(&t->waiting.seq) & 1 ? t->waiting.who : t->info;
+    s->wants.addr = h->addr;
+    s->wants.kind = (lt_kind)h->kind;
+    s->held_mode = (lt_mode)h->mode;
+    s->held_stack = entry_stack(h, 0, &s->held_partial);
+    return 1;
+}
+
+/* Adds t's entry for the lock, read with lt_held_walk since t runs on. */
 static void find_holder(lt_thread *t, void *arg)
 {
     holder_query *q = arg;
-    lt_held chunk[32];
-    uint32_t moves = atomic_load(&t->held_moves);
-    lt_held *base = t->held;
-    uint32_t n = t->held_end;
-    for (uint32_t i = 0; i < n && q->n < q->max; i += 32) {
-        uint32_t k = n - i < 32 ? n - i : 32;
-        if (lt_held_copy(t, base, moves, i, k, chunk) != 0)
-            return;
-        for (uint32_t j = 0; j < k; j++) {
-            if (chunk[j].lock != q->lock || chunk[j].gen != q->gen ||
-                (q->confirm && !holder_confirmed(t, &chunk[j], q->confirm)))
-                continue;
-            lt_wait_step *s = &q->out[q->n++];
-            s->thread = atomic_load(&t->waiting.seq) & 1 ? t->waiting.who : t->info;
-            s->wants.addr = chunk[j].addr;
-            s->wants.kind = (lt_kind)chunk[j].kind;
-            s->held_mode = (lt_mode)chunk[j].mode;
-            s->held_stack = entry_stack(&chunk[j], 0, &s->held_partial);
-            return;
-        }
-    }
+    if (q->n >= q->max)
+        return;
+    q->t = t;
+    lt_held_walk_live(t, holder_step, q);
 }
 
 /* The threads that hold (lock, gen) now, at most max, as steps: thread, held_mode, the lock's
@@ -1164,7 +1165,7 @@ static void find_holder(lt_thread *t, void *arg)
 size_t lt_holders_find(const lt_lock *lock, uint32_t gen, int confirm, lt_wait_step *out,
                        size_t max)
 {
-    holder_query q = {lock, gen, confirm, out, 0, max};
+    holder_query q = {NULL, lock, gen, confirm, out, 0, max};
     lt_thread_each(find_holder, &q);
     return q.n;
 }

@@ -181,6 +181,16 @@ static long kinds_of(const json_value *counts, char *buf, size_t size)
     return sum;
 }
 
+/* Whether entry i of a summary's list of reports names a file beside it (in dir) that is not
+ * read yet; its path in file then. */
+static int unread_entry(const json_value *reports, size_t i, const char *dir, char *file,
+                        size_t size)
+{
+    const json_value *name = json_get(reports->u.array.items[i], "file");
+    return name && name->type == JSON_STRING && !strchr(name->u.string, '/') &&
+           (size_t)snprintf(file, size, "%s%s", dir, name->u.string) < size && !was_loaded(file);
+}
+
 /* A summary file named as an argument: it is not a report, but says which report files
  * belong to its process; those not read already (from the arguments or a directory) are
  * read now, after a note that says what the file is. Named with its reports (the shell's
@@ -204,10 +214,7 @@ static int load_summary(const char *path, const options *o, lt_symbolizer *sz,
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path + 1) : 0, path);
     size_t listed = reports && reports->type == JSON_ARRAY ? reports->u.array.n : 0, unread = 0;
     for (size_t i = 0; i < listed; i++) {
-        const json_value *name = json_get(reports->u.array.items[i], "file");
-        if (name && name->type == JSON_STRING && !strchr(name->u.string, '/') &&
-            (size_t)snprintf(file, sizeof file, "%s%s", dir, name->u.string) < sizeof file &&
-            !was_loaded(file))
+        if (unread_entry(reports, i, dir, file, sizeof file))
             unread++;
     }
     if (root && listed && !unread) {
@@ -234,10 +241,7 @@ static int load_summary(const char *path, const options *o, lt_symbolizer *sz,
                         "is have none): the report files are %s<program>.<pid>.<n>.json\n",
                 dir);
     for (size_t i = 0; i < listed; i++) {
-        const json_value *name = json_get(reports->u.array.items[i], "file");
-        if (name && name->type == JSON_STRING && !strchr(name->u.string, '/') &&
-            (size_t)snprintf(file, sizeof file, "%s%s", dir, name->u.string) < sizeof file &&
-            !was_loaded(file))
+        if (unread_entry(reports, i, dir, file, sizeof file))
             status |= load_file(file, o, sz, set);
     }
     json_free(doc);

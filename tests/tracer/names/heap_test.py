@@ -8,7 +8,6 @@ in `locktrace report --as-recorded`, which must print the file as the program pr
 
   heap_test.py CHECK --program PATH --ownheap PATH [--cpp PATH] --locktrace PATH --lib PATH
 """
-import argparse
 import glob
 import json
 import os
@@ -18,7 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
 import expect  # noqa: E402
-from checks import Skipped, need, run_check  # noqa: E402
+from checks import Skipped, check_parser, need, run_main  # noqa: E402
 
 UNKNOWN = 'heap (block start unknown)'
 
@@ -173,18 +172,13 @@ CHECKS = {
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument('check', choices=sorted(CHECKS))
+    p = check_parser(CHECKS, description=__doc__.splitlines()[0])
     p.add_argument('--program', required=True)
     p.add_argument('--ownheap', required=True)
     p.add_argument('--cpp')
     p.add_argument('--locktrace', required=True)
     p.add_argument('--lib', required=True)
-    a = p.parse_args()
-    for k in ('program', 'ownheap', 'cpp', 'locktrace', 'lib'):
-        if getattr(a, k):
-            setattr(a, k, os.path.abspath(getattr(a, k)))
-    return run_check(CHECKS, a.check, lambda tmp: Ctx(a, tmp), prefix='locktrace-heap-')
+    return run_main(CHECKS, p, ('program', 'ownheap', 'cpp', 'locktrace', 'lib'), Ctx, 'locktrace-heap-')
 
 
 if __name__ == '__main__':

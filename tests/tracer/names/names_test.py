@@ -6,7 +6,6 @@ report gives each lock in the text on stderr, in the JSON file, and in `locktrac
 
   names_test.py CHECK --program PATH --lang c|cpp --locktrace PATH --lib PATH
 """
-import argparse
 import glob
 import json
 import os
@@ -15,7 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
 import expect  # noqa: E402
-from checks import need, run_check  # noqa: E402
+from checks import check_parser, need, run_main  # noqa: E402
 
 TIMEOUT = 30
 ADDR = r'0x[0-9a-f]+'
@@ -244,15 +243,12 @@ CHECKS = {
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument('check', choices=sorted(CHECKS))
+    p = check_parser(CHECKS, description=__doc__.splitlines()[0])
     p.add_argument('--program', required=True)
     p.add_argument('--lang', choices=['c', 'cpp'], required=True)
     p.add_argument('--locktrace', required=True)
     p.add_argument('--lib', required=True)
-    a = p.parse_args()
-    a.program, a.locktrace, a.lib = map(os.path.abspath, (a.program, a.locktrace, a.lib))
-    return run_check(CHECKS, a.check, lambda tmp: Ctx(a, tmp), prefix='locktrace-names-')
+    return run_main(CHECKS, p, ('program', 'locktrace', 'lib'), Ctx, 'locktrace-names-')
 
 
 if __name__ == '__main__':

@@ -32,28 +32,9 @@ static void *take(size_t size, size_t align)
     return p;
 }
 
-void *malloc(size_t size) { return take(size, 16); }
-void free(void *p) { (void)p; }
-void *calloc(size_t n, size_t size) { return take(n * size, 16); }
-void *memalign(size_t align, size_t size) { return take(size, align < 16 ? 16 : align); }
-void *aligned_alloc(size_t align, size_t size) { return memalign(align, size); }
+#include "../take_alloc.h"
+
 size_t malloc_usable_size(void *p) { return p ? ((size_t *)p)[-1] & ~(size_t)1 : 0; }
-
-int posix_memalign(void **out, size_t align, size_t size)
-{
-    *out = memalign(align, size);
-    return *out ? 0 : 12;
-}
-
-void *realloc(void *old, size_t size)
-{
-    void *p = malloc(size);
-    if (p && old) {
-        size_t was = malloc_usable_size(old);
-        memcpy(p, old, was < size ? was : size);
-    }
-    return p;
-}
 
 int main(int argc, char **argv)
 {
