@@ -70,11 +70,6 @@ void lt_fill_held(lt_finding *f, const lt_held *h)
     f->held_stack = h->stack ? h->stack : lt_stack_lazy(h, f->request_stack, &f->held_partial);
 }
 
-static lt_outcome fatal_outcome(void)
-{
-    return lt_cfg.action == LT_ACTION_EDEADLK ? LT_OUTCOME_EDEADLK : LT_OUTCOME_ABORT;
-}
-
 /* Reports a request that would never be granted; the result is the call's veto (0 = go on).
  * A timed one goes on: libc gives up at its deadline (ETIMEDOUT), and a program survives
  * that natively, as it does a cycle of threads with a timed wait in it (waitfor.c). */
@@ -84,7 +79,7 @@ static int report_self(lt_event *ev, const lt_held *h, lt_reason why)
     f.outcome = why == LT_WHY_ERRORCHECK_RELOCK || why == LT_WHY_REREAD_POSSIBLE ||
                         ev->wait == LT_WAIT_TIMED
                     ? LT_OUTCOME_CONTINUE
-                    : fatal_outcome();
+                    : lt_report_fatal_outcome();
     fill_lock(&f, ev);
     f.request_stack = lt_stack_here(ev->ra);
     if (h) {
