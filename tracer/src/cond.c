@@ -77,11 +77,6 @@ static int is_marked(const queue *q, const lt_cond_waiter *w)
     return !q->unmarked || w->ticket < q->unmarked->ticket;
 }
 
-static lt_outcome fatal_outcome(void)
-{
-    return lt_cfg.action == LT_ACTION_EDEADLK ? LT_OUTCOME_EDEADLK : LT_OUTCOME_ABORT;
-}
-
 /* A report about condition variable or barrier ev->addr (ev->kind); named are copies. */
 static void report(lt_event *ev, lt_reason why, const void *mutex, const void *other,
                    lt_cond_waiter *named, size_t n, size_t waiting, size_t waiting_max,
@@ -91,7 +86,7 @@ static void report(lt_event *ev, lt_reason why, const void *mutex, const void *o
         lt_thread_info_fresh(&named[i].who);
     int barrier = ev->kind == LT_BARRIER;
     lt_finding f = {.kind = barrier ? LT_FIND_BARRIER_MISUSE : LT_FIND_CONDVAR_MISUSE, .why = why};
-    f.outcome = why == LT_WHY_DESTROY_WAITED ? fatal_outcome() : LT_OUTCOME_CONTINUE;
+    f.outcome = why == LT_WHY_DESTROY_WAITED ? lt_report_fatal_outcome() : LT_OUTCOME_CONTINUE;
     lt_thread_info_now(ev->self, &f.thread);
     f.lock = ev->addr;
     f.lock_kind = barrier ? LT_BARRIER : LT_COND;

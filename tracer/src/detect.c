@@ -70,11 +70,6 @@ void lt_fill_held(lt_finding *f, const lt_held *h)
     f->held_stack = h->stack ? h->stack : lt_stack_lazy(h, f->request_stack, &f->held_partial);
 }
 
-static lt_outcome fatal_outcome(void)
-{
-    return lt_cfg.action == LT_ACTION_EDEADLK ? LT_OUTCOME_EDEADLK : LT_OUTCOME_ABORT;
-}
-
 /* The gone thread that holds l for good, and where it took it (orphan_entry). */
 static void fill_orphan(lt_finding *f, const lt_lock *l)
 {
@@ -96,7 +91,7 @@ static int report_self(lt_event *ev, const lt_held *h, lt_reason why)
     f.outcome = why == LT_WHY_ERRORCHECK_RELOCK || why == LT_WHY_REREAD_POSSIBLE ||
                         ev->wait == LT_WAIT_TIMED
                     ? LT_OUTCOME_CONTINUE
-                    : fatal_outcome();
+                    : lt_report_fatal_outcome();
     fill_lock(&f, ev);
     f.request_stack = lt_stack_here(ev->ra);
     if (h)

@@ -105,6 +105,12 @@ typedef struct lt_finding {
 /* report.c ------------------------------------------------------------------------------- */
 #define LT_REPORT_CAP 100 /* reports printed per kind; later ones are counted */
 void lt_report(lt_finding *f);
+/* The outcome of a finding that would leave the program stuck for good: LOCKTRACE_ACTION's
+ * (abort, or EDEADLK from the call). */
+static inline lt_outcome lt_report_fatal_outcome(void)
+{
+    return lt_cfg.action == LT_ACTION_EDEADLK ? LT_OUTCOME_EDEADLK : LT_OUTCOME_ABORT;
+}
 /* "locktrace: note: <what>; ...": once for each reason (what's address: a literal of its own) */
 void lt_report_degraded(const char *what);
 void lt_report_out_of_memory(void);
