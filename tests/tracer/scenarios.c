@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -443,13 +444,36 @@ static void *unlock_in_destructor(void *m)
     return NULL;
 }
 
-static void destructor_releases(void)
+/* holder takes the lock and sets key, whose destructor dtor releases it. */
+static void destructor_releases(pthread_key_t *key, void (*dtor)(void *), void *(*holder)(void *))
 {
     pthread_t th;
-    pthread_key_create(&unlock_key, unlock_value);
-    pthread_create(&th, NULL, unlock_in_destructor, &plain);
+    pthread_key_create(key, dtor);
+    pthread_create(&th, NULL, holder, &plain);
     pthread_join(th, NULL);
     result("trylock", pthread_mutex_trylock(&plain));
+}
+
+/* The same release made in a later round of key destructors: the destructor sets its key
+ * again twice (glibc runs rounds while a destructor sets a value, 4 at most), and releases
+ * the lock in the third round. */
+static pthread_key_t late_key;
+static pthread_mutex_t *late_lock;
+
+static void unlock_late(void *round)
+{
+    if ((intptr_t)round < 3)
+        pthread_setspecific(late_key, (void *)((intptr_t)round + 1));
+    else
+        pthread_mutex_unlock(late_lock);
+}
+
+static void *unlock_in_late_round(void *m)
+{
+    late_lock = m;
+    pthread_mutex_lock(m);
+    pthread_setspecific(late_key, (void *)1);
+    return NULL;
 }
 
 static void *exit_holding_robust(void *m)
@@ -936,7 +960,9 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "exit-held-pthread-exit"))
         exit_via_pthread_exit();
     else if (!strcmp(s, "exit-destructor-unlocks"))
-        destructor_releases();
+        destructor_releases(&unlock_key, unlock_value, unlock_in_destructor);
+    else if (!strcmp(s, "exit-destructor-unlocks-late"))
+        destructor_releases(&late_key, unlock_late, unlock_in_late_round);
     else if (!strcmp(s, "exit-held-robust"))
         orphaned_robust();
     else if (!strncmp(s, "exit-held-waited-", 17)) {

@@ -15,8 +15,11 @@
  * A lock that some thread still holds when its memory is released is a use after free
  * waiting to happen: the holder will unlock freed memory. That is the free-held finding,
  * reported (LOCKTRACE_FREE_HELD) with the release's stack, the holder and where it took the
- * lock, before the lock is forgotten. The releasing thread's own entry leaves its held set;
- * another holder's entry goes stale and is dropped at its unlock.
+ * lock, before the lock is forgotten. The holder's entry goes stale, the releasing thread's
+ * own as another holder's, and is dropped at its unlock (the unlock the report foretells is
+ * no second finding: the releasing thread's own entry used to leave its held set at once,
+ * so its unlock of the freed memory was a bad-unlock too, where free had overwritten the
+ * owner in the mutex's word) or at its thread's exit (lt_drop_stale).
  *
  * A lock in a thread's stack (a local std::mutex, a PTHREAD_MUTEX_INITIALIZER in a frame)
  * dies when its frame returns, which no call tells. When the thread takes such a lock, the
@@ -153,8 +156,6 @@ static const void *forget_slot(const release *rel, uintptr_t slot)
         if (rel->report && held_by(rel, addr, l, gen, &mine, &other) &&
             lt_cfg.free_held != LT_FREE_HELD_OFF)
             report_free_held(rel, addr, l, gen, mine, mine ? NULL : &other);
-        if (mine)
-            lt_held_remove(rel->t, mine);
         lt_order_forget(l, LT_ENDED_FREE);
         if (lt_unlikely(lt_cfg.stats)) /* else none has counters: their pointer is in the */
             lt_stats_forget(l, gen);    /* cold record, a page fault a page of freed locks */

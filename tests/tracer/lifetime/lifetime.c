@@ -344,6 +344,58 @@ NOINLINE void free_while_self_holds(void)
     puts("freed while this thread holds it");
 }
 
+/* The unlock a free-held report foretells, made: the holder (this thread, or another one)
+ * unlocks the freed memory. The mutex starts a small block, whose first 16 bytes free takes
+ * for its cache's list: the mutex's owner field among them, so libc's word no longer names
+ * the holder (as in a C++ object deleted under its own lock_guard). Its kind, past them, is
+ * left, and with MALLOC_PERTURB_ off libc's unlock still takes it for a normal mutex. */
+#define FREED_BLOCK 64
+#define FREED_AT 0
+
+static pthread_mutex_t *mutex_in_block(char *block)
+{
+    return (pthread_mutex_t *)(block + FREED_AT);
+}
+
+/* free out of the compiler's sight: its -Wuse-after-free is about the use these tests make. */
+NOINLINE void free_block(char *block)
+{
+    free(block);
+}
+
+NOINLINE void free_then_unlock_self(void)
+{
+    char *block = calloc(1, FREED_BLOCK);
+    pthread_mutex_lock(mutex_in_block(block));
+    free_block(block);
+    printf("unlock after free -> %d\n", pthread_mutex_unlock(mutex_in_block(block)));
+}
+
+static _Atomic int other_freed;
+
+NOINLINE void *hold_then_unlock_freed(void *block)
+{
+    pthread_mutex_lock(mutex_in_block(block));
+    atomic_store(&holding, 1);
+    while (!atomic_load(&other_freed))
+        usleep(1000);
+    return (void *)(intptr_t)pthread_mutex_unlock(mutex_in_block(block));
+}
+
+NOINLINE void free_then_unlock_other(void)
+{
+    pthread_t th;
+    void *rc;
+    char *block = calloc(1, FREED_BLOCK);
+    pthread_create(&th, NULL, hold_then_unlock_freed, block);
+    while (!atomic_load(&holding))
+        usleep(1000);
+    free_block(block);
+    atomic_store(&other_freed, 1);
+    pthread_join(th, &rc);
+    printf("unlock after free -> %d\n", (int)(intptr_t)rc);
+}
+
 NOINLINE void realloc_while_held(void)
 {
     object *o = object_new(1);
@@ -684,6 +736,10 @@ int main(int argc, char **argv)
         free_while_other_reads();
     else if (!strcmp(name, "free-held-self"))
         free_while_self_holds();
+    else if (!strcmp(name, "free-held-self-unlock"))
+        free_then_unlock_self();
+    else if (!strcmp(name, "free-held-other-unlock"))
+        free_then_unlock_other();
     else if (!strcmp(name, "realloc-held"))
         realloc_while_held();
     else if (!strcmp(name, "munmap-held"))
