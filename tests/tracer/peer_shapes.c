@@ -29,6 +29,12 @@
  *     while main closes an AB-BA cycle with it: the thread is not asleep in its wait when
  *     main's check looks, nor one grace later (nor 20), and is back in it after that: a
  *     deadlock all the same.
+ *   - a signal handler that waits for a lock while its thread is blocked on another (lockdep's
+ *     irq taking a lock on a CPU that spins on one): the thread waits for the handler's lock
+ *     until the handler returns, not for the one it was blocked on. A handler holding one
+ *     lock and waiting for a running thread's second, while main, holding what the thread
+ *     was blocked on, asks for the first, is no deadlock; a handler waiting for a lock whose
+ *     holder asks for one the thread holds is one.
  * Each scenario prints what its calls returned and ends with "done".
  */
 #define _GNU_SOURCE
@@ -484,6 +490,132 @@ NOINLINE static void handler_runs_in_wait(long ms)
     result("lock of busy_a", pthread_mutex_lock(&busy_a));
 }
 
+/* ---- a signal handler waits for a lock while its thread waits for another ---- */
+
+static pthread_mutex_t held_up = PTHREAD_MUTEX_INITIALIZER; /* the wait the handler interrupts */
+static blocked_probe in_handler, asker;
+
+/* handler-waits-in-wait: the handler takes `global`, then waits for `second`, which a
+ * running thread lets go once main waits for `global`. */
+static void global_then_second(int sig)
+{
+    (void)sig;
+    pthread_mutex_lock(&global);
+    blocked_announce_on(&in_handler, &second, sizeof second);
+    result("handler's lock of second", pthread_mutex_lock(&second));
+    pthread_mutex_unlock(&second);
+    pthread_mutex_unlock(&global);
+}
+
+static void *wait_for_held_up(void *arg)
+{
+    (void)arg;
+    blocked_announce_on(&other_waits, &held_up, sizeof held_up);
+    result("lock of held_up", pthread_mutex_lock(&held_up));
+    pthread_mutex_unlock(&held_up);
+    return NULL;
+}
+
+static void *keep_second_until_asked(void *arg)
+{
+    pthread_barrier_t *taken = arg;
+    pthread_mutex_lock(&second);
+    pthread_barrier_wait(taken);
+    blocked_until(&asker);
+    pthread_mutex_unlock(&second);
+    return NULL;
+}
+
+NOINLINE static void handler_waits_in_wait(void)
+{
+    struct sigaction sa = {.sa_handler = global_then_second};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, NULL);
+    pthread_barrier_t taken;
+    pthread_barrier_init(&taken, NULL, 2);
+    pthread_t keeper, waiter;
+    pthread_create(&keeper, NULL, keep_second_until_asked, &taken);
+    pthread_barrier_wait(&taken);
+    pthread_mutex_lock(&held_up);
+    pthread_create(&waiter, NULL, wait_for_held_up, NULL);
+    blocked_until(&other_waits);
+    pthread_kill(waiter, SIGUSR2);
+    blocked_until(&in_handler);
+    blocked_announce_on(&asker, &global, sizeof global);
+    result("lock of global", pthread_mutex_lock(&global));
+    pthread_mutex_unlock(&global);
+    pthread_mutex_unlock(&held_up);
+    pthread_join(keeper, NULL);
+    pthread_join(waiter, NULL);
+    pthread_barrier_destroy(&taken);
+}
+
+/* handler-wait-cycle: the thread holds `first` and waits for held_up (main keeps it, running);
+ * its handler waits for `global`, whose holder then asks for `first`. */
+static void take_global(int sig)
+{
+    (void)sig;
+    blocked_announce_on(&in_handler, &global, sizeof global);
+    result("handler's lock of global", pthread_mutex_lock(&global));
+    pthread_mutex_unlock(&global);
+}
+
+static void *first_then_held_up(void *arg)
+{
+    pthread_barrier_t *taken = arg;
+    pthread_mutex_lock(&first);
+    pthread_barrier_wait(taken);
+    blocked_announce_on(&other_waits, &held_up, sizeof held_up);
+    result("lock of held_up", pthread_mutex_lock(&held_up));
+    pthread_mutex_unlock(&held_up);
+    pthread_mutex_unlock(&first);
+    return NULL;
+}
+
+static atomic_int asked;
+
+static void *global_then_first(void *arg)
+{
+    pthread_barrier_t *taken = arg;
+    pthread_mutex_lock(&global);
+    pthread_barrier_wait(taken);
+    blocked_until(&in_handler);
+    blocked_announce_on(&asker, &first, sizeof first);
+    int rc = pthread_mutex_lock(&first);
+    result("lock of first", rc);
+    if (rc == 0)
+        pthread_mutex_unlock(&first);
+    pthread_mutex_unlock(&global);
+    atomic_store(&asked, 1);
+    return NULL;
+}
+
+NOINLINE static void handler_wait_cycle(void)
+{
+    struct sigaction sa = {.sa_handler = take_global};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, NULL);
+    pthread_barrier_t taken;
+    pthread_barrier_init(&taken, NULL, 3);
+    pthread_t waiter, asking;
+    pthread_mutex_lock(&held_up);
+    pthread_create(&waiter, NULL, first_then_held_up, &taken);
+    pthread_create(&asking, NULL, global_then_first, &taken);
+    pthread_barrier_wait(&taken);
+    blocked_until(&other_waits);
+    pthread_kill(waiter, SIGUSR2);
+    /* polled, not joined: main's join would be a wait too, and through the waiter's
+     * interrupted wait for held_up it would close a cycle of its own */
+    while (!atomic_load(&asked)) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    pthread_mutex_unlock(&held_up);
+    pthread_join(asking, NULL);
+    pthread_join(waiter, NULL);
+    pthread_barrier_destroy(&taken);
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -519,6 +651,10 @@ int main(int argc, char **argv)
         handler_runs_in_wait(300);
     else if (!strcmp(s, "handler-runs-in-wait-long"))
         handler_runs_in_wait(2000);
+    else if (!strcmp(s, "handler-waits-in-wait"))
+        handler_waits_in_wait();
+    else if (!strcmp(s, "handler-wait-cycle"))
+        handler_wait_cycle();
     else {
         fprintf(stderr, "peer_shapes: unknown scenario '%s'\n", s);
         return 64;

@@ -313,7 +313,7 @@ typedef struct lt_wait_slot {
     uint32_t stack;               /* where it waits */
     uintptr_t cfa;                /* the waiting call's frame (waitfor.c: left_behind) */
     lt_thread_info who;           /* the thread, with its kept name (lt_thread_info_kept) */
-    struct timespec since;        /* CLOCK_MONOTONIC */
+    struct timespec since;        /* CLOCK_MONOTONIC (lock to since: the wait, lt_wait_kept) */
     struct lt_thread *next_waiter, *prev_waiter; /* waitfor.c's list, under its lock */
     uint32_t mark;                /* cycle search visit stamp, under waitfor.c's lock */
     uint32_t next_look;           /* the watchdog's round that looks at a deferred wait next */
@@ -321,6 +321,14 @@ typedef struct lt_wait_slot {
     lt_wait_link by_seq, by_handle, by_write; /* waitfor.c's index, under its lock */
     lt_wait_link *reads;          /* likewise, one per lock held for read */
 } lt_wait_slot;
+
+/* A thread's published wait that a signal handler's own wait interrupted (waitfor.c): what
+ * it waits for, its slot's fields from lock to since, put back when the handler's wait ends. */
+typedef struct lt_wait_kept {
+    unsigned char what[offsetof(lt_wait_slot, next_waiter) - offsetof(lt_wait_slot, lock)];
+    uint8_t kept; /* what holds a wait (one level: a handler's wait inside a handler's wait
+                     inside a wait is not checked) */
+} lt_wait_kept;
 
 /* A walk over the callers of a lock call site (callsite.c), remembered by its thread. */
 #define LT_WALK_SET_BITS 5 /* 32 sets of LT_WALK_WAYS walks */
@@ -463,6 +471,7 @@ typedef struct lt_thread {
     uint32_t first_to;            /* stack and site, to stack, and label (0 = none) */
     uint32_t first_label;
     lt_wait_slot waiting;
+    lt_wait_kept interrupted;     /* waitfor.c: the wait a signal handler's wait interrupted */
     lt_walk walks[LT_WALKS];      /* its last caller walks (callsite.c), */
     lt_walk_frames walk_frames[LT_WALKS]; /* and their frames (lt_walk.frames) */
     lt_cache_slot cache[LT_CACHE_SLOTS];
@@ -532,7 +541,8 @@ typedef struct lt_event {
     lt_thread *self;    /* filled by the checker */
     lt_lock *lock;      /* filled by the checker */
     lt_held *held;      /* filled by lt_before_lock: this thread's entry for the lock */
-    int published;      /* waitfor.c: this event's wait is the thread's published one */
+    int published;      /* waitfor.c: this event's wait is the thread's published one (2: a
+                           signal handler's, which interrupted the thread's published wait) */
     uint8_t api;        /* lt_api of the entry point, LT_API_PTHREAD = 0 */
     uint32_t site;      /* lt_stack_site_lazy of (ra, cfa) once lt_held_prepare has it, for
                            order.c's new edges; 0 = not yet (ask lt_stack_site_lazy) */

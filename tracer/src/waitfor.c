@@ -898,12 +898,40 @@ static int left_behind(const lt_thread *t, uintptr_t cfa)
     return size && cfa - lo < size && old - lo < size && cfa >= old;
 }
 
+/* t's published wait, interrupted by a signal handler's wait, is kept to be put back when
+ * that one ends; under wf_lock, before t's slot is taken down. */
+static void keep_interrupted(lt_thread *t)
+{
+    memcpy(t->interrupted.what, (char *)&t->waiting + offsetof(lt_wait_slot, lock),
+           sizeof t->interrupted.what);
+    t->interrupted.kept = 1;
+}
+
+/* The handler's wait has ended: the thread is back in the wait it interrupted, published
+ * again as it was (a new seq: a search that saw it before sees another wait). Under wf_lock,
+ * t's slot not published. */
+static void put_back_interrupted(lt_thread *t)
+{
+    lt_wait_slot *w = &t->waiting;
+    memcpy((char *)w + offsetof(lt_wait_slot, lock), t->interrupted.what,
+           sizeof t->interrupted.what);
+    t->interrupted.kept = 0;
+    uint8_t long_reported = w->long_reported;
+    link_wait(t, read_holds(t));
+    w->long_reported = long_reported;
+}
+
 /* Publishes the wait and looks for a cycle through it; the result is the call's veto. A
  * wait that begins while the thread's own wait is published (a signal handler that locks
- * while its thread is blocked) is deferred: the thread stays shown in its outer wait, which
- * it returns to, and the nested one is neither published nor checked. A wait left behind
- * is taken down first, and so is this call's own condition wait shown for a joiner before
- * this look (left_behind). */
+ * while its thread is blocked) is the thread's wait until it ends: the thread cannot go on in
+ * the wait it interrupted before the handler returns. So it replaces that one, which is kept
+ * and put back at its end (published 2): a cycle through the handler's wait is found, and
+ * none is made up through the interrupted one while the handler waits elsewhere (a handler
+ * holding a lock and waiting for a running thread's was a false deadlock with a thread that
+ * asked for that lock and held the interrupted wait's lock). One level: a wait inside a
+ * handler's wait inside a wait is neither published nor checked. A wait left behind is taken
+ * down first, and so is this call's own condition wait shown for a joiner before this look
+ * (left_behind). */
 static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond_waiter *cw)
 {
     lt_thread *t = ev->self;
@@ -912,13 +940,18 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond
         left_behind(t, ev->cfa)) {
         lt_spin_lock(&wf_lock);
         unpublish(t);
+        t->interrupted.kept = 0; /* left with it (siglongjmp out of a handler) */
         lt_spin_unlock(&wf_lock);
     }
     /* A timed request for a lock this thread holds was reported by detect.c as the
      * self-deadlock it is, and goes on to time out: its cycle is that report again. */
     int told = what == LT_FOR_LOCK && ev->held && ev->wait == LT_WAIT_TIMED;
-    if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
-        return 0;
+    int nested = 0;
+    if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1) {
+        if (t->interrupted.kept)
+            return 0;
+        nested = 1;
+    }
     uint32_t stack = lt_stack_whole(t, ev->ra, ev->cfa);
     lt_thread_info who = *lt_thread_info_kept(t);
     struct timespec since;
@@ -933,13 +966,16 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond
      * Where the wait is, and since when, go in the slot here too: written before the lock, the
      * show overwrote them, and a deadlock report gave the wait its call site alone
      * (peer-join.16). */
-    if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
+    if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1) {
+        if (nested)
+            keep_interrupted(t);
         unpublish(t);
+    }
     t->waiting.stack = stack;
     t->waiting.who = who;
     t->waiting.since = since;
     publish(ev, what, target, cw, reads);
-    ev->published = 1;
+    ev->published = nested ? 2 : 1;
     size_t n = told ? 0 : find_cycle(t);
     frame *first = n ? lt_map(n * sizeof *first) : NULL;
     int agree = first && words_agree(n);
@@ -1016,13 +1052,23 @@ void lt_waitfor_shown_end(void)
     lt_spin_unlock(&wf_lock);
 }
 
+/* A wait ends. A handler's wait puts back the one it interrupted; the interrupted wait's own
+ * end finds its slot published only if that was done (a handler that jumped out of its wait
+ * left it published instead, and the interrupted one is forgotten). */
 void lt_waitfor_end(lt_event *ev)
 {
     if (!ev->published)
         return;
+    lt_thread *t = ev->self;
+    int nested = ev->published == 2;
     ev->published = 0;
     lt_spin_lock(&wf_lock);
-    unpublish(ev->self);
+    if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
+        unpublish(t);
+    if (nested && t->interrupted.kept)
+        put_back_interrupted(t);
+    else
+        t->interrupted.kept = 0;
     lt_spin_unlock(&wf_lock);
 }
 
