@@ -218,6 +218,8 @@ void lt_callsite_thread_init(int made)
         t->stack_lo = lo;
         t->stack_hi = hi;
     }
+    if (t)
+        lt_thread_walks_settle(t);
 }
 
 /* Walk w's own line from its frames f: its check reads no more when the walk has 1 to
@@ -354,16 +356,19 @@ static size_t still_holds(lt_thread *t, const lt_walk *w, uintptr_t *out)
  * walk (its other walks stay: they are the other callers of a shared lock helper), which
  * goes on from the walk from (ra, cfa) that holds longest: the frames up to where it differs
  * are the same. Each walk checked read its words into out up to where it differs, and all
- * read the same slots up to there, so out holds what the longest one read. */
-size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out)
+ * read the same slots up to there, so out holds what the longest one read. Returns the new
+ * walk (its *n callers in out), or NULL when it is not kept (lt_callsite_walk). */
+lt_walk *lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out,
+                              size_t *n)
 {
     lt_walk *set = lt_callsite_set(t, ra, cfa), *best = NULL;
     size_t from = 0, k = (size_t)(set - t->walks) / LT_WALK_WAYS;
     for (lt_walk *w = set; w < set + LT_WALK_WAYS; w++) {
-        size_t n;
-        if (w->ra == ra && w->cfa == cfa && (n = still_holds(t, w, out)) >= from && n < w->n) {
+        size_t held;
+        if (w->ra == ra && w->cfa == cfa && (held = still_holds(t, w, out)) >= from &&
+            held < w->n) {
             best = w;
-            from = n + 1;
+            from = held + 1;
         }
     }
     lt_walk *w = &set[t->walk_next[k]++ % LT_WALK_WAYS];
@@ -376,7 +381,8 @@ size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t
         memcpy(to->sp, old->sp, from * sizeof to->sp[0]);
         w->wrappers = best->wrappers;
     }
-    return lt_callsite_walk(t, w, from, ra, cfa, out);
+    *n = lt_callsite_walk(t, w, from, ra, cfa, out);
+    return w->ra == ra ? w : NULL;
 }
 
 /* Do frames f have the callers out[0 .. n)? */
