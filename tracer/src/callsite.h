@@ -45,6 +45,10 @@ size_t lt_callsite_stack(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *o
 lt_walk *lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out,
                               size_t *n);
 
+/* Offers t's walk w, with its interned stack, to the process's other threads (callsite.c:
+ * shared walks); a walk taken from them has its stack already. */
+void lt_callsite_share(lt_thread *t, const lt_walk *w);
+
 /* The frames of the thread's remembered walk from (ra, cfa) that found callers out[0 .. n),
  * as lt_callsite_callers has just returned them (their stack pointers); NULL if none. */
 const lt_walk_frames *lt_callsite_walk_of(lt_thread *t, uintptr_t ra, uintptr_t cfa,
