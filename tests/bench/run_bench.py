@@ -28,7 +28,10 @@ at once, and join them, under a SIGALRM every 10 us whose handler counts: 1,100 
 and exits in a signal storm; figures: wall seconds, CPU seconds of the process); `crowd` and
 `crowd-cpu` (2,000 threads alive at once, each taking 4 mutexes of its own nested, 10 rounds,
 all at the same moment: thousands of threads making their first lock orders at once; figures:
-wall seconds, CPU seconds of the process); `replace` (one thread, 1,024 slots of heap mutexes
+wall seconds, CPU seconds of the process); `tasks` (20,000 threads one after another, each
+taking 8 mutexes all threads share, nested, once, each at a call site of its own a few frames
+deep: a server that starts a thread per connection, whose every thread takes its first locks
+from the same frames; figure: seconds); `replace` (one thread, 1,024 slots of heap mutexes
 taken in index order, one and one of the next 8 under it, 300,000 times, the first destroyed,
 freed and made anew one time in 16: a chain of ordered locks whose members are replaced all
 the time; figure: seconds). Each row runs native, traced (and with --full, traced with LOCKTRACE_STACKS=full)
@@ -42,10 +45,11 @@ its median, and the ratios of its median and of its best run to native's).
 --instructions: instead of times, user-space instructions under valgrind's callgrind (apt-get
 install valgrind), exact where times on a busy machine are not: per lock/unlock pair for the
 lockbench rows, per lock lifecycle (init, lock, unlock, destroy) for `groups`, per round of one
-thread for `lazy` (1 thread: callgrind runs threads one at a time anyway). Each configuration
-runs at two iteration counts, and the difference is divided by the difference in units, so
-start-up and first sightings cancel out (for `lazy`, the later rounds meet more known edges
-than the earlier ones: its figure is the cost of rounds 20,001-40,000).
+thread for `lazy` (1 thread: callgrind runs threads one at a time anyway), per thread for
+`tasks` (its start, its 8 first lock pairs and its exit; 100 and 200 threads). Each
+configuration runs at two iteration counts, and the difference is divided by the difference
+in units, so start-up and first sightings cancel out (for `lazy`, the later rounds meet more
+known edges than the earlier ones: its figure is the cost of rounds 20,001-40,000).
 """
 import argparse
 import os
@@ -77,6 +81,7 @@ ROWS = {
     'crowd': ('stressbench', ['crowd', '2000', '4', '10'], 's'),
     'crowd-cpu': ('stressbench', ['crowd', '2000', '4', '10'], 'cpu s'),
     'replace': ('stressbench', ['replace', '1024', '300000', '1'], 's'),
+    'tasks': ('stressbench', ['tasks', '20000', '8', '1'], 's'),
 }
 
 
@@ -104,7 +109,8 @@ def instructions(prog, args, env):
 
 
 # Instructions per unit of a row: (mode and arguments at a small and at a large count, units
-# between the two). lockbench runs its loop 4 times (a warm-up and 3 timed runs).
+# between the two; the count goes last, or at the position a sixth element gives). lockbench
+# runs its loop 4 times (a warm-up and 3 timed runs).
 UNITS = {
     'flat-1': ('pair', ['flat', '1', '64'], 20000, 60000, lambda d: 4 * d),
     'nested-1': ('pair', ['nested', '1', '64'], 20000, 60000, lambda d: 8 * d),
@@ -113,13 +119,16 @@ UNITS = {
     'relock-1': ('pair', ['relock', '1', '64'], 20000, 60000, lambda d: 8 * d),
     'groups': ('lifecycle', ['groups', '500', '50'], 2, 4, lambda d: 25000 * d),
     'lazy': ('round', ['lazy', '1', '16384'], 20000, 40000, lambda d: d),
+    'tasks': ('thread', ['tasks', '8', '1'], 100, 200, lambda d: d, 1),
 }
 
 
 def per_unit(prog, row, env):
     """Instructions per unit of a row: the difference of two runs over their units."""
-    _, args, small, large, units = UNITS[row]
-    counts = [instructions(prog, args + [str(n)], env) for n in (small, large)]
+    _, args, small, large, units, *at = UNITS[row]
+    pos = at[0] if at else len(args)
+    counts = [instructions(prog, args[:pos] + [str(n)] + args[pos:], env)
+              for n in (small, large)]
     return (counts[1] - counts[0]) / units(large - small)
 
 

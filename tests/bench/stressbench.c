@@ -11,6 +11,11 @@
  *   stressbench threads AT_ONCE ROUNDS LOCKS
  *       ROUNDS times: start AT_ONCE threads, each takes and releases LOCKS times one mutex they
  *       share, and join them. Threads that live for a few locks: their start and exit cost.
+ *   stressbench tasks THREADS LOCKS ROUNDS
+ *       THREADS threads one after another (each started once the last has been joined),
+ *       each taking LOCKS (at most 8) mutexes all threads share, nested, ROUNDS times, each at
+ *       a call site of its own a few frames deep, then ending: a server that starts a thread
+ *       per connection, whose every new thread makes the same lock calls from the same code.
  *   stressbench churn THREADS MUTEXES ITERS
  *       each of THREADS threads has MUTEXES mutexes of its own (one heap array per thread) and
  *       does ITERS rounds of: for each of them, init, lock, unlock, destroy. Locks made and
@@ -251,6 +256,73 @@ static int short_lived(long at_once, long rounds, long locks)
             pthread_join(th[i], NULL);
         if (started < at_once)
             return 1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+#define TASK_LOCKS 8
+static pthread_mutex_t task_lock[TASK_LOCKS];
+static long task_locks, task_rounds;
+
+/* Each lock is taken at a call site of its own, a few frames below the thread's function (a
+ * server's handler calls a library, which takes its locks in a helper), each frame one the
+ * compiler keeps. A distinct assembler comment after each call: the compiler merges no two
+ * of them. */
+#define TASK_TAKE(i)                                                                         \
+    do {                                                                                     \
+        pthread_mutex_lock(&task_lock[i]);                                                   \
+        __asm__ volatile("# task site %0" ::"i"(i) : "memory");                              \
+    } while (0)
+
+static __attribute__((noinline)) void task_take(long i)
+{
+    switch (i) {
+    case 0: TASK_TAKE(0); break;
+    case 1: TASK_TAKE(1); break;
+    case 2: TASK_TAKE(2); break;
+    case 3: TASK_TAKE(3); break;
+    case 4: TASK_TAKE(4); break;
+    case 5: TASK_TAKE(5); break;
+    case 6: TASK_TAKE(6); break;
+    default: TASK_TAKE(7); break;
+    }
+}
+
+static __attribute__((noinline)) void task_step(long depth)
+{
+    if (depth > 0) {
+        task_step(depth - 1);
+        __asm__ volatile("" ::: "memory");
+        return;
+    }
+    for (long i = 0; i < task_locks; i++)
+        task_take(i);
+    for (long i = task_locks; i-- > 0;)
+        pthread_mutex_unlock(&task_lock[i]);
+}
+
+static void *task_worker(void *arg)
+{
+    for (long r = 0; r < task_rounds; r++)
+        task_step(3);
+    return arg;
+}
+
+static int tasks(long threads, long locks, long rounds)
+{
+    if (locks > TASK_LOCKS)
+        return 1;
+    task_locks = locks;
+    task_rounds = rounds;
+    for (long i = 0; i < locks; i++)
+        pthread_mutex_init(&task_lock[i], NULL);
+    for (long i = 0; i < threads; i++) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, task_worker, NULL))
+            return 1;
+        pthread_join(th, NULL);
     }
     return 0;
 }
@@ -554,9 +626,9 @@ int main(int argc, char **argv)
 {
     static const char *shapes[] = {"groups",   "lazy",      "churn", "threads", "condwait",
                                    "mutexwait", "spawn", "exec", "locks", "fork",
-                                   "sigthreads", "crowd", "replace"};
+                                   "sigthreads", "crowd", "replace", "tasks"};
     enum { SHAPES = sizeof shapes / sizeof shapes[0], SPAWN = 6, EXEC, LOCKS, FORK, STORM, CROWD,
-           REPLACE };
+           REPLACE, TASKS };
     int shape = 0;
     while (argc == 5 && shape < SHAPES && strcmp(argv[1], shapes[shape]))
         shape++;
@@ -566,7 +638,8 @@ int main(int argc, char **argv)
                         " | condwait|mutexwait THREADS ROUNDS HELD | spawn SCRIPTS COMMANDS 1"
                         " | exec PROCESSES LOCKS 1 | fork PROCESSES 1 1"
                         " | sigthreads PARENTS CHILDREN MICROSECONDS"
-                        " | crowd THREADS LOCKS ROUNDS | replace LOCKS OPS 1\n");
+                        " | crowd THREADS LOCKS ROUNDS | replace LOCKS OPS 1"
+                        " | tasks THREADS LOCKS ROUNDS\n");
         return 2;
     }
     long a = atol(argv[2]), b = atol(argv[3]), c = atol(argv[4]);
@@ -585,6 +658,7 @@ int main(int argc, char **argv)
              : shape == STORM ? storm(a, b, c)
              : shape == CROWD ? crowd(a, b, c)
              : shape == REPLACE ? replace(a, b)
+             : shape == TASKS ? tasks(a, b, c)
                               : herd(a, b, c, shape == 4);
     if (shape == SPAWN || shape == EXEC)
         printf("cpu_seconds=%.6f ", cpu_of(RUSAGE_CHILDREN) - children0);
@@ -592,7 +666,7 @@ int main(int argc, char **argv)
         printf("cpu_seconds=%.6f ", cpu() - c0 + cpu_of(RUSAGE_CHILDREN) - children0);
     else if (shape == STORM)
         printf("cpu_seconds=%.6f signals=%ld ", cpu() - c0, (long)storm_signals);
-    else if (shape >= 4 && shape != REPLACE) /* condwait, mutexwait, crowd */
+    else if (shape >= 4 && shape != REPLACE && shape != TASKS) /* condwait, mutexwait, crowd */
         printf("cpu_seconds=%.6f ", cpu() - c0);
     printf("seconds=%.6f\n", now() - t0);
     return rc;

@@ -659,10 +659,44 @@ def lambdas(a, tmp):
             need(mine == want, f'{where}: lines of lambda.cpp {mine}, want {want}:\n{text}')
 
 
+def fresh_thread(a, tmp):
+    """Threads started one after another take two locks through the same helpers from the same
+    depth (fresh_thread.c): the third, in the other order, finds the walks of the two before
+    it (on their stack, or on one of the same size), which hold up to the frame that called
+    Pair. Each edge of the inversion names its own thread's lines, Route's above all."""
+    for opt in ('-O0', '-O2'):
+        p = Program(a, tmp, 'fresh_thread.c', opt)
+        L = p.line
+
+        def truth(lock, order):
+            first = 'a' if order == 0 else 'b'
+            return [('acquire', L('acquire')), ('Take', L('take')),
+                    ('Pair', L('pair:first' if lock == first else 'pair:second')),
+                    ('Route', L(f'route:{order}')), ('Worker', L('worker'))]
+        for mode in ('same', 'own'):
+            ending, out, err = p.run(mode)
+            need(ending == 0 and out == 'done\n', f'{p.name} {mode}: {ending} {out!r}\n{err}')
+            need('lock-order-inversion: 2 locks' in err,
+                 f'{p.name} {mode}: no inversion:\n{err}')
+            for text, how in ((err, 'stderr'), (p.rendered(), 'locktrace report')):
+                where = f'{p.name} {mode} ({how})'
+                st = [s for s in stacks(text) if s[0].endswith('taken at:')]
+                need(len(st) == 4, f'{where}: {len(st)} "taken at" stacks, want 4:\n{text}')
+                for edge in range(2):
+                    held, taken = st[2 * edge], st[2 * edge + 1]
+                    lock = held[0].split('"')[1]  # '0x... "a" taken at:'
+                    order = 0 if lock == 'a' else 1
+                    check_chain(f'{where} edge {edge + 1} held lock', held[1], held[2],
+                                truth(lock, order))
+                    check_chain(f'{where} edge {edge + 1} new lock', taken[1], taken[2],
+                                truth('b' if lock == 'a' else 'a', order))
+
+
 CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wrappers_std, wrappers_glib,
                                           wrappers_user, wrappers_nomatch, late_dlopen,
                                           signature_wrappers, waits, lto, split_dwarf,
-                                          leaked, place, no_debug, merged, gaps, lambdas)}
+                                          leaked, place, no_debug, merged, gaps, lambdas,
+                                          fresh_thread)}
 
 
 def main(argv):

@@ -88,6 +88,20 @@ void *lt_pool_get(lt_pool *p); /* zeroed; NULL when out of memory */
 void *lt_pool_take(lt_pool *p); /* the same, not zeroed: for callers that write all of it */
 void lt_pool_put(lt_pool *p, void *x);
 
+/* The freed objects, the last freed on top: the one at i (0 .. nfree - 1, from the bottom),
+ * and that one taken (the top takes its place), for a caller that chooses among them. */
+static inline void *lt_pool_free_at(const lt_pool *p, size_t i)
+{
+    return p->stack[i];
+}
+
+static inline void *lt_pool_take_at(lt_pool *p, size_t i)
+{
+    void *x = p->stack[i];
+    p->stack[i] = p->stack[--p->nfree];
+    return x;
+}
+
 /* Whether a take is served by a freed object rather than from the arena. */
 static inline int lt_pool_has_free(const lt_pool *p)
 {

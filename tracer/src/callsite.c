@@ -53,19 +53,25 @@ typedef struct site {
     _Atomic uint32_t flags;
 } site;
 
-static site *_Atomic table;
+static void *_Atomic table; /* SITES sites */
 static _Atomic int full_said;
 
-/* The table, mapped by the first thread that needs it (a loser of the race unmaps its copy). */
+/* The table at *at, of size bytes, mapped by the first thread that needs it (a loser of the
+ * race unmaps its copy). */
+static void *mapped(void *_Atomic *at, size_t size)
+{
+    void *t = atomic_load_explicit(at, memory_order_acquire), *fresh;
+    if (t || !(fresh = lt_platform_map(size)))
+        return t;
+    if (atomic_compare_exchange_strong(at, &t, fresh))
+        return fresh;
+    lt_platform_unmap(fresh, size);
+    return t;
+}
+
 static site *sites(void)
 {
-    site *t = atomic_load_explicit(&table, memory_order_acquire), *fresh;
-    if (t || !(fresh = lt_platform_map(SITES * sizeof(site))))
-        return t;
-    if (atomic_compare_exchange_strong(&table, &t, fresh))
-        return fresh;
-    lt_platform_unmap(fresh, SITES * sizeof(site));
-    return t;
+    return mapped(&table, SITES * sizeof(site));
 }
 
 static size_t site_hash(uintptr_t pc)
@@ -218,6 +224,8 @@ void lt_callsite_thread_init(int made)
         t->stack_lo = lo;
         t->stack_hi = hi;
     }
+    if (t)
+        lt_thread_walks_settle(t);
 }
 
 /* Walk w's own line from its frames f: its check reads no more when the walk has 1 to
@@ -235,6 +243,131 @@ static void walk_near(lt_walk *w, const lt_walk_frames *f)
         w->near_caller[i] = at->caller;
     }
     w->near = (uint8_t)near;
+}
+
+/*
+ * Walks shared by the process's threads. A thread keeps its last LT_WALKS walks, too few for a
+ * thread that takes its locks from hundreds of places: an OpenSSL handshake takes ~830 locks
+ * through CRYPTO_THREAD_read_lock in ~530 distinct walks (a wrapper and 4 callers), and each
+ * of stunnel's connection threads made ~620 new walks, ~675 instructions each with the stack
+ * interned: half of the tracer's ~1,300 instructions a lock pair there (srv18). Taking a
+ * shared walk costs ~410 (stunnel: 1.27x -> 1.20x native instructions). Another thread that
+ * ran the same code from the same frames has made that walk, and a walk is the same in any
+ * thread whose stack holds the same words at the same places: each frame's size and slot come
+ * from the site table, which is the process's, and a walk reads the words above its call's
+ * stack pointer only, up to its thread's stack top, where it also stops. So a walk is shared
+ * as offsets from the call's stack pointer, found by its call site, its distance from the
+ * stack top (the same code run from a thread's start function finds the same distance in every
+ * thread with that stack size) and its first caller (the callers of a shared lock helper
+ * differ there), and taken where the words at all its slots are its callers, as a thread's own
+ * walk is (lt_callsite_holds). An entry is written once and never changes (readers take no
+ * lock); a full table shares no more walks.
+ */
+#define SHARED_BITS 13
+#define SHARED (1u << SHARED_BITS)
+#define SHARED_PROBES 8
+#define SHARED_CALLERS 8 /* a walk with more callers is not shared */
+
+typedef struct shared_walk {
+    lt_walk walk;            /* the walk as its thread kept it: all but cfa and frames hold
+                                for any thread (near_off counts from cfa) */
+    _Atomic uintptr_t ra;    /* 0 = free; claimed once */
+    _Atomic uint32_t ready;  /* the rest is written */
+    uintptr_t top;           /* the thread's stack top - cfa */
+    uint32_t slot[SHARED_CALLERS], sp[SHARED_CALLERS]; /* frame i's, bytes above cfa */
+    uintptr_t caller[SHARED_CALLERS];
+} shared_walk;
+
+static void *_Atomic shared_table; /* SHARED shared walks, mapped by the first to share one */
+
+static size_t shared_hash(uintptr_t ra, uintptr_t top, uintptr_t first)
+{
+    uint64_t x = (ra ^ (top << 24) ^ (first * 0x9E3779B97F4A7C15ull)) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(x >> (64 - SHARED_BITS));
+}
+
+/* The first caller a walk from (ra, cfa) in t reads, 0 when it reads none (a site not learnt,
+ * or one that ends walks): the walks that find none cost no more than this look. */
+static uintptr_t first_caller(const lt_thread *t, uintptr_t ra, uintptr_t cfa)
+{
+    site *s = site_find(ra);
+    if (!s || (atomic_load_explicit(&s->flags, memory_order_relaxed) &
+               (SITE_VARIABLE | SITE_NO_SLOT | SITE_END)))
+        return 0;
+    uintptr_t slot = cfa + s->ra_off;
+    if (slot + sizeof(uintptr_t) > t->stack_hi || cfa + s->size > t->stack_hi)
+        return 0;
+    return *(const uintptr_t *)slot;
+}
+
+/* The shared walk from (ra, cfa) whose words hold in t, NULL when none does. */
+static const shared_walk *shared_find(const lt_thread *t, uintptr_t ra, uintptr_t cfa)
+{
+    shared_walk *walks = atomic_load_explicit(&shared_table, memory_order_acquire);
+    uintptr_t first, top = t->stack_hi - cfa;
+    if (!walks || cfa < t->stack_lo || cfa >= t->stack_hi ||
+        !(first = first_caller(t, ra, cfa)))
+        return NULL;
+    for (size_t i = 0, h = shared_hash(ra, top, first); i < SHARED_PROBES; i++) {
+        const shared_walk *e = &walks[(h + i) & (SHARED - 1)];
+        uintptr_t at = atomic_load_explicit(&e->ra, memory_order_acquire);
+        if (at == 0)
+            return NULL;
+        if (at != ra || !atomic_load_explicit(&e->ready, memory_order_acquire) ||
+            e->top != top || e->caller[0] != first)
+            continue;
+        uint32_t k = 1;
+        while (k < e->walk.n && *(const uintptr_t *)(cfa + e->slot[k]) == e->caller[k])
+            k++;
+        if (k == e->walk.n)
+            return e;
+    }
+    return NULL;
+}
+
+/* t's walk w takes the shared walk e from cfa: its frames, callers (into out too) and
+ * interned stack. */
+static size_t shared_take(lt_thread *t, lt_walk *w, const shared_walk *e, uintptr_t cfa,
+                          uintptr_t *out)
+{
+    uint8_t frames = w->frames;
+    *w = e->walk;
+    w->cfa = cfa;
+    w->frames = frames;
+    lt_walk_frames *f = lt_callsite_frames(t, w);
+    for (uint32_t i = 0; i < w->n; i++) {
+        f->frame[i].slot = cfa + e->slot[i];
+        f->frame[i].caller = out[i] = e->caller[i];
+        f->sp[i] = cfa + e->sp[i];
+    }
+    return w->n;
+}
+
+void lt_callsite_share(lt_thread *t, const lt_walk *w)
+{
+    uintptr_t ra = w->ra, cfa = w->cfa;
+    if (w->n == 0 || w->n > SHARED_CALLERS || !w->stack || cfa < t->stack_lo ||
+        cfa >= t->stack_hi)
+        return;
+    const lt_walk_frames *f = lt_callsite_frames(t, w);
+    shared_walk *walks = mapped(&shared_table, SHARED * sizeof(shared_walk));
+    uintptr_t top = t->stack_hi - cfa, first = f->frame[0].caller;
+    for (size_t i = 0, h = shared_hash(ra, top, first); walks && i < SHARED_PROBES; i++) {
+        shared_walk *e = &walks[(h + i) & (SHARED - 1)];
+        /* Read before claiming (as site_claim does): a failed compare-exchange writes. */
+        uintptr_t at = atomic_load_explicit(&e->ra, memory_order_relaxed);
+        if (at != 0 || !atomic_compare_exchange_strong(&e->ra, &at, ra))
+            continue;
+        e->walk = *w;
+        e->top = top;
+        for (uint32_t k = 0; k < w->n; k++) {
+            e->slot[k] = (uint32_t)(f->frame[k].slot - cfa);
+            e->sp[k] = (uint32_t)(f->sp[k] - cfa);
+            e->caller[k] = f->frame[k].caller;
+        }
+        atomic_store_explicit(&e->ready, 1, memory_order_release);
+        return;
+    }
 }
 
 /*
@@ -354,16 +487,27 @@ static size_t still_holds(lt_thread *t, const lt_walk *w, uintptr_t *out)
  * walk (its other walks stay: they are the other callers of a shared lock helper), which
  * goes on from the walk from (ra, cfa) that holds longest: the frames up to where it differs
  * are the same. Each walk checked read its words into out up to where it differs, and all
- * read the same slots up to there, so out holds what the longest one read. */
-size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out)
+ * read the same slots up to there, so out holds what the longest one read. Returns the new
+ * walk (its *n callers in out), or NULL when it is not kept (lt_callsite_walk). */
+lt_walk *lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out,
+                              size_t *n)
 {
     lt_walk *set = lt_callsite_set(t, ra, cfa), *best = NULL;
     size_t from = 0, k = (size_t)(set - t->walks) / LT_WALK_WAYS;
+    const shared_walk *e = shared_find(t, ra, cfa);
+    if (e) {
+        lt_walk *w = &set[t->walk_next[k]++ % LT_WALK_WAYS];
+        if (!w->frames)
+            w->frames = ++t->walk_frames_used;
+        *n = shared_take(t, w, e, cfa, out);
+        return w;
+    }
     for (lt_walk *w = set; w < set + LT_WALK_WAYS; w++) {
-        size_t n;
-        if (w->ra == ra && w->cfa == cfa && (n = still_holds(t, w, out)) >= from && n < w->n) {
+        size_t held;
+        if (w->ra == ra && w->cfa == cfa && (held = still_holds(t, w, out)) >= from &&
+            held < w->n) {
             best = w;
-            from = n + 1;
+            from = held + 1;
         }
     }
     lt_walk *w = &set[t->walk_next[k]++ % LT_WALK_WAYS];
@@ -376,7 +520,8 @@ size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t
         memcpy(to->sp, old->sp, from * sizeof to->sp[0]);
         w->wrappers = best->wrappers;
     }
-    return lt_callsite_walk(t, w, from, ra, cfa, out);
+    *n = lt_callsite_walk(t, w, from, ra, cfa, out);
+    return w->ra == ra ? w : NULL;
 }
 
 /* Do frames f have the callers out[0 .. n)? */

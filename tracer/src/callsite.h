@@ -42,7 +42,12 @@ static inline lt_walk *lt_callsite_set(lt_thread *t, uintptr_t ra, uintptr_t cfa
 
 size_t lt_callsite_stack(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out, size_t max);
 
-size_t lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out);
+lt_walk *lt_callsite_new_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out,
+                              size_t *n);
+
+/* Offers t's walk w, with its interned stack, to the process's other threads (callsite.c:
+ * shared walks); a walk taken from them has its stack already. */
+void lt_callsite_share(lt_thread *t, const lt_walk *w);
 
 /* The frames of the thread's remembered walk from (ra, cfa) that found callers out[0 .. n),
  * as lt_callsite_callers has just returned them (their stack pointers); NULL if none. */
@@ -107,8 +112,8 @@ static inline lt_walk *lt_callsite_holding(lt_thread *t, uintptr_t ra, uintptr_t
 /* The return addresses of the callers beyond call site ra (calling frame's stack pointer
  * cfa), innermost first, into out: LT_CALLERS beyond the first frame that is not a lock
  * wrapper, at most LT_CALLERS_MAX; *n is the count. Returns the thread's remembered walk that
- * found them when one still holds, which it nearly always does (callsite.c); NULL after a
- * new walk. Inline for that reason. */
+ * found them: one that still holds, which it nearly always does (callsite.c: inline for that
+ * reason), else the new walk; NULL when the new walk is not kept. */
 static inline lt_walk *lt_callsite_held_walk(lt_thread *t, uintptr_t ra, uintptr_t cfa,
                                              uintptr_t *out, size_t *n)
 {
@@ -119,8 +124,7 @@ static inline lt_walk *lt_callsite_held_walk(lt_thread *t, uintptr_t ra, uintptr
             return w;
         }
     }
-    *n = lt_callsite_new_walk(t, ra, cfa, out);
-    return NULL;
+    return lt_callsite_new_walk(t, ra, cfa, out, n);
 }
 
 /* The callers alone (lt_callsite_held_walk). */

@@ -1190,7 +1190,7 @@ lt_start lt_interpose_started(lt_start *p)
     lt_busy_set(&lt_tls, LT_BUSY_PASS); /* free may block on a lock of the program's */
     free(p);
     lt_busy_set(&lt_tls, LT_BUSY_IN);
-    lt_thread_start(s.seq);
+    lt_thread_start(s.seq, (uintptr_t)__builtin_frame_address(0));
     if (lt_tls.self && s.detached) /* else a pthread_detach may have marked it already */
         lt_tls.self->detached = 1;
     lt_platform_thread_init();

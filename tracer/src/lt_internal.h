@@ -442,8 +442,6 @@ typedef struct lt_thread {
                                      (0-3) of the run of entries found side by side (a
                                      program going through an array of locks finds the next
                                      one's after it) */
-    uint8_t walk_next[1u << LT_WALK_SET_BITS]; /* per set: the way the next new walk takes */
-    uint8_t walk_frames_used;     /* walk_frames given to walks, in the order they were made */
     lt_site_slot sites[LT_SITE_SLOTS]; /* its last interned recorded stacks (stack.c) */
     lt_frame_lock frame_locks[1u << LT_FRAME_LOCK_BITS]; /* locks in its frames (lifetime.c) */
     uint32_t edge_free;           /* order.c: edges (pool indices) for its own new ones: a */
@@ -472,7 +470,13 @@ typedef struct lt_thread {
     uint32_t first_label;
     lt_wait_slot waiting;
     lt_wait_kept interrupted;     /* waitfor.c: the wait a signal handler's wait interrupted */
-    lt_walk walks[LT_WALKS];      /* its last caller walks (callsite.c), */
+    /* Its caller walks (callsite.c). A thread that ends leaves them to the next one to start
+     * on the same stack (thread.c: walks_keep), with the bounds of the stack they were made
+     * on: a server's new thread for each connection takes its locks from the same frames. */
+    _Alignas(64) uintptr_t walks_lo, walks_hi; /* that stack; 0 = none, the walks are empty */
+    uint8_t walk_next[1u << LT_WALK_SET_BITS]; /* per set: the way the next new walk takes */
+    uint8_t walk_frames_used;     /* walk_frames given to walks, in the order they were made */
+    lt_walk walks[LT_WALKS];      /* its last caller walks, */
     lt_walk_frames walk_frames[LT_WALKS]; /* and their frames (lt_walk.frames) */
     lt_cache_slot cache[LT_CACHE_SLOTS];
 } lt_thread;
@@ -752,7 +756,8 @@ static inline void lt_held_remove(lt_thread *t, lt_held *h)
     lt_held_pop(t);
 }
 void lt_held_compact(lt_thread *t);
-void lt_thread_start(int seq);
+void lt_thread_start(int seq, uintptr_t sp);
+void lt_thread_walks_settle(lt_thread *t);
 void lt_thread_bounds_later(lt_thread *t);
 void lt_thread_bounds_settle(void);
 int lt_thread_next_seq(void);

@@ -247,15 +247,21 @@ size_t lt_stack_join(const lt_held *h, uint32_t under, uintptr_t *out, int *part
 }
 
 /* lt_stack_site_lazy (stack.h) when no walk of the thread's from (ra, cfa) holds with an id:
- * the callers found (by a new walk, kept if it can be), interned. */
+ * the callers found (by a new walk, kept if it can be), interned, and the id kept with the
+ * walk that found them (a new one too: the next acquisition there then finds it), which the
+ * other threads may then take (callsite.c: shared walks). */
 uint32_t lt_stack_site_new(lt_thread *t, uintptr_t ra, uintptr_t cfa)
 {
     uintptr_t callers[LT_CALLERS_MAX];
     size_t n;
     lt_walk *w = lt_callsite_held_walk(t, ra, cfa, callers, &n);
+    if (w && w->stack)
+        return w->stack; /* another thread's walk (callsite.c: shared walks) */
     uint32_t id = intern_recorded(t, ra, callers, n);
-    if (w)
+    if (w && id) {
         w->stack = id;
+        lt_callsite_share(t, w);
+    }
     return id;
 }
 

@@ -72,12 +72,21 @@ static void zero_written(void *p, size_t size)
  * written pages, each a page fault less at their start. */
 #define THREADS_KEPT 64
 
+/* The thread's walks (callsite.c) emptied: none made. */
+static void walks_clear(lt_thread *t)
+{
+    zero_written(&t->walks_lo,
+                 offsetof(lt_thread, walk_frames) - offsetof(lt_thread, walks_lo));
+}
+
 /* An lt_thread given back made as a fresh one, by the thread that leaves it (thread_delete),
  * so the pool holds them zeroed: its whole pages given back to the system when `give_back`.
- * The walks' frames (36 of its 64 KiB) are left as they are: callsite.c reads a walk's frames
- * only up to its n, and writes them before, and every walk is zeroed (n 0). Zeroing all of
- * it at the next start, under the registry lock, was 63,000 of the 82,000 instructions the
- * tracer added to a thread's start and exit (callgrind, `stressbench sigthreads`). */
+ * Its walks stay where they were made on a known stack, for the next thread to start on it
+ * (walks_keep). The walks' frames (36 of its 64 KiB) are left as they are: callsite.c reads a
+ * walk's frames only up to its n, and writes them before, and every walk that is not kept is
+ * zeroed (n 0). Zeroing all of it at the next start, under the registry lock, was 63,000 of
+ * the 82,000 instructions the tracer added to a thread's start and exit (callgrind,
+ * `stressbench sigthreads`). */
 static void thread_clear(lt_thread *t, int give_back)
 {
     size_t page = (size_t)getpagesize();
@@ -90,24 +99,70 @@ static void thread_clear(lt_thread *t, int give_back)
         zero_written(hi, (size_t)(end - hi));
         return;
     }
-    zero_written(p, offsetof(lt_thread, walk_frames));
+    zero_written(p, offsetof(lt_thread, walks_lo));
+    if (!t->walks_lo && t->walk_frames_used)
+        walks_clear(t);
     zero_written(t->cache, sizeof t->cache);
 }
-_Static_assert(offsetof(lt_thread, walk_frames) % 64 == 0 && offsetof(lt_thread, cache) % 64 == 0 &&
-                   sizeof(lt_thread) % 64 == 0 && _Alignof(lt_thread) == 64,
+_Static_assert(offsetof(lt_thread, walks_lo) % 64 == 0 &&
+                   offsetof(lt_thread, walk_frames) % 64 == 0 &&
+                   offsetof(lt_thread, cache) % 64 == 0 && sizeof(lt_thread) % 64 == 0 &&
+                   _Alignof(lt_thread) == 64,
                "thread_clear zeroes whole lines");
 _Static_assert(offsetof(lt_thread, cache) + sizeof(((lt_thread *)0)->cache) == sizeof(lt_thread) &&
                    offsetof(lt_thread, walk_frames) + sizeof(((lt_thread *)0)->walk_frames) ==
-                       offsetof(lt_thread, cache),
-               "thread_clear leaves the walks' frames alone");
+                       offsetof(lt_thread, cache) &&
+                   offsetof(lt_thread, walks_lo) < offsetof(lt_thread, walk_next) &&
+                   offsetof(lt_thread, walk_next) < offsetof(lt_thread, walks),
+               "thread_clear leaves the walks' frames alone, and walks_clear the walks");
 
-/* A fresh lt_thread for the calling thread (its id: tid) in the registry; NULL when out of
- * memory. Its handle is set under the lock: a detach walking the registry sees it, or the
+/* A new thread's walks are the ones a dead thread made on the same stack. libc keeps the
+ * stacks of ended threads (up to 40 MiB) and gives the last one of the size asked for to the
+ * next thread, so a server that starts a thread per connection runs each new thread's code
+ * from the frames the last one ran it from, on the same stack, and the thread's first
+ * acquisition at each call site then costs a look at a walk, not a new walk and an interned
+ * stack (`stressbench tasks`, a thread's 8 first lock pairs: 1,374 -> 419 instructions a
+ * pair, native 70). A walk stays exact for the new thread: it is used only while the words at
+ * its slots, read from the new thread's own frames above the same call site and stack
+ * pointer, are the callers it found, and each frame's size and slot come from the site table,
+ * which is the process's (callsite.c): the same words there make the same walk. That holds
+ * within the same bounds (the walk's reads and its end were checked against them), so
+ * lt_thread_walks_settle keeps the walks only where the new stack's bounds are theirs. An
+ * lt_thread keeps its walks in the pool when fewer than THREADS_KEPT were there
+ * (thread_delete), so those are the pool's first THREADS_KEPT freed ones; the last KEPT_LOOK
+ * of them are asked (the new thread's stack pointer lies in the stack it starts on). */
+#define KEPT_LOOK 16
+static lt_thread *walks_keep(uintptr_t sp)
+{
+    size_t top = pool.nfree < THREADS_KEPT ? pool.nfree : THREADS_KEPT;
+    for (size_t i = top; i-- > 0 && i + KEPT_LOOK >= top;) {
+        const lt_thread *t = lt_pool_free_at(&pool, i);
+        if (sp >= t->walks_lo && sp < t->walks_hi)
+            return lt_pool_take_at(&pool, i);
+    }
+    return NULL;
+}
+
+/* Once the thread's stack bounds are known (0: not known): its walks stay if they were made
+ * on that stack (walks_keep), else they go, and the walks it makes are on that stack. */
+void lt_thread_walks_settle(lt_thread *t)
+{
+    if ((t->walks_lo != t->stack_lo || t->walks_hi != t->stack_hi) && t->walk_frames_used)
+        walks_clear(t);
+    t->walks_lo = t->stack_lo;
+    t->walks_hi = t->stack_hi;
+}
+
+/* A fresh lt_thread for the calling thread (its id: tid) in the registry, with a dead
+ * thread's walks on the stack sp is in where the pool has them (0: none asked); NULL when out
+ * of memory. Its handle is set under the lock: a detach walking the registry sees it, or the
  * detach is pending when the thread claims it (waitfor.c). */
-static lt_thread *thread_new(int tid)
+static lt_thread *thread_new(int tid, uintptr_t sp)
 {
     lt_spin_lock_as(&registry_lock, tid);
-    lt_thread *t = lt_pool_take(&pool); /* zeroed: fresh, or by thread_clear */
+    lt_thread *t = sp ? walks_keep(sp) : NULL;
+    if (!t)
+        t = lt_pool_take(&pool); /* zeroed: fresh, or by thread_clear (but kept walks) */
     if (t) {
         t->handle = (uintptr_t)pthread_self();
         registry_link(t);
@@ -211,10 +266,12 @@ static void arm_exit_hook(lt_thread *t)
         pthread_setspecific(exit_key, t);
 }
 
-static lt_thread *register_thread(int seq)
+/* sp: the thread is starting (lt_thread_start), on the stack sp is in, whose bounds it reads
+ * next (callsite.c: lt_callsite_thread_init); 0 for one that reads none (its walks go). */
+static lt_thread *register_thread(int seq, uintptr_t sp)
 {
     int tid = lt_platform_tid();
-    lt_thread *t = thread_new(tid);
+    lt_thread *t = thread_new(tid, sp);
     if (!t) {
         lt_report_degraded("out of memory for a thread's state: its locks are not tracked");
         return NULL;
@@ -225,6 +282,8 @@ static lt_thread *register_thread(int seq)
     t->held = t->inline_held;
     t->cap = LT_HELD_INLINE;
     held_room_update(t);
+    if (!sp)
+        lt_thread_walks_settle(t);
     lt_tls.self = t;
     arm_exit_hook(t);
     return t;
@@ -233,7 +292,7 @@ static lt_thread *register_thread(int seq)
 /* The slow path of lt_self. */
 lt_thread *lt_self_register(void)
 {
-    return lt_tls.self ? lt_tls.self : register_thread(-1);
+    return lt_tls.self ? lt_tls.self : register_thread(-1, 0);
 }
 
 int lt_thread_next_seq(void)
@@ -246,10 +305,10 @@ int lt_thread_count(void)
     return atomic_load_explicit(&next_seq, memory_order_relaxed);
 }
 
-void lt_thread_start(int seq)
+void lt_thread_start(int seq, uintptr_t sp)
 {
     if (!lt_tls.self)
-        register_thread(seq);
+        register_thread(seq, sp);
 }
 
 /* The calling thread t as a report names it now: its name read from the kernel. */
