@@ -34,7 +34,9 @@
  *     until the handler returns, not for the one it was blocked on. A handler holding one
  *     lock and waiting for a running thread's second, while main, holding what the thread
  *     was blocked on, asks for the first, is no deadlock; a handler waiting for a lock whose
- *     holder asks for one the thread holds is one.
+ *     holder asks for one the thread holds is one. And a handler that waits in a thread whose
+ *     wait closed a cycle through a condition variable's last signaller, while other threads
+ *     still run: once they stall, that cycle is still reported.
  * Each scenario prints what its calls returned and ends with "done".
  */
 #define _GNU_SOURCE
@@ -616,6 +618,67 @@ NOINLINE static void handler_wait_cycle(void)
     pthread_barrier_destroy(&taken);
 }
 
+/* handler-in-deferred-wait: T1 holds `first` and waits on `changed`, which T2 signalled
+ * last; T2 then asks for `first` while main runs (a cycle through the signaller hint, not yet
+ * stalled); T2's handler waits for `held_up`, which main lets go; main then joins T1, and
+ * nothing can run to signal. */
+static atomic_int cond_waits;
+static blocked_probe t1_waits, t2_waits;
+
+static void take_held_up(int sig)
+{
+    (void)sig;
+    blocked_announce_on(&in_handler, &held_up, sizeof held_up);
+    pthread_mutex_lock(&held_up);
+    pthread_mutex_unlock(&held_up);
+}
+
+static void *hold_first_and_wait(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&first);
+    pthread_mutex_lock(&global);
+    for (;;) {
+        blocked_announce_on(&t1_waits, &changed, sizeof changed);
+        atomic_fetch_add(&cond_waits, 1);
+        pthread_cond_wait(&changed, &global); /* never signalled again */
+    }
+    return NULL;
+}
+
+static void *signal_then_ask_first(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&global);
+    pthread_cond_signal(&changed);
+    pthread_mutex_unlock(&global);
+    while (atomic_load(&cond_waits) < 2)
+        sched_yield();
+    blocked_until(&t1_waits);
+    blocked_announce_on(&t2_waits, &first, sizeof first);
+    pthread_mutex_lock(&first);
+    return NULL;
+}
+
+NOINLINE static void handler_in_deferred_wait(void)
+{
+    struct sigaction sa = {.sa_handler = take_held_up};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, NULL);
+    pthread_t t1, t2;
+    pthread_create(&t1, NULL, hold_first_and_wait, NULL);
+    blocked_until(&t1_waits);
+    pthread_create(&t2, NULL, signal_then_ask_first, NULL);
+    blocked_until(&t2_waits);
+    pthread_mutex_lock(&held_up);
+    pthread_kill(t2, SIGUSR2);
+    blocked_until(&in_handler);
+    pthread_mutex_unlock(&held_up);
+    puts("main joins");
+    fflush(stdout);
+    pthread_join(t1, NULL);
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "";
@@ -655,6 +718,8 @@ int main(int argc, char **argv)
         handler_waits_in_wait();
     else if (!strcmp(s, "handler-wait-cycle"))
         handler_wait_cycle();
+    else if (!strcmp(s, "handler-in-deferred-wait"))
+        handler_in_deferred_wait();
     else {
         fprintf(stderr, "peer_shapes: unknown scenario '%s'\n", s);
         return 64;

@@ -908,17 +908,26 @@ static void keep_interrupted(lt_thread *t)
 }
 
 /* The handler's wait has ended: the thread is back in the wait it interrupted, published
- * again as it was (a new seq: a search that saw it before sees another wait). Under wf_lock,
- * t's slot not published. */
-static void put_back_interrupted(lt_thread *t)
+ * again as it was (a new seq: a search that saw it before sees another wait), deferred again
+ * if it was, for the watchdog to look at from its next round (the mark went with its slot,
+ * and a stall through it was never reported). Under wf_lock, t's slot not published; whether
+ * it is deferred. */
+static int put_back_interrupted(lt_thread *t)
 {
     lt_wait_slot *w = &t->waiting;
     memcpy((char *)w + offsetof(lt_wait_slot, lock), t->interrupted.what,
            sizeof t->interrupted.what);
     t->interrupted.kept = 0;
-    uint8_t long_reported = w->long_reported;
+    uint8_t long_reported = w->long_reported, deferred = w->deferred;
     link_wait(t, read_holds(t));
     w->long_reported = long_reported;
+    if (!deferred)
+        return 0;
+    w->deferred = 1;
+    w->looks = 0;
+    w->next_look = watch_round + 1;
+    atomic_fetch_add_explicit(&deferred_waits, 1, memory_order_relaxed);
+    return 1;
 }
 
 /* Publishes the wait and looks for a cycle through it; the result is the call's veto. A
@@ -1060,16 +1069,18 @@ void lt_waitfor_end(lt_event *ev)
     if (!ev->published)
         return;
     lt_thread *t = ev->self;
-    int nested = ev->published == 2;
+    int nested = ev->published == 2, deferred = 0;
     ev->published = 0;
     lt_spin_lock(&wf_lock);
     if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
         unpublish(t);
     if (nested && t->interrupted.kept)
-        put_back_interrupted(t);
+        deferred = put_back_interrupted(t);
     else
         t->interrupted.kept = 0;
     lt_spin_unlock(&wf_lock);
+    if (deferred)
+        watchdog_start(1);
 }
 
 /* ------------------------------------------------------------------------------------------
