@@ -48,6 +48,14 @@
  *                            is cancelled as it waits: natively it ends there; traced, the
  *                            request is reported (self-deadlock, a gone thread holds the
  *                            lock) and goes on, cancelled as natively (it was aborted)
+ *   harm cancel-grace        a thread with deferred cancellation holding mutex A asks to read a
+ *                            writer-preferring rwlock behind a queued writer, which waits for
+ *                            a reader that waits for A with a 1 s deadline: a cycle the wait-for
+ *                            check looks at again after a grace, and a warning (the timed wait
+ *                            ends it). The thread is cancelled meanwhile; a lock request is no
+ *                            cancellation point, so it gets its read lock once the deadline
+ *                            has passed and is cancelled at its next cancellation point (it
+ *                            was cancelled inside the tracer's grace, its wait left behind)
  *   harm fd-reuse            a daemon's start: after its first locks it closes every descriptor
  *                            from 3 on, makes a pipe of its own (3 and 4 again), and threads
  *                            take locks at new call sites: what it reads back from its pipe is
@@ -835,6 +843,74 @@ static int cancel_orphan(void)
     return 0;
 }
 
+static pthread_rwlock_t grace_rw;
+static pthread_mutex_t grace_a = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int grace_a_held, grace_read;
+static _Atomic int grace_reader_tid;
+static blocked_probe grace_timed, grace_writer;
+
+static void *grace_reader(void *arg)
+{
+    pthread_mutex_lock(&grace_a);
+    atomic_store(&grace_a_held, 1);
+    blocked_until(&grace_writer);
+    atomic_store(&grace_reader_tid, blocked_tid());
+    pthread_rwlock_rdlock(&grace_rw); /* behind the writer; no cancellation point */
+    atomic_store(&grace_read, 1);
+    pthread_rwlock_unlock(&grace_rw);
+    pthread_mutex_unlock(&grace_a);
+    pthread_testcancel();
+    return arg;
+}
+
+static void *grace_timed_reader(void *arg)
+{
+    struct timespec deadline;
+    while (!atomic_load(&grace_a_held))
+        sched_yield();
+    pthread_rwlock_rdlock(&grace_rw);
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 1;
+    blocked_announce_on(&grace_timed, &grace_a, sizeof grace_a);
+    if (pthread_mutex_timedlock(&grace_a, &deadline) == 0)
+        pthread_mutex_unlock(&grace_a);
+    pthread_rwlock_unlock(&grace_rw);
+    return arg;
+}
+
+static void *grace_queued_writer(void *arg)
+{
+    blocked_until(&grace_timed);
+    blocked_announce_on(&grace_writer, &grace_rw, sizeof grace_rw);
+    pthread_rwlock_wrlock(&grace_rw);
+    pthread_rwlock_unlock(&grace_rw);
+    return arg;
+}
+
+static int cancel_grace(void)
+{
+    pthread_t th[3];
+    void *ret = NULL;
+    int tid;
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&grace_rw, &attr);
+    if (pthread_create(&th[0], NULL, grace_reader, NULL) != 0 ||
+        pthread_create(&th[1], NULL, grace_timed_reader, NULL) != 0 ||
+        pthread_create(&th[2], NULL, grace_queued_writer, NULL) != 0)
+        return 1;
+    while ((tid = atomic_load(&grace_reader_tid)) == 0 || !asleep(tid))
+        sched_yield();
+    pthread_cancel(th[0]);
+    pthread_join(th[0], &ret);
+    pthread_join(th[1], NULL);
+    pthread_join(th[2], NULL);
+    printf("reader %s, %s\n", atomic_load(&grace_read) ? "got its lock" : "did not get its lock",
+           ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
+    return 0;
+}
+
 static pthread_mutex_t queue = PTHREAD_MUTEX_INITIALIZER, pool = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cv = PTHREAD_COND_INITIALIZER;
 static int ready;
@@ -1619,6 +1695,8 @@ int main(int argc, char **argv)
         rc = cancel_cond();
     else if (!strcmp(s, "cancel-orphan"))
         rc = cancel_orphan();
+    else if (!strcmp(s, "cancel-grace"))
+        rc = cancel_grace();
     else if (!strcmp(s, "fd-reuse"))
         rc = fd_reuse();
     else if (!strcmp(s, "fd-reuse-many"))
@@ -1681,7 +1759,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|cancel-async|cancel-async-wait|cancel-async-queue|"
                         "cancel-join|cancel-join-disabled|cancel-lock-deferred|cancel-cond|"
-                        "cancel-orphan|fd-reuse|fd-reuse-many|pipe-pending|"
+                        "cancel-orphan|cancel-grace|fd-reuse|fd-reuse-many|pipe-pending|"
                         "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
                         "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|cond-busy-mutex|"
                         "cond-busy-alarm|cond-busy-timer|cond-stalled-alarm|cond-stalled-early|"

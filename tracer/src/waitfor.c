@@ -825,11 +825,13 @@ static void orphan_look(lt_thread *t, uint32_t seq, const lt_orphan_wait *w)
  * and then only if its threads are still in the same waits and asleep in them; one through
  * the signaller hint only while the rest of the process is stalled and its condition waiters
  * have released their mutexes, before the grace and after it, and else deferred. NULL when
- * it dissolved or is deferred. */
+ * it dissolved or is deferred. A grace is a nap of the system call itself: nanosleep is a
+ * cancellation point, and the wait's call (a lock request) may be none, so a cancellation
+ * sent to a thread with it deferred meanwhile unwound the thread out of the tracer, its wait
+ * left published for good (harm-cancel.11). */
 static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst, int agree,
                              int graces_max, size_t *n)
 {
-    struct timespec grace = {0, GRACE_NS};
     int settle = !agree || uncertain(first, nfirst) || signal_coming(first, nfirst);
     int kept;
     lt_spin_lock(&wf_lock);
@@ -845,7 +847,7 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
         defer(self, first[0].seq);
         return NULL;
     }
-    nanosleep(&grace, NULL);
+    lt_platform_nap(GRACE_NS / 1000);
     lt_spin_lock(&wf_lock);
     steps = steps_of(self, first, nfirst, n, &kept);
     lt_spin_unlock(&wf_lock);
@@ -871,7 +873,7 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
             defer(self, first[0].seq);
             break;
         }
-        nanosleep(&grace, NULL);
+        lt_platform_nap(GRACE_NS / 1000);
         lt_spin_lock(&wf_lock);
         steps = steps_of(self, first, nfirst, n, &kept);
         lt_spin_unlock(&wf_lock);
