@@ -56,6 +56,11 @@
  *                            cancellation point, so it gets its read lock once the deadline
  *                            has passed and is cancelled at its next cancellation point (it
  *                            was cancelled inside the tracer's grace, its wait left behind)
+ *   harm cancel-destroy      a thread with deferred cancellation, cancelled, destroys a
+ *                            condition variable a thread waits on: the destroy is no
+ *                            cancellation point and waits for the waiter (native: hung);
+ *                            reported and aborted (the destroying thread was cancelled inside
+ *                            the tracer as it looked whether libc still counted the waiter)
  *   harm fd-reuse            a daemon's start: after its first locks it closes every descriptor
  *                            from 3 on, makes a pipe of its own (3 and 4 again), and threads
  *                            take locks at new call sites: what it reads back from its pipe is
@@ -911,6 +916,43 @@ static int cancel_grace(void)
     return 0;
 }
 
+static pthread_mutex_t destroyed_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t destroyed_cv = PTHREAD_COND_INITIALIZER;
+static blocked_probe destroyed_waits;
+static atomic_int destroy_go;
+
+static void *destroyed_waiter(void *arg)
+{
+    pthread_mutex_lock(&destroyed_mutex);
+    blocked_announce_on(&destroyed_waits, &destroyed_cv, sizeof destroyed_cv);
+    for (;;) /* nothing signals it */
+        pthread_cond_wait(&destroyed_cv, &destroyed_mutex);
+    return arg;
+}
+
+static void *destroyer(void *arg)
+{
+    while (!atomic_load(&destroy_go)) /* (no cancellation point) */
+        sched_yield();
+    pthread_cond_destroy(&destroyed_cv);
+    return arg;
+}
+
+static int cancel_destroy(void)
+{
+    pthread_t waiter, th;
+    void *ret = NULL;
+    if (pthread_create(&waiter, NULL, destroyed_waiter, NULL) != 0 ||
+        pthread_create(&th, NULL, destroyer, NULL) != 0)
+        return 1;
+    blocked_until(&destroyed_waits);
+    pthread_cancel(th);
+    atomic_store(&destroy_go, 1);
+    pthread_join(th, &ret);
+    printf("destroyer %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
+    return 0;
+}
+
 static pthread_mutex_t queue = PTHREAD_MUTEX_INITIALIZER, pool = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cv = PTHREAD_COND_INITIALIZER;
 static int ready;
@@ -1697,6 +1739,8 @@ int main(int argc, char **argv)
         rc = cancel_orphan();
     else if (!strcmp(s, "cancel-grace"))
         rc = cancel_grace();
+    else if (!strcmp(s, "cancel-destroy"))
+        rc = cancel_destroy();
     else if (!strcmp(s, "fd-reuse"))
         rc = fd_reuse();
     else if (!strcmp(s, "fd-reuse-many"))
@@ -1759,7 +1803,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|cancel-async|cancel-async-wait|cancel-async-queue|"
                         "cancel-join|cancel-join-disabled|cancel-lock-deferred|cancel-cond|"
-                        "cancel-orphan|cancel-grace|fd-reuse|fd-reuse-many|pipe-pending|"
+                        "cancel-orphan|cancel-grace|cancel-destroy|fd-reuse|fd-reuse-many|pipe-pending|"
                         "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
                         "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|cond-busy-mutex|"
                         "cond-busy-alarm|cond-busy-timer|cond-stalled-alarm|cond-stalled-early|"
