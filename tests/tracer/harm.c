@@ -25,6 +25,42 @@
  *                            holds and is cancelled there: it ends at once (the wait is libc's,
  *                            asynchronous), main then takes and frees the mutex; and the
  *                            thread's cancellation type reads back as it set it
+ *   harm cancel-async-queue  300 rounds: a thread with asynchronous cancellation on says it
+ *                            is about to request a mutex main holds; main cancels it then and
+ *                            joins it. A cancellation that finds the thread inside the tracer
+ *                            acts as it leaves, so its wait for main's mutex while main joins
+ *                            it is no deadlock (it was reported in 10 of 10 runs)
+ *   harm cancel-join         a thread holding a lock, whose cleanup handler releases it, is
+ *                            cancelled (deferred), then joins a thread blocked on that lock:
+ *                            the join, a cancellation point, ends there and the handler lets
+ *                            the other thread go on; no deadlock (reported and aborted)
+ *   harm cancel-join-disabled  the same with the joiner's cancellation disabled: the join
+ *                            waits for good (native: hung); reported and aborted
+ *   harm cancel-lock-deferred  a thread with deferred cancellation blocks on a mutex main
+ *                            holds; main cancels and joins it: a lock request is no
+ *                            cancellation point, so both wait for good (native: hung);
+ *                            reported and aborted
+ *   harm cancel-cond         a thread holding a lock waits on a condition variable; it is
+ *                            cancelled there (deferred) and joined, its cleanup handlers
+ *                            release the lock and the wait's mutex: silent
+ *   harm cancel-orphan       a thread cancelled holding a mutex leaves it locked (exit-held);
+ *                            a thread with asynchronous cancellation on then requests it and
+ *                            is cancelled as it waits: natively it ends there; traced, the
+ *                            request is reported (self-deadlock, a gone thread holds the
+ *                            lock) and goes on, cancelled as natively (it was aborted)
+ *   harm cancel-grace        a thread with deferred cancellation holding mutex A asks to read a
+ *                            writer-preferring rwlock behind a queued writer, which waits for
+ *                            a reader that waits for A with a 1 s deadline: a cycle the wait-for
+ *                            check looks at again after a grace, and a warning (the timed wait
+ *                            ends it). The thread is cancelled meanwhile; a lock request is no
+ *                            cancellation point, so it gets its read lock once the deadline
+ *                            has passed and is cancelled at its next cancellation point (it
+ *                            was cancelled inside the tracer's grace, its wait left behind)
+ *   harm cancel-destroy      a thread with deferred cancellation, cancelled, destroys a
+ *                            condition variable a thread waits on: the destroy is no
+ *                            cancellation point and waits for the waiter (native: hung);
+ *                            reported and aborted (the destroying thread was cancelled inside
+ *                            the tracer as it looked whether libc still counted the waiter)
  *   harm fd-reuse            a daemon's start: after its first locks it closes every descriptor
  *                            from 3 on, makes a pipe of its own (3 and 4 again), and threads
  *                            take locks at new call sites: what it reads back from its pipe is
@@ -622,6 +658,298 @@ static int cancel_async_wait(void)
            async_types[0] == PTHREAD_CANCEL_DEFERRED ? "deferred" : "asynchronous",
            async_types[1] == PTHREAD_CANCEL_DEFERRED ? "deferred" : "asynchronous",
            ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled", rc);
+    return 0;
+}
+
+static pthread_mutex_t queue_held = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int queue_about;
+
+static void *queue_waiter(void *arg)
+{
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+    atomic_store(&queue_about, 1);
+    pthread_mutex_lock(&queue_held); /* cancelled before, inside the tracer or in the wait */
+    return arg;
+}
+
+static int cancel_async_queue(void)
+{
+    pthread_mutex_lock(&queue_held);
+    for (int round = 0; round < 300; round++) {
+        pthread_t th;
+        void *ret = NULL;
+        atomic_store(&queue_about, 0);
+        if (pthread_create(&th, NULL, queue_waiter, NULL) != 0)
+            return 1;
+        while (!atomic_load(&queue_about))
+            sched_yield();
+        pthread_cancel(th);
+        pthread_join(th, &ret);
+        if (ret != PTHREAD_CANCELED)
+            return 1;
+    }
+    pthread_mutex_unlock(&queue_held);
+    return 0;
+}
+
+static pthread_mutex_t join_held = PTHREAD_MUTEX_INITIALIZER;
+static blocked_probe join_waits;
+static atomic_int joiner_ready, joiner_cancelled;
+static pthread_t join_waiter_th;
+
+static void *join_waiter(void *arg)
+{
+    blocked_announce_on(&join_waits, &join_held, sizeof join_held);
+    pthread_mutex_lock(&join_held);
+    pthread_mutex_unlock(&join_held);
+    return arg;
+}
+
+/* Holds join_held (released by its handler) and joins join_waiter, which waits for it, once
+ * main has cancelled it: with cancellation enabled (arg NULL) the join ends there. */
+static void *joiner(void *arg)
+{
+    if (arg)
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+    pthread_mutex_lock(&join_held);
+    pthread_cleanup_push(unlock_mutex, &join_held);
+    if (pthread_create(&join_waiter_th, NULL, join_waiter, NULL) != 0)
+        abort();
+    blocked_until(&join_waits);
+    atomic_store(&joiner_ready, 1);
+    while (!atomic_load(&joiner_cancelled)) /* (no cancellation point) */
+        sched_yield();
+    pthread_join(join_waiter_th, NULL);
+    pthread_cleanup_pop(1);
+    return NULL;
+}
+
+static int cancel_join(int disabled)
+{
+    pthread_t th;
+    void *ret = NULL;
+    if (pthread_create(&th, NULL, joiner, disabled ? &th : NULL) != 0)
+        return 1;
+    while (!atomic_load(&joiner_ready))
+        sched_yield();
+    pthread_cancel(th);
+    atomic_store(&joiner_cancelled, 1);
+    pthread_join(th, &ret);
+    pthread_join(join_waiter_th, NULL);
+    printf("joiner %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
+    return 0;
+}
+
+static pthread_mutex_t deferred_held = PTHREAD_MUTEX_INITIALIZER;
+static blocked_probe deferred_waits;
+
+static void *deferred_waiter(void *arg)
+{
+    blocked_announce_on(&deferred_waits, &deferred_held, sizeof deferred_held);
+    pthread_mutex_lock(&deferred_held);
+    pthread_mutex_unlock(&deferred_held);
+    return arg;
+}
+
+static int cancel_lock_deferred(void)
+{
+    pthread_t th;
+    pthread_mutex_lock(&deferred_held);
+    if (pthread_create(&th, NULL, deferred_waiter, NULL) != 0)
+        return 1;
+    blocked_until(&deferred_waits);
+    pthread_cancel(th);
+    pthread_join(th, NULL);
+    pthread_mutex_unlock(&deferred_held);
+    return 0;
+}
+
+static pthread_mutex_t cond_held = PTHREAD_MUTEX_INITIALIZER, cond_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cancel_cv = PTHREAD_COND_INITIALIZER;
+static blocked_probe cond_waits;
+
+static void *cond_waiter(void *arg)
+{
+    pthread_mutex_lock(&cond_held);
+    pthread_cleanup_push(unlock_mutex, &cond_held);
+    pthread_mutex_lock(&cond_mutex);
+    pthread_cleanup_push(unlock_mutex, &cond_mutex);
+    blocked_announce_on(&cond_waits, &cancel_cv, sizeof cancel_cv);
+    for (;;) /* only the cancellation ends it */
+        pthread_cond_wait(&cancel_cv, &cond_mutex);
+    pthread_cleanup_pop(1);
+    pthread_cleanup_pop(1);
+    return arg;
+}
+
+static int cancel_cond(void)
+{
+    pthread_t th;
+    void *ret = NULL;
+    if (pthread_create(&th, NULL, cond_waiter, NULL) != 0)
+        return 1;
+    blocked_until(&cond_waits);
+    pthread_cancel(th);
+    pthread_join(th, &ret);
+    int rc = pthread_mutex_trylock(&cond_held);
+    if (rc == 0)
+        pthread_mutex_unlock(&cond_held);
+    printf("waiter %s; its lock -> %d\n", ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled",
+           rc);
+    return 0;
+}
+
+static pthread_mutex_t orphaned = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int orphan_taken;
+static _Atomic int orphan_requester;
+
+static void *orphan_holder(void *arg)
+{
+    pthread_mutex_lock(&orphaned);
+    atomic_store(&orphan_taken, 1);
+    pause(); /* cancelled here, the mutex still locked */
+    return arg;
+}
+
+static void *orphan_request(void *arg)
+{
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+    atomic_store(&orphan_requester, blocked_tid());
+    pthread_mutex_lock(&orphaned);
+    return arg;
+}
+
+/* Whether thread tid sleeps in a system call (its request: natively libc's futex wait). */
+static int asleep(int tid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+    return blocked_syscall_line(path, buf, sizeof buf) && strncmp(buf, "running", 7) != 0;
+}
+
+static int cancel_orphan(void)
+{
+    pthread_t holder, th;
+    void *ret = NULL;
+    int tid;
+    if (pthread_create(&holder, NULL, orphan_holder, NULL) != 0)
+        return 1;
+    while (!atomic_load(&orphan_taken))
+        sched_yield();
+    pthread_cancel(holder);
+    pthread_join(holder, NULL);
+    if (pthread_create(&th, NULL, orphan_request, NULL) != 0)
+        return 1;
+    while ((tid = atomic_load(&orphan_requester)) == 0 || !asleep(tid))
+        sched_yield();
+    pthread_cancel(th);
+    pthread_join(th, &ret);
+    printf("requester %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
+    return 0;
+}
+
+static pthread_rwlock_t grace_rw;
+static pthread_mutex_t grace_a = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int grace_a_held, grace_read;
+static _Atomic int grace_reader_tid;
+static blocked_probe grace_timed, grace_writer;
+
+static void *grace_reader(void *arg)
+{
+    pthread_mutex_lock(&grace_a);
+    atomic_store(&grace_a_held, 1);
+    blocked_until(&grace_writer);
+    atomic_store(&grace_reader_tid, blocked_tid());
+    pthread_rwlock_rdlock(&grace_rw); /* behind the writer; no cancellation point */
+    atomic_store(&grace_read, 1);
+    pthread_rwlock_unlock(&grace_rw);
+    pthread_mutex_unlock(&grace_a);
+    pthread_testcancel();
+    return arg;
+}
+
+static void *grace_timed_reader(void *arg)
+{
+    struct timespec deadline;
+    while (!atomic_load(&grace_a_held))
+        sched_yield();
+    pthread_rwlock_rdlock(&grace_rw);
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 1;
+    blocked_announce_on(&grace_timed, &grace_a, sizeof grace_a);
+    if (pthread_mutex_timedlock(&grace_a, &deadline) == 0)
+        pthread_mutex_unlock(&grace_a);
+    pthread_rwlock_unlock(&grace_rw);
+    return arg;
+}
+
+static void *grace_queued_writer(void *arg)
+{
+    blocked_until(&grace_timed);
+    blocked_announce_on(&grace_writer, &grace_rw, sizeof grace_rw);
+    pthread_rwlock_wrlock(&grace_rw);
+    pthread_rwlock_unlock(&grace_rw);
+    return arg;
+}
+
+static int cancel_grace(void)
+{
+    pthread_t th[3];
+    void *ret = NULL;
+    int tid;
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&grace_rw, &attr);
+    if (pthread_create(&th[0], NULL, grace_reader, NULL) != 0 ||
+        pthread_create(&th[1], NULL, grace_timed_reader, NULL) != 0 ||
+        pthread_create(&th[2], NULL, grace_queued_writer, NULL) != 0)
+        return 1;
+    while ((tid = atomic_load(&grace_reader_tid)) == 0 || !asleep(tid))
+        sched_yield();
+    pthread_cancel(th[0]);
+    pthread_join(th[0], &ret);
+    pthread_join(th[1], NULL);
+    pthread_join(th[2], NULL);
+    printf("reader %s, %s\n", atomic_load(&grace_read) ? "got its lock" : "did not get its lock",
+           ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
+    return 0;
+}
+
+static pthread_mutex_t destroyed_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t destroyed_cv = PTHREAD_COND_INITIALIZER;
+static blocked_probe destroyed_waits;
+static atomic_int destroy_go;
+
+static void *destroyed_waiter(void *arg)
+{
+    pthread_mutex_lock(&destroyed_mutex);
+    blocked_announce_on(&destroyed_waits, &destroyed_cv, sizeof destroyed_cv);
+    for (;;) /* nothing signals it */
+        pthread_cond_wait(&destroyed_cv, &destroyed_mutex);
+    return arg;
+}
+
+static void *destroyer(void *arg)
+{
+    while (!atomic_load(&destroy_go)) /* (no cancellation point) */
+        sched_yield();
+    pthread_cond_destroy(&destroyed_cv);
+    return arg;
+}
+
+static int cancel_destroy(void)
+{
+    pthread_t waiter, th;
+    void *ret = NULL;
+    if (pthread_create(&waiter, NULL, destroyed_waiter, NULL) != 0 ||
+        pthread_create(&th, NULL, destroyer, NULL) != 0)
+        return 1;
+    blocked_until(&destroyed_waits);
+    pthread_cancel(th);
+    atomic_store(&destroy_go, 1);
+    pthread_join(th, &ret);
+    printf("destroyer %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
     return 0;
 }
 
@@ -1397,6 +1725,22 @@ int main(int argc, char **argv)
         rc = cancel_async();
     else if (!strcmp(s, "cancel-async-wait"))
         rc = cancel_async_wait();
+    else if (!strcmp(s, "cancel-async-queue"))
+        rc = cancel_async_queue();
+    else if (!strcmp(s, "cancel-join"))
+        rc = cancel_join(0);
+    else if (!strcmp(s, "cancel-join-disabled"))
+        rc = cancel_join(1);
+    else if (!strcmp(s, "cancel-lock-deferred"))
+        rc = cancel_lock_deferred();
+    else if (!strcmp(s, "cancel-cond"))
+        rc = cancel_cond();
+    else if (!strcmp(s, "cancel-orphan"))
+        rc = cancel_orphan();
+    else if (!strcmp(s, "cancel-grace"))
+        rc = cancel_grace();
+    else if (!strcmp(s, "cancel-destroy"))
+        rc = cancel_destroy();
     else if (!strcmp(s, "fd-reuse"))
         rc = fd_reuse();
     else if (!strcmp(s, "fd-reuse-many"))
@@ -1457,7 +1801,9 @@ int main(int argc, char **argv)
         rc = against_first();
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
-                        "stack-same-frame|cancel-pending|cancel-async|cancel-async-wait|fd-reuse|fd-reuse-many|pipe-pending|"
+                        "stack-same-frame|cancel-pending|cancel-async|cancel-async-wait|cancel-async-queue|"
+                        "cancel-join|cancel-join-disabled|cancel-lock-deferred|cancel-cond|"
+                        "cancel-orphan|cancel-grace|cancel-destroy|fd-reuse|fd-reuse-many|pipe-pending|"
                         "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
                         "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|cond-busy-mutex|"
                         "cond-busy-alarm|cond-busy-timer|cond-stalled-alarm|cond-stalled-early|"

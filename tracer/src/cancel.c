@@ -1,6 +1,7 @@
 /*
  * cancel.c - asynchronous cancellation held off while the tracer runs (the program's
- * pthread_setcanceltype is interpose_cancel.c's).
+ * pthread_setcanceltype is interpose_cancel.c's); which waits a cancellation sent will end
+ * (pthread_cancel, interpose_cancel.c, marks its thread; the end of this file).
  *
  * A thread that turned asynchronous cancellation on (pthread_setcanceltype) may be cancelled
  * at any instruction, the tracer's too: half-way through its held set, or holding a tracer
@@ -19,6 +20,8 @@
 
 #include "lt_internal.h"
 #include "platform.h"
+
+#define CANCEL_GRACE_US (50 * 1000) /* for a cancellation to come (lt_cancel_ends_mine) */
 
 /* Resolved at the first call: a library's constructor may turn cancellation asynchronous
  * before the tracer's own resolution ran. */
@@ -65,4 +68,51 @@ void lt_cancel_async_end(lt_tls_block *b)
         lt_cancel_real()(PTHREAD_CANCEL_DEFERRED, NULL);
         b->crit = (uint16_t)(b->crit & ~LT_CRIT_ASYNC);
     }
+}
+
+/* pthread_cancel(handle) is about to be sent: the thread with that handle is marked before,
+ * so that a wait-for check that finds the canceller waiting (for the thread's exit, most
+ * often) finds the mark too. A thread cancelled before it registered (between pthread_create
+ * and its start) is not marked: its waits count as before, which only keeps a report. */
+static void mark_cancelled(lt_thread *t, void *arg)
+{
+    if (t->handle == *(const uintptr_t *)arg)
+        atomic_store(&t->cancelled, 1);
+}
+
+void lt_cancel_sent(uintptr_t handle)
+{
+    lt_thread_each(mark_cancelled, &handle);
+}
+
+/* A cancellation ends a wait of a thread whose cancellation is enabled when the wait is at a
+ * cancellation point, or anywhere when the thread's type is asynchronous (the program's: the
+ * tracer defers it only while the thread is inside, and its waits are outside). A lock request
+ * is no cancellation point, so a thread with deferred cancellation that waits for a lock waits
+ * on, cancelled or not. The state is asked of libc by turning cancellation off and back, as the
+ * unwinds do: it has no getter, and inside the tracer (the type deferred) neither turn acts
+ * on a cancellation already sent. */
+int lt_cancel_would_end(const lt_tls_block *b, int at_point)
+{
+    int state;
+    if (!at_point && !(b->crit & LT_CRIT_ASYNC))
+        return 0;
+    if (pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state) != 0)
+        return 0;
+    pthread_setcancelstate(state, NULL);
+    return state == PTHREAD_CANCEL_ENABLE;
+}
+
+/* Whether the calling thread t has been sent a cancellation that ends the wait it begins now
+ * (detect.c: a request that would never be granted). One not sent yet is given a grace to
+ * come: a thread whose lock's holder was cancelled holding it asks for the lock while its
+ * canceller is still cancelling the others in turn (a pool's stop). The nap is no
+ * cancellation point (the thread is inside the tracer). */
+int lt_cancel_ends_mine(const lt_thread *t, int at_point)
+{
+    if (!lt_cancel_would_end(&lt_tls, at_point))
+        return 0;
+    if (!atomic_load(&t->cancelled))
+        lt_platform_nap(CANCEL_GRACE_US);
+    return atomic_load(&t->cancelled);
 }

@@ -1,12 +1,15 @@
 /*
  * interpose_cancel.c - pthread_setcanceltype: a thread that turns asynchronous cancellation on
  * is marked, so that the tracer defers it while the thread is inside (cancel.c says why).
+ * pthread_cancel: the thread it is for is marked, since the waits a cancellation ends are no
+ * deadlock (waitfor.c).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 
 #include "interpose.h"
 #include "lt_internal.h"
+#include "platform.h"
 
 /* The program's call: marked before an asynchronous type takes effect (from then on a
  * cancellation may come at once), unmarked after a deferred one did. Called from inside the
@@ -23,4 +26,23 @@ LT_EXPORT int pthread_setcanceltype(int type, int *old)
     if (outside && (rc != 0 || type != PTHREAD_CANCEL_ASYNCHRONOUS) && b->busy == LT_BUSY_ASYNC)
         lt_cancel_async_mark(b, 0);
     return rc;
+}
+
+typedef int (*cancel_fn)(pthread_t);
+
+/* Marked before libc sends the cancellation: a thread with asynchronous cancellation on may
+ * be gone at once, and one that cancels itself does not come back. */
+LT_EXPORT int pthread_cancel(pthread_t th)
+{
+    static _Atomic(cancel_fn) real;
+    cancel_fn cancel = atomic_load_explicit(&real, memory_order_acquire);
+    if (!cancel) {
+        cancel = (cancel_fn)lt_platform_real("pthread_cancel", NULL);
+        atomic_store(&real, cancel);
+    }
+    if (lt_interpose_ready() && lt_enter(&lt_tls)) {
+        lt_cancel_sent((uintptr_t)th);
+        lt_leave(&lt_tls);
+    }
+    return cancel(th);
 }

@@ -297,6 +297,8 @@ typedef struct lt_wait_slot {
     _Atomic uint32_t seq;
     lt_lock *lock;
     uint32_t gen;                 /* lock->gen when the wait began */
+    uint8_t cancel_ends;          /* a cancellation of the thread ends this wait (cancel.c:
+                                   * lt_cancel_would_end) */
     const void *addr;
     uint8_t kind, mode, wait;     /* lt_kind, lt_mode, lt_wait */
     uint8_t long_reported;        /* a long-wait report was made for this wait */
@@ -423,6 +425,8 @@ typedef struct lt_thread {
     struct lt_once_run *once_top; /* once init routines running on this thread, innermost first */
     uintptr_t handle;           /* its pthread_t: a join names the thread it waits for so */
     uint8_t detached;           /* a join of it fails at once (EINVAL): nobody waits for it */
+    _Atomic uint8_t cancelled;  /* pthread_cancel was called for it (interpose_cancel.c): the
+                                   waits a cancellation ends wait for nothing (waitfor.c) */
     uint8_t unwind_none;        /* platform: libunwind's state for it could not be had, so it
                                    makes no unwind (lt_platform_thread_init) */
     struct lt_cond_waiter *cond_wait; /* the condition wait it is in, innermost (cond.c) */
@@ -818,6 +822,14 @@ void lt_cancel_async_end(lt_tls_block *b);
 typedef int (*canceltype_fn)(int, int *);
 canceltype_fn lt_cancel_real(void);
 void lt_cancel_async_mark(lt_tls_block *b, int on);
+
+/* cancel.c: the threads a pthread_cancel is for marked (lt_thread.cancelled); whether a
+ * cancellation of the calling thread would end a wait it begins now, one at a cancellation
+ * point (a join, a condition wait) or not (a lock request); and whether one is on its way to
+ * the calling thread that does. */
+void lt_cancel_sent(uintptr_t handle);
+int lt_cancel_would_end(const lt_tls_block *b, int at_point);
+int lt_cancel_ends_mine(const lt_thread *t, int at_point);
 
 static inline int lt_enter(lt_tls_block *b)
 {

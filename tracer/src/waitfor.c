@@ -56,6 +56,18 @@
  * or running a signal handler) is looked at again by the wait that closed it for up to
  * SETTLE_GRACES graces, then deferred the same way.
  *
+ * A wait that a cancellation already sent to its thread will end waits for nothing: its
+ * thread is marked by pthread_cancel before libc sends it (interpose_cancel.c), and the thread
+ * keeps in its wait whether a cancellation ends it (its cancellation enabled, and its type
+ * asynchronous or the wait a join or a condition wait; cancel.c). A thread with asynchronous
+ * cancellation on that waits for a lock its canceller holds while the canceller joins it is
+ * cancelled there (a cancellation that finds it inside the tracer acts as it leaves, before
+ * the wait); one with deferred cancellation waits on, since a lock request is no cancellation
+ * point, and that is a deadlock still. A cancelled condition wait still retakes its mutex
+ * before its cleanup handlers run: only its wait for a signal ends. The mark comes before the
+ * cancellation and stays, so a search that sees the canceller in its join sees it too, and a
+ * cycle found before it is gone when the confirming search runs.
+ *
  * Deadlocks follow LOCKTRACE_ACTION (abort, or the closing call returns EDEADLK; one the
  * watchdog reports goes on instead); a cycle with a timed wait on it is a warning, since that
  * wait will end it.
@@ -363,6 +375,7 @@ static int show(void *arg)
     w->mode = LT_MODE_WRITE;
     w->wait = LT_WAIT_BLOCK;
     w->api = (uint8_t)sw->seen->api;
+    w->cancel_ends = 0; /* a wait to retake the mutex, which no cancellation ends */
     w->stack = sw->stack;
     w->cfa = sw->seen->cfa; /* else the thread's last wait's: left_behind compares with it */
     w->who = sw->seen->who;
@@ -439,13 +452,25 @@ static int expand_lock(lt_bfs *b, size_t at, const want *w)
     return 1;
 }
 
+/* Whether u's wait ends with a cancellation it has been sent (see the top). */
+static int cancel_ends(const lt_thread *u)
+{
+    return u->waiting.cancel_ends && atomic_load(&u->cancelled);
+}
+
 /* The waiting threads that hold up items[at]'s wait. */
 static void expand(lt_bfs *b, size_t at)
 {
-    const lt_wait_slot *w = &((lt_thread *)b->items[at].node)->waiting;
+    const lt_thread *u = b->items[at].node;
+    const lt_wait_slot *w = &u->waiting;
+    int cancelled = cancel_ends(u);
     if (w->waits_for == LT_FOR_LOCK) {
-        expand_lock(b, at, &(want){w->lock, w->gen, w->addr, (lt_kind)w->kind, (lt_mode)w->mode});
+        if (!cancelled)
+            expand_lock(b, at,
+                        &(want){w->lock, w->gen, w->addr, (lt_kind)w->kind, (lt_mode)w->mode});
     } else if (w->waits_for == LT_FOR_JOIN) {
+        if (cancelled)
+            return;
         lt_thread *v = waiting_thread(BY_HANDLE, w->target);
         if (!v)
             v = show_cond_wait(w->target);
@@ -460,8 +485,9 @@ static void expand(lt_bfs *b, size_t at)
             return;
         const signaller *s = signaller_of(w->target);
         /* no record: a wait shown for a joiner (its record may be gone), or one on a
-         * process-shared condition variable (lt_waitfor_cond_begin) */
-        if (w->cond_waiter &&
+         * process-shared condition variable (lt_waitfor_cond_begin); cancelled, the wait
+         * retakes its mutex (above) but waits for no signal */
+        if (w->cond_waiter && !cancelled &&
             atomic_load_explicit(&s->cond, memory_order_relaxed) == w->target &&
             atomic_load_explicit(&s->threads, memory_order_relaxed) == lt_thread_count() &&
             !lt_cond_woken(w->cond_waiter))
@@ -490,9 +516,9 @@ static size_t find_cycle(lt_thread *self)
 /* ---------------------------------------------------------------------------------------- */
 
 /* Joins and condition waits wait for a thread, not a lock: `target` names what they wait on
- * (a condition wait's record is cw). */
+ * (a condition wait's record is cw). `ends`: a cancellation of the thread ends the wait. */
 static void publish(lt_event *ev, lt_wait_for what, uintptr_t target,
-                    const lt_cond_waiter *cw, uint32_t reads)
+                    const lt_cond_waiter *cw, uint32_t reads, int ends)
 {
     lt_thread *t = ev->self;
     lt_wait_slot *w = &t->waiting;
@@ -507,6 +533,7 @@ static void publish(lt_event *ev, lt_wait_for what, uintptr_t target,
     w->mode = (uint8_t)ev->mode;
     w->wait = (uint8_t)ev->wait;
     w->api = ev->api;
+    w->cancel_ends = (uint8_t)ends;
     w->cfa = ev->cfa;
     link_wait(t, reads);
 }
@@ -798,11 +825,13 @@ static void orphan_look(lt_thread *t, uint32_t seq, const lt_orphan_wait *w)
  * and then only if its threads are still in the same waits and asleep in them; one through
  * the signaller hint only while the rest of the process is stalled and its condition waiters
  * have released their mutexes, before the grace and after it, and else deferred. NULL when
- * it dissolved or is deferred. */
+ * it dissolved or is deferred. A grace is a nap of the system call itself: nanosleep is a
+ * cancellation point, and the wait's call (a lock request) may be none, so a cancellation
+ * sent to a thread with it deferred meanwhile unwound the thread out of the tracer, its wait
+ * left published for good (harm-cancel.11). */
 static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst, int agree,
                              int graces_max, size_t *n)
 {
-    struct timespec grace = {0, GRACE_NS};
     int settle = !agree || uncertain(first, nfirst) || signal_coming(first, nfirst);
     int kept;
     lt_spin_lock(&wf_lock);
@@ -818,7 +847,7 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
         defer(self, first[0].seq);
         return NULL;
     }
-    nanosleep(&grace, NULL);
+    lt_platform_nap(GRACE_NS / 1000);
     lt_spin_lock(&wf_lock);
     steps = steps_of(self, first, nfirst, n, &kept);
     lt_spin_unlock(&wf_lock);
@@ -844,7 +873,7 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
             defer(self, first[0].seq);
             break;
         }
-        nanosleep(&grace, NULL);
+        lt_platform_nap(GRACE_NS / 1000);
         lt_spin_lock(&wf_lock);
         steps = steps_of(self, first, nfirst, n, &kept);
         lt_spin_unlock(&wf_lock);
@@ -967,6 +996,7 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond
     clock_gettime(CLOCK_MONOTONIC, &since);
     watchdog_start(0);
     uint32_t reads = read_holds(t);
+    int ends = lt_cancel_would_end(&lt_tls, what != LT_FOR_LOCK); /* (publish) */
     lt_spin_lock(&wf_lock);
     /* A joiner's search may have shown this thread's condition wait since the look above
      * (show_cond_wait: between lt_cond_arrive and here): its own wait replaces that one. Linked
@@ -983,7 +1013,7 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond
     t->waiting.stack = stack;
     t->waiting.who = who;
     t->waiting.since = since;
-    publish(ev, what, target, cw, reads);
+    publish(ev, what, target, cw, reads, ends);
     ev->published = nested ? 2 : 1;
     size_t n = told ? 0 : find_cycle(t);
     frame *first = n ? lt_map(n * sizeof *first) : NULL;
