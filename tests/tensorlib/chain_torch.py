@@ -20,8 +20,9 @@ root). Steps pick at random:
     mv, index_select, gather, scatter, scatter_add, index_add (valid indexes, candle's "no
     index" marker, and bad ones), cat, stack, roll, flip, repeat, the pads, slice_scatter,
     zeros/ones/full_like, to_dtype, to_device, max/avg_pool2d, upsample_nearest1d/2d,
-    softmax, log_softmax, var, log_sum_exp, norm, custom_op1/2/3 (a forward written here that
-    reads its tl_views), format (the length it says, a truncated copy a prefix);
+    softmax, log_softmax, var, log_sum_exp, norm, powf, elu, pow, custom_op1/2/3 (a forward
+    written here that reads its tl_views), format (the length it says, a truncated copy a
+    prefix), and the creation ops (zeros, ones, full, arange, eye, tril2, triu2) as roots;
   - an in-place write through a view: const_set, slice_set, scatter_set (indexes distinct or
     repeated: the last along the dim wins, as candle's loop), scatter_add_set, var_set,
     inplace_op1/2/3 and their _safe forms, and const_set and inplace_op1 through a broadcast
@@ -40,34 +41,38 @@ tensorlib's memory layout (an elementwise result follows its input's order), so 
 sides agree on when a later reshape or flatten can be a view.
 
 Exactness and tolerances (|got - want| <= atol + ulps * eps(dtype) * |want|, NaN where NaN,
-infinities equal): views, copies, fills, slice/var/scatter_set, comparisons, where_cond, sort,
-index ops, max/min/argmax/argmin, max_pool2d, upsampling, pads, integer arithmetic (wrapping,
-truncating division, candle's affine in the dtype), integer sums, means and scans, cumsum and
-cumprod (numpy's scans in the dtype: each partial result rounded once, from the first element),
-and dtype conversions (one rounding, Rust's `as` for float -> integer) are exact: bit for bit,
--0 included. Float add/sub/mul/div are computed by torch in f64 and rounded once to the dtype,
-which is exact for f16/bf16/f32 (f64 carries more than twice their digits) and torch's own for
-f64: 0 ulps; so are recip, abs, neg, sqr, sqrt, floor, ceil and round. exp, tanh and sigmoid
-from torch's f64 rounded once: 4 ulps (fuzz_torch's bound for them; log, sin, cos, erf and silu
-too). Sums, means, matmul, dot, mv, avg_pool2d, scatter_add and index_add: 1 ulp plus (n + 2)
-eps times the sum of the terms' magnitudes (each of n adds rounds once in the dtype; f16/bf16
-accumulate wider, so this is loose for them); rows whose magnitudes pass a quarter of the
-dtype's range are not judged (overflow on the way differs). affine: 1 ulp plus 2 eps |x * mul| +
-|add| (candle rounds mul and add to the dtype first). softmax and log_softmax of finite values
-below 1e3: (4 + |x - max|) eps relative (exp's argument carries |x - max| eps), log_softmax also
-(n + 4) eps (1 + |x - max|) absolute; var (n + 4) eps sum(x^2) / (n - 1); log_sum_exp 4 eps (max
-|x| + log(n + 1)); norm (n + 4) eps sum(x^2) / (2 norm). After a float result passes, its torch
-mirror takes tensorlib's values, so rounding never accumulates along a chain.
+infinities equal): views, copies, fills and the creation ops, slice/var/scatter_set,
+comparisons, where_cond, sort, index ops, max/min/argmax/argmin, max_pool2d, upsampling, pads,
+integer arithmetic (wrapping, truncating division, candle's affine in the dtype), integer sums,
+means and scans, cumsum and cumprod (numpy's scans in the dtype: each partial result rounded
+once, from the first element), and dtype conversions (one rounding, Rust's `as` for float ->
+integer) are exact: bit for bit, -0 included. Float add/sub/mul/div are computed by torch in f64
+and rounded once to the dtype, which is exact for f16/bf16/f32 (f64 carries more than twice
+their digits) and torch's own for f64: 0 ulps; so are recip, abs, neg, sqr, sqrt, floor, ceil
+and round. exp, tanh and sigmoid from torch's f64 rounded once: 4 ulps (fuzz_torch's bound for
+them; log, sin, cos, erf, silu and elu (numpy's expm1) too). powf: C's pow in f64 (numpy's),
+2 ulps; pow: the exact power where a > 0, 2 ulps plus |b log a| times the working precision's
+eps (candle's exp(b log a) multiplies that rounding), in ulps of the dtype. Sums, means, matmul,
+dot, mv, avg_pool2d, scatter_add and index_add: 1 ulp plus (n + 2) eps times the sum of the
+terms' magnitudes (each of n adds rounds once in the dtype; f16/bf16 accumulate wider, so this
+is loose for them); rows whose magnitudes pass a quarter of the dtype's range are not judged
+(overflow on the way differs). affine: 1 ulp plus 2 eps |x * mul| + |add| (candle rounds mul and
+add to the dtype first). softmax and log_softmax of finite values below 1e3: (4 + |x - max|) eps
+relative (exp's argument carries |x - max| eps), log_softmax also (n + 4) eps (1 + |x - max|)
+absolute; var (n + 4) eps sum(x^2) / (n - 1); log_sum_exp 4 eps (max |x| + log(n + 1)); norm
+(n + 4) eps sum(x^2) / (2 norm). After a float result passes, its torch mirror takes tensorlib's
+values, so rounding never accumulates along a chain.
 
-Where candle's semantics differ from torch's the reference is candle's (docs/candle-semantics.md):
-relu/sign of NaN 0, round halves away from 0, maximum/minimum keep a left NaN, max/min/argmax/
-argmin and max_pool2d fold from the first element moving only to a strictly greater/smaller
-one, integer division truncates (by 0 fails), i64 MIN / -1 wraps, integer affine and t op
-scalar are candle's affine in the dtype, a scalar compared or clamped with becomes the dtype
-first, an index equal to its dtype's maximum is "no index", float -> integer conversion
-saturates with NaN 0, chunk spreads the remainder over the first pieces, dot's products round
-to the dtype before the sum, repeated scatter_set indexes let the last win, upsample_nearest
-uses the f64 ratio; sort puts NaN last and integer mean truncates the exact mean (tensorlib's
+Where candle's semantics differ from torch's the reference is candle's
+(docs/candle-semantics.md): relu/sign of NaN 0, round halves away from 0, pow is exp(b log a)
+(NaN for a < 0), powf is C's pow ((-inf)^0.5 = +inf), maximum/minimum keep a left NaN,
+max/min/argmax/argmin and max_pool2d fold from the first element moving only to a strictly
+greater/smaller one, integer division truncates (by 0 fails), i64 MIN / -1 wraps, integer affine
+and t op scalar are candle's affine in the dtype, a scalar compared or clamped with becomes the
+dtype first, an index equal to its dtype's maximum is "no index", float -> integer conversion
+saturates with NaN 0, chunk spreads the remainder over the first pieces, dot's products round to
+the dtype before the sum, repeated scatter_set indexes let the last win, upsample_nearest uses
+the f64 ratio; sort puts NaN last and integer mean truncates the exact mean (tensorlib's
 documented choices).
 
 Meson test chain_torch (fixed seed) and by hand; exits 77 without torch. The library must
@@ -171,6 +176,11 @@ def declare(path):
         'tl_softmax': (P, [P, SZ]), 'tl_log_softmax': (P, [P, SZ]),
         'tl_var': (P, [P, SZ, C.c_bool]), 'tl_log_sum_exp': (P, [P, P, SZ, C.c_bool]),
         'tl_norm': (P, [P]), 'tl_strides': (C.POINTER(SZ), [P]), 'tl_offset': (SZ, [P]),
+        'tl_zeros': (P, [P, SZ, C.c_int, C.c_int]), 'tl_ones': (P, [P, SZ, C.c_int, C.c_int]),
+        'tl_full': (P, [d, P, SZ, C.c_int, C.c_int]),
+        'tl_arange': (P, [d, d, d, C.c_int, C.c_int]), 'tl_eye': (P, [SZ, C.c_int, C.c_int]),
+        'tl_tril2': (P, [SZ, C.c_int, C.c_int]), 'tl_triu2': (P, [SZ, C.c_int, C.c_int]),
+        'tl_powf': (P, [P, d]), 'tl_elu': (P, [P, d]), 'tl_pow': (P, [P, P]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -317,7 +327,7 @@ def same_bits(got, want, dt):
 def close(got, want, dt, ulps=0.0, atol=0.0):
     """Float comparison: NaN where NaN, infinities equal, else within atol + ulps eps |want|;
     exact (bit for bit, -0 included) when both bounds are 0."""
-    if (ulps == 0 and np.all(np.asarray(atol) == 0)) or dt in INTS:
+    if (np.all(np.asarray(ulps) == 0) and np.all(np.asarray(atol) == 0)) or dt in INTS:
         return same_bits(got, want, dt)
     g, w = np.asarray(got, np.float64), np.asarray(want, np.float64)
     if g.shape != w.shape:
@@ -762,8 +772,9 @@ def finish(t, want, dt, desc, ulps=0.0, atol=0.0, fail_ok=False):
         lib.tl_release(t)
         g, w = np.asarray(got).reshape(-1), np.asarray(want).reshape(-1)
         at = np.broadcast_to(atol, want.shape).reshape(-1) if dt in FLOATS else [0] * len(w)
+        ul = np.broadcast_to(ulps, want.shape).reshape(-1) if dt in FLOATS else [0] * len(w)
         bad = [i for i in range(len(w))
-               if not close(np.array([g[i]]), np.array([w[i]]), dt, ulps, at[i])]
+               if not close(np.array([g[i]]), np.array([w[i]]), dt, ul[i], at[i])]
         raise Mismatch('%s: %d of %d differ, first at %d: got %r want %r' %
                        (desc, len(bad), len(w), bad[0] if bad else -1,
                         g[bad[0]] if bad else None, w[bad[0]] if bad else None))
@@ -827,8 +838,81 @@ def step_op():
     k = pick(['unary', 'unary', 'binary', 'binary', 'bbinary', 'scalar', 'cmp', 'where',
               'reduce', 'reduce', 'scan', 'sort', 'matmul', 'matmul', 'index', 'index',
               'cat', 'to_dtype', 'affine', 'rearrange', 'rearrange', 'like', 'vec', 'pool',
-              'custom', 'reduce_dims', 'scan', 'format', 'softmax'])
+              'custom', 'reduce_dims', 'scan', 'format', 'softmax', 'create', 'power'])
     globals()['op_' + k]()
+
+
+def op_create():
+    """zeros, ones, full, arange, eye, tril2, triu2: new roots, exact. full converts its value
+    as const_set does; arange is numpy's count of start + i * step (tl.h), a whole start and
+    step counting in int64 and wrapping on an integer dtype."""
+    dt = pick(ALL)
+    k = pick(['zeros', 'ones', 'full', 'arange', 'eye', 'tril2', 'triu2'])
+    if k in ('eye', 'tril2', 'triu2'):
+        n = int(rng.integers(0, 6))
+        t = getattr(lib, 'tl_' + k)(n, dt, 0)
+        w = {'eye': np.eye(n), 'tril2': np.tril(np.ones((n, n))),
+             'triu2': np.triu(np.ones((n, n)))}[k]
+        want = objarr([int(q) for q in w.reshape(-1)], (n, n)) if dt in INTS else w
+        return finish(t, want, dt, '%s %s %d' % (k, NAMES[dt], n))
+    if k == 'arange':
+        start, end, step = pick([(0.0, 5.0, 1.0), (-3.0, 3.0, 2.0), (1.0, 1.3, 0.1),
+                                 (0.0, 1.0, 0.1), (5.0, -5.0, -3.0), (250.0, 300.0, 7.0),
+                                 (-3.0, 3.0, 2.5), (2.0, 2.0, 1.0), (0.5, 4.0, 0.75)])
+        t = lib.tl_arange(start, end, step, dt, 0)
+        n = max(0, math.ceil((end - start) / step))
+        if dt in FLOATS:
+            want = np.array([round_to(start + i * step, dt) for i in range(n)], np.float64)
+        elif start == int(start) and step == int(step):
+            want = objarr([wrap(int(start) + i * int(step), dt) for i in range(n)], (n,))
+        else:
+            want = objarr([as_int(start + i * step, dt) for i in range(n)], (n,))
+        return finish(t, want, dt, 'arange %s %r %r %r' % (NAMES[dt], start, end, step))
+    sh = rand_shape(int(rng.integers(0, 4)))
+    n = int(np.prod(sh)) if sh else 1
+    c = {'zeros': 0.0, 'ones': 1.0}.get(k, float(pick([2.5, -0.0, math.nan, 300.0, -7.0,
+                                                        math.inf, 1e10])))
+    t = lib.tl_full(c, sizes(sh), len(sh), dt, 0) if k == 'full' else \
+        getattr(lib, 'tl_' + k)(sizes(sh), len(sh), dt, 0)
+    fill = as_int(c, dt) if dt in INTS else round_to(c, dt)
+    want = objarr([fill] * n, sh) if dt in INTS else np.full(sh, fill, np.float64)
+    finish(t, want, dt, '%s %s %r %s' % (k, NAMES[dt], c, list(sh)))
+
+
+def op_power():
+    """powf (C's pow, candle's), elu (x >= 0 ? x : alpha expm1(x); -0 stays -0, tl.h) and
+    pow (candle's exp(b log a): NaN for a < 0, 0^0 NaN). pow's reference is the exact power
+    where a > 0, so its bound grows with |b log a|, which the working precision's rounding is
+    multiplied by (f64 in f64, f32 in f64, f16/bf16 in f32)."""
+    e = operand(want_float=True)
+    dt, v = e.dt, vals_th(e.th, e.dt)
+    k = pick(['powf', 'elu', 'pow'])
+    with np.errstate(all='ignore'):
+        if k == 'powf':
+            ex = float(pick([0.0, 1.0, 2.0, 3.0, 0.5, -1.0, -0.5, 2.5, -2.0]))
+            t = lib.tl_powf(e.t, ex)
+            w = np.power(v, ex)
+            desc, ulps, other = 'powf %s %r of %s' % (NAMES[dt], ex, e.desc), 2, None
+        elif k == 'elu':
+            alpha = float(pick([1.0, 0.5, 2.0]))
+            t = lib.tl_elu(e.t, alpha)
+            w = np.where(v >= 0, v, alpha * np.expm1(v))
+            desc, ulps, other = 'elu %s %r of %s' % (NAMES[dt], alpha, e.desc), 4, None
+        else:
+            other = same_shape_operand(e)
+            b = vals_th(other.th, dt)
+            t = lib.tl_pow(e.t, other.t)
+            w = np.where((v > 0) & np.isfinite(v) & np.isfinite(b), np.power(v, b),
+                         np.exp(b * np.log(v)))
+            work = 2.0 ** -52 if dt in (F32, F64) else 2.0 ** -23
+            blog = np.nan_to_num(np.abs(b * np.log(np.where(v > 0, v, 1.0))), posinf=0.0)
+            desc = 'pow %s (%s, %s)' % (NAMES[dt], e.desc, other.desc)
+            ulps = 2 + blog * work / EPS[dt]
+    fin = w[np.isfinite(w)]
+    if fin.size and np.max(np.abs(fin)) > FMT[dt][2] / 2:  # rounding at the overflow edge
+        return lib.tl_release(t) if t else None
+    want = np.array([round_to(q, dt) for q in np.asarray(w).reshape(-1)]).reshape(np.shape(w))
+    finish(t, want, dt, desc, ulps, 0.0)
 
 
 def loose_refusal(t, desc, prefix):
