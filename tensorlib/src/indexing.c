@@ -204,7 +204,8 @@ static tl_status scatter_in_place(const char *op, tl_tensor *t, const tl_tensor 
         tl_unlock_all(reads, 2);
     }
     tl_unlock(t);
-    return st;
+    /* The kernel names itself after the out-of-place op it also serves (scatter_add). */
+    return st == TL_OK ? st : tl_fail_within(op);
 }
 
 tl_status tl_scatter_set(tl_tensor *t, const tl_tensor *ids, const tl_tensor *src, size_t dim)

@@ -81,6 +81,50 @@ static void test_typed_runs(tl_dtype dt)
     tl_release(n);
 }
 
+/* Whether t (one element) is a zero with the sign asked for. */
+static int zero_signed(tl_tensor *t, bool negative)
+{
+    double v = 1;
+    tl_tensor *d = t ? tl_to_dtype(t, TL_F64) : NULL;
+    int ok = d && tl_to_vec(d, &v, sizeof v) == TL_OK && v == 0 && !signbit(v) == !negative;
+    RELEASE(d, t);
+    return ok;
+}
+
+/* Max/min of a run holding 0 and -0 is the zero met first: candle's fold moves only to a
+ * strictly greater or smaller value, and -0 == 0. A run of 17 has eight partial results; the
+ * zero met later sits in an earlier lane (index 8, lane 0) than the first (index 1, lane 1).
+ * Neighbours: the first zero in the earlier lane, a run too short for lanes, a strided run,
+ * f16 (the generic path), and the same rows reduced over several dims. */
+static void test_zero_extremes(tl_dtype dt)
+{
+    double lo[17], hi[17];
+    for (int i = 0; i < 17; i++)
+        lo[i] = 3 + i, hi[i] = -3 - i;
+    lo[1] = 0, lo[8] = -0.0, hi[1] = -0.0, hi[8] = 0; /* min: +0 first; max: -0 first */
+    tl_tensor *a = tt_make(dt, lo, SHAPE(1, 17)), *b = tt_make(dt, hi, SHAPE(1, 17));
+    CHECK(zero_signed(tl_reduce(TL_MIN, a, DIMS(1), false), false));
+    CHECK(zero_signed(tl_reduce(TL_MAX, b, DIMS(1), false), true));
+    CHECK(zero_signed(tl_reduce(TL_MIN, a, NULL, 0, false), false));
+    CHECK(zero_signed(tl_reduce(TL_MAX, b, DIMS(0, 1), false), true));
+    lo[1] = -0.0, lo[8] = 0, hi[1] = 0, hi[8] = -0.0; /* the signs the other way round */
+    tl_tensor *c = tt_make(dt, lo, SHAPE(1, 17)), *d = tt_make(dt, hi, SHAPE(1, 17));
+    CHECK(zero_signed(tl_reduce(TL_MIN, c, DIMS(1), false), true));
+    CHECK(zero_signed(tl_reduce(TL_MAX, d, DIMS(1), false), false));
+    lo[1] = 4, lo[8] = -0.0, lo[9] = 0; /* the first zero in the earlier lane */
+    tl_tensor *h = tt_make(dt, lo, SHAPE(1, 17));
+    CHECK(zero_signed(tl_reduce(TL_MIN, h, DIMS(1), false), true));
+    double wide[34];
+    for (int i = 0; i < 17; i++)
+        wide[2 * i] = hi[i], wide[2 * i + 1] = 99;
+    wide[2] = -0.0, wide[16] = 0; /* hi's first case again, every other element */
+    tl_tensor *g = tt_make(dt, wide, SHAPE(17, 2)), *col = tl_narrow(g, 1, 0, 1);
+    tl_tensor *e = tl_narrow(a, 1, 0, 7), *f = tl_transpose(col, 0, 1); /* [1, 17], stride 2 */
+    CHECK(zero_signed(tl_reduce(TL_MIN, e, DIMS(1), false), false));
+    CHECK(zero_signed(tl_reduce(TL_MAX, f, DIMS(1), false), true));
+    RELEASE(a, b, c, d, e, f, g, col, h);
+}
+
 /* A sum over an outer dim adds source rows in groups of eight, then the rest one by one. */
 static void test_row_groups(tl_dtype dt)
 {
@@ -192,6 +236,9 @@ int main(void)
     test_several_dims();
     test_typed_runs(TL_F32);
     test_typed_runs(TL_F64);
+    test_zero_extremes(TL_F32);
+    test_zero_extremes(TL_F64);
+    test_zero_extremes(TL_F16);
     test_dtypes();
     test_int_mean_exact();
     test_errors();

@@ -112,6 +112,18 @@ static bool sum_group(tl_reduce_op op, const tl_iter *it)
     return it->stride[1][d] == 0 && it->shape[d] - it->idx[d] >= SUM_GROUP;
 }
 
+/* The first zero of a run (0 when there is none), keeping its sign. */
+#define FIRST_ZERO(T, NAME)                                                                       \
+    static double NAME(const T *s, size_t step, size_t n)                                         \
+    {                                                                                             \
+        for (size_t i = 0; i < n; i++)                                                            \
+            if (s[i * step] == 0)                                                                 \
+                return (double)s[i * step];                                                       \
+        return 0;                                                                                 \
+    }
+FIRST_ZERO(float, first_zero_f32)
+FIRST_ZERO(double, first_zero_f64)
+
 /* One iterator run: src elements from s_off (step s_step) into accumulators from a_off. */
 static void typed_run(tl_reduce_op op, const tl_operand *src, size_t s_off, size_t s_step,
                       double *acc, size_t a_step, size_t n)
@@ -124,7 +136,15 @@ static void typed_run(tl_reduce_op op, const tl_operand *src, size_t s_off, size
             fold_sum_f32, fold_max_f32, fold_min_f32};
         static double (*const fold_f64[])(const double *, size_t, size_t, double) = {
             fold_sum_f64, fold_max_f64, fold_min_f64};
+        double before = *acc;
         *acc = f32 ? fold_f32[kind](s, s_step, n, *acc) : fold_f64[kind](s, s_step, n, *acc);
+        /* The eight partial extremes (a unit-step run of 8 or more) merge in lane order, not
+         * the run's, so of equal extremes a later one can win. Equal doubles differ only in a
+         * zero's sign, and candle's fold keeps the zero it met first: take the run's first
+         * zero when the run set a zero (an earlier run's zero is kept, as it should be). At
+         * worst, a zero only at the end, this reads the run twice. */
+        if (kind != 0 && *acc == 0 && before != 0 && s_step == 1 && n >= 8)
+            *acc = f32 ? first_zero_f32(s, s_step, n) : first_zero_f64(s, s_step, n);
         return;
     }
     static void (*const row_f32[])(double *, size_t, const float *, size_t, size_t) = {
