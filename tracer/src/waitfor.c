@@ -799,19 +799,21 @@ void lt_waitfor_orphaned(const lt_gone *gone)
 
 /* The watchdog's look at t's wait `seq`, marked orphaned (copied as w): reported when it is
  * still hopeless and every other thread sleeps for good, the same before and after a grace;
- * forgotten when it is no longer hopeless (the lock word no longer names the gone thread). */
+ * forgotten when it is no longer hopeless (the lock word no longer names the gone thread, or
+ * a cancellation sent to the thread ends the wait: cancel_ends). */
 static void orphan_look(lt_thread *t, uint32_t seq, const lt_orphan_wait *w)
 {
-    struct timespec grace = {0, GRACE_NS};
     int skip[2] = {w->who.tid, atomic_load_explicit(&watchdog_tid, memory_order_relaxed)};
     int hopeless = lt_orphan_wait_hopeless(w);
     uint64_t stall = hopeless ? lt_platform_others_stuck(skip, 2) : 0;
     if (stall) {
-        nanosleep(&grace, NULL);
+        lt_platform_nap(GRACE_NS / 1000);
         stall = lt_platform_others_stuck(skip, 2) == stall && lt_orphan_wait_hopeless(w);
     }
     lt_spin_lock(&wf_lock);
     int same = atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) == seq;
+    if (same && cancel_ends(t))
+        hopeless = stall = 0;
     if (same && (!hopeless || stall))
         undefer(t);
     lt_spin_unlock(&wf_lock);
@@ -938,24 +940,22 @@ static void keep_interrupted(lt_thread *t)
 
 /* The handler's wait has ended: the thread is back in the wait it interrupted, published
  * again as it was (a new seq: a search that saw it before sees another wait), deferred again
- * if it was, for the watchdog to look at from its next round (the mark went with its slot,
- * and a stall through it was never reported). Under wf_lock, t's slot not published; whether
- * it is deferred. */
+ * if it was, orphaned too, for the watchdog to look at from its next round (the marks went
+ * with its slot, and a stall through it was never reported). Under wf_lock, t's slot not
+ * published; whether it is deferred. */
 static int put_back_interrupted(lt_thread *t)
 {
     lt_wait_slot *w = &t->waiting;
     memcpy((char *)w + offsetof(lt_wait_slot, lock), t->interrupted.what,
            sizeof t->interrupted.what);
     t->interrupted.kept = 0;
-    uint8_t long_reported = w->long_reported, deferred = w->deferred;
+    uint8_t long_reported = w->long_reported, deferred = w->deferred, orphaned = w->orphaned;
     link_wait(t, read_holds(t));
     w->long_reported = long_reported;
     if (!deferred)
         return 0;
-    w->deferred = 1;
-    w->looks = 0;
-    w->next_look = watch_round + 1;
-    atomic_fetch_add_explicit(&deferred_waits, 1, memory_order_relaxed);
+    w->orphaned = orphaned;
+    defer_locked(t);
     return 1;
 }
 
