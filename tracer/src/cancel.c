@@ -27,13 +27,8 @@
  * before the tracer's own resolution ran. */
 canceltype_fn lt_cancel_real(void)
 {
-    static _Atomic(canceltype_fn) real;
-    canceltype_fn f = atomic_load_explicit(&real, memory_order_acquire);
-    if (!f) {
-        f = (canceltype_fn)lt_platform_real("pthread_setcanceltype", NULL);
-        atomic_store(&real, f);
-    }
-    return f;
+    static _Atomic(void *) real;
+    return (canceltype_fn)lt_platform_real_lazy(&real, "pthread_setcanceltype");
 }
 
 void lt_cancel_async_mark(lt_tls_block *b, int on)
