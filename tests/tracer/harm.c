@@ -43,6 +43,9 @@
  *   harm cancel-cond         a thread holding a lock waits on a condition variable; it is
  *                            cancelled there (deferred) and joined, its cleanup handlers
  *                            release the lock and the wait's mutex: silent
+ *   harm cancel-cond-mutex   the same, but main holds the wait's mutex while it joins: the
+ *                            cancelled wait retakes its mutex before its handlers run, so both
+ *                            wait for good (native: hung); reported and aborted
  *   harm cancel-orphan       a thread cancelled holding a mutex leaves it locked (exit-held);
  *                            a thread with asynchronous cancellation on then requests it and
  *                            is cancelled as it waits: natively it ends there; traced, the
@@ -782,15 +785,20 @@ static void *cond_waiter(void *arg)
     return arg;
 }
 
-static int cancel_cond(void)
+/* mutex_held: main holds the wait's mutex while it joins. */
+static int cancel_cond(int mutex_held)
 {
     pthread_t th;
     void *ret = NULL;
     if (pthread_create(&th, NULL, cond_waiter, NULL) != 0)
         return 1;
     blocked_until(&cond_waits);
+    if (mutex_held)
+        pthread_mutex_lock(&cond_mutex);
     pthread_cancel(th);
     pthread_join(th, &ret);
+    if (mutex_held)
+        pthread_mutex_unlock(&cond_mutex);
     int rc = pthread_mutex_trylock(&cond_held);
     if (rc == 0)
         pthread_mutex_unlock(&cond_held);
@@ -1734,7 +1742,9 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "cancel-lock-deferred"))
         rc = cancel_lock_deferred();
     else if (!strcmp(s, "cancel-cond"))
-        rc = cancel_cond();
+        rc = cancel_cond(0);
+    else if (!strcmp(s, "cancel-cond-mutex"))
+        rc = cancel_cond(1);
     else if (!strcmp(s, "cancel-orphan"))
         rc = cancel_orphan();
     else if (!strcmp(s, "cancel-grace"))
@@ -1803,7 +1813,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|cancel-async|cancel-async-wait|cancel-async-queue|"
                         "cancel-join|cancel-join-disabled|cancel-lock-deferred|cancel-cond|"
-                        "cancel-orphan|cancel-grace|cancel-destroy|fd-reuse|fd-reuse-many|pipe-pending|"
+                        "cancel-cond-mutex|cancel-orphan|cancel-grace|cancel-destroy|fd-reuse|fd-reuse-many|pipe-pending|"
                         "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
                         "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|cond-busy-mutex|"
                         "cond-busy-alarm|cond-busy-timer|cond-stalled-alarm|cond-stalled-early|"

@@ -939,24 +939,26 @@ static void keep_interrupted(lt_thread *t)
 }
 
 /* The handler's wait has ended: the thread is back in the wait it interrupted, published
- * again as it was (a new seq: a search that saw it before sees another wait), deferred again
- * if it was, orphaned too, for the watchdog to look at from its next round (the marks went
- * with its slot, and a stall through it was never reported). Under wf_lock, t's slot not
- * published; whether it is deferred. */
-static int put_back_interrupted(lt_thread *t)
+ * again as it was (a new seq: a search that saw it before sees another wait), and deferred,
+ * orphaned too if it was, for the watchdog to look at from its next round. Its marks went
+ * with its slot, and a stall through it was never reported; and a cycle another thread's
+ * search found through it, confirmed after a grace, found another wait there and was dropped
+ * (a cancelled condition wait, whose joiner holds its mutex, makes such a handler's wait in
+ * the unwinder as the cancellation unwinds it, then retakes the mutex: a real deadlock that
+ * hung silently). The watchdog's search runs once the handler has let its locks go, where a
+ * search at the put-back found a cycle through them (a false deadlock). Under wf_lock, t's
+ * slot not published. */
+static void put_back_interrupted(lt_thread *t)
 {
     lt_wait_slot *w = &t->waiting;
     memcpy((char *)w + offsetof(lt_wait_slot, lock), t->interrupted.what,
            sizeof t->interrupted.what);
     t->interrupted.kept = 0;
-    uint8_t long_reported = w->long_reported, deferred = w->deferred, orphaned = w->orphaned;
+    uint8_t long_reported = w->long_reported, orphaned = w->orphaned;
     link_wait(t, read_holds(t));
     w->long_reported = long_reported;
-    if (!deferred)
-        return 0;
     w->orphaned = orphaned;
     defer_locked(t);
-    return 1;
 }
 
 /* Publishes the wait and looks for a cycle through it; the result is the call's veto. A
@@ -1099,17 +1101,19 @@ void lt_waitfor_end(lt_event *ev)
     if (!ev->published)
         return;
     lt_thread *t = ev->self;
-    int nested = ev->published == 2, deferred = 0;
+    int nested = ev->published == 2, back = 0;
     ev->published = 0;
     lt_spin_lock(&wf_lock);
     if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
         unpublish(t);
-    if (nested && t->interrupted.kept)
-        deferred = put_back_interrupted(t);
-    else
+    if (nested && t->interrupted.kept) {
+        put_back_interrupted(t);
+        back = 1;
+    } else {
         t->interrupted.kept = 0;
+    }
     lt_spin_unlock(&wf_lock);
-    if (deferred)
+    if (back)
         watchdog_start(1);
 }
 
