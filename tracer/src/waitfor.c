@@ -715,6 +715,15 @@ static lt_wait_step *steps_of(lt_thread *self, const frame *first, size_t nfirst
     return steps;
 }
 
+/* Whether a timed wait is in the cycle in steps: it ends when that times out. */
+static int timed(const lt_wait_step *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i].wait == LT_WAIT_TIMED)
+            return 1;
+    return 0;
+}
+
 /* Whether the cycle in steps rests on a condition variable's last-signaller hint. */
 static int hinted(const lt_wait_step *s, size_t n)
 {
@@ -839,6 +848,21 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
     lt_spin_lock(&wf_lock);
     lt_wait_step *steps = steps_of(self, first, nfirst, n, &kept);
     lt_spin_unlock(&wf_lock);
+    /* A cycle through a timed wait ends when that times out: a warning once it has lasted a
+     * grace, the same waits in it, and none before. Two threads that take their second locks
+     * with a short deadline each and back off on ETIMEDOUT (correct code, silent as an
+     * inversion since 2026-12-06) met in such a cycle in most rounds, each one a warning (one
+     * program: 300 lines of `again`). The wait that closes it goes on at once (a grace before
+     * it was 55 s where 1,000 rounds of 1 ms timeouts take 2, harm-timed.1); the watchdog
+     * looks again. */
+    if (steps && timed(steps, *n)) {
+        if (graces_max > 1) {
+            lt_platform_unmap(steps, *n * sizeof *steps);
+            defer(self, first[0].seq);
+            return NULL;
+        }
+        settle = 1;
+    }
     if (steps && !settle && others_asleep(steps, *n))
         return steps;
     uint64_t stall = steps && hinted(steps, *n) ? stall_print(steps, *n, kept) : 1;
