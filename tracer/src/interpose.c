@@ -85,7 +85,7 @@ static struct {
 /* glibc 2.34's _Fork, resolved with the others (a signal handler may make the first call). */
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
 #define LT_UNDERSCORE_FORK 1
-static _Atomic(pid_t (*)(void)) real_underscore_fork;
+static _Atomic(void *) real_underscore_fork;
 #else
 #define LT_UNDERSCORE_FORK 0
 #endif
@@ -110,7 +110,7 @@ static void resolve(void)
     LT_REALS(X)
 #undef X
 #if LT_UNDERSCORE_FORK
-    atomic_store(&real_underscore_fork, (pid_t (*)(void))lt_platform_real("_Fork", NULL));
+    atomic_store(&real_underscore_fork, lt_platform_real("_Fork", NULL));
 #endif
 #ifndef __APPLE__
     lt_interpose_once_resolve();
@@ -1397,11 +1397,7 @@ LT_FORK_PATH void lt_interpose_fork_unseen_child(void)
  * this one.) */
 LT_EXPORT pid_t _Fork(void)
 {
-    pid_t (*fork_fn)(void) = atomic_load_explicit(&real_underscore_fork, memory_order_acquire);
-    if (!fork_fn) {
-        fork_fn = (pid_t (*)(void))lt_platform_real("_Fork", NULL);
-        atomic_store(&real_underscore_fork, fork_fn);
-    }
+    pid_t (*fork_fn)(void) = (pid_t (*)(void))lt_platform_real_lazy(&real_underscore_fork, "_Fork");
     int saved = errno;
     int traced = lt_interpose_fork_unseen_prepare();
     errno = saved;

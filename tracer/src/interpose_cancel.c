@@ -34,12 +34,8 @@ typedef int (*cancel_fn)(pthread_t);
  * be gone at once, and one that cancels itself does not come back. */
 LT_EXPORT int pthread_cancel(pthread_t th)
 {
-    static _Atomic(cancel_fn) real;
-    cancel_fn cancel = atomic_load_explicit(&real, memory_order_acquire);
-    if (!cancel) {
-        cancel = (cancel_fn)lt_platform_real("pthread_cancel", NULL);
-        atomic_store(&real, cancel);
-    }
+    static _Atomic(void *) real;
+    cancel_fn cancel = (cancel_fn)lt_platform_real_lazy(&real, "pthread_cancel");
     if (lt_interpose_ready() && lt_enter(&lt_tls)) {
         lt_cancel_sent((uintptr_t)th);
         lt_leave(&lt_tls);
