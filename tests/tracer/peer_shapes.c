@@ -498,7 +498,10 @@ static pthread_mutex_t held_up = PTHREAD_MUTEX_INITIALIZER; /* the wait the hand
 static blocked_probe in_handler, asker;
 
 /* handler-waits-in-wait: the handler takes `global`, then waits for `second`, which a
- * running thread lets go once main waits for `global`. */
+ * running thread lets go once main waits for `global`. handler-lingers-in-wait: the handler
+ * then runs on for linger_ns, holding `global`, before it lets it go. */
+static long linger_ns;
+
 static void global_then_second(int sig)
 {
     (void)sig;
@@ -506,6 +509,11 @@ static void global_then_second(int sig)
     blocked_announce_on(&in_handler, &second, sizeof second);
     result("handler's lock of second", pthread_mutex_lock(&second));
     pthread_mutex_unlock(&second);
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    while ((now.tv_sec - start.tv_sec) * 1000000000L + now.tv_nsec - start.tv_nsec < linger_ns);
     pthread_mutex_unlock(&global);
 }
 
@@ -716,6 +724,10 @@ int main(int argc, char **argv)
         handler_runs_in_wait(2000);
     else if (!strcmp(s, "handler-waits-in-wait"))
         handler_waits_in_wait();
+    else if (!strcmp(s, "handler-lingers-in-wait")) {
+        linger_ns = 500000000L;
+        handler_waits_in_wait();
+    }
     else if (!strcmp(s, "handler-wait-cycle"))
         handler_wait_cycle();
     else if (!strcmp(s, "handler-in-deferred-wait"))

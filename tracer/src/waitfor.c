@@ -660,11 +660,14 @@ static int signal_coming(const frame *f, size_t n)
     return 0;
 }
 
-/* Whether the other threads of a cycle that would end the program sleep in the kernel
- * where their waits block (a futex; not a spinlock's or an annotated lock's wait). One that
- * runs, or sleeps elsewhere, has either not reached its wait yet or left it without the
- * tracer seeing it go: a signal handler that jumped out of its lock call (siglongjmp from an
- * alarm, in old code) leaves the wait published for good. A cycle with a timed wait in it
+/* Whether the threads of a cycle that would end the program sleep in the kernel where their
+ * waits block (a futex; not a spinlock's or an annotated lock's wait), all but the calling
+ * one, which is about to. One that runs, or sleeps elsewhere, has either not reached its
+ * wait yet or left it without the tracer seeing it go: a signal handler that jumped out of
+ * its lock call (siglongjmp from an alarm, in old code) leaves the wait published for good,
+ * and a handler whose wait ended has its thread's interrupted wait put back while it still
+ * runs, holding what it took (the watchdog, looking at that wait, reported a false deadlock
+ * with a thread that asked for one of those: peer-signal.6l). A cycle with a timed wait in it
  * is a warning, and is not asked (two threads backing off with 1 ms timed locks would each
  * wait out the grace, harm-timed.1). */
 static int others_asleep(const lt_wait_step *s, size_t n)
@@ -672,7 +675,10 @@ static int others_asleep(const lt_wait_step *s, size_t n)
     for (size_t i = 0; i < n; i++)
         if (s[i].wait == LT_WAIT_TIMED || s[i].waits_for == LT_FOR_SIGNAL)
             return 1;
-    for (size_t i = 1; i < n; i++) {
+    const lt_thread *self = lt_tls.self;
+    for (size_t i = 0; i < n; i++) {
+        if (self && s[i].thread.tid == self->info.tid)
+            continue;
         int spins = s[i].waits_for == LT_FOR_LOCK &&
                     (s[i].wants.kind == LT_SPIN || s[i].wants.api == LT_API_CUSTOM);
         if (!spins && !lt_platform_futex_asleep(s[i].thread.tid))
@@ -969,9 +975,10 @@ static void keep_interrupted(lt_thread *t)
  * search found through it, confirmed after a grace, found another wait there and was dropped
  * (a cancelled condition wait, whose joiner holds its mutex, makes such a handler's wait in
  * the unwinder as the cancellation unwinds it, then retakes the mutex: a real deadlock that
- * hung silently). The watchdog's search runs once the handler has let its locks go, where a
- * search at the put-back found a cycle through them (a false deadlock). Under wf_lock, t's
- * slot not published. */
+ * hung silently). Not searched here: the handler still runs, holding what it took, and a
+ * search at the put-back found a cycle through those (a false deadlock); the watchdog's look
+ * reports a cycle through it only once the thread is asleep in it again (others_asleep).
+ * Under wf_lock, t's slot not published. */
 static void put_back_interrupted(lt_thread *t)
 {
     lt_wait_slot *w = &t->waiting;
