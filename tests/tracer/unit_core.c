@@ -480,6 +480,58 @@ static void check_shadow_home(void)
     forget(&pair[1]);
 }
 
+/* A thread's shadow cache stays in its lt_thread when the thread ends (thread.c:
+ * thread_clear), so the next thread to take that lt_thread finds the dead one's slots. A slot
+ * answers while its entry's gen is the one it names, and only then: a lock whose memory was
+ * released since is a new lock there, as anywhere. The three locks share one home: the
+ * first has it, the others entries from the slab, which the first thread found through its
+ * cache. */
+static _Alignas(32) int kept_locks[3];
+static lt_thread *kept_owner;
+static lt_lock *kept_entry[3];
+static uint32_t kept_gen;
+
+static void *kept_first(void *arg)
+{
+    (void)arg;
+    lt_thread *t = lt_self();
+    kept_owner = t;
+    for (int i = 1; i < 3; i++)
+        kept_entry[i] = lt_shadow_get(t, &kept_locks[i], 0, 0);
+    kept_gen = kept_entry[1] ? atomic_load(&kept_entry[1]->gen) : 0;
+    return NULL;
+}
+
+static void *kept_next(void *arg)
+{
+    (void)arg;
+    lt_thread *t = lt_self();
+    const lt_cache_slot *gone = lt_cache_slot_of(t, &kept_locks[1]),
+                        *live = lt_cache_slot_of(t, &kept_locks[2]);
+    CHECK(t == kept_owner && gone->addr == &kept_locks[1] && gone->lock == kept_entry[1] &&
+          gone->gen == kept_gen && live->addr == &kept_locks[2] && live->lock == kept_entry[2]);
+    lt_lock *l = lt_shadow_get(t, &kept_locks[1], 0, 0);
+    CHECK(l && lt_lock_addr(l) == &kept_locks[1] &&
+          (l != kept_entry[1] || atomic_load(&l->gen) != kept_gen));
+    CHECK(lt_shadow_get(t, &kept_locks[2], 0, 0) == kept_entry[2] &&
+          lt_lock_addr(kept_entry[2]) == &kept_locks[2]);
+    return NULL;
+}
+
+static void check_shadow_kept_cache(void)
+{
+    lt_thread *t = lt_self();
+    pthread_t th;
+    CHECK(lt_shadow_get(t, &kept_locks[0], 0, 0) == lt_shadow_home(&kept_locks[0]));
+    CHECK(pthread_create(&th, NULL, kept_first, NULL) == 0 && pthread_join(th, NULL) == 0);
+    CHECK(kept_entry[1] && kept_entry[2] && kept_entry[1] != kept_entry[2] &&
+          !lt_lock_is_home(kept_entry[1]) && !lt_lock_is_home(kept_entry[2]));
+    forget(&kept_locks[1]); /* the dead thread's slot still names the entry and its old gen */
+    CHECK(pthread_create(&th, NULL, kept_next, NULL) == 0 && pthread_join(th, NULL) == 0);
+    for (int i = 0; i < 3; i++)
+        forget(&kept_locks[i]);
+}
+
 /* A destroyed lock whose entry is its home keeps it, whatever purges its shard makes of the
  * destroyed entries in its table (shadow.c: init and destroy change a home with plain stores,
  * which only holds while nothing else does): the next init there finds it, with a new gen,
@@ -992,6 +1044,7 @@ int main(void)
     check_shadow_side();
     check_shadow_guess();
     check_shadow_home();
+    check_shadow_kept_cache();
     check_shadow_home_purge();
     check_shadow_destroy_bound();
     check_shadow_table();
@@ -1004,3 +1057,4 @@ int main(void)
     check_key_set();
     return check_summary();
 }
+
