@@ -500,6 +500,67 @@ def split_dwarf(a, tmp):
     check_inversion_text(p, p.rendered(), f'{p.name} (locktrace report)')
 
 
+def split_missing(a, tmp):
+    """-gsplit-dwarf (helper_order.c at -O2) without its .dwo file: the program's line table
+    still gives each frame a line, which may be an inlined call's (acquire's, under main); every
+    frame in helper_order.c says that the calls inlined there are unknown and which file would
+    name them, on stderr and in `locktrace report`. With the file back, none does."""
+    p = Program(a, tmp, 'helper_order.c', '-O2', '-gsplit-dwarf')
+    dwo = glob.glob(os.path.join(tmp, '*.dwo'))
+    need(len(dwo) == 1, f'{p.name}: .dwo files {dwo}, want 1')
+    hidden = os.path.join(tmp, 'hidden')
+    note = re.compile(r' \S*helper_order\.c:\d+ \((\S+) not found: the calls inlined here, whose line '
+                      r'this may be, are unknown\) \(')
+    for missing in (True, False):
+        if missing:
+            os.rename(dwo[0], hidden)
+        ending, out, err = p.run('self')
+        need(ending == 'signal:SIGABRT', f'{p.name}: {ending}\n{err}')
+        texts = ((err.split('locktrace: thread-dump:')[0], 'stderr'), (p.rendered(), 'locktrace report'))
+        if missing:
+            os.rename(hidden, dwo[0])
+        for text, how in texts:
+            where = f'{p.name} {"without" if missing else "with"} its .dwo ({how})'
+            frames = [l for l in text.splitlines() if re.search(r'helper_order\.c:\d+', l)]
+            need(frames, f'{where}: no frame in helper_order.c:\n{text}')
+            named = [os.path.basename(m.group(1)) for m in map(note.search, frames) if m]
+            want = [os.path.basename(dwo[0])] * len(frames) if missing else []
+            need(named == want, f'{where}: frames say {named}, want {want}:\n{text}')
+        need(texts[0][0] == texts[1][0], f'{p.name}: stderr and `locktrace report` differ:\n'
+             f'--- stderr\n{texts[0][0]}--- locktrace report\n{texts[1][0]}')
+
+
+def recorded(a, tmp):
+    """recorded.c at -O0 and -O2: a stack recorded lazily that reaches the thread's start is
+    whole (exit-held's "taken at": no "frames recorded" line, JSON partial false); a lock's
+    "lock first seen" stack of recorded frames that do not reach main says so, and its frames
+    are the first of the true chain."""
+    for opt in ('-O0', '-O2'):
+        p = Program(a, tmp, 'recorded.c', opt)
+        L = p.line
+        ending, out, err = p.run('exit')
+        need(ending == 0 and 'locktrace: exit-held: ' in err, f'{p.name} exit: {ending}\n{err}')
+        files = [f for f in glob.glob(os.path.join(tmp, 'reports', '*.json')) if not f.endswith('.summary.json')]
+        taken = [s for f in files for s in json.load(open(f))['stacks'] if s['role'] == 'taken']
+        need(len(taken) == 1 and not taken[0]['partial'], f'{p.name} exit: JSON taken stacks {taken}')
+        for text, how in ((err, 'stderr'), (p.rendered(), 'locktrace report')):
+            where = f'{p.name} exit ({how})'
+            st = [x for x in stacks(text) if x[0] == 'taken at:']
+            need(len(st) == 1, f'{where}: {len(st)} "taken at" stacks:\n{text}')
+            whole(f'{where} taken', st[0][1:], [('Hold', L('hold')), ('Exiting', L('exiting'))], text)
+        ending, out, err = p.run('deep')
+        need(ending == 0 and 'locktrace: bad-unlock: ' in err, f'{p.name} deep: {ending}\n{err}')
+        truth = [('Deep1', L('deep1')), ('Deep2', L('deep2')), ('Deep3', L('deep3')),
+                 ('Deep4', L('deep4')), ('Deep5', L('deep5')), ('main', L('main:deep'))]
+        for text, how in ((err, 'stderr'), (p.rendered(), 'locktrace report')):
+            where = f'{p.name} deep ({how})'
+            st = {h: (f, part) for h, f, part in stacks(text)}
+            first = st.get('lock first seen:')
+            need(first and first[1], f'{where}: "lock first seen" not marked as recorded frames:\n{text}')
+            got = [f for f in first[0] if f[0] in {fn for fn, _ in truth}]
+            need(got and got == truth[:len(got)], f'{where}: first seen at {got}, want the start of {truth}')
+
+
 def leaked(a, tmp):
     """leak.c: a lock leaked by a call that returned, requested again through the same helpers
     from another caller. The request names that caller; the earlier acquisition names the
@@ -622,6 +683,29 @@ def gaps(a, tmp):
                          f'{where}: no note on the missing line:\n{text}')
 
 
+def stripped(a, tmp):
+    """wrap_std.cpp at -O0 (libstdc++'s wrappers are calls of their own), stripped of every
+    symbol, its debug file where its .gnu_debuglink names it: beside the program, then in its
+    .debug/ directory. The wrappers are known by their names from the debug file, so the stacks
+    are whole down to main, as the unstripped program's are (check_wrapped)."""
+    objcopy = shutil.which('objcopy')
+    if not objcopy:
+        raise Skipped('objcopy is not installed (binutils)')
+    for where in ('', '.debug'):
+        p = Program(a, tmp, 'wrap_std.cpp', '-O0', '-std=c++17')
+        place = os.path.join(tmp, where)
+        os.makedirs(place, exist_ok=True)
+        debug = os.path.join(place, os.path.basename(p.exe) + '.dbg')
+        subprocess.run([objcopy, '--only-keep-debug', p.exe, debug], check=True)
+        subprocess.run([objcopy, '--strip-all', '--add-gnu-debuglink=' + debug, p.exe], check=True)
+        sections = subprocess.run(['readelf', '-S', p.exe], capture_output=True, text=True).stdout
+        need('.symtab' not in sections and '.gnu_debuglink' in sections,
+             f'{p.name}: not stripped with a debug link:\n{sections}')
+        p.name += f' stripped, debug file in {where or "its directory"}'
+        check_wrapped(p)
+        os.unlink(debug)
+
+
 def merged(a, tmp):
     """merged.c at -O2: the request's frame #0 names the marked line of its lock call, or, where
     the compiler merged the two calls into one (clang: DWARF line 0), says that no single line
@@ -696,7 +780,7 @@ CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wr
                                           wrappers_user, wrappers_nomatch, late_dlopen,
                                           signature_wrappers, waits, lto, split_dwarf,
                                           leaked, place, no_debug, merged, gaps, lambdas,
-                                          fresh_thread)}
+                                          fresh_thread, stripped, split_missing, recorded)}
 
 
 def main(argv):

@@ -94,6 +94,7 @@ static size_t fill_frames(lt_rep_frame *f, size_t room, uintptr_t ip, const lt_r
         f[i].file = keep(s[i].file);
         f[i].line = s[i].line;
         f[i].inlined = s[i].inlined;
+        f[i].split_missing = keep(s[i].split_missing);
         if (!f[i].module && s[i].module) {
             f[i].module = keep(s[i].module);
             f[i].module_offset = s[i].module_offset + !interrupted;
@@ -139,6 +140,10 @@ static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int loc
     const uintptr_t *ips = lt_stack_get(id, &n);
     if (r->nstacks == MAX_STACKS || !ips)
         return NULL;
+    /* Frames recorded lazily that reach the thread's outermost frame are its whole stack:
+     * where a lock was first seen in a shallow stack, or taken by a caller since returned. */
+    if (partial && n && lt_callsite_outermost(ips[n - 1]))
+        partial = 0;
     lt_rep_stack *s = &stacks[r->nstacks++];
     *s = (lt_rep_stack){.role = role, .thread = 0, .lock = lock, .step = -1, .partial = partial};
     s->frames = &frames[nframes];

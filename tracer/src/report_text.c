@@ -282,6 +282,13 @@ static void put_frame(out *o, size_t i, const lt_rep_frame *f)
          * instruction for two identical calls), so no line of the file is the right one */
         if (f->line == 0)
             put(o, " (no single line: code the compiler merged from several lines)");
+        /* -gsplit-dwarf without its .dwo file: the line table is there, the inlined calls
+         * are not, so the line may be an inlined call's, shown under the outer function */
+        if (f->split_missing) {
+            put(o, " (");
+            put_data(o, f->split_missing);
+            put(o, " not found: the calls inlined here, whose line this may be, are unknown)");
+        }
     }
     if (f->module) {
         put(o, " (");
@@ -547,6 +554,7 @@ static void put_stack(out *o, const lt_rep *r, const lt_rep_stack *s)
         if (strcmp(s->role, role_heading[i][0]) == 0) {
             put(o, role_heading[i][1]);
             put_frames(o, s);
+            put_partial(o, s); /* where a lock was first seen, when it is recorded frames */
             return;
         }
     }
