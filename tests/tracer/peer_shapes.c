@@ -498,7 +498,11 @@ static pthread_mutex_t held_up = PTHREAD_MUTEX_INITIALIZER; /* the wait the hand
 static blocked_probe in_handler, asker;
 
 /* handler-waits-in-wait: the handler takes `global`, then waits for `second`, which a
- * running thread lets go once main waits for `global`. */
+ * running thread lets go once main waits for `global`. handler-lingers-after-wait: the same,
+ * the handler then running on for 500 ms holding `global` (as if preempted), back in the
+ * wait for held_up only once it returns. */
+static long linger_ms;
+
 static void global_then_second(int sig)
 {
     (void)sig;
@@ -506,6 +510,7 @@ static void global_then_second(int sig)
     blocked_announce_on(&in_handler, &second, sizeof second);
     result("handler's lock of second", pthread_mutex_lock(&second));
     pthread_mutex_unlock(&second);
+    nanosleep(&(struct timespec){linger_ms / 1000, linger_ms % 1000 * 1000000L}, NULL);
     pthread_mutex_unlock(&global);
 }
 
@@ -528,8 +533,9 @@ static void *keep_second_until_asked(void *arg)
     return NULL;
 }
 
-NOINLINE static void handler_waits_in_wait(void)
+NOINLINE static void handler_waits_in_wait(long linger)
 {
+    linger_ms = linger;
     struct sigaction sa = {.sa_handler = global_then_second};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR2, &sa, NULL);
@@ -715,7 +721,9 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "handler-runs-in-wait-long"))
         handler_runs_in_wait(2000);
     else if (!strcmp(s, "handler-waits-in-wait"))
-        handler_waits_in_wait();
+        handler_waits_in_wait(0);
+    else if (!strcmp(s, "handler-lingers-after-wait"))
+        handler_waits_in_wait(500);
     else if (!strcmp(s, "handler-wait-cycle"))
         handler_wait_cycle();
     else if (!strcmp(s, "handler-in-deferred-wait"))

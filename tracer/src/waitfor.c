@@ -660,19 +660,22 @@ static int signal_coming(const frame *f, size_t n)
     return 0;
 }
 
-/* Whether the other threads of a cycle that would end the program sleep in the kernel
- * where their waits block (a futex; not a spinlock's or an annotated lock's wait). One that
- * runs, or sleeps elsewhere, has either not reached its wait yet or left it without the
- * tracer seeing it go: a signal handler that jumped out of its lock call (siglongjmp from an
- * alarm, in old code) leaves the wait published for good. A cycle with a timed wait in it
- * is a warning, and is not asked (two threads backing off with 1 ms timed locks would each
- * wait out the grace, harm-timed.1). */
-static int others_asleep(const lt_wait_step *s, size_t n)
+/* Whether the threads of a cycle that would end the program from `from` on sleep in the
+ * kernel where their waits block (a futex; not a spinlock's or an annotated lock's wait):
+ * all but the first (the caller's, whose wait closed it) or, for the watchdog's look, all.
+ * One that runs, or sleeps elsewhere, has either not reached its wait yet or left it without
+ * the tracer seeing it go: a signal handler that jumped out of its lock call (siglongjmp from
+ * an alarm, in old code) leaves the wait published for good; or it is not in that wait yet: a
+ * wait a handler's wait interrupted is put back as the handler's wait ends, while the handler
+ * still runs and holds its locks. A cycle with a timed wait in it is a warning, and is not
+ * asked (two threads backing off with 1 ms timed locks would each wait out the grace,
+ * harm-timed.1). */
+static int others_asleep(const lt_wait_step *s, size_t n, size_t from)
 {
     for (size_t i = 0; i < n; i++)
         if (s[i].wait == LT_WAIT_TIMED || s[i].waits_for == LT_FOR_SIGNAL)
             return 1;
-    for (size_t i = 1; i < n; i++) {
+    for (size_t i = from; i < n; i++) {
         int spins = s[i].waits_for == LT_FOR_LOCK &&
                     (s[i].wants.kind == LT_SPIN || s[i].wants.api == LT_API_CUSTOM);
         if (!spins && !lt_platform_futex_asleep(s[i].thread.tid))
@@ -839,10 +842,12 @@ static void orphan_look(lt_thread *t, uint32_t seq, const lt_orphan_wait *w)
  * it dissolved or is deferred. A grace is a nap of the system call itself: nanosleep is a
  * cancellation point, and the wait's call (a lock request) may be none, so a cancellation
  * sent to a thread with it deferred meanwhile unwound the thread out of the tracer, its wait
- * left published for good (harm-cancel.11). */
+ * left published for good (harm-cancel.11). graces_max: SETTLE_GRACES from the closing wait,
+ * 1 from the watchdog's look, where the deferred wait's own thread must sleep in it too. */
 static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst, int agree,
                              int graces_max, size_t *n)
 {
+    size_t from = graces_max > 1; /* the closing wait's own thread runs (others_asleep) */
     int settle = !agree || uncertain(first, nfirst) || signal_coming(first, nfirst);
     int kept;
     lt_spin_lock(&wf_lock);
@@ -863,7 +868,7 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
         }
         settle = 1;
     }
-    if (steps && !settle && others_asleep(steps, *n))
+    if (steps && !settle && others_asleep(steps, *n, from))
         return steps;
     uint64_t stall = steps && hinted(steps, *n) ? stall_print(steps, *n, kept) : 1;
     if (steps)
@@ -892,7 +897,7 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
      * it lasts, then deferred. Given up after one grace, a real deadlock of a thread that took
      * longer went unreported for good, as no later wait looks at it (1 run in ~70 at load
      * 30-50). A stale wait (a handler jumped out of its lock call) is never asleep in it. */
-    for (int graces = 1; steps && !others_asleep(steps, *n); graces++) {
+    for (int graces = 1; steps && !others_asleep(steps, *n, from); graces++) {
         lt_platform_unmap(steps, *n * sizeof *steps);
         steps = NULL;
         if (graces == graces_max) {
@@ -969,9 +974,9 @@ static void keep_interrupted(lt_thread *t)
  * search found through it, confirmed after a grace, found another wait there and was dropped
  * (a cancelled condition wait, whose joiner holds its mutex, makes such a handler's wait in
  * the unwinder as the cancellation unwinds it, then retakes the mutex: a real deadlock that
- * hung silently). The watchdog's search runs once the handler has let its locks go, where a
- * search at the put-back found a cycle through them (a false deadlock). Under wf_lock, t's
- * slot not published. */
+ * hung silently). The watchdog's look counts a cycle through it only once its thread sleeps
+ * in it again (others_asleep): the handler still runs at the put-back, holding its locks,
+ * and a cycle through them was a false deadlock. Under wf_lock, t's slot not published. */
 static void put_back_interrupted(lt_thread *t)
 {
     lt_wait_slot *w = &t->waiting;
