@@ -37,6 +37,9 @@
  *     holder asks for one the thread holds is one. And a handler that waits in a thread whose
  *     wait closed a cycle through a condition variable's last signaller, while other threads
  *     still run: once they stall, that cycle is still reported.
+ *   - the same two deep: a handler's wait interrupted by a handler of another signal that
+ *     waits in turn. The innermost wait is the thread's: a cycle through it is a deadlock,
+ *     and one through the wait it interrupted is none while it lasts.
  * Each scenario prints what its calls returned and ends with "done".
  */
 #define _GNU_SOURCE
@@ -582,12 +585,14 @@ static void *first_then_held_up(void *arg)
 
 static atomic_int asked;
 
+static blocked_probe *first_asked_after = &in_handler; /* the wait global_then_first awaits */
+
 static void *global_then_first(void *arg)
 {
     pthread_barrier_t *taken = arg;
     pthread_mutex_lock(&global);
     pthread_barrier_wait(taken);
-    blocked_until(&in_handler);
+    blocked_until(first_asked_after);
     blocked_announce_on(&asker, &first, sizeof first);
     int rc = pthread_mutex_lock(&first);
     result("lock of first", rc);
@@ -620,6 +625,96 @@ NOINLINE static void handler_wait_cycle(void)
     }
     pthread_mutex_unlock(&held_up);
     pthread_join(asking, NULL);
+    pthread_join(waiter, NULL);
+    pthread_barrier_destroy(&taken);
+}
+
+/* ---- a handler's wait inside a handler's wait inside the thread's wait ---- */
+
+static pthread_mutex_t third = PTHREAD_MUTEX_INITIALIZER;
+static blocked_probe in_outer; /* the outer handler waits */
+
+/* handler-two-deep-cycle: the thread holds `first` and waits for held_up (main keeps it,
+ * running); its SIGUSR2 handler waits for `second` (main keeps it too); its SIGUSR1 handler,
+ * nested in that one, waits for `global`, whose holder then asks for `first`. */
+static void take_second_outer(int sig)
+{
+    (void)sig;
+    blocked_announce_on(&in_outer, &second, sizeof second);
+    result("handler's lock of second", pthread_mutex_lock(&second));
+    pthread_mutex_unlock(&second);
+}
+
+static void nest_handlers(void (*outer)(int), void (*inner)(int))
+{
+    struct sigaction sa = {.sa_handler = outer};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, NULL);
+    sa.sa_handler = inner;
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
+NOINLINE static void handler_two_deep_cycle(void)
+{
+    nest_handlers(take_second_outer, take_global);
+    first_asked_after = &in_handler;
+    pthread_barrier_t taken;
+    pthread_barrier_init(&taken, NULL, 3);
+    pthread_t waiter, asking;
+    pthread_mutex_lock(&held_up);
+    pthread_mutex_lock(&second);
+    pthread_create(&waiter, NULL, first_then_held_up, &taken);
+    pthread_create(&asking, NULL, global_then_first, &taken);
+    pthread_barrier_wait(&taken);
+    blocked_until(&other_waits);
+    pthread_kill(waiter, SIGUSR2);
+    blocked_until(&in_outer);
+    pthread_kill(waiter, SIGUSR1);
+    while (!atomic_load(&asked)) { /* polled, not joined: as in handler-wait-cycle */
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    pthread_mutex_unlock(&second);
+    pthread_mutex_unlock(&held_up);
+    pthread_join(asking, NULL);
+    pthread_join(waiter, NULL);
+    pthread_barrier_destroy(&taken);
+}
+
+/* handler-two-deep-waits: the thread waits for held_up (main keeps it); its SIGUSR2 handler
+ * waits for `third` (main keeps it too); its SIGUSR1 handler, nested in that one, takes
+ * `global` and waits for `second`, which a running thread lets go once main waits for
+ * `global`. Main waits for the innermost wait, not for the outer handler's. */
+static void take_third_outer(int sig)
+{
+    (void)sig;
+    blocked_announce_on(&in_outer, &third, sizeof third);
+    result("handler's lock of third", pthread_mutex_lock(&third));
+    pthread_mutex_unlock(&third);
+}
+
+NOINLINE static void handler_two_deep_waits(void)
+{
+    nest_handlers(take_third_outer, global_then_second);
+    pthread_barrier_t taken;
+    pthread_barrier_init(&taken, NULL, 2);
+    pthread_t keeper, waiter;
+    pthread_create(&keeper, NULL, keep_second_until_asked, &taken);
+    pthread_barrier_wait(&taken);
+    pthread_mutex_lock(&held_up);
+    pthread_mutex_lock(&third);
+    pthread_create(&waiter, NULL, wait_for_held_up, NULL);
+    blocked_until(&other_waits);
+    pthread_kill(waiter, SIGUSR2);
+    blocked_until(&in_outer);
+    pthread_kill(waiter, SIGUSR1);
+    blocked_until(&in_handler);
+    blocked_announce_on(&asker, &global, sizeof global);
+    result("lock of global", pthread_mutex_lock(&global));
+    pthread_mutex_unlock(&global);
+    pthread_mutex_unlock(&third);
+    pthread_mutex_unlock(&held_up);
+    pthread_join(keeper, NULL);
     pthread_join(waiter, NULL);
     pthread_barrier_destroy(&taken);
 }
@@ -741,6 +836,10 @@ int main(int argc, char **argv)
         handler_waits_in_wait(500);
     else if (!strcmp(s, "handler-wait-cycle"))
         handler_wait_cycle();
+    else if (!strcmp(s, "handler-two-deep-cycle"))
+        handler_two_deep_cycle();
+    else if (!strcmp(s, "handler-two-deep-waits"))
+        handler_two_deep_waits();
     else if (!strcmp(s, "handler-in-deferred-wait"))
         handler_in_deferred_wait(0);
     else if (!strcmp(s, "handler-in-closing-wait"))

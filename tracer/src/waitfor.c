@@ -958,13 +958,12 @@ static int left_behind(const lt_thread *t, uintptr_t cfa)
     return size && cfa - lo < size && old - lo < size && cfa >= old;
 }
 
-/* t's published wait, interrupted by a signal handler's wait, is kept to be put back when
- * that one ends; under wf_lock, before t's slot is taken down. */
+/* t's published wait, interrupted by a signal handler's wait, is kept, innermost, to be put
+ * back when that one ends; under wf_lock, before t's slot is taken down. */
 static void keep_interrupted(lt_thread *t)
 {
-    memcpy(t->interrupted.what, (char *)&t->waiting + offsetof(lt_wait_slot, lock),
-           sizeof t->interrupted.what);
-    t->interrupted.kept = 1;
+    lt_wait_kept *k = &t->interrupted[t->nkept++];
+    memcpy(k->what, (char *)&t->waiting + offsetof(lt_wait_slot, lock), sizeof k->what);
 }
 
 /* The handler's wait has ended: the thread is back in the wait it interrupted, published
@@ -980,9 +979,8 @@ static void keep_interrupted(lt_thread *t)
 static void put_back_interrupted(lt_thread *t)
 {
     lt_wait_slot *w = &t->waiting;
-    memcpy((char *)w + offsetof(lt_wait_slot, lock), t->interrupted.what,
-           sizeof t->interrupted.what);
-    t->interrupted.kept = 0;
+    lt_wait_kept *k = &t->interrupted[--t->nkept];
+    memcpy((char *)w + offsetof(lt_wait_slot, lock), k->what, sizeof k->what);
     uint8_t long_reported = w->long_reported, orphaned = w->orphaned;
     link_wait(t, read_holds(t));
     w->long_reported = long_reported;
@@ -994,13 +992,15 @@ static void put_back_interrupted(lt_thread *t)
  * wait that begins while the thread's own wait is published (a signal handler that locks
  * while its thread is blocked) is the thread's wait until it ends: the thread cannot go on in
  * the wait it interrupted before the handler returns. So it replaces that one, which is kept
- * and put back at its end (published 2): a cycle through the handler's wait is found, and
+ * and put back at its end (published 2 and up): a cycle through the handler's wait is found, and
  * none is made up through the interrupted one while the handler waits elsewhere (a handler
  * holding a lock and waiting for a running thread's was a false deadlock with a thread that
- * asked for that lock and held the interrupted wait's lock). One level: a wait inside a
- * handler's wait inside a wait is neither published nor checked. A wait left behind is taken
- * down first, and so is this call's own condition wait shown for a joiner before this look
- * (left_behind). */
+ * asked for that lock and held the interrupted wait's lock). So with a handler's wait that a
+ * handler of another signal interrupts in turn: the innermost wait is the thread's, and each
+ * is put back as the one nested in it ends, up to LT_WAIT_NESTED kept; deeper, a wait is
+ * neither published nor checked. A wait left behind is taken down first, and so is this
+ * call's own condition wait shown for a joiner before this look (left_behind); the kept ones
+ * are forgotten with it, since the jump may have left them too. */
 static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond_waiter *cw)
 {
     lt_thread *t = ev->self;
@@ -1009,7 +1009,7 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond
         left_behind(t, ev->cfa)) {
         lt_spin_lock(&wf_lock);
         unpublish(t);
-        t->interrupted.kept = 0; /* left with it (siglongjmp out of a handler) */
+        t->nkept = 0; /* left with it (siglongjmp out of a handler) */
         lt_spin_unlock(&wf_lock);
     }
     /* A timed request for a lock this thread holds was reported by detect.c as the
@@ -1017,7 +1017,7 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond
     int told = what == LT_FOR_LOCK && ev->held && ev->wait == LT_WAIT_TIMED;
     int nested = 0;
     if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1) {
-        if (t->interrupted.kept)
+        if (t->nkept == LT_WAIT_NESTED)
             return 0;
         nested = 1;
     }
@@ -1036,16 +1036,19 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond
      * Where the wait is, and since when, go in the slot here too: written before the lock, the
      * show overwrote them, and a deadlock report gave the wait its call site alone
      * (peer-join.16). */
+    int level = 0;
     if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1) {
-        if (nested)
+        if (nested) {
             keep_interrupted(t);
+            level = t->nkept;
+        }
         unpublish(t);
     }
     t->waiting.stack = stack;
     t->waiting.who = who;
     t->waiting.since = since;
     publish(ev, what, target, cw, reads, ends);
-    ev->published = nested ? 2 : 1;
+    ev->published = 1 + level;
     size_t n = told ? 0 : find_cycle(t);
     frame *first = n ? lt_map(n * sizeof *first) : NULL;
     int agree = first && words_agree(n);
@@ -1124,22 +1127,24 @@ void lt_waitfor_shown_end(void)
 
 /* A wait ends. A handler's wait puts back the one it interrupted; the interrupted wait's own
  * end finds its slot published only if that was done (a handler that jumped out of its wait
- * left it published instead, and the interrupted one is forgotten). */
+ * left it published instead, and the interrupted one is forgotten). Waits kept deeper than
+ * the one put back were kept by handlers that jumped out of their waits: forgotten too. */
 void lt_waitfor_end(lt_event *ev)
 {
     if (!ev->published)
         return;
     lt_thread *t = ev->self;
-    int nested = ev->published == 2, back = 0;
+    int level = ev->published - 1, back = 0;
     ev->published = 0;
     lt_spin_lock(&wf_lock);
     if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
         unpublish(t);
-    if (nested && t->interrupted.kept) {
+    if (level && t->nkept >= level) {
+        t->nkept = (uint8_t)level;
         put_back_interrupted(t);
         back = 1;
-    } else {
-        t->interrupted.kept = 0;
+    } else if (!level) {
+        t->nkept = 0;
     }
     lt_spin_unlock(&wf_lock);
     if (back)
