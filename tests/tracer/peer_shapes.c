@@ -37,6 +37,9 @@
  *     holder asks for one the thread holds is one. And a handler that waits in a thread whose
  *     wait closed a cycle through a condition variable's last signaller, while other threads
  *     still run: once they stall, that cycle is still reported.
+ *   - the same two deep: a handler's wait interrupted by a handler of another signal that
+ *     waits in turn. The innermost wait is the thread's: a cycle through it is a deadlock,
+ *     and one through the wait it interrupted is none while it lasts.
  * Each scenario prints what its calls returned and ends with "done".
  */
 #define _GNU_SOURCE
@@ -498,9 +501,10 @@ static pthread_mutex_t held_up = PTHREAD_MUTEX_INITIALIZER; /* the wait the hand
 static blocked_probe in_handler, asker;
 
 /* handler-waits-in-wait: the handler takes `global`, then waits for `second`, which a
- * running thread lets go once main waits for `global`. handler-lingers-in-wait: the handler
- * then runs on for linger_ns, holding `global`, before it lets it go. */
-static long linger_ns;
+ * running thread lets go once main waits for `global`. handler-lingers-after-wait: the same,
+ * the handler then running on for 500 ms holding `global` (as if preempted), back in the
+ * wait for held_up only once it returns. */
+static long linger_ms;
 
 static void global_then_second(int sig)
 {
@@ -509,11 +513,7 @@ static void global_then_second(int sig)
     blocked_announce_on(&in_handler, &second, sizeof second);
     result("handler's lock of second", pthread_mutex_lock(&second));
     pthread_mutex_unlock(&second);
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &now);
-    while ((now.tv_sec - start.tv_sec) * 1000000000L + now.tv_nsec - start.tv_nsec < linger_ns);
+    nanosleep(&(struct timespec){linger_ms / 1000, linger_ms % 1000 * 1000000L}, NULL);
     pthread_mutex_unlock(&global);
 }
 
@@ -536,8 +536,9 @@ static void *keep_second_until_asked(void *arg)
     return NULL;
 }
 
-NOINLINE static void handler_waits_in_wait(void)
+NOINLINE static void handler_waits_in_wait(long linger)
 {
+    linger_ms = linger;
     struct sigaction sa = {.sa_handler = global_then_second};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR2, &sa, NULL);
@@ -584,12 +585,14 @@ static void *first_then_held_up(void *arg)
 
 static atomic_int asked;
 
+static blocked_probe *first_asked_after = &in_handler; /* the wait global_then_first awaits */
+
 static void *global_then_first(void *arg)
 {
     pthread_barrier_t *taken = arg;
     pthread_mutex_lock(&global);
     pthread_barrier_wait(taken);
-    blocked_until(&in_handler);
+    blocked_until(first_asked_after);
     blocked_announce_on(&asker, &first, sizeof first);
     int rc = pthread_mutex_lock(&first);
     result("lock of first", rc);
@@ -626,12 +629,105 @@ NOINLINE static void handler_wait_cycle(void)
     pthread_barrier_destroy(&taken);
 }
 
+/* ---- a handler's wait inside a handler's wait inside the thread's wait ---- */
+
+static pthread_mutex_t third = PTHREAD_MUTEX_INITIALIZER;
+static blocked_probe in_outer; /* the outer handler waits */
+
+/* handler-two-deep-cycle: the thread holds `first` and waits for held_up (main keeps it,
+ * running); its SIGUSR2 handler waits for `second` (main keeps it too); its SIGUSR1 handler,
+ * nested in that one, waits for `global`, whose holder then asks for `first`. */
+static void take_second_outer(int sig)
+{
+    (void)sig;
+    blocked_announce_on(&in_outer, &second, sizeof second);
+    result("handler's lock of second", pthread_mutex_lock(&second));
+    pthread_mutex_unlock(&second);
+}
+
+static void nest_handlers(void (*outer)(int), void (*inner)(int))
+{
+    struct sigaction sa = {.sa_handler = outer};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, NULL);
+    sa.sa_handler = inner;
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
+NOINLINE static void handler_two_deep_cycle(void)
+{
+    nest_handlers(take_second_outer, take_global);
+    first_asked_after = &in_handler;
+    pthread_barrier_t taken;
+    pthread_barrier_init(&taken, NULL, 3);
+    pthread_t waiter, asking;
+    pthread_mutex_lock(&held_up);
+    pthread_mutex_lock(&second);
+    pthread_create(&waiter, NULL, first_then_held_up, &taken);
+    pthread_create(&asking, NULL, global_then_first, &taken);
+    pthread_barrier_wait(&taken);
+    blocked_until(&other_waits);
+    pthread_kill(waiter, SIGUSR2);
+    blocked_until(&in_outer);
+    pthread_kill(waiter, SIGUSR1);
+    while (!atomic_load(&asked)) { /* polled, not joined: as in handler-wait-cycle */
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    pthread_mutex_unlock(&second);
+    pthread_mutex_unlock(&held_up);
+    pthread_join(asking, NULL);
+    pthread_join(waiter, NULL);
+    pthread_barrier_destroy(&taken);
+}
+
+/* handler-two-deep-waits: the thread waits for held_up (main keeps it); its SIGUSR2 handler
+ * waits for `third` (main keeps it too); its SIGUSR1 handler, nested in that one, takes
+ * `global` and waits for `second`, which a running thread lets go once main waits for
+ * `global`. Main waits for the innermost wait, not for the outer handler's. */
+static void take_third_outer(int sig)
+{
+    (void)sig;
+    blocked_announce_on(&in_outer, &third, sizeof third);
+    result("handler's lock of third", pthread_mutex_lock(&third));
+    pthread_mutex_unlock(&third);
+}
+
+NOINLINE static void handler_two_deep_waits(void)
+{
+    nest_handlers(take_third_outer, global_then_second);
+    pthread_barrier_t taken;
+    pthread_barrier_init(&taken, NULL, 2);
+    pthread_t keeper, waiter;
+    pthread_create(&keeper, NULL, keep_second_until_asked, &taken);
+    pthread_barrier_wait(&taken);
+    pthread_mutex_lock(&held_up);
+    pthread_mutex_lock(&third);
+    pthread_create(&waiter, NULL, wait_for_held_up, NULL);
+    blocked_until(&other_waits);
+    pthread_kill(waiter, SIGUSR2);
+    blocked_until(&in_outer);
+    pthread_kill(waiter, SIGUSR1);
+    blocked_until(&in_handler);
+    blocked_announce_on(&asker, &global, sizeof global);
+    result("lock of global", pthread_mutex_lock(&global));
+    pthread_mutex_unlock(&global);
+    pthread_mutex_unlock(&third);
+    pthread_mutex_unlock(&held_up);
+    pthread_join(keeper, NULL);
+    pthread_join(waiter, NULL);
+    pthread_barrier_destroy(&taken);
+}
+
 /* handler-in-deferred-wait: T1 holds `first` and waits on `changed`, which T2 signalled
  * last; T2 then asks for `first` while main runs (a cycle through the signaller hint, not yet
  * stalled); T2's handler waits for `held_up`, which main lets go; main then joins T1, and
- * nothing can run to signal. */
+ * nothing can run to signal. handler-in-closing-wait: the same, but T1's second condition
+ * wait, after T2 has asked for `first`, closes the cycle, and T2's handler waits while the
+ * watchdog looks at T1's wait again (and finds no cycle through T2's handler). */
 static atomic_int cond_waits;
 static blocked_probe t1_waits, t2_waits;
+static int t1_closes;
 
 static void take_held_up(int sig)
 {
@@ -647,6 +743,8 @@ static void *hold_first_and_wait(void *arg)
     pthread_mutex_lock(&first);
     pthread_mutex_lock(&global);
     for (;;) {
+        if (t1_closes && atomic_load(&cond_waits) == 1)
+            blocked_until(&t2_waits);
         blocked_announce_on(&t1_waits, &changed, sizeof changed);
         atomic_fetch_add(&cond_waits, 1);
         pthread_cond_wait(&changed, &global); /* never signalled again */
@@ -660,27 +758,37 @@ static void *signal_then_ask_first(void *arg)
     pthread_mutex_lock(&global);
     pthread_cond_signal(&changed);
     pthread_mutex_unlock(&global);
-    while (atomic_load(&cond_waits) < 2)
+    while (!t1_closes && atomic_load(&cond_waits) < 2)
         sched_yield();
-    blocked_until(&t1_waits);
+    if (!t1_closes)
+        blocked_until(&t1_waits);
     blocked_announce_on(&t2_waits, &first, sizeof first);
     pthread_mutex_lock(&first);
     return NULL;
 }
 
-NOINLINE static void handler_in_deferred_wait(void)
+NOINLINE static void handler_in_deferred_wait(int closes)
 {
     struct sigaction sa = {.sa_handler = take_held_up};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR2, &sa, NULL);
+    t1_closes = closes;
     pthread_t t1, t2;
     pthread_create(&t1, NULL, hold_first_and_wait, NULL);
     blocked_until(&t1_waits);
     pthread_create(&t2, NULL, signal_then_ask_first, NULL);
     blocked_until(&t2_waits);
+    while (closes && atomic_load(&cond_waits) < 2)
+        sched_yield();
+    blocked_until(&t1_waits);
     pthread_mutex_lock(&held_up);
     pthread_kill(t2, SIGUSR2);
     blocked_until(&in_handler);
+    /* The watchdog looks at a deferred wait 1, 2, 4, ... of its 50 ms rounds after the
+     * deferral: held this long, the handler is still waiting at one of those looks. A longer
+     * hold only makes that surer; the verdict does not depend on it. */
+    if (closes)
+        nanosleep(&(struct timespec){0, 400 * 1000000L}, NULL);
     pthread_mutex_unlock(&held_up);
     puts("main joins");
     fflush(stdout);
@@ -723,15 +831,19 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "handler-runs-in-wait-long"))
         handler_runs_in_wait(2000);
     else if (!strcmp(s, "handler-waits-in-wait"))
-        handler_waits_in_wait();
-    else if (!strcmp(s, "handler-lingers-in-wait")) {
-        linger_ns = 500000000L;
-        handler_waits_in_wait();
-    }
+        handler_waits_in_wait(0);
+    else if (!strcmp(s, "handler-lingers-after-wait"))
+        handler_waits_in_wait(500);
     else if (!strcmp(s, "handler-wait-cycle"))
         handler_wait_cycle();
+    else if (!strcmp(s, "handler-two-deep-cycle"))
+        handler_two_deep_cycle();
+    else if (!strcmp(s, "handler-two-deep-waits"))
+        handler_two_deep_waits();
     else if (!strcmp(s, "handler-in-deferred-wait"))
-        handler_in_deferred_wait();
+        handler_in_deferred_wait(0);
+    else if (!strcmp(s, "handler-in-closing-wait"))
+        handler_in_deferred_wait(1);
     else {
         fprintf(stderr, "peer_shapes: unknown scenario '%s'\n", s);
         return 64;

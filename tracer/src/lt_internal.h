@@ -325,11 +325,13 @@ typedef struct lt_wait_slot {
 } lt_wait_slot;
 
 /* A thread's published wait that a signal handler's own wait interrupted (waitfor.c): what
- * it waits for, its slot's fields from lock to since, put back when the handler's wait ends. */
+ * it waits for, its slot's fields from lock to since, put back when the handler's wait ends.
+ * A thread keeps up to LT_WAIT_NESTED of them, innermost last: its own wait, then the waits
+ * of handlers that a handler of another signal interrupted in turn. A wait nested deeper is
+ * neither published nor checked. */
+#define LT_WAIT_NESTED 4
 typedef struct lt_wait_kept {
     unsigned char what[offsetof(lt_wait_slot, next_waiter) - offsetof(lt_wait_slot, lock)];
-    uint8_t kept; /* what holds a wait (one level: a handler's wait inside a handler's wait
-                     inside a wait is not checked) */
 } lt_wait_kept;
 
 /* A walk over the callers of a lock call site (callsite.c), remembered by its thread. */
@@ -473,7 +475,9 @@ typedef struct lt_thread {
     uint32_t first_to;            /* stack and site, to stack, and label (0 = none) */
     uint32_t first_label;
     lt_wait_slot waiting;
-    lt_wait_kept interrupted;     /* waitfor.c: the wait a signal handler's wait interrupted */
+    lt_wait_kept interrupted[LT_WAIT_NESTED]; /* waitfor.c: the waits signal handlers' waits
+                                     interrupted, nkept of them */
+    uint8_t nkept;
     /* Its caller walks (callsite.c). A thread that ends leaves them to the next one to start
      * on the same stack (thread.c: walks_keep), with the bounds of the stack they were made
      * on: a server's new thread for each connection takes its locks from the same frames. */
@@ -549,8 +553,9 @@ typedef struct lt_event {
     lt_thread *self;    /* filled by the checker */
     lt_lock *lock;      /* filled by the checker */
     lt_held *held;      /* filled by lt_before_lock: this thread's entry for the lock */
-    int published;      /* waitfor.c: this event's wait is the thread's published one (2: a
-                           signal handler's, which interrupted the thread's published wait) */
+    int published;      /* waitfor.c: this event's wait is the thread's published one (2 or
+                           more: a signal handler's, which interrupted the thread's published
+                           wait, kept as lt_thread.interrupted[published - 2]) */
     uint8_t api;        /* lt_api of the entry point, LT_API_PTHREAD = 0 */
     uint32_t site;      /* lt_stack_site_lazy of (ra, cfa) once lt_held_prepare has it, for
                            order.c's new edges; 0 = not yet (ask lt_stack_site_lazy) */

@@ -660,25 +660,22 @@ static int signal_coming(const frame *f, size_t n)
     return 0;
 }
 
-/* Whether the threads of a cycle that would end the program sleep in the kernel where their
- * waits block (a futex; not a spinlock's or an annotated lock's wait), all but the calling
- * one, which is about to. One that runs, or sleeps elsewhere, has either not reached its
- * wait yet or left it without the tracer seeing it go: a signal handler that jumped out of
- * its lock call (siglongjmp from an alarm, in old code) leaves the wait published for good,
- * and a handler whose wait ended has its thread's interrupted wait put back while it still
- * runs, holding what it took (the watchdog, looking at that wait, reported a false deadlock
- * with a thread that asked for one of those: peer-signal.6l). A cycle with a timed wait in it
- * is a warning, and is not asked (two threads backing off with 1 ms timed locks would each
- * wait out the grace, harm-timed.1). */
-static int others_asleep(const lt_wait_step *s, size_t n)
+/* Whether the threads of a cycle that would end the program from `from` on sleep in the
+ * kernel where their waits block (a futex; not a spinlock's or an annotated lock's wait):
+ * all but the first (the caller's, whose wait closed it) or, for the watchdog's look, all.
+ * One that runs, or sleeps elsewhere, has either not reached its wait yet or left it without
+ * the tracer seeing it go: a signal handler that jumped out of its lock call (siglongjmp from
+ * an alarm, in old code) leaves the wait published for good; or it is not in that wait yet: a
+ * wait a handler's wait interrupted is put back as the handler's wait ends, while the handler
+ * still runs and holds its locks. A cycle with a timed wait in it is a warning, and is not
+ * asked (two threads backing off with 1 ms timed locks would each wait out the grace,
+ * harm-timed.1). */
+static int others_asleep(const lt_wait_step *s, size_t n, size_t from)
 {
     for (size_t i = 0; i < n; i++)
         if (s[i].wait == LT_WAIT_TIMED || s[i].waits_for == LT_FOR_SIGNAL)
             return 1;
-    const lt_thread *self = lt_tls.self;
-    for (size_t i = 0; i < n; i++) {
-        if (self && s[i].thread.tid == self->info.tid)
-            continue;
+    for (size_t i = from; i < n; i++) {
         int spins = s[i].waits_for == LT_FOR_LOCK &&
                     (s[i].wants.kind == LT_SPIN || s[i].wants.api == LT_API_CUSTOM);
         if (!spins && !lt_platform_futex_asleep(s[i].thread.tid))
@@ -845,10 +842,12 @@ static void orphan_look(lt_thread *t, uint32_t seq, const lt_orphan_wait *w)
  * it dissolved or is deferred. A grace is a nap of the system call itself: nanosleep is a
  * cancellation point, and the wait's call (a lock request) may be none, so a cancellation
  * sent to a thread with it deferred meanwhile unwound the thread out of the tracer, its wait
- * left published for good (harm-cancel.11). */
+ * left published for good (harm-cancel.11). graces_max: SETTLE_GRACES from the closing wait,
+ * 1 from the watchdog's look, where the deferred wait's own thread must sleep in it too. */
 static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst, int agree,
                              int graces_max, size_t *n)
 {
+    size_t from = graces_max > 1; /* the closing wait's own thread runs (others_asleep) */
     int settle = !agree || uncertain(first, nfirst) || signal_coming(first, nfirst);
     int kept;
     lt_spin_lock(&wf_lock);
@@ -869,7 +868,7 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
         }
         settle = 1;
     }
-    if (steps && !settle && others_asleep(steps, *n))
+    if (steps && !settle && others_asleep(steps, *n, from))
         return steps;
     uint64_t stall = steps && hinted(steps, *n) ? stall_print(steps, *n, kept) : 1;
     if (steps)
@@ -898,7 +897,7 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
      * it lasts, then deferred. Given up after one grace, a real deadlock of a thread that took
      * longer went unreported for good, as no later wait looks at it (1 run in ~70 at load
      * 30-50). A stale wait (a handler jumped out of its lock call) is never asleep in it. */
-    for (int graces = 1; steps && !others_asleep(steps, *n); graces++) {
+    for (int graces = 1; steps && !others_asleep(steps, *n, from); graces++) {
         lt_platform_unmap(steps, *n * sizeof *steps);
         steps = NULL;
         if (graces == graces_max) {
@@ -959,13 +958,12 @@ static int left_behind(const lt_thread *t, uintptr_t cfa)
     return size && cfa - lo < size && old - lo < size && cfa >= old;
 }
 
-/* t's published wait, interrupted by a signal handler's wait, is kept to be put back when
- * that one ends; under wf_lock, before t's slot is taken down. */
+/* t's published wait, interrupted by a signal handler's wait, is kept, innermost, to be put
+ * back when that one ends; under wf_lock, before t's slot is taken down. */
 static void keep_interrupted(lt_thread *t)
 {
-    memcpy(t->interrupted.what, (char *)&t->waiting + offsetof(lt_wait_slot, lock),
-           sizeof t->interrupted.what);
-    t->interrupted.kept = 1;
+    lt_wait_kept *k = &t->interrupted[t->nkept++];
+    memcpy(k->what, (char *)&t->waiting + offsetof(lt_wait_slot, lock), sizeof k->what);
 }
 
 /* The handler's wait has ended: the thread is back in the wait it interrupted, published
@@ -975,16 +973,14 @@ static void keep_interrupted(lt_thread *t)
  * search found through it, confirmed after a grace, found another wait there and was dropped
  * (a cancelled condition wait, whose joiner holds its mutex, makes such a handler's wait in
  * the unwinder as the cancellation unwinds it, then retakes the mutex: a real deadlock that
- * hung silently). Not searched here: the handler still runs, holding what it took, and a
- * search at the put-back found a cycle through those (a false deadlock); the watchdog's look
- * reports a cycle through it only once the thread is asleep in it again (others_asleep).
- * Under wf_lock, t's slot not published. */
+ * hung silently). The watchdog's look counts a cycle through it only once its thread sleeps
+ * in it again (others_asleep): the handler still runs at the put-back, holding its locks,
+ * and a cycle through them was a false deadlock. Under wf_lock, t's slot not published. */
 static void put_back_interrupted(lt_thread *t)
 {
     lt_wait_slot *w = &t->waiting;
-    memcpy((char *)w + offsetof(lt_wait_slot, lock), t->interrupted.what,
-           sizeof t->interrupted.what);
-    t->interrupted.kept = 0;
+    lt_wait_kept *k = &t->interrupted[--t->nkept];
+    memcpy((char *)w + offsetof(lt_wait_slot, lock), k->what, sizeof k->what);
     uint8_t long_reported = w->long_reported, orphaned = w->orphaned;
     link_wait(t, read_holds(t));
     w->long_reported = long_reported;
@@ -996,13 +992,15 @@ static void put_back_interrupted(lt_thread *t)
  * wait that begins while the thread's own wait is published (a signal handler that locks
  * while its thread is blocked) is the thread's wait until it ends: the thread cannot go on in
  * the wait it interrupted before the handler returns. So it replaces that one, which is kept
- * and put back at its end (published 2): a cycle through the handler's wait is found, and
+ * and put back at its end (published 2 and up): a cycle through the handler's wait is found, and
  * none is made up through the interrupted one while the handler waits elsewhere (a handler
  * holding a lock and waiting for a running thread's was a false deadlock with a thread that
- * asked for that lock and held the interrupted wait's lock). One level: a wait inside a
- * handler's wait inside a wait is neither published nor checked. A wait left behind is taken
- * down first, and so is this call's own condition wait shown for a joiner before this look
- * (left_behind). */
+ * asked for that lock and held the interrupted wait's lock). So with a handler's wait that a
+ * handler of another signal interrupts in turn: the innermost wait is the thread's, and each
+ * is put back as the one nested in it ends, up to LT_WAIT_NESTED kept; deeper, a wait is
+ * neither published nor checked. A wait left behind is taken down first, and so is this
+ * call's own condition wait shown for a joiner before this look (left_behind); the kept ones
+ * are forgotten with it, since the jump may have left them too. */
 static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond_waiter *cw)
 {
     lt_thread *t = ev->self;
@@ -1011,7 +1009,7 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond
         left_behind(t, ev->cfa)) {
         lt_spin_lock(&wf_lock);
         unpublish(t);
-        t->interrupted.kept = 0; /* left with it (siglongjmp out of a handler) */
+        t->nkept = 0; /* left with it (siglongjmp out of a handler) */
         lt_spin_unlock(&wf_lock);
     }
     /* A timed request for a lock this thread holds was reported by detect.c as the
@@ -1019,7 +1017,7 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond
     int told = what == LT_FOR_LOCK && ev->held && ev->wait == LT_WAIT_TIMED;
     int nested = 0;
     if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1) {
-        if (t->interrupted.kept)
+        if (t->nkept == LT_WAIT_NESTED)
             return 0;
         nested = 1;
     }
@@ -1038,16 +1036,19 @@ static int begin(lt_event *ev, lt_wait_for what, uintptr_t target, const lt_cond
      * Where the wait is, and since when, go in the slot here too: written before the lock, the
      * show overwrote them, and a deadlock report gave the wait its call site alone
      * (peer-join.16). */
+    int level = 0;
     if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1) {
-        if (nested)
+        if (nested) {
             keep_interrupted(t);
+            level = t->nkept;
+        }
         unpublish(t);
     }
     t->waiting.stack = stack;
     t->waiting.who = who;
     t->waiting.since = since;
     publish(ev, what, target, cw, reads, ends);
-    ev->published = nested ? 2 : 1;
+    ev->published = 1 + level;
     size_t n = told ? 0 : find_cycle(t);
     frame *first = n ? lt_map(n * sizeof *first) : NULL;
     int agree = first && words_agree(n);
@@ -1126,22 +1127,24 @@ void lt_waitfor_shown_end(void)
 
 /* A wait ends. A handler's wait puts back the one it interrupted; the interrupted wait's own
  * end finds its slot published only if that was done (a handler that jumped out of its wait
- * left it published instead, and the interrupted one is forgotten). */
+ * left it published instead, and the interrupted one is forgotten). Waits kept deeper than
+ * the one put back were kept by handlers that jumped out of their waits: forgotten too. */
 void lt_waitfor_end(lt_event *ev)
 {
     if (!ev->published)
         return;
     lt_thread *t = ev->self;
-    int nested = ev->published == 2, back = 0;
+    int level = ev->published - 1, back = 0;
     ev->published = 0;
     lt_spin_lock(&wf_lock);
     if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
         unpublish(t);
-    if (nested && t->interrupted.kept) {
+    if (level && t->nkept >= level) {
+        t->nkept = (uint8_t)level;
         put_back_interrupted(t);
         back = 1;
-    } else {
-        t->interrupted.kept = 0;
+    } else if (!level) {
+        t->nkept = 0;
     }
     lt_spin_unlock(&wf_lock);
     if (back)
