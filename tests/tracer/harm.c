@@ -120,6 +120,11 @@
  *                            with a 1 ms timeout, 1000 times: every round both give up, as
  *                            natively (about 1 ms a round); the tracer once held each round's
  *                            cycle for a 50 ms grace before either thread began its wait
+ *   harm timed-cycle-exit    8 pairs of new threads at once, each thread holding one of its
+ *                            pair's mutexes and asking for the other with a 5-60 ms timeout,
+ *                            then exiting; 20 rounds: the watchdog looks at such cycles (each
+ *                            lasts a grace, a warning) while their threads time out and exit.
+ *                            It once searched from an exited thread's cleared record: SIGSEGV
  *   harm cond-busy-sleep     an owner holding the queue lock waits on a condition variable;
  *                            the thread that signalled it last now blocks on the queue lock,
  *                            and a third thread, alive before that signal, will signal once
@@ -1368,6 +1373,67 @@ static int timed_cycle(void)
     return 0;
 }
 
+/* timed-cycle-exit: pairs of threads whose timed cycles the watchdog looks at while the
+ * threads time out and exit, their records cleared for the next threads. */
+#define EXIT_PAIRS 8
+
+typedef struct exit_pair {
+    pthread_mutex_t mu[2];
+    _Atomic int arrived;
+    long ms;
+} exit_pair;
+
+typedef struct exit_side {
+    exit_pair *pair;
+    int me;
+} exit_side;
+
+static void *exit_side_run(void *arg)
+{
+    exit_side *s = arg;
+    exit_pair *p = s->pair;
+    pthread_mutex_lock(&p->mu[s->me]);
+    atomic_fetch_add(&p->arrived, 1);
+    while (atomic_load(&p->arrived) < 2)
+        sched_yield();
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += p->ms * 1000000L;
+    while (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    if (pthread_mutex_timedlock(&p->mu[!s->me], &until) == 0)
+        pthread_mutex_unlock(&p->mu[!s->me]);
+    pthread_mutex_unlock(&p->mu[s->me]);
+    return NULL;
+}
+
+static int timed_cycle_exit(void)
+{
+    static exit_pair pairs[EXIT_PAIRS];
+    static exit_side sides[EXIT_PAIRS][2];
+    pthread_t t[EXIT_PAIRS][2];
+    for (int round = 0; round < 20; round++) {
+        for (int i = 0; i < EXIT_PAIRS; i++) {
+            pthread_mutex_init(&pairs[i].mu[0], NULL);
+            pthread_mutex_init(&pairs[i].mu[1], NULL);
+            atomic_store(&pairs[i].arrived, 0);
+            /* deadlines spread over the watchdog's 50 ms rounds, so some end as it looks */
+            pairs[i].ms = 5 + (round * EXIT_PAIRS + i) * 7 % 60;
+            for (int k = 0; k < 2; k++) {
+                sides[i][k] = (exit_side){&pairs[i], k};
+                if (pthread_create(&t[i][k], NULL, exit_side_run, &sides[i][k]) != 0)
+                    return 1;
+            }
+        }
+        for (int i = 0; i < EXIT_PAIRS; i++)
+            for (int k = 0; k < 2; k++)
+                pthread_join(t[i][k], NULL);
+    }
+    return 0;
+}
+
 /* cond-busy-*: the condition variable's last signaller is not the thread that will signal. */
 static pthread_mutex_t busy_queue = PTHREAD_MUTEX_INITIALIZER, busy_pool = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t busy_gate = PTHREAD_MUTEX_INITIALIZER, busy_never_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -1805,6 +1871,8 @@ int main(int argc, char **argv)
         rc = spin_fork();
     else if (!strcmp(s, "timed-cycle"))
         rc = timed_cycle();
+    else if (!strcmp(s, "timed-cycle-exit"))
+        rc = timed_cycle_exit();
     else if (!strcmp(s, "stats-exit"))
         rc = stats_exit();
     else if (!strcmp(s, "against-first"))
@@ -1818,7 +1886,7 @@ int main(int argc, char **argv)
                         "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|cond-busy-mutex|"
                         "cond-busy-alarm|cond-busy-timer|cond-stalled-alarm|cond-stalled-early|"
                         "cond-busy-process|pshared-fork|"
-                        "pshared-private-fork|robust-fork|atfork-rwlock|spin-fork|timed-cycle|"
+                        "pshared-private-fork|robust-fork|atfork-rwlock|spin-fork|timed-cycle|timed-cycle-exit|"
                         "stats-exit|against-first\n");
         return 2;
     }

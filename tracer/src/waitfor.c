@@ -712,6 +712,15 @@ static lt_wait_step *steps_of(lt_thread *self, const frame *first, size_t nfirst
                               int *kept)
 {
     lt_wait_step *steps = NULL;
+    *kept = 0;
+    /* The watchdog looks at another thread's wait with wf_lock let go in between: that wait
+     * may have ended since, and its thread exited, its record cleared (a slot of zeros reads
+     * as a wait for a lock at NULL): no search from a wait that is not the one first found
+     * (a thread timing out of a deferred timed cycle and exiting just then: SIGSEGV). */
+    if (atomic_load_explicit(&self->waiting.seq, memory_order_relaxed) != first[0].seq) {
+        *n = 0;
+        return NULL;
+    }
     *n = find_cycle(self);
     if (*n && same_waits(first, nfirst, *n) &&
         (steps = lt_map(*n * sizeof *steps)) != NULL)
