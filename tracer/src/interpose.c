@@ -557,14 +557,82 @@ static __attribute__((noinline)) int relock(lt_thread *t, lt_held *h, const void
 #define CALL(lock, kind, mode, wait, ...)                                                     \
     (&(call){{(const void *)(lock), (kind), (mode), (wait), CALLER, NULL, NULL, NULL, 0, 0, 0},      \
              __VA_ARGS__})
+
+/* acquire_fast's acquisition once its checks passed and the call site's stack is known
+ * (site): the entry is filled before the order graph is asked, which then needs no more than
+ * the entry. ra is the entry point's call site and cfa its frame, or 0 for the frame of the
+ * entry point this is inlined into: read where it is used (a copy of the event after the
+ * graph's question, an event after libc's try), so that no register keeps it through those
+ * calls; the call site is read back from the entry there. */
+static inline __attribute__((always_inline)) int acquire_site(lt_thread *t, const void *addr,
+                                                             lt_lock *l, uint32_t site,
+                                                             lt_kind kind, lt_mode mode,
+                                                             lt_wait wait, uintptr_t ra,
+                                                             uintptr_t cfa)
+{
+    uint32_t pos = t->held_end;
+    lt_held *h = &t->held[pos];
+    lt_event ev = {addr, kind, mode, wait, ra, cfa, t, l, NULL, 0, LT_API_PTHREAD, site};
+    lt_held_fill_site(&ev, h);
+    if (pos && (lt_cfg.classes != LT_CLASSES_OFF ||
+                !lt_order_known(t, h->lock, mode, wait, &lt_cache_slot_of(t, h->addr)->known))) {
+        /* edges to record after the grant: the event again, in memory, from the entry */
+        lt_event copy = {h->addr, kind, mode, wait, h->ra,
+                         cfa ? cfa : (uintptr_t)__builtin_dwarf_cfa(), t, h->lock, NULL, 0,
+                         LT_API_PTHREAD, h->site};
+        int rc = real_try(&(call){copy, 0, 0, NULL});
+        if (lt_unlikely(rc != 0))
+            return acquire_tried(&(call){copy, 0, 0, NULL}, rc);
+        lt_after_lock_edges(t, mode, &copy, h);
+        lt_leave(&lt_tls);
+        return 0;
+    }
+    int rc = real_try(&(call){{h->addr, kind, mode, wait, 0, 0, NULL, NULL, NULL, 0, 0, 0}, 0, 0,
+                              NULL});
+    if (lt_unlikely(rc != 0)) {
+        lt_event again = {h->addr, kind, mode, wait, h->ra,
+                          cfa ? cfa : (uintptr_t)__builtin_dwarf_cfa(), t, h->lock, NULL, 0,
+                          LT_API_PTHREAD, 0};
+        return acquire_tried(&(call){again, 0, 0, NULL}, rc);
+    }
+    lt_held_commit(&(lt_event){.self = t, .mode = mode}, h);
+    lt_leave(&lt_tls);
+    return 0;
+}
+
+/* The kind, mode and wait of a request in one argument (acquire_walk's). */
+#define HOW(kind, mode, wait) ((unsigned)(kind) | (unsigned)(mode) << 8 | (unsigned)(wait) << 16)
+
+/* acquire_fast's request whose call site no walk of the thread's holds (a new frame, another
+ * caller): the walk is made here (lt_stack_site_unheld: as lt_held_prepare would make it,
+ * without looking at the walks again) and the acquisition goes on as acquire_fast's; only a
+ * stack the depot has no room for goes to acquire(). Where every such request started over
+ * there, it asked the general path's questions again and looked at the walks twice more
+ * (stunnel, whose connection threads make new walks in most of their acquisitions). Out of
+ * line, reached by a tail call: a call in the entry points kept one more register through
+ * every acquisition. */
+static __attribute__((noinline)) int acquire_walk(lt_thread *t, const void *addr, lt_lock *l,
+                                                  unsigned how, uintptr_t ra, uintptr_t cfa)
+{
+    lt_kind kind = (lt_kind)(how & 0xff);
+    lt_mode mode = (lt_mode)(how >> 8 & 0xff);
+    lt_wait wait = (lt_wait)(how >> 16);
+    uint32_t site = lt_stack_site_unheld(t, ra, cfa);
+    if (lt_likely(site))
+        return acquire_site(t, addr, l, site, kind, mode, wait, ra, cfa);
+    lt_leave(&lt_tls);
+    return acquire(&(call){{addr, kind, mode, wait, ra, cfa, NULL, NULL, NULL, 0, 0, 0}, 0, 0,
+                           NULL});
+}
+
 /* The entry points' acquisition (untimed, pthread's): the common case with nothing live across
  * its calls but the thread and the held entry it fills, so that the entry point saves two
  * registers where the whole path (acquire_inline) saved six and kept the call site in a spilled
  * register through libc's try (~20 instructions an acquisition). Anything else - a lock whose
  * entry is not its home, in the thread's own stack, held by the thread, a large set that
- * needs its index, a call site whose walk does not hold, a held set without room - goes to
- * acquire(), which starts over, before the call changed anything but entering the tracer. The
- * entry is filled before the order graph is asked, which then needs no more than the entry. */
+ * needs its index, a held set without room - goes to acquire(), which starts over, before the
+ * call changed anything but entering the tracer; a call site whose walk does not hold, to
+ * acquire_walk. */
 static inline __attribute__((always_inline)) int acquire_fast(const void *addr, lt_kind kind,
                                                              lt_mode mode, lt_wait wait)
 {
@@ -595,38 +663,16 @@ static inline __attribute__((always_inline)) int acquire_fast(const void *addr, 
             goto general; /* (lt_held_find_lock's shortcut, or the set's index) */
         }
     }
-    uint32_t pos = t->held_end;
-    if (lt_unlikely(pos >= t->held_room))
+    if (lt_unlikely(t->held_end >= t->held_room))
         goto general;
-    uint32_t site = lt_stack_site_held(t, ra, cfa);
-    if (lt_unlikely(!site))
-        goto general;
-    lt_held *h = &t->held[pos];
-    lt_event ev = {addr, kind, mode, wait, ra, cfa, t, l, NULL, 0, LT_API_PTHREAD, site};
-    lt_held_fill_site(&ev, h);
-    if (pos && (lt_cfg.classes != LT_CLASSES_OFF ||
-                !lt_order_known(t, h->lock, mode, wait, &lt_cache_slot_of(t, h->addr)->known))) {
-        /* edges to record after the grant: the event again, in memory, from the entry */
-        lt_event copy = {h->addr, kind, mode, wait, h->ra, (uintptr_t)__builtin_dwarf_cfa(), t,
-                         h->lock, NULL, 0, LT_API_PTHREAD, h->site};
-        int rc = real_try(&(call){copy, 0, 0, NULL});
-        if (lt_unlikely(rc != 0))
-            return acquire_tried(&(call){copy, 0, 0, NULL}, rc);
-        lt_after_lock_edges(t, mode, &copy, h);
-        lt_leave(&lt_tls);
-        return 0;
+    const lt_walk *w = lt_callsite_holding(t, ra, cfa);
+    uint32_t site = w ? w->stack : 0;
+    if (lt_unlikely(!site)) {
+        if (!w)
+            return acquire_walk(t, addr, l, HOW(kind, mode, wait), ra, cfa);
+        goto general; /* (a walk without an id: the general path interns it) */
     }
-    int rc = real_try(&(call){{h->addr, kind, mode, wait, 0, 0, NULL, NULL, NULL, 0, 0, 0}, 0, 0,
-                              NULL});
-    if (lt_unlikely(rc != 0)) {
-        lt_event again = {h->addr, kind, mode, wait, (uintptr_t)__builtin_return_address(0),
-                          (uintptr_t)__builtin_dwarf_cfa(), t, h->lock, NULL, 0,
-                          LT_API_PTHREAD, 0};
-        return acquire_tried(&(call){again, 0, 0, NULL}, rc);
-    }
-    lt_held_commit(&(lt_event){.self = t, .mode = mode}, h);
-    lt_leave(&lt_tls);
-    return 0;
+    return acquire_site(t, addr, l, site, kind, mode, wait, ra, 0);
 general:
     lt_leave(&lt_tls);
 general_outside:

@@ -422,13 +422,13 @@ LT_FORK_PATH void lt_lockmap_fork(lt_fork_phase phase)
         lt_spin_fork(&stripes[phase == LT_FORK_PREPARE ? i : STRIPES - 1 - i].lock, phase);
 }
 
-/* Calls each(r, base, w, from, to) for every word of bits over [lo, hi) in a chunk that holds
- * locks (from, to: the part of [lo, hi) in that word's chunk), while each returns 0; returns
- * what stopped it, else 0. */
-typedef int (*word_fn)(region *r, uintptr_t base, size_t w, uintptr_t from, uintptr_t to,
-                       void *arg);
+/* Calls each(r, from, to) for the part [from, to) of [lo, hi) in every chunk that holds locks
+ * (r: its region), while each returns 0; returns what stopped it, else 0. (Once a word of
+ * bits until 2026-12-06: a free() of a large block in a chunk with locks made a call for each
+ * 256 bytes of it, 64 for one of OpenSSL's 16 KiB record buffers.) */
+typedef int (*part_fn)(region *r, uintptr_t from, uintptr_t to, void *arg);
 
-static int each_word(uintptr_t lo, uintptr_t hi, word_fn each, void *arg)
+static int each_part(uintptr_t lo, uintptr_t hi, part_fn each, void *arg)
 {
     for (uintptr_t c = lo >> CHUNK_SHIFT; hi > lo && c <= (hi - 1) >> CHUNK_SHIFT; c++) {
         uintptr_t a = c << CHUNK_SHIFT;
@@ -442,12 +442,9 @@ static int each_word(uintptr_t lo, uintptr_t hi, word_fn each, void *arg)
         if (!atomic_load_explicit(&r->count[chunk_of(a)], memory_order_relaxed))
             continue;
         uintptr_t end = a + (1u << CHUNK_SHIFT);
-        uintptr_t from = a > lo ? a : lo, to = end < hi ? end : hi;
-        for (size_t w = word_of(from); w <= word_of(to - 1); w++) {
-            int stop = each(r, a & ~(uintptr_t)REGION_MASK, w, from, to, arg);
-            if (stop)
-                return stop;
-        }
+        int stop = each(r, a > lo ? a : lo, end < hi ? end : hi, arg);
+        if (stop)
+            return stop;
     }
     return 0;
 }
@@ -464,11 +461,20 @@ static uint64_t word_bits(region *r, uintptr_t base, size_t w, uintptr_t from, u
     return bits;
 }
 
-static int word_any(region *r, uintptr_t base, size_t w, uintptr_t from, uintptr_t to,
-                    void *arg)
+/* Whether a lock starts in [from, to), a part of one chunk of r: its words ORed, the first and
+ * the last masked. */
+static int part_any(region *r, uintptr_t from, uintptr_t to, void *arg)
 {
     (void)arg;
-    return word_bits(r, base, w, from, to) != 0;
+    size_t w = word_of(from), last = word_of(to - 1);
+    uint64_t upto = lt_lockmap_upto(to - 1),
+             any = atomic_load_explicit(&r->bits[w], memory_order_relaxed) &
+                   lt_lockmap_from(from);
+    if (w == last)
+        return (any & upto) != 0;
+    while (++w < last)
+        any |= atomic_load_explicit(&r->bits[w], memory_order_relaxed);
+    return (any | (atomic_load_explicit(&r->bits[last], memory_order_relaxed) & upto)) != 0;
 }
 
 /* The caller's output: slot addresses, n of max filled. */
@@ -477,14 +483,15 @@ typedef struct listing {
     size_t n, max;
 } listing;
 
-static int word_list(region *r, uintptr_t base, size_t w, uintptr_t from, uintptr_t to,
-                     void *arg)
+static int part_list(region *r, uintptr_t from, uintptr_t to, void *arg)
 {
     listing *l = arg;
-    uint64_t bits = word_bits(r, base, w, from, to);
-    for (; bits && l->n < l->max; bits &= bits - 1)
-        l->out[l->n++] = base + ((uintptr_t)w << WORD_SHIFT) +
-                         ((uintptr_t)__builtin_ctzll(bits) << SLOT_SHIFT);
+    uintptr_t base = from & ~(uintptr_t)REGION_MASK;
+    for (size_t w = word_of(from); w <= word_of(to - 1) && l->n < l->max; w++)
+        for (uint64_t bits = word_bits(r, base, w, from, to); bits && l->n < l->max;
+             bits &= bits - 1)
+            l->out[l->n++] = base + ((uintptr_t)w << WORD_SHIFT) +
+                             ((uintptr_t)__builtin_ctzll(bits) << SLOT_SHIFT);
     return l->n == l->max;
 }
 
@@ -492,11 +499,11 @@ size_t lt_lockmap_list(uintptr_t lo, uintptr_t hi, uintptr_t *out, size_t max)
 {
     listing l = {out, 0, max};
     if (max)
-        each_word(lo, hi, word_list, &l);
+        each_part(lo, hi, part_list, &l);
     return l.n;
 }
 
 int lt_lockmap_any(uintptr_t lo, uintptr_t hi)
 {
-    return each_word(lo, hi, word_any, NULL);
+    return each_part(lo, hi, part_any, NULL);
 }

@@ -246,15 +246,12 @@ size_t lt_stack_join(const lt_held *h, uint32_t under, uintptr_t *out, int *part
     return k;
 }
 
-/* lt_stack_site_lazy (stack.h) when no walk of the thread's from (ra, cfa) holds with an id:
- * the callers found (by a new walk, kept if it can be), interned, and the id kept with the
- * walk that found them (a new one too: the next acquisition there then finds it), which the
- * other threads may then take (callsite.c: shared walks). */
-uint32_t lt_stack_site_new(lt_thread *t, uintptr_t ra, uintptr_t cfa)
+/* The call site ra and the callers[0 .. n) walk w found (w NULL: a walk not kept), interned,
+ * and the id kept with the walk (a new one too: the next acquisition there then finds it),
+ * which the other threads may then take (callsite.c: shared walks). */
+static uint32_t site_of_walk(lt_thread *t, uintptr_t ra, lt_walk *w, const uintptr_t *callers,
+                             size_t n)
 {
-    uintptr_t callers[LT_CALLERS_MAX];
-    size_t n;
-    lt_walk *w = lt_callsite_held_walk(t, ra, cfa, callers, &n);
     if (w && w->stack)
         return w->stack; /* another thread's walk (callsite.c: shared walks) */
     uint32_t id = intern_recorded(t, ra, callers, n);
@@ -263,6 +260,24 @@ uint32_t lt_stack_site_new(lt_thread *t, uintptr_t ra, uintptr_t cfa)
         lt_callsite_share(t, w);
     }
     return id;
+}
+
+/* lt_stack_site_lazy (stack.h) when no walk of the thread's from (ra, cfa) holds with an id:
+ * the callers found by a walk that holds, or a new one (kept if it can be). */
+uint32_t lt_stack_site_new(lt_thread *t, uintptr_t ra, uintptr_t cfa)
+{
+    uintptr_t callers[LT_CALLERS_MAX];
+    size_t n;
+    lt_walk *w = lt_callsite_held_walk(t, ra, cfa, callers, &n);
+    return site_of_walk(t, ra, w, callers, n);
+}
+
+uint32_t lt_stack_site_unheld(lt_thread *t, uintptr_t ra, uintptr_t cfa)
+{
+    uintptr_t callers[LT_CALLERS_MAX];
+    size_t n;
+    lt_walk *w = lt_callsite_new_walk(t, ra, cfa, callers, &n);
+    return site_of_walk(t, ra, w, callers, n);
 }
 
 LT_FORK_PATH void lt_stack_fork(lt_fork_phase phase)

@@ -17,6 +17,10 @@ size_t lt_stack_depth(void); /* frames a stack keeps: LOCKTRACE_STACK_DEPTH */
 uint32_t lt_stack_lazy(const lt_held *h, uint32_t under, int *partial);
 size_t lt_stack_join(const lt_held *h, uint32_t under, uintptr_t *out, int *partial);
 uint32_t lt_stack_site_new(lt_thread *t, uintptr_t ra, uintptr_t cfa);
+/* lt_stack_site_new where none of the thread's walks from (ra, cfa) holds (lt_callsite_holding
+ * found none, and the walks have not changed since): the new walk at once, without looking at
+ * them again. */
+uint32_t lt_stack_site_unheld(lt_thread *t, uintptr_t ra, uintptr_t cfa);
 
 /* The call site (ra, cfa) and the callers callsite.c finds beyond it, interned: what a lazily
  * taken acquisition records. The thread's walk that found the callers keeps the id while it
