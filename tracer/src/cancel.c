@@ -1,7 +1,8 @@
 /*
  * cancel.c - asynchronous cancellation held off while the tracer runs (the program's
- * pthread_setcanceltype is interpose_cancel.c's); which waits a cancellation sent will end
- * (pthread_cancel, interpose_cancel.c, marks its thread; the end of this file).
+ * pthread_setcanceltype is interpose_cancel.c's); which threads have been sent a cancellation
+ * (pthread_cancel, interpose_cancel.c, marks them) and which waits it will end (the end of
+ * this file).
  *
  * A thread that turned asynchronous cancellation on (pthread_setcanceltype) may be cancelled
  * at any instruction, the tracer's too: half-way through its held set, or holding a tracer
@@ -65,19 +66,91 @@ void lt_cancel_async_end(lt_tls_block *b)
     }
 }
 
-/* pthread_cancel(handle) is about to be sent: the thread with that handle is marked before,
- * so that a wait-for check that finds the canceller waiting (for the thread's exit, most
- * often) finds the mark too. A thread cancelled before it registered (between pthread_create
- * and its start) is not marked: its waits count as before, which only keeps a report. */
+/* ------------------------------------------------------------------------------------------
+ * Which threads have been sent a cancellation. pthread_cancel(handle), before libc sends it,
+ * marks the thread with that handle, so that a wait-for check that finds the canceller
+ * waiting (for the thread's exit, most often) finds the mark too. pthread_create returns the
+ * handle before the new thread has run the tracer's start (interpose.c), and a pool's stop
+ * may cancel a thread that has not: the handle then stays pending, and the thread takes its
+ * mark as it registers (lt_cancel_claim), as a pthread_detach's does (waitfor.c). The handle
+ * is left pending before the walk of the registry, and a thread's handle is set under the
+ * registry's lock: either the walk finds the thread, or the thread registers after the walk
+ * and finds the handle. A handle also stays pending when its thread has already left (a
+ * cancellation of an exited thread not yet joined), and glibc gives the handle to a thread
+ * made later: each pending handle keeps how many threads had been made when it was left
+ * (lt_thread_count), and a thread made since takes no mark from it, only frees its slot. With
+ * every slot taken, the cancellation is not marked, as none was before: its waits count, a
+ * report kept, none lost.
+ * ---------------------------------------------------------------------------------------- */
+#define PENDING 64
+#define PENDING_FILLING ((uintptr_t)1) /* a slot being written: no handle is 1 */
+
+static _Atomic uintptr_t pending[PENDING];
+static _Atomic int pending_made[PENDING]; /* lt_thread_count when the handle was left */
+static _Atomic int npending LT_START_DATA; /* read by every registration */
+
+static void pend(uintptr_t handle)
+{
+    for (int i = 0; i < PENDING; i++) {
+        uintptr_t none = 0;
+        if (atomic_compare_exchange_strong(&pending[i], &none, PENDING_FILLING)) {
+            atomic_store(&pending_made[i], lt_thread_count());
+            atomic_fetch_add(&npending, 1);
+            atomic_store(&pending[i], handle);
+            return;
+        }
+    }
+}
+
+/* Takes one slot of `handle` out of the pending set: 1 and *made (its count), or 0 when
+ * there was none. */
+static int unpend(uintptr_t handle, int *made)
+{
+    for (int i = 0; i < PENDING; i++) {
+        uintptr_t h = handle;
+        if (atomic_load(&pending[i]) != handle)
+            continue;
+        *made = atomic_load(&pending_made[i]); /* (written before the handle) */
+        if (atomic_compare_exchange_strong(&pending[i], &h, 0)) {
+            atomic_fetch_sub(&npending, 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+typedef struct marking {
+    uintptr_t handle;
+    int found;
+} marking;
+
 static void mark_cancelled(lt_thread *t, void *arg)
 {
-    if (t->handle == *(const uintptr_t *)arg)
+    marking *m = arg;
+    if (t->handle == m->handle) {
         atomic_store(&t->cancelled, 1);
+        m->found = 1;
+    }
 }
 
 void lt_cancel_sent(uintptr_t handle)
 {
-    lt_thread_each(mark_cancelled, &handle);
+    marking m = {handle, 0};
+    int made;
+    pend(handle);
+    lt_thread_each(mark_cancelled, &m);
+    if (m.found)
+        unpend(handle, &made);
+}
+
+/* The calling thread t registers: the cancellations sent to its handle before, that is to
+ * it if it was made before they were. */
+void lt_cancel_claim(lt_thread *t)
+{
+    int made;
+    while (atomic_load(&npending) && unpend(t->handle, &made))
+        if (t->info.seq < made)
+            atomic_store(&t->cancelled, 1);
 }
 
 /* A cancellation ends a wait of a thread whose cancellation is enabled when the wait is at a

@@ -823,11 +823,13 @@ typedef int (*canceltype_fn)(int, int *);
 canceltype_fn lt_cancel_real(void);
 void lt_cancel_async_mark(lt_tls_block *b, int on);
 
-/* cancel.c: the threads a pthread_cancel is for marked (lt_thread.cancelled); whether a
- * cancellation of the calling thread would end a wait it begins now, one at a cancellation
- * point (a join, a condition wait) or not (a lock request); and whether one is on its way to
- * the calling thread that does. */
+/* cancel.c: the threads a pthread_cancel is for marked (lt_thread.cancelled), one that had
+ * not registered yet as it registers (lt_cancel_claim); whether a cancellation of the calling
+ * thread would end a wait it begins now, one at a cancellation point (a join, a condition
+ * wait) or not (a lock request); and whether one is on its way to the calling thread that
+ * does. */
 void lt_cancel_sent(uintptr_t handle);
+void lt_cancel_claim(lt_thread *t);
 int lt_cancel_would_end(const lt_tls_block *b, int at_point);
 int lt_cancel_ends_mine(const lt_thread *t, int at_point);
 
