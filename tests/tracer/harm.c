@@ -64,6 +64,14 @@
  *                            cancellation point and waits for the waiter (native: hung);
  *                            reported and aborted (the destroying thread was cancelled inside
  *                            the tracer as it looked whether libc still counted the waiter)
+ *   harm cancel-cleanup-join  a thread holding a lock is cancelled; its cleanup handler joins
+ *                            a thread blocked on that lock before it releases it: no
+ *                            cancellation acts in a cleanup handler, so both wait for good
+ *                            (native: hung); reported and aborted (the join was taken for one
+ *                            the cancellation ends, and the hang was silent)
+ *   harm cancel-cleanup-lock  a thread with asynchronous cancellation on is cancelled; its
+ *                            cleanup handler asks for a mutex main holds while main joins it:
+ *                            the same (native: hung); reported and aborted
  *   harm fd-reuse            a daemon's start: after its first locks it closes every descriptor
  *                            from 3 on, makes a pipe of its own (3 and 4 again), and threads
  *                            take locks at new call sites: what it reads back from its pipe is
@@ -961,6 +969,89 @@ static int cancel_destroy(void)
     return 0;
 }
 
+static pthread_mutex_t cleanup_held = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t cleanup_blocked_th;
+static blocked_probe cleanup_waits;
+static atomic_int cleanup_ready;
+
+static void *cleanup_blocked(void *arg)
+{
+    blocked_announce_on(&cleanup_waits, &cleanup_held, sizeof cleanup_held);
+    pthread_mutex_lock(&cleanup_held);
+    pthread_mutex_unlock(&cleanup_held);
+    return arg;
+}
+
+/* Joins the thread blocked on cleanup_held before releasing it: for good. */
+static void join_blocked(void *arg)
+{
+    (void)arg;
+    pthread_join(cleanup_blocked_th, NULL);
+    pthread_mutex_unlock(&cleanup_held);
+}
+
+static void *cleanup_joiner(void *arg)
+{
+    pthread_mutex_lock(&cleanup_held);
+    pthread_cleanup_push(join_blocked, NULL);
+    if (pthread_create(&cleanup_blocked_th, NULL, cleanup_blocked, NULL) != 0)
+        abort();
+    blocked_until(&cleanup_waits);
+    atomic_store(&cleanup_ready, 1);
+    for (;;) /* cancelled here */
+        pause();
+    pthread_cleanup_pop(0);
+    return arg;
+}
+
+static int cancel_cleanup_join(void)
+{
+    pthread_t th;
+    if (pthread_create(&th, NULL, cleanup_joiner, NULL) != 0)
+        return 1;
+    while (!atomic_load(&cleanup_ready))
+        sched_yield();
+    pthread_cancel(th);
+    pthread_join(th, NULL);
+    return 0;
+}
+
+static pthread_mutex_t async_cleanup_held = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int async_cleanup_ready;
+static volatile long async_cleanup_spins;
+
+static void lock_held(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&async_cleanup_held);
+    pthread_mutex_unlock(&async_cleanup_held);
+}
+
+static void *async_cleanup_locker(void *arg)
+{
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+    pthread_cleanup_push(lock_held, NULL);
+    atomic_store(&async_cleanup_ready, 1);
+    for (;;) /* cancelled at any of these instructions */
+        async_cleanup_spins++;
+    pthread_cleanup_pop(0);
+    return arg;
+}
+
+static int cancel_cleanup_lock(void)
+{
+    pthread_t th;
+    pthread_mutex_lock(&async_cleanup_held);
+    if (pthread_create(&th, NULL, async_cleanup_locker, NULL) != 0)
+        return 1;
+    while (!atomic_load(&async_cleanup_ready))
+        sched_yield();
+    pthread_cancel(th);
+    pthread_join(th, NULL);
+    pthread_mutex_unlock(&async_cleanup_held);
+    return 0;
+}
+
 static pthread_mutex_t queue = PTHREAD_MUTEX_INITIALIZER, pool = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cv = PTHREAD_COND_INITIALIZER;
 static int ready;
@@ -1751,6 +1842,10 @@ int main(int argc, char **argv)
         rc = cancel_grace();
     else if (!strcmp(s, "cancel-destroy"))
         rc = cancel_destroy();
+    else if (!strcmp(s, "cancel-cleanup-join"))
+        rc = cancel_cleanup_join();
+    else if (!strcmp(s, "cancel-cleanup-lock"))
+        rc = cancel_cleanup_lock();
     else if (!strcmp(s, "fd-reuse"))
         rc = fd_reuse();
     else if (!strcmp(s, "fd-reuse-many"))
@@ -1813,7 +1908,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|cancel-async|cancel-async-wait|cancel-async-queue|"
                         "cancel-join|cancel-join-disabled|cancel-lock-deferred|cancel-cond|"
-                        "cancel-cond-mutex|cancel-orphan|cancel-grace|cancel-destroy|fd-reuse|fd-reuse-many|pipe-pending|"
+                        "cancel-cond-mutex|cancel-orphan|cancel-grace|cancel-destroy|cancel-cleanup-join|"
+                        "cancel-cleanup-lock|fd-reuse|fd-reuse-many|pipe-pending|"
                         "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
                         "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|cond-busy-mutex|"
                         "cond-busy-alarm|cond-busy-timer|cond-stalled-alarm|cond-stalled-early|"
