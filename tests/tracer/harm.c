@@ -51,6 +51,11 @@
  *                            is cancelled as it waits: natively it ends there; traced, the
  *                            request is reported (self-deadlock, a gone thread holds the
  *                            lock) and goes on, cancelled as natively (it was aborted)
+ *   harm cancel-orphan-late  the same, but main cancels the requester only once it sleeps in
+ *                            libc's wait for the mutex (a canceller may take its time: stop
+ *                            other threads first, or be descheduled): natively it waits there
+ *                            until then; traced, reported and goes on (it was aborted when no
+ *                            cancellation had come within 50 ms)
  *   harm cancel-grace        a thread with deferred cancellation holding mutex A asks to read a
  *                            writer-preferring rwlock behind a queued writer, which waits for
  *                            a reader that waits for A with a 1 s deadline: a cycle the wait-for
@@ -818,6 +823,7 @@ static int cancel_cond(int mutex_held)
 static pthread_mutex_t orphaned = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int orphan_taken;
 static _Atomic int orphan_requester;
+static blocked_probe orphan_waits;
 
 static void *orphan_holder(void *arg)
 {
@@ -831,6 +837,7 @@ static void *orphan_request(void *arg)
 {
     pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
     atomic_store(&orphan_requester, blocked_tid());
+    blocked_announce_on(&orphan_waits, &orphaned, sizeof orphaned);
     pthread_mutex_lock(&orphaned);
     return arg;
 }
@@ -843,7 +850,9 @@ static int asleep(int tid)
     return blocked_syscall_line(path, buf, sizeof buf) && strncmp(buf, "running", 7) != 0;
 }
 
-static int cancel_orphan(void)
+/* late: main cancels the requester once it sleeps in libc's futex wait for the mutex, not
+ * in any system call. */
+static int cancel_orphan(int late)
 {
     pthread_t holder, th;
     void *ret = NULL;
@@ -856,8 +865,11 @@ static int cancel_orphan(void)
     pthread_join(holder, NULL);
     if (pthread_create(&th, NULL, orphan_request, NULL) != 0)
         return 1;
-    while ((tid = atomic_load(&orphan_requester)) == 0 || !asleep(tid))
-        sched_yield();
+    if (late)
+        blocked_until(&orphan_waits);
+    else
+        while ((tid = atomic_load(&orphan_requester)) == 0 || !asleep(tid))
+            sched_yield();
     pthread_cancel(th);
     pthread_join(th, &ret);
     printf("requester %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
@@ -1837,7 +1849,9 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "cancel-cond-mutex"))
         rc = cancel_cond(1);
     else if (!strcmp(s, "cancel-orphan"))
-        rc = cancel_orphan();
+        rc = cancel_orphan(0);
+    else if (!strcmp(s, "cancel-orphan-late"))
+        rc = cancel_orphan(1);
     else if (!strcmp(s, "cancel-grace"))
         rc = cancel_grace();
     else if (!strcmp(s, "cancel-destroy"))
@@ -1908,7 +1922,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|cancel-async|cancel-async-wait|cancel-async-queue|"
                         "cancel-join|cancel-join-disabled|cancel-lock-deferred|cancel-cond|"
-                        "cancel-cond-mutex|cancel-orphan|cancel-grace|cancel-destroy|cancel-cleanup-join|"
+                        "cancel-cond-mutex|cancel-orphan|cancel-orphan-late|cancel-grace|cancel-destroy|cancel-cleanup-join|"
                         "cancel-cleanup-lock|fd-reuse|fd-reuse-many|pipe-pending|"
                         "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
                         "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|cond-busy-mutex|"

@@ -23,8 +23,6 @@
 #include "lt_internal.h"
 #include "platform.h"
 
-#define CANCEL_GRACE_US (50 * 1000) /* for a cancellation to come (lt_cancel_ends_mine) */
-
 /* Resolved at the first call: a library's constructor may turn cancellation asynchronous
  * before the tracer's own resolution ran. */
 canceltype_fn lt_cancel_real(void)
@@ -234,18 +232,4 @@ int lt_cancel_would_end(const lt_tls_block *b, int at_point)
         return 0;
     pthread_setcancelstate(state, NULL);
     return state == PTHREAD_CANCEL_ENABLE;
-}
-
-/* Whether the calling thread t has been sent a cancellation that ends the wait it begins now
- * (detect.c: a request that would never be granted). One not sent yet is given a grace to
- * come: a thread whose lock's holder was cancelled holding it asks for the lock while its
- * canceller is still cancelling the others in turn (a pool's stop). The nap is no
- * cancellation point (the thread is inside the tracer). */
-int lt_cancel_ends_mine(const lt_thread *t, int at_point)
-{
-    if (!lt_cancel_would_end(&lt_tls, at_point))
-        return 0;
-    if (!atomic_load(&t->cancelled))
-        lt_platform_nap(CANCEL_GRACE_US);
-    return atomic_load(&t->cancelled);
 }

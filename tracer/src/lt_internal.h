@@ -829,8 +829,7 @@ void lt_cancel_async_mark(lt_tls_block *b, int on);
  * registers (lt_cancel_claim); the calling thread t, outside the tracer, cancelled here if it
  * is due, else past its cancellation (lt_cancel_settle); whether a cancellation of the
  * calling thread would end a wait it begins now, one at a cancellation point (a join, a
- * condition wait) or not (a lock request); and whether one is on its way to the calling
- * thread that does. */
+ * condition wait) or not (a lock request). */
 typedef enum lt_cancel_state {
     LT_CANCEL_NONE,
     LT_CANCEL_MARKED, /* pthread_cancel is sending it one */
@@ -842,7 +841,6 @@ void lt_cancel_delivered(uintptr_t handle, int rc);
 void lt_cancel_claim(lt_thread *t);
 void lt_cancel_settle(lt_thread *t);
 int lt_cancel_would_end(const lt_tls_block *b, int at_point);
-int lt_cancel_ends_mine(const lt_thread *t, int at_point);
 
 static inline int lt_enter(lt_tls_block *b)
 {
