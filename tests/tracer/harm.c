@@ -77,6 +77,20 @@
  *   harm cancel-cleanup-lock  a thread with asynchronous cancellation on is cancelled; its
  *                            cleanup handler asks for a mutex main holds while main joins it:
  *                            the same (native: hung); reported and aborted
+ *   harm cancel-rdlock-deferred  a thread with deferred cancellation blocks on a read lock of
+ *                            an rwlock main holds for write; main cancels and joins it: an
+ *                            rwlock request is no cancellation point either, so both wait for
+ *                            good (native: hung); reported and aborted
+ *   harm cancel-wrlock-deferred  the same with a write request and main's read lock
+ *   harm cancel-rdlock-async  the read request of a thread with asynchronous cancellation on:
+ *                            the cancellation ends it at once, main joins, then unlocks: silent
+ *   harm cancel-cond-timed   cancel-cond with a timed wait, its deadline far off: silent
+ *   harm cancel-testcancel   a thread takes and releases a mutex in a loop with a
+ *                            pthread_testcancel after each round; main cancels it holding the
+ *                            mutex (the thread may be blocked on it), releases it, joins: silent
+ *   harm cancel-sem          a thread holding a mutex (its cleanup handler releases it) waits in
+ *                            sem_wait, a cancellation point, while another thread waits for
+ *                            the mutex; main cancels and joins the first, then the second: silent
  *   harm fd-reuse            a daemon's start: after its first locks it closes every descriptor
  *                            from 3 on, makes a pipe of its own (3 and 4 again), and threads
  *                            take locks at new call sites: what it reads back from its pipe is
@@ -784,26 +798,33 @@ static pthread_mutex_t cond_held = PTHREAD_MUTEX_INITIALIZER, cond_mutex = PTHRE
 static pthread_cond_t cancel_cv = PTHREAD_COND_INITIALIZER;
 static blocked_probe cond_waits;
 
+/* arg not NULL: a timed wait, its deadline far off. */
 static void *cond_waiter(void *arg)
 {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 600;
     pthread_mutex_lock(&cond_held);
     pthread_cleanup_push(unlock_mutex, &cond_held);
     pthread_mutex_lock(&cond_mutex);
     pthread_cleanup_push(unlock_mutex, &cond_mutex);
     blocked_announce_on(&cond_waits, &cancel_cv, sizeof cancel_cv);
     for (;;) /* only the cancellation ends it */
-        pthread_cond_wait(&cancel_cv, &cond_mutex);
+        if (arg)
+            pthread_cond_timedwait(&cancel_cv, &cond_mutex, &deadline);
+        else
+            pthread_cond_wait(&cancel_cv, &cond_mutex);
     pthread_cleanup_pop(1);
     pthread_cleanup_pop(1);
     return arg;
 }
 
-/* mutex_held: main holds the wait's mutex while it joins. */
-static int cancel_cond(int mutex_held)
+/* mutex_held: main holds the wait's mutex while it joins; timed: the wait has a deadline. */
+static int cancel_cond(int mutex_held, int timed)
 {
     pthread_t th;
     void *ret = NULL;
-    if (pthread_create(&th, NULL, cond_waiter, NULL) != 0)
+    if (pthread_create(&th, NULL, cond_waiter, timed ? &th : NULL) != 0)
         return 1;
     blocked_until(&cond_waits);
     if (mutex_held)
@@ -1061,6 +1082,115 @@ static int cancel_cleanup_lock(void)
     pthread_cancel(th);
     pthread_join(th, NULL);
     pthread_mutex_unlock(&async_cleanup_held);
+    return 0;
+}
+
+static pthread_rwlock_t cancel_rwlock = PTHREAD_RWLOCK_INITIALIZER;
+static blocked_probe rwlock_waits;
+static int rwlock_async;
+
+static void *rwlock_waiter(void *arg)
+{
+    if (rwlock_async)
+        pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+    blocked_announce_on(&rwlock_waits, &cancel_rwlock, sizeof cancel_rwlock);
+    if (arg)
+        pthread_rwlock_wrlock(&cancel_rwlock);
+    else
+        pthread_rwlock_rdlock(&cancel_rwlock);
+    pthread_rwlock_unlock(&cancel_rwlock);
+    return NULL;
+}
+
+/* write: the thread asks to write (main reads); async: its cancellation is asynchronous, and
+ * main joins it before it unlocks. */
+static int cancel_rwlock_wait(int write, int async)
+{
+    pthread_t th;
+    void *ret = NULL;
+    rwlock_async = async;
+    if (write)
+        pthread_rwlock_rdlock(&cancel_rwlock);
+    else
+        pthread_rwlock_wrlock(&cancel_rwlock);
+    if (pthread_create(&th, NULL, rwlock_waiter, write ? &th : NULL) != 0)
+        return 1;
+    blocked_until(&rwlock_waits);
+    pthread_cancel(th);
+    pthread_join(th, &ret);
+    pthread_rwlock_unlock(&cancel_rwlock);
+    printf("waiter %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
+    return 0;
+}
+
+static pthread_mutex_t testcancel_mutex = PTHREAD_MUTEX_INITIALIZER;
+static atomic_long testcancel_rounds;
+
+static void *testcancel_loop(void *arg)
+{
+    for (;;) {
+        pthread_mutex_lock(&testcancel_mutex);
+        atomic_fetch_add(&testcancel_rounds, 1);
+        pthread_mutex_unlock(&testcancel_mutex);
+        pthread_testcancel();
+    }
+    return arg;
+}
+
+static int cancel_testcancel(void)
+{
+    pthread_t th;
+    void *ret = NULL;
+    if (pthread_create(&th, NULL, testcancel_loop, NULL) != 0)
+        return 1;
+    while (atomic_load(&testcancel_rounds) < 1000)
+        sched_yield();
+    pthread_mutex_lock(&testcancel_mutex);
+    pthread_cancel(th);
+    pthread_mutex_unlock(&testcancel_mutex);
+    pthread_join(th, &ret);
+    printf("loop %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
+    return 0;
+}
+
+static pthread_mutex_t sem_held = PTHREAD_MUTEX_INITIALIZER;
+static sem_t never_posted;
+static blocked_probe sem_waits, sem_held_waits;
+
+static void *sem_waiter(void *arg)
+{
+    pthread_mutex_lock(&sem_held);
+    pthread_cleanup_push(unlock_mutex, &sem_held);
+    blocked_announce_on(&sem_waits, &never_posted, sizeof never_posted);
+    for (;;) /* only the cancellation ends it */
+        sem_wait(&never_posted);
+    pthread_cleanup_pop(1);
+    return arg;
+}
+
+static void *sem_held_waiter(void *arg)
+{
+    blocked_announce_on(&sem_held_waits, &sem_held, sizeof sem_held);
+    pthread_mutex_lock(&sem_held);
+    pthread_mutex_unlock(&sem_held);
+    return arg;
+}
+
+static int cancel_sem(void)
+{
+    pthread_t th, other;
+    void *ret = NULL;
+    sem_init(&never_posted, 0, 0);
+    if (pthread_create(&th, NULL, sem_waiter, NULL) != 0)
+        return 1;
+    blocked_until(&sem_waits);
+    if (pthread_create(&other, NULL, sem_held_waiter, NULL) != 0)
+        return 1;
+    blocked_until(&sem_held_waits);
+    pthread_cancel(th);
+    pthread_join(th, &ret);
+    pthread_join(other, NULL);
+    printf("waiter %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
     return 0;
 }
 
@@ -1845,9 +1975,9 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "cancel-lock-deferred"))
         rc = cancel_lock_deferred();
     else if (!strcmp(s, "cancel-cond"))
-        rc = cancel_cond(0);
+        rc = cancel_cond(0, 0);
     else if (!strcmp(s, "cancel-cond-mutex"))
-        rc = cancel_cond(1);
+        rc = cancel_cond(1, 0);
     else if (!strcmp(s, "cancel-orphan"))
         rc = cancel_orphan(0);
     else if (!strcmp(s, "cancel-orphan-late"))
@@ -1856,6 +1986,18 @@ int main(int argc, char **argv)
         rc = cancel_grace();
     else if (!strcmp(s, "cancel-destroy"))
         rc = cancel_destroy();
+    else if (!strcmp(s, "cancel-rdlock-deferred"))
+        rc = cancel_rwlock_wait(0, 0);
+    else if (!strcmp(s, "cancel-wrlock-deferred"))
+        rc = cancel_rwlock_wait(1, 0);
+    else if (!strcmp(s, "cancel-rdlock-async"))
+        rc = cancel_rwlock_wait(0, 1);
+    else if (!strcmp(s, "cancel-cond-timed"))
+        rc = cancel_cond(0, 1);
+    else if (!strcmp(s, "cancel-testcancel"))
+        rc = cancel_testcancel();
+    else if (!strcmp(s, "cancel-sem"))
+        rc = cancel_sem();
     else if (!strcmp(s, "cancel-cleanup-join"))
         rc = cancel_cleanup_join();
     else if (!strcmp(s, "cancel-cleanup-lock"))
@@ -1923,7 +2065,8 @@ int main(int argc, char **argv)
                         "stack-same-frame|cancel-pending|cancel-async|cancel-async-wait|cancel-async-queue|"
                         "cancel-join|cancel-join-disabled|cancel-lock-deferred|cancel-cond|"
                         "cancel-cond-mutex|cancel-orphan|cancel-orphan-late|cancel-grace|cancel-destroy|cancel-cleanup-join|"
-                        "cancel-cleanup-lock|fd-reuse|fd-reuse-many|pipe-pending|"
+                        "cancel-cleanup-lock|cancel-rdlock-deferred|cancel-wrlock-deferred|"
+                        "cancel-rdlock-async|cancel-cond-timed|cancel-testcancel|cancel-sem|fd-reuse|fd-reuse-many|pipe-pending|"
                         "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
                         "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|cond-busy-mutex|"
                         "cond-busy-alarm|cond-busy-timer|cond-stalled-alarm|cond-stalled-early|"
