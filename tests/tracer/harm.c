@@ -30,6 +30,12 @@
  *                            joins it. A cancellation that finds the thread inside the tracer
  *                            acts as it leaves, so its wait for main's mutex while main joins
  *                            it is no deadlock (it was reported in 10 of 10 runs)
+ *   harm cancel-async-pool   200 rounds: 8 threads with asynchronous cancellation on make and
+ *                            destroy a mutex, then request one main holds, again and again;
+ *                            main cancels them in turn and joins them. Unwinding a cancelled
+ *                            thread takes a lock of the unwinder's (a wait the thread makes
+ *                            inside its lock wait): its lock wait, ended by the cancellation,
+ *                            must not count again then (a false deadlock in 1 of ~30 runs)
  *   harm cancel-join         a thread holding a lock, whose cleanup handler releases it, is
  *                            cancelled (deferred), then joins a thread blocked on that lock:
  *                            the join, a cancellation point, ends there and the handler lets
@@ -717,6 +723,41 @@ static int cancel_async_queue(void)
         pthread_join(th, &ret);
         if (ret != PTHREAD_CANCELED)
             return 1;
+    }
+    pthread_mutex_unlock(&queue_held);
+    return 0;
+}
+
+static atomic_int pool_started;
+
+static void *pool_waiter(void *arg)
+{
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+    atomic_fetch_add(&pool_started, 1);
+    for (;;) {
+        pthread_mutex_t own;
+        pthread_mutex_init(&own, NULL); /* the tracer's work before each wait */
+        pthread_mutex_destroy(&own);
+        pthread_mutex_lock(&queue_held); /* cancelled in the wait or before */
+    }
+    return arg;
+}
+
+static int cancel_async_pool(void)
+{
+    pthread_mutex_lock(&queue_held);
+    for (int round = 0; round < 200; round++) {
+        pthread_t th[8];
+        atomic_store(&pool_started, 0);
+        for (int i = 0; i < 8; i++)
+            if (pthread_create(&th[i], NULL, pool_waiter, NULL) != 0)
+                return 1;
+        while (atomic_load(&pool_started) < 8)
+            sched_yield();
+        for (int i = 0; i < 8; i++)
+            pthread_cancel(th[i]);
+        for (int i = 0; i < 8; i++)
+            pthread_join(th[i], NULL);
     }
     pthread_mutex_unlock(&queue_held);
     return 0;
@@ -1968,6 +2009,8 @@ int main(int argc, char **argv)
         rc = cancel_async_wait();
     else if (!strcmp(s, "cancel-async-queue"))
         rc = cancel_async_queue();
+    else if (!strcmp(s, "cancel-async-pool"))
+        rc = cancel_async_pool();
     else if (!strcmp(s, "cancel-join"))
         rc = cancel_join(0);
     else if (!strcmp(s, "cancel-join-disabled"))
@@ -2063,6 +2106,7 @@ int main(int argc, char **argv)
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|cancel-async|cancel-async-wait|cancel-async-queue|"
+                        "cancel-async-pool|"
                         "cancel-join|cancel-join-disabled|cancel-lock-deferred|cancel-cond|"
                         "cancel-cond-mutex|cancel-orphan|cancel-orphan-late|cancel-grace|cancel-destroy|cancel-cleanup-join|"
                         "cancel-cleanup-lock|cancel-rdlock-deferred|cancel-wrlock-deferred|"
