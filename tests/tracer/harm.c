@@ -30,6 +30,12 @@
  *                            joins it. A cancellation that finds the thread inside the tracer
  *                            acts as it leaves, so its wait for main's mutex while main joins
  *                            it is no deadlock (it was reported in 10 of 10 runs)
+ *   harm cancel-async-pool   200 rounds: 8 threads with asynchronous cancellation on make and
+ *                            destroy a mutex, then request one main holds, again and again;
+ *                            main cancels them in turn and joins them. Unwinding a cancelled
+ *                            thread takes a lock of the unwinder's (a wait the thread makes
+ *                            inside its lock wait): its lock wait, ended by the cancellation,
+ *                            must not count again then (a false deadlock in 1 of ~30 runs)
  *   harm cancel-join         a thread holding a lock, whose cleanup handler releases it, is
  *                            cancelled (deferred), then joins a thread blocked on that lock:
  *                            the join, a cancellation point, ends there and the handler lets
@@ -51,6 +57,11 @@
  *                            is cancelled as it waits: natively it ends there; traced, the
  *                            request is reported (self-deadlock, a gone thread holds the
  *                            lock) and goes on, cancelled as natively (it was aborted)
+ *   harm cancel-orphan-late  the same, but main cancels the requester only once it sleeps in
+ *                            libc's wait for the mutex (a canceller may take its time: stop
+ *                            other threads first, or be descheduled): natively it waits there
+ *                            until then; traced, reported and goes on (it was aborted when no
+ *                            cancellation had come within 50 ms)
  *   harm cancel-grace        a thread with deferred cancellation holding mutex A asks to read a
  *                            writer-preferring rwlock behind a queued writer, which waits for
  *                            a reader that waits for A with a 1 s deadline: a cycle the wait-for
@@ -64,6 +75,28 @@
  *                            cancellation point and waits for the waiter (native: hung);
  *                            reported and aborted (the destroying thread was cancelled inside
  *                            the tracer as it looked whether libc still counted the waiter)
+ *   harm cancel-cleanup-join  a thread holding a lock is cancelled; its cleanup handler joins
+ *                            a thread blocked on that lock before it releases it: no
+ *                            cancellation acts in a cleanup handler, so both wait for good
+ *                            (native: hung); reported and aborted (the join was taken for one
+ *                            the cancellation ends, and the hang was silent)
+ *   harm cancel-cleanup-lock  a thread with asynchronous cancellation on is cancelled; its
+ *                            cleanup handler asks for a mutex main holds while main joins it:
+ *                            the same (native: hung); reported and aborted
+ *   harm cancel-rdlock-deferred  a thread with deferred cancellation blocks on a read lock of
+ *                            an rwlock main holds for write; main cancels and joins it: an
+ *                            rwlock request is no cancellation point either, so both wait for
+ *                            good (native: hung); reported and aborted
+ *   harm cancel-wrlock-deferred  the same with a write request and main's read lock
+ *   harm cancel-rdlock-async  the read request of a thread with asynchronous cancellation on:
+ *                            the cancellation ends it at once, main joins, then unlocks: silent
+ *   harm cancel-cond-timed   cancel-cond with a timed wait, its deadline far off: silent
+ *   harm cancel-testcancel   a thread takes and releases a mutex in a loop with a
+ *                            pthread_testcancel after each round; main cancels it holding the
+ *                            mutex (the thread may be blocked on it), releases it, joins: silent
+ *   harm cancel-sem          a thread holding a mutex (its cleanup handler releases it) waits in
+ *                            sem_wait, a cancellation point, while another thread waits for
+ *                            the mutex; main cancels and joins the first, then the second: silent
  *   harm fd-reuse            a daemon's start: after its first locks it closes every descriptor
  *                            from 3 on, makes a pipe of its own (3 and 4 again), and threads
  *                            take locks at new call sites: what it reads back from its pipe is
@@ -700,6 +733,41 @@ static int cancel_async_queue(void)
     return 0;
 }
 
+static atomic_int pool_started;
+
+static void *pool_waiter(void *arg)
+{
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+    atomic_fetch_add(&pool_started, 1);
+    for (;;) {
+        pthread_mutex_t own;
+        pthread_mutex_init(&own, NULL); /* the tracer's work before each wait */
+        pthread_mutex_destroy(&own);
+        pthread_mutex_lock(&queue_held); /* cancelled in the wait or before */
+    }
+    return arg;
+}
+
+static int cancel_async_pool(void)
+{
+    pthread_mutex_lock(&queue_held);
+    for (int round = 0; round < 200; round++) {
+        pthread_t th[8];
+        atomic_store(&pool_started, 0);
+        for (int i = 0; i < 8; i++)
+            if (pthread_create(&th[i], NULL, pool_waiter, NULL) != 0)
+                return 1;
+        while (atomic_load(&pool_started) < 8)
+            sched_yield();
+        for (int i = 0; i < 8; i++)
+            pthread_cancel(th[i]);
+        for (int i = 0; i < 8; i++)
+            pthread_join(th[i], NULL);
+    }
+    pthread_mutex_unlock(&queue_held);
+    return 0;
+}
+
 static pthread_mutex_t join_held = PTHREAD_MUTEX_INITIALIZER;
 static blocked_probe join_waits;
 static atomic_int joiner_ready, joiner_cancelled;
@@ -776,26 +844,33 @@ static pthread_mutex_t cond_held = PTHREAD_MUTEX_INITIALIZER, cond_mutex = PTHRE
 static pthread_cond_t cancel_cv = PTHREAD_COND_INITIALIZER;
 static blocked_probe cond_waits;
 
+/* arg not NULL: a timed wait, its deadline far off. */
 static void *cond_waiter(void *arg)
 {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 600;
     pthread_mutex_lock(&cond_held);
     pthread_cleanup_push(unlock_mutex, &cond_held);
     pthread_mutex_lock(&cond_mutex);
     pthread_cleanup_push(unlock_mutex, &cond_mutex);
     blocked_announce_on(&cond_waits, &cancel_cv, sizeof cancel_cv);
     for (;;) /* only the cancellation ends it */
-        pthread_cond_wait(&cancel_cv, &cond_mutex);
+        if (arg)
+            pthread_cond_timedwait(&cancel_cv, &cond_mutex, &deadline);
+        else
+            pthread_cond_wait(&cancel_cv, &cond_mutex);
     pthread_cleanup_pop(1);
     pthread_cleanup_pop(1);
     return arg;
 }
 
-/* mutex_held: main holds the wait's mutex while it joins. */
-static int cancel_cond(int mutex_held)
+/* mutex_held: main holds the wait's mutex while it joins; timed: the wait has a deadline. */
+static int cancel_cond(int mutex_held, int timed)
 {
     pthread_t th;
     void *ret = NULL;
-    if (pthread_create(&th, NULL, cond_waiter, NULL) != 0)
+    if (pthread_create(&th, NULL, cond_waiter, timed ? &th : NULL) != 0)
         return 1;
     blocked_until(&cond_waits);
     if (mutex_held)
@@ -815,6 +890,7 @@ static int cancel_cond(int mutex_held)
 static pthread_mutex_t orphaned = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int orphan_taken;
 static _Atomic int orphan_requester;
+static blocked_probe orphan_waits;
 
 static void *orphan_holder(void *arg)
 {
@@ -828,6 +904,7 @@ static void *orphan_request(void *arg)
 {
     pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
     atomic_store(&orphan_requester, blocked_tid());
+    blocked_announce_on(&orphan_waits, &orphaned, sizeof orphaned);
     pthread_mutex_lock(&orphaned);
     return arg;
 }
@@ -840,7 +917,9 @@ static int asleep(int tid)
     return blocked_syscall_line(path, buf, sizeof buf) && strncmp(buf, "running", 7) != 0;
 }
 
-static int cancel_orphan(void)
+/* late: main cancels the requester once it sleeps in libc's futex wait for the mutex, not
+ * in any system call. */
+static int cancel_orphan(int late)
 {
     pthread_t holder, th;
     void *ret = NULL;
@@ -853,8 +932,11 @@ static int cancel_orphan(void)
     pthread_join(holder, NULL);
     if (pthread_create(&th, NULL, orphan_request, NULL) != 0)
         return 1;
-    while ((tid = atomic_load(&orphan_requester)) == 0 || !asleep(tid))
-        sched_yield();
+    if (late)
+        blocked_until(&orphan_waits);
+    else
+        while ((tid = atomic_load(&orphan_requester)) == 0 || !asleep(tid))
+            sched_yield();
     pthread_cancel(th);
     pthread_join(th, &ret);
     printf("requester %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
@@ -963,6 +1045,198 @@ static int cancel_destroy(void)
     atomic_store(&destroy_go, 1);
     pthread_join(th, &ret);
     printf("destroyer %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
+    return 0;
+}
+
+static pthread_mutex_t cleanup_held = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t cleanup_blocked_th;
+static blocked_probe cleanup_waits;
+static atomic_int cleanup_ready;
+
+static void *cleanup_blocked(void *arg)
+{
+    blocked_announce_on(&cleanup_waits, &cleanup_held, sizeof cleanup_held);
+    pthread_mutex_lock(&cleanup_held);
+    pthread_mutex_unlock(&cleanup_held);
+    return arg;
+}
+
+/* Joins the thread blocked on cleanup_held before releasing it: for good. */
+static void join_blocked(void *arg)
+{
+    (void)arg;
+    pthread_join(cleanup_blocked_th, NULL);
+    pthread_mutex_unlock(&cleanup_held);
+}
+
+static void *cleanup_joiner(void *arg)
+{
+    pthread_mutex_lock(&cleanup_held);
+    pthread_cleanup_push(join_blocked, NULL);
+    if (pthread_create(&cleanup_blocked_th, NULL, cleanup_blocked, NULL) != 0)
+        abort();
+    blocked_until(&cleanup_waits);
+    atomic_store(&cleanup_ready, 1);
+    for (;;) /* cancelled here */
+        pause();
+    pthread_cleanup_pop(0);
+    return arg;
+}
+
+static int cancel_cleanup_join(void)
+{
+    pthread_t th;
+    if (pthread_create(&th, NULL, cleanup_joiner, NULL) != 0)
+        return 1;
+    while (!atomic_load(&cleanup_ready))
+        sched_yield();
+    pthread_cancel(th);
+    pthread_join(th, NULL);
+    return 0;
+}
+
+static pthread_mutex_t async_cleanup_held = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int async_cleanup_ready;
+static volatile long async_cleanup_spins;
+
+static void lock_held(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&async_cleanup_held);
+    pthread_mutex_unlock(&async_cleanup_held);
+}
+
+static void *async_cleanup_locker(void *arg)
+{
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+    pthread_cleanup_push(lock_held, NULL);
+    atomic_store(&async_cleanup_ready, 1);
+    for (;;) /* cancelled at any of these instructions */
+        async_cleanup_spins++;
+    pthread_cleanup_pop(0);
+    return arg;
+}
+
+static int cancel_cleanup_lock(void)
+{
+    pthread_t th;
+    pthread_mutex_lock(&async_cleanup_held);
+    if (pthread_create(&th, NULL, async_cleanup_locker, NULL) != 0)
+        return 1;
+    while (!atomic_load(&async_cleanup_ready))
+        sched_yield();
+    pthread_cancel(th);
+    pthread_join(th, NULL);
+    pthread_mutex_unlock(&async_cleanup_held);
+    return 0;
+}
+
+static pthread_rwlock_t cancel_rwlock = PTHREAD_RWLOCK_INITIALIZER;
+static blocked_probe rwlock_waits;
+static int rwlock_async;
+
+static void *rwlock_waiter(void *arg)
+{
+    if (rwlock_async)
+        pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+    blocked_announce_on(&rwlock_waits, &cancel_rwlock, sizeof cancel_rwlock);
+    if (arg)
+        pthread_rwlock_wrlock(&cancel_rwlock);
+    else
+        pthread_rwlock_rdlock(&cancel_rwlock);
+    pthread_rwlock_unlock(&cancel_rwlock);
+    return NULL;
+}
+
+/* write: the thread asks to write (main reads); async: its cancellation is asynchronous, and
+ * main joins it before it unlocks. */
+static int cancel_rwlock_wait(int write, int async)
+{
+    pthread_t th;
+    void *ret = NULL;
+    rwlock_async = async;
+    if (write)
+        pthread_rwlock_rdlock(&cancel_rwlock);
+    else
+        pthread_rwlock_wrlock(&cancel_rwlock);
+    if (pthread_create(&th, NULL, rwlock_waiter, write ? &th : NULL) != 0)
+        return 1;
+    blocked_until(&rwlock_waits);
+    pthread_cancel(th);
+    pthread_join(th, &ret);
+    pthread_rwlock_unlock(&cancel_rwlock);
+    printf("waiter %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
+    return 0;
+}
+
+static pthread_mutex_t testcancel_mutex = PTHREAD_MUTEX_INITIALIZER;
+static atomic_long testcancel_rounds;
+
+static void *testcancel_loop(void *arg)
+{
+    for (;;) {
+        pthread_mutex_lock(&testcancel_mutex);
+        atomic_fetch_add(&testcancel_rounds, 1);
+        pthread_mutex_unlock(&testcancel_mutex);
+        pthread_testcancel();
+    }
+    return arg;
+}
+
+static int cancel_testcancel(void)
+{
+    pthread_t th;
+    void *ret = NULL;
+    if (pthread_create(&th, NULL, testcancel_loop, NULL) != 0)
+        return 1;
+    while (atomic_load(&testcancel_rounds) < 1000)
+        sched_yield();
+    pthread_mutex_lock(&testcancel_mutex);
+    pthread_cancel(th);
+    pthread_mutex_unlock(&testcancel_mutex);
+    pthread_join(th, &ret);
+    printf("loop %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
+    return 0;
+}
+
+static pthread_mutex_t sem_held = PTHREAD_MUTEX_INITIALIZER;
+static sem_t never_posted;
+static blocked_probe sem_waits, sem_held_waits;
+
+static void *sem_waiter(void *arg)
+{
+    pthread_mutex_lock(&sem_held);
+    pthread_cleanup_push(unlock_mutex, &sem_held);
+    blocked_announce_on(&sem_waits, &never_posted, sizeof never_posted);
+    for (;;) /* only the cancellation ends it */
+        sem_wait(&never_posted);
+    pthread_cleanup_pop(1);
+    return arg;
+}
+
+static void *sem_held_waiter(void *arg)
+{
+    blocked_announce_on(&sem_held_waits, &sem_held, sizeof sem_held);
+    pthread_mutex_lock(&sem_held);
+    pthread_mutex_unlock(&sem_held);
+    return arg;
+}
+
+static int cancel_sem(void)
+{
+    pthread_t th, other;
+    void *ret = NULL;
+    sem_init(&never_posted, 0, 0);
+    if (pthread_create(&th, NULL, sem_waiter, NULL) != 0)
+        return 1;
+    blocked_until(&sem_waits);
+    if (pthread_create(&other, NULL, sem_held_waiter, NULL) != 0)
+        return 1;
+    blocked_until(&sem_held_waits);
+    pthread_cancel(th);
+    pthread_join(th, &ret);
+    pthread_join(other, NULL);
+    printf("waiter %s\n", ret == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
     return 0;
 }
 
@@ -1801,6 +2075,8 @@ int main(int argc, char **argv)
         rc = cancel_async_wait();
     else if (!strcmp(s, "cancel-async-queue"))
         rc = cancel_async_queue();
+    else if (!strcmp(s, "cancel-async-pool"))
+        rc = cancel_async_pool();
     else if (!strcmp(s, "cancel-join"))
         rc = cancel_join(0);
     else if (!strcmp(s, "cancel-join-disabled"))
@@ -1808,15 +2084,33 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "cancel-lock-deferred"))
         rc = cancel_lock_deferred();
     else if (!strcmp(s, "cancel-cond"))
-        rc = cancel_cond(0);
+        rc = cancel_cond(0, 0);
     else if (!strcmp(s, "cancel-cond-mutex"))
-        rc = cancel_cond(1);
+        rc = cancel_cond(1, 0);
     else if (!strcmp(s, "cancel-orphan"))
-        rc = cancel_orphan();
+        rc = cancel_orphan(0);
+    else if (!strcmp(s, "cancel-orphan-late"))
+        rc = cancel_orphan(1);
     else if (!strcmp(s, "cancel-grace"))
         rc = cancel_grace();
     else if (!strcmp(s, "cancel-destroy"))
         rc = cancel_destroy();
+    else if (!strcmp(s, "cancel-rdlock-deferred"))
+        rc = cancel_rwlock_wait(0, 0);
+    else if (!strcmp(s, "cancel-wrlock-deferred"))
+        rc = cancel_rwlock_wait(1, 0);
+    else if (!strcmp(s, "cancel-rdlock-async"))
+        rc = cancel_rwlock_wait(0, 1);
+    else if (!strcmp(s, "cancel-cond-timed"))
+        rc = cancel_cond(0, 1);
+    else if (!strcmp(s, "cancel-testcancel"))
+        rc = cancel_testcancel();
+    else if (!strcmp(s, "cancel-sem"))
+        rc = cancel_sem();
+    else if (!strcmp(s, "cancel-cleanup-join"))
+        rc = cancel_cleanup_join();
+    else if (!strcmp(s, "cancel-cleanup-lock"))
+        rc = cancel_cleanup_lock();
     else if (!strcmp(s, "fd-reuse"))
         rc = fd_reuse();
     else if (!strcmp(s, "fd-reuse-many"))
@@ -1880,8 +2174,11 @@ int main(int argc, char **argv)
     else {
         fprintf(stderr, "usage: harm stack-reuse|stack-reuse-helper|stack-live|"
                         "stack-same-frame|cancel-pending|cancel-async|cancel-async-wait|cancel-async-queue|"
+                        "cancel-async-pool|"
                         "cancel-join|cancel-join-disabled|cancel-lock-deferred|cancel-cond|"
-                        "cancel-cond-mutex|cancel-orphan|cancel-grace|cancel-destroy|fd-reuse|fd-reuse-many|pipe-pending|"
+                        "cancel-cond-mutex|cancel-orphan|cancel-orphan-late|cancel-grace|cancel-destroy|cancel-cleanup-join|"
+                        "cancel-cleanup-lock|cancel-rdlock-deferred|cancel-wrlock-deferred|"
+                        "cancel-rdlock-async|cancel-cond-timed|cancel-testcancel|cancel-sem|fd-reuse|fd-reuse-many|pipe-pending|"
                         "mask-unwind|fork-faults|cond-new-worker|cond-woken|cond-busy-sleep|cond-busy-io|"
                         "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|cond-busy-mutex|"
                         "cond-busy-alarm|cond-busy-timer|cond-stalled-alarm|cond-stalled-early|"

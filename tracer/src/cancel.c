@@ -1,7 +1,8 @@
 /*
  * cancel.c - asynchronous cancellation held off while the tracer runs (the program's
- * pthread_setcanceltype is interpose_cancel.c's); which waits a cancellation sent will end
- * (pthread_cancel, interpose_cancel.c, marks its thread; the end of this file).
+ * pthread_setcanceltype is interpose_cancel.c's); which threads have been sent a cancellation
+ * (pthread_cancel, interpose_cancel.c, marks them) and which waits it will end (the end of
+ * this file).
  *
  * A thread that turned asynchronous cancellation on (pthread_setcanceltype) may be cancelled
  * at any instruction, the tracer's too: half-way through its held set, or holding a tracer
@@ -17,11 +18,10 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 
 #include "lt_internal.h"
 #include "platform.h"
-
-#define CANCEL_GRACE_US (50 * 1000) /* for a cancellation to come (lt_cancel_ends_mine) */
 
 /* Resolved at the first call: a library's constructor may turn cancellation asynchronous
  * before the tracer's own resolution ran. */
@@ -41,6 +41,7 @@ int lt_enter_busy(lt_tls_block *b)
 {
     if (b->busy != LT_BUSY_ASYNC)
         return 0;
+    lt_cancel_settle(b->self);
     lt_cancel_real()(PTHREAD_CANCEL_DEFERRED, NULL);
     lt_busy_set(b, LT_BUSY_IN);
     return 1;
@@ -65,19 +66,153 @@ void lt_cancel_async_end(lt_tls_block *b)
     }
 }
 
-/* pthread_cancel(handle) is about to be sent: the thread with that handle is marked before,
- * so that a wait-for check that finds the canceller waiting (for the thread's exit, most
- * often) finds the mark too. A thread cancelled before it registered (between pthread_create
- * and its start) is not marked: its waits count as before, which only keeps a report. */
+/* ------------------------------------------------------------------------------------------
+ * Which threads have been sent a cancellation. pthread_cancel(handle) marks the thread with
+ * that handle (LT_CANCEL_MARKED) before libc sends it, so that a wait-for check that finds the
+ * canceller waiting (for the thread's exit, most often) finds the mark too, and again once
+ * libc has (LT_CANCEL_SENT), all inside the tracer, so that no cancellation of the canceller
+ * comes in between. pthread_create returns the handle before the new thread has run the
+ * tracer's start (interpose.c), and a pool's stop may cancel a thread that has not: the handle
+ * then stays pending, and the thread takes its mark as it registers (lt_cancel_claim), as a
+ * pthread_detach's does (waitfor.c). The handle is left pending before the walk of the
+ * registry, and a thread's handle is set under the registry's lock: either the walk finds the
+ * thread, or the thread registers after the walk and finds the handle (the same for the
+ * second mark). A handle also stays pending when its thread has already left (a cancellation
+ * of an exited thread not yet joined), and glibc gives the handle to a thread made later: each
+ * pending handle keeps how many threads had been made when it was left (lt_thread_count), and
+ * a thread made since takes no mark from it, only frees its slot. With every slot taken, the
+ * cancellation is not marked, as none was before: its waits count, a report kept, none lost.
+ * ---------------------------------------------------------------------------------------- */
+#define PENDING 64
+#define PENDING_FILLING ((uintptr_t)1) /* a slot being written: no handle is 1 */
+#define PENDING_SENT ((uintptr_t)2)    /* in a pending handle (aligned): libc has sent it */
+
+static _Atomic uintptr_t pending[PENDING];
+static _Atomic int pending_made[PENDING]; /* lt_thread_count when the handle was left */
+static _Atomic int npending LT_START_DATA; /* read by every registration */
+
+static void pend(uintptr_t handle)
+{
+    for (int i = 0; i < PENDING; i++) {
+        uintptr_t none = 0;
+        if (atomic_compare_exchange_strong(&pending[i], &none, PENDING_FILLING)) {
+            atomic_store(&pending_made[i], lt_thread_count());
+            atomic_fetch_add(&npending, 1);
+            atomic_store(&pending[i], handle);
+            return;
+        }
+    }
+}
+
+/* Takes one slot of `handle` out of the pending set: its word (the handle, PENDING_SENT in it
+ * once sent) and *made (its count), or 0 when there was none. */
+static uintptr_t unpend(uintptr_t handle, int *made)
+{
+    for (int i = 0; i < PENDING; i++) {
+        uintptr_t w = atomic_load(&pending[i]);
+        if ((w & ~PENDING_SENT) != handle)
+            continue;
+        *made = atomic_load(&pending_made[i]); /* (written before the handle) */
+        if (atomic_compare_exchange_strong(&pending[i], &w, 0)) {
+            atomic_fetch_sub(&npending, 1);
+            return w;
+        }
+    }
+    return 0;
+}
+
+typedef struct marking {
+    uintptr_t handle;
+    int found;
+} marking;
+
 static void mark_cancelled(lt_thread *t, void *arg)
 {
-    if (t->handle == *(const uintptr_t *)arg)
-        atomic_store(&t->cancelled, 1);
+    marking *m = arg;
+    uint8_t none = LT_CANCEL_NONE;
+    if (t->handle == m->handle) {
+        atomic_compare_exchange_strong(&t->cancelled, &none, LT_CANCEL_MARKED);
+        m->found = 1;
+    }
 }
 
 void lt_cancel_sent(uintptr_t handle)
 {
-    lt_thread_each(mark_cancelled, &handle);
+    marking m = {handle, 0};
+    int made;
+    pend(handle);
+    lt_thread_each(mark_cancelled, &m);
+    if (m.found)
+        unpend(handle, &made);
+}
+
+static void mark_sent(lt_thread *t, void *arg)
+{
+    uint8_t marked = LT_CANCEL_MARKED;
+    if (t->handle == *(const uintptr_t *)arg)
+        atomic_compare_exchange_strong(&t->cancelled, &marked, LT_CANCEL_SENT);
+}
+
+/* libc answered rc to pthread_cancel(handle): the pending handle is marked sent, or taken
+ * out when libc refused (ESRCH), and so is the thread. */
+void lt_cancel_delivered(uintptr_t handle, int rc)
+{
+    int made;
+    for (int i = 0; i < PENDING && atomic_load(&npending); i++) {
+        uintptr_t h = handle;
+        if (rc == 0)
+            atomic_compare_exchange_strong(&pending[i], &h, handle | PENDING_SENT);
+        else if (atomic_load(&pending[i]) == handle)
+            unpend(handle, &made);
+    }
+    if (rc == 0)
+        lt_thread_each(mark_sent, &handle);
+}
+
+/* The calling thread t registers: the cancellations sent to its handle before, that is to
+ * it if it was made before they were. */
+void lt_cancel_claim(lt_thread *t)
+{
+    int made;
+    uintptr_t w;
+    while (atomic_load(&npending) && (w = unpend(t->handle, &made)) != 0)
+        if (t->info.seq < made)
+            atomic_store(&t->cancelled,
+                         w & PENDING_SENT ? LT_CANCEL_SENT : LT_CANCEL_MARKED);
+}
+
+/* The calling thread t, outside the tracer, is about to wait where a cancellation would end
+ * the wait (a join, a condition wait), or, with asynchronous cancellation on, to enter the
+ * tracer. When it has been sent one with its cancellation enabled, one still due acts here,
+ * where the call would act on it (a cancellation point's start) or could (anywhere,
+ * asynchronous), and the thread unwinds from outside the tracer: pthread_testcancel acts on
+ * one libc has marked, and a system call's return runs the signal by which libc sends one to a
+ * thread with asynchronous cancellation on (glibc marks the thread in its handler only). If the
+ * thread is still here, its cancellation has acted or the thread called pthread_exit: it runs
+ * its cleanup handlers or key destructors, where POSIX has cancellation disabled and none
+ * acts again, but glibc reads back enabled (and asynchronous, after one acted in a blocking
+ * call). No cancellation ends its waits from now on (LT_CANCEL_SPENT): a cleanup handler that
+ * joins a thread blocked on a lock it holds waits for good, a deadlock (it was silent, the
+ * join taken for one the cancellation ends). A mark not yet sent is waited for: its canceller
+ * is inside the tracer, in libc's pthread_cancel (a nap, which lets a canceller of any
+ * priority run). */
+void lt_cancel_settle(lt_thread *t)
+{
+    int state;
+    if (!t || atomic_load_explicit(&t->cancelled, memory_order_relaxed) == LT_CANCEL_NONE)
+        return;
+    while (atomic_load(&t->cancelled) == LT_CANCEL_MARKED)
+        lt_platform_nap(20);
+    if (atomic_load(&t->cancelled) != LT_CANCEL_SENT)
+        return;
+    sched_yield(); /* a system call, whose return runs the cancellation signal if it came */
+    if (pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state) != 0)
+        return;
+    pthread_setcancelstate(state, NULL);
+    if (state != PTHREAD_CANCEL_ENABLE)
+        return;
+    pthread_testcancel();
+    atomic_store(&t->cancelled, LT_CANCEL_SPENT);
 }
 
 /* A cancellation ends a wait of a thread whose cancellation is enabled when the wait is at a
@@ -90,24 +225,11 @@ void lt_cancel_sent(uintptr_t handle)
 int lt_cancel_would_end(const lt_tls_block *b, int at_point)
 {
     int state;
-    if (!at_point && !(b->crit & LT_CRIT_ASYNC))
+    if ((!at_point && !(b->crit & LT_CRIT_ASYNC)) ||
+        (b->self && atomic_load(&b->self->cancelled) == LT_CANCEL_SPENT))
         return 0;
     if (pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state) != 0)
         return 0;
     pthread_setcancelstate(state, NULL);
     return state == PTHREAD_CANCEL_ENABLE;
-}
-
-/* Whether the calling thread t has been sent a cancellation that ends the wait it begins now
- * (detect.c: a request that would never be granted). One not sent yet is given a grace to
- * come: a thread whose lock's holder was cancelled holding it asks for the lock while its
- * canceller is still cancelling the others in turn (a pool's stop). The nap is no
- * cancellation point (the thread is inside the tracer). */
-int lt_cancel_ends_mine(const lt_thread *t, int at_point)
-{
-    if (!lt_cancel_would_end(&lt_tls, at_point))
-        return 0;
-    if (!atomic_load(&t->cancelled))
-        lt_platform_nap(CANCEL_GRACE_US);
-    return atomic_load(&t->cancelled);
 }

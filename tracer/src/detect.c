@@ -85,15 +85,17 @@ static void fill_orphan(lt_finding *f, const lt_lock *l)
 /* Reports a request that would never be granted; the result is the call's veto (0 = go on).
  * A timed one goes on: libc gives up at its deadline (ETIMEDOUT), and a program survives
  * that natively, as it does a cycle of threads with a timed wait in it (waitfor.c). So does
- * one of a thread with asynchronous cancellation on that has been sent a cancellation: it is
- * cancelled in that wait, as natively (a thread cancelled while it held a lock leaves it
- * taken, which its exit-held report told; the others that want it wait until they are
- * cancelled too). */
+ * one of a thread with asynchronous cancellation on (and enabled): a cancellation ends that
+ * wait whenever it comes, as natively (a pool's stop cancels its threads in turn; a thread
+ * cancelled while it held a lock leaves it taken, which its exit-held report told, and the
+ * others that want it wait until they are cancelled too). It was aborted unless a
+ * cancellation came within 50 ms, which a canceller descheduled, or stopping other threads
+ * first, need not keep. */
 static int report_self(lt_event *ev, const lt_held *h, lt_reason why)
 {
     lt_finding f = {.kind = LT_FIND_SELF_DEADLOCK, .why = why};
     f.outcome = why == LT_WHY_ERRORCHECK_RELOCK || why == LT_WHY_REREAD_POSSIBLE ||
-                        ev->wait == LT_WAIT_TIMED || lt_cancel_ends_mine(ev->self, 0)
+                        ev->wait == LT_WAIT_TIMED || lt_cancel_would_end(&lt_tls, 0)
                     ? LT_OUTCOME_CONTINUE
                     : lt_report_fatal_outcome();
     fill_lock(&f, ev);

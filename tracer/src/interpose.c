@@ -1119,6 +1119,7 @@ static int cond_wait(call *c, pthread_cond_t *cv)
     int rc;
     if (!ready())
         return 0;
+    lt_cancel_settle(lt_tls.self); /* (outside the tracer) */
     pthread_cleanup_push(cond_return, &st); /* (before the leave, as wait's) */
     if (enter(&c->ev)) {
         st.released = lt_cond_release(&c->ev, cv, &st.saved);
@@ -1286,6 +1287,7 @@ int lt_interpose_join(pthread_t th, int (*join)(pthread_t th, void *arg), void *
     ev.ra = ra;
     ev.cfa = cfa;
     ev.api = api;
+    lt_cancel_settle(lt_tls.self); /* (outside the tracer) */
     if (!enter(&ev))
         return join(th, arg);
     int rc = lt_waitfor_join_begin(&ev, (uintptr_t)th);

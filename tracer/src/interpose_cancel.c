@@ -30,15 +30,19 @@ LT_EXPORT int pthread_setcanceltype(int type, int *old)
 
 typedef int (*cancel_fn)(pthread_t);
 
-/* Marked before libc sends the cancellation: a thread with asynchronous cancellation on may
- * be gone at once, and one that cancels itself does not come back. */
+/* Marked before libc sends the cancellation, and after: a thread with asynchronous
+ * cancellation on may be gone at once. Inside the tracer, so that the canceller is not
+ * cancelled in between (cancel.c); one that cancels itself is so as it leaves, where glibc
+ * acts on it with asynchronous cancellation on (at its next cancellation point if not). */
 LT_EXPORT int pthread_cancel(pthread_t th)
 {
     static _Atomic(void *) real;
     cancel_fn cancel = (cancel_fn)lt_platform_real_lazy(&real, "pthread_cancel");
-    if (lt_interpose_ready() && lt_enter(&lt_tls)) {
-        lt_cancel_sent((uintptr_t)th);
-        lt_leave(&lt_tls);
-    }
-    return cancel(th);
+    if (!lt_interpose_ready() || !lt_enter(&lt_tls))
+        return cancel(th);
+    lt_cancel_sent((uintptr_t)th);
+    int rc = cancel(th);
+    lt_cancel_delivered((uintptr_t)th, rc);
+    lt_leave(&lt_tls);
+    return rc;
 }

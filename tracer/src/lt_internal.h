@@ -427,8 +427,9 @@ typedef struct lt_thread {
     struct lt_once_run *once_top; /* once init routines running on this thread, innermost first */
     uintptr_t handle;           /* its pthread_t: a join names the thread it waits for so */
     uint8_t detached;           /* a join of it fails at once (EINVAL): nobody waits for it */
-    _Atomic uint8_t cancelled;  /* pthread_cancel was called for it (interpose_cancel.c): the
-                                   waits a cancellation ends wait for nothing (waitfor.c) */
+    _Atomic uint8_t cancelled;  /* lt_cancel_state: pthread_cancel was called for it
+                                   (interpose_cancel.c): the waits a cancellation ends wait
+                                   for nothing (waitfor.c) */
     uint8_t unwind_none;        /* platform: libunwind's state for it could not be had, so it
                                    makes no unwind (lt_platform_thread_init) */
     struct lt_cond_waiter *cond_wait; /* the condition wait it is in, innermost (cond.c) */
@@ -828,13 +829,23 @@ typedef int (*canceltype_fn)(int, int *);
 canceltype_fn lt_cancel_real(void);
 void lt_cancel_async_mark(lt_tls_block *b, int on);
 
-/* cancel.c: the threads a pthread_cancel is for marked (lt_thread.cancelled); whether a
- * cancellation of the calling thread would end a wait it begins now, one at a cancellation
- * point (a join, a condition wait) or not (a lock request); and whether one is on its way to
- * the calling thread that does. */
+/* cancel.c: the threads a pthread_cancel is for marked (lt_thread.cancelled) before libc
+ * sends it and again after (rc: libc's answer), one that had not registered yet as it
+ * registers (lt_cancel_claim); the calling thread t, outside the tracer, cancelled here if it
+ * is due, else past its cancellation (lt_cancel_settle); whether a cancellation of the
+ * calling thread would end a wait it begins now, one at a cancellation point (a join, a
+ * condition wait) or not (a lock request). */
+typedef enum lt_cancel_state {
+    LT_CANCEL_NONE,
+    LT_CANCEL_MARKED, /* pthread_cancel is sending it one */
+    LT_CANCEL_SENT,   /* libc has: it is pending or has acted */
+    LT_CANCEL_SPENT   /* it acted, or the thread exits: none ends a wait of it any more */
+} lt_cancel_state;
 void lt_cancel_sent(uintptr_t handle);
+void lt_cancel_delivered(uintptr_t handle, int rc);
+void lt_cancel_claim(lt_thread *t);
+void lt_cancel_settle(lt_thread *t);
 int lt_cancel_would_end(const lt_tls_block *b, int at_point);
-int lt_cancel_ends_mine(const lt_thread *t, int at_point);
 
 static inline int lt_enter(lt_tls_block *b)
 {

@@ -670,7 +670,8 @@ static void put_outcome(out *o, const lt_rep *r)
     if (r->kind == LT_FIND_SELF_DEADLOCK && r->outcome == LT_OUTCOME_CONTINUE &&
         r->why != LT_WHY_ERRORCHECK_RELOCK && r->why != LT_WHY_REREAD_POSSIBLE) {
         /* the one other request that goes on (detect.c: report_self) */
-        put(o, "  action: none (the thread has been sent a cancellation, which ends the wait)\n");
+        put(o, "  action: none (the thread's cancellation is enabled and asynchronous: a "
+               "cancellation ends the wait, as without the tracer)\n");
         return;
     }
     if (r->outcome != LT_OUTCOME_ABORT && r->outcome != LT_OUTCOME_EDEADLK)

@@ -286,6 +286,7 @@ static lt_thread *register_thread(int seq, uintptr_t sp)
     t->info.tid = tid;
     t->info.seq = seq >= 0 ? seq : atomic_fetch_add(&next_seq, 1);
     lt_waitfor_detach_claim(t); /* a pthread_detach that came before this registration */
+    lt_cancel_claim(t);         /* and a pthread_cancel */
     t->held = t->inline_held;
     t->cap = LT_HELD_INLINE;
     held_room_update(t);

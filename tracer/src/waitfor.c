@@ -452,7 +452,9 @@ static int expand_lock(lt_bfs *b, size_t at, const want *w)
     return 1;
 }
 
-/* Whether u's wait ends with a cancellation it has been sent (see the top). */
+/* Whether u's wait ends with a cancellation it has been sent (see the top). One the
+ * cancellation is unwinding (LT_CANCEL_SPENT since) ends with it too: a wait published after
+ * it acted has no cancel_ends (lt_cancel_would_end). */
 static int cancel_ends(const lt_thread *u)
 {
     return u->waiting.cancel_ends && atomic_load(&u->cancelled);
