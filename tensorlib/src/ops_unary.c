@@ -88,7 +88,9 @@ tl_tensor *tl_powf(const tl_tensor *t, double exponent)
  * PyTorch's clamp do; a NaN bound has no such answer the three agree on. */
 /* candle's clamp is maximum(lo) then minimum(hi), each bound converted to t's dtype first: on
  * a float tensor a NaN bound changes nothing (x < NaN is false in its maximum's test), on an
- * integer tensor it is 0 (Rust's NaN as an integer). */
+ * integer tensor it is 0 (Rust's NaN as an integer). A float bound is rounded here because
+ * f16 and bf16 are clamped in double: a bound too small for the dtype is a zero there, of its
+ * own sign, which candle's maximum does not put in place of an x of the other zero. */
 tl_tensor *tl_clamp(const tl_tensor *t, double lo, double hi)
 {
     bool f = t && tl_dtype_is_float(t->dtype); /* a NULL t fails in scalar_op */
@@ -96,6 +98,10 @@ tl_tensor *tl_clamp(const tl_tensor *t, double lo, double hi)
         lo = f ? -INFINITY : 0.0;
     if (isnan(hi))
         hi = f ? INFINITY : 0.0;
+    if (f) {
+        lo = tl_round_to_dtype(t->dtype, lo);
+        hi = tl_round_to_dtype(t->dtype, hi);
+    }
     return scalar_op("clamp", TL_SCALAR_CLAMP, t, lo > hi ? hi : lo, hi, false);
 }
 

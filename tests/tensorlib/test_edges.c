@@ -501,6 +501,23 @@ static void clamp_nan_bound(void)
     RELEASE(f, i);
 }
 
+/* clamp's bounds become the tensor's dtype first (candle's to_dtype before its maximum and
+ * minimum): 1e-30 is f16's +0 (bf16 holds 1e-30: 1e-45 for it), which does not
+ * replace an x of -0 (-0 < +0 is false), and -1e-30 a -0 that does not replace +0. Before,
+ * f16 and bf16 compared with the bound itself and gave +0 and -0 (f32 rounded it already). */
+static void clamp_rounded_bound(void)
+{
+    const tl_dtype dts[] = {TL_F16, TL_BF16, TL_F32};
+    const double tiny[] = {1e-30, 1e-45, 1e-60};
+    for (size_t k = 0; k < 3; k++) {
+        tl_tensor *x = MAKE(dts[k], SHAPE(3), -0.0, 0.0, 2);
+        EXPECT_FMT(tl_clamp(x, tiny[k], 1), "[-0.0, 0.0, 1.0]");
+        EXPECT_FMT(tl_clamp(x, -1, -tiny[k]), "[-0.0, 0.0, -0.0]");
+        EXPECT_FMT(tl_clamp(x, tiny[k], tiny[k]), "[-0.0, 0.0, 0.0]");
+        tl_release(x);
+    }
+}
+
 /* log_sum_exp over more terms near the maximum than f16 holds (70000 zeros: the shifted exps
  * sum to 70000 > 65504) is log(70000) = 11.156 (numpy: np.log(70000), f16 11.156), a value
  * every half dtype holds: within an ulp of the dtype (2^-7 for f16, 2^-4 for bf16 at 11). */
@@ -622,6 +639,7 @@ int main(void)
     candle_layouts();
     candle_clones();
     clamp_nan_bound();
+    clamp_rounded_bound();
     log_sum_exp_wide_half();
     pow_rounds_once();
     pow_f64_libm();
