@@ -143,6 +143,28 @@ static void test_row_groups(tl_dtype dt)
     RELEASE(a, m, c, s, s3, s64, m64);
 }
 
+/* A group of eight rows whose pairs overflow the dtype: f32 columns 3e38, 3e38, -3e38, -3e38,
+ * 0... sum to 0 in double, as a sum over the other dim of the transpose does, and f64 columns
+ * of 1e308s to inf, as adding one row at a time does (and numpy, PyTorch and candle); the
+ * grouped path gave NaN for both (inf - inf). A column with an inf sums to inf, a column
+ * with a NaN to NaN; a column beside them that needs no help is summed as before. */
+static void test_row_group_overflow(tl_dtype dt, double big, const char *want_sum,
+                                    const char *want_mean)
+{
+    double v[8 * 4];
+    for (size_t r = 0; r < 8; r++) {
+        v[r * 4] = r < 2 ? big : r < 4 ? -big : 0;
+        v[r * 4 + 1] = r == 3 ? INFINITY : 1;
+        v[r * 4 + 2] = r == 5 ? NAN : 1;
+        v[r * 4 + 3] = (double)r;
+    }
+    tl_tensor *m = tt_make(dt, v, SHAPE(8, 4)), *mt = tl_t(m), *c = tl_copy(mt);
+    EXPECT_FMT(tl_reduce(TL_SUM, m, DIMS(0), false), want_sum);
+    EXPECT_FMT(tl_reduce(TL_MEAN, m, DIMS(0), false), want_mean);
+    EXPECT_FMT(tl_reduce(TL_SUM, c, DIMS(1), false), want_sum); /* the same sums along rows */
+    RELEASE(m, mt, c);
+}
+
 static void test_dtypes(void)
 {
     tl_tensor *u = MAKE(TL_U8, SHAPE(3), 200, 100, 7);
@@ -229,6 +251,8 @@ int main(void)
 {
     test_row_groups(TL_F32);
     test_row_groups(TL_F64);
+    test_row_group_overflow(TL_F32, 3e38, "[0.0, inf, NaN, 28.0]", "[0.0, inf, NaN, 3.5]");
+    test_row_group_overflow(TL_F64, 1e308, "[inf, inf, NaN, 28.0]", "[inf, inf, NaN, 3.5]");
     test_basic(TL_F32);
     test_basic(TL_F64);
     test_basic(TL_BF16);

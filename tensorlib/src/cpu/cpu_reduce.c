@@ -86,19 +86,43 @@ ROW_RUN(double, row_min_f64, MIN_OF)
 /* Eight source rows (rs apart) added into one row of accumulators: pairwise in the source
  * type, then once into the double accumulator - a sum over an outer dim reads eight streams at
  * once and converts once per eight elements, and stays within a few ulps of the source type
- * before the double sum. */
+ * before the double sum. A pair that overflows the source type (f32 3e38 + 3e38) would give
+ * inf - inf = NaN for a column that sums to 0 in double (an f64 column to inf, as adding one
+ * row at a time does): such a column's eight elements, and those of one holding an inf or a
+ * NaN, are left out here, and the call returns true so that sum8_spilled adds them one row at
+ * a time, as the ungrouped path would. */
 #define ROW_SUM8(T, NAME)                                                                         \
     SIMD_CLONES                                                                                   \
-    static void NAME(double *restrict acc, const T *restrict s, size_t rs, size_t n)              \
+    static bool NAME(double *restrict acc, const T *restrict s, size_t rs, size_t n)              \
     {                                                                                             \
         const T *s0 = s, *s1 = s + rs, *s2 = s + 2 * rs, *s3 = s + 3 * rs;                       \
         const T *s4 = s + 4 * rs, *s5 = s + 5 * rs, *s6 = s + 6 * rs, *s7 = s + 7 * rs;           \
-        for (size_t i = 0; i < n; i++)                                                            \
-            acc[i] += (double)(((s0[i] + s1[i]) + (s2[i] + s3[i])) +                              \
-                               ((s4[i] + s5[i]) + (s6[i] + s7[i])));                              \
+        int spilled = 0;                                                                          \
+        for (size_t i = 0; i < n; i++) {                                                          \
+            T p = ((s0[i] + s1[i]) + (s2[i] + s3[i])) + ((s4[i] + s5[i]) + (s6[i] + s7[i]));     \
+            int finite = p - p == 0; /* inf - inf and NaN - NaN are NaN */                        \
+            acc[i] += finite ? (double)p : 0.0;                                                   \
+            spilled |= !finite;                                                                   \
+        }                                                                                         \
+        return spilled;                                                                           \
     }
 ROW_SUM8(float, row_sum8_f32)
 ROW_SUM8(double, row_sum8_f64)
+
+/* The columns row_sum8 left out, added one source row at a time in double. */
+#define SUM8_SPILLED(T, NAME)                                                                     \
+    static void NAME(double *acc, const T *s, size_t rs, size_t n)                                \
+    {                                                                                             \
+        for (size_t i = 0; i < n; i++) {                                                          \
+            T p = ((s[i] + s[rs + i]) + (s[2 * rs + i] + s[3 * rs + i])) +                        \
+                  ((s[4 * rs + i] + s[5 * rs + i]) + (s[6 * rs + i] + s[7 * rs + i]));            \
+            if (p - p != 0)                                                                       \
+                for (size_t r = 0; r < 8; r++)                                                    \
+                    acc[i] += (double)s[r * rs + i];                                              \
+        }                                                                                         \
+    }
+SUM8_SPILLED(float, sum8_spilled_f32)
+SUM8_SPILLED(double, sum8_spilled_f64)
 #define SUM_GROUP 8
 
 /* Can the next SUM_GROUP runs be summed as a group: a sum whose run walks kept dims with unit
@@ -317,10 +341,13 @@ tl_status tl_cpu_reduce(tl_reduce_op op, const tl_operand *dst, const tl_operand
             if (typed && sum_group(op, &it)) {
                 const void *s = tl_cpu_at(src->buf, src->dtype, it.off[0]);
                 size_t rs = it.stride[0][it.outer - 1];
-                if (src->dtype == TL_F32)
-                    row_sum8_f32(&a.f[it.off[1]], s, rs, it.inner);
-                else
-                    row_sum8_f64(&a.f[it.off[1]], s, rs, it.inner);
+                double *acc = &a.f[it.off[1]];
+                if (src->dtype == TL_F32) {
+                    if (row_sum8_f32(acc, s, rs, it.inner))
+                        sum8_spilled_f32(acc, s, rs, it.inner);
+                } else if (row_sum8_f64(acc, s, rs, it.inner)) {
+                    sum8_spilled_f64(acc, s, rs, it.inner);
+                }
                 for (size_t r = 1; r < SUM_GROUP; r++) /* the loop steps past the last */
                     tl_iter_next(&it);
                 continue;
