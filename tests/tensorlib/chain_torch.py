@@ -78,6 +78,7 @@ documented choices).
 Meson test chain_torch (fixed seed) and by hand; exits 77 without torch. The library must
 print nothing: fds 1 and 2 are captured during the rounds and must stay empty.
 """
+import contextlib
 import ctypes as C
 import math
 import os
@@ -2174,6 +2175,41 @@ def round_(steps):
     pool.clear()
 
 
+@contextlib.contextmanager
+def library_output():
+    """The library must print nothing: fds 1 and 2 go to a file inside the block, whose bytes
+    the yielded list holds afterwards (its one element)."""
+    cap = tempfile.TemporaryFile()
+    saved = os.dup(1), os.dup(2)
+    printed = []
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(cap.fileno(), 1)
+    os.dup2(cap.fileno(), 2)
+    try:
+        yield printed
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
+        cap.seek(0)
+        printed.append(cap.read())
+
+
+def verdict(summary, failures, printed, shown):
+    """Prints the summary, the first shown failures and what the library printed; the exit
+    status."""
+    print(summary)
+    for f in failures[:shown]:
+        print('FAIL', f)
+    if printed:
+        print('FAIL the library printed %d bytes: %r' % (len(printed), printed[:300]))
+    return 1 if failures or printed else 0
+
+
 def main():
     global rng
     if len(sys.argv) < 2:
@@ -2183,15 +2219,8 @@ def main():
     seed = int(sys.argv[2]) if len(sys.argv) > 2 else 20261206
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 300
     steps = int(sys.argv[4]) if len(sys.argv) > 4 else 30
-    # the library must print nothing: fds 1 and 2 go to a file during the rounds
-    cap = tempfile.TemporaryFile()
-    saved = os.dup(1), os.dup(2)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.dup2(cap.fileno(), 1)
-    os.dup2(cap.fileno(), 2)
     failures = []
-    try:
+    with library_output() as printed:
         for r in range(rounds):
             rng = np.random.default_rng([seed, r])
             del LOG[:]
@@ -2203,23 +2232,13 @@ def main():
             except Exception:
                 failures.append('round %d: %s' % (r, traceback.format_exc()))
                 pool.clear()
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-    cap.seek(0)
-    printed = cap.read()
+    printed = printed[0]
     if os.environ.get('CHAIN_STATS'):
         for key in sorted(STATS):
             print('%-28s %d' % (key, STATS[key]))
-    print('seed %d: %d rounds of %d steps, %d checks, %d failed' %
-          (seed, rounds, steps, sum(STATS.values()), len(failures)))
-    for f in failures[:20]:
-        print('FAIL', f)
-    if printed:
-        print('FAIL the library printed %d bytes: %r' % (len(printed), printed[:300]))
-    return 1 if failures or printed else 0
+    return verdict('seed %d: %d rounds of %d steps, %d checks, %d failed' %
+                   (seed, rounds, steps, sum(STATS.values()), len(failures)), failures, printed,
+                   20)
 
 
 if __name__ == '__main__':
