@@ -19,14 +19,19 @@ smallest normal and subnormal ones, halves for the roundings, integers near 2^24
   - binary ops and comparisons on every ordered pair of corner values, same-shape and as the
     broadcast of a column against a row (every pair again, through stride-0 views);
   - the scalar forms (binary_scalar, cmp_scalar, integer affine, clamp with each scalar as lo,
-    as hi and as both) with scalars the dtype cannot hold (1e-300, 255.5, 2^64, +-inf, NaN);
+    as hi and as both, powf, elu) with scalars the dtype cannot hold (1e-300, 255.5, 2^64,
+    +-inf, NaN);
   - max/min/argmax/argmin of corner matrices along each dim, keepdim or not, contiguous and
     transposed (candle's fold from the first element, strict comparison);
   - sum and mean of columns whose pairs overflow the dtype, or hold an inf or NaN, over dim 0
     and over the other dim of the transpose (one answer for both: tensorlib accumulates in
     double, one row after the other);
   - softmax, log_softmax and log_sum_exp of rows of infinities, NaN and zeros of both signs,
-    along each dim of both layouts, against torch's f64 results rounded to the dtype.
+    along each dim of both layouts, against torch's f64 results rounded to the dtype;
+  - every product of two corner values through matmul (a column times a row, each operand
+    contiguous or transposed) and broadcast_matmul;
+  - broadcast_add, broadcast_lt and broadcast_matmul over pairs of shapes with size-1, 0-size
+    and missing dims: accepted exactly when numpy accepts them, refused with TL_ERR_SHAPE.
 References: torch's f64 rounded once to the dtype where the op is exact or correctly rounded
 (0 ulps); exp, log, tanh, sigmoid, silu, erf, sin, cos 4 ulps (fuzz_torch's bound); gelu and
 gelu_erf from mpmath (torch's f64 gelu cancels below -3, 100 ulps off), 4 ulps, NaN at -inf
@@ -57,7 +62,7 @@ try:
 except ImportError:  # torch needs sympy, which needs mpmath: absent only in odd installs
     mpmath = None
 
-ERR_DTYPE, ERR_RANGE = 3, 5
+ERR_SHAPE, ERR_DTYPE, ERR_RANGE = 2, 3, 5
 UNARY = ['exp', 'log', 'sin', 'cos', 'tanh', 'abs', 'neg', 'recip', 'sqr', 'sqrt', 'relu', 'gelu',
          'gelu_erf', 'silu', 'floor', 'ceil', 'round', 'sign', 'sigmoid', 'erf']
 INT_UNARY = ('abs', 'neg', 'sqr', 'relu', 'sign', 'floor', 'ceil', 'round')
@@ -338,6 +343,15 @@ def check_scalars():
             if dt in INTS:
                 judge('affine %s %r %r' % (NAMES[dt], s, s), lib.tl_affine(t, s, s),
                       affine_int(v, s, s, dt), dt)
+            else:
+                # powf is C's pow in double (the f32 kernel's exponent an f32), elu
+                # x >= 0 ? x : alpha expm1(x) (so -0 stays -0, tl.h's choice)
+                e = float(np.float32(s)) if dt == ct.F32 else s
+                want = np.array([round_to(q, dt) for q in np.power(v, e)])
+                judge('powf %s %r' % (NAMES[dt], s), lib.tl_powf(t, s), want, dt, 2)
+                want = np.array([round_to(x if x >= 0 or math.isnan(x) else
+                                          e * math.expm1(x), dt) for x in v])
+                judge('elu %s %r' % (NAMES[dt], s), lib.tl_elu(t, s), want, dt, 4)
             for lo, hi in ((s, 100.0), (-5.0, s), (s, s)):
                 # candle: maximum(lo) then minimum(hi), each bound the dtype's value first;
                 # a NaN bound is no bound on floats (x < NaN is false) and 0 on integers
@@ -408,6 +422,68 @@ def check_overflowing_sums():
                 lib.tl_release(x)
 
 
+def check_matmul_pairs():
+    """Every product of two corner values, as the matmul of a column by a row (k = 1, so each
+    result is one product rounded once: infinities and NaN included), with each operand
+    contiguous or transposed, and the same through broadcast_matmul with a batch dim of 1
+    against one of 2. A zero's sign is BLAS's (OpenBLAS adds the product to a +0 with an fma:
+    -0 * 1 gives +0, an underflowing negative product -0), so floats compare with half an eps
+    of relative slack: a zero may have either sign, a normal product may not be an ulp off."""
+    for dt in ALL:
+        c = corners(dt)
+        n = len(c)
+        col, row = values(c, dt).reshape(n, 1), values(c, dt).reshape(1, n)
+        slack = 0 if dt in INTS else 0.5
+        if dt in INTS:
+            want = objarr([wrap(int(x) * int(y), dt) for x in c for y in c], (n, n))
+        else:
+            want = np.array([round_to(x * y, dt) for x in c for y in c]).reshape(n, n)
+        for ta in (False, True):
+            for tb in (False, True):
+                a, b = matrix(col, dt, ta), matrix(row, dt, tb)
+                judge('matmul %s column x row%s%s' % (NAMES[dt], ' (a transposed)' * ta,
+                                                      ' (b transposed)' * tb),
+                      lib.tl_matmul(a, b), want, dt, slack)
+                lib.tl_release(a)
+                lib.tl_release(b)
+        a = tensor(col.reshape(1, n, 1), dt)
+        b = tensor(np.stack([row, row]), dt)
+        judge('broadcast_matmul %s [1, n, 1] x [2, 1, n]' % NAMES[dt],
+              lib.tl_broadcast_matmul(a, b), np.stack([want, want]), dt, slack)
+        lib.tl_release(a)
+        lib.tl_release(b)
+
+
+def check_broadcast_shapes():
+    """broadcast_add, broadcast_lt and broadcast_matmul over pairs of shapes with size-1,
+    zero-size and missing dims, rank 0 to 3: numpy's rule decides what is accepted, and a
+    refusal is TL_ERR_SHAPE with a message that starts with the op's name."""
+    shapes = [(), (0,), (1,), (3,), (1, 1), (0, 1), (1, 0), (2, 1), (1, 3), (2, 3), (0, 3), (2, 0),
+              (1, 1, 3), (2, 1, 1), (4, 2, 3), (1, 0, 1)]
+    for sa in shapes:
+        for sb in shapes:
+            a = np.arange(1, int(np.prod(sa)) + 1, dtype=np.float64).reshape(sa)
+            b = np.arange(1, int(np.prod(sb)) + 1, dtype=np.float64).reshape(sb) * 10
+            ta, tb = tensor(a, ct.F32), tensor(b, ct.F32)
+            cases = [('broadcast_add', lambda: lib.tl_broadcast_binary(0, ta, tb),
+                      lambda: a + b, ct.F32),
+                     ('broadcast_lt', lambda: lib.tl_broadcast_cmp(2, ta, tb),
+                      lambda: objarr([int(q) for q in (a < b).reshape(-1)], (a < b).shape), U8)]
+            if len(sa) >= 2 and len(sb) >= 2:
+                cases.append(('broadcast_matmul', lambda: lib.tl_broadcast_matmul(ta, tb),
+                              lambda: np.matmul(a, b), ct.F32))
+            for name, call, ref, dt in cases:
+                label = '%s %s %s' % (name, list(sa), list(sb))
+                try:
+                    want = ref()
+                except ValueError:  # numpy refuses the shapes: tensorlib must too
+                    refuse(label, call(), ERR_SHAPE, name)
+                    continue
+                judge(label, call(), want, dt)
+            lib.tl_release(ta)
+            lib.tl_release(tb)
+
+
 def check_softmax_rows():
     inf, nan = math.inf, math.nan
     rows = [[-inf, -inf, -inf], [inf, 1, 2], [inf, inf, 0], [nan, 1, 2], [1, nan, 2],
@@ -440,7 +516,8 @@ def main():
     lib = ct.lib
     with ct.library_output() as printed, np.errstate(all='ignore'):
         for part in (check_casts, check_unary, check_binary, check_scalars, check_extremes,
-                     check_overflowing_sums, check_softmax_rows):
+                     check_overflowing_sums, check_softmax_rows, check_matmul_pairs,
+                     check_broadcast_shapes):
             part()
     printed = printed[0]
     return ct.verdict('%d checks, %d failed' % (checks[0], len(failures)), failures, printed, 40)
