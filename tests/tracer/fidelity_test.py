@@ -622,6 +622,29 @@ def gaps(a, tmp):
                          f'{where}: no note on the missing line:\n{text}')
 
 
+def stripped(a, tmp):
+    """wrap_std.cpp at -O0 (libstdc++'s wrappers are calls of their own), stripped of every
+    symbol, its debug file where its .gnu_debuglink names it: beside the program, then in its
+    .debug/ directory. The wrappers are known by their names from the debug file, so the stacks
+    are whole down to main, as the unstripped program's are (check_wrapped)."""
+    objcopy = shutil.which('objcopy')
+    if not objcopy:
+        raise Skipped('objcopy is not installed (binutils)')
+    for where in ('', '.debug'):
+        p = Program(a, tmp, 'wrap_std.cpp', '-O0', '-std=c++17')
+        place = os.path.join(tmp, where)
+        os.makedirs(place, exist_ok=True)
+        debug = os.path.join(place, os.path.basename(p.exe) + '.dbg')
+        subprocess.run([objcopy, '--only-keep-debug', p.exe, debug], check=True)
+        subprocess.run([objcopy, '--strip-all', '--add-gnu-debuglink=' + debug, p.exe], check=True)
+        sections = subprocess.run(['readelf', '-S', p.exe], capture_output=True, text=True).stdout
+        need('.symtab' not in sections and '.gnu_debuglink' in sections,
+             f'{p.name}: not stripped with a debug link:\n{sections}')
+        p.name += f' stripped, debug file in {where or "its directory"}'
+        check_wrapped(p)
+        os.unlink(debug)
+
+
 def merged(a, tmp):
     """merged.c at -O2: the request's frame #0 names the marked line of its lock call, or, where
     the compiler merged the two calls into one (clang: DWARF line 0), says that no single line
@@ -696,7 +719,7 @@ CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wr
                                           wrappers_user, wrappers_nomatch, late_dlopen,
                                           signature_wrappers, waits, lto, split_dwarf,
                                           leaked, place, no_debug, merged, gaps, lambdas,
-                                          fresh_thread)}
+                                          fresh_thread, stripped)}
 
 
 def main(argv):

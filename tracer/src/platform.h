@@ -463,6 +463,14 @@ void lt_platform_modules_unloaded(const lt_module_span *m, size_t n);
  * they are. Given back by lt_platform_release_hole (the same lo and hi). */
 int lt_platform_hold_hole(uintptr_t lo, uintptr_t hi);
 void lt_platform_release_hole(uintptr_t lo, uintptr_t hi);
+/* The i-th place (i < LT_DEBUGLINK_PLACES) where the debug file that the .gnu_debuglink
+ * section of `file` names `link` is looked for, into path: beside the file, in its .debug/
+ * directory, under /usr/lib/debug at the file's own directory (GDB's and libdw's places). 0
+ * when link is not a plain file name, file names no directory, the path does not fit or is
+ * file itself. Never allocates (platform_elfsym.c reads debug files in a signal handler). */
+#define LT_DEBUGLINK_PLACES 3
+int lt_platform_debuglink_path(char *path, size_t size, const char *file, const char *link,
+                               size_t i);
 #endif
 /* The same, async-signal-safe (no loader lock, no allocation), for the thread dump; also the
  * address range [lo, hi) of the object's mappings, so a caller can reuse the answer. */

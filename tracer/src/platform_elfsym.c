@@ -11,7 +11,8 @@
  * at a later call (a fork child skips the entries its parent's threads were building). Past
  * OBJECTS objects, names are unknown. `.symtab` is preferred (a local or hidden function, such
  * as std::mutex::lock in a program built at -O0, is only there); for a stripped file the debug
- * file named by its build-id under /usr/lib/debug, else `.dynsym`.
+ * file named by its build-id under /usr/lib/debug, else the one its `.gnu_debuglink` names
+ * (found where libdw's local lookup finds it, holding the file's build-id), else `.dynsym`.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -234,6 +235,90 @@ static int debug_file(const char *id, elf_file *f)
     return open_elf(path, f);
 }
 
+int lt_platform_debuglink_path(char *path, size_t size, const char *file, const char *link,
+                               size_t i)
+{
+    static const char *const place[LT_DEBUGLINK_PLACES][2] = {
+        {"", "/"}, {"", "/.debug/"}, {"/usr/lib/debug", "/"}};
+    const char *slash = strrchr(file, '/');
+    if (i >= LT_DEBUGLINK_PLACES || !slash || !link[0] || strchr(link, '/'))
+        return 0;
+    size_t dir = (size_t)(slash - file);
+    size_t at = lt_fmt_str(path, size, 0, place[i][0]);
+    if (at + dir >= size)
+        return 0;
+    memcpy(path + at, file, dir);
+    at = lt_fmt_str(path, size, at + dir, place[i][1]);
+    at = lt_fmt_str(path, size, at, link);
+    return at + 1 < size && strcmp(path, file) != 0;
+}
+
+/* Whether a note section of f holds the GNU build-id `id` (hex, as lt_module has it); any file
+ * does for an object without one (id ""), as for libdw's lookup. */
+static int has_build_id(const elf_file *f, const char *id)
+{
+    if (!id[0])
+        return 1;
+    for (size_t i = 0; i < f->nsh; i++) {
+        const ElfW(Shdr) *s = &f->sh[i];
+        union {
+            ElfW(Nhdr) n;
+            unsigned char b[256];
+        } note;
+        if (s->sh_type != SHT_NOTE || s->sh_size < sizeof note.n || s->sh_size > sizeof note ||
+            s->sh_offset > f->size || read_at(f->fd, note.b, s->sh_size, s->sh_offset) != 0)
+            continue;
+        const unsigned char *desc = note.b + sizeof note.n + ((note.n.n_namesz + 3) & ~3u);
+        if (note.n.n_type != NT_GNU_BUILD_ID || note.n.n_namesz != 4 ||
+            memcmp(note.b + sizeof note.n, "GNU", 4) != 0 ||
+            note.n.n_descsz > s->sh_size - (size_t)(desc - note.b) ||
+            strlen(id) != 2 * note.n.n_descsz)
+            continue;
+        size_t k = 0;
+        while (k < note.n.n_descsz && id[2 * k] == "0123456789abcdef"[desc[k] >> 4] &&
+               id[2 * k + 1] == "0123456789abcdef"[desc[k] & 15])
+            k++;
+        return k == note.n.n_descsz;
+    }
+    return 0;
+}
+
+/* The debug file that f's .gnu_debuglink section names, opened into dbg: a stripped program
+ * whose debug file sits beside it (objcopy --add-gnu-debuglink) has its function names there
+ * only. Out of line: its buffers are on the stack only on this rare path. */
+static __attribute__((noinline)) int debuglink_file(const elf_file *f, const lt_module *m,
+                                                    elf_file *dbg)
+{
+    const ElfW(Shdr) *names = f->eh.e_shstrndx < f->nsh ? &f->sh[f->eh.e_shstrndx] : NULL;
+    char *strtab = names && names->sh_offset <= f->size &&
+                           names->sh_size <= f->size - names->sh_offset
+                       ? read_section(f, names)
+                       : NULL;
+    char link[256] = "", path[1024];
+    for (size_t i = 0; strtab && i < f->nsh; i++) {
+        const ElfW(Shdr) *s = &f->sh[i];
+        if (s->sh_name < names->sh_size && s->sh_size > 4 &&
+            strncmp(strtab + s->sh_name, ".gnu_debuglink", names->sh_size - s->sh_name) == 0) {
+            size_t n = s->sh_size < sizeof link ? s->sh_size : sizeof link;
+            if (s->sh_offset > f->size || read_at(f->fd, link, n, s->sh_offset) != 0)
+                link[0] = 0;
+            link[n - 1] = 0;
+            break;
+        }
+    }
+    if (strtab)
+        lt_platform_unmap(strtab, names->sh_size);
+    for (size_t i = 0; link[0] && i < LT_DEBUGLINK_PLACES; i++) {
+        if (!lt_platform_debuglink_path(path, sizeof path, m->path, link, i) ||
+            !open_elf(path, dbg))
+            continue;
+        if (has_build_id(dbg, m->build_id))
+            return 1;
+        close_elf(dbg);
+    }
+    return 0;
+}
+
 static int build(object *o, const lt_module *m, uintptr_t lo)
 {
     elf_file f, dbg;
@@ -245,7 +330,7 @@ static int build(object *o, const lt_module *m, uintptr_t lo)
     if ((sym = symbol_section(&f, SHT_SYMTAB, &str)) != NULL) {
         ok = index_functions(o, &f, sym, str);
     } else {
-        if (debug_file(m->build_id, &dbg)) {
+        if (debug_file(m->build_id, &dbg) || debuglink_file(&f, m, &dbg)) {
             sym = symbol_section(&dbg, SHT_SYMTAB, &str);
             ok = sym && index_functions(o, &dbg, sym, str);
             close_elf(&dbg);

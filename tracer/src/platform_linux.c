@@ -1617,41 +1617,23 @@ static int debug_file_matches(Dwfl_Module *mod, int fd)
     return same;
 }
 
-/* prefix + the directory of file + middle + name into path; 0 when it does not fit. */
-static int debuglink_path(char *path, size_t size, const char *prefix, const char *file,
-                          size_t dirlen, const char *middle, const char *name)
-{
-    size_t p = strlen(prefix), m = strlen(middle), n = strlen(name);
-    if (p + dirlen + m + n + 1 > size)
-        return 0;
-    memcpy(path, prefix, p);
-    memcpy(path + p, file, dirlen);
-    memcpy(path + p + dirlen, middle, m);
-    memcpy(path + p + dirlen + m, name, n + 1);
-    return 1;
-}
-
 static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
                                 Dwarf_Addr base, const char *file, const char *debuglink,
                                 GElf_Word crc, char **debuginfo_file_name)
 {
-    static const char *const where[][2] = {{"", "/"}, {"", "/.debug/"}, {"/usr/lib/debug", "/"}};
     int fd = dw.dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file, debuglink, crc,
                                              debuginfo_file_name);
-    const char *slash = file ? strrchr(file, '/') : NULL;
-    if (fd >= 0 || !slash || !debuglink || strchr(debuglink, '/'))
-        return fd;
-    for (size_t i = 0; i < LT_ARRAY_LEN(where); i++) {
+    for (size_t i = 0; fd < 0 && file && debuglink && i < LT_DEBUGLINK_PLACES; i++) {
         char path[4096];
-        if (!debuglink_path(path, sizeof path, where[i][0], file, (size_t)(slash - file),
-                            where[i][1], debuglink) || strcmp(path, file) == 0 ||
+        if (!lt_platform_debuglink_path(path, sizeof path, file, debuglink, i) ||
             (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
             continue;
         if (debug_file_matches(mod, fd) && (*debuginfo_file_name = strdup(path)) != NULL)
             return fd;
         close(fd);
+        fd = -1;
     }
-    return -1;
+    return fd;
 }
 
 /* The loader's counts of objects loaded and unloaded so far (glibc's dlpi_adds, dlpi_subs).
