@@ -500,6 +500,36 @@ def split_dwarf(a, tmp):
     check_inversion_text(p, p.rendered(), f'{p.name} (locktrace report)')
 
 
+def split_missing(a, tmp):
+    """-gsplit-dwarf (helper_order.c at -O2) without its .dwo file: the program's line table
+    still gives each frame a line, which may be an inlined call's (acquire's, under main); every
+    frame in helper_order.c says that the calls inlined there are unknown and which file would
+    name them, on stderr and in `locktrace report`. With the file back, none does."""
+    p = Program(a, tmp, 'helper_order.c', '-O2', '-gsplit-dwarf')
+    dwo = glob.glob(os.path.join(tmp, '*.dwo'))
+    need(len(dwo) == 1, f'{p.name}: .dwo files {dwo}, want 1')
+    hidden = os.path.join(tmp, 'hidden')
+    note = re.compile(r' \S*helper_order\.c:\d+ \((\S+) not found: the calls inlined here, whose line '
+                      r'this may be, are unknown\) \(')
+    for missing in (True, False):
+        if missing:
+            os.rename(dwo[0], hidden)
+        ending, out, err = p.run('self')
+        need(ending == 'signal:SIGABRT', f'{p.name}: {ending}\n{err}')
+        texts = ((err.split('locktrace: thread-dump:')[0], 'stderr'), (p.rendered(), 'locktrace report'))
+        if missing:
+            os.rename(hidden, dwo[0])
+        for text, how in texts:
+            where = f'{p.name} {"without" if missing else "with"} its .dwo ({how})'
+            frames = [l for l in text.splitlines() if re.search(r'helper_order\.c:\d+', l)]
+            need(frames, f'{where}: no frame in helper_order.c:\n{text}')
+            named = [os.path.basename(m.group(1)) for m in map(note.search, frames) if m]
+            want = [os.path.basename(dwo[0])] * len(frames) if missing else []
+            need(named == want, f'{where}: frames say {named}, want {want}:\n{text}')
+        need(texts[0][0] == texts[1][0], f'{p.name}: stderr and `locktrace report` differ:\n'
+             f'--- stderr\n{texts[0][0]}--- locktrace report\n{texts[1][0]}')
+
+
 def leaked(a, tmp):
     """leak.c: a lock leaked by a call that returned, requested again through the same helpers
     from another caller. The request names that caller; the earlier acquisition names the
@@ -719,7 +749,7 @@ CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wr
                                           wrappers_user, wrappers_nomatch, late_dlopen,
                                           signature_wrappers, waits, lto, split_dwarf,
                                           leaked, place, no_debug, merged, gaps, lambdas,
-                                          fresh_thread, stripped)}
+                                          fresh_thread, stripped, split_missing)}
 
 
 def main(argv):

@@ -81,6 +81,17 @@ static void call_site(const lt_dw_api *dw, Dwarf_Die *inl, lt_dw_frame *f)
         f->line = (int)ln;
 }
 
+/* The name of the split DWARF file a skeleton unit's DIEs are in (DWARF 5's attribute, or
+ * the GNU extension gcc writes for DWARF 4). */
+static const char *dwo_name(const lt_dw_api *dw, Dwarf_Die *skeleton)
+{
+    Dwarf_Attribute attr;
+    const char *name = dw->dwarf_formstring(dw->dwarf_attr(skeleton, DW_AT_dwo_name, &attr));
+    if (!name)
+        name = dw->dwarf_formstring(dw->dwarf_attr(skeleton, DW_AT_GNU_dwo_name, &attr));
+    return name ? name : "(unnamed)";
+}
+
 #define INLINED 64
 
 /* Whether a DIE under parent holds the code at pc; the inlined calls on the way down to the
@@ -155,10 +166,18 @@ size_t lt_dw_frames(const lt_dw_api *dw, Dwfl_Module *mod, Dwarf_Addr addr, lt_d
     Dwarf_Die inl[INLINED], split;
     uint8_t type = 0;
     int seen = 0;
-    /* -gsplit-dwarf: the unit in the program is a skeleton, its DIEs are in the .dwo file */
+    /* -gsplit-dwarf: the unit in the program is a skeleton, its DIEs are in the .dwo file.
+     * Without that file (not shipped with the program, or rebuilt since) the line table is
+     * still the program's, so the line is the innermost inlined call's: the frame says so. */
     if (cu && dw->dwarf_cu_info(cu->cu, NULL, &type, NULL, &split, NULL, NULL, NULL) == 0 &&
-        type == DW_UT_skeleton && split.cu)
-        cu = &split;
+        type == DW_UT_skeleton) {
+        if (split.cu) {
+            cu = &split;
+        } else {
+            f.split_missing = dwo_name(dw, cu);
+            cu = NULL;
+        }
+    }
     /* the walk under functions that do not hold the address only when the plain one, which
      * skips their subtrees, finds no function that does */
     if (cu && !inlined_at(dw, cu, addr - bias, inl, &seen, 0, 0))

@@ -37,6 +37,9 @@ typedef struct lt_dw_frame {
     const char *file;     /* NULL without line information */
     int line;
     int inlined;          /* a call inlined at the address */
+    const char *split_missing; /* the split DWARF file (-gsplit-dwarf) that would name the calls
+                                  inlined at the address, not found: the line may be one of
+                                  theirs; NULL otherwise */
 } lt_dw_frame;
 
 /* The frames at addr (an address in mod's dwfl space), at most max into out; returns how

@@ -395,6 +395,7 @@ typedef struct lt_symbol {
     const char *file;     /* source file, NULL without debug info */
     int line;
     int inlined;          /* a call inlined at the address (the function's frame comes last) */
+    const char *split_missing; /* dwarf_frames.h: the -gsplit-dwarf file not found, or NULL */
 } lt_symbol;
 
 /* Describes ip: the calls inlined at it, innermost first, then its function, at most max into

@@ -1839,6 +1839,7 @@ size_t lt_platform_symbolize(uintptr_t ip, lt_symbol *out, size_t max)
         s.file = found[i].file;
         s.line = found[i].line;
         s.inlined = found[i].inlined;
+        s.split_missing = found[i].split_missing;
         out[i] = s;
     }
     return n ? n : 1;

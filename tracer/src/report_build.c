@@ -94,6 +94,7 @@ static size_t fill_frames(lt_rep_frame *f, size_t room, uintptr_t ip, const lt_r
         f[i].file = keep(s[i].file);
         f[i].line = s[i].line;
         f[i].inlined = s[i].inlined;
+        f[i].split_missing = keep(s[i].split_missing);
         if (!f[i].module && s[i].module) {
             f[i].module = keep(s[i].module);
             f[i].module_offset = s[i].module_offset + !interrupted;

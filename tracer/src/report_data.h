@@ -41,6 +41,9 @@ typedef struct lt_rep_frame {
     int line;
     int inlined;              /* 1: a call inlined at this ip (its function's frame follows) */
     int wrapper;              /* 1: in a lock wrapper (wrappers.c); set by the tracer */
+    const char *split_missing; /* the split DWARF file (-gsplit-dwarf) naming the calls inlined
+                                  at ip, not found, so the line may be one of theirs; NULL
+                                  otherwise. Not in the report file: symbolizing finds it */
 } lt_rep_frame;
 
 /* Why a stack ends before the thread's outermost frame (lt_rep_stack.cut). A stack that ends at

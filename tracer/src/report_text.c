@@ -282,6 +282,13 @@ static void put_frame(out *o, size_t i, const lt_rep_frame *f)
          * instruction for two identical calls), so no line of the file is the right one */
         if (f->line == 0)
             put(o, " (no single line: code the compiler merged from several lines)");
+        /* -gsplit-dwarf without its .dwo file: the line table is there, the inlined calls
+         * are not, so the line may be an inlined call's, shown under the outer function */
+        if (f->split_missing) {
+            put(o, " (");
+            put_data(o, f->split_missing);
+            put(o, " not found: the calls inlined here, whose line this may be, are unknown)");
+        }
     }
     if (f->module) {
         put(o, " (");

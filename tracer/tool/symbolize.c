@@ -238,6 +238,7 @@ static size_t frames_at(lt_symbolizer *sz, module *m, Dwarf_Addr addr, const lt_
         out[i].file = found[i].file;
         out[i].line = found[i].line;
         out[i].inlined = found[i].inlined;
+        out[i].split_missing = found[i].split_missing;
     }
     return n;
 }
