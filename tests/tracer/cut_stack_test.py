@@ -123,13 +123,13 @@ def check_top(ctx, frame_line, line, where):
 
 def expect_cut(ctx, program, mode, **more):
     """The request stack (a whole unwind) is cut short at cut_lock_twice and says why; so is the
-    earlier acquisition's with LOCKTRACE_STACKS=full. Recorded lazily, that one is marked as
-    recorded frames instead (the walk that recorded it is no unwind: libunwind may go on past
-    a frame without unwind information, by its frame pointer; see the fp_* checks)."""
+    earlier acquisition's, unwound (LOCKTRACE_STACKS=full) or recorded lazily: its recorded
+    frame is where an unwind there ended, so it is as much as an unwind knows (where libunwind
+    goes on past that frame by its frame pointer, the recorded frames are marked as such
+    instead: see the fp_* checks)."""
     err, rep, shown = ctx.report(program, mode, **more)
-    full = more.get('LOCKTRACE_STACKS') == 'full'
     roles = (('  request (this call):', 'request', ctx.second, True),
-             ('  earlier acquisition by this thread', 'held', ctx.first, full))
+             ('  earlier acquisition by this thread', 'held', ctx.first, True))
     for text, what in ((err, 'stderr'), (shown, '`locktrace report`')):
         for heading, role, line, cut in roles:
             block = text_stack(text, heading)

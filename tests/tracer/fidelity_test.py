@@ -530,6 +530,37 @@ def split_missing(a, tmp):
              f'--- stderr\n{texts[0][0]}--- locktrace report\n{texts[1][0]}')
 
 
+def recorded(a, tmp):
+    """recorded.c at -O0 and -O2: a stack recorded lazily that reaches the thread's start is
+    whole (exit-held's "taken at": no "frames recorded" line, JSON partial false); a lock's
+    "lock first seen" stack of recorded frames that do not reach main says so, and its frames
+    are the first of the true chain."""
+    for opt in ('-O0', '-O2'):
+        p = Program(a, tmp, 'recorded.c', opt)
+        L = p.line
+        ending, out, err = p.run('exit')
+        need(ending == 0 and 'locktrace: exit-held: ' in err, f'{p.name} exit: {ending}\n{err}')
+        files = [f for f in glob.glob(os.path.join(tmp, 'reports', '*.json')) if not f.endswith('.summary.json')]
+        taken = [s for f in files for s in json.load(open(f))['stacks'] if s['role'] == 'taken']
+        need(len(taken) == 1 and not taken[0]['partial'], f'{p.name} exit: JSON taken stacks {taken}')
+        for text, how in ((err, 'stderr'), (p.rendered(), 'locktrace report')):
+            where = f'{p.name} exit ({how})'
+            st = [x for x in stacks(text) if x[0] == 'taken at:']
+            need(len(st) == 1, f'{where}: {len(st)} "taken at" stacks:\n{text}')
+            whole(f'{where} taken', st[0][1:], [('Hold', L('hold')), ('Exiting', L('exiting'))], text)
+        ending, out, err = p.run('deep')
+        need(ending == 0 and 'locktrace: bad-unlock: ' in err, f'{p.name} deep: {ending}\n{err}')
+        truth = [('Deep1', L('deep1')), ('Deep2', L('deep2')), ('Deep3', L('deep3')),
+                 ('Deep4', L('deep4')), ('Deep5', L('deep5')), ('main', L('main:deep'))]
+        for text, how in ((err, 'stderr'), (p.rendered(), 'locktrace report')):
+            where = f'{p.name} deep ({how})'
+            st = {h: (f, part) for h, f, part in stacks(text)}
+            first = st.get('lock first seen:')
+            need(first and first[1], f'{where}: "lock first seen" not marked as recorded frames:\n{text}')
+            got = [f for f in first[0] if f[0] in {fn for fn, _ in truth}]
+            need(got and got == truth[:len(got)], f'{where}: first seen at {got}, want the start of {truth}')
+
+
 def leaked(a, tmp):
     """leak.c: a lock leaked by a call that returned, requested again through the same helpers
     from another caller. The request names that caller; the earlier acquisition names the
@@ -749,7 +780,7 @@ CHECKS = {f.__name__: f for f in (lazy_order, lazy_self, same_text, demangle, wr
                                           wrappers_user, wrappers_nomatch, late_dlopen,
                                           signature_wrappers, waits, lto, split_dwarf,
                                           leaked, place, no_debug, merged, gaps, lambdas,
-                                          fresh_thread, stripped, split_missing)}
+                                          fresh_thread, stripped, split_missing, recorded)}
 
 
 def main(argv):

@@ -430,6 +430,12 @@ size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uin
     return n;
 }
 
+int lt_callsite_outermost(uintptr_t pc)
+{
+    const site *s = site_find(pc);
+    return s && (atomic_load_explicit(&s->flags, memory_order_relaxed) & SITE_OUTER);
+}
+
 /* The walk of lt_callsite_stack, once; *unknown = 1 when it stopped at a site not learnt. */
 static size_t stack_walk(const lt_thread *t, uintptr_t ra, uintptr_t cfa, uintptr_t *out,
                          size_t max, int *unknown)

@@ -30,6 +30,10 @@ int lt_callsite_may_unwind(const lt_thread *t, uintptr_t ra);
 size_t lt_callsite_walk(lt_thread *t, lt_walk *w, size_t from, uintptr_t ra, uintptr_t cfa,
                         uintptr_t *out);
 
+/* Whether pc is a return address in the frame where an unwind ended (the thread's outermost
+ * frame, as the site table learnt it): recorded frames that reach it are a whole stack. */
+int lt_callsite_outermost(uintptr_t pc);
+
 /* The walks a thread may remember from call site ra. The call sites of one loop lie a few
  * bytes apart, so the set comes from ra's low bits (a multiplicative hash's top bits put
  * nearby addresses together), and a set holds LT_WALK_WAYS walks: a lock helper called from

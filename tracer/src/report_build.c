@@ -140,6 +140,10 @@ static lt_rep_stack *add_stack(lt_rep *r, const char *role, uint32_t id, int loc
     const uintptr_t *ips = lt_stack_get(id, &n);
     if (r->nstacks == MAX_STACKS || !ips)
         return NULL;
+    /* Frames recorded lazily that reach the thread's outermost frame are its whole stack:
+     * where a lock was first seen in a shallow stack, or taken by a caller since returned. */
+    if (partial && n && lt_callsite_outermost(ips[n - 1]))
+        partial = 0;
     lt_rep_stack *s = &stacks[r->nstacks++];
     *s = (lt_rep_stack){.role = role, .thread = 0, .lock = lock, .step = -1, .partial = partial};
     s->frames = &frames[nframes];

@@ -554,6 +554,7 @@ static void put_stack(out *o, const lt_rep *r, const lt_rep_stack *s)
         if (strcmp(s->role, role_heading[i][0]) == 0) {
             put(o, role_heading[i][1]);
             put_frames(o, s);
+            put_partial(o, s); /* where a lock was first seen, when it is recorded frames */
             return;
         }
     }
