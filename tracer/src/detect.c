@@ -76,6 +76,7 @@ static void fill_orphan(lt_finding *f, const lt_lock *l)
     const lt_lock_cold *cold = lt_lock_cold_of(l);
     f->held_mode = (lt_mode)l->orphan_mode;
     f->other = f->held_mode != LT_MODE_NONE && cold->orphan_of ? &cold->orphan_of->info : NULL;
+    f->other_gone = f->other != NULL;
     f->other_by_fork = f->other && cold->orphan_of->by_fork;
     /* where the gone thread took it: a fork child has no exit-held report that says so */
     f->held_stack = f->other ? cold->orphan_stack : 0;
@@ -486,17 +487,39 @@ static int writer_kept(const lt_event *ev)
            lt_platform_rwlock_writer_kept(&word);
 }
 
-/* Unlock of a lock this thread does not hold: if libc unlocked it all the same, forget what
- * others held, before the report (which takes a while: a thread waiting for the lock, which
- * a signal handler in it unlocked, must not be seen waiting for its old holder meanwhile);
- * then report it. */
+/* Who holds l, for a bad unlock's report: a gone thread (fill_orphan), or another thread
+ * whose entry the tracer's record confirms (*other, then f->other), or nobody (held_mode
+ * none). Read before libc's unlock is forgotten: the holder's entry is stale after it. */
+static void fill_bad_unlock_holder(lt_finding *f, const lt_lock *l, lt_wait_step *other)
+{
+    if (l->orphan_mode != LT_MODE_NONE && lt_lock_cold_of(l)->orphan_of) {
+        fill_orphan(f, l);
+    } else if (lt_holders_find(l, atomic_load_explicit(&l->gen, memory_order_relaxed),
+                               LT_CONFIRM_RECORD, other, 1)) {
+        lt_thread_info_fresh(&other->thread);
+        f->other = &other->thread;
+        f->held_mode = other->held_mode;
+        f->held_stack = other->held_stack;
+        f->held_partial = other->held_partial;
+    }
+}
+
+/* Unlock of a lock this thread does not hold: the report names who does hold it and where it
+ * took it (the thread the program meant to unlock for, or the one whose lock it breaks), or
+ * says that nobody does. If libc unlocked it all the same, what others held is forgotten
+ * before the report (which takes a while: a thread waiting for the lock, which a signal
+ * handler in it unlocked, must not be seen waiting for its old holder meanwhile). */
 static void report_bad_unlock(lt_event *ev, int unlocked)
 {
     lt_lock *l = ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra, ev->cfa);
+    lt_finding f = {.kind = LT_FIND_BAD_UNLOCK, .why = LT_WHY_NOT_HELD};
+    lt_wait_step other;
+    memset(&other, 0, sizeof other);
+    fill_lock(&f, ev);
+    if (l)
+        fill_bad_unlock_holder(&f, l, &other);
     if (l && unlocked && !writer_kept(ev))
         released_for_holder(l);
-    lt_finding f = {.kind = LT_FIND_BAD_UNLOCK, .why = LT_WHY_NOT_HELD};
-    fill_lock(&f, ev);
     f.req_mode = LT_MODE_NONE;
     f.request_stack = lt_stack_here(ev->ra);
     lt_report(&f);
