@@ -849,14 +849,40 @@ static void report_exit_held(lt_thread *t, const lt_thread_info *info)
     free(shown);
 }
 
+/* Whether a thread other than its gone holder may still release orphaned lock l: glibc's
+ * unlock of a normal mutex checks no owner (a program that unlocks a mutex another thread
+ * locked, as one used as a binary semaphore is, works: a bad-unlock report, not a hang), nor
+ * does a spinlock's, and an rwlock's read hold is anybody's to give back (its word names no
+ * reader); a custom lock's rules are its own. An error-checking or recursive mutex refuses
+ * another thread's unlock (EPERM), and glibc takes another thread's unlock of an rwlock held
+ * for write for a read unlock (writer_kept): only the gone thread could have released those. */
+static int others_may_release(const lt_lock *l, const void *addr, lt_kind kind)
+{
+    if (lt_lock_custom(l))
+        return 1;
+    if (kind == LT_RWLOCK)
+        return l->orphan_mode != LT_MODE_WRITE;
+    return kind != LT_MUTEX || lt_lock_mutex_type(addr, l) == LT_MUTEX_NORMAL;
+}
+
 /* A wait published before its lock's holder exited holding the lock (waitfor.c's
  * lt_waitfor_orphaned): does it still wait for good, as a request after the exit would
- * (orphan_blocks)? */
+ * (orphan_blocks), and can another thread still release the lock (others_may_release)? A
+ * process-shared lock that others may release, in memory shared with other processes, may be
+ * released by a thread of another process, which this one cannot see: its wait may end. */
 int lt_orphan_wait_hopeless(const lt_orphan_wait *w)
 {
-    return orphan_blocks_request(w->lock, w->addr, (lt_kind)w->kind, (lt_mode)w->mode,
-                                 (lt_wait)w->wait) &&
-           orphan_holds(w->lock, w->addr, (lt_kind)w->kind);
+    if (!orphan_blocks_request(w->lock, w->addr, (lt_kind)w->kind, (lt_mode)w->mode,
+                               (lt_wait)w->wait) ||
+        !orphan_holds(w->lock, w->addr, (lt_kind)w->kind))
+        return 0;
+    if (!others_may_release(w->lock, w->addr, (lt_kind)w->kind))
+        return LT_HOPELESS;
+    int shared = !lt_lock_custom(w->lock) &&
+                 (w->kind == LT_SPIN ? lt_platform_shared_memory(w->addr)
+                                     : lt_platform_lock_pshared(w->addr, w->kind) &&
+                                           lt_platform_shared_memory(w->addr));
+    return shared ? 0 : LT_HOPELESS_UNLESS_RELEASED;
 }
 
 /* Such a wait, reported by the watchdog once the rest of the process stalled, as the request
