@@ -20,8 +20,13 @@
  *   shared-released   a process-shared normal mutex in shared memory, which a child process
  *                     unlocks once the holder is gone: main gets it (the parent's other
  *                     threads are all gone: the watchdog only may run).
+ * A condition wait cancelled retakes its mutex before the cleanup handlers run; the mutex was
+ * taken last there, by the wait (not by the lock call before it, which the wait released):
+ *   cancel-relock     a cleanup handler locks the mutex again: a self-deadlock;
+ *   cancel-kept       none unlocks it: the thread exits holding it.
  *   orphan_wait NAME
- * Each scenario prints what main's wait returned; the reported ones hang until killed.
+ * Each scenario prints what main's wait (or join) returned; the reported waits hang until
+ * killed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -63,6 +68,40 @@ static void result(const char *what, int rc)
 {
     printf("%s -> %s\n", what, rc == 0 ? "0" : strerror(rc));
     fflush(stdout);
+}
+
+/* cancel-*: the cleanup handler of a cancelled condition wait. */
+static void relock_or_keep(void *m)
+{
+    if (has("relock"))
+        pthread_mutex_lock(m);
+}
+
+NOINLINE void take_for_wait(pthread_mutex_t *m)
+{
+    pthread_mutex_lock(m);
+}
+
+NOINLINE void *wait_until_cancelled(void *arg)
+{
+    (void)arg;
+    take_for_wait(&plain);
+    pthread_cleanup_push(relock_or_keep, &plain);
+    for (;;) {
+        blocked_announce_on(&waiter, &cv, sizeof cv);
+        pthread_cond_wait(&cv, &plain);
+    }
+    pthread_cleanup_pop(0);
+    return NULL;
+}
+
+static void cancel_waiter(void)
+{
+    pthread_t th;
+    pthread_create(&th, NULL, wait_until_cancelled, NULL);
+    blocked_until(&waiter);
+    pthread_cancel(th);
+    result("join", pthread_join(th, NULL));
 }
 
 static pthread_mutex_t *the_mutex(void)
@@ -226,6 +265,10 @@ int main(int argc, char **argv)
         return 2;
     how = argv[1];
     init_mutexes();
+    if (has("cancel")) {
+        cancel_waiter();
+        return 0;
+    }
     if (has("shared"))
         child = start_shared();
     if (has("ticking") || has("busy") || has("released")) {

@@ -694,7 +694,13 @@ int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved)
     return 1;
 }
 
-void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
+/* A cancelled condition wait retakes the mutex before the cleanup handlers run (POSIX): from
+ * there the mutex is held by that retaking, and a handler that locks it again, or a thread
+ * that exits holding it, is told where the wait is, the one call that took it last (the
+ * report named the lock call before the wait, which the wait had released: the reader looked
+ * for a missing unlock there). A wait that returned keeps the mutex's original acquisition:
+ * the program's own lock and unlock bracket it. */
+void lt_cond_reacquire(lt_event *ev, const lt_held *saved, int cancelled)
 {
     if (saved->depth == 0) {
         lt_held *kept = lt_held_find(ev->self, saved->addr);
@@ -717,6 +723,11 @@ void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
     if (!h)
         return;
     *h = *saved;
+    if (cancelled) { /* the wait's call, as lt_held_fill records a lock call */
+        h->ra = ev->ra;
+        h->stack = lt_cfg.stacks == LT_STACKS_LAZY ? 0 : lt_stack_here(ev->ra);
+        h->site = h->stack ? 0 : lt_stack_site_lazy(ev->self, ev->ra, ev->cfa);
+    }
     /* edges lead into it, as into a blocking request's */
     h->anchor = lt_anchor_of((lt_kind)h->kind, (lt_mode)h->mode, same);
     if (h->mode == LT_MODE_WRITE && same)

@@ -1036,7 +1036,8 @@ typedef struct cond_state {
     lt_held saved;
     int released;
     int arrived;
-    int woken; /* the wait returned 0; not when it is cancelled */
+    int woken;    /* the wait returned 0; not when it is cancelled */
+    int returned; /* the wait returned: not cancelled */
     lt_cond_waiter waiter;
 } cond_state;
 
@@ -1050,7 +1051,7 @@ static void cond_return(void *arg)
         if (st->arrived)
             lt_cond_leave(&st->waiter, st->woken);
         if (st->released)
-            lt_cond_reacquire(&st->c->ev, &st->saved);
+            lt_cond_reacquire(&st->c->ev, &st->saved, !st->returned);
         lt_leave(&lt_tls);
     }
 }
@@ -1086,6 +1087,7 @@ static int cond_wait(call *c, pthread_cond_t *cv)
     }
     rc = real_cond_wait(c, cv);
     st.woken = rc == 0;
+    st.returned = 1;
     pthread_cleanup_pop(1);
     return rc;
 }
