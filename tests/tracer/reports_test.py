@@ -281,6 +281,37 @@ def free_held(c):
     need(ending == 0 and ending2 == 0 and out2 == out, f'normalized JSON is not stable {rerr}')
 
 
+def bad_unlock_holder(c):
+    """A bad unlock names who holds the lock and where it took it, as a free-held report does:
+    a live holder (threads[1], its `holder` stack, the lock's held_mode its hold), one gone
+    holding it (threads[1] `gone`), nobody (held_mode `none`, no holder); `locktrace report`
+    prints each back as the program printed it."""
+    want = {'held': (False, 'write', '  held for lock by T1 \\(tid \\d+\\) "holder", taken at:\n'
+                                     '    #0 .* in hold_handed '),
+            'gone': (True, 'write', '  held by T1 \\(tid \\d+\\) "holder", which is gone \\(it exited\\)\n'
+                                    '  it took the lock at:\n    #0 .* in hold_handed '),
+            '': (None, 'none', '  held by no thread \\(none took it since its last release')}
+    for how, (gone, mode, text) in want.items():
+        c.dir = os.path.join(c.tmp, 'bad-unlock-' + (how or 'none'))
+        ending, out, err = c.scenario('bad-unlock-' + how if how else 'bad-unlock')
+        need(ending == 0 and out == 'unlock -> 0\n', f'{how}: {ending} {out!r}')
+        files = [f for f in c.files() if json.load(open(f))['kind'] == 'bad-unlock']
+        need(len(files) == 1, f'{how}: report files {c.files()}')
+        r = json.load(open(files[0]))
+        holder = [s for s in r['stacks'] if s['role'] == 'holder']
+        need(r['locks'][0]['held_mode'] == mode, f'{how}: held_mode {r["locks"][0]["held_mode"]}')
+        if gone is None:
+            need(not holder and len(r['threads']) == 1, f'{how}: {r["threads"]} {holder}')
+        else:
+            need(len(holder) == 1 and holder[0]['thread'] == 1 and
+                 holder[0]['frames'][0]['function'] == 'hold_handed', f'{how}: holder {holder}')
+            need(r['threads'][1]['seq'] == 1 and r['threads'][1]['gone'] == gone,
+                 f'{how}: threads {r["threads"]}')
+        need(re.search(text, err), f'{how}: text lacks {text!r}:\n{err}')
+        ending, again, rerr = c.report('--as-recorded', files[0])
+        need(ending == 0 and again in err, f'{how}: rendered differently:\n{again}\n---\n{err}{rerr}')
+
+
 # --- suppressions --------------------------------------------------------------------------
 
 def cross_kinds(c):
@@ -525,7 +556,8 @@ def raw_bytes(c):
 CHECKS = {f.__name__: f for f in (json_on_abort, unwritable_dir, summary_at_exit, exec_image, exitcode, render_same_text,
                                    resymbolize, build_id_mismatch, bad_files, json_round_trip,
                                    cross_kinds, suppress, suppress_errors, launcher, linked_pkgconfig,
-                                   inlined_cpp, free_held, predicted, raw_bytes, suppress_shown)}
+                                   inlined_cpp, free_held, predicted, raw_bytes, suppress_shown,
+                                   bad_unlock_holder)}
 
 
 def main():

@@ -288,6 +288,37 @@ NOINLINE void unlock_not_held(pthread_mutex_t *m)
     result("unlock", pthread_mutex_unlock(m));
 }
 
+/* An unlock of a mutex another thread holds ("held": the report names it and where it took
+ * the mutex) or left locked when it exited ("gone"). glibc unlocks a normal mutex for any
+ * thread. */
+static pthread_mutex_t handed = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int handed_state;
+
+NOINLINE void *hold_handed(void *arg)
+{
+    pthread_setname_np(pthread_self(), "holder");
+    pthread_mutex_lock(&handed);
+    handed_state = 1;
+    while (!strcmp(arg, "held") && handed_state != 2)
+        sched_yield();
+    return NULL;
+}
+
+NOINLINE void unlock_held_by_other(const char *how)
+{
+    pthread_t th;
+    int gone = !strcmp(how, "gone");
+    pthread_create(&th, NULL, hold_handed, (void *)how);
+    if (gone)
+        pthread_join(th, NULL);
+    while (!handed_state)
+        sched_yield();
+    result("unlock", pthread_mutex_unlock(&handed));
+    handed_state = 2;
+    if (!gone)
+        pthread_join(th, NULL);
+}
+
 /* Locks taken past the tracer, through libc's own functions (found in libc's handle, as
  * Python's ctypes.CDLL("libc.so.6") finds them; a library loaded with RTLD_DEEPBIND calls
  * them too), and released through the ordinary calls: each thread holds what it unlocks,
@@ -941,6 +972,8 @@ int main(int argc, char **argv)
         cond_wait_cancelled();
     else if (!strcmp(s, "bad-unlock"))
         unlock_not_held(&plain);
+    else if (!strncmp(s, "bad-unlock-", 11) && (!strcmp(s + 11, "held") || !strcmp(s + 11, "gone")))
+        unlock_held_by_other(s + 11);
     else if (!strcmp(s, "bad-unlock-exec"))
         unlock_not_held_then_exec(&plain, "/proc/self/exe");
     else if (!strcmp(s, "unlock-past-tracer"))

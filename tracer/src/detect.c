@@ -76,6 +76,7 @@ static void fill_orphan(lt_finding *f, const lt_lock *l)
     const lt_lock_cold *cold = lt_lock_cold_of(l);
     f->held_mode = (lt_mode)l->orphan_mode;
     f->other = f->held_mode != LT_MODE_NONE && cold->orphan_of ? &cold->orphan_of->info : NULL;
+    f->other_gone = f->other != NULL;
     f->other_by_fork = f->other && cold->orphan_of->by_fork;
     /* where the gone thread took it: a fork child has no exit-held report that says so */
     f->held_stack = f->other ? cold->orphan_stack : 0;
@@ -488,17 +489,39 @@ static int writer_kept(const lt_event *ev)
            lt_platform_rwlock_writer_kept(&word);
 }
 
-/* Unlock of a lock this thread does not hold: if libc unlocked it all the same, forget what
- * others held, before the report (which takes a while: a thread waiting for the lock, which
- * a signal handler in it unlocked, must not be seen waiting for its old holder meanwhile);
- * then report it. */
+/* Who holds l, for a bad unlock's report: a gone thread (fill_orphan), or another thread
+ * whose entry the tracer's record confirms (*other, then f->other), or nobody (held_mode
+ * none). Read before libc's unlock is forgotten: the holder's entry is stale after it. */
+static void fill_bad_unlock_holder(lt_finding *f, const lt_lock *l, lt_wait_step *other)
+{
+    if (l->orphan_mode != LT_MODE_NONE && lt_lock_cold_of(l)->orphan_of) {
+        fill_orphan(f, l);
+    } else if (lt_holders_find(l, atomic_load_explicit(&l->gen, memory_order_relaxed),
+                               LT_CONFIRM_RECORD, other, 1)) {
+        lt_thread_info_fresh(&other->thread);
+        f->other = &other->thread;
+        f->held_mode = other->held_mode;
+        f->held_stack = other->held_stack;
+        f->held_partial = other->held_partial;
+    }
+}
+
+/* Unlock of a lock this thread does not hold: the report names who does hold it and where it
+ * took it (the thread the program meant to unlock for, or the one whose lock it breaks), or
+ * says that nobody does. If libc unlocked it all the same, what others held is forgotten
+ * before the report (which takes a while: a thread waiting for the lock, which a signal
+ * handler in it unlocked, must not be seen waiting for its old holder meanwhile). */
 static void report_bad_unlock(lt_event *ev, int unlocked)
 {
     lt_lock *l = ev->lock = lt_shadow_get(ev->self, ev->addr, ev->ra, ev->cfa);
+    lt_finding f = {.kind = LT_FIND_BAD_UNLOCK, .why = LT_WHY_NOT_HELD};
+    lt_wait_step other;
+    memset(&other, 0, sizeof other);
+    fill_lock(&f, ev);
+    if (l)
+        fill_bad_unlock_holder(&f, l, &other);
     if (l && unlocked && !writer_kept(ev))
         released_for_holder(l);
-    lt_finding f = {.kind = LT_FIND_BAD_UNLOCK, .why = LT_WHY_NOT_HELD};
-    fill_lock(&f, ev);
     f.req_mode = LT_MODE_NONE;
     f.request_stack = lt_stack_here(ev->ra);
     lt_report(&f);
@@ -673,7 +696,13 @@ int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved)
     return 1;
 }
 
-void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
+/* A cancelled condition wait retakes the mutex before the cleanup handlers run (POSIX): from
+ * there the mutex is held by that retaking, and a handler that locks it again, or a thread
+ * that exits holding it, is told where the wait is, the one call that took it last (the
+ * report named the lock call before the wait, which the wait had released: the reader looked
+ * for a missing unlock there). A wait that returned keeps the mutex's original acquisition:
+ * the program's own lock and unlock bracket it. */
+void lt_cond_reacquire(lt_event *ev, const lt_held *saved, int cancelled)
 {
     if (saved->depth == 0) {
         lt_held *kept = lt_held_find(ev->self, saved->addr);
@@ -696,6 +725,11 @@ void lt_cond_reacquire(lt_event *ev, const lt_held *saved)
     if (!h)
         return;
     *h = *saved;
+    if (cancelled) { /* the wait's call, as lt_held_fill records a lock call */
+        h->ra = ev->ra;
+        h->stack = lt_cfg.stacks == LT_STACKS_LAZY ? 0 : lt_stack_here(ev->ra);
+        h->site = h->stack ? 0 : lt_stack_site_lazy(ev->self, ev->ra, ev->cfa);
+    }
     /* edges lead into it, as into a blocking request's */
     h->anchor = lt_anchor_of((lt_kind)h->kind, (lt_mode)h->mode, same);
     if (h->mode == LT_MODE_WRITE && same)
@@ -828,14 +862,40 @@ static void report_exit_held(lt_thread *t, const lt_thread_info *info)
     free(shown);
 }
 
+/* Whether a thread other than its gone holder may still release orphaned lock l: glibc's
+ * unlock of a normal mutex checks no owner (a program that unlocks a mutex another thread
+ * locked, as one used as a binary semaphore is, works: a bad-unlock report, not a hang), nor
+ * does a spinlock's, and an rwlock's read hold is anybody's to give back (its word names no
+ * reader); a custom lock's rules are its own. An error-checking or recursive mutex refuses
+ * another thread's unlock (EPERM), and glibc takes another thread's unlock of an rwlock held
+ * for write for a read unlock (writer_kept): only the gone thread could have released those. */
+static int others_may_release(const lt_lock *l, const void *addr, lt_kind kind)
+{
+    if (lt_lock_custom(l))
+        return 1;
+    if (kind == LT_RWLOCK)
+        return l->orphan_mode != LT_MODE_WRITE;
+    return kind != LT_MUTEX || lt_lock_mutex_type(addr, l) == LT_MUTEX_NORMAL;
+}
+
 /* A wait published before its lock's holder exited holding the lock (waitfor.c's
  * lt_waitfor_orphaned): does it still wait for good, as a request after the exit would
- * (orphan_blocks)? */
+ * (orphan_blocks), and can another thread still release the lock (others_may_release)? A
+ * process-shared lock that others may release, in memory shared with other processes, may be
+ * released by a thread of another process, which this one cannot see: its wait may end. */
 int lt_orphan_wait_hopeless(const lt_orphan_wait *w)
 {
-    return orphan_blocks_request(w->lock, w->addr, (lt_kind)w->kind, (lt_mode)w->mode,
-                                 (lt_wait)w->wait) &&
-           orphan_holds(w->lock, w->addr, (lt_kind)w->kind);
+    if (!orphan_blocks_request(w->lock, w->addr, (lt_kind)w->kind, (lt_mode)w->mode,
+                               (lt_wait)w->wait) ||
+        !orphan_holds(w->lock, w->addr, (lt_kind)w->kind))
+        return 0;
+    if (!others_may_release(w->lock, w->addr, (lt_kind)w->kind))
+        return LT_HOPELESS;
+    int shared = !lt_lock_custom(w->lock) &&
+                 (w->kind == LT_SPIN ? lt_platform_shared_memory(w->addr)
+                                     : lt_platform_lock_pshared(w->addr, w->kind) &&
+                                           lt_platform_shared_memory(w->addr));
+    return shared ? 0 : LT_HOPELESS_UNLESS_RELEASED;
 }
 
 /* Such a wait, reported by the watchdog once the rest of the process stalled, as the request

@@ -413,7 +413,7 @@ static inline __attribute__((always_inline)) void lt_destroy_lock(lt_thread *t, 
 void lt_on_init(lt_event *ev);
 void lt_on_destroy(lt_event *ev);
 int lt_cond_release(lt_event *ev, const void *cv, lt_held *saved);
-void lt_cond_reacquire(lt_event *ev, const lt_held *saved);
+void lt_cond_reacquire(lt_event *ev, const lt_held *saved, int cancelled);
 void lt_on_annotate(lt_event *ev, const void *object, locktrace_describe_fn describe);
 void lt_on_thread_exit(lt_thread *t);
 void lt_orphan_locks(lt_thread *t, const lt_gone *owner);

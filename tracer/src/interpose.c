@@ -1082,7 +1082,8 @@ typedef struct cond_state {
     lt_held saved;
     int released;
     int arrived;
-    int woken; /* the wait returned 0; not when it is cancelled */
+    int woken;    /* the wait returned 0; not when it is cancelled */
+    int returned; /* the wait returned: not cancelled */
     lt_cond_waiter waiter;
 } cond_state;
 
@@ -1096,7 +1097,7 @@ static void cond_return(void *arg)
         if (st->arrived)
             lt_cond_leave(&st->waiter, st->woken);
         if (st->released)
-            lt_cond_reacquire(&st->c->ev, &st->saved);
+            lt_cond_reacquire(&st->c->ev, &st->saved, !st->returned);
         lt_leave(&lt_tls);
     }
 }
@@ -1133,6 +1134,7 @@ static int cond_wait(call *c, pthread_cond_t *cv)
     }
     rc = real_cond_wait(c, cv);
     st.woken = rc == 0;
+    st.returned = 1;
     pthread_cleanup_pop(1);
     return rc;
 }

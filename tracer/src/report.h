@@ -65,7 +65,9 @@ typedef struct lt_finding {
     lt_outcome outcome;
     lt_thread_info thread;       /* the thread that triggered the finding */
     const lt_thread_info *other; /* the exited owner (LT_WHY_ORPHANED), or the holder of a
-                                    freed lock that is another thread (free-held), else NULL */
+                                    freed lock that is another thread (free-held), or of a lock
+                                    this thread unlocks (bad-unlock), else NULL */
+    int other_gone;              /* other is a thread gone holding the lock (fill_orphan) */
     int other_by_fork;           /* the owner is a thread of the parent that fork left behind */
     const void *lock;
     uint32_t generation;         /* the lock's shadow generation, 0 = unknown */

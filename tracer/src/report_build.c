@@ -438,12 +438,6 @@ static void add_edge_steps(lt_rep *r, const lt_finding *f)
 }
 
 /* The finding's threads, locks, steps and stacks into r. */
-/* A lock a gone thread holds for good: the report names that thread. */
-static int orphaned(lt_reason why)
-{
-    return why == LT_WHY_ORPHANED || why == LT_WHY_ORPHANED_WAITING;
-}
-
 static void add_finding(lt_rep *r, const lt_finding *f)
 {
     add_thread(r, &f->thread, 0);
@@ -459,7 +453,7 @@ static void add_finding(lt_rep *r, const lt_finding *f)
         return;
     }
     if (f->other)
-        add_thread(r, f->other, orphaned(f->why))->by_fork = f->other_by_fork;
+        add_thread(r, f->other, f->other_gone)->by_fork = f->other_by_fork;
     if (f->kind == LT_FIND_EXIT_HELD)
         add_held_locks(r, f);
     else
@@ -474,7 +468,8 @@ static void add_finding(lt_rep *r, const lt_finding *f)
     }
     if (!f->other && f->kind != LT_FIND_FREE_HELD) {
         add_stack(r, "held", f->held_stack, 0, f->held_partial);
-    } else if (orphaned(f->why) && f->held_stack) { /* the gone thread, thread 1 */
+    } else if ((f->other_gone || f->kind == LT_FIND_BAD_UNLOCK) && f->held_stack) {
+        /* the gone thread, or the holder of what this thread unlocks: thread 1 */
         lt_rep_stack *s = add_stack(r, "holder", f->held_stack, 0, f->held_partial);
         if (s)
             s->thread = 1;

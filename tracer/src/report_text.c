@@ -427,14 +427,16 @@ static void put_object(out *o, const char *label, const lt_rep_lock *l)
     put(o, "\n");
 }
 
-static void put_lock(out *o, const lt_rep_lock *l)
+/* `mine`: held_mode says how this thread holds it (a bad unlock's says how its holder does:
+ * put_unheld). */
+static void put_lock(out *o, const lt_rep_lock *l, int mine)
 {
     put(o, "  lock:      ");
     put_hex(o, l->addr);
     put(o, " ");
     put(o, lock_name(l));
     put_name(o, l->name);
-    if (l->held_mode == LT_MODE_NONE) {
+    if (l->held_mode == LT_MODE_NONE || !mine) {
         put(o, ", not held by this thread");
     } else {
         put(o, ", held for ");
@@ -526,6 +528,15 @@ static void put_others(out *o, const lt_rep *r)
             put_partial(o, taken);
         }
     }
+}
+
+/* A bad unlock of a lock no thread holds on the tracer's record (its holder, when one does,
+ * is named by its "holder" stack, as a free-held report's is, or by put_others when gone). */
+static void put_unheld(out *o, const lt_rep *r)
+{
+    if (r->kind == LT_FIND_BAD_UNLOCK && r->nlocks && r->locks[0].held_mode == LT_MODE_NONE)
+        put(o, "  held by no thread (none took it since its last release, as far as the tracer "
+               "saw)\n");
 }
 
 /* Headings of the stack roles that have no section of their own; an unknown role prints
@@ -1350,9 +1361,10 @@ static size_t format_kind(const lt_rep *r, char *buf, size_t size)
     put(&o, "\n");
     put_role(&o, r, "taken");
     if (r->kind != LT_FIND_EXIT_HELD && r->nlocks)
-        put_lock(&o, &r->locks[0]);
+        put_lock(&o, &r->locks[0], r->kind != LT_FIND_BAD_UNLOCK);
     put_role(&o, r, NULL);
     put_others(&o, r);
+    put_unheld(&o, r);
     put_role(&o, r, "held");
     put_role(&o, r, "first-seen");
     put_outcome(&o, r);

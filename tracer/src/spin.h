@@ -20,7 +20,9 @@
  *                                                     shard (whether a waiter was woken)
  *   LT_RANK_GRAPH     graph_lock (order.c)            mapping memory only
  *   LT_RANK_REGISTRY  registry_lock (thread.c)        its pool; stack depot (holders of a
- *                                                     long wait)
+ *                                                     long wait); a shadow shard, the depot
+ *                                                     and a cond shard (a condition wait
+ *                                                     whose mutex a leaving thread kept)
  *   LT_RANK_SHADOW    64 shard locks (shadow.c)       lockmap stripes; mapping memory
  *   LT_RANK_LOCKMAP   64 stripe locks (lockmap.c)     mapping memory only
  *   LT_RANK_STATS     stats_lock (stats.c)            mapping memory only

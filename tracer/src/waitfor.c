@@ -794,48 +794,88 @@ static void defer(lt_thread *t, uint32_t seq)
 /*
  * A blocking wait for a lock whose holder exited holding it, published before the exit, is no
  * wait that a later check meets: no cycle (a gone thread waits for nothing), no request after
- * the exit (detect.c's orphan check). It waits for good unless another thread of the process
- * still runs to end it some other way: a cancellation, a handler that jumps out of it, the
- * process's exit. So it is deferred as a cycle through the signaller hint is, and reported
- * once the rest of the process is seen stalled, before and after a grace (orphan_look); the
- * report lets it wait on (detect.c: lt_report_orphan_wait). A timed wait ends at its
- * deadline.
+ * the exit (detect.c's orphan check). Nor is a condition wait whose mutex it is: woken or not,
+ * timed or not, the wait returns only with its mutex retaken (cancelled too). Such a wait
+ * waits for good when only the gone thread could have released the lock (an error-checking
+ * mutex, an rwlock held for write), and then is reported at once, whatever the other threads
+ * do; else another thread may still unlock it (glibc lets any thread unlock a normal mutex),
+ * and it waits for good only once no other thread of the process runs to end it so or some
+ * other way (a cancellation, a handler that jumps out of it, the process's exit). So it is
+ * deferred as a cycle through the signaller hint is, and the watchdog looks at it
+ * (orphan_look); the report lets it wait on (detect.c: lt_report_orphan_wait). A timed lock
+ * wait ends at its deadline.
  */
+typedef struct orphan_cond {
+    const lt_gone *gone;
+    int any;
+} orphan_cond;
+
+/* t's lock, or its condition wait's mutex, is held for good by `gone`. */
+static int held_by_gone(const lt_lock *l, const lt_gone *gone)
+{
+    return l && l->orphan_mode != LT_MODE_NONE && lt_lock_cold_of(l)->orphan_of == gone;
+}
+
+/* A thread in a condition wait not published (it holds nothing else: waits of such threads
+ * are not, see above) whose mutex `gone` left locked: shown as for a joiner's search, and
+ * deferred orphaned. Under wf_lock. */
+static void show_orphan_cond(lt_thread *t, void *arg)
+{
+    orphan_cond *oc = arg;
+    lt_cond_waiter *cw = t->cond_wait, seen;
+    if (!cw || lt_platform_read(&seen, cw, sizeof seen) != 0)
+        return;
+    lt_lock *m = lt_shadow_find(seen.mutex);
+    if (!held_by_gone(m, oc->gone))
+        return;
+    shown_wait sw = {t, &seen, m, lt_stack_intern(&seen.ra, 1)};
+    if (lt_cond_show(&seen, cw, t->info.seq, show, &sw)) {
+        t->waiting.orphaned = 1;
+        defer_locked(t);
+        oc->any = 1;
+    }
+}
+
 void lt_waitfor_orphaned(const lt_gone *gone)
 {
-    int any = 0;
+    orphan_cond oc = {gone, 0};
     lt_spin_lock(&wf_lock);
     for (lt_thread *u = waiters; u; u = u->waiting.next_waiter) {
         lt_wait_slot *w = &u->waiting;
-        if (w->waits_for != LT_FOR_LOCK || w->wait != LT_WAIT_BLOCK || !w->lock ||
-            w->lock->orphan_mode == LT_MODE_NONE || lt_lock_cold_of(w->lock)->orphan_of != gone ||
-            atomic_load_explicit(&w->lock->gen, memory_order_relaxed) != w->gen)
+        int lock = w->waits_for == LT_FOR_LOCK && w->wait == LT_WAIT_BLOCK &&
+                   held_by_gone(w->lock, gone) &&
+                   atomic_load_explicit(&w->lock->gen, memory_order_relaxed) == w->gen;
+        if (!lock && (w->waits_for != LT_FOR_SIGNAL || !held_by_gone(w->lock, gone)))
             continue;
         w->orphaned = 1;
         defer_locked(u);
-        any = 1;
+        oc.any = 1;
     }
+    lt_thread_each(show_orphan_cond, &oc);
     lt_spin_unlock(&wf_lock);
-    if (any)
+    if (oc.any)
         watchdog_start(1);
 }
 
-/* The watchdog's look at t's wait `seq`, marked orphaned (copied as w): reported when it is
- * still hopeless and every other thread sleeps for good, the same before and after a grace;
- * forgotten when it is no longer hopeless (the lock word no longer names the gone thread, or
- * a cancellation sent to the thread ends the wait: cancel_ends). */
+/* The watchdog's look at t's wait `seq`, marked orphaned (copied as w): reported at once when
+ * nothing can release its lock, or when another thread could but every other thread sleeps
+ * for good, the same before and after a grace; forgotten when it is no longer hopeless (the
+ * lock word no longer names the gone thread, or a cancellation sent to the thread ends the
+ * lock wait: cancel_ends; a cancelled condition wait retakes its mutex all the same). */
 static void orphan_look(lt_thread *t, uint32_t seq, const lt_orphan_wait *w)
 {
     int skip[2] = {w->who.tid, atomic_load_explicit(&watchdog_tid, memory_order_relaxed)};
     int hopeless = lt_orphan_wait_hopeless(w);
-    uint64_t stall = hopeless ? lt_platform_others_stuck(skip, 2) : 0;
-    if (stall) {
+    uint64_t stall = hopeless == LT_HOPELESS_UNLESS_RELEASED ? lt_platform_others_stuck(skip, 2)
+                                                              : hopeless == LT_HOPELESS;
+    if (stall && hopeless == LT_HOPELESS_UNLESS_RELEASED) {
         lt_platform_nap(GRACE_NS / 1000);
-        stall = lt_platform_others_stuck(skip, 2) == stall && lt_orphan_wait_hopeless(w);
+        stall = lt_platform_others_stuck(skip, 2) == stall &&
+                lt_orphan_wait_hopeless(w) == LT_HOPELESS_UNLESS_RELEASED;
     }
     lt_spin_lock(&wf_lock);
     int same = atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) == seq;
-    if (same && cancel_ends(t))
+    if (same && t->waiting.waits_for == LT_FOR_LOCK && cancel_ends(t))
         hopeless = stall = 0;
     if (same && (!hopeless || stall))
         undefer(t);
@@ -1404,8 +1444,10 @@ static void look_again(void)
         w->looks += w->looks < LOOK_SPACING_MAX;
         uint32_t seq = atomic_load_explicit(&t->waiting.seq, memory_order_relaxed);
         if (w->orphaned) {
+            /* (a timed condition wait retakes its mutex with no deadline) */
+            uint8_t wait = w->waits_for == LT_FOR_SIGNAL ? LT_WAIT_BLOCK : w->wait;
             lt_orphan_wait copy = {.lock = w->lock, .addr = w->addr, .stack = w->stack,
-                                   .kind = w->kind, .mode = w->mode, .wait = w->wait,
+                                   .kind = w->kind, .mode = w->mode, .wait = wait,
                                    .api = w->api, .who = w->who};
             lt_spin_unlock(&wf_lock);
             orphan_look(t, seq, &copy);

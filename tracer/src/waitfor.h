@@ -25,10 +25,16 @@ typedef struct lt_orphan_wait {
     uint8_t kind, mode, wait, api;
     lt_thread_info who;
 } lt_orphan_wait;
-/* The published waits for locks that `gone` holds for good now (lt_orphan_locks) are given
- * to the watchdog, which asks detect.c whether one is hopeless (lt_orphan_wait_hopeless) and
- * reports it (lt_report_orphan_wait) once the rest of the process is stalled. */
+/* The published waits for locks that `gone` holds for good now (lt_orphan_locks), and the
+ * condition waits that must retake such a lock, are given to the watchdog, which asks
+ * detect.c whether one is hopeless (lt_orphan_wait_hopeless) and reports it
+ * (lt_report_orphan_wait): at once when nothing but the gone thread could release the lock,
+ * else once the rest of the process is stalled. */
 void lt_waitfor_orphaned(const lt_gone *gone);
+/* lt_orphan_wait_hopeless: the wait may end (0), ends only if another thread of the process
+ * releases the lock, which glibc lets it do (LT_HOPELESS_UNLESS_RELEASED), or never ends
+ * (LT_HOPELESS). */
+enum { LT_HOPELESS_UNLESS_RELEASED = 1, LT_HOPELESS };
 int lt_orphan_wait_hopeless(const lt_orphan_wait *w);
 void lt_report_orphan_wait(const lt_orphan_wait *w);
 void lt_lock_ref_fill(lt_lock_ref *r, const void *addr, lt_kind kind, const lt_lock *l);
