@@ -500,10 +500,47 @@ NOINLINE static void handler_runs_in_wait(long ms)
 static pthread_mutex_t held_up = PTHREAD_MUTEX_INITIALIZER; /* the wait the handler interrupts */
 static blocked_probe in_handler, asker;
 
+/* The handlers: `inner` on SIGUSR2, or, `deep`, `outer` on SIGUSR2 and `inner` on SIGUSR1,
+ * which may interrupt it (two deep: a handler's wait interrupted by a handler of another
+ * signal that waits in turn; the innermost wait is the thread's). */
+static blocked_probe in_outer; /* the outer handler waits */
+
+static void set_handlers(void (*outer)(int), void (*inner)(int), int deep)
+{
+    struct sigaction sa = {.sa_handler = deep ? outer : inner};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, NULL);
+    sa.sa_handler = inner;
+    if (deep)
+        sigaction(SIGUSR1, &sa, NULL);
+}
+
+/* Sends the thread, blocked in its wait, the signal of the handler that waits, or, `deep`, of
+ * the outer one, then once that waits, of the inner one. */
+static void interrupt(pthread_t t, int deep)
+{
+    pthread_kill(t, SIGUSR2);
+    if (deep) {
+        blocked_until(&in_outer);
+        pthread_kill(t, SIGUSR1);
+    }
+}
+
+/* An outer handler's wait for m, announced on p. */
+static void handler_takes(blocked_probe *p, pthread_mutex_t *m, const char *what)
+{
+    blocked_announce_on(p, m, sizeof *m);
+    result(what, pthread_mutex_lock(m));
+    pthread_mutex_unlock(m);
+}
+
 /* handler-waits-in-wait: the handler takes `global`, then waits for `second`, which a
  * running thread lets go once main waits for `global`. handler-lingers-after-wait: the same,
  * the handler then running on for 500 ms holding `global` (as if preempted), back in the
- * wait for held_up only once it returns. */
+ * wait for held_up only once it returns. handler-two-deep-waits: that handler nested in an
+ * outer one that waits for `third` (main keeps it): main waits for the innermost wait, not
+ * for the outer handler's. */
+static pthread_mutex_t third = PTHREAD_MUTEX_INITIALIZER;
 static long linger_ms;
 
 static void global_then_second(int sig)
@@ -515,6 +552,12 @@ static void global_then_second(int sig)
     pthread_mutex_unlock(&second);
     nanosleep(&(struct timespec){linger_ms / 1000, linger_ms % 1000 * 1000000L}, NULL);
     pthread_mutex_unlock(&global);
+}
+
+static void take_third(int sig)
+{
+    (void)sig;
+    handler_takes(&in_outer, &third, "handler's lock of third");
 }
 
 static void *wait_for_held_up(void *arg)
@@ -536,25 +579,27 @@ static void *keep_second_until_asked(void *arg)
     return NULL;
 }
 
-NOINLINE static void handler_waits_in_wait(long linger)
+NOINLINE static void handler_waits_in_wait(long linger, int deep)
 {
     linger_ms = linger;
-    struct sigaction sa = {.sa_handler = global_then_second};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGUSR2, &sa, NULL);
+    set_handlers(take_third, global_then_second, deep);
     pthread_barrier_t taken;
     pthread_barrier_init(&taken, NULL, 2);
     pthread_t keeper, waiter;
     pthread_create(&keeper, NULL, keep_second_until_asked, &taken);
     pthread_barrier_wait(&taken);
     pthread_mutex_lock(&held_up);
+    if (deep)
+        pthread_mutex_lock(&third);
     pthread_create(&waiter, NULL, wait_for_held_up, NULL);
     blocked_until(&other_waits);
-    pthread_kill(waiter, SIGUSR2);
+    interrupt(waiter, deep);
     blocked_until(&in_handler);
     blocked_announce_on(&asker, &global, sizeof global);
     result("lock of global", pthread_mutex_lock(&global));
     pthread_mutex_unlock(&global);
+    if (deep)
+        pthread_mutex_unlock(&third);
     pthread_mutex_unlock(&held_up);
     pthread_join(keeper, NULL);
     pthread_join(waiter, NULL);
@@ -562,13 +607,20 @@ NOINLINE static void handler_waits_in_wait(long linger)
 }
 
 /* handler-wait-cycle: the thread holds `first` and waits for held_up (main keeps it, running);
- * its handler waits for `global`, whose holder then asks for `first`. */
+ * its handler waits for `global`, whose holder then asks for `first`. handler-two-deep-cycle:
+ * that handler nested in an outer one that waits for `second` (main keeps it too). */
 static void take_global(int sig)
 {
     (void)sig;
     blocked_announce_on(&in_handler, &global, sizeof global);
     result("handler's lock of global", pthread_mutex_lock(&global));
     pthread_mutex_unlock(&global);
+}
+
+static void take_second(int sig)
+{
+    (void)sig;
+    handler_takes(&in_outer, &second, "handler's lock of second");
 }
 
 static void *first_then_held_up(void *arg)
@@ -585,14 +637,12 @@ static void *first_then_held_up(void *arg)
 
 static atomic_int asked;
 
-static blocked_probe *first_asked_after = &in_handler; /* the wait global_then_first awaits */
-
 static void *global_then_first(void *arg)
 {
     pthread_barrier_t *taken = arg;
     pthread_mutex_lock(&global);
     pthread_barrier_wait(taken);
-    blocked_until(first_asked_after);
+    blocked_until(&in_handler);
     blocked_announce_on(&asker, &first, sizeof first);
     int rc = pthread_mutex_lock(&first);
     result("lock of first", rc);
@@ -603,118 +653,30 @@ static void *global_then_first(void *arg)
     return NULL;
 }
 
-NOINLINE static void handler_wait_cycle(void)
+NOINLINE static void handler_wait_cycle(int deep)
 {
-    struct sigaction sa = {.sa_handler = take_global};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGUSR2, &sa, NULL);
+    set_handlers(take_second, take_global, deep);
     pthread_barrier_t taken;
     pthread_barrier_init(&taken, NULL, 3);
     pthread_t waiter, asking;
     pthread_mutex_lock(&held_up);
+    if (deep)
+        pthread_mutex_lock(&second);
     pthread_create(&waiter, NULL, first_then_held_up, &taken);
     pthread_create(&asking, NULL, global_then_first, &taken);
     pthread_barrier_wait(&taken);
     blocked_until(&other_waits);
-    pthread_kill(waiter, SIGUSR2);
+    interrupt(waiter, deep);
     /* polled, not joined: main's join would be a wait too, and through the waiter's
      * interrupted wait for held_up it would close a cycle of its own */
     while (!atomic_load(&asked)) {
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
+    if (deep)
+        pthread_mutex_unlock(&second);
     pthread_mutex_unlock(&held_up);
     pthread_join(asking, NULL);
-    pthread_join(waiter, NULL);
-    pthread_barrier_destroy(&taken);
-}
-
-/* ---- a handler's wait inside a handler's wait inside the thread's wait ---- */
-
-static pthread_mutex_t third = PTHREAD_MUTEX_INITIALIZER;
-static blocked_probe in_outer; /* the outer handler waits */
-
-/* handler-two-deep-cycle: the thread holds `first` and waits for held_up (main keeps it,
- * running); its SIGUSR2 handler waits for `second` (main keeps it too); its SIGUSR1 handler,
- * nested in that one, waits for `global`, whose holder then asks for `first`. */
-static void take_second_outer(int sig)
-{
-    (void)sig;
-    blocked_announce_on(&in_outer, &second, sizeof second);
-    result("handler's lock of second", pthread_mutex_lock(&second));
-    pthread_mutex_unlock(&second);
-}
-
-static void nest_handlers(void (*outer)(int), void (*inner)(int))
-{
-    struct sigaction sa = {.sa_handler = outer};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGUSR2, &sa, NULL);
-    sa.sa_handler = inner;
-    sigaction(SIGUSR1, &sa, NULL);
-}
-
-NOINLINE static void handler_two_deep_cycle(void)
-{
-    nest_handlers(take_second_outer, take_global);
-    first_asked_after = &in_handler;
-    pthread_barrier_t taken;
-    pthread_barrier_init(&taken, NULL, 3);
-    pthread_t waiter, asking;
-    pthread_mutex_lock(&held_up);
-    pthread_mutex_lock(&second);
-    pthread_create(&waiter, NULL, first_then_held_up, &taken);
-    pthread_create(&asking, NULL, global_then_first, &taken);
-    pthread_barrier_wait(&taken);
-    blocked_until(&other_waits);
-    pthread_kill(waiter, SIGUSR2);
-    blocked_until(&in_outer);
-    pthread_kill(waiter, SIGUSR1);
-    while (!atomic_load(&asked)) { /* polled, not joined: as in handler-wait-cycle */
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-    }
-    pthread_mutex_unlock(&second);
-    pthread_mutex_unlock(&held_up);
-    pthread_join(asking, NULL);
-    pthread_join(waiter, NULL);
-    pthread_barrier_destroy(&taken);
-}
-
-/* handler-two-deep-waits: the thread waits for held_up (main keeps it); its SIGUSR2 handler
- * waits for `third` (main keeps it too); its SIGUSR1 handler, nested in that one, takes
- * `global` and waits for `second`, which a running thread lets go once main waits for
- * `global`. Main waits for the innermost wait, not for the outer handler's. */
-static void take_third_outer(int sig)
-{
-    (void)sig;
-    blocked_announce_on(&in_outer, &third, sizeof third);
-    result("handler's lock of third", pthread_mutex_lock(&third));
-    pthread_mutex_unlock(&third);
-}
-
-NOINLINE static void handler_two_deep_waits(void)
-{
-    nest_handlers(take_third_outer, global_then_second);
-    pthread_barrier_t taken;
-    pthread_barrier_init(&taken, NULL, 2);
-    pthread_t keeper, waiter;
-    pthread_create(&keeper, NULL, keep_second_until_asked, &taken);
-    pthread_barrier_wait(&taken);
-    pthread_mutex_lock(&held_up);
-    pthread_mutex_lock(&third);
-    pthread_create(&waiter, NULL, wait_for_held_up, NULL);
-    blocked_until(&other_waits);
-    pthread_kill(waiter, SIGUSR2);
-    blocked_until(&in_outer);
-    pthread_kill(waiter, SIGUSR1);
-    blocked_until(&in_handler);
-    blocked_announce_on(&asker, &global, sizeof global);
-    result("lock of global", pthread_mutex_lock(&global));
-    pthread_mutex_unlock(&global);
-    pthread_mutex_unlock(&third);
-    pthread_mutex_unlock(&held_up);
-    pthread_join(keeper, NULL);
     pthread_join(waiter, NULL);
     pthread_barrier_destroy(&taken);
 }
@@ -831,15 +793,15 @@ int main(int argc, char **argv)
     else if (!strcmp(s, "handler-runs-in-wait-long"))
         handler_runs_in_wait(2000);
     else if (!strcmp(s, "handler-waits-in-wait"))
-        handler_waits_in_wait(0);
+        handler_waits_in_wait(0, 0);
     else if (!strcmp(s, "handler-lingers-after-wait"))
-        handler_waits_in_wait(500);
+        handler_waits_in_wait(500, 0);
     else if (!strcmp(s, "handler-wait-cycle"))
-        handler_wait_cycle();
+        handler_wait_cycle(0);
     else if (!strcmp(s, "handler-two-deep-cycle"))
-        handler_two_deep_cycle();
+        handler_wait_cycle(1);
     else if (!strcmp(s, "handler-two-deep-waits"))
-        handler_two_deep_waits();
+        handler_waits_in_wait(0, 1);
     else if (!strcmp(s, "handler-in-deferred-wait"))
         handler_in_deferred_wait(0);
     else if (!strcmp(s, "handler-in-closing-wait"))
