@@ -158,6 +158,11 @@
  *                            then exiting; 20 rounds: the watchdog looks at such cycles (each
  *                            lasts a grace, a warning) while their threads time out and exit.
  *                            It once searched from an exited thread's cleared record: SIGSEGV
+ *   harm timed-cond-exit     8 groups of new threads at once: one holds n and waits 5-60 ms
+ *                            on a condition variable whose last signaller, the group's other
+ *                            thread, then waits for n (a cycle through the signaller hint and
+ *                            a timed wait); both then exit; 60 rounds: SIGSEGV as
+ *                            timed-cycle-exit's, once
  *   harm cond-busy-sleep     an owner holding the queue lock waits on a condition variable;
  *                            the thread that signalled it last now blocks on the queue lock,
  *                            and a third thread, alive before that signal, will signal once
@@ -1662,6 +1667,20 @@ typedef struct exit_side {
     int me;
 } exit_side;
 
+/* CLOCK_REALTIME ms from now, a deadline for the timed calls below. */
+static struct timespec realtime_in_ms(long ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += ms % 1000 * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
 static void *exit_side_run(void *arg)
 {
     exit_side *s = arg;
@@ -1670,13 +1689,7 @@ static void *exit_side_run(void *arg)
     atomic_fetch_add(&p->arrived, 1);
     while (atomic_load(&p->arrived) < 2)
         sched_yield();
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += p->ms * 1000000L;
-    while (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = realtime_in_ms(p->ms);
     if (pthread_mutex_timedlock(&p->mu[!s->me], &until) == 0)
         pthread_mutex_unlock(&p->mu[!s->me]);
     pthread_mutex_unlock(&p->mu[s->me]);
@@ -1700,6 +1713,67 @@ static int timed_cycle_exit(void)
                 if (pthread_create(&t[i][k], NULL, exit_side_run, &sides[i][k]) != 0)
                     return 1;
             }
+        }
+        for (int i = 0; i < EXIT_PAIRS; i++)
+            for (int k = 0; k < 2; k++)
+                pthread_join(t[i][k], NULL);
+    }
+    return 0;
+}
+
+/* timed-cond-exit: the waiter holds n through a timed condition wait; the condition's last
+ * signaller then asks for n. */
+typedef struct cond_group {
+    pthread_mutex_t m, n;
+    pthread_cond_t c;
+    _Atomic int stage;
+    long ms;
+} cond_group;
+
+static void *cond_group_waiter(void *arg)
+{
+    cond_group *g = arg;
+    while (atomic_load(&g->stage) < 1)
+        sched_yield();
+    pthread_mutex_lock(&g->n);
+    pthread_mutex_lock(&g->m);
+    atomic_store(&g->stage, 2);
+    struct timespec until = realtime_in_ms(g->ms);
+    pthread_cond_timedwait(&g->c, &g->m, &until);
+    pthread_mutex_unlock(&g->m);
+    pthread_mutex_unlock(&g->n);
+    return NULL;
+}
+
+static void *cond_group_signaller(void *arg)
+{
+    cond_group *g = arg;
+    pthread_mutex_lock(&g->m);
+    pthread_cond_signal(&g->c);
+    pthread_mutex_unlock(&g->m);
+    atomic_store(&g->stage, 1);
+    while (atomic_load(&g->stage) < 2)
+        sched_yield();
+    pthread_mutex_lock(&g->n);
+    pthread_mutex_unlock(&g->n);
+    return NULL;
+}
+
+static int timed_cond_exit(void)
+{
+    static cond_group groups[EXIT_PAIRS];
+    pthread_t t[EXIT_PAIRS][2];
+    for (int round = 0; round < 60; round++) {
+        for (int i = 0; i < EXIT_PAIRS; i++) {
+            cond_group *g = &groups[i];
+            pthread_mutex_init(&g->m, NULL);
+            pthread_mutex_init(&g->n, NULL);
+            pthread_cond_init(&g->c, NULL);
+            atomic_store(&g->stage, 0);
+            g->ms = 5 + (round * EXIT_PAIRS + i) * 7 % 60;
+            if (pthread_create(&t[i][0], NULL, cond_group_waiter, g) != 0 ||
+                pthread_create(&t[i][1], NULL, cond_group_signaller, g) != 0)
+                return 1;
         }
         for (int i = 0; i < EXIT_PAIRS; i++)
             for (int k = 0; k < 2; k++)
@@ -2167,6 +2241,8 @@ int main(int argc, char **argv)
         rc = timed_cycle();
     else if (!strcmp(s, "timed-cycle-exit"))
         rc = timed_cycle_exit();
+    else if (!strcmp(s, "timed-cond-exit"))
+        rc = timed_cond_exit();
     else if (!strcmp(s, "stats-exit"))
         rc = stats_exit();
     else if (!strcmp(s, "against-first"))
@@ -2183,7 +2259,7 @@ int main(int argc, char **argv)
                         "cond-busy-lock|cond-stalled|cond-stalled-late|cond-busy-timed|cond-busy-mutex|"
                         "cond-busy-alarm|cond-busy-timer|cond-stalled-alarm|cond-stalled-early|"
                         "cond-busy-process|pshared-fork|"
-                        "pshared-private-fork|robust-fork|atfork-rwlock|spin-fork|timed-cycle|timed-cycle-exit|"
+                        "pshared-private-fork|robust-fork|atfork-rwlock|spin-fork|timed-cycle|timed-cycle-exit|timed-cond-exit|"
                         "stats-exit|against-first\n");
         return 2;
     }
