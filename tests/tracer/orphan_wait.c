@@ -5,6 +5,7 @@
  *   checked-ticking   an error-checking mutex, a thread waking every 100 ms meanwhile: no
  *                     thread but the gone holder could unlock it (glibc refuses another's
  *                     unlock, EPERM), so main waits for good: reported;
+ *   recursive-ticking the same with a recursive mutex;
  *   rw-write-busy     an rwlock held for write, a thread computing meanwhile: another
  *                     thread's unlock is a read unlock, which leaves the writer: reported;
  *   cond-plain        main waits on a condition with a normal mutex; the holder takes the
@@ -45,7 +46,7 @@
 #define NOINLINE __attribute__((noinline))
 
 static const char *how;
-static pthread_mutex_t plain = PTHREAD_MUTEX_INITIALIZER, checked, robust;
+static pthread_mutex_t plain = PTHREAD_MUTEX_INITIALIZER, checked, recursive, robust;
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static pthread_key_t release_key;
@@ -106,7 +107,11 @@ static void cancel_waiter(void)
 
 static pthread_mutex_t *the_mutex(void)
 {
-    return has("checked") ? &checked : has("robust") ? &robust : has("shared") ? &sh->m : &plain;
+    return has("checked")     ? &checked
+           : has("recursive") ? &recursive
+           : has("robust")    ? &robust
+           : has("shared")    ? &sh->m
+                              : &plain;
 }
 
 static void release(void *m)
@@ -205,6 +210,8 @@ static void init_mutexes(void)
     pthread_mutexattr_init(&a);
     pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
     pthread_mutex_init(&checked, &a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&recursive, &a);
     pthread_mutexattr_init(&a);
     pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
     pthread_mutex_init(&robust, &a);
