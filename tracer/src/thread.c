@@ -667,6 +667,11 @@ LT_FORK_PATH static void fork_child(void)
     if (self) /* the child's only thread leads it: its id is the process's (and libc's getpid
                  is beside fork's code, where gettid was a page fault in every child) */
         self->info.tid = getpid();
+    /* A cancellation of it another thread was sending (marked, not yet sent: cancel.c) will
+     * never be sent here: its joins and condition waits waited for it for good
+     * (harm-cancel.24). One sent already is the child's as libc's copy of the thread has it. */
+    if (self && atomic_load_explicit(&self->cancelled, memory_order_relaxed) == LT_CANCEL_MARKED)
+        atomic_store_explicit(&self->cancelled, LT_CANCEL_NONE, memory_order_relaxed);
     lt_thread *due = atomic_load_explicit(&bounds_due, memory_order_relaxed);
     if (due && due != self) /* the main thread is not the child's: its stack is no one's */
         atomic_store_explicit(&bounds_due, NULL, memory_order_relaxed);
