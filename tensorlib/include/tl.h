@@ -267,11 +267,12 @@ TL_API tl_tensor *tl_pow(const tl_tensor *a, const tl_tensor *b);
  * ---------------------------------------------------------------------------------------- */
 /* The running sum along dim: numpy's cumsum in t's dtype, one term at a time with each
  * partial sum rounded to the dtype (so f32 0.1 summed 10^5 times ends at 9998.557, as numpy's
- * does); integers wrap. candle's t @ triu2 adds the same terms in order but costs n^2 and
- * spreads a NaN or inf to earlier positions (0 * inf). */
+ * does); f16 and bf16 carry the sum in f32 and round each result once (PyTorch's and candle's
+ * f16: 4096 f16 ones end at 4096, not 2048); integers wrap. candle's t @ triu2 adds the same
+ * terms in order but costs n^2 and spreads a NaN or inf to earlier positions (0 * inf). */
 TL_API tl_tensor *tl_cumsum(const tl_tensor *t, size_t dim);
-/* The running product along dim, the same way (numpy's cumprod in t's dtype: integers wrap;
- * candle has none). */
+/* The running product along dim, the same way (numpy's cumprod in t's dtype, f16 and bf16 in
+ * f32 as PyTorch's; integers wrap; candle has none). */
 TL_API tl_tensor *tl_cumprod(const tl_tensor *t, size_t dim);
 /* Elements shifted by shift places along dim, wrapping around (candle's roll, numpy's roll
  * along one axis): a negative shift rolls toward index 0. */

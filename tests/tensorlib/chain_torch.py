@@ -1473,8 +1473,10 @@ def op_reduce():
 
 def op_scan():
     """cumsum / cumprod along a dim: numpy's scans in the dtype (tl.h), each partial result
-    rounded to the dtype (integers wrap), so the reference is exact and so is the check.
-    candle's cumsum is a matmul with triu2: the same terms in order for finite values."""
+    rounded to the dtype (integers wrap); f16 and bf16 carry the running value in f32 and
+    round each result once (PyTorch's float accumulator, candle's f16 matmul). The reference
+    is exact and so is the check. candle's cumsum is a matmul with triu2: the same terms in
+    order for finite values."""
     e = operand()
     sh, nd, dt = shape_of(e), len(shape_of(e)), e.dt
     if nd == 0:
@@ -1485,6 +1487,7 @@ def op_scan():
     desc = '%s %s dim %d of %s%s' % ('cumprod' if prod else 'cumsum', NAMES[dt], d, e.desc,
                                     list(sh))
     m = np.moveaxis(vals_th(e.th, dt), d, -1).copy()
+    work = F32 if dt in (F16, BF16) else dt
     for idx in np.ndindex(*m.shape[:-1]):
         acc = None  # numpy's scans start from the first element (a -0 first stays -0)
         for j in range(m.shape[-1]):
@@ -1494,8 +1497,8 @@ def op_scan():
             elif dt in INTS:
                 acc = wrap(acc * x if prod else acc + x, dt)
             else:  # a Python float operation is IEEE's, rounded once more to the dtype
-                acc = round_to(acc * x if prod else acc + x, dt)
-            m[idx + (j,)] = acc
+                acc = round_to(acc * x if prod else acc + x, work)
+            m[idx + (j,)] = round_to(acc, dt) if dt in (F16, BF16) else acc
     finish(t, np.moveaxis(m, -1, d), dt, desc)
 
 

@@ -1362,13 +1362,16 @@ def op_scan():
     # numpy's cumsum/cumprod in the dtype: one term at a time, each partial result rounded to
     # the dtype (a running product that underflows to 0 or overflows there stays so, where
     # f64's would not); candle's cumsum (a matmul by triu2) adds the same terms in the same
-    # order. So the result is exact to the bit, -0 and NaN included.
+    # order. f16 and bf16 carry the running value in f32 and round each result once
+    # (PyTorch's float accumulator, candle's f16 matmul). So the result is exact to the bit,
+    # -0 and NaN included.
+    work = F32 if dt in (F16, BF16) else dt
     m = np.moveaxis(v, a, -1).copy()
     with np.errstate(all='ignore'):
         for i in range(1, m.shape[-1]):
             prev = m[..., i - 1]
-            m[..., i] = rounded(prev + m[..., i] if kind == 'cumsum' else prev * m[..., i], dt)
-    compare(got, np.moveaxis(m, -1, a), dt, bits=True, label=desc)
+            m[..., i] = rounded(prev + m[..., i] if kind == 'cumsum' else prev * m[..., i], work)
+    compare(got, rounded(np.moveaxis(m, -1, a), dt), dt, bits=True, label=desc)
     return desc
 
 

@@ -397,15 +397,32 @@ static void cumprod_blocks(void)
 
 /* cumsum adds one term at a time in the dtype, as numpy's cumsum in that dtype (and candle's
  * matmul by triu2 on finite values): f32 1e8 + 1 rounds back to 1e8 at every step, where a
- * tree scan added 8 ones first and reached 1e8 + 8; f16 2048 + 1 rounds to 2048. */
+ * tree scan added 8 ones first and reached 1e8 + 8. f16 and bf16 run in f32 and round each
+ * result once, as PyTorch's float accumulator and candle's f16 matmul do: f16 2048 + 1 is
+ * 2048 but + 1 + 1 is 2050 (it stayed 2048 when every step rounded to f16), bf16 256 + 1 + 1
+ * is 258, and a row of 4096 f16 ones ends at 4096 (it ended at 2048), as its sum does. */
 static void cumsum_sequential(void)
 {
     tl_tensor *f32 = MAKE(TL_F32, SHAPE(9), 1e8, 1, 1, 1, 1, 1, 1, 1, 1);
     tl_tensor *f16 = MAKE(TL_F16, SHAPE(3), 2048, 1, 1);
+    tl_tensor *bf16 = MAKE(TL_BF16, SHAPE(3), 256, 1, 1);
     tl_tensor *neg0 = MAKE(TL_F32, SHAPE(2), -0.0, -0.0);
+    tl_tensor *neg0_16 = MAKE(TL_F16, SHAPE(2), -0.0, -0.0);
     EXPECT_VALS(tl_cumsum(f32, 0), 0, 1e8, 1e8, 1e8, 1e8, 1e8, 1e8, 1e8, 1e8, 1e8);
-    EXPECT_FMT(tl_cumsum(f16, 0), "[2048.0, 2048.0, 2048.0]");
+    EXPECT_FMT(tl_cumsum(f16, 0), "[2048.0, 2048.0, 2050.0]");
+    EXPECT_FMT(tl_cumsum(bf16, 0), "[256.0, 256.0, 258.0]");
     EXPECT_FMT(tl_cumsum(neg0, 0), "[-0.0, -0.0]");
+    EXPECT_FMT(tl_cumsum(neg0_16, 0), "[-0.0, -0.0]");
+    /* 1.001 is f16 1.0009765625; its 1000th power 2.6540..., which f16 rounds to 2.654296875
+     * (step by step in f16 it was 2.453125) */
+    tl_tensor *grow = tl_full(1.001, SHAPE(1000), TL_F16, TL_CPU);
+    tl_tensor *ones = tl_ones(SHAPE(2, 4096), TL_F16, TL_CPU);
+    tl_tensor *prod = grow ? tl_cumprod(grow, 0) : NULL, *sum = ones ? tl_cumsum(ones, 1) : NULL;
+    tl_tensor *last = prod ? tl_narrow(prod, 0, 999, 1) : NULL;
+    EXPECT_VALS(last, 0, 2.654296875);
+    last = sum ? tl_narrow(sum, 1, 4095, 1) : NULL;
+    EXPECT_VALS(last, 0, 4096.0, 4096.0);
+    RELEASE(bf16, neg0_16, grow, ones, prod, sum);
     /* u8 in its own dtype: 3 * 100 = 300 wraps to 44, 44 * 100 = 4400 to 48 */
     tl_tensor *u8 = MAKE(TL_U8, SHAPE(4), 3, 100, 100, 2);
     EXPECT_FMT(tl_cumprod(u8, 0), "[3, 44, 48, 96]");

@@ -4,13 +4,15 @@
  * Position i along dim of the result is position i - 1 of the result combined with position
  * i of the source, each element rounded to the dtype as it is stored, so every prefix is summed or
  * multiplied one term at a time in the dtype: numpy's cumsum/cumprod in that dtype, to the
- * bit. (A double add or multiply of two f32, f16 or bf16 values rounded once to the dtype is
- * the correctly rounded operation in that dtype.) Integers wrap; the arithmetic runs on
- * uint64, whose low bits are what the narrower dtype keeps.
+ * bit, for f32 and f64. f16 and bf16 carry the running value in f32 instead and round each
+ * result once (half_scan). Integers wrap; the arithmetic runs on uint64, whose low bits are
+ * what the narrower dtype keeps.
  *
  * Each run of the iterator over the other dims is one block of lines along dim, walked line
  * by line or slice by slice, whichever follows dst's memory (by_lines).
  */
+#include <stdlib.h>
+
 #include "cpu_heavy.h"
 
 /* One run of the iterator over the other dims: `inner` lines along dim (their first elements
@@ -34,28 +36,18 @@ static bool by_lines(const block *b)
 TYPED_BLOCK(float, block_f32)
 TYPED_BLOCK(double, block_f64)
 
-/* Element `at` of line i: the running value before it (dst) combined with src's element, in
- * double for the other floats (rounded to the dtype when stored) and in uint64 for integers
- * (whose low bits the narrower dtypes keep when stored). */
+/* Element `at` of line i of an integer scan: the running value before it (dst) combined with
+ * src's element in uint64, whose low bits the narrower dtypes keep when stored. */
 static void generic_step(const tl_operand *dst, const tl_operand *src, const block *b, size_t i,
                          size_t at, bool product)
 {
     size_t di = b->d0 + i * b->di + at * b->ds, si = b->s0 + i * b->si + at * b->ss;
-    if (tl_dtype_is_float(src->dtype)) {
-        double x = tl_load(src->dtype, src->buf, si);
-        if (at) {
-            double p = tl_load(dst->dtype, dst->buf, di - b->ds);
-            x = product ? p * x : p + x;
-        }
-        tl_store(dst->dtype, dst->buf, di, x);
-    } else {
-        uint64_t x = (uint64_t)tl_load_i64(src->dtype, src->buf, si);
-        if (at) {
-            uint64_t p = (uint64_t)tl_load_i64(dst->dtype, dst->buf, di - b->ds);
-            x = product ? p * x : p + x;
-        }
-        tl_store_i64(dst->dtype, dst->buf, di, (int64_t)x);
+    uint64_t x = (uint64_t)tl_load_i64(src->dtype, src->buf, si);
+    if (at) {
+        uint64_t p = (uint64_t)tl_load_i64(dst->dtype, dst->buf, di - b->ds);
+        x = product ? p * x : p + x;
     }
+    tl_store_i64(dst->dtype, dst->buf, di, (int64_t)x);
 }
 
 static void generic_block(const tl_operand *dst, const tl_operand *src, const block *b,
@@ -65,6 +57,28 @@ static void generic_block(const tl_operand *dst, const tl_operand *src, const bl
     for (size_t o = 0; o < (lines ? b->inner : b->n); o++)
         for (size_t q = 0; q < (lines ? b->n : b->inner); q++)
             generic_step(dst, src, b, lines ? o : q, lines ? q : o, product);
+}
+
+/* f16 and bf16: the scan of an f32 copy, each result rounded once, as PyTorch's scans (a float
+ * accumulator for half types) and candle's cumsum (a matmul by triu2, which gemm computes in
+ * f32 for f16) give. Rounded to the dtype at every step, f16 2048 + 1 stayed 2048 for good (a
+ * row of 4096 ones ended at 2048, bf16 ones at 256), while the sum of the same row is 4096. */
+static tl_status half_scan(const tl_operand *dst, const tl_operand *src, size_t dim,
+                           bool product)
+{
+    const void *x;
+    void *owned; /* always a copy: the dtype changes */
+    tl_status st = tl_cpu_contiguous(product ? "cumprod" : "cumsum", src, TL_F32, &x, &owned);
+    if (st != TL_OK)
+        return st;
+    tl_layout l;
+    tl_layout_contiguous(&l, src->layout->shape, src->layout->ndim, 0);
+    tl_operand f = {owned, &l, TL_F32};
+    st = tl_cpu_scan(&f, &f, dim, product); /* in place: each element is read, then written */
+    if (st == TL_OK)
+        st = tl_cpu_store_contiguous(dst, owned, TL_F32);
+    free(owned);
+    return st;
 }
 
 tl_status tl_cpu_scan(const tl_operand *dst, const tl_operand *src, size_t dim, bool product)
@@ -77,6 +91,8 @@ tl_status tl_cpu_scan(const tl_operand *dst, const tl_operand *src, size_t dim, 
     tl_iter it;
     if (b.n == 0 || !tl_iter_init(&it, d.shape, d.ndim, ls, 2))
         return TL_OK; /* an empty dim: nothing to write */
+    if (src->dtype == TL_F16 || src->dtype == TL_BF16)
+        return half_scan(dst, src, dim, product);
     do {
         b.d0 = it.off[0];
         b.s0 = it.off[1];
