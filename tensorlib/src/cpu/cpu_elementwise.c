@@ -92,7 +92,9 @@ static inline double two_prod_err(double a, double b, double p)
     {                                                                                             \
         T s = x_logistic##SUFFIX(x, z), h = EXP((T)-0.5 * fabs(z)), e = h * h;                    \
         T c = dz * pick##SUFFIX(z >= 0, e, 1) / ((T)1 + e); /* dz (1 - s / x) */                  \
-        return c != 0 ? s + s * c : s; /* s * 0 would make gelu(inf) NaN */                       \
+        /* s * 0 would make gelu(inf) NaN, and a zero s keeps its sign: -0 + -0 * c is +0 for     \
+         * a negative c (f64 gelu(-22) was +0) */                                                 \
+        return c != 0 && s != 0 ? s + s * c : s;                                                  \
     }
 DEFINE_X_LOGISTIC(float, uint32_t, _f32)
 DEFINE_X_LOGISTIC(double, uint64_t, _f64)
