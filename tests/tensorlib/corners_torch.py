@@ -345,12 +345,13 @@ def check_scalars():
                       affine_int(v, s, s, dt), dt)
             else:
                 # powf is C's pow in double (the f32 kernel's exponent an f32), elu
-                # x >= 0 ? x : alpha expm1(x) (so -0 stays -0, tl.h's choice)
+                # candle's: x when its sign is positive, else alpha expm1(x) (so -0 gives
+                # alpha * +0, as candle's (e^-0 - 1) alpha and torch's)
                 e = float(np.float32(s)) if dt == ct.F32 else s
                 want = np.array([round_to(q, dt) for q in np.power(v, e)])
                 judge('powf %s %r' % (NAMES[dt], s), lib.tl_powf(t, s), want, dt, 2)
-                want = np.array([round_to(x if x >= 0 or math.isnan(x) else
-                                          e * math.expm1(x), dt) for x in v])
+                want = np.array([round_to(x if math.copysign(1, x) > 0 or math.isnan(x) else
+                                          e * (math.expm1(x) + 0.0), dt) for x in v])
                 judge('elu %s %r' % (NAMES[dt], s), lib.tl_elu(t, s), want, dt, 4)
             for lo, hi in ((s, 100.0), (-5.0, s), (s, s)):
                 # candle: maximum(lo) then minimum(hi), each bound the dtype's value first;

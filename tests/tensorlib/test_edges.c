@@ -395,6 +395,19 @@ static void cumprod_blocks(void)
     tl_release(zero);
 }
 
+/* elu is candle's: x when its sign is positive, else alpha (e^x - 1), so -0 gives alpha * +0
+ * (+0, and NaN for an infinite alpha), as candle's and PyTorch's; x >= 0 ? x kept -0. */
+static void elu_negative_zero(void)
+{
+    tl_tensor *f32 = MAKE(TL_F32, SHAPE(4), -0.0, 0.0, -1e-30, -INFINITY);
+    tl_tensor *f16 = MAKE(TL_F16, SHAPE(2), -0.0, 0.0);
+    EXPECT_FMT(tl_elu(f32, 1), "[0.0, 0.0, -1e-30, -1.0]");
+    EXPECT_FMT(tl_elu(f32, -2), "[-0.0, 0.0, 2e-30, 2.0]");
+    EXPECT_FMT(tl_elu(f16, 1), "[0.0, 0.0]");
+    EXPECT_FMT(tl_elu(f16, INFINITY), "[NaN, 0.0]");
+    RELEASE(f32, f16);
+}
+
 /* cumsum adds one term at a time in the dtype, as numpy's cumsum in that dtype (and candle's
  * matmul by triu2 on finite values): f32 1e8 + 1 rounds back to 1e8 at every step, where a
  * tree scan added 8 ones first and reached 1e8 + 8. f16 and bf16 run in f32 and round each
@@ -650,6 +663,7 @@ int main(void)
     small_ints();
     var_overflow();
     cumprod_blocks();
+    elu_negative_zero();
     cumsum_sequential();
     scan_long();
     repeat_zero();

@@ -204,11 +204,15 @@ KERNEL_TABLES(UNARY_OPS, unary, TL_UNARY_COUNT);
 /* ------------------------------------------------------------------------------------------
  * Parameterised ops: expression in x, p0, p1
  * ---------------------------------------------------------------------------------------- */
+/* candle's elu, x when x's sign is positive, else alpha (e^x - 1), with expm1 (e^x - 1 cancels
+ * near 0). So -0 gives alpha * +0, as candle's (1 - 1) * alpha and PyTorch's do: x >= 0 ? x
+ * kept -0. */
+#define ELU(x, alpha) (signbit(x) ? (alpha) * (expm1(x) + 0) : (x))
 #define SCALAR_OPS(X)                                                                             \
     X(TL_SCALAR_AFFINE, s_affine, x * p0 + p1)                                                    \
     X(TL_SCALAR_POWF, s_powf, pow(x, p0))                                                         \
     X(TL_SCALAR_CLAMP, s_clamp, x < p0 ? p0 : x > p1 ? p1 : x)                                    \
-    X(TL_SCALAR_ELU, s_elu, x >= 0 ? x : p0 * expm1(x)) /* exp(x) - 1 cancels near 0 */
+    X(TL_SCALAR_ELU, s_elu, ELU(x, p0))
 
 SCALAR_OPS(DEFINE_KERNEL)
 KERNEL_TABLES(SCALAR_OPS, scalar, TL_SCALAR_COUNT);
