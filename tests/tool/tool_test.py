@@ -328,9 +328,18 @@ def help_text(c):
 
 
 def man_page(c):
-    """The man page's synopsis and COMMANDS name --html and --path-map, as the command has, and
-    ENVIRONMENT the variables that are no options (LOCKTRACE_HELP)."""
+    """The man page's synopsis and COMMANDS name --html and --path-map, as the command has,
+    ENVIRONMENT the variables that are no options (LOCKTRACE_HELP), and DESCRIPTION every
+    kind of finding the tracer reports (report_text.c's names: it named 7 of 11)."""
     text = open(c.a.man).read()
+    description = text[text.index('.SH DESCRIPTION'):text.index('.SH OPTIONS')]
+    names = os.path.join(os.path.dirname(c.a.man), 'src', 'report_text.c')
+    table = open(names).read().split('kind_names[', 1)[1].split('};', 1)[0]
+    kinds = [k for k in re.findall(r'= "([a-z-]+)"', table) if k != 'thread-dump']
+    need(len(kinds) > 10, f'kinds read from {names}: {kinds}')
+    for kind in kinds:
+        need(kind.replace('-', r'\-') in description or kind in description,
+             f'DESCRIPTION lacks {kind}:\n{description}')
     synopsis = text[text.index('.SH SYNOPSIS'):text.index('.SH DESCRIPTION')]
     commands = text[text.index('.SH COMMANDS'):text.index('.SH EXIT STATUS')]
     for part, name in ((synopsis, 'SYNOPSIS'), (commands, 'COMMANDS')):

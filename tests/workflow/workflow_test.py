@@ -632,6 +632,42 @@ def dump_wrapped(c):
         need(r.finish() in (124, -signal.SIGTERM), f'timeout status {r.p.returncode}')
 
 
+def comm(pid):
+    """The command name of pid, from /proc ('' once it is gone)."""
+    try:
+        return open(f'/proc/{pid}/comm').read().strip()
+    except OSError:
+        return ''
+
+
+def dump_early(c):
+    """`locktrace dump` sends the dump signal only to a process that has a handler for it,
+    since its default action ends the process: the man page's `locktrace --dump-signal=SIGUSR1
+    -- ./test & locktrace dump $!` asked a program not yet past the tracer's constructor
+    (it died of SIGUSR1) or a launcher that had not started it yet ("not running under
+    locktrace"); and a child started with LD_PRELOAD dropped, which keeps the launcher's
+    variables, died of it."""
+    for _ in range(3):
+        with Running(c, [c.a.locktrace, '--dump-signal=SIGUSR1', '--', c.a.wfprog, 'hung-on-lock']) as r:
+            ending, _, err = c.run([c.a.locktrace, 'dump', str(r.p.pid)])
+            need(ending == 0 and re.search(r'^locktrace dump: asked \d+ \(wfprog\)', err, re.M),
+                 f'dump at once: {ending} {err}')
+            r.wait_for('stderr', r'^locktrace: thread-dump:')
+            need(r.p.poll() is None, f'the launcher ended: {r.p.returncode}')
+    with Running(c, [c.a.locktrace, '--dump-signal=SIGUSR1', '--', 'sh', '-c',
+                     'env -u LD_PRELOAD sleep 60 & echo ready $!; wait']) as r:
+        pid = int(r.wait_for('stdout', r'^ready (\d+)$').group(1))
+        deadline = time.monotonic() + TIMEOUT
+        while comm(pid) != 'sleep':  # past env's exec of sleep, the untraced program
+            need(time.monotonic() < deadline, f'{pid} is {comm(pid)!r}, not sleep')
+            time.sleep(0.02)
+        ending, _, err = c.run([c.a.locktrace, 'dump', str(r.p.pid)])
+        need(ending == 1 and f'locktrace dump: {pid} (sleep) has no handler for SIGUSR1 after 5 s, so '
+             'the tracer is not loaded into it' in err and 'none was sent' in err and
+             re.search(r'^locktrace dump: asked \d+ \(sh\)', err, re.M), f'untraced child: {ending} {err}')
+        need(running(pid), f'the untraced child {pid} did not survive the question')
+
+
 def exit_code_tree(c):
     """'the exit code covers the whole process tree it started': --exitcode through sh -c,
     where the shell's own status is 0, with report files on or off."""
@@ -979,7 +1015,7 @@ def ctest_recipe(c):
 
 CHECKS = {f.__name__: f for f in (exitcode_destructors, suppress_past_cap, json_del_byte, report_dir,
                                    unwritable_report_dir,
-                                   sarif, sarif_join, launcher_signals, dump_command, dump_wrapped, exit_code_tree, left_running,
+                                   sarif, sarif_join, launcher_signals, dump_command, dump_wrapped, dump_early, exit_code_tree, left_running,
                                    readme_own_program,
                                    space_path,
                                    not_loaded, unfiled_reports, unfiled_neighbours, summary_named, untraced_children, asan_program, tsan_program, install_prefix,

@@ -35,11 +35,17 @@ static size_t collect(void)
         if (m == 0 || lt_held_copy(t, copy.held, copy.held_moves, 0, m, &held[n]) != 0)
             continue;
         size_t base = n;
-        for (uint32_t i = 0; i < m; i++)
-            if (held[base + i].lock) { /* not a removed entry of a large set */
-                held[n] = held[base + i];
+        /* Not a removed entry of a large set, nor one whose lock has ended since it was
+         * taken: its memory freed while held (the free-held report said so; listing it
+         * again named a heap block that was no longer there), as a leaving thread drops
+         * them too (lt_drop_stale). Lock records stay readable for good. */
+        for (uint32_t i = 0; i < m; i++) {
+            const lt_held *h = &held[base + i];
+            if (h->lock && atomic_load_explicit(&h->lock->gen, memory_order_relaxed) == h->gen) {
+                held[n] = *h;
                 owners[n++] = copy.info;
             }
+        }
     }
     return n;
 }

@@ -4,6 +4,8 @@
  * environment in /proc). PID may be the program, or a launcher: then every process of the
  * launcher's tree (they carry its pid in LOCKTRACE_LAUNCHER_PID) is asked. A program started
  * without a dump signal gets no signal (it would kill it); the command says how to start it.
+ * Nor does a process without the tracer's handler for it (not yet, or never: LD_PRELOAD
+ * dropped), whose default action would end it too.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -20,7 +22,7 @@
 
 #define ENV_BYTES (1 << 20)
 #define MAX_TREE 4096
-#define DUMP_WAIT_MS 5000 /* for the dump file (a dump symbolizes stacks: not instant) */
+#define DUMP_WAIT_MS 5000 /* for a launcher's program, its handler, the dump file (not instant) */
 
 typedef struct proc_env {
     char dump_signal[32]; /* "" when unset */
@@ -119,17 +121,51 @@ static int count_dumps(const char *dir, int pid)
     return n;
 }
 
-/* A program that blocks the dump signal in every thread, or takes it with sigwait, prints no
- * dump (one with a handler of its own still does: the signal carries LT_DUMP_SIGVAL), so the
- * dump's file is waited for. */
-static int dump_written(const char *dir, int pid, int before)
+/* Whether pid has a handler for sig: its SigCgt mask in /proc/<pid>/status. */
+static int catches(int pid, int sig)
+{
+    char path[64], line[256];
+    unsigned long long mask = 0;
+    snprintf(path, sizeof path, "/proc/%d/status", pid);
+    FILE *f = fopen(path, "re");
+    while (f && fgets(line, sizeof line, f) && sscanf(line, "SigCgt: %llx", &mask) != 1)
+        ;
+    if (f)
+        fclose(f);
+    return (int)((mask >> (sig - 1)) & 1);
+}
+
+/* What is waited for: a dump file more than `before` in dir, a handler for sig, a tree. */
+typedef struct awaited {
+    const char *dir;
+    int pid, before, sig;
+} awaited;
+
+static int dump_file_came(const awaited *a)
+{
+    return count_dumps(a->dir, a->pid) > a->before;
+}
+
+static int handler_came(const awaited *a)
+{
+    return catches(a->pid, a->sig);
+}
+
+static int tree_came(const awaited *a)
+{
+    int one;
+    return lt_tool_tree(a->pid, &one, 1) > 0;
+}
+
+/* Polls ready(a) for up to DUMP_WAIT_MS; its last answer. */
+static int within_wait(int (*ready)(const awaited *), const awaited *a)
 {
     for (int waited = 0; waited < DUMP_WAIT_MS; waited += 50) {
-        if (count_dumps(dir, pid) > before)
+        if (ready(a))
             return 1;
         nanosleep(&(struct timespec){0, 50 * 1000000L}, NULL);
     }
-    return count_dumps(dir, pid) > before;
+    return ready(a);
 }
 
 /* Asks one traced process; 0 when the signal was sent and the dump, when it has a file,
@@ -151,6 +187,18 @@ static int ask(int pid, const proc_env *e)
                 lt_tool_self, lt_tool_self, pid);
         return 1;
     }
+    /* A process whose environment names the signal may not have the tracer's handler for
+     * it: one just started (`locktrace ... & locktrace dump $!`) is still before the tracer's
+     * constructor, and one started with LD_PRELOAD dropped never gets it. The signal's
+     * default action would end it. */
+    if (!within_wait(handler_came, &(awaited){.pid = pid, .sig = sig})) {
+        fprintf(stderr, "locktrace dump: %d (%s) has no handler for %s after %d s, so the "
+                        "tracer is not loaded into it (its environment dropped LD_PRELOAD, or "
+                        "it is still starting), and the signal would end it: none was sent. "
+                        "Meanwhile, gdb -p %d -batch -ex 'thread apply all bt' shows its "
+                        "threads' stacks.\n", pid, name, signame, DUMP_WAIT_MS / 1000, pid);
+        return 1;
+    }
     char dir[4200];
     int files = dump_dir(pid, e, dir, sizeof dir), before = files ? count_dumps(dir, pid) : 0;
     if (sigqueue(pid, sig, (union sigval){.sival_int = LT_DUMP_SIGVAL}) != 0) {
@@ -164,7 +212,10 @@ static int ask(int pid, const proc_env *e)
         fprintf(stderr, " and writes it to %s/ as *.%d.dump-<n>.json (read it with: %s report %s)",
                 e->report_dir, pid, lt_tool_self, e->report_dir);
     fputc('\n', stderr);
-    if (!files || dump_written(dir, pid, before))
+    /* A program that blocks the dump signal in every thread, or takes it with sigwait,
+     * prints no dump (one with a handler of its own still does: the signal carries
+     * LT_DUMP_SIGVAL), so the dump's file is waited for. */
+    if (!files || within_wait(dump_file_came, &(awaited){.dir = dir, .pid = pid, .before = before}))
         return 0;
     fprintf(stderr, "locktrace dump: no dump file from %d (%s) after %d s: if the program blocks "
                     "%s in every thread or takes it with sigwait or signalfd (servers' worker "
@@ -251,6 +302,12 @@ int lt_tool_dump(int argc, char **argv)
     }
     if (e.traced && e.launcher_pid != 0 && e.launcher_pid != pid)
         return ask((int)pid, &e); /* a program under a launcher */
+    /* A launcher just started (`locktrace ... & locktrace dump $!`) has not started its
+     * program yet, or the program is in the middle of its exec, showing no environment. */
+    char self[64];
+    program_name((int)pid, self, sizeof self);
+    if (strcmp(self, "locktrace") == 0)
+        within_wait(tree_came, &(awaited){.pid = (int)pid});
     int failed = 0;
     if (ask_tree((int)pid, &failed))
         return failed; /* a launcher: its whole tree */

@@ -1,14 +1,17 @@
 /*
  * exit_held.c - locks still held when the process ends, chosen by name:
- *   exit_held exit|signal|clean
+ *   exit_held exit|signal|clean|freed
  * exit: main returns holding a mutex and a mtx_t while another thread holds an rwlock for
- * read; signal: the same, then main dies of SIGSEGV; clean: every lock released first.
+ * read; signal: the same, then main dies of SIGSEGV; clean: every lock released first;
+ * freed: main frees the memory of a mutex it holds (a free-held report), then returns
+ * holding another.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <threads.h>
 
@@ -53,11 +56,27 @@ NOINLINE void take_locks(int release)
     }
 }
 
+/* A connection's mutex freed with the connection while held, as a close path that forgets
+ * its unlock does; a held entry is left that names memory no longer a lock. */
+NOINLINE void free_held_then_return(void)
+{
+    pthread_mutex_t *conn = malloc(sizeof *conn);
+    pthread_mutex_init(conn, NULL);
+    pthread_mutex_lock(conn);
+    free(conn);
+    pthread_mutex_lock(&a);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: exit_held exit|signal|clean\n");
+        fprintf(stderr, "usage: exit_held exit|signal|clean|freed\n");
         return 64;
+    }
+    if (strcmp(argv[1], "freed") == 0) {
+        free_held_then_return();
+        printf("ending\n");
+        return 0;
     }
     take_locks(strcmp(argv[1], "clean") == 0);
     printf("ending\n");
