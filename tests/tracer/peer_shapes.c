@@ -24,7 +24,8 @@
  *     signal_in_futex_wait, with a futex of its own): a bad unlock, and no deadlock.
  *   - a signal handler that siglongjmps out of its thread's lock call (an alarm as a lock
  *     timeout, in old code; undefined, and harmless with glibc's mutexes): the thread then
- *     holds a lock main waits for, and waits for nothing (or sleeps in condition waits).
+ *     holds a lock main waits for, and waits for nothing (or sleeps in condition waits);
+ *     or, rounds of it, exits with that wait left, and main joins it.
  *   - a signal handler that runs for a while (300 ms; 2 s) in a thread blocked on a lock,
  *     while main closes an AB-BA cycle with it: the thread is not asleep in its wait when
  *     main's check looks, nor one grace later (nor 20), and is back in it after that: a
@@ -665,6 +666,59 @@ NOINLINE static void unseen_hinted(void)
     waitpid(child, NULL, 0);
 }
 
+/* signal-jumps-out-exits: rounds of a thread that holds `rw` for read and waits for `second`
+ * (main keeps it), which an alarm's handler jumps out of; the thread then exits, its wait
+ * left published, and main joins it (a cycle through the left wait, looked at again a grace
+ * later, the thread gone), then holds `global` while a helper waits for it. */
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+static blocked_probe helper_waits;
+
+static void *read_then_second_jumped(void *arg)
+{
+    (void)arg;
+    pthread_rwlock_rdlock(&rw);
+    if (sigsetjmp(jump_back, 1) == 0) {
+        blocked_announce_on(&other_waits, &second, sizeof second);
+        pthread_mutex_lock(&second);
+        puts("second taken");
+    }
+    pthread_rwlock_unlock(&rw);
+    return NULL;
+}
+
+static void *take_global_once(void *arg)
+{
+    (void)arg;
+    blocked_announce_on(&helper_waits, &global, sizeof global);
+    pthread_mutex_lock(&global);
+    pthread_mutex_unlock(&global);
+    return NULL;
+}
+
+NOINLINE static void signal_jumps_out_exits(int rounds)
+{
+    struct sigaction sa = {.sa_handler = jump_out};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    for (int round = 0; round < rounds; round++) {
+        pthread_t t, helper;
+        atomic_store(&other_waits.tid, 0);
+        atomic_store(&helper_waits.tid, 0);
+        pthread_mutex_lock(&second);
+        pthread_create(&t, NULL, read_then_second_jumped, NULL);
+        blocked_until(&other_waits);
+        pthread_kill(t, SIGALRM);
+        pthread_join(t, NULL);
+        pthread_mutex_lock(&global);
+        pthread_create(&helper, NULL, take_global_once, NULL);
+        blocked_until(&helper_waits);
+        pthread_mutex_unlock(&global);
+        pthread_join(helper, NULL);
+        pthread_mutex_unlock(&second);
+    }
+    printf("%d rounds\n", rounds);
+}
+
 /* handler-runs-in-wait: `busy_a` holder waits for busy_b while its handler runs; main holds
  * busy_b and asks for busy_a once the handler has begun. */
 static pthread_mutex_t busy_a = PTHREAD_MUTEX_INITIALIZER, busy_b = PTHREAD_MUTEX_INITIALIZER;
@@ -1015,6 +1069,8 @@ int main(int argc, char **argv)
         unseen_sleep_holding(UNSEEN_PIPE, 1);
     else if (!strcmp(s, "unseen-hinted-pipe"))
         unseen_hinted();
+    else if (!strcmp(s, "signal-jumps-out-exits"))
+        signal_jumps_out_exits(150);
     else if (!strcmp(s, "handler-runs-in-wait"))
         handler_runs_in_wait(300);
     else if (!strcmp(s, "handler-runs-in-wait-long"))

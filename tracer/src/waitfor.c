@@ -1235,6 +1235,23 @@ void lt_waitfor_end(lt_event *ev)
         watchdog_start(1);
 }
 
+/* The calling thread t leaves for good (thread.c): a wait it left published (a signal
+ * handler jumped out of it, and no wait of the thread's since took it down: left_behind) goes
+ * with it, and so do the waits kept under it. Left there, the list of waiting threads and the
+ * index kept the thread's slot, which the registry then clears and gives back to its pool or
+ * unmaps: the next search or look through them read freed memory (SIGSEGV, peer-signal.11p
+ * and .12f, about 1 run in 40 beside two busy loops). */
+void lt_waitfor_thread_exit(lt_thread *t)
+{
+    if (!(atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1))
+        return;
+    lt_spin_lock(&wf_lock);
+    if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
+        unpublish(t);
+    t->nkept = 0;
+    lt_spin_unlock(&wf_lock);
+}
+
 /* ------------------------------------------------------------------------------------------
  * Detached threads. A join of a detached thread fails at once (glibc: EINVAL; POSIX leaves it
  * undefined), so it waits for nothing (expand reads lt_thread.detached). Threads created
