@@ -24,7 +24,8 @@
  *     signal_in_futex_wait, with a futex of its own): a bad unlock, and no deadlock.
  *   - a signal handler that siglongjmps out of its thread's lock call (an alarm as a lock
  *     timeout, in old code; undefined, and harmless with glibc's mutexes): the thread then
- *     holds a lock main waits for, and waits for nothing (or sleeps in condition waits).
+ *     holds a lock main waits for, and waits for nothing (or sleeps in condition waits);
+ *     or, rounds of it, exits with that wait left, and main joins it.
  *   - a signal handler that runs for a while (300 ms; 2 s) in a thread blocked on a lock,
  *     while main closes an AB-BA cycle with it: the thread is not asleep in its wait when
  *     main's check looks, nor one grace later (nor 20), and is back in it after that: a
@@ -40,11 +41,17 @@
  *   - the same two deep: a handler's wait interrupted by a handler of another signal that
  *     waits in turn. The innermost wait is the thread's: a cycle through it is a deadlock,
  *     and one through the wait it interrupted is none while it lasts.
+ *   - a thread whose lock wait was left by an alarm's siglongjmp, or whose handler runs in
+ *     it, sleeping where no lock of the cycle is (a semaphore, a raw futex, a pipe's read)
+ *     holding what main asks for, until a thread outside the cycle wakes it: no deadlock;
+ *     the same through a condition variable's last signaller, woken by a child process.
  * Each scenario prints what its calls returned and ends with "done".
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -452,6 +459,266 @@ NOINLINE static void signal_jumps_out(int sleeps)
     result("join", pthread_join(t, NULL));
 }
 
+/* ---- a thread whose wait is stale or interrupted sleeps on a futex the tracer does not see ----
+ * unseen-after-jump-*: the thread holds `first` and waits for `second` (main keeps it); an
+ * alarm's handler jumps out of that lock call, and the thread then sleeps where the tracer
+ * does not look (a semaphore, a raw futex, a pipe's read) until a poster wakes it once main
+ * asks for `first`; awake, it lets `first` go. unseen-in-handler-*: the handler sleeps so
+ * itself, then jumps. Main's wait is no deadlock: the thread's published wait for `second`
+ * is stale, or interrupted, and it sleeps on none of that lock's words. */
+enum unseen { UNSEEN_SEM, UNSEEN_FUTEX, UNSEEN_PIPE };
+static enum unseen unseen_how;
+static int unseen_in_handler;
+static sem_t unseen_sem;
+static _Atomic int unseen_word;
+static int unseen_pipe[2];
+static blocked_probe unseen_sleeps, first_asked;
+
+/* Whether thread tid sleeps in the system call nr now. */
+static int in_syscall(int tid, long nr)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+    return blocked_syscall_line(path, buf, sizeof buf) && strtol(buf, NULL, 10) == nr;
+}
+
+static void unseen_sleep(void)
+{
+    char byte;
+    switch (unseen_how) {
+    case UNSEEN_SEM:
+        blocked_announce_on(&unseen_sleeps, &unseen_sem, sizeof unseen_sem);
+        while (sem_wait(&unseen_sem) != 0)
+            ;
+        break;
+    case UNSEEN_FUTEX:
+        blocked_announce_on(&unseen_sleeps, &unseen_word, sizeof unseen_word);
+        while (!atomic_load(&unseen_word))
+            syscall(SYS_futex, &unseen_word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+        break;
+    case UNSEEN_PIPE:
+        blocked_announce(&unseen_sleeps);
+        while (read(unseen_pipe[0], &byte, 1) != 1)
+            ;
+        break;
+    }
+}
+
+static void unseen_wake(void)
+{
+    switch (unseen_how) {
+    case UNSEEN_SEM:
+        sem_post(&unseen_sem);
+        break;
+    case UNSEEN_FUTEX:
+        atomic_store(&unseen_word, 1);
+        syscall(SYS_futex, &unseen_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        break;
+    case UNSEEN_PIPE:
+        if (write(unseen_pipe[1], "x", 1) != 1)
+            perror("write");
+        break;
+    }
+}
+
+/* Returns once the thread sleeps where unseen_sleep put it. */
+static void unseen_until_asleep(void)
+{
+    if (unseen_how != UNSEEN_PIPE) {
+        blocked_until(&unseen_sleeps);
+        return;
+    }
+    int tid;
+    while ((tid = atomic_load(&unseen_sleeps.tid)) == 0 || !in_syscall(tid, SYS_read))
+        sched_yield();
+}
+
+static void unseen_handler(int sig)
+{
+    (void)sig;
+    if (unseen_in_handler)
+        unseen_sleep();
+    siglongjmp(jump_back, 1);
+}
+
+static void *first_then_second_jumped(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&first);
+    if (sigsetjmp(jump_back, 1) == 0) {
+        blocked_announce_on(&other_waits, &second, sizeof second);
+        pthread_mutex_lock(&second);
+        puts("second taken");
+    } else if (!unseen_in_handler) {
+        unseen_sleep();
+    }
+    pthread_mutex_unlock(&first);
+    return NULL;
+}
+
+static void *wake_once_asked(void *arg)
+{
+    (void)arg;
+    blocked_until(&first_asked);
+    unseen_wake();
+    return NULL;
+}
+
+NOINLINE static void unseen_sleep_holding(enum unseen how, int in_handler)
+{
+    unseen_how = how;
+    unseen_in_handler = in_handler;
+    sem_init(&unseen_sem, 0, 0);
+    if (pipe(unseen_pipe) != 0)
+        perror("pipe");
+    struct sigaction sa = {.sa_handler = unseen_handler};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    pthread_t t, poster;
+    pthread_mutex_lock(&second);
+    pthread_create(&t, NULL, first_then_second_jumped, NULL);
+    blocked_until(&other_waits);
+    pthread_kill(t, SIGALRM);
+    unseen_until_asleep();
+    pthread_create(&poster, NULL, wake_once_asked, NULL);
+    blocked_announce_on(&first_asked, &first, sizeof first);
+    result("lock of first", pthread_mutex_lock(&first));
+    pthread_mutex_unlock(&first);
+    pthread_mutex_unlock(&second);
+    pthread_join(t, NULL);
+    pthread_join(poster, NULL);
+}
+
+/* unseen-hinted-pipe: B holds `second` and waits on hint_cv, which A signalled last; A's lock
+ * of `second` is left by the alarm's jump, and A then reads a pipe that a child process
+ * writes to, and signals hint_cv. Main joins A: every thread of the process sleeps, and only
+ * the child can wake A, which the stall test (other threads than the cycle's) does not see.
+ * The child writes 600 ms after the fork, which main follows with its join at once: the
+ * watchdog has looked at the cycle by then; a shorter wait only makes a false report less
+ * likely, the verdict does not depend on it. */
+static pthread_mutex_t hint_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hint_cv = PTHREAD_COND_INITIALIZER;
+static int hint_flag;
+static _Atomic int hint_step; /* 1: B holds `second`; 2: A has signalled */
+static blocked_probe b_waits;
+
+static void *hold_second_and_wait(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&second);
+    atomic_store(&hint_step, 1);
+    while (atomic_load(&hint_step) != 2)
+        sched_yield();
+    pthread_mutex_lock(&hint_mutex);
+    blocked_announce_on(&b_waits, &hint_cv, sizeof hint_cv);
+    while (!hint_flag)
+        pthread_cond_wait(&hint_cv, &hint_mutex);
+    pthread_mutex_unlock(&hint_mutex);
+    pthread_mutex_unlock(&second);
+    return NULL;
+}
+
+static void *signal_then_second_jumped(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&hint_step) != 1)
+        sched_yield();
+    pthread_mutex_lock(&hint_mutex);
+    pthread_cond_signal(&hint_cv); /* nobody waits yet: only the hint is left */
+    pthread_mutex_unlock(&hint_mutex);
+    atomic_store(&hint_step, 2);
+    blocked_until(&b_waits);
+    if (sigsetjmp(jump_back, 1) == 0) {
+        blocked_announce_on(&other_waits, &second, sizeof second);
+        pthread_mutex_lock(&second);
+        puts("second taken");
+    }
+    unseen_sleep();
+    pthread_mutex_lock(&hint_mutex);
+    hint_flag = 1;
+    pthread_cond_signal(&hint_cv);
+    pthread_mutex_unlock(&hint_mutex);
+    return NULL;
+}
+
+NOINLINE static void unseen_hinted(void)
+{
+    unseen_how = UNSEEN_PIPE;
+    if (pipe(unseen_pipe) != 0)
+        perror("pipe");
+    struct sigaction sa = {.sa_handler = unseen_handler};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    pthread_t a, b;
+    pthread_create(&b, NULL, hold_second_and_wait, NULL);
+    pthread_create(&a, NULL, signal_then_second_jumped, NULL);
+    blocked_until(&other_waits);
+    pthread_kill(a, SIGALRM);
+    unseen_until_asleep();
+    pid_t child = fork();
+    if (child == 0) {
+        nanosleep(&(struct timespec){0, 600 * 1000000L}, NULL);
+        unseen_wake();
+        _exit(0);
+    }
+    result("join", pthread_join(a, NULL));
+    pthread_join(b, NULL);
+    waitpid(child, NULL, 0);
+}
+
+/* signal-jumps-out-exits: rounds of a thread that holds `rw` for read and waits for `second`
+ * (main keeps it), which an alarm's handler jumps out of; the thread then exits, its wait
+ * left published, and main joins it (a cycle through the left wait, looked at again a grace
+ * later, the thread gone), then holds `global` while a helper waits for it. */
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+static blocked_probe helper_waits;
+
+static void *read_then_second_jumped(void *arg)
+{
+    (void)arg;
+    pthread_rwlock_rdlock(&rw);
+    if (sigsetjmp(jump_back, 1) == 0) {
+        blocked_announce_on(&other_waits, &second, sizeof second);
+        pthread_mutex_lock(&second);
+        puts("second taken");
+    }
+    pthread_rwlock_unlock(&rw);
+    return NULL;
+}
+
+static void *take_global_once(void *arg)
+{
+    (void)arg;
+    blocked_announce_on(&helper_waits, &global, sizeof global);
+    pthread_mutex_lock(&global);
+    pthread_mutex_unlock(&global);
+    return NULL;
+}
+
+NOINLINE static void signal_jumps_out_exits(int rounds)
+{
+    struct sigaction sa = {.sa_handler = jump_out};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    for (int round = 0; round < rounds; round++) {
+        pthread_t t, helper;
+        atomic_store(&other_waits.tid, 0);
+        atomic_store(&helper_waits.tid, 0);
+        pthread_mutex_lock(&second);
+        pthread_create(&t, NULL, read_then_second_jumped, NULL);
+        blocked_until(&other_waits);
+        pthread_kill(t, SIGALRM);
+        pthread_join(t, NULL);
+        pthread_mutex_lock(&global);
+        pthread_create(&helper, NULL, take_global_once, NULL);
+        blocked_until(&helper_waits);
+        pthread_mutex_unlock(&global);
+        pthread_join(helper, NULL);
+        pthread_mutex_unlock(&second);
+    }
+    printf("%d rounds\n", rounds);
+}
+
 /* handler-runs-in-wait: `busy_a` holder waits for busy_b while its handler runs; main holds
  * busy_b and asks for busy_a once the handler has begun. */
 static pthread_mutex_t busy_a = PTHREAD_MUTEX_INITIALIZER, busy_b = PTHREAD_MUTEX_INITIALIZER;
@@ -788,6 +1055,22 @@ int main(int argc, char **argv)
         signal_jumps_out(0);
     else if (!strcmp(s, "signal-jumps-out-sleeps"))
         signal_jumps_out(1);
+    else if (!strcmp(s, "unseen-after-jump-sem"))
+        unseen_sleep_holding(UNSEEN_SEM, 0);
+    else if (!strcmp(s, "unseen-after-jump-futex"))
+        unseen_sleep_holding(UNSEEN_FUTEX, 0);
+    else if (!strcmp(s, "unseen-after-jump-pipe"))
+        unseen_sleep_holding(UNSEEN_PIPE, 0);
+    else if (!strcmp(s, "unseen-in-handler-sem"))
+        unseen_sleep_holding(UNSEEN_SEM, 1);
+    else if (!strcmp(s, "unseen-in-handler-futex"))
+        unseen_sleep_holding(UNSEEN_FUTEX, 1);
+    else if (!strcmp(s, "unseen-in-handler-pipe"))
+        unseen_sleep_holding(UNSEEN_PIPE, 1);
+    else if (!strcmp(s, "unseen-hinted-pipe"))
+        unseen_hinted();
+    else if (!strcmp(s, "signal-jumps-out-exits"))
+        signal_jumps_out_exits(150);
     else if (!strcmp(s, "handler-runs-in-wait"))
         handler_runs_in_wait(300);
     else if (!strcmp(s, "handler-runs-in-wait-long"))

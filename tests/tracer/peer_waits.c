@@ -4,7 +4,7 @@
  * locks its thread still holds): a thread holds A and waits on a condition variable with
  * mutex M; another takes M, signals, and asks for A. The waiter cannot return before it has
  * M back, the other cannot let M go before it has A: both wait forever, whatever woke the
- * waiter (a signal, a timeout). And the legal neighbour: the other lets M go before asking
+ * waiter (a signal, a timeout) or none. And the legal neighbour: the other lets M go before asking
  * for A. Also a thread that joins itself (glibc returns EDEADLK, musl waits forever; Helgrind
  * reports it).
  *   peer_waits NAME
@@ -34,14 +34,18 @@ static void result(const char *what, int rc)
 }
 
 /* The other thread: once the waiter sleeps in its condition wait, it takes the wait's mutex,
- * signals, and asks for the waiter's outer lock - with the mutex still held (holding), or
+ * signals (unless `silent`: the waiter then sleeps on the condition variable, not on the
+ * mutex), and asks for the waiter's outer lock - with the mutex still held (holding), or
  * after letting it go. */
+static int silent;
+
 NOINLINE static void signal_then_take_outer(int holding)
 {
     blocked_until(&waiter);
     pthread_mutex_lock(&inner);
     ready = 1;
-    pthread_cond_signal(&changed);
+    if (!silent)
+        pthread_cond_signal(&changed);
     if (!holding)
         pthread_mutex_unlock(&inner);
     int rc = pthread_mutex_lock(&outer);
@@ -108,7 +112,10 @@ int main(int argc, char **argv)
     const char *s = argc > 1 ? argv[1] : "";
     if (!strcmp(s, "cond-mutex-cycle"))
         run(holding_other, 0);
-    else if (!strcmp(s, "cond-mutex-cycle-timed"))
+    else if (!strcmp(s, "cond-mutex-cycle-unsignalled")) {
+        silent = 1;
+        run(holding_other, 0);
+    } else if (!strcmp(s, "cond-mutex-cycle-timed"))
         run(holding_other, 1);
     else if (!strcmp(s, "cond-mutex-released"))
         run(releasing_other, 0);

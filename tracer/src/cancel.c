@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 
 #include "lt_internal.h"
 #include "platform.h"
@@ -181,6 +182,15 @@ void lt_cancel_claim(lt_thread *t)
                          w & PENDING_SENT ? LT_CANCEL_SENT : LT_CANCEL_MARKED);
 }
 
+/* How long a thread waits for the cancellation marked for it to be sent (lt_cancel_settle):
+ * its canceller goes from the mark to libc's send in microseconds, unless it is descheduled
+ * or libc's pthread_cancel blocks. glibc's does where it first needs libgcc_s (the first
+ * cancellation in a process of a thread that has not exited): it loads it, which takes the
+ * loader's lock, and a thread that holds that lock (running a library's constructor) and joins
+ * a thread there waited here for good (harm-cancel.25). After it the thread goes on as if the
+ * cancellation had not been sent yet: natively too it may come at any later moment. */
+#define MARKED_WAIT_MS 100
+
 /* The calling thread t, outside the tracer, is about to wait where a cancellation would end
  * the wait (a join, a condition wait), or, with asynchronous cancellation on, to enter the
  * tracer. When it has been sent one with its cancellation enabled, one still due acts here,
@@ -195,14 +205,21 @@ void lt_cancel_claim(lt_thread *t)
  * joins a thread blocked on a lock it holds waits for good, a deadlock (it was silent, the
  * join taken for one the cancellation ends). A mark not yet sent is waited for: its canceller
  * is inside the tracer, in libc's pthread_cancel (a nap, which lets a canceller of any
- * priority run). */
+ * priority run), for MARKED_WAIT_MS at most (see there). */
 void lt_cancel_settle(lt_thread *t)
 {
     int state;
     if (!t || atomic_load_explicit(&t->cancelled, memory_order_relaxed) == LT_CANCEL_NONE)
         return;
-    while (atomic_load(&t->cancelled) == LT_CANCEL_MARKED)
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (atomic_load(&t->cancelled) == LT_CANCEL_MARKED) {
         lt_platform_nap(20);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >=
+            MARKED_WAIT_MS)
+            return;
+    }
     if (atomic_load(&t->cancelled) != LT_CANCEL_SENT)
         return;
     sched_yield(); /* a system call, whose return runs the cancellation signal if it came */

@@ -80,9 +80,10 @@ int lt_platform_thread_name_of(int tid, char *buf, size_t size);
  * ignores (its own, or one sent to the process): a handler will run in it. 0 when unknown. */
 int lt_platform_signal_coming(int tid);
 /* Whether thread tid of this process sleeps in a futex call, where glibc's locks, joins and
- * condition waits block: 0 when it runs or is in another call, 1 when it sleeps there or
- * that cannot be told. */
-int lt_platform_futex_asleep(int tid);
+ * condition waits block: 1 when it sleeps there, with the futex word (the call's first
+ * argument) in *word; 0 when it runs, is in another call or waits on a word of the tracer's
+ * own; -1 when that cannot be told. */
+int lt_platform_futex_word(int tid, uintptr_t *word);
 /* What thread tid of this process does now, for a long-wait holder that waits for no lock:
  * "running", or "the system call read on fd 3 (pipe:[41])" (the file named for calls on a
  * descriptor); "" when it cannot be told (a seccomp filter, no /proc, macOS). */

@@ -1243,20 +1243,23 @@ void lt_platform_thread_doing(int tid, char *buf, size_t size)
     }
 }
 
-int lt_platform_futex_asleep(int tid)
+int lt_platform_futex_word(int tid, uintptr_t *word)
 {
     char call[64];
     task_file(tid, "syscall", call, sizeof call);
     if (!call[0])
-        return 1;
+        return -1;
     long nr;
-    unsigned long word;
-    int args = syscall_of(call, &nr, &word, 1);
+    unsigned long arg;
+    int args = syscall_of(call, &nr, &arg, 1);
     if (nr != SYS_futex)
         return 0;
+    if (args < 1)
+        return -1;
     /* A word of the tracer's own: the thread waits for a tracer lock (lt_platform_sleep_on),
      * inside the tracer, where a nap was before: not where a program's wait blocks. */
-    return args < 1 || !lt_platform_in_tracer(word);
+    *word = arg;
+    return !lt_platform_in_tracer(arg);
 }
 
 int lt_platform_signal_coming(int tid)

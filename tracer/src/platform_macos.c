@@ -89,10 +89,11 @@ int lt_platform_signal_coming(int tid)
     return 0;
 }
 
-int lt_platform_futex_asleep(int tid)
+int lt_platform_futex_word(int tid, uintptr_t *word)
 {
     (void)tid;
-    return 1;
+    (void)word;
+    return -1;
 }
 
 void lt_platform_thread_doing(int tid, char *buf, size_t size)

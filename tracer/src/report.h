@@ -39,6 +39,8 @@ typedef struct lt_wait_step {
     long waited_ms;
     int waits_for;    /* lt_wait_for: a lock, `blocker` to exit (pthread_join), or a signal on
                          the condition variable at wants.addr that `blocker` sent last */
+    const void *cond; /* a condition wait's to retake its mutex (waits_for LT_FOR_LOCK): its
+                         condition variable, where it sleeps until woken; else NULL */
     lt_thread_info blocker;
     lt_mode held_mode;
     uint32_t held_stack;

@@ -358,6 +358,7 @@ static void thread_exit(void *arg)
     }
     lt_cancel_async_end(&lt_tls);
     lt_busy_set(&lt_tls, LT_BUSY_IN);
+    lt_waitfor_thread_exit(t);
     lt_on_thread_exit(t);
     lt_stack_released(t); /* its frames have returned: the locks in them are gone */
     lt_order_thread_exit(t);

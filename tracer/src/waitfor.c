@@ -600,6 +600,7 @@ static void fill_step(lt_wait_step *s, const frame *f, const frame *next)
         /* held up by its mutex's holder: the wait is to retake the mutex, which no deadline
          * ends */
         s->waits_for = LT_FOR_LOCK;
+        s->cond = (const void *)w->target;
         lt_lock_ref_fill(&s->wants, w->addr, LT_MUTEX, w->lock);
         s->want_mode = LT_MODE_WRITE;
         s->wait = LT_WAIT_BLOCK;
@@ -662,25 +663,57 @@ static int signal_coming(const frame *f, size_t n)
     return 0;
 }
 
+/* A join sleeps on a word of the joined thread's descriptor, where its pthread_t points
+ * (glibc's tid word, 720 bytes into a descriptor of about 2.3 KiB). */
+#define DESCRIPTOR_BYTES 4096
+
+/* Whether `word` is a futex word that the thread of step s sleeps on in that step's wait: one
+ * inside the lock it asks for (glibc's mutex, robust, priority-inheriting or not, has one
+ * word there, its rwlock three; a process-shared one is at the same address here), its
+ * once-control, its condition variable (a condition wait, until woken, on its way to retake
+ * the mutex), or the descriptor of the thread it joins. A C++ guard is waited for on the
+ * guard (libstdc++) or on one condition variable for every guard (libc++abi): any word. */
+static int sleeps_on(const lt_wait_step *s, uintptr_t word)
+{
+    if (s->waits_for == LT_FOR_LOCK && s->wants.api == LT_API_CXX)
+        return 1;
+    size_t size = s->waits_for == LT_FOR_JOIN    ? DESCRIPTOR_BYTES
+                  : s->wants.kind == LT_RWLOCK   ? sizeof(pthread_rwlock_t)
+                  : s->wants.kind == LT_ONCE     ? sizeof(pthread_once_t)
+                                                 : sizeof(pthread_mutex_t);
+    return word - (uintptr_t)s->wants.addr < size ||
+           (s->cond && word - (uintptr_t)s->cond < sizeof(pthread_cond_t));
+}
+
 /* Whether the threads of a cycle that would end the program from `from` on sleep in the
- * kernel where their waits block (a futex; not a spinlock's or an annotated lock's wait):
- * all but the first (the caller's, whose wait closed it) or, for the watchdog's look, all.
- * One that runs, or sleeps elsewhere, has either not reached its wait yet or left it without
- * the tracer seeing it go: a signal handler that jumped out of its lock call (siglongjmp from
- * an alarm, in old code) leaves the wait published for good; or it is not in that wait yet: a
- * wait a handler's wait interrupted is put back as the handler's wait ends, while the handler
- * still runs and holds its locks. A cycle with a timed wait in it is a warning, and is not
- * asked (two threads backing off with 1 ms timed locks would each wait out the grace,
- * harm-timed.1). */
+ * kernel where their waits block (a futex of the object waited for; not a spinlock's or an
+ * annotated lock's wait): all but the first (the caller's, whose wait closed it) or, for the
+ * watchdog's look, all. One that runs, or sleeps elsewhere, has either not reached its wait
+ * yet or left it without the tracer seeing it go: a signal handler that jumped out of its
+ * lock call (siglongjmp from an alarm, in old code) leaves the wait published for good; or it
+ * is not in that wait yet: a wait a handler's wait interrupted is put back as the handler's
+ * wait ends, while the handler still runs and holds its locks. Elsewhere includes another
+ * futex: the thread that jumped out may then sleep on a semaphore or a raw futex until a
+ * thread the cycle does not hold up posts it, and a handler may sleep so inside its thread's
+ * wait; until 2026-12-06 any futex wait counted, and such a program was a false deadlock
+ * (peer-signal.11, .12), and a cycle through a condition variable's last signaller asked
+ * none of its threads, and was a false warning (peer-signal.13). A wait for a signal is not
+ * asked: stall_print and mutex_kept are its tests. A cycle with a timed wait in it is a
+ * warning, and is not asked (two threads backing off with 1 ms timed locks would each wait out
+ * the grace, harm-timed.1). */
 static int others_asleep(const lt_wait_step *s, size_t n, size_t from)
 {
     for (size_t i = 0; i < n; i++)
-        if (s[i].wait == LT_WAIT_TIMED || s[i].waits_for == LT_FOR_SIGNAL)
+        if (s[i].wait == LT_WAIT_TIMED)
             return 1;
     for (size_t i = from; i < n; i++) {
+        if (s[i].waits_for == LT_FOR_SIGNAL)
+            continue;
         int spins = s[i].waits_for == LT_FOR_LOCK &&
                     (s[i].wants.kind == LT_SPIN || s[i].wants.api == LT_API_CUSTOM);
-        if (!spins && !lt_platform_futex_asleep(s[i].thread.tid))
+        uintptr_t word = 0;
+        int in = spins ? -1 : lt_platform_futex_word(s[i].thread.tid, &word);
+        if (!in || (in > 0 && !sleeps_on(&s[i], word)))
             return 0;
     }
     return 1;
@@ -943,11 +976,11 @@ static lt_wait_step *confirm(lt_thread *self, const frame *first, size_t nfirst,
             return NULL;
         }
     }
-    /* A certain cycle (the hinted one is asleep by others_asleep's rule) whose threads are in
-     * the same waits but not all asleep in them yet: looked at again, a grace at a time, while
-     * it lasts, then deferred. Given up after one grace, a real deadlock of a thread that took
-     * longer went unreported for good, as no later wait looks at it (1 run in ~70 at load
-     * 30-50). A stale wait (a handler jumped out of its lock call) is never asleep in it. */
+    /* A cycle (a hinted one stalled) whose threads are in the same waits but not all asleep
+     * in them yet: looked at again, a grace at a time, while it lasts, then deferred. Given up
+     * after one grace, a real deadlock of a thread that took longer went unreported for good,
+     * as no later wait looks at it (1 run in ~70 at load 30-50). A stale wait (a handler
+     * jumped out of its lock call) is never asleep in it. */
     for (int graces = 1; steps && !others_asleep(steps, *n, from); graces++) {
         lt_platform_unmap(steps, *n * sizeof *steps);
         steps = NULL;
@@ -1200,6 +1233,23 @@ void lt_waitfor_end(lt_event *ev)
     lt_spin_unlock(&wf_lock);
     if (back)
         watchdog_start(1);
+}
+
+/* The calling thread t leaves for good (thread.c): a wait it left published (a signal
+ * handler jumped out of it, and no wait of the thread's since took it down: left_behind) goes
+ * with it, and so do the waits kept under it. Left there, the list of waiting threads and the
+ * index kept the thread's slot, which the registry then clears and gives back to its pool or
+ * unmaps: the next search or look through them read freed memory (SIGSEGV, peer-signal.11p
+ * and .12f, about 1 run in 40 beside two busy loops). */
+void lt_waitfor_thread_exit(lt_thread *t)
+{
+    if (!(atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1))
+        return;
+    lt_spin_lock(&wf_lock);
+    if (atomic_load_explicit(&t->waiting.seq, memory_order_relaxed) & 1)
+        unpublish(t);
+    t->nkept = 0;
+    lt_spin_unlock(&wf_lock);
 }
 
 /* ------------------------------------------------------------------------------------------

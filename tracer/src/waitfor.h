@@ -14,6 +14,7 @@ void lt_waitfor_cond_begin(lt_event *ev, const void *cond, const lt_cond_waiter 
 void lt_waitfor_signalled(lt_thread *t, const void *cond);
 void lt_waitfor_end(lt_event *ev);
 void lt_waitfor_shown_end(void);
+void lt_waitfor_thread_exit(lt_thread *t);
 void lt_waitfor_detached(uintptr_t handle);
 void lt_waitfor_detach_claim(lt_thread *t);
 void lt_waitfor_fork(lt_fork_phase phase);
