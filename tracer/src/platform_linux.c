@@ -547,6 +547,25 @@ static int have_dw(void)
     return load_once(&state, "libdw.so.1", bind_dw);
 }
 
+/* The top of the first 1024 descriptors, or of a lower limit: where the descriptors the
+ * tracer keeps open go, since a program's own files come there last. */
+static int fd_top(void)
+{
+    struct rlimit r;
+    return getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 1024 ? (int)r.rlim_cur : 1024;
+}
+
+/* fd moved to the lowest free number from `from` on (close-on-exec with F_DUPFD_CLOEXEC);
+ * fd itself where there is none. */
+static int fd_moved(int fd, int from, int cmd)
+{
+    int high = fd >= 0 && from > 8 ? fcntl(fd, cmd, from) : -1;
+    if (high < 0)
+        return fd;
+    close(fd);
+    return high;
+}
+
 /* libunwind (1.6) checks that it may read an address (where a frame has no unwind
  * information, and in unw_backtrace's fast path) by writing a byte from it into a pipe that
  * it opens once and keeps. With the lowest free descriptors, as pipe2 gives them, a program
@@ -558,17 +577,21 @@ static int have_dw(void)
  * program's own calls go straight to the kernel, as glibc's do. */
 static int pipe_high(int fds[2], int flags)
 {
-    struct rlimit r;
-    int top = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 1024 ? (int)r.rlim_cur : 1024;
-    int cmd = flags & O_CLOEXEC ? F_DUPFD_CLOEXEC : F_DUPFD;
-    for (int i = 0; i < 2; i++) {
-        int fd = top > 8 ? fcntl(fds[i], cmd, top - 2) : -1;
-        if (fd >= 0) {
-            close(fds[i]);
-            fds[i] = fd;
-        }
-    }
+    int top = fd_top();
+    for (int i = 0; i < 2; i++)
+        fds[i] = fd_moved(fds[i], top - 2, flags & O_CLOEXEC ? F_DUPFD_CLOEXEC : F_DUPFD);
     return 0;
+}
+
+/* A file libdw keeps open for the rest of the session (every object a report names, and its
+ * debug file): close-on-exec, and below libunwind's pipe near the top of the first 1024
+ * descriptors. libdw opens them with neither: after a process's first report, every child
+ * it started inherited a dozen descriptors, and a daemon that closed them all and opened its
+ * own files got their numbers, which libdw closes when it starts a new session (harm-fd.6). */
+static int fd_kept(int fd)
+{
+    int top = fd_top();
+    return fd_moved(fd, top > 128 ? top - 64 : top / 2, F_DUPFD_CLOEXEC);
 }
 
 LT_EXPORT int pipe2(int fds[2], int flags)
@@ -1629,11 +1652,11 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
             (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
             continue;
         if (debug_file_matches(mod, fd) && (*debuginfo_file_name = strdup(path)) != NULL)
-            return fd;
+            return fd_kept(fd);
         close(fd);
         fd = -1;
     }
-    return fd;
+    return fd_kept(fd);
 }
 
 /* The loader's counts of objects loaded and unloaded so far (glibc's dlpi_adds, dlpi_subs).
@@ -1708,6 +1731,15 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+/* path, loaded at base, to libdw, from a descriptor of ours (fd_kept), which libdw keeps on
+ * success. */
+static void report_object(const char *path, uintptr_t base)
+{
+    int fd = fd_kept(open(path, O_RDONLY | O_CLOEXEC));
+    if (fd >= 0 && !dw.dwfl_report_elf(session.dwfl, path, path, fd, base, true))
+        close(fd);
+}
+
 /* Reports every object the session does not know yet to libdw, outside the loader's lock. */
 static void report_objects(void)
 {
@@ -1716,7 +1748,7 @@ static void report_objects(void)
         found.more = 0;
         dl_iterate_phdr(find_object, NULL);
         for (size_t i = 0; i < found.n; i++)
-            dw.dwfl_report_elf(session.dwfl, found.path[i], found.path[i], -1, found.addr[i], true);
+            report_object(found.path[i], found.addr[i]);
     } while (found.more);
     for (size_t i = 0; i < nunloaded; i++) { /* unless something was loaded there since */
         const lt_module *m = &unloaded[i].module;
@@ -1724,7 +1756,7 @@ static void report_objects(void)
         while (k < session.nknown && session.known[k] != m->base)
             k++;
         if (k == session.nknown)
-            dw.dwfl_report_elf(session.dwfl, m->path, m->path, -1, m->base, true);
+            report_object(m->path, m->base);
     }
 }
 
