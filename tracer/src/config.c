@@ -121,7 +121,7 @@ static void say(const char *a, const char *b, const char *c, const char *d)
     n = lt_fmt_str(buf, sizeof buf, n, b);
     n = lt_fmt_str(buf, sizeof buf, n, c);
     n = lt_fmt_str(buf, sizeof buf, n, d);
-    lt_platform_write(2, buf, n);
+    lt_platform_write_err(buf, n);
 }
 
 /* s in buf as a message may show it (lt_fmt_shown): the environment may hold any bytes,

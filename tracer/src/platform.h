@@ -44,6 +44,10 @@ int lt_platform_tid(void);
  * of it was written, else -1 with errno set (ENOSPC...). */
 int lt_platform_write(int fd, const char *buf, size_t len);
 
+/* The tracer's text to stderr: as lt_platform_write_err(...), but on a pipe or socket it
+ * raises no SIGPIPE and gives up on a reader that takes nothing for seconds. */
+int lt_platform_write_err(const char *buf, size_t len);
+
 /* Nonzero in a setuid/setgid (secure-execution) process: the environment is not to be
  * trusted with file names. */
 int lt_platform_secure(void);

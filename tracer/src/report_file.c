@@ -145,7 +145,7 @@ static void say_once(const char *what, const char *file, const char *why)
     at = lt_fmt_str(msg, sizeof msg, at, " (LOCKTRACE_REPORT_DIR: ");
     at = lt_fmt_str(msg, sizeof msg, at, why);
     at = lt_fmt_str(msg, sizeof msg, at, "); reports go to stderr only\n");
-    lt_platform_write(2, msg, at);
+    lt_platform_write_err(msg, at);
 }
 
 /* The report directory, created if missing, as a descriptor; -1 (said once) when it cannot
