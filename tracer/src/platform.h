@@ -517,4 +517,8 @@ int lt_platform_datagram(const char *name, const char *msg, size_t len);
  * where that cannot block or write a stream in use (platform_linux.c says when). */
 void lt_platform_flush_stdio(void);
 
+/* The tracer's abort(): the program's SIGABRT handler runs, and the process ends even when the
+ * handler jumps out of it (glibc; elsewhere abort() alone). */
+_Noreturn void lt_platform_abort(void);
+
 #endif

@@ -176,7 +176,7 @@ void lt_report(lt_finding *f)
     pthread_setcancelstate(state, NULL);
     errno = saved;
     if (f->outcome == LT_OUTCOME_ABORT)
-        abort();
+        lt_platform_abort();
 }
 
 /* From the exit paths: fn under the report lock, so no report is half done meanwhile. A
