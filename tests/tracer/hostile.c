@@ -13,6 +13,9 @@
  *                            chdir("/") does), repeats it and makes another: the two report
  *                            files and the summary are in the directory it started in, none
  *                            in the parent
+ *   hostile umask            a copy running as nobody (when started as root) with umask 0777
+ *                            makes a report into a report directory that does not exist yet:
+ *                            the directory is made, its file written and readable by its owner
  *   hostile abort-longjmp    a SIGABRT handler that jumps back into main (siglongjmp, as some
  *                            test frameworks do); then a self-deadlock, which the tracer
  *                            reports and aborts: the handler runs, and the process still ends
@@ -189,6 +192,45 @@ static int relative_dir_run(void)
     return 0;
 }
 
+/* A copy of this program, as nobody when started as root, with a report directory in a new
+ * directory it may write. */
+static int umask_copy(void)
+{
+    char dir[] = "/tmp/hostile-XXXXXX", reports[64];
+    int rc = 1, status;
+    if (!mkdtemp(dir))
+        return 1;
+    snprintf(reports, sizeof reports, "%s/reports", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (geteuid() == 0 && (chown(dir, 65534, 65534) != 0 || setgid(65534) != 0 ||
+                               setuid(65534) != 0))
+            _exit(2);
+        setenv("LOCKTRACE_REPORT_DIR", reports, 1);
+        execl("/proc/self/exe", "hostile", "umask-run", reports, (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
+        rc = WEXITSTATUS(status);
+    remove_tree(reports);
+    remove_tree(dir);
+    return rc;
+}
+
+static int umask_run(const char *reports)
+{
+    char name[4096];
+    umask(0777);
+    both_orders();
+    snprintf(name, sizeof name, "%s/hostile.%d.1.json", reports, (int)getpid());
+    int fd = open(name, O_RDONLY);
+    printf("its report file written and readable: %s\n", fd >= 0 ? "yes" : "no");
+    fflush(stdout);
+    if (fd >= 0)
+        close(fd);
+    return 0;
+}
+
 static sigjmp_buf back;
 
 static void jump_back(int sig)
@@ -229,10 +271,15 @@ int main(int argc, char **argv)
         rc = relative_dir();
     else if (!strcmp(mode, "relative-dir-run"))
         return relative_dir_run();
+    else if (!strcmp(mode, "umask"))
+        rc = umask_copy();
+    else if (!strcmp(mode, "umask-run") && argc > 2)
+        return umask_run(argv[2]);
     else if (!strcmp(mode, "abort-longjmp"))
         rc = abort_longjmp();
     else {
-        fprintf(stderr, "usage: hostile stderr-gone|stderr-full|relative-dir|abort-longjmp\n");
+        fprintf(stderr, "usage: hostile stderr-gone|stderr-full|relative-dir|umask|"
+                        "abort-longjmp\n");
         return 2;
     }
     if (rc == 0)

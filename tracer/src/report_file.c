@@ -95,6 +95,26 @@ static void file_name(char *buf, size_t size, const char *prefix, const char *wh
     image_name(buf, size, atomic_load(&image), prefix, what, suffix);
 }
 
+/* The program's umask applies to what the tracer makes, but never to the owner's own use of
+ * it: under umask 0777 (or 0277) the directory was made without search or write permission
+ * and the files without read permission, so no report could be filed there and none that was
+ * could be read back, its count updated or `locktrace report` read it (harden-env.5). The
+ * owner's bits are added to what the umask left. */
+static void dir_owner_may_use(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0 && (st.st_mode & S_IRWXU) != S_IRWXU)
+        chmod(dir, (st.st_mode & 07777) | S_IRWXU);
+}
+
+static void file_owner_may_use(int fd)
+{
+    struct stat st;
+    mode_t rw = S_IRUSR | S_IWUSR;
+    if (fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & rw) != rw)
+        fchmod(fd, (st.st_mode & 07777) | rw);
+}
+
 /* mkdir -p, quietly: a failure shows when the directory cannot be opened. Returns the errno
  * of the last component that could not be made (0 when none failed), which says why better
  * than the open's ENOENT. */
@@ -108,7 +128,9 @@ static int make_dir(const char *dir)
             continue;
         char c = p[i];
         p[i] = 0;
-        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+        if (mkdir(p, 0777) == 0)
+            dir_owner_may_use(p);
+        else if (errno != EEXIST)
             err = errno;
         p[i] = c;
     }
@@ -124,6 +146,8 @@ static const char *errno_text(int e)
     case EACCES:
     case EPERM: return "permission denied";
     case ENOENT: return "no such directory";
+    case EMFILE:
+    case ENFILE: return "too many open files";
     case ENOTDIR: return "not a directory";
     case EEXIST: return "a file of that name is in the way";
     case ELOOP: return "a symbolic link is in the way";
@@ -179,6 +203,7 @@ static int create_tmp(int dfd, const char *name)
     int fd = openat(dfd, name, flags, 0644);
     if (fd < 0 && errno == EEXIST && unlinkat(dfd, name, 0) == 0)
         fd = openat(dfd, name, flags, 0644);
+    file_owner_may_use(fd);
     return fd;
 }
 
