@@ -16,6 +16,8 @@
  *   hostile umask            a copy running as nobody (when started as root) with umask 0777
  *                            makes a report into a report directory that does not exist yet:
  *                            the directory is made, its file written and readable by its owner
+ *   hostile long-name        a copy of the program under a 240-byte name (a file name may have
+ *                            255) makes a report: its file is written, under a shortened name
  *   hostile abort-longjmp    a SIGABRT handler that jumps back into main (siglongjmp, as some
  *                            test frameworks do); then a self-deadlock, which the tracer
  *                            reports and aborts: the handler runs, and the process still ends
@@ -231,6 +233,51 @@ static int umask_run(const char *reports)
     return 0;
 }
 
+/* This program copied to dir/name, executable; 0 on success. */
+static int copy_self(const char *dir, const char *name, char *to, size_t size)
+{
+    char buf[65536];
+    ssize_t n = 0;
+    snprintf(to, size, "%s/%s", dir, name);
+    int in = open("/proc/self/exe", O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_EXCL, 0755);
+    while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+        if (write(out, buf, (size_t)n) != n)
+            n = -1;
+    if (in >= 0)
+        close(in);
+    return out >= 0 && close(out) == 0 && n == 0 ? 0 : 1;
+}
+
+static int long_name(void)
+{
+    char dir[] = "/tmp/hostile-XXXXXX", name[241], copy[4096], reports[64];
+    int rc = 1, status, files = 0;
+    if (!mkdtemp(dir))
+        return 1;
+    memset(name, 'n', sizeof name - 1);
+    name[sizeof name - 1] = 0;
+    snprintf(reports, sizeof reports, "%s/reports", dir);
+    pid_t pid = copy_self(dir, name, copy, sizeof copy) == 0 ? fork() : -1;
+    if (pid == 0) {
+        setenv("LOCKTRACE_REPORT_DIR", reports, 1);
+        execl(copy, "hostile", "long-name-run", (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
+        rc = WEXITSTATUS(status);
+    DIR *d = opendir(reports);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        size_t n = strlen(e->d_name);
+        files += n > 7 && !strcmp(e->d_name + n - 7, ".1.json");
+    }
+    if (d)
+        closedir(d);
+    printf("report files of the long-named program: %d\n", files);
+    remove_tree(reports);
+    remove_tree(dir);
+    return rc;
+}
+
 static sigjmp_buf back;
 
 static void jump_back(int sig)
@@ -275,11 +322,16 @@ int main(int argc, char **argv)
         rc = umask_copy();
     else if (!strcmp(mode, "umask-run") && argc > 2)
         return umask_run(argv[2]);
-    else if (!strcmp(mode, "abort-longjmp"))
+    else if (!strcmp(mode, "long-name"))
+        rc = long_name();
+    else if (!strcmp(mode, "long-name-run")) {
+        both_orders();
+        return 0;
+    } else if (!strcmp(mode, "abort-longjmp"))
         rc = abort_longjmp();
     else {
         fprintf(stderr, "usage: hostile stderr-gone|stderr-full|relative-dir|umask|"
-                        "abort-longjmp\n");
+                        "long-name|abort-longjmp\n");
         return 2;
     }
     if (rc == 0)

@@ -61,11 +61,24 @@ static int filing LT_START_DATA;   /* lt_cfg.report_dir is set: read at exit, wh
                                       string's page was a page fault in each fork child */
 static _Atomic unsigned image;     /* this image's number in file names; 0 until found */
 
+/* The program's file name, cut to PROGRAM_BYTES at a character's start: a name may have up
+ * to 255 bytes, and the longest file name made of it (".<program>.<pid>.image<k>.summary.json.tmp")
+ * must too. A program of a 240-byte name had none of its reports filed (harden-env.6). */
+#define PROGRAM_BYTES 128
+
 static const char *program_name(void)
 {
     static char exe[4096];
-    if (!exe[0])
+    if (!exe[0]) {
         lt_platform_exe_path(exe, sizeof exe);
+        char *name = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+        size_t n = strlen(name);
+        if (n > PROGRAM_BYTES) {
+            for (n = PROGRAM_BYTES; n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80; n--)
+                ;
+            name[n] = 0;
+        }
+    }
     const char *slash = strrchr(exe, '/');
     return slash ? slash + 1 : exe[0] ? exe : "program";
 }
