@@ -18,6 +18,10 @@
  *                            the directory is made, its file written and readable by its owner
  *   hostile long-name        a copy of the program under a 240-byte name (a file name may have
  *                            255) makes a report: its file is written, under a shortened name
+ *   hostile nofile           a copy with a report directory opens files up to its descriptor
+ *                            limit (64), makes a report there (no names, no file: said), closes
+ *                            them and makes another: that one has its function names and its
+ *                            file
  *   hostile abort-longjmp    a SIGABRT handler that jumps back into main (siglongjmp, as some
  *                            test frameworks do); then a self-deadlock, which the tracer
  *                            reports and aborts: the handler runs, and the process still ends
@@ -34,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -278,6 +283,36 @@ static int long_name(void)
     return rc;
 }
 
+static int nofile_copy(void)
+{
+    char dir[] = "/tmp/hostile-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    int rc = run_copy(dir, "nofile-run", "reports");
+    remove_tree(dir);
+    return rc;
+}
+
+static int nofile_run(void)
+{
+    struct rlimit r;
+    int fds[64], n = 0, fd;
+    if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_max < 64)
+        return 1;
+    r.rlim_cur = 64;
+    if (setrlimit(RLIMIT_NOFILE, &r) != 0)
+        return 1;
+    while (n < 64 && (fd = open("/dev/null", O_RDONLY)) >= 0)
+        fds[n++] = fd;
+    both_orders(); /* no descriptor free */
+    while (n > 0)
+        close(fds[--n]);
+    both_orders_again();
+    printf("its second report filed: %s\n", filed("reports", "2") ? "yes" : "no");
+    fflush(stdout);
+    return 0;
+}
+
 static sigjmp_buf back;
 
 static void jump_back(int sig)
@@ -327,11 +362,15 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "long-name-run")) {
         both_orders();
         return 0;
-    } else if (!strcmp(mode, "abort-longjmp"))
+    } else if (!strcmp(mode, "nofile"))
+        rc = nofile_copy();
+    else if (!strcmp(mode, "nofile-run"))
+        return nofile_run();
+    else if (!strcmp(mode, "abort-longjmp"))
         rc = abort_longjmp();
     else {
         fprintf(stderr, "usage: hostile stderr-gone|stderr-full|relative-dir|umask|"
-                        "long-name|abort-longjmp\n");
+                        "long-name|nofile|abort-longjmp\n");
         return 2;
     }
     if (rc == 0)

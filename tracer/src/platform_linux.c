@@ -512,9 +512,22 @@ void lt_platform_loads_wait(int wait)
     atomic_store_explicit(&loads_waiting, wait, memory_order_release);
 }
 
+/* Whether the process has no descriptor free (RLIMIT_NOFILE reached): a load that failed
+ * then may work later. */
+static int no_fd_free(void)
+{
+    int fd = open("/", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0)
+        close(fd);
+    return fd < 0 && (errno == EMFILE || errno == ENFILE);
+}
+
 /* Loads soname privately and binds its symbols, once; 1 when it is usable. A thread that
- * arrives while another one loads waits for it. */
-static int load_once(_Atomic int *state, const char *soname, int (*bind)(void *))
+ * arrives while another one loads waits for it. With `retry`, a load that failed for want of
+ * a free descriptor is tried again at the next need: libdw, which the first report loads, so
+ * a program at its descriptor limit then had no function names for the rest of its life
+ * (harden-env.7). Not libunwind, which a lock call may load: it would try at every call. */
+static int load_once(_Atomic int *state, const char *soname, int (*bind)(void *), int retry)
 {
     int s = atomic_load_explicit(state, memory_order_acquire);
     if (lt_likely(s == LOADED))
@@ -523,9 +536,12 @@ static int load_once(_Atomic int *state, const char *soname, int (*bind)(void *)
         return 0;
     if (s == UNLOADED && atomic_compare_exchange_strong(state, &s, LOADING)) {
         void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-        s = h && bind(h) ? LOADED : MISSING;
+        int later = !h && retry && no_fd_free();
+        s = h && bind(h) ? LOADED : later ? UNLOADED : MISSING;
         atomic_store_explicit(state, s, memory_order_release);
-        if (s == MISSING)
+        if (later)
+            lt_report_degraded("no descriptor free to load libdw.so.1: no function names now");
+        else if (s == MISSING)
             lt_report_degraded(soname[3] == 'u' ? "cannot load libunwind.so.8: no stacks"
                                                 : "cannot load libdw.so.1: no function names");
     }
@@ -538,13 +554,13 @@ static int load_once(_Atomic int *state, const char *soname, int (*bind)(void *)
 static int have_unwind(void)
 {
     static _Atomic int state LT_START_DATA;
-    return load_once(&state, "libunwind.so.8", bind_unwind);
+    return load_once(&state, "libunwind.so.8", bind_unwind, 0);
 }
 
 static int have_dw(void)
 {
     static _Atomic int state;
-    return load_once(&state, "libdw.so.1", bind_dw);
+    return load_once(&state, "libdw.so.1", bind_dw, 1);
 }
 
 /* The top of the first 1024 descriptors, or of a lower limit: where the descriptors the
