@@ -9,6 +9,13 @@
  *   noharm fds-limit    the same in a copy of itself started with a soft RLIMIT_NOFILE of 64
  *                       (the pipe moved below a lowered limit: CPython's
  *                       test_close_fds_when_max_fd_is_lowered)
+ *   noharm fds-report   lists the descriptors at the start, makes a report (two threads take
+ *                       two mutexes in opposite orders), then starts a copy of itself that
+ *                       lists its own (fds-listed: 0, 1 and 2 only); then, as a daemon does,
+ *                       closes every descriptor past 2, opens /dev/null (3), loads and unloads
+ *                       a library and makes a second report: its descriptor 3 is still its own.
+ *                       libdw kept the files a report names open, inherited by every child,
+ *                       at the lowest numbers, which a new session after an unload closed
  *   noharm peek-refused a seccomp filter refuses process_vm_readv (EPERM, as container
  *                       profiles do), then two threads take two mutexes in opposite orders:
  *                       the tracer checks the addresses libunwind asks it to check another way,
@@ -50,6 +57,8 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -60,7 +69,9 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -169,6 +180,42 @@ static int take_both_ways(void)
     if (pthread_create(&b, NULL, second_then_first, NULL) != 0)
         return 1;
     pthread_join(b, NULL);
+    return 0;
+}
+
+static pthread_mutex_t third = PTHREAD_MUTEX_INITIALIZER, fourth = PTHREAD_MUTEX_INITIALIZER;
+
+static int fds_report(void)
+{
+    pid_t child;
+    int status;
+    list_fds("at start");
+    if (take_both_ways() != 0)
+        return 1;
+    fflush(stdout);
+    if ((child = fork()) == 0) {
+        execl("/proc/self/exe", "noharm", "fds-listed", (char *)NULL);
+        _exit(127);
+    }
+    if (child < 0 || waitpid(child, &status, 0) != child || status != 0)
+        return 1;
+    closefrom(3);
+    int own = open("/dev/null", O_RDONLY);
+    void *lib = dlopen("libutil.so.1", RTLD_NOW);
+    if (own != 3 || !lib || dlclose(lib) != 0)
+        return 1;
+    pthread_mutex_lock(&third); /* call sites of their own: a new report */
+    pthread_mutex_lock(&fourth);
+    pthread_mutex_unlock(&fourth);
+    pthread_mutex_unlock(&third);
+    pthread_mutex_lock(&fourth);
+    pthread_mutex_lock(&third);
+    pthread_mutex_unlock(&third);
+    pthread_mutex_unlock(&fourth);
+    struct stat mine, null;
+    int same = fstat(own, &mine) == 0 && stat("/dev/null", &null) == 0 &&
+               mine.st_dev == null.st_dev && mine.st_ino == null.st_ino;
+    printf("descriptor 3 still the program's /dev/null: %s\n", same ? "yes" : "no");
     return 0;
 }
 
@@ -457,7 +504,12 @@ int main(int argc, char **argv)
         rc = fds();
     else if (strcmp(mode, "fds-limit") == 0)
         rc = fds_limit();
-    else if (strcmp(mode, "peek-refused") == 0)
+    else if (strcmp(mode, "fds-report") == 0)
+        rc = fds_report();
+    else if (strcmp(mode, "fds-listed") == 0) {
+        list_fds("in a child started after it");
+        return 0;
+    } else if (strcmp(mode, "peek-refused") == 0)
         rc = peek_refused();
     else if (strcmp(mode, "peek-trapped") == 0)
         rc = peek_trapped();
@@ -468,8 +520,8 @@ int main(int argc, char **argv)
     else if (strcmp(mode, "report-trapped") == 0)
         rc = report_trapped();
     else {
-        fprintf(stderr, "usage: noharm fds|fds-limit|peek-refused|peek-trapped|name-trapped|"
-                        "grow-trapped mremap|populate|report-trapped\n");
+        fprintf(stderr, "usage: noharm fds|fds-limit|fds-report|peek-refused|peek-trapped|"
+                        "name-trapped|grow-trapped mremap|populate|report-trapped\n");
         return 2;
     }
     if (rc == 0)

@@ -546,6 +546,12 @@ static void *exit_holding_plain(void *arg)
     return NULL;
 }
 
+#ifdef SYS_poll
+#define POLL_CALL SYS_poll /* glibc's poll() where the kernel has the call (x86-64) */
+#else
+#define POLL_CALL SYS_ppoll
+#endif
+
 /* In the system call `nr` now. */
 static int in_syscall(int tid, long nr)
 {
@@ -560,7 +566,7 @@ static int in_syscall(int tid, long nr)
 }
 
 /* Once main sleeps (in its timed request, or waiting for the report lock the holder keeps
- * while its write waits), empties the pipe until the holder is gone. */
+ * while it waits for the pipe), empties the pipe until the holder is gone. */
 static void *drain_when_requested(void *arg)
 {
     (void)arg;
@@ -590,7 +596,8 @@ static void exit_held_mid_report(void)
     dup2(p[1], 2);
     pthread_t holder, drainer;
     pthread_create(&holder, NULL, exit_holding_plain, NULL);
-    while (!holder_tid || !in_syscall(holder_tid, SYS_write))
+    /* the tracer waits in poll for a pipe to take its text (since 2026-12-06), then writes */
+    while (!holder_tid || !(in_syscall(holder_tid, POLL_CALL) || in_syscall(holder_tid, SYS_write)))
         sched_yield();
     dup2(saved, 2);
     requester_tid = blocked_tid();

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,7 +122,7 @@ static void say(const char *a, const char *b, const char *c, const char *d)
     n = lt_fmt_str(buf, sizeof buf, n, b);
     n = lt_fmt_str(buf, sizeof buf, n, c);
     n = lt_fmt_str(buf, sizeof buf, n, d);
-    lt_platform_write(2, buf, n);
+    lt_platform_write_err(buf, n);
 }
 
 /* s in buf as a message may show it (lt_fmt_shown): the environment may hold any bytes,
@@ -230,6 +231,23 @@ static const char *own_copy(const char *s)
     return c;
 }
 
+/* The report directory, made absolute against the directory the process starts in: it is
+ * opened again at each report and at exit, and a program that changes directory in between (a
+ * daemon's chdir("/"), a test's chdir into a scratch directory) put its later reports and its
+ * summary elsewhere, or nowhere (harden-env.3). Left as it is where the current
+ * directory cannot be named. */
+static const char *absolute_dir(const char *dir)
+{
+    char buf[PATH_MAX + 4096];
+    if (dir[0] == '/' || !dir[0] || !getcwd(buf, PATH_MAX))
+        return dir;
+    size_t at = strlen(buf);
+    at = lt_fmt_str(buf, sizeof buf, at, buf[1] ? "/" : "");
+    if (lt_fmt_str(buf, sizeof buf, at, dir) + 1 >= sizeof buf)
+        return dir;
+    return own_copy(buf);
+}
+
 void lt_config_load(void)
 {
     answer_launcher();
@@ -254,6 +272,7 @@ void lt_config_load(void)
             _exit(2);
         }
     }
+    lt_cfg.report_dir = absolute_dir(lt_cfg.report_dir);
     unsetenv("LOCKTRACE_LAUNCHER_FD");
     if (lt_cfg.help) {
         print_help();

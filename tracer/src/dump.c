@@ -341,7 +341,7 @@ void lt_dump_threads(int symbolize)
     if (atomic_exchange(&dumping, 1))
         return;
     build_dump(symbolize, 0, 0);
-    lt_platform_write(2, d.text, lt_rep_format_text(&d.rep, d.text, sizeof d.text));
+    lt_platform_write_err(d.text, lt_rep_format_text(&d.rep, d.text, sizeof d.text));
     size_t n = symbolize ? 0 : lt_rep_format_json(&d.rep, d.json, sizeof d.json, (size_t)-1);
     if (n && n < sizeof d.json)
         lt_report_file_write_dump(d.json, n);
@@ -356,7 +356,7 @@ void lt_dump_other_threads(void)
         return;
     build_dump(1, 0, lt_platform_tid());
     d.rep.why = LT_WHY_DUMP_ABORT;
-    lt_platform_write(2, d.text, lt_rep_format_text(&d.rep, d.text, sizeof d.text));
+    lt_platform_write_err(d.text, lt_rep_format_text(&d.rep, d.text, sizeof d.text));
     atomic_store(&dumping, 0);
 }
 
@@ -375,9 +375,9 @@ void lt_dump_held_at_signal(int sig, const char *name)
     at = lt_fmt_str(head, sizeof head, at, " (");
     at = lt_fmt_str(head, sizeof head, at, name);
     at = lt_fmt_str(head, sizeof head, at, ") while these threads hold locks (LOCKTRACE_EXIT_HELD=report)\n");
-    lt_platform_write(2, head, at);
+    lt_platform_write_err(head, at);
     if (body && len < sizeof d.text)
-        lt_platform_write(2, body + 1, len - (size_t)(body + 1 - d.text));
+        lt_platform_write_err(body + 1, len - (size_t)(body + 1 - d.text));
     atomic_store(&dumping, 0);
 }
 

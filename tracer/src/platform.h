@@ -44,6 +44,10 @@ int lt_platform_tid(void);
  * of it was written, else -1 with errno set (ENOSPC...). */
 int lt_platform_write(int fd, const char *buf, size_t len);
 
+/* The tracer's text to stderr: as lt_platform_write_err(...), but on a pipe or socket it
+ * raises no SIGPIPE and gives up on a reader that takes nothing for seconds. */
+int lt_platform_write_err(const char *buf, size_t len);
+
 /* Nonzero in a setuid/setgid (secure-execution) process: the environment is not to be
  * trusted with file names. */
 int lt_platform_secure(void);
@@ -513,5 +517,9 @@ int lt_platform_datagram(const char *name, const char *msg, size_t len);
 /* Before the tracer aborts the program: its standard output's and error's buffers written,
  * where that cannot block or write a stream in use (platform_linux.c says when). */
 void lt_platform_flush_stdio(void);
+
+/* The tracer's abort(): the program's SIGABRT handler runs, and the process ends even when the
+ * handler jumps out of it (glibc; elsewhere abort() alone). */
+_Noreturn void lt_platform_abort(void);
 
 #endif

@@ -512,9 +512,22 @@ void lt_platform_loads_wait(int wait)
     atomic_store_explicit(&loads_waiting, wait, memory_order_release);
 }
 
+/* Whether the process has no descriptor free (RLIMIT_NOFILE reached): a load that failed
+ * then may work later. */
+static int no_fd_free(void)
+{
+    int fd = open("/", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0)
+        close(fd);
+    return fd < 0 && (errno == EMFILE || errno == ENFILE);
+}
+
 /* Loads soname privately and binds its symbols, once; 1 when it is usable. A thread that
- * arrives while another one loads waits for it. */
-static int load_once(_Atomic int *state, const char *soname, int (*bind)(void *))
+ * arrives while another one loads waits for it. With `retry`, a load that failed for want of
+ * a free descriptor is tried again at the next need: libdw, which the first report loads, so
+ * a program at its descriptor limit then had no function names for the rest of its life
+ * (harden-env.7). Not libunwind, which a lock call may load: it would try at every call. */
+static int load_once(_Atomic int *state, const char *soname, int (*bind)(void *), int retry)
 {
     int s = atomic_load_explicit(state, memory_order_acquire);
     if (lt_likely(s == LOADED))
@@ -523,9 +536,12 @@ static int load_once(_Atomic int *state, const char *soname, int (*bind)(void *)
         return 0;
     if (s == UNLOADED && atomic_compare_exchange_strong(state, &s, LOADING)) {
         void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-        s = h && bind(h) ? LOADED : MISSING;
+        int later = !h && retry && no_fd_free();
+        s = h && bind(h) ? LOADED : later ? UNLOADED : MISSING;
         atomic_store_explicit(state, s, memory_order_release);
-        if (s == MISSING)
+        if (later)
+            lt_report_degraded("no descriptor free to load libdw.so.1: no function names now");
+        else if (s == MISSING)
             lt_report_degraded(soname[3] == 'u' ? "cannot load libunwind.so.8: no stacks"
                                                 : "cannot load libdw.so.1: no function names");
     }
@@ -538,13 +554,32 @@ static int load_once(_Atomic int *state, const char *soname, int (*bind)(void *)
 static int have_unwind(void)
 {
     static _Atomic int state LT_START_DATA;
-    return load_once(&state, "libunwind.so.8", bind_unwind);
+    return load_once(&state, "libunwind.so.8", bind_unwind, 0);
 }
 
 static int have_dw(void)
 {
     static _Atomic int state;
-    return load_once(&state, "libdw.so.1", bind_dw);
+    return load_once(&state, "libdw.so.1", bind_dw, 1);
+}
+
+/* The top of the first 1024 descriptors, or of a lower limit: where the descriptors the
+ * tracer keeps open go, since a program's own files come there last. */
+static int fd_top(void)
+{
+    struct rlimit r;
+    return getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 1024 ? (int)r.rlim_cur : 1024;
+}
+
+/* fd moved to the lowest free number from `from` on (close-on-exec with F_DUPFD_CLOEXEC);
+ * fd itself where there is none. */
+static int fd_moved(int fd, int from, int cmd)
+{
+    int high = fd >= 0 && from > 8 ? fcntl(fd, cmd, from) : -1;
+    if (high < 0)
+        return fd;
+    close(fd);
+    return high;
 }
 
 /* libunwind (1.6) checks that it may read an address (where a frame has no unwind
@@ -558,17 +593,21 @@ static int have_dw(void)
  * program's own calls go straight to the kernel, as glibc's do. */
 static int pipe_high(int fds[2], int flags)
 {
-    struct rlimit r;
-    int top = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < 1024 ? (int)r.rlim_cur : 1024;
-    int cmd = flags & O_CLOEXEC ? F_DUPFD_CLOEXEC : F_DUPFD;
-    for (int i = 0; i < 2; i++) {
-        int fd = top > 8 ? fcntl(fds[i], cmd, top - 2) : -1;
-        if (fd >= 0) {
-            close(fds[i]);
-            fds[i] = fd;
-        }
-    }
+    int top = fd_top();
+    for (int i = 0; i < 2; i++)
+        fds[i] = fd_moved(fds[i], top - 2, flags & O_CLOEXEC ? F_DUPFD_CLOEXEC : F_DUPFD);
     return 0;
+}
+
+/* A file libdw keeps open for the rest of the session (every object a report names, and its
+ * debug file): close-on-exec, and below libunwind's pipe near the top of the first 1024
+ * descriptors. libdw opens them with neither: after a process's first report, every child
+ * it started inherited a dozen descriptors, and a daemon that closed them all and opened its
+ * own files got their numbers, which libdw closes when it starts a new session (harm-fd.6). */
+static int fd_kept(int fd)
+{
+    int top = fd_top();
+    return fd_moved(fd, top > 128 ? top - 64 : top / 2, F_DUPFD_CLOEXEC);
 }
 
 LT_EXPORT int pipe2(int fds[2], int flags)
@@ -1632,11 +1671,11 @@ static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *m
             (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
             continue;
         if (debug_file_matches(mod, fd) && (*debuginfo_file_name = strdup(path)) != NULL)
-            return fd;
+            return fd_kept(fd);
         close(fd);
         fd = -1;
     }
-    return fd;
+    return fd_kept(fd);
 }
 
 /* The loader's counts of objects loaded and unloaded so far (glibc's dlpi_adds, dlpi_subs).
@@ -1711,6 +1750,15 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+/* path, loaded at base, to libdw, from a descriptor of ours (fd_kept), which libdw keeps on
+ * success. */
+static void report_object(const char *path, uintptr_t base)
+{
+    int fd = fd_kept(open(path, O_RDONLY | O_CLOEXEC));
+    if (fd >= 0 && !dw.dwfl_report_elf(session.dwfl, path, path, fd, base, true))
+        close(fd);
+}
+
 /* Reports every object the session does not know yet to libdw, outside the loader's lock. */
 static void report_objects(void)
 {
@@ -1719,7 +1767,7 @@ static void report_objects(void)
         found.more = 0;
         dl_iterate_phdr(find_object, NULL);
         for (size_t i = 0; i < found.n; i++)
-            dw.dwfl_report_elf(session.dwfl, found.path[i], found.path[i], -1, found.addr[i], true);
+            report_object(found.path[i], found.addr[i]);
     } while (found.more);
     for (size_t i = 0; i < nunloaded; i++) { /* unless something was loaded there since */
         const lt_module *m = &unloaded[i].module;
@@ -1727,7 +1775,7 @@ static void report_objects(void)
         while (k < session.nknown && session.known[k] != m->base)
             k++;
         if (k == session.nknown)
-            dw.dwfl_report_elf(session.dwfl, m->path, m->path, -1, m->base, true);
+            report_object(m->path, m->base);
     }
 }
 
@@ -2170,6 +2218,43 @@ void lt_platform_flush_stdio(void)
         sigtimedwait(&pipe_only, NULL, &(struct timespec){0, 0});
     if (!sigismember(&mask, SIGPIPE)) /* SIGPIPE alone: see unw_leave */
         pthread_sigmask(SIG_UNBLOCK, &pipe_only, NULL);
+}
+
+#ifdef __GLIBC__
+/* glibc's (exported, no longer declared): a cleanup buffer that its longjmp runs as it jumps
+ * past the frame holding it, as a cancellation does. */
+void _pthread_cleanup_push(struct _pthread_cleanup_buffer *buffer, void (*routine)(void *),
+                           void *arg);
+#endif
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+/* The program's SIGABRT handler jumped out of the tracer's abort() (siglongjmp, a test
+ * framework's way to go on to its next test): the process ends all the same, as abort() ends
+ * it after a handler that returns. Going on, the thread would have kept the tracer's state
+ * of a call never finished: its later lock calls passed through untraced, its deferred
+ * signals waited for good, and its next self-deadlock hung unreported (harden-env.4). */
+static void abort_anyway(void *real_sigaction)
+{
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigset_t abrt;
+    sigemptyset(&dfl.sa_mask);
+    if (real_sigaction)
+        ((sigaction_fn)real_sigaction)(SIGABRT, &dfl, NULL);
+    sigemptyset(&abrt);
+    sigaddset(&abrt, SIGABRT);
+    pthread_sigmask(SIG_UNBLOCK, &abrt, NULL);
+    raise(SIGABRT);
+    _exit(127);
+}
+
+void lt_platform_abort(void)
+{
+#ifdef __GLIBC__
+    struct _pthread_cleanup_buffer jumped;
+    _pthread_cleanup_push(&jumped, abort_anyway, lt_platform_real("sigaction", NULL));
+#endif
+    abort();
 }
 
 void lt_platform_exe_path(char *buf, size_t size)

@@ -521,6 +521,11 @@ void lt_platform_flush_stdio(void)
 {
 }
 
+void lt_platform_abort(void)
+{
+    abort();
+}
+
 /* sigdefer.h: no handler is deferred on macOS, where the tracer does not interpose sigaction
  * (interpose_signal.c and sigdefer.c are Linux only): a handler of the program's runs at
  * once, as it did before. */

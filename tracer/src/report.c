@@ -75,7 +75,7 @@ static void first(const lt_rep *r, lt_seen *s)
         len = format_quiet(r->kind);
     }
     if (len)
-        lt_platform_write(2, report_buf, len);
+        lt_platform_write_err(report_buf, len);
     if (s->number) {
         lt_report_file_write(r, s);
         lt_report_channel_new(r->kind);
@@ -90,7 +90,7 @@ static void repeat(lt_seen *s)
     s->last_sec = now.tv_sec;
     s->last_nsec = now.tv_nsec;
     if (s->number && s->count <= LT_REPORT_CAP + 1)
-        lt_platform_write(2, report_buf, format_repeat(s));
+        lt_platform_write_err(report_buf, format_repeat(s));
     lt_report_file_repeat(s);
 }
 
@@ -176,7 +176,7 @@ void lt_report(lt_finding *f)
     pthread_setcancelstate(state, NULL);
     errno = saved;
     if (f->outcome == LT_OUTCOME_ABORT)
-        abort();
+        lt_platform_abort();
 }
 
 /* From the exit paths: fn under the report lock, so no report is half done meanwhile. A
@@ -199,7 +199,7 @@ void lt_report_out_of_memory(void)
 {
     static const char msg[] = "locktrace: out of memory: lock tracking is off from here\n";
     if (!atomic_exchange(&lt_untracked, 1))
-        lt_platform_write(2, msg, sizeof msg - 1);
+        lt_platform_write_err(msg, sizeof msg - 1);
 }
 
 /* The reasons said so far, by their text's address (each caller's own literal). One flag for
@@ -223,7 +223,7 @@ void lt_report_degraded(const char *what)
     size_t n = lt_fmt_str(buf, sizeof buf, 0, "locktrace: note: ");
     n = lt_fmt_str(buf, sizeof buf, n, what); /* what is lost, in the caller's words */
     n = lt_fmt_str(buf, sizeof buf, n, "\n");
-    lt_platform_write(2, buf, n);
+    lt_platform_write_err(buf, n);
 }
 
 int64_t lt_order_partial_sec;
@@ -244,7 +244,7 @@ void lt_report_order_partial(size_t max)
     n = lt_fmt_dec(buf, sizeof buf, n, (long)(max >> 20));
     n = lt_fmt_str(buf, sizeof buf, n, " MB): from now on new lock orders are not recorded, "
                                        "only checked against those recorded\n");
-    lt_platform_write(2, buf, n);
+    lt_platform_write_err(buf, n);
 }
 
 /* A fork child starts with no reports of its own. */

@@ -61,11 +61,24 @@ static int filing LT_START_DATA;   /* lt_cfg.report_dir is set: read at exit, wh
                                       string's page was a page fault in each fork child */
 static _Atomic unsigned image;     /* this image's number in file names; 0 until found */
 
+/* The program's file name, cut to PROGRAM_BYTES at a character's start: a name may have up
+ * to 255 bytes, and the longest file name made of it (".<program>.<pid>.image<k>.summary.json.tmp")
+ * must too. A program of a 240-byte name had none of its reports filed (harden-env.6). */
+#define PROGRAM_BYTES 128
+
 static const char *program_name(void)
 {
     static char exe[4096];
-    if (!exe[0])
+    if (!exe[0]) {
         lt_platform_exe_path(exe, sizeof exe);
+        char *name = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+        size_t n = strlen(name);
+        if (n > PROGRAM_BYTES) {
+            for (n = PROGRAM_BYTES; n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80; n--)
+                ;
+            name[n] = 0;
+        }
+    }
     const char *slash = strrchr(exe, '/');
     return slash ? slash + 1 : exe[0] ? exe : "program";
 }
@@ -95,6 +108,26 @@ static void file_name(char *buf, size_t size, const char *prefix, const char *wh
     image_name(buf, size, atomic_load(&image), prefix, what, suffix);
 }
 
+/* The program's umask applies to what the tracer makes, but never to the owner's own use of
+ * it: under umask 0777 (or 0277) the directory was made without search or write permission
+ * and the files without read permission, so no report could be filed there and none that was
+ * could be read back, its count updated or `locktrace report` read it (harden-env.5). The
+ * owner's bits are added to what the umask left. */
+static void dir_owner_may_use(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0 && (st.st_mode & S_IRWXU) != S_IRWXU)
+        chmod(dir, (st.st_mode & 07777) | S_IRWXU);
+}
+
+static void file_owner_may_use(int fd)
+{
+    struct stat st;
+    mode_t rw = S_IRUSR | S_IWUSR;
+    if (fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & rw) != rw)
+        fchmod(fd, (st.st_mode & 07777) | rw);
+}
+
 /* mkdir -p, quietly: a failure shows when the directory cannot be opened. Returns the errno
  * of the last component that could not be made (0 when none failed), which says why better
  * than the open's ENOENT. */
@@ -108,7 +141,9 @@ static int make_dir(const char *dir)
             continue;
         char c = p[i];
         p[i] = 0;
-        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+        if (mkdir(p, 0777) == 0)
+            dir_owner_may_use(p);
+        else if (errno != EEXIST)
             err = errno;
         p[i] = c;
     }
@@ -124,6 +159,8 @@ static const char *errno_text(int e)
     case EACCES:
     case EPERM: return "permission denied";
     case ENOENT: return "no such directory";
+    case EMFILE:
+    case ENFILE: return "too many open files";
     case ENOTDIR: return "not a directory";
     case EEXIST: return "a file of that name is in the way";
     case ELOOP: return "a symbolic link is in the way";
@@ -145,7 +182,7 @@ static void say_once(const char *what, const char *file, const char *why)
     at = lt_fmt_str(msg, sizeof msg, at, " (LOCKTRACE_REPORT_DIR: ");
     at = lt_fmt_str(msg, sizeof msg, at, why);
     at = lt_fmt_str(msg, sizeof msg, at, "); reports go to stderr only\n");
-    lt_platform_write(2, msg, at);
+    lt_platform_write_err(msg, at);
 }
 
 /* The report directory, created if missing, as a descriptor; -1 (said once) when it cannot
@@ -179,6 +216,7 @@ static int create_tmp(int dfd, const char *name)
     int fd = openat(dfd, name, flags, 0644);
     if (fd < 0 && errno == EEXIST && unlinkat(dfd, name, 0) == 0)
         fd = openat(dfd, name, flags, 0644);
+    file_owner_may_use(fd);
     return fd;
 }
 

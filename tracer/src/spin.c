@@ -28,7 +28,7 @@ static void rank_violation(const lt_spin *s, int holding)
     n = lt_fmt_str(buf, sizeof buf, n, " taken while holding one of rank ");
     n = lt_fmt_dec(buf, sizeof buf, n, holding);
     n = lt_fmt_str(buf, sizeof buf, n, " (spin.h's table)\n");
-    lt_platform_write(2, buf, n);
+    lt_platform_write_err(buf, n);
     abort();
 }
 
@@ -67,7 +67,7 @@ void lt_leave_slow(lt_tls_block *b)
     if (b->crit & ~LT_CRIT_ASYNC) {
         static const char msg[] = "locktrace: internal error: the thread leaves the tracer "
                                   "holding a tracer lock or in the order graph's gate\n";
-        lt_platform_write(2, msg, sizeof msg - 1);
+        lt_platform_write_err(msg, sizeof msg - 1);
         abort();
     }
     if (b->sigpend)
@@ -185,7 +185,7 @@ static void unguarded(void)
 {
     static const char m[] =
         "locktrace: internal error: tracer state used without the tracer lock that guards it\n";
-    lt_platform_write(2, m, sizeof m - 1);
+    lt_platform_write_err(m, sizeof m - 1);
     abort();
 }
 

@@ -269,7 +269,7 @@ static void print_table(void)
             "  lock\n");
     for (lt_lock_stats *s; n < TOP && (s = next_row(shown, n)) != NULL; shown[n++] = s)
         put_row(&t, s);
-    lt_platform_write(2, t.buf, t.at);
+    lt_platform_write_err(t.buf, t.at);
 }
 
 /* A fork child counts its own acquisitions from zero (its parent's table is the parent's). */

@@ -64,7 +64,7 @@ static void fail(const char *path, long line, const char *problem, const char *d
     at = lt_fmt_str(msg, sizeof msg, at, problem);
     at = lt_fmt_shown(msg, sizeof msg, at, detail, n);
     at = lt_fmt_str(msg, sizeof msg, at, "\n");
-    lt_platform_write(2, msg, at);
+    lt_platform_write_err(msg, at);
     _exit(2);
 }
 

@@ -279,7 +279,7 @@ static void fail(const char *list, const char *why)
     n = lt_fmt_str(msg, sizeof msg, n, why);
     n = lt_fmt_str(msg, sizeof msg, n, "; accepted values: function name patterns separated "
                                        "by commas ('*' matches any run of characters)\n");
-    lt_platform_write(2, msg, n);
+    lt_platform_write_err(msg, n);
     _exit(2);
 }
 
