@@ -342,6 +342,13 @@ void lt_dump_threads(int symbolize)
         return;
     build_dump(symbolize, 0, 0);
     lt_platform_write_err(d.text, lt_rep_format_text(&d.rep, d.text, sizeof d.text));
+    /* A signal's dump shows frames as module+offset, which alone told a reader nothing of
+     * where to look (with LD_PRELOAD and no report directory there is no file either). */
+    static const char how[] = "  (frames as module+offset: a signal handler cannot look up "
+                              "names; `locktrace report` on the dump's file, or addr2line -f "
+                              "-i -e MODULE OFFSET, gives functions and lines)\n";
+    if (!symbolize && d.nframes)
+        lt_platform_write_err(how, sizeof how - 1);
     size_t n = symbolize ? 0 : lt_rep_format_json(&d.rep, d.json, sizeof d.json, (size_t)-1);
     if (n && n < sizeof d.json)
         lt_report_file_write_dump(d.json, n);
