@@ -218,6 +218,11 @@ typedef struct held_where {
 static int add_held_entry(const lt_held *h, void *arg)
 {
     const held_where *w = arg;
+    /* A lock that ended since it was taken (its memory freed while held, which the
+     * free-held report said) is held no more: listed, it named a heap block that was gone,
+     * as exitheld.c's process-exit list did until it left such entries out. */
+    if (atomic_load_explicit(&h->lock->gen, memory_order_relaxed) != h->gen)
+        return 0;
     add_held_stack(w->ti, add_lock(h->addr, h->kind, h->mode), h, w->under);
     return 0;
 }
@@ -326,11 +331,28 @@ static void build_dump(int symbolize, int held_only, int skip_tid)
         d.names[ti][sizeof d.names[ti] - 1] = 0;
         lt_platform_thread_name_of(info->tid, d.names[ti], sizeof d.names[ti]); /* kept: renamed since? */
         d.threads[ti] = (lt_rep_thread){.seq = info->seq, .tid = info->tid, .name = d.names[ti]};
+        size_t nstacks = r->nstacks;
         add_held(&copy, t, ti);
+        if (held_only && r->nstacks == nstacks) { /* every entry's lock had ended */
+            r->nthreads--;
+            continue;
+        }
         if (waiting)
             add_wait(&copy.waiting, ti);
     }
     name_locks();
+}
+
+/* After a dump made in a signal handler: its frames are module+offset, which alone told a
+ * reader nothing of where to look (with LD_PRELOAD and no report directory there is no file
+ * either). */
+static void frames_hint(void)
+{
+    static const char how[] = "  (frames as module+offset: a signal handler cannot look up "
+                              "names; `locktrace report` on the dump's file, or addr2line -f "
+                              "-i -e MODULE OFFSET, gives functions and lines)\n";
+    if (d.nframes)
+        lt_platform_write_err(how, sizeof how - 1);
 }
 
 /* Prints the dump (symbolized at abort, under the report lock, whose pools report_build.c
@@ -342,13 +364,8 @@ void lt_dump_threads(int symbolize)
         return;
     build_dump(symbolize, 0, 0);
     lt_platform_write_err(d.text, lt_rep_format_text(&d.rep, d.text, sizeof d.text));
-    /* A signal's dump shows frames as module+offset, which alone told a reader nothing of
-     * where to look (with LD_PRELOAD and no report directory there is no file either). */
-    static const char how[] = "  (frames as module+offset: a signal handler cannot look up "
-                              "names; `locktrace report` on the dump's file, or addr2line -f "
-                              "-i -e MODULE OFFSET, gives functions and lines)\n";
-    if (!symbolize && d.nframes)
-        lt_platform_write_err(how, sizeof how - 1);
+    if (!symbolize)
+        frames_hint();
     size_t n = symbolize ? 0 : lt_rep_format_json(&d.rep, d.json, sizeof d.json, (size_t)-1);
     if (n && n < sizeof d.json)
         lt_report_file_write_dump(d.json, n);
@@ -375,6 +392,10 @@ void lt_dump_held_at_signal(int sig, const char *name)
     if (atomic_exchange(&dumping, 1))
         return;
     build_dump(0, 1, 0);
+    if (!d.rep.nthreads) { /* no thread holds a lock: nothing to say, as at exit (exit-4.4) */
+        atomic_store(&dumping, 0);
+        return;
+    }
     size_t len = lt_rep_format_text(&d.rep, d.text, sizeof d.text);
     const char *body = memchr(d.text, '\n', len < sizeof d.text ? len : sizeof d.text);
     size_t at = lt_fmt_str(head, sizeof head, 0, "locktrace: exit-held: the process dies of signal ");
@@ -385,6 +406,7 @@ void lt_dump_held_at_signal(int sig, const char *name)
     lt_platform_write_err(head, at);
     if (body && len < sizeof d.text)
         lt_platform_write_err(body + 1, len - (size_t)(body + 1 - d.text));
+    frames_hint();
     atomic_store(&dumping, 0);
 }
 

@@ -1,10 +1,11 @@
 /*
  * exit_held.c - locks still held when the process ends, chosen by name:
- *   exit_held exit|signal|clean|freed
+ *   exit_held exit|signal|clean|freed|freed-signal|none-signal
  * exit: main returns holding a mutex and a mtx_t while another thread holds an rwlock for
  * read; signal: the same, then main dies of SIGSEGV; clean: every lock released first;
  * freed: main frees the memory of a mutex it holds (a free-held report), then returns
- * holding another.
+ * holding another; freed-signal: the same, then dies of SIGSEGV; none-signal: dies of
+ * SIGSEGV holding nothing.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -70,12 +71,17 @@ NOINLINE void free_held_then_return(void)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: exit_held exit|signal|clean|freed\n");
+        fprintf(stderr, "usage: exit_held exit|signal|clean|freed|freed-signal|none-signal\n");
         return 64;
     }
-    if (strcmp(argv[1], "freed") == 0) {
+    if (strcmp(argv[1], "none-signal") == 0)
+        raise(SIGSEGV);
+    if (strncmp(argv[1], "freed", 5) == 0) {
         free_held_then_return();
         printf("ending\n");
+        fflush(stdout);
+        if (strcmp(argv[1], "freed-signal") == 0)
+            raise(SIGSEGV);
         return 0;
     }
     take_locks(strcmp(argv[1], "clean") == 0);
